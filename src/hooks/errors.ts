@@ -1,0 +1,132 @@
+/**
+ * Typed errors of the hook core, one class per failure kind, each with a
+ * literal `name`.
+ *
+ * Two families:
+ * - Misuse of the API (an unknown hook name or middleware kind, a callback
+ *   that is not a function) throws a `TypeError` subclass, because that is
+ *   what it is, and it happens at wiring time, never per event.
+ * - Runtime outcomes of the middleware chain extend {@link HookError}.
+ *
+ * Callback failures are never errors the host sees: they go to the logger.
+ *
+ * @module
+ */
+
+import { HOOK_NAMES, MIDDLEWARE_KINDS } from './names.ts';
+
+/** Base class of the runtime errors raised by the hook core. */
+export class HookError extends Error {
+  override readonly name: string = 'HookError';
+}
+
+/** A hook name that is not one of `HOOK_NAMES`; the message lists the valid names. */
+export class UnknownHookError extends TypeError {
+  override readonly name = 'UnknownHookError' as const;
+  readonly hookName: unknown;
+  readonly validNames: readonly string[] = HOOK_NAMES;
+
+  constructor(hookName: unknown) {
+    super(`Unknown hook ${describe(hookName)}; valid hook names are: ${HOOK_NAMES.join(', ')}`);
+    this.hookName = hookName;
+  }
+}
+
+/**
+ * A middleware kind that is unknown, or valid but not accepted by the method
+ * it was passed to (e.g. an execution kind given to `applyRequest`).
+ */
+export class InvalidMiddlewareKindError extends TypeError {
+  override readonly name = 'InvalidMiddlewareKindError' as const;
+  readonly kind: unknown;
+  readonly validKinds: readonly string[];
+
+  constructor(kind: unknown, validKinds: readonly string[] = MIDDLEWARE_KINDS, method?: string) {
+    const where = method === undefined ? '' : `${method}: `;
+    super(`${where}invalid middleware kind ${describe(kind)}; valid kinds are: ${validKinds.join(', ')}`);
+    this.kind = kind;
+    this.validKinds = validKinds;
+  }
+}
+
+/** A hook callback or middleware that is not a function. */
+export class InvalidCallbackError extends TypeError {
+  override readonly name = 'InvalidCallbackError' as const;
+
+  constructor(what: string, value: unknown) {
+    super(`${what} must be a function, got ${value === null ? 'null' : typeof value}`);
+  }
+}
+
+/**
+ * An execution middleware called `next` a second time. `next` is single-use
+ * per middleware frame: calling it again would run the provider or tool
+ * again, so it is a contract violation, not a retry.
+ */
+export class NextCalledTwiceError extends HookError {
+  override readonly name = 'NextCalledTwiceError' as const;
+  readonly kind: string;
+  readonly middlewareName: string;
+
+  constructor(kind: string, middlewareName: string) {
+    super(
+      `${kind} middleware "${middlewareName}" called next() more than once; downstream execution is single-use`,
+    );
+    this.kind = kind;
+    this.middlewareName = middlewareName;
+  }
+}
+
+const executionBlockedBrand = Symbol.for('nemo-relay-hooks.ExecutionBlocked');
+
+export interface ExecutionBlockedOptions {
+  /**
+   * Structured data for the caller. By convention it may carry `checked_by`
+   * (who decided; filled with the middleware's name when missing),
+   * `decision` (e.g. `"block"`) and `chain`.
+   */
+  metadata?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/**
+ * Thrown by an execution middleware to stop the provider or tool call on
+ * purpose. Unlike any other middleware error it is not skipped over
+ * (fail-open): it propagates to the host.
+ *
+ * @example
+ * registry.use('llm_execution', (payload, next) => {
+ *   if (overBudget(payload.session_id)) {
+ *     throw new ExecutionBlocked('Session cost budget exceeded', { metadata: { budget_usd: 5 } });
+ *   }
+ *   return next();
+ * }, { name: 'budget_guard' });
+ */
+export class ExecutionBlocked extends HookError {
+  override readonly name = 'ExecutionBlocked' as const;
+  readonly reason: string;
+  readonly metadata: Record<string, unknown>;
+
+  constructor(reason: string, options: ExecutionBlockedOptions = {}) {
+    super(reason, options.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = reason;
+    this.metadata = options.metadata ?? {};
+    Object.defineProperty(this, executionBlockedBrand, { value: true });
+  }
+}
+
+/**
+ * True for an {@link ExecutionBlocked}, including one created by another
+ * copy of this package (e.g. `dist/` and `src/` loaded side by side), where
+ * `instanceof` would say no.
+ */
+export function isExecutionBlocked(value: unknown): value is ExecutionBlocked {
+  return (
+    value instanceof ExecutionBlocked ||
+    (typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[executionBlockedBrand] === true)
+  );
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : `(${value === null ? 'null' : typeof value})`;
+}

@@ -1,0 +1,303 @@
+/**
+ * `HookRegistry`: observer hooks and middleware for one agent host.
+ *
+ * Hosts emit the 15 lifecycle hooks and route requests and real calls
+ * through middleware; plugins subscribe. The contract that shapes every
+ * method: **nobody subscribed means nothing happens**. Each check on the hot
+ * path is one map lookup and one comparison, with no allocation, no closure,
+ * no copy and no thunk call:
+ *
+ * - `emit(name, () => payload)` returns before calling the thunk;
+ * - `applyRequest(kind, request)` returns `request` itself;
+ * - `execute(kind, payload, terminal)` returns `terminal(payload)`.
+ *
+ * When somebody is subscribed, telemetry still never breaks the host: a
+ * callback's throw or rejected promise goes to the logger, and other
+ * callbacks still run.
+ *
+ * Subscriber lists are copy-on-write: `on`/`use` and unsubscribing replace
+ * the array, and a running emit or chain keeps the array it started with. A
+ * callback removed during an emit therefore still receives that emit, one
+ * added during it does not, and no other callback is skipped or called twice.
+ *
+ * Misuse fails loudly instead: an unknown hook name or middleware kind throws
+ * a `TypeError` listing the valid ones, from every method. On the hot path
+ * this costs nothing, because known-but-empty entries are `null` and only an
+ * unknown name reads `undefined`.
+ *
+ * @example
+ * const hooks = new HookRegistry();
+ * const off = hooks.on('pre_tool_call', (p) => console.log(p.tool_name, p.tool_call_id));
+ * hooks.emit('pre_tool_call', () => ({ ...ids, tool_name: 'read_file', args }));
+ * off();
+ *
+ * @module
+ */
+
+import { runExecutionChain, type ChainEntry } from './chain.ts';
+import { InvalidCallbackError, InvalidMiddlewareKindError, UnknownHookError } from './errors.ts';
+import { consoleLogger, safeLog, type Logger } from './logger.ts';
+import type {
+  ExecutionPayloads,
+  MiddlewareContext,
+  MiddlewareFunctions,
+  UseOptions,
+} from './middleware.ts';
+import {
+  EXECUTION_MIDDLEWARE_KINDS,
+  HOOK_NAMES,
+  MIDDLEWARE_KINDS,
+  REQUEST_MIDDLEWARE_KINDS,
+  type ExecutionMiddlewareKind,
+  type HookName,
+  type MiddlewareKind,
+  type RequestMiddlewareKind,
+} from './names.ts';
+import type { HookPayloads, MiddlewareTraceEntry, Observed } from './payloads.ts';
+import { runRequestMiddleware, type RequestEntry } from './request.ts';
+import { stampMiddleware, stampObserver } from './stamp.ts';
+import { callbackName, isThenable } from './thenable.ts';
+
+/** A hook subscriber. Its return value is ignored; a rejected promise is logged. */
+export type HookCallback<K extends HookName> = (payload: Observed<HookPayloads[K]>) => unknown;
+
+/** A payload, or a function building it that runs only if somebody subscribed. */
+export type PayloadOrThunk<P> = P | (() => P);
+
+export interface HookRegistryOptions {
+  /** Where callback and middleware failures are reported. Default: `consoleLogger`. */
+  logger?: Logger;
+}
+
+interface Entry {
+  readonly fn: (...args: never[]) => unknown;
+  readonly name: string;
+}
+
+/** `null`: a known name with nobody subscribed. A missing key: an unknown name. */
+type Table = Map<string, readonly Entry[] | null>;
+
+const emptyTrace: readonly MiddlewareTraceEntry[] = Object.freeze([]);
+
+export class HookRegistry {
+  readonly #logger: Logger;
+  readonly #hooks: Table = tableOf(HOOK_NAMES);
+  readonly #requestMiddleware: Table = tableOf(REQUEST_MIDDLEWARE_KINDS);
+  readonly #executionMiddleware: Table = tableOf(EXECUTION_MIDDLEWARE_KINDS);
+  readonly #traces = new WeakMap<object, readonly MiddlewareTraceEntry[]>();
+
+  constructor(options: HookRegistryOptions = {}) {
+    this.#logger = options.logger ?? consoleLogger;
+  }
+
+  // ------------------------------------------------------------ observer hooks
+
+  /**
+   * Subscribes `callback` to `name`. Returns an idempotent unsubscribe
+   * function that removes exactly this registration.
+   *
+   * @throws {UnknownHookError} `name` is not one of `HOOK_NAMES`.
+   * @throws {InvalidCallbackError} `callback` is not a function.
+   */
+  on<K extends HookName>(name: K, callback: HookCallback<K>): () => void {
+    if (this.#hooks.get(name) === undefined) throw new UnknownHookError(name);
+    if (typeof callback !== 'function') throw new InvalidCallbackError(`Callback for hook "${name}"`, callback);
+    return add(this.#hooks, name, { fn: callback, name: callbackName(callback) });
+  }
+
+  /**
+   * True when `name` has at least one subscriber. Use it to gate work that a
+   * thunk cannot defer.
+   *
+   * @throws {UnknownHookError} `name` is not one of `HOOK_NAMES`.
+   */
+  has(name: HookName): boolean {
+    const entries = this.#hooks.get(name);
+    if (entries === null) return false;
+    if (entries === undefined) throw new UnknownHookError(name);
+    return true;
+  }
+
+  /**
+   * Delivers a payload to every subscriber of `name`, synchronously and in
+   * registration order.
+   *
+   * With no subscriber it returns at once: a thunk is never called. Otherwise
+   * the thunk is called once, `telemetry_schema_version` is stamped onto the
+   * payload object itself unless present (payloads pass by reference; a
+   * frozen payload is copied instead), and each callback gets that same
+   * object. Callback failures, sync or async, go to the logger; a thunk that
+   * throws is logged and the event is dropped, since there is nothing to
+   * deliver. Async callbacks are not awaited.
+   *
+   * @throws {UnknownHookError} `name` is not one of `HOOK_NAMES`. Nothing else escapes.
+   */
+  emit<K extends HookName>(name: K, payload: PayloadOrThunk<HookPayloads[K]>): void {
+    const entries = this.#hooks.get(name);
+    if (entries === null) return;
+    if (entries === undefined) throw new UnknownHookError(name);
+    this.#deliver(name, entries, payload);
+  }
+
+  #deliver(name: string, entries: readonly Entry[], payloadOrThunk: unknown): void {
+    let payload: unknown = payloadOrThunk;
+    if (typeof payloadOrThunk === 'function') {
+      try {
+        payload = (payloadOrThunk as () => unknown)();
+      } catch (error) {
+        safeLog(this.#logger, 'warn', `hook "${name}": the payload function threw; event not delivered`, error);
+        return;
+      }
+    }
+    if (typeof payload !== 'object' || payload === null) {
+      safeLog(this.#logger, 'warn', `hook "${name}": payload is not an object (${payload === null ? 'null' : typeof payload}); delivering an empty payload`);
+      payload = {};
+    }
+    const stamped = stampObserver(payload as object);
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      try {
+        const result = (entry.fn as (payload: unknown) => unknown)(stamped);
+        if (result !== undefined && isThenable(result)) this.#watch(name, entry, result);
+      } catch (error) {
+        this.#reportCallbackFailure(name, entry, error);
+      }
+    }
+  }
+
+  #watch(name: string, entry: Entry, result: PromiseLike<unknown>): void {
+    Promise.resolve(result).then(undefined, (error: unknown) => this.#reportCallbackFailure(name, entry, error));
+  }
+
+  #reportCallbackFailure(name: string, entry: Entry, error: unknown): void {
+    safeLog(this.#logger, 'warn', `hook "${name}" callback "${entry.name}" failed`, error);
+  }
+
+  // ---------------------------------------------------------------- middleware
+
+  /**
+   * Registers middleware of `kind`. Returns an idempotent unsubscribe function.
+   *
+   * @throws {InvalidMiddlewareKindError} `kind` is not one of `MIDDLEWARE_KINDS`.
+   * @throws {InvalidCallbackError} `middleware` is not a function.
+   */
+  use<K extends MiddlewareKind>(kind: K, middleware: MiddlewareFunctions[K], options: UseOptions = {}): () => void {
+    const table = this.#middlewareTable(kind);
+    if (table === undefined) throw new InvalidMiddlewareKindError(kind, MIDDLEWARE_KINDS, 'use');
+    if (typeof middleware !== 'function') throw new InvalidCallbackError(`Middleware for "${kind}"`, middleware);
+    const name = typeof options.name === 'string' && options.name !== '' ? options.name : callbackName(middleware);
+    return add(table, kind, { fn: middleware, name });
+  }
+
+  /**
+   * True when middleware of `kind` is registered.
+   *
+   * @throws {InvalidMiddlewareKindError} `kind` is not one of `MIDDLEWARE_KINDS`.
+   */
+  hasMiddleware(kind: MiddlewareKind): boolean {
+    const table = this.#middlewareTable(kind);
+    if (table === undefined) throw new InvalidMiddlewareKindError(kind, MIDDLEWARE_KINDS, 'hasMiddleware');
+    return table.get(kind) != null;
+  }
+
+  /**
+   * Runs request middleware over `payload` (the LLM request, or the tool
+   * arguments) and returns the effective payload.
+   *
+   * Returns `payload` itself (same reference, untouched) when no middleware
+   * of `kind` is registered, and also when middleware ran but none replaced
+   * it. Otherwise returns a new object: the last rewrite. The host's object
+   * is never modified. `context` (ids, `tool_name`, ...) is spread into
+   * what each middleware receives. Middleware failures are logged and skipped.
+   *
+   * The rewrite trace for the hook payloads' `middleware_trace` is available
+   * from {@link requestTrace}, so the no-middleware path allocates no result
+   * object.
+   *
+   * @throws {InvalidMiddlewareKindError} `kind` is not a request kind.
+   */
+  applyRequest<T extends object>(kind: RequestMiddlewareKind, payload: T, context?: MiddlewareContext): T {
+    const entries = this.#requestMiddleware.get(kind);
+    if (entries === null) return payload;
+    if (entries === undefined) throw new InvalidMiddlewareKindError(kind, REQUEST_MIDDLEWARE_KINDS, 'applyRequest');
+    const result = runRequestMiddleware(kind, entries as readonly RequestEntry[], payload, context, this.#logger);
+    if (result.trace.length === 0) return payload;
+    this.#traces.set(result.payload, Object.freeze(result.trace.map((entry) => Object.freeze(entry))));
+    return result.payload as T;
+  }
+
+  /**
+   * The `middleware_trace` of a payload returned by {@link applyRequest}: one
+   * entry per rewrite, in order. Empty (a shared frozen array) for anything
+   * that was not produced by a rewrite, including the host's own object.
+   */
+  requestTrace(payload: object): readonly MiddlewareTraceEntry[] {
+    return this.#traces.get(payload) ?? emptyTrace;
+  }
+
+  /**
+   * Runs the real call (`terminal`) through execution middleware.
+   *
+   * Hosts pass `{ ...ids, request }` for `llm_execution` and
+   * `{ ...ids, tool_name, args }` for `tool_execution`. With no middleware
+   * this is exactly `terminal(payload)`: no stamping, no chain, no closure.
+   * Otherwise the payload is stamped with both schema markers and runs the
+   * chain; see `chain.ts` for the error contract (single-use `next`,
+   * fail-open skip, original downstream errors, `ExecutionBlocked`).
+   *
+   * The result is whatever the chain returns: synchronous while every step
+   * is, a promise as soon as one step is async. Await it unless you know all
+   * middleware is synchronous.
+   *
+   * @throws {InvalidMiddlewareKindError} `kind` is not an execution kind.
+   */
+  execute<K extends ExecutionMiddlewareKind, P extends ExecutionPayloads[K], R>(
+    kind: K,
+    payload: P,
+    terminal: (payload: P) => R,
+  ): R | Promise<Awaited<R>> {
+    const entries = this.#executionMiddleware.get(kind);
+    if (entries === null) return terminal(payload);
+    if (entries === undefined) throw new InvalidMiddlewareKindError(kind, EXECUTION_MIDDLEWARE_KINDS, 'execute');
+    return runExecutionChain(
+      kind,
+      entries as readonly ChainEntry[],
+      terminal,
+      stampMiddleware(payload),
+      this.#logger,
+    ) as R | Promise<Awaited<R>>;
+  }
+
+  /** Removes every hook subscriber and middleware (e.g. between tests or on plugin unload). */
+  clear(): void {
+    for (const table of [this.#hooks, this.#requestMiddleware, this.#executionMiddleware]) {
+      for (const key of table.keys()) table.set(key, null);
+    }
+  }
+
+  #middlewareTable(kind: unknown): Table | undefined {
+    if (typeof kind !== 'string') return undefined;
+    if (this.#requestMiddleware.has(kind)) return this.#requestMiddleware;
+    if (this.#executionMiddleware.has(kind)) return this.#executionMiddleware;
+    return undefined;
+  }
+}
+
+function tableOf(keys: readonly string[]): Table {
+  return new Map(keys.map((key) => [key, null]));
+}
+
+/** Appends `entry` copy-on-write and returns its idempotent remover. */
+function add(table: Table, key: string, entry: Entry): () => void {
+  const current = table.get(key);
+  table.set(key, current == null ? [entry] : [...current, entry]);
+  let registered = true;
+  return () => {
+    if (!registered) return;
+    registered = false;
+    const entries = table.get(key);
+    if (entries == null) return;
+    const remaining = entries.filter((candidate) => candidate !== entry);
+    table.set(key, remaining.length === 0 ? null : remaining);
+  };
+}
