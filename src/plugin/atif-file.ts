@@ -1,0 +1,89 @@
+/**
+ * Where a session's ATIF file goes, and writing it safely.
+ *
+ * Session ids come from the host and, through it, sometimes from users or
+ * remote gateways. The Hermes plugin formats them straight into a file name,
+ * so an id like `../../etc/cron.d/x` escapes the output folder. Here an id is
+ * reduced to a safe file-name fragment, and the final path is checked to be
+ * inside the output folder before anything is written.
+ *
+ * @module
+ */
+
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Longest fragment kept from a session id before it is shortened and hashed. */
+const MAX_FRAGMENT_LENGTH = 96;
+const SAFE_FRAGMENT = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * Reduces a session id to a file-name fragment that is safe on every
+ * platform and cannot traverse folders.
+ *
+ * An id made only of `[A-Za-z0-9._-]`, not starting with a dot and at most
+ * 96 characters is kept as is, so ordinary ids keep their familiar file
+ * names. Anything else has each unsafe character replaced by `_`, is cut to
+ * 96 characters, and gets `-` plus the first 12 hex digits of the id's
+ * SHA-256 appended, so two different ids never share a file.
+ */
+export function safeSessionFragment(sessionId: string): string {
+  if (sessionId.length > 0 && sessionId.length <= MAX_FRAGMENT_LENGTH && SAFE_FRAGMENT.test(sessionId) && !sessionId.startsWith('.')) {
+    return sessionId;
+  }
+  const cleaned = sessionId.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, MAX_FRAGMENT_LENGTH);
+  const digest = createHash('sha256').update(sessionId).digest('hex').slice(0, 12);
+  return `${cleaned || 'session'}-${digest}`;
+}
+
+/** Raised when a template would place a trajectory outside its output folder. */
+export class UnsafeAtifPathError extends Error {
+  override readonly name = 'UnsafeAtifPathError';
+  constructor(readonly template: string, readonly outputDirectory: string) {
+    super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}`);
+  }
+}
+
+/**
+ * The absolute path of a session's ATIF file: the template with
+ * `{session_id}` replaced by the safe fragment. A template without
+ * `{session_id}` gets `-{session_id}` inserted before its extension, because
+ * otherwise every session would overwrite one file.
+ */
+export function atifFilePath(outputDirectory: string, template: string, sessionId: string): string {
+  let effective = template;
+  if (!effective.includes('{session_id}')) {
+    const extension = path.extname(effective);
+    effective = `${effective.slice(0, effective.length - extension.length)}-{session_id}${extension}`;
+  }
+  const fileName = effective.split('{session_id}').join(safeSessionFragment(sessionId));
+  const root = path.resolve(outputDirectory);
+  const target = path.resolve(root, fileName);
+  const relative = path.relative(root, target);
+  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
+    throw new UnsafeAtifPathError(template, root);
+  }
+  return target;
+}
+
+/**
+ * Writes `content` to `target` atomically: a temporary file in the same
+ * folder, then a rename, so a reader never sees half a trajectory and a crash
+ * leaves the previous version intact.
+ */
+export function writeFileAtomic(target: string, content: string): number {
+  mkdirSync(path.dirname(target), { recursive: true });
+  const temporary = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
+  try {
+    writeFileSync(temporary, content, 'utf8');
+    renameSync(temporary, target);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  return Buffer.byteLength(content, 'utf8');
+}

@@ -1,0 +1,27 @@
+/**
+ * The NeMo Relay observability plugin.
+ *
+ * @module
+ */
+
+export { createNemoRelayPlugin } from './plugin.ts';
+export type {
+  ExecutionMiddleware,
+  NemoRelayPlugin,
+  NemoRelayPluginOptions,
+  PluginHost,
+  PluginState,
+  PluginStatus,
+  ShutdownOptions,
+} from './plugin.ts';
+export type { PluginCounters } from './runtime.ts';
+export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './settings.ts';
+export type {
+  AtofFileMode,
+  Environment,
+  LoadedSettings,
+  NemoRelaySettings,
+  NemoRelaySettingsOverrides,
+  SubagentExportMode,
+} from './settings.ts';
+export { safeSessionFragment, atifFilePath, UnsafeAtifPathError } from './atif-file.ts';

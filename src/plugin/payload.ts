@@ -1,0 +1,191 @@
+/**
+ * Reading correlation fields out of hook payloads.
+ *
+ * Hook payloads are host-shaped and loosely typed: any field may be absent,
+ * null or of an unexpected type. These helpers derive the keys the plugin
+ * correlates by, with the same fallbacks as the Hermes plugin, and never
+ * throw.
+ *
+ * @module
+ */
+
+/** A hook payload as the plugin sees it: an open bag of snake_case fields. */
+export type HookPayload = Record<string, unknown>;
+
+/** Hermes' LLM surface names for the relay, keyed by the host's `api_mode`. */
+const LLM_SURFACE_BY_API_MODE: Readonly<Record<string, string>> = {
+  anthropic_messages: 'anthropic.messages',
+  chat_completions: 'openai.chat_completions',
+  codex_responses: 'openai.responses',
+};
+
+/**
+ * Fields copied from a payload into relay metadata. The Hermes plugin's
+ * allowlist, plus the attempt/auxiliary fields later Hermes versions add; all
+ * are ids or short enums, never content, so metadata stays safe to export.
+ */
+export const METADATA_KEYS: readonly string[] = [
+  'telemetry_schema_version',
+  'session_id',
+  'platform',
+  'task_id',
+  'turn_id',
+  'api_request_id',
+  'tool_call_id',
+  'parent_session_id',
+  'parent_turn_id',
+  'parent_subagent_id',
+  'child_session_id',
+  'child_subagent_id',
+  'child_role',
+  'child_status',
+  'provider',
+  'model',
+  'api_mode',
+  'request_kind',
+  'auxiliary_task',
+  'auxiliary_call_id',
+  'attempt_index',
+  'attempt_reason',
+  'status',
+  'reason',
+];
+
+/** Python-style truthiness, which the Hermes fallbacks (`a or b`) rely on. */
+export function truthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false || value === 0 || value === '') return false;
+  if (typeof value === 'number' && Number.isNaN(value)) return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map || value instanceof Set) return value.size > 0;
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const _ in value) return true;
+    return false;
+  }
+  return true;
+}
+
+/** `String(value)` that survives objects whose `toString` throws. */
+export function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return String(value);
+  } catch {
+    return '[unprintable]';
+  }
+}
+
+/** The session a payload belongs to: `session_id`, else `parent_session_id`, else `"default"`. */
+export function sessionIdOf(payload: HookPayload): string {
+  const id = truthy(payload.session_id) ? payload.session_id : payload.parent_session_id;
+  return truthy(id) ? text(id) : 'default';
+}
+
+/** The child session of a subagent payload, or `""`. */
+export function childSessionIdOf(payload: HookPayload): string {
+  return truthy(payload.child_session_id) ? text(payload.child_session_id) : '';
+}
+
+/** The key an LLM span is stored under: `api_request_id`, else `<session>:<api_call_count|api>`. */
+export function apiKeyOf(payload: HookPayload): string {
+  if (truthy(payload.api_request_id)) return text(payload.api_request_id);
+  const count = truthy(payload.api_call_count) ? text(payload.api_call_count) : 'api';
+  return `${sessionIdOf(payload)}:${count}`;
+}
+
+/** The key a tool span is stored under: `tool_call_id`, else `<session>:<turn>:<tool>`. */
+export function toolKeyOf(payload: HookPayload): string {
+  if (truthy(payload.tool_call_id)) return text(payload.tool_call_id);
+  const turn = truthy(payload.turn_id) ? text(payload.turn_id) : '';
+  const tool = truthy(payload.tool_name) ? text(payload.tool_name) : 'tool';
+  return `${sessionIdOf(payload)}:${turn}:${tool}`;
+}
+
+/** The relay LLM surface for managed execution: mapped from `api_mode`, else the provider. */
+export function llmSurfaceOf(payload: HookPayload): string {
+  const mode = truthy(payload.api_mode) ? text(payload.api_mode).trim().toLowerCase() : '';
+  const mapped = LLM_SURFACE_BY_API_MODE[mode];
+  if (mapped !== undefined) return mapped;
+  return truthy(payload.provider) ? text(payload.provider) : 'llm';
+}
+
+/** The span name for a manual LLM call: the provider, else `"llm"`. */
+export function providerOf(payload: HookPayload): string {
+  return truthy(payload.provider) ? text(payload.provider) : 'llm';
+}
+
+/** The tool name, else `"tool"`. */
+export function toolNameOf(payload: HookPayload): string {
+  return truthy(payload.tool_name) ? text(payload.tool_name) : 'tool';
+}
+
+/**
+ * Correlation metadata for a relay call: the allowlisted fields present and
+ * not null, plus `trajectory_id`, `parent_trajectory_id` and
+ * `child_trajectory_id` promoted from the session ids (ATIF consumers join
+ * trajectories on them).
+ */
+export function metadataOf(payload: HookPayload): Record<string, unknown> {
+  const metadata: Record<string, unknown> = {};
+  for (const key of METADATA_KEYS) {
+    const value = payload[key];
+    if (value !== undefined && value !== null) metadata[key] = value;
+  }
+  if ('session_id' in metadata && !('trajectory_id' in metadata)) metadata.trajectory_id = metadata.session_id;
+  if ('parent_session_id' in metadata && !('parent_trajectory_id' in metadata)) {
+    metadata.parent_trajectory_id = metadata.parent_session_id;
+  }
+  if ('child_session_id' in metadata && !('child_trajectory_id' in metadata)) {
+    metadata.child_trajectory_id = metadata.child_session_id;
+  }
+  return metadata;
+}
+
+/** Subagent metadata fields copied onto the child's session scope: `[target, source]`. */
+const SUBAGENT_CHILD_FIELDS: readonly (readonly [string, string])[] = [
+  ['subagent_id', 'child_subagent_id'],
+  ['child_session_id', 'child_session_id'],
+  ['child_subagent_id', 'child_subagent_id'],
+  ['child_role', 'child_role'],
+  ['parent_session_id', 'parent_session_id'],
+  ['parent_turn_id', 'parent_turn_id'],
+  ['parent_subagent_id', 'parent_subagent_id'],
+  ['parent_trajectory_id', 'parent_trajectory_id'],
+  ['telemetry_schema_version', 'telemetry_schema_version'],
+];
+
+/**
+ * The metadata a child session scope carries when it opens under its parent:
+ * its own session and trajectory ids, the `subagent` scope role, and the
+ * lineage fields from the `subagent_start` payload.
+ */
+export function subagentChildMetadata(
+  childSessionId: string,
+  parentMetadata: Record<string, unknown>,
+): Record<string, unknown> {
+  const metadata: Record<string, unknown> = {
+    session_id: childSessionId,
+    trajectory_id: childSessionId,
+    nemo_relay_scope_role: 'subagent',
+  };
+  for (const [target, source] of SUBAGENT_CHILD_FIELDS) {
+    const value = parentMetadata[source];
+    if (value !== undefined && value !== null) metadata[target] = value;
+  }
+  return metadata;
+}
+
+/** Reads `key` from a plain object or an instance property, like Python's `getattr`/`dict.get`. */
+export function field(source: unknown, key: string): unknown {
+  if (source === null || source === undefined) return undefined;
+  if (typeof source !== 'object' && typeof source !== 'function') return undefined;
+  try {
+    return (source as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for a plain-ish object usable as a dict (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

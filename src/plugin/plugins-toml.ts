@@ -1,0 +1,289 @@
+/**
+ * Reading a NeMo Relay `plugins.toml` the way Hermes does.
+ *
+ * The file is the relay's plugin document (`version`, `[[components]]`,
+ * `[policy]`) plus one Hermes extension, `[[dynamic_plugins]]` activation
+ * specs. A gateway-only `[plugins]` table is refused: Hermes has no CLI
+ * lifecycle resolver for enablement, trust policy and worker environments.
+ * Nothing here throws; problems become diagnostics.
+ *
+ * @module
+ */
+
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import type { ConfigDiagnostic, DynamicPluginSpec, Json, JsonObject } from '../relay/contract.ts';
+import { isJsonObject, toJson } from '../relay/json.ts';
+
+export interface LoadedPluginsToml {
+  /** The parsed document, or null when the file is missing, unreadable or invalid. */
+  document: JsonObject | null;
+  diagnostics: ConfigDiagnostic[];
+}
+
+/** Reads and parses `plugins.toml`. An empty path means "not configured". */
+export function loadPluginsToml(filePath: string): LoadedPluginsToml {
+  if (!filePath) return { document: null, diagnostics: [] };
+  let textContent: string;
+  try {
+    textContent = readFileSync(filePath, 'utf8');
+  } catch (error) {
+    return {
+      document: null,
+      diagnostics: [
+        {
+          level: 'error',
+          code: 'plugins_toml.unreadable',
+          field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
+          message: `cannot read plugins.toml at ${filePath}: ${errorMessage(error)}; using the HERMES_NEMO_RELAY_* exporters instead`,
+        },
+      ],
+    };
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseToml(textContent);
+  } catch (error) {
+    return {
+      document: null,
+      diagnostics: [
+        {
+          level: 'error',
+          code: 'plugins_toml.invalid_toml',
+          field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
+          message: `invalid TOML in ${filePath}: ${firstLine(errorMessage(error))}; using the HERMES_NEMO_RELAY_* exporters instead`,
+        },
+      ],
+    };
+  }
+  // TOML dates become ISO strings: the relay document is plain JSON.
+  const document = toJson(parsed);
+  return { document: isJsonObject(document) ? document : null, diagnostics: [] };
+}
+
+/** The relay's base document: everything except the Hermes- and gateway-only keys. */
+export function staticPluginDocument(document: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(document)) {
+    if (key !== 'dynamic_plugins' && key !== 'plugins') out[key] = value;
+  }
+  return out;
+}
+
+/** The `config` of the first enabled component of `kind`, `{}` when it has none, or null when absent. */
+export function enabledComponentConfig(document: JsonObject | null, kind: string): JsonObject | null {
+  if (!document) return null;
+  const components = document.components;
+  if (!Array.isArray(components)) return null;
+  for (const component of components) {
+    if (!isJsonObject(component)) continue;
+    if (component.kind !== kind) continue;
+    // Hermes treats a missing `enabled` as enabled, and any falsy value as disabled.
+    if ('enabled' in component && !component.enabled) continue;
+    const config = component.config;
+    return isJsonObject(config) ? config : {};
+  }
+  return null;
+}
+
+/** The adaptive component's mode: `tool_parallelism.mode`, else `mode`, else `observe_only`. */
+export function adaptiveModeOf(config: JsonObject | null): string {
+  if (!config) return 'observe_only';
+  const toolParallelism = config.tool_parallelism;
+  if (isJsonObject(toolParallelism)) {
+    const mode = toolParallelism.mode;
+    if (typeof mode === 'string' && mode.trim()) return mode.trim();
+  }
+  const mode = config.mode;
+  if (typeof mode === 'string' && mode.trim()) return mode.trim();
+  return 'observe_only';
+}
+
+/** True when the document's enabled observability component enables `exporter` (`atof` or `atif`). */
+export function observabilityExporterEnabled(document: JsonObject | null, exporter: 'atof' | 'atif'): boolean {
+  const config = enabledComponentConfig(document, 'observability');
+  if (!config) return false;
+  const exporterConfig = config[exporter];
+  if (!isJsonObject(exporterConfig)) return false;
+  return exporterConfig.enabled !== false;
+}
+
+export interface DynamicPluginSpecsResult {
+  specs: DynamicPluginSpec[];
+  diagnostics: ConfigDiagnostic[];
+}
+
+/**
+ * Validates Hermes `[[dynamic_plugins]]` specs. Any invalid spec means none
+ * are activated (a partial plugin set could enforce half a policy), and
+ * relative paths resolve against the `plugins.toml` file's folder.
+ */
+export function dynamicPluginSpecs(document: JsonObject | null, tomlPath: string): DynamicPluginSpecsResult {
+  const diagnostics: ConfigDiagnostic[] = [];
+  if (!document) return { specs: [], diagnostics };
+  const rawSpecs = document.dynamic_plugins;
+  const gateway = document.plugins;
+  if (gateway !== undefined) {
+    if (!isJsonObject(gateway)) {
+      diagnostics.push(
+        dynamicError(
+          'plugins_toml.invalid_plugins_section',
+          'plugins',
+          'Invalid NeMo Relay plugins config: expected [plugins] to be an object; no dynamic plugins will be activated. Continuing with static observability only.',
+        ),
+      );
+      return { specs: [], diagnostics };
+    }
+    if (Object.keys(gateway).length > 0) {
+      diagnostics.push(
+        dynamicError(
+          'plugins_toml.gateway_plugins_refused',
+          'plugins',
+          'Cannot activate Relay gateway [[plugins.dynamic]] records: this host has no CLI lifecycle resolver for enablement, trust policy, and worker environments. Use [[dynamic_plugins]] activation specs instead; no dynamic plugins will be activated. Continuing with static observability only.',
+        ),
+      );
+      return { specs: [], diagnostics };
+    }
+  }
+  if (rawSpecs === undefined || rawSpecs === null) return { specs: [], diagnostics };
+  if (!Array.isArray(rawSpecs)) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'plugins_toml.invalid_dynamic_plugins',
+      field: 'dynamic_plugins',
+      message: 'Ignoring invalid NeMo Relay dynamic_plugins config: expected an array of plugin specs',
+    });
+    return { specs: [], diagnostics };
+  }
+
+  const specs: DynamicPluginSpec[] = [];
+  let invalid = false;
+  rawSpecs.forEach((raw, index) => {
+    const problem = specProblem(raw);
+    if (problem) {
+      diagnostics.push({
+        level: 'warning',
+        code: 'plugins_toml.invalid_dynamic_plugin',
+        field: `dynamic_plugins[${index}]`,
+        message: `Invalid NeMo Relay dynamic_plugins[${index}]: ${problem}`,
+      });
+      invalid = true;
+      return;
+    }
+    const spec = raw as JsonObject;
+    const resolved: DynamicPluginSpec = {
+      plugin_id: (spec.plugin_id as string).trim(),
+      kind: spec.kind as DynamicPluginSpec['kind'],
+      manifest_ref: configRelativePath((spec.manifest_ref as string).trim(), tomlPath),
+      config: (spec.config ?? {}) as JsonObject,
+    };
+    if (spec.environment_ref !== undefined && spec.environment_ref !== null) {
+      resolved.environment_ref = configRelativePath((spec.environment_ref as string).trim(), tomlPath);
+    }
+    specs.push(resolved);
+  });
+  if (invalid) {
+    diagnostics.push(
+      dynamicError(
+        'plugins_toml.dynamic_plugins_disabled',
+        'dynamic_plugins',
+        'NeMo Relay dynamic plugin configuration is invalid; no dynamic plugins will be activated. Continuing with static observability only.',
+      ),
+    );
+    return { specs: [], diagnostics };
+  }
+  return { specs, diagnostics };
+}
+
+function specProblem(raw: Json): string | null {
+  if (!isJsonObject(raw)) return 'expected an object';
+  const { plugin_id: pluginId, kind, manifest_ref: manifestRef, environment_ref: environmentRef } = raw;
+  const config = raw.config ?? {};
+  if (typeof pluginId !== 'string' || !pluginId.trim()) return 'plugin_id is required';
+  if (kind !== 'rust_dynamic' && kind !== 'worker') return 'kind must be rust_dynamic or worker';
+  if (typeof manifestRef !== 'string' || !manifestRef.trim()) return 'manifest_ref is required';
+  if (!isJsonObject(config)) return 'config must be an object';
+  if (environmentRef !== undefined && environmentRef !== null) {
+    if (typeof environmentRef !== 'string' || !environmentRef.trim()) return 'environment_ref must be a non-empty string';
+  }
+  return null;
+}
+
+/** Resolves a plugin path relative to the physical `plugins.toml` it came from. */
+export function configRelativePath(value: string, tomlPath: string): string {
+  if (path.isAbsolute(value)) return value;
+  const configPath = tomlPath ? path.resolve(tomlPath) : path.resolve('plugins.toml');
+  return path.resolve(path.dirname(configPath), value);
+}
+
+/**
+ * Creates the output folders an enabled observability component names, so
+ * the relay can open its files: `atof.sinks[].output_directory` (and the
+ * legacy flat `atof.output_directory`) and `atif.output_directory`.
+ */
+export function ensureOutputDirectories(document: JsonObject): string[] {
+  const created: string[] = [];
+  const components = document.components;
+  if (!Array.isArray(components)) return created;
+  for (const component of components) {
+    if (!isJsonObject(component) || component.kind !== 'observability' || component.enabled === false) continue;
+    const config = component.config;
+    if (!isJsonObject(config)) continue;
+    const directories: unknown[] = [];
+    for (const exporter of ['atof', 'atif'] as const) {
+      const exporterConfig = config[exporter];
+      if (!isJsonObject(exporterConfig)) continue;
+      directories.push(exporterConfig.output_directory);
+      const sinks = exporterConfig.sinks;
+      if (Array.isArray(sinks)) {
+        for (const sink of sinks) if (isJsonObject(sink)) directories.push(sink.output_directory);
+      }
+    }
+    for (const directory of directories) {
+      if (typeof directory === 'string' && directory.trim()) {
+        mkdirSync(directory, { recursive: true });
+        created.push(directory);
+      }
+    }
+  }
+  return created;
+}
+
+/**
+ * A copy of the document whose ATOF file sinks append. Used when the plugin
+ * re-activates the same document after its last session closed: `overwrite`
+ * means "start a fresh file for this run", not "erase the sessions this run
+ * already wrote".
+ */
+export function withAppendingSinks(document: JsonObject): JsonObject {
+  const copy = JSON.parse(JSON.stringify(document)) as JsonObject;
+  const components = copy.components;
+  if (!Array.isArray(components)) return copy;
+  for (const component of components) {
+    if (!isJsonObject(component) || component.kind !== 'observability') continue;
+    const config = component.config;
+    if (!isJsonObject(config)) continue;
+    const atof = config.atof;
+    if (!isJsonObject(atof) || !Array.isArray(atof.sinks)) continue;
+    for (const sink of atof.sinks) {
+      if (isJsonObject(sink) && (sink.type === undefined || sink.type === 'file') && sink.mode === 'overwrite') {
+        sink.mode = 'append';
+      }
+    }
+  }
+  return copy;
+}
+
+function dynamicError(code: string, fieldName: string, message: string): ConfigDiagnostic {
+  return { level: 'error', code, field: fieldName, message };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function firstLine(message: string): string {
+  const newline = message.indexOf('\n');
+  return newline === -1 ? message : message.slice(0, newline);
+}

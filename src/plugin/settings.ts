@@ -1,0 +1,199 @@
+/**
+ * Plugin settings from `HERMES_NEMO_RELAY_*` environment variables, an
+ * optional `plugins.toml`, and typed overrides.
+ *
+ * Environment variables configure the plugin; they do not enable it (a host
+ * enables it by registering it). Precedence, lowest to highest: built-in
+ * defaults, environment variables, `options.settings`. Invalid values never
+ * throw: they fall back to the default and produce a diagnostic, so a typo
+ * is visible in `status()` and `nemo-relay-hooks doctor` instead of silently
+ * producing no files.
+ *
+ * @module
+ */
+
+import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../relay/contract.ts';
+import {
+  adaptiveModeOf,
+  dynamicPluginSpecs,
+  enabledComponentConfig,
+  loadPluginsToml,
+} from './plugins-toml.ts';
+
+export type AtofFileMode = 'append' | 'overwrite';
+export type SubagentExportMode = 'embedded' | 'all';
+
+/** The resolved settings the plugin runs with. */
+export interface NemoRelaySettings {
+  /** `HERMES_NEMO_RELAY_PLUGINS_TOML`: path of a relay `plugins.toml`. */
+  pluginsTomlPath: string;
+  /** The parsed `plugins.toml` document, or null. */
+  pluginsConfig: JsonObject | null;
+  /** Validated `[[dynamic_plugins]]` specs (empty when any spec is invalid). */
+  dynamicPlugins: DynamicPluginSpec[];
+  /** True when `plugins.toml` enables the `adaptive` component. */
+  adaptiveEnabled: boolean;
+  adaptiveMode: string;
+  /** `HERMES_NEMO_RELAY_ATOF_ENABLED` */
+  atofEnabled: boolean;
+  /** `HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY` (empty: working directory) */
+  atofOutputDirectory: string;
+  /** `HERMES_NEMO_RELAY_ATOF_FILENAME` */
+  atofFilename: string;
+  /** `HERMES_NEMO_RELAY_ATOF_MODE` */
+  atofMode: AtofFileMode;
+  /** `HERMES_NEMO_RELAY_ATIF_ENABLED` */
+  atifEnabled: boolean;
+  /** `HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY` (empty: no ATIF file is written) */
+  atifOutputDirectory: string;
+  /** `HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE`, must contain `{session_id}` */
+  atifFilenameTemplate: string;
+  /** `HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE` */
+  atifSubagentExportMode: SubagentExportMode;
+  /** `HERMES_NEMO_RELAY_ATIF_AGENT_NAME` */
+  atifAgentName: string;
+  /** `HERMES_NEMO_RELAY_ATIF_AGENT_VERSION` */
+  atifAgentVersion: string;
+  /** `HERMES_NEMO_RELAY_ATIF_MODEL_NAME` (a session's `model` wins) */
+  atifModelName: string;
+}
+
+/** Typed overrides accepted by `createNemoRelayPlugin({ settings })`. */
+export type NemoRelaySettingsOverrides = Partial<
+  Omit<NemoRelaySettings, 'pluginsConfig' | 'dynamicPlugins' | 'adaptiveEnabled' | 'adaptiveMode'>
+>;
+
+export const DEFAULT_SETTINGS: Readonly<NemoRelaySettings> = Object.freeze({
+  pluginsTomlPath: '',
+  pluginsConfig: null,
+  dynamicPlugins: [],
+  adaptiveEnabled: false,
+  adaptiveMode: 'observe_only',
+  atofEnabled: false,
+  atofOutputDirectory: '',
+  atofFilename: 'hermes-atof.jsonl',
+  atofMode: 'append',
+  atifEnabled: false,
+  atifOutputDirectory: '',
+  atifFilenameTemplate: 'hermes-atif-{session_id}.json',
+  atifSubagentExportMode: 'embedded',
+  atifAgentName: 'Hermes Agent',
+  atifAgentVersion: 'unknown',
+  atifModelName: 'unknown',
+});
+
+/** Every environment variable the plugin reads, with its default and meaning (for docs and `doctor`). */
+export const ENVIRONMENT_VARIABLES: readonly { name: string; default: string; meaning: string }[] = [
+  { name: 'HERMES_NEMO_RELAY_PLUGINS_TOML', default: '(unset)', meaning: 'Path to a NeMo Relay plugins.toml; when it activates, it is the primary configuration.' },
+  { name: 'HERMES_NEMO_RELAY_ATOF_ENABLED', default: 'off', meaning: 'Write ATOF events (truthy: 1, true, yes, on).' },
+  { name: 'HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY', default: '(working directory)', meaning: 'Folder of the ATOF file; created when missing.' },
+  { name: 'HERMES_NEMO_RELAY_ATOF_FILENAME', default: 'hermes-atof.jsonl', meaning: 'ATOF file name.' },
+  { name: 'HERMES_NEMO_RELAY_ATOF_MODE', default: 'append', meaning: 'append or overwrite.' },
+  { name: 'HERMES_NEMO_RELAY_ATIF_ENABLED', default: 'off', meaning: 'Write one ATIF trajectory per session.' },
+  { name: 'HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY', default: '(unset: nothing written)', meaning: 'Folder of the ATIF files.' },
+  { name: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE', default: 'hermes-atif-{session_id}.json', meaning: 'File name template; must contain {session_id}.' },
+  { name: 'HERMES_NEMO_RELAY_ATIF_AGENT_NAME', default: 'Hermes Agent', meaning: 'agent.name in ATIF.' },
+  { name: 'HERMES_NEMO_RELAY_ATIF_AGENT_VERSION', default: 'unknown', meaning: 'agent.version in ATIF.' },
+  { name: 'HERMES_NEMO_RELAY_ATIF_MODEL_NAME', default: 'unknown', meaning: 'agent.model_name in ATIF when the session has no model.' },
+  { name: 'HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE', default: 'embedded', meaning: 'embedded, or all to also write standalone files for subagents.' },
+  { name: 'NEMO_RELAY_HOOKS_BACKEND', default: '(auto)', meaning: 'Force the backend: native, memory or off.' },
+];
+
+const TRUTHY = new Set(['1', 'true', 'yes', 'on']);
+const FALSY = new Set(['', '0', 'false', 'no', 'off']);
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export interface LoadedSettings {
+  settings: NemoRelaySettings;
+  diagnostics: ConfigDiagnostic[];
+}
+
+/** Resolves settings from the environment and overrides. Never throws. */
+export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverrides = {}): LoadedSettings {
+  const diagnostics: ConfigDiagnostic[] = [];
+  const read = (name: string): string => {
+    const value = env[name];
+    return typeof value === 'string' ? value.trim() : '';
+  };
+  const flag = (name: string): boolean => {
+    const value = read(name).toLowerCase();
+    if (TRUTHY.has(value)) return true;
+    if (!FALSY.has(value)) {
+      diagnostics.push(invalidValue(name, `${name}=${JSON.stringify(env[name])} is not a recognised boolean (1, true, yes, on / 0, false, no, off); treating it as off`));
+    }
+    return false;
+  };
+
+  const atofModeRaw = read('HERMES_NEMO_RELAY_ATOF_MODE').toLowerCase();
+  let atofMode: AtofFileMode = 'append';
+  if (atofModeRaw === 'overwrite') atofMode = 'overwrite';
+  else if (atofModeRaw !== '' && atofModeRaw !== 'append') {
+    diagnostics.push(invalidValue('HERMES_NEMO_RELAY_ATOF_MODE', `HERMES_NEMO_RELAY_ATOF_MODE=${JSON.stringify(env.HERMES_NEMO_RELAY_ATOF_MODE)} must be append or overwrite; using append`));
+  }
+
+  const exportModeRaw = read('HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE').toLowerCase();
+  let atifSubagentExportMode: SubagentExportMode = 'embedded';
+  if (exportModeRaw === 'all') atifSubagentExportMode = 'all';
+  else if (exportModeRaw !== '' && exportModeRaw !== 'embedded') {
+    diagnostics.push(invalidValue('HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE', `HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE=${JSON.stringify(env.HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE)} must be embedded or all; using embedded`));
+  }
+
+  const fromEnv: NemoRelaySettings = {
+    ...DEFAULT_SETTINGS,
+    dynamicPlugins: [],
+    pluginsTomlPath: read('HERMES_NEMO_RELAY_PLUGINS_TOML'),
+    atofEnabled: flag('HERMES_NEMO_RELAY_ATOF_ENABLED'),
+    atofOutputDirectory: read('HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY'),
+    atofFilename: read('HERMES_NEMO_RELAY_ATOF_FILENAME') || DEFAULT_SETTINGS.atofFilename,
+    atofMode,
+    atifEnabled: flag('HERMES_NEMO_RELAY_ATIF_ENABLED'),
+    atifOutputDirectory: read('HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY'),
+    atifFilenameTemplate: read('HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE') || DEFAULT_SETTINGS.atifFilenameTemplate,
+    atifSubagentExportMode,
+    atifAgentName: read('HERMES_NEMO_RELAY_ATIF_AGENT_NAME') || DEFAULT_SETTINGS.atifAgentName,
+    atifAgentVersion: read('HERMES_NEMO_RELAY_ATIF_AGENT_VERSION') || DEFAULT_SETTINGS.atifAgentVersion,
+    atifModelName: read('HERMES_NEMO_RELAY_ATIF_MODEL_NAME') || DEFAULT_SETTINGS.atifModelName,
+  };
+  const settings: NemoRelaySettings = { ...fromEnv, ...definedOnly(overrides) };
+
+  const toml = loadPluginsToml(settings.pluginsTomlPath);
+  diagnostics.push(...toml.diagnostics);
+  settings.pluginsConfig = toml.document;
+  const dynamic = dynamicPluginSpecs(toml.document, settings.pluginsTomlPath);
+  diagnostics.push(...dynamic.diagnostics);
+  settings.dynamicPlugins = dynamic.specs;
+  const adaptive = enabledComponentConfig(toml.document, 'adaptive');
+  settings.adaptiveEnabled = adaptive !== null;
+  settings.adaptiveMode = adaptiveModeOf(adaptive);
+
+  if (settings.atifEnabled && !settings.atifFilenameTemplate.includes('{session_id}')) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'settings.template_without_session_id',
+      field: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE',
+      message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} has no {session_id}: every session would overwrite the same file, so "-{session_id}" is appended before the extension`,
+    });
+  }
+  if (settings.atifEnabled && !settings.atifOutputDirectory && !settings.pluginsConfig) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'settings.atif_without_output_directory',
+      field: 'HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY',
+      message: 'ATIF is enabled but HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY is empty: no ATIF file will be written',
+    });
+  }
+  return { settings, diagnostics };
+}
+
+function invalidValue(fieldName: string, message: string): ConfigDiagnostic {
+  return { level: 'warning', code: 'settings.invalid_value', field: fieldName, message };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const key of Object.keys(value) as (keyof T)[]) {
+    if (value[key] !== undefined) out[key] = value[key];
+  }
+  return out;
+}

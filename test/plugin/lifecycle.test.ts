@@ -1,0 +1,288 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/hooks/logger.ts';
+import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createFakeRelay } from '../../src/testing/index.ts';
+
+function tempDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'nrh-lifecycle-'));
+}
+
+function observabilityToml(dir: string, extra = ''): string {
+  const file = path.join(dir, 'plugins.toml');
+  writeFileSync(
+    file,
+    `version = 1
+
+[[components]]
+kind = "observability"
+enabled = true
+
+[components.config]
+version = 4
+
+[components.config.atof]
+enabled = true
+
+[[components.config.atof.sinks]]
+type = "file"
+output_directory = ${JSON.stringify(path.join(dir, 'events'))}
+filename = "events.jsonl"
+mode = "overwrite"
+
+[components.config.atif]
+enabled = true
+output_directory = ${JSON.stringify(path.join(dir, 'trajectories'))}
+filename_template = "trajectory-{session_id}.json"
+${extra}`,
+  );
+  return file;
+}
+
+describe('plugin lifecycle', () => {
+  it('queues hooks while plugins.toml activates and replays them in order', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir) },
+      logger: silentLogger,
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    plugin.onPreLlmCall({ session_id: 's1', turn_id: 't1' });
+    expect(plugin.status().queuedHooks).toBe(2);
+    expect(fake.ops()).toEqual(['initializePluginConfig']);
+    await plugin.flush();
+    expect(fake.ops()).toEqual(['initializePluginConfig', 'pushScope', 'mark', 'flush']);
+    expect(plugin.status().queuedHooks).toBe(0);
+  });
+
+  it('records what a queued payload said when it was emitted, not after the host mutated it', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir) },
+      logger: silentLogger,
+    });
+    const payload = { session_id: 's1', status: 'before' };
+    plugin.onPreApprovalRequest(payload);
+    payload.status = 'after';
+    await plugin.flush();
+    const mark = fake.callsOf('mark')[0]!;
+    expect((mark.args.data as { status: string }).status).toBe('before');
+  });
+
+  it('re-activates plugins.toml for the next session after the last one closed, appending instead of overwriting', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir) },
+      logger: silentLogger,
+    });
+    plugin.onSessionStart({ session_id: 'a' });
+    plugin.onSessionFinalize({ session_id: 'a' });
+    plugin.onSessionStart({ session_id: 'b' });
+    await plugin.flush();
+
+    const ops = fake.ops().filter((op) => op !== 'flush');
+    expect(ops).toEqual(['initializePluginConfig', 'pushScope', 'popScope', 'activation.close', 'initializePluginConfig', 'pushScope']);
+    const [first, second] = fake.callsOf('initializePluginConfig');
+    const sinkMode = (call: typeof first) =>
+      ((call!.args.document as any).components[0].config.atof.sinks[0] as { mode: string }).mode;
+    expect(sinkMode(first)).toBe('overwrite');
+    expect(sinkMode(second)).toBe('append');
+  });
+
+  it('falls back to the env exporters loudly when plugins.toml is rejected', async () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const fake = createFakeRelay({ pluginConfigError: new Error('invalid config: ATIF filename_template must contain {session_id}') });
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: {
+        HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir),
+        HERMES_NEMO_RELAY_ATOF_ENABLED: 'yes',
+        HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY: dir,
+      },
+      logger: { ...silentLogger, warn: (message: string) => warnings.push(message) },
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    await plugin.flush();
+    expect(fake.ops()).toContain('registerAtofExporter');
+    expect(warnings.some((w) => w.includes('rejected plugins.toml') && w.includes('filename_template'))).toBe(true);
+    expect(plugin.status().pluginConfig.active).toBe(false);
+  });
+
+  it('reports an unreadable plugins.toml as a diagnostic and keeps working', async () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_PLUGINS_TOML: '/definitely/not/here/plugins.toml' },
+      logger: silentLogger,
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    await plugin.flush();
+    expect(fake.ops()).toContain('pushScope');
+    expect(plugin.status().diagnostics.map((d) => d.code)).toContain('plugins_toml.unreadable');
+  });
+
+  it('reports invalid TOML with a diagnostic instead of crashing', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'plugins.toml');
+    writeFileSync(file, 'version = = 1\n[[components]\n');
+    const plugin = createNemoRelayPlugin({ backend: createFakeRelay(), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
+    plugin.onSessionStart({ session_id: 's1' });
+    await plugin.flush();
+    const diagnostic = plugin.status().diagnostics.find((d) => d.code === 'plugins_toml.invalid_toml');
+    expect(diagnostic?.message).toContain(file);
+  });
+
+  it('closes the least recently active session when the session cap is reached, writing its partial trajectory', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir },
+      logger: silentLogger,
+      maxSessions: 2,
+    });
+    plugin.onSessionStart({ session_id: 'a' });
+    plugin.onSessionStart({ session_id: 'b' });
+    plugin.onPreLlmCall({ session_id: 'a' }); // a is now the most recent
+    plugin.onSessionStart({ session_id: 'c' });
+    await plugin.flush();
+    const popped = fake.callsOf('popScope').map((call) => (call.args.handle as { name: string }).name);
+    expect(popped).toEqual(['hermes-session-b']);
+    expect(existsSync(path.join(dir, 'hermes-atif-b.json'))).toBe(true);
+    expect(plugin.status().sessions).toBe(2);
+    expect(plugin.status().counters.evictedSessions).toBe(1);
+  });
+
+  it('closes sessions idle longer than the TTL when a new one opens', async () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger, sessionIdleTtlMs: 20 });
+    plugin.onSessionStart({ session_id: 'old' });
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    plugin.onSessionStart({ session_id: 'new' });
+    const popped = fake.callsOf('popScope').map((call) => (call.args.handle as { name: string }).name);
+    expect(popped).toEqual(['hermes-session-old']);
+  });
+
+  it('ends spans still open when their session closes', () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'r1', provider: 'openai' });
+    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.onSessionFinalize({ session_id: 's1' });
+    expect(fake.ops()).toEqual(['pushScope', 'llmStart', 'toolStart', 'llmEnd', 'toolEnd', 'popScope']);
+    expect(fake.callsOf('toolEnd')[0]!.args.status).toBe('error');
+    expect(plugin.status().counters.abandonedSpans).toBe(2);
+  });
+
+  it('marks failed tool calls with an error status', () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', status: 'error', error_type: 'PermissionError', result: 'denied' });
+    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c2', tool_name: 'ls' });
+    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'c2', tool_name: 'ls', result: { error: 'boom' } });
+    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c3', tool_name: 'ls' });
+    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'c3', tool_name: 'ls', result: 'ok', status: 'ok' });
+    const ends = fake.callsOf('toolEnd').map((call) => [call.args.status, (call.args.metadata as Record<string, unknown>)['error.type']]);
+    expect(ends).toEqual([
+      ['error', 'PermissionError'],
+      ['error', 'error'],
+      ['ok', undefined],
+    ]);
+  });
+
+  it('folds usage and the assistant message Hermes passes beside the response into the recorded response', () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'r1', provider: 'openai' });
+    plugin.onPostApiRequest({
+      session_id: 's1',
+      api_request_id: 'r1',
+      response: { id: 'resp' },
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
+      assistant_message: { role: 'assistant', content: 'hi' },
+      response_model: 'gpt-x',
+    });
+    expect(fake.callsOf('llmEnd')[0]!.args.response).toEqual({
+      id: 'resp',
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
+      assistant_message: { role: 'assistant', content: 'hi' },
+      model: 'gpt-x',
+    });
+  });
+
+  it('keeps a hostile session id from writing outside the ATIF folder', async () => {
+    const dir = tempDir();
+    const atifDir = path.join(dir, 'atif');
+    const plugin = createNemoRelayPlugin({
+      backend: createFakeRelay(),
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: atifDir },
+      logger: silentLogger,
+    });
+    for (const id of ['../../escape', '/etc/passwd', 'a/b', 'a_b', '..']) {
+      plugin.onSessionStart({ session_id: id });
+      plugin.onSessionFinalize({ session_id: id });
+    }
+    await plugin.flush();
+    expect(readdirSync(dir)).toEqual(['atif']);
+    const files = readdirSync(atifDir);
+    expect(files).toHaveLength(5);
+    for (const file of files) expect(file.startsWith('hermes-atif-')).toBe(true);
+    expect(files).toContain('hermes-atif-a_b.json');
+    expect(existsSync(path.join(tmpdir(), 'escape'))).toBe(false);
+  });
+
+  it('is idempotent on shutdown and drops hooks that arrive afterwards', async () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    plugin.onSessionStart({ session_id: 's1' });
+    const first = plugin.shutdown();
+    const second = plugin.shutdown();
+    expect(second).toBe(first);
+    await first;
+    expect(fake.ops()).toEqual(['pushScope', 'popScope', 'flush', 'shutdown']);
+    plugin.onSessionStart({ session_id: 's2' });
+    expect(fake.callsOf('pushScope')).toHaveLength(1);
+    expect(plugin.status().state).toBe('shutdown');
+    expect(plugin.status().counters.dropped).toBe(1);
+  });
+
+  it('bounds shutdown by timeoutMs even when the backend never finishes', async () => {
+    const fake = createFakeRelay();
+    fake.flush = () => new Promise(() => {});
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    plugin.onSessionStart({ session_id: 's1' });
+    await plugin.shutdown({ timeoutMs: 50 });
+    expect(plugin.status().state).toBe('shutdown');
+  });
+
+  it('writes the ATIF trajectory at session end and again, finally, at finalize', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir, HERMES_NEMO_RELAY_ATIF_AGENT_NAME: 'Tester' },
+      logger: silentLogger,
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    plugin.onSessionEnd({ session_id: 's1' });
+    plugin.onSessionFinalize({ session_id: 's1' });
+    await plugin.flush();
+    expect(fake.callsOf('atif.exportJson')).toHaveLength(2);
+    expect(fake.ops().indexOf('atif.deregister')).toBeGreaterThan(fake.ops().lastIndexOf('atif.exportJson'));
+    expect(JSON.parse(readFileSync(path.join(dir, 'hermes-atif-s1.json'), 'utf8'))).toEqual({ session_id: 's1', agent_name: 'Tester' });
+    const output = plugin.status().outputs.find((o) => o.kind === 'atif');
+    expect(output?.path).toBe(path.join(dir, 'hermes-atif-s1.json'));
+    expect(output?.bytes).toBeGreaterThan(0);
+    expect(output?.lastWrite).not.toBeNull();
+  });
+});
