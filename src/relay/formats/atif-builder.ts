@@ -1,0 +1,155 @@
+/**
+ * A pure-JS ATIF v1.7 trajectory builder that produces exactly what the
+ * native NeMo Relay runtime produces for the same ATOF events.
+ *
+ * Both relay backends feed it: the in-memory relay with its own events, the
+ * native adapter with native subscriber events (one builder per session,
+ * since native's own exporter mixes interleaved sessions). `add()` only
+ * stores the event; all conversion happens in `build()`.
+ *
+ * Two output styles:
+ * - `exporter`: what native's manual `AtifExporter.exportJson()` returns
+ *   (struct field order, compact JSON, no root `extra`).
+ * - `plugin-host`: the file native's observability plugin writes per root
+ *   scope (every key sorted, pretty JSON, `extra.nemo_relay` and
+ *   `extra.observed_events`, agent `tool_definitions`/`extra` from config).
+ *
+ * @module
+ */
+
+import type { Json, JsonObject } from '../contract.ts';
+import type { AtifAgent, AtifTrajectory } from './atif.ts';
+import { convertEvents, toConvEvents } from './atif-convert.ts';
+import type { AtofEvent } from './atof.ts';
+import { sortJson, toRustJson } from './rust-json.ts';
+
+export type AtifBuilderStyle = 'exporter' | 'plugin-host';
+
+export interface AtifBuilderOptions {
+  /** The document's `session_id`. In `plugin-host` style, pass the root scope's uuid. */
+  sessionId: string;
+  /** The document's `trajectory_id`. Default: `sessionId`. */
+  trajectoryId?: string;
+  agentName: string;
+  agentVersion: string;
+  /** `agent.model_name`; omitted when undefined. */
+  modelName?: string;
+  /**
+   * `exporter` = native manual `AtifExporter` (struct field order, no root extra);
+   * `plugin-host` = native plugin-managed file (keys sorted, `extra.nemo_relay` and
+   * `extra.observed_events`, `agent.tool_definitions`/`agent.extra` from config).
+   * Default `exporter`.
+   */
+  style?: AtifBuilderStyle;
+  /** `agent.tool_definitions` (plugin-host config passthrough). */
+  toolDefinitions?: Json[];
+  /** `agent.extra` (plugin-host config passthrough). */
+  extra?: JsonObject;
+}
+
+/** Collects ATOF events and turns them into an ATIF trajectory on demand. */
+export class AtifBuilder {
+  readonly #options: AtifBuilderOptions;
+  #events: AtofEvent[] = [];
+
+  constructor(options: AtifBuilderOptions) {
+    this.#options = options;
+  }
+
+  /** Records one event. O(1): the event is kept by reference and must not be mutated afterwards. */
+  add(event: AtofEvent): void {
+    this.#events.push(event);
+  }
+
+  /** Events recorded so far. */
+  get size(): number {
+    return this.#events.length;
+  }
+
+  /** Forgets every recorded event (native's `AtifExporter.clear()`). */
+  clear(): void {
+    this.#events = [];
+  }
+
+  /**
+   * The trajectory for everything recorded so far; callable repeatedly and
+   * while scopes are still open. Payload objects are shared with the
+   * recorded events: treat the result as read-only.
+   */
+  build(): AtifTrajectory {
+    const options = this.#options;
+    const pluginHost = options.style === 'plugin-host';
+    const agent: AtifAgent = { name: options.agentName, version: options.agentVersion };
+    if (options.modelName !== undefined) agent.model_name = options.modelName;
+    if (pluginHost && options.toolDefinitions !== undefined) agent.tool_definitions = options.toolDefinitions;
+    if (pluginHost && options.extra !== undefined) agent.extra = options.extra;
+    const trajectory = convertEvents(options.sessionId, agent, toConvEvents(this.#events));
+    if (options.trajectoryId !== undefined) trajectory.trajectory_id = options.trajectoryId;
+    if (!pluginHost) return trajectory;
+    trajectory.extra = { nemo_relay: this.#relayCorrelation(), observed_events: this.#events as unknown as Json[] };
+    return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+  }
+
+  /** The trajectory as native writes it: compact for `exporter`, pretty with sorted keys for `plugin-host`. */
+  toJson(): string {
+    return serializeTrajectory(this.build(), this.#options.style ?? 'exporter');
+  }
+
+  /** `extra.nemo_relay`: the logical session id and user id from the root scope's metadata. */
+  #relayCorrelation(): JsonObject {
+    const rootUuid = this.#options.sessionId;
+    const correlation: JsonObject = {};
+    const root = this.#events.find((event) => event.kind === 'scope' && event.uuid === rootUuid && event.scope_category === 'start');
+    const metadata = root?.metadata;
+    const read = (key: string): Json | undefined =>
+      typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) ? metadata[key] : undefined;
+    const sessionId = read('session_id');
+    if (typeof sessionId === 'string') correlation.session_id = sessionId;
+    correlation.session_instance_id = rootUuid;
+    const userId = read('user_id');
+    if (typeof userId === 'string') correlation.user_id = userId;
+    return correlation;
+  }
+}
+
+const FLOAT_STEP_EXTRA_KEYS = new Set(['start_timestamp', 'end_timestamp']);
+
+/**
+ * Says which numbers native types as `f64` (written `1.0`, never `1`):
+ * costs, log probabilities and invocation timestamps. `path` runs from the
+ * document root, through `subagent_trajectories[i]` for embedded ones.
+ */
+function isFloatField(path: readonly (string | number)[]): boolean {
+  let i = 0;
+  while (path[i] === 'subagent_trajectories' && typeof path[i + 1] === 'number') i += 2;
+  const rest = path.slice(i);
+  const [a, b, c, d, e, f] = rest;
+  if (a === 'final_metrics') return b === 'total_cost_usd' && rest.length === 2;
+  if (a !== 'steps' || typeof b !== 'number') return false;
+  if (c === 'metrics') return (d === 'cost_usd' && rest.length === 4) || (d === 'logprobs' && rest.length === 5);
+  if (c !== 'extra') return false;
+  if (d === 'invocation') return rest.length === 5 && FLOAT_STEP_EXTRA_KEYS.has(e as string);
+  if (d === 'tool_invocations') return rest.length === 6 && typeof e === 'number' && FLOAT_STEP_EXTRA_KEYS.has(f as string);
+  return false;
+}
+
+/** Serializes a trajectory in native's text form for the given style. */
+export function serializeTrajectory(trajectory: AtifTrajectory, style: AtifBuilderStyle = 'exporter'): string {
+  return toRustJson(trajectory, { pretty: style === 'plugin-host', isFloatField });
+}
+
+/**
+ * A filter accepting only events in the scope subtree rooted at `rootUuid`:
+ * the root's own events and any event whose parent chain reaches it.
+ * Events must arrive in emission order (a scope's start before its children).
+ */
+export function createSubtreeFilter(rootUuid: string): (event: AtofEvent) => boolean {
+  const members = new Set<string>([rootUuid]);
+  return (event) => {
+    if (event.uuid === rootUuid) return true;
+    const parent = event.parent_uuid;
+    if (parent === null || parent === undefined || !members.has(parent)) return false;
+    if (event.kind === 'scope') members.add(event.uuid);
+    return true;
+  };
+}
