@@ -1,0 +1,301 @@
+/**
+ * The narrow, typed view of `nemo-relay-node` the adapter uses, and the
+ * loader that produces it.
+ *
+ * The package's own `index.d.ts` cannot be used: it refers to an undeclared
+ * `Json` type (so every payload parameter degrades to `any`) and declares its
+ * enums as ambient `const enum`s, which `verbatimModuleSyntax` rejects. So the
+ * adapter declares only what it calls, with positional optional arguments
+ * spelled out, and reads `ScopeType` values from the loaded module at runtime.
+ *
+ * Loading is lazy (`createRequire` inside a function, never a static import),
+ * so importing this module costs nothing when native is never selected and
+ * cannot fail when the optional peer dependency is absent.
+ *
+ * @module
+ */
+
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Json } from '../src/relay/contract.ts';
+import { NativeUnavailableError, messageOf, type NativeUnavailableReason } from './errors.ts';
+
+/** Versions of `nemo-relay-node` this adapter was written and verified against. */
+export const SUPPORTED_VERSION_RANGE = '0.9.x';
+const SUPPORTED_VERSION = /^0\.9\.\d+(?:[-+].*)?$/;
+
+/** A native scope handle. Opaque apart from these getters. */
+export interface NativeScopeHandle {
+  readonly uuid: string;
+  readonly name: string;
+  readonly parentUuid: string | null;
+}
+
+/** A native LLM or tool span handle. */
+export interface NativeSpanHandle {
+  readonly uuid: string;
+  readonly name: string;
+  readonly parentUuid: string | null;
+}
+
+/** A native scope stack (opaque). */
+export interface NativeScopeStack {
+  readonly __nativeScopeStack?: never;
+}
+
+export interface NativePropagationContext {
+  version: number;
+  rootUuid?: string;
+  parentUuid: string;
+}
+
+export interface NativeLlmRequest {
+  headers: Record<string, string>;
+  content: Json;
+}
+
+export interface NativeToolResult {
+  result: Json;
+  annotation?: Json;
+}
+
+export interface NativeAtofExporterConfig {
+  type?: 'file';
+  outputDirectory?: string;
+  filename?: string;
+  mode?: 'append' | 'overwrite';
+}
+
+export interface NativeAtofExporter {
+  readonly path: string;
+  register(name: string): void;
+  deregister(name: string): boolean;
+  forceFlush(): void;
+  shutdown(): void;
+}
+
+export interface NativePluginHostActivation {
+  readonly report: unknown;
+  readonly isActive: boolean;
+  close(): Promise<void>;
+}
+
+type Opt<T> = T | null;
+
+/** The functions and classes of `nemo-relay-node` the adapter calls. */
+export interface NativeBinding {
+  readonly ScopeType: Readonly<Record<string, number>>;
+
+  createScopeStack(): NativeScopeStack;
+  createScopeStackFromPropagation(context: NativePropagationContext): NativeScopeStack;
+  captureRootlessPropagationContext(): NativePropagationContext;
+  withScopeStack<T>(stack: NativeScopeStack, callback: () => T): T;
+
+  pushScope(
+    name: string,
+    scopeType: number,
+    parent: Opt<NativeScopeHandle>,
+    attributes: Opt<number>,
+    data: Opt<Json>,
+    metadata: Opt<Json>,
+    input: Opt<Json>,
+    timestamp: Opt<number>,
+  ): NativeScopeHandle;
+  popScope(handle: NativeScopeHandle, output: Opt<Json>, timestamp: Opt<number>, metadata: Opt<Json>): void;
+  event(
+    name: string,
+    parent: Opt<NativeScopeHandle>,
+    data: Opt<Json>,
+    metadata: Opt<Json>,
+    timestamp: Opt<number>,
+  ): void;
+
+  llmCall(
+    name: string,
+    request: NativeLlmRequest,
+    parent: Opt<NativeScopeHandle>,
+    attributes: Opt<number>,
+    data: Opt<Json>,
+    metadata: Opt<Json>,
+    modelName: Opt<string>,
+    timestamp: Opt<number>,
+  ): NativeSpanHandle;
+  llmCallEnd(handle: NativeSpanHandle, response: Json, data: Opt<Json>, metadata: Opt<Json>, timestamp: Opt<number>): void;
+  llmCallExecuteAsync(
+    name: string,
+    request: NativeLlmRequest,
+    func: (request: NativeLlmRequest) => Promise<Json>,
+    parent: Opt<NativeScopeHandle>,
+    attributes: Opt<number>,
+    data: Opt<Json>,
+    metadata: Opt<Json>,
+    modelName: Opt<string>,
+  ): Promise<unknown>;
+
+  toolCall(
+    name: string,
+    args: Json,
+    parent: Opt<NativeScopeHandle>,
+    attributes: Opt<number>,
+    data: Opt<Json>,
+    metadata: Opt<Json>,
+    toolCallId: Opt<string>,
+    timestamp: Opt<number>,
+  ): NativeSpanHandle;
+  toolCallEnd(handle: NativeSpanHandle, result: NativeToolResult, data: Opt<Json>, metadata: Opt<Json>, timestamp: Opt<number>): void;
+  toolCallExecuteAsync(
+    name: string,
+    args: Json,
+    func: (args: Json, signal: AbortSignal) => Promise<NativeToolResult>,
+    parent: Opt<NativeScopeHandle>,
+    attributes: Opt<number>,
+    data: Opt<Json>,
+    metadata: Opt<Json>,
+    toolCallId: Opt<string>,
+  ): Promise<unknown>;
+
+  registerSubscriber(name: string, callback: (event: unknown) => void): void;
+  deregisterSubscriber(name: string): boolean;
+  flushSubscribers(): Promise<void>;
+
+  AtofExporter: new (config: NativeAtofExporterConfig) => NativeAtofExporter;
+
+  initialize(config: Json, additionalPluginsToml?: string | null): Promise<NativePluginHostActivation>;
+  validate(config: Json, additionalPluginsToml?: string | null): unknown;
+}
+
+/** Every function (and class) of `NativeBinding` that must exist for the adapter to work. */
+export const REQUIRED_FEATURES = [
+  'createScopeStack',
+  'createScopeStackFromPropagation',
+  'captureRootlessPropagationContext',
+  'withScopeStack',
+  'pushScope',
+  'popScope',
+  'event',
+  'llmCall',
+  'llmCallEnd',
+  'llmCallExecuteAsync',
+  'toolCall',
+  'toolCallEnd',
+  'toolCallExecuteAsync',
+  'registerSubscriber',
+  'deregisterSubscriber',
+  'flushSubscribers',
+  'AtofExporter',
+  'initialize',
+  'validate',
+] as const satisfies readonly (keyof NativeBinding)[];
+
+/** A loaded and accepted binding. */
+export interface LoadedBinding {
+  binding: NativeBinding;
+  version: string;
+  /** Directory of the package, when loaded from disk. */
+  packageDir?: string;
+}
+
+export interface LoadBindingOptions {
+  /** Module specifier to load. Default `nemo-relay-node`. */
+  moduleId?: string;
+  /**
+   * An already-loaded module object, e.g. from `await import('npm:nemo-relay-node@0.9.2')`
+   * under Deno. Skips `require`; `version` must then be given too (the package
+   * does not export its `package.json`).
+   */
+  module?: unknown;
+  version?: string;
+}
+
+/**
+ * Loads and checks the binding. Throws `NativeUnavailableError` (with the
+ * original error as `cause`) when it is missing, unloadable, the wrong
+ * version, or lacks a required function.
+ */
+export function loadBinding(options: LoadBindingOptions = {}): LoadedBinding {
+  const moduleId = options.moduleId ?? 'nemo-relay-node';
+  let mod: unknown;
+  let version = options.version;
+  let packageDir: string | undefined;
+  if (options.module !== undefined) {
+    mod = options.module;
+  } else {
+    const require = createRequire(import.meta.url);
+    let entry: string;
+    try {
+      entry = require.resolve(moduleId);
+    } catch (error) {
+      throw unavailable('module-missing', `${moduleId} is not installed (it is an optional peer dependency)`, error);
+    }
+    try {
+      mod = require(moduleId);
+    } catch (error) {
+      throw classifyLoadError(moduleId, error);
+    }
+    packageDir = path.dirname(entry);
+    version ??= readPackageVersion(packageDir);
+  }
+  if (version === undefined) {
+    throw unavailable('version-mismatch', `could not determine the ${moduleId} version; pass { version } with { module }`);
+  }
+  if (!SUPPORTED_VERSION.test(version)) {
+    throw unavailable('version-mismatch', `${moduleId}@${version} is not supported (this adapter needs ${SUPPORTED_VERSION_RANGE})`);
+  }
+  const missing = missingFeatures(mod);
+  if (missing.length > 0) {
+    throw unavailable('missing-features', `${moduleId}@${version} lacks ${missing.join(', ')}`);
+  }
+  const result: LoadedBinding = { binding: mod as NativeBinding, version };
+  if (packageDir !== undefined) result.packageDir = packageDir;
+  return result;
+}
+
+/** Names in `REQUIRED_FEATURES` that `mod` does not provide as functions. */
+export function missingFeatures(mod: unknown): string[] {
+  if (typeof mod !== 'object' && typeof mod !== 'function') return [...REQUIRED_FEATURES];
+  if (mod === null) return [...REQUIRED_FEATURES];
+  const record = mod as Record<string, unknown>;
+  const missing: string[] = REQUIRED_FEATURES.filter((name) => typeof record[name] !== 'function');
+  const scopeType = record.ScopeType as Record<string, unknown> | undefined;
+  if (typeof scopeType !== 'object' || scopeType === null || typeof scopeType.Agent !== 'number') missing.push('ScopeType');
+  return missing;
+}
+
+// package.json is not in the package's "exports" map, so read it from disk.
+function readPackageVersion(packageDir: string): string | undefined {
+  try {
+    const json = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version?: unknown };
+    return typeof json.version === 'string' ? json.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function classifyLoadError(moduleId: string, error: unknown): NativeUnavailableError {
+  const message = messageOf(error);
+  const name = error instanceof Error ? error.name : '';
+  const code = (error as { code?: unknown } | null)?.code;
+  if (name === 'NotCapable' || name === 'PermissionDenied' || /Requires \w+ access/.test(message)) {
+    return unavailable(
+      'permission-denied',
+      `Deno denied a permission ${moduleId} needs (${message}); run with ` +
+        '--allow-ffi --allow-read --allow-env --allow-sys=cpus,networkInterfaces,hostname (or -A)',
+      error,
+    );
+  }
+  if (code === 'MODULE_NOT_FOUND' || /Cannot find (?:module|native binding)/.test(message)) {
+    return unavailable(
+      'binary-missing',
+      `${moduleId} has no prebuilt binary for ${process.platform}-${process.arch} (${message})`,
+      error,
+    );
+  }
+  return unavailable('load-failed', `${moduleId} failed to load: ${message}`, error);
+}
+
+function unavailable(reason: NativeUnavailableReason, message: string, cause?: unknown): NativeUnavailableError {
+  return cause === undefined
+    ? new NativeUnavailableError(reason, message)
+    : new NativeUnavailableError(reason, message, { cause });
+}

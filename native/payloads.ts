@@ -1,0 +1,158 @@
+/**
+ * Conversion of contract arguments into what the native binding accepts.
+ *
+ * Native kills the process on a BigInt or a cyclic object and throws on
+ * functions, symbols, `NaN`, `undefined` inside arrays and many class
+ * instances (see native-binding.md §4). Every payload therefore goes through
+ * `toJson()` (src/relay/json.ts, whose table says where each kind of value
+ * ends up) before it crosses. The helpers here add the few shape rules native
+ * imposes on top of "plain JSON": string-only headers, the `{result}` tool
+ * shape, safe-integer timestamps and error metadata on tool ends.
+ *
+ * None of these functions throws.
+ *
+ * @module
+ */
+
+import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/relay/contract.ts';
+import { isJsonObject, toJson } from '../src/relay/json.ts';
+import { nowMicros } from '../src/relay/clock.ts';
+import type { NativeLlmRequest, NativeToolResult } from './binding.ts';
+
+/**
+ * Deepest nesting kept in a payload; deeper values become `"[MaxDepth]"`.
+ * Native converts values recursively and segfaults on very deep ones
+ * (observed at 100 000 levels), and no real payload nests this far.
+ */
+const MAX_DEPTH = 64;
+
+/** Any value as plain JSON; `undefined` becomes `null` (native's "absent"). */
+export function json(value: unknown): Json {
+  if (value === undefined) return null;
+  return toJson(value, { maxDepth: MAX_DEPTH });
+}
+
+/** A name native accepts: always a string. */
+export function nameOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return String(value);
+  } catch {
+    return 'unnamed';
+  }
+}
+
+/** An optional string argument, or `null` when absent or empty. */
+export function optionalString(value: unknown): string | null {
+  if (typeof value === 'string') return value === '' ? null : value;
+  if (value === undefined || value === null) return null;
+  const converted = json(value);
+  return typeof converted === 'string' ? converted : converted === null ? null : JSON.stringify(converted);
+}
+
+/**
+ * The timestamp native gets: the caller's when it is a usable integer of Unix
+ * microseconds, otherwise the shared clock. Explicit stamps on every manual
+ * call keep native's delivery order equal to timestamp order (its default
+ * LLM end stamp lags and reorders ATIF steps).
+ */
+export function timestampOf(value: number | undefined): number {
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    const integer = Math.floor(value);
+    if (Number.isSafeInteger(integer)) return integer;
+  }
+  return nowMicros();
+}
+
+/**
+ * LLM request headers as a string→string object. Numbers and booleans are
+ * stringified, arrays joined with `, ` (the HTTP list form), other objects
+ * JSON-encoded; `null`/`undefined` entries are dropped.
+ */
+export function headersOf(value: unknown): Record<string, string> {
+  const converted = json(value);
+  const out: Record<string, string> = {};
+  if (!isJsonObject(converted)) return out;
+  for (const key of Object.keys(converted)) {
+    const item = converted[key];
+    if (item === null || item === undefined) continue;
+    let text: string;
+    if (typeof item === 'string') text = item;
+    else if (typeof item === 'number' || typeof item === 'boolean') text = String(item);
+    else if (Array.isArray(item)) text = item.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join(', ');
+    else text = JSON.stringify(item);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: text, enumerable: true, writable: true, configurable: true });
+    else out[key] = text;
+  }
+  return out;
+}
+
+/** An LLM request in the `{headers, content}` shape native requires. */
+export function requestOf(request: LlmRequest | undefined): NativeLlmRequest {
+  let headers: unknown;
+  let content: unknown;
+  try {
+    headers = request?.headers;
+    content = request?.content;
+  } catch {
+    // A throwing getter on the request object itself: record what we can.
+  }
+  return { headers: headersOf(headers), content: json(content) };
+}
+
+/** Tool end payload in native's `ToolExecutionResult` shape. */
+export function toolResultOf(result: unknown, annotation: unknown): NativeToolResult {
+  const out: NativeToolResult = { result: json(result) };
+  if (annotation !== undefined && annotation !== null) out.annotation = json(annotation);
+  return out;
+}
+
+/**
+ * End metadata of an error-ended tool: the caller's metadata (whose
+ * `error.type`, when given, is kept) with `otel.status_code: "ERROR"`, which
+ * a manual native tool end preserves. A non-object caller metadata is kept
+ * under `metadata`. Nothing is inferred from the result, so native and
+ * in-memory files stay identical.
+ */
+export function toolErrorMetadata(metadata: unknown): JsonObject {
+  const converted = json(metadata);
+  const out: JsonObject = isJsonObject(converted) ? { ...converted } : converted === null ? {} : { metadata: converted };
+  out['otel.status_code'] = 'ERROR';
+  return out;
+}
+
+/** ATOF scope attribute flags → native bitmask (1 = parallel, 2 = relocatable). */
+export function scopeAttributesOf(flags: readonly string[] | undefined): number | null {
+  if (!Array.isArray(flags) || flags.length === 0) return null;
+  let mask = 0;
+  for (const flag of flags) {
+    if (flag === 'parallel') mask |= 1;
+    else if (flag === 'relocatable') mask |= 2;
+  }
+  return mask === 0 ? null : mask;
+}
+
+const SCOPE_TYPE_NAMES: Record<ScopeCategory, string> = {
+  agent: 'Agent',
+  function: 'Function',
+  tool: 'Tool',
+  llm: 'Llm',
+  retriever: 'Retriever',
+  embedder: 'Embedder',
+  reranker: 'Reranker',
+  guardrail: 'Guardrail',
+  evaluator: 'Evaluator',
+  custom: 'Custom',
+  unknown: 'Unknown',
+};
+
+/**
+ * Native `ScopeType` number of a contract category, read from the loaded
+ * module (its `const enum` typings cannot be used). Unknown categories map
+ * to `Unknown`.
+ */
+export function scopeTypeOf(scopeTypes: Readonly<Record<string, number>>, category: unknown): number {
+  const name = typeof category === 'string' ? SCOPE_TYPE_NAMES[category as ScopeCategory] : undefined;
+  const value = name === undefined ? undefined : scopeTypes[name];
+  return typeof value === 'number' ? value : (scopeTypes.Unknown ?? 10);
+}

@@ -1,0 +1,408 @@
+/**
+ * The native plugin host: `plugins.toml` documents and dynamic plugins.
+ *
+ * **One activation per process.** Native refuses a second `initialize` while
+ * one is live (`conflict: ...`). The adapter tracks the live activation at
+ * module level, so a second call fails fast with `PluginHostBusyError`
+ * instead of a native message, whichever backend instance made the first.
+ *
+ * **The document is authoritative.** Native layers an explicit
+ * `additionalPluginsToml` file *over* the document it is given, and
+ * concatenates destination lists such as `atof.sinks`. Passing the file the
+ * document was read from would therefore configure every sink twice (two
+ * writers on one file). `options.tomlPath` is used only to resolve relative
+ * dynamic-plugin manifest paths and in messages; it is never layered.
+ *
+ * **Ambient discovery is kept out by default.** Without an explicit layer,
+ * native also reads the user file (`$XDG_CONFIG_HOME/nemo-relay/plugins.toml`,
+ * or `~/.config/nemo-relay/plugins.toml`). An explicit layer replaces that
+ * lookup, so the adapter passes an empty temporary `plugins.toml` (or, for
+ * dynamic plugins, one holding only their records). This mutates no
+ * environment variable. The system file `/etc/nemo-relay/plugins.toml` is
+ * read in every case and cannot be excluded through the 0.9.x API; when it
+ * contributes, the report gains a `nemo_relay_hooks.ambient_config_inherited`
+ * warning naming it. `allowConfigDiscovery: true` restores native's own
+ * lookup (user file and system file, no warning).
+ *
+ * **Dynamic plugins.** 0.9.x has no API taking in-memory activation specs.
+ * Specs become `[[plugins.dynamic]]` records (`manifest`, `config`) in the
+ * temporary layer. Only those two fields exist in a record: a spec's
+ * `environment_ref` cannot be expressed (it is dropped with a warning
+ * diagnostic), its `kind` and `plugin_id` come from the manifest and are
+ * checked against it, and `null` config values are dropped (TOML has no null).
+ *
+ * @module
+ */
+
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify as stringifyToml } from 'smol-toml';
+import type {
+  ConfigDiagnostic,
+  DynamicPluginSpec,
+  Json,
+  JsonObject,
+  OutputHealth,
+  PluginConfigActivation,
+  PluginConfigOptions,
+  PluginConfigReport,
+} from '../src/relay/contract.ts';
+import { isJsonObject } from '../src/relay/json.ts';
+import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
+import { DynamicPluginError, PluginConfigError, PluginHostBusyError, messageOf } from './errors.ts';
+import { json } from './payloads.ts';
+
+/** Diagnostic code added when a discovered file was layered although discovery is off. */
+export const AMBIENT_CONFIG_INHERITED = 'nemo_relay_hooks.ambient_config_inherited';
+/** Diagnostic code added when a dynamic spec carries an `environment_ref`. */
+export const DYNAMIC_ENVIRONMENT_IGNORED = 'nemo_relay_hooks.dynamic_environment_ref_ignored';
+
+export interface PluginHostContext {
+  binding: NativeBinding;
+  /** Let native read the user and system `plugins.toml` files. */
+  allowConfigDiscovery: boolean;
+  /** Drains native delivery; called before an activation closes. Never rejects. */
+  drain(): Promise<void>;
+  /** Reports a failure that must not reach the caller. */
+  onError(operation: string, error: unknown): void;
+}
+
+// Process-wide: native allows one activation per process, whoever owns it.
+let liveOwner: object | null = null;
+
+/** Whether a plugin-config activation made by this module is live. */
+export function pluginHostBusy(): boolean {
+  return liveOwner !== null;
+}
+
+/** Activates `document` (and `specs`, when given) through native `initialize`. */
+export async function activatePluginHost(
+  context: PluginHostContext,
+  document: JsonObject,
+  options: PluginConfigOptions | undefined,
+  specs: readonly DynamicPluginSpec[] | null,
+): Promise<NativePluginActivation> {
+  if (liveOwner !== null) {
+    throw new PluginHostBusyError(
+      'conflict: a plugin-config activation is already live in this process; close() it before initializing again',
+    );
+  }
+  const token = {};
+  liveOwner = token; // held while initializing, so concurrent calls fail fast too
+  let layer: TempLayer | null = null;
+  try {
+    const doc = json(document);
+    if (!isJsonObject(doc)) throw new PluginConfigError('invalid config: the plugin config document must be an object', []);
+    const extra: ConfigDiagnostic[] = [];
+    const dynamic = specs !== null && specs.length > 0;
+    if (dynamic) {
+      layer = writeLayer(dynamicLayerText(specs, options?.tomlPath, extra));
+    } else if (!context.allowConfigDiscovery) {
+      layer = writeLayer('');
+    }
+    const Failure = dynamic ? DynamicPluginError : PluginConfigError;
+    const layerPath = layer?.file ?? null;
+
+    let validated: unknown;
+    try {
+      validated = context.binding.validate(doc, layerPath);
+    } catch (error) {
+      throw new Failure(`invalid config${where(options)}: ${stripPrefix(messageOf(error))}`, [], { cause: error });
+    }
+    const validation = reportOf(validated, layerPath);
+    if (dynamic) validation.diagnostics.push(...specMismatches(validated, specs));
+    const errors = validation.diagnostics.filter((d) => d.level === 'error');
+    if (errors.length > 0) {
+      throw new Failure(`invalid config${where(options)}: ${errors.map((d) => d.message).join('; ')}`, sortErrorsFirst(validation.diagnostics));
+    }
+
+    let activation: NativePluginHostActivation;
+    try {
+      activation = await context.binding.initialize(doc, layerPath);
+    } catch (error) {
+      const message = messageOf(error);
+      if (/^conflict:/.test(message)) {
+        throw new PluginHostBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
+      }
+      throw new Failure(`invalid config${where(options)}: activation failed: ${stripPrefix(message)}`, validation.diagnostics, { cause: error });
+    }
+    const raw = safeReport(activation);
+    const report = reportOf(raw, layerPath);
+    report.diagnostics.push(...extra);
+    if (!context.allowConfigDiscovery) report.diagnostics.push(...inheritedWarnings(report.configPaths));
+    return new NativePluginActivation(context, activation, report, token, outputSpecsOf(raw));
+  } catch (error) {
+    liveOwner = null;
+    throw error;
+  } finally {
+    layer?.remove();
+  }
+}
+
+/** A live activation; `outputs()` reports the files its observability component writes. */
+export class NativePluginActivation implements PluginConfigActivation {
+  readonly report: PluginConfigReport;
+  readonly #context: PluginHostContext;
+  readonly #activation: NativePluginHostActivation;
+  readonly #token: object;
+  readonly #outputs: OutputSpec[];
+  #closing: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(
+    context: PluginHostContext,
+    activation: NativePluginHostActivation,
+    report: PluginConfigReport,
+    token: object,
+    outputs: OutputSpec[],
+  ) {
+    this.#context = context;
+    this.#activation = activation;
+    this.report = report;
+    this.#token = token;
+    this.#outputs = outputs;
+  }
+
+  /** Whether `close()` completed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  /** Health of the ATOF file sinks and ATIF directories the activation writes. */
+  outputs(): OutputHealth[] {
+    return this.#outputs.map(outputHealth);
+  }
+
+  async #close(): Promise<void> {
+    await this.#context.drain();
+    try {
+      await this.#activation.close();
+      this.#closed = true;
+      if (liveOwner === this.#token) liveOwner = null;
+    } catch (error) {
+      // Native keeps a failed teardown active so close() can be retried.
+      this.#context.onError('plugin activation close', error);
+      this.#closing = null;
+    }
+  }
+}
+
+/** A file (ATOF sink) or a directory of `prefix*suffix` files (ATIF) an activation writes. */
+interface OutputSpec {
+  kind: 'atof' | 'atif';
+  path: string;
+  /** ATIF only: file name parts around `{session_id}`. */
+  template?: { prefix: string; suffix: string };
+}
+
+// Native resolves relative output directories against the working directory.
+function outputSpecsOf(raw: unknown): OutputSpec[] {
+  const report = isJsonObject(raw) ? raw : {};
+  const resolved = isJsonObject(report.resolved_config) ? report.resolved_config : {};
+  const components = Array.isArray(resolved.components) ? resolved.components : [];
+  const specs: OutputSpec[] = [];
+  for (const component of components) {
+    if (!isJsonObject(component) || component.kind !== 'observability' || component.enabled === false) continue;
+    const config = isJsonObject(component.config) ? component.config : {};
+    const atof = isJsonObject(config.atof) ? config.atof : {};
+    if (atof.enabled !== false && Array.isArray(atof.sinks)) {
+      for (const sink of atof.sinks) {
+        if (!isJsonObject(sink) || (sink.type !== undefined && sink.type !== 'file')) continue;
+        if (typeof sink.filename !== 'string') continue;
+        const dir = typeof sink.output_directory === 'string' ? sink.output_directory : '.';
+        specs.push({ kind: 'atof', path: path.resolve(dir, sink.filename) });
+      }
+    }
+    const atif = isJsonObject(config.atif) ? config.atif : null;
+    if (atif !== null && atif.enabled === true) {
+      const dir = typeof atif.output_directory === 'string' ? atif.output_directory : '.';
+      const template = typeof atif.filename_template === 'string' ? atif.filename_template : 'nemo-relay-atif-{session_id}.json';
+      const [prefix = '', suffix = ''] = template.split('{session_id}');
+      specs.push({ kind: 'atif', path: path.resolve(dir), template: { prefix, suffix } });
+    }
+  }
+  return specs;
+}
+
+function outputHealth(spec: OutputSpec): OutputHealth {
+  const health: OutputHealth = { kind: spec.kind, path: spec.path, lastWrite: null, bytes: 0, errors: 0 };
+  try {
+    if (spec.template === undefined) {
+      const stat = statSync(spec.path);
+      health.bytes = stat.size;
+      if (stat.size > 0) health.lastWrite = stat.mtime.toISOString();
+      return health;
+    }
+    let latest = 0;
+    for (const name of readdirSync(spec.path)) {
+      if (!name.startsWith(spec.template.prefix) || !name.endsWith(spec.template.suffix)) continue;
+      const stat = statSync(path.join(spec.path, name));
+      health.bytes += stat.size;
+      latest = Math.max(latest, stat.mtimeMs);
+    }
+    if (latest > 0) health.lastWrite = new Date(latest).toISOString();
+  } catch (error) {
+    // Nothing written yet is not an error; anything else is.
+    if ((error as { code?: unknown } | null)?.code !== 'ENOENT') {
+      health.errors = 1;
+      health.lastError = messageOf(error);
+    }
+  }
+  return health;
+}
+
+interface TempLayer {
+  file: string;
+  remove(): void;
+}
+
+function writeLayer(text: string): TempLayer {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-hooks-layer-'));
+  const file = path.join(dir, 'plugins.toml');
+  writeFileSync(file, text);
+  return {
+    file,
+    remove: () => {
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // A leftover empty temp file is harmless.
+      }
+    },
+  };
+}
+
+function dynamicLayerText(specs: readonly DynamicPluginSpec[], tomlPath: string | undefined, extra: ConfigDiagnostic[]): string {
+  const base = tomlPath ? path.dirname(path.resolve(tomlPath)) : process.cwd();
+  const records = specs.map((spec, index) => {
+    const manifest = typeof spec?.manifest_ref === 'string' ? spec.manifest_ref.trim() : '';
+    if (manifest === '') {
+      throw new DynamicPluginError(`dynamic plugin spec ${index} has no manifest_ref`, [
+        { level: 'error', code: 'plugin.dynamic.invalid_spec', field: `dynamic_plugins[${index}].manifest_ref`, message: 'manifest_ref is required' },
+      ]);
+    }
+    if (typeof spec.environment_ref === 'string' && spec.environment_ref.trim() !== '') {
+      extra.push({
+        level: 'warning',
+        code: DYNAMIC_ENVIRONMENT_IGNORED,
+        component: typeof spec.plugin_id === 'string' ? spec.plugin_id : undefined,
+        field: `dynamic_plugins[${index}].environment_ref`,
+        message: 'nemo-relay-node 0.9.x cannot take an environment_ref for a dynamic plugin; it was ignored',
+      } as ConfigDiagnostic);
+    }
+    const record: Record<string, unknown> = { manifest: path.resolve(base, manifest) };
+    const config = withoutNulls(json(spec.config));
+    if (isJsonObject(config) && Object.keys(config).length > 0) record.config = config;
+    return record;
+  });
+  return stringifyToml({ version: 1, plugins: { dynamic: records } });
+}
+
+// TOML has no null: drop null members and null array items.
+function withoutNulls(value: Json): Json {
+  if (Array.isArray(value)) return value.filter((item) => item !== null).map(withoutNulls);
+  if (isJsonObject(value)) {
+    const out: JsonObject = {};
+    for (const [key, item] of Object.entries(value)) if (item !== null) out[key] = withoutNulls(item);
+    return out;
+  }
+  return value;
+}
+
+/** Native report → contract report, without the adapter's own temporary layer. */
+function reportOf(raw: unknown, ownLayer: string | null): PluginConfigReport {
+  const report = isJsonObject(raw) ? raw : {};
+  const config = isJsonObject(report.config) ? report.config : {};
+  const diagnostics: ConfigDiagnostic[] = [];
+  for (const list of [config.diagnostics, config.runtime_diagnostics]) {
+    if (Array.isArray(list)) for (const item of list) diagnostics.push(diagnosticOf(item));
+  }
+  const dynamic = Array.isArray(report.dynamic_plugins) ? report.dynamic_plugins : [];
+  for (const entry of dynamic) {
+    if (!isJsonObject(entry) || !isJsonObject(entry.failure)) continue;
+    const diagnostic: ConfigDiagnostic = {
+      level: 'error',
+      code: `plugin.dynamic.${typeof entry.failure.code === 'string' ? entry.failure.code : 'failure'}`,
+      field: 'plugins.dynamic',
+      message: typeof entry.failure.message === 'string' ? entry.failure.message : 'dynamic plugin failed validation',
+    };
+    if (typeof entry.plugin_id === 'string') diagnostic.component = entry.plugin_id;
+    diagnostics.push(diagnostic);
+  }
+  const configPaths = Array.isArray(report.config_paths)
+    ? report.config_paths.filter((p): p is string => typeof p === 'string' && p !== ownLayer)
+    : [];
+  return { diagnostics, configPaths };
+}
+
+function diagnosticOf(item: unknown): ConfigDiagnostic {
+  const raw = isJsonObject(item) ? item : {};
+  const diagnostic: ConfigDiagnostic = {
+    level: raw.level === 'error' ? 'error' : 'warning',
+    code: typeof raw.code === 'string' ? raw.code : 'unknown',
+    message: typeof raw.message === 'string' ? raw.message : JSON.stringify(item),
+  };
+  if (typeof raw.component === 'string') diagnostic.component = raw.component;
+  if (typeof raw.field === 'string') diagnostic.field = raw.field;
+  return diagnostic;
+}
+
+/** A spec whose `kind` or `plugin_id` disagrees with its manifest (native only reads the manifest). */
+function specMismatches(validated: unknown, specs: readonly DynamicPluginSpec[]): ConfigDiagnostic[] {
+  const entries = isJsonObject(validated) && Array.isArray(validated.dynamic_plugins) ? validated.dynamic_plugins : [];
+  const out: ConfigDiagnostic[] = [];
+  specs.forEach((spec, index) => {
+    const entry = entries[index];
+    if (!isJsonObject(entry)) return;
+    for (const field of ['kind', 'plugin_id'] as const) {
+      const declared = spec[field];
+      const actual = entry[field];
+      if (typeof declared === 'string' && typeof actual === 'string' && declared !== actual) {
+        out.push({
+          level: 'error',
+          code: 'plugin.dynamic.spec_mismatch',
+          component: typeof actual === 'string' ? actual : undefined,
+          field: `dynamic_plugins[${index}].${field}`,
+          message: `dynamic_plugins[${index}].${field} is '${declared}' but its manifest declares '${actual}'`,
+        } as ConfigDiagnostic);
+      }
+    }
+  });
+  return out;
+}
+
+function inheritedWarnings(configPaths: readonly string[]): ConfigDiagnostic[] {
+  return configPaths.map((file) => ({
+    level: 'warning' as const,
+    code: AMBIENT_CONFIG_INHERITED,
+    field: 'config_paths',
+    message: `${file} was layered over the plugin config by nemo-relay-node; the system plugins.toml cannot be excluded`,
+  }));
+}
+
+function safeReport(activation: NativePluginHostActivation): unknown {
+  try {
+    return activation.report;
+  } catch {
+    return {};
+  }
+}
+
+function sortErrorsFirst(diagnostics: ConfigDiagnostic[]): ConfigDiagnostic[] {
+  return [...diagnostics].sort((a, b) => (a.level === b.level ? 0 : a.level === 'error' ? -1 : 1));
+}
+
+function where(options: PluginConfigOptions | undefined): string {
+  return options?.tomlPath ? ` (${options.tomlPath})` : '';
+}
+
+// Native prefixes messages with "invalid config: "; the adapter re-adds it after its own context.
+function stripPrefix(message: string): string {
+  return message.replace(/^invalid config:\s*/, '');
+}

@@ -1,0 +1,500 @@
+/**
+ * `NativeRelay`: the `RelayBackend` contract over `nemo-relay-node`.
+ *
+ * What it adds on top of the binding (see native-binding.md for the traps):
+ * - every payload goes through `toJson()` first (payloads.ts), so no value a
+ *   host passes can abort, crash or throw;
+ * - every manual call carries an explicit microsecond timestamp, so
+ *   delivery order equals timestamp order and ATIF steps stay in order;
+ * - every scope lives on a stack of its own with explicit parents
+ *   (scopes.ts), so interleaved sessions never collide and scopes can close
+ *   in any order;
+ * - double ends and pops, unknown handles and native failures are counted
+ *   (`stats()`) and logged once per operation, never thrown;
+ * - managed execution hands the host back its own result and its own error
+ *   object, not native's JSON copy or its `internal error:` rewrite;
+ * - per-session ATIF (atif.ts), ATOF file sinks (atof.ts) and the plugin
+ *   host (plugin-host.ts).
+ *
+ * @module
+ */
+
+import type {
+  AtifExporter,
+  AtifExporterOptions,
+  AtofExporter,
+  AtofExporterOptions,
+  BackendStats,
+  DynamicPluginSpec,
+  JsonObject,
+  LlmEndOptions,
+  LlmHandle,
+  LlmRequest,
+  LlmStartOptions,
+  ManagedLlmCall,
+  ManagedLlmOptions,
+  ManagedToolCall,
+  ManagedToolOptions,
+  MarkOptions,
+  OutputHealth,
+  PluginConfigActivation,
+  PluginConfigOptions,
+  PopScopeOptions,
+  PushScopeOptions,
+  RelayBackend,
+  ScopeHandle,
+  ToolEndOptions,
+  ToolHandle,
+  ToolStartOptions,
+} from '../src/relay/contract.ts';
+import { safeLog, type Logger } from '../src/hooks/logger.ts';
+import { AtifRouter } from './atif.ts';
+import { NativeAtofSink } from './atof.ts';
+import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeToolResult } from './binding.ts';
+import { messageOf } from './errors.ts';
+import {
+  json,
+  nameOf,
+  optionalString,
+  requestOf,
+  scopeAttributesOf,
+  scopeTypeOf,
+  timestampOf,
+  toolErrorMetadata,
+  toolResultOf,
+} from './payloads.ts';
+import { activatePluginHost, type NativePluginActivation, type PluginHostContext } from './plugin-host.ts';
+import { ScopeStacks, ScopeState, SpanState } from './scopes.ts';
+
+export interface NativeRelayConfig {
+  logger: Logger;
+  /** Let native layer the user and system `plugins.toml` files (plugin-host.ts). */
+  allowConfigDiscovery: boolean;
+}
+
+export class NativeRelay implements RelayBackend {
+  readonly kind = 'native' as const;
+  readonly version: string;
+  readonly #binding: NativeBinding;
+  readonly #stacks: ScopeStacks;
+  readonly #logger: Logger;
+  readonly #allowConfigDiscovery: boolean;
+  readonly #atif: AtifRouter;
+  readonly #sinks = new Set<NativeAtofSink>();
+  readonly #activations = new Set<NativePluginActivation>();
+  readonly #warned = new Set<string>();
+  #events = 0;
+  #errors = 0;
+  #dropped = 0;
+  #shutdown: Promise<void> | null = null;
+
+  constructor(loaded: LoadedBinding, config: NativeRelayConfig) {
+    this.#binding = loaded.binding;
+    this.version = loaded.version;
+    this.#logger = config.logger;
+    this.#allowConfigDiscovery = config.allowConfigDiscovery;
+    this.#stacks = new ScopeStacks(loaded.binding);
+    this.#atif = new AtifRouter(loaded.binding, (operation, error) => this.#fail(operation, error));
+  }
+
+  // ---- scopes and marks ---------------------------------------------------
+
+  pushScope(options: PushScopeOptions): ScopeHandle {
+    let parent: ScopeState | null = null;
+    try {
+      const timestamp = timestampOf(options.timestampUs);
+      parent = this.#scopeOf(options.parent, 'pushScope');
+      const name = nameOf(options.name);
+      const scopeType = scopeTypeOf(this.#binding.ScopeType, options.category);
+      const attributes = scopeAttributesOf(options.attributes);
+      const metadata = json(options.metadata);
+      const input = json(options.input);
+      const binding = this.#binding;
+      const state = this.#stacks.push(parent, scopeType, (nativeParent) =>
+        binding.pushScope(name, scopeType, nativeParent, attributes, null, metadata, input, timestamp),
+      );
+      this.#events += 1;
+      return state as unknown as ScopeHandle;
+    } catch (error) {
+      this.#drop('pushScope', error);
+      return new ScopeState(null, parent, null, null, false, false) as unknown as ScopeHandle;
+    }
+  }
+
+  popScope(handle: ScopeHandle, options?: PopScopeOptions): void {
+    const state = this.#scopeOf(handle, 'popScope');
+    if (state === null) return;
+    if (state.ended) {
+      this.#fail('popScope', new Error('scope already popped'));
+      return;
+    }
+    state.ended = true;
+    const native = state.native;
+    if (native === null) return; // never reached native; its start was already counted as dropped
+    try {
+      const timestamp = timestampOf(options?.timestampUs);
+      const output = json(options?.output);
+      const metadata = json(options?.metadata);
+      const binding = this.#binding;
+      this.#stacks.inOwnStack(state, () => binding.popScope(native, output, timestamp, metadata));
+      this.#events += 1;
+    } catch (error) {
+      this.#drop('popScope', error);
+    }
+  }
+
+  mark(options: MarkOptions): void {
+    try {
+      const timestamp = timestampOf(options.timestampUs);
+      const parent = this.#scopeOf(options.parent, 'mark');
+      const name = nameOf(options.name);
+      const data = json(options.data);
+      const metadata = json(options.metadata);
+      const { stack, handle } = this.#stacks.emitContext(parent);
+      const binding = this.#binding;
+      this.#stacks.run(stack, () => binding.event(name, handle, data, metadata, timestamp));
+      this.#events += 1;
+    } catch (error) {
+      this.#drop('mark', error);
+    }
+  }
+
+  // ---- LLM and tool spans -------------------------------------------------
+
+  llmStart(options: LlmStartOptions): LlmHandle {
+    let stack = null;
+    try {
+      const timestamp = timestampOf(options.timestampUs);
+      const parent = this.#scopeOf(options.parent, 'llmStart');
+      const name = nameOf(options.name);
+      const request = requestOf(options.request);
+      const metadata = json(options.metadata);
+      const modelName = optionalString(options.modelName);
+      const context = this.#stacks.emitContext(parent);
+      stack = context.stack;
+      const binding = this.#binding;
+      const native = this.#stacks.run(context.stack, () =>
+        binding.llmCall(name, request, context.handle, null, null, metadata, modelName, timestamp),
+      );
+      this.#events += 1;
+      return new SpanState('llm', native, context.stack) as unknown as LlmHandle;
+    } catch (error) {
+      this.#drop('llmStart', error);
+      return deadSpan('llm', stack) as unknown as LlmHandle;
+    }
+  }
+
+  llmEnd(handle: LlmHandle, options: LlmEndOptions): void {
+    const span = this.#spanOf(handle, 'llm', 'llmEnd');
+    if (span === null || span.native === null) return;
+    const native = span.native;
+    try {
+      const timestamp = timestampOf(options?.timestampUs);
+      const response = json(options?.response);
+      const metadata = json(options?.metadata);
+      const binding = this.#binding;
+      // Native forces otel.status_code "OK" on a manual LLM end: an error can only live in response and metadata.
+      this.#stacks.run(span.stack, () => binding.llmCallEnd(native, response, null, metadata, timestamp));
+      this.#events += 1;
+    } catch (error) {
+      this.#drop('llmEnd', error);
+    }
+  }
+
+  toolStart(options: ToolStartOptions): ToolHandle {
+    let stack = null;
+    try {
+      const timestamp = timestampOf(options.timestampUs);
+      const parent = this.#scopeOf(options.parent, 'toolStart');
+      const name = nameOf(options.name);
+      const args = json(options.args);
+      const metadata = json(options.metadata);
+      const toolCallId = optionalString(options.toolCallId);
+      const context = this.#stacks.emitContext(parent);
+      stack = context.stack;
+      const binding = this.#binding;
+      const native = this.#stacks.run(context.stack, () =>
+        binding.toolCall(name, args, context.handle, null, null, metadata, toolCallId, timestamp),
+      );
+      this.#events += 1;
+      return new SpanState('tool', native, context.stack) as unknown as ToolHandle;
+    } catch (error) {
+      this.#drop('toolStart', error);
+      return deadSpan('tool', stack) as unknown as ToolHandle;
+    }
+  }
+
+  toolEnd(handle: ToolHandle, options: ToolEndOptions): void {
+    const span = this.#spanOf(handle, 'tool', 'toolEnd');
+    if (span === null || span.native === null) return;
+    const native = span.native;
+    try {
+      const timestamp = timestampOf(options?.timestampUs);
+      const failed = options?.status === 'error';
+      // The annotation describes a successful result; an error end carries none, as in managed execution.
+      const result = toolResultOf(options?.result, failed ? undefined : options?.annotation);
+      const metadata = failed ? toolErrorMetadata(options?.metadata) : json(options?.metadata);
+      const binding = this.#binding;
+      this.#stacks.run(span.stack, () => binding.toolCallEnd(native, result, null, metadata, timestamp));
+      this.#events += 1;
+    } catch (error) {
+      this.#drop('toolEnd', error);
+    }
+  }
+
+  // ---- managed execution --------------------------------------------------
+
+  /**
+   * Runs `call` inside native `llmCallExecuteAsync`. Resolves with what `call`
+   * returned (the same object, not native's JSON copy) and rejects with what
+   * it threw (the same object, not native's `internal error:` rewrite). If
+   * native fails before `call` ran, `call` is run directly: telemetry never
+   * keeps the host from making its call.
+   */
+  async executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
+    const outcome = new CallOutcome();
+    const func = async (request: NativeLlmRequest): Promise<unknown> => {
+      const value = await outcome.run(() => call(request as unknown as LlmRequest));
+      return json(value); // a BigInt or a cycle returned into native would kill the process
+    };
+    let pending: Promise<unknown>;
+    try {
+      const parent = this.#scopeOf(options.parent, 'executeLlm');
+      const name = nameOf(options.name);
+      const request = requestOf(options.request);
+      const metadata = json(options.metadata);
+      const modelName = optionalString(options.modelName);
+      const { stack, handle } = this.#stacks.emitContext(parent);
+      const binding = this.#binding;
+      pending = this.#stacks.run(stack, () =>
+        binding.llmCallExecuteAsync(name, request, func as never, handle, null, null, metadata, modelName),
+      );
+    } catch (error) {
+      this.#drop('executeLlm', error);
+      return call(options.request);
+    }
+    return this.#settle('executeLlm', pending, outcome, (result) => result, () => call(options.request));
+  }
+
+  /** Managed tool execution; same guarantees as `executeLlm`. */
+  async executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
+    const outcome = new CallOutcome();
+    const func = async (args: unknown): Promise<NativeToolResult> => {
+      const value = await outcome.run(() => call(args));
+      return { result: json(value) }; // native requires the ToolExecutionResult shape
+    };
+    let pending: Promise<unknown>;
+    try {
+      const parent = this.#scopeOf(options.parent, 'executeTool');
+      const name = nameOf(options.name);
+      const args = json(options.args);
+      const metadata = json(options.metadata);
+      const toolCallId = optionalString(options.toolCallId);
+      const { stack, handle } = this.#stacks.emitContext(parent);
+      const binding = this.#binding;
+      pending = this.#stacks.run(stack, () =>
+        binding.toolCallExecuteAsync(name, args, func as never, handle, null, null, metadata, toolCallId),
+      );
+    } catch (error) {
+      this.#drop('executeTool', error);
+      return call(options.args);
+    }
+    return this.#settle(
+      'executeTool',
+      pending,
+      outcome,
+      (result) => (result !== null && typeof result === 'object' && 'result' in result ? (result as { result: unknown }).result : result),
+      () => call(options.args),
+    );
+  }
+
+  async #settle(
+    operation: string,
+    pending: Promise<unknown>,
+    outcome: CallOutcome,
+    unwrap: (result: unknown) => unknown,
+    direct: () => unknown,
+  ): Promise<unknown> {
+    let result: unknown;
+    try {
+      result = await pending;
+    } catch (error) {
+      if (outcome.state === 'threw') {
+        this.#events += 2;
+        throw outcome.error;
+      }
+      this.#fail(operation, error);
+      if (outcome.state === 'returned') return outcome.value;
+      if (outcome.state === 'running') return outcome.settled; // native gave up while the call was still running
+      this.#dropped += 2;
+      return direct();
+    }
+    this.#events += 2;
+    if (outcome.state === 'threw') throw outcome.error;
+    // The host's own object when its call ran; native's result when an intercept answered instead.
+    return outcome.state === 'returned' ? outcome.value : unwrap(result);
+  }
+
+  // ---- exporters ----------------------------------------------------------
+
+  registerAtofExporter(options: AtofExporterOptions): AtofExporter {
+    const sink = new NativeAtofSink(this.#binding, options, (closed) => this.#sinks.delete(closed));
+    this.#sinks.add(sink);
+    return sink;
+  }
+
+  registerAtifExporter(options: AtifExporterOptions): AtifExporter {
+    const state = this.#scopeOf(options.scope, 'registerAtifExporter');
+    return this.#atif.register(options, state?.uuid);
+  }
+
+  // ---- plugin host --------------------------------------------------------
+
+  async initializePluginConfig(document: JsonObject, options?: PluginConfigOptions): Promise<PluginConfigActivation> {
+    return this.#track(await activatePluginHost(this.#pluginHostContext(), document, options, null));
+  }
+
+  async activateDynamicPlugins(
+    document: JsonObject,
+    specs: readonly DynamicPluginSpec[],
+    options?: PluginConfigOptions,
+  ): Promise<PluginConfigActivation> {
+    return this.#track(await activatePluginHost(this.#pluginHostContext(), document, options, Array.isArray(specs) ? specs : []));
+  }
+
+  #pluginHostContext(): PluginHostContext {
+    return {
+      binding: this.#binding,
+      allowConfigDiscovery: this.#allowConfigDiscovery,
+      drain: () => this.#drain(),
+      onError: (operation, error) => this.#fail(operation, error),
+    };
+  }
+
+  #track(activation: NativePluginActivation): PluginConfigActivation {
+    this.#activations.add(activation);
+    return activation;
+  }
+
+  // ---- lifecycle and health -----------------------------------------------
+
+  async flush(): Promise<void> {
+    await this.#drain();
+    for (const sink of [...this.#sinks]) await sink.flush();
+  }
+
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#close();
+    return this.#shutdown;
+  }
+
+  async #close(): Promise<void> {
+    await this.#drain();
+    for (const activation of [...this.#activations]) await activation.close();
+    for (const sink of [...this.#sinks]) await sink.close();
+    this.#atif.close();
+  }
+
+  stats(): BackendStats {
+    return { events: this.#events, errors: this.#errors, dropped: this.#dropped };
+  }
+
+  outputs(): OutputHealth[] {
+    const outputs: OutputHealth[] = [];
+    for (const sink of this.#sinks) outputs.push(sink.health());
+    for (const activation of this.#activations) if (!activation.closed) outputs.push(...activation.outputs());
+    return outputs;
+  }
+
+  // ---- internals ----------------------------------------------------------
+
+  async #drain(): Promise<void> {
+    try {
+      await this.#binding.flushSubscribers();
+    } catch (error) {
+      this.#fail('flush', error);
+    }
+  }
+
+  #scopeOf(handle: unknown, operation: string): ScopeState | null {
+    if (handle === undefined || handle === null) return null;
+    if (handle instanceof ScopeState) return handle;
+    this.#fail(operation, new TypeError('not a scope handle of the native backend'));
+    return null;
+  }
+
+  #spanOf(handle: unknown, kind: 'llm' | 'tool', operation: string): SpanState | null {
+    if (!(handle instanceof SpanState) || handle.kind !== kind) {
+      this.#fail(operation, new TypeError(`not an ${kind} handle of the native backend`));
+      return null;
+    }
+    if (handle.ended) {
+      this.#fail(operation, new Error(`${kind} span already ended`));
+      return null;
+    }
+    handle.ended = true;
+    return handle;
+  }
+
+  /** A call that lost its event. */
+  #drop(operation: string, error: unknown): void {
+    this.#dropped += 1;
+    this.#fail(operation, error);
+  }
+
+  /** A failure the caller must not see: counted, and logged once per operation. */
+  #fail(operation: string, error: unknown): void {
+    this.#errors += 1;
+    const first = !this.#warned.has(operation);
+    if (first) this.#warned.add(operation);
+    safeLog(
+      this.#logger,
+      first ? 'warn' : 'debug',
+      `native relay ${operation} failed: ${messageOf(error)}${first ? ' (further failures of this kind are logged at debug level)' : ''}`,
+    );
+  }
+}
+
+/** A span whose start never reached native; ending it is a no-op. */
+function deadSpan(kind: 'llm' | 'tool', stack: unknown): SpanState {
+  return new SpanState(kind, null, stack as never);
+}
+
+/**
+ * What happened to the host's call inside managed execution. Native rejects
+ * with a re-created `Error` (message prefixed `internal error:`, subclass and
+ * properties lost), so the original is captured here and rethrown instead.
+ */
+class CallOutcome {
+  state: 'pending' | 'running' | 'returned' | 'threw' = 'pending';
+  value: unknown;
+  error: unknown;
+  settled: Promise<unknown> | undefined;
+
+  async run(call: () => unknown): Promise<unknown> {
+    this.state = 'running';
+    const settled = (async () => call())();
+    this.settled = settled;
+    try {
+      this.value = await settled;
+      this.state = 'returned';
+      return this.value;
+    } catch (error) {
+      this.error = error;
+      this.state = 'threw';
+      // Native reads name and message off what it receives: hand it a plain Error, never a hostile object.
+      throw plainError(error);
+    }
+  }
+}
+
+function plainError(error: unknown): Error {
+  const plain = new Error(messageOf(error));
+  try {
+    const name = error instanceof Error ? error.name : undefined;
+    if (typeof name === 'string' && name !== '') plain.name = name;
+  } catch {
+    // Keep "Error".
+  }
+  return plain;
+}

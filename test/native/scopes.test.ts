@@ -1,0 +1,178 @@
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ScopeHandle } from '../../src/relay/contract.ts';
+import { parseTimestamp } from '../../src/relay/clock.ts';
+import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import type { NativeRelay } from '../../native/index.ts';
+import { available, readAtof, recordingLogger, relay, scopeEvents, tempDir } from './support.ts';
+
+describe.skipIf(!available)('native scopes', () => {
+  let backend: NativeRelay | undefined;
+  afterEach(async () => {
+    await backend?.shutdown();
+    backend = undefined;
+  });
+
+  async function recorded(run: (relay: NativeRelay) => void | Promise<void>) {
+    backend = relay();
+    const dir = tempDir('scopes');
+    const sink = backend.registerAtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
+    await run(backend);
+    await sink.close();
+    const events = readAtof(path.join(dir, 'events.jsonl'));
+    expect(validateAtofEvents(events)).toEqual([]);
+    return events;
+  }
+
+  it('keeps interleaved sessions apart and lets them close in any order', async () => {
+    const events = await recorded((r) => {
+      const a = r.pushScope({ name: 'session-a', category: 'agent' });
+      const b = r.pushScope({ name: 'session-b', category: 'agent' });
+      const turnA = r.pushScope({ name: 'turn-a', category: 'custom', parent: a });
+      const turnB = r.pushScope({ name: 'turn-b', category: 'custom', parent: b });
+      r.mark({ name: 'mark-a', parent: turnA });
+      r.mark({ name: 'mark-b', parent: turnB });
+      // Closed in the order they were opened: impossible on native's shared stack.
+      r.popScope(a);
+      r.popScope(turnA);
+      r.popScope(b);
+      r.popScope(turnB);
+    });
+    expect(events).toHaveLength(10);
+    const sessionA = scopeEvents(events, 'session-a');
+    const sessionB = scopeEvents(events, 'session-b');
+    const turnA = scopeEvents(events, 'turn-a');
+    expect(turnA.start?.parent_uuid).toBe(sessionA.start?.uuid);
+    expect(scopeEvents(events, 'turn-b').start?.parent_uuid).toBe(sessionB.start?.uuid);
+    expect(events.find((e) => e.name === 'mark-a')?.parent_uuid).toBe(turnA.start?.uuid);
+    // Each session is the propagation root of everything under it.
+    for (const event of events) {
+      const root = event.name.endsWith('-a') ? sessionA.start?.uuid : sessionB.start?.uuid;
+      expect(event.propagation_root_uuid, event.name).toBe(root);
+    }
+    // Two top-level scopes get distinct implicit roots (one stack each).
+    expect(sessionA.start?.parent_uuid).not.toBe(sessionB.start?.parent_uuid);
+  });
+
+  it('pops a parent before its child and still ends the child', async () => {
+    const events = await recorded((r) => {
+      const parent = r.pushScope({ name: 'parent', category: 'agent' });
+      const child = r.pushScope({ name: 'child', category: 'function', parent });
+      r.popScope(parent);
+      r.popScope(child);
+    });
+    expect(events.map((e) => `${e.name}:${e.kind === 'scope' ? e.scope_category : 'mark'}`)).toEqual([
+      'parent:start',
+      'child:start',
+      'parent:end',
+      'child:end',
+    ]);
+    expect(backend?.stats().errors).toBe(0);
+  });
+
+  it('gives a subagent on another stack the session as propagation root', async () => {
+    const events = await recorded((r) => {
+      const session = r.pushScope({ name: 'session', category: 'agent', metadata: { nemo_relay_scope_role: 'session' } });
+      const turn = r.pushScope({ name: 'turn', category: 'custom', parent: session });
+      const subagent = r.pushScope({ name: 'subagent', category: 'agent', parent: turn });
+      const inner = r.pushScope({ name: 'inner', category: 'function', parent: subagent });
+      const tool = r.toolStart({ name: 'Read', parent: subagent, args: {}, toolCallId: 'call-1' });
+      r.toolEnd(tool, { result: 'ok' });
+      r.popScope(inner);
+      r.popScope(subagent);
+      r.popScope(turn);
+      r.popScope(session);
+      // A mark under an already-closed session keeps the session as root.
+      r.mark({ name: 'late', parent: session });
+    });
+    const session = scopeEvents(events, 'session').start;
+    expect(scopeEvents(events, 'subagent').start?.parent_uuid).toBe(scopeEvents(events, 'turn').start?.uuid);
+    for (const event of events) expect(event.propagation_root_uuid, event.name).toBe(session?.uuid);
+  });
+
+  it('roots a tree without an Agent scope at the implicit root, and at the first Agent scope below it', async () => {
+    const events = await recorded((r) => {
+      const top = r.pushScope({ name: 'top', category: 'custom' });
+      const fn = r.pushScope({ name: 'fn', category: 'function', parent: top });
+      const agent = r.pushScope({ name: 'agent', category: 'agent', parent: top });
+      const below = r.pushScope({ name: 'below', category: 'function', parent: agent });
+      for (const handle of [below, agent, fn, top]) r.popScope(handle);
+    });
+    const top = scopeEvents(events, 'top').start;
+    const agent = scopeEvents(events, 'agent').start;
+    // What one shared native stack produces for the same tree.
+    expect(top?.propagation_root_uuid).toBe(top?.parent_uuid);
+    expect(scopeEvents(events, 'fn').start?.propagation_root_uuid).toBe(top?.parent_uuid);
+    expect(agent?.propagation_root_uuid).toBe(agent?.uuid);
+    expect(scopeEvents(events, 'below').start?.propagation_root_uuid).toBe(agent?.uuid);
+  });
+
+  it('counts a double pop and an unknown handle instead of throwing', async () => {
+    const logger = recordingLogger();
+    backend = relay(logger);
+    const scope = backend.pushScope({ name: 's', category: 'agent' });
+    backend.popScope(scope);
+    expect(() => backend!.popScope(scope)).not.toThrow();
+    expect(() => backend!.popScope({} as ScopeHandle)).not.toThrow();
+    expect(() => backend!.popScope(undefined as unknown as ScopeHandle)).not.toThrow();
+    expect(backend.stats()).toMatchObject({ events: 2, errors: 2, dropped: 0 });
+    expect(logger.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+  });
+
+  it('maps categories and attribute flags, and passes input, output and merged metadata', async () => {
+    const events = await recorded((r) => {
+      const scope = r.pushScope({
+        name: 'guard',
+        category: 'guardrail',
+        attributes: ['relocatable', 'parallel'],
+        input: { q: 1 },
+        metadata: { a: 1 },
+      });
+      const odd = r.pushScope({ name: 'odd', category: 'not-a-category' as never });
+      r.popScope(odd);
+      r.popScope(scope, { output: { ok: true }, metadata: { b: 2 } });
+    });
+    const guard = scopeEvents(events, 'guard');
+    expect(guard.start).toMatchObject({ category: 'guardrail', attributes: ['parallel', 'relocatable'], data: { q: 1 }, metadata: { a: 1 } });
+    expect(guard.end).toMatchObject({ data: { ok: true }, metadata: { a: 1, b: 2 } });
+    expect(scopeEvents(events, 'odd').start?.category).toBe('unknown');
+  });
+
+  it('stamps every manual call with the given microsecond timestamp', async () => {
+    const base = 1_700_000_000_000_000;
+    const events = await recorded((r) => {
+      const s = r.pushScope({ name: 's', category: 'agent', timestampUs: base });
+      r.mark({ name: 'm', parent: s, timestampUs: base + 1 });
+      const llm = r.llmStart({ name: 'p', parent: s, request: { headers: {}, content: {} }, timestampUs: base + 2 });
+      r.llmEnd(llm, { response: {}, timestampUs: base + 3 });
+      const tool = r.toolStart({ name: 't', parent: s, args: {}, timestampUs: base + 4 });
+      r.toolEnd(tool, { result: 1, timestampUs: base + 5 });
+      r.popScope(s, { timestampUs: base + 6 });
+    });
+    expect(events.map((e) => e.timestamp)).toEqual([
+      '2023-11-14T22:13:20+00:00',
+      '2023-11-14T22:13:20.000001+00:00',
+      '2023-11-14T22:13:20.000002+00:00',
+      '2023-11-14T22:13:20.000003+00:00',
+      '2023-11-14T22:13:20.000004+00:00',
+      '2023-11-14T22:13:20.000005+00:00',
+      '2023-11-14T22:13:20.000006+00:00',
+    ]);
+  });
+
+  it('stamps calls without a timestamp from the clock, in call order', async () => {
+    const events = await recorded((r) => {
+      const s = r.pushScope({ name: 's', category: 'agent' });
+      for (let i = 0; i < 5; i++) {
+        const llm = r.llmStart({ name: 'p', parent: s, request: { headers: {}, content: {} } });
+        r.llmEnd(llm, { response: { i } });
+        r.mark({ name: `after-${i}`, parent: s });
+      }
+      r.popScope(s);
+    });
+    const stamps = events.map((e) => parseTimestamp(e.timestamp));
+    expect(stamps.every(Number.isSafeInteger)).toBe(true);
+    expect(stamps).toEqual([...stamps].sort((a, b) => a - b));
+    expect(new Set(stamps).size).toBe(stamps.length);
+  });
+});
