@@ -1,0 +1,56 @@
+/**
+ * nemo-relay-hooks: zero-cost observer hooks for TypeScript agent hosts, and
+ * the NeMo Relay observability plugin that turns them into ATOF events and
+ * ATIF trajectories.
+ *
+ * - Hosts: `HookRegistry`, `HOOK_NAMES`, the payload types and the
+ *   correlation-id helpers.
+ * - Observability: `createNemoRelayPlugin`, the backend choice
+ *   (`resolveBackend`), and the `RelayBackend` contract for custom backends.
+ * - Formats: the ATOF/ATIF types, `AtifBuilder`, `validateAtif` and
+ *   `validateAtofEvents`.
+ *
+ * The in-memory relay is in `nemo-relay-hooks/memory`, the native adapter in
+ * `nemo-relay-hooks/native`, and the recording fake in
+ * `nemo-relay-hooks/testing`.
+ *
+ * @module
+ */
+
+export * from './hooks/index.ts';
+
+export {
+  createNemoRelayPlugin,
+  DEFAULT_SETTINGS,
+  ENVIRONMENT_VARIABLES,
+  loadSettings,
+  safeSessionFragment,
+  atifFilePath,
+  UnsafeAtifPathError,
+} from './plugin/index.ts';
+export type {
+  AtofFileMode,
+  Environment,
+  LoadedSettings,
+  NemoRelayPlugin,
+  NemoRelayPluginOptions,
+  NemoRelaySettings,
+  NemoRelaySettingsOverrides,
+  PluginCounters,
+  PluginHost,
+  PluginState,
+  PluginStatus,
+  ShutdownOptions,
+  SubagentExportMode,
+} from './plugin/index.ts';
+
+export { BACKEND_ENV, resolveBackend } from './relay/select.ts';
+export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions } from './relay/select.ts';
+export { detectRuntime } from './relay/runtime.ts';
+export type { RuntimeName } from './relay/runtime.ts';
+export type * from './relay/contract.ts';
+export { toJson } from './relay/json.ts';
+export type { ToJsonOptions } from './relay/json.ts';
+export { formatTimestamp, nowMicros, parseTimestamp } from './relay/clock.ts';
+
+export * from './relay/formats/index.ts';
