@@ -22,14 +22,19 @@
  */
 
 import type { AtifExporter, AtifExporterOptions } from '../src/relay/contract.ts';
-import type { AtofEvent } from '../src/relay/formats/atof.ts';
+import { formatTimestamp } from '../src/relay/clock.ts';
+import { toJson } from '../src/relay/json.ts';
+import { ATOF_VERSION, type AtofEvent } from '../src/relay/formats/atof.ts';
 import { AtifBuilder, createSubtreeFilter } from '../src/relay/formats/atif-builder.ts';
 import type { NativeBinding } from './binding.ts';
 import { uniqueName } from './names.ts';
+import type { ScopeState } from './scopes.ts';
 
 interface SessionTrajectory {
   accepts: (event: AtofEvent) => boolean;
   builder: AtifBuilder;
+  /** uuid of the root start event replayed at registration; native's own copy is then skipped. */
+  replayed: string | null;
 }
 
 export class AtifRouter {
@@ -49,10 +54,16 @@ export class AtifRouter {
   }
 
   /**
-   * Starts a trajectory for the subtree rooted at `rootUuid`. With no uuid
-   * (native refused the session scope) the trajectory stays empty.
+   * Starts a trajectory for the subtree of `root`. With no root (an unknown
+   * handle, or native refused the session scope) the trajectory stays empty.
+   *
+   * The root's start event was emitted before this call, and native delivers
+   * asynchronously, so it may or may not reach the new subscriber. The
+   * builder needs it (it names the root agent and the steps' parent), so it
+   * is replayed from what the adapter sent, and native's copy is skipped.
    */
-  register(options: AtifExporterOptions, rootUuid: string | undefined): AtifExporter {
+  register(options: AtifExporterOptions, root: ScopeState | null): AtifExporter {
+    const rootUuid = root?.uuid;
     const builderOptions: ConstructorParameters<typeof AtifBuilder>[0] = {
       sessionId: String(options.sessionId),
       agentName: String(options.agentName),
@@ -63,7 +74,13 @@ export class AtifRouter {
     const session: SessionTrajectory = {
       accepts: rootUuid === undefined ? () => false : createSubtreeFilter(rootUuid),
       builder: new AtifBuilder(builderOptions),
+      replayed: null,
     };
+    const start = root === null ? undefined : startEvent(root);
+    if (start !== undefined) {
+      session.builder.add(start);
+      session.replayed = start.uuid;
+    }
     this.#live.add(session);
     this.#ensureSubscriber();
     let registered = true;
@@ -118,10 +135,37 @@ export class AtifRouter {
   #route(event: AtofEvent): void {
     for (const session of this.#live) {
       try {
-        if (session.accepts(event)) session.builder.add(event);
+        if (!session.accepts(event)) continue;
+        if (event.uuid === session.replayed && event.kind === 'scope' && event.scope_category === 'start') continue;
+        session.builder.add(event);
       } catch (error) {
         this.#onError('atif route', error);
       }
     }
   }
+}
+
+/** The start event native wrote for `state`, rebuilt field for field (keys sorted, as native writes them). */
+function startEvent(state: ScopeState): AtofEvent | undefined {
+  const start = state.start;
+  const native = state.native;
+  if (start === null || native === null) return undefined;
+  const event = {
+    atof_version: ATOF_VERSION,
+    attributes: start.attributes,
+    category: start.category,
+    category_profile: null,
+    data: toJson(start.input, { sortKeys: true }),
+    data_schema: null,
+    kind: 'scope',
+    metadata: toJson(start.metadata, { sortKeys: true }),
+    name: start.name,
+    parent_uuid: native.parentUuid,
+    propagation_root_uuid: state.rootUuid ?? undefined,
+    scope_category: 'start',
+    timestamp: formatTimestamp(start.timestampUs),
+    uuid: native.uuid,
+  };
+  if (event.propagation_root_uuid === undefined) delete event.propagation_root_uuid;
+  return event as AtofEvent;
 }

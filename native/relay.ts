@@ -113,6 +113,7 @@ export class NativeRelay implements RelayBackend {
       const state = this.#stacks.push(parent, scopeType, (nativeParent) =>
         binding.pushScope(name, scopeType, nativeParent, attributes, null, metadata, input, timestamp),
       );
+      state.start = { name, category: categoryOf(options.category), attributes: attributeNames(attributes), input, metadata, timestampUs: timestamp };
       this.#events += 1;
       return state as unknown as ScopeHandle;
     } catch (error) {
@@ -270,7 +271,8 @@ export class NativeRelay implements RelayBackend {
         binding.llmCallExecuteAsync(name, request, func as never, handle, null, null, metadata, modelName),
       );
     } catch (error) {
-      this.#drop('executeLlm', error);
+      this.#dropped += 2; // start and end
+      this.#fail('executeLlm', error);
       return call(options.request);
     }
     return this.#settle('executeLlm', pending, outcome, (result) => result, () => call(options.request));
@@ -296,7 +298,8 @@ export class NativeRelay implements RelayBackend {
         binding.toolCallExecuteAsync(name, args, func as never, handle, null, null, metadata, toolCallId),
       );
     } catch (error) {
-      this.#drop('executeTool', error);
+      this.#dropped += 2; // start and end
+      this.#fail('executeTool', error);
       return call(options.args);
     }
     return this.#settle(
@@ -345,7 +348,7 @@ export class NativeRelay implements RelayBackend {
 
   registerAtifExporter(options: AtifExporterOptions): AtifExporter {
     const state = this.#scopeOf(options.scope, 'registerAtifExporter');
-    return this.#atif.register(options, state?.uuid);
+    return this.#atif.register(options, state);
   }
 
   // ---- plugin host --------------------------------------------------------
@@ -453,6 +456,23 @@ export class NativeRelay implements RelayBackend {
       `native relay ${operation} failed: ${messageOf(error)}${first ? ' (further failures of this kind are logged at debug level)' : ''}`,
     );
   }
+}
+
+const CATEGORIES: ReadonlySet<string> = new Set([
+  'agent', 'function', 'tool', 'llm', 'retriever', 'embedder', 'reranker', 'guardrail', 'evaluator', 'custom', 'unknown',
+]);
+
+/** The ATOF category native writes for a contract category (unknown ones become `unknown`). */
+function categoryOf(category: unknown): string {
+  return typeof category === 'string' && CATEGORIES.has(category) ? category : 'unknown';
+}
+
+/** The ATOF attribute names native writes for a scope bitmask, sorted. */
+function attributeNames(mask: number | null): string[] {
+  const names: string[] = [];
+  if (mask !== null && (mask & 1) !== 0) names.push('parallel');
+  if (mask !== null && (mask & 2) !== 0) names.push('relocatable');
+  return names;
 }
 
 /** A span whose start never reached native; ending it is a no-op. */

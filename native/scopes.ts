@@ -22,7 +22,22 @@
  * @module
  */
 
+import type { Json } from '../src/relay/contract.ts';
 import type { NativeBinding, NativeScopeHandle, NativeScopeStack, NativeSpanHandle } from './binding.ts';
+
+/**
+ * What the scope's start event carried, kept so a per-session ATIF exporter
+ * registered after the push can replay it (native delivers asynchronously,
+ * so a subscriber registered right after the push may or may not see it).
+ */
+export interface ScopeStart {
+  name: string;
+  category: string;
+  attributes: string[];
+  input: Json;
+  metadata: Json;
+  timestampUs: number;
+}
 
 /** Internal state behind a contract `ScopeHandle`. */
 export class ScopeState {
@@ -38,6 +53,7 @@ export class ScopeState {
   /** Whether `ownStack` was seeded with `rootUuid` (and can host child emissions). */
   readonly seeded: boolean;
   emitStack: NativeScopeStack | null = null;
+  start: ScopeStart | null = null;
   ended = false;
 
   constructor(

@@ -8,7 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { silentLogger, type Logger } from '../../src/hooks/logger.ts';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
+import type { AtofEvent, AtofScopeCategory } from '../../src/relay/formats/atof.ts';
+
+/** An ATOF record as read back from a file: scope fields optional, so tests can filter marks and scopes alike. */
+export type RecordedEvent = AtofEvent & { scope_category?: AtofScopeCategory; attributes?: string[] };
 import { loadNativeRelay, type NativeRelay } from '../../native/index.ts';
 
 function probe(): { available: boolean; loadError: unknown } {
@@ -42,17 +45,17 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `nrh-native-${prefix}-`));
 }
 
-export function readAtof(file: string): AtofEvent[] {
+export function readAtof(file: string): RecordedEvent[] {
   if (!fs.existsSync(file)) return [];
   return fs
     .readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as AtofEvent);
+    .map((line) => JSON.parse(line) as RecordedEvent);
 }
 
 /** A scope's start and end event, by name. */
-export function scopeEvents(events: AtofEvent[], name: string): { start: AtofEvent | undefined; end: AtofEvent | undefined } {
+export function scopeEvents(events: RecordedEvent[], name: string): { start: RecordedEvent | undefined; end: RecordedEvent | undefined } {
   return {
     start: events.find((e) => e.name === name && e.kind === 'scope' && e.scope_category === 'start'),
     end: events.find((e) => e.name === name && e.kind === 'scope' && e.scope_category === 'end'),
