@@ -26,7 +26,14 @@ import { sortJson, toRustJson } from './rust-json.ts';
 export type AtifBuilderStyle = 'exporter' | 'plugin-host';
 
 export interface AtifBuilderOptions {
-  /** The document's `session_id`. In `plugin-host` style, pass the root scope's uuid. */
+  /**
+   * `exporter` style: the document's `session_id` (native's `AtifExporter`
+   * argument). `plugin-host` style: the uuid of the root scope the file is
+   * for; the document's `session_id` (and `extra.nemo_relay.session_instance_id`)
+   * then becomes that scope's `propagation_root_uuid`, which is the root's
+   * own uuid for an Agent root and the scope stack's implicit root for a
+   * root-level turn scope, exactly as native writes it.
+   */
   sessionId: string;
   /** The document's `trajectory_id`. Default: `sessionId`. */
   trajectoryId?: string;
@@ -83,33 +90,39 @@ export class AtifBuilder {
     if (options.modelName !== undefined) agent.model_name = options.modelName;
     if (pluginHost && options.toolDefinitions !== undefined) agent.tool_definitions = options.toolDefinitions;
     if (pluginHost && options.extra !== undefined) agent.extra = options.extra;
-    const trajectory = convertEvents(options.sessionId, agent, toConvEvents(this.#events));
-    if (options.trajectoryId !== undefined) trajectory.trajectory_id = options.trajectoryId;
+    const root = pluginHost ? this.#rootStart() : undefined;
+    const propagationRoot = root?.propagation_root_uuid;
+    const sessionId = typeof propagationRoot === 'string' ? propagationRoot : options.sessionId;
+    const trajectory = convertEvents(sessionId, agent, toConvEvents(this.#events));
+    trajectory.trajectory_id = options.trajectoryId ?? options.sessionId;
     if (!pluginHost) return trajectory;
-    trajectory.extra = { nemo_relay: this.#relayCorrelation(), observed_events: this.#events as unknown as Json[] };
+    trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };
     return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+  }
+
+  #rootStart(): AtofEvent | undefined {
+    const rootUuid = this.#options.sessionId;
+    return this.#events.find((event) => event.kind === 'scope' && event.uuid === rootUuid && event.scope_category === 'start');
   }
 
   /** The trajectory as native writes it: compact for `exporter`, pretty with sorted keys for `plugin-host`. */
   toJson(): string {
     return serializeTrajectory(this.build(), this.#options.style ?? 'exporter');
   }
+}
 
-  /** `extra.nemo_relay`: the logical session id and user id from the root scope's metadata. */
-  #relayCorrelation(): JsonObject {
-    const rootUuid = this.#options.sessionId;
-    const correlation: JsonObject = {};
-    const root = this.#events.find((event) => event.kind === 'scope' && event.uuid === rootUuid && event.scope_category === 'start');
-    const metadata = root?.metadata;
-    const read = (key: string): Json | undefined =>
-      typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) ? metadata[key] : undefined;
-    const sessionId = read('session_id');
-    if (typeof sessionId === 'string') correlation.session_id = sessionId;
-    correlation.session_instance_id = rootUuid;
-    const userId = read('user_id');
-    if (typeof userId === 'string') correlation.user_id = userId;
-    return correlation;
-  }
+/** `extra.nemo_relay`: the logical session and user ids from the root scope's metadata, and the session instance. */
+function relayCorrelation(root: AtofEvent | undefined, sessionInstanceId: string): JsonObject {
+  const metadata = root?.metadata;
+  const read = (key: string): Json | undefined =>
+    typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) ? metadata[key] : undefined;
+  const correlation: JsonObject = {};
+  const sessionId = read('session_id');
+  if (typeof sessionId === 'string') correlation.session_id = sessionId;
+  correlation.session_instance_id = sessionInstanceId;
+  const userId = read('user_id');
+  if (typeof userId === 'string') correlation.user_id = userId;
+  return correlation;
 }
 
 const FLOAT_STEP_EXTRA_KEYS = new Set(['start_timestamp', 'end_timestamp']);
