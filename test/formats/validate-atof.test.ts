@@ -117,7 +117,7 @@ describe('parseAtofJsonl', () => {
   it('parses objects, skips blank lines and reports malformed lines with line numbers', () => {
     const text = `${JSON.stringify(start())}\n\n{broken\n[1,2]\r\n${JSON.stringify(end())}\n`;
     const { events, errors } = parseAtofJsonl(text);
-    expect(events.map((event: AtofEvent) => event.scope_category)).toEqual(['start', 'end']);
+    expect(events.map((event: AtofEvent) => (event.kind === 'scope' ? event.scope_category : event.kind))).toEqual(['start', 'end']);
     expect(errors.map((error) => [error.line, error.rule])).toEqual([
       [3, 'atof.malformed_line'],
       [4, 'atof.malformed_line'],
