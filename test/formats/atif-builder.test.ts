@@ -159,6 +159,28 @@ describe('AtifBuilder', () => {
     expect(builder.toJson().startsWith('{\n  "agent": {')).toBe(true);
   });
 
+  it('names a root-level turn scope\'s file by its uuid and its session by the implicit root, given either id', () => {
+    const turn = uuid();
+    const llm = uuid();
+    const events = [
+      scope('start', { uuid: turn, parent: IMPLICIT, name: 'turn', category: 'custom', ts: 1, metadata: { nemo_relay_scope_role: 'turn', session_id: 'logical' } }),
+      scope('start', { uuid: llm, parent: turn, name: 'openai', category: 'llm', ts: 2, data: { headers: {}, content: { messages: [{ role: 'user', content: 'q' }] } } }),
+      scope('end', { uuid: llm, parent: turn, name: 'openai', category: 'llm', ts: 3, data: { choices: [{ message: { content: 'a' } }] } }),
+      scope('end', { uuid: turn, parent: IMPLICIT, name: 'turn', category: 'custom', ts: 4, metadata: { nemo_relay_scope_role: 'turn', session_id: 'logical' } }),
+    ].map((event) => ({ ...event, propagation_root_uuid: IMPLICIT }));
+    const byRoot = new AtifBuilder({ ...OPTIONS, sessionId: turn, style: 'plugin-host' });
+    const byPropagationRoot = new AtifBuilder({ ...OPTIONS, sessionId: IMPLICIT, trajectoryId: turn, style: 'plugin-host' });
+    for (const event of events) {
+      byRoot.add(event);
+      byPropagationRoot.add(event);
+    }
+    const trajectory = byRoot.build();
+    expect(trajectory.session_id).toBe(IMPLICIT);
+    expect(trajectory.trajectory_id).toBe(turn);
+    expect(trajectory.extra?.nemo_relay).toEqual({ session_id: 'logical', session_instance_id: IMPLICIT });
+    expect(byPropagationRoot.toJson()).toBe(byRoot.toJson());
+  });
+
   it('ignores agent tool definitions and extra in exporter style, as the manual exporter cannot take them', () => {
     const builder = new AtifBuilder({ ...OPTIONS, toolDefinitions: [{ name: 'x' }], extra: { k: 1 } });
     expect(builder.build().agent).toEqual({ name: 'agent', version: '1', model_name: 'm' });

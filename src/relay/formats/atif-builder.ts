@@ -29,10 +29,12 @@ export interface AtifBuilderOptions {
   /**
    * `exporter` style: the document's `session_id` (native's `AtifExporter`
    * argument). `plugin-host` style: the uuid of the root scope the file is
-   * for; the document's `session_id` (and `extra.nemo_relay.session_instance_id`)
-   * then becomes that scope's `propagation_root_uuid`, which is the root's
-   * own uuid for an Agent root and the scope stack's implicit root for a
-   * root-level turn scope, exactly as native writes it.
+   * for (or its propagation root, with `trajectoryId` naming the root scope).
+   * The document's `session_id` and `extra.nemo_relay.session_instance_id`
+   * then become the root start event's `propagation_root_uuid` — the root's
+   * own uuid for an Agent root, the scope stack's implicit root for a
+   * root-level turn scope — and `trajectory_id` the root's uuid, exactly as
+   * native writes them.
    */
   sessionId: string;
   /** The document's `trajectory_id`. Default: `sessionId`. */
@@ -100,9 +102,12 @@ export class AtifBuilder {
     return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
   }
 
+  /** The root scope's start event: the scope named by `trajectoryId`, else by `sessionId`. */
   #rootStart(): AtofEvent | undefined {
-    const rootUuid = this.#options.sessionId;
-    return this.#events.find((event) => event.kind === 'scope' && event.uuid === rootUuid && event.scope_category === 'start');
+    const { trajectoryId, sessionId } = this.#options;
+    const startOf = (uuid: string): AtofEvent | undefined =>
+      this.#events.find((event) => event.kind === 'scope' && event.uuid === uuid && event.scope_category === 'start');
+    return (trajectoryId === undefined ? undefined : startOf(trajectoryId)) ?? startOf(sessionId);
   }
 
   /** The trajectory as native writes it: compact for `exporter`, pretty with sorted keys for `plugin-host`. */
