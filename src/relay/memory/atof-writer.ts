@@ -1,0 +1,322 @@
+/**
+ * The ATOF JSONL file writer of the in-memory relay.
+ *
+ * Lines are buffered in memory and written with `fs.writeSync` in large
+ * chunks: for small events the syscall is the cost, and batching is several
+ * times cheaper than a write per line. A `WriteStream` is avoided on
+ * purpose: in Bun, waiting for its `drain` costs tens of microseconds per line.
+ *
+ * The buffer is written when it passes a size threshold, shortly after the
+ * first line of a quiet period (an unref'd timer, so the file stays fresh
+ * without keeping the process alive), on `flush()`/`close()`, and from a
+ * process `exit` hook, so a natural exit never leaves buffered lines behind.
+ *
+ * A line is written whole or not at all. The file is always opened in
+ * append mode (overwrite truncates once, at open, like native's constructor)
+ * and the writer tracks the offset of the last complete line. When a write
+ * fails part-way, the file is truncated back to that offset and the chunk is
+ * retried later; if truncation fails too, the unwritten rest of the chunk is
+ * kept and written first next time, which completes the broken line.
+ *
+ * Failures never throw: they are counted, logged and reported through
+ * `health()`. Lines that cannot be written are kept for a retry up to a
+ * bound, and counted as `dropped` when they have to be discarded.
+ *
+ * @module
+ */
+
+import * as nodeFs from 'node:fs';
+import path from 'node:path';
+import { Buffer } from 'node:buffer';
+import type { AtofMode, OutputHealth } from '../contract.ts';
+import type { Logger } from '../../hooks/logger.ts';
+import { safeLog } from '../../hooks/logger.ts';
+
+/** The file operations the writer uses; injectable so tests can simulate a failing disk. */
+export interface WriterFs {
+  mkdirSync(path: string, options: { recursive: true }): unknown;
+  openSync(path: string, flags: string): number;
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
+  ftruncateSync(fd: number, length: number): void;
+  fstatSync(fd: number): { size: number };
+  closeSync(fd: number): void;
+}
+
+export interface AtofFileWriterOptions {
+  path: string;
+  mode: AtofMode;
+  logger: Logger;
+  /** Buffered characters that trigger a write. Default 64 KiB. */
+  highWaterChars?: number;
+  /** Most characters kept for a retry while the file cannot be written; beyond it lines are dropped. Default 16 MiB. */
+  maxBufferedChars?: number;
+  /** Delay of the background write after the first buffered line, in ms. Default 200. `0` disables it. */
+  flushDelayMs?: number;
+  fs?: WriterFs;
+}
+
+const DEFAULT_HIGH_WATER = 64 * 1024;
+const DEFAULT_MAX_BUFFERED = 16 * 1024 * 1024;
+const DEFAULT_FLUSH_DELAY_MS = 200;
+
+export class AtofFileWriter {
+  readonly path: string;
+  private readonly mode: AtofMode;
+  private readonly logger: Logger;
+  private readonly fs: WriterFs;
+  private readonly highWater: number;
+  private readonly maxBuffered: number;
+  private readonly flushDelayMs: number;
+
+  private fd: number | null = null;
+  private opened = false;
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private pendingLines = 0;
+  /** Bytes of a chunk that was written part-way and could not be rolled back. */
+  private carry: Uint8Array | null = null;
+  /** File size up to the end of the last complete line this writer wrote. */
+  private offset = 0;
+  private timer: unknown = null;
+  private closed = false;
+  private failing = false;
+
+  private bytes = 0;
+  private errors = 0;
+  private dropped = 0;
+  private lastWrite: string | null = null;
+  private lastError: string | undefined;
+
+  constructor(options: AtofFileWriterOptions) {
+    this.path = path.resolve(options.path);
+    this.mode = options.mode;
+    this.logger = options.logger;
+    this.fs = options.fs ?? (nodeFs as unknown as WriterFs);
+    this.highWater = options.highWaterChars ?? DEFAULT_HIGH_WATER;
+    this.maxBuffered = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED;
+    this.flushDelayMs = options.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS;
+    // Open (and for overwrite, truncate) now, as native's exporter does, so
+    // a misconfigured path shows up at registration rather than later.
+    this.open();
+    liveWriters.add(this);
+    ensureExitHook();
+  }
+
+  /** Buffers one complete line (it must end with `\n`). Never throws. */
+  append(line: string): void {
+    if (this.closed) {
+      this.dropped++;
+      return;
+    }
+    this.pending.push(line);
+    this.pendingChars += line.length;
+    this.pendingLines++;
+    if (this.pendingChars >= this.highWater) this.flushSync();
+    else if (this.timer === null && this.flushDelayMs > 0) this.schedule();
+  }
+
+  /** Writes everything buffered. Returns true when nothing is left unwritten. Never throws. */
+  flushSync(): boolean {
+    this.cancelTimer();
+    if (this.carry === null && this.pendingLines === 0) return true;
+    if (this.fd === null && !this.open()) return this.afterFailure();
+    if (this.carry !== null) {
+      const rest = this.carry;
+      this.carry = null;
+      const outcome = this.writeChunk(rest);
+      if (outcome !== 'ok') {
+        // Nothing of a carried remainder may be dropped silently: keep it first in line.
+        if (outcome === 'retry') this.carry = rest;
+        return this.afterFailure();
+      }
+    }
+    if (this.pendingLines === 0) return this.afterSuccess();
+    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
+    const chunk = Buffer.from(text, 'utf8');
+    const outcome = this.writeChunk(chunk);
+    if (outcome === 'retry') {
+      this.pending = [text];
+      return this.afterFailure();
+    }
+    this.pending = [];
+    this.pendingChars = 0;
+    this.pendingLines = 0;
+    return outcome === 'ok' ? this.afterSuccess() : this.afterFailure();
+  }
+
+  /** Flushes and closes the file. Lines that still cannot be written are counted as dropped. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    const complete = this.flushSync();
+    this.closed = true;
+    liveWriters.delete(this);
+    if (!complete) {
+      const lost = this.pendingLines + (this.carry === null ? 0 : 1);
+      this.dropped += lost;
+      this.pending = [];
+      this.pendingChars = 0;
+      this.pendingLines = 0;
+      this.carry = null;
+      safeLog(this.logger, 'error', `ATOF file ${this.path}: ${lost} line(s) could not be written before close`);
+    }
+    if (this.fd !== null) {
+      try {
+        this.fs.closeSync(this.fd);
+      } catch (error) {
+        this.recordError(error);
+      }
+      this.fd = null;
+    }
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  health(): OutputHealth {
+    const health: OutputHealth = {
+      kind: 'atof',
+      path: this.path,
+      lastWrite: this.lastWrite,
+      bytes: this.bytes,
+      errors: this.errors,
+    };
+    if (this.lastError !== undefined) health.lastError = this.lastError;
+    return health;
+  }
+
+  /** Lines discarded: written after close, or given up on. */
+  get droppedLines(): number {
+    return this.dropped;
+  }
+
+  private open(): boolean {
+    try {
+      this.fs.mkdirSync(path.dirname(this.path), { recursive: true });
+      const fd = this.fs.openSync(this.path, 'a');
+      // Overwrite truncates once, on the first successful open; later
+      // re-opens after a failure must not erase what was written since.
+      if (this.mode === 'overwrite' && !this.opened) this.fs.ftruncateSync(fd, 0);
+      this.offset = this.fs.fstatSync(fd).size;
+      this.fd = fd;
+      this.opened = true;
+      return true;
+    } catch (error) {
+      this.recordError(error);
+      return false;
+    }
+  }
+
+  /**
+   * Writes one chunk of whole lines. `'ok'`: all written. `'retry'`: nothing
+   * of it is in the file (never written, or rolled back). `'carry'`: part is
+   * in the file and the rest is in `this.carry`.
+   */
+  private writeChunk(chunk: Uint8Array): 'ok' | 'retry' | 'carry' {
+    const fd = this.fd!;
+    let written = 0;
+    try {
+      while (written < chunk.length) {
+        const n = this.fs.writeSync(fd, chunk, written, chunk.length - written);
+        if (n <= 0) throw new Error(`write returned ${n}`);
+        written += n;
+      }
+    } catch (error) {
+      this.recordError(error);
+      if (written === 0) return 'retry';
+      try {
+        this.fs.ftruncateSync(fd, this.offset);
+        return 'retry';
+      } catch (truncateError) {
+        this.recordError(truncateError);
+        this.offset += written;
+        this.bytes += written;
+        this.carry = chunk.subarray(written);
+        return 'carry';
+      }
+    }
+    this.offset += written;
+    this.bytes += written;
+    this.lastWrite = new Date().toISOString();
+    return 'ok';
+  }
+
+  private afterSuccess(): true {
+    if (this.failing) {
+      this.failing = false;
+      safeLog(this.logger, 'info', `ATOF file ${this.path}: writing again`);
+    }
+    return true;
+  }
+
+  private afterFailure(): false {
+    if (this.pendingChars > this.maxBuffered) {
+      // Bounded memory: give up on the oldest backlog, and say so.
+      this.dropped += this.pendingLines;
+      safeLog(this.logger, 'error', `ATOF file ${this.path}: dropped ${this.pendingLines} unwritable line(s)`);
+      this.pending = [];
+      this.pendingChars = 0;
+      this.pendingLines = 0;
+    }
+    if (!this.closed && this.flushDelayMs > 0 && (this.pendingLines > 0 || this.carry !== null)) this.schedule();
+    return false;
+  }
+
+  private recordError(error: unknown): void {
+    this.errors++;
+    this.lastError = error instanceof Error ? error.message : String(error);
+    if (!this.failing) {
+      this.failing = true;
+      safeLog(this.logger, 'warn', `ATOF file ${this.path}: ${this.lastError}`);
+    } else {
+      safeLog(this.logger, 'debug', `ATOF file ${this.path}: ${this.lastError}`);
+    }
+  }
+
+  private schedule(): void {
+    if (this.timer !== null) return;
+    const timer = setTimeout(() => {
+      this.timer = null;
+      this.flushSync();
+    }, this.flushDelayMs);
+    unrefTimer(timer);
+    this.timer = timer;
+  }
+
+  private cancelTimer(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer as ReturnType<typeof setTimeout>);
+      this.timer = null;
+    }
+  }
+}
+
+/** Lets a timer not keep the process alive, in Node, Bun and Deno. */
+function unrefTimer(timer: unknown): void {
+  if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') {
+    (timer as { unref(): void }).unref();
+    return;
+  }
+  const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno;
+  if (typeof timer === 'number' && typeof deno?.unrefTimer === 'function') deno.unrefTimer(timer);
+}
+
+const liveWriters = new Set<AtofFileWriter>();
+let exitHookInstalled = false;
+
+// One listener for all writers: a natural exit (or process.exit) writes what is buffered.
+function ensureExitHook(): void {
+  if (exitHookInstalled) return;
+  const proc = (globalThis as { process?: { on?: (event: string, listener: () => void) => unknown } }).process;
+  if (typeof proc?.on !== 'function') return;
+  exitHookInstalled = true;
+  proc.on('exit', () => {
+    for (const writer of liveWriters) writer.flushSync();
+  });
+}
+
+/** Native's default ATOF file name: `nemo-relay-events-YYYY-MM-DD-HH.MM.SS.jsonl`, in UTC. */
+export function defaultAtofFilename(date: Date = new Date()): string {
+  const iso = date.toISOString(); // 2026-11-29T15:37:46.123Z
+  return `nemo-relay-events-${iso.slice(0, 10)}-${iso.slice(11, 13)}.${iso.slice(14, 16)}.${iso.slice(17, 19)}.jsonl`;
+}

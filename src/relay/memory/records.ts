@@ -1,0 +1,59 @@
+/**
+ * What the in-memory relay remembers about an open (or closed) scope or span.
+ *
+ * The record object *is* the handle the caller gets back: no lookup table,
+ * nothing to leak when a caller forgets a handle, and a handle from another
+ * relay instance is recognised by its `owner`.
+ *
+ * @module
+ */
+
+import type { Json } from '../contract.ts';
+import type { AtofCategory, AtofCategoryProfile, AtofScopeEvent } from '../formats/atof.ts';
+
+/** A scope pushed with `pushScope`. */
+export class ScopeRecord {
+  ended = false;
+  /** The top-level scope of this tree (itself when it has no parent). */
+  readonly top: ScopeRecord;
+
+  constructor(
+    readonly owner: object,
+    readonly uuid: string,
+    readonly name: string,
+    readonly category: AtofCategory,
+    readonly parent: ScopeRecord | null,
+    readonly parentUuid: string,
+    readonly propagationRootUuid: string,
+    /** True when the propagation root is an Agent scope (descendants inherit it instead of claiming it). */
+    readonly agentRooted: boolean,
+    readonly attributes: string[],
+    readonly metadata: Json,
+    readonly startUs: number,
+    /**
+     * The start event, kept so an ATIF exporter registered right after
+     * `pushScope` returned still sees the scope's own start.
+     */
+    readonly start: AtofScopeEvent,
+  ) {
+    this.top = parent === null ? this : parent.top;
+  }
+}
+
+/** An LLM or tool span started with `llmStart`/`toolStart` (or a managed call). */
+export class SpanRecord {
+  ended = false;
+
+  constructor(
+    readonly owner: object,
+    readonly kind: 'llm' | 'tool',
+    readonly uuid: string,
+    readonly name: string,
+    readonly parentUuid: string,
+    readonly propagationRootUuid: string,
+    readonly top: ScopeRecord | null,
+    readonly profile: AtofCategoryProfile,
+    readonly metadata: Json,
+    readonly startUs: number,
+  ) {}
+}

@@ -1,0 +1,725 @@
+/**
+ * The in-memory relay: a pure-JS `RelayBackend` whose events are the ones
+ * the native runtime writes for the same calls (see `events.ts` for the
+ * byte-level rules), at a fraction of the cost.
+ *
+ * Design points:
+ * - Explicit parents only. A scope pushed without a parent is top-level and
+ *   gets its own implicit root uuid, as if it were pushed on a fresh native
+ *   scope stack; a mark or span without a parent hangs off one
+ *   process-level implicit root. Implicit roots never appear as events.
+ * - Delivery is synchronous, in emission order: ATOF file sinks first (one
+ *   `JSON.stringify` per event, shared by all of them), then ATIF builders,
+ *   then `subscribe()` callbacks. Every receiver is isolated: a throw or a
+ *   rejected promise is counted and logged, never seen by the emitter.
+ * - No call throws into the caller. Misuse (a foreign or ended handle, a
+ *   bad timestamp) is ignored or repaired, counted in `stats().errors` and
+ *   logged at debug level.
+ * - Strictly `end > start`: an end stamped at or before its start is moved
+ *   to start + 1 µs and counted in `stats().adjustedTimestamps`.
+ *
+ * @module
+ */
+
+import type {
+  AtifExporter,
+  AtifExporterOptions,
+  AtofExporter,
+  AtofExporterOptions,
+  BackendStats,
+  Json,
+  JsonObject,
+  LlmEndOptions,
+  LlmHandle,
+  LlmRequest,
+  LlmStartOptions,
+  ManagedLlmCall,
+  ManagedLlmOptions,
+  ManagedToolCall,
+  ManagedToolOptions,
+  MarkOptions,
+  OutputHealth,
+  PluginConfigActivation,
+  PluginConfigOptions,
+  PopScopeOptions,
+  PushScopeOptions,
+  RelayBackend,
+  ScopeHandle,
+  ToolEndOptions,
+  ToolHandle,
+  ToolStartOptions,
+} from '../contract.ts';
+import type { AtofCategory, AtofEvent, AtofSubscriber } from '../formats/atof.ts';
+import type { Logger } from '../../hooks/logger.ts';
+import { consoleLogger, safeLog } from '../../hooks/logger.ts';
+import path from 'node:path';
+import { nowMicros } from '../clock.ts';
+import { uuidv7 } from '../uuid.ts';
+import { ScopeRecord, SpanRecord } from './records.ts';
+import {
+  createTimestampFormatter,
+  llmEndMetadata,
+  llmProfile,
+  llmRequestData,
+  managedErrorMetadata,
+  managedOkMetadata,
+  markEvent,
+  mergeMetadata,
+  payload,
+  recordedHeaders,
+  scopeAttributes,
+  scopeEvent,
+  toolEndProfile,
+  toolErrorMetadata,
+  toolProfile,
+} from './events.ts';
+import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
+import { nativeJson, needsNativeJson } from './native-json.ts';
+import { createAtifExporter } from './atif-exporter.ts';
+import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
+import { PluginActivationConflictError } from './errors.ts';
+
+export interface MemoryRelayOptions {
+  /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
+  logger?: Logger;
+  /**
+   * Integer Unix-microsecond clock for calls without `timestampUs`.
+   * Default: the shared strictly increasing `nowMicros`.
+   */
+  clock?: () => number;
+}
+
+/** Counters of the in-memory relay: the contract's three plus where they came from. */
+export interface MemoryRelayStats extends BackendStats {
+  /** Subscriber and internal-sink callbacks that threw or rejected (also counted in `errors`). */
+  subscriberErrors: number;
+  /** End events stamped at or before their start and moved to start + 1 µs. */
+  adjustedTimestamps: number;
+}
+
+/** The in-memory relay backend. */
+export interface MemoryRelay extends RelayBackend {
+  readonly kind: 'memory';
+  /**
+   * Delivers every event produced from now on, synchronously and in
+   * emission order. The event object is shared with other receivers: treat
+   * it as read-only. Returns the unsubscribe function (idempotent).
+   */
+  subscribe(callback: AtofSubscriber): () => void;
+  executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
+  executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
+  shutdown(): Promise<void>;
+  stats(): MemoryRelayStats;
+  outputs(): OutputHealth[];
+}
+
+/** A receiver inside the relay (ATIF builders, the plugin host). `top` is the event's top-level scope, if any. */
+export type InternalListener = (event: AtofEvent, top: ScopeRecord | null) => void;
+
+/** What the plugin host and exporters need from the relay core. */
+export interface RelayCore {
+  readonly logger: Logger;
+  addListener(listener: InternalListener): () => void;
+  addLineSink(writer: AtofFileWriter): () => void;
+  ownScope(handle: unknown, what?: string): ScopeRecord | null;
+}
+
+const CATEGORIES: ReadonlySet<string> = new Set<AtofCategory>([
+  'agent',
+  'function',
+  'tool',
+  'llm',
+  'retriever',
+  'embedder',
+  'reranker',
+  'guardrail',
+  'evaluator',
+  'custom',
+  'unknown',
+]);
+
+const NO_ATTRIBUTES: string[] = [];
+
+/** Creates an in-memory relay backend. */
+export function createMemoryRelay(options?: MemoryRelayOptions): MemoryRelay {
+  return new MemoryRelayBackend(options);
+}
+
+class MemoryRelayBackend implements MemoryRelay, RelayCore {
+  readonly kind = 'memory' as const;
+  readonly logger: Logger;
+  private readonly clock: () => number;
+  private readonly format = createTimestampFormatter();
+  /** Parent of marks and spans that have no explicit parent. */
+  private readonly processRoot = uuidv7();
+
+  // Copy-on-write arrays: subscribing or unsubscribing during delivery is safe.
+  private subscribers: AtofSubscriber[] = [];
+  private listeners: InternalListener[] = [];
+  private lineSinks: AtofFileWriter[] = [];
+  private readonly writers = new Set<AtofFileWriter>();
+  private pluginHost: PluginHost | null = null;
+  private pluginOutputs: (() => OutputHealth[]) | null = null;
+
+  private eventCount = 0;
+  private errorCount = 0;
+  private droppedCount = 0;
+  private subscriberErrorCount = 0;
+  private adjustedCount = 0;
+
+  constructor(options?: MemoryRelayOptions) {
+    this.logger = options?.logger ?? consoleLogger;
+    this.clock = options?.clock ?? nowMicros;
+  }
+
+  // ---- scopes and marks ---------------------------------------------------
+
+  pushScope(options: PushScopeOptions): ScopeHandle {
+    const o = options ?? ({} as PushScopeOptions);
+    const parent = o.parent == null ? null : this.ownScope(o.parent, 'pushScope parent');
+    let category = o.category as AtofCategory;
+    if (!CATEGORIES.has(category)) {
+      this.misuse(`pushScope: unknown category ${String(category)}; recorded as "unknown"`);
+      category = 'unknown';
+    }
+    // A top-level scope's implicit root is minted first, so it sorts before the scope (as native's stack root does).
+    const implicitRoot = parent === null ? uuidv7() : '';
+    const uuid = uuidv7();
+    const startUs = this.stamp(o.timestampUs);
+    let parentUuid: string;
+    let root: string;
+    let agentRooted: boolean;
+    if (parent !== null) {
+      parentUuid = parent.uuid;
+      // The propagation root is the outermost Agent scope; below a non-agent
+      // top-level scope the first Agent claims it (as native does).
+      if (parent.agentRooted) {
+        root = parent.propagationRootUuid;
+        agentRooted = true;
+      } else if (category === 'agent') {
+        root = uuid;
+        agentRooted = true;
+      } else {
+        root = parent.propagationRootUuid;
+        agentRooted = false;
+      }
+    } else {
+      parentUuid = implicitRoot;
+      agentRooted = category === 'agent';
+      root = agentRooted ? uuid : parentUuid;
+    }
+    const attributes = o.attributes === undefined ? NO_ATTRIBUTES : scopeAttributes(o.attributes);
+    const metadata = payload(o.metadata);
+    const start = scopeEvent(
+      'start',
+      uuid,
+      parentUuid,
+      root,
+      text(o.name),
+      category,
+      attributes,
+      null,
+      payload(o.input),
+      metadata,
+      this.format(startUs),
+    );
+    const record = new ScopeRecord(
+      this,
+      uuid,
+      start.name,
+      category,
+      parent,
+      parentUuid,
+      root,
+      agentRooted,
+      attributes,
+      metadata,
+      startUs,
+      start,
+    );
+    this.emit(start, record.top);
+    return record as unknown as ScopeHandle;
+  }
+
+  popScope(handle: ScopeHandle, options?: PopScopeOptions): void {
+    const record = this.ownScope(handle, 'popScope');
+    if (record === null) return;
+    if (record.ended) {
+      this.misuse(`popScope: scope "${record.name}" (${record.uuid}) was already popped; ignored`);
+      return;
+    }
+    record.ended = true;
+    const endUs = this.endStamp(options?.timestampUs, record.startUs);
+    const event = scopeEvent(
+      'end',
+      record.uuid,
+      record.parentUuid,
+      record.propagationRootUuid,
+      record.name,
+      record.category,
+      record.attributes,
+      null,
+      payload(options?.output),
+      mergeMetadata(record.metadata, payload(options?.metadata)),
+      this.format(endUs),
+    );
+    this.emit(event, record.top);
+  }
+
+  mark(options: MarkOptions): void {
+    const o = options ?? ({} as MarkOptions);
+    const parent = o.parent == null ? null : this.ownScope(o.parent, 'mark parent');
+    const event = markEvent(
+      uuidv7(),
+      parent === null ? this.processRoot : parent.uuid,
+      parent === null ? this.processRoot : parent.propagationRootUuid,
+      text(o.name),
+      payload(o.data),
+      payload(o.metadata),
+      this.format(this.stamp(o.timestampUs)),
+    );
+    this.emit(event, parent === null ? null : parent.top);
+  }
+
+  // ---- LLM spans ------------------------------------------------------------
+
+  llmStart(options: LlmStartOptions): LlmHandle {
+    const o = options ?? ({} as LlmStartOptions);
+    const parent = o.parent == null ? null : this.ownScope(o.parent, 'llmStart parent');
+    const request = this.request(o.request, 'llmStart');
+    return this.startLlm(o, parent, request, undefined) as unknown as LlmHandle;
+  }
+
+  llmEnd(handle: LlmHandle, options: LlmEndOptions): void {
+    const record = this.ownSpan(handle, 'llm', 'llmEnd');
+    if (record === null) return;
+    const endUs = this.endStamp(options?.timestampUs, record.startUs);
+    this.endSpan(record, payload(options?.response), llmEndMetadata(record.metadata, payload(options?.metadata)), record.profile, endUs);
+  }
+
+  async executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
+    const o = options ?? ({} as ManagedLlmOptions);
+    const parent = o.parent == null ? null : this.ownScope(o.parent, 'executeLlm parent');
+    const request = this.request(o.request, 'executeLlm');
+    const session = sessionHeaders(parent);
+    const record = this.startLlm(o, parent, request, session);
+    let response: unknown;
+    try {
+      response = await call(forwardedRequest(request, session, parent, record.uuid));
+    } catch (error) {
+      this.endSpan(record, null, managedErrorMetadata(record.metadata, error), record.profile, this.endStamp(undefined, record.startUs));
+      throw error;
+    }
+    this.endSpan(record, payload(response), managedOkMetadata(record.metadata), record.profile, this.endStamp(undefined, record.startUs));
+    return response;
+  }
+
+  // ---- tool spans -----------------------------------------------------------
+
+  toolStart(options: ToolStartOptions): ToolHandle {
+    return this.startTool(options ?? ({} as ToolStartOptions), 'toolStart') as unknown as ToolHandle;
+  }
+
+  toolEnd(handle: ToolHandle, options: ToolEndOptions): void {
+    const record = this.ownSpan(handle, 'tool', 'toolEnd');
+    if (record === null) return;
+    const endUs = this.endStamp(options?.timestampUs, record.startUs);
+    const endMetadata = payload(options?.metadata);
+    const failed = options?.status === 'error';
+    const annotation = failed || options?.annotation == null ? undefined : payload(options.annotation);
+    this.endSpan(
+      record,
+      payload(options?.result),
+      failed ? toolErrorMetadata(record.metadata, endMetadata) : mergeMetadata(record.metadata, endMetadata),
+      toolEndProfile(record.profile, annotation),
+      endUs,
+    );
+  }
+
+  async executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
+    const o = options ?? ({} as ManagedToolOptions);
+    const record = this.startTool(o, 'executeTool');
+    let result: unknown;
+    try {
+      result = await call(o.args);
+    } catch (error) {
+      this.endSpan(record, null, managedErrorMetadata(record.metadata, error), record.profile, this.endStamp(undefined, record.startUs));
+      throw error;
+    }
+    this.endSpan(record, payload(result), managedOkMetadata(record.metadata), record.profile, this.endStamp(undefined, record.startUs));
+    return result;
+  }
+
+  // ---- exporters and plugin host -------------------------------------------------
+
+  registerAtofExporter(options: AtofExporterOptions): AtofExporter {
+    const o = options ?? ({} as AtofExporterOptions);
+    let mode = o.mode;
+    if (mode !== 'append' && mode !== 'overwrite') {
+      this.misuse(`registerAtofExporter: mode must be 'append' or 'overwrite', got ${String(mode)}; using 'append'`);
+      mode = 'append';
+    }
+    const filename = typeof o.filename === 'string' && o.filename !== '' ? o.filename : defaultAtofFilename();
+    const writer = new AtofFileWriter({
+      path: joinPath(typeof o.outputDirectory === 'string' ? o.outputDirectory : '', filename),
+      mode,
+      logger: this.logger,
+    });
+    const remove = this.addLineSink(writer);
+    return {
+      path: writer.path,
+      flush: async () => {
+        writer.flushSync();
+      },
+      close: async () => {
+        writer.close();
+        remove();
+      },
+    };
+  }
+
+  registerAtifExporter(options: AtifExporterOptions): AtifExporter {
+    return createAtifExporter(this, options);
+  }
+
+  async initializePluginConfig(document: JsonObject, options?: PluginConfigOptions): Promise<PluginConfigActivation> {
+    if (this.pluginHost !== null) throw new PluginActivationConflictError();
+    const host = activatePluginConfig(this, document, options, () => {
+      if (this.pluginHost === host) {
+        this.pluginHost = null;
+        this.pluginOutputs = null;
+      }
+    });
+    this.pluginHost = host;
+    this.pluginOutputs = () => host.outputs();
+    return host.activation;
+  }
+
+  async flush(): Promise<void> {
+    for (const writer of this.writers) writer.flushSync();
+  }
+
+  async shutdown(): Promise<void> {
+    const host = this.pluginHost;
+    if (host !== null) {
+      try {
+        await host.activation.close();
+      } catch (error) {
+        this.internalError('closing the plugin activation', error);
+      }
+    }
+    for (const writer of this.writers) {
+      writer.close();
+      this.droppedCount += writer.droppedLines;
+    }
+    this.writers.clear();
+    this.lineSinks = [];
+  }
+
+  stats(): MemoryRelayStats {
+    let dropped = this.droppedCount;
+    for (const writer of this.writers) dropped += writer.droppedLines;
+    return {
+      events: this.eventCount,
+      errors: this.errorCount,
+      dropped,
+      subscriberErrors: this.subscriberErrorCount,
+      adjustedTimestamps: this.adjustedCount,
+    };
+  }
+
+  outputs(): OutputHealth[] {
+    const out: OutputHealth[] = [];
+    for (const writer of this.writers) out.push(writer.health());
+    if (this.pluginOutputs !== null) {
+      for (const health of this.pluginOutputs()) if (health.kind !== 'atof') out.push(health);
+    }
+    return out;
+  }
+
+  subscribe(callback: AtofSubscriber): () => void {
+    if (typeof callback !== 'function') {
+      this.misuse('subscribe: callback is not a function; ignored');
+      return () => {};
+    }
+    this.subscribers = [...this.subscribers, callback];
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      const index = this.subscribers.indexOf(callback);
+      if (index >= 0) this.subscribers = this.subscribers.filter((_, i) => i !== index);
+    };
+  }
+
+  // ---- RelayCore ----------------------------------------------------------------
+
+  addListener(listener: InternalListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  addLineSink(writer: AtofFileWriter): () => void {
+    this.lineSinks = [...this.lineSinks, writer];
+    this.writers.add(writer);
+    return () => {
+      this.lineSinks = this.lineSinks.filter((w) => w !== writer);
+      // Keep the writer's drop count in the totals once it leaves the set.
+      if (this.writers.delete(writer)) this.droppedCount += writer.droppedLines;
+    };
+  }
+
+  ownScope(handle: unknown, what = 'scope handle'): ScopeRecord | null {
+    if (handle instanceof ScopeRecord && handle.owner === this) return handle;
+    this.misuse(`${what}: not a scope handle of this relay; ignored`);
+    return null;
+  }
+
+  // ---- internals -------------------------------------------------------------------
+
+  private startLlm(
+    o: ManagedLlmOptions,
+    parent: ScopeRecord | null,
+    request: LlmRequest,
+    session: JsonObject | undefined,
+  ): SpanRecord {
+    const uuid = uuidv7();
+    const startUs = this.stamp((o as LlmStartOptions).timestampUs);
+    const parentUuid = parent === null ? this.processRoot : parent.uuid;
+    const root = parent === null ? this.processRoot : parent.propagationRootUuid;
+    const profile = llmProfile(o.modelName);
+    const metadata = payload(o.metadata);
+    const name = text(o.name);
+    const event = scopeEvent(
+      'start',
+      uuid,
+      parentUuid,
+      root,
+      name,
+      'llm',
+      NO_ATTRIBUTES,
+      profile,
+      llmRequestData(request.content, recordedHeaders(request.headers, session)),
+      metadata,
+      this.format(startUs),
+    );
+    const top = parent === null ? null : parent.top;
+    const record = new SpanRecord(this, 'llm', uuid, name, parentUuid, root, top, profile, metadata, startUs);
+    this.emit(event, top);
+    return record;
+  }
+
+  private startTool(o: ManagedToolOptions, what: string): SpanRecord {
+    const parent = o.parent == null ? null : this.ownScope(o.parent, `${what} parent`);
+    const uuid = uuidv7();
+    const startUs = this.stamp((o as ToolStartOptions).timestampUs);
+    const parentUuid = parent === null ? this.processRoot : parent.uuid;
+    const root = parent === null ? this.processRoot : parent.propagationRootUuid;
+    const profile = toolProfile(o.toolCallId);
+    const metadata = payload(o.metadata);
+    const name = text(o.name);
+    const event = scopeEvent(
+      'start',
+      uuid,
+      parentUuid,
+      root,
+      name,
+      'tool',
+      NO_ATTRIBUTES,
+      profile,
+      payload(o.args),
+      metadata,
+      this.format(startUs),
+    );
+    const top = parent === null ? null : parent.top;
+    const record = new SpanRecord(this, 'tool', uuid, name, parentUuid, root, top, profile, metadata, startUs);
+    this.emit(event, top);
+    return record;
+  }
+
+  private endSpan(record: SpanRecord, data: Json, metadata: Json, profile: SpanRecord['profile'], endUs: number): void {
+    record.ended = true;
+    const event = scopeEvent(
+      'end',
+      record.uuid,
+      record.parentUuid,
+      record.propagationRootUuid,
+      record.name,
+      record.kind,
+      NO_ATTRIBUTES,
+      profile,
+      data,
+      metadata,
+      this.format(endUs),
+    );
+    this.emit(event, record.top);
+  }
+
+  private ownSpan(handle: unknown, kind: 'llm' | 'tool', what: string): SpanRecord | null {
+    if (!(handle instanceof SpanRecord) || handle.owner !== this || handle.kind !== kind) {
+      this.misuse(`${what}: not a ${kind} handle of this relay; ignored`);
+      return null;
+    }
+    if (handle.ended) {
+      this.misuse(`${what}: ${kind} span "${handle.name}" (${handle.uuid}) already ended; ignored`);
+      return null;
+    }
+    return handle;
+  }
+
+  private request(value: unknown, what: string): LlmRequest {
+    if (typeof value === 'object' && value !== null) {
+      const request = value as Partial<LlmRequest>;
+      return { headers: request.headers ?? {}, content: request.content };
+    }
+    this.misuse(`${what}: request is not an object {headers, content}; recorded as content`);
+    return { headers: {}, content: value };
+  }
+
+  private emit(event: AtofEvent, top: ScopeRecord | null): void {
+    this.eventCount++;
+    const sinks = this.lineSinks;
+    if (sinks.length > 0) {
+      let line: string | undefined;
+      try {
+        line = JSON.stringify(event);
+        // Rare number shapes and integer-like keys are written differently by native: take the exact path.
+        if (needsNativeJson(line)) line = nativeJson(event);
+        line += '\n';
+      } catch (error) {
+        // Only a pathological payload (a string past the engine's limit) gets here.
+        this.droppedCount += sinks.length;
+        this.internalError('serializing an event', error);
+      }
+      if (line !== undefined) for (let i = 0; i < sinks.length; i++) sinks[i]!.append(line);
+    }
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i]!(event, top);
+      } catch (error) {
+        this.receiverFailed('internal sink', error);
+      }
+    }
+    const subscribers = this.subscribers;
+    for (let i = 0; i < subscribers.length; i++) {
+      try {
+        const result: unknown = subscribers[i]!(event);
+        if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<unknown>).then === 'function') {
+          (result as PromiseLike<unknown>).then(undefined, (error: unknown) => this.receiverFailed('subscriber', error));
+        }
+      } catch (error) {
+        this.receiverFailed('subscriber', error);
+      }
+    }
+  }
+
+  private stamp(timestampUs: unknown): number {
+    if (timestampUs == null) return this.clock();
+    if (typeof timestampUs === 'number' && Number.isFinite(timestampUs) && Math.abs(timestampUs) <= Number.MAX_SAFE_INTEGER) {
+      return Math.floor(timestampUs);
+    }
+    this.misuse(`timestampUs must be integer Unix microseconds, got ${String(timestampUs)}; using the clock`);
+    return this.clock();
+  }
+
+  private endStamp(timestampUs: unknown, startUs: number): number {
+    const endUs = this.stamp(timestampUs);
+    if (endUs > startUs) return endUs;
+    this.adjustedCount++;
+    safeLog(this.logger, 'debug', `end timestamp ${endUs} is not after start ${startUs}; recorded as start + 1 µs`);
+    return startUs + 1;
+  }
+
+  private misuse(message: string): void {
+    this.errorCount++;
+    safeLog(this.logger, 'debug', `memory relay: ${message}`);
+  }
+
+  private receiverFailed(what: string, error: unknown): void {
+    this.errorCount++;
+    this.subscriberErrorCount++;
+    safeLog(this.logger, 'debug', `memory relay: ${what} failed: ${describeError(error)}`);
+  }
+
+  private internalError(what: string, error: unknown): void {
+    this.errorCount++;
+    safeLog(this.logger, 'warn', `memory relay: ${what} failed: ${describeError(error)}`);
+  }
+}
+
+/**
+ * The session headers native adds to a managed LLM request: the nearest
+ * Agent scope's `metadata.session_id` (or its name) as `x-dynamo-session-id`,
+ * and the next Agent above it as `x-dynamo-parent-session-id`.
+ */
+function sessionHeaders(parent: ScopeRecord | null): JsonObject | undefined {
+  let agent = parent;
+  while (agent !== null && agent.category !== 'agent') agent = agent.parent;
+  if (agent === null) return undefined;
+  let above = agent.parent;
+  while (above !== null && above.category !== 'agent') above = above.parent;
+  return above === null
+    ? { 'x-dynamo-session-id': sessionKey(agent) }
+    : { 'x-dynamo-parent-session-id': sessionKey(above), 'x-dynamo-session-id': sessionKey(agent) };
+}
+
+function sessionKey(scope: ScopeRecord): string {
+  const metadata = scope.metadata;
+  if (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)) {
+    const id = metadata.session_id;
+    if (typeof id === 'string') return id;
+  }
+  return scope.name;
+}
+
+/**
+ * The request a managed LLM call receives: the caller's headers (credentials
+ * included: they are only dropped from the record) with a W3C `traceparent`
+ * (trace id = the top-level scope's uuid, span id = the low 64 bits of the
+ * LLM span's uuid, as native) and the session headers; the content is the
+ * caller's own object.
+ */
+function forwardedRequest(
+  request: LlmRequest,
+  session: JsonObject | undefined,
+  parent: ScopeRecord | null,
+  spanUuid: string,
+): LlmRequest {
+  const headers: Record<string, string> = {};
+  const source = request.headers;
+  if (typeof source === 'object' && source !== null) {
+    for (const key of Object.keys(source)) {
+      if (key.toLowerCase() !== 'traceparent') headers[key] = (source as Record<string, string>)[key]!;
+    }
+  }
+  const spanHex = spanUuid.replaceAll('-', '');
+  const traceHex = parent === null ? spanHex : parent.top.uuid.replaceAll('-', '');
+  headers.traceparent = `00-${traceHex}-${spanHex.slice(16)}-01`;
+  if (session !== undefined) for (const key in session) headers[key] = session[key] as string;
+  return { headers, content: request.content };
+}
+
+function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value == null) return '';
+  try {
+    return String(value);
+  } catch {
+    return '';
+  }
+}
+
+function describeError(error: unknown): string {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+function joinPath(directory: string, filename: string): string {
+  return path.join(directory === '' ? '.' : directory, filename);
+}

@@ -1,0 +1,87 @@
+/**
+ * UUIDv7 generation (RFC 9562), the id format the native relay stamps on
+ * every scope and mark.
+ *
+ * Ids are time-ordered and strictly increasing within one process: inside a
+ * millisecond the 74 random bits act as a counter that advances by a random
+ * step, so ids minted in a burst still sort in creation order (native does
+ * the same). Randomness comes from `crypto.getRandomValues`, drawn in blocks
+ * because one call per id would dominate the cost of an event.
+ *
+ * @module
+ */
+
+const POOL_SIZE = 512;
+const pool = new Uint32Array(POOL_SIZE);
+let poolIndex = POOL_SIZE;
+
+function random32(): number {
+  if (poolIndex === POOL_SIZE) {
+    crypto.getRandomValues(pool);
+    poolIndex = 0;
+  }
+  return pool[poolIndex++]!;
+}
+
+const HEX: string[] = [];
+for (let i = 0; i < 256; i++) HEX.push(i.toString(16).padStart(2, '0'));
+
+const TWO_32 = 0x1_0000_0000;
+const TWO_30 = 0x4000_0000;
+
+// The 74-bit counter: `counterA` (rand_a, 12 bits), `counterHigh` (top 30 bits
+// of rand_b) and `counterLow` (low 32 bits of rand_b).
+let lastMs = -1;
+let counterA = 0;
+let counterHigh = 0;
+let counterLow = 0;
+
+/** Returns a new UUIDv7 string, strictly greater than any returned before in this process. */
+export function uuidv7(): string {
+  let ms = Date.now();
+  if (ms > lastMs) {
+    lastMs = ms;
+    // Seed with the top counter bit clear so a burst has room to count up.
+    counterA = random32() & 0x7ff;
+    counterHigh = random32() % TWO_30;
+    counterLow = random32();
+  } else {
+    ms = lastMs;
+    counterLow += (random32() & 0xffffff) + 1;
+    if (counterLow >= TWO_32) {
+      counterLow -= TWO_32;
+      if (++counterHigh === TWO_30) {
+        counterHigh = 0;
+        if (++counterA === 0x1000) {
+          // Counter exhausted: borrow the next millisecond rather than repeat.
+          lastMs = ms = lastMs + 1;
+          counterA = random32() & 0x7ff;
+        }
+      }
+    }
+  }
+  const timeHigh = Math.floor(ms / TWO_32); // top 16 of the 48 time bits
+  const timeLow = ms >>> 0;
+  return (
+    HEX[(timeHigh >>> 8) & 0xff]! +
+    HEX[timeHigh & 0xff]! +
+    HEX[timeLow >>> 24]! +
+    HEX[(timeLow >>> 16) & 0xff]! +
+    '-' +
+    HEX[(timeLow >>> 8) & 0xff]! +
+    HEX[timeLow & 0xff]! +
+    '-' +
+    HEX[0x70 | (counterA >>> 8)]! +
+    HEX[counterA & 0xff]! +
+    '-' +
+    HEX[0x80 | (counterHigh >>> 24)]! +
+    HEX[(counterHigh >>> 16) & 0xff]! +
+    '-' +
+    HEX[(counterHigh >>> 8) & 0xff]! +
+    HEX[counterHigh & 0xff]! +
+    HEX[counterLow >>> 24]! +
+    HEX[(counterLow >>> 16) & 0xff]! +
+    HEX[(counterLow >>> 8) & 0xff]! +
+    HEX[counterLow & 0xff]!
+  );
+}

@@ -1,0 +1,311 @@
+/**
+ * Drives the real `nemo-relay-node` runtime with the relay contract's
+ * options, so a test can run one scenario against native and against the
+ * in-memory relay and compare what each emits.
+ *
+ * Mapping (what a correct adapter does): every top-level scope gets its own
+ * native scope stack (so its own implicit root), children use their
+ * parent's stack, every manual call passes its explicit microsecond
+ * timestamp, payloads go through `toJson` first, and an error-ended tool
+ * passes `otel.status_code: "ERROR"` in its end metadata.
+ *
+ * The native runtime is process-global: run scenarios one at a time; the
+ * helpers deregister everything they register.
+ */
+
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type {
+  Json,
+  LlmHandle,
+  ScopeHandle,
+  ToolHandle,
+  LlmEndOptions,
+  LlmRequest,
+  LlmStartOptions,
+  ManagedLlmCall,
+  ManagedLlmOptions,
+  ManagedToolCall,
+  ManagedToolOptions,
+  MarkOptions,
+  PopScopeOptions,
+  PushScopeOptions,
+  ToolEndOptions,
+  ToolStartOptions,
+} from '../../src/relay/contract.ts';
+import { isJsonObject, toJson } from '../../src/relay/json.ts';
+import type { AtofEvent } from '../../src/relay/formats/atof.ts';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { silentLogger } from '../../src/hooks/logger.ts';
+
+type Handle = { readonly uuid: string };
+type Stack = object;
+
+interface NativeLib {
+  ScopeType: Record<string, number>;
+  createScopeStack(): Stack;
+  withScopeStack<T>(stack: Stack, fn: () => T): T;
+  pushScope(...args: unknown[]): Handle;
+  popScope(...args: unknown[]): void;
+  event(...args: unknown[]): void;
+  llmCall(...args: unknown[]): Handle;
+  llmCallEnd(...args: unknown[]): void;
+  toolCall(...args: unknown[]): Handle;
+  toolCallEnd(...args: unknown[]): void;
+  llmCallExecuteAsync(...args: unknown[]): Promise<unknown>;
+  toolCallExecuteAsync(...args: unknown[]): Promise<unknown>;
+  registerSubscriber(name: string, callback: (event: unknown) => void): void;
+  deregisterSubscriber(name: string): boolean;
+  flushSubscribers(): Promise<void>;
+  AtofExporter: new (config: object) => {
+    readonly path: string;
+    register(name: string): void;
+    deregister(name: string): boolean;
+    forceFlush(): void;
+    shutdown(): void;
+  };
+}
+
+export interface NativePlugin {
+  validate(config: unknown, toml?: string | null): { config: { diagnostics: unknown[] } };
+}
+
+function load(): { lib: NativeLib; plugin: NativePlugin } | { error: string } {
+  try {
+    const require = createRequire(import.meta.url);
+    return { lib: require('nemo-relay-node') as NativeLib, plugin: require('nemo-relay-node/plugin') as NativePlugin };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+const loaded = load();
+export const native: NativeLib | null = 'lib' in loaded ? loaded.lib : null;
+export const nativePlugin: NativePlugin | null = 'plugin' in loaded ? loaded.plugin : null;
+/** Why the native comparisons are skipped, or null when they run. */
+export const nativeUnavailable: string | null = 'error' in loaded ? `nemo-relay-node cannot be loaded: ${loaded.error}` : null;
+if (nativeUnavailable !== null) console.warn(`[memory parity tests] skipped: ${nativeUnavailable}`);
+
+/** The contract calls a scenario uses; both drivers implement them. */
+export interface Driver {
+  pushScope(options: PushScopeOptions): ScopeHandle;
+  popScope(handle: ScopeHandle, options?: PopScopeOptions): void;
+  mark(options: MarkOptions): void;
+  llmStart(options: LlmStartOptions): LlmHandle;
+  llmEnd(handle: LlmHandle, options: LlmEndOptions): void;
+  toolStart(options: ToolStartOptions): ToolHandle;
+  toolEnd(handle: ToolHandle, options: ToolEndOptions): void;
+  executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
+  executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
+}
+
+const SCOPE_TYPES: Record<string, string> = {
+  agent: 'Agent',
+  function: 'Function',
+  tool: 'Tool',
+  llm: 'Llm',
+  retriever: 'Retriever',
+  embedder: 'Embedder',
+  reranker: 'Reranker',
+  guardrail: 'Guardrail',
+  evaluator: 'Evaluator',
+  custom: 'Custom',
+  unknown: 'Unknown',
+};
+
+const json = (value: unknown) => toJson(value);
+const opt = (value: string | undefined) => (value === undefined || value === '' ? null : value);
+
+// Native handles stand in for the contract's opaque handles.
+class NativeDriver {
+  private readonly stacks = new Map<unknown, Stack>();
+  /** Spans end inside their parent's stack, as they started: native takes the propagation root from the current stack. */
+  private readonly spanParents = new Map<unknown, unknown>();
+  constructor(private readonly lib: NativeLib) {}
+
+  private stackOf(handle: unknown): Stack | undefined {
+    return handle == null ? undefined : this.stacks.get(handle);
+  }
+
+  private inStack<T>(handle: unknown, fn: () => T): T {
+    const stack = this.stackOf(handle);
+    return stack === undefined ? fn() : this.lib.withScopeStack(stack, fn);
+  }
+
+  pushScope(o: PushScopeOptions): unknown {
+    const stack = o.parent == null ? this.lib.createScopeStack() : this.stackOf(o.parent)!;
+    let mask = 0;
+    for (const flag of o.attributes ?? []) mask |= flag === 'parallel' ? 1 : 2;
+    const handle = this.lib.withScopeStack(stack, () =>
+      this.lib.pushScope(
+        o.name,
+        this.lib.ScopeType[SCOPE_TYPES[o.category]!],
+        o.parent ?? null,
+        mask === 0 ? null : mask,
+        null,
+        json(o.metadata),
+        json(o.input),
+        o.timestampUs ?? null,
+      ),
+    );
+    this.stacks.set(handle, stack);
+    return handle;
+  }
+
+  popScope(handle: unknown, o?: PopScopeOptions): void {
+    this.inStack(handle, () => this.lib.popScope(handle, json(o?.output), o?.timestampUs ?? null, json(o?.metadata)));
+  }
+
+  mark(o: MarkOptions): void {
+    this.inStack(o.parent, () => this.lib.event(o.name, o.parent ?? null, json(o.data), json(o.metadata), o.timestampUs ?? null));
+  }
+
+  llmStart(o: LlmStartOptions): unknown {
+    const handle = this.inStack(o.parent, () =>
+      this.lib.llmCall(o.name, request(o.request), o.parent ?? null, null, null, json(o.metadata), opt(o.modelName), o.timestampUs ?? null),
+    );
+    this.spanParents.set(handle, o.parent);
+    return handle;
+  }
+
+  llmEnd(handle: unknown, o: LlmEndOptions): void {
+    this.inStack(this.spanParents.get(handle), () =>
+      this.lib.llmCallEnd(handle, json(o.response), null, json(o.metadata), o.timestampUs ?? null),
+    );
+  }
+
+  toolStart(o: ToolStartOptions): unknown {
+    const handle = this.inStack(o.parent, () =>
+      this.lib.toolCall(o.name, json(o.args), o.parent ?? null, null, null, json(o.metadata), opt(o.toolCallId), o.timestampUs ?? null),
+    );
+    this.spanParents.set(handle, o.parent);
+    return handle;
+  }
+
+  toolEnd(handle: unknown, o: ToolEndOptions): void {
+    const failed = o.status === 'error';
+    const result: Record<string, unknown> = { result: json(o.result) };
+    if (!failed && o.annotation != null) result.annotation = json(o.annotation);
+    let metadata: Json = json(o.metadata);
+    if (failed) {
+      const base: { [key: string]: Json } = isJsonObject(metadata) ? { ...metadata } : metadata === null ? {} : { metadata };
+      metadata = { ...base, 'otel.status_code': 'ERROR' };
+    }
+    this.inStack(this.spanParents.get(handle), () => this.lib.toolCallEnd(handle, result, null, metadata, o.timestampUs ?? null));
+  }
+
+  executeLlm(o: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
+    return this.inStack(o.parent, () =>
+      this.lib.llmCallExecuteAsync(
+        o.name,
+        request(o.request),
+        async (forwarded: LlmRequest) => json(await call(forwarded)),
+        o.parent ?? null,
+        null,
+        null,
+        json(o.metadata),
+        opt(o.modelName),
+      ),
+    );
+  }
+
+  executeTool(o: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
+    return this.inStack(o.parent, () =>
+      this.lib.toolCallExecuteAsync(
+        o.name,
+        json(o.args),
+        async (args: unknown) => ({ result: json(await call(args)) }),
+        o.parent ?? null,
+        null,
+        null,
+        json(o.metadata),
+        opt(o.toolCallId),
+      ),
+    );
+  }
+}
+
+function request(value: LlmRequest): { headers: unknown; content: unknown } {
+  return { headers: json(value.headers ?? {}), content: json(value.content) };
+}
+
+export type Scenario = (driver: Driver) => void | Promise<void>;
+
+export interface ScenarioRun {
+  /** Subscriber events, JSON-serialized one per entry. */
+  events: string[];
+  /** The ATOF file's lines. */
+  lines: string[];
+}
+
+let counter = 0;
+
+/** Runs a scenario on native with a raw subscriber and an ATOF exporter. */
+export async function runNative(scenario: Scenario): Promise<ScenarioRun> {
+  const lib = native!;
+  const name = `memory-parity-${process.pid}-${++counter}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-native-'));
+  const events: string[] = [];
+  lib.registerSubscriber(name, (event) => events.push(JSON.stringify(event)));
+  const exporter = new lib.AtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
+  exporter.register(`${name}-atof`);
+  try {
+    await scenario(new NativeDriver(lib) as unknown as Driver);
+    await lib.flushSubscribers();
+    exporter.forceFlush();
+  } finally {
+    exporter.deregister(`${name}-atof`);
+    exporter.shutdown();
+    lib.deregisterSubscriber(name);
+  }
+  const lines = readLines(exporter.path);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { events, lines };
+}
+
+/** Runs a scenario on a fresh in-memory relay with a subscriber and an ATOF exporter. */
+export async function runMemory(scenario: Scenario): Promise<ScenarioRun & { relay: ReturnType<typeof createMemoryRelay> }> {
+  const relay = createMemoryRelay({ logger: silentLogger });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-memory-'));
+  const events: string[] = [];
+  relay.subscribe((event: AtofEvent) => {
+    events.push(JSON.stringify(event));
+  });
+  const exporter = relay.registerAtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
+  await scenario(relay as unknown as Driver);
+  await relay.flush();
+  await exporter.close();
+  const lines = readLines(exporter.path);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { events, lines, relay };
+}
+
+function readLines(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  return text === '' ? [] : text.replace(/\n$/, '').split('\n');
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/g;
+const TIMESTAMP = /"timestamp":"[^"]*"/g;
+
+/**
+ * Replaces uuids by labels in order of first appearance (so the same
+ * structure gives the same labels), and optionally every timestamp.
+ */
+export function normalize(texts: readonly string[], options: { timestamps?: boolean } = {}): string[] {
+  const labels = new Map<string, string>();
+  return texts.map((text) => {
+    let out = text.replace(UUID, (uuid) => {
+      let label = labels.get(uuid);
+      if (label === undefined) {
+        label = `<uuid-${labels.size + 1}>`;
+        labels.set(uuid, label);
+      }
+      return label;
+    });
+    if (options.timestamps) out = out.replace(TIMESTAMP, '"timestamp":"<ts>"');
+    return out;
+  });
+}
