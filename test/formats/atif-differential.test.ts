@@ -16,9 +16,15 @@ import { native, nativeSkipReason, runExporterScenario } from '../support/native
 
 const AGENT: ExporterOptions = { sessionId: 'diff-session', agentName: 'diff-agent', agentVersion: '1.2.3', modelName: 'default-model' };
 
+/**
+ * Runs `script` natively, rebuilds from the captured events and compares.
+ * `knownInvalid` lists the `path rule` pairs of ATIF violations native itself
+ * produces for the scenario (the builder must reproduce them too).
+ */
 async function differential(
   script: (s: Scenario) => void | Promise<void>,
   options: ExporterOptions = AGENT,
+  knownInvalid: string[] = [],
 ): Promise<AtifTrajectory> {
   const run = await runExporterScenario(native!, options, script);
   const builder = new AtifBuilder(options);
@@ -28,7 +34,7 @@ async function differential(
   expect(built).toEqual(expected);
   expect(JSON.stringify(built)).toBe(JSON.stringify(expected));
   expect(builder.toJson()).toBe(run.nativeJson);
-  expect(validateAtif(built)).toEqual([]);
+  expect(validateAtif(built).map((error) => `${error.path} ${error.rule}`)).toEqual(knownInvalid);
   expect(validateAtofEvents(run.events)).toEqual([]);
   return built;
 }
@@ -594,6 +600,55 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
       s.lib.llmCallEnd(llm, { choices: [{ message: { content: 'a' } }] }, null, null, null);
       s.lib.popScope(session, null, null, null);
     });
+  });
+
+  it('reproduces odd payload shapes: unknown blocks, non-object responses, mixed usage objects, alternate tool-call keys', async () => {
+    await differential(async (s) => {
+      const session = s.push('session', 'Agent', null, { metadata: 'plain string metadata' });
+      const ask = (content: Json): Json => ({ messages: [{ role: 'user', content }] });
+      s.chat('x', ask('a'), { type: 'message', content: [{ type: 'thinking', thinking: 'hm' }, { type: 'text', text: '  ' }], usage: { input_tokens: 4, cache_creation_input_tokens: 2 } }, session);
+      s.chat('x', ask('b'), { type: 'message', content: [{ type: 'mystery' }], model: 'm-b', usage: { input_tokens: 4, cache_read_input_tokens: 1 } }, session);
+      s.chat('x', ask('c'), { choices: [{ message: { content: [{ type: 'text', text: 'part' }] } }], output_text: 'both shapes', usage: { prompt_tokens: 1 } }, session);
+      s.chat('x', ask('d'), { choices: [{ message: { content: null } }] }, session);
+      s.chat('x', ask('e'), 'just a string response', session);
+      s.chat('x', ask('f'), [1, 'two', { three: 3 }], session);
+      s.chat('x', ask('g'), 42, session);
+      s.chat('x', 'request is a string', { answer: { nested: true } }, session);
+      s.chat('x', ask('h'), { raw_response: { choices: [{ message: { content: 'from raw', tool_calls: [{ call_id: 'rc', toolName: 'raw_tool', args: { q: 1 } }] } }] } }, session);
+      s.chat('x', ask('i'), { raw_response: 'not an object', choices: [{ message: { content: 'ignored' } }] }, session);
+      s.chat('x', ask('j'), {
+        content: 'mixed usage',
+        usage: { input_tokens: 3, shared: 'usage', only_usage: 1, prompt_token_ids: [1, 2] },
+        token_usage: { output: 2, shared: 'token_usage', logprobs: [-0.25, 'x'] },
+      }, session);
+      s.chat('x', ask('k'), { tool_calls: [{ tool_call_id: 't-k', tool_name: 'k_tool', input: '[1,2]' }, { function_name: 'named_only', arguments: 7 }] }, session);
+      s.chat('x', ask('l'), { tool_calls: [{ id: 'ok', name: 'fine' }, 'not an object'] }, session);
+      s.chat('x', ask('m'), { tool_calls: [], output: [{ type: 'function_call', call_id: 'fc', name: 'fn', arguments: '"str"' }] }, session);
+      const annotated = s.tool('k_tool', [1, 2], session, 't-k');
+      s.lib.toolCallEnd(annotated, { result: null, annotation: { note: 'null result' } }, null, null, Date.now() * 1000 + 50_000);
+      s.pop(session);
+    }, AGENT, [
+      // native: a tool start whose input is not an object becomes a tool call with non-object arguments.
+      '$.steps[27].tool_calls[1].arguments atif.arguments',
+    ]);
+  });
+
+  it('handles an agent scope pushed under a tool handle and a turn-role agent inside it', async () => {
+    const t = await differential((s) => {
+      const session = s.push('session', 'Agent', null);
+      s.chat('openai', { messages: [{ role: 'user', content: 'q' }] }, { choices: [{ message: { content: '', tool_calls: [{ id: 'sp', function: { name: 'spawn', arguments: '{}' } }] } }] }, session);
+      const tool = s.tool('spawn', {}, session, 'sp');
+      const child = s.push('child', 'Agent', tool, { metadata: { nemo_relay_scope_role: 'subagent' } });
+      const childTurn = s.push('child-turn', 'Agent', child, { metadata: { nemo_relay_scope_role: 'turn' } });
+      s.chat('openai', { messages: [{ role: 'user', content: 'child work' }] }, { choices: [{ message: { content: 'child done' } }] }, childTurn);
+      s.pop(childTurn);
+      s.pop(child);
+      s.toolEnd(tool, 'spawned');
+      s.pop(session);
+    });
+    // The binding does not parent a scope to a tool handle, so the child is a second root: one flat trajectory.
+    expect(t.subagent_trajectories).toBeUndefined();
+    expect(t.steps.map((step) => step.message)).toContain('child done');
   });
 
   it('produces an empty trajectory for a session without LLM calls', async () => {

@@ -946,6 +946,7 @@ class StepConverter {
     calls.push({
       tool_call_id: id,
       function_name: event.name,
+      // native: a non-object tool input is used as the arguments as is, which ATIF forbids.
       arguments: event.data === undefined ? {} : sortJson(event.data),
       extra: sortedObject(eventExtra(event)),
     });
