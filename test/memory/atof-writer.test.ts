@@ -1,0 +1,264 @@
+// The memory relay's ATOF JSONL file output: modes, folders, buffering,
+// whole lines under write failures, health, and flushing at process exit.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { AtofFileWriter, defaultAtofFilename, type WriterFs } from '../../src/relay/memory/atof-writer.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import { silentLogger } from '../../src/hooks/logger.ts';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-atof-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function readEvents(file: string) {
+  const text = fs.readFileSync(file, 'utf8');
+  const parsed = parseAtofJsonl(text);
+  expect(parsed.errors).toEqual([]);
+  expect(validateAtofEvents(parsed.events)).toEqual([]);
+  return { text, events: parsed.events as { name: string }[] };
+}
+
+function emitSession(relay: ReturnType<typeof createMemoryRelay>, name: string) {
+  const scope = relay.pushScope({ name, category: 'agent', metadata: { session_id: name } });
+  relay.mark({ name: `${name}.mark`, parent: scope, data: { n: 1 } });
+  relay.popScope(scope);
+}
+
+describe('memory relay ATOF exporter', () => {
+  it('creates missing folders and writes one JSON object per line', async () => {
+    const dir = path.join(tempDir(), 'a', 'b', 'c');
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const exporter = relay.registerAtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'append' });
+    expect(exporter.path).toBe(path.join(dir, 'events.jsonl'));
+    expect(fs.existsSync(exporter.path)).toBe(true);
+    emitSession(relay, 's1');
+    await exporter.close();
+    const { text, events } = readEvents(exporter.path);
+    expect(events.map((e) => e.name)).toEqual(['s1', 's1.mark', 's1']);
+    expect(text.endsWith('\n')).toBe(true);
+  });
+
+  it('appends to an existing file in append mode and truncates it at registration in overwrite mode', async () => {
+    const dir = tempDir();
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const first = relay.registerAtofExporter({ outputDirectory: dir, filename: 'e.jsonl', mode: 'append' });
+    emitSession(relay, 'first');
+    await first.close();
+    const second = relay.registerAtofExporter({ outputDirectory: dir, filename: 'e.jsonl', mode: 'append' });
+    emitSession(relay, 'second');
+    await second.close();
+    expect(readEvents(first.path).events).toHaveLength(6);
+
+    const third = relay.registerAtofExporter({ outputDirectory: dir, filename: 'e.jsonl', mode: 'overwrite' });
+    // Truncated now, before any event: like native's exporter constructor.
+    expect(fs.readFileSync(third.path, 'utf8')).toBe('');
+    emitSession(relay, 'third');
+    await third.close();
+    expect(readEvents(third.path).events.map((e) => e.name)).toEqual(['third', 'third.mark', 'third']);
+  });
+
+  it('buffers lines until flush, then writes them; flush and close can be repeated', async () => {
+    const dir = tempDir();
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const exporter = relay.registerAtofExporter({ outputDirectory: dir, filename: 'e.jsonl', mode: 'overwrite' });
+    emitSession(relay, 's');
+    expect(fs.readFileSync(exporter.path, 'utf8')).toBe('');
+    await relay.flush();
+    expect(readEvents(exporter.path).events).toHaveLength(3);
+    await exporter.flush();
+    await exporter.close();
+    await exporter.close();
+    emitSession(relay, 'after-close');
+    expect(readEvents(exporter.path).events).toHaveLength(3);
+  });
+
+  it('writes without an explicit flush once the buffer passes its threshold', () => {
+    const dir = tempDir();
+    const writer = new AtofFileWriter({ path: path.join(dir, 'e.jsonl'), mode: 'overwrite', logger: silentLogger, highWaterChars: 100, flushDelayMs: 0 });
+    writer.append(`${'x'.repeat(60)}\n`);
+    expect(fs.readFileSync(writer.path, 'utf8')).toBe('');
+    writer.append(`${'y'.repeat(60)}\n`);
+    expect(fs.readFileSync(writer.path, 'utf8')).toBe(`${'x'.repeat(60)}\n${'y'.repeat(60)}\n`);
+    writer.close();
+  });
+
+  it('shares one serialization between several exporters and reports each in outputs()', async () => {
+    const dir = tempDir();
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const a = relay.registerAtofExporter({ outputDirectory: dir, filename: 'a.jsonl', mode: 'overwrite' });
+    const b = relay.registerAtofExporter({ outputDirectory: dir, filename: 'b.jsonl', mode: 'overwrite' });
+    emitSession(relay, 's');
+    await relay.flush();
+    expect(fs.readFileSync(a.path, 'utf8')).toBe(fs.readFileSync(b.path, 'utf8'));
+    const outputs = relay.outputs();
+    expect(outputs.map((o) => o.path)).toEqual([a.path, b.path]);
+    for (const output of outputs) {
+      expect(output).toMatchObject({ kind: 'atof', errors: 0, bytes: fs.statSync(output.path).size });
+      expect(Date.parse(output.lastWrite!)).not.toBeNaN();
+    }
+    await relay.shutdown();
+    expect(relay.outputs()).toEqual([]);
+  });
+
+  it('uses native default file name pattern, in UTC', () => {
+    expect(defaultAtofFilename(new Date('2026-11-29T15:37:46.123Z'))).toBe('nemo-relay-events-2026-11-29-15.37.46.jsonl');
+  });
+});
+
+/** A file system whose writes can be made to fail part-way. */
+function flakyFs(plan: { okWrites?: number; failWrites: number; partialBytes: number; failTruncate?: boolean }): WriterFs & { writes: number } {
+  const real = fs as unknown as WriterFs;
+  const flaky = {
+    writes: 0,
+    mkdirSync: real.mkdirSync,
+    openSync: real.openSync,
+    fstatSync: real.fstatSync,
+    closeSync: real.closeSync,
+    ftruncateSync(fd: number, length: number) {
+      // Truncating to zero at open still works; rolling back a torn write does not.
+      if (plan.failTruncate && length > 0) throw new Error('EIO: truncate failed');
+      real.ftruncateSync(fd, length);
+    },
+    writeSync(fd: number, buffer: Uint8Array, offset: number, length: number) {
+      flaky.writes++;
+      if (plan.okWrites !== undefined && plan.okWrites > 0) {
+        plan.okWrites--;
+        return real.writeSync(fd, buffer, offset, length);
+      }
+      if (plan.failWrites > 0) {
+        // A torn write: a short write lands some bytes, then the next write fails.
+        if (plan.partialBytes > 0) {
+          const n = real.writeSync(fd, buffer, offset, Math.min(plan.partialBytes, length));
+          plan.partialBytes = 0;
+          return n;
+        }
+        plan.failWrites--;
+        throw new Error('ENOSPC: no space left on device');
+      }
+      return real.writeSync(fd, buffer, offset, length);
+    },
+  };
+  return flaky;
+}
+
+describe('ATOF file writer under write failures', () => {
+  const line = (n: number) => `${JSON.stringify({ atof_version: '0.1', kind: 'mark', n })}\n`;
+
+  it('rolls a torn write back to the last whole line and writes everything on the next flush', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'e.jsonl');
+    const fsImpl = flakyFs({ okWrites: 1, failWrites: 1, partialBytes: 7 });
+    const writer = new AtofFileWriter({ path: file, mode: 'overwrite', logger: silentLogger, fs: fsImpl, flushDelayMs: 0 });
+    writer.append(line(1));
+    expect(writer.flushSync()).toBe(true);
+    writer.append(line(2));
+    writer.append(line(3));
+    expect(writer.flushSync()).toBe(false);
+    // Nothing of the failed chunk is left behind: still one whole line.
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(1));
+    expect(writer.health()).toMatchObject({ errors: 1, lastError: 'ENOSPC: no space left on device' });
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(1) + line(2) + line(3));
+    writer.close();
+    expect(writer.droppedLines).toBe(0);
+  });
+
+  it('completes a torn line first when the file cannot be truncated', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'e.jsonl');
+    const writer = new AtofFileWriter({
+      path: file,
+      mode: 'overwrite',
+      logger: silentLogger,
+      fs: flakyFs({ failWrites: 1, partialBytes: 5, failTruncate: true }),
+      flushDelayMs: 0,
+    });
+    writer.append(line(1));
+    writer.append(line(2));
+    expect(writer.flushSync()).toBe(false);
+    writer.append(line(3));
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(1) + line(2) + line(3));
+    writer.close();
+  });
+
+  it('keeps lines while the file cannot be opened, retries, and counts what it must give up as dropped', () => {
+    const dir = tempDir();
+    const blocker = path.join(dir, 'not-a-dir');
+    fs.writeFileSync(blocker, 'x');
+    const file = path.join(blocker, 'e.jsonl');
+    const writer = new AtofFileWriter({ path: file, mode: 'append', logger: silentLogger, flushDelayMs: 0, maxBufferedChars: 100 });
+    expect(writer.health().errors).toBe(1);
+    writer.append(line(1));
+    expect(writer.flushSync()).toBe(false);
+    fs.rmSync(blocker);
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(1));
+    fs.rmSync(file);
+    fs.rmdirSync(blocker);
+    fs.writeFileSync(blocker, 'x'); // the open fd still works: writes go to the unlinked file
+
+    const stuck = new AtofFileWriter({ path: path.join(blocker, 'f.jsonl'), mode: 'append', logger: silentLogger, flushDelayMs: 0, maxBufferedChars: 100 });
+    for (let i = 0; i < 5; i++) stuck.append(line(i));
+    expect(stuck.flushSync()).toBe(false);
+    expect(stuck.droppedLines).toBe(5);
+    stuck.append(line(6));
+    stuck.close();
+    expect(stuck.droppedLines).toBe(6);
+    stuck.append(line(7));
+    expect(stuck.droppedLines).toBe(7);
+    writer.close();
+  });
+
+  it('never throws to the caller when the output folder cannot be created', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'file'), 'x');
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const exporter = relay.registerAtofExporter({ outputDirectory: path.join(dir, 'file', 'sub'), filename: 'e.jsonl', mode: 'append' });
+    emitSession(relay, 's');
+    await expect(relay.flush()).resolves.toBeUndefined();
+    expect(relay.outputs()[0]).toMatchObject({ kind: 'atof', bytes: 0, lastWrite: null });
+    expect(relay.outputs()[0]!.errors).toBeGreaterThan(0);
+    await exporter.close();
+    expect(relay.stats().dropped).toBe(3);
+  });
+});
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const bun = path.resolve(here, '../../node_modules/.bin/bun');
+const bunAvailable = fs.existsSync(bun) && spawnSync(bun, ['--version']).status === 0;
+if (!bunAvailable) console.warn('[atof-writer exit tests] skipped: node_modules/.bin/bun is not available to run a TypeScript child process');
+
+describe.skipIf(!bunAvailable)('ATOF file writer at process exit', () => {
+  for (const ending of ['natural end', 'process.exit(0)']) {
+    it(`writes every buffered line at ${ending} without an explicit flush`, () => {
+      const dir = tempDir();
+      const script = path.join(dir, 'child.ts');
+      const entry = path.resolve(here, '../../src/relay/memory/index.ts');
+      fs.writeFileSync(
+        script,
+        `import { createMemoryRelay } from ${JSON.stringify(entry)};
+const relay = createMemoryRelay();
+relay.registerAtofExporter({ outputDirectory: ${JSON.stringify(dir)}, filename: 'exit.jsonl', mode: 'overwrite' });
+for (let i = 0; i < 1000; i++) relay.mark({ name: 'm' + i, data: { i } });
+${ending === 'natural end' ? '' : 'process.exit(0);'}
+`,
+      );
+      const result = spawnSync(bun, [script], { encoding: 'utf8' });
+      expect(result.status, result.stderr).toBe(0);
+      const { events } = readEvents(path.join(dir, 'exit.jsonl'));
+      expect(events).toHaveLength(1000);
+    });
+  }
+});
