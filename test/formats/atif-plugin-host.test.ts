@@ -59,6 +59,11 @@ describe.skipIf(native === undefined)(`ATIF builder vs native plugin-managed fil
       });
       roots.push({ uuid: session.uuid, label: 'session' });
       s.mark('session.start', session, null, { session_id: 'logical-7', user_id: 'user-3' });
+      // 2. A second session, interleaved with the first: no correlation metadata, one LLM call.
+      const bareStack = lib.createScopeStack();
+      const bare = s.onStack(bareStack, () => s.push('bare-session', 'Agent', null, { metadata: { nemo_relay_scope_role: 'session' } }));
+      roots.push({ uuid: bare.uuid, label: 'bare' });
+      s.mark('note', bare, { x: 1 });
       const turn = s.push('turn', 'Custom', session, { metadata: { nemo_relay_scope_role: 'turn', turn_index: 1 }, input: { prompt: 'hi' } });
       s.chat(
         'anthropic',
@@ -89,14 +94,10 @@ describe.skipIf(native === undefined)(`ATIF builder vs native plugin-managed fil
         { id: 'm2', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn', usage: { input_tokens: 9, output_tokens: 1 } },
         turn,
       );
+      s.chat('openai', { messages: [{ role: 'user', content: 'bare question' }] }, { choices: [{ message: { content: 'bare answer' } }] }, bare);
       s.pop(turn, { output: 'done' });
       s.pop(session, { status: 'ended' });
-
-      // 2. A second session without session_id/user_id metadata and without LLM calls.
-      const bare = s.push('bare-session', 'Agent', null, { metadata: { nemo_relay_scope_role: 'session' } });
-      roots.push({ uuid: bare.uuid, label: 'bare' });
-      s.mark('note', bare, { x: 1 });
-      s.pop(bare);
+      s.onStack(bareStack, () => s.pop(bare));
 
       // 3. A harness without a session scope: a root-level turn scope gets its own file.
       const rootTurn = s.push('root-turn', 'Custom', null, { metadata: { nemo_relay_scope_role: 'turn', session_id: 'turn-only' } });
@@ -148,12 +149,13 @@ describe.skipIf(native === undefined)(`ATIF builder vs native plugin-managed fil
     expect(built.subagent_trajectories).toHaveLength(1);
   });
 
-  it('reproduces a session file without correlation metadata or steps', () => {
+  it('reproduces an interleaved session\'s file from its subtree alone, without correlation metadata', () => {
     const root = roots.find((r) => r.label === 'bare')!;
     const { built, text, file } = reproduce(root.uuid);
     expect(JSON.stringify(built)).toBe(JSON.stringify(JSON.parse(file)));
     expect(text).toBe(file);
-    expect(built.steps).toEqual([]);
+    expect(built.steps.map((step) => step.message)).toEqual(['bare question', 'bare answer']);
+    expect(built.extra?.nemo_relay).toEqual({ session_instance_id: root.uuid });
   });
 
   it('reproduces the file of a root-level turn scope', () => {

@@ -41,6 +41,8 @@ export interface NativeLib {
     exportJson(): string;
   };
   initialize(config: unknown, tomlPath?: string | null): Promise<{ close(): Promise<void>; isActive: boolean }>;
+  createScopeStack(): unknown;
+  withScopeStack(stack: unknown, callback: () => unknown): unknown;
 }
 
 export interface NativeObservability {
@@ -80,6 +82,11 @@ export interface PushOptions {
  */
 export class Scenario {
   constructor(readonly lib: NativeLib) {}
+
+  /** Runs `fn` with its own scope stack active, so its top-level scopes are roots of their own. */
+  onStack<T>(stack: unknown, fn: () => T): T {
+    return this.lib.withScopeStack(stack, fn) as T;
+  }
 
   readonly type = (name: keyof NativeLib['ScopeType']): number => this.lib.ScopeType[name];
 

@@ -515,6 +515,8 @@ function ancestryOf(event: ConvEvent, names: Map<string, string>): AtifAncestry 
 
 function invocationOf(start: Instant | undefined, end: Instant, invocationId: string): AtifInvocation {
   // Keys in native's order after it turns the struct into a (sorted) JSON map.
+  // native: the status is "completed" even for error ends, and both stamps are
+  // left out when the start event is missing.
   const invocation: AtifInvocation = {};
   if (start !== undefined) invocation.end_timestamp = epochSecondsWithMillis(end);
   invocation.framework = 'nemo_relay';
