@@ -254,12 +254,12 @@ describe('memory relay managed execution', () => {
     const sub = relay.pushScope({ name: 'subagent-a', category: 'agent', parent: session });
     const fn = relay.pushScope({ name: 'step', category: 'function', parent: sub });
     const content = { messages: [] };
-    const call = vi.fn(async () => 'ok');
+    const call = vi.fn(async (_request: unknown) => 'ok');
     await relay.executeLlm(
       { name: 'p', parent: fn, request: { headers: { authorization: 'Bearer s', TraceParent: 'stale' }, content } },
       call,
     );
-    const forwarded = call.mock.calls[0]![0] as unknown as { headers: Record<string, string>; content: unknown };
+    const forwarded = call.mock.calls[0]![0] as { headers: Record<string, string>; content: unknown };
     const start = events.find((e) => e.name === 'p')!;
     const hex = (uuid: string) => uuid.replaceAll('-', '');
     expect(forwarded.content).toBe(content);
