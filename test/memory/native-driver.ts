@@ -309,3 +309,29 @@ export function normalize(texts: readonly string[], options: { timestamps?: bool
     return out;
   });
 }
+
+interface NativeAtifLib {
+  AtifExporter: new (sessionId: string, agentName: string, agentVersion: string, modelName?: string | null) => {
+    register(name: string): void;
+    deregister(name: string): boolean;
+    exportJson(): string;
+  };
+}
+
+/** Runs a scenario on native with a manual `AtifExporter` registered first; returns its `exportJson()`. */
+export async function runNativeAtif(
+  scenario: Scenario,
+  args: { sessionId: string; agentName: string; agentVersion: string; modelName?: string },
+): Promise<string> {
+  const lib = native! as unknown as NativeLib & NativeAtifLib;
+  const name = `memory-parity-atif-${process.pid}-${++counter}`;
+  const exporter = new lib.AtifExporter(args.sessionId, args.agentName, args.agentVersion, args.modelName ?? null);
+  exporter.register(name);
+  try {
+    await scenario(new NativeDriver(lib) as unknown as Driver);
+    await lib.flushSubscribers();
+    return exporter.exportJson();
+  } finally {
+    exporter.deregister(name);
+  }
+}
