@@ -44,12 +44,6 @@ export interface NativeScopeStack {
   readonly __nativeScopeStack?: never;
 }
 
-export interface NativePropagationContext {
-  version: number;
-  rootUuid?: string;
-  parentUuid: string;
-}
-
 export interface NativeLlmRequest {
   headers: Record<string, string>;
   content: Json;
@@ -88,9 +82,9 @@ export interface NativeBinding {
   readonly ScopeType: Readonly<Record<string, number>>;
 
   createScopeStack(): NativeScopeStack;
-  createScopeStackFromPropagation(context: NativePropagationContext): NativeScopeStack;
-  captureRootlessPropagationContext(): NativePropagationContext;
   withScopeStack<T>(stack: NativeScopeStack, callback: () => T): T;
+  /** Top of the current stack: on a fresh stack, its implicit root. */
+  getHandle(): NativeScopeHandle;
 
   pushScope(
     name: string,
@@ -168,9 +162,8 @@ export interface NativeBinding {
 /** Every function (and class) of `NativeBinding` that must exist for the adapter to work. */
 export const REQUIRED_FEATURES = [
   'createScopeStack',
-  'createScopeStackFromPropagation',
-  'captureRootlessPropagationContext',
   'withScopeStack',
+  'getHandle',
   'pushScope',
   'popScope',
   'event',

@@ -43,7 +43,7 @@ export {
 } from './errors.ts';
 export { SUPPORTED_VERSION_RANGE } from './binding.ts';
 export { AMBIENT_CONFIG_INHERITED, DYNAMIC_ENVIRONMENT_IGNORED, pluginHostBusy } from './plugin-host.ts';
-export type { NativeRelay } from './relay.ts';
+export type { NativeRelay, NativeRelayStats } from './relay.ts';
 
 export interface LoadNativeRelayOptions extends LoadBindingOptions {
   /** Where adapter failures are reported (once per operation at `warn`, then `debug`). Default: `consoleLogger`. */

@@ -288,13 +288,14 @@ function dynamicLayerText(specs: readonly DynamicPluginSpec[], tomlPath: string 
       ]);
     }
     if (typeof spec.environment_ref === 'string' && spec.environment_ref.trim() !== '') {
-      extra.push({
+      const diagnostic: ConfigDiagnostic = {
         level: 'warning',
         code: DYNAMIC_ENVIRONMENT_IGNORED,
-        component: typeof spec.plugin_id === 'string' ? spec.plugin_id : undefined,
         field: `dynamic_plugins[${index}].environment_ref`,
         message: 'nemo-relay-node 0.9.x cannot take an environment_ref for a dynamic plugin; it was ignored',
-      } as ConfigDiagnostic);
+      };
+      if (typeof spec.plugin_id === 'string') diagnostic.component = spec.plugin_id;
+      extra.push(diagnostic);
     }
     const record: Record<string, unknown> = { manifest: path.resolve(base, manifest) };
     const config = withoutNulls(json(spec.config));
@@ -364,13 +365,14 @@ function specMismatches(validated: unknown, specs: readonly DynamicPluginSpec[])
       const declared = spec[field];
       const actual = entry[field];
       if (typeof declared === 'string' && typeof actual === 'string' && declared !== actual) {
-        out.push({
+        const diagnostic: ConfigDiagnostic = {
           level: 'error',
           code: 'plugin.dynamic.spec_mismatch',
-          component: typeof actual === 'string' ? actual : undefined,
           field: `dynamic_plugins[${index}].${field}`,
           message: `dynamic_plugins[${index}].${field} is '${declared}' but its manifest declares '${actual}'`,
-        } as ConfigDiagnostic);
+        };
+        if (typeof entry.plugin_id === 'string') diagnostic.component = entry.plugin_id;
+        out.push(diagnostic);
       }
     }
   });

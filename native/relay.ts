@@ -50,7 +50,7 @@ import type {
 import { safeLog, type Logger } from '../src/hooks/logger.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
-import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeToolResult } from './binding.ts';
+import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';
 import { messageOf } from './errors.ts';
 import {
   json,
@@ -64,7 +64,13 @@ import {
   toolResultOf,
 } from './payloads.ts';
 import { activatePluginHost, type NativePluginActivation, type PluginHostContext } from './plugin-host.ts';
-import { ScopeStacks, ScopeState, SpanState } from './scopes.ts';
+import { ScopeStacks, ScopeState, SpanState, type PendingPop } from './scopes.ts';
+
+/** Counters of the native adapter: the contract's three plus deferred pops. */
+export interface NativeRelayStats extends BackendStats {
+  /** Scopes the caller popped while child scopes above them were open; ended once those are popped. */
+  pendingPops: number;
+}
 
 export interface NativeRelayConfig {
   logger: Logger;
@@ -83,6 +89,8 @@ export class NativeRelay implements RelayBackend {
   readonly #sinks = new Set<NativeAtofSink>();
   readonly #activations = new Set<NativePluginActivation>();
   readonly #warned = new Set<string>();
+  /** Popped by the caller, waiting for scopes above them on their stack. */
+  readonly #pending = new Set<ScopeState>();
   #events = 0;
   #errors = 0;
   #dropped = 0;
@@ -118,7 +126,7 @@ export class NativeRelay implements RelayBackend {
       return state as unknown as ScopeHandle;
     } catch (error) {
       this.#drop('pushScope', error);
-      return new ScopeState(null, parent, null, null, false, false) as unknown as ScopeHandle;
+      return new ScopeState(null, parent, null, false, null) as unknown as ScopeHandle;
     }
   }
 
@@ -130,19 +138,25 @@ export class NativeRelay implements RelayBackend {
       return;
     }
     state.ended = true;
-    const native = state.native;
-    if (native === null) return; // never reached native; its start was already counted as dropped
+    if (state.native === null) return; // never reached native; its start was already counted as dropped
     try {
-      const timestamp = timestampOf(options?.timestampUs);
-      const output = json(options?.output);
-      const metadata = json(options?.metadata);
-      const binding = this.#binding;
-      this.#stacks.inOwnStack(state, () => binding.popScope(native, output, timestamp, metadata));
-      this.#events += 1;
+      const args = { output: json(options?.output), metadata: json(options?.metadata), timestampUs: timestampOf(options?.timestampUs) };
+      // A scope with open children above it on its stack is popped when they are (scopes.ts).
+      if (this.#stacks.pop(state, args, this.#nativePop) === 'deferred') this.#pending.add(state);
     } catch (error) {
       this.#drop('popScope', error);
     }
   }
+
+  readonly #nativePop = (scope: ScopeState, native: NativeScopeHandle, pop: PendingPop): void => {
+    this.#pending.delete(scope);
+    try {
+      this.#binding.popScope(native, pop.output, pop.timestampUs, pop.metadata);
+      this.#events += 1;
+    } catch (error) {
+      this.#drop('popScope', error);
+    }
+  };
 
   mark(options: MarkOptions): void {
     try {
@@ -392,14 +406,20 @@ export class NativeRelay implements RelayBackend {
   }
 
   async #close(): Promise<void> {
+    if (this.#pending.size > 0) {
+      // Their children were never popped, so native cannot end them: their end events are lost.
+      this.#dropped += this.#pending.size;
+      this.#fail('shutdown', new Error(`${this.#pending.size} popped scope(s) still wait for child scopes that were never popped`));
+      this.#pending.clear();
+    }
     await this.#drain();
     for (const activation of [...this.#activations]) await activation.close();
     for (const sink of [...this.#sinks]) await sink.close();
     this.#atif.close();
   }
 
-  stats(): BackendStats {
-    return { events: this.#events, errors: this.#errors, dropped: this.#dropped };
+  stats(): NativeRelayStats {
+    return { events: this.#events, errors: this.#errors, dropped: this.#dropped, pendingPops: this.#pending.size };
   }
 
   outputs(): OutputHealth[] {

@@ -1,23 +1,31 @@
 /**
- * Scope handles and the scope stacks they live on.
+ * Scope handles and the native scope stacks they live on.
  *
  * Native keeps one implicit, mutable scope stack per thread, shared by every
  * async context, and `popScope` only succeeds for the handle on top of the
- * *current* stack. Interleaved sessions, concurrent subagents and a parent
- * closed before its child all break that. So every scope gets a stack of its
- * own: it is pushed inside `withScopeStack(ownStack, ...)` with an explicit
- * parent handle, and popped inside the same stack, where it is always on top.
- * Pops can then happen in any order.
+ * *current* stack. The adapter never uses that shared stack. It keeps its own
+ * stacks ("frames"), enters one with `withScopeStack` for every call, always
+ * passes explicit parent handles, and mirrors each frame's open scopes in JS:
  *
- * Native derives an event's `propagation_root_uuid` from the stack that is
- * current when the event is emitted, not from the parent handle. A fresh
- * stack would make every scope its own tree root, so a child's stack is
- * seeded from a propagation context carrying the tree root
- * (`createScopeStackFromPropagation`). This reproduces what one shared stack
- * would have produced: the root is the first Agent scope of the tree, or the
- * top-level stack's implicit root when there is none. Marks and LLM/tool spans
- * under a scope are emitted inside a stack seeded the same way, so they agree
- * even after their parent was popped.
+ * - a top-level scope opens a new frame, so sessions never share a stack and
+ *   can interleave freely;
+ * - a child goes on its parent's frame while the parent is that frame's top
+ *   (the usual, sequential case), so the events are exactly those one native
+ *   stack produces, `propagation_root_uuid` and plugin-managed ATIF grouping
+ *   included;
+ * - a child whose parent is not on top (a concurrent sibling is open above
+ *   it, or the parent was already popped) opens a new frame. Its events then
+ *   carry that frame's propagation root (the child itself for an Agent scope),
+ *   as native gives any scope pushed on a fresh stack;
+ * - a pop of a scope that is not on top of its frame (a parent closed before
+ *   its child) is deferred, with its timestamp, output and metadata, and
+ *   emitted as soon as the scopes above it are popped. Its end event keeps the
+ *   requested timestamp; only its delivery is later.
+ *
+ * Stacks seeded from a propagation context (`createScopeStackFromPropagation`)
+ * are deliberately not used: native's plugin host treats an Agent or turn
+ * scope at the bottom of such a stack as the root of a separate (remote)
+ * trajectory and writes it to its own file, which splits one session's ATIF.
  *
  * @module
  */
@@ -39,37 +47,58 @@ export interface ScopeStart {
   timestampUs: number;
 }
 
+/** Arguments of a pop waiting for the scopes above it. */
+export interface PendingPop {
+  output: Json;
+  metadata: Json;
+  timestampUs: number;
+}
+
+/** One native scope stack and, in push order, the scopes open on it. */
+export class Frame {
+  readonly stack: NativeScopeStack;
+  /** uuid of the stack's implicit root: the parent of its top-level scope, or the propagation root without an Agent. */
+  readonly rootUuid: string;
+  readonly open: ScopeState[] = [];
+
+  constructor(stack: NativeScopeStack, rootUuid: string) {
+    this.stack = stack;
+    this.rootUuid = rootUuid;
+  }
+
+  get top(): ScopeState | undefined {
+    return this.open[this.open.length - 1];
+  }
+
+  /** The propagation root native gives the next scope pushed here: the outermost open Agent, else the implicit root. */
+  rootFor(isAgent: boolean, uuidIfAgent: () => string): string {
+    for (const scope of this.open) if (scope.isAgent) return scope.native?.uuid ?? this.rootUuid;
+    return isAgent ? uuidIfAgent() : this.rootUuid;
+  }
+}
+
 /** Internal state behind a contract `ScopeHandle`. */
 export class ScopeState {
   /** `null` when native refused the push; children then attach to the nearest live ancestor. */
   readonly native: NativeScopeHandle | null;
   readonly parent: ScopeState | null;
-  /** The stack the scope was pushed on, and must be popped on. */
-  readonly ownStack: NativeScopeStack | null;
-  /** `propagation_root_uuid` of the scope's events. */
+  /** The frame the scope was pushed on (and is popped on); `null` when native refused it. */
+  readonly frame: Frame | null;
+  readonly isAgent: boolean;
+  /** The `propagation_root_uuid` native wrote on the start event. */
   readonly rootUuid: string | null;
-  /** Whether the tree root is an Agent scope (otherwise it is an implicit stack root). */
-  readonly agentRooted: boolean;
-  /** Whether `ownStack` was seeded with `rootUuid` (and can host child emissions). */
-  readonly seeded: boolean;
-  emitStack: NativeScopeStack | null = null;
   start: ScopeStart | null = null;
+  /** Set when the caller popped the scope while scopes above it were still open. */
+  pending: PendingPop | null = null;
+  /** The caller popped it (its end may still be pending). */
   ended = false;
 
-  constructor(
-    native: NativeScopeHandle | null,
-    parent: ScopeState | null,
-    ownStack: NativeScopeStack | null,
-    rootUuid: string | null,
-    agentRooted: boolean,
-    seeded: boolean,
-  ) {
+  constructor(native: NativeScopeHandle | null, parent: ScopeState | null, frame: Frame | null, isAgent: boolean, rootUuid: string | null) {
     this.native = native;
     this.parent = parent;
-    this.ownStack = ownStack;
+    this.frame = frame;
+    this.isAgent = isAgent;
     this.rootUuid = rootUuid;
-    this.agentRooted = agentRooted;
-    this.seeded = seeded;
   }
 
   /** The uuid of the scope, or `undefined` when native refused it. */
@@ -83,68 +112,66 @@ export class SpanState {
   readonly kind: 'llm' | 'tool';
   readonly native: NativeSpanHandle | null;
   /** The stack the start was emitted in; the end goes to the same one. */
-  readonly stack: NativeScopeStack;
+  readonly stack: NativeScopeStack | null;
   ended = false;
 
-  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, stack: NativeScopeStack) {
+  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, stack: NativeScopeStack | null) {
     this.kind = kind;
     this.native = native;
     this.stack = stack;
   }
 }
 
-/** Arguments of a native `pushScope` after the parent and the timestamp. */
+/** The native push, given the parent handle to pass. */
 export type PushCall = (parent: NativeScopeHandle | null) => NativeScopeHandle;
+/** The native pop of one scope. */
+export type PopCall = (scope: ScopeState, native: NativeScopeHandle, pop: PendingPop) => void;
 
 /**
- * Creates stacks and runs native calls inside the right one. Every method may
- * throw what native throws; the adapter catches and counts.
+ * Creates frames and runs native calls inside the right stack. `push` and
+ * `run` may throw what native throws; the adapter catches and counts.
  */
 export class ScopeStacks {
   readonly #binding: NativeBinding;
   readonly #agentType: number;
-  readonly #propagationVersion: number;
   #detached: NativeScopeStack | null = null;
 
   constructor(binding: NativeBinding) {
     this.#binding = binding;
     this.#agentType = binding.ScopeType.Agent ?? 0;
-    let version = 1;
-    try {
-      const context = binding.captureRootlessPropagationContext();
-      if (typeof context?.version === 'number') version = context.version;
-    } catch {
-      // Version 1 is what 0.9.x uses.
-    }
-    this.#propagationVersion = version;
   }
 
-  /** Pushes a scope on a stack of its own under `parent` (the nearest live ancestor is used). */
+  /** Pushes a scope under `parent` (the nearest live ancestor), on the parent's frame when it is on top. */
   push(parent: ScopeState | null, scopeType: number, call: PushCall): ScopeState {
     const live = liveAncestor(parent);
     const isAgent = scopeType === this.#agentType;
-    if (live === null || live.native === null) {
-      const stack = this.#binding.createScopeStack();
-      const native = this.#binding.withScopeStack(stack, () => call(null));
-      // A top-level Agent scope is its own tree root; anything else sits under the stack's implicit root.
-      const rootUuid = isAgent ? native.uuid : native.parentUuid;
-      return new ScopeState(native, parent, stack, rootUuid, isAgent, false);
-    }
-    if (!live.agentRooted && isAgent) {
-      // The first Agent scope of a tree becomes its root, as on one shared stack.
-      const stack = this.#binding.createScopeStack();
-      const native = this.#binding.withScopeStack(stack, () => call(live.native));
-      return new ScopeState(native, parent, stack, native.uuid, true, false);
-    }
-    const stack = this.#seededStack(live.rootUuid, live.native.uuid);
-    const native = this.#binding.withScopeStack(stack, () => call(live.native));
-    return new ScopeState(native, parent, stack, live.rootUuid, live.agentRooted, live.rootUuid !== null);
+    const shared = live?.frame !== null && live?.frame !== undefined && live.frame.top === live ? live.frame : null;
+    const frame = shared ?? this.#newFrame();
+    const native = this.#binding.withScopeStack(frame.stack, () => call(live?.native ?? null));
+    const state = new ScopeState(native, parent, frame, isAgent, frame.rootFor(isAgent, () => native.uuid));
+    frame.open.push(state);
+    return state;
   }
 
-  /** Runs `fn` (a popScope) in the stack `state` was pushed on. */
-  inOwnStack<T>(state: ScopeState, fn: () => T): T {
-    if (state.ownStack === null) return fn();
-    return this.#binding.withScopeStack(state.ownStack, fn);
+  /**
+   * Pops `state` now if it is on top of its frame, then every deferred pop it
+   * was blocking; otherwise defers it. `pop` must not throw (the adapter
+   * counts native failures inside it), so one failure never blocks a frame.
+   */
+  pop(state: ScopeState, args: PendingPop, pop: PopCall): 'popped' | 'deferred' {
+    const frame = state.frame;
+    if (frame === null || state.native === null) return 'popped';
+    if (frame.top !== state) {
+      state.pending = args;
+      return 'deferred';
+    }
+    this.#popTop(frame, state, args, pop);
+    for (let next = frame.top; next?.pending; next = frame.top) {
+      const pending = next.pending;
+      next.pending = null;
+      this.#popTop(frame, next, pending, pop);
+    }
+    return 'popped';
   }
 
   /**
@@ -154,26 +181,28 @@ export class ScopeStacks {
    */
   emitContext(parent: ScopeState | null): { stack: NativeScopeStack; handle: NativeScopeHandle | null } {
     const live = liveAncestor(parent);
-    if (live === null || live.native === null) {
+    if (live === null || live.native === null || live.frame === null) {
       this.#detached ??= this.#binding.createScopeStack();
       return { stack: this.#detached, handle: null };
     }
-    if (live.emitStack === null) {
-      live.emitStack = live.seeded && live.ownStack !== null ? live.ownStack : this.#seededStack(live.rootUuid, live.native.uuid);
-    }
-    return { stack: live.emitStack, handle: live.native };
+    return { stack: live.frame.stack, handle: live.native };
   }
 
   /** Runs `fn` inside `stack`. */
-  run<T>(stack: NativeScopeStack, fn: () => T): T {
-    return this.#binding.withScopeStack(stack, fn);
+  run<T>(stack: NativeScopeStack | null, fn: () => T): T {
+    return stack === null ? fn() : this.#binding.withScopeStack(stack, fn);
   }
 
-  #seededStack(rootUuid: string | null, parentUuid: string): NativeScopeStack {
-    const context = rootUuid === null
-      ? { version: this.#propagationVersion, parentUuid }
-      : { version: this.#propagationVersion, rootUuid, parentUuid };
-    return this.#binding.createScopeStackFromPropagation(context);
+  #popTop(frame: Frame, state: ScopeState, args: PendingPop, pop: PopCall): void {
+    frame.open.pop();
+    const native = state.native;
+    if (native !== null) this.#binding.withScopeStack(frame.stack, () => pop(state, native, args));
+  }
+
+  #newFrame(): Frame {
+    const stack = this.#binding.createScopeStack();
+    const root = this.#binding.withScopeStack(stack, () => this.#binding.getHandle());
+    return new Frame(stack, root.uuid);
   }
 }
 

@@ -3,7 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../src/relay/contract.ts';
 import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
 import type { NativeRelay } from '../../native/index.ts';
-import { ScopeState } from '../../native/scopes.ts';
+import { Frame, ScopeState } from '../../native/scopes.ts';
+import type { NativeScopeStack } from '../../native/binding.ts';
+import { createRequire } from 'node:module';
 import { available, readAtof, relay, tempDir } from './support.ts';
 
 class ProviderError extends Error {
@@ -117,7 +119,8 @@ describe.skipIf(!available)('native managed execution', () => {
   it('runs the host call directly when native refuses to start the managed call', async () => {
     backend = relay();
     // A parent whose native handle is not a real one makes native throw synchronously.
-    const bogus = new ScopeState({ uuid: 'not-a-uuid', name: 'x', parentUuid: null }, null, null, 'not-a-uuid', true, false);
+    const lib = createRequire(import.meta.url)('nemo-relay-node') as { createScopeStack(): NativeScopeStack };
+    const bogus = new ScopeState({ uuid: 'not-a-uuid', name: 'x', parentUuid: null }, null, new Frame(lib.createScopeStack(), 'x'), true, 'x');
     const llm = await backend.executeLlm({ name: 'p', parent: bogus as never, request: { headers: {}, content: {} } }, () => 'answer');
     const tool = await backend.executeTool({ name: 't', parent: bogus as never, args: {} }, (args) => ({ args }));
     expect(llm).toBe('answer');

@@ -54,40 +54,84 @@ describe.skipIf(!available)('native scopes', () => {
     expect(sessionA.start?.parent_uuid).not.toBe(sessionB.start?.parent_uuid);
   });
 
-  it('pops a parent before its child and still ends the child', async () => {
+  it('ends a parent popped before its child once the child is popped, at the requested time', async () => {
+    const base = 1_700_000_000_000_000;
+    let pendingAfterParentPop = -1;
     const events = await recorded((r) => {
-      const parent = r.pushScope({ name: 'parent', category: 'agent' });
-      const child = r.pushScope({ name: 'child', category: 'function', parent });
-      r.popScope(parent);
-      r.popScope(child);
+      const parent = r.pushScope({ name: 'parent', category: 'agent', timestampUs: base });
+      const child = r.pushScope({ name: 'child', category: 'function', parent, timestampUs: base + 1 });
+      r.popScope(parent, { output: 'parent out', timestampUs: base + 2 });
+      pendingAfterParentPop = r.stats().pendingPops;
+      r.popScope(child, { timestampUs: base + 3 });
     });
-    expect(events.map((e) => `${e.name}:${e.kind === 'scope' ? e.scope_category : 'mark'}`)).toEqual([
-      'parent:start',
-      'child:start',
-      'parent:end',
-      'child:end',
+    expect(pendingAfterParentPop).toBe(1);
+    expect(events.map((e) => `${e.name}:${e.scope_category}:${e.timestamp}`)).toEqual([
+      'parent:start:2023-11-14T22:13:20+00:00',
+      'child:start:2023-11-14T22:13:20.000001+00:00',
+      'child:end:2023-11-14T22:13:20.000003+00:00',
+      'parent:end:2023-11-14T22:13:20.000002+00:00',
     ]);
-    expect(backend?.stats().errors).toBe(0);
+    expect(scopeEvents(events, 'parent').end?.data).toBe('parent out');
+    expect(backend?.stats()).toMatchObject({ events: 4, errors: 0, dropped: 0, pendingPops: 0 });
   });
 
-  it('gives a subagent on another stack the session as propagation root', async () => {
+  it('lets concurrent children of one parent close in any order', async () => {
+    const events = await recorded((r) => {
+      const session = r.pushScope({ name: 'session', category: 'agent' });
+      const first = r.pushScope({ name: 'first', category: 'agent', parent: session });
+      const second = r.pushScope({ name: 'second', category: 'agent', parent: session });
+      const third = r.pushScope({ name: 'third', category: 'agent', parent: session });
+      r.popScope(second);
+      r.popScope(first);
+      r.popScope(session);
+      r.popScope(third);
+    });
+    const names = events.map((e) => `${e.name}:${e.scope_category}`);
+    expect(names).toEqual([
+      'session:start', 'first:start', 'second:start', 'third:start',
+      'second:end', 'first:end', 'session:end', 'third:end',
+    ]);
+    const session = scopeEvents(events, 'session').start;
+    for (const name of ['first', 'second', 'third']) expect(scopeEvents(events, name).start?.parent_uuid).toBe(session?.uuid);
+    expect(backend?.stats()).toMatchObject({ events: 8, errors: 0, pendingPops: 0 });
+  });
+
+  it('writes the propagation roots one native stack writes, and a new root for a concurrent sibling', async () => {
     const events = await recorded((r) => {
       const session = r.pushScope({ name: 'session', category: 'agent', metadata: { nemo_relay_scope_role: 'session' } });
       const turn = r.pushScope({ name: 'turn', category: 'custom', parent: session });
       const subagent = r.pushScope({ name: 'subagent', category: 'agent', parent: turn });
       const inner = r.pushScope({ name: 'inner', category: 'function', parent: subagent });
+      // turn is not on top of its stack (subagent is): this one runs concurrently.
+      const sibling = r.pushScope({ name: 'sibling', category: 'agent', parent: turn });
       const tool = r.toolStart({ name: 'Read', parent: subagent, args: {}, toolCallId: 'call-1' });
       r.toolEnd(tool, { result: 'ok' });
+      r.mark({ name: 'sibling-mark', parent: sibling });
       r.popScope(inner);
       r.popScope(subagent);
+      r.popScope(sibling);
       r.popScope(turn);
       r.popScope(session);
-      // A mark under an already-closed session keeps the session as root.
-      r.mark({ name: 'late', parent: session });
     });
     const session = scopeEvents(events, 'session').start;
+    const sibling = scopeEvents(events, 'sibling').start;
     expect(scopeEvents(events, 'subagent').start?.parent_uuid).toBe(scopeEvents(events, 'turn').start?.uuid);
-    for (const event of events) expect(event.propagation_root_uuid, event.name).toBe(session?.uuid);
+    expect(sibling?.parent_uuid).toBe(scopeEvents(events, 'turn').start?.uuid);
+    for (const event of events) {
+      const expected = event.name.startsWith('sibling') ? sibling?.uuid : session?.uuid;
+      expect(event.propagation_root_uuid, event.name).toBe(expected);
+    }
+  });
+
+  it('counts pops still blocked by never-popped children as dropped at shutdown', async () => {
+    const logger = recordingLogger();
+    backend = relay(logger);
+    const parent = backend.pushScope({ name: 'parent', category: 'agent' });
+    backend.pushScope({ name: 'leaked', category: 'function', parent });
+    backend.popScope(parent);
+    await backend.shutdown();
+    expect(backend.stats()).toMatchObject({ events: 2, dropped: 1, pendingPops: 0 });
+    expect(logger.lines.map((l) => l.message)).toEqual([expect.stringContaining('1 popped scope(s) still wait for child scopes')]);
   });
 
   it('roots a tree without an Agent scope at the implicit root, and at the first Agent scope below it', async () => {
