@@ -1,0 +1,236 @@
+// plugins.toml validation of the memory relay: the same diagnostics (codes,
+// levels, components, fields, messages, order) as native's validate(), plus
+// warnings for what only the native backend can do.
+import { describe, expect, it } from 'vitest';
+import { validatePluginConfig } from '../../src/relay/memory/index.ts';
+import { nativePlugin, nativeUnavailable } from './native-driver.ts';
+
+const obs = (config: unknown, extra: Record<string, unknown> = {}) => ({
+  version: 1,
+  components: [{ kind: 'observability', enabled: true, config, ...extra }],
+});
+const atof = (section: unknown) => obs({ version: 4, atof: section });
+const atif = (section: unknown) => obs({ version: 4, atif: section });
+const template = (filename_template: string) => atif({ enabled: true, filename_template });
+
+/** Documents whose diagnostics must equal native's. */
+const CASES: Record<string, unknown> = {
+  'a valid document': obs({
+    version: 4,
+    atof: { enabled: true, sinks: [{ type: 'file', output_directory: '/tmp/x', filename: 'e.jsonl', mode: 'overwrite' }] },
+    atif: { enabled: true, agent_name: 'a', agent_version: '1', model_name: 'm', output_directory: '/tmp/x', filename_template: 't-{session_id}.json' },
+  }),
+  'an empty document': {},
+  'document version 2': { version: 2, components: [] },
+  'unknown component kind': { version: 1, components: [{ kind: 'nope', enabled: true, config: {} }] },
+  'unknown top-level and component fields': { version: 1, components: [{ kind: 'observability', config: { version: 4 }, bogus: 1 }], extra_thing: 1 },
+  'duplicate observability component': { version: 1, components: [{ kind: 'observability', config: { version: 4 } }, { kind: 'observability', config: { version: 4 } }] },
+  'observability version 5': obs({ version: 5 }),
+  'observability version 2': obs({ version: 2 }),
+  'observability version missing': obs({}),
+  'observability version as a string': obs({ version: '4' }),
+  'observability version as a float': obs({ version: 4.5 }),
+  'observability version negative': obs({ version: -1 }),
+  'observability unknown field': obs({ version: 4, foo: 1 }),
+  'version 3 with logs': obs({ version: 3, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://x:4318' }], logs: { enabled: true } } }),
+  'version 3 with metrics': obs({ version: 3, opentelemetry: { enabled: false, metrics: { enabled: false } } }),
+  'legacy flat atof fields': atof({ enabled: true, output_directory: '/tmp', filename: 'x', mode: 'append', endpoints: [] }),
+  'standalone openinference section': obs({ version: 4, openinference: { enabled: true } }),
+  'openinference null': obs({ version: 4, openinference: null }),
+  'atof enabled without sinks': atof({ enabled: true }),
+  'atof enabled with empty sinks': atof({ enabled: true, sinks: [] }),
+  'atof disabled without sinks': atof({ enabled: false }),
+  'atof null': atof(null),
+  'atof not an object': atof(5),
+  'bad sink mode': atof({ enabled: true, sinks: [{ type: 'file', mode: 'sideways' }] }),
+  'bad sink mode in a disabled section': atof({ enabled: false, sinks: [{ type: 'file', mode: 'x' }] }),
+  'sink mode with capital letter': atof({ enabled: true, sinks: [{ type: 'file', mode: 'Append' }] }),
+  'sink mode null': atof({ sinks: [{ type: 'file', mode: null }] }),
+  'unknown sink type': atof({ enabled: true, sinks: [{ type: 'kafka' }] }),
+  'sink without type': atof({ enabled: true, sinks: [{ filename: 'a' }] }),
+  'sink type null': atof({ sinks: [{ type: null }] }),
+  'sink not an object': atof({ enabled: true, sinks: ['file'] }),
+  'sinks not a list': atof({ enabled: true, sinks: {} }),
+  'sinks null': atof({ sinks: null }),
+  'sink with unknown fields': atof({ enabled: true, sinks: [{ type: 'file', colour: 'red' }] }),
+  'atof unknown field': atof({ enabled: true, sinks: [{ type: 'file' }], wat: 1 }),
+  'sink filename of the wrong type': atof({ enabled: true, sinks: [{ type: 'file', filename: 5 }] }),
+  'sink output_directory null': atof({ sinks: [{ type: 'file', output_directory: null, filename: null }] }),
+  'atof enabled of the wrong type': atof({ enabled: 'yes', sinks: [{ type: 'file' }] }),
+  'stream sink without url': atof({ enabled: true, sinks: [{ type: 'stream' }] }),
+  'stream sink with bad transport, timeout and policy': atof({
+    enabled: true,
+    sinks: [{ type: 'stream', url: 'http://x', timeout_millis: 0, transport: 'pigeon', field_name_policy: 'zz' }],
+  }),
+  'stream sink names': atof({
+    enabled: true,
+    sinks: [
+      { type: 'stream', url: 'http://x', name: ' a ' },
+      { type: 'stream', url: 'http://y', name: 'b' },
+      { type: 'stream', url: 'http://z', name: 'b' },
+    ],
+  }),
+  'stream sink header in both maps, env not set': atof({
+    enabled: true,
+    sinks: [{ type: 'stream', url: 'http://x', headers: { a: '1' }, header_env: { a: 'NRH_TEST_UNSET_ENV_VAR' } }],
+  }),
+  'template without {session_id}': template('x.json'),
+  'template without {session_id} in a disabled section': atif({ enabled: false, filename_template: 'x.json' }),
+  'absolute template': template('/etc/{session_id}.json'),
+  'template with ..': template('../{session_id}.json'),
+  'template with a . segment': template('./{session_id}.json'),
+  'template with subfolders and odd literal characters': template('a b/c\\d:ü//{session_id}}-{x}.json'),
+  'template with an unknown placeholder kept literal': template('{session_id}-{user}.json'),
+  'template fallback with ..': template('{session_id}-{metadata.x:-../y}.json'),
+  'template fallback with a space': template('{session_id}-{metadata.x:-a b}.json'),
+  'template fallback empty': template('{session_id}{metadata.a:-}'),
+  'template fallback with a subfolder': template('{session_id}{metadata.a:-x/y}'),
+  'template with an unclosed placeholder': template('{session_id}-{metadata.x.json'),
+  'template metadata path empty': template('{session_id}-{metadata.}.json'),
+  'template metadata path with a space': template('{session_id}{metadata.a b}'),
+  'template metadata path with ..': template('{session_id}{metadata.a..b}'),
+  'template with nested braces': template('{session_id}{metadata.{a}}'),
+  'template {session_id:-x}': template('{session_id:-x}'),
+  'template empty': template(''),
+  'template: containment checked before path safety': template('../{metadata.a..b}'),
+  'template: path safety checked before placeholders': template('/{session_id}{metadata.c'),
+  'template: first bad placeholder wins': template('{session_id}{metadata.a:-../b}{metadata.c d}'),
+  'template null': atif({ filename_template: null }),
+  'atif unknown field': atif({ enabled: true, weird: 1 }),
+  'atif agent_name null': atif({ agent_name: null }),
+  'atif model_name of each wrong type': atif({ model_name: true }),
+  'atif model_name a list': atif({ model_name: [] }),
+  'atif model_name an object': atif({ model_name: {} }),
+  'atif model_name a float': atif({ model_name: 1.5 }),
+  'atif tool_definitions not a list': atif({ enabled: true, tool_definitions: {} }),
+  'atif tool_definitions of any JSON': atif({ enabled: true, tool_definitions: [1, { name: 'x' }] }),
+  'atif extra of any JSON': atif({ enabled: true, extra: [] }),
+  'atif storage': atif({ enabled: true, storage: [{ type: 'http', endpoint: 'http://x' }] }),
+  'atif storage of unknown type': atif({ enabled: true, storage: [{ type: 'ftp' }] }),
+  'atif storage s3 with empty bucket': atif({ enabled: true, storage: [{ type: 's3', bucket: '' }] }),
+  'atif storage http without endpoint': atif({ enabled: true, storage: [{ type: 'http' }] }),
+  'atif null': atif(null),
+  'atif a string': atif('s'),
+  'type errors: first in sorted key order wins': obs({ version: 4, atif: { enabled: 'x', agent_name: 5 }, atof: { enabled: 'y' } }),
+  'opentelemetry enabled': obs({ version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://localhost:4318' }] } }),
+  'opentelemetry disabled': obs({ version: 4, opentelemetry: { enabled: false } }),
+  'opentelemetry enabled without endpoints': obs({ version: 4, opentelemetry: { enabled: true } }),
+  'opentelemetry unknown fields': obs({ version: 4, opentelemetry: { enabled: true, wat: 1, endpoints: [] } }),
+  'opentelemetry unknown endpoint type': obs({ version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'zipkin', endpoint: 'http://x' }] } }),
+  'opentelemetry endpoint without endpoint': obs({ version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full' }] } }),
+  'opentelemetry bad transport': obs({ version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://x', transport: 'smoke' }] } }),
+  'opentelemetry logs with unknown field and no endpoints': obs({ version: 4, opentelemetry: { enabled: false, logs: { enabled: true, foo: 1 } } }),
+  'enable_full_payloads': obs({ version: 4, enable_full_payloads: true }),
+  'enable_full_payloads a string': obs({ version: 4, enable_full_payloads: 'yes' }),
+  'component policy: unknown fields are errors': obs({ version: 4, policy: { unknown_field: 'error' }, foo: 1 }),
+  'component policy with an unknown field': obs({ version: 4, policy: { bogus: 'x' } }),
+  'component policy with a bad value': obs({ version: 4, policy: { unknown_field: 'x' } }),
+  'component policy: unsupported values are warnings': obs({ version: 4, policy: { unsupported_value: 'warn' }, atof: { enabled: true, sinks: [{ type: 'file', mode: 'x' }] } }),
+  'document policy: unknown components are errors': { version: 1, policy: { unknown_component: 'error' }, components: [{ kind: 'nope' }] },
+  'document policy: unknown components ignored': { version: 1, policy: { unknown_component: 'ignore' }, components: [{ kind: 'nope' }] },
+  'document policy: unknown fields ignored': { version: 1, policy: { unknown_field: 'ignore' }, components: [{ kind: 'observability', config: { version: 4, foo: 1 } }] },
+  'document policy: unknown fields are errors': { version: 1, policy: { unknown_field: 'error' }, components: [{ kind: 'observability', config: { version: 4, foo: 1 } }] },
+  'document policy: unsupported values are warnings': { version: 1, policy: { unsupported_value: 'warn' }, components: [{ kind: 'observability', config: { version: 4, atof: { enabled: true, sinks: [{ type: 'file', mode: 'x' }] } } }] },
+  'document policy: unsupported values ignored': { version: 1, policy: { unsupported_value: 'ignore' }, components: [{ kind: 'observability', config: { version: 4, atof: { enabled: true } } }] },
+  'a disabled component is still validated': { version: 1, components: [{ kind: 'observability', enabled: false, config: { version: 9, atof: { enabled: true } } }] },
+  'diagnostic order across sections': obs({
+    version: 9,
+    zz: 1,
+    openinference: {},
+    atof: { enabled: true, output_directory: 'x', qq: 1 },
+    atif: { enabled: true, ww: 1, filename_template: 'x' },
+    opentelemetry: { enabled: false, vv: 1, logs: {} },
+  }),
+  'diagnostic order with version 3 signals': obs({ version: 3, atof: { enabled: true, mode: 'x' }, atif: { ww: 1 }, opentelemetry: { vv: 1, metrics: {}, logs: {} } }),
+  'diagnostic order of combined unknown fields and errors': obs({
+    version: 3,
+    zeta: 1,
+    alpha: 2,
+    openinference: {},
+    atof: { enabled: true, zz: 1, aa: 2, sinks: [{ type: 'file', mode: 'bad' }, { type: 'stream', url: 'u', transport: 'x' }] },
+    atif: { enabled: true, qq: 1, filename_template: 'x' },
+    opentelemetry: { enabled: true, oo: 1, endpoints: [{ type: 'full', endpoint: 'http://x', ee: 1 }], logs: { enabled: true }, metrics: {} },
+  }),
+  'document-level order: version, duplicates, then components in order': {
+    version: 2,
+    components: [{ kind: 'nope' }, { kind: 'observability', config: { version: 9 } }, { kind: 'observability', config: { version: 8 } }, { kind: 'zzz' }],
+  },
+};
+
+/** Documents native's validate() throws for (the memory relay reports the same text). */
+const SHAPE_ERRORS: Record<string, unknown> = {
+  'document version as a string': { version: '1', components: [] },
+  'document version null': { version: null, components: [] },
+  'component without kind': { version: 1, components: [{ enabled: true, config: {} }] },
+  'component kind null': { version: 1, components: [{ kind: null }] },
+  'components not a list': { version: 1, components: {} },
+  'components null': { components: null },
+  'component null': { version: 1, components: [null] },
+  'component config not an object': { version: 1, components: [{ kind: 'observability', config: 5 }] },
+  'component enabled a string': { version: 1, components: [{ kind: 'observability', enabled: 'yes', config: { version: 4 } }] },
+  'document policy with a bad value': { version: 1, policy: { unknown_field: 'loud' }, components: [] },
+  'document policy null': { version: 1, policy: null, components: [] },
+  'document a string': 'x',
+};
+
+const MEMORY_ONLY = new Set(['observability.backend_unsupported', 'plugin.backend_unsupported_component']);
+const nativeDiagnostics = (document: unknown) => nativePlugin!.validate(document).config.diagnostics;
+const ourDiagnostics = (document: unknown) => validatePluginConfig(document).diagnostics.filter((d) => !MEMORY_ONLY.has(d.code));
+
+describe.skipIf(nativePlugin === null)(`plugin config diagnostics equal native validate()${nativeUnavailable ? ` (skipped: ${nativeUnavailable})` : ''}`, () => {
+  for (const [name, document] of Object.entries(CASES)) {
+    it(`reports the same diagnostics for ${name}`, () => {
+      expect(ourDiagnostics(document)).toEqual(nativeDiagnostics(document));
+    });
+  }
+  it('exercises real diagnostics, not only clean documents', () => {
+    const withDiagnostics = Object.values(CASES).filter((document) => nativeDiagnostics(document).length > 0);
+    expect(withDiagnostics.length).toBeGreaterThan(70);
+  });
+  for (const [name, document] of Object.entries(SHAPE_ERRORS)) {
+    it(`reports native's shape error for ${name}`, () => {
+      let nativeMessage = '';
+      try {
+        nativePlugin!.validate(document);
+      } catch (error) {
+        nativeMessage = (error as Error).message;
+      }
+      expect(nativeMessage).not.toBe('');
+      const ours = validatePluginConfig(document);
+      expect(ours.shapeError).toBe(nativeMessage);
+      expect(ours.diagnostics).toEqual([{ level: 'error', code: 'plugin.invalid_config', message: nativeMessage }]);
+    });
+  }
+});
+
+describe('plugin config features the memory relay does not implement', () => {
+  it('warns that stream sinks, OpenTelemetry and remote ATIF storage are skipped, and keeps the rest', () => {
+    const result = validatePluginConfig(
+      obs({
+        version: 4,
+        atof: { enabled: true, sinks: [{ type: 'stream', url: 'http://x' }, { type: 'file', filename: 'e.jsonl' }] },
+        atif: { enabled: true, storage: [{ type: 'http', endpoint: 'http://x' }] },
+        opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://localhost:4318' }] },
+      }),
+    );
+    expect(result.diagnostics.map((d) => [d.level, d.code, d.component, d.field])).toEqual([
+      ['warning', 'observability.backend_unsupported', 'atof', 'sinks[0]'],
+      ['warning', 'observability.backend_unsupported', 'atif', 'storage'],
+      ['warning', 'observability.backend_unsupported', 'opentelemetry', undefined],
+    ]);
+    expect(result.observability?.fileSinks).toEqual([{ index: 1, outputDirectory: undefined, filename: 'e.jsonl', mode: 'append' }]);
+    expect(result.observability?.atif).toMatchObject({ agentName: 'NeMo Relay', agentVersion: '0.9.0', modelName: 'unknown' });
+  });
+
+  it('warns about other native component kinds and dynamic plugins instead of failing', () => {
+    const result = validatePluginConfig({
+      version: 1,
+      components: [{ kind: 'adaptive' }, { kind: 'pii_redaction', enabled: false }],
+      plugins: { dynamic: [{ manifest: './x/relay-plugin.toml' }] },
+    });
+    expect(result.diagnostics.map((d) => [d.level, d.code, d.component ?? d.field])).toEqual([
+      ['warning', 'plugin.backend_unsupported_component', 'adaptive'],
+      ['warning', 'plugin.backend_unsupported_component', 'plugins.dynamic'],
+    ]);
+  });
+});
