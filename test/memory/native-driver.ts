@@ -335,3 +335,92 @@ export async function runNativeAtif(
     exporter.deregister(name);
   }
 }
+
+interface NativePluginLib {
+  initialize(config: unknown, tomlPath?: string | null): Promise<{ close(): Promise<void>; readonly isActive: boolean }>;
+}
+
+/** Every file under `dir`, by relative path. */
+export function readTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of fs.readdirSync(dir, { recursive: true }) as string[]) {
+    const full = path.join(dir, entry);
+    if (fs.statSync(full).isFile()) out[entry.split(path.sep).join('/')] = fs.readFileSync(full, 'utf8');
+  }
+  return out;
+}
+
+/**
+ * Activates a plugins.toml document on native (with `XDG_CONFIG_HOME`
+ * pointed at an empty folder, so no ambient plugins.toml leaks in), runs
+ * the scenario, closes the activation and returns the files in `dir`.
+ */
+export async function runNativePlugin(document: (dir: string) => unknown, scenario: Scenario): Promise<Record<string, string>> {
+  const lib = native! as unknown as NativeLib & NativePluginLib;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-native-plugin-'));
+  const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-xdg-'));
+  const previous = process.env.XDG_CONFIG_HOME;
+  process.env.XDG_CONFIG_HOME = xdg;
+  try {
+    const activation = await lib.initialize(document(dir));
+    try {
+      await scenario(new NativeDriver(lib) as unknown as Driver);
+      await lib.flushSubscribers();
+    } finally {
+      await activation.close();
+    }
+    return readTree(dir);
+  } finally {
+    if (previous === undefined) delete process.env.XDG_CONFIG_HOME;
+    else process.env.XDG_CONFIG_HOME = previous;
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(xdg, { recursive: true, force: true });
+  }
+}
+
+/** The error message native's `initialize` rejects with for `document`, or null when it activates. */
+export async function nativeInitializeError(document: unknown): Promise<string | null> {
+  const lib = native! as unknown as NativePluginLib;
+  const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-xdg-'));
+  const previous = process.env.XDG_CONFIG_HOME;
+  process.env.XDG_CONFIG_HOME = xdg;
+  try {
+    const activation = await lib.initialize(document);
+    await activation.close();
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    if (previous === undefined) delete process.env.XDG_CONFIG_HOME;
+    else process.env.XDG_CONFIG_HOME = previous;
+    fs.rmSync(xdg, { recursive: true, force: true });
+  }
+}
+
+/** Activates the document on a fresh memory relay, runs the scenario, closes, and returns the files in `dir`. */
+export async function runMemoryPlugin(document: (dir: string) => unknown, scenario: Scenario): Promise<Record<string, string>> {
+  const relay = createMemoryRelay({ logger: silentLogger });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-memory-plugin-'));
+  try {
+    const activation = await relay.initializePluginConfig(document(dir) as never);
+    try {
+      await scenario(relay as unknown as Driver);
+    } finally {
+      await activation.close();
+    }
+    return readTree(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Normalizes a file tree: uuids labelled across names and contents (names first, in sorted order of their normalized form). */
+export function normalizeTree(tree: Record<string, string>): Record<string, string> {
+  const names = Object.keys(tree).sort();
+  const all = normalize([...names, ...names.map((name) => tree[name]!)]);
+  const out: Record<string, string> = {};
+  names.forEach((_, i) => {
+    out[all[i]!] = all[names.length + i]!;
+  });
+  return out;
+}
