@@ -65,12 +65,13 @@ export class AtifRouter {
   register(options: AtifExporterOptions, root: ScopeState | null): AtifExporter {
     const rootUuid = root?.uuid;
     const builderOptions: ConstructorParameters<typeof AtifBuilder>[0] = {
-      sessionId: String(options.sessionId),
-      agentName: String(options.agentName),
-      agentVersion: String(options.agentVersion),
+      sessionId: textOf(() => options.sessionId),
+      agentName: textOf(() => options.agentName),
+      agentVersion: textOf(() => options.agentVersion),
       style: 'exporter',
     };
-    if (typeof options.modelName === 'string') builderOptions.modelName = options.modelName;
+    const modelName = textOf(() => options.modelName ?? '');
+    if (modelName !== '') builderOptions.modelName = modelName;
     const session: SessionTrajectory = {
       accepts: rootUuid === undefined ? () => false : createSubtreeFilter(rootUuid),
       builder: new AtifBuilder(builderOptions),
@@ -168,4 +169,14 @@ function startEvent(state: ScopeState): AtofEvent | undefined {
   };
   if (event.propagation_root_uuid === undefined) delete event.propagation_root_uuid;
   return event as AtofEvent;
+}
+
+/** A caller's option as a string; a throwing getter or an unprintable value reads as `""`. */
+function textOf(get: () => unknown): string {
+  try {
+    const value = get();
+    return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
+  } catch {
+    return '';
+  }
 }

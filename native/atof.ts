@@ -28,8 +28,9 @@ export class NativeAtofSink implements AtofExporter {
   #lastError: string | undefined;
   #closing: Promise<void> | null = null;
 
-  constructor(binding: NativeBinding, options: AtofExporterOptions, onClose: (sink: NativeAtofSink) => void) {
-    const filename = options?.filename;
+  constructor(binding: NativeBinding, given: AtofExporterOptions, onClose: (sink: NativeAtofSink) => void) {
+    const options = plainOptions(given);
+    const filename = options.filename;
     if (typeof filename !== 'string' || filename === '' || filename !== path.basename(filename)) {
       throw new AtofExporterError(`ATOF filename must be a plain file name, got ${JSON.stringify(filename)}`);
     }
@@ -112,5 +113,20 @@ function safely(fn: () => unknown, onError?: (error: unknown) => void): void {
     fn();
   } catch (error) {
     onError?.(error);
+  }
+}
+
+/** The three options read once; a hostile options object is reported as bad options. */
+function plainOptions(options: AtofExporterOptions): Partial<AtofExporterOptions> {
+  try {
+    const out: Partial<AtofExporterOptions> = { filename: options?.filename, mode: options?.mode };
+    const dir = options?.outputDirectory;
+    if (dir !== undefined) out.outputDirectory = dir;
+    if (out.outputDirectory !== undefined && typeof out.outputDirectory !== 'string') {
+      throw new TypeError('outputDirectory must be a string');
+    }
+    return out;
+  } catch (error) {
+    throw new AtofExporterError(`invalid ATOF exporter options: ${messageOf(error)}`, { cause: error });
   }
 }

@@ -91,13 +91,14 @@ export async function activatePluginHost(
   const token = {};
   liveOwner = token; // held while initializing, so concurrent calls fail fast too
   let layer: TempLayer | null = null;
+  const tomlPath = tomlPathOf(options);
   try {
     const doc = json(document);
     if (!isJsonObject(doc)) throw new PluginConfigError('invalid config: the plugin config document must be an object', []);
     const extra: ConfigDiagnostic[] = [];
     const dynamic = specs !== null && specs.length > 0;
     if (dynamic) {
-      layer = writeLayer(dynamicLayerText(specs, options?.tomlPath, extra));
+      layer = writeLayer(dynamicLayerText(specs, tomlPath, extra));
     } else if (!context.allowConfigDiscovery) {
       layer = writeLayer('');
     }
@@ -108,13 +109,13 @@ export async function activatePluginHost(
     try {
       validated = context.binding.validate(doc, layerPath);
     } catch (error) {
-      throw new Failure(`invalid config${where(options)}: ${stripPrefix(messageOf(error))}`, [], { cause: error });
+      throw new Failure(`invalid config${where(tomlPath)}: ${stripPrefix(messageOf(error))}`, [], { cause: error });
     }
     const validation = reportOf(validated, layerPath);
     if (dynamic) validation.diagnostics.push(...specMismatches(validated, specs));
     const errors = validation.diagnostics.filter((d) => d.level === 'error');
     if (errors.length > 0) {
-      throw new Failure(`invalid config${where(options)}: ${errors.map((d) => d.message).join('; ')}`, sortErrorsFirst(validation.diagnostics));
+      throw new Failure(`invalid config${where(tomlPath)}: ${errors.map((d) => d.message).join('; ')}`, sortErrorsFirst(validation.diagnostics));
     }
 
     let activation: NativePluginHostActivation;
@@ -125,7 +126,7 @@ export async function activatePluginHost(
       if (/^conflict:/.test(message)) {
         throw new PluginHostBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
       }
-      throw new Failure(`invalid config${where(options)}: activation failed: ${stripPrefix(message)}`, validation.diagnostics, { cause: error });
+      throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${stripPrefix(message)}`, validation.diagnostics, { cause: error });
     }
     const raw = safeReport(activation);
     const report = reportOf(raw, layerPath);
@@ -280,8 +281,9 @@ function writeLayer(text: string): TempLayer {
 
 function dynamicLayerText(specs: readonly DynamicPluginSpec[], tomlPath: string | undefined, extra: ConfigDiagnostic[]): string {
   const base = tomlPath ? path.dirname(path.resolve(tomlPath)) : process.cwd();
-  const records = specs.map((spec, index) => {
-    const manifest = typeof spec?.manifest_ref === 'string' ? spec.manifest_ref.trim() : '';
+  const records = specs.map((given, index) => {
+    const spec = specFields(given);
+    const manifest = typeof spec.manifest_ref === 'string' ? spec.manifest_ref.trim() : '';
     if (manifest === '') {
       throw new DynamicPluginError(`dynamic plugin spec ${index} has no manifest_ref`, [
         { level: 'error', code: 'plugin.dynamic.invalid_spec', field: `dynamic_plugins[${index}].manifest_ref`, message: 'manifest_ref is required' },
@@ -303,6 +305,15 @@ function dynamicLayerText(specs: readonly DynamicPluginSpec[], tomlPath: string 
     return record;
   });
   return stringifyToml({ version: 1, plugins: { dynamic: records } });
+}
+
+/** The fields of a spec, read once; a hostile spec reads as empty. */
+function specFields(spec: DynamicPluginSpec): Partial<DynamicPluginSpec> {
+  try {
+    return { manifest_ref: spec?.manifest_ref, environment_ref: spec?.environment_ref, plugin_id: spec?.plugin_id, kind: spec?.kind, config: spec?.config };
+  } catch {
+    return {};
+  }
 }
 
 // TOML has no null: drop null members and null array items.
@@ -358,9 +369,10 @@ function diagnosticOf(item: unknown): ConfigDiagnostic {
 function specMismatches(validated: unknown, specs: readonly DynamicPluginSpec[]): ConfigDiagnostic[] {
   const entries = isJsonObject(validated) && Array.isArray(validated.dynamic_plugins) ? validated.dynamic_plugins : [];
   const out: ConfigDiagnostic[] = [];
-  specs.forEach((spec, index) => {
+  specs.forEach((given, index) => {
     const entry = entries[index];
     if (!isJsonObject(entry)) return;
+    const spec = specFields(given);
     for (const field of ['kind', 'plugin_id'] as const) {
       const declared = spec[field];
       const actual = entry[field];
@@ -400,8 +412,17 @@ function sortErrorsFirst(diagnostics: ConfigDiagnostic[]): ConfigDiagnostic[] {
   return [...diagnostics].sort((a, b) => (a.level === b.level ? 0 : a.level === 'error' ? -1 : 1));
 }
 
-function where(options: PluginConfigOptions | undefined): string {
-  return options?.tomlPath ? ` (${options.tomlPath})` : '';
+function where(tomlPath: string | undefined): string {
+  return tomlPath ? ` (${tomlPath})` : '';
+}
+
+function tomlPathOf(options: PluginConfigOptions | undefined): string | undefined {
+  try {
+    const value = options?.tomlPath;
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // Native prefixes messages with "invalid config: "; the adapter re-adds it after its own context.

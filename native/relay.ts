@@ -267,6 +267,7 @@ export class NativeRelay implements RelayBackend {
    * keeps the host from making its call.
    */
   async executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
+    const hostRequest = read(() => options.request) as LlmRequest;
     const outcome = new CallOutcome();
     const func = async (request: NativeLlmRequest): Promise<unknown> => {
       const value = await outcome.run(() => call(request as unknown as LlmRequest));
@@ -276,7 +277,7 @@ export class NativeRelay implements RelayBackend {
     try {
       const parent = this.#scopeOf(options.parent, 'executeLlm');
       const name = nameOf(options.name);
-      const request = requestOf(options.request);
+      const request = requestOf(hostRequest);
       const metadata = json(options.metadata);
       const modelName = optionalString(options.modelName);
       const { stack, handle } = this.#stacks.emitContext(parent);
@@ -287,13 +288,14 @@ export class NativeRelay implements RelayBackend {
     } catch (error) {
       this.#dropped += 2; // start and end
       this.#fail('executeLlm', error);
-      return call(options.request);
+      return call(hostRequest);
     }
-    return this.#settle('executeLlm', pending, outcome, (result) => result, () => call(options.request));
+    return this.#settle('executeLlm', pending, outcome, (result) => result, () => call(hostRequest));
   }
 
   /** Managed tool execution; same guarantees as `executeLlm`. */
   async executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
+    const hostArgs = read(() => options.args);
     const outcome = new CallOutcome();
     const func = async (args: unknown): Promise<NativeToolResult> => {
       const value = await outcome.run(() => call(args));
@@ -303,7 +305,7 @@ export class NativeRelay implements RelayBackend {
     try {
       const parent = this.#scopeOf(options.parent, 'executeTool');
       const name = nameOf(options.name);
-      const args = json(options.args);
+      const args = json(hostArgs);
       const metadata = json(options.metadata);
       const toolCallId = optionalString(options.toolCallId);
       const { stack, handle } = this.#stacks.emitContext(parent);
@@ -314,14 +316,14 @@ export class NativeRelay implements RelayBackend {
     } catch (error) {
       this.#dropped += 2; // start and end
       this.#fail('executeTool', error);
-      return call(options.args);
+      return call(hostArgs);
     }
     return this.#settle(
       'executeTool',
       pending,
       outcome,
       (result) => (result !== null && typeof result === 'object' && 'result' in result ? (result as { result: unknown }).result : result),
-      () => call(options.args),
+      () => call(hostArgs),
     );
   }
 
@@ -361,7 +363,7 @@ export class NativeRelay implements RelayBackend {
   }
 
   registerAtifExporter(options: AtifExporterOptions): AtifExporter {
-    const state = this.#scopeOf(options.scope, 'registerAtifExporter');
+    const state = this.#scopeOf(read(() => options.scope), 'registerAtifExporter');
     return this.#atif.register(options, state);
   }
 
@@ -441,13 +443,13 @@ export class NativeRelay implements RelayBackend {
 
   #scopeOf(handle: unknown, operation: string): ScopeState | null {
     if (handle === undefined || handle === null) return null;
-    if (handle instanceof ScopeState) return handle;
+    if (isInstance(handle, ScopeState)) return handle;
     this.#fail(operation, new TypeError('not a scope handle of the native backend'));
     return null;
   }
 
   #spanOf(handle: unknown, kind: 'llm' | 'tool', operation: string): SpanState | null {
-    if (!(handle instanceof SpanState) || handle.kind !== kind) {
+    if (!isInstance(handle, SpanState) || handle.kind !== kind) {
       this.#fail(operation, new TypeError(`not an ${kind} handle of the native backend`));
       return null;
     }
@@ -493,6 +495,24 @@ function attributeNames(mask: number | null): string[] {
   if (mask !== null && (mask & 1) !== 0) names.push('parallel');
   if (mask !== null && (mask & 2) !== 0) names.push('relocatable');
   return names;
+}
+
+/** Reads a field of a caller's object; a throwing getter or Proxy trap reads as `undefined`. */
+function read<T>(get: () => T): T | undefined {
+  try {
+    return get();
+  } catch {
+    return undefined;
+  }
+}
+
+/** `instanceof` that survives a Proxy whose `getPrototypeOf` trap throws. */
+function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => T): value is T {
+  try {
+    return value instanceof type;
+  } catch {
+    return false;
+  }
 }
 
 /** A span whose start never reached native; ending it is a no-op. */
