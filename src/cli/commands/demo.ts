@@ -1,0 +1,135 @@
+/**
+ * `demo`: runs the bundled agent session (`src/demo/`) through
+ * `HookRegistry` and the NeMo Relay plugin, writes its ATOF events, ATIF
+ * trajectory and the recorded hook stream, checks them with the validators,
+ * and prints the trajectory as a tree. `npm start` runs it.
+ *
+ * Decisions: the default output folder is a fresh folder under the OS temp
+ * dir, so trying the demo never litters the working directory (the paths
+ * are printed); `--out` picks one. The default backend is `auto`, like a
+ * host's: native on Node when it loads, the in-memory relay elsewhere.
+ *
+ * @module
+ */
+
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { agentSession } from '../../demo/scenarios.ts';
+import { realClock } from '../../demo/script.ts';
+import { HookRegistry } from '../../hooks/registry.ts';
+import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
+import { createHookRecorder } from '../../record/hook-recorder.ts';
+import { validateAtif } from '../../relay/formats/validate-atif.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../relay/formats/validate-atof.ts';
+import type { BackendName } from '../../relay/select.ts';
+import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { describeFsError, InputError } from '../errors.ts';
+import { ensureOutputDir } from '../files.ts';
+import type { CliIo } from '../io.ts';
+import { treeFromAtif } from '../view/from-atif.ts';
+import { renderText } from '../view/text.ts';
+import { cliLogger, withAtofFile } from './replay.ts';
+
+export const demoSpec: CommandSpec = {
+  name: 'demo',
+  summary: 'Run a bundled agent session through the plugin and show the result',
+  usage: '[--out <dir>] [--backend auto|native|memory] [--fast]',
+  details: [
+    'The session: one turn with a rate-limited API call and its retry (same',
+    'api_request_id), parallel tool calls, an approval, and a subagent with its own',
+    'LLM calls and a failing tool. Writes <dir>/hooks.jsonl (the recorded hooks),',
+    '<dir>/atof/ and <dir>/atif/, validates them and prints the trajectory.',
+    'Default <dir>: a new folder under the OS temp dir.',
+  ].join('\n'),
+  flags: {
+    out: { type: 'string', short: 'o', value: '<dir>', description: 'Output folder (default: a new temp folder).' },
+    backend: {
+      type: 'string',
+      short: 'b',
+      value: '<name>',
+      choices: ['auto', 'native', 'memory'],
+      description: 'Relay backend (default auto: native on Node when it loads, else memory).',
+    },
+    fast: { type: 'boolean', description: 'Skip the pauses that give the timeline realistic durations.' },
+    help: HELP_FLAG,
+  },
+  positionals: { name: '', min: 0, max: 0 },
+};
+
+export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
+  const out = stringFlag(args, 'out');
+  let outDir: string;
+  if (out === undefined) {
+    try {
+      outDir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-demo-'));
+    } catch (error) {
+      throw new InputError(describeFsError(error, 'cannot create a folder in', os.tmpdir()));
+    }
+  } else {
+    outDir = ensureOutputDir(out);
+  }
+  const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
+  const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
+  const backend = stringFlag(args, 'backend', 'auto') as BackendName;
+  const logger = cliLogger(io, false);
+
+  const registry = new HookRegistry({ logger });
+  const plugin = createNemoRelayPlugin({
+    backend,
+    env: {},
+    logger,
+    settings: {
+      atofEnabled: true,
+      atofOutputDirectory: atofDir,
+      atofMode: 'overwrite',
+      atifEnabled: true,
+      atifOutputDirectory: atifDir,
+      atifAgentName: 'Demo Agent',
+      atifAgentVersion: '1.0.0',
+    },
+  });
+  plugin.register(registry);
+  const recorder = createHookRecorder(registry, path.join(outDir, 'hooks.jsonl'), { logger });
+  await plugin.ready;
+  await agentSession({ hooks: registry, clock: realClock(booleanFlag(args, 'fast') ? 0 : 0.5) });
+  recorder.close();
+  await plugin.shutdown({ timeoutMs: 30_000 });
+
+  const status = plugin.status();
+  const { style } = io;
+  io.out(`${style.bold('NeMo Relay demo')} (backend ${status.backend.kind}${status.backend.version ? ` ${status.backend.version}` : ''}): ${recorder.lines} hooks\n\n`);
+  let invalid = 0;
+  const atifFiles: string[] = [];
+  for (const output of withAtofFile(status.outputs, path.join(atofDir, 'hermes-atof.jsonl'))) {
+    const text = readFileSync(output.path, 'utf8');
+    const errors =
+      output.kind === 'atif'
+        ? validateAtif(JSON.parse(text))
+        : (() => {
+            const parsed = parseAtofJsonl(text);
+            return [...parsed.errors, ...validateAtofEvents(parsed.events)];
+          })();
+    if (output.kind === 'atif') atifFiles.push(output.path);
+    if (errors.length > 0) invalid += 1;
+    const mark = errors.length === 0 ? style.green('✓ valid') : style.red(`✗ ${errors.length} errors`);
+    io.out(`  ${output.kind.toUpperCase()}  ${output.path}  ${mark}\n`);
+    for (const error of errors.slice(0, 5)) io.out(`        ${error.path}: ${error.rule}: ${error.message}\n`);
+  }
+  io.out(`  hooks ${recorder.path}\n\n`);
+  for (const file of atifFiles) {
+    io.out(renderText(treeFromAtif(JSON.parse(readFileSync(file, 'utf8'))), style));
+    io.out('\n');
+  }
+  const atif = atifFiles[0] ?? path.join(atifDir, '*.json');
+  io.out(
+    [
+      'Next:',
+      `  nemo-relay-hooks view ${atif} --html ${path.join(outDir, 'timeline.html')}`,
+      `  nemo-relay-hooks replay ${recorder.path} --out ${path.join(outDir, 'replayed')}`,
+      `  nemo-relay-hooks validate ${path.join(atofDir, 'hermes-atof.jsonl')} ${atif}`,
+      '',
+    ].join('\n'),
+  );
+  return invalid > 0 ? 1 : 0;
+}

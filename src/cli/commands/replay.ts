@@ -1,0 +1,350 @@
+/**
+ * `replay <hooks.jsonl> --out <dir>`: runs a recorded hook stream through
+ * `HookRegistry` and the NeMo Relay plugin, writing ATOF into `<dir>/atof/`
+ * and one ATIF trajectory per session into `<dir>/atif/`.
+ *
+ * Decisions:
+ * - Default backend `memory`: a replay should give the same files on every
+ *   runtime and machine, and start instantly. `--backend native` (or
+ *   `auto`) opts in to the native runtime.
+ * - The input is streamed line by line and the plugin is flushed every
+ *   few thousand lines, so memory stays flat on files of millions of lines
+ *   (only live sessions are held).
+ * - A malformed line (bad JSON, not an object, unknown hook, payload not an
+ *   object) is reported with its line number, counted and skipped. With
+ *   `--strict` the first one stops the replay: the sessions read so far are
+ *   closed and their (partial) files written, and the exit code is 1.
+ * - The environment is not read: `HERMES_NEMO_RELAY_*` and
+ *   `NEMO_RELAY_HOOKS_BACKEND` of the shell cannot redirect a replay's
+ *   output; the flags decide.
+ * - Sessions still open at the end of the stream are closed by
+ *   `plugin.shutdown()`, which writes their partial trajectories.
+ *
+ * @module
+ */
+
+import { existsSync, readFileSync } from 'node:fs';
+import type { OutputHealth } from '../../relay/contract.ts';
+import path from 'node:path';
+import { HookRegistry } from '../../hooks/registry.ts';
+import { isHookName, type HookName } from '../../hooks/names.ts';
+import type { Logger } from '../../hooks/logger.ts';
+import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
+import type { BackendName } from '../../relay/select.ts';
+import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { UsageError } from '../errors.ts';
+import { checkInputFile, ensureOutputDir, readLines } from '../files.ts';
+import { formatCount, formatDuration, type CliIo } from '../io.ts';
+import { MemoryProbe } from '../memory-probe.ts';
+import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
+
+export const replaySpec: CommandSpec = {
+  name: 'replay',
+  summary: 'Turn a recorded hook stream into ATOF events and ATIF trajectories',
+  usage: '<hooks.jsonl> --out <dir> [--backend memory|native|auto] [--strict]',
+  details: [
+    'Reads one JSON object per line, {"hook": "<hook name>", "payload": {...}}, as',
+    'createHookRecorder writes them, and runs each through HookRegistry and the NeMo',
+    'Relay plugin. Writes <dir>/atof/hermes-atof.jsonl and <dir>/atif/hermes-atif-<session>.json.',
+    '',
+    'Malformed lines are reported with their line number and skipped; --strict stops at',
+    'the first one (files of the sessions read so far are still written) and exits 1.',
+    'Sessions left open at the end of the stream are closed and written as partial',
+    'trajectories. HERMES_NEMO_RELAY_* variables are ignored; the flags decide.',
+  ].join('\n'),
+  flags: {
+    out: { type: 'string', short: 'o', value: '<dir>', description: 'Output folder (created when missing). Required.' },
+    backend: {
+      type: 'string',
+      short: 'b',
+      value: '<name>',
+      choices: ['memory', 'native', 'auto'],
+      description: 'Relay backend: memory (default: same files everywhere), native, or auto.',
+    },
+    strict: { type: 'boolean', description: 'Stop at the first malformed line and exit 1.' },
+    'agent-name': { type: 'string', value: '<name>', description: 'agent.name in ATIF (default "Hermes Agent").' },
+    'agent-version': { type: 'string', value: '<version>', description: 'agent.version in ATIF (default "unknown").' },
+    quiet: { type: 'boolean', short: 'q', description: 'No progress line and no summary; errors only.' },
+    verbose: { type: 'boolean', short: 'v', description: 'Also print the plugin\'s info and debug messages.' },
+    'report-memory': { type: 'boolean', hidden: true, description: 'Print the peak RSS to stderr (tests).' },
+    help: HELP_FLAG,
+  },
+  positionals: { name: '<hooks.jsonl>', min: 1, max: 1 },
+};
+
+/** Malformed lines printed before the rest are only counted. */
+const MAX_REPORTED_LINES = 20;
+const ATOF_FILENAME = 'hermes-atof.jsonl';
+/** Lines between flushes of the plugin (which also bounds queued writes). */
+const FLUSH_EVERY = 4096;
+const PROGRESS_INTERVAL_MS = 200;
+const PROGRESS_AFTER_MS = 500;
+
+export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
+  const input = args.positionals[0]!;
+  const out = stringFlag(args, 'out');
+  if (out === undefined) throw new UsageError('"replay" needs --out <dir>', 'replay');
+  const backend = stringFlag(args, 'backend', 'memory') as BackendName;
+  const strict = booleanFlag(args, 'strict');
+  const quiet = booleanFlag(args, 'quiet');
+  const totalBytes = checkInputFile(input);
+  const outDir = ensureOutputDir(out);
+  const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
+  const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
+  const probe = new MemoryProbe();
+  const started = Date.now();
+
+  const logger = cliLogger(io, booleanFlag(args, 'verbose'));
+  const registry = new HookRegistry({ logger });
+  const plugin = createNemoRelayPlugin({
+    backend,
+    env: {},
+    logger,
+    // Never evict by idle time: a replay runs much faster than the recorded host did.
+    sessionIdleTtlMs: 0,
+    settings: {
+      atofEnabled: true,
+      atofOutputDirectory: atofDir,
+      atofMode: 'overwrite',
+      atifEnabled: true,
+      atifOutputDirectory: atifDir,
+      ...(stringFlag(args, 'agent-name') !== undefined ? { atifAgentName: stringFlag(args, 'agent-name')! } : {}),
+      ...(stringFlag(args, 'agent-version') !== undefined ? { atifAgentVersion: stringFlag(args, 'agent-version')! } : {}),
+    },
+  });
+  plugin.register(registry);
+  await plugin.ready;
+
+  const hooks = new HookCounts();
+  let malformed = 0;
+  let stoppedAt: number | null = null;
+  let lines = 0;
+  let lastProgress = started;
+  const progress = io.stderrIsTty && !quiet;
+  for await (const line of readLines(input)) {
+    lines = line.number;
+    if (line.text.trim() !== '') {
+      const parsed = parseHookLine(line.text);
+      if (typeof parsed === 'string') {
+        malformed += 1;
+        if (malformed <= MAX_REPORTED_LINES || strict) {
+          if (progress) io.err('\r\u001b[K');
+          io.err(`nemo-relay-hooks: ${input}:${line.number}: ${parsed}\n`);
+        }
+        if (strict) {
+          stoppedAt = line.number;
+          break;
+        }
+      } else {
+        hooks.add(parsed.hook, parsed.payload);
+        registry.emit(parsed.hook, parsed.payload);
+      }
+    }
+    if (line.number % FLUSH_EVERY === 0) {
+      await plugin.flush();
+      probe.sample();
+      if (progress) {
+        const now = Date.now();
+        if (now - started >= PROGRESS_AFTER_MS && now - lastProgress >= PROGRESS_INTERVAL_MS) {
+          lastProgress = now;
+          const percent = totalBytes > 0 ? ` (${Math.min(100, Math.floor((line.bytesRead / totalBytes) * 100))}%)` : '';
+          io.err(`\r\u001b[Kreplaying ${path.basename(input)}: ${formatCount(line.number)} lines${percent}, ${formatCount(plugin.status().sessions)} open sessions`);
+        }
+      }
+    }
+  }
+  if (progress) io.err('\r\u001b[K');
+  await plugin.shutdown({ timeoutMs: 120_000 });
+  probe.sample();
+
+  const status = plugin.status();
+  const totals = emptyTotals();
+  const files: { atof: string[]; atif: string[]; failed: number } = { atof: [], atif: [], failed: 0 };
+  for (const output of withAtofFile(status.outputs, path.join(atofDir, ATOF_FILENAME))) {
+    if (output.errors > 0) files.failed += 1;
+    if (output.kind === 'atof') files.atof.push(output.path);
+    else {
+      files.atif.push(output.path);
+      try {
+        addTrajectory(totals, JSON.parse(readFileSync(output.path, 'utf8')));
+      } catch {
+        files.failed += 1;
+      }
+    }
+  }
+
+  if (malformed > MAX_REPORTED_LINES && !strict) {
+    io.err(`nemo-relay-hooks: ${input}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+  }
+  if (!quiet) {
+    io.out(
+      summary({
+        input,
+        lines,
+        elapsedMs: Date.now() - started,
+        backend: `${status.backend.kind}${status.backend.version ? ` ${status.backend.version}` : ''}`,
+        hooks,
+        totals,
+        malformed,
+        stoppedAt,
+        files,
+        atofDir,
+        atifDir,
+        relayErrors: status.counters.errors,
+        io,
+      }),
+    );
+  }
+  if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${probe.peakKb()}KiB\n`);
+  if (stoppedAt !== null) {
+    io.err(`nemo-relay-hooks: --strict: stopped at line ${stoppedAt}; files hold the ${formatCount(hooks.total)} hooks before it\n`);
+    return 1;
+  }
+  if (files.failed > 0) {
+    io.err(`nemo-relay-hooks: ${files.failed} output file(s) could not be written completely\n`);
+    return 1;
+  }
+  return 0;
+}
+
+/**
+ * The plugin's outputs, plus the ATOF file when the backend does not list
+ * it (its exporter is closed by then) but wrote it.
+ */
+export function withAtofFile(outputs: readonly OutputHealth[], atofPath: string): OutputHealth[] {
+  if (outputs.some((output) => output.kind === 'atof') || !existsSync(atofPath)) return [...outputs];
+  return [{ kind: 'atof', path: atofPath, lastWrite: null, bytes: 0, errors: 0 }, ...outputs];
+}
+
+export interface HookLine {
+  hook: HookName;
+  payload: Record<string, unknown>;
+}
+
+/** One recorded line, or a message saying what is wrong with it. */
+export function parseHookLine(text: string): HookLine | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return `expected a JSON object {"hook": ..., "payload": {...}}, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;
+  }
+  const record = value as Record<string, unknown>;
+  if (!('hook' in record)) return 'missing "hook"';
+  if (!isHookName(record.hook)) {
+    return typeof record.hook === 'string' ? `unknown hook ${JSON.stringify(record.hook)}` : '"hook" must be a hook name string';
+  }
+  const payload = record.payload;
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    return payload === undefined ? `missing "payload" for ${record.hook}` : `"payload" of ${record.hook} must be a JSON object`;
+  }
+  return { hook: record.hook, payload: payload as Record<string, unknown> };
+}
+
+/** What the stream itself says: LLM attempts and errors, tool calls and failures. */
+class HookCounts {
+  total = 0;
+  apiAttempts = 0;
+  apiErrors = 0;
+  toolCalls = 0;
+  toolFailures = 0;
+
+  add(hook: HookName, payload: Record<string, unknown>): void {
+    this.total += 1;
+    switch (hook) {
+      case 'pre_api_request':
+        this.apiAttempts += 1;
+        break;
+      case 'api_request_error':
+        this.apiErrors += 1;
+        break;
+      case 'pre_tool_call':
+        this.toolCalls += 1;
+        break;
+      case 'post_tool_call': {
+        const status = typeof payload.status === 'string' ? payload.status.toLowerCase() : '';
+        if ((status !== '' && status !== 'ok' && status !== 'success') || (status === '' && (payload.error_type || payload.error_message))) {
+          this.toolFailures += 1;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+interface SummaryInput {
+  input: string;
+  lines: number;
+  elapsedMs: number;
+  backend: string;
+  hooks: HookCounts;
+  totals: TrajectoryTotals;
+  malformed: number;
+  stoppedAt: number | null;
+  files: { atof: string[]; atif: string[]; failed: number };
+  atofDir: string;
+  atifDir: string;
+  relayErrors: number;
+  io: CliIo;
+}
+
+function summary(s: SummaryInput): string {
+  const { style } = s.io;
+  const t = s.totals;
+  const bad = (n: number, text: string) => (n > 0 ? style.red(text) : text);
+  const rows: [string, string][] = [
+    ['sessions', `${formatCount(t.trajectories)}${t.subagents > 0 ? ` (+${formatCount(t.subagents)} subagent${t.subagents === 1 ? '' : 's'})` : ''}`],
+    ['steps', formatCount(t.steps)],
+    ['LLM calls', `${formatCount(s.hooks.apiAttempts)} attempts${bad(s.hooks.apiErrors, `, ${formatCount(s.hooks.apiErrors)} failed`)}`],
+    ['tool calls', `${formatCount(s.hooks.toolCalls)}${bad(s.hooks.toolFailures, `, ${formatCount(s.hooks.toolFailures)} failed`)}`],
+    ['tokens', `prompt ${formatCount(t.promptTokens)} · completion ${formatCount(t.completionTokens)} · cached ${formatCount(t.cachedTokens)}`],
+    ['errors', bad(s.hooks.apiErrors + s.hooks.toolFailures + s.malformed + s.relayErrors, errorsText(s))],
+    ['ATOF', s.files.atof.length === 1 ? relative(s.files.atof[0]!, s.io.cwd) : `${s.files.atof.length} files in ${relative(s.atofDir, s.io.cwd)}`],
+    ['ATIF', `${formatCount(s.files.atif.length)} file${s.files.atif.length === 1 ? '' : 's'} in ${relative(s.atifDir, s.io.cwd)}${path.sep}`],
+  ];
+  const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} lines of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hooks)`;
+  return `${style.bold(head)}\n${rows.map(([key, value]) => `  ${key.padEnd(11)}${value}`).join('\n')}\n`;
+}
+
+function errorsText(s: SummaryInput): string {
+  const parts = [
+    `${formatCount(s.hooks.apiErrors)} API`,
+    `${formatCount(s.hooks.toolFailures)} tool`,
+    `${formatCount(s.malformed)} malformed line${s.malformed === 1 ? '' : 's'}`,
+  ];
+  if (s.relayErrors > 0) parts.push(`${formatCount(s.relayErrors)} relay`);
+  return parts.join(', ');
+}
+
+function relative(target: string, cwd: string): string {
+  const rel = path.relative(cwd, target);
+  return rel === '' ? '.' : rel.startsWith('..') || path.isAbsolute(rel) ? target : rel;
+}
+
+/** Plugin and registry messages on stderr, prefixed; info/debug only with --verbose. */
+export function cliLogger(io: CliIo, verbose: boolean): Logger {
+  const line = (level: string) => (message: string, ...details: unknown[]) => {
+    const extra = details.map((detail) => (detail instanceof Error ? detail.message : typeof detail === 'string' ? detail : safeJson(detail))).filter(Boolean);
+    io.err(`nemo-relay-hooks: ${level}: ${[message, ...extra].join(' ')}\n`);
+  };
+  const quiet = () => {};
+  return {
+    debug: verbose ? line('debug') : quiet,
+    info: verbose ? line('info') : quiet,
+    warn: line('warning'),
+    error: line('error'),
+  };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return String(value);
+  }
+}

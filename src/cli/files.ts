@@ -1,0 +1,86 @@
+/**
+ * File access for the CLI: checked opening of inputs and output folders
+ * (so a missing file is one clear line, not a stack trace), and streaming
+ * line reading so inputs of millions of lines use flat memory.
+ *
+ * @module
+ */
+
+import { createReadStream, mkdirSync, readFileSync, statSync, accessSync, constants } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { describeFsError, InputError } from './errors.ts';
+
+/** Throws `InputError` unless `file` is a readable regular file. Returns its size in bytes. */
+export function checkInputFile(file: string): number {
+  let size: number;
+  try {
+    const stat = statSync(file);
+    if (stat.isDirectory()) throw new InputError(`cannot read ${file}: is a directory`);
+    size = stat.size;
+    accessSync(file, constants.R_OK);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(describeFsError(error, 'cannot read', file));
+  }
+  return size;
+}
+
+/** Reads a whole file as UTF-8 (for documents that must be parsed whole). */
+export function readTextFile(file: string): string {
+  checkInputFile(file);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InputError(describeFsError(error, 'cannot read', file));
+  }
+}
+
+/** Creates `dir` (and parents) and checks it is a writable folder. */
+export function ensureOutputDir(dir: string): string {
+  const resolved = path.resolve(dir);
+  try {
+    mkdirSync(resolved, { recursive: true });
+    if (!statSync(resolved).isDirectory()) throw new InputError(`cannot write to ${dir}: not a directory`);
+    accessSync(resolved, constants.W_OK);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(describeFsError(error, 'cannot write to', dir));
+  }
+  return resolved;
+}
+
+export interface Line {
+  /** 1-based. */
+  number: number;
+  text: string;
+  /** Bytes read from the file so far (for progress). */
+  bytesRead: number;
+}
+
+/**
+ * The lines of `file`, streamed (`readline` over a read stream): only one
+ * chunk is in memory at a time. A `\r` before the newline is dropped.
+ */
+export async function* readLines(file: string): AsyncGenerator<Line> {
+  checkInputFile(file);
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+  let failure: unknown = null;
+  stream.on('error', (error) => {
+    failure = error;
+  });
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  let number = 0;
+  try {
+    for await (const text of lines) {
+      number += 1;
+      yield { number, text, bytesRead: stream.bytesRead };
+    }
+  } catch (error) {
+    failure ??= error;
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+  if (failure !== null) throw new InputError(describeFsError(failure, 'cannot read', file));
+}

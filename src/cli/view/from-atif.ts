@@ -1,0 +1,136 @@
+/**
+ * The view tree of an ATIF trajectory. A user step opens a turn (a retry
+ * that repeats the same user message stays in its turn), each agent step is
+ * an LLM call with its tool calls under it, and an embedded subagent
+ * trajectory hangs under the tool call whose observation refers to it.
+ * Durations come from Relay's `step.extra.invocation` and
+ * `extra.tool_invocations` (epoch seconds).
+ *
+ * @module
+ */
+
+import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+
+type Obj = Record<string, unknown>;
+
+const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
+const arr = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+export function treeFromAtif(doc: unknown): ViewNode {
+  return trajectoryNode(doc, 'session');
+}
+
+function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
+  const trajectory = isObj(doc) ? doc : {};
+  const agent = isObj(trajectory.agent) ? trajectory.agent : {};
+  const id = str(trajectory.session_id) ?? str(trajectory.trajectory_id) ?? '(no session id)';
+  const about = [str(agent.name), str(agent.model_name)].filter(Boolean).join(', ');
+  const root = node(kind, `${kind === 'session' ? 'session' : 'subagent'} ${id}`, about ? { note: about } : {});
+  const subagents = new Map<string, Obj>();
+  for (const child of arr(trajectory.subagent_trajectories)) {
+    if (isObj(child)) subagents.set(str(child.trajectory_id) ?? str(child.session_id) ?? '', child);
+  }
+  const used = new Set<string>();
+  let turn: ViewNode | null = null;
+  let turnMessage: string | undefined;
+  let turns = 0;
+  for (const raw of arr(trajectory.steps)) {
+    if (!isObj(raw)) continue;
+    const step = raw;
+    if (step.source === 'user') {
+      const message = preview(step.message, 200);
+      if (turn !== null && message === turnMessage) continue;
+      turns += 1;
+      turnMessage = message;
+      turn = node('turn', `turn ${turns}`, { ...(message ? { note: `“${preview(step.message)}”` } : {}), ...timeOf(step.timestamp) });
+      root.children.push(turn);
+      continue;
+    }
+    const parent = turn ?? root;
+    if (step.source === 'system') {
+      const mark = node('mark', 'system', noteOf(preview(step.message)));
+      addObservationsAsMarks(mark, step);
+      parent.children.push(mark);
+      continue;
+    }
+    parent.children.push(llmStep(step, subagents, used));
+  }
+  for (const [id, child] of subagents) {
+    if (!used.has(id)) root.children.push(trajectoryNode(child, 'subagent'));
+  }
+  spanFromChildren(root);
+  return root;
+}
+
+function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>): ViewNode {
+  const extra = isObj(step.extra) ? step.extra : {};
+  const invocation = isObj(extra.invocation) ? extra.invocation : {};
+  const calls = arr(step.tool_calls).filter(isObj);
+  const response = isObj(extra.llm_response) ? extra.llm_response : {};
+  const failure = response.error;
+  const answer = preview(step.message);
+  const llm = node('llm', `LLM ${str(step.model_name) ?? ''}`.trim(), {
+    ...spanOf(invocation),
+    ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),
+    ...(failure !== undefined ? { error: errorText(failure) } : {}),
+    ...noteOf(failure !== undefined ? undefined : calls.length > 0 ? `→ ${calls.map((call) => str(call.function_name) ?? '?').join(', ')}${answer ? ` · ${answer}` : ''}` : answer),
+  });
+  const results = arr(isObj(step.observation) ? step.observation.results : undefined).filter(isObj);
+  const invocations = arr(extra.tool_invocations).filter(isObj);
+  calls.forEach((call, index) => {
+    const id = str(call.tool_call_id);
+    const timing = invocations.find((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
+    const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
+    const resultMeta = isObj(result?.extra) && isObj(result.extra.metadata) ? result.extra.metadata : {};
+    const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
+    const tool = node('tool', `tool ${str(call.function_name) ?? '?'}`, {
+      ...spanOf(timing),
+      ...noteOf(preview(call.arguments, 60)),
+      ...(failed ? { error: `${str(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
+    });
+    for (const ref of arr(result?.subagent_trajectory_ref).filter(isObj)) {
+      const key = str(ref.trajectory_id) ?? str(ref.session_id) ?? '';
+      const child = subagents.get(key);
+      if (child && !used.has(key)) {
+        used.add(key);
+        tool.children.push(trajectoryNode(child, 'subagent'));
+      }
+    }
+    llm.children.push(tool);
+  });
+  return llm;
+}
+
+function addObservationsAsMarks(target: ViewNode, step: Obj): void {
+  const results = arr(isObj(step.observation) ? step.observation.results : undefined).filter(isObj);
+  for (const result of results) target.children.push(node('mark', 'observation', noteOf(preview(result.content))));
+}
+
+function spanOf(invocation: Obj): Partial<ViewNode> {
+  const start = invocation.start_timestamp;
+  const end = invocation.end_timestamp;
+  const span: Partial<ViewNode> = {};
+  if (typeof start === 'number' && Number.isFinite(start)) span.startUs = Math.round(start * 1e6);
+  if (typeof end === 'number' && Number.isFinite(end)) span.endUs = Math.round(end * 1e6);
+  return span;
+}
+
+function timeOf(timestamp: unknown): Partial<ViewNode> {
+  if (typeof timestamp !== 'string') return {};
+  const millis = Date.parse(timestamp);
+  return Number.isNaN(millis) ? {} : { startUs: millis * 1000 };
+}
+
+function noteOf(text: string | undefined): Partial<ViewNode> {
+  return text === undefined ? {} : { note: text };
+}
+
+export function errorText(error: unknown): string {
+  if (isObj(error)) {
+    const type = str(error.type) ?? str(error.code);
+    const message = str(error.message);
+    if (type || message) return [type, message].filter(Boolean).join(': ');
+  }
+  return preview(error, 100) ?? 'error';
+}

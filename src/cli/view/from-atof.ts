@@ -1,0 +1,221 @@
+/**
+ * The view trees of ATOF events, one per top-level agent scope.
+ *
+ * Scopes become nodes (agent: session or subagent; llm; tool; a custom
+ * scope with `nemo_relay_scope_role: turn` is a turn). The Hermes plugin
+ * has no turn scopes: its turns are `hermes.turn.start` marks, so calls
+ * carrying a `metadata.turn_id` are grouped under that turn. A subagent that
+ * starts while a tool call of its parent is open (the delegating tool) is
+ * nested under that tool call, and an approval under the tool call it
+ * approves. Errors: a tool end with `otel.status_code: ERROR`, an LLM end
+ * with an `error.type` or an `error` in its response.
+ *
+ * @module
+ */
+
+import { parseTimestamp } from '../../relay/clock.ts';
+import type { Json } from '../../relay/contract.ts';
+import type { AtofEvent } from '../../relay/formats/atof.ts';
+import { extractMetrics } from '../../relay/formats/atif-payload.ts';
+import { errorText } from './from-atif.ts';
+import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+
+type Obj = Record<string, unknown>;
+
+const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+interface Placed {
+  node: ViewNode;
+  /** The agent scope this node belongs to (itself for agents). */
+  agent: AgentState;
+}
+
+interface AgentState {
+  node: ViewNode;
+  turns: Map<string, ViewNode>;
+  /** Tool calls started and not yet ended, newest last. */
+  openTools: { uuid: string; node: ViewNode; toolCallId?: string }[];
+  /** LLM calls by `api_request_id`, so the tool calls they requested nest under them. */
+  llmByRequest: Map<string, ViewNode>;
+}
+
+export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
+  const roots: ViewNode[] = [];
+  const scopes = new Map<string, Placed>();
+  const agents = new Map<string, AgentState>();
+
+  const turnOf = (agent: AgentState, turnId: string, at?: number): ViewNode => {
+    let turn = agent.turns.get(turnId);
+    if (!turn) {
+      turn = node('turn', `turn ${turnId}`, at !== undefined ? { startUs: at } : {});
+      agent.turns.set(turnId, turn);
+      agent.node.children.push(turn);
+    }
+    return turn;
+  };
+
+  /** Where a child of `parentUuid` with `metadata` goes: its turn, or the parent itself. */
+  const containerFor = (parent: Placed, metadata: Obj, at: number | undefined): ViewNode => {
+    if (parent.node !== parent.agent.node) return parent.node;
+    const turnId = str(metadata.turn_id);
+    return turnId ? turnOf(parent.agent, turnId, at) : parent.node;
+  };
+
+  for (const event of events) {
+    if (!isObj(event)) continue;
+    const at = parseTimestamp(event.timestamp);
+    const time = Number.isNaN(at) ? undefined : at;
+    const metadata = isObj(event.metadata) ? event.metadata : {};
+    const parent = typeof event.parent_uuid === 'string' ? scopes.get(event.parent_uuid) : undefined;
+
+    if (event.kind === 'mark') {
+      if (!parent) continue;
+      placeMark(event, metadata, time, parent, turnOf, containerFor);
+      continue;
+    }
+    if (event.scope_category === 'end') {
+      const placed = scopes.get(event.uuid);
+      if (placed) finishScope(placed.node, event, metadata, time, placed.agent);
+      continue;
+    }
+    // A scope start.
+    const category = event.category;
+    if (category === 'agent') {
+      const sessionId = str(metadata.session_id) ?? event.uuid;
+      const about = [str(metadata.model)].filter(Boolean).join(', ');
+      const agentNode = node(parent ? 'subagent' : 'session', `${parent ? 'subagent' : 'session'} ${sessionId}`, {
+        ...(time !== undefined ? { startUs: time } : {}),
+        ...(about ? { note: about } : parent ? {} : { note: event.name }),
+      });
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map() };
+      agents.set(event.uuid, state);
+      scopes.set(event.uuid, { node: agentNode, agent: state });
+      if (!parent) {
+        roots.push(agentNode);
+      } else {
+        const delegating = parent.agent.openTools.at(-1);
+        const parentTurn = str(metadata.parent_turn_id);
+        const container = delegating?.node ?? (parentTurn ? turnOf(parent.agent, parentTurn, time) : containerFor(parent, metadata, time));
+        container.children.push(agentNode);
+      }
+      continue;
+    }
+    if (!parent) continue;
+    let created: ViewNode;
+    const profile = isObj(event.category_profile) ? event.category_profile : {};
+    if (category === 'llm') {
+      created = node('llm', ['LLM', event.name, str(profile.model_name)].filter(Boolean).join(' '), time !== undefined ? { startUs: time } : {});
+    } else if (category === 'tool') {
+      created = node('tool', `tool ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data, 60)) });
+      parent.agent.openTools.push({ uuid: event.uuid, node: created, ...(str(profile.tool_call_id) ? { toolCallId: str(profile.tool_call_id)! } : {}) });
+    } else if (metadata.nemo_relay_scope_role === 'turn') {
+      created = node('turn', `turn ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
+    } else {
+      created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
+    }
+    const requestId = str(metadata.api_request_id);
+    const requester = category === 'tool' && requestId ? parent.agent.llmByRequest.get(requestId) : undefined;
+    (requester ?? containerFor(parent, metadata, time)).children.push(created);
+    if (category === 'llm' && requestId) parent.agent.llmByRequest.set(requestId, created);
+    scopes.set(event.uuid, { node: created, agent: parent.agent });
+  }
+  for (const root of roots) spanFromChildren(root);
+  return roots;
+}
+
+function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: number | undefined, agent: AgentState): void {
+  if (time !== undefined) target.endUs = time;
+  const data = event.data as Json;
+  if (target.kind === 'llm') {
+    const metrics = extractMetrics(data, event.name);
+    const tokens = tokensOf(metrics);
+    if (tokens) target.tokens = tokens;
+    const failure = isObj(data) ? data.error : undefined;
+    if (failure !== undefined && failure !== null) target.error = errorText(failure);
+    else if (str(metadata['error.type'])) target.error = str(metadata['error.type'])!;
+    else target.note = preview(answerOf(data));
+  } else if (target.kind === 'tool') {
+    const index = agent.openTools.findIndex((open) => open.node === target);
+    if (index !== -1) agent.openTools.splice(index, 1);
+    if (metadata['otel.status_code'] === 'ERROR') {
+      target.error = `${str(metadata['error.type']) ?? 'error'}${data !== null && data !== undefined ? `: ${preview(data, 80)}` : ''}`;
+    }
+  }
+}
+
+function placeMark(
+  event: AtofEvent,
+  metadata: Obj,
+  time: number | undefined,
+  parent: Placed,
+  turnOf: (agent: AgentState, turnId: string, at?: number) => ViewNode,
+  containerFor: (parent: Placed, metadata: Obj, at: number | undefined) => ViewNode,
+): void {
+  const data = isObj(event.data) ? event.data : {};
+  const turnId = str(metadata.turn_id) ?? str(data.turn_id);
+  const at = time !== undefined ? { startUs: time } : {};
+  switch (event.name) {
+    case 'hermes.turn.start': {
+      if (!turnId) return;
+      const turn = turnOf(parent.agent, turnId, time);
+      if (turn.note === undefined && data.user_message !== undefined) turn.note = `“${preview(data.user_message)}”`;
+      return;
+    }
+    case 'hermes.turn.end':
+    case 'hermes.session.end': {
+      if (!turnId || time === undefined) return;
+      const turn = turnOf(parent.agent, turnId, time);
+      if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
+      return;
+    }
+    case 'hermes.subagent.start':
+    case 'hermes.subagent.stop':
+    case 'session.start':
+    case 'session.end':
+      return;
+    case 'hermes.approval.request':
+    case 'hermes.approval.response': {
+      const toolCallId = str(metadata.tool_call_id) ?? str(data.tool_call_id);
+      const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
+      const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${str(data.choice) ?? '?'}`;
+      const mark = node('mark', title, { ...at, ...noteOf(event.name === 'hermes.approval.request' ? preview(data.command, 60) : undefined) });
+      if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
+      (tool?.node ?? containerFor(parent, metadata, time)).children.push(mark);
+      return;
+    }
+    case 'hermes.api.error': {
+      const mark = node('mark', 'API error (no open request)', { ...at, error: errorText(data.error ?? data.reason) });
+      containerFor(parent, metadata, time).children.push(mark);
+      return;
+    }
+    default:
+      containerFor(parent, metadata, time).children.push(node('mark', event.name, at));
+  }
+}
+
+/** The assistant text of a provider response, for the preview. */
+function answerOf(data: Json): unknown {
+  if (!isObj(data)) return undefined;
+  const choices = Array.isArray(data.choices) ? data.choices : [];
+  const first = isObj(choices[0]) && isObj(choices[0].message) ? choices[0].message : undefined;
+  if (first) {
+    const calls = Array.isArray(first.tool_calls) ? first.tool_calls : [];
+    const names = calls.map((call) => (isObj(call) && isObj(call.function) ? str(call.function.name) : undefined)).filter(Boolean);
+    const text = str(first.content);
+    if (names.length > 0) return `→ ${names.join(', ')}${text ? ` · ${text}` : ''}`;
+    return text;
+  }
+  if (Array.isArray(data.content)) {
+    const parts = (data.content as unknown[]).filter(isObj);
+    const names = parts.filter((part) => part.type === 'tool_use').map((part) => str(part.name));
+    const text = parts.filter((part) => part.type === 'text').map((part) => str(part.text)).join(' ');
+    if (names.length > 0) return `→ ${names.join(', ')}${text ? ` · ${text}` : ''}`;
+    return text || undefined;
+  }
+  return undefined;
+}
+
+function noteOf(text: string | undefined): Partial<ViewNode> {
+  return text === undefined ? {} : { note: text };
+}

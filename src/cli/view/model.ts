@@ -1,0 +1,96 @@
+/**
+ * The tree `view` draws, shared by the text and HTML renderers and built
+ * from either an ATIF document or ATOF events: sessions, their turns, the
+ * LLM and tool calls of each turn, and subagents nested where they ran.
+ *
+ * @module
+ */
+
+export type ViewKind = 'session' | 'subagent' | 'turn' | 'llm' | 'tool' | 'mark' | 'scope';
+
+export interface Tokens {
+  prompt: number;
+  completion: number;
+  cached: number;
+}
+
+export interface ViewNode {
+  kind: ViewKind;
+  title: string;
+  /** A short preview: the user message, tool arguments, the answer. */
+  note?: string;
+  /** Unix microseconds. */
+  startUs?: number;
+  endUs?: number;
+  tokens?: Tokens;
+  /** Set when this call failed: what went wrong, in one line. */
+  error?: string;
+  children: ViewNode[];
+}
+
+export function node(kind: ViewKind, title: string, extra: Partial<ViewNode> = {}): ViewNode {
+  return { kind, title, children: [], ...extra };
+}
+
+/** One line of at most `max` characters, for previews. */
+export function preview(value: unknown, max = 72): string | undefined {
+  let text: string;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') text = value;
+  else {
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      return undefined;
+    }
+  }
+  text = text.replace(/\s+/g, ' ').trim();
+  if (text === '' || text === '{}' || text === '""') return undefined;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * Widens sessions, subagents and turns to cover their children (their own
+ * timestamps are partial or missing). Calls keep their own span: a tool
+ * call listed under the LLM call that requested it runs after that call.
+ */
+export function spanFromChildren(target: ViewNode): void {
+  const widen = target.kind === 'session' || target.kind === 'subagent' || target.kind === 'turn';
+  for (const child of target.children) {
+    spanFromChildren(child);
+    if (!widen) continue;
+    if (child.startUs !== undefined && (target.startUs === undefined || child.startUs < target.startUs)) target.startUs = child.startUs;
+    const childEnd = child.endUs ?? child.startUs;
+    if (childEnd !== undefined && (target.endUs === undefined || childEnd > target.endUs)) target.endUs = childEnd;
+  }
+}
+
+/** Tokens of a node and everything under it. */
+export function totalTokens(target: ViewNode): Tokens {
+  const sum: Tokens = { prompt: 0, completion: 0, cached: 0 };
+  const walk = (current: ViewNode): void => {
+    if (current.tokens) {
+      sum.prompt += current.tokens.prompt;
+      sum.completion += current.tokens.completion;
+      sum.cached += current.tokens.cached;
+    }
+    for (const child of current.children) walk(child);
+  };
+  walk(target);
+  return sum;
+}
+
+/** Failed calls under a node (the node included). */
+export function errorCount(target: ViewNode): number {
+  let count = target.error !== undefined ? 1 : 0;
+  for (const child of target.children) count += errorCount(child);
+  return count;
+}
+
+export function tokensOf(metrics: unknown): Tokens | undefined {
+  if (typeof metrics !== 'object' || metrics === null) return undefined;
+  const m = metrics as Record<string, unknown>;
+  const n = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+  if (m.prompt_tokens === undefined && m.completion_tokens === undefined && m.cached_tokens === undefined) return undefined;
+  return { prompt: n(m.prompt_tokens), completion: n(m.completion_tokens), cached: n(m.cached_tokens) };
+}

@@ -1,0 +1,11 @@
+/**
+ * The bundled scripted sessions and the helpers they are written with.
+ * `nemo-relay-hooks demo` runs `agentSession`; `examples/record-examples.ts`
+ * records all of `SCENARIOS`.
+ *
+ * @module
+ */
+
+export { agentSession, anthropicSession, plainChat, SCENARIOS, toolLoop } from './scenarios.ts';
+export { realClock, virtualClock } from './script.ts';
+export type { HookEmitter, Scenario, ScenarioClock, ScenarioContext } from './script.ts';

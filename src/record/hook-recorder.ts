@@ -1,0 +1,144 @@
+/**
+ * `createHookRecorder`: writes every hook a registry emits to a JSONL file,
+ * one `{"hook": "<name>", "payload": {...}}` line per emit, in emit order.
+ *
+ * The file is what `nemo-relay-hooks replay` reads, so a host can record a
+ * real run once and turn it into ATOF/ATIF later, with any backend or
+ * settings. Recording is telemetry like any other subscriber: it never
+ * throws into the host. A write failure is counted, reported once to the
+ * logger, and the recorder stops writing (later lines would be out of
+ * order with a hole in the middle).
+ *
+ * Lines are buffered and written with `fs.writeSync` in whole lines only,
+ * so a reader never sees half a line and a crash loses at most the buffer.
+ *
+ * @module
+ */
+
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { consoleLogger, safeLog, type Logger } from '../hooks/logger.ts';
+import { HOOK_NAMES, type HookName } from '../hooks/names.ts';
+import { toJson } from '../relay/json.ts';
+
+/** The part of a registry the recorder needs: `HookRegistry` fits. */
+export interface RecordableHost {
+  on(name: HookName, callback: (payload: any) => unknown): () => void;
+}
+
+export interface HookRecorderOptions {
+  /** Append to an existing file instead of truncating it. Default false. */
+  append?: boolean;
+  /** Bytes buffered before a write. Default 64 KiB; `0` writes every line at once. */
+  bufferBytes?: number;
+  /** Only these hooks are recorded. Default: all 15. */
+  hooks?: readonly HookName[];
+  /** Where a write failure is reported. Default: `consoleLogger`. */
+  logger?: Logger;
+}
+
+export interface HookRecorder {
+  /** The file being written (absolute). */
+  readonly path: string;
+  /** Lines recorded so far (buffered ones included). */
+  readonly lines: number;
+  /** Writes failed (the recorder stops after the first). */
+  readonly errors: number;
+  /** Writes every buffered line. Never throws. */
+  flush(): void;
+  /** Flushes, unsubscribes and closes the file. Idempotent, never throws. */
+  close(): void;
+}
+
+const DEFAULT_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Subscribes to the registry's hooks and records them to `filePath`.
+ * Creates the parent folder when missing. Opening the file is the one
+ * failure that throws (synchronously, at creation), because then there is
+ * nothing to record to and the caller should know now.
+ */
+export function createHookRecorder(host: RecordableHost, filePath: string, options: HookRecorderOptions = {}): HookRecorder {
+  const target = path.resolve(filePath);
+  mkdirSync(path.dirname(target), { recursive: true });
+  let fd: number | null = openSync(target, options.append === true ? 'a' : 'w');
+  const limit = Math.max(0, options.bufferBytes ?? DEFAULT_BUFFER_BYTES);
+  const logger = options.logger ?? consoleLogger;
+  let chunks: string[] = [];
+  let buffered = 0;
+  let lines = 0;
+  let errors = 0;
+
+  const flush = (): void => {
+    if (chunks.length === 0 || fd === null) return;
+    const data = chunks.join('');
+    chunks = [];
+    buffered = 0;
+    try {
+      writeAll(fd, data);
+    } catch (error) {
+      errors += 1;
+      safeLog(logger, 'warn', `hook recorder: writing ${target} failed; recording stopped`, error);
+      stop();
+    }
+  };
+
+  const record = (hook: HookName, payload: unknown): void => {
+    if (fd === null) return;
+    let line: string;
+    try {
+      line = `${JSON.stringify({ hook, payload: toJson(payload) })}\n`;
+    } catch (error) {
+      // toJson never throws; JSON.stringify of plain JSON cannot either. Belt and braces.
+      errors += 1;
+      safeLog(logger, 'warn', `hook recorder: ${hook} payload could not be serialised`, error);
+      return;
+    }
+    chunks.push(line);
+    buffered += line.length;
+    lines += 1;
+    if (buffered >= limit) flush();
+  };
+
+  const unsubscribers = (options.hooks ?? HOOK_NAMES).map((hook) => host.on(hook, (payload: unknown) => record(hook, payload)));
+
+  const stop = (): void => {
+    for (const unsubscribe of unsubscribers.splice(0)) {
+      try {
+        unsubscribe();
+      } catch {
+        // Unsubscribing is best effort: the recorder is closed either way.
+      }
+    }
+    if (fd !== null) {
+      try {
+        closeSync(fd);
+      } catch (error) {
+        safeLog(logger, 'debug', `hook recorder: closing ${target} failed`, error);
+      }
+      fd = null;
+    }
+  };
+
+  return {
+    path: target,
+    get lines() {
+      return lines;
+    },
+    get errors() {
+      return errors;
+    },
+    flush,
+    close: () => {
+      flush();
+      stop();
+    },
+  };
+}
+
+// writeSync may write less than asked (pipes, signals); loop until all is out.
+function writeAll(fd: number, data: string): void {
+  const bytes = Buffer.from(data, 'utf8');
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+}
