@@ -3,17 +3,12 @@
 // process (SIGABRT / SIGSEGV), so a crash must not take the test runner down.
 // The child runs the built adapter (dist/, built by the suite's global
 // setup) with whatever runtime runs the tests (Node 20 cannot run .ts).
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { detectRuntime } from '../../src/relay/runtime.ts';
 import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
-import { available, readAtof, tempDir } from './support.ts';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const adapter = pathToFileURL(path.join(root, 'dist', 'native', 'index.js')).href;
+import { available, builtAdapter as adapter, readAtof, runScript, tempDir } from './support.ts';
 
 const SCRIPT = (outputDirectory: string) => `
 import { loadNativeRelay } from ${JSON.stringify(adapter)};
@@ -122,23 +117,15 @@ await relay.shutdown();
 console.log('@@RESULT@@' + JSON.stringify({ scopes, errors, expectedRejections, statsBeforeOptions, stats: relay.stats() }));
 `;
 
-function runtimeCommand(script: string): string[] {
-  // Deno runs the addon only with FFI, read and sys access.
-  return detectRuntime() === 'deno' ? ['run', '-A', script] : [script];
-}
-
 describe.skipIf(!available)('native backend with hostile payloads', () => {
   it('survives every hostile value through every contract method and still writes every scope', () => {
     expect(fs.existsSync(fileURLToPath(adapter)), 'dist/ is built by the global setup').toBe(true);
     const dir = tempDir('hostile');
-    const script = path.join(dir, 'hostile.mjs');
-    fs.writeFileSync(script, SCRIPT(dir));
-    const child = spawnSync(process.execPath, runtimeCommand(script), { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
-    const stderr = (child.stderr ?? '').split('\n').slice(0, 20).join('\n');
+    const child = runScript(SCRIPT(dir));
+    const stderr = child.stderr.split('\n').slice(0, 20).join('\n');
     expect({ status: child.status, signal: child.signal }, stderr).toEqual({ status: 0, signal: null });
-    const marker = child.stdout.split('@@RESULT@@')[1];
-    expect(marker, child.stdout.slice(0, 2000)).toBeDefined();
-    const result = JSON.parse(marker!) as {
+    expect(child.result, child.stdout.slice(0, 2000)).toBeDefined();
+    const result = child.result as {
       scopes: string[];
       errors: string[];
       expectedRejections: string[];

@@ -13,7 +13,7 @@ import {
   type NativeRelay,
 } from '../../native/index.ts';
 import { silentLogger } from '../../src/hooks/logger.ts';
-import { available, readAtof, relay, tempDir } from './support.ts';
+import { available, builtAdapter, readAtof, relay, runScript, tempDir } from './support.ts';
 
 function observability(dir: string, extra: JsonObject = {}): JsonObject {
   return {
@@ -167,41 +167,41 @@ describe.skipIf(!available)('native plugin host', () => {
     expect(fs.existsSync(path.join(dir, 'ambient.jsonl'))).toBe(false);
   });
 
+  // In a child process with XDG_CONFIG_HOME set at spawn: Bun's process.env
+  // writes do not reach native code, and the adapter itself never sets it.
   describe('ambient plugins.toml discovery', () => {
-    const saved = process.env.XDG_CONFIG_HOME;
-    afterEach(() => {
-      if (saved === undefined) delete process.env.XDG_CONFIG_HOME;
-      else process.env.XDG_CONFIG_HOME = saved;
-    });
+    const SCRIPT = (allowConfigDiscovery: boolean) => `
+      import { loadNativeRelay } from ${JSON.stringify(builtAdapter)};
+      const relay = loadNativeRelay({ allowConfigDiscovery: ${allowConfigDiscovery} });
+      const activation = await relay.initializePluginConfig({ version: 1, components: [] });
+      relay.mark({ name: 'ambient-mark' });
+      await activation.close();
+      await relay.shutdown();
+      console.log('@@RESULT@@' + JSON.stringify({ report: activation.report, xdg: process.env.XDG_CONFIG_HOME }));
+    `;
 
     function ambient(): string {
       const xdg = tempDir('xdg');
       fs.mkdirSync(path.join(xdg, 'nemo-relay'));
       fs.writeFileSync(path.join(xdg, 'nemo-relay', 'plugins.toml'), TOML(xdg));
-      process.env.XDG_CONFIG_HOME = xdg;
       return xdg;
     }
 
-    it('keeps the user plugins.toml out by default, without touching the environment', async () => {
+    it('keeps the user plugins.toml out by default, without touching the environment', () => {
       const xdg = ambient();
-      backend = relay();
-      activation = await backend.initializePluginConfig({ version: 1, components: [] });
-      expect(process.env.XDG_CONFIG_HOME).toBe(xdg);
-      expect(activation.report.configPaths).toEqual([]);
-      expect(activation.report.diagnostics).toEqual([]);
-      backend.mark({ name: 'not-recorded' });
-      await activation.close();
+      const child = runScript(SCRIPT(false), { ...process.env, XDG_CONFIG_HOME: xdg });
+      expect(child.status, child.stderr).toBe(0);
+      expect(child.result).toEqual({ report: { diagnostics: [], configPaths: [] }, xdg });
       expect(fs.existsSync(path.join(xdg, 'ambient.jsonl'))).toBe(false);
     });
 
-    it('layers it when discovery is allowed', async () => {
+    it('layers it when discovery is allowed', () => {
       const xdg = ambient();
-      backend = loadNativeRelay({ logger: silentLogger, allowConfigDiscovery: true });
-      activation = await backend.initializePluginConfig({ version: 1, components: [] });
-      expect(activation.report.configPaths).toEqual([path.join(xdg, 'nemo-relay', 'plugins.toml')]);
-      backend.mark({ name: 'recorded' });
-      await activation.close();
-      expect(readAtof(path.join(xdg, 'ambient.jsonl')).map((e) => e.name)).toEqual(['recorded']);
+      const child = runScript(SCRIPT(true), { ...process.env, XDG_CONFIG_HOME: xdg });
+      expect(child.status, child.stderr).toBe(0);
+      const { report } = child.result as { report: { configPaths: string[] } };
+      expect(report.configPaths).toEqual([path.join(xdg, 'nemo-relay', 'plugins.toml')]);
+      expect(readAtof(path.join(xdg, 'ambient.jsonl')).map((e) => e.name)).toEqual(['ambient-mark']);
     });
   });
 

@@ -4,9 +4,12 @@
  * readers for the files the adapter writes.
  */
 
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { detectRuntime } from '../../src/relay/runtime.ts';
 import { silentLogger, type Logger } from '../../src/hooks/logger.ts';
 import type { AtofEvent, AtofScopeCategory } from '../../src/relay/formats/atof.ts';
 
@@ -59,5 +62,39 @@ export function scopeEvents(events: RecordedEvent[], name: string): { start: Rec
   return {
     start: events.find((e) => e.name === name && e.kind === 'scope' && e.scope_category === 'start'),
     end: events.find((e) => e.name === name && e.kind === 'scope' && e.scope_category === 'end'),
+  };
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** `file:` URL of the built adapter (dist/ is built by the suite's global setup). */
+export const builtAdapter = pathToFileURL(path.join(root, 'dist', 'native', 'index.js')).href;
+
+/**
+ * Runs an ES module script with the runtime running the tests (Node 20
+ * cannot run .ts, so scripts import the built adapter) and returns what it
+ * printed after `@@RESULT@@`, parsed. A child process isolates crashes and
+ * gives the script its own environment: Bun's `process.env` writes do not
+ * reach native code, so environment-dependent native behaviour is tested by
+ * spawning with `env`.
+ */
+export function runScript(
+  source: string,
+  env: Record<string, string | undefined> = process.env,
+): { status: number | null; signal: string | null; stdout: string; stderr: string; result: unknown } {
+  const dir = tempDir('script');
+  const file = path.join(dir, 'script.mjs');
+  fs.writeFileSync(file, source);
+  // Deno runs the addon only with FFI, read and sys access, and resolves the
+  // adapter's bare imports (smol-toml) only with the project's config.
+  const args = detectRuntime() === 'deno' ? ['run', '-A', '--config', path.join(root, 'deno.json'), file] : [file];
+  const child = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024, env });
+  const marker = (child.stdout ?? '').split('@@RESULT@@')[1];
+  return {
+    status: child.status,
+    signal: child.signal,
+    stdout: child.stdout ?? '',
+    stderr: child.stderr ?? '',
+    result: marker === undefined ? undefined : JSON.parse(marker),
   };
 }
