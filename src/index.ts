@@ -9,6 +9,8 @@
  *   (`resolveBackend`), and the `RelayBackend` contract for custom backends.
  * - Formats: the ATOF/ATIF types, `AtifBuilder`, `validateAtif` and
  *   `validateAtofEvents`.
+ * - Recording: `createHookRecorder` writes every emitted hook to a JSONL
+ *   file that `nemo-relay-hooks replay` turns into ATOF/ATIF later.
  *
  * The in-memory relay is in `nemo-relay-hooks/memory`, the native adapter in
  * `nemo-relay-hooks/native`, and the recording fake in
@@ -54,3 +56,6 @@ export type { ToJsonOptions } from './relay/json.ts';
 export { formatTimestamp, nowMicros, parseTimestamp } from './relay/clock.ts';
 
 export * from './relay/formats/index.ts';
+
+export { createHookRecorder } from './record/hook-recorder.ts';
+export type { HookRecorder, HookRecorderOptions, RecordableHost } from './record/hook-recorder.ts';

@@ -1,0 +1,26 @@
+/**
+ * Re-creates the recorded hook streams in this folder from the bundled
+ * scripted sessions (`src/demo/scenarios.ts`), with `createHookRecorder`
+ * and a virtual clock, so the files are the same on every run:
+ *
+ *   bun examples/record-examples.ts
+ *   deno run -A examples/record-examples.ts
+ *
+ * Each `<scenario>.hooks.jsonl` is what a host would have recorded; turn
+ * one into ATOF/ATIF with `nemo-relay-hooks replay <file> --out <dir>`.
+ */
+
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SCENARIOS, virtualClock } from '../src/demo/index.ts';
+import { createHookRecorder, HookRegistry } from '../src/index.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+for (const [name, scenario] of Object.entries(SCENARIOS)) {
+  const registry = new HookRegistry();
+  const recorder = createHookRecorder(registry, path.join(here, `${name}.hooks.jsonl`));
+  await scenario({ hooks: registry, clock: virtualClock() });
+  recorder.close();
+  console.log(`${path.relative(process.cwd(), recorder.path)}: ${recorder.lines} hooks`);
+}
