@@ -16,9 +16,12 @@
  * **Ambient discovery is kept out by default.** Without an explicit layer,
  * native also reads the user file (`$XDG_CONFIG_HOME/nemo-relay/plugins.toml`,
  * or `~/.config/nemo-relay/plugins.toml`). An explicit layer replaces that
- * lookup, so the adapter passes an empty temporary `plugins.toml` (or, for
- * dynamic plugins, one holding only their records). This mutates no
- * environment variable. The system file `/etc/nemo-relay/plugins.toml` is
+ * lookup, so the adapter passes the path of a file that does not exist
+ * (native then only warns `plugin.configuration_file_missing`, which the
+ * adapter drops) or, for dynamic plugins, a temporary file holding only
+ * their records. No environment variable is touched (a change to
+ * `process.env` would be process-wide, racy, and does not even reach native
+ * code under Bun), and nothing is written for a static document. The system file `/etc/nemo-relay/plugins.toml` is
  * read in every case and cannot be excluded through the 0.9.x API; when it
  * contributes, the report gains a `nemo_relay_hooks.ambient_config_inherited`
  * warning naming it. `allowConfigDiscovery: true` restores native's own
@@ -100,7 +103,7 @@ export async function activatePluginHost(
     if (dynamic) {
       layer = writeLayer(dynamicLayerText(specs, tomlPath, extra));
     } else if (!context.allowConfigDiscovery) {
-      layer = writeLayer('');
+      layer = missingLayer();
     }
     const Failure = dynamic ? DynamicPluginError : PluginConfigError;
     const layerPath = layer?.file ?? null;
@@ -263,10 +266,36 @@ interface TempLayer {
   remove(): void;
 }
 
+/**
+ * An explicit layer that does not exist: native then skips the user file
+ * and reports only a `plugin.configuration_file_missing` warning, which
+ * `reportOf` drops. Nothing is written, so this works without write access
+ * (Deno without `--allow-write`, read-only file systems).
+ */
+function missingLayer(): TempLayer {
+  const file = path.join(os.tmpdir(), `nemo-relay-hooks-no-ambient-config-${process.pid}-${randomSuffix()}`, 'plugins.toml');
+  return { file, remove: () => {} };
+}
+
+function randomSuffix(): string {
+  return Math.random().toString(36).slice(2, 12);
+}
+
 function writeLayer(text: string): TempLayer {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-hooks-layer-'));
-  const file = path.join(dir, 'plugins.toml');
-  writeFileSync(file, text);
+  let dir: string;
+  let file: string;
+  try {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-hooks-layer-'));
+    file = path.join(dir, 'plugins.toml');
+    writeFileSync(file, text);
+  } catch (error) {
+    throw new DynamicPluginError(
+      `cannot write the temporary plugins.toml holding the dynamic plugin records (${messageOf(error)}); ` +
+        'nemo-relay-node 0.9.x takes dynamic plugins only from a file (under Deno, allow writes to the temp directory)',
+      [],
+      { cause: error },
+    );
+  }
   return {
     file,
     remove: () => {
@@ -333,7 +362,13 @@ function reportOf(raw: unknown, ownLayer: string | null): PluginConfigReport {
   const config = isJsonObject(report.config) ? report.config : {};
   const diagnostics: ConfigDiagnostic[] = [];
   for (const list of [config.diagnostics, config.runtime_diagnostics]) {
-    if (Array.isArray(list)) for (const item of list) diagnostics.push(diagnosticOf(item));
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      const diagnostic = diagnosticOf(item);
+      // The adapter's own deliberately missing layer (missingLayer) is not the caller's concern.
+      if (ownLayer !== null && diagnostic.code === 'plugin.configuration_file_missing' && diagnostic.message.includes(ownLayer)) continue;
+      diagnostics.push(diagnostic);
+    }
   }
   const dynamic = Array.isArray(report.dynamic_plugins) ? report.dynamic_plugins : [];
   for (const entry of dynamic) {

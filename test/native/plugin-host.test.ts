@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
 import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
 import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
 import {
+  AMBIENT_CONFIG_INHERITED,
   DynamicPluginError,
   PluginConfigError,
   PluginHostBusyError,
@@ -38,6 +40,14 @@ function observability(dir: string, extra: JsonObject = {}): JsonObject {
       },
     ],
   };
+}
+
+function canOverlayEtc(): { ok: boolean; why: string } {
+  if (process.platform !== 'linux') return { ok: false, why: 'needs Linux mount namespaces' };
+  const probe = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs tmpfs /mnt'], { encoding: 'utf8' });
+  if (probe.error) return { ok: false, why: `unshare is not available (${probe.error.message})` };
+  if (probe.status !== 0) return { ok: false, why: `cannot mount in a private namespace (${probe.stderr.trim() || `exit ${probe.status}`})` };
+  return { ok: true, why: '' };
 }
 
 const TOML = (dir: string) => `version = 1
@@ -193,6 +203,29 @@ describe.skipIf(!available)('native plugin host', () => {
       expect(child.status, child.stderr).toBe(0);
       expect(child.result).toEqual({ report: { diagnostics: [], configPaths: [] }, xdg });
       expect(fs.existsSync(path.join(xdg, 'ambient.jsonl'))).toBe(false);
+    });
+
+    // Native always layers /etc/nemo-relay/plugins.toml. Proving that the
+    // adapter reports it needs that file, so the child sees one through an
+    // overlay on /etc in a private mount namespace (Linux, root only).
+    const overlay = canOverlayEtc();
+    if (!overlay.ok) console.warn(`[native tests] skipping the /etc/nemo-relay/plugins.toml test: ${overlay.why}`);
+    it.skipIf(!overlay.ok)('reports the system plugins.toml, which cannot be kept out, as a warning', () => {
+      const dir = tempDir('etc');
+      const upper = path.join(dir, 'upper');
+      fs.mkdirSync(path.join(upper, 'nemo-relay'), { recursive: true });
+      fs.mkdirSync(path.join(dir, 'work'));
+      fs.writeFileSync(path.join(upper, 'nemo-relay', 'plugins.toml'), TOML(dir));
+      const mount = `mount -t overlay overlay -o lowerdir=/etc,upperdir=${upper},workdir=${path.join(dir, 'work')} /etc && exec "$@"`;
+      const child = runScript(SCRIPT(false), process.env, ['unshare', '-m', 'sh', '-c', mount, 'sh']);
+      expect(child.status, child.stderr).toBe(0);
+      const { report } = child.result as { report: { configPaths: string[]; diagnostics: { code: string; level: string }[] } };
+      expect(report.configPaths).toEqual(['/etc/nemo-relay/plugins.toml']);
+      expect(report.diagnostics.map((d) => [d.level, d.code])).toEqual([
+        ['warning', 'plugin.configuration_inherited'],
+        ['warning', AMBIENT_CONFIG_INHERITED],
+      ]);
+      expect(readAtof(path.join(dir, 'ambient.jsonl')).map((e) => e.name)).toEqual(['ambient-mark']);
     });
 
     it('layers it when discovery is allowed', () => {

@@ -81,6 +81,8 @@ export const builtAdapter = pathToFileURL(path.join(root, 'dist', 'native', 'ind
 export function runScript(
   source: string,
   env: Record<string, string | undefined> = process.env,
+  /** A command the runtime is started through, e.g. `['unshare', '-m', ...]`. */
+  prefix: string[] = [],
 ): { status: number | null; signal: string | null; stdout: string; stderr: string; result: unknown } {
   const dir = tempDir('script');
   const file = path.join(dir, 'script.mjs');
@@ -88,7 +90,8 @@ export function runScript(
   // Deno runs the addon only with FFI, read and sys access, and resolves the
   // adapter's bare imports (smol-toml) only with the project's config.
   const args = detectRuntime() === 'deno' ? ['run', '-A', '--config', path.join(root, 'deno.json'), file] : [file];
-  const child = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024, env });
+  const [command, ...rest] = [...prefix, process.execPath, ...args] as [string, ...string[]];
+  const child = spawnSync(command, rest, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024, env });
   const marker = (child.stdout ?? '').split('@@RESULT@@')[1];
   return {
     status: child.status,
