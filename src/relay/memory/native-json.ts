@@ -13,8 +13,8 @@
  *   always lists integer-like keys (`"2"`, `"10"`) first, in numeric order.
  *
  * Both are rare in real payloads, so the relay serializes with
- * `JSON.stringify` and falls back to this writer only when a cheap scan of
- * the line finds a token that could differ (`needsNativeJson`).
+ * `JSON.stringify` and falls back to this writer only when a walk of the
+ * event's payloads finds a value that could differ (`needsNativeJson`).
  *
  * @module
  */
@@ -25,16 +25,37 @@ const I32_MIN = -2147483648;
 const U32_MAX = 4294967295;
 
 /**
- * True when a `JSON.stringify` line may differ from native's text: a run
- * of 10 digits (an integer outside the i32/u32 range), a number in
- * [1e-6, 1e-5) written in decimal, an exponent, or an integer-like key.
- * False positives only cost the slower exact writer.
+ * True when `JSON.stringify` of this event may differ from native's text:
+ * a payload (`data`, `metadata`, `category_profile`) holds a number that
+ * the two write differently, or an object with an integer-like key. The
+ * envelope itself is always safe (strings, nulls and flag arrays). The
+ * walk visits payload values only and stops at the first hit; an event
+ * without payloads costs nothing.
  */
-export function needsNativeJson(line: string): boolean {
-  return NEEDS_NATIVE.test(line);
+export function needsNativeJson(event: { data: Json; metadata: Json; category_profile: Json }): boolean {
+  return differs(event.data) || differs(event.metadata) || differs(event.category_profile);
 }
 
-const NEEDS_NATIVE = /\d{10}|0\.00000\d|\de[+-]\d|[{,]"\d+":/;
+function differs(value: Json): boolean {
+  if (typeof value === 'number') {
+    // Same text: integers in the i32/u32 range, and other numbers except [1e-6, 1e-5) (JS decimal, native exponent).
+    if (Number.isInteger(value)) return value < I32_MIN || value > U32_MAX;
+    const magnitude = Math.abs(value);
+    return magnitude >= 1e-6 && magnitude < 1e-5;
+  }
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (differs(value[i] as Json)) return true;
+    return false;
+  }
+  for (const key in value) {
+    // A JS object lists integer-like keys first; native sorts them as text.
+    const first = key.charCodeAt(0);
+    if (first >= 48 && first <= 57) return true;
+    if (differs(value[key] as Json)) return true;
+  }
+  return false;
+}
 
 /** Formats a number as native's ATOF writer does. */
 export function formatNativeNumber(value: number): string {
@@ -120,3 +141,47 @@ function compareCodePoints(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+
+/**
+ * The ATOF line of an event built by `events.ts`, without its newline.
+ *
+ * Equal to `JSON.stringify(event)` (whose key order the builders fix),
+ * except that payloads needing it go through the exact writer. The envelope
+ * is assembled from its known-safe parts (uuids, RFC 3339 stamps and fixed
+ * words need no escaping), so only the name and the payloads are
+ * serialized: for a mark without data that is most of the cost saved.
+ */
+export function serializeEvent(event: AtofEventLike): string {
+  const head = `{"atof_version":"0.1",`;
+  const tail =
+    `"data":${part(event.data)},"data_schema":null,"kind":"${event.kind}","metadata":${part(event.metadata)},` +
+    `"name":${JSON.stringify(event.name)},"parent_uuid":"${event.parent_uuid}","propagation_root_uuid":"${event.propagation_root_uuid}",`;
+  const end = `"timestamp":"${event.timestamp}","uuid":"${event.uuid}"}`;
+  if (event.kind === 'mark') return `${head}"category":null,"category_profile":null,${tail}${end}`;
+  const attributes = event.attributes!.length === 0 ? '[]' : JSON.stringify(event.attributes);
+  const profile = event.category_profile === null ? 'null' : part(event.category_profile);
+  return `${head}"attributes":${attributes},"category":"${event.category}","category_profile":${profile},${tail}"scope_category":"${event.scope_category}",${end}`;
+}
+
+/** The fields `serializeEvent` reads (an `AtofEvent` as the memory relay builds it). */
+export interface AtofEventLike {
+  kind: 'scope' | 'mark';
+  attributes?: string[];
+  category: string | null;
+  category_profile: { [key: string]: Json } | null;
+  data: Json;
+  metadata: Json;
+  name: string;
+  parent_uuid: string | null;
+  propagation_root_uuid?: string;
+  scope_category?: 'start' | 'end';
+  timestamp: string | number;
+  uuid: string;
+}
+
+function part(value: Json): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value === 'number' ? formatNativeNumber(value) : JSON.stringify(value);
+  return differs(value) ? nativeJson(value) : JSON.stringify(value);
+}
+

@@ -74,7 +74,7 @@ import {
   toolProfile,
 } from './events.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
-import { nativeJson, needsNativeJson } from './native-json.ts';
+import { serializeEvent } from './native-json.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
 import { PluginActivationConflictError } from './errors.ts';
@@ -584,10 +584,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     if (sinks.length > 0) {
       let line: string | undefined;
       try {
-        line = JSON.stringify(event);
-        // Rare number shapes and integer-like keys are written differently by native: take the exact path.
-        if (needsNativeJson(line)) line = nativeJson(event);
-        line += '\n';
+        line = serializeEvent(event) + '\n';
       } catch (error) {
         // Only a pathological payload (a string past the engine's limit) gets here.
         this.droppedCount += sinks.length;
