@@ -123,11 +123,15 @@ export function toolErrorMetadata(metadata: unknown): JsonObject {
 
 /** ATOF scope attribute flags → native bitmask (1 = parallel, 2 = relocatable). */
 export function scopeAttributesOf(flags: readonly string[] | undefined): number | null {
-  if (!Array.isArray(flags) || flags.length === 0) return null;
   let mask = 0;
-  for (const flag of flags) {
-    if (flag === 'parallel') mask |= 1;
-    else if (flag === 'relocatable') mask |= 2;
+  try {
+    if (!Array.isArray(flags)) return null;
+    for (const flag of flags) {
+      if (flag === 'parallel') mask |= 1;
+      else if (flag === 'relocatable') mask |= 2;
+    }
+  } catch {
+    // A hostile array (a throwing Proxy): keep the flags read so far.
   }
   return mask === 0 ? null : mask;
 }

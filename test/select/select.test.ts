@@ -144,7 +144,12 @@ describe('resolveBackend', () => {
     expect(result.reason).toContain('late failure');
   });
 
-  it.skipIf(!nativeAvailable || detectRuntime() !== 'node')('loads the real native adapter on node through the dynamic import', async () => {
+  const realNative = nativeAvailable && detectRuntime() === 'node';
+  if (!realNative) {
+    const why = nativeAvailable ? `auto picks native only on node (running on ${detectRuntime()})` : 'nemo-relay-node cannot load here';
+    console.warn(`[select tests] skipping the real native load: ${why}`);
+  }
+  it.skipIf(!realNative)('loads the real native adapter on node through the dynamic import', async () => {
     const result = await resolve('auto', { env: {} });
     expect(result.kind).toBe('native');
     expect(result.backend.kind).toBe('native');
