@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRelay, InvalidPluginConfigError, PluginActivationConflictError } from '../../src/relay/memory/index.ts';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
@@ -301,5 +303,36 @@ describe('ATIF file-name value sanitizing', () => {
       ['a\u0000b', 'a-b'],
     ];
     for (const [value, expected] of cases) expect([value, sanitizeValue(value)]).toEqual([value, expected]);
+  });
+});
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const bun = path.resolve(here, '../../node_modules/.bin/bun');
+const bunAvailable = fs.existsSync(bun) && spawnSync(bun, ['--version']).status === 0;
+if (!bunAvailable) console.warn('[plugin-host exit test] skipped: node_modules/.bin/bun is not available to run a TypeScript child process');
+
+describe.skipIf(!bunAvailable)('memory plugin host at process exit', () => {
+  it('writes partial trajectories of sessions still open, and every ATOF line', () => {
+    const dir = tempDir();
+    const script = path.join(dir, 'child.ts');
+    const entry = path.resolve(here, '../../src/relay/memory/index.ts');
+    fs.writeFileSync(
+      script,
+      `import { createMemoryRelay } from ${JSON.stringify(entry)};
+const relay = createMemoryRelay();
+await relay.initializePluginConfig(${JSON.stringify(config()(dir))});
+const session = relay.pushScope({ name: 'open-session', category: 'agent', metadata: { session_id: 'open' } });
+const llm = relay.llmStart({ name: 'p', parent: session, request: { headers: {}, content: { messages: [{ role: 'user', content: 'hi' }] } } });
+relay.llmEnd(llm, { response: { content: [{ type: 'text', text: 'hello' }] } });
+`,
+    );
+    const result = spawnSync(bun, [script], { encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    const tree = readTree(dir);
+    checkFiles(Object.fromEntries(Object.entries(tree).filter(([name]) => name !== 'child.ts')));
+    const trajectories = Object.keys(tree).filter((name) => name.startsWith('nemo-relay-atif-'));
+    expect(trajectories).toHaveLength(1);
+    expect(JSON.parse(tree[trajectories[0]!]!).steps.map((s: { source: string }) => s.source)).toEqual(['user', 'agent']);
+    expect(tree['events.jsonl']!.trim().split('\n')).toHaveLength(3);
   });
 });

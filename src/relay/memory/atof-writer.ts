@@ -31,6 +31,7 @@ import { Buffer } from 'node:buffer';
 import type { AtofMode, OutputHealth } from '../contract.ts';
 import type { Logger } from '../../hooks/logger.ts';
 import { safeLog } from '../../hooks/logger.ts';
+import { atExit } from './exit-hook.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */
 export interface WriterFs {
@@ -78,6 +79,7 @@ export class AtofFileWriter {
   /** File size up to the end of the last complete line this writer wrote. */
   private offset = 0;
   private timer: unknown = null;
+  private readonly removeExitTask: () => void;
   private closed = false;
   private failing = false;
 
@@ -98,8 +100,7 @@ export class AtofFileWriter {
     // Open (and for overwrite, truncate) now, as native's exporter does, so
     // a misconfigured path shows up at registration rather than later.
     this.open();
-    liveWriters.add(this);
-    ensureExitHook();
+    this.removeExitTask = atExit(() => this.flushSync());
   }
 
   /** Buffers one complete line (it must end with `\n`). Never throws. */
@@ -149,7 +150,7 @@ export class AtofFileWriter {
     if (this.closed) return;
     const complete = this.flushSync();
     this.closed = true;
-    liveWriters.delete(this);
+    this.removeExitTask();
     if (!complete) {
       const lost = this.pendingLines + (this.carry === null ? 0 : 1);
       this.dropped += lost;
@@ -299,20 +300,6 @@ function unrefTimer(timer: unknown): void {
   }
   const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno;
   if (typeof timer === 'number' && typeof deno?.unrefTimer === 'function') deno.unrefTimer(timer);
-}
-
-const liveWriters = new Set<AtofFileWriter>();
-let exitHookInstalled = false;
-
-// One listener for all writers: a natural exit (or process.exit) writes what is buffered.
-function ensureExitHook(): void {
-  if (exitHookInstalled) return;
-  const proc = (globalThis as { process?: { on?: (event: string, listener: () => void) => unknown } }).process;
-  if (typeof proc?.on !== 'function') return;
-  exitHookInstalled = true;
-  proc.on('exit', () => {
-    for (const writer of liveWriters) writer.flushSync();
-  });
 }
 
 /** Native's default ATOF file name: `nemo-relay-events-YYYY-MM-DD-HH.MM.SS.jsonl`, in UTC. */

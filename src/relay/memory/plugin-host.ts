@@ -11,7 +11,8 @@
  * - `extra.nemo_relay` carries the logical `session_id`/`user_id` from the
  *   root's start metadata and `extra.observed_events` every event of the tree;
  * - the file is written when the root ends, or at `close()` as a partial
- *   trajectory for roots still open.
+ *   trajectory for roots still open. Going further than native, a process
+ *   exit with roots still open writes their partial trajectories too.
  *
  * Files are written atomically (a temporary file in the same folder, then a
  * rename), so a reader never sees half a trajectory, and never outside the
@@ -39,6 +40,7 @@ import { AtifBuilder, serializeTrajectory } from '../formats/atif-builder.ts';
 import { safeLog } from '../../hooks/logger.ts';
 import { uuidv7 } from '../uuid.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
+import { atExit } from './exit-hook.ts';
 import { renderFilename } from './atif-filename.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from './plugin-config.ts';
@@ -98,6 +100,8 @@ export function activatePluginConfig(
       const plugin = new PluginAtif(core, settings.atif);
       atif = plugin;
       detach.push(core.addListener((event, top) => plugin.accept(event, top)));
+      // Unlike native, which then writes nothing, an exit with roots still open writes their partial trajectories.
+      detach.push(atExit(() => plugin.closeAll()));
     }
   }
   const report: PluginConfigReport = {
