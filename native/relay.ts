@@ -6,9 +6,10 @@
  *   host passes can abort, crash or throw;
  * - every manual call carries an explicit microsecond timestamp, so
  *   delivery order equals timestamp order and ATIF steps stay in order;
- * - every scope lives on a stack of its own with explicit parents
- *   (scopes.ts), so interleaved sessions never collide and scopes can close
- *   in any order;
+ * - scopes live on the adapter's own native stacks with explicit parents
+ *   (scopes.ts): sessions never share one, concurrent children get their
+ *   own, and a parent popped before its child ends right after it, so
+ *   interleaved sessions never collide and scopes can close in any order;
  * - double ends and pops, unknown handles and native failures are counted
  *   (`stats()`) and logged once per operation, never thrown;
  * - managed execution hands the host back its own result and its own error
@@ -113,7 +114,8 @@ export class NativeRelay implements RelayBackend {
       const timestamp = timestampOf(options.timestampUs);
       parent = this.#scopeOf(options.parent, 'pushScope');
       const name = nameOf(options.name);
-      const scopeType = scopeTypeOf(this.#binding.ScopeType, options.category);
+      const category = options.category;
+      const scopeType = scopeTypeOf(this.#binding.ScopeType, category);
       const attributes = scopeAttributesOf(options.attributes);
       const metadata = json(options.metadata);
       const input = json(options.input);
@@ -121,7 +123,7 @@ export class NativeRelay implements RelayBackend {
       const state = this.#stacks.push(parent, scopeType, (nativeParent) =>
         binding.pushScope(name, scopeType, nativeParent, attributes, null, metadata, input, timestamp),
       );
-      state.start = { name, category: categoryOf(options.category), attributes: attributeNames(attributes), input, metadata, timestampUs: timestamp };
+      state.start = { name, category: categoryOf(category), attributes: attributeNames(attributes), input, metadata, timestampUs: timestamp };
       this.#events += 1;
       return state as unknown as ScopeHandle;
     } catch (error) {
@@ -140,7 +142,12 @@ export class NativeRelay implements RelayBackend {
     state.ended = true;
     if (state.native === null) return; // never reached native; its start was already counted as dropped
     try {
-      const args = { output: json(options?.output), metadata: json(options?.metadata), timestampUs: timestampOf(options?.timestampUs) };
+      // Read defensively: an unreadable options object must not leave the scope open forever.
+      const args = {
+        output: json(read(() => options?.output)),
+        metadata: json(read(() => options?.metadata)),
+        timestampUs: timestampOf(read(() => options?.timestampUs)),
+      };
       // A scope with open children above it on its stack is popped when they are (scopes.ts).
       if (this.#stacks.pop(state, args, this.#nativePop) === 'deferred') this.#pending.add(state);
     } catch (error) {
@@ -204,9 +211,9 @@ export class NativeRelay implements RelayBackend {
     if (span === null || span.native === null) return;
     const native = span.native;
     try {
-      const timestamp = timestampOf(options?.timestampUs);
-      const response = json(options?.response);
-      const metadata = json(options?.metadata);
+      const timestamp = timestampOf(read(() => options?.timestampUs));
+      const response = json(read(() => options?.response));
+      const metadata = json(read(() => options?.metadata));
       const binding = this.#binding;
       // Native forces otel.status_code "OK" on a manual LLM end: an error can only live in response and metadata.
       this.#stacks.run(span.stack, () => binding.llmCallEnd(native, response, null, metadata, timestamp));
@@ -244,11 +251,12 @@ export class NativeRelay implements RelayBackend {
     if (span === null || span.native === null) return;
     const native = span.native;
     try {
-      const timestamp = timestampOf(options?.timestampUs);
-      const failed = options?.status === 'error';
+      const timestamp = timestampOf(read(() => options?.timestampUs));
+      const failed = read(() => options?.status) === 'error';
       // The annotation describes a successful result; an error end carries none, as in managed execution.
-      const result = toolResultOf(options?.result, failed ? undefined : options?.annotation);
-      const metadata = failed ? toolErrorMetadata(options?.metadata) : json(options?.metadata);
+      const result = toolResultOf(read(() => options?.result), failed ? undefined : read(() => options?.annotation));
+      const rawMetadata = read(() => options?.metadata);
+      const metadata = failed ? toolErrorMetadata(rawMetadata) : json(rawMetadata);
       const binding = this.#binding;
       this.#stacks.run(span.stack, () => binding.toolCallEnd(native, result, null, metadata, timestamp));
       this.#events += 1;

@@ -117,4 +117,22 @@ describe.skipIf(!available)('native LLM and tool spans', () => {
     expect(orphan?.parent_uuid).not.toBe(session?.uuid);
     expect(events.find((e) => e.name === 'orphan-mark')?.parent_uuid).toBe(orphan?.parent_uuid);
   });
+
+  it('still ends spans and scopes whose end options cannot be read', async () => {
+    const unreadable = new Proxy({}, {
+      get() {
+        throw new Error('unreadable');
+      },
+    }) as never;
+    const events = await recorded((r) => {
+      const s = r.pushScope({ name: 's', category: 'agent' });
+      const llm = r.llmStart({ name: 'p', parent: s, request: { headers: {}, content: {} } });
+      r.llmEnd(llm, unreadable);
+      const tool = r.toolStart({ name: 't', parent: s, args: {} });
+      r.toolEnd(tool, unreadable);
+      r.popScope(s, unreadable);
+    });
+    expect(events.map((e) => `${e.name}:${e.scope_category}`)).toEqual(['s:start', 'p:start', 'p:end', 't:start', 't:end', 's:end']);
+    expect(backend?.stats()).toMatchObject({ events: 6, errors: 0, dropped: 0 });
+  });
 });
