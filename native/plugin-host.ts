@@ -21,11 +21,13 @@
  * adapter drops) or, for dynamic plugins, a temporary file holding only
  * their records. No environment variable is touched (a change to
  * `process.env` would be process-wide, racy, and does not even reach native
- * code under Bun), and nothing is written for a static document. The system file `/etc/nemo-relay/plugins.toml` is
- * read in every case and cannot be excluded through the 0.9.x API; when it
- * contributes, the report gains a `nemo_relay_hooks.ambient_config_inherited`
- * warning naming it. `allowConfigDiscovery: true` restores native's own
- * lookup (user file and system file, no warning).
+ * code under Bun), and nothing is written for a static document. The system
+ * file `/etc/nemo-relay/plugins.toml` is read in every case and cannot be
+ * excluded through the 0.9.x API; when it contributes, the report gains a
+ * `nemo_relay_hooks.ambient_config_inherited` warning naming it.
+ * `allowConfigDiscovery: true` restores native's own lookup (user file and
+ * system file, no warning), except with dynamic plugins: native takes one
+ * explicit file, and that one holds their records.
  *
  * **Dynamic plugins.** 0.9.x has no API taking in-memory activation specs.
  * Specs become `[[plugins.dynamic]]` records (`manifest`, `config`) in the
