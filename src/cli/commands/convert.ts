@@ -133,8 +133,8 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (outside > 0) io.err(`nemo-relay-hooks: warning: ${formatCount(outside)} events outside any agent scope were left out\n`);
   const { style: color } = io;
   const lines = [
-    color.bold(`converted ${formatCount(events)} events of ${input} into ${formatCount(written.length)} trajectories in ${formatDuration((Date.now() - started) * 1000)}`),
-    `  sessions   ${formatCount(totals.trajectories)}${totals.subagents > 0 ? ` (+${formatCount(totals.subagents)} embedded subagents)` : ''}${unfinished.size > 0 ? color.yellow(`, ${unfinished.size} without an end event (partial)`) : ''}`,
+    color.bold(`converted ${formatCount(events)} events of ${input} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
+    `  sessions   ${formatCount(totals.trajectories)}${totals.subagents > 0 ? ` (+${formatCount(totals.subagents)} embedded subagent${totals.subagents === 1 ? '' : 's'})` : ''}${unfinished.size > 0 ? color.yellow(`, ${unfinished.size} without an end event (partial)`) : ''}`,
     `  steps      ${formatCount(totals.steps)}`,
     `  LLM calls  ${formatCount(totals.llmCalls)}`,
     `  tool calls ${formatCount(totals.toolCalls)}`,

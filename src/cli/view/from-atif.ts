@@ -70,7 +70,9 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>): Vie
   const response = isObj(extra.llm_response) ? extra.llm_response : {};
   const failure = response.error;
   const answer = preview(step.message);
-  const llm = node('llm', `LLM ${str(step.model_name) ?? ''}`.trim(), {
+  // llm_call_count 0: a deterministic agent step (e.g. dispatching a subagent), not an LLM call.
+  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : `LLM ${str(step.model_name) ?? ''}`.trim();
+  const llm = node(step.llm_call_count === 0 ? 'scope' : 'llm', title, {
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),
     ...(failure !== undefined ? { error: errorText(failure) } : {}),

@@ -1,0 +1,104 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, EXAMPLES, fileErrors, outputFiles, tempDir } from './support.ts';
+
+const NATIVE = path.join(EXAMPLES, 'native');
+
+describe('nemo-relay-hooks convert', () => {
+  it('converts the native runtime\'s ATOF session into one valid ATIF file named after metadata.session_id', () => {
+    const out = tempDir();
+    const result = cli(['convert', path.join(NATIVE, 'claude-code-session.atof.jsonl'), '--out', out]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('converted 22 events');
+    expect(result.stdout).toContain('into 1 trajectory');
+    expect(result.stdout).toContain('  sessions   1 (+1 embedded subagent)');
+    expect(outputFiles(out)).toEqual([path.join(out, 'hermes-atif-sess-abc.json')]);
+    const atif = JSON.parse(readFileSync(path.join(out, 'hermes-atif-sess-abc.json'), 'utf8'));
+    expect(atif.session_id).toBe('sess-abc');
+    expect(atif.agent.name).toBe('claude-code');
+    expect(atif.subagent_trajectories).toHaveLength(1);
+    expect(fileErrors(path.join(out, 'hermes-atif-sess-abc.json'))).toEqual([]);
+  });
+
+  it.each(['exporter', 'plugin-host'])('converts the native plugin ATOF events in %s style into a valid file', (style) => {
+    const out = tempDir();
+    const result = cli(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', out, '--style', style]);
+    expect(result.code).toBe(0);
+    const files = outputFiles(out);
+    expect(files).toEqual([path.join(out, 'hermes-atif-prog-sid.json')]);
+    expect(fileErrors(files[0]!)).toEqual([]);
+    const atif = JSON.parse(readFileSync(files[0]!, 'utf8'));
+    if (style === 'plugin-host') {
+      expect(atif.extra.nemo_relay).toEqual({ session_id: 'prog-sid', session_instance_id: '01a227d1-8ef4-7ab1-9526-86140fb23e57', user_id: 'u-1' });
+    } else {
+      expect(atif.session_id).toBe('prog-sid');
+      expect(atif.extra).toBeUndefined();
+    }
+  });
+
+  it('reproduces, byte for byte, the trajectory the plugin wrote during a replay', () => {
+    const dir = tempDir();
+    const replayed = path.join(dir, 'replayed');
+    expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', replayed, '--quiet']).code).toBe(0);
+    const converted = path.join(dir, 'converted');
+    expect(cli(['convert', path.join(replayed, 'atof', 'hermes-atof.jsonl'), '--out', converted]).code).toBe(0);
+    const name = 'hermes-atif-demo-session-7f3a.json';
+    expect(readFileSync(path.join(converted, name), 'utf8')).toBe(readFileSync(path.join(replayed, 'atif', name), 'utf8'));
+  });
+
+  it('writes one file per session of a multi-session stream, and partial files for sessions without an end', () => {
+    const dir = tempDir();
+    const replayed = path.join(dir, 'replayed');
+    for (const name of ['plain-chat', 'tool-loop']) {
+      expect(cli(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', path.join(replayed, name), '--quiet']).code).toBe(0);
+    }
+    const chat = readFileSync(path.join(replayed, 'plain-chat', 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
+    const loop = readFileSync(path.join(replayed, 'tool-loop', 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
+    // Drop the tool loop's last event (its session end), as a crash would.
+    const input = path.join(dir, 'two.jsonl');
+    writeFileSync(input, [...chat, ...loop.slice(0, -1)].join('\n') + '\n');
+    const out = path.join(dir, 'out');
+    const result = cli(['convert', input, '--out', out]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('1 without an end event (partial)');
+    const files = outputFiles(out);
+    expect(files.map((file) => path.basename(file))).toEqual(['hermes-atif-chat-session-2c88.json', 'hermes-atif-loop-session-4e19.json']);
+    for (const file of files) expect(fileErrors(file), file).toEqual([]);
+  });
+
+  it('keeps two sessions with the same session id apart instead of overwriting one', () => {
+    const dir = tempDir();
+    const events = readFileSync(path.join(NATIVE, 'claude-code-session.atof.jsonl'), 'utf8').trim().split('\n');
+    // The same session twice, the second copy with fresh uuids.
+    const copy = events.map((line) => line.replace(/01a227d1-79/g, '01a227d1-89'));
+    const input = path.join(dir, 'twice.jsonl');
+    writeFileSync(input, [...events, ...copy].join('\n'));
+    const out = path.join(dir, 'out');
+    expect(cli(['convert', input, '--out', out]).code).toBe(0);
+    const names = outputFiles(out).map((file) => path.basename(file));
+    expect(names).toHaveLength(2);
+    expect(names).toContain('hermes-atif-sess-abc.json');
+    for (const file of outputFiles(out)) expect(fileErrors(file)).toEqual([]);
+  });
+
+  it('reports malformed lines with their line numbers and events outside any agent scope', () => {
+    const dir = tempDir();
+    const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');
+    const stray = JSON.stringify({ atof_version: '0.1', kind: 'mark', uuid: '01a227d1-0000-7000-8000-000000000001', parent_uuid: null, timestamp: '2026-01-01T00:00:00Z', name: 'stray', data: null, data_schema: null, metadata: null, category: null, category_profile: null });
+    const input = path.join(dir, 'bad.jsonl');
+    writeFileSync(input, [events[0], '{broken', stray, ...events.slice(1), '42'].join('\n'));
+    const result = cli(['convert', input, '--out', path.join(dir, 'out')]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`nemo-relay-hooks: ${input}:2: not valid JSON`);
+    expect(result.stderr).toContain(`nemo-relay-hooks: ${input}:17: not a JSON object`);
+    expect(result.stderr).toContain('warning: 1 events outside any agent scope were left out');
+    expect(result.stdout).toContain('  malformed  2 lines skipped');
+  });
+
+  it('rejects a template without {session_id}', () => {
+    const result = cli(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', tempDir(), '--template', 'fixed.json']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--template must contain {session_id}');
+  });
+});

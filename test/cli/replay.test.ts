@@ -1,0 +1,182 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, EXAMPLES, expectNoStack, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
+
+const hookLine = (hook: string, payload: unknown) => JSON.stringify({ hook, payload });
+
+function atifOf(dir: string, sessionId: string): any {
+  return JSON.parse(readFileSync(path.join(dir, 'atif', `hermes-atif-${sessionId}.json`), 'utf8'));
+}
+
+if (runtime !== 'node') console.info(`[skip] replay --backend native: runs on Node only (this run is ${runtime})`);
+
+describe('nemo-relay-hooks replay', () => {
+  it.each(['agent-session', 'plain-chat', 'tool-loop', 'anthropic-session'])(
+    'turns examples/%s.hooks.jsonl into an ATOF file and one valid ATIF trajectory',
+    (name) => {
+      const out = tempDir();
+      const result = cli(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', out]);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^replayed \d+ lines of .* \(backend memory, \d+ hooks\)$/m);
+      expect(result.stdout).toMatch(/^  sessions   1( \(\+1 subagent\))?$/m);
+      const files = outputFiles(out);
+      expect(files.filter((file) => file.endsWith('.jsonl'))).toEqual([path.join(out, 'atof', 'hermes-atof.jsonl')]);
+      expect(files.filter((file) => file.endsWith('.json'))).toHaveLength(1);
+      for (const file of files) expect(fileErrors(file), file).toEqual([]);
+    },
+  );
+
+  it('summarises sessions, steps, LLM calls, tools, tokens, errors and files of the demo stream', () => {
+    const out = tempDir();
+    const result = cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('  sessions   1 (+1 subagent)\n');
+    expect(result.stdout).toMatch(/^  steps      \d+$/m);
+    expect(result.stdout).toContain('  LLM calls  7 attempts, 1 failed\n');
+    expect(result.stdout).toContain('  tool calls 5, 1 failed\n');
+    expect(result.stdout).toContain('  tokens     prompt 6,654 · completion 290 · cached 4,352\n');
+    expect(result.stdout).toContain('  errors     1 API, 1 tool, 0 malformed lines\n');
+    expect(result.stdout).toMatch(/^  ATIF       1 file in /m);
+    const atif = atifOf(out, 'demo-session-7f3a');
+    expect(atif.final_metrics.total_prompt_tokens + atif.subagent_trajectories[0].final_metrics.total_prompt_tokens).toBe(6654);
+  });
+
+  it('keeps the retry of a failed API call on the same api_request_id', () => {
+    const out = tempDir();
+    expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]).code).toBe(0);
+    const events = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const firstCall = events.filter((event) => event.category === 'llm' && event.metadata?.api_request_id === 'turn-1:api:1');
+    expect(firstCall.map((event) => event.scope_category)).toEqual(['start', 'end', 'start', 'end']);
+    expect(firstCall[1].metadata['error.type']).toBe('rate_limit_error');
+    expect(firstCall[3].metadata['error.type']).toBeUndefined();
+  });
+
+  it('reports malformed lines with their line numbers, skips them and replays the rest', () => {
+    const dir = tempDir();
+    const input = path.join(dir, 'mixed.jsonl');
+    writeFileSync(
+      input,
+      [
+        hookLine('on_session_start', { session_id: 'm1', model: 'gpt-4o' }),
+        '{"hook": "pre_llm_call", "payload": {',
+        hookLine('pre_llm_cal', { session_id: 'm1' }),
+        '',
+        JSON.stringify({ hook: 'pre_tool_call', payload: [1, 2] }),
+        '[1, 2, 3]',
+        JSON.stringify({ payload: {} }),
+        JSON.stringify({ hook: 'post_llm_call' }),
+        hookLine('pre_llm_call', { session_id: 'm1', turn_id: 't1', user_message: 'hi' }),
+        hookLine('on_session_finalize', { session_id: 'm1' }),
+      ].join('\n') + '\n',
+    );
+    const out = path.join(dir, 'out');
+    const result = cli(['replay', input, '--out', out]);
+    expect(result.code).toBe(0);
+    expectNoStack(result.stderr);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(6);
+    expect(lines[0]).toMatch(new RegExp(`^nemo-relay-hooks: .*mixed\\.jsonl:2: not valid JSON \\(`));
+    expect(lines[1]).toBe(`nemo-relay-hooks: ${input}:3: unknown hook "pre_llm_cal"`);
+    expect(lines[2]).toBe(`nemo-relay-hooks: ${input}:5: "payload" of pre_tool_call must be a JSON object`);
+    expect(lines[3]).toBe(`nemo-relay-hooks: ${input}:6: expected a JSON object {"hook": ..., "payload": {...}}, got an array`);
+    expect(lines[4]).toBe(`nemo-relay-hooks: ${input}:7: missing "hook"`);
+    expect(lines[5]).toBe(`nemo-relay-hooks: ${input}:8: missing "payload" for post_llm_call`);
+    expect(result.stdout).toContain('6 malformed lines');
+    expect(result.stdout).toContain('(backend memory, 3 hooks)');
+    for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
+    expect(atifOf(out, 'm1').session_id).toBe('m1');
+  });
+
+  it('--strict stops at the first malformed line, still writes valid files for what came before, and exits 1', () => {
+    const dir = tempDir();
+    const input = path.join(dir, 'strict.jsonl');
+    writeFileSync(
+      input,
+      [
+        hookLine('on_session_start', { session_id: 's1', model: 'gpt-4o' }),
+        hookLine('pre_api_request', { session_id: 's1', api_request_id: 't:api:1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'hi' }] } } }),
+        hookLine('no_such_hook', {}),
+        hookLine('post_api_request', { session_id: 's1', api_request_id: 't:api:1', response: { choices: [{ message: { role: 'assistant', content: 'hello' } }] } }),
+      ].join('\n'),
+    );
+    const out = path.join(dir, 'out');
+    const result = cli(['replay', input, '--out', out, '--strict']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`nemo-relay-hooks: ${input}:3: unknown hook "no_such_hook"\n`);
+    expect(result.stderr).toContain('--strict: stopped at line 3; files hold the 2 hooks before it');
+    expect(result.stdout).toMatch(/^stopped after 3 lines/);
+    expectNoStack(result.stderr);
+    const files = outputFiles(out);
+    expect(files).toHaveLength(2);
+    for (const file of files) expect(fileErrors(file), file).toEqual([]);
+    // The open LLM call was ended by the shutdown, so the partial trajectory still has it.
+    expect(readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8')).toContain('session_closed');
+  });
+
+  it('without --strict the same stream exits 0 and includes the line after the bad one', () => {
+    const dir = tempDir();
+    const input = path.join(dir, 'lenient.jsonl');
+    writeFileSync(input, [hookLine('on_session_start', { session_id: 's2' }), '{oops', hookLine('pre_llm_call', { session_id: 's2', user_message: 'after' })].join('\n'));
+    const result = cli(['replay', input, '--out', path.join(dir, 'out')]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('(backend memory, 2 hooks)');
+  });
+
+  it('closes sessions left open at the end of the stream and writes their partial trajectories', () => {
+    const dir = tempDir();
+    const input = path.join(dir, 'open.jsonl');
+    writeFileSync(
+      input,
+      [
+        hookLine('on_session_start', { session_id: 'never-ends', model: 'gpt-4o' }),
+        hookLine('pre_llm_call', { session_id: 'never-ends', turn_id: 't1', user_message: 'still thinking' }),
+        hookLine('pre_api_request', { session_id: 'never-ends', turn_id: 't1', api_request_id: 't1:api:1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'still thinking' }] } } }),
+        hookLine('post_api_request', { session_id: 'never-ends', turn_id: 't1', api_request_id: 't1:api:1', response: { choices: [{ message: { role: 'assistant', content: 'partial answer' } }], usage: { prompt_tokens: 5, completion_tokens: 2 } } }),
+      ].join('\n'),
+    );
+    const out = path.join(dir, 'out');
+    expect(cli(['replay', input, '--out', out]).code).toBe(0);
+    const atif = atifOf(out, 'never-ends');
+    expect(atif.steps.map((step: { source: string }) => step.source)).toEqual(['user', 'agent']);
+    expect(atif.steps[1].message).toBe('partial answer');
+    for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
+  });
+
+  it('writes the ATOF file afresh on a second replay into the same folder', () => {
+    const out = tempDir();
+    const input = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
+    expect(cli(['replay', input, '--out', out]).code).toBe(0);
+    const first = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').split('\n').length;
+    expect(cli(['replay', input, '--out', out, '--quiet']).code).toBe(0);
+    expect(readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').split('\n').length).toBe(first);
+  });
+
+  it('ignores HERMES_NEMO_RELAY_* settings and NEMO_RELAY_HOOKS_BACKEND of the shell', () => {
+    const out = tempDir();
+    const elsewhere = tempDir();
+    const result = cli(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', out], {
+      env: { HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: elsewhere, HERMES_NEMO_RELAY_ATOF_FILENAME: 'x.jsonl', NEMO_RELAY_HOOKS_BACKEND: 'off' },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('backend memory');
+    expect(existsSync(path.join(out, 'atof', 'hermes-atof.jsonl'))).toBe(true);
+    expect(outputFiles(elsewhere)).toEqual([]);
+  });
+
+  it('sets agent.name and agent.version from the flags', () => {
+    const out = tempDir();
+    const result = cli(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', out, '--agent-name', 'My Agent', '--agent-version', '2.1.0']);
+    expect(result.code).toBe(0);
+    expect(atifOf(out, 'loop-session-4e19').agent).toMatchObject({ name: 'My Agent', version: '2.1.0' });
+  });
+
+  it.skipIf(runtime !== 'node')('replays with the native backend on request (Node only: native is the binding\'s tested target)', () => {
+    const out = tempDir();
+    const result = cli(['replay', path.join(EXAMPLES, 'anthropic-session.hooks.jsonl'), '--out', out, '--backend', 'native']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/backend native 0\.9\.\d/);
+    for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
+  });
+});

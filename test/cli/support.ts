@@ -1,0 +1,71 @@
+// Runs the nemo-relay-hooks CLI in a child process, the way users do: Node
+// runs the built dist/ (rebuilt by the suite's globalSetup), Bun and Deno
+// run the TypeScript entry directly, so each runtime's test run exercises
+// that runtime's CLI.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAtofJsonl, validateAtif, validateAtofEvents } from '../../src/relay/formats/index.ts';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const EXAMPLES = path.join(ROOT, 'examples');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export const runtime: 'node' | 'bun' | 'deno' = process.versions.deno ? 'deno' : process.versions.bun ? 'bun' : 'node';
+
+function command(): { file: string; args: string[] } {
+  if (runtime === 'deno') return { file: process.execPath, args: ['run', '-A', path.join(ROOT, 'src/cli/main.ts')] };
+  if (runtime === 'bun') return { file: process.execPath, args: [path.join(ROOT, 'src/cli/main.ts')] };
+  return { file: process.execPath, args: [path.join(ROOT, 'dist/src/cli/main.js')] };
+}
+
+export function cli(args: readonly string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): CliResult {
+  const { file, args: prefix } = command();
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, NEMO_RELAY_HOOKS_BACKEND: undefined };
+  for (const [key, value] of Object.entries(options.env ?? {})) env[key] = value;
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  const result = spawnSync(file, [...prefix, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: env as NodeJS.ProcessEnv,
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 120_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.error) throw result.error;
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+export function tempDir(prefix = 'nrh-cli-'): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** No stack trace: no "    at " frames and no multi-line error dumps. */
+export function expectNoStack(stderr: string): void {
+  if (/^\s+at /m.test(stderr)) throw new Error(`stderr has a stack trace:\n${stderr}`);
+}
+
+/** Validation errors of an ATIF or ATOF file, as readable strings (empty = valid). */
+export function fileErrors(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  if (file.endsWith('.json')) return validateAtif(JSON.parse(text)).map((e) => `${e.path}: ${e.rule}: ${e.message}`);
+  const parsed = parseAtofJsonl(text);
+  return [...parsed.errors, ...validateAtofEvents(parsed.events)].map((e) => `${e.path}: ${e.rule}: ${e.message}`);
+}
+
+/** Every .json/.jsonl file under `dir` (recursively). */
+export function outputFiles(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...outputFiles(full));
+    else if (/\.jsonl?$/.test(entry.name)) found.push(full);
+  }
+  return found.sort();
+}

@@ -1,0 +1,111 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+
+const COMMANDS = ['replay', 'convert', 'validate', 'view', 'doctor', 'demo'];
+
+describe('nemo-relay-hooks usage', () => {
+  it('lists every command with --help and exits 0', () => {
+    const result = cli(['--help']);
+    expect(result.code).toBe(0);
+    for (const command of COMMANDS) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+  });
+
+  it('prints the overview and exits 2 when no command is given', () => {
+    const result = cli([]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('Usage: nemo-relay-hooks <command>');
+  });
+
+  it('prints the package version with --version', () => {
+    const result = cli(['--version']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it.each(COMMANDS)('prints the usage and options of "%s" with --help, -h and "help <command>"', (command) => {
+    for (const args of [[command, '--help'], [command, '-h'], ['help', command]]) {
+      const result = cli(args);
+      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.stdout).toContain(`Usage: nemo-relay-hooks ${command}`);
+      expect(result.stdout).toContain('--help');
+      expect(result.stderr).toBe('');
+    }
+  });
+
+  it('--help wins over missing required arguments', () => {
+    const result = cli(['replay', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('--strict');
+  });
+
+  it('rejects an unknown command with one line and exit code 2', () => {
+    const result = cli(['frobnicate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('nemo-relay-hooks: unknown command "frobnicate"; run "nemo-relay-hooks --help" for the list\n');
+  });
+
+  it.each([
+    [['replay', 'x.jsonl', '--out'], /flag --out needs a value/],
+    [['replay', 'x.jsonl', '--out', 'o', '--bogus'], /unknown flag --bogus for "replay"/],
+    [['replay', 'x.jsonl', '--out', 'o', '--backend', 'quantum'], /--backend must be one of memory, native, auto/],
+    [['replay', 'x.jsonl'], /"replay" needs --out <dir>/],
+    [['replay', '--out', 'o'], /"replay" needs a <hooks.jsonl> argument/],
+    [['convert', 'a.jsonl', 'b.jsonl', '--out', 'o'], /unexpected argument "b.jsonl" for "convert"/],
+    [['validate'], /"validate" needs a <file> argument/],
+    [['doctor', 'extra'], /"doctor" takes no arguments/],
+    [['view', 'x.json', '--strict'], /unknown flag --strict for "view"/],
+    [['replay', 'x.jsonl', '--out', 'o', '--strict=yes'], /flag --strict takes no value/],
+    [['replay', 'x.jsonl', '--out', 'o', '-Z'], /unknown flag -Z for "replay"/],
+  ])('reports the usage error in %j on one line with exit code 2', (args, message) => {
+    const result = cli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^nemo-relay-hooks: .*\(see "nemo-relay-hooks \w+ --help"\)\n$/);
+    expectNoStack(result.stderr);
+  });
+
+  it.each([
+    ['replay', ['replay', 'missing.jsonl', '--out']],
+    ['convert', ['convert', 'missing.jsonl', '--out']],
+    ['view', ['view', 'missing.json']],
+  ])('%s: a missing input file is one line and exit code 1, never a stack trace', (_name, args) => {
+    const dir = tempDir();
+    const full = args.includes('--out') ? [...args, path.join(dir, 'out')] : args;
+    const result = cli(full.map((arg) => (arg === 'missing.jsonl' || arg === 'missing.json' ? path.join(dir, arg) : arg)));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^nemo-relay-hooks: cannot read .*missing\.jsonl?: no such file or directory\n$/);
+    expectNoStack(result.stderr);
+  });
+
+  it('reports a folder given as the input file', () => {
+    const dir = tempDir();
+    const result = cli(['view', dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`nemo-relay-hooks: cannot read ${dir}: is a directory\n`);
+  });
+
+  it('reports an output folder that cannot be created', () => {
+    const dir = tempDir();
+    const blocker = path.join(dir, 'file');
+    writeFileSync(blocker, 'not a folder');
+    const result = cli(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', path.join(blocker, 'out')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^nemo-relay-hooks: cannot write to .*file\/out: /);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expectNoStack(result.stderr);
+  });
+
+  it('reports an output folder that holds a file where a subfolder must go', () => {
+    const dir = tempDir();
+    const locked = path.join(dir, 'locked');
+    mkdirSync(locked);
+    writeFileSync(path.join(locked, 'atif'), 'a file where the atif folder should be');
+    const result = cli(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', locked]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^nemo-relay-hooks: cannot write to .*atif: /);
+    expectNoStack(result.stderr);
+  });
+});
