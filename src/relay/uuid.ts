@@ -35,18 +35,20 @@ let lastMs = -1;
 let counterA = 0;
 let counterHigh = 0;
 let counterLow = 0;
+/** Everything but the last 8 hex digits; it only changes with the millisecond or a counter carry. */
+let prefix = '';
 
 /** Returns a new UUIDv7 string, strictly greater than any returned before in this process. */
 export function uuidv7(): string {
-  let ms = Date.now();
-  if (ms > lastMs) {
-    lastMs = ms;
+  const now = Date.now();
+  if (now > lastMs) {
+    lastMs = now;
     // Seed with the top counter bit clear so a burst has room to count up.
     counterA = random32() & 0x7ff;
     counterHigh = random32() % TWO_30;
     counterLow = random32();
+    prefix = buildPrefix();
   } else {
-    ms = lastMs;
     counterLow += (random32() & 0xffffff) + 1;
     if (counterLow >= TWO_32) {
       counterLow -= TWO_32;
@@ -54,12 +56,18 @@ export function uuidv7(): string {
         counterHigh = 0;
         if (++counterA === 0x1000) {
           // Counter exhausted: borrow the next millisecond rather than repeat.
-          lastMs = ms = lastMs + 1;
+          lastMs++;
           counterA = random32() & 0x7ff;
         }
       }
+      prefix = buildPrefix();
     }
   }
+  return prefix + HEX[counterLow >>> 24]! + HEX[(counterLow >>> 16) & 0xff]! + HEX[(counterLow >>> 8) & 0xff]! + HEX[counterLow & 0xff]!;
+}
+
+function buildPrefix(): string {
+  const ms = lastMs;
   const timeHigh = Math.floor(ms / TWO_32); // top 16 of the 48 time bits
   const timeLow = ms >>> 0;
   return (
@@ -78,10 +86,6 @@ export function uuidv7(): string {
     HEX[(counterHigh >>> 16) & 0xff]! +
     '-' +
     HEX[(counterHigh >>> 8) & 0xff]! +
-    HEX[counterHigh & 0xff]! +
-    HEX[counterLow >>> 24]! +
-    HEX[(counterLow >>> 16) & 0xff]! +
-    HEX[(counterLow >>> 8) & 0xff]! +
-    HEX[counterLow & 0xff]!
+    HEX[counterHigh & 0xff]!
   );
 }

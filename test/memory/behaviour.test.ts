@@ -7,6 +7,8 @@ import type { LlmHandle, ScopeHandle, ToolHandle } from '../../src/relay/contrac
 import type { Logger } from '../../src/hooks/logger.ts';
 import { parseTimestamp } from '../../src/relay/clock.ts';
 import { uuidv7 } from '../../src/relay/uuid.ts';
+import { payload } from '../../src/relay/memory/events.ts';
+import { toJson } from '../../src/relay/json.ts';
 
 function recordingLogger(): Logger & { lines: string[] } {
   const lines: string[] = [];
@@ -273,5 +275,39 @@ describe('memory relay managed execution', () => {
       content: { messages: [] },
       headers: { TraceParent: 'stale', 'x-dynamo-parent-session-id': 'S-1', 'x-dynamo-session-id': 'subagent-a' },
     });
+  });
+});
+
+describe('memory relay payload conversion', () => {
+  it('converts payloads exactly as toJson(value, { sortKeys: true }) does, on its fast path too', () => {
+    class Point {
+      constructor(
+        readonly y: number,
+        readonly x: number,
+      ) {}
+    }
+    const cyclic: Record<string, unknown> = { b: 1 };
+    cyclic.a = cyclic;
+    const values: unknown[] = [
+      { z: 'z', a: 1, m: true, n: null, u: undefined, nan: Number.NaN, inf: -Infinity },
+      { b: { d: 1, c: 2 }, a: [3, { f: 1, e: 2 }] },
+      { toJSON: () => ({ replaced: true }) },
+      { fn: () => 1, sym: Symbol('s'), big: 5n },
+      Object.assign(Object.create(null), { b: 1, a: 2 }),
+      new Point(2, 1),
+      cyclic,
+      { get boom(): number {
+        throw new Error('getter failed');
+      } },
+      {},
+      [],
+      'text',
+      42,
+      null,
+      undefined,
+    ];
+    for (const value of values) expect(payload(value)).toEqual(toJson(value, { sortKeys: true }));
+    const flat = payload({ b: 1, a: 2 }) as Record<string, unknown>;
+    expect(Object.keys(flat)).toEqual(['a', 'b']);
   });
 });
