@@ -1,0 +1,98 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
+
+const clean = { HERMES_NEMO_RELAY_PLUGINS_TOML: undefined, HERMES_NEMO_RELAY_ATOF_ENABLED: undefined, HERMES_NEMO_RELAY_ATIF_ENABLED: undefined };
+
+describe('nemo-relay-hooks doctor', () => {
+  it('reports the runtime, the backend auto picks and why, and a clean bill of health', () => {
+    const result = cli(['doctor'], { env: clean });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^  runtime +${runtime} \\d+\\.\\d+`, 'm'));
+    expect(result.stdout).toMatch(/^  package +nemo-relay-hooks \d+\.\d+\.\d+/m);
+    if (runtime === 'node') {
+      expect(result.stdout).toMatch(/^  backend +native: auto on node: native relay loaded \(nemo-relay-node 0\.9\.\d+\)$/m);
+      expect(result.stdout).toMatch(/^  native +nemo-relay-node 0\.9\.\d+, loaded$/m);
+    } else {
+      expect(result.stdout).toMatch(new RegExp(`^  backend +memory: auto on ${runtime}: in-memory relay \\(native is an explicit opt-in there\\)$`, 'm'));
+      expect(result.stdout).toMatch(/^  native +nemo-relay-node 0\.9\.\d+ installed, not loaded here$/m);
+    }
+    expect(result.stdout).toContain('not configured (HERMES_NEMO_RELAY_PLUGINS_TOML unset)');
+    expect(result.stdout.trimEnd().endsWith('✓ everything looks fine')).toBe(true);
+  });
+
+  it('follows NEMO_RELAY_HOOKS_BACKEND like the plugin does', () => {
+    const result = cli(['doctor'], { env: { ...clean, NEMO_RELAY_HOOKS_BACKEND: 'memory' } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^  backend +memory: NEMO_RELAY_HOOKS_BACKEND=memory: in-memory relay requested/m);
+  });
+
+  it('lists the HERMES_NEMO_RELAY_* variables set, and warns about invalid values without failing', () => {
+    const result = cli(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_ATOF_ENABLED: 'sometimes', HERMES_NEMO_RELAY_ATIF_ENABLED: '1' } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('HERMES_NEMO_RELAY_ATOF_ENABLED=sometimes');
+    expect(result.stdout).toMatch(/warning settings\.invalid_value \(HERMES_NEMO_RELAY_ATOF_ENABLED\): .*not a recognised boolean/);
+    expect(result.stdout).toMatch(/warning settings\.atif_without_output_directory/);
+    expect(result.stdout).toContain('! no errors, 2 warnings');
+  });
+
+  it('validates a plugins.toml and exits 1 on an error diagnostic', () => {
+    const dir = tempDir();
+    const bad = path.join(dir, 'bad.toml');
+    writeFileSync(bad, 'version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\nsinks = [{ type = "file", mode = "sideways", output_directory = "x" }]\n');
+    const result = cli(['doctor', '--plugins-toml', bad], { env: clean });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/plugins\.toml +.*bad\.toml: invalid/);
+    expect(result.stdout).toMatch(/^  error observability\.unsupported_value \(atof sinks\[0\]\.mode\): /m);
+    expect(result.stdout).toMatch(/✗ \d+ errors?, \d+ warnings?/);
+  });
+
+  it('accepts a valid plugins.toml named by HERMES_NEMO_RELAY_PLUGINS_TOML', () => {
+    const dir = tempDir();
+    const good = path.join(dir, 'plugins.toml');
+    writeFileSync(good, `version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\nsinks = [{ type = "file", mode = "overwrite", output_directory = ${JSON.stringify(dir)}, filename = "run.jsonl" }]\n[components.config.atif]\nenabled = true\noutput_directory = ${JSON.stringify(dir)}\n`);
+    const result = cli(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_PLUGINS_TOML: good } });
+    expect(result.stdout).toMatch(/plugins\.toml +.*plugins\.toml: valid \(observability: 1 ATOF file sink, ATIF on\)/);
+    expect(result.code).toBe(0);
+  });
+
+  it('reports invalid TOML as an error', () => {
+    const dir = tempDir();
+    const broken = path.join(dir, 'broken.toml');
+    writeFileSync(broken, 'version = [1,\n');
+    const result = cli(['doctor', '--plugins-toml', broken], { env: clean });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/error plugins_toml\.invalid_toml/);
+  });
+});
+
+describe('nemo-relay-hooks demo', () => {
+  it.each(['memory', 'auto'])('runs the bundled session with --backend %s, writes valid files and prints the tree', (backend) => {
+    const out = tempDir();
+    const result = cli(['demo', '--fast', '--out', out, '--backend', backend]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^NeMo Relay demo \(backend (memory|native 0\.9\.\d+)\): 37 hooks$/m);
+    expect(result.stdout).toMatch(/ATOF {2}.*hermes-atof\.jsonl {2}✓ valid/);
+    expect(result.stdout).toMatch(/ATIF {2}.*hermes-atif-demo-session-7f3a\.json {2}✓ valid/);
+    expect(result.stdout).toMatch(/└─ turn 1 /);
+    expect(result.stdout).toMatch(/subagent demo-subagent-91b2/);
+    expect(result.stdout).toMatch(/✗ LLM .*ERROR rate_limit_error/);
+    const files = outputFiles(out);
+    expect(files.map((file) => path.relative(out, file)).sort()).toEqual(['atif/hermes-atif-demo-session-7f3a.json', 'atof/hermes-atof.jsonl', 'hooks.jsonl']);
+    for (const file of files.filter((f) => !f.endsWith('hooks.jsonl'))) expect(fileErrors(file), file).toEqual([]);
+    // The recorded hooks replay to the same session.
+    const replayed = cli(['replay', path.join(out, 'hooks.jsonl'), '--out', path.join(out, 'replayed')]);
+    expect(replayed.stdout).toContain('  sessions   1 (+1 subagent)');
+  });
+
+  it('writes to a fresh folder under the OS temp dir by default and prints its paths', () => {
+    const result = cli(['demo', '--fast', '--backend', 'memory']);
+    expect(result.code).toBe(0);
+    const match = /ATIF {2}(\S+) {2}✓ valid/.exec(result.stdout);
+    expect(match).not.toBeNull();
+    expect(path.basename(path.dirname(path.dirname(match![1]!)))).toMatch(/^nemo-relay-demo-/);
+    expect(fileErrors(match![1]!)).toEqual([]);
+  });
+});

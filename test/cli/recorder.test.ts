@@ -1,0 +1,129 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SCENARIOS, virtualClock } from '../../src/demo/index.ts';
+import { HOOK_NAMES, HookRegistry, silentLogger } from '../../src/hooks/index.ts';
+import { createHookRecorder } from '../../src/record/hook-recorder.ts';
+import { EXAMPLES, tempDir } from './support.ts';
+
+if (!existsSync('/dev/full')) console.info('[skip] recorder write-failure test: needs /dev/full (Linux)');
+
+const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+
+describe('createHookRecorder', () => {
+  it('records every one of the 15 hooks as {"hook", "payload"} lines, in emit order', () => {
+    const registry = new HookRegistry();
+    const file = path.join(tempDir(), 'nested', 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file);
+    HOOK_NAMES.forEach((hook, index) => registry.emit(hook, { session_id: 's', index } as never));
+    expect(recorder.lines).toBe(15);
+    recorder.close();
+    const lines = linesOf(file);
+    expect(lines.map((line) => line.hook)).toEqual([...HOOK_NAMES]);
+    expect(lines[3]).toEqual({ hook: HOOK_NAMES[3], payload: { session_id: 's', index: 3, telemetry_schema_version: 'hermes.observer.v1' } });
+    expect(recorder.path).toBe(path.resolve(file));
+  });
+
+  it('buffers whole lines and writes them on flush()', () => {
+    const registry = new HookRegistry();
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file);
+    registry.emit('on_session_start', { session_id: 'a' });
+    expect(readFileSync(file, 'utf8')).toBe('');
+    recorder.flush();
+    expect(readFileSync(file, 'utf8')).toMatch(/^\{"hook":"on_session_start",.*\}\n$/);
+    recorder.close();
+  });
+
+  it('writes as soon as the buffer limit is reached, never half a line', () => {
+    const registry = new HookRegistry();
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file, { bufferBytes: 200 });
+    for (let i = 0; i < 50; i++) registry.emit('pre_tool_call', { session_id: 's', tool_name: 'read_file', args: { i } });
+    const written = readFileSync(file, 'utf8');
+    expect(written.length).toBeGreaterThan(0);
+    expect(written.endsWith('\n')).toBe(true);
+    recorder.close();
+    expect(linesOf(file)).toHaveLength(50);
+  });
+
+  it('records cyclic, BigInt and class-instance payloads without throwing into the host', () => {
+    const registry = new HookRegistry({ logger: silentLogger });
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file);
+    const cyclic: Record<string, unknown> = { session_id: 'c', big: 10n ** 20n, when: new Date(0), tags: new Set(['a']) };
+    cyclic.self = cyclic;
+    expect(() => registry.emit('on_session_start', cyclic)).not.toThrow();
+    recorder.close();
+    expect(linesOf(file)[0].payload).toMatchObject({ session_id: 'c', big: '100000000000000000000', when: '1970-01-01T00:00:00.000Z', tags: ['a'], self: '[Circular]' });
+  });
+
+  it('stops receiving hooks after close(), which is idempotent', () => {
+    const registry = new HookRegistry();
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file);
+    registry.emit('on_session_start', { session_id: 'a' });
+    recorder.close();
+    recorder.close();
+    registry.emit('on_session_start', { session_id: 'b' });
+    expect(registry.has('on_session_start')).toBe(false);
+    expect(linesOf(file)).toHaveLength(1);
+    expect(recorder.lines).toBe(1);
+  });
+
+  it('appends with { append: true } and truncates by default', () => {
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    for (const append of [false, true]) {
+      const registry = new HookRegistry();
+      const recorder = createHookRecorder(registry, file, { append });
+      registry.emit('on_session_start', { session_id: String(append) });
+      recorder.close();
+    }
+    expect(linesOf(file).map((line) => line.payload.session_id)).toEqual(['false', 'true']);
+    const registry = new HookRegistry();
+    createHookRecorder(registry, file).close();
+    expect(readFileSync(file, 'utf8')).toBe('');
+  });
+
+  it('records only the hooks asked for', () => {
+    const registry = new HookRegistry();
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file, { hooks: ['pre_tool_call'] });
+    registry.emit('on_session_start', { session_id: 'a' });
+    registry.emit('pre_tool_call', { tool_name: 't' });
+    recorder.close();
+    expect(linesOf(file).map((line) => line.hook)).toEqual(['pre_tool_call']);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('counts a failed write, reports it once and stops, without throwing into the host (needs /dev/full)', () => {
+    const registry = new HookRegistry();
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) };
+    const recorder = createHookRecorder(registry, '/dev/full', { bufferBytes: 0, logger });
+    expect(() => registry.emit('on_session_start', { session_id: 'a' })).not.toThrow();
+    expect(() => registry.emit('on_session_start', { session_id: 'b' })).not.toThrow();
+    expect(recorder.errors).toBe(1);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('recording stopped');
+    expect(() => recorder.close()).not.toThrow();
+  });
+
+  it('throws at creation when the file cannot be opened', () => {
+    const registry = new HookRegistry();
+    expect(() => createHookRecorder(registry, tempDir())).toThrow(/EISDIR/);
+  });
+
+  it('records the bundled scenarios the same way twice (reproducible examples)', async () => {
+    const dir = tempDir();
+    const record = async (name: string) => {
+      const registry = new HookRegistry();
+      const recorder = createHookRecorder(registry, path.join(dir, `${name}.jsonl`));
+      await SCENARIOS['agent-session']!({ hooks: registry, clock: virtualClock() });
+      recorder.close();
+      return readFileSync(recorder.path, 'utf8');
+    };
+    const first = await record('a');
+    expect(await record('b')).toBe(first);
+    expect(first).toBe(readFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), 'utf8'));
+  });
+});

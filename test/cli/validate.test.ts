@@ -1,0 +1,93 @@
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, EXAMPLES, tempDir } from './support.ts';
+
+const NATIVE = path.join(EXAMPLES, 'native');
+
+function replayedAtif(dir: string): string {
+  expect(cli(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet']).code).toBe(0);
+  return path.join(dir, 'atif', 'hermes-atif-loop-session-4e19.json');
+}
+
+describe('nemo-relay-hooks validate', () => {
+  it('accepts valid ATIF and ATOF files with one summary line each and exit code 0', () => {
+    const atif = replayedAtif(tempDir());
+    const atof = path.join(NATIVE, 'claude-code-session.atof.jsonl');
+    const result = cli(['validate', atif, atof]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`✓ ${atif}: valid (ATIF ATIF-v1.7, 5 steps)\n✓ ${atof}: valid (ATOF 0.1, 22 events)\n`);
+  });
+
+  it('prints each ATIF error as <file>: <json path>: <rule>: <message> and exits 1', () => {
+    const dir = tempDir();
+    const good = replayedAtif(dir);
+    const doc = JSON.parse(readFileSync(good, 'utf8'));
+    doc.steps[1].step_id = 7;
+    doc.steps[0].colour = 'blue';
+    const broken = path.join(dir, 'broken.json');
+    writeFileSync(broken, JSON.stringify(doc));
+    const result = cli(['validate', broken, good]);
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toContain(`${broken}: $.steps[0].colour: atif.extra_field: Step does not allow the field "colour"`);
+    expect(lines.some((line) => line.startsWith(`${broken}: $.steps[1].step_id: `))).toBe(true);
+    for (const line of lines.filter((l) => l.startsWith(`${broken}: $`))) expect(line).toMatch(/^\S+: \$\S*: [a-z_.]+: .+$/);
+    expect(lines).toContain(`✗ ${broken}: ${lines.filter((l) => l.startsWith(`${broken}: $`)).length} errors (ATIF ATIF-v1.7, 5 steps)`);
+    expect(lines.at(-1)).toBe(`✓ ${good}: valid (ATIF ATIF-v1.7, 5 steps)`);
+  });
+
+  it('reports ATOF problems: a malformed line, an end without start, an end before its start', () => {
+    const dir = tempDir();
+    const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');
+    const bashEnd = JSON.parse(events[6]!);
+    bashEnd.timestamp = '2020-01-01T00:00:00+00:00';
+    const broken = path.join(dir, 'broken.jsonl');
+    writeFileSync(broken, [events[0], 'not json', ...events.slice(2, 6), JSON.stringify(bashEnd), ...events.slice(7)].join('\n'));
+    const result = cli(['validate', broken]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`${broken}: line 2: atof.malformed_line: line 2 is not valid JSON`);
+    expect(result.stdout).toMatch(/: \$\[\d+\]\S*: atof\.\w+: .*(end|before|after)/);
+    expect(result.stdout).toMatch(new RegExp(`✗ ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\d+ errors \\(ATOF 0\\.1, 13 events\\)`));
+  });
+
+  it('detects the kind by content, not by extension', () => {
+    const dir = tempDir();
+    const atofAsTxt = path.join(dir, 'events.txt');
+    copyFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), atofAsTxt);
+    const atifAsJsonl = path.join(dir, 'trajectory.jsonl');
+    copyFileSync(replayedAtif(path.join(dir, 'r')), atifAsJsonl);
+    const result = cli(['validate', atofAsTxt, atifAsJsonl]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`✓ ${atofAsTxt}: valid (ATOF 0.1, 14 events)`);
+    expect(result.stdout).toContain(`✓ ${atifAsJsonl}: valid (ATIF ATIF-v1.7`);
+  });
+
+  it('tells a recorded hook stream apart and points to replay', () => {
+    const file = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
+    const result = cli(['validate', file]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`${file}: $: file.hook_stream: this is a recorded hook stream`);
+  });
+
+  it('reports a missing file among others and still checks the rest', () => {
+    const dir = tempDir();
+    const missing = path.join(dir, 'nope.json');
+    const good = path.join(NATIVE, 'plugin-session.atof.jsonl');
+    const result = cli(['validate', missing, good]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(`✗ ${missing}: cannot read ${missing}: no such file or directory\n✓ ${good}: valid (ATOF 0.1, 14 events)\n`);
+  });
+
+  it('reports an empty file and a .json file that is not JSON', () => {
+    const dir = tempDir();
+    const empty = path.join(dir, 'empty.json');
+    writeFileSync(empty, '');
+    const garbage = path.join(dir, 'garbage.json');
+    writeFileSync(garbage, '{"schema_version": ');
+    const result = cli(['validate', empty, garbage]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`${empty}: $: file.unrecognised: the file is empty`);
+    expect(result.stdout).toContain(`${garbage}: $: file.unrecognised: not valid JSON`);
+  });
+});

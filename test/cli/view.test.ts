@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, EXAMPLES, tempDir } from './support.ts';
+
+function replayDemo(): string {
+  const out = tempDir();
+  expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out, '--quiet']).code).toBe(0);
+  return out;
+}
+
+/** The tree depth of a line: its column of the branch mark. */
+function depthOf(lines: string[], pattern: RegExp): number {
+  const line = lines.find((candidate) => pattern.test(candidate));
+  if (!line) throw new Error(`no line matches ${pattern}:\n${lines.join('\n')}`);
+  return line.search(/[├└]─ /);
+}
+
+describe('nemo-relay-hooks view', () => {
+  it.each(['atof', 'atif'])('draws the %s of the demo as session > turn > LLM call > tool call > subagent, with durations and tokens', (kind) => {
+    const out = replayDemo();
+    const file = kind === 'atof' ? path.join(out, 'atof', 'hermes-atof.jsonl') : path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json');
+    const result = cli(['view', file]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/session demo-session-7f3a .*6,654 in \(4,352 cached\) \/ 290 out {2}2 errors$/);
+    const turn = depthOf(lines, /turn .*“The date parser test is flaky/);
+    const llm = depthOf(lines, /LLM .*1,240 in \/ 58 out {2}→ read_file, search_code/);
+    const tool = depthOf(lines, /tool read_file .*\{"path":"src\/date\.ts"\}/);
+    const delegate = depthOf(lines, /tool delegate_task/);
+    const subagent = depthOf(lines, /subagent demo-subagent-91b2 .*682 in \(256 cached\) \/ 67 out/);
+    const childTool = depthOf(lines, /✗ tool read_file .*ERROR FileNotFoundError/);
+    expect(turn).toBeLessThan(llm);
+    expect(llm).toBeLessThan(tool);
+    expect(delegate).toBe(tool);
+    expect(subagent).toBeGreaterThan(delegate);
+    expect(childTool).toBeGreaterThan(subagent);
+    expect(result.stdout).toMatch(/✗ LLM .*ERROR rate_limit_error: Rate limit reached/);
+    // Every call line carries its start offset and a duration.
+    for (const line of lines.filter((l) => /(LLM|tool) /.test(l))) expect(line).toMatch(/^ *\+\d+\.\d{3}s .* \d+(\.\d+)?(µs|ms|s) /);
+  });
+
+  it('nests the approval under the tool call it approved (ATOF)', () => {
+    const out = replayDemo();
+    const lines = cli(['view', path.join(out, 'atof', 'hermes-atof.jsonl')]).stdout.split('\n');
+    expect(depthOf(lines, /approval requested {2}TZ=America/)).toBeGreaterThan(depthOf(lines, /tool terminal/));
+    expect(lines.some((line) => line.includes('approval: once'))).toBe(true);
+  });
+
+  it('shows every session of a multi-file, multi-session input, and the native runtime\'s turn scopes', () => {
+    const result = cli(['view', path.join(EXAMPLES, 'native', 'claude-code-session.atof.jsonl'), path.join(EXAMPLES, 'native', 'plugin-session.atof.jsonl')]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('── ');
+    expect(result.stdout).toMatch(/session sess-abc/);
+    expect(result.stdout).toMatch(/session prog-sid/);
+    expect(result.stdout).toMatch(/turn claude-code-turn .*\{"prompt":"list files"\}/);
+    expect(result.stdout).toMatch(/✗ tool Write .*ERROR internal_error/);
+  });
+
+  it('writes no ANSI codes when stdout is not a terminal, and colours errors only when forced', () => {
+    const file = path.join(EXAMPLES, 'native', 'claude-code-session.atof.jsonl');
+    expect(cli(['view', file], { env: { NO_COLOR: undefined } }).stdout).not.toContain('\u001b[');
+    const forced = cli(['view', file], { env: { NO_COLOR: undefined, FORCE_COLOR: '1' } }).stdout;
+    expect(forced).toContain('\u001b[31m✗ tool Write');
+    expect(cli(['view', file], { env: { NO_COLOR: '1', FORCE_COLOR: '1' } }).stdout).not.toContain('\u001b[');
+  });
+
+  it('writes a self-contained HTML timeline with no network references', () => {
+    const out = replayDemo();
+    const html = path.join(out, 'timeline.html');
+    const result = cli(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(out, 'atof', 'hermes-atof.jsonl'), '--html', html]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(`wrote ${html}\n`);
+    const page = readFileSync(html, 'utf8');
+    expect(page.startsWith('<!doctype html>')).toBe(true);
+    expect(page).not.toMatch(/https?:\/\//);
+    expect(page).not.toMatch(/<(script|link|img)[^>]+(src|href)=/);
+    expect(page).toContain('<style>');
+    expect(page).toContain('<script>');
+    expect(page.match(/<section>/g)).toHaveLength(2);
+    expect(page).toContain('ERROR rate_limit_error');
+    expect(page).toContain('class="row k-tool failed');
+    // Input text is escaped: the demo's tool arguments contain quotes.
+    expect(page).toContain('{&quot;path&quot;:&quot;src/date.ts&quot;}');
+    const ids = [...page.matchAll(/data-id="(\d+)"/g)].map((match) => match[1]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('refuses a recorded hook stream and points to replay', () => {
+    const file = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
+    const result = cli(['view', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`nemo-relay-hooks: ${file} is a recorded hook stream; run "nemo-relay-hooks replay ${file} --out <dir>" first\n`);
+  });
+});
