@@ -311,3 +311,39 @@ describe('memory relay payload conversion', () => {
     expect(Object.keys(flat)).toEqual(['a', 'b']);
   });
 });
+
+describe('memory relay resilience', () => {
+  it('never throws when an options object or the clock itself throws, and counts it', async () => {
+    const logger = recordingLogger();
+    let calls = 0;
+    const relay = createMemoryRelay({
+      logger,
+      clock: () => {
+        if (++calls % 2 === 0) throw new Error('clock broke');
+        return 1_700_000_000_000_000 + calls;
+      },
+    });
+    const hostile = new Proxy({}, {
+      get() {
+        throw new Error('hostile options');
+      },
+    }) as never;
+    const scope = relay.pushScope({ name: 'ok', category: 'agent' });
+    relay.mark({ name: 'ok', parent: scope });
+    expect(() => {
+      const detached = relay.pushScope(hostile);
+      relay.popScope(detached);
+      relay.mark(hostile);
+      relay.llmEnd(relay.llmStart(hostile), hostile);
+      relay.toolEnd(relay.toolStart(hostile), hostile);
+      relay.popScope(scope, hostile);
+      relay.registerAtifExporter(hostile);
+    }).not.toThrow();
+    expect(relay.registerAtofExporter(hostile).path).toBe('');
+    const result = await relay.executeLlm(hostile, () => 'still called');
+    expect(result).toBe('still called');
+    await expect(relay.executeTool(hostile, () => 'tool still called')).resolves.toBe('tool still called');
+    expect(relay.stats().errors).toBeGreaterThanOrEqual(8);
+    expect(logger.lines.some((line) => line.startsWith('warn: memory relay: pushScope failed'))).toBe(true);
+  });
+});

@@ -169,12 +169,86 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
 
   constructor(options?: MemoryRelayOptions) {
     this.logger = options?.logger ?? consoleLogger;
-    this.clock = options?.clock ?? nowMicros;
+    const clock = options?.clock;
+    this.clock =
+      typeof clock === 'function'
+        ? () => {
+            // A caller's clock must not be able to break an event either.
+            try {
+              const now = clock();
+              if (Number.isFinite(now)) return Math.floor(now);
+            } catch {
+              // Fall back to the shared clock.
+            }
+            return nowMicros();
+          }
+        : nowMicros;
+  }
+
+  // ---- guarded public entry points: nothing below them may reach the caller ----
+
+  pushScope(options: PushScopeOptions): ScopeHandle {
+    try {
+      return this.push(options) as unknown as ScopeHandle;
+    } catch (error) {
+      this.internalError('pushScope', error);
+      return this.detachedScope() as unknown as ScopeHandle;
+    }
+  }
+
+  popScope(handle: ScopeHandle, options?: PopScopeOptions): void {
+    try {
+      this.pop(handle, options);
+    } catch (error) {
+      this.internalError('popScope', error);
+    }
+  }
+
+  mark(options: MarkOptions): void {
+    try {
+      this.emitMark(options);
+    } catch (error) {
+      this.internalError('mark', error);
+    }
+  }
+
+  llmStart(options: LlmStartOptions): LlmHandle {
+    try {
+      return this.beginLlm(options) as unknown as LlmHandle;
+    } catch (error) {
+      this.internalError('llmStart', error);
+      return this.detachedSpan('llm') as unknown as LlmHandle;
+    }
+  }
+
+  llmEnd(handle: LlmHandle, options: LlmEndOptions): void {
+    try {
+      this.finishLlm(handle, options);
+    } catch (error) {
+      this.internalError('llmEnd', error);
+    }
+  }
+
+  toolStart(options: ToolStartOptions): ToolHandle {
+    try {
+      return this.startTool(options ?? ({} as ToolStartOptions), 'toolStart') as unknown as ToolHandle;
+    } catch (error) {
+      this.internalError('toolStart', error);
+      return this.detachedSpan('tool') as unknown as ToolHandle;
+    }
+  }
+
+  toolEnd(handle: ToolHandle, options: ToolEndOptions): void {
+    try {
+      this.finishTool(handle, options);
+    } catch (error) {
+      this.internalError('toolEnd', error);
+    }
   }
 
   // ---- scopes and marks ---------------------------------------------------
 
-  pushScope(options: PushScopeOptions): ScopeHandle {
+  private push(options: PushScopeOptions): ScopeRecord {
     const o = options ?? ({} as PushScopeOptions);
     const parent = o.parent == null ? null : this.ownScope(o.parent, 'pushScope parent');
     let category = o.category as AtofCategory;
@@ -238,10 +312,10 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       start,
     );
     this.emit(start, record.top);
-    return record as unknown as ScopeHandle;
+    return record;
   }
 
-  popScope(handle: ScopeHandle, options?: PopScopeOptions): void {
+  private pop(handle: ScopeHandle, options?: PopScopeOptions): void {
     const record = this.ownScope(handle, 'popScope');
     if (record === null) return;
     if (record.ended) {
@@ -266,7 +340,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     this.emit(event, record.top);
   }
 
-  mark(options: MarkOptions): void {
+  private emitMark(options: MarkOptions): void {
     const o = options ?? ({} as MarkOptions);
     const parent = o.parent == null ? null : this.ownScope(o.parent, 'mark parent');
     const event = markEvent(
@@ -283,14 +357,14 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
 
   // ---- LLM spans ------------------------------------------------------------
 
-  llmStart(options: LlmStartOptions): LlmHandle {
+  private beginLlm(options: LlmStartOptions): SpanRecord {
     const o = options ?? ({} as LlmStartOptions);
     const parent = o.parent == null ? null : this.ownScope(o.parent, 'llmStart parent');
     const request = this.request(o.request, 'llmStart');
-    return this.startLlm(o, parent, request, undefined) as unknown as LlmHandle;
+    return this.startLlm(o, parent, request, undefined);
   }
 
-  llmEnd(handle: LlmHandle, options: LlmEndOptions): void {
+  private finishLlm(handle: LlmHandle, options: LlmEndOptions): void {
     const record = this.ownSpan(handle, 'llm', 'llmEnd');
     if (record === null) return;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
@@ -299,28 +373,33 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
 
   async executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
     const o = options ?? ({} as ManagedLlmOptions);
-    const parent = o.parent == null ? null : this.ownScope(o.parent, 'executeLlm parent');
-    const request = this.request(o.request, 'executeLlm');
-    const session = sessionHeaders(parent);
-    const record = this.startLlm(o, parent, request, session);
+    let record: SpanRecord | null = null;
+    let forwarded: LlmRequest = { headers: {}, content: undefined };
+    try {
+      forwarded = o.request;
+      const parent = o.parent == null ? null : this.ownScope(o.parent, 'executeLlm parent');
+      const request = this.request(o.request, 'executeLlm');
+      const session = sessionHeaders(parent);
+      record = this.startLlm(o, parent, request, session);
+      forwarded = forwardedRequest(request, session, parent, record.uuid);
+    } catch (error) {
+      // Telemetry failed, the call itself must still run.
+      this.internalError('executeLlm', error);
+    }
     let response: unknown;
     try {
-      response = await call(forwardedRequest(request, session, parent, record.uuid));
+      response = await call(forwarded);
     } catch (error) {
-      this.endSpan(record, null, managedErrorMetadata(record.metadata, error), record.profile, this.endStamp(undefined, record.startUs));
+      this.managedFailed(record, error);
       throw error;
     }
-    this.endSpan(record, payload(response), managedOkMetadata(record.metadata), record.profile, this.endStamp(undefined, record.startUs));
+    this.managedOk(record, response);
     return response;
   }
 
   // ---- tool spans -----------------------------------------------------------
 
-  toolStart(options: ToolStartOptions): ToolHandle {
-    return this.startTool(options ?? ({} as ToolStartOptions), 'toolStart') as unknown as ToolHandle;
-  }
-
-  toolEnd(handle: ToolHandle, options: ToolEndOptions): void {
+  private finishTool(handle: ToolHandle, options: ToolEndOptions): void {
     const record = this.ownSpan(handle, 'tool', 'toolEnd');
     if (record === null) return;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
@@ -338,21 +417,59 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
 
   async executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
     const o = options ?? ({} as ManagedToolOptions);
-    const record = this.startTool(o, 'executeTool');
+    let record: SpanRecord | null = null;
+    let args: unknown;
+    try {
+      args = o.args;
+      record = this.startTool(o, 'executeTool');
+    } catch (error) {
+      // Telemetry failed, the call itself must still run.
+      this.internalError('executeTool', error);
+    }
     let result: unknown;
     try {
-      result = await call(o.args);
+      result = await call(args);
     } catch (error) {
-      this.endSpan(record, null, managedErrorMetadata(record.metadata, error), record.profile, this.endStamp(undefined, record.startUs));
+      this.managedFailed(record, error);
       throw error;
     }
-    this.endSpan(record, payload(result), managedOkMetadata(record.metadata), record.profile, this.endStamp(undefined, record.startUs));
+    this.managedOk(record, result);
     return result;
+  }
+
+  /** Records the end of a managed call that returned `value`. */
+  private managedOk(record: SpanRecord | null, value: unknown): void {
+    if (record === null) return;
+    try {
+      this.endSpan(record, payload(value), managedOkMetadata(record.metadata), record.profile, this.endStamp(undefined, record.startUs));
+    } catch (error) {
+      this.internalError('recording a managed call', error);
+    }
+  }
+
+  /** Records the end of a managed call that threw `thrown` (native's error metadata, `data: null`). */
+  private managedFailed(record: SpanRecord | null, thrown: unknown): void {
+    if (record === null) return;
+    try {
+      this.endSpan(record, null, managedErrorMetadata(record.metadata, thrown), record.profile, this.endStamp(undefined, record.startUs));
+    } catch (error) {
+      this.internalError('recording a managed call', error);
+    }
   }
 
   // ---- exporters and plugin host -------------------------------------------------
 
   registerAtofExporter(options: AtofExporterOptions): AtofExporter {
+    try {
+      return this.addAtofExporter(options);
+    } catch (error) {
+      this.internalError('registerAtofExporter', error);
+      const done = async () => {};
+      return { path: '', flush: done, close: done };
+    }
+  }
+
+  private addAtofExporter(options: AtofExporterOptions): AtofExporter {
     const o = options ?? ({} as AtofExporterOptions);
     let mode = o.mode;
     if (mode !== 'append' && mode !== 'overwrite') {
@@ -379,7 +496,13 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   }
 
   registerAtifExporter(options: AtifExporterOptions): AtifExporter {
-    return createAtifExporter(this, options);
+    try {
+      return createAtifExporter(this, options);
+    } catch (error) {
+      this.internalError('registerAtifExporter', error);
+      // An inert exporter (unknown scope): the caller still gets the interface.
+      return createAtifExporter(this, { scope: undefined as unknown as ScopeHandle, sessionId: '', agentName: '', agentVersion: '' });
+    }
   }
 
   async initializePluginConfig(document: JsonObject, options?: PluginConfigOptions): Promise<PluginConfigActivation> {
@@ -555,6 +678,22 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       this.format(endUs),
     );
     this.emit(event, record.top);
+  }
+
+  /** A scope handle that emits nothing, returned when a push failed internally; ending it is a counted no-op. */
+  private detachedScope(): ScopeRecord {
+    const uuid = uuidv7();
+    const start = scopeEvent('start', uuid, this.processRoot, this.processRoot, '', 'unknown', NO_ATTRIBUTES, null, null, null, '');
+    const record = new ScopeRecord(this, uuid, '', 'unknown', null, this.processRoot, this.processRoot, false, NO_ATTRIBUTES, null, 0, start);
+    record.ended = true;
+    return record;
+  }
+
+  /** The span counterpart of `detachedScope`. */
+  private detachedSpan(kind: 'llm' | 'tool'): SpanRecord {
+    const record = new SpanRecord(this, kind, uuidv7(), '', this.processRoot, this.processRoot, null, {}, null, 0);
+    record.ended = true;
+    return record;
   }
 
   private ownSpan(handle: unknown, kind: 'llm' | 'tool', what: string): SpanRecord | null {
