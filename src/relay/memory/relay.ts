@@ -8,15 +8,25 @@
  *   gets its own implicit root uuid, as if it were pushed on a fresh native
  *   scope stack; a mark or span without a parent hangs off one
  *   process-level implicit root. Implicit roots never appear as events.
+ *   `propagation_root_uuid` is the tree's outermost Agent scope (below a
+ *   non-agent top-level scope, the first Agent), else the implicit root.
  * - Delivery is synchronous, in emission order: ATOF file sinks first (one
- *   `JSON.stringify` per event, shared by all of them), then ATIF builders,
+ *   serialization per event, shared by all of them), then ATIF builders,
  *   then `subscribe()` callbacks. Every receiver is isolated: a throw or a
  *   rejected promise is counted and logged, never seen by the emitter.
  * - No call throws into the caller. Misuse (a foreign or ended handle, a
  *   bad timestamp) is ignored or repaired, counted in `stats().errors` and
- *   logged at debug level.
+ *   logged at debug level. Where native differs: a second pop throws
+ *   `not found` there and a second LLM end emits a second end event; here
+ *   both are ignored.
  * - Strictly `end > start`: an end stamped at or before its start is moved
- *   to start + 1 µs and counted in `stats().adjustedTimestamps`.
+ *   to start + 1 µs and counted in `stats().adjustedTimestamps` (native
+ *   writes it as given).
+ * - Managed calls reject with the error the call threw, unchanged (native
+ *   re-creates it as `internal error: ...`), and resolve with the call's own
+ *   return value; the events carry native's error metadata and the
+ *   request headers native injects (`traceparent`, `x-dynamo-session-id`,
+ *   `x-dynamo-parent-session-id`).
  *
  * @module
  */
