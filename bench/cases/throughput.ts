@@ -1,0 +1,172 @@
+/**
+ * Throughput: a 1,000,000-event hook stream replayed through the plugin on
+ * the memory backend into ATOF and ATIF files, many sessions in flight (see
+ * `stream.ts`). Reports events per second and the process's peak RSS.
+ *
+ * The clock runs from the first emit to the end of `plugin.shutdown()`, so
+ * every ATOF line and every ATIF trajectory (partial after each turn, final
+ * at finalize) is on disk when it stops. The host yields to the event loop
+ * every 1,000 events, as a real one does between provider calls. Payloads
+ * are built on the fly; their cost is measured separately and reported.
+ *
+ * A second replay with ATIF off shows what the trajectories cost.
+ *
+ * @module
+ */
+
+import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setImmediate } from 'node:timers';
+import type { HookName } from '../../src/hooks/names.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { CaseReport, consume, figure, iterations, nowNs, peakRss } from '../harness.ts';
+import { countingLogger } from '../support/setups.ts';
+import { eventsPerSession, HookStream, type StreamOptions } from '../support/stream.ts';
+
+const report = new CaseReport('throughput', 'Throughput: 1,000,000 hook events into ATOF + ATIF on the memory backend');
+const EVENTS = iterations(1_000_000, 1000);
+const stream: StreamOptions = { events: EVENTS, concurrency: 64, turns: 6, toolCalls: 2 };
+const YIELD_EVERY = 1000;
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+interface ReplayOutcome {
+  seconds: number;
+  sessions: number;
+  atofLines: number;
+  atofBytes: number;
+  atifFiles: number;
+  atifBytes: number;
+  hooks: number;
+  errors: number;
+  dropped: number;
+  warnings: number;
+}
+
+async function run(atif: boolean): Promise<ReplayOutcome> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-bench-throughput-'));
+  const logger = countingLogger(atif ? 'throughput' : 'throughput-atof-only');
+  const hooks = new HookRegistry({ logger });
+  const plugin = createNemoRelayPlugin({
+    backend: createMemoryRelay({ logger }),
+    env: {},
+    logger,
+    settings: {
+      atofEnabled: true,
+      atofOutputDirectory: dir,
+      atofFilename: 'events.jsonl',
+      atofMode: 'overwrite',
+      atifEnabled: atif,
+      atifOutputDirectory: atif ? path.join(dir, 'atif') : '',
+    },
+  });
+  plugin.register(hooks);
+  const source = new HookStream(stream);
+  const emit = (name: HookName, payload: Record<string, unknown>) => hooks.emit(name, payload as never);
+  const t0 = nowNs();
+  while (source.remaining > 0) {
+    source.take(YIELD_EVERY, emit);
+    await tick();
+  }
+  await plugin.shutdown({ timeoutMs: 600_000 });
+  const seconds = Number(nowNs() - t0) / 1e9;
+  const status = plugin.status();
+  const outcome: ReplayOutcome = {
+    seconds,
+    sessions: source.sessions,
+    atofLines: countLines(path.join(dir, 'events.jsonl')),
+    atofBytes: sizeOf(path.join(dir, 'events.jsonl')),
+    atifFiles: 0,
+    atifBytes: 0,
+    hooks: status.counters.hooks,
+    errors: status.counters.errors,
+    dropped: status.counters.dropped,
+    warnings: logger.warnings,
+  };
+  if (atif) {
+    const atifDir = path.join(dir, 'atif');
+    for (const name of safeList(atifDir)) {
+      outcome.atifFiles += 1;
+      outcome.atifBytes += sizeOf(path.join(atifDir, name));
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return outcome;
+}
+
+function countLines(file: string): number {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return 0;
+  }
+  const buffer = new Uint8Array(1 << 20);
+  let lines = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (n <= 0) break;
+      for (let i = 0; i < n; i++) if (buffer[i] === 10) lines += 1;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return lines;
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+// ------------------------------------------------------------------ run
+
+const g0 = nowNs();
+let generated = 0;
+new HookStream(stream).take(EVENTS, (name, payload) => {
+  generated += name.length + (payload.session_id === undefined ? 0 : 1);
+});
+const generatorNs = Number(nowNs() - g0) / EVENTS;
+consume(generated);
+
+const full = await run(true);
+const rssFull = peakRss();
+const atofOnly = await run(false);
+
+const rate = EVENTS / full.seconds;
+report.figure(figure('events_per_second', 'events/s, ATOF + ATIF (plugin path, memory backend)', Math.round(rate), 'ev/s', { op: '>=', target: 250_000 }));
+report.figure(figure('peak_rss_mib', 'peak RSS during the ATOF + ATIF replay', Math.round((rssFull / 2 ** 20) * 10) / 10, 'MiB'));
+report.figure(figure('events_per_second_atof_only', 'events/s, ATOF only', Math.round(EVENTS / atofOnly.seconds), 'ev/s'));
+report.figure(figure('lost_events', 'events not in the ATOF file (ATOF + ATIF run)', Math.max(0, EVENTS - full.atofLines), 'events', { op: '<=', target: 0 }));
+report.figure(figure('generator_ns_per_event', 'payload generation alone (included in the replay time)', Math.round(generatorNs), 'ns'));
+report.fact('events', EVENTS);
+report.fact('events_per_session', eventsPerSession(stream.turns, stream.toolCalls));
+report.fact('concurrent_sessions', stream.concurrency);
+report.fact('sessions', full.sessions);
+report.fact('seconds', Math.round(full.seconds * 1000) / 1000);
+report.fact('seconds_atof_only', Math.round(atofOnly.seconds * 1000) / 1000);
+report.fact('atof_lines', full.atofLines);
+report.fact('atof_bytes', full.atofBytes);
+report.fact('atif_files', full.atifFiles);
+report.fact('atif_bytes', full.atifBytes);
+report.fact('plugin_hooks', full.hooks);
+report.fact('plugin_errors', full.errors);
+report.fact('plugin_dropped', full.dropped);
+report.fact('logged_warnings', full.warnings + atofOnly.warnings);
+report.note(`Stream: ${stream.concurrency} sessions in flight, ${stream.turns} turns x (${stream.toolCalls} tool calls + ${stream.toolCalls + 1} API calls) each, ${eventsPerSession(stream.turns, stream.toolCalls)} events per session; a partial ATIF trajectory after every turn (on_session_end) and the final one at on_session_finalize.`);
+report.write();

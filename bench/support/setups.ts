@@ -1,0 +1,369 @@
+/**
+ * The five ways of recording the same hook events that the per-event case
+ * compares. Each setup maps the six operations of a hook stream (mark, LLM
+ * start/end, tool start/end, session start/end) onto its own API:
+ *
+ * - `plugin+memory` / `plugin+native`: `HookRegistry.emit` into the NeMo
+ *   Relay plugin over that backend, ATOF file sink on (the whole path:
+ *   hook → plugin → backend → ATOF line);
+ * - `bare native`: the same events straight on `nemo-relay-node`, with an
+ *   `AtofExporter`, explicit parents and timestamps, and the metadata a
+ *   direct caller would build by hand;
+ * - `otel sdk` / `otel no-op`: one OpenTelemetry span per scope or span
+ *   pair, a zero-length child span per mark, ids as attributes and the
+ *   event's payload as one JSON-string attribute (the content ATOF records),
+ *   serialised only when the span is recording, as instrumentations do.
+ *
+ * Every setup is created fresh for each timed batch (`open`), drained inside
+ * the timing (`drain`) and torn down outside it (`close`): native's
+ * `AtofExporter` is a process-wide subscriber, so two native setups must
+ * never be registered at the same time.
+ *
+ * @module
+ */
+
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { context, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import type { Logger } from '../../src/hooks/logger.ts';
+import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/index.ts';
+import { nowMicros } from '../../src/relay/clock.ts';
+import type { RelayBackend } from '../../src/relay/contract.ts';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { loadBinding, type NativeAtofExporter, type NativeBinding, type NativeScopeHandle, type NativeSpanHandle } from '../../native/binding.ts';
+import { loadNativeRelay } from '../../native/index.ts';
+import { directMetadata, type Payload } from './payloads.ts';
+
+export interface Setup {
+  readonly name: string;
+  open(): unknown;
+  drain(): unknown;
+  close(): unknown;
+  mark(p: Payload): void;
+  llmStart(p: Payload): void;
+  llmEnd(p: Payload): void;
+  toolStart(p: Payload): void;
+  toolEnd(p: Payload): void;
+  sessionStart(p: Payload): void;
+  sessionEnd(p: Payload): void;
+  /** ATOF bytes written so far (0 for setups without a file). */
+  bytesWritten(): number;
+}
+
+/**
+ * A logger that keeps quiet but counts, and shows the first few problems.
+ * `expected` matches warnings a case provokes on purpose (not counted).
+ */
+export function countingLogger(label: string, expected?: RegExp): Logger & { warnings: number } {
+  const logger = {
+    warnings: 0,
+    debug() {},
+    info() {},
+    warn(message: string, ...details: unknown[]) {
+      if (expected?.test(message)) return;
+      logger.warnings += 1;
+      if (logger.warnings <= 3) process.stderr.write(`[${label}] warn: ${message} ${details.map(String).join(' ')}\n`);
+    },
+    error(message: string, ...details: unknown[]) {
+      logger.warnings += 1;
+      if (logger.warnings <= 3) process.stderr.write(`[${label}] error: ${message} ${details.map(String).join(' ')}\n`);
+    },
+  };
+  return logger;
+}
+
+const BASE_SESSION = 'bench-session';
+
+// ------------------------------------------------------------------ plugin
+
+class PluginSetup implements Setup {
+  readonly name: string;
+  readonly #makeBackend: (logger: Logger) => RelayBackend;
+  readonly #file: string;
+  readonly #logger: Logger & { warnings: number };
+  #hooks: HookRegistry | null = null;
+  #plugin: NemoRelayPlugin | null = null;
+  #bytes = 0;
+
+  constructor(name: string, dir: string, makeBackend: (logger: Logger) => RelayBackend) {
+    this.name = name;
+    this.#makeBackend = makeBackend;
+    this.#file = path.join(dir, `${name.replace(/\W+/g, '-')}.jsonl`);
+    this.#logger = countingLogger(name);
+  }
+
+  get warnings(): number {
+    return this.#logger.warnings;
+  }
+
+  open(): void {
+    const hooks = new HookRegistry({ logger: this.#logger });
+    const plugin = createNemoRelayPlugin({
+      backend: this.#makeBackend(this.#logger),
+      env: {},
+      logger: this.#logger,
+      settings: { atofEnabled: true, atofOutputDirectory: path.dirname(this.#file), atofFilename: path.basename(this.#file), atofMode: 'overwrite' },
+    });
+    plugin.register(hooks);
+    hooks.emit('on_session_start', { session_id: BASE_SESSION, model: 'gpt-4o-mini', platform: 'cli' });
+    this.#hooks = hooks;
+    this.#plugin = plugin;
+  }
+
+  drain(): Promise<void> {
+    return this.#plugin!.flush();
+  }
+
+  async close(): Promise<void> {
+    await this.#plugin!.shutdown();
+    this.#bytes += fileSize(this.#file);
+    this.#hooks = null;
+    this.#plugin = null;
+  }
+
+  mark(p: Payload): void {
+    this.#hooks!.emit('pre_llm_call', p);
+  }
+  llmStart(p: Payload): void {
+    this.#hooks!.emit('pre_api_request', p);
+  }
+  llmEnd(p: Payload): void {
+    this.#hooks!.emit('post_api_request', p);
+  }
+  toolStart(p: Payload): void {
+    this.#hooks!.emit('pre_tool_call', p as Payload & { tool_name: string });
+  }
+  toolEnd(p: Payload): void {
+    this.#hooks!.emit('post_tool_call', p as Payload & { tool_name: string });
+  }
+  sessionStart(p: Payload): void {
+    this.#hooks!.emit('on_session_start', p);
+  }
+  sessionEnd(p: Payload): void {
+    this.#hooks!.emit('on_session_finalize', p);
+  }
+  bytesWritten(): number {
+    return this.#bytes;
+  }
+}
+
+export function memoryPluginSetup(dir: string): Setup & { readonly warnings: number } {
+  return new PluginSetup('plugin+memory', dir, (logger) => createMemoryRelay({ logger }));
+}
+
+export function nativePluginSetup(dir: string): Setup & { readonly warnings: number } {
+  return new PluginSetup('plugin+native', dir, (logger) => loadNativeRelay({ logger }));
+}
+
+// ------------------------------------------------------------------ bare native
+
+let exporterSerial = 0;
+
+class BareNativeSetup implements Setup {
+  readonly name = 'bare native';
+  readonly #binding: NativeBinding;
+  readonly #agent: number;
+  readonly #dir: string;
+  #exporter: NativeAtofExporter | null = null;
+  #exporterName = '';
+  #session: NativeScopeHandle | null = null;
+  readonly #llm = new Map<unknown, NativeSpanHandle>();
+  readonly #tools = new Map<unknown, NativeSpanHandle>();
+  readonly #sessions = new Map<unknown, NativeScopeHandle>();
+  #bytes = 0;
+
+  constructor(dir: string) {
+    this.#binding = loadBinding().binding;
+    this.#agent = this.#binding.ScopeType.Agent!;
+    this.#dir = dir;
+  }
+
+  open(): void {
+    const b = this.#binding;
+    this.#exporter = new b.AtofExporter({ type: 'file', outputDirectory: this.#dir, filename: 'bare-native.jsonl', mode: 'overwrite' });
+    this.#exporterName = `bench-atof-${++exporterSerial}`;
+    this.#exporter.register(this.#exporterName);
+    this.#session = b.pushScope(`hermes-session-${BASE_SESSION}`, this.#agent, null, null, null, { session_id: BASE_SESSION, trajectory_id: BASE_SESSION, nemo_relay_scope_role: 'session' }, { session_id: BASE_SESSION }, nowMicros());
+  }
+
+  async drain(): Promise<void> {
+    await this.#binding.flushSubscribers();
+    this.#exporter!.forceFlush();
+  }
+
+  async close(): Promise<void> {
+    this.#binding.popScope(this.#session!, { session_id: BASE_SESSION }, nowMicros(), null);
+    await this.drain();
+    this.#exporter!.deregister(this.#exporterName);
+    this.#exporter!.shutdown();
+    this.#bytes += fileSize(path.join(this.#dir, 'bare-native.jsonl'));
+    this.#exporter = null;
+  }
+
+  mark(p: Payload): void {
+    this.#binding.event('hermes.turn.start', this.#session, p as never, directMetadata(p) as never, nowMicros());
+  }
+  llmStart(p: Payload): void {
+    const request = p.request as Payload;
+    const span = this.#binding.llmCall(p.provider as string, { headers: {}, content: request.body as never }, this.#session, null, null, directMetadata(p) as never, p.model as string, nowMicros());
+    this.#llm.set(p.api_request_id, span);
+  }
+  llmEnd(p: Payload): void {
+    const span = this.#llm.get(p.api_request_id)!;
+    this.#llm.delete(p.api_request_id);
+    const response = { ...(p.response as Payload), usage: p.usage, finish_reason: p.finish_reason, model: p.response_model };
+    this.#binding.llmCallEnd(span, response as never, null, directMetadata(p) as never, nowMicros());
+  }
+  toolStart(p: Payload): void {
+    const span = this.#binding.toolCall(p.tool_name as string, p.args as never, this.#session, null, null, directMetadata(p) as never, p.tool_call_id as string, nowMicros());
+    this.#tools.set(p.tool_call_id, span);
+  }
+  toolEnd(p: Payload): void {
+    const span = this.#tools.get(p.tool_call_id)!;
+    this.#tools.delete(p.tool_call_id);
+    this.#binding.toolCallEnd(span, { result: p.result as never }, null, directMetadata(p) as never, nowMicros());
+  }
+  sessionStart(p: Payload): void {
+    const metadata = { session_id: p.session_id, model: p.model, platform: p.platform, trajectory_id: p.session_id, nemo_relay_scope_role: 'session' };
+    const scope = this.#binding.pushScope(`hermes-session-${p.session_id as string}`, this.#agent, null, null, null, metadata as never, { session_id: p.session_id } as never, nowMicros());
+    this.#sessions.set(p.session_id, scope);
+  }
+  sessionEnd(p: Payload): void {
+    const scope = this.#sessions.get(p.session_id)!;
+    this.#sessions.delete(p.session_id);
+    this.#binding.popScope(scope, p as never, nowMicros(), null);
+  }
+  bytesWritten(): number {
+    return this.#bytes;
+  }
+}
+
+export function bareNativeSetup(dir: string): Setup {
+  return new BareNativeSetup(dir);
+}
+
+// ------------------------------------------------------------------ OpenTelemetry
+
+class OtelSetup implements Setup {
+  readonly name: string;
+  readonly #makeTracer: () => { tracer: Tracer; flush(): Promise<void>; close(): Promise<void> };
+  #tracer: Tracer | null = null;
+  #flush: () => Promise<void> = async () => {};
+  #shutdown: () => Promise<void> = async () => {};
+  #session: Span | null = null;
+  #ctx: Context = context.active();
+  readonly #spans = new Map<unknown, Span>();
+  readonly #sessions = new Map<unknown, Span>();
+
+  constructor(name: string, makeTracer: () => { tracer: Tracer; flush(): Promise<void>; close(): Promise<void> }) {
+    this.name = name;
+    this.#makeTracer = makeTracer;
+  }
+
+  open(): void {
+    const made = this.#makeTracer();
+    this.#tracer = made.tracer;
+    this.#flush = made.flush;
+    this.#shutdown = made.close;
+    this.#session = this.#tracer.startSpan(`hermes-session-${BASE_SESSION}`, { attributes: { session_id: BASE_SESSION } });
+    this.#ctx = trace.setSpan(context.active(), this.#session);
+  }
+
+  drain(): Promise<void> {
+    return this.#flush();
+  }
+
+  async close(): Promise<void> {
+    this.#session!.end();
+    await this.#flush();
+    await this.#shutdown();
+  }
+
+  mark(p: Payload): void {
+    const span = this.#tracer!.startSpan('hermes.turn.start', { attributes: attributesOf(p) }, this.#ctx);
+    if (span.isRecording()) span.setAttribute('hermes.data', JSON.stringify(p));
+    span.end();
+  }
+  llmStart(p: Payload): void {
+    const span = this.#tracer!.startSpan(p.provider as string, { attributes: attributesOf(p) }, this.#ctx);
+    if (span.isRecording()) span.setAttribute('hermes.request', JSON.stringify((p.request as Payload).body));
+    this.#spans.set(p.api_request_id, span);
+  }
+  llmEnd(p: Payload): void {
+    const span = this.#spans.get(p.api_request_id)!;
+    this.#spans.delete(p.api_request_id);
+    if (span.isRecording()) {
+      span.setAttributes({ 'gen_ai.usage.input_tokens': 812, 'gen_ai.usage.output_tokens': 18, 'hermes.response': JSON.stringify(p.response) });
+    }
+    span.end();
+  }
+  toolStart(p: Payload): void {
+    const span = this.#tracer!.startSpan(p.tool_name as string, { attributes: attributesOf(p) }, this.#ctx);
+    if (span.isRecording()) span.setAttribute('hermes.args', JSON.stringify(p.args));
+    this.#spans.set(p.tool_call_id, span);
+  }
+  toolEnd(p: Payload): void {
+    const span = this.#spans.get(p.tool_call_id)!;
+    this.#spans.delete(p.tool_call_id);
+    if (span.isRecording()) span.setAttributes({ 'hermes.result': p.result as string, 'hermes.status': p.status as string });
+    span.end();
+  }
+  sessionStart(p: Payload): void {
+    const span = this.#tracer!.startSpan(`hermes-session-${p.session_id as string}`, { attributes: attributesOf(p) });
+    this.#sessions.set(p.session_id, span);
+  }
+  sessionEnd(p: Payload): void {
+    const span = this.#sessions.get(p.session_id)!;
+    this.#sessions.delete(p.session_id);
+    if (span.isRecording()) span.setAttribute('hermes.output', JSON.stringify(p));
+    span.end();
+  }
+  bytesWritten(): number {
+    return 0;
+  }
+}
+
+function attributesOf(p: Payload): Record<string, string | number | boolean> {
+  const metadata = directMetadata(p);
+  const attributes: Record<string, string | number | boolean> = {};
+  for (const key in metadata) {
+    const value = metadata[key];
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') attributes[key] = value;
+  }
+  return attributes;
+}
+
+/** `BasicTracerProvider` + `SimpleSpanProcessor` + `InMemorySpanExporter`, not registered globally. */
+export function otelSdkSetup(): Setup {
+  return new OtelSetup('otel sdk', () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    return {
+      tracer: provider.getTracer('nemo-relay-bench'),
+      flush: () => provider.forceFlush(),
+      close: async () => {
+        exporter.reset();
+        await provider.shutdown();
+      },
+    };
+  });
+}
+
+/** The API's no-op tracer: what a host gets when no SDK is registered. */
+export function otelNoopSetup(): Setup {
+  return new OtelSetup('otel no-op', () => ({
+    tracer: trace.getTracer('nemo-relay-bench'),
+    flush: async () => {},
+    close: async () => {},
+  }));
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
