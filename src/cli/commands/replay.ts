@@ -148,7 +148,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
         if (now - started >= PROGRESS_AFTER_MS && now - lastProgress >= PROGRESS_INTERVAL_MS) {
           lastProgress = now;
           const percent = totalBytes > 0 ? ` (${Math.min(100, Math.floor((line.bytesRead / totalBytes) * 100))}%)` : '';
-          io.err(`\r\u001b[Kreplaying ${path.basename(input)}: ${formatCount(line.number)} lines${percent}, ${formatCount(plugin.status().sessions)} open sessions`);
+          io.err(`\r\u001b[Kreplaying ${path.basename(input)}: ${formatCount(line.number)} lines${percent}, ${formatCount(plugin.status().sessions)} open session${plugin.status().sessions === 1 ? "" : "s"}`);
         }
       }
     }
@@ -197,7 +197,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${probe.peakKb()}KiB\n`);
   if (stoppedAt !== null) {
-    io.err(`nemo-relay-hooks: --strict: stopped at line ${stoppedAt}; files hold the ${formatCount(hooks.total)} hooks before it\n`);
+    io.err(`nemo-relay-hooks: --strict: stopped at line ${stoppedAt}; files hold the ${formatCount(hooks.total)} hook${hooks.total === 1 ? '' : 's'} before it\n`);
     return 1;
   }
   if (files.failed > 0) {
@@ -307,7 +307,7 @@ function summary(s: SummaryInput): string {
     ['ATOF', s.files.atof.length === 1 ? relative(s.files.atof[0]!, s.io.cwd) : `${s.files.atof.length} files in ${relative(s.atofDir, s.io.cwd)}`],
     ['ATIF', `${formatCount(s.files.atif.length)} file${s.files.atif.length === 1 ? '' : 's'} in ${relative(s.atifDir, s.io.cwd)}${path.sep}`],
   ];
-  const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} lines of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hooks)`;
+  const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} lines of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hook${s.hooks.total === 1 ? '' : 's'})`;
   return `${style.bold(head)}\n${rows.map(([key, value]) => `  ${key.padEnd(11)}${value}`).join('\n')}\n`;
 }
 
