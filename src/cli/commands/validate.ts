@@ -13,9 +13,10 @@ import path from 'node:path';
 import { validateAtif } from '../../relay/formats/validate-atif.ts';
 import { validateAtofEvents } from '../../relay/formats/validate-atof.ts';
 import type { ValidationError } from '../../relay/formats/validation.ts';
-import { HELP_FLAG, type CommandSpec, type ParsedArgs } from '../args.ts';
-import { CliError } from '../errors.ts';
-import { readTextFile } from '../files.ts';
+import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { CliError, UsageError } from '../errors.ts';
+import { checkInputFile, readLines, readTextFile } from '../files.ts';
+import { validateAtofFile } from '../validate-stream.ts';
 import { loadByContent } from '../detect.ts';
 import { formatCount, type CliIo } from '../io.ts';
 
@@ -30,16 +31,49 @@ export const validateSpec: CommandSpec = {
     'content. Prints "<file>: <json path>: <rule>: <message>" per problem and a',
     'summary line per file; exits 1 when any file has a problem.',
   ].join('\n'),
-  flags: { help: HELP_FLAG },
+  flags: {
+    'stream-above': { type: 'string', value: '<bytes>', hidden: true, description: 'ATOF files larger than this are validated streaming (default 64 MiB).' },
+    help: HELP_FLAG,
+  },
   positionals: { name: '<file>', min: 1, max: Number.POSITIVE_INFINITY },
 };
+
+/** ATOF files above this size are validated streaming rather than loaded whole. */
+const STREAM_ABOVE_BYTES = 64 * 1024 * 1024;
+
+async function firstLineIsAtof(file: string): Promise<boolean> {
+  for await (const line of readLines(file)) {
+    if (line.text.trim() === '') continue;
+    try {
+      const value = JSON.parse(line.text) as Record<string, unknown> | null;
+      return typeof value === 'object' && value !== null && !Array.isArray(value) && ('atof_version' in value || value.kind === 'scope' || value.kind === 'mark');
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
 
 export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
   const { style } = io;
   let failed = 0;
+  const streamAbove = Number(stringFlag(args, 'stream-above', String(STREAM_ABOVE_BYTES)));
+  if (!Number.isFinite(streamAbove) || streamAbove < 0) throw new UsageError('--stream-above must be a number of bytes', 'validate');
   for (const file of args.positionals) {
     let text: string;
     try {
+      if (checkInputFile(file) > streamAbove && (await firstLineIsAtof(file))) {
+        // Too large to load whole: stream it (same rules, bounded memory).
+        const streamed = await validateAtofFile(file);
+        for (const error of streamed.errors) io.out(`${file}: ${error.path}: ${error.rule}: ${error.message}\n`);
+        const what = `ATOF 0.1, ${formatCount(streamed.events)} event${streamed.events === 1 ? '' : 's'}, streamed`;
+        if (streamed.errors.length === 0) io.out(`${style.green('✓')} ${file}: valid (${what})\n`);
+        else {
+          failed += 1;
+          io.out(`${style.red('✗')} ${file}: ${formatCount(streamed.errors.length)}${streamed.errors.length >= 1000 ? '+' : ''} errors (${what})\n`);
+        }
+        continue;
+      }
       text = readTextFile(file);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;

@@ -1,0 +1,69 @@
+/**
+ * ATOF validation of files too large to load whole (a replay of millions of
+ * hooks writes hundreds of megabytes). The file is streamed and validated in
+ * stretches that end where no scope is open, so every start/end pair falls
+ * inside one stretch and the pairing rules hold exactly as for the whole
+ * file. Paths keep their file-wide event index.
+ *
+ * One check is weaker than the whole-file one: a uuid reused in a later
+ * stretch, after its scope closed, is not reported (remembering every uuid
+ * would cost the memory this avoids). A file whose scopes never all close
+ * (unpaired starts left by a crash) is held until they do, or to its end.
+ *
+ * @module
+ */
+
+import type { ValidationError } from '../relay/formats/validation.ts';
+import { validateAtofEvents } from '../relay/formats/validate-atof.ts';
+import { readLines } from './files.ts';
+
+/** Events per stretch before it is validated at the next point where no scope is open. */
+const STRETCH_EVENTS = 20_000;
+
+export interface StreamedAtofResult {
+  events: number;
+  errors: ValidationError[];
+}
+
+export async function validateAtofFile(file: string, maxErrors = 1000): Promise<StreamedAtofResult> {
+  const errors: ValidationError[] = [];
+  let batch: unknown[] = [];
+  let offset = 0;
+  let events = 0;
+  const open = new Set<string>();
+  const push = (error: ValidationError): void => {
+    if (errors.length < maxErrors) errors.push(error);
+  };
+  const flush = (): void => {
+    // Paths and messages (which name the paired event) use file-wide indexes.
+    const shift = (text: string) => text.replace(/\$\[(\d+)\]/g, (_match, index: string) => `$[${offset + Number(index)}]`);
+    for (const error of validateAtofEvents(batch)) push({ ...error, path: shift(error.path), message: shift(error.message) });
+    offset += batch.length;
+    batch = [];
+  };
+  for await (const line of readLines(file)) {
+    const text = line.text;
+    if (text.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      push({ path: `line ${line.number}`, rule: 'atof.malformed_line', message: `line ${line.number} is not valid JSON: ${error instanceof Error ? error.message : String(error)}` });
+      continue;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      push({ path: `line ${line.number}`, rule: 'atof.malformed_line', message: `line ${line.number} is not a JSON object` });
+      continue;
+    }
+    events += 1;
+    batch.push(value);
+    const event = value as { kind?: unknown; scope_category?: unknown; uuid?: unknown };
+    if (event.kind === 'scope' && typeof event.uuid === 'string') {
+      if (event.scope_category === 'start') open.add(event.uuid);
+      else if (event.scope_category === 'end') open.delete(event.uuid);
+    }
+    if (open.size === 0 && batch.length >= STRETCH_EVENTS) flush();
+  }
+  flush();
+  return { events, errors };
+}
