@@ -130,6 +130,8 @@ export class RelayRuntime {
   private activatedOnce = false;
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly atifOutputs = new Map<string, OutputHealth>();
+  /** The session last inserted into `sessions` (its last entry), or null. */
+  private newestSessionId: string | null = null;
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -309,9 +311,14 @@ export class RelayRuntime {
     const existing = this.sessions.get(sessionId);
     if (existing) {
       existing.lastActivity = now;
-      // Re-inserting keeps the map ordered by activity, so eviction reads the oldest first.
-      this.sessions.delete(sessionId);
-      this.sessions.set(sessionId, existing);
+      // Re-inserting keeps the map ordered by activity, so eviction reads the
+      // oldest first. Hooks mostly come in runs for one session, and the
+      // newest entry is already last: skip the delete and set then.
+      if (sessionId !== this.newestSessionId) {
+        this.sessions.delete(sessionId);
+        this.sessions.set(sessionId, existing);
+        this.newestSessionId = sessionId;
+      }
       return existing;
     }
     this.evictIfNeeded(now);
@@ -347,6 +354,7 @@ export class RelayRuntime {
       metadata,
     });
     this.sessions.set(sessionId, state);
+    this.newestSessionId = sessionId;
     if (this.wantsAtifExporter(state)) {
       state.atifExporter = this.backend.registerAtifExporter({
         scope: state.handle,
@@ -415,8 +423,13 @@ export class RelayRuntime {
     this.subagentParents.delete(sessionId);
     const state = this.sessions.get(sessionId);
     if (!state) return;
-    this.sessions.delete(sessionId);
+    this.forgetSession(sessionId);
     this.finishSession(state, payload);
+  }
+
+  private forgetSession(sessionId: string): void {
+    this.sessions.delete(sessionId);
+    if (this.newestSessionId === sessionId) this.newestSessionId = null;
   }
 
   private finishSession(state: SessionState, output: unknown, mayClearPluginConfig = true): void {
@@ -495,7 +508,7 @@ export class RelayRuntime {
 
   private evict(state: SessionState, reason: 'idle_ttl' | 'max_sessions'): void {
     this.counters.evictedSessions += 1;
-    this.sessions.delete(state.sessionId);
+    this.forgetSession(state.sessionId);
     this.subagentParents.delete(state.sessionId);
     safeLog(this.logger, 'debug', `NeMo Relay session ${state.sessionId} evicted (${reason}); its partial trajectory is written`);
     // A new session is opening right now, so the plugin config stays active.
