@@ -52,6 +52,9 @@ import {
 } from './plugins-toml.ts';
 import type { NemoRelaySettings } from './settings.ts';
 
+/** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
+const MAX_LISTED_ATIF_OUTPUTS = 1_000;
+
 /** Tool statuses that record the tool span as failed. */
 const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);
 
@@ -400,10 +403,19 @@ export class RelayRuntime {
     let health = this.atifOutputs.get(target);
     if (!health) {
       health = { kind: 'atif', path: target, lastWrite: null, bytes: 0, errors: 0 };
+      // One file per session: unbounded, this map would grow with every
+      // session a long-lived host ever had. The oldest listing goes first;
+      // an export in flight keeps its own reference to its entry.
+      if (this.atifOutputs.size >= MAX_LISTED_ATIF_OUTPUTS) {
+        const oldest = this.atifOutputs.keys().next().value;
+        if (oldest !== undefined) this.atifOutputs.delete(oldest);
+      }
       this.atifOutputs.set(target, health);
     }
     return health;
   }
+
+
 
   // Exports of one session run in order, so the final trajectory always wins
   // over the partial one written at session end.
