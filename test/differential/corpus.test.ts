@@ -1,0 +1,186 @@
+// The differential corpus: every recorded stream under test/fixtures/streams
+// runs through HookRegistry + the plugin on the memory relay and on the
+// native adapter with the same settings (ATOF and ATIF on, into temp dirs;
+// the subagent export mode both default and "all" where subagents occur).
+// The files must be the same once uuids (labelled by first appearance) and
+// clock readings are replaced: structurally, event by event and document by
+// document, and character for character.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/hooks/logger.ts';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { loadNativeRelay } from '../../native/index.ts';
+import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
+import { STREAM_NAMES, streamFileName, streamJsonl } from '../fixtures/streams/streams.ts';
+import type { HookLine } from '../fixtures/streams/script.ts';
+import { normalize, normalizeEvents, normalizeText, UuidLabels, type NormalizeOptions } from './normalize.ts';
+import { readStream, replay, type ReplayResult, type SubagentExportMode } from './replay.ts';
+
+const STREAMS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/streams');
+const stream = (name: string): HookLine[] => readStream(path.join(STREAMS_DIR, streamFileName(name)));
+
+interface Case {
+  stream: string;
+  mode: SubagentExportMode | undefined;
+  /** The ATIF files both backends must write. */
+  files: string[];
+}
+
+const CASES: Case[] = [
+  { stream: 'plain-chat', mode: undefined, files: ['hermes-atif-chat-1.json'] },
+  { stream: 'tool-loop', mode: undefined, files: ['hermes-atif-loop-1.json'] },
+  { stream: 'api-retry', mode: undefined, files: ['hermes-atif-retry-1.json'] },
+  { stream: 'anthropic', mode: undefined, files: ['hermes-atif-claude-1.json'] },
+  { stream: 'cached-usage', mode: undefined, files: ['hermes-atif-cache-1.json'] },
+  { stream: 'subagent', mode: undefined, files: ['hermes-atif-parent-1.json'] },
+  { stream: 'subagent', mode: 'all', files: ['hermes-atif-child-1.json', 'hermes-atif-parent-1.json'] },
+  { stream: 'parallel-subagents', mode: undefined, files: ['hermes-atif-lead-1.json'] },
+  { stream: 'parallel-subagents', mode: 'all', files: ['hermes-atif-back-1.json', 'hermes-atif-front-1.json', 'hermes-atif-lead-1.json'] },
+  { stream: 'approvals-unmatched', mode: undefined, files: ['hermes-atif-default.json', 'hermes-atif-guard-1.json'] },
+  { stream: 'interleaved-sessions', mode: undefined, files: ['hermes-atif-session-A.json', 'hermes-atif-session-B.json'] },
+  {
+    stream: 'interleaved-sessions',
+    mode: 'all',
+    files: ['hermes-atif-helper-A.json', 'hermes-atif-helper-B.json', 'hermes-atif-session-A.json', 'hermes-atif-session-B.json'],
+  },
+];
+
+/**
+ * Known differences, each with its reason. Only one, and it is a finding,
+ * not a decision: see the `it.fails` below.
+ *
+ * parallel-subagents: the native adapter puts a scope whose parent is not on
+ * top of its native stack (here the second of two concurrently open
+ * subagents) on a fresh native stack, where native makes an Agent scope its
+ * own `propagation_root_uuid` (native/scopes.ts). The memory relay derives
+ * the root from the explicit parent, so the whole second subtree carries the
+ * lead session's uuid instead. Only that field differs; it reaches ATIF only
+ * through plugin-host `observed_events`, not through these per-session files.
+ */
+const KNOWN: Readonly<Record<string, NormalizeOptions>> = {
+  'parallel-subagents': { drop: ['propagation_root_uuid'] },
+};
+
+function caseTitle(c: Case): string {
+  return `${c.stream} (subagent export mode ${c.mode ?? 'default'})`;
+}
+
+function expectSameFiles(memory: ReplayResult, native: ReplayResult, options: NormalizeOptions): void {
+  // Both runs were clean: the plugin swallowed no failure on either backend.
+  expect(memory.problems, 'memory warnings').toEqual([]);
+  expect(native.problems, 'native warnings').toEqual([]);
+  expect(memory.status.counters.errors).toBe(0);
+  expect(native.status.counters.errors).toBe(0);
+  expect(memory.status.counters.dropped).toBe(0);
+  expect(native.status.counters.dropped).toBe(0);
+
+  // ATOF, event by event: kinds, names, categories, profiles, parents, attributes, data, metadata, order.
+  expect(memory.events.length).toBeGreaterThan(0);
+  expect(normalizeEvents(memory.events, options)).toEqual(normalizeEvents(native.events, options));
+  if (!options.drop) {
+    const memoryLabels = new UuidLabels();
+    const nativeLabels = new UuidLabels();
+    expect(memory.atofLines.map((line) => normalizeText(line, memoryLabels))).toEqual(
+      native.atofLines.map((line) => normalizeText(line, nativeLabels)),
+    );
+  }
+
+  // ATIF, document by document.
+  expect([...memory.trajectories.keys()]).toEqual([...native.trajectories.keys()]);
+  for (const [name, doc] of memory.trajectories) {
+    expect(normalize(doc), name).toEqual(normalize(native.trajectories.get(name)));
+    expect(normalizeText(memory.trajectoryTexts.get(name)!), name).toBe(normalizeText(native.trajectoryTexts.get(name)!));
+  }
+}
+
+describe('differential corpus: the committed streams', () => {
+  it('has at least eight streams', () => {
+    expect(STREAM_NAMES.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it.each(STREAM_NAMES)('%s.hooks.jsonl is exactly what its script in streams.ts records', (name) => {
+    expect(fs.readFileSync(path.join(STREAMS_DIR, streamFileName(name)), 'utf8')).toBe(streamJsonl(name));
+  });
+
+  it('covers a retry that shares its api_request_id, with retry_count 0 then 1', () => {
+    const attempts = stream('api-retry').filter((line) => line.hook === 'pre_api_request' && line.payload.api_request_id === 'retry-turn-1:api:1');
+    expect(attempts.map((line) => line.payload.retry_count)).toEqual([0, 1]);
+    const errors = stream('api-retry').filter((line) => line.hook === 'api_request_error');
+    expect(errors[0]!.payload).toMatchObject({ api_request_id: 'retry-turn-1:api:1', retry_count: 0, status_code: 429 });
+  });
+
+  it('covers Anthropic-shaped requests and responses', () => {
+    const responses = stream('anthropic').filter((line) => line.hook === 'post_api_request');
+    expect(responses.every((line) => line.payload.api_mode === 'anthropic_messages')).toBe(true);
+    const first = responses[0]!.payload.response as { content: { type: string }[]; usage: Record<string, number> };
+    expect(first.content.map((block) => block.type)).toEqual(['thinking', 'text', 'tool_use']);
+    expect(Object.keys(first.usage)).toEqual(expect.arrayContaining(['input_tokens', 'output_tokens', 'cache_read_input_tokens']));
+  });
+
+  it('covers OpenAI cached-token usage', () => {
+    const usages = stream('cached-usage')
+      .filter((line) => line.hook === 'post_api_request')
+      .map((line) => (line.payload.usage as { prompt_tokens_details?: { cached_tokens: number } }).prompt_tokens_details?.cached_tokens);
+    expect(usages).toEqual([undefined, 1920, 2048]);
+  });
+
+  it('covers a subagent with its own session hooks and an LLM call between subagent_start and subagent_stop', () => {
+    const lines = stream('subagent');
+    const start = lines.findIndex((line) => line.hook === 'subagent_start');
+    const stop = lines.findIndex((line) => line.hook === 'subagent_stop');
+    const child = lines.slice(start + 1, stop).filter((line) => line.payload.session_id === 'child-1');
+    expect(start).toBeGreaterThan(0);
+    expect(child.map((line) => line.hook)).toEqual(
+      expect.arrayContaining(['pre_llm_call', 'pre_api_request', 'post_api_request', 'pre_tool_call', 'post_tool_call', 'on_session_finalize']),
+    );
+  });
+
+  it('covers approvals and ends without starts', () => {
+    const hooks = stream('approvals-unmatched').map((line) => line.hook);
+    expect(hooks.filter((hook) => hook === 'pre_approval_request')).toHaveLength(2);
+    expect(hooks.filter((hook) => hook === 'post_approval_response')).toHaveLength(2);
+    expect(hooks).toContain('on_session_reset');
+  });
+
+  it('covers two sessions interleaved as user:A? | user:B? | agent:B. | agent:A.', () => {
+    const said = stream('interleaved-sessions')
+      .filter((line) => line.hook === 'pre_llm_call' || line.hook === 'post_api_request')
+      .slice(0, 4)
+      .map((line) =>
+        line.hook === 'pre_llm_call'
+          ? `user:${String(line.payload.user_message)}`
+          : `agent:${String((line.payload.assistant_message as { content: string }).content)}`,
+      );
+    expect(said).toEqual(['user:A?', 'user:B?', 'agent:B.', 'agent:A.']);
+  });
+});
+
+const title = nativeAvailable
+  ? 'differential corpus: memory and native write the same files'
+  : `differential corpus: skipped, native backend cannot load here (${nativeLoadError})`;
+
+describe.skipIf(!nativeAvailable)(title, () => {
+  const run = async (c: Case) => {
+    const lines = stream(c.stream);
+    const options = c.mode === undefined ? {} : { subagentExportMode: c.mode };
+    const memory = await replay(createMemoryRelay({ logger: silentLogger }), lines, options);
+    const native = await replay(loadNativeRelay({ logger: silentLogger }), lines, options);
+    return { memory, native };
+  };
+
+  it.each(CASES.map((c) => [caseTitle(c), c] as const))('%s', async (_title, c) => {
+    const { memory, native } = await run(c);
+    expect([...native.trajectories.keys()]).toEqual(c.files);
+    expectSameFiles(memory, native, KNOWN[c.stream] ?? {});
+  });
+
+  // The one difference found (see KNOWN): exact equality of the parallel
+  // subagents' ATOF, propagation roots included. Flip to `it` once memory and
+  // native agree on the propagation root of a concurrently opened subagent.
+  it.fails('parallel-subagents: propagation_root_uuid of the second concurrently open subagent', async () => {
+    const { memory, native } = await run({ stream: 'parallel-subagents', mode: undefined, files: [] });
+    expect(normalizeEvents(memory.events)).toEqual(normalizeEvents(native.events));
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * Making two runs comparable: uuids and clocks differ on every run, nothing
+ * else may. Every uuid becomes `<uuid-N>`, numbered by first appearance in
+ * the document (so parent links, pairing and roots are still compared), and
+ * every clock reading becomes a placeholder.
+ *
+ * Two forms: structural (for readable deep-equal diffs) and textual (for
+ * byte-level equality: key order and number formatting).
+ */
+
+import type { Json } from '../../src/relay/contract.ts';
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/** Keys whose values are clock readings: RFC 3339 strings, or epoch seconds in ATIF invocations. */
+const CLOCK_KEYS = new Set(['timestamp', 'start_timestamp', 'end_timestamp']);
+
+/** Numbers uuids by first appearance; one instance per document. */
+export class UuidLabels {
+  readonly #labels = new Map<string, string>();
+
+  label(uuid: string): string {
+    const key = uuid.toLowerCase();
+    let label = this.#labels.get(key);
+    if (label === undefined) {
+      label = `<uuid-${this.#labels.size}>`;
+      this.#labels.set(key, label);
+    }
+    return label;
+  }
+
+  /** Replaces every uuid inside `text`. */
+  text(text: string): string {
+    return text.replace(UUID, (uuid) => this.label(uuid));
+  }
+
+  get size(): number {
+    return this.#labels.size;
+  }
+}
+
+export interface NormalizeOptions {
+  /** Keys dropped wherever they appear (a documented, known difference). */
+  drop?: readonly string[];
+}
+
+/**
+ * A copy of `value` with uuids labelled and clock readings replaced, walking
+ * keys in document order so labels follow first appearance.
+ */
+export function normalize(value: unknown, labels = new UuidLabels(), options: NormalizeOptions = {}): Json {
+  const drop = new Set(options.drop ?? []);
+  const walk = (node: unknown, key: string | null): Json => {
+    if (key !== null && CLOCK_KEYS.has(key) && (typeof node === 'string' || typeof node === 'number')) return `<${key}>`;
+    if (typeof node === 'string') return labels.text(node);
+    if (Array.isArray(node)) return node.map((item) => walk(item, null));
+    if (node !== null && typeof node === 'object') {
+      const out: { [key: string]: Json } = {};
+      for (const [childKey, child] of Object.entries(node)) {
+        if (drop.has(childKey)) continue;
+        out[labels.text(childKey)] = walk(child, childKey);
+      }
+      return out;
+    }
+    return node as Json;
+  };
+  return walk(value, null);
+}
+
+/** The events of one ATOF file, normalized with one label table for the whole file. */
+export function normalizeEvents(events: readonly unknown[], options: NormalizeOptions = {}): Json[] {
+  const labels = new UuidLabels();
+  return events.map((event) => normalize(event, labels, options));
+}
+
+const CLOCK_TEXT = /"(timestamp|start_timestamp|end_timestamp)":(\s*)(?:"[^"]*"|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)/g;
+
+/**
+ * A JSON text with uuids labelled and clock readings replaced, character for
+ * character otherwise: what two writers of "the same file" must agree on.
+ * Lines of one JSONL file share one label table.
+ */
+export function normalizeText(text: string, labels = new UuidLabels()): string {
+  return labels.text(text.replace(CLOCK_TEXT, (_match, key: string, space: string) => `"${key}":${space}"<${key}>"`));
+}
