@@ -23,6 +23,7 @@ import {
   bareNativeSetup,
   memoryPluginSetup,
   nativePluginSetup,
+  offPluginSetup,
   otelNoopSetup,
   otelSdkSetup,
   type Setup,
@@ -97,6 +98,7 @@ const KINDS: readonly Kind[] = [
 // ------------------------------------------------------------------ setups
 
 const memory = memoryPluginSetup(dir);
+const off = offPluginSetup(dir);
 const otelSdk = otelSdkSetup();
 const otelNoop = otelNoopSetup();
 let nativePlugin: (Setup & { readonly warnings: number }) | null = null;
@@ -108,7 +110,7 @@ try {
   const reason = error instanceof Error ? error.message : String(error);
   report.note(`native setups skipped: nemo-relay-node did not load (${reason})`);
 }
-const setups: Setup[] = [memory, ...(nativePlugin ? [nativePlugin] : []), ...(bare ? [bare] : []), otelSdk, otelNoop];
+const setups: Setup[] = [memory, ...(nativePlugin ? [nativePlugin] : []), ...(bare ? [bare] : []), otelSdk, otelNoop, off];
 
 /** Iterations for about `TARGET_MS` of work per batch, measured on a warm setup. */
 async function calibrate(setup: Setup, kind: Kind): Promise<number> {
@@ -156,10 +158,12 @@ for (const kind of KINDS) {
   const raw = byName(timings, 'bare native');
   const sdk = byName(timings, 'otel sdk')!;
   const noop = byName(timings, 'otel no-op')!;
+  const pluginOnly = byName(timings, 'plugin+off')!;
   if (nat) report.figure(figure(`${kind.id}.native_over_memory`, `${kind.id}: plugin+native / plugin+memory`, ratio(nat, mem, true), 'x', { op: '>=', target: 10 }));
   if (nat && raw) report.figure(figure(`${kind.id}.plugin_over_bare`, `${kind.id}: plugin+native / bare native`, ratio(nat, raw, true), 'x', { op: '<=', target: 1.15 }));
   report.figure(figure(`${kind.id}.memory_over_otel_sdk`, `${kind.id}: plugin+memory / OTel SDK span`, ratio(mem, sdk, true), 'x', { op: '<=', target: 1 }));
   report.figure(figure(`${kind.id}.memory_over_otel_noop`, `${kind.id}: plugin+memory / OTel no-op`, ratio(mem, noop, true), 'x'));
+  report.figure(figure(`${kind.id}.plugin_share_of_memory`, `${kind.id}: plugin+off / plugin+memory (registry + plugin share)`, ratio(pluginOnly, mem, true), 'x'));
   for (const timing of timings) report.row(rowOf(`${kind.id}.${timing.name}`, `${kind.id}: ${timing.name} (per event)`, timing));
 }
 
@@ -170,6 +174,6 @@ for (const setup of setups) {
 report.fact('warnings.plugin+memory', memory.warnings);
 if (nativePlugin) report.fact('warnings.plugin+native', nativePlugin.warnings);
 report.note('Per event = per hook call = per ATOF line; a span or session pair is 2 events. Ratios use the drained figures (drain amortised per event), as the median of per-round ratios.');
-report.note('plugin+X: HookRegistry.emit -> createNemoRelayPlugin (ATOF sink on, ATIF off) -> backend. bare native: nemo-relay-node pushScope/event/llmCall/toolCall with an AtofExporter, explicit parent and timestamps, hand-built metadata. OTel: a span per pair, a child span per mark, ids as attributes, the payload as a JSON-string attribute when recording; SDK = BasicTracerProvider + SimpleSpanProcessor + InMemorySpanExporter.');
+report.note('plugin+X: HookRegistry.emit -> createNemoRelayPlugin (ATOF sink on, ATIF off) -> backend; plugin+off: the same over the backend that drops every call (registry + plugin cost alone). bare native: nemo-relay-node pushScope/event/llmCall/toolCall with an AtofExporter, explicit parent and timestamps, hand-built metadata. OTel: a span per pair, a child span per mark, ids as attributes, the payload as a JSON-string attribute when recording; SDK = BasicTracerProvider + SimpleSpanProcessor + InMemorySpanExporter.');
 report.write();
 rmSync(dir, { recursive: true, force: true });

@@ -18,7 +18,7 @@
 
 import { HOOK_NAMES, type HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { createAgentState, agentStep, type AgentState } from '../support/agent-step.ts';
+import { createAgentState, agentStep, stepIds, type AgentState } from '../support/agent-step.ts';
 import { CaseReport, consume, figure, interleave, iterations, ratio, rowOf, type Subject } from '../harness.ts';
 
 const report = new CaseReport('zero-cost', 'Zero cost: unsubscribed hooks');
@@ -125,7 +125,7 @@ const plainLoop: Subject = {
   iters: STEPS,
   run(n) {
     let acc = 0;
-    for (let i = 0; i < n; i++) acc += agentStep(plainState, i).resultChars;
+    for (let i = 0; i < n; i++) acc += agentStep(plainState, i, stepIds(plainState, i)).resultChars;
     consume(acc);
   },
 };
@@ -142,14 +142,15 @@ const hookedLoop: Subject = {
 
 /** The same step with the 15 hook sites a host has, each with a lazy payload over the step's locals. */
 function hookedStep(state: AgentState, i: number): number {
+  const ids = stepIds(state, i);
   const session_id = state.sessionId;
-  const turn_id = `${session_id}:turn:${i}`;
-  const api_request_id = `${turn_id}:api:1`;
+  const turn_id = ids.turnId;
+  const api_request_id = ids.apiRequestId;
   const model = state.model;
   hooks.emit('on_session_start', () => (thunkCalls++, { session_id, model, platform: 'cli' }));
   hooks.emit('pre_llm_call', () => (thunkCalls++, { session_id, turn_id, model, user_message: state.lastUserMessage, conversation_history: state.messages }));
   hooks.emit('pre_api_request', () => (thunkCalls++, { session_id, turn_id, api_request_id, model, provider: 'openai', request: { body: state.lastRequest } }));
-  const step = agentStep(state, i);
+  const step = agentStep(state, i, ids);
   hooks.emit('post_api_request', () => (thunkCalls++, { session_id, turn_id, api_request_id, model, response: step.response, usage: step.usage }));
   hooks.emit('api_request_error', () => (thunkCalls++, { session_id, turn_id, api_request_id, error: { type: 'none' } }));
   const tool_call_id = step.toolCallId;
@@ -166,18 +167,58 @@ function hookedStep(state: AgentState, i: number): number {
   return step.resultChars;
 }
 
+const guardedState = createAgentState();
+
+const guardedLoop: Subject = {
+  name: 'agent loop, 15 has()-guarded emits per step, no subscriber',
+  iters: STEPS,
+  run(n) {
+    let acc = 0;
+    for (let i = 0; i < n; i++) acc += guardedStep(guardedState, i);
+    consume(acc);
+  },
+};
+
+/** The other idiom: `if (hooks.has(name)) hooks.emit(name, payload)`, no closure allocated per site. */
+function guardedStep(state: AgentState, i: number): number {
+  const ids = stepIds(state, i);
+  const session_id = state.sessionId;
+  const turn_id = ids.turnId;
+  const api_request_id = ids.apiRequestId;
+  const model = state.model;
+  if (hooks.has('on_session_start')) hooks.emit('on_session_start', { session_id, model, platform: 'cli' });
+  if (hooks.has('pre_llm_call')) hooks.emit('pre_llm_call', { session_id, turn_id, model, user_message: state.lastUserMessage, conversation_history: state.messages });
+  if (hooks.has('pre_api_request')) hooks.emit('pre_api_request', { session_id, turn_id, api_request_id, model, provider: 'openai', request: { body: state.lastRequest } });
+  const step = agentStep(state, i, ids);
+  if (hooks.has('post_api_request')) hooks.emit('post_api_request', { session_id, turn_id, api_request_id, model, response: step.response, usage: step.usage });
+  if (hooks.has('api_request_error')) hooks.emit('api_request_error', { session_id, turn_id, api_request_id, error: { type: 'none' } });
+  const tool_call_id = step.toolCallId;
+  if (hooks.has('pre_tool_call')) hooks.emit('pre_tool_call', { session_id, turn_id, tool_call_id, tool_name: step.toolName, args: step.toolArgs });
+  if (hooks.has('pre_approval_request')) hooks.emit('pre_approval_request', { turn_id, tool_call_id, command: step.toolName, surface: 'cli' });
+  if (hooks.has('post_approval_response')) hooks.emit('post_approval_response', { turn_id, tool_call_id, choice: 'once' });
+  if (hooks.has('post_tool_call')) hooks.emit('post_tool_call', { session_id, turn_id, tool_call_id, tool_name: step.toolName, result: step.toolResult, status: 'ok' });
+  if (hooks.has('subagent_start')) hooks.emit('subagent_start', { parent_session_id: session_id, child_session_id: `${session_id}:child` });
+  if (hooks.has('subagent_stop')) hooks.emit('subagent_stop', { parent_session_id: session_id, child_session_id: `${session_id}:child`, child_status: 'ok' });
+  if (hooks.has('post_llm_call')) hooks.emit('post_llm_call', { session_id, turn_id, assistant_response: step.assistantText });
+  if (hooks.has('on_session_end')) hooks.emit('on_session_end', { session_id, turn_id, completed: true });
+  if (hooks.has('on_session_reset')) hooks.emit('on_session_reset', { session_id, reason: 'none' });
+  if (hooks.has('on_session_finalize')) hooks.emit('on_session_finalize', { session_id, reason: 'none' });
+  return step.resultChars;
+}
+
 // ------------------------------------------------------------------ run
 
 const micro = await interleave([emptyLoop, mapGet, emitConstant, emitClosure, hasGuard], { reps: 11, warmup: 3 });
 const [empty, map, emit, closure, has] = micro as [typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0]];
-const loops = await interleave([plainLoop, hookedLoop], { reps: 15, warmup: 3 });
-const [plain, hooked] = loops as [typeof loops[0], typeof loops[0]];
+const loops = await interleave([plainLoop, hookedLoop, guardedLoop], { reps: 15, warmup: 3 });
+const [plain, hooked, guarded] = loops as [typeof loops[0], typeof loops[0], typeof loops[0]];
 
 report.figure(figure('emit_over_map', 'unsubscribed emit / Map.get', ratio(emit, map), 'x', { op: '<=', target: 1.5 }));
 report.figure(figure('loop_over_plain', 'agent loop with 15 emits / hook-free twin', ratio(hooked, plain), 'x', { op: '<=', target: 1.05 }));
 report.figure(figure('thunk_calls', 'payload thunks evaluated', thunkCalls, 'calls', { op: '<=', target: 0 }));
 report.figure(figure('emit_closure_over_map', 'emit with a new closure per call / Map.get', ratio(closure, map), 'x'));
 report.figure(figure('has_over_map', 'has(name) / Map.get', ratio(has, map), 'x'));
+report.figure(figure('guarded_loop_over_plain', 'agent loop with 15 has()-guarded emits / hook-free twin', ratio(guarded, plain), 'x'));
 const perSite = (hooked.ns - plain.ns) / 15;
 report.figure(figure('ns_per_hook_site', 'cost of one hook site in the loop ((hooked - plain) / 15)', Math.round(perSite * 100) / 100, 'ns'));
 
@@ -188,6 +229,7 @@ report.row(rowOf('emit_closure', closure.name, closure));
 report.row(rowOf('has', has.name, has));
 report.row(rowOf('loop_plain', plain.name, plain));
 report.row(rowOf('loop_hooked', hooked.name, hooked));
+report.row(rowOf('loop_guarded', guarded.name, guarded));
 report.fact('steps_per_batch', STEPS);
 report.fact('request_bytes', plainState.lastRequestBytes);
 report.note('Micro rows cycle the hook name through all 15 names; the ratio is the median of per-round ratios over interleaved batches.');

@@ -18,6 +18,17 @@ export interface AgentState {
   lastRequestBytes: number;
 }
 
+/** The ids a host keeps per turn and call anyway (logs, retries), hooks or not. */
+export interface StepIds {
+  turnId: string;
+  apiRequestId: string;
+}
+
+export function stepIds(state: AgentState, i: number): StepIds {
+  const turnId = `${state.sessionId}:turn:${i}`;
+  return { turnId, apiRequestId: `${turnId}:api:1` };
+}
+
 export interface StepResult {
   response: Record<string, unknown>;
   usage: Record<string, unknown>;
@@ -64,7 +75,7 @@ export function createAgentState(sessionId = 'bench-session'): AgentState {
 }
 
 /** Runs one step and returns what the hooks of that step would carry. */
-export function agentStep(state: AgentState, i: number): StepResult {
+export function agentStep(state: AgentState, i: number, ids: StepIds): StepResult {
   const userMessage = `${WORDS[i % WORDS.length]} ${WORDS[(i + 5) % WORDS.length]} (step ${i})`;
   state.lastUserMessage = userMessage;
   state.messages.push({ role: 'user', content: userMessage });
@@ -75,7 +86,7 @@ export function agentStep(state: AgentState, i: number): StepResult {
   state.lastRequest = request;
   state.lastRequestBytes = body.length;
 
-  const toolCallId = `call_${i}`;
+  const toolCallId = `call_${ids.apiRequestId}`;
   const rawResponse = `{"id":"chatcmpl-${i}","model":"${state.model}","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"${toolCallId}","type":"function","function":{"name":"search_notes","arguments":"{\\"query\\":\\"runner ${i % 7}\\",\\"limit\\":3}"}}]}}],"usage":{"prompt_tokens":${body.length >> 2},"completion_tokens":18,"total_tokens":${(body.length >> 2) + 18}}}`;
   const response = JSON.parse(rawResponse) as {
     choices: { message: { tool_calls: { id: string; function: { name: string; arguments: string } }[] } }[];

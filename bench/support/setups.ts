@@ -6,6 +6,8 @@
  * - `plugin+memory` / `plugin+native`: `HookRegistry.emit` into the NeMo
  *   Relay plugin over that backend, ATOF file sink on (the whole path:
  *   hook → plugin → backend → ATOF line);
+ * - `plugin+off`: the same over the backend that drops everything, which
+ *   isolates what the registry and the plugin add;
  * - `bare native`: the same events straight on `nemo-relay-node`, with an
  *   `AtofExporter`, explicit parents and timestamps, and the metadata a
  *   direct caller would build by hand;
@@ -32,6 +34,7 @@ import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/in
 import { nowMicros } from '../../src/relay/clock.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { createNoopRelay } from '../../src/relay/noop.ts';
 import { loadBinding, type NativeAtofExporter, type NativeBinding, type NativeScopeHandle, type NativeSpanHandle } from '../../native/binding.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 import { directMetadata, type Payload } from './payloads.ts';
@@ -151,6 +154,11 @@ class PluginSetup implements Setup {
 
 export function memoryPluginSetup(dir: string): Setup & { readonly warnings: number } {
   return new PluginSetup('plugin+memory', dir, (logger) => createMemoryRelay({ logger }));
+}
+
+/** The plugin over the `off` backend, which drops every call: what the plugin itself costs. */
+export function offPluginSetup(dir: string): Setup & { readonly warnings: number } {
+  return new PluginSetup('plugin+off', dir, () => createNoopRelay({ reason: 'bench: plugin overhead only' }));
 }
 
 export function nativePluginSetup(dir: string): Setup & { readonly warnings: number } {
