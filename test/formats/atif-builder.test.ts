@@ -11,7 +11,6 @@ import type { Json } from '../../src/relay/contract.ts';
 import { AtifBuilder, createSubtreeFilter, serializeTrajectory } from '../../src/relay/formats/atif-builder.ts';
 import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
 import type { AtofEvent } from '../../src/relay/formats/atof.ts';
-import { formatRustFloat, sortJson } from '../../src/relay/formats/rust-json.ts';
 import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
 import { parseAtofJsonl } from '../../src/relay/formats/validate-atof.ts';
 
@@ -217,32 +216,27 @@ describe('createSubtreeFilter', () => {
   });
 });
 
-describe('serde number formatting', () => {
-  it.each([
-    [1, '1.0'],
-    [0, '0.0'],
-    [-2.5, '-2.5'],
-    [0.1, '0.1'],
-    [1.5e-6, '1.5e-6'],
-    [0.00001, '0.00001'],
-    [1e-7, '1e-7'],
-    [123456.789, '123456.789'],
-    [1e20, '100000000000000000000.0'],
-    [1e21, '1e21'],
-    [1.2345e22, '1.2345e22'],
-    [1795964369.159, '1795964369.159'],
-  ])('formats %d as %s', (value, text) => {
-    expect(formatRustFloat(value)).toBe(text);
-  });
-
+describe('serializeTrajectory', () => {
   it('serializes a hand-made trajectory with serde spacing in plugin-host style', () => {
     const trajectory = { schema_version: 'ATIF-v1.7', agent: { name: 'a', version: 'v' }, steps: [], final_metrics: { total_steps: 0 } };
     expect(serializeTrajectory(trajectory as AtifTrajectory, 'plugin-host')).toBe(JSON.stringify(trajectory, null, 2));
   });
 
-  it('sorts keys by code point like a Rust BTreeMap and leaves sorted input untouched', () => {
-    const sorted = { a: 1, b: { c: [{ d: 1, e: 2 }] } };
-    expect(sortJson(sorted)).toBe(sorted);
-    expect(Object.keys(sortJson({ '\uffff': 1, '😀': 2, b: 3 }) as object)).toEqual(['b', '\uffff', '😀']);
+  it('writes f64 fields with a fraction, integer fields plain at any size, and payload numbers as the binding passed them', () => {
+    const trajectory = {
+      steps: [
+        {
+          step_id: 1,
+          metrics: { prompt_tokens: 5_000_000_000, cost_usd: 2, logprobs: [0, 1e20], prompt_token_ids: [2 ** 40], extra: { total_tokens: 2 ** 32 } },
+          extra: { invocation: { start_timestamp: 1_764_000_000 }, llm_response: { at: 1_764_000_000_000, n: 3 } },
+        },
+      ],
+      final_metrics: { total_prompt_tokens: 5_000_000_000, total_cost_usd: 2, total_steps: 1 },
+    };
+    expect(serializeTrajectory(trajectory as unknown as AtifTrajectory)).toBe(
+      '{"steps":[{"step_id":1,"metrics":{"prompt_tokens":5000000000,"cost_usd":2.0,"logprobs":[0.0,1e+20],"prompt_token_ids":[1099511627776],' +
+        '"extra":{"total_tokens":4294967296.0}},"extra":{"invocation":{"start_timestamp":1764000000.0},"llm_response":{"at":1764000000000.0,"n":3}}}],' +
+        '"final_metrics":{"total_prompt_tokens":5000000000,"total_cost_usd":2.0,"total_steps":1}}',
+    );
   });
 });

@@ -21,7 +21,7 @@ import type { Json, JsonObject } from '../contract.ts';
 import type { AtifAgent, AtifTrajectory } from './atif.ts';
 import { convertEvents, toConvEvents } from './atif-convert.ts';
 import type { AtofEvent } from './atof.ts';
-import { sortJson, toRustJson } from './rust-json.ts';
+import { sortJson, toRustJson, type NumberFieldType } from './rust-json.ts';
 
 export type AtifBuilderStyle = 'exporter' | 'plugin-host';
 
@@ -131,29 +131,44 @@ function relayCorrelation(root: AtofEvent | undefined, sessionInstanceId: string
 }
 
 const FLOAT_STEP_EXTRA_KEYS = new Set(['start_timestamp', 'end_timestamp']);
+const INTEGER_METRICS = new Set(['prompt_tokens', 'completion_tokens', 'cached_tokens']);
+const INTEGER_METRIC_ARRAYS = new Set(['prompt_token_ids', 'completion_token_ids']);
+const INTEGER_FINAL_METRICS = new Set(['total_prompt_tokens', 'total_completion_tokens', 'total_cached_tokens', 'total_steps']);
 
 /**
- * Says which numbers native types as `f64` (written `1.0`, never `1`):
- * costs, log probabilities and invocation timestamps. `path` runs from the
- * document root, through `subagent_trajectories[i]` for embedded ones.
+ * Says how native types a number of the document: `f64` (written `1.0`,
+ * never `1`) for costs, log probabilities and invocation timestamps;
+ * `integer` (plain at any size) for step ids and token counts; anything
+ * else is a payload number. `path` runs from the document root, through
+ * `subagent_trajectories[i]` for embedded ones.
  */
-function isFloatField(path: readonly (string | number)[]): boolean {
+function fieldType(path: readonly (string | number)[]): NumberFieldType | undefined {
   let i = 0;
   while (path[i] === 'subagent_trajectories' && typeof path[i + 1] === 'number') i += 2;
-  const rest = path.slice(i);
-  const [a, b, c, d, e, f] = rest;
-  if (a === 'final_metrics') return b === 'total_cost_usd' && rest.length === 2;
-  if (a !== 'steps' || typeof b !== 'number') return false;
-  if (c === 'metrics') return (d === 'cost_usd' && rest.length === 4) || (d === 'logprobs' && rest.length === 5);
-  if (c !== 'extra') return false;
-  if (d === 'invocation') return rest.length === 5 && FLOAT_STEP_EXTRA_KEYS.has(e as string);
-  if (d === 'tool_invocations') return rest.length === 6 && typeof e === 'number' && FLOAT_STEP_EXTRA_KEYS.has(f as string);
-  return false;
+  const depth = path.length - i;
+  const a = path[i];
+  if (a === 'final_metrics') {
+    if (depth !== 2) return undefined;
+    const b = path[i + 1] as string;
+    return b === 'total_cost_usd' ? 'f64' : INTEGER_FINAL_METRICS.has(b) ? 'integer' : undefined;
+  }
+  if (a !== 'steps' || typeof path[i + 1] !== 'number') return undefined;
+  const [c, d, e, f] = [path[i + 2], path[i + 3], path[i + 4], path[i + 5]];
+  if (depth === 3) return c === 'step_id' || c === 'llm_call_count' ? 'integer' : undefined;
+  if (c === 'metrics') {
+    if (depth === 4) return d === 'cost_usd' ? 'f64' : INTEGER_METRICS.has(d as string) ? 'integer' : undefined;
+    if (depth === 5) return d === 'logprobs' ? 'f64' : INTEGER_METRIC_ARRAYS.has(d as string) ? 'integer' : undefined;
+    return undefined;
+  }
+  if (c !== 'extra') return undefined;
+  if (d === 'invocation' && depth === 5) return FLOAT_STEP_EXTRA_KEYS.has(e as string) ? 'f64' : undefined;
+  if (d === 'tool_invocations' && depth === 6 && typeof e === 'number') return FLOAT_STEP_EXTRA_KEYS.has(f as string) ? 'f64' : undefined;
+  return undefined;
 }
 
 /** Serializes a trajectory in native's text form for the given style. */
 export function serializeTrajectory(trajectory: AtifTrajectory, style: AtifBuilderStyle = 'exporter'): string {
-  return toRustJson(trajectory, { pretty: style === 'plugin-host', isFloatField });
+  return toRustJson(trajectory, { pretty: style === 'plugin-host', fieldType });
 }
 
 /**

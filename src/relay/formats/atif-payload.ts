@@ -12,7 +12,7 @@
 
 import type { Json, JsonObject } from '../contract.ts';
 import type { AtifMetrics, AtifToolCall } from './atif.ts';
-import { canonicalJson, sortJson } from './rust-json.ts';
+import { canonicalJson, isNativeInteger, parseJsonAsNative, sortJson } from './rust-json.ts';
 
 type JsonMap = JsonObject;
 
@@ -28,9 +28,9 @@ function asString(value: Json | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** serde's `as_u64`: a non-negative integer. */
+/** serde's `Value::as_u64()` of a payload number: only numbers the binding kept as integers qualify (`2**32` is an f64). */
 function asU64(value: Json | undefined): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+  return typeof value === 'number' && isNativeInteger(value) && value >= 0 ? value : undefined;
 }
 
 function asF64(value: Json | undefined): number | undefined {
@@ -410,14 +410,11 @@ export function extractToolCalls(output: Json): AtifToolCall[] | undefined {
 export function normalizeToolArguments(raw: Json | undefined): Json {
   if (raw === undefined || raw === null) return {};
   if (typeof raw === 'string') {
-    let parsed: Json;
-    try {
-      parsed = JSON.parse(raw) as Json;
-    } catch {
-      return { raw };
-    }
-    // native: parsed objects are serde maps, so their keys come out sorted.
-    return asObject(parsed) !== undefined ? sortJson(parsed) : { value: sortJson(parsed) };
+    // native: serde's parser (stricter than JSON.parse; maps sorted; `1.0` stays an f64), and its
+    // `{"value": ...}` wrapper for anything but an object.
+    const parsed = parseJsonAsNative(raw);
+    if (parsed === undefined) return { raw };
+    return asObject(parsed.value) !== undefined ? parsed.value : parsed;
   }
   if (asObject(raw) !== undefined) return raw;
   return { value: raw };

@@ -1,53 +1,75 @@
 /**
- * JSON text exactly as the native relay's serializer (Rust `serde_json`)
- * writes it.
+ * JSON text exactly as the native relay writes it (Rust `serde_json` over
+ * the napi binding's values): the one place that knows native's number and
+ * key rules, shared by the ATOF line writer and the ATIF builder.
  *
- * Two details differ from `JSON.stringify`:
- * - Object keys of opaque payloads are sorted (serde's map is ordered by the
- *   keys' UTF-8 bytes), which also matters for the JSON strings native embeds
- *   in messages and for the comparison keys it builds.
- * - Non-integer numbers use Rust's shortest round-trip notation: `1.5e-6`
- *   where JavaScript writes `0.0000015`, and `1e21` rather than `1e+21`.
- *   Fields that native types as `f64` (costs, invocation timestamps) always
- *   carry a fraction: `1.0`, never `1`.
+ * Rules, measured on `nemo-relay-node@0.9.2` in ATOF files, manual
+ * `AtifExporter.exportJson()` text and plugin-managed ATIF files alike
+ * (test/formats/native-json-differential.test.ts):
+ * - A number that crossed the binding stays an integer only when it is an
+ *   integer in the i32/u32 range (-2^31 .. 2^32-1); every other number
+ *   becomes an f64 (`formatPayloadNumber`). `-0` becomes `0`.
+ * - An f64 is written with its shortest round-trip digits, always with a
+ *   fraction or an exponent: decimal for 1e-5 <= |x| < 1e16 (`1.0`,
+ *   `4294967296.0`, `0.00001`), else exponent notation with a sign
+ *   (`1e+16`, `1.5e-6`) (`formatF64`). ATIF fields native types `f64`
+ *   (costs, log probabilities, invocation timestamps) follow it too.
+ * - ATIF fields native types as unsigned integers (token counts, step ids)
+ *   are plain integers at any size.
+ * - Numbers native parsed from JSON text itself (tool-call argument
+ *   strings) follow serde's parser instead: an integer literal that fits
+ *   i64/u64 stays an exact integer, any other literal is an f64 (`1.0`
+ *   stays `1.0`). `parseJsonAsNative` remembers those texts for the writers.
+ * - Object keys of payloads are in code-point (UTF-8 byte) order, where a
+ *   JS object always lists integer-like keys (`"2"`, `"10"`) first; the
+ *   writers sort such objects as they write them.
  *
  * @module
  */
 
 import type { Json } from '../contract.ts';
 
-/** Formats a finite number the way Rust formats an `f64` (always with a fraction or exponent). */
-export function formatRustFloat(value: number): string {
+const I32_MIN = -2147483648;
+const U32_MAX = 4294967295;
+
+/** True when the binding hands `value` to Rust as an integer (an integer in the i32/u32 range). */
+export function isNativeInteger(value: number): boolean {
+  return Number.isInteger(value) && value >= I32_MIN && value <= U32_MAX;
+}
+
+/** Native's text of an `f64`: shortest round-trip digits, always a fraction or an exponent. */
+export function formatF64(value: number): string {
   if (!Number.isFinite(value)) return 'null';
   if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
   const negative = value < 0;
-  // toExponential() without digits gives the shortest round-trip digits, like Rust's ryu.
-  const [mantissa = '', exponentText = '0'] = Math.abs(value).toExponential().split('e');
-  const digits = mantissa.replace('.', '');
-  const length = digits.length;
-  const kk = Number(exponentText) + 1; // position of the decimal point relative to the digits
+  // toExponential() without an argument gives the shortest round-trip digits.
+  const exponential = Math.abs(value).toExponential();
+  const e = exponential.indexOf('e');
+  const digits = exponential.slice(0, e).replace('.', '');
+  const exponent = Number(exponential.slice(e + 1));
+  const point = exponent + 1; // digits before the decimal point
   let text: string;
-  if (kk - length >= 0 && kk <= 21) {
-    text = `${digits}${'0'.repeat(kk - length)}.0`;
-  } else if (kk > 0 && kk <= 21) {
-    text = `${digits.slice(0, kk)}.${digits.slice(kk)}`;
-  } else if (kk > -5 && kk <= 0) {
-    text = `0.${'0'.repeat(-kk)}${digits}`;
-  } else if (length === 1) {
-    text = `${digits}e${kk - 1}`;
+  if (point > -5 && point <= 16) {
+    if (point <= 0) text = `0.${'0'.repeat(-point)}${digits}`;
+    else if (digits.length <= point) text = `${digits}${'0'.repeat(point - digits.length)}.0`;
+    else text = `${digits.slice(0, point)}.${digits.slice(point)}`;
   } else {
-    text = `${digits[0]}.${digits.slice(1)}e${kk - 1}`;
+    const mantissa = digits.length === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
+    text = `${mantissa}e${exponent < 0 ? '-' : '+'}${Math.abs(exponent)}`;
   }
   return negative ? `-${text}` : text;
 }
 
-/**
- * Formats a payload number: safe integers as integers (the binding hands
- * them to Rust as integers), everything else as an `f64`.
- */
-export function formatJsonNumber(value: number): string {
+/** Native's text of a payload number (one that crossed the binding). */
+export function formatPayloadNumber(value: number): string {
+  if (isNativeInteger(value)) return value === 0 ? '0' : String(value);
+  return formatF64(value);
+}
+
+/** Native's text of a number in a field it types as an unsigned integer. */
+function formatIntegerField(value: number): string {
   if (Number.isSafeInteger(value)) return String(value);
-  return formatRustFloat(value);
+  return Number.isInteger(value) ? BigInt(value).toString() : formatF64(value);
 }
 
 /** Orders keys like a Rust `BTreeMap<String, _>`: by UTF-8 bytes, i.e. by code point. */
@@ -67,21 +89,53 @@ export function compareKeys(a: string, b: string): number {
   return a.length - b.length;
 }
 
-function sortedKeys(object: object): string[] {
-  return Object.keys(object).sort(compareKeys);
+/**
+ * True for the keys a JS object lists first whatever their insertion order
+ * (canonical array indexes, 0 .. 2^32-2).
+ */
+function isIndexKey(key: string): boolean {
+  const length = key.length;
+  if (length === 0 || length > 10) return false;
+  const first = key.charCodeAt(0);
+  if (first < 48 || first > 57 || (first === 48 && length > 1)) return false;
+  for (let i = 1; i < length; i++) {
+    const code = key.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return length < 10 || Number(key) <= 4294967294;
 }
 
+/**
+ * The keys of `object` in code-point order. JS lists index keys first,
+ * so only an object with one (it is then the first key) needs sorting.
+ */
+function keysInOrder(object: object, sortAll: boolean): string[] {
+  const keys = Object.keys(object);
+  if (sortAll || (keys.length > 1 && isIndexKey(keys[0] as string))) keys.sort(compareKeys);
+  return keys;
+}
+
+/** True when `keys` (in JS order) is as sorted as a JS object can be: index keys first, then the rest in code-point order. */
 function isSorted(keys: string[]): boolean {
-  for (let i = 1; i < keys.length; i++) {
+  let i = 0;
+  while (i < keys.length && isIndexKey(keys[i] as string)) i++;
+  for (i++; i < keys.length; i++) {
     if (compareKeys(keys[i - 1] as string, keys[i] as string) > 0) return false;
   }
   return true;
 }
 
 /**
- * Returns `value` with every object's keys sorted. Subtrees that are already
- * sorted are returned as they are (no copy), so payloads straight from the
- * native runtime cost one walk and no allocation.
+ * Numbers whose native text is not what their value alone gives (numbers
+ * native parsed from text itself), by container and key or index.
+ */
+const exactTexts = new WeakMap<object, Map<string | number, string>>();
+
+/**
+ * Returns `value` with every object's keys sorted (as far as a JS object
+ * allows: the writers finish the job). Subtrees that are already sorted
+ * are returned as they are (no copy), so payloads straight from the native
+ * runtime cost one walk and no allocation.
  */
 export function sortJson(value: Json): Json {
   if (value === null || typeof value !== 'object') return value;
@@ -93,7 +147,7 @@ export function sortJson(value: Json): Json {
       if (sorted !== item && copy === undefined) copy = value.slice(0, i);
       if (copy !== undefined) copy.push(sorted);
     }
-    return copy ?? value;
+    return copy === undefined ? value : keepExactTexts(value, copy);
   }
   const keys = Object.keys(value);
   const inOrder = isSorted(keys);
@@ -109,7 +163,13 @@ export function sortJson(value: Json): Json {
   const order = inOrder ? keys.map((_, i) => i) : keys.map((_, i) => i).sort((a, b) => compareKeys(keys[a] as string, keys[b] as string));
   const out: { [key: string]: Json } = {};
   for (const i of order) defineKey(out, keys[i] as string, children[i] as Json);
-  return out;
+  return keepExactTexts(value, out);
+}
+
+function keepExactTexts<T extends object>(from: object, to: T): T {
+  const texts = exactTexts.get(from);
+  if (texts !== undefined) exactTexts.set(to, texts);
+  return to;
 }
 
 function defineKey(target: { [key: string]: Json }, key: string, value: Json): void {
@@ -121,90 +181,87 @@ function defineKey(target: { [key: string]: Json }, key: string, value: Json): v
 }
 
 /**
- * Compact JSON text of a payload as `serde_json::to_string` writes a
- * `serde_json::Value`: keys sorted, Rust number formatting.
+ * True when `JSON.stringify(value)` may differ from `canonicalJson(value)`
+ * for a value whose keys are already in code-point order (as the memory
+ * relay builds payloads): it holds a number the two write differently, or
+ * an object with an integer-like key. Stops at the first hit.
  */
-export function canonicalJson(value: Json | undefined): string {
-  const out: string[] = [];
-  writeCanonical(value === undefined ? null : value, out);
-  return out.join('');
-}
-
-function writeCanonical(value: Json, out: string[]): void {
-  switch (typeof value) {
-    case 'string':
-      out.push(JSON.stringify(value));
-      return;
-    case 'number':
-      out.push(formatJsonNumber(value));
-      return;
-    case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
+export function stringifyMayDiffer(value: Json): boolean {
+  if (typeof value === 'number') {
+    // Same text: native integers, and other numbers except [1e-6, 1e-5) (JS decimal, native exponent).
+    if (Number.isInteger(value)) return value < I32_MIN || value > U32_MAX;
+    const magnitude = Math.abs(value);
+    return magnitude >= 1e-6 && magnitude < 1e-5;
   }
-  if (value === null) {
-    out.push('null');
-    return;
-  }
+  if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) {
-    out.push('[');
-    for (let i = 0; i < value.length; i++) {
-      if (i > 0) out.push(',');
-      writeCanonical(value[i] as Json, out);
-    }
-    out.push(']');
-    return;
+    for (let i = 0; i < value.length; i++) if (stringifyMayDiffer(value[i] as Json)) return true;
+    return false;
   }
-  out.push('{');
-  let first = true;
-  for (const key of sortedKeys(value)) {
-    const item = value[key];
-    if (item === undefined) continue;
-    if (!first) out.push(',');
-    first = false;
-    out.push(JSON.stringify(key), ':');
-    writeCanonical(item, out);
+  for (const key in value) {
+    // A JS object lists integer-like keys first; native sorts them as text.
+    const first = key.charCodeAt(0);
+    if (first >= 48 && first <= 57) return true;
+    if (stringifyMayDiffer(value[key] as Json)) return true;
   }
-  out.push('}');
+  return false;
 }
 
-/**
- * Says which numbers are typed `f64` in native, by path from the document
- * root (`path` holds the keys and indexes above the number).
- */
-export type FloatFieldTest = (path: readonly (string | number)[]) => boolean;
+/** How native types the number fields of a document: by path from the root (the keys and indexes above the number). */
+export type NumberFieldType = 'f64' | 'integer';
+export type NumberFieldTypeOf = (path: readonly (string | number)[]) => NumberFieldType | undefined;
 
 export interface RustJsonOptions {
   /** `serde_json::to_string_pretty` layout (two-space indent). Default compact. */
   pretty?: boolean;
-  /** Numbers written as `f64` even when integral (`1.0`). */
-  isFloatField?: FloatFieldTest;
+  /** Write every object's keys in code-point order (a `serde_json::Value`). Default: the document's own order. */
+  sortKeys?: boolean;
+  /** The fields native types; numbers elsewhere are payload numbers. */
+  fieldType?: NumberFieldTypeOf;
 }
 
 /**
- * Serializes a document in its own key order (build it in native's struct
- * order) with Rust number formatting.
+ * Serializes a document as native does: in its own key order (build it in
+ * native's struct order), or with every key sorted (`sortKeys`), and native
+ * number text. `undefined` object values are skipped, `undefined` array
+ * items and a top-level `undefined` are written as `null`.
  */
 export function toRustJson(value: unknown, options: RustJsonOptions = {}): string {
-  const out: string[] = [];
-  const path: (string | number)[] = [];
-  write(value as Json, out, path, options.pretty === true ? '\n' : '', options.isFloatField);
-  return out.join('');
+  const writer: Writer = {
+    out: [],
+    sortKeys: options.sortKeys === true,
+    fieldType: options.fieldType,
+    path: [],
+  };
+  write(writer, value as Json | undefined, options.pretty === true ? '\n' : '', undefined);
+  return writer.out.join('');
 }
 
-function write(
-  value: Json,
-  out: string[],
-  path: (string | number)[],
-  newline: string,
-  isFloatField: FloatFieldTest | undefined,
-): void {
+/**
+ * Compact JSON text with every key sorted: what `serde_json::to_string`
+ * writes for a `serde_json::Value` (an ATOF line, or a payload native
+ * embeds as a string).
+ */
+export function canonicalJson(value: Json | undefined): string {
+  return toRustJson(value, { sortKeys: true });
+}
+
+interface Writer {
+  out: string[];
+  sortKeys: boolean;
+  fieldType: NumberFieldTypeOf | undefined;
+  /** Kept only when `fieldType` needs it. */
+  path: (string | number)[];
+}
+
+function write(writer: Writer, value: Json | undefined, newline: string, exact: string | undefined): void {
+  const out = writer.out;
   switch (typeof value) {
     case 'string':
       out.push(JSON.stringify(value));
       return;
     case 'number':
-      out.push(isFloatField !== undefined && isFloatField(path) ? formatRustFloat(value) : formatJsonNumber(value));
+      out.push(exact ?? numberText(writer, value));
       return;
     case 'boolean':
       out.push(value ? 'true' : 'false');
@@ -214,8 +271,9 @@ function write(
     out.push('null');
     return;
   }
-  const pretty = newline !== '';
-  const inner = pretty ? `${newline}  ` : '';
+  const texts = exactTexts.get(value);
+  const tracked = writer.fieldType !== undefined;
+  const inner = newline === '' ? '' : `${newline}  `;
   if (Array.isArray(value)) {
     if (value.length === 0) {
       out.push('[]');
@@ -224,24 +282,195 @@ function write(
     out.push('[');
     for (let i = 0; i < value.length; i++) {
       out.push(i > 0 ? `,${inner}` : inner);
-      path.push(i);
-      write(value[i] as Json, out, path, inner, isFloatField);
-      path.pop();
+      if (tracked) writer.path.push(i);
+      write(writer, value[i], inner, texts?.get(i));
+      if (tracked) writer.path.pop();
     }
     out.push(`${newline}]`);
     return;
   }
   let first = true;
   out.push('{');
-  for (const key of Object.keys(value)) {
+  for (const key of keysInOrder(value, writer.sortKeys)) {
     const item = value[key];
     if (item === undefined) continue;
     out.push(first ? inner : `,${inner}`);
     first = false;
-    out.push(JSON.stringify(key), pretty ? ': ' : ':');
-    path.push(key);
-    write(item, out, path, inner, isFloatField);
-    path.pop();
+    out.push(JSON.stringify(key), newline === '' ? ':' : ': ');
+    if (tracked) writer.path.push(key);
+    write(writer, item, inner, texts?.get(key));
+    if (tracked) writer.path.pop();
   }
   out.push(first ? '}' : `${newline}}`);
+}
+
+function numberText(writer: Writer, value: number): string {
+  const type = writer.fieldType?.(writer.path);
+  if (type === 'f64') return formatF64(value);
+  if (type === 'integer') return formatIntegerField(value);
+  return formatPayloadNumber(value);
+}
+
+// ---------------------------------------------------------------------------
+// parsing JSON text as native does
+
+/** serde_json's nesting limit: 128 open arrays/objects fail. */
+const MAX_DEPTH = 127;
+
+class NotNativeJson extends Error {
+  override readonly name = 'NotNativeJson';
+}
+
+/**
+ * Parses JSON text as `serde_json::from_str::<Value>` does: stricter than
+ * `JSON.parse` where serde is (unpaired surrogate escapes, numbers out of
+ * f64 range, nesting past 127), objects with sorted keys, and numbers whose
+ * native text the value alone does not give (`1.0`, `12345678901234`,
+ * `-0`) remembered for the writers here. Returns `undefined` for text serde
+ * rejects, else a holder whose `value` is the parsed value — native's own
+ * `{"value": ...}` wrapper for non-object arguments keeps that text too.
+ */
+export function parseJsonAsNative(text: string): { value: Json } | undefined {
+  const parser = new Parser(text);
+  try {
+    parser.skipSpace();
+    const holder: { value: Json } = { value: null };
+    holder.value = parser.value(holder, 'value', 0);
+    parser.skipSpace();
+    if (parser.at < text.length) return undefined;
+    return holder;
+  } catch (error) {
+    if (error instanceof NotNativeJson) return undefined;
+    throw error;
+  }
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+const STRING = /"(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"/y;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+class Parser {
+  at = 0;
+  constructor(private readonly text: string) {}
+
+  skipSpace(): void {
+    const text = this.text;
+    let at = this.at;
+    for (;;) {
+      const code = text.charCodeAt(at);
+      if (code !== 32 && code !== 10 && code !== 13 && code !== 9) break;
+      at++;
+    }
+    this.at = at;
+  }
+
+  value(container: object, key: string | number, depth: number): Json {
+    const code = this.text.charCodeAt(this.at);
+    if (code === 34) return this.string();
+    if (code === 123) return this.object(depth + 1);
+    if (code === 91) return this.array(depth + 1);
+    if (code === 45 || (code >= 48 && code <= 57)) return this.number(container, key);
+    for (const [word, literal] of LITERALS) {
+      if (this.text.startsWith(word, this.at)) {
+        this.at += word.length;
+        return literal;
+      }
+    }
+    throw new NotNativeJson();
+  }
+
+  string(): string {
+    STRING.lastIndex = this.at;
+    const match = STRING.exec(this.text);
+    if (match === null) throw new NotNativeJson();
+    this.at += match[0].length;
+    const token = match[0];
+    const value = JSON.parse(token) as string;
+    // Rust strings are UTF-8: serde rejects an escape that leaves half a surrogate pair.
+    if (token.includes('\\u') && LONE_SURROGATE.test(value) && !LONE_SURROGATE.test(token)) throw new NotNativeJson();
+    return value;
+  }
+
+  number(container: object, key: string | number): number {
+    NUMBER.lastIndex = this.at;
+    const match = NUMBER.exec(this.text);
+    if (match === null) throw new NotNativeJson();
+    const literal = match[0];
+    this.at += literal.length;
+    const value = Number(literal);
+    if (!Number.isFinite(value)) throw new NotNativeJson();
+    const integer = match[1] === undefined && match[2] === undefined && literal !== '-0';
+    // serde keeps an integer literal within i64/u64 as that integer; everything else is an f64.
+    const text = integer && fitsI64OrU64(literal) ? literal : formatF64(value);
+    if (text !== formatPayloadNumber(value)) {
+      let texts = exactTexts.get(container);
+      if (texts === undefined) exactTexts.set(container, (texts = new Map()));
+      texts.set(key, text);
+    }
+    return value;
+  }
+
+  array(depth: number): Json[] {
+    if (depth > MAX_DEPTH) throw new NotNativeJson();
+    this.at++;
+    const items: Json[] = [];
+    this.skipSpace();
+    if (this.text.charCodeAt(this.at) === 93) {
+      this.at++;
+      return items;
+    }
+    for (;;) {
+      this.skipSpace();
+      items.push(this.value(items, items.length, depth));
+      this.skipSpace();
+      const code = this.text.charCodeAt(this.at++);
+      if (code === 93) return items;
+      if (code !== 44) throw new NotNativeJson();
+    }
+  }
+
+  object(depth: number): { [key: string]: Json } {
+    if (depth > MAX_DEPTH) throw new NotNativeJson();
+    this.at++;
+    // Values first land in a Map (a later duplicate key wins, as in serde's map), then in a key-sorted object.
+    const entries = new Map<string, Json>();
+    const staging: object = {};
+    this.skipSpace();
+    if (this.text.charCodeAt(this.at) !== 125) {
+      for (;;) {
+        this.skipSpace();
+        if (this.text.charCodeAt(this.at) !== 34) throw new NotNativeJson();
+        const key = this.string();
+        this.skipSpace();
+        if (this.text.charCodeAt(this.at++) !== 58) throw new NotNativeJson();
+        this.skipSpace();
+        exactTexts.get(staging)?.delete(key);
+        entries.set(key, this.value(staging, key, depth));
+        this.skipSpace();
+        const code = this.text.charCodeAt(this.at++);
+        if (code === 125) break;
+        if (code !== 44) throw new NotNativeJson();
+      }
+    } else {
+      this.at++;
+    }
+    const object: { [key: string]: Json } = {};
+    for (const key of [...entries.keys()].sort(compareKeys)) defineKey(object, key, entries.get(key) as Json);
+    return keepExactTexts(staging, object);
+  }
+}
+
+const LITERALS: readonly [string, Json][] = [
+  ['true', true],
+  ['false', false],
+  ['null', null],
+];
+
+/** True when an integer literal fits serde's i64 (negative) or u64 (positive). */
+function fitsI64OrU64(literal: string): boolean {
+  const digits = literal.startsWith('-') ? literal.slice(1) : literal;
+  if (digits.length < 19) return true;
+  if (digits.length > 20) return false;
+  const limit = literal.startsWith('-') ? '9223372036854775808' : '18446744073709551615';
+  return digits.length < limit.length || (digits.length === limit.length && digits <= limit);
 }
