@@ -158,7 +158,7 @@ describe('AtifBuilder', () => {
     expect(builder.toJson().startsWith('{\n  "agent": {')).toBe(true);
   });
 
-  it('names a root-level turn scope\'s file by its uuid and its session by the implicit root, given either id', () => {
+  it('names a root-level turn scope\'s file by its uuid and its session by the implicit root, given either id or rootUuid', () => {
     const turn = uuid();
     const llm = uuid();
     const events = [
@@ -169,15 +169,18 @@ describe('AtifBuilder', () => {
     ].map((event) => ({ ...event, propagation_root_uuid: IMPLICIT }));
     const byRoot = new AtifBuilder({ ...OPTIONS, sessionId: turn, style: 'plugin-host' });
     const byPropagationRoot = new AtifBuilder({ ...OPTIONS, sessionId: IMPLICIT, trajectoryId: turn, style: 'plugin-host' });
+    const byRootUuid = new AtifBuilder({ agentName: OPTIONS.agentName, agentVersion: OPTIONS.agentVersion, modelName: OPTIONS.modelName, rootUuid: turn, style: 'plugin-host' });
     for (const event of events) {
       byRoot.add(event);
       byPropagationRoot.add(event);
+      byRootUuid.add(event);
     }
     const trajectory = byRoot.build();
     expect(trajectory.session_id).toBe(IMPLICIT);
     expect(trajectory.trajectory_id).toBe(turn);
     expect(trajectory.extra?.nemo_relay).toEqual({ session_id: 'logical', session_instance_id: IMPLICIT });
     expect(byPropagationRoot.toJson()).toBe(byRoot.toJson());
+    expect(byRootUuid.toJson()).toBe(byRoot.toJson());
   });
 
   it('ignores agent tool definitions and extra in exporter style, as the manual exporter cannot take them', () => {

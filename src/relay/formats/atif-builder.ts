@@ -28,16 +28,21 @@ export type AtifBuilderStyle = 'exporter' | 'plugin-host';
 export interface AtifBuilderOptions {
   /**
    * `exporter` style: the document's `session_id` (native's `AtifExporter`
-   * argument). `plugin-host` style: the uuid of the root scope the file is
-   * for (or its propagation root, with `trajectoryId` naming the root scope).
-   * The document's `session_id` and `extra.nemo_relay.session_instance_id`
-   * then become the root start event's `propagation_root_uuid` — the root's
-   * own uuid for an Agent root, the scope stack's implicit root for a
-   * root-level turn scope — and `trajectory_id` the root's uuid, exactly as
-   * native writes them.
+   * argument). `plugin-host` style: the root scope when `rootUuid` is not
+   * given (older callers).
    */
-  sessionId: string;
-  /** The document's `trajectory_id`. Default: `sessionId`. */
+  sessionId?: string;
+  /**
+   * `plugin-host` style: the uuid of the root scope the file is for. The
+   * document's `trajectory_id` is this uuid; its `session_id` and
+   * `extra.nemo_relay.session_instance_id` become the root start event's
+   * `propagation_root_uuid` (the root's own uuid for an Agent root, the
+   * scope stack's implicit root for a root-level turn scope), and
+   * `extra.nemo_relay` takes the logical ids from its metadata, exactly as
+   * native writes them. Default: `trajectoryId`, then `sessionId`.
+   */
+  rootUuid?: string;
+  /** The document's `trajectory_id`. Default: `rootUuid`, then `sessionId`. */
   trajectoryId?: string;
   agentName: string;
   agentVersion: string;
@@ -92,22 +97,20 @@ export class AtifBuilder {
     if (options.modelName !== undefined) agent.model_name = options.modelName;
     if (pluginHost && options.toolDefinitions !== undefined) agent.tool_definitions = options.toolDefinitions;
     if (pluginHost && options.extra !== undefined) agent.extra = options.extra;
-    const root = pluginHost ? this.#rootStart() : undefined;
+    const rootUuid = options.rootUuid ?? options.trajectoryId ?? options.sessionId ?? '';
+    const root = pluginHost ? this.#startOf(rootUuid) : undefined;
     const propagationRoot = root?.propagation_root_uuid;
-    const sessionId = typeof propagationRoot === 'string' ? propagationRoot : options.sessionId;
+    const sessionId = typeof propagationRoot === 'string' ? propagationRoot : (options.sessionId ?? rootUuid);
     const trajectory = convertEvents(sessionId, agent, toConvEvents(this.#events));
-    trajectory.trajectory_id = options.trajectoryId ?? options.sessionId;
+    trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) return trajectory;
     trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };
     return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
   }
 
-  /** The root scope's start event: the scope named by `trajectoryId`, else by `sessionId`. */
-  #rootStart(): AtofEvent | undefined {
-    const { trajectoryId, sessionId } = this.#options;
-    const startOf = (uuid: string): AtofEvent | undefined =>
-      this.#events.find((event) => event.kind === 'scope' && event.uuid === uuid && event.scope_category === 'start');
-    return (trajectoryId === undefined ? undefined : startOf(trajectoryId)) ?? startOf(sessionId);
+  /** The start event of the scope `uuid`. */
+  #startOf(uuid: string): AtofEvent | undefined {
+    return this.#events.find((event) => event.kind === 'scope' && event.uuid === uuid && event.scope_category === 'start');
   }
 
   /** The trajectory as native writes it: compact for `exporter`, pretty with sorted keys for `plugin-host`. */

@@ -35,8 +35,7 @@ import type {
   PluginConfigReport,
 } from '../contract.ts';
 import type { AtofEvent } from '../formats/atof.ts';
-import type { AtifTrajectory } from '../formats/atif.ts';
-import { AtifBuilder, serializeTrajectory } from '../formats/atif-builder.ts';
+import { AtifBuilder } from '../formats/atif-builder.ts';
 import { safeLog } from '../../hooks/logger.ts';
 import { uuidv7 } from '../uuid.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
@@ -186,8 +185,7 @@ class PluginAtif {
   private builderFor(root: ScopeRecord): AtifBuilder {
     const s = this.settings;
     return new AtifBuilder({
-      sessionId: root.propagationRootUuid,
-      trajectoryId: root.uuid,
+      rootUuid: root.uuid,
       agentName: s.agentName,
       agentVersion: s.agentVersion,
       modelName: s.modelName,
@@ -200,9 +198,7 @@ class PluginAtif {
   private write({ root, builder }: OpenTrajectory): void {
     let target = '';
     try {
-      const trajectory = builder.build();
-      if (root.propagationRootUuid !== root.uuid) patchCorrelation(trajectory, root);
-      const text = serializeTrajectory(trajectory, 'plugin-host');
+      const text = builder.toJson();
       target = this.targetPath(root);
       mkdirSync(path.dirname(target), { recursive: true });
       const temporary = `${target}.${uuidv7()}.tmp`;
@@ -247,24 +243,4 @@ function isTrajectoryRoot(root: ScopeRecord): boolean {
   if (root.category !== 'custom') return false;
   const metadata = root.metadata;
   return typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) && metadata.nemo_relay_scope_role === 'turn';
-}
-
-/**
- * For a turn root, `session_id` is the implicit root, which the builder
- * cannot match to a start event: fill `extra.nemo_relay` from the root's
- * metadata as native does (keys sorted, as in the rest of the document).
- */
-function patchCorrelation(trajectory: AtifTrajectory, root: ScopeRecord): void {
-  const extra = (trajectory as { extra?: JsonObject }).extra;
-  if (extra === undefined) return;
-  const metadata = root.metadata;
-  const read = (key: string) =>
-    typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) ? metadata[key] : undefined;
-  const correlation: JsonObject = {};
-  const sessionId = read('session_id');
-  if (typeof sessionId === 'string') correlation.session_id = sessionId;
-  correlation.session_instance_id = root.propagationRootUuid;
-  const userId = read('user_id');
-  if (typeof userId === 'string') correlation.user_id = userId;
-  extra.nemo_relay = correlation;
 }
