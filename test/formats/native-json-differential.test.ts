@@ -23,6 +23,7 @@ import {
   nativeUnavailable,
   normalize,
   normalizeTree,
+  pluginDocument,
   runMemory,
   runMemoryPlugin,
   runNative,
@@ -212,28 +213,8 @@ describe.skipIf(native === null)(`native JSON text rules, against nemo-relay-nod
   });
 
   it('(c) plugin-managed ATIF files: pretty and sorted, observed events and agent config with native number text', async () => {
-    const document = (dir: string) => ({
-      version: 1,
-      components: [
-        {
-          kind: 'observability',
-          enabled: true,
-          config: {
-            version: 4,
-            atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'events.jsonl', mode: 'overwrite' }] },
-            atif: {
-              enabled: true,
-              agent_name: 'numbers-agent',
-              agent_version: '1.0.0',
-              model_name: 'm',
-              output_directory: dir,
-              tool_definitions: [{ name: 'probe', limits: PROBES, k: KEYS }],
-              extra: { probes: PROBES, k: KEYS },
-            },
-          },
-        },
-      ],
-    });
+    const atifConfig = { tool_definitions: [{ name: 'probe', limits: PROBES, k: KEYS }], extra: { probes: PROBES, k: KEYS } };
+    const document = pluginDocument(atifConfig);
     const theirs = await runNativePlugin(document, (d) => numbersScenario(d));
     const ours = await runMemoryPlugin(document, (d) => numbersScenario(d));
     const atifName = Object.keys(theirs).find((name) => name.endsWith('.json'))!;
@@ -253,12 +234,12 @@ describe.skipIf(native === null)(`native JSON text rules, against nemo-relay-nod
     const inTree = createSubtreeFilter(rootUuid);
     const builder = new AtifBuilder({
       rootUuid,
-      agentName: 'numbers-agent',
-      agentVersion: '1.0.0',
+      agentName: 'probe-agent',
+      agentVersion: '0.0.1',
       modelName: 'm',
       style: 'plugin-host',
-      toolDefinitions: [{ name: 'probe', limits: PROBES, k: KEYS }],
-      extra: { probes: PROBES, k: KEYS },
+      toolDefinitions: atifConfig.tool_definitions,
+      extra: atifConfig.extra,
     });
     for (const event of parsed.events) if (inTree(event)) builder.add(event);
     expect(builder.toJson()).toBe(file);

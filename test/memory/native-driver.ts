@@ -351,6 +351,28 @@ export function readTree(dir: string): Record<string, string> {
 }
 
 /**
+ * A plugins.toml document (as an object) whose observability component
+ * writes ATOF to `events.jsonl` and plugin-managed ATIF into `dir`;
+ * `atif` overrides or adds ATIF settings.
+ */
+export const pluginDocument =
+  (atif: Record<string, unknown> = {}) =>
+  (dir: string) => ({
+    version: 1,
+    components: [
+      {
+        kind: 'observability',
+        enabled: true,
+        config: {
+          version: 4,
+          atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'events.jsonl', mode: 'overwrite' }] },
+          atif: { enabled: true, agent_name: 'probe-agent', agent_version: '0.0.1', model_name: 'm', output_directory: dir, ...atif },
+        },
+      },
+    ],
+  });
+
+/**
  * Activates a plugins.toml document on native (with `XDG_CONFIG_HOME`
  * pointed at an empty folder, so no ambient plugins.toml leaks in), runs
  * the scenario, closes the activation and returns the files in `dir`.

@@ -18,6 +18,7 @@ import {
   nativeInitializeError,
   nativeUnavailable,
   normalizeTree,
+  pluginDocument,
   readTree,
   runMemoryPlugin,
   runNativePlugin,
@@ -34,20 +35,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const config = (atif: Record<string, unknown> = {}) => (dir: string) => ({
-  version: 1,
-  components: [
-    {
-      kind: 'observability',
-      enabled: true,
-      config: {
-        version: 4,
-        atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'events.jsonl', mode: 'overwrite' }] },
-        atif: { enabled: true, agent_name: 'probe-agent', agent_version: '0.0.1', model_name: 'm', output_directory: dir, ...atif },
-      },
-    },
-  ],
-});
+const config = pluginDocument;
 
 let clock = 1_800_000_000_000_000;
 const ts = () => (clock += 10);
