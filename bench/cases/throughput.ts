@@ -9,7 +9,9 @@
  * every 1,000 events, as a real one does between provider calls. Payloads
  * are built on the fly; their cost is measured separately and reported.
  *
- * A second replay with ATIF off shows what the trajectories cost.
+ * Two more replays show where the time goes: one where on_session_end comes
+ * only after a session's last turn (one trajectory write per session
+ * instead of one per turn), and one with ATIF off.
  *
  * @module
  */
@@ -46,7 +48,7 @@ interface ReplayOutcome {
   warnings: number;
 }
 
-async function run(atif: boolean): Promise<ReplayOutcome> {
+async function run(atif: boolean, options: StreamOptions = stream): Promise<ReplayOutcome> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-bench-throughput-'));
   const logger = countingLogger(atif ? 'throughput' : 'throughput-atof-only');
   const hooks = new HookRegistry({ logger });
@@ -64,7 +66,7 @@ async function run(atif: boolean): Promise<ReplayOutcome> {
     },
   });
   plugin.register(hooks);
-  const source = new HookStream(stream);
+  const source = new HookStream(options);
   const emit = (name: HookName, payload: Record<string, unknown>) => hooks.emit(name, payload as never);
   const t0 = nowNs();
   while (source.remaining > 0) {
@@ -146,12 +148,15 @@ consume(generated);
 
 const full = await run(true);
 const rssFull = peakRss();
+const finalOnly = await run(true, { ...stream, endEveryTurn: false });
 const atofOnly = await run(false);
 
 const rate = EVENTS / full.seconds;
 report.figure(figure('events_per_second', 'events/s, ATOF + ATIF (plugin path, memory backend)', Math.round(rate), 'ev/s', { op: '>=', target: 250_000 }));
 report.figure(figure('peak_rss_mib', 'peak RSS during the ATOF + ATIF replay', Math.round((rssFull / 2 ** 20) * 10) / 10, 'MiB'));
+report.figure(figure('events_per_second_final_atif_only', 'events/s, ATOF + ATIF written once per session (on_session_end only after the last turn)', Math.round(EVENTS / finalOnly.seconds), 'ev/s'));
 report.figure(figure('events_per_second_atof_only', 'events/s, ATOF only', Math.round(EVENTS / atofOnly.seconds), 'ev/s'));
+report.figure(figure('atif_share', 'share of the ATOF + ATIF replay time spent on ATIF (1 - ATOF-only time / full time)', Math.round((1 - atofOnly.seconds / full.seconds) * 1000) / 1000, 'x'));
 report.figure(figure('lost_events', 'events not in the ATOF file (ATOF + ATIF run)', Math.max(0, EVENTS - full.atofLines), 'events', { op: '<=', target: 0 }));
 report.figure(figure('generator_ns_per_event', 'payload generation alone (included in the replay time)', Math.round(generatorNs), 'ns'));
 report.fact('events', EVENTS);
@@ -160,6 +165,8 @@ report.fact('concurrent_sessions', stream.concurrency);
 report.fact('sessions', full.sessions);
 report.fact('seconds', Math.round(full.seconds * 1000) / 1000);
 report.fact('seconds_atof_only', Math.round(atofOnly.seconds * 1000) / 1000);
+report.fact('seconds_final_atif_only', Math.round(finalOnly.seconds * 1000) / 1000);
+report.fact('atif_bytes_final_atif_only', finalOnly.atifBytes);
 report.fact('atof_lines', full.atofLines);
 report.fact('atof_bytes', full.atofBytes);
 report.fact('atif_files', full.atifFiles);

@@ -9,7 +9,8 @@
  *   post_llm_call, on_session_end
  * then `on_session_finalize`. `on_session_end` is Hermes' per-turn
  * finalisation, so the plugin writes a partial ATIF trajectory after every
- * turn and the final one at `on_session_finalize`, as it would for real.
+ * turn and the final one at `on_session_finalize`, as it would for real
+ * (`endEveryTurn: false` keeps only the last turn's, for comparison).
  *
  * Payloads are built on the fly (prebuilding a million would distort the
  * memory figures); `generatorOnly()` replays the stream without emitting,
@@ -30,13 +31,15 @@ export interface StreamOptions {
   toolCalls: number;
   /** Request body of every LLM call. */
   body?: fixtures.Payload;
+  /** `on_session_end` after every turn (Hermes), or only after the last one. Default true. */
+  endEveryTurn?: boolean;
   /** Session id prefix (keeps runs apart). */
   prefix?: string;
 }
 
 type Step = (session: string) => [HookName, fixtures.Payload];
 
-function scriptOf(turns: number, toolCalls: number, body: fixtures.Payload): Step[] {
+function scriptOf(turns: number, toolCalls: number, body: fixtures.Payload, endEveryTurn = true): Step[] {
   const steps: Step[] = [];
   steps.push((s) => ['on_session_start', fixtures.sessionStart(s)]);
   for (let turn = 0; turn < turns; turn++) {
@@ -50,15 +53,15 @@ function scriptOf(turns: number, toolCalls: number, body: fixtures.Payload): Ste
       }
     }
     steps.push((s) => ['post_llm_call', fixtures.postLlmCall(fixtures.idsOf(s, turn))]);
-    steps.push((s) => ['on_session_end', fixtures.sessionEnd(fixtures.idsOf(s, turn))]);
+    if (endEveryTurn || turn === turns - 1) steps.push((s) => ['on_session_end', fixtures.sessionEnd(fixtures.idsOf(s, turn))]);
   }
   steps.push((s) => ['on_session_finalize', fixtures.sessionFinalize(s)]);
   return steps;
 }
 
 /** Events of one session under `turns` x `toolCalls`. */
-export function eventsPerSession(turns: number, toolCalls: number): number {
-  return scriptOf(turns, toolCalls, fixtures.SMALL_BODY).length;
+export function eventsPerSession(turns: number, toolCalls: number, endEveryTurn = true): number {
+  return scriptOf(turns, toolCalls, fixtures.SMALL_BODY, endEveryTurn).length;
 }
 
 /** A resumable cursor over the stream: `take(n, sink)` produces the next `n` events. */
@@ -73,7 +76,7 @@ export class HookStream {
   #started = 0;
 
   constructor(options: StreamOptions) {
-    this.#steps = scriptOf(options.turns, options.toolCalls, options.body ?? fixtures.SMALL_BODY);
+    this.#steps = scriptOf(options.turns, options.toolCalls, options.body ?? fixtures.SMALL_BODY, options.endEveryTurn ?? true);
     this.#concurrency = options.concurrency;
     this.#prefix = options.prefix ?? 'sess';
     this.#cursor = new Int32Array(options.concurrency);
