@@ -1,0 +1,185 @@
+// Nothing is lost at exit. A child process (the runtime running this suite:
+// Node on dist/, or Bun, or Deno) creates the plugin over the memory or the
+// native backend, emits one session with 1,000 tool calls without waiting
+// for the plugin to be ready, and then ends in one of several ways. The
+// parent reads the ATOF file back: every one of the 1,000 tool starts has
+// its end, and the session scope is closed; the ATIF trajectory is written.
+// With `installExitHandlers()` the process must end exactly as it would
+// have without the plugin: killed by SIGTERM, or with its own exit code.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { detectRuntime } from '../../src/relay/runtime.ts';
+import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
+import { pairsByUuid, readValidAtof, readValidAtif } from '../contract/files.ts';
+import { runScript } from '../native/support.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The built package entry (dist/ is built by the suite's global setup; Node 20 cannot run .ts). */
+const ENTRY = pathToFileURL(path.join(ROOT, 'dist', 'src', 'index.js')).href;
+const runtime = detectRuntime();
+const TOOL_CALLS = 1000;
+
+interface Ending {
+  /** Whether the child calls `plugin.installExitHandlers()` before emitting. */
+  handlers: boolean;
+  /** Whether the child awaits `plugin.ready` before emitting (else its hooks queue while the backend loads). */
+  ready?: boolean;
+  /** What the child does right after emitting. */
+  after: string;
+}
+
+const ENDINGS = {
+  'await shutdown(), then process.exit(0) at once': { handlers: false, after: 'await plugin.shutdown();\nprocess.exit(0);' },
+  'SIGTERM while the host is still running': {
+    handlers: true,
+    // The host's own pending work keeps it alive: only the signal can end it.
+    after: "setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGTERM');",
+  },
+  'SIGTERM as the last thing the host does, hooks still queued': { handlers: true, after: "process.kill(process.pid, 'SIGTERM');" },
+  'SIGTERM as the last thing the host does, backend ready': { handlers: true, ready: true, after: "process.kill(process.pid, 'SIGTERM');" },
+  'natural end (beforeExit)': { handlers: true, after: '' },
+  'natural end (beforeExit) with the host\'s own exit code': { handlers: true, after: 'process.exitCode = 3;' },
+} satisfies Record<string, Ending>;
+
+type EndingName = keyof typeof ENDINGS;
+
+function childSource(backend: 'memory' | 'native', dir: string, ending: Ending): string {
+  return `
+import { createNemoRelayPlugin, HookRegistry } from ${JSON.stringify(ENTRY)};
+const dir = ${JSON.stringify(dir)};
+const plugin = createNemoRelayPlugin({
+  backend: ${JSON.stringify(backend)},
+  env: {
+    HERMES_NEMO_RELAY_ATOF_ENABLED: '1',
+    HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY: dir + '/atof',
+    HERMES_NEMO_RELAY_ATOF_MODE: 'overwrite',
+    HERMES_NEMO_RELAY_ATIF_ENABLED: '1',
+    HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir + '/atif',
+  },
+});
+const hooks = new HookRegistry();
+plugin.register(hooks);
+${ending.handlers ? 'plugin.installExitHandlers();' : ''}
+${ending.ready ? 'await plugin.ready;' : ''}
+const ids = { session_id: 'exit-1', task_id: 'task-exit', turn_id: 'turn-1' };
+hooks.emit('on_session_start', { session_id: 'exit-1', model: 'gpt-4o' });
+for (let i = 0; i < ${TOOL_CALLS}; i++) {
+  hooks.emit('pre_tool_call', { ...ids, tool_call_id: 'call-' + i, tool_name: 'read_file', args: { path: 'f' + i } });
+  hooks.emit('post_tool_call', { ...ids, tool_call_id: 'call-' + i, tool_name: 'read_file', args: { path: 'f' + i }, result: 'r' + i, status: 'ok' });
+}
+hooks.emit('on_session_end', { ...ids, completed: true });
+${ending.after}
+`;
+}
+
+/** How this runtime ends a process that sends itself SIGTERM with no handler installed. */
+const sigtermBaseline = (() => {
+  const child = runScript("setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGTERM');\n");
+  return { status: child.status, signal: child.signal };
+})();
+
+/** Every tool call started and ended, the session closed, the trajectory written: nothing lost. */
+function expectEverythingWritten(dir: string): void {
+  const { events } = readValidAtof(path.join(dir, 'atof', 'hermes-atof.jsonl'));
+  const starts = events.filter((e) => e.category === 'tool' && e.scope_category === 'start');
+  expect(starts.map((e) => e.category_profile?.tool_call_id)).toEqual(Array.from({ length: TOOL_CALLS }, (_, i) => `call-${i}`));
+  const pairs = pairsByUuid(events);
+  starts.forEach((start, i) => {
+    const ends = pairs.get(start.uuid)!.ends;
+    expect(ends, `tool call ${i}`).toHaveLength(1);
+    expect(ends[0]!.data, `tool call ${i}`).toBe(`r${i}`);
+  });
+  const session = events.filter((e) => e.name === 'hermes-session-exit-1');
+  expect(session.map((e) => e.scope_category)).toEqual(['start', 'end']);
+  expect(events.filter((e) => e.name === 'hermes.session.end')).toHaveLength(1);
+  expect(events).toHaveLength(2 * TOOL_CALLS + 3);
+
+  const trajectory = readValidAtif(path.join(dir, 'atif', 'hermes-atif-exit-1.json'));
+  const results = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
+  expect(results.map((result) => result.content)).toEqual(Array.from({ length: TOOL_CALLS }, (_, i) => `r${i}`));
+}
+
+const backends: ['memory' | 'native', boolean][] = [
+  ['memory', true],
+  ['native', nativeAvailable],
+];
+
+describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backend, available) => {
+  const title = available ? 'child process' : `skipped: native backend cannot load here (${nativeLoadError})`;
+  describe.skipIf(!available)(title, () => {
+    const run = (name: EndingName) => {
+      const dir = tempDir(`exit-${backend}`);
+      const child = runScript(childSource(backend, dir, ENDINGS[name]));
+      return { dir, child, context: `status ${child.status}, signal ${child.signal}\nstderr: ${child.stderr.slice(0, 2000)}` };
+    };
+
+    it('writes every event when the host awaits shutdown() and exits at once', () => {
+      const { dir, child, context } = run('await shutdown(), then process.exit(0) at once');
+      expect(child.status, context).toBe(0);
+      expect(child.stderr, context).not.toContain('[nemo-relay-hooks]');
+      expectEverythingWritten(dir);
+    });
+
+    it('writes every event on SIGTERM, then dies of SIGTERM as it would without handlers', () => {
+      expect(sigtermBaseline.signal === 'SIGTERM' || sigtermBaseline.status === 143).toBe(true);
+      const { dir, child, context } = run('SIGTERM while the host is still running');
+      expect({ status: child.status, signal: child.signal }, context).toEqual(sigtermBaseline);
+      expect(child.stderr, context).not.toContain('[nemo-relay-hooks]');
+      expectEverythingWritten(dir);
+    });
+
+    // Deno hands a signal to JS listeners asynchronously: when the host sends
+    // it as its very last act, whether it is handled before the natural exit
+    // is a race, with or without the plugin. Not testable deterministically
+    // there; the "still running" case above covers Deno.
+    const raceUntestable = runtime === 'deno';
+    if (raceUntestable) {
+      console.warn(`[exit tests] ${backend}: exit status after "SIGTERM as the last thing the host does" skipped on deno: a race in Deno's signal delivery`);
+    }
+    // Known bug (src/plugin/plugin.ts, installExitHandlers): on Node, a signal
+    // that is still pending when the event loop runs dry is never dispatched.
+    // With the backend ready, the plugin's beforeExit listener shuts down in
+    // microtasks only on the memory backend, so the loop ends and the process
+    // exits 0 instead of dying of SIGTERM (native's flush, and a backend still
+    // loading, happen to keep the loop alive one more turn). The data is
+    // complete either way. Suggested fix, in onBeforeExit:
+    // `void this.shutdown(options).then(() => new Promise((r) => setImmediate(r)))`,
+    // which lets Node dispatch the pending signal (verified on a patched dist/).
+    const lastAct = [
+      ['hooks still queued', 'SIGTERM as the last thing the host does, hooks still queued'],
+      ['backend ready', 'SIGTERM as the last thing the host does, backend ready'],
+    ] as const;
+    const lastActRuns = new Map<string, ReturnType<typeof run>>();
+    const runOnce = (ending: EndingName) => {
+      if (!lastActRuns.has(ending)) lastActRuns.set(ending, run(ending));
+      return lastActRuns.get(ending)!;
+    };
+    // The data is complete whichever way the race goes, so this part runs everywhere.
+    it.each(lastAct)('writes every event when SIGTERM is the last thing the host does (%s)', (_label, ending) => {
+      expectEverythingWritten(runOnce(ending).dir);
+    });
+    for (const [label, ending] of lastAct) {
+      const knownBug = runtime === 'node' && backend === 'memory' && label === 'backend ready';
+      const test = raceUntestable ? it.skip : knownBug ? it.fails : it;
+      test(`still dies of SIGTERM when it is the last thing the host does (${label})`, () => {
+        const { child, context } = runOnce(ending);
+        expect({ status: child.status, signal: child.signal }, context).toEqual(sigtermBaseline);
+      });
+    }
+
+    it('writes every event on a natural end through beforeExit, with exit code 0', () => {
+      const { dir, child, context } = run('natural end (beforeExit)');
+      expect(child.status, context).toBe(0);
+      expect(child.signal, context).toBeNull();
+      expect(child.stderr, context).not.toContain('[nemo-relay-hooks]');
+      expectEverythingWritten(dir);
+    });
+
+    it('keeps the host\'s own exit code on a natural end', () => {
+      const { dir, child, context } = run('natural end (beforeExit) with the host\'s own exit code');
+      expect(child.status, context).toBe(3);
+      expectEverythingWritten(dir);
+    });
+  });
+});
