@@ -21,6 +21,11 @@ export type SubagentExportMode = 'embedded' | 'all';
 export interface ReplayOptions {
   /** `HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE`; unset (the default) when absent. */
   subagentExportMode?: SubagentExportMode;
+  /**
+   * Configure the files through a `plugins.toml` observability component
+   * (the backend's plugin host writes them) instead of the env exporters.
+   */
+  pluginsToml?: boolean;
   /** Extra `HERMES_NEMO_RELAY_*` variables. */
   env?: Record<string, string>;
 }
@@ -64,11 +69,46 @@ export function exporterEnv(dir: string, options: ReplayOptions = {}): Record<st
   };
 }
 
+/** A `plugins.toml` whose observability component writes the same two kinds of file into `dir`. */
+export function writePluginsToml(dir: string): string {
+  const file = path.join(dir, 'plugins.toml');
+  fs.writeFileSync(
+    file,
+    [
+      'version = 1',
+      '',
+      '[[components]]',
+      'kind = "observability"',
+      'enabled = true',
+      '',
+      '[components.config]',
+      'version = 4',
+      '',
+      '[components.config.atof]',
+      'enabled = true',
+      '',
+      '[[components.config.atof.sinks]]',
+      'type = "file"',
+      `output_directory = ${JSON.stringify(path.join(dir, 'atof'))}`,
+      'filename = "hermes-atof.jsonl"',
+      'mode = "overwrite"',
+      '',
+      '[components.config.atif]',
+      'enabled = true',
+      `output_directory = ${JSON.stringify(path.join(dir, 'atif'))}`,
+      'filename_template = "trajectory-{session_id}.json"',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
 /** Emits `lines` through a registry the plugin is registered on, then shuts the plugin down. */
 export async function replay(backend: RelayBackend, lines: readonly HookLine[], options: ReplayOptions = {}): Promise<ReplayResult> {
   const dir = tempDir(`replay-${backend.kind}`);
   const logger = recordingLogger();
-  const plugin = createNemoRelayPlugin({ backend, env: exporterEnv(dir, options), logger });
+  const env = options.pluginsToml ? { HERMES_NEMO_RELAY_PLUGINS_TOML: writePluginsToml(dir), ...options.env } : exporterEnv(dir, options);
+  const plugin = createNemoRelayPlugin({ backend, env, logger });
   const hooks = new HookRegistry({ logger: silentLogger });
   const unregister = plugin.register(hooks);
   // A fresh copy per run: the registry stamps payloads in place, and each backend must see the stream as recorded.
