@@ -11,7 +11,8 @@
  *
  * | value                              | becomes                                        |
  * | ---------------------------------- | ---------------------------------------------- |
- * | string, boolean, finite number     | itself (long strings are kept whole)           |
+ * | string                             | itself (kept whole); a lone UTF-16 surrogate becomes U+FFFD |
+ * | boolean, finite number             | itself                                         |
  * | `NaN`, `Infinity`, `-Infinity`     | `null`                                         |
  * | `undefined`, function, symbol      | dropped from objects, `null` in arrays, `null` at the top |
  * | BigInt                             | its decimal string                             |
@@ -26,7 +27,10 @@
  * | nesting deeper than `maxDepth`     | `"[MaxDepth]"`                                 |
  * | a getter or `toJSON` that throws   | `"[Unserializable: <message>]"`                |
  *
- * A key named `__proto__` is kept as an ordinary own property.
+ * A key named `__proto__` is kept as an ordinary own property. Lone
+ * surrogates (text cut in the middle of an emoji) are replaced with U+FFFD
+ * in values and keys, as the native relay does: `JSON.stringify` would
+ * write them as `\ud83d` escapes, which strict UTF-8 JSON readers reject.
  *
  * @module
  */
@@ -49,6 +53,7 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
   // Primitives dominate hot-path payload fields; answer them without a walker.
   switch (typeof value) {
     case 'string':
+      return wellFormed(value as string);
     case 'boolean':
       return value as Json;
     case 'number':
@@ -72,6 +77,19 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
   return converted === undefined ? null : converted;
 }
 
+/** `text` with every lone UTF-16 surrogate replaced by U+FFFD (the same string when there is none). */
+export function wellFormed(text: string): string {
+  // isWellFormed is a single native scan; the copy happens only for broken text.
+  const checked = text as unknown as WellFormedString;
+  return checked.isWellFormed() ? text : checked.toWellFormed();
+}
+
+/** ES2024 string methods, present in Node 20, Bun and Deno but not in the ES2023 lib this package compiles against. */
+interface WellFormedString {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
+
 /** True when `value` is a plain JSON object (not an array, not null). */
 export function isJsonObject(value: unknown): value is { [key: string]: Json } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -87,6 +105,7 @@ function convert(
 ): Json | undefined {
   switch (typeof value) {
     case 'string':
+      return wellFormed(value as string);
     case 'boolean':
       return value as Json;
     case 'number':
@@ -221,7 +240,8 @@ function convertError(
   return convertPlain(fields, depth, maxDepth, sortKeys, ancestors);
 }
 
-function defineKey(target: { [key: string]: Json }, key: string, value: Json): void {
+function defineKey(target: { [key: string]: Json }, rawKey: string, value: Json): void {
+  const key = wellFormed(rawKey);
   if (key === '__proto__') {
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   } else {

@@ -26,7 +26,7 @@ import type { Json, JsonObject } from '../contract.ts';
 import type { AtofCategory, AtofCategoryProfile, AtofMarkEvent, AtofScopeEvent } from '../formats/atof.ts';
 import { ATOF_VERSION } from '../formats/atof.ts';
 import { formatTimestamp } from '../clock.ts';
-import { isJsonObject, toJson } from '../json.ts';
+import { isJsonObject, toJson, wellFormed } from '../json.ts';
 
 const SORTED = { sortKeys: true } as const;
 
@@ -48,15 +48,19 @@ const MAX_FLAT_KEYS = 32;
  * and takes the general path (a getter read here then runs a second time).
  */
 function flatPlainObject(object: object): JsonObject | undefined {
-  const keys = Object.keys(object);
-  if (keys.length > MAX_FLAT_KEYS || keys.includes('toJSON') || keys.includes('__proto__')) return undefined;
-  keys.sort();
   const out: JsonObject = {};
   try {
+    // Inside the try: a Proxy whose key listing throws takes the general path, which records it.
+    const keys = Object.keys(object);
+    if (keys.length > MAX_FLAT_KEYS || keys.includes('toJSON') || keys.includes('__proto__')) return undefined;
+    keys.sort();
     for (const key of keys) {
+      if (wellFormed(key) !== key) return undefined;
       const value: unknown = (object as Record<string, unknown>)[key];
       switch (typeof value) {
         case 'string':
+          out[key] = wellFormed(value);
+          break;
         case 'boolean':
           out[key] = value;
           break;
@@ -314,9 +318,13 @@ export function toolProfile(toolCallId: unknown): AtofCategoryProfile {
   return typeof toolCallId === 'string' && toolCallId !== '' ? { tool_call_id: toolCallId } : {};
 }
 
-/** The tool end profile: the start profile plus `tool_result_annotation` when one is given. */
+/**
+ * The tool end profile: the start profile plus `tool_result_annotation` when
+ * one is given. An annotation that converts to null (a function, a symbol,
+ * `null`) counts as none, as in native.
+ */
 export function toolEndProfile(start: AtofCategoryProfile, annotation: Json | undefined): AtofCategoryProfile {
-  if (annotation === undefined) return start;
+  if (annotation === undefined || annotation === null) return start;
   const id = start.tool_call_id;
   return id === undefined ? { tool_result_annotation: annotation } : { tool_call_id: id, tool_result_annotation: annotation };
 }

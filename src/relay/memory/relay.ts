@@ -87,7 +87,7 @@ import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { serializeEvent } from './native-json.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
-import { PluginActivationConflictError } from './errors.ts';
+import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
 
 export interface MemoryRelayOptions {
   /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
@@ -487,6 +487,10 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       mode = 'append';
     }
     const filename = typeof o.filename === 'string' && o.filename !== '' ? o.filename : defaultAtofFilename();
+    // A separator or a dot name would put the file outside its folder; native refuses it too.
+    if (/[\\/]/.test(filename) || filename === '.' || filename === '..') {
+      throw new MemoryRelayError(`ATOF filename must be a plain file name, got ${JSON.stringify(filename)}`);
+    }
     const writer = new AtofFileWriter({
       path: joinPath(typeof o.outputDirectory === 'string' ? o.outputDirectory : '', filename),
       mode,
