@@ -116,8 +116,10 @@ const hasGuard: Subject = {
 
 // ------------------------------------------------------------------ the agent loop, with and without hooks
 
-const STEPS = iterations(20_000, 100);
+// Short batches, many rounds: each round's pair runs close together in time, so the per-round ratios see the same load.
+const STEPS = iterations(2_000, 100);
 const plainState = createAgentState();
+const controlState = createAgentState();
 const hookedState = createAgentState();
 
 const plainLoop: Subject = {
@@ -126,6 +128,17 @@ const plainLoop: Subject = {
   run(n) {
     let acc = 0;
     for (let i = 0; i < n; i++) acc += agentStep(plainState, i, stepIds(plainState, i)).resultChars;
+    consume(acc);
+  },
+};
+
+/** An identical copy of the hook-free loop: its ratio to the original is the measurement's noise floor. */
+const controlLoop: Subject = {
+  name: 'agent loop, no hook code (identical copy, A/A control)',
+  iters: STEPS,
+  run(n) {
+    let acc = 0;
+    for (let i = 0; i < n; i++) acc += agentStep(controlState, i, stepIds(controlState, i)).resultChars;
     consume(acc);
   },
 };
@@ -210,14 +223,15 @@ function guardedStep(state: AgentState, i: number): number {
 
 const micro = await interleave([emptyLoop, mapGet, emitConstant, emitClosure, hasGuard], { reps: 11, warmup: 3 });
 const [empty, map, emit, closure, has] = micro as [typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0]];
-const loops = await interleave([plainLoop, hookedLoop, guardedLoop], { reps: 15, warmup: 3 });
-const [plain, hooked, guarded] = loops as [typeof loops[0], typeof loops[0], typeof loops[0]];
+const loops = await interleave([plainLoop, hookedLoop, guardedLoop, controlLoop], { reps: 41, warmup: 5 });
+const [plain, hooked, guarded, control] = loops as [typeof loops[0], typeof loops[0], typeof loops[0], typeof loops[0]];
 
 report.figure(figure('emit_over_map', 'unsubscribed emit / Map.get', ratio(emit, map), 'x', { op: '<=', target: 1.5 }));
 report.figure(figure('loop_over_plain', 'agent loop with 15 emits / hook-free twin', ratio(hooked, plain), 'x', { op: '<=', target: 1.05 }));
 report.figure(figure('thunk_calls', 'payload thunks evaluated', thunkCalls, 'calls', { op: '<=', target: 0 }));
 report.figure(figure('emit_closure_over_map', 'emit with a new closure per call / Map.get', ratio(closure, map), 'x'));
 report.figure(figure('has_over_map', 'has(name) / Map.get', ratio(has, map), 'x'));
+report.figure(figure('control_over_plain', 'A/A control: identical hook-free loop / hook-free twin (noise floor)', ratio(control, plain), 'x'));
 report.figure(figure('guarded_loop_over_plain', 'agent loop with 15 has()-guarded emits / hook-free twin', ratio(guarded, plain), 'x'));
 const perSite = (hooked.ns - plain.ns) / 15;
 report.figure(figure('ns_per_hook_site', 'cost of one hook site in the loop ((hooked - plain) / 15)', Math.round(perSite * 100) / 100, 'ns'));
@@ -230,6 +244,7 @@ report.row(rowOf('has', has.name, has));
 report.row(rowOf('loop_plain', plain.name, plain));
 report.row(rowOf('loop_hooked', hooked.name, hooked));
 report.row(rowOf('loop_guarded', guarded.name, guarded));
+report.row(rowOf('loop_control', control.name, control));
 report.fact('steps_per_batch', STEPS);
 report.fact('request_bytes', plainState.lastRequestBytes);
 report.note('Micro rows cycle the hook name through all 15 names; the ratio is the median of per-round ratios over interleaved batches.');
