@@ -161,6 +161,7 @@ for (const kind of KINDS) {
   const pluginOnly = byName(timings, 'plugin+off')!;
   if (nat) report.figure(figure(`${kind.id}.native_over_memory`, `${kind.id}: plugin+native / plugin+memory`, ratio(nat, mem, true), 'x', { op: '>=', target: 10 }));
   if (nat && raw) report.figure(figure(`${kind.id}.plugin_over_bare`, `${kind.id}: plugin+native / bare native`, ratio(nat, raw, true), 'x', { op: '<=', target: 1.15 }));
+  if (raw) report.figure(figure(`${kind.id}.plugin_only_over_bare`, `${kind.id}: plugin+off / bare native (registry + plugin alone, vs a native call)`, ratio(pluginOnly, raw, true), 'x'));
   report.figure(figure(`${kind.id}.memory_over_otel_sdk`, `${kind.id}: plugin+memory / OTel SDK span`, ratio(mem, sdk, true), 'x', { op: '<=', target: 1 }));
   report.figure(figure(`${kind.id}.memory_over_otel_noop`, `${kind.id}: plugin+memory / OTel no-op`, ratio(mem, noop, true), 'x'));
   report.figure(figure(`${kind.id}.plugin_share_of_memory`, `${kind.id}: plugin+off / plugin+memory (registry + plugin share)`, ratio(pluginOnly, mem, true), 'x'));
