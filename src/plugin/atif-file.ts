@@ -49,15 +49,19 @@ export class UnsafeAtifPathError extends Error {
  * The absolute path of a session's ATIF file: the template with
  * `{session_id}` replaced by the safe fragment. A template without
  * `{session_id}` gets `-{session_id}` inserted before its extension, because
- * otherwise every session would overwrite one file.
+ * otherwise every session would overwrite one file. The second and later
+ * sessions reusing an id in one process (`instance` > 1) get `~<instance>`
+ * after the fragment, so the first session's trajectory is not overwritten;
+ * `~` never appears in a fragment kept as is.
  */
-export function atifFilePath(outputDirectory: string, template: string, sessionId: string): string {
+export function atifFilePath(outputDirectory: string, template: string, sessionId: string, instance = 1): string {
   let effective = template;
   if (!effective.includes('{session_id}')) {
     const extension = path.extname(effective);
     effective = `${effective.slice(0, effective.length - extension.length)}-{session_id}${extension}`;
   }
-  const fileName = effective.split('{session_id}').join(safeSessionFragment(sessionId));
+  const fragment = instance > 1 ? `${safeSessionFragment(sessionId)}~${instance}` : safeSessionFragment(sessionId);
+  const fileName = effective.split('{session_id}').join(fragment);
   const root = path.resolve(outputDirectory);
   const target = path.resolve(root, fileName);
   const relative = path.relative(root, target);

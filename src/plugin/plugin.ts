@@ -520,8 +520,11 @@ class RelayPlugin {
     if (!proc || typeof proc.on !== 'function') return () => {};
     const onBeforeExit = () => {
       if (this.shutdownPromise) return;
-      // Keeping the event loop busy with the shutdown is what makes beforeExit wait for it.
-      void this.shutdown(options);
+      // Keeping the event loop busy with the shutdown is what makes beforeExit
+      // wait for it. One more turn afterwards lets a signal the host sent
+      // itself as its last act reach its handler, instead of the loop ending
+      // first and turning a SIGTERM death into exit code 0.
+      void this.shutdown(options).then(() => new Promise<void>((resolve) => setImmediate(resolve)));
     };
     const onSignal = (signal: NodeJS.Signals) => {
       void this.shutdown(options).finally(() => {

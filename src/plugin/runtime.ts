@@ -55,6 +55,14 @@ import type { NemoRelaySettings } from './settings.ts';
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
 
+/**
+ * Session ids whose session closed recently, remembered so that a session
+ * reusing the id (a host resetting and keeping its id) gets its own ATIF
+ * file instead of overwriting the first one. Bounded: a long-lived host
+ * must not grow with every session it ever had.
+ */
+const MAX_REMEMBERED_CLOSED_SESSIONS = 10_000;
+
 /** Tool statuses that record the tool span as failed. */
 const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);
 
@@ -87,6 +95,8 @@ export interface SessionState {
   readonly llmSpans: Map<string, LlmHandle>;
   readonly toolSpans: Map<string, ToolHandle>;
   lastActivity: number;
+  /** 1 for the first session with this id in this process, 2 for the next one after it closed, ... */
+  instance: number;
 }
 
 interface SubagentParent {
@@ -132,6 +142,7 @@ export class RelayRuntime {
   private pluginConfigNeedsReinit = false;
   private activatedOnce = false;
   private readonly exportChains = new Map<string, Promise<void>>();
+  private readonly closedInstances = new Map<string, number>();
   private readonly atifOutputs = new Map<string, OutputHealth>();
   /** The session last inserted into `sessions` (its last entry), or null. */
   private newestSessionId: string | null = null;
@@ -261,11 +272,16 @@ export class RelayRuntime {
 
   private configureAtof(): void {
     if (!this.settings.atofEnabled || this.atofExporter) return;
-    this.atofExporter = this.backend.registerAtofExporter({
-      ...(this.settings.atofOutputDirectory ? { outputDirectory: this.settings.atofOutputDirectory } : {}),
-      filename: this.settings.atofFilename,
-      mode: this.settings.atofMode,
-    });
+    try {
+      this.atofExporter = this.backend.registerAtofExporter({
+        ...(this.settings.atofOutputDirectory ? { outputDirectory: this.settings.atofOutputDirectory } : {}),
+        filename: this.settings.atofFilename,
+        mode: this.settings.atofMode,
+      });
+    } catch (error) {
+      // Without its ATOF file the plugin still records scopes and writes ATIF.
+      this.fail(`NeMo Relay ATOF exporter could not be registered (${this.settings.atofFilename}); no ATOF file will be written`, error);
+    }
   }
 
   private async clearAtof(): Promise<void> {
@@ -335,6 +351,7 @@ export class RelayRuntime {
       llmSpans: new Map(),
       toolSpans: new Map(),
       lastActivity: now,
+      instance: (this.closedInstances.get(sessionId) ?? 0) + 1,
     };
     const parent = this.subagentParents.get(sessionId);
     let metadata = metadataOf(payload);
@@ -385,7 +402,7 @@ export class RelayRuntime {
     const outputDirectory = this.settings.atifOutputDirectory;
     if (!outputDirectory) return;
     this.chainExport(state.sessionId, async () => {
-      const target = atifFilePath(outputDirectory, this.settings.atifFilenameTemplate, state.sessionId);
+      const target = atifFilePath(outputDirectory, this.settings.atifFilenameTemplate, state.sessionId, state.instance);
       const health = this.atifHealth(target);
       try {
         const json = await exporter.exportJson();
@@ -439,6 +456,15 @@ export class RelayRuntime {
     this.finishSession(state, payload);
   }
 
+  private rememberClosed(state: SessionState): void {
+    this.closedInstances.delete(state.sessionId);
+    this.closedInstances.set(state.sessionId, state.instance);
+    if (this.closedInstances.size > MAX_REMEMBERED_CLOSED_SESSIONS) {
+      const oldest = this.closedInstances.keys().next().value;
+      if (oldest !== undefined) this.closedInstances.delete(oldest);
+    }
+  }
+
   private forgetSession(sessionId: string): void {
     this.sessions.delete(sessionId);
     if (this.newestSessionId === sessionId) this.newestSessionId = null;
@@ -446,6 +472,7 @@ export class RelayRuntime {
 
   private finishSession(state: SessionState, output: unknown, mayClearPluginConfig = true): void {
     const failures: string[] = [];
+    this.rememberClosed(state);
     this.endAbandonedSpans(state, failures);
     if (state.handle) {
       try {

@@ -137,15 +137,9 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
     if (raceUntestable) {
       console.warn(`[exit tests] ${backend}: exit status after "SIGTERM as the last thing the host does" skipped on deno: a race in Deno's signal delivery`);
     }
-    // Known bug (src/plugin/plugin.ts, installExitHandlers): on Node, a signal
-    // that is still pending when the event loop runs dry is never dispatched.
-    // With the backend ready, the plugin's beforeExit listener shuts down in
-    // microtasks only on the memory backend, so the loop ends and the process
-    // exits 0 instead of dying of SIGTERM (native's flush, and a backend still
-    // loading, happen to keep the loop alive one more turn). The data is
-    // complete either way. Suggested fix, in onBeforeExit:
-    // `void this.shutdown(options).then(() => new Promise((r) => setImmediate(r)))`,
-    // which lets Node dispatch the pending signal (verified on a patched dist/).
+    // On Node a signal still pending when the event loop runs dry is never
+    // dispatched; installExitHandlers' beforeExit listener gives the loop one
+    // more turn after its shutdown so a last-act SIGTERM still kills the host.
     const lastAct = [
       ['hooks still queued', 'SIGTERM as the last thing the host does, hooks still queued'],
       ['backend ready', 'SIGTERM as the last thing the host does, backend ready'],
@@ -160,8 +154,7 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
       expectEverythingWritten(runOnce(ending).dir);
     });
     for (const [label, ending] of lastAct) {
-      const knownBug = runtime === 'node' && backend === 'memory' && label === 'backend ready';
-      const test = raceUntestable ? it.skip : knownBug ? it.fails : it;
+      const test = raceUntestable ? it.skip : it;
       test(`still dies of SIGTERM when it is the last thing the host does (${label})`, () => {
         const { child, context } = runOnce(ending);
         expect({ status: child.status, signal: child.signal }, context).toEqual(sigtermBaseline);

@@ -285,4 +285,36 @@ describe('plugin lifecycle', () => {
     expect(output?.bytes).toBeGreaterThan(0);
     expect(output?.lastWrite).not.toBeNull();
   });
+
+  it('gives a session that reuses a closed session id its own ATIF file', async () => {
+    const dir = tempDir();
+    const plugin = createNemoRelayPlugin({
+      backend: createFakeRelay(),
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir },
+      logger: silentLogger,
+    });
+    for (let round = 0; round < 3; round++) {
+      plugin.onSessionStart({ session_id: 's1' });
+      plugin.onSessionReset({ session_id: 's1', reason: 'new' });
+    }
+    await plugin.flush();
+    expect(readdirSync(dir).sort()).toEqual(['hermes-atif-s1.json', 'hermes-atif-s1~2.json', 'hermes-atif-s1~3.json']);
+  });
+
+  it('keeps recording when the ATOF exporter cannot be registered', () => {
+    const fake = createFakeRelay();
+    fake.registerAtofExporter = () => {
+      throw new Error('ATOF filename must be a plain file name');
+    };
+    const warnings: string[] = [];
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_ATOF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_FILENAME: '../x.jsonl' },
+      logger: { ...silentLogger, warn: (message: string) => warnings.push(message) },
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    expect(fake.ops()).toEqual(['pushScope']);
+    expect(plugin.status().state).toBe('ready');
+    expect(warnings.some((w) => w.includes('no ATOF file will be written'))).toBe(true);
+  });
 });
