@@ -23,7 +23,7 @@
  * @module
  */
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import type { OutputHealth } from '../../relay/contract.ts';
 import path from 'node:path';
 import { HookRegistry } from '../../hooks/registry.ts';
@@ -163,13 +163,15 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   for (const output of withAtofFile(status.outputs, path.join(atofDir, ATOF_FILENAME))) {
     if (output.errors > 0) files.failed += 1;
     if (output.kind === 'atof') files.atof.push(output.path);
-    else {
-      files.atif.push(output.path);
-      try {
-        addTrajectory(totals, JSON.parse(readFileSync(output.path, 'utf8')));
-      } catch {
-        files.failed += 1;
-      }
+  }
+  // status().outputs lists only the most recent ATIF files (it is bounded for
+  // long-lived hosts), so the trajectories of this run are read from the folder.
+  for (const file of filesWrittenSince(atifDir, started)) {
+    files.atif.push(file);
+    try {
+      addTrajectory(totals, JSON.parse(readFileSync(file, 'utf8')));
+    } catch {
+      files.failed += 1;
     }
   }
 
@@ -211,6 +213,27 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
  * The plugin's outputs, plus the ATOF file when the backend does not list
  * it (its exporter is closed by then) but wrote it.
  */
+/** The `.json` files in `dir` modified at or after `sinceMs` (with a margin for coarse file-system clocks), sorted. */
+export function filesWrittenSince(dir: string, sinceMs: number): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const written: string[] = [];
+  for (const name of names.sort()) {
+    if (!name.endsWith('.json')) continue;
+    const file = path.join(dir, name);
+    try {
+      if (statSync(file).mtimeMs >= sinceMs - 2_000) written.push(file);
+    } catch {
+      // Removed meanwhile: not ours to count.
+    }
+  }
+  return written;
+}
+
 export function withAtofFile(outputs: readonly OutputHealth[], atofPath: string): OutputHealth[] {
   if (outputs.some((output) => output.kind === 'atof') || !existsSync(atofPath)) return [...outputs];
   return [{ kind: 'atof', path: atofPath, lastWrite: null, bytes: 0, errors: 0 }, ...outputs];
