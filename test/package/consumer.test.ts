@@ -1,0 +1,86 @@
+// The package as another project sees it: `nemo-relay-hooks` and its
+// subpaths resolve through package.json "exports" to the built dist/ (which
+// `npm install` builds through `prepare`), at runtime and for TypeScript.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+function consumerProject(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nrh-consumer-'));
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }));
+  mkdirSync(path.join(dir, 'node_modules'));
+  symlinkSync(root, path.join(dir, 'node_modules', 'nemo-relay-hooks'), 'dir');
+  // TypeScript resolves the package's own type dependencies from the consumer.
+  symlinkSync(path.join(root, 'node_modules', '@types'), path.join(dir, 'node_modules', '@types'), 'dir');
+  return dir;
+}
+
+describe('the package seen from another project', () => {
+  it('declares types first in every export', () => {
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      exports: Record<string, string | Record<string, string>>;
+    };
+    for (const subpath of ['.', './memory', './native', './testing']) {
+      const entry = manifest.exports[subpath];
+      expect(typeof entry, subpath).toBe('object');
+      expect(Object.keys(entry as object)[0], subpath).toBe('types');
+    }
+  });
+
+  it('imports every entry point with Node from dist/', () => {
+    const dir = consumerProject();
+    writeFileSync(
+      path.join(dir, 'app.mjs'),
+      `import { HookRegistry, createNemoRelayPlugin, HOOK_NAMES, validateAtif } from 'nemo-relay-hooks';
+import { createMemoryRelay } from 'nemo-relay-hooks/memory';
+import { loadNativeRelay } from 'nemo-relay-hooks/native';
+import { createFakeRelay } from 'nemo-relay-hooks/testing';
+const fake = createFakeRelay();
+const hooks = new HookRegistry();
+createNemoRelayPlugin({ backend: fake, env: {} }).register(hooks);
+hooks.emit('on_session_start', { session_id: 'x' });
+console.log(JSON.stringify({
+  hooks: HOOK_NAMES.length,
+  ops: fake.ops(),
+  memory: createMemoryRelay().kind,
+  native: typeof loadNativeRelay,
+  validate: typeof validateAtif,
+}));
+`,
+    );
+    const result = spawnSync('node', ['app.mjs'], { cwd: dir, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ hooks: 15, ops: ['pushScope'], memory: 'memory', native: 'function', validate: 'function' });
+  });
+
+  it('type-checks a TypeScript consumer against the emitted .d.ts files', () => {
+    const dir = consumerProject();
+    writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, types: ['node'] }, files: ['app.ts'] }),
+    );
+    writeFileSync(
+      path.join(dir, 'app.ts'),
+      `import { HookRegistry, createNemoRelayPlugin, type PluginStatus, type PreToolCallPayload } from 'nemo-relay-hooks';
+import { createMemoryRelay } from 'nemo-relay-hooks/memory';
+import { createFakeRelay, type FakeRelay } from 'nemo-relay-hooks/testing';
+const hooks = new HookRegistry();
+const plugin = createNemoRelayPlugin({ backend: createMemoryRelay(), settings: { atofEnabled: true } });
+plugin.register(hooks);
+const payload: PreToolCallPayload = { tool_name: 'ls', tool_call_id: 'c1', args: {} };
+hooks.emit('pre_tool_call', () => payload);
+const status: PluginStatus = plugin.status();
+const fake: FakeRelay = createFakeRelay();
+export { status, fake };
+`,
+    );
+    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = spawnSync('node', [tsc, '-p', dir], { cwd: dir, encoding: 'utf8' });
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
+  });
+});
