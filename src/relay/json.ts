@@ -51,6 +51,19 @@ const MAX_DEPTH = '[MaxDepth]';
 /** Converts any value to plain JSON. Never throws. */
 export function toJson(value: unknown, options?: ToJsonOptions): Json {
   // Primitives dominate hot-path payload fields; answer them without a walker.
+  if (typeof value !== 'object' || value === null) return primitive(value) ?? null;
+  const converted = convert(
+    value,
+    0,
+    options?.maxDepth ?? DEFAULT_MAX_DEPTH,
+    options?.sortKeys === true,
+    new Set<object>(),
+  );
+  return converted === undefined ? null : converted;
+}
+
+/** A non-object value as JSON; `undefined` means "omit" (undefined, functions, symbols). */
+function primitive(value: unknown): Json | undefined {
   switch (typeof value) {
     case 'string':
       return wellFormed(value as string);
@@ -60,21 +73,10 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
       return Number.isFinite(value) ? (value as number) : null;
     case 'bigint':
       return (value as bigint).toString();
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return null;
     default:
-      if (value === null) return null;
+      // undefined, function, symbol (and null, which the callers handle first).
+      return value === null ? null : undefined;
   }
-  const converted = convert(
-    value,
-    0,
-    options?.maxDepth ?? DEFAULT_MAX_DEPTH,
-    options?.sortKeys === true,
-    new Set<object>(),
-  );
-  return converted === undefined ? null : converted;
 }
 
 /** `text` with every lone UTF-16 surrogate replaced by U+FFFD (the same string when there is none). */
@@ -103,21 +105,7 @@ function convert(
   sortKeys: boolean,
   ancestors: Set<object>,
 ): Json | undefined {
-  switch (typeof value) {
-    case 'string':
-      return wellFormed(value as string);
-    case 'boolean':
-      return value as Json;
-    case 'number':
-      return Number.isFinite(value) ? (value as number) : null;
-    case 'bigint':
-      return (value as bigint).toString();
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined;
-  }
-  if (value === null) return null;
+  if (typeof value !== 'object' || value === null) return primitive(value);
   const object = value as object;
   if (ancestors.has(object)) return CIRCULAR;
   if (depth >= maxDepth) return MAX_DEPTH;

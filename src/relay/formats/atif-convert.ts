@@ -32,7 +32,7 @@ import type {
   AtifToolCall,
   AtifTrajectory,
 } from './atif.ts';
-import { ATIF_SCHEMA_VERSION } from './atif.ts';
+import { ATIF_SCHEMA_VERSION, ATIF_STEP_FIELDS } from './atif.ts';
 import {
   asObject,
   atifContentValue,
@@ -1058,21 +1058,7 @@ function sortToolCall(call: AtifToolCall): AtifToolCall {
   return sorted;
 }
 
-const STEP_KEYS = [
-  'step_id',
-  'source',
-  'message',
-  'timestamp',
-  'model_name',
-  'reasoning_effort',
-  'reasoning_content',
-  'tool_calls',
-  'observation',
-  'metrics',
-  'llm_call_count',
-  'is_copied_context',
-  'extra',
-] as const;
+const STEP_KEYS = ATIF_STEP_FIELDS;
 
 function reorderStep(step: AtifStep): AtifStep {
   const out: Record<string, unknown> = {};

@@ -91,6 +91,23 @@ export interface AtifFinalMetrics {
   extra?: Json;
 }
 
+/** Every field an ATIF v1.7 step may have, in the order native writes them. */
+export const ATIF_STEP_FIELDS = [
+  'step_id',
+  'source',
+  'message',
+  'timestamp',
+  'model_name',
+  'reasoning_effort',
+  'reasoning_content',
+  'tool_calls',
+  'observation',
+  'metrics',
+  'llm_call_count',
+  'is_copied_context',
+  'extra',
+] as const;
+
 export interface AtifStep {
   step_id: number;
   source: AtifStepSource;

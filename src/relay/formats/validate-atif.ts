@@ -24,7 +24,7 @@
 
 import { existsSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { ATIF_SCHEMA_VERSIONS } from './atif.ts';
+import { ATIF_SCHEMA_VERSIONS, ATIF_STEP_FIELDS } from './atif.ts';
 import { ATIF_IMAGE_MEDIA_TYPES } from './atif-payload.ts';
 import type { ValidationError } from './validation.ts';
 import { childPath } from './validation.ts';
@@ -49,21 +49,7 @@ const TRAJECTORY_FIELDS = new Set([
   'extra',
 ]);
 const AGENT_FIELDS = new Set(['name', 'version', 'model_name', 'tool_definitions', 'extra']);
-const STEP_FIELDS = new Set([
-  'step_id',
-  'source',
-  'message',
-  'timestamp',
-  'model_name',
-  'reasoning_effort',
-  'reasoning_content',
-  'tool_calls',
-  'observation',
-  'metrics',
-  'llm_call_count',
-  'is_copied_context',
-  'extra',
-]);
+const STEP_FIELDS: ReadonlySet<string> = new Set(ATIF_STEP_FIELDS);
 const AGENT_ONLY_FIELDS = ['model_name', 'reasoning_effort', 'reasoning_content', 'tool_calls', 'metrics'] as const;
 const TOOL_CALL_FIELDS = new Set(['tool_call_id', 'function_name', 'arguments', 'extra']);
 const OBSERVATION_FIELDS = new Set(['results']);

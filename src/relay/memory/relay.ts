@@ -396,15 +396,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       // Telemetry failed, the call itself must still run.
       this.internalError('executeLlm', error);
     }
-    let response: unknown;
-    try {
-      response = await call(forwarded);
-    } catch (error) {
-      this.managedFailed(record, error);
-      throw error;
-    }
-    this.managedOk(record, response);
-    return response;
+    return this.runManaged(record, () => call(forwarded));
   }
 
   // ---- tool spans -----------------------------------------------------------
@@ -436,15 +428,20 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       // Telemetry failed, the call itself must still run.
       this.internalError('executeTool', error);
     }
-    let result: unknown;
+    return this.runManaged(record, () => call(args));
+  }
+
+  /** Runs the host's call and records its end; its own value and error reach the caller unchanged. */
+  private async runManaged(record: SpanRecord | null, run: () => unknown): Promise<unknown> {
+    let value: unknown;
     try {
-      result = await call(args);
+      value = await run();
     } catch (error) {
       this.managedFailed(record, error);
       throw error;
     }
-    this.managedOk(record, result);
-    return result;
+    this.managedOk(record, value);
+    return value;
   }
 
   /** Records the end of a managed call that returned `value`. */
