@@ -14,6 +14,7 @@ import type { OutputHealth, RelayBackend } from '../../src/relay/contract.ts';
 import type { FakeCall, FakeHandle, FakeRelay } from '../../src/testing/index.ts';
 import { BACKENDS, nativeLoadError, recordingLogger, tempDir } from './backends.ts';
 import { readAtifDir, readValidAtof, type ReadEvent } from './files.ts';
+import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
 type Op = [op: string, name: string, parent?: string | null];
 
@@ -141,35 +142,8 @@ const SESSION_OPS: Op[] = [
   ['pop', 'hermes-session-s1'],
 ];
 
-function observabilityToml(dir: string, extra = ''): string {
-  const file = path.join(dir, 'plugins.toml');
-  fs.writeFileSync(
-    file,
-    `version = 1
-${extra}
-[[components]]
-kind = "observability"
-enabled = true
-
-[components.config]
-version = 4
-
-[components.config.atof]
-enabled = true
-
-[[components.config.atof.sinks]]
-type = "file"
-output_directory = ${JSON.stringify(path.join(dir, 'plugin-atof'))}
-filename = "events.jsonl"
-mode = "overwrite"
-
-[components.config.atif]
-enabled = true
-output_directory = ${JSON.stringify(path.join(dir, 'plugin-atif'))}
-filename_template = "trajectory-{session_id}.json"
-`,
-  );
-  return file;
+function observabilityToml(dir: string, extraToml = ''): string {
+  return writeObservabilityToml(dir, { atofDir: path.join(dir, 'plugin-atof'), atifDir: path.join(dir, 'plugin-atif'), extraToml });
 }
 
 const ADAPTIVE = `

@@ -5,40 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/hooks/logger.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
+import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
 function tempDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'nrh-lifecycle-'));
 }
 
-function observabilityToml(dir: string, extra = ''): string {
-  const file = path.join(dir, 'plugins.toml');
-  writeFileSync(
-    file,
-    `version = 1
-
-[[components]]
-kind = "observability"
-enabled = true
-
-[components.config]
-version = 4
-
-[components.config.atof]
-enabled = true
-
-[[components.config.atof.sinks]]
-type = "file"
-output_directory = ${JSON.stringify(path.join(dir, 'events'))}
-filename = "events.jsonl"
-mode = "overwrite"
-
-[components.config.atif]
-enabled = true
-output_directory = ${JSON.stringify(path.join(dir, 'trajectories'))}
-filename_template = "trajectory-{session_id}.json"
-${extra}`,
-  );
-  return file;
+function observabilityToml(dir: string): string {
+  return writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories') });
 }
 
 describe('plugin lifecycle', () => {

@@ -1,0 +1,42 @@
+// A plugins.toml with one observability component writing ATOF (file sink,
+// overwrite) and plugin-managed ATIF, for tests of the plugin's plugins.toml
+// path. `extraToml` is appended (e.g. another [[components]] entry).
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface ObservabilityTomlOptions {
+  atofDir: string;
+  atifDir: string;
+  extraToml?: string;
+}
+
+export function writeObservabilityToml(dir: string, options: ObservabilityTomlOptions): string {
+  const file = path.join(dir, 'plugins.toml');
+  writeFileSync(
+    file,
+    `version = 1
+
+[[components]]
+kind = "observability"
+enabled = true
+
+[components.config]
+version = 4
+
+[components.config.atof]
+enabled = true
+
+[[components.config.atof.sinks]]
+type = "file"
+output_directory = ${JSON.stringify(options.atofDir)}
+filename = "events.jsonl"
+mode = "overwrite"
+
+[components.config.atif]
+enabled = true
+output_directory = ${JSON.stringify(options.atifDir)}
+filename_template = "trajectory-{session_id}.json"
+${options.extraToml ?? ''}`,
+  );
+  return file;
+}
