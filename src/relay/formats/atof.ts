@@ -9,25 +9,15 @@
  * @module
  */
 
-import type { Json } from '../contract.ts';
+import type { Json, ScopeCategory } from '../contract.ts';
 
 export const ATOF_VERSION = '0.1';
 
 export type AtofKind = 'scope' | 'mark';
 export type AtofScopeCategory = 'start' | 'end';
 
-export type AtofCategory =
-  | 'agent'
-  | 'function'
-  | 'tool'
-  | 'llm'
-  | 'retriever'
-  | 'embedder'
-  | 'reranker'
-  | 'guardrail'
-  | 'evaluator'
-  | 'custom'
-  | 'unknown';
+/** The closed set of ATOF categories; the contract's `ScopeCategory`. */
+export type AtofCategory = ScopeCategory;
 
 /** `category_profile`: `model_name` (llm), `tool_call_id`/`tool_result_annotation` (tool), `subtype` (custom). */
 export type AtofCategoryProfile = { [key: string]: Json };

@@ -619,56 +619,33 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     request: LlmRequest,
     session: JsonObject | undefined,
   ): SpanRecord {
-    const uuid = uuidv7();
-    const startUs = this.stamp((o as LlmStartOptions).timestampUs);
-    const parentUuid = parent === null ? this.processRoot : parent.uuid;
-    const root = parent === null ? this.processRoot : parent.propagationRootUuid;
-    const profile = llmProfile(o.modelName);
-    const metadata = payload(o.metadata);
-    const name = text(o.name);
-    const event = scopeEvent(
-      'start',
-      uuid,
-      parentUuid,
-      root,
-      name,
-      'llm',
-      NO_ATTRIBUTES,
-      profile,
-      llmRequestData(request.content, recordedHeaders(request.headers, session)),
-      metadata,
-      this.format(startUs),
-    );
-    const top = parent === null ? null : parent.top;
-    const record = new SpanRecord(this, 'llm', uuid, name, parentUuid, root, top, profile, metadata, startUs);
-    this.emit(event, top);
-    return record;
+    const data = llmRequestData(request.content, recordedHeaders(request.headers, session));
+    return this.startSpan('llm', o, parent, llmProfile(o.modelName), data, (o as LlmStartOptions).timestampUs);
   }
 
   private startTool(o: ManagedToolOptions, what: string): SpanRecord {
     const parent = o.parent == null ? null : this.ownScope(o.parent, `${what} parent`);
+    return this.startSpan('tool', o, parent, toolProfile(o.toolCallId), payload(o.args), (o as ToolStartOptions).timestampUs);
+  }
+
+  /** Emits the start event of an LLM or tool span and returns its record (the handle). */
+  private startSpan(
+    kind: 'llm' | 'tool',
+    o: { name: string; metadata?: unknown },
+    parent: ScopeRecord | null,
+    profile: SpanRecord['profile'],
+    data: Json,
+    timestampUs: number | undefined,
+  ): SpanRecord {
     const uuid = uuidv7();
-    const startUs = this.stamp((o as ToolStartOptions).timestampUs);
+    const startUs = this.stamp(timestampUs);
     const parentUuid = parent === null ? this.processRoot : parent.uuid;
     const root = parent === null ? this.processRoot : parent.propagationRootUuid;
-    const profile = toolProfile(o.toolCallId);
     const metadata = payload(o.metadata);
     const name = text(o.name);
-    const event = scopeEvent(
-      'start',
-      uuid,
-      parentUuid,
-      root,
-      name,
-      'tool',
-      NO_ATTRIBUTES,
-      profile,
-      payload(o.args),
-      metadata,
-      this.format(startUs),
-    );
+    const event = scopeEvent('start', uuid, parentUuid, root, name, kind, NO_ATTRIBUTES, profile, data, metadata, this.format(startUs));
     const top = parent === null ? null : parent.top;
-    const record = new SpanRecord(this, 'tool', uuid, name, parentUuid, root, top, profile, metadata, startUs);
+    const record = new SpanRecord(this, kind, uuid, name, parentUuid, root, top, profile, metadata, startUs);
     this.emit(event, top);
     return record;
   }
