@@ -17,10 +17,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CaseReport, consume, figure, interleave, nowNs, ratio, rowOf, scale, type Subject, type Timing } from '../harness.ts';
+import { CaseReport, consume, figure, interleave, median, nowNs, ratio, rowOf, scale, type Subject, type Timing } from '../harness.ts';
 import * as fixtures from '../support/payloads.ts';
+import type { AtofEvent } from '../../src/relay/formats/atof.ts';
 import {
   bareNativeSetup,
+  capturingMemorySetup,
   memoryPluginSetup,
   nativePluginSetup,
   offPluginSetup,
@@ -31,7 +33,7 @@ import {
 
 const report = new CaseReport('per-event', 'Cost per event by hook kind (drained), plugin path vs bare native vs OpenTelemetry');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-bench-events-'));
-const TARGET_MS = 150 * scale;
+const TARGET_MS = 100 * scale;
 const POOL = 256;
 
 // ------------------------------------------------------------------ payload pools (shared by every setup)
@@ -144,6 +146,34 @@ function subjectFor(setup: Setup, kind: Kind, iters: number): Subject {
   };
 }
 
+/**
+ * The serialisation floor of a kind: `JSON.stringify` of exactly the ATOF
+ * events plugin+memory produces for one iteration (keys already sorted, the
+ * event already built), per event. No JS backend writing the same lines
+ * can cost less, whatever else it does.
+ */
+async function serialisationFloor(kind: Kind): Promise<number> {
+  const captured: AtofEvent[] = [];
+  const capture = capturingMemorySetup(dir, captured);
+  await capture.open();
+  captured.length = 0;
+  kind.step(capture, 0);
+  const events = captured.slice();
+  await capture.close();
+  const n = Math.max(1000, Math.round(200_000 * scale));
+  let bytes = 0;
+  for (let warm = 0; warm < 3; warm++) for (let i = 0; i < n; i++) bytes += JSON.stringify(events[i % events.length]).length;
+  const samples: number[] = [];
+  for (let rep = 0; rep < 7; rep++) {
+    const t0 = nowNs();
+    for (let i = 0; i < n; i++) bytes += JSON.stringify(events[i % events.length]).length;
+    samples.push(Number(nowNs() - t0) / n);
+  }
+  consume(bytes);
+  report.fact(`line_bytes.${kind.id}`, Math.round(events.reduce((sum, e) => sum + JSON.stringify(e).length + 1, 0) / events.length));
+  return median(samples);
+}
+
 // ------------------------------------------------------------------ run
 
 const byName = (timings: Timing[], name: string) => timings.find((t) => t.name === name);
@@ -152,7 +182,7 @@ for (const kind of KINDS) {
   process.stderr.write(`# ${kind.label}\n`);
   const subjects: Subject[] = [];
   for (const setup of setups) subjects.push(subjectFor(setup, kind, await calibrate(setup, kind)));
-  const timings = await interleave(subjects, { reps: 7, warmup: 1 });
+  const timings = await interleave(subjects, { reps: 11, warmup: 1 });
   const mem = byName(timings, 'plugin+memory')!;
   const nat = byName(timings, 'plugin+native');
   const raw = byName(timings, 'bare native');
@@ -165,7 +195,11 @@ for (const kind of KINDS) {
   report.figure(figure(`${kind.id}.memory_over_otel_sdk`, `${kind.id}: plugin+memory / OTel SDK span`, ratio(mem, sdk, true), 'x', { op: '<=', target: 1 }));
   report.figure(figure(`${kind.id}.memory_over_otel_noop`, `${kind.id}: plugin+memory / OTel no-op`, ratio(mem, noop, true), 'x'));
   report.figure(figure(`${kind.id}.plugin_share_of_memory`, `${kind.id}: plugin+off / plugin+memory (registry + plugin share)`, ratio(pluginOnly, mem, true), 'x'));
+  const floor = await serialisationFloor(kind);
+  report.figure(figure(`${kind.id}.memory_over_floor`, `${kind.id}: plugin+memory / JSON.stringify of its ATOF lines (serialisation floor)`, mem.nsDrained / floor, 'x'));
+  if (nat) report.figure(figure(`${kind.id}.native_over_floor`, `${kind.id}: plugin+native / serialisation floor (best native/memory any JS backend could reach)`, nat.nsDrained / floor, 'x'));
   for (const timing of timings) report.row(rowOf(`${kind.id}.${timing.name}`, `${kind.id}: ${timing.name} (per event)`, timing));
+  report.row({ id: `${kind.id}.floor`, label: `${kind.id}: JSON.stringify of the ATOF line (per event)`, ns: Math.round(floor * 100) / 100, nsDrained: Math.round(floor * 100) / 100, minNs: Math.round(floor * 100) / 100, maxNs: Math.round(floor * 100) / 100, iters: 0, reps: 7 });
 }
 
 for (const setup of setups) {

@@ -33,6 +33,7 @@ import type { Logger } from '../../src/hooks/logger.ts';
 import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/index.ts';
 import { nowMicros } from '../../src/relay/clock.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
+import type { AtofEvent } from '../../src/relay/formats/atof.ts';
 import { createMemoryRelay } from '../../src/relay/memory/index.ts';
 import { createNoopRelay } from '../../src/relay/noop.ts';
 import { loadBinding, type NativeAtofExporter, type NativeBinding, type NativeScopeHandle, type NativeSpanHandle } from '../../native/binding.ts';
@@ -154,6 +155,20 @@ class PluginSetup implements Setup {
 
 export function memoryPluginSetup(dir: string): Setup & { readonly warnings: number } {
   return new PluginSetup('plugin+memory', dir, (logger) => createMemoryRelay({ logger }));
+}
+
+/**
+ * plugin+memory with a subscriber that keeps every ATOF event it produces,
+ * so a case can time what serialising exactly those events costs.
+ */
+export function capturingMemorySetup(dir: string, captured: AtofEvent[]): Setup {
+  return new PluginSetup('plugin+memory (capturing)', dir, (logger) => {
+    const relay = createMemoryRelay({ logger });
+    relay.subscribe((event) => {
+      captured.push(event);
+    });
+    return relay;
+  });
 }
 
 /** The plugin over the `off` backend, which drops every call: what the plugin itself costs. */
