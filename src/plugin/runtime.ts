@@ -143,6 +143,7 @@ export class RelayRuntime {
   private activatedOnce = false;
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly closedInstances = new Map<string, number>();
+  private readonly retiredAtofOutputs = new Map<string, OutputHealth>();
   private readonly atifOutputs = new Map<string, OutputHealth>();
   /** The session last inserted into `sessions` (its last entry), or null. */
   private newestSessionId: string | null = null;
@@ -289,10 +290,24 @@ export class RelayRuntime {
     this.atofExporter = null;
     if (!exporter) return;
     try {
+      await exporter.flush();
+      this.retireAtofOutputs();
       await exporter.close();
     } catch (error) {
       safeLog(this.logger, 'debug', 'NeMo Relay ATOF exporter close failed', error);
     }
+  }
+
+  // A closed sink disappears from the backend's outputs(); its final health
+  // stays in status(), which hosts typically log right after shutdown.
+  private retireAtofOutputs(): void {
+    let outputs: OutputHealth[] = [];
+    try {
+      outputs = this.backend.outputs?.() ?? [];
+    } catch {
+      return;
+    }
+    for (const output of outputs) if (output.kind === 'atof') this.retiredAtofOutputs.set(output.path, { ...output });
   }
 
   private async clearPluginConfig(): Promise<void> {
@@ -304,6 +319,7 @@ export class RelayRuntime {
     } catch (error) {
       failures.push(`subscriber flush failed: ${message(error)}`);
     }
+    this.retireAtofOutputs();
     try {
       if (activation) await activation.close();
     } catch (error) {
@@ -781,7 +797,9 @@ export class RelayRuntime {
     } catch (error) {
       this.fail('backend outputs() failed', error);
     }
-    return [...backendOutputs, ...[...this.atifOutputs.values()].map((health) => ({ ...health }))];
+    const live = new Set(backendOutputs.map((output) => output.path));
+    const retired = [...this.retiredAtofOutputs.values()].filter((output) => !live.has(output.path));
+    return [...backendOutputs, ...retired.map((health) => ({ ...health })), ...[...this.atifOutputs.values()].map((health) => ({ ...health }))];
   }
 
   pluginConfigState(): { active: boolean; dynamic: boolean } {

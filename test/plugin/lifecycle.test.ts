@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/hooks/logger.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
 function tempDir(): string {
@@ -290,5 +291,21 @@ describe('plugin lifecycle', () => {
     expect(fake.ops()).toEqual(['pushScope']);
     expect(plugin.status().state).toBe('ready');
     expect(warnings.some((w) => w.includes('no ATOF file will be written'))).toBe(true);
+  });
+
+  it('still reports the ATOF file and its final size in status() after shutdown', async () => {
+    const dir = tempDir();
+    const plugin = createNemoRelayPlugin({
+      backend: createMemoryRelay({ logger: silentLogger }),
+      env: { HERMES_NEMO_RELAY_ATOF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY: dir },
+      logger: silentLogger,
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    plugin.onSessionFinalize({ session_id: 's1' });
+    await plugin.shutdown();
+    const atof = plugin.status().outputs.find((output) => output.kind === 'atof');
+    expect(atof?.path).toBe(path.join(dir, 'hermes-atof.jsonl'));
+    expect(atof?.bytes).toBe(statSync(path.join(dir, 'hermes-atof.jsonl')).size);
+    expect(atof?.bytes).toBeGreaterThan(0);
   });
 });
