@@ -114,21 +114,30 @@ try {
 }
 const setups: Setup[] = [memory, ...(nativePlugin ? [nativePlugin] : []), ...(bare ? [bare] : []), otelSdk, otelNoop, off];
 
-/** Iterations for about `TARGET_MS` of work per batch, measured on a warm setup. */
+/**
+ * Iterations for about `TARGET_MS` of work per batch, measured on a warm
+ * setup: one throwaway pass first (a process's first flush or file open can
+ * take milliseconds), and at least 256 iterations per measurement, so a
+ * one-off stall cannot shrink the batches until the drain dominates them.
+ */
 async function calibrate(setup: Setup, kind: Kind): Promise<number> {
-  await setup.open();
-  let n = 8;
-  let elapsedMs = 0;
-  for (;;) {
-    const t0 = nowNs();
-    for (let i = 0; i < n; i++) kind.step(setup, i);
-    await setup.drain();
-    elapsedMs = Number(nowNs() - t0) / 1e6;
-    if (elapsedMs >= Math.min(20, TARGET_MS / 4) || n >= 1 << 22) break;
-    n *= 4;
+  let estimate = 0;
+  for (let pass = 0; pass < 2; pass++) {
+    await setup.open();
+    let n = 16;
+    let elapsedMs = 0;
+    for (;;) {
+      const t0 = nowNs();
+      for (let i = 0; i < n; i++) kind.step(setup, i);
+      await setup.drain();
+      elapsedMs = Number(nowNs() - t0) / 1e6;
+      if ((elapsedMs >= Math.min(20, TARGET_MS / 4) && n >= 256) || n >= 1 << 22) break;
+      n *= 4;
+    }
+    await setup.close();
+    estimate = Math.round((n * TARGET_MS) / Math.max(elapsedMs, 0.001));
   }
-  await setup.close();
-  return Math.max(16, Math.round((n * TARGET_MS) / Math.max(elapsedMs, 0.001)));
+  return Math.max(64, estimate);
 }
 
 function subjectFor(setup: Setup, kind: Kind, iters: number): Subject {
