@@ -339,7 +339,7 @@ export function log(line: string): void {
 }
 
 export function formatValue(value: number, unit: string): string {
-  if (unit === 'x') return `${value.toFixed(value < 10 ? 2 : 1)}x`;
+  if (unit === 'x') return `${value.toFixed(value < 0.1 ? 3 : value < 10 ? 2 : 1)}x`;
   if (unit === 'B') return `${formatCount(value)} B`;
   if (unit === 'MiB') return `${value.toFixed(1)} MiB`;
   return `${formatCount(value)} ${unit}`;
