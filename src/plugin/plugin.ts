@@ -42,6 +42,13 @@ export interface NemoRelayPluginOptions {
   sessionIdleTtlMs?: number;
   /** At most this many live sessions; the least recently active is closed first. Default 100,000. */
   maxSessions?: number;
+  /**
+   * How long a partial trajectory write (at `on_session_end`, after every
+   * turn) waits, absorbing the ones requested meanwhile. Default 1,000 ms;
+   * `0` writes after every turn. The final write at session close is never
+   * delayed, and `flush()` writes pending ones at once.
+   */
+  trajectoryWriteDelayMs?: number;
 }
 
 export interface ShutdownOptions {
@@ -128,6 +135,7 @@ export interface NemoRelayPlugin {
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 const DEFAULT_IDLE_TTL_MS = 6 * 60 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 100_000;
+const DEFAULT_TRAJECTORY_WRITE_DELAY_MS = 1_000;
 
 /** Creates the NeMo Relay observability plugin. Creating it does no I/O. */
 export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): NemoRelayPlugin {
@@ -208,7 +216,7 @@ class RelayPlugin {
       on_session_end: session('on_session_end', (p) => {
         const runtime = this.live();
         runtime.mark('hermes.session.end', p);
-        runtime.exportAtif(runtime.ensureSession(p));
+        runtime.exportAtif(runtime.ensureSession(p), 'partial');
       }),
       on_session_finalize: closing('on_session_finalize', (p) => this.live().closeSession(p)),
       on_session_reset: closing('on_session_reset', (p) => this.live().closeSession(p)),
@@ -429,6 +437,7 @@ class RelayPlugin {
         track: (work) => this.trackWork(work),
         sessionIdleTtlMs: this.options.sessionIdleTtlMs ?? DEFAULT_IDLE_TTL_MS,
         maxSessions: Math.max(1, this.options.maxSessions ?? DEFAULT_MAX_SESSIONS),
+        trajectoryWriteDelayMs: Math.max(0, this.options.trajectoryWriteDelayMs ?? DEFAULT_TRAJECTORY_WRITE_DELAY_MS),
         now: () => Date.now(),
       });
       runtime.start();
@@ -475,6 +484,7 @@ class RelayPlugin {
     try {
       await this.settle();
       this.drainQueue();
+      this.runtime?.writePendingTrajectories();
       await this.settle();
       await this.runtime?.flushBackend();
     } catch (error) {

@@ -116,6 +116,8 @@ export interface RuntimeOptions {
   sessionIdleTtlMs: number;
   /** Live sessions above this are closed, least recently active first. */
   maxSessions: number;
+  /** Delay that coalesces partial trajectory writes per session (ms). `0` writes at once. */
+  trajectoryWriteDelayMs: number;
   /** Clock for idle tracking, injectable for tests. */
   now(): number;
 }
@@ -144,6 +146,7 @@ export class RelayRuntime {
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly closedInstances = new Map<string, number>();
   private readonly retiredAtofOutputs = new Map<string, OutputHealth>();
+  private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   private readonly atifOutputs = new Map<string, OutputHealth>();
   /** The session last inserted into `sessions` (its last entry), or null. */
   private newestSessionId: string | null = null;
@@ -410,13 +413,54 @@ export class RelayRuntime {
     return !state.isEmbeddedSubagent || this.settings.atifSubagentExportMode === 'all';
   }
 
-  /** Writes the session's trajectory file (in the background), if ATIF export applies. */
-  exportAtif(state: SessionState): void {
+  /**
+   * Writes the session's trajectory file (in the background), if ATIF export
+   * applies. A partial write (`on_session_end`, after every turn) waits
+   * `trajectoryWriteDelayMs` and absorbs the partial writes requested
+   * meanwhile: each write rebuilds the whole trajectory, so writing after
+   * every turn costs the square of the session's length. The final write
+   * (session closed) replaces a pending partial one and happens at once;
+   * `flush()` and `shutdown()` run pending partial writes immediately.
+   */
+  exportAtif(state: SessionState, kind: 'partial' | 'final'): void {
     const exporter = state.atifExporter;
     if (!this.settings.atifEnabled || !exporter) return;
     if (state.isEmbeddedSubagent && this.settings.atifSubagentExportMode !== 'all') return;
     const outputDirectory = this.settings.atifOutputDirectory;
     if (!outputDirectory) return;
+    const pending = this.pendingPartialWrites.get(state);
+    if (kind === 'partial') {
+      if (pending !== undefined) return;
+      const delay = this.options.trajectoryWriteDelayMs;
+      if (delay > 0) {
+        const timer = setTimeout(() => this.runPartialWrite(state), delay);
+        // A pending partial write must not keep a finished host alive; ATOF has the events.
+        (timer as { unref?: () => void }).unref?.();
+        this.pendingPartialWrites.set(state, timer);
+        return;
+      }
+    } else if (pending !== undefined) {
+      clearTimeout(pending);
+      this.pendingPartialWrites.delete(state);
+    }
+    this.writeTrajectory(state, exporter, outputDirectory);
+  }
+
+  private runPartialWrite(state: SessionState): void {
+    if (!this.pendingPartialWrites.delete(state)) return;
+    const exporter = state.atifExporter;
+    if (exporter && this.settings.atifOutputDirectory) this.writeTrajectory(state, exporter, this.settings.atifOutputDirectory);
+  }
+
+  /** Starts every delayed partial trajectory write now (for `flush()`). */
+  writePendingTrajectories(): void {
+    for (const [state, timer] of [...this.pendingPartialWrites]) {
+      clearTimeout(timer);
+      this.runPartialWrite(state);
+    }
+  }
+
+  private writeTrajectory(state: SessionState, exporter: AtifExporter, outputDirectory: string): void {
     this.chainExport(state.sessionId, async () => {
       const target = atifFilePath(outputDirectory, this.settings.atifFilenameTemplate, state.sessionId, state.instance);
       const health = this.atifHealth(target);
@@ -498,7 +542,7 @@ export class RelayRuntime {
       }
     }
     const exporter = state.atifExporter;
-    this.exportAtif(state);
+    this.exportAtif(state, 'final');
     if (exporter) {
       this.chainExport(state.sessionId, async () => {
         exporter.deregister();

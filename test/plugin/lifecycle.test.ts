@@ -240,25 +240,74 @@ describe('plugin lifecycle', () => {
     expect(plugin.status().state).toBe('shutdown');
   });
 
-  it('writes the ATIF trajectory at session end and again, finally, at finalize', async () => {
+  it('writes the final trajectory at once and lets it replace a pending partial write', async () => {
     const dir = tempDir();
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({
       backend: fake,
       env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir, HERMES_NEMO_RELAY_ATIF_AGENT_NAME: 'Tester' },
       logger: silentLogger,
+      trajectoryWriteDelayMs: 60_000,
     });
     plugin.onSessionStart({ session_id: 's1' });
     plugin.onSessionEnd({ session_id: 's1' });
     plugin.onSessionFinalize({ session_id: 's1' });
     await plugin.flush();
-    expect(fake.callsOf('atif.exportJson')).toHaveLength(2);
+    expect(fake.callsOf('atif.exportJson')).toHaveLength(1);
     expect(fake.ops().indexOf('atif.deregister')).toBeGreaterThan(fake.ops().lastIndexOf('atif.exportJson'));
     expect(JSON.parse(readFileSync(path.join(dir, 'hermes-atif-s1.json'), 'utf8'))).toEqual({ session_id: 's1', agent_name: 'Tester' });
     const output = plugin.status().outputs.find((o) => o.kind === 'atif');
     expect(output?.path).toBe(path.join(dir, 'hermes-atif-s1.json'));
     expect(output?.bytes).toBeGreaterThan(0);
     expect(output?.lastWrite).not.toBeNull();
+  });
+
+  it('coalesces the partial trajectory writes of many turns into one', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir },
+      logger: silentLogger,
+      trajectoryWriteDelayMs: 20,
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    for (let turn = 0; turn < 5; turn++) plugin.onSessionEnd({ session_id: 's1', turn_id: `t${turn}` });
+    expect(existsSync(path.join(dir, 'hermes-atif-s1.json'))).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await plugin.flush();
+    expect(fake.callsOf('atif.exportJson')).toHaveLength(1);
+    expect(existsSync(path.join(dir, 'hermes-atif-s1.json'))).toBe(true);
+  });
+
+  it('writes a pending partial trajectory on flush()', async () => {
+    const dir = tempDir();
+    const plugin = createNemoRelayPlugin({
+      backend: createFakeRelay(),
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir },
+      logger: silentLogger,
+      trajectoryWriteDelayMs: 60_000,
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    plugin.onSessionEnd({ session_id: 's1' });
+    await plugin.flush();
+    expect(existsSync(path.join(dir, 'hermes-atif-s1.json'))).toBe(true);
+  });
+
+  it('writes a partial trajectory after every turn when the delay is 0', async () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: tempDir() },
+      logger: silentLogger,
+      trajectoryWriteDelayMs: 0,
+    });
+    plugin.onSessionStart({ session_id: 's1' });
+    plugin.onSessionEnd({ session_id: 's1' });
+    plugin.onSessionEnd({ session_id: 's1' });
+    plugin.onSessionFinalize({ session_id: 's1' });
+    await plugin.flush();
+    expect(fake.callsOf('atif.exportJson')).toHaveLength(3);
   });
 
   it('gives a session that reuses a closed session id its own ATIF file', async () => {
