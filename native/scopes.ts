@@ -57,11 +57,16 @@ export interface PendingPop {
 /** One native scope stack and, in push order, the scopes open on it. */
 export class Frame {
   readonly stack: NativeScopeStack;
-  /** uuid of the stack's implicit root: the parent of its top-level scope, or the propagation root without an Agent. */
-  readonly rootUuid: string;
+  /**
+   * uuid of the stack's implicit root, the propagation root of scopes with no
+   * Agent below them. Only read when the frame's first scope is not an Agent
+   * (an Agent at the bottom stays there until the frame is empty, and is the
+   * root of everything above it), so it is only looked up for such frames.
+   */
+  rootUuid: string | null;
   readonly open: ScopeState[] = [];
 
-  constructor(stack: NativeScopeStack, rootUuid: string) {
+  constructor(stack: NativeScopeStack, rootUuid: string | null = null) {
     this.stack = stack;
     this.rootUuid = rootUuid;
   }
@@ -71,7 +76,7 @@ export class Frame {
   }
 
   /** The propagation root native gives the next scope pushed here: the outermost open Agent, else the implicit root. */
-  rootFor(isAgent: boolean, uuidIfAgent: () => string): string {
+  rootFor(isAgent: boolean, uuidIfAgent: () => string): string | null {
     for (const scope of this.open) if (scope.isAgent) return scope.native?.uuid ?? this.rootUuid;
     return isAgent ? uuidIfAgent() : this.rootUuid;
   }
@@ -145,9 +150,31 @@ export class ScopeStacks {
   push(parent: ScopeState | null, scopeType: number, call: PushCall): ScopeState {
     const live = liveAncestor(parent);
     const isAgent = scopeType === this.#agentType;
+    const handle = live?.native ?? null;
     const shared = live?.frame !== null && live?.frame !== undefined && live.frame.top === live ? live.frame : null;
-    const frame = shared ?? this.#newFrame();
-    const native = this.#binding.withScopeStack(frame.stack, () => call(live?.native ?? null));
+    let native: NativeScopeHandle;
+    let frame: Frame;
+    if (shared !== null) {
+      frame = shared;
+      native = this.#binding.withScopeStack(frame.stack, () => call(handle));
+    } else {
+      // Each switch into a stack is a costly native call (an AsyncLocalStorage
+      // run on Node), so a new frame's implicit root is never fetched by itself.
+      const created = new Frame(this.#binding.createScopeStack());
+      frame = created;
+      if (isAgent) {
+        native = this.#binding.withScopeStack(created.stack, () => call(handle));
+      } else if (handle === null) {
+        native = this.#binding.withScopeStack(created.stack, () => call(null));
+        created.rootUuid = native.parentUuid; // a scope pushed without a parent hangs off the implicit root
+      } else {
+        const binding = this.#binding;
+        native = binding.withScopeStack(created.stack, () => {
+          created.rootUuid = binding.getHandle().uuid;
+          return call(handle);
+        });
+      }
+    }
     const state = new ScopeState(native, parent, frame, isAgent, frame.rootFor(isAgent, () => native.uuid));
     frame.open.push(state);
     return state;
@@ -197,12 +224,6 @@ export class ScopeStacks {
     frame.open.pop();
     const native = state.native;
     if (native !== null) this.#binding.withScopeStack(frame.stack, () => pop(state, native, args));
-  }
-
-  #newFrame(): Frame {
-    const stack = this.#binding.createScopeStack();
-    const root = this.#binding.withScopeStack(stack, () => this.#binding.getHandle());
-    return new Frame(stack, root.uuid);
   }
 }
 

@@ -123,6 +123,35 @@ describe.skipIf(!available)('native scopes', () => {
     }
   });
 
+  it('remembers for each scope the propagation root native wrote on its start event, however the scope got its stack', async () => {
+    const handles = new Map<string, ScopeHandle>();
+    const events = await recorded((r) => {
+      const push = (name: string, category: 'agent' | 'custom' | 'function', parent?: ScopeHandle) => {
+        const handle = r.pushScope({ name, category, ...(parent ? { parent } : {}) });
+        handles.set(name, handle);
+        return handle;
+      };
+      const session = push('session', 'agent'); // new stack, Agent at the bottom
+      const turn = push('turn', 'custom', session); // on its parent's stack
+      push('subagent', 'agent', turn);
+      // turn is not on top of its stack: each of these gets a stack of its own.
+      const sibling = push('sibling', 'function', turn);
+      push('agent-sibling', 'agent', turn);
+      push('below-sibling', 'custom', sibling);
+      const loose = push('loose', 'custom'); // new stack, no Agent anywhere
+      push('loose-child', 'function', loose);
+      for (const name of [...handles.keys()].reverse()) r.popScope(handles.get(name)!);
+    });
+    for (const [name, handle] of handles) {
+      const written = scopeEvents(events, name).start?.propagation_root_uuid;
+      expect(written, name).toMatch(/^[0-9a-f-]{36}$/);
+      expect((handle as unknown as { rootUuid: string | null }).rootUuid, name).toBe(written);
+    }
+    // The non-Agent scopes that opened a stack are rooted at that stack's implicit root, which no event carries.
+    const uuids = new Set(events.map((e) => e.uuid));
+    for (const name of ['sibling', 'loose']) expect(uuids.has(scopeEvents(events, name).start!.propagation_root_uuid!), name).toBe(false);
+  });
+
   it('counts pops still blocked by never-popped children as dropped at shutdown', async () => {
     const logger = recordingLogger();
     backend = relay(logger);
