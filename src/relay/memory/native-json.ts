@@ -36,15 +36,82 @@ export function needsNativeJson(event: { data: Json; metadata: Json; category_pr
  * serialized: for a mark without data that is most of the cost saved.
  */
 export function serializeEvent(event: AtofEventLike): string {
-  const head = `{"atof_version":"0.1",`;
-  const tail =
-    `"data":${part(event.data)},"data_schema":null,"kind":"${event.kind}","metadata":${part(event.metadata)},` +
-    `"name":${JSON.stringify(event.name)},"parent_uuid":"${event.parent_uuid}","propagation_root_uuid":"${event.propagation_root_uuid}",`;
-  const end = `"timestamp":"${event.timestamp}","uuid":"${event.uuid}"}`;
-  if (event.kind === 'mark') return `${head}"category":null,"category_profile":null,${tail}${end}`;
-  const attributes = event.attributes!.length === 0 ? '[]' : JSON.stringify(event.attributes);
-  const profile = event.category_profile === null ? 'null' : part(event.category_profile);
-  return `${head}"attributes":${attributes},"category":"${event.category}","category_profile":${profile},${tail}"scope_category":"${event.scope_category}",${end}`;
+  if (event.kind === 'mark') {
+    return markLine(event.uuid, event.parent_uuid!, event.propagation_root_uuid!, event.name, payloadJsonText(event.data), payloadJsonText(event.metadata), event.timestamp as string);
+  }
+  return scopeLine(
+    event.scope_category!,
+    event.uuid,
+    event.parent_uuid!,
+    event.propagation_root_uuid!,
+    event.name,
+    event.category!,
+    attributesText(event.attributes!),
+    event.category_profile === null ? 'null' : payloadJsonText(event.category_profile),
+    payloadJsonText(event.data),
+    payloadJsonText(event.metadata),
+    event.timestamp as string,
+  );
+}
+
+/**
+ * The line of a scope event (scope, LLM or tool span) from its parts: the
+ * payload parts already as native text, the rest as the builders in
+ * `events.ts` would put it in the event.
+ */
+export function scopeLine(
+  phase: 'start' | 'end',
+  uuid: string,
+  parentUuid: string,
+  propagationRootUuid: string,
+  name: string,
+  category: string,
+  attributes: string,
+  profile: string,
+  data: string,
+  metadata: string,
+  timestamp: string,
+): string {
+  return (
+    `{"atof_version":"0.1","attributes":${attributes},"category":"${category}","category_profile":${profile},` +
+    `"data":${data},"data_schema":null,"kind":"scope","metadata":${metadata},"name":${nameText(name)},` +
+    `"parent_uuid":"${parentUuid}","propagation_root_uuid":"${propagationRootUuid}","scope_category":"${phase}",` +
+    `"timestamp":"${timestamp}","uuid":"${uuid}"}`
+  );
+}
+
+/** The line of a mark event from its parts (see `scopeLine`). */
+export function markLine(
+  uuid: string,
+  parentUuid: string,
+  propagationRootUuid: string,
+  name: string,
+  data: string,
+  metadata: string,
+  timestamp: string,
+): string {
+  return (
+    `{"atof_version":"0.1","category":null,"category_profile":null,"data":${data},"data_schema":null,"kind":"mark",` +
+    `"metadata":${metadata},"name":${nameText(name)},"parent_uuid":"${parentUuid}",` +
+    `"propagation_root_uuid":"${propagationRootUuid}","timestamp":"${timestamp}","uuid":"${uuid}"}`
+  );
+}
+
+/** A scope's `attributes` (known flags only, so no escaping). */
+export function attributesText(attributes: readonly string[]): string {
+  return attributes.length === 0 ? '[]' : `["${attributes.join('","')}"]`;
+}
+
+/** Characters `JSON.stringify` escapes in a string (lone surrogates included). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * `JSON.stringify(text)`, cheaper for the common string that needs no
+ * escape. Names and profile ids are written as given (a lone surrogate as
+ * its escape), as the event builders leave them.
+ */
+export function nameText(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 /** The fields `serializeEvent` reads (an `AtofEvent` as the memory relay builds it). */
@@ -63,9 +130,9 @@ export interface AtofEventLike {
   uuid: string;
 }
 
-function part(value: Json): string {
+/** Native's text of a converted payload (`data`, `metadata`, `category_profile`). */
+export function payloadJsonText(value: Json): string {
   if (value === null) return 'null';
   if (typeof value !== 'object') return typeof value === 'number' ? formatPayloadNumber(value) : JSON.stringify(value);
   return stringifyMayDiffer(value) ? canonicalJson(value) : JSON.stringify(value);
 }
-

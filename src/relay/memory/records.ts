@@ -10,12 +10,14 @@
 
 import type { Json } from '../contract.ts';
 import type { AtofCategory, AtofCategoryProfile, AtofScopeEvent } from '../formats/atof.ts';
+import { Metadata } from './metadata.ts';
 
 /** A scope pushed with `pushScope`. */
 export class ScopeRecord {
   ended = false;
   /** The top-level scope of this tree (itself when it has no parent). */
   readonly top: ScopeRecord;
+  #start: AtofScopeEvent | string;
 
   constructor(
     readonly owner: object,
@@ -28,21 +30,36 @@ export class ScopeRecord {
     /** True when the propagation root is an Agent scope (descendants inherit it instead of claiming it). */
     readonly agentRooted: boolean,
     readonly attributes: string[],
-    readonly metadata: Json,
+    readonly meta: Metadata,
     readonly startUs: number,
-    /**
-     * The start event, kept so an ATIF exporter registered right after
-     * `pushScope` returned still sees the scope's own start.
-     */
-    readonly start: AtofScopeEvent,
+    /** The start event, or its ATOF line when it was written without building the event. */
+    start: AtofScopeEvent | string,
   ) {
     this.top = parent === null ? this : parent.top;
+    this.#start = start;
+  }
+
+  /** The converted start metadata. */
+  get metadata(): Json {
+    return this.meta.json;
+  }
+
+  /**
+   * The start event, kept so an ATIF exporter registered right after
+   * `pushScope` returned still sees the scope's own start. A start written
+   * as a line only is parsed back the first time it is asked for.
+   */
+  get start(): AtofScopeEvent {
+    if (typeof this.#start === 'string') this.#start = JSON.parse(this.#start) as AtofScopeEvent;
+    return this.#start;
   }
 }
 
 /** An LLM or tool span started with `llmStart`/`toolStart` (or a managed call). */
 export class SpanRecord {
   ended = false;
+  /** Native's text of `profile`, once written. */
+  profileText: string | undefined;
 
   constructor(
     readonly owner: object,
@@ -53,7 +70,14 @@ export class SpanRecord {
     readonly propagationRootUuid: string,
     readonly top: ScopeRecord | null,
     readonly profile: AtofCategoryProfile,
-    readonly metadata: Json,
     readonly startUs: number,
   ) {}
+
+  /** The converted start metadata, set when the start is emitted. */
+  meta: Metadata = Metadata.NULL;
+
+  /** The converted start metadata. */
+  get metadata(): Json {
+    return this.meta.json;
+  }
 }

@@ -14,6 +14,11 @@
  *   serialization per event, shared by all of them), then ATIF builders,
  *   then `subscribe()` callbacks. Every receiver is isolated: a throw or a
  *   rejected promise is counted and logged, never seen by the emitter.
+ * - Event objects are built only for receivers that take them (ATIF
+ *   builders, subscribers). While there are none, each event goes straight
+ *   from the caller's payloads to its ATOF line (`payload-text.ts`), the
+ *   same bytes without the sorted copies; records keep what a later end
+ *   event or ATIF exporter needs (`metadata.ts`, `ScopeRecord.start`).
  * - No call throws into the caller. Misuse (a foreign or ended handle, a
  *   bad timestamp) is ignored or repaired, counted in `stats().errors` and
  *   logged at debug level. Where native differs: a second pop throws
@@ -84,7 +89,16 @@ import {
   toolProfile,
 } from './events.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
-import { serializeEvent } from './native-json.ts';
+import { attributesText, markLine, nameText, payloadJsonText, scopeLine, serializeEvent } from './native-json.ts';
+import { fastPayloadText, payloadText } from './payload-text.ts';
+import {
+  convertMetadata,
+  llmEndMetadataOf,
+  managedOkMetadataOf,
+  mergedMetadata,
+  Metadata,
+  toolErrorMetadataOf,
+} from './metadata.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
 import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
@@ -293,31 +307,43 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       root = agentRooted ? uuid : parentUuid;
     }
     const attributes = o.attributes === undefined ? NO_ATTRIBUTES : scopeAttributes(o.attributes);
+    const name = text(o.name);
+    if (this.linesOnly()) {
+      try {
+        const meta = convertMetadata(o.metadata);
+        const line = scopeLine(
+          'start',
+          uuid,
+          parentUuid,
+          root,
+          name,
+          category,
+          attributesText(attributes),
+          'null',
+          payloadText(o.input),
+          meta.text,
+          this.format(startUs),
+        );
+        const record = new ScopeRecord(this, uuid, name, category, parent, parentUuid, root, agentRooted, attributes, meta, startUs, line);
+        this.emitLine(line);
+        return record;
+      } catch {
+        // A line past the engine's string limit: the event path below records it and counts the line as dropped.
+      }
+    }
     const metadata = payload(o.metadata);
-    const start = scopeEvent(
-      'start',
-      uuid,
-      parentUuid,
-      root,
-      text(o.name),
-      category,
-      attributes,
-      null,
-      payload(o.input),
-      metadata,
-      this.format(startUs),
-    );
+    const start = scopeEvent('start', uuid, parentUuid, root, name, category, attributes, null, payload(o.input), metadata, this.format(startUs));
     const record = new ScopeRecord(
       this,
       uuid,
-      start.name,
+      name,
       category,
       parent,
       parentUuid,
       root,
       agentRooted,
       attributes,
-      metadata,
+      Metadata.ofJson(metadata),
       startUs,
       start,
     );
@@ -334,6 +360,28 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     }
     record.ended = true;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
+    if (this.linesOnly()) {
+      try {
+        this.emitLine(
+          scopeLine(
+            'end',
+            record.uuid,
+            record.parentUuid,
+            record.propagationRootUuid,
+            record.name,
+            record.category,
+            attributesText(record.attributes),
+            'null',
+            payloadText(options?.output),
+            mergedMetadata(record.meta, convertMetadata(options?.metadata)).text,
+            this.format(endUs),
+          ),
+        );
+        return;
+      } catch {
+        // Past the string limit: recorded below (see `push`).
+      }
+    }
     const event = scopeEvent(
       'end',
       record.uuid,
@@ -353,15 +401,20 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private emitMark(options: MarkOptions): void {
     const o = options ?? ({} as MarkOptions);
     const parent = o.parent == null ? null : this.ownScope(o.parent, 'mark parent');
-    const event = markEvent(
-      uuidv7(),
-      parent === null ? this.processRoot : parent.uuid,
-      parent === null ? this.processRoot : parent.propagationRootUuid,
-      text(o.name),
-      payload(o.data),
-      payload(o.metadata),
-      this.format(this.stamp(o.timestampUs)),
-    );
+    const uuid = uuidv7();
+    const parentUuid = parent === null ? this.processRoot : parent.uuid;
+    const root = parent === null ? this.processRoot : parent.propagationRootUuid;
+    const name = text(o.name);
+    const timestamp = this.format(this.stamp(o.timestampUs));
+    if (this.linesOnly()) {
+      try {
+        this.emitLine(markLine(uuid, parentUuid, root, name, payloadText(o.data), payloadText(o.metadata), timestamp));
+        return;
+      } catch {
+        // Past the string limit: recorded below (see `push`).
+      }
+    }
+    const event = markEvent(uuid, parentUuid, root, name, payload(o.data), payload(o.metadata), timestamp);
     this.emit(event, parent === null ? null : parent.top);
   }
 
@@ -378,6 +431,16 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const record = this.ownSpan(handle, 'llm', 'llmEnd');
     if (record === null) return;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
+    if (this.linesOnly()) {
+      try {
+        const response = payloadText(options?.response);
+        const metadata = llmEndMetadataOf(record.meta, convertMetadata(options?.metadata));
+        this.endSpanLine(record, response, metadata.text, this.spanProfileText(record), endUs);
+        return;
+      } catch {
+        // Past the string limit: recorded below (see `push`).
+      }
+    }
     this.endSpan(record, payload(options?.response), llmEndMetadata(record.metadata, payload(options?.metadata)), record.profile, endUs);
   }
 
@@ -405,8 +468,21 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const record = this.ownSpan(handle, 'tool', 'toolEnd');
     if (record === null) return;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
-    const endMetadata = payload(options?.metadata);
     const failed = options?.status === 'error';
+    if (this.linesOnly()) {
+      try {
+        const end = convertMetadata(options?.metadata);
+        const metadata = failed ? toolErrorMetadataOf(record.meta, end) : mergedMetadata(record.meta, end);
+        // An annotation that converts to null counts as none.
+        const annotation = failed || options?.annotation == null ? 'null' : payloadText(options.annotation);
+        const profile = annotation === 'null' ? this.spanProfileText(record) : toolEndProfileText(record.profile, annotation);
+        this.endSpanLine(record, payloadText(options?.result), metadata.text, profile, endUs);
+        return;
+      } catch {
+        // Past the string limit: recorded below (see `push`).
+      }
+    }
+    const endMetadata = payload(options?.metadata);
     const annotation = failed || options?.annotation == null ? undefined : payload(options.annotation);
     this.endSpan(
       record,
@@ -448,7 +524,16 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private managedOk(record: SpanRecord | null, value: unknown): void {
     if (record === null) return;
     try {
-      this.endSpan(record, payload(value), managedOkMetadata(record.metadata), record.profile, this.endStamp(undefined, record.startUs));
+      const endUs = this.endStamp(undefined, record.startUs);
+      if (this.linesOnly()) {
+        try {
+          this.endSpanLine(record, payloadText(value), managedOkMetadataOf(record.meta).text, this.spanProfileText(record), endUs);
+          return;
+        } catch {
+          // Past the string limit: recorded below (see `push`).
+        }
+      }
+      this.endSpan(record, payload(value), managedOkMetadata(record.metadata), record.profile, endUs);
     } catch (error) {
       this.internalError('recording a managed call', error);
     }
@@ -458,7 +543,17 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private managedFailed(record: SpanRecord | null, thrown: unknown): void {
     if (record === null) return;
     try {
-      this.endSpan(record, null, managedErrorMetadata(record.metadata, thrown), record.profile, this.endStamp(undefined, record.startUs));
+      const endUs = this.endStamp(undefined, record.startUs);
+      const metadata = managedErrorMetadata(record.metadata, thrown);
+      if (this.linesOnly()) {
+        try {
+          this.endSpanLine(record, 'null', payloadJsonText(metadata), this.spanProfileText(record), endUs);
+          return;
+        } catch {
+          // Past the string limit: recorded below (see `push`).
+        }
+      }
+      this.endSpan(record, null, metadata, record.profile, endUs);
     } catch (error) {
       this.internalError('recording a managed call', error);
     }
@@ -619,35 +714,113 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     request: LlmRequest,
     session: JsonObject | undefined,
   ): SpanRecord {
-    const data = llmRequestData(request.content, recordedHeaders(request.headers, session));
-    return this.startSpan('llm', o, parent, llmProfile(o.modelName), data, (o as LlmStartOptions).timestampUs);
+    const headers = recordedHeaders(request.headers, session);
+    const record = this.newSpan('llm', o.name, parent, llmProfile(o.modelName), (o as LlmStartOptions).timestampUs);
+    if (this.linesOnly()) {
+      try {
+        this.startSpanLine(record, llmRequestText(request.content, headers), o.metadata);
+        return record;
+      } catch {
+        // Past the string limit: recorded below (see `push`).
+      }
+    }
+    this.startSpanEvent(record, llmRequestData(request.content, headers), o.metadata);
+    return record;
   }
 
   private startTool(o: ManagedToolOptions, what: string): SpanRecord {
     const parent = o.parent == null ? null : this.ownScope(o.parent, `${what} parent`);
-    return this.startSpan('tool', o, parent, toolProfile(o.toolCallId), payload(o.args), (o as ToolStartOptions).timestampUs);
+    const record = this.newSpan('tool', o.name, parent, toolProfile(o.toolCallId), (o as ToolStartOptions).timestampUs);
+    if (this.linesOnly()) {
+      try {
+        this.startSpanLine(record, payloadText(o.args), o.metadata);
+        return record;
+      } catch {
+        // Past the string limit: recorded below (see `push`).
+      }
+    }
+    this.startSpanEvent(record, payload(o.args), o.metadata);
+    return record;
   }
 
-  /** Emits the start event of an LLM or tool span and returns its record (the handle). */
-  private startSpan(
+  /** The record (the handle) of a span about to start; its start metadata is set when its start is emitted. */
+  private newSpan(
     kind: 'llm' | 'tool',
-    o: { name: string; metadata?: unknown },
+    name: unknown,
     parent: ScopeRecord | null,
     profile: SpanRecord['profile'],
-    data: Json,
     timestampUs: number | undefined,
   ): SpanRecord {
     const uuid = uuidv7();
     const startUs = this.stamp(timestampUs);
     const parentUuid = parent === null ? this.processRoot : parent.uuid;
     const root = parent === null ? this.processRoot : parent.propagationRootUuid;
-    const metadata = payload(o.metadata);
-    const name = text(o.name);
-    const event = scopeEvent('start', uuid, parentUuid, root, name, kind, NO_ATTRIBUTES, profile, data, metadata, this.format(startUs));
-    const top = parent === null ? null : parent.top;
-    const record = new SpanRecord(this, kind, uuid, name, parentUuid, root, top, profile, metadata, startUs);
-    this.emit(event, top);
-    return record;
+    return new SpanRecord(this, kind, uuid, text(name), parentUuid, root, parent === null ? null : parent.top, profile, startUs);
+  }
+
+  /** Writes the start line of an LLM or tool span, `data` already as text. */
+  private startSpanLine(record: SpanRecord, data: string, metadata: unknown): void {
+    const meta = convertMetadata(metadata);
+    const line = scopeLine(
+      'start',
+      record.uuid,
+      record.parentUuid,
+      record.propagationRootUuid,
+      record.name,
+      record.kind,
+      '[]',
+      this.spanProfileText(record),
+      data,
+      meta.text,
+      this.format(record.startUs),
+    );
+    record.meta = meta;
+    this.emitLine(line);
+  }
+
+  /** Emits the start event of an LLM or tool span. */
+  private startSpanEvent(record: SpanRecord, data: Json, metadata: unknown): void {
+    const converted = payload(metadata);
+    record.meta = Metadata.ofJson(converted);
+    const event = scopeEvent(
+      'start',
+      record.uuid,
+      record.parentUuid,
+      record.propagationRootUuid,
+      record.name,
+      record.kind,
+      NO_ATTRIBUTES,
+      record.profile,
+      data,
+      converted,
+      this.format(record.startUs),
+    );
+    this.emit(event, record.top);
+  }
+
+  /** Writes the end line of an LLM or tool span (lines-only counterpart of `endSpan`). */
+  private endSpanLine(record: SpanRecord, data: string, metadata: string, profile: string, endUs: number): void {
+    record.ended = true;
+    this.emitLine(
+      scopeLine(
+        'end',
+        record.uuid,
+        record.parentUuid,
+        record.propagationRootUuid,
+        record.name,
+        record.kind,
+        '[]',
+        profile,
+        data,
+        metadata,
+        this.format(endUs),
+      ),
+    );
+  }
+
+  /** Native's text of a span's own profile, computed once per span. */
+  private spanProfileText(record: SpanRecord): string {
+    return (record.profileText ??= profileText(record.profile));
   }
 
   private endSpan(record: SpanRecord, data: Json, metadata: Json, profile: SpanRecord['profile'], endUs: number): void {
@@ -672,14 +845,14 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private detachedScope(): ScopeRecord {
     const uuid = uuidv7();
     const start = scopeEvent('start', uuid, this.processRoot, this.processRoot, '', 'unknown', NO_ATTRIBUTES, null, null, null, '');
-    const record = new ScopeRecord(this, uuid, '', 'unknown', null, this.processRoot, this.processRoot, false, NO_ATTRIBUTES, null, 0, start);
+    const record = new ScopeRecord(this, uuid, '', 'unknown', null, this.processRoot, this.processRoot, false, NO_ATTRIBUTES, Metadata.NULL, 0, start);
     record.ended = true;
     return record;
   }
 
   /** The span counterpart of `detachedScope`. */
   private detachedSpan(kind: 'llm' | 'tool'): SpanRecord {
-    const record = new SpanRecord(this, kind, uuidv7(), '', this.processRoot, this.processRoot, null, {}, null, 0);
+    const record = new SpanRecord(this, kind, uuidv7(), '', this.processRoot, this.processRoot, null, {}, 0);
     record.ended = true;
     return record;
   }
@@ -703,6 +876,24 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     }
     this.misuse(`${what}: request is not an object {headers, content}; recorded as content`);
     return { headers: {}, content: value };
+  }
+
+  /**
+   * True while no receiver takes event objects: events are then written as
+   * lines straight away. Checked once per call; nothing between the check
+   * and the write runs a receiver, so it cannot change in between.
+   */
+  private linesOnly(): boolean {
+    return this.listeners.length === 0 && this.subscribers.length === 0;
+  }
+
+  /** Delivers an event written as a line only (no receiver takes objects). */
+  private emitLine(line: string): void {
+    this.eventCount++;
+    const sinks = this.lineSinks;
+    if (sinks.length === 0) return;
+    const withNewline = line + '\n';
+    for (let i = 0; i < sinks.length; i++) sinks[i]!.append(withNewline);
   }
 
   private emit(event: AtofEvent, top: ScopeRecord | null): void {
@@ -846,4 +1037,33 @@ function describeError(error: unknown): string {
 
 function joinPath(directory: string, filename: string): string {
   return path.join(directory === '' ? '.' : directory, filename);
+}
+
+/**
+ * Native's text of the LLM start event's `data` (`{content, headers}`).
+ * The content is written in one pass when the fast path takes it; otherwise
+ * the whole value takes the general path, as the event object would.
+ */
+function llmRequestText(content: unknown, headers: JsonObject): string {
+  const contentText = fastPayloadText(content);
+  const headersText = contentText === undefined ? undefined : fastPayloadText(headers);
+  if (headersText === undefined) return payloadJsonText(llmRequestData(content, headers));
+  return `{"content":${contentText},"headers":${headersText}}`;
+}
+
+/** Native's text of a span's start profile (`{}`, `{model_name}` or `{tool_call_id}`; ids written as given). */
+function profileText(profile: SpanRecord['profile']): string {
+  const model = profile.model_name;
+  if (typeof model === 'string') return `{"model_name":${nameText(model)}}`;
+  const id = profile.tool_call_id;
+  if (typeof id === 'string') return `{"tool_call_id":${nameText(id)}}`;
+  return payloadJsonText(profile);
+}
+
+/** `toolEndProfile` as text: the start profile plus `tool_result_annotation` (already as text, not `null`). */
+function toolEndProfileText(profile: SpanRecord['profile'], annotation: string): string {
+  const id = profile.tool_call_id;
+  return typeof id === 'string'
+    ? `{"tool_call_id":${nameText(id)},"tool_result_annotation":${annotation}}`
+    : `{"tool_result_annotation":${annotation}}`;
 }
