@@ -11,6 +11,8 @@ import {
   sortJson,
   stringifyMayDiffer,
   toRustJson,
+  type FieldTypes,
+  type NumberFieldType,
 } from '../../src/relay/formats/rust-json.ts';
 
 describe('native number text', () => {
@@ -137,5 +139,76 @@ describe('stringifyMayDiffer', () => {
       expect(stringifyMayDiffer(value)).toBe(true);
       expect(canonicalJson(value)).not.toBe(JSON.stringify(value));
     }
+  });
+});
+
+describe('toRustJson with typed fields', () => {
+  const types: FieldTypes = {
+    fields: {
+      id: 'integer',
+      cost: 'f64',
+      rows: { items: { fields: { at: 'f64', n: 'integer', scores: { items: 'f64' } } } },
+    },
+  };
+
+  /** The rules written out piece by piece: the text every document must get, whichever way the writer takes. */
+  function reference(value: Json | undefined, type: FieldTypes | NumberFieldType | undefined, newline: string): string {
+    if (value === undefined || value === null) return 'null';
+    if (typeof value === 'number') {
+      if (type === 'f64') return formatF64(value);
+      if (type === 'integer') return Number.isInteger(value) ? BigInt(value).toString() : formatF64(value);
+      return formatPayloadNumber(value);
+    }
+    if (typeof value !== 'object') return JSON.stringify(value);
+    const node = typeof type === 'object' ? type : undefined;
+    const inner = newline === '' ? '' : `${newline}  `;
+    if (Array.isArray(value)) {
+      if (value.length === 0) return '[]';
+      return `[${value.map((item) => inner + reference(item, node?.items, inner)).join(',')}${newline}]`;
+    }
+    const keys = Object.keys(value).filter((key) => value[key] !== undefined);
+    if (keys.length > 0 && /^\d/.test(keys[0]!)) keys.sort((a, b) => (a < b ? -1 : 1));
+    if (keys.length === 0) return '{}';
+    const separator = newline === '' ? ':' : ': ';
+    const field = (key: string) => (node?.fields !== undefined && Object.hasOwn(node.fields, key) ? node.fields[key] : undefined);
+    return `{${keys.map((key) => `${inner}${JSON.stringify(key)}${separator}${reference(value[key], field(key), inner)}`).join(',')}${newline}}`;
+  }
+
+  it('writes every mix of plain and awkward numbers, typed fields, integer-like keys and nesting as the rules say, compact and pretty', () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const numbers = [0, -0, 1, 7, 2.5, 0.25, 4294967296, -2147483649, 2 ** 53, 1e16, 3e-6, 1e-7, 1_764_000_000, 1_764_000_000.125];
+    const payload = (depth: number): Json => {
+      const roll = random();
+      if (depth > 3 || roll < 0.35) return pick<Json>([pick(numbers), 'text "quoted"\n', null, true]);
+      if (roll < 0.55) return Array.from({ length: Math.floor(random() * 3) }, () => payload(depth + 1));
+      const object: { [key: string]: Json } = {};
+      for (const key of ['b', pick(['a', '10', '2', 'c']), 'd'].slice(0, 1 + Math.floor(random() * 3))) object[key] = payload(depth + 1);
+      return object;
+    };
+    const row = (): Json => ({ at: pick(numbers), n: pick(numbers), scores: [pick(numbers), pick(numbers)], data: payload(0) });
+    for (let i = 0; i < 400; i++) {
+      const document: Json = { id: pick(numbers), cost: pick(numbers), rows: [row(), row()], payload: payload(0) };
+      expect(toRustJson(document, { fieldTypes: types })).toBe(reference(document, types, ''));
+      expect(toRustJson(document, { fieldTypes: types, pretty: true })).toBe(reference(document, types, '\n'));
+    }
+  });
+
+  it('hands a document whose numbers JSON.stringify writes natively to it whole', () => {
+    const document = { id: 3, cost: 0.5, rows: [{ at: 1_764_000_000.125, n: 2, scores: [0.25], data: { b: [1, 'x', null] } }] };
+    expect(toRustJson(document, { fieldTypes: types })).toBe(JSON.stringify(document));
+    expect(toRustJson(document, { fieldTypes: types, pretty: true })).toBe(JSON.stringify(document, null, 2));
+  });
+
+  it('keeps parsed number text when the rest of the document would go to JSON.stringify, and indents subtrees it hands over', () => {
+    const parsed = parseJsonAsNative('{"b":[1.0],"a":10000000000}')!.value;
+    const document = { id: 1, rows: [{ at: 0.5, data: { args: parsed, list: [{ x: 1 }] } }], payload: { z: [true] } };
+    expect(toRustJson(document, { fieldTypes: types })).toBe(
+      '{"id":1,"rows":[{"at":0.5,"data":{"args":{"a":10000000000,"b":[1.0]},"list":[{"x":1}]}}],"payload":{"z":[true]}}',
+    );
+    expect(toRustJson(document, { fieldTypes: types, pretty: true })).toBe(
+      JSON.stringify({ ...document, rows: [{ at: 0.5, data: { args: { a: 10000000000, b: ['@1.0'] }, list: [{ x: 1 }] } }] }, null, 2).replace('"@1.0"', '1.0'),
+    );
   });
 });

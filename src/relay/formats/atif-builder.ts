@@ -21,7 +21,7 @@ import type { Json, JsonObject } from '../contract.ts';
 import type { AtifAgent, AtifTrajectory } from './atif.ts';
 import { convertEvents, toConvEvents } from './atif-convert.ts';
 import type { AtofEvent } from './atof.ts';
-import { sortJson, toRustJson, type NumberFieldType } from './rust-json.ts';
+import { sortJson, toRustJson, type FieldTypes, type NumberFieldType } from './rust-json.ts';
 
 export type AtifBuilderStyle = 'exporter' | 'plugin-host';
 
@@ -133,45 +133,53 @@ function relayCorrelation(root: AtofEvent | undefined, sessionInstanceId: string
   return correlation;
 }
 
-const FLOAT_STEP_EXTRA_KEYS = new Set(['start_timestamp', 'end_timestamp']);
-const INTEGER_METRICS = new Set(['prompt_tokens', 'completion_tokens', 'cached_tokens']);
-const INTEGER_METRIC_ARRAYS = new Set(['prompt_token_ids', 'completion_token_ids']);
-const INTEGER_FINAL_METRICS = new Set(['total_prompt_tokens', 'total_completion_tokens', 'total_cached_tokens', 'total_steps']);
-
 /**
- * Says how native types a number of the document: `f64` (written `1.0`,
+ * How native types the numbers of a trajectory: `f64` (written `1.0`,
  * never `1`) for costs, log probabilities and invocation timestamps;
  * `integer` (plain at any size) for step ids and token counts; anything
- * else is a payload number. `path` runs from the document root, through
- * `subagent_trajectories[i]` for embedded ones.
+ * else is a payload number. Embedded `subagent_trajectories` are typed
+ * like the document itself.
  */
-function fieldType(path: readonly (string | number)[]): NumberFieldType | undefined {
-  let i = 0;
-  while (path[i] === 'subagent_trajectories' && typeof path[i + 1] === 'number') i += 2;
-  const depth = path.length - i;
-  const a = path[i];
-  if (a === 'final_metrics') {
-    if (depth !== 2) return undefined;
-    const b = path[i + 1] as string;
-    return b === 'total_cost_usd' ? 'f64' : INTEGER_FINAL_METRICS.has(b) ? 'integer' : undefined;
-  }
-  if (a !== 'steps' || typeof path[i + 1] !== 'number') return undefined;
-  const [c, d, e, f] = [path[i + 2], path[i + 3], path[i + 4], path[i + 5]];
-  if (depth === 3) return c === 'step_id' || c === 'llm_call_count' ? 'integer' : undefined;
-  if (c === 'metrics') {
-    if (depth === 4) return d === 'cost_usd' ? 'f64' : INTEGER_METRICS.has(d as string) ? 'integer' : undefined;
-    if (depth === 5) return d === 'logprobs' ? 'f64' : INTEGER_METRIC_ARRAYS.has(d as string) ? 'integer' : undefined;
-    return undefined;
-  }
-  if (c !== 'extra') return undefined;
-  if (d === 'invocation' && depth === 5) return FLOAT_STEP_EXTRA_KEYS.has(e as string) ? 'f64' : undefined;
-  if (d === 'tool_invocations' && depth === 6 && typeof e === 'number') return FLOAT_STEP_EXTRA_KEYS.has(f as string) ? 'f64' : undefined;
-  return undefined;
-}
+const TRAJECTORY_FIELD_TYPES: FieldTypes = (() => {
+  const invocation: FieldTypes = { fields: { start_timestamp: 'f64', end_timestamp: 'f64' } };
+  const step: FieldTypes = {
+    fields: {
+      step_id: 'integer',
+      llm_call_count: 'integer',
+      metrics: {
+        fields: {
+          prompt_tokens: 'integer',
+          completion_tokens: 'integer',
+          cached_tokens: 'integer',
+          cost_usd: 'f64',
+          prompt_token_ids: { items: 'integer' },
+          completion_token_ids: { items: 'integer' },
+          logprobs: { items: 'f64' },
+        },
+      },
+      extra: { fields: { invocation, tool_invocations: { items: invocation } } },
+    },
+  };
+  const fields: { [key: string]: FieldTypes | NumberFieldType } = {
+    steps: { items: step },
+    final_metrics: {
+      fields: {
+        total_prompt_tokens: 'integer',
+        total_completion_tokens: 'integer',
+        total_cached_tokens: 'integer',
+        total_cost_usd: 'f64',
+        total_steps: 'integer',
+      },
+    },
+  };
+  const trajectory: FieldTypes = { fields };
+  fields.subagent_trajectories = { items: trajectory };
+  return trajectory;
+})();
 
 /** Serializes a trajectory in native's text form for the given style. */
 export function serializeTrajectory(trajectory: AtifTrajectory, style: AtifBuilderStyle = 'exporter'): string {
-  return toRustJson(trajectory, { pretty: style === 'plugin-host', fieldType });
+  return toRustJson(trajectory, { pretty: style === 'plugin-host', fieldTypes: TRAJECTORY_FIELD_TYPES });
 }
 
 /**
