@@ -4,6 +4,7 @@ import type { ScopeHandle } from '../../src/relay/contract.ts';
 import { parseTimestamp } from '../../src/relay/clock.ts';
 import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
 import type { NativeRelay } from '../../native/index.ts';
+import { loadBinding } from '../../native/binding.ts';
 import { available, readAtof, recordingLogger, relay, scopeEvents, tempDir } from './support.ts';
 
 describe.skipIf(!available)('native scopes', () => {
@@ -150,6 +151,40 @@ describe.skipIf(!available)('native scopes', () => {
     // The non-Agent scopes that opened a stack are rooted at that stack's implicit root, which no event carries.
     const uuids = new Set(events.map((e) => e.uuid));
     for (const name of ['sibling', 'loose']) expect(uuids.has(scopeEvents(events, name).start!.propagation_root_uuid!), name).toBe(false);
+  });
+
+  // The adapter enters a scope's stack for every call, though marks and spans
+  // carry an explicit parent, because of this (verified on nemo-relay-node
+  // 0.9.2). If it stops holding, most of those stack switches can go.
+  it('relies on native taking propagation_root_uuid from the current stack, not from the explicit parent', async () => {
+    const native = loadBinding().binding;
+    const dir = tempDir('roots');
+    const exporter = new native.AtofExporter({ type: 'file', outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
+    exporter.register('scopes-test-roots');
+    const agent = native.ScopeType.Agent!;
+    const own = native.createScopeStack();
+    const other = native.createScopeStack();
+    const session = native.withScopeStack(own, () => native.pushScope('session', agent, null, null, null, null, null, null));
+    const elsewhere = native.withScopeStack(other, () => native.pushScope('elsewhere', agent, null, null, null, null, null, null));
+    native.withScopeStack(own, () => native.event('in-own-stack', session, null, null, null));
+    native.withScopeStack(other, () => native.event('in-other-stack', session, null, null, null));
+    const span = native.withScopeStack(other, () => native.toolCall('tool-in-other-stack', {}, session, null, null, null, null, null));
+    native.withScopeStack(other, () => native.toolCallEnd(span, { result: null }, null, null, null));
+    native.withScopeStack(other, () => native.popScope(elsewhere, null, null, null));
+    native.withScopeStack(own, () => native.popScope(session, null, null, null));
+    await native.flushSubscribers();
+    exporter.forceFlush();
+    exporter.deregister('scopes-test-roots');
+    exporter.shutdown();
+    const events = readAtof(path.join(dir, 'events.jsonl'));
+    const byName = (name: string) => events.filter((e) => e.name === name);
+    expect(byName('in-own-stack')[0]).toMatchObject({ parent_uuid: session.uuid, propagation_root_uuid: session.uuid });
+    // Same explicit parent, other stack current: the other stack's root.
+    expect(byName('in-other-stack')[0]).toMatchObject({ parent_uuid: session.uuid, propagation_root_uuid: elsewhere.uuid });
+    expect(byName('tool-in-other-stack').map((e) => [e.parent_uuid, e.propagation_root_uuid])).toEqual([
+      [session.uuid, elsewhere.uuid],
+      [session.uuid, elsewhere.uuid],
+    ]);
   });
 
   it('counts pops still blocked by never-popped children as dropped at shutdown', async () => {
