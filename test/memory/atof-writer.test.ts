@@ -93,6 +93,23 @@ describe('memory relay ATOF exporter', () => {
     writer.close();
   });
 
+  it('keeps line order and UTF-8 text across the threshold, with a line larger than the whole buffer among them', () => {
+    const dir = tempDir();
+    const writer = new AtofFileWriter({ path: path.join(dir, 'e.jsonl'), mode: 'overwrite', logger: silentLogger, highWaterChars: 100, flushDelayMs: 0 });
+    const lines = [
+      `${'é'.repeat(40)}\n`,
+      `${'漢'.repeat(30)}😀\n`,
+      `${'€'.repeat(30_000)}\n`, // up to 90,000 bytes: more than the staging buffer holds
+      'a\n',
+      `${'😀'.repeat(50)}\n`,
+    ];
+    for (const line of lines) writer.append(line);
+    writer.flushSync();
+    expect(fs.readFileSync(writer.path, 'utf8')).toBe(lines.join(''));
+    expect(writer.health().bytes).toBe(Buffer.byteLength(lines.join('')));
+    writer.close();
+  });
+
   it('shares one serialization between several exporters and reports each in outputs()', async () => {
     const dir = tempDir();
     const relay = createMemoryRelay({ logger: silentLogger });
@@ -170,6 +187,30 @@ describe('ATOF file writer under write failures', () => {
     expect(writer.health()).toMatchObject({ errors: 1, lastError: 'ENOSPC: no space left on device' });
     expect(writer.flushSync()).toBe(true);
     expect(fs.readFileSync(file, 'utf8')).toBe(line(1) + line(2) + line(3));
+    writer.close();
+    expect(writer.droppedLines).toBe(0);
+  });
+
+  it('keeps taking lines while writes fail and writes them all, in order, once the disk recovers', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'e.jsonl');
+    const writer = new AtofFileWriter({
+      path: file,
+      mode: 'overwrite',
+      logger: silentLogger,
+      fs: flakyFs({ failWrites: 3, partialBytes: 0 }),
+      highWaterChars: 64,
+      flushDelayMs: 0,
+    });
+    const expected: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      expected.push(line(i));
+      writer.append(line(i)); // every other line passes the threshold and tries a write: three fail
+      if (i === 5) expect(fs.readFileSync(file, 'utf8')).toBe('');
+    }
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(expected.join(''));
+    expect(writer.health().errors).toBe(3);
     writer.close();
     expect(writer.droppedLines).toBe(0);
   });
