@@ -55,7 +55,7 @@ import {
 } from './atif-payload.ts';
 import type { AtofEvent } from './atof.ts';
 import type { Instant } from './instant.ts';
-import { compareInstants, epochSecondsWithMillis, formatInstant, parseInstant } from './instant.ts';
+import { compareInstants, epochSecondsWithMillis, parseInstant, rfc3339Of } from './instant.ts';
 import { canonicalJson, sortJson } from './rust-json.ts';
 
 /** One event as the converter reads it. */
@@ -79,7 +79,9 @@ const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0
 
 function normalizeUuid(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  return UUID_RE.test(value) ? value.toLowerCase() : value;
+  // Relays write lowercase uuids: nothing to lowercase means nothing to check.
+  const lower = value.toLowerCase();
+  return lower === value || !UUID_RE.test(value) ? value : lower;
 }
 
 /** A uuid in any form `Uuid::parse_str` accepts, as the canonical lowercase hyphenated string. */
@@ -119,7 +121,7 @@ export function toConvEvents(events: readonly AtofEvent[]): ConvEvent[] {
       metadata: event.metadata === null ? undefined : (event.metadata as Json | undefined),
       profile,
       instant,
-      timestamp: parsed !== undefined ? formatInstant(parsed) : String(event.timestamp),
+      timestamp: parsed !== undefined ? rfc3339Of(event.timestamp, parsed) : String(event.timestamp),
     };
   }
   return out;

@@ -21,6 +21,10 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))
 
 /** Parses an RFC 3339 string (any offset) or integer epoch microseconds. */
 export function parseInstant(value: unknown): Instant | undefined {
+  if (typeof value === 'string') {
+    const utc = parseUtc(value);
+    if (utc !== undefined) return utc;
+  }
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) return undefined;
     const seconds = Math.floor(value / 1_000_000);
@@ -44,6 +48,103 @@ export function parseInstant(value: unknown): Instant | undefined {
   if (Number.isNaN(millis)) return undefined;
   const nanos = Number((fraction + '000000000').slice(0, 9));
   return { seconds: millis / 1000, nanos };
+}
+
+/**
+ * The common case of `parseInstant`, without a regex or a `Date`: a UTC
+ * stamp (`Z` or `+00:00`) with a four-digit year from 1000 and fields in
+ * range, as every relay writes them. Anything else is left to the general
+ * parser (`undefined`), so both always agree.
+ */
+function parseUtc(value: string): Instant | undefined {
+  const length = value.length;
+  if (length < 20) return undefined;
+  const year = digits(value, 0, 4);
+  const month = digits(value, 5, 2);
+  const day = digits(value, 8, 2);
+  const hour = digits(value, 11, 2);
+  const minute = digits(value, 14, 2);
+  const second = digits(value, 17, 2);
+  if (
+    year < 1000 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > 31 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    value.charCodeAt(4) !== 45 ||
+    value.charCodeAt(7) !== 45 ||
+    value.charCodeAt(10) !== 84 ||
+    value.charCodeAt(13) !== 58 ||
+    value.charCodeAt(16) !== 58
+  ) {
+    return undefined;
+  }
+  let at = 19;
+  let nanos = 0;
+  if (value.charCodeAt(at) === 46) {
+    let scale = 100_000_000;
+    for (at++; at < length; at++) {
+      const code = value.charCodeAt(at);
+      if (code < 48 || code > 57) break;
+      nanos += (code - 48) * scale;
+      scale = Math.floor(scale / 10);
+    }
+    if (at === 20) return undefined;
+  }
+  const rest = length - at;
+  if (!(rest === 1 && value.charCodeAt(at) === 90) && !(rest === 6 && value.endsWith('+00:00'))) return undefined;
+  // Days from 1970-01-01 (proleptic Gregorian); a day past the month's end runs on into the next month, as in Date.UTC.
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const days = era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468;
+  return { seconds: days * 86_400 + hour * 3600 + minute * 60 + second, nanos };
+}
+
+/** The decimal number of `count` ASCII digits at `at`, or -1. */
+function digits(value: string, at: number, count: number): number {
+  let number = 0;
+  for (let i = at; i < at + count; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 48 || code > 57) return -1;
+    number = number * 10 + code - 48;
+  }
+  return number;
+}
+
+/**
+ * `formatInstant(instant)` for the instant parsed from `value`: `value`
+ * itself when it already is chrono's text (every stamp a relay wrote),
+ * which spares formatting every event of a trajectory anew.
+ */
+export function rfc3339Of(value: unknown, instant: Instant): string {
+  return typeof value === 'string' && isChronoText(value) ? value : formatInstant(instant);
+}
+
+/** True when `formatInstant(parseInstant(value))` is `value`: a real date, `+00:00`, and 0, 3, 6 or 9 fraction digits, the fewest that keep the value. */
+function isChronoText(value: string): boolean {
+  const length = value.length;
+  if (!value.endsWith('+00:00')) return false;
+  const fraction = length - 25 - 1; // digits between "SS." and "+00:00"
+  if (length === 25) {
+    if (value.charCodeAt(19) !== 43) return false;
+  } else if (!(fraction === 3 || fraction === 6 || fraction === 9) || value.charCodeAt(19) !== 46 || value.endsWith('000+00:00')) {
+    return false;
+  }
+  const parsed = parseUtc(value);
+  if (parsed === undefined) return false;
+  const year = digits(value, 0, 4);
+  const month = digits(value, 5, 2);
+  return digits(value, 8, 2) <= daysInMonth(year, month);
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** Orders two instants. */
