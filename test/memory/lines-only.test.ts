@@ -13,7 +13,8 @@ import { toJson } from '../../src/relay/json.ts';
 import { createMemoryRelay, type MemoryRelay } from '../../src/relay/memory/index.ts';
 import { payload } from '../../src/relay/memory/events.ts';
 import { payloadJsonText } from '../../src/relay/memory/native-json.ts';
-import { entriesText, payloadEntries, payloadText } from '../../src/relay/memory/payload-text.ts';
+import { entriesJson, flatEntries, payloadText, writeEntries } from '../../src/relay/memory/payload-text.ts';
+import { giveBack, takeBuilder } from '../../src/relay/memory/line-builder.ts';
 import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
 import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
 
@@ -71,12 +72,21 @@ function corpus(): Record<string, unknown> {
     },
     bigint: { count: 10n, negative: -5n },
     integerKeys: { b: 1, '10': 'ten', '9': 'nine', a: { '2': 2, '1': 1, x: 0 } },
+    flatIntegerKeys: { b: 1, '10': 'ten', '9': 'nine', '0': null },
     escapes: { 'quote"key': 'a "quoted" \\ back\nslash\t\u0001', 'new\nline': '\u2028\u2029 \u007f' },
     unicode: { text: 'é 漢字 😀 \u0000', emoji: '😀' },
+    longStrings: {
+      escaped: `${'a'.repeat(60)}"quoted"\n\u0001${'é'.repeat(60)}😀`,
+      plain: 'word '.repeat(40),
+      cut: `${'long text '.repeat(10)}😀`.slice(0, -1),
+      nonAscii: '漢字'.repeat(40),
+    },
     loneSurrogates: { cut: 'emoji 😀'.slice(0, -1), low: '\udc00x', list: ['\ud800'] },
+    flatLoneSurrogates: { cut: 'emoji 😀'.slice(0, -1), low: '\udc00x', long: `${'x'.repeat(100)}\ud800` },
     surrogateKey: { ['k\ud800']: 1, b: 2 },
     highKeys: { '\uffff': 1, '😀': 2, '\ue000': 3, a: 4 },
     protoKey: JSON.parse('{"__proto__":{"x":1},"a":2}') as unknown,
+    flatProtoKey: JSON.parse('{"__proto__":"p","a":2}') as unknown,
     toJSONKey: { toJSON: 'not a function', a: 1 },
     withToJSON: { toJSON: () => ({ replaced: true }), a: 1 },
     nullProto: Object.assign(Object.create(null) as object, { b: 1, a: 2 }),
@@ -127,15 +137,20 @@ describe('payload text in one pass', () => {
     }
   });
 
-  it('gives sorted entries for objects it takes, whose text is the whole text, and nothing for the rest', () => {
+  it('keeps flat objects as sorted entries that write and convert like the object itself, and nothing else', () => {
     const values = corpus();
-    for (const label of ['flat', 'nested', 'dropped', 'integerKeys', 'escapes', 'loneSurrogates', 'numbers', 'onlyDropped', 'empty']) {
-      const entries = payloadEntries(values[label]);
+    const flat = ['flat', 'dropped', 'flatIntegerKeys', 'escapes', 'flatLoneSurrogates', 'longStrings', 'numbers', 'bigint', 'onlyDropped', 'empty', 'nullProto', 'classInstance', 'flatProtoKey', 'toJSONKey'];
+    for (const label of flat) {
+      const entries = flatEntries(values[label]);
       expect(entries, label).toBeDefined();
-      expect([label, entriesText(entries!)]).toEqual([label, payloadJsonText(payload(values[label]))]);
+      const out = takeBuilder();
+      writeEntries(out, entries!);
+      expect([label, out.text()]).toEqual([label, payloadJsonText(payload(values[label]))]);
+      giveBack(out);
+      expect([label, entriesJson(entries!)]).toEqual([label, toJson(values[label], { sortKeys: true })]);
     }
-    for (const label of ['arrayTop', 'string', 'nothing', 'date', 'map', 'withToJSON', 'cycle', 'deep', 'throwingGetter', 'highKeys', 'surrogateKey']) {
-      expect(payloadEntries(values[label]), label).toBeUndefined();
+    for (const label of ['nested', 'sortedAlready', 'integerKeys', 'loneSurrogates', 'protoKey', 'arrayTop', 'string', 'nothing', 'date', 'map', 'withToJSON', 'cycle', 'deep', 'throwingGetter', 'highKeys', 'surrogateKey']) {
+      expect(flatEntries(values[label]), label).toBeUndefined();
     }
   });
 
@@ -163,6 +178,16 @@ function drive(relay: RelayBackend, values: Record<string, unknown>): void {
   let t = 1_800_000_000_000_000;
   const at = () => (t += 7);
   const session = relay.pushScope({ name: 'session', category: 'agent', metadata: { session_id: 'lines' }, timestampUs: at() });
+  // Names, model names and tool call ids are written as given: escapes, long text, lone surrogates.
+  for (const name of ['quote " and \\ and \n', `${'long name '.repeat(8)}é`, 'cut 😀'.slice(0, -1), `${'x'.repeat(60)}\udc00`]) {
+    const scope = relay.pushScope({ name, category: 'custom', parent: session, timestampUs: at() });
+    relay.mark({ name, parent: scope, timestampUs: at() });
+    const llm = relay.llmStart({ name, parent: scope, request: { headers: {}, content: null }, modelName: name, timestampUs: at() });
+    relay.llmEnd(llm, { response: null, timestampUs: at() });
+    const tool = relay.toolStart({ name, parent: scope, args: null, toolCallId: name, timestampUs: at() });
+    relay.toolEnd(tool, { result: null, annotation: { ok: 1 }, timestampUs: at() });
+    relay.popScope(scope, { timestampUs: at() });
+  }
   for (const [label, value] of Object.entries(values)) {
     const scope = relay.pushScope({ name: `scope-${label}`, category: 'function', parent: session, input: value, metadata: value, attributes: ['parallel'], timestampUs: at() });
     relay.mark({ name: `mark-${label}`, parent: scope, data: value, metadata: value, timestampUs: at() });

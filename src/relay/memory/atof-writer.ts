@@ -37,6 +37,7 @@ import type { AtofMode, OutputHealth } from '../contract.ts';
 import type { Logger } from '../../hooks/logger.ts';
 import { safeLog } from '../../hooks/logger.ts';
 import { atExit } from './exit-hook.ts';
+import { bufferOver } from './line-builder.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */
 export interface WriterFs {
@@ -87,7 +88,9 @@ export class AtofFileWriter {
   private fd: number | null = null;
   private opened = false;
   /** Lines encoded so far: `staged` bytes, `stagedLines` whole lines. Allocated on first use, released when idle. */
-  private staging: Buffer | null = null;
+  private staging: Uint8Array | null = null;
+  /** A `Buffer` over `staging`, for encoding string lines into it. */
+  private encoder: Buffer | null = null;
   private staged = 0;
   private stagedLines = 0;
   /** Chunks that could not be written yet, oldest first; written before the staged lines. */
@@ -141,8 +144,32 @@ export class AtofFileWriter {
         return;
       }
     }
-    const staging = (this.staging ??= Buffer.allocUnsafe(capacity));
-    this.staged += staging.write(line, this.staged, 'utf8');
+    const encoder = this.encoder ?? this.allocate(capacity);
+    this.staged += encoder.write(line, this.staged, 'utf8');
+    this.stagedLines++;
+    if (this.staged >= this.highWater) this.flushSync();
+    else this.scheduleIfIdle();
+  }
+
+  /** Buffers the first `length` bytes of `source`: one complete line (ending with `\n`), UTF-8. Never throws. */
+  appendBytes(source: Uint8Array, length: number): void {
+    if (this.closed) {
+      this.dropped++;
+      return;
+    }
+    const capacity = this.highWater + STAGING_SLACK;
+    if (length > capacity - this.staged) {
+      if (this.stagedLines > 0) this.flushSync();
+      if (length > capacity) {
+        this.backlogChunk(Uint8Array.prototype.slice.call(source, 0, length), 1);
+        if (this.backlogBytes >= this.highWater) this.flushSync();
+        else this.scheduleIfIdle();
+        return;
+      }
+    }
+    if (this.staging === null) this.allocate(capacity);
+    this.staging!.set(length === source.length ? source : source.subarray(0, length), this.staged);
+    this.staged += length;
     this.stagedLines++;
     if (this.staged >= this.highWater) this.flushSync();
     else this.scheduleIfIdle();
@@ -197,6 +224,7 @@ export class AtofFileWriter {
       safeLog(this.logger, 'error', `ATOF file ${this.path}: ${lost} line(s) could not be written before close`);
     }
     this.staging = null;
+    this.encoder = null;
     if (this.fd !== null) {
       try {
         this.fs.closeSync(this.fd);
@@ -301,11 +329,17 @@ export class AtofFileWriter {
     return false;
   }
 
+  private allocate(capacity: number): Buffer {
+    this.staging = new Uint8Array(capacity);
+    return (this.encoder = bufferOver(this.staging));
+  }
+
   /** Moves the staged lines to the backlog; the buffer goes with them and a new one is taken on the next line. */
   private setAside(): void {
     if (this.stagedLines === 0) return;
     this.backlogChunk(this.staging!.subarray(0, this.staged), this.stagedLines);
     this.staging = null;
+    this.encoder = null;
     this.staged = 0;
     this.stagedLines = 0;
   }
@@ -344,7 +378,10 @@ export class AtofFileWriter {
     const timer = setTimeout(() => {
       this.timer = null;
       // After a quiet-period write the staging buffer is not kept: an idle writer holds no buffer.
-      if (this.flushSync() && this.stagedLines === 0) this.staging = null;
+      if (this.flushSync() && this.stagedLines === 0) {
+        this.staging = null;
+        this.encoder = null;
+      }
     }, this.flushDelayMs);
     unrefTimer(timer);
     this.timer = timer;

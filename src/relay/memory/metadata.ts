@@ -2,13 +2,14 @@
  * Metadata as a scope or span record keeps it from its start to its end,
  * where native merges it with the end metadata (rules in `events.ts`).
  *
- * A record started while nobody needs event objects keeps the converted
- * object as sorted entries (each value already as text), so the end line
- * is a merge of two sorted lists, with no object copied or re-serialized.
- * Anything the entries cannot hold (not an object, or an object only the
- * general conversion takes) is kept as converted JSON and merged by the
- * functions in `events.ts`, exactly as an event object would be. Either
- * form gives the other on demand.
+ * A record started while nobody needs event objects keeps flat metadata
+ * (the usual shape: ids and a few scalars) as sorted entries of the
+ * caller's primitive values, so the end line is written from a merge of
+ * two sorted lists, with no object copied or re-serialized. Anything else
+ * (not an object, nested values, or an object only the general conversion
+ * takes) is kept as converted JSON and merged by the functions in
+ * `events.ts`, exactly as an event object would be. The JSON form of
+ * entries is built when first asked for.
  *
  * @module
  */
@@ -16,18 +17,18 @@
 import type { Json } from '../contract.ts';
 import { isJsonObject } from '../json.ts';
 import { llmEndMetadata, managedOkMetadata, mergeMetadata, payload, toolErrorMetadata } from './events.ts';
+import type { LineBuilder } from './line-builder.ts';
 import { payloadJsonText } from './native-json.ts';
-import { entriesText, mergeEntries, NO_ENTRIES, payloadEntries, type Entries } from './payload-text.ts';
+import { entriesJson, flatEntries, mergeEntries, NO_ENTRIES, singleEntry, writeEntries, type Entries } from './payload-text.ts';
 
-/** Converted metadata: sorted entries or a JSON value, the other form built when first asked for. */
+/** Converted metadata: sorted entries of a flat object, or a JSON value. */
 export class Metadata {
   static readonly NULL = new Metadata(undefined, null);
 
   #json: Json | undefined;
-  #text: string | undefined;
 
   private constructor(
-    /** Set when the value is an object held as entries. */
+    /** Set when the value is a flat object held as entries. */
     readonly entries: Entries | undefined,
     json: Json | undefined,
   ) {
@@ -44,17 +45,16 @@ export class Metadata {
 
   /** The converted value, as an event object carries it. */
   get json(): Json {
-    if (this.#json === undefined) {
-      // Entries hold native text of plain JSON: parsing it back gives the converted object.
-      this.#json = JSON.parse(this.text) as Json;
-    }
+    if (this.#json === undefined) this.#json = entriesJson(this.entries!);
     return this.#json;
   }
 
-  /** Native's text of the value. */
-  get text(): string {
-    if (this.#text === undefined) this.#text = this.entries !== undefined ? entriesText(this.entries) : payloadJsonText(this.#json!);
-    return this.#text;
+  /** Writes native's text of the value. */
+  write(out: LineBuilder): void {
+    if (this.entries !== undefined) writeEntries(out, this.entries);
+    else if (this.#json === null) out.ascii('null');
+    // JSON built by the merge functions may hold strings as given (error messages): their writer keeps them as is.
+    else out.utf8(payloadJsonText(this.#json!));
   }
 
   /** True when the converted value is `null`. */
@@ -68,10 +68,10 @@ export class Metadata {
   }
 }
 
-/** Converts raw metadata as `payload()` does, into entries when the fast path takes it. */
+/** Converts raw metadata as `payload()` does, into entries when it is a flat object the fast path takes. */
 export function convertMetadata(value: unknown): Metadata {
   if (value == null) return Metadata.NULL;
-  const entries = payloadEntries(value);
+  const entries = flatEntries(value);
   return entries !== undefined ? Metadata.ofEntries(entries) : Metadata.ofJson(payload(value));
 }
 
@@ -87,8 +87,8 @@ export function mergedMetadata(start: Metadata, end: Metadata): Metadata {
   return Metadata.ofJson(mergeMetadata(start.json, end.json));
 }
 
-const LLM_OK: Entries = { keys: ['otel.status_code'], heads: ['"otel.status_code":'], texts: ['"OK"'] };
-const TOOL_ERROR: Entries = { keys: ['otel.status_code'], heads: ['"otel.status_code":'], texts: ['"ERROR"'] };
+const LLM_OK = singleEntry('otel.status_code', 'OK');
+const TOOL_ERROR = singleEntry('otel.status_code', 'ERROR');
 
 /** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK, no description. */
 export function llmEndMetadataOf(start: Metadata, end: Metadata): Metadata {
@@ -105,13 +105,11 @@ export function managedOkMetadataOf(start: Metadata): Metadata {
 
 /** `toolErrorMetadata`: the end metadata (a non-object under `metadata`) with `otel.status_code: "ERROR"`, merged over start. */
 export function toolErrorMetadataOf(start: Metadata, end: Metadata): Metadata {
-  // An array end value ends up inside an object here: its text must come from the same writer as the rest.
-  if (start.isJsonObject || end.isJsonObject || (end.entries === undefined && Array.isArray(end.json))) {
+  const endValue = end.entries === undefined ? end.json : undefined;
+  // Only a primitive end value fits a flat entry; anything else takes the JSON functions.
+  if (start.isJsonObject || (typeof endValue === 'object' && endValue !== null)) {
     return Metadata.ofJson(toolErrorMetadata(start.json, end.json));
   }
-  let base = end.entries;
-  if (base === undefined) {
-    base = end.isNull ? NO_ENTRIES : { keys: ['metadata'], heads: ['"metadata":'], texts: [end.text] };
-  }
+  const base = end.entries ?? (endValue === null ? NO_ENTRIES : singleEntry('metadata', endValue!));
   return mergedMetadata(start, Metadata.ofEntries(mergeEntries(base, TOOL_ERROR)));
 }

@@ -8,11 +8,16 @@
  * when a walk of the event's payloads finds a value that could differ
  * (`needsNativeJson`).
  *
+ * Lines of events nobody needs as objects are written as bytes instead
+ * (`write*` below, with payloads from `payload-text.ts`); both forms give
+ * the same bytes.
+ *
  * @module
  */
 
 import type { Json } from '../contract.ts';
 import { canonicalJson, formatPayloadNumber, stringifyMayDiffer } from '../formats/rust-json.ts';
+import { encoded, type LineBuilder } from './line-builder.ts';
 
 /**
  * True when `JSON.stringify` of this event may differ from native's text:
@@ -135,4 +140,81 @@ export function payloadJsonText(value: Json): string {
   if (value === null) return 'null';
   if (typeof value !== 'object') return typeof value === 'number' ? formatPayloadNumber(value) : JSON.stringify(value);
   return stringifyMayDiffer(value) ? canonicalJson(value) : JSON.stringify(value);
+}
+
+// ---- lines as bytes ---------------------------------------------------------
+// A line is written in order: head, category_profile (scopes), data, the
+// metadata key, metadata, tail. Between the heads and tails the caller
+// writes the payload parts.
+
+const SCOPE_HEAD = encoded('{"atof_version":"0.1","attributes":');
+const SCOPE_CATEGORY = encoded(',"category":"');
+const SCOPE_PROFILE = encoded('","category_profile":');
+const MARK_HEAD = encoded('{"atof_version":"0.1","category":null,"category_profile":null,"data":');
+/** Between `category_profile` and `data` of a scope line. */
+export const DATA_KEY = encoded(',"data":');
+/** Between `data` and `metadata` of a scope line. */
+export const SCOPE_METADATA_KEY = encoded(',"data_schema":null,"kind":"scope","metadata":');
+/** Between `data` and `metadata` of a mark line. */
+export const MARK_METADATA_KEY = encoded(',"data_schema":null,"kind":"mark","metadata":');
+const NAME_KEY = encoded(',"name":');
+const PARENT_KEY = encoded(',"parent_uuid":"');
+const ROOT_KEY = encoded('","propagation_root_uuid":"');
+const PHASE_START = encoded('","scope_category":"start');
+const PHASE_END = encoded('","scope_category":"end');
+const TIMESTAMP_KEY = encoded('","timestamp":"');
+const UUID_KEY = encoded('","uuid":"');
+const LINE_END = encoded('"}\n');
+
+/** Writes a scope line up to its `category_profile` value. */
+export function writeScopeHead(out: LineBuilder, attributes: string, category: string): void {
+  out.raw(SCOPE_HEAD);
+  out.ascii(attributes);
+  out.raw(SCOPE_CATEGORY);
+  out.ascii(category);
+  out.raw(SCOPE_PROFILE);
+}
+
+/** Writes a scope line from after its metadata to its newline. */
+export function writeScopeTail(
+  out: LineBuilder,
+  name: string,
+  parentUuid: string,
+  propagationRootUuid: string,
+  phase: 'start' | 'end',
+  timestamp: string,
+  uuid: string,
+): void {
+  out.raw(NAME_KEY);
+  out.jsonStringAsGiven(name);
+  out.raw(PARENT_KEY);
+  out.ascii(parentUuid);
+  out.raw(ROOT_KEY);
+  out.ascii(propagationRootUuid);
+  out.raw(phase === 'start' ? PHASE_START : PHASE_END);
+  out.raw(TIMESTAMP_KEY);
+  out.ascii(timestamp);
+  out.raw(UUID_KEY);
+  out.ascii(uuid);
+  out.raw(LINE_END);
+}
+
+/** Writes a mark line up to its `data` value. */
+export function writeMarkHead(out: LineBuilder): void {
+  out.raw(MARK_HEAD);
+}
+
+/** Writes a mark line from after its metadata to its newline. */
+export function writeMarkTail(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string, timestamp: string, uuid: string): void {
+  out.raw(NAME_KEY);
+  out.jsonStringAsGiven(name);
+  out.raw(PARENT_KEY);
+  out.ascii(parentUuid);
+  out.raw(ROOT_KEY);
+  out.ascii(propagationRootUuid);
+  out.raw(TIMESTAMP_KEY);
+  out.ascii(timestamp);
+  out.raw(UUID_KEY);
+  out.ascii(uuid);
+  out.raw(LINE_END);
 }

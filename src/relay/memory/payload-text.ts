@@ -1,7 +1,7 @@
 /**
  * Payload text in one pass: native's ATOF text of `payload(value)` written
- * straight from the caller's value, without building the sorted deep copy
- * first and serializing it afterwards.
+ * straight from the caller's value into a line's bytes, without building
+ * the sorted deep copy first and serializing it afterwards.
  *
  * The fast path takes the shapes hook payloads have: plain objects (and
  * class instances without `toJSON`, `Date`, `Map`, `Set`, `Error` or binary
@@ -9,17 +9,18 @@
  * values `toJson` drops. It writes what `toJson(value, { sortKeys: true })`
  * followed by native's writer (`../formats/rust-json.ts`) would: keys in
  * code-point order, native number text, lone surrogates as U+FFFD.
- * Anything else gives up on the whole value, which then takes the general
- * path (`toJson` and the exact writer) and comes out exactly as before:
- * special objects, a throwing getter or trap, nesting at `toJson`'s depth
- * limit (which is also where a cycle ends up, so no ancestor set is kept),
- * and keys with characters at or above U+D800, whose UTF-16 and code-point
- * orders can differ. A getter the fast path read before giving up runs a
- * second time on the general path.
+ * Anything else gives up on the whole value, whose bytes are then rolled
+ * back and written by the general path (`toJson` and the exact writer),
+ * exactly as before: special objects, a throwing getter or trap, nesting
+ * at `toJson`'s depth limit (which is also where a cycle ends up, so no
+ * ancestor set is kept), and keys with characters at or above U+D800, whose
+ * UTF-16 and code-point orders can differ. A getter the fast path read
+ * before giving up runs a second time on the general path.
  *
  * Sorting keys is the expensive part of a small object, and payloads of
- * one kind share their key list, so sorted key lists are cached per key
- * list (bounded; a payload with keys never seen before pays the sort once).
+ * one kind share their key list, so sorted key lists (and their encoded
+ * `"key":` heads) are cached per key list (bounded; a payload with keys
+ * never seen before pays the sort once).
  *
  * @module
  */
@@ -27,59 +28,155 @@
 import type { Json } from '../contract.ts';
 import { formatF64 } from '../formats/rust-json.ts';
 import { toJson, wellFormed } from '../json.ts';
+import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-builder.ts';
 import { payloadJsonText } from './native-json.ts';
 
 /** `toJson`'s default depth limit: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
 const MAX_DEPTH = 64;
 const SORTED = { sortKeys: true } as const;
 
+/** Writes native's text of `payload(value)`. */
+export function writePayload(out: LineBuilder, value: unknown): void {
+  if (!writeFastPayload(out, value)) out.utf8(generalPayloadText(value));
+}
+
 /**
- * The converted object's keys in native order with each value's text
- * (`heads[i]` is `"key":`). Only keys below U+D800, so plain `<` orders
- * them as native does.
+ * Writes native's text of `payload(value)` when the fast path takes all of
+ * it and returns true; otherwise writes nothing and returns false.
+ */
+export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) {
+    if (!writePrimitive(out, value)) out.ascii('null');
+    return true;
+  }
+  const start = out.length;
+  try {
+    writeObject(out, value, 0);
+    return true;
+  } catch {
+    out.length = start;
+    return false;
+  }
+}
+
+/** The general path: `toJson` with sorted keys, then the exact writer. */
+export function generalPayloadText(value: unknown): string {
+  return payloadJsonText(toJson(value, SORTED) as Json);
+}
+
+/** Native's text of `payload(value)`, as a string. */
+export function payloadText(value: unknown): string {
+  const out = takeBuilder();
+  try {
+    writePayload(out, value);
+    return out.text();
+  } finally {
+    giveBack(out);
+  }
+}
+
+// ---- flat objects ---------------------------------------------------------
+
+/** A value of a flat object: what `toJson` keeps of a primitive, converted when written. */
+export type FlatValue = string | number | boolean | bigint | null;
+
+/**
+ * A flat object payload (every value a primitive) as sorted entries: the
+ * converted object's keys in native order, their encoded `"key":` heads,
+ * and their values. Only keys below U+D800, so plain `<` orders them as
+ * native does.
  */
 export interface Entries {
   readonly keys: readonly string[];
-  readonly heads: readonly string[];
-  readonly texts: readonly string[];
+  readonly heads: readonly Uint8Array[];
+  readonly values: readonly FlatValue[];
 }
 
-/** Native's text of `payload(value)`. Never throws. */
-export function payloadText(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return primitiveText(value) ?? 'null';
-  const text = fastObjectText(value);
-  return text !== undefined ? text : payloadJsonText(toJson(value, SORTED));
-}
+export const NO_ENTRIES: Entries = { keys: [], heads: [], values: [] };
 
 /**
- * Native's text of `payload(value)` when the fast path takes all of it,
- * else undefined (the caller converts with `toJson` and the exact writer).
+ * The entries of a flat object payload, or undefined when the value is not
+ * an object the fast path takes or holds a nested object or array.
+ * Strings are kept as given (immutable; converted when written).
  */
-export function fastPayloadText(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return primitiveText(value) ?? 'null';
-  return fastObjectText(value);
-}
-
-/**
- * The entries of an object payload (not an array), or undefined when the
- * value is no such object or the fast path gives up on it.
- */
-export function payloadEntries(value: unknown): Entries | undefined {
+export function flatEntries(value: unknown): Entries | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   try {
-    return objectEntries(value);
+    const shape = shapeOf(value);
+    const { sorted, heads } = shape;
+    const count = sorted.length;
+    const values: (FlatValue | undefined)[] = new Array(count);
+    let dropped = 0;
+    for (let i = 0; i < count; i++) {
+      const item: unknown = (value as Record<string, unknown>)[sorted[i]!];
+      switch (typeof item) {
+        case 'string':
+        case 'number':
+        case 'boolean':
+        case 'bigint':
+          values[i] = item;
+          break;
+        case 'object':
+          if (item !== null) return undefined;
+          values[i] = null;
+          break;
+        default:
+          // undefined, functions and symbols: `toJson` leaves the key out.
+          dropped++;
+      }
+    }
+    if (dropped === 0) return { keys: sorted, heads, values: values as FlatValue[] };
+    const keptKeys: string[] = [];
+    const keptHeads: Uint8Array[] = [];
+    const keptValues: FlatValue[] = [];
+    for (let i = 0; i < count; i++) {
+      const kept = values[i];
+      if (kept === undefined) continue;
+      keptKeys.push(sorted[i]!);
+      keptHeads.push(heads[i]!);
+      keptValues.push(kept);
+    }
+    return { keys: keptKeys, heads: keptHeads, values: keptValues };
   } catch {
     return undefined;
   }
 }
 
-/** The text of an object's entries: `{"a":1,"b":2}`. */
-export function entriesText(entries: Entries): string {
-  const { heads, texts } = entries;
-  if (heads.length === 0) return '{}';
-  let out = '{' + heads[0]! + texts[0]!;
-  for (let i = 1; i < heads.length; i++) out += ',' + heads[i]! + texts[i]!;
-  return out + '}';
+/** Writes a flat object from its entries: `{"a":1,"b":"x"}`. */
+export function writeEntries(out: LineBuilder, entries: Entries): void {
+  const { heads, values } = entries;
+  out.byte(0x7b); // {
+  for (let i = 0; i < heads.length; i++) {
+    if (i > 0) out.byte(0x2c); // ,
+    out.raw(heads[i]!);
+    writePrimitive(out, values[i]);
+  }
+  out.byte(0x7d); // }
+}
+
+/** The JSON value of a flat object, as `toJson` converts it. */
+export function entriesJson(entries: Entries): Json {
+  const object: { [key: string]: Json } = {};
+  const { keys, values } = entries;
+  for (let i = 0; i < keys.length; i++) {
+    const value = flatJson(values[i]!);
+    if (keys[i] === '__proto__') Object.defineProperty(object, '__proto__', { value, enumerable: true, writable: true, configurable: true });
+    else object[keys[i]!] = value;
+  }
+  return object;
+}
+
+function flatJson(value: FlatValue): Json {
+  switch (typeof value) {
+    case 'string':
+      return wellFormed(value);
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'bigint':
+      return value.toString();
+    default:
+      return value;
+  }
 }
 
 /**
@@ -89,8 +186,8 @@ export function entriesText(entries: Entries): string {
  */
 export function mergeEntries(base: Entries, over: Entries, omit?: string): Entries {
   const keys: string[] = [];
-  const heads: string[] = [];
-  const texts: string[] = [];
+  const heads: Uint8Array[] = [];
+  const values: FlatValue[] = [];
   const a = base.keys;
   const b = over.keys;
   let i = 0;
@@ -110,102 +207,76 @@ export function mergeEntries(base: Entries, over: Entries, omit?: string): Entri
     if (from === base && key === omit) continue;
     keys.push(key);
     heads.push(from.heads[at]!);
-    texts.push(from.texts[at]!);
+    values.push(from.values[at]!);
   }
-  return { keys, heads, texts };
+  return { keys, heads, values };
 }
 
-export const NO_ENTRIES: Entries = { keys: [], heads: [], texts: [] };
+/** Entries of one string key, for the status keys the end metadata adds. */
+export function singleEntry(key: string, value: FlatValue): Entries {
+  return { keys: [key], heads: [encoded(`${JSON.stringify(key)}:`)], values: [value] };
+}
 
 // ---------------------------------------------------------------------------
 
 /** Thrown to give up on the fast path; not an Error, so no stack is captured. */
 const GIVE_UP = { reason: 'general path' };
 
-function fastObjectText(value: object): string | undefined {
-  try {
-    return objectText(value, 0);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The text of a non-object value; undefined for the values `toJson` drops (undefined, functions, symbols). */
-function primitiveText(value: unknown): string | undefined {
+/** Writes a non-object value; false (nothing written) for the values `toJson` drops (undefined, functions, symbols). */
+function writePrimitive(out: LineBuilder, value: unknown): boolean {
   switch (typeof value) {
     case 'string':
-      return quote(value);
+      out.jsonString(value);
+      return true;
     case 'number':
-      return numberText(value);
+      out.ascii(numberText(value));
+      return true;
     case 'boolean':
-      return value ? 'true' : 'false';
+      out.ascii(value ? 'true' : 'false');
+      return true;
     case 'bigint':
-      return `"${value.toString()}"`;
+      out.ascii(`"${value.toString()}"`);
+      return true;
     default:
-      return value === null ? 'null' : undefined;
+      if (value !== null) return false;
+      out.ascii('null');
+      return true;
   }
 }
 
-function valueText(value: unknown, depth: number): string | undefined {
-  return typeof value === 'object' && value !== null ? objectText(value, depth) : primitiveText(value);
+function writeValue(out: LineBuilder, value: unknown, depth: number): boolean {
+  if (typeof value === 'object' && value !== null) {
+    writeObject(out, value, depth);
+    return true;
+  }
+  return writePrimitive(out, value);
 }
 
-function objectText(object: object, depth: number): string {
+function writeObject(out: LineBuilder, object: object, depth: number): void {
   if (depth >= MAX_DEPTH) throw GIVE_UP;
   if (Array.isArray(object)) {
     const length = object.length;
-    if (length === 0) return '[]';
-    let out = '[';
+    out.byte(0x5b); // [
     for (let i = 0; i < length; i++) {
-      if (i > 0) out += ',';
-      out += valueText(object[i], depth + 1) ?? 'null';
+      if (i > 0) out.byte(0x2c); // ,
+      if (!writeValue(out, object[i], depth + 1)) out.ascii('null');
     }
-    return out + ']';
+    out.byte(0x5d); // ]
+    return;
   }
   const shape = shapeOf(object);
-  if (shape === EMPTY) return '{}';
   const { sorted, heads } = shape;
-  let out = '';
+  out.byte(0x7b); // {
+  let first = true;
   for (let i = 0; i < sorted.length; i++) {
-    const text = valueText((object as Record<string, unknown>)[sorted[i]!], depth + 1);
-    if (text === undefined) continue;
-    out += (out === '' ? '{' : ',') + heads[i]! + text;
+    const value: unknown = (object as Record<string, unknown>)[sorted[i]!];
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    if (!first) out.byte(0x2c); // ,
+    first = false;
+    out.raw(heads[i]!);
+    writeValue(out, value, depth + 1);
   }
-  return out === '' ? '{}' : out + '}';
-}
-
-function objectEntries(object: object): Entries {
-  const shape = shapeOf(object);
-  const { sorted, heads } = shape;
-  const texts: string[] = new Array(sorted.length);
-  let dropped = 0;
-  for (let i = 0; i < sorted.length; i++) {
-    const text = valueText((object as Record<string, unknown>)[sorted[i]!], 1);
-    if (text === undefined) dropped++;
-    else texts[i] = text;
-  }
-  if (dropped === 0) return { keys: sorted, heads, texts };
-  // Keys whose value `toJson` drops are left out.
-  const keptKeys: string[] = [];
-  const keptHeads: string[] = [];
-  const keptTexts: string[] = [];
-  for (let i = 0; i < sorted.length; i++) {
-    if (texts[i] === undefined) continue;
-    keptKeys.push(sorted[i]!);
-    keptHeads.push(heads[i]!);
-    keptTexts.push(texts[i]!);
-  }
-  return { keys: keptKeys, heads: keptHeads, texts: keptTexts };
-}
-
-// ---- values ---------------------------------------------------------------
-
-/** Characters `JSON.stringify` escapes, and lone-surrogate candidates. */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/** A string's JSON text, lone surrogates as U+FFFD (what `JSON.stringify(wellFormed(text))` writes). */
-function quote(text: string): string {
-  return NEEDS_ESCAPE.test(text) ? JSON.stringify(wellFormed(text)) : `"${text}"`;
+  out.byte(0x7d); // }
 }
 
 /** `formatPayloadNumber` with `toJson`'s `null` for non-finite numbers, without its slow path for common numbers. */
@@ -227,8 +298,8 @@ interface Shape {
   readonly keys: readonly string[];
   /** The same keys in native order. */
   readonly sorted: readonly string[];
-  /** `"key":` for each sorted key. */
-  readonly heads: readonly string[];
+  /** `"key":` for each sorted key, encoded. */
+  readonly heads: readonly Uint8Array[];
 }
 
 const EMPTY: Shape = { keys: [], sorted: [], heads: [] };
@@ -268,7 +339,7 @@ function shapeOf(object: object): Shape {
 function addShape(keys: string[], candidates: Shape[] | undefined): Shape {
   for (let i = 0; i < keys.length; i++) if (HIGH_CHARACTER.test(keys[i]!)) throw GIVE_UP;
   const sorted = keys.slice().sort();
-  const heads = sorted.map((key) => `${JSON.stringify(key)}:`);
+  const heads = sorted.map((key) => encoded(`${JSON.stringify(key)}:`));
   const shape: Shape = { keys, sorted, heads };
   if (shapeCount >= MAX_SHAPES) {
     shapes.clear();
@@ -291,9 +362,4 @@ function isSpecial(object: object): boolean {
     object instanceof ArrayBuffer ||
     ArrayBuffer.isView(object)
   );
-}
-
-/** Exposed for tests: the general-path conversion the fast path must equal. */
-export function generalPayloadText(value: unknown): string {
-  return payloadJsonText(toJson(value, SORTED) as Json);
 }

@@ -58,8 +58,6 @@ export class ScopeRecord {
 /** An LLM or tool span started with `llmStart`/`toolStart` (or a managed call). */
 export class SpanRecord {
   ended = false;
-  /** Native's text of `profile`, once written. */
-  profileText: string | undefined;
 
   constructor(
     readonly owner: object,

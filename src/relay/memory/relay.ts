@@ -16,7 +16,7 @@
  *   rejected promise is counted and logged, never seen by the emitter.
  * - Event objects are built only for receivers that take them (ATIF
  *   builders, subscribers). While there are none, each event goes straight
- *   from the caller's payloads to its ATOF line (`payload-text.ts`), the
+ *   from the caller's payloads to its ATOF line's bytes (`lines.ts`), the
  *   same bytes without the sorted copies; records keep what a later end
  *   event or ATIF exporter needs (`metadata.ts`, `ScopeRecord.start`).
  * - No call throws into the caller. Misuse (a foreign or ended handle, a
@@ -89,8 +89,9 @@ import {
   toolProfile,
 } from './events.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
-import { attributesText, markLine, nameText, payloadJsonText, scopeLine, serializeEvent } from './native-json.ts';
-import { fastPayloadText, payloadText } from './payload-text.ts';
+import { serializeEvent } from './native-json.ts';
+import { giveBack, takeBuilder, type LineBuilder } from './line-builder.ts';
+import { writeMarkLine, writeScopeLine, writeSpanEndLine, writeSpanStartLine } from './lines.ts';
 import {
   convertMetadata,
   llmEndMetadataOf,
@@ -309,26 +310,19 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const attributes = o.attributes === undefined ? NO_ATTRIBUTES : scopeAttributes(o.attributes);
     const name = text(o.name);
     if (this.linesOnly()) {
+      const out = takeBuilder();
       try {
         const meta = convertMetadata(o.metadata);
-        const line = scopeLine(
-          'start',
-          uuid,
-          parentUuid,
-          root,
-          name,
-          category,
-          attributesText(attributes),
-          'null',
-          payloadText(o.input),
-          meta.text,
-          this.format(startUs),
-        );
+        const scope = { uuid, parentUuid, propagationRootUuid: root, name };
+        writeScopeLine(out, 'start', scope, category, attributes, o.input, meta, this.format(startUs));
+        const line = out.text(out.length - 1); // kept for `record.start`, without its newline
         const record = new ScopeRecord(this, uuid, name, category, parent, parentUuid, root, agentRooted, attributes, meta, startUs, line);
-        this.emitLine(line);
+        this.emitLine(out);
         return record;
       } catch {
-        // A line past the engine's string limit: the event path below records it and counts the line as dropped.
+        // A line past the engine's limits: the event path below records it and counts the line as dropped.
+      } finally {
+        giveBack(out);
       }
     }
     const metadata = payload(o.metadata);
@@ -361,25 +355,17 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     record.ended = true;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
     if (this.linesOnly()) {
+      const out = takeBuilder();
       try {
-        this.emitLine(
-          scopeLine(
-            'end',
-            record.uuid,
-            record.parentUuid,
-            record.propagationRootUuid,
-            record.name,
-            record.category,
-            attributesText(record.attributes),
-            'null',
-            payloadText(options?.output),
-            mergedMetadata(record.meta, convertMetadata(options?.metadata)).text,
-            this.format(endUs),
-          ),
-        );
+        const output = options?.output;
+        const meta = mergedMetadata(record.meta, convertMetadata(options?.metadata));
+        writeScopeLine(out, 'end', record, record.category, record.attributes, output, meta, this.format(endUs));
+        this.emitLine(out);
         return;
       } catch {
-        // Past the string limit: recorded below (see `push`).
+        // Past the limits: recorded below (see `push`).
+      } finally {
+        giveBack(out);
       }
     }
     const event = scopeEvent(
@@ -407,11 +393,15 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const name = text(o.name);
     const timestamp = this.format(this.stamp(o.timestampUs));
     if (this.linesOnly()) {
+      const out = takeBuilder();
       try {
-        this.emitLine(markLine(uuid, parentUuid, root, name, payloadText(o.data), payloadText(o.metadata), timestamp));
+        writeMarkLine(out, uuid, parentUuid, root, name, o.data, o.metadata, timestamp);
+        this.emitLine(out);
         return;
       } catch {
-        // Past the string limit: recorded below (see `push`).
+        // Past the limits: recorded below (see `push`).
+      } finally {
+        giveBack(out);
       }
     }
     const event = markEvent(uuid, parentUuid, root, name, payload(o.data), payload(o.metadata), timestamp);
@@ -432,14 +422,8 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     if (record === null) return;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
     if (this.linesOnly()) {
-      try {
-        const response = payloadText(options?.response);
-        const metadata = llmEndMetadataOf(record.meta, convertMetadata(options?.metadata));
-        this.endSpanLine(record, response, metadata.text, this.spanProfileText(record), endUs);
-        return;
-      } catch {
-        // Past the string limit: recorded below (see `push`).
-      }
+      const metadata = llmEndMetadataOf(record.meta, convertMetadata(options?.metadata));
+      if (this.endSpanLine(record, options?.response, metadata, undefined, endUs)) return;
     }
     this.endSpan(record, payload(options?.response), llmEndMetadata(record.metadata, payload(options?.metadata)), record.profile, endUs);
   }
@@ -470,17 +454,9 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
     const failed = options?.status === 'error';
     if (this.linesOnly()) {
-      try {
-        const end = convertMetadata(options?.metadata);
-        const metadata = failed ? toolErrorMetadataOf(record.meta, end) : mergedMetadata(record.meta, end);
-        // An annotation that converts to null counts as none.
-        const annotation = failed || options?.annotation == null ? 'null' : payloadText(options.annotation);
-        const profile = annotation === 'null' ? this.spanProfileText(record) : toolEndProfileText(record.profile, annotation);
-        this.endSpanLine(record, payloadText(options?.result), metadata.text, profile, endUs);
-        return;
-      } catch {
-        // Past the string limit: recorded below (see `push`).
-      }
+      const end = convertMetadata(options?.metadata);
+      const metadata = failed ? toolErrorMetadataOf(record.meta, end) : mergedMetadata(record.meta, end);
+      if (this.endSpanLine(record, options?.result, metadata, failed ? undefined : options?.annotation, endUs)) return;
     }
     const endMetadata = payload(options?.metadata);
     const annotation = failed || options?.annotation == null ? undefined : payload(options.annotation);
@@ -525,14 +501,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     if (record === null) return;
     try {
       const endUs = this.endStamp(undefined, record.startUs);
-      if (this.linesOnly()) {
-        try {
-          this.endSpanLine(record, payloadText(value), managedOkMetadataOf(record.meta).text, this.spanProfileText(record), endUs);
-          return;
-        } catch {
-          // Past the string limit: recorded below (see `push`).
-        }
-      }
+      if (this.linesOnly() && this.endSpanLine(record, value, managedOkMetadataOf(record.meta), undefined, endUs)) return;
       this.endSpan(record, payload(value), managedOkMetadata(record.metadata), record.profile, endUs);
     } catch (error) {
       this.internalError('recording a managed call', error);
@@ -545,14 +514,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     try {
       const endUs = this.endStamp(undefined, record.startUs);
       const metadata = managedErrorMetadata(record.metadata, thrown);
-      if (this.linesOnly()) {
-        try {
-          this.endSpanLine(record, 'null', payloadJsonText(metadata), this.spanProfileText(record), endUs);
-          return;
-        } catch {
-          // Past the string limit: recorded below (see `push`).
-        }
-      }
+      if (this.linesOnly() && this.endSpanLine(record, null, Metadata.ofJson(metadata), undefined, endUs)) return;
       this.endSpan(record, null, metadata, record.profile, endUs);
     } catch (error) {
       this.internalError('recording a managed call', error);
@@ -716,14 +678,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   ): SpanRecord {
     const headers = recordedHeaders(request.headers, session);
     const record = this.newSpan('llm', o.name, parent, llmProfile(o.modelName), (o as LlmStartOptions).timestampUs);
-    if (this.linesOnly()) {
-      try {
-        this.startSpanLine(record, llmRequestText(request.content, headers), o.metadata);
-        return record;
-      } catch {
-        // Past the string limit: recorded below (see `push`).
-      }
-    }
+    if (this.linesOnly() && this.startSpanLine(record, request.content, headers, o.metadata)) return record;
     this.startSpanEvent(record, llmRequestData(request.content, headers), o.metadata);
     return record;
   }
@@ -731,14 +686,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private startTool(o: ManagedToolOptions, what: string): SpanRecord {
     const parent = o.parent == null ? null : this.ownScope(o.parent, `${what} parent`);
     const record = this.newSpan('tool', o.name, parent, toolProfile(o.toolCallId), (o as ToolStartOptions).timestampUs);
-    if (this.linesOnly()) {
-      try {
-        this.startSpanLine(record, payloadText(o.args), o.metadata);
-        return record;
-      } catch {
-        // Past the string limit: recorded below (see `push`).
-      }
-    }
+    if (this.linesOnly() && this.startSpanLine(record, o.args, undefined, o.metadata)) return record;
     this.startSpanEvent(record, payload(o.args), o.metadata);
     return record;
   }
@@ -758,24 +706,25 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     return new SpanRecord(this, kind, uuid, text(name), parentUuid, root, parent === null ? null : parent.top, profile, startUs);
   }
 
-  /** Writes the start line of an LLM or tool span, `data` already as text. */
-  private startSpanLine(record: SpanRecord, data: string, metadata: unknown): void {
-    const meta = convertMetadata(metadata);
-    const line = scopeLine(
-      'start',
-      record.uuid,
-      record.parentUuid,
-      record.propagationRootUuid,
-      record.name,
-      record.kind,
-      '[]',
-      this.spanProfileText(record),
-      data,
-      meta.text,
-      this.format(record.startUs),
-    );
-    record.meta = meta;
-    this.emitLine(line);
+  /**
+   * Writes the start line of an LLM or tool span (`data` is the LLM request
+   * content when `headers` are given). False when it could not be written
+   * as a line; the caller then takes the event path.
+   */
+  private startSpanLine(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
+    const out = takeBuilder();
+    try {
+      const meta = convertMetadata(metadata);
+      writeSpanStartLine(out, record, data, headers, meta, this.format(record.startUs));
+      record.meta = meta;
+      this.emitLine(out);
+      return true;
+    } catch {
+      // Past the limits: recorded on the event path (see `push`).
+      return false;
+    } finally {
+      giveBack(out);
+    }
   }
 
   /** Emits the start event of an LLM or tool span. */
@@ -798,29 +747,24 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     this.emit(event, record.top);
   }
 
-  /** Writes the end line of an LLM or tool span (lines-only counterpart of `endSpan`). */
-  private endSpanLine(record: SpanRecord, data: string, metadata: string, profile: string, endUs: number): void {
-    record.ended = true;
-    this.emitLine(
-      scopeLine(
-        'end',
-        record.uuid,
-        record.parentUuid,
-        record.propagationRootUuid,
-        record.name,
-        record.kind,
-        '[]',
-        profile,
-        data,
-        metadata,
-        this.format(endUs),
-      ),
-    );
-  }
-
-  /** Native's text of a span's own profile, computed once per span. */
-  private spanProfileText(record: SpanRecord): string {
-    return (record.profileText ??= profileText(record.profile));
+  /**
+   * Writes the end line of an LLM or tool span (the lines-only counterpart
+   * of `endSpan`). False when it could not be written as a line; the
+   * caller then takes the event path.
+   */
+  private endSpanLine(record: SpanRecord, data: unknown, metadata: Metadata, annotation: unknown, endUs: number): boolean {
+    const out = takeBuilder();
+    try {
+      writeSpanEndLine(out, record, data, metadata, annotation, this.format(endUs));
+      record.ended = true;
+      this.emitLine(out);
+      return true;
+    } catch {
+      // Past the limits: recorded on the event path (see `push`).
+      return false;
+    } finally {
+      giveBack(out);
+    }
   }
 
   private endSpan(record: SpanRecord, data: Json, metadata: Json, profile: SpanRecord['profile'], endUs: number): void {
@@ -888,12 +832,10 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   }
 
   /** Delivers an event written as a line only (no receiver takes objects). */
-  private emitLine(line: string): void {
+  private emitLine(out: LineBuilder): void {
     this.eventCount++;
     const sinks = this.lineSinks;
-    if (sinks.length === 0) return;
-    const withNewline = line + '\n';
-    for (let i = 0; i < sinks.length; i++) sinks[i]!.append(withNewline);
+    for (let i = 0; i < sinks.length; i++) sinks[i]!.appendBytes(out.bytes, out.length);
   }
 
   private emit(event: AtofEvent, top: ScopeRecord | null): void {
@@ -1039,31 +981,3 @@ function joinPath(directory: string, filename: string): string {
   return path.join(directory === '' ? '.' : directory, filename);
 }
 
-/**
- * Native's text of the LLM start event's `data` (`{content, headers}`).
- * The content is written in one pass when the fast path takes it; otherwise
- * the whole value takes the general path, as the event object would.
- */
-function llmRequestText(content: unknown, headers: JsonObject): string {
-  const contentText = fastPayloadText(content);
-  const headersText = contentText === undefined ? undefined : fastPayloadText(headers);
-  if (headersText === undefined) return payloadJsonText(llmRequestData(content, headers));
-  return `{"content":${contentText},"headers":${headersText}}`;
-}
-
-/** Native's text of a span's start profile (`{}`, `{model_name}` or `{tool_call_id}`; ids written as given). */
-function profileText(profile: SpanRecord['profile']): string {
-  const model = profile.model_name;
-  if (typeof model === 'string') return `{"model_name":${nameText(model)}}`;
-  const id = profile.tool_call_id;
-  if (typeof id === 'string') return `{"tool_call_id":${nameText(id)}}`;
-  return payloadJsonText(profile);
-}
-
-/** `toolEndProfile` as text: the start profile plus `tool_result_annotation` (already as text, not `null`). */
-function toolEndProfileText(profile: SpanRecord['profile'], annotation: string): string {
-  const id = profile.tool_call_id;
-  return typeof id === 'string'
-    ? `{"tool_call_id":${nameText(id)},"tool_result_annotation":${annotation}}`
-    : `{"tool_result_annotation":${annotation}}`;
-}
