@@ -761,22 +761,31 @@ class StepConverter {
 
   private attachToCurrentStep(results: AtifObservationResult[]): void {
     if (results.length === 0) return;
-    const step = this.current.stepIndex === undefined ? undefined : this.steps[this.current.stepIndex];
-    if (step === undefined) return;
-    const observation = this.ensureObservation(step);
+    const index = this.current.stepIndex;
+    if (index === undefined || this.steps[index] === undefined) return;
+    const observation = this.ensureObservation(index);
     for (const result of results) mergeObservationResult(observation, result);
   }
 
-  private ensureObservation(step: AtifStep): AtifObservation {
-    if (step.observation === undefined) {
-      // Re-create the step so `observation` lands in its struct position.
-      const observation: AtifObservation = { results: [] };
-      const rebuilt = reorderStep({ ...step, observation });
-      for (const key of Object.keys(step)) delete (step as unknown as Record<string, unknown>)[key];
-      Object.assign(step, rebuilt);
-      return observation;
-    }
-    return step.observation;
+  /** The observation of the step at `index`, added in its struct position when the step has none. */
+  private ensureObservation(index: number): AtifObservation {
+    const step = this.steps[index] as AtifStep;
+    if (step.observation !== undefined) return step.observation;
+    const observation: AtifObservation = { results: [] };
+    this.replaceStep(index, { ...step, observation });
+    return observation;
+  }
+
+  /**
+   * Puts a re-created step (fields in struct order) in place of the one at
+   * `index`. Deleting and re-adding the old object's keys would leave a
+   * slow dictionary-mode object for every later reader and the serializer;
+   * steps are only ever reached through `this.steps`, so a new one is safe.
+   */
+  private replaceStep(index: number, step: AtifStep): AtifStep {
+    const rebuilt = reorderStep(step);
+    this.steps[index] = rebuilt;
+    return rebuilt;
   }
 
   private pushStandalone(results: AtifObservationResult[], timestamp: string | undefined): void {
@@ -807,7 +816,7 @@ class StepConverter {
       const observations = this.deferredObservations.get(id);
       if (observations !== undefined && step !== undefined) {
         this.deferredObservations.delete(id);
-        const observation = this.ensureObservation(step);
+        const observation = this.ensureObservation(stepIndex);
         for (const deferred of observations) mergeObservationResult(observation, deferred.result);
       }
       const metadata = this.deferredToolMetadata.get(id);
@@ -935,13 +944,10 @@ class StepConverter {
       this.toolScopeCallIds.set(event.uuid, id);
       return true;
     }
-    const step = this.current.stepIndex === undefined ? undefined : this.steps[this.current.stepIndex];
-    if (step === undefined) return false;
-    if (step.tool_calls === undefined) {
-      const rebuilt = reorderStep({ ...step, tool_calls: [] });
-      for (const key of Object.keys(step)) delete (step as unknown as Record<string, unknown>)[key];
-      Object.assign(step, rebuilt);
-    }
+    const index = this.current.stepIndex;
+    let step = index === undefined ? undefined : this.steps[index];
+    if (index === undefined || step === undefined) return false;
+    if (step.tool_calls === undefined) step = this.replaceStep(index, { ...step, tool_calls: [] });
     const calls = step.tool_calls as AtifToolCall[];
     if (calls.some((call) => call.tool_call_id === id)) {
       this.current.pushToolCallId(id);
@@ -1018,10 +1024,11 @@ class StepConverter {
   }
 
   private attachSubagentRef(child: AgentNode, event: ConvEvent, sourceCallId: string): boolean {
-    const step = this.current.stepIndex === undefined ? undefined : this.steps[this.current.stepIndex];
-    if (step?.tool_calls === undefined) return false;
+    const index = this.current.stepIndex;
+    const step = index === undefined ? undefined : this.steps[index];
+    if (index === undefined || step?.tool_calls === undefined) return false;
     if (!step.tool_calls.some((call) => call.tool_call_id === sourceCallId)) return false;
-    const observation = this.ensureObservation(step);
+    const observation = this.ensureObservation(index);
     const existing = observation.results.find((result) => result.source_call_id === sourceCallId);
     if (existing !== undefined) {
       const ref = subagentRef(child);
