@@ -351,38 +351,44 @@ function samePhysicalRequest(left: LlmCandidate, right: LlmCandidate): boolean {
 
 function buildToolCallCorrelations(events: Iterable<ConvEvent>): Map<string, string> {
   const correlations = new Map<string, string>();
-  const executions: { uuid: string; key: string | undefined }[] = [];
-  const requested: { id: string; key: string | undefined }[] = [];
+  const toolStarts: ConvEvent[] = [];
+  const llmEnds: ConvEvent[] = [];
   for (const event of events) {
     if (event.kind !== 'scope') continue;
     if (event.phase === 'start' && event.category === 'tool') {
       const id = toolCallIdOf(event);
       if (id !== undefined) correlations.set(event.uuid, id);
-      const key = event.data === undefined ? undefined : toolMatchKey(event.name, normalizeToolArguments(event.data));
-      executions.push({ uuid: event.uuid, key });
+      toolStarts.push(event);
     } else if (event.phase === 'end' && event.category === 'tool') {
       const id = toolCallIdOf(event);
       if (id !== undefined) correlations.set(event.uuid, id);
     } else if (event.phase === 'end' && event.category === 'llm' && event.data !== undefined) {
-      for (const call of extractToolCalls(event.data) ?? []) {
-        requested.push({ id: call.tool_call_id, key: toolMatchKey(call.function_name, call.arguments) });
-      }
+      llmEnds.push(event);
     }
   }
-  const consumed = new Set(correlations.values());
+  // Only executions that end up without an id are matched by name and
+  // arguments; usually there are none, and the requested calls need not be read.
   const executionsByKey = new Map<string, string[]>();
-  for (const execution of executions) {
-    if (correlations.has(execution.uuid) || execution.key === undefined) continue;
-    let group = executionsByKey.get(execution.key);
-    if (group === undefined) executionsByKey.set(execution.key, (group = []));
-    group.push(execution.uuid);
+  for (const event of toolStarts) {
+    if (correlations.has(event.uuid) || event.data === undefined) continue;
+    const key = toolMatchKey(event.name, normalizeToolArguments(event.data));
+    if (key === undefined) continue;
+    let group = executionsByKey.get(key);
+    if (group === undefined) executionsByKey.set(key, (group = []));
+    group.push(event.uuid);
   }
+  if (executionsByKey.size === 0) return correlations;
+  const consumed = new Set(correlations.values());
   const requestedByKey = new Map<string, string[]>();
-  for (const call of requested) {
-    if (consumed.has(call.id) || call.key === undefined) continue;
-    let group = requestedByKey.get(call.key);
-    if (group === undefined) requestedByKey.set(call.key, (group = []));
-    group.push(call.id);
+  for (const event of llmEnds) {
+    for (const call of extractToolCalls(event.data as Json) ?? []) {
+      if (consumed.has(call.tool_call_id)) continue;
+      const key = toolMatchKey(call.function_name, call.arguments);
+      if (key === undefined) continue;
+      let group = requestedByKey.get(key);
+      if (group === undefined) requestedByKey.set(key, (group = []));
+      group.push(call.tool_call_id);
+    }
   }
   for (const [key, uuids] of executionsByKey) {
     const ids = requestedByKey.get(key);
@@ -1117,12 +1123,13 @@ function removeProjectedToolCallDuplicates(steps: AtifStep[]): void {
       observedLater = new Set();
       continue;
     }
-    if (isProjectedCandidate(step)) {
-      const keys = dedupeKeys(step);
-      if (keys.length > 0 && keys.every((key) => observedLater.has(key.key))) keep[index] = false;
-    }
+    const projected = isProjectedCandidate(step);
+    const results = step.observation?.results ?? [];
+    // The keys (canonical JSON of every call's arguments) only matter to a candidate or a step with observed calls.
+    if (!projected && !results.some((result) => result.source_call_id !== undefined)) continue;
     const keys = dedupeKeys(step);
-    for (const result of step.observation?.results ?? []) {
+    if (projected && keys.length > 0 && keys.every((key) => observedLater.has(key.key))) keep[index] = false;
+    for (const result of results) {
       if (result.source_call_id === undefined) continue;
       for (const key of keys) if (key.id === result.source_call_id) observedLater.add(key.key);
     }
