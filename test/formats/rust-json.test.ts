@@ -80,6 +80,18 @@ describe('key order', () => {
     expect(Object.keys(sortJson({ z: 1, '2': 2, a: 3 }) as object)).toEqual(['2', 'a', 'z']);
   });
 
+  it('sortJson copies only the path down to an unsorted object and shares every sorted subtree', () => {
+    const shared: Json = { a: [1, { b: 2, c: 3 }] };
+    const input = { a: shared, b: [{ x: 1 }, { z: 1, y: { q: 1, p: 2 } }] as Json[], c: shared };
+    const sorted = sortJson(input) as typeof input;
+    expect(sorted).not.toBe(input);
+    expect(sorted.a).toBe(shared);
+    expect(sorted.c).toBe(shared);
+    expect(sorted.b[0]).toBe(input.b[0]);
+    expect(JSON.stringify(sorted.b[1])).toBe('{"y":{"p":2,"q":1},"z":1}');
+    expect(Object.keys(input.b[1] as object)).toEqual(['z', 'y']);
+  });
+
   it('writes undefined array items as null and skips undefined object values', () => {
     expect(canonicalJson([1, undefined, { a: undefined, b: 2 }] as unknown as Json)).toBe('[1,null,{"b":2}]');
     expect(canonicalJson(undefined)).toBe('null');

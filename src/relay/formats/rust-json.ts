@@ -138,6 +138,34 @@ const exactTexts = new WeakMap<object, Map<string | number, string>>();
  * runtime cost one walk and no allocation.
  */
 export function sortJson(value: Json): Json {
+  return isSortedJson(value) ? value : sortedCopy(value);
+}
+
+/**
+ * True when `sortJson` would return `value` itself: a scan that allocates
+ * nothing, for the common case (payloads from either relay are sorted).
+ */
+function isSortedJson(value: Json): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isSortedJson(value[i] as Json)) return false;
+    return true;
+  }
+  // Index keys come first in a JS object whatever their order; the rest must be in code-point order.
+  let previous: string | undefined;
+  for (const key in value) {
+    if (previous !== undefined) {
+      if (compareKeys(previous, key) > 0) return false;
+      previous = key;
+    } else if (!isIndexKey(key)) {
+      previous = key;
+    }
+    if (!isSortedJson(value[key] as Json)) return false;
+  }
+  return true;
+}
+
+function sortedCopy(value: Json): Json {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
     let copy: Json[] | undefined;
