@@ -22,6 +22,14 @@ const INITIAL_CAPACITY = 16 * 1024;
 const KEEP_CAPACITY = 1024 * 1024;
 /** Strings up to this length are copied by the JS loop; longer ones are encoded natively. */
 const SHORT_STRING = 48;
+/**
+ * Deno's `Buffer#write` is a JS layer over `TextEncoder#encodeInto`;
+ * calling that directly saves ~100 ns a string there. In Node and Bun
+ * `Buffer#write` is the cheaper one.
+ */
+const ENCODE_INTO = 'Deno' in globalThis;
+const textEncoder = new TextEncoder();
+
 /** Control characters, which JSON escapes. */
 const CONTROL = /[\u0000-\u001f]/;
 const HEX = '0123456789abcdef';
@@ -100,7 +108,9 @@ export class LineBuilder {
   /** Writes any text as UTF-8 (text that is already JSON, such as a general-path payload). */
   utf8(text: string): void {
     this.ensure(text.length * 3);
-    this.length += this.encoder.write(text, this.length, 'utf8');
+    this.length += ENCODE_INTO
+      ? textEncoder.encodeInto(text, this.bytes.subarray(this.length)).written
+      : this.encoder.write(text, this.length, 'utf8');
   }
 
   /** Writes `text` as a JSON string, lone surrogates as U+FFFD: `JSON.stringify(wellFormed(text))`. */
@@ -155,7 +165,7 @@ export class LineBuilder {
     } else {
       this.ensure(text.length * 3 + 2);
       this.bytes[this.length++] = 34;
-      this.length += this.encoder.write(text, this.length, 'utf8');
+      this.utf8(text);
       this.bytes[this.length++] = 34;
     }
   }
