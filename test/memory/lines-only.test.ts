@@ -233,6 +233,25 @@ describe('memory relay without event receivers', () => {
     expect(lines).toBe(events);
   });
 
+  it('renders explicit timestamps the same: whole seconds, milliseconds, microseconds, before 1970, the extremes', async () => {
+    const stamps = [
+      1_800_000_000_000_000, 1_800_000_000_123_000, 1_800_000_000_000_001, 1_800_000_000_999_999, 1_800_000_001_000_000,
+      0, 1, 999, 1000, -1, -1_000_000, -1_500_000, -9_000_000_000_000_000, 9_000_000_000_000_000,
+    ];
+    const run = (relay: MemoryRelay) => {
+      const scope = relay.pushScope({ name: 'agent', category: 'agent', timestampUs: stamps[0] });
+      for (const timestampUs of stamps) {
+        relay.mark({ name: 'm', parent: scope, timestampUs });
+        const tool = relay.toolStart({ name: 't', parent: scope, args: null, timestampUs });
+        relay.toolEnd(tool, { result: null, timestampUs: timestampUs + 250_000 });
+      }
+      relay.popScope(scope, { timestampUs: stamps[4] });
+    };
+    const lines = await atofText(run, false);
+    expect(lines).toContain('"timestamp":"1969-12-31T23:59:58.500+00:00"');
+    expect(lines).toBe(await atofText(run, true));
+  });
+
   it('writes the same bytes for managed calls, successful and failed', async () => {
     const run = async (relay: MemoryRelay) => {
       const session = relay.pushScope({ name: 'agent', category: 'agent', metadata: { session_id: 'managed' } });

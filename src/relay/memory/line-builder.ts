@@ -147,6 +147,19 @@ export class LineBuilder {
     else this.utf8(JSON.stringify(text));
   }
 
+  /** Writes `value` (a non-negative integer) in decimal, zero-padded to `width` digits. */
+  digits(value: number, width: number): void {
+    this.ensure(width);
+    const bytes = this.bytes;
+    let at = this.length + width;
+    this.length = at;
+    for (let i = 0; i < width; i++) {
+      const next = Math.floor(value / 10);
+      bytes[--at] = 48 + value - next * 10;
+      value = next;
+    }
+  }
+
   /** The bytes written (up to `end`), as text. */
   text(end = this.length): string {
     // TextDecoder is the cheapest decode on all three runtimes (a copy into a new Uint8Array costs more).

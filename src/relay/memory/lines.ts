@@ -46,7 +46,7 @@ export function writeScopeLine(
   attributes: readonly string[],
   data: unknown,
   metadata: Metadata,
-  timestamp: string,
+  timestampUs: number,
 ): void {
   writeScopeHead(out, attributesText(attributes), category);
   out.ascii('null');
@@ -54,7 +54,7 @@ export function writeScopeLine(
   writePayload(out, data);
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
-  writeScopeTail(out, scope.name, scope.parentUuid, scope.propagationRootUuid, phase, timestamp, scope.uuid);
+  writeScopeTail(out, scope.name, scope.parentUuid, scope.propagationRootUuid, phase, timestampUs, scope.uuid);
 }
 
 /** A mark's line. */
@@ -66,13 +66,13 @@ export function writeMarkLine(
   name: string,
   data: unknown,
   metadata: unknown,
-  timestamp: string,
+  timestampUs: number,
 ): void {
   writeMarkHead(out);
   writePayload(out, data);
   out.raw(MARK_METADATA_KEY);
   writePayload(out, metadata);
-  writeMarkTail(out, name, parentUuid, propagationRootUuid, timestamp, uuid);
+  writeMarkTail(out, name, parentUuid, propagationRootUuid, timestampUs, uuid);
 }
 
 /** What an LLM or tool span line needs besides its envelope. */
@@ -91,7 +91,7 @@ export function writeSpanStartLine(
   data: unknown,
   headers: JsonObject | undefined,
   metadata: Metadata,
-  timestamp: string,
+  timestampUs: number,
 ): void {
   writeScopeHead(out, '[]', span.kind);
   writeProfile(out, span.profile);
@@ -100,7 +100,7 @@ export function writeSpanStartLine(
   else writeLlmRequest(out, data, headers);
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
-  writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'start', timestamp, span.uuid);
+  writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'start', timestampUs, span.uuid);
 }
 
 /**
@@ -113,7 +113,7 @@ export function writeSpanEndLine(
   data: unknown,
   metadata: Metadata,
   annotation: unknown,
-  timestamp: string,
+  timestampUs: number,
 ): void {
   writeScopeHead(out, '[]', span.kind);
   if (annotation === undefined || annotation === null) writeProfile(out, span.profile);
@@ -122,7 +122,7 @@ export function writeSpanEndLine(
   writePayload(out, data);
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
-  writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'end', timestamp, span.uuid);
+  writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'end', timestampUs, span.uuid);
 }
 
 /** A scope's `attributes` (known flags only, so no escaping). */

@@ -16,6 +16,7 @@
  */
 
 import type { Json } from '../contract.ts';
+import { formatTimestamp } from '../clock.ts';
 import { canonicalJson, formatPayloadNumber, stringifyMayDiffer } from '../formats/rust-json.ts';
 import { encoded, type LineBuilder } from './line-builder.ts';
 
@@ -175,14 +176,14 @@ export function writeScopeHead(out: LineBuilder, attributes: string, category: s
   out.raw(SCOPE_PROFILE);
 }
 
-/** Writes a scope line from after its metadata to its newline. */
+/** Writes a scope line from after its metadata to its newline; `timestampUs` in Unix microseconds. */
 export function writeScopeTail(
   out: LineBuilder,
   name: string,
   parentUuid: string,
   propagationRootUuid: string,
   phase: 'start' | 'end',
-  timestamp: string,
+  timestampUs: number,
   uuid: string,
 ): void {
   out.raw(NAME_KEY);
@@ -193,7 +194,7 @@ export function writeScopeTail(
   out.ascii(propagationRootUuid);
   out.raw(phase === 'start' ? PHASE_START : PHASE_END);
   out.raw(TIMESTAMP_KEY);
-  out.ascii(timestamp);
+  writeTimestamp(out, timestampUs);
   out.raw(UUID_KEY);
   out.ascii(uuid);
   out.raw(LINE_END);
@@ -204,8 +205,8 @@ export function writeMarkHead(out: LineBuilder): void {
   out.raw(MARK_HEAD);
 }
 
-/** Writes a mark line from after its metadata to its newline. */
-export function writeMarkTail(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string, timestamp: string, uuid: string): void {
+/** Writes a mark line from after its metadata to its newline; `timestampUs` in Unix microseconds. */
+export function writeMarkTail(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string, timestampUs: number, uuid: string): void {
   out.raw(NAME_KEY);
   out.jsonStringAsGiven(name);
   out.raw(PARENT_KEY);
@@ -213,8 +214,34 @@ export function writeMarkTail(out: LineBuilder, name: string, parentUuid: string
   out.raw(ROOT_KEY);
   out.ascii(propagationRootUuid);
   out.raw(TIMESTAMP_KEY);
-  out.ascii(timestamp);
+  writeTimestamp(out, timestampUs);
   out.raw(UUID_KEY);
   out.ascii(uuid);
   out.raw(LINE_END);
+}
+
+const OFFSET = encoded('+00:00');
+/** The last second written and its text up to the seconds (events come in bursts within a second). */
+let baseSecond = Number.NaN;
+let baseBytes: Uint8Array = OFFSET;
+
+/**
+ * Writes `formatTimestamp(micros)` (native's RFC 3339: no fraction for a
+ * whole second, 3 digits for whole milliseconds, else 6) as bytes.
+ */
+export function writeTimestamp(out: LineBuilder, micros: number): void {
+  const second = Math.floor(micros / 1_000_000);
+  if (second !== baseSecond) {
+    const whole = formatTimestamp(second * 1_000_000); // "...T14:59:29+00:00"
+    baseBytes = encoded(whole.slice(0, whole.length - 6));
+    baseSecond = second;
+  }
+  out.raw(baseBytes);
+  const fraction = micros - second * 1_000_000;
+  if (fraction !== 0) {
+    out.byte(0x2e); // .
+    if (fraction % 1000 === 0) out.digits(fraction / 1000, 3);
+    else out.digits(fraction, 6);
+  }
+  out.raw(OFFSET);
 }

@@ -314,7 +314,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       try {
         const meta = convertMetadata(o.metadata);
         const scope = { uuid, parentUuid, propagationRootUuid: root, name };
-        writeScopeLine(out, 'start', scope, category, attributes, o.input, meta, this.format(startUs));
+        writeScopeLine(out, 'start', scope, category, attributes, o.input, meta, startUs);
         const line = out.text(out.length - 1); // kept for `record.start`, without its newline
         const record = new ScopeRecord(this, uuid, name, category, parent, parentUuid, root, agentRooted, attributes, meta, startUs, line);
         this.emitLine(out);
@@ -359,7 +359,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       try {
         const output = options?.output;
         const meta = mergedMetadata(record.meta, convertMetadata(options?.metadata));
-        writeScopeLine(out, 'end', record, record.category, record.attributes, output, meta, this.format(endUs));
+        writeScopeLine(out, 'end', record, record.category, record.attributes, output, meta, endUs);
         this.emitLine(out);
         return;
       } catch {
@@ -391,11 +391,11 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const parentUuid = parent === null ? this.processRoot : parent.uuid;
     const root = parent === null ? this.processRoot : parent.propagationRootUuid;
     const name = text(o.name);
-    const timestamp = this.format(this.stamp(o.timestampUs));
+    const timestampUs = this.stamp(o.timestampUs);
     if (this.linesOnly()) {
       const out = takeBuilder();
       try {
-        writeMarkLine(out, uuid, parentUuid, root, name, o.data, o.metadata, timestamp);
+        writeMarkLine(out, uuid, parentUuid, root, name, o.data, o.metadata, timestampUs);
         this.emitLine(out);
         return;
       } catch {
@@ -404,7 +404,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
         giveBack(out);
       }
     }
-    const event = markEvent(uuid, parentUuid, root, name, payload(o.data), payload(o.metadata), timestamp);
+    const event = markEvent(uuid, parentUuid, root, name, payload(o.data), payload(o.metadata), this.format(timestampUs));
     this.emit(event, parent === null ? null : parent.top);
   }
 
@@ -715,7 +715,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const out = takeBuilder();
     try {
       const meta = convertMetadata(metadata);
-      writeSpanStartLine(out, record, data, headers, meta, this.format(record.startUs));
+      writeSpanStartLine(out, record, data, headers, meta, record.startUs);
       record.meta = meta;
       this.emitLine(out);
       return true;
@@ -755,7 +755,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private endSpanLine(record: SpanRecord, data: unknown, metadata: Metadata, annotation: unknown, endUs: number): boolean {
     const out = takeBuilder();
     try {
-      writeSpanEndLine(out, record, data, metadata, annotation, this.format(endUs));
+      writeSpanEndLine(out, record, data, metadata, annotation, endUs);
       record.ended = true;
       this.emitLine(out);
       return true;
