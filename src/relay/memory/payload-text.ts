@@ -307,6 +307,12 @@ const MAX_SHAPES = 1024;
 /** Cached shapes by first key; each list is searched for the same key list. */
 const shapes = new Map<string, Shape[]>();
 let shapeCount = 0;
+/**
+ * The shape last found for a slot picked from the key count and the first
+ * key's length and first character: a hit skips hashing the first key for
+ * the map, and a miss only costs the comparison.
+ */
+const recent: (Shape | undefined)[] = new Array(256);
 /** Keys whose UTF-16 order may differ from native's code-point order, and lone surrogates. */
 const HIGH_CHARACTER = /[\ud800-\uffff]/;
 
@@ -323,17 +329,24 @@ function shapeOf(object: object): Shape {
   const count = keys.length;
   if (count === 0) return EMPTY;
   const first = keys[0]!;
+  const slot = (count * 31 + first.length * 7 + first.charCodeAt(0)) & 255;
+  const last = recent[slot];
+  if (last !== undefined && sameKeys(last.keys, keys)) return last;
   const candidates = shapes.get(first);
   if (candidates !== undefined) {
-    search: for (let s = 0; s < candidates.length; s++) {
+    for (let s = 0; s < candidates.length; s++) {
       const shape = candidates[s]!;
-      const known = shape.keys;
-      if (known.length !== count) continue;
-      for (let i = 1; i < count; i++) if (known[i] !== keys[i]) continue search;
-      return shape;
+      if (sameKeys(shape.keys, keys)) return (recent[slot] = shape);
     }
   }
-  return addShape(keys, candidates);
+  return (recent[slot] = addShape(keys, candidates));
+}
+
+function sameKeys(known: readonly string[], keys: readonly string[]): boolean {
+  const count = keys.length;
+  if (known.length !== count) return false;
+  for (let i = 0; i < count; i++) if (known[i] !== keys[i]) return false;
+  return true;
 }
 
 function addShape(keys: string[], candidates: Shape[] | undefined): Shape {
@@ -343,6 +356,7 @@ function addShape(keys: string[], candidates: Shape[] | undefined): Shape {
   const shape: Shape = { keys, sorted, heads };
   if (shapeCount >= MAX_SHAPES) {
     shapes.clear();
+    recent.fill(undefined);
     shapeCount = 0;
     candidates = undefined;
   }
