@@ -4,12 +4,13 @@
  *
  * A record started while nobody needs event objects keeps flat metadata
  * (the usual shape: ids and a few scalars) as sorted entries of the
- * caller's primitive values, so the end line is written from a merge of
- * two sorted lists, with no object copied or re-serialized. Anything else
- * (not an object, nested values, or an object only the general conversion
- * takes) is kept as converted JSON and merged by the functions in
- * `events.ts`, exactly as an event object would be. The JSON form of
- * entries is built when first asked for.
+ * caller's primitive values. An end's metadata is then a stack of such
+ * entries (start, end, the status keys native adds) written by merging
+ * them as they are written: no object is copied or re-serialized, and no
+ * merged list is built. Anything else (not an object, nested values, or an
+ * object only the general conversion takes) is kept as converted JSON and
+ * merged by the functions in `events.ts`, exactly as an event object would
+ * be. The JSON form of entries is built when first asked for.
  *
  * @module
  */
@@ -19,28 +20,50 @@ import { isJsonObject } from '../json.ts';
 import { llmEndMetadata, managedOkMetadata, mergeMetadata, payload, toolErrorMetadata } from './events.ts';
 import type { LineBuilder } from './line-builder.ts';
 import { payloadJsonText } from './native-json.ts';
-import { entriesJson, flatEntries, mergeEntries, NO_ENTRIES, singleEntry, writeEntries, type Entries } from './payload-text.ts';
+import { entriesJson, flatEntries, mergeEntries, NO_ENTRIES, singleEntry, writeLayers, type Entries } from './payload-text.ts';
 
-/** Converted metadata: sorted entries of a flat object, or a JSON value. */
+/**
+ * Converted metadata: a flat object as entries (or as layers of entries,
+ * later layers winning, `omit` left out of all but the last), or a JSON value.
+ */
 export class Metadata {
-  static readonly NULL = new Metadata(undefined, null);
+  static readonly NULL = new Metadata(undefined, undefined, null);
 
+  #entries: Entries | undefined;
   #json: Json | undefined;
 
   private constructor(
-    /** Set when the value is a flat object held as entries. */
-    readonly entries: Entries | undefined,
+    private readonly layers: readonly Entries[] | undefined,
+    private readonly omit: string | undefined,
     json: Json | undefined,
   ) {
     this.#json = json;
+    if (layers !== undefined && layers.length === 1 && omit === undefined) this.#entries = layers[0];
   }
 
   static ofJson(json: Json): Metadata {
-    return json === null ? Metadata.NULL : new Metadata(undefined, json);
+    return json === null ? Metadata.NULL : new Metadata(undefined, undefined, json);
   }
 
   static ofEntries(entries: Entries): Metadata {
-    return new Metadata(entries, undefined);
+    return new Metadata([entries], undefined, undefined);
+  }
+
+  /** A flat object merged from `layers` (later ones win), leaving `omit` out of all but the last. */
+  static ofLayers(layers: readonly Entries[], omit?: string): Metadata {
+    return new Metadata(layers, omit, undefined);
+  }
+
+  /** The flat object's entries; undefined for JSON metadata. */
+  get entries(): Entries | undefined {
+    if (this.#entries === undefined && this.layers !== undefined) {
+      const layers = this.layers;
+      let merged = layers[0]!;
+      for (let i = 1; i < layers.length; i++) merged = mergeEntries(merged, layers[i]!, i === layers.length - 1 ? this.omit : undefined);
+      // `omit` leaves every layer but the last; with one layer there is nothing to leave it out of.
+      this.#entries = merged;
+    }
+    return this.#entries;
   }
 
   /** The converted value, as an event object carries it. */
@@ -51,7 +74,7 @@ export class Metadata {
 
   /** Writes native's text of the value. */
   write(out: LineBuilder): void {
-    if (this.entries !== undefined) writeEntries(out, this.entries);
+    if (this.layers !== undefined) writeLayers(out, this.layers, this.omit);
     else if (this.#json === null) out.ascii('null');
     // JSON built by the merge functions may hold strings as given (error messages): their writer keeps them as is.
     else out.utf8(payloadJsonText(this.#json!));
@@ -64,7 +87,13 @@ export class Metadata {
 
   /** True for an object the entries do not hold: merging it takes the JSON functions. */
   get isJsonObject(): boolean {
-    return this.entries === undefined && isJsonObject(this.#json);
+    return this.layers === undefined && isJsonObject(this.#json);
+  }
+
+  /** The layers of a flat object (one for plain entries), for stacking in another merge; undefined for JSON. */
+  get stack(): readonly Entries[] | undefined {
+    if (this.layers === undefined) return undefined;
+    return this.omit === undefined ? this.layers : [this.entries!];
   }
 }
 
@@ -78,8 +107,10 @@ export function convertMetadata(value: unknown): Metadata {
 /** `mergeMetadata`: end null keeps start, two objects merge (end wins), anything else is the end value. */
 export function mergedMetadata(start: Metadata, end: Metadata): Metadata {
   if (end.isNull) return start;
-  if (end.entries !== undefined) {
-    if (start.entries !== undefined) return Metadata.ofEntries(mergeEntries(start.entries, end.entries));
+  const over = end.stack;
+  if (over !== undefined) {
+    const under = start.stack;
+    if (under !== undefined) return Metadata.ofLayers([...under, ...over]);
     if (!start.isJsonObject) return end;
   } else if (!end.isJsonObject) {
     return end;
@@ -93,14 +124,13 @@ const TOOL_ERROR = singleEntry('otel.status_code', 'ERROR');
 /** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK, no description. */
 export function llmEndMetadataOf(start: Metadata, end: Metadata): Metadata {
   if (start.isJsonObject || end.isJsonObject) return Metadata.ofJson(llmEndMetadata(start.json, end.json));
-  const merged = mergeEntries(start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES);
-  return Metadata.ofEntries(mergeEntries(merged, LLM_OK, 'otel.status_description'));
+  return Metadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, LLM_OK], 'otel.status_description');
 }
 
 /** `managedOkMetadata`: start metadata with `otel.status_code: "OK"`. */
 export function managedOkMetadataOf(start: Metadata): Metadata {
   if (start.isJsonObject) return Metadata.ofJson(managedOkMetadata(start.json));
-  return Metadata.ofEntries(mergeEntries(start.entries ?? NO_ENTRIES, LLM_OK));
+  return Metadata.ofLayers([start.entries ?? NO_ENTRIES, LLM_OK]);
 }
 
 /** `toolErrorMetadata`: the end metadata (a non-object under `metadata`) with `otel.status_code: "ERROR"`, merged over start. */
@@ -111,5 +141,5 @@ export function toolErrorMetadataOf(start: Metadata, end: Metadata): Metadata {
     return Metadata.ofJson(toolErrorMetadata(start.json, end.json));
   }
   const base = end.entries ?? (endValue === null ? NO_ENTRIES : singleEntry('metadata', endValue!));
-  return mergedMetadata(start, Metadata.ofEntries(mergeEntries(base, TOOL_ERROR)));
+  return mergedMetadata(start, Metadata.ofLayers([base, TOOL_ERROR]));
 }

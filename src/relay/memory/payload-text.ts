@@ -154,6 +154,49 @@ export function writeEntries(out: LineBuilder, entries: Entries): void {
   out.byte(0x7d); // }
 }
 
+/**
+ * Writes the flat object merged from `layers` (a later layer's value wins
+ * for a key several have), leaving `omit` out of every layer but the last:
+ * what `mergeEntries` gives, written as the lists are merged.
+ */
+export function writeLayers(out: LineBuilder, layers: readonly Entries[], omit: string | undefined): void {
+  const count = layers.length;
+  if (count === 1) {
+    writeEntries(out, layers[0]!);
+    return;
+  }
+  const last = count - 1;
+  const at = count === 2 ? [0, 0] : count === 3 ? [0, 0, 0] : new Array<number>(count).fill(0);
+  out.byte(0x7b); // {
+  let first = true;
+  for (;;) {
+    let key: string | undefined;
+    for (let l = 0; l < count; l++) {
+      const keys = layers[l]!.keys;
+      const i = at[l]!;
+      if (i < keys.length && (key === undefined || keys[i]! < key)) key = keys[i];
+    }
+    if (key === undefined) break;
+    let from = -1;
+    let index = 0;
+    for (let l = 0; l < count; l++) {
+      const i = at[l]!;
+      if (layers[l]!.keys[i] === key) {
+        from = l;
+        index = i;
+        at[l] = i + 1;
+      }
+    }
+    if (key === omit && from !== last) continue;
+    if (!first) out.byte(0x2c); // ,
+    first = false;
+    const layer = layers[from]!;
+    out.raw(layer.heads[index]!);
+    writePrimitive(out, layer.values[index]);
+  }
+  out.byte(0x7d); // }
+}
+
 /** The JSON value of a flat object, as `toJson` converts it. */
 export function entriesJson(entries: Entries): Json {
   const object: { [key: string]: Json } = {};
