@@ -110,6 +110,40 @@ describe('memory relay ATOF exporter', () => {
     writer.close();
   });
 
+  it('takes a line written straight into its buffer, and leaves nothing of a dropped one', () => {
+    const dir = tempDir();
+    const writer = new AtofFileWriter({ path: path.join(dir, 'e.jsonl'), mode: 'overwrite', logger: silentLogger, flushDelayMs: 0 });
+    const write = (text: string, keep: boolean) => {
+      const out = writer.beginLine()!;
+      expect(writer.beginLine()).toBeNull(); // one line at a time
+      out.utf8(text);
+      writer.endLine(keep);
+    };
+    write('{"n":1}\n', true);
+    write('{"partial":', false);
+    write('{"n":2}\n', true);
+    writer.flushSync();
+    expect(fs.readFileSync(writer.path, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
+    writer.close();
+    expect(writer.beginLine()).toBeNull();
+  });
+
+  it('writes only whole lines when flushed while a line is open, and puts lines appended meanwhile before it', () => {
+    const dir = tempDir();
+    const writer = new AtofFileWriter({ path: path.join(dir, 'e.jsonl'), mode: 'overwrite', logger: silentLogger, flushDelayMs: 0 });
+    writer.append('{"n":1}\n');
+    const out = writer.beginLine()!;
+    out.utf8('{"open":');
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(writer.path, 'utf8')).toBe('{"n":1}\n');
+    writer.append('{"nested":1}\n'); // emitted while the open line was written
+    writer.appendBytes(new TextEncoder().encode('{"nested":2}\n'), 13);
+    out.utf8('true}\n');
+    writer.endLine(true);
+    writer.close();
+    expect(fs.readFileSync(writer.path, 'utf8')).toBe('{"n":1}\n{"nested":1}\n{"nested":2}\n{"open":true}\n');
+  });
+
   it('shares one serialization between several exporters and reports each in outputs()', async () => {
     const dir = tempDir();
     const relay = createMemoryRelay({ logger: silentLogger });
@@ -213,6 +247,21 @@ describe('ATOF file writer under write failures', () => {
     expect(writer.health().errors).toBe(3);
     writer.close();
     expect(writer.droppedLines).toBe(0);
+  });
+
+  it('keeps an open line intact when a write fails under it', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'e.jsonl');
+    const writer = new AtofFileWriter({ path: file, mode: 'overwrite', logger: silentLogger, fs: flakyFs({ failWrites: 1, partialBytes: 0 }), flushDelayMs: 0 });
+    writer.append(line(1));
+    const out = writer.beginLine()!;
+    out.utf8('{"open":');
+    expect(writer.flushSync()).toBe(false);
+    out.utf8('1}\n');
+    writer.endLine(true);
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${line(1)}{"open":1}\n`);
+    writer.close();
   });
 
   it('completes a torn line first when the file cannot be truncated', () => {

@@ -303,6 +303,47 @@ describe('memory relay without event receivers', () => {
     expect(await atofText(run(true), false)).toBe(reference);
   });
 
+  it('keeps lines whole and in the same order when a payload getter emits, flushes, adds or closes an exporter', async () => {
+    const files = async (withSubscriber: boolean) => {
+      const dir = tempDir();
+      const relay = createMemoryRelay({ logger: silentLogger });
+      const first = relay.registerAtofExporter({ outputDirectory: dir, filename: 'first.jsonl', mode: 'overwrite' });
+      if (withSubscriber) relay.subscribe(() => {});
+      let t = 1_800_000_000_000_000;
+      const at = () => (t += 5);
+      const scope = relay.pushScope({ name: 'agent', category: 'agent', timestampUs: at() });
+      // Each getter acts on its first read only: the event path may read a value twice.
+      const once = (action: () => void) => {
+        let done = false;
+        return () => {
+          if (!done) {
+            done = true;
+            action();
+          }
+          return 'value';
+        };
+      };
+      const emits = once(() => relay.mark({ name: 'nested', parent: scope, data: { n: 1 }, timestampUs: at() }));
+      relay.mark({ name: 'outer', parent: scope, data: { a: 1, get b() { return emits(); }, c: 'x'.repeat(100) }, timestampUs: at() });
+      const flushes = once(() => void relay.flush());
+      const tool = relay.toolStart({ name: 't', parent: scope, args: { get f() { return flushes(); } }, timestampUs: at() });
+      relay.toolEnd(tool, { result: 'done', timestampUs: at() });
+      let second: ReturnType<MemoryRelay['registerAtofExporter']> | undefined;
+      const adds = once(() => (second = relay.registerAtofExporter({ outputDirectory: dir, filename: 'second.jsonl', mode: 'overwrite' })));
+      relay.mark({ name: 'adding', parent: scope, metadata: { get m() { return adds(); } }, timestampUs: at() });
+      relay.mark({ name: 'after adding', parent: scope, timestampUs: at() });
+      const closes = once(() => void first.close());
+      relay.mark({ name: 'closing', parent: scope, data: { get d() { return closes(); } }, timestampUs: at() });
+      relay.popScope(scope, { timestampUs: at() });
+      await relay.shutdown();
+      return [first.path, second!.path].map((file) => labelled(fs.readFileSync(file, 'utf8')));
+    };
+    const [first, second] = await files(false);
+    expect(first!.split('\n').map((line) => /"name":"([^"]*)"/.exec(line)?.[1])).toEqual(['agent', 'nested', 'outer', 't', 't', 'adding', 'after adding', undefined]);
+    expect(second!.split('\n').map((line) => /"name":"([^"]*)"/.exec(line)?.[1])).toEqual(['adding', 'after adding', 'closing', 'agent', undefined]);
+    expect([first, second]).toEqual(await files(true));
+  });
+
   it('gives an ATIF exporter registered after a lines-only push the same start event', async () => {
     const trajectory = async (withSubscriber: boolean) => {
       const relay = createMemoryRelay({ logger: silentLogger });

@@ -6,10 +6,10 @@
  * cost, and batching is several times cheaper than a write per line (and
  * 256 KiB writes cost ~25% less per byte than 64 KiB ones on this kind of
  * VM). Encoding each line into the buffer, instead of joining the lines and
- * encoding the joined text, allocates nothing per line; the relay builds
- * its lines from many small pieces, which a join would copy once more. A
- * `WriteStream` is avoided on purpose: in Bun, waiting for its `drain`
- * costs tens of microseconds per line.
+ * encoding the joined text, allocates nothing per line. The relay can also
+ * write a line straight into the buffer (`beginLine`/`endLine`), which
+ * saves copying it there. A `WriteStream` is avoided on purpose: in Bun,
+ * waiting for its `drain` costs tens of microseconds per line.
  *
  * The buffer is written when it passes a size threshold, shortly after the
  * first line of a quiet period (an unref'd timer, so the file stays fresh
@@ -37,7 +37,7 @@ import type { AtofMode, OutputHealth } from '../contract.ts';
 import type { Logger } from '../../hooks/logger.ts';
 import { safeLog } from '../../hooks/logger.ts';
 import { atExit } from './exit-hook.ts';
-import { bufferOver } from './line-builder.ts';
+import { LineBuilder, type LineOwner } from './line-builder.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */
 export interface WriterFs {
@@ -63,10 +63,8 @@ export interface AtofFileWriterOptions {
 }
 
 const DEFAULT_HIGH_WATER = 256 * 1024;
-/** Room past the threshold, so lines of up to ~20,000 characters are staged without an early write. */
+/** Room past the threshold, so most lines fit without the buffer growing. */
 const STAGING_SLACK = 64 * 1024;
-/** Most UTF-8 bytes one UTF-16 code unit takes. */
-const MAX_BYTES_PER_UNIT = 3;
 
 /** Whole lines that could not be written yet. */
 interface Backlogged {
@@ -76,7 +74,7 @@ interface Backlogged {
 const DEFAULT_MAX_BUFFERED = 16 * 1024 * 1024;
 const DEFAULT_FLUSH_DELAY_MS = 200;
 
-export class AtofFileWriter {
+export class AtofFileWriter implements LineOwner {
   readonly path: string;
   private readonly mode: AtofMode;
   private readonly logger: Logger;
@@ -87,12 +85,16 @@ export class AtofFileWriter {
 
   private fd: number | null = null;
   private opened = false;
-  /** Lines encoded so far: `staged` bytes, `stagedLines` whole lines. Allocated on first use, released when idle. */
-  private staging: Uint8Array | null = null;
-  /** A `Buffer` over `staging`, for encoding string lines into it. */
-  private encoder: Buffer | null = null;
-  private staged = 0;
+  /**
+   * The staging buffer: `stagedLines` whole lines up to `stage.start`, and
+   * after it the line being written through `beginLine`, if one is open.
+   * Allocated on first use, released when idle.
+   */
+  private stage: LineBuilder | null = null;
   private stagedLines = 0;
+  private lineOpen = false;
+  /** Lines appended while a line was open (a payload getter that emits), put before it when it ends. */
+  private deferred: Uint8Array[] | null = null;
   /** Chunks that could not be written yet, oldest first; written before the staged lines. */
   private backlog: Backlogged[] = [];
   private backlogBytes = 0;
@@ -132,23 +134,13 @@ export class AtofFileWriter {
       this.dropped++;
       return;
     }
-    const capacity = this.highWater + STAGING_SLACK;
-    const bound = line.length * MAX_BYTES_PER_UNIT;
-    if (bound > capacity - this.staged) {
-      // It might not fit: write what is staged first (set aside if that fails).
-      if (this.stagedLines > 0) this.flushSync();
-      if (bound > capacity) {
-        this.backlogChunk(Buffer.from(line, 'utf8'), 1);
-        if (this.backlogBytes >= this.highWater) this.flushSync();
-        else this.scheduleIfIdle();
-        return;
-      }
+    if (this.lineOpen) {
+      this.defer(Buffer.from(line, 'utf8'));
+      return;
     }
-    const encoder = this.encoder ?? this.allocate(capacity);
-    this.staged += encoder.write(line, this.staged, 'utf8');
-    this.stagedLines++;
-    if (this.staged >= this.highWater) this.flushSync();
-    else this.scheduleIfIdle();
+    const stage = this.stageForLine();
+    stage.utf8(line);
+    this.lineWritten(stage);
   }
 
   /** Buffers the first `length` bytes of `source`: one complete line (ending with `\n`), UTF-8. Never throws. */
@@ -157,22 +149,55 @@ export class AtofFileWriter {
       this.dropped++;
       return;
     }
-    const capacity = this.highWater + STAGING_SLACK;
-    if (length > capacity - this.staged) {
-      if (this.stagedLines > 0) this.flushSync();
-      if (length > capacity) {
-        this.backlogChunk(Uint8Array.prototype.slice.call(source, 0, length), 1);
-        if (this.backlogBytes >= this.highWater) this.flushSync();
-        else this.scheduleIfIdle();
-        return;
-      }
+    if (this.lineOpen) {
+      this.defer(source.slice(0, length));
+      return;
     }
-    if (this.staging === null) this.allocate(capacity);
-    this.staging!.set(length === source.length ? source : source.subarray(0, length), this.staged);
-    this.staged += length;
-    this.stagedLines++;
-    if (this.staged >= this.highWater) this.flushSync();
-    else this.scheduleIfIdle();
+    const stage = this.stageForLine();
+    stage.ensure(length);
+    stage.bytes.set(length === source.length ? source : source.subarray(0, length), stage.length);
+    stage.length += length;
+    this.lineWritten(stage);
+  }
+
+  /**
+   * The staging buffer, for writing one line (ending with `\n`) straight
+   * into it from its `start`; end it with `endLine`. Null while a line is
+   * open or after close. Never throws.
+   */
+  beginLine(): LineBuilder | null {
+    if (this.closed || this.lineOpen) return null;
+    const stage = this.stageForLine();
+    this.lineOpen = true;
+    return stage;
+  }
+
+  /** Ends the line begun with `beginLine`: kept, or dropped (nothing of it stays). Never throws. */
+  endLine(keep: boolean): void {
+    if (!this.lineOpen) return;
+    this.lineOpen = false;
+    const stage = this.stage;
+    if (stage === null) {
+      // Closed while the line was written.
+      if (keep) this.dropped++;
+      this.deferred = null;
+      return;
+    }
+    const deferred = this.deferred;
+    if (deferred !== null) {
+      // Lines emitted while this one was written come first, as they would on the event path.
+      this.deferred = null;
+      const line = keep ? stage.bytes.slice(stage.start, stage.length) : null;
+      stage.length = stage.start;
+      for (const bytes of deferred) this.appendBytes(bytes, bytes.length);
+      if (line !== null) this.appendBytes(line, line.length);
+      return;
+    }
+    if (!keep) {
+      stage.length = stage.start;
+      return;
+    }
+    this.lineWritten(stage);
   }
 
   /** Writes everything buffered. Returns true when nothing is left unwritten. Never throws. */
@@ -201,12 +226,12 @@ export class AtofFileWriter {
       if (outcome === 'carry') return this.afterFailure();
     }
     if (this.stagedLines === 0) return this.afterSuccess();
-    const outcome = this.writeChunk(this.staging!.subarray(0, this.staged));
+    const stage = this.stage!;
+    const outcome = this.writeChunk(stage.bytes.subarray(0, stage.start));
     if (outcome === 'retry') return this.afterFailure();
     // The torn rest points into the staging buffer, which is reused: keep a copy.
-    if (outcome === 'carry') this.carry = Uint8Array.prototype.slice.call(this.carry!);
-    this.staged = 0;
-    this.stagedLines = 0;
+    if (outcome === 'carry') this.carry = this.carry!.slice();
+    this.dropStaged(stage);
     return outcome === 'ok' ? this.afterSuccess() : this.afterFailure();
   }
 
@@ -223,8 +248,7 @@ export class AtofFileWriter {
       this.carry = null;
       safeLog(this.logger, 'error', `ATOF file ${this.path}: ${lost} line(s) could not be written before close`);
     }
-    this.staging = null;
-    this.encoder = null;
+    this.stage = null;
     if (this.fd !== null) {
       try {
         this.fs.closeSync(this.fd);
@@ -329,19 +353,59 @@ export class AtofFileWriter {
     return false;
   }
 
-  private allocate(capacity: number): Buffer {
-    this.staging = new Uint8Array(capacity);
-    return (this.encoder = bufferOver(this.staging));
+  /** The staging buffer, ready for a line at its `start`. */
+  private stageForLine(): LineBuilder {
+    let stage = this.stage;
+    if (stage === null) {
+      stage = this.stage = new LineBuilder(this.highWater + STAGING_SLACK);
+      stage.owner = this;
+    }
+    stage.start = stage.length;
+    return stage;
   }
 
-  /** Moves the staged lines to the backlog; the buffer goes with them and a new one is taken on the next line. */
+  /** Counts the line just added to the staging buffer and writes the buffer when it is full enough. */
+  private lineWritten(stage: LineBuilder): void {
+    stage.start = stage.length;
+    this.stagedLines++;
+    if (stage.length >= this.highWater) this.flushSync();
+    else this.scheduleIfIdle();
+  }
+
+  /** Empties the staging buffer of its whole lines, keeping an open line (moved to the front). */
+  private dropStaged(stage: LineBuilder): void {
+    const capacity = this.highWater + STAGING_SLACK;
+    if (this.lineOpen) {
+      stage.bytes.copyWithin(0, stage.start, stage.length);
+      stage.length -= stage.start;
+    } else if (stage.bytes.length > 2 * capacity) {
+      // A huge line grew the buffer: do not keep it.
+      stage.replace(new Uint8Array(capacity));
+    } else {
+      stage.length = 0;
+    }
+    stage.start = 0;
+    this.stagedLines = 0;
+  }
+
+  private defer(bytes: Uint8Array): void {
+    (this.deferred ??= []).push(bytes);
+  }
+
+  /** Moves the staged lines to the backlog, so the staging buffer takes new lines. */
   private setAside(): void {
     if (this.stagedLines === 0) return;
-    this.backlogChunk(this.staging!.subarray(0, this.staged), this.stagedLines);
-    this.staging = null;
-    this.encoder = null;
-    this.staged = 0;
-    this.stagedLines = 0;
+    const stage = this.stage!;
+    if (this.lineOpen) {
+      // The open line lives in this buffer: copy the whole lines out.
+      this.backlogChunk(stage.bytes.slice(0, stage.start), this.stagedLines);
+      this.dropStaged(stage);
+    } else {
+      // The buffer goes with them; a new one takes the next lines.
+      this.backlogChunk(stage.bytes.subarray(0, stage.start), this.stagedLines);
+      stage.replace(new Uint8Array(this.highWater + STAGING_SLACK));
+      this.stagedLines = 0;
+    }
   }
 
   private backlogChunk(bytes: Uint8Array, lines: number): void {
@@ -354,7 +418,7 @@ export class AtofFileWriter {
     this.backlog = [];
     this.backlogBytes = 0;
     this.backlogLines = 0;
-    this.staged = 0;
+    if (this.stage !== null && this.stagedLines > 0) this.dropStaged(this.stage);
     this.stagedLines = 0;
   }
 
@@ -378,10 +442,7 @@ export class AtofFileWriter {
     const timer = setTimeout(() => {
       this.timer = null;
       // After a quiet-period write the staging buffer is not kept: an idle writer holds no buffer.
-      if (this.flushSync() && this.stagedLines === 0) {
-        this.staging = null;
-        this.encoder = null;
-      }
+      if (this.flushSync() && this.stagedLines === 0 && !this.lineOpen) this.stage = null;
     }, this.flushDelayMs);
     unrefTimer(timer);
     this.timer = timer;

@@ -54,16 +54,39 @@ const STRINGIFY_LONG_STRINGS = ((): boolean => {
   return major > 13 || (major === 13 && minor >= 8);
 })();
 
+/** Who a builder's bytes belong to, when they are a file writer's staging buffer. */
+export interface LineOwner {
+  /** Ends the line begun at `start`: kept as a whole line, or dropped. */
+  endLine(keep: boolean): void;
+}
+
 export class LineBuilder {
   /**
-   * The line's bytes. A plain `Uint8Array` (slices and views of a Node
-   * `Buffer` are `Buffer`s, whose construction is slow); `encoder` is a
-   * `Buffer` over the same memory for native UTF-8 encoding.
+   * The bytes. A plain `Uint8Array` (slices and views of a Node `Buffer`
+   * are `Buffer`s, whose construction is slow); `encoder` is a `Buffer`
+   * over the same memory for native UTF-8 encoding.
    */
-  bytes = new Uint8Array(INITIAL_CAPACITY);
-  private encoder = bufferOver(this.bytes);
+  bytes: Uint8Array;
+  private encoder: Buffer;
   /** Bytes written so far. */
   length = 0;
+  /** Where the line being written starts (a writer's staging buffer holds earlier lines before it). */
+  start = 0;
+  /** The file writer whose staging buffer this is, or null for a builder of its own. */
+  owner: LineOwner | null = null;
+
+  constructor(capacity = INITIAL_CAPACITY) {
+    this.bytes = new Uint8Array(capacity);
+    this.encoder = bufferOver(this.bytes);
+  }
+
+  /** Takes `bytes` as the buffer, emptied. */
+  replace(bytes: Uint8Array): void {
+    this.bytes = bytes;
+    this.encoder = bufferOver(bytes);
+    this.length = 0;
+    this.start = 0;
+  }
 
   /** Makes room for `extra` more bytes. */
   ensure(extra: number): void {
@@ -163,10 +186,10 @@ export class LineBuilder {
     }
   }
 
-  /** The bytes written (up to `end`), as text. */
-  text(end = this.length): string {
+  /** The bytes from `from` to `end`, as text. */
+  text(from = 0, end = this.length): string {
     // TextDecoder is the cheapest decode on all three runtimes (a copy into a new Uint8Array costs more).
-    return decoder.decode(this.bytes.subarray(0, end));
+    return decoder.decode(this.bytes.subarray(from, end));
   }
 
   private longString(text: string): void {
@@ -261,6 +284,7 @@ export function takeBuilder(): LineBuilder {
   const builder = spare ?? new LineBuilder();
   spare = null;
   builder.length = 0;
+  builder.start = 0;
   return builder;
 }
 

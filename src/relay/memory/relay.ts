@@ -310,19 +310,18 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const attributes = o.attributes === undefined ? NO_ATTRIBUTES : scopeAttributes(o.attributes);
     const name = text(o.name);
     if (this.linesOnly()) {
-      const out = takeBuilder();
+      const out = this.openLine();
       try {
         const meta = convertMetadata(o.metadata);
         const scope = { uuid, parentUuid, propagationRootUuid: root, name };
         writeScopeLine(out, 'start', scope, category, attributes, o.input, meta, startUs);
-        const line = out.text(out.length - 1); // kept for `record.start`, without its newline
+        const line = out.text(out.start, out.length - 1); // kept for `record.start`, without its newline
         const record = new ScopeRecord(this, uuid, name, category, parent, parentUuid, root, agentRooted, attributes, meta, startUs, line);
-        this.emitLine(out);
+        this.closeLine(out);
         return record;
       } catch {
         // A line past the engine's limits: the event path below records it and counts the line as dropped.
-      } finally {
-        giveBack(out);
+        this.abandonLine(out);
       }
     }
     const metadata = payload(o.metadata);
@@ -355,17 +354,16 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     record.ended = true;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
     if (this.linesOnly()) {
-      const out = takeBuilder();
+      const out = this.openLine();
       try {
         const output = options?.output;
         const meta = mergedMetadata(record.meta, convertMetadata(options?.metadata));
         writeScopeLine(out, 'end', record, record.category, record.attributes, output, meta, endUs);
-        this.emitLine(out);
+        this.closeLine(out);
         return;
       } catch {
         // Past the limits: recorded below (see `push`).
-      } finally {
-        giveBack(out);
+        this.abandonLine(out);
       }
     }
     const event = scopeEvent(
@@ -393,15 +391,14 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const name = text(o.name);
     const timestampUs = this.stamp(o.timestampUs);
     if (this.linesOnly()) {
-      const out = takeBuilder();
+      const out = this.openLine();
       try {
         writeMarkLine(out, uuid, parentUuid, root, name, o.data, o.metadata, timestampUs);
-        this.emitLine(out);
+        this.closeLine(out);
         return;
       } catch {
         // Past the limits: recorded below (see `push`).
-      } finally {
-        giveBack(out);
+        this.abandonLine(out);
       }
     }
     const event = markEvent(uuid, parentUuid, root, name, payload(o.data), payload(o.metadata), this.format(timestampUs));
@@ -712,18 +709,17 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
    * as a line; the caller then takes the event path.
    */
   private startSpanLine(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
-    const out = takeBuilder();
+    const out = this.openLine();
     try {
       const meta = convertMetadata(metadata);
       writeSpanStartLine(out, record, data, headers, meta, record.startUs);
       record.meta = meta;
-      this.emitLine(out);
+      this.closeLine(out);
       return true;
     } catch {
       // Past the limits: recorded on the event path (see `push`).
+      this.abandonLine(out);
       return false;
-    } finally {
-      giveBack(out);
     }
   }
 
@@ -753,17 +749,16 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
    * caller then takes the event path.
    */
   private endSpanLine(record: SpanRecord, data: unknown, metadata: Metadata, annotation: unknown, endUs: number): boolean {
-    const out = takeBuilder();
+    const out = this.openLine();
     try {
       writeSpanEndLine(out, record, data, metadata, annotation, endUs);
       record.ended = true;
-      this.emitLine(out);
+      this.closeLine(out);
       return true;
     } catch {
       // Past the limits: recorded on the event path (see `push`).
+      this.abandonLine(out);
       return false;
-    } finally {
-      giveBack(out);
     }
   }
 
@@ -831,11 +826,44 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     return this.listeners.length === 0 && this.subscribers.length === 0;
   }
 
+  /**
+   * Where a lines-only event is written: straight into the staging buffer
+   * of the only ATOF sink (no copy), else into a builder of its own. Hand
+   * it to `closeLine` when the line is complete, or to `abandonLine`.
+   */
+  private openLine(): LineBuilder {
+    const sinks = this.lineSinks;
+    if (sinks.length === 1) {
+      const out = sinks[0]!.beginLine();
+      if (out !== null) return out;
+    }
+    return takeBuilder();
+  }
+
   /** Delivers an event written as a line only (no receiver takes objects). */
-  private emitLine(out: LineBuilder): void {
+  private closeLine(out: LineBuilder): void {
     this.eventCount++;
     const sinks = this.lineSinks;
-    for (let i = 0; i < sinks.length; i++) sinks[i]!.appendBytes(out.bytes, out.length);
+    const owner = out.owner;
+    if (owner === null) {
+      for (let i = 0; i < sinks.length; i++) sinks[i]!.appendBytes(out.bytes, out.length);
+      giveBack(out);
+      return;
+    }
+    if (sinks.length === 1 && sinks[0] === owner) {
+      owner.endLine(true);
+      return;
+    }
+    // The sinks changed while the line was written (a payload getter that registered or closed one).
+    const line = out.bytes.slice(out.start, out.length);
+    owner.endLine(false);
+    for (let i = 0; i < sinks.length; i++) sinks[i]!.appendBytes(line, line.length);
+  }
+
+  /** Gives up a line begun with `openLine` (the event path records the event instead). */
+  private abandonLine(out: LineBuilder): void {
+    if (out.owner === null) giveBack(out);
+    else out.owner.endLine(false);
   }
 
   private emit(event: AtofEvent, top: ScopeRecord | null): void {
