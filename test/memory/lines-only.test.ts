@@ -84,6 +84,11 @@ function corpus(): Record<string, unknown> {
       backslashOnly: `${'b'.repeat(60)}\\`,
       tabOnly: `${'t'.repeat(60)}\t`,
       delAndSeparators: `${'d'.repeat(60)}\u007f\u2028\u2029`,
+      // Past the length the JS loop takes: encoded natively.
+      longNonAscii: '漢字'.repeat(100),
+      longCut: `${'x'.repeat(200)}😀`.slice(0, -1),
+      longQuote: `${'q'.repeat(200)}"`,
+      longControl: `${'c'.repeat(200)}\u0002`,
     },
     loneSurrogates: { cut: 'emoji 😀'.slice(0, -1), low: '\udc00x', list: ['\ud800'] },
     flatLoneSurrogates: { cut: 'emoji 😀'.slice(0, -1), low: '\udc00x', long: `${'x'.repeat(100)}\ud800` },
