@@ -332,6 +332,30 @@ describe('memory relay without event receivers', () => {
       relay.mark({ name: 'outer', parent: scope, data: { a: 1, get b() { return emits(); }, c: 'x'.repeat(100) }, timestampUs: at() });
       const flushes = once(() => void relay.flush());
       const tool = relay.toolStart({ name: 't', parent: scope, args: { get f() { return flushes(); } }, timestampUs: at() });
+      // A flush, then a throwing getter: the fast path gives up after the open line moved.
+      const flushesAgain = once(() => void relay.flush());
+      const request = {
+        a: 'x',
+        get f() {
+          return flushesAgain();
+        },
+        get g(): string {
+          throw new Error('getter throws');
+        },
+      };
+      const llm = relay.llmStart({ name: 'l', parent: scope, request: { headers: {}, content: request }, timestampUs: at() });
+      const flushesOnceMore = once(() => void relay.flush());
+      relay.llmEnd(llm, {
+        response: {
+          get f() {
+            return flushesOnceMore();
+          },
+          get g(): string {
+            throw new Error('getter throws');
+          },
+        },
+        timestampUs: at(),
+      });
       relay.toolEnd(tool, { result: 'done', timestampUs: at() });
       let second: ReturnType<MemoryRelay['registerAtofExporter']> | undefined;
       const adds = once(() => (second = relay.registerAtofExporter({ outputDirectory: dir, filename: 'second.jsonl', mode: 'overwrite' })));
@@ -344,7 +368,9 @@ describe('memory relay without event receivers', () => {
       return [first.path, second!.path].map((file) => labelled(fs.readFileSync(file, 'utf8')));
     };
     const [first, second] = await files(false);
-    expect(first!.split('\n').map((line) => /"name":"([^"]*)"/.exec(line)?.[1])).toEqual(['agent', 'nested', 'outer', 't', 't', 'adding', 'after adding', undefined]);
+    expect(first!.split('\n').map((line) => /"name":"([^"]*)"/.exec(line)?.[1])).toEqual(['agent', 'nested', 'outer', 't', 'l', 'l', 't', 'adding', 'after adding', undefined]);
+    expect(first).toContain('"content":{"a":"x","f":"value","g":"[Unserializable: getter throws]"}');
+    expect(first).toContain('"data":{"f":"value","g":"[Unserializable: getter throws]"}');
     expect(second!.split('\n').map((line) => /"name":"([^"]*)"/.exec(line)?.[1])).toEqual(['adding', 'after adding', 'closing', 'agent', undefined]);
     expect([first, second]).toEqual(await files(true));
   });

@@ -8,8 +8,9 @@
  * skips the rope, the copy and the separate encoding pass, and the file
  * writer takes the bytes as they are.
  *
- * Short strings are copied by a JS loop (cheaper than any native call for a
- * few dozen characters); long ones are encoded natively.
+ * Strings of up to 128 characters are copied by a JS loop (cheaper there
+ * than the few native calls a checked encode takes); longer ones are
+ * encoded natively.
  *
  * @module
  */
@@ -301,10 +302,10 @@ export function giveBack(builder: LineBuilder): void {
 
 /** Encodes fixed text once, for `LineBuilder.raw`. */
 export function encoded(text: string): Uint8Array {
-  return new TextEncoder().encode(text);
+  return textEncoder.encode(text);
 }
 
 /** A `Buffer` over the memory of `bytes`, for its native `write`. */
-export function bufferOver(bytes: Uint8Array): Buffer {
+function bufferOver(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }

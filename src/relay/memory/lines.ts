@@ -18,6 +18,7 @@ import { llmRequestData, payload } from './events.ts';
 import { encoded, type LineBuilder } from './line-builder.ts';
 import type { Metadata } from './metadata.ts';
 import {
+  attributesText,
   DATA_KEY,
   MARK_METADATA_KEY,
   payloadJsonText,
@@ -125,11 +126,6 @@ export function writeSpanEndLine(
   writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'end', timestampUs, span.uuid);
 }
 
-/** A scope's `attributes` (known flags only, so no escaping). */
-function attributesText(attributes: readonly string[]): string {
-  return attributes.length === 0 ? '[]' : `["${attributes.join('","')}"]`;
-}
-
 const CONTENT_HEAD = encoded('{"content":');
 const HEADERS_KEY = encoded(',"headers":');
 const MODEL_NAME_HEAD = encoded('{"model_name":');
@@ -138,7 +134,8 @@ const ANNOTATION_KEY = encoded('"tool_result_annotation":');
 
 /** The LLM start event's `data`: `{content, headers}`. */
 function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject): void {
-  const start = out.length;
+  // Relative to the line's start: a getter that flushes the writer moves the open line.
+  const written = out.length - out.start;
   out.raw(CONTENT_HEAD);
   if (writeFastPayload(out, content)) {
     out.raw(HEADERS_KEY);
@@ -147,7 +144,7 @@ function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject
       return;
     }
   }
-  out.length = start;
+  out.length = out.start + written;
   out.utf8(payloadJsonText(llmRequestData(content, headers)));
 }
 
@@ -176,7 +173,7 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
     writeProfile(out, profile);
     return;
   }
-  const start = out.length;
+  const written = out.length - out.start; // see writeLlmRequest
   const id = profile.tool_call_id;
   if (typeof id === 'string') {
     out.raw(TOOL_CALL_ID_HEAD);
@@ -189,7 +186,7 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
   if (!writeFastPayload(out, annotation)) {
     const converted = payload(annotation);
     if (converted === null) {
-      out.length = start;
+      out.length = out.start + written;
       writeProfile(out, profile);
       return;
     }

@@ -65,7 +65,7 @@ export function serializeEvent(event: AtofEventLike): string {
  * payload parts already as native text, the rest as the builders in
  * `events.ts` would put it in the event.
  */
-export function scopeLine(
+function scopeLine(
   phase: 'start' | 'end',
   uuid: string,
   parentUuid: string,
@@ -87,7 +87,7 @@ export function scopeLine(
 }
 
 /** The line of a mark event from its parts (see `scopeLine`). */
-export function markLine(
+function markLine(
   uuid: string,
   parentUuid: string,
   propagationRootUuid: string,
@@ -116,7 +116,7 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
  * escape. Names and profile ids are written as given (a lone surrogate as
  * its escape), as the event builders leave them.
  */
-export function nameText(text: string): string {
+function nameText(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
@@ -229,7 +229,7 @@ let baseBytes: Uint8Array = OFFSET;
  * Writes `formatTimestamp(micros)` (native's RFC 3339: no fraction for a
  * whole second, 3 digits for whole milliseconds, else 6) as bytes.
  */
-export function writeTimestamp(out: LineBuilder, micros: number): void {
+function writeTimestamp(out: LineBuilder, micros: number): void {
   const second = Math.floor(micros / 1_000_000);
   if (second !== baseSecond) {
     const whole = formatTimestamp(second * 1_000_000); // "...T14:59:29+00:00"

@@ -49,18 +49,19 @@ export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
     if (!writePrimitive(out, value)) out.ascii('null');
     return true;
   }
-  const start = out.length;
+  // Relative to the line's start: a getter that flushes the writer moves the open line.
+  const written = out.length - out.start;
   try {
     writeObject(out, value, 0);
     return true;
   } catch {
-    out.length = start;
+    out.length = out.start + written;
     return false;
   }
 }
 
 /** The general path: `toJson` with sorted keys, then the exact writer. */
-export function generalPayloadText(value: unknown): string {
+function generalPayloadText(value: unknown): string {
   return payloadJsonText(toJson(value, SORTED) as Json);
 }
 
