@@ -379,10 +379,23 @@ describe('memory relay without event receivers', () => {
     const trajectory = async (withSubscriber: boolean) => {
       const relay = createMemoryRelay({ logger: silentLogger });
       if (withSubscriber) relay.subscribe(() => {});
+      let nested = true;
       const session = relay.pushScope({
         name: 'agent',
         category: 'agent',
-        input: { cwd: '/w', n: 2 ** 40, list: [1, 'x'] },
+        input: {
+          cwd: '/w',
+          n: 2 ** 40,
+          list: [1, 'x'],
+          // A scope pushed while this start line is written (its own input placed in the same way).
+          get z() {
+            if (nested) {
+              nested = false;
+              relay.popScope(relay.pushScope({ name: 'nested', category: 'custom', input: { inner: 'input' }, timestampUs: 1_800_000_000_000_001 }));
+            }
+            return 'last';
+          },
+        },
         metadata: { session_id: 's-1', user_id: 'u-1', cost: 0.000002 },
         timestampUs: 1_800_000_000_000_000,
       });

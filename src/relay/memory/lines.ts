@@ -38,7 +38,13 @@ export interface LineScope {
   readonly name: string;
 }
 
-/** A scope's start or end line (`category_profile` null). */
+/** Where a part of a line is, relative to the line's start (`LineBuilder.start`). */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
+/** A scope's start or end line (`category_profile` null); the `data` text's place goes into `dataRange` when given. */
 export function writeScopeLine(
   out: LineBuilder,
   phase: 'start' | 'end',
@@ -48,11 +54,15 @@ export function writeScopeLine(
   data: unknown,
   metadata: Metadata,
   timestampUs: number,
+  dataRange?: LineRange,
 ): void {
   writeScopeHead(out, attributesText(attributes), category);
   out.ascii('null');
   out.raw(DATA_KEY);
+  if (dataRange !== undefined) dataRange.start = out.length - out.start;
   writePayload(out, data);
+  // Relative to the line's start: a payload getter that flushes the writer moves the open line.
+  if (dataRange !== undefined) dataRange.end = out.length - out.start;
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
   writeScopeTail(out, scope.name, scope.parentUuid, scope.propagationRootUuid, phase, timestampUs, scope.uuid);

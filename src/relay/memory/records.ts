@@ -10,6 +10,8 @@
 
 import type { Json } from '../contract.ts';
 import type { AtofCategory, AtofCategoryProfile, AtofScopeEvent } from '../formats/atof.ts';
+import { formatTimestamp } from '../clock.ts';
+import { scopeEvent } from './events.ts';
 import { Metadata } from './metadata.ts';
 
 /** A scope pushed with `pushScope`. */
@@ -32,7 +34,7 @@ export class ScopeRecord {
     readonly attributes: string[],
     readonly meta: Metadata,
     readonly startUs: number,
-    /** The start event, or its ATOF line when it was written without building the event. */
+    /** The start event, or its converted input as JSON text when the start was written as a line only. */
     start: AtofScopeEvent | string,
   ) {
     this.top = parent === null ? this : parent.top;
@@ -47,10 +49,15 @@ export class ScopeRecord {
   /**
    * The start event, kept so an ATIF exporter registered right after
    * `pushScope` returned still sees the scope's own start. A start written
-   * as a line only is parsed back the first time it is asked for.
+   * as a line only is built the first time it is asked for, from the
+   * record and the input's text (parsing native's text of a converted value
+   * gives that value back; only the input is kept, not the whole line).
    */
   get start(): AtofScopeEvent {
-    if (typeof this.#start === 'string') this.#start = JSON.parse(this.#start) as AtofScopeEvent;
+    if (typeof this.#start === 'string') {
+      const input = JSON.parse(this.#start) as Json;
+      this.#start = scopeEvent('start', this.uuid, this.parentUuid, this.propagationRootUuid, this.name, this.category, this.attributes, null, input, this.meta.json, formatTimestamp(this.startUs));
+    }
     return this.#start;
   }
 }

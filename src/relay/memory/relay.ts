@@ -91,7 +91,7 @@ import {
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { serializeEvent } from './native-json.ts';
 import { giveBack, takeBuilder, type LineBuilder } from './line-builder.ts';
-import { writeMarkLine, writeScopeLine, writeSpanEndLine, writeSpanStartLine } from './lines.ts';
+import { writeMarkLine, writeScopeLine, writeSpanEndLine, writeSpanStartLine, type LineRange } from './lines.ts';
 import {
   convertMetadata,
   llmEndMetadataOf,
@@ -314,9 +314,11 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       try {
         const meta = convertMetadata(o.metadata);
         const scope = { uuid, parentUuid, propagationRootUuid: root, name };
-        writeScopeLine(out, 'start', scope, category, attributes, o.input, meta, startUs);
-        const line = out.text(out.start, out.length - 1); // kept for `record.start`, without its newline
-        const record = new ScopeRecord(this, uuid, name, category, parent, parentUuid, root, agentRooted, attributes, meta, startUs, line);
+        const input: LineRange = { start: 0, end: 0 };
+        writeScopeLine(out, 'start', scope, category, attributes, o.input, meta, startUs, input);
+        // The input's text is kept for `record.start` (the rest of the start event is in the record).
+        const inputText = out.text(out.start + input.start, out.start + input.end);
+        const record = new ScopeRecord(this, uuid, name, category, parent, parentUuid, root, agentRooted, attributes, meta, startUs, inputText);
         this.closeLine(out);
         return record;
       } catch {
