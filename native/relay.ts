@@ -48,6 +48,7 @@ import type {
   ToolHandle,
   ToolStartOptions,
 } from '../src/relay/contract.ts';
+import { isScopeCategory } from '../src/relay/contract.ts';
 import { safeLog, type Logger } from '../src/hooks/logger.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
@@ -488,13 +489,9 @@ export class NativeRelay implements RelayBackend {
   }
 }
 
-const CATEGORIES: ReadonlySet<string> = new Set([
-  'agent', 'function', 'tool', 'llm', 'retriever', 'embedder', 'reranker', 'guardrail', 'evaluator', 'custom', 'unknown',
-]);
-
 /** The ATOF category native writes for a contract category (unknown ones become `unknown`). */
 function categoryOf(category: unknown): string {
-  return typeof category === 'string' && CATEGORIES.has(category) ? category : 'unknown';
+  return isScopeCategory(category) ? category : 'unknown';
 }
 
 /** The ATOF attribute names native writes for a scope bitmask, sorted. */

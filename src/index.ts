@@ -51,6 +51,7 @@ export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions
 export { detectRuntime } from './relay/runtime.ts';
 export type { RuntimeName } from './relay/runtime.ts';
 export type * from './relay/contract.ts';
+export { SCOPE_CATEGORIES, isScopeCategory } from './relay/contract.ts';
 export { toJson } from './relay/json.ts';
 export type { ToJsonOptions } from './relay/json.ts';
 export { formatTimestamp, nowMicros, parseTimestamp } from './relay/clock.ts';

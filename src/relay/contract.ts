@@ -51,19 +51,29 @@ export interface ToolHandle {
   readonly [handleBrand]: 'tool';
 }
 
-/** The ATOF scope categories a scope can be pushed with. */
-export type ScopeCategory =
-  | 'agent'
-  | 'function'
-  | 'tool'
-  | 'llm'
-  | 'retriever'
-  | 'embedder'
-  | 'reranker'
-  | 'guardrail'
-  | 'evaluator'
-  | 'custom'
-  | 'unknown';
+/** The ATOF scope categories a scope can be pushed with, in the spec's order. */
+export const SCOPE_CATEGORIES = [
+  'agent',
+  'function',
+  'tool',
+  'llm',
+  'retriever',
+  'embedder',
+  'reranker',
+  'guardrail',
+  'evaluator',
+  'custom',
+  'unknown',
+] as const;
+
+export type ScopeCategory = (typeof SCOPE_CATEGORIES)[number];
+
+const SCOPE_CATEGORY_SET: ReadonlySet<unknown> = new Set(SCOPE_CATEGORIES);
+
+/** Whether a value (from a payload, a file) is one of the closed set of ATOF categories. */
+export function isScopeCategory(value: unknown): value is ScopeCategory {
+  return SCOPE_CATEGORY_SET.has(value);
+}
 
 export interface PushScopeOptions {
   name: string;

@@ -24,6 +24,7 @@
  * @module
  */
 
+import { SCOPE_CATEGORIES, isScopeCategory } from '../contract.ts';
 import type { AtofEvent } from './atof.ts';
 import { compareInstants, parseInstant } from './instant.ts';
 import type { Instant } from './instant.ts';
@@ -34,20 +35,6 @@ export interface ValidateAtofOptions {
   /** Enforce the spec's `category_profile.subtype` on `custom` scopes. Default false (native omits it). */
   requireCustomSubtype?: boolean;
 }
-
-const CATEGORIES = new Set([
-  'agent',
-  'function',
-  'llm',
-  'tool',
-  'retriever',
-  'embedder',
-  'reranker',
-  'guardrail',
-  'evaluator',
-  'custom',
-  'unknown',
-]);
 
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const VERSION_RE = /^0\.\d+$/;
@@ -142,8 +129,8 @@ export function validateAtofEvents(events: readonly unknown[], options: Validate
     if (kind === 'mark') {
       if ('scope_category' in event) report(at('scope_category'), 'atof.mark_field', 'marks have no scope_category');
       if ('attributes' in event) report(at('attributes'), 'atof.mark_field', 'marks have no attributes');
-      if (category !== null && category !== undefined && (typeof category !== 'string' || !CATEGORIES.has(category))) {
-        report(at('category'), 'atof.category', `category must be null or one of ${[...CATEGORIES].join(', ')}, got ${describe(category)}`);
+      if (category !== null && category !== undefined && !isScopeCategory(category)) {
+        report(at('category'), 'atof.category', `category must be null or one of ${SCOPE_CATEGORIES.join(', ')}, got ${describe(category)}`);
       }
       if (typeof uuid === 'string') {
         if (markUuids.has(uuid) || scopes.has(uuid)) report(at('uuid'), 'atof.duplicate_uuid', `uuid ${uuid} is used by another event`);
@@ -181,8 +168,8 @@ export function validateAtofEvents(events: readonly unknown[], options: Validate
     }
 
     if (!('category' in event)) report(at('category'), 'atof.required', 'category is required on scope events');
-    else if (typeof category !== 'string' || !CATEGORIES.has(category)) {
-      report(at('category'), 'atof.category', `category must be one of ${[...CATEGORIES].join(', ')}, got ${describe(category)}`);
+    else if (!isScopeCategory(category)) {
+      report(at('category'), 'atof.category', `category must be one of ${SCOPE_CATEGORIES.join(', ')}, got ${describe(category)}`);
     } else if (category === 'custom' && isObject(profile) && 'subtype' in profile) {
       if (typeof profile.subtype !== 'string' || profile.subtype === '') {
         report(childPath(at('category_profile'), 'subtype'), 'atof.custom_subtype', 'category_profile.subtype must be a non-empty string');

@@ -64,6 +64,7 @@ import type {
   ToolHandle,
   ToolStartOptions,
 } from '../contract.ts';
+import { isScopeCategory } from '../contract.ts';
 import type { AtofCategory, AtofEvent, AtofSubscriber } from '../formats/atof.ts';
 import type { Logger } from '../../hooks/logger.ts';
 import { consoleLogger, safeLog } from '../../hooks/logger.ts';
@@ -148,20 +149,6 @@ export interface RelayCore {
   addLineSink(writer: AtofFileWriter): () => void;
   ownScope(handle: unknown, what?: string): ScopeRecord | null;
 }
-
-const CATEGORIES: ReadonlySet<string> = new Set<AtofCategory>([
-  'agent',
-  'function',
-  'tool',
-  'llm',
-  'retriever',
-  'embedder',
-  'reranker',
-  'guardrail',
-  'evaluator',
-  'custom',
-  'unknown',
-]);
 
 const NO_ATTRIBUTES: string[] = [];
 
@@ -277,7 +264,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const o = options ?? ({} as PushScopeOptions);
     const parent = o.parent == null ? null : this.ownScope(o.parent, 'pushScope parent');
     let category = o.category as AtofCategory;
-    if (!CATEGORIES.has(category)) {
+    if (!isScopeCategory(category)) {
       this.misuse(`pushScope: unknown category ${String(category)}; recorded as "unknown"`);
       category = 'unknown';
     }
