@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { InvalidCallbackError, UnknownHookError } from '../../src/hooks/errors.ts';
+import { InvalidCallbackError, InvalidMiddlewareKindError, UnknownHookError } from '../../src/hooks/errors.ts';
 import { HOOK_NAMES, TELEMETRY_SCHEMA_VERSION, type HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { flushMicrotasks, recordingLogger } from './helpers.ts';
@@ -192,10 +192,19 @@ describe('HookRegistry observer hooks', () => {
     }
   });
 
-  it('treats Object.prototype keys as unknown hook names', () => {
+  it('treats Object.prototype keys as unknown hook names and middleware kinds', () => {
     const hooks = new HookRegistry();
-    expect(() => hooks.on('toString' as HookName, () => {})).toThrow(UnknownHookError);
-    expect(() => hooks.emit('constructor' as HookName, {} as never)).toThrow(UnknownHookError);
+    for (const key of ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      expect(() => hooks.on(key as HookName, () => {})).toThrow(UnknownHookError);
+      expect(() => hooks.has(key as HookName)).toThrow(UnknownHookError);
+      expect(() => hooks.emit(key as HookName, {} as never)).toThrow(UnknownHookError);
+      expect(() => hooks.use(key as never, () => undefined)).toThrow(InvalidMiddlewareKindError);
+      expect(() => hooks.hasMiddleware(key as never)).toThrow(InvalidMiddlewareKindError);
+      expect(() => hooks.applyRequest(key as never, {})).toThrow(InvalidMiddlewareKindError);
+      expect(() => hooks.execute(key as never, {} as never, () => 1)).toThrow(InvalidMiddlewareKindError);
+    }
+    // Nothing was registered under those keys: every real hook is still unsubscribed.
+    for (const name of HOOK_NAMES) expect(hooks.has(name)).toBe(false);
   });
 
   it('rejects a callback that is not a function', () => {
