@@ -22,6 +22,7 @@ import * as fixtures from '../support/payloads.ts';
 import type { AtofEvent } from '../../src/relay/formats/atof.ts';
 import {
   bareNativeSetup,
+  isolatedBareNativeSetup,
   capturingMemorySetup,
   memoryPluginSetup,
   nativePluginSetup,
@@ -105,14 +106,16 @@ const otelSdk = otelSdkSetup();
 const otelNoop = otelNoopSetup();
 let nativePlugin: (Setup & { readonly warnings: number }) | null = null;
 let bare: Setup | null = null;
+let bareIsolated: Setup | null = null;
 try {
   nativePlugin = nativePluginSetup(dir);
   bare = bareNativeSetup(dir);
+  bareIsolated = isolatedBareNativeSetup(dir);
 } catch (error) {
   const reason = error instanceof Error ? error.message : String(error);
   report.note(`native setups skipped: nemo-relay-node did not load (${reason})`);
 }
-const setups: Setup[] = [memory, ...(nativePlugin ? [nativePlugin] : []), ...(bare ? [bare] : []), otelSdk, otelNoop, off];
+const setups: Setup[] = [memory, ...(nativePlugin ? [nativePlugin] : []), ...(bare ? [bare] : []), ...(bareIsolated ? [bareIsolated] : []), otelSdk, otelNoop, off];
 
 /**
  * Iterations for about `TARGET_MS` of work per batch, measured on a warm
@@ -195,11 +198,13 @@ for (const kind of KINDS) {
   const mem = byName(timings, 'plugin+memory')!;
   const nat = byName(timings, 'plugin+native');
   const raw = byName(timings, 'bare native');
+  const rawIsolated = byName(timings, 'bare native, stack per session');
   const sdk = byName(timings, 'otel sdk')!;
   const noop = byName(timings, 'otel no-op')!;
   const pluginOnly = byName(timings, 'plugin+off')!;
   if (nat) report.figure(figure(`${kind.id}.native_over_memory`, `${kind.id}: plugin+native / plugin+memory`, ratio(nat, mem, true), 'x', { op: '>=', target: 10 }));
   if (nat && raw) report.figure(figure(`${kind.id}.plugin_over_bare`, `${kind.id}: plugin+native / bare native`, ratio(nat, raw, true), 'x', { op: '<=', target: 1.15 }));
+  if (nat && rawIsolated) report.figure(figure(`${kind.id}.plugin_over_isolated_bare`, `${kind.id}: plugin+native / bare native with a scope stack per session (the isolation the adapter gives)`, ratio(nat, rawIsolated, true), 'x'));
   if (raw) report.figure(figure(`${kind.id}.plugin_only_over_bare`, `${kind.id}: plugin+off / bare native (registry + plugin alone, vs a native call)`, ratio(pluginOnly, raw, true), 'x'));
   report.figure(figure(`${kind.id}.memory_over_otel_sdk`, `${kind.id}: plugin+memory / OTel SDK span`, ratio(mem, sdk, true), 'x', { op: '<=', target: 1 }));
   report.figure(figure(`${kind.id}.memory_over_otel_noop`, `${kind.id}: plugin+memory / OTel no-op`, ratio(mem, noop, true), 'x'));

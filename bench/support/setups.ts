@@ -10,7 +10,8 @@
  *   isolates what the registry and the plugin add;
  * - `bare native`: the same events straight on `nemo-relay-node`, with an
  *   `AtofExporter`, explicit parents and timestamps, and the metadata a
- *   direct caller would build by hand;
+ *   direct caller would build by hand; `bare native, stack per session`
+ *   also gives each session its own scope stack, as the adapter must;
  * - `otel sdk` / `otel no-op`: one OpenTelemetry span per scope or span
  *   pair, a zero-length child span per mark, ids as attributes and the
  *   event's payload as one JSON-string attribute (the content ATOF records),
@@ -36,7 +37,14 @@ import type { RelayBackend } from '../../src/relay/contract.ts';
 import type { AtofEvent } from '../../src/relay/formats/atof.ts';
 import { createMemoryRelay } from '../../src/relay/memory/index.ts';
 import { createNoopRelay } from '../../src/relay/noop.ts';
-import { loadBinding, type NativeAtofExporter, type NativeBinding, type NativeScopeHandle, type NativeSpanHandle } from '../../native/binding.ts';
+import {
+  loadBinding,
+  type NativeAtofExporter,
+  type NativeBinding,
+  type NativeScopeHandle,
+  type NativeScopeStack,
+  type NativeSpanHandle,
+} from '../../native/binding.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 import { directMetadata, type Payload } from './payloads.ts';
 
@@ -184,31 +192,45 @@ export function nativePluginSetup(dir: string): Setup & { readonly warnings: num
 
 let exporterSerial = 0;
 
+/**
+ * With `isolated`, every session gets its own native scope stack and every
+ * call enters it with `withScopeStack`: what a direct caller needs so that
+ * concurrent sessions never share a stack, and what the native adapter does.
+ */
 class BareNativeSetup implements Setup {
-  readonly name = 'bare native';
+  readonly name: string;
   readonly #binding: NativeBinding;
   readonly #agent: number;
   readonly #dir: string;
+  readonly #file: string;
+  readonly #isolated: boolean;
   #exporter: NativeAtofExporter | null = null;
   #exporterName = '';
   #session: NativeScopeHandle | null = null;
+  #stack: NativeScopeStack | null = null;
   readonly #llm = new Map<unknown, NativeSpanHandle>();
   readonly #tools = new Map<unknown, NativeSpanHandle>();
-  readonly #sessions = new Map<unknown, NativeScopeHandle>();
+  readonly #sessions = new Map<unknown, { scope: NativeScopeHandle; stack: NativeScopeStack | null }>();
   #bytes = 0;
 
-  constructor(dir: string) {
+  constructor(dir: string, isolated: boolean) {
+    this.name = isolated ? 'bare native, stack per session' : 'bare native';
     this.#binding = loadBinding().binding;
     this.#agent = this.#binding.ScopeType.Agent!;
     this.#dir = dir;
+    this.#isolated = isolated;
+    this.#file = isolated ? 'bare-native-isolated.jsonl' : 'bare-native.jsonl';
   }
 
   open(): void {
     const b = this.#binding;
-    this.#exporter = new b.AtofExporter({ type: 'file', outputDirectory: this.#dir, filename: 'bare-native.jsonl', mode: 'overwrite' });
+    this.#exporter = new b.AtofExporter({ type: 'file', outputDirectory: this.#dir, filename: this.#file, mode: 'overwrite' });
     this.#exporterName = `bench-atof-${++exporterSerial}`;
     this.#exporter.register(this.#exporterName);
-    this.#session = b.pushScope(`hermes-session-${BASE_SESSION}`, this.#agent, null, null, null, { session_id: BASE_SESSION, trajectory_id: BASE_SESSION, nemo_relay_scope_role: 'session' }, { session_id: BASE_SESSION }, nowMicros());
+    this.#stack = this.#isolated ? b.createScopeStack() : null;
+    this.#session = this.#in(this.#stack, () =>
+      b.pushScope(`hermes-session-${BASE_SESSION}`, this.#agent, null, null, null, { session_id: BASE_SESSION, trajectory_id: BASE_SESSION, nemo_relay_scope_role: 'session' }, { session_id: BASE_SESSION }, nowMicros()),
+    );
   }
 
   async drain(): Promise<void> {
@@ -217,46 +239,66 @@ class BareNativeSetup implements Setup {
   }
 
   async close(): Promise<void> {
-    this.#binding.popScope(this.#session!, { session_id: BASE_SESSION }, nowMicros(), null);
+    this.#in(this.#stack, () => this.#binding.popScope(this.#session!, { session_id: BASE_SESSION }, nowMicros(), null));
     await this.drain();
     this.#exporter!.deregister(this.#exporterName);
     this.#exporter!.shutdown();
-    this.#bytes += fileSize(path.join(this.#dir, 'bare-native.jsonl'));
+    this.#bytes += fileSize(path.join(this.#dir, this.#file));
     this.#exporter = null;
   }
 
+  /** Runs `call` inside `stack`; straight on the shared stack when there is none (no closure cost then). */
+  #in<T>(stack: NativeScopeStack | null, call: () => T): T {
+    return stack === null ? call() : this.#binding.withScopeStack(stack, call);
+  }
+
   mark(p: Payload): void {
-    this.#binding.event('hermes.turn.start', this.#session, p as never, directMetadata(p) as never, nowMicros());
+    const b = this.#binding;
+    if (this.#stack === null) b.event('hermes.turn.start', this.#session, p as never, directMetadata(p) as never, nowMicros());
+    else b.withScopeStack(this.#stack, () => b.event('hermes.turn.start', this.#session, p as never, directMetadata(p) as never, nowMicros()));
   }
   llmStart(p: Payload): void {
+    const b = this.#binding;
     const request = p.request as Payload;
-    const span = this.#binding.llmCall(p.provider as string, { headers: {}, content: request.body as never }, this.#session, null, null, directMetadata(p) as never, p.model as string, nowMicros());
-    this.#llm.set(p.api_request_id, span);
+    const start = () => b.llmCall(p.provider as string, { headers: {}, content: request.body as never }, this.#session, null, null, directMetadata(p) as never, p.model as string, nowMicros());
+    this.#llm.set(p.api_request_id, this.#stack === null ? start() : b.withScopeStack(this.#stack, start));
   }
   llmEnd(p: Payload): void {
+    const b = this.#binding;
     const span = this.#llm.get(p.api_request_id)!;
     this.#llm.delete(p.api_request_id);
     const response = { ...(p.response as Payload), usage: p.usage, finish_reason: p.finish_reason, model: p.response_model };
-    this.#binding.llmCallEnd(span, response as never, null, directMetadata(p) as never, nowMicros());
+    if (this.#stack === null) b.llmCallEnd(span, response as never, null, directMetadata(p) as never, nowMicros());
+    else b.withScopeStack(this.#stack, () => b.llmCallEnd(span, response as never, null, directMetadata(p) as never, nowMicros()));
   }
   toolStart(p: Payload): void {
-    const span = this.#binding.toolCall(p.tool_name as string, p.args as never, this.#session, null, null, directMetadata(p) as never, p.tool_call_id as string, nowMicros());
-    this.#tools.set(p.tool_call_id, span);
+    const b = this.#binding;
+    const start = () => b.toolCall(p.tool_name as string, p.args as never, this.#session, null, null, directMetadata(p) as never, p.tool_call_id as string, nowMicros());
+    this.#tools.set(p.tool_call_id, this.#stack === null ? start() : b.withScopeStack(this.#stack, start));
   }
   toolEnd(p: Payload): void {
+    const b = this.#binding;
     const span = this.#tools.get(p.tool_call_id)!;
     this.#tools.delete(p.tool_call_id);
-    this.#binding.toolCallEnd(span, { result: p.result as never }, null, directMetadata(p) as never, nowMicros());
+    if (this.#stack === null) b.toolCallEnd(span, { result: p.result as never }, null, directMetadata(p) as never, nowMicros());
+    else b.withScopeStack(this.#stack, () => b.toolCallEnd(span, { result: p.result as never }, null, directMetadata(p) as never, nowMicros()));
   }
   sessionStart(p: Payload): void {
+    const b = this.#binding;
     const metadata = { session_id: p.session_id, model: p.model, platform: p.platform, trajectory_id: p.session_id, nemo_relay_scope_role: 'session' };
-    const scope = this.#binding.pushScope(`hermes-session-${p.session_id as string}`, this.#agent, null, null, null, metadata as never, { session_id: p.session_id } as never, nowMicros());
-    this.#sessions.set(p.session_id, scope);
+    const push = () => b.pushScope(`hermes-session-${p.session_id as string}`, this.#agent, null, null, null, metadata as never, { session_id: p.session_id } as never, nowMicros());
+    if (!this.#isolated) {
+      this.#sessions.set(p.session_id, { scope: push(), stack: null });
+      return;
+    }
+    const stack = b.createScopeStack();
+    this.#sessions.set(p.session_id, { scope: b.withScopeStack(stack, push), stack });
   }
   sessionEnd(p: Payload): void {
-    const scope = this.#sessions.get(p.session_id)!;
+    const { scope, stack } = this.#sessions.get(p.session_id)!;
     this.#sessions.delete(p.session_id);
-    this.#binding.popScope(scope, p as never, nowMicros(), null);
+    if (stack === null) this.#binding.popScope(scope, p as never, nowMicros(), null);
+    else this.#binding.withScopeStack(stack, () => this.#binding.popScope(scope, p as never, nowMicros(), null));
   }
   bytesWritten(): number {
     return this.#bytes;
@@ -264,7 +306,12 @@ class BareNativeSetup implements Setup {
 }
 
 export function bareNativeSetup(dir: string): Setup {
-  return new BareNativeSetup(dir);
+  return new BareNativeSetup(dir, false);
+}
+
+/** Bare native calls with the isolation the native adapter gives: a scope stack per session, entered for every call. */
+export function isolatedBareNativeSetup(dir: string): Setup {
+  return new BareNativeSetup(dir, true);
 }
 
 // ------------------------------------------------------------------ OpenTelemetry
