@@ -198,7 +198,7 @@ describe('HookRegistry observer hooks', () => {
       expect(() => hooks.on(key as HookName, () => {})).toThrow(UnknownHookError);
       expect(() => hooks.has(key as HookName)).toThrow(UnknownHookError);
       expect(() => hooks.emit(key as HookName, {} as never)).toThrow(UnknownHookError);
-      expect(() => hooks.use(key as never, () => undefined)).toThrow(InvalidMiddlewareKindError);
+      expect(() => hooks.use(key as never, (() => undefined) as never)).toThrow(InvalidMiddlewareKindError);
       expect(() => hooks.hasMiddleware(key as never)).toThrow(InvalidMiddlewareKindError);
       expect(() => hooks.applyRequest(key as never, {})).toThrow(InvalidMiddlewareKindError);
       expect(() => hooks.execute(key as never, {} as never, () => 1)).toThrow(InvalidMiddlewareKindError);
