@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { cli, EXAMPLES, expectNoStack, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
 
 const hookLine = (hook: string, payload: unknown) => JSON.stringify({ hook, payload });
@@ -9,7 +10,7 @@ function atifOf(dir: string, sessionId: string): any {
   return JSON.parse(readFileSync(path.join(dir, 'atif', `hermes-atif-${sessionId}.json`), 'utf8'));
 }
 
-if (runtime !== 'node') console.info(`[skip] replay --backend native: runs on Node only (this run is ${runtime})`);
+if (!nativeAvailable) console.info(`[skip] replay --backend native: nemo-relay-node cannot load here (${nativeLoadError})`);
 
 describe('nemo-relay-hooks replay', () => {
   it.each(['agent-session', 'plain-chat', 'tool-loop', 'anthropic-session'])(
@@ -172,7 +173,7 @@ describe('nemo-relay-hooks replay', () => {
     expect(atifOf(out, 'loop-session-4e19').agent).toMatchObject({ name: 'My Agent', version: '2.1.0' });
   });
 
-  it.skipIf(runtime !== 'node')('replays with the native backend on request (Node only: native is the binding\'s tested target)', () => {
+  it.skipIf(!nativeAvailable)('replays with the native backend on request, on every runtime where it loads', () => {
     const out = tempDir();
     const result = cli(['replay', path.join(EXAMPLES, 'anthropic-session.hooks.jsonl'), '--out', out, '--backend', 'native']);
     expect(result.code).toBe(0);
