@@ -1,7 +1,7 @@
-import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { validateAtif, validateAtofEvents } from '../../src/relay/formats/index.ts';
 import { writeSyntheticStream } from './stream.ts';
 import { cli, tempDir } from './support.ts';
@@ -38,6 +38,8 @@ describe('replay of a very large stream', () => {
     'replays 1,000,000 lines (10,000 sessions) with flat memory and writes valid files',
     async () => {
       const dir = tempDir('nrh-big-');
+      // 1.5 GB of input and output: gone as soon as the test is, pass or fail.
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
       const input = path.join(dir, 'big.hooks.jsonl');
       expect(writeSyntheticStream(input, SESSIONS, LINES_PER_SESSION)).toBe(1_000_000);
       const out = path.join(dir, 'out');
