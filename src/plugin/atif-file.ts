@@ -1,5 +1,5 @@
 /**
- * Where a session's ATIF file goes, and writing it safely.
+ * Where a session's ATIF file goes (written with `writeFileAtomic`).
  *
  * Session ids come from the host and, through it, sometimes from users or
  * remote gateways. The Hermes plugin formats them straight into a file name,
@@ -10,8 +10,7 @@
  * @module
  */
 
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 
 /** Longest fragment kept from a session id before it is shortened and hashed. */
@@ -69,25 +68,4 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
     throw new UnsafeAtifPathError(template, root);
   }
   return target;
-}
-
-/**
- * Writes `content` to `target` atomically: a temporary file in the same
- * folder, then a rename, so a reader never sees half a trajectory and a crash
- * leaves the previous version intact.
- */
-export function writeFileAtomic(target: string, content: string): number {
-  mkdirSync(path.dirname(target), { recursive: true });
-  const temporary = path.join(
-    path.dirname(target),
-    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  try {
-    writeFileSync(temporary, content, 'utf8');
-    renameSync(temporary, target);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  return Buffer.byteLength(content, 'utf8');
 }

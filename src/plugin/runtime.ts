@@ -26,7 +26,8 @@ import type {
   ScopeHandle,
   ToolHandle,
 } from '../relay/contract.ts';
-import { atifFilePath, writeFileAtomic } from './atif-file.ts';
+import { atifFilePath } from './atif-file.ts';
+import { writeFileAtomic } from '../relay/atomic-file.ts';
 import { shapeLlmResponse } from './llm-response.ts';
 import { runManaged } from './managed.ts';
 import type { HookPayload } from './payload.ts';

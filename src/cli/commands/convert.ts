@@ -19,7 +19,8 @@
  */
 
 import path from 'node:path';
-import { atifFilePath, writeFileAtomic } from '../../plugin/atif-file.ts';
+import { atifFilePath } from '../../plugin/atif-file.ts';
+import { writeFileAtomic } from '../../relay/atomic-file.ts';
 import { AtifBuilder } from '../../relay/formats/atif-builder.ts';
 import type { AtifBuilderStyle } from '../../relay/formats/atif-builder.ts';
 import type { AtofEvent } from '../../relay/formats/atof.ts';

@@ -23,9 +23,7 @@
  * @module
  */
 
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Buffer } from 'node:buffer';
 import type {
   ConfigDiagnostic,
   JsonObject,
@@ -37,7 +35,7 @@ import type {
 import type { AtofEvent } from '../formats/atof.ts';
 import { AtifBuilder } from '../formats/atif-builder.ts';
 import { safeLog } from '../../hooks/logger.ts';
-import { uuidv7 } from '../uuid.ts';
+import { writeFileAtomic } from '../atomic-file.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { atExit } from './exit-hook.ts';
 import { renderFilename } from './atif-filename.ts';
@@ -200,16 +198,7 @@ class PluginAtif {
     try {
       const text = builder.toJson();
       target = this.targetPath(root);
-      mkdirSync(path.dirname(target), { recursive: true });
-      const temporary = `${target}.${uuidv7()}.tmp`;
-      try {
-        writeFileSync(temporary, text);
-        renameSync(temporary, target);
-      } catch (error) {
-        rmSync(temporary, { force: true });
-        throw error;
-      }
-      this.bytes += Buffer.byteLength(text);
+      this.bytes += writeFileAtomic(target, text);
       this.lastWrite = new Date().toISOString();
     } catch (error) {
       this.fail(`writing ATIF trajectory ${target || root.uuid}: ${error instanceof Error ? error.message : String(error)}`);

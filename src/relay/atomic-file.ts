@@ -1,0 +1,37 @@
+/**
+ * Whole-file writes that a reader or a crash never sees half done.
+ *
+ * ATIF trajectories are rewritten while a session runs (partial writes),
+ * and tools may read them at any moment, so each write goes to a temporary
+ * file in the same folder (same file system, so the rename is atomic) and
+ * is renamed over the target. A crash leaves the previous version intact
+ * and, at worst, a hidden `.tmp` file beside it.
+ *
+ * @module
+ */
+
+import { Buffer } from 'node:buffer';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Writes `content` as UTF-8 to `target` atomically, creating its folder, and
+ * returns the number of bytes written. Throws what the file system throws,
+ * after removing the temporary file.
+ */
+export function writeFileAtomic(target: string, content: string): number {
+  const folder = path.dirname(target);
+  mkdirSync(folder, { recursive: true });
+  const temporary = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  // Encoded once: the byte count comes from the same bytes that are written.
+  const bytes = Buffer.from(content, 'utf8');
+  try {
+    writeFileSync(temporary, bytes);
+    renameSync(temporary, target);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  return bytes.length;
+}
