@@ -1,12 +1,9 @@
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../src/relay/contract.ts';
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
-import type { NativeRelay } from '../../native/index.ts';
 import { Frame, ScopeState } from '../../native/scopes.ts';
 import type { NativeScopeStack } from '../../native/binding.ts';
 import { createRequire } from 'node:module';
-import { available, readAtof, relay, tempDir } from './support.ts';
+import { available, NativeFixture, relay } from './support.ts';
 
 class ProviderError extends Error {
   override name = 'ProviderError';
@@ -14,22 +11,8 @@ class ProviderError extends Error {
 }
 
 describe.skipIf(!available)('native managed execution', () => {
-  let backend: NativeRelay | undefined;
-  afterEach(async () => {
-    await backend?.shutdown();
-    backend = undefined;
-  });
-
-  async function recorded(run: (relay: NativeRelay) => Promise<void>) {
-    backend = relay();
-    const dir = tempDir('managed');
-    const sink = backend.registerAtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
-    await run(backend);
-    await sink.close();
-    const events = readAtof(path.join(dir, 'events.jsonl'));
-    expect(validateAtofEvents(events)).toEqual([]);
-    return events;
-  }
+  const fixture = new NativeFixture('managed');
+  const recorded = fixture.recorded.bind(fixture);
 
   it('returns the host call result object itself and records it', async () => {
     const response = { id: 'msg', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 1n, output_tokens: 2 }, sdk: () => 'method' };
@@ -66,7 +49,7 @@ describe.skipIf(!available)('native managed execution', () => {
     const end = events.find((e) => e.name === 'anthropic' && e.scope_category === 'end');
     expect(end?.data).toBeNull();
     expect(end?.metadata).toMatchObject({ 'otel.status_code': 'ERROR', 'exception.type': 'ProviderError' });
-    expect(backend?.stats()).toMatchObject({ events: 4, errors: 0 });
+    expect(fixture.backend?.stats()).toMatchObject({ events: 4, errors: 0 });
   });
 
   it('wraps a tool result in {result} and hands back the tool result itself', async () => {
@@ -110,21 +93,21 @@ describe.skipIf(!available)('native managed execution', () => {
   });
 
   it('reaches the host call with a request that is not an object', async () => {
-    backend = relay();
-    const out = await backend.executeLlm({ name: 'p', request: null as unknown as LlmRequest }, () => 'answer');
+    fixture.backend = relay();
+    const out = await fixture.backend.executeLlm({ name: 'p', request: null as unknown as LlmRequest }, () => 'answer');
     expect(out).toBe('answer');
-    expect(backend.stats()).toMatchObject({ events: 2, errors: 0 });
+    expect(fixture.backend.stats()).toMatchObject({ events: 2, errors: 0 });
   });
 
   it('runs the host call directly when native refuses to start the managed call', async () => {
-    backend = relay();
+    fixture.backend = relay();
     // A parent whose native handle is not a real one makes native throw synchronously.
     const lib = createRequire(import.meta.url)('nemo-relay-node') as { createScopeStack(): NativeScopeStack };
     const bogus = new ScopeState({ uuid: 'not-a-uuid', name: 'x', parentUuid: null }, null, new Frame(lib.createScopeStack(), 'x'), true, 'x');
-    const llm = await backend.executeLlm({ name: 'p', parent: bogus as never, request: { headers: {}, content: {} } }, () => 'answer');
-    const tool = await backend.executeTool({ name: 't', parent: bogus as never, args: {} }, (args) => ({ args }));
+    const llm = await fixture.backend.executeLlm({ name: 'p', parent: bogus as never, request: { headers: {}, content: {} } }, () => 'answer');
+    const tool = await fixture.backend.executeTool({ name: 't', parent: bogus as never, args: {} }, (args) => ({ args }));
     expect(llm).toBe('answer');
     expect(tool).toEqual({ args: {} });
-    expect(backend.stats()).toMatchObject({ events: 0, errors: 2, dropped: 4 });
+    expect(fixture.backend.stats()).toMatchObject({ events: 0, errors: 2, dropped: 4 });
   });
 });

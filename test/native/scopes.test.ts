@@ -1,29 +1,13 @@
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
 import { parseTimestamp } from '../../src/relay/clock.ts';
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
-import type { NativeRelay } from '../../native/index.ts';
 import { loadBinding } from '../../native/binding.ts';
-import { available, readAtof, recordingLogger, relay, scopeEvents, tempDir } from './support.ts';
+import { available, NativeFixture, readAtof, recordingLogger, relay, scopeEvents, tempDir } from './support.ts';
 
 describe.skipIf(!available)('native scopes', () => {
-  let backend: NativeRelay | undefined;
-  afterEach(async () => {
-    await backend?.shutdown();
-    backend = undefined;
-  });
-
-  async function recorded(run: (relay: NativeRelay) => void | Promise<void>) {
-    backend = relay();
-    const dir = tempDir('scopes');
-    const sink = backend.registerAtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
-    await run(backend);
-    await sink.close();
-    const events = readAtof(path.join(dir, 'events.jsonl'));
-    expect(validateAtofEvents(events)).toEqual([]);
-    return events;
-  }
+  const fixture = new NativeFixture('scopes');
+  const recorded = fixture.recorded.bind(fixture);
 
   it('keeps interleaved sessions apart and lets them close in any order', async () => {
     const events = await recorded((r) => {
@@ -73,7 +57,7 @@ describe.skipIf(!available)('native scopes', () => {
       'parent:end:2023-11-14T22:13:20.000002+00:00',
     ]);
     expect(scopeEvents(events, 'parent').end?.data).toBe('parent out');
-    expect(backend?.stats()).toMatchObject({ events: 4, errors: 0, dropped: 0, pendingPops: 0 });
+    expect(fixture.backend?.stats()).toMatchObject({ events: 4, errors: 0, dropped: 0, pendingPops: 0 });
   });
 
   it('lets concurrent children of one parent close in any order', async () => {
@@ -94,7 +78,7 @@ describe.skipIf(!available)('native scopes', () => {
     ]);
     const session = scopeEvents(events, 'session').start;
     for (const name of ['first', 'second', 'third']) expect(scopeEvents(events, name).start?.parent_uuid).toBe(session?.uuid);
-    expect(backend?.stats()).toMatchObject({ events: 8, errors: 0, pendingPops: 0 });
+    expect(fixture.backend?.stats()).toMatchObject({ events: 8, errors: 0, pendingPops: 0 });
   });
 
   it('writes the propagation roots one native stack writes, and a new root for a concurrent sibling', async () => {
@@ -189,12 +173,12 @@ describe.skipIf(!available)('native scopes', () => {
 
   it('counts pops still blocked by never-popped children as dropped at shutdown', async () => {
     const logger = recordingLogger();
-    backend = relay(logger);
-    const parent = backend.pushScope({ name: 'parent', category: 'agent' });
-    backend.pushScope({ name: 'leaked', category: 'function', parent });
-    backend.popScope(parent);
-    await backend.shutdown();
-    expect(backend.stats()).toMatchObject({ events: 2, dropped: 1, pendingPops: 0 });
+    fixture.backend = relay(logger);
+    const parent = fixture.backend.pushScope({ name: 'parent', category: 'agent' });
+    fixture.backend.pushScope({ name: 'leaked', category: 'function', parent });
+    fixture.backend.popScope(parent);
+    await fixture.backend.shutdown();
+    expect(fixture.backend.stats()).toMatchObject({ events: 2, dropped: 1, pendingPops: 0 });
     expect(logger.lines.map((l) => l.message)).toEqual([expect.stringContaining('1 popped scope(s) still wait for child scopes')]);
   });
 
@@ -217,13 +201,13 @@ describe.skipIf(!available)('native scopes', () => {
 
   it('counts a double pop and an unknown handle instead of throwing', async () => {
     const logger = recordingLogger();
-    backend = relay(logger);
-    const scope = backend.pushScope({ name: 's', category: 'agent' });
-    backend.popScope(scope);
-    expect(() => backend!.popScope(scope)).not.toThrow();
-    expect(() => backend!.popScope({} as ScopeHandle)).not.toThrow();
-    expect(() => backend!.popScope(undefined as unknown as ScopeHandle)).not.toThrow();
-    expect(backend.stats()).toMatchObject({ events: 2, errors: 2, dropped: 0 });
+    fixture.backend = relay(logger);
+    const scope = fixture.backend.pushScope({ name: 's', category: 'agent' });
+    fixture.backend.popScope(scope);
+    expect(() => fixture.backend!.popScope(scope)).not.toThrow();
+    expect(() => fixture.backend!.popScope({} as ScopeHandle)).not.toThrow();
+    expect(() => fixture.backend!.popScope(undefined as unknown as ScopeHandle)).not.toThrow();
+    expect(fixture.backend.stats()).toMatchObject({ events: 2, errors: 2, dropped: 0 });
     expect(logger.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
 

@@ -1,27 +1,10 @@
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LlmHandle, ToolHandle } from '../../src/relay/contract.ts';
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
-import type { NativeRelay } from '../../native/index.ts';
-import { available, readAtof, recordingLogger, relay, tempDir } from './support.ts';
+import { available, NativeFixture, recordingLogger, relay } from './support.ts';
 
 describe.skipIf(!available)('native LLM and tool spans', () => {
-  let backend: NativeRelay | undefined;
-  afterEach(async () => {
-    await backend?.shutdown();
-    backend = undefined;
-  });
-
-  async function recorded(run: (relay: NativeRelay) => void | Promise<void>) {
-    backend ??= relay();
-    const dir = tempDir('spans');
-    const sink = backend.registerAtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
-    await run(backend);
-    await sink.close();
-    const events = readAtof(path.join(dir, 'events.jsonl'));
-    expect(validateAtofEvents(events)).toEqual([]);
-    return events;
-  }
+  const fixture = new NativeFixture('spans');
+  const recorded = fixture.recorded.bind(fixture);
 
   it('ends a tool with the {result} shape, its annotation and its call id', async () => {
     const events = await recorded((r) => {
@@ -83,7 +66,7 @@ describe.skipIf(!available)('native LLM and tool spans', () => {
 
   it('ignores a second end of a span, counting it as an error', async () => {
     const logger = recordingLogger();
-    backend = relay(logger);
+    fixture.backend = relay(logger);
     const events = await recorded((r) => {
       const s = r.pushScope({ name: 's', category: 'agent' });
       const llm = r.llmStart({ name: 'p', parent: s, request: { headers: {}, content: {} } });
@@ -97,7 +80,7 @@ describe.skipIf(!available)('native LLM and tool spans', () => {
       r.popScope(s);
     });
     expect(events.filter((e) => e.scope_category === 'end' && e.name !== 's').map((e) => e.data)).toEqual([{ n: 1 }, 1]);
-    expect(backend.stats()).toMatchObject({ events: 6, errors: 4, dropped: 0 });
+    expect(fixture.backend.stats()).toMatchObject({ events: 6, errors: 4, dropped: 0 });
     expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual([
       expect.stringContaining('llmEnd failed: llm span already ended'),
       expect.stringContaining('toolEnd failed: tool span already ended'),
@@ -133,6 +116,6 @@ describe.skipIf(!available)('native LLM and tool spans', () => {
       r.popScope(s, unreadable);
     });
     expect(events.map((e) => `${e.name}:${e.scope_category}`)).toEqual(['s:start', 'p:start', 'p:end', 't:start', 't:end', 's:end']);
-    expect(backend?.stats()).toMatchObject({ events: 6, errors: 0, dropped: 0 });
+    expect(fixture.backend?.stats()).toMatchObject({ events: 6, errors: 0, dropped: 0 });
   });
 });

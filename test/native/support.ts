@@ -13,9 +13,12 @@ import { detectRuntime } from '../../src/relay/runtime.ts';
 import { silentLogger, type Logger } from '../../src/hooks/logger.ts';
 import type { AtofEvent, AtofScopeCategory } from '../../src/relay/formats/atof.ts';
 
+import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import { loadNativeRelay, type NativeRelay } from '../../native/index.ts';
+import { afterEach, expect } from 'vitest';
+
 /** An ATOF record as read back from a file: scope fields optional, so tests can filter marks and scopes alike. */
 export type RecordedEvent = AtofEvent & { scope_category?: AtofScopeCategory; attributes?: string[] };
-import { loadNativeRelay, type NativeRelay } from '../../native/index.ts';
 
 function probe(): { available: boolean; loadError: unknown } {
   try {
@@ -55,6 +58,35 @@ export function readAtof(file: string): RecordedEvent[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as RecordedEvent);
+}
+
+/**
+ * The relay a test works on, shut down after each test. `recorded` runs
+ * calls on it (a test may set `backend` first, e.g. with its own logger)
+ * with an ATOF file sink, and returns the events once they validate.
+ */
+export class NativeFixture {
+  backend: NativeRelay | undefined;
+  readonly #prefix: string;
+
+  constructor(prefix: string) {
+    this.#prefix = prefix;
+    afterEach(async () => {
+      await this.backend?.shutdown();
+      this.backend = undefined;
+    });
+  }
+
+  async recorded(run: (relay: NativeRelay) => void | Promise<void>): Promise<RecordedEvent[]> {
+    const backend = (this.backend ??= relay());
+    const dir = tempDir(this.#prefix);
+    const sink = backend.registerAtofExporter({ outputDirectory: dir, filename: 'events.jsonl', mode: 'overwrite' });
+    await run(backend);
+    await sink.close();
+    const events = readAtof(path.join(dir, 'events.jsonl'));
+    expect(validateAtofEvents(events)).toEqual([]);
+    return events;
+  }
 }
 
 /** A scope's start and end event, by name. */
