@@ -36,6 +36,7 @@ import type {
   ToolStartOptions,
 } from '../../src/relay/contract.ts';
 import { isJsonObject, toJson } from '../../src/relay/json.ts';
+import { scopeTypeOf } from '../../native/payloads.ts';
 import type { AtofEvent } from '../../src/relay/formats/atof.ts';
 import { createMemoryRelay } from '../../src/relay/memory/index.ts';
 import { silentLogger } from '../../src/hooks/logger.ts';
@@ -101,20 +102,6 @@ export interface Driver {
   executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
 }
 
-const SCOPE_TYPES: Record<string, string> = {
-  agent: 'Agent',
-  function: 'Function',
-  tool: 'Tool',
-  llm: 'Llm',
-  retriever: 'Retriever',
-  embedder: 'Embedder',
-  reranker: 'Reranker',
-  guardrail: 'Guardrail',
-  evaluator: 'Evaluator',
-  custom: 'Custom',
-  unknown: 'Unknown',
-};
-
 const json = (value: unknown) => toJson(value);
 const opt = (value: string | undefined) => (value === undefined || value === '' ? null : value);
 
@@ -141,7 +128,7 @@ class NativeDriver {
     const handle = this.lib.withScopeStack(stack, () =>
       this.lib.pushScope(
         o.name,
-        this.lib.ScopeType[SCOPE_TYPES[o.category]!],
+        scopeTypeOf(this.lib.ScopeType, o.category),
         o.parent ?? null,
         mask === 0 ? null : mask,
         null,
