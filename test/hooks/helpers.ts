@@ -29,3 +29,13 @@ export async function flushMicrotasks(): Promise<void> {
   for (let i = 0; i < 5; i++) await Promise.resolve();
   await new Promise((resolve) => setTimeout(resolve, 0));
 }
+
+/** What `call` throws (it must throw): for assertions on the error's class, name and message. */
+export function thrown(call: () => unknown): unknown {
+  try {
+    call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to throw, and it returned');
+}

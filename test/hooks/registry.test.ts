@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { InvalidCallbackError, InvalidMiddlewareKindError, UnknownHookError } from '../../src/hooks/errors.ts';
 import { HOOK_NAMES, TELEMETRY_SCHEMA_VERSION, type HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { flushMicrotasks, recordingLogger } from './helpers.ts';
+import { flushMicrotasks, recordingLogger, thrown } from './helpers.ts';
 
 describe('HookRegistry observer hooks', () => {
   it('never calls the payload thunk when nobody subscribed', () => {
@@ -178,12 +178,7 @@ describe('HookRegistry observer hooks', () => {
       () => hooks.emit('on_run_start' as HookName, {} as never),
       () => hooks.has('on_run_start' as HookName),
     ]) {
-      let caught: unknown;
-      try {
-        call();
-      } catch (error) {
-        caught = error;
-      }
+      const caught = thrown(call);
       expect(caught).toBeInstanceOf(TypeError);
       expect(caught).toBeInstanceOf(UnknownHookError);
       expect((caught as Error).name).toBe('UnknownHookError');

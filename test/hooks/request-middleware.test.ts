@@ -3,7 +3,7 @@ import { InvalidCallbackError, InvalidMiddlewareKindError } from '../../src/hook
 import type { LlmRequestMiddlewarePayload, ToolRequestMiddlewarePayload } from '../../src/hooks/middleware.ts';
 import { MIDDLEWARE_SCHEMA_VERSION, TELEMETRY_SCHEMA_VERSION, type MiddlewareKind } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { recordingLogger } from './helpers.ts';
+import { recordingLogger, thrown } from './helpers.ts';
 
 describe('request middleware', () => {
   it('returns the same payload object when no middleware is registered', () => {
@@ -183,12 +183,7 @@ describe('request middleware', () => {
       () => hooks.use('api_request' as MiddlewareKind, () => {}),
       () => hooks.hasMiddleware('api_request' as MiddlewareKind),
     ]) {
-      let caught: unknown;
-      try {
-        call();
-      } catch (error) {
-        caught = error;
-      }
+      const caught = thrown(call);
       expect(caught).toBeInstanceOf(TypeError);
       expect(caught).toBeInstanceOf(InvalidMiddlewareKindError);
       for (const kind of ['llm_request', 'tool_request', 'llm_execution', 'tool_execution']) {
