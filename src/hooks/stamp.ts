@@ -15,37 +15,48 @@ import { MIDDLEWARE_SCHEMA_VERSION, TELEMETRY_SCHEMA_VERSION } from './names.ts'
 
 type Stampable = { telemetry_schema_version?: unknown; middleware_schema_version?: unknown };
 
-/** Ensures `telemetry_schema_version`; returns the same object unless it could not be written. */
+/**
+ * Ensures `telemetry_schema_version`; returns the same object unless it
+ * could not be written. A payload that cannot even be read (a Proxy whose
+ * traps throw, a revoked Proxy, a frozen object with a throwing getter) is
+ * returned as it is, unstamped: subscribers are guarded one by one, and
+ * stamping must never throw into the host.
+ */
 export function stampObserver<P extends object>(payload: P): P & { telemetry_schema_version: string } {
+  type Stamped = P & { telemetry_schema_version: string };
   const target = payload as P & Stampable;
-  if (target.telemetry_schema_version !== undefined) return target as P & { telemetry_schema_version: string };
   try {
-    target.telemetry_schema_version = TELEMETRY_SCHEMA_VERSION;
-    return target as P & { telemetry_schema_version: string };
+    if (target.telemetry_schema_version === undefined) target.telemetry_schema_version = TELEMETRY_SCHEMA_VERSION;
+    return target as Stamped;
   } catch {
-    return { ...payload, telemetry_schema_version: TELEMETRY_SCHEMA_VERSION };
+    try {
+      return { ...payload, telemetry_schema_version: TELEMETRY_SCHEMA_VERSION };
+    } catch {
+      return payload as Stamped;
+    }
   }
 }
 
-/** Ensures both `telemetry_schema_version` and `middleware_schema_version`. */
+/** Ensures both `telemetry_schema_version` and `middleware_schema_version`, on the same terms as `stampObserver`. */
 export function stampMiddleware<P extends object>(
   payload: P,
 ): P & { telemetry_schema_version: string; middleware_schema_version: string } {
   type Stamped = P & { telemetry_schema_version: string; middleware_schema_version: string };
   const target = payload as P & Stampable;
-  if (target.telemetry_schema_version !== undefined && target.middleware_schema_version !== undefined) {
-    return target as Stamped;
-  }
   try {
     if (target.telemetry_schema_version === undefined) target.telemetry_schema_version = TELEMETRY_SCHEMA_VERSION;
     if (target.middleware_schema_version === undefined) target.middleware_schema_version = MIDDLEWARE_SCHEMA_VERSION;
     return target as Stamped;
   } catch {
-    return {
-      telemetry_schema_version: TELEMETRY_SCHEMA_VERSION,
-      middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
-      ...withoutUndefinedMarkers(payload),
-    } as Stamped;
+    try {
+      return {
+        telemetry_schema_version: TELEMETRY_SCHEMA_VERSION,
+        middleware_schema_version: MIDDLEWARE_SCHEMA_VERSION,
+        ...withoutUndefinedMarkers(payload),
+      } as Stamped;
+    } catch {
+      return payload as Stamped;
+    }
   }
 }
 

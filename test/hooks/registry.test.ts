@@ -71,6 +71,32 @@ describe('HookRegistry observer hooks', () => {
     expect(seen[0]).toEqual({ session_id: 's1', telemetry_schema_version: TELEMETRY_SCHEMA_VERSION });
   });
 
+  it('delivers a payload it cannot read or stamp as it is, and never throws into the host', () => {
+    const hooks = new HookRegistry({ logger: recordingLogger() });
+    const seen: unknown[] = [];
+    hooks.on('pre_llm_call', (payload) => seen.push(payload));
+    const trapping = new Proxy({}, { get() { throw new Error('get trap'); } });
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    const frozenGetter = Object.freeze({ get session_id(): string { throw new Error('getter'); } });
+    for (const payload of [trapping, revocable.proxy, frozenGetter]) {
+      expect(() => hooks.emit('pre_llm_call', payload as never)).not.toThrow();
+    }
+    // Each subscriber still got the event: a stamped copy where spreading worked, else the object itself.
+    expect(seen).toHaveLength(3);
+    expect(seen[0]).toEqual({ telemetry_schema_version: TELEMETRY_SCHEMA_VERSION });
+    expect(seen[1] === revocable.proxy).toBe(true);
+    expect(seen[2] === frozenGetter).toBe(true);
+  });
+
+  it('runs the execution chain on a payload it cannot stamp, without throwing into the host', () => {
+    const hooks = new HookRegistry({ logger: recordingLogger() });
+    hooks.use('tool_execution', (payload, next) => next(payload));
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    expect(hooks.execute('tool_execution', revocable.proxy as never, () => 'ran')).toBe('ran');
+  });
+
   it('calls subscribers in registration order', () => {
     const hooks = new HookRegistry();
     const order: string[] = [];
