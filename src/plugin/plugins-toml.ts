@@ -10,7 +10,7 @@
  * @module
  */
 
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { ConfigDiagnostic, DynamicPluginSpec, Json, JsonObject } from '../relay/contract.ts';
@@ -22,24 +22,36 @@ export interface LoadedPluginsToml {
   diagnostics: ConfigDiagnostic[];
 }
 
+/**
+ * The largest plugins.toml read. Real ones are a few KB; the cap keeps a
+ * path to a huge or endless file from stalling or exhausting the host.
+ */
+const MAX_PLUGINS_TOML_BYTES = 4 * 1024 * 1024;
+
 /** Reads and parses `plugins.toml`. An empty path means "not configured". */
 export function loadPluginsToml(filePath: string): LoadedPluginsToml {
   if (!filePath) return { document: null, diagnostics: [] };
+  const unreadable = (reason: string): LoadedPluginsToml => ({
+    document: null,
+    diagnostics: [
+      {
+        level: 'error',
+        code: 'plugins_toml.unreadable',
+        field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
+        message: `cannot read plugins.toml at ${String(filePath)}: ${reason}; using the HERMES_NEMO_RELAY_* exporters instead`,
+      },
+    ],
+  });
+  if (typeof filePath !== 'string') return unreadable(`the path must be a string, got ${typeof filePath}`);
   let textContent: string;
   try {
+    // Only a regular file: reading a FIFO or a device (/dev/zero) blocks the host's thread or never ends.
+    const stats = statSync(filePath);
+    if (!stats.isFile()) return unreadable('not a regular file');
+    if (stats.size > MAX_PLUGINS_TOML_BYTES) return unreadable(`${stats.size} bytes, more than the ${MAX_PLUGINS_TOML_BYTES} a plugins.toml may have`);
     textContent = readFileSync(filePath, 'utf8');
   } catch (error) {
-    return {
-      document: null,
-      diagnostics: [
-        {
-          level: 'error',
-          code: 'plugins_toml.unreadable',
-          field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
-          message: `cannot read plugins.toml at ${filePath}: ${errorMessage(error)}; using the HERMES_NEMO_RELAY_* exporters instead`,
-        },
-      ],
-    };
+    return unreadable(errorMessage(error));
   }
   let parsed: unknown;
   try {

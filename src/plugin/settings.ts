@@ -155,7 +155,7 @@ export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverr
     atifAgentVersion: read('HERMES_NEMO_RELAY_ATIF_AGENT_VERSION') || DEFAULT_SETTINGS.atifAgentVersion,
     atifModelName: read('HERMES_NEMO_RELAY_ATIF_MODEL_NAME') || DEFAULT_SETTINGS.atifModelName,
   };
-  const settings: NemoRelaySettings = { ...fromEnv, ...definedOnly(overrides) };
+  const settings: NemoRelaySettings = { ...fromEnv, ...validOverrides(overrides, diagnostics) };
 
   const toml = loadPluginsToml(settings.pluginsTomlPath);
   diagnostics.push(...toml.diagnostics);
@@ -190,10 +190,62 @@ function invalidValue(fieldName: string, message: string): ConfigDiagnostic {
   return { level: 'warning', code: 'settings.invalid_value', field: fieldName, message };
 }
 
-function definedOnly<T extends object>(value: T): Partial<T> {
-  const out: Partial<T> = {};
-  for (const key of Object.keys(value) as (keyof T)[]) {
-    if (value[key] !== undefined) out[key] = value[key];
+const OVERRIDE_CHOICES: Partial<Record<keyof NemoRelaySettingsOverrides, readonly string[]>> = {
+  atofMode: ['append', 'overwrite'],
+  atifSubagentExportMode: ['embedded', 'all'],
+};
+
+/**
+ * The host's typed overrides that are usable: each must have the type of its
+ * default (and one of the allowed words where there is a choice). Anything
+ * else gets a diagnostic and the environment's value stays, so a bad
+ * setting cannot make `register()` throw or reach the file system.
+ */
+function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Partial<NemoRelaySettings> {
+  const out: Record<string, unknown> = {};
+  if (overrides === undefined || overrides === null) return out as Partial<NemoRelaySettings>;
+  if (typeof overrides !== 'object') {
+    diagnostics.push(invalidValue('settings', `settings must be an object of overrides, got ${typeof overrides}; ignoring it`));
+    return out as Partial<NemoRelaySettings>;
   }
-  return out;
+  let keys: string[];
+  try {
+    keys = Object.keys(overrides);
+  } catch (error) {
+    diagnostics.push(invalidValue('settings', `settings could not be read (${errorText(error)}); ignoring it`));
+    return out as Partial<NemoRelaySettings>;
+  }
+  for (const key of keys) {
+    let value: unknown;
+    try {
+      value = (overrides as Record<string, unknown>)[key];
+    } catch (error) {
+      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} could not be read (${errorText(error)}); ignoring it`));
+      continue;
+    }
+    if (value === undefined) continue;
+    if (!(key in DEFAULT_SETTINGS) || key === 'pluginsConfig' || key === 'dynamicPlugins' || key === 'adaptiveEnabled' || key === 'adaptiveMode') {
+      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} is not a setting the host can override; ignoring it`));
+      continue;
+    }
+    const expected = typeof DEFAULT_SETTINGS[key as keyof NemoRelaySettings];
+    const choices = OVERRIDE_CHOICES[key as keyof NemoRelaySettingsOverrides];
+    if (typeof value !== expected || (choices !== undefined && !choices.includes(value as string))) {
+      const wanted = choices !== undefined ? `one of ${choices.join(', ')}` : `a ${expected}`;
+      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} must be ${wanted}, got ${describeValue(value)}; ignoring it`));
+      continue;
+    }
+    out[key] = value;
+  }
+  return out as Partial<NemoRelaySettings>;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  return typeof value;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

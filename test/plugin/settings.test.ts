@@ -1,0 +1,77 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { silentLogger } from '../../src/hooks/logger.ts';
+import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { loadSettings, type NemoRelaySettingsOverrides } from '../../src/plugin/settings.ts';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+
+const tempDir = () => mkdtempSync(path.join(tmpdir(), 'nrh-settings-'));
+const diagnosticFields = (overrides: unknown) =>
+  loadSettings({}, overrides as NemoRelaySettingsOverrides).diagnostics.map((d) => d.field);
+
+describe('typed settings from the host', () => {
+  it('ignores an override of the wrong type with a diagnostic, keeping the default', () => {
+    const loaded = loadSettings({}, { atifEnabled: true, atifFilenameTemplate: 5 } as unknown as NemoRelaySettingsOverrides);
+    expect(loaded.settings.atifFilenameTemplate).toBe('hermes-atif-{session_id}.json');
+    expect(loaded.settings.atifEnabled).toBe(true);
+    expect(loaded.diagnostics).toContainEqual(
+      expect.objectContaining({ code: 'settings.invalid_value', field: 'settings.atifFilenameTemplate', message: expect.stringContaining('must be a string, got 5') }),
+    );
+  });
+
+  it('accepts only the listed words for the ATOF mode and the subagent export mode', () => {
+    const loaded = loadSettings({ HERMES_NEMO_RELAY_ATOF_MODE: 'overwrite' }, { atofMode: 'sideways', atifSubagentExportMode: 'some' } as unknown as NemoRelaySettingsOverrides);
+    expect(loaded.settings.atofMode).toBe('overwrite');
+    expect(loaded.settings.atifSubagentExportMode).toBe('embedded');
+    expect(loaded.diagnostics.map((d) => d.field)).toEqual(['settings.atofMode', 'settings.atifSubagentExportMode']);
+  });
+
+  it('reports unknown keys, derived fields and settings that are not an object', () => {
+    expect(diagnosticFields({ atofEnabeld: true })).toEqual(['settings.atofEnabeld']);
+    expect(diagnosticFields({ adaptiveEnabled: true })).toEqual(['settings.adaptiveEnabled']);
+    expect(diagnosticFields('atof')).toEqual(['settings']);
+    expect(diagnosticFields(null)).toEqual([]);
+    expect(diagnosticFields(new Proxy({}, { ownKeys() { throw new Error('trap'); } }))).toEqual(['settings']);
+  });
+
+  it('lets register() succeed with bad settings, and records with the good ones', async () => {
+    const dir = tempDir();
+    for (const settings of [null, 42, { atofEnabled: true, atofOutputDirectory: dir, atofMode: 'sideways', atifFilenameTemplate: 5 }]) {
+      const hooks = new HookRegistry();
+      const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger: silentLogger }), env: {}, logger: silentLogger, settings: settings as never });
+      expect(() => plugin.register(hooks)).not.toThrow();
+      hooks.emit('on_session_start', { session_id: 's1' });
+      await plugin.shutdown();
+    }
+    expect(readdirSync(dir)).toEqual(['hermes-atof.jsonl']);
+  });
+});
+
+describe('plugins.toml path', () => {
+  it('refuses a path that is not a string', () => {
+    const loaded = loadSettings({}, { pluginsTomlPath: 42 } as unknown as NemoRelaySettingsOverrides);
+    expect(loaded.settings.pluginsConfig).toBeNull();
+    expect(loaded.diagnostics.map((d) => d.field)).toEqual(['settings.pluginsTomlPath']);
+  });
+
+  it('refuses a folder or a device with a diagnostic instead of reading it', () => {
+    for (const target of [tempDir(), '/dev/zero']) {
+      const loaded = loadSettings({ HERMES_NEMO_RELAY_PLUGINS_TOML: target });
+      expect(loaded.settings.pluginsConfig).toBeNull();
+      expect(loaded.diagnostics).toContainEqual(expect.objectContaining({ code: 'plugins_toml.unreadable', message: expect.stringContaining('not a regular file') }));
+    }
+  });
+
+  const mkfifo = spawnSync('mkfifo', ['--help'], { encoding: 'utf8' });
+  if (mkfifo.error) console.info(`[settings tests] FIFO case skipped: mkfifo is not available (${mkfifo.error.message})`);
+  it.skipIf(Boolean(mkfifo.error))('refuses a FIFO instead of blocking the host on it', () => {
+    const fifo = path.join(tempDir(), 'plugins.toml');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const loaded = loadSettings({ HERMES_NEMO_RELAY_PLUGINS_TOML: fifo });
+    expect(loaded.diagnostics).toContainEqual(expect.objectContaining({ code: 'plugins_toml.unreadable', message: expect.stringContaining('not a regular file') }));
+  });
+});
