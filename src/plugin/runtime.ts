@@ -146,6 +146,7 @@ export class RelayRuntime {
   private activatedOnce = false;
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly closedInstances = new Map<string, number>();
+  private outputsFailureReported = false;
   private readonly retiredAtofOutputs = new Map<string, OutputHealth>();
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   private readonly atifOutputs = new Map<string, OutputHealth>();
@@ -838,9 +839,16 @@ export class RelayRuntime {
   outputs(): OutputHealth[] {
     let backendOutputs: OutputHealth[] = [];
     try {
-      backendOutputs = this.backend.outputs?.() ?? [];
+      const reported: unknown = this.backend.outputs?.() ?? [];
+      // A custom backend may return anything; status() must still answer.
+      if (!Array.isArray(reported)) throw new TypeError(`expected an array, got ${typeof reported}`);
+      backendOutputs = reported.filter(isOutputHealth);
+      if (backendOutputs.length !== reported.length) throw new TypeError('entries without a path string were left out');
     } catch (error) {
-      this.fail('backend outputs() failed', error);
+      // status() may be polled: count every failure, say it once.
+      this.counters.errors += 1;
+      if (!this.outputsFailureReported) safeLog(this.logger, 'warn', `backend outputs() failed (reported once): ${message(error)}`);
+      this.outputsFailureReported = true;
     }
     const live = new Set(backendOutputs.map((output) => output.path));
     const retired = [...this.retiredAtofOutputs.values()].filter((output) => !live.has(output.path));
@@ -917,4 +925,8 @@ function diagnosticsOf(error: unknown): ConfigDiagnostic[] {
 function message(error: unknown): string {
   if (error instanceof Error) return error.message;
   return text(error);
+}
+
+function isOutputHealth(value: unknown): value is OutputHealth {
+  return typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../../src/hooks/logger.ts';
 import { silentLogger } from '../../src/hooks/logger.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
+import { createFakeRelay } from '../../src/testing/index.ts';
 
 /** A backend whose every property access throws, the worst a host could plug in. */
 function explodingBackend(): RelayBackend {
@@ -110,4 +111,21 @@ describe('fail-open plugin handlers', () => {
     const plugin = createNemoRelayPlugin({ backend: throwingBackend(), env: {}, logger });
     expect(() => plugin.onSessionStart({ session_id: 's1' })).not.toThrow();
   });
+});
+
+describe('status() against a backend that returns garbage', () => {
+  for (const garbage of ['not a list', [null], [{ bytes: 3 }], 42]) {
+    it(`answers, counts and says it once when outputs() returns ${JSON.stringify(garbage)}`, async () => {
+      const fake = createFakeRelay();
+      const warnings: string[] = [];
+      const logger: Logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+      const backend = new Proxy(fake, { get: (target, key) => (key === 'outputs' ? () => garbage : Reflect.get(target, key)) });
+      const plugin = createNemoRelayPlugin({ backend, env: {}, logger });
+      plugin.onSessionStart({ session_id: 's1' });
+      for (let poll = 0; poll < 3; poll++) expect(plugin.status().outputs).toEqual([]);
+      expect(plugin.status().counters.errors).toBe(3);
+      expect(warnings.filter((message) => message.includes('outputs()'))).toHaveLength(1);
+      await plugin.shutdown();
+    });
+  }
 });
