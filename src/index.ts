@@ -43,6 +43,7 @@ export type {
   PluginState,
   PluginStatus,
   ShutdownOptions,
+  FlushOptions,
   SubagentExportMode,
 } from './plugin/index.ts';
 

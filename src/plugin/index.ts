@@ -13,6 +13,7 @@ export type {
   PluginState,
   PluginStatus,
   ShutdownOptions,
+  FlushOptions,
 } from './plugin.ts';
 export type { PluginCounters } from './runtime.ts';
 export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './settings.ts';

@@ -56,6 +56,11 @@ export interface ShutdownOptions {
   timeoutMs?: number;
 }
 
+export interface FlushOptions {
+  /** Upper bound for the flush; what is still pending then goes on in the background. Default 5,000 ms. */
+  timeoutMs?: number;
+}
+
 export type PluginState = 'idle' | 'starting' | 'ready' | 'failed' | 'shutting_down' | 'shutdown';
 
 export interface PluginStatus {
@@ -99,8 +104,8 @@ export interface NemoRelayPlugin {
   /** Settles when the backend is live (or has failed open). Never rejects. */
   readonly ready: Promise<void>;
   status(): PluginStatus;
-  /** Writes everything recorded so far. Never rejects. */
-  flush(): Promise<void>;
+  /** Writes everything recorded so far. Bounded by `timeoutMs`, never rejects. */
+  flush(options?: FlushOptions): Promise<void>;
   /** Closes every session, writes every file and releases the backend. Idempotent, bounded, never rejects. */
   shutdown(options?: ShutdownOptions): Promise<void>;
   /**
@@ -180,7 +185,7 @@ class RelayPlugin {
         return ready;
       },
       status: () => this.status(),
-      flush: () => this.flush(),
+      flush: (options) => this.flush(options),
       shutdown: (shutdownOptions) => this.shutdown(shutdownOptions),
       installExitHandlers: (shutdownOptions) => this.installExitHandlers(shutdownOptions),
       handlers,
@@ -480,13 +485,20 @@ class RelayPlugin {
 
   // ---------------------------------------------------------------- flush and shutdown
 
-  private async flush(): Promise<void> {
-    try {
+  private async flush(options: FlushOptions = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const work = (async () => {
       await this.settle();
       this.drainQueue();
       this.runtime?.writePendingTrajectories();
       await this.settle();
       await this.runtime?.flushBackend();
+    })();
+    try {
+      if ((await boundedBy(work, timeoutMs)) === 'timeout') {
+        this.counters.errors += 1;
+        safeLog(this.logger, 'warn', `NeMo Relay flush did not finish within ${timeoutMs} ms; ${this.pending.size} writes are still pending`);
+      }
     } catch (error) {
       this.counters.errors += 1;
       safeLog(this.logger, 'warn', `NeMo Relay flush failed: ${describe(error)}`);
@@ -604,9 +616,11 @@ function snapshot(payload: HookPayload): HookPayload {
 async function boundedBy(work: Promise<void>, timeoutMs: number): Promise<'done' | 'timeout'> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), Math.max(0, timeoutMs));
-    // A pending timer must not keep a finished host alive.
-    (timer as { unref?: () => void }).unref?.();
+    // Kept referenced: a host awaiting shutdown() must get its answer within
+    // timeoutMs even when nothing else keeps the process alive (an unref'd
+    // timer let Node exit with the await unsettled). It is cleared as soon
+    // as the work is done, so it never holds a finished host.
+    timer = setTimeout(() => resolve('timeout'), Number.isFinite(timeoutMs) ? Math.max(0, timeoutMs) : DEFAULT_SHUTDOWN_TIMEOUT_MS);
   });
   try {
     return await Promise.race([work.then(() => 'done' as const), timeout]);
