@@ -167,6 +167,7 @@ class RelayPlugin {
   private startup: Promise<void> | null = null;
   private shutdownPromise: Promise<void> | null = null;
   private readonly warnedHooks = new Set<string>();
+  private readonly registrations = new WeakMap<PluginHost, () => void>();
   private readyResolve!: () => void;
 
   constructor(options: NemoRelayPluginOptions) {
@@ -377,6 +378,12 @@ class RelayPlugin {
   // ---------------------------------------------------------------- registration
 
   private register(host: PluginHost): () => void {
+    // Registering twice on one host would handle every hook twice.
+    const existing = this.registrations.get(host);
+    if (existing !== undefined) {
+      safeLog(this.logger, 'warn', 'NeMo Relay plugin is already registered on this host; the second register() changes nothing');
+      return existing;
+    }
     const settings = this.settings().settings;
     const unsubscribers: (() => void)[] = [];
     for (const [name, handler] of Object.entries(this.api.handlers) as [HookName, (payload: object) => void][]) {
@@ -392,11 +399,14 @@ class RelayPlugin {
       if (settings.dynamicPlugins.length > 0) this.start();
     }
     let registered = true;
-    return () => {
+    const unregister = () => {
       if (!registered) return;
       registered = false;
+      this.registrations.delete(host);
       for (const unsubscribe of unsubscribers) unsubscribe();
     };
+    this.registrations.set(host, unregister);
+    return unregister;
   }
 
   // ---------------------------------------------------------------- startup

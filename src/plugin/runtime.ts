@@ -147,6 +147,7 @@ export class RelayRuntime {
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly closedInstances = new Map<string, number>();
   private outputsFailureReported = false;
+  private supersededReported = false;
   private readonly retiredAtofOutputs = new Map<string, OutputHealth>();
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   private readonly atifOutputs = new Map<string, OutputHealth>();
@@ -566,30 +567,59 @@ export class RelayRuntime {
   // A span left open would read as a crash; ending it says the session closed first.
   private endAbandonedSpans(state: SessionState, failures: string[]): void {
     for (const [key, span] of state.llmSpans) {
-      this.counters.abandonedSpans += 1;
-      try {
-        this.backend.llmEnd(span, {
-          response: { error: { type: 'session_closed', message: 'the session closed before the API request finished' } },
-          metadata: { 'error.type': 'session_closed', api_request_id: key },
-        });
-      } catch (error) {
-        failures.push(`open LLM span ${key} end failed: ${message(error)}`);
-      }
+      this.endAbandonedLlm(key, span, 'session_closed', 'the session closed before the API request finished', failures);
     }
     state.llmSpans.clear();
     for (const [key, span] of state.toolSpans) {
-      this.counters.abandonedSpans += 1;
-      try {
-        this.backend.toolEnd(span, {
-          result: null,
-          status: 'error',
-          metadata: { 'error.type': 'session_closed', tool_call_id: key },
-        });
-      } catch (error) {
-        failures.push(`open tool span ${key} end failed: ${message(error)}`);
-      }
+      this.endAbandonedTool(key, span, 'session_closed', failures);
     }
     state.toolSpans.clear();
+  }
+
+  private endAbandonedLlm(key: string, span: LlmHandle, reason: string, explanation: string, failures: string[]): void {
+    this.counters.abandonedSpans += 1;
+    try {
+      this.backend.llmEnd(span, {
+        response: { error: { type: reason, message: explanation } },
+        metadata: { 'error.type': reason, api_request_id: key },
+      });
+    } catch (error) {
+      failures.push(`open LLM span ${key} end failed: ${message(error)}`);
+    }
+  }
+
+  private endAbandonedTool(key: string, span: ToolHandle, reason: string, failures: string[]): void {
+    this.counters.abandonedSpans += 1;
+    try {
+      this.backend.toolEnd(span, { result: null, status: 'error', metadata: { 'error.type': reason, tool_call_id: key } });
+    } catch (error) {
+      failures.push(`open tool span ${key} end failed: ${message(error)}`);
+    }
+  }
+
+  /**
+   * A second start under the key of a span that is still open (a host that
+   * reuses an id, or the plugin registered twice) would orphan the first:
+   * it is ended as superseded, so no span is ever left open.
+   */
+  private endSuperseded(state: SessionState, kind: 'llm' | 'tool', key: string): void {
+    const failures: string[] = [];
+    if (kind === 'llm') {
+      const open = state.llmSpans.get(key);
+      if (open === undefined) return;
+      state.llmSpans.delete(key);
+      this.endAbandonedLlm(key, open, 'superseded', 'another pre_api_request with the same api_request_id started before this one ended', failures);
+    } else {
+      const open = state.toolSpans.get(key);
+      if (open === undefined) return;
+      state.toolSpans.delete(key);
+      this.endAbandonedTool(key, open, 'superseded', failures);
+    }
+    if (!this.supersededReported) {
+      this.supersededReported = true;
+      safeLog(this.logger, 'warn', `NeMo Relay: a ${kind === 'llm' ? 'pre_api_request' : 'pre_tool_call'} reused the id ${JSON.stringify(key)} of a span still open; the open one was ended as superseded (reported once; see status().counters.abandonedSpans)`);
+    }
+    for (const failure of failures) this.fail('superseded span', failure);
   }
 
   private evictIfNeeded(now: number): void {
@@ -692,6 +722,8 @@ export class RelayRuntime {
 
   llmStart(payload: HookPayload): void {
     const state = this.ensureSession(payload);
+    const key = apiKeyOf(payload);
+    if (state.llmSpans.size > 0) this.endSuperseded(state, 'llm', key);
     const request = payload.request;
     const body = isRecord(request) ? (request.body ?? null) : {};
     const span = this.backend.llmStart({
@@ -701,7 +733,7 @@ export class RelayRuntime {
       metadata: metadataOf(payload),
       modelName: truthy(payload.model) ? text(payload.model) : '',
     });
-    state.llmSpans.set(apiKeyOf(payload), span);
+    state.llmSpans.set(key, span);
   }
 
   llmEnd(payload: HookPayload): void {
@@ -739,6 +771,8 @@ export class RelayRuntime {
 
   toolStart(payload: HookPayload): void {
     const state = this.ensureSession(payload);
+    const key = toolKeyOf(payload);
+    if (state.toolSpans.size > 0) this.endSuperseded(state, 'tool', key);
     const span = this.backend.toolStart({
       name: toolNameOf(payload),
       parent: state.handle,
@@ -746,7 +780,7 @@ export class RelayRuntime {
       metadata: metadataOf(payload),
       toolCallId: truthy(payload.tool_call_id) ? text(payload.tool_call_id) : '',
     });
-    state.toolSpans.set(toolKeyOf(payload), span);
+    state.toolSpans.set(key, span);
   }
 
   toolEnd(payload: HookPayload): void {

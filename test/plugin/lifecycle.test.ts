@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/hooks/logger.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { createMemoryRelay } from '../../src/relay/memory/index.ts';
@@ -156,6 +157,40 @@ describe('plugin lifecycle', () => {
     expect(fake.ops()).toEqual(['pushScope', 'llmStart', 'toolStart', 'llmEnd', 'toolEnd', 'popScope']);
     expect(fake.callsOf('toolEnd')[0]!.args.status).toBe('error');
     expect(plugin.status().counters.abandonedSpans).toBe(2);
+  });
+
+  it('ends a span as superseded when a second start reuses its id, so none is left open', () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 't:api:1', retry_count: 0 });
+    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 't:api:1', retry_count: 1 });
+    plugin.onPostApiRequest({ session_id: 's1', api_request_id: 't:api:1' });
+    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.onSessionFinalize({ session_id: 's1' });
+    expect(fake.ops()).toEqual(['pushScope', 'llmStart', 'llmEnd', 'llmStart', 'llmEnd', 'toolStart', 'toolEnd', 'toolStart', 'toolEnd', 'popScope']);
+    const [superseded] = fake.callsOf('llmEnd');
+    expect((superseded!.args.metadata as Record<string, unknown>)['error.type']).toBe('superseded');
+    expect((fake.callsOf('toolEnd')[0]!.args.metadata as Record<string, unknown>)['error.type']).toBe('superseded');
+    expect(plugin.status().counters.abandonedSpans).toBe(3);
+    expect(plugin.status().counters.unmatchedEnds).toBe(0);
+  });
+
+  it('handles each hook once when registered twice on the same registry', () => {
+    const fake = createFakeRelay();
+    const warnings: string[] = [];
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) } });
+    const hooks = new HookRegistry();
+    const first = plugin.register(hooks);
+    expect(plugin.register(hooks)).toBe(first);
+    hooks.emit('pre_tool_call', { session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    hooks.emit('post_tool_call', { session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', result: 'ok' });
+    expect(fake.ops()).toEqual(['pushScope', 'toolStart', 'toolEnd']);
+    expect(warnings).toEqual([expect.stringContaining('already registered')]);
+    first();
+    plugin.register(hooks);
+    hooks.emit('pre_llm_call', { session_id: 's1' });
+    expect(fake.ops().filter((op) => op === 'mark')).toHaveLength(1);
   });
 
   it('marks failed tool calls with an error status', () => {
