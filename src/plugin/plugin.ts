@@ -20,7 +20,7 @@ import type { HookName } from '../hooks/names.ts';
 import type { Logger } from '../hooks/logger.ts';
 import { consoleLogger, safeLog } from '../hooks/logger.ts';
 import type { ConfigDiagnostic, OutputHealth, RelayBackend } from '../relay/contract.ts';
-import { toJson } from '../relay/json.ts';
+import { isSnapshot, snapshotPayload } from './snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../relay/select.ts';
 import { BACKEND_ENV, resolveBackend } from '../relay/select.ts';
 import type { HookPayload } from './payload.ts';
@@ -262,6 +262,9 @@ class RelayPlugin {
       try {
         handler(payload);
       } catch (error) {
+        // Most often a getter or a Proxy trap of the payload threw: handle the
+        // event once more from a plain copy rather than lose it.
+        if (!isSnapshot(payload) && this.retryFromCopy(name, handler, payload, error)) return;
         this.counters.errors += 1;
         // One warning per hook kind; the count keeps growing in status().
         const level = this.warnedHooks.has(name) ? 'debug' : 'warn';
@@ -277,6 +280,20 @@ class RelayPlugin {
         safeLog(this.logger, 'debug', `NeMo Relay ${name} dispatch failed`, error);
       }
     };
+  }
+
+  private retryFromCopy(name: HookName, handler: Handler, payload: HookPayload, error: unknown): boolean {
+    try {
+      handler(snapshotPayload(payload));
+    } catch {
+      return false;
+    }
+    const key = `${name}:copied`;
+    if (!this.warnedHooks.has(key)) {
+      this.warnedHooks.add(key);
+      safeLog(this.logger, 'warn', `NeMo Relay ${name}: reading the payload failed (${describe(error)}); recorded it from a plain copy, with unreadable fields as "[Unserializable: ...]" (reported once per hook)`);
+    }
+    return true;
   }
 
   private dispatch(handler: Handler, payload: HookPayload, opensSession: boolean): void {
@@ -308,7 +325,7 @@ class RelayPlugin {
 
   private enqueue(handler: Handler, payload: HookPayload, opensSession: boolean): void {
     // The host keeps ownership of its payload; a queued hook must record what it said then.
-    this.queue.push({ handler, payload: snapshot(payload), opensSession });
+    this.queue.push({ handler, payload: snapshotPayload(payload), opensSession });
   }
 
   private drainAfterBarrier(): void {
@@ -616,11 +633,6 @@ class RelayPlugin {
       diagnostics: settings?.diagnostics ?? [],
     };
   }
-}
-
-function snapshot(payload: HookPayload): HookPayload {
-  const copy = toJson(payload);
-  return typeof copy === 'object' && copy !== null && !Array.isArray(copy) ? copy : {};
 }
 
 async function boundedBy(work: Promise<void>, timeoutMs: number): Promise<'done' | 'timeout'> {

@@ -148,6 +148,48 @@ describe('plugin lifecycle', () => {
     expect(popped).toEqual(['hermes-session-old']);
   });
 
+  it('records an event whose payload getter throws from a plain copy instead of losing it', () => {
+    const fake = createFakeRelay();
+    const warnings: string[] = [];
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) } });
+    const hostile = (id: string) =>
+      Object.defineProperty({ session_id: 's1', api_request_id: id, provider: 'openai' }, 'request', {
+        enumerable: true,
+        get() {
+          throw new Error('boom');
+        },
+      });
+    plugin.onPreApiRequest(hostile('a1'));
+    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'a2', request: { body: { n: 1 } } });
+    plugin.onPreApiRequest(hostile('a3'));
+    expect(fake.ops()).toEqual(['pushScope', 'llmStart', 'llmStart', 'llmStart']);
+    expect(fake.callsOf('llmStart')[0]!.args.metadata).toMatchObject({ session_id: 's1', api_request_id: 'a1' });
+    expect(plugin.status().counters.errors).toBe(0);
+    expect(warnings).toEqual([expect.stringContaining('recorded it from a plain copy')]);
+  });
+
+  it('files a queued class-shaped payload under the session its getters name, not "default"', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir) }, logger: silentLogger });
+    class Ids {
+      readonly #session: string;
+      constructor(session: string) {
+        this.#session = session;
+      }
+      get session_id(): string {
+        return this.#session;
+      }
+    }
+    const hidden = { session_id: 'hidden', toJSON: () => ({ note: 'no ids here' }) };
+    plugin.onSessionStart(new Ids('real') as never);
+    plugin.onSessionStart(hidden);
+    expect(plugin.status().queuedHooks).toBe(2);
+    await plugin.flush();
+    const names = fake.callsOf('pushScope').map((call) => call.args.name);
+    expect(names).toEqual(['hermes-session-real', 'hermes-session-hidden']);
+  });
+
   it('ends spans still open when their session closes', () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
