@@ -96,6 +96,8 @@ export class AtifRouter {
         }
         return session.builder.toJson();
       },
+      // At process exit: what native has delivered by then.
+      exportJsonNow: (): string => session.builder.toJson(),
       deregister: (): void => {
         if (!registered) return;
         registered = false;

@@ -28,6 +28,7 @@ import type {
 } from '../relay/contract.ts';
 import { atifFilePath } from './atif-file.ts';
 import { writeFileAtomic } from '../relay/atomic-file.ts';
+import { atExit } from '../relay/exit-hook.ts';
 import { shapeLlmResponse } from './llm-response.ts';
 import { runManaged } from './managed.ts';
 import type { HookPayload } from './payload.ts';
@@ -150,6 +151,9 @@ export class RelayRuntime {
   private supersededReported = false;
   private readonly retiredAtofOutputs = new Map<string, OutputHealth>();
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
+  /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
+  private readonly unwrittenTrajectories = new Set<SessionState>();
+  private removeExitTask: (() => void) | null = null;
   private readonly atifOutputs = new Map<string, OutputHealth>();
   /** The session last inserted into `sessions` (its last entry), or null. */
   private newestSessionId: string | null = null;
@@ -161,6 +165,9 @@ export class RelayRuntime {
     this.logger = options.logger;
     this.counters = options.counters;
     this.track = options.track;
+    if (this.settings.atifEnabled && this.settings.atifOutputDirectory) {
+      this.removeExitTask = atExit(() => this.writeTrajectoriesAtExit());
+    }
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -432,6 +439,7 @@ export class RelayRuntime {
     const outputDirectory = this.settings.atifOutputDirectory;
     if (!outputDirectory) return;
     const pending = this.pendingPartialWrites.get(state);
+    this.unwrittenTrajectories.add(state);
     if (kind === 'partial') {
       if (pending !== undefined) return;
       const delay = this.options.trajectoryWriteDelayMs;
@@ -463,6 +471,34 @@ export class RelayRuntime {
     }
   }
 
+  /**
+   * At process exit without `shutdown()`, nothing can be awaited: every open
+   * session's trajectory, and every one whose write was still queued or in
+   * flight, is written synchronously from what the backend has delivered
+   * (`exportJsonNow`). The ATOF file has the events either way.
+   */
+  private writeTrajectoriesAtExit(): void {
+    const outputDirectory = this.settings.atifOutputDirectory;
+    const states = new Set<SessionState>([...this.sessions.values(), ...this.unwrittenTrajectories, ...this.pendingPartialWrites.keys()]);
+    for (const timer of this.pendingPartialWrites.values()) clearTimeout(timer);
+    this.pendingPartialWrites.clear();
+    for (const state of states) {
+      const exporter = state.atifExporter;
+      if (!exporter || typeof exporter.exportJsonNow !== 'function') continue;
+      if (state.isEmbeddedSubagent && this.settings.atifSubagentExportMode !== 'all') continue;
+      let target = '';
+      try {
+        target = atifFilePath(outputDirectory, this.settings.atifFilenameTemplate, state.sessionId, state.instance);
+        const health = this.atifHealth(target);
+        health.bytes = writeFileAtomic(target, exporter.exportJsonNow());
+        health.lastWrite = new Date().toISOString();
+      } catch {
+        // Nothing can be reported this late; the other sessions still get theirs.
+      }
+    }
+    this.unwrittenTrajectories.clear();
+  }
+
   private writeTrajectory(state: SessionState, exporter: AtifExporter, outputDirectory: string): void {
     this.chainExport(state.sessionId, async () => {
       const target = atifFilePath(outputDirectory, this.settings.atifFilenameTemplate, state.sessionId, state.instance);
@@ -475,6 +511,9 @@ export class RelayRuntime {
         health.errors += 1;
         health.lastError = message(error);
         throw error;
+      } finally {
+        // Written or reported; a newer partial write keeps it listed.
+        if (!this.pendingPartialWrites.has(state)) this.unwrittenTrajectories.delete(state);
       }
     });
   }
@@ -688,6 +727,10 @@ export class RelayRuntime {
     } catch (error) {
       failures.push(`backend shutdown failed: ${message(error)}`);
     }
+    // Everything is written (or reported) by now.
+    this.removeExitTask?.();
+    this.removeExitTask = null;
+    this.unwrittenTrajectories.clear();
     if (failures.length > 0) throw new Error(failures.join('; '));
   }
 

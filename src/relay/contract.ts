@@ -211,6 +211,12 @@ export interface AtifExporter {
    * Backends with asynchronous delivery drain it before building.
    */
   exportJson(): Promise<string>;
+  /**
+   * The document for the events delivered so far, synchronously: for a write
+   * at process exit, where nothing can be awaited. Optional; without it a
+   * trajectory not yet written when the process exits is lost.
+   */
+  exportJsonNow?(): string;
   /** Stops receiving events and frees the builder. Idempotent. */
   deregister(): void;
 }

@@ -36,6 +36,7 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   }
   return {
     exportJson: async () => builder.toJson(),
+    exportJsonNow: () => builder.toJson(),
     deregister: () => {
       if (remove !== null) {
         remove();

@@ -36,7 +36,7 @@ import { Buffer } from 'node:buffer';
 import type { AtofMode, OutputHealth } from '../contract.ts';
 import type { Logger } from '../../hooks/logger.ts';
 import { safeLog } from '../../hooks/logger.ts';
-import { atExit } from './exit-hook.ts';
+import { atExit } from '../exit-hook.ts';
 import { LineBuilder, type LineOwner } from './line-builder.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */

@@ -37,7 +37,7 @@ import { AtifBuilder } from '../formats/atif-builder.ts';
 import { safeLog } from '../../hooks/logger.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
-import { atExit } from './exit-hook.ts';
+import { atExit } from '../exit-hook.ts';
 import { renderFilename } from './atif-filename.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from './plugin-config.ts';

@@ -1,7 +1,7 @@
 /**
- * One process `exit` listener for everything the in-memory relay must
- * write before the process goes away (buffered ATOF lines, partial ATIF
- * trajectories). `exit` listeners run synchronously on a natural end, on
+ * One process `exit` listener for everything that must be written before
+ * the process goes away: the in-memory relay's buffered ATOF lines and
+ * plugins.toml trajectories, and the plugin's per-session trajectories. `exit` listeners run synchronously on a natural end, on
  * `process.exit()` and after an uncaught exception, which is why every
  * writer here is synchronous.
  *

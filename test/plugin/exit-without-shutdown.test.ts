@@ -1,0 +1,58 @@
+// A host that never calls shutdown() (a crash handler's process.exit(), or
+// a script that simply ends) still gets its files on the memory backend:
+// the buffered ATOF lines and each session's trajectory, including one
+// whose partial write was still waiting out trajectoryWriteDelayMs.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { readValidAtif, readValidAtof } from '../contract/files.ts';
+import { runScript } from '../native/support.ts';
+import { tempDir } from '../contract/backends.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const ENTRY = pathToFileURL(path.join(ROOT, 'dist', 'src', 'index.js')).href;
+
+function child(dir: string, ending: string): string {
+  return `
+import { createNemoRelayPlugin, HookRegistry } from ${JSON.stringify(ENTRY)};
+const plugin = createNemoRelayPlugin({
+  backend: 'memory',
+  env: {},
+  settings: { atofEnabled: true, atofOutputDirectory: ${JSON.stringify(dir)}, atifEnabled: true, atifOutputDirectory: ${JSON.stringify(dir)} },
+});
+const hooks = new HookRegistry();
+plugin.register(hooks);
+await plugin.ready;
+const ids = { session_id: 'open-1', turn_id: 't1' };
+hooks.emit('on_session_start', { session_id: 'open-1', model: 'gpt-4o' });
+hooks.emit('pre_llm_call', { ...ids, user_message: 'hello?' });
+hooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'hello?' }] } } });
+hooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:1', response: { choices: [{ message: { role: 'assistant', content: 'hi.' } }] } });
+hooks.emit('on_session_end', { ...ids, completed: true });
+hooks.emit('on_session_start', { session_id: 'closed-1' });
+hooks.emit('on_session_finalize', { session_id: 'closed-1' });
+${ending}
+`;
+}
+
+describe('exit without shutdown() on the memory backend', () => {
+  for (const [label, ending] of [
+    ['process.exit(0) right away', 'process.exit(0);'],
+    ['a natural end', ''],
+  ] as const) {
+    it(`writes the ATOF lines and every session's trajectory on ${label}`, () => {
+      const dir = tempDir('exit-no-shutdown');
+      const result = runScript(child(dir, ending));
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+      const { events } = readValidAtof(path.join(dir, 'hermes-atof.jsonl'));
+      expect(events.filter((e) => e.category === 'llm').map((e) => e.scope_category)).toEqual(['start', 'end']);
+      const open = readValidAtif(path.join(dir, 'hermes-atif-open-1.json'));
+      expect(open.steps.map((step) => [step.source, step.message])).toEqual([
+        ['user', 'hello?'],
+        ['agent', 'hi.'],
+      ]);
+      readValidAtif(path.join(dir, 'hermes-atif-closed-1.json'));
+    });
+  }
+});
