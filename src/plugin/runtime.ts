@@ -154,6 +154,7 @@ export class RelayRuntime {
   /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
   private readonly unwrittenTrajectories = new Set<SessionState>();
   private removeExitTask: (() => void) | null = null;
+  private readonly recordsNothing: boolean;
   private readonly atifOutputs = new Map<string, OutputHealth>();
   /** The session last inserted into `sessions` (its last entry), or null. */
   private newestSessionId: string | null = null;
@@ -165,7 +166,8 @@ export class RelayRuntime {
     this.logger = options.logger;
     this.counters = options.counters;
     this.track = options.track;
-    if (this.settings.atifEnabled && this.settings.atifOutputDirectory) {
+    this.recordsNothing = kindOf(options.backend) === 'off';
+    if (this.settings.atifEnabled && this.settings.atifOutputDirectory && !this.recordsNothing) {
       this.removeExitTask = atExit(() => this.writeTrajectoriesAtExit());
     }
   }
@@ -417,7 +419,8 @@ export class RelayRuntime {
   }
 
   private wantsAtifExporter(state: SessionState): boolean {
-    if (!this.settings.atifEnabled || this.ownsExporter('atif')) return false;
+    // The off backend records nothing: an empty trajectory file per session would claim otherwise.
+    if (!this.settings.atifEnabled || this.ownsExporter('atif') || this.recordsNothing) return false;
     // An embedded child's own file is never written in embedded mode; its
     // steps reach the parent's trajectory through the parent's builder.
     return !state.isEmbeddedSubagent || this.settings.atifSubagentExportMode === 'all';
@@ -1006,4 +1009,12 @@ function message(error: unknown): string {
 
 function isOutputHealth(value: unknown): value is OutputHealth {
   return typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
+}
+
+function kindOf(backend: RelayBackend): unknown {
+  try {
+    return backend.kind;
+  } catch {
+    return undefined;
+  }
 }

@@ -31,3 +31,24 @@ describe('status().outputs', () => {
     }
   });
 });
+
+describe('the off backend', () => {
+  it('writes no file at all, not even an empty trajectory, and counts what it dropped', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nrh-off-'));
+    const plugin = createNemoRelayPlugin({
+      backend: 'off',
+      env: {},
+      logger: silentLogger,
+      settings: { atofEnabled: true, atofOutputDirectory: dir, atifEnabled: true, atifOutputDirectory: dir },
+    });
+    await plugin.ready;
+    plugin.onSessionStart({ session_id: 'o1' });
+    plugin.onPreLlmCall({ session_id: 'o1', turn_id: 't1' });
+    plugin.onSessionEnd({ session_id: 'o1', turn_id: 't1' });
+    plugin.onSessionFinalize({ session_id: 'o1' });
+    await plugin.shutdown();
+    expect(readdirSync(dir)).toEqual([]);
+    expect(plugin.status().backend.kind).toBe('off');
+    expect(plugin.status().counters.dropped).toBeGreaterThan(0);
+  });
+});

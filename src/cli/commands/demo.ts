@@ -97,6 +97,10 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
   await plugin.shutdown({ timeoutMs: 30_000 });
 
   const status = plugin.status();
+  if (status.backend.kind === 'off') {
+    io.err(`demo: nothing was recorded: the backend is off (${status.backend.reason}). The hooks are in ${recorder.path}; try --backend memory.\n`);
+    return 1;
+  }
   const { style } = io;
   io.out(`${style.bold('NeMo Relay demo')} (backend ${status.backend.kind}${status.backend.version ? ` ${status.backend.version}` : ''}): ${recorder.lines} hooks\n\n`);
   let invalid = 0;

@@ -206,6 +206,10 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
     io.err(`nemo-relay-hooks: ${files.failed} output file(s) could not be written completely\n`);
     return 1;
   }
+  if (status.backend.kind === 'off') {
+    io.err(`nemo-relay-hooks: nothing was recorded: the backend is off (${status.backend.reason}); try --backend memory\n`);
+    return 1;
+  }
   return 0;
 }
 
