@@ -23,7 +23,7 @@ import type { ConfigDiagnostic, OutputHealth, RelayBackend } from '../relay/cont
 import { isSnapshot, snapshotPayload } from './snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../relay/select.ts';
 import { BACKEND_ENV, resolveBackend } from '../relay/select.ts';
-import type { HookPayload } from './payload.ts';
+import { apiKeyOf, toolKeyOf, type HookPayload } from './payload.ts';
 import type { PluginCounters } from './runtime.ts';
 import { emptyCounters, RelayRuntime } from './runtime.ts';
 import type { Environment, LoadedSettings, NemoRelaySettingsOverrides } from './settings.ts';
@@ -138,6 +138,8 @@ export interface NemoRelayPlugin {
 }
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
+/** Unmanaged calls remembered until their end hook; more means ends that never came. */
+const MAX_UNMANAGED_CALLS = 10_000;
 const DEFAULT_IDLE_TTL_MS = 6 * 60 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 100_000;
 const DEFAULT_TRAJECTORY_WRITE_DELAY_MS = 1_000;
@@ -168,6 +170,9 @@ class RelayPlugin {
   private shutdownPromise: Promise<void> | null = null;
   private readonly warnedHooks = new Set<string>();
   private readonly registrations = new WeakMap<PluginHost, () => void>();
+  /** Calls that crossed the execution middleware unmanaged while managed execution may apply (see recordsLlmManually). */
+  private readonly unmanagedLlmCalls = new Set<string>();
+  private readonly unmanagedToolCalls = new Set<string>();
   private readyResolve!: () => void;
 
   constructor(options: NemoRelayPluginOptions) {
@@ -230,23 +235,23 @@ class RelayPlugin {
       post_llm_call: session('post_llm_call', (p) => this.live().mark('hermes.turn.end', p)),
       pre_api_request: session('pre_api_request', (p) => {
         const runtime = this.live();
-        if (!runtime.managedLlmEnabled()) runtime.llmStart(p);
+        if (this.recordsLlmManually(runtime, p, false)) runtime.llmStart(p);
       }),
       post_api_request: session('post_api_request', (p) => {
         const runtime = this.live();
-        if (!runtime.managedLlmEnabled()) runtime.llmEnd(p);
+        if (this.recordsLlmManually(runtime, p, true)) runtime.llmEnd(p);
       }),
       api_request_error: session('api_request_error', (p) => {
         const runtime = this.live();
-        if (!runtime.managedLlmEnabled()) runtime.llmError(p);
+        if (this.recordsLlmManually(runtime, p, true)) runtime.llmError(p);
       }),
       pre_tool_call: session('pre_tool_call', (p) => {
         const runtime = this.live();
-        if (!runtime.managedToolEnabled()) runtime.toolStart(p);
+        if (this.recordsToolManually(runtime, p, false)) runtime.toolStart(p);
       }),
       post_tool_call: session('post_tool_call', (p) => {
         const runtime = this.live();
-        if (!runtime.managedToolEnabled()) runtime.toolEnd(p);
+        if (this.recordsToolManually(runtime, p, true)) runtime.toolEnd(p);
       }),
       pre_approval_request: session('pre_approval_request', (p) => this.live().mark('hermes.approval.request', p)),
       post_approval_response: session('post_approval_response', (p) =>
@@ -359,12 +364,44 @@ class RelayPlugin {
     return this.runtime!;
   }
 
+  /**
+   * Whether the LLM call of this hook is recorded from the hooks (a manual
+   * span) rather than by managed execution: always when managed execution
+   * is off, and also for a call that ran unmanaged because the backend or
+   * plugins.toml was still activating when it crossed the middleware
+   * (otherwise it would be recorded nowhere). `ends` forgets the call.
+   */
+  private recordsLlmManually(runtime: RelayRuntime, payload: HookPayload, ends: boolean): boolean {
+    if (!runtime.managedLlmEnabled()) return true;
+    return this.ranUnmanaged(this.unmanagedLlmCalls, apiKeyOf(payload), ends);
+  }
+
+  private recordsToolManually(runtime: RelayRuntime, payload: HookPayload, ends: boolean): boolean {
+    if (!runtime.managedToolEnabled()) return true;
+    return this.ranUnmanaged(this.unmanagedToolCalls, toolKeyOf(payload), ends);
+  }
+
+  private ranUnmanaged(calls: Set<string>, key: string, ends: boolean): boolean {
+    if (!calls.has(key)) return false;
+    if (ends) calls.delete(key);
+    return true;
+  }
+
+  /** Notes a call that crossed the execution middleware unmanaged, so its hooks record it. */
+  private noteUnmanaged(calls: Set<string>, key: string): void {
+    calls.add(key);
+    // Calls whose end hook never comes must not pile up: forget the oldest.
+    if (calls.size > MAX_UNMANAGED_CALLS) calls.delete(calls.values().next().value as string);
+  }
+
   // ---------------------------------------------------------------- middleware
 
   private llmExecution(payload: HookPayload, next: (payload?: HookPayload) => unknown): unknown {
     const runtime = this.readyRuntime();
     try {
       if (runtime?.managedLlmEnabled()) return runtime.executeLlm(payload, next);
+      // Not ready yet (activating): managed execution may apply to later calls, so this one is noted.
+      if (runtime === null) this.noteUnmanaged(this.unmanagedLlmCalls, apiKeyOf(payload));
     } catch (error) {
       this.noteMiddlewareFailure('llm_execution', error);
     }
@@ -375,6 +412,7 @@ class RelayPlugin {
     const runtime = this.readyRuntime();
     try {
       if (runtime?.managedToolEnabled()) return runtime.executeTool(payload, next);
+      if (runtime === null) this.noteUnmanaged(this.unmanagedToolCalls, toolKeyOf(payload));
     } catch (error) {
       this.noteMiddlewareFailure('tool_execution', error);
     }

@@ -1,8 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/hooks/logger.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { writeObservabilityToml } from '../support/plugins-toml.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import type { PluginHost } from '../../src/plugin/index.ts';
 import { shapeLlmResponse } from '../../src/plugin/llm-response.ts';
@@ -252,4 +254,31 @@ describe('LLM response shaping', () => {
   it('falls back to content or output_text for other shapes', () => {
     expect(shapeLlmResponse({ output_text: 'done' })).toMatchObject({ assistant_message: { role: 'assistant', content: 'done' } });
   });
+});
+
+describe('calls that cross the execution middleware while plugins.toml still activates', () => {
+  for (const when of ['before the backend is ready', 'after ready', 'after activation settled'] as const) {
+    it(`are each recorded exactly once from their hooks (${when})`, async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'nrh-managed-'));
+      const file = writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories'), extraToml: '\n[[components]]\nkind = "adaptive"\nenabled = true\n' });
+      const hooks = new HookRegistry();
+      const plugin = createNemoRelayPlugin({ backend: 'memory', env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
+      plugin.register(hooks);
+      if (when !== 'before the backend is ready') await plugin.ready;
+      hooks.emit('on_session_start', { session_id: 's' });
+      if (when === 'after activation settled') await plugin.flush();
+      for (let i = 0; i < 5; i++) {
+        const ids = { session_id: 's', tool_call_id: `tc${i}`, tool_name: 'read_file' };
+        hooks.emit('pre_tool_call', { ...ids, args: { i } });
+        const result = await hooks.execute('tool_execution', { ...ids, args: { i } }, (p) => ({ content: `ok${(p.args as { i: number }).i}` }));
+        hooks.emit('post_tool_call', { ...ids, result });
+      }
+      hooks.emit('on_session_finalize', { session_id: 's' });
+      await plugin.shutdown();
+      const events = readFileSync(path.join(dir, 'events', 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      const toolStarts = events.filter((e) => e.category === 'tool' && e.scope_category === 'start');
+      expect(toolStarts.map((e) => e.category_profile?.tool_call_id).sort()).toEqual(['tc0', 'tc1', 'tc2', 'tc3', 'tc4']);
+      expect(events.filter((e) => e.category === 'tool' && e.scope_category === 'end')).toHaveLength(5);
+    });
+  }
 });
