@@ -175,6 +175,14 @@ export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverr
       message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} has no {session_id}: every session would overwrite the same file, so "-{session_id}" is appended before the extension`,
     });
   }
+  if (settings.atifEnabled && /[\\/]/.test(settings.atifFilenameTemplate.split('{session_id}').join(''))) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'settings.template_with_path',
+      field: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE',
+      message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} contains a path separator: files land in sub-folders of the output directory, and any that would leave it are refused at write time`,
+    });
+  }
   if (settings.atifEnabled && !settings.atifOutputDirectory && !settings.pluginsConfig) {
     diagnostics.push({
       level: 'warning',

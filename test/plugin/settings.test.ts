@@ -75,3 +75,12 @@ describe('plugins.toml path', () => {
     expect(loaded.diagnostics).toContainEqual(expect.objectContaining({ code: 'plugins_toml.unreadable', message: expect.stringContaining('not a regular file') }));
   });
 });
+
+describe('ATIF filename template', () => {
+  it('warns up front about a template with a path in it', () => {
+    const codes = (template: string) => loadSettings({ HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: '/o', HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE: template }).diagnostics.map((d) => d.code);
+    expect(codes('../../{session_id}.json')).toEqual(['settings.template_with_path']);
+    expect(codes('runs/{session_id}.json')).toEqual(['settings.template_with_path']);
+    expect(codes('trajectory-{session_id}.json')).toEqual([]);
+  });
+});
