@@ -387,12 +387,19 @@ export class RelayRuntime {
     const parent = this.subagentParents.get(sessionId);
     let metadata = metadataOf(payload);
     let parentHandle: ScopeHandle | null = null;
-    if (parent) {
+    if (parent && this.sessions.has(parent.parentSessionId)) {
       parentHandle = parent.parentHandle;
       metadata = { ...metadata, ...parent.metadata };
       state.isEmbeddedSubagent = true;
       state.parentSessionId = parent.parentSessionId;
     } else {
+      if (parent) {
+        // The parent closed (its trajectory is final) before the child began:
+        // embedded there, the child's steps would be in no file. It becomes a
+        // session of its own, keeping the parent's ids in its metadata.
+        metadata = { ...metadata, ...parent.metadata };
+        this.subagentParents.delete(sessionId);
+      }
       metadata.nemo_relay_scope_role = 'session';
     }
     // Registered before the push would see nothing of this session yet, and

@@ -1,10 +1,12 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/hooks/logger.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
+import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { validateAtif } from '../../src/relay/formats/index.ts';
 
 describe('status().outputs', () => {
   it('lists at most 1,000 ATIF files, dropping the first written, so a long-lived host does not grow without bound', async () => {
@@ -50,5 +52,30 @@ describe('the off backend', () => {
     expect(readdirSync(dir)).toEqual([]);
     expect(plugin.status().backend.kind).toBe('off');
     expect(plugin.status().counters.dropped).toBeGreaterThan(0);
+  });
+});
+
+describe('a subagent that starts after its parent closed', () => {
+  it('gets a trajectory of its own, since the parent one is final already', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nrh-late-child-'));
+    const plugin = createNemoRelayPlugin({
+      backend: createMemoryRelay({ logger: silentLogger }),
+      env: {},
+      logger: silentLogger,
+      settings: { atifEnabled: true, atifOutputDirectory: dir },
+    });
+    plugin.onSessionStart({ session_id: 'P' });
+    plugin.onSubagentStart({ session_id: 'P', child_session_id: 'C', child_subagent_id: 'sub1' });
+    plugin.onSessionFinalize({ session_id: 'P' });
+    await plugin.flush();
+    plugin.onSessionStart({ session_id: 'C' });
+    plugin.onPreApiRequest({ session_id: 'C', api_request_id: 'c1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'child question' }] } } });
+    plugin.onPostApiRequest({ session_id: 'C', api_request_id: 'c1', response: { choices: [{ message: { role: 'assistant', content: 'child answer' } }] } });
+    plugin.onSessionFinalize({ session_id: 'C' });
+    await plugin.shutdown();
+    expect(readdirSync(dir).sort()).toEqual(['hermes-atif-C.json', 'hermes-atif-P.json']);
+    const child = JSON.parse(readFileSync(path.join(dir, 'hermes-atif-C.json'), 'utf8'));
+    expect(validateAtif(child)).toEqual([]);
+    expect(child.steps.map((step: { message: string }) => step.message)).toEqual(['child question', 'child answer']);
   });
 });
