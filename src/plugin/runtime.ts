@@ -798,8 +798,11 @@ export class RelayRuntime {
       this.mark('hermes.api.response.unmatched', payload);
       return;
     }
+    // Every payload field is read before the span leaves the map, so a
+    // getter that throws leaves it there for the retry from a plain copy.
+    const end = { response: responseOf(payload), metadata: metadataOf(payload) };
     state.llmSpans.delete(key);
-    this.backend.llmEnd(span, { response: responseOf(payload), metadata: metadataOf(payload) });
+    this.backend.llmEnd(span, end);
   }
 
   llmError(payload: HookPayload): void {
@@ -811,12 +814,12 @@ export class RelayRuntime {
       this.mark('hermes.api.error', payload);
       return;
     }
-    state.llmSpans.delete(key);
     const error = truthy(payload.error) ? payload.error : {};
     // The relay's manual LLM end cannot carry an error status, so the error
     // travels in the response (ATIF shows it) and in the metadata.
     const metadata = metadataOf(payload);
     metadata['error.type'] = errorTypeOf(error, payload);
+    state.llmSpans.delete(key);
     this.backend.llmEnd(span, { response: { error }, metadata });
   }
 
@@ -845,11 +848,12 @@ export class RelayRuntime {
       this.mark('hermes.tool.response.unmatched', payload);
       return;
     }
-    state.toolSpans.delete(key);
     const metadata = metadataOf(payload);
     const failed = toolFailed(payload);
     if (failed) metadata['error.type'] = truthy(payload.error_type) ? text(payload.error_type) : text(payload.status ?? 'error');
-    this.backend.toolEnd(span, { result: payload.result ?? null, status: failed ? 'error' : 'ok', metadata });
+    const result = payload.result ?? null;
+    state.toolSpans.delete(key);
+    this.backend.toolEnd(span, { result, status: failed ? 'error' : 'ok', metadata });
   }
 
   // ---------------------------------------------------------------- managed execution

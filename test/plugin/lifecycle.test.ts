@@ -168,6 +168,22 @@ describe('plugin lifecycle', () => {
     expect(warnings).toEqual([expect.stringContaining('recorded it from a plain copy')]);
   });
 
+  it('pairs an end whose payload getter throws with its start, through the plain copy', () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    const throwing = <T extends object>(payload: T, field: string): T =>
+      Object.defineProperty(payload, field, { enumerable: true, get() { throw new Error('boom'); } });
+    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 't1', tool_name: 'x' });
+    plugin.onPostToolCall(throwing({ session_id: 's1', tool_call_id: 't1', tool_name: 'x' }, 'status'));
+    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'a1' });
+    plugin.onPostApiRequest(throwing({ session_id: 's1', api_request_id: 'a1' }, 'response'));
+    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'a2' });
+    plugin.onApiRequestError(throwing({ session_id: 's1', api_request_id: 'a2' }, 'error'));
+    expect(fake.ops()).toEqual(['pushScope', 'toolStart', 'toolEnd', 'llmStart', 'llmEnd', 'llmStart', 'llmEnd']);
+    expect(plugin.status().counters.unmatchedEnds).toBe(0);
+    expect(plugin.status().openSpans).toEqual({ llm: 0, tool: 0 });
+  });
+
   it('files a queued class-shaped payload under the session its getters name, not "default"', async () => {
     const dir = tempDir();
     const fake = createFakeRelay();
