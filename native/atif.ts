@@ -42,6 +42,8 @@ export class AtifRouter {
   readonly #onError: (operation: string, error: unknown) => void;
   readonly #live = new Set<SessionTrajectory>();
   #subscriber: string | null = null;
+  #drain: Promise<void> | null = null;
+  #queuedDrain: Promise<void> | null = null;
 
   constructor(binding: NativeBinding, onError: (operation: string, error: unknown) => void) {
     this.#binding = binding;
@@ -85,15 +87,9 @@ export class AtifRouter {
     this.#live.add(session);
     this.#ensureSubscriber();
     let registered = true;
-    const binding = this.#binding;
-    const onError = this.#onError;
     return {
       exportJson: async (): Promise<string> => {
-        try {
-          await binding.flushSubscribers();
-        } catch (error) {
-          onError('atif flush', error);
-        }
+        await this.#drainDelivery();
         return session.builder.toJson();
       },
       // At process exit: what native has delivered by then.
@@ -105,6 +101,38 @@ export class AtifRouter {
         if (this.#live.size === 0) this.#dropSubscriber();
       },
     };
+  }
+
+  /**
+   * Waits until native has delivered every event emitted before the call.
+   * Exports that ask while a drain is in flight share the next one: a burst
+   * of thousands of session closes made thousands of concurrent
+   * flushSubscribers() calls, and shutdown ran out of time.
+   */
+  #drainDelivery(): Promise<void> {
+    if (this.#queuedDrain) return this.#queuedDrain;
+    const inFlight = this.#drain;
+    if (inFlight === null) return this.#startDrain();
+    const queued = inFlight.then(() => {
+      this.#queuedDrain = null;
+      return this.#startDrain();
+    });
+    this.#queuedDrain = queued;
+    return queued;
+  }
+
+  #startDrain(): Promise<void> {
+    const drain: Promise<void> = Promise.resolve()
+      .then(() => this.#binding.flushSubscribers())
+      .then(
+        () => undefined,
+        (error: unknown) => this.#onError('atif flush', error),
+      )
+      .finally(() => {
+        if (this.#drain === drain) this.#drain = null;
+      });
+    this.#drain = drain;
+    return drain;
   }
 
   /** Deregisters every exporter and the raw subscriber. */
