@@ -6,7 +6,8 @@
  * @module
  */
 
-import { createReadStream, mkdirSync, readFileSync, statSync, accessSync, constants } from 'node:fs';
+import { createReadStream, readFileSync, statSync, accessSync, constants } from 'node:fs';
+import { makeDirectory } from '../relay/directory.ts';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describeFsError, InputError } from './errors.ts';
@@ -40,7 +41,7 @@ export function readTextFile(file: string): string {
 export function ensureOutputDir(dir: string): string {
   const resolved = path.resolve(dir);
   try {
-    mkdirSync(resolved, { recursive: true });
+    makeDirectory(resolved);
     if (!statSync(resolved).isDirectory()) throw new InputError(`cannot write to ${dir}: not a directory`);
     accessSync(resolved, constants.W_OK);
   } catch (error) {

@@ -10,7 +10,8 @@
  * @module
  */
 
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { makeDirectory } from '../relay/directory.ts';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { ConfigDiagnostic, DynamicPluginSpec, Json, JsonObject } from '../relay/contract.ts';
@@ -254,7 +255,7 @@ export function ensureOutputDirectories(document: JsonObject): string[] {
     }
     for (const directory of directories) {
       if (typeof directory === 'string' && directory.trim()) {
-        mkdirSync(directory, { recursive: true });
+        makeDirectory(directory);
         created.push(directory);
       }
     }

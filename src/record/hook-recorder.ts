@@ -15,7 +15,8 @@
  * @module
  */
 
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { makeDirectory } from '../relay/directory.ts';
 import path from 'node:path';
 import { consoleLogger, safeLog, type Logger } from '../hooks/logger.ts';
 import { HOOK_NAMES, type HookName } from '../hooks/names.ts';
@@ -60,7 +61,7 @@ const DEFAULT_BUFFER_BYTES = 64 * 1024;
  */
 export function createHookRecorder(host: RecordableHost, filePath: string, options: HookRecorderOptions = {}): HookRecorder {
   const target = path.resolve(filePath);
-  mkdirSync(path.dirname(target), { recursive: true });
+  makeDirectory(path.dirname(target));
   let fd: number | null = openSync(target, options.append === true ? 'a' : 'w');
   const limit = Math.max(0, options.bufferBytes ?? DEFAULT_BUFFER_BYTES);
   const logger = options.logger ?? consoleLogger;

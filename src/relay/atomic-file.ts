@@ -12,8 +12,9 @@
 
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { makeDirectory } from './directory.ts';
 
 /**
  * Writes `content` as UTF-8 to `target` atomically, creating its folder, and
@@ -22,7 +23,7 @@ import path from 'node:path';
  */
 export function writeFileAtomic(target: string, content: string): number {
   const folder = path.dirname(target);
-  mkdirSync(folder, { recursive: true });
+  makeDirectory(folder);
   const temporary = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');

@@ -37,6 +37,7 @@ import type { AtofMode, OutputHealth } from '../contract.ts';
 import type { Logger } from '../../hooks/logger.ts';
 import { safeLog } from '../../hooks/logger.ts';
 import { atExit } from '../exit-hook.ts';
+import { makeDirectory } from '../directory.ts';
 import { LineBuilder, type LineOwner } from './line-builder.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */
@@ -48,6 +49,16 @@ export interface WriterFs {
   fstatSync(fd: number): { size: number };
   closeSync(fd: number): void;
 }
+
+/** Node's file operations, with folder creation that cannot hang on /proc-like paths. */
+const NODE_WRITER_FS: WriterFs = {
+  mkdirSync: (folder) => makeDirectory(folder),
+  openSync: (file, flags) => nodeFs.openSync(file, flags),
+  writeSync: (fd, buffer, offset, length) => nodeFs.writeSync(fd, buffer, offset, length),
+  ftruncateSync: (fd, length) => nodeFs.ftruncateSync(fd, length),
+  fstatSync: (fd) => nodeFs.fstatSync(fd),
+  closeSync: (fd) => nodeFs.closeSync(fd),
+};
 
 export interface AtofFileWriterOptions {
   path: string;
@@ -118,7 +129,7 @@ export class AtofFileWriter implements LineOwner {
     this.path = path.resolve(options.path);
     this.mode = options.mode;
     this.logger = options.logger;
-    this.fs = options.fs ?? (nodeFs as unknown as WriterFs);
+    this.fs = options.fs ?? NODE_WRITER_FS;
     this.highWater = options.highWaterChars ?? DEFAULT_HIGH_WATER;
     this.maxBuffered = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED;
     this.flushDelayMs = options.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS;
