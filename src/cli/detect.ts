@@ -34,7 +34,10 @@ function atofOf(text: string): LoadedFile {
 /** Classifies `text` (the content of `file`) and parses it accordingly. */
 export function loadByContent(file: string, text: string): LoadedFile {
   const trimmed = text.trim();
-  if (trimmed === '') return { kind: 'unknown', reason: 'the file is empty' };
+  // An empty .jsonl is what a run that recorded nothing leaves: a valid ATOF file with no events.
+  if (trimmed === '') {
+    return path.extname(file).toLowerCase() === '.jsonl' ? { kind: 'atof', events: [], lineErrors: [] } : { kind: 'unknown', reason: 'the file is empty' };
+  }
   let whole: unknown;
   let parsedWhole = false;
   try {

@@ -18,6 +18,8 @@ export function checkInputFile(file: string): number {
   try {
     const stat = statSync(file);
     if (stat.isDirectory()) throw new InputError(`cannot read ${file}: is a directory`);
+    // A FIFO or a device (/dev/zero) would block or never end.
+    if (!stat.isFile()) throw new InputError(`cannot read ${file}: not a regular file`);
     size = stat.size;
     accessSync(file, constants.R_OK);
   } catch (error) {
@@ -27,11 +29,22 @@ export function checkInputFile(file: string): number {
   return size;
 }
 
+/** The most a document read whole (not line by line) may have: JS strings stop a little above this. */
+const MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024;
+
+/** `text` without a leading UTF-8 byte order mark, which some editors write and JSON does not allow. */
+function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** Reads a whole file as UTF-8 (for documents that must be parsed whole). */
 export function readTextFile(file: string): string {
-  checkInputFile(file);
+  const size = checkInputFile(file);
+  if (size > MAX_WHOLE_FILE_BYTES) {
+    throw new InputError(`cannot read ${file}: ${size} bytes is more than a document read whole may have (${MAX_WHOLE_FILE_BYTES})`);
+  }
   try {
-    return readFileSync(file, 'utf8');
+    return withoutBom(readFileSync(file, 'utf8'));
   } catch (error) {
     throw new InputError(describeFsError(error, 'cannot read', file));
   }
@@ -75,7 +88,7 @@ export async function* readLines(file: string): AsyncGenerator<Line> {
   try {
     for await (const text of lines) {
       number += 1;
-      yield { number, text, bytesRead: stream.bytesRead };
+      yield { number, text: number === 1 ? withoutBom(text) : text, bytesRead: stream.bytesRead };
     }
   } catch (error) {
     failure ??= error;
