@@ -40,7 +40,8 @@ export function snapshotPayload(payload: unknown): HookPayload {
       continue;
     }
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-    define(copy, key, toJson(value));
+    // A field pointing back at the payload is a cycle through the root, which each toJson call cannot see.
+    define(copy, key, value === payload ? '[Circular]' : toJson(value));
   }
   return copy;
 }

@@ -20,7 +20,7 @@ import { makeDirectory } from '../relay/directory.ts';
 import path from 'node:path';
 import { consoleLogger, safeLog, type Logger } from '../hooks/logger.ts';
 import { HOOK_NAMES, type HookName } from '../hooks/names.ts';
-import { toJson } from '../relay/json.ts';
+import { snapshotPayload } from '../plugin/snapshot.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */
 export interface RecordableHost {
@@ -88,7 +88,9 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
     if (fd === null) return;
     let line: string;
     try {
-      line = `${JSON.stringify({ hook, payload: toJson(payload) })}\n`;
+      // Recorded as the plugin reads it (a class payload's getters, not a top-level toJSON),
+      // so a replay files each hook where the live plugin did.
+      line = `${JSON.stringify({ hook, payload: snapshotPayload(payload) })}\n`;
     } catch (error) {
       // toJson never throws; JSON.stringify of plain JSON cannot either. Belt and braces.
       errors += 1;

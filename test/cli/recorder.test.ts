@@ -127,3 +127,20 @@ describe('createHookRecorder', () => {
     expect(first).toBe(readFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), 'utf8'));
   });
 });
+
+describe('createHookRecorder fidelity', () => {
+  it('records a payload the way the plugin reads it, so a replay files it under the same session', () => {
+    const registry = new HookRegistry({ logger: silentLogger });
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file);
+    class Ids {
+      get session_id(): string {
+        return 'from-getter';
+      }
+    }
+    registry.emit('on_session_start', { session_id: 'S', toJSON: () => ({ text: 'no ids' }) });
+    registry.emit('on_session_start', new Ids() as never);
+    recorder.close();
+    expect(linesOf(file).map((line: { payload: Record<string, unknown> }) => line.payload.session_id)).toEqual(['S', 'from-getter']);
+  });
+});
