@@ -147,7 +147,7 @@ export class NativeRelay implements RelayBackend {
       const args = {
         output: json(read(() => options?.output)),
         metadata: json(read(() => options?.metadata)),
-        timestampUs: timestampOf(read(() => options?.timestampUs)),
+        timestampUs: endAfter(state.start?.timestampUs ?? 0, timestampOf(read(() => options?.timestampUs))),
       };
       // A scope with open children above it on its stack is popped when they are (scopes.ts).
       if (this.#stacks.pop(state, args, this.#nativePop) === 'deferred') this.#pending.add(state);
@@ -200,7 +200,7 @@ export class NativeRelay implements RelayBackend {
         binding.llmCall(name, request, context.handle, null, null, metadata, modelName, timestamp),
       );
       this.#events += 1;
-      return new SpanState('llm', native, context.stack) as unknown as LlmHandle;
+      return new SpanState('llm', native, context.stack, timestamp) as unknown as LlmHandle;
     } catch (error) {
       this.#drop('llmStart', error);
       return deadSpan('llm', stack) as unknown as LlmHandle;
@@ -212,7 +212,7 @@ export class NativeRelay implements RelayBackend {
     if (span === null || span.native === null) return;
     const native = span.native;
     try {
-      const timestamp = timestampOf(read(() => options?.timestampUs));
+      const timestamp = endAfter(span.startUs, timestampOf(read(() => options?.timestampUs)));
       const response = json(read(() => options?.response));
       const metadata = json(read(() => options?.metadata));
       const binding = this.#binding;
@@ -240,7 +240,7 @@ export class NativeRelay implements RelayBackend {
         binding.toolCall(name, args, context.handle, null, null, metadata, toolCallId, timestamp),
       );
       this.#events += 1;
-      return new SpanState('tool', native, context.stack) as unknown as ToolHandle;
+      return new SpanState('tool', native, context.stack, timestamp) as unknown as ToolHandle;
     } catch (error) {
       this.#drop('toolStart', error);
       return deadSpan('tool', stack) as unknown as ToolHandle;
@@ -252,7 +252,7 @@ export class NativeRelay implements RelayBackend {
     if (span === null || span.native === null) return;
     const native = span.native;
     try {
-      const timestamp = timestampOf(read(() => options?.timestampUs));
+      const timestamp = endAfter(span.startUs, timestampOf(read(() => options?.timestampUs)));
       const failed = read(() => options?.status) === 'error';
       // The annotation describes a successful result; an error end carries none, as in managed execution.
       const result = toolResultOf(read(() => options?.result), failed ? undefined : read(() => options?.annotation));
@@ -521,6 +521,15 @@ function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => 
 }
 
 /** A span whose start never reached native; ending it is a no-op. */
+/**
+ * An end timestamp strictly after its start: ATOF requires end > start, and
+ * native writes whatever it is given (a caller's equal or earlier stamp
+ * made an invalid file). The memory relay moves such an end the same way.
+ */
+function endAfter(startUs: number, endUs: number): number {
+  return endUs > startUs ? endUs : startUs + 1;
+}
+
 function deadSpan(kind: 'llm' | 'tool', stack: unknown): SpanState {
   return new SpanState(kind, null, stack as never);
 }

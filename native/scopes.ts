@@ -125,12 +125,15 @@ export class SpanState {
   readonly native: NativeSpanHandle | null;
   /** The stack the start was emitted in; the end goes to the same one. */
   readonly stack: NativeScopeStack | null;
+  /** The start's timestamp (µs): an end is never written at or before it. */
+  readonly startUs: number;
   ended = false;
 
-  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, stack: NativeScopeStack | null) {
+  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, stack: NativeScopeStack | null, startUs = 0) {
     this.kind = kind;
     this.native = native;
     this.stack = stack;
+    this.startUs = startUs;
   }
 }
 

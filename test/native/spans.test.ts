@@ -6,6 +6,25 @@ describe.skipIf(!available)('native LLM and tool spans', () => {
   const fixture = new NativeFixture('spans');
   const recorded = fixture.recorded.bind(fixture);
 
+  it('writes every end after its start, even when the caller stamps it at or before the start', async () => {
+    const t = 1_764_400_000_000_000;
+    const events = await recorded((r) => {
+      const s = r.pushScope({ name: 's', category: 'agent', timestampUs: t });
+      const llm = r.llmStart({ name: 'openai', parent: s, request: { headers: {}, content: {} }, timestampUs: t + 10 });
+      r.llmEnd(llm, { response: {}, timestampUs: t + 10 });
+      const tool = r.toolStart({ name: 'x', parent: s, args: {}, timestampUs: t + 20 });
+      r.toolEnd(tool, { result: 'ok', timestampUs: t + 5 });
+      r.popScope(s, { timestampUs: t });
+    });
+    // recorded() already checks validateAtofEvents (end > start); the ends moved to start + 1 µs.
+    const ends = events.filter((e) => e.scope_category === 'end').map((e) => [e.name, e.timestamp]);
+    expect(ends).toEqual([
+      ['openai', '2025-11-29T07:06:40.000011+00:00'],
+      ['x', '2025-11-29T07:06:40.000021+00:00'],
+      ['s', '2025-11-29T07:06:40.000001+00:00'],
+    ]);
+  });
+
   it('ends a tool with the {result} shape, its annotation and its call id', async () => {
     const events = await recorded((r) => {
       const s = r.pushScope({ name: 's', category: 'agent' });
