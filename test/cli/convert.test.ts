@@ -96,6 +96,19 @@ describe('nemo-relay-hooks convert', () => {
     expect(result.stdout).toContain('  malformed  2 lines skipped');
   });
 
+  it('skips events whose timestamp is not a time, so every file it writes validates', () => {
+    const dir = tempDir();
+    const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');
+    const broken = events.map((line, i) => (i === 3 ? line.replace(/"timestamp":"[^"]*"/, '"timestamp":"yesterday"') : line));
+    const input = path.join(dir, 'times.jsonl');
+    writeFileSync(input, broken.join('\n'));
+    const result = cli(['convert', input, '--out', path.join(dir, 'out')]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`${input}:4: ATOF event with an invalid timestamp ("yesterday"`);
+    expect(result.stdout).toContain('  malformed  1 lines skipped');
+    for (const file of outputFiles(path.join(dir, 'out'))) expect(fileErrors(file), file).toEqual([]);
+  });
+
   it('rejects a template without {session_id}', () => {
     const result = cli(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', tempDir(), '--template', 'fixed.json']);
     expect(result.code).toBe(2);

@@ -27,6 +27,7 @@ import type { AtofEvent } from '../../relay/formats/atof.ts';
 import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { ensureOutputDir, readLines } from '../files.ts';
+import { parseInstant } from '../../relay/formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
 
@@ -178,6 +179,8 @@ function parseEvent(text: string): AtofEvent | string {
   if (event.kind !== 'scope' && event.kind !== 'mark') return `not an ATOF event (kind ${JSON.stringify(event.kind)})`;
   if (typeof event.uuid !== 'string') return 'ATOF event without a uuid';
   if (typeof event.name !== 'string') return 'ATOF event without a name';
+  // Copied into the trajectory's steps, a bad timestamp would make a file that validate rejects.
+  if (parseInstant(event.timestamp) === undefined) return `ATOF event with an invalid timestamp (${JSON.stringify(event.timestamp)}; RFC 3339 or integer epoch microseconds)`;
   return value as AtofEvent;
 }
 
