@@ -489,7 +489,8 @@ export class RelayRuntime {
    */
   private writeTrajectoriesAtExit(): void {
     const outputDirectory = this.settings.atifOutputDirectory;
-    const states = new Set<SessionState>([...this.sessions.values(), ...this.unwrittenTrajectories, ...this.pendingPartialWrites.keys()]);
+    // A pending partial write is always listed as unwritten too.
+    const states = new Set<SessionState>([...this.sessions.values(), ...this.unwrittenTrajectories]);
     for (const timer of this.pendingPartialWrites.values()) clearTimeout(timer);
     this.pendingPartialWrites.clear();
     for (const state of states) {

@@ -58,10 +58,11 @@ export interface NemoRelaySettings {
   atifModelName: string;
 }
 
+/** Settings derived from plugins.toml, which a host cannot override. */
+const DERIVED_SETTINGS = ['pluginsConfig', 'dynamicPlugins', 'adaptiveEnabled', 'adaptiveMode'] as const;
+
 /** Typed overrides accepted by `createNemoRelayPlugin({ settings })`. */
-export type NemoRelaySettingsOverrides = Partial<
-  Omit<NemoRelaySettings, 'pluginsConfig' | 'dynamicPlugins' | 'adaptiveEnabled' | 'adaptiveMode'>
->;
+export type NemoRelaySettingsOverrides = Partial<Omit<NemoRelaySettings, (typeof DERIVED_SETTINGS)[number]>>;
 
 export const DEFAULT_SETTINGS: Readonly<NemoRelaySettings> = Object.freeze({
   pluginsTomlPath: '',
@@ -232,7 +233,7 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
       continue;
     }
     if (value === undefined) continue;
-    if (!(key in DEFAULT_SETTINGS) || key === 'pluginsConfig' || key === 'dynamicPlugins' || key === 'adaptiveEnabled' || key === 'adaptiveMode') {
+    if (!(key in DEFAULT_SETTINGS) || (DERIVED_SETTINGS as readonly string[]).includes(key)) {
       diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} is not a setting the host can override; ignoring it`));
       continue;
     }
