@@ -21,11 +21,11 @@
  * @module
  */
 
-import type { AtifExporter, AtifExporterOptions } from '../src/relay/contract.ts';
-import { formatTimestamp } from '../src/relay/clock.ts';
-import { toJson } from '../src/relay/json.ts';
-import { ATOF_VERSION, type AtofEvent } from '../src/relay/formats/atof.ts';
-import { AtifBuilder, createSubtreeFilter } from '../src/relay/formats/atif-builder.ts';
+import type { AtifExporter, AtifExporterOptions } from '../src/backends/kit.ts';
+import { formatTimestamp } from '../src/backends/kit.ts';
+import { toJson } from '../src/backends/kit.ts';
+import { ATOF_VERSION, type AtofEvent } from '../src/backends/kit.ts';
+import { AtifBuilder, createSubtreeFilter } from '../src/backends/kit.ts';
 import type { NativeBinding } from './binding.ts';
 import { uniqueName } from './names.ts';
 import type { ScopeState } from './scopes.ts';

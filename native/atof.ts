@@ -12,7 +12,7 @@
 
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/relay/contract.ts';
+import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/kit.ts';
 import type { NativeAtofExporter, NativeBinding } from './binding.ts';
 import { AtofExporterError, messageOf } from './errors.ts';
 import { uniqueName } from './names.ts';

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ConfigDiagnostic } from '../src/relay/contract.ts';
+import type { ConfigDiagnostic } from '../src/backends/kit.ts';
 
 /** Base class of every error the native adapter throws or rejects with. */
 export class NativeRelayError extends Error {

@@ -11,12 +11,12 @@
  * }
  * ```
  *
- * Nothing in `src/` imports this module statically; `src/relay/select.ts`
+ * Nothing in `src/` imports this module statically; `src/backends/select.ts`
  * imports it dynamically when native is chosen, and the binding itself is
  * required lazily inside `loadNativeRelay`.
  *
  * Where payload values end up: every payload goes through `toJson()`; the
- * table in `src/relay/json.ts` lists each kind of value and what it becomes.
+ * table in `src/shared/json.ts` lists each kind of value and what it becomes.
  * On top of it: nesting deeper than 64 levels becomes `"[MaxDepth]"` (native
  * crashes on very deep values), LLM header values become strings, and keys
  * come out sorted (native re-serializes everything).
@@ -28,7 +28,7 @@
  * @module
  */
 
-import { consoleLogger, type Logger } from '../src/hooks/logger.ts';
+import { consoleLogger, type Logger } from '../src/backends/kit.ts';
 import { loadBinding, type LoadBindingOptions } from './binding.ts';
 import { NativeRelay } from './relay.ts';
 

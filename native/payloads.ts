@@ -4,7 +4,7 @@
  * Native kills the process on a BigInt or a cyclic object and throws on
  * functions, symbols, `NaN`, `undefined` inside arrays and many class
  * instances (see native-binding.md §4). Every payload therefore goes through
- * `toJson()` (src/relay/json.ts, whose table says where each kind of value
+ * `toJson()` (src/shared/json.ts, whose table says where each kind of value
  * ends up) before it crosses. The helpers here add the few shape rules native
  * imposes on top of "plain JSON": string-only headers, the `{result}` tool
  * shape, safe-integer timestamps and error metadata on tool ends.
@@ -14,9 +14,9 @@
  * @module
  */
 
-import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/relay/contract.ts';
-import { isJsonObject, toJson } from '../src/relay/json.ts';
-import { nowMicros } from '../src/relay/clock.ts';
+import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/backends/kit.ts';
+import { isJsonObject, toJson } from '../src/backends/kit.ts';
+import { nowMicros } from '../src/backends/kit.ts';
 import type { NativeLlmRequest, NativeToolResult } from './binding.ts';
 
 /**

@@ -47,9 +47,9 @@ import type {
   ToolEndOptions,
   ToolHandle,
   ToolStartOptions,
-} from '../src/relay/contract.ts';
-import { isScopeCategory } from '../src/relay/contract.ts';
-import { safeLog, type Logger } from '../src/hooks/logger.ts';
+} from '../src/backends/kit.ts';
+import { isScopeCategory } from '../src/backends/kit.ts';
+import { safeLog, type Logger } from '../src/backends/kit.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';

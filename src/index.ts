@@ -47,17 +47,17 @@ export type {
   SubagentExportMode,
 } from './plugin/index.ts';
 
-export { BACKEND_ENV, resolveBackend } from './relay/select.ts';
-export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions } from './relay/select.ts';
-export { detectRuntime } from './relay/runtime.ts';
-export type { RuntimeName } from './relay/runtime.ts';
+export { BACKEND_ENV, resolveBackend } from './backends/select.ts';
+export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions } from './backends/select.ts';
+export { detectRuntime } from './shared/js-runtime.ts';
+export type { RuntimeName } from './shared/js-runtime.ts';
 export type * from './relay/contract.ts';
 export { SCOPE_CATEGORIES, isScopeCategory } from './relay/contract.ts';
-export { toJson } from './relay/json.ts';
-export type { ToJsonOptions } from './relay/json.ts';
-export { formatTimestamp, nowMicros, parseTimestamp } from './relay/clock.ts';
+export { toJson } from './shared/json.ts';
+export type { ToJsonOptions } from './shared/json.ts';
+export { formatTimestamp, nowMicros, parseTimestamp } from './shared/clock.ts';
 
-export * from './relay/formats/index.ts';
+export * from './formats/index.ts';
 
 export { createHookRecorder } from './record/hook-recorder.ts';
 export type { HookRecorder, HookRecorderOptions, RecordableHost } from './record/hook-recorder.ts';

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CaseReport, consume, figure, interleave, median, nowNs, ratio, rowOf, scale, type Subject, type Timing } from '../harness.ts';
 import * as fixtures from '../support/payloads.ts';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
 import {
   bareNativeSetup,
   isolatedBareNativeSetup,

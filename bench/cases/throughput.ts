@@ -23,7 +23,7 @@ import { setImmediate } from 'node:timers';
 import type { HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { CaseReport, consume, figure, iterations, nowNs, peakRss } from '../harness.ts';
 import { countingLogger } from '../support/setups.ts';
 import { eventsPerSession, HookStream, type StreamOptions } from '../support/stream.ts';

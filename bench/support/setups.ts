@@ -30,13 +30,13 @@ import path from 'node:path';
 import { context, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import type { Logger } from '../../src/hooks/logger.ts';
+import type { Logger } from '../../src/shared/logger.ts';
 import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/index.ts';
-import { nowMicros } from '../../src/relay/clock.ts';
+import { nowMicros } from '../../src/shared/clock.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
-import { createNoopRelay } from '../../src/relay/noop.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { createNoopRelay } from '../../src/backends/off.ts';
 import {
   loadBinding,
   type NativeAtofExporter,

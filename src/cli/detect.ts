@@ -6,8 +6,8 @@
  */
 
 import path from 'node:path';
-import type { AtofEvent } from '../relay/formats/atof.ts';
-import { parseAtofJsonl, type AtofLineError } from '../relay/formats/validate-atof.ts';
+import type { AtofEvent } from '../formats/atof/types.ts';
+import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
 
 export type LoadedFile =
   | { kind: 'atif'; document: unknown }

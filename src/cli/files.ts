@@ -7,7 +7,7 @@
  */
 
 import { createReadStream, readFileSync, statSync, accessSync, constants } from 'node:fs';
-import { makeDirectory } from '../relay/directory.ts';
+import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describeFsError, InputError } from './errors.ts';

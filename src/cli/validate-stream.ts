@@ -13,8 +13,8 @@
  * @module
  */
 
-import type { ValidationError } from '../relay/formats/validation.ts';
-import { validateAtofEvents } from '../relay/formats/validate-atof.ts';
+import type { ValidationError } from '../formats/validation.ts';
+import { validateAtofEvents } from '../formats/atof/validate.ts';
 import { readLines } from './files.ts';
 
 /** Events per stretch before it is validated at the next point where no scope is open. */

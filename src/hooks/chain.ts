@@ -24,7 +24,7 @@
  */
 
 import { isExecutionBlocked, NextCalledTwiceError, type ExecutionBlocked } from './errors.ts';
-import { safeLog, type Logger } from './logger.ts';
+import { safeLog, type Logger } from '../shared/logger.ts';
 import type { Next } from './middleware.ts';
 import { stampMiddleware } from './stamp.ts';
 import { isThenable } from './thenable.ts';

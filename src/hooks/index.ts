@@ -93,4 +93,4 @@ export {
   type TurnIdsOptions,
 } from './ids.ts';
 
-export { consoleLogger, silentLogger, type Logger } from './logger.ts';
+export { consoleLogger, silentLogger, type Logger } from '../shared/logger.ts';

@@ -36,7 +36,7 @@
 
 import { runExecutionChain, type ChainEntry } from './chain.ts';
 import { InvalidCallbackError, InvalidMiddlewareKindError, UnknownHookError } from './errors.ts';
-import { consoleLogger, safeLog, type Logger } from './logger.ts';
+import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type {
   ExecutionPayloads,
   MiddlewareContext,

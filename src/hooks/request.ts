@@ -21,7 +21,7 @@
  * @module
  */
 
-import { safeLog, type Logger } from './logger.ts';
+import { safeLog, type Logger } from '../shared/logger.ts';
 import type { MiddlewareContext, RequestObject } from './middleware.ts';
 import type { RequestMiddlewareKind } from './names.ts';
 import type { MiddlewareTraceEntry } from './payloads.ts';

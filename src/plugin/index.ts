@@ -15,7 +15,7 @@ export type {
   ShutdownOptions,
   FlushOptions,
 } from './plugin.ts';
-export type { PluginCounters } from './runtime.ts';
+export type { PluginCounters } from './state.ts';
 export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './settings.ts';
 export type {
   AtofFileMode,

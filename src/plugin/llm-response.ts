@@ -10,7 +10,7 @@
  * @module
  */
 
-import { toJson } from '../relay/json.ts';
+import { toJson } from '../shared/json.ts';
 import { field, isRecord } from './payload.ts';
 
 export interface AssistantToolCall {

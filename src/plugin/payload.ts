@@ -10,7 +10,9 @@
  */
 
 /** A hook payload as the plugin sees it: an open bag of snake_case fields. */
-export type HookPayload = Record<string, unknown>;
+import type { LoosePayload } from '../shared/snapshot.ts';
+
+export type { LoosePayload };
 
 /** Hermes' LLM surface names for the relay, keyed by the host's `api_mode`. */
 const LLM_SURFACE_BY_API_MODE: Readonly<Record<string, string>> = {
@@ -76,25 +78,25 @@ export function text(value: unknown): string {
 }
 
 /** The session a payload belongs to: `session_id`, else `parent_session_id`, else `"default"`. */
-export function sessionIdOf(payload: HookPayload): string {
+export function sessionIdOf(payload: LoosePayload): string {
   const id = truthy(payload.session_id) ? payload.session_id : payload.parent_session_id;
   return truthy(id) ? text(id) : 'default';
 }
 
 /** The child session of a subagent payload, or `""`. */
-export function childSessionIdOf(payload: HookPayload): string {
+export function childSessionIdOf(payload: LoosePayload): string {
   return truthy(payload.child_session_id) ? text(payload.child_session_id) : '';
 }
 
 /** The key an LLM span is stored under: `api_request_id`, else `<session>:<api_call_count|api>`. */
-export function apiKeyOf(payload: HookPayload): string {
+export function apiKeyOf(payload: LoosePayload): string {
   if (truthy(payload.api_request_id)) return text(payload.api_request_id);
   const count = truthy(payload.api_call_count) ? text(payload.api_call_count) : 'api';
   return `${sessionIdOf(payload)}:${count}`;
 }
 
 /** The key a tool span is stored under: `tool_call_id`, else `<session>:<turn>:<tool>`. */
-export function toolKeyOf(payload: HookPayload): string {
+export function toolKeyOf(payload: LoosePayload): string {
   if (truthy(payload.tool_call_id)) return text(payload.tool_call_id);
   const turn = truthy(payload.turn_id) ? text(payload.turn_id) : '';
   const tool = truthy(payload.tool_name) ? text(payload.tool_name) : 'tool';
@@ -102,7 +104,7 @@ export function toolKeyOf(payload: HookPayload): string {
 }
 
 /** The relay LLM surface for managed execution: mapped from `api_mode`, else the provider. */
-export function llmSurfaceOf(payload: HookPayload): string {
+export function llmSurfaceOf(payload: LoosePayload): string {
   const mode = truthy(payload.api_mode) ? text(payload.api_mode).trim().toLowerCase() : '';
   const mapped = LLM_SURFACE_BY_API_MODE[mode];
   if (mapped !== undefined) return mapped;
@@ -110,12 +112,12 @@ export function llmSurfaceOf(payload: HookPayload): string {
 }
 
 /** The span name for a manual LLM call: the provider, else `"llm"`. */
-export function providerOf(payload: HookPayload): string {
+export function providerOf(payload: LoosePayload): string {
   return truthy(payload.provider) ? text(payload.provider) : 'llm';
 }
 
 /** The tool name, else `"tool"`. */
-export function toolNameOf(payload: HookPayload): string {
+export function toolNameOf(payload: LoosePayload): string {
   return truthy(payload.tool_name) ? text(payload.tool_name) : 'tool';
 }
 
@@ -125,7 +127,7 @@ export function toolNameOf(payload: HookPayload): string {
  * `child_trajectory_id` promoted from the session ids (ATIF consumers join
  * trajectories on them).
  */
-export function metadataOf(payload: HookPayload): Record<string, unknown> {
+export function metadataOf(payload: LoosePayload): Record<string, unknown> {
   // One named read and store per key, in METADATA_KEYS order. A loop of
   // computed-key stores into a fresh object cost 2-3x as much on V8 (Node 20:
   // ~1.2 µs vs ~0.4 µs per call) and this runs on every hook.

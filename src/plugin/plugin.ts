@@ -17,15 +17,15 @@
  */
 
 import type { HookName } from '../hooks/names.ts';
-import type { Logger } from '../hooks/logger.ts';
-import { consoleLogger, safeLog } from '../hooks/logger.ts';
+import type { Logger } from '../shared/logger.ts';
+import { consoleLogger, safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, OutputHealth, RelayBackend } from '../relay/contract.ts';
-import { isSnapshot, snapshotPayload } from './snapshot.ts';
-import type { BackendChoice, ResolvedBackend } from '../relay/select.ts';
-import { BACKEND_ENV, resolveBackend } from '../relay/select.ts';
-import { apiKeyOf, toolKeyOf, type HookPayload } from './payload.ts';
-import type { PluginCounters } from './runtime.ts';
-import { emptyCounters, RelayRuntime } from './runtime.ts';
+import { isSnapshot, snapshotPayload } from '../shared/snapshot.ts';
+import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
+import { BACKEND_ENV, resolveBackend } from '../backends/select.ts';
+import { apiKeyOf, toolKeyOf, type LoosePayload } from './payload.ts';
+import type { PluginCounters } from './state.ts';
+import { emptyCounters, RelayRuntime } from './state.ts';
 import type { Environment, LoadedSettings, NemoRelaySettingsOverrides } from './settings.ts';
 import { loadSettings } from './settings.ts';
 
@@ -96,7 +96,7 @@ export interface PluginHost {
 /** An execution middleware as the registry calls it. */
 export type ExecutionMiddleware = (payload: any, next: (payload?: any) => any) => unknown;
 
-type Handler = (payload: HookPayload) => void;
+type Handler = (payload: LoosePayload) => void;
 
 export interface NemoRelayPlugin {
   /** Subscribes every hook (and the execution middlewares when managed execution applies). Returns the unsubscribe. */
@@ -151,7 +151,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
 
 interface QueuedHook {
   handler: Handler;
-  payload: HookPayload;
+  payload: LoosePayload;
   opensSession: boolean;
 }
 
@@ -210,8 +210,8 @@ class RelayPlugin {
       onPostApprovalResponse: handlers.post_approval_response,
       onSubagentStart: handlers.subagent_start,
       onSubagentStop: handlers.subagent_stop,
-      llmExecution: (payload, next) => this.llmExecution(payload as HookPayload, next as (p?: HookPayload) => unknown),
-      toolExecution: (payload, next) => this.toolExecution(payload as HookPayload, next as (p?: HookPayload) => unknown),
+      llmExecution: (payload, next) => this.llmExecution(payload as LoosePayload, next as (p?: LoosePayload) => unknown),
+      toolExecution: (payload, next) => this.toolExecution(payload as LoosePayload, next as (p?: LoosePayload) => unknown),
     };
   }
 
@@ -279,7 +279,7 @@ class RelayPlugin {
     };
     return (payload: object) => {
       try {
-        this.dispatch(guarded, (payload ?? {}) as HookPayload, opensSession);
+        this.dispatch(guarded, (payload ?? {}) as LoosePayload, opensSession);
       } catch (error) {
         this.counters.errors += 1;
         safeLog(this.logger, 'debug', `NeMo Relay ${name} dispatch failed`, error);
@@ -287,7 +287,7 @@ class RelayPlugin {
     };
   }
 
-  private retryFromCopy(name: HookName, handler: Handler, payload: HookPayload, error: unknown): boolean {
+  private retryFromCopy(name: HookName, handler: Handler, payload: LoosePayload, error: unknown): boolean {
     try {
       handler(snapshotPayload(payload));
     } catch {
@@ -301,7 +301,7 @@ class RelayPlugin {
     return true;
   }
 
-  private dispatch(handler: Handler, payload: HookPayload, opensSession: boolean): void {
+  private dispatch(handler: Handler, payload: LoosePayload, opensSession: boolean): void {
     this.counters.hooks += 1;
     if (this.state === 'idle') this.start();
     if (this.state === 'starting') {
@@ -328,7 +328,7 @@ class RelayPlugin {
     handler(payload);
   }
 
-  private enqueue(handler: Handler, payload: HookPayload, opensSession: boolean): void {
+  private enqueue(handler: Handler, payload: LoosePayload, opensSession: boolean): void {
     // The host keeps ownership of its payload; a queued hook must record what it said then.
     this.queue.push({ handler, payload: snapshotPayload(payload), opensSession });
   }
@@ -371,12 +371,12 @@ class RelayPlugin {
    * plugins.toml was still activating when it crossed the middleware
    * (otherwise it would be recorded nowhere). `ends` forgets the call.
    */
-  private recordsLlmManually(runtime: RelayRuntime, payload: HookPayload, ends: boolean): boolean {
+  private recordsLlmManually(runtime: RelayRuntime, payload: LoosePayload, ends: boolean): boolean {
     if (!runtime.managedLlmEnabled()) return true;
     return this.ranUnmanaged(this.unmanagedLlmCalls, apiKeyOf(payload), ends);
   }
 
-  private recordsToolManually(runtime: RelayRuntime, payload: HookPayload, ends: boolean): boolean {
+  private recordsToolManually(runtime: RelayRuntime, payload: LoosePayload, ends: boolean): boolean {
     if (!runtime.managedToolEnabled()) return true;
     return this.ranUnmanaged(this.unmanagedToolCalls, toolKeyOf(payload), ends);
   }
@@ -396,7 +396,7 @@ class RelayPlugin {
 
   // ---------------------------------------------------------------- middleware
 
-  private llmExecution(payload: HookPayload, next: (payload?: HookPayload) => unknown): unknown {
+  private llmExecution(payload: LoosePayload, next: (payload?: LoosePayload) => unknown): unknown {
     const runtime = this.readyRuntime();
     try {
       if (runtime?.managedLlmEnabled()) return runtime.executeLlm(payload, next);
@@ -408,7 +408,7 @@ class RelayPlugin {
     return next(payload);
   }
 
-  private toolExecution(payload: HookPayload, next: (payload?: HookPayload) => unknown): unknown {
+  private toolExecution(payload: LoosePayload, next: (payload?: LoosePayload) => unknown): unknown {
     const runtime = this.readyRuntime();
     try {
       if (runtime?.managedToolEnabled()) return runtime.executeTool(payload, next);

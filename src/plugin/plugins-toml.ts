@@ -11,11 +11,11 @@
  */
 
 import { readFileSync, statSync } from 'node:fs';
-import { makeDirectory } from '../relay/directory.ts';
+import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { ConfigDiagnostic, DynamicPluginSpec, Json, JsonObject } from '../relay/contract.ts';
-import { isJsonObject, toJson } from '../relay/json.ts';
+import { isJsonObject, toJson } from '../shared/json.ts';
 
 export interface LoadedPluginsToml {
   /** The parsed document, or null when the file is missing, unreadable or invalid. */

@@ -16,11 +16,11 @@
  */
 
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { makeDirectory } from '../relay/directory.ts';
+import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
-import { consoleLogger, safeLog, type Logger } from '../hooks/logger.ts';
+import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import { HOOK_NAMES, type HookName } from '../hooks/names.ts';
-import { snapshotPayload } from '../plugin/snapshot.ts';
+import { snapshotPayload } from '../shared/snapshot.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */
 export interface RecordableHost {

@@ -25,11 +25,13 @@
  * @module
  */
 
-/** Plain JSON, the only thing that crosses into a relay. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+import type { Json, JsonObject } from '../shared/json.ts';
+import type { AtofMode, ScopeCategory } from '../formats/atof/types.ts';
+import type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 
-/** A JSON object. */
-export type JsonObject = { [key: string]: Json };
+export type { Json, JsonObject } from '../shared/json.ts';
+export { SCOPE_CATEGORIES, isScopeCategory, type ScopeCategory, type AtofMode } from '../formats/atof/types.ts';
+export type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 
 declare const handleBrand: unique symbol;
 
@@ -49,30 +51,6 @@ export interface LlmHandle {
 /** An opaque handle to a tool span started with `toolStart`. */
 export interface ToolHandle {
   readonly [handleBrand]: 'tool';
-}
-
-/** The ATOF scope categories a scope can be pushed with, in the spec's order. */
-export const SCOPE_CATEGORIES = [
-  'agent',
-  'function',
-  'tool',
-  'llm',
-  'retriever',
-  'embedder',
-  'reranker',
-  'guardrail',
-  'evaluator',
-  'custom',
-  'unknown',
-] as const;
-
-export type ScopeCategory = (typeof SCOPE_CATEGORIES)[number];
-
-const SCOPE_CATEGORY_SET: ReadonlySet<unknown> = new Set(SCOPE_CATEGORIES);
-
-/** Whether a value (from a payload, a file) is one of the closed set of ATOF categories. */
-export function isScopeCategory(value: unknown): value is ScopeCategory {
-  return SCOPE_CATEGORY_SET.has(value);
 }
 
 export interface PushScopeOptions {
@@ -174,7 +152,6 @@ export type ManagedLlmCall = (request: LlmRequest) => unknown | Promise<unknown>
 /** The real call wrapped by managed tool execution. It returns the tool result. */
 export type ManagedToolCall = (args: unknown) => unknown | Promise<unknown>;
 
-export type AtofMode = 'append' | 'overwrite';
 
 export interface AtofExporterOptions {
   /** Folder for the file; created when missing. Defaults to the working directory. */
@@ -222,14 +199,6 @@ export interface AtifExporter {
 }
 
 /** A plugin-config validation diagnostic, the same shape native reports. */
-export interface ConfigDiagnostic {
-  level: 'warning' | 'error';
-  code: string;
-  component?: string;
-  field?: string;
-  message: string;
-}
-
 export interface PluginConfigReport {
   diagnostics: ConfigDiagnostic[];
   /** The `plugins.toml` files that contributed to the active document. */

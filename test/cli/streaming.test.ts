@@ -2,7 +2,7 @@ import { createReadStream, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { validateAtif, validateAtofEvents } from '../../src/relay/formats/index.ts';
+import { validateAtif, validateAtofEvents } from '../../src/formats/index.ts';
 import { writeSyntheticStream } from './stream.ts';
 import { cli, tempDir } from './support.ts';
 

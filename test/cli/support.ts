@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAtofJsonl, validateAtif, validateAtofEvents } from '../../src/relay/formats/index.ts';
+import { parseAtofJsonl, validateAtif, validateAtofEvents } from '../../src/formats/index.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const EXAMPLES = path.join(ROOT, 'examples');

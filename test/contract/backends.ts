@@ -9,9 +9,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { silentLogger, type Logger } from '../../src/hooks/logger.ts';
+import { silentLogger, type Logger } from '../../src/shared/logger.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 

@@ -7,10 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
-import type { AtofEvent, AtofScopeCategory } from '../../src/relay/formats/atof.ts';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
-import { parseAtofJsonl, validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
+import type { AtofEvent, AtofScopeCategory } from '../../src/formats/atof/types.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
 
 /** An ATOF record as read back: scope fields optional, so marks and scopes filter alike. */
 export type ReadEvent = AtofEvent & { scope_category?: AtofScopeCategory; attributes?: string[] };

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import type { HookName } from '../../src/hooks/names.ts';
 import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/index.ts';
 import type { OutputHealth, RelayBackend } from '../../src/relay/contract.ts';

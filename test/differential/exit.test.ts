@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { detectRuntime } from '../../src/relay/runtime.ts';
+import { detectRuntime } from '../../src/shared/js-runtime.ts';
 import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
 import { pairsByUuid, readValidAtof, readValidAtif } from '../contract/files.ts';
 import { runScript } from '../native/support.ts';

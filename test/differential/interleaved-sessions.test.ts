@@ -8,10 +8,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
-import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { parseValidAtif } from '../contract/files.ts';

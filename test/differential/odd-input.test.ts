@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
 import { readValidAtof, type ReadEvent } from '../contract/files.ts';

@@ -7,11 +7,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import type { HookName } from '../../src/hooks/names.ts';
 import { createNemoRelayPlugin, type PluginStatus } from '../../src/plugin/index.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
-import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 import { readAtifDir, readValidAtof, type ReadEvent } from '../contract/files.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';

@@ -8,11 +8,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../src/relay/contract.ts';
-import { AtifBuilder, createSubtreeFilter, serializeTrajectory } from '../../src/relay/formats/atif-builder.ts';
-import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
-import { parseAtofJsonl } from '../../src/relay/formats/validate-atof.ts';
+import { AtifBuilder, createSubtreeFilter, serializeTrajectory } from '../../src/formats/atif/builder.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { parseAtofJsonl } from '../../src/formats/atof/validate.ts';
 
 const fixtures = path.join(import.meta.dirname, 'fixtures');
 const readJson = <T>(name: string): T => JSON.parse(fs.readFileSync(path.join(fixtures, name), 'utf8')) as T;

@@ -7,10 +7,10 @@
 
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../src/relay/contract.ts';
-import { AtifBuilder } from '../../src/relay/formats/atif-builder.ts';
-import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import { AtifBuilder } from '../../src/formats/atif/builder.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import type { ExporterOptions, Scenario } from '../support/native-atif.ts';
 import { native, nativeSkipReason, runExporterScenario } from '../support/native-atif.ts';
 

@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../src/relay/contract.ts';
-import { AtifBuilder, createSubtreeFilter } from '../../src/relay/formats/atif-builder.ts';
-import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
-import { parseAtofJsonl, validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import { AtifBuilder, createSubtreeFilter } from '../../src/formats/atif/builder.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { native, nativeSkipReason, observability, Scenario } from '../support/native-atif.ts';
 
 const TOOL_DEFINITIONS: Json[] = [{ name: 'Bash', description: 'run a command', parameters: { type: 'object', properties: {} } }];

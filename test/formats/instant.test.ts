@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInstant, parseInstant, rfc3339Of } from '../../src/relay/formats/instant.ts';
+import { formatInstant, parseInstant, rfc3339Of } from '../../src/formats/instant.ts';
 
 const utcSeconds = (...parts: [number, number, number, number, number, number]) => Date.UTC(...parts) / 1000;
 

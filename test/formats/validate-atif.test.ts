@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
 
 const fixtures = path.join(import.meta.dirname, 'fixtures');
 

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
-import { parseAtofJsonl, validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
 
 const fixtures = path.join(import.meta.dirname, 'fixtures');
 const U1 = '01a22800-0000-7000-8000-000000000001';

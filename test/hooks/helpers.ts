@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/hooks/logger.ts';
+import type { Logger } from '../../src/shared/logger.ts';
 
 export interface LogRecord {
   level: keyof Logger;

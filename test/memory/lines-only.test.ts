@@ -7,16 +7,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import type { RelayBackend, ScopeHandle } from '../../src/relay/contract.ts';
-import { toJson } from '../../src/relay/json.ts';
-import { createMemoryRelay, type MemoryRelay } from '../../src/relay/memory/index.ts';
-import { payload } from '../../src/relay/memory/events.ts';
-import { payloadJsonText } from '../../src/relay/memory/native-json.ts';
-import { entriesJson, flatEntries, payloadText, writeEntries } from '../../src/relay/memory/payload-text.ts';
-import { giveBack, takeBuilder } from '../../src/relay/memory/line-builder.ts';
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
+import { toJson } from '../../src/shared/json.ts';
+import { createMemoryRelay, type MemoryRelay } from '../../src/backends/memory/index.ts';
+import { payload } from '../../src/backends/memory/events.ts';
+import { payloadJsonText } from '../../src/backends/memory/atof-line.ts';
+import { entriesJson, flatEntries, payloadText, writeEntries } from '../../src/backends/memory/payload-text.ts';
+import { giveBack, takeBuilder } from '../../src/backends/memory/line-builder.ts';
+import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

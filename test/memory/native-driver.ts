@@ -35,11 +35,11 @@ import type {
   ToolEndOptions,
   ToolStartOptions,
 } from '../../src/relay/contract.ts';
-import { isJsonObject, toJson } from '../../src/relay/json.ts';
+import { isJsonObject, toJson } from '../../src/shared/json.ts';
 import { scopeTypeOf } from '../../native/payloads.ts';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 
 type Handle = { readonly uuid: string };
 type Stack = object;

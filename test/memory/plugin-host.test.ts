@@ -7,12 +7,12 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryRelay, InvalidPluginConfigError, PluginActivationConflictError } from '../../src/relay/memory/index.ts';
+import { createMemoryRelay, InvalidPluginConfigError, PluginActivationConflictError } from '../../src/backends/memory/index.ts';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
-import { parseAtofJsonl, validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
-import { sanitizeValue } from '../../src/relay/memory/atif-filename.ts';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
+import { sanitizeValue } from '../../src/formats/plugins-toml/atif-template.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import {
   native,
   nativeInitializeError,
@@ -303,7 +303,7 @@ describe.skipIf(!bunAvailable)('memory plugin host at process exit', () => {
   it('writes partial trajectories of sessions still open, and every ATOF line', () => {
     const dir = tempDir();
     const script = path.join(dir, 'child.ts');
-    const entry = path.resolve(here, '../../src/relay/memory/index.ts');
+    const entry = path.resolve(here, '../../src/backends/memory/index.ts');
     fs.writeFileSync(
       script,
       `import { createMemoryRelay } from ${JSON.stringify(entry)};

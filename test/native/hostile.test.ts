@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { available, builtAdapter as adapter, readAtof, runScript, tempDir } from './support.ts';
 
 const SCRIPT = (outputDirectory: string) => `

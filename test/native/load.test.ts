@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { NativeRelayError, NativeUnavailableError, SUPPORTED_VERSION_RANGE, loadNativeRelay, type NativeRelay } from '../../native/index.ts';
 import { available, recordingLogger, relay, tempDir } from './support.ts';
 

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonObject, PluginConfigActivation } from '../../src/relay/contract.ts';
-import type { AtifTrajectory } from '../../src/relay/formats/atif.ts';
-import { validateAtif } from '../../src/relay/formats/validate-atif.ts';
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import {
   AMBIENT_CONFIG_INHERITED,
   DynamicPluginError,
@@ -14,7 +14,7 @@ import {
   loadNativeRelay,
   type NativeRelay,
 } from '../../native/index.ts';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { available, builtAdapter, readAtof, relay, runScript, tempDir } from './support.ts';
 
 function observability(dir: string, extra: JsonObject = {}): JsonObject {

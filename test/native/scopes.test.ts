@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
-import { parseTimestamp } from '../../src/relay/clock.ts';
+import { parseTimestamp } from '../../src/shared/clock.ts';
 import { loadBinding } from '../../native/binding.ts';
 import { available, NativeFixture, readAtof, recordingLogger, relay, scopeEvents, tempDir } from './support.ts';
 

@@ -9,11 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { detectRuntime } from '../../src/relay/runtime.ts';
-import { silentLogger, type Logger } from '../../src/hooks/logger.ts';
-import type { AtofEvent, AtofScopeCategory } from '../../src/relay/formats/atof.ts';
+import { detectRuntime } from '../../src/shared/js-runtime.ts';
+import { silentLogger, type Logger } from '../../src/shared/logger.ts';
+import type { AtofEvent, AtofScopeCategory } from '../../src/formats/atof/types.ts';
 
-import { validateAtofEvents } from '../../src/relay/formats/validate-atof.ts';
+import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { loadNativeRelay, type NativeRelay } from '../../native/index.ts';
 import { afterEach, expect } from 'vitest';
 

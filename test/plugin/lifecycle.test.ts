@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
 function tempDir(): string {

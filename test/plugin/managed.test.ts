@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';

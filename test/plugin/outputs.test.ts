@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
-import { validateAtif } from '../../src/relay/formats/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { validateAtif } from '../../src/formats/index.ts';
 
 describe('status().outputs', () => {
   it('lists at most 1,000 ATIF files, dropping the first written, so a long-lived host does not grow without bound', async () => {

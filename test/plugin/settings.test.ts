@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { silentLogger } from '../../src/hooks/logger.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { loadSettings, type NemoRelaySettingsOverrides } from '../../src/plugin/settings.ts';
-import { createMemoryRelay } from '../../src/relay/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 
 const tempDir = () => mkdtempSync(path.join(tmpdir(), 'nrh-settings-'));
 const diagnosticFields = (overrides: unknown) =>

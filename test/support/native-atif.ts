@@ -10,9 +10,9 @@
  */
 
 import { createRequire } from 'node:module';
-import { nowMicros } from '../../src/relay/clock.ts';
+import { nowMicros } from '../../src/shared/clock.ts';
 import type { Json } from '../../src/relay/contract.ts';
-import type { AtofEvent } from '../../src/relay/formats/atof.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
 
 /** An opaque native handle (scope, LLM or tool). */
 export interface NativeHandle {

@@ -20,14 +20,14 @@
 
 import path from 'node:path';
 import { atifFilePath } from '../../plugin/atif-file.ts';
-import { writeFileAtomic } from '../../relay/atomic-file.ts';
-import { AtifBuilder } from '../../relay/formats/atif-builder.ts';
-import type { AtifBuilderStyle } from '../../relay/formats/atif-builder.ts';
-import type { AtofEvent } from '../../relay/formats/atof.ts';
+import { writeFileAtomic } from '../../shared/atomic-file.ts';
+import { AtifBuilder } from '../../formats/atif/builder.ts';
+import type { AtifBuilderStyle } from '../../formats/atif/builder.ts';
+import type { AtofEvent } from '../../formats/atof/types.ts';
 import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { ensureOutputDir, readLines } from '../files.ts';
-import { parseInstant } from '../../relay/formats/instant.ts';
+import { parseInstant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
 

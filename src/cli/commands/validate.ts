@@ -10,9 +10,9 @@
  */
 
 import path from 'node:path';
-import { validateAtif } from '../../relay/formats/validate-atif.ts';
-import { validateAtofEvents } from '../../relay/formats/validate-atof.ts';
-import type { ValidationError } from '../../relay/formats/validation.ts';
+import { validateAtif } from '../../formats/atif/validate.ts';
+import { validateAtofEvents } from '../../formats/atof/validate.ts';
+import type { ValidationError } from '../../formats/validation.ts';
 import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { CliError, UsageError } from '../errors.ts';
 import { checkInputFile, readLines, readTextFile } from '../files.ts';

@@ -13,10 +13,10 @@
  * @module
  */
 
-import { parseTimestamp } from '../../relay/clock.ts';
+import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
-import type { AtofEvent } from '../../relay/formats/atof.ts';
-import { extractMetrics } from '../../relay/formats/atif-payload.ts';
+import type { AtofEvent } from '../../formats/atof/types.ts';
+import { extractMetrics } from '../../formats/atif/payload.ts';
 import { errorText } from './from-atif.ts';
 import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 

@@ -1,0 +1,206 @@
+/**
+ * Whole ATOF lines of the memory relay's events, written as bytes straight
+ * from the caller's payloads: the path taken while no receiver needs event
+ * objects. Each writer gives the bytes `serializeEvent` gives for the event
+ * object `events.ts` would build from the same call (pinned by
+ * test/memory/lines-only.test.ts).
+ *
+ * Composite payload parts (the LLM request's `{content, headers}`, a tool
+ * end's profile with its annotation) are written whole by the general path
+ * when the fast path gives up on any piece, as the event object would be.
+ *
+ * @module
+ */
+
+import type { JsonObject } from '../../relay/contract.ts';
+import type { AtofCategoryProfile } from '../../formats/atof/types.ts';
+import { llmRequestData, payload } from './events.ts';
+import { encoded, type LineBuilder } from './line-builder.ts';
+import type { Metadata } from './metadata.ts';
+import {
+  attributesText,
+  DATA_KEY,
+  MARK_METADATA_KEY,
+  payloadJsonText,
+  SCOPE_METADATA_KEY,
+  writeMarkHead,
+  writeMarkTail,
+  writeScopeHead,
+  writeScopeTail,
+} from './atof-line.ts';
+import { writeFastPayload, writePayload } from './payload-text.ts';
+
+/** The envelope fields of a scope, LLM or tool event. */
+export interface LineScope {
+  readonly uuid: string;
+  readonly parentUuid: string;
+  readonly propagationRootUuid: string;
+  readonly name: string;
+}
+
+/** Where a part of a line is, relative to the line's start (`LineBuilder.start`). */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
+/** A scope's start or end line (`category_profile` null); the `data` text's place goes into `dataRange` when given. */
+export function writeScopeLine(
+  out: LineBuilder,
+  phase: 'start' | 'end',
+  scope: LineScope,
+  category: string,
+  attributes: readonly string[],
+  data: unknown,
+  metadata: Metadata,
+  timestampUs: number,
+  dataRange?: LineRange,
+): void {
+  writeScopeHead(out, attributesText(attributes), category);
+  out.ascii('null');
+  out.raw(DATA_KEY);
+  if (dataRange !== undefined) dataRange.start = out.length - out.start;
+  writePayload(out, data);
+  // Relative to the line's start: a payload getter that flushes the writer moves the open line.
+  if (dataRange !== undefined) dataRange.end = out.length - out.start;
+  out.raw(SCOPE_METADATA_KEY);
+  metadata.write(out);
+  writeScopeTail(out, scope.name, scope.parentUuid, scope.propagationRootUuid, phase, timestampUs, scope.uuid);
+}
+
+/** A mark's line. */
+export function writeMarkLine(
+  out: LineBuilder,
+  uuid: string,
+  parentUuid: string,
+  propagationRootUuid: string,
+  name: string,
+  data: unknown,
+  metadata: unknown,
+  timestampUs: number,
+): void {
+  writeMarkHead(out);
+  writePayload(out, data);
+  out.raw(MARK_METADATA_KEY);
+  writePayload(out, metadata);
+  writeMarkTail(out, name, parentUuid, propagationRootUuid, timestampUs, uuid);
+}
+
+/** What an LLM or tool span line needs besides its envelope. */
+export interface LineSpan extends LineScope {
+  readonly kind: 'llm' | 'tool';
+  readonly profile: AtofCategoryProfile;
+}
+
+/**
+ * A span's start line. `data` is the tool's arguments, or the LLM request's
+ * content when `headers` (the recorded request headers) are given.
+ */
+export function writeSpanStartLine(
+  out: LineBuilder,
+  span: LineSpan,
+  data: unknown,
+  headers: JsonObject | undefined,
+  metadata: Metadata,
+  timestampUs: number,
+): void {
+  writeScopeHead(out, '[]', span.kind);
+  writeProfile(out, span.profile);
+  out.raw(DATA_KEY);
+  if (headers === undefined) writePayload(out, data);
+  else writeLlmRequest(out, data, headers);
+  out.raw(SCOPE_METADATA_KEY);
+  metadata.write(out);
+  writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'start', timestampUs, span.uuid);
+}
+
+/**
+ * A span's end line. `annotation` (a tool's result annotation) is
+ * `undefined` when there is none; one that converts to null counts as none.
+ */
+export function writeSpanEndLine(
+  out: LineBuilder,
+  span: LineSpan,
+  data: unknown,
+  metadata: Metadata,
+  annotation: unknown,
+  timestampUs: number,
+): void {
+  writeScopeHead(out, '[]', span.kind);
+  if (annotation === undefined || annotation === null) writeProfile(out, span.profile);
+  else writeAnnotatedProfile(out, span.profile, annotation);
+  out.raw(DATA_KEY);
+  writePayload(out, data);
+  out.raw(SCOPE_METADATA_KEY);
+  metadata.write(out);
+  writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'end', timestampUs, span.uuid);
+}
+
+const CONTENT_HEAD = encoded('{"content":');
+const HEADERS_KEY = encoded(',"headers":');
+const MODEL_NAME_HEAD = encoded('{"model_name":');
+const TOOL_CALL_ID_HEAD = encoded('{"tool_call_id":');
+const ANNOTATION_KEY = encoded('"tool_result_annotation":');
+
+/** The LLM start event's `data`: `{content, headers}`. */
+function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject): void {
+  // Relative to the line's start: a getter that flushes the writer moves the open line.
+  const written = out.length - out.start;
+  out.raw(CONTENT_HEAD);
+  if (writeFastPayload(out, content)) {
+    out.raw(HEADERS_KEY);
+    if (writeFastPayload(out, headers)) {
+      out.byte(0x7d); // }
+      return;
+    }
+  }
+  out.length = out.start + written;
+  out.utf8(payloadJsonText(llmRequestData(content, headers)));
+}
+
+/** A span's own profile: `{}`, `{model_name}` or `{tool_call_id}`, ids written as given. */
+function writeProfile(out: LineBuilder, profile: AtofCategoryProfile): void {
+  const model = profile.model_name;
+  if (typeof model === 'string') {
+    out.raw(MODEL_NAME_HEAD);
+    out.jsonStringAsGiven(model);
+    out.byte(0x7d); // }
+    return;
+  }
+  const id = profile.tool_call_id;
+  if (typeof id === 'string') {
+    out.raw(TOOL_CALL_ID_HEAD);
+    out.jsonStringAsGiven(id);
+    out.byte(0x7d); // }
+    return;
+  }
+  out.utf8(payloadJsonText(profile));
+}
+
+/** `toolEndProfile` as bytes: the span's profile plus `tool_result_annotation`, unless the annotation converts to null. */
+function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, annotation: unknown): void {
+  if (typeof annotation === 'function' || typeof annotation === 'symbol') {
+    writeProfile(out, profile);
+    return;
+  }
+  const written = out.length - out.start; // see writeLlmRequest
+  const id = profile.tool_call_id;
+  if (typeof id === 'string') {
+    out.raw(TOOL_CALL_ID_HEAD);
+    out.jsonStringAsGiven(id);
+    out.byte(0x2c); // ,
+  } else {
+    out.byte(0x7b); // {
+  }
+  out.raw(ANNOTATION_KEY);
+  if (!writeFastPayload(out, annotation)) {
+    const converted = payload(annotation);
+    if (converted === null) {
+      out.length = out.start + written;
+      writeProfile(out, profile);
+      return;
+    }
+    out.utf8(payloadJsonText(converted));
+  }
+  out.byte(0x7d); // }
+}

@@ -1,0 +1,423 @@
+/**
+ * Payload text in one pass: native's ATOF text of `payload(value)` written
+ * straight from the caller's value into a line's bytes, without building
+ * the sorted deep copy first and serializing it afterwards.
+ *
+ * The fast path takes the shapes hook payloads have: plain objects (and
+ * class instances without `toJSON`, `Date`, `Map`, `Set`, `Error` or binary
+ * data), arrays, strings, numbers, booleans, BigInts, `null`, and the
+ * values `toJson` drops. It writes what `toJson(value, { sortKeys: true })`
+ * followed by native's writer (`../formats/rust-json.ts`) would: keys in
+ * code-point order, native number text, lone surrogates as U+FFFD.
+ * Anything else gives up on the whole value, whose bytes are then rolled
+ * back and written by the general path (`toJson` and the exact writer),
+ * exactly as before: special objects, a throwing getter or trap, nesting
+ * at `toJson`'s depth limit (which is also where a cycle ends up, so no
+ * ancestor set is kept), and keys with characters at or above U+D800, whose
+ * UTF-16 and code-point orders can differ. A getter the fast path read
+ * before giving up runs a second time on the general path.
+ *
+ * Sorting keys is the expensive part of a small object, and payloads of
+ * one kind share their key list, so sorted key lists (and their encoded
+ * `"key":` heads) are cached per key list (bounded; a payload with keys
+ * never seen before pays the sort once).
+ *
+ * @module
+ */
+
+import type { Json } from '../../relay/contract.ts';
+import { formatF64 } from '../../formats/native-text.ts';
+import { toJson, wellFormed } from '../../shared/json.ts';
+import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-builder.ts';
+import { payloadJsonText } from './atof-line.ts';
+
+/** `toJson`'s default depth limit: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
+const MAX_DEPTH = 64;
+const SORTED = { sortKeys: true } as const;
+
+/** Writes native's text of `payload(value)`. */
+export function writePayload(out: LineBuilder, value: unknown): void {
+  if (!writeFastPayload(out, value)) out.utf8(generalPayloadText(value));
+}
+
+/**
+ * Writes native's text of `payload(value)` when the fast path takes all of
+ * it and returns true; otherwise writes nothing and returns false.
+ */
+export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) {
+    if (!writePrimitive(out, value)) out.ascii('null');
+    return true;
+  }
+  // Relative to the line's start: a getter that flushes the writer moves the open line.
+  const written = out.length - out.start;
+  try {
+    writeObject(out, value, 0);
+    return true;
+  } catch {
+    out.length = out.start + written;
+    return false;
+  }
+}
+
+/** The general path: `toJson` with sorted keys, then the exact writer. */
+function generalPayloadText(value: unknown): string {
+  return payloadJsonText(toJson(value, SORTED) as Json);
+}
+
+/** Native's text of `payload(value)`, as a string. */
+export function payloadText(value: unknown): string {
+  const out = takeBuilder();
+  try {
+    writePayload(out, value);
+    return out.text();
+  } finally {
+    giveBack(out);
+  }
+}
+
+// ---- flat objects ---------------------------------------------------------
+
+/** A value of a flat object: what `toJson` keeps of a primitive, converted when written. */
+export type FlatValue = string | number | boolean | bigint | null;
+
+/**
+ * A flat object payload (every value a primitive) as sorted entries: the
+ * converted object's keys in native order, their encoded `"key":` heads,
+ * and their values. Only keys below U+D800, so plain `<` orders them as
+ * native does.
+ */
+export interface Entries {
+  readonly keys: readonly string[];
+  readonly heads: readonly Uint8Array[];
+  readonly values: readonly FlatValue[];
+}
+
+export const NO_ENTRIES: Entries = { keys: [], heads: [], values: [] };
+
+/**
+ * The entries of a flat object payload, or undefined when the value is not
+ * an object the fast path takes or holds a nested object or array.
+ * Strings are kept as given (immutable; converted when written).
+ */
+export function flatEntries(value: unknown): Entries | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  try {
+    const shape = shapeOf(value);
+    const { sorted, heads } = shape;
+    const count = sorted.length;
+    const values: (FlatValue | undefined)[] = new Array(count);
+    let dropped = 0;
+    for (let i = 0; i < count; i++) {
+      const item: unknown = (value as Record<string, unknown>)[sorted[i]!];
+      switch (typeof item) {
+        case 'string':
+        case 'number':
+        case 'boolean':
+        case 'bigint':
+          values[i] = item;
+          break;
+        case 'object':
+          if (item !== null) return undefined;
+          values[i] = null;
+          break;
+        default:
+          // undefined, functions and symbols: `toJson` leaves the key out.
+          dropped++;
+      }
+    }
+    if (dropped === 0) return { keys: sorted, heads, values: values as FlatValue[] };
+    const keptKeys: string[] = [];
+    const keptHeads: Uint8Array[] = [];
+    const keptValues: FlatValue[] = [];
+    for (let i = 0; i < count; i++) {
+      const kept = values[i];
+      if (kept === undefined) continue;
+      keptKeys.push(sorted[i]!);
+      keptHeads.push(heads[i]!);
+      keptValues.push(kept);
+    }
+    return { keys: keptKeys, heads: keptHeads, values: keptValues };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a flat object from its entries: `{"a":1,"b":"x"}`. */
+export function writeEntries(out: LineBuilder, entries: Entries): void {
+  const { heads, values } = entries;
+  out.byte(0x7b); // {
+  for (let i = 0; i < heads.length; i++) {
+    if (i > 0) out.byte(0x2c); // ,
+    out.raw(heads[i]!);
+    writePrimitive(out, values[i]);
+  }
+  out.byte(0x7d); // }
+}
+
+/**
+ * Writes the flat object merged from `layers` (a later layer's value wins
+ * for a key several have), leaving `omit` out of every layer but the last:
+ * what `mergeEntries` gives, written as the lists are merged.
+ */
+export function writeLayers(out: LineBuilder, layers: readonly Entries[], omit: string | undefined): void {
+  const count = layers.length;
+  if (count === 1) {
+    writeEntries(out, layers[0]!);
+    return;
+  }
+  const last = count - 1;
+  const at = count === 2 ? [0, 0] : count === 3 ? [0, 0, 0] : new Array<number>(count).fill(0);
+  out.byte(0x7b); // {
+  let first = true;
+  for (;;) {
+    let key: string | undefined;
+    for (let l = 0; l < count; l++) {
+      const keys = layers[l]!.keys;
+      const i = at[l]!;
+      if (i < keys.length && (key === undefined || keys[i]! < key)) key = keys[i];
+    }
+    if (key === undefined) break;
+    let from = -1;
+    let index = 0;
+    for (let l = 0; l < count; l++) {
+      const i = at[l]!;
+      if (layers[l]!.keys[i] === key) {
+        from = l;
+        index = i;
+        at[l] = i + 1;
+      }
+    }
+    if (key === omit && from !== last) continue;
+    if (!first) out.byte(0x2c); // ,
+    first = false;
+    const layer = layers[from]!;
+    out.raw(layer.heads[index]!);
+    writePrimitive(out, layer.values[index]);
+  }
+  out.byte(0x7d); // }
+}
+
+/** The JSON value of a flat object, as `toJson` converts it. */
+export function entriesJson(entries: Entries): Json {
+  const object: { [key: string]: Json } = {};
+  const { keys, values } = entries;
+  for (let i = 0; i < keys.length; i++) {
+    const value = flatJson(values[i]!);
+    if (keys[i] === '__proto__') Object.defineProperty(object, '__proto__', { value, enumerable: true, writable: true, configurable: true });
+    else object[keys[i]!] = value;
+  }
+  return object;
+}
+
+function flatJson(value: FlatValue): Json {
+  switch (typeof value) {
+    case 'string':
+      return wellFormed(value);
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'bigint':
+      return value.toString();
+    default:
+      return value;
+  }
+}
+
+/**
+ * `base`'s entries with `over`'s set over them (`over` wins), leaving out
+ * `base`'s `omit` key: what a shallow merge of the two converted objects,
+ * keys sorted, writes.
+ */
+export function mergeEntries(base: Entries, over: Entries, omit?: string): Entries {
+  const keys: string[] = [];
+  const heads: Uint8Array[] = [];
+  const values: FlatValue[] = [];
+  const a = base.keys;
+  const b = over.keys;
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    let from: Entries;
+    let at: number;
+    if (j >= b.length || (i < a.length && a[i]! < b[j]!)) {
+      from = base;
+      at = i++;
+    } else {
+      if (i < a.length && a[i] === b[j]) i++;
+      from = over;
+      at = j++;
+    }
+    const key = from.keys[at]!;
+    if (from === base && key === omit) continue;
+    keys.push(key);
+    heads.push(from.heads[at]!);
+    values.push(from.values[at]!);
+  }
+  return { keys, heads, values };
+}
+
+/** Entries of one string key, for the status keys the end metadata adds. */
+export function singleEntry(key: string, value: FlatValue): Entries {
+  return { keys: [key], heads: [encoded(`${JSON.stringify(key)}:`)], values: [value] };
+}
+
+// ---------------------------------------------------------------------------
+
+/** Thrown to give up on the fast path; not an Error, so no stack is captured. */
+const GIVE_UP = { reason: 'general path' };
+
+/** Writes a non-object value; false (nothing written) for the values `toJson` drops (undefined, functions, symbols). */
+function writePrimitive(out: LineBuilder, value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+      out.jsonString(value);
+      return true;
+    case 'number':
+      out.ascii(numberText(value));
+      return true;
+    case 'boolean':
+      out.ascii(value ? 'true' : 'false');
+      return true;
+    case 'bigint':
+      out.ascii(`"${value.toString()}"`);
+      return true;
+    default:
+      if (value !== null) return false;
+      out.ascii('null');
+      return true;
+  }
+}
+
+function writeValue(out: LineBuilder, value: unknown, depth: number): boolean {
+  if (typeof value === 'object' && value !== null) {
+    writeObject(out, value, depth);
+    return true;
+  }
+  return writePrimitive(out, value);
+}
+
+function writeObject(out: LineBuilder, object: object, depth: number): void {
+  if (depth >= MAX_DEPTH) throw GIVE_UP;
+  if (Array.isArray(object)) {
+    const length = object.length;
+    out.byte(0x5b); // [
+    for (let i = 0; i < length; i++) {
+      if (i > 0) out.byte(0x2c); // ,
+      if (!writeValue(out, object[i], depth + 1)) out.ascii('null');
+    }
+    out.byte(0x5d); // ]
+    return;
+  }
+  const shape = shapeOf(object);
+  const { sorted, heads } = shape;
+  out.byte(0x7b); // {
+  let first = true;
+  for (let i = 0; i < sorted.length; i++) {
+    const value: unknown = (object as Record<string, unknown>)[sorted[i]!];
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    if (!first) out.byte(0x2c); // ,
+    first = false;
+    out.raw(heads[i]!);
+    writeValue(out, value, depth + 1);
+  }
+  out.byte(0x7d); // }
+}
+
+/** `formatPayloadNumber` with `toJson`'s `null` for non-finite numbers, without its slow path for common numbers. */
+function numberText(value: number): string {
+  if (Number.isInteger(value)) {
+    if (value >= -2147483648 && value <= 4294967295) return value === 0 ? '0' : `${value}`;
+    return formatF64(value);
+  }
+  if (value !== value || value === Infinity || value === -Infinity) return 'null';
+  const magnitude = value < 0 ? -value : value;
+  // Here JS and native both write the shortest round-trip digits in decimal notation.
+  return magnitude >= 1e-5 && magnitude < 1e16 ? `${value}` : formatF64(value);
+}
+
+// ---- object shapes --------------------------------------------------------
+
+interface Shape {
+  /** The key list as `Object.keys` gave it. */
+  readonly keys: readonly string[];
+  /** The same keys in native order. */
+  readonly sorted: readonly string[];
+  /** `"key":` for each sorted key, encoded. */
+  readonly heads: readonly Uint8Array[];
+}
+
+const EMPTY: Shape = { keys: [], sorted: [], heads: [] };
+const MAX_SHAPES = 1024;
+/** Cached shapes by first key; each list is searched for the same key list. */
+const shapes = new Map<string, Shape[]>();
+let shapeCount = 0;
+/**
+ * The shape last found for a slot picked from the key count and the first
+ * key's length and first character: a hit skips hashing the first key for
+ * the map, and a miss only costs the comparison.
+ */
+const recent: (Shape | undefined)[] = new Array(256);
+/** Keys whose UTF-16 order may differ from native's code-point order, and lone surrogates. */
+const HIGH_CHARACTER = /[\ud800-\uffff]/;
+
+/**
+ * The shape of an object the fast path may write as a plain object: its
+ * own enumerable keys, sorted. Gives up on objects `toJson` treats
+ * specially and on keys it cannot order by `<`.
+ */
+function shapeOf(object: object): Shape {
+  const prototype = Object.getPrototypeOf(object) as unknown;
+  if (prototype !== Object.prototype && prototype !== null && isSpecial(object)) throw GIVE_UP;
+  if (typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
+  const keys = Object.keys(object);
+  const count = keys.length;
+  if (count === 0) return EMPTY;
+  const first = keys[0]!;
+  const slot = (count * 31 + first.length * 7 + first.charCodeAt(0)) & 255;
+  const last = recent[slot];
+  if (last !== undefined && sameKeys(last.keys, keys)) return last;
+  const candidates = shapes.get(first);
+  if (candidates !== undefined) {
+    for (let s = 0; s < candidates.length; s++) {
+      const shape = candidates[s]!;
+      if (sameKeys(shape.keys, keys)) return (recent[slot] = shape);
+    }
+  }
+  return (recent[slot] = addShape(keys, candidates));
+}
+
+function sameKeys(known: readonly string[], keys: readonly string[]): boolean {
+  const count = keys.length;
+  if (known.length !== count) return false;
+  for (let i = 0; i < count; i++) if (known[i] !== keys[i]) return false;
+  return true;
+}
+
+function addShape(keys: string[], candidates: Shape[] | undefined): Shape {
+  for (let i = 0; i < keys.length; i++) if (HIGH_CHARACTER.test(keys[i]!)) throw GIVE_UP;
+  const sorted = keys.slice().sort();
+  const heads = sorted.map((key) => encoded(`${JSON.stringify(key)}:`));
+  const shape: Shape = { keys, sorted, heads };
+  if (shapeCount >= MAX_SHAPES) {
+    shapes.clear();
+    recent.fill(undefined);
+    shapeCount = 0;
+    candidates = undefined;
+  }
+  if (candidates === undefined) shapes.set(keys[0]!, [shape]);
+  else candidates.push(shape);
+  shapeCount++;
+  return shape;
+}
+
+/** Objects `toJson` converts by their kind rather than by their own keys. */
+function isSpecial(object: object): boolean {
+  return (
+    object instanceof Date ||
+    object instanceof Map ||
+    object instanceof Set ||
+    object instanceof Error ||
+    object instanceof ArrayBuffer ||
+    ArrayBuffer.isView(object)
+  );
+}

@@ -1,0 +1,88 @@
+/**
+ * What the in-memory relay remembers about an open (or closed) scope or span.
+ *
+ * The record object *is* the handle the caller gets back: no lookup table,
+ * nothing to leak when a caller forgets a handle, and a handle from another
+ * relay instance is recognised by its `owner`.
+ *
+ * @module
+ */
+
+import type { Json } from '../../relay/contract.ts';
+import type { AtofCategory, AtofCategoryProfile, AtofScopeEvent } from '../../formats/atof/types.ts';
+import { formatTimestamp } from '../../shared/clock.ts';
+import { scopeEvent } from './events.ts';
+import { Metadata } from './metadata.ts';
+
+/** A scope pushed with `pushScope`. */
+export class ScopeRecord {
+  ended = false;
+  /** The top-level scope of this tree (itself when it has no parent). */
+  readonly top: ScopeRecord;
+  #start: AtofScopeEvent | string;
+
+  constructor(
+    readonly owner: object,
+    readonly uuid: string,
+    readonly name: string,
+    readonly category: AtofCategory,
+    readonly parent: ScopeRecord | null,
+    readonly parentUuid: string,
+    readonly propagationRootUuid: string,
+    /** True when the propagation root is an Agent scope (descendants inherit it instead of claiming it). */
+    readonly agentRooted: boolean,
+    readonly attributes: string[],
+    readonly meta: Metadata,
+    readonly startUs: number,
+    /** The start event, or its converted input as JSON text when the start was written as a line only. */
+    start: AtofScopeEvent | string,
+  ) {
+    this.top = parent === null ? this : parent.top;
+    this.#start = start;
+  }
+
+  /** The converted start metadata. */
+  get metadata(): Json {
+    return this.meta.json;
+  }
+
+  /**
+   * The start event, kept so an ATIF exporter registered right after
+   * `pushScope` returned still sees the scope's own start. A start written
+   * as a line only is built the first time it is asked for, from the
+   * record and the input's text (parsing native's text of a converted value
+   * gives that value back; only the input is kept, not the whole line).
+   */
+  get start(): AtofScopeEvent {
+    if (typeof this.#start === 'string') {
+      const input = JSON.parse(this.#start) as Json;
+      this.#start = scopeEvent('start', this.uuid, this.parentUuid, this.propagationRootUuid, this.name, this.category, this.attributes, null, input, this.meta.json, formatTimestamp(this.startUs));
+    }
+    return this.#start;
+  }
+}
+
+/** An LLM or tool span started with `llmStart`/`toolStart` (or a managed call). */
+export class SpanRecord {
+  ended = false;
+
+  constructor(
+    readonly owner: object,
+    readonly kind: 'llm' | 'tool',
+    readonly uuid: string,
+    readonly name: string,
+    readonly parentUuid: string,
+    readonly propagationRootUuid: string,
+    readonly top: ScopeRecord | null,
+    readonly profile: AtofCategoryProfile,
+    readonly startUs: number,
+  ) {}
+
+  /** The converted start metadata, set when the start is emitted. */
+  meta: Metadata = Metadata.NULL;
+
+  /** The converted start metadata. */
+  get metadata(): Json {
+    return this.meta.json;
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Load-time choice of the relay backend.
+ *
+ * | choice      | Node                                   | Bun / Deno / unknown |
+ * | ----------- | -------------------------------------- | -------------------- |
+ * | `"auto"`    | native if it loads, else memory        | memory               |
+ * | `"native"`  | native; if it cannot load: off + one warning | same           |
+ * | `"memory"`  | memory                                 | memory               |
+ * | `"off"`     | off (drops everything)                 | off                  |
+ * | a backend   | that backend (`kind: "custom"`)        | same                 |
+ *
+ * `NEMO_RELAY_HOOKS_BACKEND=native|memory|off|auto` overrides the choice,
+ * including a backend object, so an operator can switch telemetry without a
+ * code change; any other value is ignored with a warning. Native is an
+ * explicit opt-in on Bun and Deno: both load it, but it is not the binding's
+ * tested target, and Deno needs `--allow-ffi --allow-read --allow-env
+ * --allow-sys=cpus,networkInterfaces,hostname` (or `-A`).
+ *
+ * `ResolvedBackend.reason` always says why this backend was picked (and why
+ * native was not), for `status()`.
+ *
+ * This is the only place `src/` touches `native/`, and it does so through a
+ * dynamic `import()`, so the native adapter (and the binding) are never
+ * loaded unless chosen.
+ *
+ * @module
+ */
+
+import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
+import type { BackendKind, RelayBackend } from '../relay/contract.ts';
+import { createNoopRelay } from './off.ts';
+import { detectRuntime, type RuntimeName } from '../shared/js-runtime.ts';
+
+/** Environment variable that overrides the configured backend choice. */
+export const BACKEND_ENV = 'NEMO_RELAY_HOOKS_BACKEND';
+
+export type BackendName = 'auto' | 'native' | 'memory' | 'off';
+
+/** What the host asks for: a backend name, or a backend object to use as is. */
+export type BackendChoice = BackendName | RelayBackend;
+
+export interface ResolvedBackend {
+  backend: RelayBackend;
+  /** `native`, `memory`, `off`, or `custom` for a backend object. */
+  kind: BackendKind | 'custom';
+  /** Why this backend was picked, in one sentence. */
+  reason: string;
+  /** The runtime version when known (native: the `nemo-relay-node` version). */
+  version?: string;
+}
+
+export interface ResolveBackendOptions {
+  /** Environment to read `NEMO_RELAY_HOOKS_BACKEND` from. Default: `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where the fallback warning goes. Default: `consoleLogger`. */
+  logger?: Logger;
+  /** Loads the native backend; throws when it cannot. Default: `loadNativeRelay` from `native/`. */
+  nativeLoader?: (logger: Logger) => RelayBackend | Promise<RelayBackend>;
+  /** Runtime to decide for. Default: `detectRuntime()`. */
+  runtime?: RuntimeName;
+}
+
+const NAMES: ReadonlySet<string> = new Set<BackendName>(['auto', 'native', 'memory', 'off']);
+
+/** Picks and creates the backend for `choice`. Never rejects: the worst case is the `off` backend. */
+export async function resolveBackend(choice: BackendChoice, options: ResolveBackendOptions = {}): Promise<ResolvedBackend> {
+  const logger = options.logger ?? consoleLogger;
+  const runtime = options.runtime ?? detectRuntime();
+  try {
+    const override = envOverride(options.env ?? processEnv(), logger);
+    const effective: BackendChoice = override ?? choice;
+    const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
+
+    if (typeof effective === 'object' && effective !== null) return custom(effective);
+    switch (effective) {
+      case 'memory':
+        return await memory(`${via}in-memory relay requested`, logger);
+      case 'off':
+        return off(`${via}telemetry is off`);
+      case 'native': {
+        const loaded = await tryNative(options, logger);
+        if (loaded.backend !== undefined) return native(loaded.backend, `${via}native relay requested`);
+        const reason = `${via}native relay requested but unavailable on ${runtime} (${loaded.why}); telemetry is OFF`;
+        safeLog(logger, 'warn', reason);
+        return off(reason);
+      }
+      case 'auto':
+        return await auto(runtime, via, options, logger);
+      default: {
+        safeLog(logger, 'warn', `unknown relay backend ${describe(effective)}; using "auto"`);
+        return await auto(runtime, `unknown backend ${describe(effective)}, so auto: `, options, logger);
+      }
+    }
+  } catch (error) {
+    const reason = `backend selection failed (${messageOf(error)}); telemetry is OFF`;
+    safeLog(logger, 'warn', reason);
+    return off(reason);
+  }
+}
+
+async function auto(runtime: RuntimeName, via: string, options: ResolveBackendOptions, logger: Logger): Promise<ResolvedBackend> {
+  if (runtime !== 'node') {
+    return memory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
+  }
+  const loaded = await tryNative(options, logger);
+  if (loaded.backend !== undefined) return native(loaded.backend, `${via}auto on node: native relay loaded`);
+  const reason = `${via}auto on node: native relay unavailable (${loaded.why}); using the in-memory relay`;
+  safeLog(logger, 'info', reason);
+  return memory(reason, logger);
+}
+
+async function tryNative(options: ResolveBackendOptions, logger: Logger): Promise<{ backend?: RelayBackend; why: string }> {
+  try {
+    const backend = await (options.nativeLoader ?? loadNative)(logger);
+    return { backend, why: '' };
+  } catch (error) {
+    return { why: messageOf(error) };
+  }
+}
+
+async function loadNative(logger: Logger): Promise<RelayBackend> {
+  const { loadNativeRelay } = await import('../../native/index.ts');
+  return loadNativeRelay({ logger });
+}
+
+async function memory(reason: string, logger: Logger): Promise<ResolvedBackend> {
+  const { createMemoryRelay } = await import('./memory/index.ts');
+  const backend = createMemoryRelay({ logger });
+  return withVersion({ backend, kind: 'memory', reason }, backend);
+}
+
+function native(backend: RelayBackend, reason: string): ResolvedBackend {
+  const version = backend.version;
+  return withVersion({ backend, kind: backend.kind ?? 'native', reason: version ? `${reason} (nemo-relay-node ${version})` : reason }, backend);
+}
+
+function off(reason: string): ResolvedBackend {
+  return { backend: createNoopRelay({ reason }), kind: 'off', reason };
+}
+
+function custom(backend: RelayBackend): ResolvedBackend {
+  let kind: string;
+  try {
+    kind = String(backend.kind ?? 'custom');
+  } catch {
+    kind = 'custom';
+  }
+  return withVersion({ backend, kind: 'custom', reason: `backend object passed by the host (kind ${kind})` }, backend);
+}
+
+function withVersion(resolved: ResolvedBackend, backend: RelayBackend): ResolvedBackend {
+  try {
+    if (typeof backend.version === 'string') resolved.version = backend.version;
+  } catch {
+    // A backend whose version getter throws just has no version.
+  }
+  return resolved;
+}
+
+function envOverride(env: Readonly<Record<string, string | undefined>>, logger: Logger): BackendName | undefined {
+  const raw = env[BACKEND_ENV];
+  if (raw === undefined) return undefined;
+  const value = raw.trim().toLowerCase();
+  if (value === '') return undefined;
+  if (NAMES.has(value)) return value as BackendName;
+  safeLog(logger, 'warn', `ignoring ${BACKEND_ENV}=${JSON.stringify(raw)}: expected one of auto, native, memory, off`);
+  return undefined;
+}
+
+function processEnv(): Readonly<Record<string, string | undefined>> {
+  try {
+    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+  } catch {
+    return {};
+  }
+}
+
+function describe(value: unknown): string {
+  try {
+    return typeof value === 'string' ? JSON.stringify(value) : String(value);
+  } catch {
+    return typeof value;
+  }
+}
+
+function messageOf(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'unknown error';
+  }
+}

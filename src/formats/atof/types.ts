@@ -1,0 +1,90 @@
+/**
+ * ATOF 0.1 event records, as the native NeMo Relay runtime writes them.
+ *
+ * One JSON object per JSONL line. The native runtime serializes every object
+ * with its keys sorted, including the opaque `data` and `metadata` payloads,
+ * and the in-memory relay does the same so the two files are
+ * indistinguishable.
+ *
+ * @module
+ */
+
+import type { Json } from '../../shared/json.ts';
+
+/** The ATOF scope categories a scope can be pushed with, in the spec's order. */
+export const SCOPE_CATEGORIES = [
+  'agent',
+  'function',
+  'tool',
+  'llm',
+  'retriever',
+  'embedder',
+  'reranker',
+  'guardrail',
+  'evaluator',
+  'custom',
+  'unknown',
+] as const;
+
+export type ScopeCategory = (typeof SCOPE_CATEGORIES)[number];
+
+const SCOPE_CATEGORY_SET: ReadonlySet<unknown> = new Set(SCOPE_CATEGORIES);
+
+/** Whether a value (from a payload, a file) is one of the closed set of ATOF categories. */
+export function isScopeCategory(value: unknown): value is ScopeCategory {
+  return SCOPE_CATEGORY_SET.has(value);
+}
+
+/** How an ATOF file sink opens its file. */
+export type AtofMode = 'append' | 'overwrite';
+
+
+export const ATOF_VERSION = '0.1';
+
+export type AtofKind = 'scope' | 'mark';
+export type AtofScopeCategory = 'start' | 'end';
+
+/** The closed set of ATOF categories; the contract's `ScopeCategory`. */
+export type AtofCategory = ScopeCategory;
+
+/** `category_profile`: `model_name` (llm), `tool_call_id`/`tool_result_annotation` (tool), `subtype` (custom). */
+export type AtofCategoryProfile = { [key: string]: Json };
+
+interface AtofEventBase {
+  atof_version: string;
+  kind: AtofKind;
+  uuid: string;
+  /** Never null in practice: a top-level scope's parent is its stack's implicit root. */
+  parent_uuid: string | null;
+  /**
+   * Not in the ATOF 0.1 text, but always written by native: the uuid of the
+   * top-level Agent scope of this event's tree (equal to `uuid` on that
+   * scope's own events), or the implicit root's uuid when there is none.
+   */
+  propagation_root_uuid?: string;
+  /** RFC 3339 (`+00:00` offset) or integer epoch microseconds. */
+  timestamp: string | number;
+  name: string;
+  data: Json;
+  data_schema: { name: string; version: string } | null;
+  metadata: Json;
+  category: AtofCategory | null;
+  category_profile: AtofCategoryProfile | null;
+}
+
+export interface AtofScopeEvent extends AtofEventBase {
+  kind: 'scope';
+  scope_category: AtofScopeCategory;
+  /** Sorted, de-duplicated lowercase flags; `[]` when none. */
+  attributes: string[];
+  category: AtofCategory;
+}
+
+export interface AtofMarkEvent extends AtofEventBase {
+  kind: 'mark';
+}
+
+export type AtofEvent = AtofScopeEvent | AtofMarkEvent;
+
+/** A subscriber receiving every event a backend produces, in emission order. */
+export type AtofSubscriber = (event: AtofEvent) => void;

@@ -1,0 +1,16 @@
+/**
+ * ATOF/ATIF formats: event and document types, the ATIF builder and the
+ * validators.
+ *
+ * @module
+ */
+
+export * from './atof/types.ts';
+export * from './atif/types.ts';
+export { AtifBuilder, createSubtreeFilter, serializeTrajectory } from './atif/builder.ts';
+export type { AtifBuilderOptions, AtifBuilderStyle } from './atif/builder.ts';
+export type { ValidationError } from './validation.ts';
+export { validateAtif } from './atif/validate.ts';
+export type { ValidateAtifOptions } from './atif/validate.ts';
+export { validateAtofEvents, parseAtofJsonl } from './atof/validate.ts';
+export type { AtofParseResult, AtofLineError } from './atof/validate.ts';

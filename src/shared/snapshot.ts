@@ -1,0 +1,82 @@
+/**
+ * Plain copies of hook payloads, for when a payload cannot be handled where
+ * it is:
+ *
+ * - a hook queued while the backend or plugins.toml starts is replayed
+ *   later, and the host may have changed its object by then;
+ * - a payload whose getter or Proxy trap throws when a handler reads it
+ *   would otherwise cost the whole event.
+ *
+ * Top-level fields are read the way the handlers read them: own enumerable
+ * fields, plus the getters of a class-shaped payload (its prototype chain,
+ * short of `Object.prototype`), and not through a top-level `toJSON`, which
+ * may hide the ids. Each value goes through `toJson`; a field that throws
+ * becomes `"[Unserializable: <message>]"`. Never throws.
+ *
+ * @module
+ */
+
+import { toJson } from './json.ts';
+/** A hook payload as the plugin reads it: any object, fields looked up by name. */
+export type LoosePayload = Record<string, unknown>;
+
+const snapshots = new WeakSet<object>();
+
+/** Whether `payload` is already a copy made by `snapshotPayload` (a retry from it would read the same). */
+export function isSnapshot(payload: unknown): boolean {
+  return typeof payload === 'object' && payload !== null && snapshots.has(payload);
+}
+
+/** A plain JSON copy of `payload`'s top-level fields (an empty one for anything that is not an object). */
+export function snapshotPayload(payload: unknown): LoosePayload {
+  const copy: LoosePayload = {};
+  snapshots.add(copy);
+  if ((typeof payload !== 'object' && typeof payload !== 'function') || payload === null) return copy;
+  for (const key of fieldNames(payload)) {
+    let value: unknown;
+    try {
+      value = (payload as Record<string, unknown>)[key];
+    } catch (error) {
+      define(copy, key, `[Unserializable: ${messageOf(error)}]`);
+      continue;
+    }
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    // A field pointing back at the payload is a cycle through the root, which each toJson call cannot see.
+    define(copy, key, value === payload ? '[Circular]' : toJson(value));
+  }
+  return copy;
+}
+
+function fieldNames(payload: object): string[] {
+  const names = new Set<string>();
+  try {
+    for (const key of Object.keys(payload)) names.add(key);
+  } catch {
+    return [];
+  }
+  try {
+    for (let proto = Object.getPrototypeOf(payload); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+      for (const key of Object.getOwnPropertyNames(proto)) {
+        if (key === 'constructor' || key === '__proto__') continue;
+        if (typeof Object.getOwnPropertyDescriptor(proto, key)?.get === 'function') names.add(key);
+      }
+    }
+  } catch {
+    // A hostile prototype chain: the own fields are what there is.
+  }
+  return [...names];
+}
+
+/** Sets `key` as an own data property, even for `__proto__`. */
+function define(target: LoosePayload, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+function messageOf(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'unknown error';
+  }
+}

@@ -1,0 +1,33 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { writeFileAtomic } from '../../src/shared/atomic-file.ts';
+
+const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'nrh-atomic-'));
+
+describe('writeFileAtomic', () => {
+  it('creates the folder, writes the text as UTF-8 and returns its byte length', () => {
+    const target = path.join(tempDir(), 'nested', 'deeper', 'trajectory.json');
+    const text = '{"text":"héllo ✓ 🚀"}';
+    expect(writeFileAtomic(target, text)).toBe(Buffer.byteLength(text, 'utf8'));
+    expect(readFileSync(target, 'utf8')).toBe(text);
+  });
+
+  it('replaces an existing file and leaves no temporary file beside it', () => {
+    const dir = tempDir();
+    const target = path.join(dir, 'trajectory.json');
+    writeFileAtomic(target, 'first');
+    writeFileAtomic(target, 'second');
+    expect(readFileSync(target, 'utf8')).toBe('second');
+    expect(readdirSync(dir)).toEqual(['trajectory.json']);
+  });
+
+  it('throws the file system error and removes its temporary file when the rename fails', () => {
+    const dir = tempDir();
+    const target = path.join(dir, 'taken');
+    mkdirSync(path.join(target, 'child'), { recursive: true }); // a non-empty folder cannot be renamed over
+    expect(() => writeFileAtomic(target, 'text')).toThrow(/EISDIR|ENOTEMPTY|EEXIST|EPERM/);
+    expect(readdirSync(dir)).toEqual(['taken']);
+  });
+});

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { toJson } from '../../src/shared/json.ts';
+
+describe('toJson', () => {
+  it('keeps plain JSON values as they are', () => {
+    const value = { a: 1, b: 'x', c: [1, 2, { d: null }], e: true };
+    expect(toJson(value)).toEqual(value);
+  });
+
+  it('returns a copy, never the input object', () => {
+    const value = { a: { b: 1 } };
+    const copy = toJson(value) as { a: object };
+    expect(copy).not.toBe(value);
+    expect(copy.a).not.toBe(value.a);
+  });
+
+  it('replaces a cycle with "[Circular]" and keeps shared references', () => {
+    const shared = { s: 1 };
+    const value: Record<string, unknown> = { left: shared, right: shared };
+    value.self = value;
+    expect(toJson(value)).toEqual({ left: { s: 1 }, right: { s: 1 }, self: '[Circular]' });
+  });
+
+  it('turns BigInt into its decimal string', () => {
+    expect(toJson({ n: 12345678901234567890n })).toEqual({ n: '12345678901234567890' });
+    expect(toJson(5n)).toBe('5');
+  });
+
+  it('drops undefined, functions and symbols from objects and writes null in arrays', () => {
+    expect(toJson({ u: undefined, f: () => 1, s: Symbol('x'), k: 1 })).toEqual({ k: 1 });
+    expect(toJson([undefined, () => 1, Symbol('x'), 2])).toEqual([null, null, null, 2]);
+    expect(toJson(undefined)).toBeNull();
+  });
+
+  it('writes NaN and infinities as null', () => {
+    expect(toJson([Number.NaN, Infinity, -Infinity, 1.5])).toEqual([null, null, null, 1.5]);
+  });
+
+  it('converts dates, maps, sets and typed arrays', () => {
+    expect(toJson({ d: new Date('2026-01-02T03:04:05.000Z') })).toEqual({ d: '2026-01-02T03:04:05.000Z' });
+    expect(toJson({ d: new Date(Number.NaN) })).toEqual({ d: null });
+    expect(toJson(new Map<unknown, unknown>([['a', 1], [2, 'b']]))).toEqual({ a: 1, 2: 'b' });
+    expect(toJson(new Set([1, 'x']))).toEqual([1, 'x']);
+    expect(toJson(new Uint8Array([1, 2, 3]))).toEqual([1, 2, 3]);
+    expect(toJson(new Float64Array([0.5, Number.NaN]))).toEqual([0.5, null]);
+    expect(toJson(new BigInt64Array([7n]))).toEqual(['7']);
+    expect(toJson(new Uint8Array([9, 8]).buffer)).toEqual([9, 8]);
+  });
+
+  it('honours toJSON and survives one that throws', () => {
+    expect(toJson({ v: { toJSON: () => ({ ok: true }) } })).toEqual({ v: { ok: true } });
+    expect(
+      toJson({
+        v: {
+          toJSON() {
+            throw new Error('nope');
+          },
+        },
+      }),
+    ).toEqual({ v: '[Unserializable: nope]' });
+  });
+
+  it('describes errors with name, message, code and cause', () => {
+    const error = Object.assign(new TypeError('bad input', { cause: new Error('root') }), { code: 'E_BAD' });
+    expect(toJson(error)).toEqual({
+      name: 'TypeError',
+      message: 'bad input',
+      code: 'E_BAD',
+      cause: { name: 'Error', message: 'root' },
+    });
+  });
+
+  it('keeps own enumerable fields of class instances', () => {
+    class Response {
+      id = 'r1';
+      usage = { tokens: 3 };
+      describe(): string {
+        return 'method';
+      }
+    }
+    expect(toJson(new Response())).toEqual({ id: 'r1', usage: { tokens: 3 } });
+  });
+
+  it('cuts nesting deeper than maxDepth', () => {
+    let deep: Record<string, unknown> = {};
+    const root = deep;
+    for (let i = 0; i < 10_000; i++) {
+      const child: Record<string, unknown> = {};
+      deep.child = child;
+      deep = child;
+    }
+    const converted = toJson(root, { maxDepth: 3 });
+    expect(converted).toEqual({ child: { child: { child: '[MaxDepth]' } } });
+    expect(() => toJson(root)).not.toThrow();
+  });
+
+  it('survives getters and proxies that throw', () => {
+    const withGetter = Object.defineProperty({ ok: 1 }, 'bad', {
+      enumerable: true,
+      get() {
+        throw new Error('getter');
+      },
+    });
+    expect(toJson(withGetter)).toEqual({ ok: 1, bad: '[Unserializable: getter]' });
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('proxy');
+        },
+      },
+    );
+    expect(toJson({ p: hostile })).toEqual({ p: '[Unserializable: proxy]' });
+  });
+
+  it('keeps a __proto__ key as data without touching prototypes', () => {
+    const value = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as object;
+    const converted = toJson(value) as Record<string, unknown>;
+    expect(Object.keys(converted)).toEqual(['__proto__', 'a']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(converted)).toBe(Object.prototype);
+  });
+
+  it('sorts keys at every level when asked, as the native relay does', () => {
+    const converted = toJson({ b: 1, a: { d: 1, c: [{ z: 1, y: 2 }] } }, { sortKeys: true });
+    expect(JSON.stringify(converted)).toBe('{"a":{"c":[{"y":2,"z":1}],"d":1},"b":1}');
+  });
+
+  it('keeps a multi-megabyte string whole', () => {
+    const big = 'x'.repeat(5 * 1024 * 1024);
+    expect((toJson({ big }) as { big: string }).big.length).toBe(big.length);
+  });
+});

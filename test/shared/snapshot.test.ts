@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { isSnapshot, snapshotPayload } from '../../src/shared/snapshot.ts';
+
+describe('snapshotPayload', () => {
+  it('copies own fields as plain JSON, dropping undefined, functions and symbols', () => {
+    const copy = snapshotPayload({ session_id: 's', n: 1n, when: new Date(0), skip: undefined, fn: () => 1, sym: Symbol('x'), nested: { a: [1, undefined] } });
+    expect(copy).toEqual({ session_id: 's', n: '1', when: '1970-01-01T00:00:00.000Z', nested: { a: [1, null] } });
+    expect(isSnapshot(copy)).toBe(true);
+    expect(isSnapshot({ session_id: 's' })).toBe(false);
+  });
+
+  it('reads the getters of a class-shaped payload, and ignores a top-level toJSON', () => {
+    class Payload {
+      get session_id(): string {
+        return 'from-getter';
+      }
+      toJSON(): unknown {
+        return {};
+      }
+    }
+    expect(snapshotPayload(new Payload())).toEqual({ session_id: 'from-getter' });
+  });
+
+  it('marks a field that throws instead of failing the copy', () => {
+    const payload = Object.defineProperty({ session_id: 's' }, 'request', {
+      enumerable: true,
+      get() {
+        throw new Error('boom');
+      },
+    });
+    expect(snapshotPayload(payload)).toEqual({ session_id: 's', request: '[Unserializable: boom]' });
+  });
+
+  it('keeps a __proto__ field as data, and answers for unreadable or non-object payloads', () => {
+    const copy = snapshotPayload(JSON.parse('{"__proto__": {"polluted": true}, "session_id": "s"}'));
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(['__proto__', 'session_id']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    for (const odd of [revocable.proxy, new Proxy({}, { ownKeys() { throw new Error('trap'); } }), null, 42, 'text', undefined]) {
+      expect(snapshotPayload(odd)).toEqual({});
+    }
+  });
+});
