@@ -226,15 +226,27 @@ export interface DynamicPluginSpec {
   config: JsonObject;
 }
 
-/** Health of one output (a file the backend writes). */
+/**
+ * Health of one output: a file the backend writes, or a remote destination it
+ * sends to (an OTLP endpoint, an ATOF stream, an ATIF upload target).
+ */
 export interface OutputHealth {
-  kind: 'atof' | 'atif';
+  kind: 'atof' | 'atif' | 'otlp-traces' | 'otlp-logs' | 'atof-stream' | 'atif-storage';
+  /** The file path, or for a remote output its destination (URL or bucket/key prefix). */
   path: string;
-  /** ISO timestamp of the last successful write, or null. */
+  /** ISO timestamp of the last successful write or send, or null. */
   lastWrite: string | null;
   bytes: number;
   errors: number;
   lastError?: string;
+  /** Remote outputs: items (spans, log records, events, trajectories) delivered. */
+  sent?: number;
+  /** Remote outputs: items whose delivery failed for good (after retries). */
+  failed?: number;
+  /** Remote outputs: items dropped without a try (queue full, shut down). */
+  dropped?: number;
+  /** Remote outputs: where a failed item was kept instead (an ATIF recovery copy). */
+  recoveryPath?: string;
 }
 
 /** Counters a backend keeps about itself. */
