@@ -31,6 +31,7 @@ interface CaseSpec {
 
 const CASES: readonly CaseSpec[] = [
   { id: 'zero-cost', file: 'cases/zero-cost', what: 'unsubscribed emit vs Map.get; agent loop with 15 hook sites vs its hook-free twin' },
+  { id: 'import-cost', file: 'cases/import-cost', what: 'fresh-process import of nemo-relay-hooks/hooks and of the main entry vs @opentelemetry/api' },
   { id: 'per-event', file: 'cases/per-event', what: 'cost per event by hook kind: plugin+memory, plugin+native, bare native, OTel SDK, OTel no-op' },
   { id: 'throughput', file: 'cases/throughput', what: '1,000,000-event hook stream into ATOF + ATIF on the memory backend; events/s and peak RSS' },
   { id: 'memory-sessions', file: 'cases/memory-sessions', what: 'bytes per open session with 10,000 concurrent sessions' },

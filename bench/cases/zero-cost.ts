@@ -114,6 +114,40 @@ const hasGuard: Subject = {
   },
 };
 
+/** `hooks.hook(name)` kept by the host; each site reads `.active` before building anything. */
+const bound = HOOK_NAMES.map((name) => hooks.hook(name));
+
+const boundActive: Subject = {
+  name: 'bound hook: if (hook.active) hook.emit({...}), no subscriber',
+  iters: MICRO,
+  run(n) {
+    let acc = 0;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const hook = bound[k]!;
+      if (hook.active) hook.emit({ session_id: 's', turn_id: `t${i}` } as never);
+      acc += k;
+      k = k === 14 ? 0 : k + 1;
+    }
+    consume(acc);
+  },
+};
+
+const boundEmit: Subject = {
+  name: 'bound hook: hook.emit(thunk), no subscriber',
+  iters: MICRO,
+  run(n) {
+    let acc = 0;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      bound[k]!.emit(constantThunk as never);
+      acc += k;
+      k = k === 14 ? 0 : k + 1;
+    }
+    consume(acc);
+  },
+};
+
 // ------------------------------------------------------------------ the agent loop, with and without hooks
 
 // Short batches, many rounds: each round's pair runs close together in time, so the per-round ratios see the same load.
@@ -221,8 +255,8 @@ function guardedStep(state: AgentState, i: number): number {
 
 // ------------------------------------------------------------------ run
 
-const micro = await interleave([emptyLoop, mapGet, emitConstant, emitClosure, hasGuard], { reps: 11, warmup: 3 });
-const [empty, map, emit, closure, has] = micro as [typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0]];
+const micro = await interleave([emptyLoop, mapGet, emitConstant, emitClosure, hasGuard, boundActive, boundEmit], { reps: 11, warmup: 3 });
+const [empty, map, emit, closure, has, active, boundThunk] = micro as [typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0], typeof micro[0]];
 const loops = await interleave([plainLoop, hookedLoop, guardedLoop, controlLoop], { reps: 41, warmup: 5 });
 const [plain, hooked, guarded, control] = loops as [typeof loops[0], typeof loops[0], typeof loops[0], typeof loops[0]];
 
@@ -231,6 +265,8 @@ report.figure(figure('loop_over_plain', 'agent loop with 15 emits / hook-free tw
 report.figure(figure('thunk_calls', 'payload thunks evaluated', thunkCalls, 'calls', { op: '<=', target: 0 }));
 report.figure(figure('emit_closure_over_map', 'emit with a new closure per call / Map.get', ratio(closure, map), 'x'));
 report.figure(figure('has_over_map', 'has(name) / Map.get', ratio(has, map), 'x'));
+report.figure(figure('bound_active_over_map', 'bound hook site (if (hook.active) ...) / Map.get', ratio(active, map), 'x', { op: '<=', target: 1.0 }));
+report.figure(figure('bound_emit_over_map', 'bound hook.emit(thunk) / Map.get', ratio(boundThunk, map), 'x'));
 report.figure(figure('control_over_plain', 'A/A control: identical hook-free loop / hook-free twin (noise floor)', ratio(control, plain), 'x'));
 report.figure(figure('guarded_loop_over_plain', 'agent loop with 15 has()-guarded emits / hook-free twin', ratio(guarded, plain), 'x'));
 const perSite = (hooked.ns - plain.ns) / 15;
@@ -241,6 +277,8 @@ report.row(rowOf('map', map.name, map));
 report.row(rowOf('emit', emit.name, emit));
 report.row(rowOf('emit_closure', closure.name, closure));
 report.row(rowOf('has', has.name, has));
+report.row(rowOf('bound_active', active.name, active));
+report.row(rowOf('bound_emit', boundThunk.name, boundThunk));
 report.row(rowOf('loop_plain', plain.name, plain));
 report.row(rowOf('loop_hooked', hooked.name, hooked));
 report.row(rowOf('loop_guarded', guarded.name, guarded));

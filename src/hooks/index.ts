@@ -69,7 +69,7 @@ export type {
   UseOptions,
 } from './middleware.ts';
 
-export { HookRegistry, type HookCallback, type HookRegistryOptions, type PayloadOrThunk } from './registry.ts';
+export { BoundHook, HookRegistry, type HookCallback, type HookRegistryOptions, type PayloadOrThunk } from './registry.ts';
 
 export {
   ExecutionBlocked,

@@ -119,12 +119,66 @@ const OBJECT_TABLES = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefine
 
 const emptyTrace: readonly MiddlewareTraceEntry[] = Object.freeze([]);
 
+type Deliver = (name: string, entries: readonly Entry[], payload: unknown) => void;
+
+/** Sets a bound hook's subscribers and `active`; assigned inside `BoundHook`, the only code that may. */
+let refreshBound: (bound: BoundHook<HookName>, entries: readonly Entry[] | null) => void;
+
+/**
+ * One hook name bound to its registry, for the hottest call sites. `active`
+ * is a plain field the registry rewrites whenever the hook's subscribers
+ * change, so an unsubscribed site costs one property read, less than the
+ * name lookup `emit` needs (the same idea as `diagnostics_channel`'s
+ * `hasSubscribers`):
+ *
+ * ```ts
+ * const preTool = hooks.hook('pre_tool_call');
+ * // in the loop:
+ * if (preTool.active) preTool.emit({ ...ids, tool_name, args });
+ * ```
+ *
+ * `emit` behaves exactly like `registry.emit(name, payload)`, thunks included.
+ */
+export class BoundHook<K extends HookName> {
+  /** True while the hook has at least one subscriber. Read it before building a payload. */
+  readonly active: boolean = false;
+  /** The hook this object emits. */
+  readonly name: K;
+  #entries: readonly Entry[] | null = null;
+  readonly #deliver: Deliver;
+
+  static {
+    refreshBound = (bound, entries) => {
+      bound.#entries = entries;
+      (bound as { active: boolean }).active = entries !== null;
+    };
+  }
+
+  /** @internal Created by `HookRegistry.hook()`, one per name and registry. */
+  constructor(name: K, deliver: Deliver) {
+    this.name = name;
+    this.#deliver = deliver;
+  }
+
+  /** Delivers a payload (or a thunk's result) to the hook's subscribers; nothing when `active` is false. */
+  emit(payload: PayloadOrThunk<HookPayloads[K]>): void {
+    const entries = this.#entries;
+    if (entries === null) return;
+    this.#deliver(this.name, entries, payload);
+  }
+}
+
 export class HookRegistry {
   readonly #logger: Logger;
   readonly #hooks: Table = tableOf(HOOK_NAMES);
   readonly #requestMiddleware: Table = tableOf(REQUEST_MIDDLEWARE_KINDS);
   readonly #executionMiddleware: Table = tableOf(EXECUTION_MIDDLEWARE_KINDS);
   readonly #traces = new WeakMap<object, readonly MiddlewareTraceEntry[]>();
+  readonly #bound = new Map<string, BoundHook<HookName>>();
+  readonly #refreshBound = (key: string, entries: readonly Entry[] | null): void => {
+    const bound = this.#bound.get(key);
+    if (bound !== undefined) refreshBound(bound, entries);
+  };
 
   constructor(options: HookRegistryOptions = {}) {
     this.#logger = options.logger ?? consoleLogger;
@@ -142,7 +196,7 @@ export class HookRegistry {
   on<K extends HookName>(name: K, callback: HookCallback<K>): () => void {
     if (this.#hooks.get(name) === undefined) throw new UnknownHookError(name);
     if (typeof callback !== 'function') throw new InvalidCallbackError(`Callback for hook "${name}"`, callback);
-    return add(this.#hooks, name, { fn: callback, name: callbackName(callback) });
+    return add(this.#hooks, name, { fn: callback, name: callbackName(callback) }, this.#refreshBound);
   }
 
   /**
@@ -156,6 +210,25 @@ export class HookRegistry {
     if (entries === null) return false;
     if (entries === undefined) throw new UnknownHookError(name);
     return true;
+  }
+
+  /**
+   * The hook `name` bound to this registry: `hook.active` is true while it
+   * has subscribers, and `hook.emit(payload)` delivers like `emit(name, ...)`.
+   * The same object is returned for a name every time, so a host can keep it
+   * in a module constant.
+   *
+   * @throws {UnknownHookError} `name` is not one of `HOOK_NAMES`.
+   */
+  hook<K extends HookName>(name: K): BoundHook<K> {
+    const existing = this.#bound.get(name);
+    if (existing !== undefined) return existing as unknown as BoundHook<K>;
+    const entries = this.#hooks.get(name);
+    if (entries === undefined) throw new UnknownHookError(name);
+    const bound = new BoundHook(name, (hookName, current, payload) => this.#deliver(hookName, current, payload));
+    refreshBound(bound as unknown as BoundHook<HookName>, entries);
+    this.#bound.set(name, bound as unknown as BoundHook<HookName>);
+    return bound;
   }
 
   /**
@@ -313,6 +386,7 @@ export class HookRegistry {
     for (const table of [this.#hooks, this.#requestMiddleware, this.#executionMiddleware]) {
       for (const key of table.keys()) table.set(key, null);
     }
+    for (const key of this.#bound.keys()) this.#refreshBound(key, null);
   }
 
   #middlewareTable(kind: unknown): Table | undefined {
@@ -328,9 +402,11 @@ function tableOf(keys: readonly string[]): Table {
 }
 
 /** Appends `entry` copy-on-write and returns its idempotent remover. */
-function add(table: Table, key: string, entry: Entry): () => void {
+function add(table: Table, key: string, entry: Entry, onChange?: (key: string, entries: readonly Entry[] | null) => void): () => void {
   const current = table.get(key);
-  table.set(key, current == null ? [entry] : [...current, entry]);
+  const next = current == null ? [entry] : [...current, entry];
+  table.set(key, next);
+  onChange?.(key, next);
   let registered = true;
   return () => {
     if (!registered) return;
@@ -338,6 +414,8 @@ function add(table: Table, key: string, entry: Entry): () => void {
     const entries = table.get(key);
     if (entries == null) return;
     const remaining = entries.filter((candidate) => candidate !== entry);
-    table.set(key, remaining.length === 0 ? null : remaining);
+    const next = remaining.length === 0 ? null : remaining;
+    table.set(key, next);
+    onChange?.(key, next);
   };
 }

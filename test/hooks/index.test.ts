@@ -5,6 +5,7 @@ describe('hooks public surface', () => {
   it('exports the runtime API and nothing internal', () => {
     expect(Object.keys(hooks).sort()).toEqual(
       [
+        'BoundHook',
         'EXECUTION_MIDDLEWARE_KINDS',
         'ExecutionBlocked',
         'HOOK_NAMES',

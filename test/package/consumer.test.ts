@@ -25,7 +25,7 @@ describe('the package seen from another project', () => {
     const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
-    for (const subpath of ['.', './memory', './native', './testing']) {
+    for (const subpath of ['.', './hooks', './memory', './native', './testing']) {
       const entry = manifest.exports[subpath];
       expect(typeof entry, subpath).toBe('object');
       expect(Object.keys(entry as object)[0], subpath).toBe('types');
@@ -40,6 +40,7 @@ describe('the package seen from another project', () => {
 import { createMemoryRelay } from 'nemo-relay-hooks/memory';
 import { loadNativeRelay } from 'nemo-relay-hooks/native';
 import { createFakeRelay } from 'nemo-relay-hooks/testing';
+import { HookRegistry as LightRegistry } from 'nemo-relay-hooks/hooks';
 const fake = createFakeRelay();
 const hooks = new HookRegistry();
 createNemoRelayPlugin({ backend: fake, env: {} }).register(hooks);
@@ -50,12 +51,13 @@ console.log(JSON.stringify({
   memory: createMemoryRelay().kind,
   native: typeof loadNativeRelay,
   validate: typeof validateAtif,
+  light: new LightRegistry().hook('pre_tool_call').active,
 }));
 `,
     );
     const result = spawnSync('node', ['app.mjs'], { cwd: dir, encoding: 'utf8' });
     expect(result.status, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ hooks: 15, ops: ['pushScope'], memory: 'memory', native: 'function', validate: 'function' });
+    expect(JSON.parse(result.stdout)).toEqual({ hooks: 15, ops: ['pushScope'], memory: 'memory', native: 'function', validate: 'function', light: false });
   });
 
   it('type-checks a TypeScript consumer against the emitted .d.ts files', () => {
@@ -69,7 +71,10 @@ console.log(JSON.stringify({
       `import { HookRegistry, createNemoRelayPlugin, type PluginStatus, type PreToolCallPayload } from 'nemo-relay-hooks';
 import { createMemoryRelay } from 'nemo-relay-hooks/memory';
 import { createFakeRelay, type FakeRelay } from 'nemo-relay-hooks/testing';
+import { type BoundHook } from 'nemo-relay-hooks/hooks';
 const hooks = new HookRegistry();
+const preTool: BoundHook<'pre_tool_call'> = hooks.hook('pre_tool_call');
+if (preTool.active) preTool.emit({ tool_name: 'ls', tool_call_id: 'c0', args: {} });
 const plugin = createNemoRelayPlugin({ backend: createMemoryRelay(), settings: { atofEnabled: true } });
 plugin.register(hooks);
 const payload: PreToolCallPayload = { tool_name: 'ls', tool_call_id: 'c1', args: {} };

@@ -1,0 +1,68 @@
+/**
+ * Import cost: what `import` of our entry points costs a fresh process,
+ * against `@opentelemetry/api` (what a host pays for the most common
+ * observability API) measured in the same run.
+ *
+ * Each sample is a fresh child process of the same runtime that times one
+ * dynamic `import()` of the target (and nothing else); targets are
+ * interleaved round by round and each figure is the median of per-round
+ * ratios. Node imports the built `dist/` (what npm users load); Bun and Deno
+ * import the `.ts` sources, as they would from the package's source files.
+ *
+ * @module
+ */
+
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CaseReport, figure, iterations, median, runtime } from '../harness.ts';
+
+const report = new CaseReport('import-cost', 'Import cost of the entry points, fresh process');
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, runtime.name === 'node' ? '../../../..' : '../..');
+const ext = runtime.name === 'node' ? '.js' : '.ts';
+const base = runtime.name === 'node' ? path.join(root, 'dist') : root;
+
+const targets = {
+  hooks: pathToFileURL(path.join(base, 'src/hooks/index' + ext)).href,
+  main: pathToFileURL(path.join(base, 'src/index' + ext)).href,
+  otelApi: '@opentelemetry/api',
+} as const;
+type Target = keyof typeof targets;
+
+function sample(target: Target): number {
+  // A host is already running module code when it imports us, so the runtime's one-time module-loader start is
+  // paid first (an import of node:path), then the target alone is timed.
+  const script = `await import('node:path'); const t0 = performance.now(); await import(${JSON.stringify(targets[target])}); console.log(performance.now() - t0);`;
+  const args =
+    runtime.name === 'deno'
+      ? ['eval', '--ext=ts', script]
+      : runtime.name === 'bun'
+        ? ['--eval', script]
+        : ['--input-type=module', '--eval', script];
+  const child = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  if (child.status !== 0) throw new Error(`import of ${target} failed: ${child.stderr}`);
+  return Number(child.stdout.trim().split('\n').pop());
+}
+
+const ROUNDS = iterations(15, 2);
+const order: Target[] = ['hooks', 'main', 'otelApi'];
+for (const t of order) sample(t); // warm the file-system cache and the runtimes' compile caches
+const times: Record<Target, number[]> = { hooks: [], main: [], otelApi: [] };
+const hooksOverApi: number[] = [];
+const mainOverApi: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const rotated = [...order.slice(round % 3), ...order.slice(0, round % 3)];
+  const ms: Partial<Record<Target, number>> = {};
+  for (const t of rotated) ms[t] = sample(t);
+  for (const t of order) times[t].push(ms[t]!);
+  hooksOverApi.push(ms.hooks! / ms.otelApi!);
+  mainOverApi.push(ms.main! / ms.otelApi!);
+}
+
+report.figure(figure('hooks_over_otel_api', 'import nemo-relay-hooks/hooks / import @opentelemetry/api', median(hooksOverApi), 'x', { op: '<=', target: 0.25 }));
+report.figure(figure('main_over_otel_api', 'import nemo-relay-hooks / import @opentelemetry/api', median(mainOverApi), 'x', { op: '<=', target: 1.0 }));
+for (const t of order) report.figure(figure(`${t}_ms`, `import ${t === 'otelApi' ? '@opentelemetry/api' : t === 'hooks' ? 'nemo-relay-hooks/hooks' : 'nemo-relay-hooks'} (median)`, Math.round(median(times[t]) * 100) / 100, 'ms'));
+report.fact('rounds', ROUNDS);
+report.note('Time of one dynamic import() inside a fresh child process, after the module loader has started (runtime start-up excluded); the ratio is the median of per-round ratios.');
+report.write();
