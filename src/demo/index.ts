@@ -6,6 +6,5 @@
  * @module
  */
 
-export { agentSession, anthropicSession, plainChat, SCENARIOS, toolLoop } from './scenarios.ts';
+export { agentSession, SCENARIOS } from './scenarios.ts';
 export { realClock, virtualClock } from './script.ts';
-export type { HookEmitter, Scenario, ScenarioClock, ScenarioContext } from './script.ts';

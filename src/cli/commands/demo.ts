@@ -15,8 +15,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { agentSession } from '../../demo/scenarios.ts';
-import { realClock } from '../../demo/script.ts';
+import { agentSession, realClock } from '../../demo/index.ts';
 import { HookRegistry } from '../../hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import { createHookRecorder } from '../../record/hook-recorder.ts';
