@@ -7,7 +7,7 @@
  * @module
  */
 
-import { apiRequestId } from '../hooks/ids.ts';
+import { apiRequestId } from '../hooks/index.ts';
 import type { ScenarioContext } from './script.ts';
 import { seconds } from './script.ts';
 

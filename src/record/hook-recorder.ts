@@ -19,7 +19,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
-import { HOOK_NAMES, type HookName } from '../hooks/names.ts';
+import { HOOK_NAMES, type HookName } from '../hooks/index.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */

@@ -67,6 +67,13 @@ describe('layers', () => {
     expect(intoNative.map((e) => `${e.from} (${e.kind})`)).toEqual(['src/backends/select.ts (dynamic)']);
   });
 
+  it('code outside src/hooks reaches the hooks at run time only through src/hooks/index.ts', () => {
+    // The build bundles src/hooks/index.ts into one module (a light ./hooks entry); a runtime import of another
+    // hooks file would load a second copy of the registry and its error classes.
+    const deep = EDGES.filter((e) => e.kind !== 'type' && e.to.startsWith('src/hooks/') && !e.from.startsWith('src/hooks/') && e.to !== 'src/hooks/index.ts');
+    expect(deep.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
   it('native/ reaches src/ only through backends/kit.ts', () => {
     const out = EDGES.filter((e) => e.from.startsWith('native/') && !e.to.startsWith('native/'));
     expect(out.length).toBeGreaterThan(0);

@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { agentSession, realClock } from '../../demo/index.ts';
-import { HookRegistry } from '../../hooks/registry.ts';
+import { HookRegistry } from '../../hooks/index.ts';
 import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import { createHookRecorder } from '../../record/hook-recorder.ts';
 import { validateAtif } from '../../formats/atif/validate.ts';

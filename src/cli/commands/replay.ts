@@ -26,8 +26,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import type { OutputHealth } from '../../relay/contract.ts';
 import path from 'node:path';
-import { HookRegistry } from '../../hooks/registry.ts';
-import { isHookName, type HookName } from '../../hooks/names.ts';
+import { HookRegistry } from '../../hooks/index.ts';
+import { isHookName, type HookName } from '../../hooks/index.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import type { BackendName } from '../../backends/select.ts';
