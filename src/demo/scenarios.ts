@@ -251,7 +251,7 @@ async function subagent(context: ScenarioContext, script: SubagentScript): Promi
 }
 
 /** Two chat turns without tools; the second reuses the cached prompt. */
-export const plainChat: Scenario = async (context) => {
+const plainChat: Scenario = async (context) => {
   const { hooks, clock } = context;
   const sessionId = 'chat-session-2c88';
   const model = 'gpt-4o-mini-2024-07-18';
@@ -290,7 +290,7 @@ export const plainChat: Scenario = async (context) => {
 };
 
 /** One turn whose model calls tools three times before it answers. */
-export const toolLoop: Scenario = async (context) => {
+const toolLoop: Scenario = async (context) => {
   const { hooks } = context;
   const sessionId = 'loop-session-4e19';
   const model = 'gpt-4.1-2025-04-14';
@@ -345,7 +345,7 @@ export const toolLoop: Scenario = async (context) => {
 };
 
 /** Anthropic Messages-shaped requests and responses, with a tool_use round trip. */
-export const anthropicSession: Scenario = async (context) => {
+const anthropicSession: Scenario = async (context) => {
   const { hooks } = context;
   const sessionId = 'claude-session-b7d0';
   const model = 'claude-sonnet-4-5-20250929';

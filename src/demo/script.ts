@@ -14,7 +14,7 @@ import type { HookName } from '../hooks/names.ts';
 import type { HookPayloads } from '../hooks/payloads.ts';
 
 /** Anything with `emit`: `HookRegistry` fits. */
-export interface HookEmitter {
+interface HookEmitter {
   emit<K extends HookName>(name: K, payload: HookPayloads[K]): void;
 }
 

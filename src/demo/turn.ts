@@ -23,7 +23,7 @@ export interface TurnOptions {
   extra?: Record<string, unknown>;
 }
 
-export interface AttemptFailure {
+interface AttemptFailure {
   statusCode: number;
   error: { type: string; message: string };
   retryable: boolean;
