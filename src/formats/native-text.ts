@@ -73,7 +73,7 @@ function formatIntegerField(value: number): string {
 }
 
 /** Orders keys like a Rust `BTreeMap<String, _>`: by UTF-8 bytes, i.e. by code point. */
-export function compareKeys(a: string, b: string): number {
+function compareKeys(a: string, b: string): number {
   if (a === b) return 0;
   const length = Math.min(a.length, b.length);
   for (let i = 0; i < length; i++) {

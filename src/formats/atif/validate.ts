@@ -25,7 +25,7 @@
 import { existsSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { ATIF_SCHEMA_VERSIONS, ATIF_STEP_FIELDS } from './types.ts';
-import { ATIF_IMAGE_MEDIA_TYPES } from './payload.ts';
+import { ATIF_IMAGE_MEDIA_TYPES } from './payload/index.ts';
 import type { ValidationError } from '../validation.ts';
 import { childPath } from '../validation.ts';
 
