@@ -8,8 +8,13 @@
 import type { ValidationError } from '../../validation.ts';
 
 export interface ValidateAtofOptions {
-  /** Enforce the spec's `category_profile.subtype` on `custom` scopes. Default false (native omits it). */
+  /**
+   * Make the spec's `category_profile.subtype` on `custom` scopes and marks an
+   * error (by default a missing subtype is a warning: native writes none).
+   */
   requireCustomSubtype?: boolean;
+  /** Everything `requireCustomSubtype` enforces (the CLI's `--strict`). */
+  strict?: boolean;
 }
 
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -17,9 +22,16 @@ export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 /** Collects what the rule groups find. */
 export class Findings {
   readonly errors: ValidationError[] = [];
+  readonly warnings: ValidationError[] = [];
 
+  /** A MUST of the ATOF 0.1 spec is broken. */
   error(path: string, rule: string, message: string): void {
     this.errors.push({ path, rule, message });
+  }
+
+  /** Something the spec tells consumers to tolerate (a SHOULD, or input a reader repairs). */
+  warn(path: string, rule: string, message: string): void {
+    this.warnings.push({ path, rule, message });
   }
 }
 

@@ -20,7 +20,7 @@ interface OpenScope {
   ended: boolean;
 }
 
-/** Pairs the events of one stream, in the order they are given. */
+/** Pairs the events of one stream, in timestamp order (the caller sorts: consumers MUST sort before pairing). */
 export class ScopePairs {
   readonly #scopes = new Map<string, OpenScope>();
   readonly #marks = new Set<string>();
@@ -45,7 +45,8 @@ export class ScopePairs {
       report(at('uuid'), 'atof.duplicate_uuid', `uuid ${uuid} is used by a mark`);
       return;
     }
-    const attributes = Array.isArray(event.attributes) ? JSON.stringify(event.attributes) : '';
+    // Attributes are a set: order and repeats do not make a pair differ.
+    const attributes = Array.isArray(event.attributes) ? JSON.stringify([...new Set(event.attributes.map(String))].sort()) : '';
     const open = this.#scopes.get(uuid);
     if (phase === 'start') {
       if (open !== undefined) {
