@@ -15,4 +15,5 @@ export { isJsonObject, toJson } from '../shared/json.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofEvent } from '../formats/atof/types.ts';
-export { AtifBuilder, createSubtreeFilter } from '../formats/atif/builder.ts';
+export { AtifBuilder } from '../formats/atif/builder.ts';
+export { createSubtreeFilter } from '../formats/atif/subtree.ts';

@@ -7,10 +7,13 @@
 
 export * from './atof/types.ts';
 export * from './atif/types.ts';
-export { AtifBuilder, createSubtreeFilter, serializeTrajectory } from './atif/builder.ts';
-export type { AtifBuilderOptions, AtifBuilderStyle } from './atif/builder.ts';
-export type { ValidationError } from './validation.ts';
+export { AtifBuilder } from './atif/builder.ts';
+export type { AtifBuilderOptions } from './atif/builder.ts';
+export { serializeTrajectory } from './atif/serialize.ts';
+export type { AtifBuilderStyle } from './atif/serialize.ts';
+export { createSubtreeFilter } from './atif/subtree.ts';
+export type { ValidationError, ValidationResult } from './validation.ts';
 export { validateAtif } from './atif/validate.ts';
 export type { ValidateAtifOptions } from './atif/validate.ts';
 export { validateAtofEvents, parseAtofJsonl } from './atof/validate.ts';
-export type { AtofParseResult, AtofLineError } from './atof/validate.ts';
+export type { AtofParseResult, AtofLineError, ValidateAtofOptions } from './atof/validate.ts';

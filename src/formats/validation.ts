@@ -1,5 +1,7 @@
 /**
- * The diagnostic shape shared by the ATOF and ATIF validators.
+ * The diagnostic shape shared by the ATOF and ATIF validators, and the
+ * result both return: the errors as an array (so `result.length === 0`
+ * still means valid), with the warnings and the version read alongside.
  *
  * @module
  */
@@ -10,6 +12,35 @@ export interface ValidationError {
   /** Stable machine-readable code, e.g. `atif.extra_field`. */
   rule: string;
   message: string;
+}
+
+/** A validator's verdict. The array itself holds the errors; an empty array means valid. */
+export interface ValidationResult extends Array<ValidationError> {
+  /** What makes the input invalid (the same items as the array). */
+  readonly errors: ValidationError[];
+  /** What a reader tolerates but a writer should fix; never makes the input invalid. */
+  readonly warnings: ValidationError[];
+  /** The format version the input declares (`atof_version`, or ATIF's `schema_version`), when it declares one. */
+  readonly version: string | undefined;
+}
+
+/**
+ * Wraps errors and warnings as a `ValidationResult`. The extra fields are not
+ * enumerable, so callers comparing the result to an array of errors (the
+ * shape before warnings existed) see exactly that array.
+ */
+export function validationResult(
+  errors: readonly ValidationError[],
+  warnings: readonly ValidationError[],
+  version: string | undefined,
+): ValidationResult {
+  const result = [...errors] as ValidationError[];
+  Object.defineProperties(result, {
+    errors: { value: [...errors], enumerable: false },
+    warnings: { value: [...warnings], enumerable: false },
+    version: { value: version, enumerable: false },
+  });
+  return result as ValidationResult;
 }
 
 /** Appends a property to a JSON path, quoting names that are not identifiers. */

@@ -13,7 +13,8 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
-import { AtifBuilder, createSubtreeFilter } from '../../src/formats/atif/builder.ts';
+import { AtifBuilder } from '../../src/formats/atif/builder.ts';
+import { createSubtreeFilter } from '../../src/formats/atif/subtree.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';

@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest';
 import type { Json } from '../../src/relay/contract.ts';
 import { AtifBuilder } from '../../src/formats/atif/builder.ts';
 import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import type { ExporterOptions, Scenario } from '../support/native-atif.ts';
 import { native, nativeSkipReason, runExporterScenario } from '../support/native-atif.ts';
+import { atifErrorLines, expectedNativeErrors } from '../support/harbor.ts';
 
 const AGENT: ExporterOptions = { sessionId: 'diff-session', agentName: 'diff-agent', agentVersion: '1.2.3', modelName: 'default-model' };
 
@@ -34,7 +34,7 @@ async function differential(
   expect(built).toEqual(expected);
   expect(JSON.stringify(built)).toBe(JSON.stringify(expected));
   expect(builder.toJson()).toBe(run.nativeJson);
-  expect(validateAtif(built).map((error) => `${error.path} ${error.rule}`)).toEqual(knownInvalid);
+  expect(atifErrorLines(built)).toEqual(expectedNativeErrors(built, knownInvalid));
   expect(validateAtofEvents(run.events)).toEqual([]);
   return built;
 }

@@ -1,6 +1,7 @@
 /**
- * validateAtif: native's documents validate, and each ATIF v1.7 rule
- * (Harbor's models and validator) reports a stable code at a JSON path.
+ * validateAtif: each rule follows Harbor's ATIF models (v1.0-v1.7 share the
+ * v1.7 model; v1.8 adds its own rules) and reports a stable code at a JSON
+ * path; warnings are kept apart from errors.
  */
 
 import fs from 'node:fs';
@@ -38,6 +39,9 @@ function doc(): Doc {
 
 const rules = (value: unknown, baseDir?: string): string[] =>
   validateAtif(value, baseDir === undefined ? {} : { baseDir }).map((error) => `${error.path} ${error.rule}`);
+const warned = (value: unknown, baseDir?: string): string[] =>
+  validateAtif(value, baseDir === undefined ? {} : { baseDir }).warnings.map((warning) => `${warning.path} ${warning.rule}`);
+const v18 = (d: Doc): Doc => ({ ...d, schema_version: 'ATIF-v1.8' });
 
 function withStep(index: number, patch: Record<string, unknown>): Doc {
   const d = doc();
@@ -53,8 +57,21 @@ describe('validateAtif', () => {
     expect(rules(doc())).toEqual([]);
   });
 
-  it('accepts an empty steps list, like NAT and native, and null optional fields', () => {
-    expect(rules({ ...doc(), steps: [], notes: null })).toEqual([]);
+  it('rejects an empty steps list, as Harbor does (at least one step), and accepts null optional fields', () => {
+    expect(rules({ ...doc(), steps: [] })).toEqual(['$.steps atif.steps_empty']);
+    expect(rules({ ...doc(), notes: null })).toEqual([]);
+  });
+
+  it('defaults a missing schema_version to ATIF-v1.7, on the root and on embedded subagents', () => {
+    const { schema_version: _version, ...bare } = doc();
+    expect(rules(bare)).toEqual([]);
+    expect(validateAtif(bare).version).toBeUndefined();
+    expect(validateAtif(doc()).version).toBe('ATIF-v1.7');
+    expect(rules({ ...doc(), subagent_trajectories: [{ ...bare, trajectory_id: 'child' }] })).toEqual([]);
+  });
+
+  it('makes session_id optional for every version (Harbor\'s v1.7 model), v1.5 included', () => {
+    expect(rules({ ...doc(), schema_version: 'ATIF-v1.5', session_id: undefined })).toEqual([]);
   });
 
   it('forbids fields each model does not define', () => {
@@ -67,35 +84,53 @@ describe('validateAtif', () => {
 
   it('checks the schema version and required fields', () => {
     expect(rules({ ...doc(), schema_version: 'ATIF-v2.0' })).toEqual(['$.schema_version atif.schema_version']);
-    expect(rules({ ...doc(), schema_version: 'ATIF-v1.6', session_id: undefined })).toEqual(['$.session_id atif.required']);
     expect(rules({ ...doc(), agent: { name: 'a' } })).toEqual(['$.agent.version atif.required']);
     expect(rules([])).toEqual(['$ atif.type']);
   });
 
-  it('requires step ids 1..n without gaps', () => {
+  it('requires step ids 1..n without gaps, coercing an integer string as Pydantic\'s lax mode does', () => {
     expect(rules(withStep(1, { step_id: 3 }))).toEqual(['$.steps[1].step_id atif.step_id_sequence']);
+    expect(rules(withStep(0, { step_id: '1' }))).toEqual([]);
+    expect(rules(withStep(0, { step_id: 'one' }))).toEqual(['$.steps[0].step_id atif.step_id_sequence']);
   });
 
   it('keeps agent-only fields off user and system steps', () => {
     expect(rules(withStep(0, { model_name: 'm' }))).toEqual(['$.steps[0].model_name atif.agent_only_field']);
     expect(rules(withStep(0, { source: 'system', metrics: {} }))).toEqual(['$.steps[0].metrics atif.agent_only_field']);
-    expect(rules(withStep(0, { observation: { results: [] } }))).toEqual(['$.steps[0].observation atif.agent_only_field']);
+    // Harbor has no rule against an observation on a user step.
+    expect(rules(withStep(0, { observation: { results: [] } }))).toEqual([]);
     expect(rules(withStep(0, { source: 'system', observation: { results: [{ content: 'x' }] } }))).toEqual([]);
   });
 
-  it('parses timestamps as ISO 8601', () => {
+  it('reads timestamps as Python\'s datetime.fromisoformat does once Z is replaced', () => {
     expect(rules(withStep(0, { timestamp: 'yesterday' }))).toEqual(['$.steps[0].timestamp atif.timestamp']);
-    expect(rules(withStep(0, { timestamp: '2026-11-29T14:59:29Z' }))).toEqual([]);
+    for (const accepted of [
+      '2026-11-29T14:59:29Z',
+      '20251011T103000Z',
+      '2025-W41-6T10:30:00Z',
+      '2025-10-11T10:30:00,5Z',
+      '2025-10-11T10Z',
+      '2025-10-11 10:30',
+      '2025-10-11',
+    ]) {
+      expect(rules(withStep(0, { timestamp: accepted })), accepted).toEqual([]);
+    }
+    for (const rejected of ['2025-10-11T10:30:00z', '2025-10', '2025-284', '2025-02-30T00:00:00Z', '2025-10-11T25:00Z']) {
+      expect(rules(withStep(0, { timestamp: rejected })), rejected).toEqual(['$.steps[0].timestamp atif.timestamp']);
+    }
   });
 
   it('requires object arguments, integer token counts and finite costs', () => {
     const d = doc();
     (d.steps[1]!.tool_calls as Record<string, unknown>[])[0]!.arguments = '{"a":1}';
     expect(rules(d)).toEqual(['$.steps[1].tool_calls[0].arguments atif.arguments']);
-    expect(rules(withStep(1, { metrics: { prompt_tokens: 1.5, completion_token_ids: [1, -1] } }))).toEqual([
+    expect(rules(withStep(1, { metrics: { prompt_tokens: 1.5, completion_token_ids: [1, 0.5] } }))).toEqual([
       '$.steps[1].metrics.prompt_tokens atif.token_count',
       '$.steps[1].metrics.completion_token_ids atif.token_count',
     ]);
+    // Harbor puts no lower bound on token counts; only total_steps has one.
+    expect(rules(withStep(1, { metrics: { prompt_tokens: -3, completion_token_ids: [-1] } }))).toEqual([]);
+    expect(rules({ ...doc(), final_metrics: { total_prompt_tokens: -1 } })).toEqual([]);
     expect(rules({ ...doc(), final_metrics: { total_cost_usd: 'free', total_steps: -1 } })).toEqual([
       '$.final_metrics.total_steps atif.token_count',
       '$.final_metrics.total_cost_usd atif.cost',
@@ -140,11 +175,52 @@ describe('validateAtif', () => {
     expect(rules(withStep(0, { message: [{ type: 'video' }] }))).toEqual(['$.steps[0].message[0].type atif.content_part']);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-atif-img-'));
     try {
-      expect(rules(withStep(0, { message: [image] }), dir)).toEqual(['$.steps[0].message[0].source.path atif.image_missing']);
-      fs.writeFileSync(path.join(dir, 'shot.png'), '');
+      // Harbor never opens the files: a missing one is a warning, not an error.
       expect(rules(withStep(0, { message: [image] }), dir)).toEqual([]);
+      expect(warned(withStep(0, { message: [image] }), dir)).toEqual(['$.steps[0].message[0].source.path atif.image_missing']);
+      fs.writeFileSync(path.join(dir, 'shot.png'), '');
+      expect(warned(withStep(0, { message: [image] }), dir)).toEqual([]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('accepts ATIF-v1.8 audio parts with MIME aliases and duration_sec, and only in v1.8', () => {
+    const audio = { type: 'audio', source: { media_type: 'audio/mp3', path: 'clip.mp3', duration_sec: 2.5 } };
+    expect(rules(v18(withStep(0, { message: [audio] })))).toEqual([]);
+    expect(rules(v18(withStep(0, { message: [{ ...audio, source: { media_type: 'audio/x-wav', path: 'a.wav' } }] })))).toEqual([]);
+    expect(rules(v18(withStep(0, { message: [{ ...audio, source: { ...audio.source, duration_sec: -1 } }] })))).toEqual([
+      '$.steps[0].message[0].source.duration_sec atif.content_part',
+    ]);
+    expect(rules(v18(withStep(0, { message: [{ ...audio, source: { media_type: 'audio/midi', path: 'a.mid' } }] })))).toEqual([
+      '$.steps[0].message[0].source.media_type atif.content_part',
+    ]);
+    expect(rules(withStep(0, { message: [audio] }))).toEqual(['$.steps[0].message[0].type atif.content_part']);
+  });
+
+  it('rejects in ATIF-v1.8 a tool_call_id repeated within a step, and blank ids and paths', () => {
+    const calls = [
+      { tool_call_id: 'c1', function_name: 'ls', arguments: {} },
+      { tool_call_id: 'c1', function_name: 'cat', arguments: {} },
+    ];
+    expect(rules(v18(withStep(1, { tool_calls: calls })))).toEqual(['$.steps[1].tool_calls[1].tool_call_id atif.duplicate_tool_call_id']);
+    expect(rules(withStep(1, { tool_calls: calls }))).toEqual([]);
+    expect(rules(v18({ ...doc(), session_id: ' ' }))).toEqual(['$.session_id atif.blank']);
+    expect(rules(v18(withStep(1, { tool_calls: [{ tool_call_id: '', function_name: 'ls', arguments: {} }], observation: undefined })))).toEqual([
+      '$.steps[1].tool_calls[0].tool_call_id atif.blank',
+    ]);
+  });
+
+  it('requires in ATIF-v1.8 a subagent ref without a path to name an embedded trajectory', () => {
+    const withRef = (ref: Record<string, unknown>): Doc =>
+      withStep(1, { observation: { results: [{ source_call_id: 'c1', subagent_trajectory_ref: [ref] }] } });
+    const child = { ...doc(), schema_version: 'ATIF-v1.8', trajectory_id: 'child' };
+    expect(rules(v18(withRef({ trajectory_id: 'child' })))).toEqual([
+      '$.steps[1].observation.results[0].subagent_trajectory_ref[0].trajectory_id atif.subagent_ref_unresolved',
+    ]);
+    expect(rules({ ...v18(withRef({ trajectory_id: 'child' })), subagent_trajectories: [child] })).toEqual([]);
+    expect(rules(v18(withRef({ trajectory_id: 'elsewhere', trajectory_path: 'child.json' })))).toEqual([]);
+    expect(rules(withRef({ trajectory_id: 'child' }))).toEqual([]);
+    expect(rules(v18(withRef({ trajectory_path: '' })))).toEqual(['$.steps[1].observation.results[0].subagent_trajectory_ref[0].trajectory_path atif.blank']);
   });
 });

@@ -11,7 +11,8 @@
  */
 
 import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts';
-import { AtifBuilder, createSubtreeFilter } from '../../formats/atif/builder.ts';
+import { AtifBuilder } from '../../formats/atif/builder.ts';
+import { createSubtreeFilter } from '../../formats/atif/subtree.ts';
 import type { RelayCore } from './core.ts';
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {

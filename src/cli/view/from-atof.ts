@@ -16,7 +16,7 @@
 import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import { extractMetrics } from '../../formats/atif/payload.ts';
+import { extractMetrics } from '../../formats/atif/payload/index.ts';
 import { errorText } from './from-atif.ts';
 import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 

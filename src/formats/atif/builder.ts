@@ -21,9 +21,10 @@ import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifAgent, AtifTrajectory } from './types.ts';
 import { convertEvents, toConvEvents } from './convert/index.ts';
 import type { AtofEvent } from '../atof/types.ts';
-import { sortJson, toRustJson, type FieldTypes, type NumberFieldType } from '../native-text.ts';
+import { sortJson } from '../native-text.ts';
+import { serializeTrajectory, type AtifBuilderStyle } from './serialize.ts';
 
-export type AtifBuilderStyle = 'exporter' | 'plugin-host';
+export type { AtifBuilderStyle } from './serialize.ts';
 
 export interface AtifBuilderOptions {
   /**
@@ -131,69 +132,4 @@ function relayCorrelation(root: AtofEvent | undefined, sessionInstanceId: string
   const userId = read('user_id');
   if (typeof userId === 'string') correlation.user_id = userId;
   return correlation;
-}
-
-/**
- * How native types the numbers of a trajectory: `f64` (written `1.0`,
- * never `1`) for costs, log probabilities and invocation timestamps;
- * `integer` (plain at any size) for step ids and token counts; anything
- * else is a payload number. Embedded `subagent_trajectories` are typed
- * like the document itself.
- */
-const TRAJECTORY_FIELD_TYPES: FieldTypes = (() => {
-  const invocation: FieldTypes = { fields: { start_timestamp: 'f64', end_timestamp: 'f64' } };
-  const step: FieldTypes = {
-    fields: {
-      step_id: 'integer',
-      llm_call_count: 'integer',
-      metrics: {
-        fields: {
-          prompt_tokens: 'integer',
-          completion_tokens: 'integer',
-          cached_tokens: 'integer',
-          cost_usd: 'f64',
-          prompt_token_ids: { items: 'integer' },
-          completion_token_ids: { items: 'integer' },
-          logprobs: { items: 'f64' },
-        },
-      },
-      extra: { fields: { invocation, tool_invocations: { items: invocation } } },
-    },
-  };
-  const fields: { [key: string]: FieldTypes | NumberFieldType } = {
-    steps: { items: step },
-    final_metrics: {
-      fields: {
-        total_prompt_tokens: 'integer',
-        total_completion_tokens: 'integer',
-        total_cached_tokens: 'integer',
-        total_cost_usd: 'f64',
-        total_steps: 'integer',
-      },
-    },
-  };
-  const trajectory: FieldTypes = { fields };
-  fields.subagent_trajectories = { items: trajectory };
-  return trajectory;
-})();
-
-/** Serializes a trajectory in native's text form for the given style. */
-export function serializeTrajectory(trajectory: AtifTrajectory, style: AtifBuilderStyle = 'exporter'): string {
-  return toRustJson(trajectory, { pretty: style === 'plugin-host', fieldTypes: TRAJECTORY_FIELD_TYPES });
-}
-
-/**
- * A filter accepting only events in the scope subtree rooted at `rootUuid`:
- * the root's own events and any event whose parent chain reaches it.
- * Events must arrive in emission order (a scope's start before its children).
- */
-export function createSubtreeFilter(rootUuid: string): (event: AtofEvent) => boolean {
-  const members = new Set<string>([rootUuid]);
-  return (event) => {
-    if (event.uuid === rootUuid) return true;
-    const parent = event.parent_uuid;
-    if (parent === null || parent === undefined || !members.has(parent)) return false;
-    if (event.kind === 'scope') members.add(event.uuid);
-    return true;
-  };
 }

@@ -14,7 +14,7 @@ import type { Json, JsonObject } from '../../shared/json.ts';
 
 export const ATIF_SCHEMA_VERSION = 'ATIF-v1.7';
 
-/** Every schema version a reader should accept. */
+/** Every schema version a reader should accept (the builder writes `ATIF_SCHEMA_VERSION`, native's). */
 export const ATIF_SCHEMA_VERSIONS = [
   'ATIF-v1.0',
   'ATIF-v1.1',
@@ -24,6 +24,7 @@ export const ATIF_SCHEMA_VERSIONS = [
   'ATIF-v1.5',
   'ATIF-v1.6',
   'ATIF-v1.7',
+  'ATIF-v1.8',
 ] as const;
 
 export type AtifStepSource = 'system' | 'user' | 'agent';

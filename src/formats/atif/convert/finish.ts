@@ -1,0 +1,130 @@
+/**
+ * Post-processing of one agent's steps: numbering, dropping tool-call steps a
+ * second instrumentation repeated, pruning refs to subagents not embedded,
+ * and the trajectory's `final_metrics`.
+ *
+ * @module
+ */
+
+import { canonicalJson } from '../../native-text.ts';
+import { asObject } from '../payload/index.ts';
+import type { AtifStep, AtifTrajectory } from '../types.ts';
+
+export function renumber(steps: AtifStep[]): void {
+  steps.forEach((step, index) => {
+    step.step_id = index + 1;
+  });
+}
+
+/**
+ * Drops tool-call-only agent steps whose calls a later agent step (before the
+ * next non-agent step) repeats with observations: the same calls seen by two
+ * instrumentations.
+ */
+export function removeProjectedToolCallDuplicates(steps: AtifStep[]): void {
+  let observedLater = new Set<string>();
+  const keep = new Array<boolean>(steps.length).fill(true);
+  for (let index = steps.length - 1; index >= 0; index--) {
+    const step = steps[index] as AtifStep;
+    if (step.source !== 'agent') {
+      observedLater = new Set();
+      continue;
+    }
+    const projected = isProjectedCandidate(step);
+    const results = step.observation?.results ?? [];
+    // The keys (canonical JSON of every call's arguments) only matter to a candidate or a step with observed calls.
+    if (!projected && !results.some((result) => result.source_call_id !== undefined)) continue;
+    const keys = dedupeKeys(step);
+    if (projected && keys.length > 0 && keys.every((key) => observedLater.has(key.key))) keep[index] = false;
+    for (const result of results) {
+      if (result.source_call_id === undefined) continue;
+      for (const key of keys) if (key.id === result.source_call_id) observedLater.add(key.key);
+    }
+  }
+  let write = 0;
+  for (let index = 0; index < steps.length; index++) {
+    if (keep[index]) steps[write++] = steps[index] as AtifStep;
+  }
+  steps.length = write;
+}
+
+function isProjectedCandidate(step: AtifStep): boolean {
+  return (
+    step.source === 'agent' &&
+    step.message === '' &&
+    step.observation === undefined &&
+    step.reasoning_content === undefined &&
+    step.reasoning_effort === undefined &&
+    step.llm_call_count === 1 &&
+    step.tool_calls !== undefined &&
+    step.tool_calls.length > 0
+  );
+}
+
+function dedupeKeys(step: AtifStep): { id: string; key: string }[] {
+  return (step.tool_calls ?? [])
+    .filter((call) => call.tool_call_id !== '')
+    .map((call) => ({
+      id: call.tool_call_id,
+      key: `${call.tool_call_id}\u0000${call.function_name}\u0000${canonicalJson(call.arguments)}`,
+    }));
+}
+
+/** Removes refs to subagents that were not embedded, and steps left empty by that. */
+export function pruneSubagentRefs(steps: AtifStep[], childIds: Set<string>): AtifStep[] {
+  for (const step of steps) {
+    const observation = step.observation;
+    if (observation === undefined) continue;
+    observation.results = observation.results.filter((result) => {
+      if (result.subagent_trajectory_ref !== undefined) {
+        const kept = result.subagent_trajectory_ref.filter(
+          (ref) => ref.trajectory_id !== undefined && childIds.has(ref.trajectory_id),
+        );
+        if (kept.length === 0) delete result.subagent_trajectory_ref;
+        else result.subagent_trajectory_ref = kept;
+      }
+      const extra = asObject(result.extra);
+      return (
+        result.content !== undefined ||
+        result.subagent_trajectory_ref !== undefined ||
+        (extra !== undefined && ('tool_result' in extra || 'tool_result_annotation' in extra))
+      );
+    });
+    if (observation.results.length === 0) delete step.observation;
+  }
+  const kept = steps.filter(
+    (step) =>
+      !(step.source === 'system' && step.observation === undefined && step.message === '' && step.extra === undefined) &&
+      !(
+        step.source === 'agent' &&
+        step.llm_call_count === 0 &&
+        step.observation === undefined &&
+        step.message === '' &&
+        step.extra === undefined
+      ),
+  );
+  renumber(kept);
+  return kept;
+}
+
+export function finalMetrics(steps: readonly AtifStep[]): AtifTrajectory['final_metrics'] {
+  let prompt: number | undefined;
+  let completion: number | undefined;
+  let cached: number | undefined;
+  let cost: number | undefined;
+  for (const step of steps) {
+    const metrics = step.metrics;
+    if (metrics === undefined) continue;
+    if (metrics.prompt_tokens !== undefined) prompt = (prompt ?? 0) + metrics.prompt_tokens;
+    if (metrics.completion_tokens !== undefined) completion = (completion ?? 0) + metrics.completion_tokens;
+    if (metrics.cached_tokens !== undefined) cached = (cached ?? 0) + metrics.cached_tokens;
+    if (metrics.cost_usd !== undefined) cost = (cost ?? 0) + metrics.cost_usd;
+  }
+  const totals: NonNullable<AtifTrajectory['final_metrics']> = {};
+  if (prompt !== undefined) totals.total_prompt_tokens = prompt;
+  if (completion !== undefined) totals.total_completion_tokens = completion;
+  if (cached !== undefined) totals.total_cached_tokens = cached;
+  if (cost !== undefined) totals.total_cost_usd = cost;
+  totals.total_steps = steps.length;
+  return totals;
+}

@@ -1,0 +1,130 @@
+/**
+ * The pieces a step is made of, in native's field and key order: ancestry,
+ * invocation, `extra`, sorted tool calls, and the subagent dispatch step's
+ * call, reference and arguments.
+ *
+ * @module
+ */
+
+import type { Json, JsonObject } from '../../../shared/json.ts';
+import { type Instant, epochSecondsWithMillis } from '../../instant.ts';
+import { sortJson } from '../../native-text.ts';
+import {
+  ATIF_STEP_FIELDS,
+  type AtifAncestry,
+  type AtifInvocation,
+  type AtifObservationResult,
+  type AtifStep,
+  type AtifToolCall,
+} from '../types.ts';
+import type { AgentNode } from './agent-tree.ts';
+import type { ConvEvent } from './events.ts';
+
+export function ancestryOf(event: ConvEvent, names: Map<string, string>): AtifAncestry {
+  const ancestry: AtifAncestry = { function_id: event.uuid, function_name: event.name };
+  if (event.parent !== undefined) {
+    ancestry.parent_id = event.parent;
+    const parentName = names.get(event.parent);
+    if (parentName !== undefined) ancestry.parent_name = parentName;
+  }
+  return ancestry;
+}
+
+export function invocationOf(start: Instant | undefined, end: Instant, invocationId: string): AtifInvocation {
+  // Keys in native's order after it turns the struct into a (sorted) JSON map.
+  // native: the status is "completed" even for error ends, and both stamps are
+  // left out when the start event is missing.
+  const invocation: AtifInvocation = {};
+  if (start !== undefined) invocation.end_timestamp = epochSecondsWithMillis(end);
+  invocation.framework = 'nemo_relay';
+  invocation.invocation_id = invocationId;
+  if (start !== undefined) invocation.start_timestamp = epochSecondsWithMillis(start);
+  invocation.status = 'completed';
+  return invocation;
+}
+
+/** `event_uuid`, `event_name`, `parent_event_uuid`, `metadata` in sorted key order. */
+export function eventExtra(event: ConvEvent): JsonObject {
+  const extra: JsonObject = { event_name: event.name, event_uuid: event.uuid };
+  if (event.metadata !== undefined) extra.metadata = event.metadata;
+  if (event.parent !== undefined) extra.parent_event_uuid = event.parent;
+  return extra;
+}
+
+interface StepExtraParts {
+  ancestry: AtifAncestry;
+  invocation?: AtifInvocation;
+  llmRequest?: Json;
+  llmResponse?: Json;
+  toolAncestry?: AtifAncestry[];
+  toolInvocations?: AtifInvocation[];
+}
+
+/** `step.extra` with keys sorted, as native's `serde_json::to_value` leaves them. */
+export function stepExtra(parts: StepExtraParts): Json {
+  const extra: JsonObject = { ancestry: parts.ancestry as unknown as Json };
+  if (parts.invocation !== undefined) extra.invocation = parts.invocation as unknown as Json;
+  if (parts.llmRequest !== undefined) extra.llm_request = sortJson(parts.llmRequest);
+  if (parts.llmResponse !== undefined) extra.llm_response = sortJson(parts.llmResponse);
+  if (parts.toolAncestry !== undefined && parts.toolAncestry.length > 0) extra.tool_ancestry = parts.toolAncestry as unknown as Json;
+  if (parts.toolInvocations !== undefined && parts.toolInvocations.length > 0)
+    extra.tool_invocations = parts.toolInvocations as unknown as Json;
+  return extra;
+}
+
+export function sortedObject(object: JsonObject): JsonObject {
+  return sortJson(object) as JsonObject;
+}
+
+export function newStep(source: AtifStep['source'], message: Json, timestamp: string | undefined): AtifStep {
+  const step: AtifStep = { step_id: 0, source, message };
+  if (timestamp !== undefined) step.timestamp = timestamp;
+  return step;
+}
+
+export function compareOptionalText(a: string | undefined, b: string | undefined): number {
+  if (a === b) return 0;
+  if (a === undefined) return -1;
+  if (b === undefined) return 1;
+  return a < b ? -1 : 1;
+}
+
+export function sortToolCall(call: AtifToolCall): AtifToolCall {
+  const sorted: AtifToolCall = {
+    tool_call_id: call.tool_call_id,
+    function_name: call.function_name,
+    arguments: sortJson(call.arguments),
+  };
+  if (call.extra !== undefined) sorted.extra = sortJson(call.extra);
+  return sorted;
+}
+
+const STEP_KEYS = ATIF_STEP_FIELDS;
+
+export function reorderStep(step: AtifStep): AtifStep {
+  const out: Record<string, unknown> = {};
+  for (const key of STEP_KEYS) if (step[key] !== undefined) out[key] = step[key];
+  return out as unknown as AtifStep;
+}
+
+export function subagentRef(child: AgentNode): NonNullable<AtifObservationResult['subagent_trajectory_ref']>[number] {
+  const ref: NonNullable<AtifObservationResult['subagent_trajectory_ref']>[number] = { trajectory_id: child.uuid };
+  if (child.sessionId !== undefined) ref.session_id = child.sessionId;
+  ref.extra = { name: child.name, scope_uuid: child.uuid };
+  return ref;
+}
+
+export function subagentResult(child: AgentNode, event: ConvEvent, sourceCallId: string): AtifObservationResult {
+  return {
+    source_call_id: sourceCallId,
+    subagent_trajectory_ref: [subagentRef(child)],
+    extra: sortedObject(eventExtra(event)),
+  };
+}
+
+export function dispatchArguments(child: AgentNode, event: ConvEvent): Json {
+  const args: JsonObject = { name: child.name };
+  if (event.data !== undefined) args.payload = sortJson(event.data);
+  if (child.sessionId !== undefined) args.session_id = child.sessionId;
+  return args;
+}

@@ -1,0 +1,51 @@
+/**
+ * What every ATOF rule group shares: the diagnostics sink, value
+ * descriptions for messages, and the uuid and object tests.
+ *
+ * @module
+ */
+
+import type { ValidationError } from '../../validation.ts';
+
+export interface ValidateAtofOptions {
+  /**
+   * Make the spec's `category_profile.subtype` on `custom` scopes and marks an
+   * error (by default a missing subtype is a warning: native writes none).
+   */
+  requireCustomSubtype?: boolean;
+  /** Everything `requireCustomSubtype` enforces (the CLI's `--strict`). */
+  strict?: boolean;
+}
+
+export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Collects what the rule groups find. */
+export class Findings {
+  readonly errors: ValidationError[] = [];
+  readonly warnings: ValidationError[] = [];
+
+  /** A MUST of the ATOF 0.1 spec is broken. */
+  error(path: string, rule: string, message: string): void {
+    this.errors.push({ path, rule, message });
+  }
+
+  /** Something the spec tells consumers to tolerate (a SHOULD, or input a reader repairs). */
+  warn(path: string, rule: string, message: string): void {
+    this.warnings.push({ path, rule, message });
+  }
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A value as a message shows it: JSON, cut to 60 characters. */
+export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  try {
+    const text = JSON.stringify(value);
+    return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  } catch {
+    return typeof value;
+  }
+}
