@@ -21,7 +21,10 @@
  *
  * This is the only place `src/` touches `native/`, and it does so through a
  * dynamic `import()`, so the native adapter (and the binding) are never
- * loaded unless chosen.
+ * loaded unless chosen. The in-memory relay is imported statically:
+ * `resolveBackendNow` hands it out synchronously, so a plugin on `memory`
+ * (or `auto` on Bun and Deno) records its very first hook with nothing
+ * queued.
  *
  * @module
  */
@@ -29,6 +32,7 @@
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
 import { createNoopRelay } from './off.ts';
+import { createMemoryRelay } from './memory/index.ts';
 import { detectRuntime, type RuntimeName } from '../shared/js-runtime.ts';
 
 /** Environment variable that overrides the configured backend choice. */
@@ -98,6 +102,29 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
   }
 }
 
+/**
+ * The backend for `choice` when it needs no loading (a backend object,
+ * `memory`, `off`, `auto` off Node, each after the environment override),
+ * or `undefined` when only `resolveBackend` can tell (native). Never throws.
+ */
+export function resolveBackendNow(choice: BackendChoice, options: ResolveBackendOptions = {}): ResolvedBackend | undefined {
+  const logger = options.logger ?? consoleLogger;
+  try {
+    const override = envOverride(options.env ?? processEnv(), logger);
+    const effective: BackendChoice = override ?? choice;
+    const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
+    if (typeof effective === 'object' && effective !== null) return custom(effective);
+    if (effective === 'memory') return memory(`${via}in-memory relay requested`, logger);
+    if (effective === 'off') return off(`${via}telemetry is off`);
+    const runtime = options.runtime ?? detectRuntime();
+    if (effective === 'auto' && runtime !== 'node') return memory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
+    return undefined;
+  } catch {
+    // resolveBackend says why, on the path that cannot fail.
+    return undefined;
+  }
+}
+
 async function auto(runtime: RuntimeName, via: string, options: ResolveBackendOptions, logger: Logger): Promise<ResolvedBackend> {
   if (runtime !== 'node') {
     return memory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
@@ -123,8 +150,7 @@ async function loadNative(logger: Logger): Promise<RelayBackend> {
   return loadNativeRelay({ logger });
 }
 
-async function memory(reason: string, logger: Logger): Promise<ResolvedBackend> {
-  const { createMemoryRelay } = await import('./memory/index.ts');
+function memory(reason: string, logger: Logger): ResolvedBackend {
   const backend = createMemoryRelay({ logger });
   return withVersion({ backend, kind: 'memory', reason }, backend);
 }

@@ -7,16 +7,18 @@
 export { createNemoRelayPlugin } from './plugin.ts';
 export type {
   ExecutionMiddleware,
+  FlushOptions,
+  HookHost,
+  HookHostMiddleware,
   NemoRelayPlugin,
   NemoRelayPluginOptions,
   PluginHost,
   PluginState,
   PluginStatus,
   ShutdownOptions,
-  FlushOptions,
 } from './plugin.ts';
-export type { PluginCounters } from './state.ts';
-export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './settings.ts';
+export type { PluginCounters } from './status.ts';
+export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './config/settings.ts';
 export type {
   AtofFileMode,
   Environment,
@@ -24,5 +26,5 @@ export type {
   NemoRelaySettings,
   NemoRelaySettingsOverrides,
   SubagentExportMode,
-} from './settings.ts';
+} from './config/settings.ts';
 export { safeSessionFragment, atifFilePath, UnsafeAtifPathError } from './atif-file.ts';

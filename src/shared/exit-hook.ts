@@ -29,11 +29,18 @@ function install(): void {
   if (typeof proc?.on !== 'function') return;
   installed = true;
   proc.on('exit', () => {
-    for (const task of [...tasks]) {
-      try {
-        task();
-      } catch {
-        // Nothing can be reported this late; the other tasks still run.
+    // A task may add tasks (the plugin records hooks still queued for a
+    // backend that never loaded into a relay created right now, whose file
+    // writers register here): they run too, after the ones before them.
+    const done = new Set<() => void>();
+    for (let round = [...tasks]; round.length > 0; round = [...tasks].filter((task) => !done.has(task))) {
+      for (const task of round) {
+        done.add(task);
+        try {
+          task();
+        } catch {
+          // Nothing can be reported this late; the other tasks still run.
+        }
       }
     }
   });
