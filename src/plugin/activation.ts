@@ -62,12 +62,34 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
     ensureOutputDirectories(document);
     return active(await backend.initializePluginConfig(document, options), false, logger);
   } catch (error) {
-    safeLog(
-      logger,
-      'warn',
-      `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the HERMES_NEMO_RELAY_* exporters: ${errorText(error)}`,
-    );
-    return { kind: 'rejected', diagnostics: diagnosticsOf(error) };
+    return rejected(error, tomlPath, logger);
+  }
+}
+
+function rejected(error: unknown, tomlPath: string | undefined, logger: Logger): PluginsTomlOutcome {
+  safeLog(
+    logger,
+    'warn',
+    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the HERMES_NEMO_RELAY_* exporters: ${errorText(error)}`,
+  );
+  return { kind: 'rejected', diagnostics: diagnosticsOf(error) };
+}
+
+/**
+ * The activation done synchronously, when the backend can (no dynamic
+ * plugins, `initializePluginConfigSync`), or undefined: then only
+ * `activatePluginsToml` can tell. Never throws.
+ */
+export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome | undefined {
+  const config = settings.pluginsConfig;
+  if (!config || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
+  const document = staticPluginDocument(config);
+  const tomlPath = settings.pluginsTomlPath || undefined;
+  try {
+    ensureOutputDirectories(document);
+    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger);
+  } catch (error) {
+    return rejected(error, tomlPath, logger);
   }
 }
 

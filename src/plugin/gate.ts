@@ -23,7 +23,7 @@ import { atExit } from '../shared/exit-hook.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
 import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
-import { activatePluginsToml, hasPluginsToml } from './activation.ts';
+import { activatePluginsToml, activatePluginsTomlNow, hasPluginsToml } from './activation.ts';
 import type { Environment, LoadedSettings } from './config/settings.ts';
 import { LiveRecording } from './live.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
@@ -162,8 +162,9 @@ export class HookGate implements ManagedGate {
       return;
     }
     const shuttingDown = this.state.phase === 'shutting_down';
-    if (!hasPluginsToml(settings, live.backend)) {
-      live.applyConfig({ kind: 'none' });
+    const now = hasPluginsToml(settings, live.backend) ? activatePluginsTomlNow(live.backend, settings, this.options.logger) : { kind: 'none' as const };
+    if (now !== undefined) {
+      live.applyConfig(now);
       this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'ready', live };
       this.drain();
       return;

@@ -7,6 +7,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { resolveBackendNow } from '../../src/backends/select.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import type { RelayBackend } from '../../src/relay/contract.ts';
+import { createFakeRelay } from '../../src/testing/index.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { nowMicros, parseTimestamp } from '../../src/shared/clock.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
@@ -44,6 +47,28 @@ describe('a backend that needs no loading', () => {
   });
 });
 
+/** The backend with only the asynchronous plugins.toml activation, so hooks wait for it. */
+function withAsyncActivationOnly<T extends RelayBackend>(backend: T): T {
+  return new Proxy(backend, { get: (target, key) => (key === 'initializePluginConfigSync' ? undefined : Reflect.get(target, key, target)) });
+}
+
+describe('plugins.toml on a backend that activates synchronously', () => {
+  it('records the first hook through the document at once, with nothing queued', async () => {
+    const fake = createFakeRelay();
+    const backend: RelayBackend = Object.assign(Object.create(null) as object, fake, {
+      initializePluginConfigSync: () => ({ report: { diagnostics: [], configPaths: [] }, close: async () => {} }),
+    }) as RelayBackend;
+    const dir = tempDir('sync-activation');
+    const file = writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories') });
+    const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
+    plugin.onSessionStart({ session_id: 's1' });
+    expect(plugin.status().queuedHooks).toBe(0);
+    expect(plugin.status().pluginConfig.active).toBe(true);
+    expect(fake.ops()).toEqual(['pushScope']);
+    await plugin.shutdown();
+  });
+});
+
 describe('the start-up queue', () => {
   it('holds at most maxQueuedHooks while the backend loads, and counts what overflows', async () => {
     // `native` always loads asynchronously (and falls back to off when it cannot).
@@ -60,7 +85,7 @@ describe('the start-up queue', () => {
   it('replays a hook queued while plugins.toml activates with the time it was emitted at', async () => {
     const dir = tempDir('queued-time');
     const file = writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories') });
-    const plugin = createNemoRelayPlugin({ backend: 'memory', env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
+    const plugin = createNemoRelayPlugin({ backend: withAsyncActivationOnly(createMemoryRelay({ logger: silentLogger })), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
     const before = nowMicros();
     plugin.onSessionStart({ session_id: 's1' });
     plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', args: {} });
