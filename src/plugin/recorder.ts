@@ -85,7 +85,7 @@ export class Recorder {
 
   private finish(state: SessionState, output: unknown, timestampUs?: number): void {
     const failures: string[] = [];
-    this.endAbandonedSpans(state, failures);
+    this.endAbandonedSpans(state, failures, timestampUs);
     if (state.handle) {
       try {
         this.backend.popScope(state.handle, timestampUs !== undefined ? { output, timestampUs } : { output });
@@ -125,7 +125,7 @@ export class Recorder {
   llmStart(payload: LoosePayload, timestampUs?: number): void {
     const state = this.sessions.ensure(payload, timestampUs);
     const key = apiKeyOf(payload);
-    if (state.llmSpans.size > 0) this.endSuperseded(state, 'llm', key);
+    if (state.llmSpans.size > 0) this.endSuperseded(state, 'llm', key, timestampUs);
     const request = payload.request;
     const body = isRecord(request) ? (request.body ?? null) : {};
     const span = this.backend.llmStart({
@@ -178,7 +178,7 @@ export class Recorder {
   toolStart(payload: LoosePayload, timestampUs?: number): void {
     const state = this.sessions.ensure(payload, timestampUs);
     const key = toolKeyOf(payload);
-    if (state.toolSpans.size > 0) this.endSuperseded(state, 'tool', key);
+    if (state.toolSpans.size > 0) this.endSuperseded(state, 'tool', key, timestampUs);
     const span = this.backend.toolStart({
       name: toolNameOf(payload),
       parent: state.handle,
@@ -210,31 +210,32 @@ export class Recorder {
   // ---------------------------------------------------------------- spans left open
 
   // A span left open would read as a crash; ending it says the session closed first.
-  private endAbandonedSpans(state: SessionState, failures: string[]): void {
+  private endAbandonedSpans(state: SessionState, failures: string[], timestampUs: number | undefined): void {
     for (const [key, span] of state.llmSpans) {
-      this.endAbandonedLlm(key, span, 'session_closed', 'the session closed before the API request finished', failures);
+      this.endAbandonedLlm(key, span, 'session_closed', 'the session closed before the API request finished', failures, timestampUs);
     }
     state.llmSpans.clear();
-    for (const [key, span] of state.toolSpans) this.endAbandonedTool(key, span, 'session_closed', failures);
+    for (const [key, span] of state.toolSpans) this.endAbandonedTool(key, span, 'session_closed', failures, timestampUs);
     state.toolSpans.clear();
   }
 
-  private endAbandonedLlm(key: string, span: LlmHandle, reason: string, explanation: string, failures: string[]): void {
+  private endAbandonedLlm(key: string, span: LlmHandle, reason: string, explanation: string, failures: string[], timestampUs: number | undefined): void {
     this.counters.abandonedSpans += 1;
     try {
       this.backend.llmEnd(span, {
         response: { error: { type: reason, message: explanation } },
         metadata: { 'error.type': reason, api_request_id: key },
+        ...stamp(timestampUs),
       });
     } catch (error) {
       failures.push(`open LLM span ${key} end failed: ${errorText(error)}`);
     }
   }
 
-  private endAbandonedTool(key: string, span: ToolHandle, reason: string, failures: string[]): void {
+  private endAbandonedTool(key: string, span: ToolHandle, reason: string, failures: string[], timestampUs: number | undefined): void {
     this.counters.abandonedSpans += 1;
     try {
-      this.backend.toolEnd(span, { result: null, status: 'error', metadata: { 'error.type': reason, tool_call_id: key } });
+      this.backend.toolEnd(span, { result: null, status: 'error', metadata: { 'error.type': reason, tool_call_id: key }, ...stamp(timestampUs) });
     } catch (error) {
       failures.push(`open tool span ${key} end failed: ${errorText(error)}`);
     }
@@ -245,18 +246,18 @@ export class Recorder {
    * reuses an id, or the plugin registered twice) would orphan the first:
    * it is ended as superseded, so no span is ever left open.
    */
-  private endSuperseded(state: SessionState, kind: 'llm' | 'tool', key: string): void {
+  private endSuperseded(state: SessionState, kind: 'llm' | 'tool', key: string, timestampUs: number | undefined): void {
     const failures: string[] = [];
     if (kind === 'llm') {
       const open = state.llmSpans.get(key);
       if (open === undefined) return;
       state.llmSpans.delete(key);
-      this.endAbandonedLlm(key, open, 'superseded', 'another pre_api_request with the same api_request_id started before this one ended', failures);
+      this.endAbandonedLlm(key, open, 'superseded', 'another pre_api_request with the same api_request_id started before this one ended', failures, timestampUs);
     } else {
       const open = state.toolSpans.get(key);
       if (open === undefined) return;
       state.toolSpans.delete(key);
-      this.endAbandonedTool(key, open, 'superseded', failures);
+      this.endAbandonedTool(key, open, 'superseded', failures, timestampUs);
     }
     if (!this.supersededReported) {
       this.supersededReported = true;
@@ -271,7 +272,7 @@ export class Recorder {
   }
 }
 
-/** `{ timestampUs }` when one was captured; nothing (no allocation in the object literal's spread) otherwise. */
+/** `{ timestampUs }` for a replayed hook; nothing to spread for a live one (the backend stamps it). */
 function stamp(timestampUs: number | undefined): { timestampUs?: number } | undefined {
   return timestampUs === undefined ? undefined : { timestampUs };
 }
