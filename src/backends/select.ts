@@ -75,30 +75,30 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
     const effective: BackendChoice = override ?? choice;
     const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
 
-    if (typeof effective === 'object' && effective !== null) return custom(effective);
+    if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
     switch (effective) {
       case 'memory':
-        return await memory(`${via}in-memory relay requested`, logger);
+        return await resolvedMemory(`${via}in-memory relay requested`, logger);
       case 'off':
-        return off(`${via}telemetry is off`);
+        return resolvedOff(`${via}telemetry is off`);
       case 'native': {
         const loaded = await tryNative(options, logger);
-        if (loaded.backend !== undefined) return native(loaded.backend, `${via}native relay requested`);
+        if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}native relay requested`);
         const reason = `${via}native relay requested but unavailable on ${runtime} (${loaded.why}); telemetry is OFF`;
         safeLog(logger, 'warn', reason);
-        return off(reason);
+        return resolvedOff(reason);
       }
       case 'auto':
-        return await auto(runtime, via, options, logger);
+        return await resolvedAuto(runtime, via, options, logger);
       default: {
         safeLog(logger, 'warn', `unknown relay backend ${describe(effective)}; using "auto"`);
-        return await auto(runtime, `unknown backend ${describe(effective)}, so auto: `, options, logger);
+        return await resolvedAuto(runtime, `unknown backend ${describe(effective)}, so auto: `, options, logger);
       }
     }
   } catch (error) {
     const reason = `backend selection failed (${messageOf(error)}); telemetry is OFF`;
     safeLog(logger, 'warn', reason);
-    return off(reason);
+    return resolvedOff(reason);
   }
 }
 
@@ -113,11 +113,11 @@ export function resolveBackendNow(choice: BackendChoice, options: ResolveBackend
     const override = envOverride(options.env ?? processEnv(), logger);
     const effective: BackendChoice = override ?? choice;
     const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
-    if (typeof effective === 'object' && effective !== null) return custom(effective);
-    if (effective === 'memory') return memory(`${via}in-memory relay requested`, logger);
-    if (effective === 'off') return off(`${via}telemetry is off`);
+    if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
+    if (effective === 'memory') return resolvedMemory(`${via}in-memory relay requested`, logger);
+    if (effective === 'off') return resolvedOff(`${via}telemetry is off`);
     const runtime = options.runtime ?? detectRuntime();
-    if (effective === 'auto' && runtime !== 'node') return memory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
+    if (effective === 'auto' && runtime !== 'node') return resolvedMemory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
     return undefined;
   } catch {
     // resolveBackend says why, on the path that cannot fail.
@@ -125,15 +125,15 @@ export function resolveBackendNow(choice: BackendChoice, options: ResolveBackend
   }
 }
 
-async function auto(runtime: RuntimeName, via: string, options: ResolveBackendOptions, logger: Logger): Promise<ResolvedBackend> {
+async function resolvedAuto(runtime: RuntimeName, via: string, options: ResolveBackendOptions, logger: Logger): Promise<ResolvedBackend> {
   if (runtime !== 'node') {
-    return memory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
+    return resolvedMemory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
   }
   const loaded = await tryNative(options, logger);
-  if (loaded.backend !== undefined) return native(loaded.backend, `${via}auto on node: native relay loaded`);
+  if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}auto on node: native relay loaded`);
   const reason = `${via}auto on node: native relay unavailable (${loaded.why}); using the in-memory relay`;
   safeLog(logger, 'info', reason);
-  return memory(reason, logger);
+  return resolvedMemory(reason, logger);
 }
 
 async function tryNative(options: ResolveBackendOptions, logger: Logger): Promise<{ backend?: RelayBackend; why: string }> {
@@ -150,21 +150,21 @@ async function loadNative(logger: Logger): Promise<RelayBackend> {
   return loadNativeRelay({ logger });
 }
 
-function memory(reason: string, logger: Logger): ResolvedBackend {
+function resolvedMemory(reason: string, logger: Logger): ResolvedBackend {
   const backend = createMemoryRelay({ logger });
   return withVersion({ backend, kind: 'memory', reason }, backend);
 }
 
-function native(backend: RelayBackend, reason: string): ResolvedBackend {
+function resolvedNative(backend: RelayBackend, reason: string): ResolvedBackend {
   const version = backend.version;
   return withVersion({ backend, kind: backend.kind ?? 'native', reason: version ? `${reason} (nemo-relay-node ${version})` : reason }, backend);
 }
 
-function off(reason: string): ResolvedBackend {
+function resolvedOff(reason: string): ResolvedBackend {
   return { backend: createNoopRelay({ reason }), kind: 'off', reason };
 }
 
-function custom(backend: RelayBackend): ResolvedBackend {
+function resolvedCustom(backend: RelayBackend): ResolvedBackend {
   let kind: string;
   try {
     kind = String(backend.kind ?? 'custom');
