@@ -39,6 +39,8 @@ export type {
   NemoRelaySettings,
   NemoRelaySettingsOverrides,
   PluginCounters,
+  HookHost,
+  HookHostMiddleware,
   PluginHost,
   PluginState,
   PluginStatus,

@@ -21,7 +21,10 @@
  *
  * This is the only place `src/` touches `native/`, and it does so through a
  * dynamic `import()`, so the native adapter (and the binding) are never
- * loaded unless chosen.
+ * loaded unless chosen. The in-memory relay is imported statically:
+ * `resolveBackendNow` hands it out synchronously, so a plugin on `memory`
+ * (or `auto` on Bun and Deno) records its very first hook with nothing
+ * queued.
  *
  * @module
  */
@@ -29,6 +32,7 @@
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
 import { createNoopRelay } from './off.ts';
+import { createMemoryRelay } from './memory/index.ts';
 import { detectRuntime, type RuntimeName } from '../shared/js-runtime.ts';
 
 /** Environment variable that overrides the configured backend choice. */
@@ -71,42 +75,65 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
     const effective: BackendChoice = override ?? choice;
     const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
 
-    if (typeof effective === 'object' && effective !== null) return custom(effective);
+    if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
     switch (effective) {
       case 'memory':
-        return await memory(`${via}in-memory relay requested`, logger);
+        return await resolvedMemory(`${via}in-memory relay requested`, logger);
       case 'off':
-        return off(`${via}telemetry is off`);
+        return resolvedOff(`${via}telemetry is off`);
       case 'native': {
         const loaded = await tryNative(options, logger);
-        if (loaded.backend !== undefined) return native(loaded.backend, `${via}native relay requested`);
+        if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}native relay requested`);
         const reason = `${via}native relay requested but unavailable on ${runtime} (${loaded.why}); telemetry is OFF`;
         safeLog(logger, 'warn', reason);
-        return off(reason);
+        return resolvedOff(reason);
       }
       case 'auto':
-        return await auto(runtime, via, options, logger);
+        return await resolvedAuto(runtime, via, options, logger);
       default: {
         safeLog(logger, 'warn', `unknown relay backend ${describe(effective)}; using "auto"`);
-        return await auto(runtime, `unknown backend ${describe(effective)}, so auto: `, options, logger);
+        return await resolvedAuto(runtime, `unknown backend ${describe(effective)}, so auto: `, options, logger);
       }
     }
   } catch (error) {
     const reason = `backend selection failed (${messageOf(error)}); telemetry is OFF`;
     safeLog(logger, 'warn', reason);
-    return off(reason);
+    return resolvedOff(reason);
   }
 }
 
-async function auto(runtime: RuntimeName, via: string, options: ResolveBackendOptions, logger: Logger): Promise<ResolvedBackend> {
+/**
+ * The backend for `choice` when it needs no loading (a backend object,
+ * `memory`, `off`, `auto` off Node, each after the environment override),
+ * or `undefined` when only `resolveBackend` can tell (native). Never throws.
+ */
+export function resolveBackendNow(choice: BackendChoice, options: ResolveBackendOptions = {}): ResolvedBackend | undefined {
+  const logger = options.logger ?? consoleLogger;
+  try {
+    const override = envOverride(options.env ?? processEnv(), logger);
+    const effective: BackendChoice = override ?? choice;
+    const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
+    if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
+    if (effective === 'memory') return resolvedMemory(`${via}in-memory relay requested`, logger);
+    if (effective === 'off') return resolvedOff(`${via}telemetry is off`);
+    const runtime = options.runtime ?? detectRuntime();
+    if (effective === 'auto' && runtime !== 'node') return resolvedMemory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
+    return undefined;
+  } catch {
+    // resolveBackend says why, on the path that cannot fail.
+    return undefined;
+  }
+}
+
+async function resolvedAuto(runtime: RuntimeName, via: string, options: ResolveBackendOptions, logger: Logger): Promise<ResolvedBackend> {
   if (runtime !== 'node') {
-    return memory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
+    return resolvedMemory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
   }
   const loaded = await tryNative(options, logger);
-  if (loaded.backend !== undefined) return native(loaded.backend, `${via}auto on node: native relay loaded`);
+  if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}auto on node: native relay loaded`);
   const reason = `${via}auto on node: native relay unavailable (${loaded.why}); using the in-memory relay`;
   safeLog(logger, 'info', reason);
-  return memory(reason, logger);
+  return resolvedMemory(reason, logger);
 }
 
 async function tryNative(options: ResolveBackendOptions, logger: Logger): Promise<{ backend?: RelayBackend; why: string }> {
@@ -123,22 +150,21 @@ async function loadNative(logger: Logger): Promise<RelayBackend> {
   return loadNativeRelay({ logger });
 }
 
-async function memory(reason: string, logger: Logger): Promise<ResolvedBackend> {
-  const { createMemoryRelay } = await import('./memory/index.ts');
+function resolvedMemory(reason: string, logger: Logger): ResolvedBackend {
   const backend = createMemoryRelay({ logger });
   return withVersion({ backend, kind: 'memory', reason }, backend);
 }
 
-function native(backend: RelayBackend, reason: string): ResolvedBackend {
+function resolvedNative(backend: RelayBackend, reason: string): ResolvedBackend {
   const version = backend.version;
   return withVersion({ backend, kind: backend.kind ?? 'native', reason: version ? `${reason} (nemo-relay-node ${version})` : reason }, backend);
 }
 
-function off(reason: string): ResolvedBackend {
+function resolvedOff(reason: string): ResolvedBackend {
   return { backend: createNoopRelay({ reason }), kind: 'off', reason };
 }
 
-function custom(backend: RelayBackend): ResolvedBackend {
+function resolvedCustom(backend: RelayBackend): ResolvedBackend {
   let kind: string;
   try {
     kind = String(backend.kind ?? 'custom');

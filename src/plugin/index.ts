@@ -1,22 +1,34 @@
 /**
  * The NeMo Relay observability plugin.
  *
+ * `plugin.ts` is the facade (`createNemoRelayPlugin`, `register`). Every
+ * hook enters through `gate.ts` (the plugin's one state value, the start-up
+ * queue, the once-per-process plugins.toml activation of `activation.ts`);
+ * `handlers.ts` maps hooks to `recorder.ts` calls behind a fail-open guard;
+ * `live.ts` holds what records over one backend: `sessions.ts` (the session
+ * table), `recorder.ts` (marks and spans), `trajectories.ts` (the ATIF files
+ * the plugin writes, with one `atifTarget()`), `managed.ts` (managed
+ * execution). `status.ts` and `shutdown.ts` answer `status()`, `flush()` and
+ * `shutdown()`; `config/` reads the settings and plugins.toml.
+ *
  * @module
  */
 
 export { createNemoRelayPlugin } from './plugin.ts';
 export type {
   ExecutionMiddleware,
+  FlushOptions,
+  HookHost,
+  HookHostMiddleware,
   NemoRelayPlugin,
   NemoRelayPluginOptions,
   PluginHost,
   PluginState,
   PluginStatus,
   ShutdownOptions,
-  FlushOptions,
 } from './plugin.ts';
-export type { PluginCounters } from './state.ts';
-export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './settings.ts';
+export type { PluginCounters } from './status.ts';
+export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './config/settings.ts';
 export type {
   AtofFileMode,
   Environment,
@@ -24,5 +36,5 @@ export type {
   NemoRelaySettings,
   NemoRelaySettingsOverrides,
   SubagentExportMode,
-} from './settings.ts';
+} from './config/settings.ts';
 export { safeSessionFragment, atifFilePath, UnsafeAtifPathError } from './atif-file.ts';

@@ -1,6 +1,9 @@
 /**
- * Running a host call through the relay's managed execution without letting
- * the relay change what the host sees.
+ * Managed execution, in one place: whether it applies, the middleware the
+ * plugin installs on `llm_execution`/`tool_execution`, the calls that
+ * crossed it unmanaged (so their hooks record them instead), and running a
+ * host call through the relay without letting the relay change what the
+ * host sees.
  *
  * Managed execution lets relay plugins (adaptive components, dynamic
  * plugins) observe and intercept the real LLM or tool call. The native relay
@@ -9,10 +12,187 @@
  * results to JSON. So the original error and the original result are kept
  * here and handed back whenever the relay's answer is just a copy of them.
  *
+ * A call that crosses the middleware while the backend loads or plugins.toml
+ * activates waits for it (bounded), then runs managed if managed execution
+ * applies: activation happens once per process, so only a call that waited
+ * past the bound runs unmanaged, and its hooks record it.
+ *
  * @module
  */
 
-import { jsonEqual } from './llm-response.ts';
+import type { Logger } from '../shared/logger.ts';
+import { safeLog } from '../shared/logger.ts';
+import type { RelayBackend } from '../relay/contract.ts';
+import type { NemoRelaySettings } from './config/settings.ts';
+import { jsonEqual, shapeLlmResponse } from './llm-response.ts';
+import type { LoosePayload } from './payload.ts';
+import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, text, toolKeyOf, toolNameOf, truthy } from './payload.ts';
+import type { SessionTable } from './sessions.ts';
+import type { PluginCounters } from './status.ts';
+import { errorText } from './work.ts';
+
+/** Unmanaged calls remembered until their end hook; more means ends that never came. */
+const MAX_UNMANAGED_CALLS = 10_000;
+/** How long a call waits for the backend and plugins.toml before it runs unmanaged. */
+const ACTIVATION_WAIT_MS = 2_000;
+
+export type ExecutionKind = 'llm_execution' | 'tool_execution';
+type Next = (payload?: LoosePayload) => unknown;
+
+export interface ManagedExecutionOptions {
+  backend: RelayBackend;
+  sessions: SessionTable;
+  settings: NemoRelaySettings;
+  /** Whether dynamic plugins are active (they make managed execution apply). */
+  dynamic(): boolean;
+}
+
+/** Managed execution over one live backend. */
+export class ManagedExecution {
+  constructor(private readonly options: ManagedExecutionOptions) {}
+
+  private allowed(): boolean {
+    return this.options.settings.adaptiveEnabled || this.options.dynamic();
+  }
+
+  llmEnabled(): boolean {
+    return this.allowed() && typeof this.options.backend.executeLlm === 'function';
+  }
+
+  toolEnabled(): boolean {
+    return this.allowed() && typeof this.options.backend.executeTool === 'function';
+  }
+
+  enabled(kind: ExecutionKind): boolean {
+    return kind === 'llm_execution' ? this.llmEnabled() : this.toolEnabled();
+  }
+
+  execute(kind: ExecutionKind, payload: LoosePayload, next: Next): Promise<unknown> {
+    return kind === 'llm_execution' ? this.executeLlm(payload, next) : this.executeTool(payload, next);
+  }
+
+  /** Runs an `llm_execution` payload through the relay's managed LLM execution. */
+  executeLlm(payload: LoosePayload, next: Next): Promise<unknown> {
+    const state = this.options.sessions.ensure(payload);
+    const body = truthy(payload.request) ? payload.request : {};
+    const metadata = metadataOf(payload);
+    const modelName = truthy(payload.model) ? text(payload.model) : '';
+    return runManaged({
+      start: (wrapped) =>
+        this.options.backend.executeLlm!(
+          { name: llmSurfaceOf(payload), parent: state.handle, request: { headers: {}, content: body }, metadata, modelName },
+          (request) => wrapped(request),
+        ),
+      normalizeInput: (request) => {
+        const content = isRecord(request) && 'content' in request ? request.content : request;
+        return { ...payload, request: isRecord(content) ? content : body };
+      },
+      callDownstream: (input) => next(input as LoosePayload),
+      shapeResult: shapeLlmResponse,
+      fallbackInput: payload,
+    });
+  }
+
+  /** Runs a `tool_execution` payload through the relay's managed tool execution. */
+  executeTool(payload: LoosePayload, next: Next): Promise<unknown> {
+    const state = this.options.sessions.ensure(payload);
+    const args = truthy(payload.args) ? payload.args : {};
+    return runManaged({
+      start: (wrapped) =>
+        this.options.backend.executeTool!(
+          {
+            name: toolNameOf(payload),
+            parent: state.handle,
+            args,
+            metadata: metadataOf(payload),
+            toolCallId: truthy(payload.tool_call_id) ? text(payload.tool_call_id) : '',
+          },
+          (nextArgs) => wrapped(nextArgs),
+        ),
+      normalizeInput: (nextArgs) => ({ ...payload, args: isRecord(nextArgs) ? nextArgs : args }),
+      callDownstream: (input) => next(input as LoosePayload),
+      shapeResult: (raw) => raw,
+      fallbackInput: payload,
+    });
+  }
+}
+
+/**
+ * Calls that crossed the execution middleware unmanaged while managed
+ * execution may apply: their hooks record them (a manual span), or they
+ * would be recorded nowhere.
+ */
+export class UnmanagedCalls {
+  private readonly llm = new Set<string>();
+  private readonly tool = new Set<string>();
+
+  note(kind: ExecutionKind, payload: LoosePayload): void {
+    const calls = kind === 'llm_execution' ? this.llm : this.tool;
+    calls.add(kind === 'llm_execution' ? apiKeyOf(payload) : toolKeyOf(payload));
+    // Calls whose end hook never comes must not pile up: forget the oldest.
+    if (calls.size > MAX_UNMANAGED_CALLS) calls.delete(calls.values().next().value as string);
+  }
+
+  /**
+   * Whether this hook's LLM call is recorded from the hooks rather than by
+   * managed execution: always when managed execution is off, else only for
+   * a call noted as unmanaged. `ends` forgets the call.
+   */
+  recordsLlm(managed: ManagedExecution, payload: LoosePayload, ends: boolean): boolean {
+    if (!managed.llmEnabled()) return true;
+    return ranUnmanaged(this.llm, apiKeyOf(payload), ends);
+  }
+
+  recordsTool(managed: ManagedExecution, payload: LoosePayload, ends: boolean): boolean {
+    if (!managed.toolEnabled()) return true;
+    return ranUnmanaged(this.tool, toolKeyOf(payload), ends);
+  }
+}
+
+function ranUnmanaged(calls: Set<string>, key: string, ends: boolean): boolean {
+  if (!calls.has(key)) return false;
+  if (ends) calls.delete(key);
+  return true;
+}
+
+/** What the middleware needs from the gate. */
+export interface ManagedGate {
+  /** The managed execution to use now, or null when the backend is not live yet (or never will be). */
+  managedNow(): ManagedExecution | null;
+  /** True while the backend loads or plugins.toml activates. */
+  settling(): boolean;
+  /** Settles with the managed execution once live (null: failed, shut down, or not within `timeoutMs`). */
+  whenLive(timeoutMs: number): Promise<ManagedExecution | null>;
+}
+
+export interface MiddlewareOptions {
+  gate: ManagedGate;
+  unmanaged: UnmanagedCalls;
+  counters: PluginCounters;
+  logger: Logger;
+}
+
+/** The `llm_execution`/`tool_execution` middleware: managed execution when it applies, else a pass-through. */
+export function executionMiddleware(kind: ExecutionKind, options: MiddlewareOptions): (payload: LoosePayload, next: Next) => unknown {
+  const run = (managed: ManagedExecution | null, payload: LoosePayload, next: Next): unknown => {
+    try {
+      if (managed?.enabled(kind)) return managed.execute(kind, payload, next);
+    } catch (error) {
+      options.counters.errors += 1;
+      safeLog(options.logger, 'warn', `NeMo Relay ${kind} failed before the call; running it unmanaged: ${errorText(error)}`);
+    }
+    return next(payload);
+  };
+  return (payload, next) => {
+    const managed = options.gate.managedNow();
+    if (managed !== null || !options.gate.settling()) return run(managed, payload, next);
+    return options.gate.whenLive(ACTIVATION_WAIT_MS).then((live) => {
+      // Still not live: managed execution may apply to later calls, so this one is noted for its hooks.
+      if (live === null && options.gate.settling()) options.unmanaged.note(kind, payload);
+      return run(live, payload, next);
+    });
+  };
+}
 
 export interface ManagedRun {
   /** Starts managed execution with the wrapped call; may throw synchronously. */

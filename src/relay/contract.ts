@@ -298,6 +298,12 @@ export interface RelayBackend {
    * Rejects with a clear error when the document is invalid.
    */
   initializePluginConfig(document: JsonObject, options?: PluginConfigOptions): Promise<PluginConfigActivation>;
+  /**
+   * Optional: the same activation, done synchronously (throwing instead of
+   * rejecting), for a backend that has nothing to wait for (the in-memory
+   * relay). The plugin then records the first hooks with nothing queued.
+   */
+  initializePluginConfigSync?(document: JsonObject, options?: PluginConfigOptions): PluginConfigActivation;
   /** Optional: activates Hermes `[[dynamic_plugins]]` specs together with the static document. */
   activateDynamicPlugins?(
     document: JsonObject,

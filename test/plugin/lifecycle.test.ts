@@ -51,7 +51,7 @@ describe('plugin lifecycle', () => {
     expect((mark.args.data as { status: string }).status).toBe('before');
   });
 
-  it('re-activates plugins.toml for the next session after the last one closed, appending instead of overwriting', async () => {
+  it('activates plugins.toml once per process: the next session after the last one closed records through the same activation', async () => {
     const dir = tempDir();
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({
@@ -61,16 +61,15 @@ describe('plugin lifecycle', () => {
     });
     plugin.onSessionStart({ session_id: 'a' });
     plugin.onSessionFinalize({ session_id: 'a' });
-    plugin.onSessionStart({ session_id: 'b' });
     await plugin.flush();
+    plugin.onSessionStart({ session_id: 'b' });
+    expect(plugin.status().queuedHooks).toBe(0);
+    await plugin.shutdown();
 
     const ops = fake.ops().filter((op) => op !== 'flush');
-    expect(ops).toEqual(['initializePluginConfig', 'pushScope', 'popScope', 'activation.close', 'initializePluginConfig', 'pushScope']);
-    const [first, second] = fake.callsOf('initializePluginConfig');
-    const sinkMode = (call: typeof first) =>
-      ((call!.args.document as any).components[0].config.atof.sinks[0] as { mode: string }).mode;
-    expect(sinkMode(first)).toBe('overwrite');
-    expect(sinkMode(second)).toBe('append');
+    expect(ops).toEqual(['initializePluginConfig', 'pushScope', 'popScope', 'pushScope', 'popScope', 'activation.close', 'shutdown']);
+    const sinkMode = ((fake.callsOf('initializePluginConfig')[0]!.args.document as any).components[0].config.atof.sinks[0] as { mode: string }).mode;
+    expect(sinkMode).toBe('overwrite');
   });
 
   it('falls back to the env exporters loudly when plugins.toml is rejected', async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
-import { loadSettings, type NemoRelaySettingsOverrides } from '../../src/plugin/settings.ts';
+import { loadSettings, type NemoRelaySettingsOverrides } from '../../src/plugin/config/settings.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 
 const tempDir = () => mkdtempSync(path.join(tmpdir(), 'nrh-settings-'));

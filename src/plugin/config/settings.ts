@@ -12,12 +12,13 @@
  * @module
  */
 
-import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../relay/contract.ts';
+import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
 import {
   adaptiveModeOf,
   dynamicPluginSpecs,
   enabledComponentConfig,
   loadPluginsToml,
+  pluginsTomlDiagnostics,
 } from './plugins-toml.ts';
 
 export type AtofFileMode = 'append' | 'overwrite';
@@ -161,6 +162,7 @@ export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverr
   const toml = loadPluginsToml(settings.pluginsTomlPath);
   diagnostics.push(...toml.diagnostics);
   settings.pluginsConfig = toml.document;
+  diagnostics.push(...pluginsTomlDiagnostics(toml.document));
   const dynamic = dynamicPluginSpecs(toml.document, settings.pluginsTomlPath);
   diagnostics.push(...dynamic.diagnostics);
   settings.dynamicPlugins = dynamic.specs;

@@ -11,11 +11,11 @@
  */
 
 import { readFileSync, statSync } from 'node:fs';
-import { makeDirectory } from '../shared/directory.ts';
+import { createRequire } from 'node:module';
+import { makeDirectory } from '../../shared/directory.ts';
 import path from 'node:path';
-import { parse as parseToml } from 'smol-toml';
-import type { ConfigDiagnostic, DynamicPluginSpec, Json, JsonObject } from '../relay/contract.ts';
-import { isJsonObject, toJson } from '../shared/json.ts';
+import type { ConfigDiagnostic, DynamicPluginSpec, Json, JsonObject } from '../../relay/contract.ts';
+import { isJsonObject, toJson } from '../../shared/json.ts';
 
 export interface LoadedPluginsToml {
   /** The parsed document, or null when the file is missing, unreadable or invalid. */
@@ -56,7 +56,7 @@ export function loadPluginsToml(filePath: string): LoadedPluginsToml {
   }
   let parsed: unknown;
   try {
-    parsed = parseToml(textContent);
+    parsed = tomlParser()(textContent);
   } catch (error) {
     return {
       document: null,
@@ -84,20 +84,34 @@ export function staticPluginDocument(document: JsonObject): JsonObject {
   return out;
 }
 
+/**
+ * Whether a `[[components]]` entry is on. The one meaning of a component's
+ * `enabled`, as Hermes reads it: a missing `enabled` is on, any falsy value off.
+ */
+function componentEnabled(component: JsonObject): boolean {
+  return !('enabled' in component) || Boolean(component.enabled);
+}
+
+/** The configs (`{}` when a component has none) of the enabled components of `kind`, in document order. */
+export function enabledComponents(document: JsonObject | null, kind: string): JsonObject[] {
+  const out: JsonObject[] = [];
+  const components = document?.components;
+  if (!Array.isArray(components)) return out;
+  for (const component of components) {
+    if (!isJsonObject(component) || component.kind !== kind || !componentEnabled(component)) continue;
+    out.push(isJsonObject(component.config) ? component.config : {});
+  }
+  return out;
+}
+
+/** The enabled observability components' configs: the one walker every observability question uses. */
+export function observabilityComponents(document: JsonObject | null): JsonObject[] {
+  return enabledComponents(document, 'observability');
+}
+
 /** The `config` of the first enabled component of `kind`, `{}` when it has none, or null when absent. */
 export function enabledComponentConfig(document: JsonObject | null, kind: string): JsonObject | null {
-  if (!document) return null;
-  const components = document.components;
-  if (!Array.isArray(components)) return null;
-  for (const component of components) {
-    if (!isJsonObject(component)) continue;
-    if (component.kind !== kind) continue;
-    // Hermes treats a missing `enabled` as enabled, and any falsy value as disabled.
-    if ('enabled' in component && !component.enabled) continue;
-    const config = component.config;
-    return isJsonObject(config) ? config : {};
-  }
-  return null;
+  return enabledComponents(document, kind)[0] ?? null;
 }
 
 /** The adaptive component's mode: `tool_parallelism.mode`, else `mode`, else `observe_only`. */
@@ -113,13 +127,39 @@ export function adaptiveModeOf(config: JsonObject | null): string {
   return 'observe_only';
 }
 
-/** True when the document's enabled observability component enables `exporter` (`atof` or `atif`). */
+/**
+ * True when the document's enabled observability component writes `exporter`
+ * files: the relay turns an exporter on only with `enabled = true`, and an
+ * ATIF exporter writes nothing without an `output_directory`. A table that
+ * would write nothing does not take the output from the HERMES_NEMO_RELAY_*
+ * settings (see `pluginsTomlDiagnostics`).
+ */
 export function observabilityExporterEnabled(document: JsonObject | null, exporter: 'atof' | 'atif'): boolean {
-  const config = enabledComponentConfig(document, 'observability');
-  if (!config) return false;
-  const exporterConfig = config[exporter];
-  if (!isJsonObject(exporterConfig)) return false;
-  return exporterConfig.enabled !== false;
+  const config = observabilityComponents(document)[0];
+  const exporterConfig = config?.[exporter];
+  if (!isJsonObject(exporterConfig) || exporterConfig.enabled !== true) return false;
+  return exporter === 'atof' || nonEmptyString(exporterConfig.output_directory);
+}
+
+/** Problems in an observability component that the relay accepts silently but that write nothing. */
+export function pluginsTomlDiagnostics(document: JsonObject | null): ConfigDiagnostic[] {
+  const out: ConfigDiagnostic[] = [];
+  const config = observabilityComponents(document)[0];
+  const atif = config?.atif;
+  if (isJsonObject(atif) && !(atif.enabled === true && nonEmptyString(atif.output_directory))) {
+    const why = atif.enabled === true ? 'has no output_directory' : 'is not enabled (enabled = true)';
+    out.push({
+      level: 'warning',
+      code: 'plugins_toml.atif_writes_nothing',
+      field: 'components.config.atif',
+      message: `[components.config.atif] ${why}, so plugins.toml writes no ATIF trajectory; the HERMES_NEMO_RELAY_ATIF_* settings apply instead`,
+    });
+  }
+  return out;
+}
+
+function nonEmptyString(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() !== '';
 }
 
 export interface DynamicPluginSpecsResult {
@@ -237,12 +277,7 @@ export function configRelativePath(value: string, tomlPath: string): string {
  */
 export function ensureOutputDirectories(document: JsonObject): string[] {
   const created: string[] = [];
-  const components = document.components;
-  if (!Array.isArray(components)) return created;
-  for (const component of components) {
-    if (!isJsonObject(component) || component.kind !== 'observability' || component.enabled === false) continue;
-    const config = component.config;
-    if (!isJsonObject(config)) continue;
+  for (const config of observabilityComponents(document)) {
     const directories: unknown[] = [];
     for (const exporter of ['atof', 'atif'] as const) {
       const exporterConfig = config[exporter];
@@ -263,31 +298,6 @@ export function ensureOutputDirectories(document: JsonObject): string[] {
   return created;
 }
 
-/**
- * A copy of the document whose ATOF file sinks append. Used when the plugin
- * re-activates the same document after its last session closed: `overwrite`
- * means "start a fresh file for this run", not "erase the sessions this run
- * already wrote".
- */
-export function withAppendingSinks(document: JsonObject): JsonObject {
-  const copy = JSON.parse(JSON.stringify(document)) as JsonObject;
-  const components = copy.components;
-  if (!Array.isArray(components)) return copy;
-  for (const component of components) {
-    if (!isJsonObject(component) || component.kind !== 'observability') continue;
-    const config = component.config;
-    if (!isJsonObject(config)) continue;
-    const atof = config.atof;
-    if (!isJsonObject(atof) || !Array.isArray(atof.sinks)) continue;
-    for (const sink of atof.sinks) {
-      if (isJsonObject(sink) && (sink.type === undefined || sink.type === 'file') && sink.mode === 'overwrite') {
-        sink.mode = 'append';
-      }
-    }
-  }
-  return copy;
-}
-
 function dynamicError(code: string, fieldName: string, message: string): ConfigDiagnostic {
   return { level: 'error', code, field: fieldName, message };
 }
@@ -299,4 +309,17 @@ function errorMessage(error: unknown): string {
 function firstLine(message: string): string {
   const newline = message.indexOf('\n');
   return newline === -1 ? message : message.slice(0, newline);
+}
+
+type TomlParse = (text: string) => unknown;
+let parseToml: TomlParse | null = null;
+
+/**
+ * The TOML parser, loaded at the first plugins.toml read rather than with
+ * the package: most hosts never configure one. `require` keeps
+ * `loadSettings` synchronous (smol-toml ships a CommonJS build).
+ */
+function tomlParser(): TomlParse {
+  parseToml ??= (createRequire(import.meta.url)('smol-toml') as { parse: TomlParse }).parse;
+  return parseToml;
 }

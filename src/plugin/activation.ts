@@ -1,0 +1,132 @@
+/**
+ * Activating `plugins.toml` on the backend, once per process (until
+ * `shutdown()`): one activation means one warning for a rejected document,
+ * one window in which calls cross the execution middleware unmanaged, and
+ * no close between sessions that a failing native close could turn into
+ * "every later session records nothing".
+ *
+ * The outcome is one value: no document, rejected (the HERMES_NEMO_RELAY_*
+ * exporters apply), or active (static or with dynamic plugins).
+ *
+ * @module
+ */
+
+import type { Logger } from '../shared/logger.ts';
+import { safeLog } from '../shared/logger.ts';
+import type { ConfigDiagnostic, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
+import { ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
+import type { NemoRelaySettings } from './config/settings.ts';
+import { isRecord } from './payload.ts';
+import { errorText } from './work.ts';
+
+export type PluginsTomlOutcome =
+  | { kind: 'none' }
+  | { kind: 'rejected'; diagnostics: ConfigDiagnostic[] }
+  | { kind: 'active'; activation: PluginConfigActivation; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
+
+/** Whether the settings name a document this backend can activate (else nothing waits for it). */
+export function hasPluginsToml(settings: NemoRelaySettings, backend: RelayBackend): boolean {
+  return settings.pluginsConfig !== null && typeof backend.initializePluginConfig === 'function';
+}
+
+/** Whether the active document writes `exporter` files itself (so the plugin does not). */
+export function ownsExporter(outcome: PluginsTomlOutcome, settings: NemoRelaySettings, exporter: 'atof' | 'atif'): boolean {
+  return outcome.kind === 'active' && observabilityExporterEnabled(settings.pluginsConfig, exporter);
+}
+
+/** Activates the document (with its dynamic plugins when the backend can). Never rejects. */
+export async function activatePluginsToml(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): Promise<PluginsTomlOutcome> {
+  const config = settings.pluginsConfig;
+  if (!config || typeof backend.initializePluginConfig !== 'function') return { kind: 'none' };
+  const document = staticPluginDocument(config);
+  const tomlPath = settings.pluginsTomlPath || undefined;
+  const options = tomlPath ? { tomlPath } : {};
+  if (settings.dynamicPlugins.length > 0) {
+    if (typeof backend.activateDynamicPlugins === 'function') {
+      try {
+        ensureOutputDirectories(document);
+        const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
+        return active(activation, true, logger);
+      } catch (error) {
+        safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorText(error)}`);
+      }
+    } else {
+      safeLog(
+        logger,
+        'warn',
+        `NeMo Relay dynamic plugins need a backend with dynamic-plugin activation (the native backend); the ${String(backend.kind)} backend has none. Continuing with static observability only.`,
+      );
+    }
+  }
+  try {
+    ensureOutputDirectories(document);
+    return active(await backend.initializePluginConfig(document, options), false, logger);
+  } catch (error) {
+    return rejected(error, tomlPath, logger);
+  }
+}
+
+function rejected(error: unknown, tomlPath: string | undefined, logger: Logger): PluginsTomlOutcome {
+  safeLog(
+    logger,
+    'warn',
+    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the HERMES_NEMO_RELAY_* exporters: ${errorText(error)}`,
+  );
+  return { kind: 'rejected', diagnostics: diagnosticsOf(error) };
+}
+
+/**
+ * The activation done synchronously, when the backend can (no dynamic
+ * plugins, `initializePluginConfigSync`), or undefined: then only
+ * `activatePluginsToml` can tell. Never throws.
+ */
+export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome | undefined {
+  const config = settings.pluginsConfig;
+  if (!config || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
+  const document = staticPluginDocument(config);
+  const tomlPath = settings.pluginsTomlPath || undefined;
+  try {
+    ensureOutputDirectories(document);
+    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger);
+  } catch (error) {
+    return rejected(error, tomlPath, logger);
+  }
+}
+
+/** Closes an active document (shutdown): flushes its subscribers, then releases it. */
+export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: RelayBackend): Promise<void> {
+  if (outcome.kind !== 'active') return;
+  const failures: string[] = [];
+  try {
+    await backend.flush();
+  } catch (error) {
+    failures.push(`subscriber flush failed: ${errorText(error)}`);
+  }
+  try {
+    await outcome.activation.close();
+  } catch (error) {
+    failures.push(`plugin configuration close failed: ${errorText(error)}`);
+  }
+  if (failures.length > 0) throw new Error(failures.join('; '));
+}
+
+function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger): PluginsTomlOutcome {
+  let diagnostics: ConfigDiagnostic[] = [];
+  try {
+    const reported = activation.report?.diagnostics;
+    if (Array.isArray(reported)) diagnostics = reported;
+  } catch {
+    // A report that cannot be read has nothing to say.
+  }
+  for (const diagnostic of diagnostics) {
+    safeLog(logger, diagnostic.level === 'error' ? 'warn' : 'info', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
+  }
+  return { kind: 'active', activation, dynamic, diagnostics };
+}
+
+// Backends report a rejected document with `diagnostics` on their error
+// (memory's InvalidPluginConfigError, native's PluginConfigError).
+function diagnosticsOf(error: unknown): ConfigDiagnostic[] {
+  const diagnostics = isRecord(error) ? error.diagnostics : undefined;
+  return Array.isArray(diagnostics) ? (diagnostics as ConfigDiagnostic[]) : [];
+}

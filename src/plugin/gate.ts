@@ -1,0 +1,295 @@
+/**
+ * `HookGate`: where every hook enters the plugin, and the one owner of the
+ * plugin's state, the start-up queue and the plugins.toml activation.
+ *
+ * The state is one value. A backend that needs no loading (`memory`, `off`,
+ * a backend object, `auto` on Bun and Deno) makes the gate ready at the
+ * first hook, synchronously; native loads asynchronously, and plugins.toml
+ * activates asynchronously once per process. Hooks that arrive meanwhile are
+ * queued as plain copies (the host may mutate its payloads afterwards) with
+ * the microsecond time they were emitted at, and replayed in order. The
+ * queue is bounded (what overflows is counted) and drained in linear time.
+ * If the process exits with hooks still queued, they are recorded
+ * synchronously: into the live backend, or into an in-memory relay created
+ * for the purpose when native never loaded.
+ *
+ * @module
+ */
+
+import type { Logger } from '../shared/logger.ts';
+import { safeLog } from '../shared/logger.ts';
+import { nowMicros } from '../shared/clock.ts';
+import { atExit } from '../shared/exit-hook.ts';
+import { snapshotPayload } from '../shared/snapshot.ts';
+import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
+import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
+import { activatePluginsToml, activatePluginsTomlNow, hasPluginsToml } from './activation.ts';
+import type { Environment, LoadedSettings } from './config/settings.ts';
+import { LiveRecording } from './live.ts';
+import type { ManagedExecution, ManagedGate } from './managed.ts';
+import type { LoosePayload } from './payload.ts';
+import type { PluginCounters, PluginState } from './status.ts';
+import type { BackgroundWork } from './work.ts';
+import { errorText } from './work.ts';
+
+/** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
+export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;
+
+type GateState =
+  | { phase: 'idle' }
+  | { phase: 'starting' }
+  | { phase: 'activating'; live: LiveRecording }
+  | { phase: 'ready'; live: LiveRecording }
+  | { phase: 'failed' }
+  | { phase: 'shutting_down'; live: LiveRecording | null }
+  | { phase: 'shutdown'; live: LiveRecording | null };
+
+interface QueuedHook {
+  record: RecordHook;
+  payload: LoosePayload;
+  timestampUs: number;
+}
+
+export interface GateOptions {
+  choice: BackendChoice;
+  env: Environment;
+  logger: Logger;
+  counters: PluginCounters;
+  work: BackgroundWork;
+  settings(): LoadedSettings;
+  maxQueuedHooks: number;
+  sessionIdleTtlMs: number;
+  maxSessions: number;
+  trajectoryWriteDelayMs: number;
+}
+
+export class HookGate implements ManagedGate {
+  private state: GateState = { phase: 'idle' };
+  /** Queued hooks from `head` on; the array is reset once drained, so a drain is linear. */
+  private queue: QueuedHook[] = [];
+  private head = 0;
+  private overflowReported = false;
+  private removeExitTask: (() => void) | null = null;
+  private waiters: ((live: LiveRecording | null) => void)[] = [];
+  private readyResolve!: () => void;
+  /** Settles when the gate is ready (backend live, plugins.toml activated) or has failed open. */
+  readonly ready: Promise<void>;
+
+  constructor(private readonly options: GateOptions) {
+    this.ready = new Promise<void>((resolve) => {
+      this.readyResolve = resolve;
+    });
+  }
+
+  get publicState(): PluginState {
+    return this.state.phase === 'activating' ? 'ready' : this.state.phase;
+  }
+
+  get queued(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** The live collaborators, once a backend is chosen (even while plugins.toml activates). */
+  get live(): LiveRecording | null {
+    return 'live' in this.state ? this.state.live : null;
+  }
+
+  /** Records `payload` now, or queues it until the backend and plugins.toml are live. */
+  dispatch(record: RecordHook, payload: LoosePayload): void {
+    this.options.counters.hooks += 1;
+    const state = this.state;
+    if (state.phase === 'ready' && this.head === this.queue.length) {
+      record(state.live, payload, undefined);
+      return;
+    }
+    this.dispatchSlow(record, payload);
+  }
+
+  private dispatchSlow(record: RecordHook, payload: LoosePayload): void {
+    if (this.state.phase === 'idle') this.start();
+    const state = this.state;
+    if (state.phase === 'ready' && this.head === this.queue.length) {
+      record(state.live, payload, undefined);
+    } else if (state.phase === 'starting' || state.phase === 'activating' || state.phase === 'ready') {
+      this.enqueue(record, payload);
+    } else {
+      // Failed, or shutting down: the session is over for this plugin.
+      this.options.counters.dropped += 1;
+    }
+  }
+
+  private enqueue(record: RecordHook, payload: LoosePayload): void {
+    const { counters } = this.options;
+    if (this.queued >= this.options.maxQueuedHooks) {
+      counters.dropped += 1;
+      counters.queueOverflow += 1;
+      if (!this.overflowReported) {
+        this.overflowReported = true;
+        safeLog(this.options.logger, 'warn', `NeMo Relay start-up queue is full (${this.options.maxQueuedHooks} hooks) while the backend loads; further hooks are dropped and counted in status().counters.queueOverflow`);
+      }
+      return;
+    }
+    // The clock first: a queued hook keeps the time it was emitted at.
+    const timestampUs = nowMicros();
+    // The host keeps ownership of its payload; a queued hook must record what it said then.
+    this.queue.push({ record, payload: snapshotPayload(payload), timestampUs });
+    this.removeExitTask ??= atExit(() => this.recordQueuedAtExit());
+  }
+
+  /** Chooses the backend (synchronously when it needs no loading). Idempotent. */
+  start(): void {
+    if (this.state.phase !== 'idle') return;
+    this.state = { phase: 'starting' };
+    const { choice, env, logger } = this.options;
+    const now = resolveBackendNow(choice, { env, logger });
+    if (now !== undefined) {
+      this.activate(now);
+      return;
+    }
+    const startup = resolveBackend(choice, { env, logger }).then((resolved) => {
+      if (this.state.phase === 'starting' || (this.state.phase === 'shutting_down' && this.state.live === null)) this.activate(resolved);
+    });
+    this.options.work.track(startup.catch((error: unknown) => this.failStartup(error)));
+  }
+
+  private activate(resolved: ResolvedBackend): void {
+    let live: LiveRecording;
+    const settings = this.options.settings().settings;
+    try {
+      live = new LiveRecording({ ...this.options, resolved, settings });
+    } catch (error) {
+      this.failStartup(error);
+      return;
+    }
+    const shuttingDown = this.state.phase === 'shutting_down';
+    const now = hasPluginsToml(settings, live.backend) ? activatePluginsTomlNow(live.backend, settings, this.options.logger) : { kind: 'none' as const };
+    if (now !== undefined) {
+      live.applyConfig(now);
+      this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'ready', live };
+      this.drain();
+      return;
+    }
+    this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'activating', live };
+    const activation = activatePluginsToml(live.backend, settings, this.options.logger).then((outcome) => {
+      live.applyConfig(outcome);
+      if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
+      this.drain();
+    });
+    this.options.work.track(
+      activation.catch((error: unknown) => {
+        // The env exporters still apply: the plugin records without the document.
+        this.options.work.fail('NeMo Relay plugins.toml activation failed', error);
+        live.applyConfig({ kind: 'rejected', diagnostics: [] });
+        if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
+        this.drain();
+      }),
+    );
+  }
+
+  private failStartup(error: unknown): void {
+    // Cached: a backend that cannot start is not retried on every hook.
+    if (this.state.phase !== 'shutting_down') this.state = { phase: 'failed' };
+    this.options.counters.errors += 1;
+    this.options.counters.dropped += this.clearQueue();
+    safeLog(this.options.logger, 'warn', `NeMo Relay plugin disabled: backend start failed: ${errorText(error)}`);
+    this.settleWaiters(null);
+  }
+
+  /** Replays queued hooks in order, once the backend and plugins.toml are live. */
+  drain(): void {
+    const state = this.state;
+    if (state.phase !== 'ready' && state.phase !== 'shutting_down') return;
+    const live = state.live;
+    if (live !== null) {
+      // A hook recorded during the drain (re-entrantly) joins the end of the queue, and is replayed in turn.
+      while (this.head < this.queue.length) {
+        const next = this.queue[this.head]!;
+        this.queue[this.head++] = undefined as unknown as QueuedHook;
+        next.record(live, next.payload, next.timestampUs);
+      }
+      this.clearQueue();
+    }
+    if (state.phase === 'ready') this.settleWaiters(live);
+  }
+
+  private clearQueue(): number {
+    const count = this.queued;
+    this.queue = [];
+    this.head = 0;
+    return count;
+  }
+
+  private settleWaiters(live: LiveRecording | null): void {
+    this.readyResolve();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve(live);
+  }
+
+  /**
+   * At process exit, queued hooks are recorded synchronously rather than
+   * lost: into the live backend (plugins.toml never finished activating, so
+   * the env exporters apply), or into an in-memory relay when native never
+   * loaded. The relay's and the trajectories' own exit writes run after this.
+   */
+  private recordQueuedAtExit(): void {
+    if (this.queued === 0) return;
+    let live = this.live;
+    if (live === null) {
+      const memory = resolveBackendNow('memory', { env: {}, logger: this.options.logger });
+      if (memory === undefined) return;
+      memory.reason = 'the process exited before the backend loaded: queued hooks recorded by the in-memory relay';
+      try {
+        live = new LiveRecording({ ...this.options, resolved: memory, settings: this.options.settings().settings });
+      } catch {
+        return;
+      }
+    }
+    if (this.state.phase === 'activating' || this.live === null) live.applyConfig({ kind: 'rejected', diagnostics: [] });
+    this.state = { phase: 'shutting_down', live };
+    this.drain();
+  }
+
+  /** Begins shutting down: hooks from now on are dropped. */
+  beginShutdown(): PluginState {
+    const previous = this.publicState;
+    this.state = { phase: 'shutting_down', live: this.live };
+    return previous;
+  }
+
+  /** Shut down: what is still queued is dropped (and counted). */
+  finishShutdown(): void {
+    this.state = { phase: 'shutdown', live: this.live };
+    this.options.counters.dropped += this.clearQueue();
+    this.removeExitTask?.();
+    this.removeExitTask = null;
+    this.settleWaiters(null);
+  }
+
+  // ---------------------------------------------------------------- managed execution
+
+  managedNow(): ManagedExecution | null {
+    if (this.state.phase === 'idle') this.start();
+    const state = this.state;
+    return state.phase === 'ready' && this.head === this.queue.length ? state.live.managed : null;
+  }
+
+  settling(): boolean {
+    const phase = this.state.phase;
+    return phase === 'starting' || phase === 'activating' || (phase === 'ready' && this.queued > 0);
+  }
+
+  whenLive(timeoutMs: number): Promise<ManagedExecution | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((waiter) => waiter !== settle);
+        resolve(null);
+      }, timeoutMs);
+      const settle = (live: LiveRecording | null) => {
+        clearTimeout(timer);
+        resolve(live?.managed ?? null);
+      };
+      this.waiters.push(settle);
+    });
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * `LiveRecording`: the plugin's collaborators over one live backend, put
+ * together once the backend is chosen: the session table, the recorder, the
+ * trajectory writer, managed execution, and the outputs the configuration
+ * opens (the plugins.toml activation, or the env-configured ATOF file).
+ *
+ * @module
+ */
+
+import type { Logger } from '../shared/logger.ts';
+import { safeLog } from '../shared/logger.ts';
+import type { AtofExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
+import type { ResolvedBackend } from '../backends/select.ts';
+import type { PluginsTomlOutcome } from './activation.ts';
+import { closePluginsToml, ownsExporter } from './activation.ts';
+import type { NemoRelaySettings } from './config/settings.ts';
+import { ManagedExecution } from './managed.ts';
+import { Recorder } from './recorder.ts';
+import { SessionTable } from './sessions.ts';
+import type { PluginCounters } from './status.ts';
+import { TrajectoryWriter } from './trajectories.ts';
+import type { BackgroundWork } from './work.ts';
+import { errorText } from './work.ts';
+
+export interface LiveOptions {
+  resolved: ResolvedBackend;
+  settings: NemoRelaySettings;
+  logger: Logger;
+  counters: PluginCounters;
+  work: BackgroundWork;
+  sessionIdleTtlMs: number;
+  maxSessions: number;
+  trajectoryWriteDelayMs: number;
+}
+
+export class LiveRecording {
+  readonly resolved: ResolvedBackend;
+  readonly backend: RelayBackend;
+  readonly sessions: SessionTable;
+  readonly recorder: Recorder;
+  readonly trajectories: TrajectoryWriter;
+  readonly managed: ManagedExecution;
+  /** The plugins.toml outcome; `none` until the activation settles (hooks queue meanwhile). */
+  config: PluginsTomlOutcome = { kind: 'none' };
+  private atofExporter: AtofExporter | null = null;
+  private readonly retiredOutputs = new Map<string, OutputHealth>();
+  private outputsFailureReported = false;
+
+  constructor(private readonly options: LiveOptions) {
+    const { settings, counters, logger, work } = options;
+    this.resolved = options.resolved;
+    this.backend = options.resolved.backend;
+    this.trajectories = new TrajectoryWriter({
+      backend: this.backend,
+      settings,
+      work,
+      writeDelayMs: options.trajectoryWriteDelayMs,
+      openSessions: () => this.sessions.live.values(),
+    });
+    this.sessions = new SessionTable({
+      backend: this.backend,
+      idleTtlMs: options.sessionIdleTtlMs,
+      maxSessions: options.maxSessions,
+      now: () => Date.now(),
+      opened: (state, payload) => this.trajectories.attach(state, payload),
+      evict: (state, reason) => this.recorder.evicted(state, reason),
+    });
+    this.recorder = new Recorder({ backend: this.backend, sessions: this.sessions, trajectories: this.trajectories, counters, logger });
+    this.managed = new ManagedExecution({ backend: this.backend, sessions: this.sessions, settings, dynamic: () => this.config.kind === 'active' && this.config.dynamic });
+  }
+
+  /** Applies the plugins.toml outcome: an active document owns its outputs, otherwise the env exporters apply. */
+  applyConfig(outcome: PluginsTomlOutcome): void {
+    this.config = outcome;
+    this.trajectories.setOwnedByPluginsToml(ownsExporter(outcome, this.options.settings, 'atif'));
+    if (outcome.kind !== 'active') this.registerAtof();
+  }
+
+  private registerAtof(): void {
+    const { settings } = this.options;
+    if (!settings.atofEnabled || this.atofExporter) return;
+    try {
+      this.atofExporter = this.backend.registerAtofExporter({
+        ...(settings.atofOutputDirectory ? { outputDirectory: settings.atofOutputDirectory } : {}),
+        filename: settings.atofFilename,
+        mode: settings.atofMode,
+      });
+    } catch (error) {
+      // Without its ATOF file the plugin still records scopes and writes ATIF.
+      this.options.work.fail(`NeMo Relay ATOF exporter could not be registered (${settings.atofFilename}); no ATOF file will be written`, error);
+    }
+  }
+
+  /** Flushes the backend and the ATOF exporter; for `flush()`. */
+  async flushBackend(): Promise<void> {
+    await this.backend.flush();
+    if (this.atofExporter) await this.atofExporter.flush();
+  }
+
+  /** Closes sessions, the plugins.toml activation, the exporters and the backend. */
+  async shutdown(): Promise<void> {
+    const failures: string[] = [];
+    this.recorder.closeAll('runtime_shutdown');
+    this.sessions.stopIdleTimer();
+    await this.trajectories.drain();
+    if (this.config.kind === 'active') {
+      this.retireOutputs();
+      try {
+        await closePluginsToml(this.config, this.backend);
+      } catch (error) {
+        failures.push(`plugin runtime close failed: ${errorText(error)}`);
+      }
+      this.config = { kind: 'none' };
+    }
+    try {
+      await this.backend.flush();
+    } catch (error) {
+      failures.push(`backend flush failed: ${errorText(error)}`);
+    }
+    await this.closeAtof();
+    try {
+      await this.backend.shutdown?.();
+    } catch (error) {
+      failures.push(`backend shutdown failed: ${errorText(error)}`);
+    }
+    this.trajectories.dispose();
+    if (failures.length > 0) throw new Error(failures.join('; '));
+  }
+
+  private async closeAtof(): Promise<void> {
+    const exporter = this.atofExporter;
+    this.atofExporter = null;
+    if (!exporter) return;
+    try {
+      await exporter.flush();
+      this.retireOutputs();
+      await exporter.close();
+    } catch (error) {
+      safeLog(this.options.logger, 'debug', 'NeMo Relay ATOF exporter close failed', error);
+    }
+  }
+
+  // A closed sink disappears from the backend's outputs(); its final health
+  // stays in status(), which hosts typically log right after shutdown.
+  private retireOutputs(): void {
+    let outputs: OutputHealth[] = [];
+    try {
+      outputs = this.backend.outputs?.() ?? [];
+    } catch {
+      return;
+    }
+    if (!Array.isArray(outputs)) return;
+    for (const output of outputs) if (isOutputHealth(output) && output.kind === 'atof') this.retiredOutputs.set(output.path, { ...output });
+  }
+
+  outputs(): OutputHealth[] {
+    let backendOutputs: OutputHealth[] = [];
+    try {
+      const reported: unknown = this.backend.outputs?.() ?? [];
+      // A custom backend may return anything; status() must still answer.
+      if (!Array.isArray(reported)) throw new TypeError(`expected an array, got ${typeof reported}`);
+      backendOutputs = reported.filter(isOutputHealth);
+      if (backendOutputs.length !== reported.length) throw new TypeError('entries without a path string were left out');
+    } catch (error) {
+      // status() may be polled: count every failure, say it once.
+      this.options.counters.errors += 1;
+      if (!this.outputsFailureReported) safeLog(this.options.logger, 'warn', `backend outputs() failed (reported once): ${errorText(error)}`);
+      this.outputsFailureReported = true;
+    }
+    const live = new Set(backendOutputs.map((output) => output.path));
+    const retired = [...this.retiredOutputs.values()].filter((output) => !live.has(output.path));
+    return [...backendOutputs, ...retired.map((health) => ({ ...health })), ...this.trajectories.outputs()];
+  }
+}
+
+function isOutputHealth(value: unknown): value is OutputHealth {
+  return typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
+}

@@ -1,0 +1,330 @@
+/**
+ * Recording hooks as backend calls: marks, LLM and tool spans, and closing
+ * sessions (ending the spans they left open, popping their scope, writing
+ * their trajectory).
+ *
+ * Every method takes the hook's `timestampUs` when it was captured earlier
+ * (a hook queued during start-up or activation), so a replayed hook keeps
+ * the time it was emitted at; `undefined` lets the backend stamp it now.
+ *
+ * @module
+ */
+
+import type { Logger } from '../shared/logger.ts';
+import { safeLog } from '../shared/logger.ts';
+import type { LlmHandle, RelayBackend, ToolHandle } from '../relay/contract.ts';
+import type { LoosePayload } from './payload.ts';
+import { apiKeyOf, isRecord, metadataOf, providerOf, sessionIdOf, text, toolKeyOf, toolNameOf, truthy } from './payload.ts';
+import type { EvictionReason, SessionState, SessionTable } from './sessions.ts';
+import type { PluginCounters } from './status.ts';
+import type { TrajectoryWriter } from './trajectories.ts';
+import { errorText } from './work.ts';
+
+/** Tool statuses that record the tool span as failed. */
+const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);
+
+export interface RecorderOptions {
+  backend: RelayBackend;
+  sessions: SessionTable;
+  trajectories: TrajectoryWriter;
+  counters: PluginCounters;
+  logger: Logger;
+}
+
+export class Recorder {
+  private readonly backend: RelayBackend;
+  private readonly sessions: SessionTable;
+  private readonly counters: PluginCounters;
+  private supersededReported = false;
+
+  constructor(private readonly options: RecorderOptions) {
+    this.backend = options.backend;
+    this.sessions = options.sessions;
+    this.counters = options.counters;
+  }
+
+  // ---------------------------------------------------------------- sessions
+
+  openSession(payload: LoosePayload, timestampUs?: number): SessionState {
+    return this.sessions.ensure(payload, timestampUs);
+  }
+
+  /** `on_session_end`: a turn is over, the session goes on; its partial trajectory is written. */
+  endTurn(payload: LoosePayload, timestampUs?: number): void {
+    const state = this.mark('hermes.session.end', payload, timestampUs);
+    this.options.trajectories.write(state, 'partial');
+  }
+
+  /** Closes a session: ends its open spans, pops its scope, writes its trajectory. */
+  closeSession(payload: LoosePayload, timestampUs?: number): void {
+    const state = this.sessions.remove(sessionIdOf(payload));
+    if (state) this.finish(state, payload, timestampUs);
+  }
+
+  /** Closes a session the table evicted; its partial trajectory is written. */
+  evicted(state: SessionState, reason: EvictionReason): void {
+    this.counters.evictedSessions += 1;
+    safeLog(this.options.logger, 'debug', `NeMo Relay session ${state.sessionId} evicted (${reason}); its partial trajectory is written`);
+    try {
+      this.finish(state, { session_id: state.sessionId, reason: `evicted_${reason}` });
+    } catch (error) {
+      this.fail(`session ${state.sessionId} eviction failed`, error);
+    }
+  }
+
+  /** Closes every live session (shutdown). */
+  closeAll(reason: string): void {
+    for (const sessionId of [...this.sessions.live.keys()]) {
+      try {
+        this.closeSession({ session_id: sessionId, reason });
+      } catch (error) {
+        this.fail(`session ${sessionId} close failed`, error);
+      }
+    }
+  }
+
+  private finish(state: SessionState, output: unknown, timestampUs?: number): void {
+    const failures: string[] = [];
+    this.endAbandonedSpans(state, failures, timestampUs);
+    if (state.handle) {
+      try {
+        this.backend.popScope(state.handle, timestampUs !== undefined ? { output, timestampUs } : { output });
+      } catch (error) {
+        failures.push(`session scope pop failed: ${errorText(error)}`);
+      }
+    }
+    this.options.trajectories.finish(state);
+    if (failures.length > 0) {
+      this.counters.errors += failures.length;
+      safeLog(this.options.logger, 'warn', `NeMo Relay session ${state.sessionId} teardown completed with errors: ${failures.join('; ')}`);
+    }
+  }
+
+  // ---------------------------------------------------------------- marks
+
+  mark(name: string, payload: LoosePayload, timestampUs?: number): SessionState {
+    const state = this.sessions.ensure(payload, timestampUs);
+    this.backend.mark({ name, parent: state.handle, data: payload, metadata: metadataOf(payload), ...stamp(timestampUs) });
+    return state;
+  }
+
+  markSubagentStart(payload: LoosePayload, timestampUs?: number): void {
+    const parent = this.sessions.ensure(payload, timestampUs);
+    const metadata = metadataOf(payload);
+    this.sessions.linkSubagent(parent, payload, metadata);
+    this.backend.mark({ name: 'hermes.subagent.start', parent: parent.handle, data: payload, metadata, ...stamp(timestampUs) });
+  }
+
+  markSubagentStop(payload: LoosePayload, timestampUs?: number): void {
+    this.sessions.unlinkSubagent(payload);
+    this.mark('hermes.subagent.stop', payload, timestampUs);
+  }
+
+  // ---------------------------------------------------------------- LLM spans
+
+  llmStart(payload: LoosePayload, timestampUs?: number): void {
+    const state = this.sessions.ensure(payload, timestampUs);
+    const key = apiKeyOf(payload);
+    if (state.llmSpans.size > 0) this.endSuperseded(state, 'llm', key, timestampUs);
+    const request = payload.request;
+    const body = isRecord(request) ? (request.body ?? null) : {};
+    const span = this.backend.llmStart({
+      name: providerOf(payload),
+      parent: state.handle,
+      request: { headers: {}, content: body },
+      metadata: metadataOf(payload),
+      modelName: truthy(payload.model) ? text(payload.model) : '',
+      ...stamp(timestampUs),
+    });
+    state.llmSpans.set(key, span);
+  }
+
+  llmEnd(payload: LoosePayload, timestampUs?: number): void {
+    const state = this.sessions.ensure(payload, timestampUs);
+    const key = apiKeyOf(payload);
+    const span = state.llmSpans.get(key);
+    if (!span) {
+      this.counters.unmatchedEnds += 1;
+      this.mark('hermes.api.response.unmatched', payload, timestampUs);
+      return;
+    }
+    // Every payload field is read before the span leaves the map, so a
+    // getter that throws leaves it there for the retry from a plain copy.
+    const end = { response: responseOf(payload), metadata: metadataOf(payload), ...stamp(timestampUs) };
+    state.llmSpans.delete(key);
+    this.backend.llmEnd(span, end);
+  }
+
+  llmError(payload: LoosePayload, timestampUs?: number): void {
+    const state = this.sessions.ensure(payload, timestampUs);
+    const key = apiKeyOf(payload);
+    const span = state.llmSpans.get(key);
+    if (!span) {
+      this.counters.unmatchedEnds += 1;
+      this.mark('hermes.api.error', payload, timestampUs);
+      return;
+    }
+    const error = truthy(payload.error) ? payload.error : {};
+    // The relay's manual LLM end cannot carry an error status, so the error
+    // travels in the response (ATIF shows it) and in the metadata.
+    const metadata = metadataOf(payload);
+    metadata['error.type'] = errorTypeOf(error, payload);
+    state.llmSpans.delete(key);
+    this.backend.llmEnd(span, { response: { error }, metadata, ...stamp(timestampUs) });
+  }
+
+  // ---------------------------------------------------------------- tool spans
+
+  toolStart(payload: LoosePayload, timestampUs?: number): void {
+    const state = this.sessions.ensure(payload, timestampUs);
+    const key = toolKeyOf(payload);
+    if (state.toolSpans.size > 0) this.endSuperseded(state, 'tool', key, timestampUs);
+    const span = this.backend.toolStart({
+      name: toolNameOf(payload),
+      parent: state.handle,
+      args: truthy(payload.args) ? payload.args : {},
+      metadata: metadataOf(payload),
+      toolCallId: truthy(payload.tool_call_id) ? text(payload.tool_call_id) : '',
+      ...stamp(timestampUs),
+    });
+    state.toolSpans.set(key, span);
+  }
+
+  toolEnd(payload: LoosePayload, timestampUs?: number): void {
+    const state = this.sessions.ensure(payload, timestampUs);
+    const key = toolKeyOf(payload);
+    const span = state.toolSpans.get(key);
+    if (!span) {
+      this.counters.unmatchedEnds += 1;
+      this.mark('hermes.tool.response.unmatched', payload, timestampUs);
+      return;
+    }
+    const metadata = metadataOf(payload);
+    const failed = toolFailed(payload);
+    if (failed) metadata['error.type'] = truthy(payload.error_type) ? text(payload.error_type) : text(payload.status ?? 'error');
+    const result = payload.result ?? null;
+    state.toolSpans.delete(key);
+    this.backend.toolEnd(span, { result, status: failed ? 'error' : 'ok', metadata, ...stamp(timestampUs) });
+  }
+
+  // ---------------------------------------------------------------- spans left open
+
+  // A span left open would read as a crash; ending it says the session closed first.
+  private endAbandonedSpans(state: SessionState, failures: string[], timestampUs: number | undefined): void {
+    for (const [key, span] of state.llmSpans) {
+      this.endAbandonedLlm(key, span, 'session_closed', 'the session closed before the API request finished', failures, timestampUs);
+    }
+    state.llmSpans.clear();
+    for (const [key, span] of state.toolSpans) this.endAbandonedTool(key, span, 'session_closed', failures, timestampUs);
+    state.toolSpans.clear();
+  }
+
+  private endAbandonedLlm(key: string, span: LlmHandle, reason: string, explanation: string, failures: string[], timestampUs: number | undefined): void {
+    this.counters.abandonedSpans += 1;
+    try {
+      this.backend.llmEnd(span, {
+        response: { error: { type: reason, message: explanation } },
+        metadata: { 'error.type': reason, api_request_id: key },
+        ...stamp(timestampUs),
+      });
+    } catch (error) {
+      failures.push(`open LLM span ${key} end failed: ${errorText(error)}`);
+    }
+  }
+
+  private endAbandonedTool(key: string, span: ToolHandle, reason: string, failures: string[], timestampUs: number | undefined): void {
+    this.counters.abandonedSpans += 1;
+    try {
+      this.backend.toolEnd(span, { result: null, status: 'error', metadata: { 'error.type': reason, tool_call_id: key }, ...stamp(timestampUs) });
+    } catch (error) {
+      failures.push(`open tool span ${key} end failed: ${errorText(error)}`);
+    }
+  }
+
+  /**
+   * A second start under the key of a span that is still open (a host that
+   * reuses an id, or the plugin registered twice) would orphan the first:
+   * it is ended as superseded, so no span is ever left open.
+   */
+  private endSuperseded(state: SessionState, kind: 'llm' | 'tool', key: string, timestampUs: number | undefined): void {
+    const failures: string[] = [];
+    if (kind === 'llm') {
+      const open = state.llmSpans.get(key);
+      if (open === undefined) return;
+      state.llmSpans.delete(key);
+      this.endAbandonedLlm(key, open, 'superseded', 'another pre_api_request with the same api_request_id started before this one ended', failures, timestampUs);
+    } else {
+      const open = state.toolSpans.get(key);
+      if (open === undefined) return;
+      state.toolSpans.delete(key);
+      this.endAbandonedTool(key, open, 'superseded', failures, timestampUs);
+    }
+    if (!this.supersededReported) {
+      this.supersededReported = true;
+      safeLog(this.options.logger, 'warn', `NeMo Relay: a ${kind === 'llm' ? 'pre_api_request' : 'pre_tool_call'} reused the id ${JSON.stringify(key)} of a span still open; the open one was ended as superseded (reported once; see status().counters.abandonedSpans)`);
+    }
+    for (const failure of failures) this.fail('superseded span', failure);
+  }
+
+  private fail(context: string, error: unknown): void {
+    this.counters.errors += 1;
+    safeLog(this.options.logger, 'warn', `${context}: ${errorText(error)}`);
+  }
+}
+
+/** `{ timestampUs }` for a replayed hook; nothing to spread for a live one (the backend stamps it). */
+function stamp(timestampUs: number | undefined): { timestampUs?: number } | undefined {
+  return timestampUs === undefined ? undefined : { timestampUs };
+}
+
+/**
+ * The response recorded on an LLM end. Hermes passes usage and the assistant
+ * message beside a sanitised `response`; they are folded in when the
+ * response lacks them, so ATIF gets the message and token metrics.
+ */
+function responseOf(payload: LoosePayload): unknown {
+  const response = truthy(payload.response) ? payload.response : {};
+  if (!isRecord(response)) return response;
+  const usage = 'usage' in response ? undefined : payload.usage;
+  const message = 'assistant_message' in response ? undefined : payload.assistant_message;
+  const finish = 'finish_reason' in response ? undefined : payload.finish_reason;
+  const model = !('model' in response) && truthy(payload.response_model) ? payload.response_model : undefined;
+  const addUsage = usage !== undefined && usage !== null;
+  const addMessage = message !== undefined && message !== null;
+  const addFinish = finish !== undefined && finish !== null;
+  if (!addUsage && !addMessage && !addFinish && model === undefined) return response;
+  const merged = shallowCopy(response);
+  if (addUsage) merged.usage = usage;
+  if (addMessage) merged.assistant_message = message;
+  if (addFinish) merged.finish_reason = finish;
+  if (model !== undefined) merged.model = model;
+  return merged;
+}
+
+/**
+ * `{ ...source }`, built key by key. On Node 20 (V8 11) a spread copy that
+ * then gains properties costs ~4 µs, twenty times this; the spread is kept
+ * for the shapes a key-by-key copy would get wrong (an own `__proto__` key,
+ * symbol keys).
+ */
+function shallowCopy(source: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(source);
+  if (keys.includes('__proto__') || Object.getOwnPropertySymbols(source).length > 0) return { ...source };
+  const copy: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) copy[keys[i]!] = source[keys[i]!];
+  return copy;
+}
+
+function toolFailed(payload: LoosePayload): boolean {
+  const status = typeof payload.status === 'string' ? payload.status.toLowerCase() : '';
+  if (status) return FAILED_TOOL_STATUSES.has(status);
+  if (truthy(payload.error_type) || truthy(payload.error_message)) return true;
+  const result = payload.result;
+  return isRecord(result) && truthy(result.error);
+}
+
+function errorTypeOf(error: unknown, payload: LoosePayload): string {
+  if (isRecord(error) && truthy(error.type)) return text(error.type);
+  if (truthy(payload.reason)) return text(payload.reason);
+  return 'api_request_error';
+}

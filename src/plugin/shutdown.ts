@@ -1,0 +1,134 @@
+/**
+ * Bounded `flush()` and `shutdown()`, and the opt-in exit handlers. Each is
+ * bounded by `timeoutMs` and never rejects: a host that awaits them always
+ * gets its answer in time.
+ *
+ * @module
+ */
+
+import type { Logger } from '../shared/logger.ts';
+import { safeLog } from '../shared/logger.ts';
+import type { HookGate } from './gate.ts';
+import type { PluginCounters } from './status.ts';
+import type { BackgroundWork } from './work.ts';
+import { errorText } from './work.ts';
+
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
+
+export interface ShutdownOptions {
+  /** Upper bound for the whole shutdown. Default 5,000 ms. */
+  timeoutMs?: number;
+}
+
+export interface FlushOptions {
+  /** Upper bound for the flush; what is still pending then goes on in the background. Default 5,000 ms. */
+  timeoutMs?: number;
+}
+
+export interface Lifecycle {
+  gate: HookGate;
+  work: BackgroundWork;
+  counters: PluginCounters;
+  logger: Logger;
+}
+
+/** Writes everything recorded so far. */
+export async function flushPlugin(parts: Lifecycle, options: FlushOptions = {}): Promise<void> {
+  const { gate, work } = parts;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const flushing = (async () => {
+    await work.settle();
+    gate.drain();
+    gate.live?.trajectories.writePending();
+    await work.settle();
+    await gate.live?.flushBackend();
+  })();
+  try {
+    if ((await boundedBy(flushing, timeoutMs)) === 'timeout') {
+      parts.counters.errors += 1;
+      safeLog(parts.logger, 'warn', `NeMo Relay flush did not finish within ${timeoutMs} ms; ${work.size} writes are still pending`);
+    }
+  } catch (error) {
+    parts.counters.errors += 1;
+    safeLog(parts.logger, 'warn', `NeMo Relay flush failed: ${errorText(error)}`);
+  }
+}
+
+/** Closes every session, writes every file and releases the backend. Call once; the plugin keeps the promise. */
+export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}): Promise<void> {
+  const { gate, work } = parts;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const previous = gate.beginShutdown();
+  const closing = (async () => {
+    if (previous === 'idle') return;
+    await work.settle();
+    gate.drain();
+    await work.settle();
+    await gate.live?.shutdown();
+    await work.settle();
+  })();
+  return boundedBy(closing, timeoutMs)
+    .then(
+      (outcome) => {
+        if (outcome === 'timeout') {
+          parts.counters.errors += 1;
+          safeLog(parts.logger, 'warn', `NeMo Relay shutdown did not finish within ${timeoutMs} ms; ${work.size} writes were still pending`);
+        }
+      },
+      (error: unknown) => {
+        parts.counters.errors += 1;
+        safeLog(parts.logger, 'warn', `NeMo Relay runtime shutdown completed with errors: ${errorText(error)}`);
+      },
+    )
+    .finally(() => gate.finishShutdown());
+}
+
+/**
+ * Shuts down on `beforeExit`, `SIGINT` and `SIGTERM` without changing the
+ * exit code. Returns the uninstall function.
+ */
+export function installExitHandlers(shutdown: (options?: ShutdownOptions) => Promise<void>, isShuttingDown: () => boolean, options: ShutdownOptions = {}): () => void {
+  const proc = (globalThis as { process?: NodeJS.Process }).process;
+  if (!proc || typeof proc.on !== 'function') return () => {};
+  const onBeforeExit = () => {
+    if (isShuttingDown()) return;
+    // Keeping the event loop busy with the shutdown is what makes beforeExit
+    // wait for it. One more turn afterwards lets a signal the host sent
+    // itself as its last act reach its handler, instead of the loop ending
+    // first and turning a SIGTERM death into exit code 0.
+    void shutdown(options).then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    void shutdown(options).finally(() => {
+      uninstall();
+      // Re-raise only when nobody else handles the signal, so the process
+      // ends exactly as it would have without us (exit code 128 + signal).
+      if (proc.listenerCount(signal) === 0) proc.kill(proc.pid, signal);
+    });
+  };
+  const uninstall = () => {
+    proc.off('beforeExit', onBeforeExit);
+    proc.off('SIGINT', onSignal);
+    proc.off('SIGTERM', onSignal);
+  };
+  proc.on('beforeExit', onBeforeExit);
+  proc.on('SIGINT', onSignal);
+  proc.on('SIGTERM', onSignal);
+  return uninstall;
+}
+
+async function boundedBy(work: Promise<void>, timeoutMs: number): Promise<'done' | 'timeout'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    // Kept referenced: a host awaiting shutdown() must get its answer within
+    // timeoutMs even when nothing else keeps the process alive (an unref'd
+    // timer let Node exit with the await unsettled). It is cleared as soon
+    // as the work is done, so it never holds a finished host.
+    timer = setTimeout(() => resolve('timeout'), Number.isFinite(timeoutMs) ? Math.max(0, timeoutMs) : DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work.then(() => 'done' as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

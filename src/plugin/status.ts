@@ -1,0 +1,86 @@
+/**
+ * What `status()` reports: the plugin's counters and the status document
+ * assembled from the gate, the backend and the settings.
+ *
+ * @module
+ */
+
+import type { ConfigDiagnostic, OutputHealth } from '../relay/contract.ts';
+
+/** What the plugin counts for `status()`. */
+export interface PluginCounters {
+  /** Hook calls handled. */
+  hooks: number;
+  /** Failures swallowed to keep the host running. */
+  errors: number;
+  /** End hooks with no open span (recorded as fallback marks). */
+  unmatchedEnds: number;
+  /** Hook calls that could not be recorded (backend off or failed, start-up queue full). */
+  dropped: number;
+  /** Sessions closed by the idle TTL or the session cap. */
+  evictedSessions: number;
+  /** Spans still open when their session closed, ended by the plugin. */
+  abandonedSpans: number;
+  /** Hooks refused because the start-up queue was full (also counted in `dropped`). */
+  queueOverflow: number;
+}
+
+export function emptyCounters(): PluginCounters {
+  return { hooks: 0, errors: 0, unmatchedEnds: 0, dropped: 0, evictedSessions: 0, abandonedSpans: 0, queueOverflow: 0 };
+}
+
+export type PluginState = 'idle' | 'starting' | 'ready' | 'failed' | 'shutting_down' | 'shutdown';
+
+export interface PluginStatus {
+  state: PluginState;
+  backend: { kind: string; reason: string; version?: string };
+  /** Live sessions. */
+  sessions: number;
+  /** LLM and tool spans started and not yet ended. */
+  openSpans: { llm: number; tool: number };
+  /** Hooks waiting for the backend or the plugins.toml activation. */
+  queuedHooks: number;
+  counters: PluginCounters & {
+    /** Events the backend produced (hook calls when the backend does not count). */
+    events: number;
+  };
+  /** Files being written, with their health. */
+  outputs: OutputHealth[];
+  pluginConfig: { path: string; active: boolean; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
+  /** Problems found in the settings (environment and plugins.toml). */
+  diagnostics: ConfigDiagnostic[];
+}
+
+/** The parts `status()` is assembled from. */
+export interface StatusParts {
+  state: PluginState;
+  backend: { kind: string; reason: string; version?: string } | null;
+  stats: { events: number; errors: number; dropped: number } | undefined;
+  counters: PluginCounters;
+  queuedHooks: number;
+  sessions: number;
+  openSpans: { llm: number; tool: number };
+  outputs: OutputHealth[];
+  pluginConfig: { path: string; active: boolean; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
+  diagnostics: ConfigDiagnostic[];
+}
+
+export function assembleStatus(parts: StatusParts): PluginStatus {
+  const { stats, counters } = parts;
+  return {
+    state: parts.state,
+    backend: parts.backend ?? { kind: 'unresolved', reason: parts.state === 'idle' ? 'no hook has been handled yet' : 'loading' },
+    sessions: parts.sessions,
+    openSpans: parts.openSpans,
+    queuedHooks: parts.queuedHooks,
+    counters: {
+      ...counters,
+      events: stats?.events ?? counters.hooks,
+      errors: counters.errors + (stats?.errors ?? 0),
+      dropped: counters.dropped + (stats?.dropped ?? 0),
+    },
+    outputs: parts.outputs,
+    pluginConfig: parts.pluginConfig,
+    diagnostics: parts.diagnostics,
+  };
+}

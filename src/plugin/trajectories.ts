@@ -1,0 +1,259 @@
+/**
+ * The per-session ATIF trajectory files the plugin writes itself (the
+ * `HERMES_NEMO_RELAY_ATIF_*` settings; a plugins.toml that owns ATIF is
+ * written by the backend instead).
+ *
+ * `atifTarget()` is the one answer to "does the plugin write ATIF?": no
+ * exporter is registered, no write queued and no exit task installed
+ * unless it names a folder.
+ *
+ * Partial writes (`on_session_end`, after every turn) are coalesced per
+ * session; the final write at close replaces a pending partial one; writes
+ * of one session run in order so the final one always wins; and at a
+ * process exit without `shutdown()` every unwritten trajectory is written
+ * synchronously.
+ *
+ * @module
+ */
+
+import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
+import { writeFileAtomic } from '../shared/atomic-file.ts';
+import { atExit } from '../shared/exit-hook.ts';
+import { atifFilePath } from './atif-file.ts';
+import type { NemoRelaySettings } from './config/settings.ts';
+import type { LoosePayload } from './payload.ts';
+import { text, truthy } from './payload.ts';
+import type { SessionState } from './sessions.ts';
+import type { BackgroundWork } from './work.ts';
+import { errorText } from './work.ts';
+
+/** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
+const MAX_LISTED_ATIF_OUTPUTS = 1_000;
+
+export interface AtifTarget {
+  outputDirectory: string;
+  filenameTemplate: string;
+}
+
+export interface TrajectoryWriterOptions {
+  backend: RelayBackend;
+  settings: NemoRelaySettings;
+  work: BackgroundWork;
+  /** Delay that coalesces partial writes per session (ms). `0` writes at once. */
+  writeDelayMs: number;
+  /** The sessions still open, written at exit. */
+  openSessions(): Iterable<SessionState>;
+}
+
+export class TrajectoryWriter {
+  private ownedByPluginsToml = false;
+  private readonly recordsNothing: boolean;
+  private readonly exportChains = new Map<string, Promise<void>>();
+  private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
+  /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
+  private readonly unwritten = new Set<SessionState>();
+  private readonly health = new Map<string, OutputHealth>();
+  private removeExitTask: (() => void) | null = null;
+
+  constructor(private readonly options: TrajectoryWriterOptions) {
+    this.recordsNothing = kindOf(options.backend) === 'off';
+    this.installExitTask();
+  }
+
+  /**
+   * Where the plugin writes trajectories, or null when it writes none: ATIF
+   * off, no output folder, a plugins.toml that owns ATIF, or a backend that
+   * records nothing (an empty file per session would claim otherwise).
+   */
+  atifTarget(): AtifTarget | null {
+    const { settings } = this.options;
+    if (!settings.atifEnabled || !settings.atifOutputDirectory || this.ownedByPluginsToml || this.recordsNothing) return null;
+    return { outputDirectory: settings.atifOutputDirectory, filenameTemplate: settings.atifFilenameTemplate };
+  }
+
+  /** An active plugins.toml that writes ATIF takes the output over (before any session opens). */
+  setOwnedByPluginsToml(owned: boolean): void {
+    this.ownedByPluginsToml = owned;
+    if (this.atifTarget() === null) this.removeExit();
+    else this.installExitTask();
+  }
+
+  /** Registers the session's ATIF exporter when the plugin writes its file. */
+  attach(state: SessionState, payload: LoosePayload): void {
+    if (!this.writesFileOf(state) || !state.handle) return;
+    const { settings } = this.options;
+    state.atifExporter = this.options.backend.registerAtifExporter({
+      scope: state.handle,
+      sessionId: state.sessionId,
+      agentName: settings.atifAgentName,
+      agentVersion: settings.atifAgentVersion,
+      modelName: truthy(payload.model) ? text(payload.model) : settings.atifModelName,
+    });
+  }
+
+  /** An embedded child's own file is never written in embedded mode: its steps are in the parent's. */
+  private writesFileOf(state: SessionState): boolean {
+    if (this.atifTarget() === null) return false;
+    return !state.isEmbeddedSubagent || this.options.settings.atifSubagentExportMode === 'all';
+  }
+
+  /**
+   * Writes the session's trajectory file (in the background). A partial
+   * write waits `writeDelayMs` and absorbs the partial writes requested
+   * meanwhile: each write rebuilds the whole trajectory, so writing after
+   * every turn costs the square of the session's length. The final write
+   * happens at once; `flush()` and `shutdown()` run pending partial writes
+   * immediately.
+   */
+  write(state: SessionState, kind: 'partial' | 'final'): void {
+    const exporter = state.atifExporter;
+    const target = this.atifTarget();
+    if (!exporter || !target || !this.writesFileOf(state)) return;
+    const pending = this.pendingPartialWrites.get(state);
+    this.unwritten.add(state);
+    if (kind === 'partial') {
+      if (pending !== undefined) return;
+      const delay = this.options.writeDelayMs;
+      if (delay > 0) {
+        const timer = setTimeout(() => this.runPartialWrite(state), delay);
+        // A pending partial write must not keep a finished host alive; ATOF has the events.
+        (timer as { unref?: () => void }).unref?.();
+        this.pendingPartialWrites.set(state, timer);
+        return;
+      }
+    } else if (pending !== undefined) {
+      clearTimeout(pending);
+      this.pendingPartialWrites.delete(state);
+    }
+    this.writeNow(state, exporter, target);
+  }
+
+  /** The session closed: its final write, then its exporter is released. */
+  finish(state: SessionState): void {
+    const exporter = state.atifExporter;
+    this.write(state, 'final');
+    if (exporter) this.chain(state.sessionId, async () => exporter.deregister());
+  }
+
+  private runPartialWrite(state: SessionState): void {
+    if (!this.pendingPartialWrites.delete(state)) return;
+    const target = this.atifTarget();
+    if (state.atifExporter && target) this.writeNow(state, state.atifExporter, target);
+  }
+
+  /** Starts every delayed partial write now (for `flush()`). */
+  writePending(): void {
+    for (const [state, timer] of [...this.pendingPartialWrites]) {
+      clearTimeout(timer);
+      this.runPartialWrite(state);
+    }
+  }
+
+  /** Settles when every write started so far has finished. */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.exportChains.values()]);
+  }
+
+  /** Everything is written (or reported): the exit task has nothing left to do. */
+  dispose(): void {
+    this.removeExit();
+    this.unwritten.clear();
+  }
+
+  outputs(): OutputHealth[] {
+    return [...this.health.values()].map((health) => ({ ...health }));
+  }
+
+  private writeNow(state: SessionState, exporter: AtifExporter, target: AtifTarget): void {
+    this.chain(state.sessionId, async () => {
+      const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+      const health = this.healthOf(file);
+      try {
+        const json = await exporter.exportJson();
+        health.bytes = writeFileAtomic(file, json);
+        health.lastWrite = new Date().toISOString();
+      } catch (error) {
+        health.errors += 1;
+        health.lastError = errorText(error);
+        throw error;
+      } finally {
+        // Written or reported; a newer partial write keeps it listed.
+        if (!this.pendingPartialWrites.has(state)) this.unwritten.delete(state);
+      }
+    });
+  }
+
+  /**
+   * At process exit without `shutdown()`, nothing can be awaited: every open
+   * session's trajectory, and every one whose write was still queued or in
+   * flight, is written synchronously from what the backend has delivered
+   * (`exportJsonNow`). The ATOF file has the events either way.
+   */
+  private writeAtExit(): void {
+    const target = this.atifTarget();
+    if (!target) return;
+    // A pending partial write is always listed as unwritten too.
+    const states = new Set<SessionState>([...this.options.openSessions(), ...this.unwritten]);
+    for (const timer of this.pendingPartialWrites.values()) clearTimeout(timer);
+    this.pendingPartialWrites.clear();
+    for (const state of states) {
+      const exporter = state.atifExporter;
+      if (!exporter || typeof exporter.exportJsonNow !== 'function' || !this.writesFileOf(state)) continue;
+      try {
+        const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+        const health = this.healthOf(file);
+        health.bytes = writeFileAtomic(file, exporter.exportJsonNow());
+        health.lastWrite = new Date().toISOString();
+      } catch {
+        // Nothing can be reported this late; the other sessions still get theirs.
+      }
+    }
+    this.unwritten.clear();
+  }
+
+  private healthOf(file: string): OutputHealth {
+    let health = this.health.get(file);
+    if (!health) {
+      health = { kind: 'atif', path: file, lastWrite: null, bytes: 0, errors: 0 };
+      // One file per session: unbounded, this map would grow with every
+      // session a long-lived host ever had. The oldest listing goes first;
+      // an export in flight keeps its own reference to its entry.
+      if (this.health.size >= MAX_LISTED_ATIF_OUTPUTS) {
+        const oldest = this.health.keys().next().value;
+        if (oldest !== undefined) this.health.delete(oldest);
+      }
+      this.health.set(file, health);
+    }
+    return health;
+  }
+
+  // Exports of one session run in order, so the final trajectory always wins
+  // over the partial one written at session end.
+  private chain(sessionId: string, work: () => Promise<void>): void {
+    const previous = this.exportChains.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(work).catch((error: unknown) => this.options.work.fail(`NeMo Relay session ${sessionId} ATIF export failed`, error));
+    this.exportChains.set(sessionId, next);
+    const cleanup = next.finally(() => {
+      if (this.exportChains.get(sessionId) === next) this.exportChains.delete(sessionId);
+    });
+    this.options.work.track(cleanup);
+  }
+
+  private installExitTask(): void {
+    if (this.removeExitTask !== null || this.atifTarget() === null) return;
+    this.removeExitTask = atExit(() => this.writeAtExit());
+  }
+
+  private removeExit(): void {
+    this.removeExitTask?.();
+    this.removeExitTask = null;
+  }
+}
+
+function kindOf(backend: RelayBackend): unknown {
+  try {
+    return backend.kind;
+  } catch {
+    return undefined;
+  }
+}
