@@ -10,8 +10,8 @@
  * - one raw native subscriber is registered while at least one ATIF exporter
  *   is live, and deregistered when the last one goes (a JS subscriber costs
  *   2–3× per event, so nobody pays for it without ATIF);
- * - each delivered event is routed to every live builder whose subtree
- *   filter (rooted at the session scope's uuid) accepts it;
+ * - each delivered event goes to the live sessions whose scope subtree
+ *   holds it (one map lookup per event, however many sessions are live);
  * - `exportJson()` drains native delivery (`flushSubscribers`) first, so the
  *   document holds everything emitted before the call.
  *
@@ -25,22 +25,15 @@ import type { AtifExporter, AtifExporterOptions } from '../src/backends/kit.ts';
 import { formatTimestamp } from '../src/backends/kit.ts';
 import { toJson } from '../src/backends/kit.ts';
 import { ATOF_VERSION, type AtofEvent } from '../src/backends/kit.ts';
-import { AtifBuilder, createSubtreeFilter } from '../src/backends/kit.ts';
+import { SessionTrajectories, type AtifBuilder } from '../src/backends/kit.ts';
 import type { NativeBinding } from './binding.ts';
 import { uniqueName } from './names.ts';
 import type { ScopeState } from './scopes.ts';
 
-interface SessionTrajectory {
-  accepts: (event: AtofEvent) => boolean;
-  builder: AtifBuilder;
-  /** uuid of the root start event replayed at registration; native's own copy is then skipped. */
-  replayed: string | null;
-}
-
 export class AtifRouter {
   readonly #binding: NativeBinding;
   readonly #onError: (operation: string, error: unknown) => void;
-  readonly #live = new Set<SessionTrajectory>();
+  readonly #sessions = new SessionTrajectories();
   #subscriber: string | null = null;
   #drain: Promise<void> | null = null;
   #queuedDrain: Promise<void> | null = null;
@@ -52,7 +45,7 @@ export class AtifRouter {
 
   /** Number of live per-session exporters. */
   get size(): number {
-    return this.#live.size;
+    return this.#sessions.size;
   }
 
   /**
@@ -74,31 +67,22 @@ export class AtifRouter {
     };
     const modelName = textOf(() => options.modelName ?? '');
     if (modelName !== '') builderOptions.modelName = modelName;
-    const session: SessionTrajectory = {
-      accepts: rootUuid === undefined ? () => false : createSubtreeFilter(rootUuid),
-      builder: new AtifBuilder(builderOptions),
-      replayed: null,
-    };
     const start = root === null ? undefined : startEvent(root);
-    if (start !== undefined) {
-      session.builder.add(start);
-      session.replayed = start.uuid;
-    }
-    this.#live.add(session);
+    const session = this.#sessions.open(rootUuid, builderOptions, start);
     this.#ensureSubscriber();
     let registered = true;
     return {
       exportJson: async (): Promise<string> => {
         await this.#drainDelivery();
-        return session.builder.toJson();
+        return session.toJson();
       },
       // At process exit: what native has delivered by then.
-      exportJsonNow: (): string => session.builder.toJson(),
+      exportJsonNow: (): string => session.toJson(),
       deregister: (): void => {
         if (!registered) return;
         registered = false;
-        this.#live.delete(session);
-        if (this.#live.size === 0) this.#dropSubscriber();
+        this.#sessions.close(session);
+        if (this.#sessions.size === 0) this.#dropSubscriber();
       },
     };
   }
@@ -137,7 +121,7 @@ export class AtifRouter {
 
   /** Deregisters every exporter and the raw subscriber. */
   close(): void {
-    this.#live.clear();
+    this.#sessions.closeAll();
     this.#dropSubscriber();
   }
 
@@ -164,14 +148,10 @@ export class AtifRouter {
   }
 
   #route(event: AtofEvent): void {
-    for (const session of this.#live) {
-      try {
-        if (!session.accepts(event)) continue;
-        if (event.uuid === session.replayed && event.kind === 'scope' && event.scope_category === 'start') continue;
-        session.builder.add(event);
-      } catch (error) {
-        this.#onError('atif route', error);
-      }
+    try {
+      this.#sessions.route(event);
+    } catch (error) {
+      this.#onError('atif route', error);
     }
   }
 }

@@ -16,3 +16,4 @@ export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofEvent } from '../formats/atof/types.ts';
 export { AtifBuilder, createSubtreeFilter } from '../formats/atif/builder.ts';
+export { SessionTrajectories, type SessionTrajectory } from './session-trajectories.ts';

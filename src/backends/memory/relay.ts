@@ -103,6 +103,7 @@ import {
   toolErrorMetadataOf,
 } from './metadata.ts';
 import { createAtifExporter } from './atif-exporter.ts';
+import { SessionTrajectories } from '../session-trajectories.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
 import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
 
@@ -161,6 +162,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private lineSinks: AtofFileWriter[] = [];
   private readonly writers = new Set<AtofFileWriter>();
   private pluginHost: PluginHost | null = null;
+  private trajectoryRouter: SessionTrajectories | null = null;
   private pluginOutputs: (() => OutputHealth[]) | null = null;
 
   private eventCount = 0;
@@ -296,7 +298,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
         // The input's text is kept for `record.start` (the rest of the start event is in the record).
         const inputText = out.text(out.start + input.start, out.start + input.end);
         const record = new ScopeRecord(this, uuid, name, category, parent, parentUuid, root, agentRooted, attributes, meta, startUs, inputText);
-        this.closeLine(out);
+        this.closeLine(out, uuid, parentUuid, 'start', record.top);
         return record;
       } catch {
         // A line past the engine's limits: the event path below records it and counts the line as dropped.
@@ -338,7 +340,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
         const output = options?.output;
         const meta = mergedMetadata(record.meta, convertMetadata(options?.metadata));
         writeScopeLine(out, 'end', record, record.category, record.attributes, output, meta, endUs);
-        this.closeLine(out);
+        this.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
         return;
       } catch {
         // Past the limits: recorded below (see `push`).
@@ -373,7 +375,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       const out = this.openLine();
       try {
         writeMarkLine(out, uuid, parentUuid, root, name, o.data, o.metadata, timestampUs);
-        this.closeLine(out);
+        this.closeLine(out, uuid, parentUuid, null, parent === null ? null : parent.top);
         return;
       } catch {
         // Past the limits: recorded below (see `push`).
@@ -638,6 +640,18 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     };
   }
 
+  sessionTrajectories(): SessionTrajectories {
+    let router = this.trajectoryRouter;
+    if (router === null) {
+      const live = (router = this.trajectoryRouter = new SessionTrajectories());
+      this.addListener({
+        event: (event) => live.route(event),
+        line: (bytes, start, end, uuid, parentUuid, phase) => live.routeLine(uuid, parentUuid, phase !== null, bytes, start, end),
+      });
+    }
+    return router;
+  }
+
   ownScope(handle: unknown, what = 'scope handle'): ScopeRecord | null {
     if (handle instanceof ScopeRecord && handle.owner === this) return handle;
     this.misuse(`${what}: not a scope handle of this relay; ignored`);
@@ -693,7 +707,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
       const meta = convertMetadata(metadata);
       writeSpanStartLine(out, record, data, headers, meta, record.startUs);
       record.meta = meta;
-      this.closeLine(out);
+      this.closeLine(out, record.uuid, record.parentUuid, 'start', record.top);
       return true;
     } catch {
       // Past the limits: recorded on the event path (see `push`).
@@ -732,7 +746,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     try {
       writeSpanEndLine(out, record, data, metadata, annotation, endUs);
       record.ended = true;
-      this.closeLine(out);
+      this.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
       return true;
     } catch {
       // Past the limits: recorded on the event path (see `push`).
@@ -797,12 +811,13 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   }
 
   /**
-   * True while no receiver takes event objects: events are then written as
-   * lines straight away. Checked once per call; nothing between the check
-   * and the write runs a receiver, so it cannot change in between.
+   * True while no receiver takes event objects (internal listeners take
+   * lines too): events are then written as lines straight away. Checked once
+   * per call; nothing between the check and the write runs a receiver, so it
+   * cannot change in between.
    */
   private linesOnly(): boolean {
-    return this.listeners.length === 0 && this.subscribers.length === 0;
+    return this.subscribers.length === 0;
   }
 
   /**
@@ -819,9 +834,17 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     return takeBuilder();
   }
 
-  /** Delivers an event written as a line only (no receiver takes objects). */
-  private closeLine(out: LineBuilder): void {
+  /** Delivers an event written as a line only (no receiver takes objects): to the internal listeners, then the sinks. */
+  private closeLine(out: LineBuilder, uuid: string, parentUuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): void {
     this.eventCount++;
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i]!.line(out.bytes, out.start, out.length, uuid, parentUuid, phase, top);
+      } catch (error) {
+        this.receiverFailed('internal sink', error);
+      }
+    }
     const sinks = this.lineSinks;
     const owner = out.owner;
     if (owner === null) {
@@ -862,7 +885,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const listeners = this.listeners;
     for (let i = 0; i < listeners.length; i++) {
       try {
-        listeners[i]!(event, top);
+        listeners[i]!.event(event, top);
       } catch (error) {
         this.receiverFailed('internal sink', error);
       }

@@ -1,0 +1,199 @@
+/**
+ * One ATIF trajectory per session, for every backend: the router that
+ * hands each ATOF event to the trajectories whose session subtree holds it.
+ *
+ * Native's own `AtifExporter` sees every event of the process and mixes
+ * interleaved sessions; the contract wants one trajectory per session scope
+ * holding only that scope's subtree. Both backends build them here:
+ * - the memory relay feeds it events as objects, or (on its byte path) as
+ *   the ATOF line it just wrote, which is kept as bytes and parsed only when
+ *   the trajectory is asked for, so recording stays as cheap as ATOF alone;
+ * - the native adapter feeds it the events its subscriber receives.
+ *
+ * Routing is one map lookup per event whatever the number of live
+ * sessions: each session's member scopes (its root and every scope below
+ * it) are indexed by uuid, and an event belongs to the sessions of its
+ * parent (or, for the root's own events, of its uuid). Events must arrive
+ * in emission order (a scope's start before its children).
+ *
+ * @module
+ */
+
+import { AtifBuilder, type AtifBuilderOptions } from '../formats/atif/builder.ts';
+import type { AtofEvent } from '../formats/atof/types.ts';
+
+const NO_SESSIONS: readonly SessionTrajectory[] = [];
+const utf8 = new TextDecoder();
+/** First size of a session's line buffer; it doubles as lines arrive. */
+const INITIAL_LINE_BYTES = 2048;
+
+/**
+ * A trajectory under construction: events kept as objects, or as ATOF line
+ * bytes waiting to be parsed. Parsing native's text of an event gives the
+ * event object back, key order included (the byte path writes what
+ * `JSON.stringify` of that object writes), so both forms build the same
+ * trajectory.
+ */
+export class EventTrajectory {
+  readonly #builder: AtifBuilder;
+  /** Whole lines, each followed by a comma: `[` + text (last comma dropped) + `]` is a JSON array of the events. */
+  #lines: Uint8Array | null = null;
+  #lineBytes = 0;
+
+  constructor(options: AtifBuilderOptions) {
+    this.#builder = new AtifBuilder(options);
+  }
+
+  /** Records an event object (kept by reference: it must not be mutated afterwards). */
+  addEvent(event: AtofEvent): void {
+    if (this.#lineBytes !== 0) this.#parseLines();
+    this.#builder.add(event);
+  }
+
+  /** Records an event as its ATOF line: `bytes[start, end)`, one JSON object (a trailing newline is fine). */
+  addLine(bytes: Uint8Array, start: number, end: number): void {
+    const size = end - start;
+    let lines = this.#lines;
+    const need = this.#lineBytes + size + 1;
+    if (lines === null || lines.length < need) {
+      let capacity = lines === null ? INITIAL_LINE_BYTES : lines.length * 2;
+      while (capacity < need) capacity *= 2;
+      const grown = new Uint8Array(capacity);
+      if (lines !== null) grown.set(lines.subarray(0, this.#lineBytes));
+      this.#lines = lines = grown;
+    }
+    lines.set(bytes.subarray(start, end), this.#lineBytes);
+    lines[this.#lineBytes + size] = 0x2c; // ,
+    this.#lineBytes = need;
+  }
+
+  /** Events recorded so far. */
+  get size(): number {
+    if (this.#lineBytes !== 0) this.#parseLines();
+    return this.#builder.size;
+  }
+
+  /** The trajectory's text, as `AtifBuilder.toJson` writes it. */
+  toJson(): string {
+    if (this.#lineBytes !== 0) this.#parseLines();
+    return this.#builder.toJson();
+  }
+
+  /** Moves the waiting lines into the builder, as event objects (one decode and one parse for all of them). */
+  #parseLines(): void {
+    const text = utf8.decode(this.#lines!.subarray(0, this.#lineBytes - 1));
+    this.#lines = null;
+    this.#lineBytes = 0;
+    const events = JSON.parse(`[${text}]`) as AtofEvent[];
+    for (let i = 0; i < events.length; i++) this.#builder.add(events[i]!);
+  }
+}
+
+/** A live session's trajectory, as the router hands it out. */
+export class SessionTrajectory extends EventTrajectory {
+  /** The scopes of the session's subtree (the root first). */
+  readonly members: string[] = [];
+  open = true;
+
+  constructor(
+    options: AtifBuilderOptions,
+    /** uuid of a root start event recorded at registration; a later copy of it is skipped. */
+    readonly replayed: string | null,
+  ) {
+    super(options);
+  }
+}
+
+/** Routes events to the live session trajectories whose subtree holds them. */
+export class SessionTrajectories {
+  /** Scope uuid → the live sessions whose subtree holds that scope. */
+  readonly #members = new Map<string, SessionTrajectory[]>();
+  readonly #live = new Set<SessionTrajectory>();
+
+  /** Live sessions. */
+  get size(): number {
+    return this.#live.size;
+  }
+
+  /**
+   * Starts the trajectory of the subtree rooted at `rootUuid` (none: an
+   * unknown root, the trajectory stays as `rootStart` leaves it).
+   * `rootStart` is the root's start event when it was emitted before the
+   * session existed; a copy of it delivered later is skipped.
+   */
+  open(rootUuid: string | undefined, options: AtifBuilderOptions, rootStart?: AtofEvent): SessionTrajectory {
+    const session = new SessionTrajectory(options, rootStart?.uuid ?? null);
+    if (rootStart !== undefined) session.addEvent(rootStart);
+    if (rootUuid !== undefined && rootUuid !== '') this.#join(rootUuid, session);
+    this.#live.add(session);
+    return session;
+  }
+
+  /** Stops routing to `session` (idempotent); what it recorded stays readable. */
+  close(session: SessionTrajectory): void {
+    if (!session.open) return;
+    session.open = false;
+    this.#live.delete(session);
+    for (const uuid of session.members) {
+      const list = this.#members.get(uuid);
+      if (list === undefined) continue;
+      const rest = list.filter((s) => s !== session);
+      if (rest.length === 0) this.#members.delete(uuid);
+      else this.#members.set(uuid, rest);
+    }
+    session.members.length = 0;
+  }
+
+  /** Stops routing to every session. */
+  closeAll(): void {
+    for (const session of [...this.#live]) this.close(session);
+  }
+
+  /** Routes an event object. Returns nothing; a session's failure is the caller's to isolate. */
+  route(event: AtofEvent): void {
+    const uuid = event.uuid;
+    const isScope = event.kind === 'scope';
+    const skipStart = isScope && event.scope_category === 'start';
+    const owners = this.#ownersOf(uuid, event.parent_uuid ?? null, isScope);
+    for (let i = 0; i < owners.length; i++) {
+      const session = owners[i]!;
+      if (skipStart && session.replayed === uuid) continue;
+      session.addEvent(event);
+    }
+  }
+
+  /** Routes an event written as an ATOF line (`bytes[start, end)`), with the fields routing reads. */
+  routeLine(uuid: string, parentUuid: string, isScope: boolean, bytes: Uint8Array, start: number, end: number): void {
+    const owners = this.#ownersOf(uuid, parentUuid, isScope);
+    for (let i = 0; i < owners.length; i++) owners[i]!.addLine(bytes, start, end);
+  }
+
+  /** The sessions an event belongs to; a scope among them joins their subtrees. */
+  #ownersOf(uuid: string, parentUuid: string | null, isScope: boolean): readonly SessionTrajectory[] {
+    if (this.#live.size === 0) return NO_SESSIONS;
+    const own = this.#members.get(uuid);
+    const viaParent = parentUuid === null ? undefined : this.#members.get(parentUuid);
+    if (viaParent === undefined) return own ?? NO_SESSIONS;
+    if (own === undefined) {
+      if (isScope) for (const session of viaParent) this.#join(uuid, session);
+      return viaParent;
+    }
+    // A member scope's own event: its sessions are its parent's (which it joins, if a session root
+    // registered before its start arrived is all it had), plus any session rooted at it.
+    if (isScope) for (const session of viaParent) if (!own.includes(session)) this.#join(uuid, session);
+    let both: SessionTrajectory[] | null = null;
+    for (const session of own) {
+      if (viaParent.includes(session)) continue;
+      both ??= [...viaParent];
+      both.push(session);
+    }
+    return both ?? viaParent;
+  }
+
+  #join(uuid: string, session: SessionTrajectory): void {
+    const list = this.#members.get(uuid);
+    if (list === undefined) this.#members.set(uuid, [session]);
+    else if (!list.includes(session)) this.#members.set(uuid, [...list, session]);
+    session.members.push(uuid);
+  }
+}
