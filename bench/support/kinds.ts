@@ -121,13 +121,7 @@ export function subjectFor(setup: Setup, kind: Kind, iters: number): Subject {
  * can cost less, whatever else it does.
  */
 export async function serialisationFloor(dir: string, kind: Kind): Promise<{ ns: number; lineBytes: number }> {
-  const captured: AtofEvent[] = [];
-  const capture = capturingMemorySetup(dir, captured);
-  await capture.open();
-  captured.length = 0;
-  kind.step(capture, 0);
-  const events = captured.slice();
-  await capture.close();
+  const events = await capturedEvents(dir, kind);
   const n = Math.max(1000, Math.round(200_000 * scale));
   let bytes = 0;
   for (let warm = 0; warm < 3; warm++) for (let i = 0; i < n; i++) bytes += JSON.stringify(events[i % events.length]).length;
@@ -142,3 +136,34 @@ export async function serialisationFloor(dir: string, kind: Kind): Promise<{ ns:
   return { ns: median(samples), lineBytes };
 }
 
+
+/** The ATOF events plugin+memory produces for one iteration of `kind`, as built objects. */
+export async function capturedEvents(dir: string, kind: Kind): Promise<AtofEvent[]> {
+  const captured: AtofEvent[] = [];
+  const capture = capturingMemorySetup(dir, captured);
+  await capture.open();
+  captured.length = 0;
+  kind.step(capture, 0);
+  const events = captured.slice();
+  await capture.close();
+  return events;
+}
+
+/**
+ * The serialisation floor as a subject timed beside the others (the same
+ * rounds, so machine load hits both alike): `JSON.stringify` of each event
+ * of one iteration, per event.
+ */
+export function floorSubject(events: readonly AtofEvent[], kind: Kind): Subject {
+  const iters = Math.max(1000, Math.round(20_000 * scale));
+  return {
+    name: 'JSON.stringify of its ATOF lines',
+    iters,
+    opsPerIter: kind.events,
+    run(n) {
+      let bytes = 0;
+      for (let i = 0; i < n; i++) for (let e = 0; e < events.length; e++) bytes += JSON.stringify(events[e]).length;
+      consume(bytes);
+    },
+  };
+}

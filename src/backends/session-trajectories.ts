@@ -24,8 +24,9 @@ import type { AtofEvent } from '../formats/atof/types.ts';
 
 const NO_SESSIONS: readonly SessionTrajectory[] = [];
 const utf8 = new TextDecoder();
-/** First size of a session's line buffer; it doubles as lines arrive. */
-const INITIAL_LINE_BYTES = 2048;
+/** First size of a session's line buffer; it doubles as lines arrive, up to `MAX_CHUNK`. */
+const INITIAL_CHUNK = 2048;
+const MAX_CHUNK = 256 * 1024;
 
 /**
  * A trajectory under construction: events kept as objects, or as ATOF line
@@ -36,9 +37,15 @@ const INITIAL_LINE_BYTES = 2048;
  */
 export class EventTrajectory {
   readonly #builder: AtifBuilder;
-  /** Whole lines, each followed by a comma: `[` + text (last comma dropped) + `]` is a JSON array of the events. */
-  #lines: Uint8Array | null = null;
-  #lineBytes = 0;
+  /**
+   * Lines waiting to be parsed, in chunks of whole lines, each line followed
+   * by a comma: `[` + a chunk's text (last comma dropped) + `]` is a JSON
+   * array of its events. Chunks grow from small (most sessions are short)
+   * to `MAX_CHUNK`, then new ones start: nothing is copied twice.
+   */
+  #full: Uint8Array[] = [];
+  #chunk: Uint8Array | null = null;
+  #chunkBytes = 0;
 
   constructor(options: AtifBuilderOptions) {
     this.#builder = new AtifBuilder(options);
@@ -46,46 +53,62 @@ export class EventTrajectory {
 
   /** Records an event object (kept by reference: it must not be mutated afterwards). */
   addEvent(event: AtofEvent): void {
-    if (this.#lineBytes !== 0) this.#parseLines();
+    if (this.#chunk !== null) this.#parseLines();
     this.#builder.add(event);
   }
 
   /** Records an event as its ATOF line: `bytes[start, end)`, one JSON object (a trailing newline is fine). */
   addLine(bytes: Uint8Array, start: number, end: number): void {
-    const size = end - start;
-    let lines = this.#lines;
-    const need = this.#lineBytes + size + 1;
-    if (lines === null || lines.length < need) {
-      let capacity = lines === null ? INITIAL_LINE_BYTES : lines.length * 2;
-      while (capacity < need) capacity *= 2;
-      const grown = new Uint8Array(capacity);
-      if (lines !== null) grown.set(lines.subarray(0, this.#lineBytes));
-      this.#lines = lines = grown;
-    }
-    lines.set(bytes.subarray(start, end), this.#lineBytes);
-    lines[this.#lineBytes + size] = 0x2c; // ,
-    this.#lineBytes = need;
+    const need = end - start + 1;
+    let chunk = this.#chunk;
+    let used = this.#chunkBytes;
+    if (chunk === null || used + need > chunk.length) chunk = this.#grow(need);
+    chunk.set(bytes.subarray(start, end), (used = this.#chunkBytes));
+    chunk[used + need - 1] = 0x2c; // ,
+    this.#chunkBytes = used + need;
   }
 
   /** Events recorded so far. */
   get size(): number {
-    if (this.#lineBytes !== 0) this.#parseLines();
+    if (this.#chunk !== null) this.#parseLines();
     return this.#builder.size;
   }
 
   /** The trajectory's text, as `AtifBuilder.toJson` writes it. */
   toJson(): string {
-    if (this.#lineBytes !== 0) this.#parseLines();
+    if (this.#chunk !== null) this.#parseLines();
     return this.#builder.toJson();
   }
 
-  /** Moves the waiting lines into the builder, as event objects (one decode and one parse for all of them). */
+  /** A chunk with room for `need` more bytes: the current one doubled while small, else a new one. */
+  #grow(need: number): Uint8Array {
+    const chunk = this.#chunk;
+    const used = this.#chunkBytes;
+    if (chunk !== null && chunk.length < MAX_CHUNK) {
+      let capacity = chunk.length * 2;
+      while (capacity < used + need) capacity *= 2;
+      const grown = new Uint8Array(capacity);
+      grown.set(chunk.subarray(0, used));
+      return (this.#chunk = grown);
+    }
+    if (chunk !== null && used > 0) this.#full.push(chunk.subarray(0, used));
+    this.#chunkBytes = 0;
+    let capacity = chunk === null ? INITIAL_CHUNK : MAX_CHUNK;
+    while (capacity < need) capacity *= 2;
+    return (this.#chunk = new Uint8Array(capacity));
+  }
+
+  /** Moves the waiting lines into the builder, as event objects (one decode and one parse per chunk). */
   #parseLines(): void {
-    const text = utf8.decode(this.#lines!.subarray(0, this.#lineBytes - 1));
-    this.#lines = null;
-    this.#lineBytes = 0;
-    const events = JSON.parse(`[${text}]`) as AtofEvent[];
-    for (let i = 0; i < events.length; i++) this.#builder.add(events[i]!);
+    const chunks = this.#full;
+    if (this.#chunkBytes > 0) chunks.push(this.#chunk!.subarray(0, this.#chunkBytes));
+    this.#full = [];
+    this.#chunk = null;
+    this.#chunkBytes = 0;
+    for (const chunk of chunks) {
+      const events = JSON.parse(`[${utf8.decode(chunk.subarray(0, chunk.length - 1))}]`) as AtofEvent[];
+      for (let i = 0; i < events.length; i++) this.#builder.add(events[i]!);
+    }
   }
 }
 
