@@ -11,6 +11,8 @@
 
 export type * from '../relay/contract.ts';
 export { isScopeCategory } from '../relay/contract.ts';
+export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../relay/errors.ts';
+export * as rules from '../relay/rules.ts';
 export { isJsonObject, toJson } from '../shared/json.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';

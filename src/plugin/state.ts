@@ -27,6 +27,7 @@ import type {
   ToolHandle,
 } from '../relay/contract.ts';
 import { atifFilePath } from './atif-file.ts';
+import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { writeFileAtomic } from '../shared/atomic-file.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { shapeLlmResponse } from './llm-response.ts';
@@ -1010,8 +1011,7 @@ function errorTypeOf(error: unknown, payload: LoosePayload): string {
 }
 
 function diagnosticsOf(error: unknown): ConfigDiagnostic[] {
-  const diagnostics = isRecord(error) ? error.diagnostics : undefined;
-  return Array.isArray(diagnostics) ? (diagnostics as ConfigDiagnostic[]) : [];
+  return error instanceof InvalidPluginConfigError ? [...error.diagnostics] : [];
 }
 
 function message(error: unknown): string {

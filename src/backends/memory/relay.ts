@@ -105,7 +105,8 @@ import {
 import { createAtifExporter } from './atif-exporter.ts';
 import { SessionTrajectories } from '../session-trajectories.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
-import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
+import { AtofExporterError, PluginActivationBusyError } from '../../relay/errors.ts';
+import { isPlainFileName } from '../../relay/rules.ts';
 
 export interface MemoryRelayOptions {
   /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
@@ -520,8 +521,8 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     }
     const filename = typeof o.filename === 'string' && o.filename !== '' ? o.filename : defaultAtofFilename();
     // A separator or a dot name would put the file outside its folder; native refuses it too.
-    if (/[\\/]/.test(filename) || filename === '.' || filename === '..') {
-      throw new MemoryRelayError(`ATOF filename must be a plain file name, got ${JSON.stringify(filename)}`);
+    if (!isPlainFileName(filename)) {
+      throw new AtofExporterError(`ATOF filename must be a plain file name, got ${JSON.stringify(filename)}`);
     }
     const writer = new AtofFileWriter({
       path: joinPath(typeof o.outputDirectory === 'string' ? o.outputDirectory : '', filename),
@@ -552,7 +553,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   }
 
   async initializePluginConfig(document: JsonObject, options?: PluginConfigOptions): Promise<PluginConfigActivation> {
-    if (this.pluginHost !== null) throw new PluginActivationConflictError();
+    if (this.pluginHost !== null) throw new PluginActivationBusyError();
     const host = activatePluginConfig(this, document, options, () => {
       if (this.pluginHost === host) {
         this.pluginHost = null;
