@@ -42,7 +42,7 @@ import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import type { ScopeRecord } from './records.ts';
-import type { RelayCore } from './core.ts';
+import type { RelayCore } from './plug-in.ts';
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -231,7 +231,7 @@ class PluginAtif {
   }
 
   private targetPath(root: ScopeRecord): string {
-    const rendered = renderFilename(this.settings.template, root.uuid, root.metadata);
+    const rendered = renderFilename(this.settings.template, root.uuid, root.startMetadata.json);
     if (rendered.unresolved.length > 0) {
       this.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
     }
@@ -255,6 +255,6 @@ class PluginAtif {
 function isTrajectoryRoot(root: ScopeRecord): boolean {
   if (root.category === 'agent') return true;
   if (root.category !== 'custom') return false;
-  const metadata = root.metadata;
+  const metadata = root.startMetadata.json;
   return typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) && metadata.nemo_relay_scope_role === 'turn';
 }

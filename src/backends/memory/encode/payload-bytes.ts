@@ -25,11 +25,11 @@
  * @module
  */
 
-import type { Json } from '../../relay/contract.ts';
-import { formatF64 } from '../../formats/native-text.ts';
-import { toJson, wellFormed } from '../../shared/json.ts';
-import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-builder.ts';
-import { payloadJsonText } from './atof-line.ts';
+import type { Json } from '../../../relay/contract.ts';
+import { formatF64 } from '../../../formats/native-text.ts';
+import { toJson, wellFormed } from '../../../shared/json.ts';
+import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-buffer.ts';
+import { payloadJsonText } from './event-text.ts';
 
 /** `toJson`'s default depth limit: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
 const MAX_DEPTH = 64;

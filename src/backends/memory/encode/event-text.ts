@@ -15,10 +15,10 @@
  * @module
  */
 
-import type { Json } from '../../relay/contract.ts';
-import { formatTimestamp } from '../../shared/clock.ts';
-import { canonicalJson, formatPayloadNumber, stringifyMayDiffer } from '../../formats/native-text.ts';
-import { encoded, type LineBuilder } from './line-builder.ts';
+import type { Json } from '../../../relay/contract.ts';
+import { formatTimestamp } from '../../../shared/clock.ts';
+import { canonicalJson, formatPayloadNumber, stringifyMayDiffer } from '../../../formats/native-text.ts';
+import { encoded, type LineBuilder } from './line-buffer.ts';
 
 /**
  * True when `JSON.stringify` of this event may differ from native's text:
