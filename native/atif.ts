@@ -24,7 +24,7 @@
 import type { AtifExporter, AtifExporterOptions } from '../src/backends/kit.ts';
 import { formatTimestamp } from '../src/backends/kit.ts';
 import { toJson } from '../src/backends/kit.ts';
-import { ATOF_VERSION, type AtofEvent } from '../src/backends/kit.ts';
+import { scopeEvent, type AtofCategory, type AtofEvent } from '../src/backends/kit.ts';
 import { SessionTrajectories, type AtifBuilder } from '../src/backends/kit.ts';
 import type { NativeBinding } from './binding.ts';
 import { uniqueName } from './names.ts';
@@ -156,30 +156,30 @@ export class AtifRouter {
   }
 }
 
-/** The start event native wrote for `state`, rebuilt field for field (keys sorted, as native writes them). */
+/** The start event native wrote for `state`, rebuilt with the builder both backends use (keys sorted, as native writes them). */
 function startEvent(state: ScopeState): AtofEvent | undefined {
   const start = state.start;
   const native = state.native;
   if (start === null || native === null) return undefined;
-  const event = {
-    atof_version: ATOF_VERSION,
-    attributes: start.attributes,
-    category: start.category,
-    category_profile: null,
-    data: toJson(start.input, { sortKeys: true }),
-    data_schema: null,
-    kind: 'scope',
-    metadata: toJson(start.metadata, { sortKeys: true }),
-    name: start.name,
-    parent_uuid: native.parentUuid,
-    propagation_root_uuid: state.rootUuid ?? undefined,
-    scope_category: 'start',
-    timestamp: formatTimestamp(start.timestampUs),
-    uuid: native.uuid,
-  };
-  if (event.propagation_root_uuid === undefined) delete event.propagation_root_uuid;
-  return event as AtofEvent;
+  const event = scopeEvent(
+    'start',
+    native.uuid,
+    native.parentUuid,
+    state.rootUuid ?? '',
+    start.name,
+    start.category as AtofCategory,
+    start.attributes,
+    null,
+    toJson(start.input, SORTED),
+    toJson(start.metadata, SORTED),
+    formatTimestamp(start.timestampUs),
+  );
+  // Native writes no propagation root for a scope it gave none.
+  if (state.rootUuid == null) delete (event as { propagation_root_uuid?: string }).propagation_root_uuid;
+  return event;
 }
+
+const SORTED = { sortKeys: true } as const;
 
 /** A caller's option as a string; a throwing getter or an unprintable value reads as `""`. */
 function textOf(get: () => unknown): string {

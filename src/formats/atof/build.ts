@@ -19,7 +19,7 @@ import { ATOF_VERSION, type AtofCategory, type AtofCategoryProfile, type AtofMar
 export function scopeEvent(
   phase: 'start' | 'end',
   uuid: string,
-  parentUuid: string,
+  parentUuid: string | null,
   propagationRootUuid: string,
   name: string,
   category: AtofCategory,
@@ -51,7 +51,7 @@ export function scopeEvent(
 /** A mark event (`category` and `category_profile` null). */
 export function markEvent(
   uuid: string,
-  parentUuid: string,
+  parentUuid: string | null,
   propagationRootUuid: string,
   name: string,
   data: Json,
