@@ -175,35 +175,38 @@ export class SessionTrajectories {
   /** Routes an event object. Returns nothing; a session's failure is the caller's to isolate. */
   route(event: AtofEvent): void {
     const uuid = event.uuid;
-    const isScope = event.kind === 'scope';
-    const skipStart = isScope && event.scope_category === 'start';
-    const owners = this.#ownersOf(uuid, event.parent_uuid ?? null, isScope);
+    const isStart = event.kind === 'scope' && event.scope_category === 'start';
+    const owners = this.#ownersOf(uuid, event.parent_uuid ?? null, isStart);
     for (let i = 0; i < owners.length; i++) {
       const session = owners[i]!;
-      if (skipStart && session.replayed === uuid) continue;
+      if (isStart && session.replayed === uuid) continue;
       session.addEvent(event);
     }
   }
 
-  /** Routes an event written as an ATOF line (`bytes[start, end)`), with the fields routing reads. */
-  routeLine(uuid: string, parentUuid: string, isScope: boolean, bytes: Uint8Array, start: number, end: number): void {
-    const owners = this.#ownersOf(uuid, parentUuid, isScope);
+  /** Routes an event written as an ATOF line (`bytes[start, end)`), with the fields routing reads (`isStart`: a scope's or span's start). */
+  routeLine(uuid: string, parentUuid: string, isStart: boolean, bytes: Uint8Array, start: number, end: number): void {
+    const owners = this.#ownersOf(uuid, parentUuid, isStart);
     for (let i = 0; i < owners.length; i++) owners[i]!.addLine(bytes, start, end);
   }
 
-  /** The sessions an event belongs to; a scope among them joins their subtrees. */
-  #ownersOf(uuid: string, parentUuid: string | null, isScope: boolean): readonly SessionTrajectory[] {
+  /**
+   * The sessions an event belongs to; a scope's (or span's) start joins
+   * their subtrees, so its children follow it (its end needs no joining:
+   * children come between start and end).
+   */
+  #ownersOf(uuid: string, parentUuid: string | null, isStart: boolean): readonly SessionTrajectory[] {
     if (this.#live.size === 0) return NO_SESSIONS;
     const own = this.#members.get(uuid);
     const viaParent = parentUuid === null ? undefined : this.#members.get(parentUuid);
     if (viaParent === undefined) return own ?? NO_SESSIONS;
     if (own === undefined) {
-      if (isScope) for (const session of viaParent) this.#join(uuid, session);
+      if (isStart) for (const session of viaParent) this.#join(uuid, session);
       return viaParent;
     }
     // A member scope's own event: its sessions are its parent's (which it joins, if a session root
     // registered before its start arrived is all it had), plus any session rooted at it.
-    if (isScope) for (const session of viaParent) if (!own.includes(session)) this.#join(uuid, session);
+    if (isStart) for (const session of viaParent) if (!own.includes(session)) this.#join(uuid, session);
     let both: SessionTrajectory[] | null = null;
     for (const session of own) {
       if (viaParent.includes(session)) continue;

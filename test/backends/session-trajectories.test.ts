@@ -86,7 +86,7 @@ describe('session trajectories', () => {
     for (const event of events) {
       objects.route(event);
       const bytes = encoder.encode(`xx${JSON.stringify(event)}\n`);
-      lines.routeLine(event.uuid, event.parent_uuid ?? '', event.kind === 'scope', bytes, 2, bytes.length);
+      lines.routeLine(event.uuid, event.parent_uuid ?? '', event.kind === 'scope' && event.scope_category === 'start', bytes, 2, bytes.length);
     }
     // One event object between the lines keeps its place.
     const between = mark('between', 'R');

@@ -210,7 +210,7 @@ export class MemoryRelayCore implements RelayCore {
       const live = (router = this.trajectoryRouter = new SessionTrajectories());
       this.addListener({
         event: (event) => live.route(event),
-        line: (bytes, start, end, uuid, parentUuid, phase) => live.routeLine(uuid, parentUuid, phase !== null, bytes, start, end),
+        line: (bytes, start, end, uuid, parentUuid, phase) => live.routeLine(uuid, parentUuid, phase === 'start', bytes, start, end),
       });
     }
     return router;
