@@ -24,8 +24,8 @@ import type { AtofEvent } from '../formats/atof/types.ts';
 
 const NO_SESSIONS: readonly SessionTrajectory[] = [];
 const utf8 = new TextDecoder();
-/** First size of a session's line buffer; it doubles as lines arrive, up to `MAX_CHUNK`. */
-const INITIAL_CHUNK = 2048;
+/** First size of a session's line buffer; it grows as lines arrive, up to `MAX_CHUNK`. */
+const INITIAL_CHUNK = 1024;
 const MAX_CHUNK = 256 * 1024;
 
 /**
@@ -41,7 +41,7 @@ export class EventTrajectory {
    * Lines waiting to be parsed, in chunks of whole lines, each line followed
    * by a comma: `[` + a chunk's text (last comma dropped) + `]` is a JSON
    * array of its events. Chunks grow from small (most sessions are short)
-   * to `MAX_CHUNK`, then new ones start: nothing is copied twice.
+   * to `MAX_CHUNK`, then new ones start.
    */
   #full: Uint8Array[] = [];
   #chunk: Uint8Array | null = null;
@@ -85,16 +85,15 @@ export class EventTrajectory {
     const chunk = this.#chunk;
     const used = this.#chunkBytes;
     if (chunk !== null && chunk.length < MAX_CHUNK) {
-      let capacity = chunk.length * 2;
-      while (capacity < used + need) capacity *= 2;
+      // A quarter more at a time, in whole KiB: an open session's slack stays small (the memory-sessions case).
+      const capacity = Math.ceil(Math.max(used + need, chunk.length + (chunk.length >> 2)) / 1024) * 1024;
       const grown = new Uint8Array(capacity);
       grown.set(chunk.subarray(0, used));
       return (this.#chunk = grown);
     }
     if (chunk !== null && used > 0) this.#full.push(chunk.subarray(0, used));
     this.#chunkBytes = 0;
-    let capacity = chunk === null ? INITIAL_CHUNK : MAX_CHUNK;
-    while (capacity < need) capacity *= 2;
+    const capacity = Math.ceil(Math.max(need, chunk === null ? INITIAL_CHUNK : MAX_CHUNK) / 1024) * 1024;
     return (this.#chunk = new Uint8Array(capacity));
   }
 
