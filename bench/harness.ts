@@ -96,10 +96,15 @@ export async function collect(): Promise<void> {
   }
 }
 
-/** Live JS heap bytes after a forced collection. */
+/**
+ * Live JS heap bytes after a forced collection, plus the ArrayBuffer
+ * memory outside the heap (typed-array backing stores: the ATOF writers'
+ * staging buffers, the ATOF lines a trajectory keeps until it is built).
+ */
 export async function settledHeap(): Promise<number> {
   await collect();
-  return process.memoryUsage().heapUsed;
+  const usage = process.memoryUsage();
+  return usage.heapUsed + (usage.arrayBuffers ?? 0);
 }
 
 /** Peak resident set size of this process, in bytes (Linux reports KiB). */

@@ -10,8 +10,8 @@
  * - one raw native subscriber is registered while at least one ATIF exporter
  *   is live, and deregistered when the last one goes (a JS subscriber costs
  *   2–3× per event, so nobody pays for it without ATIF);
- * - each delivered event is routed to every live builder whose subtree
- *   filter (rooted at the session scope's uuid) accepts it;
+ * - each delivered event goes to the live sessions whose scope subtree
+ *   holds it (one map lookup per event, however many sessions are live);
  * - `exportJson()` drains native delivery (`flushSubscribers`) first, so the
  *   document holds everything emitted before the call.
  *
@@ -24,23 +24,16 @@
 import type { AtifExporter, AtifExporterOptions } from '../src/backends/kit.ts';
 import { formatTimestamp } from '../src/backends/kit.ts';
 import { toJson } from '../src/backends/kit.ts';
-import { ATOF_VERSION, type AtofEvent } from '../src/backends/kit.ts';
-import { AtifBuilder, createSubtreeFilter } from '../src/backends/kit.ts';
+import { scopeEvent, type AtofCategory, type AtofEvent } from '../src/backends/kit.ts';
+import { SessionTrajectories, type AtifBuilder } from '../src/backends/kit.ts';
 import type { NativeBinding } from './binding.ts';
 import { uniqueName } from './names.ts';
 import type { ScopeState } from './scopes.ts';
 
-interface SessionTrajectory {
-  accepts: (event: AtofEvent) => boolean;
-  builder: AtifBuilder;
-  /** uuid of the root start event replayed at registration; native's own copy is then skipped. */
-  replayed: string | null;
-}
-
 export class AtifRouter {
   readonly #binding: NativeBinding;
   readonly #onError: (operation: string, error: unknown) => void;
-  readonly #live = new Set<SessionTrajectory>();
+  readonly #sessions = new SessionTrajectories();
   #subscriber: string | null = null;
   #drain: Promise<void> | null = null;
   #queuedDrain: Promise<void> | null = null;
@@ -52,7 +45,7 @@ export class AtifRouter {
 
   /** Number of live per-session exporters. */
   get size(): number {
-    return this.#live.size;
+    return this.#sessions.size;
   }
 
   /**
@@ -74,31 +67,22 @@ export class AtifRouter {
     };
     const modelName = textOf(() => options.modelName ?? '');
     if (modelName !== '') builderOptions.modelName = modelName;
-    const session: SessionTrajectory = {
-      accepts: rootUuid === undefined ? () => false : createSubtreeFilter(rootUuid),
-      builder: new AtifBuilder(builderOptions),
-      replayed: null,
-    };
     const start = root === null ? undefined : startEvent(root);
-    if (start !== undefined) {
-      session.builder.add(start);
-      session.replayed = start.uuid;
-    }
-    this.#live.add(session);
+    const session = this.#sessions.open(rootUuid, builderOptions, start);
     this.#ensureSubscriber();
     let registered = true;
     return {
       exportJson: async (): Promise<string> => {
         await this.#drainDelivery();
-        return session.builder.toJson();
+        return session.toJson();
       },
       // At process exit: what native has delivered by then.
-      exportJsonNow: (): string => session.builder.toJson(),
+      exportJsonNow: (): string => session.toJson(),
       deregister: (): void => {
         if (!registered) return;
         registered = false;
-        this.#live.delete(session);
-        if (this.#live.size === 0) this.#dropSubscriber();
+        this.#sessions.close(session);
+        if (this.#sessions.size === 0) this.#dropSubscriber();
       },
     };
   }
@@ -137,7 +121,7 @@ export class AtifRouter {
 
   /** Deregisters every exporter and the raw subscriber. */
   close(): void {
-    this.#live.clear();
+    this.#sessions.closeAll();
     this.#dropSubscriber();
   }
 
@@ -164,42 +148,38 @@ export class AtifRouter {
   }
 
   #route(event: AtofEvent): void {
-    for (const session of this.#live) {
-      try {
-        if (!session.accepts(event)) continue;
-        if (event.uuid === session.replayed && event.kind === 'scope' && event.scope_category === 'start') continue;
-        session.builder.add(event);
-      } catch (error) {
-        this.#onError('atif route', error);
-      }
+    try {
+      this.#sessions.route(event);
+    } catch (error) {
+      this.#onError('atif route', error);
     }
   }
 }
 
-/** The start event native wrote for `state`, rebuilt field for field (keys sorted, as native writes them). */
+/** The start event native wrote for `state`, rebuilt with the builder both backends use (keys sorted, as native writes them). */
 function startEvent(state: ScopeState): AtofEvent | undefined {
   const start = state.start;
   const native = state.native;
   if (start === null || native === null) return undefined;
-  const event = {
-    atof_version: ATOF_VERSION,
-    attributes: start.attributes,
-    category: start.category,
-    category_profile: null,
-    data: toJson(start.input, { sortKeys: true }),
-    data_schema: null,
-    kind: 'scope',
-    metadata: toJson(start.metadata, { sortKeys: true }),
-    name: start.name,
-    parent_uuid: native.parentUuid,
-    propagation_root_uuid: state.rootUuid ?? undefined,
-    scope_category: 'start',
-    timestamp: formatTimestamp(start.timestampUs),
-    uuid: native.uuid,
-  };
-  if (event.propagation_root_uuid === undefined) delete event.propagation_root_uuid;
-  return event as AtofEvent;
+  const event = scopeEvent(
+    'start',
+    native.uuid,
+    native.parentUuid,
+    state.rootUuid ?? '',
+    start.name,
+    start.category as AtofCategory,
+    start.attributes,
+    null,
+    toJson(start.input, SORTED),
+    toJson(start.metadata, SORTED),
+    formatTimestamp(start.timestampUs),
+  );
+  // Native writes no propagation root for a scope it gave none.
+  if (state.rootUuid == null) delete (event as { propagation_root_uuid?: string }).propagation_root_uuid;
+  return event;
 }
+
+const SORTED = { sortKeys: true } as const;
 
 /** A caller's option as a string; a throwing getter or an unprintable value reads as `""`. */
 function textOf(get: () => unknown): string {

@@ -9,9 +9,12 @@
  */
 
 import type { ConfigDiagnostic } from '../src/backends/kit.ts';
+import { InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/kit.ts';
 
-/** Base class of every error the native adapter throws or rejects with. */
-export class NativeRelayError extends Error {
+export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/kit.ts';
+
+/** Base class of the errors only the native adapter throws (the contract's shared ones extend `RelayError`). */
+export class NativeRelayError extends RelayError {
   override name: string = 'NativeRelayError';
 }
 
@@ -41,25 +44,15 @@ export class NativeUnavailableError extends NativeRelayError {
   }
 }
 
-/** A plugin-config document was rejected by native validation or activation. */
-export class PluginConfigError extends NativeRelayError {
-  override name = 'PluginConfigError' as const;
-  /** Native's diagnostics (errors first), empty when native only gave a message. */
-  readonly diagnostics: ConfigDiagnostic[];
+/** @deprecated Use `InvalidPluginConfigError`, which both backends throw for a rejected document. */
+export const PluginConfigError = InvalidPluginConfigError;
+/** @deprecated Use `InvalidPluginConfigError`. */
+export type PluginConfigError = InvalidPluginConfigError;
 
-  constructor(message: string, diagnostics: ConfigDiagnostic[], options?: { cause?: unknown }) {
-    super(message, options);
-    this.diagnostics = diagnostics;
-  }
-}
-
-/**
- * A plugin-config activation is already live. Native allows one per process;
- * close the first (`activation.close()`) before initializing again.
- */
-export class PluginHostBusyError extends NativeRelayError {
-  override name = 'PluginHostBusyError' as const;
-}
+/** @deprecated Use `PluginActivationBusyError`, which both backends throw while an activation is live. */
+export const PluginHostBusyError = PluginActivationBusyError;
+/** @deprecated Use `PluginActivationBusyError`. */
+export type PluginHostBusyError = PluginActivationBusyError;
 
 /** A dynamic-plugin spec cannot be expressed or was rejected by native. */
 export class DynamicPluginError extends NativeRelayError {
@@ -72,10 +65,6 @@ export class DynamicPluginError extends NativeRelayError {
   }
 }
 
-/** An ATOF exporter could not be created (bad options or an unwritable location). */
-export class AtofExporterError extends NativeRelayError {
-  override name = 'AtofExporterError' as const;
-}
 
 /** Best-effort message of an unknown thrown value; never throws. */
 export function messageOf(error: unknown): string {

@@ -35,10 +35,13 @@ import { NativeRelay } from './relay.ts';
 export {
   AtofExporterError,
   DynamicPluginError,
+  InvalidPluginConfigError,
   NativeRelayError,
   NativeUnavailableError,
+  PluginActivationBusyError,
   PluginConfigError,
   PluginHostBusyError,
+  RelayError,
   type NativeUnavailableReason,
 } from './errors.ts';
 export { SUPPORTED_VERSION_RANGE } from './binding.ts';

@@ -17,6 +17,7 @@
 import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/backends/kit.ts';
 import { isJsonObject, toJson } from '../src/backends/kit.ts';
 import { nowMicros } from '../src/backends/kit.ts';
+import { rules } from '../src/backends/kit.ts';
 import type { NativeLlmRequest, NativeToolResult } from './binding.ts';
 
 /**
@@ -115,26 +116,11 @@ export function toolResultOf(result: unknown, annotation: unknown): NativeToolRe
  * in-memory files stay identical.
  */
 export function toolErrorMetadata(metadata: unknown): JsonObject {
-  const converted = json(metadata);
-  const out: JsonObject = isJsonObject(converted) ? { ...converted } : converted === null ? {} : { metadata: converted };
-  out['otel.status_code'] = 'ERROR';
-  return out;
+  return rules.toolErrorEndMetadata(json(metadata));
 }
 
-/** ATOF scope attribute flags → native bitmask (1 = parallel, 2 = relocatable). */
-export function scopeAttributesOf(flags: readonly string[] | undefined): number | null {
-  let mask = 0;
-  try {
-    if (!Array.isArray(flags)) return null;
-    for (const flag of flags) {
-      if (flag === 'parallel') mask |= 1;
-      else if (flag === 'relocatable') mask |= 2;
-    }
-  } catch {
-    // A hostile array (a throwing Proxy): keep the flags read so far.
-  }
-  return mask === 0 ? null : mask;
-}
+/** ATOF scope attribute flags → native bitmask (1 = parallel, 2 = relocatable): the contract's rule. */
+export const scopeAttributesOf: (flags: readonly string[] | undefined) => number | null = rules.scopeAttributeMask;
 
 const SCOPE_TYPE_NAMES: Record<ScopeCategory, string> = {
   agent: 'Agent',

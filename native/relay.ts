@@ -50,6 +50,7 @@ import type {
 } from '../src/backends/kit.ts';
 import { isScopeCategory } from '../src/backends/kit.ts';
 import { safeLog, type Logger } from '../src/backends/kit.ts';
+import { rules } from '../src/backends/kit.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';
@@ -495,12 +496,7 @@ function categoryOf(category: unknown): string {
 }
 
 /** The ATOF attribute names native writes for a scope bitmask, sorted. */
-function attributeNames(mask: number | null): string[] {
-  const names: string[] = [];
-  if (mask !== null && (mask & 1) !== 0) names.push('parallel');
-  if (mask !== null && (mask & 2) !== 0) names.push('relocatable');
-  return names;
-}
+const attributeNames = rules.scopeAttributeNames;
 
 /** Reads a field of a caller's object; a throwing getter or Proxy trap reads as `undefined`. */
 function read<T>(get: () => T): T | undefined {
@@ -521,14 +517,8 @@ function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => 
 }
 
 /** A span whose start never reached native; ending it is a no-op. */
-/**
- * An end timestamp strictly after its start: ATOF requires end > start, and
- * native writes whatever it is given (a caller's equal or earlier stamp
- * made an invalid file). The memory relay moves such an end the same way.
- */
-function endAfter(startUs: number, endUs: number): number {
-  return endUs > startUs ? endUs : startUs + 1;
-}
+/** An end stamped at or before its start is written 1 µs after it (the contract's rule; native writes it as given). */
+const endAfter = rules.endAfterStart;
 
 function deadSpan(kind: 'llm' | 'tool', stack: unknown): SpanState {
   return new SpanState(kind, null, stack as never);

@@ -24,6 +24,7 @@ import type { HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { writeFileAtomic } from '../../src/shared/atomic-file.ts';
 import { CaseReport, consume, figure, iterations, nowNs, peakRss } from '../harness.ts';
 import { countingLogger } from '../support/setups.ts';
 import { eventsPerSession, HookStream, type StreamOptions } from '../support/stream.ts';
@@ -151,12 +152,32 @@ const rssFull = peakRss();
 const finalOnly = await run(true, { ...stream, endEveryTurn: false });
 const atofOnly = await run(false);
 
+/**
+ * The floor the trajectory files alone put under the ATOF + ATIF replay:
+ * as many atomic writes (temporary file, then rename) of trajectories of
+ * the same size as the replay wrote, nothing else. The plugin promises a
+ * whole file per session at any moment, so no JS backend can write them
+ * cheaper than this on this disk.
+ */
+function atomicWriteFloor(files: number, bytes: number): number {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-bench-atomic-'));
+  const text = 'x'.repeat(Math.max(1, Math.round(bytes / Math.max(1, files))));
+  const t0 = nowNs();
+  for (let i = 0; i < files; i++) writeFileAtomic(path.join(dir, `t-${i}.json`), text);
+  const seconds = Number(nowNs() - t0) / 1e9;
+  rmSync(dir, { recursive: true, force: true });
+  return seconds;
+}
+const writeFloor = atomicWriteFloor(full.atifFiles, full.atifBytes);
+
 const rate = EVENTS / full.seconds;
 report.figure(figure('events_per_second', 'events/s, ATOF + ATIF (plugin path, memory backend)', Math.round(rate), 'ev/s', { op: '>=', target: 250_000 }));
 report.figure(figure('peak_rss_mib', 'peak RSS during the ATOF + ATIF replay', Math.round((rssFull / 2 ** 20) * 10) / 10, 'MiB'));
 report.figure(figure('events_per_second_final_atif_only', 'events/s, ATOF + ATIF written once per session (on_session_end only after the last turn)', Math.round(EVENTS / finalOnly.seconds), 'ev/s'));
 report.figure(figure('events_per_second_atof_only', 'events/s, ATOF only', Math.round(EVENTS / atofOnly.seconds), 'ev/s'));
 report.figure(figure('atif_share', 'share of the ATOF + ATIF replay time spent on ATIF (1 - ATOF-only time / full time)', Math.round((1 - atofOnly.seconds / full.seconds) * 1000) / 1000, 'x'));
+report.figure(figure('atif_write_floor_seconds', 'the trajectory files alone: as many atomic writes of the same size, nothing else', Math.round(writeFloor * 1000) / 1000, 's'));
+report.figure(figure('ceiling_events_per_second', 'ceiling with every ATIF step free: events / (ATOF-only time + the atomic writes alone)', Math.round(EVENTS / (atofOnly.seconds + writeFloor)), 'ev/s'));
 report.figure(figure('lost_events', 'events not in the ATOF file (ATOF + ATIF run)', Math.max(0, EVENTS - full.atofLines), 'events', { op: '<=', target: 0 }));
 report.figure(figure('generator_ns_per_event', 'payload generation alone (included in the replay time)', Math.round(generatorNs), 'ns'));
 report.fact('events', EVENTS);

@@ -99,9 +99,12 @@ class PluginSetup implements Setup {
   #plugin: NemoRelayPlugin | null = null;
   #bytes = 0;
 
-  constructor(name: string, dir: string, makeBackend: (logger: Logger) => RelayBackend) {
+  readonly #atif: boolean;
+
+  constructor(name: string, dir: string, makeBackend: (logger: Logger) => RelayBackend, atif = false) {
     this.name = name;
     this.#makeBackend = makeBackend;
+    this.#atif = atif;
     this.#file = path.join(dir, `${name.replace(/\W+/g, '-')}.jsonl`);
     this.#logger = countingLogger(name);
   }
@@ -116,7 +119,13 @@ class PluginSetup implements Setup {
       backend: this.#makeBackend(this.#logger),
       env: {},
       logger: this.#logger,
-      settings: { atofEnabled: true, atofOutputDirectory: path.dirname(this.#file), atofFilename: path.basename(this.#file), atofMode: 'overwrite' },
+      settings: {
+        atofEnabled: true,
+        atofOutputDirectory: path.dirname(this.#file),
+        atofFilename: path.basename(this.#file),
+        atofMode: 'overwrite',
+        ...(this.#atif ? { atifEnabled: true, atifOutputDirectory: path.join(path.dirname(this.#file), 'atif') } : {}),
+      },
     });
     plugin.register(hooks);
     hooks.emit('on_session_start', { session_id: BASE_SESSION, model: 'gpt-4o-mini', platform: 'cli' });
@@ -163,6 +172,11 @@ class PluginSetup implements Setup {
 
 export function memoryPluginSetup(dir: string): Setup & { readonly warnings: number } {
   return new PluginSetup('plugin+memory', dir, (logger) => createMemoryRelay({ logger }));
+}
+
+/** plugin+memory with ATIF on as well: one trajectory file per session (the configuration the README recommends). */
+export function memoryAtifPluginSetup(dir: string): Setup & { readonly warnings: number } {
+  return new PluginSetup('plugin+memory, ATOF + ATIF', dir, (logger) => createMemoryRelay({ logger }), true);
 }
 
 /**

@@ -11,9 +11,13 @@
 
 export type * from '../relay/contract.ts';
 export { isScopeCategory } from '../relay/contract.ts';
+export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../relay/errors.ts';
+export * as rules from '../relay/rules.ts';
 export { isJsonObject, toJson } from '../shared/json.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
-export { ATOF_VERSION, type AtofEvent } from '../formats/atof/types.ts';
+export { ATOF_VERSION, type AtofCategory, type AtofEvent } from '../formats/atof/types.ts';
+export { markEvent, scopeEvent } from '../formats/atof/build.ts';
 export { AtifBuilder } from '../formats/atif/builder.ts';
 export { createSubtreeFilter } from '../formats/atif/subtree.ts';
+export { SessionTrajectories, type SessionTrajectory } from './session-trajectories.ts';

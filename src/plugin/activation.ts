@@ -16,7 +16,7 @@ import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
 import { ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
-import { isRecord } from './payload.ts';
+import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorText } from './work.ts';
 
 export type PluginsTomlOutcome =
@@ -127,6 +127,5 @@ function active(activation: PluginConfigActivation, dynamic: boolean, logger: Lo
 // Backends report a rejected document with `diagnostics` on their error
 // (memory's InvalidPluginConfigError, native's PluginConfigError).
 function diagnosticsOf(error: unknown): ConfigDiagnostic[] {
-  const diagnostics = isRecord(error) ? error.diagnostics : undefined;
-  return Array.isArray(diagnostics) ? (diagnostics as ConfigDiagnostic[]) : [];
+  return error instanceof InvalidPluginConfigError ? [...error.diagnostics] : [];
 }

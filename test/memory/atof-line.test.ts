@@ -5,7 +5,7 @@
 // test/formats/native-json-differential.test.ts).
 import { describe, expect, it } from 'vitest';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { needsNativeJson, serializeEvent } from '../../src/backends/memory/atof-line.ts';
+import { needsNativeJson, serializeEvent } from '../../src/backends/memory/encode/event-text.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 

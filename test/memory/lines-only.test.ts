@@ -8,13 +8,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
-import type { RelayBackend, ScopeHandle } from '../../src/relay/contract.ts';
+import type {
+  AtifExporter,
+  LlmEndOptions,
+  LlmHandle,
+  LlmStartOptions,
+  MarkOptions,
+  PopScopeOptions,
+  PushScopeOptions,
+  RelayBackend,
+  ScopeHandle,
+  ToolEndOptions,
+  ToolHandle,
+  ToolStartOptions,
+} from '../../src/relay/contract.ts';
 import { toJson } from '../../src/shared/json.ts';
 import { createMemoryRelay, type MemoryRelay } from '../../src/backends/memory/index.ts';
-import { payload } from '../../src/backends/memory/events.ts';
-import { payloadJsonText } from '../../src/backends/memory/atof-line.ts';
-import { entriesJson, flatEntries, payloadText, writeEntries } from '../../src/backends/memory/payload-text.ts';
-import { giveBack, takeBuilder } from '../../src/backends/memory/line-builder.ts';
+import { toSortedJson } from '../../src/backends/memory/encode/event-parts.ts';
+import { payloadJsonText } from '../../src/backends/memory/encode/event-text.ts';
+import { entriesJson, flatEntries, payloadText, writeEntries } from '../../src/backends/memory/encode/payload-bytes.ts';
+import { giveBack, takeBuilder } from '../../src/backends/memory/encode/line-buffer.ts';
 import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 
@@ -154,7 +167,7 @@ describe('payload text in one pass', () => {
       expect(entries, label).toBeDefined();
       const out = takeBuilder();
       writeEntries(out, entries!);
-      expect([label, out.text()]).toEqual([label, payloadJsonText(payload(values[label]))]);
+      expect([label, out.text()]).toEqual([label, payloadJsonText(toSortedJson(values[label]))]);
       giveBack(out);
       expect([label, entriesJson(entries!)]).toEqual([label, toJson(values[label], { sortKeys: true })]);
     }
@@ -373,6 +386,35 @@ describe('memory relay without event receivers', () => {
     expect(first).toContain('"data":{"f":"value","g":"[Unserializable: getter throws]"}');
     expect(second!.split('\n').map((line) => /"name":"([^"]*)"/.exec(line)?.[1])).toEqual(['adding', 'after adding', 'closing', 'agent', undefined]);
     expect([first, second]).toEqual(await files(true));
+  });
+
+  it('builds the same ATIF trajectory from its lines as from event objects, for every payload kind and call', async () => {
+    const trajectory = async (withSubscriber: boolean) => {
+      const relay = createMemoryRelay({ logger: silentLogger });
+      if (withSubscriber) relay.subscribe(() => {});
+      let exporter: AtifExporter | undefined;
+      // The session's exporter is registered right after its push, as the plugin does.
+      const watched = {
+        pushScope: (options: PushScopeOptions) => {
+          const handle = relay.pushScope(options);
+          exporter ??= relay.registerAtifExporter({ scope: handle, sessionId: 'lines', agentName: 'a', agentVersion: '1' });
+          return handle;
+        },
+        popScope: (handle: ScopeHandle, options?: PopScopeOptions) => relay.popScope(handle, options),
+        mark: (options: MarkOptions) => relay.mark(options),
+        llmStart: (options: LlmStartOptions) => relay.llmStart(options),
+        llmEnd: (handle: LlmHandle, options: LlmEndOptions) => relay.llmEnd(handle, options),
+        toolStart: (options: ToolStartOptions) => relay.toolStart(options),
+        toolEnd: (handle: ToolHandle, options: ToolEndOptions) => relay.toolEnd(handle, options),
+      } as unknown as RelayBackend;
+      drive(watched, corpus());
+      const text = await exporter!.exportJson();
+      await relay.shutdown();
+      return labelled(text);
+    };
+    const lines = await trajectory(false);
+    expect(JSON.parse(lines).steps.length).toBeGreaterThan(50);
+    expect(lines).toBe(await trajectory(true));
   });
 
   it('gives an ATIF exporter registered after a lines-only push the same start event', async () => {

@@ -135,7 +135,7 @@ describe.skipIf(!available)('native backend with hostile payloads', () => {
     expect(result.errors).toEqual([]);
     expect(result.expectedRejections).toEqual([
       'registerAtofExporter: AtofExporterError',
-      'initializePluginConfig: PluginConfigError',
+      'initializePluginConfig: InvalidPluginConfigError',
       'activateDynamicPlugins: DynamicPluginError',
     ]);
     // Nothing native refused: every hostile payload was converted before it crossed.

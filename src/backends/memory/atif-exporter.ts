@@ -3,7 +3,8 @@
  *
  * Unlike native's manual `AtifExporter`, which collects every event in the
  * process and so mixes interleaved sessions into one trajectory, each
- * exporter here only sees the subtree of the scope it was registered for.
+ * exporter here only sees the subtree of the scope it was registered for
+ * (routed by the router both backends share, `session-trajectories.ts`).
  * The scope's own start event was emitted before the exporter existed; it
  * is taken from the scope record, so the trajectory still starts with it.
  *
@@ -11,38 +12,24 @@
  */
 
 import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts';
-import { AtifBuilder } from '../../formats/atif/builder.ts';
-import { createSubtreeFilter } from '../../formats/atif/subtree.ts';
-import type { RelayCore } from './core.ts';
+import type { RelayCore } from './plug-in.ts';
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {
   const o = options ?? ({} as AtifExporterOptions);
-  const builder = new AtifBuilder({
+  const builderOptions = {
     sessionId: String(o.sessionId ?? ''),
     agentName: String(o.agentName ?? ''),
     agentVersion: String(o.agentVersion ?? ''),
     ...(typeof o.modelName === 'string' ? { modelName: o.modelName } : {}),
-    style: 'exporter',
-  });
+    style: 'exporter' as const,
+  };
   const record = core.ownScope(o.scope, 'registerAtifExporter scope');
-  let remove: (() => void) | null = null;
-  if (record !== null) {
-    builder.add(record.start);
-    const inSubtree = createSubtreeFilter(record.uuid);
-    const top = record.top;
-    // `top` is a cheap pre-filter: events of other trees never reach the set lookups.
-    remove = core.addListener((event, eventTop) => {
-      if (eventTop === top && inSubtree(event)) builder.add(event);
-    });
-  }
+  const router = core.sessionTrajectories();
+  const session = router.open(record?.uuid, builderOptions, record?.start);
+  if (record === null) router.close(session);
   return {
-    exportJson: async () => builder.toJson(),
-    exportJsonNow: () => builder.toJson(),
-    deregister: () => {
-      if (remove !== null) {
-        remove();
-        remove = null;
-      }
-    },
+    exportJson: async () => session.toJson(),
+    exportJsonNow: () => session.toJson(),
+    deregister: () => router.close(session),
   };
 }

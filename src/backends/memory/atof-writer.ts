@@ -38,7 +38,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { atExit } from '../../shared/exit-hook.ts';
 import { makeDirectory } from '../../shared/directory.ts';
-import { LineBuilder, type LineOwner } from './line-builder.ts';
+import { LineBuilder, type LineOwner } from './encode/line-buffer.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */
 export interface WriterFs {

@@ -1,24 +1,261 @@
 /**
- * What the memory relay's plug-ins (the per-session ATIF exporter, the
- * plugins.toml activation) see of the relay: its logger, its event listeners
- * and line sinks, and a way to read a scope handle. Declared apart from the
- * relay so that the plug-ins and the relay import it, not each other.
+ * The in-memory relay's core: the operations behind the facade's guarded
+ * entry points (scopes, marks, LLM and tool spans), the handles, the
+ * timestamps, and the choice of encoder. What the relay's plug-ins see of
+ * it is `RelayCore` (`plug-in.ts`).
+ *
+ * An event goes through the current encoder (`encode/encoder.ts`): bytes
+ * while no `subscribe()` callback takes event objects, objects otherwise,
+ * chosen when subscribers come or go; a line the byte encoder cannot write
+ * goes to the object encoder instead.
  *
  * @module
  */
 
+import type { JsonObject, LlmRequest, ManagedLlmOptions, ManagedToolOptions, PushScopeOptions, ToolStartOptions } from '../../relay/contract.ts';
+import { isScopeCategory } from '../../relay/contract.ts';
+import { endAfterStart, scopeAttributeFlags } from '../../relay/rules.ts';
+import type { AtofCategory, AtofSubscriber } from '../../formats/atof/types.ts';
+import { scopeEvent } from '../../formats/atof/build.ts';
 import type { Logger } from '../../shared/logger.ts';
-import type { AtofEvent } from '../../formats/atof/types.ts';
+import { nowMicros } from '../../shared/clock.ts';
+import { uuidv7 } from '../../shared/uuid.ts';
 import type { AtofFileWriter } from './atof-writer.ts';
-import type { ScopeRecord } from './records.ts';
+import { RelayCounters } from './counters.ts';
+import { Delivery } from './delivery.ts';
+import { ScopeRecord, SpanRecord } from './records.ts';
+import { SessionTrajectories } from '../session-trajectories.ts';
+import { placeScope } from './tree.ts';
+import type { Encoder } from './encode/encoder.ts';
+import { ByteEncoder } from './encode/bytes.ts';
+import type { InternalListener, RelayCore } from './plug-in.ts';
+import { ObjectEncoder } from './encode/objects.ts';
+import { llmProfile, recordedHeaders, toolProfile } from './encode/event-parts.ts';
+import type { EndRule } from './encode/metadata.ts';
 
-/** A receiver inside the relay (ATIF builders, the plugin host). `top` is the event's top-level scope, if any. */
-export type InternalListener = (event: AtofEvent, top: ScopeRecord | null) => void;
+const NO_ATTRIBUTES: string[] = [];
 
-/** What the plugin host and exporters need from the relay core. */
-export interface RelayCore {
+export class MemoryRelayCore implements RelayCore {
   readonly logger: Logger;
-  addListener(listener: InternalListener): () => void;
-  addLineSink(writer: AtofFileWriter): () => void;
-  ownScope(handle: unknown, what?: string): ScopeRecord | null;
+  readonly counters: RelayCounters;
+  readonly delivery: Delivery;
+  private readonly clock: () => number;
+  /** Parent of marks and spans that have no explicit parent. */
+  private readonly processRoot = uuidv7();
+  private readonly bytes: ByteEncoder;
+  private readonly objects: ObjectEncoder;
+  private encoder: Encoder;
+  private trajectoryRouter: SessionTrajectories | null = null;
+
+  constructor(logger: Logger, clock: () => number) {
+    this.logger = logger;
+    this.clock = clock;
+    this.counters = new RelayCounters(logger);
+    this.delivery = new Delivery(this.counters);
+    this.bytes = new ByteEncoder(this.delivery);
+    this.objects = new ObjectEncoder(this.delivery);
+    this.encoder = this.bytes;
+  }
+
+  // ---- scopes and marks ---------------------------------------------------
+
+  push(options: PushScopeOptions): ScopeRecord {
+    const o = options ?? ({} as PushScopeOptions);
+    const parent = o.parent == null ? null : this.ownScope(o.parent, 'pushScope parent');
+    let category = o.category as AtofCategory;
+    if (!isScopeCategory(category)) {
+      this.counters.misuse(`pushScope: unknown category ${String(category)}; recorded as "unknown"`);
+      category = 'unknown';
+    }
+    const place = placeScope(parent, category);
+    const startUs = this.stamp(o.timestampUs);
+    const attributes = o.attributes === undefined ? NO_ATTRIBUTES : scopeAttributeFlags(o.attributes);
+    const record = new ScopeRecord(this, place.uuid, text(o.name), category, parent, place.parentUuid, place.root, place.agentRooted, attributes, startUs);
+    const metadata = o.metadata;
+    const input = o.input;
+    if (!this.encoder.scopeStart(record, input, metadata)) this.objects.scopeStart(record, input, metadata);
+    return record;
+  }
+
+  pop(handle: unknown, options: { output?: unknown; metadata?: unknown; timestampUs?: number } | undefined): void {
+    const record = this.ownScope(handle, 'popScope');
+    if (record === null) return;
+    if (record.ended) {
+      this.counters.misuse(`popScope: scope "${record.name}" (${record.uuid}) was already popped; ignored`);
+      return;
+    }
+    record.ended = true;
+    const endUs = this.endStamp(options?.timestampUs, record.startUs);
+    const output = options?.output;
+    const metadata = options?.metadata;
+    if (!this.encoder.scopeEnd(record, output, metadata, endUs)) this.objects.scopeEnd(record, output, metadata, endUs);
+  }
+
+  mark(options: { name?: unknown; parent?: unknown; data?: unknown; metadata?: unknown; timestampUs?: number } | undefined): void {
+    const o = options ?? {};
+    const parent = o.parent == null ? null : this.ownScope(o.parent, 'mark parent');
+    const uuid = uuidv7();
+    const parentUuid = parent === null ? this.processRoot : parent.uuid;
+    const root = parent === null ? this.processRoot : parent.propagationRootUuid;
+    const name = text(o.name);
+    const timestampUs = this.stamp(o.timestampUs);
+    const top = parent === null ? null : parent.top;
+    if (!this.encoder.mark(uuid, parentUuid, root, name, o.data, o.metadata, timestampUs, top)) {
+      this.objects.mark(uuid, parentUuid, root, name, o.data, o.metadata, timestampUs, top);
+    }
+  }
+
+  // ---- spans ------------------------------------------------------------------
+
+  /** Starts an LLM span; `session` holds the session headers a managed call injects. */
+  startLlm(o: ManagedLlmOptions, parent: ScopeRecord | null, request: LlmRequest, session: JsonObject | undefined): SpanRecord {
+    const headers = recordedHeaders(request.headers, session);
+    const record = this.newSpan('llm', o.name, parent, llmProfile(o.modelName), (o as { timestampUs?: number }).timestampUs);
+    if (!this.encoder.spanStart(record, request.content, headers, o.metadata)) this.objects.spanStart(record, request.content, headers, o.metadata);
+    return record;
+  }
+
+  startTool(o: ManagedToolOptions, what: string): SpanRecord {
+    const parent = o.parent == null ? null : this.ownScope(o.parent, `${what} parent`);
+    const record = this.newSpan('tool', o.name, parent, toolProfile(o.toolCallId), (o as ToolStartOptions).timestampUs);
+    if (!this.encoder.spanStart(record, o.args, undefined, o.metadata)) this.objects.spanStart(record, o.args, undefined, o.metadata);
+    return record;
+  }
+
+  /**
+   * Ends a span: `rule` says how its end metadata combines with the start's
+   * (`metadata` is the end's raw metadata, or the thrown value), `annotation`
+   * is a tool result annotation (undefined for none).
+   */
+  endSpan(record: SpanRecord, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, timestampUs: unknown): void {
+    record.ended = true;
+    const endUs = this.endStamp(timestampUs, record.startUs);
+    if (!this.encoder.spanEnd(record, data, rule, metadata, annotation, endUs)) this.objects.spanEnd(record, data, rule, metadata, annotation, endUs);
+  }
+
+  /** The record (the handle) of a span about to start; its start metadata is set when its start is written. */
+  private newSpan(kind: 'llm' | 'tool', name: unknown, parent: ScopeRecord | null, profile: SpanRecord['profile'], timestampUs: number | undefined): SpanRecord {
+    const uuid = uuidv7();
+    const startUs = this.stamp(timestampUs);
+    const parentUuid = parent === null ? this.processRoot : parent.uuid;
+    const root = parent === null ? this.processRoot : parent.propagationRootUuid;
+    return new SpanRecord(this, kind, uuid, text(name), parentUuid, root, parent === null ? null : parent.top, profile, startUs);
+  }
+
+  // ---- handles ------------------------------------------------------------------
+
+  ownScope(handle: unknown, what = 'scope handle'): ScopeRecord | null {
+    if (handle instanceof ScopeRecord && handle.owner === this) return handle;
+    this.counters.misuse(`${what}: not a scope handle of this relay; ignored`);
+    return null;
+  }
+
+  ownSpan(handle: unknown, kind: 'llm' | 'tool', what: string): SpanRecord | null {
+    if (!(handle instanceof SpanRecord) || handle.owner !== this || handle.kind !== kind) {
+      this.counters.misuse(`${what}: not a ${kind} handle of this relay; ignored`);
+      return null;
+    }
+    if (handle.ended) {
+      this.counters.misuse(`${what}: ${kind} span "${handle.name}" (${handle.uuid}) already ended; ignored`);
+      return null;
+    }
+    return handle;
+  }
+
+  /** A scope handle that emits nothing, returned when a push failed internally; ending it is a counted no-op. */
+  detachedScope(): ScopeRecord {
+    const record = new ScopeRecord(this, uuidv7(), '', 'unknown', null, this.processRoot, this.processRoot, false, NO_ATTRIBUTES, 0);
+    record.keepStart(scopeEvent('start', record.uuid, this.processRoot, this.processRoot, '', 'unknown', NO_ATTRIBUTES, null, null, null, ''));
+    record.ended = true;
+    return record;
+  }
+
+  /** The span counterpart of `detachedScope`. */
+  detachedSpan(kind: 'llm' | 'tool'): SpanRecord {
+    const record = new SpanRecord(this, kind, uuidv7(), '', this.processRoot, this.processRoot, null, {}, 0);
+    record.ended = true;
+    return record;
+  }
+
+  /** The request of an LLM call as the contract shapes it; anything else is recorded as the content. */
+  request(value: unknown, what: string): LlmRequest {
+    if (typeof value === 'object' && value !== null) {
+      const request = value as Partial<LlmRequest>;
+      return { headers: request.headers ?? {}, content: request.content };
+    }
+    this.counters.misuse(`${what}: request is not an object {headers, content}; recorded as content`);
+    return { headers: {}, content: value };
+  }
+
+  // ---- receivers --------------------------------------------------------------
+
+  subscribe(callback: AtofSubscriber): () => void {
+    return this.delivery.subscribe(callback, () => {
+      // Subscribers take event objects; without them every event is written as its line.
+      this.encoder = this.delivery.subscribers.length === 0 ? this.bytes : this.objects;
+    });
+  }
+
+  addListener(listener: InternalListener): () => void {
+    return this.delivery.addListener(listener);
+  }
+
+  addLineSink(writer: AtofFileWriter): () => void {
+    return this.delivery.addLineSink(writer);
+  }
+
+  sessionTrajectories(): SessionTrajectories {
+    let router = this.trajectoryRouter;
+    if (router === null) {
+      const live = (router = this.trajectoryRouter = new SessionTrajectories());
+      this.addListener({
+        event: (event) => live.route(event),
+        line: (bytes, start, end, uuid, parentUuid, phase) => live.routeLine(uuid, parentUuid, phase === 'start', bytes, start, end),
+      });
+    }
+    return router;
+  }
+
+  // ---- timestamps ---------------------------------------------------------------
+
+  private stamp(timestampUs: unknown): number {
+    if (timestampUs == null) return this.clock();
+    if (typeof timestampUs === 'number' && Number.isFinite(timestampUs) && Math.abs(timestampUs) <= Number.MAX_SAFE_INTEGER) {
+      return Math.floor(timestampUs);
+    }
+    this.counters.misuse(`timestampUs must be integer Unix microseconds, got ${String(timestampUs)}; using the clock`);
+    return this.clock();
+  }
+
+  /** Strictly `end > start` (the contract's rule): an earlier end is moved and counted. */
+  endStamp(timestampUs: unknown, startUs: number): number {
+    const endUs = this.stamp(timestampUs);
+    const after = endAfterStart(startUs, endUs);
+    if (after !== endUs) this.counters.adjusted(endUs, startUs);
+    return after;
+  }
+}
+
+/** A clock that never breaks an event: a caller's clock that throws or answers a non-number falls back to the shared one. */
+export function safeClock(clock: unknown): () => number {
+  if (typeof clock !== 'function') return nowMicros;
+  return () => {
+    try {
+      const now = (clock as () => unknown)();
+      if (typeof now === 'number' && Number.isFinite(now)) return Math.floor(now);
+    } catch {
+      // Fall back to the shared clock.
+    }
+    return nowMicros();
+  };
+}
+
+function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value == null) return '';
+  try {
+    return String(value);
+  } catch {
+    return '';
+  }
 }

@@ -1,41 +1,20 @@
 /**
- * Typed errors of the in-memory relay, one class per failure kind.
- *
- * Only configuration calls reject (`initializePluginConfig`); event calls
- * never throw. Messages follow native's `<kind>: <detail>` style so code
- * and logs that match on native's text keep working.
+ * The in-memory relay's errors: the contract's shared classes
+ * (`src/relay/errors.ts`), under the names this module exported before.
  *
  * @module
  */
 
-import type { ConfigDiagnostic } from '../../relay/contract.ts';
+import { PluginActivationBusyError, RelayError } from '../../relay/errors.ts';
 
-/** Base class of the in-memory relay's errors. */
-export class MemoryRelayError extends Error {
-  override readonly name: string = 'MemoryRelayError';
-}
+export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../../relay/errors.ts';
 
-/**
- * A `plugins.toml` document that fails validation. The message is native's
- * `invalid config: <error messages joined by "; ">` (or `invalid plugin
- * config: <detail>` for a document that does not have the expected shape);
- * `diagnostics` holds every diagnostic, warnings included.
- */
-export class InvalidPluginConfigError extends MemoryRelayError {
-  override readonly name = 'InvalidPluginConfigError' as const;
-  readonly diagnostics: readonly ConfigDiagnostic[];
+/** @deprecated Use `RelayError`, the base class every backend's errors share. */
+export const MemoryRelayError = RelayError;
+/** @deprecated Use `RelayError`. */
+export type MemoryRelayError = RelayError;
 
-  constructor(message: string, diagnostics: readonly ConfigDiagnostic[]) {
-    super(message);
-    this.diagnostics = diagnostics;
-  }
-}
-
-/** A second plugin activation while one is still active on the same relay (native: `conflict: ...`). */
-export class PluginActivationConflictError extends MemoryRelayError {
-  override readonly name = 'PluginActivationConflictError' as const;
-
-  constructor() {
-    super('conflict: plugin configuration is owned by an active plugin activation; close it first');
-  }
-}
+/** @deprecated Use `PluginActivationBusyError`, which both backends throw. */
+export const PluginActivationConflictError = PluginActivationBusyError;
+/** @deprecated Use `PluginActivationBusyError`. */
+export type PluginActivationConflictError = PluginActivationBusyError;

@@ -26,4 +26,11 @@ export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.
 export type { MemoryPluginActivation } from './plugin-host.ts';
 export { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
 export type { PluginConfigValidation } from '../../formats/plugins-toml/validate.ts';
-export { InvalidPluginConfigError, MemoryRelayError, PluginActivationConflictError } from './errors.ts';
+export {
+  AtofExporterError,
+  InvalidPluginConfigError,
+  MemoryRelayError,
+  PluginActivationBusyError,
+  PluginActivationConflictError,
+  RelayError,
+} from './errors.ts';

@@ -33,7 +33,7 @@ import type {
   PluginConfigReport,
 } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import { AtifBuilder } from '../../formats/atif/builder.ts';
+import { EventTrajectory } from '../session-trajectories.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
@@ -42,7 +42,7 @@ import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import type { ScopeRecord } from './records.ts';
-import type { RelayCore } from './core.ts';
+import type { RelayCore } from './plug-in.ts';
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -96,7 +96,12 @@ export function activatePluginConfig(
     if (settings.atif !== null) {
       const plugin = new PluginAtif(core, settings.atif);
       atif = plugin;
-      detach.push(core.addListener((event, top) => plugin.accept(event, top)));
+      detach.push(
+        core.addListener({
+          event: (event, top) => plugin.accept(event, top),
+          line: (bytes, start, end, uuid, _parent, phase, top) => plugin.acceptLine(bytes, start, end, uuid, phase, top),
+        }),
+      );
       // Unlike native, which then writes nothing, an exit with roots still open writes their partial trajectories.
       detach.push(atExit(() => plugin.closeAll()));
     }
@@ -132,7 +137,7 @@ export function activatePluginConfig(
 
 interface OpenTrajectory {
   root: ScopeRecord;
-  builder: AtifBuilder;
+  builder: EventTrajectory;
 }
 
 /** Builds and writes one ATIF file per trajectory root. */
@@ -152,17 +157,37 @@ class PluginAtif {
   }
 
   accept(event: AtofEvent, top: ScopeRecord | null): void {
-    if (top === null) return;
+    const phase = event.kind === 'scope' ? event.scope_category : null;
+    const trajectory = this.trajectoryOf(event.uuid, phase, top);
+    if (trajectory === undefined) return;
+    trajectory.builder.addEvent(event);
+    this.afterEvent(trajectory, event.uuid, phase);
+  }
+
+  /** `accept` for an event the relay wrote as a line (`bytes[start, end)`). */
+  acceptLine(bytes: Uint8Array, start: number, end: number, uuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): void {
+    const trajectory = this.trajectoryOf(uuid, phase, top);
+    if (trajectory === undefined) return;
+    trajectory.builder.addLine(bytes, start, end);
+    this.afterEvent(trajectory, uuid, phase);
+  }
+
+  private trajectoryOf(uuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): OpenTrajectory | undefined {
+    if (top === null) return undefined;
     let trajectory = this.open.get(top);
     if (trajectory === undefined) {
       // A tree is followed from its root's start on; trees opened before the activation are not.
-      if (event.uuid !== top.uuid || event.kind !== 'scope' || event.scope_category !== 'start' || !isTrajectoryRoot(top)) return;
+      if (uuid !== top.uuid || phase !== 'start' || !isTrajectoryRoot(top)) return undefined;
       trajectory = { root: top, builder: this.builderFor(top) };
       this.open.set(top, trajectory);
     }
-    trajectory.builder.add(event);
-    if (event.uuid === top.uuid && event.kind === 'scope' && event.scope_category === 'end') {
-      this.open.delete(top);
+    return trajectory;
+  }
+
+  /** The root's end completes the trajectory: written now. */
+  private afterEvent(trajectory: OpenTrajectory, uuid: string, phase: 'start' | 'end' | null): void {
+    if (uuid === trajectory.root.uuid && phase === 'end') {
+      this.open.delete(trajectory.root);
       this.write(trajectory);
     }
   }
@@ -180,9 +205,9 @@ class PluginAtif {
     return health;
   }
 
-  private builderFor(root: ScopeRecord): AtifBuilder {
+  private builderFor(root: ScopeRecord): EventTrajectory {
     const s = this.settings;
-    return new AtifBuilder({
+    return new EventTrajectory({
       rootUuid: root.uuid,
       agentName: s.agentName,
       agentVersion: s.agentVersion,
@@ -206,7 +231,7 @@ class PluginAtif {
   }
 
   private targetPath(root: ScopeRecord): string {
-    const rendered = renderFilename(this.settings.template, root.uuid, root.metadata);
+    const rendered = renderFilename(this.settings.template, root.uuid, root.startMetadata.json);
     if (rendered.unresolved.length > 0) {
       this.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
     }
@@ -230,6 +255,6 @@ class PluginAtif {
 function isTrajectoryRoot(root: ScopeRecord): boolean {
   if (root.category === 'agent') return true;
   if (root.category !== 'custom') return false;
-  const metadata = root.metadata;
+  const metadata = root.startMetadata.json;
   return typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) && metadata.nemo_relay_scope_role === 'turn';
 }

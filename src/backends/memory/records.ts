@@ -10,16 +10,19 @@
 
 import type { Json } from '../../relay/contract.ts';
 import type { AtofCategory, AtofCategoryProfile, AtofScopeEvent } from '../../formats/atof/types.ts';
+import { scopeEvent } from '../../formats/atof/build.ts';
 import { formatTimestamp } from '../../shared/clock.ts';
-import { scopeEvent } from './events.ts';
-import { Metadata } from './metadata.ts';
+import { EncodedMetadata } from './encode/metadata.ts';
 
 /** A scope pushed with `pushScope`. */
 export class ScopeRecord {
   ended = false;
   /** The top-level scope of this tree (itself when it has no parent). */
   readonly top: ScopeRecord;
-  #start: AtofScopeEvent | string;
+  /** The converted start metadata (merged into the end's), set by the encoder that writes the start. */
+  startMetadata: EncodedMetadata = EncodedMetadata.NULL;
+  /** The start event, or its converted input as JSON text when the start was written as a line only. */
+  #start: AtofScopeEvent | string = 'null';
 
   constructor(
     readonly owner: object,
@@ -32,18 +35,14 @@ export class ScopeRecord {
     /** True when the propagation root is an Agent scope (descendants inherit it instead of claiming it). */
     readonly agentRooted: boolean,
     readonly attributes: string[],
-    readonly meta: Metadata,
     readonly startUs: number,
-    /** The start event, or its converted input as JSON text when the start was written as a line only. */
-    start: AtofScopeEvent | string,
   ) {
     this.top = parent === null ? this : parent.top;
-    this.#start = start;
   }
 
-  /** The converted start metadata. */
-  get metadata(): Json {
-    return this.meta.json;
+  /** Keeps the start as the encoder wrote it: the event object, or the input's JSON text. */
+  keepStart(start: AtofScopeEvent | string): void {
+    this.#start = start;
   }
 
   /**
@@ -56,7 +55,7 @@ export class ScopeRecord {
   get start(): AtofScopeEvent {
     if (typeof this.#start === 'string') {
       const input = JSON.parse(this.#start) as Json;
-      this.#start = scopeEvent('start', this.uuid, this.parentUuid, this.propagationRootUuid, this.name, this.category, this.attributes, null, input, this.meta.json, formatTimestamp(this.startUs));
+      this.#start = scopeEvent('start', this.uuid, this.parentUuid, this.propagationRootUuid, this.name, this.category, this.attributes, null, input, this.startMetadata.json, formatTimestamp(this.startUs));
     }
     return this.#start;
   }
@@ -65,6 +64,8 @@ export class ScopeRecord {
 /** An LLM or tool span started with `llmStart`/`toolStart` (or a managed call). */
 export class SpanRecord {
   ended = false;
+  /** The converted start metadata, set by the encoder that writes the start. */
+  startMetadata: EncodedMetadata = EncodedMetadata.NULL;
 
   constructor(
     readonly owner: object,
@@ -77,12 +78,4 @@ export class SpanRecord {
     readonly profile: AtofCategoryProfile,
     readonly startUs: number,
   ) {}
-
-  /** The converted start metadata, set when the start is emitted. */
-  meta: Metadata = Metadata.NULL;
-
-  /** The converted start metadata. */
-  get metadata(): Json {
-    return this.meta.json;
-  }
 }

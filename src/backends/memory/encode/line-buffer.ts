@@ -16,7 +16,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { wellFormed } from '../../shared/json.ts';
+import { wellFormed } from '../../../shared/json.ts';
 
 const INITIAL_CAPACITY = 16 * 1024;
 /** A buffer grown past this (a huge payload) is not kept for the next line. */

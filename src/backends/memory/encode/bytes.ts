@@ -1,8 +1,9 @@
 /**
- * Whole ATOF lines of the memory relay's events, written as bytes straight
- * from the caller's payloads: the path taken while no receiver needs event
- * objects. Each writer gives the bytes `serializeEvent` gives for the event
- * object `events.ts` would build from the same call (pinned by
+ * The byte encoder: whole ATOF lines of the memory relay's events, written
+ * as bytes straight from the caller's payloads, for every configuration
+ * without a `subscribe()` callback (ATIF trajectories take the line). Each
+ * writer gives the bytes `serializeEvent` gives for the event object the
+ * object encoder builds from the same call (pinned by
  * test/memory/lines-only.test.ts).
  *
  * Composite payload parts (the LLM request's `{content, headers}`, a tool
@@ -12,11 +13,14 @@
  * @module
  */
 
-import type { JsonObject } from '../../relay/contract.ts';
-import type { AtofCategoryProfile } from '../../formats/atof/types.ts';
-import { llmRequestData, payload } from './events.ts';
-import { encoded, type LineBuilder } from './line-builder.ts';
-import type { Metadata } from './metadata.ts';
+import type { JsonObject } from '../../../relay/contract.ts';
+import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
+import { llmRequestData, toSortedJson } from './event-parts.ts';
+import { encoded, type LineBuilder } from './line-buffer.ts';
+import { convertMetadata, endMetadata, type EncodedMetadata, type EndRule } from './metadata.ts';
+import type { Encoder } from './encoder.ts';
+import type { Delivery } from '../delivery.ts';
+import type { ScopeRecord, SpanRecord } from '../records.ts';
 import {
   attributesText,
   DATA_KEY,
@@ -27,8 +31,8 @@ import {
   writeMarkTail,
   writeScopeHead,
   writeScopeTail,
-} from './atof-line.ts';
-import { writeFastPayload, writePayload } from './payload-text.ts';
+} from './event-text.ts';
+import { writeFastPayload, writePayload } from './payload-bytes.ts';
 
 /** The envelope fields of a scope, LLM or tool event. */
 export interface LineScope {
@@ -52,7 +56,7 @@ export function writeScopeLine(
   category: string,
   attributes: readonly string[],
   data: unknown,
-  metadata: Metadata,
+  metadata: EncodedMetadata,
   timestampUs: number,
   dataRange?: LineRange,
 ): void {
@@ -101,7 +105,7 @@ export function writeSpanStartLine(
   span: LineSpan,
   data: unknown,
   headers: JsonObject | undefined,
-  metadata: Metadata,
+  metadata: EncodedMetadata,
   timestampUs: number,
 ): void {
   writeScopeHead(out, '[]', span.kind);
@@ -122,7 +126,7 @@ export function writeSpanEndLine(
   out: LineBuilder,
   span: LineSpan,
   data: unknown,
-  metadata: Metadata,
+  metadata: EncodedMetadata,
   annotation: unknown,
   timestampUs: number,
 ): void {
@@ -194,7 +198,7 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
   }
   out.raw(ANNOTATION_KEY);
   if (!writeFastPayload(out, annotation)) {
-    const converted = payload(annotation);
+    const converted = toSortedJson(annotation);
     if (converted === null) {
       out.length = out.start + written;
       writeProfile(out, profile);
@@ -203,4 +207,81 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
     out.utf8(payloadJsonText(converted));
   }
   out.byte(0x7d); // }
+}
+
+/** Writes each event as its line; `false` (the line could not be written) hands the call to the object encoder. */
+export class ByteEncoder implements Encoder {
+  constructor(private readonly delivery: Delivery) {}
+
+  scopeStart(record: ScopeRecord, input: unknown, metadata: unknown): boolean {
+    return this.tryLine(
+      (out) => {
+        const converted = convertMetadata(metadata);
+        const range: LineRange = { start: 0, end: 0 };
+        writeScopeLine(out, 'start', record, record.category, record.attributes, input, converted, record.startUs, range);
+        record.startMetadata = converted;
+        // The input's text is kept for `record.start` (the rest of the start event is in the record).
+        record.keepStart(out.text(out.start + range.start, out.start + range.end));
+      },
+      record.uuid,
+      record.parentUuid,
+      'start',
+      record.top,
+    );
+  }
+
+  scopeEnd(record: ScopeRecord, output: unknown, metadata: unknown, endUs: number): boolean {
+    return this.tryLine(
+      (out) => writeScopeLine(out, 'end', record, record.category, record.attributes, output, endMetadata('merge', record.startMetadata, metadata), endUs),
+      record.uuid,
+      record.parentUuid,
+      'end',
+      record.top,
+    );
+  }
+
+  mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number, top: ScopeRecord | null): boolean {
+    return this.tryLine((out) => writeMarkLine(out, uuid, parentUuid, propagationRootUuid, name, data, metadata, timestampUs), uuid, parentUuid, null, top);
+  }
+
+  spanStart(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
+    return this.tryLine(
+      (out) => {
+        const converted = convertMetadata(metadata);
+        writeSpanStartLine(out, record, data, headers, converted, record.startUs);
+        record.startMetadata = converted;
+      },
+      record.uuid,
+      record.parentUuid,
+      'start',
+      record.top,
+    );
+  }
+
+  spanEnd(record: SpanRecord, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): boolean {
+    return this.tryLine(
+      (out) => writeSpanEndLine(out, record, data, endMetadata(rule, record.startMetadata, metadata), annotation, endUs),
+      record.uuid,
+      record.parentUuid,
+      'end',
+      record.top,
+    );
+  }
+
+  /**
+   * The one fallback: writes a line with `write` and delivers it, or gives
+   * the line up when `write` throws (a payload past the engine's limits,
+   * which the object encoder then records and counts as dropped).
+   */
+  private tryLine(write: (out: LineBuilder) => void, uuid: string, parentUuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): boolean {
+    const out = this.delivery.openLine();
+    try {
+      write(out);
+    } catch {
+      this.delivery.abandonLine(out);
+      return false;
+    }
+    this.delivery.closeLine(out, uuid, parentUuid, phase, top);
+    return true;
+  }
 }

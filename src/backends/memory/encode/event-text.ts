@@ -3,22 +3,22 @@
  *
  * Native's line writer differs from `JSON.stringify` in number text and in
  * the order of integer-like keys (the rules, and the exact writer, live in
- * `../formats/rust-json.ts`). Both are rare in real payloads, so the relay
+ * `formats/native-text.ts`). Both are rare in real payloads, so the relay
  * serializes with `JSON.stringify` and falls back to the exact writer only
  * when a walk of the event's payloads finds a value that could differ
  * (`needsNativeJson`).
  *
  * Lines of events nobody needs as objects are written as bytes instead
- * (`write*` below, with payloads from `payload-text.ts`); both forms give
+ * (`write*` below, with payloads from `payload-bytes.ts`); both forms give
  * the same bytes.
  *
  * @module
  */
 
-import type { Json } from '../../relay/contract.ts';
-import { formatTimestamp } from '../../shared/clock.ts';
-import { canonicalJson, formatPayloadNumber, stringifyMayDiffer } from '../../formats/native-text.ts';
-import { encoded, type LineBuilder } from './line-builder.ts';
+import type { Json } from '../../../relay/contract.ts';
+import { formatTimestamp } from '../../../shared/clock.ts';
+import { canonicalJson, formatPayloadNumber, stringifyMayDiffer } from '../../../formats/native-text.ts';
+import { encoded, type LineBuilder } from './line-buffer.ts';
 
 /**
  * True when `JSON.stringify` of this event may differ from native's text:
@@ -33,7 +33,7 @@ export function needsNativeJson(event: { data: Json; metadata: Json; category_pr
 }
 
 /**
- * The ATOF line of an event built by `events.ts`, without its newline.
+ * The ATOF line of an event built by the object encoder, without its newline.
  *
  * Equal to `JSON.stringify(event)` (whose key order the builders fix),
  * except that payloads needing it go through the exact writer. The envelope
@@ -63,7 +63,7 @@ export function serializeEvent(event: AtofEventLike): string {
 /**
  * The line of a scope event (scope, LLM or tool span) from its parts: the
  * payload parts already as native text, the rest as the builders in
- * `events.ts` would put it in the event.
+ * the object encoder would put it in the event.
  */
 function scopeLine(
   phase: 'start' | 'end',

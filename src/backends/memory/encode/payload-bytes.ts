@@ -1,5 +1,5 @@
 /**
- * Payload text in one pass: native's ATOF text of `payload(value)` written
+ * Payload text in one pass: native's ATOF text of `toSortedJson(value)` written
  * straight from the caller's value into a line's bytes, without building
  * the sorted deep copy first and serializing it afterwards.
  *
@@ -7,7 +7,7 @@
  * class instances without `toJSON`, `Date`, `Map`, `Set`, `Error` or binary
  * data), arrays, strings, numbers, booleans, BigInts, `null`, and the
  * values `toJson` drops. It writes what `toJson(value, { sortKeys: true })`
- * followed by native's writer (`../formats/rust-json.ts`) would: keys in
+ * followed by native's writer (`formats/native-text.ts`) would: keys in
  * code-point order, native number text, lone surrogates as U+FFFD.
  * Anything else gives up on the whole value, whose bytes are then rolled
  * back and written by the general path (`toJson` and the exact writer),
@@ -25,23 +25,23 @@
  * @module
  */
 
-import type { Json } from '../../relay/contract.ts';
-import { formatF64 } from '../../formats/native-text.ts';
-import { toJson, wellFormed } from '../../shared/json.ts';
-import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-builder.ts';
-import { payloadJsonText } from './atof-line.ts';
+import type { Json } from '../../../relay/contract.ts';
+import { formatF64 } from '../../../formats/native-text.ts';
+import { toJson, wellFormed } from '../../../shared/json.ts';
+import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-buffer.ts';
+import { payloadJsonText } from './event-text.ts';
 
 /** `toJson`'s default depth limit: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
 const MAX_DEPTH = 64;
 const SORTED = { sortKeys: true } as const;
 
-/** Writes native's text of `payload(value)`. */
+/** Writes native's text of `toSortedJson(value)`. */
 export function writePayload(out: LineBuilder, value: unknown): void {
   if (!writeFastPayload(out, value)) out.utf8(generalPayloadText(value));
 }
 
 /**
- * Writes native's text of `payload(value)` when the fast path takes all of
+ * Writes native's text of `toSortedJson(value)` when the fast path takes all of
  * it and returns true; otherwise writes nothing and returns false.
  */
 export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
@@ -65,7 +65,7 @@ function generalPayloadText(value: unknown): string {
   return payloadJsonText(toJson(value, SORTED) as Json);
 }
 
-/** Native's text of `payload(value)`, as a string. */
+/** Native's text of `toSortedJson(value)`, as a string. */
 export function payloadText(value: unknown): string {
   const out = takeBuilder();
   try {

@@ -1,0 +1,53 @@
+/**
+ * What the in-memory relay counts and how it reports it: events, misuse,
+ * receivers that failed, lines dropped, ends moved after their starts.
+ * Every failure is counted before it is logged, so nothing is lost uncounted.
+ *
+ * @module
+ */
+
+import type { Logger } from '../../shared/logger.ts';
+import { safeLog } from '../../shared/logger.ts';
+
+export class RelayCounters {
+  events = 0;
+  errors = 0;
+  dropped = 0;
+  receiverErrors = 0;
+  adjustedTimestamps = 0;
+
+  constructor(readonly logger: Logger) {}
+
+  /** A caller's mistake (a foreign handle, a bad timestamp): ignored or repaired, counted, logged at debug. */
+  misuse(message: string): void {
+    this.errors++;
+    safeLog(this.logger, 'debug', `memory relay: ${message}`);
+  }
+
+  /** A subscriber or internal receiver threw or rejected. */
+  receiverFailed(what: string, error: unknown): void {
+    this.errors++;
+    this.receiverErrors++;
+    safeLog(this.logger, 'debug', `memory relay: ${what} failed: ${describeError(error)}`);
+  }
+
+  /** Something inside the relay failed; the caller never sees it. */
+  internalError(what: string, error: unknown): void {
+    this.errors++;
+    safeLog(this.logger, 'warn', `memory relay: ${what} failed: ${describeError(error)}`);
+  }
+
+  /** An end stamped at or before its start, moved after it. */
+  adjusted(endUs: number, startUs: number): void {
+    this.adjustedTimestamps++;
+    safeLog(this.logger, 'debug', `end timestamp ${endUs} is not after start ${startUs}; recorded as start + 1 µs`);
+  }
+}
+
+function describeError(error: unknown): string {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  } catch {
+    return 'unknown error';
+  }
+}

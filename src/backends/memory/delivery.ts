@@ -1,0 +1,147 @@
+/**
+ * Where the memory relay's events go, in emission order: internal
+ * listeners (ATIF trajectories, the plugins.toml host), ATOF file sinks,
+ * then `subscribe()` callbacks. Every receiver is isolated: a throw or a
+ * rejected promise is counted and logged, never seen by the emitter.
+ *
+ * An event arrives either as a line (the byte encoder wrote its ATOF text
+ * straight into a sink's staging buffer, or into a pooled buffer when there
+ * is not exactly one sink) or as an event object (serialized once, shared
+ * by every sink).
+ *
+ * @module
+ */
+
+import type { AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
+import type { InternalListener } from './plug-in.ts';
+import type { AtofFileWriter } from './atof-writer.ts';
+import type { RelayCounters } from './counters.ts';
+import type { ScopeRecord } from './records.ts';
+import { serializeEvent } from './encode/event-text.ts';
+import { giveBack, takeBuilder, type LineBuilder } from './encode/line-buffer.ts';
+
+export class Delivery {
+  // Copy-on-write arrays: subscribing or unsubscribing during delivery is safe.
+  subscribers: AtofSubscriber[] = [];
+  listeners: InternalListener[] = [];
+  lineSinks: AtofFileWriter[] = [];
+  /** Every sink ever added and not yet closed (their drop counts are read from here). */
+  readonly writers = new Set<AtofFileWriter>();
+
+  constructor(private readonly counters: RelayCounters) {}
+
+  /**
+   * Where a line is written: straight into the staging buffer of the only
+   * ATOF sink (no copy), else into a pooled buffer. Hand it to `closeLine`
+   * when the line is complete, or to `abandonLine`.
+   */
+  openLine(): LineBuilder {
+    const sinks = this.lineSinks;
+    if (sinks.length === 1) {
+      const out = sinks[0]!.beginLine();
+      if (out !== null) return out;
+    }
+    return takeBuilder();
+  }
+
+  /** Delivers an event written as a line: to the internal listeners, then the sinks. */
+  closeLine(out: LineBuilder, uuid: string, parentUuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): void {
+    this.counters.events++;
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i]!.line(out.bytes, out.start, out.length, uuid, parentUuid, phase, top);
+      } catch (error) {
+        this.counters.receiverFailed('internal sink', error);
+      }
+    }
+    const sinks = this.lineSinks;
+    const owner = out.owner;
+    if (owner === null) {
+      for (let i = 0; i < sinks.length; i++) sinks[i]!.appendBytes(out.bytes, out.length);
+      giveBack(out);
+      return;
+    }
+    if (sinks.length === 1 && sinks[0] === owner) {
+      owner.endLine(true);
+      return;
+    }
+    // The sinks changed while the line was written (a payload getter that registered or closed one).
+    const line = out.bytes.slice(out.start, out.length);
+    owner.endLine(false);
+    for (let i = 0; i < sinks.length; i++) sinks[i]!.appendBytes(line, line.length);
+  }
+
+  /** Gives up a line begun with `openLine` (the object encoder records the event instead). */
+  abandonLine(out: LineBuilder): void {
+    if (out.owner === null) giveBack(out);
+    else out.owner.endLine(false);
+  }
+
+  /** Delivers an event object: sinks (one serialization for all), internal listeners, subscribers. */
+  emit(event: AtofEvent, top: ScopeRecord | null): void {
+    this.counters.events++;
+    const sinks = this.lineSinks;
+    if (sinks.length > 0) {
+      let line: string | undefined;
+      try {
+        line = serializeEvent(event) + '\n';
+      } catch (error) {
+        // Only a pathological payload (a string past the engine's limit) gets here.
+        this.counters.dropped += sinks.length;
+        this.counters.internalError('serializing an event', error);
+      }
+      if (line !== undefined) for (let i = 0; i < sinks.length; i++) sinks[i]!.append(line);
+    }
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i]!.event(event, top);
+      } catch (error) {
+        this.counters.receiverFailed('internal sink', error);
+      }
+    }
+    const subscribers = this.subscribers;
+    for (let i = 0; i < subscribers.length; i++) {
+      try {
+        const result: unknown = subscribers[i]!(event);
+        if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<unknown>).then === 'function') {
+          (result as PromiseLike<unknown>).then(undefined, (error: unknown) => this.counters.receiverFailed('subscriber', error));
+        }
+      } catch (error) {
+        this.counters.receiverFailed('subscriber', error);
+      }
+    }
+  }
+
+  /** Adds a subscriber; `changed` runs after it comes and after it goes. Returns the (idempotent) unsubscribe. */
+  subscribe(callback: AtofSubscriber, changed: () => void): () => void {
+    this.subscribers = [...this.subscribers, callback];
+    changed();
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      const index = this.subscribers.indexOf(callback);
+      if (index >= 0) this.subscribers = this.subscribers.filter((_, i) => i !== index);
+      changed();
+    };
+  }
+
+  addListener(listener: InternalListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  addLineSink(writer: AtofFileWriter): () => void {
+    this.lineSinks = [...this.lineSinks, writer];
+    this.writers.add(writer);
+    return () => {
+      this.lineSinks = this.lineSinks.filter((w) => w !== writer);
+      // Keep the writer's drop count in the totals once it leaves the set.
+      if (this.writers.delete(writer)) this.counters.dropped += writer.droppedLines;
+    };
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The parts of an ATOF event native derives from the caller's values, as
+ * the in-memory relay builds them: payloads as sorted plain JSON (native
+ * re-serializes every record through serde_json, so every object key comes
+ * out sorted), the recorded request headers (credentials removed), the LLM
+ * and tool profiles, and the timestamp text. The event objects themselves
+ * are built by `formats/atof/build.ts`; the end-metadata rules are in
+ * `metadata.ts`.
+ *
+ * @module
+ */
+
+import type { Json, JsonObject } from '../../../relay/contract.ts';
+import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
+import { formatTimestamp } from '../../../shared/clock.ts';
+import { isJsonObject, toJson, wellFormed } from '../../../shared/json.ts';
+
+const SORTED = { sortKeys: true } as const;
+
+/** Converts a payload the way native's serde round-trip leaves it: plain JSON, keys sorted. */
+export function toSortedJson(value: unknown): Json {
+  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    const flat = flatPlainObject(value);
+    if (flat !== undefined) return flat;
+  }
+  return toJson(value, SORTED);
+}
+
+const MAX_FLAT_KEYS = 32;
+
+/**
+ * The common metadata shape (a small object literal of strings, numbers,
+ * booleans and nulls) converted without `toJson`'s general machinery; the
+ * result is what `toJson` would return. Anything else returns undefined
+ * and takes the general path (a getter read here then runs a second time).
+ */
+function flatPlainObject(object: object): JsonObject | undefined {
+  const out: JsonObject = {};
+  try {
+    // Inside the try: a Proxy whose key listing throws takes the general path, which records it.
+    const keys = Object.keys(object);
+    if (keys.length > MAX_FLAT_KEYS || keys.includes('toJSON') || keys.includes('__proto__')) return undefined;
+    keys.sort();
+    for (const key of keys) {
+      if (wellFormed(key) !== key) return undefined;
+      const value: unknown = (object as Record<string, unknown>)[key];
+      switch (typeof value) {
+        case 'string':
+          out[key] = wellFormed(value);
+          break;
+        case 'boolean':
+          out[key] = value;
+          break;
+        case 'number':
+          out[key] = Number.isFinite(value) ? value : null;
+          break;
+        case 'undefined':
+          break;
+        default:
+          if (value !== null) return undefined;
+          out[key] = null;
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return out;
+}
+
+/** Builds an object with sorted keys from a source whose keys may not be sorted. */
+export function sortedObject(source: JsonObject): JsonObject {
+  const keys = Object.keys(source).sort();
+  const out: JsonObject = {};
+  for (const key of keys) define(out, key, source[key]!);
+  return out;
+}
+
+/** Header names native removes from the recorded LLM request (compared case-insensitively). */
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'cookie',
+]);
+
+/** The request headers as recorded on the LLM start event: credentials removed, keys sorted. */
+export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  if (typeof headers === 'object' && headers !== null) {
+    let keys: string[];
+    try {
+      keys = Object.keys(headers);
+    } catch {
+      keys = [];
+    }
+    keys.sort();
+    for (const key of keys) {
+      if (CREDENTIAL_HEADERS.has(key.toLowerCase())) continue;
+      let value: unknown;
+      try {
+        value = (headers as Record<string, unknown>)[key];
+      } catch {
+        continue;
+      }
+      if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+      define(out, key, toSortedJson(value));
+    }
+  }
+  if (injected === undefined) return out;
+  for (const key in injected) define(out, key, injected[key]!);
+  return sortedObject(out);
+}
+
+/** The LLM start event's `data`: `{content, headers}`. */
+export function llmRequestData(content: unknown, headers: JsonObject): JsonObject {
+  return { content: toSortedJson(content), headers };
+}
+
+/**
+ * `category_profile` of an LLM span: `{model_name}` when a model name is
+ * known, else `{}`. An empty name counts as unknown, as in the native
+ * adapter (the raw binding would write `""`).
+ */
+export function llmProfile(modelName: unknown): AtofCategoryProfile {
+  return typeof modelName === 'string' && modelName !== '' ? { model_name: modelName } : {};
+}
+
+/**
+ * `category_profile` of a tool span: `{tool_call_id}` when an id is known,
+ * else `{}`. An empty id counts as unknown (the contract's rule; native
+ * would write `""`).
+ */
+export function toolProfile(toolCallId: unknown): AtofCategoryProfile {
+  return typeof toolCallId === 'string' && toolCallId !== '' ? { tool_call_id: toolCallId } : {};
+}
+
+/**
+ * The tool end profile: the start profile plus `tool_result_annotation` when
+ * one is given. An annotation that converts to null (a function, a symbol,
+ * `null`) counts as none, as in native.
+ */
+export function toolEndProfile(start: AtofCategoryProfile, annotation: Json | undefined): AtofCategoryProfile {
+  if (annotation === undefined || annotation === null) return start;
+  const id = start.tool_call_id;
+  return id === undefined ? { tool_result_annotation: annotation } : { tool_call_id: id, tool_result_annotation: annotation };
+}
+
+/**
+ * A memoizing RFC 3339 formatter: events arrive in bursts within the same
+ * second, and rendering the date part is most of `formatTimestamp`'s cost.
+ * Output is identical to `formatTimestamp`.
+ */
+export function createTimestampFormatter(): (micros: number) => string {
+  let lastSecond = Number.NaN;
+  let lastBase = '';
+  return (micros) => {
+    const second = Math.floor(micros / 1_000_000);
+    if (second !== lastSecond) {
+      const whole = formatTimestamp(second * 1_000_000); // "...T14:59:29+00:00"
+      lastBase = whole.slice(0, whole.length - 6);
+      lastSecond = second;
+    }
+    const fraction = micros - second * 1_000_000;
+    if (fraction === 0) return `${lastBase}+00:00`;
+    if (fraction % 1000 === 0) return `${lastBase}.${String(fraction / 1000).padStart(3, '0')}+00:00`;
+    return `${lastBase}.${String(fraction).padStart(6, '0')}+00:00`;
+  };
+}
+
+function define(target: JsonObject, key: string, value: Json): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}

@@ -1,0 +1,300 @@
+/**
+ * EncodedMetadata from a scope's or span's start to its end, where native merges it
+ * with the end metadata: the merge rules, once, in both forms the relay's
+ * encoders use (JSON values for event objects, entries for lines).
+ *
+ * The rules that are not obvious from the ATOF text, each checked against
+ * `nemo-relay-node@0.9.2` (the contract's part is `relay/rules.ts`):
+ * - end metadata is the start metadata shallow-merged with the end
+ *   metadata when both are objects; otherwise a non-null end value replaces
+ *   the start value;
+ * - a manual LLM end always carries `otel.status_code: "OK"` and never
+ *   `otel.status_description`; if the merged metadata is not an object it
+ *   becomes `{"otel.status_code": "OK"}`;
+ * - an error-ended tool's end metadata gets `otel.status_code: "ERROR"`
+ *   (a non-object value under `metadata`) before the merge;
+ * - a failed managed call gets native's error keys.
+ *
+ *
+ * A record started while nobody needs event objects keeps flat metadata
+ * (the usual shape: ids and a few scalars) as sorted entries of the
+ * caller's primitive values. An end's metadata is then a stack of such
+ * entries (start, end, the status keys native adds) written by merging
+ * them as they are written: no object is copied or re-serialized, and no
+ * merged list is built. Anything else (not an object, nested values, or an
+ * object only the general conversion takes) is kept as converted JSON and
+ * merged by the JSON functions below, exactly as an event object would be. The JSON form of entries is built when first asked for.
+ *
+ * @module
+ */
+
+import type { Json, JsonObject } from '../../../relay/contract.ts';
+import { mergeEndMetadata, NON_OBJECT_METADATA_KEY, STATUS_CODE_KEY, toolErrorEndMetadata } from '../../../relay/rules.ts';
+import { isJsonObject } from '../../../shared/json.ts';
+import { sortedObject, toSortedJson } from './event-parts.ts';
+import type { LineBuilder } from './line-buffer.ts';
+import { payloadJsonText } from './event-text.ts';
+import { entriesJson, flatEntries, mergeEntries, NO_ENTRIES, singleEntry, writeLayers, type Entries } from './payload-bytes.ts';
+
+/**
+ * Converted metadata: a flat object as entries (or as layers of entries,
+ * later layers winning, `omit` left out of all but the last), or a JSON value.
+ */
+export class EncodedMetadata {
+  static readonly NULL = new EncodedMetadata(undefined, undefined, null);
+
+  #entries: Entries | undefined;
+  #json: Json | undefined;
+
+  private constructor(
+    private readonly layers: readonly Entries[] | undefined,
+    private readonly omit: string | undefined,
+    json: Json | undefined,
+  ) {
+    this.#json = json;
+    if (layers !== undefined && layers.length === 1 && omit === undefined) this.#entries = layers[0];
+  }
+
+  static ofJson(json: Json): EncodedMetadata {
+    return json === null ? EncodedMetadata.NULL : new EncodedMetadata(undefined, undefined, json);
+  }
+
+  static ofEntries(entries: Entries): EncodedMetadata {
+    return new EncodedMetadata([entries], undefined, undefined);
+  }
+
+  /** A flat object merged from `layers` (later ones win), leaving `omit` out of all but the last. */
+  static ofLayers(layers: readonly Entries[], omit?: string): EncodedMetadata {
+    return new EncodedMetadata(layers, omit, undefined);
+  }
+
+  /** The flat object's entries; undefined for JSON metadata. */
+  get entries(): Entries | undefined {
+    if (this.#entries === undefined && this.layers !== undefined) {
+      const layers = this.layers;
+      let merged = layers[0]!;
+      for (let i = 1; i < layers.length; i++) merged = mergeEntries(merged, layers[i]!, i === layers.length - 1 ? this.omit : undefined);
+      // `omit` leaves every layer but the last; with one layer there is nothing to leave it out of.
+      this.#entries = merged;
+    }
+    return this.#entries;
+  }
+
+  /** The converted value, as an event object carries it. */
+  get json(): Json {
+    if (this.#json === undefined) this.#json = entriesJson(this.entries!);
+    return this.#json;
+  }
+
+  /** Writes native's text of the value. */
+  write(out: LineBuilder): void {
+    if (this.layers !== undefined) writeLayers(out, this.layers, this.omit);
+    else if (this.#json === null) out.ascii('null');
+    // JSON built by the merge functions may hold strings as given (error messages): their writer keeps them as is.
+    else out.utf8(payloadJsonText(this.#json!));
+  }
+
+  /** True when the converted value is `null`. */
+  get isNull(): boolean {
+    return this === EncodedMetadata.NULL;
+  }
+
+  /** True for an object the entries do not hold: merging it takes the JSON functions. */
+  get isJsonObject(): boolean {
+    return this.layers === undefined && isJsonObject(this.#json);
+  }
+
+  /** The layers of a flat object (one for plain entries), for stacking in another merge; undefined for JSON. */
+  get stack(): readonly Entries[] | undefined {
+    if (this.layers === undefined) return undefined;
+    return this.omit === undefined ? this.layers : [this.entries!];
+  }
+}
+
+/** Converts raw metadata as `toSortedJson()` does, into entries when it is a flat object the fast path takes. */
+export function convertMetadata(value: unknown): EncodedMetadata {
+  if (value == null) return EncodedMetadata.NULL;
+  const entries = flatEntries(value);
+  return entries !== undefined ? EncodedMetadata.ofEntries(entries) : EncodedMetadata.ofJson(toSortedJson(value));
+}
+
+/** `mergeMetadata`: end null keeps start, two objects merge (end wins), anything else is the end value. */
+export function mergedMetadata(start: EncodedMetadata, end: EncodedMetadata): EncodedMetadata {
+  if (end.isNull) return start;
+  const over = end.stack;
+  if (over !== undefined) {
+    const under = start.stack;
+    if (under !== undefined) return EncodedMetadata.ofLayers([...under, ...over]);
+    if (!start.isJsonObject) return end;
+  } else if (!end.isJsonObject) {
+    return end;
+  }
+  return EncodedMetadata.ofJson(mergeMetadata(start.json, end.json));
+}
+
+const LLM_OK_ENTRY = singleEntry(STATUS_CODE_KEY, 'OK');
+const TOOL_ERROR_ENTRY = singleEntry(STATUS_CODE_KEY, 'ERROR');
+
+/** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK, no description. */
+export function llmEndMetadataOf(start: EncodedMetadata, end: EncodedMetadata): EncodedMetadata {
+  if (start.isJsonObject || end.isJsonObject) return EncodedMetadata.ofJson(llmEndMetadata(start.json, end.json));
+  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, LLM_OK_ENTRY], 'otel.status_description');
+}
+
+/** `managedOkMetadata`: start metadata with `otel.status_code: "OK"`. */
+export function managedOkMetadataOf(start: EncodedMetadata): EncodedMetadata {
+  if (start.isJsonObject) return EncodedMetadata.ofJson(managedOkMetadata(start.json));
+  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, LLM_OK_ENTRY]);
+}
+
+/** `toolErrorMetadata`: the end metadata (a non-object under `metadata`) with `otel.status_code: "ERROR"`, merged over start. */
+export function toolErrorMetadataOf(start: EncodedMetadata, end: EncodedMetadata): EncodedMetadata {
+  const endValue = end.entries === undefined ? end.json : undefined;
+  // Only a primitive end value fits a flat entry; anything else takes the JSON functions.
+  if (start.isJsonObject || (typeof endValue === 'object' && endValue !== null)) {
+    return EncodedMetadata.ofJson(toolErrorMetadata(start.json, end.json));
+  }
+  const base = end.entries ?? (endValue === null ? NO_ENTRIES : singleEntry(NON_OBJECT_METADATA_KEY, endValue!));
+  return mergedMetadata(start, EncodedMetadata.ofLayers([base, TOOL_ERROR_ENTRY]));
+}
+
+// ---- the same rules on JSON values (event objects) ----------------------------
+
+/**
+ * Start metadata merged with end metadata, as native does: a shallow merge
+ * (end wins) when both are objects, otherwise a non-null end value replaces
+ * the start value. The result has sorted keys and is a new object, so the
+ * start event is never mutated.
+ */
+export function mergeMetadata(start: Json, end: Json): Json {
+  const merged = mergeEndMetadata(start, end);
+  return merged === start || merged === end || !isJsonObject(merged) ? merged : sortedObject(merged);
+}
+
+/**
+ * `base` (already sorted, or not an object) with `extra` keys set over it,
+ * keys sorted. A non-object `base` is dropped, as native does when it has to
+ * add status keys to metadata that is a string or an array.
+ */
+export function withKeys(base: Json, extra: JsonObject, omit?: string): JsonObject {
+  const merged: JsonObject = {};
+  if (isJsonObject(base)) for (const key in base) if (key !== omit) define(merged, key, base[key]!);
+  for (const key in extra) define(merged, key, extra[key]!);
+  return sortedObject(merged);
+}
+
+const LLM_OK = { [STATUS_CODE_KEY]: 'OK' } as const;
+
+/**
+ * End metadata of a manual LLM end, as native builds it: the object parts
+ * of start and end metadata merged (a non-object side is ignored), then
+ * `otel.status_code` forced to `"OK"` and `otel.status_description` dropped.
+ */
+export function llmEndMetadata(start: Json, end: Json): JsonObject {
+  const merged = mergeMetadata(isJsonObject(start) ? start : null, isJsonObject(end) ? end : null);
+  return withKeys(merged, LLM_OK, 'otel.status_description');
+}
+
+/** End metadata of a managed success: merged with `otel.status_code: "OK"` (a description is kept). */
+export function managedOkMetadata(start: Json): JsonObject {
+  return withKeys(start, LLM_OK);
+}
+
+/**
+ * End metadata of a tool ended with `status: 'error'`: the end metadata
+ * with `otel.status_code: "ERROR"` (a non-object value kept under
+ * `metadata`), merged over the start metadata. This is what the native
+ * adapter passes to a manual native tool end, which keeps the status.
+ */
+export function toolErrorMetadata(start: Json, end: Json): Json {
+  return mergeMetadata(start, sortedObject(toolErrorEndMetadata(end)));
+}
+
+/**
+ * End metadata of a failed managed call, the keys native writes: the
+ * exception's name and message behind `internal error: `.
+ */
+export function managedErrorMetadata(start: Json, error: unknown): JsonObject {
+  return withKeys(start, {
+    'error.type': 'internal_error',
+    'exception.type': exceptionType(error),
+    'otel.status_code': 'ERROR',
+    'otel.status_description': `internal error: ${exceptionMessage(error)}`,
+  });
+}
+
+/** Native's `exception.type`: a thrown object's string `name`, else `"Error"`. */
+export function exceptionType(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    try {
+      const name = (error as { name?: unknown }).name;
+      if (typeof name === 'string' && name !== '') return name;
+    } catch {
+      // A throwing getter gets the generic name.
+    }
+  }
+  return 'Error';
+}
+
+/** Native's description text: a thrown object's string `message`, a primitive's `String()`, else `unknown error`. */
+export function exceptionMessage(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    try {
+      const message = (error as { message?: unknown }).message;
+      if (typeof message === 'string') return message;
+    } catch {
+      // Fall through to the generic text.
+    }
+    return 'unknown error';
+  }
+  try {
+    return String(error);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+function define(target: JsonObject, key: string, value: Json): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}
+
+// ---- one entry per end kind, for each encoder ---------------------------------
+
+/** How an end's metadata comes from its start metadata and the end's own input. */
+export type EndRule = 'merge' | 'llm' | 'tool-error' | 'managed-ok' | 'managed-error';
+
+/** The end metadata in the line encoder's form (`end` is the caller's raw metadata, or the thrown value for `managed-error`). */
+export function endMetadata(rule: EndRule, start: EncodedMetadata, end: unknown): EncodedMetadata {
+  switch (rule) {
+    case 'merge':
+      return mergedMetadata(start, convertMetadata(end));
+    case 'llm':
+      return llmEndMetadataOf(start, convertMetadata(end));
+    case 'tool-error':
+      return toolErrorMetadataOf(start, convertMetadata(end));
+    case 'managed-ok':
+      return managedOkMetadataOf(start);
+    case 'managed-error':
+      return EncodedMetadata.ofJson(managedErrorMetadata(start.json, end));
+  }
+}
+
+/** The end metadata in the object encoder's form. */
+export function endMetadataJson(rule: EndRule, start: Json, end: unknown): Json {
+  switch (rule) {
+    case 'merge':
+      return mergeMetadata(start, toSortedJson(end));
+    case 'llm':
+      return llmEndMetadata(start, toSortedJson(end));
+    case 'tool-error':
+      return toolErrorMetadata(start, toSortedJson(end));
+    case 'managed-ok':
+      return managedOkMetadata(start);
+    case 'managed-error':
+      return managedErrorMetadata(start, end);
+  }
+}

@@ -1,0 +1,101 @@
+// The per-session ATIF router both backends use: which trajectory gets which
+// event, and that events kept as ATOF line bytes build what the objects build.
+import { describe, expect, it } from 'vitest';
+import { SessionTrajectories } from '../../src/backends/session-trajectories.ts';
+import type { AtofEvent } from '../../src/formats/atof/types.ts';
+
+let clock = 1_800_000_000_000_000;
+function scope(uuid: string, parent: string | null, phase: 'start' | 'end', category = 'agent', data: unknown = null): AtofEvent {
+  clock += 10;
+  return {
+    atof_version: '0.1',
+    attributes: [],
+    category,
+    category_profile: null,
+    data,
+    data_schema: null,
+    kind: 'scope',
+    metadata: null,
+    name: uuid,
+    parent_uuid: parent,
+    propagation_root_uuid: parent ?? uuid,
+    scope_category: phase,
+    timestamp: new Date(clock / 1000).toISOString().replace('Z', '+00:00'),
+    uuid,
+  } as unknown as AtofEvent;
+}
+function mark(uuid: string, parent: string): AtofEvent {
+  clock += 10;
+  return {
+    atof_version: '0.1',
+    category: null,
+    category_profile: null,
+    data: { n: uuid },
+    data_schema: null,
+    kind: 'mark',
+    metadata: null,
+    name: 'm',
+    parent_uuid: parent,
+    propagation_root_uuid: parent,
+    timestamp: new Date(clock / 1000).toISOString().replace('Z', '+00:00'),
+    uuid,
+  } as unknown as AtofEvent;
+}
+const options = (id: string) => ({ sessionId: id, agentName: 'a', agentVersion: '1' });
+const uuidsOf = (json: string) => [...json.matchAll(/"uuid": ?"([^"]+)"/g)].map((m) => m[1]);
+
+describe('session trajectories', () => {
+  it('gives each session only its own subtree, nested sessions included, and skips a replayed root start', () => {
+    const router = new SessionTrajectories();
+    const startA = scope('A', null, 'start');
+    const a = router.open('A', options('A'), startA);
+    const b = router.open('B', options('B'));
+    const events = [startA, scope('B', null, 'start'), scope('A1', 'A', 'start', 'custom'), mark('mA', 'A1'), mark('mB', 'B')];
+    for (const event of events) router.route(event);
+    // A subagent session registered inside A before its start arrives (native delivers late).
+    const startC = scope('C', 'A1', 'start');
+    const c = router.open('C', options('C'), startC);
+    router.route(startC);
+    router.route(mark('mC', 'C'));
+    router.route(scope('C', 'A1', 'end'));
+    router.route(scope('A1', 'A', 'end', 'custom'));
+    expect(a.size).toBe(7); // A start once, A1, mA, C start, mC, C end, A1 end
+    expect(b.size).toBe(2);
+    expect(c.size).toBe(3);
+    router.close(a);
+    router.route(mark('late', 'A'));
+    expect(a.size).toBe(7);
+    expect(router.size).toBe(2);
+    router.closeAll();
+    expect(router.size).toBe(0);
+  });
+
+  it('builds the same trajectory from line bytes as from event objects, across many chunks', () => {
+    const objects = new SessionTrajectories();
+    const lines = new SessionTrajectories();
+    const root = scope('R', null, 'start');
+    // The plugin-host style writes every recorded event back out (extra.observed_events).
+    const hostStyle = { rootUuid: 'R', agentName: 'a', agentVersion: '1', style: 'plugin-host' as const };
+    const fromObjects = objects.open('R', hostStyle, root);
+    const fromLines = lines.open('R', hostStyle, root);
+    const encoder = new TextEncoder();
+    const big = 'é😀"\\'.repeat(20_000);
+    const events: AtofEvent[] = [];
+    for (let i = 0; i < 300; i++) events.push(mark(`m${i}`, 'R'), scope(`s${i}`, 'R', 'start', 'function', i % 50 === 0 ? big : { i }));
+    events.push(scope('R', null, 'end'));
+    for (const event of events) {
+      objects.route(event);
+      const bytes = encoder.encode(`xx${JSON.stringify(event)}\n`);
+      lines.routeLine(event.uuid, event.parent_uuid ?? '', event.kind === 'scope' && event.scope_category === 'start', bytes, 2, bytes.length);
+    }
+    // One event object between the lines keeps its place.
+    const between = mark('between', 'R');
+    objects.route(between);
+    lines.route(between);
+    const text = fromLines.toJson();
+    expect(text).toBe(fromObjects.toJson());
+    expect(fromLines.size).toBe(events.length + 2);
+    expect(uuidsOf(text)).toContain('between');
+    expect(text).toContain(JSON.stringify(big).slice(1, 40));
+  });
+});
