@@ -43,6 +43,7 @@ import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import type { ScopeRecord } from './records.ts';
 import type { RelayCore } from './core.ts';
+import { otlpHubOf } from '../../export/otlp/index.ts';
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -92,6 +93,12 @@ export function activatePluginConfig(
           message: `ATOF file ${health.path} cannot be opened (${health.lastError ?? 'unknown error'}); events are buffered and the open is retried`,
         });
       }
+    }
+    // OTLP destinations live on the relay (their queues outlive this activation); this feeds them.
+    const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry);
+    if (otlp !== null) {
+      detach.push(core.addListener((event, top) => otlp.accept(event, top)));
+      detach.push(() => otlp.close());
     }
     if (settings.atif !== null) {
       const plugin = new PluginAtif(core, settings.atif);

@@ -104,6 +104,7 @@ import {
 } from './metadata.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
+import { existingOtlpHub } from '../../export/otlp/index.ts';
 import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
 
 export interface MemoryRelayOptions {
@@ -581,6 +582,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     }
     this.writers.clear();
     this.lineSinks = [];
+    await existingOtlpHub(this)?.shutdown();
   }
 
   stats(): MemoryRelayStats {
@@ -601,6 +603,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     if (this.pluginOutputs !== null) {
       for (const health of this.pluginOutputs()) if (health.kind !== 'atof') out.push(health);
     }
+    out.push(...(existingOtlpHub(this)?.outputs() ?? []));
     return out;
   }
 

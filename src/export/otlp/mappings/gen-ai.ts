@@ -1,0 +1,3 @@
+import { fullProjection } from './full.ts';
+import type { Projection } from './types.ts';
+export const genAiProjection: Projection = fullProjection;
