@@ -53,7 +53,7 @@ class Labels {
   }
 }
 
-function byTime<T extends { name?: string }>(time: (item: T) => string, name: (item: T) => string) {
+function byTime<T>(time: (item: T) => string, name: (item: T) => string) {
   return (a: T, b: T): number => {
     const ta = BigInt(time(a));
     const tb = BigInt(time(b));
