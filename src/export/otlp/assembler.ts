@@ -83,8 +83,10 @@ export class SpanAssembler {
     if (open === undefined) return; // started before this destination was activated
     this.open.delete(event.uuid);
     const endTime = hrTimeOf(event.timestamp) ?? open.startTime;
-    const shape = this.projection.span({ start: open.start, end: event, isRoot: open.isRoot });
-    this.finish(shape, mergedMetadata(open.start, event));
+    const shape = this.shaped(
+      (strip) => this.projection.span({ start: strip(open.start), end: strip(event), isRoot: open.isRoot }),
+      mergedMetadata(open.start, event),
+    );
     this.emit(
       this.span(shape, open.traceId, open.start.uuid, open.isRoot ? null : open.start.parent_uuid, open.startTime, endTime, statusOf(event), open.events),
     );
@@ -98,30 +100,37 @@ export class SpanAssembler {
     }
     const parent = mark.parent_uuid === null ? undefined : this.open.get(mark.parent_uuid);
     if (this.settings.markProjection === 'tool' && !this.excluded.has(mark.name)) {
-      const shape = this.projection.markSpan(mark);
-      this.finish(shape, objectOf(mark.metadata) ?? {});
+      const shape = this.shaped((strip) => this.projection.markSpan(strip(mark)), objectOf(mark.metadata) ?? {});
       const traceId = parent?.traceId ?? traceIdOf(mark.propagation_root_uuid ?? top?.uuid ?? mark.uuid);
       this.emit(this.span(shape, traceId, mark.uuid, mark.parent_uuid, time, time, { code: StatusCode.UNSET }, []));
       return;
     }
     if (parent === undefined) return; // a mark outside any open span has no span to attach to
-    const attributes = this.projection.markEvent(mark);
-    if (attributes === null) return;
+    if (this.projection.markEvent(mark) === null) return;
+    const { attributes } = this.shaped((strip) => ({ name: mark.name, kind: 0, attributes: this.projection.markEvent(strip(mark)) ?? {} }), objectOf(mark.metadata) ?? {});
     parent.events.push({ name: mark.name, time, attributes, droppedAttributesCount: 0 });
   }
 
-  /** `promote_metadata_prefixes` and `attribute_mappings`, after the type's own attributes. */
-  private finish(shape: SpanShape, metadata: { [key: string]: unknown }): void {
+  /**
+   * The type's span, with `promote_metadata_prefixes` (matching metadata keys
+   * move to top-level attributes, out of the metadata) and
+   * `attribute_mappings` (an alias for an attribute as it was before
+   * promotion), as native applies them.
+   */
+  private shaped(build: (strip: <E extends AtofEvent>(event: E) => E) => SpanShape, metadata: { [key: string]: unknown }): SpanShape {
+    const prefixes = this.settings.promoteMetadataPrefixes;
+    const promotedKeys = prefixes.length === 0 ? [] : Object.keys(metadata).filter((key) => prefixes.some((p) => key.startsWith(p)));
+    const unchanged = <E extends AtofEvent>(event: E): E => event;
+    const shape = build(promotedKeys.length === 0 ? unchanged : (event) => withoutMetadataKeys(event, promotedKeys));
     const attributes = shape.attributes;
-    for (const prefix of this.settings.promoteMetadataPrefixes) {
-      for (const key of Object.keys(metadata)) {
-        if (key.startsWith(prefix)) put(attributes, key, metadata[key] as never);
-      }
-    }
-    for (const { key, alias } of this.settings.attributeMappings) {
-      const value = attributes[key];
+    const mappings = this.settings.attributeMappings;
+    const before = mappings.length > 0 && promotedKeys.length > 0 ? build(unchanged).attributes : attributes;
+    for (const key of promotedKeys) put(attributes, key, metadata[key] as never);
+    for (const { key, alias } of mappings) {
+      const value = before[key] ?? attributes[key];
       if (value !== undefined) attributes[alias] = value;
     }
+    return shape;
   }
 
   private span(
@@ -165,6 +174,14 @@ function statusOf(end: AtofScopeEvent): { code: number } {
   if (code === 'OK') return { code: StatusCode.OK };
   if (code === 'ERROR') return { code: StatusCode.ERROR };
   return { code: StatusCode.UNSET };
+}
+
+function withoutMetadataKeys<E extends AtofEvent>(event: E, keys: readonly string[]): E {
+  const metadata = objectOf(event.metadata);
+  if (metadata === null) return event;
+  const copy = { ...metadata };
+  for (const key of keys) delete copy[key];
+  return { ...event, metadata: copy };
 }
 
 function mergedMetadata(start: AtofScopeEvent, end: AtofScopeEvent): { [key: string]: unknown } {

@@ -37,6 +37,8 @@ export interface Message {
   results: ToolResult[];
   /** The provider's own role, before tool results were recognised (Anthropic results come in `user`). */
   providerRole: string;
+  /** OpenAI style: tool calls in a `tool_calls` field beside the text, not among content blocks. */
+  separateToolCalls: boolean;
 }
 
 export interface ToolDefinition {
@@ -142,7 +144,7 @@ function readMessage(value: Json): Message | null {
   const content = message.content;
   if (providerRole === 'tool') {
     results.push({ id: stringOf(message.tool_call_id), content: textsOf(content ?? null).join('') });
-    return { role: 'tool', parts, results, providerRole };
+    return { role: 'tool', parts, results, providerRole, separateToolCalls: false };
   }
   if (typeof content === 'string') parts.push({ kind: 'text', text: content });
   else if (Array.isArray(content)) {
@@ -164,20 +166,19 @@ function readMessage(value: Json): Message | null {
     }
   }
   const role = results.length > 0 && parts.length === 0 ? 'tool' : providerRole;
-  return { role, parts, results, providerRole };
+  return { role, parts, results, providerRole, separateToolCalls: Array.isArray(message.tool_calls) };
 }
 
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
   if (typeof args === 'string') {
-    let parsed: Json = args;
     try {
-      parsed = JSON.parse(args) as Json;
+      const parsed = JSON.parse(args) as Json;
+      return { id, name, arguments: parsed, argumentsText: sortedJson(parsed) };
     } catch {
-      /* kept as text */
+      return { id, name, arguments: args, argumentsText: args };
     }
-    return { id, name, arguments: parsed, argumentsText: args };
   }
-  return { id, name, arguments: args, argumentsText: JSON.stringify(args) };
+  return { id, name, arguments: args, argumentsText: sortedJson(args) };
 }
 
 /** A string, or the texts of an array of text blocks. */
