@@ -316,7 +316,12 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
         }
       }
     });
-    if (isJsonObject(otel.logs)) unknown('opentelemetry.logs', otel.logs, OTEL_LOGS_FIELDS);
+    if (isJsonObject(otel.logs)) {
+      unknown('opentelemetry.logs', otel.logs, OTEL_LOGS_FIELDS);
+      // Native reports a log endpoint's unknown keys against the logs section.
+      const logEndpoints = Array.isArray(otel.logs.endpoints) ? otel.logs.endpoints.filter(isJsonObject) : [];
+      for (const endpoint of logEndpoints) unknown('opentelemetry.logs', endpoint, OTEL_ENDPOINT_FIELDS);
+    }
     if (isJsonObject(otel.metrics)) unknown('opentelemetry.metrics', otel.metrics, OTEL_METRICS_FIELDS);
   }
   if (isJsonObject(config.policy)) unknown('policy', config.policy, POLICY_FIELDS);
