@@ -81,6 +81,8 @@ export interface Behaviour {
   retryAfter?: string;
   /** Never answer (the connection stays open until the receiver closes). */
   hang?: boolean;
+  /** Statuses for the next requests, one each, before `status` applies again. */
+  sequence?: number[];
 }
 
 type Any = Record<string, unknown>;
@@ -233,6 +235,13 @@ abstract class BaseReceiver implements Receiver {
     return new Promise((resolve) => this.waiters.push({ predicate, resolve }));
   }
 
+  /** The behaviour for the request now arriving (consumes one `sequence` entry). */
+  protected next(): Behaviour {
+    const sequence = this.behaviour.sequence;
+    if (sequence !== undefined && sequence.length > 0) return { ...this.behaviour, status: sequence.shift() };
+    return this.behaviour;
+  }
+
   protected record(request: ReceivedRequest): void {
     this.requests.push(request);
     this.waiters = this.waiters.filter((w) => {
@@ -260,7 +269,7 @@ class HttpReceiver extends BaseReceiver {
         const path = (req.url ?? '/').split('?')[0]!;
         const headers: Record<string, string> = {};
         for (const [key, value] of Object.entries(req.headers)) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
-        const behaviour = this.behaviour;
+        const behaviour = this.next();
         const decoded = behaviour.status === undefined || behaviour.status < 300 ? decodeFor(path, body) : { spans: [], logs: [] };
         this.record({ transport: 'http', path, headers, bytes: body.length, ...decoded });
         if (behaviour.hang) {
@@ -325,7 +334,7 @@ class GrpcReceiver extends BaseReceiver {
       (call: { request: Buffer; metadata: { getMap(): Record<string, unknown> } }, callback: (error: unknown, value?: Buffer) => void) => {
         const headers: Record<string, string> = {};
         for (const [key, value] of Object.entries(call.metadata.getMap())) headers[key] = String(value);
-        const behaviour = this.behaviour;
+        const behaviour = this.next();
         const failing = behaviour.status !== undefined && behaviour.status >= 300;
         const decoded = failing ? { spans: [], logs: [] } : decodeFor(path, call.request);
         this.record({ transport: 'grpc', path, headers, bytes: call.request.length, ...decoded });
