@@ -176,14 +176,16 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
 export function openTelemetrySettings(otel: JsonObject, version: unknown, env: Env, push: (d: ConfigDiagnostic) => void): OpenTelemetrySettings {
   const out: OpenTelemetrySettings = { traces: [], logs: [] };
   if (otel.enabled !== true) return out;
-  if (nonBlank(env.OTEL_EXPORTER_OTLP_HEADERS) || nonBlank(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS)) {
-    // Native refuses the whole document here; the endpoint headers below still apply, the process-wide ones never do.
+  const envHeaders = headerNames(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
+  const endpointHeaders = (e: JsonObject) => new Set(Object.keys({ ...(isJsonObject(e.headers) ? e.headers : {}), ...(isJsonObject(e.header_env) ? e.header_env : {}) }).map((k) => k.toLowerCase()));
+  if (envHeaders.length > 0 && endpointsOf(otel).some((e) => envHeaders.some((h) => !endpointHeaders(e).has(h)))) {
+    // Native refuses the whole document here. The OpenTelemetry JS exporter adds these headers to every endpoint; say so.
     push({
       level: 'warning',
-      code: 'observability.otel_env_headers_ignored',
+      code: 'observability.otel_env_headers',
       component: 'opentelemetry',
       message:
-        'OTEL_EXPORTER_OTLP_HEADERS is set in the environment and is ignored for plugins.toml endpoints (process-global OTLP headers can leak across endpoints); configure headers or header_env per endpoint',
+        'OTEL_EXPORTER_OTLP_HEADERS is set in the environment: the OpenTelemetry exporter sends those headers to every plugins.toml endpoint (native refuses the document instead, because process-global OTLP headers can leak across endpoints); configure headers or header_env per endpoint',
     });
   }
   const bsp = bspDefaults(env);
@@ -335,6 +337,11 @@ function strings(value: unknown): string[] {
 
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function headerNames(text: string | undefined): string[] {
+  if (!nonBlank(text)) return [];
+  return text!.split(',').map((item) => item.split('=')[0]!.trim().toLowerCase()).filter((name) => name !== '');
 }
 
 function nonBlank(value: string | undefined): boolean {

@@ -81,7 +81,7 @@ export function readRequest(data: Json | undefined): LlmRequestView {
   for (const key of Object.keys(content)) if (!NON_PARAMETERS.has(key)) parameters[key] = content[key]!;
   return {
     model: stringOf(content.model),
-    system: textsOf(content.system),
+    system: textsOf(content.system ?? null),
     messages: Array.isArray(content.messages) ? content.messages.map((m) => readMessage(m)).filter((m): m is Message => m !== null) : [],
     tools: Array.isArray(content.tools) ? content.tools.map(readTool).filter((t): t is ToolDefinition => t !== null) : [],
     parameters,
