@@ -85,7 +85,7 @@ export class SpanAssembler {
     const endTime = hrTimeOf(event.timestamp) ?? open.startTime;
     const shape = this.shaped(
       (strip) => this.projection.span({ start: strip(open.start), end: strip(event), isRoot: open.isRoot }),
-      mergedMetadata(open.start, event),
+      this.settings.promoteMetadataPrefixes.length === 0 ? NO_METADATA : mergedMetadata(open.start, event),
     );
     this.emit(
       this.span(shape, open.traceId, open.start.uuid, open.isRoot ? null : open.start.parent_uuid, open.startTime, endTime, statusOf(event), open.events),
@@ -175,6 +175,8 @@ function statusOf(end: AtofScopeEvent): { code: number } {
   if (code === 'ERROR') return { code: StatusCode.ERROR };
   return { code: StatusCode.UNSET };
 }
+
+const NO_METADATA: { [key: string]: unknown } = Object.freeze({});
 
 function withoutMetadataKeys<E extends AtofEvent>(event: E, keys: readonly string[]): E {
   const metadata = objectOf(event.metadata);

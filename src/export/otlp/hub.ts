@@ -80,6 +80,11 @@ export class OtlpHub {
     return [...this.pipelines.values()].map((p) => p.health());
   }
 
+  /** Sends what is queued now (retrying while the destination's `timeout_millis` allows); keeps the destinations open. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.pipelines.entries()].map(([key, pipeline]) => pipeline.flush(Date.now() + (this.timeouts.get(key) ?? 10_000))));
+  }
+
   /** Sends what is queued, each destination within its `timeout_millis`, then stops them. */
   async shutdown(): Promise<void> {
     const pipelines = [...this.pipelines.entries()];

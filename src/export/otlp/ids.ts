@@ -10,11 +10,14 @@ import type { HrTime } from './model.ts';
 
 /** `01a2307e-6c26-7b21-b8f6-c45210d5b294` → `01a2307e6c267b21b8f6c45210d5b294`. */
 export function traceIdOf(uuid: string): string {
+  // Hot path: slicing the canonical form is several times cheaper than a regex.
+  if (uuid.length === 36) return (uuid.slice(0, 8) + uuid.slice(9, 13) + uuid.slice(14, 18) + uuid.slice(19, 23) + uuid.slice(24)).toLowerCase();
   return uuid.replace(/-/g, '').toLowerCase();
 }
 
 /** The low 64 bits of a uuid as 16 hex digits. */
 export function spanIdOf(uuid: string): string {
+  if (uuid.length === 36) return (uuid.slice(19, 23) + uuid.slice(24)).toLowerCase();
   return traceIdOf(uuid).slice(16);
 }
 
@@ -28,12 +31,34 @@ export function hrTimeOf(timestamp: string | number): HrTime | null {
     const seconds = Math.floor(timestamp / 1e6);
     return [seconds, Math.round(timestamp - seconds * 1e6) * 1000];
   }
+  const cached = timestamp.length === 32 && timestamp.endsWith('+00:00') ? fastUtc(timestamp) : null;
+  if (cached !== null) return cached;
   const match = /^(.*?T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i.exec(timestamp);
   if (match === null) return null;
   const millis = Date.parse(`${match[1]}${match[3]}`);
   if (!Number.isFinite(millis)) return null;
   const nanos = Number((match[2] ?? '').padEnd(9, '0'));
   return [Math.floor(millis / 1000), nanos];
+}
+
+let lastSecondText = '';
+let lastSecond = 0;
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`, the relay's own stamp: the seconds
+ * part rarely changes between events, so its parse is reused.
+ */
+function fastUtc(timestamp: string): HrTime | null {
+  if (timestamp.charCodeAt(19) !== 46 /* . */) return null;
+  const secondText = timestamp.slice(0, 19);
+  if (secondText !== lastSecondText) {
+    const millis = Date.parse(`${secondText}Z`);
+    if (!Number.isFinite(millis)) return null;
+    lastSecondText = secondText;
+    lastSecond = millis / 1000;
+  }
+  const micros = Number(timestamp.slice(20, 26));
+  return Number.isInteger(micros) ? [lastSecond, micros * 1000] : null;
 }
 
 /** `b - a` (both `HrTime`), never negative. */

@@ -3,7 +3,7 @@
  * `scheduled_delay_millis` or when `max_export_batch_size` items wait, one
  * request in flight, retries with backoff for failures worth retrying, and
  * a count of every item: sent, failed (after retries) or dropped (queue
- * full, shut down). Nothing here blocks or throws into the caller: `push`
+ * full, shut down). Up to four requests are in flight at once. Nothing here blocks or throws into the caller: `push`
  * is synchronous and constant-time, and every timer is unref'd.
  *
  * The OpenTelemetry exporter already retries 429/502/503/504 and connection
@@ -30,12 +30,14 @@ export interface PipelineOptions extends WireOptions {
   createExporter?: (options: WireOptions) => Promise<WireExporter>;
 }
 
+const MAX_IN_FLIGHT = 4;
 const BATCH_RETRY: BackoffPolicy = { maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 15_000 };
 
 export class OtlpPipeline {
   private readonly queue: unknown[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private inFlight: Promise<void> | null = null;
+  /** Requests in flight (up to `MAX_IN_FLIGHT`: a flush of many batches does not wait a round trip per batch). */
+  private readonly inFlight = new Set<Promise<void>>();
   private exporter: Promise<WireExporter> | null = null;
   private closed = false;
   private sent = 0;
@@ -82,17 +84,18 @@ export class OtlpPipeline {
   /** Sends everything queued (retrying while `deadline` allows). */
   async flush(deadline: number): Promise<void> {
     while (Date.now() < deadline) {
-      if (this.inFlight !== null) {
-        await raceDeadline(this.inFlight, deadline);
+      if (this.queue.length === 0 && this.inFlight.size === 0) return;
+      const wait = this.retryAt - Date.now();
+      if (this.queue.length > 0 && this.inFlight.size < MAX_IN_FLIGHT && wait <= 0) {
+        this.startBatch();
         continue;
       }
-      if (this.queue.length === 0) return;
-      const wait = this.retryAt - Date.now();
-      if (wait > 0) {
-        if (Date.now() + wait >= deadline) return;
-        await sleepUnref(wait);
+      if (this.inFlight.size > 0) {
+        await raceDeadline(Promise.race(this.inFlight), deadline);
+        continue;
       }
-      this.startBatch();
+      if (Date.now() + wait >= deadline) return;
+      await sleepUnref(wait);
     }
   }
 
@@ -134,19 +137,20 @@ export class OtlpPipeline {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      if (this.inFlight === null) this.startBatch();
+      this.startBatch();
     }, Math.max(delay, this.retryAt - Date.now(), 0));
     (this.timer as { unref?: () => void }).unref?.();
   }
 
   private startBatch(): void {
-    if (this.inFlight !== null || this.queue.length === 0) return;
+    if (this.inFlight.size >= MAX_IN_FLIGHT || this.queue.length === 0) return;
     const batch = this.queue.splice(0, this.options.maxExportBatchSize);
-    this.inFlight = this.send(batch).finally(() => {
-      this.inFlight = null;
+    const request: Promise<void> = this.send(batch).finally(() => {
+      this.inFlight.delete(request);
       if (this.queue.length >= this.options.maxExportBatchSize) this.kick(0);
-      else if (this.queue.length > 0) this.kick(this.options.scheduledDelayMillis);
+      else if (this.queue.length > 0 && this.timer === null) this.kick(this.options.scheduledDelayMillis);
     });
+    this.inFlight.add(request);
   }
 
   private async send(batch: unknown[]): Promise<void> {
