@@ -103,6 +103,14 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
   });
 
+  it('sends the same log records over gRPC', async () => {
+    const { theirs, ours } = await both('tool-loop', (url) => ({ endpoints: [{ type: 'openinference', endpoint: url, transport: 'grpc' }], logs: ['enabled = true'] }), () => grpc);
+    expect(ours.requests.some((r) => r.path === '/opentelemetry.proto.collector.logs.v1.LogsService/Export')).toBe(true);
+    expect(ours.logs.length).toBeGreaterThan(0);
+    expect(normalizeLogs(ours.logs, opts)).toEqual(normalizeLogs(theirs.logs, opts));
+    expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+  });
+
   for (const type of ['full', 'openinference'] as const) {
     it(`applies mark_projection, mark_exclude_names, attribute_mappings and promote_metadata_prefixes like native (${type})`, async () => {
       const extra = [
