@@ -47,6 +47,8 @@ export class OtlpPipeline {
   private lastWrite: string | null = null;
   private lastError: string | undefined;
   private retryAttempt = 0;
+  /** Set from the first failure to the next success: one warning per outage, not one per batch. */
+  private failing = false;
   private retryAt = 0;
 
   constructor(private readonly options: PipelineOptions) {
@@ -170,6 +172,10 @@ export class OtlpPipeline {
       }
     });
     if (result.code === 0) {
+      if (this.failing) {
+        this.failing = false;
+        safeLog(this.options.logger, 'info', `OTLP ${this.options.signal} to ${this.options.url}: delivering again`);
+      }
       this.sent += batch.length;
       this.lastWrite = new Date().toISOString();
       this.retryAttempt = 0;
@@ -195,7 +201,9 @@ export class OtlpPipeline {
   private note(text: string, isError: boolean): void {
     if (isError) this.errors++;
     this.lastError = text;
-    safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${this.options.url}: ${text}`);
+    if (isError && this.failing) return;
+    if (isError) this.failing = true;
+    safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${this.options.url}: ${text} (status().outputs counts what is sent, failed and dropped)`);
   }
 }
 
