@@ -37,6 +37,7 @@ const CASES: readonly CaseSpec[] = [
   { id: 'throughput', file: 'cases/throughput', what: '1,000,000-event hook stream into ATOF + ATIF on the memory backend; events/s and peak RSS' },
   { id: 'memory-sessions', file: 'cases/memory-sessions', what: 'bytes per open session with 10,000 concurrent sessions' },
   { id: 'memory-cycles', file: 'cases/memory-cycles', what: 'heap after 1,000,000 session open/close cycles vs before' },
+  { id: 'otlp-export', file: 'cases/otlp-export', what: 'a span exported over OTLP/HTTP by the memory relay vs the OTel SDK BatchSpanProcessor with the same exporter' },
   { id: 'memory-eviction', file: 'cases/memory-eviction', what: 'sessions never closed: maxSessions / idle TTL eviction keeps the heap bounded' },
 ];
 

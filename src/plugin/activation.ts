@@ -22,6 +22,8 @@ import { errorText } from './work.ts';
 export type PluginsTomlOutcome =
   | { kind: 'none' }
   | { kind: 'rejected'; diagnostics: ConfigDiagnostic[] }
+  /** Closed by shutdown(): nothing is active, but status() still reports what the activation said. */
+  | { kind: 'closed'; diagnostics: ConfigDiagnostic[] }
   | { kind: 'active'; activation: PluginConfigActivation; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
 
 /** Whether the settings name a document this backend can activate (else nothing waits for it). */

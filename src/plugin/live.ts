@@ -110,7 +110,7 @@ export class LiveRecording {
       } catch (error) {
         failures.push(`plugin runtime close failed: ${errorText(error)}`);
       }
-      this.config = { kind: 'none' };
+      this.config = { kind: 'closed', diagnostics: this.config.diagnostics };
     }
     try {
       await this.backend.flush();

@@ -12,6 +12,7 @@ const obs = (config: unknown, extra: Record<string, unknown> = {}) => ({
 const atof = (section: unknown) => obs({ version: 4, atof: section });
 const atif = (section: unknown) => obs({ version: 4, atif: section });
 const template = (filename_template: string) => atif({ enabled: true, filename_template });
+const otel = (section: unknown) => obs({ version: 4, opentelemetry: section });
 
 /** Documents whose diagnostics must equal native's. */
 const CASES: Record<string, unknown> = {
@@ -34,6 +35,23 @@ const CASES: Record<string, unknown> = {
   'observability unknown field': obs({ version: 4, foo: 1 }),
   'version 3 with logs': obs({ version: 3, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://x:4318' }], logs: { enabled: true } } }),
   'version 3 with metrics': obs({ version: 3, opentelemetry: { enabled: false, metrics: { enabled: false } } }),
+  'two OTLP types on one destination': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }, { type: 'gen_ai', endpoint: 'http://localhost:1/v1/traces' }] }),
+  'two OTLP types on one gRPC destination': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://localhost:1', transport: 'grpc' }, { type: 'openinference', endpoint: 'http://127.0.0.1:1', transport: 'grpc' }] }),
+  'one OTLP type twice on one destination': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }, { type: 'full', endpoint: 'http://127.0.0.1:1' }] }),
+  'unknown OTLP type': otel({ enabled: true, endpoints: [{ type: 'jaeger', endpoint: 'http://127.0.0.1:1' }] }),
+  'OTLP transport http_json': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', transport: 'http_json' }] }),
+  'blank OTLP endpoint': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: ' ' }] }),
+  'OTLP endpoint without endpoint': otel({ enabled: true, endpoints: [{ type: 'full' }] }),
+  'unknown mark projection': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', mark_projection: 'span' }] }),
+  'attribute mapping without alias': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', attribute_mappings: [{ key: 'a' }] }] }),
+  'mark_exclude_names not a list': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', mark_exclude_names: 'x' }] }),
+  'blank metadata promotion prefix': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', promote_metadata_prefixes: [''] }] }),
+  'OTLP batch larger than the queue': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', max_export_batch_size: 5000, max_queue_size: 10 }] }),
+  'OTLP resource attribute not a string': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', resource_attributes: { a: 1 } }] }),
+  'OTLP header in headers and header_env': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', headers: { a: '1' }, header_env: { a: 'HOME' } }] }),
+  'OTLP logs with an unknown severity': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }], logs: { enabled: true, minimum_severity: 'loud' } }),
+  'OTLP logs endpoint without endpoint': otel({ enabled: true, endpoints: [], logs: { enabled: true, endpoints: [{ transport: 'grpc' }] } }),
+  'OTLP logs with explicit endpoints': otel({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }], logs: { enabled: true, endpoints: [{ endpoint: 'http://127.0.0.1:2', transport: 'grpc', bogus: 1 }] } }),
   'legacy flat atof fields': atof({ enabled: true, output_directory: '/tmp', filename: 'x', mode: 'append', endpoints: [] }),
   'standalone openinference section': obs({ version: 4, openinference: { enabled: true } }),
   'openinference null': obs({ version: 4, openinference: null }),
@@ -204,7 +222,7 @@ describe.skipIf(nativePlugin === null)(`plugin config diagnostics equal native v
 });
 
 describe('plugin config features the memory relay does not implement', () => {
-  it('warns that stream sinks, OpenTelemetry and remote ATIF storage are skipped, and keeps the rest', () => {
+  it('warns that stream sinks and remote ATIF storage are skipped, and keeps the rest (OpenTelemetry included)', () => {
     const result = validatePluginConfig(
       obs({
         version: 4,
@@ -216,8 +234,8 @@ describe('plugin config features the memory relay does not implement', () => {
     expect(result.diagnostics.map((d) => [d.level, d.code, d.component, d.field])).toEqual([
       ['warning', 'observability.backend_unsupported', 'atof', 'sinks[0]'],
       ['warning', 'observability.backend_unsupported', 'atif', 'storage'],
-      ['warning', 'observability.backend_unsupported', 'opentelemetry', undefined],
     ]);
+    expect(result.observability?.opentelemetry.traces).toMatchObject([{ type: 'full', transport: 'http_binary', url: 'http://localhost:4318/v1/traces' }]);
     expect(result.observability?.fileSinks).toEqual([{ index: 1, outputDirectory: undefined, filename: 'e.jsonl', mode: 'append' }]);
     expect(result.observability?.atif).toMatchObject({ agentName: 'NeMo Relay', agentVersion: '0.9.0', modelName: 'unknown' });
   });

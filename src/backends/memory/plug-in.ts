@@ -46,3 +46,21 @@ export interface RelayCore {
   /** The relay's per-session ATIF router, listening from its first use on. */
   sessionTrajectories(): SessionTrajectories;
 }
+
+const lineDecoder = new TextDecoder();
+
+/**
+ * An internal listener for receivers that read event objects only (remote
+ * exporters): on the byte path the line just written is parsed back. They
+ * send over the network, which costs far more than the parse, and the relay
+ * stays on its byte path for everyone else.
+ */
+export function eventObjectListener(accept: (event: AtofEvent, top: ScopeRecord | null) => void): InternalListener {
+  return {
+    event: accept,
+    line: (bytes, start, end, _uuid, _parent, _phase, top) => {
+      accept(JSON.parse(lineDecoder.decode(bytes.subarray(start, end))) as AtofEvent, top);
+    },
+  };
+}
+

@@ -42,7 +42,8 @@ import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import type { ScopeRecord } from './records.ts';
-import type { RelayCore } from './plug-in.ts';
+import { eventObjectListener, type RelayCore } from './plug-in.ts';
+import { otlpHubOf } from '../../export/otlp/index.ts';
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -92,6 +93,12 @@ export function activatePluginConfig(
           message: `ATOF file ${health.path} cannot be opened (${health.lastError ?? 'unknown error'}); events are buffered and the open is retried`,
         });
       }
+    }
+    // OTLP destinations live on the relay (their queues outlive this activation); this feeds them.
+    const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry);
+    if (otlp !== null) {
+      detach.push(core.addListener(eventObjectListener((event, top) => otlp.accept(event, top))));
+      detach.push(() => otlp.close());
     }
     if (settings.atif !== null) {
       const plugin = new PluginAtif(core, settings.atif);

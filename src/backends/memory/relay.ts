@@ -64,6 +64,7 @@ import { executeLlm, executeTool } from './managed.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
+import { existingOtlpHub } from '../../export/otlp/index.ts';
 
 export interface MemoryRelayOptions {
   /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
@@ -277,6 +278,8 @@ class MemoryRelayBackend implements MemoryRelay {
     }
     delivery.writers.clear();
     delivery.lineSinks = [];
+    // The OTLP destinations are keyed by the core the plugins.toml activation was given.
+    await existingOtlpHub(this.core)?.shutdown();
   }
 
   stats(): MemoryRelayStats {
@@ -298,6 +301,7 @@ class MemoryRelayBackend implements MemoryRelay {
     if (this.pluginHost !== null) {
       for (const health of this.pluginHost.outputs()) if (health.kind !== 'atof') out.push(health);
     }
+    out.push(...(existingOtlpHub(this.core)?.outputs() ?? []));
     return out;
   }
 }

@@ -97,6 +97,7 @@ export async function doctor(args: ParsedArgs, io: CliIo): Promise<number> {
   const outputs: string[] = [];
   if (settings.atofEnabled) outputs.push(`ATOF → ${path.join(settings.atofOutputDirectory || '.', settings.atofFilename)} (${settings.atofMode})`);
   if (settings.atifEnabled) outputs.push(`ATIF → ${settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : '(no output directory)'}`);
+  if (settings.otlpEnabled) outputs.push(`OTLP ${settings.otlpType} → ${settings.otlpEndpoint || (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces')} (${settings.otlpProtocol})`);
   rows.push(['exporters', outputs.length > 0 ? outputs.join('; ') : 'none enabled by the environment']);
 
   if (!settings.pluginsTomlPath) {

@@ -27,6 +27,7 @@ import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { AtofMode } from '../atof/types.ts';
 import { parseFilenameTemplate, type ParsedTemplate } from './atif-template.ts';
+import { openTelemetrySettings, validateOpenTelemetry, type OpenTelemetrySettings } from './opentelemetry.ts';
 
 /** The ATIF `agent_version` native writes when none is configured (its Relay crate version). */
 export const DEFAULT_ATIF_AGENT_VERSION = '0.9.0';
@@ -56,6 +57,8 @@ export interface AtifSettings {
 export interface ObservabilitySettings {
   fileSinks: FileSinkSettings[];
   atif: AtifSettings | null;
+  /** OTLP trace and log destinations (empty when the section is absent or disabled). */
+  opentelemetry: OpenTelemetrySettings;
 }
 
 export interface PluginConfigValidation {
@@ -218,7 +221,7 @@ interface ObservabilityResult {
 }
 
 function validateObservability(config: JsonObject, documentPolicy: Policy): ObservabilityResult {
-  const empty: ObservabilitySettings = { fileSinks: [], atif: null };
+  const empty: ObservabilitySettings = { fileSinks: [], atif: null, opentelemetry: { traces: [], logs: [] } };
   const typeError = checkShape(config, OBSERVABILITY_SCHEMA);
   if (typeError !== null) {
     return {
@@ -313,7 +316,12 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
         }
       }
     });
-    if (isJsonObject(otel.logs)) unknown('opentelemetry.logs', otel.logs, OTEL_LOGS_FIELDS);
+    if (isJsonObject(otel.logs)) {
+      unknown('opentelemetry.logs', otel.logs, OTEL_LOGS_FIELDS);
+      // Native reports a log endpoint's unknown keys against the logs section.
+      const logEndpoints = Array.isArray(otel.logs.endpoints) ? otel.logs.endpoints.filter(isJsonObject) : [];
+      for (const endpoint of logEndpoints) unknown('opentelemetry.logs', endpoint, OTEL_ENDPOINT_FIELDS);
+    }
     if (isJsonObject(otel.metrics)) unknown('opentelemetry.metrics', otel.metrics, OTEL_METRICS_FIELDS);
   }
   if (isJsonObject(config.policy)) unknown('policy', config.policy, POLICY_FIELDS);
@@ -391,47 +399,14 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
     }
   }
 
+  let opentelemetry: OpenTelemetrySettings = { traces: [], logs: [] };
   if (otel !== null) {
-    if (version === 3 && ('logs' in otel || 'metrics' in otel)) {
-      unsupported(
-        'opentelemetry',
-        'logs' in otel ? 'logs' : 'metrics',
-        'observability config version 3 is trace-only; use version 4 for OpenTelemetry logs or metrics',
-      );
-    }
-    const endpoints = Array.isArray(otel.endpoints) ? (otel.endpoints as JsonObject[]) : [];
-    endpoints.forEach((endpoint, i) => {
-      if (endpoint.transport !== undefined && endpoint.transport !== 'http_binary' && endpoint.transport !== 'grpc') {
-        unsupported('opentelemetry', `endpoints[${i}].transport`, "OpenTelemetry endpoint transport must be 'http_binary' or 'grpc'");
-      }
-    });
-    const logsEnabled = isJsonObject(otel.logs) && otel.logs.enabled === true;
-    const metricsEnabled = isJsonObject(otel.metrics) && otel.metrics.enabled === true;
-    if (otel.enabled === true && endpoints.length === 0 && !logsEnabled && !metricsEnabled) {
-      unsupported('opentelemetry', 'endpoints', 'enabled OpenTelemetry section requires at least one endpoint or an enabled log/metric signal');
-    }
-    for (const signal of ['logs', 'metrics'] as const) {
-      const section = otel[signal];
-      if (version === 4 && isJsonObject(section) && section.enabled === true && endpoints.length === 0 && section.endpoints === undefined) {
-        unsupported(
-          `opentelemetry.${signal}`,
-          'endpoints',
-          `OpenTelemetry ${signal}.endpoints invalid config: enabled OpenTelemetry ${signal} section has no explicit or derivable trace endpoints`,
-        );
-      }
-    }
-    if (otel.enabled === true || logsEnabled || metricsEnabled) {
-      backend.push({
-        level: 'warning',
-        code: 'observability.backend_unsupported',
-        component: 'opentelemetry',
-        message: 'OpenTelemetry export is not supported by the in-memory relay and is ignored; use the native backend for it',
-      });
-    }
+    validateOpenTelemetry(otel, version, unsupported, (d) => out.push(d));
+    if (!out.some((d) => d.level === 'error')) opentelemetry = openTelemetrySettings(otel, version, processEnv(), (d) => backend.push(d));
   }
 
   out.push(...backend);
-  return { diagnostics: out, settings: { fileSinks: atofEnabled ? fileSinks : [], atif: atifSettings } };
+  return { diagnostics: out, settings: { fileSinks: atofEnabled ? fileSinks : [], atif: atifSettings, opentelemetry } };
 }
 
 function validateStreamSink(
@@ -476,10 +451,14 @@ function validateStreamSink(
 }
 
 function readEnv(name: string): string | undefined {
+  return processEnv()[name];
+}
+
+function processEnv(): Record<string, string | undefined> {
   try {
-    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -550,8 +529,22 @@ const OTEL_ENDPOINT: Schema = {
     scheduled_delay_millis: U64,
     headers: HEADERS,
     header_env: HEADERS,
+    resource_attributes: HEADERS,
+    mark_projection: { t: 'enum', variants: ['inherit', 'event', 'tool'] },
+    mark_exclude_names: { t: 'seq', of: STRING },
+    attribute_mappings: {
+      t: 'seq',
+      of: { t: 'struct', name: 'AttributeMapping', fields: { key: STRING, alias: STRING }, required: ['key', 'alias'] },
+    },
+    promote_metadata_prefixes: { t: 'seq', of: STRING },
   },
   required: ['type', 'endpoint'],
+};
+const OTEL_SIGNAL_ENDPOINT: Schema = {
+  t: 'struct',
+  name: 'OpenTelemetrySignalEndpointConfig',
+  fields: { endpoint: STRING, transport: STRING, headers: HEADERS, header_env: HEADERS, resource_attributes: HEADERS, timeout_millis: U64 },
+  required: ['endpoint'],
 };
 
 const OBSERVABILITY_SCHEMA: Schema = {
@@ -633,7 +626,11 @@ const OBSERVABILITY_SCHEMA: Schema = {
     opentelemetry: optional({
       t: 'struct',
       name: 'OpenTelemetrySectionConfig',
-      fields: { enabled: BOOL, endpoints: { t: 'seq', of: OTEL_ENDPOINT } },
+      fields: {
+        enabled: BOOL,
+        endpoints: { t: 'seq', of: OTEL_ENDPOINT },
+        logs: optional({ t: 'struct', name: 'OpenTelemetryLogsConfig', fields: { enabled: BOOL, endpoints: { t: 'seq', of: OTEL_SIGNAL_ENDPOINT } } }),
+      },
     }),
   },
 };

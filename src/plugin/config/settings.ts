@@ -20,12 +20,20 @@ import {
   loadPluginsToml,
   pluginsTomlDiagnostics,
 } from './plugins-toml.ts';
+import {
+  DEFAULT_OTLP_ENV_SETTINGS,
+  OTLP_ENV_CHOICES,
+  OTLP_ENVIRONMENT_VARIABLES,
+  otlpPluginDocument,
+  otlpSettingsFromEnv,
+  type OtlpEnvSettings,
+} from './otlp-env.ts';
 
 export type AtofFileMode = 'append' | 'overwrite';
 export type SubagentExportMode = 'embedded' | 'all';
 
-/** The resolved settings the plugin runs with. */
-export interface NemoRelaySettings {
+/** The resolved settings the plugin runs with (OTLP: see `otlp-env.ts`). */
+export interface NemoRelaySettings extends OtlpEnvSettings {
   /** `HERMES_NEMO_RELAY_PLUGINS_TOML`: path of a relay `plugins.toml`. */
   pluginsTomlPath: string;
   /** The parsed `plugins.toml` document, or null. */
@@ -82,6 +90,7 @@ export const DEFAULT_SETTINGS: Readonly<NemoRelaySettings> = Object.freeze({
   atifAgentName: 'Hermes Agent',
   atifAgentVersion: 'unknown',
   atifModelName: 'unknown',
+  ...DEFAULT_OTLP_ENV_SETTINGS,
 });
 
 /** Every environment variable the plugin reads, with its default and meaning (for docs and `doctor`). */
@@ -99,6 +108,7 @@ export const ENVIRONMENT_VARIABLES: readonly { name: string; default: string; me
   { name: 'HERMES_NEMO_RELAY_ATIF_MODEL_NAME', default: 'unknown', meaning: 'agent.model_name in ATIF when the session has no model.' },
   { name: 'HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE', default: 'embedded', meaning: 'embedded, or all to also write standalone files for subagents.' },
   { name: 'NEMO_RELAY_HOOKS_BACKEND', default: '(auto)', meaning: 'Force the backend: native, memory or off.' },
+  ...OTLP_ENVIRONMENT_VARIABLES,
 ];
 
 const TRUTHY = new Set(['1', 'true', 'yes', 'on']);
@@ -156,6 +166,7 @@ export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverr
     atifAgentName: read('HERMES_NEMO_RELAY_ATIF_AGENT_NAME') || DEFAULT_SETTINGS.atifAgentName,
     atifAgentVersion: read('HERMES_NEMO_RELAY_ATIF_AGENT_VERSION') || DEFAULT_SETTINGS.atifAgentVersion,
     atifModelName: read('HERMES_NEMO_RELAY_ATIF_MODEL_NAME') || DEFAULT_SETTINGS.atifModelName,
+    ...otlpSettingsFromEnv(env, flag, diagnostics),
   };
   const settings: NemoRelaySettings = { ...fromEnv, ...validOverrides(overrides, diagnostics) };
 
@@ -163,6 +174,23 @@ export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverr
   diagnostics.push(...toml.diagnostics);
   settings.pluginsConfig = toml.document;
   diagnostics.push(...pluginsTomlDiagnostics(toml.document));
+  if (settings.otlpEnabled) {
+    if (settings.pluginsConfig === null && !settings.pluginsTomlPath) {
+      // Both backends then read OTLP (and the env ATOF file) from the same plugins.toml document.
+      settings.pluginsConfig = otlpPluginDocument(
+        settings,
+        { enabled: settings.atofEnabled, outputDirectory: settings.atofOutputDirectory, filename: settings.atofFilename, mode: settings.atofMode },
+        diagnostics,
+      );
+    } else {
+      diagnostics.push({
+        level: 'warning',
+        code: 'settings.otlp_with_plugins_toml',
+        field: 'HERMES_NEMO_RELAY_OTLP_ENABLED',
+        message: 'HERMES_NEMO_RELAY_OTLP_ENABLED is ignored when HERMES_NEMO_RELAY_PLUGINS_TOML is set: configure OTLP in its [components.config.opentelemetry] section',
+      });
+    }
+  }
   const dynamic = dynamicPluginSpecs(toml.document, settings.pluginsTomlPath);
   diagnostics.push(...dynamic.diagnostics);
   settings.dynamicPlugins = dynamic.specs;
@@ -204,6 +232,7 @@ function invalidValue(fieldName: string, message: string): ConfigDiagnostic {
 const OVERRIDE_CHOICES: Partial<Record<keyof NemoRelaySettingsOverrides, readonly string[]>> = {
   atofMode: ['append', 'overwrite'],
   atifSubagentExportMode: ['embedded', 'all'],
+  ...OTLP_ENV_CHOICES,
 };
 
 /**

@@ -1,0 +1,191 @@
+/**
+ * Turns the relay's ATOF event stream into finished spans for one trace
+ * destination: a scope's span is built when its end event arrives (native
+ * also exports in end order), with the ids and times native uses, and the
+ * marks seen meanwhile as its span events (or as `mark:<name>` spans under
+ * `mark_projection = "tool"`).
+ *
+ * `accept` is synchronous and cheap: one map lookup per event, the span
+ * object built once at the end. Open scopes are bounded; a scope that never
+ * ends beyond the bound is dropped and counted.
+ *
+ * @module
+ */
+
+import type { AtofEvent, AtofMarkEvent, AtofScopeEvent } from '../../formats/atof/types.ts';
+import type { OtlpEndpointSettings } from '../../formats/plugins-toml/opentelemetry.ts';
+import { objectOf, put } from './attributes.ts';
+import { hrDuration, hrTimeOf, spanIdOf, traceIdOf } from './ids.ts';
+import { StatusCode, type Attributes, type HrTime, type OtlpResource, type OtlpScope, type OtlpSpan, type OtlpSpanEvent, type SpanContext } from './model.ts';
+import type { Projection, SpanShape } from './mappings/types.ts';
+import { projectionFor } from './mappings/index.ts';
+
+/** The top-level scope of the event's tree, as the relay reports it. */
+export interface TreeRoot {
+  readonly uuid: string;
+}
+
+interface OpenScope {
+  start: AtofScopeEvent;
+  startTime: HrTime;
+  traceId: string;
+  isRoot: boolean;
+  events: OtlpSpanEvent[];
+}
+
+/** Sampled; the exporter adds "has is-remote" (native sends 257). */
+const TRACE_FLAGS = 1;
+const MAX_OPEN_SCOPES = 10_000;
+
+export class SpanAssembler {
+  private readonly open = new Map<string, OpenScope>();
+  private readonly projection: Projection;
+  private readonly excluded: ReadonlySet<string>;
+  /** Events that could not become (part of) a span: unreadable time, a scope evicted. */
+  dropped = 0;
+
+  constructor(
+    private readonly settings: OtlpEndpointSettings,
+    private readonly resource: OtlpResource,
+    private readonly scope: OtlpScope,
+    private readonly emit: (span: OtlpSpan) => void,
+  ) {
+    this.projection = projectionFor(settings.type);
+    this.excluded = new Set(settings.markExcludeNames);
+  }
+
+  accept(event: AtofEvent, top: TreeRoot | null): void {
+    if (event.kind === 'mark') {
+      this.mark(event, top);
+      return;
+    }
+    if (event.scope_category === 'start') {
+      const startTime = hrTimeOf(event.timestamp);
+      if (startTime === null) {
+        this.dropped++;
+        return;
+      }
+      if (this.open.size >= MAX_OPEN_SCOPES) {
+        const oldest = this.open.keys().next().value as string;
+        this.open.delete(oldest);
+        this.dropped++;
+      }
+      this.open.set(event.uuid, {
+        start: event,
+        startTime,
+        traceId: traceIdOf(event.propagation_root_uuid ?? top?.uuid ?? event.uuid),
+        isRoot: top !== null && top.uuid === event.uuid,
+        events: [],
+      });
+      return;
+    }
+    const open = this.open.get(event.uuid);
+    if (open === undefined) return; // started before this destination was activated
+    this.open.delete(event.uuid);
+    const endTime = hrTimeOf(event.timestamp) ?? open.startTime;
+    const shape = this.shaped(
+      (strip) => this.projection.span({ start: strip(open.start), end: strip(event), isRoot: open.isRoot }),
+      this.settings.promoteMetadataPrefixes.length === 0 ? NO_METADATA : mergedMetadata(open.start, event),
+    );
+    this.emit(
+      this.span(shape, open.traceId, open.start.uuid, open.isRoot ? null : open.start.parent_uuid, open.startTime, endTime, statusOf(event), open.events),
+    );
+  }
+
+  private mark(mark: AtofMarkEvent, top: TreeRoot | null): void {
+    const time = hrTimeOf(mark.timestamp);
+    if (time === null) {
+      this.dropped++;
+      return;
+    }
+    const parent = mark.parent_uuid === null ? undefined : this.open.get(mark.parent_uuid);
+    if (this.settings.markProjection === 'tool' && !this.excluded.has(mark.name)) {
+      const shape = this.shaped((strip) => this.projection.markSpan(strip(mark)), objectOf(mark.metadata) ?? {});
+      const traceId = parent?.traceId ?? traceIdOf(mark.propagation_root_uuid ?? top?.uuid ?? mark.uuid);
+      this.emit(this.span(shape, traceId, mark.uuid, mark.parent_uuid, time, time, { code: StatusCode.UNSET }, []));
+      return;
+    }
+    if (parent === undefined) return; // a mark outside any open span has no span to attach to
+    if (this.projection.markEvent(mark) === null) return;
+    const { attributes } = this.shaped((strip) => ({ name: mark.name, kind: 0, attributes: this.projection.markEvent(strip(mark)) ?? {} }), objectOf(mark.metadata) ?? {});
+    parent.events.push({ name: mark.name, time, attributes, droppedAttributesCount: 0 });
+  }
+
+  /**
+   * The type's span, with `promote_metadata_prefixes` (matching metadata keys
+   * move to top-level attributes, out of the metadata) and
+   * `attribute_mappings` (an alias for an attribute as it was before
+   * promotion), as native applies them.
+   */
+  private shaped(build: (strip: <E extends AtofEvent>(event: E) => E) => SpanShape, metadata: { [key: string]: unknown }): SpanShape {
+    const prefixes = this.settings.promoteMetadataPrefixes;
+    const promotedKeys = prefixes.length === 0 ? [] : Object.keys(metadata).filter((key) => prefixes.some((p) => key.startsWith(p)));
+    const unchanged = <E extends AtofEvent>(event: E): E => event;
+    const shape = build(promotedKeys.length === 0 ? unchanged : (event) => withoutMetadataKeys(event, promotedKeys));
+    const attributes = shape.attributes;
+    const mappings = this.settings.attributeMappings;
+    const before = mappings.length > 0 && promotedKeys.length > 0 ? build(unchanged).attributes : attributes;
+    for (const key of promotedKeys) put(attributes, key, metadata[key] as never);
+    for (const { key, alias } of mappings) {
+      const value = before[key] ?? attributes[key];
+      if (value !== undefined) attributes[alias] = value;
+    }
+    return shape;
+  }
+
+  private span(
+    shape: SpanShape,
+    traceId: string,
+    uuid: string,
+    parentUuid: string | null,
+    startTime: HrTime,
+    endTime: HrTime,
+    status: { code: number },
+    events: OtlpSpanEvent[],
+  ): OtlpSpan {
+    const context: SpanContext = { traceId, spanId: spanIdOf(uuid), traceFlags: TRACE_FLAGS, isRemote: false };
+    const parent: SpanContext | undefined =
+      parentUuid === null ? undefined : { traceId, spanId: spanIdOf(parentUuid), traceFlags: TRACE_FLAGS, isRemote: false };
+    return {
+      name: shape.name,
+      kind: shape.kind,
+      spanContext: () => context,
+      parentSpanContext: parent,
+      startTime,
+      endTime,
+      duration: hrDuration(startTime, endTime),
+      status,
+      attributes: shape.attributes as Attributes,
+      links: [],
+      events,
+      ended: true,
+      resource: this.resource,
+      instrumentationScope: this.scope,
+      droppedAttributesCount: 0,
+      droppedEventsCount: 0,
+      droppedLinksCount: 0,
+    };
+  }
+}
+
+/** `otel.status_code` of the end event: OK, ERROR (with no message, as native), or unset. */
+function statusOf(end: AtofScopeEvent): { code: number } {
+  const code = objectOf(end.metadata)?.['otel.status_code'];
+  if (code === 'OK') return { code: StatusCode.OK };
+  if (code === 'ERROR') return { code: StatusCode.ERROR };
+  return { code: StatusCode.UNSET };
+}
+
+const NO_METADATA: { [key: string]: unknown } = Object.freeze({});
+
+function withoutMetadataKeys<E extends AtofEvent>(event: E, keys: readonly string[]): E {
+  const metadata = objectOf(event.metadata);
+  if (metadata === null) return event;
+  const copy = { ...metadata };
+  for (const key of keys) delete copy[key];
+  return { ...event, metadata: copy };
+}
+
+function mergedMetadata(start: AtofScopeEvent, end: AtofScopeEvent): { [key: string]: unknown } {
+  return { ...(objectOf(start.metadata) ?? {}), ...(objectOf(end.metadata) ?? {}) };
+}

@@ -1,0 +1,12 @@
+/**
+ * OTLP export from relay events (backend-neutral): the span and log mapping
+ * for `full`, `gen_ai` and `openinference`, and the delivery to each
+ * destination through the OpenTelemetry JS exporters.
+ *
+ * @module
+ */
+
+export { OtlpHub, otlpHubOf, existingOtlpHub, type OtlpActivation } from './hub.ts';
+export { SpanAssembler } from './assembler.ts';
+export { OtlpPipeline } from './pipeline.ts';
+export { exporterPackage } from './exporters.ts';

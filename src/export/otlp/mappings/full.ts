@@ -1,0 +1,33 @@
+/**
+ * `type = "full"`: every span carries the raw relay event, flattened
+ * (`nemo_relay.start.*`, `nemo_relay.end.*`, metadata included); marks are
+ * span events with their data and metadata.
+ *
+ * @module
+ */
+
+import { spread, put } from '../attributes.ts';
+import { SpanKind, type Attributes } from '../model.ts';
+import type { Projection } from './types.ts';
+import { endData, errorType, handleAttributes, identity, markAttributes, markSpan, modelName, session, startData, toolCallId } from './relay-attributes.ts';
+
+export const fullProjection: Projection = {
+  span(scope) {
+    const { start, end } = scope;
+    const out: Attributes = {};
+    identity(out, start);
+    if (start.category === 'tool') put(out, 'nemo_relay.tool_call_id', toolCallId(scope));
+    handleAttributes(out, start);
+    startData(out, start);
+    spread(out, 'nemo_relay.start.metadata', start.metadata);
+    session(out, scope);
+    endData(out, end);
+    spread(out, 'nemo_relay.end.metadata', end.metadata);
+    if (start.category === 'llm') put(out, 'nemo_relay.model_name', modelName(scope));
+    if (start.category === 'tool') put(out, 'error.type', errorType(end));
+    const kind = start.category === 'llm' || start.category === 'tool' ? SpanKind.CLIENT : SpanKind.INTERNAL;
+    return { name: start.name, kind, attributes: out };
+  },
+  markEvent: (mark) => markAttributes(mark),
+  markSpan,
+};

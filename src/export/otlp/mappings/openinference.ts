@@ -1,0 +1,165 @@
+/**
+ * `type = "openinference"`: OpenInference's span kinds and attributes
+ * (`input.value`, `llm.*`, `tool_call.*`, `metadata`), which Phoenix reads,
+ * next to the relay identity and end payload (`nemo_relay.*`), as native
+ * writes them. Marks are span events, as in `full`.
+ *
+ * @module
+ */
+
+import type { Json } from '../../../shared/json.ts';
+import { objectOf, put, spread } from '../attributes.ts';
+import { SpanKind, type Attributes } from '../model.ts';
+import type { FinishedScope, Projection } from './types.ts';
+import { endData, handleAttributes, identity, markAttributes, markSpan, modelName, session, startData, toolCallId } from './relay-attributes.ts';
+import { readRequest, readResponse, sortedJson, textOfMessage, toolCallsOf, type Message } from './llm-shapes.ts';
+
+const KINDS: Record<string, string> = { agent: 'AGENT', llm: 'LLM', tool: 'TOOL', retriever: 'RETRIEVER', embedder: 'EMBEDDING', reranker: 'RERANKER', guardrail: 'GUARDRAIL', evaluator: 'EVALUATOR' };
+
+export const openInferenceProjection: Projection = {
+  span(scope) {
+    const { start, end } = scope;
+    const out: Attributes = { 'openinference.span.kind': KINDS[start.category] ?? 'CHAIN' };
+    identity(out, start);
+    const metadata = end.metadata ?? start.metadata;
+    if (objectOf(metadata) !== null) {
+      out.metadata = sortedJson(metadata);
+      spread(out, 'openinference.metadata', metadata);
+    }
+    if (start.category !== 'llm') {
+      handleAttributes(out, start);
+      startData(out, start);
+    }
+    endData(out, end);
+    session(out, scope);
+    if (start.category === 'llm') llm(out, scope);
+    else {
+      if (start.category === 'tool') tool(out, scope);
+      value(out, 'input', start.data);
+      value(out, 'output', end.data);
+    }
+    const kind = start.category === 'llm' || start.category === 'tool' ? SpanKind.CLIENT : SpanKind.INTERNAL;
+    return { name: start.name, kind, attributes: out };
+  },
+  markEvent: (mark) => markAttributes(mark),
+  markSpan(mark) {
+    const shape = markSpan(mark);
+    const out = shape.attributes;
+    delete out['nemo_relay.scope_type'];
+    out['openinference.span.kind'] = 'TOOL';
+    out['tool.name'] = mark.name;
+    out['tool_call.function.name'] = mark.name;
+    value(out, 'output', mark.data);
+    if (objectOf(mark.metadata) !== null) out.metadata = sortedJson(mark.metadata);
+    return shape;
+  },
+};
+
+/** `<prefix>.value` and `<prefix>.mime_type`: text as is, anything else as JSON. */
+function value(out: Attributes, prefix: 'input' | 'output', payload: Json | undefined): void {
+  if (payload === null || payload === undefined) return;
+  if (typeof payload === 'string') {
+    out[`${prefix}.value`] = payload;
+    out[`${prefix}.mime_type`] = 'text/plain';
+    return;
+  }
+  out[`${prefix}.value`] = JSON.stringify(payload);
+  out[`${prefix}.mime_type`] = 'application/json';
+}
+
+function tool(out: Attributes, scope: FinishedScope): void {
+  const { start } = scope;
+  put(out, 'tool_call.id', toolCallId(scope));
+  out['tool.name'] = start.name;
+  out['tool_call.function.name'] = start.name;
+  if (start.data !== null) {
+    const args = typeof start.data === 'string' ? start.data : JSON.stringify(start.data);
+    out['tool.parameters'] = args;
+    out['tool_call.function.arguments'] = args;
+  }
+}
+
+function llm(out: Attributes, scope: FinishedScope): void {
+  const { start, end } = scope;
+  const request = readRequest(start.data);
+  const transcript = request.messages.map(transcriptLine).filter((line) => line !== '');
+  if (transcript.length > 0) {
+    out['input.value'] = transcript.join('\n\n');
+    out['input.mime_type'] = 'text/plain';
+  }
+  if (Object.keys(request.parameters).length > 0) out['llm.invocation_parameters'] = sortedJson(request.parameters);
+  let index = 0;
+  for (const system of request.system) {
+    out[`llm.input_messages.${index}.message.role`] = 'system';
+    out[`llm.input_messages.${index++}.message.content`] = system;
+  }
+  for (const message of request.messages) {
+    const at = `llm.input_messages.${index++}.message`;
+    out[`${at}.role`] = message.role;
+    if (message.role === 'tool') {
+      const result = message.results[0];
+      if (result !== undefined) {
+        out[`${at}.content`] = result.content;
+        put(out, `${at}.tool_call_id`, result.id);
+      }
+      continue;
+    }
+    const text = textOfMessage(message);
+    if (text !== '') out[`${at}.content`] = text;
+  }
+  request.tools.forEach((t, i) => {
+    const fn: Record<string, unknown> = { name: t.name };
+    if (t.description !== undefined) fn.description = t.description;
+    if (t.parameters !== undefined) fn.parameters = t.parameters;
+    out[`llm.tools.${i}.tool.json_schema`] = JSON.stringify({ type: 'function', function: fn });
+  });
+  const response = readResponse(end.data);
+  const summary = response.message === null ? '' : summaryOf(response.message);
+  if (summary !== '') {
+    out['output.value'] = summary;
+    out['output.mime_type'] = 'text/plain';
+  } else value(out, 'output', end.data);
+  const usage = response.usage;
+  put(out, 'llm.token_count.prompt', usage.input);
+  put(out, 'llm.token_count.completion', usage.output);
+  put(out, 'llm.token_count.total', usage.total);
+  put(out, 'llm.token_count.prompt_details.cache_read', usage.cacheRead);
+  put(out, 'llm.token_count.prompt_details.cache_write', usage.cacheWrite);
+  put(out, 'llm.finish_reason', finishReason(response.finishReason));
+  if (response.message !== null && response.id !== undefined) {
+    const at = 'llm.output_messages.0.message';
+    out[`${at}.role`] = 'assistant';
+    const text = textOfMessage(response.message);
+    if (text !== '') out[`${at}.content`] = text;
+    toolCallsOf(response.message).forEach((call, i) => {
+      put(out, `${at}.tool_calls.${i}.tool_call.id`, call.id);
+      out[`${at}.tool_calls.${i}.tool_call.function.name`] = call.name;
+      out[`${at}.tool_calls.${i}.tool_call.function.arguments`] = call.argumentsText;
+    });
+  }
+  put(out, 'llm.model_name', modelName(scope) ?? request.model);
+}
+
+/** One message of `input.value`: `role: text`, tool requests named, tool results left out. */
+function transcriptLine(message: Message): string {
+  if (message.providerRole === 'tool') return 'tool: Tool result omitted';
+  // In the input, native names requested tools only for Anthropic blocks, or OpenAI messages without content.
+  const text = textOfMessage(message);
+  const summary = message.separateToolCalls && text !== '' ? text : summaryOf(message);
+  return summary === '' ? '' : `${message.providerRole}: ${summary}`;
+}
+
+function summaryOf(message: Message): string {
+  const text = textOfMessage(message);
+  const calls = toolCallsOf(message);
+  const requested = calls.length > 0 ? `Requested tools: ${calls.map((c) => c.name).join(', ')}` : '';
+  return [text, requested].filter((s) => s !== '').join('\n');
+}
+
+/** OpenInference's finish reasons: `tool_use`, `complete`, ... */
+function finishReason(reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  if (reason === 'tool_calls' || reason === 'tool_use' || reason === 'function_call') return 'tool_use';
+  if (reason === 'stop' || reason === 'end_turn' || reason === 'stop_sequence') return 'complete';
+  return reason;
+}

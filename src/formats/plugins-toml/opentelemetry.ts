@@ -1,0 +1,349 @@
+/**
+ * The `[components.config.opentelemetry]` section of a `plugins.toml`
+ * observability component (config version 3: traces; version 4: traces and
+ * logs), read the way native 0.9.2 reads it: the same defaults, the same
+ * validation rules, codes and messages.
+ *
+ * Two layers, as in `validate.ts`:
+ * - `validateOpenTelemetry` gives the diagnostics native's `validate()`
+ *   gives (the document-level parity test compares them);
+ * - `openTelemetrySettings` turns a valid section into the endpoints to run,
+ *   with what native checks only at activation (a `header_env` variable
+ *   that is not set, `OTEL_EXPORTER_OTLP_HEADERS`). Native then rejects the
+ *   whole document, ATOF and ATIF included; here the endpoint is skipped with
+ *   a warning and everything else activates.
+ *
+ * @module
+ */
+
+import type { JsonObject } from '../../shared/json.ts';
+import { isJsonObject } from '../../shared/json.ts';
+import type { ConfigDiagnostic } from './diagnostic.ts';
+
+export type OtlpType = 'full' | 'gen_ai' | 'openinference';
+export type OtlpTransport = 'http_binary' | 'grpc';
+export type MarkProjection = 'event' | 'tool';
+
+/** One trace destination, ready to run. */
+export interface OtlpEndpointSettings {
+  /** Position in `opentelemetry.endpoints`, for messages. */
+  index: number;
+  type: OtlpType;
+  transport: OtlpTransport;
+  /** The URL requests go to (for HTTP, with `/v1/traces` added to a bare origin, as native does). */
+  url: string;
+  headers: Record<string, string>;
+  serviceName: string;
+  serviceNamespace: string | undefined;
+  serviceVersion: string | undefined;
+  instrumentationScope: string;
+  resourceAttributes: Record<string, string>;
+  timeoutMillis: number;
+  maxQueueSize: number;
+  maxExportBatchSize: number;
+  scheduledDelayMillis: number;
+  markProjection: MarkProjection;
+  markExcludeNames: string[];
+  attributeMappings: { key: string; alias: string }[];
+  promoteMetadataPrefixes: string[];
+}
+
+/** One log destination (v4 `[opentelemetry.logs]`): one record per mark. */
+export interface OtlpLogsSettings {
+  transport: OtlpTransport;
+  url: string;
+  headers: Record<string, string>;
+  serviceName: string;
+  serviceNamespace: string | undefined;
+  serviceVersion: string | undefined;
+  instrumentationScope: string;
+  resourceAttributes: Record<string, string>;
+  timeoutMillis: number;
+  maxQueueSize: number;
+  maxExportBatchSize: number;
+  scheduledDelayMillis: number;
+  /** Marks below this severity are not sent. */
+  minimumSeverity: number;
+}
+
+export interface OpenTelemetrySettings {
+  traces: OtlpEndpointSettings[];
+  logs: OtlpLogsSettings[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+type Report = (component: string, field: string, message: string) => void;
+
+/** Native's defaults (the OpenTelemetry SDK's BatchSpanProcessor ones). */
+export const OTLP_DEFAULTS = Object.freeze({
+  serviceName: 'unknown_service',
+  instrumentationScope: 'opentelemetry',
+  timeoutMillis: 10_000,
+  maxQueueSize: 2048,
+  maxExportBatchSize: 512,
+  scheduledDelayMillis: 5000,
+});
+
+const SEVERITIES: Record<string, number> = { trace: 1, debug: 5, info: 9, warn: 13, warning: 13, error: 17 };
+
+/**
+ * Native's `validate()` diagnostics for the section's semantics (shape
+ * errors are reported earlier, by the serde-style schema). `unsupported`
+ * reports with the document's `unsupported_value` policy; `warn` always
+ * reports a warning.
+ */
+export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupported: Report, push: (d: ConfigDiagnostic) => void): void {
+  if (version === 3 && ('logs' in otel || 'metrics' in otel)) {
+    unsupported(
+      'opentelemetry',
+      'logs' in otel ? 'logs' : 'metrics',
+      'observability config version 3 is trace-only; use version 4 for OpenTelemetry logs or metrics',
+    );
+  }
+  const endpoints = endpointsOf(otel);
+  const destinations = new Map<string, { index: number; type: string }>();
+  endpoints.forEach((endpoint, i) => {
+    if (endpoint.transport !== undefined && endpoint.transport !== 'http_binary' && endpoint.transport !== 'grpc') {
+      unsupported('opentelemetry', `endpoints[${i}].transport`, "OpenTelemetry endpoint transport must be 'http_binary' or 'grpc'");
+    }
+    if (typeof endpoint.endpoint === 'string' && endpoint.endpoint.trim() === '') {
+      unsupported('opentelemetry', `endpoints[${i}].endpoint`, 'OpenTelemetry endpoint must be a nonblank string');
+    }
+    const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
+    const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
+    for (const header of Object.keys(headerEnv).sort()) {
+      if (header in headers) {
+        unsupported('opentelemetry', `endpoints[${i}].header_env.${header}`, `OpenTelemetry endpoints[${i}] header ${JSON.stringify(header)} cannot appear in both headers and header_env`);
+      }
+    }
+    const prefixes = Array.isArray(endpoint.promote_metadata_prefixes) ? endpoint.promote_metadata_prefixes : [];
+    if (prefixes.some((p) => typeof p === 'string' && p.trim() === '')) {
+      unsupported('opentelemetry', `endpoints[${i}].promote_metadata_prefixes`, 'metadata promotion prefix must not be blank');
+    }
+    const queue = numberOr(endpoint.max_queue_size, OTLP_DEFAULTS.maxQueueSize);
+    const batch = numberOr(endpoint.max_export_batch_size, OTLP_DEFAULTS.maxExportBatchSize);
+    if (batch > queue) {
+      push({
+        level: 'warning',
+        code: 'observability.invalid_otel_endpoint',
+        component: 'opentelemetry',
+        field: `endpoints[${i}].max_export_batch_size`,
+        message: `OpenTelemetry endpoints[${i}].max_export_batch_size must be less than or equal to max_queue_size`,
+      });
+    }
+    if (typeof endpoint.endpoint === 'string' && endpoint.endpoint.trim() !== '' && typeof endpoint.type === 'string') {
+      const transport = endpoint.transport === 'grpc' ? 'grpc' : 'http_binary';
+      const shown = displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : tracesUrl(endpoint.endpoint));
+      const key = `${transport} ${shown}`;
+      const previous = destinations.get(key);
+      if (previous !== undefined && previous.type !== endpoint.type) {
+        push({
+          level: 'error',
+          code: 'observability.unsafe_otel_destination_collision',
+          component: 'opentelemetry',
+          field: `endpoints[${i}].endpoint`,
+          message: `OpenTelemetry endpoints[${previous.index}] (${previous.type}) and endpoints[${i}] (${endpoint.type}) use the same ${transport} destination ${JSON.stringify(shown)}; different projection types must use independent destinations`,
+        });
+      } else if (previous === undefined) {
+        destinations.set(key, { index: i, type: endpoint.type });
+      }
+    }
+  });
+  const logsEnabled = isJsonObject(otel.logs) && otel.logs.enabled === true;
+  const metricsEnabled = isJsonObject(otel.metrics) && otel.metrics.enabled === true;
+  if (otel.enabled === true && endpoints.length === 0 && !logsEnabled && !metricsEnabled) {
+    unsupported('opentelemetry', 'endpoints', 'enabled OpenTelemetry section requires at least one endpoint or an enabled log/metric signal');
+  }
+  if (isJsonObject(otel.logs) && typeof otel.logs.minimum_severity === 'string' && !(otel.logs.minimum_severity.toLowerCase() in SEVERITIES)) {
+    unsupported('opentelemetry.logs', 'minimum_severity', 'OpenTelemetry logs.minimum_severity must be trace, debug, info, warn, warning, or error');
+  }
+  for (const signal of ['logs', 'metrics'] as const) {
+    const section = otel[signal];
+    if (version === 4 && isJsonObject(section) && section.enabled === true && endpoints.length === 0 && section.endpoints === undefined) {
+      unsupported(
+        `opentelemetry.${signal}`,
+        'endpoints',
+        `OpenTelemetry ${signal}.endpoints invalid config: enabled OpenTelemetry ${signal} section has no explicit or derivable trace endpoints`,
+      );
+    }
+  }
+}
+
+/**
+ * The endpoints to run for a section that validated without errors. Problems
+ * native finds only at activation skip that endpoint with a warning.
+ */
+export function openTelemetrySettings(otel: JsonObject, version: unknown, env: Env, push: (d: ConfigDiagnostic) => void): OpenTelemetrySettings {
+  const out: OpenTelemetrySettings = { traces: [], logs: [] };
+  if (otel.enabled !== true) return out;
+  const envHeaders = headerNames(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
+  const endpointHeaders = (e: JsonObject) => new Set(Object.keys({ ...(isJsonObject(e.headers) ? e.headers : {}), ...(isJsonObject(e.header_env) ? e.header_env : {}) }).map((k) => k.toLowerCase()));
+  if (envHeaders.length > 0 && endpointsOf(otel).some((e) => envHeaders.some((h) => !endpointHeaders(e).has(h)))) {
+    // Native refuses the whole document here. The OpenTelemetry JS exporter adds these headers to every endpoint; say so.
+    push({
+      level: 'warning',
+      code: 'observability.otel_env_headers',
+      component: 'opentelemetry',
+      message:
+        'OTEL_EXPORTER_OTLP_HEADERS is set in the environment: the OpenTelemetry exporter sends those headers to every plugins.toml endpoint (native refuses the document instead, because process-global OTLP headers can leak across endpoints); configure headers or header_env per endpoint',
+    });
+  }
+  const bsp = bspDefaults(env);
+  endpointsOf(otel).forEach((endpoint, index) => {
+    const common = commonSettings(endpoint, `endpoints[${index}]`, env, bsp, push);
+    if (common === null) return;
+    out.traces.push({
+      index,
+      type: endpoint.type as OtlpType,
+      ...common,
+      url: common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : tracesUrl(String(endpoint.endpoint)),
+      markProjection: endpoint.mark_projection === 'tool' ? 'tool' : 'event',
+      markExcludeNames: strings(endpoint.mark_exclude_names),
+      attributeMappings: (Array.isArray(endpoint.attribute_mappings) ? endpoint.attribute_mappings : [])
+        .filter(isJsonObject)
+        .map((m) => ({ key: String(m.key), alias: String(m.alias) })),
+      promoteMetadataPrefixes: strings(endpoint.promote_metadata_prefixes),
+    });
+  });
+  const logs = otel.logs;
+  if (version === 4 && isJsonObject(logs) && logs.enabled === true) {
+    const minimumSeverity = SEVERITIES[String(logs.minimum_severity ?? 'trace').toLowerCase()] ?? 1;
+    const batch = {
+      maxQueueSize: numberOr(logs.max_queue_size, bsp.maxQueueSize),
+      maxExportBatchSize: numberOr(logs.max_export_batch_size, bsp.maxExportBatchSize),
+      scheduledDelayMillis: numberOr(logs.scheduled_delay_millis, bsp.scheduledDelayMillis),
+    };
+    if (Array.isArray(logs.endpoints)) {
+      logs.endpoints.filter(isJsonObject).forEach((endpoint, index) => {
+        const common = commonSettings(endpoint, `logs.endpoints[${index}]`, env, bsp, push);
+        if (common === null) return;
+        const url = common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : logsUrl(String(endpoint.endpoint));
+        out.logs.push({ ...common, ...batch, url, minimumSeverity });
+      });
+    } else {
+      // Derived from each trace endpoint, with that endpoint's resource, scope and headers.
+      const seen = new Set<string>();
+      for (const trace of out.traces) {
+        const url = trace.transport === 'grpc' ? trace.url : logsUrlFromTraces(trace.url);
+        if (seen.has(`${trace.transport} ${url}`)) continue;
+        seen.add(`${trace.transport} ${url}`);
+        const { index: _index, type: _type, markProjection: _p, markExcludeNames: _e, attributeMappings: _m, promoteMetadataPrefixes: _x, ...common } = trace;
+        out.logs.push({ ...common, ...batch, url, minimumSeverity });
+      }
+    }
+  }
+  return out;
+}
+
+interface Bsp {
+  timeoutMillis: number;
+  maxQueueSize: number;
+  maxExportBatchSize: number;
+  scheduledDelayMillis: number;
+}
+
+/** `OTEL_BSP_*` replace the built-in batch defaults; an endpoint's own fields win over both. */
+function bspDefaults(env: Env): Bsp {
+  const read = (name: string, fallback: number): number => {
+    const value = Number(env[name]);
+    return nonBlank(env[name]) && Number.isInteger(value) && value >= 0 ? value : fallback;
+  };
+  return {
+    timeoutMillis: read('OTEL_BSP_EXPORT_TIMEOUT', OTLP_DEFAULTS.timeoutMillis),
+    maxQueueSize: read('OTEL_BSP_MAX_QUEUE_SIZE', OTLP_DEFAULTS.maxQueueSize),
+    maxExportBatchSize: read('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', OTLP_DEFAULTS.maxExportBatchSize),
+    scheduledDelayMillis: read('OTEL_BSP_SCHEDULE_DELAY', OTLP_DEFAULTS.scheduledDelayMillis),
+  };
+}
+
+function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp, push: (d: ConfigDiagnostic) => void) {
+  if (typeof endpoint.endpoint !== 'string' || endpoint.endpoint.trim() === '') return null;
+  const headers: Record<string, string> = {};
+  if (isJsonObject(endpoint.headers)) for (const [k, v] of Object.entries(endpoint.headers)) headers[k] = String(v);
+  if (isJsonObject(endpoint.header_env)) {
+    for (const [header, variable] of Object.entries(endpoint.header_env)) {
+      const value = env[String(variable)];
+      if (value === undefined || value.trim() === '') {
+        push({
+          level: 'warning',
+          code: 'observability.otel_endpoint_skipped',
+          component: 'opentelemetry',
+          field: `${where}.header_env.${header}`,
+          message: `OpenTelemetry ${where}.header_env.${header} references an environment variable that is ${value === undefined ? 'not set' : 'blank'}; this endpoint is skipped (everything else still runs)`,
+        });
+        return null;
+      }
+      headers[header] = value;
+    }
+  }
+  const resourceAttributes: Record<string, string> = {};
+  if (isJsonObject(endpoint.resource_attributes)) for (const [k, v] of Object.entries(endpoint.resource_attributes)) resourceAttributes[k] = String(v);
+  const maxQueueSize = Math.max(1, numberOr(endpoint.max_queue_size, bsp.maxQueueSize));
+  return {
+    transport: (endpoint.transport === 'grpc' ? 'grpc' : 'http_binary') as OtlpTransport,
+    headers,
+    serviceName: typeof endpoint.service_name === 'string' && endpoint.service_name !== '' ? endpoint.service_name : OTLP_DEFAULTS.serviceName,
+    serviceNamespace: typeof endpoint.service_namespace === 'string' ? endpoint.service_namespace : undefined,
+    serviceVersion: typeof endpoint.service_version === 'string' ? endpoint.service_version : undefined,
+    instrumentationScope:
+      typeof endpoint.instrumentation_scope === 'string' && endpoint.instrumentation_scope.trim() !== '' ? endpoint.instrumentation_scope : OTLP_DEFAULTS.instrumentationScope,
+    resourceAttributes,
+    timeoutMillis: Math.max(1, numberOr(endpoint.timeout_millis, bsp.timeoutMillis)),
+    maxQueueSize,
+    maxExportBatchSize: Math.max(1, Math.min(maxQueueSize, numberOr(endpoint.max_export_batch_size, bsp.maxExportBatchSize))),
+    scheduledDelayMillis: numberOr(endpoint.scheduled_delay_millis, bsp.scheduledDelayMillis),
+  };
+}
+
+/** Native's HTTP trace URL: a bare origin gets `/v1/traces`; any path (even `/`) is kept. */
+export function tracesUrl(endpoint: string): string {
+  return withDefaultPath(endpoint, '/v1/traces');
+}
+
+function logsUrl(endpoint: string): string {
+  return withDefaultPath(endpoint, '/v1/logs');
+}
+
+function logsUrlFromTraces(url: string): string {
+  return url.endsWith('/v1/traces') ? `${url.slice(0, -'/v1/traces'.length)}/v1/logs` : url;
+}
+
+function grpcUrl(endpoint: string): string {
+  return endpoint.trim();
+}
+
+function withDefaultPath(endpoint: string, path: string): string {
+  const trimmed = endpoint.trim();
+  const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)(.*)$/i.exec(trimmed);
+  if (match === null) return trimmed;
+  return match[2] === '' ? `${match[1]}${path}` : trimmed;
+}
+
+/** Native shows loopback hosts as `<loopback>` and a bare origin with `/`. */
+function displayDestination(url: string): string {
+  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#:]*|\[[^\]]*\])(:\d+)?(.*)$/i.exec(url);
+  if (match === null) return url;
+  const host = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(match[2]!) ? '<loopback>' : match[2]!.toLowerCase();
+  return `${match[1]!.toLowerCase()}${host}${match[3] ?? ''}${match[4] === '' ? '/' : match[4]}`;
+}
+
+function endpointsOf(otel: JsonObject): JsonObject[] {
+  return Array.isArray(otel.endpoints) ? (otel.endpoints.filter(isJsonObject) as JsonObject[]) : [];
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function headerNames(text: string | undefined): string[] {
+  if (!nonBlank(text)) return [];
+  return text!.split(',').map((item) => item.split('=')[0]!.trim().toLowerCase()).filter((name) => name !== '');
+}
+
+function nonBlank(value: string | undefined): boolean {
+  return typeof value === 'string' && value.trim() !== '';
+}

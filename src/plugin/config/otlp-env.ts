@@ -1,0 +1,146 @@
+/**
+ * OTLP without a `plugins.toml`: the common case configured from the
+ * environment (`HERMES_NEMO_RELAY_OTLP_ENABLED` plus the standard
+ * `OTEL_EXPORTER_OTLP_*`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`)
+ * or typed settings. The plugin expresses it as the `plugins.toml`
+ * observability document native reads, so both backends honour the same
+ * settings through the same path; the env-configured ATOF file joins that
+ * document (a plugins.toml activation replaces the direct exporters).
+ *
+ * @module
+ */
+
+import type { ConfigDiagnostic, JsonObject } from '../../relay/contract.ts';
+
+export type OtlpEnvType = 'full' | 'gen_ai' | 'openinference';
+export type OtlpEnvProtocol = 'http/protobuf' | 'grpc';
+
+/** The OTLP part of the plugin settings. */
+export interface OtlpEnvSettings {
+  /** `HERMES_NEMO_RELAY_OTLP_ENABLED` */
+  otlpEnabled: boolean;
+  /** `HERMES_NEMO_RELAY_OTLP_TYPE`: full, gen_ai (default) or openinference */
+  otlpType: OtlpEnvType;
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is), else `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/traces` over HTTP); empty: localhost */
+  otlpEndpoint: string;
+  /** `OTEL_EXPORTER_OTLP_PROTOCOL`: http/protobuf (default) or grpc */
+  otlpProtocol: OtlpEnvProtocol;
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (or `HERMES_NEMO_RELAY_OTLP_HEADERS`): `key=value,key2=value2`, values URL-encoded */
+  otlpHeaders: string;
+  /** `OTEL_SERVICE_NAME` */
+  otlpServiceName: string;
+  /** `OTEL_RESOURCE_ATTRIBUTES`: `key=value,...` */
+  otlpResourceAttributes: string;
+}
+
+export const DEFAULT_OTLP_ENV_SETTINGS: Readonly<OtlpEnvSettings> = Object.freeze({
+  otlpEnabled: false,
+  otlpType: 'gen_ai',
+  otlpEndpoint: '',
+  otlpProtocol: 'http/protobuf',
+  otlpHeaders: '',
+  otlpServiceName: '',
+  otlpResourceAttributes: '',
+});
+
+export const OTLP_ENV_CHOICES = {
+  otlpType: ['full', 'gen_ai', 'openinference'],
+  otlpProtocol: ['http/protobuf', 'grpc'],
+} as const;
+
+export const OTLP_ENVIRONMENT_VARIABLES: readonly { name: string; default: string; meaning: string }[] = [
+  { name: 'HERMES_NEMO_RELAY_OTLP_ENABLED', default: 'off', meaning: 'Send OTLP traces without a plugins.toml (both backends).' },
+  { name: 'HERMES_NEMO_RELAY_OTLP_TYPE', default: 'gen_ai', meaning: 'full, gen_ai or openinference.' },
+  { name: 'HERMES_NEMO_RELAY_OTLP_HEADERS', default: '(unset)', meaning: 'Headers like OTEL_EXPORTER_OTLP_HEADERS, without the process-wide variable native refuses.' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', default: '(unset)', meaning: 'Trace endpoint URL, used as is.' },
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318 (grpc: :4317)', meaning: 'Base URL; /v1/traces is added over HTTP.' },
+  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', default: 'http/protobuf', meaning: 'http/protobuf or grpc.' },
+  { name: 'OTEL_EXPORTER_OTLP_HEADERS', default: '(unset)', meaning: 'key=value,... sent with every request.' },
+  { name: 'OTEL_SERVICE_NAME', default: 'unknown_service', meaning: 'service.name of the resource.' },
+  { name: 'OTEL_RESOURCE_ATTRIBUTES', default: '(unset)', meaning: 'key=value,... added to the resource.' },
+];
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads the OTLP settings from the environment. Bad values fall back with a diagnostic. */
+export function otlpSettingsFromEnv(env: Env, flag: (name: string) => boolean, diagnostics: ConfigDiagnostic[]): OtlpEnvSettings {
+  const read = (name: string): string => (typeof env[name] === 'string' ? env[name]!.trim() : '');
+  const type = read('HERMES_NEMO_RELAY_OTLP_TYPE').toLowerCase();
+  let otlpType: OtlpEnvType = 'gen_ai';
+  if ((OTLP_ENV_CHOICES.otlpType as readonly string[]).includes(type)) otlpType = type as OtlpEnvType;
+  else if (type !== '') diagnostics.push(invalid('HERMES_NEMO_RELAY_OTLP_TYPE', `HERMES_NEMO_RELAY_OTLP_TYPE=${JSON.stringify(env.HERMES_NEMO_RELAY_OTLP_TYPE)} must be full, gen_ai or openinference; using gen_ai`));
+  const protocol = read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') || read('OTEL_EXPORTER_OTLP_PROTOCOL');
+  let otlpProtocol: OtlpEnvProtocol = 'http/protobuf';
+  if (protocol === 'grpc') otlpProtocol = 'grpc';
+  else if (protocol !== '' && protocol !== 'http/protobuf') {
+    diagnostics.push(invalid('OTEL_EXPORTER_OTLP_PROTOCOL', `OTEL_EXPORTER_OTLP_PROTOCOL=${JSON.stringify(protocol)} is not supported (http/protobuf or grpc, as native); using http/protobuf`));
+  }
+  const tracesEndpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = read('OTEL_EXPORTER_OTLP_ENDPOINT');
+  return {
+    otlpEnabled: flag('HERMES_NEMO_RELAY_OTLP_ENABLED'),
+    otlpType,
+    otlpEndpoint: tracesEndpoint || (base && otlpProtocol !== 'grpc' ? `${base.replace(/\/+$/, '')}/v1/traces` : base),
+    otlpProtocol,
+    otlpHeaders: read('HERMES_NEMO_RELAY_OTLP_HEADERS') || read('OTEL_EXPORTER_OTLP_TRACES_HEADERS') || read('OTEL_EXPORTER_OTLP_HEADERS'),
+    otlpServiceName: read('OTEL_SERVICE_NAME'),
+    otlpResourceAttributes: read('OTEL_RESOURCE_ATTRIBUTES'),
+  };
+}
+
+export interface AtofFileForDocument {
+  enabled: boolean;
+  outputDirectory: string;
+  filename: string;
+  mode: 'append' | 'overwrite';
+}
+
+/** The `plugins.toml` document that sends what the OTLP settings ask for (and writes the env ATOF file). */
+export function otlpPluginDocument(settings: OtlpEnvSettings, atof: AtofFileForDocument, diagnostics: ConfigDiagnostic[]): JsonObject {
+  const grpc = settings.otlpProtocol === 'grpc';
+  const endpoint: JsonObject = {
+    type: settings.otlpType,
+    endpoint: settings.otlpEndpoint || (grpc ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'),
+    transport: grpc ? 'grpc' : 'http_binary',
+  };
+  if (settings.otlpServiceName) endpoint.service_name = settings.otlpServiceName;
+  const headers = keyValues(settings.otlpHeaders, 'OTEL_EXPORTER_OTLP_HEADERS', diagnostics);
+  if (Object.keys(headers).length > 0) endpoint.headers = headers;
+  const resource = keyValues(settings.otlpResourceAttributes, 'OTEL_RESOURCE_ATTRIBUTES', diagnostics);
+  if (resource['service.name'] !== undefined && !settings.otlpServiceName) endpoint.service_name = resource['service.name'];
+  delete resource['service.name'];
+  if (Object.keys(resource).length > 0) endpoint.resource_attributes = resource;
+  const config: JsonObject = { version: 4, opentelemetry: { enabled: true, endpoints: [endpoint] } };
+  if (atof.enabled) {
+    const sink: JsonObject = { type: 'file', filename: atof.filename, mode: atof.mode };
+    if (atof.outputDirectory) sink.output_directory = atof.outputDirectory;
+    config.atof = { enabled: true, sinks: [sink] };
+  }
+  return { version: 1, components: [{ kind: 'observability', enabled: true, config }] };
+}
+
+/** `key=value,key2=value2` with URL-encoded values, as the OpenTelemetry variables define them. */
+function keyValues(text: string, name: string, diagnostics: ConfigDiagnostic[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of text.split(',')) {
+    if (item.trim() === '') continue;
+    const at = item.indexOf('=');
+    if (at <= 0) {
+      diagnostics.push(invalid(name, `${name} entry ${JSON.stringify(item.trim())} is not key=value; ignored`));
+      continue;
+    }
+    const key = item.slice(0, at).trim();
+    let value = item.slice(at + 1).trim();
+    try {
+      value = decodeURIComponent(value);
+    } catch {
+      /* kept as written */
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+function invalid(field: string, message: string): ConfigDiagnostic {
+  return { level: 'warning', code: 'settings.invalid_value', field, message };
+}

@@ -1,0 +1,167 @@
+// OTLP delivery on the memory relay is sturdier than native's: a refused,
+// failing, hanging or slow collector never costs a session its ATOF or ATIF,
+// never holds shutdown past its timeout, retries what is worth retrying, and
+// every span is accounted for in status() (sent, failed or dropped). All
+// receivers are real servers on 127.0.0.1.
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import type { OutputHealth } from '../../src/relay/contract.ts';
+import { readStream } from '../differential/replay.ts';
+import { startGrpcReceiver, startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { replayWithOtlp } from '../support/otlp-replay.ts';
+
+const STREAMS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
+const stream = (name: string) => readStream(path.join(STREAMS, `${name}.hooks.jsonl`));
+
+const open: Receiver[] = [];
+async function receiver(kind: 'http' | 'grpc' = 'http'): Promise<Receiver> {
+  const rx = kind === 'grpc' ? await startGrpcReceiver() : await startHttpReceiver();
+  open.push(rx);
+  return rx;
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((rx) => rx.close()));
+});
+
+/** A URL nothing listens on: a receiver started and closed again. */
+async function refusedUrl(): Promise<string> {
+  const rx = await startHttpReceiver();
+  await rx.close();
+  return rx.url;
+}
+
+/** Spans a stream yields: one per ended scope in the ATOF file. */
+function endedScopes(atofLines: readonly string[]): number {
+  return atofLines.map((l) => JSON.parse(l) as { kind: string; scope_category?: string }).filter((e) => e.kind === 'scope' && e.scope_category === 'end').length;
+}
+
+function traces(outputs: readonly OutputHealth[]): OutputHealth[] {
+  return outputs.filter((o) => o.kind === 'otlp-traces');
+}
+
+const fast = ['timeout_millis = 300'];
+
+describe('OTLP delivery when the collector misbehaves', () => {
+  it('keeps ATOF and ATIF for every session when the collector refuses connections, and counts every span as failed or dropped', async () => {
+    const url = await refusedUrl();
+    const result = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('interleaved-sessions'), {
+      endpoints: [{ type: 'full', endpoint: url, extra: fast }],
+      timeoutMs: 5000,
+    });
+    const sessions = new Set(result.atofLines.map((l) => (JSON.parse(l) as { metadata?: { session_id?: string } }).metadata?.session_id).filter(Boolean));
+    expect(sessions.size).toBeGreaterThanOrEqual(2);
+    expect(result.atifFiles.length).toBeGreaterThanOrEqual(2);
+    const [health] = traces(result.status.outputs);
+    expect(health).toMatchObject({ kind: 'otlp-traces', path: `${url}/v1/traces`, sent: 0 });
+    expect(health!.failed! + health!.dropped!).toBe(endedScopes(result.atofLines));
+    expect(health!.lastError).toBeTruthy();
+  });
+
+  it('retries 503s (honouring Retry-After) until the collector recovers, and loses nothing', async () => {
+    const rx = await receiver();
+    rx.behaviour = { sequence: [503, 503], retryAfter: '0' };
+    const result = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('subagent'), {
+      endpoints: [{ type: 'gen_ai', endpoint: rx.url, extra: ['timeout_millis = 10000'] }],
+    });
+    const spans = endedScopes(result.atofLines);
+    expect(rx.requests.length).toBeGreaterThanOrEqual(3);
+    expect(rx.spans().length).toBe(spans);
+    expect(traces(result.status.outputs)[0]).toMatchObject({ sent: spans, failed: 0, dropped: 0 });
+  });
+
+  it('tries a failed batch again later, so a collector that was down for a while still gets it', async () => {
+    const rx = await receiver();
+    // Non-retryable for the exporter itself (400), then healthy: the pipeline's own retry delivers it.
+    rx.behaviour = { sequence: [400] };
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const result = await replayWithOtlp(relay, stream('plain-chat'), { endpoints: [{ type: 'full', endpoint: rx.url, extra: ['timeout_millis = 5000'] }], timeoutMs: 8000 });
+    const spans = endedScopes(result.atofLines);
+    expect(rx.requests.length).toBeGreaterThanOrEqual(2);
+    expect(rx.spans().length).toBe(spans);
+    expect(traces(relay.outputs())[0]).toMatchObject({ sent: spans, failed: 0, dropped: 0 });
+  });
+
+  it('returns from shutdown within its timeout when the collector hangs, with ATOF complete', async () => {
+    const rx = await receiver();
+    rx.behaviour = { hang: true };
+    const result = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('tool-loop'), {
+      endpoints: [{ type: 'full', endpoint: rx.url, extra: ['timeout_millis = 60000'] }],
+      timeoutMs: 500,
+      // The relay's own shutdown waits up to timeout_millis (as native's does); the plugin's is what the host awaits.
+      shutdownBackend: false,
+    });
+    // Reaching this line at all is the point: a hanging request did not hold the host.
+    expect(result.status.state).toBe('shutdown');
+    expect(endedScopes(result.atofLines)).toBeGreaterThan(0);
+    expect(result.atifFiles.length).toBe(1);
+    expect(traces(result.status.outputs)[0]).toMatchObject({ sent: 0 });
+  });
+
+  it('drops what does not fit a bounded queue, and counts it', async () => {
+    const rx = await receiver();
+    rx.behaviour = { hang: true };
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const result = await replayWithOtlp(relay, stream('tool-loop'), {
+      endpoints: [{ type: 'full', endpoint: rx.url, extra: ['timeout_millis = 200', 'max_queue_size = 2', 'max_export_batch_size = 1'] }],
+      timeoutMs: 3000,
+    });
+    const [health] = traces(relay.outputs());
+    expect(health!.dropped).toBeGreaterThan(0);
+    expect(health!.sent! + health!.failed! + health!.dropped!).toBeLessThanOrEqual(endedScopes(result.atofLines));
+    expect(health!.lastError).toBeTruthy();
+  });
+});
+
+describe('OTLP endpoints in plugins.toml', () => {
+  it('skips an endpoint whose header_env variable is not set, with a diagnostic, and still runs ATOF, ATIF and the other endpoints', async () => {
+    const rx = await receiver();
+    const result = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('plain-chat'), {
+      endpoints: [
+        { type: 'full', endpoint: 'http://127.0.0.1:9/never', extra: ['header_env = { authorization = "NRH_TEST_UNSET_TOKEN" }'] },
+        { type: 'gen_ai', endpoint: rx.url },
+      ],
+    });
+    expect(result.status.pluginConfig.diagnostics.map((d) => [d.code, d.field])).toContainEqual(['observability.otel_endpoint_skipped', 'endpoints[0].header_env.authorization']);
+    expect(result.atofLines.length).toBeGreaterThan(0);
+    expect(result.atifFiles.length).toBe(1);
+    expect(rx.spans().length).toBe(endedScopes(result.atofLines));
+    expect(traces(result.status.outputs).map((o) => o.path)).toEqual([`${rx.url}/v1/traces`]);
+  });
+
+  it('sends headers and header_env values, over HTTP and as gRPC metadata', async () => {
+    const http = await receiver();
+    const grpc = await receiver('grpc');
+    const extra = ['headers = { "x-api-key" = "k-1" }', 'header_env = { authorization = "NRH_TEST_TOKEN" }'];
+    // header_env is read from the process environment, as native does.
+    process.env.NRH_TEST_TOKEN = 'Bearer t-1';
+    try {
+      await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('plain-chat'), {
+        endpoints: [
+          { type: 'full', endpoint: http.url, extra },
+          { type: 'full', endpoint: grpc.url, transport: 'grpc', extra },
+        ],
+      });
+    } finally {
+      delete process.env.NRH_TEST_TOKEN;
+    }
+    for (const rx of [http, grpc]) {
+      expect(rx.requests.length).toBeGreaterThan(0);
+      expect(rx.requests[0]!.headers['x-api-key']).toBe('k-1');
+      expect(rx.requests[0]!.headers.authorization).toBe('Bearer t-1');
+    }
+    expect(http.requests[0]!.headers['content-type']).toBe('application/x-protobuf');
+  });
+
+  it('keeps the URL path as native does: a bare origin gets /v1/traces, a path (even /) is kept', async () => {
+    const rx = await receiver();
+    await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('plain-chat'), {
+      endpoints: [
+        { type: 'full', endpoint: `${rx.url}/custom` },
+        { type: 'gen_ai', endpoint: `${rx.url}/` },
+      ],
+    });
+    expect(new Set(rx.requests.map((r) => r.path))).toEqual(new Set(['/custom', '/']));
+  });
+});

@@ -1,0 +1,126 @@
+// OTLP without a plugins.toml: HERMES_NEMO_RELAY_OTLP_ENABLED plus the
+// standard OTEL_* variables (or typed settings) send traces from the memory
+// relay on every runtime, and the same settings give native the same spans.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import type { HookName } from '../../src/hooks/names.ts';
+import { createNemoRelayPlugin, type NemoRelaySettingsOverrides } from '../../src/plugin/index.ts';
+import { loadSettings } from '../../src/plugin/config/settings.ts';
+import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { loadNativeRelay } from '../../native/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import type { RelayBackend } from '../../src/relay/contract.ts';
+import { readStream } from '../differential/replay.ts';
+import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
+import { startGrpcReceiver, startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { normalizeSpans, SDK_RESOURCE_KEYS } from '../support/otlp-normalize.ts';
+
+const STREAMS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
+const lines = readStream(path.join(STREAMS, 'subagent.hooks.jsonl'));
+
+const open: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((rx) => rx.close()));
+});
+
+async function run(backend: RelayBackend, env: Record<string, string>, settings?: NemoRelaySettingsOverrides) {
+  const plugin = createNemoRelayPlugin({ backend, env, logger: silentLogger, ...(settings ? { settings } : {}) });
+  const hooks = new HookRegistry({ logger: silentLogger });
+  const unregister = plugin.register(hooks);
+  for (const line of lines) hooks.emit(line.hook as HookName, structuredClone(line.payload) as never);
+  await plugin.shutdown();
+  unregister();
+  const status = plugin.status();
+  await backend.shutdown?.();
+  return status;
+}
+
+describe('OTLP settings from the environment', () => {
+  it('expresses them as a plugins.toml opentelemetry section: gen_ai by default, /v1/traces added to the base URL, headers and resource parsed', () => {
+    const { settings, diagnostics } = loadSettings({
+      HERMES_NEMO_RELAY_OTLP_ENABLED: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-team=agents',
+      OTEL_SERVICE_NAME: 'my-agent',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,service.name=ignored',
+    });
+    expect(diagnostics).toEqual([]);
+    const validation = validatePluginConfig(settings.pluginsConfig);
+    expect(validation.diagnostics).toEqual([]);
+    expect(validation.observability?.opentelemetry.traces).toMatchObject([
+      {
+        type: 'gen_ai',
+        transport: 'http_binary',
+        url: 'http://collector:4318/v1/traces',
+        headers: { authorization: 'Bearer abc', 'x-team': 'agents' },
+        serviceName: 'my-agent',
+        resourceAttributes: { 'deployment.environment': 'prod' },
+      },
+    ]);
+  });
+
+  it('uses OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, grpc from OTEL_EXPORTER_OTLP_PROTOCOL, and reports bad values', () => {
+    const { settings, diagnostics } = loadSettings({
+      HERMES_NEMO_RELAY_OTLP_ENABLED: 'true',
+      HERMES_NEMO_RELAY_OTLP_TYPE: 'phoenix',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4317',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
+    expect(diagnostics.map((d) => d.field)).toEqual(['HERMES_NEMO_RELAY_OTLP_TYPE']);
+    expect(validatePluginConfig(settings.pluginsConfig).observability?.opentelemetry.traces).toMatchObject([
+      { type: 'gen_ai', transport: 'grpc', url: 'http://collector:4317' },
+    ]);
+    const json = loadSettings({ HERMES_NEMO_RELAY_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    expect(json.diagnostics.map((d) => d.field)).toEqual(['OTEL_EXPORTER_OTLP_PROTOCOL']);
+  });
+
+  it('leaves a plugins.toml in charge, with a diagnostic', () => {
+    const { diagnostics } = loadSettings({ HERMES_NEMO_RELAY_OTLP_ENABLED: '1', HERMES_NEMO_RELAY_PLUGINS_TOML: '/nonexistent/plugins.toml' });
+    expect(diagnostics.map((d) => d.code)).toContain('settings.otlp_with_plugins_toml');
+  });
+
+  it('sends traces from the memory relay with only environment variables, and still writes the ATOF file', async () => {
+    const rx = await startHttpReceiver();
+    open.push(rx);
+    const dir = tempDir('otlp-env');
+    const status = await run(createMemoryRelay({ logger: silentLogger }), {
+      HERMES_NEMO_RELAY_OTLP_ENABLED: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      HERMES_NEMO_RELAY_OTLP_HEADERS: 'x-api-key=k-1',
+      OTEL_SERVICE_NAME: 'env-agent',
+      HERMES_NEMO_RELAY_ATOF_ENABLED: '1',
+      HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY: dir,
+    });
+    const spans = rx.spans();
+    expect(spans.map((s) => s.name)).toContain('invoke_agent hermes-session-parent-1');
+    expect(spans.every((s) => s.resource['service.name'] === 'env-agent')).toBe(true);
+    expect(rx.requests[0]!.headers['x-api-key']).toBe('k-1');
+    expect(rx.requests[0]!.path).toBe('/v1/traces');
+    const atof = fs.readFileSync(path.join(dir, 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
+    expect(atof.filter((l) => l.includes('"scope_category":"end"')).length).toBe(spans.length);
+    expect(status.outputs.find((o) => o.kind === 'otlp-traces')).toMatchObject({ sent: spans.length, failed: 0, dropped: 0 });
+  });
+
+  it('sends over gRPC with typed settings', async () => {
+    const rx = await startGrpcReceiver();
+    open.push(rx);
+    await run(createMemoryRelay({ logger: silentLogger }), {}, { otlpEnabled: true, otlpType: 'full', otlpProtocol: 'grpc', otlpEndpoint: rx.url });
+    expect(rx.spans().map((s) => s.name)).toContain('hermes-session-parent-1');
+  });
+
+  it.skipIf(!nativeAvailable)(`gives native the same spans from the same settings${nativeAvailable ? '' : ` (skipped: ${nativeLoadError})`}`, async () => {
+    const rx = await startHttpReceiver();
+    open.push(rx);
+    const env = { HERMES_NEMO_RELAY_OTLP_ENABLED: '1', HERMES_NEMO_RELAY_OTLP_TYPE: 'openinference', OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_RESOURCE_ATTRIBUTES: 'team=agents' };
+    await run(loadNativeRelay({ logger: silentLogger }), env);
+    const theirs = [...rx.spans()];
+    rx.requests.length = 0;
+    await run(createMemoryRelay({ logger: silentLogger }), env);
+    const ours = rx.spans();
+    expect(ours.length).toBeGreaterThan(0);
+    expect(normalizeSpans(ours, { ignoreResourceKeys: SDK_RESOURCE_KEYS })).toEqual(normalizeSpans(theirs, { ignoreResourceKeys: SDK_RESOURCE_KEYS }));
+  });
+});

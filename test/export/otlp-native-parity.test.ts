@@ -1,0 +1,128 @@
+// The memory relay sends the same OTLP as native 0.9.2: each recorded hook
+// stream runs through the plugin on both backends with the same plugins.toml,
+// a real loopback receiver decodes what arrives (OTLP protobuf definitions
+// from @opentelemetry/otlp-transformer), and the spans and log records must be
+// equal after replacing ids by labels and times by their rank. Only the
+// telemetry.sdk.* resource keys differ (they name the SDK that sent them).
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { loadNativeRelay } from '../../native/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { readStream } from '../differential/replay.ts';
+import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
+import { startGrpcReceiver, startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { normalizeLogs, normalizeSpans, SDK_RESOURCE_KEYS } from '../support/otlp-normalize.ts';
+import { replayWithOtlp, type OtlpReplayOptions } from '../support/otlp-replay.ts';
+
+const STREAMS = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
+const stream = (name: string) => readStream(path.join(STREAMS, `${name}.hooks.jsonl`));
+const ALL_STREAMS = ['plain-chat', 'tool-loop', 'subagent', 'parallel-subagents', 'interleaved-sessions', 'api-retry', 'approvals-unmatched', 'cached-usage', 'anthropic'];
+const LLM_STREAMS = ['tool-loop', 'subagent', 'api-retry', 'anthropic', 'cached-usage'];
+const opts = { ignoreResourceKeys: SDK_RESOURCE_KEYS };
+
+if (!nativeAvailable) console.warn(`OTLP parity with native skipped: nemo-relay-node cannot load here (${nativeLoadError})`);
+
+let http: Receiver;
+let grpc: Receiver;
+beforeAll(async () => {
+  http = await startHttpReceiver();
+  grpc = await startGrpcReceiver();
+});
+afterAll(async () => {
+  await http?.close();
+  await grpc?.close();
+});
+
+/** Runs one stream on a backend and returns what the receiver got from it. */
+async function capture(backendName: 'native' | 'memory', name: string, build: (url: string) => OtlpReplayOptions, receiver: () => Receiver) {
+  const rx = receiver();
+  rx.requests.length = 0;
+  const backend = backendName === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+  const result = await replayWithOtlp(backend, stream(name), build(rx.url));
+  return { spans: [...rx.spans()], logs: [...rx.logs()], requests: [...rx.requests], result };
+}
+
+async function both(name: string, build: (url: string) => OtlpReplayOptions, receiver: () => Receiver = () => http) {
+  const theirs = await capture('native', name, build, receiver);
+  const ours = await capture('memory', name, build, receiver);
+  return { theirs, ours };
+}
+
+describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
+  for (const name of ALL_STREAMS) {
+    it(`sends the same full spans for the ${name} stream`, async () => {
+      const { theirs, ours } = await both(name, (url) => ({ endpoints: [{ type: 'full', endpoint: url }] }));
+      expect(ours.spans.length).toBeGreaterThan(0);
+      expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+      expect(ours.result.problems).toEqual([]);
+    });
+  }
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    for (const name of LLM_STREAMS) {
+      it(`sends the same ${type} spans for the ${name} stream`, async () => {
+        const { theirs, ours } = await both(name, (url) => ({ endpoints: [{ type, endpoint: url }] }));
+        expect(ours.spans.length).toBeGreaterThan(0);
+        expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+      });
+    }
+  }
+
+  it('uses native ids and times: trace id = root uuid, span id = low 64 bits of the ATOF uuid, µs times = ATOF timestamps', async () => {
+    const { ours } = await both('subagent', (url) => ({ endpoints: [{ type: 'full', endpoint: url }] }));
+    const atof = ours.result.atofLines.map((line) => JSON.parse(line) as { uuid: string; timestamp: string; scope_category?: string; propagation_root_uuid?: string });
+    const micros = (t: string) => BigInt(Date.parse(t.replace(/\.\d+/, ''))) * 1000n + BigInt((/\.(\d+)/.exec(t)?.[1] ?? '').padEnd(6, '0').slice(0, 6));
+    for (const span of ours.spans) {
+      const uuid = String(span.attributes['nemo_relay.uuid']);
+      const start = atof.find((e) => e.uuid === uuid && e.scope_category === 'start')!;
+      const end = atof.find((e) => e.uuid === uuid && e.scope_category === 'end')!;
+      expect(span.spanId).toBe(uuid.replace(/-/g, '').slice(16));
+      expect(span.traceId).toBe(start.propagation_root_uuid!.replace(/-/g, ''));
+      expect(BigInt(span.startTimeUnixNano)).toBe(micros(start.timestamp) * 1000n);
+      expect(BigInt(span.endTimeUnixNano)).toBe(micros(end.timestamp) * 1000n);
+      expect(span.flags).toBe(257);
+    }
+    const child = ours.spans.find((s) => s.name === 'hermes-session-child-1')!;
+    const parent = ours.spans.find((s) => s.name === 'hermes-session-parent-1')!;
+    expect(child.parentSpanId).toBe(parent.spanId);
+    expect(parent.parentSpanId).toBe('');
+  });
+
+  it('sends the same spans over gRPC', async () => {
+    const { theirs, ours } = await both('subagent', (url) => ({ endpoints: [{ type: 'full', endpoint: url, transport: 'grpc' }] }), () => grpc);
+    expect(ours.requests.every((r) => r.path === '/opentelemetry.proto.collector.trace.v1.TraceService/Export')).toBe(true);
+    expect(ours.spans.length).toBeGreaterThan(0);
+    expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+  });
+
+  it('sends the same log records, one per mark (config version 4 logs)', async () => {
+    const { theirs, ours } = await both('subagent', (url) => ({ endpoints: [{ type: 'gen_ai', endpoint: url }], logs: ['enabled = true'] }));
+    expect(ours.requests.some((r) => r.path === '/v1/logs')).toBe(true);
+    expect(ours.logs.length).toBeGreaterThan(0);
+    expect(normalizeLogs(ours.logs, opts)).toEqual(normalizeLogs(theirs.logs, opts));
+    expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+  });
+
+  it('sends the same log records over gRPC', async () => {
+    const { theirs, ours } = await both('tool-loop', (url) => ({ endpoints: [{ type: 'openinference', endpoint: url, transport: 'grpc' }], logs: ['enabled = true'] }), () => grpc);
+    expect(ours.requests.some((r) => r.path === '/opentelemetry.proto.collector.logs.v1.LogsService/Export')).toBe(true);
+    expect(ours.logs.length).toBeGreaterThan(0);
+    expect(normalizeLogs(ours.logs, opts)).toEqual(normalizeLogs(theirs.logs, opts));
+    expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+  });
+
+  for (const type of ['full', 'openinference'] as const) {
+    it(`applies mark_projection, mark_exclude_names, attribute_mappings and promote_metadata_prefixes like native (${type})`, async () => {
+      const extra = [
+        'mark_projection = "tool"',
+        'mark_exclude_names = ["hermes.session.end"]',
+        `attribute_mappings = [{ key = "${type === 'full' ? 'nemo_relay.start.metadata.turn_id' : 'openinference.metadata.turn_id'}", alias = "hermes.turn_id" }]`,
+        'promote_metadata_prefixes = ["turn_", "api_"]',
+      ];
+      const { theirs, ours } = await both('tool-loop', (url) => ({ endpoints: [{ type, endpoint: url, extra }] }));
+      expect(ours.spans.some((s) => s.name.startsWith('mark:'))).toBe(true);
+      expect(ours.spans.some((s) => s.attributes['hermes.turn_id'] !== undefined)).toBe(true);
+      expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+    });
+  }
+});
