@@ -204,7 +204,7 @@ describe.skipIf(nativePlugin === null)(`plugin config diagnostics equal native v
 });
 
 describe('plugin config features the memory relay does not implement', () => {
-  it('warns that stream sinks, OpenTelemetry and remote ATIF storage are skipped, and keeps the rest', () => {
+  it('warns that OpenTelemetry is skipped, and reads stream sinks, ATIF storage and the rest', () => {
     const result = validatePluginConfig(
       obs({
         version: 4,
@@ -214,10 +214,10 @@ describe('plugin config features the memory relay does not implement', () => {
       }),
     );
     expect(result.diagnostics.map((d) => [d.level, d.code, d.component, d.field])).toEqual([
-      ['warning', 'observability.backend_unsupported', 'atof', 'sinks[0]'],
-      ['warning', 'observability.backend_unsupported', 'atif', 'storage'],
       ['warning', 'observability.backend_unsupported', 'opentelemetry', undefined],
     ]);
+    expect(result.observability?.streamSinks.map((sink) => [sink.index, sink.url, sink.transport])).toEqual([[0, 'http://x', 'http_post']]);
+    expect(result.observability?.storage).toMatchObject([{ type: 'http', index: 0, endpoint: 'http://x' }]);
     expect(result.observability?.fileSinks).toEqual([{ index: 1, outputDirectory: undefined, filename: 'e.jsonl', mode: 'append' }]);
     expect(result.observability?.atif).toMatchObject({ agentName: 'NeMo Relay', agentVersion: '0.9.0', modelName: 'unknown' });
   });

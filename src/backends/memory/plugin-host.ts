@@ -14,6 +14,11 @@
  *   trajectory for roots still open. Going further than native, a process
  *   exit with roots still open writes their partial trajectories too.
  *
+ * Remote outputs (ATOF stream sinks, ATIF storage) send from queues and
+ * never hold up the relay (see `remote-outputs.ts` and `src/export/`). With
+ * storage configured, as in native, a trajectory is written locally only as
+ * the recovery copy of an upload that did not succeed.
+ *
  * Files are written atomically (a temporary file in the same folder, then a
  * rename), so a reader never sees half a trajectory, and never outside the
  * output folder (see `atif-filename.ts`; the resolved path is checked again
@@ -41,8 +46,11 @@ import { atExit } from '../../shared/exit-hook.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
+import type { AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
 import type { RelayCore } from './core.ts';
+import { attachStreamSinks, skippedDestination } from './remote-outputs.ts';
+import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -66,13 +74,16 @@ export function activatePluginConfig(
   onClosed: () => void,
 ): PluginHost {
   const validation = validatePluginConfig(document);
-  const error = activationError(validation);
+  // Errors about one stream sink or storage entry only skip that destination (native rejects the document).
+  const skipped = new Set(validation.observability?.skipped ?? []);
+  const error = activationError({ ...validation, diagnostics: validation.diagnostics.filter((d) => !skipped.has(d)) });
   if (error !== null) throw new InvalidPluginConfigError(error, validation.diagnostics);
-  const diagnostics: ConfigDiagnostic[] = [...validation.diagnostics];
+  const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d) : d));
   const settings = validation.observability;
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
   let atif: PluginAtif | null = null;
+  const streams = settings === null ? null : attachStreamSinks(core, settings.streamSinks);
   if (settings !== null) {
     for (const sink of settings.fileSinks) {
       const writer = new AtofFileWriter({
@@ -94,11 +105,11 @@ export function activatePluginConfig(
       }
     }
     if (settings.atif !== null) {
-      const plugin = new PluginAtif(core, settings.atif);
+      const plugin = new PluginAtif(core, settings.atif, settings.storage);
       atif = plugin;
       detach.push(core.addListener((event, top) => plugin.accept(event, top)));
       // Unlike native, which then writes nothing, an exit with roots still open writes their partial trajectories.
-      detach.push(atExit(() => plugin.closeAll()));
+      detach.push(atExit(() => plugin.closeAll({ atExit: true })));
     }
   }
   const report: PluginConfigReport = {
@@ -118,13 +129,16 @@ export function activatePluginConfig(
       for (const writer of writers) writer.close();
       for (const remove of detach) remove();
       onClosed();
+      // Local files are done; the network gets at most each destination's timeout_millis.
+      await Promise.all([streams?.close(), atif?.closeStorage()]);
     },
   };
   return {
     activation,
     outputs: () => {
       const out = writers.map((writer) => writer.health());
-      if (atif !== null) out.push(atif.health());
+      if (streams !== null) out.push(...streams.health());
+      if (atif !== null) out.push(atif.health(), ...atif.storageHealth());
       return out;
     },
   };
@@ -133,6 +147,8 @@ export function activatePluginConfig(
 interface OpenTrajectory {
   root: ScopeRecord;
   builder: AtifBuilder;
+  /** The document's `session_id`: the root start's propagation root. */
+  sessionId: string;
 }
 
 /** Builds and writes one ATIF file per trajectory root. */
@@ -143,12 +159,16 @@ class PluginAtif {
   private errors = 0;
   private lastWrite: string | null = null;
   private lastError: string | undefined;
+  private readonly storage: AtifStorage | null;
 
   constructor(
     private readonly core: RelayCore,
     private readonly settings: AtifSettings,
+    storage: readonly AtifStorageSettings[] = [],
   ) {
     this.directory = path.resolve(settings.outputDirectory ?? '.');
+    this.storage =
+      storage.length === 0 ? null : createAtifStorage(storage, { logger: core.logger, keepRecoveryCopy: (upload) => this.keepRecoveryCopy(upload) });
   }
 
   accept(event: AtofEvent, top: ScopeRecord | null): void {
@@ -157,7 +177,7 @@ class PluginAtif {
     if (trajectory === undefined) {
       // A tree is followed from its root's start on; trees opened before the activation are not.
       if (event.uuid !== top.uuid || event.kind !== 'scope' || event.scope_category !== 'start' || !isTrajectoryRoot(top)) return;
-      trajectory = { root: top, builder: this.builderFor(top) };
+      trajectory = { root: top, builder: this.builderFor(top), sessionId: event.propagation_root_uuid ?? top.uuid };
       this.open.set(top, trajectory);
     }
     trajectory.builder.add(event);
@@ -167,11 +187,22 @@ class PluginAtif {
     }
   }
 
-  /** Writes partial trajectories for roots still open. */
-  closeAll(): void {
+  /**
+   * Writes partial trajectories for roots still open. At process exit there
+   * is no time for an upload: they are kept locally as recovery copies.
+   */
+  closeAll(options: { atExit?: boolean } = {}): void {
     const open = [...this.open.values()];
     this.open.clear();
-    for (const trajectory of open) this.write(trajectory);
+    for (const trajectory of open) this.write(trajectory, options.atExit === true);
+  }
+
+  closeStorage(): Promise<void> {
+    return this.storage?.close() ?? Promise.resolve();
+  }
+
+  storageHealth(): OutputHealth[] {
+    return this.storage?.health() ?? [];
   }
 
   health(): OutputHealth {
@@ -193,15 +224,34 @@ class PluginAtif {
     });
   }
 
-  private write({ root, builder }: OpenTrajectory): void {
+  private write({ root, builder, sessionId }: OpenTrajectory, localOnly = false): void {
     let target = '';
     try {
       const text = builder.toJson();
       target = this.targetPath(root);
+      if (this.storage !== null) {
+        const upload: AtifUpload = { filename: path.relative(this.directory, target).split(path.sep).join('/'), sessionId, text, localPath: target };
+        if (localOnly) this.keepRecoveryCopy(upload);
+        else this.storage.upload(upload);
+        return;
+      }
       this.bytes += writeFileAtomic(target, text);
       this.lastWrite = new Date().toISOString();
     } catch (error) {
       this.fail(`writing ATIF trajectory ${target || root.uuid}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** Where a trajectory whose upload did not succeed is kept (owner-only, as native), or null. */
+  private keepRecoveryCopy(upload: AtifUpload): string | null {
+    const target = upload.localPath ?? path.join(this.directory, upload.filename);
+    try {
+      this.bytes += writeFileAtomic(target, upload.text, { mode: 0o600 });
+      this.lastWrite = new Date().toISOString();
+      return target;
+    } catch (error) {
+      this.fail(`writing the ATIF recovery copy ${target}: ${error instanceof Error ? error.message : String(error)}`);
+      return null;
     }
   }
 

@@ -13,7 +13,7 @@
  *
  * On top of native's diagnostics, the memory relay reports what it cannot
  * do itself as warnings with code `observability.backend_unsupported`
- * (stream sinks, OpenTelemetry, remote ATIF storage) and
+ * (OpenTelemetry) and
  * `plugin.backend_unsupported_component` (the other native component kinds,
  * dynamic plugins). Those parts are skipped; everything else still works.
  *
@@ -27,6 +27,7 @@ import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { AtofMode } from '../atof/types.ts';
 import { parseFilenameTemplate, type ParsedTemplate } from './atif-template.ts';
+import { destinationOf, readAtifStorage, readStreamSinks, type AtifStorageSettings, type StreamSinkSettings } from './sinks.ts';
 
 /** The ATIF `agent_version` native writes when none is configured (its Relay crate version). */
 export const DEFAULT_ATIF_AGENT_VERSION = '0.9.0';
@@ -56,6 +57,16 @@ export interface AtifSettings {
 export interface ObservabilitySettings {
   fileSinks: FileSinkSettings[];
   atif: AtifSettings | null;
+  /** ATOF stream sinks (of an enabled ATOF section). */
+  streamSinks: StreamSinkSettings[];
+  /** ATIF remote storage (of an enabled ATIF section). */
+  storage: AtifStorageSettings[];
+  /**
+   * Error diagnostics that concern one stream sink or storage entry only:
+   * native rejects the document for them; the memory relay skips that
+   * destination and activates the rest.
+   */
+  skipped: ConfigDiagnostic[];
 }
 
 export interface PluginConfigValidation {
@@ -127,7 +138,8 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
       const config = (component.config ?? {}) as JsonObject;
       const result = validateObservability(config, policy);
       diagnostics.push(...result.diagnostics);
-      if (enabled && observability === null && !result.diagnostics.some((d) => d.level === 'error')) {
+      const skipped = new Set(result.settings.skipped);
+      if (enabled && observability === null && !result.diagnostics.some((d) => d.level === 'error' && !skipped.has(d))) {
         observability = result.settings;
       }
     } else if (NATIVE_KINDS.has(kind)) {
@@ -218,7 +230,7 @@ interface ObservabilityResult {
 }
 
 function validateObservability(config: JsonObject, documentPolicy: Policy): ObservabilityResult {
-  const empty: ObservabilitySettings = { fileSinks: [], atif: null };
+  const empty: ObservabilitySettings = { fileSinks: [], atif: null, streamSinks: [], storage: [], skipped: [] };
   const typeError = checkShape(config, OBSERVABILITY_SCHEMA);
   if (typeError !== null) {
     return {
@@ -344,15 +356,6 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
         return;
       }
       validateStreamSink(sink, i, names, unsupported);
-      if (atofEnabled) {
-        backend.push({
-          level: 'warning',
-          code: 'observability.backend_unsupported',
-          component: 'atof',
-          field: `sinks[${i}]`,
-          message: `ATOF stream sinks are not supported by the in-memory relay; sinks[${i}] is ignored (use the native backend to stream events)`,
-        });
-      }
     });
   }
 
@@ -368,15 +371,6 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
       }
     });
     if (atif.enabled === true) {
-      if (storage.length > 0) {
-        backend.push({
-          level: 'warning',
-          code: 'observability.backend_unsupported',
-          component: 'atif',
-          field: 'storage',
-          message: 'remote ATIF storage is not supported by the in-memory relay; trajectories are written to output_directory instead',
-        });
-      }
       if (!('error' in parsed)) {
         atifSettings = {
           agentName: typeof atif.agent_name === 'string' ? atif.agent_name : DEFAULT_ATIF_AGENT_NAME,
@@ -431,7 +425,19 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
   }
 
   out.push(...backend);
-  return { diagnostics: out, settings: { fileSinks: atofEnabled ? fileSinks : [], atif: atifSettings } };
+  const skipped = out.filter((d) => d.level === 'error' && destinationOf(d, config) !== null);
+  const skip = (section: 'atof' | 'atif') => new Set(skipped.map((d) => destinationOf(d, config)).filter((d) => d?.section === section).map((d) => d!.index));
+  const env = processEnv();
+  return {
+    diagnostics: out,
+    settings: {
+      fileSinks: atofEnabled ? fileSinks : [],
+      atif: atifSettings,
+      streamSinks: readStreamSinks(config, skip('atof'), env),
+      storage: atifSettings === null ? [] : readAtifStorage(config, skip('atif'), env),
+      skipped,
+    },
+  };
 }
 
 function validateStreamSink(
@@ -476,10 +482,14 @@ function validateStreamSink(
 }
 
 function readEnv(name: string): string | undefined {
+  return processEnv()[name];
+}
+
+function processEnv(): Record<string, string | undefined> {
   try {
-    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -623,7 +633,16 @@ const OBSERVABILITY_SCHEMA: Schema = {
               s3: {
                 t: 'struct',
                 name: 'AtifS3StorageConfig',
-                fields: { bucket: STRING, key_prefix: optional(STRING), region: optional(STRING), endpoint_url: optional(STRING) },
+                fields: {
+                  bucket: STRING,
+                  key_prefix: optional(STRING),
+                  region: optional(STRING),
+                  endpoint_url: optional(STRING),
+                  access_key_id: optional(STRING),
+                  secret_access_key_var: optional(STRING),
+                  session_token_var: optional(STRING),
+                  allow_http: BOOL,
+                },
               },
             },
           },

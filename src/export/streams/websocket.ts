@@ -1,0 +1,165 @@
+/**
+ * `transport = "websocket"`: one connection, one text frame per event (the
+ * ATOF JSON object, no newline), the configured headers on the upgrade
+ * request, as native sends it.
+ *
+ * Bun and Deno have a global `WebSocket` that takes headers; on Node (whose
+ * global one, where present, cannot send headers) the optional `ws`
+ * package is imported the first time a websocket sink connects, so nobody
+ * else pays for it.
+ *
+ * @module
+ */
+
+import { detectRuntime } from '../../shared/js-runtime.ts';
+import { ConnectionFailedError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
+import { unrefTimer } from '../delivery/queue.ts';
+import type { StreamTransportImpl } from './transport.ts';
+
+/** The part of both WebSocket APIs the sink uses. */
+interface Socket {
+  readonly readyState: number;
+  send(data: string, callback?: (error?: Error) => void): void;
+  close(code?: number): void;
+  addEventListener(type: 'open' | 'close' | 'error', listener: (event: unknown) => void): void;
+}
+
+type Connect = (url: string, headers: Record<string, string>, timeoutMs: number) => Socket;
+
+const OPEN = 1;
+
+let nodeConnect: Promise<Connect> | null = null;
+
+/** Sockets from `ws`, whose send() reports when the frame was written. */
+const reportsWrites = new WeakSet<object>();
+
+/** How this runtime opens a WebSocket with headers. */
+function connector(): Promise<Connect> {
+  const runtime = detectRuntime();
+  const global = (globalThis as { WebSocket?: new (url: string, options?: unknown) => Socket }).WebSocket;
+  if ((runtime === 'bun' || runtime === 'deno') && global !== undefined) {
+    return Promise.resolve((url, headers) => new global(url, { headers }));
+  }
+  nodeConnect ??= import('ws').then(
+    (module) => {
+      const WebSocket = (module.default ?? module) as unknown as new (url: string, options: unknown) => Socket & { _socket?: { unref?(): void } };
+      return (url: string, headers: Record<string, string>, timeoutMs: number) => {
+        const socket = new WebSocket(url, { headers, handshakeTimeout: timeoutMs });
+        reportsWrites.add(socket);
+        return socket;
+      };
+    },
+    (error: unknown) => {
+      nodeConnect = null;
+      throw new DestinationUnusableError(
+        `the websocket transport needs the optional "ws" package on Node (npm install ws): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    },
+  );
+  return nodeConnect;
+}
+
+export function websocketTransport(url: string, headers: Record<string, string>, timeoutMs: number): StreamTransportImpl {
+  let current: Promise<Socket> | null = null;
+
+  const open = async (): Promise<Socket> => {
+    const connect = await connector();
+    let socket: Socket;
+    try {
+      socket = connect(url, headers, timeoutMs);
+    } catch (error) {
+      throw new DestinationUnusableError(`${url}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await new Promise<void>((resolve, reject) => {
+      const timer = unrefTimer(
+        setTimeout(() => {
+          reject(new DeliveryTimeoutError(`${url}: no WebSocket handshake within ${timeoutMs} ms`));
+          try {
+            socket.close();
+          } catch {
+            // already gone
+          }
+        }, Math.max(1, timeoutMs)),
+      );
+      socket.addEventListener('open', () => {
+        clearTimeout(timer);
+        unrefSocket(socket);
+        resolve();
+      });
+      socket.addEventListener('error', (event) => {
+        clearTimeout(timer);
+        reject(new ConnectionFailedError(`${url}: WebSocket connection failed${describeEvent(event)}`));
+      });
+    });
+    socket.addEventListener('close', () => {
+      if (current !== null) current = null;
+    });
+    return socket;
+  };
+
+  return {
+    send: async (line) => {
+      current ??= open();
+      let socket: Socket;
+      try {
+        socket = await current;
+      } catch (error) {
+        current = null;
+        throw error;
+      }
+      if (socket.readyState !== OPEN) {
+        current = null;
+        throw new ConnectionFailedError(`${url}: the WebSocket connection closed`);
+      }
+      await new Promise<void>((resolve, reject) => {
+        // `ws` reports when the frame was written; the global API returns at once.
+        let settled = false;
+        const done = (error?: Error) => {
+          if (settled) return;
+          settled = true;
+          if (error) reject(new ConnectionFailedError(`${url}: ${error.message}`));
+          else resolve();
+        };
+        if (reportsWrites.has(socket)) {
+          socket.send(line, done);
+        } else {
+          socket.send(line);
+          done();
+        }
+      });
+    },
+    close: async (budget) => {
+      const pending = current;
+      current = null;
+      if (pending === null) return;
+      const socket = await pending.catch(() => null);
+      if (socket === null || socket.readyState !== OPEN) return;
+      refSocket(socket);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, budget));
+        socket.addEventListener('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        // No code, as native closes (the receiver sees 1005).
+        socket.close();
+      });
+    },
+  };
+}
+
+/** An idle connection must not keep the host alive (`ws` exposes its TCP socket; the globals differ by runtime). */
+function unrefSocket(socket: unknown): void {
+  (socket as { _socket?: { unref?(): void } })._socket?.unref?.();
+  (socket as { unref?(): void }).unref?.();
+}
+
+function refSocket(socket: unknown): void {
+  (socket as { _socket?: { ref?(): void } })._socket?.ref?.();
+  (socket as { ref?(): void }).ref?.();
+}
+
+function describeEvent(event: unknown): string {
+  const message = (event as { message?: unknown; error?: { message?: unknown } } | null)?.message ?? (event as { error?: { message?: unknown } })?.error?.message;
+  return typeof message === 'string' && message !== '' ? `: ${message}` : '';
+}

@@ -1,0 +1,156 @@
+/**
+ * The remote destinations of a `plugins.toml` observability component:
+ * ATOF `stream` sinks and ATIF `storage` entries, as settings the exporters
+ * take. Validation (native's diagnostics) stays in `validate.ts`; this module
+ * reads what validated and decides which errors concern one destination only.
+ *
+ * Going further than native, which rejects the whole document when one
+ * destination is wrong (a missing `header_env` variable, an empty bucket),
+ * the memory relay skips just that destination, reports why, and activates
+ * the rest (see `destinationOf`).
+ *
+ * @module
+ */
+
+import type { JsonObject } from '../../shared/json.ts';
+import { isJsonObject } from '../../shared/json.ts';
+import type { ConfigDiagnostic } from './diagnostic.ts';
+
+export type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
+export type FieldNamePolicy = 'preserve' | 'replace_dots';
+
+/** Native's default when a stream sink or HTTP storage sets no `timeout_millis`. */
+export const DEFAULT_DESTINATION_TIMEOUT_MILLIS = 10_000;
+
+export interface StreamSinkSettings {
+  /** Position in `atof.sinks`, for messages. */
+  index: number;
+  name: string | undefined;
+  url: string;
+  transport: StreamTransport;
+  /** `headers` plus the resolved `header_env` values. */
+  headers: Record<string, string>;
+  timeoutMillis: number;
+  fieldNamePolicy: FieldNamePolicy;
+}
+
+export interface HttpStorageSettings {
+  type: 'http';
+  /** Position in `atif.storage`. */
+  index: number;
+  endpoint: string;
+  headers: Record<string, string>;
+  timeoutMillis: number;
+}
+
+export interface S3StorageSettings {
+  type: 's3';
+  index: number;
+  bucket: string;
+  keyPrefix: string;
+  region: string;
+  /** A custom endpoint (MinIO, a local S3): path-style requests go there. */
+  endpointUrl: string | undefined;
+  allowHttp: boolean;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  sessionToken: string | undefined;
+  timeoutMillis: number;
+}
+
+export type AtifStorageSettings = HttpStorageSettings | S3StorageSettings;
+
+type Env = Record<string, string | undefined>;
+
+/** The destination a diagnostic is about (`atof` `sinks[i]` of a stream sink, `atif` `storage[i]`), or null. */
+export function destinationOf(diagnostic: ConfigDiagnostic, config: JsonObject): { section: 'atof' | 'atif'; index: number } | null {
+  const match = /^(sinks|storage)\[(\d+)\]/.exec(diagnostic.field ?? '');
+  if (match === null) return null;
+  const index = Number(match[2]);
+  if (match[1] === 'sinks' && diagnostic.component === 'atof') {
+    const sink = listOf(config.atof, 'sinks')[index];
+    // File sink errors stay fatal, as in native: the local file is what everything else relies on.
+    return isJsonObject(sink) && sink.type === 'stream' ? { section: 'atof', index } : null;
+  }
+  if (match[1] === 'storage' && diagnostic.component === 'atif') return { section: 'atif', index };
+  return null;
+}
+
+/** The stream sinks of an enabled ATOF section, leaving out `skip`ped positions. */
+export function readStreamSinks(config: JsonObject, skip: ReadonlySet<number>, env: Env): StreamSinkSettings[] {
+  const atof = config.atof;
+  if (!isJsonObject(atof) || atof.enabled !== true) return [];
+  const out: StreamSinkSettings[] = [];
+  listOf(atof, 'sinks').forEach((sink, index) => {
+    if (!isJsonObject(sink) || sink.type !== 'stream' || skip.has(index) || typeof sink.url !== 'string') return;
+    out.push({
+      index,
+      name: typeof sink.name === 'string' ? sink.name : undefined,
+      url: sink.url,
+      transport: sink.transport === 'ndjson' || sink.transport === 'websocket' ? sink.transport : 'http_post',
+      headers: headersOf(sink, env),
+      timeoutMillis: positive(sink.timeout_millis) ?? DEFAULT_DESTINATION_TIMEOUT_MILLIS,
+      fieldNamePolicy: sink.field_name_policy === 'replace_dots' ? 'replace_dots' : 'preserve',
+    });
+  });
+  return out;
+}
+
+/** The storage entries of an enabled ATIF section, leaving out `skip`ped positions. */
+export function readAtifStorage(config: JsonObject, skip: ReadonlySet<number>, env: Env): AtifStorageSettings[] {
+  const atif = config.atif;
+  if (!isJsonObject(atif) || atif.enabled !== true) return [];
+  const out: AtifStorageSettings[] = [];
+  listOf(atif, 'storage').forEach((store, index) => {
+    if (!isJsonObject(store) || skip.has(index)) return;
+    const timeoutMillis = positive(store.timeout_millis) ?? DEFAULT_DESTINATION_TIMEOUT_MILLIS;
+    if (store.type === 'http' && typeof store.endpoint === 'string') {
+      out.push({ type: 'http', index, endpoint: store.endpoint, headers: headersOf(store, env), timeoutMillis });
+    } else if (store.type === 's3' && typeof store.bucket === 'string') {
+      out.push({
+        type: 's3',
+        index,
+        bucket: store.bucket,
+        keyPrefix: typeof store.key_prefix === 'string' ? store.key_prefix : '',
+        region: stringOr(store.region) ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+        endpointUrl: stringOr(store.endpoint_url) ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL,
+        allowHttp: store.allow_http === true,
+        accessKeyId: stringOr(store.access_key_id) ?? env.AWS_ACCESS_KEY_ID,
+        secretAccessKey: fromVar(store.secret_access_key_var, env) ?? env.AWS_SECRET_ACCESS_KEY,
+        sessionToken: fromVar(store.session_token_var, env) ?? env.AWS_SESSION_TOKEN,
+        timeoutMillis,
+      });
+    }
+  });
+  return out;
+}
+
+function headersOf(entry: JsonObject, env: Env): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (isJsonObject(entry.headers)) for (const [key, value] of Object.entries(entry.headers)) if (typeof value === 'string') headers[key] = value;
+  if (isJsonObject(entry.header_env)) {
+    for (const [key, variable] of Object.entries(entry.header_env)) {
+      const value = typeof variable === 'string' ? env[variable] : undefined;
+      if (value !== undefined && value.trim() !== '') headers[key] = value;
+    }
+  }
+  return headers;
+}
+
+function listOf(section: unknown, key: string): unknown[] {
+  if (!isJsonObject(section)) return [];
+  const list = section[key];
+  return Array.isArray(list) ? list : [];
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function stringOr(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+function fromVar(name: unknown, env: Env): string | undefined {
+  return typeof name === 'string' && name !== '' ? stringOr(env[name]) : undefined;
+}
