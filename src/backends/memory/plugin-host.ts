@@ -49,7 +49,7 @@ import { activationError, validatePluginConfig, type AtifSettings } from '../../
 import type { AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
 import type { RelayCore } from './core.ts';
-import { attachStreamSinks, skippedDestination } from './remote-outputs.ts';
+import { attachStreamSinks, remoteOutputsOf, skippedDestination } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 
 /** A live activation as the relay holds it. */
@@ -137,8 +137,8 @@ export function activatePluginConfig(
     activation,
     outputs: () => {
       const out = writers.map((writer) => writer.health());
-      if (streams !== null) out.push(...streams.health());
-      if (atif !== null) out.push(atif.health(), ...atif.storageHealth());
+      // Stream and storage health is listed by the relay (remoteOutputsOf), across activations.
+      if (atif !== null) out.push(atif.health());
       return out;
     },
   };
@@ -160,6 +160,7 @@ class PluginAtif {
   private lastWrite: string | null = null;
   private lastError: string | undefined;
   private readonly storage: AtifStorage | null;
+  private readonly finishStorage: (() => void)[];
 
   constructor(
     private readonly core: RelayCore,
@@ -169,6 +170,9 @@ class PluginAtif {
     this.directory = path.resolve(settings.outputDirectory ?? '.');
     this.storage =
       storage.length === 0 ? null : createAtifStorage(storage, { logger: core.logger, keepRecoveryCopy: (upload) => this.keepRecoveryCopy(upload) });
+    const storageHealth = this.storage?.health.bind(this.storage);
+    const ledger = remoteOutputsOf(core);
+    this.finishStorage = storage.map((_, i) => ledger.track(() => storageHealth!()[i]!));
   }
 
   accept(event: AtofEvent, top: ScopeRecord | null): void {
@@ -197,12 +201,12 @@ class PluginAtif {
     for (const trajectory of open) this.write(trajectory, options.atExit === true);
   }
 
-  closeStorage(): Promise<void> {
-    return this.storage?.close() ?? Promise.resolve();
-  }
-
-  storageHealth(): OutputHealth[] {
-    return this.storage?.health() ?? [];
+  async closeStorage(): Promise<void> {
+    try {
+      await this.storage?.close();
+    } finally {
+      for (const finish of this.finishStorage) finish();
+    }
   }
 
   health(): OutputHealth {

@@ -104,6 +104,7 @@ import {
 } from './metadata.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
+import { remoteOutputsOf } from './remote-outputs.ts';
 import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
 
 export interface MemoryRelayOptions {
@@ -601,6 +602,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     if (this.pluginOutputs !== null) {
       for (const health of this.pluginOutputs()) if (health.kind !== 'atof') out.push(health);
     }
+    out.push(...remoteOutputsOf(this).outputs());
     return out;
   }
 
