@@ -5,6 +5,8 @@
 // What each backend sends must be the same once uuids and clocks are
 // normalized; a dead destination must cost no local telemetry on memory.
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -229,4 +231,113 @@ describe.skipIf(!nativeAvailable)(`remote outputs: memory and native send the sa
       }
     });
   }
+});
+
+/** A port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Emits each stream in turn through one plugin (one session after the other), then shuts it down. */
+async function runSessions(toml: string, streams: readonly string[]) {
+  const logger = recordingLogger();
+  const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger }), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger });
+  const hooks = new HookRegistry({ logger: silentLogger });
+  plugin.register(hooks);
+  let hookCount = 0;
+  for (const name of streams) {
+    for (const line of readStream(path.join(STREAMS_DIR, streamFileName(name)))) {
+      hooks.emit(line.hook as HookName, structuredClone(line.payload) as never);
+      hookCount++;
+    }
+    // The session's activation closes (and its senders flush) before the next session re-activates.
+    await plugin.flush({ timeoutMs: 20_000 });
+  }
+  await plugin.shutdown({ timeoutMs: 20_000 });
+  return { status: plugin.status(), logger, hookCount };
+}
+
+describe('remote outputs on the memory relay when destinations are down or wrong', () => {
+  beforeAll(() => {
+    process.env[SECRET_VAR] = S3.secretAccessKey;
+  });
+  afterAll(() => {
+    delete process.env[SECRET_VAR];
+    delete process.env[TOKEN_VAR];
+  });
+
+  it('a dead destination costs no local telemetry: every session keeps its ATOF, its ATIF as an owner-only recovery copy, and every event is counted', async () => {
+    process.env[TOKEN_VAR] = 'Bearer tok';
+    const port = await closedPort();
+    const dir = tempDir('remote-down');
+    const toml = path.join(dir, 'plugins.toml');
+    fs.writeFileSync(toml, pluginsToml(dir, `http://127.0.0.1:${port}`, `ws://127.0.0.1:${port}`).replaceAll('timeout_millis = 3000', 'timeout_millis = 500'));
+    const { status, logger } = await runSessions(toml, ['plain-chat', 'tool-loop']);
+
+    const atof = fs.readFileSync(path.join(dir, 'atof', 'events.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+    const sessions = new Set(atof.map((line) => (JSON.parse(line) as { metadata?: { session_id?: string } }).metadata?.session_id).filter(Boolean));
+    expect([...sessions].sort()).toEqual(['chat-1', 'loop-1']);
+    const atifDir = path.join(dir, 'atif');
+    const copies = fs.readdirSync(atifDir).filter((name) => !name.startsWith('.'));
+    expect(copies).toHaveLength(2);
+    for (const name of copies) {
+      if (process.platform !== 'win32') expect(fs.statSync(path.join(atifDir, name)).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(fs.readFileSync(path.join(atifDir, name), 'utf8'))).toMatchObject({ schema_version: 'ATIF-v1.7' });
+    }
+
+    const streams = status.outputs.filter((o) => o.kind === 'atof-stream');
+    expect(streams.map((o) => o.path)).toEqual([`http://127.0.0.1:${port}/atof/post`, `http://127.0.0.1:${port}/atof/ndjson`, `ws://127.0.0.1:${port}/atof/ws`]);
+    for (const output of streams) {
+      expect(output.sent).toBe(0);
+      expect((output.failed ?? 0) + (output.dropped ?? 0)).toBe(atof.length);
+      expect(output.lastError).toBeDefined();
+    }
+    const storage = status.outputs.filter((o) => o.kind === 'atif-storage');
+    expect(storage).toHaveLength(2);
+    for (const output of storage) {
+      expect(output.sent).toBe(0);
+      expect((output.failed ?? 0) + (output.dropped ?? 0)).toBe(2);
+      expect(copies.map((name) => path.join(atifDir, name))).toContain(output.recoveryPath);
+    }
+    // The host hears about it, once per destination and session, not once per event.
+    const warnings = logger.lines.filter((line) => line.level === 'warn');
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings.length).toBeLessThanOrEqual(2 * 5);
+    expect(status.pluginConfig.diagnostics.filter((d) => d.level === 'error')).toEqual([]);
+  });
+
+  it('one bad destination does not reject the document: it is skipped with a diagnostic and everything else activates', async () => {
+    delete process.env[TOKEN_VAR];
+    const receiver = await startReceiver({ s3: S3 });
+    try {
+      const dir = tempDir('remote-bad');
+      const toml = path.join(dir, 'plugins.toml');
+      fs.writeFileSync(toml, pluginsToml(dir, receiver.origin, `ws://127.0.0.1:${receiver.port}`));
+      const { status } = await runSessions(toml, ['plain-chat']);
+      await receiver.waitFor('/atof/ndjson', 1);
+      expect(status.pluginConfig.diagnostics).toEqual([
+        expect.objectContaining({
+          level: 'warning',
+          code: 'observability.unsupported_value',
+          component: 'atof',
+          field: 'sinks[1].header_env.authorization',
+          message: expect.stringContaining('skips this destination'),
+        }),
+      ]);
+      const atof = fs.readFileSync(path.join(dir, 'atof', 'events.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+      expect(atof.length).toBeGreaterThan(0);
+      // The bad sink sent nothing; the others carried every event; ATIF went to both stores.
+      expect(receiver.requests.filter((r) => r.path === '/atof/post')).toEqual([]);
+      expect(receiver.requests.filter((r) => r.path === '/atof/ndjson').flatMap((r) => linesOf(r.body))).toHaveLength(atof.length);
+      expect(receiver.requests.filter((r) => r.path === '/atif/upload')).toHaveLength(1);
+      expect(receiver.requests.filter((r) => r.method === 'PUT' && r.signatureValid)).toHaveLength(1);
+      expect(status.outputs.map((o) => o.kind).sort()).toEqual(['atif-storage', 'atif-storage', 'atof', 'atof-stream', 'atof-stream']);
+    } finally {
+      await receiver.close();
+    }
+  });
 });

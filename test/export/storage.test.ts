@@ -119,6 +119,7 @@ describe('ATIF storage', () => {
     const recovery = keeper();
     const storage = createAtifStorage([http()], { logger: silentLogger, retry: RETRY, keepRecoveryCopy: recovery.keepRecoveryCopy });
     storage.upload(DOC);
+    expect(await storage.flush(5000)).toBe(true);
     await storage.close();
     expect(receiver.requests).toHaveLength(2);
     expect(recovery.kept).toEqual([]);

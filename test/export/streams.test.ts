@@ -61,6 +61,7 @@ describe('http_post transport', () => {
     const sink = createAtofStreamSink(settings('/atof/post'), { ...FAST, retry: { initialDelayMs: 5, maxDelayMs: 50, maxAttempts: 5 } });
     sink.accept(event(1));
     sink.accept(event(2));
+    expect(await sink.flush(5000)).toBe(true);
     await sink.close();
     const bodies = receiver.requests.map((r) => r.body);
     expect(bodies).toEqual([1, 1, 1, 1, 1, 2].map((i) => `${event(i)}\n`));
@@ -82,6 +83,7 @@ describe('http_post transport', () => {
     const port = await closedPort();
     const sink = createAtofStreamSink({ ...settings('/x'), url: `http://127.0.0.1:${port}/x` }, FAST);
     for (let i = 0; i < 3; i++) sink.accept(event(i));
+    expect(await sink.flush(5000)).toBe(true);
     await sink.close();
     expect(sink.health()).toMatchObject({ sent: 0, failed: 3, dropped: 0, errors: 12 });
     expect(sink.health().lastError).toMatch(/ECONNREFUSED|refused|connect/i);
@@ -96,6 +98,16 @@ describe('http_post transport', () => {
     const health = sink.health();
     expect(health.sent).toBe(0);
     expect((health.failed ?? 0) + (health.dropped ?? 0)).toBe(10);
+  });
+
+  it('close() against a receiver that is down tries once more and drops the rest at once, counted', async () => {
+    const port = await closedPort();
+    const sink = createAtofStreamSink({ ...settings('/x'), url: `http://127.0.0.1:${port}/x` }, { ...FAST, retry: { initialDelayMs: 60_000, maxAttempts: 5 } });
+    for (let i = 0; i < 4; i++) sink.accept(event(i));
+    while (sink.health().errors === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The first event is now waiting out a one-minute backoff; close() cuts it short instead of waiting.
+    await sink.close(60_000);
+    expect(sink.health()).toMatchObject({ sent: 0, failed: 1, dropped: 3, errors: 2 });
   });
 
   it('close() against a receiver that never answers returns within its budget and counts what was left', async () => {
@@ -133,10 +145,11 @@ describe('ndjson transport', () => {
     });
   });
 
-  it('opens a new stream when the receiver was down, so no event is lost', async () => {
+  it('retries the stream when the receiver is down, then counts the event as failed', async () => {
     const port = await closedPort();
     const sink = createAtofStreamSink({ ...settings('/n', { transport: 'ndjson' }), url: `http://127.0.0.1:${port}/n` }, FAST);
     sink.accept(event(1));
+    expect(await sink.flush(5000)).toBe(true);
     await sink.close();
     expect(sink.health()).toMatchObject({ sent: 0, failed: 1, dropped: 0 });
     expect(sink.health().errors).toBeGreaterThan(1);
@@ -163,6 +176,7 @@ describe('websocket transport', () => {
     const sink = createAtofStreamSink({ ...settings('/w', { transport: 'websocket' }), url: `ws://127.0.0.1:${port}/w` }, FAST);
     sink.accept(event(1));
     sink.accept(event(2));
+    expect(await sink.flush(5000)).toBe(true);
     await sink.close();
     expect(sink.health()).toMatchObject({ sent: 0, failed: 2, dropped: 0 });
   });

@@ -61,8 +61,11 @@ export interface DeliveryQueue<T> {
   /** Resolves once everything pushed so far has been settled, or `timeoutMs` passed (then false). */
   flush(timeoutMs: number): Promise<boolean>;
   /**
-   * Stops accepting items, gives pending ones until `timeoutMs` to go out,
-   * then aborts the attempt in flight and drops the rest. Idempotent.
+   * Stops accepting items and gives pending ones until `timeoutMs` to go
+   * out: each gets one more try without backoff, and the first that fails
+   * ends the drain (the destination is down: waiting would only delay the
+   * host's shutdown). At the deadline the attempt in flight is aborted.
+   * Everything not delivered is counted. Idempotent.
    */
   close(timeoutMs: number): Promise<void>;
 }
@@ -78,6 +81,8 @@ class Queue<T> implements DeliveryQueue<T> {
   private running: Promise<void> | null = null;
   private closed = false;
   private readonly abort = new AbortController();
+  /** Fired by close(): cuts a backoff wait short. */
+  private readonly closing = new AbortController();
   private idleWaiters: (() => void)[] = [];
   private closePromise: Promise<void> | null = null;
   private inFlight = 0;
@@ -129,6 +134,7 @@ class Queue<T> implements DeliveryQueue<T> {
   close(timeoutMs: number): Promise<void> {
     if (this.closePromise !== null) return this.closePromise;
     this.closed = true;
+    this.closing.abort();
     this.closePromise = (async () => {
       const settled = await this.settled(timeoutMs, true);
       if (settled) return;
@@ -171,7 +177,7 @@ class Queue<T> implements DeliveryQueue<T> {
         this.stats.attemptErrors++;
         this.lastError = describeFailure(error);
         const aborted = this.abort.signal.aborted;
-        const retryable = !aborted && error instanceof DeliveryError && error.retryable && attempt < this.retry.maxAttempts;
+        const retryable = !aborted && !this.closed && error instanceof DeliveryError && error.retryable && attempt < this.retry.maxAttempts;
         safeCall(() => this.options.onAttemptFailed?.(error, retryable));
         if (aborted) {
           this.giveUp(item, 'dropped', error);
@@ -179,10 +185,11 @@ class Queue<T> implements DeliveryQueue<T> {
         }
         if (!retryable) {
           this.giveUp(item, 'failed', error);
+          // Draining for close() and the destination is still unreachable or busy: the rest would fare the same.
+          if (this.closed && error instanceof DeliveryError && error.retryable) this.dropRemaining(error);
           return;
         }
-        // Once close() is waiting, a retry's wait must hold the process open, or it would exit mid-close.
-        await sleep(this.delayFor(attempt, error as DeliveryError), this.abort.signal, this.closed);
+        await sleep(this.delayFor(attempt, error as DeliveryError), this.closing.signal);
       }
     }
   }
@@ -196,6 +203,11 @@ class Queue<T> implements DeliveryQueue<T> {
     return base / 2 + Math.random() * (base / 2);
   }
 
+  private dropRemaining(error: unknown): void {
+    const rest = this.items.splice(0, this.items.length);
+    for (const item of rest) this.giveUp(item, 'dropped', error);
+  }
+
   private giveUp(item: T, reason: GiveUpReason, error: unknown): void {
     if (reason === 'failed') this.stats.failed++;
     else this.stats.dropped++;
@@ -204,18 +216,20 @@ class Queue<T> implements DeliveryQueue<T> {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal, keepAlive: boolean): Promise<void> {
+/** Waits `ms` (unref'd: a backoff alone never keeps the host alive), or until `signal` fires. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted || ms <= 0) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const onAbort = () => {
       clearTimeout(timer);
       resolve();
     };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    if (!keepAlive) unrefTimer(timer);
+    const timer = unrefTimer(
+      setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms),
+    );
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -39,6 +39,8 @@ export interface AtifStorageOptions {
 export interface AtifStorage {
   /** Queues a finished trajectory for every destination. Synchronous; never throws. */
   upload(upload: AtifUpload): void;
+  /** Resolves once every upload so far was delivered or given up (true), or after `timeoutMs` (false). */
+  flush(timeoutMs: number): Promise<boolean>;
   /** Uploads what is queued within `timeoutMs` (default: the longest destination timeout); recovery copies for the rest. */
   close(timeoutMs?: number): Promise<void>;
   health(): OutputHealth[];
@@ -58,6 +60,7 @@ export function createAtifStorage(settings: readonly AtifStorageSettings[], opti
       const job: Job = { upload, recovery: { path: null, kept: false } };
       for (const output of outputs) output.push(job);
     },
+    flush: async (timeoutMs) => (await Promise.all(outputs.map((output) => output.flush(timeoutMs)))).every(Boolean),
     close(timeoutMs) {
       closed ??= Promise.all(outputs.map((output) => output.close(timeoutMs ?? output.destination.timeoutMs))).then(() => undefined);
       return closed;
@@ -86,6 +89,10 @@ class StorageOutput {
 
   push(job: Job): void {
     this.queue.push(job);
+  }
+
+  flush(timeoutMs: number): Promise<boolean> {
+    return this.queue.flush(timeoutMs);
   }
 
   close(timeoutMs: number): Promise<void> {

@@ -31,6 +31,8 @@ export interface AtofStreamSinkOptions {
 export interface AtofStreamSink {
   /** Queues one serialized ATOF event (JSON text, no newline). Synchronous; never throws. */
   accept(line: string): void;
+  /** Resolves once everything accepted so far was delivered or given up (true), or after `timeoutMs` (false). */
+  flush(timeoutMs: number): Promise<boolean>;
   /** Sends what is queued within `timeoutMs`, then ends the connection; what is left is dropped and counted. */
   close(timeoutMs?: number): Promise<void>;
   health(): OutputHealth;
@@ -64,6 +66,7 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
       }
       queue.push(out);
     },
+    flush: (timeoutMs) => queue.flush(timeoutMs),
     close(timeoutMs = settings.timeoutMillis) {
       closed ??= (async () => {
         const started = Date.now();
