@@ -1,10 +1,20 @@
 /**
- * One HTTP request through the runtime's `fetch` (Node, Bun and Deno all
- * have it), with a timeout, turned into the delivery layer's typed errors.
+ * One HTTP request, with a timeout, turned into the delivery layer's typed
+ * errors.
+ *
+ * `node:http` (which Node, Bun and Deno all provide) rather than `fetch`:
+ * its socket can be unref'd, so a request to a hanging destination never
+ * keeps the host's process alive on its own. A host that is shutting down
+ * is kept alive by whoever awaits the close (the plugin's bounded
+ * shutdown), and no longer than that.
  *
  * @module
  */
 
+import { Buffer } from 'node:buffer';
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { unrefTimer } from './queue.ts';
 
@@ -19,36 +29,63 @@ export interface HttpAttempt {
 }
 
 /** Sends one request; resolves on a 2xx answer, throws a `DeliveryError` otherwise. */
-export async function sendHttp(attempt: HttpAttempt): Promise<void> {
-  const timeout = new AbortController();
-  const timer = unrefTimer(setTimeout(() => timeout.abort(), Math.max(1, attempt.timeoutMs)));
-  const onClose = () => timeout.abort();
-  attempt.signal.addEventListener('abort', onClose, { once: true });
-  let response: Response;
+export function sendHttp(attempt: HttpAttempt): Promise<void> {
+  let url: URL;
   try {
-    response = await fetch(attempt.url, {
+    url = new URL(attempt.url);
+  } catch {
+    return Promise.reject(new DestinationUnusableError(`${attempt.url} is not a URL`));
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return Promise.reject(new DestinationUnusableError(`${attempt.url}: only http and https URLs are supported`));
+  }
+  const what = `${attempt.method} ${attempt.url}`;
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const finish = (error: Error | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      attempt.signal.removeEventListener('abort', onClose);
+      if (error === null) resolve();
+      else reject(error);
+    };
+    const client = url.protocol === 'https:' ? https : http;
+    const request = client.request(url, {
       method: attempt.method,
-      headers: attempt.headers,
-      body: attempt.body as string,
-      signal: timeout.signal,
-      redirect: 'manual',
+      headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
+      agent: false,
     });
-    // Read the (small) answer so the connection is released before the next request.
-    await response.arrayBuffer().catch(() => undefined);
-  } catch (error) {
-    if (attempt.signal.aborted) throw new DeliveryClosedError(`${attempt.method} ${attempt.url} was cut short: the output closed`);
-    if (timeout.signal.aborted) throw new DeliveryTimeoutError(`${attempt.method} ${attempt.url} got no answer within ${attempt.timeoutMs} ms`);
-    if (error instanceof TypeError && /invalid url|failed to parse|unsupported protocol/i.test(error.message)) {
-      throw new DestinationUnusableError(`${attempt.url}: ${error.message}`);
+    const timer = unrefTimer(
+      setTimeout(() => {
+        finish(new DeliveryTimeoutError(`${what} got no answer within ${attempt.timeoutMs} ms`));
+        request.destroy();
+      }, Math.max(1, attempt.timeoutMs)),
+    );
+    const onClose = () => {
+      finish(new DeliveryClosedError(`${what} was cut short: the output closed`));
+      request.destroy();
+    };
+    if (attempt.signal.aborted) {
+      onClose();
+      return;
     }
-    throw new ConnectionFailedError(`${attempt.method} ${attempt.url} failed: ${connectionReason(error)}`);
-  } finally {
-    clearTimeout(timer);
-    attempt.signal.removeEventListener('abort', onClose);
-  }
-  if (response.status < 200 || response.status > 299) {
-    throw new HttpStatusError(response.status, `${attempt.method} ${attempt.url}`, retryAfterMs(response.headers.get('retry-after')));
-  }
+    attempt.signal.addEventListener('abort', onClose, { once: true });
+    request.on('socket', (socket: Socket) => socket.unref?.());
+    request.on('error', (error: Error & { code?: string }) => finish(new ConnectionFailedError(`${what} failed: ${error.code ?? error.message}`)));
+    request.on('response', (response) => {
+      // Read the (small) answer to its end so the socket is released.
+      response.resume();
+      const status = response.statusCode ?? 0;
+      const header = response.headers['retry-after'];
+      response.on('end', () => {
+        if (status >= 200 && status <= 299) finish(null);
+        else finish(new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null)));
+      });
+      response.on('error', (error: Error) => finish(new ConnectionFailedError(`${what}: the answer broke off (${error.message})`)));
+    });
+    request.end(attempt.body);
+  });
 }
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
@@ -58,12 +95,4 @@ export function retryAfterMs(value: string | null, now: number = Date.now()): nu
   if (/^\d+$/.test(text)) return Number(text) * 1000;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** The most specific reason fetch gives (undici hides the socket error in `cause`). */
-function connectionReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } } | null)?.cause;
-  if (cause?.code) return cause.code;
-  if (cause?.message) return cause.message;
-  return error instanceof Error ? error.message : String(error);
 }

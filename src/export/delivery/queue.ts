@@ -111,11 +111,6 @@ class Queue<T> implements DeliveryQueue<T> {
   }
 
   flush(timeoutMs: number): Promise<boolean> {
-    return this.settled(timeoutMs, false);
-  }
-
-  /** `keepAlive`: the timer holds the process open (close() was asked for and must get its answer). */
-  private settled(timeoutMs: number, keepAlive: boolean): Promise<boolean> {
     if (this.running === null) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       let done = false;
@@ -125,8 +120,8 @@ class Queue<T> implements DeliveryQueue<T> {
         clearTimeout(timer);
         resolve(value);
       };
-      const timer = setTimeout(() => finish(false), Math.max(0, timeoutMs));
-      if (!keepAlive) unrefTimer(timer);
+      // Unref'd like every timer here: whoever awaits a flush or close (the plugin's bounded shutdown) keeps the process alive.
+      const timer = unrefTimer(setTimeout(() => finish(false), Math.max(0, timeoutMs)));
       this.idleWaiters.push(() => finish(true));
     });
   }
@@ -136,7 +131,7 @@ class Queue<T> implements DeliveryQueue<T> {
     this.closed = true;
     this.closing.abort();
     this.closePromise = (async () => {
-      const settled = await this.settled(timeoutMs, true);
+      const settled = await this.flush(timeoutMs);
       if (settled) return;
       // Out of time: stop the attempt in flight (it is counted by run()) and everything behind it.
       this.abort.abort(new DeliveryClosedError(`output closed after ${timeoutMs} ms with items still pending`));

@@ -7,7 +7,7 @@
  * reached the socket, and a broken request fails the lines still waiting,
  * which the queue then sends again on a new request. The socket is unref'd
  * between events so that an idle stream never keeps the host's process
- * alive; closing re-refs it until the request has ended.
+ * alive (a shutting-down host is kept alive by whoever awaits the close).
  *
  * @module
  */
@@ -16,6 +16,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
+import { retryAfterMs } from '../delivery/http.ts';
 import { unrefTimer } from '../delivery/queue.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
@@ -47,8 +48,8 @@ class Stream {
       this.request.on('response', (response) => {
         response.resume();
         if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode > 299) {
-          const retryAfter = Number(response.headers['retry-after']);
-          this.fail(new HttpStatusError(response.statusCode ?? 0, `POST ${url.href}`, Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined));
+          const header = response.headers['retry-after'];
+          this.fail(new HttpStatusError(response.statusCode ?? 0, `POST ${url.href}`, retryAfterMs(typeof header === 'string' ? header : null)));
         } else {
           // The receiver ended the stream: lines after this need a new request.
           this.fail(new ConnectionFailedError(`POST ${url.href}: the receiver ended the stream`));
@@ -102,8 +103,7 @@ class Stream {
   }
 
   async end(timeoutMs: number): Promise<void> {
-    this.socket?.ref?.();
-    const timer = setTimeout(() => this.request.destroy(), Math.max(1, timeoutMs));
+    const timer = unrefTimer(setTimeout(() => this.request.destroy(), Math.max(1, timeoutMs)));
     try {
       if (this.broken === null) this.request.end();
       else this.request.destroy();

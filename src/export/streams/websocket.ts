@@ -46,6 +46,8 @@ function connector(): Promise<Connect> {
       return (url: string, headers: Record<string, string>, timeoutMs: number) => {
         const socket = new WebSocket(url, { headers, handshakeTimeout: timeoutMs });
         reportsWrites.add(socket);
+        // The upgrade request must not keep the host alive either (a receiver that never answers it).
+        (socket as { _req?: { on?(event: 'socket', listener: (s: { unref?(): void }) => void): void } })._req?.on?.('socket', (s) => s.unref?.());
         return socket;
       };
     },
@@ -134,9 +136,8 @@ export function websocketTransport(url: string, headers: Record<string, string>,
       if (pending === null) return;
       const socket = await pending.catch(() => null);
       if (socket === null || socket.readyState !== OPEN) return;
-      refSocket(socket);
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(1, budget));
+        const timer = unrefTimer(setTimeout(resolve, Math.max(1, budget)));
         socket.addEventListener('close', () => {
           clearTimeout(timer);
           resolve();
@@ -152,11 +153,6 @@ export function websocketTransport(url: string, headers: Record<string, string>,
 function unrefSocket(socket: unknown): void {
   (socket as { _socket?: { unref?(): void } })._socket?.unref?.();
   (socket as { unref?(): void }).unref?.();
-}
-
-function refSocket(socket: unknown): void {
-  (socket as { _socket?: { ref?(): void } })._socket?.ref?.();
-  (socket as { ref?(): void }).ref?.();
 }
 
 function describeEvent(event: unknown): string {
