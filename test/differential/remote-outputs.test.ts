@@ -25,11 +25,16 @@ import { normalize, UuidLabels } from './normalize.ts';
 import { readStream } from './replay.ts';
 
 const STREAMS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/streams');
-const S3 = { accessKeyId: 'AKIDPARITY', secretAccessKey: 'parity-secret', region: 'us-east-1' };
-const TOKEN_VAR = 'NRH_REMOTE_TEST_TOKEN';
-const SECRET_VAR = 'NRH_REMOTE_TEST_S3_SECRET';
+// Variables the test process has had from its start: native reads the real
+// process environment, which Bun does not update when process.env is assigned.
+const TOKEN_VAR = 'PATH';
+const SECRET_VAR = 'PATH';
+const S3 = { accessKeyId: 'AKIDPARITY', secretAccessKey: process.env.PATH ?? '', region: 'us-east-1' };
+// The memory-only tests below set and unset their own variables.
+const MEMORY_TOKEN_VAR = 'NRH_REMOTE_TEST_TOKEN';
+const MEMORY_SECRET_VAR = 'NRH_REMOTE_TEST_S3_SECRET';
 
-function pluginsToml(dir: string, origin: string, wsOrigin: string, extra = ''): string {
+function pluginsToml(dir: string, origin: string, wsOrigin: string, vars = { token: TOKEN_VAR, secret: SECRET_VAR }): string {
   return `version = 1
 
 [[components]]
@@ -54,7 +59,7 @@ name = "post"
 url = "${origin}/atof/post"
 transport = "http_post"
 headers = { "x-probe" = "post" }
-header_env = { "authorization" = "${TOKEN_VAR}" }
+header_env = { "authorization" = "${vars.token}" }
 timeout_millis = 2000
 
 [[components.config.atof.sinks]]
@@ -71,7 +76,6 @@ name = "ws"
 url = "${wsOrigin}/atof/ws"
 transport = "websocket"
 headers = { "x-probe" = "ws" }
-${extra}
 [components.config.atif]
 enabled = true
 agent_name = "Hermes Agent"
@@ -91,7 +95,7 @@ type = "s3"
 bucket = "probe-bucket"
 key_prefix = "trajectories/"
 access_key_id = "${S3.accessKeyId}"
-secret_access_key_var = "${SECRET_VAR}"
+secret_access_key_var = "${vars.secret}"
 region = "${S3.region}"
 endpoint_url = "${origin}"
 allow_http = true
@@ -177,15 +181,6 @@ function sent(r: Run) {
 const CASES = ['subagent', 'tool-loop'];
 
 describe.skipIf(!nativeAvailable)(`remote outputs: memory and native send the same${nativeAvailable ? '' : ` (skipped: native cannot load: ${nativeLoadError})`}`, () => {
-  beforeAll(() => {
-    process.env[TOKEN_VAR] = 'Bearer tok';
-    process.env[SECRET_VAR] = S3.secretAccessKey;
-  });
-  afterAll(() => {
-    delete process.env[TOKEN_VAR];
-    delete process.env[SECRET_VAR];
-  });
-
   for (const name of CASES) {
     it(`sends the same stream bodies and uploads for ${name}`, async () => {
       const lines = readStream(path.join(STREAMS_DIR, streamFileName(name)));
@@ -262,20 +257,21 @@ async function runSessions(toml: string, streams: readonly string[]) {
 }
 
 describe('remote outputs on the memory relay when destinations are down or wrong', () => {
+  const memoryVars = { token: MEMORY_TOKEN_VAR, secret: MEMORY_SECRET_VAR };
   beforeAll(() => {
-    process.env[SECRET_VAR] = S3.secretAccessKey;
+    process.env[MEMORY_SECRET_VAR] = S3.secretAccessKey;
   });
   afterAll(() => {
-    delete process.env[SECRET_VAR];
-    delete process.env[TOKEN_VAR];
+    delete process.env[MEMORY_SECRET_VAR];
+    delete process.env[MEMORY_TOKEN_VAR];
   });
 
   it('a dead destination costs no local telemetry: every session keeps its ATOF, its ATIF as an owner-only recovery copy, and every event is counted', async () => {
-    process.env[TOKEN_VAR] = 'Bearer tok';
+    process.env[MEMORY_TOKEN_VAR] = 'Bearer tok';
     const port = await closedPort();
     const dir = tempDir('remote-down');
     const toml = path.join(dir, 'plugins.toml');
-    fs.writeFileSync(toml, pluginsToml(dir, `http://127.0.0.1:${port}`, `ws://127.0.0.1:${port}`).replaceAll('timeout_millis = 3000', 'timeout_millis = 500'));
+    fs.writeFileSync(toml, pluginsToml(dir, `http://127.0.0.1:${port}`, `ws://127.0.0.1:${port}`, memoryVars).replaceAll('timeout_millis = 3000', 'timeout_millis = 500'));
     const { status, logger } = await runSessions(toml, ['plain-chat', 'tool-loop']);
 
     const atof = fs.readFileSync(path.join(dir, 'atof', 'events.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
@@ -311,12 +307,12 @@ describe('remote outputs on the memory relay when destinations are down or wrong
   });
 
   it('one bad destination does not reject the document: it is skipped with a diagnostic and everything else activates', async () => {
-    delete process.env[TOKEN_VAR];
+    delete process.env[MEMORY_TOKEN_VAR];
     const receiver = await startReceiver({ s3: S3 });
     try {
       const dir = tempDir('remote-bad');
       const toml = path.join(dir, 'plugins.toml');
-      fs.writeFileSync(toml, pluginsToml(dir, receiver.origin, `ws://127.0.0.1:${receiver.port}`));
+      fs.writeFileSync(toml, pluginsToml(dir, receiver.origin, `ws://127.0.0.1:${receiver.port}`, memoryVars));
       const { status } = await runSessions(toml, ['plain-chat']);
       await receiver.waitFor('/atof/ndjson', 1);
       expect(status.pluginConfig.diagnostics).toEqual([
