@@ -12,6 +12,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScript } from '../native/support.ts';
 import { tempDir } from '../contract/backends.ts';
+import { detectRuntime } from '../../src/shared/js-runtime.ts';
+
+// Bun's WebSocket (global, and the \`ws\` shim over it) cannot be unref'd: a
+// handshake that never completes holds the process until timeout_millis.
+const BUN = detectRuntime() === 'bun';
+if (BUN) console.info("host-exit: websocket sink left out on Bun (its WebSocket cannot be unref'd; see README, streaming ATOF)");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = pathToFileURL(path.join(ROOT, 'dist', 'src', 'index.js')).href;
@@ -44,7 +50,7 @@ type = "file"
 output_directory = ${JSON.stringify(dir)}
 filename = "events.jsonl"
 mode = "overwrite"
-${sink('post', 'http', 'http_post')}${sink('nd', 'http', 'ndjson')}${sink('ws', 'ws', 'websocket')}
+${sink('post', 'http', 'http_post')}${sink('nd', 'http', 'ndjson')}${BUN ? '' : sink('ws', 'ws', 'websocket')}
 [components.config.atif]
 enabled = true
 output_directory = ${JSON.stringify(dir)}
@@ -79,6 +85,6 @@ console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs.map((o) => [o.
     const lines = fs.readFileSync(path.join(dir, 'events.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
     expect(lines.length).toBeGreaterThanOrEqual(4);
     const kinds = (result.result as [string, number | null][]).map(([kind]) => kind);
-    expect(kinds.filter((kind) => kind === 'atof-stream')).toHaveLength(3);
+    expect(kinds.filter((kind) => kind === 'atof-stream')).toHaveLength(BUN ? 2 : 3);
   });
 });

@@ -33,17 +33,21 @@ let nodeConnect: Promise<Connect> | null = null;
 /** Sockets from `ws`, whose send() reports when the frame was written. */
 const reportsWrites = new WeakSet<object>();
 
-/** How this runtime opens a WebSocket with headers. */
+/**
+ * How this runtime opens a WebSocket with headers. The `ws` package where
+ * it can be unref'd (Node; Deno, whose global WebSocket keeps the process
+ * alive even while idle), else the global one (Bun, whose `ws` is a shim
+ * over it; Deno without `ws` installed).
+ */
 function connector(): Promise<Connect> {
   const runtime = detectRuntime();
   const global = (globalThis as { WebSocket?: new (url: string, options?: unknown) => Socket }).WebSocket;
-  if ((runtime === 'bun' || runtime === 'deno') && global !== undefined) {
-    return Promise.resolve((url, headers) => new global(url, { headers }));
-  }
+  const viaGlobal: Connect | null = global === undefined ? null : (url, headers) => new global(url, { headers });
+  if (runtime === 'bun' && viaGlobal !== null) return Promise.resolve(viaGlobal);
   nodeConnect ??= import('ws').then(
-    (module) => {
-      const WebSocket = (module.default ?? module) as unknown as new (url: string, options: unknown) => Socket & { _socket?: { unref?(): void } };
-      return (url: string, headers: Record<string, string>, timeoutMs: number) => {
+    (module): Connect => {
+      const WebSocket = (module.default ?? module) as unknown as new (url: string, options: unknown) => Socket;
+      return (url, headers, timeoutMs) => {
         const socket = new WebSocket(url, { headers, handshakeTimeout: timeoutMs });
         reportsWrites.add(socket);
         // The upgrade request must not keep the host alive either (a receiver that never answers it).
@@ -51,7 +55,8 @@ function connector(): Promise<Connect> {
         return socket;
       };
     },
-    (error: unknown) => {
+    (error: unknown): Connect => {
+      if (runtime !== 'node' && viaGlobal !== null) return viaGlobal;
       nodeConnect = null;
       throw new DestinationUnusableError(
         `the websocket transport needs the optional "ws" package on Node (npm install ws): ${error instanceof Error ? error.message : String(error)}`,
@@ -63,6 +68,8 @@ function connector(): Promise<Connect> {
 
 export function websocketTransport(url: string, headers: Record<string, string>, timeoutMs: number): StreamTransportImpl {
   let current: Promise<Socket> | null = null;
+  /** The socket being opened, so that close() can abandon a handshake that hangs. */
+  let connecting: Socket | null = null;
 
   const open = async (): Promise<Socket> => {
     const connect = await connector();
@@ -72,6 +79,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
     } catch (error) {
       throw new DestinationUnusableError(`${url}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    connecting = socket;
     await new Promise<void>((resolve, reject) => {
       const timer = unrefTimer(
         setTimeout(() => {
@@ -84,11 +92,13 @@ export function websocketTransport(url: string, headers: Record<string, string>,
         }, Math.max(1, timeoutMs)),
       );
       socket.addEventListener('open', () => {
+        if (connecting === socket) connecting = null;
         clearTimeout(timer);
         unrefSocket(socket);
         resolve();
       });
       socket.addEventListener('error', (event) => {
+        if (connecting === socket) connecting = null;
         clearTimeout(timer);
         reject(new ConnectionFailedError(`${url}: WebSocket connection failed${describeEvent(event)}`));
       });
@@ -134,6 +144,17 @@ export function websocketTransport(url: string, headers: Record<string, string>,
       const pending = current;
       current = null;
       if (pending === null) return;
+      const handshake = connecting;
+      connecting = null;
+      if (handshake !== null) {
+        // Still connecting at close: nothing was sent on it; give the handshake up now.
+        try {
+          handshake.close();
+        } catch {
+          (handshake as { terminate?(): void }).terminate?.();
+        }
+        return;
+      }
       const socket = await pending.catch(() => null);
       if (socket === null || socket.readyState !== OPEN) return;
       await new Promise<void>((resolve) => {
