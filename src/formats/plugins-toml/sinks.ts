@@ -154,3 +154,91 @@ function stringOr(value: unknown): string | undefined {
 function fromVar(name: unknown, env: Env): string | undefined {
   return typeof name === 'string' && name !== '' ? stringOr(env[name]) : undefined;
 }
+
+// ---- validation (native's diagnostics, in native's order) -----------------------------
+
+type Unsupported = (component: string, field: string, message: string) => void;
+type ReadEnv = (name: string) => string | undefined;
+
+/** RFC 9110 token characters: what a header name may be made of. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Control characters other than tab cannot appear in a header value. */
+const BAD_HEADER_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+/** Native's checks of one `type = "stream"` ATOF sink. */
+export function validateStreamSink(sink: JsonObject, i: number, names: Set<string>, unsupported: Unsupported, readEnv: ReadEnv): void {
+  const field = (name: string) => `sinks[${i}].${name}`;
+  const report = (name: string, message: string) => unsupported('atof', field(name), `ATOF sinks[${i}]${message}`);
+  if (typeof sink.name === 'string') {
+    if (sink.name === '') report('name', '.name must be non-empty');
+    else if (sink.name.trim() !== sink.name) report('name', '.name must not have leading or trailing whitespace');
+    else if (names.has(sink.name)) unsupported('atof', field('name'), `ATOF stream sink name ${JSON.stringify(sink.name)} must be unique`);
+    names.add(sink.name);
+  }
+  const transport = sink.transport ?? 'http_post';
+  const known = transport === 'http_post' || transport === 'websocket' || transport === 'ndjson';
+  if (known && typeof sink.url === 'string') {
+    if (sink.url === '') report('url', '.url must be non-empty');
+    else if (!urlFits(sink.url, transport === 'websocket' ? ['ws:', 'wss:'] : ['http:', 'https:'])) {
+      report('url', `.url must be a valid URL for transport ${JSON.stringify(transport)}`);
+    }
+  }
+  if (!known) report('transport', ".transport must be 'http_post', 'websocket', or 'ndjson'");
+  if (sink.timeout_millis === 0) report('timeout_millis', '.timeout_millis must be greater than 0');
+  const policy = sink.field_name_policy;
+  if (policy !== undefined && policy !== 'preserve' && policy !== 'replace_dots') report('field_name_policy', ".field_name_policy must be 'preserve' or 'replace_dots'");
+  const headers = isJsonObject(sink.headers) ? sink.headers : {};
+  checkHeaders(headers, (header, message) => report(`headers.${header}`, `.headers.${header} ${message}`));
+  const headerEnv = isJsonObject(sink.header_env) ? sink.header_env : {};
+  for (const header of Object.keys(headerEnv).sort()) {
+    const name = `header_env.${header}`;
+    if (header in headers) unsupported('atof', field(name), `ATOF sinks[${i}] header ${JSON.stringify(header)} cannot appear in both headers and header_env`);
+    if (!HEADER_NAME.test(header)) report(name, `.${name} header name '${header}' is invalid`);
+    const value = readEnv(String(headerEnv[header]));
+    if (value === undefined) report(name, `.${name} references an environment variable that is not set: environment variable not found`);
+    else if (value.trim() === '') report(name, `.${name} references an environment variable that is blank`);
+  }
+}
+
+/** Native's checks of one `[[atif.storage]]` entry. */
+export function validateStorageEntry(store: JsonObject, i: number, unsupported: Unsupported, readEnv: ReadEnv): void {
+  const report = (name: string, message: string) => unsupported('atif', `storage[${i}].${name}`, `ATIF storage[${i}].${name} ${message}`);
+  const unsetVariable = (name: string, variable: unknown) => {
+    if (typeof variable === 'string' && readEnv(variable) === undefined) {
+      unsupported('atif', `storage[${i}].${name}`, `ATIF storage[${i}].${name}='${variable}' references an environment variable that is not set`);
+    }
+  };
+  if (store.type === 'http') {
+    if (typeof store.endpoint === 'string' && !(/^https?:\/\//.test(store.endpoint) && urlFits(store.endpoint, ['http:', 'https:']))) {
+      report('endpoint', 'must be a valid http:// or https:// URL');
+    }
+    if (store.timeout_millis === 0) report('timeout_millis', 'must be positive');
+    const headers = isJsonObject(store.headers) ? store.headers : {};
+    checkHeaders(headers, (header, message) => report(`headers.${header}`, message));
+    const headerEnv = isJsonObject(store.header_env) ? store.header_env : {};
+    for (const header of Object.keys(headerEnv).sort()) {
+      if (!HEADER_NAME.test(header)) report(`header_env.${header}`, `header name '${header}' is invalid`);
+      unsetVariable(`header_env.${header}`, headerEnv[header]);
+    }
+  } else if (store.type === 's3') {
+    if (typeof store.bucket !== 'string' || store.bucket.trim() === '') report('bucket', 'must be non-empty');
+    unsetVariable('secret_access_key_var', store.secret_access_key_var);
+    unsetVariable('session_token_var', store.session_token_var);
+  }
+}
+
+function checkHeaders(headers: JsonObject, report: (header: string, message: string) => void): void {
+  for (const header of Object.keys(headers).sort()) {
+    if (!HEADER_NAME.test(header)) report(header, `header name '${header}' is invalid`);
+    else if (typeof headers[header] === 'string' && BAD_HEADER_VALUE.test(headers[header])) report(header, 'value is invalid: failed to parse header value');
+  }
+}
+
+function urlFits(text: string, schemes: readonly string[]): boolean {
+  try {
+    const url = new URL(text);
+    return schemes.includes(url.protocol) && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}

@@ -27,7 +27,15 @@ import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { AtofMode } from '../atof/types.ts';
 import { parseFilenameTemplate, type ParsedTemplate } from './atif-template.ts';
-import { destinationOf, readAtifStorage, readStreamSinks, type AtifStorageSettings, type StreamSinkSettings } from './sinks.ts';
+import {
+  destinationOf,
+  readAtifStorage,
+  readStreamSinks,
+  validateStorageEntry,
+  validateStreamSink,
+  type AtifStorageSettings,
+  type StreamSinkSettings,
+} from './sinks.ts';
 
 /** The ATIF `agent_version` native writes when none is configured (its Relay crate version). */
 export const DEFAULT_ATIF_AGENT_VERSION = '0.9.0';
@@ -355,7 +363,7 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
         });
         return;
       }
-      validateStreamSink(sink, i, names, unsupported);
+      validateStreamSink(sink, i, names, unsupported, readEnv);
     });
   }
 
@@ -365,11 +373,7 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
     const parsed = parseFilenameTemplate(template);
     if ('error' in parsed) unsupported('atif', 'filename_template', parsed.error);
     const storage = Array.isArray(atif.storage) ? (atif.storage as JsonObject[]) : [];
-    storage.forEach((store, i) => {
-      if (store.type === 's3' && (typeof store.bucket !== 'string' || store.bucket.trim() === '')) {
-        unsupported('atif', `storage[${i}].bucket`, `ATIF storage[${i}].bucket must be non-empty`);
-      }
-    });
+    storage.forEach((store, i) => validateStorageEntry(store, i, unsupported, readEnv));
     if (atif.enabled === true) {
       if (!('error' in parsed)) {
         atifSettings = {
@@ -438,47 +442,6 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
       skipped,
     },
   };
-}
-
-function validateStreamSink(
-  sink: JsonObject,
-  i: number,
-  names: Set<string>,
-  unsupported: (component: string, field: string, message: string) => void,
-): void {
-  const transport = sink.transport;
-  if (transport !== undefined && transport !== 'http_post' && transport !== 'websocket' && transport !== 'ndjson') {
-    unsupported('atof', `sinks[${i}].transport`, `ATOF sinks[${i}].transport must be 'http_post', 'websocket', or 'ndjson'`);
-  }
-  if (sink.timeout_millis === 0) {
-    unsupported('atof', `sinks[${i}].timeout_millis`, `ATOF sinks[${i}].timeout_millis must be greater than 0`);
-  }
-  const policy = sink.field_name_policy;
-  if (policy !== undefined && policy !== 'preserve' && policy !== 'replace_dots') {
-    unsupported('atof', `sinks[${i}].field_name_policy`, `ATOF sinks[${i}].field_name_policy must be 'preserve' or 'replace_dots'`);
-  }
-  if (typeof sink.name === 'string') {
-    if (sink.name.trim() !== sink.name) {
-      unsupported('atof', `sinks[${i}].name`, `ATOF sinks[${i}].name must not have leading or trailing whitespace`);
-    } else if (names.has(sink.name)) {
-      unsupported('atof', `sinks[${i}].name`, `ATOF stream sink name ${JSON.stringify(sink.name)} must be unique`);
-    }
-    names.add(sink.name);
-  }
-  const headers = isJsonObject(sink.headers) ? sink.headers : {};
-  const headerEnv = isJsonObject(sink.header_env) ? sink.header_env : {};
-  for (const header of Object.keys(headerEnv).sort()) {
-    const field = `sinks[${i}].header_env.${header}`;
-    if (header in headers) {
-      unsupported('atof', field, `ATOF sinks[${i}] header ${JSON.stringify(header)} cannot appear in both headers and header_env`);
-    }
-    const value = readEnv(String(headerEnv[header]));
-    if (value === undefined) {
-      unsupported('atof', field, `ATOF sinks[${i}].header_env.${header} references an environment variable that is not set: environment variable not found`);
-    } else if (value.trim() === '') {
-      unsupported('atof', field, `ATOF sinks[${i}].header_env.${header} references an environment variable that is blank`);
-    }
-  }
 }
 
 function readEnv(name: string): string | undefined {
