@@ -53,6 +53,7 @@ import {
   withAppendingSinks,
 } from './plugins-toml.ts';
 import type { NemoRelaySettings } from './settings.ts';
+import { skipBadDestinations } from './destinations.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
@@ -255,11 +256,13 @@ export class RelayRuntime {
     try {
       ensureOutputDirectories(document);
       // A re-activation must not truncate what this process already wrote.
-      const effective = this.activatedOnce ? withAppendingSinks(document) : document;
+      const appending = this.activatedOnce ? withAppendingSinks(document) : document;
+      // A wrong stream sink or storage entry costs only itself, on every backend (native would reject the document).
+      const { document: effective, skipped } = skipBadDestinations(appending);
       this.activation = await this.backend.initializePluginConfig(effective, options);
       this.dynamicActivation = false;
       this.activatedOnce = true;
-      this.recordActivation(this.activation);
+      this.recordActivation(this.activation, skipped);
       return true;
     } catch (error) {
       this.activation = null;
@@ -273,8 +276,8 @@ export class RelayRuntime {
     }
   }
 
-  private recordActivation(activation: PluginConfigActivation): void {
-    const diagnostics = activation.report?.diagnostics ?? [];
+  private recordActivation(activation: PluginConfigActivation, skipped: readonly ConfigDiagnostic[] = []): void {
+    const diagnostics = [...skipped, ...(activation.report?.diagnostics ?? [])];
     this.pluginConfigDiagnostics = diagnostics;
     for (const diagnostic of diagnostics) {
       safeLog(this.logger, diagnostic.level === 'error' ? 'warn' : 'info', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);

@@ -33,6 +33,8 @@ const S3 = { accessKeyId: 'AKIDPARITY', secretAccessKey: process.env.PATH ?? '',
 // The memory-only tests below set and unset their own variables.
 const MEMORY_TOKEN_VAR = 'NRH_REMOTE_TEST_TOKEN';
 const MEMORY_SECRET_VAR = 'NRH_REMOTE_TEST_S3_SECRET';
+/** Set nowhere: the "post" sink's header_env then makes that sink invalid. */
+const UNSET_VAR = 'NRH_REMOTE_TEST_NEVER_SET';
 
 function pluginsToml(dir: string, origin: string, wsOrigin: string, vars = { token: TOKEN_VAR, secret: SECRET_VAR }): string {
   return `version = 1
@@ -116,10 +118,11 @@ interface Run {
   puts: ReceivedRequest[];
 }
 
-async function run(backend: RelayBackend, lines: readonly HookLine[], receiver: Receiver): Promise<Run> {
+async function run(backend: RelayBackend, lines: readonly HookLine[], receiver: Receiver, vars = { token: TOKEN_VAR, secret: SECRET_VAR }): Promise<Run> {
   const dir = tempDir(`remote-${backend.kind}`);
   const toml = path.join(dir, 'plugins.toml');
-  fs.writeFileSync(toml, pluginsToml(dir, receiver.origin, `ws://127.0.0.1:${receiver.port}`));
+  fs.writeFileSync(toml, pluginsToml(dir, receiver.origin, `ws://127.0.0.1:${receiver.port}`, vars));
+  const postSinkValid = vars.token !== UNSET_VAR;
   const logger = recordingLogger();
   const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger });
   const hooks = new HookRegistry({ logger: silentLogger });
@@ -129,7 +132,7 @@ async function run(backend: RelayBackend, lines: readonly HookLine[], receiver: 
   unregister();
   const atofLines = fs.readFileSync(path.join(dir, 'atof', 'events.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
   // Everything the backend sent has arrived once the stream requests and the socket are complete.
-  await receiver.waitFor('/atof/post', atofLines.length);
+  if (postSinkValid) await receiver.waitFor('/atof/post', atofLines.length);
   await receiver.waitFor('/atof/ndjson', 1);
   await receiver.waitFor('/atof/ws', 1);
   const atifDir = path.join(dir, 'atif');
@@ -180,7 +183,49 @@ function sent(r: Run) {
 
 const CASES = ['subagent', 'tool-loop'];
 
+interface Outcome {
+  atofEvents: number;
+  diagnostics: [string, string | undefined, string][];
+  ndjsonEvents: number;
+  posts: number;
+  uploads: number;
+  signedPuts: number;
+}
+
+function outcome(r: Run): Outcome {
+  return {
+    atofEvents: r.atofLines.length,
+    diagnostics: r.status.pluginConfig.diagnostics.map((d) => [d.level, d.field, d.message]),
+    ndjsonEvents: r.ndjson.flatMap((req) => linesOf(req.body)).length,
+    posts: r.posts.length,
+    uploads: r.uploads.length,
+    signedPuts: r.puts.filter((p) => p.signatureValid).length,
+  };
+}
+
 describe.skipIf(!nativeAvailable)(`remote outputs: memory and native send the same${nativeAvailable ? '' : ` (skipped: native cannot load: ${nativeLoadError})`}`, () => {
+  it('a stream sink with an unset header_env variable is skipped on both backends; ATOF, ATIF and the other destinations still work', async () => {
+    const lines = readStream(path.join(STREAMS_DIR, streamFileName('tool-loop')));
+    const receivers = [await startReceiver({ s3: S3 }), await startReceiver({ s3: S3 })];
+    try {
+      const vars = { token: UNSET_VAR, secret: SECRET_VAR };
+      const memory = outcome(await run(createMemoryRelay({ logger: silentLogger }), lines, receivers[0]!, vars));
+      const native = outcome(await run(await loadNativeRelay({ logger: silentLogger }), lines, receivers[1]!, vars));
+      expect(memory).toEqual(native);
+      expect(memory.atofEvents).toBeGreaterThan(0);
+      expect(memory).toMatchObject({ ndjsonEvents: memory.atofEvents, posts: 0, uploads: 1, signedPuts: 1 });
+      expect(memory.diagnostics).toEqual([
+        [
+          'warning',
+          'sinks[1].header_env.authorization',
+          `ATOF sinks[1].header_env.authorization references an environment variable that is not set: environment variable not found; this destination is skipped and the rest of the document activates`,
+        ],
+      ]);
+    } finally {
+      for (const receiver of receivers) await receiver.close();
+    }
+  });
+
   for (const name of CASES) {
     it(`sends the same stream bodies and uploads for ${name}`, async () => {
       const lines = readStream(path.join(STREAMS_DIR, streamFileName(name)));
@@ -321,7 +366,7 @@ describe('remote outputs on the memory relay when destinations are down or wrong
           code: 'observability.unsupported_value',
           component: 'atof',
           field: 'sinks[1].header_env.authorization',
-          message: expect.stringContaining('skips this destination'),
+          message: expect.stringContaining('this destination is skipped'),
         }),
       ]);
       const atof = fs.readFileSync(path.join(dir, 'atof', 'events.jsonl'), 'utf8').split('\n').filter((line) => line !== '');

@@ -46,10 +46,10 @@ import { atExit } from '../../shared/exit-hook.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
-import type { AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
+import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
 import type { RelayCore } from './core.ts';
-import { attachStreamSinks, remoteOutputsOf, skippedDestination } from './remote-outputs.ts';
+import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 
 /** A live activation as the relay holds it. */

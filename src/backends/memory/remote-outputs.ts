@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ConfigDiagnostic, OutputHealth } from '../../relay/contract.ts';
+import type { OutputHealth } from '../../relay/contract.ts';
 import type { StreamSinkSettings } from '../../formats/plugins-toml/sinks.ts';
 import { createAtofStreamSink, type AtofStreamSink } from '../../export/streams/sink.ts';
 import { serializeEvent } from './atof-line.ts';
@@ -104,18 +104,5 @@ export function attachStreamSinks(core: RelayCore, settings: readonly StreamSink
       detach();
       await Promise.all(sinks.map((sink, i) => sink.close().finally(finish[i])));
     },
-  };
-}
-
-/**
- * The activation report's form of a destination-only error: a warning that
- * says the destination is skipped (native would have rejected the whole
- * document for it).
- */
-export function skippedDestination(diagnostic: ConfigDiagnostic): ConfigDiagnostic {
-  return {
-    ...diagnostic,
-    level: 'warning',
-    message: `${diagnostic.message}; the in-memory relay skips this destination and activates the rest of the document`,
   };
 }

@@ -76,6 +76,43 @@ export function destinationOf(diagnostic: ConfigDiagnostic, config: JsonObject):
   return null;
 }
 
+/**
+ * The form a destination-only error takes once that destination is
+ * skipped: a warning (native would have rejected the whole document).
+ */
+export function skippedDestination(diagnostic: ConfigDiagnostic): ConfigDiagnostic {
+  return { ...diagnostic, level: 'warning', message: `${diagnostic.message}; this destination is skipped and the rest of the document activates` };
+}
+
+/**
+ * `document` without the stream sinks and storage entries that only
+ * `skipped` (destination-only errors of its observability component)
+ * concern, so that a backend that would reject the whole document for them
+ * (native) activates the rest. Returns the document itself when there is
+ * nothing to take out.
+ */
+export function withoutDestinations(document: JsonObject, skipped: readonly ConfigDiagnostic[]): JsonObject {
+  const components = Array.isArray(document.components) ? document.components : [];
+  const index = components.findIndex((c) => isJsonObject(c) && c.kind === 'observability' && c.enabled !== false);
+  const component = components[index];
+  if (skipped.length === 0 || !isJsonObject(component) || !isJsonObject(component.config)) return document;
+  const config = component.config;
+  const drop = { atof: new Set<number>(), atif: new Set<number>() };
+  for (const diagnostic of skipped) {
+    const target = destinationOf(diagnostic, config);
+    if (target !== null) drop[target.section].add(target.index);
+  }
+  const pruned: JsonObject = { ...config };
+  for (const [section, key] of [['atof', 'sinks'], ['atif', 'storage']] as const) {
+    const part = config[section];
+    if (drop[section].size === 0 || !isJsonObject(part) || !Array.isArray(part[key])) continue;
+    pruned[section] = { ...part, [key]: part[key].filter((_, i) => !drop[section].has(i)) };
+  }
+  const copy = [...components];
+  copy[index] = { ...component, config: pruned };
+  return { ...document, components: copy };
+}
+
 /** The stream sinks of an enabled ATOF section, leaving out `skip`ped positions. */
 export function readStreamSinks(config: JsonObject, skip: ReadonlySet<number>, env: Env): StreamSinkSettings[] {
   const atof = config.atof;
