@@ -181,7 +181,7 @@ function sent(r: Run) {
   };
 }
 
-const CASES = ['subagent', 'tool-loop'];
+const CASES = ['subagent', 'tool-loop', 'interleaved-sessions', 'anthropic', 'approvals-unmatched'];
 
 interface Outcome {
   atofEvents: number;
