@@ -13,7 +13,8 @@
 
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
-import type { ConfigDiagnostic, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
+import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
+import { skipBadDestinations } from './destinations.ts';
 import { ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
@@ -40,7 +41,7 @@ export function ownsExporter(outcome: PluginsTomlOutcome, settings: NemoRelaySet
 export async function activatePluginsToml(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): Promise<PluginsTomlOutcome> {
   const config = settings.pluginsConfig;
   if (!config || typeof backend.initializePluginConfig !== 'function') return { kind: 'none' };
-  const document = staticPluginDocument(config);
+  const { document, skipped } = activatableDocument(config);
   const tomlPath = settings.pluginsTomlPath || undefined;
   const options = tomlPath ? { tomlPath } : {};
   if (settings.dynamicPlugins.length > 0) {
@@ -48,7 +49,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
       try {
         ensureOutputDirectories(document);
         const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
-        return active(activation, true, logger);
+        return active(activation, true, logger, skipped);
       } catch (error) {
         safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorText(error)}`);
       }
@@ -62,7 +63,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   }
   try {
     ensureOutputDirectories(document);
-    return active(await backend.initializePluginConfig(document, options), false, logger);
+    return active(await backend.initializePluginConfig(document, options), false, logger, skipped);
   } catch (error) {
     return rejected(error, tomlPath, logger);
   }
@@ -85,11 +86,11 @@ function rejected(error: unknown, tomlPath: string | undefined, logger: Logger):
 export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome | undefined {
   const config = settings.pluginsConfig;
   if (!config || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
-  const document = staticPluginDocument(config);
+  const { document, skipped } = activatableDocument(config);
   const tomlPath = settings.pluginsTomlPath || undefined;
   try {
     ensureOutputDirectories(document);
-    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger);
+    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped);
   } catch (error) {
     return rejected(error, tomlPath, logger);
   }
@@ -112,11 +113,21 @@ export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: Rel
   if (failures.length > 0) throw new Error(failures.join('; '));
 }
 
-function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger): PluginsTomlOutcome {
-  let diagnostics: ConfigDiagnostic[] = [];
+/**
+ * The document a backend is given: the static part, less the remote
+ * destinations whose configuration is wrong (a wrong stream sink or storage
+ * entry costs only itself, on every backend; native would reject the whole
+ * document).
+ */
+function activatableDocument(config: JsonObject): { document: JsonObject; skipped: ConfigDiagnostic[] } {
+  return skipBadDestinations(staticPluginDocument(config));
+}
+
+function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger, skipped: readonly ConfigDiagnostic[] = []): PluginsTomlOutcome {
+  let diagnostics: ConfigDiagnostic[] = [...skipped];
   try {
     const reported = activation.report?.diagnostics;
-    if (Array.isArray(reported)) diagnostics = reported;
+    if (Array.isArray(reported)) diagnostics = [...skipped, ...reported];
   } catch {
     // A report that cannot be read has nothing to say.
   }

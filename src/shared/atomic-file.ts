@@ -18,17 +18,18 @@ import { makeDirectory } from './directory.ts';
 
 /**
  * Writes `content` as UTF-8 to `target` atomically, creating its folder, and
- * returns the number of bytes written. Throws what the file system throws,
+ * returns the number of bytes written. `mode` sets the new file's
+ * permissions (e.g. owner-only for a recovery copy). Throws what the file system throws,
  * after removing the temporary file.
  */
-export function writeFileAtomic(target: string, content: string): number {
+export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
   const folder = path.dirname(target);
   makeDirectory(folder);
   const temporary = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');
   try {
-    writeFileSync(temporary, bytes);
+    writeFileSync(temporary, bytes, options.mode !== undefined ? { mode: options.mode } : undefined);
     renameSync(temporary, target);
   } catch (error) {
     rmSync(temporary, { force: true });

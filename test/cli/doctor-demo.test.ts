@@ -57,6 +57,24 @@ describe('nemo-relay-hooks doctor', () => {
     expect(result.code).toBe(0);
   });
 
+  it('counts the stream sinks and ATIF stores that will activate, and reports a wrong one as skipped, not fatal', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'plugins.toml');
+    writeFileSync(
+      file,
+      `version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\n` +
+        `[[components.config.atof.sinks]]\ntype = "file"\noutput_directory = ${JSON.stringify(dir)}\n` +
+        `[[components.config.atof.sinks]]\ntype = "stream"\nurl = "http://127.0.0.1:9/ok"\n` +
+        `[[components.config.atof.sinks]]\ntype = "stream"\nurl = "http://127.0.0.1:9/bad"\nheader_env = { authorization = "NRH_DOCTOR_NEVER_SET" }\n` +
+        `[components.config.atif]\nenabled = true\noutput_directory = ${JSON.stringify(dir)}\n` +
+        `[[components.config.atif.storage]]\ntype = "http"\nendpoint = "http://127.0.0.1:9/atif"\n`,
+    );
+    const result = cli(['doctor', '--plugins-toml', file], { env: clean });
+    expect(result.stdout).toMatch(/plugins\.toml: valid \(observability: 1 ATOF file sink, ATIF on, 1 ATOF stream sink, 1 ATIF store\)/);
+    expect(result.stdout).toMatch(/^  warning observability\.unsupported_value \(atof sinks\[2\]\.header_env\.authorization\): .*this destination is skipped/m);
+    expect(result.code).toBe(0);
+  });
+
   it('reports invalid TOML as an error', () => {
     const dir = tempDir();
     const broken = path.join(dir, 'broken.toml');

@@ -92,6 +92,54 @@ const CASES: Record<string, unknown> = {
     enabled: true,
     sinks: [{ type: 'stream', url: 'http://x', headers: { a: '1' }, header_env: { a: 'NRH_TEST_UNSET_ENV_VAR' } }],
   }),
+  'stream sink: every field wrong, in native order': atof({
+    enabled: true,
+    sinks: [{ type: 'stream', url: 'ftp://x', name: ' a ', timeout_millis: 0, field_name_policy: 'z', headers: { 'bad h': '1', b: '2' }, header_env: { b: 'NRH_TEST_UNSET_ENV_VAR' } }],
+  }),
+  'stream sink: bad url, header names and header value': atof({
+    enabled: true,
+    sinks: [
+      { type: 'stream', url: 'ftp://x', transport: 'ndjson', headers: { 'bad h': '1' }, header_env: { 'bad e': 'NRH_TEST_UNSET_ENV_VAR' } },
+      // One header per map: native reports a map's keys in hash order.
+      { type: 'stream', url: 'http://x', headers: { v: 'x\ny' } },
+    ],
+  }),
+  'stream sink urls per transport': atof({
+    enabled: true,
+    sinks: [
+      { type: 'stream', url: '' },
+      { type: 'stream', url: 'http://', transport: 'http_post' },
+      { type: 'stream', url: 'ws://x', transport: 'ndjson' },
+      { type: 'stream', url: 'http://x', transport: 'websocket' },
+      { type: 'stream', url: 'not a url' },
+      { type: 'stream', url: 'HTTP://X/y' },
+      { type: 'stream', url: 'wss://x/y', transport: 'websocket' },
+      { type: 'stream', url: 'https://x', transport: 'ndjson', name: '' },
+    ],
+  }),
+  'atif http storage: every field wrong': atif({
+    enabled: true,
+    storage: [
+      { type: 'http', endpoint: 'ftp://x', timeout_millis: 0, headers: { 'bad h': '1' }, header_env: { a: 'NRH_TEST_UNSET_ENV_VAR' } },
+      { type: 'http', endpoint: 'http://x', headers: { v: 'a\nb' } },
+    ],
+  }),
+  'atif http storage endpoints': atif({
+    enabled: true,
+    storage: [
+      { type: 'http', endpoint: 'http://' },
+      { type: 'http', endpoint: ' http://x' },
+      { type: 'http', endpoint: 'https://x/u', header_env: { 'bad e': 'PATH' } },
+    ],
+  }),
+  'atif s3 storage with unset variables and blank bucket': atif({
+    enabled: true,
+    storage: [
+      { type: 's3', bucket: '  ', secret_access_key_var: 'NRH_TEST_UNSET_ENV_VAR', session_token_var: 'NRH_TEST_UNSET_ENV_VAR' },
+      { type: 's3', bucket: 'b', endpoint_url: 'not a url', key_prefix: '../x', allow_http: true, access_key_id: 'A', secret_access_key_var: 'PATH' },
+    ],
+  }),
+  'atif s3 allow_http of the wrong type': atif({ enabled: true, storage: [{ type: 's3', bucket: 'b', allow_http: 'yes' }] }),
   'template without {session_id}': template('x.json'),
   'template without {session_id} in a disabled section': atif({ enabled: false, filename_template: 'x.json' }),
   'absolute template': template('/etc/{session_id}.json'),
@@ -222,7 +270,7 @@ describe.skipIf(nativePlugin === null)(`plugin config diagnostics equal native v
 });
 
 describe('plugin config features the memory relay does not implement', () => {
-  it('warns that stream sinks and remote ATIF storage are skipped, and keeps the rest (OpenTelemetry included)', () => {
+  it('reads OpenTelemetry, stream sinks, ATIF storage and the rest, with no warning', () => {
     const result = validatePluginConfig(
       obs({
         version: 4,
@@ -231,11 +279,10 @@ describe('plugin config features the memory relay does not implement', () => {
         opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://localhost:4318' }] },
       }),
     );
-    expect(result.diagnostics.map((d) => [d.level, d.code, d.component, d.field])).toEqual([
-      ['warning', 'observability.backend_unsupported', 'atof', 'sinks[0]'],
-      ['warning', 'observability.backend_unsupported', 'atif', 'storage'],
-    ]);
+    expect(result.diagnostics.map((d) => [d.level, d.code, d.component, d.field])).toEqual([]);
     expect(result.observability?.opentelemetry.traces).toMatchObject([{ type: 'full', transport: 'http_binary', url: 'http://localhost:4318/v1/traces' }]);
+    expect(result.observability?.streamSinks.map((sink) => [sink.index, sink.url, sink.transport])).toEqual([[0, 'http://x', 'http_post']]);
+    expect(result.observability?.storage).toMatchObject([{ type: 'http', index: 0, endpoint: 'http://x' }]);
     expect(result.observability?.fileSinks).toEqual([{ index: 1, outputDirectory: undefined, filename: 'e.jsonl', mode: 'append' }]);
     expect(result.observability?.atif).toMatchObject({ agentName: 'NeMo Relay', agentVersion: '0.9.0', modelName: 'unknown' });
   });

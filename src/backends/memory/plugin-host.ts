@@ -14,6 +14,11 @@
  *   trajectory for roots still open. Going further than native, a process
  *   exit with roots still open writes their partial trajectories too.
  *
+ * Remote outputs (ATOF stream sinks, ATIF storage) send from queues and
+ * never hold up the relay (see `remote-outputs.ts` and `src/export/`). With
+ * storage configured, as in native, a trajectory is written locally only as
+ * the recovery copy of an upload that did not succeed.
+ *
  * Files are written atomically (a temporary file in the same folder, then a
  * rename), so a reader never sees half a trajectory, and never outside the
  * output folder (see `atif-filename.ts`; the resolved path is checked again
@@ -41,9 +46,12 @@ import { atExit } from '../../shared/exit-hook.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
+import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
 import { eventObjectListener, type RelayCore } from './plug-in.ts';
 import { otlpHubOf } from '../../export/otlp/index.ts';
+import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
+import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -67,13 +75,16 @@ export function activatePluginConfig(
   onClosed: () => void,
 ): PluginHost {
   const validation = validatePluginConfig(document);
-  const error = activationError(validation);
+  // Errors about one stream sink or storage entry only skip that destination (native rejects the document).
+  const skipped = new Set(validation.observability?.skipped ?? []);
+  const error = activationError({ ...validation, diagnostics: validation.diagnostics.filter((d) => !skipped.has(d)) });
   if (error !== null) throw new InvalidPluginConfigError(error, validation.diagnostics);
-  const diagnostics: ConfigDiagnostic[] = [...validation.diagnostics];
+  const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d) : d));
   const settings = validation.observability;
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
   let atif: PluginAtif | null = null;
+  const streams = settings === null ? null : attachStreamSinks(core, settings.streamSinks);
   if (settings !== null) {
     for (const sink of settings.fileSinks) {
       const writer = new AtofFileWriter({
@@ -101,7 +112,7 @@ export function activatePluginConfig(
       detach.push(() => otlp.close());
     }
     if (settings.atif !== null) {
-      const plugin = new PluginAtif(core, settings.atif);
+      const plugin = new PluginAtif(core, settings.atif, settings.storage);
       atif = plugin;
       detach.push(
         core.addListener({
@@ -110,7 +121,7 @@ export function activatePluginConfig(
         }),
       );
       // Unlike native, which then writes nothing, an exit with roots still open writes their partial trajectories.
-      detach.push(atExit(() => plugin.closeAll()));
+      detach.push(atExit(() => plugin.closeAll({ atExit: true })));
     }
   }
   const report: PluginConfigReport = {
@@ -130,12 +141,15 @@ export function activatePluginConfig(
       for (const writer of writers) writer.close();
       for (const remove of detach) remove();
       onClosed();
+      // Local files are done; the network gets at most each destination's timeout_millis.
+      await Promise.all([streams?.close(), atif?.closeStorage()]);
     },
   };
   return {
     activation,
     outputs: () => {
       const out = writers.map((writer) => writer.health());
+      // Stream and storage health is listed by the relay (remoteOutputsOf), across activations.
       if (atif !== null) out.push(atif.health());
       return out;
     },
@@ -145,6 +159,8 @@ export function activatePluginConfig(
 interface OpenTrajectory {
   root: ScopeRecord;
   builder: EventTrajectory;
+  /** The document's `session_id`: the root start's propagation root. */
+  sessionId: string;
 }
 
 /** Builds and writes one ATIF file per trajectory root. */
@@ -155,12 +171,20 @@ class PluginAtif {
   private errors = 0;
   private lastWrite: string | null = null;
   private lastError: string | undefined;
+  private readonly storage: AtifStorage | null;
+  private readonly finishStorage: (() => void)[];
 
   constructor(
     private readonly core: RelayCore,
     private readonly settings: AtifSettings,
+    storage: readonly AtifStorageSettings[] = [],
   ) {
     this.directory = path.resolve(settings.outputDirectory ?? '.');
+    this.storage =
+      storage.length === 0 ? null : createAtifStorage(storage, { logger: core.logger, keepRecoveryCopy: (upload) => this.keepRecoveryCopy(upload) });
+    const storageHealth = this.storage?.health.bind(this.storage);
+    const ledger = remoteOutputsOf(core);
+    this.finishStorage = storage.map((_, i) => ledger.track(() => storageHealth!()[i]!));
   }
 
   accept(event: AtofEvent, top: ScopeRecord | null): void {
@@ -185,7 +209,7 @@ class PluginAtif {
     if (trajectory === undefined) {
       // A tree is followed from its root's start on; trees opened before the activation are not.
       if (uuid !== top.uuid || phase !== 'start' || !isTrajectoryRoot(top)) return undefined;
-      trajectory = { root: top, builder: this.builderFor(top) };
+      trajectory = { root: top, builder: this.builderFor(top), sessionId: top.propagationRootUuid };
       this.open.set(top, trajectory);
     }
     return trajectory;
@@ -199,11 +223,22 @@ class PluginAtif {
     }
   }
 
-  /** Writes partial trajectories for roots still open. */
-  closeAll(): void {
+  /**
+   * Writes partial trajectories for roots still open. At process exit there
+   * is no time for an upload: they are kept locally as recovery copies.
+   */
+  closeAll(options: { atExit?: boolean } = {}): void {
     const open = [...this.open.values()];
     this.open.clear();
-    for (const trajectory of open) this.write(trajectory);
+    for (const trajectory of open) this.write(trajectory, options.atExit === true);
+  }
+
+  async closeStorage(): Promise<void> {
+    try {
+      await this.storage?.close();
+    } finally {
+      for (const finish of this.finishStorage) finish();
+    }
   }
 
   health(): OutputHealth {
@@ -225,15 +260,34 @@ class PluginAtif {
     });
   }
 
-  private write({ root, builder }: OpenTrajectory): void {
+  private write({ root, builder, sessionId }: OpenTrajectory, localOnly = false): void {
     let target = '';
     try {
       const text = builder.toJson();
       target = this.targetPath(root);
+      if (this.storage !== null) {
+        const upload: AtifUpload = { filename: path.relative(this.directory, target).split(path.sep).join('/'), sessionId, text, localPath: target };
+        if (localOnly) this.keepRecoveryCopy(upload);
+        else this.storage.upload(upload);
+        return;
+      }
       this.bytes += writeFileAtomic(target, text);
       this.lastWrite = new Date().toISOString();
     } catch (error) {
       this.fail(`writing ATIF trajectory ${target || root.uuid}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** Where a trajectory whose upload did not succeed is kept (owner-only, as native), or null. */
+  private keepRecoveryCopy(upload: AtifUpload): string | null {
+    const target = upload.localPath ?? path.join(this.directory, upload.filename);
+    try {
+      this.bytes += writeFileAtomic(target, upload.text, { mode: 0o600 });
+      this.lastWrite = new Date().toISOString();
+      return target;
+    } catch (error) {
+      this.fail(`writing the ATIF recovery copy ${target}: ${error instanceof Error ? error.message : String(error)}`);
+      return null;
     }
   }
 

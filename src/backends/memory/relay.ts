@@ -65,6 +65,7 @@ import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
 import { existingOtlpHub } from '../../export/otlp/index.ts';
+import { remoteOutputsOf } from './remote-outputs.ts';
 
 export interface MemoryRelayOptions {
   /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
@@ -302,6 +303,7 @@ class MemoryRelayBackend implements MemoryRelay {
       for (const health of this.pluginHost.outputs()) if (health.kind !== 'atof') out.push(health);
     }
     out.push(...(existingOtlpHub(this.core)?.outputs() ?? []));
+    out.push(...remoteOutputsOf(this.core).outputs());
     return out;
   }
 }

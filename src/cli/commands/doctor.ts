@@ -22,6 +22,7 @@ import { staticPluginDocument } from '../../plugin/config/plugins-toml.ts';
 import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../backends/memory/index.ts';
+import { skippedDestination } from '../../formats/plugins-toml/sinks.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { BACKEND_ENV, resolveBackend } from '../../backends/select.ts';
 import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
@@ -107,11 +108,15 @@ export async function doctor(args: ParsedArgs, io: CliIo): Promise<number> {
   } else {
     const validation = validatePluginConfig(staticPluginDocument(settings.pluginsConfig));
     // The memory validator flags components only native runs; with native loaded they are fine.
-    const relevant = validation.diagnostics.filter((d) => !(resolved.kind === 'native' && d.code === 'plugin.backend_unsupported_component'));
+    // A wrong stream sink or storage entry is skipped by the plugin (on both backends), not fatal.
+    const skipped = new Set(validation.observability?.skipped ?? []);
+    const relevant = validation.diagnostics
+      .filter((d) => !(resolved.kind === 'native' && d.code === 'plugin.backend_unsupported_component'))
+      .map((d) => (skipped.has(d) ? skippedDestination(d) : d));
     problems.push(...relevant);
     const observability = validation.observability;
     const what = observability
-      ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}`
+      ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}${remoteSummary(observability)}`
       : 'no enabled, valid observability component';
     const dynamic = settings.dynamicPlugins.length > 0 ? `, ${settings.dynamicPlugins.length} dynamic plugin(s)` : '';
     const errors = relevant.filter((d) => d.level === 'error').length;
@@ -173,4 +178,13 @@ function nativePackageVersion(cwd: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** ", 2 ATOF stream sinks, 1 ATIF store" for the destinations that will activate; empty without any. */
+function remoteSummary(observability: { streamSinks: readonly unknown[]; storage: readonly unknown[] }): string {
+  const parts: string[] = [];
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  if (observability.streamSinks.length > 0) parts.push(count(observability.streamSinks.length, 'ATOF stream sink', 'ATOF stream sinks'));
+  if (observability.storage.length > 0) parts.push(count(observability.storage.length, 'ATIF store', 'ATIF stores'));
+  return parts.map((part) => `, ${part}`).join('');
 }

@@ -13,7 +13,7 @@
  *
  * On top of native's diagnostics, the memory relay reports what it cannot
  * do itself as warnings with code `observability.backend_unsupported`
- * (stream sinks, OpenTelemetry, remote ATIF storage) and
+ * (OpenTelemetry) and
  * `plugin.backend_unsupported_component` (the other native component kinds,
  * dynamic plugins). Those parts are skipped; everything else still works.
  *
@@ -28,6 +28,15 @@ import { isJsonObject } from '../../shared/json.ts';
 import type { AtofMode } from '../atof/types.ts';
 import { parseFilenameTemplate, type ParsedTemplate } from './atif-template.ts';
 import { openTelemetrySettings, validateOpenTelemetry, type OpenTelemetrySettings } from './opentelemetry.ts';
+import {
+  destinationOf,
+  readAtifStorage,
+  readStreamSinks,
+  validateStorageEntry,
+  validateStreamSink,
+  type AtifStorageSettings,
+  type StreamSinkSettings,
+} from './sinks.ts';
 
 /** The ATIF `agent_version` native writes when none is configured (its Relay crate version). */
 export const DEFAULT_ATIF_AGENT_VERSION = '0.9.0';
@@ -59,6 +68,16 @@ export interface ObservabilitySettings {
   atif: AtifSettings | null;
   /** OTLP trace and log destinations (empty when the section is absent or disabled). */
   opentelemetry: OpenTelemetrySettings;
+  /** ATOF stream sinks (of an enabled ATOF section). */
+  streamSinks: StreamSinkSettings[];
+  /** ATIF remote storage (of an enabled ATIF section). */
+  storage: AtifStorageSettings[];
+  /**
+   * Error diagnostics that concern one stream sink or storage entry only:
+   * native rejects the document for them; the memory relay skips that
+   * destination and activates the rest.
+   */
+  skipped: ConfigDiagnostic[];
 }
 
 export interface PluginConfigValidation {
@@ -130,7 +149,8 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
       const config = (component.config ?? {}) as JsonObject;
       const result = validateObservability(config, policy);
       diagnostics.push(...result.diagnostics);
-      if (enabled && observability === null && !result.diagnostics.some((d) => d.level === 'error')) {
+      const skipped = new Set(result.settings.skipped);
+      if (enabled && observability === null && !result.diagnostics.some((d) => d.level === 'error' && !skipped.has(d))) {
         observability = result.settings;
       }
     } else if (NATIVE_KINDS.has(kind)) {
@@ -221,7 +241,7 @@ interface ObservabilityResult {
 }
 
 function validateObservability(config: JsonObject, documentPolicy: Policy): ObservabilityResult {
-  const empty: ObservabilitySettings = { fileSinks: [], atif: null, opentelemetry: { traces: [], logs: [] } };
+  const empty: ObservabilitySettings = { fileSinks: [], atif: null, opentelemetry: { traces: [], logs: [] }, streamSinks: [], storage: [], skipped: [] };
   const typeError = checkShape(config, OBSERVABILITY_SCHEMA);
   if (typeError !== null) {
     return {
@@ -351,16 +371,7 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
         });
         return;
       }
-      validateStreamSink(sink, i, names, unsupported);
-      if (atofEnabled) {
-        backend.push({
-          level: 'warning',
-          code: 'observability.backend_unsupported',
-          component: 'atof',
-          field: `sinks[${i}]`,
-          message: `ATOF stream sinks are not supported by the in-memory relay; sinks[${i}] is ignored (use the native backend to stream events)`,
-        });
-      }
+      validateStreamSink(sink, i, names, unsupported, readEnv);
     });
   }
 
@@ -370,21 +381,8 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
     const parsed = parseFilenameTemplate(template);
     if ('error' in parsed) unsupported('atif', 'filename_template', parsed.error);
     const storage = Array.isArray(atif.storage) ? (atif.storage as JsonObject[]) : [];
-    storage.forEach((store, i) => {
-      if (store.type === 's3' && (typeof store.bucket !== 'string' || store.bucket.trim() === '')) {
-        unsupported('atif', `storage[${i}].bucket`, `ATIF storage[${i}].bucket must be non-empty`);
-      }
-    });
+    storage.forEach((store, i) => validateStorageEntry(store, i, unsupported, readEnv));
     if (atif.enabled === true) {
-      if (storage.length > 0) {
-        backend.push({
-          level: 'warning',
-          code: 'observability.backend_unsupported',
-          component: 'atif',
-          field: 'storage',
-          message: 'remote ATIF storage is not supported by the in-memory relay; trajectories are written to output_directory instead',
-        });
-      }
       if (!('error' in parsed)) {
         atifSettings = {
           agentName: typeof atif.agent_name === 'string' ? atif.agent_name : DEFAULT_ATIF_AGENT_NAME,
@@ -406,48 +404,20 @@ function validateObservability(config: JsonObject, documentPolicy: Policy): Obse
   }
 
   out.push(...backend);
-  return { diagnostics: out, settings: { fileSinks: atofEnabled ? fileSinks : [], atif: atifSettings, opentelemetry } };
-}
-
-function validateStreamSink(
-  sink: JsonObject,
-  i: number,
-  names: Set<string>,
-  unsupported: (component: string, field: string, message: string) => void,
-): void {
-  const transport = sink.transport;
-  if (transport !== undefined && transport !== 'http_post' && transport !== 'websocket' && transport !== 'ndjson') {
-    unsupported('atof', `sinks[${i}].transport`, `ATOF sinks[${i}].transport must be 'http_post', 'websocket', or 'ndjson'`);
-  }
-  if (sink.timeout_millis === 0) {
-    unsupported('atof', `sinks[${i}].timeout_millis`, `ATOF sinks[${i}].timeout_millis must be greater than 0`);
-  }
-  const policy = sink.field_name_policy;
-  if (policy !== undefined && policy !== 'preserve' && policy !== 'replace_dots') {
-    unsupported('atof', `sinks[${i}].field_name_policy`, `ATOF sinks[${i}].field_name_policy must be 'preserve' or 'replace_dots'`);
-  }
-  if (typeof sink.name === 'string') {
-    if (sink.name.trim() !== sink.name) {
-      unsupported('atof', `sinks[${i}].name`, `ATOF sinks[${i}].name must not have leading or trailing whitespace`);
-    } else if (names.has(sink.name)) {
-      unsupported('atof', `sinks[${i}].name`, `ATOF stream sink name ${JSON.stringify(sink.name)} must be unique`);
-    }
-    names.add(sink.name);
-  }
-  const headers = isJsonObject(sink.headers) ? sink.headers : {};
-  const headerEnv = isJsonObject(sink.header_env) ? sink.header_env : {};
-  for (const header of Object.keys(headerEnv).sort()) {
-    const field = `sinks[${i}].header_env.${header}`;
-    if (header in headers) {
-      unsupported('atof', field, `ATOF sinks[${i}] header ${JSON.stringify(header)} cannot appear in both headers and header_env`);
-    }
-    const value = readEnv(String(headerEnv[header]));
-    if (value === undefined) {
-      unsupported('atof', field, `ATOF sinks[${i}].header_env.${header} references an environment variable that is not set: environment variable not found`);
-    } else if (value.trim() === '') {
-      unsupported('atof', field, `ATOF sinks[${i}].header_env.${header} references an environment variable that is blank`);
-    }
-  }
+  const skipped = out.filter((d) => d.level === 'error' && destinationOf(d, config) !== null);
+  const skip = (section: 'atof' | 'atif') => new Set(skipped.map((d) => destinationOf(d, config)).filter((d) => d?.section === section).map((d) => d!.index));
+  const env = processEnv();
+  return {
+    diagnostics: out,
+    settings: {
+      fileSinks: atofEnabled ? fileSinks : [],
+      atif: atifSettings,
+      streamSinks: readStreamSinks(config, skip('atof'), env),
+      storage: atifSettings === null ? [] : readAtifStorage(config, skip('atif'), env),
+      skipped,
+      opentelemetry,
+    },
+  };
 }
 
 function readEnv(name: string): string | undefined {
@@ -616,7 +586,16 @@ const OBSERVABILITY_SCHEMA: Schema = {
               s3: {
                 t: 'struct',
                 name: 'AtifS3StorageConfig',
-                fields: { bucket: STRING, key_prefix: optional(STRING), region: optional(STRING), endpoint_url: optional(STRING) },
+                fields: {
+                  bucket: STRING,
+                  key_prefix: optional(STRING),
+                  region: optional(STRING),
+                  endpoint_url: optional(STRING),
+                  access_key_id: optional(STRING),
+                  secret_access_key_var: optional(STRING),
+                  session_token_var: optional(STRING),
+                  allow_http: BOOL,
+                },
               },
             },
           },

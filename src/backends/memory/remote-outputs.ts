@@ -1,0 +1,116 @@
+/**
+ * The memory relay's remote outputs of a `plugins.toml` activation: ATOF
+ * stream sinks fed from the relay's event listeners (each event serialized
+ * once, exactly as the ATOF file line, for every sink), and the ATIF
+ * storage the plugin-managed trajectories go to. The senders themselves
+ * are backend-neutral (`src/export/`).
+ *
+ * @module
+ */
+
+import type { OutputHealth } from '../../relay/contract.ts';
+import type { StreamSinkSettings } from '../../formats/plugins-toml/sinks.ts';
+import { createAtofStreamSink, type AtofStreamSink } from '../../export/streams/sink.ts';
+import { serializeEvent } from './encode/event-text.ts';
+import type { RelayCore } from './plug-in.ts';
+
+/**
+ * The remote outputs' health across activations: the plugin re-activates
+ * plugins.toml for each session, and each activation has its own senders,
+ * but `outputs()` must keep one entry per destination with the counts of
+ * every activation (the closed ones' included), so that nothing sent,
+ * failed or dropped disappears from status() when a session ends.
+ */
+export class RemoteOutputLedger {
+  private readonly entries = new Map<string, { done: OutputHealth | null; live: Set<() => OutputHealth> }>();
+
+  /** Lists `health` from now on; `finish()` freezes its last reading into the totals. */
+  track(health: () => OutputHealth): () => void {
+    const first = health();
+    const key = `${first.kind} ${first.path}`;
+    let entry = this.entries.get(key);
+    if (entry === undefined) {
+      entry = { done: null, live: new Set() };
+      this.entries.set(key, entry);
+    }
+    const held = entry;
+    held.live.add(health);
+    return () => {
+      if (!held.live.delete(health)) return;
+      held.done = held.done === null ? health() : mergeHealth(held.done, health());
+    };
+  }
+
+  outputs(): OutputHealth[] {
+    const out: OutputHealth[] = [];
+    for (const entry of this.entries.values()) {
+      let total = entry.done;
+      for (const live of entry.live) total = total === null ? live() : mergeHealth(total, live());
+      if (total !== null) out.push({ ...total });
+    }
+    return out;
+  }
+}
+
+const ledgers = new WeakMap<RelayCore, RemoteOutputLedger>();
+
+/** The ledger of `core`'s remote outputs (one per relay). */
+export function remoteOutputsOf(core: RelayCore): RemoteOutputLedger {
+  let ledger = ledgers.get(core);
+  if (ledger === undefined) {
+    ledger = new RemoteOutputLedger();
+    ledgers.set(core, ledger);
+  }
+  return ledger;
+}
+
+/** Two readings of one destination: counts added, the later reading's last write, error and recovery path. */
+export function mergeHealth(earlier: OutputHealth, later: OutputHealth): OutputHealth {
+  const sum = (a: number | undefined, b: number | undefined) => (a ?? 0) + (b ?? 0);
+  const merged: OutputHealth = {
+    kind: later.kind,
+    path: later.path,
+    lastWrite: later.lastWrite ?? earlier.lastWrite,
+    bytes: earlier.bytes + later.bytes,
+    errors: earlier.errors + later.errors,
+    sent: sum(earlier.sent, later.sent),
+    failed: sum(earlier.failed, later.failed),
+    dropped: sum(earlier.dropped, later.dropped),
+  };
+  const lastError = later.lastError ?? earlier.lastError;
+  if (lastError !== undefined) merged.lastError = lastError;
+  const recoveryPath = later.recoveryPath ?? earlier.recoveryPath;
+  if (recoveryPath !== undefined) merged.recoveryPath = recoveryPath;
+  return merged;
+}
+
+export interface StreamSinks {
+  /** Detaches from the relay, then sends what is queued (each sink within its `timeout_millis`). */
+  close(): Promise<void>;
+}
+
+/** Starts `settings`' stream sinks and feeds them every event the relay emits from now on. */
+export function attachStreamSinks(core: RelayCore, settings: readonly StreamSinkSettings[]): StreamSinks | null {
+  if (settings.length === 0) return null;
+  const sinks: AtofStreamSink[] = settings.map((entry) => createAtofStreamSink(entry, { logger: core.logger }));
+  const ledger = remoteOutputsOf(core);
+  const finish = sinks.map((sink) => ledger.track(() => sink.health()));
+  const decoder = new TextDecoder();
+  const detach = core.addListener({
+    event: (event) => {
+      const line = serializeEvent(event);
+      for (const sink of sinks) sink.accept(line);
+    },
+    // On the byte path the relay hands over the very line it wrote to the ATOF file (newline excluded here).
+    line: (bytes, start, end) => {
+      const line = decoder.decode(bytes.subarray(start, end - 1));
+      for (const sink of sinks) sink.accept(line);
+    },
+  });
+  return {
+    close: async () => {
+      detach();
+      await Promise.all(sinks.map((sink, i) => sink.close().finally(finish[i])));
+    },
+  };
+}

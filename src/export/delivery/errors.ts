@@ -1,0 +1,67 @@
+/**
+ * Why one delivery attempt failed, one class per kind, so that the queue
+ * can tell a failure worth retrying from one that will not get better.
+ *
+ * @module
+ */
+
+/** Base class: every failed attempt the delivery layer reports. */
+export abstract class DeliveryError extends Error {
+  /** True when the same request may succeed later (busy, unreachable). */
+  abstract readonly retryable: boolean;
+  /** The destination's own wait hint (`Retry-After`), in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    this.name = new.target.name;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** HTTP status codes that mean "try again later": throttled or a gateway in trouble. */
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+
+/** The destination answered with a non-success status. */
+export class HttpStatusError extends DeliveryError {
+  readonly retryable: boolean;
+
+  constructor(
+    readonly status: number,
+    destination: string,
+    retryAfterMs?: number,
+  ) {
+    super(`${destination} answered HTTP ${status}`, retryAfterMs);
+    this.retryable = RETRYABLE_STATUS.has(status);
+  }
+}
+
+/** The connection could not be made or broke (refused, reset, DNS). */
+export class ConnectionFailedError extends DeliveryError {
+  readonly retryable = true;
+}
+
+/** The destination did not answer within the configured timeout. */
+export class DeliveryTimeoutError extends DeliveryError {
+  readonly retryable = true;
+}
+
+/** The destination cannot be used at all (bad URL, missing library, refused upgrade). */
+export class DestinationUnusableError extends DeliveryError {
+  readonly retryable = false;
+}
+
+/** The output was closed before the item could be tried (or tried again). */
+export class DeliveryClosedError extends DeliveryError {
+  readonly retryable = false;
+}
+
+/** Text for `lastError` from anything thrown. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const detail = cause instanceof Error && cause.message && !error.message.includes(cause.message) ? ` (${cause.message})` : '';
+    return `${error.message}${detail}`;
+  }
+  return String(error);
+}

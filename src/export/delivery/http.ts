@@ -1,0 +1,98 @@
+/**
+ * One HTTP request, with a timeout, turned into the delivery layer's typed
+ * errors.
+ *
+ * `node:http` (which Node, Bun and Deno all provide) rather than `fetch`:
+ * its socket can be unref'd, so a request to a hanging destination never
+ * keeps the host's process alive on its own. A host that is shutting down
+ * is kept alive by whoever awaits the close (the plugin's bounded
+ * shutdown), and no longer than that.
+ *
+ * @module
+ */
+
+import { Buffer } from 'node:buffer';
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
+import { unrefTimer } from './queue.ts';
+
+export interface HttpAttempt {
+  url: string;
+  method: 'POST' | 'PUT';
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+  timeoutMs: number;
+  /** Aborts the attempt when the output closes. */
+  signal: AbortSignal;
+}
+
+/** Sends one request; resolves on a 2xx answer, throws a `DeliveryError` otherwise. */
+export function sendHttp(attempt: HttpAttempt): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(attempt.url);
+  } catch {
+    return Promise.reject(new DestinationUnusableError(`${attempt.url} is not a URL`));
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return Promise.reject(new DestinationUnusableError(`${attempt.url}: only http and https URLs are supported`));
+  }
+  const what = `${attempt.method} ${attempt.url}`;
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const finish = (error: Error | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      attempt.signal.removeEventListener('abort', onClose);
+      if (error === null) resolve();
+      else reject(error);
+    };
+    const client = url.protocol === 'https:' ? https : http;
+    const request = client.request(url, {
+      method: attempt.method,
+      headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
+      agent: false,
+    });
+    const timer = unrefTimer(
+      setTimeout(() => {
+        finish(new DeliveryTimeoutError(`${what} got no answer within ${attempt.timeoutMs} ms`));
+        request.destroy();
+      }, Math.max(1, attempt.timeoutMs)),
+    );
+    const onClose = () => {
+      finish(new DeliveryClosedError(`${what} was cut short: the output closed`));
+      request.destroy();
+    };
+    if (attempt.signal.aborted) {
+      onClose();
+      return;
+    }
+    attempt.signal.addEventListener('abort', onClose, { once: true });
+    request.on('socket', (socket: Socket) => socket.unref?.());
+    request.on('error', (error: Error & { code?: string }) => finish(new ConnectionFailedError(`${what} failed: ${error.code ?? error.message}`)));
+    request.on('response', (response) => {
+      // Read the (small) answer to its end so the socket is released.
+      response.resume();
+      const status = response.statusCode ?? 0;
+      const header = response.headers['retry-after'];
+      response.on('end', () => {
+        if (status >= 200 && status <= 299) finish(null);
+        else finish(new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null)));
+      });
+      response.on('error', (error: Error) => finish(new ConnectionFailedError(`${what}: the answer broke off (${error.message})`)));
+    });
+    request.end(attempt.body);
+  });
+}
+
+/** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

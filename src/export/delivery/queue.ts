@@ -1,0 +1,244 @@
+/**
+ * A bounded delivery queue for remote outputs: items are sent one at a
+ * time, in order, by a caller-supplied `send`; retryable failures are tried
+ * again with exponential backoff (honouring the destination's Retry-After);
+ * every item ends up counted exactly once as sent, failed or dropped.
+ *
+ * `push` is synchronous and constant-time, so the host's hot path never
+ * waits on the network. Timers are unref'd: a queue never keeps a host
+ * alive on its own; `close(timeoutMs)` is how pending work gets its chance.
+ *
+ * @module
+ */
+
+import { DeliveryClosedError, DeliveryError, describeFailure } from './errors.ts';
+
+export interface RetryPolicy {
+  /** Tries per item, the first included. */
+  maxAttempts: number;
+  /** Wait before the second try; doubled for each further one. */
+  initialDelayMs: number;
+  /** Upper bound of one wait, Retry-After included. */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 250, maxDelayMs: 30_000 };
+
+/** How an item left the queue without being delivered. */
+export type GiveUpReason = 'failed' | 'dropped';
+
+export interface DeliveryQueueOptions<T> {
+  /** Items held at most (queued plus in flight); further pushes are dropped and counted. */
+  maxItems: number;
+  retry?: Partial<RetryPolicy>;
+  /** One attempt. Throw a `DeliveryError` (anything else counts as not retryable). */
+  send(item: T, signal: AbortSignal): Promise<void>;
+  /** Bytes an item accounts for once sent. */
+  sizeOf?(item: T): number;
+  /** Called once for each item that was not delivered (e.g. to keep a local copy). Must not throw. */
+  onGiveUp?(item: T, reason: GiveUpReason, error: unknown): void;
+  /** Called on each failed attempt, with whether it will be tried again. */
+  onAttemptFailed?(error: unknown, willRetry: boolean): void;
+}
+
+export interface DeliveryCounters {
+  /** Items waiting or in flight. */
+  pending: number;
+  sent: number;
+  failed: number;
+  dropped: number;
+  /** Attempts that failed (retried or not). */
+  attemptErrors: number;
+  bytes: number;
+  lastSuccess: string | null;
+  lastError: string | undefined;
+}
+
+export interface DeliveryQueue<T> {
+  /** Queues `item`; false (and counted as dropped) when the queue is full or closed. Never throws. */
+  push(item: T): boolean;
+  counters(): DeliveryCounters;
+  /** Resolves once everything pushed so far has been settled, or `timeoutMs` passed (then false). */
+  flush(timeoutMs: number): Promise<boolean>;
+  /**
+   * Stops accepting items and gives pending ones until `timeoutMs` to go
+   * out: each gets one more try without backoff, and the first that fails
+   * ends the drain (the destination is down: waiting would only delay the
+   * host's shutdown). At the deadline the attempt in flight is aborted.
+   * Everything not delivered is counted. Idempotent.
+   */
+  close(timeoutMs: number): Promise<void>;
+}
+
+export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): DeliveryQueue<T> {
+  return new Queue(options);
+}
+
+class Queue<T> implements DeliveryQueue<T> {
+  private readonly items: T[] = [];
+  private readonly retry: RetryPolicy;
+  private readonly maxItems: number;
+  private running: Promise<void> | null = null;
+  private closed = false;
+  private readonly abort = new AbortController();
+  /** Fired by close(): cuts a backoff wait short. */
+  private readonly closing = new AbortController();
+  private idleWaiters: (() => void)[] = [];
+  private closePromise: Promise<void> | null = null;
+  private inFlight = 0;
+  private readonly stats = { sent: 0, failed: 0, dropped: 0, attemptErrors: 0, bytes: 0 };
+  private lastSuccess: string | null = null;
+  private lastError: string | undefined;
+
+  constructor(private readonly options: DeliveryQueueOptions<T>) {
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.retry.maxAttempts = Math.max(1, Math.floor(this.retry.maxAttempts));
+    this.maxItems = Math.max(1, Math.floor(options.maxItems));
+  }
+
+  push(item: T): boolean {
+    if (this.closed || this.items.length + this.inFlight >= this.maxItems) {
+      this.giveUp(item, 'dropped', new DeliveryClosedError(this.closed ? 'output closed' : `queue full (${this.maxItems} items)`));
+      return false;
+    }
+    this.items.push(item);
+    if (this.running === null) this.running = this.run();
+    return true;
+  }
+
+  counters(): DeliveryCounters {
+    return { pending: this.items.length + this.inFlight, ...this.stats, lastSuccess: this.lastSuccess, lastError: this.lastError };
+  }
+
+  flush(timeoutMs: number): Promise<boolean> {
+    if (this.running === null) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      let done = false;
+      const finish = (value: boolean) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve(value);
+      };
+      // Unref'd like every timer here: whoever awaits a flush or close (the plugin's bounded shutdown) keeps the process alive.
+      const timer = unrefTimer(setTimeout(() => finish(false), Math.max(0, timeoutMs)));
+      this.idleWaiters.push(() => finish(true));
+    });
+  }
+
+  close(timeoutMs: number): Promise<void> {
+    if (this.closePromise !== null) return this.closePromise;
+    this.closed = true;
+    this.closing.abort();
+    this.closePromise = (async () => {
+      const settled = await this.flush(timeoutMs);
+      if (settled) return;
+      // Out of time: stop the attempt in flight (it is counted by run()) and everything behind it.
+      this.abort.abort(new DeliveryClosedError(`output closed after ${timeoutMs} ms with items still pending`));
+      await this.running;
+    })();
+    return this.closePromise;
+  }
+
+  private async run(): Promise<void> {
+    while (this.items.length > 0) {
+      const item = this.items.shift() as T;
+      this.inFlight = 1;
+      try {
+        await this.deliver(item);
+      } finally {
+        this.inFlight = 0;
+      }
+    }
+    this.running = null;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  private async deliver(item: T): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.abort.signal.aborted) {
+        this.giveUp(item, 'dropped', this.abort.signal.reason);
+        return;
+      }
+      try {
+        await this.options.send(item, this.abort.signal);
+        this.stats.sent++;
+        this.stats.bytes += this.options.sizeOf?.(item) ?? 0;
+        this.lastSuccess = new Date().toISOString();
+        return;
+      } catch (error) {
+        this.stats.attemptErrors++;
+        this.lastError = describeFailure(error);
+        const aborted = this.abort.signal.aborted;
+        const retryable = !aborted && !this.closed && error instanceof DeliveryError && error.retryable && attempt < this.retry.maxAttempts;
+        safeCall(() => this.options.onAttemptFailed?.(error, retryable));
+        if (aborted) {
+          this.giveUp(item, 'dropped', error);
+          return;
+        }
+        if (!retryable) {
+          this.giveUp(item, 'failed', error);
+          // Draining for close() and the destination is still unreachable or busy: the rest would fare the same.
+          if (this.closed && error instanceof DeliveryError && error.retryable) this.dropRemaining(error);
+          return;
+        }
+        await sleep(this.delayFor(attempt, error as DeliveryError), this.closing.signal);
+      }
+    }
+  }
+
+  /** Exponential backoff with jitter, or the destination's Retry-After, capped. */
+  private delayFor(attempt: number, error: DeliveryError): number {
+    const { initialDelayMs, maxDelayMs } = this.retry;
+    if (error.retryAfterMs !== undefined) return Math.min(maxDelayMs, Math.max(0, error.retryAfterMs));
+    const base = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1));
+    // Half fixed, half random: many clients that failed together do not retry together.
+    return base / 2 + Math.random() * (base / 2);
+  }
+
+  private dropRemaining(error: unknown): void {
+    const rest = this.items.splice(0, this.items.length);
+    for (const item of rest) this.giveUp(item, 'dropped', error);
+  }
+
+  private giveUp(item: T, reason: GiveUpReason, error: unknown): void {
+    if (reason === 'failed') this.stats.failed++;
+    else this.stats.dropped++;
+    this.lastError = describeFailure(error);
+    safeCall(() => this.options.onGiveUp?.(item, reason, error));
+  }
+}
+
+/** Waits `ms` (unref'd: a backoff alone never keeps the host alive), or until `signal` fires. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || ms <= 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = unrefTimer(
+      setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms),
+    );
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Lets the process exit while only this timer is pending (Node, Bun and Deno timers all have unref). */
+export function unrefTimer<H>(handle: H): H {
+  (handle as { unref?: () => void }).unref?.();
+  return handle;
+}
+
+function safeCall(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // A callback's failure must not stop the queue.
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * `transport = "ndjson"`: one long-lived chunked POST
+ * (`application/x-ndjson`), one event per line, ended when the sink
+ * closes, as native sends it.
+ *
+ * `node:http` rather than `fetch`: its write callback says when a line has
+ * reached the socket, and a broken request fails the lines still waiting,
+ * which the queue then sends again on a new request. The socket is unref'd
+ * between events so that an idle stream never keeps the host's process
+ * alive (a shutting-down host is kept alive by whoever awaits the close).
+ *
+ * @module
+ */
+
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
+import { retryAfterMs } from '../delivery/http.ts';
+import { unrefTimer } from '../delivery/queue.ts';
+import type { StreamTransportImpl } from './transport.ts';
+
+interface Pending {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/** One chunked POST and the lines waiting for it. */
+class Stream {
+  readonly request: http.ClientRequest;
+  socket: Socket | null = null;
+  /** Set once the request cannot take more lines. */
+  broken: Error | null = null;
+  readonly pending = new Set<Pending>();
+  readonly finished: Promise<void>;
+
+  constructor(url: URL, headers: Record<string, string>) {
+    const client = url.protocol === 'https:' ? https : http;
+    this.request = client.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson', 'transfer-encoding': 'chunked', ...headers },
+    });
+    this.request.on('socket', (socket: Socket) => {
+      this.socket = socket;
+      socket.unref?.();
+    });
+    this.finished = new Promise<void>((resolve) => {
+      this.request.on('response', (response) => {
+        response.resume();
+        if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode > 299) {
+          const header = response.headers['retry-after'];
+          this.fail(new HttpStatusError(response.statusCode ?? 0, `POST ${url.href}`, retryAfterMs(typeof header === 'string' ? header : null)));
+        } else {
+          // The receiver ended the stream: lines after this need a new request.
+          this.fail(new ConnectionFailedError(`POST ${url.href}: the receiver ended the stream`));
+        }
+        response.on('end', resolve);
+        response.on('error', () => resolve());
+      });
+      this.request.on('error', (error) => {
+        this.fail(new ConnectionFailedError(`POST ${url.href} failed: ${(error as { code?: string }).code ?? error.message}`));
+        resolve();
+      });
+      this.request.on('close', () => {
+        this.fail(new ConnectionFailedError(`POST ${url.href}: the connection closed`));
+        resolve();
+      });
+    });
+  }
+
+  write(line: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    if (this.broken !== null) return Promise.reject(this.broken);
+    return new Promise<void>((resolve, reject) => {
+      const entry: Pending = {
+        resolve: () => settle(null),
+        reject: (error) => settle(error),
+      };
+      const timer = unrefTimer(
+        setTimeout(() => {
+          const error = new DeliveryTimeoutError(`POST ${this.request.path}: a line was not taken within ${timeoutMs} ms`);
+          // A stalled stream is given up: the next try opens a new one.
+          this.fail(error);
+          this.request.destroy();
+        }, Math.max(1, timeoutMs)),
+      );
+      const onAbort = () => entry.reject(new DeliveryClosedError('the output closed'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      const settle = (error: Error | null) => {
+        if (!this.pending.delete(entry)) return;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        if (error === null) resolve();
+        else reject(error);
+      };
+      this.pending.add(entry);
+      this.request.write(`${line}\n`, (error) => (error ? entry.reject(this.broken ?? new ConnectionFailedError(error.message)) : entry.resolve()));
+    });
+  }
+
+  fail(error: Error): void {
+    if (this.broken === null) this.broken = error;
+    for (const entry of [...this.pending]) entry.reject(this.broken);
+  }
+
+  async end(timeoutMs: number): Promise<void> {
+    const timer = unrefTimer(setTimeout(() => this.request.destroy(), Math.max(1, timeoutMs)));
+    try {
+      if (this.broken === null) this.request.end();
+      else this.request.destroy();
+      await this.finished;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+export function ndjsonTransport(url: string, headers: Record<string, string>, timeoutMs: number): StreamTransportImpl {
+  let target: URL | null = null;
+  let stream: Stream | null = null;
+  return {
+    send: (line, signal) => {
+      if (target === null) {
+        try {
+          target = new URL(url);
+        } catch {
+          return Promise.reject(new DestinationUnusableError(`${url} is not a URL`));
+        }
+        if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+          return Promise.reject(new DestinationUnusableError(`${url}: the ndjson transport needs an http(s) URL`));
+        }
+      }
+      if (stream === null || stream.broken !== null) {
+        stream?.request.destroy();
+        stream = new Stream(target, headers);
+      }
+      return stream.write(line, timeoutMs, signal);
+    },
+    close: async (budget) => {
+      const current = stream;
+      stream = null;
+      if (current !== null) await current.end(budget);
+    },
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * An ATOF stream sink: takes serialized events from any backend, queues
+ * them (bounded) and hands them to its transport in order, with retries.
+ * Its health is one `atof-stream` entry of `outputs()`.
+ *
+ * @module
+ */
+
+import { Buffer } from 'node:buffer';
+import type { OutputHealth } from '../../relay/contract.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { safeLog } from '../../shared/logger.ts';
+import type { StreamSinkSettings } from '../../formats/plugins-toml/sinks.ts';
+import { createDeliveryQueue, type DeliveryQueue, type RetryPolicy } from '../delivery/queue.ts';
+import { describeFailure } from '../delivery/errors.ts';
+import { replaceDotsInKeys } from './field-names.ts';
+import { httpPostTransport } from './http-post.ts';
+import { ndjsonTransport } from './ndjson.ts';
+import type { StreamTransportImpl } from './transport.ts';
+import { websocketTransport } from './websocket.ts';
+
+/** Events held per sink while its destination is slow or down; beyond this, new events are dropped and counted. */
+export const DEFAULT_STREAM_QUEUE_ITEMS = 10_000;
+
+export interface AtofStreamSinkOptions {
+  logger: Logger;
+  maxQueuedEvents?: number;
+  retry?: Partial<RetryPolicy>;
+}
+
+export interface AtofStreamSink {
+  /** Queues one serialized ATOF event (JSON text, no newline). Synchronous; never throws. */
+  accept(line: string): void;
+  /** Resolves once everything accepted so far was delivered or given up (true), or after `timeoutMs` (false). */
+  flush(timeoutMs: number): Promise<boolean>;
+  /** Sends what is queued within `timeoutMs`, then ends the connection; what is left is dropped and counted. */
+  close(timeoutMs?: number): Promise<void>;
+  health(): OutputHealth;
+}
+
+export function createAtofStreamSink(settings: StreamSinkSettings, options: AtofStreamSinkOptions): AtofStreamSink {
+  const transport = transportFor(settings);
+  const label = settings.name !== undefined ? `ATOF stream "${settings.name}" (${settings.url})` : `ATOF stream ${settings.url}`;
+  let warned = false;
+  const queue: DeliveryQueue<string> = createDeliveryQueue<string>({
+    maxItems: options.maxQueuedEvents ?? DEFAULT_STREAM_QUEUE_ITEMS,
+    ...(options.retry !== undefined ? { retry: options.retry } : {}),
+    send: (line, signal) => transport.send(line, signal),
+    sizeOf: (line) => Buffer.byteLength(line, 'utf8') + (settings.transport === 'websocket' ? 0 : 1),
+    onGiveUp: (_line, reason, error) => {
+      // One warning per sink, not one per event: a dead receiver must not flood the host's log.
+      if (warned) return;
+      warned = true;
+      safeLog(options.logger, 'warn', `${label}: events are being ${reason === 'failed' ? 'lost' : 'dropped'} (${describeFailure(error)}); see status() outputs for counts`);
+    },
+  });
+  const rewrite = settings.fieldNamePolicy === 'replace_dots' ? replaceDotsInKeys : (line: string) => line;
+  let closed: Promise<void> | null = null;
+  return {
+    accept(line) {
+      let out: string;
+      try {
+        out = rewrite(line);
+      } catch {
+        out = line;
+      }
+      queue.push(out);
+    },
+    flush: (timeoutMs) => queue.flush(timeoutMs),
+    close(timeoutMs = settings.timeoutMillis) {
+      closed ??= (async () => {
+        const started = Date.now();
+        await queue.close(timeoutMs);
+        await transport.close(Math.max(1, timeoutMs - (Date.now() - started)));
+      })();
+      return closed;
+    },
+    health() {
+      const c = queue.counters();
+      const health: OutputHealth = {
+        kind: 'atof-stream',
+        path: settings.url,
+        lastWrite: c.lastSuccess,
+        bytes: c.bytes,
+        errors: c.attemptErrors,
+        sent: c.sent,
+        failed: c.failed,
+        dropped: c.dropped,
+      };
+      if (c.lastError !== undefined) health.lastError = c.lastError;
+      return health;
+    },
+  };
+}
+
+function transportFor(settings: StreamSinkSettings): StreamTransportImpl {
+  switch (settings.transport) {
+    case 'ndjson':
+      return ndjsonTransport(settings.url, settings.headers, settings.timeoutMillis);
+    case 'websocket':
+      return websocketTransport(settings.url, settings.headers, settings.timeoutMillis);
+    default:
+      return httpPostTransport(settings.url, settings.headers, settings.timeoutMillis);
+  }
+}

@@ -1,0 +1,192 @@
+// ATOF stream sinks against a real loopback receiver: what each transport
+// sends (as native 0.9.2 sends it, see ../shared/reference/native-otlp.md
+// §5), and what happens when the receiver is busy, wrong or gone.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAtofStreamSink, type AtofStreamSinkOptions } from '../../src/export/streams/sink.ts';
+import type { StreamSinkSettings } from '../../src/formats/plugins-toml/sinks.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { startReceiver, type Receiver } from '../support/receivers.ts';
+
+const FAST: AtofStreamSinkOptions = { logger: silentLogger, retry: { initialDelayMs: 5, maxDelayMs: 50, maxAttempts: 4 } };
+const event = (i: number, extra: Record<string, unknown> = {}) => JSON.stringify({ atof_version: '0.1', kind: 'mark', name: `m${i}`, ...extra });
+
+let receiver: Receiver;
+beforeEach(async () => {
+  receiver = await startReceiver();
+});
+afterEach(async () => {
+  await receiver.close();
+});
+
+function settings(path: string, overrides: Partial<StreamSinkSettings> = {}): StreamSinkSettings {
+  return {
+    index: 0,
+    name: undefined,
+    url: `${receiver.origin}${path}`,
+    transport: 'http_post',
+    headers: { 'x-probe': 'post', authorization: 'Bearer tok' },
+    timeoutMillis: 2000,
+    fieldNamePolicy: 'preserve',
+    ...overrides,
+  };
+}
+
+describe('http_post transport', () => {
+  it('sends one application/x-ndjson POST per event, one line each, with the configured headers, in order', async () => {
+    const sink = createAtofStreamSink(settings('/atof/post'), FAST);
+    for (let i = 0; i < 5; i++) sink.accept(event(i));
+    await sink.close();
+    const posts = receiver.requests.filter((r) => r.path === '/atof/post');
+    expect(posts.map((r) => r.body)).toEqual([0, 1, 2, 3, 4].map((i) => `${event(i)}\n`));
+    for (const post of posts) {
+      expect(post.method).toBe('POST');
+      expect(post.headers['content-type']).toBe('application/x-ndjson');
+      expect(post.headers['x-probe']).toBe('post');
+      expect(post.headers.authorization).toBe('Bearer tok');
+      expect(post.headers['content-length']).toBe(String(Buffer.byteLength(post.body)));
+    }
+    expect(sink.health()).toMatchObject({ kind: 'atof-stream', path: `${receiver.origin}/atof/post`, sent: 5, failed: 0, dropped: 0, errors: 0 });
+    expect(sink.health().bytes).toBe(posts.reduce((n, r) => n + Buffer.byteLength(r.body), 0));
+  });
+
+  it('retries 429 and 502-504 answers, honouring Retry-After, and delivers every event once', async () => {
+    receiver.script('/atof/post', [
+      { status: 503, headers: { 'retry-after': '0' } },
+      { status: 429 },
+      { status: 502 },
+      { status: 504 },
+    ]);
+    const sink = createAtofStreamSink(settings('/atof/post'), { ...FAST, retry: { initialDelayMs: 5, maxDelayMs: 50, maxAttempts: 5 } });
+    sink.accept(event(1));
+    sink.accept(event(2));
+    expect(await sink.flush(5000)).toBe(true);
+    await sink.close();
+    const bodies = receiver.requests.map((r) => r.body);
+    expect(bodies).toEqual([1, 1, 1, 1, 1, 2].map((i) => `${event(i)}\n`));
+    expect(sink.health()).toMatchObject({ sent: 2, failed: 0, dropped: 0, errors: 4 });
+  });
+
+  it('does not retry a 400: the event is counted as failed and the next one still goes out', async () => {
+    receiver.script('/atof/post', [{ status: 400 }]);
+    const sink = createAtofStreamSink(settings('/atof/post'), FAST);
+    sink.accept(event(1));
+    sink.accept(event(2));
+    await sink.close();
+    expect(receiver.requests.map((r) => r.body)).toEqual([`${event(1)}\n`, `${event(2)}\n`]);
+    expect(sink.health()).toMatchObject({ sent: 1, failed: 1, dropped: 0, errors: 1 });
+    expect(sink.health().lastError).toContain('HTTP 400');
+  });
+
+  it('counts every event as failed when nothing listens, after retrying the connection', async () => {
+    const port = await closedPort();
+    const sink = createAtofStreamSink({ ...settings('/x'), url: `http://127.0.0.1:${port}/x` }, FAST);
+    for (let i = 0; i < 3; i++) sink.accept(event(i));
+    expect(await sink.flush(5000)).toBe(true);
+    await sink.close();
+    expect(sink.health()).toMatchObject({ sent: 0, failed: 3, dropped: 0, errors: 12 });
+    expect(sink.health().lastError).toMatch(/ECONNREFUSED|refused|connect/i);
+  });
+
+  it('drops and counts events beyond its queue bound instead of holding them all', async () => {
+    receiver.hang('/slow');
+    const sink = createAtofStreamSink(settings('/slow', { timeoutMillis: 200 }), { ...FAST, maxQueuedEvents: 3, retry: { maxAttempts: 1 } });
+    for (let i = 0; i < 10; i++) sink.accept(event(i));
+    expect(sink.health()).toMatchObject({ dropped: 7, sent: 0 });
+    await sink.close(1000);
+    const health = sink.health();
+    expect(health.sent).toBe(0);
+    expect((health.failed ?? 0) + (health.dropped ?? 0)).toBe(10);
+  });
+
+  it('close() against a receiver that is down tries once more and drops the rest at once, counted', async () => {
+    const port = await closedPort();
+    const sink = createAtofStreamSink({ ...settings('/x'), url: `http://127.0.0.1:${port}/x` }, { ...FAST, retry: { initialDelayMs: 60_000, maxAttempts: 5 } });
+    for (let i = 0; i < 4; i++) sink.accept(event(i));
+    while (sink.health().errors === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The first event is now waiting out a one-minute backoff; close() cuts it short instead of waiting.
+    await sink.close(60_000);
+    expect(sink.health()).toMatchObject({ sent: 0, failed: 1, dropped: 3, errors: 2 });
+  });
+
+  it('close() against a receiver that never answers returns within its budget and counts what was left', async () => {
+    receiver.hang('/hang');
+    const sink = createAtofStreamSink(settings('/hang', { timeoutMillis: 60_000 }), FAST);
+    for (let i = 0; i < 4; i++) sink.accept(event(i));
+    await sink.close(300);
+    expect(sink.health()).toMatchObject({ sent: 0, failed: 0, dropped: 4 });
+  });
+});
+
+describe('ndjson transport', () => {
+  it('sends one long-lived chunked POST, one line per event, ended at close', async () => {
+    const sink = createAtofStreamSink(settings('/atof/ndjson', { transport: 'ndjson', headers: { 'x-probe': 'ndjson' } }), FAST);
+    for (let i = 0; i < 6; i++) sink.accept(event(i));
+    await sink.close();
+    const streams = receiver.requests.filter((r) => r.path === '/atof/ndjson');
+    expect(streams).toHaveLength(1);
+    expect(streams[0]!.headers['transfer-encoding']).toBe('chunked');
+    expect(streams[0]!.headers['content-type']).toBe('application/x-ndjson');
+    expect(streams[0]!.headers['x-probe']).toBe('ndjson');
+    expect(streams[0]!.body).toBe([0, 1, 2, 3, 4, 5].map((i) => `${event(i)}\n`).join(''));
+    expect(sink.health()).toMatchObject({ sent: 6, failed: 0, dropped: 0 });
+  });
+
+  it('with replace_dots, sends every key with its dots turned into underscores', async () => {
+    const sink = createAtofStreamSink(settings('/n', { transport: 'ndjson', fieldNamePolicy: 'replace_dots' }), FAST);
+    sink.accept(event(1, { metadata: { 'otel.status_code': 'ERROR', nested: [{ 'a.b.c': 'x.y' }] } }));
+    await sink.close();
+    expect(JSON.parse(receiver.requests[0]!.body)).toEqual({
+      atof_version: '0.1',
+      kind: 'mark',
+      name: 'm1',
+      metadata: { otel_status_code: 'ERROR', nested: [{ a_b_c: 'x.y' }] },
+    });
+  });
+
+  it('retries the stream when the receiver is down, then counts the event as failed', async () => {
+    const port = await closedPort();
+    const sink = createAtofStreamSink({ ...settings('/n', { transport: 'ndjson' }), url: `http://127.0.0.1:${port}/n` }, FAST);
+    sink.accept(event(1));
+    expect(await sink.flush(5000)).toBe(true);
+    await sink.close();
+    expect(sink.health()).toMatchObject({ sent: 0, failed: 1, dropped: 0 });
+    expect(sink.health().errors).toBeGreaterThan(1);
+  });
+});
+
+describe('websocket transport', () => {
+  it('sends one text frame per event (no newline) after an upgrade that carries the headers, then closes', async () => {
+    const sink = createAtofStreamSink({ ...settings('/atof/ws', { transport: 'websocket', headers: { 'x-probe': 'ws' } }), url: `ws://127.0.0.1:${receiver.port}/atof/ws` }, FAST);
+    for (let i = 0; i < 4; i++) sink.accept(event(i));
+    await sink.close();
+    await receiver.waitFor('/atof/ws', 1);
+    expect(receiver.sockets).toHaveLength(1);
+    const socket = receiver.sockets[0]!;
+    expect(socket.headers['x-probe']).toBe('ws');
+    expect(socket.messages).toEqual([0, 1, 2, 3].map((i) => event(i)));
+    expect(socket.binaryFrames).toBe(0);
+    expect(socket.closeCode).toBe(1005);
+    expect(sink.health()).toMatchObject({ sent: 4, failed: 0, dropped: 0 });
+  });
+
+  it('counts events as failed when the upgrade is refused', async () => {
+    const port = await closedPort();
+    const sink = createAtofStreamSink({ ...settings('/w', { transport: 'websocket' }), url: `ws://127.0.0.1:${port}/w` }, FAST);
+    sink.accept(event(1));
+    sink.accept(event(2));
+    expect(await sink.flush(5000)).toBe(true);
+    await sink.close();
+    expect(sink.health()).toMatchObject({ sent: 0, failed: 2, dropped: 0 });
+  });
+});
+
+/** A port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
