@@ -50,6 +50,7 @@ export function recordedPlugin(label: string): Recorded {
         for (const line of readFileSync(path.join(dir, 'atof', file), 'utf8').split('\n')) if (line.trim() !== '') atof.push(JSON.parse(line));
       }
       const atif = safeList(atifDir).map((file) => JSON.parse(readFileSync(path.join(atifDir, file), 'utf8')) as AtifDoc);
+      if (process.env.ADAPTER_DUMP) console.log(JSON.stringify(atif, null, 1));
       return { atif, atof, counters };
     },
   };
