@@ -76,6 +76,8 @@ export interface Expectation {
   /** The mock's usage per successful parent model call: [prompt, completion]. */
   parentUsage: Array<[number, number]>;
   childUsage: Array<[number, number]>;
+  /** What the failed tool's observation says (default: the thrown message). */
+  failureText?: RegExp;
 }
 
 export function checkTrajectory(doc: AtifDoc, expected: Expectation): void {
@@ -92,7 +94,8 @@ export function checkTrajectory(doc: AtifDoc, expected: Expectation): void {
   for (const [id, failed] of expected.parentTools) {
     const result = results.find((r) => r.source_call_id === id);
     expect(result, `observation for ${id}`).toBeDefined();
-    if (failed) expect(JSON.stringify(result)).toMatch(/exploded/);
+    expect(result!.extra?.metadata?.status).toBe(failed ? 'error' : 'ok');
+    if (failed) expect(JSON.stringify(result!.content)).toMatch(expected.failureText ?? /exploded/);
   }
   const metrics = agentSteps.filter((step) => step.metrics?.prompt_tokens !== undefined).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens]);
   expect(metrics).toEqual(expected.parentUsage);

@@ -1,0 +1,116 @@
+// The OpenAI Agents SDK adapter, driven by a scripted custom Model behind a
+// custom ModelProvider (no network, no API key): a triage agent with two
+// tools (one throws), a 503 retried by the runner's retry policy, an agent
+// used as a tool (the sub-agent) and a handoff, through the plugin on the
+// memory backend.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, Runner, Usage, setTraceProcessors, setTracingDisabled, tool, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents';
+import { z } from 'zod';
+import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
+
+type Step = Error | { output: unknown[]; usage: [number, number] };
+
+const fc = (callId: string, name: string, args: unknown) => ({ type: 'function_call', callId, name, arguments: JSON.stringify(args), status: 'completed' });
+const msg = (text: string) => ({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] });
+
+class ScriptedModel implements Model {
+  n = 0;
+  constructor(readonly name: string, readonly script: Step[]) {}
+  async getResponse(_request: ModelRequest): Promise<ModelResponse> {
+    const step = this.script[this.n++]!;
+    if (step instanceof Error) throw step;
+    return {
+      usage: new Usage({ requests: 1, inputTokens: step.usage[0], outputTokens: step.usage[1], totalTokens: step.usage[0] + step.usage[1] }),
+      output: step.output as ModelResponse['output'],
+      responseId: `${this.name}-resp-${this.n}`,
+    };
+  }
+  // eslint-disable-next-line require-yield
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error('not used');
+  }
+}
+
+function scenario() {
+  const models: Record<string, ScriptedModel> = {
+    triage: new ScriptedModel('triage', [
+      Object.assign(new Error('mock 503'), { status: 503 }),
+      { output: [msg('Checking.'), fc('call_weather_1', 'weather', { city: 'Paris' }), fc('call_broken_1', 'broken', { x: 1 })], usage: [10, 5] },
+      { output: [fc('call_research_1', 'research', { input: 'history of Paris' })], usage: [30, 6] },
+      { output: [msg('Paris is sunny; founded long ago.')], usage: [50, 12] },
+    ]),
+    researcher: new ScriptedModel('researcher', [
+      { output: [fc('call_search_1', 'search', { q: 'Paris founding' })], usage: [7, 3] },
+      { output: [msg('Founded in the 3rd century BC.')], usage: [15, 8] },
+    ]),
+  };
+  const provider: ModelProvider = { getModel: (name?: string) => models[name ?? 'triage']! };
+  const search = tool({ name: 'search', description: 'search', parameters: z.object({ q: z.string() }), execute: async ({ q }) => `${q}: 3rd c. BC` });
+  const researcher = new Agent({ name: 'researcher', instructions: 'You research.', model: 'researcher', tools: [search] });
+  const triage = new Agent({
+    name: 'triage',
+    instructions: 'You triage.',
+    model: 'triage',
+    modelSettings: { retry: { maxRetries: 2, backoff: { initialDelayMs: 5, jitter: false }, policy: () => true } },
+    tools: [
+      tool({ name: 'weather', description: 'weather', parameters: z.object({ city: z.string() }), execute: async ({ city }) => JSON.stringify({ city, sky: 'sunny' }) }),
+      tool({ name: 'broken', description: 'fails', parameters: z.object({ x: z.number() }), execute: async (): Promise<string> => { throw new Error('tool exploded'); } }),
+      researcher.asTool({ toolName: 'research', toolDescription: 'delegate research' }),
+    ],
+  });
+  const runner = new Runner({ modelProvider: provider, workflowName: 'offline-demo', groupId: 'session-42' });
+  return { runner, triage };
+}
+
+beforeAll(() => {
+  // No exporter: nothing leaves the machine, and ours is the only processor.
+  setTraceProcessors([]);
+  // The SDK turns tracing off when NODE_ENV is "test" (vitest sets it); the adapter reads traces.
+  setTracingDisabled(false);
+});
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+describe('instrumentOpenAIAgents', () => {
+  it('records a run with a failing tool, a retried call and an agent-as-tool as one valid trajectory', async () => {
+    const recorded = recordedPlugin('agents');
+    const { runner, triage } = scenario();
+    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner });
+    const result = await runner.run(triage, 'What is the weather in Paris, and its history?');
+    expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
+    const { atif, atof, counters } = await recorded.finish();
+    expect(counters.errors).toBe(0);
+    expect(counters.unmatchedEnds).toBe(0);
+    expect(counters.abandonedSpans).toBe(0);
+    expect(atif).toHaveLength(1);
+    expect(atif[0]!.session_id).toBe('session-42');
+    checkTrajectory(atif[0]!, {
+      userPrompt: 'What is the weather in Paris, and its history?',
+      model: 'triage',
+      parentTools: [['call_weather_1', false], ['call_broken_1', true]],
+      subagentCall: 'call_research_1',
+      subagentTools: ['call_search_1'],
+      parentUsage: [[10, 5], [30, 6], [50, 12]],
+      childUsage: [[7, 3], [15, 8]],
+      // The SDK hands the model this text instead of the thrown error.
+      failureText: /An error occurred while running the tool/,
+    });
+    checkRetry(atof);
+    const start = recorded.log.find((entry) => entry.hook === 'subagent_start')!;
+    expect(start.payload).toMatchObject({ parent_session_id: 'session-42', tool_call_id: 'call_research_1', child_role: 'researcher' });
+    expect(recorded.log.at(-1)!.hook).toBe('on_session_finalize');
+  }, 20_000);
+
+  it('keeps results untouched and records nothing when no plugin listens', async () => {
+    const { runner, triage } = scenario();
+    uninstall = instrumentOpenAIAgents(new HookRegistry(), { runner });
+    const result = await runner.run(triage, 'hi');
+    expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
+  }, 20_000);
+});
