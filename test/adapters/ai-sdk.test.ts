@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { APICallError, ToolLoopAgent, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { z } from 'zod';
+import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { checkRetry, checkTrajectory, recordedPlugin } from './support.ts';

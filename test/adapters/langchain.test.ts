@@ -7,7 +7,7 @@ import { AIMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { fakeModel } from '@langchain/core/testing';
 import { createAgent, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
-import { z } from 'zod';
+import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { checkRetry, checkTrajectory, recordedPlugin } from './support.ts';

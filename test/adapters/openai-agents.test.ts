@@ -5,7 +5,7 @@
 // memory backend.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, Runner, Usage, setTraceProcessors, setTracingDisabled, tool, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents';
-import { z } from 'zod';
+import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
