@@ -4,7 +4,7 @@
 // used as a tool (the sub-agent) and a handoff, through the plugin on the
 // memory backend.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Agent, Runner, Usage, setTraceProcessors, setTracingDisabled, tool, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents';
+import { Agent, Runner, Usage, addTraceProcessor, setTraceProcessors, setTracingDisabled, tool, withGenerationSpan, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
@@ -112,5 +112,87 @@ describe('instrumentOpenAIAgents', () => {
     uninstall = instrumentOpenAIAgents(new HookRegistry(), { runner });
     const result = await runner.run(triage, 'hi');
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
+  }, 20_000);
+
+  it('records a handoff as the transfer tool call, and the next agent in the same session', async () => {
+    const recorded = recordedPlugin('agents-handoff');
+    const billing = new Agent({ name: 'billing', instructions: 'Billing.', model: 'billing', handoffDescription: 'billing questions' });
+    const models: Record<string, ScriptedModel> = {
+      triage: new ScriptedModel('triage', [{ output: [fc('call_handoff_1', 'transfer_to_billing', {})], usage: [4, 1] }]),
+      billing: new ScriptedModel('billing', [{ output: [msg('Your invoice is paid.')], usage: [6, 2] }]),
+    };
+    const runner = new Runner({ modelProvider: { getModel: (name?: string) => models[name!]! } });
+    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner, sessionId: 'handoff-session' });
+    const triage = new Agent({ name: 'triage', instructions: 'Triage.', model: 'triage', handoffs: [billing] });
+    const result = await runner.run(triage, 'Is my bill paid?');
+    expect(result.finalOutput).toBe('Your invoice is paid.');
+    const ended = recorded.log.find((entry) => entry.hook === 'post_tool_call')!;
+    expect(ended.payload).toMatchObject({ tool_call_id: 'call_handoff_1', tool_name: 'transfer_to_billing', result: '{"assistant":"billing"}', status: 'ok' });
+    const models_ = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => [entry.payload.session_id, entry.payload.model]);
+    expect(models_).toEqual([['handoff-session', 'triage'], ['handoff-session', 'billing']]);
+    const { atif } = await recorded.finish();
+    expect(atif).toHaveLength(1);
+    const steps = atif[0]!.steps as Array<Record<string, any>>;
+    expect(steps.filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual(['triage', 'billing']);
+  }, 20_000);
+
+  it('takes attempts from generation spans when the model is not wrapped, behind a slower processor', async () => {
+    // A processor added before ours whose callbacks take a turn of the event loop.
+    addTraceProcessor({
+      onTraceStart: async () => {},
+      onTraceEnd: async () => {},
+      onSpanStart: async () => {},
+      onSpanEnd: async () => {},
+      shutdown: async () => {},
+      forceFlush: async () => {},
+    });
+    const recorded = recordedPlugin('agents-genspans');
+    let n = 0;
+    const model: Model = {
+      getResponse: (request: ModelRequest) =>
+        withGenerationSpan(async (span) => {
+          n += 1;
+          if (n === 1) throw Object.assign(new Error('mock 503'), { status: 503 });
+          const output = [msg('done')] as ModelResponse['output'];
+          span.spanData.output = output as never;
+          span.spanData.usage = { input_tokens: 9, output_tokens: 2 };
+          return { output, usage: new Usage({ requests: 1, inputTokens: 9, outputTokens: 2, totalTokens: 11 }), responseId: 'r' };
+        }, { data: { model: 'gen-model', input: request.input as never } }),
+      async *getStreamedResponse() {
+        throw new Error('not used');
+      },
+    };
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const runner = new Runner({ modelProvider: { getModel: () => model } });
+    const agent = new Agent({ name: 'solo', instructions: 'Answer.', model: 'gen-model', modelSettings: { retry: { maxRetries: 1, backoff: { initialDelayMs: 1, jitter: false }, policy: () => true } } });
+    expect((await runner.run(agent, 'go')).finalOutput).toBe('done');
+    const attempts = recorded.log.filter((entry) => ['pre_api_request', 'api_request_error', 'post_api_request'].includes(entry.hook));
+    expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count ?? null])).toEqual([
+      ['pre_api_request', 0],
+      ['api_request_error', 0],
+      ['pre_api_request', 1],
+      ['post_api_request', null],
+    ]);
+    expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
+    const { atif, atof } = await recorded.finish();
+    checkRetry(atof);
+    const last = (atif[0]!.steps as Array<Record<string, any>>).at(-1)!;
+    expect(last.metrics).toMatchObject({ prompt_tokens: 9, completion_tokens: 2 });
+    setTraceProcessors([]);
+  }, 20_000);
+
+  it('never breaks the run when the adapter itself fails', async () => {
+    const recorded = recordedPlugin('agents-broken');
+    const { runner, triage } = scenario();
+    uninstall = instrumentOpenAIAgents(recorded.hooks, {
+      runner,
+      sessionId: () => {
+        throw new Error('a broken session function');
+      },
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const result = await runner.run(triage, 'hi');
+    expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
+    await recorded.finish();
   }, 20_000);
 });
