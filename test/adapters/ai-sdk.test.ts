@@ -2,7 +2,8 @@
 // ToolLoopAgent with two tools (one throws), a retried 503 and a sub-agent
 // run from a third tool, through the plugin on the memory backend.
 import { afterEach, describe, expect, it } from 'vitest';
-import { APICallError, ToolLoopAgent, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { APICallError, ToolLoopAgent, generateText, stepCountIs, streamText, tool, wrapLanguageModel, type ModelMessage } from 'ai';
+import { convertArrayToReadableStream } from 'ai/test';
 import { MockLanguageModelV4 } from 'ai/test';
 import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
@@ -106,6 +107,68 @@ describe('instrumentAiSdk', () => {
     await expect(generateText({ model, prompt: 'hi', maxRetries: 0 })).rejects.toThrow('boom');
     const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
     expect((await generateText({ model: ok, prompt: 'hi' })).text).toBe('fine');
+  });
+
+  it('records a streamText run with its tool call and the usage of each step', async () => {
+    const recorded = recordedPlugin('ai-stream');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'stream-session' });
+    const finish = (reason: string, input: number, output: number) => ({ type: 'finish' as const, finishReason: { unified: reason, raw: reason }, usage: usage(input, output) });
+    const streams = [
+      [{ type: 'tool-call', toolCallId: 'call_clock_1', toolName: 'clock', input: '{"zone":"UTC"}' }, finish('tool-calls', 8, 2)],
+      [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Noon.' }, { type: 'text-end', id: 't' }, finish('stop', 11, 3)],
+    ];
+    let n = 0;
+    const model = new MockLanguageModelV4({ modelId: 'stream-model', doStream: async () => ({ stream: convertArrayToReadableStream(streams[n++] as never[]) }) as never });
+    const result = streamText({
+      model,
+      prompt: 'Time?',
+      stopWhen: stepCountIs(3),
+      tools: { clock: tool({ inputSchema: z.object({ zone: z.string() }), execute: async () => '12:00' }) },
+    });
+    expect(await result.text).toBe('Noon.');
+    const { atif } = await recorded.finish();
+    const steps = atif[0]!.steps as Array<Record<string, any>>;
+    expect(steps.filter((step) => step.metrics !== undefined).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual([[8, 2], [11, 3]]);
+    expect(steps.flatMap((step) => step.tool_calls ?? []).map((call: { tool_call_id: string }) => call.tool_call_id)).toEqual(['call_clock_1']);
+    expect(steps.at(-1)!.message).toBe('Noon.');
+  });
+
+  it('records an approval request and, in the next run, the answer to it', async () => {
+    const recorded = recordedPlugin('ai-approval');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'approval-session' });
+    const model = scripted('m', [
+      { content: [call('call_rm_1', 'remove', { path: '/tmp/x' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(5, 1) },
+      { content: [{ type: 'text', text: 'Removed.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(6, 1) },
+    ]);
+    const tools = { remove: tool({ description: 'rm', inputSchema: z.object({ path: z.string() }), needsApproval: true, execute: async () => 'ok' }) };
+    const first = await generateText({ model, prompt: 'Remove /tmp/x', tools });
+    const request = first.content.find((part) => part.type === 'tool-approval-request')!;
+    expect(request).toBeDefined();
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'Remove /tmp/x' },
+      ...first.response.messages,
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: (request as { approvalId: string }).approvalId, approved: true }] },
+    ];
+    expect((await generateText({ model, messages, tools })).text).toBe('Removed.');
+    const approvals = recorded.log.filter((entry) => entry.hook.includes('approval')).map((entry) => [entry.hook, entry.payload.tool_call_id, entry.payload.choice]);
+    expect(approvals).toEqual([
+      ['pre_approval_request', 'call_rm_1', undefined],
+      ['post_approval_response', 'call_rm_1', 'once'],
+    ]);
+    await recorded.finish();
+  });
+
+  it('never breaks the run when the adapter itself fails', async () => {
+    const recorded = recordedPlugin('ai-broken');
+    uninstall = instrumentAiSdk(recorded.hooks, {
+      sessionId: () => {
+        throw new Error('a broken session function');
+      },
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
+    expect((await generateText({ model: ok, prompt: 'hi' })).text).toBe('fine');
+    await recorded.finish();
   });
 
   it('stops recording new runs once uninstalled', async () => {
