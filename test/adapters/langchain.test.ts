@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { AIMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { fakeModel } from '@langchain/core/testing';
-import { createAgent, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
+import { createAgent, humanInTheLoopMiddleware, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
@@ -98,4 +99,40 @@ describe('NemoRelayCallbackHandler', () => {
     const { atif } = await recorded.finish();
     expect(atif[0]!.steps.at(-1).metrics).toMatchObject({ prompt_tokens: 2, completion_tokens: 3 });
   });
+
+  it('records humanInTheLoopMiddleware interrupts as approval requests and the resume decisions as responses', async () => {
+    const recorded = recordedPlugin('langchain-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const model = fakeModel()
+      .respond(ai('', [{ id: 'call_rm_1', name: 'remove', args: { path: '/tmp/x' } }], [5, 1]))
+      .respond(ai('Removed.', [], [6, 1]));
+    const remove = tool(async () => 'ok', { name: 'remove', description: 'rm', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({ model, tools: [remove], checkpointer: new MemorySaver(), middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })] });
+    const config = { callbacks: [handler], configurable: { thread_id: 'hitl-thread' } };
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/x' }] }, config);
+    expect(first.__interrupt__).toBeDefined();
+    const second = await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), config);
+    expect(second.messages.at(-1)!.content).toBe('Removed.');
+    const approvals = recorded.log.filter((entry) => entry.hook.includes('approval')).map((entry) => [entry.hook, entry.payload.tool_call_id, entry.payload.choice]);
+    expect(approvals).toEqual([
+      ['pre_approval_request', 'call_rm_1', undefined],
+      ['post_approval_response', 'call_rm_1', 'once'],
+    ]);
+    const ends = recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => [entry.payload.interrupted, entry.payload.completed]);
+    expect(ends).toEqual([[true, false], [false, true]]);
+    await recorded.finish();
+  }, 20_000);
+
+  it('never breaks the run when the adapter itself fails', async () => {
+    const recorded = recordedPlugin('langchain-broken');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks, {
+      sessionId: () => {
+        throw new Error('a broken session function');
+      },
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const out = await scenario().invoke({ messages: [{ role: 'user', content: 'Weather?' }] }, { callbacks: [handler] });
+    expect(out.messages.at(-1)!.content).toBe('Paris is sunny; founded long ago.');
+    await recorded.finish();
+  }, 20_000);
 });

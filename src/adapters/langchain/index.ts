@@ -10,8 +10,9 @@
  *   same parent chain run after a failure are retries of one API call (what
  *   `modelRetryMiddleware` does), so they share its `api_request_id`.
  * - A chain run whose parent is a tool run is a sub-agent of that tool call.
- * - `humanInTheLoopMiddleware` interrupts become `pre_approval_request`, and
- *   the decisions of the resuming `Command` become `post_approval_response`.
+ * - `humanInTheLoopMiddleware` interrupts (a node failing with `GraphInterrupt`)
+ *   become `pre_approval_request` and end the turn as interrupted; the
+ *   decisions of the resuming `Command` become `post_approval_response`.
  *
  * @module
  */
@@ -20,7 +21,8 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, type AgentRun, type ApiCall } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolCallsOf, userMessageOfInputs } from './messages.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, userMessageOfInputs } from './messages.ts';
+import type { CallOfTool } from '../core/shapes.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 export type LangChainAdapterOptions = AdapterOptions;
@@ -58,6 +60,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #attempts = new Map<string, Attempts>();
   /** Approval requests waiting for the resuming run, by session. */
   readonly #pendingApprovals = new Map<string, string[]>();
+  /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
+  readonly #interrupted = new WeakSet<AgentRun>();
+  readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
 
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
@@ -113,7 +118,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleChainEnd', () => {
       const node = this.#take(runId);
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
-      const interrupted = this.#askApprovals(node.run, outputs);
+      const interrupted = this.#interrupted.delete(node.run);
       node.run.end(interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs));
     });
   }
@@ -121,8 +126,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleChainError(error: unknown, runId: string): void {
     this.#guard('handleChainError', () => {
       const node = this.#take(runId);
-      if (node === undefined || !node.ownsRun || node.run === undefined) return;
+      if (node === undefined || node.run === undefined) return;
       const interrupt = isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
+      // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
+      if (interrupt && !this.#interrupted.has(node.run)) {
+        this.#interrupted.add(node.run);
+        this.#askApprovals(node.run, (error as Loose).interrupts);
+      }
+      if (!node.ownsRun) return;
+      this.#interrupted.delete(node.run);
       node.run.end(interrupt ? 'interrupted' : 'failed', undefined, error);
     });
   }
@@ -182,6 +194,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node?.call === undefined) return;
       const response = responseOfResult(output);
       node.call.attemptEnd(response);
+      if (node.run !== undefined && response.toolCalls.length > 0) this.#lastCalls.set(node.run, [...response.toolCalls]);
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
       if (node.ownsRun) node.run?.end('completed', response.text);
@@ -244,12 +257,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return node;
   }
 
-  /** `humanInTheLoopMiddleware`'s interrupt in a root run's outputs: one approval request per action. */
-  #askApprovals(run: AgentRun, outputs: unknown): boolean {
-    if (!isRecord(outputs) || !Array.isArray(outputs.__interrupt__)) return false;
-    const pending = pendingToolCalls(outputs.messages);
+  /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
+  #askApprovals(run: AgentRun, interrupts: unknown): void {
+    if (!Array.isArray(interrupts)) return;
+    const pending = this.#lastCalls.get(run) ?? [];
     const asked: string[] = [];
-    for (const interrupt of outputs.__interrupt__) {
+    for (const interrupt of interrupts) {
       const value = isRecord(interrupt) && isRecord(interrupt.value) ? interrupt.value : {};
       const actions = Array.isArray(value.actionRequests) ? value.actionRequests : [];
       for (const action of actions) {
@@ -261,7 +274,6 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
     }
     if (asked.length > 0) this.#pendingApprovals.set(run.sessionId, asked);
-    return true;
   }
 
   /** The decisions of a resuming `Command`, answered against the requests of the interrupted run. */
@@ -285,13 +297,3 @@ class ToolReportedError extends Error {
   override name = 'ToolError';
 }
 
-function pendingToolCalls(messages: unknown): Array<{ id: string; name: string }> {
-  if (!Array.isArray(messages)) return [];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i];
-    if (!isRecord(message)) continue;
-    const calls = toolCallsOf(message);
-    if (calls.length > 0) return calls.map((call) => ({ id: call.id, name: call.name }));
-  }
-  return [];
-}
