@@ -195,4 +195,31 @@ describe('instrumentOpenAIAgents', () => {
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
     await recorded.finish();
   }, 20_000);
+
+  it('records a streamed run: the response_done event ends the attempt', async () => {
+    const recorded = recordedPlugin('agents-stream');
+    const streamed: Model = {
+      async getResponse() {
+        throw new Error('not used');
+      },
+      async *getStreamedResponse() {
+        yield { type: 'output_text_delta', delta: 'Hel' } as never;
+        yield {
+          type: 'response_done',
+          response: { id: 'stream-resp', usage: { requests: 1, inputTokens: 8, outputTokens: 3, totalTokens: 11, inputTokensDetails: { cached_tokens: 5 } }, output: [msg('Hello.')] },
+        } as never;
+      },
+    };
+    const runner = new Runner({ modelProvider: { getModel: () => streamed } });
+    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner, sessionId: 'stream' });
+    const result = await runner.run(new Agent({ name: 'streamer', instructions: 'Hi.', model: 'stream-model' }), 'hi', { stream: true });
+    for await (const _event of result) {
+      // drain
+    }
+    await result.completed;
+    expect(result.finalOutput).toBe('Hello.');
+    const { atif } = await recorded.finish();
+    const last = (atif[0]!.steps as Array<Record<string, any>>).at(-1)!;
+    expect(last).toMatchObject({ message: 'Hello.', model_name: 'stream-model', metrics: { prompt_tokens: 8, completion_tokens: 3, cached_tokens: 5 } });
+  }, 20_000);
 });

@@ -60,6 +60,7 @@ export class AgentsProcessor {
   readonly #core: AdapterCore;
   readonly #traces = new Map<string, AgentRun>();
   readonly #spans = new Map<string, SpanState>();
+  readonly #spansByTrace = new Map<string, Set<string>>();
   /** Traces whose top-level agent span ended with an error. */
   readonly #failed = new Set<string>();
   #disposed = false;
@@ -86,7 +87,10 @@ export class AgentsProcessor {
     this.#core.guard.run('onTraceEnd', () => {
       const run = this.#traces.get(trace.traceId);
       this.#traces.delete(trace.traceId);
-      for (const [id, state] of this.#spans) if (state.run === run || state.run === undefined) this.#spans.delete(id);
+      // Spans the SDK never ended (a run that threw) must not outlive their trace.
+      const spans = this.#spansByTrace.get(trace.traceId);
+      this.#spansByTrace.delete(trace.traceId);
+      if (spans !== undefined) for (const id of spans) this.#spans.delete(id);
       const failed = this.#failed.delete(trace.traceId);
       run?.end(failed ? 'failed' : 'completed');
     });
@@ -135,7 +139,7 @@ export class AgentsProcessor {
         state = { run: inherited, pending: [] };
         break;
       case 'function':
-        state = this.#toolStart(inherited, parent, str(data.name) ?? 'tool', data.input);
+        state = this.#toolStart(inherited, parent, str(data.name) ?? 'tool', data.input, span.spanId);
         break;
       case 'generation':
       case 'response':
@@ -147,16 +151,20 @@ export class AgentsProcessor {
     }
     if (state.turn === undefined && parent?.pending !== undefined) state.turn = parent;
     this.#spans.set(span.spanId, state);
+    let spans = this.#spansByTrace.get(span.traceId);
+    if (spans === undefined) this.#spansByTrace.set(span.traceId, (spans = new Set()));
+    spans.add(span.spanId);
     return state;
   }
 
-  #toolStart(run: AgentRun | undefined, parent: SpanState | undefined, name: string, input: unknown): SpanState {
+  #toolStart(run: AgentRun | undefined, parent: SpanState | undefined, name: string, input: unknown, spanId: string): SpanState {
     const turn = parent?.pending !== undefined ? parent : parent?.turn;
     if (run === undefined) return { run };
     const pending = turn?.pending ?? [];
     const index = pending.findIndex((call) => call.name === name);
     const call = index >= 0 ? pending.splice(index, 1)[0]! : undefined;
-    const id = call?.id ?? `${name}:${Math.random().toString(36).slice(2, 10)}`;
+    // No model response seen (a model that is neither wrapped nor traced): the span id stands in.
+    const id = call?.id ?? `function:${spanId}`;
     run.toolStart({ id, name, arguments: call?.arguments ?? (str(input) ?? '{}') }, turn?.call?.ids.api_request_id);
     return { run, toolCallId: id, turn };
   }
@@ -165,6 +173,7 @@ export class AgentsProcessor {
     const state = this.#spans.get(span.spanId);
     if (state === undefined) return;
     this.#spans.delete(span.spanId);
+    this.#spansByTrace.get(span.traceId)?.delete(span.spanId);
     const data = span.spanData;
     const run = state.run;
     if (run === undefined) return;
