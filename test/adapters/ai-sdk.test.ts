@@ -109,6 +109,34 @@ describe('instrumentAiSdk', () => {
     expect((await generateText({ model: ok, prompt: 'hi' })).text).toBe('fine');
   });
 
+  it('links sub-agents that run in parallel each to its own tool call', async () => {
+    const recorded = recordedPlugin('ai-parallel');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'parallel' });
+    const parentModel = scripted('p', [
+      { content: [call('call_a', 'research', { task: 'a' }), call('call_b', 'research', { task: 'b' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(1, 1) },
+      { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) },
+    ]);
+    // The first child finishes last, so start and end orders differ.
+    const childModel = new MockLanguageModelV4({
+      modelId: 'c',
+      doGenerate: async ({ prompt }) => {
+        const slow = JSON.stringify(prompt).includes('task a');
+        await new Promise((resolve) => setTimeout(resolve, slow ? 30 : 1));
+        return { content: [{ type: 'text', text: slow ? 'from a' : 'from b' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1), warnings: [] } as never;
+      },
+    });
+    const parent = new ToolLoopAgent({
+      model: parentModel,
+      stopWhen: stepCountIs(3),
+      tools: { research: tool({ inputSchema: z.object({ task: z.string() }), execute: async ({ task }) => (await new ToolLoopAgent({ model: childModel }).generate({ prompt: `task ${task}` })).text }) },
+    });
+    await parent.generate({ prompt: 'go' });
+    const { atif } = await recorded.finish();
+    const results = (atif[0]!.steps as Array<Record<string, any>>).flatMap((step) => step.observation?.results ?? []);
+    const links = results.filter((result: any) => result.subagent_trajectory_ref !== undefined).map((result: any) => [result.source_call_id, result.subagent_trajectory_ref[0].session_id]);
+    expect(links.sort()).toEqual([['call_a', 'parallel:sub:call_a'], ['call_b', 'parallel:sub:call_b']]);
+  });
+
   it('records a streamText run with its tool call and the usage of each step', async () => {
     const recorded = recordedPlugin('ai-stream');
     uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'stream-session' });
