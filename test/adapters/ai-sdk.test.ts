@@ -8,7 +8,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
+import { backends, checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
 
 const usage = (input: number, output: number, cacheRead?: number) => ({
   inputTokens: { total: input, noCache: input - (cacheRead ?? 0), cacheRead, cacheWrite: undefined },
@@ -67,8 +67,9 @@ afterEach(() => {
 });
 
 describe('instrumentAiSdk', () => {
-  it('records a ToolLoopAgent run with a failing tool, a retried call and a sub-agent as one valid trajectory', async () => {
-    const recorded = recordedPlugin('ai');
+  for (const backend of backends()) {
+  it(`records a ToolLoopAgent run with a failing tool, a retried call and a sub-agent as one valid trajectory (${backend} backend)`, async () => {
+    const recorded = recordedPlugin('ai', backend);
     uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'ai-session' });
     const { parent } = scenario();
     const result = await parent.generate({ prompt: 'What is the weather in Paris, and its history?' });
@@ -99,6 +100,7 @@ describe('instrumentAiSdk', () => {
     expect(start.payload).toMatchObject({ parent_session_id: 'ai-session', tool_call_id: 'call_research_1', child_role: 'researcher' });
     expect(recorded.log.at(-1)!.hook).toBe('on_session_finalize');
   }, 20_000);
+  }
 
   it('keeps results and errors untouched and builds nothing when no plugin listens', async () => {
     const hooks = new HookRegistry();

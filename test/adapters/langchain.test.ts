@@ -11,7 +11,7 @@ import { Command, MemorySaver } from '@langchain/langgraph';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
+import { backends, checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
 
 const ai = (content: string, toolCalls: Array<{ id: string; name: string; args: Record<string, unknown> }>, usage: [number, number]) =>
   new AIMessage({
@@ -53,8 +53,9 @@ function scenario() {
 }
 
 describe('NemoRelayCallbackHandler', () => {
-  it('records a createAgent run with a failing tool, a retried call and a sub-agent as one valid trajectory', async () => {
-    const recorded = recordedPlugin('langchain');
+  for (const backend of backends()) {
+  it(`records a createAgent run with a failing tool, a retried call and a sub-agent as one valid trajectory (${backend} backend)`, async () => {
+    const recorded = recordedPlugin('langchain', backend);
     const handler = new NemoRelayCallbackHandler(recorded.hooks);
     const agent = scenario();
     const out = await agent.invoke(
@@ -82,6 +83,7 @@ describe('NemoRelayCallbackHandler', () => {
     expect(start.payload).toMatchObject({ parent_session_id: 'thread-1', tool_call_id: 'call_research_1', child_role: 'researcher' });
     expect(recorded.log.at(-1)!.hook).toBe('on_session_finalize');
   }, 20_000);
+  }
 
   it('keeps results untouched and records nothing when no plugin listens', async () => {
     const hooks = new HookRegistry();

@@ -8,7 +8,7 @@ import { Agent, Runner, Usage, addTraceProcessor, setTraceProcessors, setTracing
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
+import { backends, checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
 
 type Step = Error | { output: unknown[]; usage: [number, number] };
 
@@ -78,8 +78,9 @@ afterEach(() => {
 });
 
 describe('instrumentOpenAIAgents', () => {
-  it('records a run with a failing tool, a retried call and an agent-as-tool as one valid trajectory', async () => {
-    const recorded = recordedPlugin('agents');
+  for (const backend of backends()) {
+  it(`records a run with a failing tool, a retried call and an agent-as-tool as one valid trajectory (${backend} backend)`, async () => {
+    const recorded = recordedPlugin('agents', backend);
     const { runner, triage } = scenario();
     uninstall = instrumentOpenAIAgents(recorded.hooks, { runner });
     const result = await runner.run(triage, 'What is the weather in Paris, and its history?');
@@ -106,6 +107,7 @@ describe('instrumentOpenAIAgents', () => {
     expect(start.payload).toMatchObject({ parent_session_id: 'session-42', tool_call_id: 'call_research_1', child_role: 'researcher' });
     expect(recorded.log.at(-1)!.hook).toBe('on_session_finalize');
   }, 20_000);
+  }
 
   it('keeps results untouched and records nothing when no plugin listens', async () => {
     const { runner, triage } = scenario();

@@ -1,6 +1,7 @@
 // One plugin on the memory backend writing ATOF and ATIF into a temp folder,
 // and readers for what it wrote: the adapter tests check the files a user gets.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -19,11 +20,28 @@ export interface Recorded {
 export type AtifDoc = Record<string, any>;
 export type AtofEvent = Record<string, any>;
 
-export function recordedPlugin(label: string): Recorded {
+/**
+ * The backends a run is checked on: memory everywhere, and native where it
+ * loads (Node with nemo-relay-node installed). A missing native backend is
+ * said once, not skipped silently.
+ */
+export function backends(): Array<'memory' | 'native'> {
+  const isNode = typeof (globalThis as { Bun?: unknown }).Bun === 'undefined' && typeof (globalThis as { Deno?: unknown }).Deno === 'undefined';
+  if (!isNode) return ['memory'];
+  try {
+    createRequire(import.meta.url).resolve('nemo-relay-node');
+    return ['memory', 'native'];
+  } catch {
+    console.log('adapter tests: nemo-relay-node is not installed; the native backend is not checked');
+    return ['memory'];
+  }
+}
+
+export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'memory'): Recorded {
   const dir = mkdtempSync(path.join(tmpdir(), `nrh-adapter-${label}-`));
   const hooks = new HookRegistry({ logger: silentLogger });
   const plugin = createNemoRelayPlugin({
-    backend: 'memory',
+    backend,
     logger: silentLogger,
     env: {},
     settings: {
@@ -43,14 +61,16 @@ export function recordedPlugin(label: string): Recorded {
     log,
     async finish() {
       await plugin.shutdown();
-      const counters = plugin.status().counters as unknown as Record<string, number>;
+      const status = plugin.status();
+      // A plugin that received no hook never chose its backend.
+      if (status.backend.kind !== 'unresolved') expect(status.backend.kind, status.backend.reason).toBe(backend);
+      const counters = status.counters as unknown as Record<string, number>;
       const atifDir = path.join(dir, 'atif');
       const atof: AtofEvent[] = [];
       for (const file of safeList(path.join(dir, 'atof'))) {
         for (const line of readFileSync(path.join(dir, 'atof', file), 'utf8').split('\n')) if (line.trim() !== '') atof.push(JSON.parse(line));
       }
       const atif = safeList(atifDir).map((file) => JSON.parse(readFileSync(path.join(atifDir, file), 'utf8')) as AtifDoc);
-      if (process.env.ADAPTER_DUMP) console.log(JSON.stringify(atif, null, 1));
       return { atif, atof, counters };
     },
   };
