@@ -11,7 +11,7 @@
  * @module
  */
 
-import { currentAttempt, runAttempt } from './attempt.ts';
+import { runAttempt } from './attempt.ts';
 import { approvalRequests, approvalResponses, chatMessages, offeredTools, responseOfCallEnd } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
@@ -215,4 +215,3 @@ export class AiSdkTelemetry {
   }
 }
 
-export { currentAttempt };

@@ -21,7 +21,7 @@
 
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
 import type { CallOfTool } from '../core/shapes.ts';
-import { chatMessages, offeredTools, outputParts, responseParts } from './items.ts';
+import { chatMessages, offeredTools, responseParts } from './items.ts';
 
 type Loose = Record<string, unknown>;
 
@@ -306,4 +306,3 @@ function toolError(error: { message: string; data?: Record<string, unknown> }): 
   return described;
 }
 
-export { outputParts };
