@@ -8,7 +8,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { backends, checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
+import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from './support.ts';
 
 const usage = (input: number, output: number, cacheRead?: number) => ({
   inputTokens: { total: input, noCache: input - (cacheRead ?? 0), cacheRead, cacheWrite: undefined },
@@ -75,9 +75,7 @@ describe('instrumentAiSdk', () => {
     const result = await parent.generate({ prompt: 'What is the weather in Paris, and its history?' });
     expect(result.text).toBe('Paris is sunny; it was founded long ago.');
     const { atif, atof, counters } = await recorded.finish();
-    expect(counters.errors).toBe(0);
-    expect(counters.unmatchedEnds).toBe(0);
-    expect(counters.abandonedSpans).toBe(0);
+    expectNothingLost(counters);
     expect(atif).toHaveLength(1);
     checkTrajectory(atif[0]!, {
       userPrompt: 'What is the weather in Paris, and its history?',

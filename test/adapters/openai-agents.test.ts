@@ -8,7 +8,7 @@ import { Agent, Runner, Usage, addTraceProcessor, setTraceProcessors, setTracing
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { backends, checkRetry, checkTrajectory, recordedPlugin } from './support.ts';
+import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from './support.ts';
 
 type Step = Error | { output: unknown[]; usage: [number, number] };
 
@@ -86,9 +86,7 @@ describe('instrumentOpenAIAgents', () => {
     const result = await runner.run(triage, 'What is the weather in Paris, and its history?');
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
     const { atif, atof, counters } = await recorded.finish();
-    expect(counters.errors).toBe(0);
-    expect(counters.unmatchedEnds).toBe(0);
-    expect(counters.abandonedSpans).toBe(0);
+    expectNothingLost(counters);
     expect(atif).toHaveLength(1);
     expect(atif[0]!.session_id).toBe('session-42');
     checkTrajectory(atif[0]!, {

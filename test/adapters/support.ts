@@ -84,6 +84,13 @@ function safeList(dir: string): string[] {
   }
 }
 
+/** The plugin recorded every hook: none failed, none ended a span it had not started, none left one open. */
+export function expectNothingLost(counters: Record<string, number>): void {
+  expect(counters.errors).toBe(0);
+  expect(counters.unmatchedEnds).toBe(0);
+  expect(counters.abandonedSpans).toBe(0);
+}
+
 /** The checks every framework's run must pass, with the scenario's ids and the mock's usage. */
 export interface Expectation {
   userPrompt: string;

@@ -237,15 +237,7 @@ export class AgentsProcessor {
     const turn = current === null || this.#disposed ? undefined : this.#core.guard.run('model attempt', () => this.spanStarted(current));
     const run = turn?.run;
     if (turn === undefined || run === undefined || turn.pending === undefined) return await execute();
-    this.#core.guard.run('model attempt', () => {
-      turn.wrapped = true;
-      if (run.model === undefined && modelName !== undefined) run.model = modelName;
-      this.#attemptStart(turn, run, undefined, () => ({
-        messages: chatMessages(request.systemInstructions, request.input),
-        tools: offeredTools(request.tools, request.handoffs),
-        model: modelName ?? run.model,
-      }));
-    });
+    this.#wrappedAttemptStart(turn, run, modelName, request);
     let response: T;
     try {
       response = await execute();
@@ -261,6 +253,19 @@ export class AgentsProcessor {
     return response;
   }
 
+  #wrappedAttemptStart(turn: SpanState, run: AgentRun, modelName: string | undefined, request: Loose): void {
+    this.#core.guard.run('model attempt', () => {
+      // From now on this turn's generation/response spans are not attempts: the wrapper reports them.
+      turn.wrapped = true;
+      if (run.model === undefined && modelName !== undefined) run.model = modelName;
+      this.#attemptStart(turn, run, undefined, () => ({
+        messages: chatMessages(request.systemInstructions, request.input),
+        tools: offeredTools(request.tools, request.handoffs),
+        model: modelName ?? run.model,
+      }));
+    });
+  }
+
   /** The same for a streamed attempt: the `response_done` event carries the response. */
   async *attemptStream(current: SpanLike | null, modelName: string | undefined, request: Loose, stream: () => AsyncIterable<Loose>): AsyncIterable<Loose> {
     const turn = current === null || this.#disposed ? undefined : this.#core.guard.run('model attempt', () => this.spanStarted(current));
@@ -269,14 +274,7 @@ export class AgentsProcessor {
       yield* stream();
       return;
     }
-    this.#core.guard.run('model attempt', () => {
-      turn.wrapped = true;
-      this.#attemptStart(turn, run, undefined, () => ({
-        messages: chatMessages(request.systemInstructions, request.input),
-        tools: offeredTools(request.tools, request.handoffs),
-        model: modelName ?? run.model,
-      }));
-    });
+    this.#wrappedAttemptStart(turn, run, modelName, request);
     try {
       for await (const event of stream()) {
         if (event.type === 'response_done') {
