@@ -254,6 +254,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #take(runId: string): Node | undefined {
     const node = this.#nodes.get(runId);
     this.#nodes.delete(runId);
+    // A model node that ends takes its attempt bookkeeping with it (a last failed attempt leaves some).
+    if (node?.kind === 'chain') this.#attempts.delete(runId);
     return node;
   }
 
