@@ -177,6 +177,11 @@ const SUBAGENT_CHILD_FIELDS: readonly (readonly [string, string])[] = [
   ['parent_turn_id', 'parent_turn_id'],
   ['parent_subagent_id', 'parent_subagent_id'],
   ['parent_trajectory_id', 'parent_trajectory_id'],
+  // The tool call that started the child, when the host names it: the ATIF
+  // builder links the child's trajectory to exactly that call, which matters
+  // when sibling sub-agents run in parallel (its fallback, the latest open
+  // tool call, cannot tell them apart).
+  ['parent_tool_call_id', 'tool_call_id'],
   ['telemetry_schema_version', 'telemetry_schema_version'],
 ];
 

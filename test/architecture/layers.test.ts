@@ -32,6 +32,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   record: ['shared', 'hooks'],
   testing: ['shared', 'formats', 'relay'],
   demo: ['shared', 'hooks'],
+  adapters: ['shared', 'hooks'],
 };
 
 function violations(edges: readonly ImportEdge[]): string[] {

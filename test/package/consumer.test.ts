@@ -25,7 +25,7 @@ describe('the package seen from another project', () => {
     const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
-    for (const subpath of ['.', './hooks', './memory', './native', './testing']) {
+    for (const subpath of ['.', './hooks', './memory', './native', './testing', './ai-sdk', './openai-agents', './langchain']) {
       const entry = manifest.exports[subpath];
       expect(typeof entry, subpath).toBe('object');
       expect(Object.keys(entry as object)[0], subpath).toBe('types');
@@ -58,6 +58,25 @@ console.log(JSON.stringify({
     const result = spawnSync('node', ['app.mjs'], { cwd: dir, encoding: 'utf8' });
     expect(result.status, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ hooks: 15, ops: ['pushScope'], memory: 'memory', native: 'function', validate: 'function', light: false });
+  });
+
+  it('imports the framework adapters from dist/, their frameworks resolving as peers', () => {
+    const dir = consumerProject();
+    writeFileSync(
+      path.join(dir, 'adapters.mjs'),
+      `import { instrumentAiSdk, aiSdkMiddleware } from 'nemo-relay-hooks/ai-sdk';
+import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
+import { NemoRelayCallbackHandler } from 'nemo-relay-hooks/langchain';
+import { HookRegistry } from 'nemo-relay-hooks';
+const hooks = new HookRegistry();
+const off = instrumentAiSdk(hooks);
+off();
+console.log(JSON.stringify([typeof aiSdkMiddleware(hooks).wrapGenerate, typeof instrumentOpenAIAgents, new NemoRelayCallbackHandler(hooks).name]));
+`,
+    );
+    const result = spawnSync('node', ['adapters.mjs'], { cwd: dir, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(['function', 'function', 'nemo_relay_hooks']);
   });
 
   it('type-checks a TypeScript consumer against the emitted .d.ts files', () => {

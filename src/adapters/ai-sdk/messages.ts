@@ -1,0 +1,158 @@
+/**
+ * AI SDK prompt and content parts → the chat shapes the plugin reads.
+ *
+ * @module
+ */
+
+import { toJson } from '../../shared/json.ts';
+import type { ResponseParts } from '../core/run.ts';
+import type { CallOfTool, ChatMessage, OfferedTool, TokenCounts } from '../core/shapes.ts';
+import { textOfParts } from '../core/shapes.ts';
+
+type Part = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** `instructions` (a string, a system message or a list of them) and `messages` as chat messages. */
+export function chatMessages(instructions: unknown, messages: unknown): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const system of Array.isArray(instructions) ? instructions : instructions === undefined ? [] : [instructions]) {
+    const content = typeof system === 'string' ? system : isRecord(system) ? str(system.content) : undefined;
+    if (content !== undefined && content !== '') out.push({ role: 'system', content });
+  }
+  if (!Array.isArray(messages)) return out;
+  for (const message of messages) {
+    if (!isRecord(message)) continue;
+    const role = str(message.role);
+    const content = message.content;
+    if (role === 'assistant' && Array.isArray(content)) {
+      const response = responseOfContent(content);
+      const chat: ChatMessage = { role: 'assistant', content: response.text === '' && response.toolCalls.length > 0 ? null : response.text };
+      if (response.toolCalls.length > 0) {
+        chat.tool_calls = response.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(toJson(call.arguments)) },
+        }));
+      }
+      out.push(chat);
+    } else if (role === 'tool' && Array.isArray(content)) {
+      for (const part of content) {
+        if (!isRecord(part) || part.type !== 'tool-result') continue;
+        out.push({ role: 'tool', tool_call_id: str(part.toolCallId) ?? '', content: toolOutputText(part.output) });
+      }
+    } else if (role !== undefined) {
+      const text = Array.isArray(content) ? textOfParts(content) : undefined;
+      out.push({ role, content: typeof content === 'string' ? content : (text ?? toJson(content)) });
+    }
+  }
+  return out;
+}
+
+/** A tool result's `output` (`{type:'text'|'json'|'error-text'|..., value}`) as text. */
+function toolOutputText(output: unknown): string {
+  if (!isRecord(output)) return typeof output === 'string' ? output : JSON.stringify(toJson(output ?? null));
+  const value = output.value;
+  if (typeof value === 'string') return value;
+  return JSON.stringify(toJson(value ?? null));
+}
+
+/** Text, reasoning and tool calls of a content-part array (a model response or an assistant message). */
+export function responseOfContent(content: readonly unknown[]): { text: string; reasoning: string; toolCalls: CallOfTool[] } {
+  let text = '';
+  let reasoning = '';
+  const toolCalls: CallOfTool[] = [];
+  for (const part of content as readonly Part[]) {
+    if (!isRecord(part)) continue;
+    if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+    else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
+    else if (part.type === 'tool-call') {
+      toolCalls.push({ id: str(part.toolCallId) ?? '', name: str(part.toolName) ?? 'tool', arguments: part.input ?? part.args });
+    }
+  }
+  return { text, reasoning, toolCalls };
+}
+
+/** Prepared tool definitions (`{type:'function', name, description, inputSchema}`). */
+export function offeredTools(tools: unknown): OfferedTool[] {
+  if (!Array.isArray(tools)) return [];
+  const out: OfferedTool[] = [];
+  for (const tool of tools) {
+    if (!isRecord(tool) || typeof tool.name !== 'string') continue;
+    out.push({ name: tool.name, description: str(tool.description), parameters: tool.inputSchema ?? tool.parameters });
+  }
+  return out;
+}
+
+/** `LanguageModelUsage` (counts flat, details nested) or a provider `usage` (`{inputTokens:{total, cacheRead}}`). */
+export function tokenCounts(usage: unknown): TokenCounts | undefined {
+  if (!isRecord(usage)) return undefined;
+  const input = usage.inputTokens;
+  const output = usage.outputTokens;
+  if (isRecord(input) || isRecord(output)) {
+    const i = isRecord(input) ? input : {};
+    const o = isRecord(output) ? output : {};
+    return { prompt: num(i.total), completion: num(o.total), cacheRead: num(i.cacheRead), cacheWrite: num(i.cacheWrite), reasoning: num(o.reasoning) };
+  }
+  const inputDetails = isRecord(usage.inputTokenDetails) ? usage.inputTokenDetails : {};
+  const outputDetails = isRecord(usage.outputTokenDetails) ? usage.outputTokenDetails : {};
+  return {
+    prompt: num(input),
+    completion: num(output),
+    total: num(usage.totalTokens),
+    cacheRead: num(inputDetails.cacheReadTokens ?? usage.cachedInputTokens),
+    cacheWrite: num(inputDetails.cacheWriteTokens),
+    reasoning: num(outputDetails.reasoningTokens ?? usage.reasoningTokens),
+  };
+}
+
+const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+/** `onLanguageModelCallEnd`'s event as a response. */
+export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts {
+  const content = Array.isArray(event.content) ? event.content : [];
+  const parts = responseOfContent(content);
+  return {
+    text: parts.text,
+    reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
+    toolCalls: parts.toolCalls,
+    usage: tokenCounts(event.usage),
+    finishReason: str(event.finishReason),
+    model: str(event.modelId),
+    id: str(event.responseId),
+  };
+}
+
+/** Approval requests in a step's content: `[toolCallId, reason]`. */
+export function approvalRequests(content: unknown): Array<[string, string | undefined]> {
+  if (!Array.isArray(content)) return [];
+  const out: Array<[string, string | undefined]> = [];
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-approval-request' || part.isAutomatic === true) continue;
+    const call = isRecord(part.toolCall) ? part.toolCall : {};
+    const id = str(call.toolCallId) ?? str(part.toolCallId);
+    if (id !== undefined) out.push([id, str(part.reason)]);
+  }
+  return out;
+}
+
+/** Approval answers in a prompt: `[toolCallId, approved]`, joined to their requests by `approvalId`. */
+export function approvalResponses(messages: unknown): Array<[string, boolean]> {
+  if (!Array.isArray(messages)) return [];
+  const requested = new Map<string, string>();
+  const answers: Array<[string, boolean]> = [];
+  for (const message of messages) {
+    if (!isRecord(message) || !Array.isArray(message.content)) continue;
+    for (const part of message.content) {
+      if (!isRecord(part)) continue;
+      if (part.type === 'tool-approval-request' && typeof part.approvalId === 'string' && typeof part.toolCallId === 'string') {
+        requested.set(part.approvalId, part.toolCallId);
+      } else if (part.type === 'tool-approval-response' && typeof part.approvalId === 'string') {
+        const toolCallId = requested.get(part.approvalId);
+        if (toolCallId !== undefined) answers.push([toolCallId, part.approved === true]);
+      }
+    }
+  }
+  return answers;
+}

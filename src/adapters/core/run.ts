@@ -1,0 +1,484 @@
+/**
+ * One agent run as the hooks see it: a session turn with its API calls and
+ * tool calls, or a sub-agent's turn linked to the tool call that started it.
+ * Every adapter maps its framework's events onto these few methods, so the
+ * ids, the hook order and the payload shapes are written once.
+ *
+ * Nothing here runs unless somebody listens: payloads are built in thunks,
+ * and `AdapterCore.startRun` returns `undefined` when no hook has a
+ * subscriber, so the adapter skips the rest of that run.
+ *
+ * @module
+ */
+
+import { HOOK_NAMES, type HookName } from '../../hooks/index.ts';
+import type { HookPayloads } from '../../hooks/payloads.ts';
+import type { HookRegistry } from '../../hooks/registry.ts';
+import { TurnIds, type ApiCallIds } from '../../hooks/index.ts';
+import { consoleLogger } from '../../shared/logger.ts';
+import { toJson } from '../../shared/json.ts';
+import { Guard } from './guard.ts';
+import { sessionIdFor, type AdapterOptions } from './options.ts';
+import {
+  argumentsObject,
+  assistantMessage,
+  chatTool,
+  chatUsage,
+  describeError,
+  lastUserMessage,
+  type CallOfTool,
+  type ChatMessage,
+  type OfferedTool,
+  type TokenCounts,
+} from './shapes.ts';
+
+/** The request of one provider attempt, built only when a hook listens. */
+export interface RequestParts {
+  readonly messages: readonly ChatMessage[];
+  readonly tools?: readonly OfferedTool[];
+  readonly model?: string;
+  /** Extra request-body fields (temperature, max tokens, ...). */
+  readonly settings?: Record<string, unknown>;
+}
+
+/** A provider response, reduced to what the trajectory needs. */
+export interface ResponseParts {
+  readonly text: string;
+  readonly toolCalls: readonly CallOfTool[];
+  readonly reasoning?: string;
+  readonly usage?: TokenCounts;
+  readonly finishReason?: string;
+  readonly model?: string;
+  readonly id?: string;
+}
+
+export interface RunStart {
+  /** The framework's id of the run. */
+  readonly runId: string;
+  readonly conversationId?: string;
+  readonly agentName?: string;
+  readonly model?: string;
+  readonly provider?: string;
+  /** Known at start? Otherwise it is taken from the first request's messages. */
+  readonly userMessage?: () => string | readonly unknown[] | undefined;
+  /** The tool call this run was started from (a sub-agent). */
+  readonly parent?: { readonly run: AgentRun; readonly toolCallId: string };
+}
+
+export type RunStatus = 'completed' | 'failed' | 'interrupted';
+
+const now = (): number => Date.now() / 1000;
+
+/** The hooks, the options and the session bookkeeping one adapter instance shares across its runs. */
+export class AdapterCore {
+  readonly hooks: HookRegistry;
+  readonly options: AdapterOptions;
+  readonly platform: string;
+  readonly guard: Guard;
+  readonly #openRuns = new Map<string, number>();
+
+  constructor(hooks: HookRegistry, options: AdapterOptions, platform: string) {
+    this.hooks = hooks;
+    this.options = options;
+    this.platform = options.platform ?? platform;
+    this.guard = new Guard(options.logger ?? consoleLogger);
+  }
+
+  /** True when any hook has a subscriber: 15 lookups, no allocation. */
+  listening(): boolean {
+    for (let i = 0; i < HOOK_NAMES.length; i++) if (this.hooks.has(HOOK_NAMES[i]!)) return true;
+    return false;
+  }
+
+  /** Opens a run (and its session or sub-agent link); `undefined` when nobody listens. */
+  startRun(start: RunStart): AgentRun | undefined {
+    if (!this.listening()) return undefined;
+    const sessionId =
+      start.parent === undefined
+        ? sessionIdFor(this.options, { runId: start.runId, conversationId: start.conversationId, agentName: start.agentName })
+        : `${start.parent.run.sessionId}:sub:${start.parent.toolCallId}`;
+    const run = new AgentRun(this, sessionId, start);
+    run.begin();
+    return run;
+  }
+
+  /** Counts a top-level run into its session; true for the first one (the session opens). */
+  openSession(sessionId: string): boolean {
+    const open = this.#openRuns.get(sessionId) ?? 0;
+    this.#openRuns.set(sessionId, open + 1);
+    return open === 0;
+  }
+
+  /** Counts a top-level run out; true for the last one (the session closes). */
+  closeSession(sessionId: string): boolean {
+    const open = (this.#openRuns.get(sessionId) ?? 1) - 1;
+    if (open <= 0) this.#openRuns.delete(sessionId);
+    else this.#openRuns.set(sessionId, open);
+    return open <= 0;
+  }
+
+  emit<K extends HookName>(name: K, build: () => HookPayloads[K]): void {
+    if (!this.hooks.has(name)) return;
+    const payload = this.guard.run(`building the ${name} payload`, build);
+    if (payload !== undefined) this.hooks.emit(name, payload);
+  }
+}
+
+interface OpenTool {
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+  readonly startedMs: number;
+}
+
+export class AgentRun {
+  readonly core: AdapterCore;
+  readonly sessionId: string;
+  readonly ids: TurnIds;
+  readonly parent: RunStart['parent'];
+  readonly agentName: string | undefined;
+  readonly runId: string;
+  model: string | undefined;
+  provider: string | undefined;
+  readonly #start: RunStart;
+  readonly #startedMs = Date.now();
+  readonly #tools = new Map<string, OpenTool>();
+  #turnStarted = false;
+  #userMessage: string | readonly unknown[] | undefined;
+  #lastText = '';
+  #ended = false;
+
+  constructor(core: AdapterCore, sessionId: string, start: RunStart) {
+    this.core = core;
+    this.sessionId = sessionId;
+    this.#start = start;
+    this.parent = start.parent;
+    this.runId = start.runId;
+    this.agentName = start.agentName;
+    this.model = start.model;
+    this.provider = start.provider;
+    this.ids = new TurnIds({ sessionId });
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** True when the adapter should open and close the session itself. */
+  get ownsSession(): boolean {
+    return this.parent === undefined && this.core.options.sessionScope !== 'host';
+  }
+
+  begin(): void {
+    const core = this.core;
+    const parent = this.parent;
+    if (parent !== undefined) {
+      core.emit('subagent_start', () => ({
+        parent_session_id: parent.run.sessionId,
+        parent_turn_id: parent.run.ids.turn_id,
+        child_session_id: this.sessionId,
+        child_subagent_id: this.runId,
+        child_role: this.agentName,
+        child_goal: goalText(this.#start.userMessage?.()),
+        tool_call_id: parent.toolCallId,
+        platform: core.platform,
+      }));
+    } else if (this.ownsSession && core.openSession(this.sessionId)) {
+      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform }));
+    }
+    if (this.#start.userMessage !== undefined) {
+      const message = core.guard.run('reading the user message', this.#start.userMessage);
+      if (message !== undefined) this.startTurn(message);
+    }
+  }
+
+  /** Emits `pre_llm_call` once; later calls do nothing. */
+  startTurn(userMessage: string | readonly unknown[] | undefined, history?: readonly ChatMessage[]): void {
+    if (this.#turnStarted) return;
+    this.#turnStarted = true;
+    this.#userMessage = userMessage;
+    this.core.emit('pre_llm_call', () => ({
+      ...this.ids,
+      user_message: toJson(userMessage ?? '') as string,
+      conversation_history: history === undefined ? [] : (toJson(history) as ChatMessage[]),
+      is_first_turn: true,
+      model: this.model,
+      platform: this.core.platform,
+      ...(this.parent === undefined ? {} : { parent_session_id: this.parent.run.sessionId }),
+    }));
+  }
+
+  /** Mints the ids of one logical API call; its retries share them. */
+  newApiCall(): ApiCall {
+    return new ApiCall(this, this.ids.nextApiCall());
+  }
+
+  toolStart(call: CallOfTool, apiRequestId?: string): void {
+    this.startTurn(undefined);
+    const args = argumentsObject(call.arguments);
+    this.#tools.set(call.id, { name: call.name, args, startedMs: Date.now() });
+    this.core.emit('pre_tool_call', () => ({
+      ...this.ids,
+      api_request_id: apiRequestId,
+      tool_call_id: call.id,
+      tool_name: call.name,
+      args,
+    }));
+  }
+
+  /** Ends a tool call; `failed` carries the error (or the framework's error text). */
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string }): void {
+    const open = this.#tools.get(id);
+    this.#tools.delete(id);
+    const failed = outcome.failed === true || outcome.error !== undefined;
+    this.core.emit('post_tool_call', () => {
+      const error = failed ? describeError(outcome.error ?? outcome.result) : undefined;
+      return {
+        ...this.ids,
+        tool_call_id: id,
+        tool_name: open?.name ?? outcome.name ?? 'tool',
+        args: open?.args,
+        result: failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result),
+        duration_ms: open === undefined ? undefined : Date.now() - open.startedMs,
+        status: failed ? 'error' : 'ok',
+        error_type: error?.type ?? null,
+        error_message: error?.message ?? null,
+      };
+    });
+  }
+
+  /** Approval asked for a tool call (the framework paused for a human or a policy). */
+  approvalRequest(toolCallId: string, description: string | undefined, command?: string): void {
+    this.core.emit('pre_approval_request', () => ({
+      session_id: this.sessionId,
+      turn_id: this.ids.turn_id,
+      tool_call_id: toolCallId,
+      session_key: this.sessionId,
+      description,
+      command,
+      surface: this.core.platform,
+    }));
+  }
+
+  /** The approval decision: `once` (approved) or `deny`. */
+  approvalResponse(toolCallId: string, approved: boolean, description?: string): void {
+    this.core.emit('post_approval_response', () => ({
+      session_id: this.sessionId,
+      turn_id: this.ids.turn_id,
+      tool_call_id: toolCallId,
+      session_key: this.sessionId,
+      description,
+      surface: this.core.platform,
+      choice: approved ? 'once' : 'deny',
+    }));
+  }
+
+  noteAssistantText(text: string): void {
+    if (text !== '') this.#lastText = text;
+  }
+
+  /** Closes the turn (and the session or the sub-agent link). Idempotent. */
+  end(status: RunStatus, finalText?: string, error?: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const core = this.core;
+    const text = finalText ?? this.#lastText;
+    if (status === 'completed') {
+      core.emit('post_llm_call', () => ({
+        ...this.ids,
+        user_message: toJson(this.#userMessage ?? '') as string,
+        assistant_response: text,
+        model: this.model,
+        platform: core.platform,
+      }));
+    }
+    core.emit('on_session_end', () => ({
+      ...this.ids,
+      completed: status === 'completed',
+      failed: status === 'failed',
+      interrupted: status === 'interrupted',
+      turn_exit_reason: status === 'completed' ? 'final_response' : status === 'failed' ? `error: ${describeError(error).message}` : 'interrupted',
+      model: this.model,
+      platform: core.platform,
+    }));
+    const parent = this.parent;
+    if (parent !== undefined) {
+      core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
+      core.emit('subagent_stop', () => ({
+        parent_session_id: parent.run.sessionId,
+        parent_turn_id: parent.run.ids.turn_id,
+        child_session_id: this.sessionId,
+        child_role: this.agentName,
+        child_summary: text,
+        child_status: status,
+        tool_call_id: parent.toolCallId,
+        duration_ms: Date.now() - this.#startedMs,
+      }));
+    } else if (this.ownsSession && core.closeSession(this.sessionId)) {
+      core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: `run_${status}` }));
+    }
+  }
+}
+
+/** One logical API call: attempts share its `api_request_id` and count up `retry_count`. */
+export class ApiCall {
+  readonly run: AgentRun;
+  readonly ids: ApiCallIds;
+  #attempts = 0;
+  #open = false;
+  #startedAt = 0;
+  #request: (() => RequestParts) | undefined;
+  #requestMemo: RequestParts | undefined;
+  #settled = false;
+
+  constructor(run: AgentRun, ids: ApiCallIds) {
+    this.run = run;
+    this.ids = ids;
+  }
+
+  /** Attempts started so far. */
+  get attempts(): number {
+    return this.#attempts;
+  }
+
+  /** True while an attempt has started and not ended. */
+  get attemptOpen(): boolean {
+    return this.#open;
+  }
+
+  /** True once a response or a final error closed the call. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  #parts(): RequestParts {
+    if (this.#requestMemo === undefined) this.#requestMemo = this.#request?.() ?? { messages: [] };
+    return this.#requestMemo;
+  }
+
+  #base(): Record<string, unknown> {
+    const run = this.run;
+    return {
+      ...run.ids,
+      ...this.ids,
+      platform: run.core.platform,
+      model: this.#parts().model ?? run.model,
+      provider: run.provider,
+    };
+  }
+
+  /** Sets the request later attempts reuse (the framework may only show it once). */
+  describe(request: () => RequestParts): void {
+    this.#request = request;
+    this.#requestMemo = undefined;
+  }
+
+  /** A provider attempt begins: `pre_api_request` with `retry_count` = attempts so far. */
+  attemptStart(request?: () => RequestParts): void {
+    if (request !== undefined) this.describe(request);
+    const run = this.run;
+    const retryCount = this.#attempts;
+    this.#attempts += 1;
+    this.#open = true;
+    this.#startedAt = now();
+    if (retryCount === 0) {
+      const core = run.core;
+      if (core.hooks.has('pre_llm_call')) {
+        const parts = core.guard.run('reading the request', () => this.#parts());
+        run.startTurn(parts === undefined ? undefined : lastUserMessage(parts.messages));
+      } else run.startTurn(undefined);
+    }
+    const startedAt = this.#startedAt;
+    run.core.emit('pre_api_request', () => {
+      const parts = this.#parts();
+      const body: Record<string, unknown> = { ...(parts.settings ?? {}), model: parts.model ?? run.model, messages: toJson(parts.messages) };
+      if (parts.tools !== undefined && parts.tools.length > 0) body.tools = parts.tools.map(chatTool);
+      return {
+        ...this.#base(),
+        retry_count: retryCount,
+        message_count: parts.messages.length,
+        tool_count: parts.tools?.length ?? 0,
+        started_at: startedAt,
+        request: { body },
+      };
+    });
+  }
+
+  /** The open attempt failed: `api_request_error` with its `retry_count`. */
+  attemptError(error: unknown, final = false): void {
+    if (!this.#open) this.attemptStart();
+    this.#open = false;
+    if (final) this.#settled = true;
+    const retryCount = this.#attempts - 1;
+    const startedAt = this.#startedAt;
+    const endedAt = now();
+    this.run.core.emit('api_request_error', () => {
+      const described = describeError(error);
+      return {
+        ...this.#base(),
+        retry_count: retryCount,
+        started_at: startedAt,
+        ended_at: endedAt,
+        api_duration: endedAt - startedAt,
+        status_code: described.statusCode ?? null,
+        retryable: described.retryable,
+        reason: described.type,
+        error: { type: described.type, message: described.message },
+      };
+    });
+  }
+
+  /** No more attempts will come (the last one's error was already reported). */
+  settle(): void {
+    this.#settled = true;
+  }
+
+  /** The open attempt succeeded: `post_api_request` with the assistant message and usage. */
+  attemptEnd(response: ResponseParts): void {
+    if (!this.#open) this.attemptStart();
+    this.#open = false;
+    this.#settled = true;
+    const run = this.run;
+    run.noteAssistantText(response.text);
+    if (response.model !== undefined && run.model === undefined) run.model = response.model;
+    const startedAt = this.#startedAt;
+    const endedAt = now();
+    run.core.emit('post_api_request', () => {
+      const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
+      const usage = chatUsage(response.usage);
+      const model = response.model ?? this.#parts().model ?? run.model;
+      return {
+        ...this.#base(),
+        started_at: startedAt,
+        ended_at: endedAt,
+        api_duration: endedAt - startedAt,
+        finish_reason: response.finishReason ?? null,
+        response_model: model,
+        response: { id: response.id, model, assistant_message: message, finish_reason: response.finishReason ?? null, usage: usage ?? null },
+        usage: usage ?? null,
+        assistant_message: message,
+        assistant_content_chars: response.text.length,
+        assistant_tool_call_count: response.toolCalls.length,
+      };
+    });
+  }
+}
+
+function goalText(message: string | readonly unknown[] | undefined): string | undefined {
+  if (message === undefined) return undefined;
+  if (typeof message === 'string') return message;
+  try {
+    return JSON.stringify(toJson(message));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Tool results as the model sees them: strings stay, values become JSON text. */
+function resultText(result: unknown): unknown {
+  if (result === undefined || result === null || typeof result === 'string') return result ?? null;
+  try {
+    return JSON.stringify(toJson(result));
+  } catch {
+    return String(result);
+  }
+}

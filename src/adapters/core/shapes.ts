@@ -1,0 +1,149 @@
+/**
+ * The payload shapes the plugin and its ATIF builder read best, built from
+ * plain values each adapter extracts from its framework: OpenAI chat
+ * messages and tool definitions for requests, and for responses an
+ * `assistant_message` with `tool_calls` plus OpenAI `usage`
+ * (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`).
+ * One shape for every framework means the builder needs no per-framework reader.
+ *
+ * @module
+ */
+
+import { toJson } from '../../shared/json.ts';
+
+/** A chat message in OpenAI chat-completions form. */
+export type ChatMessage = Record<string, unknown>;
+
+/** A tool call as the adapters collect it: the provider's id, the tool name, the arguments (a JSON string or a value). */
+export interface CallOfTool {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: unknown;
+}
+
+/** A tool the model was offered. */
+export interface OfferedTool {
+  readonly name: string;
+  readonly description?: string;
+  readonly parameters?: unknown;
+}
+
+/** Token counts as the adapters collect them; any may be unknown. */
+export interface TokenCounts {
+  readonly prompt?: number;
+  readonly completion?: number;
+  readonly total?: number;
+  readonly cacheRead?: number;
+  readonly cacheWrite?: number;
+  readonly reasoning?: number;
+}
+
+/** Arguments as the JSON string OpenAI tool calls carry. */
+export function argumentsText(args: unknown): string {
+  if (typeof args === 'string') return args;
+  try {
+    return JSON.stringify(toJson(args ?? {}));
+  } catch {
+    return '{}';
+  }
+}
+
+/** Arguments as an object, for `pre_tool_call.args`. A JSON string is parsed; anything else is wrapped. */
+export function argumentsObject(args: unknown): Record<string, unknown> {
+  let value = args;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return { raw: args };
+    }
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return toJson(value) as Record<string, unknown>;
+  return value === undefined || value === null ? {} : { value: toJson(value) };
+}
+
+export function chatToolCall(call: CallOfTool): Record<string, unknown> {
+  return { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
+}
+
+/** An assistant message with its tool calls; `content` is `null` when the model only called tools. */
+export function assistantMessage(text: string, calls: readonly CallOfTool[], reasoning?: string): ChatMessage {
+  const message: ChatMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  if (calls.length > 0) message.tool_calls = calls.map(chatToolCall);
+  if (reasoning !== undefined && reasoning !== '') message.reasoning_content = reasoning;
+  return message;
+}
+
+export function chatTool(tool: OfferedTool): Record<string, unknown> {
+  const fn: Record<string, unknown> = { name: tool.name };
+  if (tool.description !== undefined) fn.description = tool.description;
+  if (tool.parameters !== undefined) fn.parameters = toJson(tool.parameters);
+  return { type: 'function', function: fn };
+}
+
+/** OpenAI `usage`; `undefined` when nothing is known. Cache reads and writes are already part of `prompt_tokens`. */
+export function chatUsage(counts: TokenCounts | undefined): Record<string, unknown> | undefined {
+  if (counts === undefined) return undefined;
+  const usage: Record<string, unknown> = {};
+  if (isCount(counts.prompt)) usage.prompt_tokens = counts.prompt;
+  if (isCount(counts.completion)) usage.completion_tokens = counts.completion;
+  const total = isCount(counts.total)
+    ? counts.total
+    : isCount(counts.prompt) && isCount(counts.completion)
+      ? counts.prompt + counts.completion
+      : undefined;
+  if (total !== undefined) usage.total_tokens = total;
+  if (isCount(counts.cacheRead)) usage.prompt_tokens_details = { cached_tokens: counts.cacheRead };
+  if (isCount(counts.cacheWrite) && counts.cacheWrite > 0) usage.cache_write_tokens = counts.cacheWrite;
+  if (isCount(counts.reasoning)) usage.completion_tokens_details = { reasoning_tokens: counts.reasoning };
+  return Object.keys(usage).length === 0 ? undefined : usage;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
+
+/** The text of the last user message, or its content parts when it has more than text. */
+export function lastUserMessage(messages: readonly ChatMessage[]): string | readonly unknown[] | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'user') continue;
+    const content = message.content;
+    if (typeof content === 'string' || Array.isArray(content)) return content as string | readonly unknown[];
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Joins text parts (`{type:'text', text}` and kin) into one string; `undefined` when a part is not text. */
+export function textOfParts(parts: readonly unknown[]): string | undefined {
+  let text = '';
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      text += part;
+      continue;
+    }
+    const record = part as { type?: unknown; text?: unknown } | null;
+    if (record === null || typeof record !== 'object' || typeof record.text !== 'string') return undefined;
+    text += record.text;
+  }
+  return text;
+}
+
+/** `{type, message}` of a thrown value, and the HTTP status and retryability when the error says. */
+export function describeError(error: unknown): { type: string; message: string; statusCode?: number; retryable?: boolean } {
+  const record = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
+  let type = 'Error';
+  let message = '';
+  try {
+    type = typeof record.name === 'string' && record.name !== '' ? record.name : error instanceof Error ? 'Error' : typeof error;
+    message = error instanceof Error ? error.message : typeof record.message === 'string' ? record.message : String(error);
+  } catch {
+    message = '[unprintable error]';
+  }
+  const status = record.statusCode ?? record.status;
+  const described: { type: string; message: string; statusCode?: number; retryable?: boolean } = { type, message };
+  if (typeof status === 'number') described.statusCode = status;
+  if (typeof record.isRetryable === 'boolean') described.retryable = record.isRetryable;
+  return described;
+}

@@ -1,0 +1,301 @@
+/**
+ * LangChain.js / LangGraph.js adapter: `new NemoRelayCallbackHandler(hooks)`,
+ * passed in `callbacks`, maps chain, chat-model, LLM and tool runs to the
+ * observer hooks. Works with `langchain`'s `createAgent`, LangGraph graphs
+ * and plain runnables.
+ *
+ * - The root chain run is the turn; its session is `options.sessionId`, else
+ *   the `thread_id` LangGraph puts in the run metadata, else the root run id.
+ * - Every chat-model or LLM run is one provider attempt. Attempts under the
+ *   same parent chain run after a failure are retries of one API call (what
+ *   `modelRetryMiddleware` does), so they share its `api_request_id`.
+ * - A chain run whose parent is a tool run is a sub-agent of that tool call.
+ * - `humanInTheLoopMiddleware` interrupts (a node failing with `GraphInterrupt`)
+ *   become `pre_approval_request` and end the turn as interrupted; the
+ *   decisions of the resuming `Command` become `post_approval_response`.
+ *
+ * @module
+ */
+
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import type { HookRegistry } from '../../hooks/registry.ts';
+import { AdapterCore, type AgentRun, type ApiCall } from '../core/run.ts';
+import type { AdapterOptions } from '../core/options.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, userMessageOfInputs } from './messages.ts';
+import type { CallOfTool } from '../core/shapes.ts';
+
+export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
+export type LangChainAdapterOptions = AdapterOptions;
+
+type Loose = Record<string, unknown>;
+
+interface Node {
+  readonly kind: 'chain' | 'tool' | 'llm';
+  readonly parent: string | undefined;
+  /** The agent run this node records into. */
+  readonly run: AgentRun | undefined;
+  /** True for the node whose end closes `run`. */
+  readonly ownsRun: boolean;
+  readonly toolCallId?: string;
+  call?: ApiCall;
+}
+
+interface Attempts {
+  call: ApiCall;
+  lastFailed: boolean;
+}
+
+const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
+
+export class NemoRelayCallbackHandler extends BaseCallbackHandler {
+  name = 'nemo_relay_hooks';
+  // Handlers run in order with the run, so hooks arrive in the order things happened.
+  override awaitHandlers = true;
+  readonly #core: AdapterCore;
+  readonly #nodes = new Map<string, Node>();
+  /** Retries of one API call share the parent chain run (the model node). */
+  readonly #attempts = new Map<string, Attempts>();
+  /** Approval requests waiting for the resuming run, by session. */
+  readonly #pendingApprovals = new Map<string, string[]>();
+  /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
+  readonly #interrupted = new WeakSet<AgentRun>();
+  readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
+
+  constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
+    super();
+    this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain');
+  }
+
+  #guard(label: string, fn: () => void): void {
+    this.#core.guard.run(label, fn);
+  }
+
+  /** The agent run of the nearest ancestor that has one. */
+  #runOf(parentRunId: string | undefined): AgentRun | undefined {
+    return parentRunId === undefined ? undefined : this.#nodes.get(parentRunId)?.run;
+  }
+
+  // @langchain/core 1.x declares (chain, inputs, runId, runType, tags, metadata, runName, parentRunId, extra)
+  // but calls (chain, inputs, runId, parentRunId, tags, metadata, runType, runName, extra); both are read.
+  override handleChainStart(
+    chain: unknown,
+    inputs: unknown,
+    runId: string,
+    arg3?: unknown,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    arg6?: unknown,
+    arg7?: unknown,
+  ): void {
+    this.#guard('handleChainStart', () => {
+      const declaredOrder = isRunId(arg7) && !isRunId(arg3);
+      const parentRunId = declaredOrder ? (arg7 as string) : isRunId(arg3) ? arg3 : undefined;
+      const runName = str(declaredOrder ? arg6 : arg7) ?? str(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
+      const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
+      if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
+      if (parent !== undefined && parent.kind !== 'tool') {
+        this.#nodes.set(runId, { kind: 'chain', parent: parentRunId, run: parent.run, ownsRun: false });
+        return;
+      }
+      const run = this.#core.startRun({
+        runId,
+        conversationId: str(metadata?.thread_id) ?? str(metadata?.threadId) ?? str(metadata?.conversation_id),
+        agentName: runName,
+        model: str(metadata?.ls_model_name),
+        provider: str(metadata?.ls_provider),
+        userMessage: () => userMessageOfInputs(inputs),
+        parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
+      });
+      this.#nodes.set(runId, { kind: 'chain', parent: parentRunId, run, ownsRun: run !== undefined });
+      if (run !== undefined) this.#resumeApprovals(run, inputs);
+    });
+  }
+
+  override handleChainEnd(outputs: unknown, runId: string): void {
+    this.#guard('handleChainEnd', () => {
+      const node = this.#take(runId);
+      if (node === undefined || !node.ownsRun || node.run === undefined) return;
+      const interrupted = this.#interrupted.delete(node.run);
+      node.run.end(interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs));
+    });
+  }
+
+  override handleChainError(error: unknown, runId: string): void {
+    this.#guard('handleChainError', () => {
+      const node = this.#take(runId);
+      if (node === undefined || node.run === undefined) return;
+      const interrupt = isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
+      // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
+      if (interrupt && !this.#interrupted.has(node.run)) {
+        this.#interrupted.add(node.run);
+        this.#askApprovals(node.run, (error as Loose).interrupts);
+      }
+      if (!node.ownsRun) return;
+      this.#interrupted.delete(node.run);
+      node.run.end(interrupt ? 'interrupted' : 'failed', undefined, error);
+    });
+  }
+
+  override handleChatModelStart(
+    llm: unknown,
+    messages: unknown[][],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+  ): void {
+    this.#guard('handleChatModelStart', () => this.#modelStart(runId, parentRunId, Array.isArray(messages) ? messages[0] : [], extraParams, metadata, runName));
+  }
+
+  override handleLLMStart(
+    llm: unknown,
+    prompts: string[],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+  ): void {
+    this.#guard('handleLLMStart', () => this.#modelStart(runId, parentRunId, Array.isArray(prompts) ? prompts.slice(0, 1) : [], extraParams, metadata, runName));
+  }
+
+  #modelStart(runId: string, parentRunId: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
+    const parentNode = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
+    if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
+    let run = parentNode?.run;
+    let ownsRun = false;
+    if (run === undefined) {
+      // A model called on its own is a turn of its own.
+      run = this.#core.startRun({ runId, agentName: runName, model: str(metadata?.ls_model_name), provider: str(metadata?.ls_provider) });
+      if (run === undefined) return;
+      ownsRun = true;
+    }
+    if (run.model === undefined) run.model = str(metadata?.ls_model_name);
+    if (run.provider === undefined) run.provider = str(metadata?.ls_provider);
+    const key = parentRunId ?? runId;
+    const previous = this.#attempts.get(key);
+    const call = previous !== undefined && previous.lastFailed && !previous.call.settled ? previous.call : run.newApiCall();
+    this.#attempts.set(key, { call, lastFailed: false });
+    const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
+    const model = str(metadata?.ls_model_name) ?? str(params.model) ?? str(params.model_name) ?? run.model;
+    call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model }));
+    this.#nodes.set(runId, { kind: 'llm', parent: parentRunId, run, ownsRun, call });
+  }
+
+  override handleLLMEnd(output: unknown, runId: string, parentRunId?: string): void {
+    this.#guard('handleLLMEnd', () => {
+      const node = this.#take(runId);
+      if (node?.call === undefined) return;
+      const response = responseOfResult(output);
+      node.call.attemptEnd(response);
+      if (node.run !== undefined && response.toolCalls.length > 0) this.#lastCalls.set(node.run, [...response.toolCalls]);
+      const attempts = this.#attempts.get(parentRunId ?? runId);
+      if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
+      if (node.ownsRun) node.run?.end('completed', response.text);
+    });
+  }
+
+  override handleLLMError(error: unknown, runId: string, parentRunId?: string): void {
+    this.#guard('handleLLMError', () => {
+      const node = this.#take(runId);
+      if (node?.call === undefined) return;
+      node.call.attemptError(error);
+      const attempts = this.#attempts.get(parentRunId ?? runId);
+      if (attempts?.call === node.call) attempts.lastFailed = true;
+      if (node.ownsRun) node.run?.end('failed', undefined, error);
+    });
+  }
+
+  override handleToolStart(
+    tool: unknown,
+    input: string,
+    runId: string,
+    parentRunId?: string,
+    _tags?: string[],
+    _metadata?: Record<string, unknown>,
+    runName?: string,
+    toolCallId?: string,
+  ): void {
+    this.#guard('handleToolStart', () => {
+      const run = this.#runOf(parentRunId);
+      if (run === undefined) return;
+      const id = str(toolCallId) ?? runId;
+      const name = runName ?? str(isRecord(tool) ? tool.name : undefined) ?? 'tool';
+      run.toolStart({ id, name, arguments: input });
+      this.#nodes.set(runId, { kind: 'tool', parent: parentRunId, run, ownsRun: false, toolCallId: id });
+    });
+  }
+
+  override handleToolEnd(output: unknown, runId: string): void {
+    this.#guard('handleToolEnd', () => {
+      const node = this.#take(runId);
+      if (node?.run === undefined || node.toolCallId === undefined) return;
+      const message = isRecord(output) && 'content' in output ? output : undefined;
+      const result = message !== undefined ? contentText(message.content) : output;
+      const failed = message !== undefined && message.status === 'error';
+      node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
+    });
+  }
+
+  override handleToolError(error: unknown, runId: string): void {
+    this.#guard('handleToolError', () => {
+      const node = this.#take(runId);
+      if (node?.run === undefined || node.toolCallId === undefined) return;
+      node.run.toolEnd(node.toolCallId, { error });
+    });
+  }
+
+  #take(runId: string): Node | undefined {
+    const node = this.#nodes.get(runId);
+    this.#nodes.delete(runId);
+    // A model node that ends takes its attempt bookkeeping with it (a last failed attempt leaves some).
+    if (node?.kind === 'chain') this.#attempts.delete(runId);
+    return node;
+  }
+
+  /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
+  #askApprovals(run: AgentRun, interrupts: unknown): void {
+    if (!Array.isArray(interrupts)) return;
+    const pending = this.#lastCalls.get(run) ?? [];
+    const asked: string[] = [];
+    for (const interrupt of interrupts) {
+      const value = isRecord(interrupt) && isRecord(interrupt.value) ? interrupt.value : {};
+      const actions = Array.isArray(value.actionRequests) ? value.actionRequests : [];
+      for (const action of actions) {
+        if (!isRecord(action)) continue;
+        const match = pending.find((call) => call.name === action.name && !asked.includes(call.id));
+        const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
+        asked.push(id);
+        run.approvalRequest(id, str(action.description), str(action.name));
+      }
+    }
+    if (asked.length > 0) this.#pendingApprovals.set(run.sessionId, asked);
+  }
+
+  /** The decisions of a resuming `Command`, answered against the requests of the interrupted run. */
+  #resumeApprovals(run: AgentRun, inputs: unknown): void {
+    const asked = this.#pendingApprovals.get(run.sessionId);
+    if (asked === undefined || !isRecord(inputs)) return;
+    const resume = isRecord(inputs.resume) ? inputs.resume : undefined;
+    const decisions = resume !== undefined && Array.isArray(resume.decisions) ? resume.decisions : undefined;
+    if (decisions === undefined) return;
+    this.#pendingApprovals.delete(run.sessionId);
+    asked.forEach((id, index) => {
+      const decision = decisions[index];
+      const type = isRecord(decision) ? decision.type : undefined;
+      run.approvalResponse(id, type === 'approve' || type === 'edit');
+    });
+  }
+}
+
+/** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */
+class ToolReportedError extends Error {
+  override name = 'ToolError';
+}
+

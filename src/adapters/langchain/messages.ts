@@ -1,0 +1,152 @@
+/**
+ * LangChain messages and results → the chat shapes the plugin reads.
+ *
+ * @module
+ */
+
+import { toJson } from '../../shared/json.ts';
+import type { ResponseParts } from '../core/run.ts';
+import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool, type TokenCounts } from '../core/shapes.ts';
+
+type Loose = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+const ROLE_BY_TYPE: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', developer: 'developer', function: 'function', generic: 'user' };
+
+/** A message's type: `getType()` on a BaseMessage, `role`/`type` on a plain message. */
+function typeOf(message: Loose): string | undefined {
+  try {
+    const getType = (message as { getType?: () => unknown; _getType?: () => unknown }).getType ?? (message as { _getType?: () => unknown })._getType;
+    if (typeof getType === 'function') {
+      const type = getType.call(message);
+      if (typeof type === 'string') return type;
+    }
+  } catch {
+    // a message type the installed core cannot name: fall back to its fields
+  }
+  return str(message.role) ?? str(message.type);
+}
+
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return textOfParts(content.filter((part) => !isRecord(part) || part.type === 'text' || typeof part === 'string')) ?? '';
+  return content === undefined || content === null ? '' : JSON.stringify(toJson(content));
+}
+
+export function toolCallsOf(message: Loose): CallOfTool[] {
+  const calls = message.tool_calls;
+  if (!Array.isArray(calls)) return [];
+  const out: CallOfTool[] = [];
+  for (const call of calls) {
+    if (!isRecord(call)) continue;
+    out.push({ id: str(call.id) ?? '', name: str(call.name) ?? 'tool', arguments: call.args ?? {} });
+  }
+  return out;
+}
+
+export function chatMessages(messages: unknown): ChatMessage[] {
+  if (!Array.isArray(messages)) return [];
+  const out: ChatMessage[] = [];
+  for (const message of messages) {
+    if (typeof message === 'string') {
+      out.push({ role: 'user', content: message });
+      continue;
+    }
+    if (!isRecord(message)) continue;
+    const type = typeOf(message) ?? 'user';
+    const role = ROLE_BY_TYPE[type] ?? type;
+    const content = message.content;
+    const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? toJson(content)) };
+    if (role === 'assistant') {
+      const calls = toolCallsOf(message);
+      if (calls.length > 0) {
+        if (chat.content === '') chat.content = null;
+        chat.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(toJson(call.arguments)) } }));
+      }
+    }
+    if (role === 'tool') chat.tool_call_id = str(message.tool_call_id) ?? '';
+    out.push(chat);
+  }
+  return out;
+}
+
+/** Tools from `invocation_params.tools` (OpenAI format, or `{name, description, schema}`). */
+export function offeredTools(tools: unknown): OfferedTool[] {
+  if (!Array.isArray(tools)) return [];
+  const out: OfferedTool[] = [];
+  for (const tool of tools) {
+    if (!isRecord(tool)) continue;
+    const fn = isRecord(tool.function) ? tool.function : tool;
+    const name = str(fn.name);
+    if (name === undefined) continue;
+    out.push({ name, description: str(fn.description), parameters: fn.parameters ?? fn.schema });
+  }
+  return out;
+}
+
+function usageOf(message: Loose, llmOutput: Loose): TokenCounts | undefined {
+  const usage = message.usage_metadata;
+  if (isRecord(usage)) {
+    const input = isRecord(usage.input_token_details) ? usage.input_token_details : {};
+    const output = isRecord(usage.output_token_details) ? usage.output_token_details : {};
+    return {
+      prompt: num(usage.input_tokens),
+      completion: num(usage.output_tokens),
+      total: num(usage.total_tokens),
+      cacheRead: num(input.cache_read),
+      cacheWrite: num(input.cache_creation),
+      reasoning: num(output.reasoning),
+    };
+  }
+  const tokenUsage = isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : undefined;
+  if (tokenUsage === undefined) return undefined;
+  return {
+    prompt: num(tokenUsage.promptTokens ?? tokenUsage.prompt_tokens),
+    completion: num(tokenUsage.completionTokens ?? tokenUsage.completion_tokens),
+    total: num(tokenUsage.totalTokens ?? tokenUsage.total_tokens),
+  };
+}
+
+/** The first generation of an `LLMResult`. */
+export function responseOfResult(output: unknown): ResponseParts {
+  const result = isRecord(output) ? output : {};
+  const generations = Array.isArray(result.generations) && Array.isArray(result.generations[0]) ? (result.generations[0] as unknown[]) : [];
+  const generation = isRecord(generations[0]) ? generations[0] : {};
+  const message = isRecord(generation.message) ? generation.message : undefined;
+  const llmOutput = isRecord(result.llmOutput) ? result.llmOutput : {};
+  const metadata = message !== undefined && isRecord(message.response_metadata) ? message.response_metadata : {};
+  const info = isRecord(generation.generationInfo) ? generation.generationInfo : {};
+  return {
+    text: message !== undefined ? contentText(message.content) : (str(generation.text) ?? ''),
+    toolCalls: message !== undefined ? toolCallsOf(message) : [],
+    usage: usageOf(message ?? {}, llmOutput),
+    finishReason: str(metadata.finish_reason) ?? str(metadata.stop_reason) ?? str(info.finish_reason),
+    model: str(metadata.model_name) ?? str(metadata.model) ?? str(llmOutput.model_name),
+    id: message !== undefined ? str(message.id) : undefined,
+  };
+}
+
+/** The last user message of a chain's `inputs` (`{messages}`, `{input}` or a string). */
+export function userMessageOfInputs(inputs: unknown): string | undefined {
+  if (typeof inputs === 'string') return inputs;
+  if (!isRecord(inputs)) return undefined;
+  if (Array.isArray(inputs.messages)) {
+    const messages = chatMessages(inputs.messages);
+    for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return contentText(messages[i]!.content);
+  }
+  return str(inputs.input) ?? str(inputs.question);
+}
+
+/** The final assistant text of a chain's outputs. */
+export function finalTextOfOutputs(outputs: unknown): string | undefined {
+  if (typeof outputs === 'string') return outputs;
+  if (!isRecord(outputs)) return undefined;
+  if (Array.isArray(outputs.messages)) {
+    const messages = chatMessages(outputs.messages);
+    for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return contentText(messages[i]!.content);
+  }
+  return str(outputs.output) ?? str(outputs.text);
+}

@@ -1,0 +1,238 @@
+// The AI SDK adapter, driven by the SDK's own mock model (ai/test): a parent
+// ToolLoopAgent with two tools (one throws), a retried 503 and a sub-agent
+// run from a third tool, through the plugin on the memory backend.
+import { afterEach, describe, expect, it } from 'vitest';
+import { APICallError, ToolLoopAgent, generateText, stepCountIs, streamText, tool, wrapLanguageModel, type ModelMessage } from 'ai';
+import { convertArrayToReadableStream } from 'ai/test';
+import { MockLanguageModelV4 } from 'ai/test';
+import * as z from 'zod';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from './support.ts';
+
+const usage = (input: number, output: number, cacheRead?: number) => ({
+  inputTokens: { total: input, noCache: input - (cacheRead ?? 0), cacheRead, cacheWrite: undefined },
+  outputTokens: { total: output, text: output, reasoning: undefined },
+});
+const call = (id: string, name: string, input: unknown) => ({ type: 'tool-call' as const, toolCallId: id, toolName: name, input: JSON.stringify(input) });
+
+function scripted(modelId: string, responses: Array<Error | Record<string, unknown>>) {
+  let n = 0;
+  return new MockLanguageModelV4({
+    provider: 'mock-provider',
+    modelId,
+    doGenerate: async () => {
+      const next = responses[n++]!;
+      if (next instanceof Error) throw next;
+      return { warnings: [], response: { id: `${modelId}-resp-${n}`, modelId, timestamp: new Date(0) }, ...next } as never;
+    },
+  });
+}
+
+function scenario() {
+  const parentModel = scripted('parent-model', [
+    new APICallError({ message: 'mock 503', url: 'http://mock/v1', requestBodyValues: {}, statusCode: 503, isRetryable: true }),
+    { content: [{ type: 'text', text: 'Let me check.' }, call('call_weather_1', 'weather', { city: 'Paris' }), call('call_broken_1', 'broken', { x: 1 })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(10, 5, 4) },
+    { content: [call('call_research_1', 'research', { task: 'history of Paris' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(30, 6) },
+    { content: [{ type: 'text', text: 'Paris is sunny; it was founded long ago.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(50, 12) },
+  ]);
+  const childModel = scripted('child-model', [
+    { content: [call('call_search_1', 'search', { q: 'Paris founding' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(7, 3) },
+    { content: [{ type: 'text', text: 'Founded in the 3rd century BC.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(15, 8) },
+  ]);
+  const search = tool({ description: 'search', inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => ({ hits: [`${q}: 3rd c. BC`] }) });
+  const child = new ToolLoopAgent({ model: childModel, instructions: 'You research.', tools: { search }, telemetry: { functionId: 'researcher' } });
+  const parent = new ToolLoopAgent({
+    model: parentModel,
+    instructions: 'You orchestrate.',
+    stopWhen: stepCountIs(6),
+    telemetry: { functionId: 'orchestrator' },
+    tools: {
+      weather: tool({ description: 'weather', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, sky: 'sunny' }) }),
+      broken: tool({ description: 'always fails', inputSchema: z.object({ x: z.number() }), execute: async (): Promise<string> => { throw new Error('tool exploded'); } }),
+      research: tool({
+        description: 'delegate to a sub-agent',
+        inputSchema: z.object({ task: z.string() }),
+        execute: async ({ task }, { abortSignal }) => (await child.generate({ prompt: task, abortSignal })).text,
+      }),
+    },
+  });
+  return { parent, parentModel };
+}
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+describe('instrumentAiSdk', () => {
+  for (const backend of backends()) {
+  it(`records a ToolLoopAgent run with a failing tool, a retried call and a sub-agent as one valid trajectory (${backend} backend)`, async () => {
+    const recorded = recordedPlugin('ai', backend);
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'ai-session' });
+    const { parent } = scenario();
+    const result = await parent.generate({ prompt: 'What is the weather in Paris, and its history?' });
+    expect(result.text).toBe('Paris is sunny; it was founded long ago.');
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    checkTrajectory(atif[0]!, {
+      userPrompt: 'What is the weather in Paris, and its history?',
+      model: 'parent-model',
+      parentTools: [['call_weather_1', false], ['call_broken_1', true]],
+      subagentCall: 'call_research_1',
+      subagentTools: ['call_search_1'],
+      parentUsage: [[10, 5], [30, 6], [50, 12]],
+      childUsage: [[7, 3], [15, 8]],
+    });
+    const cached = (atif[0]!.steps as Array<Record<string, any>>).find((step) => step.metrics?.prompt_tokens === 10);
+    expect(cached!.metrics.cached_tokens).toBe(4);
+    checkRetry(atof);
+    const attempts = recorded.log.filter((entry) => entry.hook === 'pre_api_request' && entry.payload.session_id === 'ai-session');
+    expect(attempts.slice(0, 2).map((entry) => [entry.payload.api_request_id, entry.payload.retry_count])).toEqual([
+      [attempts[0]!.payload.api_request_id, 0],
+      [attempts[0]!.payload.api_request_id, 1],
+    ]);
+    const start = recorded.log.find((entry) => entry.hook === 'subagent_start')!;
+    expect(start.payload).toMatchObject({ parent_session_id: 'ai-session', tool_call_id: 'call_research_1', child_role: 'researcher' });
+    expect(recorded.log.at(-1)!.hook).toBe('on_session_finalize');
+  }, 20_000);
+  }
+
+  it('keeps results and errors untouched and builds nothing when no plugin listens', async () => {
+    const hooks = new HookRegistry();
+    uninstall = instrumentAiSdk(hooks);
+    const model = scripted('m', [new Error('boom')]);
+    await expect(generateText({ model, prompt: 'hi', maxRetries: 0 })).rejects.toThrow('boom');
+    const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
+    expect((await generateText({ model: ok, prompt: 'hi' })).text).toBe('fine');
+  });
+
+  it('links sub-agents that run in parallel each to its own tool call', async () => {
+    const recorded = recordedPlugin('ai-parallel');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'parallel' });
+    const parentModel = scripted('p', [
+      { content: [call('call_a', 'research', { task: 'a' }), call('call_b', 'research', { task: 'b' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(1, 1) },
+      { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) },
+    ]);
+    // The first child finishes last, so start and end orders differ.
+    const childModel = new MockLanguageModelV4({
+      modelId: 'c',
+      doGenerate: async ({ prompt }) => {
+        const slow = JSON.stringify(prompt).includes('task a');
+        await new Promise((resolve) => setTimeout(resolve, slow ? 30 : 1));
+        return { content: [{ type: 'text', text: slow ? 'from a' : 'from b' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1), warnings: [] } as never;
+      },
+    });
+    const parent = new ToolLoopAgent({
+      model: parentModel,
+      stopWhen: stepCountIs(3),
+      tools: { research: tool({ inputSchema: z.object({ task: z.string() }), execute: async ({ task }) => (await new ToolLoopAgent({ model: childModel }).generate({ prompt: `task ${task}` })).text }) },
+    });
+    await parent.generate({ prompt: 'go' });
+    const { atif } = await recorded.finish();
+    const results = (atif[0]!.steps as Array<Record<string, any>>).flatMap((step) => step.observation?.results ?? []);
+    const links = results.filter((result: any) => result.subagent_trajectory_ref !== undefined).map((result: any) => [result.source_call_id, result.subagent_trajectory_ref[0].session_id]);
+    expect(links.sort()).toEqual([['call_a', 'parallel:sub:call_a'], ['call_b', 'parallel:sub:call_b']]);
+  });
+
+  it('records a streamText run with its tool call and the usage of each step', async () => {
+    const recorded = recordedPlugin('ai-stream');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'stream-session' });
+    const finish = (reason: string, input: number, output: number) => ({ type: 'finish' as const, finishReason: { unified: reason, raw: reason }, usage: usage(input, output) });
+    const streams = [
+      [{ type: 'tool-call', toolCallId: 'call_clock_1', toolName: 'clock', input: '{"zone":"UTC"}' }, finish('tool-calls', 8, 2)],
+      [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Noon.' }, { type: 'text-end', id: 't' }, finish('stop', 11, 3)],
+    ];
+    let n = 0;
+    const model = new MockLanguageModelV4({ modelId: 'stream-model', doStream: async () => ({ stream: convertArrayToReadableStream(streams[n++] as never[]) }) as never });
+    const result = streamText({
+      model,
+      prompt: 'Time?',
+      stopWhen: stepCountIs(3),
+      tools: { clock: tool({ inputSchema: z.object({ zone: z.string() }), execute: async () => '12:00' }) },
+    });
+    expect(await result.text).toBe('Noon.');
+    const { atif } = await recorded.finish();
+    const steps = atif[0]!.steps as Array<Record<string, any>>;
+    expect(steps.filter((step) => step.metrics !== undefined).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual([[8, 2], [11, 3]]);
+    expect(steps.flatMap((step) => step.tool_calls ?? []).map((call: { tool_call_id: string }) => call.tool_call_id)).toEqual(['call_clock_1']);
+    expect(steps.at(-1)!.message).toBe('Noon.');
+  });
+
+  it('records an approval request and, in the next run, the answer to it', async () => {
+    const recorded = recordedPlugin('ai-approval');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'approval-session' });
+    const model = scripted('m', [
+      { content: [call('call_rm_1', 'remove', { path: '/tmp/x' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(5, 1) },
+      { content: [{ type: 'text', text: 'Removed.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(6, 1) },
+    ]);
+    const tools = { remove: tool({ description: 'rm', inputSchema: z.object({ path: z.string() }), needsApproval: true, execute: async () => 'ok' }) };
+    const first = await generateText({ model, prompt: 'Remove /tmp/x', tools });
+    const request = first.content.find((part) => part.type === 'tool-approval-request')!;
+    expect(request).toBeDefined();
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'Remove /tmp/x' },
+      ...first.response.messages,
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: (request as { approvalId: string }).approvalId, approved: true }] },
+    ];
+    expect((await generateText({ model, messages, tools })).text).toBe('Removed.');
+    const approvals = recorded.log.filter((entry) => entry.hook.includes('approval')).map((entry) => [entry.hook, entry.payload.tool_call_id, entry.payload.choice]);
+    expect(approvals).toEqual([
+      ['pre_approval_request', 'call_rm_1', undefined],
+      ['post_approval_response', 'call_rm_1', 'once'],
+    ]);
+    await recorded.finish();
+  });
+
+  it('never breaks the run when the adapter itself fails', async () => {
+    const recorded = recordedPlugin('ai-broken');
+    uninstall = instrumentAiSdk(recorded.hooks, {
+      sessionId: () => {
+        throw new Error('a broken session function');
+      },
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
+    expect((await generateText({ model: ok, prompt: 'hi' })).text).toBe('fine');
+    await recorded.finish();
+  });
+
+  it('stops recording new runs once uninstalled', async () => {
+    const recorded = recordedPlugin('ai-off');
+    instrumentAiSdk(recorded.hooks)();
+    const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
+    await generateText({ model: ok, prompt: 'hi' });
+    expect(recorded.log).toEqual([]);
+    await recorded.finish();
+  });
+});
+
+describe('aiSdkMiddleware', () => {
+  it('groups the attempts of one call under one api_request_id when used alone', async () => {
+    const recorded = recordedPlugin('ai-mw');
+    const failing = scripted('mw-model', [
+      new APICallError({ message: 'mock 503', url: 'http://mock/v1', requestBodyValues: {}, statusCode: 503, isRetryable: true }),
+      { content: [{ type: 'text', text: 'ok' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(3, 2) },
+    ]);
+    const model = wrapLanguageModel({ model: failing, middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-session' }) as never });
+    expect((await generateText({ model, prompt: 'hi' })).text).toBe('ok');
+    const attempts = recorded.log.filter((entry) => entry.hook === 'pre_api_request');
+    expect(attempts.map((entry) => entry.payload.retry_count)).toEqual([0, 1]);
+    expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
+    expect(recorded.log.map((entry) => entry.hook)).toContain('api_request_error');
+    const { atof } = await recorded.finish();
+    checkRetry(atof);
+  }, 20_000);
+
+  it('steps aside for attempts the integration already reports', async () => {
+    const recorded = recordedPlugin('ai-both');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
+    const model = wrapLanguageModel({ model: ok, middleware: aiSdkMiddleware(recorded.hooks) as never });
+    await generateText({ model, prompt: 'hi' });
+    expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request')).toHaveLength(1);
+    await recorded.finish();
+  });
+});

@@ -1,0 +1,98 @@
+// The rules every adapter shares: which session a run belongs to, who opens
+// and closes it, and how a sub-agent is linked. Driven through AdapterCore
+// directly, with the hooks recorded in order.
+import { describe, expect, it } from 'vitest';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { HOOK_NAMES } from '../../src/hooks/names.ts';
+import { AdapterCore } from '../../src/adapters/core/run.ts';
+import { sessionIdFor } from '../../src/adapters/core/options.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+
+function recorder() {
+  const hooks = new HookRegistry({ logger: silentLogger });
+  const log: Array<[string, Record<string, unknown>]> = [];
+  for (const name of HOOK_NAMES) hooks.on(name, (payload) => void log.push([name, payload as Record<string, unknown>]));
+  return { hooks, log, names: () => log.map(([name]) => name) };
+}
+
+describe('session ids', () => {
+  it('prefers options.sessionId, then the conversation id, then the run id', () => {
+    expect(sessionIdFor({ sessionId: 's' }, { runId: 'r', conversationId: 'c' })).toBe('s');
+    expect(sessionIdFor({ sessionId: (run) => `fn-${run.agentName}` }, { runId: 'r', agentName: 'a' })).toBe('fn-a');
+    expect(sessionIdFor({ sessionId: () => undefined }, { runId: 'r', conversationId: 'c' })).toBe('c');
+    expect(sessionIdFor({}, { runId: 'r' })).toBe('r');
+  });
+});
+
+describe('AdapterCore', () => {
+  it('opens and closes the session around a top-level run', () => {
+    const { hooks, names } = recorder();
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r1', userMessage: () => 'hi' })!;
+    run.end('completed', 'bye');
+    expect(names()).toEqual(['on_session_start', 'pre_llm_call', 'post_llm_call', 'on_session_end', 'on_session_finalize']);
+  });
+
+  it('leaves session start and finalize to the host when sessionScope is "host"', () => {
+    const { hooks, names } = recorder();
+    const core = new AdapterCore(hooks, { sessionScope: 'host', sessionId: 'conv' }, 'test');
+    core.startRun({ runId: 'r1', userMessage: () => 'one' })!.end('completed');
+    core.startRun({ runId: 'r2', userMessage: () => 'two' })!.end('completed');
+    expect(names()).toEqual(['pre_llm_call', 'post_llm_call', 'on_session_end', 'pre_llm_call', 'post_llm_call', 'on_session_end']);
+  });
+
+  it('lets overlapping runs of one session share it: the last to end closes it', () => {
+    const { hooks, log } = recorder();
+    const core = new AdapterCore(hooks, { sessionId: 'shared' }, 'test');
+    const a = core.startRun({ runId: 'a' })!;
+    const b = core.startRun({ runId: 'b' })!;
+    a.end('completed');
+    expect(log.filter(([name]) => name === 'on_session_finalize')).toHaveLength(0);
+    b.end('failed', undefined, new Error('x'));
+    expect(log.filter(([name]) => name === 'on_session_start')).toHaveLength(1);
+    expect(log.filter(([name]) => name === 'on_session_finalize')).toHaveLength(1);
+    expect(log.find(([name, p]) => name === 'on_session_end' && p.failed === true)).toBeDefined();
+  });
+
+  it('links a sub-agent to the tool call it runs in, and closes its session before subagent_stop', () => {
+    const { hooks, log, names } = recorder();
+    const core = new AdapterCore(hooks, { sessionId: 'parent' }, 'test');
+    const parent = core.startRun({ runId: 'p' })!;
+    parent.toolStart({ id: 'call_1', name: 'delegate', arguments: '{}' });
+    const child = core.startRun({ runId: 'c', agentName: 'helper', userMessage: () => 'do it', parent: { run: parent, toolCallId: 'call_1' } })!;
+    expect(child.sessionId).toBe('parent:sub:call_1');
+    child.end('completed', 'done');
+    parent.toolEnd('call_1', { result: 'done' });
+    parent.end('completed');
+    expect(names()).toEqual([
+      'on_session_start', 'pre_llm_call', 'pre_tool_call', 'subagent_start', 'pre_llm_call', 'post_llm_call', 'on_session_end', 'on_session_finalize', 'subagent_stop', 'post_tool_call', 'post_llm_call', 'on_session_end', 'on_session_finalize',
+    ]);
+    const start = log.find(([name]) => name === 'subagent_start')![1];
+    expect(start).toMatchObject({ parent_session_id: 'parent', child_session_id: 'parent:sub:call_1', tool_call_id: 'call_1', child_role: 'helper', child_goal: 'do it' });
+  });
+
+  it('shares one api_request_id across the attempts of a call and counts retries', () => {
+    const { hooks, log } = recorder();
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r' })!;
+    const call = run.newApiCall();
+    call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }] }));
+    call.attemptError(Object.assign(new Error('503'), { statusCode: 503, isRetryable: true }));
+    call.attemptStart();
+    call.attemptEnd({ text: 'ok', toolCalls: [], usage: { prompt: 3, completion: 1, cacheRead: 2 } });
+    const api = log.filter(([name]) => name.includes('api_request'));
+    expect(api.map(([name, p]) => [name, p.api_request_id, p.retry_count])).toEqual([
+      ['pre_api_request', call.ids.api_request_id, 0],
+      ['api_request_error', call.ids.api_request_id, 0],
+      ['pre_api_request', call.ids.api_request_id, 1],
+      ['post_api_request', call.ids.api_request_id, undefined],
+    ]);
+    expect(api[1]![1]).toMatchObject({ status_code: 503, retryable: true, error: { message: '503' } });
+    expect(api[3]![1].usage).toEqual({ prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: { cached_tokens: 2 } });
+  });
+
+  it('tracks no run and calls no session function when no hook has a subscriber', () => {
+    let asked = 0;
+    const core = new AdapterCore(new HookRegistry(), { sessionId: () => `s${++asked}` }, 'test');
+    expect(core.startRun({ runId: 'r' })).toBeUndefined();
+    expect(asked).toBe(0);
+  });
+});

@@ -1,0 +1,156 @@
+// One plugin on the memory backend writing ATOF and ATIF into a temp folder,
+// and readers for what it wrote: the adapter tests check the files a user gets.
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+
+export interface Recorded {
+  hooks: HookRegistry;
+  /** Every hook as emitted, in order. */
+  log: Array<{ hook: string; payload: Record<string, unknown> }>;
+  finish(): Promise<{ atif: AtifDoc[]; atof: AtofEvent[]; counters: Record<string, number> }>;
+}
+
+export type AtifDoc = Record<string, any>;
+export type AtofEvent = Record<string, any>;
+
+/**
+ * The backends a run is checked on: memory everywhere, and native where it
+ * loads (Node with nemo-relay-node installed). A missing native backend is
+ * said once, not skipped silently.
+ */
+export function backends(): Array<'memory' | 'native'> {
+  const isNode = typeof (globalThis as { Bun?: unknown }).Bun === 'undefined' && typeof (globalThis as { Deno?: unknown }).Deno === 'undefined';
+  if (!isNode) return ['memory'];
+  try {
+    createRequire(import.meta.url).resolve('nemo-relay-node');
+    return ['memory', 'native'];
+  } catch {
+    console.log('adapter tests: nemo-relay-node is not installed; the native backend is not checked');
+    return ['memory'];
+  }
+}
+
+export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'memory'): Recorded {
+  const dir = mkdtempSync(path.join(tmpdir(), `nrh-adapter-${label}-`));
+  const hooks = new HookRegistry({ logger: silentLogger });
+  const plugin = createNemoRelayPlugin({
+    backend,
+    logger: silentLogger,
+    env: {},
+    settings: {
+      atofEnabled: true,
+      atofOutputDirectory: path.join(dir, 'atof'),
+      atifEnabled: true,
+      atifOutputDirectory: path.join(dir, 'atif'),
+    },
+  });
+  plugin.register(hooks);
+  const log: Recorded['log'] = [];
+  for (const name of ['on_session_start', 'on_session_end', 'on_session_finalize', 'pre_llm_call', 'post_llm_call', 'pre_api_request', 'post_api_request', 'api_request_error', 'pre_tool_call', 'post_tool_call', 'pre_approval_request', 'post_approval_response', 'subagent_start', 'subagent_stop'] as const) {
+    hooks.on(name, (payload) => void log.push({ hook: name, payload: structuredClone(payload) as Record<string, unknown> }));
+  }
+  return {
+    hooks,
+    log,
+    async finish() {
+      await plugin.shutdown();
+      const status = plugin.status();
+      // A plugin that received no hook never chose its backend.
+      if (status.backend.kind !== 'unresolved') expect(status.backend.kind, status.backend.reason).toBe(backend);
+      const counters = status.counters as unknown as Record<string, number>;
+      const atifDir = path.join(dir, 'atif');
+      const atof: AtofEvent[] = [];
+      for (const file of safeList(path.join(dir, 'atof'))) {
+        for (const line of readFileSync(path.join(dir, 'atof', file), 'utf8').split('\n')) if (line.trim() !== '') atof.push(JSON.parse(line));
+      }
+      const atif = safeList(atifDir).map((file) => JSON.parse(readFileSync(path.join(atifDir, file), 'utf8')) as AtifDoc);
+      return { atif, atof, counters };
+    },
+  };
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** The plugin recorded every hook: none failed, none ended a span it had not started, none left one open. */
+export function expectNothingLost(counters: Record<string, number>): void {
+  expect(counters.errors).toBe(0);
+  expect(counters.unmatchedEnds).toBe(0);
+  expect(counters.abandonedSpans).toBe(0);
+}
+
+/** The checks every framework's run must pass, with the scenario's ids and the mock's usage. */
+export interface Expectation {
+  userPrompt: string;
+  model: string;
+  /** The parent's tool calls, in order: [id, failed]. */
+  parentTools: Array<[string, boolean]>;
+  /** The tool call that ran the sub-agent. */
+  subagentCall: string;
+  subagentTools: string[];
+  /** The mock's usage per successful parent model call: [prompt, completion]. */
+  parentUsage: Array<[number, number]>;
+  childUsage: Array<[number, number]>;
+  /** What the failed tool's observation says (default: the thrown message). */
+  failureText?: RegExp;
+}
+
+export function checkTrajectory(doc: AtifDoc, expected: Expectation): void {
+  expect(validateAtif(doc)).toEqual([]);
+  const steps = doc.steps as AtifDoc[];
+  const userSteps = steps.filter((step) => step.source === 'user');
+  expect(userSteps.some((step) => JSON.stringify(step.message).includes(expected.userPrompt))).toBe(true);
+  const agentSteps = steps.filter((step) => step.source === 'agent' && step.model_name !== undefined);
+  expect(agentSteps.every((step) => step.model_name === expected.model)).toBe(true);
+  const calls = agentSteps.flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id));
+  for (const [id] of expected.parentTools) expect(calls).toContain(id);
+  expect(calls).toContain(expected.subagentCall);
+  const results = steps.flatMap((step) => step.observation?.results ?? []) as AtifDoc[];
+  for (const [id, failed] of expected.parentTools) {
+    const result = results.find((r) => r.source_call_id === id);
+    expect(result, `observation for ${id}`).toBeDefined();
+    expect(result!.extra?.metadata?.status).toBe(failed ? 'error' : 'ok');
+    if (failed) expect(JSON.stringify(result!.content)).toMatch(expected.failureText ?? /exploded/);
+  }
+  const metrics = agentSteps.filter((step) => step.metrics?.prompt_tokens !== undefined).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens]);
+  expect(metrics).toEqual(expected.parentUsage);
+  const subResult = results.find((r) => r.source_call_id === expected.subagentCall && r.subagent_trajectory_ref !== undefined);
+  expect(subResult, 'the sub-agent is linked to its tool call').toBeDefined();
+  const children = doc.subagent_trajectories as AtifDoc[] | undefined;
+  expect(children).toHaveLength(1);
+  const child = children![0]!;
+  expect(subResult!.subagent_trajectory_ref[0].trajectory_id).toBe(child.trajectory_id);
+  const childSteps = child.steps as AtifDoc[];
+  const childCalls = childSteps.flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id));
+  for (const id of expected.subagentTools) expect(childCalls).toContain(id);
+  const childMetrics = childSteps.filter((step) => step.metrics?.prompt_tokens !== undefined).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens]);
+  expect(childMetrics).toEqual(expected.childUsage);
+}
+
+/** Both attempts of the retried call: one api_request_id, an error then a success. */
+export function checkRetry(atof: AtofEvent[]): void {
+  const llmEnds = atof.filter((event) => event.kind === 'scope' && event.category === 'llm' && event.scope_category === 'end');
+  const byId = new Map<string, AtofEvent[]>();
+  for (const event of llmEnds) {
+    const id = event.metadata?.api_request_id;
+    if (typeof id !== 'string') continue;
+    byId.set(id, [...(byId.get(id) ?? []), event]);
+  }
+  const retried = [...byId.values()].filter((events) => events.length === 2);
+  expect(retried, 'one API call with two attempts').toHaveLength(1);
+  const [first, second] = retried[0]!;
+  expect(first!.metadata['error.type']).toBeDefined();
+  expect(second!.metadata['error.type']).toBeUndefined();
+}
