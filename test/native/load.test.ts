@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
+import { platformPackageName } from '../../native/binding.ts';
 import { NativeRelayError, NativeUnavailableError, SUPPORTED_VERSION_RANGE, loadNativeRelay, type NativeRelay } from '../../native/index.ts';
 import { available, recordingLogger, relay, tempDir } from './support.ts';
 
@@ -39,6 +40,38 @@ describe('loadNativeRelay failures', () => {
     expect(error.reason).toBe('binary-missing');
     expect(error.message).toContain(`no prebuilt binary for ${process.platform}-${process.arch}`);
     expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  /** An installed nemo-relay-node whose platform package npm skipped: requiring it fails as napi-rs's loader does. */
+  function packageWithoutPlatformBinary(engines: string): string {
+    const dir = tempDir('skipped-platform');
+    const platformPackage = platformPackageName()!;
+    fs.writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'nemo-relay-node', version: '0.9.2', engines: { node: engines }, optionalDependencies: { [platformPackage]: '0.9.2' } }),
+    );
+    fs.writeFileSync(path.join(dir, 'index.js'), `require(${JSON.stringify(platformPackage)});`);
+    return path.join(dir, 'index.js');
+  }
+
+  it.skipIf(platformPackageName() === undefined)('names the platform package npm skipped because of its engines, and the command that installs it', () => {
+    const error = unavailable({ moduleId: packageWithoutPlatformBinary('>=999.0.0') });
+    expect(error.reason).toBe('binary-missing');
+    expect(error.message).toContain(`no prebuilt binary for ${process.platform}-${process.arch}`);
+    expect(error.message).toContain(`declares engines node >=999.0.0`);
+    expect(error.message).toContain(`"npm install ${platformPackageName()}@0.9.2"`);
+    expect(error.message).toContain('or use Node >= 999');
+    // One line: no "Require stack" from Node's MODULE_NOT_FOUND message.
+    expect(error.message).not.toContain('\n');
+    expect(error.message).not.toContain('Require stack');
+  });
+
+  it.skipIf(platformPackageName() === undefined)('gives the install command when the platform package is missing on a Node its engines accept', () => {
+    const error = unavailable({ moduleId: packageWithoutPlatformBinary('>=1.0.0') });
+    expect(error.reason).toBe('binary-missing');
+    expect(error.message).toContain(`its platform package ${platformPackageName()} is not installed`);
+    expect(error.message).toContain(`fix: "npm install ${platformPackageName()}@0.9.2"`);
+    expect(error.message).not.toContain('\n');
   });
 
   it('reports a Deno permission refusal with the flags to add', () => {
