@@ -24,9 +24,11 @@ import { writeFileAtomic } from '../../shared/atomic-file.ts';
 import { AtifBuilder } from '../../formats/atif/builder.ts';
 import type { AtifBuilderStyle } from '../../formats/atif/builder.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
-import { ensureOutputDir, readLines } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, readLines, STDIN } from '../files.ts';
+import { Progress } from '../progress.ts';
+import { statSync } from 'node:fs';
 import { parseInstant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
@@ -34,12 +36,13 @@ import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
 export const convertSpec: CommandSpec = {
   name: 'convert',
   summary: 'Convert an ATOF event file into one ATIF trajectory per session',
-  usage: '<events.jsonl> --out <dir> [--style exporter|plugin-host]',
+  usage: '<events.jsonl|-> --out <dir> [--style exporter|plugin-host] [--json]',
   details: [
     'Works offline on any ATOF 0.1 JSONL file, including the ones the native runtime',
     'writes. Each top-level agent scope (with its nested subagents) becomes one file,',
     'named after the scope\'s metadata.session_id (else its uuid). Streams the input:',
-    'a session is held in memory only until its end event.',
+    'a session is held in memory only until its end event. "-" reads standard input;',
+    '--json prints one JSON summary (files written with sizes, counters).',
   ].join('\n'),
   flags: {
     out: { type: 'string', short: 'o', value: '<dir>', description: 'Output folder (created when missing). Required.' },
@@ -52,6 +55,7 @@ export const convertSpec: CommandSpec = {
     template: { type: 'string', value: '<name>', description: 'File name template with {session_id} (default hermes-atif-{session_id}.json).' },
     'agent-name': { type: 'string', value: '<name>', description: 'agent.name (default: "Hermes Agent" for plugin sessions, else the root scope name).' },
     'agent-version': { type: 'string', value: '<version>', description: 'agent.version (default "unknown").' },
+    json: JSON_FLAG,
     help: HELP_FLAG,
   },
   positionals: { name: '<events.jsonl>', min: 1, max: 1 },
@@ -76,7 +80,11 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const template = stringFlag(args, 'template', DEFAULT_TEMPLATE);
   if (!template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
   const started = Date.now();
+  const json = booleanFlag(args, 'json');
+  const name = inputName(input);
+  const totalBytes = checkInputFile(input);
   const outDir = ensureOutputDir(out);
+  const progress = new Progress(io, { label: `converting ${input === STDIN ? name : path.basename(input)}`, unit: 'events', totalBytes });
 
   const owners = new Map<string, OpenSession>();
   const usedNames = new Set<string>();
@@ -106,10 +114,14 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     const event = parseEvent(line.text);
     if (typeof event === 'string') {
       malformed += 1;
-      if (malformed <= MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${input}:${line.number}: ${event}\n`);
+      if (malformed <= MAX_REPORTED_LINES) {
+        progress.clear();
+        io.err(`nemo-relay-hooks: ${name}:${line.number}: ${event}\n`);
+      }
       continue;
     }
     events += 1;
+    if (events % 4096 === 0) progress.update(events, line.bytesRead, `${formatCount(written.length)} written`);
     const isScope = event.kind === 'scope';
     const parent = typeof event.parent_uuid === 'string' ? owners.get(event.parent_uuid) : undefined;
     let session = owners.get(event.uuid) ?? parent;
@@ -130,12 +142,43 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   // Sessions without an end event: write what there is.
   const unfinished = new Set(owners.values());
   for (const session of unfinished) finish(session);
+  progress.clear();
 
-  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${input}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
-  if (outside > 0) io.err(`nemo-relay-hooks: warning: ${formatCount(outside)} events outside any agent scope were left out\n`);
+  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+  const warnings: string[] = [];
+  if (outside > 0) warnings.push(`${formatCount(outside)} events outside any agent scope were left out`);
+  if (written.length === 0) warnings.push(events === 0 ? `${name} holds no ATOF events: no trajectory written` : 'no top-level agent scope: no trajectory written');
+  if (unfinished.size > 0) warnings.push(`${formatCount(unfinished.size)} session${unfinished.size === 1 ? '' : 's'} without an end event, written as partial trajectories`);
+  for (const warning of warnings) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
+  if (json) {
+    const report: ConvertReport = {
+      command: 'convert',
+      ok: true,
+      input: name,
+      elapsedMs: Date.now() - started,
+      counters: {
+        events,
+        malformedLines: malformed,
+        outsideAgentScopes: outside,
+        sessions: totals.trajectories,
+        partialSessions: unfinished.size,
+        subagents: totals.subagents,
+        steps: totals.steps,
+        llmCalls: totals.llmCalls,
+        toolCalls: totals.toolCalls,
+        promptTokens: totals.promptTokens,
+        completionTokens: totals.completionTokens,
+        cachedTokens: totals.cachedTokens,
+      },
+      files: written.map((file) => ({ format: 'atif' as const, path: file, bytes: sizeOf(file) })),
+      warnings,
+    };
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+    return 0;
+  }
   const { style: color } = io;
   const lines = [
-    color.bold(`converted ${formatCount(events)} events of ${input} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
+    color.bold(`converted ${formatCount(events)} events of ${name} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
     `  sessions   ${formatCount(totals.trajectories)}${totals.subagents > 0 ? ` (+${formatCount(totals.subagents)} embedded subagent${totals.subagents === 1 ? '' : 's'})` : ''}${unfinished.size > 0 ? color.yellow(`, ${unfinished.size} without an end event (partial)`) : ''}`,
     `  steps      ${formatCount(totals.steps)}`,
     `  LLM calls  ${formatCount(totals.llmCalls)}`,
@@ -147,6 +190,25 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (written.length > 10) lines.push(`  wrote      … ${formatCount(written.length - 10)} more in ${relative(outDir, io.cwd)}`);
   io.out(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** What `convert --json` prints (documented in the README). */
+export interface ConvertReport {
+  command: 'convert';
+  ok: boolean;
+  input: string;
+  elapsedMs: number;
+  counters: Record<string, number>;
+  files: { format: 'atif'; path: string; bytes: number }[];
+  warnings: string[];
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
 
 function openSession(root: AtofEvent, args: ParsedArgs): OpenSession {
