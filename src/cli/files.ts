@@ -111,7 +111,7 @@ export interface Line {
  * bound a line of a gigabyte ends in an uncaught `RangeError` (a JS string
  * cannot hold it). `NEMO_RELAY_HOOKS_MAX_LINE_BYTES` lowers it (tests).
  */
-export const MAX_LINE_CHARS = 256 * 1024 * 1024;
+export const MAX_LINE_CHARS = 128 * 1024 * 1024;
 
 function maxLineChars(): number {
   const raw = Number(process.env.NEMO_RELAY_HOOKS_MAX_LINE_BYTES);

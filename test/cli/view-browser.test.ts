@@ -106,7 +106,7 @@ describe.skipIf(chromium === undefined)('the HTML timeline in Chromium', () => {
 
     // Keyboard: / focuses search, Enter opens the first row, arrows move, Esc closes.
     await page.keyboard.press('/');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('q');
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('q');
     await page.keyboard.press('Enter');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');

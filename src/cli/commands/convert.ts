@@ -149,7 +149,8 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (outside > 0) warnings.push(`${formatCount(outside)} events outside any agent scope were left out`);
   if (written.length === 0) warnings.push(events === 0 ? `${name} holds no ATOF events: no trajectory written` : 'no top-level agent scope: no trajectory written');
   if (unfinished.size > 0) warnings.push(`${formatCount(unfinished.size)} session${unfinished.size === 1 ? '' : 's'} without an end event, written as partial trajectories`);
-  for (const warning of warnings) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
+  // Partial sessions are in the summary's sessions row; the others go to stderr, as the outside-scope count always did.
+  if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
   if (json) {
     const report: ConvertReport = {
       command: 'convert',

@@ -179,7 +179,6 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   if (malformed > MAX_REPORTED_LINES && !strict) {
     io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
   }
-  for (const warning of warnings) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
   const code = stoppedAt !== null || files.failed > 0 || status.backend.kind === 'off' ? 1 : 0;
   if (json) {
     const report: ReplayReport = {
@@ -229,6 +228,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
         atofDir,
         atifDir,
         relayErrors: status.counters.errors,
+        warnings,
         io,
       }),
     );
@@ -377,6 +377,8 @@ interface SummaryInput {
   atofDir: string;
   atifDir: string;
   relayErrors: number;
+  /** Said in the summary: a run that recorded nothing is not a success to keep quiet about. */
+  warnings: string[];
   io: CliIo;
 }
 
@@ -394,6 +396,7 @@ function summary(s: SummaryInput): string {
     ['ATOF', s.files.atof.length === 1 ? relative(s.files.atof[0]!, s.io.cwd) : `${s.files.atof.length} files in ${relative(s.atofDir, s.io.cwd)}`],
     ['ATIF', `${formatCount(s.files.atif.length)} file${s.files.atif.length === 1 ? '' : 's'} in ${relative(s.atifDir, s.io.cwd)}${path.sep}`],
   ];
+  for (const warning of s.warnings) rows.push(['warning', style.yellow(warning)]);
   const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} lines of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hook${s.hooks.total === 1 ? '' : 's'})`;
   return `${style.bold(head)}\n${rows.map(([key, value]) => `  ${key.padEnd(11)}${value}`).join('\n')}\n`;
 }
