@@ -13,6 +13,6 @@ export type * from '../relay/contract.ts';
 export { isScopeCategory } from '../relay/contract.ts';
 export { isJsonObject, toJson } from '../shared/json.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
-export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
+export { adaptLogger, consoleLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofEvent } from '../formats/atof/types.ts';
 export { AtifBuilder, createSubtreeFilter } from '../formats/atif/builder.ts';

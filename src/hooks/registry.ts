@@ -36,7 +36,7 @@
 
 import { runExecutionChain, type ChainEntry } from './chain.ts';
 import { InvalidCallbackError, InvalidMiddlewareKindError, UnknownHookError } from './errors.ts';
-import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
+import { adaptLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 import type {
   ExecutionPayloads,
   MiddlewareContext,
@@ -66,7 +66,7 @@ export type PayloadOrThunk<P> = P | (() => P);
 
 export interface HookRegistryOptions {
   /** Where callback and middleware failures are reported. Default: `consoleLogger`. */
-  logger?: Logger;
+  logger?: LoggerLike;
 }
 
 interface Entry {
@@ -127,7 +127,7 @@ export class HookRegistry {
   readonly #traces = new WeakMap<object, readonly MiddlewareTraceEntry[]>();
 
   constructor(options: HookRegistryOptions = {}) {
-    this.#logger = options.logger ?? consoleLogger;
+    this.#logger = adaptLogger(options.logger);
   }
 
   // ------------------------------------------------------------ observer hooks

@@ -17,8 +17,9 @@
  */
 
 import type { HookName } from '../hooks/names.ts';
-import type { Logger } from '../shared/logger.ts';
-import { consoleLogger, safeLog } from '../shared/logger.ts';
+import type { Logger, LoggerLike } from '../shared/logger.ts';
+import { adaptLogger, safeLog } from '../shared/logger.ts';
+import { asyncDisposeSymbol } from '../shared/dispose.ts';
 import type { ConfigDiagnostic, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { isSnapshot, snapshotPayload } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
@@ -35,7 +36,7 @@ export interface NemoRelayPluginOptions {
   /** Where `HERMES_NEMO_RELAY_*` settings are read from. Defaults to `process.env`. */
   env?: Environment;
   /** Receives warnings about swallowed failures. Defaults to the console. */
-  logger?: Logger;
+  logger?: LoggerLike;
   /** Typed settings that override the environment. */
   settings?: NemoRelaySettingsOverrides;
   /** Sessions idle longer than this are closed and their partial trajectory written. Default 6 h; `0` disables. */
@@ -108,6 +109,10 @@ export interface NemoRelayPlugin {
   flush(options?: FlushOptions): Promise<void>;
   /** Closes every session, writes every file and releases the backend. Idempotent, bounded, never rejects. */
   shutdown(options?: ShutdownOptions): Promise<void>;
+  /** `flush()` under the name OpenTelemetry users look for. */
+  forceFlush(options?: FlushOptions): Promise<void>;
+  /** `await using plugin = createNemoRelayPlugin(...)`: `shutdown()` when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void>;
   /**
    * Flushes on `beforeExit`, `SIGINT` and `SIGTERM` without changing the exit
    * code. Opt-in, because signal handlers change a host's process semantics.
@@ -177,7 +182,7 @@ class RelayPlugin {
 
   constructor(options: NemoRelayPluginOptions) {
     this.options = options;
-    this.logger = options.logger ?? consoleLogger;
+    this.logger = adaptLogger(options.logger);
     const ready = new Promise<void>((resolve) => {
       this.readyResolve = resolve;
     });
@@ -193,6 +198,8 @@ class RelayPlugin {
       status: () => this.status(),
       flush: (options) => this.flush(options),
       shutdown: (shutdownOptions) => this.shutdown(shutdownOptions),
+      forceFlush: (options) => this.flush(options),
+      [asyncDisposeSymbol()]: () => this.shutdown(),
       installExitHandlers: (shutdownOptions) => this.installExitHandlers(shutdownOptions),
       handlers,
       onSessionStart: handlers.on_session_start,

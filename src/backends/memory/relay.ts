@@ -67,8 +67,8 @@ import type {
 } from '../../relay/contract.ts';
 import { isScopeCategory } from '../../relay/contract.ts';
 import type { AtofCategory, AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { consoleLogger, safeLog } from '../../shared/logger.ts';
+import type { Logger, LoggerLike } from '../../shared/logger.ts';
+import { adaptLogger, safeLog } from '../../shared/logger.ts';
 import path from 'node:path';
 import { nowMicros } from '../../shared/clock.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
@@ -108,7 +108,7 @@ import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
 
 export interface MemoryRelayOptions {
   /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
-  logger?: Logger;
+  logger?: LoggerLike;
   /**
    * Integer Unix-microsecond clock for calls without `timestampUs`.
    * Default: the shared strictly increasing `nowMicros`.
@@ -170,7 +170,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
   private adjustedCount = 0;
 
   constructor(options?: MemoryRelayOptions) {
-    this.logger = options?.logger ?? consoleLogger;
+    this.logger = adaptLogger(options?.logger);
     const clock = options?.clock;
     this.clock =
       typeof clock === 'function'

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, findChromium, launchChromium } from '../support/browser.ts';
-import { cli, EXAMPLES, tempDir } from './support.ts';
+import { cli, EXAMPLES, tempDir } from '../cli/support.ts';
 
 const chromium = findChromium();
 if (chromium === undefined) console.log('skipping the HTML timeline browser tests: no Chromium found (install Debian\'s "chromium" or set CHROMIUM_PATH)');
@@ -162,7 +162,9 @@ describe.skipIf(chromium === undefined)('the HTML timeline in Chromium', () => {
     writeFileSync(file, JSON.stringify({ schema_version: 'ATIF-v1.7', session_id: 'big', agent: { name: 'a', version: '1' }, steps }));
     const target = path.join(out, 'big.html');
     expect(cli(['view', file, '--html', target]).code).toBe(0);
+    const started = Date.now();
     const page = await open(target);
+    console.log(`a trajectory of 2,000 steps opened in ${Date.now() - started} ms`);
     expect(await page.locator('.row').count()).toBe(2001);
     await page.locator('.row.k-llm').nth(999).click();
     expect(await page.locator('[data-section="Output"] .text').textContent()).toBe(`answer 999 ${'x'.repeat(300)}`);
