@@ -61,3 +61,6 @@ export * from './formats/index.ts';
 
 export { createHookRecorder } from './record/hook-recorder.ts';
 export type { HookRecorder, HookRecorderOptions, RecordableHost } from './record/hook-recorder.ts';
+
+export { adaptLogger, debugEnabled, getLogger, setLogger } from './shared/logger.ts';
+export type { LogFunction, LoggerLike } from './shared/logger.ts';
