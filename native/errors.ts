@@ -12,6 +12,7 @@ import type { ConfigDiagnostic } from '../src/backends/kit.ts';
 
 /** Base class of every error the native adapter throws or rejects with. */
 export class NativeRelayError extends Error {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name: string = 'NativeRelayError';
 }
 
@@ -32,9 +33,12 @@ export type NativeUnavailableReason =
 
 /** `loadNativeRelay()` could not load or accept the native binding. */
 export class NativeUnavailableError extends NativeRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name = 'NativeUnavailableError' as const;
+  /** Why the binding could not be used. */
   readonly reason: NativeUnavailableReason;
 
+  /** Builds the error for `reason`, with the load error as `cause`. */
   constructor(reason: NativeUnavailableReason, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.reason = reason;
@@ -43,10 +47,12 @@ export class NativeUnavailableError extends NativeRelayError {
 
 /** A plugin-config document was rejected by native validation or activation. */
 export class PluginConfigError extends NativeRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name = 'PluginConfigError' as const;
   /** Native's diagnostics (errors first), empty when native only gave a message. */
   readonly diagnostics: ConfigDiagnostic[];
 
+  /** Builds the error with native's diagnostics. */
   constructor(message: string, diagnostics: ConfigDiagnostic[], options?: { cause?: unknown }) {
     super(message, options);
     this.diagnostics = diagnostics;
@@ -58,14 +64,18 @@ export class PluginConfigError extends NativeRelayError {
  * close the first (`activation.close()`) before initializing again.
  */
 export class PluginHostBusyError extends NativeRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name = 'PluginHostBusyError' as const;
 }
 
 /** A dynamic-plugin spec cannot be expressed or was rejected by native. */
 export class DynamicPluginError extends NativeRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name = 'DynamicPluginError' as const;
+  /** Native's diagnostics about the rejected plugin specs. */
   readonly diagnostics: ConfigDiagnostic[];
 
+  /** Builds the error with native's diagnostics. */
   constructor(message: string, diagnostics: ConfigDiagnostic[] = [], options?: { cause?: unknown }) {
     super(message, options);
     this.diagnostics = diagnostics;
@@ -74,6 +84,7 @@ export class DynamicPluginError extends NativeRelayError {
 
 /** An ATOF exporter could not be created (bad options or an unwritable location). */
 export class AtofExporterError extends NativeRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name = 'AtofExporterError' as const;
 }
 

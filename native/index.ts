@@ -42,9 +42,11 @@ export {
   type NativeUnavailableReason,
 } from './errors.ts';
 export { SUPPORTED_VERSION_RANGE } from './binding.ts';
+export type { LoadBindingOptions } from './binding.ts';
 export { AMBIENT_CONFIG_INHERITED, DYNAMIC_ENVIRONMENT_IGNORED, pluginHostBusy } from './plugin-host.ts';
 export type { NativeRelay, NativeRelayStats } from './relay.ts';
 
+/** Options of `loadNativeRelay`. */
 export interface LoadNativeRelayOptions extends LoadBindingOptions {
   /** Where adapter failures are reported (once per operation at `warn`, then `debug`). Default: `consoleLogger`. */
   logger?: LoggerLike;

@@ -50,7 +50,7 @@ export type {
 export { BACKEND_ENV, resolveBackend } from './backends/select.ts';
 export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions } from './backends/select.ts';
 export { detectRuntime } from './shared/js-runtime.ts';
-export type { RuntimeName } from './shared/js-runtime.ts';
+export type { RuntimeGlobals, RuntimeName } from './shared/js-runtime.ts';
 export type * from './relay/contract.ts';
 export { SCOPE_CATEGORIES, isScopeCategory } from './relay/contract.ts';
 export { toJson } from './shared/json.ts';

@@ -13,4 +13,4 @@ export type { ValidationError } from './validation.ts';
 export { validateAtif } from './atif/validate.ts';
 export type { ValidateAtifOptions } from './atif/validate.ts';
 export { validateAtofEvents, parseAtofJsonl } from './atof/validate.ts';
-export type { AtofParseResult, AtofLineError } from './atof/validate.ts';
+export type { AtofParseResult, AtofLineError, ValidateAtofOptions } from './atof/validate.ts';

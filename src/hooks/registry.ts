@@ -64,6 +64,7 @@ export type HookCallback<K extends HookName> = (payload: Observed<HookPayloads[K
 /** A payload, or a function building it that runs only if somebody subscribed. */
 export type PayloadOrThunk<P> = P | (() => P);
 
+/** Options of `HookRegistry`. */
 export interface HookRegistryOptions {
   /** Where callback and middleware failures are reported. Default: `consoleLogger`. */
   logger?: LoggerLike;
@@ -119,6 +120,7 @@ const OBJECT_TABLES = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefine
 
 const emptyTrace: readonly MiddlewareTraceEntry[] = Object.freeze([]);
 
+/** Where hosts emit hooks and run middleware, and where observers subscribe. */
 export class HookRegistry {
   readonly #logger: Logger;
   readonly #hooks: Table = tableOf(HOOK_NAMES);
@@ -126,6 +128,7 @@ export class HookRegistry {
   readonly #executionMiddleware: Table = tableOf(EXECUTION_MIDDLEWARE_KINDS);
   readonly #traces = new WeakMap<object, readonly MiddlewareTraceEntry[]>();
 
+  /** An empty registry. */
   constructor(options: HookRegistryOptions = {}) {
     this.#logger = adaptLogger(options.logger);
   }

@@ -25,9 +25,11 @@ import { snapshotPayload } from '../shared/snapshot.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */
 export interface RecordableHost {
+  /** Subscribes `callback` to the hook `name`; returns the unsubscribe. */
   on(name: HookName, callback: (payload: any) => unknown): () => void;
 }
 
+/** Options of `createHookRecorder`. */
 export interface HookRecorderOptions {
   /** Append to an existing file instead of truncating it. Default false. */
   append?: boolean;
@@ -39,6 +41,7 @@ export interface HookRecorderOptions {
   logger?: LoggerLike;
 }
 
+/** A running recorder. */
 export interface HookRecorder {
   /** The file being written (absolute). */
   readonly path: string;

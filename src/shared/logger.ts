@@ -19,9 +19,13 @@
  */
 
 export interface Logger {
+  /** Detail for debugging; off by default. */
   debug(message: string, ...details: unknown[]): void;
+  /** Progress worth knowing; off by default. */
   info(message: string, ...details: unknown[]): void;
+  /** A failure the library recovered from. */
   warn(message: string, ...details: unknown[]): void;
+  /** A failure that lost data. */
   error(message: string, ...details: unknown[]): void;
 }
 

@@ -12,6 +12,7 @@ import type { ConfigDiagnostic } from '../../relay/contract.ts';
 
 /** Base class of the in-memory relay's errors. */
 export class MemoryRelayError extends Error {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name: string = 'MemoryRelayError';
 }
 
@@ -22,9 +23,12 @@ export class MemoryRelayError extends Error {
  * `diagnostics` holds every diagnostic, warnings included.
  */
 export class InvalidPluginConfigError extends MemoryRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'InvalidPluginConfigError' as const;
+  /** What the validator found, errors first. */
   readonly diagnostics: readonly ConfigDiagnostic[];
 
+  /** Builds the error with the validator's diagnostics. */
   constructor(message: string, diagnostics: readonly ConfigDiagnostic[]) {
     super(message);
     this.diagnostics = diagnostics;
@@ -33,6 +37,7 @@ export class InvalidPluginConfigError extends MemoryRelayError {
 
 /** A second plugin activation while one is still active on the same relay (native: `conflict: ...`). */
 export class PluginActivationConflictError extends MemoryRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'PluginActivationConflictError' as const;
 
   constructor() {

@@ -25,5 +25,5 @@ export { createMemoryRelay } from './relay.ts';
 export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.ts';
 export type { MemoryPluginActivation } from './plugin-host.ts';
 export { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
-export type { PluginConfigValidation } from '../../formats/plugins-toml/validate.ts';
+export type { ObservabilitySettings, PluginConfigValidation } from '../../formats/plugins-toml/validate.ts';
 export { InvalidPluginConfigError, MemoryRelayError, PluginActivationConflictError } from './errors.ts';

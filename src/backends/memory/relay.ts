@@ -106,6 +106,7 @@ import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
 import { MemoryRelayError, PluginActivationConflictError } from './errors.ts';
 
+/** Options of `createMemoryRelay`. */
 export interface MemoryRelayOptions {
   /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
   logger?: LoggerLike;
@@ -126,6 +127,7 @@ export interface MemoryRelayStats extends BackendStats {
 
 /** The in-memory relay backend. */
 export interface MemoryRelay extends RelayBackend {
+  /** Always `memory`. */
   readonly kind: 'memory';
   /**
    * Delivers every event produced from now on, synchronously and in
@@ -133,10 +135,15 @@ export interface MemoryRelay extends RelayBackend {
    * it as read-only. Returns the unsubscribe function (idempotent).
    */
   subscribe(callback: AtofSubscriber): () => void;
+  /** Managed LLM execution: records the span around `call`. */
   executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
+  /** Managed tool execution: records the span around `call`. */
   executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
+  /** Flushes every output and closes them. Idempotent, never rejects. */
   shutdown(): Promise<void>;
+  /** Counters of events, errors and drops. */
   stats(): MemoryRelayStats;
+  /** The health of every output file. */
   outputs(): OutputHealth[];
 }
 

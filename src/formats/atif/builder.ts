@@ -23,8 +23,10 @@ import { convertEvents, toConvEvents } from './convert/index.ts';
 import type { AtofEvent } from '../atof/types.ts';
 import { sortJson, toRustJson, type FieldTypes, type NumberFieldType } from '../native-text.ts';
 
+/** Which writer to match: `exporter` (the ATIF exporter the plugin uses) or `plugin-host` (native's plugins.toml file). */
 export type AtifBuilderStyle = 'exporter' | 'plugin-host';
 
+/** Options of `AtifBuilder`. */
 export interface AtifBuilderOptions {
   /**
    * `exporter` style: the document's `session_id` (native's `AtifExporter`
@@ -44,7 +46,9 @@ export interface AtifBuilderOptions {
   rootUuid?: string;
   /** The document's `trajectory_id`. Default: `rootUuid`, then `sessionId`. */
   trajectoryId?: string;
+  /** Written as `agent.name`. */
   agentName: string;
+  /** Written as `agent.version`. */
   agentVersion: string;
   /** `agent.model_name`; omitted when undefined. */
   modelName?: string;
@@ -66,6 +70,7 @@ export class AtifBuilder {
   readonly #options: AtifBuilderOptions;
   #events: AtofEvent[] = [];
 
+  /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
     this.#options = options;
   }

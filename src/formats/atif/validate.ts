@@ -29,6 +29,7 @@ import { ATIF_IMAGE_MEDIA_TYPES } from './payload.ts';
 import type { ValidationError } from '../validation.ts';
 import { childPath } from '../validation.ts';
 
+/** Options of `validateAtif`. */
 export interface ValidateAtifOptions {
   /** Directory image paths are relative to; image existence is checked only when given. */
   baseDir?: string;

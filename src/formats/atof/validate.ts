@@ -241,6 +241,7 @@ export interface AtofLineError extends ValidationError {
   line: number;
 }
 
+/** What `parseAtofJsonl` returns: the events, and one error per unusable line. */
 export interface AtofParseResult {
   /** Every line that parsed to a JSON object, in file order. */
   events: AtofEvent[];
