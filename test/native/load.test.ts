@@ -50,7 +50,9 @@ describe('loadNativeRelay failures', () => {
       path.join(dir, 'package.json'),
       JSON.stringify({ name: 'nemo-relay-node', version: '0.9.2', engines: { node: engines }, optionalDependencies: { [platformPackage]: '0.9.2' } }),
     );
-    fs.writeFileSync(path.join(dir, 'index.js'), `require(${JSON.stringify(platformPackage)});`);
+    // napi-rs's loader requires the platform package; a name no resolver can find stands for it
+    // (Bun resolves packages from the working directory too, where the real one is installed).
+    fs.writeFileSync(path.join(dir, 'index.js'), `require('nemo-relay-node-platform-package-that-npm-skipped');`);
     return path.join(dir, 'index.js');
   }
 
