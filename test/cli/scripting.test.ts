@@ -141,6 +141,19 @@ describe('hostile input', () => {
     expect(result.stdout).toContain('ERROR hi\\x1b[2J');
   });
 
+  it('replay and validate quote hostile line content as visible escapes too', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'evil.jsonl');
+    writeFileSync(file, '\u001b]0;pwned\u0007\u001b[2J not json\n');
+    const replay = cli(['replay', file, '--out', path.join(dir, 'out')]);
+    expect(replay.stderr).toContain(`${file}:1: not valid JSON`);
+    expect(replay.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    const validate = cli(['validate', file]);
+    expect(validate.code).toBe(1);
+    expect(validate.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(validate.stdout).toContain('\\x1b');
+  });
+
   it('the terminal filter keeps tabs and ordinary text, and escapes newlines', () => {
     expect(safeForTerminal('a\tb ünïcode ✓')).toBe('a\tb ünïcode ✓');
     expect(safeForTerminal('a\nb\rc')).toBe('a\\x0ab\\x0dc');

@@ -28,6 +28,7 @@ import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type P
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { checkInputFile, ensureOutputDir, inputName, readLines, STDIN } from '../files.ts';
 import { Progress } from '../progress.ts';
+import { safeForTerminal } from '../terminal-text.ts';
 import { statSync } from 'node:fs';
 import { parseInstant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
@@ -116,7 +117,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
       malformed += 1;
       if (malformed <= MAX_REPORTED_LINES) {
         progress.clear();
-        io.err(`nemo-relay-hooks: ${name}:${line.number}: ${event}\n`);
+        io.err(`nemo-relay-hooks: ${safeForTerminal(name)}:${line.number}: ${safeForTerminal(event)}\n`);
       }
       continue;
     }

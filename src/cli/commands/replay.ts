@@ -35,6 +35,7 @@ import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type P
 import { UsageError } from '../errors.ts';
 import { checkInputFile, ensureOutputDir, inputName, readLines, STDIN } from '../files.ts';
 import { Progress } from '../progress.ts';
+import { safeForTerminal } from '../terminal-text.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
@@ -132,7 +133,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
         malformed += 1;
         if (malformed <= MAX_REPORTED_LINES || strict) {
           progress.clear();
-          io.err(`nemo-relay-hooks: ${name}:${line.number}: ${parsed}\n`);
+          io.err(`nemo-relay-hooks: ${safeForTerminal(name)}:${line.number}: ${safeForTerminal(parsed)}\n`);
         }
         if (strict) {
           stoppedAt = line.number;

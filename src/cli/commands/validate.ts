@@ -19,6 +19,7 @@ import { checkInputFile, inputName, readInputText, readLines, STDIN } from '../f
 import { validateAtofFile } from '../validate-stream.ts';
 import { loadByContent } from '../detect.ts';
 import { formatCount, type CliIo, type Style } from '../io.ts';
+import { safeForTerminal } from '../terminal-text.ts';
 
 export const validateSpec: CommandSpec = {
   name: 'validate',
@@ -155,11 +156,13 @@ async function check(file: string, streamAbove: number): Promise<FileVerdict> {
 }
 
 function renderVerdict(verdict: FileVerdict, style: Style): string {
-  const { file } = verdict;
-  if (verdict.kind === 'unreadable') return `${style.red('✗')} ${file}: ${verdict.errors[0]?.message ?? 'cannot read'}\n`;
+  // Messages quote file content; a terminal must not act on escape sequences in it.
+  const file = safeForTerminal(verdict.file);
+  const safe = (error: ValidationError, level = '') => `${safeForTerminal(error.path)}: ${error.rule}: ${level}${safeForTerminal(error.message)}`;
+  if (verdict.kind === 'unreadable') return `${style.red('✗')} ${file}: ${safeForTerminal(verdict.errors[0]?.message ?? 'cannot read')}\n`;
   const lines: string[] = [];
-  for (const error of verdict.errors) lines.push(`${file}: ${error.path}: ${error.rule}: ${error.message}`);
-  for (const warning of verdict.warnings) if (warning.rule !== 'file.empty') lines.push(`${file}: ${warning.path}: ${warning.rule}: warning: ${warning.message}`);
+  for (const error of verdict.errors) lines.push(`${file}: ${safe(error)}`);
+  for (const warning of verdict.warnings) if (warning.rule !== 'file.empty') lines.push(`${file}: ${safe(warning, 'warning: ')}`);
   const unit = verdict.kind === 'atif' ? 'step' : 'event';
   const what =
     verdict.kind === 'atif'
