@@ -71,7 +71,12 @@ function timing(target: ViewNode): [string, string][] {
   const facts: [string, string][] = [];
   if (target.startUs !== undefined) facts.push(['start', isoMicros(target.startUs)]);
   if (target.endUs !== undefined) facts.push(['end', isoMicros(target.endUs)]);
-  if (target.startUs !== undefined && target.endUs !== undefined) facts.push(['duration', preciseDuration(target.endUs - target.startUs)]);
+  if (target.startUs !== undefined && target.endUs !== undefined) {
+    const us = target.endUs - target.startUs;
+    // ATIF keeps epoch seconds to three decimals: equal stamps there mean "under a millisecond", not zero.
+    const msStamps = target.startUs % 1000 === 0 && target.endUs % 1000 === 0;
+    facts.push(['duration', us === 0 && msStamps ? 'under 1ms (the stamps are rounded to milliseconds)' : preciseDuration(us)]);
+  }
   if (facts.length === 0) facts.push(['time', 'not recorded']);
   return facts;
 }
