@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { platformPackageName } from '../../native/binding.ts';
+import { resolveBackend } from '../../src/backends/select.ts';
 import { NativeRelayError, NativeUnavailableError, SUPPORTED_VERSION_RANGE, loadNativeRelay, type NativeRelay } from '../../native/index.ts';
 import { available, recordingLogger, relay, tempDir } from './support.ts';
 
@@ -24,6 +25,8 @@ function throwingModule(body: string): string {
   fs.writeFileSync(file, body);
   return file;
 }
+
+if (platformPackageName() === undefined) console.log(`skipping the platform-package tests: napi-rs has no platform package name for ${process.platform}`);
 
 describe('loadNativeRelay failures', () => {
   it('reports a missing package as module-missing', () => {
@@ -66,6 +69,17 @@ describe('loadNativeRelay failures', () => {
     // One line: no "Require stack" from Node's MODULE_NOT_FOUND message.
     expect(error.message).not.toContain('\n');
     expect(error.message).not.toContain('Require stack');
+  });
+
+  it.skipIf(platformPackageName() === undefined)('puts the cause and the fix into status().backend.reason, in one line, when auto falls back to memory', async () => {
+    const moduleId = packageWithoutPlatformBinary('>=999.0.0');
+    const resolved = await resolveBackend('auto', { env: {}, runtime: 'node', logger: silentLogger, nativeLoader: (logger) => loadNativeRelay({ moduleId, logger }) });
+    await resolved.backend.shutdown?.();
+    expect(resolved.kind).toBe('memory');
+    expect(resolved.reason).toMatch(/^auto on node: native relay unavailable \(.* has no prebuilt binary for .*: its platform package nemo-relay-node-[\w-]+ is not installed, because it declares engines node >=999\.0\.0/);
+    expect(resolved.reason).toContain(`fix: "npm install ${platformPackageName()}@0.9.2"`);
+    expect(resolved.reason).toMatch(/; using the in-memory relay$/);
+    expect(resolved.reason).not.toContain('\n');
   });
 
   it.skipIf(platformPackageName() === undefined)('gives the install command when the platform package is missing on a Node its engines accept', () => {
