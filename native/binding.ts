@@ -224,7 +224,7 @@ export function loadBinding(options: LoadBindingOptions = {}): LoadedBinding {
     try {
       mod = require(moduleId);
     } catch (error) {
-      throw classifyLoadError(moduleId, error);
+      throw classifyLoadError(moduleId, error, path.dirname(entry));
     }
     packageDir = path.dirname(entry);
     version ??= readPackageVersion(packageDir);
@@ -265,8 +265,9 @@ function readPackageVersion(packageDir: string): string | undefined {
   }
 }
 
-function classifyLoadError(moduleId: string, error: unknown): NativeUnavailableError {
-  const message = messageOf(error);
+function classifyLoadError(moduleId: string, error: unknown, packageDir?: string): NativeUnavailableError {
+  // Node appends a multi-line "Require stack" to MODULE_NOT_FOUND messages; the first line is the fact.
+  const message = firstLine(messageOf(error));
   const name = error instanceof Error ? error.name : '';
   const code = (error as { code?: unknown } | null)?.code;
   if (name === 'NotCapable' || name === 'PermissionDenied' || /Requires \w+ access/.test(message)) {
@@ -278,13 +279,76 @@ function classifyLoadError(moduleId: string, error: unknown): NativeUnavailableE
     );
   }
   if (code === 'MODULE_NOT_FOUND' || /Cannot find (?:module|native binding)/.test(message)) {
-    return unavailable(
-      'binary-missing',
-      `${moduleId} has no prebuilt binary for ${process.platform}-${process.arch} (${message})`,
-      error,
-    );
+    return unavailable('binary-missing', binaryMissingMessage(moduleId, message, packageDir), error);
   }
   return unavailable('load-failed', `${moduleId} failed to load: ${message}`, error);
+}
+
+function firstLine(text: string): string {
+  const end = text.indexOf('\n');
+  return (end === -1 ? text : text.slice(0, end)).trim();
+}
+
+/** The napi-rs platform package that carries the binary for this machine, e.g. `nemo-relay-node-linux-x64-gnu`. */
+export function platformPackageName(moduleId = 'nemo-relay-node'): string | undefined {
+  const { platform, arch } = process;
+  if (platform === 'linux') return `${moduleId}-linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
+  if (platform === 'darwin') return `${moduleId}-darwin-${arch}`;
+  if (platform === 'win32') return `${moduleId}-win32-${arch}-msvc`;
+  return undefined;
+}
+
+function isMusl(): boolean {
+  try {
+    const report = (process.report?.getReport() ?? {}) as { header?: { glibcVersionRuntime?: string } };
+    return !report.header?.glibcVersionRuntime;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why the binary is missing, and the command that fixes it. The usual cause:
+ * the platform packages declare `engines.node >=24`, so npm skips the optional
+ * dependency on older Node while still installing the main package.
+ */
+function binaryMissingMessage(moduleId: string, loadMessage: string, packageDir: string | undefined): string {
+  const head = `${moduleId} has no prebuilt binary for ${process.platform}-${process.arch}`;
+  const platformPackage = platformPackageName(moduleId === 'nemo-relay-node' ? moduleId : 'nemo-relay-node');
+  const manifest = packageDir === undefined ? undefined : readManifest(packageDir);
+  if (platformPackage === undefined || manifest === undefined || !(platformPackage in (manifest.optionalDependencies ?? {}))) {
+    return `${head} (${loadMessage})`;
+  }
+  const version = manifest.version ?? manifest.optionalDependencies?.[platformPackage] ?? '';
+  const install = `npm install ${platformPackage}${version ? `@${version}` : ''}`;
+  const engines = manifest.engines?.node;
+  const minimum = engines === undefined ? undefined : /^>=\s*(\d+)/.exec(engines)?.[1];
+  const nodeMajor = Number(process.versions.node?.split('.')[0]);
+  if (minimum !== undefined && Number.isFinite(nodeMajor) && nodeMajor < Number(minimum)) {
+    return (
+      `${head}: its platform package ${platformPackage} is not installed, because it declares engines node ${engines} ` +
+      `and npm skips optional dependencies whose engines do not match Node ${process.versions.node}; ` +
+      `fix: "${install}" (installing it by name works on Node 20), or use Node >= ${minimum}`
+    );
+  }
+  return (
+    `${head}: its platform package ${platformPackage} is not installed ` +
+    `(npm skipped the optional dependency, e.g. --omit=optional or a lockfile made on another platform); fix: "${install}"`
+  );
+}
+
+interface Manifest {
+  version?: string;
+  engines?: { node?: string };
+  optionalDependencies?: Record<string, string>;
+}
+
+function readManifest(packageDir: string): Manifest | undefined {
+  try {
+    return JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as Manifest;
+  } catch {
+    return undefined;
+  }
 }
 
 function unavailable(reason: NativeUnavailableReason, message: string, cause?: unknown): NativeUnavailableError {

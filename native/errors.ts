@@ -35,9 +35,12 @@ export type NativeUnavailableReason =
 
 /** `loadNativeRelay()` could not load or accept the native binding. */
 export class NativeUnavailableError extends NativeRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name = 'NativeUnavailableError' as const;
+  /** Why the binding could not be used. */
   readonly reason: NativeUnavailableReason;
 
+  /** Builds the error for `reason`, with the load error as `cause`. */
   constructor(reason: NativeUnavailableReason, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.reason = reason;
@@ -56,9 +59,12 @@ export type PluginHostBusyError = PluginActivationBusyError;
 
 /** A dynamic-plugin spec cannot be expressed or was rejected by native. */
 export class DynamicPluginError extends NativeRelayError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override name = 'DynamicPluginError' as const;
+  /** Native's diagnostics about the rejected plugin specs. */
   readonly diagnostics: ConfigDiagnostic[];
 
+  /** Builds the error with native's diagnostics. */
   constructor(message: string, diagnostics: ConfigDiagnostic[] = [], options?: { cause?: unknown }) {
     super(message, options);
     this.diagnostics = diagnostics;

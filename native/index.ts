@@ -28,7 +28,7 @@
  * @module
  */
 
-import { consoleLogger, type Logger } from '../src/backends/kit.ts';
+import { adaptLogger, type Logger, type LoggerLike } from '../src/backends/kit.ts';
 import { loadBinding, type LoadBindingOptions } from './binding.ts';
 import { NativeRelay } from './relay.ts';
 
@@ -45,12 +45,14 @@ export {
   type NativeUnavailableReason,
 } from './errors.ts';
 export { SUPPORTED_VERSION_RANGE } from './binding.ts';
+export type { LoadBindingOptions } from './binding.ts';
 export { AMBIENT_CONFIG_INHERITED, DYNAMIC_ENVIRONMENT_IGNORED, pluginHostBusy } from './plugin-host.ts';
 export type { NativeRelay, NativeRelayStats } from './relay.ts';
 
+/** Options of `loadNativeRelay`. */
 export interface LoadNativeRelayOptions extends LoadBindingOptions {
   /** Where adapter failures are reported (once per operation at `warn`, then `debug`). Default: `consoleLogger`. */
-  logger?: Logger;
+  logger?: LoggerLike;
   /**
    * Let native's plugin host read the ambient user `plugins.toml`
    * (`$XDG_CONFIG_HOME/nemo-relay/plugins.toml` or `~/.config/...`). Default
@@ -69,7 +71,7 @@ export interface LoadNativeRelayOptions extends LoadBindingOptions {
 export function loadNativeRelay(options: LoadNativeRelayOptions = {}): NativeRelay {
   const loaded = loadBinding(options);
   return new NativeRelay(loaded, {
-    logger: options.logger ?? consoleLogger,
+    logger: adaptLogger(options.logger),
     allowConfigDiscovery: options.allowConfigDiscovery === true,
   });
 }

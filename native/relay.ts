@@ -81,6 +81,7 @@ export interface NativeRelayConfig {
   allowConfigDiscovery: boolean;
 }
 
+/** The native backend: the `RelayBackend` contract over `nemo-relay-node`. */
 export class NativeRelay implements RelayBackend {
   readonly kind = 'native' as const;
   readonly version: string;
@@ -99,6 +100,7 @@ export class NativeRelay implements RelayBackend {
   #dropped = 0;
   #shutdown: Promise<void> | null = null;
 
+  /** Wraps a loaded binding; use `loadNativeRelay()` rather than this constructor. */
   constructor(loaded: LoadedBinding, config: NativeRelayConfig) {
     this.#binding = loaded.binding;
     this.version = loaded.version;
@@ -110,6 +112,7 @@ export class NativeRelay implements RelayBackend {
 
   // ---- scopes and marks ---------------------------------------------------
 
+  /** Opens a native scope. Never throws. */
   pushScope(options: PushScopeOptions): ScopeHandle {
     let parent: ScopeState | null = null;
     try {
@@ -134,6 +137,7 @@ export class NativeRelay implements RelayBackend {
     }
   }
 
+  /** Closes a native scope. Never throws. */
   popScope(handle: ScopeHandle, options?: PopScopeOptions): void {
     const state = this.#scopeOf(handle, 'popScope');
     if (state === null) return;
@@ -167,6 +171,7 @@ export class NativeRelay implements RelayBackend {
     }
   };
 
+  /** Records a native mark. Never throws. */
   mark(options: MarkOptions): void {
     try {
       const timestamp = timestampOf(options.timestampUs);
@@ -185,6 +190,7 @@ export class NativeRelay implements RelayBackend {
 
   // ---- LLM and tool spans -------------------------------------------------
 
+  /** Opens a native LLM span. Never throws. */
   llmStart(options: LlmStartOptions): LlmHandle {
     let stack = null;
     try {
@@ -208,6 +214,7 @@ export class NativeRelay implements RelayBackend {
     }
   }
 
+  /** Closes a native LLM span. Never throws. */
   llmEnd(handle: LlmHandle, options: LlmEndOptions): void {
     const span = this.#spanOf(handle, 'llm', 'llmEnd');
     if (span === null || span.native === null) return;
@@ -225,6 +232,7 @@ export class NativeRelay implements RelayBackend {
     }
   }
 
+  /** Opens a native tool span. Never throws. */
   toolStart(options: ToolStartOptions): ToolHandle {
     let stack = null;
     try {
@@ -248,6 +256,7 @@ export class NativeRelay implements RelayBackend {
     }
   }
 
+  /** Closes a native tool span. Never throws. */
   toolEnd(handle: ToolHandle, options: ToolEndOptions): void {
     const span = this.#spanOf(handle, 'tool', 'toolEnd');
     if (span === null || span.native === null) return;

@@ -52,7 +52,7 @@ export type {
 export { BACKEND_ENV, resolveBackend } from './backends/select.ts';
 export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions } from './backends/select.ts';
 export { detectRuntime } from './shared/js-runtime.ts';
-export type { RuntimeName } from './shared/js-runtime.ts';
+export type { RuntimeGlobals, RuntimeName } from './shared/js-runtime.ts';
 export type * from './relay/contract.ts';
 export { SCOPE_CATEGORIES, isScopeCategory } from './relay/contract.ts';
 export { toJson } from './shared/json.ts';
@@ -63,3 +63,6 @@ export * from './formats/index.ts';
 
 export { createHookRecorder } from './record/hook-recorder.ts';
 export type { HookRecorder, HookRecorderOptions, RecordableHost } from './record/hook-recorder.ts';
+
+export { adaptLogger, debugEnabled, getLogger, setLogger } from './shared/logger.ts';
+export type { LogFunction, LoggerLike } from './shared/logger.ts';

@@ -15,7 +15,7 @@ export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError,
 export * as rules from '../relay/rules.ts';
 export { isJsonObject, toJson } from '../shared/json.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
-export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
+export { adaptLogger, consoleLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofCategory, type AtofEvent } from '../formats/atof/types.ts';
 export { markEvent, scopeEvent } from '../formats/atof/build.ts';
 export { AtifBuilder } from '../formats/atif/builder.ts';

@@ -9,11 +9,21 @@
 import { createReadStream, readFileSync, statSync, accessSync, constants } from 'node:fs';
 import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { describeFsError, InputError } from './errors.ts';
+
+/** The input name that means standard input (`cat hooks.jsonl | nemo-relay-hooks replay - --out x`). */
+export const STDIN = '-';
+
+/** How `file` is named in messages: standard input has no path. */
+export function inputName(file: string): string {
+  return file === STDIN ? '(stdin)' : file;
+}
 
 /** Throws `InputError` unless `file` is a readable regular file. Returns its size in bytes. */
 export function checkInputFile(file: string): number {
+  // Standard input has no size to check up front; 0 turns progress percentages off.
+  if (file === STDIN) return 0;
   let size: number;
   try {
     const stat = statSync(file);
@@ -35,6 +45,29 @@ const MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024;
 /** `text` without a leading UTF-8 byte order mark, which some editors write and JSON does not allow. */
 function withoutBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Reads a whole file, or standard input for `-`, as UTF-8 (for documents that must be parsed whole). */
+export async function readInputText(file: string): Promise<string> {
+  if (file !== STDIN) return readTextFile(file);
+  const decoder = new StringDecoder('utf8');
+  const parts: string[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of process.stdin as AsyncIterable<Buffer | string>) {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      bytes += buffer.length;
+      if (bytes > MAX_WHOLE_FILE_BYTES) {
+        throw new InputError(`cannot read (stdin): more than ${MAX_WHOLE_FILE_BYTES} bytes, the most a document read whole may have`);
+      }
+      parts.push(decoder.write(buffer));
+    }
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(describeFsError(error, 'cannot read', '(stdin)'));
+  }
+  parts.push(decoder.end());
+  return withoutBom(parts.join(''));
 }
 
 /** Reads a whole file as UTF-8 (for documents that must be parsed whole). */
@@ -73,28 +106,78 @@ export interface Line {
 }
 
 /**
- * The lines of `file`, streamed (`readline` over a read stream): only one
- * chunk is in memory at a time. A `\r` before the newline is dropped.
+ * The longest line the CLI reads (in UTF-16 code units, about bytes for
+ * JSON). Longer lines stop the command with one clear line; without this
+ * bound a line of a gigabyte ends in an uncaught `RangeError` (a JS string
+ * cannot hold it). `NEMO_RELAY_HOOKS_MAX_LINE_BYTES` lowers it (tests).
+ */
+export const MAX_LINE_CHARS = 128 * 1024 * 1024;
+
+function maxLineChars(): number {
+  const raw = Number(process.env.NEMO_RELAY_HOOKS_MAX_LINE_BYTES);
+  return Number.isInteger(raw) && raw > 0 && raw < MAX_LINE_CHARS ? raw : MAX_LINE_CHARS;
+}
+
+/**
+ * The lines of `file` (standard input for `-`), streamed: only one chunk
+ * and the current line are in memory at a time. A `\r` before the newline
+ * is dropped. A line longer than `MAX_LINE_CHARS` is an `InputError`.
  */
 export async function* readLines(file: string): AsyncGenerator<Line> {
   checkInputFile(file);
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
-  let failure: unknown = null;
-  stream.on('error', (error) => {
-    failure = error;
-  });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  const name = inputName(file);
+  const limit = maxLineChars();
+  const stream = file === STDIN ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 });
+  const decoder = new StringDecoder('utf8');
+  let bytesRead = 0;
   let number = 0;
+  // The current line's pieces, joined once its newline arrives.
+  let pending: string[] = [];
+  let pendingLength = 0;
+  const emit = (text: string): Line => {
+    number += 1;
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    return { number, text: number === 1 ? withoutBom(text) : text, bytesRead };
+  };
+  const tooLong = (): InputError =>
+    new InputError(`cannot read ${name}: line ${number + 1} is longer than ${limit} bytes, more than one JSON line may have (is this really JSONL?)`);
   try {
-    for await (const text of lines) {
-      number += 1;
-      yield { number, text: number === 1 ? withoutBom(text) : text, bytesRead: stream.bytesRead };
+    for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      bytesRead += buffer.length;
+      const text = decoder.write(buffer);
+      let start = 0;
+      for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
+        const piece = text.slice(start, newline);
+        start = newline + 1;
+        if (pendingLength + piece.length > limit) throw tooLong();
+        let line = piece;
+        if (pending.length > 0) {
+          pending.push(piece);
+          line = pending.join('');
+          pending = [];
+          pendingLength = 0;
+        }
+        yield emit(line);
+      }
+      if (start < text.length) {
+        const rest = text.slice(start);
+        pendingLength += rest.length;
+        if (pendingLength > limit) throw tooLong();
+        pending.push(rest);
+      }
     }
+    const tail = decoder.end();
+    if (tail !== '') {
+      pendingLength += tail.length;
+      if (pendingLength > limit) throw tooLong();
+      pending.push(tail);
+    }
+    if (pending.length > 0) yield emit(pending.join(''));
   } catch (error) {
-    failure ??= error;
+    if (error instanceof InputError) throw error;
+    throw new InputError(describeFsError(error, 'cannot read', name));
   } finally {
-    lines.close();
-    stream.destroy();
+    if (file !== STDIN) (stream as ReturnType<typeof createReadStream>).destroy();
   }
-  if (failure !== null) throw new InputError(describeFsError(failure, 'cannot read', file));
 }

@@ -86,6 +86,7 @@ export function formatDuration(micros: number): string {
   const s = ms / 1000;
   if (s < 60) return `${s.toFixed(2)}s`;
   const minutes = Math.floor(s / 60);
+  if (minutes >= 60) return `${Math.floor(minutes / 60)}h ${String(minutes % 60).padStart(2, '0')}m`;
   return `${minutes}m ${String(Math.round(s - minutes * 60)).padStart(2, '0')}s`;
 }
 

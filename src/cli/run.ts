@@ -17,6 +17,7 @@ import { CliError, UsageError } from './errors.ts';
 import { commandHelp, PROGRAM, programHelp } from './help.ts';
 import type { CliIo } from './io.ts';
 import { packageVersion } from './package-info.ts';
+import { debugEnabled } from '../shared/logger.ts';
 
 interface Command {
   spec: CommandSpec;
@@ -80,7 +81,8 @@ function report(error: unknown, io: CliIo): number {
   }
   // A bug, not a user mistake: still one line, with a way to get the stack.
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  io.err(`${PROGRAM}: internal error: ${message}${io.env.NEMO_RELAY_HOOKS_DEBUG ? '' : ' (set NEMO_RELAY_HOOKS_DEBUG=1 for the stack)'}\n`);
-  if (io.env.NEMO_RELAY_HOOKS_DEBUG && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
+  const debug = debugEnabled(io.env);
+  io.err(`${PROGRAM}: internal error: ${message}${debug ? '' : ' (set NEMO_RELAY_HOOKS_DEBUG=1 for the stack)'}\n`);
+  if (debug && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
   return 1;
 }

@@ -11,6 +11,7 @@ export interface ValidationError {
   path: string;
   /** Stable machine-readable code, e.g. `atif.extra_field`. */
   rule: string;
+  /** What is wrong, in one sentence. */
   message: string;
 }
 

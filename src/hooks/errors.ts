@@ -17,15 +17,20 @@ import { HOOK_NAMES, MIDDLEWARE_KINDS } from './names.ts';
 
 /** Base class of the runtime errors raised by the hook core. */
 export class HookError extends Error {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name: string = 'HookError';
 }
 
 /** A hook name that is not one of `HOOK_NAMES`; the message lists the valid names. */
 export class UnknownHookError extends TypeError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'UnknownHookError' as const;
+  /** The name that was given. */
   readonly hookName: unknown;
+  /** Every valid hook name. */
   readonly validNames: readonly string[] = HOOK_NAMES;
 
+  /** Builds the error for `hookName`. */
   constructor(hookName: unknown) {
     super(`Unknown hook ${describe(hookName)}; valid hook names are: ${HOOK_NAMES.join(', ')}`);
     this.hookName = hookName;
@@ -37,10 +42,14 @@ export class UnknownHookError extends TypeError {
  * it was passed to (e.g. an execution kind given to `applyRequest`).
  */
 export class InvalidMiddlewareKindError extends TypeError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'InvalidMiddlewareKindError' as const;
+  /** The kind that was given. */
   readonly kind: unknown;
+  /** The kinds the method accepts. */
   readonly validKinds: readonly string[];
 
+  /** Builds the error; `method` names the call that refused the kind. */
   constructor(kind: unknown, validKinds: readonly string[] = MIDDLEWARE_KINDS, method?: string) {
     const where = method === undefined ? '' : `${method}: `;
     super(`${where}invalid middleware kind ${describe(kind)}; valid kinds are: ${validKinds.join(', ')}`);
@@ -51,8 +60,10 @@ export class InvalidMiddlewareKindError extends TypeError {
 
 /** A hook callback or middleware that is not a function. */
 export class InvalidCallbackError extends TypeError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'InvalidCallbackError' as const;
 
+  /** Builds the error for `what` (e.g. "callback") given `value`. */
   constructor(what: string, value: unknown) {
     super(`${what} must be a function, got ${value === null ? 'null' : typeof value}`);
   }
@@ -64,10 +75,14 @@ export class InvalidCallbackError extends TypeError {
  * again, so it is a contract violation, not a retry.
  */
 export class NextCalledTwiceError extends HookError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'NextCalledTwiceError' as const;
+  /** The middleware kind, e.g. `llm_execution`. */
   readonly kind: string;
+  /** The name of the middleware that called `next` twice. */
   readonly middlewareName: string;
 
+  /** Builds the error for the middleware `middlewareName` of `kind`. */
   constructor(kind: string, middlewareName: string) {
     super(
       `${kind} middleware "${middlewareName}" called next() more than once; downstream execution is single-use`,
@@ -79,6 +94,7 @@ export class NextCalledTwiceError extends HookError {
 
 const executionBlockedBrand = Symbol.for('nemo-relay-hooks.ExecutionBlocked');
 
+/** Options of `ExecutionBlocked`. */
 export interface ExecutionBlockedOptions {
   /**
    * Structured data for the caller. By convention it may carry `checked_by`
@@ -86,6 +102,7 @@ export interface ExecutionBlockedOptions {
    * `decision` (e.g. `"block"`) and `chain`.
    */
   metadata?: Record<string, unknown>;
+  /** The error that led to the block, if any. */
   cause?: unknown;
 }
 
@@ -103,10 +120,14 @@ export interface ExecutionBlockedOptions {
  * }, { name: 'budget_guard' });
  */
 export class ExecutionBlocked extends HookError {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'ExecutionBlocked' as const;
+  /** Why the call was blocked, for the host and the trace. */
   readonly reason: string;
+  /** Structured data for the caller (`checked_by`, `decision`, ...). */
   readonly metadata: Record<string, unknown>;
 
+  /** Blocks the call for `reason`. */
   constructor(reason: string, options: ExecutionBlockedOptions = {}) {
     super(reason, options.cause === undefined ? undefined : { cause: options.cause });
     this.reason = reason;

@@ -46,7 +46,9 @@ export function apiRequestId(turnId: string, apiCallCount: number): string {
   return `${turnId}:api:${apiCallCount}`;
 }
 
+/** Options of `TurnIds`. */
 export interface TurnIdsOptions {
+  /** The session the turn belongs to. */
   sessionId: string;
   /** Defaults to a new task id. */
   taskId?: string;
@@ -56,6 +58,7 @@ export interface TurnIdsOptions {
 
 /** The ids of one API call, from {@link TurnIds.nextApiCall}. */
 export interface ApiCallIds {
+  /** The id of this API call; retries share it. */
   readonly api_request_id: string;
   /** 1-based. */
   readonly api_call_count: number;
@@ -75,11 +78,15 @@ export interface ApiCallIds {
  * }
  */
 export class TurnIds {
+  /** The session id. */
   readonly session_id: string;
+  /** The task id. */
   readonly task_id: string;
+  /** The turn id. */
   readonly turn_id: string;
   #apiCallCount = 0;
 
+  /** Mints the ids of one turn. */
   constructor(options: TurnIdsOptions) {
     this.session_id = options.sessionId;
     this.task_id = options.taskId ?? newTaskId();

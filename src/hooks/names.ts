@@ -29,6 +29,7 @@ export const HOOK_NAMES = [
   'subagent_stop',
 ] as const;
 
+/** One of the 15 hook names. */
 export type HookName = (typeof HOOK_NAMES)[number];
 
 const hookNameSet: ReadonlySet<string> = new Set(HOOK_NAMES);
@@ -56,8 +57,11 @@ export const EXECUTION_MIDDLEWARE_KINDS = ['llm_execution', 'tool_execution'] as
 /** All middleware kinds. Hermes' old `api_request`/`api_execution` aliases are not carried over. */
 export const MIDDLEWARE_KINDS = [...REQUEST_MIDDLEWARE_KINDS, ...EXECUTION_MIDDLEWARE_KINDS] as const;
 
+/** A request middleware kind: `llm_request` or `tool_request`. */
 export type RequestMiddlewareKind = (typeof REQUEST_MIDDLEWARE_KINDS)[number];
+/** An execution middleware kind: `llm_execution` or `tool_execution`. */
 export type ExecutionMiddlewareKind = (typeof EXECUTION_MIDDLEWARE_KINDS)[number];
+/** Any middleware kind. */
 export type MiddlewareKind = RequestMiddlewareKind | ExecutionMiddlewareKind;
 
 const middlewareKindSet: ReadonlySet<string> = new Set(MIDDLEWARE_KINDS);

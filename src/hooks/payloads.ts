@@ -28,6 +28,7 @@ import type { HookName } from './names.ts';
 export interface ObserverPayload {
   /** Envelope marker, `"hermes.observer.v1"`; stamped by the registry if absent. */
   telemetry_schema_version?: string;
+  /** Hosts may add fields; they are passed through. */
   [key: string]: unknown;
 }
 
@@ -36,8 +37,11 @@ export type Observed<P> = P & { telemetry_schema_version: string };
 
 /** One request-middleware rewrite, as surfaced in `middleware_trace`. */
 export interface MiddlewareTraceEntry {
+  /** What made the rewrite (the middleware's source). */
   source?: string;
+  /** Why the host emitted this, in its own words. */
   reason?: string;
+  /** The name of the middleware that rewrote the request. */
   name?: string;
 }
 
@@ -46,8 +50,11 @@ export type ConversationMessage = Record<string, unknown>;
 
 /** First turn of a new session. */
 export interface SessionStartPayload extends ObserverPayload {
+  /** The host's session id. */
   session_id?: string;
+  /** The model the session or call uses. */
   model?: string;
+  /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
 }
 
@@ -56,16 +63,27 @@ export interface SessionStartPayload extends ObserverPayload {
  * reduced shape and add `reason` or `api_request_id`.
  */
 export interface SessionEndPayload extends ObserverPayload {
+  /** The host's session id. */
   session_id?: string;
+  /** The task the session is running (Hermes' task id). */
   task_id?: string;
+  /** The turn this hook belongs to. */
   turn_id?: string;
+  /** The API call this belongs to (`${turn_id}:api:${n}`); retries share it. */
   api_request_id?: string;
+  /** The turn ran to its end. */
   completed?: boolean;
+  /** The turn ended with an error. */
   failed?: boolean;
+  /** The user or the host interrupted the turn. */
   interrupted?: boolean;
+  /** Why the turn's loop ended, e.g. `text_response` or `max_iterations`. */
   turn_exit_reason?: string;
+  /** The model the session or call uses. */
   model?: string;
+  /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
+  /** Why the host emitted this, in its own words. */
   reason?: string;
 }
 
@@ -73,41 +91,61 @@ export interface SessionEndPayload extends ObserverPayload {
 export interface SessionFinalizePayload extends ObserverPayload {
   /** The outgoing session; `null` when no session was active. */
   session_id?: string | null;
+  /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
+  /** Why the host emitted this, in its own words. */
   reason?: string;
+  /** The session that ended. */
   old_session_id?: string;
+  /** The session that replaces it. */
   new_session_id?: string;
 }
 
 /** A session boundary (`/new`, `/reset`, gateway rotation); `session_id` is already the new one. */
 export interface SessionResetPayload extends ObserverPayload {
+  /** The host's session id. */
   session_id?: string;
+  /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
+  /** Why the host emitted this, in its own words. */
   reason?: string;
+  /** The session that ended. */
   old_session_id?: string;
+  /** The session that replaces it. */
   new_session_id?: string;
 }
 
 /** Once per user turn, before the tool loop. */
 export interface PreLlmCallPayload extends ObserverPayload {
+  /** The host's session id. */
   session_id?: string;
+  /** The task the session is running (Hermes' task id). */
   task_id?: string;
+  /** The turn this hook belongs to. */
   turn_id?: string;
   /** Privacy: the raw user message (a string, or content parts for a multimodal turn). */
   user_message?: string | readonly unknown[];
   /** Privacy: the raw conversation so far. */
   conversation_history?: readonly ConversationMessage[];
+  /** This is the session's first turn. */
   is_first_turn?: boolean;
+  /** The model the session or call uses. */
   model?: string;
+  /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
+  /** The parent agent's session id, when this is a subagent. */
   parent_session_id?: string;
+  /** Who sent the message (gateway platforms). */
   sender_id?: string;
 }
 
 /** A successful, non-interrupted turn end. */
 export interface PostLlmCallPayload extends ObserverPayload {
+  /** The host's session id. */
   session_id?: string;
+  /** The task the session is running (Hermes' task id). */
   task_id?: string;
+  /** The turn this hook belongs to. */
   turn_id?: string;
   /** Privacy: the raw user message. */
   user_message?: string | readonly unknown[];
@@ -115,24 +153,34 @@ export interface PostLlmCallPayload extends ObserverPayload {
   assistant_response?: string;
   /** Privacy: the raw conversation after the turn. */
   conversation_history?: readonly ConversationMessage[];
+  /** The model the session or call uses. */
   model?: string;
+  /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
 }
 
 /** Correlation and routing fields shared by the three API request hooks. */
 export interface ApiRequestIds {
+  /** The host's session id. */
   session_id?: string;
+  /** The task the session is running (Hermes' task id). */
   task_id?: string;
+  /** The turn this hook belongs to. */
   turn_id?: string;
   /**
    * `${turn_id}:api:${api_call_count}`, minted once per API call before the
    * retry loop: retries share it and differ by `retry_count`.
    */
   api_request_id?: string;
+  /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
+  /** The model the session or call uses. */
   model?: string;
+  /** The provider, e.g. `openai` or `anthropic`. */
   provider?: string;
+  /** The provider endpoint's base URL. */
   base_url?: string;
+  /** The API surface, e.g. `chat_completions`, `responses`, `anthropic_messages`. */
   api_mode?: string;
   /** 1-based count of API calls in the turn. */
   api_call_count?: number;
@@ -144,15 +192,23 @@ export interface PreApiRequestPayload extends ObserverPayload, ApiRequestIds {
   user_message?: string | readonly unknown[];
   /** Privacy: raw, kept for legacy consumers. Prefer the sanitised `request`. */
   conversation_history?: readonly ConversationMessage[];
+  /** 0 for the first attempt, then 1, 2, ... for each retry. */
   retry_count?: number;
   /** Privacy: raw, kept for legacy consumers. Prefer the sanitised `request`. */
   request_messages?: readonly ConversationMessage[];
+  /** Messages in the request (or the response). */
   message_count?: number;
+  /** Tools offered to the model. */
   tool_count?: number;
+  /** The host's estimate of the request's input tokens. */
   approx_input_tokens?: number;
+  /** Characters in the serialised request. */
   request_char_count?: number;
+  /** The completion token limit asked for, `null` for none. */
   max_tokens?: number | null;
+  /** When the attempt started (epoch seconds). */
   started_at?: number;
+  /** The request-middleware rewrites that shaped this request, in order. */
   middleware_trace?: readonly MiddlewareTraceEntry[];
   /** The sanitised request envelope (e.g. `{method, url, headers, body}`); what new consumers should read. */
   request?: Record<string, unknown>;
@@ -160,11 +216,17 @@ export interface PreApiRequestPayload extends ObserverPayload, ApiRequestIds {
 
 /** After a normalised provider success. */
 export interface PostApiRequestPayload extends ObserverPayload, ApiRequestIds {
+  /** How long the attempt took (seconds). */
   api_duration?: number;
+  /** When the attempt started (epoch seconds). */
   started_at?: number;
+  /** When the attempt ended (epoch seconds). */
   ended_at?: number;
+  /** The provider's finish reason, e.g. `stop` or `tool_calls`. */
   finish_reason?: string | null;
+  /** Messages in the request (or the response). */
   message_count?: number;
+  /** The model the provider says answered. */
   response_model?: string;
   /** The sanitised response; never a raw provider object. */
   response?: Record<string, unknown>;
@@ -172,19 +234,29 @@ export interface PostApiRequestPayload extends ObserverPayload, ApiRequestIds {
   usage?: Record<string, unknown> | null;
   /** Privacy: the raw normalised assistant message may contain model/user content. */
   assistant_message?: ConversationMessage;
+  /** Characters of the assistant's text. */
   assistant_content_chars?: number;
+  /** Tool calls in the assistant message. */
   assistant_tool_call_count?: number;
 }
 
 /** Each failed provider attempt. */
 export interface ApiRequestErrorPayload extends ObserverPayload, ApiRequestIds {
+  /** How long the attempt took (seconds). */
   api_duration?: number;
+  /** When the attempt started (epoch seconds). */
   started_at?: number;
+  /** When the attempt ended (epoch seconds). */
   ended_at?: number;
+  /** The HTTP status of the failed attempt, `null` when there was none. */
   status_code?: number | null;
+  /** 0 for the first attempt, then 1, 2, ... for each retry. */
   retry_count?: number;
+  /** How many retries the host allows. */
   max_retries?: number;
+  /** The host will retry this failure. */
   retryable?: boolean;
+  /** Why the host emitted this, in its own words. */
   reason?: string;
   /** Privacy: error text may contain provider or user data. Typically `{type, message}`. */
   error?: unknown;
@@ -194,33 +266,45 @@ export interface ApiRequestErrorPayload extends ObserverPayload, ApiRequestIds {
 
 /** Correlation fields shared by the two tool hooks. */
 export interface ToolCallIds {
+  /** The host's session id. */
   session_id?: string;
+  /** The task the session is running (Hermes' task id). */
   task_id?: string;
+  /** The turn this hook belongs to. */
   turn_id?: string;
+  /** The API call this belongs to (`${turn_id}:api:${n}`); retries share it. */
   api_request_id?: string;
+  /** The provider's id of the tool call, pairing the pre and post tool hooks. */
   tool_call_id?: string;
 }
 
 /** Once per tool call, before execution (after `tool_request` middleware, so `args` are the effective ones). */
 export interface PreToolCallPayload extends ObserverPayload, ToolCallIds {
+  /** The tool's name. */
   tool_name: string;
   /** Privacy: the model's tool arguments. */
   args?: Record<string, unknown>;
+  /** The request-middleware rewrites that shaped this request, in order. */
   middleware_trace?: readonly MiddlewareTraceEntry[];
 }
 
 /** After the tool call was blocked, failed, or succeeded. */
 export interface PostToolCallPayload extends ObserverPayload, ToolCallIds {
+  /** The tool's name. */
   tool_name: string;
   /** Privacy: the model's tool arguments. */
   args?: Record<string, unknown>;
   /** Privacy: the model-bound result (Hermes sends a JSON string). */
   result?: unknown;
+  /** How long it took (milliseconds). */
   duration_ms?: number;
   /** e.g. `"ok"`, `"error"`, `"blocked"`. */
   status?: string;
+  /** The error's type or class name, when the call failed. */
   error_type?: string | null;
+  /** The error's message, when the call failed. */
   error_message?: string | null;
+  /** The request-middleware rewrites that shaped this request, in order. */
   middleware_trace?: readonly MiddlewareTraceEntry[];
 }
 
@@ -229,14 +313,21 @@ export type ApprovalSurface = 'cli' | 'gateway' | 'smart' | (string & {});
 
 /** Before a prompted or smart approval. Observers cannot veto. */
 export interface PreApprovalRequestPayload extends ObserverPayload {
+  /** The turn this hook belongs to. */
   turn_id?: string;
+  /** The provider's id of the tool call, pairing the pre and post tool hooks. */
   tool_call_id?: string;
+  /** The approval scope key (e.g. the gateway chat), when the host has one. */
   session_key?: string;
   /** Privacy: the command may contain secrets. */
   command?: string;
+  /** What the command does, as shown to the approver. */
   description?: string;
+  /** The dangerous-command pattern that asked for approval. */
   pattern_key?: string;
+  /** Every dangerous-command pattern the command matched. */
   pattern_keys?: readonly string[];
+  /** Where the approval was asked: `cli`, `gateway` or `smart`. */
   surface?: ApprovalSurface;
 }
 
@@ -253,11 +344,17 @@ export interface PostApprovalResponsePayload extends PreApprovalRequestPayload {
  * ids only (no `session_id`), so consumers key by `child_session_id`.
  */
 export interface SubagentStartPayload extends ObserverPayload {
+  /** The parent agent's session id, when this is a subagent. */
   parent_session_id?: string;
+  /** The parent's turn that started the child. */
   parent_turn_id?: string;
+  /** The parent's own subagent id, when the parent is a subagent too. */
   parent_subagent_id?: string;
+  /** The child agent's session id: the key consumers use for the child. */
   child_session_id?: string;
+  /** The child's subagent id. */
   child_subagent_id?: string;
+  /** The role the child was given, e.g. `researcher`. */
   child_role?: string;
   /** Privacy: the goal may contain user or project content; keep it out of structural events. */
   child_goal?: string;
@@ -265,34 +362,55 @@ export interface SubagentStartPayload extends ObserverPayload {
 
 /** A child agent exited (emitted on the caller's thread of control). */
 export interface SubagentStopPayload extends ObserverPayload {
+  /** The parent agent's session id, when this is a subagent. */
   parent_session_id?: string;
+  /** The parent's turn that started the child. */
   parent_turn_id?: string;
+  /** The child agent's session id: the key consumers use for the child. */
   child_session_id?: string;
+  /** The role the child was given, e.g. `researcher`. */
   child_role?: string;
   /** Privacy: may reveal project content. */
   child_summary?: string;
+  /** How the child ended, e.g. `completed` or `failed`. */
   child_status?: string;
   /** Redacted tool-history metadata; may reveal project structure. */
   tool_call_history?: readonly unknown[];
+  /** How long it took (milliseconds). */
   duration_ms?: number;
 }
 
 /** The payload type of each hook. */
 export interface HookPayloads {
+  /** The payload of `on_session_start`. */
   on_session_start: SessionStartPayload;
+  /** The payload of `on_session_end`. */
   on_session_end: SessionEndPayload;
+  /** The payload of `on_session_finalize`. */
   on_session_finalize: SessionFinalizePayload;
+  /** The payload of `on_session_reset`. */
   on_session_reset: SessionResetPayload;
+  /** The payload of `pre_llm_call`. */
   pre_llm_call: PreLlmCallPayload;
+  /** The payload of `post_llm_call`. */
   post_llm_call: PostLlmCallPayload;
+  /** The payload of `pre_api_request`. */
   pre_api_request: PreApiRequestPayload;
+  /** The payload of `post_api_request`. */
   post_api_request: PostApiRequestPayload;
+  /** The payload of `api_request_error`. */
   api_request_error: ApiRequestErrorPayload;
+  /** The payload of `pre_tool_call`. */
   pre_tool_call: PreToolCallPayload;
+  /** The payload of `post_tool_call`. */
   post_tool_call: PostToolCallPayload;
+  /** The payload of `pre_approval_request`. */
   pre_approval_request: PreApprovalRequestPayload;
+  /** The payload of `post_approval_response`. */
   post_approval_response: PostApprovalResponsePayload;
+  /** The payload of `subagent_start`. */
   subagent_start: SubagentStartPayload;
+  /** The payload of `subagent_stop`. */
   subagent_stop: SubagentStopPayload;
 }
 

@@ -36,7 +36,7 @@
 
 import { runExecutionChain, type ChainEntry } from './chain.ts';
 import { InvalidCallbackError, InvalidMiddlewareKindError, UnknownHookError } from './errors.ts';
-import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
+import { adaptLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 import type {
   ExecutionPayloads,
   MiddlewareContext,
@@ -64,9 +64,10 @@ export type HookCallback<K extends HookName> = (payload: Observed<HookPayloads[K
 /** A payload, or a function building it that runs only if somebody subscribed. */
 export type PayloadOrThunk<P> = P | (() => P);
 
+/** Options of `HookRegistry`. */
 export interface HookRegistryOptions {
   /** Where callback and middleware failures are reported. Default: `consoleLogger`. */
-  logger?: Logger;
+  logger?: LoggerLike;
 }
 
 interface Entry {
@@ -168,6 +169,7 @@ export class BoundHook<K extends HookName> {
   }
 }
 
+/** Where hosts emit hooks and run middleware, and where observers subscribe. */
 export class HookRegistry {
   readonly #logger: Logger;
   readonly #hooks: Table = tableOf(HOOK_NAMES);
@@ -180,8 +182,9 @@ export class HookRegistry {
     if (bound !== undefined) refreshBound(bound, entries);
   };
 
+  /** An empty registry. */
   constructor(options: HookRegistryOptions = {}) {
-    this.#logger = options.logger ?? consoleLogger;
+    this.#logger = adaptLogger(options.logger);
   }
 
   // ------------------------------------------------------------ observer hooks

@@ -38,7 +38,9 @@ export function safeSessionFragment(sessionId: string): string {
 
 /** Raised when a template would place a trajectory outside its output folder. */
 export class UnsafeAtifPathError extends Error {
+  /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'UnsafeAtifPathError';
+  /** Builds the error for `template` under `outputDirectory`. */
   constructor(readonly template: string, readonly outputDirectory: string) {
     super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}`);
   }

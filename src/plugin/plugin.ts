@@ -16,8 +16,9 @@
  */
 
 import type { HookName } from '../hooks/names.ts';
-import type { Logger } from '../shared/logger.ts';
-import { consoleLogger, safeLog } from '../shared/logger.ts';
+import type { Logger, LoggerLike } from '../shared/logger.ts';
+import { adaptLogger, safeLog } from '../shared/logger.ts';
+import { asyncDisposeSymbol } from '../shared/dispose.ts';
 import type { BackendChoice } from '../backends/select.ts';
 import type { Environment, LoadedSettings, NemoRelaySettingsOverrides } from './config/settings.ts';
 import { loadSettings } from './config/settings.ts';
@@ -39,7 +40,7 @@ export interface NemoRelayPluginOptions {
   /** Where `HERMES_NEMO_RELAY_*` settings are read from. Defaults to `process.env`. */
   env?: Environment;
   /** Receives warnings about swallowed failures. Defaults to the console. */
-  logger?: Logger;
+  logger?: LoggerLike;
   /** Typed settings that override the environment. */
   settings?: NemoRelaySettingsOverrides;
   /** Sessions idle longer than this are closed and their partial trajectory written. Default 6 h; `0` disables. */
@@ -88,6 +89,10 @@ export interface NemoRelayPlugin {
   flush(options?: FlushOptions): Promise<void>;
   /** Closes every session, writes every file and releases the backend. Idempotent, bounded, never rejects. */
   shutdown(options?: ShutdownOptions): Promise<void>;
+  /** `flush()` under the name OpenTelemetry users look for. */
+  forceFlush(options?: FlushOptions): Promise<void>;
+  /** `await using plugin = createNemoRelayPlugin(...)`: `shutdown()` when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void>;
   /**
    * Flushes on `beforeExit`, `SIGINT` and `SIGTERM` without changing the exit
    * code. Opt-in, because signal handlers change a host's process semantics.
@@ -124,7 +129,7 @@ const DEFAULT_MAX_QUEUED_HOOKS = 100_000;
 
 /** Creates the NeMo Relay observability plugin. Creating it does no I/O. */
 export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): NemoRelayPlugin {
-  const logger = options.logger ?? consoleLogger;
+  const logger = adaptLogger(options.logger);
   const env = options.env ?? processEnv();
   const counters = emptyCounters();
   const work = new BackgroundWork(counters, logger);
@@ -168,7 +173,9 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     },
     status: () => status(),
     flush: (flushOptions) => flushPlugin(lifecycle, flushOptions),
+    forceFlush: (flushOptions) => flushPlugin(lifecycle, flushOptions),
     shutdown,
+    [asyncDisposeSymbol()]: () => shutdown(),
     installExitHandlers: (shutdownOptions) => installExitHandlers(shutdown, () => shutdownPromise !== null, shutdownOptions),
     handlers,
     onSessionStart: handlers.on_session_start,

@@ -18,15 +18,18 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
-import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
+import { asyncDisposeSymbol, disposeSymbol } from '../shared/dispose.ts';
+import { adaptLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 import { HOOK_NAMES, type HookName } from '../hooks/index.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */
 export interface RecordableHost {
+  /** Subscribes `callback` to the hook `name`; returns the unsubscribe. */
   on(name: HookName, callback: (payload: any) => unknown): () => void;
 }
 
+/** Options of `createHookRecorder`. */
 export interface HookRecorderOptions {
   /** Append to an existing file instead of truncating it. Default false. */
   append?: boolean;
@@ -35,9 +38,10 @@ export interface HookRecorderOptions {
   /** Only these hooks are recorded. Default: all 15. */
   hooks?: readonly HookName[];
   /** Where a write failure is reported. Default: `consoleLogger`. */
-  logger?: Logger;
+  logger?: LoggerLike;
 }
 
+/** A running recorder. */
 export interface HookRecorder {
   /** The file being written (absolute). */
   readonly path: string;
@@ -49,6 +53,10 @@ export interface HookRecorder {
   flush(): void;
   /** Flushes, unsubscribes and closes the file. Idempotent, never throws. */
   close(): void;
+  /** `using recorder = createHookRecorder(...)`: closes it. */
+  [Symbol.dispose](): void;
+  /** `await using recorder = createHookRecorder(...)`: closes it. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 const DEFAULT_BUFFER_BYTES = 64 * 1024;
@@ -64,7 +72,7 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
   makeDirectory(path.dirname(target));
   let fd: number | null = openSync(target, options.append === true ? 'a' : 'w');
   const limit = Math.max(0, options.bufferBytes ?? DEFAULT_BUFFER_BYTES);
-  const logger = options.logger ?? consoleLogger;
+  const logger = adaptLogger(options.logger);
   let chunks: string[] = [];
   let buffered = 0;
   let lines = 0;
@@ -103,6 +111,11 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
     if (buffered >= limit) flush();
   };
 
+  const close = (): void => {
+    flush();
+    stop();
+  };
+
   const unsubscribers = (options.hooks ?? HOOK_NAMES).map((hook) => host.on(hook, (payload: unknown) => record(hook, payload)));
 
   const stop = (): void => {
@@ -132,11 +145,10 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
       return errors;
     },
     flush,
-    close: () => {
-      flush();
-      stop();
-    },
-  };
+    close,
+    [disposeSymbol()]: close,
+    [asyncDisposeSymbol()]: async () => close(),
+  } as HookRecorder;
 }
 
 // writeSync may write less than asked (pipes, signals); loop until all is out.

@@ -40,21 +40,27 @@ declare const handleBrand: unique symbol;
  * returned it can interpret it; callers keep it and pass it back.
  */
 export interface ScopeHandle {
+  /** Brand: only a backend creates scope handles. */
   readonly [handleBrand]: 'scope';
 }
 
 /** An opaque handle to an LLM span started with `llmStart`. */
 export interface LlmHandle {
+  /** Brand: only a backend creates LLM handles. */
   readonly [handleBrand]: 'llm';
 }
 
 /** An opaque handle to a tool span started with `toolStart`. */
 export interface ToolHandle {
+  /** Brand: only a backend creates tool handles. */
   readonly [handleBrand]: 'tool';
 }
 
+/** What `pushScope` needs: the scope's name and category, and optionally its parent, input, metadata and time. */
 export interface PushScopeOptions {
+  /** The scope's name, written as the events' `name`. */
   name: string;
+  /** The ATOF category: `agent`, `function`, `llm`, `tool`, `custom`, ... */
   category: ScopeCategory;
   /** Parent scope. `null`/absent opens a new top-level scope with its own implicit root. */
   parent?: ScopeHandle | null;
@@ -64,81 +70,123 @@ export interface PushScopeOptions {
   metadata?: unknown;
   /** ATOF scope attribute flags (`parallel`, `relocatable`). */
   attributes?: readonly ('parallel' | 'relocatable')[];
+  /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
 }
 
+/** What `popScope` may add to the end event. */
 export interface PopScopeOptions {
   /** Emitted as the end event's `data`. */
   output?: unknown;
   /** Merged over the start metadata on the end event. */
   metadata?: unknown;
+  /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
 }
 
+/** A mark: a point event under a scope (turn starts, approvals, errors). */
 export interface MarkOptions {
+  /** The mark's name, e.g. `hermes.turn.start`. */
   name: string;
+  /** The scope the mark belongs to; absent: the current top-level root. */
   parent?: ScopeHandle | null;
+  /** Written as the mark's `data`. */
   data?: unknown;
+  /** Written as the mark's `metadata`. */
   metadata?: unknown;
+  /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
 }
 
 /** An LLM request as the relay records it. */
 export interface LlmRequest {
+  /** HTTP-style headers of the request (redacted by the caller). */
   headers: Record<string, string>;
+  /** The request body as sent to the provider (converted to JSON). */
   content: unknown;
 }
 
+/** What `llmStart` needs to open an LLM span. */
 export interface LlmStartOptions {
   /** Span name: the provider or the relay LLM surface. */
   name: string;
+  /** The scope the span belongs to. */
   parent?: ScopeHandle | null;
+  /** The request, recorded as the start event's `data`. */
   request: LlmRequest;
+  /** Written as the span's `metadata`. */
   metadata?: unknown;
+  /** The model, recorded as `category_profile.model_name`. */
   modelName?: string;
+  /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
 }
 
+/** What `llmEnd` records when an LLM span ends. */
 export interface LlmEndOptions {
   /** The provider response; becomes the end event's `data`. */
   response: unknown;
+  /** Merged over the start metadata on the end event. */
   metadata?: unknown;
+  /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
 }
 
+/** What `toolStart` needs to open a tool span. */
 export interface ToolStartOptions {
+  /** The tool's name. */
   name: string;
+  /** The scope the span belongs to. */
   parent?: ScopeHandle | null;
+  /** The tool arguments, recorded as the start event's `data`. */
   args: unknown;
+  /** Written as the span's `metadata`. */
   metadata?: unknown;
   /** The external tool call id; omitted from `category_profile` when empty. */
   toolCallId?: string;
+  /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
 }
 
+/** What `toolEnd` records when a tool span ends. */
 export interface ToolEndOptions {
+  /** The tool result, recorded as the end event's `data`. */
   result: unknown;
   /** `'error'` records the end with `otel.status_code: "ERROR"`. */
   status?: 'ok' | 'error';
   /** Becomes `category_profile.tool_result_annotation` on a successful end. */
   annotation?: unknown;
+  /** Merged over the start metadata on the end event. */
   metadata?: unknown;
+  /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
 }
 
+/** A managed LLM call: the relay opens the span, runs the call and closes the span with its response. */
 export interface ManagedLlmOptions {
+  /** Span name: the provider or the relay LLM surface. */
   name: string;
+  /** The scope the span belongs to. */
   parent?: ScopeHandle | null;
+  /** The request the call is made with. */
   request: LlmRequest;
+  /** Written as the span's `metadata`. */
   metadata?: unknown;
+  /** The model, recorded as `category_profile.model_name`. */
   modelName?: string;
 }
 
+/** A managed tool call: the relay opens the span, runs the call and closes the span with its result. */
 export interface ManagedToolOptions {
+  /** The tool's name. */
   name: string;
+  /** The scope the span belongs to. */
   parent?: ScopeHandle | null;
+  /** The tool arguments the call is made with. */
   args: unknown;
+  /** Written as the span's `metadata`. */
   metadata?: unknown;
+  /** The external tool call id. */
   toolCallId?: string;
 }
 
@@ -153,10 +201,13 @@ export type ManagedLlmCall = (request: LlmRequest) => unknown | Promise<unknown>
 export type ManagedToolCall = (args: unknown) => unknown | Promise<unknown>;
 
 
+/** Where and how an ATOF JSONL file sink writes. */
 export interface AtofExporterOptions {
   /** Folder for the file; created when missing. Defaults to the working directory. */
   outputDirectory?: string;
+  /** The file name inside `outputDirectory`. */
   filename: string;
+  /** `append` to an existing file, or `overwrite` it. */
   mode: AtofMode;
 }
 
@@ -170,13 +221,17 @@ export interface AtofExporter {
   close(): Promise<void>;
 }
 
+/** What an ATIF trajectory exporter covers and how it names the agent. */
 export interface AtifExporterOptions {
   /** The root scope whose subtree this trajectory covers (the session scope). */
   scope: ScopeHandle;
   /** Written as the trajectory's `session_id` and `trajectory_id`. */
   sessionId: string;
+  /** Written as `agent.name`. */
   agentName: string;
+  /** Written as `agent.version`. */
   agentVersion: string;
+  /** Written as `agent.model_name` when the session has no model of its own. */
   modelName?: string;
 }
 
@@ -200,6 +255,7 @@ export interface AtifExporter {
 
 /** A plugin-config validation diagnostic, the same shape native reports. */
 export interface PluginConfigReport {
+  /** Errors and warnings, errors first. */
   diagnostics: ConfigDiagnostic[];
   /** The `plugins.toml` files that contributed to the active document. */
   configPaths: string[];
@@ -207,11 +263,13 @@ export interface PluginConfigReport {
 
 /** A live plugin-config activation (the `plugins.toml` observability component). */
 export interface PluginConfigActivation {
+  /** What the activation accepted and reported. */
   readonly report: PluginConfigReport;
   /** Flushes and tears the activation down, writing any partial trajectories. Idempotent. */
   close(): Promise<void>;
 }
 
+/** Options of `initializePluginConfig`. */
 export interface PluginConfigOptions {
   /** The physical `plugins.toml` the document came from, for diagnostics and relative paths. */
   tomlPath?: string;
@@ -219,10 +277,15 @@ export interface PluginConfigOptions {
 
 /** A Hermes `[[dynamic_plugins]]` activation spec, already validated. */
 export interface DynamicPluginSpec {
+  /** The plugin's id, unique within the document. */
   plugin_id: string;
+  /** How the plugin runs: a Rust dynamic library or a worker process. */
   kind: 'rust_dynamic' | 'worker';
+  /** Where the plugin's manifest is. */
   manifest_ref: string;
+  /** The environment the plugin runs in, when it needs one. */
   environment_ref?: string;
+  /** The plugin's own configuration, passed as is. */
   config: JsonObject;
 }
 
@@ -231,13 +294,17 @@ export interface DynamicPluginSpec {
  * sends to (an OTLP endpoint, an ATOF stream, an ATIF upload target).
  */
 export interface OutputHealth {
+  /** What the output is: a local ATOF or ATIF file, or a remote destination. */
   kind: 'atof' | 'atif' | 'otlp-traces' | 'otlp-logs' | 'atof-stream' | 'atif-storage';
   /** The file path, or for a remote output its destination (URL or bucket/key prefix). */
   path: string;
   /** ISO timestamp of the last successful write or send, or null. */
   lastWrite: string | null;
+  /** Bytes written or sent so far. */
   bytes: number;
+  /** Writes or sends that failed. */
   errors: number;
+  /** The most recent failure's message. */
   lastError?: string;
   /** Remote outputs: items (spans, log records, events, trajectories) delivered. */
   sent?: number;
@@ -259,6 +326,7 @@ export interface BackendStats {
   dropped: number;
 }
 
+/** Which backend runs: `native`, `memory`, `fake`, `off`, or a custom backend's own name. */
 export type BackendKind = 'native' | 'memory' | 'fake' | 'off' | (string & {});
 
 /**
@@ -270,14 +338,21 @@ export interface RelayBackend {
   /** The runtime version when known (for native, the `nemo-relay-node` version). */
   readonly version?: string;
 
+  /** Opens a scope and returns its handle. Never throws. */
   pushScope(options: PushScopeOptions): ScopeHandle;
+  /** Closes a scope. Never throws. */
   popScope(handle: ScopeHandle, options?: PopScopeOptions): void;
+  /** Records a mark. Never throws. */
   mark(options: MarkOptions): void;
 
+  /** Opens an LLM span. Never throws. */
   llmStart(options: LlmStartOptions): LlmHandle;
+  /** Closes an LLM span with its response. Never throws. */
   llmEnd(handle: LlmHandle, options: LlmEndOptions): void;
 
+  /** Opens a tool span. Never throws. */
   toolStart(options: ToolStartOptions): ToolHandle;
+  /** Closes a tool span with its result. Never throws. */
   toolEnd(handle: ToolHandle, options: ToolEndOptions): void;
 
   /**

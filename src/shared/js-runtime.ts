@@ -10,9 +10,13 @@
 
 export type RuntimeName = 'node' | 'bun' | 'deno' | 'unknown';
 
-interface RuntimeGlobals {
+/** The globals `detectRuntime` looks at (a test passes its own). */
+export interface RuntimeGlobals {
+  /** Deno's global, with its version. */
   Deno?: { version?: { deno?: string } };
+  /** Bun's global, with its version. */
   Bun?: { version?: string };
+  /** Node's `process`, with its versions (Bun and Deno have one too). */
   process?: { versions?: Record<string, string | undefined> };
 }
 

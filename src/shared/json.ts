@@ -42,6 +42,7 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 export type JsonObject = { [key: string]: Json };
 
 
+/** Options of `toJson`: the bounds of the conversion. */
 export interface ToJsonOptions {
   /** Sort object keys, as the native relay's serde serializer does. */
   sortKeys?: boolean;

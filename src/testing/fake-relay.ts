@@ -38,6 +38,7 @@ import type {
   ToolStartOptions,
 } from '../relay/contract.ts';
 
+/** The name of a recorded backend operation. */
 export type FakeOperation =
   | 'pushScope'
   | 'popScope'
@@ -60,18 +61,25 @@ export type FakeOperation =
   | 'flush'
   | 'shutdown';
 
+/** One recorded call: the operation and its arguments. */
 export interface FakeCall {
+  /** Which operation was called. */
   op: FakeOperation;
+  /** The options it was called with. */
   args: Record<string, unknown>;
 }
 
 /** A handle minted by the fake. */
 export interface FakeHandle {
+  /** What the handle is for. */
   type: 'scope' | 'llm' | 'tool';
+  /** The scope or span name. */
   name: string;
+  /** Creation order, from 1. */
   id: number;
 }
 
+/** Options of `createFakeRelay`. */
 export interface FakeRelayOptions {
   /** Offer `executeLlm`/`executeTool`. Default true. */
   managed?: boolean;
@@ -83,6 +91,7 @@ export interface FakeRelayOptions {
   pluginConfigError?: Error;
 }
 
+/** A `RelayBackend` that records every call, for tests. */
 export interface FakeRelay extends RelayBackend {
   /** Every call, in order. */
   readonly calls: FakeCall[];

@@ -26,7 +26,7 @@ function command(): { file: string; args: string[] } {
   return { file: process.execPath, args: [path.join(ROOT, 'dist/src/cli/main.js')] };
 }
 
-export function cli(args: readonly string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): CliResult {
+export function cli(args: readonly string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; input?: string } = {}): CliResult {
   const { file, args: prefix } = command();
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, NEMO_RELAY_HOOKS_BACKEND: undefined };
   for (const [key, value] of Object.entries(options.env ?? {})) env[key] = value;
@@ -37,6 +37,7 @@ export function cli(args: readonly string[], options: { env?: Record<string, str
     encoding: 'utf8',
     timeout: options.timeoutMs ?? 120_000,
     maxBuffer: 64 * 1024 * 1024,
+    ...(options.input !== undefined ? { input: options.input } : {}),
   });
   if (result.error) throw result.error;
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };

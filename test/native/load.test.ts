@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
+import { platformPackageName } from '../../native/binding.ts';
+import { resolveBackend } from '../../src/backends/select.ts';
 import { NativeRelayError, NativeUnavailableError, SUPPORTED_VERSION_RANGE, loadNativeRelay, type NativeRelay } from '../../native/index.ts';
 import { available, recordingLogger, relay, tempDir } from './support.ts';
 
@@ -24,6 +26,8 @@ function throwingModule(body: string): string {
   return file;
 }
 
+if (platformPackageName() === undefined) console.log(`skipping the platform-package tests: napi-rs has no platform package name for ${process.platform}`);
+
 describe('loadNativeRelay failures', () => {
   it('reports a missing package as module-missing', () => {
     const error = unavailable({ moduleId: 'nemo-relay-node-that-does-not-exist' });
@@ -39,6 +43,51 @@ describe('loadNativeRelay failures', () => {
     expect(error.reason).toBe('binary-missing');
     expect(error.message).toContain(`no prebuilt binary for ${process.platform}-${process.arch}`);
     expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  /** An installed nemo-relay-node whose platform package npm skipped: requiring it fails as napi-rs's loader does. */
+  function packageWithoutPlatformBinary(engines: string): string {
+    const dir = tempDir('skipped-platform');
+    const platformPackage = platformPackageName()!;
+    fs.writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'nemo-relay-node', version: '0.9.2', engines: { node: engines }, optionalDependencies: { [platformPackage]: '0.9.2' } }),
+    );
+    // napi-rs's loader requires the platform package; a name no resolver can find stands for it
+    // (Bun resolves packages from the working directory too, where the real one is installed).
+    fs.writeFileSync(path.join(dir, 'index.js'), `require('nemo-relay-node-platform-package-that-npm-skipped');`);
+    return path.join(dir, 'index.js');
+  }
+
+  it.skipIf(platformPackageName() === undefined)('names the platform package npm skipped because of its engines, and the command that installs it', () => {
+    const error = unavailable({ moduleId: packageWithoutPlatformBinary('>=999.0.0') });
+    expect(error.reason).toBe('binary-missing');
+    expect(error.message).toContain(`no prebuilt binary for ${process.platform}-${process.arch}`);
+    expect(error.message).toContain(`declares engines node >=999.0.0`);
+    expect(error.message).toContain(`"npm install ${platformPackageName()}@0.9.2"`);
+    expect(error.message).toContain('or use Node >= 999');
+    // One line: no "Require stack" from Node's MODULE_NOT_FOUND message.
+    expect(error.message).not.toContain('\n');
+    expect(error.message).not.toContain('Require stack');
+  });
+
+  it.skipIf(platformPackageName() === undefined)('puts the cause and the fix into status().backend.reason, in one line, when auto falls back to memory', async () => {
+    const moduleId = packageWithoutPlatformBinary('>=999.0.0');
+    const resolved = await resolveBackend('auto', { env: {}, runtime: 'node', logger: silentLogger, nativeLoader: (logger) => loadNativeRelay({ moduleId, logger }) });
+    await resolved.backend.shutdown?.();
+    expect(resolved.kind).toBe('memory');
+    expect(resolved.reason).toMatch(/^auto on node: native relay unavailable \(.* has no prebuilt binary for .*: its platform package nemo-relay-node-[\w-]+ is not installed, because it declares engines node >=999\.0\.0/);
+    expect(resolved.reason).toContain(`fix: "npm install ${platformPackageName()}@0.9.2"`);
+    expect(resolved.reason).toMatch(/; using the in-memory relay$/);
+    expect(resolved.reason).not.toContain('\n');
+  });
+
+  it.skipIf(platformPackageName() === undefined)('gives the install command when the platform package is missing on a Node its engines accept', () => {
+    const error = unavailable({ moduleId: packageWithoutPlatformBinary('>=1.0.0') });
+    expect(error.reason).toBe('binary-missing');
+    expect(error.message).toContain(`its platform package ${platformPackageName()} is not installed`);
+    expect(error.message).toContain(`fix: "npm install ${platformPackageName()}@0.9.2"`);
+    expect(error.message).not.toContain('\n');
   });
 
   it('reports a Deno permission refusal with the flags to add', () => {

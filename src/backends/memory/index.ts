@@ -25,7 +25,7 @@ export { createMemoryRelay } from './relay.ts';
 export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.ts';
 export type { MemoryPluginActivation } from './plugin-host.ts';
 export { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
-export type { PluginConfigValidation } from '../../formats/plugins-toml/validate.ts';
+export type { ObservabilitySettings, PluginConfigValidation } from '../../formats/plugins-toml/validate.ts';
 export {
   AtofExporterError,
   InvalidPluginConfigError,

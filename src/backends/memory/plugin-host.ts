@@ -61,6 +61,7 @@ export interface PluginHost {
 
 /** The activation handle: the contract's plus native's `isActive`. */
 export interface MemoryPluginActivation extends PluginConfigActivation {
+  /** Whether the activation still runs (false once closed). */
   readonly isActive: boolean;
 }
 

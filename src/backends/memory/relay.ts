@@ -57,8 +57,8 @@ import type {
 import { AtofExporterError, PluginActivationBusyError } from '../../relay/errors.ts';
 import { isPlainFileName } from '../../relay/rules.ts';
 import type { AtofSubscriber } from '../../formats/atof/types.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { consoleLogger } from '../../shared/logger.ts';
+import type { Logger, LoggerLike } from '../../shared/logger.ts';
+import { adaptLogger } from '../../shared/logger.ts';
 import { MemoryRelayCore, safeClock } from './core.ts';
 import { executeLlm, executeTool } from './managed.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
@@ -67,9 +67,10 @@ import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
 import { existingOtlpHub } from '../../export/otlp/index.ts';
 import { remoteOutputsOf } from './remote-outputs.ts';
 
+/** Options of `createMemoryRelay`. */
 export interface MemoryRelayOptions {
   /** Where failures are reported. Default: `consoleLogger` (warnings and errors only). */
-  logger?: Logger;
+  logger?: LoggerLike;
   /**
    * Integer Unix-microsecond clock for calls without `timestampUs`.
    * Default: the shared strictly increasing `nowMicros`.
@@ -87,6 +88,7 @@ export interface MemoryRelayStats extends BackendStats {
 
 /** The in-memory relay backend. */
 export interface MemoryRelay extends RelayBackend {
+  /** Always `memory`. */
   readonly kind: 'memory';
   /**
    * Delivers every event produced from now on, synchronously and in
@@ -94,10 +96,15 @@ export interface MemoryRelay extends RelayBackend {
    * it as read-only. Returns the unsubscribe function (idempotent).
    */
   subscribe(callback: AtofSubscriber): () => void;
+  /** Managed LLM execution: records the span around `call`. */
   executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
+  /** Managed tool execution: records the span around `call`. */
   executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
+  /** Flushes every output and closes them. Idempotent, never rejects. */
   shutdown(): Promise<void>;
+  /** Counters of events, errors and drops. */
   stats(): MemoryRelayStats;
+  /** The health of every output file. */
   outputs(): OutputHealth[];
 }
 
@@ -117,7 +124,7 @@ class MemoryRelayBackend implements MemoryRelay {
   private pluginHost: PluginHost | null = null;
 
   constructor(options?: MemoryRelayOptions) {
-    this.core = new MemoryRelayCore(options?.logger ?? consoleLogger, safeClock(options?.clock));
+    this.core = new MemoryRelayCore(adaptLogger(options?.logger), safeClock(options?.clock));
   }
 
   /**

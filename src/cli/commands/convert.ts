@@ -36,9 +36,12 @@ import { convertNatEvents, serializeNatTrajectory } from '../../formats/atif/con
 import type { AtifTrajectory } from '../../formats/atif/types.ts';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
-import { ensureOutputDir, readLines } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, readLines, STDIN } from '../files.ts';
+import { Progress } from '../progress.ts';
+import { safeForTerminal } from '../terminal-text.ts';
+import { statSync } from 'node:fs';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
@@ -46,12 +49,13 @@ import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
 export const convertSpec: CommandSpec = {
   name: 'convert',
   summary: 'Convert an ATOF event file into one ATIF trajectory per session',
-  usage: '<events.jsonl> --out <dir> [--style exporter|plugin-host] [--profile native|nat]',
+  usage: '<events.jsonl|-> --out <dir> [--style exporter|plugin-host] [--profile native|nat] [--json]',
   details: [
     'Works offline on any ATOF 0.1 JSONL file, including the ones the native runtime',
     'writes. Each top-level agent scope (with its nested subagents) becomes one file,',
     'named after the scope\'s metadata.session_id (else its uuid). Streams the input:',
-    'a session is held in memory only until its end event.',
+    'a session is held in memory only until its end event. "-" reads standard input;',
+    '--json prints one JSON summary (files written with sizes, counters).',
   ].join('\n'),
   flags: {
     out: { type: 'string', short: 'o', value: '<dir>', description: 'Output folder (created when missing). Required.' },
@@ -70,6 +74,7 @@ export const convertSpec: CommandSpec = {
     template: { type: 'string', value: '<name>', description: 'File name template with {session_id} (default hermes-atif-{session_id}.json).' },
     'agent-name': { type: 'string', value: '<name>', description: 'agent.name (default: "Hermes Agent" for plugin sessions, else the root scope name).' },
     'agent-version': { type: 'string', value: '<version>', description: 'agent.version (default "unknown").' },
+    json: JSON_FLAG,
     help: HELP_FLAG,
   },
   positionals: { name: '<events.jsonl>', min: 1, max: 1 },
@@ -99,7 +104,11 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const template = stringFlag(args, 'template', DEFAULT_TEMPLATE);
   if (!template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
   const started = Date.now();
+  const json = booleanFlag(args, 'json');
+  const name = inputName(input);
+  const totalBytes = checkInputFile(input);
   const outDir = ensureOutputDir(out);
+  const progress = new Progress(io, { label: `converting ${input === STDIN ? name : path.basename(input)}`, unit: 'events', totalBytes });
 
   const owners = new Map<string, OpenSession>();
   const instances = new Map<string, number>();
@@ -125,10 +134,14 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     written.push(target);
   };
 
-  const inOrder = await isTimeOrdered(input);
+  // Standard input can be read once only: it takes the buffered, sorted path (the same trajectories for ordered input).
+  const inOrder = input !== STDIN && (await isTimeOrdered(input));
   const report = (number: number, problem: string): void => {
     malformed += 1;
-    if (malformed <= MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${input}:${number}: ${problem}\n`);
+    if (malformed <= MAX_REPORTED_LINES) {
+      progress.clear();
+      io.err(`nemo-relay-hooks: ${safeForTerminal(name)}:${number}: ${safeForTerminal(problem)}\n`);
+    }
   };
   // Sorted input is routed in timestamp order, but each session gets its
   // events in file order (plugin-host files list them as observed) once the
@@ -136,8 +149,9 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   // close the session early.
   const held = new Map<OpenSession, { event: AtofEvent; index: number }[]>();
   const ended = new Set<OpenSession>();
-  for await (const { event, position } of inOrder ? readEvents(input, report) : sortedEvents(input, report)) {
+  for await (const { event, position, bytesRead } of inOrder ? readEvents(input, report) : sortedEvents(input, report)) {
     events += 1;
+    if (events % 4096 === 0) progress.update(events, bytesRead, `${formatCount(written.length)} written`);
     const isScope = event.kind === 'scope';
     const parent = typeof event.parent_uuid === 'string' ? owners.get(event.parent_uuid) : undefined;
     let session = owners.get(event.uuid) ?? parent;
@@ -171,12 +185,44 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   const unfinished = new Set([...owners.values()].filter((session) => !ended.has(session)));
   for (const session of new Set(owners.values())) finish(session);
+  progress.clear();
 
-  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${input}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
-  if (outside > 0) io.err(`nemo-relay-hooks: warning: ${formatCount(outside)} events outside any agent scope were left out\n`);
+  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+  const warnings: string[] = [];
+  if (outside > 0) warnings.push(`${formatCount(outside)} events outside any agent scope were left out`);
+  if (written.length === 0) warnings.push(events === 0 ? `${name} holds no ATOF events: no trajectory written` : 'no top-level agent scope: no trajectory written');
+  if (unfinished.size > 0) warnings.push(`${formatCount(unfinished.size)} session${unfinished.size === 1 ? '' : 's'} without an end event, written as partial trajectories`);
+  // Partial sessions are in the summary's sessions row; the others go to stderr, as the outside-scope count always did.
+  if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
+  if (json) {
+    const report: ConvertReport = {
+      command: 'convert',
+      ok: true,
+      input: name,
+      elapsedMs: Date.now() - started,
+      counters: {
+        events,
+        malformedLines: malformed,
+        outsideAgentScopes: outside,
+        sessions: totals.trajectories,
+        partialSessions: unfinished.size,
+        subagents: totals.subagents,
+        steps: totals.steps,
+        llmCalls: totals.llmCalls,
+        toolCalls: totals.toolCalls,
+        promptTokens: totals.promptTokens,
+        completionTokens: totals.completionTokens,
+        cachedTokens: totals.cachedTokens,
+      },
+      files: written.map((file) => ({ format: 'atif' as const, path: file, bytes: sizeOf(file) })),
+      warnings,
+    };
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+    return 0;
+  }
   const { style: color } = io;
   const lines = [
-    color.bold(`converted ${formatCount(events)} events of ${input} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
+    color.bold(`converted ${formatCount(events)} events of ${name} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
     `  sessions   ${formatCount(totals.trajectories)}${totals.subagents > 0 ? ` (+${formatCount(totals.subagents)} embedded subagent${totals.subagents === 1 ? '' : 's'})` : ''}${unfinished.size > 0 ? color.yellow(`, ${unfinished.size} without an end event (partial)`) : ''}`,
     `  steps      ${formatCount(totals.steps)}`,
     `  LLM calls  ${formatCount(totals.llmCalls)}`,
@@ -188,6 +234,25 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (written.length > 10) lines.push(`  wrote      … ${formatCount(written.length - 10)} more in ${relative(outDir, io.cwd)}`);
   io.out(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** What `convert --json` prints (documented in the README). */
+export interface ConvertReport {
+  command: 'convert';
+  ok: boolean;
+  input: string;
+  elapsedMs: number;
+  counters: Record<string, number>;
+  files: { format: 'atif'; path: string; bytes: number }[];
+  warnings: string[];
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
 
 const PLUGIN_SESSION_PREFIX = 'hermes-session-';
@@ -254,21 +319,36 @@ async function isTimeOrdered(input: string): Promise<boolean> {
 }
 
 /** The file's events in file order, malformed lines reported and skipped. */
-async function* readEvents(input: string, report: (line: number, problem: string) => void): AsyncGenerator<{ event: AtofEvent; position?: number }> {
+async function* readEvents(
+  input: string,
+  report: (line: number, problem: string) => void,
+): AsyncGenerator<{ event: AtofEvent; position?: number; bytesRead: number }> {
   for await (const line of readLines(input)) {
     if (line.text.trim() === '') continue;
     const event = parseEvent(line.text);
-    if (typeof event === 'string') report(line.number, event);
-    else yield { event };
+    if (typeof event === 'string') {
+      report(line.number, event);
+      continue;
+    }
+    const major = atofMajor(event.atof_version);
+    if (major !== undefined && major !== 0) {
+      throw new InputError(`${inputName(input)}:${line.number}: atof_version ${JSON.stringify(event.atof_version)} is major version ${major}; this reader knows ATOF 0.x only`);
+    }
+    yield { event, bytesRead: line.bytesRead };
   }
 }
 
 /** The file's events sorted by timestamp (stable), for input written out of order. */
-async function* sortedEvents(input: string, report: (line: number, problem: string) => void): AsyncGenerator<{ event: AtofEvent; position: number }> {
-  const all: { event: AtofEvent; instant: Instant; position: number }[] = [];
-  for await (const { event } of readEvents(input, report)) all.push({ event, instant: parseInstant(event.timestamp) as Instant, position: all.length });
+async function* sortedEvents(
+  input: string,
+  report: (line: number, problem: string) => void,
+): AsyncGenerator<{ event: AtofEvent; position: number; bytesRead: number }> {
+  const all: { event: AtofEvent; instant: Instant; position: number; bytesRead: number }[] = [];
+  for await (const { event, bytesRead } of readEvents(input, report)) {
+    all.push({ event, instant: parseInstant(event.timestamp) as Instant, position: all.length, bytesRead });
+  }
   all.sort((a, b) => compareInstants(a.instant, b.instant) || a.position - b.position);
-  for (const { event, position } of all) yield { event, position };
+  for (const { event, position, bytesRead } of all) yield { event, position, bytesRead };
 }
 
 /** An event with the fields routing needs, or what is wrong with the line. */

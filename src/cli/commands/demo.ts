@@ -106,16 +106,27 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
   const atifFiles: string[] = [];
   for (const output of withAtofFile(status.outputs, path.join(atofDir, 'hermes-atof.jsonl'))) {
     const text = readFileSync(output.path, 'utf8');
-    const errors =
-      output.kind === 'atif'
-        ? validateAtif(JSON.parse(text))
-        : (() => {
-            const parsed = parseAtofJsonl(text);
-            return [...parsed.errors, ...validateAtofEvents(parsed.events)];
-          })();
+    let recorded: number;
+    let errors;
+    if (output.kind === 'atif') {
+      const document = JSON.parse(text) as { steps?: unknown };
+      errors = validateAtif(document);
+      recorded = Array.isArray(document.steps) ? document.steps.length : 0;
+    } else {
+      const parsed = parseAtofJsonl(text);
+      errors = [...parsed.errors, ...validateAtofEvents(parsed.events)];
+      recorded = parsed.events.length;
+    }
     if (output.kind === 'atif') atifFiles.push(output.path);
-    if (errors.length > 0) invalid += 1;
-    const mark = errors.length === 0 ? style.green('✓ valid') : style.red(`✗ ${errors.length} errors`);
+    // The demo session always records something: an empty file means the backend lost it, not a valid run.
+    const empty = recorded === 0;
+    if (errors.length > 0 || empty) invalid += 1;
+    const what = output.kind === 'atif' ? 'steps' : 'events';
+    const mark = empty
+      ? style.red(`✗ empty (0 ${what}: the backend recorded nothing)`)
+      : errors.length === 0
+        ? style.green('✓ valid')
+        : style.red(`✗ ${errors.length} errors`);
     io.out(`  ${output.kind.toUpperCase()}  ${output.path}  ${mark}\n`);
     for (const error of errors.slice(0, 5)) io.out(`        ${error.path}: ${error.rule}: ${error.message}\n`);
   }

@@ -25,7 +25,7 @@ import { validatePluginConfig } from '../../backends/memory/index.ts';
 import { skippedDestination } from '../../formats/plugins-toml/sinks.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { BACKEND_ENV, resolveBackend } from '../../backends/select.ts';
-import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { checkInputFile } from '../files.ts';
 import type { CliIo, Style } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
@@ -42,18 +42,38 @@ export const doctorSpec: CommandSpec = {
   ].join('\n'),
   flags: {
     'plugins-toml': { type: 'string', value: '<file>', description: 'Check this plugins.toml instead of HERMES_NEMO_RELAY_PLUGINS_TOML.' },
+    json: JSON_FLAG,
     help: HELP_FLAG,
   },
   positionals: { name: '', min: 0, max: 0 },
 };
 
+/** What `doctor --json` prints (documented in the README). */
+export interface DoctorReport {
+  command: 'doctor';
+  ok: boolean;
+  runtime: { name: string; version: string; platform: string; arch: string };
+  package: { name: 'nemo-relay-hooks'; version: string };
+  backend: { kind: string; reason: string; override: string | null };
+  native: { installed: string | null; loaded: boolean };
+  environment: { set: Record<string, string>; total: number };
+  exporters: { format: 'atof' | 'atif' | 'otlp'; path: string | null; mode?: string }[];
+  pluginsToml: { path: string; valid: boolean; summary: string } | null;
+  problems: ConfigDiagnostic[];
+  errors: number;
+  warnings: number;
+}
+
 export async function doctor(args: ParsedArgs, io: CliIo): Promise<number> {
-  const { style } = io;
-  const rows: [string, string][] = [];
+  const report = await examine(args, io);
+  if (booleanFlag(args, 'json')) io.out(`${JSON.stringify(report, null, 2)}\n`);
+  else io.out(renderDoctor(report, io.style));
+  return report.errors > 0 ? 1 : 0;
+}
+
+async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   const problems: ConfigDiagnostic[] = [];
   const runtime = detectRuntime();
-  rows.push(['runtime', `${runtime} ${runtimeVersion(runtime)} (${os.platform()} ${os.arch()})`]);
-  rows.push(['package', `nemo-relay-hooks ${packageVersion()}`]);
 
   // The backend, resolved as the plugin would, then released.
   const notes: string[] = [];
@@ -64,22 +84,22 @@ export async function doctor(args: ParsedArgs, io: CliIo): Promise<number> {
   } catch {
     // Releasing a backend the doctor only inspected cannot matter.
   }
-  const override = io.env[BACKEND_ENV]?.trim();
-  rows.push(['backend', `${style.bold(resolved.kind)}: ${resolved.reason}${override ? style.dim(` (${BACKEND_ENV}=${override})`) : ''}`]);
+  const override = io.env[BACKEND_ENV]?.trim() || null;
   if (resolved.kind === 'off') {
     problems.push({ level: 'error', code: 'backend.off', field: BACKEND_ENV, message: `telemetry would be off: ${resolved.reason}` });
   }
   for (const note of notes) {
     if (!resolved.reason.includes(note)) problems.push({ level: 'warning', code: 'backend.warning', message: note });
   }
-  const installed = nativePackageVersion(io.cwd);
-  const nativeLine =
-    resolved.kind === 'native'
-      ? `nemo-relay-node ${resolved.version ?? installed ?? '(version unknown)'}, loaded`
-      : installed
-        ? `nemo-relay-node ${installed} installed, not loaded here`
-        : 'nemo-relay-node not installed (optional peer dependency; the in-memory relay is used)';
-  rows.push(['native', nativeLine]);
+  const installed = nativePackageVersion(io.cwd) ?? null;
+  // Installed but not loadable (typically npm skipped the platform package): the host silently gets memory.
+  if (installed !== null && resolved.kind === 'memory' && /native relay unavailable/.test(resolved.reason)) {
+    problems.push({
+      level: 'warning',
+      code: 'backend.native_unavailable',
+      message: `nemo-relay-node ${installed} is installed but did not load, so auto uses the in-memory relay: ${nativeWhy(resolved.reason)}`,
+    });
+  }
 
   // Settings from the environment (and the plugins.toml they name).
   const env = { ...io.env };
@@ -88,24 +108,33 @@ export async function doctor(args: ParsedArgs, io: CliIo): Promise<number> {
     checkInputFile(tomlFlag);
     env.HERMES_NEMO_RELAY_PLUGINS_TOML = tomlFlag;
   }
-  const set = ENVIRONMENT_VARIABLES.filter((variable) => variable.name.startsWith('HERMES_NEMO_RELAY_') && (env[variable.name] ?? '') !== '');
-  const total = ENVIRONMENT_VARIABLES.filter((variable) => variable.name.startsWith('HERMES_NEMO_RELAY_')).length;
-  rows.push(['env', `${set.length} of ${total} HERMES_NEMO_RELAY_* variables set`]);
-  for (const variable of set) rows.push(['', style.dim(`${variable.name}=${env[variable.name]}`)]);
+  const relayVariables = ENVIRONMENT_VARIABLES.filter((variable) => variable.name.startsWith('HERMES_NEMO_RELAY_'));
+  const set: Record<string, string> = {};
+  for (const variable of relayVariables) if ((env[variable.name] ?? '') !== '') set[variable.name] = env[variable.name]!;
   const loaded = loadSettings(env);
   problems.push(...loaded.diagnostics);
   const settings = loaded.settings;
-  const outputs: string[] = [];
-  if (settings.atofEnabled) outputs.push(`ATOF → ${path.join(settings.atofOutputDirectory || '.', settings.atofFilename)} (${settings.atofMode})`);
-  if (settings.atifEnabled) outputs.push(`ATIF → ${settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : '(no output directory)'}`);
-  if (settings.otlpEnabled) outputs.push(`OTLP ${settings.otlpType} → ${settings.otlpEndpoint || (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces')} (${settings.otlpProtocol})`);
-  rows.push(['exporters', outputs.length > 0 ? outputs.join('; ') : 'none enabled by the environment']);
+  const exporters: DoctorReport['exporters'] = [];
+  if (settings.atofEnabled) exporters.push({ format: 'atof', path: path.join(settings.atofOutputDirectory || '.', settings.atofFilename), mode: settings.atofMode });
+  if (settings.atifEnabled) {
+    exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : null });
+    if (!settings.atifOutputDirectory && !problems.some((problem) => problem.code === 'settings.atif_without_output_directory')) {
+      problems.push({
+        level: 'warning',
+        code: 'settings.atif_without_output_directory',
+        field: 'HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY',
+        message: 'ATIF is enabled but has no output directory, so no trajectory file is written',
+      });
+    }
+  }
+  if (settings.otlpEnabled) {
+    exporters.push({ format: 'otlp', path: settings.otlpEndpoint || (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'), mode: `${settings.otlpType}, ${settings.otlpProtocol}` });
+  }
 
-  if (!settings.pluginsTomlPath) {
-    rows.push(['plugins.toml', style.dim('not configured (HERMES_NEMO_RELAY_PLUGINS_TOML unset)')]);
-  } else if (!settings.pluginsConfig) {
-    rows.push(['plugins.toml', `${settings.pluginsTomlPath}: ${style.red('not usable')}`]);
-  } else {
+  let pluginsToml: DoctorReport['pluginsToml'] = null;
+  if (settings.pluginsTomlPath && !settings.pluginsConfig) {
+    pluginsToml = { path: settings.pluginsTomlPath, valid: false, summary: 'not usable' };
+  } else if (settings.pluginsTomlPath && settings.pluginsConfig) {
     const validation = validatePluginConfig(staticPluginDocument(settings.pluginsConfig));
     // The memory validator flags components only native runs; with native loaded they are fine.
     // A wrong stream sink or storage entry is skipped by the plugin (on both backends), not fatal.
@@ -119,28 +148,79 @@ export async function doctor(args: ParsedArgs, io: CliIo): Promise<number> {
       ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}${remoteSummary(observability)}`
       : 'no enabled, valid observability component';
     const dynamic = settings.dynamicPlugins.length > 0 ? `, ${settings.dynamicPlugins.length} dynamic plugin(s)` : '';
-    const errors = relevant.filter((d) => d.level === 'error').length;
-    rows.push(['plugins.toml', `${settings.pluginsTomlPath}: ${errors === 0 ? style.green('valid') : style.red('invalid')} (${what}${dynamic})`]);
+    pluginsToml = { path: settings.pluginsTomlPath, valid: !relevant.some((d) => d.level === 'error'), summary: `${what}${dynamic}` };
   }
 
-  const errors = problems.filter((d) => d.level === 'error');
-  const warnings = problems.filter((d) => d.level !== 'error');
+  const errors = problems.filter((d) => d.level === 'error').length;
+  return {
+    command: 'doctor',
+    ok: errors === 0,
+    runtime: { name: runtime, version: runtimeVersion(runtime), platform: os.platform(), arch: os.arch() },
+    package: { name: 'nemo-relay-hooks', version: packageVersion() },
+    backend: { kind: resolved.kind, reason: resolved.reason, override },
+    native: { installed: resolved.kind === 'native' ? (resolved.version ?? installed) : installed, loaded: resolved.kind === 'native' },
+    environment: { set, total: relayVariables.length },
+    exporters,
+    pluginsToml,
+    problems,
+    errors,
+    warnings: problems.length - errors,
+  };
+}
+
+/** The part of a fallback reason that says why native did not load. */
+function nativeWhy(reason: string): string {
+  const match = /native relay unavailable \((.*)\); using the in-memory relay/.exec(reason);
+  return match?.[1] ?? reason;
+}
+
+function renderDoctor(report: DoctorReport, style: Style): string {
+  const rows: [string, string][] = [];
+  rows.push(['runtime', `${report.runtime.name} ${report.runtime.version} (${report.runtime.platform} ${report.runtime.arch})`]);
+  rows.push(['package', `nemo-relay-hooks ${report.package.version}`]);
+  const override = report.backend.override;
+  rows.push(['backend', `${style.bold(report.backend.kind)}: ${report.backend.reason}${override ? style.dim(` (${BACKEND_ENV}=${override})`) : ''}`]);
+  const installed = report.native.installed;
+  rows.push([
+    'native',
+    report.native.loaded
+      ? `nemo-relay-node ${installed ?? '(version unknown)'}, loaded`
+      : installed
+        ? `nemo-relay-node ${installed} installed, not loaded here`
+        : 'nemo-relay-node not installed (optional peer dependency; the in-memory relay is used)',
+  ]);
+  const set = Object.entries(report.environment.set);
+  rows.push(['env', `${set.length} of ${report.environment.total} HERMES_NEMO_RELAY_* variables set`]);
+  for (const [name, value] of set) rows.push(['', style.dim(`${name}=${value}`)]);
+  const outputs = report.exporters.map((exporter) =>
+    exporter.format === 'atof'
+      ? `ATOF → ${exporter.path} (${exporter.mode})`
+      : exporter.format === 'otlp'
+        ? `OTLP ${exporter.mode} → ${exporter.path}`
+        : `ATIF → ${exporter.path ?? style.yellow('(no output directory: nothing is written)')}`,
+  );
+  rows.push(['exporters', outputs.length > 0 ? outputs.join('; ') : 'none enabled by the environment']);
+  const toml = report.pluginsToml;
+  if (toml === null) rows.push(['plugins.toml', style.dim('not configured (HERMES_NEMO_RELAY_PLUGINS_TOML unset)')]);
+  else if (toml.summary === 'not usable') rows.push(['plugins.toml', `${toml.path}: ${style.red('not usable')}`]);
+  else rows.push(['plugins.toml', `${toml.path}: ${toml.valid ? style.green('valid') : style.red('invalid')} (${toml.summary})`]);
+
   const width = Math.max(...rows.map(([key]) => key.length)) + 2;
   const lines = [style.bold('nemo-relay-hooks doctor'), ...rows.map(([key, value]) => `  ${key.padEnd(width)}${value}`)];
-  if (problems.length > 0) {
+  if (report.problems.length > 0) {
     lines.push('', 'Problems:');
-    for (const problem of problems) lines.push(`  ${diagnosticLine(problem, style)}`);
+    for (const problem of report.problems) lines.push(`  ${diagnosticLine(problem, style)}`);
   }
+  const { errors, warnings } = report;
   lines.push(
     '',
-    errors.length > 0
-      ? style.red(`✗ ${errors.length} error${errors.length === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`)
-      : warnings.length > 0
-        ? style.yellow(`! no errors, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`)
+    errors > 0
+      ? style.red(`✗ ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`)
+      : warnings > 0
+        ? style.yellow(`! no errors, ${warnings} warning${warnings === 1 ? '' : 's'}`)
         : style.green('✓ everything looks fine'),
   );
-  io.out(`${lines.join('\n')}\n`);
-  return errors.length > 0 ? 1 : 0;
+  return `${lines.join('\n')}\n`;
 }
 
 function diagnosticLine(diagnostic: ConfigDiagnostic, style: Style): string {

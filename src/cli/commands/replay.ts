@@ -31,9 +31,11 @@ import { isHookName, type HookName } from '../../hooks/index.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import type { BackendName } from '../../backends/select.ts';
-import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, readLines } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, readLines, STDIN } from '../files.ts';
+import { Progress } from '../progress.ts';
+import { safeForTerminal } from '../terminal-text.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
@@ -41,7 +43,7 @@ import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory
 export const replaySpec: CommandSpec = {
   name: 'replay',
   summary: 'Turn a recorded hook stream into ATOF events and ATIF trajectories',
-  usage: '<hooks.jsonl> --out <dir> [--backend memory|native|auto] [--strict]',
+  usage: '<hooks.jsonl|-> --out <dir> [--backend memory|native|auto] [--strict] [--json]',
   details: [
     'Reads one JSON object per line, {"hook": "<hook name>", "payload": {...}}, as',
     'createHookRecorder writes them, and runs each through HookRegistry and the NeMo',
@@ -51,6 +53,8 @@ export const replaySpec: CommandSpec = {
     'the first one (files of the sessions read so far are still written) and exits 1.',
     'Sessions left open at the end of the stream are closed and written as partial',
     'trajectories. HERMES_NEMO_RELAY_* variables are ignored; the flags decide.',
+    '"-" reads the stream from standard input. --json prints one JSON summary',
+    '(files written with sizes, counters) instead of the text summary.',
   ].join('\n'),
   flags: {
     out: { type: 'string', short: 'o', value: '<dir>', description: 'Output folder (created when missing). Required.' },
@@ -67,6 +71,7 @@ export const replaySpec: CommandSpec = {
     quiet: { type: 'boolean', short: 'q', description: 'No progress line and no summary; errors only.' },
     verbose: { type: 'boolean', short: 'v', description: 'Also print the plugin\'s info and debug messages.' },
     'report-memory': { type: 'boolean', hidden: true, description: 'Print the peak RSS to stderr (tests).' },
+    json: JSON_FLAG,
     help: HELP_FLAG,
   },
   positionals: { name: '<hooks.jsonl>', min: 1, max: 1 },
@@ -77,8 +82,6 @@ const MAX_REPORTED_LINES = 20;
 const ATOF_FILENAME = 'hermes-atof.jsonl';
 /** Lines between flushes of the plugin (which also bounds queued writes). */
 const FLUSH_EVERY = 4096;
-const PROGRESS_INTERVAL_MS = 200;
-const PROGRESS_AFTER_MS = 500;
 
 export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const input = args.positionals[0]!;
@@ -86,7 +89,9 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   if (out === undefined) throw new UsageError('"replay" needs --out <dir>', 'replay');
   const backend = stringFlag(args, 'backend', 'memory') as BackendName;
   const strict = booleanFlag(args, 'strict');
-  const quiet = booleanFlag(args, 'quiet');
+  const json = booleanFlag(args, 'json');
+  const quiet = booleanFlag(args, 'quiet') || json;
+  const name = inputName(input);
   const totalBytes = checkInputFile(input);
   const outDir = ensureOutputDir(out);
   const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
@@ -119,8 +124,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   let malformed = 0;
   let stoppedAt: number | null = null;
   let lines = 0;
-  let lastProgress = started;
-  const progress = io.stderrIsTty && !quiet;
+  const progress = new Progress(io, { label: `replaying ${input === STDIN ? name : path.basename(input)}`, unit: 'lines', totalBytes }, !booleanFlag(args, 'quiet'));
   for await (const line of readLines(input)) {
     lines = line.number;
     if (line.text.trim() !== '') {
@@ -128,8 +132,8 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
       if (typeof parsed === 'string') {
         malformed += 1;
         if (malformed <= MAX_REPORTED_LINES || strict) {
-          if (progress) io.err('\r\u001b[K');
-          io.err(`nemo-relay-hooks: ${input}:${line.number}: ${parsed}\n`);
+          progress.clear();
+          io.err(`nemo-relay-hooks: ${safeForTerminal(name)}:${line.number}: ${safeForTerminal(parsed)}\n`);
         }
         if (strict) {
           stoppedAt = line.number;
@@ -143,27 +147,24 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
     if (line.number % FLUSH_EVERY === 0) {
       await plugin.flush();
       probe.sample();
-      if (progress) {
-        const now = Date.now();
-        if (now - started >= PROGRESS_AFTER_MS && now - lastProgress >= PROGRESS_INTERVAL_MS) {
-          lastProgress = now;
-          const percent = totalBytes > 0 ? ` (${Math.min(100, Math.floor((line.bytesRead / totalBytes) * 100))}%)` : '';
-          io.err(`\r\u001b[Kreplaying ${path.basename(input)}: ${formatCount(line.number)} lines${percent}, ${formatCount(plugin.status().sessions)} open session${plugin.status().sessions === 1 ? "" : "s"}`);
-        }
-      }
+      const open = plugin.status().sessions;
+      progress.update(line.number, line.bytesRead, `${formatCount(open)} open session${open === 1 ? '' : 's'}`);
     }
   }
-  if (progress) io.err('\r\u001b[K');
+  progress.clear();
   await plugin.shutdown({ timeoutMs: 120_000 });
   probe.sample();
 
   const status = plugin.status();
   const totals = emptyTotals();
   const files: { atof: string[]; atif: string[]; failed: number } = { atof: [], atif: [], failed: 0 };
+  const warnings: string[] = [];
   for (const output of withAtofFile(status.outputs, path.join(atofDir, ATOF_FILENAME))) {
     if (output.errors > 0) files.failed += 1;
     if (output.kind === 'atof') files.atof.push(output.path);
   }
+  if (hooks.total > 0 && files.atof.every((file) => sizeOf(file) === 0)) warnings.push(`${formatCount(hooks.total)} hooks were replayed but the ATOF file has no events`);
+  if (hooks.total === 0) warnings.push(`${name} holds no hooks: nothing was recorded`);
   // status().outputs lists only the most recent ATIF files (it is bounded for
   // long-lived hosts), so the trajectories of this run are read from the folder.
   for (const file of filesWrittenSince(atifDir, started)) {
@@ -174,14 +175,49 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
       files.failed += 1;
     }
   }
+  if (totals.trajectories > 0 && totals.steps === 0) warnings.push(`the ${formatCount(totals.trajectories)} trajectories written have no steps`);
 
   if (malformed > MAX_REPORTED_LINES && !strict) {
-    io.err(`nemo-relay-hooks: ${input}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+    io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+  }
+  const code = stoppedAt !== null || files.failed > 0 || status.backend.kind === 'off' ? 1 : 0;
+  if (json) {
+    const report: ReplayReport = {
+      command: 'replay',
+      ok: code === 0,
+      input: name,
+      backend: { kind: status.backend.kind, version: status.backend.version ?? null, reason: status.backend.reason },
+      lines,
+      elapsedMs: Date.now() - started,
+      stoppedAt,
+      counters: {
+        hooks: hooks.total,
+        malformedLines: malformed,
+        sessions: totals.trajectories,
+        subagents: totals.subagents,
+        steps: totals.steps,
+        llmAttempts: hooks.apiAttempts,
+        llmErrors: hooks.apiErrors,
+        toolCalls: hooks.toolCalls,
+        toolFailures: hooks.toolFailures,
+        promptTokens: totals.promptTokens,
+        completionTokens: totals.completionTokens,
+        cachedTokens: totals.cachedTokens,
+        relayErrors: status.counters.errors,
+        incompleteFiles: files.failed,
+      },
+      files: [
+        ...files.atof.map((file) => ({ format: 'atof' as const, path: file, bytes: sizeOf(file) })),
+        ...files.atif.map((file) => ({ format: 'atif' as const, path: file, bytes: sizeOf(file) })),
+      ],
+      warnings,
+    };
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
   }
   if (!quiet) {
     io.out(
       summary({
-        input,
+        input: name,
         lines,
         elapsedMs: Date.now() - started,
         backend: `${status.backend.kind}${status.backend.version ? ` ${status.backend.version}` : ''}`,
@@ -193,11 +229,13 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
         atofDir,
         atifDir,
         relayErrors: status.counters.errors,
+        warnings,
         io,
       }),
     );
   }
   if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${probe.peakKb()}KiB\n`);
+  if (code === 0) return 0;
   if (stoppedAt !== null) {
     io.err(`nemo-relay-hooks: --strict: stopped at line ${stoppedAt}; files hold the ${formatCount(hooks.total)} hook${hooks.total === 1 ? '' : 's'} before it\n`);
     return 1;
@@ -213,10 +251,29 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   return 0;
 }
 
-/**
- * The plugin's outputs, plus the ATOF file when the backend does not list
- * it (its exporter is closed by then) but wrote it.
- */
+/** What `replay --json` prints (documented in the README). */
+export interface ReplayReport {
+  command: 'replay';
+  ok: boolean;
+  input: string;
+  backend: { kind: string; version: string | null; reason: string };
+  lines: number;
+  elapsedMs: number;
+  /** The line `--strict` stopped at, else null. */
+  stoppedAt: number | null;
+  counters: Record<string, number>;
+  files: { format: 'atof' | 'atif'; path: string; bytes: number }[];
+  warnings: string[];
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
 /** The `.json` files in `dir` modified at or after `sinceMs` (with a margin for coarse file-system clocks), sorted. */
 export function filesWrittenSince(dir: string, sinceMs: number): string[] {
   let names: string[];
@@ -238,6 +295,10 @@ export function filesWrittenSince(dir: string, sinceMs: number): string[] {
   return written;
 }
 
+/**
+ * The plugin's outputs, plus the ATOF file when the backend does not list
+ * it (its exporter is closed by then) but wrote it.
+ */
 export function withAtofFile(outputs: readonly OutputHealth[], atofPath: string): OutputHealth[] {
   if (outputs.some((output) => output.kind === 'atof') || !existsSync(atofPath)) return [...outputs];
   return [{ kind: 'atof', path: atofPath, lastWrite: null, bytes: 0, errors: 0 }, ...outputs];
@@ -317,6 +378,8 @@ interface SummaryInput {
   atofDir: string;
   atifDir: string;
   relayErrors: number;
+  /** Said in the summary: a run that recorded nothing is not a success to keep quiet about. */
+  warnings: string[];
   io: CliIo;
 }
 
@@ -334,6 +397,7 @@ function summary(s: SummaryInput): string {
     ['ATOF', s.files.atof.length === 1 ? relative(s.files.atof[0]!, s.io.cwd) : `${s.files.atof.length} files in ${relative(s.atofDir, s.io.cwd)}`],
     ['ATIF', `${formatCount(s.files.atif.length)} file${s.files.atif.length === 1 ? '' : 's'} in ${relative(s.atifDir, s.io.cwd)}${path.sep}`],
   ];
+  for (const warning of s.warnings) rows.push(['warning', style.yellow(warning)]);
   const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} lines of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hook${s.hooks.total === 1 ? '' : 's'})`;
   return `${style.bold(head)}\n${rows.map(([key, value]) => `  ${key.padEnd(11)}${value}`).join('\n')}\n`;
 }

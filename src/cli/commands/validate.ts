@@ -13,28 +13,32 @@ import path from 'node:path';
 import { validateAtif } from '../../formats/atif/validate.ts';
 import { validateAtofEvents } from '../../formats/atof/validate.ts';
 import type { ValidationError } from '../../formats/validation.ts';
-import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { CliError, UsageError } from '../errors.ts';
-import { checkInputFile, readLines, readTextFile } from '../files.ts';
+import { checkInputFile, inputName, readInputText, readLines, STDIN } from '../files.ts';
 import { validateAtofFile } from '../validate-stream.ts';
 import { loadByContent } from '../detect.ts';
-import { formatCount, type CliIo } from '../io.ts';
+import { formatCount, type CliIo, type Style } from '../io.ts';
+import { safeForTerminal } from '../terminal-text.ts';
 
 export const validateSpec: CommandSpec = {
   name: 'validate',
   summary: 'Check ATIF (.json) and ATOF (.jsonl) files against their specs',
-  usage: '<file>...',
+  usage: '<file|->... [--json]',
   details: [
     'ATIF v1.0-v1.8 rules (Harbor\'s models: no unknown fields, step ids 1..n, agent-only',
     'fields, tool-call references, token types, ...) and ATOF 0.1 rules (the spec\'s MUST',
     'as errors, its SHOULD as warnings; lines sorted by timestamp before pairing). The kind',
     'is detected from the content. Prints "<file>: <json path>: <rule>: <message>" per',
     'error, the same with "(warning)" after the rule per warning, and a summary line per',
-    'file with the version read; exits 1 when any file has an error.',
+    'file with the version read; exits 1 when any file has an error. A file that is valid',
+    'but records nothing (no events, no steps) is reported as "valid but empty". "-"',
+    'reads standard input; --json prints per-file verdicts with errors and warnings.',
   ].join('\n'),
   flags: {
-    strict: { type: 'boolean', description: 'Also reject what the ATOF spec requires but native omits (custom events without category_profile.subtype).' },
     'stream-above': { type: 'string', value: '<bytes>', hidden: true, description: 'ATOF files larger than this are validated streaming (default 64 MiB).' },
+    strict: { type: 'boolean', description: 'Also reject what the ATOF spec requires but native omits (custom events without category_profile.subtype).' },
+    json: JSON_FLAG,
     help: HELP_FLAG,
   },
   positionals: { name: '<file>', min: 1, max: Number.POSITIVE_INFINITY },
@@ -56,85 +60,135 @@ async function firstLineIsAtof(file: string): Promise<boolean> {
   return false;
 }
 
+/** One file's verdict in `validate --json` (documented in the README). */
+export interface FileVerdict {
+  file: string;
+  kind: 'atif' | 'atof' | 'hooks' | 'unknown' | 'unreadable';
+  /** The version read: an ATIF document's `schema_version`, the ATOF events' `atof_version`; null when absent. */
+  version: string | null;
+  valid: boolean;
+  /** Valid but records nothing (no events, no steps). */
+  empty: boolean;
+  /** Events (ATOF) or steps (ATIF). */
+  count: number;
+  streamed: boolean;
+  errors: ValidationError[];
+  warnings: ValidationError[];
+}
+
+/** What `validate --json` prints. */
+export interface ValidateReport {
+  command: 'validate';
+  ok: boolean;
+  files: FileVerdict[];
+  counters: { files: number; valid: number; invalid: number; empty: number };
+}
+
 export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
-  const { style } = io;
-  let failed = 0;
+  const json = booleanFlag(args, 'json');
   const streamAbove = Number(stringFlag(args, 'stream-above', String(STREAM_ABOVE_BYTES)));
   if (!Number.isFinite(streamAbove) || streamAbove < 0) throw new UsageError('--stream-above must be a number of bytes', 'validate');
-  const atofOptions = { strict: booleanFlag(args, 'strict') };
+  if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'validate');
+  const verdicts: FileVerdict[] = [];
   for (const file of args.positionals) {
-    let text: string;
-    try {
-      if (checkInputFile(file) > streamAbove && (await firstLineIsAtof(file))) {
-        // Too large to load whole: stream it (same rules, bounded memory).
-        const streamed = await validateAtofFile(file, 1000, atofOptions);
-        printFindings(io, file, streamed.errors, streamed.warnings);
-        const what = `${atofVersion(streamed.version)}, ${formatCount(streamed.events)} event${streamed.events === 1 ? '' : 's'}, streamed${warningCount(streamed.warnings)}`;
-        if (streamed.errors.length === 0) io.out(`${style.green('✓')} ${file}: valid (${what})\n`);
-        else {
-          failed += 1;
-          io.out(`${style.red('✗')} ${file}: ${formatCount(streamed.errors.length)}${streamed.errors.length >= 1000 ? '+' : ''} errors (${what})\n`);
-        }
-        continue;
-      }
-      text = readTextFile(file);
-    } catch (error) {
-      if (!(error instanceof CliError)) throw error;
-      failed += 1;
-      io.out(`${style.red('✗')} ${file}: ${error.message}\n`);
-      continue;
-    }
-    const loaded = loadByContent(file, text);
-    let errors: ValidationError[];
-    let warnings: ValidationError[] = [];
-    let what: string;
-    switch (loaded.kind) {
-      case 'atif': {
-        const result = validateAtif(loaded.document, { baseDir: path.dirname(path.resolve(file)) });
-        errors = result.errors;
-        warnings = result.warnings;
-        const doc = loaded.document as { steps?: unknown };
-        const steps = Array.isArray(doc.steps) ? doc.steps.length : 0;
-        what = `ATIF ${result.version ?? '(no schema_version: read as ATIF-v1.7, Harbor\'s default)'}, ${formatCount(steps)} step${steps === 1 ? '' : 's'}${warningCount(warnings)}`;
-        break;
-      }
-      case 'atof': {
-        const result = validateAtofEvents(loaded.events, atofOptions);
-        errors = [...loaded.lineErrors, ...result.errors];
-        warnings = result.warnings;
-        what = `${atofVersion(result.version)}, ${formatCount(loaded.events.length)} event${loaded.events.length === 1 ? '' : 's'}${warningCount(warnings)}`;
-        break;
-      }
-      case 'hooks':
-        errors = [{ path: '$', rule: 'file.hook_stream', message: 'this is a recorded hook stream, not ATOF/ATIF; turn it into files with "nemo-relay-hooks replay"' }];
-        what = 'hook stream';
-        break;
-      case 'unknown':
-        errors = [{ path: '$', rule: 'file.unrecognised', message: loaded.reason }];
-        what = 'unrecognised';
-        break;
-    }
-    printFindings(io, file, errors, warnings);
-    if (errors.length === 0) {
-      io.out(`${style.green('✓')} ${file}: valid (${what})\n`);
-    } else {
-      failed += 1;
-      io.out(`${style.red('✗')} ${file}: ${formatCount(errors.length)} error${errors.length === 1 ? '' : 's'} (${what})\n`);
-    }
+    const verdict = await check(file, streamAbove, { strict: booleanFlag(args, 'strict') });
+    verdicts.push(verdict);
+    if (!json) io.out(renderVerdict(verdict, io.style));
   }
-  return failed > 0 ? 1 : 0;
+  const invalid = verdicts.filter((verdict) => !verdict.valid).length;
+  if (json) {
+    const report: ValidateReport = {
+      command: 'validate',
+      ok: invalid === 0,
+      files: verdicts,
+      counters: { files: verdicts.length, valid: verdicts.length - invalid, invalid, empty: verdicts.filter((verdict) => verdict.empty).length },
+    };
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+  }
+  return invalid > 0 ? 1 : 0;
 }
 
-/** One line per error, then one per warning (marked, so a reader or grep tells them apart). */
-function printFindings(io: CliIo, file: string, errors: readonly ValidationError[], warnings: readonly ValidationError[]): void {
-  for (const error of errors) io.out(`${file}: ${error.path}: ${error.rule}: ${error.message}\n`);
-  for (const warning of warnings) io.out(`${file}: ${warning.path}: ${warning.rule} (warning): ${warning.message}\n`);
+async function check(file: string, streamAbove: number, atofOptions: { strict: boolean }): Promise<FileVerdict> {
+  const name = inputName(file);
+  const verdict = (
+    kind: FileVerdict['kind'],
+    version: string | null,
+    count: number,
+    found: ValidationError[],
+    foundWarnings: readonly ValidationError[] = [],
+    streamed = false,
+  ): FileVerdict => {
+    const errors = [...found];
+    const warnings = [...foundWarnings];
+    const empty = errors.length === 0 && count === 0 && (kind === 'atif' || kind === 'atof');
+    if (empty) {
+      warnings.push({
+        path: '$',
+        rule: 'file.empty',
+        message: kind === 'atof' ? 'no events: the file is valid ATOF but records nothing' : 'no steps: the trajectory is valid but records nothing',
+      });
+    }
+    return { file: name, kind, version, valid: errors.length === 0, empty, count, streamed, errors, warnings };
+  };
+  let text: string;
+  try {
+    if (file !== STDIN && checkInputFile(file) > streamAbove && (await firstLineIsAtof(file))) {
+      // Too large to load whole: stream it (same rules, bounded memory).
+      const streamed = await validateAtofFile(file, 1000, atofOptions);
+      return verdict('atof', streamed.version ?? null, streamed.events, streamed.errors, streamed.warnings, true);
+    }
+    text = await readInputText(file);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    return { ...verdict('unreadable', null, 0, [{ path: '$', rule: 'file.unreadable', message: error.message }]) };
+  }
+  const loaded = loadByContent(file === STDIN ? 'stdin.jsonl' : file, text);
+  switch (loaded.kind) {
+    case 'atif': {
+      const baseDir = file === STDIN ? process.cwd() : path.dirname(path.resolve(file));
+      const doc = loaded.document as { steps?: unknown };
+      const steps = Array.isArray(doc.steps) ? doc.steps.length : 0;
+      const result = validateAtif(loaded.document, { baseDir });
+      return verdict('atif', result.version ?? null, steps, result.errors, result.warnings);
+    }
+    case 'atof': {
+      const result = validateAtofEvents(loaded.events, atofOptions);
+      return verdict('atof', result.version ?? null, loaded.events.length, [...loaded.lineErrors, ...result.errors], result.warnings);
+    }
+    case 'hooks':
+      return verdict('hooks', null, 0, [{ path: '$', rule: 'file.hook_stream', message: 'this is a recorded hook stream, not ATOF/ATIF; turn it into files with "nemo-relay-hooks replay"' }]);
+    case 'unknown':
+      return verdict('unknown', null, 0, [{ path: '$', rule: 'file.unrecognised', message: loaded.reason }]);
+  }
 }
 
-function atofVersion(version: string | undefined): string {
-  return version === undefined ? 'ATOF (no atof_version)' : `ATOF ${version}`;
+function renderVerdict(verdict: FileVerdict, style: Style): string {
+  // Messages quote file content; a terminal must not act on escape sequences in it.
+  const file = safeForTerminal(verdict.file);
+  const safe = (error: ValidationError) => `${safeForTerminal(error.path)}: ${error.rule}: ${safeForTerminal(error.message)}`;
+  if (verdict.kind === 'unreadable') return `${style.red('✗')} ${file}: ${safeForTerminal(verdict.errors[0]?.message ?? 'cannot read')}\n`;
+  const lines: string[] = [];
+  for (const error of verdict.errors) lines.push(`${file}: ${safe(error)}`);
+  for (const warning of verdict.warnings) {
+    if (warning.rule !== 'file.empty') lines.push(`${file}: ${safeForTerminal(warning.path)}: ${warning.rule} (warning): ${safeForTerminal(warning.message)}`);
+  }
+  const unit = verdict.kind === 'atif' ? 'step' : 'event';
+  const what =
+    verdict.kind === 'atif'
+      ? `ATIF ${verdict.version ?? '(no schema_version: read as ATIF-v1.7, Harbor\'s default)'}, ${formatCount(verdict.count)} ${unit}${verdict.count === 1 ? '' : 's'}${warningCount(verdict.warnings)}`
+      : verdict.kind === 'atof'
+        ? `${verdict.version === null ? 'ATOF (no atof_version)' : `ATOF ${verdict.version}`}, ${formatCount(verdict.count)} ${unit}${verdict.count === 1 ? '' : 's'}${verdict.streamed ? ', streamed' : ''}${warningCount(verdict.warnings)}`
+        : verdict.kind === 'hooks'
+          ? 'hook stream'
+          : 'unrecognised';
+  const errors = verdict.errors.length;
+  if (errors > 0) lines.push(`${style.red('✗')} ${file}: ${formatCount(errors)}${verdict.streamed && errors >= 1000 ? '+' : ''} error${errors === 1 ? '' : 's'} (${what})`);
+  else if (verdict.empty) lines.push(`${style.yellow('!')} ${file}: valid but empty (${what}): nothing was recorded`);
+  else lines.push(`${style.green('✓')} ${file}: valid (${what})`);
+  return `${lines.join('\n')}\n`;
 }
 
 function warningCount(warnings: readonly ValidationError[]): string {
-  return warnings.length === 0 ? '' : `, ${formatCount(warnings.length)} warning${warnings.length === 1 ? '' : 's'}`;
+  const shown = warnings.filter((warning) => warning.rule !== 'file.empty').length;
+  return shown === 0 ? '' : `, ${formatCount(shown)} warning${shown === 1 ? '' : 's'}`;
 }

@@ -7,41 +7,57 @@
  * @module
  */
 
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { loadByContent } from '../detect.ts';
-import { describeFsError, InputError } from '../errors.ts';
-import { readTextFile } from '../files.ts';
+import { describeFsError, InputError, UsageError } from '../errors.ts';
+import { inputName, readInputText, STDIN } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { isTrajectory, treeFromAtif } from '../view/from-atif.ts';
+import { safeForTerminal } from '../terminal-text.ts';
 import { treesFromAtof } from '../view/from-atof.ts';
-import { renderHtml, type HtmlSource } from '../view/html.ts';
+import { writeHtmlTimeline, type HtmlSource, type WrittenTimeline } from '../view/html.ts';
 import type { ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 
 export const viewSpec: CommandSpec = {
   name: 'view',
   summary: 'Print sessions as a tree and timeline (and write an HTML timeline)',
-  usage: '<atif.json|atof.jsonl>... [--html <file>]',
+  usage: '<atif.json|atof.jsonl|->... [--html <file>] [--json]',
   details: [
     'Shows each session, its turns, the LLM calls and tool calls of each turn and the',
     'subagents under the calls that started them, with start offsets, durations and',
     'tokens. Failed calls are marked with ✗ and ERROR. --html writes one',
-    'self-contained page (no network access) that a browser opens directly.',
+    'self-contained page (no network access) that a browser opens directly: click a',
+    'row for its details, search, filter, zoom. Above 20 sessions it writes an index',
+    'page and one page per session in <file>.sessions/. "-" reads standard input;',
+    '--json prints the trees as JSON instead of text. Control characters in session',
+    'content are shown as \\xNN escapes, never sent to the terminal.',
   ].join('\n'),
   flags: {
     html: { type: 'string', value: '<file>', description: 'Also write an HTML timeline to <file>.' },
+    json: JSON_FLAG,
     help: HELP_FLAG,
   },
   positionals: { name: '<file>', min: 1, max: Number.POSITIVE_INFINITY },
 };
 
+/** What `view --json` prints (documented in the README). */
+export interface ViewReport {
+  command: 'view';
+  files: { file: string; kind: 'atif' | 'atof'; sessions: ViewNode[] }[];
+  html: { path: string; sessions: number; files: { path: string; bytes: number }[] } | null;
+}
+
 export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
+  const json = booleanFlag(args, 'json');
+  if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'view');
   const sources: HtmlSource[] = [];
+  const report: ViewReport = { command: 'view', files: [], html: null };
   for (const file of args.positionals) {
-    const loaded = loadByContent(file, readTextFile(file));
+    const name = inputName(file);
+    const loaded = loadByContent(file === STDIN ? 'stdin.jsonl' : file, await readInputText(file));
     let roots: ViewNode[];
     switch (loaded.kind) {
       case 'atif':
@@ -49,32 +65,56 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
         roots = [treeFromAtif(loaded.document)];
         break;
       case 'atof':
-        for (const error of loaded.lineErrors) io.err(`nemo-relay-hooks: ${file}: ${error.message}\n`);
+        for (const error of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${safeForTerminal(error.message)}\n`);
         roots = treesFromAtof(loaded.events);
         break;
       case 'hooks':
-        throw new InputError(`${file} is a recorded hook stream; run "nemo-relay-hooks replay ${file} --out <dir>" first`);
+        throw new InputError(`${name} is a recorded hook stream; run "nemo-relay-hooks replay ${name} --out <dir>" first`);
       case 'unknown':
-        throw new InputError(`${file}: ${loaded.reason}`);
+        throw new InputError(`${name}: ${loaded.reason}`);
     }
-    sources.push({ file, roots });
-    if (args.positionals.length > 1) io.out(`${io.style.dim(`── ${file}`)}\n`);
-    if (roots.length === 0) io.out(`(no sessions in ${file})\n`);
+    sources.push({ file: name, roots });
+    if (json) {
+      report.files.push({ file: name, kind: loaded.kind, sessions: roots.map(withoutSource) });
+      continue;
+    }
+    if (args.positionals.length > 1) io.out(`${io.style.dim(`── ${safeForTerminal(name)}`)}\n`);
+    if (roots.length === 0) io.out(`(no sessions in ${safeForTerminal(name)})\n`);
     roots.forEach((root, index) => {
       if (index > 0) io.out('\n');
-      io.out(renderText(root, io.style));
+      io.out(renderText(terminalSafe(root), io.style));
     });
     if (args.positionals.length > 1) io.out('\n');
   }
   const html = stringFlag(args, 'html');
   if (html !== undefined) {
-    const target = path.resolve(html);
+    let written: WrittenTimeline;
     try {
-      writeFileSync(target, renderHtml(sources, `nemo-relay-hooks ${packageVersion()}`), 'utf8');
+      written = writeHtmlTimeline(path.resolve(html), sources, `nemo-relay-hooks ${packageVersion()}`);
     } catch (error) {
       throw new InputError(describeFsError(error, 'cannot write', html));
     }
-    io.err(`wrote ${html}\n`);
+    report.html = { path: written.path, sessions: written.sessions, files: written.files };
+    const pages = written.files.length > 1 ? ` (an index and ${written.files.length - 1} session pages in ${path.basename(html).replace(/\.html?$/i, '')}.sessions/)` : '';
+    io.err(`wrote ${safeForTerminal(html)}${pages}\n`);
   }
+  if (json) io.out(`${JSON.stringify(report, null, 2)}\n`);
   return 0;
+}
+
+/** A copy of the tree whose text fields cannot drive the terminal (escape sequences, OSC, BEL). */
+function terminalSafe(target: ViewNode): ViewNode {
+  return {
+    ...target,
+    title: safeForTerminal(target.title),
+    ...(target.note !== undefined ? { note: safeForTerminal(target.note) } : {}),
+    ...(target.error !== undefined ? { error: safeForTerminal(target.error) } : {}),
+    children: target.children.map(terminalSafe),
+  };
+}
+
+/** The tree without the raw records behind each node (kept for the HTML detail pane only). */
+function withoutSource(target: ViewNode): ViewNode {
+  const { source: _source, ...rest } = target;
+  return { ...rest, children: target.children.map(withoutSource) };
 }

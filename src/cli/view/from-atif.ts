@@ -57,6 +57,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   const id = str(trajectory.session_id) ?? str(trajectory.trajectory_id) ?? '(no session id)';
   const about = [str(agent.name), str(agent.model_name)].filter(Boolean).join(', ');
   const root = node(kind, `${kind === 'session' ? 'session' : 'subagent'} ${id}`, about ? { note: about } : {});
+  root.source = { session_id: trajectory.session_id, agent: trajectory.agent, final_metrics: trajectory.final_metrics, notes: trajectory.notes, extra: trajectory.extra };
   const subagents = new Map<string, Obj>();
   for (const child of arr(trajectory.subagent_trajectories)) {
     if (isObj(child)) subagents.set(str(child.trajectory_id) ?? str(child.session_id) ?? '', child);
@@ -78,13 +79,13 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       if (turn !== null && message === turnMessage) continue;
       turns += 1;
       turnMessage = message;
-      turn = node('turn', `turn ${turns}`, { ...(message ? { note: `“${preview(step.message)}”` } : {}), ...timeOf(step.timestamp) });
+      turn = node('turn', `turn ${turns}`, { ...(message ? { note: `“${preview(step.message)}”` } : {}), ...timeOf(step.timestamp), source: { step } });
       root.children.push(turn);
       continue;
     }
     const parent = turn ?? root;
     if (step.source === 'system') {
-      const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}) });
+      const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}), source: { step } });
       addObservationsAsMarks(mark, step);
       parent.children.push(mark);
       continue;
@@ -118,6 +119,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),
     ...(failure !== undefined ? { error: errorText(failure) } : {}),
+    source: { step },
     ...noteOf(failure !== undefined ? undefined : calls.length > 0 ? `→ ${calls.map((call) => str(call.function_name) ?? '?').join(', ')}${answer ? ` · ${answer}` : ''}` : answer),
   });
   const results = arr(isObj(step.observation) ? step.observation.results : undefined).filter(isObj);
@@ -130,6 +132,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
     const tool = node('tool', `tool ${str(call.function_name) ?? '?'}`, {
       ...spanOf(timing),
+      source: { call, result, timing },
       ...noteOf(preview(call.arguments, 60)),
       ...(failed ? { error: `${str(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
     });
@@ -153,7 +156,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
 
 function addObservationsAsMarks(target: ViewNode, step: Obj): void {
   const results = arr(isObj(step.observation) ? step.observation.results : undefined).filter(isObj);
-  for (const result of results) target.children.push(node('mark', 'observation', noteOf(preview(result.content))));
+  for (const result of results) target.children.push(node('mark', 'observation', { ...noteOf(preview(result.content)), source: { result } }));
 }
 
 function spanOf(invocation: Obj): Partial<ViewNode> {

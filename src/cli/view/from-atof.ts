@@ -87,6 +87,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
       const agentNode = node(parent ? 'subagent' : 'session', `${parent ? 'subagent' : 'session'} ${sessionId}`, {
         ...(time !== undefined ? { startUs: time } : {}),
         ...(about ? { note: about } : parent ? {} : { note: event.name }),
+        source: { start: event },
       });
       const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map() };
       agents.set(event.uuid, state);
@@ -114,6 +115,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     } else {
       created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
     }
+    created.source = { start: event };
     const requestId = str(metadata.api_request_id);
     const requester = category === 'tool' && requestId ? parent.agent.llmByRequest.get(requestId) : undefined;
     (requester ?? containerFor(parent, metadata, time)).children.push(created);
@@ -126,6 +128,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
 
 function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: number | undefined, agent: AgentState): void {
   if (time !== undefined) target.endUs = time;
+  target.source = { ...target.source, end: event };
   const data = event.data as Json;
   if (target.kind === 'llm') {
     const metrics = extractMetrics(data, event.name);
@@ -179,18 +182,18 @@ function placeMark(
       const toolCallId = str(metadata.tool_call_id) ?? str(data.tool_call_id);
       const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
       const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${str(data.choice) ?? '?'}`;
-      const mark = node('mark', title, { ...at, ...noteOf(event.name === 'hermes.approval.request' ? preview(data.command, 60) : undefined) });
+      const mark = node('mark', title, { ...at, ...noteOf(event.name === 'hermes.approval.request' ? preview(data.command, 60) : undefined), source: { event } });
       if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
       (tool?.node ?? containerFor(parent, metadata, time)).children.push(mark);
       return;
     }
     case 'hermes.api.error': {
-      const mark = node('mark', 'API error (no open request)', { ...at, error: errorText(data.error ?? data.reason) });
+      const mark = node('mark', 'API error (no open request)', { ...at, error: errorText(data.error ?? data.reason), source: { event } });
       containerFor(parent, metadata, time).children.push(mark);
       return;
     }
     default:
-      containerFor(parent, metadata, time).children.push(node('mark', event.name, at));
+      containerFor(parent, metadata, time).children.push(node('mark', event.name, { ...at, source: { event } }));
   }
 }
 

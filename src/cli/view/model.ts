@@ -25,6 +25,8 @@ export interface ViewNode {
   tokens?: Tokens;
   /** Set when this call failed: what went wrong, in one line. */
   error?: string;
+  /** The records this node was built from (ATIF step, tool call and result; ATOF start and end events), for the HTML detail pane. */
+  source?: Record<string, unknown>;
   children: ViewNode[];
 }
 

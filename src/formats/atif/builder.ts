@@ -26,6 +26,7 @@ import { serializeTrajectory, type AtifBuilderStyle } from './serialize.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
 
+/** Options of `AtifBuilder`. */
 export interface AtifBuilderOptions {
   /**
    * `exporter` style: the document's `session_id` (native's `AtifExporter`
@@ -45,7 +46,9 @@ export interface AtifBuilderOptions {
   rootUuid?: string;
   /** The document's `trajectory_id`. Default: `rootUuid`, then `sessionId`. */
   trajectoryId?: string;
+  /** Written as `agent.name`. */
   agentName: string;
+  /** Written as `agent.version`. */
   agentVersion: string;
   /** `agent.model_name`; omitted when undefined. */
   modelName?: string;
@@ -67,6 +70,7 @@ export class AtifBuilder {
   readonly #options: AtifBuilderOptions;
   #events: AtofEvent[] = [];
 
+  /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
     this.#options = options;
   }

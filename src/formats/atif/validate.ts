@@ -35,6 +35,7 @@ import { isObject, Report, type Obj } from './rules/common.ts';
 import { isPythonIsoDatetime } from './rules/iso-datetime.ts';
 import { childPath, validationResult, type ValidationResult } from '../validation.ts';
 
+/** Options of `validateAtif`. */
 export interface ValidateAtifOptions {
   /** Directory image and audio paths are relative to; their existence is checked (a warning) only when given. */
   baseDir?: string;

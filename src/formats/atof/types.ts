@@ -26,6 +26,7 @@ export const SCOPE_CATEGORIES = [
   'unknown',
 ] as const;
 
+/** An ATOF scope category: `agent`, `function`, `llm`, `tool`, `retriever`, `embedder`, `reranker`, `guardrail`, `evaluator`, `custom` or `unknown`. */
 export type ScopeCategory = (typeof SCOPE_CATEGORIES)[number];
 
 const SCOPE_CATEGORY_SET: ReadonlySet<unknown> = new Set(SCOPE_CATEGORIES);
@@ -39,9 +40,12 @@ export function isScopeCategory(value: unknown): value is ScopeCategory {
 export type AtofMode = 'append' | 'overwrite';
 
 
+/** The ATOF version this library writes and validates. */
 export const ATOF_VERSION = '0.1';
 
+/** What an ATOF line is: a `scope` event (start or end) or a `mark`. */
 export type AtofKind = 'scope' | 'mark';
+/** Whether a scope event starts or ends its scope. */
 export type AtofScopeCategory = 'start' | 'end';
 
 /** The closed set of ATOF categories; the contract's `ScopeCategory`. */
@@ -50,7 +54,8 @@ export type AtofCategory = ScopeCategory;
 /** `category_profile`: `model_name` (llm), `tool_call_id`/`tool_result_annotation` (tool), `subtype` (custom). */
 export type AtofCategoryProfile = { [key: string]: Json };
 
-interface AtofEventBase {
+/** The envelope fields every ATOF line has. */
+export interface AtofEventBase {
   atof_version: string;
   kind: AtofKind;
   uuid: string;
@@ -72,18 +77,25 @@ interface AtofEventBase {
   category_profile: AtofCategoryProfile | null;
 }
 
+/** The start or end of a scope. */
 export interface AtofScopeEvent extends AtofEventBase {
+  /** Always `scope`. */
   kind: 'scope';
+  /** `start` or `end`. */
   scope_category: AtofScopeCategory;
   /** Sorted, de-duplicated lowercase flags; `[]` when none. */
   attributes: string[];
+  /** The scope's category. */
   category: AtofCategory;
 }
 
+/** A point event under a scope. */
 export interface AtofMarkEvent extends AtofEventBase {
+  /** Always `mark`. */
   kind: 'mark';
 }
 
+/** One ATOF line: a scope event or a mark. */
 export type AtofEvent = AtofScopeEvent | AtofMarkEvent;
 
 /** A subscriber receiving every event a backend produces, in emission order. */

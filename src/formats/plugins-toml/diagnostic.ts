@@ -6,9 +6,14 @@
  */
 
 export interface ConfigDiagnostic {
+  /** `error` rejects the document; `warning` does not. */
   level: 'warning' | 'error';
+  /** A stable code, e.g. `observability.unsupported_value`. */
   code: string;
+  /** The component the problem is in, e.g. `observability`. */
   component?: string;
+  /** The field, e.g. `atof sinks[0].mode`. */
   field?: string;
+  /** What is wrong, in one sentence. */
   message: string;
 }

@@ -109,6 +109,7 @@ export const ENVIRONMENT_VARIABLES: readonly { name: string; default: string; me
   { name: 'HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE', default: 'embedded', meaning: 'embedded, or all to also write standalone files for subagents.' },
   { name: 'NEMO_RELAY_HOOKS_BACKEND', default: '(auto)', meaning: 'Force the backend: native, memory or off.' },
   ...OTLP_ENVIRONMENT_VARIABLES,
+  { name: 'NEMO_RELAY_HOOKS_DEBUG', default: '(off)', meaning: 'Debug and info output of the default logger (truthy: 1, true, yes, on; false, 0, no, off stay off). DEBUG=nemo-relay-hooks does the same.' },
 ];
 
 const TRUTHY = new Set(['1', 'true', 'yes', 'on']);

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { validateAtif, validateAtofEvents } from '../../src/formats/index.ts';
-import { writeSyntheticStream } from './stream.ts';
-import { cli, tempDir } from './support.ts';
+import { writeSyntheticStream } from '../cli/stream.ts';
+import { cli, tempDir } from '../cli/support.ts';
 
 const SESSIONS = 10_000;
 const LINES_PER_SESSION = 100;

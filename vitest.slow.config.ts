@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:slow`: the end-to-end cases too slow for `npm test`
+// (a million-line replay, a gigabyte single-line file, the HTML timeline in
+// headless Chromium with 2,000 steps and 5,000 sessions). .ci/run runs both.
+export default defineConfig({
+  test: {
+    include: ['test/slow/**/*.test.ts'],
+    globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts'],
+    pool: 'forks',
+    // One at a time: each of these alone loads the 2-core machine.
+    fileParallelism: false,
+    testTimeout: 900_000,
+    hookTimeout: 300_000,
+  },
+});
