@@ -9,6 +9,7 @@
 
 import path from 'node:path';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import { loadByContent } from '../detect.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { inputName, readInputText, STDIN } from '../files.ts';
@@ -64,10 +65,13 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
         if (!isTrajectory(loaded.document)) throw new InputError(`${file} is JSON but not an ATIF trajectory (no "steps" list)`);
         roots = [treeFromAtif(loaded.document)];
         break;
-      case 'atof':
+      case 'atof': {
+        const major = loaded.events.map((event) => atofMajor(event.atof_version)).find((value) => value !== undefined && value !== 0);
+        if (major !== undefined) throw new InputError(`${name}: ATOF major version ${major}; this reader knows ATOF 0.x only`);
         for (const error of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${safeForTerminal(error.message)}\n`);
         roots = treesFromAtof(loaded.events);
         break;
+      }
       case 'hooks':
         throw new InputError(`${name} is a recorded hook stream; run "nemo-relay-hooks replay ${name} --out <dir>" first`);
       case 'unknown':
