@@ -14,7 +14,7 @@
  */
 
 import type { ValidationError } from '../formats/validation.ts';
-import { validateAtofEvents } from '../formats/atof/validate.ts';
+import { validateAtofEvents, type ValidateAtofOptions } from '../formats/atof/validate.ts';
 import { readLines } from './files.ts';
 
 /** Events per stretch before it is validated at the next point where no scope is open. */
@@ -23,10 +23,15 @@ const STRETCH_EVENTS = 20_000;
 export interface StreamedAtofResult {
   events: number;
   errors: ValidationError[];
+  warnings: ValidationError[];
+  /** The `atof_version` of the first event that has one. */
+  version: string | undefined;
 }
 
-export async function validateAtofFile(file: string, maxErrors = 1000): Promise<StreamedAtofResult> {
+export async function validateAtofFile(file: string, maxErrors = 1000, options: ValidateAtofOptions = {}): Promise<StreamedAtofResult> {
   const errors: ValidationError[] = [];
+  const warnings: ValidationError[] = [];
+  let version: string | undefined;
   let batch: unknown[] = [];
   let offset = 0;
   let events = 0;
@@ -37,7 +42,12 @@ export async function validateAtofFile(file: string, maxErrors = 1000): Promise<
   const flush = (): void => {
     // Paths and messages (which name the paired event) use file-wide indexes.
     const shift = (text: string) => text.replace(/\$\[(\d+)\]/g, (_match, index: string) => `$[${offset + Number(index)}]`);
-    for (const error of validateAtofEvents(batch)) push({ ...error, path: shift(error.path), message: shift(error.message) });
+    const result = validateAtofEvents(batch, options);
+    version ??= result.version;
+    for (const error of result) push({ ...error, path: shift(error.path), message: shift(error.message) });
+    for (const warning of result.warnings) {
+      if (warnings.length < maxErrors) warnings.push({ ...warning, path: shift(warning.path), message: shift(warning.message) });
+    }
     offset += batch.length;
     batch = [];
   };
@@ -65,5 +75,5 @@ export async function validateAtofFile(file: string, maxErrors = 1000): Promise<
     if (open.size === 0 && batch.length >= STRETCH_EVENTS) flush();
   }
   flush();
-  return { events, errors };
+  return { events, errors, warnings, version };
 }

@@ -11,12 +11,24 @@ function replayedAtif(dir: string): string {
 }
 
 describe('nemo-relay-hooks validate', () => {
-  it('accepts valid ATIF and ATOF files with one summary line each and exit code 0', () => {
+  it('accepts valid ATIF and ATOF files with one summary line each (warnings listed before it) and exit code 0', () => {
     const atif = replayedAtif(tempDir());
     const atof = path.join(NATIVE, 'claude-code-session.atof.jsonl');
     const result = cli(['validate', atif, atof]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`✓ ${atif}: valid (ATIF ATIF-v1.7, 5 steps)\n✓ ${atof}: valid (ATOF 0.1, 22 events)\n`);
+    // Native writes custom scopes without the spec's category_profile.subtype: a warning each, not an error.
+    expect(result.stdout).toBe(
+      [
+        `✓ ${atif}: valid (ATIF ATIF-v1.7, 5 steps)`,
+        `${atof}: $[2].category_profile: atof.custom_subtype (warning): a custom event needs category_profile.subtype (accepted: native writes none; an error under --strict)`,
+        `${atof}: $[19].category_profile: atof.custom_subtype (warning): a custom event needs category_profile.subtype (accepted: native writes none; an error under --strict)`,
+        `✓ ${atof}: valid (ATOF 0.1, 22 events, 2 warnings)`,
+        '',
+      ].join('\n'),
+    );
+    const strict = cli(['validate', '--strict', atof]);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain(`${atof}: $[2].category_profile: atof.custom_subtype: a custom event needs category_profile.subtype\n`);
   });
 
   it('prints each ATIF error as <file>: <json path>: <rule>: <message> and exits 1', () => {
@@ -48,7 +60,7 @@ describe('nemo-relay-hooks validate', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${broken}: line 2: atof.malformed_line: line 2 is not valid JSON`);
     expect(result.stdout).toMatch(/: \$\[\d+\]\S*: atof\.\w+: .*(end|before|after)/);
-    expect(result.stdout).toMatch(new RegExp(`✗ ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\d+ errors \\(ATOF 0\\.1, 13 events\\)`));
+    expect(result.stdout).toMatch(new RegExp(`✗ ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\d+ errors \\(ATOF 0\\.1, 13 events, \\d+ warnings?\\)`));
   });
 
   it('detects the kind by content, not by extension', () => {
@@ -59,7 +71,7 @@ describe('nemo-relay-hooks validate', () => {
     copyFileSync(replayedAtif(path.join(dir, 'r')), atifAsJsonl);
     const result = cli(['validate', atofAsTxt, atifAsJsonl]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`✓ ${atofAsTxt}: valid (ATOF 0.1, 14 events)`);
+    expect(result.stdout).toMatch(new RegExp(`✓ ${atofAsTxt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: valid \\(ATOF 0\\.1, 14 events, \\d+ warnings?\\)`));
     expect(result.stdout).toContain(`✓ ${atifAsJsonl}: valid (ATIF ATIF-v1.7`);
   });
 
@@ -76,7 +88,10 @@ describe('nemo-relay-hooks validate', () => {
     const good = path.join(NATIVE, 'plugin-session.atof.jsonl');
     const result = cli(['validate', missing, good]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe(`✗ ${missing}: cannot read ${missing}: no such file or directory\n✓ ${good}: valid (ATOF 0.1, 14 events)\n`);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`✗ ${missing}: cannot read ${missing}: no such file or directory`);
+    expect(lines.at(-1)).toMatch(/valid \(ATOF 0\.1, 14 events, \d+ warnings?\)$/);
+    expect(lines.slice(1, -1).every((line) => line.includes(' (warning): '))).toBe(true);
   });
 
   it('reports an empty file and a .json file that is not JSON', () => {
@@ -118,11 +133,14 @@ describe('nemo-relay-hooks validate, streaming large ATOF files', () => {
     expect(problems(streamed.stdout)).toEqual(problems(whole.stdout));
     // Sorted by timestamp before pairing, the end comes before its start: an end without a start, at its file-wide index.
     expect(problems(whole.stdout).some((line) => line.includes(`$[${index}].scope_category: atof.unpaired_end`))).toBe(true);
-    expect(streamed.stdout).toMatch(/errors \(ATOF 0\.1, [\d,]+ events, streamed\)/);
+    expect(streamed.stdout).toMatch(/errors \(ATOF 0\.1, [\d,]+ events, streamed[,)]/);
   });
 
   it('streams a valid file to the same verdict', () => {
     const file = path.join(NATIVE, 'claude-code-session.atof.jsonl');
-    expect(cli(['validate', file, '--stream-above', '0']).stdout).toBe(`✓ ${file}: valid (ATOF 0.1, 22 events, streamed)\n`);
+    const whole = cli(['validate', file]).stdout;
+    const streamed = cli(['validate', file, '--stream-above', '0']).stdout;
+    expect(streamed).toBe(whole.replace('22 events, 2 warnings)', '22 events, streamed, 2 warnings)'));
+    expect(streamed.endsWith(`✓ ${file}: valid (ATOF 0.1, 22 events, streamed, 2 warnings)\n`)).toBe(true);
   });
 });

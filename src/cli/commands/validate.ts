@@ -13,7 +13,7 @@ import path from 'node:path';
 import { validateAtif } from '../../formats/atif/validate.ts';
 import { validateAtofEvents } from '../../formats/atof/validate.ts';
 import type { ValidationError } from '../../formats/validation.ts';
-import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { CliError, UsageError } from '../errors.ts';
 import { checkInputFile, readLines, readTextFile } from '../files.ts';
 import { validateAtofFile } from '../validate-stream.ts';
@@ -25,13 +25,15 @@ export const validateSpec: CommandSpec = {
   summary: 'Check ATIF (.json) and ATOF (.jsonl) files against their specs',
   usage: '<file>...',
   details: [
-    'ATIF v1.7 rules (Harbor\'s models: no unknown fields, step ids 1..n, agent-only',
-    'fields, tool-call references, token types, ...) and ATOF 0.1 rules (envelope,',
-    'categories, start/end pairing, end after start). The kind is detected from the',
-    'content. Prints "<file>: <json path>: <rule>: <message>" per problem and a',
-    'summary line per file; exits 1 when any file has a problem.',
+    'ATIF v1.0-v1.8 rules (Harbor\'s models: no unknown fields, step ids 1..n, agent-only',
+    'fields, tool-call references, token types, ...) and ATOF 0.1 rules (the spec\'s MUST',
+    'as errors, its SHOULD as warnings; lines sorted by timestamp before pairing). The kind',
+    'is detected from the content. Prints "<file>: <json path>: <rule>: <message>" per',
+    'error, the same with "(warning)" after the rule per warning, and a summary line per',
+    'file with the version read; exits 1 when any file has an error.',
   ].join('\n'),
   flags: {
+    strict: { type: 'boolean', description: 'Also reject what the ATOF spec requires but native omits (custom events without category_profile.subtype).' },
     'stream-above': { type: 'string', value: '<bytes>', hidden: true, description: 'ATOF files larger than this are validated streaming (default 64 MiB).' },
     help: HELP_FLAG,
   },
@@ -59,14 +61,15 @@ export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
   let failed = 0;
   const streamAbove = Number(stringFlag(args, 'stream-above', String(STREAM_ABOVE_BYTES)));
   if (!Number.isFinite(streamAbove) || streamAbove < 0) throw new UsageError('--stream-above must be a number of bytes', 'validate');
+  const atofOptions = { strict: booleanFlag(args, 'strict') };
   for (const file of args.positionals) {
     let text: string;
     try {
       if (checkInputFile(file) > streamAbove && (await firstLineIsAtof(file))) {
         // Too large to load whole: stream it (same rules, bounded memory).
-        const streamed = await validateAtofFile(file);
-        for (const error of streamed.errors) io.out(`${file}: ${error.path}: ${error.rule}: ${error.message}\n`);
-        const what = `ATOF 0.1, ${formatCount(streamed.events)} event${streamed.events === 1 ? '' : 's'}, streamed`;
+        const streamed = await validateAtofFile(file, 1000, atofOptions);
+        printFindings(io, file, streamed.errors, streamed.warnings);
+        const what = `${atofVersion(streamed.version)}, ${formatCount(streamed.events)} event${streamed.events === 1 ? '' : 's'}, streamed${warningCount(streamed.warnings)}`;
         if (streamed.errors.length === 0) io.out(`${style.green('✓')} ${file}: valid (${what})\n`);
         else {
           failed += 1;
@@ -83,19 +86,25 @@ export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
     }
     const loaded = loadByContent(file, text);
     let errors: ValidationError[];
+    let warnings: ValidationError[] = [];
     let what: string;
     switch (loaded.kind) {
       case 'atif': {
-        errors = validateAtif(loaded.document, { baseDir: path.dirname(path.resolve(file)) });
-        const doc = loaded.document as { schema_version?: unknown; steps?: unknown };
+        const result = validateAtif(loaded.document, { baseDir: path.dirname(path.resolve(file)) });
+        errors = result.errors;
+        warnings = result.warnings;
+        const doc = loaded.document as { steps?: unknown };
         const steps = Array.isArray(doc.steps) ? doc.steps.length : 0;
-        what = `ATIF ${typeof doc.schema_version === 'string' ? doc.schema_version : '(no schema_version)'}, ${formatCount(steps)} step${steps === 1 ? '' : 's'}`;
+        what = `ATIF ${result.version ?? '(no schema_version: read as ATIF-v1.7, Harbor\'s default)'}, ${formatCount(steps)} step${steps === 1 ? '' : 's'}${warningCount(warnings)}`;
         break;
       }
-      case 'atof':
-        errors = [...loaded.lineErrors, ...validateAtofEvents(loaded.events)];
-        what = `ATOF 0.1, ${formatCount(loaded.events.length)} event${loaded.events.length === 1 ? '' : 's'}`;
+      case 'atof': {
+        const result = validateAtofEvents(loaded.events, atofOptions);
+        errors = [...loaded.lineErrors, ...result.errors];
+        warnings = result.warnings;
+        what = `${atofVersion(result.version)}, ${formatCount(loaded.events.length)} event${loaded.events.length === 1 ? '' : 's'}${warningCount(warnings)}`;
         break;
+      }
       case 'hooks':
         errors = [{ path: '$', rule: 'file.hook_stream', message: 'this is a recorded hook stream, not ATOF/ATIF; turn it into files with "nemo-relay-hooks replay"' }];
         what = 'hook stream';
@@ -105,7 +114,7 @@ export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
         what = 'unrecognised';
         break;
     }
-    for (const error of errors) io.out(`${file}: ${error.path}: ${error.rule}: ${error.message}\n`);
+    printFindings(io, file, errors, warnings);
     if (errors.length === 0) {
       io.out(`${style.green('✓')} ${file}: valid (${what})\n`);
     } else {
@@ -114,4 +123,18 @@ export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
     }
   }
   return failed > 0 ? 1 : 0;
+}
+
+/** One line per error, then one per warning (marked, so a reader or grep tells them apart). */
+function printFindings(io: CliIo, file: string, errors: readonly ValidationError[], warnings: readonly ValidationError[]): void {
+  for (const error of errors) io.out(`${file}: ${error.path}: ${error.rule}: ${error.message}\n`);
+  for (const warning of warnings) io.out(`${file}: ${warning.path}: ${warning.rule} (warning): ${warning.message}\n`);
+}
+
+function atofVersion(version: string | undefined): string {
+  return version === undefined ? 'ATOF (no atof_version)' : `ATOF ${version}`;
+}
+
+function warningCount(warnings: readonly ValidationError[]): string {
+  return warnings.length === 0 ? '' : `, ${formatCount(warnings.length)} warning${warnings.length === 1 ? '' : 's'}`;
 }
