@@ -10,10 +10,19 @@
  * Sessions never ended (a crash, a file cut short) are written as partial
  * trajectories at the end of the input.
  *
+ * Input out of timestamp order (consumers MUST sort before pairing) is read
+ * whole and sorted first; input in order is streamed as above. An ATOF major
+ * version other than 0 is refused before anything is written.
+ *
  * File names follow the plugin: `hermes-atif-{session_id}.json`, where the
  * session id is the root scope's `metadata.session_id` when present, else
- * its uuid, reduced by `safeSessionFragment`. A second session with the
- * same id gets `-<uuid>` appended rather than overwriting the first.
+ * what the plugin named the session (`hermes-session-<id>`), else the root's
+ * uuid, reduced by `safeSessionFragment`. A second session with the same id
+ * gets `~2` (then `~3`, ...) after the id, as the plugin names it.
+ *
+ * `--profile nat` maps events the way NVIDIA NeMo Agent Toolkit's reference
+ * converter does (`formats/atif/convert/nat/`); any root scope, not only an
+ * agent scope, starts a session there.
  *
  * @module
  */
@@ -23,18 +32,21 @@ import { atifFilePath } from '../../plugin/atif-file.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
 import { AtifBuilder } from '../../formats/atif/builder.ts';
 import type { AtifBuilderStyle } from '../../formats/atif/builder.ts';
+import { convertNatEvents, serializeNatTrajectory } from '../../formats/atif/convert/nat/index.ts';
+import type { AtifTrajectory } from '../../formats/atif/types.ts';
+import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { ensureOutputDir, readLines } from '../files.ts';
-import { parseInstant } from '../../formats/instant.ts';
+import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
 
 export const convertSpec: CommandSpec = {
   name: 'convert',
   summary: 'Convert an ATOF event file into one ATIF trajectory per session',
-  usage: '<events.jsonl> --out <dir> [--style exporter|plugin-host]',
+  usage: '<events.jsonl> --out <dir> [--style exporter|plugin-host] [--profile native|nat]',
   details: [
     'Works offline on any ATOF 0.1 JSONL file, including the ones the native runtime',
     'writes. Each top-level agent scope (with its nested subagents) becomes one file,',
@@ -49,6 +61,12 @@ export const convertSpec: CommandSpec = {
       choices: ['exporter', 'plugin-host'],
       description: 'exporter (default: what the plugin writes) or plugin-host (native plugin file).',
     },
+    profile: {
+      type: 'string',
+      value: '<profile>',
+      choices: ['native', 'nat'],
+      description: 'native (default: what native\'s exporter writes) or nat (the NeMo Agent Toolkit reference converter\'s mapping).',
+    },
     template: { type: 'string', value: '<name>', description: 'File name template with {session_id} (default hermes-atif-{session_id}.json).' },
     'agent-name': { type: 'string', value: '<name>', description: 'agent.name (default: "Hermes Agent" for plugin sessions, else the root scope name).' },
     'agent-version': { type: 'string', value: '<version>', description: 'agent.version (default "unknown").' },
@@ -62,24 +80,29 @@ const DEFAULT_TEMPLATE = 'hermes-atif-{session_id}.json';
 
 interface OpenSession {
   root: AtofEvent;
-  builder: AtifBuilder;
+  /** Takes one event of the session. */
+  add(event: AtofEvent): void;
+  /** The trajectory and its file text. */
+  build(): { trajectory: AtifTrajectory; text: string };
   /** Every scope uuid of the subtree, to route children and free them at the end. */
   members: string[];
   sessionId: string;
 }
 
+type Profile = 'native' | 'nat';
+
 export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const input = args.positionals[0]!;
   const out = stringFlag(args, 'out');
   if (out === undefined) throw new UsageError('"convert" needs --out <dir>', 'convert');
-  const style = stringFlag(args, 'style', 'exporter') as AtifBuilderStyle;
+  const profile = stringFlag(args, 'profile', 'native') as Profile;
   const template = stringFlag(args, 'template', DEFAULT_TEMPLATE);
   if (!template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
   const started = Date.now();
   const outDir = ensureOutputDir(out);
 
   const owners = new Map<string, OpenSession>();
-  const usedNames = new Set<string>();
+  const instances = new Map<string, number>();
   const written: string[] = [];
   const totals = emptyTotals();
   let events = 0;
@@ -88,48 +111,66 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
 
   const finish = (session: OpenSession): void => {
     for (const uuid of session.members) owners.delete(uuid);
-    let target = atifFilePath(outDir, template, session.sessionId);
-    if (usedNames.has(target)) target = atifFilePath(outDir, template, `${session.sessionId}-${session.root.uuid}`);
-    usedNames.add(target);
-    const trajectory = session.builder.build();
+    // As the plugin does: the n-th session reusing an id gets `~n`, so none overwrites another.
+    const instance = (instances.get(session.sessionId) ?? 0) + 1;
+    instances.set(session.sessionId, instance);
+    const target = atifFilePath(outDir, template, session.sessionId, instance);
+    const { trajectory, text } = session.build();
     addTrajectory(totals, trajectory);
     try {
-      writeFileAtomic(target, session.builder.toJson());
+      writeFileAtomic(target, text);
     } catch (error) {
       throw new InputError(describeFsError(error, 'cannot write', target));
     }
     written.push(target);
   };
 
-  for await (const line of readLines(input)) {
-    if (line.text.trim() === '') continue;
-    const event = parseEvent(line.text);
-    if (typeof event === 'string') {
-      malformed += 1;
-      if (malformed <= MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${input}:${line.number}: ${event}\n`);
-      continue;
-    }
+  const inOrder = await isTimeOrdered(input);
+  const report = (number: number, problem: string): void => {
+    malformed += 1;
+    if (malformed <= MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${input}:${number}: ${problem}\n`);
+  };
+  // Sorted input is routed in timestamp order, but each session gets its
+  // events in file order (plugin-host files list them as observed) once the
+  // whole input is read: an end stamped before a late child's end must not
+  // close the session early.
+  const held = new Map<OpenSession, { event: AtofEvent; index: number }[]>();
+  const ended = new Set<OpenSession>();
+  for await (const { event, position } of inOrder ? readEvents(input, report) : sortedEvents(input, report)) {
     events += 1;
     const isScope = event.kind === 'scope';
     const parent = typeof event.parent_uuid === 'string' ? owners.get(event.parent_uuid) : undefined;
     let session = owners.get(event.uuid) ?? parent;
     if (session === undefined) {
-      if (!(isScope && event.scope_category === 'start' && event.category === 'agent')) {
+      const opens = isScope && event.scope_category === 'start' && (event.category === 'agent' || profile === 'nat');
+      if (!opens) {
         outside += 1;
         continue;
       }
-      session = openSession(event, args);
+      session = openSession(event, args, profile);
     }
     if (isScope && event.scope_category === 'start' && !owners.has(event.uuid)) {
       owners.set(event.uuid, session);
       session.members.push(event.uuid);
     }
-    session.builder.add(event);
-    if (isScope && event.scope_category === 'end' && event.uuid === session.root.uuid) finish(session);
+    const isRootEnd = isScope && event.scope_category === 'end' && event.uuid === session.root.uuid;
+    if (inOrder) {
+      session.add(event);
+      if (isRootEnd) finish(session);
+      continue;
+    }
+    let list = held.get(session);
+    if (list === undefined) held.set(session, (list = []));
+    list.push({ event, index: position as number });
+    if (isRootEnd) ended.add(session);
   }
   // Sessions without an end event: write what there is.
-  const unfinished = new Set(owners.values());
-  for (const session of unfinished) finish(session);
+  for (const [session, list] of held) {
+    list.sort((a, b) => a.index - b.index);
+    for (const entry of list) session.add(entry.event);
+  }
+  const unfinished = new Set([...owners.values()].filter((session) => !ended.has(session)));
+  for (const session of new Set(owners.values())) finish(session);
 
   if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${input}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
   if (outside > 0) io.err(`nemo-relay-hooks: warning: ${formatCount(outside)} events outside any agent scope were left out\n`);
@@ -149,10 +190,27 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   return 0;
 }
 
-function openSession(root: AtofEvent, args: ParsedArgs): OpenSession {
+const PLUGIN_SESSION_PREFIX = 'hermes-session-';
+
+function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenSession {
   const metadata = typeof root.metadata === 'object' && root.metadata !== null && !Array.isArray(root.metadata) ? root.metadata : {};
-  const logical = typeof metadata.session_id === 'string' && metadata.session_id !== '' ? metadata.session_id : undefined;
-  const fromPlugin = root.name.startsWith('hermes-session-');
+  const fromPlugin = root.name.startsWith(PLUGIN_SESSION_PREFIX);
+  // The plugin names a session's scope after its id ("default" when the host gave none).
+  const named = fromPlugin && root.name.length > PLUGIN_SESSION_PREFIX.length ? root.name.slice(PLUGIN_SESSION_PREFIX.length) : undefined;
+  const logical = typeof metadata.session_id === 'string' && metadata.session_id !== '' ? metadata.session_id : named;
+  if (profile === 'nat') {
+    const collected: AtofEvent[] = [];
+    return {
+      root,
+      add: (event) => collected.push(event),
+      build: () => {
+        const trajectory = convertNatEvents(collected);
+        return { trajectory, text: serializeNatTrajectory(trajectory) };
+      },
+      members: [],
+      sessionId: logical ?? root.uuid,
+    };
+  }
   const style = stringFlag(args, 'style', 'exporter') as AtifBuilderStyle;
   const model = typeof metadata.model === 'string' && metadata.model !== '' ? metadata.model : fromPlugin ? 'unknown' : undefined;
   const builder = new AtifBuilder({
@@ -163,7 +221,54 @@ function openSession(root: AtofEvent, args: ParsedArgs): OpenSession {
     ...(model !== undefined ? { modelName: model } : {}),
     style,
   });
-  return { root, builder, members: [], sessionId: logical ?? root.uuid };
+  return {
+    root,
+    add: (event) => builder.add(event),
+    build: () => ({ trajectory: builder.build(), text: builder.toJson() }),
+    members: [],
+    sessionId: logical ?? root.uuid,
+  };
+}
+
+/**
+ * Whether the file's events are already in timestamp order, so it can be
+ * streamed. Also refuses, before anything is written, a major ATOF version
+ * this reader does not know.
+ */
+async function isTimeOrdered(input: string): Promise<boolean> {
+  let previous: Instant | undefined;
+  let ordered = true;
+  for await (const line of readLines(input)) {
+    if (line.text.trim() === '') continue;
+    const event = parseEvent(line.text);
+    if (typeof event === 'string') continue;
+    const major = atofMajor(event.atof_version);
+    if (major !== undefined && major !== 0) {
+      throw new InputError(`${input}:${line.number}: atof_version ${JSON.stringify(event.atof_version)} is major version ${major}; this reader knows ATOF 0.x only`);
+    }
+    const instant = parseInstant(event.timestamp) as Instant;
+    if (previous !== undefined && compareInstants(instant, previous) < 0) ordered = false;
+    previous = instant;
+  }
+  return ordered;
+}
+
+/** The file's events in file order, malformed lines reported and skipped. */
+async function* readEvents(input: string, report: (line: number, problem: string) => void): AsyncGenerator<{ event: AtofEvent; position?: number }> {
+  for await (const line of readLines(input)) {
+    if (line.text.trim() === '') continue;
+    const event = parseEvent(line.text);
+    if (typeof event === 'string') report(line.number, event);
+    else yield { event };
+  }
+}
+
+/** The file's events sorted by timestamp (stable), for input written out of order. */
+async function* sortedEvents(input: string, report: (line: number, problem: string) => void): AsyncGenerator<{ event: AtofEvent; position: number }> {
+  const all: { event: AtofEvent; instant: Instant; position: number }[] = [];
+  for await (const { event } of readEvents(input, report)) all.push({ event, instant: parseInstant(event.timestamp) as Instant, position: all.length });
+  all.sort((a, b) => compareInstants(a.instant, b.instant) || a.position - b.position);
+  for (const { event, position } of all) yield { event, position };
 }
 
 /** An event with the fields routing needs, or what is wrong with the line. */

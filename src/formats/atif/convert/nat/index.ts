@@ -22,7 +22,7 @@ import type { Json, JsonObject } from '../../../../shared/json.ts';
 import type { AtofEvent } from '../../../atof/types.ts';
 import { isScopeCategory } from '../../../atof/types.ts';
 import { compareInstants, parseInstant, rfc3339Of, type Instant } from '../../../instant.ts';
-import { canonicalJson } from '../../../native-text.ts';
+import { canonicalJson, toRustJson, type FieldTypes } from '../../../native-text.ts';
 import { ATIF_SCHEMA_VERSION, type AtifStep, type AtifTrajectory } from '../../types.ts';
 import { llmExtractor } from './extractors.ts';
 
@@ -263,4 +263,15 @@ export function convertNatEvents(events: readonly AtofEvent[]): AtifTrajectory {
   const agent: AtifTrajectory['agent'] = { name: root?.raw.name ?? 'unknown', version: '1.0.0' };
   if (model !== undefined) agent.model_name = model;
   return { schema_version: ATIF_SCHEMA_VERSION, session_id: root?.raw.uuid ?? 'atof-session', agent, steps } as AtifTrajectory;
+}
+
+const INVOCATION: FieldTypes = { fields: { start_timestamp: 'f64', end_timestamp: 'f64' } };
+const WITH_INVOCATION: FieldTypes = { fields: { extra: { fields: { invocation: INVOCATION } } } };
+const NAT_FIELD_TYPES: FieldTypes = {
+  fields: { steps: { items: { fields: { extra: { fields: { invocation: INVOCATION } }, tool_calls: { items: WITH_INVOCATION } } } } },
+};
+
+/** The trajectory as the reference converter writes it: two-space indent, invocation stamps as floats (`1767225600.0`). */
+export function serializeNatTrajectory(trajectory: AtifTrajectory): string {
+  return `${toRustJson(trajectory, { pretty: true, fieldTypes: NAT_FIELD_TYPES })}\n`;
 }
