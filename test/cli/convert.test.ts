@@ -77,9 +77,41 @@ describe('nemo-relay-hooks convert', () => {
     const out = path.join(dir, 'out');
     expect(cli(['convert', input, '--out', out]).code).toBe(0);
     const names = outputFiles(out).map((file) => path.basename(file));
-    expect(names).toHaveLength(2);
-    expect(names).toContain('hermes-atif-sess-abc.json');
+    // As the plugin names them: the second session reusing an id gets ~2.
+    expect(names.sort()).toEqual(['hermes-atif-sess-abc.json', 'hermes-atif-sess-abc~2.json']);
     for (const file of outputFiles(out)) expect(fileErrors(file)).toEqual([]);
+  });
+
+  it('names a plugin session without a session id as the plugin does (hermes-session-default)', () => {
+    const dir = tempDir();
+    const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');
+    const root = JSON.parse(events[0]!);
+    delete root.metadata.session_id;
+    const renamed = events.map((line) => line.replaceAll('"name":"prog-session"', '"name":"hermes-session-default"'));
+    renamed[0] = JSON.stringify({ ...root, name: 'hermes-session-default' });
+    const input = path.join(dir, 'default.jsonl');
+    writeFileSync(input, renamed.join('\n'));
+    const out = path.join(dir, 'out');
+    expect(cli(['convert', input, '--out', out]).code).toBe(0);
+    expect(outputFiles(out).map((file) => path.basename(file))).toEqual(['hermes-atif-default.json']);
+    expect(JSON.parse(readFileSync(outputFiles(out)[0]!, 'utf8')).session_id).toBe('default');
+  });
+
+  it('sorts input written out of timestamp order before converting, instead of leaving events out', () => {
+    const dir = tempDir();
+    const events = readFileSync(path.join(NATIVE, 'claude-code-session.atof.jsonl'), 'utf8').trim().split('\n');
+    const ordered = path.join(dir, 'ordered.jsonl');
+    const reversed = path.join(dir, 'reversed.jsonl');
+    writeFileSync(ordered, events.join('\n'));
+    writeFileSync(reversed, [...events].reverse().join('\n'));
+    const result = cli(['convert', reversed, '--out', path.join(dir, 'b')]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain('outside any agent scope');
+    expect(cli(['convert', ordered, '--out', path.join(dir, 'a')]).code).toBe(0);
+    const [a] = outputFiles(path.join(dir, 'a'));
+    const [b] = outputFiles(path.join(dir, 'b'));
+    expect(readFileSync(b!, 'utf8')).toBe(readFileSync(a!, 'utf8'));
+    expect(JSON.parse(readFileSync(b!, 'utf8')).steps.length).toBeGreaterThan(0);
   });
 
   it('reports malformed lines with their line numbers and events outside any agent scope', () => {
