@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, EXAMPLES, tempDir } from './support.ts';
@@ -91,5 +91,50 @@ describe('nemo-relay-hooks view', () => {
     const result = cli(['view', file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`nemo-relay-hooks: ${file} is a recorded hook stream; run "nemo-relay-hooks replay ${file} --out <dir>" first\n`);
+  });
+
+  it('times a trajectory that has only step timestamps, and reads content parts as text', () => {
+    const file = path.join(tempDir(), 'harbor-style.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        schema_version: 'ATIF-v1.6',
+        session_id: 'timed',
+        agent: { name: 'other-writer', version: '1' },
+        steps: [
+          { step_id: 1, source: 'user', timestamp: '2025-10-11T10:30:00Z', message: [{ type: 'text', text: 'look at' }, { type: 'image', source: { media_type: 'image/png', path: 'shot.png' } }] },
+          { step_id: 2, source: 'agent', timestamp: '2025-10-11T10:30:02Z', message: [{ type: 'text', text: 'a cat' }] },
+          { step_id: 3, source: 'agent', timestamp: '2025-10-11T10:30:05Z', message: 'done' },
+        ],
+      }),
+    );
+    const result = cli(['view', file]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/session timed .* 5\.00s/);
+    expect(result.stdout).toContain('“look at [image shot.png]”');
+    // Each agent step runs from the step before it to its own timestamp.
+    expect(lines.find((line) => line.includes('a cat'))).toMatch(/\+0\.000s .*LLM .*2\.00s .*a cat$/);
+    expect(lines.find((line) => line.includes('done'))).toMatch(/\+2\.000s .*LLM .*3\.00s .*done$/);
+    expect(result.stdout).not.toContain('"type":"text"');
+  });
+
+  it('shows the approvals a plugin-host ATIF file observed, under the tool call they were asked for', () => {
+    const out = replayDemo();
+    const converted = tempDir();
+    expect(cli(['convert', path.join(out, 'atof', 'hermes-atof.jsonl'), '--out', converted, '--style', 'plugin-host']).code).toBe(0);
+    const [file] = readdirSync(converted).filter((name) => name.includes('demo-session'));
+    const lines = cli(['view', path.join(converted, file as string)]).stdout.split('\n');
+    expect(depthOf(lines, /approval requested {2}TZ=America/)).toBeGreaterThan(depthOf(lines, /tool terminal/));
+    expect(lines.some((line) => line.includes('approval: once'))).toBe(true);
+  });
+
+  it('refuses JSON that is not an ATIF trajectory with one line and exit code 1', () => {
+    const file = path.join(tempDir(), 'other.json');
+    writeFileSync(file, JSON.stringify({ agent: 'not a trajectory', spans: [] }));
+    const result = cli(['view', file]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([`nemo-relay-hooks: ${file} is JSON but not an ATIF trajectory (no "steps" list)`]);
   });
 });

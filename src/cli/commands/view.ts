@@ -15,7 +15,7 @@ import { describeFsError, InputError } from '../errors.ts';
 import { readTextFile } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
-import { treeFromAtif } from '../view/from-atif.ts';
+import { isTrajectory, treeFromAtif } from '../view/from-atif.ts';
 import { treesFromAtof } from '../view/from-atof.ts';
 import { renderHtml, type HtmlSource } from '../view/html.ts';
 import type { ViewNode } from '../view/model.ts';
@@ -45,6 +45,7 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
     let roots: ViewNode[];
     switch (loaded.kind) {
       case 'atif':
+        if (!isTrajectory(loaded.document)) throw new InputError(`${file} is JSON but not an ATIF trajectory (no "steps" list)`);
         roots = [treeFromAtif(loaded.document)];
         break;
       case 'atof':

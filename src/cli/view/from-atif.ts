@@ -4,7 +4,10 @@
  * an LLM call with its tool calls under it, and an embedded subagent
  * trajectory hangs under the tool call whose observation refers to it.
  * Durations come from Relay's `step.extra.invocation` and
- * `extra.tool_invocations` (epoch seconds).
+ * `extra.tool_invocations` (epoch seconds); a trajectory from another
+ * writer has only step timestamps, so an agent step lasts from the step
+ * before it to its own timestamp. Approvals come from the plugin-host
+ * file's `extra.observed_events`, under the tool call they were asked for.
  *
  * @module
  */
@@ -21,6 +24,33 @@ export function treeFromAtif(doc: unknown): ViewNode {
   return trajectoryNode(doc, 'session');
 }
 
+/** Whether a parsed JSON document is an ATIF trajectory at all (an object with a steps list). */
+export function isTrajectory(doc: unknown): boolean {
+  return isObj(doc) && Array.isArray(doc.steps);
+}
+
+/** The approval marks a plugin-host file observed, by the tool call they were asked for ('' when none). */
+function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
+  const byCall = new Map<string, ViewNode[]>();
+  const extra = isObj(trajectory.extra) ? trajectory.extra : {};
+  for (const event of arr(extra.observed_events).filter(isObj)) {
+    if (event.kind !== 'mark' || (event.name !== 'hermes.approval.request' && event.name !== 'hermes.approval.response')) continue;
+    const data = isObj(event.data) ? event.data : {};
+    const metadata = isObj(event.metadata) ? event.metadata : {};
+    const request = event.name === 'hermes.approval.request';
+    const mark = node('mark', request ? 'approval requested' : `approval: ${str(data.choice) ?? '?'}`, {
+      ...timeOf(event.timestamp),
+      ...noteOf(request ? preview(data.command, 60) : undefined),
+    });
+    if (!request && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
+    const key = str(metadata.tool_call_id) ?? str(data.tool_call_id) ?? '';
+    let list = byCall.get(key);
+    if (list === undefined) byCall.set(key, (list = []));
+    list.push(mark);
+  }
+  return byCall;
+}
+
 function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   const trajectory = isObj(doc) ? doc : {};
   const agent = isObj(trajectory.agent) ? trajectory.agent : {};
@@ -32,12 +62,17 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
     if (isObj(child)) subagents.set(str(child.trajectory_id) ?? str(child.session_id) ?? '', child);
   }
   const used = new Set<string>();
+  const approvals = approvalsOf(trajectory);
   let turn: ViewNode | null = null;
   let turnMessage: string | undefined;
   let turns = 0;
+  let previousAt: number | undefined;
   for (const raw of arr(trajectory.steps)) {
     if (!isObj(raw)) continue;
     const step = raw;
+    const at = timeOf(step.timestamp).startUs;
+    const since = previousAt;
+    if (at !== undefined) previousAt = at;
     if (step.source === 'user') {
       const message = preview(step.message, 200);
       if (turn !== null && message === turnMessage) continue;
@@ -49,13 +84,20 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
     }
     const parent = turn ?? root;
     if (step.source === 'system') {
-      const mark = node('mark', 'system', noteOf(preview(step.message)));
+      const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}) });
       addObservationsAsMarks(mark, step);
       parent.children.push(mark);
       continue;
     }
-    parent.children.push(llmStep(step, subagents, used));
+    const llm = llmStep(step, subagents, used, approvals);
+    // No span from the writer: the step took from the step before it to its own timestamp.
+    if (llm.startUs === undefined && llm.endUs === undefined && at !== undefined) {
+      llm.startUs = since ?? at;
+      llm.endUs = at;
+    }
+    parent.children.push(llm);
   }
+  for (const marks of approvals.values()) root.children.push(...marks);
   for (const [id, child] of subagents) {
     if (!used.has(id)) root.children.push(trajectoryNode(child, 'subagent'));
   }
@@ -63,7 +105,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   return root;
 }
 
-function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>): ViewNode {
+function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>): ViewNode {
   const extra = isObj(step.extra) ? step.extra : {};
   const invocation = isObj(extra.invocation) ? extra.invocation : {};
   const calls = arr(step.tool_calls).filter(isObj);
@@ -91,6 +133,11 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>): Vie
       ...noteOf(preview(call.arguments, 60)),
       ...(failed ? { error: `${str(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
     });
+    const asked = id === undefined ? undefined : approvals.get(id);
+    if (asked !== undefined) {
+      tool.children.push(...asked);
+      approvals.delete(id as string);
+    }
     for (const ref of arr(result?.subagent_trajectory_ref).filter(isObj)) {
       const key = str(ref.trajectory_id) ?? str(ref.session_id) ?? '';
       const child = subagents.get(key);

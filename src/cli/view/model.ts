@@ -32,11 +32,31 @@ export function node(kind: ViewKind, title: string, extra: Partial<ViewNode> = {
   return { kind, title, children: [], ...extra };
 }
 
-/** One line of at most `max` characters, for previews. */
+/**
+ * ATIF content parts (`[{type: "text", text}, {type: "image", source}]`) as
+ * the text a reader wants: the texts joined, media as `[image path]`.
+ * Undefined when the value is not a list of content parts.
+ */
+export function contentPartsText(value: unknown): string | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const texts: string[] = [];
+  for (const part of value) {
+    if (typeof part !== 'object' || part === null) return undefined;
+    const { type, text, source } = part as { type?: unknown; text?: unknown; source?: { path?: unknown } };
+    if (type === 'text' && typeof text === 'string') texts.push(text);
+    else if ((type === 'image' || type === 'audio') && typeof source === 'object' && source !== null) texts.push(`[${type} ${String(source.path ?? '')}]`.replace(' ]', ']'));
+    else return undefined;
+  }
+  return texts.join(' ');
+}
+
+/** One line of at most `max` characters, for previews. Content parts read as their text. */
 export function preview(value: unknown, max = 72): string | undefined {
   let text: string;
   if (value === undefined || value === null) return undefined;
+  const parts = contentPartsText(value);
   if (typeof value === 'string') text = value;
+  else if (parts !== undefined) text = parts;
   else {
     try {
       text = JSON.stringify(value);
