@@ -1,0 +1,187 @@
+/**
+ * Native's key order (code points, where JS lists integer-like keys first),
+ * sorted copies of payloads, and whether plain `JSON.stringify` would
+ * already give native's text.
+ *
+ * @module
+ */
+
+import type { Json } from '../../shared/json.ts';
+import { I32_MIN, U32_MAX } from './numbers.ts';
+
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // UTF-16 order equals code-point order except surrogates against U+E000..U+FFFF.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys && (x >= 0xe000 || y >= 0xe000)) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * True for the keys a JS object lists first whatever their insertion order
+ * (canonical array indexes, 0 .. 2^32-2).
+ */
+function isIndexKey(key: string): boolean {
+  const length = key.length;
+  if (length === 0 || length > 10) return false;
+  const first = key.charCodeAt(0);
+  if (first < 48 || first > 57 || (first === 48 && length > 1)) return false;
+  for (let i = 1; i < length; i++) {
+    const code = key.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return length < 10 || Number(key) <= 4294967294;
+}
+
+/**
+ * The keys of `object` in code-point order. JS lists index keys first,
+ * so only an object with one (it is then the first key) needs sorting.
+ */
+export function keysInOrder(object: object, sortAll: boolean): string[] {
+  const keys = Object.keys(object);
+  if (sortAll || (keys.length > 1 && isIndexKey(keys[0] as string))) keys.sort(compareKeys);
+  return keys;
+}
+
+/** True when `keys` (in JS order) is as sorted as a JS object can be: index keys first, then the rest in code-point order. */
+function isSorted(keys: string[]): boolean {
+  let i = 0;
+  while (i < keys.length && isIndexKey(keys[i] as string)) i++;
+  for (i++; i < keys.length; i++) {
+    if (compareKeys(keys[i - 1] as string, keys[i] as string) > 0) return false;
+  }
+  return true;
+}
+
+/**
+ * Numbers whose native text is not what their value alone gives (numbers
+ * native parsed from text itself), by container and key or index.
+ */
+export const exactTexts = new WeakMap<object, Map<string | number, string>>();
+
+/**
+ * Returns `value` with every object's keys sorted (as far as a JS object
+ * allows: the writers finish the job). Subtrees that are already sorted
+ * are returned as they are (no copy), so payloads straight from the native
+ * runtime cost one walk and no allocation.
+ */
+export function sortJson(value: Json): Json {
+  return isSortedJson(value) ? value : sortedCopy(value);
+}
+
+/**
+ * True when `sortJson` would return `value` itself: a scan that allocates
+ * nothing, for the common case (payloads from either relay are sorted).
+ */
+function isSortedJson(value: Json): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isSortedJson(value[i] as Json)) return false;
+    return true;
+  }
+  // Index keys come first in a JS object whatever their order; the rest must be in code-point order.
+  let previous: string | undefined;
+  for (const key in value) {
+    if (previous !== undefined) {
+      if (compareKeys(previous, key) > 0) return false;
+      previous = key;
+    } else if (!isIndexKey(key)) {
+      previous = key;
+    }
+    if (!isSortedJson(value[key] as Json)) return false;
+  }
+  return true;
+}
+
+function sortedCopy(value: Json): Json {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let copy: Json[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i] as Json;
+      const sorted = sortJson(item);
+      if (sorted !== item && copy === undefined) copy = value.slice(0, i);
+      if (copy !== undefined) copy.push(sorted);
+    }
+    return copy === undefined ? value : keepExactTexts(value, copy);
+  }
+  const keys = Object.keys(value);
+  const inOrder = isSorted(keys);
+  let changed = !inOrder;
+  const children: Json[] = new Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const item = value[keys[i] as string] as Json;
+    const sorted = sortJson(item);
+    children[i] = sorted;
+    if (sorted !== item) changed = true;
+  }
+  if (!changed) return value;
+  const order = inOrder ? keys.map((_, i) => i) : keys.map((_, i) => i).sort((a, b) => compareKeys(keys[a] as string, keys[b] as string));
+  const out: { [key: string]: Json } = {};
+  for (const i of order) defineKey(out, keys[i] as string, children[i] as Json);
+  return keepExactTexts(value, out);
+}
+
+export function keepExactTexts<T extends object>(from: object, to: T): T {
+  const texts = exactTexts.get(from);
+  if (texts !== undefined) exactTexts.set(to, texts);
+  return to;
+}
+
+export function defineKey(target: { [key: string]: Json }, key: string, value: Json): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}
+
+/**
+ * True when `JSON.stringify(value)` may differ from `canonicalJson(value)`
+ * for a value whose keys are already in code-point order (as the memory
+ * relay builds payloads): it holds a number the two write differently, or
+ * an object with an integer-like key. Stops at the first hit.
+ */
+export function stringifyMayDiffer(value: Json): boolean {
+  return mayDiffer(value, false);
+}
+
+/**
+ * `stringifyMayDiffer`, and with `exact` also true for a container holding
+ * numbers whose native text their value alone does not give (see
+ * `parseJsonAsNative`). The memory relay's own payloads never hold such
+ * numbers, so its per-event check skips that lookup.
+ */
+export function mayDiffer(value: Json, exact: boolean): boolean {
+  if (typeof value === 'number') return payloadNumberMayDiffer(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (exact && exactTexts.has(value)) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (mayDiffer(value[i] as Json, exact)) return true;
+    return false;
+  }
+  for (const key in value) {
+    // A JS object lists integer-like keys first; native sorts them as text.
+    const first = key.charCodeAt(0);
+    if (first >= 48 && first <= 57) return true;
+    if (mayDiffer(value[key] as Json, exact)) return true;
+  }
+  return false;
+}
+
+/** Same text from both: native integers, and other numbers except [1e-6, 1e-5) (JS decimal, native exponent). */
+export function payloadNumberMayDiffer(value: number): boolean {
+  if (Number.isInteger(value)) return value < I32_MIN || value > U32_MAX;
+  const magnitude = Math.abs(value);
+  return magnitude >= 1e-6 && magnitude < 1e-5;
+}
+
+/** How native types a number field: `f64` (always a fraction or an exponent) or an unsigned integer (plain at any size). */

@@ -1,0 +1,165 @@
+/**
+ * The writer: a value as native's JSON text, numbers typed per field.
+ *
+ * @module
+ */
+
+import type { Json } from '../../shared/json.ts';
+import { exactTexts, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
+import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
+
+export type NumberFieldType = 'f64' | 'integer';
+
+/**
+ * Where a document has number fields native types (a struct's `f64` and
+ * integer fields), as a tree following its shape: `fields` for the keys of
+ * an object, `items` for the items of an array. Numbers anywhere else are
+ * payload numbers; subtrees the tree does not reach are payloads.
+ */
+export interface FieldTypes {
+  readonly fields?: { readonly [key: string]: FieldTypes | NumberFieldType };
+  readonly items?: FieldTypes | NumberFieldType;
+}
+
+type FieldTypeNode = FieldTypes | NumberFieldType | undefined;
+
+export interface RustJsonOptions {
+  /** `serde_json::to_string_pretty` layout (two-space indent). Default compact. */
+  pretty?: boolean;
+  /** Write every object's keys in code-point order (a `serde_json::Value`). Default: the document's own order. */
+  sortKeys?: boolean;
+  /** The fields native types; numbers elsewhere are payload numbers. */
+  fieldTypes?: FieldTypes;
+}
+
+/**
+ * Serializes a document as native does: in its own key order (build it in
+ * native's struct order), or with every key sorted (`sortKeys`), and native
+ * number text. `undefined` object values are skipped, `undefined` array
+ * items and a top-level `undefined` are written as `null`.
+ *
+ * When `JSON.stringify` would write the whole document exactly as native
+ * does (no number or key above needs the exact writer), the document goes
+ * to it whole; otherwise each payload subtree it would write exactly does:
+ * a check walk plus the engine's serializer cost a fraction of writing
+ * piece by piece (~160 vs ~500 µs for a 50 KB trajectory on Node 20).
+ */
+export function toRustJson(value: unknown, options: RustJsonOptions = {}): string {
+  const pretty = options.pretty === true;
+  const sortKeys = options.sortKeys === true;
+  if (!sortKeys && value !== undefined && !typedMayDiffer(value as Json, options.fieldTypes)) {
+    return pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value);
+  }
+  const writer: Writer = { out: [], sortKeys };
+  write(writer, value as Json | undefined, pretty ? '\n' : '', undefined, options.fieldTypes);
+  return writer.out.join('');
+}
+
+/** `mayDiffer` for a document with typed fields: their numbers follow their type's text rule. */
+function typedMayDiffer(value: Json, types: FieldTypeNode): boolean {
+  if (typeof value === 'number') return numberMayDiffer(value, types);
+  if (types === undefined || typeof types === 'string') return mayDiffer(value, true);
+  if (typeof value !== 'object' || value === null) return false;
+  if (exactTexts.has(value)) return true;
+  if (Array.isArray(value)) {
+    const itemTypes = types.items;
+    for (let i = 0; i < value.length; i++) if (typedMayDiffer(value[i] as Json, itemTypes)) return true;
+    return false;
+  }
+  const fields = types.fields;
+  for (const key in value) {
+    const first = key.charCodeAt(0);
+    if (first >= 48 && first <= 57) return true;
+    const fieldTypes = fields !== undefined && Object.prototype.hasOwnProperty.call(fields, key) ? fields[key] : undefined;
+    if (typedMayDiffer(value[key] as Json, fieldTypes)) return true;
+  }
+  return false;
+}
+
+/** True when `JSON.stringify` may write this number differently from native in a field of type `type`. */
+function numberMayDiffer(value: number, type: FieldTypeNode): boolean {
+  // An f64 always shows a fraction or an exponent; JS writes integral values without one.
+  if (type === 'f64') return Number.isInteger(value) || payloadNumberMayDiffer(value);
+  if (type === 'integer') return !Number.isSafeInteger(value);
+  return payloadNumberMayDiffer(value);
+}
+
+/**
+ * Compact JSON text with every key sorted: what `serde_json::to_string`
+ * writes for a `serde_json::Value` (an ATOF line, or a payload native
+ * embeds as a string).
+ */
+export function canonicalJson(value: Json | undefined): string {
+  return toRustJson(value, { sortKeys: true });
+}
+
+interface Writer {
+  out: string[];
+  sortKeys: boolean;
+}
+
+function write(writer: Writer, value: Json | undefined, newline: string, exact: string | undefined, types: FieldTypeNode): void {
+  const out = writer.out;
+  switch (typeof value) {
+    case 'string':
+      out.push(JSON.stringify(value));
+      return;
+    case 'number':
+      out.push(exact ?? numberText(value, types));
+      return;
+    case 'boolean':
+      out.push(value ? 'true' : 'false');
+      return;
+  }
+  if (value === null || value === undefined) {
+    out.push('null');
+    return;
+  }
+  if (types === undefined || typeof types === 'string') {
+    if (!writer.sortKeys && !mayDiffer(value, true)) {
+      out.push(newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline));
+      return;
+    }
+    types = undefined;
+  }
+  const texts = exactTexts.get(value);
+  const inner = newline === '' ? '' : `${newline}  `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) {
+      out.push('[]');
+      return;
+    }
+    const itemTypes = types?.items;
+    out.push('[');
+    for (let i = 0; i < value.length; i++) {
+      out.push(i > 0 ? `,${inner}` : inner);
+      write(writer, value[i], inner, texts?.get(i), itemTypes);
+    }
+    out.push(`${newline}]`);
+    return;
+  }
+  const fields = types?.fields;
+  let first = true;
+  out.push('{');
+  for (const key of keysInOrder(value, writer.sortKeys)) {
+    const item = value[key];
+    if (item === undefined) continue;
+    out.push(first ? inner : `,${inner}`);
+    first = false;
+    out.push(JSON.stringify(key), newline === '' ? ':' : ': ');
+    const fieldTypes = fields !== undefined && Object.prototype.hasOwnProperty.call(fields, key) ? fields[key] : undefined;
+    write(writer, item, inner, texts?.get(key), fieldTypes);
+  }
+  out.push(first ? '}' : `${newline}}`);
+}
+
+/** `JSON.stringify(value, null, 2)` text moved to the indentation `newline` ends with (strings never hold a raw newline). */
+function indented(text: string, newline: string): string {
+  return newline === '\n' ? text : text.split('\n').join(newline);
+}
+
+function numberText(value: number, type: FieldTypeNode): string {
+  if (type === 'f64') return formatF64(value);
+  if (type === 'integer') return formatIntegerField(value);
+  return formatPayloadNumber(value);
+}
