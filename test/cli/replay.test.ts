@@ -86,7 +86,11 @@ describe('nemo-relay-hooks replay', () => {
     expect(lines[5]).toBe(`nemo-relay-hooks: ${input}:8: missing "payload" for post_llm_call`);
     expect(result.stdout).toContain('6 malformed lines');
     expect(result.stdout).toContain('(backend memory, 3 hooks)');
-    for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
+    // m1's only LLM call never ended: like native, the trajectory has no steps, which Harbor's model rejects (and nothing else).
+    for (const file of outputFiles(out)) {
+      const expected = file.endsWith('hermes-atif-m1.json') ? ['$.steps: atif.steps_empty: steps needs at least one step'] : [];
+      expect(fileErrors(file), file).toEqual(expected);
+    }
     expect(atifOf(out, 'm1').session_id).toBe('m1');
   });
 

@@ -137,4 +137,13 @@ describe('nemo-relay-hooks view', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toEqual([`nemo-relay-hooks: ${file} is JSON but not an ATIF trajectory (no "steps" list)`]);
   });
+
+  it('refuses an ATOF file of a major version it does not know', () => {
+    const file = path.join(tempDir(), 'future.jsonl');
+    const line = readFileSync(path.join(EXAMPLES, 'native', 'plugin-session.atof.jsonl'), 'utf8').split('\n')[0]!.replace('"atof_version":"0.1"', '"atof_version":"1.0"');
+    writeFileSync(file, `${line}\n`);
+    const result = cli(['view', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(`nemo-relay-hooks: ${file}: ATOF major version 1; this reader knows ATOF 0.x only`);
+  });
 });

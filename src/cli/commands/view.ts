@@ -10,6 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import { loadByContent } from '../detect.ts';
 import { describeFsError, InputError } from '../errors.ts';
 import { readTextFile } from '../files.ts';
@@ -48,10 +49,13 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
         if (!isTrajectory(loaded.document)) throw new InputError(`${file} is JSON but not an ATIF trajectory (no "steps" list)`);
         roots = [treeFromAtif(loaded.document)];
         break;
-      case 'atof':
+      case 'atof': {
+        const major = loaded.events.map((event) => atofMajor(event.atof_version)).find((value) => value !== undefined && value !== 0);
+        if (major !== undefined) throw new InputError(`${file}: ATOF major version ${major}; this reader knows ATOF 0.x only`);
         for (const error of loaded.lineErrors) io.err(`nemo-relay-hooks: ${file}: ${error.message}\n`);
         roots = treesFromAtof(loaded.events);
         break;
+      }
       case 'hooks':
         throw new InputError(`${file} is a recorded hook stream; run "nemo-relay-hooks replay ${file} --out <dir>" first`);
       case 'unknown':
