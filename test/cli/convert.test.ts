@@ -148,4 +148,31 @@ describe('nemo-relay-hooks convert', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--template must contain {session_id}');
   });
+
+  it('names the files of a session without a session id and of a reused id as the plugin did during the replay, byte for byte', () => {
+    const dir = tempDir();
+    const hooks = path.join(dir, 'sessions.hooks.jsonl');
+    const line = (hook: string, payload: Record<string, unknown>) => JSON.stringify({ hook, payload });
+    const lines: string[] = [];
+    for (const id of [undefined, 'x', 'x']) {
+      const base = id === undefined ? {} : { session_id: id };
+      lines.push(
+        line('on_session_start', { ...base, model: 'm' }),
+        line('pre_llm_call', { ...base, turn_id: 't', user_message: 'hi' }),
+        line('post_llm_call', { ...base, turn_id: 't', assistant_response: 'yo' }),
+        line('on_session_finalize', base),
+      );
+    }
+    writeFileSync(hooks, `${lines.join('\n')}\n`);
+    const replayed = path.join(dir, 'replayed');
+    expect(cli(['replay', hooks, '--out', replayed, '--quiet']).code).toBe(0);
+    const converted = path.join(dir, 'converted');
+    expect(cli(['convert', path.join(replayed, 'atof', 'hermes-atof.jsonl'), '--out', converted]).code).toBe(0);
+    const names = outputFiles(converted).map((file) => path.basename(file)).sort();
+    expect(names).toEqual(['hermes-atif-default.json', 'hermes-atif-x.json', 'hermes-atif-x~2.json']);
+    expect(outputFiles(path.join(replayed, 'atif')).map((file) => path.basename(file)).sort()).toEqual(names);
+    for (const name of names) {
+      expect(readFileSync(path.join(converted, name), 'utf8'), name).toBe(readFileSync(path.join(replayed, 'atif', name), 'utf8'));
+    }
+  });
 });
