@@ -565,6 +565,8 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
 
   async flush(): Promise<void> {
     for (const writer of this.writers) writer.flushSync();
+    // Stream sinks and ATIF storage: what is queued goes out (each within its timeout_millis).
+    await remoteOutputsOf(this).flush();
   }
 
   async shutdown(): Promise<void> {
