@@ -351,6 +351,28 @@ describe('remote outputs on the memory relay when destinations are down or wrong
     expect(status.pluginConfig.diagnostics.filter((d) => d.level === 'error')).toEqual([]);
   });
 
+  it('flush() sends what the stream sinks hold while the session is still open', async () => {
+    process.env[MEMORY_TOKEN_VAR] = 'Bearer tok';
+    const receiver = await startReceiver({ s3: S3 });
+    try {
+      const dir = tempDir('remote-flush');
+      const toml = path.join(dir, 'plugins.toml');
+      fs.writeFileSync(toml, pluginsToml(dir, receiver.origin, `ws://127.0.0.1:${receiver.port}`, memoryVars));
+      const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger: silentLogger }), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger: silentLogger });
+      const hooks = new HookRegistry({ logger: silentLogger });
+      plugin.register(hooks);
+      hooks.emit('on_session_start', { session_id: 'flush-1', model: 'gpt-4o' } as never);
+      hooks.emit('pre_llm_call', { session_id: 'flush-1', turn_id: 't1', user_message: 'hello?' } as never);
+      await plugin.flush({ timeoutMs: 20_000 });
+      const atof = fs.readFileSync(path.join(dir, 'atof', 'events.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+      expect(atof.length).toBeGreaterThan(0);
+      expect(receiver.requests.filter((r) => r.path === '/atof/post').map((r) => r.body)).toEqual(atof.map((line) => `${line}\n`));
+      await plugin.shutdown({ timeoutMs: 20_000 });
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('one bad destination does not reject the document: it is skipped with a diagnostic and everything else activates', async () => {
     delete process.env[MEMORY_TOKEN_VAR];
     const receiver = await startReceiver({ s3: S3 });

@@ -185,7 +185,11 @@ class PluginAtif {
       storage.length === 0 ? null : createAtifStorage(storage, { logger: core.logger, keepRecoveryCopy: (upload) => this.keepRecoveryCopy(upload) });
     const storageHealth = this.storage?.health.bind(this.storage);
     const ledger = remoteOutputsOf(core);
-    this.finishStorage = storage.map((_, i) => ledger.track(() => storageHealth!()[i]!));
+    const timeout = Math.max(0, ...storage.map((entry) => entry.timeoutMillis));
+    // One flusher for all stores (the first entry's), so a flush waits for the storage once.
+    this.finishStorage = storage.map((_, i) =>
+      ledger.track(() => storageHealth!()[i]!, i === 0 ? () => this.storage!.flush(timeout) : undefined),
+    );
   }
 
   accept(event: AtofEvent, top: ScopeRecord | null): void {

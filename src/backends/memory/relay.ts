@@ -268,6 +268,8 @@ class MemoryRelayBackend implements MemoryRelay {
 
   async flush(): Promise<void> {
     for (const writer of this.core.delivery.writers) writer.flushSync();
+    // Stream sinks and ATIF storage: what is queued goes out (each within its timeout_millis).
+    await remoteOutputsOf(this.core).flush();
   }
 
   async shutdown(): Promise<void> {

@@ -23,9 +23,11 @@ import type { RelayCore } from './plug-in.ts';
  */
 export class RemoteOutputLedger {
   private readonly entries = new Map<string, { done: OutputHealth | null; live: Set<() => OutputHealth> }>();
+  private readonly flushers = new Set<() => Promise<unknown>>();
 
   /** Lists `health` from now on; `finish()` freezes its last reading into the totals. */
-  track(health: () => OutputHealth): () => void {
+  track(health: () => OutputHealth, flush?: () => Promise<unknown>): () => void {
+    if (flush !== undefined) this.flushers.add(flush);
     const first = health();
     const key = `${first.kind} ${first.path}`;
     let entry = this.entries.get(key);
@@ -36,9 +38,15 @@ export class RemoteOutputLedger {
     const held = entry;
     held.live.add(health);
     return () => {
+      if (flush !== undefined) this.flushers.delete(flush);
       if (!held.live.delete(health)) return;
       held.done = held.done === null ? health() : mergeHealth(held.done, health());
     };
+  }
+
+  /** Waits until every live output has sent (or given up on) what it holds, each within its own timeout. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.flushers].map((flush) => flush().catch(() => undefined)));
   }
 
   outputs(): OutputHealth[] {
@@ -94,7 +102,7 @@ export function attachStreamSinks(core: RelayCore, settings: readonly StreamSink
   if (settings.length === 0) return null;
   const sinks: AtofStreamSink[] = settings.map((entry) => createAtofStreamSink(entry, { logger: core.logger }));
   const ledger = remoteOutputsOf(core);
-  const finish = sinks.map((sink) => ledger.track(() => sink.health()));
+  const finish = sinks.map((sink, i) => ledger.track(() => sink.health(), () => sink.flush(settings[i]!.timeoutMillis)));
   const decoder = new TextDecoder();
   const detach = core.addListener({
     event: (event) => {

@@ -18,6 +18,16 @@ import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { unrefTimer } from './queue.ts';
 
+/**
+ * Connections are kept alive between requests (one POST per event would
+ * otherwise open a connection per event). Node's agent unrefs idle pooled
+ * sockets, and each request unrefs its own, so the pool never holds a host.
+ */
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 4 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 4 }),
+};
+
 export interface HttpAttempt {
   url: string;
   method: 'POST' | 'PUT';
@@ -54,7 +64,7 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
     const request = client.request(url, {
       method: attempt.method,
       headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
-      agent: false,
+      agent: agents[url.protocol as 'http:' | 'https:'],
     });
     const timer = unrefTimer(
       setTimeout(() => {
