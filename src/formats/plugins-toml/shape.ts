@@ -1,0 +1,119 @@
+/**
+ * A serde-style shape check: the first type error of a value against a
+ * schema, worded as native's deserializer words it. Keys are visited in
+ * sorted order, as serde sees them.
+ *
+ * @module
+ */
+
+import { isJsonObject } from '../../shared/json.ts';
+
+export type Schema =
+  | { t: 'string' | 'bool' | 'u32' | 'u64' | 'any' | 'map' }
+  | { t: 'option'; of: Schema }
+  | { t: 'seq'; of: Schema }
+  | { t: 'stringMap' }
+  | { t: 'struct'; name: string; fields: Record<string, Schema>; required?: readonly string[] }
+  | { t: 'tagged'; name: string; variants: Record<string, Schema & { t: 'struct' }> }
+  | { t: 'enum'; variants: readonly string[] };
+
+export const STRING: Schema = { t: 'string' };
+export const BOOL: Schema = { t: 'bool' };
+export const U32: Schema = { t: 'u32' };
+export const U64: Schema = { t: 'u64' };
+export const ANY: Schema = { t: 'any' };
+export const optional = (of: Schema): Schema => ({ t: 'option', of });
+export const BEHAVIOR: Schema = { t: 'enum', variants: ['ignore', 'warn', 'error'] };
+
+export function checkShape(value: unknown, schema: Schema): string | null {
+  switch (schema.t) {
+    case 'any':
+      return null;
+    case 'option':
+      return value === null ? null : checkShape(value, schema.of);
+    case 'string':
+      return typeof value === 'string' ? null : invalidType(value, 'a string');
+    case 'bool':
+      return typeof value === 'boolean' ? null : invalidType(value, 'a boolean');
+    case 'u32':
+    case 'u64': {
+      const expected = schema.t;
+      if (typeof value !== 'number') return invalidType(value, expected);
+      if (!Number.isInteger(value)) return invalidType(value, expected);
+      const max = expected === 'u32' ? 0xffff_ffff : Number.MAX_SAFE_INTEGER;
+      if (value < 0 || value > max) return `invalid value: integer \`${value}\`, expected ${expected}`;
+      return null;
+    }
+    case 'map':
+      return isJsonObject(value) ? null : invalidType(value, 'a map');
+    case 'stringMap': {
+      if (!isJsonObject(value)) return invalidType(value, 'a map');
+      for (const key of Object.keys(value).sort()) {
+        const error = checkShape(value[key], STRING);
+        if (error !== null) return error;
+      }
+      return null;
+    }
+    case 'seq': {
+      if (!Array.isArray(value)) return invalidType(value, 'a sequence');
+      for (const item of value) {
+        const error = checkShape(item, schema.of);
+        if (error !== null) return error;
+      }
+      return null;
+    }
+    case 'enum': {
+      if (typeof value !== 'string') return invalidType(value, 'variant identifier');
+      return schema.variants.includes(value) ? null : `unknown variant \`${value}\`, expected ${expectedVariants(schema.variants)}`;
+    }
+    case 'struct':
+      return checkStruct(value, schema, undefined);
+    case 'tagged': {
+      if (!isJsonObject(value)) return invalidType(value, `internally tagged enum ${schema.name}`);
+      if (!('type' in value)) return 'missing field `type`';
+      const tag = value.type;
+      if (typeof tag !== 'string') return invalidType(tag, 'variant identifier');
+      const variant = schema.variants[tag];
+      if (variant === undefined) return `unknown variant \`${tag}\`, expected ${expectedVariants(Object.keys(schema.variants))}`;
+      return checkStruct(value, variant, 'type');
+    }
+  }
+}
+
+function checkStruct(value: unknown, schema: Schema & { t: 'struct' }, skip: string | undefined): string | null {
+  if (!isJsonObject(value)) return invalidType(value, `struct ${schema.name}`);
+  for (const key of Object.keys(value).sort()) {
+    if (key === skip) continue;
+    const field = schema.fields[key];
+    if (field === undefined) continue;
+    const error = checkShape(value[key], field);
+    if (error !== null) return error;
+  }
+  for (const key of schema.required ?? []) {
+    if (!(key in value)) return `missing field \`${key}\``;
+  }
+  return null;
+}
+
+function expectedVariants(variants: readonly string[]): string {
+  const quoted = variants.map((v) => `\`${v}\``);
+  return quoted.length === 2 ? `${quoted[0]} or ${quoted[1]}` : `one of ${quoted.join(', ')}`;
+}
+
+/** serde's `invalid type: <unexpected>, expected <what>`. */
+function invalidType(value: unknown, expected: string): string {
+  return `invalid type: ${unexpected(value)}, expected ${expected}`;
+}
+
+function unexpected(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'boolean':
+      return `boolean \`${value}\``;
+    case 'number':
+      return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+    case 'string':
+      return `string ${JSON.stringify(value)}`;
+  }
+  return Array.isArray(value) ? 'sequence' : 'map';
+}
