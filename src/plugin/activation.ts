@@ -96,8 +96,11 @@ export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRela
   }
 }
 
-/** Closes an active document (shutdown): flushes its subscribers, then releases it. */
-export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: RelayBackend): Promise<void> {
+/**
+ * Closes an active document (shutdown): flushes its subscribers, lets the
+ * caller read the outputs' final health (`flushed`), then releases it.
+ */
+export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: RelayBackend, flushed: () => void): Promise<void> {
   if (outcome.kind !== 'active') return;
   const failures: string[] = [];
   try {
@@ -105,6 +108,7 @@ export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: Rel
   } catch (error) {
     failures.push(`subscriber flush failed: ${errorText(error)}`);
   }
+  flushed();
   try {
     await outcome.activation.close();
   } catch (error) {

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 /** Longest fragment kept from a session id before it is shortened and hashed. */
@@ -32,7 +32,7 @@ export function safeSessionFragment(sessionId: string): string {
     return sessionId;
   }
   const cleaned = sessionId.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, MAX_FRAGMENT_LENGTH);
-  const digest = createHash('sha256').update(sessionId).digest('hex').slice(0, 12);
+  const digest = sha256Hex(sessionId).slice(0, 12);
   return `${cleaned || 'session'}-${digest}`;
 }
 
@@ -70,4 +70,13 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
     throw new UnsafeAtifPathError(template, root);
   }
   return target;
+}
+
+type CreateHash = (algorithm: string) => { update(data: string): { digest(encoding: 'hex'): string } };
+let createHash: CreateHash | null = null;
+
+/** SHA-256 in hex, with `node:crypto` loaded at the first id that needs it: importing it costs every host several milliseconds. */
+function sha256Hex(text: string): string {
+  createHash ??= (createRequire(import.meta.url)('node:crypto') as { createHash: CreateHash }).createHash;
+  return createHash('sha256').update(text).digest('hex');
 }

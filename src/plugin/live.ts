@@ -42,6 +42,8 @@ export class LiveRecording {
   readonly managed: ManagedExecution;
   /** The plugins.toml outcome; `none` until the activation settles (hooks queue meanwhile). */
   config: PluginsTomlOutcome = { kind: 'none' };
+  /** Set once shutdown() closed the activation; its outcome and diagnostics stay for status(). */
+  private configClosed = false;
   private atofExporter: AtofExporter | null = null;
   private readonly retiredOutputs = new Map<string, OutputHealth>();
   private outputsFailureReported = false;
@@ -66,7 +68,12 @@ export class LiveRecording {
       evict: (state, reason) => this.recorder.evicted(state, reason),
     });
     this.recorder = new Recorder({ backend: this.backend, sessions: this.sessions, trajectories: this.trajectories, counters, logger });
-    this.managed = new ManagedExecution({ backend: this.backend, sessions: this.sessions, settings, dynamic: () => this.config.kind === 'active' && this.config.dynamic });
+    this.managed = new ManagedExecution({ backend: this.backend, sessions: this.sessions, settings, dynamic: () => this.configActive() && this.config.kind === 'active' && this.config.dynamic });
+  }
+
+  /** Whether a plugins.toml activation is live now. */
+  configActive(): boolean {
+    return this.config.kind === 'active' && !this.configClosed;
   }
 
   /** Applies the plugins.toml outcome: an active document owns its outputs, otherwise the env exporters apply. */
@@ -103,10 +110,10 @@ export class LiveRecording {
     this.recorder.closeAll('runtime_shutdown');
     this.sessions.stopIdleTimer();
     await this.trajectories.drain();
-    if (this.config.kind === 'active') {
-      this.retireOutputs();
+    if (this.config.kind === 'active' && !this.configClosed) {
+      this.configClosed = true;
       try {
-        await closePluginsToml(this.config, this.backend);
+        await closePluginsToml(this.config, this.backend, () => this.retireOutputs());
       } catch (error) {
         failures.push(`plugin runtime close failed: ${errorText(error)}`);
       }

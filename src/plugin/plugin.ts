@@ -254,8 +254,8 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
       outputs: live?.outputs() ?? [],
       pluginConfig: {
         path: loaded?.settings.pluginsTomlPath ?? '',
-        active: config.kind === 'active',
-        dynamic: config.kind === 'active' && config.dynamic,
+        active: live?.configActive() ?? false,
+        dynamic: (live?.configActive() ?? false) && config.kind === 'active' && config.dynamic,
         diagnostics: config.kind === 'none' ? [] : config.diagnostics,
       },
       diagnostics: loaded?.diagnostics ?? [],

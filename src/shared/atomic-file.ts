@@ -11,7 +11,6 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
@@ -25,7 +24,7 @@ import { makeDirectory } from './directory.ts';
 export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
   const folder = path.dirname(target);
   makeDirectory(folder);
-  const temporary = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temporary = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomSuffix()}.tmp`);
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');
   try {
@@ -36,4 +35,17 @@ export function writeFileAtomic(target: string, content: string, options: { mode
     throw error;
   }
   return bytes.length;
+}
+
+/**
+ * Eight hex digits for a temporary name. From the global `crypto` (as
+ * `uuid.ts` does): importing `node:crypto` costs a host several milliseconds
+ * at import, for a name.
+ */
+function randomSuffix(): string {
+  const bytes = new Uint8Array(4);
+  crypto.getRandomValues(bytes);
+  let hex = '';
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+  return hex;
 }
