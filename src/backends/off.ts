@@ -32,7 +32,7 @@ import type {
 } from '../relay/contract.ts';
 
 /** Diagnostic code of a plugin config that was not activated because the backend is off. */
-export const BACKEND_OFF = 'nemo_relay_hooks.backend_off';
+const BACKEND_OFF = 'nemo_relay_hooks.backend_off';
 
 export interface NoopRelay extends RelayBackend {
   readonly kind: 'off';

@@ -115,7 +115,7 @@ export function stringFlag(args: ParsedArgs, name: string, fallback?: string): s
 }
 
 /** Every value of a repeatable string flag. */
-export function stringFlags(args: ParsedArgs, name: string): string[] {
+function stringFlags(args: ParsedArgs, name: string): string[] {
   return args.strings.get(name) ?? [];
 }
 

@@ -71,7 +71,7 @@ export async function readInputText(file: string): Promise<string> {
 }
 
 /** Reads a whole file as UTF-8 (for documents that must be parsed whole). */
-export function readTextFile(file: string): string {
+function readTextFile(file: string): string {
   const size = checkInputFile(file);
   if (size > MAX_WHOLE_FILE_BYTES) {
     throw new InputError(`cannot read ${file}: ${size} bytes is more than a document read whole may have (${MAX_WHOLE_FILE_BYTES})`);
@@ -111,7 +111,7 @@ export interface Line {
  * bound a line of a gigabyte ends in an uncaught `RangeError` (a JS string
  * cannot hold it). `NEMO_RELAY_HOOKS_MAX_LINE_BYTES` lowers it (tests).
  */
-export const MAX_LINE_CHARS = 128 * 1024 * 1024;
+const MAX_LINE_CHARS = 128 * 1024 * 1024;
 
 function maxLineChars(): number {
   const raw = Number(process.env.NEMO_RELAY_HOOKS_MAX_LINE_BYTES);

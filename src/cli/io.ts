@@ -47,7 +47,7 @@ const identity = (text: string) => text;
 export const PLAIN: Style = { enabled: false, red: identity, green: identity, yellow: identity, cyan: identity, dim: identity, bold: identity };
 
 /** ANSI when `isTty` and the environment allows it, plain otherwise. */
-export function styleFor(isTty: boolean, env: Readonly<Record<string, string | undefined>>): Style {
+function styleFor(isTty: boolean, env: Readonly<Record<string, string | undefined>>): Style {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return PLAIN;
   if (env.FORCE_COLOR === '0') return PLAIN;
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '') return ANSI;
@@ -91,7 +91,7 @@ export function formatDuration(micros: number): string {
 }
 
 /** A byte count as `512 B`, `12.0 KiB`, `3.4 MiB`. */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;

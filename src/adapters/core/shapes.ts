@@ -39,7 +39,7 @@ export interface TokenCounts {
 }
 
 /** Arguments as the JSON string OpenAI tool calls carry. */
-export function argumentsText(args: unknown): string {
+function argumentsText(args: unknown): string {
   if (typeof args === 'string') return args;
   try {
     return JSON.stringify(toJson(args ?? {}));
@@ -62,7 +62,7 @@ export function argumentsObject(args: unknown): Record<string, unknown> {
   return value === undefined || value === null ? {} : { value: toJson(value) };
 }
 
-export function chatToolCall(call: CallOfTool): Record<string, unknown> {
+function chatToolCall(call: CallOfTool): Record<string, unknown> {
   return { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
 }
 

@@ -36,7 +36,7 @@ export function contentText(content: unknown): string {
   return content === undefined || content === null ? '' : JSON.stringify(toJson(content));
 }
 
-export function toolCallsOf(message: Loose): CallOfTool[] {
+function toolCallsOf(message: Loose): CallOfTool[] {
   const calls = message.tool_calls;
   if (!Array.isArray(calls)) return [];
   const out: CallOfTool[] = [];

@@ -90,7 +90,7 @@ export function offeredTools(tools: unknown, handoffs: unknown): OfferedTool[] {
 }
 
 /** Text and tool calls of output items (Responses items, or chat messages with `tool_calls`). */
-export function outputParts(output: unknown): { text: string; toolCalls: CallOfTool[] } {
+function outputParts(output: unknown): { text: string; toolCalls: CallOfTool[] } {
   let text = '';
   const toolCalls: CallOfTool[] = [];
   if (!Array.isArray(output)) return { text, toolCalls };
@@ -121,7 +121,7 @@ function detail(details: unknown, key: string): number | undefined {
 }
 
 /** `Usage` (camelCase, details as arrays) or span usage (`input_tokens`, `output_tokens`). */
-export function tokenCounts(usage: unknown): TokenCounts | undefined {
+function tokenCounts(usage: unknown): TokenCounts | undefined {
   if (!isRecord(usage)) return undefined;
   return {
     prompt: num(usage.inputTokens) ?? num(usage.input_tokens),

@@ -237,7 +237,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
 }
 
 /** What `convert --json` prints (documented in the README). */
-export interface ConvertReport {
+interface ConvertReport {
   command: 'convert';
   ok: boolean;
   input: string;

@@ -49,7 +49,7 @@ export const doctorSpec: CommandSpec = {
 };
 
 /** What `doctor --json` prints (documented in the README). */
-export interface DoctorReport {
+interface DoctorReport {
   command: 'doctor';
   ok: boolean;
   runtime: { name: string; version: string; platform: string; arch: string };

@@ -252,7 +252,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
 }
 
 /** What `replay --json` prints (documented in the README). */
-export interface ReplayReport {
+interface ReplayReport {
   command: 'replay';
   ok: boolean;
   input: string;
@@ -275,7 +275,7 @@ function sizeOf(file: string): number {
 }
 
 /** The `.json` files in `dir` modified at or after `sinceMs` (with a margin for coarse file-system clocks), sorted. */
-export function filesWrittenSince(dir: string, sinceMs: number): string[] {
+function filesWrittenSince(dir: string, sinceMs: number): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -304,13 +304,13 @@ export function withAtofFile(outputs: readonly OutputHealth[], atofPath: string)
   return [{ kind: 'atof', path: atofPath, lastWrite: null, bytes: 0, errors: 0 }, ...outputs];
 }
 
-export interface HookLine {
+interface HookLine {
   hook: HookName;
   payload: Record<string, unknown>;
 }
 
 /** One recorded line, or a message saying what is wrong with it. */
-export function parseHookLine(text: string): HookLine | string {
+function parseHookLine(text: string): HookLine | string {
   let value: unknown;
   try {
     value = JSON.parse(text);

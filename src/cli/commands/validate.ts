@@ -61,7 +61,7 @@ async function firstLineIsAtof(file: string): Promise<boolean> {
 }
 
 /** One file's verdict in `validate --json` (documented in the README). */
-export interface FileVerdict {
+interface FileVerdict {
   file: string;
   kind: 'atif' | 'atof' | 'hooks' | 'unknown' | 'unreadable';
   /** The version read: an ATIF document's `schema_version`, the ATOF events' `atof_version`; null when absent. */
@@ -77,7 +77,7 @@ export interface FileVerdict {
 }
 
 /** What `validate --json` prints. */
-export interface ValidateReport {
+interface ValidateReport {
   command: 'validate';
   ok: boolean;
   files: FileVerdict[];

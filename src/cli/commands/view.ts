@@ -45,7 +45,7 @@ export const viewSpec: CommandSpec = {
 };
 
 /** What `view --json` prints (documented in the README). */
-export interface ViewReport {
+interface ViewReport {
   command: 'view';
   files: { file: string; kind: 'atif' | 'atof'; sessions: ViewNode[] }[];
   html: { path: string; sessions: number; files: { path: string; bytes: number }[] } | null;

@@ -13,7 +13,7 @@ import type { Json } from '../../relay/contract.ts';
 import type { ViewNode } from './model.ts';
 
 /** One message of a conversation, its content reduced to text where it is text. */
-export interface DetailMessage {
+interface DetailMessage {
   role: string;
   text: string;
   /** Tool calls the message carries (OpenAI `tool_calls`, Anthropic `tool_use` parts). */
@@ -22,7 +22,7 @@ export interface DetailMessage {
   parts?: unknown[];
 }
 
-export type DetailSection =
+type DetailSection =
   | { title: string; type: 'messages'; messages: DetailMessage[] }
   | { title: string; type: 'text'; text: string }
   | { title: string; type: 'json'; value: unknown }

@@ -35,10 +35,10 @@ export interface HtmlSource {
 }
 
 /** Sessions above which `writeHtmlTimeline` writes an index page and one page per session. */
-export const SPLIT_ABOVE_SESSIONS = 20;
+const SPLIT_ABOVE_SESSIONS = 20;
 
 /** One page with every session of `sources`. */
-export function renderHtml(sources: readonly HtmlSource[], generator: string, options: { back?: string } = {}): string {
+function renderHtml(sources: readonly HtmlSource[], generator: string, options: { back?: string } = {}): string {
   let counter = 0;
   const details: (NodeDetail | null)[] = [null];
   const nextId = (current: ViewNode) => {
@@ -74,7 +74,7 @@ ${sections.join('\n') || '<p class="empty">No sessions found.</p>'}
 }
 
 /** An index of sessions linking to one page each (for inputs with many sessions). */
-export function renderIndex(entries: readonly IndexEntry[], generator: string): string {
+function renderIndex(entries: readonly IndexEntry[], generator: string): string {
   const rows = entries.map(
     (entry) =>
       `<tr data-text="${escape(`${entry.title} ${entry.note ?? ''} ${entry.file}`.toLowerCase())}"${entry.errors > 0 ? ' class="failed"' : ''}><td><a href="${escape(entry.href)}">${escape(entry.title)}</a>${entry.note ? ` <small>${escape(entry.note)}</small>` : ''}</td><td>${escape(entry.start)}</td><td class="num">${escape(entry.duration)}</td><td class="num">${escape(entry.tokens)}</td><td class="num${entry.errors > 0 ? ' bad' : ''}">${entry.errors}</td><td class="muted">${escape(entry.file)}</td></tr>`,
@@ -91,7 +91,7 @@ ${rows.join('\n')}
   );
 }
 
-export interface IndexEntry {
+interface IndexEntry {
   title: string;
   note?: string;
   href: string;
@@ -235,7 +235,7 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
  * `350µs`; a zero between two millisecond-rounded stamps (ATIF's epoch
  * seconds keep three decimals) is `<1ms`, not `0µs`.
  */
-export function shortDuration(us: number, current?: ViewNode): string {
+function shortDuration(us: number, current?: ViewNode): string {
   if (!Number.isFinite(us) || us < 0) return '?';
   if (us === 0) {
     const msStamps = current?.startUs !== undefined && current.endUs !== undefined && current.startUs % 1000 === 0 && current.endUs % 1000 === 0;
@@ -245,7 +245,7 @@ export function shortDuration(us: number, current?: ViewNode): string {
   return formatDuration(us);
 }
 
-export function escape(text: string): string {
+function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 

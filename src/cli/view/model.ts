@@ -39,7 +39,7 @@ export function node(kind: ViewKind, title: string, extra: Partial<ViewNode> = {
  * the text a reader wants: the texts joined, media as `[image path]`.
  * Undefined when the value is not a list of content parts.
  */
-export function contentPartsText(value: unknown): string | undefined {
+function contentPartsText(value: unknown): string | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
   const texts: string[] = [];
   for (const part of value) {

@@ -56,7 +56,7 @@ export function tokenText(tokens: Tokens): string {
   return `${formatCount(tokens.prompt)} in${cached} / ${formatCount(tokens.completion)} out`;
 }
 
-export function durationOf(current: ViewNode): string | undefined {
+function durationOf(current: ViewNode): string | undefined {
   if (current.startUs === undefined || current.endUs === undefined) return undefined;
   return formatDuration(Math.max(0, current.endUs - current.startUs));
 }

@@ -8,7 +8,7 @@
  */
 
 /** HTTP statuses that say "try again later": 429 and the gateway errors. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 429 || status === 502 || status === 503 || status === 504;
 }
 
@@ -16,7 +16,7 @@ export function isRetryableStatus(status: number): boolean {
 const RETRYABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** Whether a thrown error is a connection failure a retry can fix. */
-export function isRetryableError(error: unknown): boolean {
+function isRetryableError(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
     const code = (current as { code?: unknown }).code;
@@ -28,7 +28,7 @@ export function isRetryableError(error: unknown): boolean {
 }
 
 /** `Retry-After` (seconds or an HTTP date) in milliseconds, or undefined when absent or unreadable. */
-export function retryAfterMillis(header: string | null | undefined, now = Date.now()): number | undefined {
+function retryAfterMillis(header: string | null | undefined, now = Date.now()): number | undefined {
   if (header === null || header === undefined || header.trim() === '') return undefined;
   const trimmed = header.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
@@ -43,7 +43,7 @@ export interface BackoffPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({ maxRetries: 4, initialDelayMs: 500, maxDelayMs: 10_000 });
+const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({ maxRetries: 4, initialDelayMs: 500, maxDelayMs: 10_000 });
 
 /**
  * The wait before retry number `attempt` (1-based): the server's

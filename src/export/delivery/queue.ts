@@ -22,7 +22,7 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 250, maxDelayMs: 30_000 };
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 250, maxDelayMs: 30_000 };
 
 /** How an item left the queue without being delivered. */
 export type GiveUpReason = 'failed' | 'dropped';
@@ -41,7 +41,7 @@ export interface DeliveryQueueOptions<T> {
   onAttemptFailed?(error: unknown, willRetry: boolean): void;
 }
 
-export interface DeliveryCounters {
+interface DeliveryCounters {
   /** Items waiting or in flight. */
   pending: number;
   sent: number;

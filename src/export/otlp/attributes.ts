@@ -11,7 +11,7 @@ import type { Json } from '../../shared/json.ts';
 import type { AttributeValue, Attributes } from './model.ts';
 
 /** One attribute value, or undefined for nothing to send. */
-export function scalarOrJson(value: Json | undefined): AttributeValue | undefined {
+function scalarOrJson(value: Json | undefined): AttributeValue | undefined {
   if (value === null || value === undefined) return undefined;
   if (typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
@@ -34,7 +34,7 @@ export function spread(target: Attributes, prefix: string, value: Json | undefin
 }
 
 /** JSON text of a payload (strings stay as they are), for `input.value`-style attributes. */
-export function textOf(value: Json | undefined): string | undefined {
+function textOf(value: Json | undefined): string | undefined {
   if (value === null || value === undefined) return undefined;
   return typeof value === 'string' ? value : JSON.stringify(value);
 }

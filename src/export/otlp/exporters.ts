@@ -27,7 +27,7 @@ export interface WireOptions {
 }
 
 /** The package each signal and transport needs, for messages and the README. */
-export function exporterPackage(signal: Signal, transport: OtlpTransport): string {
+function exporterPackage(signal: Signal, transport: OtlpTransport): string {
   const wire = transport === 'grpc' ? 'grpc' : 'proto';
   return signal === 'traces' ? `@opentelemetry/exporter-trace-otlp-${wire}` : `@opentelemetry/exporter-logs-otlp-${wire}`;
 }

@@ -6,7 +6,4 @@
  * @module
  */
 
-export { OtlpHub, otlpHubOf, existingOtlpHub, type OtlpActivation } from './hub.ts';
-export { SpanAssembler } from './assembler.ts';
-export { OtlpPipeline } from './pipeline.ts';
-export { exporterPackage } from './exporters.ts';
+export { otlpHubOf, existingOtlpHub, type OtlpActivation } from './hub.ts';

@@ -17,7 +17,7 @@ export interface ResourceSettings {
 }
 
 /** The `telemetry.sdk.version` sent: the OpenTelemetry JS exporter line used. */
-export const SDK_VERSION = '0.223';
+const SDK_VERSION = '0.223';
 
 export function resourceOf(settings: ResourceSettings): OtlpResource {
   const attributes: Record<string, string> = {

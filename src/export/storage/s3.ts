@@ -40,7 +40,7 @@ function loadSigner(): Promise<Sign> {
 }
 
 /** The object URL for `key`, path-style. */
-export function s3ObjectUrl(settings: S3StorageSettings, key: string): URL {
+function s3ObjectUrl(settings: S3StorageSettings, key: string): URL {
   const base = settings.endpointUrl ?? `https://s3.${settings.region}.amazonaws.com`;
   const url = new URL(base);
   const prefix = url.pathname.replace(/\/+$/, '');

@@ -23,7 +23,7 @@ import { s3Destination } from './s3.ts';
 export type { AtifUpload } from './destination.ts';
 
 /** Trajectories held per destination while it is slow or down. */
-export const DEFAULT_STORAGE_QUEUE_ITEMS = 256;
+const DEFAULT_STORAGE_QUEUE_ITEMS = 256;
 
 export interface AtifStorageOptions {
   logger: Logger;

@@ -20,7 +20,7 @@ import type { StreamTransportImpl } from './transport.ts';
 import { websocketTransport } from './websocket.ts';
 
 /** Events held per sink while its destination is slow or down; beyond this, new events are dropped and counted. */
-export const DEFAULT_STREAM_QUEUE_ITEMS = 10_000;
+const DEFAULT_STREAM_QUEUE_ITEMS = 10_000;
 
 export interface AtofStreamSinkOptions {
   logger: Logger;

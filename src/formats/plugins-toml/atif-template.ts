@@ -25,7 +25,7 @@
 
 import type { Json } from '../../shared/json.ts';
 
-export type TemplatePart =
+type TemplatePart =
   | { kind: 'literal'; text: string }
   | { kind: 'session_id' }
   | { kind: 'metadata'; path: string[]; source: string; fallback: string | undefined };

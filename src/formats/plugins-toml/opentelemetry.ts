@@ -22,7 +22,7 @@ import type { ConfigDiagnostic } from './diagnostic.ts';
 
 export type OtlpType = 'full' | 'gen_ai' | 'openinference';
 export type OtlpTransport = 'http_binary' | 'grpc';
-export type MarkProjection = 'event' | 'tool';
+type MarkProjection = 'event' | 'tool';
 
 /** One trace destination, ready to run. */
 export interface OtlpEndpointSettings {
@@ -49,7 +49,7 @@ export interface OtlpEndpointSettings {
 }
 
 /** One log destination (v4 `[opentelemetry.logs]`): one record per mark. */
-export interface OtlpLogsSettings {
+interface OtlpLogsSettings {
   transport: OtlpTransport;
   url: string;
   headers: Record<string, string>;
@@ -75,7 +75,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 type Report = (component: string, field: string, message: string) => void;
 
 /** Native's defaults (the OpenTelemetry SDK's BatchSpanProcessor ones). */
-export const OTLP_DEFAULTS = Object.freeze({
+const OTLP_DEFAULTS = Object.freeze({
   serviceName: 'unknown_service',
   instrumentationScope: 'opentelemetry',
   timeoutMillis: 10_000,
@@ -296,7 +296,7 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
 }
 
 /** Native's HTTP trace URL: a bare origin gets `/v1/traces`; any path (even `/`) is kept. */
-export function tracesUrl(endpoint: string): string {
+function tracesUrl(endpoint: string): string {
   return withDefaultPath(endpoint, '/v1/traces');
 }
 

@@ -7,7 +7,7 @@
 
 import { ANY, BEHAVIOR, BOOL, optional, STRING, U32, U64, type Schema } from './shape.ts';
 
-export const POLICY_SCHEMA: Schema = {
+const POLICY_SCHEMA: Schema = {
   t: 'struct',
   name: 'ConfigPolicy',
   fields: { unknown_component: BEHAVIOR, unknown_field: BEHAVIOR, unsupported_value: BEHAVIOR },

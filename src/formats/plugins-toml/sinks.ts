@@ -16,11 +16,11 @@ import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 
-export type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
-export type FieldNamePolicy = 'preserve' | 'replace_dots';
+type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
+type FieldNamePolicy = 'preserve' | 'replace_dots';
 
 /** Native's default when a stream sink or HTTP storage sets no `timeout_millis`. */
-export const DEFAULT_DESTINATION_TIMEOUT_MILLIS = 10_000;
+const DEFAULT_DESTINATION_TIMEOUT_MILLIS = 10_000;
 
 export interface StreamSinkSettings {
   /** Position in `atof.sinks`, for messages. */

@@ -99,7 +99,7 @@ function part(p: Part): unknown {
 }
 
 /** The conventions' finish reasons: `tool_call`, `stop`, `length`, `content_filter`. */
-export function finishReason(reason: string | undefined): string | undefined {
+function finishReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined;
   if (reason === 'tool_calls' || reason === 'tool_use' || reason === 'function_call') return 'tool_call';
   if (reason === 'end_turn' || reason === 'stop_sequence') return 'stop';

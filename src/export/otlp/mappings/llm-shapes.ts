@@ -22,7 +22,7 @@ export interface ToolCall {
   argumentsText: string;
 }
 
-export interface ToolResult {
+interface ToolResult {
   id: string | undefined;
   content: string;
 }
@@ -41,7 +41,7 @@ export interface Message {
   separateToolCalls: boolean;
 }
 
-export interface ToolDefinition {
+interface ToolDefinition {
   name: string;
   description: string | undefined;
   parameters: Json | undefined;
@@ -57,7 +57,7 @@ export interface LlmRequestView {
   parameters: JsonObject;
 }
 
-export interface Usage {
+interface Usage {
   input: number | undefined;
   output: number | undefined;
   total: number | undefined;

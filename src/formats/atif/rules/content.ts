@@ -13,7 +13,7 @@ import { childPath } from '../../validation.ts';
 import { isObject, type Report } from './common.ts';
 
 /** Audio MIME types of ATIF v1.8, with the aliases writers use for them. */
-export const ATIF_AUDIO_MEDIA_TYPES = [
+const ATIF_AUDIO_MEDIA_TYPES = [
   'audio/wav',
   'audio/x-wav',
   'audio/wave',

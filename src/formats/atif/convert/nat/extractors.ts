@@ -10,19 +10,19 @@
 
 import type { Json, JsonObject } from '../../../../shared/json.ts';
 
-export interface InputMessage {
+interface InputMessage {
   role: string;
   /** Text, or content parts passed through unchanged. */
   content: Json;
 }
 
-export interface OutputToolCall {
+interface OutputToolCall {
   tool_call_id: string;
   function_name: string;
   arguments: Json;
 }
 
-export interface LlmOutput {
+interface LlmOutput {
   text: string;
   toolCalls: OutputToolCall[];
 }
