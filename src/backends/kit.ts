@@ -18,5 +18,5 @@ export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofCategory, type AtofEvent } from '../formats/atof/types.ts';
 export { markEvent, scopeEvent } from '../formats/atof/build.ts';
-export { AtifBuilder, createSubtreeFilter } from '../formats/atif/builder.ts';
+export { AtifBuilder } from '../formats/atif/builder.ts';
 export { SessionTrajectories, type SessionTrajectory } from './session-trajectories.ts';
