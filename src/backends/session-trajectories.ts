@@ -26,6 +26,7 @@ const NO_SESSIONS: readonly SessionTrajectory[] = [];
 const utf8 = new TextDecoder();
 /** First size of a session's line buffer; it grows as lines arrive, up to `MAX_CHUNK`. */
 const INITIAL_CHUNK = 1024;
+const SMALL_CHUNK = 16 * 1024;
 const MAX_CHUNK = 256 * 1024;
 
 /**
@@ -85,8 +86,10 @@ export class EventTrajectory {
     const chunk = this.#chunk;
     const used = this.#chunkBytes;
     if (chunk !== null && chunk.length < MAX_CHUNK) {
-      // A quarter more at a time, in whole KiB: an open session's slack stays small (the memory-sessions case).
-      const capacity = Math.ceil(Math.max(used + need, chunk.length + (chunk.length >> 2)) / 1024) * 1024;
+      // Small chunks grow by a quarter, in whole KiB, so a short open session's slack stays small (the
+      // memory-sessions case); from SMALL_CHUNK on they double, so a long session copies each line ~once.
+      const step = chunk.length < SMALL_CHUNK ? chunk.length >> 2 : chunk.length;
+      const capacity = Math.ceil(Math.max(used + need, chunk.length + step) / 1024) * 1024;
       const grown = new Uint8Array(capacity);
       grown.set(chunk.subarray(0, used));
       return (this.#chunk = grown);

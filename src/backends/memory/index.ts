@@ -7,6 +7,18 @@
  * component of `plugins.toml`, with output that is byte-compatible with
  * what `nemo-relay-node` writes for the same calls.
  *
+ * Inside: `relay.ts` (the facade: one guard per entry point, exporters,
+ * lifecycle) over `core.ts` (operations, handles, timestamps, the encoder
+ * choice); `encode/` (one `Encoder` seam: `bytes.ts` writes each ATOF line
+ * straight from the payloads and serves every configuration without a
+ * `subscribe()` callback, ATIF included; `objects.ts` builds event objects
+ * for subscribers and takes any line the byte encoder cannot write;
+ * `metadata.ts` holds the end-metadata rules); `delivery.ts`, `tree.ts`,
+ * `managed.ts`; and the outputs `atof-writer.ts`, `atif-exporter.ts`
+ * (through the router both backends share, `../session-trajectories.ts`)
+ * and `plugin-host.ts`. The contract's rules and errors are in
+ * `src/relay/rules.ts` and `src/relay/errors.ts`.
+ *
  * ```ts
  * import { createMemoryRelay } from 'nemo-relay-hooks/memory';
  *
