@@ -9,6 +9,7 @@
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { PluginCounters } from './status.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 export class BackgroundWork {
   private readonly pending = new Set<Promise<unknown>>();
@@ -44,11 +45,5 @@ export class BackgroundWork {
   }
 }
 
-export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  try {
-    return String(error);
-  } catch {
-    return 'unknown error';
-  }
-}
+/** A thrown value's text, never throwing (the library's one rule, in shared/error-text.ts). */
+export const errorText = errorMessage;

@@ -17,6 +17,7 @@
  */
 
 import { toJson } from './json.ts';
+import { errorMessage } from './error-text.ts';
 /** A hook payload as the plugin reads it: any object, fields looked up by name. */
 export type LoosePayload = Record<string, unknown>;
 
@@ -37,7 +38,7 @@ export function snapshotPayload(payload: unknown): LoosePayload {
     try {
       value = (payload as Record<string, unknown>)[key];
     } catch (error) {
-      define(copy, key, `[Unserializable: ${messageOf(error)}]`);
+      define(copy, key, `[Unserializable: ${errorMessage(error)}]`);
       continue;
     }
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
@@ -73,10 +74,3 @@ function define(target: LoosePayload, key: string, value: unknown): void {
   else target[key] = value;
 }
 
-function messageOf(error: unknown): string {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'unknown error';
-  }
-}

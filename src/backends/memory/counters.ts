@@ -8,6 +8,7 @@
 
 import type { Logger } from '../../shared/logger.ts';
 import { safeLog } from '../../shared/logger.ts';
+import { errorWithName } from '../../shared/error-text.ts';
 
 export class RelayCounters {
   events = 0;
@@ -28,13 +29,13 @@ export class RelayCounters {
   receiverFailed(what: string, error: unknown): void {
     this.errors++;
     this.receiverErrors++;
-    safeLog(this.logger, 'debug', `memory relay: ${what} failed: ${describeError(error)}`);
+    safeLog(this.logger, 'debug', `memory relay: ${what} failed: ${errorWithName(error)}`);
   }
 
   /** Something inside the relay failed; the caller never sees it. */
   internalError(what: string, error: unknown): void {
     this.errors++;
-    safeLog(this.logger, 'warn', `memory relay: ${what} failed: ${describeError(error)}`);
+    safeLog(this.logger, 'warn', `memory relay: ${what} failed: ${errorWithName(error)}`);
   }
 
   /** An end stamped at or before its start, moved after it. */
@@ -44,10 +45,3 @@ export class RelayCounters {
   }
 }
 
-function describeError(error: unknown): string {
-  try {
-    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  } catch {
-    return 'unknown error';
-  }
-}

@@ -19,6 +19,7 @@ import type { OutputHealth } from '../../relay/contract.ts';
 import { safeLog, type Logger } from '../../shared/logger.ts';
 import { backoffDelay, sleepUnref, type BackoffPolicy } from '../delivery/backoff.ts';
 import { createWireExporter, type WireExporter, type WireOptions } from './exporters.ts';
+import { errorMessage } from '../../shared/error-text.ts';
 
 export interface PipelineOptions extends WireOptions {
   maxQueueSize: number;
@@ -161,7 +162,7 @@ export class OtlpPipeline {
       exporter = await this.exporterReady();
     } catch (error) {
       this.failed += batch.length;
-      this.note(message(error), true);
+      this.note(errorMessage(error), true);
       return;
     }
     const result = await new Promise<{ code: number; error?: Error }>((resolve) => {
@@ -182,7 +183,7 @@ export class OtlpPipeline {
       this.retryAt = 0;
       return;
     }
-    const reason = result.error ? message(result.error) : 'export failed';
+    const reason = result.error ? errorMessage(result.error) : 'export failed';
     const policy = this.options.backoff ?? BATCH_RETRY;
     if (!this.closed && this.retryAttempt < policy.maxRetries && this.queue.length + batch.length <= this.options.maxQueueSize) {
       this.retryAttempt++;
@@ -224,6 +225,3 @@ function raceDeadline(work: Promise<unknown>, deadline: number): Promise<void> {
   });
 }
 
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -16,6 +16,7 @@ import { makeDirectory } from '../../shared/directory.ts';
 import path from 'node:path';
 import type { ConfigDiagnostic, DynamicPluginSpec, Json, JsonObject } from '../../relay/contract.ts';
 import { isJsonObject, toJson } from '../../shared/json.ts';
+import { errorMessage } from '../../shared/error-text.ts';
 
 export interface LoadedPluginsToml {
   /** The parsed document, or null when the file is missing, unreadable or invalid. */
@@ -302,9 +303,6 @@ function dynamicError(code: string, fieldName: string, message: string): ConfigD
   return { level: 'error', code, field: fieldName, message };
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 function firstLine(message: string): string {
   const newline = message.indexOf('\n');
