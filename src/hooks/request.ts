@@ -27,6 +27,7 @@ import type { RequestMiddlewareKind } from './names.ts';
 import type { MiddlewareTraceEntry } from './payloads.ts';
 import { stampMiddleware } from './stamp.ts';
 import { isThenable } from './thenable.ts';
+import { isRecord } from '../shared/record.ts';
 
 /** A registered request middleware. */
 export interface RequestEntry {
@@ -90,9 +91,6 @@ function traceEntry(result: Record<string, unknown>): MiddlewareTraceEntry {
   return entry;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Deep copy with `structuredClone`; payloads holding something it cannot

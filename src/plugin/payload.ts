@@ -11,6 +11,7 @@
 
 /** A hook payload as the plugin sees it: an open bag of snake_case fields. */
 import type { LoosePayload } from '../shared/snapshot.ts';
+import { isRecord } from '../shared/record.ts';
 
 export type { LoosePayload };
 
@@ -217,7 +218,4 @@ export function field(source: unknown, key: string): unknown {
   }
 }
 
-/** True for a plain-ish object usable as a dict (not an array, not null). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isRecord };
