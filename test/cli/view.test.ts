@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, EXAMPLES, tempDir } from './support.ts';
@@ -63,6 +63,19 @@ describe('nemo-relay-hooks view', () => {
     const forced = cli(['view', file], { env: { NO_COLOR: undefined, FORCE_COLOR: '1' } }).stdout;
     expect(forced).toContain('\u001b[31m✗ tool Write');
     expect(cli(['view', file], { env: { NO_COLOR: '1', FORCE_COLOR: '1' } }).stdout).not.toContain('\u001b[');
+  });
+
+  it('replaces a link planted at the --html target instead of writing through it', () => {
+    const out = replayDemo();
+    const victim = path.join(out, 'victim.txt');
+    writeFileSync(victim, 'keep me\n');
+    const html = path.join(out, 'timeline.html');
+    symlinkSync(victim, html);
+    const result = cli(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), '--html', html]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
+    expect(lstatSync(html).isSymbolicLink()).toBe(false);
+    expect(readFileSync(html, 'utf8').startsWith('<!doctype html>')).toBe(true);
   });
 
   it('writes a self-contained HTML timeline with no network references', () => {

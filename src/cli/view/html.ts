@@ -22,7 +22,10 @@
  * @module
  */
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
+import { writeFileAtomic } from '../../shared/atomic-file.ts';
+import { makeDirectory } from '../../shared/directory.ts';
+import { InputError } from '../errors.ts';
 import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
@@ -120,12 +123,14 @@ export function writeHtmlTimeline(target: string, sources: readonly HtmlSource[]
   const sessions = sources.reduce((sum, source) => sum + source.roots.length, 0);
   if (sessions <= SPLIT_ABOVE_SESSIONS) {
     const html = renderHtml(sources, generator);
-    writeFileSync(target, html, 'utf8');
+    // Written beside the target and renamed over it: a link planted at the target is replaced, never followed.
+    writeFileAtomic(target, html);
     return { path: target, files: [{ path: target, bytes: Buffer.byteLength(html) }], sessions };
   }
   const folderName = `${path.basename(target).replace(/\.html?$/i, '')}.sessions`;
   const folder = path.join(path.dirname(target), folderName);
-  mkdirSync(folder, { recursive: true });
+  refuseLinkedFolder(folder);
+  makeDirectory(folder);
   const files: { path: string; bytes: number }[] = [];
   const entries: IndexEntry[] = [];
   let index = 0;
@@ -136,7 +141,7 @@ export function writeHtmlTimeline(target: string, sources: readonly HtmlSource[]
       const name = `${String(index).padStart(width, '0')}.html`;
       const html = renderHtml([{ file: source.file, roots: [root] }], generator, { back: `../${path.basename(target)}` });
       const file = path.join(folder, name);
-      writeFileSync(file, html, 'utf8');
+      writeFileAtomic(file, html);
       files.push({ path: file, bytes: Buffer.byteLength(html) });
       const tokens = totalTokens(root);
       entries.push({
@@ -152,9 +157,20 @@ export function writeHtmlTimeline(target: string, sources: readonly HtmlSource[]
     }
   }
   const html = renderIndex(entries, generator);
-  writeFileSync(target, html, 'utf8');
+  writeFileAtomic(target, html);
   files.unshift({ path: target, bytes: Buffer.byteLength(html) });
   return { path: target, files, sessions };
+}
+
+/** The per-session folder must not be a link: pages written through it would land outside the output folder. */
+function refuseLinkedFolder(folder: string): void {
+  let isLink = false;
+  try {
+    isLink = lstatSync(folder).isSymbolicLink();
+  } catch {
+    return; // absent: created below
+  }
+  if (isLink) throw new InputError(`${folder} is a symbolic link; refusing to write the session pages through it`);
 }
 
 function page(title: string, body: string): string {
