@@ -39,7 +39,9 @@ export interface AtifSettings {
 
 /** What an enabled observability component asks the memory relay to do. */
 export interface ObservabilitySettings {
+  /** ATOF JSONL file sinks (of an enabled ATOF section). */
   fileSinks: FileSinkSettings[];
+  /** ATIF trajectory writing, or `null` when the ATIF section is absent or disabled. */
   atif: AtifSettings | null;
   /** OTLP trace and log destinations (empty when the section is absent or disabled). */
   opentelemetry: OpenTelemetrySettings;

@@ -41,7 +41,9 @@ export {
   type ObservabilitySettings,
 } from './settings.ts';
 
+/** The outcome of `validatePluginConfig`: every diagnostic, and the observability settings when they are usable. */
 export interface PluginConfigValidation {
+  /** Every error and warning found in the document, each naming its component and field. */
   diagnostics: ConfigDiagnostic[];
   /**
    * Set when the document itself does not have the expected shape (native
