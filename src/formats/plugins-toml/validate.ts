@@ -40,6 +40,23 @@ export {
   type FileSinkSettings,
   type ObservabilitySettings,
 } from './settings.ts';
+export type { ParsedTemplate, TemplatePart } from './atif-template.ts';
+export type {
+  MarkProjection,
+  OpenTelemetrySettings,
+  OtlpEndpointSettings,
+  OtlpLogsSettings,
+  OtlpTransport,
+  OtlpType,
+} from './opentelemetry.ts';
+export type {
+  AtifStorageSettings,
+  FieldNamePolicy,
+  HttpStorageSettings,
+  S3StorageSettings,
+  StreamSinkSettings,
+  StreamTransport,
+} from './sinks.ts';
 
 /** The outcome of `validatePluginConfig`: every diagnostic, and the observability settings when they are usable. */
 export interface PluginConfigValidation {
