@@ -33,7 +33,8 @@ export type { Json, JsonObject } from '../shared/json.ts';
 export { SCOPE_CATEGORIES, isScopeCategory, type ScopeCategory, type AtofMode } from '../formats/atof/types.ts';
 export type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 
-declare const handleBrand: unique symbol;
+/** The key of the brand on scope, LLM and tool handles; type-only (no such value exists at run time). */
+export declare const handleBrand: unique symbol;
 
 /**
  * An opaque handle to an open (or closed) scope. Only the backend that

@@ -16,6 +16,7 @@ import { AiSdkTelemetry } from './telemetry.ts';
 export { aiSdkMiddleware, type AiSdkMiddleware } from './middleware.ts';
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 
+/** Options of `instrumentAiSdk`: the session id and scope, the platform name and the logger shared by every adapter. */
 export type AiSdkAdapterOptions = AdapterOptions;
 
 interface TelemetryGlobal {

@@ -25,9 +25,20 @@ type Model = { modelId?: unknown; provider?: unknown };
 
 /** The subset of the SDK's `LanguageModelMiddleware` (spec v4) this returns. */
 export interface AiSdkMiddleware {
+  /** The middleware spec this object implements; the SDK refuses middleware of another version. */
   readonly specificationVersion: 'v4';
-  wrapGenerate(options: { doGenerate: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown>;
-  wrapStream(options: { doStream: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown>;
+  /** Runs one `doGenerate` attempt and reports it as an LLM call (skipped when `instrumentAiSdk` already sees it). */
+  wrapGenerate(options: {
+    doGenerate: () => PromiseLike<unknown>;
+    params: Record<string, unknown>;
+    model: { modelId?: unknown; provider?: unknown };
+  }): Promise<unknown>;
+  /** Runs one `doStream` attempt and reports it as an LLM call once the stream ends (skipped when `instrumentAiSdk` already sees it). */
+  wrapStream(options: {
+    doStream: () => PromiseLike<unknown>;
+    params: Record<string, unknown>;
+    model: { modelId?: unknown; provider?: unknown };
+  }): Promise<unknown>;
 }
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
@@ -36,6 +47,10 @@ function requestOf(params: Params, model: Model): () => RequestParts {
   return () => ({ messages: chatMessages(undefined, params.prompt), tools: offeredTools(params.tools), model: str(model.modelId) });
 }
 
+/**
+ * Middleware for `wrapLanguageModel` that emits the LLM hooks for each
+ * provider attempt of the wrapped model, grouping retries of one call.
+ */
 export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {}): AiSdkMiddleware {
   const core = new AdapterCore(hooks, { ...options, sessionScope: 'host' }, options.platform ?? 'ai-sdk');
   const sessionId = typeof options.sessionId === 'string' && options.sessionId !== '' ? options.sessionId : newSessionId();

@@ -27,6 +27,7 @@ export interface RunInfo {
  */
 export type SessionScope = 'run' | 'host';
 
+/** What every framework adapter accepts: how sessions are named and scoped, the platform label and where failures are logged. */
 export interface AdapterOptions {
   /** The session id: a fixed string, or a function of the top-level run (return `undefined` for the default). */
   sessionId?: string | ((run: RunInfo) => string | undefined);

@@ -25,6 +25,7 @@ import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOf
 import type { CallOfTool } from '../core/shapes.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
+/** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
 export type LangChainAdapterOptions = AdapterOptions;
 
 type Loose = Record<string, unknown>;
@@ -50,9 +51,14 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' &
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
 
+/**
+ * A LangChain callback handler (pass it in `callbacks`) that emits the
+ * observer hooks for the chain, model and tool runs it is told about.
+ */
 export class NemoRelayCallbackHandler extends BaseCallbackHandler {
+  /** The handler's name as LangChain lists it among a run's callbacks. */
   name = 'nemo_relay_hooks';
-  // Handlers run in order with the run, so hooks arrive in the order things happened.
+  /** Handlers run in order with the run, so hooks arrive in the order things happened. */
   override awaitHandlers = true;
   readonly #core: AdapterCore;
   readonly #nodes = new Map<string, Node>();
@@ -64,6 +70,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #interrupted = new WeakSet<AgentRun>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
 
+  /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain');
@@ -80,6 +87,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   // @langchain/core 1.x declares (chain, inputs, runId, runType, tags, metadata, runName, parentRunId, extra)
   // but calls (chain, inputs, runId, parentRunId, tags, metadata, runType, runName, extra); both are read.
+  /** A root chain run (or one under a tool run, as a sub-agent) starts a turn; nested chains join their parent's. */
   override handleChainStart(
     chain: unknown,
     inputs: unknown,
@@ -114,6 +122,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** The root chain run's end closes its turn (as interrupted when a graph interrupt paused it). */
   override handleChainEnd(outputs: unknown, runId: string): void {
     this.#guard('handleChainEnd', () => {
       const node = this.#take(runId);
@@ -123,6 +132,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** A failed chain run: a graph interrupt becomes an approval request; a root run's failure ends its turn. */
   override handleChainError(error: unknown, runId: string): void {
     this.#guard('handleChainError', () => {
       const node = this.#take(runId);
@@ -139,6 +149,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** A chat-model run is one provider attempt (a retry of the API call when the previous attempt under the same parent failed). */
   override handleChatModelStart(
     llm: unknown,
     messages: unknown[][],
@@ -152,6 +163,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleChatModelStart', () => this.#modelStart(runId, parentRunId, Array.isArray(messages) ? messages[0] : [], extraParams, metadata, runName));
   }
 
+  /** A text-completion LLM run is one provider attempt, recorded like a chat-model run with its first prompt. */
   override handleLLMStart(
     llm: unknown,
     prompts: string[],
@@ -188,6 +200,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#nodes.set(runId, { kind: 'llm', parent: parentRunId, run, ownsRun, call });
   }
 
+  /** Ends the attempt with the model's response (text, tool calls and token counts). */
   override handleLLMEnd(output: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMEnd', () => {
       const node = this.#take(runId);
@@ -201,6 +214,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** Ends the attempt as failed; a next attempt under the same parent is its retry. */
   override handleLLMError(error: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMError', () => {
       const node = this.#take(runId);
@@ -212,6 +226,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** Starts a tool call in the turn of the run that invoked the tool. */
   override handleToolStart(
     tool: unknown,
     input: string,
@@ -232,6 +247,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** Ends the tool call with its result (a `ToolMessage` with status `error` counts as failed). */
   override handleToolEnd(output: unknown, runId: string): void {
     this.#guard('handleToolEnd', () => {
       const node = this.#take(runId);
@@ -243,6 +259,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** Ends the tool call as failed with the thrown error. */
   override handleToolError(error: unknown, runId: string): void {
     this.#guard('handleToolError', () => {
       const node = this.#take(runId);

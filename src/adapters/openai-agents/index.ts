@@ -16,6 +16,7 @@ import { AgentsProcessor, type SpanLike } from './processor.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 
+/** Options of `instrumentOpenAIAgents`: the shared adapter options plus the runners whose model providers are wrapped. */
 export interface OpenAIAgentsAdapterOptions extends AdapterOptions {
   /**
    * Runners whose model provider is wrapped, so every `getResponse` /

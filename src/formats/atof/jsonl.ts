@@ -18,6 +18,7 @@ export interface AtofLineError extends ValidationError {
   line: number;
 }
 
+/** What `parseAtofJsonl` read: the events of the well-formed lines and an error for each other one. */
 export interface AtofParseResult {
   /** Every line that parsed to a JSON object, in file order. */
   events: AtofEvent[];

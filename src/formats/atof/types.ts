@@ -56,8 +56,11 @@ export type AtofCategoryProfile = { [key: string]: Json };
 
 /** The envelope fields every ATOF line has. */
 export interface AtofEventBase {
+  /** The ATOF spec version the line follows (`ATOF_VERSION` for what this library writes). */
   atof_version: string;
+  /** Whether the line is a scope event or a mark. */
   kind: AtofKind;
+  /** The event's id; the start and end of one scope share it. */
   uuid: string;
   /** Never null in practice: a top-level scope's parent is its stack's implicit root. */
   parent_uuid: string | null;
@@ -69,11 +72,17 @@ export interface AtofEventBase {
   propagation_root_uuid?: string;
   /** RFC 3339 (`+00:00` offset) or integer epoch microseconds. */
   timestamp: string | number;
+  /** The scope, provider or tool name. */
   name: string;
+  /** The caller's payload (a scope's input on start, its output on end), opaque to ATOF. */
   data: Json;
+  /** The schema `data` follows, when the emitter named one. */
   data_schema: { name: string; version: string } | null;
+  /** The caller's metadata; a scope's end carries its start metadata merged with the end's. */
   metadata: Json;
+  /** What kind of work the event is about (`llm`, `tool`, `agent`, ...); `null` when unset, as on most marks. */
   category: AtofCategory | null;
+  /** Category-specific details (model name, tool call id, custom subtype); `null` when there are none. */
   category_profile: AtofCategoryProfile | null;
 }
 

@@ -25,13 +25,17 @@
 
 import type { Json } from '../../shared/json.ts';
 
-type TemplatePart =
+/** One piece of a parsed template: literal text, the session id, or a metadata lookup with its fallback. */
+export type TemplatePart =
   | { kind: 'literal'; text: string }
   | { kind: 'session_id' }
   | { kind: 'metadata'; path: string[]; source: string; fallback: string | undefined };
 
+/** A `filename_template` that passed validation, split into the parts `renderFilename` fills in. */
 export interface ParsedTemplate {
+  /** The template text as configured. */
   template: string;
+  /** Its literal and placeholder parts, in order. */
   parts: TemplatePart[];
 }
 
@@ -80,6 +84,7 @@ export function parseFilenameTemplate(template: string): ParsedTemplate | { erro
   return { template, parts };
 }
 
+/** A template rendered for one trajectory: the relative path and what fell back to `unknown`. */
 export interface RenderedFilename {
   /** Relative path under the output folder. */
   path: string;

@@ -20,54 +20,88 @@ import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 
+/** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
 export type OtlpType = 'full' | 'gen_ai' | 'openinference';
+/** How OTLP data is sent: protobuf over HTTP, or gRPC. */
 export type OtlpTransport = 'http_binary' | 'grpc';
-type MarkProjection = 'event' | 'tool';
+/** What an ATOF mark becomes in traces: an event on its parent span, or a span of its own. */
+export type MarkProjection = 'event' | 'tool';
 
 /** One trace destination, ready to run. */
 export interface OtlpEndpointSettings {
   /** Position in `opentelemetry.endpoints`, for messages. */
   index: number;
+  /** The attribute convention of its spans. */
   type: OtlpType;
+  /** HTTP protobuf or gRPC. */
   transport: OtlpTransport;
   /** The URL requests go to (for HTTP, with `/v1/traces` added to a bare origin, as native does). */
   url: string;
+  /** `headers` plus the resolved `header_env` values. */
   headers: Record<string, string>;
+  /** The `service.name` resource attribute. */
   serviceName: string;
+  /** The `service.namespace` resource attribute, when set. */
   serviceNamespace: string | undefined;
+  /** The `service.version` resource attribute, when set. */
   serviceVersion: string | undefined;
+  /** The instrumentation scope name spans are reported under. */
   instrumentationScope: string;
+  /** Extra resource attributes. */
   resourceAttributes: Record<string, string>;
+  /** How long one export may take before it counts as failed. */
   timeoutMillis: number;
+  /** Spans held while waiting for export; beyond it new spans are dropped (and counted). */
   maxQueueSize: number;
+  /** The most spans sent in one request. */
   maxExportBatchSize: number;
+  /** How long spans wait for a batch to fill before it is sent anyway. */
   scheduledDelayMillis: number;
+  /** What marks become in this endpoint's traces. */
   markProjection: MarkProjection;
+  /** Marks that stay events even when `markProjection` is `'tool'`. */
   markExcludeNames: string[];
+  /** Each `key` attribute is also written under `alias` (its value before metadata promotion). */
   attributeMappings: { key: string; alias: string }[];
+  /** Metadata keys starting with one of these move out of the metadata into top-level span attributes. */
   promoteMetadataPrefixes: string[];
 }
 
 /** One log destination (v4 `[opentelemetry.logs]`): one record per mark. */
-interface OtlpLogsSettings {
+export interface OtlpLogsSettings {
+  /** HTTP protobuf or gRPC. */
   transport: OtlpTransport;
+  /** The URL requests go to. */
   url: string;
+  /** `headers` plus the resolved `header_env` values. */
   headers: Record<string, string>;
+  /** The `service.name` resource attribute. */
   serviceName: string;
+  /** The `service.namespace` resource attribute, when set. */
   serviceNamespace: string | undefined;
+  /** The `service.version` resource attribute, when set. */
   serviceVersion: string | undefined;
+  /** The instrumentation scope name records are reported under. */
   instrumentationScope: string;
+  /** Extra resource attributes. */
   resourceAttributes: Record<string, string>;
+  /** How long one export may take before it counts as failed. */
   timeoutMillis: number;
+  /** Records held while waiting for export; beyond it new records are dropped (and counted). */
   maxQueueSize: number;
+  /** The most records sent in one request. */
   maxExportBatchSize: number;
+  /** How long records wait for a batch to fill before it is sent anyway. */
   scheduledDelayMillis: number;
   /** Marks below this severity are not sent. */
   minimumSeverity: number;
 }
 
+/** The OpenTelemetry section: the trace endpoints and log destinations to export to. */
 export interface OpenTelemetrySettings {
+  /** Trace endpoints, one exporter each. */
   traces: OtlpEndpointSettings[];
+  /** Log destinations (config version 4 only). */
   logs: OtlpLogsSettings[];
 }
 

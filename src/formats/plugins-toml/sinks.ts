@@ -16,48 +16,73 @@ import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 
-type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
-type FieldNamePolicy = 'preserve' | 'replace_dots';
+/** How a stream sink sends events: one HTTP POST each, a streamed NDJSON body, or a WebSocket. */
+export type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
+/** Whether a stream sink keeps dotted field names or turns the dots into underscores. */
+export type FieldNamePolicy = 'preserve' | 'replace_dots';
 
 /** Native's default when a stream sink or HTTP storage sets no `timeout_millis`. */
 const DEFAULT_DESTINATION_TIMEOUT_MILLIS = 10_000;
 
+/** One ATOF `stream` sink: a remote receiver every event is sent to. */
 export interface StreamSinkSettings {
   /** Position in `atof.sinks`, for messages. */
   index: number;
+  /** The sink's configured name, used in messages. */
   name: string | undefined;
+  /** The receiver's URL. */
   url: string;
+  /** How events travel to the receiver. */
   transport: StreamTransport;
   /** `headers` plus the resolved `header_env` values. */
   headers: Record<string, string>;
+  /** How long one send may take before it counts as failed. */
   timeoutMillis: number;
+  /** Whether dotted field names are sent as they are. */
   fieldNamePolicy: FieldNamePolicy;
 }
 
+/** An ATIF `http` storage entry: each finished trajectory is POSTed to an endpoint. */
 export interface HttpStorageSettings {
+  /** Tells the storage kinds apart. */
   type: 'http';
   /** Position in `atif.storage`. */
   index: number;
+  /** The URL trajectories are POSTed to. */
   endpoint: string;
+  /** `headers` plus the resolved `header_env` values. */
   headers: Record<string, string>;
+  /** How long one upload may take before it counts as failed. */
   timeoutMillis: number;
 }
 
+/** An ATIF `s3` storage entry: each finished trajectory is put as an object in a bucket. */
 export interface S3StorageSettings {
+  /** Tells the storage kinds apart. */
   type: 's3';
+  /** Position in `atif.storage`. */
   index: number;
+  /** The bucket objects are put in. */
   bucket: string;
+  /** Prepended to every object key. */
   keyPrefix: string;
+  /** The region requests are signed for (configured, else `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`). */
   region: string;
   /** A custom endpoint (MinIO, a local S3): path-style requests go there. */
   endpointUrl: string | undefined;
+  /** Whether a plain `http://` custom endpoint is accepted. */
   allowHttp: boolean;
+  /** The configured access key id, else `AWS_ACCESS_KEY_ID`; `undefined` when neither is set. */
   accessKeyId: string | undefined;
+  /** The secret from `secret_access_key_var`, else `AWS_SECRET_ACCESS_KEY`; `undefined` when neither is set. */
   secretAccessKey: string | undefined;
+  /** The session token of temporary credentials (`session_token_var`, else `AWS_SESSION_TOKEN`), when there is one. */
   sessionToken: string | undefined;
+  /** How long one upload may take before it counts as failed. */
   timeoutMillis: number;
 }
 
+/** One ATIF remote storage entry, HTTP or S3. */
 export type AtifStorageSettings = HttpStorageSettings | S3StorageSettings;
 
 type Env = Record<string, string | undefined>;

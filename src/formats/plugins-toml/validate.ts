@@ -40,8 +40,27 @@ export {
   type FileSinkSettings,
   type ObservabilitySettings,
 } from './settings.ts';
+export type { ParsedTemplate, TemplatePart } from './atif-template.ts';
+export type {
+  MarkProjection,
+  OpenTelemetrySettings,
+  OtlpEndpointSettings,
+  OtlpLogsSettings,
+  OtlpTransport,
+  OtlpType,
+} from './opentelemetry.ts';
+export type {
+  AtifStorageSettings,
+  FieldNamePolicy,
+  HttpStorageSettings,
+  S3StorageSettings,
+  StreamSinkSettings,
+  StreamTransport,
+} from './sinks.ts';
 
+/** The outcome of `validatePluginConfig`: every diagnostic, and the observability settings when they are usable. */
 export interface PluginConfigValidation {
+  /** Every error and warning found in the document, each naming its component and field. */
   diagnostics: ConfigDiagnostic[];
   /**
    * Set when the document itself does not have the expected shape (native

@@ -7,6 +7,7 @@
 
 import type { ValidationError } from '../../validation.ts';
 
+/** How strictly `validateAtofEvents` judges points where native departs from the spec. */
 export interface ValidateAtofOptions {
   /**
    * Make the spec's `category_profile.subtype` on `custom` scopes and marks an
