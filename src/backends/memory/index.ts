@@ -37,7 +37,26 @@ export { createMemoryRelay } from './relay.ts';
 export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.ts';
 export type { MemoryPluginActivation } from './plugin-host.ts';
 export { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
-export type { ObservabilitySettings, PluginConfigValidation } from '../../formats/plugins-toml/validate.ts';
+export type {
+  AtifSettings,
+  AtifStorageSettings,
+  FieldNamePolicy,
+  FileSinkSettings,
+  HttpStorageSettings,
+  MarkProjection,
+  ObservabilitySettings,
+  OpenTelemetrySettings,
+  OtlpEndpointSettings,
+  OtlpLogsSettings,
+  OtlpTransport,
+  OtlpType,
+  ParsedTemplate,
+  PluginConfigValidation,
+  S3StorageSettings,
+  StreamSinkSettings,
+  StreamTransport,
+  TemplatePart,
+} from '../../formats/plugins-toml/validate.ts';
 export {
   AtofExporterError,
   InvalidPluginConfigError,
