@@ -9,7 +9,13 @@
  *
  * The SDK span carries the same name, kind and attribute set the memory
  * relay computes for its span (precomputed once, so the SDK pays none of
- * the mapping); both queues are sized so nothing is dropped.
+ * the mapping); both queues are sized so nothing is dropped. OTLP is the
+ * relay's only output here, so it builds event objects rather than ATOF
+ * lines (with an ATOF file or ATIF beside it, each line is parsed back).
+ *
+ * The caller-side ratio is not a fair comparison on its own: the SDK's
+ * BatchSpanProcessor serializes a full batch inside `end()`, the relay's
+ * pipeline on a timer, so the drained ratio is the goal.
  *
  * @module
  */
