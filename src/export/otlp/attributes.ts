@@ -35,6 +35,35 @@ export function spread(target: Attributes, prefix: string, value: Json | undefin
 }
 
 /**
+ * `spread` under two prefixes (all of `first.*`, then all of `second.*`, as
+ * two `spread` calls would set them), each value converted once: a nested
+ * payload (an LLM request's messages) is stringified once, not twice.
+ */
+export function spreadTwice(target: Attributes, first: string, second: string, value: Json | undefined): void {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    const converted: (AttributeValue | undefined)[] = new Array(keys.length);
+    const firstKeys = prefixedKeys(first);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const attribute = (converted[i] = scalarOrJson(value[key]));
+      if (attribute !== undefined) target[firstKeys === null ? `${first}.${key}` : keyOf(firstKeys, first, key)] = attribute;
+    }
+    const secondKeys = prefixedKeys(second);
+    for (let i = 0; i < keys.length; i++) {
+      const attribute = converted[i];
+      if (attribute !== undefined) target[secondKeys === null ? `${second}.${keys[i]!}` : keyOf(secondKeys, second, keys[i]!)] = attribute;
+    }
+    return;
+  }
+  const attribute = scalarOrJson(value);
+  if (attribute !== undefined) {
+    target[first] = attribute;
+    target[second] = attribute;
+  }
+}
+
+/**
  * `prefix.key` strings already built, per prefix. Payload keys repeat from
  * span to span; a fresh concatenation per attribute costs its allocation,
  * then its flattening and hashing when it becomes a property key and again
