@@ -19,4 +19,12 @@ describe('OTLP ids and times', () => {
     expect(hrTimeOf(1796109921610781)).toEqual([1796109921, 610781000]);
     expect(hrTimeOf('yesterday')).toBeNull();
   });
+
+  it('reads consecutive relay stamps within one second and across seconds alike', () => {
+    expect(hrTimeOf('2026-12-01T07:25:21.000001+00:00')).toEqual([1796109921, 1000]);
+    expect(hrTimeOf('2026-12-01T07:25:21.999999+00:00')).toEqual([1796109921, 999999000]);
+    expect(hrTimeOf('2026-12-01T07:25:22.000000+00:00')).toEqual([1796109922, 0]);
+    expect(hrTimeOf('2026-12-01T07:25:21.5e3000+00:00')).toBeNull();
+    expect(hrTimeOf('2026-12-01T07:25:22. 12345+00:00')).toBeNull();
+  });
 });

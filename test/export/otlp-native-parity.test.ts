@@ -68,6 +68,17 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     }
   }
 
+  // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
+  for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
+    it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {
+      const { theirs, ours } = await both(name, (url) => ({ endpoints: [{ type, endpoint: url }], localFiles: false }));
+      expect(ours.result.atofLines).toEqual([]);
+      expect(ours.spans.length).toBeGreaterThan(0);
+      expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+      expect(ours.result.problems).toEqual([]);
+    });
+  }
+
   it('uses native ids and times: trace id = root uuid, span id = low 64 bits of the ATOF uuid, µs times = ATOF timestamps', async () => {
     const { ours } = await both('subagent', (url) => ({ endpoints: [{ type: 'full', endpoint: url }] }));
     const atof = ours.result.atofLines.map((line) => JSON.parse(line) as { uuid: string; timestamp: string; scope_category?: string; propagation_root_uuid?: string });

@@ -1,7 +1,7 @@
 /**
  * Runs a recorded hook stream through the NeMo Relay plugin with a
- * `plugins.toml` that writes ATOF and ATIF files and sends OTLP to the given
- * endpoint lines, then shuts everything down, so the test can read what the
+ * `plugins.toml` that writes ATOF and ATIF files (unless `localFiles` is
+ * false) and sends OTLP to the given endpoint lines, then shuts everything down, so the test can read what the
  * receiver got and what landed on disk.
  */
 
@@ -32,6 +32,8 @@ export interface OtlpReplayOptions {
   timeoutMs?: number;
   /** Shut the backend down too (releases native's process-wide activation). Default true. */
   shutdownBackend?: boolean;
+  /** Write the ATOF and ATIF files too. Default true; false leaves OTLP as the only output. */
+  localFiles?: boolean;
 }
 
 export interface OtlpReplayResult {
@@ -53,6 +55,8 @@ export function otlpPluginsToml(dir: string, options: OtlpReplayOptions): string
     '[components.config]',
     'version = 4',
     '',
+  ];
+  if (options.localFiles !== false) lines.push(
     '[components.config.atof]',
     'enabled = true',
     '',
@@ -67,10 +71,12 @@ export function otlpPluginsToml(dir: string, options: OtlpReplayOptions): string
     `output_directory = ${JSON.stringify(path.join(dir, 'atif'))}`,
     'filename_template = "trajectory-{session_id}.json"',
     '',
+  );
+  lines.push(
     '[components.config.opentelemetry]',
     'enabled = true',
     '',
-  ];
+  );
   for (const endpoint of options.endpoints) {
     lines.push(
       '[[components.config.opentelemetry.endpoints]]',

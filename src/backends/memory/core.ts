@@ -5,8 +5,9 @@
  * it is `RelayCore` (`plug-in.ts`).
  *
  * An event goes through the current encoder (`encode/encoder.ts`): bytes
- * while no `subscribe()` callback takes event objects, objects otherwise,
- * chosen when subscribers come or go; a line the byte encoder cannot write
+ * while someone keeps lines and no `subscribe()` callback takes event
+ * objects, objects otherwise (also when the only receivers read objects),
+ * chosen when receivers come or go; a line the byte encoder cannot write
  * goes to the object encoder instead.
  *
  * @module
@@ -55,6 +56,7 @@ export class MemoryRelayCore implements RelayCore {
     this.bytes = new ByteEncoder(this.delivery);
     this.objects = new ObjectEncoder(this.delivery);
     this.encoder = this.bytes;
+    this.delivery.receiversChanged = () => this.chooseEncoder();
   }
 
   // ---- scopes and marks ---------------------------------------------------
@@ -190,10 +192,16 @@ export class MemoryRelayCore implements RelayCore {
   // ---- receivers --------------------------------------------------------------
 
   subscribe(callback: AtofSubscriber): () => void {
-    return this.delivery.subscribe(callback, () => {
-      // Subscribers take event objects; without them every event is written as its line.
-      this.encoder = this.delivery.subscribers.length === 0 ? this.bytes : this.objects;
-    });
+    return this.delivery.subscribe(callback, () => this.chooseEncoder());
+  }
+
+  /**
+   * Subscribers take event objects, and so do receivers that would only
+   * parse a line back (OTLP alone); otherwise every event is written as its line.
+   */
+  private chooseEncoder(): void {
+    const delivery = this.delivery;
+    this.encoder = delivery.subscribers.length > 0 || delivery.onlyObjectReaders() ? this.objects : this.bytes;
   }
 
   addListener(listener: InternalListener): () => void {

@@ -28,7 +28,21 @@ export class Delivery {
   /** Every sink ever added and not yet closed (their drop counts are read from here). */
   readonly writers = new Set<AtofFileWriter>();
 
+  /** Runs after a listener or line sink comes or goes (the core picks its encoder then). */
+  receiversChanged: () => void = () => {};
+
   constructor(private readonly counters: RelayCounters) {}
+
+  /**
+   * True when nobody would keep a written line: no ATOF sink, and every
+   * internal listener (at least one) reads event objects only.
+   */
+  onlyObjectReaders(): boolean {
+    const listeners = this.listeners;
+    if (this.lineSinks.length > 0 || listeners.length === 0) return false;
+    for (let i = 0; i < listeners.length; i++) if (listeners[i]!.readsObjects !== true) return false;
+    return true;
+  }
 
   /**
    * Where a line is written: straight into the staging buffer of the only
@@ -130,18 +144,22 @@ export class Delivery {
 
   addListener(listener: InternalListener): () => void {
     this.listeners = [...this.listeners, listener];
+    this.receiversChanged();
     return () => {
       this.listeners = this.listeners.filter((l) => l !== listener);
+      this.receiversChanged();
     };
   }
 
   addLineSink(writer: AtofFileWriter): () => void {
     this.lineSinks = [...this.lineSinks, writer];
     this.writers.add(writer);
+    this.receiversChanged();
     return () => {
       this.lineSinks = this.lineSinks.filter((w) => w !== writer);
       // Keep the writer's drop count in the totals once it leaves the set.
       if (this.writers.delete(writer)) this.counters.dropped += writer.droppedLines;
+      this.receiversChanged();
     };
   }
 }

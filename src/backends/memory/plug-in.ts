@@ -20,6 +20,12 @@ import type { SessionTrajectories } from '../session-trajectories.ts';
  * that path). `top` is the event's top-level scope, if any.
  */
 export interface InternalListener {
+  /**
+   * True for a receiver that reads event objects only (its `line` parses the
+   * line back): when every receiver is one, the relay builds event objects
+   * instead of writing lines nobody keeps.
+   */
+  readonly readsObjects?: boolean;
   event(event: AtofEvent, top: ScopeRecord | null): void;
   /**
    * The event's ATOF line is `bytes[start, end)` (newline included; valid
@@ -51,12 +57,14 @@ const lineDecoder = new TextDecoder();
 
 /**
  * An internal listener for receivers that read event objects only (remote
- * exporters): on the byte path the line just written is parsed back. They
- * send over the network, which costs far more than the parse, and the relay
- * stays on its byte path for everyone else.
+ * exporters). While lines are written for someone else (an ATOF file, ATIF
+ * trajectories) the line just written is parsed back, and the relay stays
+ * on its byte path for them; when these are the only receivers, the relay
+ * switches to the object encoder and nothing is written or parsed.
  */
 export function eventObjectListener(accept: (event: AtofEvent, top: ScopeRecord | null) => void): InternalListener {
   return {
+    readsObjects: true,
     event: accept,
     line: (bytes, start, end, _uuid, _parent, _phase, top) => {
       accept(JSON.parse(lineDecoder.decode(bytes.subarray(start, end))) as AtofEvent, top);

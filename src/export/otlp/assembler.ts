@@ -28,19 +28,69 @@ export interface TreeRoot {
 interface OpenScope {
   start: AtofScopeEvent;
   startTime: HrTime;
-  traceId: string;
+  /** The span's own context; also its children's parent context. */
+  context: SpanContext;
+  parentContext: SpanContext | undefined;
   isRoot: boolean;
-  events: OtlpSpanEvent[];
+  /** Marks seen while open, as span events; null until the first. */
+  events: OtlpSpanEvent[] | null;
 }
 
 /** Sampled; the exporter adds "has is-remote" (native sends 257). */
 const TRACE_FLAGS = 1;
 const MAX_OPEN_SCOPES = 10_000;
 
+// Shared by every span that has no events or links, and the three statuses: the exporter only reads them.
+const NO_EVENTS: OtlpSpanEvent[] = Object.freeze([]) as unknown as OtlpSpanEvent[];
+const NO_LINKS: never[] = Object.freeze([]) as unknown as never[];
+const STATUS_UNSET = Object.freeze({ code: StatusCode.UNSET });
+const STATUS_OK = Object.freeze({ code: StatusCode.OK });
+const STATUS_ERROR = Object.freeze({ code: StatusCode.ERROR });
+
+/**
+ * A finished span in `ReadableSpan` form: a class, so `spanContext()` is one
+ * prototype method rather than a closure per span, and `duration` (which the
+ * protobuf serializer does not read) is computed only when asked for.
+ */
+class ExportSpan implements OtlpSpan {
+  readonly ended = true;
+  readonly links = NO_LINKS;
+  readonly droppedAttributesCount = 0;
+  readonly droppedEventsCount = 0;
+  readonly droppedLinksCount = 0;
+
+  constructor(
+    readonly name: string,
+    readonly kind: number,
+    private readonly context: SpanContext,
+    readonly parentSpanContext: SpanContext | undefined,
+    readonly startTime: HrTime,
+    readonly endTime: HrTime,
+    readonly status: { code: number },
+    readonly attributes: Attributes,
+    readonly events: OtlpSpanEvent[],
+    readonly resource: OtlpResource,
+    readonly instrumentationScope: OtlpScope,
+  ) {}
+
+  spanContext(): SpanContext {
+    return this.context;
+  }
+
+  get duration(): HrTime {
+    return hrDuration(this.startTime, this.endTime);
+  }
+}
+
 export class SpanAssembler {
   private readonly open = new Map<string, OpenScope>();
   private readonly projection: Projection;
   private readonly excluded: ReadonlySet<string>;
+  /** No promotion and no aliases: the projection's span is used as it is. */
+  private readonly plain: boolean;
+  // The last tree's root uuid and its trace id: consecutive events mostly share a tree.
+  private lastRootUuid = '';
+  private lastTraceId = '';
   /** Events that could not become (part of) a span: unreadable time, a scope evicted. */
   dropped = 0;
 
@@ -52,6 +102,7 @@ export class SpanAssembler {
   ) {
     this.projection = projectionFor(settings.type);
     this.excluded = new Set(settings.markExcludeNames);
+    this.plain = settings.promoteMetadataPrefixes.length === 0 && settings.attributeMappings.length === 0;
   }
 
   accept(event: AtofEvent, top: TreeRoot | null): void {
@@ -70,12 +121,15 @@ export class SpanAssembler {
         this.open.delete(oldest);
         this.dropped++;
       }
+      const traceId = this.traceIdOf(event.propagation_root_uuid ?? top?.uuid ?? event.uuid);
+      const isRoot = top !== null && top.uuid === event.uuid;
       this.open.set(event.uuid, {
         start: event,
         startTime,
-        traceId: traceIdOf(event.propagation_root_uuid ?? top?.uuid ?? event.uuid),
-        isRoot: top !== null && top.uuid === event.uuid,
-        events: [],
+        context: contextOf(traceId, spanIdOf(event.uuid)),
+        parentContext: isRoot || event.parent_uuid === null ? undefined : this.parentContextOf(traceId, event.parent_uuid),
+        isRoot,
+        events: null,
       });
       return;
     }
@@ -83,13 +137,29 @@ export class SpanAssembler {
     if (open === undefined) return; // started before this destination was activated
     this.open.delete(event.uuid);
     const endTime = hrTimeOf(event.timestamp) ?? open.startTime;
-    const shape = this.shaped(
-      (strip) => this.projection.span({ start: strip(open.start), end: strip(event), isRoot: open.isRoot }),
-      this.settings.promoteMetadataPrefixes.length === 0 ? NO_METADATA : mergedMetadata(open.start, event),
-    );
+    const shape = this.plain
+      ? this.projection.span({ start: open.start, end: event, isRoot: open.isRoot })
+      : this.shaped(
+          (strip) => this.projection.span({ start: strip(open.start), end: strip(event), isRoot: open.isRoot }),
+          this.settings.promoteMetadataPrefixes.length === 0 ? NO_METADATA : mergedMetadata(open.start, event),
+        );
     this.emit(
-      this.span(shape, open.traceId, open.start.uuid, open.isRoot ? null : open.start.parent_uuid, open.startTime, endTime, statusOf(event), open.events),
+      new ExportSpan(shape.name, shape.kind, open.context, open.parentContext, open.startTime, endTime, statusOf(event), shape.attributes, open.events ?? NO_EVENTS, this.resource, this.scope),
     );
+  }
+
+  private traceIdOf(rootUuid: string): string {
+    if (rootUuid !== this.lastRootUuid) {
+      this.lastTraceId = traceIdOf(rootUuid);
+      this.lastRootUuid = rootUuid;
+    }
+    return this.lastTraceId;
+  }
+
+  /** The parent's own context while it is open (the usual case), else one built from its uuid. */
+  private parentContextOf(traceId: string, parentUuid: string): SpanContext {
+    const parent = this.open.get(parentUuid);
+    return parent !== undefined && parent.context.traceId === traceId ? parent.context : contextOf(traceId, spanIdOf(parentUuid));
   }
 
   private mark(mark: AtofMarkEvent, top: TreeRoot | null): void {
@@ -101,14 +171,15 @@ export class SpanAssembler {
     const parent = mark.parent_uuid === null ? undefined : this.open.get(mark.parent_uuid);
     if (this.settings.markProjection === 'tool' && !this.excluded.has(mark.name)) {
       const shape = this.shaped((strip) => this.projection.markSpan(strip(mark)), objectOf(mark.metadata) ?? {});
-      const traceId = parent?.traceId ?? traceIdOf(mark.propagation_root_uuid ?? top?.uuid ?? mark.uuid);
-      this.emit(this.span(shape, traceId, mark.uuid, mark.parent_uuid, time, time, { code: StatusCode.UNSET }, []));
+      const traceId = parent?.context.traceId ?? this.traceIdOf(mark.propagation_root_uuid ?? top?.uuid ?? mark.uuid);
+      const parentContext = mark.parent_uuid === null ? undefined : this.parentContextOf(traceId, mark.parent_uuid);
+      this.emit(new ExportSpan(shape.name, shape.kind, contextOf(traceId, spanIdOf(mark.uuid)), parentContext, time, time, STATUS_UNSET, shape.attributes, [], this.resource, this.scope));
       return;
     }
     if (parent === undefined) return; // a mark outside any open span has no span to attach to
     if (this.projection.markEvent(mark) === null) return;
     const { attributes } = this.shaped((strip) => ({ name: mark.name, kind: 0, attributes: this.projection.markEvent(strip(mark)) ?? {} }), objectOf(mark.metadata) ?? {});
-    parent.events.push({ name: mark.name, time, attributes, droppedAttributesCount: 0 });
+    (parent.events ??= []).push({ name: mark.name, time, attributes, droppedAttributesCount: 0 });
   }
 
   /**
@@ -132,48 +203,18 @@ export class SpanAssembler {
     }
     return shape;
   }
-
-  private span(
-    shape: SpanShape,
-    traceId: string,
-    uuid: string,
-    parentUuid: string | null,
-    startTime: HrTime,
-    endTime: HrTime,
-    status: { code: number },
-    events: OtlpSpanEvent[],
-  ): OtlpSpan {
-    const context: SpanContext = { traceId, spanId: spanIdOf(uuid), traceFlags: TRACE_FLAGS, isRemote: false };
-    const parent: SpanContext | undefined =
-      parentUuid === null ? undefined : { traceId, spanId: spanIdOf(parentUuid), traceFlags: TRACE_FLAGS, isRemote: false };
-    return {
-      name: shape.name,
-      kind: shape.kind,
-      spanContext: () => context,
-      parentSpanContext: parent,
-      startTime,
-      endTime,
-      duration: hrDuration(startTime, endTime),
-      status,
-      attributes: shape.attributes as Attributes,
-      links: [],
-      events,
-      ended: true,
-      resource: this.resource,
-      instrumentationScope: this.scope,
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    };
-  }
 }
 
 /** `otel.status_code` of the end event: OK, ERROR (with no message, as native), or unset. */
 function statusOf(end: AtofScopeEvent): { code: number } {
   const code = objectOf(end.metadata)?.['otel.status_code'];
-  if (code === 'OK') return { code: StatusCode.OK };
-  if (code === 'ERROR') return { code: StatusCode.ERROR };
-  return { code: StatusCode.UNSET };
+  if (code === 'OK') return STATUS_OK;
+  if (code === 'ERROR') return STATUS_ERROR;
+  return STATUS_UNSET;
+}
+
+function contextOf(traceId: string, spanId: string): SpanContext {
+  return { traceId, spanId, traceFlags: TRACE_FLAGS, isRemote: false };
 }
 
 const NO_METADATA: { [key: string]: unknown } = Object.freeze({});

@@ -7,7 +7,7 @@
 
 import type { AtofMarkEvent, AtofScopeEvent } from '../../../formats/atof/types.ts';
 import type { Attributes } from '../model.ts';
-import { put, spread, stringOf, objectOf } from '../attributes.ts';
+import { put, spread, spreadTwice, stringOf, objectOf } from '../attributes.ts';
 import { SpanKind } from '../model.ts';
 import type { FinishedScope, SpanShape } from './types.ts';
 
@@ -23,14 +23,12 @@ export function handleAttributes(out: Attributes, start: AtofScopeEvent): void {
 
 /** `nemo_relay.start.data|input.*` (the start payload is both). */
 export function startData(out: Attributes, start: AtofScopeEvent): void {
-  spread(out, 'nemo_relay.start.data', start.data);
-  spread(out, 'nemo_relay.start.input', start.data);
+  spreadTwice(out, 'nemo_relay.start.data', 'nemo_relay.start.input', start.data);
 }
 
 /** `nemo_relay.end.data|output.*`. */
 export function endData(out: Attributes, end: AtofScopeEvent): void {
-  spread(out, 'nemo_relay.end.data', end.data);
-  spread(out, 'nemo_relay.end.output', end.data);
+  spreadTwice(out, 'nemo_relay.end.data', 'nemo_relay.end.output', end.data);
 }
 
 /** Root only: the logical session id and the relay instance (the root's uuid). */
