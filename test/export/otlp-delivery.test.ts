@@ -10,7 +10,10 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import type { OutputHealth } from '../../src/relay/contract.ts';
 import { readStream } from '../differential/replay.ts';
 import { startGrpcReceiver, startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
-import { replayWithOtlp } from '../support/otlp-replay.ts';
+import { otlpPluginsToml, replayWithOtlp } from '../support/otlp-replay.ts';
+import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { HookRegistry } from '../../src/hooks/index.ts';
+import { tempDir } from '../contract/backends.ts';
 
 const STREAMS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
 const stream = (name: string) => readStream(path.join(STREAMS, `${name}.hooks.jsonl`));
@@ -163,5 +166,22 @@ describe('OTLP endpoints in plugins.toml', () => {
       ],
     });
     expect(new Set(rx.requests.map((r) => r.path))).toEqual(new Set(['/custom', '/']));
+  });
+});
+
+describe('OTLP and flush()', () => {
+  it('sends every queued span on plugin.flush(), before any shutdown', async () => {
+    const rx = await receiver();
+    // A long schedule: without flush() the spans would wait for it (or for shutdown).
+    const toml = otlpPluginsToml(tempDir('otlp-flush'), { endpoints: [{ type: 'full', endpoint: rx.url, extra: ['scheduled_delay_millis = 600000'] }], localFiles: false });
+    const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger: silentLogger }), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger: silentLogger });
+    const hooks = new HookRegistry({ logger: silentLogger });
+    plugin.register(hooks);
+    for (const line of stream('tool-loop')) hooks.emit(line.hook as never, structuredClone(line.payload) as never);
+    await plugin.flush({ timeoutMs: 10_000 });
+    const sent = rx.spans().length;
+    await plugin.shutdown();
+    expect(sent).toBeGreaterThan(0);
+    expect(rx.spans().length).toBe(sent);
   });
 });

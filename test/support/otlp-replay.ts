@@ -87,7 +87,7 @@ export function otlpPluginsToml(dir: string, options: OtlpReplayOptions): string
       'service_namespace = "tests"',
       'service_version = "1.2.3"',
       'instrumentation_scope = "nemo-relay-hooks.test"',
-      'scheduled_delay_millis = 100',
+      ...((endpoint.extra ?? []).some((line) => line.startsWith('scheduled_delay_millis')) ? [] : ['scheduled_delay_millis = 100']),
       'resource_attributes = { "deployment.environment" = "test" }',
       ...(endpoint.extra ?? []),
       '',

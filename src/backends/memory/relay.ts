@@ -268,8 +268,9 @@ class MemoryRelayBackend implements MemoryRelay {
 
   async flush(): Promise<void> {
     for (const writer of this.core.delivery.writers) writer.flushSync();
-    // Stream sinks and ATIF storage: what is queued goes out (each within its timeout_millis).
-    await remoteOutputsOf(this.core).flush();
+    // Remote outputs: what is queued goes out (each destination within its timeout_millis), so that
+    // flush() / forceFlush() means the same for an OTLP collector as for a file.
+    await Promise.all([remoteOutputsOf(this.core).flush(), existingOtlpHub(this.core)?.flush()]);
   }
 
   async shutdown(): Promise<void> {
