@@ -7,10 +7,8 @@
 
 import type { AtofEvent } from './types.ts';
 import type { ValidationError } from '../validation.ts';
+import { isRecord } from '../../shared/record.ts';
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A JSONL line that is not a JSON object. */
 export interface AtofLineError extends ValidationError {
@@ -47,7 +45,7 @@ export function parseAtofJsonl(text: string): AtofParseResult {
       });
       return;
     }
-    if (!isObject(value)) {
+    if (!isRecord(value)) {
       errors.push({ line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message: `line ${lineNumber} is not a JSON object` });
       return;
     }

@@ -5,12 +5,12 @@
  */
 
 import type { ValidationError } from '../../validation.ts';
+import { isRecord } from '../../../shared/record.ts';
 
 export type Obj = Record<string, unknown>;
 
-export function isObject(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** A non-null, non-array object (the library's one test, `shared/record.ts`). */
+export const isObject = isRecord;
 
 /** Collects errors (the document is invalid under Harbor's rules) and warnings (worth fixing, still valid). */
 export class Report {

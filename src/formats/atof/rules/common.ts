@@ -6,6 +6,7 @@
  */
 
 import type { ValidationError } from '../../validation.ts';
+import { isRecord } from '../../../shared/record.ts';
 
 /** How strictly `validateAtofEvents` judges points where native departs from the spec. */
 export interface ValidateAtofOptions {
@@ -36,9 +37,8 @@ export class Findings {
   }
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** A non-null, non-array object (the library's one test, `shared/record.ts`). */
+export const isObject = isRecord;
 
 /** A value as a message shows it: JSON, cut to 60 characters. */
 export function describe(value: unknown): string {
