@@ -247,6 +247,10 @@ export interface OutputHealth {
   dropped?: number;
   /** Remote outputs: where a failed item was kept instead (an ATIF recovery copy). */
   recoveryPath?: string;
+  /** ATOF files: torn lines (an earlier writer cut off, a write stopped mid-line) ended with a newline; their events were written again whole when they were ours. */
+  tornLines?: number;
+  /** ATOF files: times the file was found deleted or replaced while open and reopened. */
+  reopens?: number;
 }
 
 /** Counters a backend keeps about itself. */
