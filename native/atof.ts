@@ -13,6 +13,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/kit.ts';
+import { isPlainFileName } from '../src/backends/kit.ts';
 import type { NativeAtofExporter, NativeBinding } from './binding.ts';
 import { AtofExporterError, messageOf } from './errors.ts';
 import { uniqueName } from './names.ts';
@@ -31,7 +32,7 @@ export class NativeAtofSink implements AtofExporter {
   constructor(binding: NativeBinding, given: AtofExporterOptions, onClose: (sink: NativeAtofSink) => void) {
     const options = plainOptions(given);
     const filename = options.filename;
-    if (typeof filename !== 'string' || filename === '' || filename !== path.basename(filename)) {
+    if (!isPlainFileName(filename)) {
       throw new AtofExporterError(`ATOF filename must be a plain file name, got ${JSON.stringify(filename)}`);
     }
     if (options.mode !== 'append' && options.mode !== 'overwrite') {

@@ -12,6 +12,7 @@
 export type * from '../relay/contract.ts';
 export { isScopeCategory } from '../relay/contract.ts';
 export { isJsonObject, toJson } from '../shared/json.ts';
+export { isPlainFileName } from '../shared/safe-path.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofEvent } from '../formats/atof/types.ts';

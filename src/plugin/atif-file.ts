@@ -5,13 +5,15 @@
  * remote gateways. The Hermes plugin formats them straight into a file name,
  * so an id like `../../etc/cron.d/x` escapes the output folder. Here an id is
  * reduced to a safe file-name fragment, and the final path is checked to be
- * inside the output folder before anything is written.
+ * inside the output folder, on real paths (src/shared/safe-path.ts), before
+ * anything is written.
  *
  * @module
  */
 
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { assertRealParentInside, UnsafePathError } from '../shared/safe-path.ts';
 
 /** Longest fragment kept from a session id before it is shortened and hashed. */
 const MAX_FRAGMENT_LENGTH = 96;
@@ -39,8 +41,8 @@ export function safeSessionFragment(sessionId: string): string {
 /** Raised when a template would place a trajectory outside its output folder. */
 export class UnsafeAtifPathError extends Error {
   override readonly name = 'UnsafeAtifPathError';
-  constructor(readonly template: string, readonly outputDirectory: string) {
-    super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}`);
+  constructor(readonly template: string, readonly outputDirectory: string, reason?: string) {
+    super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}${reason === undefined ? '' : ` (${reason})`}`);
   }
 }
 
@@ -66,6 +68,13 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
   const relative = path.relative(root, target);
   if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
     throw new UnsafeAtifPathError(template, root);
+  }
+  // A folder part (`sub/{session_id}.json`) must not follow a link planted at `sub` out of the folder.
+  try {
+    assertRealParentInside(root, target);
+  } catch (error) {
+    if (error instanceof UnsafePathError) throw new UnsafeAtifPathError(template, root, error.message);
+    throw error;
   }
   return target;
 }

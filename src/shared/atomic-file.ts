@@ -28,7 +28,8 @@ export function writeFileAtomic(target: string, content: string): number {
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');
   try {
-    writeFileSync(temporary, bytes);
+    // 'wx': a new file, never an existing one or a link planted at the name.
+    writeFileSync(temporary, bytes, { flag: 'wx' });
     renameSync(temporary, target);
   } catch (error) {
     rmSync(temporary, { force: true });

@@ -26,7 +26,6 @@
 
 import { constants, lstatSync, openSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { makeDirectory } from './directory.ts';
 
 /** An output path that would leave its folder or follow a link. */
 export class UnsafePathError extends Error {
@@ -55,26 +54,46 @@ export function isConfinedRelativePath(name: unknown): name is string {
 }
 
 /**
- * The absolute path of `relative` inside `root`, with its parent folders
- * created, checked on real paths: throws `UnsafePathError` when the text or
- * the real parent folder (after following any link in the folder part)
- * leaves the real `root`. `root` itself is created when missing.
+ * The absolute path of `relative` inside `root`, checked on the text and on
+ * real paths: throws `UnsafePathError` when it leaves `root`, or when a link
+ * on its folder part (a planted `sub/` pointing elsewhere) leads out of the
+ * real `root`. Creates nothing; folders that do not exist yet cannot be links.
  */
 export function resolveContained(root: string, relative: string): string {
   const base = path.resolve(root);
   const target = path.resolve(base, relative);
   if (!isInside(base, target)) throw new UnsafePathError(`${JSON.stringify(relative)} resolves outside ${base}`);
-  makeDirectory(path.dirname(target));
   assertRealParentInside(base, target);
   return target;
 }
 
-/** Throws `UnsafePathError` unless the real path of `target`'s folder is `root`'s real path or inside it. */
+/**
+ * Throws `UnsafePathError` unless the real path of `target`'s folder is
+ * `root`'s real path or inside it. Missing folders are resolved through
+ * their nearest existing ancestor.
+ */
 export function assertRealParentInside(root: string, target: string): void {
-  const realRoot = realpathSync(path.resolve(root));
-  const realParent = realpathSync(path.dirname(path.resolve(target)));
+  const realRoot = realPath(path.resolve(root));
+  const realParent = realPath(path.dirname(path.resolve(target)));
   if (realParent !== realRoot && !isInside(realRoot, realParent)) {
-    throw new UnsafePathError(`${target} is outside ${realRoot}: a folder on its path is a link to ${realParent}`);
+    throw new UnsafePathError(`${target} is outside ${realRoot}: a folder on its path leads to ${realParent}`);
+  }
+}
+
+/** The real path of `target`: of its nearest existing ancestor, with the missing part appended. */
+function realPath(target: string): string {
+  const missing: string[] = [];
+  let current = target;
+  for (;;) {
+    try {
+      return path.join(realpathSync(current), ...missing.reverse());
+    } catch (error) {
+      const parent = path.dirname(current);
+      const code = (error as { code?: unknown }).code;
+      if (parent === current || (code !== 'ENOENT' && code !== 'ENOTDIR')) return path.join(current, ...missing.reverse());
+      missing.push(path.basename(current));
+      current = parent;
+    }
   }
 }
 

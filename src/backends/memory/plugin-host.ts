@@ -38,6 +38,7 @@ import { safeLog } from '../../shared/logger.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { atExit } from '../../shared/exit-hook.ts';
+import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
@@ -74,9 +75,11 @@ export function activatePluginConfig(
   const detach: (() => void)[] = [];
   let atif: PluginAtif | null = null;
   if (settings !== null) {
-    for (const sink of settings.fileSinks) {
+    // Checked before any file is opened: a rejected document leaves nothing behind, as in native.
+    const sinkPaths = settings.fileSinks.map((sink) => sinkPath(sink.outputDirectory, sink.filename, validation.diagnostics));
+    for (const [i, sink] of settings.fileSinks.entries()) {
       const writer = new AtofFileWriter({
-        path: path.join(sink.outputDirectory ?? '.', sink.filename ?? defaultAtofFilename()),
+        path: sinkPaths[i]!,
         mode: sink.mode,
         logger: core.logger,
       });
@@ -128,6 +131,31 @@ export function activatePluginConfig(
       return out;
     },
   };
+}
+
+/**
+ * Where a plugins.toml file sink writes: native's rule (a confined relative
+ * file path, with no link on its folder part leading out of the folder), or
+ * `InvalidPluginConfigError` with native's activation message.
+ */
+function sinkPath(outputDirectory: string | undefined, filename: string | undefined, diagnostics: ConfigDiagnostic[]): string {
+  const folder = path.resolve(outputDirectory ?? '.');
+  const name = filename ?? defaultAtofFilename();
+  const absolute = path.isAbsolute(name);
+  const refuse = (reason?: string): never => {
+    // Native's words: the path as given, then why.
+    const shown = absolute ? name : `${folder}${path.sep}${name}`;
+    const why = reason ?? (absolute ? `observability output '${name}' is outside configured directory '${folder}'` : 'observability output must be a confined relative file path');
+    throw new InvalidPluginConfigError(`registration failed: failed to open ATOF output file ${JSON.stringify(shown)}: ${why}`, diagnostics);
+  };
+  if (absolute ? !isConfinedRelativePath(path.relative(folder, name)) : !isConfinedRelativePath(name)) refuse();
+  try {
+    return resolveContained(folder, name);
+  } catch (error) {
+    if (error instanceof UnsafePathError) refuse(error.message);
+    // Other file-system errors are the writer's: it reports them and retries.
+    return path.resolve(folder, name);
+  }
 }
 
 interface OpenTrajectory {
@@ -210,14 +238,13 @@ class PluginAtif {
     if (rendered.unresolved.length > 0) {
       this.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
     }
-    const target = path.resolve(this.directory, rendered.path);
-    const relative = path.relative(this.directory, target);
-    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-      // Defence in depth: validation should make this unreachable.
-      this.fail(`ATIF file name "${rendered.path}" leaves ${this.directory}; using the default name`);
+    try {
+      return resolveContained(this.directory, rendered.path);
+    } catch (error) {
+      // The text rule is enforced by validation; a link on the folder part is found only here.
+      this.fail(`ATIF file name "${rendered.path}" leaves ${this.directory} (${error instanceof Error ? error.message : String(error)}); using the default name`);
       return path.join(this.directory, `nemo-relay-atif-${root.uuid}.json`);
     }
-    return target;
   }
 
   private fail(message: string): void {

@@ -90,6 +90,7 @@ import {
   toolErrorMetadata,
   toolProfile,
 } from './events.ts';
+import { isPlainFileName } from '../../shared/safe-path.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { serializeEvent } from './atof-line.ts';
 import { giveBack, takeBuilder, type LineBuilder } from './line-builder.ts';
@@ -518,7 +519,7 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     }
     const filename = typeof o.filename === 'string' && o.filename !== '' ? o.filename : defaultAtofFilename();
     // A separator or a dot name would put the file outside its folder; native refuses it too.
-    if (/[\\/]/.test(filename) || filename === '.' || filename === '..') {
+    if (!isPlainFileName(filename)) {
       throw new MemoryRelayError(`ATOF filename must be a plain file name, got ${JSON.stringify(filename)}`);
     }
     const writer = new AtofFileWriter({

@@ -33,7 +33,7 @@ import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, readLines } from '../files.ts';
+import { checkInputFile, ensureOutputDir, readLines, refuseLinkedOutputs } from '../files.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
@@ -91,6 +91,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const outDir = ensureOutputDir(out);
   const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
   const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
+  refuseLinkedOutputs(atofDir, [ATOF_FILENAME]);
   const probe = new MemoryProbe();
   const started = Date.now();
 
