@@ -26,6 +26,7 @@
  * @module
  */
 
+import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
 import { createNoopRelay } from './off.ts';
@@ -67,7 +68,7 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
   const logger = options.logger ?? consoleLogger;
   const runtime = options.runtime ?? detectRuntime();
   try {
-    const override = envOverride(options.env ?? processEnv(), logger);
+    const override = envOverride(guardEnv(options.env ?? processEnv()), logger);
     const effective: BackendChoice = override ?? choice;
     const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
 
@@ -168,11 +169,7 @@ function envOverride(env: Readonly<Record<string, string | undefined>>, logger: 
 }
 
 function processEnv(): Readonly<Record<string, string | undefined>> {
-  try {
-    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-  } catch {
-    return {};
-  }
+  return guardedProcessEnv();
 }
 
 function describe(value: unknown): string {

@@ -16,6 +16,7 @@
  * @module
  */
 
+import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
 import type { HookName } from '../hooks/names.ts';
 import type { Logger } from '../shared/logger.ts';
 import { consoleLogger, safeLog } from '../shared/logger.ts';
@@ -480,7 +481,7 @@ class RelayPlugin {
     if (this.state !== 'idle') return;
     this.state = 'starting';
     const choice = this.options.backend ?? 'auto';
-    const env = this.options.env ?? processEnv();
+    const env = guardEnv(this.options.env ?? processEnv());
     if (typeof choice === 'object' && choice !== null && !env[BACKEND_ENV]?.trim()) {
       // A backend object needs no loading: start synchronously so the very
       // first hook is recorded in order, with nothing queued.
@@ -690,7 +691,7 @@ async function boundedBy(work: Promise<void>, timeoutMs: number): Promise<'done'
 }
 
 function processEnv(): Environment {
-  return (globalThis as { process?: { env?: Environment } }).process?.env ?? {};
+  return guardedProcessEnv();
 }
 
 function safeKind(backend: RelayBackend): string {

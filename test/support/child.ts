@@ -44,9 +44,19 @@ export function runChild(source: string, options: ChildOptions = {}): ChildResul
   const env = { ...process.env, ...(options.env ?? {}) };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   const spawnOptions = { encoding: 'utf8' as const, timeout: 120_000, maxBuffer: 64 * 1024 * 1024, env, cwd: options.cwd ?? dir };
-  const child =
-    options.shellPrefix === undefined
-      ? spawnSync(process.execPath, args, spawnOptions)
-      : spawnSync('/bin/sh', ['-c', `${options.shellPrefix} exec "$0" "$@"`, process.execPath, ...args], spawnOptions);
+  // Deno's child_process rewrites the arguments of a spawn of its own
+  // executable (adding -A, even when the executable is an argument of a
+  // shell), so permission flags would be lost: Deno children start through a
+  // shell command line that names nothing the rewrite recognises.
+  const shell = options.shellPrefix !== undefined || runtime === 'deno';
+  const line = [process.execPath, ...args].map(quote).join(' ');
+  const child = shell
+    ? spawnSync('/bin/sh', ['-c', `${options.shellPrefix ?? ''} exec ${line}`], spawnOptions)
+    : spawnSync(process.execPath, args, spawnOptions);
   return { status: child.status, signal: child.signal, stdout: child.stdout ?? '', stderr: child.stderr ?? '' };
+}
+
+/** `text` as one POSIX shell word. */
+function quote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
 }
