@@ -63,6 +63,11 @@ export interface ToJsonOptions {
   maxValues?: number;
   /** Most string characters (UTF-16 units, values and keys) kept in one call. Default 64 Mi. */
   maxChars?: number;
+  /**
+   * Replace NUL characters in object keys with U+FFFD. The native binding
+   * passes keys as C strings and drops the whole event for a key with a NUL.
+   */
+  noNulInKeys?: boolean;
 }
 
 /** The default bounds of one `toJson` call (see the module comment). */
@@ -82,6 +87,7 @@ interface Walk {
   readonly maxDepth: number;
   readonly sortKeys: boolean;
   readonly maxItems: number;
+  readonly noNulInKeys: boolean;
   /** Values still allowed. */
   values: number;
   /** String characters still allowed. */
@@ -103,6 +109,7 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
     maxDepth: options?.maxDepth ?? JSON_LIMITS.maxDepth,
     sortKeys: options?.sortKeys === true,
     maxItems: Math.max(0, options?.maxItems ?? JSON_LIMITS.maxItems),
+    noNulInKeys: options?.noNulInKeys === true,
     values: options?.maxValues ?? JSON_LIMITS.maxValues,
     chars: options?.maxChars ?? JSON_LIMITS.maxChars,
     ancestors: [],
@@ -251,9 +258,9 @@ function convertObject(object: object, depth: number, walk: Walk): Json | undefi
         continue;
       }
       const converted = convert(item, depth, walk);
-      if (converted !== undefined) defineKey(out, key, converted);
+      if (converted !== undefined) defineKey(walk, out, key, converted);
     }
-    if (skipped > 0) defineKey(out, TRUNCATED, moreItems(skipped));
+    if (skipped > 0) defineKey(walk, out, TRUNCATED, moreItems(skipped));
     return out;
   }
   if (object instanceof Set) {
@@ -315,7 +322,7 @@ function convertPlain(object: object, depth: number, walk: Walk): Json {
   const limit = Math.min(keys.length, walk.maxItems);
   for (let i = 0; i < limit; i++) {
     if (spent(walk)) {
-      defineKey(out, TRUNCATED, moreItems(keys.length - i));
+      defineKey(walk, out, TRUNCATED, moreItems(keys.length - i));
       return out;
     }
     const key = keys[i]!;
@@ -324,14 +331,14 @@ function convertPlain(object: object, depth: number, walk: Walk): Json {
       item = (object as Record<string, unknown>)[key];
     } catch (error) {
       walk.values--;
-      defineKey(out, keyText(key, walk), unserializable(error));
+      defineKey(walk, out, keyText(key, walk), unserializable(error));
       continue;
     }
     const kept = keyText(key, walk);
     const converted = convert(item, depth, walk);
-    if (converted !== undefined) defineKey(out, kept, converted);
+    if (converted !== undefined) defineKey(walk, out, kept, converted);
   }
-  if (limit < keys.length) defineKey(out, TRUNCATED, moreItems(keys.length - limit));
+  if (limit < keys.length) defineKey(walk, out, TRUNCATED, moreItems(keys.length - limit));
   return out;
 }
 
@@ -349,8 +356,9 @@ function convertError(error: Error, depth: number, walk: Walk): Json {
   return convertPlain(fields, depth, walk);
 }
 
-function defineKey(target: { [key: string]: Json }, rawKey: string, value: Json): void {
-  const key = wellFormed(rawKey);
+function defineKey(walk: Walk, target: { [key: string]: Json }, rawKey: string, value: Json): void {
+  let key = wellFormed(rawKey);
+  if (walk.noNulInKeys && key.includes('\0')) key = key.replaceAll('\0', '\uFFFD');
   if (key === '__proto__') {
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   } else {
