@@ -31,6 +31,8 @@ export interface ChildOptions {
   /** Runs the runtime through a shell with this prefix, e.g. `ulimit -n 40;`. */
   shellPrefix?: string;
   cwd?: string;
+  /** A command the shell is started through, e.g. `['unshare', '-m']` for a private mount namespace. */
+  launcher?: string[];
 }
 
 export function runChild(source: string, options: ChildOptions = {}): ChildResult {
@@ -48,10 +50,11 @@ export function runChild(source: string, options: ChildOptions = {}): ChildResul
   // executable (adding -A, even when the executable is an argument of a
   // shell), so permission flags would be lost: Deno children start through a
   // shell command line that names nothing the rewrite recognises.
-  const shell = options.shellPrefix !== undefined || runtime === 'deno';
+  const shell = options.shellPrefix !== undefined || options.launcher !== undefined || runtime === 'deno';
   const line = [process.execPath, ...args].map(quote).join(' ');
+  const [launcher, ...launcherArgs] = [...(options.launcher ?? []), '/bin/sh'] as unknown as [string, ...string[]];
   const child = shell
-    ? spawnSync('/bin/sh', ['-c', `${options.shellPrefix ?? ''} exec ${line}`], spawnOptions)
+    ? spawnSync(launcher, [...launcherArgs, '-c', `${options.shellPrefix ?? ''} exec ${line}`], spawnOptions)
     : spawnSync(process.execPath, args, spawnOptions);
   return { status: child.status, signal: child.signal, stdout: child.stdout ?? '', stderr: child.stderr ?? '' };
 }
