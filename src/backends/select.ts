@@ -26,6 +26,9 @@
  * @module
  */
 
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { isTransientError, retryTransient } from '../shared/transient.ts';
 import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
@@ -112,20 +115,68 @@ async function auto(runtime: RuntimeName, via: string, options: ResolveBackendOp
 
 async function tryNative(options: ResolveBackendOptions, logger: Logger): Promise<{ backend?: RelayBackend; why: string }> {
   try {
-    const backend = await (options.nativeLoader ?? loadNative)(logger);
+    let attempt = 0;
+    const backend = await retryTransient(async () => (options.nativeLoader ?? loadNative)(logger, attempt++), { onRetry: retrying('the native relay', logger) });
     return { backend, why: '' };
   } catch (error) {
     return { why: messageOf(error) };
   }
 }
 
-async function loadNative(logger: Logger): Promise<RelayBackend> {
-  const { loadNativeRelay } = await import('../../native/index.ts');
+async function loadNative(logger: Logger, attempt = 0): Promise<RelayBackend> {
+  const { loadNativeRelay } = await ownModule('../../native/index', attempt, () => import('../../native/index.ts'));
   return loadNativeRelay({ logger });
 }
 
+/**
+ * Imports one of this package's modules: `first` on the first attempt, a new
+ * module record after. A failure while the file is there is marked
+ * transient: Bun reports EMFILE while opening it as "Cannot find module".
+ */
+async function ownModule<T>(specifier: string, attempt: number, first: () => Promise<T>): Promise<T> {
+  try {
+    return attempt === 0 ? await first() : await reimport<T>(specifier, attempt);
+  } catch (error) {
+    if (!isTransientError(error) && ownFileExists(specifier)) {
+      throw Object.assign(new Error(`${messageOf(error)} (the module file exists: assumed a passing fault)`, { cause: error }), { transient: true });
+    }
+    throw error;
+  }
+}
+
+function ownFileExists(specifier: string): boolean {
+  try {
+    const here = new URL(import.meta.url);
+    const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
+    return existsSync(fileURLToPath(new URL(`${specifier}${extension}`, here)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Imports a module again after a passing fault. Node caches a failed
+ * dynamic import (EMFILE while opening the file) for good, so a retry of
+ * the same specifier fails forever: a query makes it a new module record.
+ * The extension is this module's own (.ts from source, .js from dist/).
+ */
+async function reimport<T>(specifier: string, attempt: number): Promise<T> {
+  const here = new URL(import.meta.url);
+  const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
+  return (await import(new URL(`${specifier}${extension}?retry=${attempt}`, here).href)) as T;
+}
+
+/** Logs each retry of a step that failed with a passing fault (EMFILE at the first hook). */
+function retrying(what: string, logger: Logger): (error: unknown, attempt: number) => void {
+  return (error, attempt) => safeLog(logger, 'warn', `loading ${what} failed (${messageOf(error)}); retry ${attempt}`);
+}
+
 async function memory(reason: string, logger: Logger): Promise<ResolvedBackend> {
-  const { createMemoryRelay } = await import('./memory/index.ts');
+  let attempt = 0;
+  const { createMemoryRelay } = await retryTransient(
+    () => ownModule('./memory/index', attempt++, () => import('./memory/index.ts')),
+    { onRetry: retrying('the in-memory relay', logger) },
+  );
   const backend = createMemoryRelay({ logger });
   return withVersion({ backend, kind: 'memory', reason }, backend);
 }
