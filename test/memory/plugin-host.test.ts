@@ -364,3 +364,29 @@ describe('memory plugin host: one file-name rule with native', () => {
     expect(fs.readdirSync(dir).filter((name) => name.startsWith('nemo-relay-atif-'))).toHaveLength(1);
   });
 });
+
+describe('memory plugin host: ATIF writes after a passing fault', () => {
+  it('writes a trajectory again once the folder works, instead of losing it', async () => {
+    const top = tempDir();
+    const dir = path.join(top, 'atif');
+    fs.writeFileSync(dir, 'in the way'); // ENOTDIR for the first write, as a full disk would fail it
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const document = {
+      version: 1,
+      components: [{ kind: 'observability', enabled: true, config: { version: 4, atif: { enabled: true, agent_name: 'a', agent_version: '1', model_name: 'm', output_directory: dir } } }],
+    };
+    const activation = await relay.initializePluginConfig(document as never);
+    const root = relay.pushScope({ name: 's', category: 'agent', metadata: { session_id: 's' } });
+    relay.popScope(root);
+    const failed = relay.outputs().find((o) => o.kind === 'atif')!;
+    expect(failed.errors).toBeGreaterThan(0);
+    expect(failed.dropped).toBe(1);
+    fs.rmSync(dir);
+    fs.mkdirSync(dir);
+    // Retried on a backoff timer, and a last time when the activation closes (no waiting on the timer here).
+    const outputs = relay.outputs();
+    await activation.close();
+    expect(fs.readdirSync(dir).filter((name) => name.endsWith('.json'))).toHaveLength(1);
+    expect(outputs.find((o) => o.kind === 'atif')!.path).toBe(dir);
+  });
+});

@@ -45,6 +45,9 @@ import { activationError, validatePluginConfig, type AtifSettings } from '../../
 import type { ScopeRecord } from './records.ts';
 import type { RelayCore } from './core.ts';
 
+const FIRST_RETRY_MS = 200;
+const MAX_RETRY_MS = 5000;
+
 /** A live activation as the relay holds it. */
 export interface PluginHost {
   readonly activation: MemoryPluginActivation;
@@ -166,6 +169,10 @@ interface OpenTrajectory {
 /** Builds and writes one ATIF file per trajectory root. */
 class PluginAtif {
   private readonly open = new Map<ScopeRecord, OpenTrajectory>();
+  /** Trajectories whose write failed (a full disk), written again with backoff: the newest text per root. */
+  private readonly unwritten = new Map<ScopeRecord, OpenTrajectory>();
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private retryDelay = FIRST_RETRY_MS;
   private readonly directory: string;
   private bytes = 0;
   private errors = 0;
@@ -195,16 +202,21 @@ class PluginAtif {
     }
   }
 
-  /** Writes partial trajectories for roots still open. */
+  /** Writes partial trajectories for roots still open, and tries the unwritten ones a last time (failures stay counted). */
   closeAll(): void {
     const open = [...this.open.values()];
     this.open.clear();
     for (const trajectory of open) this.write(trajectory);
+    this.retryUnwritten();
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
   }
 
   health(): OutputHealth {
     const health: OutputHealth = { kind: 'atif', path: this.directory, lastWrite: this.lastWrite, bytes: this.bytes, errors: this.errors };
     if (this.lastError !== undefined) health.lastError = this.lastError;
+    // Trajectories still waiting for a successful write; lost if the process ends first.
+    if (this.unwritten.size > 0) health.dropped = this.unwritten.size;
     return health;
   }
 
@@ -221,16 +233,43 @@ class PluginAtif {
     });
   }
 
-  private write({ root, builder }: OpenTrajectory): void {
+  private write(trajectory: OpenTrajectory): boolean {
+    const { root, builder } = trajectory;
     let target = '';
     try {
       const text = builder.toJson();
       target = this.targetPath(root);
       this.bytes += writeFileAtomic(target, text);
       this.lastWrite = new Date().toISOString();
+      this.unwritten.delete(root);
+      return true;
     } catch (error) {
       this.fail(`writing ATIF trajectory ${target || root.uuid}: ${error instanceof Error ? error.message : String(error)}`);
+      // A full disk or EMFILE passes: keep it and write it again later instead of losing it.
+      this.unwritten.set(root, trajectory);
+      this.scheduleRetry();
+      return false;
     }
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer !== null) return;
+    const timer = setTimeout(() => {
+      this.retryTimer = null;
+      this.retryUnwritten();
+      if (this.unwritten.size > 0) this.scheduleRetry();
+    }, this.retryDelay);
+    this.retryDelay = Math.min(MAX_RETRY_MS, this.retryDelay * 2);
+    (timer as { unref?: () => void }).unref?.();
+    this.retryTimer = timer;
+  }
+
+  private retryUnwritten(): void {
+    const pending = [...this.unwritten.values()];
+    for (const trajectory of pending) {
+      if (!this.write(trajectory)) return;
+    }
+    if (this.unwritten.size === 0) this.retryDelay = FIRST_RETRY_MS;
   }
 
   private targetPath(root: ScopeRecord): string {
