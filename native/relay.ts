@@ -104,7 +104,7 @@ export class NativeRelay implements RelayBackend {
     this.#logger = config.logger;
     this.#allowConfigDiscovery = config.allowConfigDiscovery;
     this.#stacks = new ScopeStacks(loaded.binding);
-    this.#atif = new AtifRouter(loaded.binding, (operation, error) => this.#fail(operation, error));
+    this.#atif = new AtifRouter(loaded.binding, (operation, error) => this.#fail(operation, error), () => this.#events);
   }
 
   // ---- scopes and marks ---------------------------------------------------
