@@ -102,6 +102,13 @@ export interface LlmStartOptions {
 export interface LlmEndOptions {
   /** The provider response; becomes the end event's `data`. */
   response: unknown;
+  /**
+   * `'error'`: the call failed. The memory relay records `otel.status_code:
+   * "ERROR"`; native forces `"OK"` on a manual LLM end (its binding has no
+   * way to mark one failed), so there the failure lives in the response and
+   * `error.type` only.
+   */
+  status?: 'ok' | 'error';
   metadata?: unknown;
   timestampUs?: number;
 }

@@ -175,6 +175,7 @@ export function withKeys(base: Json, extra: JsonObject, omit?: string): JsonObje
 }
 
 const LLM_OK = { 'otel.status_code': 'OK' } as const;
+const LLM_ERROR = { 'otel.status_code': 'ERROR' } as const;
 const TOOL_ERROR = { 'otel.status_code': 'ERROR' } as const;
 
 /**
@@ -182,9 +183,10 @@ const TOOL_ERROR = { 'otel.status_code': 'ERROR' } as const;
  * of start and end metadata merged (a non-object side is ignored), then
  * `otel.status_code` forced to `"OK"` and `otel.status_description` dropped.
  */
-export function llmEndMetadata(start: Json, end: Json): JsonObject {
+export function llmEndMetadata(start: Json, end: Json, failed = false): JsonObject {
   const merged = mergeMetadata(isJsonObject(start) ? start : null, isJsonObject(end) ? end : null);
-  return withKeys(merged, LLM_OK, 'otel.status_description');
+  // A failed call (status 'error') is an error span: an intentional difference from native, which cannot say so.
+  return withKeys(merged, failed ? LLM_ERROR : LLM_OK, 'otel.status_description');
 }
 
 /** End metadata of a managed success: merged with `otel.status_code: "OK"` (a description is kept). */

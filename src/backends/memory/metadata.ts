@@ -120,11 +120,12 @@ export function mergedMetadata(start: Metadata, end: Metadata): Metadata {
 
 const LLM_OK = singleEntry('otel.status_code', 'OK');
 const TOOL_ERROR = singleEntry('otel.status_code', 'ERROR');
+const LLM_ERROR = TOOL_ERROR;
 
 /** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK, no description. */
-export function llmEndMetadataOf(start: Metadata, end: Metadata): Metadata {
-  if (start.isJsonObject || end.isJsonObject) return Metadata.ofJson(llmEndMetadata(start.json, end.json));
-  return Metadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, LLM_OK], 'otel.status_description');
+export function llmEndMetadataOf(start: Metadata, end: Metadata, failed = false): Metadata {
+  if (start.isJsonObject || end.isJsonObject) return Metadata.ofJson(llmEndMetadata(start.json, end.json, failed));
+  return Metadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, failed ? LLM_ERROR : LLM_OK], 'otel.status_description');
 }
 
 /** `managedOkMetadata`: start metadata with `otel.status_code: "OK"`. */

@@ -398,11 +398,12 @@ class MemoryRelayBackend implements MemoryRelay, RelayCore {
     const record = this.ownSpan(handle, 'llm', 'llmEnd');
     if (record === null) return;
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
+    const failed = options?.status === 'error';
     if (this.linesOnly()) {
-      const metadata = llmEndMetadataOf(record.meta, convertMetadata(options?.metadata));
+      const metadata = llmEndMetadataOf(record.meta, convertMetadata(options?.metadata), failed);
       if (this.endSpanLine(record, options?.response, metadata, undefined, endUs)) return;
     }
-    this.endSpan(record, payload(options?.response), llmEndMetadata(record.metadata, payload(options?.metadata)), record.profile, endUs);
+    this.endSpan(record, payload(options?.response), llmEndMetadata(record.metadata, payload(options?.metadata), failed), record.profile, endUs);
   }
 
   async executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
