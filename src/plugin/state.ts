@@ -68,6 +68,9 @@ const MAX_REMEMBERED_CLOSED_SESSIONS = 10_000;
 /** Tool statuses that record the tool span as failed. */
 const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);
 
+/** Most retries of one failed trajectory write. */
+const MAX_ATIF_RETRIES = 8;
+
 /** What the plugin counts for `status()`. */
 export interface PluginCounters {
   /** Hook calls handled. */
@@ -153,6 +156,8 @@ export class RelayRuntime {
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
   private readonly unwrittenTrajectories = new Set<SessionState>();
+  /** Failed trajectory writes retried so far, per session. */
+  private readonly atifRetries = new Map<SessionState, number>();
   private removeExitTask: (() => void) | null = null;
   private readonly recordsNothing: boolean;
   private readonly atifOutputs = new Map<string, OutputHealth>();
@@ -518,15 +523,31 @@ export class RelayRuntime {
         const json = await exporter.exportJson();
         health.bytes = writeFileAtomic(target, json);
         health.lastWrite = new Date().toISOString();
+        this.atifRetries.delete(state);
       } catch (error) {
         health.errors += 1;
         health.lastError = message(error);
+        this.retryTrajectoryLater(state);
         throw error;
       } finally {
         // Written or reported; a newer partial write keeps it listed.
         if (!this.pendingPartialWrites.has(state)) this.unwrittenTrajectories.delete(state);
       }
     });
+  }
+
+  /**
+   * A failed trajectory write (a full disk, EMFILE) is tried again, as a
+   * pending partial write with a doubling delay (200 ms to 5 s, 8 times at
+   * most), and stays listed as unwritten for flush, shutdown and exit.
+   */
+  private retryTrajectoryLater(state: SessionState): void {
+    const tries = (this.atifRetries.get(state) ?? 0) + 1;
+    if (tries > MAX_ATIF_RETRIES || this.pendingPartialWrites.has(state)) return;
+    this.atifRetries.set(state, tries);
+    const timer = setTimeout(() => this.runPartialWrite(state), Math.min(5000, 200 * 2 ** (tries - 1)));
+    (timer as { unref?: () => void }).unref?.();
+    this.pendingPartialWrites.set(state, timer);
   }
 
   private atifHealth(target: string): OutputHealth {
