@@ -73,6 +73,8 @@ export function resolveContained(root: string, relative: string): string {
  * their nearest existing ancestor.
  */
 export function assertRealParentInside(root: string, target: string): void {
+  // A file directly in `root` has no folder part that could be a link (the hot, common case: no syscalls).
+  if (path.dirname(path.resolve(target)) === path.resolve(root)) return;
   const realRoot = realPath(path.resolve(root));
   const realParent = realPath(path.dirname(path.resolve(target)));
   if (realParent !== realRoot && !isInside(realRoot, realParent)) {
