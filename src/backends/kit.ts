@@ -19,5 +19,6 @@ export { adaptLogger, consoleLogger, safeLog, type Logger, type LoggerLike } fro
 export { ATOF_VERSION, type AtofCategory, type AtofEvent } from '../formats/atof/types.ts';
 export { markEvent, scopeEvent } from '../formats/atof/build.ts';
 export { AtifBuilder } from '../formats/atif/builder.ts';
+export { serializeTrajectory } from '../formats/atif/serialize.ts';
 export { createSubtreeFilter } from '../formats/atif/subtree.ts';
 export { SessionTrajectories, type SessionTrajectory } from './session-trajectories.ts';
