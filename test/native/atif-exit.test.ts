@@ -2,7 +2,7 @@
 // (exportJsonNow); events still in flight used to leave it silently empty
 // (0 steps, passing validate). Now it says it is partial and is counted.
 import { describe, expect, it } from 'vitest';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { atifErrorLines, emptyStepsErrors } from '../support/harbor.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 import { available } from './support.ts';
@@ -19,7 +19,8 @@ describe.skipIf(!available)('native ATIF export at exit', () => {
     }
     const now = JSON.parse(exporter.exportJsonNow!()) as { notes?: string; steps: unknown[] };
     expect(now.notes).toMatch(/^partial: \d+ event\(s\) emitted before this export had not been delivered/);
-    expect(validateAtif(now)).toEqual([]);
+    // Events in flight may leave it without steps (Harbor's rules flag that); nothing else may be wrong.
+    expect(atifErrorLines(now)).toEqual(emptyStepsErrors(now));
     expect(relay.stats().errors).toBeGreaterThan(errorsBefore);
     // Once delivery is drained the document is whole and says nothing of the kind.
     const drained = JSON.parse(await exporter.exportJson()) as { notes?: string; steps: unknown[] };

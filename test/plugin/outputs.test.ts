@@ -7,6 +7,7 @@ import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { validateAtif } from '../../src/formats/index.ts';
+import { atifErrorLines, emptyStepsErrors } from '../support/harbor.ts';
 
 describe('status().outputs', () => {
   it('lists at most 1,000 ATIF files, dropping the first written, so a long-lived host does not grow without bound', async () => {
@@ -101,7 +102,9 @@ describe('ATIF writes after a passing fault', () => {
       mkdirSync(dir);
       await plugin.flush();
       expect(readdirSync(dir)).toEqual(['hermes-atif-s1.json']);
-      expect(validateAtif(JSON.parse(readFileSync(path.join(dir, 'hermes-atif-s1.json'), 'utf8')))).toEqual([]);
+      // A session without LLM calls has no steps, which Harbor's rules flag; nothing else may be wrong.
+      const written = JSON.parse(readFileSync(path.join(dir, 'hermes-atif-s1.json'), 'utf8'));
+      expect(atifErrorLines(written)).toEqual(emptyStepsErrors(written));
       await plugin.shutdown();
     } finally {
       rmSync(top, { recursive: true, force: true });
