@@ -4,26 +4,11 @@
 // process environment, and a refused read is an unset variable.
 import { describe, expect, it } from 'vitest';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
-
-class NotCapable extends Error {
-  override name = 'NotCapable';
-}
-
-const refusing = new Proxy({} as Record<string, string | undefined>, {
-  get(_target, name) {
-    throw new NotCapable(`Requires env access to "${String(name)}", run again with the --allow-env flag`);
-  },
-  has() {
-    throw new NotCapable('Requires env access');
-  },
-  ownKeys() {
-    throw new NotCapable('Requires env access');
-  },
-});
+import { refusingEnv } from '../support/refusing-env.ts';
 
 function withRefusedEnv<T>(run: () => T): T {
   const saved = process.env;
-  process.env = refusing as NodeJS.ProcessEnv;
+  process.env = refusingEnv() as NodeJS.ProcessEnv;
   try {
     return run();
   } finally {

@@ -8,24 +8,7 @@ import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/plugin.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { dist, runChild, runtime } from '../support/child.ts';
-
-class NotCapable extends Error {
-  override name = 'NotCapable';
-}
-
-function refusingEnv(): Record<string, string | undefined> {
-  return new Proxy({} as Record<string, string | undefined>, {
-    get(_target, name) {
-      throw new NotCapable(`Requires env access to "${String(name)}", run again with the --allow-env flag`);
-    },
-    has() {
-      throw new NotCapable('Requires env access');
-    },
-    ownKeys() {
-      throw new NotCapable('Requires env access');
-    },
-  });
-}
+import { refusingEnv } from '../support/refusing-env.ts';
 
 describe('a runtime that refuses environment reads', () => {
   it('register() does not throw; the refusal is one settings diagnostic and the defaults apply', async () => {
