@@ -17,9 +17,9 @@ import { isJsonObject, type Json, type JsonObject } from '../shared/json.ts';
  * backends refuse an ATOF file name that is not one (native's own check
  * was `path.basename(name) === name`, which let `..` and backslashes pass).
  * The rule itself is the package's one file-name rule in
- * `shared/safe-path.ts` (also used by the hook recorder and the CLI, which
- * sit below this layer); it is re-exported here so backends find every
- * shared rule in one place.
+ * `shared/safe-path.ts`, where the hook recorder (which may import only
+ * shared/ and hooks/) and the CLI use it too; it is re-exported here so
+ * backends find every shared rule in one place.
  */
 export { isPlainFileName } from '../shared/safe-path.ts';
 
