@@ -15,6 +15,17 @@
  * - `exportJson()` drains native delivery (`flushSubscribers`) first, so the
  *   document holds everything emitted before the call.
  *
+ * At process exit there is no time to drain (`exportJsonNow`), and native
+ * may not have delivered the last events yet: after `shutdown({timeoutMs})`
+ * most trajectories were written with no steps, passing validation. So the
+ * router counts events delivered against events the relay sent since its
+ * subscriber started; an export made while some are still in flight says so
+ * in the document's `notes`, and is counted (an error of the relay, logged).
+ * The count is process-wide (native does not say which session an event in
+ * flight belongs to), so a trajectory may be marked partial although its own
+ * events all arrived. Such a trajectory is not rewritten: the process is
+ * exiting. The ATOF file has the events either way.
+ *
  * The subscriber callback never throws: a throwing subscriber makes native
  * print to stderr, and one session's builder failing must not starve others.
  *
@@ -24,8 +35,8 @@
 import type { AtifExporter, AtifExporterOptions } from '../src/backends/kit.ts';
 import { formatTimestamp } from '../src/backends/kit.ts';
 import { toJson } from '../src/backends/kit.ts';
-import { scopeEvent, type AtofCategory, type AtofEvent } from '../src/backends/kit.ts';
-import { SessionTrajectories, type AtifBuilder } from '../src/backends/kit.ts';
+import { scopeEvent, serializeTrajectory, type AtofCategory, type AtofEvent } from '../src/backends/kit.ts';
+import { SessionTrajectories, type AtifBuilder, type SessionTrajectory } from '../src/backends/kit.ts';
 import type { NativeBinding } from './binding.ts';
 import { uniqueName } from './names.ts';
 import type { ScopeState } from './scopes.ts';
@@ -37,10 +48,38 @@ export class AtifRouter {
   #subscriber: string | null = null;
   #drain: Promise<void> | null = null;
   #queuedDrain: Promise<void> | null = null;
+  /** Events the relay has sent so far, and how many the subscriber received since it started. */
+  readonly #sent: () => number;
+  #sentAtSubscribe = 0;
+  #delivered = 0;
+  #partial = 0;
 
-  constructor(binding: NativeBinding, onError: (operation: string, error: unknown) => void) {
+  constructor(binding: NativeBinding, onError: (operation: string, error: unknown) => void, sent: () => number = () => 0) {
     this.#binding = binding;
     this.#onError = onError;
+    this.#sent = sent;
+  }
+
+  /** Trajectories exported at exit while native still had events of the process in flight. */
+  get partialExports(): number {
+    return this.#partial;
+  }
+
+  /** Events sent since the subscriber started that it has not received (a lower bound). */
+  #inFlight(): number {
+    if (this.#subscriber === null) return 0;
+    return Math.max(0, this.#sent() - this.#sentAtSubscribe - this.#delivered);
+  }
+
+  /** The document now; marked partial (in `notes`) and counted when events are still in flight. */
+  #exportNow(session: SessionTrajectory): string {
+    const missing = this.#inFlight();
+    if (missing === 0) return session.toJson();
+    const trajectory = session.build();
+    trajectory.notes = `partial: ${missing} event(s) emitted before this export had not been delivered by native yet (written at process exit without draining); the ATOF file has them`;
+    this.#partial++;
+    this.#onError('atif export at exit', new Error(`a trajectory was written while ${missing} event(s) were still in flight; marked partial in its notes`));
+    return serializeTrajectory(trajectory, 'exporter');
   }
 
   /** Number of live per-session exporters. */
@@ -77,7 +116,7 @@ export class AtifRouter {
         return session.toJson();
       },
       // At process exit: what native has delivered by then.
-      exportJsonNow: (): string => session.toJson(),
+      exportJsonNow: (): string => this.#exportNow(session),
       deregister: (): void => {
         if (!registered) return;
         registered = false;
@@ -129,7 +168,12 @@ export class AtifRouter {
     if (this.#subscriber !== null) return;
     const name = uniqueName('atif');
     try {
-      this.#binding.registerSubscriber(name, (event) => this.#route(event as AtofEvent));
+      this.#sentAtSubscribe = this.#sent();
+      this.#delivered = 0;
+      this.#binding.registerSubscriber(name, (event) => {
+        this.#delivered++;
+        this.#route(event as AtofEvent);
+      });
       this.#subscriber = name;
     } catch (error) {
       this.#onError('atif subscribe', error);

@@ -7,10 +7,30 @@
  * file at once. Native writes on a background thread, so `flush()` drains
  * delivery (`flushSubscribers`) before `forceFlush()`.
  *
+ * Native's file sink fails silently: on a full disk it loses lines (and
+ * leaves a torn one), after one failed write it never writes again, and with
+ * file descriptors exhausted it drops events with only a message on stderr.
+ * None of that reaches JavaScript. So each flush compares what was sent with
+ * what reached the file: the events the relay handed to native since the
+ * sink was registered, against the complete lines appended to the file since
+ * then (read incrementally, so each byte is read once). The difference is
+ * counted in `health().dropped` (and the relay's `dropped`) and reported in
+ * `lastError`; when new losses appear the native exporter is replaced by a
+ * fresh one in append mode, which writes again once the fault is gone. An
+ * exporter that cannot be created at all (a read-only folder, a file where a
+ * folder should be, EMFILE) is not an exception for the host either: the
+ * sink stays listed in `outputs()` with the error, every event sent meanwhile
+ * is counted as dropped, and creation is retried on later flushes, backing
+ * off from 200 ms to 5 s.
+ *
+ * What cannot be detected: lines another process appends to the same file
+ * hide as many losses (the count is a lower bound), and which events were
+ * lost (native does not say), so they cannot be written again.
+ *
  * @module
  */
 
-import { statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/kit.ts';
 import { rules } from '../src/backends/kit.ts';
@@ -18,18 +38,35 @@ import type { NativeAtofExporter, NativeBinding } from './binding.ts';
 import { AtofExporterError, messageOf } from './errors.ts';
 import { uniqueName } from './names.ts';
 
+const FIRST_RETRY_MS = 200;
+const MAX_RETRY_MS = 5000;
+const READ_CHUNK = 1024 * 1024;
+
 export class NativeAtofSink implements AtofExporter {
   readonly path: string;
   readonly #binding: NativeBinding;
-  readonly #exporter: NativeAtofExporter;
-  readonly #name: string;
+  readonly #options: { outputDirectory: string; filename: string; mode: 'append' | 'overwrite' };
   readonly #onClose: (sink: NativeAtofSink) => void;
+  /** Events the relay has handed to native so far. */
+  readonly #sent: () => number;
+  readonly #sentAtStart: number;
+  #exporter: NativeAtofExporter | null = null;
+  #name = '';
+  /** Whether an exporter was ever created (later ones append, never truncate again). */
+  #created = false;
   #lastFlush: string | null = null;
   #errors = 0;
   #lastError: string | undefined;
   #closing: Promise<void> | null = null;
+  /** Complete lines counted in the file since registration, and where counting goes on. */
+  #lines = 0;
+  #readOffset = 0;
+  #fileId: string | null = null;
+  #dropped = 0;
+  #retryAt = 0;
+  #retryDelay = FIRST_RETRY_MS;
 
-  constructor(binding: NativeBinding, given: AtofExporterOptions, onClose: (sink: NativeAtofSink) => void) {
+  constructor(binding: NativeBinding, given: AtofExporterOptions, onClose: (sink: NativeAtofSink) => void, sent: () => number = () => 0) {
     const options = plainOptions(given);
     const filename = options.filename;
     if (!rules.isPlainFileName(filename)) {
@@ -41,19 +78,13 @@ export class NativeAtofSink implements AtofExporter {
     const outputDirectory = path.resolve(options.outputDirectory ?? '.');
     this.#binding = binding;
     this.#onClose = onClose;
-    this.#name = uniqueName('atof');
-    try {
-      this.#exporter = new binding.AtofExporter({ type: 'file', outputDirectory, filename, mode: options.mode });
-    } catch (error) {
-      throw new AtofExporterError(`cannot create the ATOF file ${path.join(outputDirectory, filename)}: ${messageOf(error)}`, { cause: error });
-    }
-    try {
-      this.#exporter.register(this.#name);
-    } catch (error) {
-      safely(() => this.#exporter.shutdown());
-      throw new AtofExporterError(`cannot register the ATOF exporter: ${messageOf(error)}`, { cause: error });
-    }
-    this.path = path.resolve(this.#exporter.path || path.join(outputDirectory, filename));
+    this.#sent = sent;
+    this.#sentAtStart = sent();
+    this.#options = { outputDirectory, filename, mode: options.mode };
+    this.path = path.join(outputDirectory, filename);
+    if (options.mode === 'append') this.#startCountingAtEnd();
+    // An exporter that cannot be created now is retried on flush; the failure is in health().
+    if (this.#create()) this.path = path.resolve(this.#exporter!.path || this.path);
   }
 
   async flush(): Promise<void> {
@@ -71,6 +102,11 @@ export class NativeAtofSink implements AtofExporter {
     return this.#closing !== null;
   }
 
+  /** Events sent to native that did not reach the file, as of the last flush (a lower bound). */
+  get droppedEvents(): number {
+    return this.#dropped;
+  }
+
   health(): OutputHealth {
     const health: OutputHealth = { kind: 'atof', path: this.path, lastWrite: this.#lastFlush, bytes: 0, errors: this.#errors };
     try {
@@ -83,24 +119,148 @@ export class NativeAtofSink implements AtofExporter {
       health.lastError = `cannot stat ${this.path}: ${messageOf(error)}`;
     }
     if (this.#lastError !== undefined) health.lastError = this.#lastError;
+    if (this.#dropped > 0) health.dropped = this.#dropped;
     return health;
   }
 
+  /** Creates and registers a native exporter; false (with the error recorded) when it cannot. */
+  #create(): boolean {
+    const { outputDirectory, filename } = this.#options;
+    // After the first exporter, never truncate: the file holds what was written since.
+    const mode = this.#created ? 'append' : this.#options.mode;
+    let exporter: NativeAtofExporter;
+    try {
+      exporter = new this.#binding.AtofExporter({ type: 'file', outputDirectory, filename, mode });
+    } catch (error) {
+      this.#fail('create', new Error(`cannot create the ATOF file ${path.join(outputDirectory, filename)}: ${messageOf(error)}`));
+      return false;
+    }
+    const name = uniqueName('atof');
+    try {
+      exporter.register(name);
+    } catch (error) {
+      safely(() => exporter.shutdown());
+      this.#fail('register', error);
+      return false;
+    }
+    if (!this.#created && mode === 'overwrite') this.#resetCount();
+    this.#created = true;
+    this.#exporter = exporter;
+    this.#name = name;
+    this.#retryDelay = FIRST_RETRY_MS;
+    return true;
+  }
+
+  /** Replaces the native exporter (gone silent after a failed write) or retries creating one, with backoff. */
+  #recover(): void {
+    const now = Date.now();
+    if (now < this.#retryAt) return;
+    this.#retryAt = now + this.#retryDelay;
+    this.#retryDelay = Math.min(MAX_RETRY_MS, this.#retryDelay * 2);
+    this.#retire();
+    this.#create();
+  }
+
+  #retire(): void {
+    const exporter = this.#exporter;
+    if (exporter === null) return;
+    this.#exporter = null;
+    // A broken exporter fails to flush and shut down too: counted, but the loss stays the reported error.
+    const keep = this.#lastError;
+    safely(() => exporter.forceFlush());
+    safely(() => exporter.deregister(this.#name), (error) => this.#fail('deregister', error));
+    safely(() => exporter.shutdown(), (error) => this.#fail('shutdown', error));
+    if (keep !== undefined && this.#dropped > 0) this.#lastError = keep;
+  }
+
   async #close(): Promise<void> {
-    await this.#drainAndWrite();
-    safely(() => this.#exporter.deregister(this.#name), (error) => this.#fail('deregister', error));
-    safely(() => this.#exporter.shutdown(), (error) => this.#fail('shutdown', error));
+    await this.#drainAndWrite(false);
+    this.#retire();
     this.#onClose(this);
   }
 
-  async #drainAndWrite(): Promise<void> {
+  async #drainAndWrite(recover = true): Promise<void> {
+    // Counted before the drain: everything sent up to here must be in the file after it.
+    const sent = this.#sent() - this.#sentAtStart;
     try {
       await this.#binding.flushSubscribers();
-      this.#exporter.forceFlush();
+      this.#exporter?.forceFlush();
       this.#lastFlush = new Date().toISOString();
     } catch (error) {
       this.#fail('flush', error);
     }
+    const before = this.#dropped;
+    this.#account(sent);
+    if (recover && (this.#exporter === null || this.#dropped > before)) this.#recover();
+  }
+
+  /**
+   * Compares `sent` with the complete lines that reached the file and counts
+   * the difference. Recomputed at every flush: native may still write a line
+   * it had failed to write, so the count can go down again.
+   */
+  #account(sent: number): void {
+    if (!this.#countLines()) return;
+    const missing = Math.max(0, sent - this.#lines);
+    if (missing > this.#dropped) {
+      this.#fail('write', new Error(`${missing} event(s) sent to native did not reach ${this.path} (a full disk, a failed write or no free file descriptors)`));
+    }
+    this.#dropped = missing;
+  }
+
+  /** Reads what was appended since the last count; false when the file cannot be read. */
+  #countLines(): boolean {
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch (error) {
+      if (this.#exporter === null || (error as { code?: unknown }).code === 'ENOENT') return true;
+      this.#fail('count', error);
+      return false;
+    }
+    try {
+      const stat = fstatSync(fd);
+      const id = `${stat.dev}:${stat.ino}`;
+      if (this.#fileId !== null && id !== this.#fileId) this.#readOffset = 0; // replaced: count the new file
+      this.#fileId = id;
+      if (stat.size < this.#readOffset) this.#readOffset = 0;
+      const buffer = new Uint8Array(Math.min(READ_CHUNK, Math.max(1, stat.size - this.#readOffset)));
+      // Counting resumes after the last complete line: a torn tail is counted once it ends (or never).
+      let position = this.#readOffset;
+      while (position < stat.size) {
+        const n = readSync(fd, buffer, 0, Math.min(buffer.length, stat.size - position), position);
+        if (n <= 0) break;
+        for (let i = 0; i < n; i++) {
+          if (buffer[i] === 0x0a) {
+            this.#lines++;
+            this.#readOffset = position + i + 1;
+          }
+        }
+        position += n;
+      }
+      return true;
+    } catch (error) {
+      this.#fail('count', error);
+      return false;
+    } finally {
+      safely(() => closeSync(fd));
+    }
+  }
+
+  /** In append mode, lines already in the file are not this sink's. */
+  #startCountingAtEnd(): void {
+    try {
+      const stat = statSync(this.path);
+      this.#readOffset = stat.size;
+      this.#fileId = `${stat.dev}:${stat.ino}`;
+    } catch {
+      this.#resetCount();
+    }
+  }
+
+  #resetCount(): void {
+    this.#readOffset = 0;
+    this.#fileId = null;
   }
 
   #fail(operation: string, error: unknown): void {

@@ -239,9 +239,42 @@ export function loadBinding(options: LoadBindingOptions = {}): LoadedBinding {
   if (missing.length > 0) {
     throw unavailable('missing-features', `${moduleId}@${version} lacks ${missing.join(', ')}`);
   }
+  probeBinding(moduleId, version, mod as NativeBinding);
   const result: LoadedBinding = { binding: mod as NativeBinding, version };
   if (packageDir !== undefined) result.packageDir = packageDir;
   return result;
+}
+
+/**
+ * One real call before the binding is accepted. A binding can load and then
+ * fail on every call: on Node 20.0-20.15 each call throws
+ * `process.getBuiltinModule is not a function` (the package needs Node 24
+ * and uses an API added in 20.16). Reading the current scope on a fresh,
+ * private scope stack emits nothing and touches no shared state, and fails
+ * the same way, so the caller can fall back with the reason.
+ */
+function probeBinding(moduleId: string, version: string, binding: NativeBinding): void {
+  try {
+    const handle = binding.withScopeStack(binding.createScopeStack(), () => binding.getHandle());
+    if (typeof handle?.uuid !== 'string') throw new Error(`getHandle() returned ${typeof handle}, not a scope handle`);
+  } catch (error) {
+    throw unavailable(
+      'probe-failed',
+      `${moduleId}@${version} loaded but its first call failed (${messageOf(error)}); it needs Node ${nodeNeeded()} (this is ${runtimeVersion()})`,
+      error,
+    );
+  }
+}
+
+function nodeNeeded(): string {
+  return '>= 20.16, or the engines range of the package (>= 24)';
+}
+
+function runtimeVersion(): string {
+  const versions = process.versions as Record<string, string | undefined>;
+  if (versions.deno !== undefined) return `Deno ${versions.deno}`;
+  if (versions.bun !== undefined) return `Bun ${versions.bun}`;
+  return `Node ${process.version}`;
 }
 
 /** Names in `REQUIRED_FEATURES` that `mod` does not provide as functions. */

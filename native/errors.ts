@@ -30,6 +30,8 @@ export type NativeUnavailableReason =
   | 'version-mismatch'
   /** The module loaded but lacks functions the adapter calls. */
   | 'missing-features'
+  /** The module loaded but a first real call failed (e.g. Node 20.0-20.15: `process.getBuiltinModule is not a function`). */
+  | 'probe-failed'
   /** Anything else thrown while loading. */
   | 'load-failed';
 

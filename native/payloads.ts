@@ -27,10 +27,17 @@ import type { NativeLlmRequest, NativeToolResult } from './binding.ts';
  */
 const MAX_DEPTH = 64;
 
+/**
+ * What a payload's keys become: native takes keys as C strings and drops
+ * the whole event (it throws `nul byte found in provided data`) for a key
+ * with a NUL, so a NUL in a key becomes U+FFFD. NULs in values cross fine.
+ */
+const OPTIONS = { maxDepth: MAX_DEPTH, noNulInKeys: true } as const;
+
 /** Any value as plain JSON; `undefined` becomes `null` (native's "absent"). */
 export function json(value: unknown): Json {
   if (value === undefined) return null;
-  return toJson(value, { maxDepth: MAX_DEPTH });
+  return toJson(value, OPTIONS);
 }
 
 /** A name native accepts: always a string. */

@@ -107,7 +107,7 @@ export class NativeRelay implements RelayBackend {
     this.#logger = config.logger;
     this.#allowConfigDiscovery = config.allowConfigDiscovery;
     this.#stacks = new ScopeStacks(loaded.binding);
-    this.#atif = new AtifRouter(loaded.binding, (operation, error) => this.#fail(operation, error));
+    this.#atif = new AtifRouter(loaded.binding, (operation, error) => this.#fail(operation, error), () => this.#events);
   }
 
   // ---- scopes and marks ---------------------------------------------------
@@ -376,7 +376,14 @@ export class NativeRelay implements RelayBackend {
   // ---- exporters ----------------------------------------------------------
 
   registerAtofExporter(options: AtofExporterOptions): AtofExporter {
-    const sink = new NativeAtofSink(this.#binding, options, (closed) => this.#sinks.delete(closed));
+    const sink = new NativeAtofSink(
+      this.#binding,
+      options,
+      (closed) => {
+        if (this.#sinks.delete(closed)) this.#dropped += closed.droppedEvents;
+      },
+      () => this.#events,
+    );
     this.#sinks.add(sink);
     return sink;
   }
@@ -440,7 +447,10 @@ export class NativeRelay implements RelayBackend {
   }
 
   stats(): NativeRelayStats {
-    return { events: this.#events, errors: this.#errors, dropped: this.#dropped, pendingPops: this.#pending.size };
+    // Events a live sink found missing from its file are dropped too (closed sinks were added on close).
+    let dropped = this.#dropped;
+    for (const sink of this.#sinks) dropped += sink.droppedEvents;
+    return { events: this.#events, errors: this.#errors, dropped, pendingPops: this.#pending.size };
   }
 
   outputs(): OutputHealth[] {

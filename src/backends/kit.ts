@@ -19,4 +19,5 @@ export { adaptLogger, consoleLogger, safeLog, type Logger, type LoggerLike } fro
 export { ATOF_VERSION, type AtofCategory, type AtofEvent } from '../formats/atof/types.ts';
 export { markEvent, scopeEvent } from '../formats/atof/build.ts';
 export { AtifBuilder } from '../formats/atif/builder.ts';
+export { serializeTrajectory } from '../formats/atif/serialize.ts';
 export { SessionTrajectories, type SessionTrajectory } from './session-trajectories.ts';

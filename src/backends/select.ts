@@ -29,6 +29,10 @@
  * @module
  */
 
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { isTransientError, retryTransient } from '../shared/transient.ts';
+import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
 import { createNoopRelay } from './off.ts';
@@ -71,7 +75,7 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
   const logger = options.logger ?? consoleLogger;
   const runtime = options.runtime ?? detectRuntime();
   try {
-    const override = envOverride(options.env ?? processEnv(), logger);
+    const override = envOverride(guardEnv(options.env ?? processEnv()), logger);
     const effective: BackendChoice = override ?? choice;
     const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
 
@@ -110,7 +114,7 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
 export function resolveBackendNow(choice: BackendChoice, options: ResolveBackendOptions = {}): ResolvedBackend | undefined {
   const logger = options.logger ?? consoleLogger;
   try {
-    const override = envOverride(options.env ?? processEnv(), logger);
+    const override = envOverride(guardEnv(options.env ?? processEnv()), logger);
     const effective: BackendChoice = override ?? choice;
     const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
     if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
@@ -138,16 +142,60 @@ async function resolvedAuto(runtime: RuntimeName, via: string, options: ResolveB
 
 async function tryNative(options: ResolveBackendOptions, logger: Logger): Promise<{ backend?: RelayBackend; why: string }> {
   try {
-    const backend = await (options.nativeLoader ?? loadNative)(logger);
+    let attempt = 0;
+    const backend = await retryTransient(async () => (options.nativeLoader ?? loadNative)(logger, attempt++), { onRetry: retrying('the native relay', logger) });
     return { backend, why: '' };
   } catch (error) {
     return { why: messageOf(error) };
   }
 }
 
-async function loadNative(logger: Logger): Promise<RelayBackend> {
-  const { loadNativeRelay } = await import('../../native/index.ts');
+async function loadNative(logger: Logger, attempt = 0): Promise<RelayBackend> {
+  const { loadNativeRelay } = await ownModule('../../native/index', attempt, () => import('../../native/index.ts'));
   return loadNativeRelay({ logger });
+}
+
+/**
+ * Imports one of this package's modules: `first` on the first attempt, a new
+ * module record after. A failure while the file is there is marked
+ * transient: Bun reports EMFILE while opening it as "Cannot find module".
+ */
+async function ownModule<T>(specifier: string, attempt: number, first: () => Promise<T>): Promise<T> {
+  try {
+    return attempt === 0 ? await first() : await reimport<T>(specifier, attempt);
+  } catch (error) {
+    if (!isTransientError(error) && ownFileExists(specifier)) {
+      throw Object.assign(new Error(`${messageOf(error)} (the module file exists: assumed a passing fault)`, { cause: error }), { transient: true });
+    }
+    throw error;
+  }
+}
+
+function ownFileExists(specifier: string): boolean {
+  try {
+    const here = new URL(import.meta.url);
+    const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
+    return existsSync(fileURLToPath(new URL(`${specifier}${extension}`, here)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Imports a module again after a passing fault. Node caches a failed
+ * dynamic import (EMFILE while opening the file) for good, so a retry of
+ * the same specifier fails forever: a query makes it a new module record.
+ * The extension is this module's own (.ts from source, .js from dist/).
+ */
+async function reimport<T>(specifier: string, attempt: number): Promise<T> {
+  const here = new URL(import.meta.url);
+  const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
+  return (await import(new URL(`${specifier}${extension}?retry=${attempt}`, here).href)) as T;
+}
+
+/** Logs each retry of a step that failed with a passing fault (EMFILE at the first hook). */
+function retrying(what: string, logger: Logger): (error: unknown, attempt: number) => void {
+  return (error, attempt) => safeLog(logger, 'warn', `loading ${what} failed (${messageOf(error)}); retry ${attempt}`);
 }
 
 function resolvedMemory(reason: string, logger: Logger): ResolvedBackend {
@@ -194,11 +242,7 @@ function envOverride(env: Readonly<Record<string, string | undefined>>, logger: 
 }
 
 function processEnv(): Readonly<Record<string, string | undefined>> {
-  try {
-    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-  } catch {
-    return {};
-  }
+  return guardedProcessEnv();
 }
 
 function describe(value: unknown): string {

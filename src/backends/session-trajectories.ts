@@ -21,6 +21,7 @@
 
 import { AtifBuilder, type AtifBuilderOptions } from '../formats/atif/builder.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
+import type { AtifTrajectory } from '../formats/atif/types.ts';
 
 const NO_SESSIONS: readonly SessionTrajectory[] = [];
 const utf8 = new TextDecoder();
@@ -73,6 +74,12 @@ export class EventTrajectory {
   get size(): number {
     if (this.#chunk !== null) this.#parseLines();
     return this.#builder.size;
+  }
+
+  /** The trajectory as `AtifBuilder.build` returns it (a document to annotate before serializing). */
+  build(): AtifTrajectory {
+    if (this.#chunk !== null) this.#parseLines();
+    return this.#builder.build();
   }
 
   /** The trajectory's text, as `AtifBuilder.toJson` writes it. */

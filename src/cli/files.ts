@@ -6,7 +6,7 @@
  * @module
  */
 
-import { createReadStream, readFileSync, statSync, accessSync, constants } from 'node:fs';
+import { createReadStream, readFileSync, statSync, accessSync, constants, lstatSync } from 'node:fs';
 import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -95,6 +95,24 @@ export function ensureOutputDir(dir: string): string {
     throw new InputError(describeFsError(error, 'cannot write to', dir));
   }
   return resolved;
+}
+
+/**
+ * Throws `InputError` when one of `names` in `dir` is a symbolic link. The
+ * writers never open an output through a link (src/shared/safe-path.ts);
+ * this says so up front, in one line, before anything is written.
+ */
+export function refuseLinkedOutputs(dir: string, names: readonly string[]): void {
+  for (const name of names) {
+    const file = path.join(dir, name);
+    let isLink = false;
+    try {
+      isLink = lstatSync(file).isSymbolicLink();
+    } catch {
+      continue; // missing: it will be created
+    }
+    if (isLink) throw new InputError(`cannot write to ${file}: it is a symbolic link (output files are never written through links)`);
+  }
 }
 
 export interface Line {

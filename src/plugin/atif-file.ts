@@ -5,13 +5,15 @@
  * remote gateways. The Hermes plugin formats them straight into a file name,
  * so an id like `../../etc/cron.d/x` escapes the output folder. Here an id is
  * reduced to a safe file-name fragment, and the final path is checked to be
- * inside the output folder before anything is written.
+ * inside the output folder, on real paths (src/shared/safe-path.ts), before
+ * anything is written.
  *
  * @module
  */
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { assertRealParentInside, UnsafePathError } from '../shared/safe-path.ts';
 
 /** Longest fragment kept from a session id before it is shortened and hashed. */
 const MAX_FRAGMENT_LENGTH = 96;
@@ -40,9 +42,9 @@ export function safeSessionFragment(sessionId: string): string {
 export class UnsafeAtifPathError extends Error {
   /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'UnsafeAtifPathError';
-  /** Builds the error for `template` under `outputDirectory`. */
-  constructor(readonly template: string, readonly outputDirectory: string) {
-    super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}`);
+  /** Builds the error for `template` under `outputDirectory`; `reason` says which check refused it. */
+  constructor(readonly template: string, readonly outputDirectory: string, reason?: string) {
+    super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}${reason === undefined ? '' : ` (${reason})`}`);
   }
 }
 
@@ -68,6 +70,13 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
   const relative = path.relative(root, target);
   if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
     throw new UnsafeAtifPathError(template, root);
+  }
+  // A folder part (`sub/{session_id}.json`) must not follow a link planted at `sub` out of the folder.
+  try {
+    assertRealParentInside(root, target);
+  } catch (error) {
+    if (error instanceof UnsafePathError) throw new UnsafeAtifPathError(template, root, error.message);
+    throw error;
   }
   return target;
 }

@@ -15,6 +15,7 @@
  * @module
  */
 
+import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
 import type { HookName } from '../hooks/names.ts';
 import type { Logger, LoggerLike } from '../shared/logger.ts';
 import { adaptLogger, safeLog } from '../shared/logger.ts';
@@ -130,7 +131,8 @@ const DEFAULT_MAX_QUEUED_HOOKS = 100_000;
 /** Creates the NeMo Relay observability plugin. Creating it does no I/O. */
 export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): NemoRelayPlugin {
   const logger = adaptLogger(options.logger);
-  const env = options.env ?? processEnv();
+  // Reads of a refused variable (Deno without --allow-env) answer undefined, for settings and backend choice alike.
+  const env = guardEnv(options.env ?? processEnv());
   const counters = emptyCounters();
   const work = new BackgroundWork(counters, logger);
   let loaded: LoadedSettings | null = null;
@@ -266,5 +268,5 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
 }
 
 function processEnv(): Environment {
-  return (globalThis as { process?: { env?: Environment } }).process?.env ?? {};
+  return guardedProcessEnv();
 }

@@ -165,12 +165,13 @@ export class Recorder {
       return;
     }
     const error = truthy(payload.error) ? payload.error : {};
-    // The relay's manual LLM end cannot carry an error status, so the error
-    // travels in the response (ATIF shows it) and in the metadata.
+    // The error travels in the response (ATIF shows it) and in the metadata,
+    // and the span ends as an error where the backend can say so (memory;
+    // native forces OK on a manual LLM end).
     const metadata = metadataOf(payload);
     metadata['error.type'] = errorTypeOf(error, payload);
     state.llmSpans.delete(key);
-    this.backend.llmEnd(span, { response: { error }, metadata, ...stamp(timestampUs) });
+    this.backend.llmEnd(span, { response: { error }, metadata, status: 'error', ...stamp(timestampUs) });
   }
 
   // ---------------------------------------------------------------- tool spans

@@ -30,6 +30,9 @@ import { errorText } from './work.ts';
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
 
+/** Most retries of one failed trajectory write. */
+const MAX_ATIF_RETRIES = 8;
+
 export interface AtifTarget {
   outputDirectory: string;
   filenameTemplate: string;
@@ -52,6 +55,8 @@ export class TrajectoryWriter {
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
   private readonly unwritten = new Set<SessionState>();
+  /** Failed trajectory writes retried so far, per session. */
+  private readonly atifRetries = new Map<SessionState, number>();
   private readonly health = new Map<string, OutputHealth>();
   private removeExitTask: (() => void) | null = null;
 
@@ -172,15 +177,31 @@ export class TrajectoryWriter {
         const json = await exporter.exportJson();
         health.bytes = writeFileAtomic(file, json);
         health.lastWrite = new Date().toISOString();
+        this.atifRetries.delete(state);
       } catch (error) {
         health.errors += 1;
         health.lastError = errorText(error);
+        this.retryLater(state);
         throw error;
       } finally {
         // Written or reported; a newer partial write keeps it listed.
         if (!this.pendingPartialWrites.has(state)) this.unwritten.delete(state);
       }
     });
+  }
+
+  /**
+   * A failed trajectory write (a full disk, EMFILE) is tried again, as a
+   * pending partial write with a doubling delay (200 ms to 5 s, 8 times at
+   * most), and stays listed as unwritten for flush, shutdown and exit.
+   */
+  private retryLater(state: SessionState): void {
+    const tries = (this.atifRetries.get(state) ?? 0) + 1;
+    if (tries > MAX_ATIF_RETRIES || this.pendingPartialWrites.has(state)) return;
+    this.atifRetries.set(state, tries);
+    const timer = setTimeout(() => this.runPartialWrite(state), Math.min(5000, 200 * 2 ** (tries - 1)));
+    (timer as { unref?: () => void }).unref?.();
+    this.pendingPartialWrites.set(state, timer);
   }
 
   /**

@@ -15,7 +15,8 @@
  * @module
  */
 
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
+import { openNoFollow } from '../shared/safe-path.ts';
 import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
 import { asyncDisposeSymbol, disposeSymbol } from '../shared/dispose.ts';
@@ -70,7 +71,8 @@ const DEFAULT_BUFFER_BYTES = 64 * 1024;
 export function createHookRecorder(host: RecordableHost, filePath: string, options: HookRecorderOptions = {}): HookRecorder {
   const target = path.resolve(filePath);
   makeDirectory(path.dirname(target));
-  let fd: number | null = openSync(target, options.append === true ? 'a' : 'w');
+  // Never through a link planted at the file: appending would add to its target, 'w' would empty it.
+  let fd: number | null = openNoFollow(target, options.append === true ? 'append' : 'truncate');
   const limit = Math.max(0, options.bufferBytes ?? DEFAULT_BUFFER_BYTES);
   const logger = adaptLogger(options.logger);
   let chunks: string[] = [];

@@ -128,6 +128,13 @@ export interface LlmEndOptions {
   /** The provider response; becomes the end event's `data`. */
   response: unknown;
   /** Merged over the start metadata on the end event. */
+  /**
+   * `'error'`: the call failed. The memory relay records `otel.status_code:
+   * "ERROR"`; native forces `"OK"` on a manual LLM end (its binding has no
+   * way to mark one failed), so there the failure lives in the response and
+   * `error.type` only.
+   */
+  status?: 'ok' | 'error';
   metadata?: unknown;
   /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;
@@ -315,6 +322,10 @@ export interface OutputHealth {
   dropped?: number;
   /** Remote outputs: where a failed item was kept instead (an ATIF recovery copy). */
   recoveryPath?: string;
+  /** ATOF files: torn lines (an earlier writer cut off, a write stopped mid-line) ended with a newline; their events were written again whole when they were ours. */
+  tornLines?: number;
+  /** ATOF files: times the file was found deleted or replaced while open and reopened. */
+  reopens?: number;
 }
 
 /** Counters a backend keeps about itself. */

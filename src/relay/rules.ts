@@ -16,10 +16,12 @@ import { isJsonObject, type Json, type JsonObject } from '../shared/json.ts';
  * empty, no path separator of any platform, not `.` or `..`, no NUL. Both
  * backends refuse an ATOF file name that is not one (native's own check
  * was `path.basename(name) === name`, which let `..` and backslashes pass).
+ * The rule itself is the package's one file-name rule in
+ * `shared/safe-path.ts`, where the hook recorder (which may import only
+ * shared/ and hooks/) and the CLI use it too; it is re-exported here so
+ * backends find every shared rule in one place.
  */
-export function isPlainFileName(name: unknown): name is string {
-  return typeof name === 'string' && name !== '' && name !== '.' && name !== '..' && !/[\\/\u0000]/.test(name);
-}
+export { isPlainFileName } from '../shared/safe-path.ts';
 
 // ---- scope attribute flags ---------------------------------------------------
 

@@ -28,7 +28,8 @@ export function writeFileAtomic(target: string, content: string, options: { mode
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');
   try {
-    writeFileSync(temporary, bytes, options.mode !== undefined ? { mode: options.mode } : undefined);
+    // 'wx': a new file, never an existing one or a link planted at the name.
+    writeFileSync(temporary, bytes, options.mode !== undefined ? { flag: 'wx', mode: options.mode } : { flag: 'wx' });
     renameSync(temporary, target);
   } catch (error) {
     rmSync(temporary, { force: true });

@@ -26,6 +26,16 @@
  * | a reference back to an ancestor    | `"[Circular]"`                                 |
  * | nesting deeper than `maxDepth`     | `"[MaxDepth]"`                                 |
  * | a getter or `toJSON` that throws   | `"[Unserializable: <message>]"`                |
+ * | items past `maxItems` in one array, Set, Map, typed array or object | one `"[Truncated: N more items]"` marker (a key `"[Truncated]"` in objects) |
+ * | values past `maxValues`, characters past `maxChars` in one call | `"[Truncated]"`; a string cut with `[Truncated: N more chars]` at its end |
+ *
+ * Work and output are bounded for any input, not only depth: a sparse array
+ * (`a[2 ** 32 - 2] = 1` has a length of four billion and one element) or a
+ * typed array of a gigabyte would otherwise be walked index by index and
+ * exhaust the host's memory, which kills the process (no exception to
+ * catch). The bounds are far above any real payload: 100 000 items per
+ * container, 1 000 000 values and 64 Mi string characters (keys included)
+ * per call.
  *
  * A key named `__proto__` is kept as an ordinary own property. Lone
  * surrogates (text cut in the middle of an emoji) are replaced with U+FFFD
@@ -48,23 +58,64 @@ export interface ToJsonOptions {
   sortKeys?: boolean;
   /** Deepest nesting kept; deeper values become `"[MaxDepth]"`. Default 64. */
   maxDepth?: number;
+  /** Most items kept from one array, Set, Map, typed array or object. Default 100 000. */
+  maxItems?: number;
+  /** Most values (of any kind, at any depth) converted in one call. Default 1 000 000. */
+  maxValues?: number;
+  /** Most string characters (UTF-16 units, values and keys) kept in one call. Default 64 Mi. */
+  maxChars?: number;
+  /**
+   * Replace NUL characters in object keys with U+FFFD. The native binding
+   * passes keys as C strings and drops the whole event for a key with a NUL.
+   */
+  noNulInKeys?: boolean;
 }
 
-const DEFAULT_MAX_DEPTH = 64;
+/** The default bounds of one `toJson` call (see the module comment). */
+export const JSON_LIMITS = Object.freeze({
+  maxDepth: 64,
+  maxItems: 100_000,
+  maxValues: 1_000_000,
+  maxChars: 64 * 1024 * 1024,
+});
+
 const CIRCULAR = '[Circular]';
 const MAX_DEPTH = '[MaxDepth]';
+const TRUNCATED = '[Truncated]';
+
+/** Budgets and settings of one conversion. */
+interface Walk {
+  readonly maxDepth: number;
+  readonly sortKeys: boolean;
+  readonly maxItems: number;
+  readonly noNulInKeys: boolean;
+  /** Values still allowed. */
+  values: number;
+  /** String characters still allowed. */
+  chars: number;
+  /** The open path: a reference back into it is a cycle. */
+  readonly ancestors: object[];
+}
 
 /** Converts any value to plain JSON. Never throws. */
 export function toJson(value: unknown, options?: ToJsonOptions): Json {
   // Primitives dominate hot-path payload fields; answer them without a walker.
-  if (typeof value !== 'object' || value === null) return primitive(value) ?? null;
-  const converted = convert(
-    value,
-    0,
-    options?.maxDepth ?? DEFAULT_MAX_DEPTH,
-    options?.sortKeys === true,
-    [],
-  );
+  if (typeof value !== 'object' || value === null) {
+    if (typeof value === 'string' && value.length > (options?.maxChars ?? JSON_LIMITS.maxChars)) {
+      return cutString(value, options?.maxChars ?? JSON_LIMITS.maxChars);
+    }
+    return primitive(value) ?? null;
+  }
+  const walk: Walk = {
+    maxDepth: options?.maxDepth ?? JSON_LIMITS.maxDepth,
+    sortKeys: options?.sortKeys === true,
+    maxItems: Math.max(0, options?.maxItems ?? JSON_LIMITS.maxItems),
+    noNulInKeys: options?.noNulInKeys === true,
+    values: options?.maxValues ?? JSON_LIMITS.maxValues,
+    chars: options?.maxChars ?? JSON_LIMITS.maxChars,
+    ancestors: [],
+  };
+  const converted = convert(value, 0, walk);
   return converted === undefined ? null : converted;
 }
 
@@ -83,6 +134,12 @@ function primitive(value: unknown): Json | undefined {
       // undefined, function, symbol (and null, which the callers handle first).
       return value === null ? null : undefined;
   }
+}
+
+/** The first `room` characters of `text` and a marker saying how many were cut. */
+function cutString(text: string, room: number): string {
+  const kept = Math.max(0, room);
+  return `${wellFormed(text.slice(0, kept))}[Truncated: ${text.length - kept} more chars]`;
 }
 
 /** `text` with every lone UTF-16 surrogate replaced by U+FFFD (the same string when there is none). */
@@ -104,22 +161,28 @@ export function isJsonObject(value: unknown): value is { [key: string]: Json } {
 }
 
 // `undefined` means "omit": the caller drops the key or writes null in an array.
-function convert(
-  value: unknown,
-  depth: number,
-  maxDepth: number,
-  sortKeys: boolean,
-  ancestors: object[],
-): Json | undefined {
-  if (typeof value !== 'object' || value === null) return primitive(value);
+function convert(value: unknown, depth: number, walk: Walk): Json | undefined {
+  if (--walk.values < 0) return TRUNCATED;
+  if (typeof value !== 'object' || value === null) {
+    if (typeof value !== 'string') return primitive(value);
+    const text = value as string;
+    if (text.length > walk.chars) {
+      const cut = cutString(text, walk.chars);
+      walk.chars = 0;
+      return cut;
+    }
+    walk.chars -= text.length;
+    return wellFormed(text);
+  }
   const object = value as object;
+  const ancestors = walk.ancestors;
   // The open path is at most maxDepth long and usually a handful of objects:
   // a linear scan of an array beats Set hashing (toJson ~25% faster on V8).
   if (ancestors.includes(object)) return CIRCULAR;
-  if (depth >= maxDepth) return MAX_DEPTH;
+  if (depth >= walk.maxDepth) return MAX_DEPTH;
   ancestors.push(object);
   try {
-    return convertObject(object, depth + 1, maxDepth, sortKeys, ancestors);
+    return convertObject(object, depth + 1, walk);
   } catch (error) {
     return unserializable(error);
   } finally {
@@ -127,27 +190,38 @@ function convert(
   }
 }
 
-function convertObject(
-  object: object,
-  depth: number,
-  maxDepth: number,
-  sortKeys: boolean,
-  ancestors: object[],
-): Json | undefined {
+/** True when no more values may be converted (the budget is spent). */
+function spent(walk: Walk): boolean {
+  return walk.values <= 0;
+}
+
+function moreItems(count: number): string {
+  return `[Truncated: ${count} more items]`;
+}
+
+function convertObject(object: object, depth: number, walk: Walk): Json | undefined {
   if (Array.isArray(object)) {
     const length = object.length;
-    const out: Json[] = new Array(length);
-    for (let i = 0; i < length; i++) {
+    // A sparse array's length says nothing about its size: never allocate or walk past the bounds.
+    const limit = Math.min(length, walk.maxItems);
+    const out: Json[] = [];
+    for (let i = 0; i < limit; i++) {
+      if (spent(walk)) {
+        out.push(moreItems(length - i));
+        return out;
+      }
       let item: unknown;
       try {
         item = object[i];
       } catch (error) {
-        out[i] = unserializable(error);
+        walk.values--;
+        out.push(unserializable(error));
         continue;
       }
-      const converted = convert(item, depth, maxDepth, sortKeys, ancestors);
-      out[i] = converted === undefined ? null : converted;
+      const converted = convert(item, depth, walk);
+      out.push(converted === undefined ? null : converted);
     }
+    if (limit < length) out.push(moreItems(length - limit));
     return out;
   }
   if (object instanceof Date) {
@@ -162,82 +236,130 @@ function convertObject(
     } catch (error) {
       return unserializable(error);
     }
-    if (replaced === object) return convertPlain(object, depth, maxDepth, sortKeys, ancestors);
-    return convert(replaced, depth - 1, maxDepth, sortKeys, ancestors);
+    if (replaced === object) return convertPlain(object, depth, walk);
+    // The replacement is a value of its own: it is counted again.
+    walk.values++;
+    return convert(replaced, depth - 1, walk);
   }
   if (object instanceof Map) {
     const out: { [key: string]: Json } = {};
     const entries: [string, unknown][] = [];
-    for (const [key, item] of object) entries.push([String(key), item]);
-    if (sortKeys) entries.sort(compareEntryKeys);
-    for (const [key, item] of entries) {
-      const converted = convert(item, depth, maxDepth, sortKeys, ancestors);
-      if (converted !== undefined) defineKey(out, key, converted);
+    let skipped = 0;
+    for (const [key, item] of object) {
+      if (entries.length >= walk.maxItems) {
+        skipped = object.size - entries.length;
+        break;
+      }
+      entries.push([keyText(String(key), walk), item]);
     }
+    if (walk.sortKeys) entries.sort(compareEntryKeys);
+    for (const [key, item] of entries) {
+      if (spent(walk)) {
+        skipped += 1;
+        continue;
+      }
+      const converted = convert(item, depth, walk);
+      if (converted !== undefined) defineKey(walk, out, key, converted);
+    }
+    if (skipped > 0) defineKey(walk, out, TRUNCATED, moreItems(skipped));
     return out;
   }
   if (object instanceof Set) {
     const out: Json[] = [];
+    let seen = 0;
     for (const item of object) {
-      const converted = convert(item, depth, maxDepth, sortKeys, ancestors);
+      if (seen >= walk.maxItems || spent(walk)) {
+        out.push(moreItems(object.size - seen));
+        break;
+      }
+      seen++;
+      const converted = convert(item, depth, walk);
       out.push(converted === undefined ? null : converted);
     }
     return out;
   }
   if (ArrayBuffer.isView(object)) {
-    if (object instanceof DataView) return Array.from(new Uint8Array(object.buffer, object.byteOffset, object.byteLength));
-    return Array.from(object as unknown as ArrayLike<number | bigint>, (n) =>
-      typeof n === 'bigint' ? n.toString() : Number.isFinite(n) ? n : null,
-    );
+    if (object instanceof DataView) return bytesOf(new Uint8Array(object.buffer, object.byteOffset, object.byteLength), walk);
+    return numbersOf(object as unknown as ArrayLike<number | bigint>, walk);
   }
-  if (object instanceof ArrayBuffer) return Array.from(new Uint8Array(object));
-  if (object instanceof Error) return convertError(object, depth, maxDepth, sortKeys, ancestors);
-  return convertPlain(object, depth, maxDepth, sortKeys, ancestors);
+  if (object instanceof ArrayBuffer) return bytesOf(new Uint8Array(object), walk);
+  if (object instanceof Error) return convertError(object, depth, walk);
+  return convertPlain(object, depth, walk);
 }
 
-function convertPlain(
-  object: object,
-  depth: number,
-  maxDepth: number,
-  sortKeys: boolean,
-  ancestors: object[],
-): Json {
+/** The elements of a typed array, within the item and value bounds. */
+function numbersOf(source: ArrayLike<number | bigint>, walk: Walk): Json[] {
+  const length = source.length;
+  const limit = Math.min(length, walk.maxItems, Math.max(0, walk.values));
+  walk.values -= limit;
+  const out: Json[] = new Array(limit);
+  for (let i = 0; i < limit; i++) {
+    const n = source[i]!;
+    out[i] = typeof n === 'bigint' ? n.toString() : Number.isFinite(n) ? n : null;
+  }
+  if (limit < length) out.push(moreItems(length - limit));
+  return out;
+}
+
+function bytesOf(bytes: Uint8Array, walk: Walk): Json[] {
+  return numbersOf(bytes, walk);
+}
+
+/** A key, counted against the character budget (a key past it is cut like a string). */
+function keyText(key: string, walk: Walk): string {
+  if (key.length > walk.chars) {
+    const cut = cutString(key, walk.chars);
+    walk.chars = 0;
+    return cut;
+  }
+  walk.chars -= key.length;
+  return key;
+}
+
+function convertPlain(object: object, depth: number, walk: Walk): Json {
   const out: { [key: string]: Json } = {};
   const keys = Object.keys(object);
-  if (sortKeys) keys.sort();
-  for (const key of keys) {
+  if (walk.sortKeys) keys.sort();
+  const limit = Math.min(keys.length, walk.maxItems);
+  for (let i = 0; i < limit; i++) {
+    if (spent(walk)) {
+      defineKey(walk, out, TRUNCATED, moreItems(keys.length - i));
+      return out;
+    }
+    const key = keys[i]!;
     let item: unknown;
     try {
       item = (object as Record<string, unknown>)[key];
     } catch (error) {
-      defineKey(out, key, unserializable(error));
+      walk.values--;
+      defineKey(walk, out, keyText(key, walk), unserializable(error));
       continue;
     }
-    const converted = convert(item, depth, maxDepth, sortKeys, ancestors);
-    if (converted !== undefined) defineKey(out, key, converted);
+    const kept = keyText(key, walk);
+    const converted = convert(item, depth, walk);
+    if (converted !== undefined) defineKey(walk, out, kept, converted);
   }
+  if (limit < keys.length) defineKey(walk, out, TRUNCATED, moreItems(keys.length - limit));
   return out;
 }
 
-function convertError(
-  error: Error,
-  depth: number,
-  maxDepth: number,
-  sortKeys: boolean,
-  ancestors: object[],
-): Json {
+function convertError(error: Error, depth: number, walk: Walk): Json {
   const fields: Record<string, unknown> = { name: error.name, message: error.message };
   const code = (error as { code?: unknown }).code;
   if (code !== undefined) fields.code = code;
   if (error.cause !== undefined) fields.cause = error.cause;
-  for (const key of Object.keys(error)) {
+  const keys = Object.keys(error);
+  const limit = Math.min(keys.length, walk.maxItems);
+  for (let i = 0; i < limit; i++) {
+    const key = keys[i]!;
     if (!(key in fields)) fields[key] = (error as unknown as Record<string, unknown>)[key];
   }
-  return convertPlain(fields, depth, maxDepth, sortKeys, ancestors);
+  return convertPlain(fields, depth, walk);
 }
 
-function defineKey(target: { [key: string]: Json }, rawKey: string, value: Json): void {
-  const key = wellFormed(rawKey);
+function defineKey(walk: Walk, target: { [key: string]: Json }, rawKey: string, value: Json): void {
+  let key = wellFormed(rawKey);
+  if (walk.noNulInKeys && key.includes('\0')) key = key.replaceAll('\0', '\uFFFD');
   if (key === '__proto__') {
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   } else {

@@ -19,6 +19,7 @@ import { STREAM_NAMES, streamFileName, streamJsonl } from '../fixtures/streams/s
 import type { HookLine } from '../fixtures/streams/script.ts';
 import { normalize, normalizeEvents, normalizeText, UuidLabels, type NormalizeOptions } from './normalize.ts';
 import { readStream, replay, type ReplayResult, type SubagentExportMode } from './replay.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 
 const STREAMS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/streams');
 const stream = (name: string): HookLine[] => readStream(path.join(STREAMS_DIR, streamFileName(name)));
@@ -64,6 +65,29 @@ const CASES: Case[] = [
 const KNOWN: Readonly<Record<string, NormalizeOptions>> = {
   'parallel-subagents': { drop: ['propagation_root_uuid'] },
 };
+
+/**
+ * The second known difference (README, differences between the backends):
+ * an LLM call closed by api_request_error ends with `otel.status_code:
+ * "ERROR"` on memory; native forces `"OK"` on a manual LLM end. Streams with
+ * failed LLM calls and no failed tool are compared after turning memory's
+ * ERROR back into native's OK, and the difference itself is pinned below.
+ */
+const FAILED_LLM_STREAMS: ReadonlySet<string> = new Set(['api-retry']);
+const ERROR_STATUS = /"otel\.status_code":( ?)"ERROR"/g;
+
+function failedLlmAsNative(memory: ReplayResult, native: ReplayResult): ReplayResult {
+  for (const text of [...native.atofLines, ...native.trajectoryTexts.values()]) expect(text).not.toMatch(ERROR_STATUS);
+  const asOk = (text: string) => text.replace(ERROR_STATUS, '"otel.status_code":$1"OK"');
+  const trajectoryTexts = new Map([...memory.trajectoryTexts].map(([name, text]) => [name, asOk(text)] as const));
+  return {
+    ...memory,
+    atofLines: memory.atofLines.map(asOk),
+    events: memory.atofLines.map((line) => JSON.parse(asOk(line)) as (typeof memory.events)[number]),
+    trajectoryTexts,
+    trajectories: new Map([...trajectoryTexts].map(([name, text]) => [name, JSON.parse(text) as AtifTrajectory] as const)),
+  };
+}
 
 function caseTitle(c: Case): string {
   return `${c.stream} (subagent export mode ${c.mode ?? 'default'})`;
@@ -186,7 +210,7 @@ describe.skipIf(!nativeAvailable)(title, () => {
   it.each(CASES.map((c) => [caseTitle(c), c] as const))('%s', async (_title, c) => {
     const { memory, native } = await run(c);
     expect([...native.trajectories.keys()]).toEqual(c.files);
-    expectSameFiles(memory, native, KNOWN[c.stream] ?? {});
+    expectSameFiles(FAILED_LLM_STREAMS.has(c.stream) ? failedLlmAsNative(memory, native) : memory, native, KNOWN[c.stream] ?? {});
   });
 
   // The same streams with the files configured by a plugins.toml
@@ -198,7 +222,18 @@ describe.skipIf(!nativeAvailable)(title, () => {
     const native = relabelFiles(await replay(loadNativeRelay({ logger: silentLogger }), lines, { pluginsToml: true }));
     expect(native.trajectories.size).toBeGreaterThan(0);
     for (const fileName of native.trajectories.keys()) expect(fileName).toMatch(/^trajectory-<uuid-\d+>\.json$/);
-    expectSameFiles(memory, native, KNOWN[name] ?? {});
+    expectSameFiles(FAILED_LLM_STREAMS.has(name) ? failedLlmAsNative(memory, native) : memory, native, KNOWN[name] ?? {});
+  });
+
+  it('api-retry: the LLM call closed by api_request_error ends as an error on memory, OK (forced) on native', async () => {
+    const { memory, native } = await run({ stream: 'api-retry', mode: undefined, files: [] });
+    const failedEnds = (events: readonly unknown[]) =>
+      (events as { category: string; scope_category?: string; metadata: Record<string, unknown> | null }[])
+        .filter((e) => e.category === 'llm' && e.scope_category === 'end' && e.metadata?.['error.type'] !== undefined)
+        .map((e) => e.metadata!['otel.status_code']);
+    expect(failedEnds(memory.events).length).toBeGreaterThan(0);
+    expect(new Set(failedEnds(memory.events))).toEqual(new Set(['ERROR']));
+    expect(new Set(failedEnds(native.events))).toEqual(new Set(['OK']));
   });
 
   // The one difference (see KNOWN), pinned exactly: the second of two

@@ -11,7 +11,7 @@ import { loadNativeRelay } from '../../native/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { readStream } from '../differential/replay.ts';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
-import { startGrpcReceiver, startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { startGrpcReceiver, startHttpReceiver, type DecodedSpan, type Receiver } from '../support/otlp-receiver.ts';
 import { normalizeLogs, normalizeSpans, SDK_RESOURCE_KEYS } from '../support/otlp-normalize.ts';
 import { replayWithOtlp, type OtlpReplayOptions } from '../support/otlp-replay.ts';
 
@@ -20,6 +20,44 @@ const stream = (name: string) => readStream(path.join(STREAMS, `${name}.hooks.js
 const ALL_STREAMS = ['plain-chat', 'tool-loop', 'subagent', 'parallel-subagents', 'interleaved-sessions', 'api-retry', 'approvals-unmatched', 'cached-usage', 'anthropic'];
 const LLM_STREAMS = ['tool-loop', 'subagent', 'api-retry', 'anthropic', 'cached-usage'];
 const opts = { ignoreResourceKeys: SDK_RESOURCE_KEYS };
+
+/**
+ * The known difference (README, differences between the backends): an LLM
+ * call closed by api_request_error ends with `otel.status_code: "ERROR"` on
+ * memory; native forces `"OK"` on a manual LLM end. OTLP carries it as the
+ * span's status and in the status-code attributes, so streams with failed LLM
+ * calls (and no failed tool) are compared after turning memory's failed spans
+ * back into native's OK, and the difference itself is pinned: native has no
+ * error span, memory has exactly one per failed LLM call.
+ */
+const FAILED_LLM_STREAMS: ReadonlySet<string> = new Set(['api-retry']);
+const ERROR_STATUS_TEXT = /("otel\.status_code":\s?)"ERROR"/g;
+
+function failedLlmAsNative(ours: { spans: DecodedSpan[]; result: { atofLines: string[] } }, theirs: { spans: DecodedSpan[] }): DecodedSpan[] {
+  const failedEnds = ours.result.atofLines
+    .map((line) => JSON.parse(line) as { category?: string; scope_category?: string; metadata?: Record<string, unknown> | null })
+    .filter((e) => e.category === 'llm' && e.scope_category === 'end' && e.metadata?.['error.type'] !== undefined);
+  expect(failedEnds.length).toBeGreaterThan(0);
+  expect(new Set(failedEnds.map((e) => e.metadata!['otel.status_code']))).toEqual(new Set(['ERROR']));
+  expect(theirs.spans.filter((span) => span.status.code === 2)).toEqual([]);
+  const failed = ours.spans.filter((span) => span.status.code === 2);
+  expect(failed.length).toBe(failedEnds.length);
+  return ours.spans.map((span) => {
+    if (span.status.code !== 2) return span;
+    const attributes = Object.fromEntries(
+      Object.entries(span.attributes).map(([key, value]) => {
+        if (key.endsWith('otel.status_code') && value === 'ERROR') return [key, 'OK'];
+        return [key, typeof value === 'string' ? value.replace(ERROR_STATUS_TEXT, '$1"OK"') : value];
+      }),
+    ) as DecodedSpan['attributes'];
+    return { ...span, attributes, status: { ...span.status, code: 1 } };
+  });
+}
+
+/** Memory's spans as native sends them: the same, but for the pinned failed-LLM difference. */
+function asNative(name: string, ours: { spans: DecodedSpan[]; result: { atofLines: string[] } }, theirs: { spans: DecodedSpan[] }): DecodedSpan[] {
+  return FAILED_LLM_STREAMS.has(name) ? failedLlmAsNative(ours, theirs) : ours.spans;
+}
 
 if (!nativeAvailable) console.warn(`OTLP parity with native skipped: nemo-relay-node cannot load here (${nativeLoadError})`);
 
@@ -54,7 +92,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     it(`sends the same full spans for the ${name} stream`, async () => {
       const { theirs, ours } = await both(name, (url) => ({ endpoints: [{ type: 'full', endpoint: url }] }));
       expect(ours.spans.length).toBeGreaterThan(0);
-      expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+      expect(normalizeSpans(asNative(name, ours, theirs), opts)).toEqual(normalizeSpans(theirs.spans, opts));
       expect(ours.result.problems).toEqual([]);
     });
   }
@@ -63,7 +101,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       it(`sends the same ${type} spans for the ${name} stream`, async () => {
         const { theirs, ours } = await both(name, (url) => ({ endpoints: [{ type, endpoint: url }] }));
         expect(ours.spans.length).toBeGreaterThan(0);
-        expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+        expect(normalizeSpans(asNative(name, ours, theirs), opts)).toEqual(normalizeSpans(theirs.spans, opts));
       });
     }
   }

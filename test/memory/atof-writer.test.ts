@@ -352,3 +352,95 @@ ${ending === 'natural end' ? '' : 'process.exit(0);'}
     });
   }
 });
+
+describe('ATOF file writer on a shared, damaged or vanishing file', () => {
+  const line = (n: number) => `${JSON.stringify({ atof_version: '0.1', kind: 'mark', name: `m${n}`, n })}\n`;
+
+  it('never truncates a shared append-mode file: lines another process appended survive a torn write', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'shared.jsonl');
+    const writer = new AtofFileWriter({
+      path: file,
+      mode: 'append',
+      logger: silentLogger,
+      fs: flakyFs({ okWrites: 1, failWrites: 1, partialBytes: 9 }),
+      flushDelayMs: 0,
+    });
+    writer.append(line(1));
+    expect(writer.flushSync()).toBe(true);
+    // Another process appends two whole lines to the same file.
+    fs.appendFileSync(file, line(100) + line(101));
+    writer.append(line(2));
+    writer.append(line(3));
+    expect(writer.flushSync()).toBe(false);
+    expect(writer.flushSync()).toBe(true);
+    writer.close();
+    const text = fs.readFileSync(file, 'utf8');
+    const lines = text.split('\n').filter((l) => l !== '');
+    // Every line of both writers is there whole; the torn fragment is a line of its own.
+    for (const n of [1, 100, 101, 2, 3]) expect(lines).toContain(line(n).trimEnd());
+    expect(lines).toHaveLength(6);
+    expect(text.endsWith('\n')).toBe(true);
+    expect(writer.health().tornLines).toBe(1);
+    expect(writer.droppedLines).toBe(0);
+  });
+
+  it('ends a torn last line left by an earlier run before its first line, and reports it', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'torn.jsonl');
+    fs.writeFileSync(file, `${line(1)}{"atof_version":"0.1","kind":"ma`);
+    const writer = new AtofFileWriter({ path: file, mode: 'append', logger: silentLogger, flushDelayMs: 0 });
+    writer.append(line(2));
+    writer.close();
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    expect(lines).toEqual([line(1).trimEnd(), '{"atof_version":"0.1","kind":"ma', line(2).trimEnd(), '']);
+    expect(writer.health().tornLines).toBe(1);
+  });
+
+  it('reopens a file deleted while open, so later lines reach the file readers see, and counts it', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'deleted.jsonl');
+    const writer = new AtofFileWriter({ path: file, mode: 'append', logger: silentLogger, flushDelayMs: 0 });
+    writer.append(line(1));
+    writer.flushSync();
+    fs.rmSync(file);
+    writer.append(line(2));
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(2));
+    expect(writer.health()).toMatchObject({ reopens: 1 });
+    expect(writer.health().lastError).toMatch(/deleted while open/);
+    writer.close();
+  });
+
+  it('reopens a file replaced by a rename while open', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'replaced.jsonl');
+    const writer = new AtofFileWriter({ path: file, mode: 'append', logger: silentLogger, flushDelayMs: 0 });
+    writer.append(line(1));
+    writer.flushSync();
+    fs.renameSync(file, path.join(dir, 'rotated.jsonl'));
+    fs.writeFileSync(file, '');
+    writer.append(line(2));
+    writer.flushSync();
+    writer.close();
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(2));
+    expect(fs.readFileSync(path.join(dir, 'rotated.jsonl'), 'utf8')).toBe(line(1));
+    expect(writer.health().reopens).toBe(1);
+  });
+
+  for (const mode of ['append', 'overwrite'] as const) {
+    it(`does not follow a symlink planted at the file (${mode}): the link's target is untouched and the failure reported`, async () => {
+      const dir = tempDir();
+      const outside = path.join(tempDir(), 'victim.txt');
+      fs.writeFileSync(outside, 'precious\n');
+      fs.symlinkSync(outside, path.join(dir, 'hermes-atof.jsonl'));
+      const relay = createMemoryRelay({ logger: silentLogger });
+      relay.registerAtofExporter({ outputDirectory: dir, filename: 'hermes-atof.jsonl', mode });
+      emitSession(relay, 's');
+      await relay.flush();
+      expect(fs.readFileSync(outside, 'utf8')).toBe('precious\n');
+      expect(relay.outputs()[0]!.lastError).toMatch(/symbolic link/);
+      await relay.shutdown();
+    });
+  }
+});

@@ -325,3 +325,69 @@ relay.llmEnd(llm, { response: { content: [{ type: 'text', text: 'hello' }] } });
     expect(tree['events.jsonl']!.trim().split('\n')).toHaveLength(3);
   });
 });
+
+describe('memory plugin host: one file-name rule with native', () => {
+  const sinkDocument = (dir: string, filename: string) => ({
+    version: 1,
+    components: [{ kind: 'observability', enabled: true, config: { version: 4, atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename, mode: 'append' }] } } }],
+  });
+
+  it('rejects a sink filename that climbs out of output_directory and writes nothing there', async () => {
+    const top = tempDir();
+    const dir = path.join(top, 'a', 'b');
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const error = await relay.initializePluginConfig(sinkDocument(dir, '../../x.jsonl') as never).then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidPluginConfigError);
+    expect((error as Error).message).toMatch(/must be a confined relative file path/);
+    expect(fs.existsSync(path.join(top, 'x.jsonl'))).toBe(false);
+    if (!nativeUnavailable) expect((error as Error).message).toBe(await nativeInitializeError(sinkDocument(dir, '../../x.jsonl')));
+  });
+
+  it('rejects a sink whose folder part is a link out of output_directory', async () => {
+    const dir = tempDir();
+    const outside = tempDir();
+    fs.symlinkSync(outside, path.join(dir, 'sub'));
+    const relay = createMemoryRelay({ logger: silentLogger });
+    await expect(relay.initializePluginConfig(sinkDocument(dir, 'sub/x.jsonl') as never)).rejects.toBeInstanceOf(InvalidPluginConfigError);
+    expect(fs.readdirSync(outside)).toEqual([]);
+  });
+
+  it('keeps an ATIF template with a folder part inside the output folder when that folder is a planted link', async () => {
+    const dir = tempDir();
+    const outside = tempDir();
+    fs.symlinkSync(outside, path.join(dir, 'sub'));
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const activation = await relay.initializePluginConfig(config({ filename_template: 'sub/{session_id}.json' })(dir) as never);
+    const root = relay.pushScope({ name: 's', category: 'agent', metadata: { session_id: 's' } });
+    relay.popScope(root);
+    await activation.close();
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(fs.readdirSync(dir).filter((name) => name.startsWith('nemo-relay-atif-'))).toHaveLength(1);
+  });
+});
+
+describe('memory plugin host: ATIF writes after a passing fault', () => {
+  it('writes a trajectory again once the folder works, instead of losing it', async () => {
+    const top = tempDir();
+    const dir = path.join(top, 'atif');
+    fs.writeFileSync(dir, 'in the way'); // ENOTDIR for the first write, as a full disk would fail it
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const document = {
+      version: 1,
+      components: [{ kind: 'observability', enabled: true, config: { version: 4, atif: { enabled: true, agent_name: 'a', agent_version: '1', model_name: 'm', output_directory: dir } } }],
+    };
+    const activation = await relay.initializePluginConfig(document as never);
+    const root = relay.pushScope({ name: 's', category: 'agent', metadata: { session_id: 's' } });
+    relay.popScope(root);
+    const failed = relay.outputs().find((o) => o.kind === 'atif')!;
+    expect(failed.errors).toBeGreaterThan(0);
+    expect(failed.dropped).toBe(1);
+    fs.rmSync(dir);
+    fs.mkdirSync(dir);
+    // Retried on a backoff timer, and a last time when the activation closes (no waiting on the timer here).
+    const outputs = relay.outputs();
+    await activation.close();
+    expect(fs.readdirSync(dir).filter((name) => name.endsWith('.json'))).toHaveLength(1);
+    expect(outputs.find((o) => o.kind === 'atif')!.path).toBe(dir);
+  });
+});

@@ -7,6 +7,7 @@ import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { validateAtif } from '../../src/formats/index.ts';
+import { atifErrorLines, emptyStepsErrors } from '../support/harbor.ts';
 
 describe('status().outputs', () => {
   it('lists at most 1,000 ATIF files, dropping the first written, so a long-lived host does not grow without bound', async () => {
@@ -77,5 +78,36 @@ describe('a subagent that starts after its parent closed', () => {
     const child = JSON.parse(readFileSync(path.join(dir, 'hermes-atif-C.json'), 'utf8'));
     expect(validateAtif(child)).toEqual([]);
     expect(child.steps.map((step: { message: string }) => step.message)).toEqual(['child question', 'child answer']);
+  });
+});
+
+describe('ATIF writes after a passing fault', () => {
+  it('writes a trajectory whose write failed once the folder works again (flush runs the pending retry)', async () => {
+    const top = mkdtempSync(path.join(tmpdir(), 'nrh-atif-retry-'));
+    const dir = path.join(top, 'atif');
+    const { writeFileSync, mkdirSync } = await import('node:fs');
+    writeFileSync(dir, 'in the way'); // ENOTDIR now, as a full disk would fail the write
+    try {
+      const plugin = createNemoRelayPlugin({
+        backend: createMemoryRelay({ logger: silentLogger }),
+        env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir },
+        logger: silentLogger,
+        trajectoryWriteDelayMs: 0,
+      });
+      plugin.onSessionStart({ session_id: 's1' });
+      plugin.onSessionFinalize({ session_id: 's1' });
+      await plugin.flush();
+      expect(plugin.status().outputs.find((o) => o.kind === 'atif')!.errors).toBeGreaterThan(0);
+      rmSync(dir);
+      mkdirSync(dir);
+      await plugin.flush();
+      expect(readdirSync(dir)).toEqual(['hermes-atif-s1.json']);
+      // A session without LLM calls has no steps, which Harbor's rules flag; nothing else may be wrong.
+      const written = JSON.parse(readFileSync(path.join(dir, 'hermes-atif-s1.json'), 'utf8'));
+      expect(atifErrorLines(written)).toEqual(emptyStepsErrors(written));
+      await plugin.shutdown();
+    } finally {
+      rmSync(top, { recursive: true, force: true });
+    }
   });
 });

@@ -84,3 +84,17 @@ describe('ATIF filename template', () => {
     expect(codes('trajectory-{session_id}.json')).toEqual([]);
   });
 });
+
+describe('ATIF file path with a folder part', () => {
+  it('refuses a folder part that is a link planted out of the output folder', async () => {
+    const { atifFilePath, UnsafeAtifPathError } = await import('../../src/plugin/atif-file.ts');
+    const fsm = await import('node:fs');
+    const osm = await import('node:os');
+    const pathm = await import('node:path');
+    const root = fsm.mkdtempSync(pathm.join(osm.tmpdir(), 'nrh-atif-link-'));
+    const outside = fsm.mkdtempSync(pathm.join(osm.tmpdir(), 'nrh-atif-outside-'));
+    fsm.symlinkSync(outside, pathm.join(root, 'sub'));
+    expect(() => atifFilePath(root, 'sub/{session_id}.json', 's1')).toThrow(UnsafeAtifPathError);
+    expect(atifFilePath(root, 'other/{session_id}.json', 's1')).toBe(pathm.join(root, 'other', 's1.json'));
+  });
+});

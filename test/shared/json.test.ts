@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toJson } from '../../src/shared/json.ts';
+import { dist, runChild } from '../support/child.ts';
+import { JSON_LIMITS, toJson } from '../../src/shared/json.ts';
 
 describe('toJson', () => {
   it('keeps plain JSON values as they are', () => {
@@ -129,5 +130,55 @@ describe('toJson', () => {
   it('keeps a multi-megabyte string whole', () => {
     const big = 'x'.repeat(5 * 1024 * 1024);
     expect((toJson({ big }) as { big: string }).big.length).toBe(big.length);
+  });
+});
+
+describe('toJson bounds work and size for any input', () => {
+  it('keeps a sparse array with a length of four billion bounded (in a child process: it used to exhaust memory)', () => {
+    const result = runChild(`
+      import { toJson } from ${dist('src/shared/json.js')};
+      const a = []; a[2 ** 32 - 2] = 1;
+      const out = toJson({ payload: a, nested: [[a]] });
+      const text = JSON.stringify(out);
+      console.log(JSON.stringify({ length: text.length, head: out.payload.slice(0, 2), tail: out.payload.at(-1) }));
+    `);
+    expect(result.signal, result.stderr).toBeNull();
+    expect(result.status, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { length: number; head: unknown[]; tail: unknown };
+    expect(report.head).toEqual([null, null]);
+    expect(report.tail).toBe(`[Truncated: ${2 ** 32 - 1 - JSON_LIMITS.maxItems} more items]`);
+    expect(report.length).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('cuts one array at maxItems with a marker saying how many were left out', () => {
+    expect(toJson([1, 2, 3, 4, 5], { maxItems: 2 })).toEqual([1, 2, '[Truncated: 3 more items]']);
+    const holes = new Array(10);
+    expect(toJson(holes, { maxItems: 3 })).toEqual([null, null, null, '[Truncated: 7 more items]']);
+  });
+
+  it('cuts objects, maps, sets and typed arrays at maxItems', () => {
+    expect(toJson({ a: 1, b: 2, c: 3 }, { maxItems: 1, sortKeys: true })).toEqual({ a: 1, '[Truncated]': '[Truncated: 2 more items]' });
+    expect(toJson(new Map([['a', 1], ['b', 2]]), { maxItems: 1 })).toEqual({ a: 1, '[Truncated]': '[Truncated: 1 more items]' });
+    expect(toJson(new Set([1, 2, 3]), { maxItems: 2 })).toEqual([1, 2, '[Truncated: 1 more items]']);
+    expect(toJson(new Uint8Array(5), { maxItems: 2 })).toEqual([0, 0, '[Truncated: 3 more items]']);
+  });
+
+  it('stops converting when the value budget of the call is spent', () => {
+    const wide = Array.from({ length: 50 }, (_, i) => [i, i, i]);
+    const out = toJson(wide, { maxValues: 20 }) as unknown[];
+    expect(JSON.stringify(out)).toContain('Truncated');
+    expect(JSON.stringify(out).length).toBeLessThan(200);
+  });
+
+  it('bounds the total characters of strings and keys in one call', () => {
+    const out = toJson({ a: 'x'.repeat(100), b: 'y'.repeat(100) }, { maxChars: 150 }) as Record<string, string>;
+    expect(out.a).toBe('x'.repeat(100));
+    expect(out.b).toBe(`${'y'.repeat(48)}[Truncated: 52 more chars]`);
+    expect(toJson('z'.repeat(10), { maxChars: 4 })).toBe('zzzz[Truncated: 6 more chars]');
+  });
+
+  it('keeps a huge typed array bounded', () => {
+    const out = toJson({ bytes: new Uint8Array(50_000_000) }) as { bytes: unknown[] };
+    expect(out.bytes).toHaveLength(JSON_LIMITS.maxItems + 1);
   });
 });

@@ -16,12 +16,33 @@
  * without keeping the process alive), on `flush()`/`close()`, and from a
  * process `exit` hook, so a natural exit never leaves buffered lines behind.
  *
- * A line is written whole or not at all. The file is always opened in
- * append mode (overwrite truncates once, at open, like native's constructor)
- * and the writer tracks the offset of the last complete line. When a write
- * fails part-way, the file is truncated back to that offset and the chunk is
- * retried later; if truncation fails too, the unwritten rest of the chunk is
- * kept and written first next time, which completes the broken line.
+ * Lines are written whole, with one `write` per chunk of whole lines to an
+ * `O_APPEND` descriptor opened without following links (src/shared/safe-path.ts),
+ * so lines of several processes sharing one append-mode file interleave but
+ * never cut each other. Overwrite truncates once, at open, like native's
+ * constructor. When a write fails part-way:
+ * - overwrite mode (the file is this writer's own): the file is truncated
+ *   back to the end of the last complete line and the chunk is retried
+ *   later; if truncation fails too, the unwritten rest is written first next
+ *   time, which completes the broken line;
+ * - append mode (the file may be shared): the file is never truncated, as
+ *   that would cut lines other processes appended since. The torn line's
+ *   fragment is ended with a newline at the next write and the whole line is
+ *   written again after it, so no event is lost; the fragment is counted in
+ *   `health().tornLines`.
+ * A torn last line left by an earlier run (killed mid-write) is ended the
+ * same way before the first line of this one, and counted.
+ *
+ * Before each write the writer checks that its descriptor still is the file
+ * at its path (device and inode): a file deleted or replaced while open is
+ * reopened (counted in `health().reopens`), so later lines land in the file
+ * readers see. Lines written to the deleted file before the check cannot be
+ * recovered; they are not counted, as the writer cannot tell when the file
+ * was deleted.
+ *
+ * Retries after a failure back off (200 ms doubling to 5 s, unref'd), and
+ * go on until the bounded backlog overflows, so a disk that fills and
+ * empties again, or a descriptor limit hit once, loses nothing.
  *
  * Failures never throw: they are counted, logged and reported through
  * `health()`. Lines that cannot be written are kept for a retry up to a
@@ -38,26 +59,34 @@ import type { Logger } from '../../shared/logger.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { atExit } from '../../shared/exit-hook.ts';
 import { makeDirectory } from '../../shared/directory.ts';
+import { openNoFollow } from '../../shared/safe-path.ts';
 import { LineBuilder, type LineOwner } from './encode/line-buffer.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */
 export interface WriterFs {
   mkdirSync(path: string, options: { recursive: true }): unknown;
+  /** `flags` is `'a+'`: append, read, create; never through a link. */
   openSync(path: string, flags: string): number;
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
   ftruncateSync(fd: number, length: number): void;
-  fstatSync(fd: number): { size: number };
+  fstatSync(fd: number): { size: number; ino?: number | bigint; dev?: number | bigint; nlink?: number | bigint };
   closeSync(fd: number): void;
+  /** Identity of the file now at `path`; defaults to Node's. */
+  statSync?(path: string): { ino?: number | bigint; dev?: number | bigint };
+  /** Positioned read; defaults to Node's. */
+  readSync?(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
 }
 
 /** Node's file operations, with folder creation that cannot hang on /proc-like paths. */
 const NODE_WRITER_FS: WriterFs = {
   mkdirSync: (folder) => makeDirectory(folder),
-  openSync: (file, flags) => nodeFs.openSync(file, flags),
+  openSync: (file, flags) => (flags === 'a+' ? openNoFollow(file, 'append', { read: true }) : nodeFs.openSync(file, flags)),
   writeSync: (fd, buffer, offset, length) => nodeFs.writeSync(fd, buffer, offset, length),
   ftruncateSync: (fd, length) => nodeFs.ftruncateSync(fd, length),
   fstatSync: (fd) => nodeFs.fstatSync(fd),
   closeSync: (fd) => nodeFs.closeSync(fd),
+  statSync: (file) => nodeFs.statSync(file),
+  readSync: (fd, buffer, offset, length, position) => nodeFs.readSync(fd, buffer, offset, length, position),
 };
 
 export interface AtofFileWriterOptions {
@@ -84,6 +113,9 @@ interface Backlogged {
 }
 const DEFAULT_MAX_BUFFERED = 16 * 1024 * 1024;
 const DEFAULT_FLUSH_DELAY_MS = 200;
+/** Longest wait between retries after failures. */
+const MAX_RETRY_DELAY_MS = 5000;
+const NEWLINE = new Uint8Array([0x0a]);
 
 export class AtofFileWriter implements LineOwner {
   readonly path: string;
@@ -118,6 +150,14 @@ export class AtofFileWriter implements LineOwner {
   private readonly removeExitTask: () => void;
   private closed = false;
   private failing = false;
+  /** The file ends with a fragment of a line: the next write starts with a newline. */
+  private fragment = false;
+  /** Identity of the open file, to notice it being deleted or replaced. */
+  private identity: { dev: number | bigint; ino: number | bigint } | null = null;
+  /** Consecutive failed flushes, for the retry backoff. */
+  private failures = 0;
+  private tornLines = 0;
+  private reopens = 0;
 
   private bytes = 0;
   private errors = 0;
@@ -216,6 +256,8 @@ export class AtofFileWriter implements LineOwner {
     this.cancelTimer();
     if (this.carry === null && this.backlogLines === 0 && this.stagedLines === 0) return true;
     if (this.fd === null && !this.open()) return this.afterFailure();
+    if (!this.stillOurFile() && !this.open()) return this.afterFailure();
+    if (this.mode === 'append') this.checkEnd();
     if (this.carry !== null) {
       const rest = this.carry;
       this.carry = null;
@@ -283,6 +325,9 @@ export class AtofFileWriter implements LineOwner {
       errors: this.errors,
     };
     if (this.lastError !== undefined) health.lastError = this.lastError;
+    if (this.dropped > 0) health.dropped = this.dropped;
+    if (this.tornLines > 0) health.tornLines = this.tornLines;
+    if (this.reopens > 0) health.reopens = this.reopens;
     return health;
   }
 
@@ -292,10 +337,21 @@ export class AtofFileWriter implements LineOwner {
   }
 
   private open(): boolean {
+    const previous = this.fd;
+    this.fd = null;
+    this.identity = null;
+    if (previous !== null) {
+      try {
+        this.fs.closeSync(previous);
+      } catch {
+        // The old descriptor is being replaced; its close error says nothing about the new file.
+      }
+    }
     try {
       this.fs.mkdirSync(path.dirname(this.path), { recursive: true });
-      const fd = this.fs.openSync(this.path, 'a');
-      let size = this.fs.fstatSync(fd).size;
+      const fd = this.fs.openSync(this.path, 'a+');
+      let stat = this.fs.fstatSync(fd);
+      let size = stat.size;
       // Overwrite truncates once, on the first successful open; later
       // re-opens after a failure must not erase what was written since. An
       // empty file is left alone: on ext4 a truncate to zero makes the
@@ -308,11 +364,77 @@ export class AtofFileWriter implements LineOwner {
       this.offset = size;
       this.fd = fd;
       this.opened = true;
+      if (stat.ino !== undefined && stat.dev !== undefined) this.identity = { dev: stat.dev, ino: stat.ino };
+      const last = size > 0 && !this.fragment ? this.lastByte(fd, size) : 0x0a;
+      if (last !== 0x0a && last !== -1) {
+        // An earlier writer was cut mid-line (kill -9, full disk): start on a fresh line.
+        this.fragment = true;
+        this.tornLines++;
+        safeLog(this.logger, 'warn', `ATOF file ${this.path} ends with a torn line (an earlier writer was cut off); it is ended before the next line`);
+      }
       return true;
     } catch (error) {
       this.recordError(error);
       return false;
     }
+  }
+
+  /**
+   * In a shared append-mode file another writer may have been cut off
+   * mid-line since the last write: look at the last byte before appending.
+   */
+  private checkEnd(): void {
+    let size: number;
+    try {
+      size = this.fs.fstatSync(this.fd!).size;
+    } catch {
+      return;
+    }
+    if (size === 0) return;
+    const last = this.lastByte(this.fd!, size);
+    if (last === -1) return;
+    const torn = last !== 0x0a;
+    if (torn && !this.fragment) {
+      this.tornLines++;
+      safeLog(this.logger, 'warn', `ATOF file ${this.path} ends with a torn line (another writer was cut off); it is ended before the next line`);
+    }
+    this.fragment = torn;
+  }
+
+  /** The last byte of the open file, or -1 when it cannot be read. */
+  private lastByte(fd: number, size: number): number {
+    const one = new Uint8Array(1);
+    try {
+      const read = this.fs.readSync ?? nodeFs.readSync;
+      return read(fd, one, 0, 1, size - 1) === 1 ? one[0]! : -1;
+    } catch {
+      return -1;
+    }
+  }
+
+  /**
+   * False when the file at the path is no longer the open one (deleted,
+   * or replaced by a rename), which is then counted and reported; the
+   * caller reopens. True when it is, or when identity is unknown.
+   */
+  private stillOurFile(): boolean {
+    const identity = this.identity;
+    if (identity === null) return true;
+    let reason: string | null = null;
+    try {
+      const open = this.fs.fstatSync(this.fd!);
+      if (open.nlink !== undefined && Number(open.nlink) === 0) reason = 'was deleted while open';
+      else {
+        const now = (this.fs.statSync ?? nodeFs.statSync)(this.path);
+        if (now.ino !== identity.ino || now.dev !== identity.dev) reason = 'was replaced while open';
+      }
+    } catch (error) {
+      reason = (error as { code?: unknown }).code === 'ENOENT' ? 'was deleted while open' : null;
+    }
+    if (reason === null) return true;
+    this.reopens++;
+    this.recordError(new Error(`${reason}; reopened (lines written to it before this check are not in the file)`));
+    return false;
   }
 
   /**
@@ -322,34 +444,71 @@ export class AtofFileWriter implements LineOwner {
    */
   private writeChunk(chunk: Uint8Array): 'ok' | 'retry' | 'carry' {
     const fd = this.fd!;
+    // After a torn line, the newline that ends it goes out in the same write as the lines.
+    const ending = this.fragment;
+    const bytes = ending ? concat(NEWLINE, chunk) : chunk;
+    const lead = ending ? 1 : 0;
     let written = 0;
     try {
-      while (written < chunk.length) {
-        const n = this.fs.writeSync(fd, chunk, written, chunk.length - written);
+      while (written < bytes.length) {
+        const n = this.fs.writeSync(fd, bytes, written, bytes.length - written);
         if (n <= 0) throw new Error(`write returned ${n}`);
         written += n;
+        if (written < bytes.length) this.fragment = true;
       }
     } catch (error) {
       this.recordError(error);
       if (written === 0) return 'retry';
+      if (this.mode === 'append') return this.tornInShared(chunk, written - lead);
       try {
         this.fs.ftruncateSync(fd, this.offset);
+        if (!ending) this.fragment = false;
         return 'retry';
       } catch (truncateError) {
         this.recordError(truncateError);
         this.offset += written;
         this.bytes += written;
-        this.carry = chunk.subarray(written);
+        // The carried rest completes the torn line: no newline goes before it.
+        this.fragment = false;
+        this.carry = bytes.subarray(written);
         return 'carry';
       }
     }
+    this.fragment = false;
     this.offset += written;
     this.bytes += written;
     this.lastWrite = new Date().toISOString();
     return 'ok';
   }
 
+  /**
+   * A write to a shared append-mode file stopped after `written` bytes of
+   * `chunk` (negative: not even the leading newline). Never truncates: the
+   * whole lines stay, the torn line's fragment is ended by the next write,
+   * and the torn line is written again whole (it is in the carry).
+   */
+  private tornInShared(chunk: Uint8Array, written: number): 'retry' | 'carry' {
+    if (written <= 0) {
+      // Only (part of) the ending newline made it; nothing of the chunk did.
+      this.fragment = written < 0;
+      return 'retry';
+    }
+    const whole = chunk.lastIndexOf(0x0a, written - 1) + 1;
+    this.bytes += written;
+    this.offset += written;
+    if (whole < written) {
+      this.fragment = true;
+      this.tornLines++;
+      safeLog(this.logger, 'warn', `ATOF file ${this.path}: a write stopped mid-line; the fragment is ended and the line written again`);
+    } else {
+      this.fragment = false;
+    }
+    this.carry = chunk.subarray(whole);
+    return 'carry';
+  }
+
   private afterSuccess(): true {
+    this.failures = 0;
     if (this.failing) {
       this.failing = false;
       safeLog(this.logger, 'info', `ATOF file ${this.path}: writing again`);
@@ -358,6 +517,7 @@ export class AtofFileWriter implements LineOwner {
   }
 
   private afterFailure(): false {
+    this.failures++;
     // The staged lines wait in the backlog, so the staging buffer takes new lines.
     this.setAside();
     if (this.backlogBytes > this.maxBuffered) {
@@ -367,7 +527,9 @@ export class AtofFileWriter implements LineOwner {
       safeLog(this.logger, 'error', `ATOF file ${this.path}: dropped ${lines} unwritable line(s)`);
       this.discardBuffered();
     }
-    if (!this.closed && this.flushDelayMs > 0 && (this.backlogLines > 0 || this.carry !== null)) this.schedule();
+    if (!this.closed && this.flushDelayMs > 0 && (this.backlogLines > 0 || this.carry !== null)) {
+      this.schedule(Math.min(MAX_RETRY_DELAY_MS, this.flushDelayMs * 2 ** Math.min(this.failures - 1, 10)));
+    }
     return false;
   }
 
@@ -455,13 +617,13 @@ export class AtofFileWriter implements LineOwner {
     if (this.timer === null && this.flushDelayMs > 0) this.schedule();
   }
 
-  private schedule(): void {
+  private schedule(delayMs = this.flushDelayMs): void {
     if (this.timer !== null) return;
     const timer = setTimeout(() => {
       this.timer = null;
       // After a quiet-period write the staging buffer is not kept: an idle writer holds no buffer.
       if (this.flushSync() && this.stagedLines === 0 && !this.lineOpen) this.stage = null;
-    }, this.flushDelayMs);
+    }, delayMs);
     unrefTimer(timer);
     this.timer = timer;
   }
@@ -472,6 +634,13 @@ export class AtofFileWriter implements LineOwner {
       this.timer = null;
     }
   }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
 }
 
 /** Lets a timer not keep the process alive, in Node, Bun and Deno. */

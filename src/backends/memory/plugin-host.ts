@@ -43,6 +43,7 @@ import { safeLog } from '../../shared/logger.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { atExit } from '../../shared/exit-hook.ts';
+import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
@@ -52,6 +53,9 @@ import { eventObjectListener, type RelayCore } from './plug-in.ts';
 import { otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
+
+const FIRST_RETRY_MS = 200;
+const MAX_RETRY_MS = 5000;
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -85,11 +89,13 @@ export function activatePluginConfig(
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
   let atif: PluginAtif | null = null;
+  // Checked before any file is opened or stream attached: a rejected document leaves nothing behind, as in native.
+  const sinkPaths = settings === null ? [] : settings.fileSinks.map((sink) => sinkPath(sink.outputDirectory, sink.filename, validation.diagnostics));
   const streams = settings === null ? null : attachStreamSinks(core, settings.streamSinks);
   if (settings !== null) {
-    for (const sink of settings.fileSinks) {
+    for (const [i, sink] of settings.fileSinks.entries()) {
       const writer = new AtofFileWriter({
-        path: path.join(sink.outputDirectory ?? '.', sink.filename ?? defaultAtofFilename()),
+        path: sinkPaths[i]!,
         mode: sink.mode,
         logger: core.logger,
       });
@@ -157,6 +163,31 @@ export function activatePluginConfig(
   };
 }
 
+/**
+ * Where a plugins.toml file sink writes: native's rule (a confined relative
+ * file path, with no link on its folder part leading out of the folder), or
+ * `InvalidPluginConfigError` with native's activation message.
+ */
+function sinkPath(outputDirectory: string | undefined, filename: string | undefined, diagnostics: ConfigDiagnostic[]): string {
+  const folder = path.resolve(outputDirectory ?? '.');
+  const name = filename ?? defaultAtofFilename();
+  const absolute = path.isAbsolute(name);
+  const refuse = (reason?: string): never => {
+    // Native's words: the path as given, then why.
+    const shown = absolute ? name : `${folder}${path.sep}${name}`;
+    const why = reason ?? (absolute ? `observability output '${name}' is outside configured directory '${folder}'` : 'observability output must be a confined relative file path');
+    throw new InvalidPluginConfigError(`registration failed: failed to open ATOF output file ${JSON.stringify(shown)}: ${why}`, diagnostics);
+  };
+  if (absolute ? !isConfinedRelativePath(path.relative(folder, name)) : !isConfinedRelativePath(name)) refuse();
+  try {
+    return resolveContained(folder, name);
+  } catch (error) {
+    if (error instanceof UnsafePathError) refuse(error.message);
+    // Other file-system errors are the writer's: it reports them and retries.
+    return path.resolve(folder, name);
+  }
+}
+
 interface OpenTrajectory {
   root: ScopeRecord;
   builder: EventTrajectory;
@@ -167,6 +198,10 @@ interface OpenTrajectory {
 /** Builds and writes one ATIF file per trajectory root. */
 class PluginAtif {
   private readonly open = new Map<ScopeRecord, OpenTrajectory>();
+  /** Trajectories whose write failed (a full disk), written again with backoff: the newest text per root. */
+  private readonly unwritten = new Map<ScopeRecord, OpenTrajectory>();
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private retryDelay = FIRST_RETRY_MS;
   private readonly directory: string;
   private bytes = 0;
   private errors = 0;
@@ -231,11 +266,16 @@ class PluginAtif {
   /**
    * Writes partial trajectories for roots still open. At process exit there
    * is no time for an upload: they are kept locally as recovery copies.
+   * Trajectories whose local write failed are tried a last time.
    */
   closeAll(options: { atExit?: boolean } = {}): void {
     const open = [...this.open.values()];
     this.open.clear();
     for (const trajectory of open) this.write(trajectory, options.atExit === true);
+    // The unwritten ones (a full disk) get a last try; failures stay counted.
+    this.retryUnwritten();
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
   }
 
   async closeStorage(): Promise<void> {
@@ -249,6 +289,8 @@ class PluginAtif {
   health(): OutputHealth {
     const health: OutputHealth = { kind: 'atif', path: this.directory, lastWrite: this.lastWrite, bytes: this.bytes, errors: this.errors };
     if (this.lastError !== undefined) health.lastError = this.lastError;
+    // Trajectories still waiting for a successful write; lost if the process ends first.
+    if (this.unwritten.size > 0) health.dropped = this.unwritten.size;
     return health;
   }
 
@@ -265,7 +307,8 @@ class PluginAtif {
     });
   }
 
-  private write({ root, builder, sessionId }: OpenTrajectory, localOnly = false): void {
+  private write(trajectory: OpenTrajectory, localOnly = false): boolean {
+    const { root, builder, sessionId } = trajectory;
     let target = '';
     try {
       const text = builder.toJson();
@@ -274,12 +317,20 @@ class PluginAtif {
         const upload: AtifUpload = { filename: path.relative(this.directory, target).split(path.sep).join('/'), sessionId, text, localPath: target };
         if (localOnly) this.keepRecoveryCopy(upload);
         else this.storage.upload(upload);
-        return;
+        // The storage keeps and retries its own uploads (and a recovery copy when they fail).
+        this.unwritten.delete(root);
+        return true;
       }
       this.bytes += writeFileAtomic(target, text);
       this.lastWrite = new Date().toISOString();
+      this.unwritten.delete(root);
+      return true;
     } catch (error) {
       this.fail(`writing ATIF trajectory ${target || root.uuid}: ${error instanceof Error ? error.message : String(error)}`);
+      // A full disk or EMFILE passes: keep it and write it again later instead of losing it.
+      this.unwritten.set(root, trajectory);
+      this.scheduleRetry();
+      return false;
     }
   }
 
@@ -296,19 +347,39 @@ class PluginAtif {
     }
   }
 
+  /** Writes the unwritten trajectories again after a doubling delay (200 ms to 5 s), until they are written. */
+  private scheduleRetry(): void {
+    if (this.retryTimer !== null) return;
+    const timer = setTimeout(() => {
+      this.retryTimer = null;
+      this.retryUnwritten();
+      if (this.unwritten.size > 0) this.scheduleRetry();
+    }, this.retryDelay);
+    this.retryDelay = Math.min(MAX_RETRY_MS, this.retryDelay * 2);
+    (timer as { unref?: () => void }).unref?.();
+    this.retryTimer = timer;
+  }
+
+  private retryUnwritten(): void {
+    const pending = [...this.unwritten.values()];
+    for (const trajectory of pending) {
+      if (!this.write(trajectory)) return;
+    }
+    if (this.unwritten.size === 0) this.retryDelay = FIRST_RETRY_MS;
+  }
+
   private targetPath(root: ScopeRecord): string {
     const rendered = renderFilename(this.settings.template, root.uuid, root.startMetadata.json);
     if (rendered.unresolved.length > 0) {
       this.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
     }
-    const target = path.resolve(this.directory, rendered.path);
-    const relative = path.relative(this.directory, target);
-    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-      // Defence in depth: validation should make this unreachable.
-      this.fail(`ATIF file name "${rendered.path}" leaves ${this.directory}; using the default name`);
+    try {
+      return resolveContained(this.directory, rendered.path);
+    } catch (error) {
+      // The text rule is enforced by validation; a link on the folder part is found only here.
+      this.fail(`ATIF file name "${rendered.path}" leaves ${this.directory} (${error instanceof Error ? error.message : String(error)}); using the default name`);
       return path.join(this.directory, `nemo-relay-atif-${root.uuid}.json`);
     }
-    return target;
   }
 
   private fail(message: string): void {

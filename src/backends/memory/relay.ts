@@ -172,7 +172,8 @@ class MemoryRelayBackend implements MemoryRelay {
       'llmEnd',
       () => {
         const record = core.ownSpan(handle, 'llm', 'llmEnd');
-        if (record !== null) core.endSpan(record, options?.response, 'llm', options?.metadata, undefined, options?.timestampUs);
+        // A failed call (status 'error') ends as an error span; native cannot say so (it forces OK).
+        if (record !== null) core.endSpan(record, options?.response, options?.status === 'error' ? 'llm-error' : 'llm', options?.metadata, undefined, options?.timestampUs);
       },
       noop,
     );

@@ -24,7 +24,7 @@ import { parseAtofJsonl, validateAtofEvents } from '../../formats/atof/validate.
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError } from '../errors.ts';
-import { ensureOutputDir } from '../files.ts';
+import { ensureOutputDir, refuseLinkedOutputs } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { treeFromAtif } from '../view/from-atif.ts';
 import { renderText } from '../view/text.ts';
@@ -70,6 +70,8 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
   const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
+  refuseLinkedOutputs(outDir, ['hooks.jsonl']);
+  refuseLinkedOutputs(atofDir, ['hermes-atof.jsonl']);
   const backend = stringFlag(args, 'backend', 'auto') as BackendName;
   const logger = cliLogger(io, false);
 

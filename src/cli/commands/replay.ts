@@ -33,7 +33,7 @@ import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, inputName, readLines, STDIN } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, readLines, refuseLinkedOutputs, STDIN } from '../files.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
@@ -96,6 +96,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const outDir = ensureOutputDir(out);
   const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
   const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
+  refuseLinkedOutputs(atofDir, [ATOF_FILENAME]);
   const probe = new MemoryProbe();
   const started = Date.now();
 

@@ -9,6 +9,8 @@
 
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
+// Guarded: a refused read (Deno without --allow-env) answers undefined instead of throwing out of validation.
+import { processEnv } from '../../shared/env.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { parseFilenameTemplate } from './atif-template.ts';
 import { openTelemetrySettings, validateOpenTelemetry, type OpenTelemetrySettings } from './opentelemetry.ts';
@@ -252,12 +254,4 @@ export function validateObservability(config: JsonObject, documentPolicy: Policy
 
 function readEnv(name: string): string | undefined {
   return processEnv()[name];
-}
-
-function processEnv(): Record<string, string | undefined> {
-  try {
-    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-  } catch {
-    return {};
-  }
 }

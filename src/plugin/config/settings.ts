@@ -13,6 +13,7 @@
  */
 
 import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
+import { deniedEnv, guardEnv, type Environment } from '../../shared/env.ts';
 import {
   adaptiveModeOf,
   dynamicPluginSpecs,
@@ -115,7 +116,7 @@ export const ENVIRONMENT_VARIABLES: readonly { name: string; default: string; me
 const TRUTHY = new Set(['1', 'true', 'yes', 'on']);
 const FALSY = new Set(['', '0', 'false', 'no', 'off']);
 
-export type Environment = Readonly<Record<string, string | undefined>>;
+export type { Environment } from '../../shared/env.ts';
 
 export interface LoadedSettings {
   settings: NemoRelaySettings;
@@ -123,8 +124,10 @@ export interface LoadedSettings {
 }
 
 /** Resolves settings from the environment and overrides. Never throws. */
-export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverrides = {}): LoadedSettings {
+export function loadSettings(given: Environment, overrides: NemoRelaySettingsOverrides = {}): LoadedSettings {
   const diagnostics: ConfigDiagnostic[] = [];
+  // A runtime may refuse to let us read the environment (Deno without --allow-env): defaults, and a diagnostic.
+  const env = guardEnv(given);
   const read = (name: string): string => {
     const value = env[name];
     return typeof value === 'string' ? value.trim() : '';
@@ -213,6 +216,15 @@ export function loadSettings(env: Environment, overrides: NemoRelaySettingsOverr
       code: 'settings.template_with_path',
       field: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE',
       message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} contains a path separator: files land in sub-folders of the output directory, and any that would leave it are refused at write time`,
+    });
+  }
+  const denied = deniedEnv(env);
+  if (denied !== null) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'settings.permission_denied',
+      field: denied.names[0]!,
+      message: `the runtime refused to read ${denied.names.join(', ')} (${denied.message}); using the defaults (Deno: run with --allow-env)`,
     });
   }
   if (settings.atifEnabled && !settings.atifOutputDirectory && !settings.pluginsConfig) {

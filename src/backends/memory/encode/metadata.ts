@@ -134,11 +134,12 @@ export function mergedMetadata(start: EncodedMetadata, end: EncodedMetadata): En
 
 const LLM_OK_ENTRY = singleEntry(STATUS_CODE_KEY, 'OK');
 const TOOL_ERROR_ENTRY = singleEntry(STATUS_CODE_KEY, 'ERROR');
+const LLM_ERROR_ENTRY = TOOL_ERROR_ENTRY;
 
-/** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK, no description. */
-export function llmEndMetadataOf(start: EncodedMetadata, end: EncodedMetadata): EncodedMetadata {
-  if (start.isJsonObject || end.isJsonObject) return EncodedMetadata.ofJson(llmEndMetadata(start.json, end.json));
-  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, LLM_OK_ENTRY], 'otel.status_description');
+/** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK (ERROR when `failed`), no description. */
+export function llmEndMetadataOf(start: EncodedMetadata, end: EncodedMetadata, failed = false): EncodedMetadata {
+  if (start.isJsonObject || end.isJsonObject) return EncodedMetadata.ofJson(llmEndMetadata(start.json, end.json, failed));
+  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, failed ? LLM_ERROR_ENTRY : LLM_OK_ENTRY], 'otel.status_description');
 }
 
 /** `managedOkMetadata`: start metadata with `otel.status_code: "OK"`. */
@@ -184,15 +185,18 @@ export function withKeys(base: Json, extra: JsonObject, omit?: string): JsonObje
 }
 
 const LLM_OK = { [STATUS_CODE_KEY]: 'OK' } as const;
+const LLM_ERROR = { [STATUS_CODE_KEY]: 'ERROR' } as const;
 
 /**
  * End metadata of a manual LLM end, as native builds it: the object parts
  * of start and end metadata merged (a non-object side is ignored), then
  * `otel.status_code` forced to `"OK"` and `otel.status_description` dropped.
+ * A failed call (`failed`, the end's status `'error'`) gets `"ERROR"`
+ * instead: an intentional difference from native, which cannot say so.
  */
-export function llmEndMetadata(start: Json, end: Json): JsonObject {
+export function llmEndMetadata(start: Json, end: Json, failed = false): JsonObject {
   const merged = mergeMetadata(isJsonObject(start) ? start : null, isJsonObject(end) ? end : null);
-  return withKeys(merged, LLM_OK, 'otel.status_description');
+  return withKeys(merged, failed ? LLM_ERROR : LLM_OK, 'otel.status_description');
 }
 
 /** End metadata of a managed success: merged with `otel.status_code: "OK"` (a description is kept). */
@@ -265,7 +269,7 @@ function define(target: JsonObject, key: string, value: Json): void {
 // ---- one entry per end kind, for each encoder ---------------------------------
 
 /** How an end's metadata comes from its start metadata and the end's own input. */
-export type EndRule = 'merge' | 'llm' | 'tool-error' | 'managed-ok' | 'managed-error';
+export type EndRule = 'merge' | 'llm' | 'llm-error' | 'tool-error' | 'managed-ok' | 'managed-error';
 
 /** The end metadata in the line encoder's form (`end` is the caller's raw metadata, or the thrown value for `managed-error`). */
 export function endMetadata(rule: EndRule, start: EncodedMetadata, end: unknown): EncodedMetadata {
@@ -274,6 +278,8 @@ export function endMetadata(rule: EndRule, start: EncodedMetadata, end: unknown)
       return mergedMetadata(start, convertMetadata(end));
     case 'llm':
       return llmEndMetadataOf(start, convertMetadata(end));
+    case 'llm-error':
+      return llmEndMetadataOf(start, convertMetadata(end), true);
     case 'tool-error':
       return toolErrorMetadataOf(start, convertMetadata(end));
     case 'managed-ok':
@@ -290,6 +296,8 @@ export function endMetadataJson(rule: EndRule, start: Json, end: unknown): Json 
       return mergeMetadata(start, toSortedJson(end));
     case 'llm':
       return llmEndMetadata(start, toSortedJson(end));
+    case 'llm-error':
+      return llmEndMetadata(start, toSortedJson(end), true);
     case 'tool-error':
       return toolErrorMetadata(start, toSortedJson(end));
     case 'managed-ok':

@@ -27,7 +27,7 @@
 
 import type { Json } from '../../../relay/contract.ts';
 import { formatF64 } from '../../../formats/native-text.ts';
-import { toJson, wellFormed } from '../../../shared/json.ts';
+import { JSON_LIMITS, toJson, wellFormed } from '../../../shared/json.ts';
 import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-buffer.ts';
 import { payloadJsonText } from './event-text.ts';
 
@@ -300,6 +300,8 @@ function writeObject(out: LineBuilder, object: object, depth: number): void {
   if (depth >= MAX_DEPTH) throw GIVE_UP;
   if (Array.isArray(object)) {
     const length = object.length;
+    // A sparse array's length is not its size: past toJson's bound the general path cuts it.
+    if (length > JSON_LIMITS.maxItems) throw GIVE_UP;
     out.byte(0x5b); // [
     for (let i = 0; i < length; i++) {
       if (i > 0) out.byte(0x2c); // ,
@@ -310,6 +312,7 @@ function writeObject(out: LineBuilder, object: object, depth: number): void {
   }
   const shape = shapeOf(object);
   const { sorted, heads } = shape;
+  if (sorted.length > JSON_LIMITS.maxItems) throw GIVE_UP;
   out.byte(0x7b); // {
   let first = true;
   for (let i = 0; i < sorted.length; i++) {

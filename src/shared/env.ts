@@ -1,0 +1,95 @@
+/**
+ * Reading environment variables without ever throwing.
+ *
+ * Deno without `--allow-env` throws `NotCapable` (older Deno: `PermissionDenied`)
+ * on every read of `process.env.X`, and `Object.keys(process.env)` too. A host
+ * must not crash because its telemetry looked at a setting, so every read goes
+ * through `guardEnv`: a denied read answers `undefined` and is remembered, and
+ * the caller turns `deniedEnv(env)` into one diagnostic.
+ *
+ * @module
+ */
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+interface Denied {
+  names: string[];
+  error: unknown;
+}
+
+const denials = new WeakMap<object, Denied>();
+
+/** `env` behind a guard: a read the runtime refuses answers `undefined` and is remembered. Idempotent. */
+export function guardEnv(env: Environment): Environment {
+  if (denials.has(env)) return env;
+  const record: Denied = { names: [], error: undefined };
+  const deny = (name: PropertyKey, error: unknown): void => {
+    if (record.error === undefined) record.error = error;
+    const text = String(name);
+    if (!record.names.includes(text) && record.names.length < 100) record.names.push(text);
+  };
+  // The target is an empty object, not `env`: the proxy's own invariant
+  // checks read the target, and on Deno that read would throw outside the traps.
+  const source = env as Record<string, string | undefined>;
+  const guarded = new Proxy({} as Record<string, string | undefined>, {
+    get(_target, name) {
+      try {
+        return Reflect.get(source, name) as unknown;
+      } catch (error) {
+        deny(name, error);
+        return undefined;
+      }
+    },
+    has(_target, name) {
+      try {
+        return Reflect.has(source, name);
+      } catch (error) {
+        deny(name, error);
+        return false;
+      }
+    },
+    ownKeys() {
+      try {
+        return Reflect.ownKeys(source);
+      } catch (error) {
+        deny('(all variables)', error);
+        return [];
+      }
+    },
+    getOwnPropertyDescriptor(_target, name) {
+      try {
+        const descriptor = Reflect.getOwnPropertyDescriptor(source, name);
+        return descriptor === undefined ? undefined : { value: descriptor.value as unknown, writable: true, enumerable: true, configurable: true };
+      } catch (error) {
+        deny(name, error);
+        return undefined;
+      }
+    },
+  });
+  denials.set(guarded, record);
+  return guarded;
+}
+
+/** The variables a guarded `env` could not read so far, and the first error; null when none. */
+export function deniedEnv(env: Environment): { names: readonly string[]; message: string } | null {
+  const record = denials.get(env);
+  if (record === undefined || record.names.length === 0) return null;
+  let message: string;
+  try {
+    message = record.error instanceof Error ? `${record.error.name}: ${record.error.message}` : String(record.error);
+  } catch {
+    message = 'permission denied';
+  }
+  return { names: record.names, message };
+}
+
+/** The process environment, guarded; `{}` where there is none. */
+export function processEnv(): Environment {
+  let env: Environment | undefined;
+  try {
+    env = (globalThis as { process?: { env?: Environment } }).process?.env;
+  } catch {
+    env = undefined;
+  }
+  return guardEnv(env ?? {});
+}

@@ -1,0 +1,65 @@
+// Runs an ES module script in a child process with the runtime running the
+// tests, for defects that kill or exit the process (a crash cannot be caught
+// in the test's own process). Scripts import the built dist/ (Node 20 cannot
+// run .ts; the suite's global setup rebuilds it), through `dist(...)`.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export const runtime: 'node' | 'bun' | 'deno' = process.versions.deno ? 'deno' : process.versions.bun ? 'bun' : 'node';
+
+/** `file:` URL of a built module, e.g. `dist('src/shared/json.js')`, as a JS string literal. */
+export function dist(module: string): string {
+  return JSON.stringify(pathToFileURL(path.join(root, 'dist', module)).href);
+}
+
+export interface ChildResult {
+  status: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ChildOptions {
+  env?: Record<string, string | undefined>;
+  /** Deno permission flags; default `-A`. Ignored by Node and Bun. */
+  denoPermissions?: string[];
+  /** Runs the runtime through a shell with this prefix, e.g. `ulimit -n 40;`. */
+  shellPrefix?: string;
+  cwd?: string;
+  /** A command the shell is started through, e.g. `['unshare', '-m']` for a private mount namespace. */
+  launcher?: string[];
+}
+
+export function runChild(source: string, options: ChildOptions = {}): ChildResult {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-child-'));
+  const file = path.join(dir, 'script.mjs');
+  fs.writeFileSync(file, source);
+  const args =
+    runtime === 'deno'
+      ? ['run', ...(options.denoPermissions ?? ['-A']), '--config', path.join(root, 'deno.json'), file]
+      : [file];
+  const env = { ...process.env, ...(options.env ?? {}) };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  const spawnOptions = { encoding: 'utf8' as const, timeout: 120_000, maxBuffer: 64 * 1024 * 1024, env, cwd: options.cwd ?? dir };
+  // Deno's child_process rewrites the arguments of a spawn of its own
+  // executable (adding -A, even when the executable is an argument of a
+  // shell), so permission flags would be lost: Deno children start through a
+  // shell command line that names nothing the rewrite recognises.
+  const shell = options.shellPrefix !== undefined || options.launcher !== undefined || runtime === 'deno';
+  const line = [process.execPath, ...args].map(quote).join(' ');
+  const [launcher, ...launcherArgs] = [...(options.launcher ?? []), '/bin/sh'] as unknown as [string, ...string[]];
+  const child = shell
+    ? spawnSync(launcher, [...launcherArgs, '-c', `${options.shellPrefix ?? ''} exec ${line}`], spawnOptions)
+    : spawnSync(process.execPath, args, spawnOptions);
+  return { status: child.status, signal: child.signal, stdout: child.stdout ?? '', stderr: child.stderr ?? '' };
+}
+
+/** `text` as one POSIX shell word. */
+function quote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
