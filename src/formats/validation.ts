@@ -49,3 +49,19 @@ export function childPath(path: string, key: string | number): string {
   if (typeof key === 'number') return `${path}[${key}]`;
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 }
+
+/** Collects what a validator finds: errors (the input is invalid) and warnings (worth fixing, still valid). */
+export class Findings {
+  readonly errors: ValidationError[] = [];
+  readonly warnings: ValidationError[] = [];
+
+  /** A rule the input must follow is broken. */
+  error(path: string, rule: string, message: string): void {
+    this.errors.push({ path, rule, message });
+  }
+
+  /** Something readers tolerate (a SHOULD, or input a reader repairs). */
+  warn(path: string, rule: string, message: string): void {
+    this.warnings.push({ path, rule, message });
+  }
+}

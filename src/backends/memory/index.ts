@@ -47,6 +47,7 @@ export type {
   ObservabilitySettings,
   OpenTelemetrySettings,
   OtlpEndpointSettings,
+  OtlpDestinationSettings,
   OtlpLogsSettings,
   OtlpTransport,
   OtlpType,

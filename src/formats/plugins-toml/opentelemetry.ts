@@ -27,15 +27,11 @@ export type OtlpTransport = 'http_binary' | 'grpc';
 /** What an ATOF mark becomes in traces: an event on its parent span, or a span of its own. */
 export type MarkProjection = 'event' | 'tool';
 
-/** One trace destination, ready to run. */
-export interface OtlpEndpointSettings {
-  /** Position in `opentelemetry.endpoints`, for messages. */
-  index: number;
-  /** The attribute convention of its spans. */
-  type: OtlpType;
+/** Where and how one OTLP signal is sent (a trace endpoint or the log destination), ready to run. */
+export interface OtlpDestinationSettings {
   /** HTTP protobuf or gRPC. */
   transport: OtlpTransport;
-  /** The URL requests go to (for HTTP, with `/v1/traces` added to a bare origin, as native does). */
+  /** The URL requests go to (for HTTP traces, with `/v1/traces` added to a bare origin, as native does). */
   url: string;
   /** `headers` plus the resolved `header_env` values. */
   headers: Record<string, string>;
@@ -45,18 +41,26 @@ export interface OtlpEndpointSettings {
   serviceNamespace: string | undefined;
   /** The `service.version` resource attribute, when set. */
   serviceVersion: string | undefined;
-  /** The instrumentation scope name spans are reported under. */
+  /** The instrumentation scope name items are reported under. */
   instrumentationScope: string;
   /** Extra resource attributes. */
   resourceAttributes: Record<string, string>;
   /** How long one export may take before it counts as failed. */
   timeoutMillis: number;
-  /** Spans held while waiting for export; beyond it new spans are dropped (and counted). */
+  /** Items held while waiting for export; beyond it new items are dropped (and counted). */
   maxQueueSize: number;
-  /** The most spans sent in one request. */
+  /** The most items sent in one request. */
   maxExportBatchSize: number;
-  /** How long spans wait for a batch to fill before it is sent anyway. */
+  /** How long items wait for a batch to fill before it is sent anyway. */
   scheduledDelayMillis: number;
+}
+
+/** One trace destination, ready to run. */
+export interface OtlpEndpointSettings extends OtlpDestinationSettings {
+  /** Position in `opentelemetry.endpoints`, for messages. */
+  index: number;
+  /** The attribute convention of its spans. */
+  type: OtlpType;
   /** What marks become in this endpoint's traces. */
   markProjection: MarkProjection;
   /** Marks that stay events even when `markProjection` is `'tool'`. */
@@ -68,31 +72,7 @@ export interface OtlpEndpointSettings {
 }
 
 /** One log destination (v4 `[opentelemetry.logs]`): one record per mark. */
-export interface OtlpLogsSettings {
-  /** HTTP protobuf or gRPC. */
-  transport: OtlpTransport;
-  /** The URL requests go to. */
-  url: string;
-  /** `headers` plus the resolved `header_env` values. */
-  headers: Record<string, string>;
-  /** The `service.name` resource attribute. */
-  serviceName: string;
-  /** The `service.namespace` resource attribute, when set. */
-  serviceNamespace: string | undefined;
-  /** The `service.version` resource attribute, when set. */
-  serviceVersion: string | undefined;
-  /** The instrumentation scope name records are reported under. */
-  instrumentationScope: string;
-  /** Extra resource attributes. */
-  resourceAttributes: Record<string, string>;
-  /** How long one export may take before it counts as failed. */
-  timeoutMillis: number;
-  /** Records held while waiting for export; beyond it new records are dropped (and counted). */
-  maxQueueSize: number;
-  /** The most records sent in one request. */
-  maxExportBatchSize: number;
-  /** How long records wait for a batch to fill before it is sent anyway. */
-  scheduledDelayMillis: number;
+export interface OtlpLogsSettings extends OtlpDestinationSettings {
   /** Marks below this severity are not sent. */
   minimumSeverity: number;
 }

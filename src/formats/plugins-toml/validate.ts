@@ -45,6 +45,7 @@ export type {
   MarkProjection,
   OpenTelemetrySettings,
   OtlpEndpointSettings,
+  OtlpDestinationSettings,
   OtlpLogsSettings,
   OtlpTransport,
   OtlpType,

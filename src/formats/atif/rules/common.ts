@@ -12,16 +12,5 @@ export type Obj = Record<string, unknown>;
 /** A non-null, non-array object (the library's one test, `shared/record.ts`). */
 export const isObject = isRecord;
 
-/** Collects errors (the document is invalid under Harbor's rules) and warnings (worth fixing, still valid). */
-export class Report {
-  readonly errors: ValidationError[] = [];
-  readonly warnings: ValidationError[] = [];
-
-  error(path: string, rule: string, message: string): void {
-    this.errors.push({ path, rule, message });
-  }
-
-  warn(path: string, rule: string, message: string): void {
-    this.warnings.push({ path, rule, message });
-  }
-}
+/** What a validator finds (the one collector both validators use). */
+export { Findings as Report } from '../../validation.ts';

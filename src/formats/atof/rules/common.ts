@@ -21,21 +21,7 @@ export interface ValidateAtofOptions {
 
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/** Collects what the rule groups find. */
-export class Findings {
-  readonly errors: ValidationError[] = [];
-  readonly warnings: ValidationError[] = [];
-
-  /** A MUST of the ATOF 0.1 spec is broken. */
-  error(path: string, rule: string, message: string): void {
-    this.errors.push({ path, rule, message });
-  }
-
-  /** Something the spec tells consumers to tolerate (a SHOULD, or input a reader repairs). */
-  warn(path: string, rule: string, message: string): void {
-    this.warnings.push({ path, rule, message });
-  }
-}
+export { Findings } from '../../validation.ts';
 
 /** A non-null, non-array object (the library's one test, `shared/record.ts`). */
 export const isObject = isRecord;
