@@ -42,12 +42,15 @@ import { detectRuntime, type RuntimeName } from '../shared/js-runtime.ts';
 /** Environment variable that overrides the configured backend choice. */
 export const BACKEND_ENV = 'NEMO_RELAY_HOOKS_BACKEND';
 
+/** A backend by name: `auto` picks native on Node when it loads, else memory. */
 export type BackendName = 'auto' | 'native' | 'memory' | 'off';
 
 /** What the host asks for: a backend name, or a backend object to use as is. */
 export type BackendChoice = BackendName | RelayBackend;
 
+/** The backend chosen, and why. */
 export interface ResolvedBackend {
+  /** The backend to record with. */
   backend: RelayBackend;
   /** `native`, `memory`, `off`, or `custom` for a backend object. */
   kind: BackendKind | 'custom';
@@ -57,6 +60,7 @@ export interface ResolvedBackend {
   version?: string;
 }
 
+/** Options of `resolveBackend`. */
 export interface ResolveBackendOptions {
   /** Environment to read `NEMO_RELAY_HOOKS_BACKEND` from. Default: `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;

@@ -31,10 +31,12 @@ export type { PluginCounters } from './status.ts';
 export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './config/settings.ts';
 export type {
   AtofFileMode,
+  DerivedSetting,
   Environment,
   LoadedSettings,
   NemoRelaySettings,
   NemoRelaySettingsOverrides,
   SubagentExportMode,
 } from './config/settings.ts';
+export type { OtlpEnvProtocol, OtlpEnvSettings, OtlpEnvType } from './config/otlp-env.ts';
 export { safeSessionFragment, atifFilePath, UnsafeAtifPathError } from './atif-file.ts';

@@ -35,6 +35,7 @@ import { BackgroundWork } from './work.ts';
 export type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 export type { PluginState, PluginStatus } from './status.ts';
 
+/** Options of `createNemoRelayPlugin`; every field is optional. */
 export interface NemoRelayPluginOptions {
   /** `"auto"` (default), `"native"`, `"memory"`, `"off"`, or a backend object (e.g. `createFakeRelay()`). */
   backend?: BackendChoice;
@@ -74,17 +75,21 @@ export type ExecutionMiddleware = HookHostMiddleware;
  */
 export interface HookHost {
   // `any` payloads: the registry's callbacks are typed per hook, the plugin's handlers take them all.
+  /** Subscribes to a hook; returns the unsubscribe. */
   on(name: HookName, callback: (payload: any) => unknown): () => void;
+  /** Registers execution middleware; returns the unregister. */
   use(kind: 'llm_execution' | 'tool_execution', middleware: HookHostMiddleware): () => void;
 }
 /** @deprecated Use `HookHost`. */
 export type PluginHost = HookHost;
 
+/** The plugin: register it on a hook host, read its status, flush and shut it down. */
 export interface NemoRelayPlugin {
   /** Subscribes every hook (and the execution middlewares when managed execution applies). Returns the unsubscribe. */
   register(host: HookHost): () => void;
   /** Settles when the backend is live and plugins.toml activated (or it has failed open). Never rejects. */
   readonly ready: Promise<void>;
+  /** The backend and why it was chosen, counters, live sessions, open spans and each output's health (kept after shutdown). */
   status(): PluginStatus;
   /** Writes everything recorded so far. Bounded by `timeoutMs`, never rejects. */
   flush(options?: FlushOptions): Promise<void>;
@@ -102,20 +107,35 @@ export interface NemoRelayPlugin {
   installExitHandlers(options?: ShutdownOptions): () => void;
   /** One handler per hook, keyed by hook name. */
   readonly handlers: Readonly<Record<HookName, (payload: object) => void>>;
+  /** The `on_session_start` handler, for hosts that call the plugin directly instead of registering it. */
   onSessionStart(payload: object): void;
+  /** The `on_session_end` handler, for hosts that call the plugin directly instead of registering it. */
   onSessionEnd(payload: object): void;
+  /** The `on_session_finalize` handler, for hosts that call the plugin directly instead of registering it. */
   onSessionFinalize(payload: object): void;
+  /** The `on_session_reset` handler, for hosts that call the plugin directly instead of registering it. */
   onSessionReset(payload: object): void;
+  /** The `pre_llm_call` handler, for hosts that call the plugin directly instead of registering it. */
   onPreLlmCall(payload: object): void;
+  /** The `post_llm_call` handler, for hosts that call the plugin directly instead of registering it. */
   onPostLlmCall(payload: object): void;
+  /** The `pre_api_request` handler, for hosts that call the plugin directly instead of registering it. */
   onPreApiRequest(payload: object): void;
+  /** The `post_api_request` handler, for hosts that call the plugin directly instead of registering it. */
   onPostApiRequest(payload: object): void;
+  /** The `api_request_error` handler, for hosts that call the plugin directly instead of registering it. */
   onApiRequestError(payload: object): void;
+  /** The `pre_tool_call` handler, for hosts that call the plugin directly instead of registering it. */
   onPreToolCall(payload: object): void;
+  /** The `post_tool_call` handler, for hosts that call the plugin directly instead of registering it. */
   onPostToolCall(payload: object): void;
+  /** The `pre_approval_request` handler, for hosts that call the plugin directly instead of registering it. */
   onPreApprovalRequest(payload: object): void;
+  /** The `post_approval_response` handler, for hosts that call the plugin directly instead of registering it. */
   onPostApprovalResponse(payload: object): void;
+  /** The `subagent_start` handler, for hosts that call the plugin directly instead of registering it. */
   onSubagentStart(payload: object): void;
+  /** The `subagent_stop` handler, for hosts that call the plugin directly instead of registering it. */
   onSubagentStop(payload: object): void;
   /** `llm_execution` middleware: managed LLM execution when enabled, else a pass-through. */
   llmExecution(payload: object, next: (payload?: object) => unknown): unknown;

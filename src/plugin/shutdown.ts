@@ -15,11 +15,13 @@ import { errorText } from './work.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 
+/** Options of `shutdown()`. */
 export interface ShutdownOptions {
   /** Upper bound for the whole shutdown. Default 5,000 ms. */
   timeoutMs?: number;
 }
 
+/** Options of `flush()` and `forceFlush()`. */
 export interface FlushOptions {
   /** Upper bound for the flush; what is still pending then goes on in the background. Default 5,000 ms. */
   timeoutMs?: number;

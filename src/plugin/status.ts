@@ -29,10 +29,14 @@ export function emptyCounters(): PluginCounters {
   return { hooks: 0, errors: 0, unmatchedEnds: 0, dropped: 0, evictedSessions: 0, abandonedSpans: 0, queueOverflow: 0 };
 }
 
+/** Where the plugin is in its life: before the first hook, starting the backend, recording, failed open, shutting down, shut down. */
 export type PluginState = 'idle' | 'starting' | 'ready' | 'failed' | 'shutting_down' | 'shutdown';
 
+/** What `plugin.status()` reports. */
 export interface PluginStatus {
+  /** The plugin's state. */
   state: PluginState;
+  /** The backend recording, why it was chosen (one sentence, naming a fix when native could not load) and its version. */
   backend: { kind: string; reason: string; version?: string };
   /** Live sessions. */
   sessions: number;
@@ -40,12 +44,14 @@ export interface PluginStatus {
   openSpans: { llm: number; tool: number };
   /** Hooks waiting for the backend or the plugins.toml activation. */
   queuedHooks: number;
+  /** What the plugin counted: hooks, errors, unmatched ends, drops, evictions. */
   counters: PluginCounters & {
     /** Events the backend produced (hook calls when the backend does not count). */
     events: number;
   };
   /** Files being written, with their health. */
   outputs: OutputHealth[];
+  /** The plugins.toml document: its path, whether it is active (and with dynamic plugins), and what its activation reported. */
   pluginConfig: { path: string; active: boolean; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
   /** Problems found in the settings (environment and plugins.toml). */
   diagnostics: ConfigDiagnostic[];

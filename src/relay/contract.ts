@@ -135,6 +135,7 @@ export interface LlmEndOptions {
    * `error.type` only.
    */
   status?: 'ok' | 'error';
+  /** Merged over the start metadata on the end event. */
   metadata?: unknown;
   /** Event time in epoch microseconds; default: now. */
   timestampUs?: number;

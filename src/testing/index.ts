@@ -6,3 +6,5 @@
 
 export { createFakeRelay } from './fake-relay.ts';
 export type { FakeCall, FakeHandle, FakeOperation, FakeRelay, FakeRelayOptions } from './fake-relay.ts';
+/** The contract a fake relay implements, and the report its plugins.toml activation returns. */
+export type { PluginConfigReport, RelayBackend } from '../relay/contract.ts';

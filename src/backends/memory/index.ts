@@ -66,3 +66,21 @@ export {
   PluginActivationConflictError,
   RelayError,
 } from './errors.ts';
+/** The contract types the memory relay's API is written in. */
+export type {
+  AtofMode,
+  BackendStats,
+  ConfigDiagnostic,
+  Json,
+  JsonObject,
+  ManagedLlmCall,
+  ManagedLlmOptions,
+  ManagedToolCall,
+  ManagedToolOptions,
+  OutputHealth,
+  PluginConfigActivation,
+  PluginConfigReport,
+  RelayBackend,
+} from '../../relay/contract.ts';
+export type { AtofSubscriber } from '../../formats/atof/types.ts';
+export type { LogFunction, LoggerLike } from '../../shared/logger.ts';

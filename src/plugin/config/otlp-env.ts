@@ -12,7 +12,9 @@
 
 import type { ConfigDiagnostic, JsonObject } from '../../relay/contract.ts';
 
+/** The attribute convention of the env-configured OTLP endpoint. */
 export type OtlpEnvType = 'full' | 'gen_ai' | 'openinference';
+/** The wire protocol of the env-configured OTLP endpoint (`OTEL_EXPORTER_OTLP_PROTOCOL`). */
 export type OtlpEnvProtocol = 'http/protobuf' | 'grpc';
 
 /** The OTLP part of the plugin settings. */

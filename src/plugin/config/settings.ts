@@ -30,7 +30,9 @@ import {
   type OtlpEnvSettings,
 } from './otlp-env.ts';
 
+/** How the env ATOF file is opened: appended to, or written afresh. */
 export type AtofFileMode = 'append' | 'overwrite';
+/** Whether subagents' trajectories are only embedded in their parent's file, or also written to files of their own. */
 export type SubagentExportMode = 'embedded' | 'all';
 
 /** The resolved settings the plugin runs with (OTLP: see `otlp-env.ts`). */
@@ -43,6 +45,7 @@ export interface NemoRelaySettings extends OtlpEnvSettings {
   dynamicPlugins: DynamicPluginSpec[];
   /** True when `plugins.toml` enables the `adaptive` component. */
   adaptiveEnabled: boolean;
+  /** The `adaptive` component's `mode`, empty when it has none. */
   adaptiveMode: string;
   /** `HERMES_NEMO_RELAY_ATOF_ENABLED` */
   atofEnabled: boolean;
@@ -69,11 +72,15 @@ export interface NemoRelaySettings extends OtlpEnvSettings {
 }
 
 /** Settings derived from plugins.toml, which a host cannot override. */
-const DERIVED_SETTINGS = ['pluginsConfig', 'dynamicPlugins', 'adaptiveEnabled', 'adaptiveMode'] as const;
+const DERIVED_SETTINGS = ['pluginsConfig', 'dynamicPlugins', 'adaptiveEnabled', 'adaptiveMode'] as const satisfies readonly DerivedSetting[];
+
+/** The settings read from plugins.toml, which overrides cannot set. */
+export type DerivedSetting = 'pluginsConfig' | 'dynamicPlugins' | 'adaptiveEnabled' | 'adaptiveMode';
 
 /** Typed overrides accepted by `createNemoRelayPlugin({ settings })`. */
-export type NemoRelaySettingsOverrides = Partial<Omit<NemoRelaySettings, (typeof DERIVED_SETTINGS)[number]>>;
+export type NemoRelaySettingsOverrides = Partial<Omit<NemoRelaySettings, DerivedSetting>>;
 
+/** The settings with no environment and no overrides. */
 export const DEFAULT_SETTINGS: Readonly<NemoRelaySettings> = Object.freeze({
   pluginsTomlPath: '',
   pluginsConfig: null,
@@ -118,8 +125,11 @@ const FALSY = new Set(['', '0', 'false', 'no', 'off']);
 
 export type { Environment } from '../../shared/env.ts';
 
+/** What `loadSettings` returns. */
 export interface LoadedSettings {
+  /** The settings the plugin runs with. */
   settings: NemoRelaySettings;
+  /** What was wrong with the environment, the overrides or plugins.toml (each one fell back to a default). */
   diagnostics: ConfigDiagnostic[];
 }
 
