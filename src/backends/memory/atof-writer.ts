@@ -51,43 +51,16 @@
  * @module
  */
 
-import * as nodeFs from 'node:fs';
 import path from 'node:path';
 import { Buffer } from 'node:buffer';
 import type { AtofMode, OutputHealth } from '../../relay/contract.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { atExit } from '../../shared/exit-hook.ts';
-import { makeDirectory } from '../../shared/directory.ts';
-import { openNoFollow } from '../../shared/safe-path.ts';
+import { AtofFile, NODE_WRITER_FS, type WriterFs } from './atof-file.ts';
 import { LineBuilder, type LineOwner } from './encode/line-buffer.ts';
 
-/** The file operations the writer uses; injectable so tests can simulate a failing disk. */
-export interface WriterFs {
-  mkdirSync(path: string, options: { recursive: true }): unknown;
-  /** `flags` is `'a+'`: append, read, create; never through a link. */
-  openSync(path: string, flags: string): number;
-  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
-  ftruncateSync(fd: number, length: number): void;
-  fstatSync(fd: number): { size: number; ino?: number | bigint; dev?: number | bigint; nlink?: number | bigint };
-  closeSync(fd: number): void;
-  /** Identity of the file now at `path`; defaults to Node's. */
-  statSync?(path: string): { ino?: number | bigint; dev?: number | bigint };
-  /** Positioned read; defaults to Node's. */
-  readSync?(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
-}
-
-/** Node's file operations, with folder creation that cannot hang on /proc-like paths. */
-const NODE_WRITER_FS: WriterFs = {
-  mkdirSync: (folder) => makeDirectory(folder),
-  openSync: (file, flags) => (flags === 'a+' ? openNoFollow(file, 'append', { read: true }) : nodeFs.openSync(file, flags)),
-  writeSync: (fd, buffer, offset, length) => nodeFs.writeSync(fd, buffer, offset, length),
-  ftruncateSync: (fd, length) => nodeFs.ftruncateSync(fd, length),
-  fstatSync: (fd) => nodeFs.fstatSync(fd),
-  closeSync: (fd) => nodeFs.closeSync(fd),
-  statSync: (file) => nodeFs.statSync(file),
-  readSync: (fd, buffer, offset, length, position) => nodeFs.readSync(fd, buffer, offset, length, position),
-};
+export type { WriterFs } from './atof-file.ts';
 
 export interface AtofFileWriterOptions {
   path: string;
@@ -115,19 +88,16 @@ const DEFAULT_MAX_BUFFERED = 16 * 1024 * 1024;
 const DEFAULT_FLUSH_DELAY_MS = 200;
 /** Longest wait between retries after failures. */
 const MAX_RETRY_DELAY_MS = 5000;
-const NEWLINE = new Uint8Array([0x0a]);
 
 export class AtofFileWriter implements LineOwner {
   readonly path: string;
   private readonly mode: AtofMode;
   private readonly logger: Logger;
-  private readonly fs: WriterFs;
+  private readonly file: AtofFile;
   private readonly highWater: number;
   private readonly maxBuffered: number;
   private readonly flushDelayMs: number;
 
-  private fd: number | null = null;
-  private opened = false;
   /**
    * The staging buffer: `stagedLines` whole lines up to `stage.start`, and
    * after it the line being written through `beginLine`, if one is open.
@@ -144,38 +114,28 @@ export class AtofFileWriter implements LineOwner {
   private backlogLines = 0;
   /** Bytes of a chunk that was written part-way and could not be rolled back. */
   private carry: Uint8Array | null = null;
-  /** File size up to the end of the last complete line this writer wrote. */
-  private offset = 0;
   private timer: unknown = null;
   private readonly removeExitTask: () => void;
   private closed = false;
   private failing = false;
-  /** The file ends with a fragment of a line: the next write starts with a newline. */
-  private fragment = false;
-  /** Identity of the open file, to notice it being deleted or replaced. */
-  private identity: { dev: number | bigint; ino: number | bigint } | null = null;
   /** Consecutive failed flushes, for the retry backoff. */
   private failures = 0;
-  private tornLines = 0;
-  private reopens = 0;
 
-  private bytes = 0;
   private errors = 0;
   private dropped = 0;
-  private lastWrite: string | null = null;
   private lastError: string | undefined;
 
   constructor(options: AtofFileWriterOptions) {
     this.path = path.resolve(options.path);
     this.mode = options.mode;
     this.logger = options.logger;
-    this.fs = options.fs ?? NODE_WRITER_FS;
+    this.file = new AtofFile(this.path, this.mode, options.fs ?? NODE_WRITER_FS, this.logger, (error) => this.recordError(error));
     this.highWater = options.highWaterChars ?? DEFAULT_HIGH_WATER;
     this.maxBuffered = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED;
     this.flushDelayMs = options.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS;
     // Open (and for overwrite, truncate) now, as native's exporter does, so
     // a misconfigured path shows up at registration rather than later.
-    this.open();
+    this.file.open();
     this.removeExitTask = atExit(() => this.flushSync());
   }
 
@@ -255,9 +215,8 @@ export class AtofFileWriter implements LineOwner {
   flushSync(): boolean {
     this.cancelTimer();
     if (this.carry === null && this.backlogLines === 0 && this.stagedLines === 0) return true;
-    if (this.fd === null && !this.open()) return this.afterFailure();
-    if (!this.stillOurFile() && !this.open()) return this.afterFailure();
-    if (this.mode === 'append') this.checkEnd();
+    if (!this.file.ready()) return this.afterFailure();
+    if (this.mode === 'append') this.file.checkEnd();
     if (this.carry !== null) {
       const rest = this.carry;
       this.carry = null;
@@ -302,14 +261,7 @@ export class AtofFileWriter implements LineOwner {
       safeLog(this.logger, 'error', `ATOF file ${this.path}: ${lost} line(s) could not be written before close`);
     }
     this.stage = null;
-    if (this.fd !== null) {
-      try {
-        this.fs.closeSync(this.fd);
-      } catch (error) {
-        this.recordError(error);
-      }
-      this.fd = null;
-    }
+    this.file.close();
   }
 
   get isClosed(): boolean {
@@ -320,14 +272,14 @@ export class AtofFileWriter implements LineOwner {
     const health: OutputHealth = {
       kind: 'atof',
       path: this.path,
-      lastWrite: this.lastWrite,
-      bytes: this.bytes,
+      lastWrite: this.file.lastWrite,
+      bytes: this.file.bytes,
       errors: this.errors,
     };
     if (this.lastError !== undefined) health.lastError = this.lastError;
     if (this.dropped > 0) health.dropped = this.dropped;
-    if (this.tornLines > 0) health.tornLines = this.tornLines;
-    if (this.reopens > 0) health.reopens = this.reopens;
+    if (this.file.tornLines > 0) health.tornLines = this.file.tornLines;
+    if (this.file.reopens > 0) health.reopens = this.file.reopens;
     return health;
   }
 
@@ -336,174 +288,11 @@ export class AtofFileWriter implements LineOwner {
     return this.dropped;
   }
 
-  private open(): boolean {
-    const previous = this.fd;
-    this.fd = null;
-    this.identity = null;
-    if (previous !== null) {
-      try {
-        this.fs.closeSync(previous);
-      } catch {
-        // The old descriptor is being replaced; its close error says nothing about the new file.
-      }
-    }
-    try {
-      this.fs.mkdirSync(path.dirname(this.path), { recursive: true });
-      const fd = this.fs.openSync(this.path, 'a+');
-      let stat = this.fs.fstatSync(fd);
-      let size = stat.size;
-      // Overwrite truncates once, on the first successful open; later
-      // re-opens after a failure must not erase what was written since. An
-      // empty file is left alone: on ext4 a truncate to zero makes the
-      // final close start writing back everything written since (its
-      // auto_da_alloc safeguard), ~5% of a long run's time.
-      if (this.mode === 'overwrite' && !this.opened && size > 0) {
-        this.fs.ftruncateSync(fd, 0);
-        size = 0;
-      }
-      this.offset = size;
-      this.fd = fd;
-      this.opened = true;
-      if (stat.ino !== undefined && stat.dev !== undefined) this.identity = { dev: stat.dev, ino: stat.ino };
-      const last = size > 0 && !this.fragment ? this.lastByte(fd, size) : 0x0a;
-      if (last !== 0x0a && last !== -1) {
-        // An earlier writer was cut mid-line (kill -9, full disk): start on a fresh line.
-        this.fragment = true;
-        this.tornLines++;
-        safeLog(this.logger, 'warn', `ATOF file ${this.path} ends with a torn line (an earlier writer was cut off); it is ended before the next line`);
-      }
-      return true;
-    } catch (error) {
-      this.recordError(error);
-      return false;
-    }
-  }
-
-  /**
-   * In a shared append-mode file another writer may have been cut off
-   * mid-line since the last write: look at the last byte before appending.
-   */
-  private checkEnd(): void {
-    let size: number;
-    try {
-      size = this.fs.fstatSync(this.fd!).size;
-    } catch {
-      return;
-    }
-    if (size === 0) return;
-    const last = this.lastByte(this.fd!, size);
-    if (last === -1) return;
-    const torn = last !== 0x0a;
-    if (torn && !this.fragment) {
-      this.tornLines++;
-      safeLog(this.logger, 'warn', `ATOF file ${this.path} ends with a torn line (another writer was cut off); it is ended before the next line`);
-    }
-    this.fragment = torn;
-  }
-
-  /** The last byte of the open file, or -1 when it cannot be read. */
-  private lastByte(fd: number, size: number): number {
-    const one = new Uint8Array(1);
-    try {
-      const read = this.fs.readSync ?? nodeFs.readSync;
-      return read(fd, one, 0, 1, size - 1) === 1 ? one[0]! : -1;
-    } catch {
-      return -1;
-    }
-  }
-
-  /**
-   * False when the file at the path is no longer the open one (deleted,
-   * or replaced by a rename), which is then counted and reported; the
-   * caller reopens. True when it is, or when identity is unknown.
-   */
-  private stillOurFile(): boolean {
-    const identity = this.identity;
-    if (identity === null) return true;
-    let reason: string | null = null;
-    try {
-      const open = this.fs.fstatSync(this.fd!);
-      if (open.nlink !== undefined && Number(open.nlink) === 0) reason = 'was deleted while open';
-      else {
-        const now = (this.fs.statSync ?? nodeFs.statSync)(this.path);
-        if (now.ino !== identity.ino || now.dev !== identity.dev) reason = 'was replaced while open';
-      }
-    } catch (error) {
-      reason = (error as { code?: unknown }).code === 'ENOENT' ? 'was deleted while open' : null;
-    }
-    if (reason === null) return true;
-    this.reopens++;
-    this.recordError(new Error(`${reason}; reopened (lines written to it before this check are not in the file)`));
-    return false;
-  }
-
-  /**
-   * Writes one chunk of whole lines. `'ok'`: all written. `'retry'`: nothing
-   * of it is in the file (never written, or rolled back). `'carry'`: part is
-   * in the file and the rest is in `this.carry`.
-   */
+  /** `file.write`, with a torn chunk's rest kept as the carry. */
   private writeChunk(chunk: Uint8Array): 'ok' | 'retry' | 'carry' {
-    const fd = this.fd!;
-    // After a torn line, the newline that ends it goes out in the same write as the lines.
-    const ending = this.fragment;
-    const bytes = ending ? concat(NEWLINE, chunk) : chunk;
-    const lead = ending ? 1 : 0;
-    let written = 0;
-    try {
-      while (written < bytes.length) {
-        const n = this.fs.writeSync(fd, bytes, written, bytes.length - written);
-        if (n <= 0) throw new Error(`write returned ${n}`);
-        written += n;
-        if (written < bytes.length) this.fragment = true;
-      }
-    } catch (error) {
-      this.recordError(error);
-      if (written === 0) return 'retry';
-      if (this.mode === 'append') return this.tornInShared(chunk, written - lead);
-      try {
-        this.fs.ftruncateSync(fd, this.offset);
-        if (!ending) this.fragment = false;
-        return 'retry';
-      } catch (truncateError) {
-        this.recordError(truncateError);
-        this.offset += written;
-        this.bytes += written;
-        // The carried rest completes the torn line: no newline goes before it.
-        this.fragment = false;
-        this.carry = bytes.subarray(written);
-        return 'carry';
-      }
-    }
-    this.fragment = false;
-    this.offset += written;
-    this.bytes += written;
-    this.lastWrite = new Date().toISOString();
-    return 'ok';
-  }
-
-  /**
-   * A write to a shared append-mode file stopped after `written` bytes of
-   * `chunk` (negative: not even the leading newline). Never truncates: the
-   * whole lines stay, the torn line's fragment is ended by the next write,
-   * and the torn line is written again whole (it is in the carry).
-   */
-  private tornInShared(chunk: Uint8Array, written: number): 'retry' | 'carry' {
-    if (written <= 0) {
-      // Only (part of) the ending newline made it; nothing of the chunk did.
-      this.fragment = written < 0;
-      return 'retry';
-    }
-    const whole = chunk.lastIndexOf(0x0a, written - 1) + 1;
-    this.bytes += written;
-    this.offset += written;
-    if (whole < written) {
-      this.fragment = true;
-      this.tornLines++;
-      safeLog(this.logger, 'warn', `ATOF file ${this.path}: a write stopped mid-line; the fragment is ended and the line written again`);
-    } else {
-      this.fragment = false;
-    }
-    this.carry = chunk.subarray(whole);
+    const outcome = this.file.write(chunk);
+    if (typeof outcome === 'string') return outcome;
+    this.carry = outcome;
     return 'carry';
   }
 
@@ -634,13 +423,6 @@ export class AtofFileWriter implements LineOwner {
       this.timer = null;
     }
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
 }
 
 /** Lets a timer not keep the process alive, in Node, Bun and Deno. */
