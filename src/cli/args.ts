@@ -114,11 +114,6 @@ export function stringFlag(args: ParsedArgs, name: string, fallback?: string): s
   return args.strings.get(name)?.[0] ?? fallback;
 }
 
-/** Every value of a repeatable string flag. */
-function stringFlags(args: ParsedArgs, name: string): string[] {
-  return args.strings.get(name) ?? [];
-}
-
 export function booleanFlag(args: ParsedArgs, name: string): boolean {
   return args.booleans.has(name);
 }

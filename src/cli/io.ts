@@ -90,9 +90,3 @@ export function formatDuration(micros: number): string {
   return `${minutes}m ${String(Math.round(s - minutes * 60)).padStart(2, '0')}s`;
 }
 
-/** A byte count as `512 B`, `12.0 KiB`, `3.4 MiB`. */
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}

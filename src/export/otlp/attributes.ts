@@ -92,12 +92,6 @@ function keyOf(keys: Map<string, string>, prefix: string, key: string): string {
   return full;
 }
 
-/** JSON text of a payload (strings stay as they are), for `input.value`-style attributes. */
-function textOf(value: Json | undefined): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
 export function objectOf(value: Json | undefined): { [key: string]: Json } | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : null;
 }

@@ -98,10 +98,6 @@ export const isStart = (event: ConvEvent): boolean => event.phase === 'start';
 export const isAgentScope = (event: ConvEvent): boolean => event.category === 'agent';
 export const isLlm = (event: ConvEvent): boolean => event.category === 'llm';
 
-function isScope(event: ConvEvent, phase: 'start' | 'end', category: string): boolean {
-  return event.kind === 'scope' && event.phase === phase && event.category === category;
-}
-
 export function metadataString(event: ConvEvent, key: string): string | undefined {
   const value = asObject(event.metadata)?.[key];
   return typeof value === 'string' ? value : undefined;
