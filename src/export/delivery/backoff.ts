@@ -1,7 +1,6 @@
 /**
- * Retry timing of the OTLP pipeline: how long to wait before a batch is
- * sent again (exponential backoff with jitter, or the server's
- * `Retry-After`). The stream and storage queues keep theirs in `queue.ts`.
+ * Retry timing of the remote outputs (the OTLP pipeline and the stream and
+ * storage queues): how long to wait before an item is sent again.
  *
  * @module
  */
@@ -18,12 +17,18 @@ const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({ maxRetries: 4, 
 /**
  * The wait before retry number `attempt` (1-based): the server's
  * `Retry-After` when given (capped by `maxDelayMs`), else exponential
- * backoff with ±20% jitter.
+ * backoff, half fixed and half random, so that clients that failed together
+ * do not retry together. The one formula of every remote output.
  */
-export function backoffDelay(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF, retryAfterMs?: number, random = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  policy: Pick<BackoffPolicy, 'initialDelayMs' | 'maxDelayMs'> = DEFAULT_BACKOFF,
+  retryAfterMs?: number,
+  random = Math.random,
+): number {
   if (retryAfterMs !== undefined) return Math.min(Math.max(0, retryAfterMs), policy.maxDelayMs);
   const base = Math.min(policy.initialDelayMs * 2 ** Math.max(0, attempt - 1), policy.maxDelayMs);
-  return Math.round(base * (0.8 + 0.4 * random()));
+  return base / 2 + random() * (base / 2);
 }
 
 /** A timer that never keeps the process alive. */

@@ -12,6 +12,7 @@
  */
 
 import { DeliveryClosedError, DeliveryError, describeFailure } from './errors.ts';
+import { backoffDelay } from './backoff.ts';
 
 export interface RetryPolicy {
   /** Tries per item, the first included. */
@@ -191,11 +192,7 @@ class Queue<T> implements DeliveryQueue<T> {
 
   /** Exponential backoff with jitter, or the destination's Retry-After, capped. */
   private delayFor(attempt: number, error: DeliveryError): number {
-    const { initialDelayMs, maxDelayMs } = this.retry;
-    if (error.retryAfterMs !== undefined) return Math.min(maxDelayMs, Math.max(0, error.retryAfterMs));
-    const base = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1));
-    // Half fixed, half random: many clients that failed together do not retry together.
-    return base / 2 + Math.random() * (base / 2);
+    return backoffDelay(attempt, this.retry, error.retryAfterMs);
   }
 
   private dropRemaining(error: unknown): void {
