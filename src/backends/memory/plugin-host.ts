@@ -50,7 +50,7 @@ import { activationError, validatePluginConfig, type AtifSettings } from '../../
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
 import { eventObjectListener, type RelayCore } from './plug-in.ts';
-import { otlpHubOf } from '../../export/otlp/index.ts';
+import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 
@@ -68,6 +68,24 @@ export interface MemoryPluginActivation extends PluginConfigActivation {
   /** Whether the activation still runs (false once closed). */
   readonly isActive: boolean;
 }
+
+/**
+ * The relay's remote outputs (OTLP destinations, stream sinks, ATIF
+ * storage), which outlive each activation: the relay reaches them through
+ * these, and only once this module is loaded (by the first activation), so
+ * a relay that never reads a plugins.toml never loads the senders.
+ */
+export const remoteOutputs = {
+  async flush(core: RelayCore): Promise<void> {
+    await Promise.all([remoteOutputsOf(core).flush(), existingOtlpHub(core)?.flush()]);
+  },
+  async shutdown(core: RelayCore): Promise<void> {
+    await existingOtlpHub(core)?.shutdown();
+  },
+  outputs(core: RelayCore): OutputHealth[] {
+    return [...(existingOtlpHub(core)?.outputs() ?? []), ...remoteOutputsOf(core).outputs()];
+  },
+};
 
 /**
  * Validates `document` and starts its observability component. Throws

@@ -63,9 +63,28 @@ import { MemoryRelayCore, safeClock } from './core.ts';
 import { executeLlm, executeTool } from './managed.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
 import { createAtifExporter } from './atif-exporter.ts';
-import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
-import { existingOtlpHub } from '../../export/otlp/index.ts';
-import { remoteOutputsOf } from './remote-outputs.ts';
+import type { PluginHost } from './plugin-host.ts';
+
+/**
+ * The plugins.toml machinery (its validator, the OTLP, stream and storage
+ * senders with node:http/https) loads with the first activation: a host
+ * that records through settings, or only imports the package, never pays
+ * for it. Set once loaded; until then the relay has no remote outputs.
+ */
+let pluginHostModule: typeof import('./plugin-host.ts') | undefined;
+let pluginHostLoading: Promise<typeof import('./plugin-host.ts')> | undefined;
+
+function loadPluginHost(): Promise<typeof import('./plugin-host.ts')> {
+  pluginHostLoading ??= import('./plugin-host.ts').then(
+    (module) => (pluginHostModule = module),
+    (error: unknown) => {
+      // Not cached: the next activation tries again.
+      pluginHostLoading = undefined;
+      throw error;
+    },
+  );
+  return pluginHostLoading;
+}
 
 /** Options of `createMemoryRelay`. */
 export interface MemoryRelayOptions {
@@ -122,6 +141,8 @@ class MemoryRelayBackend implements MemoryRelay {
   readonly kind = 'memory' as const;
   private readonly core: MemoryRelayCore;
   private pluginHost: PluginHost | null = null;
+  /** An activation is between its call and its host (the plugin-host module is loading). */
+  private activating = false;
 
   constructor(options?: MemoryRelayOptions) {
     this.core = new MemoryRelayCore(adaptLogger(options?.logger), safeClock(options?.clock));
@@ -257,12 +278,18 @@ class MemoryRelayBackend implements MemoryRelay {
   }
 
   async initializePluginConfig(document: JsonObject, options?: PluginConfigOptions): Promise<PluginConfigActivation> {
-    if (this.pluginHost !== null) throw new PluginActivationBusyError();
-    const host = activatePluginConfig(this.core, document, options, () => {
-      if (this.pluginHost === host) this.pluginHost = null;
-    });
-    this.pluginHost = host;
-    return host.activation;
+    if (this.pluginHost !== null || this.activating) throw new PluginActivationBusyError();
+    this.activating = true;
+    try {
+      const { activatePluginConfig } = pluginHostModule ?? (await loadPluginHost());
+      const host = activatePluginConfig(this.core, document, options, () => {
+        if (this.pluginHost === host) this.pluginHost = null;
+      });
+      this.pluginHost = host;
+      return host.activation;
+    } finally {
+      this.activating = false;
+    }
   }
 
   // ---- lifecycle and health ------------------------------------------------------
@@ -271,7 +298,7 @@ class MemoryRelayBackend implements MemoryRelay {
     for (const writer of this.core.delivery.writers) writer.flushSync();
     // Remote outputs: what is queued goes out (each destination within its timeout_millis), so that
     // flush() / forceFlush() means the same for an OTLP collector as for a file.
-    await Promise.all([remoteOutputsOf(this.core).flush(), existingOtlpHub(this.core)?.flush()]);
+    await pluginHostModule?.remoteOutputs.flush(this.core);
   }
 
   async shutdown(): Promise<void> {
@@ -291,7 +318,7 @@ class MemoryRelayBackend implements MemoryRelay {
     delivery.writers.clear();
     delivery.lineSinks = [];
     // The OTLP destinations are keyed by the core the plugins.toml activation was given.
-    await existingOtlpHub(this.core)?.shutdown();
+    await pluginHostModule?.remoteOutputs.shutdown(this.core);
   }
 
   stats(): MemoryRelayStats {
@@ -313,8 +340,7 @@ class MemoryRelayBackend implements MemoryRelay {
     if (this.pluginHost !== null) {
       for (const health of this.pluginHost.outputs()) if (health.kind !== 'atof') out.push(health);
     }
-    out.push(...(existingOtlpHub(this.core)?.outputs() ?? []));
-    out.push(...remoteOutputsOf(this.core).outputs());
+    if (pluginHostModule !== undefined) out.push(...pluginHostModule.remoteOutputs.outputs(this.core));
     return out;
   }
 }
