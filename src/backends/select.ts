@@ -155,7 +155,7 @@ async function tryNative(options: ResolveBackendOptions, logger: Logger): Promis
 }
 
 async function loadNative(logger: Logger, attempt = 0): Promise<RelayBackend> {
-  const { loadNativeRelay } = await ownModule('../../native/index', attempt, () => import('../../native/index.ts'));
+  const { loadNativeRelay } = await ownModule('native/index', attempt, () => import('../../native/index.ts'));
   return loadNativeRelay({ logger });
 }
 
@@ -175,26 +175,41 @@ async function ownModule<T>(specifier: string, attempt: number, first: () => Pro
   }
 }
 
-function ownFileExists(specifier: string): boolean {
-  try {
-    const here = new URL(import.meta.url);
-    const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
-    return existsSync(fileURLToPath(new URL(`${specifier}${extension}`, here)));
-  } catch {
-    return false;
-  }
+function ownFileExists(fromRoot: string): boolean {
+  return packageModuleUrl(fromRoot) !== null;
 }
 
 /**
  * Imports a module again after a passing fault. Node caches a failed
  * dynamic import (EMFILE while opening the file) for good, so a retry of
  * the same specifier fails forever: a query makes it a new module record.
- * The extension is this module's own (.ts from source, .js from dist/).
  */
-async function reimport<T>(specifier: string, attempt: number): Promise<T> {
-  const here = new URL(import.meta.url);
-  const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
-  return (await import(new URL(`${specifier}${extension}?retry=${attempt}`, here).href)) as T;
+async function reimport<T>(fromRoot: string, attempt: number): Promise<T> {
+  const url = packageModuleUrl(fromRoot);
+  if (url === null) throw new Error(`cannot find this package's ${fromRoot} module next to ${import.meta.url}`);
+  return (await import(`${url.href}?retry=${attempt}`)) as T;
+}
+
+/**
+ * The URL of one of this package's modules, by its path from the package
+ * root (`native/index`), with this module's own extension (.ts from
+ * source, .js from dist/). Found by walking up from this code, which sits
+ * in `src/backends/` in the sources and in a chunk of `dist/` when bundled.
+ */
+function packageModuleUrl(fromRoot: string): URL | null {
+  try {
+    const here = new URL(import.meta.url);
+    const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
+    let folder = new URL('.', here);
+    for (let depth = 0; depth < 4; depth++) {
+      const candidate = new URL(`${fromRoot}${extension}`, folder);
+      if (existsSync(fileURLToPath(candidate))) return candidate;
+      folder = new URL('..', folder);
+    }
+  } catch {
+    // Not a file: URL (a bundle of the host's own): the first import is all there is.
+  }
+  return null;
 }
 
 /** Logs each retry of a step that failed with a passing fault (EMFILE at the first hook). */

@@ -136,7 +136,7 @@ describe('toJson', () => {
 describe('toJson bounds work and size for any input', () => {
   it('keeps a sparse array with a length of four billion bounded (in a child process: it used to exhaust memory)', () => {
     const result = runChild(`
-      import { toJson } from ${dist('src/shared/json.js')};
+      import { toJson } from ${dist('src/index.js')};
       const a = []; a[2 ** 32 - 2] = 1;
       const out = toJson({ payload: a, nested: [[a]] });
       const text = JSON.stringify(out);

@@ -15,10 +15,10 @@ export default function setup(): void {
   if (result.status !== 0) {
     console.warn(`[build-dist] tsc reported errors; dist/ was still emitted:\n${result.stdout}${result.stderr}`);
   }
-  // The same one-module ./hooks entry that `npm run build` makes, so the package tests see what users load.
+  // The same bundled entries that `npm run build` makes, so the package tests see what users load.
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const bundle = spawnSync(npm, ['run', '--silent', 'build:hooks-entry'], { cwd: root, encoding: 'utf8' });
+  const bundle = spawnSync(npm, ['run', '--silent', 'build:bundle'], { cwd: root, encoding: 'utf8' });
   if (bundle.error || bundle.status !== 0) {
-    throw new Error(`could not bundle the ./hooks entry: ${bundle.error?.message ?? `${bundle.stdout}${bundle.stderr}`}`);
+    throw new Error(`could not bundle dist/: ${bundle.error?.message ?? `${bundle.stdout}${bundle.stderr}`}`);
   }
 }

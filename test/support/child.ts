@@ -12,7 +12,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 export const runtime: 'node' | 'bun' | 'deno' = process.versions.deno ? 'deno' : process.versions.bun ? 'bun' : 'node';
 
-/** `file:` URL of a built module, e.g. `dist('src/shared/json.js')`, as a JS string literal. */
+/** `file:` URL of a built module, e.g. `dist('src/index.js')`, as a JS string literal. */
 export function dist(module: string): string {
   return JSON.stringify(pathToFileURL(path.join(root, 'dist', module)).href);
 }
