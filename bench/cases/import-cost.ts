@@ -6,8 +6,10 @@
  * Each sample is a fresh child process of the same runtime that times one
  * dynamic `import()` of the target (and nothing else); targets are
  * interleaved round by round and each figure is the median of per-round
- * ratios. Node imports the built `dist/` (what npm users load); Bun and Deno
- * import the `.ts` sources, as they would from the package's source files.
+ * ratios. Every runtime imports the built `dist/` (what `npm install` gives
+ * Node, Bun and Deno users alike: one bundled module per entry); Bun and
+ * Deno also time the `.ts` sources (what a Deno user importing the
+ * sources, or a Bun user running them, loads), reported beside the goal.
  *
  * @module
  */
@@ -22,14 +24,20 @@ import { CaseReport, figure, iterations, median, runtime } from '../harness.ts';
 const report = new CaseReport('import-cost', 'Import cost of the entry points, fresh process');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, runtime.name === 'node' ? '../../../..' : '../..');
-const ext = runtime.name === 'node' ? '.js' : '.ts';
-const base = runtime.name === 'node' ? path.join(root, 'dist') : root;
+const dist = path.join(root, 'dist');
+const fromSource = runtime.name !== 'node';
 
 const targets = {
-  hooks: pathToFileURL(path.join(base, 'src/hooks/index' + ext)).href,
-  main: pathToFileURL(path.join(base, 'src/index' + ext)).href,
+  hooks: pathToFileURL(path.join(dist, 'src/hooks/index.js')).href,
+  main: pathToFileURL(path.join(dist, 'src/index.js')).href,
   otelApi: '@opentelemetry/api',
-} as const;
+  ...(fromSource
+    ? {
+        hooksSource: pathToFileURL(path.join(root, 'src/hooks/index.ts')).href,
+        mainSource: pathToFileURL(path.join(root, 'src/index.ts')).href,
+      }
+    : {}),
+} as Record<'hooks' | 'main' | 'otelApi' | 'hooksSource' | 'mainSource', string>;
 type Target = keyof typeof targets;
 
 const warmDir = mkdtempSync(path.join(os.tmpdir(), 'import-cost-'));
@@ -52,23 +60,39 @@ function sample(target: Target): number {
 }
 
 const ROUNDS = iterations(15, 2);
-const order: Target[] = ['hooks', 'main', 'otelApi'];
+const order: Target[] = fromSource ? ['hooks', 'main', 'otelApi', 'hooksSource', 'mainSource'] : ['hooks', 'main', 'otelApi'];
 for (const t of order) sample(t); // warm the file-system cache and the runtimes' compile caches
-const times: Record<Target, number[]> = { hooks: [], main: [], otelApi: [] };
+const times: Record<Target, number[]> = { hooks: [], main: [], otelApi: [], hooksSource: [], mainSource: [] };
 const hooksOverApi: number[] = [];
 const mainOverApi: number[] = [];
+const sourceOverApi: { hooks: number[]; main: number[] } = { hooks: [], main: [] };
 for (let round = 0; round < ROUNDS; round++) {
-  const rotated = [...order.slice(round % 3), ...order.slice(0, round % 3)];
+  const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
   const ms: Partial<Record<Target, number>> = {};
   for (const t of rotated) ms[t] = sample(t);
   for (const t of order) times[t].push(ms[t]!);
   hooksOverApi.push(ms.hooks! / ms.otelApi!);
   mainOverApi.push(ms.main! / ms.otelApi!);
+  if (fromSource) {
+    sourceOverApi.hooks.push(ms.hooksSource! / ms.otelApi!);
+    sourceOverApi.main.push(ms.mainSource! / ms.otelApi!);
+  }
 }
 
 report.figure(figure('hooks_over_otel_api', 'import nemo-relay-hooks/hooks / import @opentelemetry/api', median(hooksOverApi), 'x', { op: '<=', target: 0.25 }));
 report.figure(figure('main_over_otel_api', 'import nemo-relay-hooks / import @opentelemetry/api', median(mainOverApi), 'x', { op: '<=', target: 1.0 }));
-for (const t of order) report.figure(figure(`${t}_ms`, `import ${t === 'otelApi' ? '@opentelemetry/api' : t === 'hooks' ? 'nemo-relay-hooks/hooks' : 'nemo-relay-hooks'} (median)`, Math.round(median(times[t]) * 100) / 100, 'ms'));
+if (fromSource) {
+  report.figure(figure('hooks_source_over_otel_api', 'import of the .ts sources of nemo-relay-hooks/hooks / import @opentelemetry/api', median(sourceOverApi.hooks), 'x'));
+  report.figure(figure('main_source_over_otel_api', 'import of the .ts sources of nemo-relay-hooks / import @opentelemetry/api', median(sourceOverApi.main), 'x'));
+}
+const labels: Record<Target, string> = {
+  hooks: 'nemo-relay-hooks/hooks',
+  main: 'nemo-relay-hooks',
+  otelApi: '@opentelemetry/api',
+  hooksSource: 'nemo-relay-hooks/hooks from its .ts sources',
+  mainSource: 'nemo-relay-hooks from its .ts sources',
+};
+for (const t of order) report.figure(figure(`${t}_ms`, `import ${labels[t]} (median)`, Math.round(median(times[t]) * 100) / 100, 'ms'));
 report.fact('rounds', ROUNDS);
 report.note('Time of one dynamic import() inside a fresh child process, after the module loader has loaded one empty file module (runtime and loader start-up excluded); the ratio is the median of per-round ratios.');
 rmSync(warmDir, { recursive: true, force: true });
