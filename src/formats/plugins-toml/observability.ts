@@ -72,170 +72,34 @@ export interface ObservabilityResult {
   settings: ObservabilitySettings;
 }
 
+/**
+ * Validates the observability component in native's order (its shape;
+ * unknown and legacy fields and versions; then each section's semantics)
+ * and derives the settings the relay runs with.
+ */
 export function validateObservability(config: JsonObject, documentPolicy: Policy): ObservabilityResult {
-  const empty: ObservabilitySettings = { fileSinks: [], atif: null, opentelemetry: { traces: [], logs: [] }, streamSinks: [], storage: [], skipped: [] };
   const typeError = checkShape(config, OBSERVABILITY_SCHEMA);
-  if (typeError !== null) {
-    return {
-      diagnostics: [
-        {
-          level: 'error',
-          code: 'observability.invalid_plugin_config',
-          component: 'observability',
-          message: `invalid config: invalid observability plugin config: ${typeError}`,
-        },
-      ],
-      settings: empty,
-    };
-  }
-  const policy: Policy = { ...documentPolicy, ...((config.policy ?? {}) as Policy) };
-  const out: ConfigDiagnostic[] = [];
-  const unknownLevel = levelFor(policy.unknown_field);
-  const valueLevel = levelFor(policy.unsupported_value, 'error');
-  const unknown = (component: string, object: JsonObject, known: readonly string[]): void => {
-    if (unknownLevel === null) return;
-    for (const key of Object.keys(object).sort()) {
-      if (!known.includes(key)) {
-        out.push({
-          level: unknownLevel,
-          code: 'observability.unknown_field',
-          component,
-          field: key,
-          message: `field '${key}' is not recognized for '${component}'`,
-        });
-      }
-    }
-  };
-  const unsupported = (component: string, field: string, message: string): void => {
-    if (valueLevel !== null) out.push({ level: valueLevel, code: 'observability.unsupported_value', component, field, message });
-  };
-
+  if (typeError !== null) return { diagnostics: [invalidShape(typeError)], settings: emptySettings() };
+  const checks = new Checks({ ...documentPolicy, ...((config.policy ?? {}) as Policy) });
   const version = config.version ?? 4;
   const atof = isJsonObject(config.atof) ? config.atof : null;
   const atif = isJsonObject(config.atif) ? config.atif : null;
   const otel = isJsonObject(config.opentelemetry) ? config.opentelemetry : null;
 
-  // 1. Unknown fields, legacy sections and versions, in native's order.
-  unknown('observability', config, OBSERVABILITY_FIELDS);
-  if ('openinference' in config) {
-    out.push({
-      level: 'error',
-      code: 'observability.legacy_openinference_section',
-      component: 'observability',
-      field: 'openinference',
-      message:
-        'the standalone OpenInference section was removed in observability config version 3; configure an opentelemetry endpoint with type = "openinference"',
-    });
-  }
-  if (version !== 3 && version !== 4) {
-    out.push({
-      level: 'error',
-      code: 'observability.unsupported_config_version',
-      component: 'observability',
-      field: 'version',
-      message: `observability config version ${String(version)} is unsupported; use version 4 (or version 3 for trace-only compatibility)`,
-    });
-  }
-  if (atof !== null) {
-    unknown('atof', atof, ATOF_FIELDS);
-    for (const field of LEGACY_ATOF_FIELDS) {
-      if (field in atof) {
-        out.push({
-          level: 'error',
-          code: 'observability.legacy_atof_field',
-          component: 'atof',
-          field,
-          message: `ATOF ${field} was removed in observability config version 2; configure typed ATOF sinks instead`,
-        });
-      }
-    }
-  }
-  if (atif !== null) unknown('atif', atif, ATIF_FIELDS);
-  if (otel !== null) {
-    unknown('opentelemetry', otel, OTEL_FIELDS);
-    const endpoints = Array.isArray(otel.endpoints) ? (otel.endpoints as JsonObject[]) : [];
-    endpoints.forEach((endpoint, i) => {
-      if (unknownLevel === null) return;
-      for (const key of Object.keys(endpoint).sort()) {
-        if (!OTEL_ENDPOINT_FIELDS.includes(key)) {
-          out.push({
-            level: unknownLevel,
-            code: 'observability.unknown_field',
-            component: 'opentelemetry',
-            field: `endpoints[${i}].${key}`,
-            message: `unknown OpenTelemetry endpoint field ${JSON.stringify(key)}`,
-          });
-        }
-      }
-    });
-    if (isJsonObject(otel.logs)) {
-      unknown('opentelemetry.logs', otel.logs, OTEL_LOGS_FIELDS);
-      // Native reports a log endpoint's unknown keys against the logs section.
-      const logEndpoints = Array.isArray(otel.logs.endpoints) ? otel.logs.endpoints.filter(isJsonObject) : [];
-      for (const endpoint of logEndpoints) unknown('opentelemetry.logs', endpoint, OTEL_ENDPOINT_FIELDS);
-    }
-    if (isJsonObject(otel.metrics)) unknown('opentelemetry.metrics', otel.metrics, OTEL_METRICS_FIELDS);
-  }
-  if (isJsonObject(config.policy)) unknown('policy', config.policy, POLICY_FIELDS);
-
-  // 2. Section semantics: ATOF sinks, the ATIF template, OpenTelemetry signals.
-  const fileSinks: FileSinkSettings[] = [];
-  const backend: ConfigDiagnostic[] = [];
+  checkFields(config, version, atof, atif, otel, checks);
   const atofEnabled = atof !== null && atof.enabled === true;
-  if (atof !== null) {
-    const sinks = Array.isArray(atof.sinks) ? (atof.sinks as JsonObject[]) : [];
-    if (atofEnabled && sinks.length === 0) {
-      unsupported('atof', 'sinks', 'ATOF requires at least one configured sink when enabled');
-    }
-    const names = new Set<string>();
-    sinks.forEach((sink, i) => {
-      if (sink.type === 'file') {
-        const mode = sink.mode ?? 'append';
-        if (mode !== 'append' && mode !== 'overwrite') {
-          unsupported('atof', `sinks[${i}].mode`, `ATOF sinks[${i}].mode must be 'append' or 'overwrite'`);
-          return;
-        }
-        fileSinks.push({
-          index: i,
-          outputDirectory: typeof sink.output_directory === 'string' ? sink.output_directory : undefined,
-          filename: typeof sink.filename === 'string' ? sink.filename : undefined,
-          mode,
-        });
-        return;
-      }
-      validateStreamSink(sink, i, names, unsupported, readEnv);
-    });
-  }
-
-  let atifSettings: AtifSettings | null = null;
-  if (atif !== null) {
-    const template = typeof atif.filename_template === 'string' ? atif.filename_template : DEFAULT_ATIF_FILENAME_TEMPLATE;
-    const parsed = parseFilenameTemplate(template);
-    if ('error' in parsed) unsupported('atif', 'filename_template', parsed.error);
-    const storage = Array.isArray(atif.storage) ? (atif.storage as JsonObject[]) : [];
-    storage.forEach((store, i) => validateStorageEntry(store, i, unsupported, readEnv));
-    if (atif.enabled === true) {
-      if (!('error' in parsed)) {
-        atifSettings = {
-          agentName: typeof atif.agent_name === 'string' ? atif.agent_name : DEFAULT_ATIF_AGENT_NAME,
-          agentVersion: typeof atif.agent_version === 'string' ? atif.agent_version : DEFAULT_ATIF_AGENT_VERSION,
-          modelName: typeof atif.model_name === 'string' ? atif.model_name : DEFAULT_ATIF_MODEL_NAME,
-          outputDirectory: typeof atif.output_directory === 'string' ? atif.output_directory : undefined,
-          template: parsed,
-          toolDefinitions: Array.isArray(atif.tool_definitions) ? atif.tool_definitions : undefined,
-          extra: isJsonObject(atif.extra) ? atif.extra : undefined,
-        };
-      }
-    }
-  }
-
+  const fileSinks = atof === null ? [] : atofFileSinks(atof, atofEnabled, checks);
+  const atifSettings = atif === null ? null : atifSettingsOf(atif, checks);
+  const backend: ConfigDiagnostic[] = [];
   let opentelemetry: OpenTelemetrySettings = { traces: [], logs: [] };
   if (otel !== null) {
-    validateOpenTelemetry(otel, version, unsupported, (d) => out.push(d));
-    if (!out.some((d) => d.level === 'error')) opentelemetry = openTelemetrySettings(otel, version, processEnv(), (d) => backend.push(d));
+    validateOpenTelemetry(otel, version, checks.unsupported, (d) => checks.out.push(d));
+    if (!checks.out.some((d) => d.level === 'error')) opentelemetry = openTelemetrySettings(otel, version, processEnv(), (d) => backend.push(d));
   }
 
+  const out = checks.out;
   out.push(...backend);
+  // An error confined to one stream sink or storage entry skips that destination; the rest still runs.
   const skipped = out.filter((d) => d.level === 'error' && destinationOf(d, config) !== null);
   const skip = (section: 'atof' | 'atif') => new Set(skipped.map((d) => destinationOf(d, config)).filter((d) => d?.section === section).map((d) => d!.index));
   const env = processEnv();
@@ -249,6 +113,153 @@ export function validateObservability(config: JsonObject, documentPolicy: Policy
       skipped,
       opentelemetry,
     },
+  };
+}
+
+function emptySettings(): ObservabilitySettings {
+  return { fileSinks: [], atif: null, opentelemetry: { traces: [], logs: [] }, streamSinks: [], storage: [], skipped: [] };
+}
+
+function invalidShape(typeError: string): ConfigDiagnostic {
+  return {
+    level: 'error',
+    code: 'observability.invalid_plugin_config',
+    component: 'observability',
+    message: `invalid config: invalid observability plugin config: ${typeError}`,
+  };
+}
+
+/** The diagnostics found so far, and the two kinds whose level the document's policy sets. */
+class Checks {
+  readonly out: ConfigDiagnostic[] = [];
+  readonly unknownLevel: ConfigDiagnostic['level'] | null;
+  readonly #valueLevel: ConfigDiagnostic['level'] | null;
+
+  constructor(policy: Policy) {
+    this.unknownLevel = levelFor(policy.unknown_field);
+    this.#valueLevel = levelFor(policy.unsupported_value, 'error');
+  }
+
+  /** Every key of `object` not in `known`, sorted, at the policy's level for unknown fields. */
+  unknown(component: string, object: JsonObject, known: readonly string[]): void {
+    const level = this.unknownLevel;
+    if (level === null) return;
+    for (const key of Object.keys(object).sort()) {
+      if (!known.includes(key)) {
+        this.out.push({ level, code: 'observability.unknown_field', component, field: key, message: `field '${key}' is not recognized for '${component}'` });
+      }
+    }
+  }
+
+  /** A value the relay cannot run with, at the policy's level for unsupported values (an arrow: handed to the section checks). */
+  readonly unsupported = (component: string, field: string, message: string): void => {
+    if (this.#valueLevel !== null) this.out.push({ level: this.#valueLevel, code: 'observability.unsupported_value', component, field, message });
+  };
+
+  error(code: string, component: string, field: string, message: string): void {
+    this.out.push({ level: 'error', code: `observability.${code}`, component, field, message });
+  }
+}
+
+/** Step 1, in native's order: unknown fields, the legacy sections and fields, the version. */
+function checkFields(config: JsonObject, version: unknown, atof: JsonObject | null, atif: JsonObject | null, otel: JsonObject | null, checks: Checks): void {
+  checks.unknown('observability', config, OBSERVABILITY_FIELDS);
+  if ('openinference' in config) {
+    checks.error(
+      'legacy_openinference_section',
+      'observability',
+      'openinference',
+      'the standalone OpenInference section was removed in observability config version 3; configure an opentelemetry endpoint with type = "openinference"',
+    );
+  }
+  if (version !== 3 && version !== 4) {
+    checks.error(
+      'unsupported_config_version',
+      'observability',
+      'version',
+      `observability config version ${String(version)} is unsupported; use version 4 (or version 3 for trace-only compatibility)`,
+    );
+  }
+  if (atof !== null) {
+    checks.unknown('atof', atof, ATOF_FIELDS);
+    for (const field of LEGACY_ATOF_FIELDS) {
+      if (field in atof) checks.error('legacy_atof_field', 'atof', field, `ATOF ${field} was removed in observability config version 2; configure typed ATOF sinks instead`);
+    }
+  }
+  if (atif !== null) checks.unknown('atif', atif, ATIF_FIELDS);
+  if (otel !== null) checkOpenTelemetryFields(otel, checks);
+  if (isJsonObject(config.policy)) checks.unknown('policy', config.policy, POLICY_FIELDS);
+}
+
+function checkOpenTelemetryFields(otel: JsonObject, checks: Checks): void {
+  checks.unknown('opentelemetry', otel, OTEL_FIELDS);
+  const level = checks.unknownLevel;
+  const endpoints = Array.isArray(otel.endpoints) ? (otel.endpoints as JsonObject[]) : [];
+  endpoints.forEach((endpoint, i) => {
+    if (level === null) return;
+    for (const key of Object.keys(endpoint).sort()) {
+      if (!OTEL_ENDPOINT_FIELDS.includes(key)) {
+        checks.out.push({
+          level,
+          code: 'observability.unknown_field',
+          component: 'opentelemetry',
+          field: `endpoints[${i}].${key}`,
+          message: `unknown OpenTelemetry endpoint field ${JSON.stringify(key)}`,
+        });
+      }
+    }
+  });
+  if (isJsonObject(otel.logs)) {
+    checks.unknown('opentelemetry.logs', otel.logs, OTEL_LOGS_FIELDS);
+    // Native reports a log endpoint's unknown keys against the logs section.
+    const logEndpoints = Array.isArray(otel.logs.endpoints) ? otel.logs.endpoints.filter(isJsonObject) : [];
+    for (const endpoint of logEndpoints) checks.unknown('opentelemetry.logs', endpoint, OTEL_ENDPOINT_FIELDS);
+  }
+  if (isJsonObject(otel.metrics)) checks.unknown('opentelemetry.metrics', otel.metrics, OTEL_METRICS_FIELDS);
+}
+
+/** The ATOF section's file sinks (stream sinks are checked here and read later, by `readStreamSinks`). */
+function atofFileSinks(atof: JsonObject, enabled: boolean, checks: Checks): FileSinkSettings[] {
+  const fileSinks: FileSinkSettings[] = [];
+  const sinks = Array.isArray(atof.sinks) ? (atof.sinks as JsonObject[]) : [];
+  if (enabled && sinks.length === 0) checks.unsupported('atof', 'sinks', 'ATOF requires at least one configured sink when enabled');
+  const names = new Set<string>();
+  sinks.forEach((sink, i) => {
+    if (sink.type !== 'file') {
+      validateStreamSink(sink, i, names, checks.unsupported, readEnv);
+      return;
+    }
+    const mode = sink.mode ?? 'append';
+    if (mode !== 'append' && mode !== 'overwrite') {
+      checks.unsupported('atof', `sinks[${i}].mode`, `ATOF sinks[${i}].mode must be 'append' or 'overwrite'`);
+      return;
+    }
+    fileSinks.push({
+      index: i,
+      outputDirectory: typeof sink.output_directory === 'string' ? sink.output_directory : undefined,
+      filename: typeof sink.filename === 'string' ? sink.filename : undefined,
+      mode,
+    });
+  });
+  return fileSinks;
+}
+
+/** The ATIF section: its filename template and storage entries checked, its settings when enabled and the template parses. */
+function atifSettingsOf(atif: JsonObject, checks: Checks): AtifSettings | null {
+  const template = typeof atif.filename_template === 'string' ? atif.filename_template : DEFAULT_ATIF_FILENAME_TEMPLATE;
+  const parsed = parseFilenameTemplate(template);
+  if ('error' in parsed) checks.unsupported('atif', 'filename_template', parsed.error);
+  const storage = Array.isArray(atif.storage) ? (atif.storage as JsonObject[]) : [];
+  storage.forEach((store, i) => validateStorageEntry(store, i, checks.unsupported, readEnv));
+  if (atif.enabled !== true || 'error' in parsed) return null;
+  return {
+    agentName: typeof atif.agent_name === 'string' ? atif.agent_name : DEFAULT_ATIF_AGENT_NAME,
+    agentVersion: typeof atif.agent_version === 'string' ? atif.agent_version : DEFAULT_ATIF_AGENT_VERSION,
+    modelName: typeof atif.model_name === 'string' ? atif.model_name : DEFAULT_ATIF_MODEL_NAME,
+    outputDirectory: typeof atif.output_directory === 'string' ? atif.output_directory : undefined,
+    template: parsed,
+    toolDefinitions: Array.isArray(atif.tool_definitions) ? atif.tool_definitions : undefined,
+    extra: isJsonObject(atif.extra) ? atif.extra : undefined,
   };
 }
 
