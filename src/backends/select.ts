@@ -29,8 +29,7 @@
  * @module
  */
 
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { packageModuleUrl } from '../shared/package-module.ts';
 import { isTransientError, retryTransient } from '../shared/transient.ts';
 import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
@@ -188,28 +187,6 @@ async function reimport<T>(fromRoot: string, attempt: number): Promise<T> {
   const url = packageModuleUrl(fromRoot);
   if (url === null) throw new Error(`cannot find this package's ${fromRoot} module next to ${import.meta.url}`);
   return (await import(`${url.href}?retry=${attempt}`)) as T;
-}
-
-/**
- * The URL of one of this package's modules, by its path from the package
- * root (`native/index`), with this module's own extension (.ts from
- * source, .js from dist/). Found by walking up from this code, which sits
- * in `src/backends/` in the sources and in a chunk of `dist/` when bundled.
- */
-function packageModuleUrl(fromRoot: string): URL | null {
-  try {
-    const here = new URL(import.meta.url);
-    const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
-    let folder = new URL('.', here);
-    for (let depth = 0; depth < 4; depth++) {
-      const candidate = new URL(`${fromRoot}${extension}`, folder);
-      if (existsSync(fileURLToPath(candidate))) return candidate;
-      folder = new URL('..', folder);
-    }
-  } catch {
-    // Not a file: URL (a bundle of the host's own): the first import is all there is.
-  }
-  return null;
 }
 
 /** Logs each retry of a step that failed with a passing fault (EMFILE at the first hook). */

@@ -1,0 +1,33 @@
+/**
+ * Finding one of this package's own modules at run time, by its path from
+ * the package root (`native/index`, `src/backends/memory/atif-worker`).
+ *
+ * Static `import()` specifiers are rewritten by the bundler, but a URL
+ * computed at run time (a retry with a query, a worker's file) is not, and
+ * the code computing it sits in `src/<layer>/` in the sources and in a
+ * chunk of `dist/` once bundled. Walking up from this file to the first
+ * folder that holds the module works in both, with this file's own
+ * extension (.ts from source, .js from dist/).
+ *
+ * @module
+ */
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The module's `file:` URL, or null when it cannot be found (not a file: URL, or not shipped). */
+export function packageModuleUrl(fromRoot: string): URL | null {
+  try {
+    const here = new URL(import.meta.url);
+    const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
+    let folder = new URL('.', here);
+    for (let depth = 0; depth < 4; depth++) {
+      const candidate = new URL(`${fromRoot}${extension}`, folder);
+      if (existsSync(fileURLToPath(candidate))) return candidate;
+      folder = new URL('..', folder);
+    }
+  } catch {
+    // Not a file: URL (bundled into a host's own build): there is no file to find.
+  }
+  return null;
+}
