@@ -66,6 +66,7 @@ import { createAtifExporter } from './atif-exporter.ts';
 import { activatePluginConfig, type PluginHost } from './plugin-host.ts';
 import { existingOtlpHub } from '../../export/otlp/index.ts';
 import { remoteOutputsOf } from './remote-outputs.ts';
+import { atifOffloadOf, existingAtifOffload } from './atif-offload.ts';
 
 /** Options of `createMemoryRelay`. */
 export interface MemoryRelayOptions {
@@ -76,6 +77,13 @@ export interface MemoryRelayOptions {
    * Default: the shared strictly increasing `nowMicros`.
    */
   clock?: () => number;
+  /**
+   * Builds the trajectories of `exportJson()` on a worker thread (one per
+   * process, started by the first export), off the host's event loop.
+   * Where the worker cannot start or dies, exports are built in-thread, with
+   * one warning. Default: true. `exportJsonNow()` is always built in-thread.
+   */
+  atifWorker?: boolean;
 }
 
 /** Counters of the in-memory relay: the contract's three plus where they came from. */
@@ -84,6 +92,8 @@ export interface MemoryRelayStats extends BackendStats {
   subscriberErrors: number;
   /** End events stamped at or before their start and moved to start + 1 µs. */
   adjustedTimestamps: number;
+  /** `exportJson()` calls built on the host's thread because the trajectory worker could not start or failed. */
+  atifWorkerFallbacks: number;
 }
 
 /** The in-memory relay backend. */
@@ -125,6 +135,7 @@ class MemoryRelayBackend implements MemoryRelay {
 
   constructor(options?: MemoryRelayOptions) {
     this.core = new MemoryRelayCore(adaptLogger(options?.logger), safeClock(options?.clock));
+    if (options?.atifWorker === false) atifOffloadOf(this.core).enabled = false;
   }
 
   /**
@@ -290,6 +301,8 @@ class MemoryRelayBackend implements MemoryRelay {
     }
     delivery.writers.clear();
     delivery.lineSinks = [];
+    // Exports still on the trajectory worker are answered first; then the worker may end.
+    await existingAtifOffload(this.core)?.close();
     // The OTLP destinations are keyed by the core the plugins.toml activation was given.
     await existingOtlpHub(this.core)?.shutdown();
   }
@@ -304,6 +317,7 @@ class MemoryRelayBackend implements MemoryRelay {
       dropped,
       subscriberErrors: counters.receiverErrors,
       adjustedTimestamps: counters.adjustedTimestamps,
+      atifWorkerFallbacks: existingAtifOffload(this.core)?.fallbacks ?? 0,
     };
   }
 
