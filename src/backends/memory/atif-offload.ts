@@ -17,6 +17,11 @@
  *   permission) or dies, every export of the process is built in-thread
  *   from then on, requests in flight included; one warning says so, and
  *   each relay counts its exports built that way (`atifWorkerFallbacks`).
+ * - Both cores work: while `MAX_IN_FLIGHT` exports wait on the worker, the
+ *   next one is built in-thread (and that session stays in-thread), so a
+ *   worker that falls behind (a busy machine, a burst of session ends)
+ *   neither queues sessions without bound, holding their memory, nor makes
+ *   the host wait longer than building them itself would.
  * - The worker never keeps a finished host alive: it is unref'd whenever no
  *   request is pending and ref'd while one is (so a pending export is not
  *   cut off). A relay's `shutdown()` waits for its requests, and the worker
@@ -32,6 +37,9 @@ import { detectRuntime } from '../../shared/js-runtime.ts';
 import type { EventTrajectory, TrajectoryEntry } from '../session-trajectories.ts';
 import type { RelayCore } from './plug-in.ts';
 import type { TrajectoryReply, TrajectoryRequest } from './atif-worker.ts';
+
+/** Exports waiting on the worker beyond which the next one is built in-thread. */
+const MAX_IN_FLIGHT = 8;
 
 /** What this module uses of a `node:worker_threads` Worker. */
 interface WorkerThread {
@@ -90,6 +98,13 @@ class TrajectoryThread {
 
   newSessionKey(): number {
     return this.#nextSession++;
+  }
+
+  /** Exports sent (or queued) and not answered yet. */
+  get inFlight(): number {
+    let queued = 0;
+    for (const message of this.#starting ?? []) if (typeof message !== 'number') queued++;
+    return this.#pending.size + queued;
   }
 
   /** Sends an export (starting the worker first if needed); its fallback runs instead if the worker is out. */
@@ -237,11 +252,12 @@ export class AtifOffload {
   /**
    * The trajectory's text, built by the worker from what it has of the
    * session plus what `trajectory` recorded since; in-thread when the
-   * worker is off or out, or this session is built in-thread already.
+   * worker is off, out or busy, or this session is built in-thread already.
    */
   exportJson(session: OffloadedSession, trajectory: EventTrajectory): Promise<string> {
     const current = thread;
-    const entries = !this.enabled || session.inThread || current === null || current.failure !== null ? null : trajectory.takeNew();
+    const busy = current !== null && current.inFlight >= MAX_IN_FLIGHT;
+    const entries = !this.enabled || session.inThread || busy || current === null || current.failure !== null ? null : trajectory.takeNew();
     if (entries === null || current === null) {
       if (this.enabled && !session.inThread && current?.failure != null) this.fallbacks++;
       return Promise.resolve().then(() => this.#inThread(session, trajectory));
