@@ -1,5 +1,5 @@
-// The memory relay builds the trajectories of exportJson() on a worker
-// thread. What the plugin writes must be byte for byte what the host's
+// With `atifWorker: true` the memory relay builds the trajectories of
+// exportJson() on a worker thread. What the plugin writes must be byte for byte what the host's
 // thread builds from the same events; a worker that cannot start costs one
 // warning and nothing else; and the worker never keeps a host alive, nor
 // lets one end before its trajectories are written.
@@ -60,7 +60,7 @@ const reports = [];
 for (const [stream, lines] of streams) {
   const warnings = [];
   const logger = { debug() {}, info() {}, warn: (m) => warnings.push(String(m)), error: (m) => warnings.push(String(m)) };
-  const relay = createMemoryRelay({ logger });
+  const relay = createMemoryRelay({ logger, atifWorker: true });
   const last = new Map();
   let mismatches = 0;
   let exports = 0;
@@ -160,7 +160,7 @@ const { createNemoRelayPlugin, HookRegistry, createMemoryRelay } = {
   ...(await import(${JSON.stringify(`${DIST}index.js`)})),
   ...(await import(${JSON.stringify(`${DIST}backends/memory/index.js`)})),
 };
-const relay = createMemoryRelay();
+const relay = createMemoryRelay({ atifWorker: true });
 const plugin = createNemoRelayPlugin({
   backend: relay, env: {}, trajectoryWriteDelayMs: 0,
   settings: { atofEnabled: true, atofOutputDirectory: ${JSON.stringify(dir)}, atifEnabled: true, atifOutputDirectory: ${JSON.stringify(dir)} },
@@ -223,7 +223,7 @@ describe('the worker from source (.ts)', () => {
   if (!canRunTs) console.log('[atif-worker] Node 20 cannot run the .ts worker file: the source worker is tested on Bun and Deno; on Node the dist/ tests above cover it');
   it.skipIf(!canRunTs)('builds on the worker from the source files too, with the in-thread text', async () => {
     const warnings: string[] = [];
-    const relay = createMemoryRelay({ logger: { warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) } });
+    const relay = createMemoryRelay({ atifWorker: true, logger: { warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) } });
     relay.registerAtofExporter({ outputDirectory: repoTemp('source-worker'), filename: 'events.jsonl', mode: 'overwrite' });
     const scope = relay.pushScope({ name: 'agent', category: 'agent' });
     const real = relay.registerAtifExporter({ scope, sessionId: 's', agentName: 'a', agentVersion: '1' });

@@ -87,7 +87,7 @@ console.log(JSON.stringify([typeof aiSdkMiddleware(hooks).wrapGenerate, typeof i
 import { createMemoryRelay } from 'nemo-relay-hooks/memory';
 import { readFileSync } from 'node:fs';
 const warnings = [];
-const relay = createMemoryRelay({ logger: { warn: (m) => warnings.push(m), error: (m) => warnings.push(m) } });
+const relay = createMemoryRelay({ atifWorker: true, logger: { warn: (m) => warnings.push(m), error: (m) => warnings.push(m) } });
 let same = 0;
 let exports = 0;
 // Each exporter has an in-thread twin on the same scope: the worker's text must be the twin's.

@@ -9,8 +9,8 @@
  * is taken from the scope record, so the trajectory still starts with it.
  *
  * `exportJson()` is built on the relay's trajectory worker (`atif-offload.ts`),
- * off the host's thread, unless the relay was created with `atifWorker: false`
- * or the worker is unavailable; `exportJsonNow()` (at process exit) is built
+ * off the host's thread, when the relay was created with `atifWorker: true`
+ * and the worker is available; `exportJsonNow()` (at process exit) is built
  * in-thread from the same events.
  *
  * @module

@@ -2,7 +2,11 @@
  * Builds the memory relay's trajectories for `exportJson()` on a worker
  * thread (`atif-worker.ts`), off the host's event loop: converting and
  * serializing a session's trajectory costs milliseconds, at every session
- * end, and a second core can take it.
+ * end, and a second core can take it. Opt-in (`atifWorker: true`): on the
+ * 2-core machine it was measured on, the host's thread spent ~10x less per
+ * export, but the replay throughput did not reliably gain (the worker's
+ * build competes for the same two cores), and peak RSS grew by 25-65 MiB
+ * (a second JS heap).
  *
  * - One worker per process, shared by every memory relay, started by the
  *   first `exportJson()` (a host that never exports ATIF never starts it).
@@ -72,10 +76,16 @@ function workerUrl(): URL {
   return new URL(import.meta.url.endsWith('.ts') ? './atif-worker.ts' : './atif-worker.js', import.meta.url);
 }
 
-/** Why this runtime cannot run the worker file, known without trying; null when it may. */
+/**
+ * Why this runtime cannot run the worker file, known without trying (a try
+ * costs a thread and ~0.4 s before it fails); null when it may. A Node
+ * started with a loader (`--import tsx`) passes it to its workers: it may.
+ */
 function knownUnsupported(url: URL): string | null {
-  const features = (globalThis.process?.features ?? {}) as { typescript?: unknown };
-  if (detectRuntime() === 'node' && url.pathname.endsWith('.ts') && !features.typescript) {
+  const node = globalThis.process;
+  const features = (node?.features ?? {}) as { typescript?: unknown };
+  const loader = (node?.execArgv ?? []).some((arg) => /^--(import|loader|experimental-loader|require)\b|^-r$/.test(arg));
+  if (detectRuntime() === 'node' && url.pathname.endsWith('.ts') && !features.typescript && !loader) {
     return 'this Node cannot run the TypeScript worker file (no type stripping)';
   }
   return null;
@@ -236,8 +246,8 @@ export interface OffloadedSession {
 export class AtifOffload {
   /** Exports built in-thread because the worker was unavailable or failed. */
   fallbacks = 0;
-  /** False: every export is built in-thread (the relay's `atifWorker: false`). */
-  enabled = true;
+  /** True: exports are built on the worker (the relay's `atifWorker: true`); otherwise in-thread. */
+  enabled = false;
   readonly #sessions = new Set<OffloadedSession>();
 
   constructor(readonly logger: Logger) {}
@@ -260,7 +270,12 @@ export class AtifOffload {
     const entries = !this.enabled || session.inThread || busy || current === null || current.failure !== null ? null : trajectory.takeNew();
     if (entries === null || current === null) {
       if (this.enabled && !session.inThread && current?.failure != null) this.fallbacks++;
-      return Promise.resolve().then(() => this.#inThread(session, trajectory));
+      // Built now, as the call finds the session (as before the worker), not a tick later.
+      try {
+        return Promise.resolve(this.#inThread(session, trajectory));
+      } catch (error) {
+        return Promise.reject(error);
+      }
     }
     return new Promise<string>((resolve, reject) => {
       let settle!: () => void;

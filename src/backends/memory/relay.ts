@@ -79,9 +79,12 @@ export interface MemoryRelayOptions {
   clock?: () => number;
   /**
    * Builds the trajectories of `exportJson()` on a worker thread (one per
-   * process, started by the first export), off the host's event loop.
-   * Where the worker cannot start or dies, exports are built in-thread, with
-   * one warning. Default: true. `exportJsonNow()` is always built in-thread.
+   * process, started by the first export), off the host's event loop: the
+   * host's thread then spends a fraction of the time per export, at the
+   * cost of a second JS heap. Where the worker cannot start or dies,
+   * exports are built in-thread from then on, with one warning and counted
+   * in `stats().atifWorkerFallbacks`; the output is the same either way.
+   * `exportJsonNow()` is always built in-thread. Default: false.
    */
   atifWorker?: boolean;
 }
@@ -135,7 +138,7 @@ class MemoryRelayBackend implements MemoryRelay {
 
   constructor(options?: MemoryRelayOptions) {
     this.core = new MemoryRelayCore(adaptLogger(options?.logger), safeClock(options?.clock));
-    if (options?.atifWorker === false) atifOffloadOf(this.core).enabled = false;
+    if (options?.atifWorker === true) atifOffloadOf(this.core).enabled = true;
   }
 
   /**
