@@ -153,6 +153,35 @@ describe('ATIF trajectories built on the worker thread', () => {
   });
 });
 
+describe('a Deno host without --allow-read', () => {
+  const isDeno = runtime === 'deno';
+  if (!isDeno) console.log('[atif-worker] the permission fallback is Deno\'s: tested under Deno only');
+  it.skipIf(!isDeno)('falls back to the host thread (Deno refuses to read the worker file), with one warning and the same text', () => {
+    // Static imports need no read permission on Deno; a worker file does.
+    const result = runChild(
+      `import { createMemoryRelay } from ${JSON.stringify(`${DIST}backends/memory/index.js`)};
+const warnings = [];
+const relay = createMemoryRelay({ atifWorker: true, logger: { warn: (m) => warnings.push(m) } });
+const scope = relay.pushScope({ name: 'agent', category: 'agent' });
+const real = relay.registerAtifExporter({ scope, sessionId: 's', agentName: 'a', agentVersion: '1' });
+const twin = relay.registerAtifExporter({ scope, sessionId: 's', agentName: 'a', agentVersion: '1' });
+relay.mark({ name: 'note', parent: scope, data: { n: 1 } });
+relay.popScope(scope);
+const inThread = twin.exportJsonNow();
+console.log(JSON.stringify({ same: (await real.exportJson()) === inThread, warnings, fallbacks: relay.stats().atifWorkerFallbacks }));
+await relay.shutdown();
+`,
+      { denoPermissions: [] },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    const out = JSON.parse(result.stdout) as { same: boolean; warnings: string[]; fallbacks: number };
+    expect(out.same).toBe(true);
+    expect(out.fallbacks).toBe(1);
+    expect(out.warnings).toHaveLength(1);
+    expect(out.warnings[0]).toMatch(/trajectory worker is unavailable .*read access/);
+  });
+});
+
 /** A host on the memory backend with ATIF, ending as `ending` says. */
 function hostScript(dir: string, ending: string): string {
   return `

@@ -3,10 +3,11 @@
  * thread (`atif-worker.ts`), off the host's event loop: converting and
  * serializing a session's trajectory costs milliseconds, at every session
  * end, and a second core can take it. Opt-in (`atifWorker: true`): on the
- * 2-core machine it was measured on, the host's thread spent ~10x less per
- * export, but the replay throughput did not reliably gain (the worker's
- * build competes for the same two cores), and peak RSS grew by 25-65 MiB
- * (a second JS heap).
+ * loaded 2-core machine it was measured on, the host's thread spent 4-10x
+ * less CPU per export and the throughput replay ran 1.17-1.21x faster, but
+ * without the in-flight cap below it ran 0.5-0.8x on tmpfs (the worker's
+ * build competes for the same two cores), and peak RSS grows by ~50 MiB
+ * (a second JS heap): too thin a margin to make it the default.
  *
  * - One worker per process, shared by every memory relay, started by the
  *   first `exportJson()` (a host that never exports ATIF never starts it).
@@ -38,7 +39,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { errorWithName } from '../../shared/error-text.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
-import type { EventTrajectory, TrajectoryEntry } from '../session-trajectories.ts';
+import type { EventTrajectory } from '../session-trajectories.ts';
 import type { RelayCore } from './plug-in.ts';
 import type { TrajectoryReply, TrajectoryRequest } from './atif-worker.ts';
 
