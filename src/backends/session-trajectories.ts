@@ -30,8 +30,16 @@ const INITIAL_CHUNK = 1024;
 const SMALL_CHUNK = 16 * 1024;
 const MAX_CHUNK = 256 * 1024;
 
-/** What a trajectory recorded since the last `takeNew()`, in order: runs of ATOF lines (each line followed by a comma) and event objects. */
-export type TrajectoryEntry = Uint8Array | AtofEvent;
+/** A kept entry: a run of ATOF lines, each followed by a comma (`line,line,`), or an event object. */
+type KeptEntry = Uint8Array | AtofEvent;
+
+/**
+ * What a trajectory recorded since the last `takeNew()`, in order: runs of
+ * ATOF lines as text (each line followed by a comma: `line,line,`) and
+ * event objects. Text, not bytes: Deno's `worker_threads` took 10-15 ms to
+ * pass a typed array to a worker and back, against 0.5 ms for a string.
+ */
+export type TrajectoryEntry = string | AtofEvent;
 
 /**
  * A trajectory under construction: events kept as objects, or as ATOF line
@@ -57,7 +65,7 @@ export class EventTrajectory {
    * + `]` is a JSON array of its events), and event objects. Chunks grow
    * from small (most sessions are short) to `MAX_CHUNK`, then new ones start.
    */
-  #full: TrajectoryEntry[] = [];
+  #full: KeptEntry[] = [];
   #chunk: Uint8Array | null = null;
   #chunkBytes = 0;
   #count = 0;
@@ -102,9 +110,8 @@ export class EventTrajectory {
   }
 
   /**
-   * The entries recorded since the last call (line runs are copies the
-   * caller owns, ready to transfer), or null once this trajectory was built
-   * here: then only this thread has its events.
+   * The entries recorded since the last call, or null once this trajectory
+   * was built here: then only this thread has its events.
    */
   takeNew(): TrajectoryEntry[] | null {
     if (this.#inThread) return null;
@@ -114,12 +121,12 @@ export class EventTrajectory {
     for (let i = this.#sentEntries; i < full.length; i++) {
       const entry = full[i]!;
       if (entry instanceof Uint8Array) {
-        if (entry.length > skip) out.push(entry.slice(skip));
+        if (entry.length > skip) out.push(utf8.decode(entry.subarray(skip)));
       } else out.push(entry);
       skip = 0;
     }
     this.#sentEntries = full.length;
-    if (this.#chunkBytes > skip) out.push(this.#chunk!.slice(skip, this.#chunkBytes));
+    if (this.#chunkBytes > skip) out.push(utf8.decode(this.#chunk!.subarray(skip, this.#chunkBytes)));
     this.#sentBytes = this.#chunkBytes;
     return out;
   }
@@ -186,9 +193,10 @@ export class EventTrajectory {
   }
 }
 
-/** `[` + the text of a line run (see `TrajectoryEntry`) + `]`: the run's events, in one decode and one parse. */
-export function parseLineRun(run: Uint8Array): AtofEvent[] {
-  return JSON.parse(`[${utf8.decode(run.subarray(0, run.length - 1))}]`) as AtofEvent[];
+/** The events of a line run (see `TrajectoryEntry`), as bytes or text: `[` + its text, last comma dropped, + `]`, in one parse. */
+export function parseLineRun(run: Uint8Array | string): AtofEvent[] {
+  const text = typeof run === 'string' ? run.slice(0, -1) : utf8.decode(run.subarray(0, run.length - 1));
+  return JSON.parse(`[${text}]`) as AtofEvent[];
 }
 
 /** A live session's trajectory, as the router hands it out. */

@@ -49,7 +49,7 @@ function answer(request: TrajectoryRequest): TrajectoryReply | null {
       builders.set(request.session, (builder = new AtifBuilder(request.options)));
     }
     for (const entry of request.entries) {
-      if (!(entry instanceof Uint8Array)) {
+      if (typeof entry !== 'string') {
         builder.add(entry);
         continue;
       }
