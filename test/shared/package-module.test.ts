@@ -1,7 +1,7 @@
 // packageModuleUrl finds the package's own modules from wherever the code
 // computing the URL sits: src/<layer>/ in the sources, dist/chunks/ once
-// bundled (the backend choice's native retry uses it). From dist/ it is
-// exercised by the package consumer test, which loads the bundled entries.
+// bundled (the backend choice's native retry and the ATIF worker use it). From dist/ it is
+// exercised by the package consumer test, which builds ATIF on the worker.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

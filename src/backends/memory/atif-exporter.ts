@@ -8,11 +8,17 @@
  * The scope's own start event was emitted before the exporter existed; it
  * is taken from the scope record, so the trajectory still starts with it.
  *
+ * `exportJson()` is built on the relay's trajectory worker (`atif-offload.ts`),
+ * off the host's thread, when the relay was created with `atifWorker: true`
+ * and the worker is available; `exportJsonNow()` (at process exit) is built
+ * in-thread from the same events.
+ *
  * @module
  */
 
 import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts';
 import type { RelayCore } from './plug-in.ts';
+import { atifOffloadOf } from './atif-offload.ts';
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {
   const o = options ?? ({} as AtifExporterOptions);
@@ -27,9 +33,14 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   const router = core.sessionTrajectories();
   const session = router.open(record?.uuid, builderOptions, record?.start);
   if (record === null) router.close(session);
+  const offload = atifOffloadOf(core);
+  const offloaded = offload.open();
   return {
-    exportJson: async () => session.toJson(),
-    exportJsonNow: () => session.toJson(),
-    deregister: () => router.close(session),
+    exportJson: () => offload.exportJson(offloaded, session),
+    exportJsonNow: () => offload.exportJsonNow(offloaded, session),
+    deregister: () => {
+      router.close(session);
+      offload.forget(offloaded);
+    },
   };
 }
