@@ -186,7 +186,9 @@ export function writeScopeTail(
   timestampUs: number,
   uuid: string,
 ): void {
-  writeNameAndParents(out, name, parentUuid, propagationRootUuid);
+  // A scope that is its own propagation root (a session) never repeats its triple.
+  if (uuid === propagationRootUuid) writeNameAndParentsOnce(out, name, parentUuid, propagationRootUuid);
+  else writeNameAndParents(out, name, parentUuid, propagationRootUuid);
   out.raw(phase === 'start' ? PHASE_START : PHASE_END);
   out.raw(TIMESTAMP_KEY);
   writeTimestamp(out, timestampUs);
@@ -235,12 +237,7 @@ function writeNameAndParents(out: LineBuilder, name: string, parentUuid: string,
     }
   }
   const from = out.length;
-  out.raw(NAME_KEY);
-  out.jsonStringAsGiven(name);
-  out.raw(PARENT_KEY);
-  out.ascii(parentUuid);
-  out.raw(ROOT_KEY);
-  out.ascii(propagationRootUuid);
+  writeNameAndParentsOnce(out, name, parentUuid, propagationRootUuid);
   if (segment !== undefined) {
     if (++segment.seen === 3) segment.bytes = out.bytes.slice(from, out.length);
     return;
@@ -255,6 +252,15 @@ function writeNameAndParents(out: LineBuilder, name: string, parentUuid: string,
   else if (list.length < SEGMENTS_PER_NAME) list.push(fresh);
   else list[(list.length + segmentCount) % SEGMENTS_PER_NAME] = fresh;
   segmentCount++;
+}
+
+function writeNameAndParentsOnce(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string): void {
+  out.raw(NAME_KEY);
+  out.jsonStringAsGiven(name);
+  out.raw(PARENT_KEY);
+  out.ascii(parentUuid);
+  out.raw(ROOT_KEY);
+  out.ascii(propagationRootUuid);
 }
 
 interface Segment {
