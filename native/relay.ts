@@ -150,9 +150,11 @@ export class NativeRelay implements RelayBackend {
     if (state.native === null) return; // never reached native; its start was already counted as dropped
     try {
       // Read defensively: an unreadable options object must not leave the scope open forever.
+      // A deferred pop keeps its arguments until later: those are copied.
+      const convert = this.#stacks.popsNow(state) ? crossing : json;
       const args = {
-        output: json(read(() => options?.output)),
-        metadata: json(read(() => options?.metadata)),
+        output: convert(read(() => options?.output)),
+        metadata: convert(read(() => options?.metadata)),
         timestampUs: endAfter(state.start?.timestampUs ?? 0, timestampOf(read(() => options?.timestampUs))),
       };
       // A scope with open children above it on its stack is popped when they are (scopes.ts).
