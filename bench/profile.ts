@@ -6,7 +6,8 @@
  *   node --cpu-prof --cpu-prof-dir=.tmp/prof .tmp/bench/bench/profile.js memory llm 20000
  *   bun bench/profile.ts memory mark
  *
- * Setups: memory, native, bare, otel-sdk, otel-noop. Kinds: mark, llm,
+ * Setups: memory, native, bare, bare-stack (a scope stack per session,
+ * the isolation the adapter gives), otel-sdk, otel-noop. Kinds: mark, llm,
  * llm_8k, tool, session. Prints ns per event (caller side and drained).
  *
  * @module
@@ -17,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { nowNs } from './harness.ts';
 import * as fixtures from './support/payloads.ts';
-import { bareNativeSetup, memoryPluginSetup, nativePluginSetup, otelNoopSetup, otelSdkSetup, type Setup } from './support/setups.ts';
+import { bareNativeSetup, isolatedBareNativeSetup, memoryPluginSetup, nativePluginSetup, otelNoopSetup, otelSdkSetup, type Setup } from './support/setups.ts';
 
 const [setupName = 'memory', kindName = 'mark', itersRaw = '20000', roundsRaw = '10'] = process.argv.slice(2);
 const iters = Number(itersRaw);
@@ -28,6 +29,7 @@ const makers: Record<string, (dir: string) => Setup> = {
   memory: memoryPluginSetup,
   native: nativePluginSetup,
   bare: bareNativeSetup,
+  'bare-stack': isolatedBareNativeSetup,
   'otel-sdk': () => otelSdkSetup(),
   'otel-noop': () => otelNoopSetup(),
 };

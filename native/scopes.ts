@@ -82,10 +82,14 @@ export class Frame {
     return this.open[this.open.length - 1];
   }
 
-  /** The propagation root native gives the next scope pushed here: the outermost open Agent, else the implicit root. */
-  rootFor(isAgent: boolean, uuidIfAgent: () => string): string | null {
-    for (const scope of this.open) if (scope.isAgent) return scope.native?.uuid ?? this.rootUuid;
-    return isAgent ? uuidIfAgent() : this.rootUuid;
+  /**
+   * Where the propagation root native gives the next scope pushed here comes
+   * from: the outermost open Agent (`self` for an Agent pushed on none), whose
+   * uuid is read when first needed (a native getter), else the implicit root.
+   */
+  rootFor(isAgent: boolean, self: ScopeState): ScopeState | string | null {
+    for (const scope of this.open) if (scope.isAgent) return scope.native !== null ? scope : this.rootUuid;
+    return isAgent ? self : this.rootUuid;
   }
 }
 
@@ -97,8 +101,8 @@ export class ScopeState {
   /** The frame the scope was pushed on (and is popped on); `null` when native refused it. */
   readonly frame: Frame | null;
   readonly isAgent: boolean;
-  /** The `propagation_root_uuid` native wrote on the start event. */
-  readonly rootUuid: string | null;
+  /** The scope whose uuid is the root, or the root itself; see `rootUuid`. */
+  #root: ScopeState | string | null = null;
   start: ScopeStart | null = null;
   /** Set when the caller popped the scope while scopes above it were still open. */
   pending: PendingPop | null = null;
@@ -110,7 +114,21 @@ export class ScopeState {
     this.parent = parent;
     this.frame = frame;
     this.isAgent = isAgent;
-    this.rootUuid = rootUuid;
+    this.#root = rootUuid;
+  }
+
+  /** The `propagation_root_uuid` native wrote on the start event (read from the root scope's handle once asked for). */
+  get rootUuid(): string | null {
+    const root = this.#root;
+    if (root === null || typeof root === 'string') return root;
+    const uuid = root.native?.uuid ?? null;
+    this.#root = uuid;
+    return uuid;
+  }
+
+  /** Sets where the root comes from (`Frame.rootFor`), right after the push. */
+  rootFrom(root: ScopeState | string | null): void {
+    this.#root = root;
   }
 
   /** The uuid of the scope, or `undefined` when native refused it. */
@@ -185,9 +203,16 @@ export class ScopeStacks {
         });
       }
     }
-    const state = new ScopeState(native, parent, frame, isAgent, frame.rootFor(isAgent, () => native.uuid));
+    const state = new ScopeState(native, parent, frame, isAgent, null);
+    state.rootFrom(frame.rootFor(isAgent, state));
     frame.open.push(state);
     return state;
+  }
+
+  /** True when a pop of `state` would reach native now (not deferred behind scopes above it). */
+  popsNow(state: ScopeState): boolean {
+    const frame = state.frame;
+    return frame === null || state.native === null || frame.top === state;
   }
 
   /**

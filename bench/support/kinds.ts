@@ -6,6 +6,7 @@
  * @module
  */
 
+import { Buffer } from 'node:buffer';
 import { consume, median, nowNs, scale, type Subject } from '../harness.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';
 import * as fixtures from './payloads.ts';
@@ -163,6 +164,31 @@ export function floorSubject(events: readonly AtofEvent[], kind: Kind): Subject 
     run(n) {
       let bytes = 0;
       for (let i = 0; i < n; i++) for (let e = 0; e < events.length; e++) bytes += JSON.stringify(events[e]).length;
+      consume(bytes);
+    },
+  };
+}
+
+/**
+ * The floor with the bytes written: `JSON.stringify` of each event of one
+ * iteration and its UTF-8 encoding into a reused buffer, per event. What
+ * any JS backend that writes these lines pays at least (the plain floor
+ * stops at the JS string); no uuid, clock or file write is included.
+ */
+export function encodedFloorSubject(events: readonly AtofEvent[], kind: Kind): Subject {
+  const iters = Math.max(1000, Math.round(20_000 * scale));
+  const buffer = Buffer.alloc(1 << 20);
+  return {
+    name: 'JSON.stringify + UTF-8 write of its ATOF lines',
+    iters,
+    opsPerIter: kind.events,
+    run(n) {
+      let bytes = 0;
+      for (let i = 0; i < n; i++) {
+        let at = 0;
+        for (let e = 0; e < events.length; e++) at += buffer.write(JSON.stringify(events[e]), at);
+        bytes += at;
+      }
       consume(bytes);
     },
   };

@@ -212,6 +212,8 @@ export class Recorder {
 
   // A span left open would read as a crash; ending it says the session closed first.
   private endAbandonedSpans(state: SessionState, failures: string[], timestampUs: number | undefined): void {
+    // The usual session closes with no span open: no iterators then.
+    if (state.llmSpans.size === 0 && state.toolSpans.size === 0) return;
     for (const [key, span] of state.llmSpans) {
       this.endAbandonedLlm(key, span, 'session_closed', 'the session closed before the API request finished', failures, timestampUs);
     }

@@ -178,61 +178,80 @@ class MemoryRelayBackend implements MemoryRelay {
 
   // ---- events -------------------------------------------------------------
 
+  // The event entry points catch in place (the guard's rule, without its
+  // two closures per event): a failure is counted and logged, and the
+  // caller gets an inert handle.
+
   pushScope(options: PushScopeOptions): ScopeHandle {
-    const core = this.core;
-    return this.guard('pushScope', () => core.push(options), () => core.detachedScope()) as unknown as ScopeHandle;
+    try {
+      return this.core.push(options) as unknown as ScopeHandle;
+    } catch (error) {
+      this.core.counters.internalError('pushScope', error);
+      return this.core.detachedScope() as unknown as ScopeHandle;
+    }
   }
 
   popScope(handle: ScopeHandle, options?: PopScopeOptions): void {
-    this.guard('popScope', () => this.core.pop(handle, options), noop);
+    try {
+      this.core.pop(handle, options);
+    } catch (error) {
+      this.core.counters.internalError('popScope', error);
+    }
   }
 
   mark(options: MarkOptions): void {
-    this.guard('mark', () => this.core.mark(options), noop);
+    try {
+      this.core.mark(options);
+    } catch (error) {
+      this.core.counters.internalError('mark', error);
+    }
   }
 
   llmStart(options: LlmStartOptions): LlmHandle {
     const core = this.core;
-    const start = () => {
+    try {
       const o = options ?? ({} as LlmStartOptions);
       const parent = o.parent == null ? null : core.ownScope(o.parent, 'llmStart parent');
-      return core.startLlm(o, parent, core.request(o.request, 'llmStart'), undefined);
-    };
-    return this.guard('llmStart', start, () => core.detachedSpan('llm')) as unknown as LlmHandle;
+      return core.startLlm(o, parent, core.request(o.request, 'llmStart'), undefined) as unknown as LlmHandle;
+    } catch (error) {
+      core.counters.internalError('llmStart', error);
+      return core.detachedSpan('llm') as unknown as LlmHandle;
+    }
   }
 
   llmEnd(handle: LlmHandle, options: LlmEndOptions): void {
     const core = this.core;
-    this.guard(
-      'llmEnd',
-      () => {
-        const record = core.ownSpan(handle, 'llm', 'llmEnd');
-        // A failed call (status 'error') ends as an error span; native cannot say so (it forces OK).
-        if (record !== null) core.endSpan(record, options?.response, options?.status === 'error' ? 'llm-error' : 'llm', options?.metadata, undefined, options?.timestampUs);
-      },
-      noop,
-    );
+    try {
+      const record = core.ownSpan(handle, 'llm', 'llmEnd');
+      // A failed call (status 'error') ends as an error span; native cannot say so (it forces OK).
+      if (record !== null) core.endSpan(record, options?.response, options?.status === 'error' ? 'llm-error' : 'llm', options?.metadata, undefined, options?.timestampUs);
+    } catch (error) {
+      core.counters.internalError('llmEnd', error);
+    }
   }
 
   toolStart(options: ToolStartOptions): ToolHandle {
     const core = this.core;
-    return this.guard('toolStart', () => core.startTool(options ?? ({} as ToolStartOptions), 'toolStart'), () => core.detachedSpan('tool')) as unknown as ToolHandle;
+    try {
+      return core.startTool(options ?? ({} as ToolStartOptions), 'toolStart') as unknown as ToolHandle;
+    } catch (error) {
+      core.counters.internalError('toolStart', error);
+      return core.detachedSpan('tool') as unknown as ToolHandle;
+    }
   }
 
   toolEnd(handle: ToolHandle, options: ToolEndOptions): void {
     const core = this.core;
-    this.guard(
-      'toolEnd',
-      () => {
-        const record = core.ownSpan(handle, 'tool', 'toolEnd');
-        if (record === null) return;
-        const failed = options?.status === 'error';
-        // An error-ended tool records no annotation.
-        const annotation = failed ? undefined : options?.annotation;
-        core.endSpan(record, options?.result, failed ? 'tool-error' : 'merge', options?.metadata, annotation, options?.timestampUs);
-      },
-      noop,
-    );
+    try {
+      const record = core.ownSpan(handle, 'tool', 'toolEnd');
+      if (record === null) return;
+      const failed = options?.status === 'error';
+      // An error-ended tool records no annotation.
+      const annotation = failed ? undefined : options?.annotation;
+      core.endSpan(record, options?.result, failed ? 'tool-error' : 'merge', options?.metadata, annotation, options?.timestampUs);
+    } catch (error) {
+      core.counters.internalError('toolEnd', error);
+    }
   }
 
   executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
@@ -361,5 +380,3 @@ class MemoryRelayBackend implements MemoryRelay {
     return out;
   }
 }
-
-function noop(): void {}

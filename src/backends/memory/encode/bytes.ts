@@ -209,79 +209,84 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
   out.byte(0x7d); // }
 }
 
-/** Writes each event as its line; `false` (the line could not be written) hands the call to the object encoder. */
+/**
+ * Writes each event as its line; `false` (the line could not be written)
+ * hands the call to the object encoder.
+ *
+ * The one fallback, in every method: a line whose writer throws (a payload
+ * past the engine's limits, which the object encoder then records and
+ * counts as dropped) is given up with `abandon`. Each method opens, writes
+ * and closes its line itself rather than passing a writer closure: the
+ * closure (and its context) was allocated on every event.
+ */
 export class ByteEncoder implements Encoder {
   constructor(private readonly delivery: Delivery) {}
 
   scopeStart(record: ScopeRecord, input: unknown, metadata: unknown): boolean {
-    return this.tryLine(
-      (out) => {
-        const converted = convertMetadata(metadata);
-        const range: LineRange = { start: 0, end: 0 };
-        writeScopeLine(out, 'start', record, record.category, record.attributes, input, converted, record.startUs, range);
-        record.startMetadata = converted;
-        // The input's text is kept for `record.start` (the rest of the start event is in the record).
-        record.keepStart(out.text(out.start + range.start, out.start + range.end));
-      },
-      record.uuid,
-      record.parentUuid,
-      'start',
-      record.top,
-    );
+    const out = this.delivery.openLine();
+    try {
+      const converted = convertMetadata(metadata);
+      const range: LineRange = { start: 0, end: 0 };
+      writeScopeLine(out, 'start', record, record.category, record.attributes, input, converted, record.startUs, range);
+      record.startMetadata = converted;
+      // The input's text is kept for `record.start` (the rest of the start event is in the record).
+      record.keepStart(out.text(out.start + range.start, out.start + range.end));
+    } catch {
+      return this.abandon(out);
+    }
+    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'start', record.top);
+    return true;
   }
 
   scopeEnd(record: ScopeRecord, output: unknown, metadata: unknown, endUs: number): boolean {
-    return this.tryLine(
-      (out) => writeScopeLine(out, 'end', record, record.category, record.attributes, output, endMetadata('merge', record.startMetadata, metadata), endUs),
-      record.uuid,
-      record.parentUuid,
-      'end',
-      record.top,
-    );
+    const out = this.delivery.openLine();
+    try {
+      writeScopeLine(out, 'end', record, record.category, record.attributes, output, endMetadata('merge', record.startMetadata, metadata), endUs);
+    } catch {
+      return this.abandon(out);
+    }
+    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
+    return true;
   }
 
   mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number, top: ScopeRecord | null): boolean {
-    return this.tryLine((out) => writeMarkLine(out, uuid, parentUuid, propagationRootUuid, name, data, metadata, timestampUs), uuid, parentUuid, null, top);
+    const out = this.delivery.openLine();
+    try {
+      writeMarkLine(out, uuid, parentUuid, propagationRootUuid, name, data, metadata, timestampUs);
+    } catch {
+      return this.abandon(out);
+    }
+    this.delivery.closeLine(out, uuid, parentUuid, null, top);
+    return true;
   }
 
   spanStart(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
-    return this.tryLine(
-      (out) => {
-        const converted = convertMetadata(metadata);
-        writeSpanStartLine(out, record, data, headers, converted, record.startUs);
-        record.startMetadata = converted;
-      },
-      record.uuid,
-      record.parentUuid,
-      'start',
-      record.top,
-    );
+    const out = this.delivery.openLine();
+    try {
+      const converted = convertMetadata(metadata);
+      writeSpanStartLine(out, record, data, headers, converted, record.startUs);
+      record.startMetadata = converted;
+    } catch {
+      return this.abandon(out);
+    }
+    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'start', record.top);
+    return true;
   }
 
   spanEnd(record: SpanRecord, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): boolean {
-    return this.tryLine(
-      (out) => writeSpanEndLine(out, record, data, endMetadata(rule, record.startMetadata, metadata), annotation, endUs),
-      record.uuid,
-      record.parentUuid,
-      'end',
-      record.top,
-    );
-  }
-
-  /**
-   * The one fallback: writes a line with `write` and delivers it, or gives
-   * the line up when `write` throws (a payload past the engine's limits,
-   * which the object encoder then records and counts as dropped).
-   */
-  private tryLine(write: (out: LineBuilder) => void, uuid: string, parentUuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): boolean {
     const out = this.delivery.openLine();
     try {
-      write(out);
+      writeSpanEndLine(out, record, data, endMetadata(rule, record.startMetadata, metadata), annotation, endUs);
     } catch {
-      this.delivery.abandonLine(out);
-      return false;
+      return this.abandon(out);
     }
-    this.delivery.closeLine(out, uuid, parentUuid, phase, top);
+    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
     return true;
+  }
+
+  /** Gives the line up: the caller hands the event to the object encoder. */
+  private abandon(out: LineBuilder): false {
+    this.delivery.abandonLine(out);
+    return false;
   }
 }

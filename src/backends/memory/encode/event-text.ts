@@ -186,12 +186,9 @@ export function writeScopeTail(
   timestampUs: number,
   uuid: string,
 ): void {
-  out.raw(NAME_KEY);
-  out.jsonStringAsGiven(name);
-  out.raw(PARENT_KEY);
-  out.ascii(parentUuid);
-  out.raw(ROOT_KEY);
-  out.ascii(propagationRootUuid);
+  // A scope that is its own propagation root (a session) never repeats its triple.
+  if (uuid === propagationRootUuid) writeNameAndParentsOnce(out, name, parentUuid, propagationRootUuid);
+  else writeNameAndParents(out, name, parentUuid, propagationRootUuid);
   out.raw(phase === 'start' ? PHASE_START : PHASE_END);
   out.raw(TIMESTAMP_KEY);
   writeTimestamp(out, timestampUs);
@@ -207,18 +204,79 @@ export function writeMarkHead(out: LineBuilder): void {
 
 /** Writes a mark line from after its metadata to its newline; `timestampUs` in Unix microseconds. */
 export function writeMarkTail(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string, timestampUs: number, uuid: string): void {
-  out.raw(NAME_KEY);
-  out.jsonStringAsGiven(name);
-  out.raw(PARENT_KEY);
-  out.ascii(parentUuid);
-  out.raw(ROOT_KEY);
-  out.ascii(propagationRootUuid);
+  writeNameAndParents(out, name, parentUuid, propagationRootUuid);
   out.raw(TIMESTAMP_KEY);
   writeTimestamp(out, timestampUs);
   out.raw(UUID_KEY);
   out.ascii(uuid);
   out.raw(LINE_END);
 }
+
+/**
+ * `,"name":…,"parent_uuid":"…","propagation_root_uuid":"…` of a line. Events
+ * of one name under one parent (a session's marks of a kind, its calls of
+ * one tool or provider) repeat these ~150 bytes, so a triple seen a third
+ * time is kept encoded and copied from then on. Not on the second: a
+ * scope's own start and end are a pair that never repeats (its uuid is its
+ * root), and keeping bytes costs an allocation.
+ */
+function writeNameAndParents(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string): void {
+  const known = segments.get(name);
+  let segment: Segment | undefined;
+  if (known !== undefined) {
+    for (let i = 0; i < known.length; i++) {
+      const candidate = known[i]!;
+      if (candidate.parentUuid === parentUuid && candidate.rootUuid === propagationRootUuid) {
+        segment = candidate;
+        break;
+      }
+    }
+    if (segment !== undefined && segment.bytes !== null) {
+      out.raw(segment.bytes);
+      return;
+    }
+  }
+  const from = out.length;
+  writeNameAndParentsOnce(out, name, parentUuid, propagationRootUuid);
+  if (segment !== undefined) {
+    if (++segment.seen === 3) segment.bytes = out.bytes.slice(from, out.length);
+    return;
+  }
+  if (segmentCount >= MAX_SEGMENTS) {
+    segments.clear();
+    segmentCount = 0;
+  }
+  const fresh: Segment = { parentUuid, rootUuid: propagationRootUuid, seen: 1, bytes: null };
+  const list = segmentCount === 0 ? undefined : known;
+  if (list === undefined) segments.set(name, [fresh]);
+  else if (list.length < SEGMENTS_PER_NAME) list.push(fresh);
+  else list[(list.length + segmentCount) % SEGMENTS_PER_NAME] = fresh;
+  segmentCount++;
+}
+
+function writeNameAndParentsOnce(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string): void {
+  out.raw(NAME_KEY);
+  out.jsonStringAsGiven(name);
+  out.raw(PARENT_KEY);
+  out.ascii(parentUuid);
+  out.raw(ROOT_KEY);
+  out.ascii(propagationRootUuid);
+}
+
+interface Segment {
+  readonly parentUuid: string;
+  readonly rootUuid: string;
+  /** Times the triple was written. */
+  seen: number;
+  /** The encoded segment, once seen three times. */
+  bytes: Uint8Array | null;
+}
+
+/** Triples remembered in all (cleared when full) and per name (one replaced when full: concurrent sessions take turns). */
+const MAX_SEGMENTS = 1024;
+const SEGMENTS_PER_NAME = 8;
+const segments = new Map<string, Segment[]>();
+let segmentCount = 0;
 
 const OFFSET = encoded('+00:00');
 /** The last second written and its text up to the seconds (events come in bursts within a second). */

@@ -158,8 +158,30 @@ export class LineBuilder {
 
   /** Writes `text` as `JSON.stringify(text)` does (a lone surrogate as its escape): names and ids, as events carry them. */
   jsonStringAsGiven(text: string): void {
-    if (text.length <= SHORT_STRING && wellFormed(text) === text) this.jsonString(text);
-    else this.utf8(JSON.stringify(text));
+    const n = text.length;
+    if (n <= SHORT_STRING) {
+      // The usual short ASCII name in one pass; a surrogate (paired or lone) rolls back to the checked path.
+      this.ensure(n + 2);
+      const bytes = this.bytes;
+      let at = this.length;
+      bytes[at++] = 34;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c < 0x80 && PLAIN[c] === 1) bytes[at++] = c;
+        else break;
+      }
+      if (i === n) {
+        bytes[at++] = 34;
+        this.length = at;
+        return;
+      }
+      if (wellFormed(text) === text) {
+        this.jsonString(text);
+        return;
+      }
+    }
+    this.utf8(JSON.stringify(text));
   }
 
   /** Writes `value` (a non-negative integer) in decimal, zero-padded to `width` digits. */

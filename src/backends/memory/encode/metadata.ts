@@ -132,8 +132,8 @@ export function mergedMetadata(start: EncodedMetadata, end: EncodedMetadata): En
   return EncodedMetadata.ofJson(mergeMetadata(start.json, end.json));
 }
 
-const LLM_OK_ENTRY = singleEntry(STATUS_CODE_KEY, 'OK');
-const TOOL_ERROR_ENTRY = singleEntry(STATUS_CODE_KEY, 'ERROR');
+const LLM_OK_ENTRY = singleEntry(STATUS_CODE_KEY, 'OK', true);
+const TOOL_ERROR_ENTRY = singleEntry(STATUS_CODE_KEY, 'ERROR', true);
 const LLM_ERROR_ENTRY = TOOL_ERROR_ENTRY;
 
 /** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK (ERROR when `failed`), no description. */

@@ -91,9 +91,14 @@ export interface Entries {
   readonly keys: readonly string[];
   readonly heads: readonly Uint8Array[];
   readonly values: readonly FlatValue[];
+  /**
+   * True when `keys` is a list that outlives this event (a cached shape's
+   * sorted keys, or a constant's): merge plans are cached by its identity.
+   */
+  readonly shared: boolean;
 }
 
-export const NO_ENTRIES: Entries = { keys: [], heads: [], values: [] };
+export const NO_ENTRIES: Entries = { keys: [], heads: [], values: [], shared: true };
 
 /**
  * The entries of a flat object payload, or undefined when the value is not
@@ -126,7 +131,7 @@ export function flatEntries(value: unknown): Entries | undefined {
           dropped++;
       }
     }
-    if (dropped === 0) return { keys: sorted, heads, values: values as FlatValue[] };
+    if (dropped === 0) return { keys: sorted, heads, values: values as FlatValue[], shared: true };
     const keptKeys: string[] = [];
     const keptHeads: Uint8Array[] = [];
     const keptValues: FlatValue[] = [];
@@ -137,7 +142,7 @@ export function flatEntries(value: unknown): Entries | undefined {
       keptHeads.push(heads[i]!);
       keptValues.push(kept);
     }
-    return { keys: keptKeys, heads: keptHeads, values: keptValues };
+    return { keys: keptKeys, heads: keptHeads, values: keptValues, shared: false };
   } catch {
     return undefined;
   }
@@ -159,6 +164,12 @@ export function writeEntries(out: LineBuilder, entries: Entries): void {
  * Writes the flat object merged from `layers` (a later layer's value wins
  * for a key several have), leaving `omit` out of every layer but the last:
  * what `mergeEntries` gives, written as the lists are merged.
+ *
+ * Which layer and index each written key comes from depends only on the
+ * layers' key lists, and an end's layers are nearly always the same cached
+ * lists (the start's shape, the end's shape, a status constant): that plan
+ * is computed once per combination, so writing an end's metadata compares
+ * no keys.
  */
 export function writeLayers(out: LineBuilder, layers: readonly Entries[], omit: string | undefined): void {
   const count = layers.length;
@@ -166,36 +177,93 @@ export function writeLayers(out: LineBuilder, layers: readonly Entries[], omit: 
     writeEntries(out, layers[0]!);
     return;
   }
-  const last = count - 1;
-  const at = count === 2 ? [0, 0] : count === 3 ? [0, 0, 0] : new Array<number>(count).fill(0);
+  const plan = planOf(layers, omit);
+  const from = plan.from;
+  const at = plan.at;
   out.byte(0x7b); // {
-  let first = true;
-  for (;;) {
-    let key: string | undefined;
-    for (let l = 0; l < count; l++) {
-      const keys = layers[l]!.keys;
-      const i = at[l]!;
-      if (i < keys.length && (key === undefined || keys[i]! < key)) key = keys[i];
-    }
-    if (key === undefined) break;
-    let from = -1;
-    let index = 0;
-    for (let l = 0; l < count; l++) {
-      const i = at[l]!;
-      if (layers[l]!.keys[i] === key) {
-        from = l;
-        index = i;
-        at[l] = i + 1;
-      }
-    }
-    if (key === omit && from !== last) continue;
-    if (!first) out.byte(0x2c); // ,
-    first = false;
-    const layer = layers[from]!;
+  for (let i = 0; i < from.length; i++) {
+    if (i > 0) out.byte(0x2c); // ,
+    const layer = layers[from[i]!]!;
+    const index = at[i]!;
     out.raw(layer.heads[index]!);
     writePrimitive(out, layer.values[index]);
   }
   out.byte(0x7d); // }
+}
+
+/** Where each key of a merge of layers comes from, in output order. */
+interface MergePlan {
+  readonly lists: readonly (readonly string[])[];
+  readonly omit: string | undefined;
+  readonly from: readonly number[];
+  readonly at: readonly number[];
+}
+
+const MAX_PLANS = 1024;
+/** Plans by the first layer's key list (identity); each list is searched for the other layers' lists. */
+const plans = new Map<readonly string[], MergePlan[]>();
+let planCount = 0;
+
+function planOf(layers: readonly Entries[], omit: string | undefined): MergePlan {
+  let shared = true;
+  for (let l = 0; l < layers.length; l++) if (!layers[l]!.shared) shared = false;
+  if (!shared) return mergePlan(layers, omit);
+  const first = layers[0]!.keys;
+  const candidates = plans.get(first);
+  if (candidates !== undefined) {
+    for (let c = 0; c < candidates.length; c++) {
+      const plan = candidates[c]!;
+      if (plan.omit === omit && sameLists(plan.lists, layers)) return plan;
+    }
+  }
+  const plan = mergePlan(layers, omit);
+  if (planCount >= MAX_PLANS) {
+    plans.clear();
+    planCount = 0;
+  }
+  const list = plans.get(first);
+  if (list === undefined) plans.set(first, [plan]);
+  else list.push(plan);
+  planCount++;
+  return plan;
+}
+
+function sameLists(lists: readonly (readonly string[])[], layers: readonly Entries[]): boolean {
+  if (lists.length !== layers.length) return false;
+  for (let l = 1; l < lists.length; l++) if (lists[l] !== layers[l]!.keys) return false;
+  return true;
+}
+
+/** The merge of the layers' sorted key lists: for each key written, the last layer holding it. */
+function mergePlan(layers: readonly Entries[], omit: string | undefined): MergePlan {
+  const count = layers.length;
+  const last = count - 1;
+  const next = new Array<number>(count).fill(0);
+  const from: number[] = [];
+  const at: number[] = [];
+  for (;;) {
+    let key: string | undefined;
+    for (let l = 0; l < count; l++) {
+      const keys = layers[l]!.keys;
+      const i = next[l]!;
+      if (i < keys.length && (key === undefined || keys[i]! < key)) key = keys[i];
+    }
+    if (key === undefined) break;
+    let layer = -1;
+    let index = 0;
+    for (let l = 0; l < count; l++) {
+      const i = next[l]!;
+      if (layers[l]!.keys[i] === key) {
+        layer = l;
+        index = i;
+        next[l] = i + 1;
+      }
+    }
+    if (key === omit && layer !== last) continue;
+    from.push(layer);
+    at.push(index);
+  }
+  return { lists: layers.map((layer) => layer.keys), omit, from, at };
 }
 
 /** The JSON value of a flat object, as `toJson` converts it. */
@@ -253,12 +321,12 @@ export function mergeEntries(base: Entries, over: Entries, omit?: string): Entri
     heads.push(from.heads[at]!);
     values.push(from.values[at]!);
   }
-  return { keys, heads, values };
+  return { keys, heads, values, shared: false };
 }
 
-/** Entries of one string key, for the status keys the end metadata adds. */
-export function singleEntry(key: string, value: FlatValue): Entries {
-  return { keys: [key], heads: [encoded(`${JSON.stringify(key)}:`)], values: [value] };
+/** Entries of one string key, for the status keys the end metadata adds; `shared` for a module constant. */
+export function singleEntry(key: string, value: FlatValue, shared = false): Entries {
+  return { keys: [key], heads: [encoded(`${JSON.stringify(key)}:`)], values: [value], shared };
 }
 
 // ---------------------------------------------------------------------------
