@@ -18,7 +18,6 @@ import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/backend
 import { isJsonObject, toJson } from '../src/backends/kit.ts';
 import { nowMicros } from '../src/backends/kit.ts';
 import { rules } from '../src/backends/kit.ts';
-import { types } from 'node:util';
 import type { NativeLlmRequest, NativeToolResult } from './binding.ts';
 
 /**
@@ -39,78 +38,6 @@ const OPTIONS = { maxDepth: MAX_DEPTH, noNulInKeys: true } as const;
 export function json(value: unknown): Json {
   if (value === undefined) return null;
   return toJson(value, OPTIONS);
-}
-
-/**
- * `json(value)` for a value that crosses into native right away and is not
- * kept: the caller's own object when it already is plain JSON that `json`
- * would copy unchanged (native converts its arguments during the call, so
- * the copy was a second one), else the copy. The check reads every value
- * once and allocates nothing; anything it is not sure of takes the copy:
- * a Proxy, a prototype other than `Object.prototype`/`Array.prototype`, a
- * `toJSON`, a key `__proto__`, a key with a NUL or a lone surrogate,
- * `undefined`, functions, symbols, BigInts, non-finite numbers, strings
- * with lone surrogates, nesting past 32 levels (cycles end there), more
- * than 10 000 items in one container, 100 000 values or 16 Mi string
- * characters in all, and a getter that throws. A getter the check read runs again in native.
- */
-export function crossing(value: unknown): Json {
-  if (typeof value !== 'object' || value === null || walking) return json(value);
-  walking = true;
-  budget = MAX_PLAIN_VALUES;
-  chars = MAX_PLAIN_CHARS;
-  try {
-    if (plainTree(value, 0)) return value as Json;
-  } catch {
-    // A throwing getter or trap: the copy records it.
-  } finally {
-    walking = false;
-  }
-  return json(value);
-}
-
-const MAX_PLAIN_DEPTH = 32;
-const MAX_PLAIN_ITEMS = 10_000;
-const MAX_PLAIN_VALUES = 100_000;
-const MAX_PLAIN_CHARS = 16 * 1024 * 1024;
-/** Values the check may still read; the check runs no caller code but getters, which may re-enter it (they get the copy). */
-let budget = 0;
-let chars = 0;
-let walking = false;
-
-function plainValue(value: unknown, depth: number): boolean {
-  switch (typeof value) {
-    case 'string':
-      return (chars -= (value as string).length) >= 0 && (value as unknown as { isWellFormed(): boolean }).isWellFormed();
-    case 'number':
-      return Number.isFinite(value);
-    case 'boolean':
-      return true;
-    case 'object':
-      return value === null || plainTree(value, depth + 1);
-    default:
-      return false;
-  }
-}
-
-function plainTree(object: object, depth: number): boolean {
-  if (depth >= MAX_PLAIN_DEPTH || types.isProxy(object)) return false;
-  if (Array.isArray(object)) {
-    const length = object.length;
-    if (length > MAX_PLAIN_ITEMS || (budget -= length) < 0 || Object.getPrototypeOf(object) !== Array.prototype) return false;
-    for (let i = 0; i < length; i++) if (!plainValue(object[i], depth)) return false;
-    return true;
-  }
-  if (Object.getPrototypeOf(object) !== Object.prototype || typeof (object as { toJSON?: unknown }).toJSON === 'function') return false;
-  const keys = Object.keys(object);
-  const count = keys.length;
-  if (count > MAX_PLAIN_ITEMS || (budget -= count) < 0) return false;
-  for (let i = 0; i < count; i++) {
-    const key = keys[i]!;
-    if ((chars -= key.length) < 0 || key === '__proto__' || key.indexOf('\0') >= 0 || !(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return false;
-    if (!plainValue((object as Record<string, unknown>)[key], depth)) return false;
-  }
-  return true;
 }
 
 /** A name native accepts: always a string. */
@@ -178,13 +105,13 @@ export function requestOf(request: LlmRequest | undefined): NativeLlmRequest {
   } catch {
     // A throwing getter on the request object itself: record what we can.
   }
-  return { headers: headersOf(headers), content: crossing(content) };
+  return { headers: headersOf(headers), content: json(content) };
 }
 
 /** Tool end payload in native's `ToolExecutionResult` shape. */
 export function toolResultOf(result: unknown, annotation: unknown): NativeToolResult {
-  const out: NativeToolResult = { result: crossing(result) };
-  if (annotation !== undefined && annotation !== null) out.annotation = crossing(annotation);
+  const out: NativeToolResult = { result: json(result) };
+  if (annotation !== undefined && annotation !== null) out.annotation = json(annotation);
   return out;
 }
 

@@ -56,7 +56,6 @@ import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';
 import { messageOf } from './errors.ts';
 import {
-  crossing,
   json,
   nameOf,
   optionalString,
@@ -150,11 +149,9 @@ export class NativeRelay implements RelayBackend {
     if (state.native === null) return; // never reached native; its start was already counted as dropped
     try {
       // Read defensively: an unreadable options object must not leave the scope open forever.
-      // A deferred pop keeps its arguments until later: those are copied.
-      const convert = this.#stacks.popsNow(state) ? crossing : json;
       const args = {
-        output: convert(read(() => options?.output)),
-        metadata: convert(read(() => options?.metadata)),
+        output: json(read(() => options?.output)),
+        metadata: json(read(() => options?.metadata)),
         timestampUs: endAfter(state.start?.timestampUs ?? 0, timestampOf(read(() => options?.timestampUs))),
       };
       // A scope with open children above it on its stack is popped when they are (scopes.ts).
@@ -180,8 +177,8 @@ export class NativeRelay implements RelayBackend {
       const timestamp = timestampOf(options.timestampUs);
       const parent = this.#scopeOf(options.parent, 'mark');
       const name = nameOf(options.name);
-      const data = crossing(options.data);
-      const metadata = crossing(options.metadata);
+      const data = json(options.data);
+      const metadata = json(options.metadata);
       const { stack, handle } = this.#stacks.emitContext(parent);
       const binding = this.#binding;
       this.#stacks.run(stack, () => binding.event(name, handle, data, metadata, timestamp));
@@ -201,7 +198,7 @@ export class NativeRelay implements RelayBackend {
       const parent = this.#scopeOf(options.parent, 'llmStart');
       const name = nameOf(options.name);
       const request = requestOf(options.request);
-      const metadata = crossing(options.metadata);
+      const metadata = json(options.metadata);
       const modelName = optionalString(options.modelName);
       const context = this.#stacks.emitContext(parent);
       stack = context.stack;
@@ -224,8 +221,8 @@ export class NativeRelay implements RelayBackend {
     const native = span.native;
     try {
       const timestamp = endAfter(span.startUs, timestampOf(read(() => options?.timestampUs)));
-      const response = crossing(read(() => options?.response));
-      const metadata = crossing(read(() => options?.metadata));
+      const response = json(read(() => options?.response));
+      const metadata = json(read(() => options?.metadata));
       const binding = this.#binding;
       // Native forces otel.status_code "OK" on a manual LLM end: an error can only live in response and metadata.
       this.#stacks.run(span.stack, () => binding.llmCallEnd(native, response, null, metadata, timestamp));
@@ -242,8 +239,8 @@ export class NativeRelay implements RelayBackend {
       const timestamp = timestampOf(options.timestampUs);
       const parent = this.#scopeOf(options.parent, 'toolStart');
       const name = nameOf(options.name);
-      const args = crossing(options.args);
-      const metadata = crossing(options.metadata);
+      const args = json(options.args);
+      const metadata = json(options.metadata);
       const toolCallId = optionalString(options.toolCallId);
       const context = this.#stacks.emitContext(parent);
       stack = context.stack;
@@ -270,7 +267,7 @@ export class NativeRelay implements RelayBackend {
       // The annotation describes a successful result; an error end carries none, as in managed execution.
       const result = toolResultOf(read(() => options?.result), failed ? undefined : read(() => options?.annotation));
       const rawMetadata = read(() => options?.metadata);
-      const metadata = failed ? toolErrorMetadata(rawMetadata) : crossing(rawMetadata);
+      const metadata = failed ? toolErrorMetadata(rawMetadata) : json(rawMetadata);
       const binding = this.#binding;
       this.#stacks.run(span.stack, () => binding.toolCallEnd(native, result, null, metadata, timestamp));
       this.#events += 1;

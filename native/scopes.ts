@@ -209,12 +209,6 @@ export class ScopeStacks {
     return state;
   }
 
-  /** True when a pop of `state` would reach native now (not deferred behind scopes above it). */
-  popsNow(state: ScopeState): boolean {
-    const frame = state.frame;
-    return frame === null || state.native === null || frame.top === state;
-  }
-
   /**
    * Pops `state` now if it is on top of its frame, then every deferred pop it
    * was blocking; otherwise defers it. `pop` must not throw (the adapter
