@@ -122,6 +122,16 @@ describe('parseJsonAsNative', () => {
     expect(canonicalJson(parseJsonAsNative('{"d":2,"d":2.0}')!.value)).toBe('{"d":2.0}');
   });
 
+  it('reads number-free text (its quick path) with sorted maps, a later duplicate winning and __proto__ as a plain key', () => {
+    const parsed = parseJsonAsNative('{"b":"x","a":{"d":[true,null,{"z":"1","y":[]}],"c":"y"},"b":"z","__proto__":"p"}')!;
+    expect(Object.keys(parsed.value as object)).toEqual(['__proto__', 'a', 'b']);
+    expect(Object.getPrototypeOf(parsed.value)).toBe(Object.prototype);
+    expect(canonicalJson(parsed.value)).toBe('{"__proto__":"p","a":{"c":"y","d":[true,null,{"y":[],"z":"1"}]},"b":"z"}');
+    expect(args('"just text"')).toBe('{"value":"just text"}');
+    expect(args('[]')).toBe('{"value":[]}');
+    expect(args(' {} ')).toBe('{"value":{}}');
+  });
+
   it('keeps the number text through sortJson copies and pretty writing', () => {
     const parsed = parseJsonAsNative('{"b":[1.0],"a":10000000000}')!.value;
     expect(toRustJson({ z: 0, args: parsed }, { pretty: true })).toBe('{\n  "z": 0,\n  "args": {\n    "a": 10000000000,\n    "b": [\n      1.0\n    ]\n  }\n}');
