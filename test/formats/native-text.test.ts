@@ -8,6 +8,7 @@ import {
   formatPayloadNumber,
   isNativeInteger,
   parseJsonAsNative,
+  sameJson,
   sortJson,
   stringifyMayDiffer,
   toRustJson,
@@ -232,5 +233,32 @@ describe('toRustJson with typed fields', () => {
     expect(toRustJson(document, { fieldTypes: types, pretty: true })).toBe(
       JSON.stringify({ ...document, rows: [{ at: 0.5, data: { args: { a: 10000000000, b: ['@1.0'] }, list: [{ x: 1 }] } }] }, null, 2).replace('"@1.0"', '1.0'),
     );
+  });
+});
+
+describe('sameJson', () => {
+  it('is true for equal values with keys in the same order, and for one object against itself', () => {
+    const payload = { b: [1, { c: null }], a: 'x' };
+    expect(sameJson({ s: payload, n: 1.5, t: true }, { s: payload, n: 1.5, t: true })).toBe(true);
+    expect(sameJson({ s: { b: [1, { c: null }], a: 'x' } }, { s: { b: [1, { c: null }], a: 'x' } })).toBe(true);
+    expect(sameJson([Number.NaN], [Number.NaN])).toBe(true);
+    expect(sameJson(undefined, undefined)).toBe(true);
+  });
+
+  it('is false where any writer may write the two differently', () => {
+    expect(sameJson({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
+    expect(sameJson({ a: 0 }, { a: -0 })).toBe(false);
+    expect(sameJson(0, -0)).toBe(false);
+    expect(sameJson([], {})).toBe(false);
+    expect(sameJson({}, [])).toBe(false);
+    expect(sameJson([1, 2], [1])).toBe(false);
+    expect(sameJson({ a: 1 }, { a: 1, b: undefined } as unknown as Json)).toBe(false);
+    expect(sameJson({ a: '1' }, { a: 1 })).toBe(false);
+    expect(sameJson(null, {})).toBe(false);
+    // Kept number texts are not compared: different containers holding them are never the same.
+    const one = parseJsonAsNative('{"a":1.0}')!.value;
+    const other = parseJsonAsNative('{"a":1}')!.value;
+    expect(sameJson({ x: one }, { x: other })).toBe(false);
+    expect(sameJson({ x: one }, { x: one })).toBe(true);
   });
 });

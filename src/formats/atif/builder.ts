@@ -23,7 +23,7 @@ import { type ConvEvent, convertSortedEvents, sortByInstant, toConvEvents } from
 import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
-import { serializeTrajectory, type AtifBuilderStyle } from './serialize.ts';
+import { ExporterTextCache, serializeTrajectory, type AtifBuilderStyle } from './serialize.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
 
@@ -80,6 +80,8 @@ export class AtifBuilder {
   #inOrder = true;
   /** `sortByInstant(#read)` as of the last build. */
   #sorted: readonly ConvEvent[] = this.#read;
+  /** The steps of the last `exporter`-style `toJson()` and their text, for the next one to reuse. */
+  #texts: ExporterTextCache | undefined;
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -102,6 +104,7 @@ export class AtifBuilder {
     this.#read = [];
     this.#inOrder = true;
     this.#sorted = this.#read;
+    this.#texts?.clear();
   }
 
   /**
@@ -147,7 +150,10 @@ export class AtifBuilder {
 
   /** The trajectory as native writes it: compact for `exporter`, pretty with sorted keys for `plugin-host`. */
   toJson(): string {
-    return serializeTrajectory(this.build(), this.#options.style ?? 'exporter');
+    const style = this.#options.style ?? 'exporter';
+    if (style !== 'exporter') return serializeTrajectory(this.build(), style);
+    this.#texts ??= new ExporterTextCache();
+    return this.#texts.write(this.build());
   }
 }
 
