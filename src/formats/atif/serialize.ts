@@ -80,11 +80,19 @@ const STEP_TYPES = (TOP_LEVEL_TYPES.steps as FieldTypes).items as FieldTypes;
  * same `toRustJson` rules with the same field types.
  */
 export class ExporterTextCache {
-  #steps: readonly AtifStep[] = [];
-  #texts: string[] = [];
+  #steps: readonly AtifStep[] | undefined;
+  #texts: (string | undefined)[] = [];
 
   /** `serializeTrajectory(trajectory, 'exporter')`, reusing the texts of unchanged steps. */
   write(trajectory: AtifTrajectory): string {
+    if (this.#steps === undefined) {
+      // Nothing to reuse yet: the whole document in one engine call is cheaper than
+      // step by step (~1.6x for the bench's 80-event session). Its steps are kept, their
+      // texts written when a later build repeats them.
+      this.#steps = trajectory.steps;
+      this.#texts = [];
+      return serializeTrajectory(trajectory, 'exporter');
+    }
     let out = '{';
     for (const key of Object.keys(trajectory)) {
       const value = (trajectory as unknown as Record<string, Json | undefined>)[key];
@@ -100,21 +108,19 @@ export class ExporterTextCache {
 
   /** Forgets the previous build (the builder was cleared). */
   clear(): void {
-    this.#steps = [];
+    this.#steps = undefined;
     this.#texts = [];
   }
 
   #stepsText(steps: readonly AtifStep[]): string {
-    const previous = this.#steps;
+    const previous = this.#steps ?? [];
     const previousTexts = this.#texts;
     const texts: string[] = new Array(steps.length);
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i] as AtifStep;
       const before = previous[i];
-      texts[i] =
-        before !== undefined && sameJson(before as unknown as Json, step as unknown as Json)
-          ? (previousTexts[i] as string)
-          : toRustJson(step, { fieldTypes: STEP_TYPES });
+      const kept = before !== undefined && sameJson(before as unknown as Json, step as unknown as Json) ? previousTexts[i] : undefined;
+      texts[i] = kept ?? toRustJson(step, { fieldTypes: STEP_TYPES });
     }
     this.#steps = steps;
     this.#texts = texts;

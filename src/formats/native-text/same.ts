@@ -29,12 +29,10 @@ export function sameJson(a: Json | undefined, b: Json | undefined): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
-  const keys = Object.keys(a);
   const otherKeys = Object.keys(b);
-  if (keys.length !== otherKeys.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    if (key !== otherKeys[i] || !sameJson(a[key], b[key])) return false;
+  let i = 0;
+  for (const key in a) {
+    if (key !== otherKeys[i++] || !sameJson(a[key], b[key])) return false;
   }
-  return true;
+  return i === otherKeys.length;
 }
