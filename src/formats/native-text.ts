@@ -34,3 +34,4 @@ export { formatF64, formatPayloadNumber, isNativeInteger } from './native-text/n
 export { sortJson, stringifyMayDiffer } from './native-text/keys.ts';
 export { canonicalJson, toRustJson, type FieldTypes, type NumberFieldType, type RustJsonOptions } from './native-text/write.ts';
 export { parseJsonAsNative } from './native-text/parse.ts';
+export { sameJson } from './native-text/same.ts';

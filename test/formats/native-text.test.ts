@@ -8,6 +8,7 @@ import {
   formatPayloadNumber,
   isNativeInteger,
   parseJsonAsNative,
+  sameJson,
   sortJson,
   stringifyMayDiffer,
   toRustJson,
@@ -122,6 +123,16 @@ describe('parseJsonAsNative', () => {
     expect(canonicalJson(parseJsonAsNative('{"d":2,"d":2.0}')!.value)).toBe('{"d":2.0}');
   });
 
+  it('reads number-free text (its quick path) with sorted maps, a later duplicate winning and __proto__ as a plain key', () => {
+    const parsed = parseJsonAsNative('{"b":"x","a":{"d":[true,null,{"z":"1","y":[]}],"c":"y"},"b":"z","__proto__":"p"}')!;
+    expect(Object.keys(parsed.value as object)).toEqual(['__proto__', 'a', 'b']);
+    expect(Object.getPrototypeOf(parsed.value)).toBe(Object.prototype);
+    expect(canonicalJson(parsed.value)).toBe('{"__proto__":"p","a":{"c":"y","d":[true,null,{"y":[],"z":"1"}]},"b":"z"}');
+    expect(args('"just text"')).toBe('{"value":"just text"}');
+    expect(args('[]')).toBe('{"value":[]}');
+    expect(args(' {} ')).toBe('{"value":{}}');
+  });
+
   it('keeps the number text through sortJson copies and pretty writing', () => {
     const parsed = parseJsonAsNative('{"b":[1.0],"a":10000000000}')!.value;
     expect(toRustJson({ z: 0, args: parsed }, { pretty: true })).toBe('{\n  "z": 0,\n  "args": {\n    "a": 10000000000,\n    "b": [\n      1.0\n    ]\n  }\n}');
@@ -222,5 +233,32 @@ describe('toRustJson with typed fields', () => {
     expect(toRustJson(document, { fieldTypes: types, pretty: true })).toBe(
       JSON.stringify({ ...document, rows: [{ at: 0.5, data: { args: { a: 10000000000, b: ['@1.0'] }, list: [{ x: 1 }] } }] }, null, 2).replace('"@1.0"', '1.0'),
     );
+  });
+});
+
+describe('sameJson', () => {
+  it('is true for equal values with keys in the same order, and for one object against itself', () => {
+    const payload = { b: [1, { c: null }], a: 'x' };
+    expect(sameJson({ s: payload, n: 1.5, t: true }, { s: payload, n: 1.5, t: true })).toBe(true);
+    expect(sameJson({ s: { b: [1, { c: null }], a: 'x' } }, { s: { b: [1, { c: null }], a: 'x' } })).toBe(true);
+    expect(sameJson([Number.NaN], [Number.NaN])).toBe(true);
+    expect(sameJson(undefined, undefined)).toBe(true);
+  });
+
+  it('is false where any writer may write the two differently', () => {
+    expect(sameJson({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
+    expect(sameJson({ a: 0 }, { a: -0 })).toBe(false);
+    expect(sameJson(0, -0)).toBe(false);
+    expect(sameJson([], {})).toBe(false);
+    expect(sameJson({}, [])).toBe(false);
+    expect(sameJson([1, 2], [1])).toBe(false);
+    expect(sameJson({ a: 1 }, { a: 1, b: undefined } as unknown as Json)).toBe(false);
+    expect(sameJson({ a: '1' }, { a: 1 })).toBe(false);
+    expect(sameJson(null, {})).toBe(false);
+    // Kept number texts are not compared: different containers holding them are never the same.
+    const one = parseJsonAsNative('{"a":1.0}')!.value;
+    const other = parseJsonAsNative('{"a":1}')!.value;
+    expect(sameJson({ x: one }, { x: other })).toBe(false);
+    expect(sameJson({ x: one }, { x: one })).toBe(true);
   });
 });

@@ -19,10 +19,11 @@
 
 import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifAgent, AtifTrajectory } from './types.ts';
-import { convertEvents, toConvEvents } from './convert/index.ts';
+import { type ConvEvent, convertSortedEvents, sortByInstant, toConvEvents } from './convert/index.ts';
+import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
-import { serializeTrajectory, type AtifBuilderStyle } from './serialize.ts';
+import { ExporterTextCache, serializeTrajectory, type AtifBuilderStyle } from './serialize.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
 
@@ -69,6 +70,18 @@ export interface AtifBuilderOptions {
 export class AtifBuilder {
   readonly #options: AtifBuilderOptions;
   #events: AtofEvent[] = [];
+  /**
+   * The events as the converter reads them, read at the first build after
+   * they were recorded and kept: a session's partial writes and its final
+   * one read (and parse the timestamp of) each event once.
+   */
+  #read: ConvEvent[] = [];
+  /** True while `#read` is in instant order (events usually arrive so): then it is its own sorted list. */
+  #inOrder = true;
+  /** `sortByInstant(#read)` as of the last build. */
+  #sorted: readonly ConvEvent[] = this.#read;
+  /** The steps of the last `exporter`-style `toJson()` and their text, for the next one to reuse. */
+  #texts: ExporterTextCache | undefined;
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -88,6 +101,10 @@ export class AtifBuilder {
   /** Forgets every recorded event (native's `AtifExporter.clear()`). */
   clear(): void {
     this.#events = [];
+    this.#read = [];
+    this.#inOrder = true;
+    this.#sorted = this.#read;
+    this.#texts?.clear();
   }
 
   /**
@@ -106,11 +123,24 @@ export class AtifBuilder {
     const root = pluginHost ? this.#startOf(rootUuid) : undefined;
     const propagationRoot = root?.propagation_root_uuid;
     const sessionId = typeof propagationRoot === 'string' ? propagationRoot : (options.sessionId ?? rootUuid);
-    const trajectory = convertEvents(sessionId, agent, toConvEvents(this.#events));
+    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents());
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) return trajectory;
     trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };
     return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+  }
+
+  /** Every recorded event, read, in instant order (equal instants in arrival order), reading only the ones new since the last build. */
+  #sortedEvents(): readonly ConvEvent[] {
+    const read = this.#read;
+    const known = read.length;
+    if (known === this.#events.length) return this.#sorted;
+    toConvEvents(this.#events, read);
+    for (let i = Math.max(known, 1); i < read.length && this.#inOrder; i++) {
+      this.#inOrder = compareInstants((read[i - 1] as ConvEvent).instant, (read[i] as ConvEvent).instant) <= 0;
+    }
+    this.#sorted = this.#inOrder ? read : sortByInstant(read);
+    return this.#sorted;
   }
 
   /** The start event of the scope `uuid`. */
@@ -120,7 +150,10 @@ export class AtifBuilder {
 
   /** The trajectory as native writes it: compact for `exporter`, pretty with sorted keys for `plugin-host`. */
   toJson(): string {
-    return serializeTrajectory(this.build(), this.#options.style ?? 'exporter');
+    const style = this.#options.style ?? 'exporter';
+    if (style !== 'exporter') return serializeTrajectory(this.build(), style);
+    this.#texts ??= new ExporterTextCache();
+    return this.#texts.write(this.build());
   }
 }
 

@@ -81,7 +81,7 @@ export function sortJson(value: Json): Json {
  * True when `sortJson` would return `value` itself: a scan that allocates
  * nothing, for the common case (payloads from either relay are sorted).
  */
-function isSortedJson(value: Json): boolean {
+export function isSortedJson(value: Json): boolean {
   if (value === null || typeof value !== 'object') return true;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) if (!isSortedJson(value[i] as Json)) return false;

@@ -6,7 +6,7 @@
  */
 
 import type { Json } from '../../shared/json.ts';
-import { compareKeys, defineKey, exactTexts, keepExactTexts } from './keys.ts';
+import { compareKeys, defineKey, exactTexts, keepExactTexts, sortJson } from './keys.ts';
 import { formatF64, formatPayloadNumber } from './numbers.ts';
 
 /** serde_json's nesting limit: 128 open arrays/objects fail. */
@@ -26,6 +26,43 @@ class NotNativeJson extends Error {
  * `{"value": ...}` wrapper for non-object arguments keeps that text too.
  */
 export function parseJsonAsNative(text: string): { value: Json } | undefined {
+  return parseWithoutNumbers(text) ?? parseFully(text);
+}
+
+/**
+ * The common case (tool-call arguments of strings, booleans and nested
+ * maps): text without numbers or `\u` escapes, which `JSON.parse` reads
+ * exactly as serde does once its maps are sorted (a later duplicate key
+ * wins in both). Numbers need their literal text kept and escapes the
+ * surrogate check, so text with either goes to the full parser, as does
+ * anything `JSON.parse` rejects or that nests deeper than serde allows.
+ */
+function parseWithoutNumbers(text: string): { value: Json } | undefined {
+  if (text.includes('\\u')) return undefined;
+  let value: Json;
+  try {
+    value = JSON.parse(text) as Json;
+  } catch {
+    return undefined;
+  }
+  return isPlain(value, 0) ? { value: sortJson(value) } : undefined;
+}
+
+/** True when `value` holds no number and nests no deeper than serde's limit. */
+function isPlain(value: Json, depth: number): boolean {
+  if (typeof value === 'number') return false;
+  if (typeof value !== 'object' || value === null) return true;
+  if (depth >= MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isPlain(value[i] as Json, depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) if (!isPlain(value[key] as Json, depth + 1)) return false;
+  return true;
+}
+
+/** The parser proper: serde's grammar and limits, and the number texts kept. */
+function parseFully(text: string): { value: Json } | undefined {
   const parser = new Parser(text);
   try {
     parser.skipSpace();

@@ -5,7 +5,7 @@
  */
 
 import type { Json } from '../../shared/json.ts';
-import { exactTexts, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
+import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
 import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
 
 export type NumberFieldType = 'f64' | 'integer';
@@ -90,6 +90,12 @@ function numberMayDiffer(value: number, type: FieldTypeNode): boolean {
  * embeds as a string).
  */
 export function canonicalJson(value: Json | undefined): string {
+  // A value already in code-point key order with no integer-like key (JS
+  // lists those first), no number JS writes differently and no kept number
+  // text is written by `JSON.stringify` exactly as the key-sorting writer
+  // writes it: two scans and the engine's serializer instead of the
+  // piecewise writer (the converter keys tool calls by their arguments' text).
+  if (value !== undefined && isSortedJson(value) && !mayDiffer(value, true)) return JSON.stringify(value);
   return toRustJson(value, { sortKeys: true });
 }
 

@@ -51,18 +51,22 @@ export function parseUuid(value: string): string | undefined {
  * Reads raw ATOF events into converter events. Events whose timestamp
  * cannot be parsed take their predecessor's instant so they keep their
  * arrival position (native never sees such events).
+ *
+ * With `into`, the events after the `into.length` already read are
+ * appended to it: each event's reading depends only on it and its
+ * predecessors, so a list read in steps equals one read at once.
  */
-export function toConvEvents(events: readonly AtofEvent[]): ConvEvent[] {
-  const out: ConvEvent[] = new Array(events.length);
-  let previous: Instant = { seconds: 0, nanos: 0 };
-  for (let i = 0; i < events.length; i++) {
+export function toConvEvents(events: readonly AtofEvent[], into: ConvEvent[] = []): ConvEvent[] {
+  const out = into;
+  let previous: Instant = out.length > 0 ? (out[out.length - 1] as ConvEvent).instant : { seconds: 0, nanos: 0 };
+  for (let i = out.length; i < events.length; i++) {
     const event = events[i] as AtofEvent;
     const parsed = parseInstant(event.timestamp);
     const instant = parsed ?? previous;
     previous = instant;
     const scopeCategory = (event as { scope_category?: unknown }).scope_category;
     const profile = asObject(event.category_profile as Json | undefined);
-    out[i] = {
+    out.push({
       kind: event.kind,
       phase: scopeCategory === 'start' || scopeCategory === 'end' ? scopeCategory : undefined,
       category: typeof event.category === 'string' ? event.category : undefined,
@@ -74,7 +78,7 @@ export function toConvEvents(events: readonly AtofEvent[]): ConvEvent[] {
       profile,
       instant,
       timestamp: parsed !== undefined ? rfc3339Of(event.timestamp, parsed) : String(event.timestamp),
-    };
+    });
   }
   return out;
 }

@@ -22,6 +22,8 @@ export function renumber(steps: AtifStep[]): void {
  * instrumentations.
  */
 export function removeProjectedToolCallDuplicates(steps: AtifStep[]): void {
+  // Only a candidate can be dropped; without one (the usual case) no call's key need be written.
+  if (!steps.some(isProjectedCandidate)) return;
   let observedLater = new Set<string>();
   const keep = new Array<boolean>(steps.length).fill(true);
   for (let index = steps.length - 1; index >= 0; index--) {

@@ -3,7 +3,7 @@
  * NeMo Relay `AtifExporter` (nemo-relay-node 0.9.2) does it.
  *
  * Outline:
- * 1. Sort the events by timestamp (stable).
+ * 1. Sort the events by timestamp (stable; `sortByInstant`).
  * 2. Find the Agent scopes. When the trajectory has one root agent (or the
  *    session id names one) and every LLM/tool event belongs to some agent,
  *    each agent gets its own steps and nested agents are embedded as
@@ -95,12 +95,28 @@ function agentTrajectory(
   return trajectoryFromParts(trajectorySessionId, trajectoryId, agent, pruned, subagents);
 }
 
-/** Converts events (any order) into one ATIF trajectory, as native's exporter does. */
-export function convertEvents(sessionId: string, agent: AtifAgent, events: readonly ConvEvent[]): AtifTrajectory {
-  const sorted = events
+/**
+ * `events` ordered by instant, equal instants in arrival order (a stable
+ * sort). Events usually arrive in order: that is checked in one pass, and
+ * the list itself returned.
+ */
+export function sortByInstant(events: readonly ConvEvent[]): readonly ConvEvent[] {
+  let inOrder = true;
+  for (let i = 1; i < events.length && inOrder; i++) {
+    inOrder = compareInstants((events[i - 1] as ConvEvent).instant, (events[i] as ConvEvent).instant) <= 0;
+  }
+  if (inOrder) return events;
+  return events
     .map((event, index) => ({ event, index }))
     .sort((a, b) => compareInstants(a.event.instant, b.event.instant) || a.index - b.index)
     .map((entry) => entry.event);
+}
+
+/**
+ * Converts events, in `sortByInstant` order, into one ATIF trajectory, as
+ * native's exporter does (the builder keeps its events sorted between builds).
+ */
+export function convertSortedEvents(sessionId: string, agent: AtifAgent, sorted: readonly ConvEvent[]): AtifTrajectory {
   const tree = new AgentTree(sorted);
   const shared = buildSharedLookups(sorted);
   const root = tree.chooseRoot(sessionId);

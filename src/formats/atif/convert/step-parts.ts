@@ -10,7 +10,6 @@ import type { Json, JsonObject } from '../../../shared/json.ts';
 import { type Instant, epochSecondsWithMillis } from '../../instant.ts';
 import { sortJson } from '../../native-text.ts';
 import {
-  ATIF_STEP_FIELDS,
   type AtifAncestry,
   type AtifInvocation,
   type AtifObservationResult,
@@ -99,12 +98,25 @@ export function sortToolCall(call: AtifToolCall): AtifToolCall {
   return sorted;
 }
 
-const STEP_KEYS = ATIF_STEP_FIELDS;
-
+/**
+ * `step` re-created with its fields in struct order (`ATIF_STEP_FIELDS`).
+ * Written out field by field: a loop over the key list made every read and
+ * write a megamorphic keyed access (~5% of `build()`).
+ */
 export function reorderStep(step: AtifStep): AtifStep {
-  const out: Record<string, unknown> = {};
-  for (const key of STEP_KEYS) if (step[key] !== undefined) out[key] = step[key];
-  return out as unknown as AtifStep;
+  const out = { step_id: step.step_id, source: step.source } as AtifStep;
+  if (step.message !== undefined) out.message = step.message;
+  if (step.timestamp !== undefined) out.timestamp = step.timestamp;
+  if (step.model_name !== undefined) out.model_name = step.model_name;
+  if (step.reasoning_effort !== undefined) out.reasoning_effort = step.reasoning_effort;
+  if (step.reasoning_content !== undefined) out.reasoning_content = step.reasoning_content;
+  if (step.tool_calls !== undefined) out.tool_calls = step.tool_calls;
+  if (step.observation !== undefined) out.observation = step.observation;
+  if (step.metrics !== undefined) out.metrics = step.metrics;
+  if (step.llm_call_count !== undefined) out.llm_call_count = step.llm_call_count;
+  if (step.is_copied_context !== undefined) out.is_copied_context = step.is_copied_context;
+  if (step.extra !== undefined) out.extra = step.extra;
+  return out;
 }
 
 export function subagentRef(child: AgentNode): NonNullable<AtifObservationResult['subagent_trajectory_ref']>[number] {
