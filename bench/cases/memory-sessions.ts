@@ -13,6 +13,9 @@
  * @module
  */
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { CaseReport, canCollect, figure, iterations, peakRss, settledHeap } from '../harness.ts';
 import * as fixtures from '../support/payloads.ts';
 import { DEV_NULL_ATOF, memoryPlugin, tick, type BenchPlugin } from '../support/plugin.ts';
@@ -34,14 +37,22 @@ const oneTurn: Opener = (bench, id) => {
   bench.emit('post_tool_call', fixtures.postToolCall(ids, 1));
 };
 
+/**
+ * ATIF on, with a folder: the plugin registers no trajectory exporter
+ * without one, so the builders would not exist. Sessions stay open, so
+ * nothing is written there before the measurement.
+ */
+const atifFolder = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-bench-sessions-'));
+
 async function bytesPerSession(label: string, atif: boolean, open: Opener): Promise<{ bytes: number; sessions: number }> {
+  const settings = { ...DEV_NULL_ATOF, atifEnabled: atif, ...(atif ? { atifOutputDirectory: path.join(atifFolder, label) } : {}) };
   // Warm the code paths on a throwaway plugin, so JIT code and caches are not billed to the sessions.
-  const warm = memoryPlugin(`${label}-warmup`, { ...DEV_NULL_ATOF, atifEnabled: atif });
+  const warm = memoryPlugin(`${label}-warmup`, settings);
   for (let i = 0; i < 2000; i++) open(warm, `warm-${i}`);
   await warm.plugin.shutdown();
   await tick();
 
-  const bench = memoryPlugin(label, { ...DEV_NULL_ATOF, atifEnabled: atif });
+  const bench = memoryPlugin(label, settings);
   open(bench, 'first');
   await bench.plugin.flush();
   const before = await settledHeap();
@@ -63,10 +74,11 @@ const turn = await bytesPerSession('one-turn-atif', true, oneTurn);
 const started = await bytesPerSession('start-only-atif', true, startOnly);
 const atofOnly = await bytesPerSession('one-turn-atof-only', false, oneTurn);
 
+rmSync(atifFolder, { recursive: true, force: true });
 report.figure(figure('bytes_per_session', 'bytes per open session (one turn recorded, ATOF + ATIF builder)', Math.round(turn.bytes), 'B'));
 report.figure(figure('bytes_per_session_started', 'bytes per open session (just started, ATOF + ATIF builder)', Math.round(started.bytes), 'B'));
 report.figure(figure('bytes_per_session_atof_only', 'bytes per open session (one turn recorded, ATOF only)', Math.round(atofOnly.bytes), 'B'));
 report.figure(figure('open_sessions', 'sessions open at measurement', turn.sessions, 'sessions', { op: '>=', target: SESSIONS }));
 report.fact('peak_rss_bytes', peakRss());
-report.note('One turn = on_session_start, pre_llm_call, pre_api_request + post_api_request (small chat request), pre_tool_call + post_tool_call. ATOF goes to /dev/null; ATIF builders are registered but no file is written (no output directory), so the heap holds exactly what an open session costs.');
+report.note('One turn = on_session_start, pre_llm_call, pre_api_request + post_api_request (small chat request), pre_tool_call + post_tool_call. ATOF goes to /dev/null; ATIF builders are registered (their folder is a temporary one) and sessions stay open, so no file is written: the heap holds exactly what an open session costs.');
 report.write();
