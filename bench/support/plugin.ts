@@ -24,7 +24,8 @@ export function memoryPlugin(
   settings: NemoRelaySettingsOverrides,
   options: Pick<NemoRelayPluginOptions, 'maxSessions' | 'sessionIdleTtlMs'> = {},
 ): BenchPlugin {
-  // ATIF without an output directory is how the memory cases keep builders without writing files.
+  // ATIF without an output directory registers no trajectory builder (the plugin warns); cases that want
+  // builders give a folder, and keep their sessions open where no file may be written.
   const logger = countingLogger(label, /atif_without_output_directory/);
   const hooks = new HookRegistry({ logger });
   const plugin = createNemoRelayPlugin({ ...options, backend: createMemoryRelay({ logger }), env: {}, logger, settings });
