@@ -6,7 +6,7 @@
  *   node --cpu-prof --cpu-prof-dir=.tmp/prof .tmp/bench/bench/profile.js memory llm 20000
  *   bun bench/profile.ts memory mark
  *
- * Setups: memory, native, bare, bare-stack (a scope stack per session,
+ * Setups: memory, memory-atif, native, bare, bare-stack (a scope stack per session,
  * the isolation the adapter gives), otel-sdk, otel-noop. Kinds: mark, llm,
  * llm_8k, tool, session. Prints ns per event (caller side and drained).
  *
@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { nowNs } from './harness.ts';
 import * as fixtures from './support/payloads.ts';
-import { bareNativeSetup, isolatedBareNativeSetup, memoryPluginSetup, nativePluginSetup, otelNoopSetup, otelSdkSetup, type Setup } from './support/setups.ts';
+import { bareNativeSetup, memoryAtifPluginSetup, isolatedBareNativeSetup, memoryPluginSetup, nativePluginSetup, otelNoopSetup, otelSdkSetup, type Setup } from './support/setups.ts';
 
 const [setupName = 'memory', kindName = 'mark', itersRaw = '20000', roundsRaw = '10'] = process.argv.slice(2);
 const iters = Number(itersRaw);
@@ -27,6 +27,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-profile-'));
 
 const makers: Record<string, (dir: string) => Setup> = {
   memory: memoryPluginSetup,
+  'memory-atif': memoryAtifPluginSetup,
   native: nativePluginSetup,
   bare: bareNativeSetup,
   'bare-stack': isolatedBareNativeSetup,
