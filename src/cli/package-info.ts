@@ -1,35 +1,26 @@
 /**
- * This package's version, read from its own `package.json` (found by
- * walking up from this module: `src/cli/` and `dist/src/cli/` alike).
+ * This package's version, read from its own `package.json` (found from
+ * the package root, as `shared/package-module.ts` finds the package's files).
  *
  * @module
  */
 
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageFileUrl } from '../shared/package-module.ts';
 
 let cached: string | undefined;
 
 export function packageVersion(): string {
   if (cached !== undefined) return cached;
   cached = 'unknown';
+  const manifestUrl = packageFileUrl('package.json');
+  if (manifestUrl === null) return cached;
   try {
-    let dir = path.dirname(fileURLToPath(import.meta.url));
-    for (let i = 0; i < 5; i++) {
-      try {
-        const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
-        if (manifest.name === 'nemo-relay-hooks' && typeof manifest.version === 'string') {
-          cached = manifest.version;
-          break;
-        }
-      } catch {
-        // No package.json here; keep walking up.
-      }
-      dir = path.dirname(dir);
-    }
+    const manifest = JSON.parse(readFileSync(fileURLToPath(manifestUrl), 'utf8')) as { name?: unknown; version?: unknown };
+    if (manifest.name === 'nemo-relay-hooks' && typeof manifest.version === 'string') cached = manifest.version;
   } catch {
-    // A runtime without file URLs: the version stays unknown.
+    // An unreadable manifest: the version stays unknown.
   }
   return cached;
 }

@@ -1,6 +1,7 @@
 /**
- * Finding one of this package's own modules at run time, by its path from
- * the package root (`native/index`, `src/backends/memory/atif-worker`).
+ * Finding one of this package's own files at run time, by its path from
+ * the package root (`native/index`, `src/backends/memory/atif-worker`,
+ * `package.json`).
  *
  * Static `import()` specifiers are rewritten by the bundler, but a URL
  * computed at run time (a retry with a query, a worker's file) is not, and
@@ -17,12 +18,19 @@ import { fileURLToPath } from 'node:url';
 
 /** The module's `file:` URL, or null when it cannot be found (not a file: URL, or not shipped). */
 export function packageModuleUrl(fromRoot: string): URL | null {
+  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  return packageFileUrl(`${fromRoot}${extension}`);
+}
+
+/**
+ * The `file:` URL of a file by its exact path from the package root
+ * (`package.json`), found the same way; null when there is none.
+ */
+export function packageFileUrl(fromRoot: string): URL | null {
   try {
-    const here = new URL(import.meta.url);
-    const extension = here.pathname.endsWith('.ts') ? '.ts' : '.js';
-    let folder = new URL('.', here);
+    let folder = new URL('.', import.meta.url);
     for (let depth = 0; depth < 4; depth++) {
-      const candidate = new URL(`${fromRoot}${extension}`, folder);
+      const candidate = new URL(fromRoot, folder);
       if (existsSync(fileURLToPath(candidate))) return candidate;
       folder = new URL('..', folder);
     }
