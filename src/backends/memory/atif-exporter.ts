@@ -18,7 +18,7 @@
 
 import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts';
 import type { RelayCore } from './plug-in.ts';
-import { atifOffloadOf } from './atif-offload.ts';
+import { existingAtifOffload } from './atif-offload.ts';
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {
   const o = options ?? ({} as AtifExporterOptions);
@@ -33,7 +33,15 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   const router = core.sessionTrajectories();
   const session = router.open(record?.uuid, builderOptions, record?.start);
   if (record === null) router.close(session);
-  const offload = atifOffloadOf(core);
+  const offload = existingAtifOffload(core);
+  // The worker is opt-in: without it the exporter builds in-thread, with no offload bookkeeping per session.
+  if (offload === undefined || !offload.enabled) {
+    return {
+      exportJson: async () => session.toJson(),
+      exportJsonNow: () => session.toJson(),
+      deregister: () => router.close(session),
+    };
+  }
   const offloaded = offload.open();
   return {
     exportJson: () => offload.exportJson(offloaded, session),
