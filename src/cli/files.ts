@@ -1,7 +1,8 @@
 /**
  * File access for the CLI: checked opening of inputs and output folders
  * (so a missing file is one clear line, not a stack trace), and streaming
- * line reading so inputs of millions of lines use flat memory.
+ * line reading so inputs of millions of lines use flat memory, and the
+ * sizes of the files a command reports.
  *
  * @module
  */
@@ -197,5 +198,14 @@ export async function* readLines(file: string): AsyncGenerator<Line> {
     throw new InputError(describeFsError(error, 'cannot read', name));
   } finally {
     if (file !== STDIN) (stream as ReturnType<typeof createReadStream>).destroy();
+  }
+}
+
+/** A written file's size in bytes for a command's report; 0 when it cannot be read (the report still lists it). */
+export function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }

@@ -38,10 +38,9 @@ import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, inputName, readLines, STDIN } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, readLines, sizeOf, STDIN } from '../files.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
-import { statSync } from 'node:fs';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
@@ -245,14 +244,6 @@ interface ConvertReport {
   counters: Record<string, number>;
   files: { format: 'atif'; path: string; bytes: number }[];
   warnings: string[];
-}
-
-function sizeOf(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
 }
 
 const PLUGIN_SESSION_PREFIX = 'hermes-session-';

@@ -33,7 +33,7 @@ import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, inputName, readLines, refuseLinkedOutputs, STDIN } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, readLines, refuseLinkedOutputs, sizeOf, STDIN } from '../files.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
@@ -265,14 +265,6 @@ interface ReplayReport {
   counters: Record<string, number>;
   files: { format: 'atof' | 'atif'; path: string; bytes: number }[];
   warnings: string[];
-}
-
-function sizeOf(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
 }
 
 /** The `.json` files in `dir` modified at or after `sinceMs` (with a margin for coarse file-system clocks), sorted. */
