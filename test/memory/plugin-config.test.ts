@@ -290,7 +290,7 @@ describe('plugin config features the memory relay does not implement', () => {
   it('warns about other native component kinds and dynamic plugins instead of failing', () => {
     const result = validatePluginConfig({
       version: 1,
-      components: [{ kind: 'adaptive' }, { kind: 'pii_redaction', enabled: false }],
+      components: [{ kind: 'adaptive' }, { kind: 'pricing', enabled: false }],
       plugins: { dynamic: [{ manifest: './x/relay-plugin.toml' }] },
     });
     expect(result.diagnostics.map((d) => [d.level, d.code, d.component ?? d.field])).toEqual([

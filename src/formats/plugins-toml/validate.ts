@@ -30,6 +30,7 @@ import { levelFor, type Policy } from './policy.ts';
 import { checkShape } from './shape.ts';
 import { DOCUMENT_SCHEMA } from './schema.ts';
 import type { ObservabilitySettings } from './settings.ts';
+import { validatePiiRedaction, type PiiRedactionSettings } from './pii-redaction.ts';
 
 export {
   DEFAULT_ATIF_AGENT_NAME,
@@ -71,6 +72,8 @@ export interface PluginConfigValidation {
   shapeError?: string;
   /** The enabled observability component's settings, when it validated without errors. */
   observability: ObservabilitySettings | null;
+  /** The enabled `pii_redaction` component's settings, when it validated without errors. */
+  piiRedaction?: PiiRedactionSettings | null;
 }
 
 /** Kinds native 0.9.2 registers; the memory relay implements only `observability`. */
@@ -116,6 +119,7 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
     seen.add(kind);
   }
   let observability: ObservabilitySettings | null = null;
+  let piiRedaction: PiiRedactionSettings | null = null;
   for (const component of components) {
     const kind = component.kind as string;
     const enabled = component.enabled !== false;
@@ -127,6 +131,11 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
       if (enabled && observability === null && !result.diagnostics.some((d) => d.level === 'error' && !skipped.has(d))) {
         observability = result.settings;
       }
+    } else if (kind === 'pii_redaction') {
+      // Validated even when disabled, as native does: an invalid one rejects the document.
+      const result = validatePiiRedaction((component.config ?? {}) as JsonObject, policy);
+      diagnostics.push(...result.diagnostics);
+      if (enabled && result.settings !== null) piiRedaction = result.settings;
     } else if (NATIVE_KINDS.has(kind)) {
       if (enabled) {
         diagnostics.push({
@@ -157,7 +166,7 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
       message: 'dynamic plugins are not supported by the in-memory relay and are ignored; use the native backend for them',
     });
   }
-  return { diagnostics, observability };
+  return { diagnostics, observability, piiRedaction };
 }
 
 /** Native's `initialize` error text for a document with error diagnostics, or null when it may activate. */
