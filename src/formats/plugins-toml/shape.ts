@@ -136,6 +136,7 @@ function expectedFields(fields: readonly string[]): string {
 
 function expectedVariants(variants: readonly string[]): string {
   const quoted = variants.map((v) => `\`${v}\``);
+  if (quoted.length === 1) return quoted[0]!;
   return quoted.length === 2 ? `${quoted[0]} or ${quoted[1]}` : `one of ${quoted.join(', ')}`;
 }
 
