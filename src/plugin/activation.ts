@@ -15,7 +15,7 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
 import { skipBadDestinations } from './destinations.ts';
-import { ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
+import { enabledComponents, ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorText } from './work.ts';
@@ -23,6 +23,12 @@ import { errorText } from './work.ts';
 export type PluginsTomlOutcome =
   | { kind: 'none' }
   | { kind: 'rejected'; diagnostics: ConfigDiagnostic[] }
+  /**
+   * Rejected (or never activated) while it asks for `pii_redaction`: the
+   * HERMES_NEMO_RELAY_* exporters would write what redaction governs, so
+   * nothing is written at all (fail closed).
+   */
+  | { kind: 'withheld'; diagnostics: ConfigDiagnostic[] }
   /** Closed by shutdown(): nothing is active, but status() still reports what the activation said. */
   | { kind: 'closed'; diagnostics: ConfigDiagnostic[] }
   | { kind: 'active'; activation: PluginConfigActivation; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
@@ -40,7 +46,8 @@ export function ownsExporter(outcome: PluginsTomlOutcome, settings: NemoRelaySet
 /** Activates the document (with its dynamic plugins when the backend can). Never rejects. */
 export async function activatePluginsToml(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): Promise<PluginsTomlOutcome> {
   const config = settings.pluginsConfig;
-  if (!config || typeof backend.initializePluginConfig !== 'function') return { kind: 'none' };
+  if (!config) return { kind: 'none' };
+  if (typeof backend.initializePluginConfig !== 'function') return cannotActivate(backend, settings, logger);
   const { document, skipped } = activatableDocument(config);
   const tomlPath = settings.pluginsTomlPath || undefined;
   const options = tomlPath ? { tomlPath } : {};
@@ -65,17 +72,59 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
     ensureOutputDirectories(document);
     return active(await backend.initializePluginConfig(document, options), false, logger, skipped);
   } catch (error) {
-    return rejected(error, tomlPath, logger);
+    return rejected(error, settings, logger);
   }
 }
 
-function rejected(error: unknown, tomlPath: string | undefined, logger: Logger): PluginsTomlOutcome {
-  safeLog(
-    logger,
-    'warn',
-    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the HERMES_NEMO_RELAY_* exporters: ${errorText(error)}`,
-  );
-  return { kind: 'rejected', diagnostics: diagnosticsOf(error) };
+/** Whether the document asks for redaction: then no output may be written without it. */
+export function redactionRequested(settings: NemoRelaySettings): boolean {
+  return enabledComponents(settings.pluginsConfig, 'pii_redaction').length > 0;
+}
+
+/** The diagnostic that says why nothing is written. */
+export const WITHHELD: ConfigDiagnostic = {
+  level: 'error',
+  code: 'plugins_toml.outputs_withheld',
+  component: 'pii_redaction',
+  message:
+    'plugins.toml asks for pii_redaction but could not be activated, so nothing is written (no ATOF, ATIF, OTLP, stream or upload) rather than unredacted output; fix the document (see the diagnostics above) or remove the pii_redaction component',
+};
+
+/**
+ * What the plugin records into when the document cannot be used: the
+ * HERMES_NEMO_RELAY_* exporters, unless the document asks for redaction
+ * (then nothing is written: fail closed).
+ */
+export function fallbackOutcome(settings: NemoRelaySettings, diagnostics: ConfigDiagnostic[] = []): PluginsTomlOutcome {
+  if (redactionRequested(settings)) return { kind: 'withheld', diagnostics: [...diagnostics, WITHHELD] };
+  return { kind: 'rejected', diagnostics };
+}
+
+function rejected(error: unknown, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome {
+  const tomlPath = settings.pluginsTomlPath || undefined;
+  const where = tomlPath ? ` (${tomlPath})` : '';
+  const outcome = fallbackOutcome(settings, diagnosticsOf(error));
+  if (outcome.kind === 'withheld') {
+    safeLog(logger, 'error', `NeMo Relay rejected plugins.toml${where}, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed): ${errorText(error)}`);
+  } else {
+    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the HERMES_NEMO_RELAY_* exporters: ${errorText(error)}`);
+  }
+  return outcome;
+}
+
+/**
+ * The outcome when the backend cannot activate documents (no document:
+ * `none`): fine, unless the document asks for redaction (then nothing is
+ * written). Never throws.
+ */
+export function withoutActivation(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome {
+  return settings.pluginsConfig ? cannotActivate(backend, settings, logger) : { kind: 'none' };
+}
+
+function cannotActivate(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome {
+  if (!redactionRequested(settings)) return { kind: 'none' };
+  safeLog(logger, 'error', `NeMo Relay: the ${String(backend.kind)} backend cannot activate plugins.toml, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed)`);
+  return fallbackOutcome(settings);
 }
 
 /**
@@ -92,7 +141,7 @@ export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRela
     ensureOutputDirectories(document);
     return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped);
   } catch (error) {
-    return rejected(error, tomlPath, logger);
+    return rejected(error, settings, logger);
   }
 }
 
@@ -136,7 +185,9 @@ function active(activation: PluginConfigActivation, dynamic: boolean, logger: Lo
     // A report that cannot be read has nothing to say.
   }
   for (const diagnostic of diagnostics) {
-    safeLog(logger, diagnostic.level === 'error' ? 'warn' : 'info', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
+    // What the backend does not run is said out loud: the default logger hides info lines.
+    const loud = diagnostic.level === 'error' || diagnostic.code === 'plugin.backend_unsupported_component';
+    safeLog(logger, loud ? 'warn' : 'info', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
   }
   return { kind: 'active', activation, dynamic, diagnostics };
 }

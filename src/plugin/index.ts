@@ -25,6 +25,9 @@ export type {
   PluginHost,
   PluginState,
   PluginStatus,
+  RedactableEvent,
+  RedactedFields,
+  RedactHook,
   ShutdownOptions,
 } from './plugin.ts';
 export type { PluginCounters } from './status.ts';

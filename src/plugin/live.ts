@@ -19,6 +19,7 @@ import { Recorder } from './recorder.ts';
 import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
+import { egressBackend, hookTransform, type RedactHook } from './egress.ts';
 import type { BackgroundWork } from './work.ts';
 import { errorText } from './work.ts';
 
@@ -31,6 +32,8 @@ export interface LiveOptions {
   sessionIdleTtlMs: number;
   maxSessions: number;
   trajectoryWriteDelayMs: number;
+  /** The host's redaction hook, if any. */
+  redact?: RedactHook;
 }
 
 export class LiveRecording {
@@ -48,10 +51,24 @@ export class LiveRecording {
   private readonly retiredOutputs = new Map<string, OutputHealth>();
   private outputsFailureReported = false;
 
+  /** Removes the host's redaction hook from a backend that runs it inside. */
+  private readonly removeRedaction: (() => void) | null;
+
   constructor(private readonly options: LiveOptions) {
     const { settings, counters, logger, work } = options;
     this.resolved = options.resolved;
-    this.backend = options.resolved.backend;
+    const raw = options.resolved.backend;
+    let reported = false;
+    const onRedactFailure = (error: unknown) => {
+      counters.redactionFailures += 1;
+      counters.errors += 1;
+      if (!reported) safeLog(logger, 'warn', `NeMo Relay redact hook failed; the event's name and payloads were recorded cleared instead (fail closed; further failures are counted in status().counters.redactionFailures): ${errorText(error)}`);
+      reported = true;
+    };
+    // The hook runs inside a backend that can (after its own pii_redaction), else on each call's payloads.
+    const inside = options.redact !== undefined && typeof raw.addEventTransform === 'function';
+    this.removeRedaction = inside ? raw.addEventTransform!(hookTransform(options.redact!, onRedactFailure)) : null;
+    this.backend = egressBackend(raw, inside || options.redact === undefined ? {} : { redact: options.redact, onRedactFailure });
     this.trajectories = new TrajectoryWriter({
       backend: this.backend,
       settings,
@@ -76,11 +93,16 @@ export class LiveRecording {
     return this.config.kind === 'active' && !this.configClosed;
   }
 
-  /** Applies the plugins.toml outcome: an active document owns its outputs, otherwise the env exporters apply. */
+  /**
+   * Applies the plugins.toml outcome: an active document owns its outputs,
+   * otherwise the env exporters apply; a withheld one (redaction asked for
+   * and unavailable) leaves every output off.
+   */
   applyConfig(outcome: PluginsTomlOutcome): void {
     this.config = outcome;
-    this.trajectories.setOwnedByPluginsToml(ownsExporter(outcome, this.options.settings, 'atif'));
-    if (outcome.kind !== 'active') this.registerAtof();
+    const withheld = outcome.kind === 'withheld';
+    this.trajectories.setOwnedByPluginsToml(withheld || ownsExporter(outcome, this.options.settings, 'atif'));
+    if (outcome.kind !== 'active' && !withheld) this.registerAtof();
   }
 
   private registerAtof(): void {
@@ -131,6 +153,7 @@ export class LiveRecording {
       failures.push(`backend shutdown failed: ${errorText(error)}`);
     }
     this.trajectories.dispose();
+    this.removeRedaction?.();
     if (failures.length > 0) throw new Error(failures.join('; '));
   }
 

@@ -26,7 +26,7 @@
  */
 
 import type { Json, JsonObject } from '../shared/json.ts';
-import type { AtofMode, ScopeCategory } from '../formats/atof/types.ts';
+import type { AtofEvent, AtofMode, ScopeCategory } from '../formats/atof/types.ts';
 import type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 
 export type { Json, JsonObject } from '../shared/json.ts';
@@ -375,6 +375,15 @@ export interface RelayBackend {
   executeLlm?(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
   /** Managed tool execution, the tool counterpart of `executeLlm`. */
   executeTool?(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
+
+  /**
+   * Optional: runs `transform` on every event before any output (files,
+   * trajectories, OTLP, streams, uploads, subscribers) receives it, after
+   * the backend's own plugins.toml redaction. The host's `redact` hook
+   * uses it; a backend without it gets the hook applied to each call's
+   * payloads instead (native: before its own component). Returns its removal.
+   */
+  addEventTransform?(transform: (event: AtofEvent) => AtofEvent): () => void;
 
   /** Registers an ATOF JSONL file sink for every event from now on. */
   registerAtofExporter(options: AtofExporterOptions): AtofExporter;

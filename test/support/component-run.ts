@@ -21,6 +21,7 @@ import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
 import { startHttpReceiver, type DecodedSpan, type Receiver } from './otlp-receiver.ts';
+import { startReceiver, type Receiver as RemoteReceiver } from './receivers.ts';
 
 export type OtlpType = 'full' | 'gen_ai' | 'openinference';
 
@@ -45,6 +46,8 @@ export interface ComponentRunOptions {
   noObservability?: boolean;
   /** Extra plugin options (the `redact` hook, ...). */
   plugin?: Partial<NemoRelayPluginOptions>;
+  /** Also stream ATOF events and upload ATIF trajectories to a loopback HTTP receiver (see `remoteBodies`). */
+  remote?: boolean;
 }
 
 export interface ComponentRunResult {
@@ -66,11 +69,13 @@ export interface ComponentRunResult {
   terminalCalls: { kind: 'llm' | 'tool'; input: unknown }[];
   /** What the plugin logged at warn or error level. */
   problems: string[];
+  /** Bodies the loopback stream and upload receiver got (with `remote`). */
+  remoteBodies: string[];
   /** Everything the plugin logged. */
   log: { level: string; message: string }[];
 }
 
-function observabilityToml(dir: string, endpoints: { type: OtlpType; url: string }[]): string[] {
+function observabilityToml(dir: string, endpoints: { type: OtlpType; url: string }[], remote: string | null): string[] {
   const lines = [
     '[[components]]',
     'kind = "observability"',
@@ -88,11 +93,13 @@ function observabilityToml(dir: string, endpoints: { type: OtlpType; url: string
     'filename = "events.jsonl"',
     'mode = "overwrite"',
     '',
+    ...(remote === null ? [] : ['[[components.config.atof.sinks]]', 'type = "stream"', `url = ${JSON.stringify(`${remote}/events`)}`, 'transport = "http_post"', '']),
     '[components.config.atif]',
     'enabled = true',
     `output_directory = ${JSON.stringify(path.join(dir, 'atif'))}`,
     'filename_template = "trajectory-{session_id}.json"',
     '',
+    ...(remote === null ? [] : ['[[components.config.atif.storage]]', 'type = "http"', `endpoint = ${JSON.stringify(`${remote}/trajectories`)}`, '']),
   ];
   if (endpoints.length > 0) lines.push('[components.config.opentelemetry]', 'enabled = true', '');
   for (const endpoint of endpoints) {
@@ -114,15 +121,19 @@ export async function runComponents(backend: RelayBackend, options: ComponentRun
   const dir = tempDir(`components-${backend.kind}`);
   const receivers = new Map<OtlpType, Receiver>();
   for (const type of options.otlp ?? []) receivers.set(type, await startHttpReceiver());
+  const remote: RemoteReceiver | null = options.remote ? await startReceiver() : null;
   try {
     const endpoints = [...receivers].map(([type, receiver]) => ({ type, url: receiver.url }));
-    const toml = ['version = 1', '', ...(options.noObservability ? [] : observabilityToml(dir, endpoints)), options.components].join('\n');
+    const toml = ['version = 1', '', ...(options.noObservability ? [] : observabilityToml(dir, endpoints, remote?.origin ?? null)), options.components].join('\n');
     const tomlPath = path.join(dir, 'plugins.toml');
     fs.writeFileSync(tomlPath, toml);
     const env: Record<string, string> = { HERMES_NEMO_RELAY_PLUGINS_TOML: tomlPath };
     if (options.settingsAtif || options.noObservability) {
       env.HERMES_NEMO_RELAY_ATIF_ENABLED = '1';
       env.HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY = path.join(dir, 'settings-atif');
+      // The env ATOF file too: it must stay unwritten whenever the document is in force or withheld.
+      env.HERMES_NEMO_RELAY_ATOF_ENABLED = '1';
+      env.HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY = path.join(dir, 'settings-atof');
     }
     if (options.noObservability) {
       env.HERMES_NEMO_RELAY_ATOF_ENABLED = '1';
@@ -167,9 +178,11 @@ export async function runComponents(backend: RelayBackend, options: ComponentRun
       terminalCalls,
       problems: logger.lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.message),
       log: logger.lines,
+      remoteBodies: remote === null ? [] : remote.requests.map((r) => r.body),
     };
   } finally {
     for (const receiver of receivers.values()) await receiver.close();
+    await remote?.close();
   }
 }
 

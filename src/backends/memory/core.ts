@@ -16,10 +16,12 @@
 import type { JsonObject, LlmRequest, ManagedLlmOptions, ManagedToolOptions, PushScopeOptions, ToolStartOptions } from '../../relay/contract.ts';
 import { isScopeCategory } from '../../relay/contract.ts';
 import { endAfterStart, scopeAttributeFlags } from '../../relay/rules.ts';
-import type { AtofCategory, AtofSubscriber } from '../../formats/atof/types.ts';
+import type { AtofCategory, AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
 import { scopeEvent } from '../../formats/atof/build.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { nowMicros } from '../../shared/clock.ts';
+import { safeLog } from '../../shared/logger.ts';
+import { errorMessage } from '../../shared/error-text.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
 import type { AtofFileWriter } from './atof-writer.ts';
 import { RelayCounters } from './counters.ts';
@@ -201,7 +203,46 @@ export class MemoryRelayCore implements RelayCore {
    */
   private chooseEncoder(): void {
     const delivery = this.delivery;
-    this.encoder = delivery.subscribers.length > 0 || delivery.onlyObjectReaders() ? this.objects : this.bytes;
+    this.encoder = delivery.subscribers.length > 0 || delivery.transform !== null || delivery.onlyObjectReaders() ? this.objects : this.bytes;
+  }
+
+  reportRedactionFailure(what: string, error: unknown, quiet: boolean): void {
+    this.counters.redactionFailures++;
+    this.counters.errors++;
+    if (!quiet) safeLog(this.logger, 'warn', `redaction failed on ${what}; the part was written as null instead (fail closed): ${errorMessage(error)} (further failures are counted in stats().redactionFailures)`);
+  }
+
+  /** The installed event transforms, components' before the host's. */
+  private transforms: { stage: 'component' | 'host'; run: (event: AtofEvent) => AtofEvent }[] = [];
+
+  /**
+   * Installs a transform every event passes through before any receiver
+   * (redaction): a plugins.toml component's (`component`) runs before the
+   * host's own (`host`). Returns its removal.
+   */
+  addEventTransform(run: (event: AtofEvent) => AtofEvent, stage: 'component' | 'host'): () => void {
+    const entry = { stage, run };
+    this.transforms = [...this.transforms.filter((t) => t.stage === 'component'), ...(stage === 'component' ? [entry] : []), ...this.transforms.filter((t) => t.stage === 'host'), ...(stage === 'host' ? [entry] : [])];
+    this.composeTransforms();
+    return () => {
+      this.transforms = this.transforms.filter((t) => t !== entry);
+      this.composeTransforms();
+    };
+  }
+
+  private composeTransforms(): void {
+    const runs = this.transforms.map((t) => t.run);
+    this.delivery.transform =
+      runs.length === 0
+        ? null
+        : runs.length === 1
+          ? runs[0]!
+          : (event) => {
+              let out = event;
+              for (const run of runs) out = run(out);
+              return out;
+            };
+    this.chooseEncoder();
   }
 
   addListener(listener: InternalListener): () => void {

@@ -51,6 +51,10 @@ export interface RelayCore {
   ownScope(handle: unknown, what?: string): ScopeRecord | null;
   /** The relay's per-session ATIF router, listening from its first use on. */
   sessionTrajectories(): SessionTrajectories;
+  /** Installs a transform every event passes through before any receiver (components' first); returns its removal. */
+  addEventTransform(transform: (event: AtofEvent) => AtofEvent, stage: 'component' | 'host'): () => void;
+  /** Counts a redaction that failed on a part (cleared instead); logs it unless `quiet`. */
+  reportRedactionFailure(what: string, error: unknown, quiet: boolean): void;
 }
 
 const lineDecoder = new TextDecoder();

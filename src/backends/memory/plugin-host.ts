@@ -47,11 +47,14 @@ import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../..
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
+import type { PiiRedactionSettings } from '../../formats/plugins-toml/pii-redaction.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
 import { eventObjectListener, type RelayCore } from './plug-in.ts';
 import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
+import { createRedactor, RedactionPolicyError } from '../../components/redaction/engine.ts';
+import { LOCAL_MODEL_UNAVAILABLE } from '../../formats/plugins-toml/pii-redaction.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 
 const FIRST_RETRY_MS = 200;
@@ -103,9 +106,12 @@ export function activatePluginConfig(
   const error = activationError({ ...validation, diagnostics: validation.diagnostics.filter((d) => !skipped.has(d)) });
   if (error !== null) throw new InvalidPluginConfigError(error, validation.diagnostics);
   const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d) : d));
+  // Redaction first: a component that cannot run rejects the document before any file is opened (fail closed).
+  const redactor = redactorFor(core, validation.piiRedaction ?? null, validation.diagnostics);
   const settings = validation.observability;
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
+  if (redactor !== null) detach.push(core.addEventTransform(redactor, 'component'));
   let atif: PluginAtif | null = null;
   // Checked before any file is opened or stream attached: a rejected document leaves nothing behind, as in native.
   const sinkPaths = settings === null ? [] : settings.fileSinks.map((sink) => sinkPath(sink.outputDirectory, sink.filename, validation.diagnostics));
@@ -179,6 +185,30 @@ export function activatePluginConfig(
       return out;
     },
   };
+}
+
+/**
+ * The `pii_redaction` component as an event transform, or null without one.
+ * Throws `InvalidPluginConfigError` with native's registration message when
+ * it cannot run (a `local_model` policy: no local backend exists here).
+ */
+function redactorFor(core: RelayCore, settings: PiiRedactionSettings | null, diagnostics: ConfigDiagnostic[]): ((event: AtofEvent) => AtofEvent) | null {
+  if (settings === null) return null;
+  if (settings.localModel) throw new InvalidPluginConfigError(LOCAL_MODEL_UNAVAILABLE, diagnostics);
+  if (settings.policies.length === 0) return null;
+  let reported = false;
+  try {
+    return createRedactor(settings, {
+      onFailure: (what, error) => {
+        // The part was cleared (fail closed); counted, and said once.
+        core.reportRedactionFailure(what, error, reported);
+        reported = true;
+      },
+    });
+  } catch (error) {
+    if (error instanceof RedactionPolicyError) throw new InvalidPluginConfigError(`registration failed: ${error.message}`, diagnostics);
+    throw error;
+  }
 }
 
 /**
@@ -387,7 +417,8 @@ class PluginAtif {
   }
 
   private targetPath(root: ScopeRecord): string {
-    const rendered = renderFilename(this.settings.template, root.uuid, root.startMetadata.json);
+    // The start as receivers got it: a redacted value never reaches a file name either.
+    const rendered = renderFilename(this.settings.template, root.uuid, root.start.metadata);
     if (rendered.unresolved.length > 0) {
       this.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
     }

@@ -56,7 +56,7 @@ import type {
 } from '../../relay/contract.ts';
 import { AtofExporterError, PluginActivationBusyError } from '../../relay/errors.ts';
 import { isPlainFileName } from '../../relay/rules.ts';
-import type { AtofSubscriber } from '../../formats/atof/types.ts';
+import type { AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
 import type { Logger, LoggerLike } from '../../shared/logger.ts';
 import { adaptLogger } from '../../shared/logger.ts';
 import { MemoryRelayCore, safeClock } from './core.ts';
@@ -116,6 +116,8 @@ export interface MemoryRelayStats extends BackendStats {
   adjustedTimestamps: number;
   /** `exportJson()` calls built on the host's thread because the trajectory worker could not start or failed. */
   atifWorkerFallbacks: number;
+  /** Event parts a redaction failed on: each was written as `null` instead (fail closed). */
+  redactionFailures: number;
 }
 
 /** The in-memory relay backend. */
@@ -128,6 +130,12 @@ export interface MemoryRelay extends RelayBackend {
    * it as read-only. Returns the unsubscribe function (idempotent).
    */
   subscribe(callback: AtofSubscriber): () => void;
+  /**
+   * Runs `transform` on every event before any output receives it, after
+   * the plugins.toml `pii_redaction` component. It must not throw (a throw
+   * drops the event's payloads: fail closed). Returns its removal.
+   */
+  addEventTransform(transform: (event: AtofEvent) => AtofEvent): () => void;
   /** Managed LLM execution: records the span around `call`. */
   executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
   /** Managed tool execution: records the span around `call`. */
@@ -262,6 +270,14 @@ class MemoryRelayBackend implements MemoryRelay {
     return executeTool(this.core, options, call);
   }
 
+  addEventTransform(transform: (event: AtofEvent) => AtofEvent): () => void {
+    if (typeof transform !== 'function') {
+      this.core.counters.misuse('addEventTransform: transform is not a function; ignored');
+      return () => {};
+    }
+    return this.core.addEventTransform(transform, 'host');
+  }
+
   subscribe(callback: AtofSubscriber): () => void {
     if (typeof callback !== 'function') {
       this.core.counters.misuse('subscribe: callback is not a function; ignored');
@@ -367,6 +383,7 @@ class MemoryRelayBackend implements MemoryRelay {
       subscriberErrors: counters.receiverErrors,
       adjustedTimestamps: counters.adjustedTimestamps,
       atifWorkerFallbacks: existingAtifOffload(this.core)?.fallbacks ?? 0,
+      redactionFailures: counters.redactionFailures,
     };
   }
 

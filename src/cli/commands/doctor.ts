@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import { staticPluginDocument } from '../../plugin/config/plugins-toml.ts';
+import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../backends/memory/index.ts';
@@ -143,6 +144,8 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
       .filter((d) => !(resolved.kind === 'native' && d.code === 'plugin.backend_unsupported_component'))
       .map((d) => (skipped.has(d) ? skippedDestination(d) : d));
     problems.push(...relevant);
+    // A document that asks for redaction and cannot be used writes nothing at all (fail closed): say so.
+    if (relevant.some((d) => d.level === 'error') && redactionRequested(settings)) problems.push(WITHHELD);
     const observability = validation.observability;
     const what = observability
       ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}${remoteSummary(observability)}`

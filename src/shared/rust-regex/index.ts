@@ -27,36 +27,36 @@ export class RustRegex {
     this.matcher = new Matcher(this.program, budget);
   }
 
-  /** Rust's `find_iter`. Throws `RustRegexBudgetError` when one text takes too long. */
-  matches(text: string): Generator<RustMatch> {
-    return this.matcher.matches(text);
+  /** Rust's `find_iter` (with group spans when `captures`). Throws `RustRegexBudgetError` when one text takes too long. */
+  matches(text: string, captures = false): RustMatch[] {
+    return this.matcher.matches(text, captures);
   }
 
   /** Rust's `replace_all` with a function of each match's text. */
   replaceAllWith(text: string, replace: (matched: string) => string): string {
+    const found = this.matcher.matches(text);
+    if (found.length === 0) return text;
     let out = '';
     let last = 0;
-    let any = false;
-    for (const m of this.matcher.matches(text)) {
-      any = true;
+    for (const m of found) {
       out += text.slice(last, m.start) + replace(text.slice(m.start, m.end));
       last = m.end;
     }
-    return any ? out + text.slice(last) : text;
+    return out + text.slice(last);
   }
 
   /** Rust's `replace_all` with a replacement template (`$1`, `${name}`, `$$`). */
   replaceAll(text: string, template: string): string {
+    const expand = template.includes('$');
+    const found = this.matcher.matches(text, expand);
+    if (found.length === 0) return text;
     let out = '';
     let last = 0;
-    let any = false;
-    const expand = template.includes('$');
-    for (const m of this.matcher.matches(text)) {
-      any = true;
+    for (const m of found) {
       out += text.slice(last, m.start) + (expand ? expandReplacement(template, m, text, this.program.names) : template);
       last = m.end;
     }
-    return any ? out + text.slice(last) : text;
+    return out + text.slice(last);
   }
 }
 

@@ -14,7 +14,7 @@
 import { classChar, type Look, type Node, type Parsed, WORD_CLASS_UNICODE } from './syntax.ts';
 
 export type Inst =
-  | { op: 'char'; test: (cp: number) => boolean }
+  | { op: 'char'; test: (cp: number) => boolean; source: string; ci: boolean; literal?: number }
   | { op: 'split'; x: number; y: number }
   | { op: 'jmp'; to: number }
   | { op: 'save'; slot: number }
@@ -23,6 +23,16 @@ export type Inst =
 
 export interface Program {
   insts: Inst[];
+  /**
+   * A JS `v`-mode class (with brackets) holding every character a match
+   * may consume, and whether it is case-insensitive: a match lies inside
+   * one maximal run of such characters.
+   */
+  alphabet: { source: string; ci: boolean };
+  /** The fewest characters a match consumes (0: it may be empty). */
+  minLength: number;
+  /** Characters every match contains (each as a string). */
+  required: string[];
   /** Capture slots: two per group (start, end). */
   slots: number;
   groups: number;
@@ -52,7 +62,74 @@ export function compile(parsed: Parsed): Program {
   c.node(parsed.node);
   c.emit({ op: 'save', slot: 1 });
   c.emit({ op: 'match' });
-  return { insts: c.insts, slots: parsed.groups * 2, groups: parsed.groups, names: parsed.names };
+  const chars = c.insts.filter((i): i is Extract<Inst, { op: 'char' }> => i.op === 'char');
+  const alphabet = { source: `[${chars.map((i) => i.source).join('')}]`, ci: chars.some((i) => i.ci) };
+  return { insts: c.insts, alphabet, minLength: minLength(c.insts), required: requiredChars(c.insts), slots: parsed.groups * 2, groups: parsed.groups, names: parsed.names };
+}
+
+/**
+ * The literal characters every match contains: those whose every
+ * occurrence in the program, taken out, leaves no way to the match.
+ */
+function requiredChars(insts: readonly Inst[]): string[] {
+  const literals = new Set<number>();
+  for (const inst of insts) if (inst.op === 'char' && inst.literal !== undefined) literals.add(inst.literal);
+  const out: string[] = [];
+  for (const cp of literals) {
+    const seen = new Uint8Array(insts.length);
+    const stack = [0];
+    let reachable = false;
+    while (stack.length > 0 && !reachable) {
+      const pc = stack.pop()!;
+      if (pc >= insts.length || seen[pc]) continue;
+      seen[pc] = 1;
+      const inst = insts[pc]!;
+      if (inst.op === 'match') reachable = true;
+      else if (inst.op === 'char') {
+        if (inst.literal !== cp) stack.push(pc + 1);
+      } else if (inst.op === 'split') stack.push(inst.x, inst.y);
+      else if (inst.op === 'jmp') stack.push(inst.to);
+      else stack.push(pc + 1);
+    }
+    if (!reachable) out.push(String.fromCodePoint(cp));
+  }
+  return out;
+}
+
+/** The fewest `char` instructions on any path from the start to `match` (a shortest path, 0/1 weights). */
+function minLength(insts: readonly Inst[]): number {
+  const dist = new Array<number>(insts.length).fill(Infinity);
+  const deque: number[] = [0];
+  dist[0] = 0;
+  while (deque.length > 0) {
+    const pc = deque.shift()!;
+    const d = dist[pc]!;
+    const inst = insts[pc]!;
+    const relax = (to: number, w: number) => {
+      if (to < insts.length && d + w < dist[to]!) {
+        dist[to] = d + w;
+        if (w === 0) deque.unshift(to);
+        else deque.push(to);
+      }
+    };
+    switch (inst.op) {
+      case 'match':
+        return d;
+      case 'char':
+        relax(pc + 1, 1);
+        break;
+      case 'split':
+        relax(inst.x, 0);
+        relax(inst.y, 0);
+        break;
+      case 'jmp':
+        relax(inst.to, 0);
+        break;
+      default:
+        relax(pc + 1, 0);
+    }
+  }
+  return 0;
 }
 
 class Compiler {
@@ -69,11 +146,14 @@ class Compiler {
     switch (n.t) {
       case 'empty':
         return;
-      case 'lit':
-        this.emit({ op: 'char', test: n.ci ? this.classTest(`[${classChar(n.cp)}]`, true) : literalTest(n.cp) });
+      case 'lit': {
+        const source = `[${classChar(n.cp)}]`;
+        if (n.ci) this.emit({ op: 'char', test: this.classTest(source, true), source, ci: true });
+        else this.emit({ op: 'char', test: literalTest(n.cp), source, ci: false, literal: n.cp });
         return;
+      }
       case 'class':
-        this.emit({ op: 'char', test: this.classTest(n.source, n.ci) });
+        this.emit({ op: 'char', test: this.classTest(n.source, n.ci), source: n.source, ci: n.ci });
         return;
       case 'look':
         this.emit({ op: 'look', look: n.look });

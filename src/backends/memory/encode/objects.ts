@@ -25,7 +25,7 @@ export class ObjectEncoder implements Encoder {
   scopeStart(record: ScopeRecord, input: unknown, metadata: unknown): boolean {
     const converted = toSortedJson(metadata);
     record.startMetadata = EncodedMetadata.ofJson(converted);
-    const start = scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, toSortedJson(input), converted, this.format(record.startUs));
+    const start = this.delivery.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, toSortedJson(input), converted, this.format(record.startUs)));
     record.keepStart(start);
     this.delivery.emit(start, record.top);
     return true;
@@ -35,12 +35,12 @@ export class ObjectEncoder implements Encoder {
     const data = toSortedJson(output);
     const merged = endMetadataJson('merge', record.startMetadata.json, metadata);
     const event = scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, data, merged, this.format(endUs));
-    this.delivery.emit(event, record.top);
+    this.delivery.emit(this.delivery.outgoing(event), record.top);
     return true;
   }
 
   mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number, top: ScopeRecord | null): boolean {
-    this.delivery.emit(markEvent(uuid, parentUuid, propagationRootUuid, name, toSortedJson(data), toSortedJson(metadata), this.format(timestampUs)), top);
+    this.delivery.emit(this.delivery.outgoing(markEvent(uuid, parentUuid, propagationRootUuid, name, toSortedJson(data), toSortedJson(metadata), this.format(timestampUs))), top);
     return true;
   }
 
@@ -49,7 +49,7 @@ export class ObjectEncoder implements Encoder {
     const converted = toSortedJson(metadata);
     record.startMetadata = EncodedMetadata.ofJson(converted);
     const event = scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs));
-    this.delivery.emit(event, record.top);
+    this.delivery.emit(this.delivery.outgoing(event), record.top);
     return true;
   }
 
@@ -58,7 +58,7 @@ export class ObjectEncoder implements Encoder {
     const merged = endMetadataJson(rule, record.startMetadata.json, metadata);
     const profile = annotation == null ? record.profile : toolEndProfile(record.profile, toSortedJson(annotation));
     const event = scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, toSortedJson(data), merged, this.format(endUs));
-    this.delivery.emit(event, record.top);
+    this.delivery.emit(this.delivery.outgoing(event), record.top);
     return true;
   }
 }
