@@ -149,11 +149,17 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
     } else if (kind === 'pricing') {
       const result = validatePricing(config);
       diagnostics.push(...result.diagnostics);
-      if (enabled && result.settings !== null) pricing = result.settings;
+      if (enabled && result.settings !== null) {
+        pricing = result.settings;
+        diagnostics.push(notRunYet('pricing'));
+      }
     } else if (kind === 'adaptive') {
       const result = validateAdaptive(config, policy);
       diagnostics.push(...result.diagnostics);
-      if (enabled && result.settings !== null) adaptive = result.settings;
+      if (enabled && result.settings !== null) {
+        adaptive = result.settings;
+        if (result.settings.responseCache !== null) diagnostics.push(notRunYet('adaptive'));
+      }
     } else if (kind === 'nemo_guardrails') {
       const found = validateGuardrails(config, policy);
       diagnostics.push(...found);
@@ -187,6 +193,16 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
     });
   }
   return { diagnostics, observability, piiRedaction, pricing, adaptive };
+}
+
+/** Until the memory relay runs it: said as loudly as for Guardrails. */
+function notRunYet(kind: string): ConfigDiagnostic {
+  return {
+    level: 'warning',
+    code: 'plugin.backend_unsupported_component',
+    component: kind,
+    message: `plugin component kind '${kind}'${kind === 'adaptive' ? ' (its response_cache)' : ''} is not run by the in-memory relay yet; use the native backend for it`,
+  };
 }
 
 /** Native's `initialize` error text for a document with error diagnostics, or null when it may activate. */
