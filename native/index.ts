@@ -28,7 +28,7 @@
  * @module
  */
 
-import { adaptLogger, type Logger, type LoggerLike } from '../src/backends/kit.ts';
+import { adaptLogger, type Logger, type LoggerLike } from '../src/backends/native-surface.ts';
 import { loadBinding, type LoadBindingOptions } from './binding.ts';
 import { NativeRelay } from './relay.ts';
 

@@ -47,10 +47,10 @@ import type {
   ToolEndOptions,
   ToolHandle,
   ToolStartOptions,
-} from '../src/backends/kit.ts';
-import { isScopeCategory } from '../src/backends/kit.ts';
-import { safeLog, type Logger } from '../src/backends/kit.ts';
-import { rules } from '../src/backends/kit.ts';
+} from '../src/backends/native-surface.ts';
+import { isScopeCategory } from '../src/backends/native-surface.ts';
+import { safeLog, type Logger } from '../src/backends/native-surface.ts';
+import { rules } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';
