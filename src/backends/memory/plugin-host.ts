@@ -49,7 +49,7 @@ import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
-import { eventObjectListener, type RelayCore } from './plug-in.ts';
+import { eventObjectListener, type RelayCore } from './listeners.ts';
 import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
