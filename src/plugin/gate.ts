@@ -25,7 +25,7 @@ import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
 import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import { activatePluginsToml, activatePluginsTomlNow, hasPluginsToml } from './activation.ts';
 import type { Environment, LoadedSettings } from './config/settings.ts';
-import { LiveRecording } from './live.ts';
+import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters, PluginState } from './status.ts';
