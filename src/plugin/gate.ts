@@ -29,8 +29,8 @@ import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters, PluginState } from './status.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
+import { errorText } from './background-work.ts';
 
 /** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
 export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;

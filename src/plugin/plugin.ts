@@ -30,7 +30,7 @@ import type { PluginStatus } from './status.ts';
 import { assembleStatus, emptyCounters } from './status.ts';
 import type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 import { flushPlugin, installExitHandlers, shutdownPlugin } from './shutdown.ts';
-import { BackgroundWork } from './work.ts';
+import { BackgroundWork } from './background-work.ts';
 
 export type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 export type { PluginState, PluginStatus } from './status.ts';

@@ -19,8 +19,8 @@ import { Recorder } from './recorder.ts';
 import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
+import { errorText } from './background-work.ts';
 
 export interface LiveOptions {
   resolved: ResolvedBackend;
