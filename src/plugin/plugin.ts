@@ -9,7 +9,7 @@
  * This file is the facade; the work is done by named collaborators:
  * `gate.ts` (state, start-up queue, plugins.toml activation), `handlers.ts`
  * (hook → recorder table, fail-open guard), `recording.ts` (what records over
- * one backend: `sessions.ts`, `recorder.ts`, `trajectories.ts`,
+ * one backend: `sessions.ts`, `span-recorder.ts`, `trajectories.ts`,
  * `managed.ts`), `status.ts` and `shutdown.ts`.
  *
  * @module

@@ -15,7 +15,7 @@ import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, ownsExporter } from './activation.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { ManagedExecution } from './managed.ts';
-import { Recorder } from './recorder.ts';
+import { Recorder } from './span-recorder.ts';
 import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
