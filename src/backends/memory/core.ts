@@ -21,7 +21,7 @@ import { scopeEvent } from '../../formats/atof/build.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { nowMicros } from '../../shared/clock.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
-import type { AtofFileWriter } from './atof-writer.ts';
+import type { AtofFileWriter } from './atof-batcher.ts';
 import { RelayCounters } from './counters.ts';
 import { Delivery } from './delivery.ts';
 import { ScopeRecord, SpanRecord } from './records.ts';

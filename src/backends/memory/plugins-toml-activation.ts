@@ -41,7 +41,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { EventTrajectory } from '../session-trajectories.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
-import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
+import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
 import { atExit } from '../../shared/exit-hook.ts';
 import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';

@@ -10,7 +10,7 @@
  *   end-metadata rules;
  * - `delivery.ts`: listeners, ATOF sinks, subscribers, each isolated;
  * - `managed.ts`: managed LLM and tool calls;
- * - `atif-exporter.ts`, `plugins-toml-activation.ts`, `atof-writer.ts`: the outputs.
+ * - `atif-exporter.ts`, `plugins-toml-activation.ts`, `atof-batcher.ts`: the outputs.
  *
  * Design points:
  * - Explicit parents only (see `tree.ts`).
@@ -61,7 +61,7 @@ import type { Logger, LoggerLike } from '../../shared/logger.ts';
 import { adaptLogger } from '../../shared/logger.ts';
 import { MemoryRelayCore, safeClock } from './core.ts';
 import { executeLlm, executeTool } from './managed.ts';
-import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
+import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
 import { createAtifExporter } from './atif-exporter.ts';
 import type { PluginHost } from './plugins-toml-activation.ts';
 
