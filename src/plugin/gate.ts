@@ -26,12 +26,12 @@ import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import type { RedactHook } from './egress.ts';
 import { activatePluginsToml, activatePluginsTomlNow, fallbackOutcome, hasPluginsToml, withoutActivation } from './activation.ts';
 import type { Environment, LoadedSettings } from './config/settings.ts';
-import { LiveRecording } from './live.ts';
+import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters, PluginState } from './status.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
+import { errorText } from './background-work.ts';
 
 /** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
 export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;
