@@ -6,9 +6,9 @@ import { APICallError, ToolLoopAgent, generateText, stepCountIs, streamText, too
 import { convertArrayToReadableStream } from 'ai/test';
 import { MockLanguageModelV4 } from 'ai/test';
 import * as z from 'zod';
-import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
-import { HookRegistry } from '../../src/hooks/registry.ts';
-import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from './support.ts';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { HookRegistry } from '../../../src/hooks/registry.ts';
+import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from '../support.ts';
 
 const usage = (input: number, output: number, cacheRead?: number) => ({
   inputTokens: { total: input, noCache: input - (cacheRead ?? 0), cacheRead, cacheWrite: undefined },
@@ -74,6 +74,9 @@ describe('instrumentAiSdk', () => {
     const { parent } = scenario();
     const result = await parent.generate({ prompt: 'What is the weather in Paris, and its history?' });
     expect(result.text).toBe('Paris is sunny; it was founded long ago.');
+    // A session the host named outlives its runs; uninstalling closes it.
+    expect(recorded.log.at(-1)!.hook).toBe('on_session_end');
+    uninstall();
     const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(atif).toHaveLength(1);
