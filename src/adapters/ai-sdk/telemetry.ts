@@ -107,9 +107,9 @@ function historyOf(instructions: unknown, messages: unknown): ChatMessage[] {
   return all;
 }
 
-/** What the model is told for a denied call. */
+/** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
 function deniedText(reason: string | undefined): string {
-  return reason === undefined ? 'Tool execution denied.' : `Tool execution denied: ${reason}`;
+  return reason ?? 'Tool call execution denied.';
 }
 
 /** The integration object `registerTelemetry` takes; `dispose()` makes it inert. */
@@ -185,7 +185,10 @@ export class AiSdkTelemetry {
     const state = this.#state(event);
     if (state === undefined) return;
     this.#guard('onLanguageModelCallStart', () => {
-      const call = state.run.newApiCall();
+      // streamText retries a failed attempt by starting the model call again: same logical call.
+      const previous = state.call;
+      const retry = previous !== undefined && !previous.settled && !previous.attemptOpen && previous.attempts > 0;
+      const call = retry ? previous : state.run.newApiCall();
       call.describe(requestOf(event));
       state.call = call;
     });
