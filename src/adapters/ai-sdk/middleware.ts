@@ -19,6 +19,7 @@
  * @module
  */
 
+import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
@@ -31,23 +32,12 @@ type Params = Record<string, unknown>;
 type Model = { modelId?: unknown; provider?: unknown };
 type Part = Record<string, unknown>;
 
-/** The subset of the SDK's `LanguageModelMiddleware` (spec v4) this returns. */
-export interface AiSdkMiddleware {
-  /** The middleware spec this object implements; the SDK refuses middleware of another version. */
-  readonly specificationVersion: 'v4';
-  /** Runs one `doGenerate` attempt and reports it as an LLM call (skipped when `instrumentAiSdk` already sees it). */
-  wrapGenerate(options: {
-    doGenerate: () => PromiseLike<unknown>;
-    params: Record<string, unknown>;
-    model: { modelId?: unknown; provider?: unknown };
-  }): Promise<unknown>;
-  /** Runs one `doStream` attempt and reports it as an LLM call once the stream ends (skipped when `instrumentAiSdk` already sees it). */
-  wrapStream(options: {
-    doStream: () => PromiseLike<unknown>;
-    params: Record<string, unknown>;
-    model: { modelId?: unknown; provider?: unknown };
-  }): Promise<unknown>;
-}
+/**
+ * The SDK's `LanguageModelMiddleware` (spec v4): `wrapGenerate` and
+ * `wrapStream` report each attempt (or step aside when `instrumentAiSdk`
+ * already does), passing results, streams and errors through untouched.
+ */
+export type AiSdkMiddleware = LanguageModelMiddleware;
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
@@ -167,9 +157,9 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
     core.guard.run('middleware attempt', () => call.attemptError(error));
   };
 
-  return {
+  const middleware = {
     specificationVersion: 'v4',
-    async wrapGenerate({ doGenerate, params, model }) {
+    async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown> {
       const found = begin(params, model);
       if (found === undefined) return await doGenerate();
       let result: unknown;
@@ -182,7 +172,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
       if (found.owned) core.guard.run('middleware attempt', () => found.call.attemptEnd(responseOfResult(result, model)));
       return result;
     },
-    async wrapStream({ doStream, params, model }) {
+    async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown> {
       const found = begin(params, model);
       if (found === undefined) return await doStream();
       let result: unknown;
@@ -230,11 +220,14 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
           }
         },
         async cancel(reason) {
-          settle(reason ?? new Error('the stream was cancelled'));
+          const signal = params.abortSignal as AbortSignal | undefined;
+          settle(reason ?? (signal?.aborted === true ? signal.reason : undefined) ?? new Error('the consumer stopped reading the stream'));
           await reader.cancel(reason);
         },
       });
       return { ...result, stream };
     },
   };
+  // The hooks read the SDK's values loosely (any provider's shapes); the SDK's types describe the same functions.
+  return middleware as unknown as AiSdkMiddleware;
 }

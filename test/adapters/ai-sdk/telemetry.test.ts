@@ -211,31 +211,3 @@ describe('instrumentAiSdk', () => {
     await recorded.finish();
   });
 });
-
-describe('aiSdkMiddleware', () => {
-  it('groups the attempts of one call under one api_request_id when used alone', async () => {
-    const recorded = recordedPlugin('ai-mw');
-    const failing = scripted('mw-model', [
-      new APICallError({ message: 'mock 503', url: 'http://mock/v1', requestBodyValues: {}, statusCode: 503, isRetryable: true }),
-      { content: [{ type: 'text', text: 'ok' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(3, 2) },
-    ]);
-    const model = wrapLanguageModel({ model: failing, middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-session' }) as never });
-    expect((await generateText({ model, prompt: 'hi' })).text).toBe('ok');
-    const attempts = recorded.log.filter((entry) => entry.hook === 'pre_api_request');
-    expect(attempts.map((entry) => entry.payload.retry_count)).toEqual([0, 1]);
-    expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
-    expect(recorded.log.map((entry) => entry.hook)).toContain('api_request_error');
-    const { atof } = await recorded.finish();
-    checkRetry(atof);
-  }, 20_000);
-
-  it('steps aside for attempts the integration already reports', async () => {
-    const recorded = recordedPlugin('ai-both');
-    uninstall = instrumentAiSdk(recorded.hooks);
-    const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
-    const model = wrapLanguageModel({ model: ok, middleware: aiSdkMiddleware(recorded.hooks) as never });
-    await generateText({ model, prompt: 'hi' });
-    expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request')).toHaveLength(1);
-    await recorded.finish();
-  });
-});

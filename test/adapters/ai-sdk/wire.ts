@@ -38,22 +38,30 @@ export interface Request {
 /** A fetch that answers each request with the next scripted reply. */
 export class FakeProvider {
   readonly requests: Request[] = [];
-  readonly #replies: Array<() => Reply> = [];
+  readonly #replies: Array<(signal: AbortSignal | undefined) => Reply> = [];
 
   /** The `fetch` to hand to `createOpenAI` / `createAnthropic`. */
-  readonly fetch = async (input: unknown, init?: { body?: unknown }): Promise<Response> => {
+  readonly fetch = async (input: unknown, init?: { body?: unknown; signal?: AbortSignal | null }): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : String((input as { url?: unknown }).url);
     const body = typeof init?.body === 'string' ? JSON.parse(init.body) : {};
     this.requests.push({ url, body });
     const next = this.#replies.shift();
     if (next === undefined) throw new Error(`FakeProvider: no reply scripted for request ${this.requests.length} (${url})`);
-    const reply = next();
+    const reply = next(init?.signal ?? undefined);
     return new Response(reply.body, { status: reply.status, headers: reply.headers });
   };
 
-  /** The next request gets this turn, as JSON or as an SSE stream. */
-  reply(wire: Wire, turn: Turn, options: { stream?: boolean } = {}): this {
-    this.#replies.push(() => (options.stream === true ? sse(events(wire, turn)) : json(body(wire, turn))));
+  /**
+   * The next request gets this turn, as JSON or as an SSE stream. `hang`:
+   * the stream sends its first half and then waits, until the request is
+   * aborted (then it fails, as a real fetch body does).
+   */
+  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean } = {}): this {
+    this.#replies.push((signal) => {
+      if (options.stream !== true) return json(body(wire, turn));
+      const frames = events(wire, turn);
+      return options.hang === true ? sse(frames.slice(0, Math.ceil(frames.length / 2)), signal) : sse(frames);
+    });
     return this;
   }
 
@@ -80,7 +88,8 @@ function json(value: unknown): Reply {
   return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) };
 }
 
-function sse(frames: Array<{ event?: string; data: unknown }>): Reply {
+/** An SSE body; with `hangUntil`, it stays open after the frames until that signal aborts. */
+function sse(frames: Array<{ event?: string; data: unknown }>, hangUntil?: AbortSignal): Reply {
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -88,7 +97,8 @@ function sse(frames: Array<{ event?: string; data: unknown }>): Reply {
         const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
         controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
       }
-      controller.close();
+      if (hangUntil === undefined) controller.close();
+      else hangUntil.addEventListener('abort', () => controller.error(new DOMException('This operation was aborted', 'AbortError')), { once: true });
     },
   });
   return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: stream };
