@@ -31,7 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   export: ['shared', 'formats', 'relay', 'components'],
   backends: ['shared', 'formats', 'relay', 'export', 'components'],
   plugin: ['shared', 'hooks', 'formats', 'relay', 'export', 'backends', 'components'],
-  record: ['shared', 'hooks'],
+  'hook-log': ['shared', 'hooks'],
   testing: ['shared', 'formats', 'relay'],
   demo: ['shared', 'hooks'],
   adapters: ['shared', 'hooks', 'formats'],

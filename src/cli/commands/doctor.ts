@@ -18,11 +18,15 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
+<<<<<<< HEAD
 import { staticPluginDocument } from '../../plugin/config/plugins-toml.ts';
 import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
+=======
+import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
+>>>>>>> main
 import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
-import { validatePluginConfig } from '../../backends/memory/index.ts';
+import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination } from '../../formats/plugins-toml/sinks.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { BACKEND_ENV, resolveBackend } from '../../backends/select.ts';
