@@ -14,15 +14,10 @@
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
-<<<<<<< HEAD
-import { skipBadDestinations } from './destinations.ts';
-import { enabledComponents, ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
-=======
 import { ensureOutputDirectories } from './config/plugins-toml.ts';
-import { observabilityExporterEnabled, staticPluginDocument } from '../formats/plugins-toml/document.ts';
+import { enabledComponents, observabilityExporterEnabled, staticPluginDocument } from '../formats/plugins-toml/document.ts';
 import { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
 import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
->>>>>>> main
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorText } from './background-work.ts';

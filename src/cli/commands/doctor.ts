@@ -18,12 +18,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
-<<<<<<< HEAD
-import { staticPluginDocument } from '../../plugin/config/plugins-toml.ts';
-import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
-=======
 import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
->>>>>>> main
+import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';

@@ -132,12 +132,8 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
   let adaptive: AdaptiveSettings | null = null;
   for (const component of components) {
     const kind = component.kind as string;
-<<<<<<< HEAD
-    const enabled = component.enabled !== false;
-    const config = (component.config ?? {}) as JsonObject;
-=======
     const enabled = componentEnabled(component);
->>>>>>> main
+    const config = (component.config ?? {}) as JsonObject;
     if (kind === 'observability') {
       const config = (component.config ?? {}) as JsonObject;
       const result = validateObservability(config, policy);
