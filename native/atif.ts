@@ -106,6 +106,8 @@ export class AtifRouter {
     };
     const modelName = textOf(() => options.modelName ?? '');
     if (modelName !== '') builderOptions.modelName = modelName;
+    const price = options.priceLlmCall;
+    if (typeof price === 'function') builderOptions.priceLlmCall = price;
     const start = root === null ? undefined : startEvent(root);
     const session = this.#sessions.open(rootUuid, builderOptions, start);
     this.#ensureSubscriber();

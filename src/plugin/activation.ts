@@ -18,6 +18,7 @@ import { ensureOutputDirectories } from './config/plugins-toml.ts';
 import { enabledComponents, observabilityExporterEnabled, staticPluginDocument } from '../formats/plugins-toml/document.ts';
 import { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
 import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
+import { hasResolvableSources, resolvePriceSources } from './price-sources.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorText } from './background-work.ts';
@@ -33,7 +34,14 @@ export type PluginsTomlOutcome =
   | { kind: 'withheld'; diagnostics: ConfigDiagnostic[] }
   /** Closed by shutdown(): nothing is active, but status() still reports what the activation said. */
   | { kind: 'closed'; diagnostics: ConfigDiagnostic[] }
-  | { kind: 'active'; activation: PluginConfigActivation; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
+  | {
+      kind: 'active';
+      activation: PluginConfigActivation;
+      dynamic: boolean;
+      diagnostics: ConfigDiagnostic[];
+      /** The document the backend activated (price sources resolved). */
+      document?: JsonObject;
+    };
 
 /** Whether the settings name a document this backend can activate (else nothing waits for it). */
 export function hasPluginsToml(settings: NemoRelaySettings, backend: RelayBackend): boolean {
@@ -50,7 +58,11 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   const config = settings.pluginsConfig;
   if (!config) return { kind: 'none' };
   if (typeof backend.initializePluginConfig !== 'function') return cannotActivate(backend, settings, logger);
-  const { document, skipped } = activatableDocument(config);
+  // Price sources only the plugin can resolve become inline catalogs first (both backends price alike).
+  const resolved = await resolvePriceSources(config);
+  for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
+  const { document, skipped: skippedDestinations } = activatableDocument(resolved.document);
+  const skipped = [...resolved.diagnostics, ...skippedDestinations];
   const tomlPath = settings.pluginsTomlPath || undefined;
   const options = tomlPath ? { tomlPath } : {};
   if (settings.dynamicPlugins.length > 0) {
@@ -58,7 +70,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
       try {
         ensureOutputDirectories(document);
         const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
-        return active(activation, true, logger, skipped);
+        return { ...active(activation, true, logger, skipped), document } as PluginsTomlOutcome;
       } catch (error) {
         safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorText(error)}`);
       }
@@ -72,7 +84,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   }
   try {
     ensureOutputDirectories(document);
-    return active(await backend.initializePluginConfig(document, options), false, logger, skipped);
+    return { ...active(await backend.initializePluginConfig(document, options), false, logger, skipped), document } as PluginsTomlOutcome;
   } catch (error) {
     return rejected(error, settings, logger);
   }
@@ -137,11 +149,13 @@ function cannotActivate(backend: RelayBackend, settings: NemoRelaySettings, logg
 export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome | undefined {
   const config = settings.pluginsConfig;
   if (!config || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
+  // A price source to resolve means waiting: the asynchronous path does it.
+  if (hasResolvableSources(config)) return undefined;
   const { document, skipped } = activatableDocument(config);
   const tomlPath = settings.pluginsTomlPath || undefined;
   try {
     ensureOutputDirectories(document);
-    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped);
+    return { ...active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped), document } as PluginsTomlOutcome;
   } catch (error) {
     return rejected(error, settings, logger);
   }

@@ -9,7 +9,7 @@
 
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
-import type { AtofExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
+import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, ownsExporter } from './activation.ts';
@@ -20,6 +20,10 @@ import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
 import { egressBackend, hookTransform, type RedactHook } from './egress.ts';
+import { enabledComponentConfig } from '../formats/plugins-toml/document.ts';
+import { validatePricing } from '../formats/plugins-toml/pricing.ts';
+import { PriceBook } from '../components/pricing/price-book.ts';
+import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorText } from './background-work.ts';
 
@@ -34,6 +38,20 @@ export interface LiveOptions {
   trajectoryWriteDelayMs: number;
   /** The host's redaction hook, if any. */
   redact?: RedactHook;
+}
+
+/**
+ * The plugin's own trajectories are priced by the plugins.toml `pricing`
+ * component too, on either backend (native prices only the trajectories
+ * its plugins.toml writes).
+ */
+function stepPricer(document: JsonObject | null): LlmCallPricer | undefined {
+  const config = enabledComponentConfig(document, 'pricing');
+  if (config === null) return undefined;
+  const validated = validatePricing(config).settings;
+  if (validated === null || validated.catalogs.every((c) => c.entries.length === 0)) return undefined;
+  const book = PriceBook.of(validated);
+  return (call) => book.costUsd(call);
 }
 
 export class LiveRecording {
@@ -102,6 +120,7 @@ export class LiveRecording {
     this.config = outcome;
     const withheld = outcome.kind === 'withheld';
     this.trajectories.setOwnedByPluginsToml(withheld || ownsExporter(outcome, this.options.settings, 'atif'));
+    this.trajectories.setPricer(stepPricer(outcome.kind === 'active' && outcome.document !== undefined ? outcome.document : this.options.settings.pluginsConfig));
     if (outcome.kind !== 'active' && !withheld) this.registerAtof();
   }
 

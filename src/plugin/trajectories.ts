@@ -17,6 +17,7 @@
  * @module
  */
 
+import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
@@ -49,6 +50,8 @@ export interface TrajectoryWriterOptions {
 
 export class TrajectoryWriter {
   private ownedByPluginsToml = false;
+  /** Prices the agent steps (set from the activated document's `pricing`, or the options'). */
+  private price: LlmCallPricer | undefined;
   private readonly recordsNothing: boolean;
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
@@ -78,6 +81,11 @@ export class TrajectoryWriter {
     return { outputDirectory: settings.atifOutputDirectory, filenameTemplate: settings.atifFilenameTemplate };
   }
 
+  /** The step pricer for sessions opened from now on (the plugins.toml `pricing` component's). */
+  setPricer(price: LlmCallPricer | undefined): void {
+    this.price = price;
+  }
+
   /** An active plugins.toml that writes ATIF takes the output over (before any session opens). */
   setOwnedByPluginsToml(owned: boolean): void {
     this.ownedByPluginsToml = owned;
@@ -95,6 +103,7 @@ export class TrajectoryWriter {
       agentName: settings.atifAgentName,
       agentVersion: settings.atifAgentVersion,
       modelName: truthy(payload.model) ? text(payload.model) : settings.atifModelName,
+      ...(this.price !== undefined ? { priceLlmCall: this.price } : {}),
     });
   }
 

@@ -27,6 +27,7 @@
 
 import type { Json, JsonObject } from '../shared/json.ts';
 import type { AtofEvent, AtofMode, ScopeCategory } from '../formats/atof/types.ts';
+import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 import type { DynamicPluginSpec } from '../formats/plugins-toml/document.ts';
 
@@ -243,6 +244,12 @@ export interface AtifExporterOptions {
   agentVersion: string;
   /** Written as `agent.model_name` when the session has no model of its own. */
   modelName?: string;
+  /**
+   * Prices each agent step whose response reports no cost (`metrics.cost_usd`,
+   * summed in `final_metrics.total_cost_usd`): the plugins.toml `pricing`
+   * component's catalogs, on both backends.
+   */
+  priceLlmCall?: LlmCallPricer;
 }
 
 /** A per-session ATIF trajectory builder. */

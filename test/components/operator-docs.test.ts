@@ -9,9 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'smol-toml';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
 import { nativePlugin } from '../memory/native-driver.ts';
+import { withSourcesForValidation } from '../../src/plugin/price-sources.ts';
+import type { JsonObject } from '../../src/shared/json.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const PAGES = ['docs/operators/redaction.md'].filter((page) => fs.existsSync(path.join(ROOT, page)));
+const PAGES = ['docs/operators/redaction.md', 'docs/operators/pricing.md', 'docs/operators/cache.md'].filter((page) => fs.existsSync(path.join(ROOT, page)));
 
 function blocks(text: string, language: string): string[] {
   const out: string[] = [];
@@ -36,7 +38,8 @@ describe('operators docs', () => {
     blocks(text, 'toml').forEach((toml, i) => {
       it(`${page}: plugins.toml block ${i + 1} is accepted by both validators`, () => {
         const parsed = parse(toml) as Record<string, unknown>;
-        const document = 'version' in parsed ? parsed : { version: 1, ...parsed };
+        // A genai_prices source is resolved by the plugin before any validator sees the document.
+        const document = withSourcesForValidation(('version' in parsed ? parsed : { version: 1, ...parsed }) as JsonObject);
         const ours = validatePluginConfig(document).diagnostics.filter((d) => d.level === 'error');
         expect(ours).toEqual([]);
         if (nativePlugin !== null) expect((nativePlugin.validate(document).config.diagnostics as { level: string }[]).filter((d) => d.level === 'error')).toEqual([]);

@@ -27,6 +27,7 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
     agentName: String(o.agentName ?? ''),
     agentVersion: String(o.agentVersion ?? ''),
     ...(typeof o.modelName === 'string' ? { modelName: o.modelName } : {}),
+    ...(typeof o.priceLlmCall === 'function' ? { priceLlmCall: o.priceLlmCall } : {}),
     style: 'exporter' as const,
   };
   const record = core.ownScope(o.scope, 'registerAtifExporter scope');
@@ -35,7 +36,8 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   if (record === null) router.close(session);
   const offload = existingAtifOffload(core);
   // The worker is opt-in: without it the exporter builds in-thread, with no offload bookkeeping per session.
-  if (offload === undefined || !offload.enabled) {
+  // A pricer is a function the worker cannot take: priced trajectories are built in-thread too.
+  if (offload === undefined || !offload.enabled || builderOptions.priceLlmCall !== undefined) {
     return {
       exportJson: async () => session.toJson(),
       exportJsonNow: () => session.toJson(),

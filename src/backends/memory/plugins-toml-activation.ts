@@ -38,7 +38,7 @@ import type {
   PluginConfigOptions,
   PluginConfigReport,
 } from '../../relay/contract.ts';
-import type { AtofEvent } from '../../formats/atof/types.ts';
+import type { AtofEvent, AtofScopeEvent } from '../../formats/atof/types.ts';
 import { EventTrajectory } from '../session-trajectories.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
@@ -56,6 +56,9 @@ import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createRedactor, RedactionPolicyError } from '../../components/redaction/engine.ts';
 import { LOCAL_MODEL_UNAVAILABLE } from '../../formats/plugins-toml/pii-redaction.ts';
+import { PriceBook } from '../../components/pricing/price-book.ts';
+import type { CostOf } from '../../export/otlp/mappings/types.ts';
+import type { LlmCallPricer } from '../../formats/atif/types.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 
 const FIRST_RETRY_MS = 200;
@@ -110,6 +113,8 @@ export function activatePluginConfig(
   // Redaction first: a component that cannot run rejects the document before any file is opened (fail closed).
   const redactor = redactorFor(core, validation.piiRedaction ?? null, validation.diagnostics);
   const settings = validation.observability;
+  // Costs: a response's own reported cost always; the catalogs' estimates with a pricing component.
+  const prices = PriceBook.of(validation.pricing ?? { catalogs: [] });
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
   if (redactor !== null) detach.push(core.addEventTransform(redactor, 'component'));
@@ -138,13 +143,13 @@ export function activatePluginConfig(
       }
     }
     // OTLP destinations live on the relay (their queues outlive this activation); this feeds them.
-    const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry);
+    const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry, { costOf: spanCostOf(prices) });
     if (otlp !== null) {
       detach.push(core.addListener(eventObjectListener((event, top) => otlp.accept(event, top))));
       detach.push(() => otlp.close());
     }
     if (settings.atif !== null) {
-      const plugin = new PluginAtif(core, settings.atif, settings.storage);
+      const plugin = new PluginAtif(core, settings.atif, settings.storage, validation.pricing ? prices : null);
       atif = plugin;
       detach.push(
         core.addListener({
@@ -185,6 +190,24 @@ export function activatePluginConfig(
       return out;
     },
   };
+}
+
+/** An LLM span's cost for the OTLP attributes: reported, or priced (a total only; none when native writes none). */
+function spanCostOf(prices: PriceBook): CostOf {
+  return (start, end) => {
+    const cost = prices.costOf({ name: start.name, requestModel: profileModel(start) ?? profileModel(end), response: end.data });
+    return cost === undefined || cost.total === undefined ? undefined : { total: cost.total, currency: cost.currency };
+  };
+}
+
+/** The step pricer of plugin-managed trajectories. */
+function priceLlmCall(prices: PriceBook): LlmCallPricer {
+  return (call) => prices.costUsd(call);
+}
+
+function profileModel(event: AtofScopeEvent): string | undefined {
+  const model = event.category_profile?.model_name;
+  return typeof model === 'string' && model !== '' ? model : undefined;
 }
 
 /**
@@ -255,6 +278,8 @@ class PluginAtif {
     private readonly core: RelayCore,
     private readonly settings: AtifSettings,
     storage: readonly AtifStorageSettings[] = [],
+    /** Prices the agent steps (the `pricing` component), when configured. */
+    private readonly prices: PriceBook | null = null,
   ) {
     this.directory = path.resolve(settings.outputDirectory ?? '.');
     // A failed write is retried until it lands or the activation closes (the exit write tries once more).
@@ -357,6 +382,7 @@ class PluginAtif {
       style: 'plugin-host',
       ...(s.toolDefinitions !== undefined ? { toolDefinitions: s.toolDefinitions } : {}),
       ...(s.extra !== undefined ? { extra: s.extra } : {}),
+      ...(this.prices !== null ? { priceLlmCall: priceLlmCall(this.prices) } : {}),
     });
   }
 

@@ -20,6 +20,7 @@ import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
+import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
@@ -136,7 +137,15 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   if (settings.pluginsTomlPath && !settings.pluginsConfig) {
     pluginsToml = { path: settings.pluginsTomlPath, valid: false, summary: 'not usable' };
   } else if (settings.pluginsTomlPath && settings.pluginsConfig) {
-    const validation = validatePluginConfig(staticPluginDocument(settings.pluginsConfig));
+    const validation = validatePluginConfig(withSourcesForValidation(staticPluginDocument(settings.pluginsConfig)));
+    if (hasResolvableSources(settings.pluginsConfig) && !packageInstalled(GENAI_PRICES_PACKAGE)) {
+      problems.push({
+        level: 'warning',
+        code: 'pricing.source_unavailable',
+        component: 'pricing',
+        message: `the genai_prices price source needs ${GENAI_PRICES_PACKAGE}, which is not installed: npm install ${GENAI_PRICES_PACKAGE} (until then it prices nothing)`,
+      });
+    }
     // The memory validator flags components only native runs; with native loaded they are fine.
     // A wrong stream sink or storage entry is skipped by the plugin (on both backends), not fatal.
     const skipped = new Set(validation.observability?.skipped ?? []);
@@ -270,4 +279,14 @@ function remoteSummary(observability: { streamSinks: readonly unknown[]; storage
   if (observability.streamSinks.length > 0) parts.push(count(observability.streamSinks.length, 'ATOF stream sink', 'ATOF stream sinks'));
   if (observability.storage.length > 0) parts.push(count(observability.storage.length, 'ATIF store', 'ATIF stores'));
   return parts.map((part) => `, ${part}`).join('');
+}
+
+/** Whether a package resolves from here (the host's node_modules). */
+function packageInstalled(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -18,7 +18,7 @@
  */
 
 import type { Json, JsonObject } from '../../shared/json.ts';
-import type { AtifAgent, AtifTrajectory } from './types.ts';
+import type { AtifAgent, AtifTrajectory, LlmCallPricer } from './types.ts';
 import { type ConvEvent, convertSortedEvents, sortByInstant, toConvEvents } from './convert/index.ts';
 import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
@@ -64,6 +64,12 @@ export interface AtifBuilderOptions {
   toolDefinitions?: Json[];
   /** `agent.extra` (plugin-host config passthrough). */
   extra?: JsonObject;
+  /**
+   * The cost in USD of an LLM call whose response reports none (the
+   * plugins.toml `pricing` component): set as the step's `metrics.cost_usd`
+   * when it returns a number.
+   */
+  priceLlmCall?: LlmCallPricer;
 }
 
 /** Collects ATOF events and turns them into an ATIF trajectory on demand. */
@@ -123,7 +129,7 @@ export class AtifBuilder {
     const root = pluginHost ? this.#startOf(rootUuid) : undefined;
     const propagationRoot = root?.propagation_root_uuid;
     const sessionId = typeof propagationRoot === 'string' ? propagationRoot : (options.sessionId ?? rootUuid);
-    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents());
+    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), options.priceLlmCall);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) return trajectory;
     trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };

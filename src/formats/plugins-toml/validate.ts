@@ -150,10 +150,7 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
     } else if (kind === 'pricing') {
       const result = validatePricing(config);
       diagnostics.push(...result.diagnostics);
-      if (enabled && result.settings !== null) {
-        pricing = result.settings;
-        diagnostics.push(notRunYet('pricing'));
-      }
+      if (enabled && result.settings !== null) pricing = result.settings;
     } else if (kind === 'adaptive') {
       const result = validateAdaptive(config, policy);
       diagnostics.push(...result.diagnostics);

@@ -24,6 +24,10 @@ export const fullProjection: Projection = {
     endData(out, end);
     spread(out, 'nemo_relay.end.metadata', end.metadata);
     if (start.category === 'llm') put(out, 'nemo_relay.model_name', answeringModelName(scope));
+    if (scope.cost !== undefined) {
+      out['nemo_relay.llm.cost.total'] = scope.cost.total;
+      out['nemo_relay.llm.cost.currency'] = scope.cost.currency;
+    }
     if (start.category === 'tool') put(out, 'error.type', errorType(end));
     const kind = start.category === 'llm' || start.category === 'tool' ? SpanKind.CLIENT : SpanKind.INTERNAL;
     return { name: start.name, kind, attributes: out };

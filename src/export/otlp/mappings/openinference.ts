@@ -139,6 +139,8 @@ function llm(out: Attributes, scope: FinishedScope): void {
     });
   }
   put(out, 'llm.model_name', answeringModelName(scope) ?? request.model);
+  // OpenInference's cost is in USD: another currency is left out.
+  if (scope.cost !== undefined && scope.cost.currency.toUpperCase() === 'USD') out['llm.cost.total'] = scope.cost.total;
 }
 
 /** One message of `input.value`: `role: text`, tool requests named, tool results left out. */
