@@ -46,7 +46,7 @@ const model: Model = {
   },
 };
 const runner = new Runner({ modelProvider: { getModel: () => model }, groupId: 'agents-example' });
-const uninstall = instrumentOpenAIAgents(hooks, { runner }); // <- the adapter
+const uninstall = instrumentOpenAIAgents(hooks); // <- the adapter
 
 const agent = new Agent({
   name: 'clock-agent',

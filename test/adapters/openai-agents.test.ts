@@ -82,7 +82,7 @@ describe('instrumentOpenAIAgents', () => {
   it(`records a run with a failing tool, a retried call and an agent-as-tool as one valid trajectory (${backend} backend)`, async () => {
     const recorded = recordedPlugin('agents', backend);
     const { runner, triage } = scenario();
-    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner });
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
     const result = await runner.run(triage, 'What is the weather in Paris, and its history?');
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
     const { atif, atof, counters } = await recorded.finish();
@@ -109,7 +109,7 @@ describe('instrumentOpenAIAgents', () => {
 
   it('keeps results untouched and records nothing when no plugin listens', async () => {
     const { runner, triage } = scenario();
-    uninstall = instrumentOpenAIAgents(new HookRegistry(), { runner });
+    uninstall = instrumentOpenAIAgents(new HookRegistry());
     const result = await runner.run(triage, 'hi');
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
   }, 20_000);
@@ -122,7 +122,7 @@ describe('instrumentOpenAIAgents', () => {
       billing: new ScriptedModel('billing', [{ output: [msg('Your invoice is paid.')], usage: [6, 2] }]),
     };
     const runner = new Runner({ modelProvider: { getModel: (name?: string) => models[name!]! } });
-    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner, sessionId: 'handoff-session' });
+    uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionId: 'handoff-session' });
     const triage = new Agent({ name: 'triage', instructions: 'Triage.', model: 'triage', handoffs: [billing] });
     const result = await runner.run(triage, 'Is my bill paid?');
     expect(result.finalOutput).toBe('Your invoice is paid.');
@@ -185,7 +185,6 @@ describe('instrumentOpenAIAgents', () => {
     const recorded = recordedPlugin('agents-broken');
     const { runner, triage } = scenario();
     uninstall = instrumentOpenAIAgents(recorded.hooks, {
-      runner,
       sessionId: () => {
         throw new Error('a broken session function');
       },
@@ -211,7 +210,7 @@ describe('instrumentOpenAIAgents', () => {
       },
     };
     const runner = new Runner({ modelProvider: { getModel: () => streamed } });
-    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner, sessionId: 'stream' });
+    uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionId: 'stream' });
     const result = await runner.run(new Agent({ name: 'streamer', instructions: 'Hi.', model: 'stream-model' }), 'hi', { stream: true });
     for await (const _event of result) {
       // drain

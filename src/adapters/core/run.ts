@@ -47,6 +47,11 @@ export interface ResponseParts {
   readonly toolCalls: readonly CallOfTool[];
   readonly reasoning?: string;
   readonly usage?: TokenCounts;
+  /**
+   * The provider's own usage object, passed through in its own shape instead
+   * of `usage` (the ATIF builder reads the OpenAI chat and Responses shapes).
+   */
+  readonly rawUsage?: Record<string, unknown>;
   readonly finishReason?: string;
   readonly model?: string;
   readonly id?: string;
@@ -61,8 +66,12 @@ export interface RunStart {
   readonly provider?: string;
   /** Known at start? Otherwise it is taken from the first request's messages. */
   readonly userMessage?: () => string | readonly unknown[] | undefined;
+  /** The conversation before the user message, when the framework passes one in. */
+  readonly history?: () => readonly ChatMessage[] | undefined;
   /** The tool call this run was started from (a sub-agent). */
   readonly parent?: { readonly run: AgentRun; readonly toolCallId: string };
+  /** The run continues a session an earlier run left open (a resumed approval): not its first turn. */
+  readonly continuesSession?: boolean;
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -107,6 +116,16 @@ export class AdapterCore {
     const open = this.#openRuns.get(sessionId) ?? 0;
     this.#openRuns.set(sessionId, open + 1);
     return open === 0;
+  }
+
+  /** Sessions with a top-level run still counted in. */
+  get openSessionCount(): number {
+    return this.#openRuns.size;
+  }
+
+  /** Counts a top-level run out of its session, and closes the session when it was the last one. */
+  releaseSession(sessionId: string, reason: string): void {
+    if (this.closeSession(sessionId)) this.emit('on_session_finalize', () => ({ session_id: sessionId, platform: this.platform, reason }));
   }
 
   /** Counts a top-level run out; true for the last one (the session closes). */
@@ -183,11 +202,12 @@ export class AgentRun {
         platform: core.platform,
       }));
     } else if (this.ownsSession && core.openSession(this.sessionId)) {
-      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform }));
+      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
     }
     if (this.#start.userMessage !== undefined) {
       const message = core.guard.run('reading the user message', this.#start.userMessage);
-      if (message !== undefined) this.startTurn(message);
+      const history = this.#start.history === undefined ? undefined : core.guard.run('reading the conversation', this.#start.history);
+      if (message !== undefined) this.startTurn(message, history);
     }
   }
 
@@ -200,7 +220,7 @@ export class AgentRun {
       ...this.ids,
       user_message: toJson(userMessage ?? '') as string,
       conversation_history: history === undefined ? [] : (toJson(history) as ChatMessage[]),
-      is_first_turn: true,
+      is_first_turn: this.#start.continuesSession !== true,
       model: this.model,
       platform: this.core.platform,
       ...(this.parent === undefined ? {} : { parent_session_id: this.parent.run.sessionId }),
@@ -276,8 +296,12 @@ export class AgentRun {
     if (text !== '') this.#lastText = text;
   }
 
-  /** Closes the turn (and the session or the sub-agent link). Idempotent. */
-  end(status: RunStatus, finalText?: string, error?: unknown): void {
+  /**
+   * Closes the turn (and the session or the sub-agent link). Idempotent.
+   * `keepSessionOpen`: the run paused (an approval) and a later run resumes
+   * it in the same session; `AdapterCore.releaseSession` closes it if none does.
+   */
+  end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
     this.#ended = true;
     const core = this.core;
@@ -297,8 +321,10 @@ export class AgentRun {
       failed: status === 'failed',
       interrupted: status === 'interrupted',
       turn_exit_reason: status === 'completed' ? 'final_response' : status === 'failed' ? `error: ${describeError(error).message}` : 'interrupted',
+      ...(status === 'failed' ? { error_type: describeError(error).type, error_message: describeError(error).message } : {}),
       model: this.model,
       platform: core.platform,
+      ...extra?.turnEnd,
     }));
     const parent = this.parent;
     if (parent !== undefined) {
@@ -313,8 +339,8 @@ export class AgentRun {
         tool_call_id: parent.toolCallId,
         duration_ms: Date.now() - this.#startedMs,
       }));
-    } else if (this.ownsSession && core.closeSession(this.sessionId)) {
-      core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: `run_${status}` }));
+    } else if (this.ownsSession && extra?.keepSessionOpen !== true) {
+      core.releaseSession(this.sessionId, `run_${status}`);
     }
   }
 }
@@ -444,7 +470,7 @@ export class ApiCall {
     const endedAt = now();
     run.core.emit('post_api_request', () => {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
-      const usage = chatUsage(response.usage);
+      const usage = response.rawUsage ?? chatUsage(response.usage);
       const model = response.model ?? this.#parts().model ?? run.model;
       return {
         ...this.#base(),
