@@ -479,7 +479,8 @@ export class ApiCall {
         api_duration: endedAt - startedAt,
         finish_reason: response.finishReason ?? null,
         response_model: model,
-        response: { id: response.id, model, assistant_message: message, finish_reason: response.finishReason ?? null, usage: usage ?? null },
+        // `reasoning` beside the message: where the ATIF builder (as native's) reads a step's reasoning text.
+        response: { id: response.id, model, assistant_message: message, ...(response.reasoning === undefined || response.reasoning === '' ? {} : { reasoning: response.reasoning }), finish_reason: response.finishReason ?? null, usage: usage ?? null },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,
