@@ -6,9 +6,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, Runner, Usage, addTraceProcessor, setTraceProcessors, setTracingDisabled, tool, withGenerationSpan, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents';
 import * as z from 'zod';
-import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
-import { HookRegistry } from '../../src/hooks/registry.ts';
-import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from './support.ts';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { HookRegistry } from '../../../src/hooks/registry.ts';
+import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from '../support.ts';
 
 type Step = Error | { output: unknown[]; usage: [number, number] };
 
