@@ -75,8 +75,11 @@ export class Adapter implements RunSource, RunHost {
     return this.core.guard.run('starting a run', () => {
       prepareAgent(agent);
       let link: ParentLink | undefined = parent instanceof RunRecord ? parent.linkNested() : undefined;
-      // A run started inside another framework's tool call is that call's sub-agent.
-      link ??= currentToolFrame();
+      // A run started inside another framework's tool call (or another adapter's) is that call's sub-agent.
+      if (link === undefined) {
+        const frame = currentToolFrame();
+        if (frame !== undefined && frame.run.core.hooks === this.core.hooks) link = frame;
+      }
       let heldSessionId: string | undefined;
       if (isRunState(input)) {
         prepareAgent(input._currentAgent);

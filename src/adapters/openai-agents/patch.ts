@@ -23,6 +23,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner } from '@openai/agents';
+import { runInToolFrame, type ToolFrame } from '../core/context.ts';
 
 type Loose = Record<string, unknown>;
 type AnyFunction = (...args: any[]) => any;
@@ -37,6 +38,10 @@ export interface RunObserver {
   returned(result: unknown): void;
   /** `run()` rejected. */
   failed(error: unknown): void;
+  /** The frame a function tool's call runs in (its sub-agents link to it), when the call is one of this run's. */
+  toolFrame(callId: string): ToolFrame | undefined;
+  /** A function tool's `invoke` threw: the SDK reports it to the model as text, or lets it escape. */
+  toolThrew(callId: string, error: unknown): void;
 }
 
 export interface AttemptObserver {
@@ -67,8 +72,9 @@ const frames = new AsyncLocalStorage<Frame>();
 const sources: RunSource[] = [];
 const EMPTY: Frame = new Map();
 
-/** Models and providers already wrapped (by any adapter instance: the wrappers serve them all). */
+/** Models, tools and providers already wrapped (by any adapter instance: the wrappers serve them all). */
 const wrappedModels = new WeakSet<object>();
+const wrappedTools = new WeakSet<object>();
 const wrappedProviders = new WeakSet<object>();
 const modelNames = new WeakMap<object, string>();
 
@@ -147,11 +153,47 @@ function prepareRunner(runner: Runner): void {
   config.modelProvider = standIn;
 }
 
-/** Wraps an agent's `Model` object (a string model comes from the provider, wrapped above). */
+/** Wraps an agent's `Model` object (a string model comes from the provider, wrapped above) and its function tools. */
 export function prepareAgent(agent: unknown): void {
   if (typeof agent !== 'object' || agent === null) return;
   const model = (agent as Loose).model;
   if (typeof model === 'object' && model !== null) wrapModel(model, undefined);
+  const tools = (agent as Loose).tools;
+  if (Array.isArray(tools)) for (const tool of tools) wrapTool(tool);
+}
+
+/**
+ * A function tool's `invoke` runs inside its call's tool frame (a run it
+ * starts is that call's sub-agent, exactly, with tracing on or off), and a
+ * throw is reported before the SDK turns it into text or lets it escape.
+ */
+function wrapTool(tool: unknown): void {
+  if (typeof tool !== 'object' || tool === null || wrappedTools.has(tool)) return;
+  const record = tool as Loose;
+  const invoke = record.invoke;
+  if (record.type !== 'function' || typeof invoke !== 'function') return;
+  const wrapped = function invoke_(this: unknown, runContext: unknown, input: unknown, details?: Loose): unknown {
+    const frame = frames.getStore();
+    const call = details !== null && typeof details === 'object' && typeof details.toolCall === 'object' && details.toolCall !== null ? (details.toolCall as Loose) : undefined;
+    const callId = typeof call?.callId === 'string' ? call.callId : undefined;
+    if (frame === undefined || frame.size === 0 || callId === undefined) return invoke.call(tool, runContext, input, details);
+    let toolFrame: ToolFrame | undefined;
+    for (const observer of frame.values()) {
+      toolFrame = quietly(() => observer.toolFrame(callId));
+      if (toolFrame !== undefined) break;
+    }
+    const reportThrow = (error: unknown): never => {
+      for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
+      throw error;
+    };
+    try {
+      const result = toolFrame === undefined ? invoke.call(tool, runContext, input, details) : runInToolFrame(toolFrame, () => invoke.call(tool, runContext, input, details));
+      return result instanceof Promise ? result.catch(reportThrow) : result;
+    } catch (error) {
+      return reportThrow(error);
+    }
+  };
+  if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
 }
 
 function defineMethod(target: object, key: string, value: AnyFunction): boolean {

@@ -25,6 +25,7 @@ import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
 import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
+import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 
 type Loose = Record<string, unknown>;
@@ -97,6 +98,8 @@ export class RunRecord implements RunObserver {
   readonly #tools = new Map<string, OpenTool>();
   /** Tool calls by their `function` span, for a nested run started from one. */
   readonly #toolBySpan = new WeakMap<object, string>();
+  /** What function tools threw, by call id, until their `agent_tool_end`. */
+  readonly #threw = new Map<string, unknown>();
   /** Rejected calls whose outcome the next request's input will show. */
   readonly #denied = new Map<string, string>();
   #nestedRuns = 0;
@@ -204,7 +207,10 @@ export class RunRecord implements RunObserver {
     const open = this.#tools.get(call.id);
     this.#tools.delete(call.id);
     const spanError = open?.span?.error ?? null;
-    if (spanError !== null) run.toolEnd(call.id, { result, error: spanErrorOf(spanError), name: call.name });
+    const threw = this.#threw.get(call.id);
+    this.#threw.delete(call.id);
+    if (threw !== undefined) run.toolEnd(call.id, { result, error: threw, name: call.name });
+    else if (spanError !== null) run.toolEnd(call.id, { result, error: spanErrorOf(spanError), name: call.name });
     else if (result === SDK_TOOL_FAILURE_TEXT) run.toolEnd(call.id, { result, failed: true, name: call.name });
     else run.toolEnd(call.id, { result, name: call.name });
   }
@@ -220,12 +226,23 @@ export class RunRecord implements RunObserver {
     prepareAgent(to);
   }
 
+  toolFrame(callId: string): ToolFrame | undefined {
+    const run = this.box.run;
+    return run === undefined || this.#settled || !this.#tools.has(callId) ? undefined : { run, toolCallId: callId };
+  }
+
+  toolThrew(callId: string, error: unknown): void {
+    if (!this.#settled && this.#tools.has(callId)) this.#threw.set(callId, error);
+  }
+
   /** The tool call (or, failing that, the run itself) a run starting inside this one belongs to. */
   linkNested(): ParentLink | undefined {
     const run = this.#turn();
     if (run === undefined || this.#settled) return undefined;
+    // Inside one of this run's function tools: that call, exactly.
+    const frame = currentToolFrame();
     const span = currentSpan();
-    let id = span === undefined ? undefined : this.#toolBySpan.get(span);
+    let id = frame !== undefined && frame.run === run ? frame.toolCallId : span === undefined ? undefined : this.#toolBySpan.get(span);
     if (id === undefined) {
       // Tracing off: the oldest open call no nested run has claimed (the runner starts them in order).
       for (const [callId, tool] of this.#tools) {
@@ -363,8 +380,9 @@ export class RunRecord implements RunObserver {
   #closeOpen(run: AgentRun, error: unknown): void {
     const call = this.#call;
     if (call !== undefined && call.attemptOpen) call.attemptError(error ?? new Error('the run ended during the request'), true);
-    for (const [id, tool] of this.#tools) run.toolEnd(id, { error: error ?? new Error('the run ended before the tool did'), name: tool.name });
+    for (const [id, tool] of this.#tools) run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
+    this.#threw.clear();
     for (const [id, name] of this.#denied) run.toolEnd(id, { result: 'Tool execution was not approved.', name, error: Object.assign(new Error('Tool execution was not approved.'), { name: 'ApprovalDenied' }) });
     this.#denied.clear();
   }
