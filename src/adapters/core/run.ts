@@ -246,7 +246,7 @@ export class AgentRun {
   }
 
   /** Ends a tool call; `failed` carries the error (or the framework's error text). */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string }): void {
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; status?: 'denied' }): void {
     const open = this.#tools.get(id);
     this.#tools.delete(id);
     const failed = outcome.failed === true || outcome.error !== undefined;
@@ -259,7 +259,7 @@ export class AgentRun {
         args: open?.args,
         result: failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result),
         duration_ms: open === undefined ? undefined : Date.now() - open.startedMs,
-        status: failed ? 'error' : 'ok',
+        status: outcome.status ?? (failed ? 'error' : 'ok'),
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
       };

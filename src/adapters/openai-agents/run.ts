@@ -311,7 +311,7 @@ export class RunRecord implements RunObserver {
       this.#denied.delete(id);
       const output = item.output;
       const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : undefined;
-      run.toolEnd(id, { result: text, name, error: Object.assign(new Error(text ?? 'not approved'), { name: 'ApprovalDenied' }) });
+      run.toolEnd(id, { result: text, name, status: 'denied', error: Object.assign(new Error(text ?? 'not approved'), { name: 'ApprovalDenied' }) });
     }
   }
 
@@ -383,7 +383,7 @@ export class RunRecord implements RunObserver {
     for (const [id, tool] of this.#tools) run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
-    for (const [id, name] of this.#denied) run.toolEnd(id, { result: 'Tool execution was not approved.', name, error: Object.assign(new Error('Tool execution was not approved.'), { name: 'ApprovalDenied' }) });
+    for (const [id, name] of this.#denied) run.toolEnd(id, { result: 'Tool execution was not approved.', name, status: 'denied', error: Object.assign(new Error('Tool execution was not approved.'), { name: 'ApprovalDenied' }) });
     this.#denied.clear();
   }
 }
