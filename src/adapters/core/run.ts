@@ -16,6 +16,7 @@ import type { HookPayloads } from '../../hooks/payloads.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { TurnIds, type ApiCallIds } from '../../hooks/index.ts';
 import { consoleLogger } from '../../shared/logger.ts';
+import { chatCompletionsUsage, readProviderUsage, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import { Guard } from './guard.ts';
 import { sessionIdFor, type AdapterOptions } from './options.ts';
@@ -23,13 +24,11 @@ import {
   argumentsObject,
   assistantMessage,
   chatTool,
-  chatUsage,
   describeError,
   lastUserMessage,
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
-  type TokenCounts,
 } from './shapes.ts';
 
 /** The request of one provider attempt, built only when a hook listens. */
@@ -46,12 +45,8 @@ export interface ResponseParts {
   readonly text: string;
   readonly toolCalls: readonly CallOfTool[];
   readonly reasoning?: string;
-  readonly usage?: TokenCounts;
-  /**
-   * The provider's own usage object, passed through in its own shape instead
-   * of `usage` (the ATIF builder reads the OpenAI chat and Responses shapes).
-   */
-  readonly rawUsage?: Record<string, unknown>;
+  /** The framework's usage as it reported it, tagged with its shape; the token table reads it. */
+  readonly usage?: ProviderUsage;
   readonly finishReason?: string;
   readonly model?: string;
   readonly id?: string;
@@ -470,7 +465,7 @@ export class ApiCall {
     const endedAt = now();
     run.core.emit('post_api_request', () => {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
-      const usage = response.rawUsage ?? chatUsage(response.usage);
+      const usage = chatCompletionsUsage(readProviderUsage(response.usage));
       const model = response.model ?? this.#parts().model ?? run.model;
       return {
         ...this.#base(),

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
@@ -15,7 +16,6 @@ type Loose = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined);
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -153,43 +153,12 @@ function reasoningText(output: unknown): string | undefined {
   return texts.length === 0 ? undefined : texts.join('\n\n');
 }
 
-/** Sum of one field over the SDK's per-request detail records (`inputTokensDetails: [{cached_tokens}]`). */
-function detailSum(details: unknown, key: string): number | undefined {
-  const list = Array.isArray(details) ? details : isRecord(details) ? [details] : [];
-  let sum: number | undefined;
-  for (const entry of list) {
-    const value = isRecord(entry) ? count(entry[key]) : undefined;
-    if (value !== undefined) sum = (sum ?? 0) + value;
-  }
-  return sum;
-}
-
 /**
- * The usage of one response in its own shape: the provider's raw `usage`
- * when the model reports it (OpenAI's models keep the raw response as
- * `providerData`), else the SDK's `Usage` written in the Responses API
- * shape it mirrors. The SDK's cached and reasoning counts are kept.
+ * The usage of one response, for the token table: the SDK's `Usage` (what
+ * `result.state.usage` adds up, whatever the model), tagged with its shape.
  */
-export function usageOf(response: Loose): Record<string, unknown> | undefined {
-  const provider = isRecord(response.providerData) ? response.providerData : undefined;
-  if (provider !== undefined && isRecord(provider.usage) && Object.values(provider.usage).some((value) => typeof value === 'number')) {
-    return toJson(provider.usage) as Record<string, unknown>;
-  }
-  const usage = response.usage;
-  if (!isRecord(usage)) return undefined;
-  const input = count(usage.inputTokens) ?? count(usage.input_tokens);
-  const output = count(usage.outputTokens) ?? count(usage.output_tokens);
-  if (input === undefined && output === undefined) return undefined;
-  const shaped: Record<string, unknown> = {};
-  if (input !== undefined) shaped.input_tokens = input;
-  const cached = detailSum(usage.inputTokensDetails ?? usage.input_tokens_details, 'cached_tokens');
-  if (cached !== undefined) shaped.input_tokens_details = { cached_tokens: cached };
-  if (output !== undefined) shaped.output_tokens = output;
-  const reasoning = detailSum(usage.outputTokensDetails ?? usage.output_tokens_details, 'reasoning_tokens');
-  if (reasoning !== undefined) shaped.output_tokens_details = { reasoning_tokens: reasoning };
-  const total = count(usage.totalTokens) ?? count(usage.total_tokens) ?? (input !== undefined && output !== undefined ? input + output : undefined);
-  if (total !== undefined) shaped.total_tokens = total;
-  return shaped;
+export function usageOf(response: Loose): ProviderUsage | undefined {
+  return isRecord(response.usage) ? { shape: 'openai_agents', usage: response.usage } : undefined;
 }
 
 /** The model the provider says answered (OpenAI's `model` field, e.g. a dated snapshot), when it says. */
@@ -206,7 +175,7 @@ export function responseParts(response: Loose, requestedModel: string | undefine
     text: outputText(output),
     toolCalls,
     reasoning: reasoningText(output),
-    rawUsage: usageOf(response),
+    usage: usageOf(response),
     model: reportedModel(response) ?? requestedModel,
     id: str(response.responseId) ?? str(response.id),
     finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
