@@ -89,7 +89,7 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
       expect(observation(doc, 'call_paris')?.content).toBe('The weather in Paris is sunny.');
       expect(answered.at(-1)!.message).toBe('Tokyo and Paris are both sunny.');
       expect(answered.map((step) => step.metrics)).toMatchObject([
-        { prompt_tokens: 120, completion_tokens: 40, cached_tokens: 64, extra: { output_tokens_details: { reasoning_tokens: 12 } } },
+        { prompt_tokens: 120, completion_tokens: 40, cached_tokens: 64, extra: { completion_tokens_details: { reasoning_tokens: 12 } } },
         { prompt_tokens: 210, completion_tokens: 18, cached_tokens: 128 },
       ]);
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
