@@ -177,4 +177,25 @@ describe('OpenAI Agents SDK programs', () => {
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
     }, 30_000);
   }
+
+  it('a sub-agent written to a file of its own (subagent export mode "all") is named after its agent', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4.1': [
+        { calls: [{ id: 'call_es', name: 'translate_to_spanish', args: { input: 'Thank you' } }], usage: { input: 50, output: 9 } },
+        { text: 'Gracias.', usage: { input: 70, output: 3 } },
+      ],
+      'gpt-4.1-nano': [{ text: 'Gracias', usage: { input: 12, output: 2 } }],
+    });
+    const recorded = recordedPlugin('agents-subagent-files', 'memory', { atifSubagentExportMode: 'all' });
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const spanish = new Agent({ name: 'spanish_agent', instructions: 'Translate to Spanish.', model: 'gpt-4.1-nano' });
+    const orchestrator = new Agent({ name: 'orchestrator_agent', instructions: 'Translate.', model: 'gpt-4.1', tools: [spanish.asTool({ toolName: 'translate_to_spanish', toolDescription: 'Translate to Spanish' })] });
+    await run(orchestrator, 'Say thank you in Spanish.');
+    const { atif } = await recorded.finish();
+    const byName = Object.fromEntries(atif.map((doc) => [doc.agent.name, doc]));
+    expect(Object.keys(byName).sort()).toEqual(['orchestrator_agent', 'spanish_agent']);
+    expect(byName.spanish_agent!.agent.model_name).toBe('gpt-4.1-nano');
+    expect(byName.spanish_agent!.session_id).toBe(`${byName.orchestrator_agent!.session_id}:sub:call_es`);
+  }, 30_000);
 });
