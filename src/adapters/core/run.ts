@@ -242,11 +242,16 @@ export class AgentRun {
     }));
   }
 
-  /** Ends a tool call; `failed` carries the error (or the framework's error text). */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; status?: 'denied' }): void {
+  /**
+   * Ends a tool call; `failed` carries the error (or the framework's error
+   * text). `denied`: the call never ran because its approval was denied (the
+   * text is what the model is told).
+   */
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string }): void {
     const open = this.#tools.get(id);
     this.#tools.delete(id);
-    const failed = outcome.failed === true || outcome.error !== undefined;
+    const denied = outcome.denied;
+    const failed = denied === undefined && (outcome.failed === true || outcome.error !== undefined);
     this.core.emit('post_tool_call', () => {
       const error = failed ? describeError(outcome.error ?? outcome.result) : undefined;
       return {
@@ -254,9 +259,9 @@ export class AgentRun {
         tool_call_id: id,
         tool_name: open?.name ?? outcome.name ?? 'tool',
         args: open?.args,
-        result: failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result),
+        result: denied ?? (failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result)),
         duration_ms: open === undefined ? undefined : Date.now() - open.startedMs,
-        status: outcome.status ?? (failed ? 'error' : 'ok'),
+        status: denied !== undefined ? 'denied' : failed ? 'error' : 'ok',
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
       };
@@ -276,8 +281,8 @@ export class AgentRun {
     }));
   }
 
-  /** The approval decision: `once` (approved) or `deny`. */
-  approvalResponse(toolCallId: string, approved: boolean, description?: string): void {
+  /** The approval decision: `once` (approved) or `deny`; `decidedBy` when a policy, not a person, decided. */
+  approvalResponse(toolCallId: string, approved: boolean, description?: string, decidedBy?: string): void {
     this.core.emit('post_approval_response', () => ({
       session_id: this.sessionId,
       turn_id: this.ids.turn_id,
@@ -286,6 +291,7 @@ export class AgentRun {
       description,
       surface: this.core.platform,
       choice: approved ? 'once' : 'deny',
+      ...(decidedBy === undefined ? {} : { decided_by: decidedBy }),
     }));
   }
 
@@ -476,8 +482,8 @@ export class ApiCall {
         api_duration: endedAt - startedAt,
         finish_reason: response.finishReason ?? null,
         response_model: model,
-        // `reasoning` beside the message: where the ATIF builder (as native's) reads a step's reasoning text.
-        response: { id: response.id, model, assistant_message: message, ...(response.reasoning === undefined || response.reasoning === '' ? {} : { reasoning: response.reasoning }), finish_reason: response.finishReason ?? null, usage: usage ?? null },
+        // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
+        response: { id: response.id, model, assistant_message: message, finish_reason: response.finishReason ?? null, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}) },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,

@@ -39,6 +39,9 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' &
  */
 const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
 
+/** What the SDK tells the model of a rejected call by default (`approvalRejection.ts`). */
+const SDK_REJECTION_TEXT = 'Tool execution was not approved.';
+
 /** What a run needs of the adapter that observes it. */
 export interface RunHost {
   readonly core: AdapterCore;
@@ -311,7 +314,7 @@ export class RunRecord implements RunObserver {
       this.#denied.delete(id);
       const output = item.output;
       const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : undefined;
-      run.toolEnd(id, { result: text, name, status: 'denied', error: Object.assign(new Error(text ?? 'not approved'), { name: 'ApprovalDenied' }) });
+      run.toolEnd(id, { name, denied: text ?? SDK_REJECTION_TEXT });
     }
   }
 
@@ -383,7 +386,7 @@ export class RunRecord implements RunObserver {
     for (const [id, tool] of this.#tools) run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
-    for (const [id, name] of this.#denied) run.toolEnd(id, { result: 'Tool execution was not approved.', name, status: 'denied', error: Object.assign(new Error('Tool execution was not approved.'), { name: 'ApprovalDenied' }) });
+    for (const [id, name] of this.#denied) run.toolEnd(id, { name, denied: SDK_REJECTION_TEXT });
     this.#denied.clear();
   }
 }
