@@ -33,8 +33,8 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import path from 'node:path';
-import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/kit.ts';
-import { rules } from '../src/backends/kit.ts';
+import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/native-surface.ts';
+import { rules } from '../src/backends/native-surface.ts';
 import type { NativeAtofExporter, NativeBinding } from './binding.ts';
 import { AtofExporterError, messageOf } from './errors.ts';
 import { uniqueName } from './names.ts';

@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Json } from '../src/backends/kit.ts';
+import type { Json } from '../src/backends/native-surface.ts';
 import { NativeUnavailableError, messageOf, type NativeUnavailableReason } from './errors.ts';
 
 /** Versions of `nemo-relay-node` this adapter was written and verified against. */

@@ -24,8 +24,8 @@ import type { NemoRelaySettings } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { text, truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
+import { errorText } from './background-work.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;

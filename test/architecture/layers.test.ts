@@ -2,7 +2,7 @@
  * The house's directions, checked on every run: each layer imports only the
  * layers beneath it, `native/` is reached only through `backends/select.ts`
  * (dynamically, so the binding loads only when chosen) and reaches `src/`
- * only through `backends/kit.ts`, and no two files import each other at run
+ * only through `backends/native-surface.ts`, and no two files import each other at run
  * time or through types.
  */
 import path from 'node:path';
@@ -76,10 +76,10 @@ describe('layers', () => {
     expect(deep.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
-  it('native/ reaches src/ only through backends/kit.ts', () => {
+  it('native/ reaches src/ only through backends/native-surface.ts', () => {
     const out = EDGES.filter((e) => e.from.startsWith('native/') && !e.to.startsWith('native/'));
     expect(out.length).toBeGreaterThan(0);
-    expect([...new Set(out.map((e) => e.to))]).toEqual(['src/backends/kit.ts']);
+    expect([...new Set(out.map((e) => e.to))]).toEqual(['src/backends/native-surface.ts']);
   });
 
   it('no import cycles, at run time or through types', () => {

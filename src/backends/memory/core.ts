@@ -2,7 +2,7 @@
  * The in-memory relay's core: the operations behind the facade's guarded
  * entry points (scopes, marks, LLM and tool spans), the handles, the
  * timestamps, and the choice of encoder. What the relay's plug-ins see of
- * it is `RelayCore` (`plug-in.ts`).
+ * it is `RelayCore` (`listeners.ts`).
  *
  * An event goes through the current encoder (`encode/encoder.ts`): bytes
  * while someone keeps lines and no `subscribe()` callback takes event
@@ -21,7 +21,7 @@ import { scopeEvent } from '../../formats/atof/build.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { nowMicros } from '../../shared/clock.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
-import type { AtofFileWriter } from './atof-writer.ts';
+import type { AtofFileWriter } from './atof-batcher.ts';
 import { RelayCounters } from './counters.ts';
 import { Delivery } from './delivery.ts';
 import { ScopeRecord, SpanRecord } from './records.ts';
@@ -29,7 +29,7 @@ import { SessionTrajectories } from '../session-trajectories.ts';
 import { placeScope } from './tree.ts';
 import type { Encoder } from './encode/encoder.ts';
 import { ByteEncoder } from './encode/bytes.ts';
-import type { InternalListener, RelayCore } from './plug-in.ts';
+import type { InternalListener, RelayCore } from './listeners.ts';
 import { ObjectEncoder } from './encode/objects.ts';
 import { llmProfile, recordedHeaders, toolProfile } from './encode/event-parts.ts';
 import type { EndRule } from './encode/metadata.ts';

@@ -52,8 +52,8 @@ import type {
   PluginConfigActivation,
   PluginConfigOptions,
   PluginConfigReport,
-} from '../src/backends/kit.ts';
-import { isJsonObject } from '../src/backends/kit.ts';
+} from '../src/backends/native-surface.ts';
+import { isJsonObject } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, PluginConfigError, PluginHostBusyError, messageOf } from './errors.ts';
 import { json } from './payloads.ts';
