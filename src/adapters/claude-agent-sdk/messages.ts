@@ -6,11 +6,12 @@
  * @module
  */
 
+import { isRecord } from '../../shared/record.ts';
 import type { CallOfTool, ChatMessage, TokenCounts } from '../core/shapes.ts';
 
+export { isRecord };
 export type Loose = Record<string, unknown>;
 
-export const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
 export const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /** What the blocks of one assistant message say, accumulated block by block. */
