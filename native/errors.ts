@@ -73,14 +73,3 @@ export class DynamicPluginError extends NativeRelayError {
   }
 }
 
-
-/** Best-effort message of an unknown thrown value; never throws. */
-export function messageOf(error: unknown): string {
-  try {
-    if (error instanceof Error) return error.message;
-    if (typeof error === 'string') return error;
-    return String(error);
-  } catch {
-    return 'unknown error';
-  }
-}

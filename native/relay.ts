@@ -51,10 +51,10 @@ import type {
 import { isScopeCategory } from '../src/backends/native-surface.ts';
 import { safeLog, type Logger } from '../src/backends/native-surface.ts';
 import { rules } from '../src/backends/native-surface.ts';
+import { errorMessage } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';
-import { messageOf } from './errors.ts';
 import {
   json,
   nameOf,
@@ -504,7 +504,7 @@ export class NativeRelay implements RelayBackend {
     safeLog(
       this.#logger,
       first ? 'warn' : 'debug',
-      `native relay ${operation} failed: ${messageOf(error)}${first ? ' (further failures of this kind are logged at debug level)' : ''}`,
+      `native relay ${operation} failed: ${errorMessage(error)}${first ? ' (further failures of this kind are logged at debug level)' : ''}`,
     );
   }
 }
@@ -572,7 +572,7 @@ class CallOutcome {
 }
 
 function plainError(error: unknown): Error {
-  const plain = new Error(messageOf(error));
+  const plain = new Error(errorMessage(error));
   try {
     const name = error instanceof Error ? error.name : undefined;
     if (typeof name === 'string' && name !== '') plain.name = name;

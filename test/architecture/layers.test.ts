@@ -32,7 +32,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   record: ['shared', 'hooks'],
   testing: ['shared', 'formats', 'relay'],
   demo: ['shared', 'hooks'],
-  adapters: ['shared', 'hooks'],
+  adapters: ['shared', 'hooks', 'formats'],
 };
 
 function violations(edges: readonly ImportEdge[]): string[] {

@@ -7,12 +7,15 @@
  */
 
 import { isRecord } from '../../shared/record.ts';
-import type { CallOfTool, ChatMessage, TokenCounts } from '../core/shapes.ts';
+import { nonEmptyString } from '../../shared/text.ts';
+import type { ProviderUsage } from '../../formats/usage.ts';
+import type { CallOfTool, ChatMessage } from '../core/shapes.ts';
 
 export { isRecord };
 export type Loose = Record<string, unknown>;
 
-export const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+/** A field set to some text, else `undefined`. */
+export const str = nonEmptyString;
 
 /** What the blocks of one assistant message say, accumulated block by block. */
 export class AssistantBlocks {
@@ -109,28 +112,9 @@ function safeJson(value: unknown): string {
   }
 }
 
-/**
- * An Anthropic Messages `usage` as the counts the trajectory records.
- * Anthropic's `input_tokens` excludes cache reads and writes; the
- * trajectory's prompt includes them.
- */
-export function usageCounts(usage: unknown): TokenCounts | undefined {
-  if (!isRecord(usage)) return undefined;
-  const count = (key: string): number | undefined => {
-    const value = usage[key];
-    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-  };
-  const input = count('input_tokens');
-  const cacheRead = count('cache_read_input_tokens');
-  const cacheWrite = count('cache_creation_input_tokens');
-  const output = count('output_tokens');
-  if (input === undefined && output === undefined) return undefined;
-  return {
-    prompt: input === undefined ? undefined : input + (cacheRead ?? 0) + (cacheWrite ?? 0),
-    completion: output,
-    cacheRead,
-    cacheWrite,
-  };
+/** An Anthropic Messages `usage`, tagged for the token table (its `input_tokens` leave cache reads and writes out). */
+export function anthropicUsage(usage: unknown): ProviderUsage | undefined {
+  return isRecord(usage) ? { shape: 'anthropic_messages', usage } : undefined;
 }
 
 /** The later usage over the earlier one: `message_delta` may carry only the counts that changed. */

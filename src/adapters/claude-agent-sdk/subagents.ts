@@ -24,7 +24,7 @@
 
 import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { AssistantBlocks, isRecord, str, toolResults, usageCounts, type ApiAttemptError, type Loose } from './messages.ts';
+import { AssistantBlocks, isRecord, str, toolResults, anthropicUsage, type ApiAttemptError, type Loose } from './messages.ts';
 import type { ToolBook } from './tools.ts';
 import { guessedTranscriptPath, TranscriptTail } from './transcript.ts';
 
@@ -193,7 +193,7 @@ export class SubAgent {
     call.attemptStart();
     const { text, toolCalls, reasoning } = request.blocks;
     if (text !== '') this.#lastText = text;
-    call.attemptEnd({ text, toolCalls, reasoning, usage: usageCounts(request.usage), finishReason: request.stopReason, model: request.model, id: request.id });
+    call.attemptEnd({ text, toolCalls, reasoning, usage: anthropicUsage(request.usage), finishReason: request.stopReason, model: request.model, id: request.id });
     this.#history.push(request.blocks.chatMessage());
     for (const tool of toolCalls) tools.start(tool.id, tool.name, tool.arguments, run, call.ids.api_request_id);
   }

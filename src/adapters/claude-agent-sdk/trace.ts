@@ -28,7 +28,7 @@ import {
   retryError,
   str,
   toolResults,
-  usageCounts,
+  anthropicUsage,
   type Loose,
 } from './messages.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
@@ -245,7 +245,7 @@ export class QueryTrace {
       text: blocks.text,
       toolCalls: blocks.toolCalls,
       reasoning: blocks.reasoning,
-      usage: usageCounts(streaming.usage),
+      usage: anthropicUsage(streaming.usage),
       finishReason: streaming.stopReason,
       model: streaming.model,
       id: streaming.id,
