@@ -243,6 +243,8 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       expect(validateAtif(doc)).toEqual([]);
       expect(doc.session_id).toBe(sessionId);
       expect(doc.agent.model_name).toBe(MAIN_MODEL);
+      // The session is named after the framework's agent and the model the API answered with.
+      expect(recorded.log.find((entry) => entry.hook === 'on_session_start')!.payload).toMatchObject({ session_id: sessionId, model: MAIN_MODEL, agent_name: 'claude-agent-sdk' });
       const steps = doc.steps as AtifDoc[];
       expect(steps[0]).toMatchObject({ source: 'user', message: PROMPT });
       expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);

@@ -183,7 +183,8 @@ export class AgentRun {
         platform: core.platform,
       }));
     } else if (this.ownsSession && core.openSession(this.sessionId)) {
-      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform }));
+      // The framework's agent name: the trajectory's agent unless the host named it.
+      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
     }
     if (this.#start.userMessage !== undefined) {
       const message = core.guard.run('reading the user message', this.#start.userMessage);
