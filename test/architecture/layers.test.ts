@@ -5,6 +5,7 @@
  * only through `backends/native-surface.ts`, and no two files import each other at run
  * time or through types.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +75,13 @@ describe('layers', () => {
     // hooks file would load a second copy of the registry and its error classes.
     const deep = EDGES.filter((e) => e.kind !== 'type' && e.to.startsWith('src/hooks/') && !e.from.startsWith('src/hooks/') && e.to !== 'src/hooks/index.ts');
     expect(deep.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('no file imports the nemo-relay-node packages: native/ loads the binding through createRequire, when chosen', () => {
+    // A static or dynamic import would load the binding (or fail) whether or not native was chosen.
+    const importing = FILES.filter((file) => /(?:\bfrom\s+|\bimport\s*\(\s*)['"]nemo-relay-node/.test(fs.readFileSync(path.join(ROOT, file), 'utf8')));
+    expect(importing).toEqual([]);
+    expect(FILES.filter((file) => file.startsWith('native/') && fs.readFileSync(path.join(ROOT, file), 'utf8').includes('createRequire'))).not.toEqual([]);
   });
 
   it('native/ reaches src/ only through backends/native-surface.ts', () => {
