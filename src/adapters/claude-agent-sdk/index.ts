@@ -19,8 +19,7 @@
  */
 
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { safeLog } from '../../shared/logger.ts';
-import { consoleLogger } from '../../shared/logger.ts';
+import { consoleLogger, safeLog } from '../../shared/logger.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { AdapterCore } from '../core/run.ts';
 import { isRecord, str, type Loose } from './messages.ts';
@@ -74,7 +73,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
     return observedQuery(inner, trace);
   };
   // A new object: the SDK's module namespace stays as it is.
-  return Object.assign(Object.create(null) as object, sdk, { query }) as S;
+  return { ...sdk, query } as S;
 }
 
 /** The string prompt is the first user message; an iterable's messages are each seen as the SDK takes them. */
