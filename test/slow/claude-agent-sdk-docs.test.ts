@@ -52,12 +52,16 @@ afterAll(async () => {
   await mock.close();
 });
 
+// Under Node the snippet runs on all three runtimes; the Bun and Deno runs of this suite run it on their own only.
+const here = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? 'bun' : typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined' ? 'deno' : 'node';
+const runtimes = [
+  ['node', 'node', [path.join(snippets, 'claude-agent-sdk.mjs')]],
+  ['bun', bin('bun'), [path.join(snippets, 'claude-agent-sdk.ts')]],
+  ['deno', bin('deno'), ['run', '-A', '--config', path.join(root, 'deno.json'), path.join(snippets, 'claude-agent-sdk.ts')]],
+] as const;
+
 describe('docs/adapters/claude-agent-sdk.md', () => {
-  for (const [runtime, command, args] of [
-    ['node', process.execPath.endsWith('node') ? process.execPath : 'node', [path.join(snippets, 'claude-agent-sdk.mjs')]],
-    ['bun', bin('bun'), [path.join(snippets, 'claude-agent-sdk.ts')]],
-    ['deno', bin('deno'), ['run', '-A', '--config', path.join(root, 'deno.json'), path.join(snippets, 'claude-agent-sdk.ts')]],
-  ] as const) {
+  for (const [runtime, command, args] of runtimes.filter(([runtime]) => here === 'node' || runtime === here)) {
     it(`its snippet runs as written on ${runtime} and leaves a valid trajectory of what it did`, async () => {
       const cwd = mkdtempSync(path.join(tmpdir(), `nrh-claude-docs-${runtime}-`));
       const offline = offlineClaudeEnv(mock.url);
