@@ -23,6 +23,9 @@ import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock, type MockRepl
 
 const MAIN_MODEL = 'claude-main-2026-01-01';
 const SUB_MODEL = 'claude-sub-2026-01-01';
+/** The models the program asks for (modelUsage is keyed by these); the API answers with the ones above. */
+const ASKED_MAIN = 'claude-main';
+const ASKED_SUB = 'claude-sub';
 const PROMPT = 'What is the weather in Paris, and where does the city come from?';
 
 interface Scenario {
@@ -114,13 +117,13 @@ async function runProgram(claude: typeof sdk, scenario: Scenario, extra: { optio
   for await (const message of claude.query({
     prompt: PROMPT,
     options: {
-      model: 'claude-main',
+      model: ASKED_MAIN,
       cwd: home,
       env: offline.env,
       settingSources: [],
       mcpServers: { weather },
       allowedTools: ['mcp__weather__get_weather', 'mcp__weather__broken', 'Read', 'Agent'],
-      agents: { researcher: { description: 'Researches history', prompt: 'You are the researcher.', tools: ['Read'], model: 'claude-sub' } },
+      agents: { researcher: { description: 'Researches history', prompt: 'You are the researcher.', tools: ['Read'], model: ASKED_SUB } },
       hooks: {
         PreToolUse: [
           {
@@ -148,8 +151,12 @@ function repliesOf(mock: AnthropicMock, model: string): Array<Extract<MockReply,
   return mock.replies.filter((entry) => entry.model === model && 'blocks' in entry.reply).map((entry) => entry.reply as Extract<MockReply, { blocks: unknown }>);
 }
 
+/** A provider attempt that failed (and was retried, or not): an agent step whose invocation failed. */
+const failedAttempt = (step: AtifDoc): boolean => step.extra?.invocation?.status === 'failed';
+
+/** The agent steps that are the model's answers (failed attempts apart). */
 function agentSteps(doc: AtifDoc): AtifDoc[] {
-  return (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.llm_call_count !== 0);
+  return (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.llm_call_count !== 0 && !failedAttempt(step));
 }
 
 /** Each agent step is one reply of the model: its text, its tool calls (ids, names, inputs) and its usage. */
@@ -266,7 +273,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       // Token totals equal what the SDK reports: result usage for the main loop, modelUsage per model.
       const totals = sdkTotals(run.messages);
       expect(stepTotals(doc)).toEqual(totals.main);
-      expect({ [MAIN_MODEL]: stepTotals(doc), [SUB_MODEL]: stepTotals(child) }).toEqual(totals.byModel);
+      expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
 
       // The retried request: one api_request_id, the 529 attempt then the answer.
       const retried = [...attemptsById(atof).values()].filter((events) => events.length > 1);
@@ -276,6 +283,12 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       expect(JSON.stringify(failed)).toContain('529');
       expect(answered!.metadata['error.type']).toBeUndefined();
       expect(recorded.log.filter((entry) => entry.hook === 'api_request_error').map((entry) => entry.payload.status_code)).toEqual([529]);
+      // In the trajectory: one failed attempt, then its retry's answer, and the user's step once.
+      const failedSteps = steps.filter(failedAttempt);
+      expect(failedSteps).toHaveLength(1);
+      expect(JSON.stringify(failedSteps[0]!.message)).toContain('HTTP 529 overloaded');
+      expect(steps[steps.indexOf(failedSteps[0]!) + 1]!.tool_calls.map((call: AtifDoc) => call.tool_call_id)).toEqual(['toolu_weather_1', 'toolu_broken_1']);
+      expect(steps.filter((step) => step.source === 'user')).toHaveLength(1);
     }, 120_000);
   }
 
@@ -299,16 +312,17 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expectStepsMatchReplies(doc, repliesOf(wrapped.mock, MAIN_MODEL), MAIN_MODEL);
     const child = (doc.subagent_trajectories as AtifDoc[])[0]!;
     expectStepsMatchReplies(child, repliesOf(wrapped.mock, SUB_MODEL), SUB_MODEL);
-    // A foreground sub-agent ends before the Agent call returns.
-    const hooks = recorded.log.map((entry) => `${entry.hook}:${entry.payload.tool_call_id ?? ''}`);
-    expect(hooks.indexOf('subagent_stop:toolu_task_1')).toBeLessThan(hooks.indexOf('post_tool_call:toolu_task_1'));
+    // The sub-agent's session ends, with all its steps, before its parent's. (Its last step may be recorded just
+    // after the Agent call's result: the CLI writes the transcript that holds its final usage a little late.)
+    const hooks = recorded.log.map((entry) => `${entry.hook}:${String(entry.payload.session_id ?? entry.payload.tool_call_id ?? '')}`);
+    expect(hooks.indexOf('subagent_stop:toolu_task_1')).toBeLessThan(hooks.indexOf(`on_session_end:${doc.session_id}`));
     // Its retried request (announced by tool_progress.subagent_retry) keeps one api_request_id.
     const childRetries = recorded.log.filter((entry) => entry.hook === 'api_request_error' && entry.payload.session_id === child.session_id);
     expect(childRetries.map((entry) => entry.payload.status_code)).toEqual([529]);
     const retried = attemptsById(atof).get(childRetries[0]!.payload.api_request_id as string)!;
     expect(retried.map((event) => event.metadata['error.type'] ?? null)).toEqual(['overloaded', null]);
     const totals = sdkTotals(wrapped.messages);
-    expect({ [MAIN_MODEL]: stepTotals(doc), [SUB_MODEL]: stepTotals(child) }).toEqual(totals.byModel);
+    expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
   }, 120_000);
 
   it('records tool calls after the model request that asked for them when the caller reads slowly', async () => {
