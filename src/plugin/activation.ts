@@ -59,7 +59,8 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   if (!config) return { kind: 'none' };
   if (typeof backend.initializePluginConfig !== 'function') return cannotActivate(backend, settings, logger);
   // Price sources only the plugin can resolve become inline catalogs first (both backends price alike).
-  const resolved = await resolvePriceSources(config);
+  // (Awaited only when there is one: the activation otherwise starts synchronously, as hosts rely on.)
+  const resolved = hasResolvableSources(config) ? await resolvePriceSources(config) : { document: config, diagnostics: [] };
   for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
   const { document, skipped: skippedDestinations } = activatableDocument(resolved.document);
   const skipped = [...resolved.diagnostics, ...skippedDestinations];

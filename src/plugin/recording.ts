@@ -103,7 +103,13 @@ export class LiveRecording {
       evict: (state, reason) => this.recorder.evicted(state, reason),
     });
     this.recorder = new Recorder({ backend: this.backend, sessions: this.sessions, trajectories: this.trajectories, counters, logger });
-    this.managed = new ManagedExecution({ backend: this.backend, sessions: this.sessions, settings, dynamic: () => this.configActive() && this.config.kind === 'active' && this.config.dynamic });
+    this.managed = new ManagedExecution({
+      backend: this.backend,
+      sessions: this.sessions,
+      settings,
+      dynamic: () => this.configActive() && this.config.kind === 'active' && this.config.dynamic,
+      started: (kind, payload) => this.recorder.managedStarted(kind === 'llm_execution' ? 'llm' : 'tool', payload),
+    });
   }
 
   /** Whether a plugins.toml activation is live now. */

@@ -36,6 +36,7 @@ import type { InternalListener, RelayCore } from './listeners.ts';
 import { ObjectEncoder } from './encode/objects.ts';
 import { llmProfile, recordedHeaders, toolProfile } from './encode/event-parts.ts';
 import type { EndRule } from './encode/metadata.ts';
+import type { ResponseCache } from '../../components/cache/response-cache.ts';
 
 const NO_ATTRIBUTES: string[] = [];
 
@@ -212,6 +213,9 @@ export class MemoryRelayCore implements RelayCore {
     this.counters.errors++;
     if (!quiet) safeLog(this.logger, 'warn', `redaction failed on ${what}; the part was written as null instead (fail closed): ${errorMessage(error)} (further failures are counted in stats().redactionFailures)`);
   }
+
+  /** The plugins.toml `adaptive` response and tool cache, while an activation has one. */
+  responseCache: ResponseCache | null = null;
 
   /** The installed event transforms, components' before the host's. */
   private transforms: { stage: 'component' | 'host'; run: (event: AtofEvent) => AtofEvent }[] = [];

@@ -57,6 +57,7 @@ import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createRedactor, RedactionPolicyError } from '../../components/redaction/engine.ts';
 import { LOCAL_MODEL_UNAVAILABLE } from '../../formats/plugins-toml/pii-redaction.ts';
 import { PriceBook } from '../../components/pricing/price-book.ts';
+import { ResponseCache } from '../../components/cache/response-cache.ts';
 import type { CostOf } from '../../export/otlp/mappings/types.ts';
 import type { LlmCallPricer } from '../../formats/atif/types.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
@@ -118,6 +119,14 @@ export function activatePluginConfig(
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
   if (redactor !== null) detach.push(core.addEventTransform(redactor, 'component'));
+  const responseCache = validation.adaptive?.responseCache;
+  if (responseCache != null) {
+    // A fresh cache per activation (native's in-memory store lives as long as its activation).
+    core.responseCache = new ResponseCache(responseCache, validation.pricing ? { prices } : {});
+    detach.push(() => {
+      core.responseCache = null;
+    });
+  }
   let atif: PluginAtif | null = null;
   // Checked before any file is opened or stream attached: a rejected document leaves nothing behind, as in native.
   const sinkPaths = settings === null ? [] : settings.fileSinks.map((sink) => sinkPath(sink.outputDirectory, sink.filename, validation.diagnostics));

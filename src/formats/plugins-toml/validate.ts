@@ -156,7 +156,15 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
       diagnostics.push(...result.diagnostics);
       if (enabled && result.settings !== null) {
         adaptive = result.settings;
-        if (result.settings.responseCache !== null) diagnostics.push(notRunYet('adaptive'));
+        if (result.settings.responseCache?.backend === 'redis') {
+          diagnostics.push({
+            level: 'warning',
+            code: 'plugin.backend_unsupported_component',
+            component: 'adaptive',
+            field: 'response_cache.backend.kind',
+            message: "the response cache's redis store is not run by the in-memory relay: entries are kept in this process's memory; use the native backend for a shared store",
+          });
+        }
       }
     } else if (kind === 'nemo_guardrails') {
       const found = validateGuardrails(config, policy);
@@ -191,16 +199,6 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
     });
   }
   return { diagnostics, observability, piiRedaction, pricing, adaptive };
-}
-
-/** Until the memory relay runs it: said as loudly as for Guardrails. */
-function notRunYet(kind: string): ConfigDiagnostic {
-  return {
-    level: 'warning',
-    code: 'plugin.backend_unsupported_component',
-    component: kind,
-    message: `plugin component kind '${kind}'${kind === 'adaptive' ? ' (its response_cache)' : ''} is not run by the in-memory relay yet; use the native backend for it`,
-  };
 }
 
 /** Native's `initialize` error text for a document with error diagnostics, or null when it may activate. */
