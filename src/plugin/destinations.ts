@@ -22,5 +22,5 @@ export function skipBadDestinations(document: JsonObject): { document: JsonObjec
     return { document, skipped: [] };
   }
   if (skipped.length === 0) return { document, skipped };
-  return { document: withoutDestinations(document, skipped), skipped: skipped.map(skippedDestination) };
+  return { document: withoutDestinations(document, skipped), skipped: skipped.map((d) => skippedDestination(d, document)) };
 }

@@ -1,6 +1,6 @@
 /**
  * The per-session ATIF trajectory files the plugin writes itself (the
- * `HERMES_NEMO_RELAY_ATIF_*` settings; a plugins.toml that owns ATIF is
+ * `NEMO_RELAY_HOOKS_ATIF_*` settings; a plugins.toml that owns ATIF is
  * written by the backend instead).
  *
  * `atifTarget()` is the one answer to "does the plugin write ATIF?": no
@@ -20,6 +20,7 @@ import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract
 import { writeFileAtomic } from '../shared/atomic-file.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { atifFilePath } from './atif-file.ts';
+import { hasNoSteps } from '../formats/atif/serialize.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { text, truthy } from './payload.ts';
@@ -41,6 +42,8 @@ export interface AtifTarget {
 export interface TrajectoryWriterOptions {
   backend: RelayBackend;
   settings: NemoRelaySettings;
+  /** Settings the host gave explicitly: those win over the names a session reports. */
+  explicit: ReadonlySet<keyof NemoRelaySettings>;
   work: BackgroundWork;
   /** Delay that coalesces partial writes per session (ms). `0` writes at once. */
   writeDelayMs: number;
@@ -50,7 +53,8 @@ export interface TrajectoryWriterOptions {
 
 export class TrajectoryWriter {
   private ownedByPluginsToml = false;
-  private readonly recordsNothing: boolean;
+  /** The backend records nothing (`off`): no file would hold anything. */
+  readonly recordsNothing: boolean;
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
@@ -86,14 +90,24 @@ export class TrajectoryWriter {
   /** Registers the session's ATIF exporter when the plugin writes its file. */
   attach(state: SessionState, payload: LoosePayload): void {
     if (!this.writesFileOf(state) || !state.handle) return;
-    const { settings } = this.options;
     state.atifExporter = this.options.backend.registerAtifExporter({
       scope: state.handle,
       sessionId: state.sessionId,
-      agentName: settings.atifAgentName,
-      agentVersion: settings.atifAgentVersion,
-      modelName: truthy(payload.model) ? text(payload.model) : settings.atifModelName,
+      agentName: this.named('atifAgentName', payload.agent_name),
+      agentVersion: this.named('atifAgentVersion', payload.agent_version),
+      modelName: this.named('atifModelName', payload.model),
     });
+  }
+
+  /**
+   * A trajectory's agent name, version or model: the host's explicit
+   * setting, else what the session reports (a framework adapter's agent
+   * name, the provider's model), else the default.
+   */
+  private named(setting: 'atifAgentName' | 'atifAgentVersion' | 'atifModelName', reported: unknown): string {
+    const { settings, explicit } = this.options;
+    if (explicit.has(setting) || !truthy(reported)) return settings[setting];
+    return text(reported);
   }
 
   /** An embedded child's own file is never written in embedded mode: its steps are in the parent's. */
@@ -175,6 +189,7 @@ export class TrajectoryWriter {
       const health = this.healthOf(file);
       try {
         const json = await exporter.exportJson();
+        if (this.unwritable(state, json, health)) return;
         health.bytes = writeFileAtomic(file, json);
         health.lastWrite = new Date().toISOString();
         this.atifRetries.delete(state);
@@ -223,13 +238,29 @@ export class TrajectoryWriter {
       try {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
         const health = this.healthOf(file);
-        health.bytes = writeFileAtomic(file, exporter.exportJsonNow());
+        const json = exporter.exportJsonNow();
+        if (this.unwritable(state, json, health)) continue;
+        health.bytes = writeFileAtomic(file, json);
         health.lastWrite = new Date().toISOString();
       } catch {
         // Nothing can be reported this late; the other sessions still get theirs.
       }
     }
     this.unwritten.clear();
+  }
+
+  /**
+   * A trajectory without a step (a session that made no model call) would
+   * not be valid ATIF, which needs at least one: it is not written, and its
+   * entry in `outputs()` says why. A later write with steps clears that.
+   */
+  private unwritable(state: SessionState, json: string, health: OutputHealth): boolean {
+    if (!hasNoSteps(json)) {
+      delete health.skipped;
+      return false;
+    }
+    health.skipped = `session ${state.sessionId} recorded no step (no model call), and ATIF needs at least one: no trajectory file was written`;
+    return true;
   }
 
   private healthOf(file: string): OutputHealth {

@@ -39,8 +39,8 @@ export function loadPluginsToml(filePath: string): LoadedPluginsToml {
       {
         level: 'error',
         code: 'plugins_toml.unreadable',
-        field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
-        message: `cannot read plugins.toml at ${String(filePath)}: ${reason}; using the HERMES_NEMO_RELAY_* exporters instead`,
+        field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
+        message: `cannot read plugins.toml at ${String(filePath)}: ${reason}; using the environment's outputs instead`,
       },
     ],
   });
@@ -65,8 +65,8 @@ export function loadPluginsToml(filePath: string): LoadedPluginsToml {
         {
           level: 'error',
           code: 'plugins_toml.invalid_toml',
-          field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
-          message: `invalid TOML in ${filePath}: ${firstLine(errorMessage(error))}; using the HERMES_NEMO_RELAY_* exporters instead`,
+          field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
+          message: `invalid TOML in ${filePath}: ${firstLine(errorMessage(error))}; using the environment's outputs instead`,
         },
       ],
     };
@@ -132,7 +132,7 @@ export function adaptiveModeOf(config: JsonObject | null): string {
  * True when the document's enabled observability component writes `exporter`
  * files: the relay turns an exporter on only with `enabled = true`, and an
  * ATIF exporter writes nothing without an `output_directory`. A table that
- * would write nothing does not take the output from the HERMES_NEMO_RELAY_*
+ * would write nothing does not take the output from the NEMO_RELAY_HOOKS_*
  * settings (see `pluginsTomlDiagnostics`).
  */
 export function observabilityExporterEnabled(document: JsonObject | null, exporter: 'atof' | 'atif'): boolean {
@@ -153,7 +153,7 @@ export function pluginsTomlDiagnostics(document: JsonObject | null): ConfigDiagn
       level: 'warning',
       code: 'plugins_toml.atif_writes_nothing',
       field: 'components.config.atif',
-      message: `[components.config.atif] ${why}, so plugins.toml writes no ATIF trajectory; the HERMES_NEMO_RELAY_ATIF_* settings apply instead`,
+      message: `[components.config.atif] ${why}, so plugins.toml writes no ATIF trajectory; the NEMO_RELAY_HOOKS_ATIF_* settings apply instead`,
     });
   }
   return out;
