@@ -13,7 +13,7 @@
  */
 
 import { createRequire } from 'node:module';
-import type { ObservabilitySettings } from '../formats/plugins-toml/settings.ts';
+import type { ObservabilitySettings } from '../formats/plugins-toml/observability-settings.ts';
 
 /** A package a configured destination needs. */
 export interface NeededPackage {

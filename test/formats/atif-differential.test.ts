@@ -13,6 +13,7 @@ import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import type { ExporterOptions, Scenario } from '../support/native-atif.ts';
 import { native, nativeSkipReason, runExporterScenario } from '../support/native-atif.ts';
 import { atifErrorLines, expectedNativeErrors } from '../support/harbor.ts';
+import { attemptsAsMemory } from '../differential/normalize.ts';
 
 const AGENT: ExporterOptions = { sessionId: 'diff-session', agentName: 'diff-agent', agentVersion: '1.2.3', modelName: 'default-model' };
 
@@ -673,3 +674,80 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
   });
 });
 
+
+/**
+ * The one place the builder and native's exporter disagree on purpose
+ * (README, differences between the backends): usage whose own shape
+ * includes the cache in its input (OpenAI chat `prompt_tokens`, the shape
+ * the framework adapters emit; LangChain `usage_metadata`; the AI SDK's
+ * `inputTokens`) under an Anthropic provider name. Native adds the cache
+ * reads and writes again because of the name; the builder counts by shape.
+ * Raw Anthropic usage (`input_tokens` without the cache) is added up on both.
+ */
+describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter: Anthropic prompt tokens${nativeSkipReason ? ` (skipped: ${nativeSkipReason})` : ''}`, () => {
+  it('counts inclusive usage under an Anthropic provider once, where native adds the cache again', async () => {
+    const run = await runExporterScenario(native!, AGENT, (s) => {
+      const session = s.push('session', 'Agent', null);
+      const ask = (text: string) => ({ messages: [{ role: 'user', content: text }] });
+      s.chat('anthropic', ask('a'), { content: 'chat', usage: { prompt_tokens: 1410, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 1216 } } }, session);
+      s.chat('anthropic.messages', ask('b'), { content: 'written', usage: { prompt_tokens: 3270, completion_tokens: 40, prompt_tokens_details: { cached_tokens: 0 }, cache_write_tokens: 3000 } }, session);
+      s.chat('anthropic', ask('c'), { content: 'langchain', usage: { input_tokens: 1410, output_tokens: 12, input_token_details: { cache_read: 1216 } } }, session);
+      s.chat('anthropic', ask('d'), { content: 'ai sdk', usage: { inputTokens: 1410, outputTokens: 12, inputTokenDetails: { cacheReadTokens: 1216, noCacheTokens: 194 } } }, session);
+      s.chat('anthropic', ask('e'), { content: 'raw', usage: { input_tokens: 194, output_tokens: 12, cache_read_input_tokens: 1216 } }, session);
+      s.pop(session);
+    });
+    const builder = new AtifBuilder(AGENT);
+    for (const event of run.events) builder.add(event);
+    const counts = (t: AtifTrajectory) => t.steps.filter((step) => step.metrics !== undefined).map((step) => [step.metrics!.prompt_tokens, step.metrics!.cached_tokens]);
+    const built = builder.build();
+    const expected = JSON.parse(run.nativeJson) as AtifTrajectory;
+    expect(counts(built)).toEqual([[1410, 1216], [3270, 3000], [1410, 1216], [1410, 1216], [1410, 1216]]);
+    // Native: twice for the chat shape; no cache count at all for LangChain's and the AI SDK's details.
+    expect(counts(expected)).toEqual([[2626, 1216], [6270, 3000], [1410, undefined], [1410, undefined], [1410, 1216]]);
+    // Everything else is the same document.
+    const withoutCounts = (t: AtifTrajectory) => JSON.parse(JSON.stringify(t, (key, value) => (key === 'metrics' || key === 'final_metrics' ? undefined : value)));
+    expect(withoutCounts(built)).toEqual(withoutCounts(expected));
+  });
+});
+
+/**
+ * The other purposeful difference (README, differences between the
+ * backends): a failed LLM attempt (an end with `error.type`, as the plugin
+ * ends an `api_request_error`) and its retry (the next start with the same
+ * `api_request_id`). Native marks the failed attempt's invocation
+ * "completed" and starts the retry with a repeated user step; the builder
+ * says "failed" and lets the retry continue the request.
+ */
+describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter: failed attempts${nativeSkipReason ? ` (skipped: ${nativeSkipReason})` : ''}`, () => {
+  it('records a failed attempt as failed and its retry in the same request, where native says completed and repeats the user step', async () => {
+    const run = await runExporterScenario(native!, AGENT, (s) => {
+      const session = s.push('session', 'Agent', null);
+      const request = { model: 'gpt-test', messages: [{ role: 'user', content: 'Summarise the changelog.' }] };
+      const attempt = { api_request_id: 'turn-1:api:1' };
+      const first = s.llm('openai', request, session, { metadata: attempt });
+      s.llmEnd(first, { error: { type: 'rate_limit_error', message: 'Rate limit reached' } }, { ...attempt, 'error.type': 'rate_limit_error' });
+      const retry = s.llm('openai', request, session, { metadata: attempt });
+      s.llmEnd(retry, { choices: [{ message: { role: 'assistant', content: 'Version 2.0.' } }], usage: { prompt_tokens: 30, completion_tokens: 4 } }, attempt);
+      s.pop(session);
+    });
+    const builder = new AtifBuilder(AGENT);
+    for (const event of run.events) builder.add(event);
+    const built = builder.build();
+    const expected = JSON.parse(run.nativeJson) as AtifTrajectory;
+    const summary = (t: AtifTrajectory) =>
+      t.steps.map((step) => [step.source, (step.extra as { invocation?: { status?: string } } | undefined)?.invocation?.status ?? null, typeof step.message === 'string' ? step.message.slice(0, 24) : step.message]);
+    expect(summary(built)).toEqual([
+      ['user', null, 'Summarise the changelog.'],
+      ['agent', 'failed', '{"error":{"message":"Rat'],
+      ['agent', 'completed', 'Version 2.0.'],
+    ]);
+    expect(summary(expected)).toEqual([
+      ['user', null, 'Summarise the changelog.'],
+      ['agent', 'completed', '{"error":{"message":"Rat'],
+      ['user', null, 'Summarise the changelog.'],
+      ['agent', 'completed', 'Version 2.0.'],
+    ]);
+    // The rest is native's document: with the two changes made to it, they are equal.
+    expect(built).toEqual(attemptsAsMemory(expected));
+  });
+});

@@ -6,25 +6,26 @@
 
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import type { CallOfTool, ChatMessage, OfferedTool, TokenCounts } from '../core/shapes.ts';
+import type { ProviderUsage } from '../../formats/usage.ts';
+import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { textOfParts } from '../core/shapes.ts';
+import { asString } from '../../shared/text.ts';
 
 type Part = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /** `instructions` (a string, a system message or a list of them) and `messages` as chat messages. */
 export function chatMessages(instructions: unknown, messages: unknown): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const system of Array.isArray(instructions) ? instructions : instructions === undefined ? [] : [instructions]) {
-    const content = typeof system === 'string' ? system : isRecord(system) ? str(system.content) : undefined;
+    const content = typeof system === 'string' ? system : isRecord(system) ? asString(system.content) : undefined;
     if (content !== undefined && content !== '') out.push({ role: 'system', content });
   }
   if (!Array.isArray(messages)) return out;
   for (const message of messages) {
     if (!isRecord(message)) continue;
-    const role = str(message.role);
+    const role = asString(message.role);
     const content = message.content;
     if (role === 'assistant' && Array.isArray(content)) {
       const response = responseOfContent(content);
@@ -40,7 +41,7 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
     } else if (role === 'tool' && Array.isArray(content)) {
       for (const part of content) {
         if (!isRecord(part) || part.type !== 'tool-result') continue;
-        out.push({ role: 'tool', tool_call_id: str(part.toolCallId) ?? '', content: toolOutputText(part.output) });
+        out.push({ role: 'tool', tool_call_id: asString(part.toolCallId) ?? '', content: toolOutputText(part.output) });
       }
     } else if (role !== undefined) {
       const text = Array.isArray(content) ? textOfParts(content) : undefined;
@@ -68,7 +69,7 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     if (part.type === 'text' && typeof part.text === 'string') text += part.text;
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
-      toolCalls.push({ id: str(part.toolCallId) ?? '', name: str(part.toolName) ?? 'tool', arguments: part.input ?? part.args });
+      toolCalls.push({ id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args });
     }
   }
   return { text, reasoning, toolCalls };
@@ -80,34 +81,16 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   const out: OfferedTool[] = [];
   for (const tool of tools) {
     if (!isRecord(tool) || typeof tool.name !== 'string') continue;
-    out.push({ name: tool.name, description: str(tool.description), parameters: tool.inputSchema ?? tool.parameters });
+    out.push({ name: tool.name, description: asString(tool.description), parameters: tool.inputSchema ?? tool.parameters });
   }
   return out;
 }
 
-/** `LanguageModelUsage` (counts flat, details nested) or a provider `usage` (`{inputTokens:{total, cacheRead}}`). */
-export function tokenCounts(usage: unknown): TokenCounts | undefined {
-  if (!isRecord(usage)) return undefined;
-  const input = usage.inputTokens;
-  const output = usage.outputTokens;
-  if (isRecord(input) || isRecord(output)) {
-    const i = isRecord(input) ? input : {};
-    const o = isRecord(output) ? output : {};
-    return { prompt: num(i.total), completion: num(o.total), cacheRead: num(i.cacheRead), cacheWrite: num(i.cacheWrite), reasoning: num(o.reasoning) };
-  }
-  const inputDetails = isRecord(usage.inputTokenDetails) ? usage.inputTokenDetails : {};
-  const outputDetails = isRecord(usage.outputTokenDetails) ? usage.outputTokenDetails : {};
-  return {
-    prompt: num(input),
-    completion: num(output),
-    total: num(usage.totalTokens),
-    cacheRead: num(inputDetails.cacheReadTokens ?? usage.cachedInputTokens),
-    cacheWrite: num(inputDetails.cacheWriteTokens),
-    reasoning: num(outputDetails.reasoningTokens ?? usage.reasoningTokens),
-  };
+/** `LanguageModelUsage` (counts flat, details nested) or a provider `usage` (`{inputTokens:{total, cacheRead}}`), tagged for the token table. */
+export function tokenCounts(usage: unknown): ProviderUsage | undefined {
+  return isRecord(usage) ? { shape: 'ai_sdk', usage } : undefined;
 }
 
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 /** `onLanguageModelCallEnd`'s event as a response. */
 export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts {
@@ -118,41 +101,112 @@ export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
     toolCalls: parts.toolCalls,
     usage: tokenCounts(event.usage),
-    finishReason: str(event.finishReason),
-    model: str(event.modelId),
-    id: str(event.responseId),
+    finishReason: asString(event.finishReason),
+    model: asString(event.modelId),
+    id: asString(event.responseId),
   };
 }
 
-/** Approval requests in a step's content: `[toolCallId, reason]`. */
-export function approvalRequests(content: unknown): Array<[string, string | undefined]> {
+/** `onObjectStepEnd`'s event (`generateObject`/`streamObject`) as a response: the object's JSON text is the message. */
+export function responseOfObjectStep(event: Record<string, unknown>): ResponseParts {
+  const response = isRecord(event.response) ? event.response : {};
+  const reasoning = typeof event.reasoning === 'string' ? event.reasoning : Array.isArray(event.reasoning) ? responseOfContent(event.reasoning).reasoning : '';
+  return {
+    text: asString(event.objectText) ?? '',
+    reasoning: reasoning === '' ? undefined : reasoning,
+    toolCalls: [],
+    usage: tokenCounts(event.usage),
+    finishReason: asString(event.finishReason),
+    model: asString(response.modelId) ?? asString(event.modelId),
+    id: asString(response.id),
+  };
+}
+
+/** A `needsApproval` request as a step's content shows it. */
+export interface ApprovalRequest {
+  readonly approvalId: string;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  readonly reason: string | undefined;
+  /** Decided by the call's `toolApproval` policy in the same step, not by a person. */
+  readonly automatic: boolean;
+}
+
+/** The answer to an approval request. */
+export interface ApprovalAnswer {
+  readonly approvalId: string;
+  readonly toolCallId: string;
+  readonly approved: boolean;
+  readonly reason: string | undefined;
+  /** The tool call the request was for, when the messages still hold it. */
+  readonly toolName?: string;
+  readonly input?: unknown;
+}
+
+/** Approval requests in a step's content (`tool-approval-request` parts). */
+export function approvalRequests(content: unknown): ApprovalRequest[] {
   if (!Array.isArray(content)) return [];
-  const out: Array<[string, string | undefined]> = [];
+  const out: ApprovalRequest[] = [];
   for (const part of content) {
-    if (!isRecord(part) || part.type !== 'tool-approval-request' || part.isAutomatic === true) continue;
+    if (!isRecord(part) || part.type !== 'tool-approval-request') continue;
     const call = isRecord(part.toolCall) ? part.toolCall : {};
-    const id = str(call.toolCallId) ?? str(part.toolCallId);
-    if (id !== undefined) out.push([id, str(part.reason)]);
+    const approvalId = asString(part.approvalId);
+    const toolCallId = asString(call.toolCallId) ?? asString(part.toolCallId);
+    if (approvalId === undefined || toolCallId === undefined) continue;
+    out.push({ approvalId, toolCallId, toolName: asString(call.toolName) ?? 'tool', input: call.input, reason: asString(part.reason), automatic: part.isAutomatic === true });
   }
   return out;
 }
 
-/** Approval answers in a prompt: `[toolCallId, approved]`, joined to their requests by `approvalId`. */
-export function approvalResponses(messages: unknown): Array<[string, boolean]> {
-  if (!Array.isArray(messages)) return [];
-  const requested = new Map<string, string>();
-  const answers: Array<[string, boolean]> = [];
+/** Decisions a `toolApproval` policy made within a step (`tool-approval-response` parts of its content). */
+export function approvalDecisions(content: unknown): ApprovalAnswer[] {
+  if (!Array.isArray(content)) return [];
+  const out: ApprovalAnswer[] = [];
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-approval-response') continue;
+    const call = isRecord(part.toolCall) ? part.toolCall : {};
+    const approvalId = asString(part.approvalId);
+    const toolCallId = asString(call.toolCallId);
+    if (approvalId === undefined || toolCallId === undefined) continue;
+    out.push({ approvalId, toolCallId, approved: part.approved === true, reason: asString(part.reason), toolName: asString(call.toolName), input: call.input });
+  }
+  return out;
+}
+
+/**
+ * The answers a run starts from: the `tool-approval-response` parts of the
+ * last message when it is a tool message (the answers the SDK acts on),
+ * joined to their requests and tool calls in the earlier assistant messages.
+ * An approved call whose result is already there was answered before.
+ */
+export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
+  if (!Array.isArray(messages) || messages.length === 0) return [];
+  const last = messages[messages.length - 1];
+  if (!isRecord(last) || last.role !== 'tool' || !Array.isArray(last.content)) return [];
+  const responses = last.content.filter((part): part is Part => isRecord(part) && part.type === 'tool-approval-response');
+  if (responses.length === 0) return [];
+  const requests = new Map<string, string>();
+  const calls = new Map<string, Part>();
   for (const message of messages) {
-    if (!isRecord(message) || !Array.isArray(message.content)) continue;
+    if (!isRecord(message) || message.role !== 'assistant' || !Array.isArray(message.content)) continue;
     for (const part of message.content) {
       if (!isRecord(part)) continue;
-      if (part.type === 'tool-approval-request' && typeof part.approvalId === 'string' && typeof part.toolCallId === 'string') {
-        requested.set(part.approvalId, part.toolCallId);
-      } else if (part.type === 'tool-approval-response' && typeof part.approvalId === 'string') {
-        const toolCallId = requested.get(part.approvalId);
-        if (toolCallId !== undefined) answers.push([toolCallId, part.approved === true]);
-      }
+      if (part.type === 'tool-approval-request' && typeof part.approvalId === 'string' && typeof part.toolCallId === 'string') requests.set(part.approvalId, part.toolCallId);
+      else if (part.type === 'tool-call' && typeof part.toolCallId === 'string') calls.set(part.toolCallId, part);
     }
   }
-  return answers;
+  const answered = new Set<string>();
+  for (const part of last.content) if (isRecord(part) && part.type === 'tool-result' && typeof part.toolCallId === 'string') answered.add(part.toolCallId);
+  const out: ApprovalAnswer[] = [];
+  for (const response of responses) {
+    const approvalId = asString(response.approvalId);
+    const toolCallId = approvalId === undefined ? undefined : requests.get(approvalId);
+    if (approvalId === undefined || toolCallId === undefined) continue;
+    const approved = response.approved === true;
+    if (approved && answered.has(toolCallId)) continue;
+    const call = calls.get(toolCallId);
+    out.push({ approvalId, toolCallId, approved, reason: asString(response.reason), toolName: asString(call?.toolName), input: call?.input });
+  }
+  return out;
 }

@@ -28,16 +28,6 @@ export interface OfferedTool {
   readonly parameters?: unknown;
 }
 
-/** Token counts as the adapters collect them; any may be unknown. */
-export interface TokenCounts {
-  readonly prompt?: number;
-  readonly completion?: number;
-  readonly total?: number;
-  readonly cacheRead?: number;
-  readonly cacheWrite?: number;
-  readonly reasoning?: number;
-}
-
 /** Arguments as the JSON string OpenAI tool calls carry. */
 function argumentsText(args: unknown): string {
   if (typeof args === 'string') return args;
@@ -81,28 +71,6 @@ export function chatTool(tool: OfferedTool): Record<string, unknown> {
   return { type: 'function', function: fn };
 }
 
-/** OpenAI `usage`; `undefined` when nothing is known. Cache reads and writes are already part of `prompt_tokens`. */
-export function chatUsage(counts: TokenCounts | undefined): Record<string, unknown> | undefined {
-  if (counts === undefined) return undefined;
-  const usage: Record<string, unknown> = {};
-  if (isCount(counts.prompt)) usage.prompt_tokens = counts.prompt;
-  if (isCount(counts.completion)) usage.completion_tokens = counts.completion;
-  const total = isCount(counts.total)
-    ? counts.total
-    : isCount(counts.prompt) && isCount(counts.completion)
-      ? counts.prompt + counts.completion
-      : undefined;
-  if (total !== undefined) usage.total_tokens = total;
-  if (isCount(counts.cacheRead)) usage.prompt_tokens_details = { cached_tokens: counts.cacheRead };
-  if (isCount(counts.cacheWrite) && counts.cacheWrite > 0) usage.cache_write_tokens = counts.cacheWrite;
-  if (isCount(counts.reasoning)) usage.completion_tokens_details = { reasoning_tokens: counts.reasoning };
-  return Object.keys(usage).length === 0 ? undefined : usage;
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
-}
-
 /** The text of the last user message, or its content parts when it has more than text. */
 export function lastUserMessage(messages: readonly ChatMessage[]): string | readonly unknown[] | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -137,6 +105,9 @@ export function describeError(error: unknown): { type: string; message: string; 
   let message = '';
   try {
     type = typeof record.name === 'string' && record.name !== '' ? record.name : error instanceof Error ? 'Error' : typeof error;
+    // Error subclasses that keep the inherited name ("Error", e.g. the openai client's APIError family) name themselves by class.
+    const ctor = (error as { constructor?: { name?: unknown } }).constructor?.name;
+    if (type === 'Error' && typeof ctor === 'string' && ctor !== '' && ctor !== 'Error' && ctor !== 'Object') type = ctor;
     message = error instanceof Error ? error.message : typeof record.message === 'string' ? record.message : String(error);
   } catch {
     message = '[unprintable error]';

@@ -17,7 +17,7 @@
  */
 
 import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts';
-import type { RelayCore } from './plug-in.ts';
+import type { RelayCore } from './listeners.ts';
 import { existingAtifOffload } from './atif-offload.ts';
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {

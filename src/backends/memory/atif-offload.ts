@@ -43,7 +43,7 @@ import { safeLog } from '../../shared/logger.ts';
 import { errorWithName } from '../../shared/error-text.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import type { EventTrajectory } from '../session-trajectories.ts';
-import type { RelayCore } from './plug-in.ts';
+import type { RelayCore } from './listeners.ts';
 import type { TrajectoryReply, TrajectoryRequest } from './atif-worker.ts';
 
 /** Exports waiting on the worker beyond which the next one is built in-thread. */

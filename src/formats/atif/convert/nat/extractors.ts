@@ -9,6 +9,8 @@
  */
 
 import type { Json, JsonObject } from '../../../../shared/json.ts';
+import { asObject } from '../../../../shared/json.ts';
+import { asString } from '../../../../shared/text.ts';
 
 interface InputMessage {
   role: string;
@@ -32,10 +34,7 @@ export interface LlmExtractor {
   output(data: Json | undefined): LlmOutput;
 }
 
-const asObject = (value: Json | undefined): JsonObject | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
 const asArray = (value: Json | undefined): Json[] => (Array.isArray(value) ? value : []);
-const asString = (value: Json | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /** Tool arguments as an object: a JSON string is parsed, text that is not JSON is kept as `{raw}`. */
 function toolArguments(value: Json | undefined): Json {
