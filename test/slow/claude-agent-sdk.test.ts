@@ -274,6 +274,11 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const totals = sdkTotals(run.messages);
       expect(stepTotals(doc)).toEqual(totals.main);
       expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
+      // The turn's end carries what the SDK's results said: their usage summed, the per-model usage and the cost.
+      const results = run.messages.filter((m) => m.type === 'result');
+      const turnEnd = recorded.log.find((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === sessionId)!.payload;
+      expect(turnEnd).toMatchObject({ completed: true, result_subtype: 'success', model_usage: results.at(-1).modelUsage, total_cost_usd: results.at(-1).total_cost_usd });
+      expect((turnEnd.result_usage as Record<string, number>).output_tokens).toBe(totals.main[1]);
 
       // The retried request: one api_request_id, the 529 attempt then the answer.
       const retried = [...attemptsById(atof).values()].filter((events) => events.length > 1);
