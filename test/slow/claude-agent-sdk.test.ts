@@ -217,6 +217,22 @@ function stepTotals(doc: AtifDoc): [number, number] {
   return agentSteps(doc).reduce<[number, number]>((sum, step) => [sum[0] + (step.metrics?.prompt_tokens ?? 0), sum[1] + (step.metrics?.completion_tokens ?? 0)], [0, 0]);
 }
 
+/**
+ * Nothing the hooks opened is left open: every session started is finalized,
+ * every sub-agent stopped, every tool call ended and every attempt answered
+ * or failed.
+ */
+function expectAllClosed(log: Array<{ hook: string; payload: Record<string, unknown> }>): void {
+  const count = (hook: string, key: (p: Record<string, unknown>) => unknown) => log.filter((e) => e.hook === hook).map((e) => String(key(e.payload))).sort();
+  expect(count('on_session_finalize', (p) => p.session_id)).toEqual(count('on_session_start', (p) => p.session_id).concat(count('subagent_start', (p) => p.child_session_id)).sort());
+  expect(count('subagent_stop', (p) => p.child_session_id)).toEqual(count('subagent_start', (p) => p.child_session_id));
+  expect(count('post_tool_call', (p) => p.tool_call_id)).toEqual(count('pre_tool_call', (p) => p.tool_call_id));
+  const attempt = (p: Record<string, unknown>) => `${String(p.api_request_id)}#${String(p.retry_count ?? '')}`;
+  const ends = log.filter((e) => e.hook === 'post_api_request' || e.hook === 'api_request_error').length;
+  expect(ends).toBe(log.filter((e) => e.hook === 'pre_api_request').length);
+  expect(new Set(log.filter((e) => e.hook === 'pre_api_request').map((e) => attempt(e.payload))).size).toBe(ends);
+}
+
 /** The LLM ends of one api_request_id, in order (ATOF). */
 function attemptsById(atof: AtofEvent[]): Map<string, AtofEvent[]> {
   const byId = new Map<string, AtofEvent[]>();
@@ -236,6 +252,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const run = await runProgram(claude, { failFirst: true });
       const { atif, atof, counters } = await recorded.finish();
       expectNothingLost(counters);
+      expectAllClosed(recorded.log);
 
       // The program did what the script says, and the caller's own hook saw every tool call.
       const sessionId = run.messages.find((m) => m.type === 'system' && m.subtype === 'init').session_id;
@@ -350,15 +367,18 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expectStepsMatchReplies((doc.subagent_trajectories as AtifDoc[])[0]!, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
   }, 120_000);
 
-  it('ends every session of a query the caller abandons, and leaves nothing open', async () => {
+  it('ends every session of a query the caller abandons while its sub-agent runs, and leaves nothing open', async () => {
     const recorded = recordedPlugin('claude-abandon');
-    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks, { agentName: 'weather-bot' }), {}, { stopAfter: (m) => m.type === 'assistant' && m.message.content.some((b: any) => b.id === 'toolu_weather_1') });
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks, { agentName: 'weather-bot' }), {}, { stopAfter: (m) => m.type === 'system' && m.subtype === 'task_started' });
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
+    expectAllClosed(recorded.log);
     expect(run.messages.some((m) => m.type === 'result')).toBe(false);
     const hooks = recorded.log.map((entry) => entry.hook);
     expect(hooks.at(-1)).toBe('on_session_finalize');
-    expect(recorded.log.find((entry) => entry.hook === 'on_session_end')!.payload).toMatchObject({ interrupted: true, completed: false });
+    const ends = recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload);
+    expect(ends).toHaveLength(2);
+    expect(ends.every((end) => end.interrupted === true && end.completed === false)).toBe(true);
     expect(atif).toHaveLength(1);
     expect(validateAtif(atif[0]!)).toEqual([]);
     expect(atif[0]!.agent.name).toBe('weather-bot');
@@ -431,6 +451,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     }
     const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
+    expectAllClosed(recorded.log);
     expect(String(thrown)).toContain('529');
     const result = messages.find((m) => m.type === 'result');
     expect(result.is_error).toBe(true);
