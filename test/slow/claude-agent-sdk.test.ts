@@ -347,11 +347,22 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
   }, 120_000);
 
-  it('records tool calls after the model request that asked for them when the caller reads slowly', async () => {
+  it('records tool calls, and the caller\'s approvals of them, after the model request that asked for them when the caller reads slowly', async () => {
     const recorded = recordedPlugin('claude-slow-reader');
-    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), { foreground: true }, { perMessage: () => new Promise((resolve) => setTimeout(resolve, 40)) });
+    // The MCP tools are not pre-allowed: the CLI asks the caller's canUseTool, which allows one and denies the other.
+    const asked: string[] = [];
+    const canUseTool = async (name: string, input: Record<string, unknown>) => {
+      asked.push(name);
+      return name.endsWith('broken') ? { behavior: 'deny' as const, message: 'broken is not allowed here' } : { behavior: 'allow' as const, updatedInput: input };
+    };
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), { foreground: true }, {
+      perMessage: () => new Promise((resolve) => setTimeout(resolve, 40)),
+      options: { allowedTools: ['Read', 'Agent'], canUseTool },
+    });
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
+    expectAllClosed(recorded.log);
+    expect(asked).toEqual(['mcp__weather__get_weather', 'mcp__weather__broken']);
     // Every pre_tool_call follows the post_api_request whose response holds its id, in the same session.
     const log = recorded.log;
     for (const [index, entry] of log.entries()) {
@@ -362,9 +373,21 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       expect(asked).toBeLessThan(index);
       expect(log[asked]!.payload.session_id).toBe(entry.payload.session_id);
     }
+    // Each approval request and answer comes after its tool call's start, in the call's session.
+    const order = log.map((entry) => `${entry.hook}:${String(entry.payload.tool_call_id ?? '')}`);
+    for (const [id, approved] of [['toolu_weather_1', 'once'], ['toolu_broken_1', 'deny']] as const) {
+      const start = order.indexOf(`pre_tool_call:${id}`);
+      expect(start).toBeLessThan(order.indexOf(`pre_approval_request:${id}`));
+      expect(order.indexOf(`pre_approval_request:${id}`)).toBeLessThan(order.indexOf(`post_approval_response:${id}`));
+      expect(log.find((entry) => entry.hook === 'post_approval_response' && entry.payload.tool_call_id === id)!.payload.choice).toBe(approved);
+    }
     const doc = atif[0]!;
     expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);
     expectStepsMatchReplies((doc.subagent_trajectories as AtifDoc[])[0]!, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
+    // The denied call never ran: its observation is the denial the model was sent.
+    expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
+    expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ extra: { metadata: { status: 'error' } } });
+    expect(String(resultOf(doc, 'toolu_broken_1')!.content)).toContain('broken is not allowed here');
   }, 120_000);
 
   it('ends every session of a query the caller abandons while its sub-agent runs, and leaves nothing open', async () => {
