@@ -1,0 +1,57 @@
+// docs/adapters/ai-sdk.md: its snippet runs as written, importing the package
+// by name (dist/), on Node, Bun and Deno, against the OpenAI API as a loopback
+// server speaking the Responses wire format (OPENAI_BASE_URL, which
+// @ai-sdk/openai reads), and the trajectory it writes is checked.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { SNIPPET_RUNTIMES, loopbackApi, repoRoot, runSnippet, tsSnippets } from '../../support/doc-snippets.ts';
+import { FakeProvider } from './wire.ts';
+
+const snippets = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/ai-sdk.md'), 'utf8'));
+
+let api = new FakeProvider();
+let server: { url: string; close(): Promise<void> };
+beforeAll(async () => {
+  server = await loopbackApi((url, init) => api.fetch(url, init));
+});
+afterAll(() => server.close());
+
+describe('docs/adapters/ai-sdk.md', () => {
+  it('has one snippet, the one run below', () => {
+    expect(snippets).toHaveLength(1);
+  });
+
+  for (const runtime of SNIPPET_RUNTIMES) {
+    it(`its snippet runs as written on ${runtime} and records the run`, async () => {
+      api = new FakeProvider();
+      api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Let me check.', toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage: { input: 120, cached: 0, output: 18 } });
+      api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'It is sunny in Paris, 21°C.', usage: { input: 170, cached: 64, output: 11 } });
+      const env = { ...process.env, OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' };
+      const result = await runSnippet(snippets[0]!, runtime, 'ai-sdk', env);
+      const cwd = result.cwd;
+      expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+      expect(result.stdout).toContain('It is sunny in Paris, 21°C.');
+      expect(api.requests.map((request) => new URL(request.url).pathname)).toEqual(['/v1/responses', '/v1/responses']);
+
+      const files = readdirSync(path.join(cwd, 'trajectories'));
+      expect(files).toHaveLength(1);
+      const doc = JSON.parse(readFileSync(path.join(cwd, 'trajectories', files[0]!), 'utf8'));
+      expect(validateAtif(doc)).toEqual([]);
+      expect(doc.session_id).toBe('user-42');
+      expect(doc.agent.name).toBe('weather-agent');
+      const steps = doc.steps as Array<Record<string, any>>;
+      expect(steps.map((step) => [step.source, step.message])).toEqual([
+        ['user', 'What is the weather in Paris?'],
+        ['agent', 'Let me check.'],
+        ['agent', 'It is sunny in Paris, 21°C.'],
+      ]);
+      expect(steps[1]!.tool_calls.map((call: Record<string, any>) => call.tool_call_id)).toEqual(['call_paris']);
+      expect(JSON.parse(steps[1]!.observation.results[0].content)).toEqual({ city: 'Paris', forecast: 'sunny', tempC: 21 });
+      expect(steps.filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual(['gpt-4o-2024-08-06', 'gpt-4o-2024-08-06']);
+      expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 290, total_completion_tokens: 29, total_cached_tokens: 64 });
+      rmSync(cwd, { recursive: true, force: true });
+    }, 130_000);
+  }
+});
