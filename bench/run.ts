@@ -34,6 +34,7 @@ const CASES: readonly CaseSpec[] = [
   { id: 'import-cost', file: 'cases/import-cost', what: 'fresh-process import of nemo-relay-hooks/hooks and of the main entry vs @opentelemetry/api' },
   { id: 'per-event', file: 'cases/per-event', what: 'cost per event by hook kind: plugin+memory, plugin+native, bare native, OTel SDK, OTel no-op' },
   { id: 'memory-paths', file: 'cases/memory-paths', what: 'memory relay per event: ATOF only vs ATOF + ATIF vs the JSON.stringify floor' },
+  { id: 'memory-steady', file: 'cases/memory-steady', what: 'memory relay, warm, whole 80-hook sessions: ATOF + ATIF vs ATOF only, CPU per event, drain included' },
   { id: 'cold', file: 'cases/cold', what: 'fresh process: 300 sessions x 13 hooks right after createNemoRelayPlugin, ATOF + ATIF, CPU per hook, memory vs native' },
   { id: 'throughput', file: 'cases/throughput', what: '1,000,000-event hook stream into ATOF + ATIF on the memory backend; events/s and peak RSS' },
   { id: 'atif-export', file: 'cases/atif-export', what: 'main-thread time per session export (partial + final), trajectory worker vs in-thread' },
