@@ -13,58 +13,13 @@
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
-import { isJsonObject, toJson, wellFormed } from '../../../shared/json.ts';
+import { toJson } from '../../../shared/json.ts';
 
 const SORTED = { sortKeys: true } as const;
 
 /** Converts a payload the way native's serde round-trip leaves it: plain JSON, keys sorted. */
 export function toSortedJson(value: unknown): Json {
-  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
-    const flat = flatPlainObject(value);
-    if (flat !== undefined) return flat;
-  }
   return toJson(value, SORTED);
-}
-
-const MAX_FLAT_KEYS = 32;
-
-/**
- * The common metadata shape (a small object literal of strings, numbers,
- * booleans and nulls) converted without `toJson`'s general machinery; the
- * result is what `toJson` would return. Anything else returns undefined
- * and takes the general path (a getter read here then runs a second time).
- */
-function flatPlainObject(object: object): JsonObject | undefined {
-  const out: JsonObject = {};
-  try {
-    // Inside the try: a Proxy whose key listing throws takes the general path, which records it.
-    const keys = Object.keys(object);
-    if (keys.length > MAX_FLAT_KEYS || keys.includes('toJSON') || keys.includes('__proto__')) return undefined;
-    keys.sort();
-    for (const key of keys) {
-      if (wellFormed(key) !== key) return undefined;
-      const value: unknown = (object as Record<string, unknown>)[key];
-      switch (typeof value) {
-        case 'string':
-          out[key] = wellFormed(value);
-          break;
-        case 'boolean':
-          out[key] = value;
-          break;
-        case 'number':
-          out[key] = Number.isFinite(value) ? value : null;
-          break;
-        case 'undefined':
-          break;
-        default:
-          if (value !== null) return undefined;
-          out[key] = null;
-      }
-    }
-  } catch {
-    return undefined;
-  }
-  return out;
 }
 
 /** Builds an object with sorted keys from a source whose keys may not be sorted. */
