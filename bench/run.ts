@@ -37,7 +37,6 @@ const CASES: readonly CaseSpec[] = [
   { id: 'memory-steady', file: 'cases/memory-steady', what: 'memory relay, warm, whole 80-hook sessions: ATOF + ATIF vs ATOF only, CPU per event, drain included' },
   { id: 'cold', file: 'cases/cold', what: 'fresh process: 300 sessions x 13 hooks right after createNemoRelayPlugin, ATOF + ATIF, CPU per hook, memory vs native' },
   { id: 'throughput', file: 'cases/throughput', what: '1,000,000-event hook stream into ATOF + ATIF on the memory backend; events/s and peak RSS' },
-  { id: 'atif-export', file: 'cases/atif-export', what: 'main-thread time per session export (partial + final), trajectory worker vs in-thread' },
   { id: 'memory-sessions', file: 'cases/memory-sessions', what: 'bytes per open session with 10,000 concurrent sessions' },
   { id: 'memory-cycles', file: 'cases/memory-cycles', what: 'heap after 1,000,000 session open/close cycles vs before' },
   { id: 'otlp-export', file: 'cases/otlp-export', what: 'a span exported over OTLP/HTTP by the memory relay vs the OTel SDK BatchSpanProcessor with the same exporter' },

@@ -34,31 +34,14 @@ const MAX_CHUNK = 256 * 1024;
 type KeptEntry = Uint8Array | AtofEvent;
 
 /**
- * What a trajectory recorded since the last `takeNew()`, in order: runs of
- * ATOF lines as text (each line followed by a comma: `line,line,`) and
- * event objects. Text, not bytes: Deno's `worker_threads` took 10-15 ms to
- * pass a typed array to a worker and back, against 0.5 ms for a string.
- */
-export type TrajectoryEntry = string | AtofEvent;
-
-/**
  * A trajectory under construction: events kept as objects, or as ATOF line
  * bytes waiting to be parsed. Parsing native's text of an event gives the
  * event object back, key order included (the byte path writes what
  * `JSON.stringify` of that object writes), so both forms build the same
  * trajectory.
- *
- * Until it is first built here, nothing is parsed: what it recorded stays
- * as it came, so a builder elsewhere (the memory relay's worker thread) can
- * be fed the entries recorded since it was last fed (`takeNew`), and the
- * first build in this thread (an export at process exit, or a fallback)
- * still has every event. From that first build on, it parses what it gets
- * as before and cannot feed another builder.
  */
 export class EventTrajectory {
   readonly #builder: AtifBuilder;
-  /** The builder's options, for a builder elsewhere. */
-  readonly options: AtifBuilderOptions;
   /**
    * Entries not yet in the builder, in order: closed chunks of whole lines,
    * each line followed by a comma (`[` + a chunk's text, last comma dropped,
@@ -69,25 +52,14 @@ export class EventTrajectory {
   #chunk: Uint8Array | null = null;
   #chunkBytes = 0;
   #count = 0;
-  /** Built here once: entries go into the builder from then on. */
-  #inThread = false;
-  /** What `takeNew` handed out: entries of `#full` before this index, and bytes of the next one (or of the open chunk). */
-  #sentEntries = 0;
-  #sentBytes = 0;
 
   constructor(options: AtifBuilderOptions) {
-    this.options = options;
     this.#builder = new AtifBuilder(options);
   }
 
   /** Records an event object (kept by reference: it must not be mutated afterwards). */
   addEvent(event: AtofEvent): void {
     this.#count++;
-    if (!this.#inThread) {
-      this.#closeChunk();
-      this.#full.push(event);
-      return;
-    }
     if (this.#chunk !== null || this.#full.length > 0) this.#parseLines();
     this.#builder.add(event);
   }
@@ -107,33 +79,6 @@ export class EventTrajectory {
   /** Events recorded so far. */
   get size(): number {
     return this.#count;
-  }
-
-  /**
-   * The entries recorded since the last call, or null once this trajectory
-   * was built here: then only this thread has its events.
-   */
-  takeNew(): TrajectoryEntry[] | null {
-    if (this.#inThread) return null;
-    const out: TrajectoryEntry[] = [];
-    const full = this.#full;
-    let skip = this.#sentBytes;
-    for (let i = this.#sentEntries; i < full.length; i++) {
-      const entry = full[i]!;
-      if (entry instanceof Uint8Array) {
-        if (entry.length > skip) out.push(utf8.decode(entry.subarray(skip)));
-      } else out.push(entry);
-      skip = 0;
-    }
-    this.#sentEntries = full.length;
-    if (this.#chunkBytes > skip) out.push(utf8.decode(this.#chunk!.subarray(skip, this.#chunkBytes)));
-    this.#sentBytes = this.#chunkBytes;
-    return out;
-  }
-
-  /** Whether this trajectory was built here (and so can no longer feed a builder elsewhere). */
-  get builtInThread(): boolean {
-    return this.#inThread;
   }
 
   /** The trajectory as `AtifBuilder.build` returns it (a document to annotate before serializing). */
@@ -177,7 +122,6 @@ export class EventTrajectory {
 
   /** Moves the waiting entries into the builder, lines as event objects (one decode and one parse per chunk). */
   #parseLines(): void {
-    this.#inThread = true;
     if (this.#chunk === null && this.#full.length === 0) return;
     this.#closeChunk();
     const entries = this.#full;
@@ -193,7 +137,7 @@ export class EventTrajectory {
   }
 }
 
-/** The events of a line run (see `TrajectoryEntry`), as bytes or text: `[` + its text, last comma dropped, + `]`, in one parse. */
+/** The events of a line run (`line,line,`), as bytes or text: `[` + its text, last comma dropped, + `]`, in one parse. */
 export function parseLineRun(run: Uint8Array | string): AtofEvent[] {
   const text = typeof run === 'string' ? run.slice(0, -1) : utf8.decode(run.subarray(0, run.length - 1));
   return JSON.parse(`[${text}]`) as AtofEvent[];
