@@ -195,13 +195,9 @@ export class MemoryRelayCore implements RelayCore {
     return this.delivery.subscribe(callback, () => this.chooseEncoder());
   }
 
-  /**
-   * Subscribers take event objects, and so do receivers that would only
-   * parse a line back (OTLP alone); otherwise every event is written as its line.
-   */
+  /** Lines straight from the payloads while ATOF sinks are the only receivers; event objects as soon as anyone reads them. */
   private chooseEncoder(): void {
-    const delivery = this.delivery;
-    this.encoder = delivery.subscribers.length > 0 || delivery.onlyObjectReaders() ? this.objects : this.bytes;
+    this.encoder = this.delivery.linesOnly() ? this.bytes : this.objects;
   }
 
   addListener(listener: InternalListener): () => void {
@@ -216,10 +212,7 @@ export class MemoryRelayCore implements RelayCore {
     let router = this.trajectoryRouter;
     if (router === null) {
       const live = (router = this.trajectoryRouter = new SessionTrajectories());
-      this.addListener({
-        event: (event) => live.route(event),
-        line: (bytes, start, end, uuid, parentUuid, phase) => live.routeLine(uuid, parentUuid, phase === 'start', bytes, start, end),
-      });
+      this.addListener((event) => live.route(event));
     }
     return router;
   }

@@ -234,7 +234,7 @@ export class ByteEncoder implements Encoder {
     } catch {
       return this.abandon(out);
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'start', record.top);
+    this.delivery.closeLine(out);
     return true;
   }
 
@@ -245,7 +245,7 @@ export class ByteEncoder implements Encoder {
     } catch {
       return this.abandon(out);
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
+    this.delivery.closeLine(out);
     return true;
   }
 
@@ -256,7 +256,7 @@ export class ByteEncoder implements Encoder {
     } catch {
       return this.abandon(out);
     }
-    this.delivery.closeLine(out, uuid, parentUuid, null, top);
+    this.delivery.closeLine(out);
     return true;
   }
 
@@ -269,7 +269,7 @@ export class ByteEncoder implements Encoder {
     } catch {
       return this.abandon(out);
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'start', record.top);
+    this.delivery.closeLine(out);
     return true;
   }
 
@@ -280,7 +280,7 @@ export class ByteEncoder implements Encoder {
     } catch {
       return this.abandon(out);
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
+    this.delivery.closeLine(out);
     return true;
   }
 
