@@ -32,11 +32,11 @@
  * @module
  */
 
-import type { AtifExporter, AtifExporterOptions } from '../src/backends/kit.ts';
-import { formatTimestamp } from '../src/backends/kit.ts';
-import { toJson } from '../src/backends/kit.ts';
-import { scopeEvent, serializeTrajectory, type AtofCategory, type AtofEvent } from '../src/backends/kit.ts';
-import { SessionTrajectories, type AtifBuilder, type SessionTrajectory } from '../src/backends/kit.ts';
+import type { AtifExporter, AtifExporterOptions } from '../src/backends/native-surface.ts';
+import { formatTimestamp } from '../src/backends/native-surface.ts';
+import { toJson } from '../src/backends/native-surface.ts';
+import { scopeEvent, serializeTrajectory, type AtofCategory, type AtofEvent } from '../src/backends/native-surface.ts';
+import { SessionTrajectories, type AtifBuilder, type SessionTrajectory } from '../src/backends/native-surface.ts';
 import type { NativeBinding } from './binding.ts';
 import { uniqueName } from './names.ts';
 import type { ScopeState } from './scopes.ts';

@@ -33,10 +33,11 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import path from 'node:path';
-import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/kit.ts';
-import { rules } from '../src/backends/kit.ts';
+import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/native-surface.ts';
+import { rules } from '../src/backends/native-surface.ts';
+import { errorMessage } from '../src/backends/native-surface.ts';
 import type { NativeAtofExporter, NativeBinding } from './binding.ts';
-import { AtofExporterError, messageOf } from './errors.ts';
+import { AtofExporterError } from './errors.ts';
 import { uniqueName } from './names.ts';
 
 const FIRST_RETRY_MS = 200;
@@ -117,7 +118,7 @@ export class NativeAtofSink implements AtofExporter {
       if (stat.size > 0) health.lastWrite = stat.mtime.toISOString();
     } catch (error) {
       health.errors += 1;
-      health.lastError = `cannot stat ${this.path}: ${messageOf(error)}`;
+      health.lastError = `cannot stat ${this.path}: ${errorMessage(error)}`;
     }
     if (this.#lastError !== undefined) health.lastError = this.#lastError;
     if (this.#dropped > 0) health.dropped = this.#dropped;
@@ -133,7 +134,7 @@ export class NativeAtofSink implements AtofExporter {
     try {
       exporter = new this.#binding.AtofExporter({ type: 'file', outputDirectory, filename, mode });
     } catch (error) {
-      this.#fail('create', new Error(`cannot create the ATOF file ${path.join(outputDirectory, filename)}: ${messageOf(error)}`));
+      this.#fail('create', new Error(`cannot create the ATOF file ${path.join(outputDirectory, filename)}: ${errorMessage(error)}`));
       return false;
     }
     const name = uniqueName('atof');
@@ -265,7 +266,7 @@ export class NativeAtofSink implements AtofExporter {
 
   #fail(operation: string, error: unknown): void {
     this.#errors += 1;
-    this.#lastError = `${operation}: ${messageOf(error)}`;
+    this.#lastError = `${operation}: ${errorMessage(error)}`;
   }
 }
 
@@ -302,6 +303,6 @@ function plainOptions(options: AtofExporterOptions): Partial<AtofExporterOptions
     }
     return out;
   } catch (error) {
-    throw new AtofExporterError(`invalid ATOF exporter options: ${messageOf(error)}`, { cause: error });
+    throw new AtofExporterError(`invalid ATOF exporter options: ${errorMessage(error)}`, { cause: error });
   }
 }

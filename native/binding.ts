@@ -18,8 +18,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Json } from '../src/backends/kit.ts';
-import { NativeUnavailableError, messageOf, type NativeUnavailableReason } from './errors.ts';
+import type { Json } from '../src/backends/native-surface.ts';
+import { errorMessage } from '../src/backends/native-surface.ts';
+import { NativeUnavailableError, type NativeUnavailableReason } from './errors.ts';
 
 /** Versions of `nemo-relay-node` this adapter was written and verified against. */
 export const SUPPORTED_VERSION_RANGE = '0.9.x';
@@ -260,7 +261,7 @@ function probeBinding(moduleId: string, version: string, binding: NativeBinding)
   } catch (error) {
     throw unavailable(
       'probe-failed',
-      `${moduleId}@${version} loaded but its first call failed (${messageOf(error)}); it needs Node ${nodeNeeded()} (this is ${runtimeVersion()})`,
+      `${moduleId}@${version} loaded but its first call failed (${errorMessage(error)}); it needs Node ${nodeNeeded()} (this is ${runtimeVersion()})`,
       error,
     );
   }
@@ -300,7 +301,7 @@ function readPackageVersion(packageDir: string): string | undefined {
 
 function classifyLoadError(moduleId: string, error: unknown, packageDir?: string): NativeUnavailableError {
   // Node appends a multi-line "Require stack" to MODULE_NOT_FOUND messages; the first line is the fact.
-  const message = firstLine(messageOf(error));
+  const message = firstLine(errorMessage(error));
   const name = error instanceof Error ? error.name : '';
   const code = (error as { code?: unknown } | null)?.code;
   if (name === 'NotCapable' || name === 'PermissionDenied' || /Requires \w+ access/.test(message)) {

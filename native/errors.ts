@@ -8,10 +8,10 @@
  * @module
  */
 
-import type { ConfigDiagnostic } from '../src/backends/kit.ts';
-import { InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/kit.ts';
+import type { ConfigDiagnostic } from '../src/backends/native-surface.ts';
+import { InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/native-surface.ts';
 
-export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/kit.ts';
+export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/native-surface.ts';
 
 /** Base class of the errors only the native adapter throws (the contract's shared ones extend `RelayError`). */
 export class NativeRelayError extends RelayError {
@@ -73,14 +73,3 @@ export class DynamicPluginError extends NativeRelayError {
   }
 }
 
-
-/** Best-effort message of an unknown thrown value; never throws. */
-export function messageOf(error: unknown): string {
-  try {
-    if (error instanceof Error) return error.message;
-    if (typeof error === 'string') return error;
-    return String(error);
-  } catch {
-    return 'unknown error';
-  }
-}

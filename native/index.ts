@@ -28,7 +28,7 @@
  * @module
  */
 
-import { adaptLogger, type Logger, type LoggerLike } from '../src/backends/kit.ts';
+import { adaptLogger, type Logger, type LoggerLike } from '../src/backends/native-surface.ts';
 import { loadBinding, type LoadBindingOptions } from './binding.ts';
 import { NativeRelay } from './relay.ts';
 
@@ -46,7 +46,7 @@ export {
 } from './errors.ts';
 export { SUPPORTED_VERSION_RANGE } from './binding.ts';
 export type { LoadBindingOptions } from './binding.ts';
-export { AMBIENT_CONFIG_INHERITED, DYNAMIC_ENVIRONMENT_IGNORED, pluginHostBusy } from './plugin-host.ts';
+export { AMBIENT_CONFIG_INHERITED, DYNAMIC_ENVIRONMENT_IGNORED, pluginHostBusy } from './plugins-toml-activation.ts';
 export type { NativeRelay, NativeRelayStats } from './relay.ts';
 
 /** Options of `loadNativeRelay`. */

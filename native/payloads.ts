@@ -14,10 +14,10 @@
  * @module
  */
 
-import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/backends/kit.ts';
-import { isJsonObject, toJson } from '../src/backends/kit.ts';
-import { nowMicros } from '../src/backends/kit.ts';
-import { rules } from '../src/backends/kit.ts';
+import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/backends/native-surface.ts';
+import { isJsonObject, toJson } from '../src/backends/native-surface.ts';
+import { nowMicros } from '../src/backends/native-surface.ts';
+import { rules } from '../src/backends/native-surface.ts';
 import type { NativeLlmRequest, NativeToolResult } from './binding.ts';
 
 /**

@@ -15,7 +15,7 @@
  * - managed execution hands the host back its own result and its own error
  *   object, not native's JSON copy or its `internal error:` rewrite;
  * - per-session ATIF (atif.ts), ATOF file sinks (atof.ts) and the plugin
- *   host (plugin-host.ts).
+ *   host (plugins-toml-activation.ts).
  *
  * @module
  */
@@ -47,14 +47,14 @@ import type {
   ToolEndOptions,
   ToolHandle,
   ToolStartOptions,
-} from '../src/backends/kit.ts';
-import { isScopeCategory } from '../src/backends/kit.ts';
-import { safeLog, type Logger } from '../src/backends/kit.ts';
-import { rules } from '../src/backends/kit.ts';
+} from '../src/backends/native-surface.ts';
+import { isScopeCategory } from '../src/backends/native-surface.ts';
+import { safeLog, type Logger } from '../src/backends/native-surface.ts';
+import { rules } from '../src/backends/native-surface.ts';
+import { errorMessage } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';
-import { messageOf } from './errors.ts';
 import {
   json,
   nameOf,
@@ -66,7 +66,7 @@ import {
   toolErrorMetadata,
   toolResultOf,
 } from './payloads.ts';
-import { activatePluginHost, type NativePluginActivation, type PluginHostContext } from './plugin-host.ts';
+import { activatePluginHost, type NativePluginActivation, type PluginHostContext } from './plugins-toml-activation.ts';
 import { ScopeStacks, ScopeState, SpanState, type PendingPop } from './scopes.ts';
 
 /** Counters of the native adapter: the contract's three plus deferred pops. */
@@ -77,7 +77,7 @@ export interface NativeRelayStats extends BackendStats {
 
 export interface NativeRelayConfig {
   logger: Logger;
-  /** Let native layer the user and system `plugins.toml` files (plugin-host.ts). */
+  /** Let native layer the user and system `plugins.toml` files (plugins-toml-activation.ts). */
   allowConfigDiscovery: boolean;
 }
 
@@ -504,7 +504,7 @@ export class NativeRelay implements RelayBackend {
     safeLog(
       this.#logger,
       first ? 'warn' : 'debug',
-      `native relay ${operation} failed: ${messageOf(error)}${first ? ' (further failures of this kind are logged at debug level)' : ''}`,
+      `native relay ${operation} failed: ${errorMessage(error)}${first ? ' (further failures of this kind are logged at debug level)' : ''}`,
     );
   }
 }
@@ -572,7 +572,7 @@ class CallOutcome {
 }
 
 function plainError(error: unknown): Error {
-  const plain = new Error(messageOf(error));
+  const plain = new Error(errorMessage(error));
   try {
     const name = error instanceof Error ? error.name : undefined;
     if (typeof name === 'string' && name !== '') plain.name = name;

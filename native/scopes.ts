@@ -37,7 +37,7 @@
  * @module
  */
 
-import type { Json } from '../src/backends/kit.ts';
+import type { Json } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativeScopeHandle, NativeScopeStack, NativeSpanHandle } from './binding.ts';
 
 /**

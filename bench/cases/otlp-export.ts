@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import { CaseReport, figure, interleave, iterations, ratio, rowOf, type Subject } from '../harness.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { existingOtlpHub } from '../../src/export/otlp/index.ts';
-import { eventObjectListener, type RelayCore } from '../../src/backends/memory/plug-in.ts';
+import { eventObjectListener, type RelayCore } from '../../src/backends/memory/listeners.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { SpanKind, trace, ROOT_CONTEXT } from '@opentelemetry/api';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';

@@ -30,6 +30,7 @@ import type {
   ScopeHandle,
   ToolHandle,
 } from '../relay/contract.ts';
+import { stringOf } from '../shared/text.ts';
 
 /** Diagnostic code of a plugin config that was not activated because the backend is off. */
 const BACKEND_OFF = 'nemo_relay_hooks.backend_off';
@@ -111,15 +112,15 @@ export function createNoopRelay(options: { reason?: string } = {}): NoopRelay {
 
 function safePath(options: AtofExporterOptions | undefined): string {
   try {
-    return path.resolve(text(options?.outputDirectory) || '.', text(options?.filename));
+    return path.resolve(stringOf(options?.outputDirectory) || '.', stringOf(options?.filename));
   } catch {
     return '';
   }
 }
 
 function emptyTrajectory(options: AtifExporterOptions | undefined): string {
-  const sessionId = text(options?.sessionId);
-  const agent: Record<string, string> = { name: text(options?.agentName), version: text(options?.agentVersion) };
+  const sessionId = stringOf(options?.sessionId);
+  const agent: Record<string, string> = { name: stringOf(options?.agentName), version: stringOf(options?.agentVersion) };
   if (typeof options?.modelName === 'string') agent.model_name = options.modelName;
   return JSON.stringify({
     schema_version: 'ATIF-v1.7',
@@ -129,14 +130,4 @@ function emptyTrajectory(options: AtifExporterOptions | undefined): string {
     steps: [],
     final_metrics: { total_steps: 0 },
   });
-}
-
-function text(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined || value === null) return '';
-  try {
-    return String(value);
-  } catch {
-    return '';
-  }
 }

@@ -31,6 +31,7 @@
 
 import { packageModuleUrl } from '../shared/package-module.ts';
 import { isTransientError, retryTransient } from '../shared/transient.ts';
+import { errorMessage } from '../shared/error-text.ts';
 import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
@@ -103,7 +104,7 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
       }
     }
   } catch (error) {
-    const reason = `backend selection failed (${messageOf(error)}); telemetry is OFF`;
+    const reason = `backend selection failed (${errorMessage(error)}); telemetry is OFF`;
     safeLog(logger, 'warn', reason);
     return resolvedOff(reason);
   }
@@ -149,7 +150,7 @@ async function tryNative(options: ResolveBackendOptions, logger: Logger): Promis
     const backend = await retryTransient(async () => (options.nativeLoader ?? loadNative)(logger, attempt++), { onRetry: retrying('the native relay', logger) });
     return { backend, why: '' };
   } catch (error) {
-    return { why: messageOf(error) };
+    return { why: errorMessage(error) };
   }
 }
 
@@ -168,7 +169,7 @@ async function ownModule<T>(specifier: string, attempt: number, first: () => Pro
     return attempt === 0 ? await first() : await reimport<T>(specifier, attempt);
   } catch (error) {
     if (!isTransientError(error) && ownFileExists(specifier)) {
-      throw Object.assign(new Error(`${messageOf(error)} (the module file exists: assumed a passing fault)`, { cause: error }), { transient: true });
+      throw Object.assign(new Error(`${errorMessage(error)} (the module file exists: assumed a passing fault)`, { cause: error }), { transient: true });
     }
     throw error;
   }
@@ -191,7 +192,7 @@ async function reimport<T>(fromRoot: string, attempt: number): Promise<T> {
 
 /** Logs each retry of a step that failed with a passing fault (EMFILE at the first hook). */
 function retrying(what: string, logger: Logger): (error: unknown, attempt: number) => void {
-  return (error, attempt) => safeLog(logger, 'warn', `loading ${what} failed (${messageOf(error)}); retry ${attempt}`);
+  return (error, attempt) => safeLog(logger, 'warn', `loading ${what} failed (${errorMessage(error)}); retry ${attempt}`);
 }
 
 function resolvedMemory(reason: string, logger: Logger): ResolvedBackend {
@@ -249,10 +250,3 @@ function describe(value: unknown): string {
   }
 }
 
-function messageOf(error: unknown): string {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'unknown error';
-  }
-}

@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { ValidationError } from '../formats/validation.ts';
+import type { ValidationError } from '../formats/validation-result.ts';
 import { validateAtofEvents, type ValidateAtofOptions } from '../formats/atof/validate.ts';
 import { readLines } from './files.ts';
 

@@ -12,7 +12,7 @@ export type { AtifBuilderOptions } from './atif/builder.ts';
 export { serializeTrajectory } from './atif/serialize.ts';
 export type { AtifBuilderStyle } from './atif/serialize.ts';
 export { createSubtreeFilter } from './atif/subtree.ts';
-export type { ValidationError, ValidationResult } from './validation.ts';
+export type { ValidationError, ValidationResult } from './validation-result.ts';
 export { validateAtif } from './atif/validate.ts';
 export type { ValidateAtifOptions } from './atif/validate.ts';
 export { validateAtofEvents, parseAtofJsonl } from './atof/validate.ts';

@@ -18,7 +18,7 @@ import { skipBadDestinations } from './destinations.ts';
 import { ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
-import { errorText } from './work.ts';
+import { errorText } from './background-work.ts';
 
 export type PluginsTomlOutcome =
   | { kind: 'none' }

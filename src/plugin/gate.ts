@@ -25,12 +25,12 @@ import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
 import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import { activatePluginsToml, activatePluginsTomlNow, hasPluginsToml } from './activation.ts';
 import type { Environment, LoadedSettings } from './config/settings.ts';
-import { LiveRecording } from './live.ts';
+import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters, PluginState } from './status.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
+import { errorText } from './background-work.ts';
 
 /** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
 export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;

@@ -15,7 +15,7 @@ import type { HookGate, RecordHook } from './gate.ts';
 import type { UnmanagedCalls } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters } from './status.ts';
-import { errorText } from './work.ts';
+import { errorText } from './background-work.ts';
 
 export type HookHandlers = Record<HookName, (payload: object) => void>;
 

@@ -4,9 +4,9 @@
  * `plugin.ts` is the facade (`createNemoRelayPlugin`, `register`). Every
  * hook enters through `gate.ts` (the plugin's one state value, the start-up
  * queue, the once-per-process plugins.toml activation of `activation.ts`);
- * `handlers.ts` maps hooks to `recorder.ts` calls behind a fail-open guard;
- * `live.ts` holds what records over one backend: `sessions.ts` (the session
- * table), `recorder.ts` (marks and spans), `trajectories.ts` (the ATIF files
+ * `handlers.ts` maps hooks to `span-recorder.ts` calls behind a fail-open guard;
+ * `recording.ts` holds what records over one backend: `sessions.ts` (the session
+ * table), `span-recorder.ts` (marks and spans), `trajectories.ts` (the ATIF files
  * the plugin writes, with one `atifTarget()`), `managed.ts` (managed
  * execution). `status.ts` and `shutdown.ts` answer `status()`, `flush()` and
  * `shutdown()`; `config/` reads the settings and plugins.toml.

@@ -29,7 +29,7 @@ import type { LoosePayload } from './payload.ts';
 import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, text, toolKeyOf, toolNameOf, truthy } from './payload.ts';
 import type { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
-import { errorText } from './work.ts';
+import { errorText } from './background-work.ts';
 
 /** Unmanaged calls remembered until their end hook; more means ends that never came. */
 const MAX_UNMANAGED_CALLS = 10_000;

@@ -8,8 +8,8 @@
  *
  * This file is the facade; the work is done by named collaborators:
  * `gate.ts` (state, start-up queue, plugins.toml activation), `handlers.ts`
- * (hook → recorder table, fail-open guard), `live.ts` (what records over
- * one backend: `sessions.ts`, `recorder.ts`, `trajectories.ts`,
+ * (hook → recorder table, fail-open guard), `recording.ts` (what records over
+ * one backend: `sessions.ts`, `span-recorder.ts`, `trajectories.ts`,
  * `managed.ts`), `status.ts` and `shutdown.ts`.
  *
  * @module
@@ -30,7 +30,7 @@ import type { PluginStatus } from './status.ts';
 import { assembleStatus, emptyCounters } from './status.ts';
 import type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 import { flushPlugin, installExitHandlers, shutdownPlugin } from './shutdown.ts';
-import { BackgroundWork } from './work.ts';
+import { BackgroundWork } from './background-work.ts';
 
 export type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 export type { PluginState, PluginStatus } from './status.ts';

@@ -10,8 +10,8 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { HookGate } from './gate.ts';
 import type { PluginCounters } from './status.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
+import { errorText } from './background-work.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 

@@ -11,27 +11,26 @@
  * session; the final write at close replaces a pending partial one; writes
  * of one session run in order so the final one always wins; and at a
  * process exit without `shutdown()` every unwritten trajectory is written
- * synchronously.
+ * synchronously. The files themselves are written by the one trajectory-file
+ * writer (`backends/trajectory-files.ts`: atomic, retried, listed, exit write).
  *
  * @module
  */
 
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
-import { writeFileAtomic } from '../shared/atomic-file.ts';
-import { atExit } from '../shared/exit-hook.ts';
+import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { text, truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
 
-/** Most retries of one failed trajectory write. */
-const MAX_ATIF_RETRIES = 8;
+/** A failed trajectory write is tried again after 200 ms, doubling to 5 s, 8 times at most. */
+const ATIF_RETRY = { firstDelayMs: 200, maxDelayMs: 5000, maxRetries: 8 };
 
 export interface AtifTarget {
   outputDirectory: string;
@@ -55,13 +54,16 @@ export class TrajectoryWriter {
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
   private readonly unwritten = new Set<SessionState>();
-  /** Failed trajectory writes retried so far, per session. */
-  private readonly atifRetries = new Map<SessionState, number>();
-  private readonly health = new Map<string, OutputHealth>();
-  private removeExitTask: (() => void) | null = null;
+  private readonly files: TrajectoryFiles<SessionState>;
+  private exitTaskInstalled = false;
 
   constructor(private readonly options: TrajectoryWriterOptions) {
     this.recordsNothing = kindOf(options.backend) === 'off';
+    this.files = new TrajectoryFiles({
+      onError: (message) => options.work.fail('NeMo Relay', message),
+      retry: ATIF_RETRY,
+      maxListedFiles: MAX_LISTED_ATIF_OUTPUTS,
+    });
     this.installExitTask();
   }
 
@@ -146,12 +148,13 @@ export class TrajectoryWriter {
     if (state.atifExporter && target) this.writeNow(state, state.atifExporter, target);
   }
 
-  /** Starts every delayed partial write now (for `flush()`). */
+  /** Starts every delayed partial write now, and tries the failed ones again (for `flush()`). */
   writePending(): void {
     for (const [state, timer] of [...this.pendingPartialWrites]) {
       clearTimeout(timer);
       this.runPartialWrite(state);
     }
+    this.files.retryNow();
   }
 
   /** Settles when every write started so far has finished. */
@@ -159,56 +162,36 @@ export class TrajectoryWriter {
     await Promise.allSettled([...this.exportChains.values()]);
   }
 
-  /** Everything is written (or reported): the exit task has nothing left to do. */
+  /** Everything is written (or reported): no retry and no exit task is left. */
   dispose(): void {
     this.removeExit();
+    this.files.close();
     this.unwritten.clear();
   }
 
   outputs(): OutputHealth[] {
-    return [...this.health.values()].map((health) => ({ ...health }));
+    return this.files.files();
   }
 
   private writeNow(state: SessionState, exporter: AtifExporter, target: AtifTarget): void {
     this.chain(state.sessionId, async () => {
-      const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
-      const health = this.healthOf(file);
       try {
-        const json = await exporter.exportJson();
-        health.bytes = writeFileAtomic(file, json);
-        health.lastWrite = new Date().toISOString();
-        this.atifRetries.delete(state);
-      } catch (error) {
-        health.errors += 1;
-        health.lastError = errorText(error);
-        this.retryLater(state);
-        throw error;
+        const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+        const text = await exporter.exportJson();
+        this.files.write(state, { path: file, text });
       } finally {
-        // Written or reported; a newer partial write keeps it listed.
+        // Written, kept for a retry, or reported; a newer partial write keeps it listed.
         if (!this.pendingPartialWrites.has(state)) this.unwritten.delete(state);
       }
     });
   }
 
   /**
-   * A failed trajectory write (a full disk, EMFILE) is tried again, as a
-   * pending partial write with a doubling delay (200 ms to 5 s, 8 times at
-   * most), and stays listed as unwritten for flush, shutdown and exit.
-   */
-  private retryLater(state: SessionState): void {
-    const tries = (this.atifRetries.get(state) ?? 0) + 1;
-    if (tries > MAX_ATIF_RETRIES || this.pendingPartialWrites.has(state)) return;
-    this.atifRetries.set(state, tries);
-    const timer = setTimeout(() => this.runPartialWrite(state), Math.min(5000, 200 * 2 ** (tries - 1)));
-    (timer as { unref?: () => void }).unref?.();
-    this.pendingPartialWrites.set(state, timer);
-  }
-
-  /**
    * At process exit without `shutdown()`, nothing can be awaited: every open
    * session's trajectory, and every one whose write was still queued or in
    * flight, is written synchronously from what the backend has delivered
-   * (`exportJsonNow`). The ATOF file has the events either way.
+   * (`exportJsonNow`); the writer then tries the failed ones a last time.
+   * The ATOF file has the events either way.
    */
   private writeAtExit(): void {
     const target = this.atifTarget();
@@ -222,30 +205,12 @@ export class TrajectoryWriter {
       if (!exporter || typeof exporter.exportJsonNow !== 'function' || !this.writesFileOf(state)) continue;
       try {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
-        const health = this.healthOf(file);
-        health.bytes = writeFileAtomic(file, exporter.exportJsonNow());
-        health.lastWrite = new Date().toISOString();
+        this.files.write(state, { path: file, text: exporter.exportJsonNow() });
       } catch {
         // Nothing can be reported this late; the other sessions still get theirs.
       }
     }
     this.unwritten.clear();
-  }
-
-  private healthOf(file: string): OutputHealth {
-    let health = this.health.get(file);
-    if (!health) {
-      health = { kind: 'atif', path: file, lastWrite: null, bytes: 0, errors: 0 };
-      // One file per session: unbounded, this map would grow with every
-      // session a long-lived host ever had. The oldest listing goes first;
-      // an export in flight keeps its own reference to its entry.
-      if (this.health.size >= MAX_LISTED_ATIF_OUTPUTS) {
-        const oldest = this.health.keys().next().value;
-        if (oldest !== undefined) this.health.delete(oldest);
-      }
-      this.health.set(file, health);
-    }
-    return health;
   }
 
   // Exports of one session run in order, so the final trajectory always wins
@@ -261,13 +226,14 @@ export class TrajectoryWriter {
   }
 
   private installExitTask(): void {
-    if (this.removeExitTask !== null || this.atifTarget() === null) return;
-    this.removeExitTask = atExit(() => this.writeAtExit());
+    if (this.exitTaskInstalled || this.atifTarget() === null) return;
+    this.files.installExitTask(() => this.writeAtExit());
+    this.exitTaskInstalled = true;
   }
 
   private removeExit(): void {
-    this.removeExitTask?.();
-    this.removeExitTask = null;
+    this.files.removeExitTask();
+    this.exitTaskInstalled = false;
   }
 }
 

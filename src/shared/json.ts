@@ -164,6 +164,11 @@ export function isJsonObject(value: unknown): value is { [key: string]: Json } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The value when it is a JSON object (not null, not an array), else `undefined`. */
+export function asObject(value: Json | undefined): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+}
+
 // `undefined` means "omit": the caller drops the key or writes null in an array.
 function convert(value: unknown, depth: number, walk: Walk): Json | undefined {
   if (--walk.values < 0) return TRUNCATED;

@@ -77,7 +77,7 @@ describe('AdapterCore', () => {
     call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }] }));
     call.attemptError(Object.assign(new Error('503'), { statusCode: 503, isRetryable: true }));
     call.attemptStart();
-    call.attemptEnd({ text: 'ok', toolCalls: [], usage: { prompt: 3, completion: 1, cacheRead: 2 } });
+    call.attemptEnd({ text: 'ok', toolCalls: [], usage: { shape: 'anthropic_messages', usage: { input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 2 } } });
     const api = log.filter(([name]) => name.includes('api_request'));
     expect(api.map(([name, p]) => [name, p.api_request_id, p.retry_count])).toEqual([
       ['pre_api_request', call.ids.api_request_id, 0],

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/shared/logger.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
@@ -171,41 +168,5 @@ describe('detectRuntime', () => {
     const versions = process.versions as Record<string, string | undefined>;
     const expected = versions.deno ? 'deno' : versions.bun ? 'bun' : 'node';
     expect(detectRuntime()).toBe(expected);
-  });
-});
-
-describe('src/ and native/', () => {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-  function sources(dir: string): string[] {
-    return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) return sources(full);
-      return entry.name.endsWith('.ts') ? [full] : [];
-    });
-  }
-
-  it('touches native/ only through the dynamic import in select.ts', () => {
-    const offenders: string[] = [];
-    for (const file of sources(path.join(root, 'src'))) {
-      const text = fs.readFileSync(file, 'utf8');
-      for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*)['"]([^'"]+)['"]/g)) {
-        const specifier = match[1]!;
-        const resolved = specifier.startsWith('.') ? path.resolve(path.dirname(file), specifier) : specifier;
-        const touchesNative = resolved.startsWith(path.join(root, 'native') + path.sep) || specifier.includes('nemo-relay-node');
-        if (!touchesNative) continue;
-        const dynamicInSelect = file === path.join(root, 'src', 'backends', 'select.ts') && match[0].startsWith('import');
-        if (!dynamicInSelect) offenders.push(`${path.relative(root, file)}: ${match[0]}`);
-      }
-    }
-    expect(offenders).toEqual([]);
-  });
-
-  it('loads nemo-relay-node in native/ only lazily, through createRequire', () => {
-    for (const file of sources(path.join(root, 'native'))) {
-      const text = fs.readFileSync(file, 'utf8');
-      expect(text, path.relative(root, file)).not.toMatch(/from\s+['"]nemo-relay-node/);
-      expect(text, path.relative(root, file)).not.toMatch(/import\s*\(\s*['"]nemo-relay-node/);
-    }
   });
 });

@@ -20,6 +20,7 @@ import type { FakeRelay } from '../../src/testing/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { BACKENDS, nativeLoadError, tempDir } from './backends.ts';
 import { pairsByUuid, parseValidAtif, readAtifDir, readValidAtof, type ReadEvent } from './files.ts';
+import { observabilityDocument } from '../support/plugins-toml.ts';
 
 const OPENAI_REQUEST = (text: string) => ({
   headers: {},
@@ -570,20 +571,10 @@ describe.each(BACKENDS)('RelayBackend contract: $name', (backendCase) => {
     // ------------------------------------------------------------- plugin config
 
     it('activates a plugins.toml document, reports on it, and closes idempotently', async () => {
-      const document: JsonObject = {
-        version: 1,
-        components: [
-          {
-            kind: 'observability',
-            enabled: true,
-            config: {
-              version: 4,
-              atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'plugin-events.jsonl', mode: 'overwrite' }] },
-              atif: { enabled: true, agent_name: 'hermes', agent_version: '1.0', output_directory: dir, filename_template: 'trajectory-{session_id}.json' },
-            },
-          },
-        ],
-      };
+      const document = observabilityDocument({
+        atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'plugin-events.jsonl', mode: 'overwrite' }] },
+        atif: { enabled: true, agent_name: 'hermes', agent_version: '1.0', output_directory: dir, filename_template: 'trajectory-{session_id}.json' },
+      });
       const activation = await backend.initializePluginConfig(document);
       expect(Array.isArray(activation.report.diagnostics)).toBe(true);
       expect(Array.isArray(activation.report.configPaths)).toBe(true);

@@ -37,6 +37,7 @@ const CASES: Case[] = [
   { stream: 'api-retry', mode: undefined, files: ['hermes-atif-retry-1.json'] },
   { stream: 'anthropic', mode: undefined, files: ['hermes-atif-claude-1.json'] },
   { stream: 'cached-usage', mode: undefined, files: ['hermes-atif-cache-1.json'] },
+  { stream: 'adapter-usage', mode: undefined, files: ['hermes-atif-adapter-usage-1.json'] },
   { stream: 'subagent', mode: undefined, files: ['hermes-atif-parent-1.json'] },
   { stream: 'subagent', mode: 'all', files: ['hermes-atif-child-1.json', 'hermes-atif-parent-1.json'] },
   { stream: 'parallel-subagents', mode: undefined, files: ['hermes-atif-lead-1.json'] },
@@ -87,6 +88,40 @@ function failedLlmAsNative(memory: ReplayResult, native: ReplayResult): ReplayRe
     trajectoryTexts,
     trajectories: new Map([...trajectoryTexts].map(([name, text]) => [name, JSON.parse(text) as AtifTrajectory] as const)),
   };
+}
+
+/**
+ * The third known difference (README, differences between the backends):
+ * the framework adapters send an `anthropic` provider with usage in the
+ * OpenAI chat shape, whose `prompt_tokens` already holds the cache reads and
+ * writes. Native's own ATIF exporter (the plugins.toml `atif` component)
+ * adds them again because of the provider's name; memory counts them once,
+ * and so do the plugin's ATIF files on either backend (one builder). Memory's
+ * files are compared after adding each step's `cached_tokens` back to its
+ * `prompt_tokens` (and the total), and the figures are pinned below.
+ */
+const DOUBLE_COUNTED_STREAMS: ReadonlySet<string> = new Set(['adapter-usage']);
+
+function promptTokensAsNative(memory: ReplayResult): ReplayResult {
+  const trajectoryTexts = new Map<string, string>();
+  for (const [name, doc] of memory.trajectories) {
+    const added = doc.steps.filter((step) => step.metrics?.prompt_tokens !== undefined).map((step) => step.metrics!.cached_tokens ?? 0);
+    let index = 0;
+    // Only inside step metrics: the observed events keep the payloads' own prompt_tokens.
+    let text = memory.trajectoryTexts.get(name)!.replace(/"metrics":\s?\{(?:[^{}]|\{[^{}]*\})*\}/g, (metrics) =>
+      metrics.replace(/("prompt_tokens":\s?)(\d+)/, (_, key: string, value: string) => `${key}${Number(value) + added[index++]!}`),
+    );
+    expect(index, 'one prompt_tokens per step with metrics').toBe(added.length);
+    text = text.replace(/("total_prompt_tokens":\s?)(\d+)/, (_, key: string, value: string) => `${key}${Number(value) + added.reduce((a, b) => a + b, 0)}`);
+    trajectoryTexts.set(name, text);
+  }
+  return { ...memory, trajectoryTexts, trajectories: new Map([...trajectoryTexts].map(([name, text]) => [name, JSON.parse(text) as AtifTrajectory] as const)) };
+}
+
+function asNative(name: string, memory: ReplayResult, native: ReplayResult, pluginsToml: boolean): ReplayResult {
+  if (FAILED_LLM_STREAMS.has(name)) return failedLlmAsNative(memory, native);
+  if (pluginsToml && DOUBLE_COUNTED_STREAMS.has(name)) return promptTokensAsNative(memory);
+  return memory;
 }
 
 function caseTitle(c: Case): string {
@@ -210,7 +245,7 @@ describe.skipIf(!nativeAvailable)(title, () => {
   it.each(CASES.map((c) => [caseTitle(c), c] as const))('%s', async (_title, c) => {
     const { memory, native } = await run(c);
     expect([...native.trajectories.keys()]).toEqual(c.files);
-    expectSameFiles(FAILED_LLM_STREAMS.has(c.stream) ? failedLlmAsNative(memory, native) : memory, native, KNOWN[c.stream] ?? {});
+    expectSameFiles(asNative(c.stream, memory, native, false), native, KNOWN[c.stream] ?? {});
   });
 
   // The same streams with the files configured by a plugins.toml
@@ -222,7 +257,21 @@ describe.skipIf(!nativeAvailable)(title, () => {
     const native = relabelFiles(await replay(loadNativeRelay({ logger: silentLogger }), lines, { pluginsToml: true }));
     expect(native.trajectories.size).toBeGreaterThan(0);
     for (const fileName of native.trajectories.keys()) expect(fileName).toMatch(/^trajectory-<uuid-\d+>\.json$/);
-    expectSameFiles(FAILED_LLM_STREAMS.has(name) ? failedLlmAsNative(memory, native) : memory, native, KNOWN[name] ?? {});
+    expectSameFiles(asNative(name, memory, native, true), native, KNOWN[name] ?? {});
+  });
+
+  it('adapter-usage: the plugins.toml ATIF component counts each Anthropic prompt once on memory, cache reads and writes twice on native', async () => {
+    const lines = stream('adapter-usage');
+    const metricsOf = (result: ReplayResult) =>
+      [...result.trajectories.values()].map((doc) => [doc.steps.filter((s) => s.metrics !== undefined).map((s) => [s.metrics!.prompt_tokens, s.metrics!.cached_tokens]), doc.final_metrics?.total_prompt_tokens]);
+    const memory = await replay(createMemoryRelay({ logger: silentLogger }), lines, { pluginsToml: true });
+    const native = await replay(loadNativeRelay({ logger: silentLogger }), lines, { pluginsToml: true });
+    // The payloads say 3,270 (3,000 written to the cache) and 1,410 (1,216 read from it).
+    expect(metricsOf(memory)).toEqual([[[[3270, 3000], [1410, 1216]], 4680]]);
+    expect(metricsOf(native)).toEqual([[[[6270, 3000], [2626, 1216]], 8896]]);
+    // The plugin's own ATIF files come from the one builder on both backends: counted once.
+    const plugin = await replay(loadNativeRelay({ logger: silentLogger }), lines, {});
+    expect(metricsOf(plugin)).toEqual([[[[3270, 3000], [1410, 1216]], 4680]]);
   });
 
   it('api-retry: the LLM call closed by api_request_error ends as an error on memory, OK (forced) on native', async () => {

@@ -673,3 +673,38 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
   });
 });
 
+
+/**
+ * The one place the builder and native's exporter disagree on purpose
+ * (README, differences between the backends): usage whose own shape
+ * includes the cache in its input (OpenAI chat `prompt_tokens`, the shape
+ * the framework adapters emit; LangChain `usage_metadata`; the AI SDK's
+ * `inputTokens`) under an Anthropic provider name. Native adds the cache
+ * reads and writes again because of the name; the builder counts by shape.
+ * Raw Anthropic usage (`input_tokens` without the cache) is added up on both.
+ */
+describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter: Anthropic prompt tokens${nativeSkipReason ? ` (skipped: ${nativeSkipReason})` : ''}`, () => {
+  it('counts inclusive usage under an Anthropic provider once, where native adds the cache again', async () => {
+    const run = await runExporterScenario(native!, AGENT, (s) => {
+      const session = s.push('session', 'Agent', null);
+      const ask = (text: string) => ({ messages: [{ role: 'user', content: text }] });
+      s.chat('anthropic', ask('a'), { content: 'chat', usage: { prompt_tokens: 1410, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 1216 } } }, session);
+      s.chat('anthropic.messages', ask('b'), { content: 'written', usage: { prompt_tokens: 3270, completion_tokens: 40, prompt_tokens_details: { cached_tokens: 0 }, cache_write_tokens: 3000 } }, session);
+      s.chat('anthropic', ask('c'), { content: 'langchain', usage: { input_tokens: 1410, output_tokens: 12, input_token_details: { cache_read: 1216 } } }, session);
+      s.chat('anthropic', ask('d'), { content: 'ai sdk', usage: { inputTokens: 1410, outputTokens: 12, inputTokenDetails: { cacheReadTokens: 1216, noCacheTokens: 194 } } }, session);
+      s.chat('anthropic', ask('e'), { content: 'raw', usage: { input_tokens: 194, output_tokens: 12, cache_read_input_tokens: 1216 } }, session);
+      s.pop(session);
+    });
+    const builder = new AtifBuilder(AGENT);
+    for (const event of run.events) builder.add(event);
+    const counts = (t: AtifTrajectory) => t.steps.filter((step) => step.metrics !== undefined).map((step) => [step.metrics!.prompt_tokens, step.metrics!.cached_tokens]);
+    const built = builder.build();
+    const expected = JSON.parse(run.nativeJson) as AtifTrajectory;
+    expect(counts(built)).toEqual([[1410, 1216], [3270, 3000], [1410, 1216], [1410, 1216], [1410, 1216]]);
+    // Native: twice for the chat shape; no cache count at all for LangChain's and the AI SDK's details.
+    expect(counts(expected)).toEqual([[2626, 1216], [6270, 3000], [1410, undefined], [1410, undefined], [1410, 1216]]);
+    // Everything else is the same document.
+    const withoutCounts = (t: AtifTrajectory) => JSON.parse(JSON.stringify(t, (key, value) => (key === 'metrics' || key === 'final_metrics' ? undefined : value)));
+    expect(withoutCounts(built)).toEqual(withoutCounts(expected));
+  });
+});

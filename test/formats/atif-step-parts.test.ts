@@ -3,7 +3,7 @@
  * contract: a re-created step lists its fields in native's struct order.
  */
 import { describe, expect, it } from 'vitest';
-import { reorderStep } from '../../src/formats/atif/convert/step-parts.ts';
+import { reorderStep } from '../../src/formats/atif/convert/step-builders.ts';
 import { ATIF_STEP_FIELDS, type AtifStep } from '../../src/formats/atif/types.ts';
 
 describe('reorderStep', () => {

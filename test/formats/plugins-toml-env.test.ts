@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
 import { refusingEnv } from '../support/refusing-env.ts';
+import { observabilityDocument } from '../support/plugins-toml.ts';
 
 function withRefusedEnv<T>(run: () => T): T {
   const saved = process.env;
@@ -16,22 +17,12 @@ function withRefusedEnv<T>(run: () => T): T {
   }
 }
 
-const document = {
-  version: 1,
-  components: [
-    {
-      kind: 'observability',
-      enabled: true,
-      config: {
-        version: 4,
-        opentelemetry: {
-          enabled: true,
-          endpoints: [{ type: 'gen_ai', endpoint: 'http://127.0.0.1:9/v1/traces', transport: 'http_binary', header_env: { authorization: 'NRH_TEST_TOKEN' } }],
-        },
-      },
-    },
-  ],
-};
+const document = observabilityDocument({
+  opentelemetry: {
+    enabled: true,
+    endpoints: [{ type: 'gen_ai', endpoint: 'http://127.0.0.1:9/v1/traces', transport: 'http_binary', header_env: { authorization: 'NRH_TEST_TOKEN' } }],
+  },
+});
 
 describe('plugins.toml validation when the runtime refuses environment reads', () => {
   it('does not throw; a header_env variable it may not read counts as unset and skips that endpoint', () => {

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { AtofFileWriter, defaultAtofFilename, type WriterFs } from '../../src/backends/memory/atof-writer.ts';
+import { AtofFileWriter, defaultAtofFilename, type WriterFs } from '../../src/backends/memory/atof-batcher.ts';
 import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 

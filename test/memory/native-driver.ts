@@ -40,6 +40,7 @@ import { scopeTypeOf } from '../../native/payloads.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
+import { observabilityDocument } from '../support/plugins-toml.ts';
 
 type Handle = { readonly uuid: string };
 type Stack = object;
@@ -344,20 +345,11 @@ export function readTree(dir: string): Record<string, string> {
  */
 export const pluginDocument =
   (atif: Record<string, unknown> = {}) =>
-  (dir: string) => ({
-    version: 1,
-    components: [
-      {
-        kind: 'observability',
-        enabled: true,
-        config: {
-          version: 4,
-          atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'events.jsonl', mode: 'overwrite' }] },
-          atif: { enabled: true, agent_name: 'probe-agent', agent_version: '0.0.1', model_name: 'm', output_directory: dir, ...atif },
-        },
-      },
-    ],
-  });
+  (dir: string) =>
+    observabilityDocument({
+      atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'events.jsonl', mode: 'overwrite' }] },
+      atif: { enabled: true, agent_name: 'probe-agent', agent_version: '0.0.1', model_name: 'm', output_directory: dir, ...atif },
+    });
 
 /**
  * Activates a plugins.toml document on native (with `XDG_CONFIG_HOME`

@@ -8,21 +8,13 @@ import { createMemoryRelay, InvalidPluginConfigError } from '../../src/backends/
 import { silentLogger } from '../../src/shared/logger.ts';
 import type { Json, JsonObject } from '../../src/relay/contract.ts';
 import { tempDir } from '../contract/backends.ts';
+import { observabilityDocument } from '../support/plugins-toml.ts';
 
-const doc = (dir: string, extraSinks: Json[], storage: Json[]) => ({
-  version: 1,
-  components: [
-    {
-      kind: 'observability',
-      enabled: true,
-      config: {
-        version: 4,
-        atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'e.jsonl', mode: 'overwrite' }, ...extraSinks] },
-        atif: { enabled: true, output_directory: dir, filename_template: 't-{session_id}.json', storage },
-      },
-    },
-  ],
-});
+const doc = (dir: string, extraSinks: Json[], storage: Json[]) =>
+  observabilityDocument({
+    atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'e.jsonl', mode: 'overwrite' }, ...extraSinks] },
+    atif: { enabled: true, output_directory: dir, filename_template: 't-{session_id}.json', storage },
+  });
 
 describe('memory plugin host: destinations with configuration errors', () => {
   it('skips them with warnings, activates the file sink and ATIF, and lists only the valid destinations', async () => {

@@ -16,30 +16,14 @@ import {
 } from '../../native/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { available, builtAdapter, readAtof, relay, runScript, tempDir } from './support.ts';
+import { observabilityDocument } from '../support/plugins-toml.ts';
 
 function observability(dir: string, extra: JsonObject = {}): JsonObject {
-  return {
-    version: 1,
-    components: [
-      {
-        kind: 'observability',
-        enabled: true,
-        config: {
-          version: 4,
-          atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'events.jsonl', mode: 'append' }] },
-          atif: {
-            enabled: true,
-            agent_name: 'hermes',
-            agent_version: '1.0',
-            model_name: 'm',
-            output_directory: dir,
-            filename_template: 'trajectory-{session_id}.json',
-          },
-          ...extra,
-        },
-      },
-    ],
-  };
+  return observabilityDocument({
+    atof: { enabled: true, sinks: [{ type: 'file', output_directory: dir, filename: 'events.jsonl', mode: 'append' }] },
+    atif: { enabled: true, agent_name: 'hermes', agent_version: '1.0', model_name: 'm', output_directory: dir, filename_template: 'trajectory-{session_id}.json' },
+    ...extra,
+  });
 }
 
 function canOverlayEtc(): { ok: boolean; why: string } {

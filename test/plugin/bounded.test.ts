@@ -26,6 +26,7 @@ describe('bounded flush and shutdown', () => {
     plugin.onSessionStart({ session_id: 's1' });
     await plugin.flush({ timeoutMs: 50 });
     await plugin.shutdown({ timeoutMs: 50 });
+    // One timed-out wait each: the flush, then the shutdown.
     expect(plugin.status().counters.errors).toBe(2);
     expect(plugin.status().state).toBe('shutdown');
   });

@@ -3,6 +3,7 @@
 // path. `extraToml` is appended (e.g. another [[components]] entry).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { JsonObject } from '../../src/relay/contract.ts';
 
 export interface ObservabilityTomlOptions {
   atofDir: string;
@@ -39,4 +40,12 @@ filename_template = "trajectory-{session_id}.json"
 ${options.extraToml ?? ''}`,
   );
   return file;
+}
+
+/**
+ * A plugins.toml document (as an object) with one enabled observability
+ * component of config version 4 whose other sections are `sections`.
+ */
+export function observabilityDocument<Sections extends JsonObject>(sections: Sections) {
+  return { version: 1, components: [{ kind: 'observability', enabled: true, config: { version: 4, ...sections } }] };
 }

@@ -6,7 +6,8 @@
 
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import type { CallOfTool, ChatMessage, OfferedTool, TokenCounts } from '../core/shapes.ts';
+import type { ProviderUsage } from '../../formats/usage.ts';
+import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { textOfParts } from '../core/shapes.ts';
 
 type Part = Record<string, unknown>;
@@ -85,29 +86,11 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   return out;
 }
 
-/** `LanguageModelUsage` (counts flat, details nested) or a provider `usage` (`{inputTokens:{total, cacheRead}}`). */
-export function tokenCounts(usage: unknown): TokenCounts | undefined {
-  if (!isRecord(usage)) return undefined;
-  const input = usage.inputTokens;
-  const output = usage.outputTokens;
-  if (isRecord(input) || isRecord(output)) {
-    const i = isRecord(input) ? input : {};
-    const o = isRecord(output) ? output : {};
-    return { prompt: num(i.total), completion: num(o.total), cacheRead: num(i.cacheRead), cacheWrite: num(i.cacheWrite), reasoning: num(o.reasoning) };
-  }
-  const inputDetails = isRecord(usage.inputTokenDetails) ? usage.inputTokenDetails : {};
-  const outputDetails = isRecord(usage.outputTokenDetails) ? usage.outputTokenDetails : {};
-  return {
-    prompt: num(input),
-    completion: num(output),
-    total: num(usage.totalTokens),
-    cacheRead: num(inputDetails.cacheReadTokens ?? usage.cachedInputTokens),
-    cacheWrite: num(inputDetails.cacheWriteTokens),
-    reasoning: num(outputDetails.reasoningTokens ?? usage.reasoningTokens),
-  };
+/** `LanguageModelUsage` (counts flat, details nested) or a provider `usage` (`{inputTokens:{total, cacheRead}}`), tagged for the token table. */
+export function tokenCounts(usage: unknown): ProviderUsage | undefined {
+  return isRecord(usage) ? { shape: 'ai_sdk', usage } : undefined;
 }
 
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 /** `onLanguageModelCallEnd`'s event as a response. */
 export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts {

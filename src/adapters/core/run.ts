@@ -16,6 +16,7 @@ import type { HookPayloads } from '../../hooks/payloads.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { TurnIds, type ApiCallIds } from '../../hooks/index.ts';
 import { consoleLogger } from '../../shared/logger.ts';
+import { chatCompletionsUsage, readProviderUsage, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import { Guard } from './guard.ts';
 import { sessionIdFor, type AdapterOptions } from './options.ts';
@@ -23,13 +24,11 @@ import {
   argumentsObject,
   assistantMessage,
   chatTool,
-  chatUsage,
   describeError,
   lastUserMessage,
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
-  type TokenCounts,
 } from './shapes.ts';
 
 /** The request of one provider attempt, built only when a hook listens. */
@@ -46,7 +45,8 @@ export interface ResponseParts {
   readonly text: string;
   readonly toolCalls: readonly CallOfTool[];
   readonly reasoning?: string;
-  readonly usage?: TokenCounts;
+  /** The framework's usage as it reported it, tagged with its shape; the token table reads it. */
+  readonly usage?: ProviderUsage;
   readonly finishReason?: string;
   readonly model?: string;
   readonly id?: string;
@@ -444,7 +444,7 @@ export class ApiCall {
     const endedAt = now();
     run.core.emit('post_api_request', () => {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
-      const usage = chatUsage(response.usage);
+      const usage = chatCompletionsUsage(readProviderUsage(response.usage));
       const model = response.model ?? this.#parts().model ?? run.model;
       return {
         ...this.#base(),

@@ -28,16 +28,6 @@ export interface OfferedTool {
   readonly parameters?: unknown;
 }
 
-/** Token counts as the adapters collect them; any may be unknown. */
-export interface TokenCounts {
-  readonly prompt?: number;
-  readonly completion?: number;
-  readonly total?: number;
-  readonly cacheRead?: number;
-  readonly cacheWrite?: number;
-  readonly reasoning?: number;
-}
-
 /** Arguments as the JSON string OpenAI tool calls carry. */
 function argumentsText(args: unknown): string {
   if (typeof args === 'string') return args;
@@ -79,28 +69,6 @@ export function chatTool(tool: OfferedTool): Record<string, unknown> {
   if (tool.description !== undefined) fn.description = tool.description;
   if (tool.parameters !== undefined) fn.parameters = toJson(tool.parameters);
   return { type: 'function', function: fn };
-}
-
-/** OpenAI `usage`; `undefined` when nothing is known. Cache reads and writes are already part of `prompt_tokens`. */
-export function chatUsage(counts: TokenCounts | undefined): Record<string, unknown> | undefined {
-  if (counts === undefined) return undefined;
-  const usage: Record<string, unknown> = {};
-  if (isCount(counts.prompt)) usage.prompt_tokens = counts.prompt;
-  if (isCount(counts.completion)) usage.completion_tokens = counts.completion;
-  const total = isCount(counts.total)
-    ? counts.total
-    : isCount(counts.prompt) && isCount(counts.completion)
-      ? counts.prompt + counts.completion
-      : undefined;
-  if (total !== undefined) usage.total_tokens = total;
-  if (isCount(counts.cacheRead)) usage.prompt_tokens_details = { cached_tokens: counts.cacheRead };
-  if (isCount(counts.cacheWrite) && counts.cacheWrite > 0) usage.cache_write_tokens = counts.cacheWrite;
-  if (isCount(counts.reasoning)) usage.completion_tokens_details = { reasoning_tokens: counts.reasoning };
-  return Object.keys(usage).length === 0 ? undefined : usage;
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
 /** The text of the last user message, or its content parts when it has more than text. */

@@ -6,13 +6,13 @@
 
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool, type TokenCounts } from '../core/shapes.ts';
+import type { ProviderUsage } from '../../formats/usage.ts';
+import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 
 type Loose = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 const ROLE_BY_TYPE: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', developer: 'developer', function: 'function', generic: 'user' };
 
@@ -87,27 +87,10 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   return out;
 }
 
-function usageOf(message: Loose, llmOutput: Loose): TokenCounts | undefined {
-  const usage = message.usage_metadata;
-  if (isRecord(usage)) {
-    const input = isRecord(usage.input_token_details) ? usage.input_token_details : {};
-    const output = isRecord(usage.output_token_details) ? usage.output_token_details : {};
-    return {
-      prompt: num(usage.input_tokens),
-      completion: num(usage.output_tokens),
-      total: num(usage.total_tokens),
-      cacheRead: num(input.cache_read),
-      cacheWrite: num(input.cache_creation),
-      reasoning: num(output.reasoning),
-    };
-  }
-  const tokenUsage = isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : undefined;
-  if (tokenUsage === undefined) return undefined;
-  return {
-    prompt: num(tokenUsage.promptTokens ?? tokenUsage.prompt_tokens),
-    completion: num(tokenUsage.completionTokens ?? tokenUsage.completion_tokens),
-    total: num(tokenUsage.totalTokens ?? tokenUsage.total_tokens),
-  };
+/** `usage_metadata` (its `input_tokens` include the cache), else the legacy `llmOutput.tokenUsage`, tagged for the token table. */
+function usageOf(message: Loose, llmOutput: Loose): ProviderUsage | undefined {
+  const usage = isRecord(message.usage_metadata) ? message.usage_metadata : isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : undefined;
+  return usage === undefined ? undefined : { shape: 'langchain', usage };
 }
 
 /** The first generation of an `LLMResult`. */

@@ -7,13 +7,13 @@
 
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool, type TokenCounts } from '../core/shapes.ts';
+import type { ProviderUsage } from '../../formats/usage.ts';
+import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 
 type Loose = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -111,25 +111,9 @@ function outputParts(output: unknown): { text: string; toolCalls: CallOfTool[] }
   return { text, toolCalls };
 }
 
-function detail(details: unknown, key: string): number | undefined {
-  if (Array.isArray(details)) {
-    let sum: number | undefined;
-    for (const entry of details) if (isRecord(entry) && typeof entry[key] === 'number') sum = (sum ?? 0) + (entry[key] as number);
-    return sum;
-  }
-  return isRecord(details) ? num(details[key]) : undefined;
-}
-
-/** `Usage` (camelCase, details as arrays) or span usage (`input_tokens`, `output_tokens`). */
-function tokenCounts(usage: unknown): TokenCounts | undefined {
-  if (!isRecord(usage)) return undefined;
-  return {
-    prompt: num(usage.inputTokens) ?? num(usage.input_tokens),
-    completion: num(usage.outputTokens) ?? num(usage.output_tokens),
-    total: num(usage.totalTokens) ?? num(usage.total_tokens),
-    cacheRead: detail(usage.inputTokensDetails ?? usage.input_tokens_details, 'cached_tokens') ?? num(usage.cached_input_tokens),
-    reasoning: detail(usage.outputTokensDetails ?? usage.output_tokens_details, 'reasoning_tokens'),
-  };
+/** `Usage` (camelCase, details as arrays) or span usage (`input_tokens`, `output_tokens`), tagged for the token table. */
+function tokenCounts(usage: unknown): ProviderUsage | undefined {
+  return isRecord(usage) ? { shape: 'openai_agents', usage } : undefined;
 }
 
 export function responseParts(output: unknown, usage: unknown, model: string | undefined, id: unknown): ResponseParts {

@@ -12,7 +12,7 @@
  */
 
 import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts';
-import type { RelayCore } from './plug-in.ts';
+import type { RelayCore } from './listeners.ts';
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {
   const o = options ?? ({} as AtifExporterOptions);

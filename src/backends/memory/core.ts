@@ -2,7 +2,7 @@
  * The in-memory relay's core: the operations behind the facade's guarded
  * entry points (scopes, marks, LLM and tool spans), the handles, the
  * timestamps, and the choice of encoder. What the relay's plug-ins see of
- * it is `RelayCore` (`plug-in.ts`).
+ * it is `RelayCore` (`listeners.ts`).
  *
  * An event goes through the current encoder (`encode/encoder.ts`): bytes
  * while someone keeps lines and no `subscribe()` callback takes event
@@ -21,7 +21,8 @@ import { scopeEvent } from '../../formats/atof/build.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { nowMicros } from '../../shared/clock.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
-import type { AtofFileWriter } from './atof-writer.ts';
+import { stringOf } from '../../shared/text.ts';
+import type { AtofFileWriter } from './atof-batcher.ts';
 import { RelayCounters } from './counters.ts';
 import { Delivery } from './delivery.ts';
 import { ScopeRecord, SpanRecord } from './records.ts';
@@ -29,7 +30,7 @@ import { SessionTrajectories } from '../session-trajectories.ts';
 import { placeScope } from './tree.ts';
 import type { Encoder } from './encode/encoder.ts';
 import { ByteEncoder } from './encode/bytes.ts';
-import type { InternalListener, RelayCore } from './plug-in.ts';
+import type { InternalListener, RelayCore } from './listeners.ts';
 import { ObjectEncoder } from './encode/objects.ts';
 import { llmProfile, recordedHeaders, toolProfile } from './encode/event-parts.ts';
 import type { EndRule } from './encode/metadata.ts';
@@ -72,7 +73,7 @@ export class MemoryRelayCore implements RelayCore {
     const place = placeScope(parent, category);
     const startUs = this.stamp(o.timestampUs);
     const attributes = o.attributes === undefined ? NO_ATTRIBUTES : scopeAttributeFlags(o.attributes);
-    const record = new ScopeRecord(this, place.uuid, text(o.name), category, parent, place.parentUuid, place.root, place.agentRooted, attributes, startUs);
+    const record = new ScopeRecord(this, place.uuid, stringOf(o.name), category, parent, place.parentUuid, place.root, place.agentRooted, attributes, startUs);
     const metadata = o.metadata;
     const input = o.input;
     if (!this.encoder.scopeStart(record, input, metadata)) this.objects.scopeStart(record, input, metadata);
@@ -99,7 +100,7 @@ export class MemoryRelayCore implements RelayCore {
     const uuid = uuidv7();
     const parentUuid = parent === null ? this.processRoot : parent.uuid;
     const root = parent === null ? this.processRoot : parent.propagationRootUuid;
-    const name = text(o.name);
+    const name = stringOf(o.name);
     const timestampUs = this.stamp(o.timestampUs);
     const top = parent === null ? null : parent.top;
     if (!this.encoder.mark(uuid, parentUuid, root, name, o.data, o.metadata, timestampUs, top)) {
@@ -141,7 +142,7 @@ export class MemoryRelayCore implements RelayCore {
     const startUs = this.stamp(timestampUs);
     const parentUuid = parent === null ? this.processRoot : parent.uuid;
     const root = parent === null ? this.processRoot : parent.propagationRootUuid;
-    return new SpanRecord(this, kind, uuid, text(name), parentUuid, root, parent === null ? null : parent.top, profile, startUs);
+    return new SpanRecord(this, kind, uuid, stringOf(name), parentUuid, root, parent === null ? null : parent.top, profile, startUs);
   }
 
   // ---- handles ------------------------------------------------------------------
@@ -249,14 +250,4 @@ export function safeClock(clock: unknown): () => number {
     }
     return nowMicros();
   };
-}
-
-function text(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value == null) return '';
-  try {
-    return String(value);
-  } catch {
-    return '';
-  }
 }

@@ -14,8 +14,8 @@
  */
 
 import type { AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
-import type { InternalListener } from './plug-in.ts';
-import type { AtofFileWriter } from './atof-writer.ts';
+import type { InternalListener } from './listeners.ts';
+import type { AtofFileWriter } from './atof-batcher.ts';
 import type { RelayCounters } from './counters.ts';
 import type { ScopeRecord } from './records.ts';
 import { serializeEvent } from './encode/event-text.ts';

@@ -14,9 +14,9 @@
  * `subscribe()` callback, ATIF included; `objects.ts` builds event objects
  * for subscribers and takes any line the byte encoder cannot write;
  * `metadata.ts` holds the end-metadata rules); `delivery.ts`, `tree.ts`,
- * `managed.ts`; and the outputs `atof-writer.ts`, `atif-exporter.ts`
+ * `managed.ts`; and the outputs `atof-batcher.ts` (lines batched into few writes; `atof-file.ts` is the file itself), `atif-exporter.ts`
  * (through the router both backends share, `../session-trajectories.ts`)
- * and `plugin-host.ts`. The contract's rules and errors are in
+ * and `plugins-toml-activation.ts`. The contract's rules and errors are in
  * `src/relay/rules.ts` and `src/relay/errors.ts`.
  *
  * ```ts
@@ -35,7 +35,7 @@
 
 export { createMemoryRelay } from './relay.ts';
 export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.ts';
-export type { MemoryPluginActivation } from './plugin-host.ts';
+export type { MemoryPluginActivation } from './plugins-toml-activation.ts';
 export { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
 export type {
   AtifSettings,

@@ -10,7 +10,7 @@
  *   end-metadata rules;
  * - `delivery.ts`: listeners, ATOF sinks, subscribers, each isolated;
  * - `managed.ts`: managed LLM and tool calls;
- * - `atif-exporter.ts`, `plugin-host.ts`, `atof-writer.ts`: the outputs.
+ * - `atif-exporter.ts`, `plugins-toml-activation.ts`, `atof-batcher.ts`: the outputs.
  *
  * Design points:
  * - Explicit parents only (see `tree.ts`).
@@ -61,9 +61,9 @@ import type { Logger, LoggerLike } from '../../shared/logger.ts';
 import { adaptLogger } from '../../shared/logger.ts';
 import { MemoryRelayCore, safeClock } from './core.ts';
 import { executeLlm, executeTool } from './managed.ts';
-import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
+import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
 import { createAtifExporter } from './atif-exporter.ts';
-import type { PluginHost } from './plugin-host.ts';
+import type { PluginHost } from './plugins-toml-activation.ts';
 
 /**
  * The plugins.toml machinery (its validator, the OTLP, stream and storage
@@ -71,11 +71,11 @@ import type { PluginHost } from './plugin-host.ts';
  * that records through settings, or only imports the package, never pays
  * for it. Set once loaded; until then the relay has no remote outputs.
  */
-let pluginHostModule: typeof import('./plugin-host.ts') | undefined;
-let pluginHostLoading: Promise<typeof import('./plugin-host.ts')> | undefined;
+let pluginHostModule: typeof import('./plugins-toml-activation.ts') | undefined;
+let pluginHostLoading: Promise<typeof import('./plugins-toml-activation.ts')> | undefined;
 
-function loadPluginHost(): Promise<typeof import('./plugin-host.ts')> {
-  pluginHostLoading ??= import('./plugin-host.ts').then(
+function loadPluginHost(): Promise<typeof import('./plugins-toml-activation.ts')> {
+  pluginHostLoading ??= import('./plugins-toml-activation.ts').then(
     (module) => (pluginHostModule = module),
     (error: unknown) => {
       // Not cached: the next activation tries again.
@@ -141,7 +141,7 @@ class MemoryRelayBackend implements MemoryRelay {
   readonly kind = 'memory' as const;
   private readonly core: MemoryRelayCore;
   private pluginHost: PluginHost | null = null;
-  /** An activation is between its call and its host (the plugin-host module is loading). */
+  /** An activation is between its call and its host (the plugins-toml-activation module is loading). */
   private activating = false;
 
   constructor(options?: MemoryRelayOptions) {

@@ -12,7 +12,7 @@ import type { OutputHealth } from '../../relay/contract.ts';
 import type { StreamSinkSettings } from '../../formats/plugins-toml/sinks.ts';
 import { createAtofStreamSink, type AtofStreamSink } from '../../export/streams/sink.ts';
 import { serializeEvent } from './encode/event-text.ts';
-import type { RelayCore } from './plug-in.ts';
+import type { RelayCore } from './listeners.ts';
 
 /**
  * The remote outputs' health across activations: the plugin re-activates

@@ -12,7 +12,7 @@
 import path from 'node:path';
 import { validateAtif } from '../../formats/atif/validate.ts';
 import { validateAtofEvents } from '../../formats/atof/validate.ts';
-import type { ValidationError } from '../../formats/validation.ts';
+import type { ValidationError } from '../../formats/validation-result.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { CliError, UsageError } from '../errors.ts';
 import { checkInputFile, inputName, readInputText, readLines, STDIN } from '../files.ts';

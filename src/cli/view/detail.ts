@@ -11,6 +11,7 @@
 import { extractMetrics } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { ViewNode } from './model.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 /** One message of a conversation, its content reduced to text where it is text. */
 interface DetailMessage {
@@ -38,7 +39,6 @@ export interface NodeDetail {
 type Obj = Record<string, unknown>;
 
 const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
 /** A single value larger than this is cut in the page (with a note of how much), so one huge payload cannot make the page unopenable. */
@@ -102,8 +102,8 @@ export function preciseDuration(us: number): string {
 function atifSession(source: Obj, sections: DetailSection[]): void {
   const agent = isObj(source.agent) ? source.agent : {};
   const facts: [string, string][] = [];
-  if (str(source.session_id)) facts.push(['session id', String(source.session_id)]);
-  for (const key of ['name', 'version', 'model_name']) if (str(agent[key])) facts.push([`agent ${key.replace('_', ' ')}`, String(agent[key])]);
+  if (nonEmptyString(source.session_id)) facts.push(['session id', String(source.session_id)]);
+  for (const key of ['name', 'version', 'model_name']) if (nonEmptyString(agent[key])) facts.push([`agent ${key.replace('_', ' ')}`, String(agent[key])]);
   if (facts.length > 0) sections.push({ title: 'Agent', type: 'facts', facts });
   if (source.final_metrics !== undefined) sections.push({ title: 'Final metrics', type: 'json', value: source.final_metrics });
   if (source.notes !== undefined) sections.push({ title: 'Notes', type: 'text', text: textOf(source.notes) });
@@ -121,8 +121,8 @@ function atifStep(step: Obj, target: ViewNode, sections: DetailSection[]): void 
     else if (request) sections.push({ title: 'Input', type: 'json', value: request });
     const answer = message('assistant', step.message);
     const calls = Array.isArray(step.tool_calls) ? step.tool_calls.filter(isObj) : [];
-    if (calls.length > 0) answer.toolCalls = calls.map((call) => ({ name: str(call.function_name) ?? '?', ...(str(call.tool_call_id) ? { id: String(call.tool_call_id) } : {}), arguments: call.arguments }));
-    if (str(step.reasoning_content)) sections.push({ title: 'Reasoning', type: 'text', text: String(step.reasoning_content) });
+    if (calls.length > 0) answer.toolCalls = calls.map((call) => ({ name: nonEmptyString(call.function_name) ?? '?', ...(nonEmptyString(call.tool_call_id) ? { id: String(call.tool_call_id) } : {}), arguments: call.arguments }));
+    if (nonEmptyString(step.reasoning_content)) sections.push({ title: 'Reasoning', type: 'text', text: String(step.reasoning_content) });
     if (answer.text !== '' || answer.toolCalls || answer.parts) sections.push({ title: 'Output', type: 'messages', messages: [answer] });
     if (isObj(extra.llm_response) && extra.llm_response.error !== undefined) sections.push({ title: 'Error', type: 'json', value: extra.llm_response.error });
     const results = isObj(step.observation) && Array.isArray(step.observation.results) ? step.observation.results : [];
@@ -147,8 +147,8 @@ function atifTool(source: Obj, sections: DetailSection[]): void {
     sections.push({ title: 'Result', type: 'text', text: '(no result recorded)' });
   }
   const facts: [string, string][] = [];
-  if (str(call.tool_call_id)) facts.push(['tool call id', String(call.tool_call_id)]);
-  if (str(call.function_name)) facts.push(['function', String(call.function_name)]);
+  if (nonEmptyString(call.tool_call_id)) facts.push(['tool call id', String(call.tool_call_id)]);
+  if (nonEmptyString(call.function_name)) facts.push(['function', String(call.function_name)]);
   if (facts.length > 0) sections.push({ title: 'Call', type: 'facts', facts });
   const metadata: Obj = {};
   if (isObj(result?.extra)) Object.assign(metadata, result.extra);
@@ -202,15 +202,15 @@ function atofMark(event: Obj, sections: DetailSection[]): void {
 function messagesOf(request: Obj): DetailMessage[] | undefined {
   const out: DetailMessage[] = [];
   if (request.system !== undefined) out.push(message('system', request.system));
-  if (str(request.instructions)) out.push(message('system', request.instructions));
+  if (nonEmptyString(request.instructions)) out.push(message('system', request.instructions));
   const list = Array.isArray(request.messages) ? request.messages : Array.isArray(request.contents) ? request.contents : Array.isArray(request.input) ? request.input : undefined;
   if (!list) return out.length > 0 ? out : undefined;
   for (const item of list) {
     if (!isObj(item)) continue;
-    const msg = message(str(item.role) ?? str(item.type) ?? '?', item.content ?? item.parts ?? item.output);
+    const msg = message(nonEmptyString(item.role) ?? nonEmptyString(item.type) ?? '?', item.content ?? item.parts ?? item.output);
     const calls = Array.isArray(item.tool_calls) ? item.tool_calls.filter(isObj) : [];
     if (calls.length > 0) msg.toolCalls = [...(msg.toolCalls ?? []), ...calls.map(openAiCall)];
-    if (str(item.tool_call_id)) msg.role = `${msg.role} (${String(item.tool_call_id)})`;
+    if (nonEmptyString(item.tool_call_id)) msg.role = `${msg.role} (${String(item.tool_call_id)})`;
     out.push(msg);
   }
   return out;
@@ -222,18 +222,18 @@ function answerMessages(data: unknown): DetailMessage[] | undefined {
   if (Array.isArray(data.choices)) {
     const out = data.choices.filter(isObj).map((choice) => {
       const body = isObj(choice.message) ? choice.message : {};
-      const msg = message(str(body.role) ?? 'assistant', body.content);
+      const msg = message(nonEmptyString(body.role) ?? 'assistant', body.content);
       const calls = Array.isArray(body.tool_calls) ? body.tool_calls.filter(isObj) : [];
       if (calls.length > 0) msg.toolCalls = calls.map(openAiCall);
       return msg;
     });
     return out.length > 0 ? out : undefined;
   }
-  if (Array.isArray(data.content)) return [message(str(data.role) ?? 'assistant', data.content)];
+  if (Array.isArray(data.content)) return [message(nonEmptyString(data.role) ?? 'assistant', data.content)];
   if (Array.isArray(data.candidates)) {
     const out = data.candidates.filter(isObj).map((candidate) => {
       const content = isObj(candidate.content) ? candidate.content : {};
-      return message(str(content.role) ?? 'model', content.parts);
+      return message(nonEmptyString(content.role) ?? 'model', content.parts);
     });
     return out.length > 0 ? out : undefined;
   }
@@ -250,22 +250,22 @@ function openAiCall(call: Obj): { name: string; id?: string; arguments: unknown 
       // Not JSON: shown as the string it is.
     }
   }
-  return { name: str(fn.name) ?? '?', ...(str(call.id) ? { id: String(call.id) } : {}), arguments: args };
+  return { name: nonEmptyString(fn.name) ?? '?', ...(nonEmptyString(call.id) ? { id: String(call.id) } : {}), arguments: args };
 }
 
 /** A message whose content is a string or a list of parts (text parts joined, tool calls and other parts kept). */
 function message(role: string, content: unknown): DetailMessage {
   if (content === undefined || content === null) return { role, text: '' };
   if (typeof content === 'string') return { role, text: content };
-  if (!Array.isArray(content)) return isObj(content) && str(content.text) ? { role, text: String(content.text) } : { role, text: '', parts: [content] };
+  if (!Array.isArray(content)) return isObj(content) && nonEmptyString(content.text) ? { role, text: String(content.text) } : { role, text: '', parts: [content] };
   const texts: string[] = [];
   const parts: unknown[] = [];
   const toolCalls: { name: string; id?: string; arguments: unknown }[] = [];
   for (const part of content) {
     if (typeof part === 'string') texts.push(part);
     else if (isObj(part) && typeof part.text === 'string' && (part.type === undefined || part.type === 'text' || part.type === 'input_text' || part.type === 'output_text')) texts.push(part.text);
-    else if (isObj(part) && part.type === 'tool_use') toolCalls.push({ name: str(part.name) ?? '?', ...(str(part.id) ? { id: String(part.id) } : {}), arguments: part.input });
-    else if (isObj(part) && isObj(part.functionCall)) toolCalls.push({ name: str(part.functionCall.name) ?? '?', arguments: part.functionCall.args });
+    else if (isObj(part) && part.type === 'tool_use') toolCalls.push({ name: nonEmptyString(part.name) ?? '?', ...(nonEmptyString(part.id) ? { id: String(part.id) } : {}), arguments: part.input });
+    else if (isObj(part) && isObj(part.functionCall)) toolCalls.push({ name: nonEmptyString(part.functionCall.name) ?? '?', arguments: part.functionCall.args });
     else parts.push(part);
   }
   const msg: DetailMessage = { role, text: texts.join('\n') };

@@ -13,12 +13,12 @@
  */
 
 import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 type Obj = Record<string, unknown>;
 
 const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 const arr = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 export function treeFromAtif(doc: unknown): ViewNode {
   return trajectoryNode(doc, 'session');
@@ -38,12 +38,12 @@ function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
     const data = isObj(event.data) ? event.data : {};
     const metadata = isObj(event.metadata) ? event.metadata : {};
     const request = event.name === 'hermes.approval.request';
-    const mark = node('mark', request ? 'approval requested' : `approval: ${str(data.choice) ?? '?'}`, {
+    const mark = node('mark', request ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`, {
       ...timeOf(event.timestamp),
       ...noteOf(request ? preview(data.command, 60) : undefined),
     });
     if (!request && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
-    const key = str(metadata.tool_call_id) ?? str(data.tool_call_id) ?? '';
+    const key = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id) ?? '';
     let list = byCall.get(key);
     if (list === undefined) byCall.set(key, (list = []));
     list.push(mark);
@@ -54,13 +54,13 @@ function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
 function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   const trajectory = isObj(doc) ? doc : {};
   const agent = isObj(trajectory.agent) ? trajectory.agent : {};
-  const id = str(trajectory.session_id) ?? str(trajectory.trajectory_id) ?? '(no session id)';
-  const about = [str(agent.name), str(agent.model_name)].filter(Boolean).join(', ');
+  const id = nonEmptyString(trajectory.session_id) ?? nonEmptyString(trajectory.trajectory_id) ?? '(no session id)';
+  const about = [nonEmptyString(agent.name), nonEmptyString(agent.model_name)].filter(Boolean).join(', ');
   const root = node(kind, `${kind === 'session' ? 'session' : 'subagent'} ${id}`, about ? { note: about } : {});
   root.source = { session_id: trajectory.session_id, agent: trajectory.agent, final_metrics: trajectory.final_metrics, notes: trajectory.notes, extra: trajectory.extra };
   const subagents = new Map<string, Obj>();
   for (const child of arr(trajectory.subagent_trajectories)) {
-    if (isObj(child)) subagents.set(str(child.trajectory_id) ?? str(child.session_id) ?? '', child);
+    if (isObj(child)) subagents.set(nonEmptyString(child.trajectory_id) ?? nonEmptyString(child.session_id) ?? '', child);
   }
   const used = new Set<string>();
   const approvals = approvalsOf(trajectory);
@@ -114,27 +114,27 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   const failure = response.error;
   const answer = preview(step.message);
   // llm_call_count 0: a deterministic agent step (e.g. dispatching a subagent), not an LLM call.
-  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : `LLM ${str(step.model_name) ?? ''}`.trim();
+  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : `LLM ${nonEmptyString(step.model_name) ?? ''}`.trim();
   const llm = node(step.llm_call_count === 0 ? 'scope' : 'llm', title, {
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),
-    ...(failure !== undefined ? { error: errorText(failure) } : {}),
+    ...(failure !== undefined ? { error: recordedErrorText(failure) } : {}),
     source: { step },
-    ...noteOf(failure !== undefined ? undefined : calls.length > 0 ? `→ ${calls.map((call) => str(call.function_name) ?? '?').join(', ')}${answer ? ` · ${answer}` : ''}` : answer),
+    ...noteOf(failure !== undefined ? undefined : calls.length > 0 ? `→ ${calls.map((call) => nonEmptyString(call.function_name) ?? '?').join(', ')}${answer ? ` · ${answer}` : ''}` : answer),
   });
   const results = arr(isObj(step.observation) ? step.observation.results : undefined).filter(isObj);
   const invocations = arr(extra.tool_invocations).filter(isObj);
   calls.forEach((call, index) => {
-    const id = str(call.tool_call_id);
+    const id = nonEmptyString(call.tool_call_id);
     const timing = invocations.find((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
     const resultMeta = isObj(result?.extra) && isObj(result.extra.metadata) ? result.extra.metadata : {};
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
-    const tool = node('tool', `tool ${str(call.function_name) ?? '?'}`, {
+    const tool = node('tool', `tool ${nonEmptyString(call.function_name) ?? '?'}`, {
       ...spanOf(timing),
       source: { call, result, timing },
       ...noteOf(preview(call.arguments, 60)),
-      ...(failed ? { error: `${str(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
+      ...(failed ? { error: `${nonEmptyString(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
     });
     const asked = id === undefined ? undefined : approvals.get(id);
     if (asked !== undefined) {
@@ -142,7 +142,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       approvals.delete(id as string);
     }
     for (const ref of arr(result?.subagent_trajectory_ref).filter(isObj)) {
-      const key = str(ref.trajectory_id) ?? str(ref.session_id) ?? '';
+      const key = nonEmptyString(ref.trajectory_id) ?? nonEmptyString(ref.session_id) ?? '';
       const child = subagents.get(key);
       if (child && !used.has(key)) {
         used.add(key);
@@ -178,10 +178,11 @@ function noteOf(text: string | undefined): Partial<ViewNode> {
   return text === undefined ? {} : { note: text };
 }
 
-export function errorText(error: unknown): string {
+/** What the viewer shows for an error a trajectory or event recorded (`type: message`), not for a thrown one. */
+export function recordedErrorText(error: unknown): string {
   if (isObj(error)) {
-    const type = str(error.type) ?? str(error.code);
-    const message = str(error.message);
+    const type = nonEmptyString(error.type) ?? nonEmptyString(error.code);
+    const message = nonEmptyString(error.message);
     if (type || message) return [type, message].filter(Boolean).join(': ');
   }
   return preview(error, 100) ?? 'error';

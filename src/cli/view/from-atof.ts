@@ -17,13 +17,13 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics } from '../../formats/atif/payload/index.ts';
-import { errorText } from './from-atif.ts';
+import { recordedErrorText } from './from-atif.ts';
 import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 type Obj = Record<string, unknown>;
 
 const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 interface Placed {
   node: ViewNode;
@@ -58,7 +58,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   /** Where a child of `parentUuid` with `metadata` goes: its turn, or the parent itself. */
   const containerFor = (parent: Placed, metadata: Obj, at: number | undefined): ViewNode => {
     if (parent.node !== parent.agent.node) return parent.node;
-    const turnId = str(metadata.turn_id);
+    const turnId = nonEmptyString(metadata.turn_id);
     return turnId ? turnOf(parent.agent, turnId, at) : parent.node;
   };
 
@@ -82,8 +82,8 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     // A scope start.
     const category = event.category;
     if (category === 'agent') {
-      const sessionId = str(metadata.session_id) ?? event.uuid;
-      const about = [str(metadata.model)].filter(Boolean).join(', ');
+      const sessionId = nonEmptyString(metadata.session_id) ?? event.uuid;
+      const about = [nonEmptyString(metadata.model)].filter(Boolean).join(', ');
       const agentNode = node(parent ? 'subagent' : 'session', `${parent ? 'subagent' : 'session'} ${sessionId}`, {
         ...(time !== undefined ? { startUs: time } : {}),
         ...(about ? { note: about } : parent ? {} : { note: event.name }),
@@ -96,7 +96,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         roots.push(agentNode);
       } else {
         const delegating = parent.agent.openTools.at(-1);
-        const parentTurn = str(metadata.parent_turn_id);
+        const parentTurn = nonEmptyString(metadata.parent_turn_id);
         const container = delegating?.node ?? (parentTurn ? turnOf(parent.agent, parentTurn, time) : containerFor(parent, metadata, time));
         container.children.push(agentNode);
       }
@@ -106,17 +106,17 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     let created: ViewNode;
     const profile = isObj(event.category_profile) ? event.category_profile : {};
     if (category === 'llm') {
-      created = node('llm', ['LLM', event.name, str(profile.model_name)].filter(Boolean).join(' '), time !== undefined ? { startUs: time } : {});
+      created = node('llm', ['LLM', event.name, nonEmptyString(profile.model_name)].filter(Boolean).join(' '), time !== undefined ? { startUs: time } : {});
     } else if (category === 'tool') {
       created = node('tool', `tool ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data, 60)) });
-      parent.agent.openTools.push({ uuid: event.uuid, node: created, ...(str(profile.tool_call_id) ? { toolCallId: str(profile.tool_call_id)! } : {}) });
+      parent.agent.openTools.push({ uuid: event.uuid, node: created, ...(nonEmptyString(profile.tool_call_id) ? { toolCallId: nonEmptyString(profile.tool_call_id)! } : {}) });
     } else if (metadata.nemo_relay_scope_role === 'turn') {
       created = node('turn', `turn ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
     } else {
       created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
     }
     created.source = { start: event };
-    const requestId = str(metadata.api_request_id);
+    const requestId = nonEmptyString(metadata.api_request_id);
     const requester = category === 'tool' && requestId ? parent.agent.llmByRequest.get(requestId) : undefined;
     (requester ?? containerFor(parent, metadata, time)).children.push(created);
     if (category === 'llm' && requestId) parent.agent.llmByRequest.set(requestId, created);
@@ -135,14 +135,14 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     const tokens = tokensOf(metrics);
     if (tokens) target.tokens = tokens;
     const failure = isObj(data) ? data.error : undefined;
-    if (failure !== undefined && failure !== null) target.error = errorText(failure);
-    else if (str(metadata['error.type'])) target.error = str(metadata['error.type'])!;
+    if (failure !== undefined && failure !== null) target.error = recordedErrorText(failure);
+    else if (nonEmptyString(metadata['error.type'])) target.error = nonEmptyString(metadata['error.type'])!;
     else target.note = preview(answerOf(data));
   } else if (target.kind === 'tool') {
     const index = agent.openTools.findIndex((open) => open.node === target);
     if (index !== -1) agent.openTools.splice(index, 1);
     if (metadata['otel.status_code'] === 'ERROR') {
-      target.error = `${str(metadata['error.type']) ?? 'error'}${data !== null && data !== undefined ? `: ${preview(data, 80)}` : ''}`;
+      target.error = `${nonEmptyString(metadata['error.type']) ?? 'error'}${data !== null && data !== undefined ? `: ${preview(data, 80)}` : ''}`;
     }
   }
 }
@@ -156,7 +156,7 @@ function placeMark(
   containerFor: (parent: Placed, metadata: Obj, at: number | undefined) => ViewNode,
 ): void {
   const data = isObj(event.data) ? event.data : {};
-  const turnId = str(metadata.turn_id) ?? str(data.turn_id);
+  const turnId = nonEmptyString(metadata.turn_id) ?? nonEmptyString(data.turn_id);
   const at = time !== undefined ? { startUs: time } : {};
   switch (event.name) {
     case 'hermes.turn.start': {
@@ -179,16 +179,16 @@ function placeMark(
       return;
     case 'hermes.approval.request':
     case 'hermes.approval.response': {
-      const toolCallId = str(metadata.tool_call_id) ?? str(data.tool_call_id);
+      const toolCallId = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id);
       const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
-      const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${str(data.choice) ?? '?'}`;
+      const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`;
       const mark = node('mark', title, { ...at, ...noteOf(event.name === 'hermes.approval.request' ? preview(data.command, 60) : undefined), source: { event } });
       if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
       (tool?.node ?? containerFor(parent, metadata, time)).children.push(mark);
       return;
     }
     case 'hermes.api.error': {
-      const mark = node('mark', 'API error (no open request)', { ...at, error: errorText(data.error ?? data.reason), source: { event } });
+      const mark = node('mark', 'API error (no open request)', { ...at, error: recordedErrorText(data.error ?? data.reason), source: { event } });
       containerFor(parent, metadata, time).children.push(mark);
       return;
     }
@@ -204,15 +204,15 @@ function answerOf(data: Json): unknown {
   const first = isObj(choices[0]) && isObj(choices[0].message) ? choices[0].message : undefined;
   if (first) {
     const calls = Array.isArray(first.tool_calls) ? first.tool_calls : [];
-    const names = calls.map((call) => (isObj(call) && isObj(call.function) ? str(call.function.name) : undefined)).filter(Boolean);
-    const text = str(first.content);
+    const names = calls.map((call) => (isObj(call) && isObj(call.function) ? nonEmptyString(call.function.name) : undefined)).filter(Boolean);
+    const text = nonEmptyString(first.content);
     if (names.length > 0) return `→ ${names.join(', ')}${text ? ` · ${text}` : ''}`;
     return text;
   }
   if (Array.isArray(data.content)) {
     const parts = (data.content as unknown[]).filter(isObj);
-    const names = parts.filter((part) => part.type === 'tool_use').map((part) => str(part.name));
-    const text = parts.filter((part) => part.type === 'text').map((part) => str(part.text)).join(' ');
+    const names = parts.filter((part) => part.type === 'tool_use').map((part) => nonEmptyString(part.name));
+    const text = parts.filter((part) => part.type === 'text').map((part) => nonEmptyString(part.text)).join(' ');
     if (names.length > 0) return `→ ${names.join(', ')}${text ? ` · ${text}` : ''}`;
     return text || undefined;
   }

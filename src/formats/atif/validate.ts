@@ -33,7 +33,7 @@ import { ATIF_SCHEMA_VERSIONS, ATIF_STEP_FIELDS } from './types.ts';
 import { checkContent } from './rules/content.ts';
 import { isObject, Report, type Obj } from './rules/common.ts';
 import { isPythonIsoDatetime } from './rules/iso-datetime.ts';
-import { childPath, validationResult, type ValidationResult } from '../validation.ts';
+import { childPath, validationResult, type ValidationResult } from '../validation-result.ts';
 
 /** Options of `validateAtif`. */
 export interface ValidateAtifOptions {

@@ -6,7 +6,7 @@
  */
 
 import type { AtofEvent } from './types.ts';
-import type { ValidationError } from '../validation.ts';
+import type { ValidationError } from '../validation-result.ts';
 import { isRecord } from '../../shared/record.ts';
 
 

@@ -26,7 +26,7 @@ import { checkMarkFields, checkScopeFields } from './rules/fields.ts';
 import { describe, Findings, isObject, type ValidateAtofOptions } from './rules/common.ts';
 import { ScopePairs } from './rules/pairs.ts';
 import { compareInstants, type Instant } from '../instant.ts';
-import { validationResult, type ValidationResult } from '../validation.ts';
+import { validationResult, type ValidationResult } from '../validation-result.ts';
 
 export type { ValidateAtofOptions } from './rules/common.ts';
 export { parseAtofJsonl, type AtofLineError, type AtofParseResult } from './jsonl.ts';

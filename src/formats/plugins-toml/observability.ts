@@ -26,7 +26,7 @@ import {
   type AtifSettings,
   type FileSinkSettings,
   type ObservabilitySettings,
-} from './settings.ts';
+} from './observability-settings.ts';
 
 const OBSERVABILITY_FIELDS = ['version', 'atof', 'atif', 'opentelemetry', 'openinference', 'policy', 'enable_full_payloads'];
 const ATOF_FIELDS = ['enabled', 'sinks'];

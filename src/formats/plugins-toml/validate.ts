@@ -29,7 +29,7 @@ import { validateObservability } from './observability.ts';
 import { levelFor, type Policy } from './policy.ts';
 import { checkShape } from './shape.ts';
 import { DOCUMENT_SCHEMA } from './schema.ts';
-import type { ObservabilitySettings } from './settings.ts';
+import type { ObservabilitySettings } from './observability-settings.ts';
 
 export {
   DEFAULT_ATIF_AGENT_NAME,
@@ -39,7 +39,7 @@ export {
   type AtifSettings,
   type FileSinkSettings,
   type ObservabilitySettings,
-} from './settings.ts';
+} from './observability-settings.ts';
 export type { ParsedTemplate, TemplatePart } from './atif-template.ts';
 export type {
   MarkProjection,

@@ -9,6 +9,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
+import { readUsage as readUsageOfShape } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -100,27 +101,10 @@ export function readResponse(data: Json | undefined): LlmResponseView {
   return { id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null) };
 }
 
+/** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */
 function readUsage(value: Json): Usage {
-  const usage = objectOf(value) ?? {};
-  const num = (v: Json | undefined): number | undefined => (typeof v === 'number' ? v : undefined);
-  if ('prompt_tokens' in usage || 'completion_tokens' in usage) {
-    const input = num(usage.prompt_tokens);
-    const output = num(usage.completion_tokens);
-    return {
-      input,
-      output,
-      total: num(usage.total_tokens) ?? (input !== undefined && output !== undefined ? input + output : undefined),
-      cacheRead: num(objectOf(usage.prompt_tokens_details ?? null)?.cached_tokens),
-      cacheWrite: undefined,
-    };
-  }
-  const cacheRead = num(usage.cache_read_input_tokens);
-  const cacheWrite = num(usage.cache_creation_input_tokens);
-  const base = num(usage.input_tokens);
-  // Anthropic counts cached input apart; the conventions count all input.
-  const input = base === undefined ? undefined : base + (cacheRead ?? 0) + (cacheWrite ?? 0);
-  const output = num(usage.output_tokens);
-  return { input, output, total: input !== undefined && output !== undefined ? input + output : undefined, cacheRead, cacheWrite };
+  const usage = readUsageOfShape(value);
+  return { input: usage?.prompt, output: usage?.completion, total: usage?.total, cacheRead: usage?.cacheRead, cacheWrite: usage?.cacheWrite };
 }
 
 function readTool(value: Json): ToolDefinition | null {

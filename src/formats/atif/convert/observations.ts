@@ -9,7 +9,7 @@ import type { Json, JsonObject } from '../../../shared/json.ts';
 import { asObject, isAtifContentParts } from '../payload/index.ts';
 import type { AtifObservation, AtifObservationResult } from '../types.ts';
 import { type ConvEvent, annotationOf } from './events.ts';
-import { eventExtra, sortedObject } from './step-parts.ts';
+import { eventExtra, sortedObject } from './step-builders.ts';
 
 export interface DeferredObservation {
   result: AtifObservationResult;

@@ -7,7 +7,7 @@
 
 import type { Json } from '../../../shared/json.ts';
 import type { AtifAncestry, AtifInvocation, AtifStep } from '../types.ts';
-import { stepExtra } from './step-parts.ts';
+import { stepExtra } from './step-builders.ts';
 
 export interface ToolMetadata {
   ancestry: AtifAncestry;

@@ -48,7 +48,7 @@ import {
   stepExtra,
   subagentRef,
   subagentResult,
-} from './step-parts.ts';
+} from './step-builders.ts';
 
 export class StepConverter {
   readonly steps: AtifStep[] = [];

@@ -6,13 +6,13 @@
  */
 
 import type { Json, JsonObject } from '../../../shared/json.ts';
+import { asObject } from '../../../shared/json.ts';
 import { isNativeInteger } from '../../native-text.ts';
 
 export type JsonMap = JsonObject;
 
-export function asObject(value: Json | undefined): JsonMap | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
-}
+/** The one JSON-object reader (src/shared/json.ts), here beside the other typed reads. */
+export { asObject };
 
 export function asArray(value: Json | undefined): Json[] | undefined {
   return Array.isArray(value) ? value : undefined;

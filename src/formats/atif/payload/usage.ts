@@ -1,6 +1,7 @@
 /**
- * Token usage and cost of a response as ATIF metrics, with native's key
- * precedence per provider shape.
+ * Token usage and cost of a response as ATIF metrics: the counts from the
+ * token table (`formats/usage.ts`), the cost, token ids and log
+ * probabilities as native reads them.
  *
  * @module
  */
@@ -9,122 +10,8 @@ import type { Json } from '../../../shared/json.ts';
 import { sortJson } from '../../native-text.ts';
 import type { AtifMetrics } from '../types.ts';
 import { type JsonMap, asArray, asF64, asObject, asString, asU64, get, has } from './access.ts';
-import { type ResponseSurface, detectResponseSurface } from './surface.ts';
-
-interface Usage {
-  prompt?: number;
-  completion?: number;
-  total?: number;
-  cacheRead?: number;
-  cacheWrite?: number;
-  uncached?: number;
-}
-
-function firstU64(usage: JsonMap | undefined, keys: readonly string[]): number | undefined {
-  if (usage === undefined) return undefined;
-  for (const key of keys) {
-    const value = asU64(get(usage, key));
-    if (value !== undefined) return value;
-  }
-  return undefined;
-}
-
-function eitherU64(usage: JsonMap | undefined, tokenUsage: JsonMap | undefined, keys: readonly string[]): number | undefined {
-  return firstU64(usage, keys) ?? firstU64(tokenUsage, keys);
-}
-
-function nestedU64(usage: JsonMap | undefined, parent: string, child: string): number | undefined {
-  return asU64(get(asObject(get(usage, parent)), child));
-}
-
-/** Native's best-effort usage reader for any payload with `usage` or `token_usage`. */
-function manualUsage(object: JsonMap): Usage | undefined {
-  const usage = asObject(get(object, 'usage'));
-  const tokenUsage = asObject(get(object, 'token_usage'));
-  if (usage === undefined && tokenUsage === undefined) return undefined;
-  const prompt = eitherU64(usage, tokenUsage, ['prompt_tokens', 'input_tokens', 'inputTokens', 'input']);
-  const completion = eitherU64(usage, tokenUsage, [
-    'completion_tokens',
-    'output_tokens',
-    'completionTokens',
-    'outputTokens',
-    'output',
-  ]);
-  const total = eitherU64(usage, tokenUsage, ['total_tokens', 'totalTokens', 'total']);
-  const cacheRead =
-    eitherU64(usage, tokenUsage, ['cached_tokens', 'cachedTokens']) ??
-    nestedU64(usage, 'prompt_tokens_details', 'cached_tokens') ??
-    nestedU64(tokenUsage, 'prompt_tokens_details', 'cached_tokens') ??
-    nestedU64(usage, 'input_tokens_details', 'cached_tokens') ??
-    nestedU64(tokenUsage, 'input_tokens_details', 'cached_tokens') ??
-    eitherU64(usage, tokenUsage, [
-      'cache_read_tokens',
-      'cache_read_input_tokens',
-      'cacheReadTokens',
-      'cacheReadInputTokens',
-      'cacheRead',
-    ]);
-  const cacheWrite = eitherU64(usage, tokenUsage, [
-    'cache_write_tokens',
-    'cache_creation_input_tokens',
-    'cacheWriteTokens',
-    'cacheCreationInputTokens',
-    'cacheWrite',
-  ]);
-  const uncached = eitherU64(usage, tokenUsage, ['uncached_input_tokens', 'uncachedInputTokens']);
-  if (
-    prompt === undefined &&
-    completion === undefined &&
-    total === undefined &&
-    cacheRead === undefined &&
-    cacheWrite === undefined &&
-    uncached === undefined
-  ) {
-    return undefined;
-  }
-  return { prompt, completion, total, cacheRead, cacheWrite, uncached };
-}
-
-/** The usage a built-in provider codec decodes from a recognised response shape. */
-function codecUsage(object: JsonMap, surface: ResponseSurface): Usage | undefined {
-  const usage = asObject(get(object, 'usage'));
-  if (usage === undefined) return undefined;
-  switch (surface) {
-    case 'openai_chat':
-      return {
-        prompt: asU64(get(usage, 'prompt_tokens')),
-        completion: asU64(get(usage, 'completion_tokens')),
-        total: asU64(get(usage, 'total_tokens')),
-        cacheRead: nestedU64(usage, 'prompt_tokens_details', 'cached_tokens'),
-      };
-    case 'openai_responses':
-      return {
-        prompt: asU64(get(usage, 'input_tokens')),
-        completion: asU64(get(usage, 'output_tokens')),
-        total: asU64(get(usage, 'total_tokens')),
-        cacheRead: nestedU64(usage, 'input_tokens_details', 'cached_tokens'),
-      };
-    case 'anthropic_messages':
-      return {
-        prompt: asU64(get(usage, 'input_tokens')),
-        completion: asU64(get(usage, 'output_tokens')),
-        cacheRead: asU64(get(usage, 'cache_read_input_tokens')),
-        cacheWrite: asU64(get(usage, 'cache_creation_input_tokens')),
-      };
-  }
-}
-
-function mergeUsage(primary: Usage | undefined, secondary: Usage | undefined): Usage | undefined {
-  if (primary === undefined) return secondary;
-  if (secondary === undefined) return primary;
-  return {
-    prompt: primary.prompt ?? secondary.prompt,
-    completion: primary.completion ?? secondary.completion,
-    total: primary.total ?? secondary.total,
-    cacheRead: primary.cacheRead ?? secondary.cacheRead,
-    cacheWrite: primary.cacheWrite ?? secondary.cacheWrite,
-  };
-}
+import { readResponseUsage } from '../../usage.ts';
+import { detectResponseSurface } from './surface.ts';
 
 /** A cost the payload reports itself, in USD (native never estimates one without a pricing plugin). */
 function manualCostUsd(object: JsonMap): number | undefined {
@@ -190,23 +77,16 @@ const TOKEN_USAGE_KNOWN_KEYS = new Set([
 ]);
 
 /**
- * Step metrics from an LLM response's `usage` / `token_usage`.
- *
- * `prompt_tokens` includes cache reads and writes for Anthropic (recognised
- * by the response shape or a provider name starting with "anthropic" or
- * "claude"), because Anthropic reports them separately; other providers
- * already include them. Unknown usage keys go to `extra`.
+ * Step metrics from an LLM response's `usage` / `token_usage`, counted by
+ * the token table (`formats/usage.ts`): `prompt_tokens` includes cache
+ * reads and writes, `cached_tokens` is reads plus writes (native's sum).
+ * Unknown usage keys go to `extra`.
  */
 export function extractMetrics(output: Json, providerName: string): AtifMetrics | undefined {
   const object = asObject(output);
   if (object === undefined) return undefined;
-  const surface = detectResponseSurface(object);
-  const usage = mergeUsage(surface === undefined ? undefined : codecUsage(object, surface), manualUsage(object));
-  const lowerProvider = providerName.toLowerCase();
-  const anthropic =
-    surface === 'anthropic_messages' || lowerProvider.startsWith('anthropic') || lowerProvider.startsWith('claude');
-  let prompt = usage?.prompt;
-  if (prompt !== undefined && anthropic) prompt += (usage?.cacheRead ?? 0) + (usage?.cacheWrite ?? 0);
+  const usage = readResponseUsage(object, { surface: detectResponseSurface(object), provider: providerName });
+  const prompt = usage?.prompt;
   const completion = usage?.completion;
   const cacheRead = usage?.cacheRead;
   const cacheWrite = usage?.cacheWrite;

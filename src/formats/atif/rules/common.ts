@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { ValidationError } from '../../validation.ts';
+import type { ValidationError } from '../../validation-result.ts';
 import { isRecord } from '../../../shared/record.ts';
 
 export type Obj = Record<string, unknown>;
@@ -13,4 +13,4 @@ export type Obj = Record<string, unknown>;
 export const isObject = isRecord;
 
 /** What a validator finds (the one collector both validators use). */
-export { Findings as Report } from '../../validation.ts';
+export { Findings as Report } from '../../validation-result.ts';

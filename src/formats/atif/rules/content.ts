@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { ATIF_IMAGE_MEDIA_TYPES } from '../payload/index.ts';
-import { childPath } from '../../validation.ts';
+import { childPath } from '../../validation-result.ts';
 import { isObject, type Report } from './common.ts';
 
 /** Audio MIME types of ATIF v1.8, with the aliases writers use for them. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ValidationError } from '../../validation.ts';
+import type { ValidationError } from '../../validation-result.ts';
 import { isRecord } from '../../../shared/record.ts';
 
 /** How strictly `validateAtofEvents` judges points where native departs from the spec. */
@@ -21,7 +21,7 @@ export interface ValidateAtofOptions {
 
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-export { Findings } from '../../validation.ts';
+export { Findings } from '../../validation-result.ts';
 
 /** A non-null, non-array object (the library's one test, `shared/record.ts`). */
 export const isObject = isRecord;

@@ -6,7 +6,7 @@
  */
 
 import { parseInstant, type Instant } from '../../instant.ts';
-import { childPath } from '../../validation.ts';
+import { childPath } from '../../validation-result.ts';
 import { describe, isObject, UUID_RE, type Findings } from './common.ts';
 
 const VERSION_RE = /^(\d+)\.(\d+)$/;

@@ -11,7 +11,7 @@
  */
 
 import { SCOPE_CATEGORIES, isScopeCategory } from '../types.ts';
-import { childPath } from '../../validation.ts';
+import { childPath } from '../../validation-result.ts';
 import { describe, isObject, type Findings, type ValidateAtofOptions } from './common.ts';
 
 const FLAG_RE = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;

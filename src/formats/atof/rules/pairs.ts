@@ -7,7 +7,7 @@
  */
 
 import { compareInstants, type Instant } from '../../instant.ts';
-import { childPath } from '../../validation.ts';
+import { childPath } from '../../validation-result.ts';
 import type { Findings } from './common.ts';
 
 interface OpenScope {

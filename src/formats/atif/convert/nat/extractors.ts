@@ -9,6 +9,7 @@
  */
 
 import type { Json, JsonObject } from '../../../../shared/json.ts';
+import { asObject } from '../../../../shared/json.ts';
 
 interface InputMessage {
   role: string;
@@ -32,8 +33,6 @@ export interface LlmExtractor {
   output(data: Json | undefined): LlmOutput;
 }
 
-const asObject = (value: Json | undefined): JsonObject | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
 const asArray = (value: Json | undefined): Json[] => (Array.isArray(value) ? value : []);
 const asString = (value: Json | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
 

@@ -19,6 +19,7 @@
  */
 
 import type { Json, JsonObject } from '../../../../shared/json.ts';
+import { asObject } from '../../../../shared/json.ts';
 import type { AtofEvent } from '../../../atof/types.ts';
 import { isScopeCategory } from '../../../atof/types.ts';
 import { compareInstants, parseInstant, rfc3339Of, type Instant } from '../../../instant.ts';
@@ -36,9 +37,6 @@ interface NatEvent {
 
 /** Step keys in the order the reference converter's (Harbor's) Step model writes them. */
 const STEP_ORDER = ['step_id', 'timestamp', 'source', 'model_name', 'message', 'tool_calls', 'observation', 'extra', 'llm_call_count'] as const;
-
-const asObject = (value: unknown): JsonObject | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
 
 /** Python's `json.dumps(value, separators=(",", ":"))`: compact, non-ASCII escaped. */
 function compactJson(value: Json): string {

@@ -19,10 +19,11 @@
  * storage configured, as in native, a trajectory is written locally only as
  * the recovery copy of an upload that did not succeed.
  *
- * Files are written atomically (a temporary file in the same folder, then a
- * rename), so a reader never sees half a trajectory, and never outside the
- * output folder (see `atif-filename.ts`; the resolved path is checked again
- * before writing). Write failures are counted, logged and reported through
+ * Files are written by the one trajectory-file writer (`../trajectory-files.ts`:
+ * atomic, retried, listed in `outputs()`, written at exit), and never outside
+ * the output folder (the template rule in
+ * `formats/plugins-toml/atif-template.ts`; the resolved path is checked again
+ * before writing). Failures are counted, logged and reported through
  * `outputs()`; they never reach the caller.
  *
  * @module
@@ -40,16 +41,16 @@ import type {
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { EventTrajectory } from '../session-trajectories.ts';
 import { safeLog } from '../../shared/logger.ts';
-import { writeFileAtomic } from '../../shared/atomic-file.ts';
-import { AtofFileWriter, defaultAtofFilename } from './atof-writer.ts';
-import { atExit } from '../../shared/exit-hook.ts';
+import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
+import { errorMessage } from '../../shared/error-text.ts';
+import { TrajectoryFiles } from '../trajectory-files.ts';
 import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
-import type { RelayCore } from './plug-in.ts';
+import type { RelayCore } from './listeners.ts';
 import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
@@ -140,8 +141,7 @@ export function activatePluginConfig(
       const plugin = new PluginAtif(core, settings.atif, settings.storage);
       atif = plugin;
       detach.push(core.addListener((event, top) => plugin.accept(event, top)));
-      // Unlike native, which then writes nothing, an exit with roots still open writes their partial trajectories.
-      detach.push(atExit(() => plugin.closeAll({ atExit: true })));
+      detach.push(plugin.installExitTask());
     }
   }
   const report: PluginConfigReport = {
@@ -208,18 +208,11 @@ interface OpenTrajectory {
   sessionId: string;
 }
 
-/** Builds and writes one ATIF file per trajectory root. */
+/** Builds one ATIF trajectory per root and writes it (through the one trajectory-file writer). */
 class PluginAtif {
   private readonly open = new Map<ScopeRecord, OpenTrajectory>();
-  /** Trajectories whose write failed (a full disk), written again with backoff: the newest text per root. */
-  private readonly unwritten = new Map<ScopeRecord, OpenTrajectory>();
-  private retryTimer: ReturnType<typeof setTimeout> | null = null;
-  private retryDelay = FIRST_RETRY_MS;
+  private readonly files: TrajectoryFiles<ScopeRecord>;
   private readonly directory: string;
-  private bytes = 0;
-  private errors = 0;
-  private lastWrite: string | null = null;
-  private lastError: string | undefined;
   private readonly storage: AtifStorage | null;
   private readonly finishStorage: (() => void)[];
 
@@ -229,6 +222,12 @@ class PluginAtif {
     storage: readonly AtifStorageSettings[] = [],
   ) {
     this.directory = path.resolve(settings.outputDirectory ?? '.');
+    // A failed write is retried until it lands or the activation closes (the exit write tries once more).
+    this.files = new TrajectoryFiles({
+      onError: (message) => safeLog(core.logger, 'warn', message),
+      retry: { firstDelayMs: FIRST_RETRY_MS, maxDelayMs: MAX_RETRY_MS, maxRetries: Number.POSITIVE_INFINITY },
+      maxListedFiles: 0,
+    });
     this.storage =
       storage.length === 0 ? null : createAtifStorage(storage, { logger: core.logger, keepRecoveryCopy: (upload) => this.keepRecoveryCopy(upload) });
     const storageHealth = this.storage?.health.bind(this.storage);
@@ -268,19 +267,28 @@ class PluginAtif {
     }
   }
 
+  /** Writes the partial trajectories of roots still open at a process exit, then the writer tries what it kept. */
+  installExitTask(): () => void {
+    // Unlike native, which then writes nothing, an exit with roots still open writes their partial trajectories.
+    this.files.installExitTask(() => this.writeOpen(true));
+    return () => this.files.removeExitTask();
+  }
+
   /**
-   * Writes partial trajectories for roots still open. At process exit there
-   * is no time for an upload: they are kept locally as recovery copies.
-   * Trajectories whose local write failed are tried a last time.
+   * Writes partial trajectories for roots still open, and tries the
+   * trajectories whose local write failed a last time.
    */
-  closeAll(options: { atExit?: boolean } = {}): void {
+  closeAll(): void {
+    this.writeOpen(false);
+    this.files.retryNow();
+    this.files.close();
+  }
+
+  /** At process exit there is no time for an upload: open trajectories are kept locally as recovery copies. */
+  private writeOpen(atExit: boolean): void {
     const open = [...this.open.values()];
     this.open.clear();
-    for (const trajectory of open) this.write(trajectory, options.atExit === true);
-    // The unwritten ones (a full disk) get a last try; failures stay counted.
-    this.retryUnwritten();
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
+    for (const trajectory of open) this.write(trajectory, atExit);
   }
 
   async closeStorage(): Promise<void> {
@@ -292,11 +300,8 @@ class PluginAtif {
   }
 
   health(): OutputHealth {
-    const health: OutputHealth = { kind: 'atif', path: this.directory, lastWrite: this.lastWrite, bytes: this.bytes, errors: this.errors };
-    if (this.lastError !== undefined) health.lastError = this.lastError;
-    // Trajectories still waiting for a successful write; lost if the process ends first.
-    if (this.unwritten.size > 0) health.dropped = this.unwritten.size;
-    return health;
+    // `dropped`: trajectories still waiting for a successful write, lost if the process ends first.
+    return this.files.summary(this.directory);
   }
 
   private builderFor(root: ScopeRecord): EventTrajectory {
@@ -312,85 +317,44 @@ class PluginAtif {
     });
   }
 
-  private write(trajectory: OpenTrajectory, localOnly = false): boolean {
+  private write(trajectory: OpenTrajectory, localOnly = false): void {
     const { root, builder, sessionId } = trajectory;
-    let target = '';
+    let text: string;
     try {
-      const text = builder.toJson();
-      target = this.targetPath(root);
-      if (this.storage !== null) {
-        const upload: AtifUpload = { filename: path.relative(this.directory, target).split(path.sep).join('/'), sessionId, text, localPath: target };
-        if (localOnly) this.keepRecoveryCopy(upload);
-        else this.storage.upload(upload);
-        // The storage keeps and retries its own uploads (and a recovery copy when they fail).
-        this.unwritten.delete(root);
-        return true;
-      }
-      this.bytes += writeFileAtomic(target, text);
-      this.lastWrite = new Date().toISOString();
-      this.unwritten.delete(root);
-      return true;
+      text = builder.toJson();
     } catch (error) {
-      this.fail(`writing ATIF trajectory ${target || root.uuid}: ${error instanceof Error ? error.message : String(error)}`);
-      // A full disk or EMFILE passes: keep it and write it again later instead of losing it.
-      this.unwritten.set(root, trajectory);
-      this.scheduleRetry();
-      return false;
+      this.files.fail(`building ATIF trajectory ${root.uuid}: ${errorMessage(error)}`, error);
+      return;
     }
+    const target = this.targetPath(root);
+    if (this.storage !== null) {
+      const upload: AtifUpload = { filename: path.relative(this.directory, target).split(path.sep).join('/'), sessionId, text, localPath: target };
+      // The storage keeps and retries its own uploads (and a recovery copy when they fail).
+      if (localOnly) this.keepRecoveryCopy(upload);
+      else this.storage.upload(upload);
+      return;
+    }
+    this.files.write(root, { path: target, text });
   }
 
   /** Where a trajectory whose upload did not succeed is kept (owner-only, as native), or null. */
   private keepRecoveryCopy(upload: AtifUpload): string | null {
     const target = upload.localPath ?? path.join(this.directory, upload.filename);
-    try {
-      this.bytes += writeFileAtomic(target, upload.text, { mode: 0o600 });
-      this.lastWrite = new Date().toISOString();
-      return target;
-    } catch (error) {
-      this.fail(`writing the ATIF recovery copy ${target}: ${error instanceof Error ? error.message : String(error)}`);
-      return null;
-    }
-  }
-
-  /** Writes the unwritten trajectories again after a doubling delay (200 ms to 5 s), until they are written. */
-  private scheduleRetry(): void {
-    if (this.retryTimer !== null) return;
-    const timer = setTimeout(() => {
-      this.retryTimer = null;
-      this.retryUnwritten();
-      if (this.unwritten.size > 0) this.scheduleRetry();
-    }, this.retryDelay);
-    this.retryDelay = Math.min(MAX_RETRY_MS, this.retryDelay * 2);
-    (timer as { unref?: () => void }).unref?.();
-    this.retryTimer = timer;
-  }
-
-  private retryUnwritten(): void {
-    const pending = [...this.unwritten.values()];
-    for (const trajectory of pending) {
-      if (!this.write(trajectory)) return;
-    }
-    if (this.unwritten.size === 0) this.retryDelay = FIRST_RETRY_MS;
+    return this.files.writeOnce({ path: target, text: upload.text, mode: 0o600 }) ? target : null;
   }
 
   private targetPath(root: ScopeRecord): string {
     const rendered = renderFilename(this.settings.template, root.uuid, root.startMetadata.json);
     if (rendered.unresolved.length > 0) {
-      this.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
+      this.files.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
     }
     try {
       return resolveContained(this.directory, rendered.path);
     } catch (error) {
       // The text rule is enforced by validation; a link on the folder part is found only here.
-      this.fail(`ATIF file name "${rendered.path}" leaves ${this.directory} (${error instanceof Error ? error.message : String(error)}); using the default name`);
+      this.files.fail(`ATIF file name "${rendered.path}" leaves ${this.directory} (${errorMessage(error)}); using the default name`);
       return path.join(this.directory, `nemo-relay-atif-${root.uuid}.json`);
     }
-  }
-
-  private fail(message: string): void {
-    this.errors++;
-    this.lastError = message;
-    safeLog(this.core.logger, 'warn', message);
   }
 }
 

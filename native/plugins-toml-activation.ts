@@ -52,10 +52,11 @@ import type {
   PluginConfigActivation,
   PluginConfigOptions,
   PluginConfigReport,
-} from '../src/backends/kit.ts';
-import { isJsonObject } from '../src/backends/kit.ts';
+} from '../src/backends/native-surface.ts';
+import { isJsonObject } from '../src/backends/native-surface.ts';
+import { errorMessage } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
-import { DynamicPluginError, PluginConfigError, PluginHostBusyError, messageOf } from './errors.ts';
+import { DynamicPluginError, PluginConfigError, PluginHostBusyError } from './errors.ts';
 import { json } from './payloads.ts';
 
 /** Diagnostic code added when a discovered file was layered although discovery is off. */
@@ -114,7 +115,7 @@ export async function activatePluginHost(
     try {
       validated = context.binding.validate(doc, layerPath);
     } catch (error) {
-      throw new Failure(`invalid config${where(tomlPath)}: ${stripPrefix(messageOf(error))}`, [], { cause: error });
+      throw new Failure(`invalid config${where(tomlPath)}: ${stripPrefix(errorMessage(error))}`, [], { cause: error });
     }
     const validation = reportOf(validated, layerPath);
     if (dynamic) validation.diagnostics.push(...specMismatches(validated, specs));
@@ -127,7 +128,7 @@ export async function activatePluginHost(
     try {
       activation = await context.binding.initialize(doc, layerPath);
     } catch (error) {
-      const message = messageOf(error);
+      const message = errorMessage(error);
       if (/^conflict:/.test(message)) {
         throw new PluginHostBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
       }
@@ -257,7 +258,7 @@ function outputHealth(spec: OutputSpec): OutputHealth {
     // Nothing written yet is not an error; anything else is.
     if ((error as { code?: unknown } | null)?.code !== 'ENOENT') {
       health.errors = 1;
-      health.lastError = messageOf(error);
+      health.lastError = errorMessage(error);
     }
   }
   return health;
@@ -292,7 +293,7 @@ function writeLayer(text: string): TempLayer {
     writeFileSync(file, text);
   } catch (error) {
     throw new DynamicPluginError(
-      `cannot write the temporary plugins.toml holding the dynamic plugin records (${messageOf(error)}); ` +
+      `cannot write the temporary plugins.toml holding the dynamic plugin records (${errorMessage(error)}); ` +
         'nemo-relay-node 0.9.x takes dynamic plugins only from a file (under Deno, allow writes to the temp directory)',
       [],
       { cause: error },

@@ -9,7 +9,7 @@
 
 import type { Logger } from '../../shared/logger.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import type { AtofFileWriter } from './atof-writer.ts';
+import type { AtofFileWriter } from './atof-batcher.ts';
 import type { ScopeRecord } from './records.ts';
 import type { SessionTrajectories } from '../session-trajectories.ts';
 

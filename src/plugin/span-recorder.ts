@@ -18,7 +18,7 @@ import { apiKeyOf, isRecord, metadataOf, providerOf, sessionIdOf, text, toolKeyO
 import type { EvictionReason, SessionState, SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import type { TrajectoryWriter } from './trajectories.ts';
-import { errorText } from './work.ts';
+import { errorText } from './background-work.ts';
 
 /** Tool statuses that record the tool span as failed. */
 const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);

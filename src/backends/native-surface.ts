@@ -1,6 +1,6 @@
 /**
  * The one surface the native adapter (`native/`) imports from `src/`: the
- * relay contract, JSON conversion, the shared clock and logger, and the
+ * relay contract, JSON conversion, error text, the shared clock and logger, and the
  * format pieces both backends build trajectories with. Keeping it to one
  * file makes the direction visible: `native/` depends on this list, and
  * nothing in `src/` but `backends/select.ts` (dynamically) depends on
@@ -14,6 +14,7 @@ export { isScopeCategory } from '../relay/contract.ts';
 export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../relay/errors.ts';
 export * as rules from '../relay/rules.ts';
 export { isJsonObject, toJson } from '../shared/json.ts';
+export { errorMessage } from '../shared/error-text.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { adaptLogger, consoleLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofCategory, type AtofEvent } from '../formats/atof/types.ts';

@@ -15,12 +15,12 @@ import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, ownsExporter } from './activation.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { ManagedExecution } from './managed.ts';
-import { Recorder } from './recorder.ts';
+import { Recorder } from './span-recorder.ts';
 import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
-import type { BackgroundWork } from './work.ts';
-import { errorText } from './work.ts';
+import type { BackgroundWork } from './background-work.ts';
+import { errorText } from './background-work.ts';
 
 export interface LiveOptions {
   resolved: ResolvedBackend;

@@ -1,0 +1,367 @@
+/**
+ * Token accounting, once: each provider's and framework's usage shape read
+ * into one meaning, the trajectory's.
+ *
+ * - `prompt`: every input token, cache reads and cache writes included;
+ * - `completion`: every output token, reasoning included;
+ * - `cacheRead` / `cacheWrite`: the parts of `prompt` read from and written
+ *   to the provider's prompt cache;
+ * - `reasoning`: the part of `completion` spent on reasoning.
+ *
+ * The one trap is what a shape's input count includes. Anthropic Messages
+ * counts cache reads and writes apart from `input_tokens`; every other shape
+ * here (OpenAI Chat Completions and Responses, Gemini, the AI SDK's
+ * normalised usage, LangChain's `usage_metadata`, the OpenAI Agents SDK's
+ * `Usage`) already counts them in its input. So the shape, never the
+ * provider's name, decides whether cache counts are added: a LangChain or AI
+ * SDK run on Anthropic reports the inclusive shape, and adding its cache
+ * reads again was the double count of issue 20. Adapters therefore hand the
+ * plugin a tagged usage (`ProviderUsage`) and emit the result in the one
+ * shape the plugin reads (`chatCompletionsUsage`); the ATIF builder and the
+ * OTLP mappings read payloads through `readUsage`.
+ *
+ * @module
+ */
+
+import { isNativeInteger } from './native-text/numbers.ts';
+
+/** The usage shapes the table knows. */
+export type UsageShape =
+  /** Chat Completions `usage`: `prompt_tokens` (cache included), `prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens`. */
+  | 'openai_chat'
+  /** Responses `usage`: `input_tokens` (cache included), `input_tokens_details.cached_tokens`, `output_tokens_details.reasoning_tokens`. */
+  | 'openai_responses'
+  /** Messages `usage`: `input_tokens` EXCLUDES `cache_read_input_tokens` and `cache_creation_input_tokens`. */
+  | 'anthropic_messages'
+  /** `usageMetadata`: `promptTokenCount` (includes `cachedContentTokenCount`), `candidatesTokenCount` and `thoughtsTokenCount` apart. */
+  | 'gemini'
+  /** ai 7 `LanguageModelUsage` (`inputTokens` + `inputTokenDetails`), or a provider's `{inputTokens: {total, cacheRead}}`. */
+  | 'ai_sdk'
+  /** `usage_metadata`: `input_tokens` INCLUDES `input_token_details.cache_read`/`cache_creation`; or legacy `tokenUsage`. */
+  | 'langchain'
+  /** @openai/agents `Usage`/`RequestUsage`: `inputTokens` (cache included), `inputTokensDetails.cached_tokens` (an object or a list). */
+  | 'openai_agents';
+
+export const USAGE_SHAPES: readonly UsageShape[] = ['openai_chat', 'openai_responses', 'anthropic_messages', 'gemini', 'ai_sdk', 'langchain', 'openai_agents'];
+
+/** Token counts in the trajectory's meaning (see the module doc); any may be unknown. */
+export interface TokenUsage {
+  readonly prompt?: number;
+  readonly completion?: number;
+  readonly total?: number;
+  readonly cacheRead?: number;
+  readonly cacheWrite?: number;
+  readonly reasoning?: number;
+}
+
+/** A usage object as the framework reported it, tagged with its shape: what adapters hand over. */
+export interface ProviderUsage {
+  readonly shape: UsageShape;
+  readonly usage: unknown;
+}
+
+/** Counts as a shape states them, before its input is made inclusive. */
+interface RawCounts {
+  input?: number;
+  output?: number;
+  total?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+}
+
+type Loose = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A token count: a non-negative integer the native runtime also reads as one (i32/u32 range). */
+export function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && isNativeInteger(value) && value >= 0 ? value : undefined;
+}
+
+function field(object: unknown, key: string): unknown {
+  return isRecord(object) && Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
+}
+
+const count = (object: unknown, key: string): number | undefined => tokenCount(field(object, key));
+const nested = (object: unknown, parent: string, key: string): number | undefined => count(field(object, parent), key);
+
+/** A details field that is an object, or a list of objects whose counts add up (@openai/agents keeps one per request). */
+function detail(details: unknown, key: string): number | undefined {
+  if (!Array.isArray(details)) return count(details, key);
+  let sum: number | undefined;
+  for (const entry of details) {
+    const value = count(entry, key);
+    if (value !== undefined) sum = (sum ?? 0) + value;
+  }
+  return sum;
+}
+
+const sum = (...values: Array<number | undefined>): number | undefined => {
+  let total: number | undefined;
+  for (const value of values) if (value !== undefined) total = (total ?? 0) + value;
+  return total;
+};
+
+/** What each shape states, field by field. */
+const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
+  openai_chat: (u) => ({
+    input: count(u, 'prompt_tokens'),
+    output: count(u, 'completion_tokens'),
+    total: count(u, 'total_tokens'),
+    // OpenAI-compatible proxies (LiteLLM) put Anthropic's cache keys beside an inclusive `prompt_tokens`.
+    cacheRead: nested(u, 'prompt_tokens_details', 'cached_tokens') ?? count(u, 'cache_read_input_tokens'),
+    cacheWrite: nested(u, 'prompt_tokens_details', 'cache_write_tokens') ?? count(u, 'cache_write_tokens') ?? count(u, 'cache_creation_input_tokens'),
+    reasoning: nested(u, 'completion_tokens_details', 'reasoning_tokens'),
+  }),
+  openai_responses: (u) => ({
+    input: count(u, 'input_tokens'),
+    output: count(u, 'output_tokens'),
+    total: count(u, 'total_tokens'),
+    cacheRead: nested(u, 'input_tokens_details', 'cached_tokens'),
+    cacheWrite: nested(u, 'input_tokens_details', 'cache_write_tokens'),
+    reasoning: nested(u, 'output_tokens_details', 'reasoning_tokens'),
+  }),
+  anthropic_messages: (u) => ({
+    input: count(u, 'input_tokens'),
+    output: count(u, 'output_tokens'),
+    cacheRead: count(u, 'cache_read_input_tokens'),
+    cacheWrite: count(u, 'cache_creation_input_tokens'),
+    reasoning: nested(u, 'output_tokens_details', 'thinking_tokens'),
+  }),
+  gemini: (u) => {
+    const thoughts = count(u, 'thoughtsTokenCount');
+    const prompt = count(u, 'promptTokenCount');
+    const candidates = count(u, 'candidatesTokenCount');
+    return {
+      // Tool-use prompt tokens are input the model read; thoughts are output it wrote (totalTokenCount adds all four).
+      input: prompt === undefined ? undefined : prompt + (count(u, 'toolUsePromptTokenCount') ?? 0),
+      output: candidates === undefined && thoughts === undefined ? undefined : (candidates ?? 0) + (thoughts ?? 0),
+      total: count(u, 'totalTokenCount'),
+      cacheRead: count(u, 'cachedContentTokenCount'),
+      reasoning: thoughts,
+    };
+  },
+  ai_sdk: (u) => {
+    const input = field(u, 'inputTokens');
+    const output = field(u, 'outputTokens');
+    if (isRecord(input) || isRecord(output)) {
+      // A provider's LanguageModelV4Usage, as middleware sees it.
+      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: count(input, 'cacheRead'), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
+    }
+    return {
+      input: tokenCount(input),
+      output: tokenCount(output),
+      total: count(u, 'totalTokens'),
+      cacheRead: nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'),
+      cacheWrite: nested(u, 'inputTokenDetails', 'cacheWriteTokens'),
+      reasoning: nested(u, 'outputTokenDetails', 'reasoningTokens') ?? count(u, 'reasoningTokens'),
+    };
+  },
+  langchain: (u) => {
+    if (field(u, 'input_tokens') === undefined && field(u, 'output_tokens') === undefined) {
+      // `llmOutput.tokenUsage` of older integrations.
+      return {
+        input: count(u, 'promptTokens') ?? count(u, 'prompt_tokens'),
+        output: count(u, 'completionTokens') ?? count(u, 'completion_tokens'),
+        total: count(u, 'totalTokens') ?? count(u, 'total_tokens'),
+      };
+    }
+    return {
+      input: count(u, 'input_tokens'),
+      output: count(u, 'output_tokens'),
+      total: count(u, 'total_tokens'),
+      cacheRead: nested(u, 'input_token_details', 'cache_read'),
+      cacheWrite: nested(u, 'input_token_details', 'cache_creation'),
+      reasoning: nested(u, 'output_token_details', 'reasoning'),
+    };
+  },
+  openai_agents: (u) => ({
+    input: count(u, 'inputTokens') ?? count(u, 'input_tokens'),
+    output: count(u, 'outputTokens') ?? count(u, 'output_tokens'),
+    total: count(u, 'totalTokens') ?? count(u, 'total_tokens'),
+    cacheRead: detail(field(u, 'inputTokensDetails') ?? field(u, 'input_tokens_details'), 'cached_tokens') ?? count(u, 'cached_input_tokens'),
+    reasoning: detail(field(u, 'outputTokensDetails') ?? field(u, 'output_tokens_details'), 'reasoning_tokens'),
+  }),
+};
+
+/** True when the shape's input count already holds its cache reads and writes. */
+export function inputIncludesCache(shape: UsageShape): boolean {
+  return shape !== 'anthropic_messages';
+}
+
+function normalized(raw: RawCounts, includesCache: boolean): TokenUsage | undefined {
+  const cached = (raw.cacheRead ?? 0) + (raw.cacheWrite ?? 0);
+  const prompt = raw.input === undefined ? undefined : includesCache ? raw.input : raw.input + cached;
+  const total = raw.total ?? (prompt !== undefined && raw.output !== undefined ? prompt + raw.output : undefined);
+  const usage: { -readonly [K in keyof TokenUsage]: TokenUsage[K] } = {};
+  if (prompt !== undefined) usage.prompt = prompt;
+  if (raw.output !== undefined) usage.completion = raw.output;
+  if (total !== undefined) usage.total = total;
+  if (raw.cacheRead !== undefined) usage.cacheRead = raw.cacheRead;
+  if (raw.cacheWrite !== undefined) usage.cacheWrite = raw.cacheWrite;
+  if (raw.reasoning !== undefined) usage.reasoning = raw.reasoning;
+  return Object.keys(usage).length === 0 ? undefined : usage;
+}
+
+/** What a shape states, as raw counts (its input as the shape means it); `undefined` for a non-object. */
+export function rawCounts(shape: UsageShape, usage: unknown): RawCounts | undefined {
+  return isRecord(usage) ? READERS[shape](usage) : undefined;
+}
+
+/** The table: a usage object of a known shape, in the trajectory's meaning. */
+export function tokenUsage(shape: UsageShape, usage: unknown): TokenUsage | undefined {
+  const raw = rawCounts(shape, usage);
+  return raw === undefined ? undefined : normalized(raw, inputIncludesCache(shape));
+}
+
+/** A tagged usage, in the trajectory's meaning. */
+export function readProviderUsage(tagged: ProviderUsage | undefined): TokenUsage | undefined {
+  return tagged === undefined ? undefined : tokenUsage(tagged.shape, tagged.usage);
+}
+
+const has = (object: Loose, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key) && object[key] !== undefined && object[key] !== null;
+
+/**
+ * The shape a usage object's own keys mark, or `undefined` when they mark
+ * none (a bare `{input_tokens, output_tokens}` says nothing about caching).
+ */
+export function usageShapeOf(usage: unknown): UsageShape | undefined {
+  if (!isRecord(usage)) return undefined;
+  if (has(usage, 'prompt_tokens') || has(usage, 'completion_tokens') || has(usage, 'prompt_tokens_details')) return 'openai_chat';
+  if (has(usage, 'promptTokenCount') || has(usage, 'candidatesTokenCount')) return 'gemini';
+  if (has(usage, 'inputTokenDetails') || has(usage, 'outputTokenDetails') || isRecord(usage.inputTokens) || isRecord(usage.outputTokens)) return 'ai_sdk';
+  if (has(usage, 'inputTokensDetails') || has(usage, 'outputTokensDetails')) return 'openai_agents';
+  if (has(usage, 'input_token_details') || has(usage, 'output_token_details')) return 'langchain';
+  if (has(usage, 'input_tokens_details') || has(usage, 'output_tokens_details')) return 'openai_responses';
+  if (has(usage, 'cache_read_input_tokens') || has(usage, 'cache_creation_input_tokens')) return 'anthropic_messages';
+  return undefined;
+}
+
+/** True for a provider name that means Anthropic's own API (`anthropic`, `anthropic.messages`, `claude-...`). */
+export function isAnthropicProvider(provider: string | undefined): boolean {
+  if (provider === undefined) return false;
+  const lower = provider.toLowerCase();
+  return lower.startsWith('anthropic') || lower.startsWith('claude');
+}
+
+/**
+ * Whether an object's input count includes its cache counts: its shape says
+ * so when its keys mark one; a shapeless object is Anthropic's when the
+ * provider (or the response around it) is Anthropic, as native decides.
+ */
+export function includesCache(usage: unknown, anthropic: boolean): boolean {
+  const shape = usageShapeOf(usage);
+  return shape === undefined ? !anthropic : inputIncludesCache(shape);
+}
+
+/**
+ * Any usage object, its shape read from its keys: what the OTLP mappings and
+ * the viewer use where no adapter tagged it. Returns `undefined` when the
+ * object holds no count.
+ */
+export function readUsage(usage: unknown, provider?: string): TokenUsage | undefined {
+  if (!isRecord(usage)) return undefined;
+  const shape = usageShapeOf(usage);
+  if (shape !== undefined) return tokenUsage(shape, usage);
+  // Shapeless: the common keys, the input as the provider means it.
+  const raw: RawCounts = {
+    input: count(usage, 'input_tokens') ?? count(usage, 'inputTokens'),
+    output: count(usage, 'output_tokens') ?? count(usage, 'outputTokens'),
+    total: count(usage, 'total_tokens') ?? count(usage, 'totalTokens'),
+  };
+  return normalized(raw, !isAnthropicProvider(provider));
+}
+
+/** Native's names for each count in a usage object of no particular shape, in the order it tries them. */
+const ALIASES = {
+  input: ['prompt_tokens', 'input_tokens', 'inputTokens', 'input'],
+  output: ['completion_tokens', 'output_tokens', 'completionTokens', 'outputTokens', 'output'],
+  total: ['total_tokens', 'totalTokens', 'total'],
+  cacheReadFlat: ['cached_tokens', 'cachedTokens'],
+  cacheReadLate: ['cache_read_tokens', 'cache_read_input_tokens', 'cacheReadTokens', 'cacheReadInputTokens', 'cacheRead'],
+  cacheWrite: ['cache_write_tokens', 'cache_creation_input_tokens', 'cacheWriteTokens', 'cacheCreationInputTokens', 'cacheWrite'],
+} as const;
+
+function firstCount(objects: readonly unknown[], keys: readonly string[]): { value: number; source: unknown } | undefined {
+  for (const object of objects) {
+    for (const key of keys) {
+      const value = count(object, key);
+      if (value !== undefined) return { value, source: object };
+    }
+  }
+  return undefined;
+}
+
+/** Native's best-effort reading of `usage` then `token_usage`, count by count; also says which object gave the input. */
+function aliasCounts(usage: unknown, tokenUsage: unknown): { raw: RawCounts; inputSource: unknown } {
+  const both = [usage, tokenUsage];
+  const input = firstCount(both, ALIASES.input);
+  const cacheRead =
+    firstCount(both, ALIASES.cacheReadFlat)?.value ??
+    nested(usage, 'prompt_tokens_details', 'cached_tokens') ??
+    nested(tokenUsage, 'prompt_tokens_details', 'cached_tokens') ??
+    nested(usage, 'input_tokens_details', 'cached_tokens') ??
+    nested(tokenUsage, 'input_tokens_details', 'cached_tokens') ??
+    firstCount(both, ALIASES.cacheReadLate)?.value;
+  return {
+    raw: {
+      input: input?.value,
+      output: firstCount(both, ALIASES.output)?.value,
+      total: firstCount(both, ALIASES.total)?.value,
+      cacheRead,
+      cacheWrite: firstCount(both, ALIASES.cacheWrite)?.value,
+    },
+    inputSource: input?.source,
+  };
+}
+
+function firstDefined(...sources: Array<RawCounts | undefined>): RawCounts {
+  const pick = <K extends keyof RawCounts>(key: K): number | undefined => {
+    for (const source of sources) if (source?.[key] !== undefined) return source[key];
+    return undefined;
+  };
+  return { input: pick('input'), output: pick('output'), total: pick('total'), cacheRead: pick('cacheRead'), cacheWrite: pick('cacheWrite'), reasoning: pick('reasoning') };
+}
+
+/**
+ * The usage of an LLM response payload as the ATIF builder reads it: the
+ * response's own shape first (`surface`, when the response is a recognised
+ * provider response), then native's names over `usage` and `token_usage`,
+ * then whatever shape `usage`'s keys mark. Whether the input already holds
+ * the cache counts is decided by the object the input came from
+ * (`includesCache`): an Anthropic provider name only decides for a
+ * shapeless one, so `prompt_tokens` is never topped up with cache reads.
+ */
+export function readResponseUsage(response: unknown, hints: { surface?: UsageShape; provider?: string } = {}): TokenUsage | undefined {
+  const usage = isRecord(field(response, 'usage')) ? field(response, 'usage') : undefined;
+  const tokenUsage = isRecord(field(response, 'token_usage')) ? field(response, 'token_usage') : undefined;
+  if (usage === undefined && tokenUsage === undefined) return undefined;
+  const primary = hints.surface === undefined ? undefined : rawCounts(hints.surface, usage);
+  const aliases = aliasCounts(usage, tokenUsage);
+  const markedObject = usage ?? tokenUsage;
+  const marked = usageShapeOf(markedObject);
+  const byKeys = marked === undefined ? undefined : rawCounts(marked, markedObject);
+  const raw = firstDefined(primary, aliases.raw, byKeys);
+  const inputSource = primary?.input !== undefined ? usage : (aliases.inputSource ?? markedObject);
+  const anthropic = hints.surface === 'anthropic_messages' || isAnthropicProvider(hints.provider);
+  return normalized(raw, includesCache(inputSource, anthropic));
+}
+
+/**
+ * The one usage shape adapters emit (OpenAI Chat Completions, whose
+ * `prompt_tokens` includes the cache by definition, whatever the provider),
+ * which `readUsage` reads back unchanged. `undefined` when nothing is known.
+ */
+export function chatCompletionsUsage(usage: TokenUsage | undefined): Record<string, unknown> | undefined {
+  if (usage === undefined) return undefined;
+  const out: Record<string, unknown> = {};
+  if (usage.prompt !== undefined) out.prompt_tokens = usage.prompt;
+  if (usage.completion !== undefined) out.completion_tokens = usage.completion;
+  const total = usage.total ?? (usage.prompt !== undefined && usage.completion !== undefined ? usage.prompt + usage.completion : undefined);
+  if (total !== undefined) out.total_tokens = total;
+  if (usage.cacheRead !== undefined) out.prompt_tokens_details = { cached_tokens: usage.cacheRead };
+  if (usage.cacheWrite !== undefined && usage.cacheWrite > 0) out.cache_write_tokens = usage.cacheWrite;
+  if (usage.reasoning !== undefined) out.completion_tokens_details = { reasoning_tokens: usage.reasoning };
+  return Object.keys(out).length === 0 ? undefined : out;
+}

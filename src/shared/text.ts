@@ -1,0 +1,27 @@
+/**
+ * Reading a value as text, the same way in every layer: payload fields the
+ * host or a framework hands over may be anything (a number, a symbol, an
+ * object whose `toString` throws), and none of them may throw at the host.
+ *
+ * @module
+ */
+
+/** The value when it is a non-empty string, else `undefined`: "is this field set to some text?". */
+export function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * `String(value)` that never throws: a string as it is, `''` for `null` and
+ * `undefined`, and `'[unprintable]'` for a value whose conversion throws (a
+ * hostile `toString`, a revoked proxy), so logs and names still say something.
+ */
+export function stringOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  try {
+    return String(value);
+  } catch {
+    return '[unprintable]';
+  }
+}

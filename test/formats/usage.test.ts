@@ -1,0 +1,185 @@
+// The token table (src/formats/usage.ts) against what each framework itself
+// reports. Each provider's real client runs offline over a fake fetch that
+// answers in the provider's wire format (test/support/provider-wire.ts);
+// the table must read the provider's raw usage and the framework's own
+// normalised usage to the same counts, and those counts must equal the
+// framework's totals. Then the shape adapters emit, the ATIF builder and the
+// OTLP mappings must all agree with it.
+import { describe, expect, it } from 'vitest';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateText, streamText } from 'ai';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import OpenAI from 'openai';
+import { Agent, OpenAIResponsesModel, run } from '@openai/agents';
+import {
+  chatCompletionsUsage,
+  readResponseUsage,
+  readUsage,
+  tokenUsage,
+  usageShapeOf,
+  USAGE_SHAPES,
+  type TokenUsage,
+  type UsageShape,
+} from '../../src/formats/usage.ts';
+import { extractMetrics } from '../../src/formats/atif/payload/usage.ts';
+import { readResponse } from '../../src/export/otlp/mappings/llm-shapes.ts';
+import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionStream, geminiResponse, openAiResponse, scriptedFetch, type AnthropicUsage } from '../support/provider-wire.ts';
+
+const CLAUDE = 'claude-sonnet-4-5-20250929';
+const GPT = 'gpt-4.1-2025-04-14';
+
+/** The issue's figures: 1,410 input tokens of which 1,216 were read from the cache; 3,270 of which 3,000 were written to it. */
+const READ: AnthropicUsage = { input_tokens: 194, cache_read_input_tokens: 1216, cache_creation_input_tokens: 0, output_tokens: 12 };
+const WRITTEN: AnthropicUsage = { input_tokens: 270, cache_read_input_tokens: 0, cache_creation_input_tokens: 3000, output_tokens: 40 };
+
+describe('the token table, shape by shape', () => {
+  const cases: Array<[UsageShape, unknown, TokenUsage]> = [
+    ['openai_chat', { prompt_tokens: 1410, completion_tokens: 30, total_tokens: 1440, prompt_tokens_details: { cached_tokens: 1216 }, completion_tokens_details: { reasoning_tokens: 18 } }, { prompt: 1410, completion: 30, total: 1440, cacheRead: 1216, reasoning: 18 }],
+    ['openai_responses', { input_tokens: 1410, output_tokens: 30, total_tokens: 1440, input_tokens_details: { cached_tokens: 1216 }, output_tokens_details: { reasoning_tokens: 18 } }, { prompt: 1410, completion: 30, total: 1440, cacheRead: 1216, reasoning: 18 }],
+    ['anthropic_messages', { input_tokens: 194, output_tokens: 12, cache_read_input_tokens: 1216, cache_creation_input_tokens: 0 }, { prompt: 1410, completion: 12, total: 1422, cacheRead: 1216, cacheWrite: 0 }],
+    ['anthropic_messages', { input_tokens: 270, output_tokens: 40, cache_read_input_tokens: 0, cache_creation_input_tokens: 3000 }, { prompt: 3270, completion: 40, total: 3310, cacheRead: 0, cacheWrite: 3000 }],
+    ['gemini', { promptTokenCount: 1410, candidatesTokenCount: 12, thoughtsTokenCount: 20, cachedContentTokenCount: 1216, totalTokenCount: 1442 }, { prompt: 1410, completion: 32, total: 1442, cacheRead: 1216, reasoning: 20 }],
+    ['ai_sdk', { inputTokens: 1410, inputTokenDetails: { noCacheTokens: 194, cacheReadTokens: 1216, cacheWriteTokens: 0 }, outputTokens: 12, outputTokenDetails: { textTokens: 12, reasoningTokens: 0 }, totalTokens: 1422 }, { prompt: 1410, completion: 12, total: 1422, cacheRead: 1216, cacheWrite: 0, reasoning: 0 }],
+    ['ai_sdk', { inputTokens: { total: 3270, noCache: 270, cacheRead: 0, cacheWrite: 3000 }, outputTokens: { total: 40, text: 40, reasoning: undefined } }, { prompt: 3270, completion: 40, total: 3310, cacheRead: 0, cacheWrite: 3000 }],
+    ['langchain', { input_tokens: 1410, output_tokens: 12, total_tokens: 1422, input_token_details: { cache_read: 1216, cache_creation: 0 }, output_token_details: { reasoning: 4 } }, { prompt: 1410, completion: 12, total: 1422, cacheRead: 1216, cacheWrite: 0, reasoning: 4 }],
+    ['langchain', { promptTokens: 9, completionTokens: 3, totalTokens: 12 }, { prompt: 9, completion: 3, total: 12 }],
+    ['openai_agents', { requests: 2, inputTokens: 1410, outputTokens: 30, totalTokens: 1440, inputTokensDetails: [{ cached_tokens: 1000 }, { cached_tokens: 216 }], outputTokensDetails: [{ reasoning_tokens: 18 }] }, { prompt: 1410, completion: 30, total: 1440, cacheRead: 1216, reasoning: 18 }],
+  ];
+
+  it.each(cases)('%s: %j', (shape, usage, expected) => {
+    expect(tokenUsage(shape, usage)).toEqual(expected);
+    // Each shape's own keys name it, so a payload nobody tagged reads the same.
+    expect(usageShapeOf(usage)).toBe(shape === 'langchain' && !('input_tokens' in (usage as object)) ? undefined : shape);
+  });
+
+  it('covers every shape it names', () => {
+    expect(new Set(cases.map(([shape]) => shape))).toEqual(new Set(USAGE_SHAPES));
+  });
+
+  it('adds cache counts only to the Anthropic Messages input, whatever the provider is called', () => {
+    // The double count of issue 20: the inclusive chat shape under an Anthropic provider name.
+    expect(readUsage({ prompt_tokens: 1410, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 1216 } }, 'anthropic')?.prompt).toBe(1410);
+    expect(readUsage({ input_tokens: 1410, output_tokens: 12, input_token_details: { cache_read: 1216 } }, 'anthropic')?.prompt).toBe(1410);
+    expect(readUsage({ input_tokens: 194, output_tokens: 12, cache_read_input_tokens: 1216 }, 'bedrock')?.prompt).toBe(1410);
+    // A shapeless object is as its provider means it (with no cache count it makes no difference).
+    expect(readUsage({ input_tokens: 194, output_tokens: 12 }, 'anthropic')?.prompt).toBe(194);
+    const payload = (usage: object, provider: string) => readResponseUsage({ usage }, { provider });
+    expect(payload({ input_tokens: 194, cached_tokens: 1216 }, 'anthropic')?.prompt).toBe(1410);
+    expect(payload({ input_tokens: 1410, cached_tokens: 1216 }, 'openai')?.prompt).toBe(1410);
+  });
+
+  it('reads no count from what is not one, and keeps what a shape leaves out unknown', () => {
+    expect(tokenUsage('openai_chat', null)).toBeUndefined();
+    expect(tokenUsage('openai_chat', { prompt_tokens: -1, completion_tokens: 1.5 })).toBeUndefined();
+    expect(tokenUsage('anthropic_messages', { output_tokens: 5 })).toEqual({ completion: 5 });
+    expect(readUsage({ something: 'else' })).toBeUndefined();
+  });
+
+  it('writes the one shape adapters emit, which every reader reads back unchanged', () => {
+    for (const [shape, usage] of cases) {
+      const counted = tokenUsage(shape, usage)!;
+      const emitted = chatCompletionsUsage(counted)!;
+      const back = readUsage(emitted, 'anthropic')!;
+      expect(back.prompt).toBe(counted.prompt);
+      expect(back.completion).toBe(counted.completion);
+      expect(back.cacheRead).toBe(counted.cacheRead);
+      expect(back.reasoning).toBe(counted.reasoning);
+      if ((counted.cacheWrite ?? 0) > 0) expect(back.cacheWrite).toBe(counted.cacheWrite);
+      // The ATIF builder and the OTLP mappings read it through the same table.
+      const metrics = extractMetrics({ usage: emitted } as never, 'anthropic')!;
+      expect(metrics.prompt_tokens).toBe(counted.prompt);
+      expect(readResponse({ usage: emitted } as never).usage.input).toBe(counted.prompt);
+    }
+  });
+});
+
+/** A provider's raw usage and the framework's own usage read to the same counts; `reported` are the framework's totals. */
+function expectSameCounts(raw: [UsageShape, unknown], framework: [UsageShape, unknown], reported: { input: number; output: number }, outputOffBy = 0): TokenUsage {
+  const fromWire = tokenUsage(...raw)!;
+  const fromFramework = tokenUsage(...framework)!;
+  expect(fromFramework.prompt).toBe(reported.input);
+  expect(fromFramework.completion).toBe(reported.output);
+  expect(fromWire.prompt).toBe(fromFramework.prompt);
+  expect(fromWire.completion! + outputOffBy).toBe(fromFramework.completion);
+  expect(fromWire.cacheRead ?? 0).toBe(fromFramework.cacheRead ?? 0);
+  expect(fromWire.cacheWrite ?? 0).toBe(fromFramework.cacheWrite ?? 0);
+  return fromFramework;
+}
+
+describe('the token table against the frameworks (real clients over a fake fetch)', () => {
+  for (const [label, usage, prompt] of [['cache read', READ, 1410], ['cache write', WRITTEN, 3270]] as const) {
+    it(`Anthropic Messages (${label}): ChatAnthropic usage_metadata, invoke and stream`, async () => {
+      const reply = { id: 'msg_01', model: CLAUDE, content: [{ type: 'text' as const, text: 'Comments say why.' }], usage };
+      const { fetch } = scriptedFetch([anthropicMessage(reply), anthropicStream(reply)]);
+      const model = new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
+      const message = await model.invoke('What do comments say?');
+      const counted = expectSameCounts(['anthropic_messages', usage], ['langchain', message.usage_metadata], { input: message.usage_metadata!.input_tokens, output: message.usage_metadata!.output_tokens });
+      expect(counted.prompt).toBe(prompt);
+      let streamed: any;
+      for await (const chunk of await model.stream('What do comments say?')) streamed = streamed === undefined ? chunk : streamed.concat(chunk);
+      // LangChain adds message_start's placeholder output count (1) to message_delta's cumulative one: the
+      // framework reports one output token more than the wire when it streams, and the trajectory says what it reports.
+      expectSameCounts(['anthropic_messages', usage], ['langchain', streamed.usage_metadata], { input: streamed.usage_metadata.input_tokens, output: streamed.usage_metadata.output_tokens }, 1);
+    });
+
+    it(`Anthropic Messages (${label}): the AI SDK's LanguageModelUsage, generateText and streamText`, async () => {
+      const reply = { id: 'msg_01', model: CLAUDE, content: [{ type: 'text' as const, text: 'Comments say why.' }], usage };
+      const { fetch } = scriptedFetch([anthropicMessage(reply), anthropicStream(reply)]);
+      const anthropic = createAnthropic({ apiKey: 'sk-ant-test', fetch });
+      const result = await generateText({ model: anthropic('claude-sonnet-4-5'), prompt: 'What do comments say?', maxRetries: 0 });
+      const counted = expectSameCounts(['anthropic_messages', usage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+      expect(counted.prompt).toBe(prompt);
+      const stream = streamText({ model: anthropic('claude-sonnet-4-5'), prompt: 'What do comments say?', maxRetries: 0 });
+      const streamedUsage = await stream.usage;
+      expectSameCounts(['anthropic_messages', usage], ['ai_sdk', streamedUsage], { input: streamedUsage.inputTokens!, output: streamedUsage.outputTokens! });
+    });
+  }
+
+  it('OpenAI Chat Completions: ChatOpenAI usage_metadata (invoke and stream) and the AI SDK chat model', async () => {
+    const usage = { prompt_tokens: 1410, completion_tokens: 30, cached: 1216, reasoning: 18 };
+    const reply = { id: 'chatcmpl-1', model: GPT, content: 'Comments say why.', usage };
+    const wireUsage = (chatCompletion(reply).json as { usage: unknown }).usage;
+    const { fetch } = scriptedFetch([chatCompletion(reply), chatCompletionStream(reply), chatCompletion(reply)]);
+    const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
+    const message = await model.invoke('What do comments say?');
+    const counted = expectSameCounts(['openai_chat', wireUsage], ['langchain', message.usage_metadata], { input: message.usage_metadata!.input_tokens, output: message.usage_metadata!.output_tokens });
+    expect(counted).toMatchObject({ prompt: 1410, cacheRead: 1216, reasoning: 18 });
+    let streamed: any;
+    for await (const chunk of await model.stream('What do comments say?')) streamed = streamed === undefined ? chunk : streamed.concat(chunk);
+    expectSameCounts(['openai_chat', wireUsage], ['langchain', streamed.usage_metadata], { input: streamed.usage_metadata.input_tokens, output: streamed.usage_metadata.output_tokens });
+    const openai = createOpenAI({ apiKey: 'sk-test', fetch });
+    const result = await generateText({ model: openai.chat('gpt-4.1'), prompt: 'What do comments say?', maxRetries: 0 });
+    expectSameCounts(['openai_chat', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+  });
+
+  it('OpenAI Responses: ChatOpenAI with useResponsesApi, the AI SDK responses model and the Agents SDK Usage', async () => {
+    const usage = { prompt_tokens: 1410, completion_tokens: 30, cached: 1216, reasoning: 18 };
+    const reply = { id: 'resp_1', model: GPT, text: 'Comments say why.', usage };
+    const wireUsage = (openAiResponse(reply).json as { usage: unknown }).usage;
+    const { fetch } = scriptedFetch([openAiResponse(reply), openAiResponse(reply), openAiResponse(reply)]);
+    const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, useResponsesApi: true, configuration: { fetch } });
+    const message = await model.invoke('What do comments say?');
+    const counted = expectSameCounts(['openai_responses', wireUsage], ['langchain', message.usage_metadata], { input: message.usage_metadata!.input_tokens, output: message.usage_metadata!.output_tokens });
+    expect(counted).toMatchObject({ prompt: 1410, cacheRead: 1216, reasoning: 18 });
+    const openai = createOpenAI({ apiKey: 'sk-test', fetch });
+    const result = await generateText({ model: openai.responses('gpt-4.1'), prompt: 'What do comments say?', maxRetries: 0 });
+    expectSameCounts(['openai_responses', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+    const client = new OpenAI({ apiKey: 'sk-test', fetch, maxRetries: 0 });
+    const agentRun = await run(new Agent({ name: 'reader', model: new OpenAIResponsesModel(client, 'gpt-4.1') }), 'What do comments say?');
+    const agentUsage = agentRun.rawResponses[0]!.usage;
+    expectSameCounts(['openai_responses', wireUsage], ['openai_agents', agentUsage], { input: agentUsage.inputTokens, output: agentUsage.outputTokens });
+  });
+
+  it("Gemini: the AI SDK's Google provider", async () => {
+    const reply = geminiResponse({ model: 'gemini-2.5-flash', text: 'Comments say why.', usage: { prompt: 1410, candidates: 12, cached: 1216, thoughts: 20 } });
+    const wireUsage = (reply.json as { usageMetadata: unknown }).usageMetadata;
+    const { fetch } = scriptedFetch([reply]);
+    const google = createGoogleGenerativeAI({ apiKey: 'test', fetch });
+    const result = await generateText({ model: google('gemini-2.5-flash'), prompt: 'What do comments say?', maxRetries: 0 });
+    const counted = expectSameCounts(['gemini', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+    expect(counted).toMatchObject({ prompt: 1410, completion: 32, cacheRead: 1216, reasoning: 20 });
+  });
+});

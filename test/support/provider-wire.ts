@@ -1,0 +1,253 @@
+// Provider wire formats for offline runs of the real provider clients
+// (ChatAnthropic, ChatOpenAI, the AI SDK's providers, the OpenAI SDK): a
+// fake `fetch` that answers each request with the next scripted reply, in
+// the JSON and server-sent-event shapes the providers' API references
+// document. The payloads are written here from those references; they are
+// what the clients parse, so the clients compute usage exactly as they do
+// against the real services.
+
+export interface WireReply {
+  status?: number;
+  /** A JSON body. */
+  json?: unknown;
+  /** A server-sent-event stream: `event:` lines when `event` is set, `data:` JSON (or a raw string such as `[DONE]`). */
+  sse?: ReadonlyArray<{ event?: string; data: unknown }>;
+  headers?: Record<string, string>;
+}
+
+export interface SeenRequest {
+  url: string;
+  method: string;
+  body: any;
+}
+
+/** A `fetch` that answers request N with `replies[N]`; requests are kept for checks. Running out of replies is a 500. */
+export function scriptedFetch(replies: readonly WireReply[]): { fetch: typeof fetch; requests: SeenRequest[] } {
+  const requests: SeenRequest[] = [];
+  let next = 0;
+  const fake = async (input: unknown, init?: { method?: string; body?: unknown }): Promise<Response> => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : String((input as { url?: string }).url ?? input);
+    let bodyText: string | undefined;
+    if (typeof init?.body === 'string') bodyText = init.body;
+    else if (input instanceof Request) bodyText = await input.clone().text();
+    let body: unknown = bodyText;
+    try {
+      body = bodyText === undefined ? undefined : JSON.parse(bodyText);
+    } catch {
+      // a non-JSON body stays text
+    }
+    requests.push({ url, method: init?.method ?? (input instanceof Request ? input.method : 'GET'), body });
+    const reply = replies[next++];
+    if (reply === undefined) return new Response(JSON.stringify({ error: { message: `no scripted reply for request ${next}` } }), { status: 500, headers: { 'content-type': 'application/json' } });
+    const headers = { 'x-request-id': `req_${next}`, ...(reply.headers ?? {}) };
+    if (reply.sse !== undefined) {
+      const text = reply.sse.map((e) => `${e.event === undefined ? '' : `event: ${e.event}\n`}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`).join('');
+      return new Response(text, { status: reply.status ?? 200, headers: { 'content-type': 'text/event-stream', ...headers } });
+    }
+    return new Response(JSON.stringify(reply.json ?? {}), { status: reply.status ?? 200, headers: { 'content-type': 'application/json', ...headers } });
+  };
+  return { fetch: fake as typeof fetch, requests };
+}
+
+// ------------------------------------------------------------------ Anthropic Messages
+
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+export type AnthropicBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+export function anthropicMessage(options: { id: string; model: string; content: AnthropicBlock[]; usage: AnthropicUsage; stopReason?: string }): WireReply {
+  const stop = options.stopReason ?? (options.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  return {
+    json: {
+      id: options.id,
+      type: 'message',
+      role: 'assistant',
+      model: options.model,
+      content: options.content,
+      stop_reason: stop,
+      stop_sequence: null,
+      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard', ...options.usage },
+    },
+  };
+}
+
+/** The same message as Anthropic streams it: input and cache counts in `message_start`, output in `message_delta`. */
+export function anthropicStream(options: { id: string; model: string; content: AnthropicBlock[]; usage: AnthropicUsage; stopReason?: string }): WireReply {
+  const stop = options.stopReason ?? (options.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  const usage = { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...options.usage };
+  const events: Array<{ event: string; data: unknown }> = [
+    {
+      event: 'message_start',
+      data: { type: 'message_start', message: { id: options.id, type: 'message', role: 'assistant', model: options.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } },
+    },
+  ];
+  options.content.forEach((block, index) => {
+    if (block.type === 'text') {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
+      const half = Math.ceil(block.text.length / 2);
+      for (const piece of [block.text.slice(0, half), block.text.slice(half)]) {
+        if (piece !== '') events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } } });
+      }
+    } else if (block.type === 'thinking') {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } } });
+      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } } });
+      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } } });
+    } else {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } } });
+      const json = JSON.stringify(block.input);
+      const half = Math.ceil(json.length / 2);
+      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(0, half) } } });
+      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(half) } } });
+    }
+    events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
+  });
+  events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: options.usage.output_tokens } } });
+  events.push({ event: 'message_stop', data: { type: 'message_stop' } });
+  return { sse: events };
+}
+
+export function anthropicError(status: number, type: string, message: string): WireReply {
+  return { status, json: { type: 'error', error: { type, message } } };
+}
+
+// ------------------------------------------------------------------ OpenAI Chat Completions
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached?: number;
+  reasoning?: number;
+}
+
+function chatUsageJson(usage: ChatUsage): Record<string, unknown> {
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    prompt_tokens_details: { cached_tokens: usage.cached ?? 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export function chatCompletion(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
+  const calls = options.toolCalls ?? [];
+  return {
+    json: {
+      id: options.id,
+      object: 'chat.completion',
+      created: 1_764_000_000,
+      model: options.model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: options.content,
+            refusal: null,
+            ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) } : {}),
+            annotations: [],
+          },
+          logprobs: null,
+          finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+        },
+      ],
+      usage: chatUsageJson(options.usage),
+      service_tier: 'default',
+      system_fingerprint: 'fp_test',
+    },
+  };
+}
+
+/** The same completion streamed as chunks, with the usage chunk `stream_options.include_usage` asks for. */
+export function chatCompletionStream(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
+  const calls = options.toolCalls ?? [];
+  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+    id: options.id,
+    object: 'chat.completion.chunk',
+    created: 1_764_000_000,
+    model: options.model,
+    system_fingerprint: 'fp_test',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    usage: null,
+  });
+  const events: Array<{ data: unknown }> = [{ data: chunk({ role: 'assistant', content: calls.length > 0 && options.content === null ? null : '', refusal: null }, null) }];
+  const text = options.content ?? '';
+  const half = Math.ceil(text.length / 2);
+  for (const piece of [text.slice(0, half), text.slice(half)]) if (piece !== '') events.push({ data: chunk({ content: piece }, null) });
+  calls.forEach((call, index) => {
+    events.push({ data: chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null) });
+    events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: JSON.stringify(call.args) } }] }, null) });
+  });
+  events.push({ data: chunk({}, calls.length > 0 ? 'tool_calls' : 'stop') });
+  events.push({ data: { id: options.id, object: 'chat.completion.chunk', created: 1_764_000_000, model: options.model, system_fingerprint: 'fp_test', choices: [], usage: chatUsageJson(options.usage) } });
+  events.push({ data: '[DONE]' });
+  return { sse: events };
+}
+
+export function openAiError(status: number, type: string, message: string): WireReply {
+  return { status, json: { error: { message, type, param: null, code: null } } };
+}
+
+// ------------------------------------------------------------------ OpenAI Responses
+
+export function openAiResponse(options: { id: string; model: string; text: string; usage: ChatUsage }): WireReply {
+  return {
+    json: {
+      id: options.id,
+      object: 'response',
+      created_at: 1_764_000_000,
+      status: 'completed',
+      error: null,
+      incomplete_details: null,
+      instructions: null,
+      model: options.model,
+      output: [
+        { type: 'message', id: `msg_${options.id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: options.text, annotations: [] }] },
+      ],
+      parallel_tool_calls: true,
+      tool_choice: 'auto',
+      tools: [],
+      usage: {
+        input_tokens: options.usage.prompt_tokens,
+        input_tokens_details: { cached_tokens: options.usage.cached ?? 0 },
+        output_tokens: options.usage.completion_tokens,
+        output_tokens_details: { reasoning_tokens: options.usage.reasoning ?? 0 },
+        total_tokens: options.usage.prompt_tokens + options.usage.completion_tokens,
+      },
+    },
+  };
+}
+
+// ------------------------------------------------------------------ Gemini generateContent
+
+export function geminiResponse(options: { model: string; text: string; usage: { prompt: number; candidates: number; cached?: number; thoughts?: number } }): WireReply {
+  const u = options.usage;
+  return {
+    json: {
+      candidates: [{ content: { parts: [{ text: options.text }], role: 'model' }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: {
+        promptTokenCount: u.prompt,
+        candidatesTokenCount: u.candidates,
+        totalTokenCount: u.prompt + u.candidates + (u.thoughts ?? 0),
+        ...(u.cached === undefined ? {} : { cachedContentTokenCount: u.cached }),
+        ...(u.thoughts === undefined ? {} : { thoughtsTokenCount: u.thoughts }),
+      },
+      modelVersion: options.model,
+      responseId: 'resp-gemini-1',
+    },
+  };
+}
