@@ -17,8 +17,18 @@ import { toJson } from '../../../shared/json.ts';
 
 const SORTED = { sortKeys: true } as const;
 
-/** Converts a payload the way native's serde round-trip leaves it: plain JSON, keys sorted. */
-export function toSortedJson(value: unknown): Json {
+/**
+ * The memory relay's one copy of a host payload, made when the relay
+ * records it (the contract boundary; see docs/contributing/payload-journey.md):
+ * plain JSON, keys sorted, as native's serde round-trip leaves it. Every
+ * payload of an event object comes from here (inputs, outputs, data,
+ * metadata, request content and headers, annotations); nothing after it
+ * copies the payload again, and nothing after it may change it. This is
+ * the place for anything that must rewrite what is recorded (redaction).
+ * The byte path writes lines straight from the host's values and never
+ * comes here: it only runs while nothing reads event objects.
+ */
+export function copyPayload(value: unknown): Json {
   return toJson(value, SORTED);
 }
 
@@ -60,7 +70,7 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
         continue;
       }
       if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-      define(out, key, toSortedJson(value));
+      define(out, key, copyPayload(value));
     }
   }
   if (injected === undefined) return out;
@@ -70,7 +80,7 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
 
 /** The LLM start event's `data`: `{content, headers}`. */
 export function llmRequestData(content: unknown, headers: JsonObject): JsonObject {
-  return { content: toSortedJson(content), headers };
+  return { content: copyPayload(content), headers };
 }
 
 /**
