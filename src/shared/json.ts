@@ -408,8 +408,14 @@ function unserializable(error: unknown): string {
 /** Thrown to give up on the fast path; not an Error, so no stack is captured. */
 const GIVE_UP = { reason: 'general walk' };
 
+/** True when the bounds are the defaults (left out, or given with the default's value). */
 function hasDefaultBounds(options: ToJsonOptions): boolean {
-  return options.maxDepth === undefined && options.maxItems === undefined && options.maxValues === undefined && options.maxChars === undefined;
+  return (
+    (options.maxDepth ?? JSON_LIMITS.maxDepth) === JSON_LIMITS.maxDepth &&
+    (options.maxItems ?? JSON_LIMITS.maxItems) === JSON_LIMITS.maxItems &&
+    (options.maxValues ?? JSON_LIMITS.maxValues) === JSON_LIMITS.maxValues &&
+    (options.maxChars ?? JSON_LIMITS.maxChars) === JSON_LIMITS.maxChars
+  );
 }
 
 /** Budgets of one fast copy: what is left of the default bounds. */
