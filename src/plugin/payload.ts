@@ -9,10 +9,10 @@
  * @module
  */
 
-/** A hook payload as the plugin sees it: an open bag of snake_case fields. */
 import type { LoosePayload } from '../shared/snapshot.ts';
 import { isRecord } from '../shared/record.ts';
 
+/** A hook payload as the plugin sees it: an open bag of snake_case fields. */
 export type { LoosePayload };
 
 /** Hermes' LLM surface names for the relay, keyed by the host's `api_mode`. */
