@@ -14,8 +14,10 @@
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
-import { skipBadDestinations } from './destinations.ts';
-import { ensureOutputDirectories, observabilityExporterEnabled, staticPluginDocument } from './config/plugins-toml.ts';
+import { ensureOutputDirectories } from './config/plugins-toml.ts';
+import { observabilityExporterEnabled, staticPluginDocument } from '../formats/plugins-toml/document.ts';
+import { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
+import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorText } from './background-work.ts';
@@ -119,12 +121,23 @@ export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: Rel
 
 /**
  * The document a backend is given: the static part, less the remote
- * destinations whose configuration is wrong (a wrong stream sink or storage
- * entry costs only itself, on every backend; native would reject the whole
- * document).
+ * destinations whose configuration is wrong (an unset `header_env`
+ * variable, an empty bucket, a URL of the wrong scheme). Native would reject
+ * the whole document for one of them and record nothing; here a wrong
+ * stream sink or storage entry costs only itself, on every backend, and is
+ * reported as a warning. The validation is the memory relay's, which reports
+ * the same diagnostics as native's.
  */
 function activatableDocument(config: JsonObject): { document: JsonObject; skipped: ConfigDiagnostic[] } {
-  return skipBadDestinations(staticPluginDocument(config));
+  const document = staticPluginDocument(config);
+  let skipped: ConfigDiagnostic[];
+  try {
+    skipped = validatePluginConfig(document).observability?.skipped ?? [];
+  } catch {
+    return { document, skipped: [] };
+  }
+  if (skipped.length === 0) return { document, skipped };
+  return { document: withoutDestinations(document, skipped), skipped: skipped.map(skippedDestination) };
 }
 
 function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger, skipped: readonly ConfigDiagnostic[] = []): PluginsTomlOutcome {

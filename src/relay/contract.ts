@@ -33,6 +33,7 @@
 import type { Json, JsonObject } from '../shared/json.ts';
 import type { AtofMode, ScopeCategory } from '../formats/atof/types.ts';
 import type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
+import type { DynamicPluginSpec } from '../formats/plugins-toml/document.ts';
 
 export type { Json, JsonObject } from '../shared/json.ts';
 export { SCOPE_CATEGORIES, isScopeCategory, type ScopeCategory, type AtofMode } from '../formats/atof/types.ts';
@@ -289,19 +290,8 @@ export interface PluginConfigOptions {
   tomlPath?: string;
 }
 
-/** A Hermes `[[dynamic_plugins]]` activation spec, already validated. */
-export interface DynamicPluginSpec {
-  /** The plugin's id, unique within the document. */
-  plugin_id: string;
-  /** How the plugin runs: a Rust dynamic library or a worker process. */
-  kind: 'rust_dynamic' | 'worker';
-  /** Where the plugin's manifest is. */
-  manifest_ref: string;
-  /** The environment the plugin runs in, when it needs one. */
-  environment_ref?: string;
-  /** The plugin's own configuration, passed as is. */
-  config: JsonObject;
-}
+/** A Hermes `[[dynamic_plugins]]` activation spec, already validated (the plugins.toml document model's). */
+export type { DynamicPluginSpec } from '../formats/plugins-toml/document.ts';
 
 /**
  * Health of one output: a file the backend writes, or a remote destination it

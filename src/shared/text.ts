@@ -11,6 +11,11 @@ export function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** True for a string with something besides white space in it. */
+export function isNonBlank(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
 /**
  * `String(value)` that never throws: a string as it is, `''` for `null` and
  * `undefined`, and `'[unprintable]'` for a value whose conversion throws (a

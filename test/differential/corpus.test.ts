@@ -17,7 +17,7 @@ import { readAtifDir } from '../contract/files.ts';
 import { cli } from '../cli/support.ts';
 import { STREAM_NAMES, streamFileName, streamJsonl } from '../fixtures/streams/streams.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';
-import { normalize, normalizeEvents, normalizeText, UuidLabels, type NormalizeOptions } from './normalize.ts';
+import { attemptsAsMemory, normalize, normalizeEvents, normalizeText, UuidLabels, type NormalizeOptions } from './normalize.ts';
 import { readStream, replay, type ReplayResult, type SubagentExportMode } from './replay.ts';
 import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 
@@ -124,11 +124,29 @@ function asNative(name: string, memory: ReplayResult, native: ReplayResult, plug
   return memory;
 }
 
+/**
+ * The fourth known difference (README, differences between the backends),
+ * in the trajectories native's own ATIF exporter writes (the plugins.toml
+ * `atif` component; the plugin's ATIF files come from the one builder on
+ * both backends): a failed LLM attempt (an end with `error.type`) is an
+ * agent step whose `invocation.status` native says is "completed", and the
+ * retry of a failed attempt (the next start with its `api_request_id`)
+ * repeats the user step on native. Memory says "failed" and continues the
+ * request. Native's documents are compared after those two changes; the
+ * api-retry figures are pinned below.
+ */
+const FAILED_ATTEMPT_STREAMS: ReadonlySet<string> = new Set(['api-retry', 'approvals-unmatched']);
+
+function nativeAttemptsAsMemory(native: ReplayResult): ReplayResult {
+  const trajectories = new Map([...native.trajectories].map(([name, doc]) => [name, attemptsAsMemory(structuredClone(doc))] as const));
+  return { ...native, trajectories };
+}
+
 function caseTitle(c: Case): string {
   return `${c.stream} (subagent export mode ${c.mode ?? 'default'})`;
 }
 
-function expectSameFiles(memory: ReplayResult, native: ReplayResult, options: NormalizeOptions): void {
+function expectSameFiles(memory: ReplayResult, native: ReplayResult, options: NormalizeOptions, compareText = true): void {
   // Both runs were clean: the plugin swallowed no failure on either backend.
   expect(memory.problems, 'memory warnings').toEqual([]);
   expect(native.problems, 'native warnings').toEqual([]);
@@ -152,7 +170,7 @@ function expectSameFiles(memory: ReplayResult, native: ReplayResult, options: No
   expect([...memory.trajectories.keys()]).toEqual([...native.trajectories.keys()]);
   for (const [name, doc] of memory.trajectories) {
     expect(normalize(doc, undefined, options), name).toEqual(normalize(native.trajectories.get(name), undefined, options));
-    if (!options.drop) expect(normalizeText(memory.trajectoryTexts.get(name)!), name).toBe(normalizeText(native.trajectoryTexts.get(name)!));
+    if (!options.drop && compareText) expect(normalizeText(memory.trajectoryTexts.get(name)!), name).toBe(normalizeText(native.trajectoryTexts.get(name)!));
   }
 }
 
@@ -257,7 +275,8 @@ describe.skipIf(!nativeAvailable)(title, () => {
     const native = relabelFiles(await replay(loadNativeRelay({ logger: silentLogger }), lines, { pluginsToml: true }));
     expect(native.trajectories.size).toBeGreaterThan(0);
     for (const fileName of native.trajectories.keys()) expect(fileName).toMatch(/^trajectory-<uuid-\d+>\.json$/);
-    expectSameFiles(asNative(name, memory, native, true), native, KNOWN[name] ?? {});
+    if (FAILED_ATTEMPT_STREAMS.has(name)) expectSameFiles(asNative(name, memory, native, true), nativeAttemptsAsMemory(native), KNOWN[name] ?? {}, false);
+    else expectSameFiles(asNative(name, memory, native, true), native, KNOWN[name] ?? {});
   });
 
   it('adapter-usage: the plugins.toml ATIF component counts each Anthropic prompt once on memory, cache reads and writes twice on native', async () => {
@@ -272,6 +291,35 @@ describe.skipIf(!nativeAvailable)(title, () => {
     // The plugin's own ATIF files come from the one builder on both backends: counted once.
     const plugin = await replay(loadNativeRelay({ logger: silentLogger }), lines, {});
     expect(metricsOf(plugin)).toEqual([[[[3270, 3000], [1410, 1216]], 4680]]);
+  });
+
+  it('api-retry: the plugins.toml ATIF component marks failed attempts failed and continues the request on memory; native says completed and repeats the user', async () => {
+    const lines = stream('api-retry');
+    const summary = (result: ReplayResult) =>
+      [...result.trajectories.values()].flatMap((doc) => (doc.steps as Array<{ source: string; message: unknown; extra?: any }>).map((s) => `${s.source}${s.extra?.invocation?.status === 'failed' ? ':failed' : ''}${s.source === 'user' ? `:${String(s.message)}` : ''}`));
+    const memory = await replay(createMemoryRelay({ logger: silentLogger }), lines, { pluginsToml: true });
+    const native = await replay(loadNativeRelay({ logger: silentLogger }), lines, { pluginsToml: true });
+    expect(summary(memory)).toEqual([
+      'user:Summarise the changelog.',
+      'agent:failed', // 429
+      'agent', // its retry: the tool call
+      'agent:failed', // 500
+      'agent:failed', // 503
+      'agent', // the answer
+      'user:Now translate it to Klingon.',
+      'agent:failed', // 400, not retried
+    ]);
+    expect(summary(native)).toEqual([
+      'user:Summarise the changelog.',
+      'agent',
+      'user:Summarise the changelog.',
+      'agent',
+      'agent',
+      'agent',
+      'agent',
+      'user:Now translate it to Klingon.',
+      'agent',
+    ]);
   });
 
   it('api-retry: the LLM call closed by api_request_error ends as an error on memory, OK (forced) on native', async () => {

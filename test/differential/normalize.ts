@@ -9,6 +9,7 @@
  */
 
 import type { Json } from '../../src/relay/contract.ts';
+import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
@@ -83,3 +84,37 @@ const CLOCK_TEXT = /"(timestamp|start_timestamp|end_timestamp)":(\s*)(?:"[^"]*"|
 export function normalizeText(text: string, labels = new UuidLabels()): string {
   return labels.text(text.replace(CLOCK_TEXT, (_match, key: string, space: string) => `"${key}":${space}"<${key}>"`));
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a document read back from JSON
+type Doc = Omit<AtifTrajectory, 'steps'> & { steps: Array<Omit<AtifTrajectory['steps'][number], 'extra'> & { extra?: any }> };
+
+/**
+ * A trajectory of native's own ATIF exporter as memory writes it (README,
+ * differences between the backends): a failed LLM attempt's step says
+ * `invocation.status: "failed"` (native: "completed"), and the user step
+ * native repeats before the retry of a failed attempt is not there (its
+ * request is the retry step's `llm_request`).
+ */
+export function attemptsAsMemory<T>(input: T): T {
+  const doc = input as unknown as Doc;
+  if (!Array.isArray(doc?.steps)) return input;
+  const steps: Doc['steps'] = [];
+  const all = doc.steps;
+  for (let i = 0; i < all.length; i++) {
+    const step = all[i]!;
+    if (step.source === 'agent' && step.extra?.llm_response?.error !== undefined) step.extra.invocation.status = 'failed';
+    const previous = steps.at(-1);
+    const next = all[i + 1];
+    const repeatsUser = step.source === 'user' && previous?.extra?.invocation?.status === 'failed' && next?.source === 'agent' && [...steps].reverse().find((s) => s.source === 'user')?.message === step.message;
+    if (repeatsUser) {
+      next!.extra = { ...next!.extra, llm_request: step.extra?.llm_request };
+      continue;
+    }
+    steps.push(step);
+  }
+  steps.forEach((step, index) => (step.step_id = index + 1));
+  const out: Doc = { ...doc, steps, final_metrics: { ...doc.final_metrics!, total_steps: steps.length } };
+  if (doc.subagent_trajectories !== undefined) out.subagent_trajectories = doc.subagent_trajectories.map((child) => attemptsAsMemory(child as Doc));
+  return out as unknown as T;
+}
+

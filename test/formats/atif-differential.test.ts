@@ -13,6 +13,7 @@ import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import type { ExporterOptions, Scenario } from '../support/native-atif.ts';
 import { native, nativeSkipReason, runExporterScenario } from '../support/native-atif.ts';
 import { atifErrorLines, expectedNativeErrors } from '../support/harbor.ts';
+import { attemptsAsMemory } from '../differential/normalize.ts';
 
 const AGENT: ExporterOptions = { sessionId: 'diff-session', agentName: 'diff-agent', agentVersion: '1.2.3', modelName: 'default-model' };
 
@@ -706,5 +707,47 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter: Anth
     // Everything else is the same document.
     const withoutCounts = (t: AtifTrajectory) => JSON.parse(JSON.stringify(t, (key, value) => (key === 'metrics' || key === 'final_metrics' ? undefined : value)));
     expect(withoutCounts(built)).toEqual(withoutCounts(expected));
+  });
+});
+
+/**
+ * The other purposeful difference (README, differences between the
+ * backends): a failed LLM attempt (an end with `error.type`, as the plugin
+ * ends an `api_request_error`) and its retry (the next start with the same
+ * `api_request_id`). Native marks the failed attempt's invocation
+ * "completed" and starts the retry with a repeated user step; the builder
+ * says "failed" and lets the retry continue the request.
+ */
+describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter: failed attempts${nativeSkipReason ? ` (skipped: ${nativeSkipReason})` : ''}`, () => {
+  it('records a failed attempt as failed and its retry in the same request, where native says completed and repeats the user step', async () => {
+    const run = await runExporterScenario(native!, AGENT, (s) => {
+      const session = s.push('session', 'Agent', null);
+      const request = { model: 'gpt-test', messages: [{ role: 'user', content: 'Summarise the changelog.' }] };
+      const attempt = { api_request_id: 'turn-1:api:1' };
+      const first = s.llm('openai', request, session, { metadata: attempt });
+      s.llmEnd(first, { error: { type: 'rate_limit_error', message: 'Rate limit reached' } }, { ...attempt, 'error.type': 'rate_limit_error' });
+      const retry = s.llm('openai', request, session, { metadata: attempt });
+      s.llmEnd(retry, { choices: [{ message: { role: 'assistant', content: 'Version 2.0.' } }], usage: { prompt_tokens: 30, completion_tokens: 4 } }, attempt);
+      s.pop(session);
+    });
+    const builder = new AtifBuilder(AGENT);
+    for (const event of run.events) builder.add(event);
+    const built = builder.build();
+    const expected = JSON.parse(run.nativeJson) as AtifTrajectory;
+    const summary = (t: AtifTrajectory) =>
+      t.steps.map((step) => [step.source, (step.extra as { invocation?: { status?: string } } | undefined)?.invocation?.status ?? null, typeof step.message === 'string' ? step.message.slice(0, 24) : step.message]);
+    expect(summary(built)).toEqual([
+      ['user', null, 'Summarise the changelog.'],
+      ['agent', 'failed', '{"error":{"message":"Rat'],
+      ['agent', 'completed', 'Version 2.0.'],
+    ]);
+    expect(summary(expected)).toEqual([
+      ['user', null, 'Summarise the changelog.'],
+      ['agent', 'completed', '{"error":{"message":"Rat'],
+      ['user', null, 'Summarise the changelog.'],
+      ['agent', 'completed', 'Version 2.0.'],
+    ]);
+    // The rest is native's document: with the two changes made to it, they are equal.
+    expect(built).toEqual(attemptsAsMemory(expected));
   });
 });

@@ -27,6 +27,7 @@ import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { validateObservability } from './observability.ts';
 import { levelFor, type Policy } from './policy.ts';
+import { componentEnabled } from './document.ts';
 import { checkShape } from './shape.ts';
 import { DOCUMENT_SCHEMA } from './schema.ts';
 import type { ObservabilitySettings } from './observability-settings.ts';
@@ -118,7 +119,7 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
   let observability: ObservabilitySettings | null = null;
   for (const component of components) {
     const kind = component.kind as string;
-    const enabled = component.enabled !== false;
+    const enabled = componentEnabled(component);
     if (kind === 'observability') {
       const config = (component.config ?? {}) as JsonObject;
       const result = validateObservability(config, policy);

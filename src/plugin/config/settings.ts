@@ -14,13 +14,8 @@
 
 import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
 import { deniedEnv, guardEnv, type Environment } from '../../shared/env.ts';
-import {
-  adaptiveModeOf,
-  dynamicPluginSpecs,
-  enabledComponentConfig,
-  loadPluginsToml,
-  pluginsTomlDiagnostics,
-} from './plugins-toml.ts';
+import { adaptiveModeOf, loadPluginsToml, pluginsTomlDiagnostics } from './plugins-toml.ts';
+import { dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
 import {
   DEFAULT_OTLP_ENV_SETTINGS,
   OTLP_ENV_CHOICES,

@@ -107,6 +107,11 @@ export function metadataString(event: ConvEvent, key: string): string | undefine
   return typeof value === 'string' ? value : undefined;
 }
 
+/** An end the relay marked failed (`error.type` in its metadata: an API error, or a span the session left open). */
+export function isFailedEnd(event: ConvEvent): boolean {
+  return event.phase === 'end' && metadataString(event, 'error.type') !== undefined;
+}
+
 export function isStepEvent(event: ConvEvent): boolean {
   return (
     event.kind === 'scope' &&

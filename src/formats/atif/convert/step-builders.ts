@@ -29,16 +29,16 @@ export function ancestryOf(event: ConvEvent, names: Map<string, string>): AtifAn
   return ancestry;
 }
 
-export function invocationOf(start: Instant | undefined, end: Instant, invocationId: string): AtifInvocation {
+export function invocationOf(start: Instant | undefined, end: Instant, invocationId: string, status: 'completed' | 'failed' = 'completed'): AtifInvocation {
   // Keys in native's order after it turns the struct into a (sorted) JSON map.
-  // native: the status is "completed" even for error ends, and both stamps are
-  // left out when the start event is missing.
+  // Both stamps are left out when the start event is missing, as native does.
+  // native: the status is "completed" even for a failed LLM attempt; ours says "failed".
   const invocation: AtifInvocation = {};
   if (start !== undefined) invocation.end_timestamp = epochSecondsWithMillis(end);
   invocation.framework = 'nemo_relay';
   invocation.invocation_id = invocationId;
   if (start !== undefined) invocation.start_timestamp = epochSecondsWithMillis(start);
-  invocation.status = 'completed';
+  invocation.status = status;
   return invocation;
 }
 

@@ -25,7 +25,7 @@ import {
 import type { AtifObservation, AtifObservationResult, AtifStep, AtifToolCall } from '../types.ts';
 import type { AgentNode } from './agent-tree.ts';
 import type { Lookups } from './dedupe.ts';
-import { type ConvEvent, annotationOf, isLlm, modelNameOf, toolCallIdOf } from './events.ts';
+import { type ConvEvent, annotationOf, isFailedEnd, isLlm, metadataString, modelNameOf, toolCallIdOf } from './events.ts';
 import { removeProjectedToolCallDuplicates, renumber } from './finish.ts';
 import {
   type DeferredObservation,
@@ -61,6 +61,8 @@ export class StepConverter {
   private deferredToolMetadata = new Map<string, ToolMetadata[]>();
   private currentReasoningEffort: Json | undefined;
   private readonly current = new PendingAgentStep();
+  /** `api_request_id`s whose last attempt failed: the next start with one is a retry of that request. */
+  private readonly failedRequests = new Set<string>();
 
   constructor(private readonly lookups: Lookups) {}
 
@@ -194,10 +196,15 @@ export class StepConverter {
     const content = unwrapLlmRequest(event.data);
     this.currentReasoningEffort = extractReasoningEffort(content);
     const hasPairedEnd = this.lookups.llmEndsWithData.has(event.uuid);
-    if (hasPairedEnd && requestTurnState(content) === 'continuation') {
+    // A retry of a failed attempt belongs to the request the failed attempt made: no new user step.
+    // native: a retry whose request starts a fresh turn repeats the user step.
+    const requestId = metadataString(event, 'api_request_id');
+    const retry = requestId !== undefined && this.failedRequests.delete(requestId);
+    if (hasPairedEnd && (retry || requestTurnState(content) === 'continuation')) {
       this.current.llmRequest = content;
       return;
     }
+    if (retry) return;
     const step = newStep('user', extractUserMessage(content), event.timestamp);
     step.extra = stepExtra({ ancestry: ancestryOf(event, this.lookups.names), llmRequest: content });
     this.steps.push(step);
@@ -234,10 +241,16 @@ export class StepConverter {
     if (metrics !== undefined) step.metrics = metrics;
     step.llm_call_count = 1;
     this.steps.push(step);
+    const failed = isFailedEnd(event);
+    const requestId = metadataString(event, 'api_request_id');
+    if (requestId !== undefined) {
+      if (failed) this.failedRequests.add(requestId);
+      else this.failedRequests.delete(requestId);
+    }
     this.current.setCurrent(
       this.steps.length - 1,
       ancestryOf(event, this.lookups.names),
-      invocationOf(this.lookups.startInstants.get(event.uuid), event.instant, event.uuid),
+      invocationOf(this.lookups.startInstants.get(event.uuid), event.instant, event.uuid, failed ? 'failed' : 'completed'),
       order,
       output,
     );
