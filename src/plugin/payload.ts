@@ -130,8 +130,8 @@ export function toolNameOf(payload: LoosePayload): string {
  */
 export function metadataOf(payload: LoosePayload): Record<string, unknown> {
   // One named read and store per key, in METADATA_KEYS order. A loop of
-  // computed-key stores into a fresh object cost 2-3x as much on V8 (Node 20:
-  // ~1.2 µs vs ~0.4 µs per call) and this runs on every hook.
+  // computed-key stores into a fresh object costs several times as much on V8,
+  // and this runs on every hook (bench/RESULTS.md, "Figures behind the code").
   const metadata: Record<string, unknown> = {};
   let value: unknown;
   if ((value = payload.telemetry_schema_version) !== undefined && value !== null) metadata.telemetry_schema_version = value;

@@ -305,10 +305,10 @@ function responseOf(payload: LoosePayload): unknown {
 }
 
 /**
- * `{ ...source }`, built key by key. On Node 20 (V8 11) a spread copy that
- * then gains properties costs ~4 µs, twenty times this; the spread is kept
- * for the shapes a key-by-key copy would get wrong (an own `__proto__` key,
- * symbol keys).
+ * `{ ...source }`, built key by key. On V8 a spread copy that then gains
+ * properties is an order of magnitude dearer (bench/RESULTS.md, "Figures behind the code");
+ * the spread is kept for the shapes a key-by-key copy would get wrong (an
+ * own `__proto__` key, symbol keys).
  */
 function shallowCopy(source: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(source);
