@@ -219,6 +219,8 @@ export class AgentRun {
       model: this.model,
       platform: this.core.platform,
       ...(this.parent === undefined ? {} : { parent_session_id: this.parent.run.sessionId }),
+      // A sub-agent's session opens on this hook: its own name for its trajectory.
+      ...(this.agentName === undefined ? {} : { agent_name: this.agentName }),
     }));
   }
 
