@@ -36,6 +36,8 @@ export interface RequestParts {
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly OfferedTool[];
   readonly model?: string;
+  /** The provider of this call, when it differs from the run's (a graph whose nodes use several). */
+  readonly provider?: string;
   /** Extra request-body fields (temperature, max tokens, ...). */
   readonly settings?: Record<string, unknown>;
 }
@@ -142,6 +144,8 @@ export class AgentRun {
   readonly #start: RunStart;
   readonly #startedMs = Date.now();
   readonly #tools = new Map<string, OpenTool>();
+  /** API calls with an attempt in flight: ended as failed if the run ends first. */
+  readonly #openCalls = new Set<ApiCall>();
   #turnStarted = false;
   #userMessage: string | readonly unknown[] | undefined;
   #lastText = '';
@@ -213,6 +217,7 @@ export class AgentRun {
   }
 
   toolStart(call: CallOfTool, apiRequestId?: string): void {
+    if (this.#ended) return;
     this.startTurn(undefined);
     const args = argumentsObject(call.arguments);
     this.#tools.set(call.id, { name: call.name, args, startedMs: Date.now() });
@@ -227,6 +232,8 @@ export class AgentRun {
 
   /** Ends a tool call; `failed` carries the error (or the framework's error text). */
   toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string }): void {
+    // After the run ended, its open tools were already ended with it.
+    if (this.#ended) return;
     const open = this.#tools.get(id);
     this.#tools.delete(id);
     const failed = outcome.failed === true || outcome.error !== undefined;
@@ -276,9 +283,26 @@ export class AgentRun {
     if (text !== '') this.#lastText = text;
   }
 
-  /** Closes the turn (and the session or the sub-agent link). Idempotent. */
+  /** Tracks the calls with an attempt in flight (ApiCall does). */
+  attemptOpened(call: ApiCall): void {
+    this.#openCalls.add(call);
+  }
+
+  attemptClosed(call: ApiCall): void {
+    this.#openCalls.delete(call);
+  }
+
+  /**
+   * Closes the turn (and the session or the sub-agent link). Idempotent.
+   * Attempts and tools still open (an aborted stream, a run that failed
+   * around them) end first, as failed: nothing is left to a later hook that
+   * would land after the session closed.
+   */
   end(status: RunStatus, finalText?: string, error?: unknown): void {
     if (this.#ended) return;
+    const leftOpen = new RunEndedError(status);
+    for (const call of [...this.#openCalls]) call.attemptError(leftOpen, true);
+    for (const id of [...this.#tools.keys()]) this.toolEnd(id, { error: leftOpen });
     this.#ended = true;
     const core = this.core;
     const text = finalText ?? this.#lastText;
@@ -357,12 +381,13 @@ export class ApiCall {
 
   #base(): Record<string, unknown> {
     const run = this.run;
+    const parts = this.#parts();
     return {
       ...run.ids,
       ...this.ids,
       platform: run.core.platform,
-      model: this.#parts().model ?? run.model,
-      provider: run.provider,
+      model: parts.model ?? run.model,
+      provider: parts.provider ?? run.provider,
     };
   }
 
@@ -374,8 +399,10 @@ export class ApiCall {
 
   /** A provider attempt begins: `pre_api_request` with `retry_count` = attempts so far. */
   attemptStart(request?: () => RequestParts): void {
-    if (request !== undefined) this.describe(request);
     const run = this.run;
+    if (run.ended) return;
+    if (request !== undefined) this.describe(request);
+    run.attemptOpened(this);
     const retryCount = this.#attempts;
     this.#attempts += 1;
     this.#open = true;
@@ -405,8 +432,10 @@ export class ApiCall {
 
   /** The open attempt failed: `api_request_error` with its `retry_count`. */
   attemptError(error: unknown, final = false): void {
+    if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
+    this.run.attemptClosed(this);
     if (final) this.#settled = true;
     const retryCount = this.#attempts - 1;
     const startedAt = this.#startedAt;
@@ -434,8 +463,10 @@ export class ApiCall {
 
   /** The open attempt succeeded: `post_api_request` with the assistant message and usage. */
   attemptEnd(response: ResponseParts): void {
+    if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
+    this.run.attemptClosed(this);
     this.#settled = true;
     const run = this.run;
     run.noteAssistantText(response.text);
@@ -480,5 +511,13 @@ function resultText(result: unknown): unknown {
     return JSON.stringify(toJson(result));
   } catch {
     return String(result);
+  }
+}
+
+/** What a tool or API attempt still open when its run ended failed with. */
+export class RunEndedError extends Error {
+  override name = 'RunEnded';
+  constructor(status: RunStatus) {
+    super(`the run ended (${status}) before this finished`);
   }
 }
