@@ -1,9 +1,9 @@
 /**
- * The OpenAI Agents SDK adapter in one line: `instrumentOpenAIAgents(hooks,
- * { runner })`. An agent with a tool runs against a scripted `Model` behind a
- * custom `ModelProvider` (no API key, no network; with OpenAI's models just
- * drop the provider), and the plugin writes its ATOF events and ATIF
- * trajectory; the runner's `groupId` is the session id.
+ * The OpenAI Agents SDK adapter in one line: `instrumentOpenAIAgents(hooks)`.
+ * An agent with a tool runs against a scripted `Model` behind a custom
+ * `ModelProvider` (no API key, no network; with OpenAI's models just drop the
+ * provider), and the plugin writes its ATOF events and ATIF trajectory; the
+ * runner's `groupId` is the session id.
  *
  *   bun examples/openai-agents.ts [out-dir]
  *   deno run -A examples/openai-agents.ts [out-dir]
@@ -14,16 +14,15 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Agent, Runner, Usage, setTraceProcessors, setTracingDisabled, tool, type Model, type ModelResponse } from '@openai/agents';
+import { Agent, Runner, Usage, setTracingDisabled, tool, type Model, type ModelResponse } from '@openai/agents';
 import * as z from 'zod';
 import { createNemoRelayPlugin, HookRegistry, validateAtif } from '../src/index.ts';
 import { instrumentOpenAIAgents } from '../src/adapters/openai-agents/index.ts';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-openai-agents-'));
 
-// Offline: no exporter to OpenAI's trace backend. The adapter reads traces, so tracing stays on.
-setTraceProcessors([]);
-setTracingDisabled(false);
+// Offline: no export to OpenAI's trace backend (the adapter does not need traces).
+setTracingDisabled(true);
 
 const hooks = new HookRegistry();
 const plugin = createNemoRelayPlugin({
@@ -46,7 +45,7 @@ const model: Model = {
   },
 };
 const runner = new Runner({ modelProvider: { getModel: () => model }, groupId: 'agents-example' });
-const uninstall = instrumentOpenAIAgents(hooks, { runner }); // <- the adapter
+const uninstall = instrumentOpenAIAgents(hooks); // <- the adapter
 
 const agent = new Agent({
   name: 'clock-agent',

@@ -65,8 +65,8 @@ export { formatTimestamp, nowMicros, parseTimestamp } from './shared/clock.ts';
 
 export * from './formats/index.ts';
 
-export { createHookRecorder } from './record/hook-recorder.ts';
-export type { HookRecorder, HookRecorderOptions, RecordableHost } from './record/hook-recorder.ts';
+export { createHookRecorder } from './hook-log/hook-recorder.ts';
+export type { HookRecorder, HookRecorderOptions, RecordableHost } from './hook-log/hook-recorder.ts';
 
 export { adaptLogger, debugEnabled, getLogger, setLogger } from './shared/logger.ts';
 export type { LogFunction, LoggerLike } from './shared/logger.ts';

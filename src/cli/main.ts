@@ -7,7 +7,7 @@
  */
 
 import { processIo } from './io.ts';
-import { runCli } from './run.ts';
+import { runCli } from './dispatch.ts';
 
 // `nemo-relay-hooks view x | head` closes the pipe early; that is not an error.
 for (const stream of [process.stdout, process.stderr]) {

@@ -20,7 +20,7 @@
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
-import type { NemoRelaySettings } from './config/settings.ts';
+import { DEFAULT_SETTINGS, type NemoRelaySettings } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { text, truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
@@ -28,6 +28,16 @@ import type { BackgroundWork } from './background-work.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
+
+/**
+ * `agent.name`: the host's setting when it set one, else the agent the
+ * session start names (an adapter passes the framework's agent name), else
+ * the default.
+ */
+function agentNameOf(settings: NemoRelaySettings, payload: LoosePayload): string {
+  if (settings.atifAgentName !== DEFAULT_SETTINGS.atifAgentName) return settings.atifAgentName;
+  return truthy(payload.agent_name) ? text(payload.agent_name) : settings.atifAgentName;
+}
 
 /** A failed trajectory write is tried again after 200 ms, doubling to 5 s, 8 times at most. */
 const ATIF_RETRY = { firstDelayMs: 200, maxDelayMs: 5000, maxRetries: 8 };
@@ -92,7 +102,7 @@ export class TrajectoryWriter {
     state.atifExporter = this.options.backend.registerAtifExporter({
       scope: state.handle,
       sessionId: state.sessionId,
-      agentName: settings.atifAgentName,
+      agentName: agentNameOf(settings, payload),
       agentVersion: settings.atifAgentVersion,
       modelName: truthy(payload.model) ? text(payload.model) : settings.atifModelName,
     });

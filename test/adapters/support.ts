@@ -7,6 +7,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import type { NemoRelaySettingsOverrides } from '../../src/plugin/config/settings.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 
@@ -37,7 +38,7 @@ export function backends(): Array<'memory' | 'native'> {
   }
 }
 
-export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'memory'): Recorded {
+export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'memory', more: NemoRelaySettingsOverrides = {}): Recorded {
   const dir = mkdtempSync(path.join(tmpdir(), `nrh-adapter-${label}-`));
   const hooks = new HookRegistry({ logger: silentLogger });
   const plugin = createNemoRelayPlugin({
@@ -49,6 +50,7 @@ export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'me
       atofOutputDirectory: path.join(dir, 'atof'),
       atifEnabled: true,
       atifOutputDirectory: path.join(dir, 'atif'),
+      ...more,
     },
   });
   plugin.register(hooks);

@@ -30,7 +30,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   export: ['shared', 'formats', 'relay'],
   backends: ['shared', 'formats', 'relay', 'export'],
   plugin: ['shared', 'hooks', 'formats', 'relay', 'export', 'backends'],
-  record: ['shared', 'hooks'],
+  'hook-log': ['shared', 'hooks'],
   testing: ['shared', 'formats', 'relay'],
   demo: ['shared', 'hooks'],
   adapters: ['shared', 'hooks', 'formats'],

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS, virtualClock } from '../../src/demo/index.ts';
 import { HOOK_NAMES, HookRegistry, silentLogger } from '../../src/hooks/index.ts';
-import { createHookRecorder } from '../../src/record/hook-recorder.ts';
+import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
 import { EXAMPLES, tempDir } from './support.ts';
 
 if (!existsSync('/dev/full')) console.info('[skip] recorder write-failure test: needs /dev/full (Linux)');

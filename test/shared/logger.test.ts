@@ -9,7 +9,7 @@ import winston from 'winston';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/plugin.ts';
-import { createHookRecorder } from '../../src/record/hook-recorder.ts';
+import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
 import { ENVIRONMENT_VARIABLES } from '../../src/plugin/config/settings.ts';
 import { adaptLogger, consoleLogger, debugEnabled, setLogger, type Logger } from '../../src/shared/logger.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';

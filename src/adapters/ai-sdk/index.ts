@@ -1,8 +1,9 @@
 /**
  * Vercel AI SDK (`ai` 7) adapter: `instrumentAiSdk(hooks)` makes every
- * `generateText`, `streamText` and `ToolLoopAgent` run emit the observer
- * hooks, retries and sub-agents included; `aiSdkMiddleware(hooks)` reports
- * the provider attempts of one wrapped model.
+ * `generateText`, `streamText`, `generateObject`, `streamObject` and
+ * `ToolLoopAgent` run emit the observer hooks, retries, approvals and
+ * sub-agents included; `aiSdkMiddleware(hooks)` reports the provider
+ * attempts of one wrapped model.
  *
  * @module
  */
@@ -11,6 +12,7 @@ import { registerTelemetry, type Telemetry } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
+import { trackAgentIds } from './agent-id.ts';
 import { AiSdkTelemetry } from './telemetry.ts';
 
 export { aiSdkMiddleware, type AiSdkMiddleware } from './middleware.ts';
@@ -26,15 +28,18 @@ interface TelemetryGlobal {
 /**
  * Registers a telemetry integration with the AI SDK (the same global list
  * `registerTelemetry()` fills) and returns the function that removes it.
- * Runs already under way finish recording; new runs are not seen.
+ * Runs already under way finish recording; new runs are not seen; the
+ * sessions the adapter kept open between runs are closed.
  */
 export function instrumentAiSdk(hooks: HookRegistry, options: AiSdkAdapterOptions = {}): () => void {
   const integration = new AiSdkTelemetry(new AdapterCore(hooks, options, 'ai-sdk'));
   registerTelemetry(integration as unknown as Telemetry);
+  const untrackAgentIds = trackAgentIds();
   let installed = true;
   return () => {
     if (!installed) return;
     installed = false;
+    untrackAgentIds();
     integration.dispose();
     // The SDK has no unregister: `registerTelemetry` appends to this global list.
     const list = (globalThis as TelemetryGlobal).AI_SDK_TELEMETRY_INTEGRATIONS;

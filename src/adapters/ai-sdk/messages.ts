@@ -107,35 +107,106 @@ export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts
   };
 }
 
-/** Approval requests in a step's content: `[toolCallId, reason]`. */
-export function approvalRequests(content: unknown): Array<[string, string | undefined]> {
+/** `onObjectStepEnd`'s event (`generateObject`/`streamObject`) as a response: the object's JSON text is the message. */
+export function responseOfObjectStep(event: Record<string, unknown>): ResponseParts {
+  const response = isRecord(event.response) ? event.response : {};
+  const reasoning = typeof event.reasoning === 'string' ? event.reasoning : Array.isArray(event.reasoning) ? responseOfContent(event.reasoning).reasoning : '';
+  return {
+    text: str(event.objectText) ?? '',
+    reasoning: reasoning === '' ? undefined : reasoning,
+    toolCalls: [],
+    usage: tokenCounts(event.usage),
+    finishReason: str(event.finishReason),
+    model: str(response.modelId) ?? str(event.modelId),
+    id: str(response.id),
+  };
+}
+
+/** A `needsApproval` request as a step's content shows it. */
+export interface ApprovalRequest {
+  readonly approvalId: string;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  readonly reason: string | undefined;
+  /** Decided by the call's `toolApproval` policy in the same step, not by a person. */
+  readonly automatic: boolean;
+}
+
+/** The answer to an approval request. */
+export interface ApprovalAnswer {
+  readonly approvalId: string;
+  readonly toolCallId: string;
+  readonly approved: boolean;
+  readonly reason: string | undefined;
+  /** The tool call the request was for, when the messages still hold it. */
+  readonly toolName?: string;
+  readonly input?: unknown;
+}
+
+/** Approval requests in a step's content (`tool-approval-request` parts). */
+export function approvalRequests(content: unknown): ApprovalRequest[] {
   if (!Array.isArray(content)) return [];
-  const out: Array<[string, string | undefined]> = [];
+  const out: ApprovalRequest[] = [];
   for (const part of content) {
-    if (!isRecord(part) || part.type !== 'tool-approval-request' || part.isAutomatic === true) continue;
+    if (!isRecord(part) || part.type !== 'tool-approval-request') continue;
     const call = isRecord(part.toolCall) ? part.toolCall : {};
-    const id = str(call.toolCallId) ?? str(part.toolCallId);
-    if (id !== undefined) out.push([id, str(part.reason)]);
+    const approvalId = str(part.approvalId);
+    const toolCallId = str(call.toolCallId) ?? str(part.toolCallId);
+    if (approvalId === undefined || toolCallId === undefined) continue;
+    out.push({ approvalId, toolCallId, toolName: str(call.toolName) ?? 'tool', input: call.input, reason: str(part.reason), automatic: part.isAutomatic === true });
   }
   return out;
 }
 
-/** Approval answers in a prompt: `[toolCallId, approved]`, joined to their requests by `approvalId`. */
-export function approvalResponses(messages: unknown): Array<[string, boolean]> {
-  if (!Array.isArray(messages)) return [];
-  const requested = new Map<string, string>();
-  const answers: Array<[string, boolean]> = [];
+/** Decisions a `toolApproval` policy made within a step (`tool-approval-response` parts of its content). */
+export function approvalDecisions(content: unknown): ApprovalAnswer[] {
+  if (!Array.isArray(content)) return [];
+  const out: ApprovalAnswer[] = [];
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-approval-response') continue;
+    const call = isRecord(part.toolCall) ? part.toolCall : {};
+    const approvalId = str(part.approvalId);
+    const toolCallId = str(call.toolCallId);
+    if (approvalId === undefined || toolCallId === undefined) continue;
+    out.push({ approvalId, toolCallId, approved: part.approved === true, reason: str(part.reason), toolName: str(call.toolName), input: call.input });
+  }
+  return out;
+}
+
+/**
+ * The answers a run starts from: the `tool-approval-response` parts of the
+ * last message when it is a tool message (the answers the SDK acts on),
+ * joined to their requests and tool calls in the earlier assistant messages.
+ * An approved call whose result is already there was answered before.
+ */
+export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
+  if (!Array.isArray(messages) || messages.length === 0) return [];
+  const last = messages[messages.length - 1];
+  if (!isRecord(last) || last.role !== 'tool' || !Array.isArray(last.content)) return [];
+  const responses = last.content.filter((part): part is Part => isRecord(part) && part.type === 'tool-approval-response');
+  if (responses.length === 0) return [];
+  const requests = new Map<string, string>();
+  const calls = new Map<string, Part>();
   for (const message of messages) {
-    if (!isRecord(message) || !Array.isArray(message.content)) continue;
+    if (!isRecord(message) || message.role !== 'assistant' || !Array.isArray(message.content)) continue;
     for (const part of message.content) {
       if (!isRecord(part)) continue;
-      if (part.type === 'tool-approval-request' && typeof part.approvalId === 'string' && typeof part.toolCallId === 'string') {
-        requested.set(part.approvalId, part.toolCallId);
-      } else if (part.type === 'tool-approval-response' && typeof part.approvalId === 'string') {
-        const toolCallId = requested.get(part.approvalId);
-        if (toolCallId !== undefined) answers.push([toolCallId, part.approved === true]);
-      }
+      if (part.type === 'tool-approval-request' && typeof part.approvalId === 'string' && typeof part.toolCallId === 'string') requests.set(part.approvalId, part.toolCallId);
+      else if (part.type === 'tool-call' && typeof part.toolCallId === 'string') calls.set(part.toolCallId, part);
     }
   }
-  return answers;
+  const answered = new Set<string>();
+  for (const part of last.content) if (isRecord(part) && part.type === 'tool-result' && typeof part.toolCallId === 'string') answered.add(part.toolCallId);
+  const out: ApprovalAnswer[] = [];
+  for (const response of responses) {
+    const approvalId = str(response.approvalId);
+    const toolCallId = approvalId === undefined ? undefined : requests.get(approvalId);
+    if (approvalId === undefined || toolCallId === undefined) continue;
+    const approved = response.approved === true;
+    if (approved && answered.has(toolCallId)) continue;
+    const call = calls.get(toolCallId);
+    out.push({ approvalId, toolCallId, approved, reason: str(response.reason), toolName: str(call?.toolName), input: call?.input });
+  }
+  return out;
 }

@@ -2,49 +2,117 @@
  * `wrapLanguageModel` middleware that reports provider attempts.
  *
  * With `instrumentAiSdk` installed, the integration already reports every
- * attempt of the runs it sees, and the middleware steps aside for them. On its
- * own (the integration not installed, or a model called outside
- * `generateText`/`streamText`), it records each logical model call with its
- * retries: the SDK passes the same prompt array to every attempt of one call,
- * so attempts are grouped by it. Those calls belong to one session per
- * middleware (`options.sessionId`, else a new id); tools and turns are not
- * visible to a model middleware.
+ * attempt of the text runs it sees, and the middleware steps aside for them;
+ * for `generateObject`/`streamObject`, whose retries the SDK does not report
+ * to telemetry, it adds each failed attempt and its retry to the call the
+ * integration opened. On its own (the integration not installed, or a model
+ * called outside `generateText`/`streamText`), it records each logical model
+ * call with its retries: the SDK passes the same prompt array to every
+ * attempt of one call, so attempts are grouped by it. Those calls belong to
+ * one session per middleware (`options.sessionId`, else a new id); tools and
+ * turns are not visible to a model middleware.
+ *
+ * A streamed attempt is recorded when its stream ends: the text, reasoning
+ * and tool calls are collected from the parts as they pass (untouched), and
+ * the usage from the `finish` part.
  *
  * @module
  */
 
+import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
-import { currentAttempt } from './attempt.ts';
+import { currentAttempt, objectCallOf } from './attempt.ts';
 import { chatMessages, offeredTools, responseOfContent, tokenCounts } from './messages.ts';
-import { AdapterCore, type AgentRun, type ApiCall, type RequestParts } from '../core/run.ts';
+import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
+import type { CallOfTool } from '../core/shapes.ts';
 
 type Params = Record<string, unknown>;
 type Model = { modelId?: unknown; provider?: unknown };
+type Part = Record<string, unknown>;
 
-/** The subset of the SDK's `LanguageModelMiddleware` (spec v4) this returns. */
-export interface AiSdkMiddleware {
-  /** The middleware spec this object implements; the SDK refuses middleware of another version. */
-  readonly specificationVersion: 'v4';
-  /** Runs one `doGenerate` attempt and reports it as an LLM call (skipped when `instrumentAiSdk` already sees it). */
-  wrapGenerate(options: {
-    doGenerate: () => PromiseLike<unknown>;
-    params: Record<string, unknown>;
-    model: { modelId?: unknown; provider?: unknown };
-  }): Promise<unknown>;
-  /** Runs one `doStream` attempt and reports it as an LLM call once the stream ends (skipped when `instrumentAiSdk` already sees it). */
-  wrapStream(options: {
-    doStream: () => PromiseLike<unknown>;
-    params: Record<string, unknown>;
-    model: { modelId?: unknown; provider?: unknown };
-  }): Promise<unknown>;
-}
+/**
+ * The SDK's `LanguageModelMiddleware` (spec v4): `wrapGenerate` and
+ * `wrapStream` report each attempt (or step aside when `instrumentAiSdk`
+ * already does), passing results, streams and errors through untouched.
+ */
+export type AiSdkMiddleware = LanguageModelMiddleware;
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 function requestOf(params: Params, model: Model): () => RequestParts {
   return () => ({ messages: chatMessages(undefined, params.prompt), tools: offeredTools(params.tools), model: str(model.modelId) });
+}
+
+function finishReasonOf(finish: unknown): string | undefined {
+  return typeof finish === 'string' ? finish : isRecord(finish) ? str(finish.unified) : undefined;
+}
+
+/** A `doGenerate` result as a response. */
+function responseOfResult(result: unknown, model: Model): ResponseParts {
+  const record = isRecord(result) ? result : {};
+  const parts = responseOfContent(Array.isArray(record.content) ? record.content : []);
+  const response = isRecord(record.response) ? record.response : {};
+  return {
+    text: parts.text,
+    reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
+    toolCalls: parts.toolCalls,
+    usage: tokenCounts(record.usage),
+    finishReason: finishReasonOf(record.finishReason),
+    model: str(response.modelId) ?? str(model.modelId),
+    id: str(response.id),
+  };
+}
+
+/** Collects a stream's response from its parts as they pass. */
+class StreamedResponse {
+  text = '';
+  reasoning = '';
+  readonly toolCalls: CallOfTool[] = [];
+  usage: unknown;
+  finishReason: string | undefined;
+  model: string | undefined;
+  id: string | undefined;
+  error: unknown;
+
+  see(part: Part): void {
+    switch (part.type) {
+      case 'text-delta':
+        if (typeof part.delta === 'string') this.text += part.delta;
+        break;
+      case 'reasoning-delta':
+        if (typeof part.delta === 'string') this.reasoning += part.delta;
+        break;
+      case 'tool-call':
+        this.toolCalls.push({ id: str(part.toolCallId) ?? '', name: str(part.toolName) ?? 'tool', arguments: part.input });
+        break;
+      case 'response-metadata':
+        this.model = str(part.modelId) ?? this.model;
+        this.id = str(part.id) ?? this.id;
+        break;
+      case 'finish':
+        this.usage = part.usage;
+        this.finishReason = finishReasonOf(part.finishReason);
+        break;
+      case 'error':
+        this.error ??= part.error;
+        break;
+    }
+  }
+
+  response(model: Model): ResponseParts {
+    return {
+      text: this.text,
+      reasoning: this.reasoning === '' ? undefined : this.reasoning,
+      toolCalls: this.toolCalls,
+      usage: tokenCounts(this.usage),
+      finishReason: this.finishReason,
+      model: this.model ?? str(model.modelId),
+      id: this.id,
+    };
+  }
 }
 
 /**
@@ -57,8 +125,11 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
   let run: AgentRun | undefined;
   const calls = new WeakMap<object, ApiCall>();
 
-  const callFor = (params: Params, model: Model): ApiCall | undefined => {
+  /** The call this attempt belongs to, and whether this middleware reports its response (`owned`). */
+  const callFor = (params: Params, model: Model): { call: ApiCall; owned: boolean } | undefined => {
     if (currentAttempt() !== undefined) return undefined; // the integration reports this attempt
+    const joined = objectCallOf(params.prompt);
+    if (joined !== undefined) return joined.settled ? undefined : { call: joined, owned: false };
     if (run === undefined || run.ended) {
       run = core.startRun({ runId: sessionId, model: str(model.modelId), provider: str(model.provider) });
       if (run === undefined) return undefined;
@@ -69,46 +140,94 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
       call = run.newApiCall();
       calls.set(key, call);
     }
-    return call;
+    return { call, owned: true };
   };
 
-  const attempt = async (params: Params, model: Model, execute: () => PromiseLike<unknown>, streaming: boolean): Promise<unknown> => {
-    const call = core.guard.run('middleware attempt', () => callFor(params, model));
-    if (call === undefined) return await execute();
-    core.guard.run('middleware attempt', () => call.attemptStart(requestOf(params, model)));
-    let result: unknown;
-    try {
-      result = await execute();
-    } catch (error) {
-      core.guard.run('middleware attempt', () => call.attemptError(error));
-      throw error;
-    }
+  const begin = (params: Params, model: Model): { call: ApiCall; owned: boolean } | undefined =>
     core.guard.run('middleware attempt', () => {
-      const record = (result ?? {}) as Record<string, unknown>;
-      if (streaming) {
-        // The stream's content arrives later; the attempt is recorded as opened.
-        call.attemptEnd({ text: '', toolCalls: [], model: str(model.modelId) });
-        return;
-      }
-      const parts = responseOfContent(Array.isArray(record.content) ? record.content : []);
-      const response = (record.response ?? {}) as Record<string, unknown>;
-      const finish = record.finishReason as Record<string, unknown> | string | undefined;
-      call.attemptEnd({
-        text: parts.text,
-        reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
-        toolCalls: parts.toolCalls,
-        usage: tokenCounts(record.usage),
-        finishReason: typeof finish === 'string' ? finish : str(finish?.unified),
-        model: str(response.modelId) ?? str(model.modelId),
-        id: str(response.id),
-      });
+      const found = callFor(params, model);
+      if (found === undefined) return undefined;
+      // A joined object call's first attempt was opened by the integration's step start.
+      if (found.owned) found.call.attemptStart(requestOf(params, model));
+      else if (!found.call.attemptOpen) found.call.attemptStart();
+      return found;
     });
-    return result;
+
+  const failed = (call: ApiCall, error: unknown): void => {
+    core.guard.run('middleware attempt', () => call.attemptError(error));
   };
 
-  return {
+  const middleware = {
     specificationVersion: 'v4',
-    wrapGenerate: ({ doGenerate, params, model }) => attempt(params, model, doGenerate, false),
-    wrapStream: ({ doStream, params, model }) => attempt(params, model, doStream, true),
+    async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown> {
+      const found = begin(params, model);
+      if (found === undefined) return await doGenerate();
+      let result: unknown;
+      try {
+        result = await doGenerate();
+      } catch (error) {
+        failed(found.call, error);
+        throw error;
+      }
+      if (found.owned) core.guard.run('middleware attempt', () => found.call.attemptEnd(responseOfResult(result, model)));
+      return result;
+    },
+    async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown> {
+      const found = begin(params, model);
+      if (found === undefined) return await doStream();
+      let result: unknown;
+      try {
+        result = await doStream();
+      } catch (error) {
+        failed(found.call, error);
+        throw error;
+      }
+      if (!found.owned || !isRecord(result) || !(result.stream instanceof ReadableStream)) return result;
+      const call = found.call;
+      const seen = new StreamedResponse();
+      let settled = false;
+      const settle = (error: unknown): void => {
+        if (settled) return;
+        settled = true;
+        core.guard.run('middleware stream end', () => {
+          if (error !== undefined) call.attemptError(error, true);
+          else if (seen.error !== undefined && seen.finishReason === undefined) call.attemptError(seen.error, true);
+          else call.attemptEnd(seen.response(model));
+        });
+      };
+      const observed = result.stream.pipeThrough(
+        new TransformStream<unknown, unknown>({
+          transform(part, controller) {
+            if (isRecord(part)) core.guard.run('middleware stream part', () => seen.see(part));
+            controller.enqueue(part);
+          },
+          flush() {
+            settle(undefined);
+          },
+        }),
+      );
+      // A consumer that stops reading cancels the stream: the attempt ends as cut short.
+      const reader = observed.getReader();
+      const stream = new ReadableStream<unknown>({
+        async pull(controller) {
+          try {
+            const next = await reader.read();
+            if (next.done) controller.close();
+            else controller.enqueue(next.value);
+          } catch (error) {
+            settle(error);
+            controller.error(error);
+          }
+        },
+        async cancel(reason) {
+          const signal = params.abortSignal as AbortSignal | undefined;
+          settle(reason ?? (signal?.aborted === true ? signal.reason : undefined) ?? new Error('the consumer stopped reading the stream'));
+          await reader.cancel(reason);
+        },
+      });
+      return { ...result, stream };
+    },
   };
+  // The hooks read the SDK's values loosely (any provider's shapes); the SDK's types describe the same functions.
+  return middleware as unknown as AiSdkMiddleware;
 }

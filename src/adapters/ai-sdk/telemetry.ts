@@ -8,34 +8,81 @@
  * so a `generateText`/`streamText`/`ToolLoopAgent` run started by the tool
  * becomes that tool call's sub-agent.
  *
+ * Sessions outlive a run in two cases, each a bounded hold
+ * (`SessionHolds`): the session was named by the host (`sessionId`) or the
+ * framework (its next run is the next turn), or the run stopped to ask for
+ * a tool approval (the run that carries the answer resumes that session, so
+ * the request, the answer and what the tool did are one trajectory).
+ *
  * @module
  */
 
-import { runAttempt } from './attempt.ts';
-import { approvalRequests, approvalResponses, chatMessages, offeredTools, responseOfCallEnd } from './messages.ts';
+import { registerObjectCall, runAttempt } from './attempt.ts';
+import { claimAgentId } from './agent-id.ts';
+import {
+  approvalAnswers,
+  approvalDecisions,
+  approvalRequests,
+  chatMessages,
+  offeredTools,
+  responseOfCallEnd,
+  responseOfObjectStep,
+  type ApprovalAnswer,
+} from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
+import { SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
-import { lastUserMessage } from '../core/shapes.ts';
+import { lastUserMessage, type ChatMessage } from '../core/shapes.ts';
+import { toJson } from '../../shared/json.ts';
 
 type Event = Record<string, unknown>;
+
+/**
+ * Runs open at once past which the least recently active one is ended as
+ * abandoned: a `streamText` whose stream nobody reads to the end never
+ * reports its end, and would otherwise be kept forever.
+ */
+export const MAX_OPEN_RUNS = 1_000;
+/** Sessions kept open between runs (named conversations, runs waiting for an approval). */
+export const MAX_HELD_SESSIONS = 10_000;
+/** Approval requests remembered until their answer arrives. */
+export const MAX_PENDING_APPROVALS = 10_000;
+
+interface PendingApproval {
+  readonly sessionId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  readonly apiRequestId: string | undefined;
+}
+
+interface Held {
+  /** The session is a named conversation: it stays open after the run that resumes it too. */
+  readonly keeps: boolean;
+}
 
 interface RunState {
   readonly run: AgentRun;
   call: ApiCall | undefined;
+  /** The session outlives this run (a named conversation). */
+  readonly keepsSession: boolean;
+  /** Approval requests of this run that nobody answered in it. */
+  awaiting: number;
+  /** The API call that asked for each tool call this run resumes after its approval. */
+  resumedCalls: Map<string, string> | undefined;
 }
 
-const TEXT_OPERATIONS = new Set(['ai.generateText', 'ai.streamText']);
+const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
 const CONVERSATION_KEYS = ['sessionId', 'session_id', 'conversationId', 'conversation_id', 'threadId', 'thread_id'];
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
+/** A session id the call let telemetry see (`telemetry.includeRuntimeContext`). */
 function conversationIdOf(event: Event): string | undefined {
-  for (const source of [event.runtimeContext, event.metadata]) {
-    if (typeof source !== 'object' || source === null) continue;
-    for (const key of CONVERSATION_KEYS) {
-      const id = str((source as Record<string, unknown>)[key]);
-      if (id !== undefined) return id;
-    }
+  const context = event.runtimeContext;
+  if (typeof context !== 'object' || context === null) return undefined;
+  for (const key of CONVERSATION_KEYS) {
+    const id = str((context as Record<string, unknown>)[key]);
+    if (id !== undefined) return id;
   }
   return undefined;
 }
@@ -53,18 +100,44 @@ function requestOf(event: Event): () => RequestParts {
   };
 }
 
+/** The conversation before the run's last user message. */
+function historyOf(instructions: unknown, messages: unknown): ChatMessage[] {
+  const all = chatMessages(instructions, messages);
+  for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'user') return all.slice(0, i);
+  return all;
+}
+
+/** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
+function deniedText(reason: string | undefined): string {
+  return reason ?? 'Tool call execution denied.';
+}
+
 /** The integration object `registerTelemetry` takes; `dispose()` makes it inert. */
 export class AiSdkTelemetry {
   readonly #core: AdapterCore;
+  /** Open runs by `callId`, least recently active first. */
   readonly #runs = new Map<string, RunState>();
+  readonly #holds: SessionHolds<Held>;
+  /** Approval requests waiting for their answer, by approval id, oldest first. */
+  readonly #approvals = new Map<string, PendingApproval>();
   #disposed = false;
 
   constructor(core: AdapterCore) {
     this.#core = core;
+    this.#holds = new SessionHolds(core, MAX_HELD_SESSIONS);
   }
 
+  /** What the integration keeps: open runs, held sessions, unanswered approvals (for tests of its bounds). */
+  get retained(): { runs: number; heldSessions: number; approvals: number; sessions: number } {
+    return { runs: this.#runs.size, heldSessions: this.#holds.size, approvals: this.#approvals.size, sessions: this.#core.openSessionCount };
+  }
+
+  /** New runs are no longer recorded; runs under way finish, and the sessions kept open between runs close. */
   dispose(): void {
+    if (this.#disposed) return;
     this.#disposed = true;
+    this.#approvals.clear();
+    this.#guard('uninstall', () => this.#holds.releaseAll('uninstalled'));
   }
 
   #guard(label: string, fn: () => void): void {
@@ -72,23 +145,39 @@ export class AiSdkTelemetry {
   }
 
   readonly onStart = (event: Event): void => {
-    if (this.#disposed || !TEXT_OPERATIONS.has(str(event.operationId) ?? '')) return;
+    if (this.#disposed || !OPERATIONS.has(str(event.operationId) ?? '')) return;
     this.#guard('onStart', () => {
       const callId = str(event.callId);
-      if (callId === undefined) return;
+      if (callId === undefined || this.#runs.has(callId)) return;
+      const agentId = claimAgentId();
       const frame = currentToolFrame();
+      const parent = frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
+      const answers = parent === undefined ? approvalAnswers(event.messages) : [];
+      const resumed = this.#resumedSession(answers);
+      const instructions = event.instructions ?? event.system;
       const run = this.#core.startRun({
         runId: callId,
-        conversationId: conversationIdOf(event),
-        agentName: str(event.functionId),
+        conversationId: conversationIdOf(event) ?? resumed,
+        agentName: str(event.functionId) ?? agentId,
         model: str(event.modelId),
         provider: str(event.provider),
         userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? str(event.prompt),
-        parent: frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId },
+        history: () => historyOf(instructions, event.messages),
+        parent,
+        continuesSession: resumed !== undefined,
       });
       if (run === undefined) return;
-      this.#runs.set(callId, { run, call: undefined });
-      for (const [toolCallId, approved] of approvalResponses(event.messages)) run.approvalResponse(toolCallId, approved);
+      this.#endAbandoned(MAX_OPEN_RUNS - 1);
+      const held = run.ownsSession ? this.#holds.take(run.sessionId) : undefined;
+      const state: RunState = {
+        run,
+        call: undefined,
+        keepsSession: run.ownsSession && (held?.keeps ?? run.sessionId !== callId),
+        awaiting: 0,
+        resumedCalls: undefined,
+      };
+      this.#runs.set(callId, state);
+      for (const answer of answers) this.#answer(state, answer, undefined);
     });
   };
 
@@ -96,7 +185,10 @@ export class AiSdkTelemetry {
     const state = this.#state(event);
     if (state === undefined) return;
     this.#guard('onLanguageModelCallStart', () => {
-      const call = state.run.newApiCall();
+      // streamText retries a failed attempt by starting the model call again: same logical call.
+      const previous = state.call;
+      const retry = previous !== undefined && !previous.settled && !previous.attemptOpen && previous.attempts > 0;
+      const call = retry ? previous : state.run.newApiCall();
       call.describe(requestOf(event));
       state.call = call;
     });
@@ -117,10 +209,31 @@ export class AiSdkTelemetry {
   };
 
   readonly onLanguageModelCallEnd = (event: Event): void => {
-    const state = this.#state(event);
-    const call = state?.call;
+    const call = this.#state(event)?.call;
     if (call === undefined) return;
     this.#guard('onLanguageModelCallEnd', () => call.attemptEnd(responseOfCallEnd(event)));
+  };
+
+  /**
+   * `generateObject`/`streamObject`: their one model call. The SDK does not
+   * report its retries to telemetry; `aiSdkMiddleware` on the model adds
+   * them, finding the call by the prompt array its attempts are given.
+   */
+  readonly onObjectStepStart = (event: Event): void => {
+    const state = this.#state(event);
+    if (state === undefined) return;
+    this.#guard('onObjectStepStart', () => {
+      const call = state.run.newApiCall();
+      state.call = call;
+      registerObjectCall(event.promptMessages, call);
+      call.attemptStart(() => ({ messages: chatMessages(undefined, event.promptMessages), model: str(event.modelId) }));
+    });
+  };
+
+  readonly onObjectStepEnd = (event: Event): void => {
+    const call = this.#state(event)?.call;
+    if (call === undefined) return;
+    this.#guard('onObjectStepEnd', () => call.attemptEnd(responseOfObjectStep(event)));
   };
 
   readonly onToolExecutionStart = (event: Event): void => {
@@ -130,7 +243,8 @@ export class AiSdkTelemetry {
       const call = (event.toolCall ?? {}) as Event;
       const id = str(call.toolCallId);
       if (id === undefined) return;
-      state.run.toolStart({ id, name: str(call.toolName) ?? 'tool', arguments: call.input }, state.call?.ids.api_request_id);
+      const apiRequestId = state.resumedCalls?.get(id) ?? state.call?.ids.api_request_id;
+      state.run.toolStart({ id, name: str(call.toolName) ?? 'tool', arguments: call.input }, apiRequestId);
     });
   };
 
@@ -154,11 +268,29 @@ export class AiSdkTelemetry {
     });
   };
 
+  /**
+   * Approvals the step asked for. A person's answer comes with a later run
+   * (remembered until then); a `toolApproval` policy's decision is in the
+   * same step's content.
+   */
   readonly onStepEnd = (event: Event): void => {
     const state = this.#state(event);
     if (state === undefined) return;
     this.#guard('onStepEnd', () => {
-      for (const [toolCallId, reason] of approvalRequests(event.content)) state.run.approvalRequest(toolCallId, reason);
+      const requests = approvalRequests(event.content);
+      if (requests.length === 0) return;
+      const decisions = new Map(approvalDecisions(event.content).map((decision) => [decision.approvalId, decision]));
+      const apiRequestId = state.call?.ids.api_request_id;
+      for (const request of requests) {
+        state.run.approvalRequest(request.toolCallId, request.reason);
+        const decision = decisions.get(request.approvalId);
+        if (decision !== undefined) {
+          this.#answer(state, decision, { toolName: request.toolName, input: request.input, apiRequestId, decidedBy: 'toolApproval' });
+        } else if (!request.automatic) {
+          state.awaiting += 1;
+          this.#remember(request.approvalId, { sessionId: state.run.sessionId, toolName: request.toolName, input: request.input, apiRequestId });
+        }
+      }
     });
   };
 
@@ -171,7 +303,10 @@ export class AiSdkTelemetry {
   readonly onEnd = (event: Event): void => {
     const state = this.#take(event);
     if (state === undefined) return;
-    this.#guard('onEnd', () => state.run.end('completed', str(event.text)));
+    this.#guard('onEnd', () => {
+      const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
+      this.#end(state, 'completed', text, undefined, undefined);
+    });
   };
 
   readonly onAbort = (event: Event): void => {
@@ -179,7 +314,7 @@ export class AiSdkTelemetry {
     if (state === undefined) return;
     this.#guard('onAbort', () => {
       this.#failOpenCall(state, new Error('aborted'));
-      state.run.end('interrupted');
+      this.#end(state, 'interrupted', undefined, undefined, undefined);
     });
   };
 
@@ -189,9 +324,51 @@ export class AiSdkTelemetry {
     if (state === undefined) return;
     this.#guard('onError', () => {
       this.#failOpenCall(state, record.error);
-      state.run.end('failed', undefined, record.error);
+      this.#end(state, 'failed', undefined, record.error, undefined);
     });
   };
+
+  /** Ends the run's turn; its session stays open (held) when it is a named conversation or waits for an approval. */
+  #end(state: RunState, status: 'completed' | 'failed' | 'interrupted', text: string | undefined, error: unknown, turnEnd: Record<string, unknown> | undefined): void {
+    const run = state.run;
+    const keep = !this.#disposed && run.ownsSession && (state.keepsSession || (status === 'completed' && state.awaiting > 0));
+    run.end(status, text, error, { keepSessionOpen: keep, ...(turnEnd === undefined ? {} : { turnEnd }) });
+    if (keep) this.#holds.hold(run.sessionId, { keeps: state.keepsSession });
+  }
+
+  /** The session an answered approval belongs to, when this adapter saw the request. */
+  #resumedSession(answers: readonly ApprovalAnswer[]): string | undefined {
+    for (const answer of answers) {
+      const pending = this.#approvals.get(answer.approvalId);
+      if (pending !== undefined) return pending.sessionId;
+    }
+    return undefined;
+  }
+
+  #remember(approvalId: string, pending: PendingApproval): void {
+    this.#approvals.set(approvalId, pending);
+    while (this.#approvals.size > MAX_PENDING_APPROVALS) this.#approvals.delete(this.#approvals.keys().next().value as string);
+  }
+
+  /**
+   * An approval decision: `post_approval_response`, and for a denied call
+   * its outcome (the tool never runs, and the SDK tells the model it was
+   * denied), so every tool call in the trajectory has one.
+   */
+  #answer(state: RunState, answer: ApprovalAnswer, request: (Partial<PendingApproval> & { decidedBy?: string }) | undefined): void {
+    const pending = request ?? this.#approvals.get(answer.approvalId);
+    this.#approvals.delete(answer.approvalId);
+    const run = state.run;
+    run.approvalResponse(answer.toolCallId, answer.approved, answer.reason, request?.decidedBy);
+    const apiRequestId = pending?.apiRequestId;
+    if (answer.approved) {
+      if (apiRequestId !== undefined) (state.resumedCalls ??= new Map()).set(answer.toolCallId, apiRequestId);
+      return;
+    }
+    const name = pending?.toolName ?? answer.toolName ?? 'tool';
+    run.toolStart({ id: answer.toolCallId, name, arguments: pending?.input ?? answer.input }, apiRequestId);
+    run.toolEnd(answer.toolCallId, { denied: deniedText(answer.reason), name });
+  }
 
   /** A model call that never got a response (a stream that broke, an abort) ends as an error. */
   #failOpenCall(state: RunState, error: unknown): void {
@@ -202,16 +379,42 @@ export class AiSdkTelemetry {
     else call.settle();
   }
 
+  /** Ends the least recently active runs until at most `keep` are open. */
+  #endAbandoned(keep: number): void {
+    while (this.#runs.size > keep) {
+      const [callId, state] = this.#runs.entries().next().value as [string, RunState];
+      this.#runs.delete(callId);
+      this.#failOpenCall(state, new Error('abandoned: the run never reported its end'));
+      this.#end(state, 'interrupted', undefined, undefined, { reason: 'abandoned' });
+    }
+  }
+
   #state(event: Event): RunState | undefined {
     if (this.#runs.size === 0) return undefined;
     const callId = str(event.callId);
-    return callId === undefined ? undefined : this.#runs.get(callId);
+    const state = callId === undefined ? undefined : this.#runs.get(callId);
+    if (state !== undefined) this.#touch(state);
+    return state;
+  }
+
+  /** Marks the run (and the runs its tools are part of) most recently active. */
+  #touch(state: RunState): void {
+    let run: AgentRun | undefined = state.run;
+    while (run !== undefined) {
+      const entry = this.#runs.get(run.runId);
+      if (entry !== undefined) {
+        this.#runs.delete(run.runId);
+        this.#runs.set(run.runId, entry);
+      }
+      run = run.parent?.run;
+    }
   }
 
   #take(event: Event): RunState | undefined {
-    const state = this.#state(event);
-    if (state !== undefined) this.#runs.delete(str(event.callId)!);
+    if (this.#runs.size === 0) return undefined;
+    const callId = str(event.callId);
+    const state = callId === undefined ? undefined : this.#runs.get(callId);
+    if (state !== undefined) this.#runs.delete(callId!);
     return state;
   }
 }
-

@@ -63,8 +63,12 @@ export interface RunStart {
   readonly provider?: string;
   /** Known at start? Otherwise it is taken from the first request's messages. */
   readonly userMessage?: () => string | readonly unknown[] | undefined;
+  /** The conversation before the user message, when the framework passes one in. */
+  readonly history?: () => readonly ChatMessage[] | undefined;
   /** The tool call this run was started from (a sub-agent). */
   readonly parent?: { readonly run: AgentRun; readonly toolCallId: string };
+  /** The run continues a session an earlier run left open (a resumed approval): not its first turn. */
+  readonly continuesSession?: boolean;
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -109,6 +113,16 @@ export class AdapterCore {
     const open = this.#openRuns.get(sessionId) ?? 0;
     this.#openRuns.set(sessionId, open + 1);
     return open === 0;
+  }
+
+  /** Sessions with a top-level run still counted in. */
+  get openSessionCount(): number {
+    return this.#openRuns.size;
+  }
+
+  /** Counts a top-level run out of its session, and closes the session when it was the last one. */
+  releaseSession(sessionId: string, reason: string): void {
+    if (this.closeSession(sessionId)) this.emit('on_session_finalize', () => ({ session_id: sessionId, platform: this.platform, reason }));
   }
 
   /** Counts a top-level run out; true for the last one (the session closes). */
@@ -187,11 +201,12 @@ export class AgentRun {
         platform: core.platform,
       }));
     } else if (this.ownsSession && core.openSession(this.sessionId)) {
-      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform }));
+      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
     }
     if (this.#start.userMessage !== undefined) {
       const message = core.guard.run('reading the user message', this.#start.userMessage);
-      if (message !== undefined) this.startTurn(message);
+      const history = this.#start.history === undefined ? undefined : core.guard.run('reading the conversation', this.#start.history);
+      if (message !== undefined) this.startTurn(message, history);
     }
   }
 
@@ -204,10 +219,12 @@ export class AgentRun {
       ...this.ids,
       user_message: toJson(userMessage ?? '') as string,
       conversation_history: history === undefined ? [] : (toJson(history) as ChatMessage[]),
-      is_first_turn: true,
+      is_first_turn: this.#start.continuesSession !== true,
       model: this.model,
       platform: this.core.platform,
       ...(this.parent === undefined ? {} : { parent_session_id: this.parent.run.sessionId }),
+      // A sub-agent's session opens on this hook: its own name for its trajectory.
+      ...(this.agentName === undefined ? {} : { agent_name: this.agentName }),
     }));
   }
 
@@ -230,13 +247,18 @@ export class AgentRun {
     }));
   }
 
-  /** Ends a tool call; `failed` carries the error (or the framework's error text). */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string }): void {
+  /**
+   * Ends a tool call; `failed` carries the error (or the framework's error
+   * text). `denied`: the call never ran because its approval was denied (the
+   * text is what the model is told).
+   */
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string }): void {
     // After the run ended, its open tools were already ended with it.
     if (this.#ended) return;
     const open = this.#tools.get(id);
     this.#tools.delete(id);
-    const failed = outcome.failed === true || outcome.error !== undefined;
+    const denied = outcome.denied;
+    const failed = denied === undefined && (outcome.failed === true || outcome.error !== undefined);
     this.core.emit('post_tool_call', () => {
       const error = failed ? describeError(outcome.error ?? outcome.result) : undefined;
       return {
@@ -244,9 +266,9 @@ export class AgentRun {
         tool_call_id: id,
         tool_name: open?.name ?? outcome.name ?? 'tool',
         args: open?.args,
-        result: failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result),
+        result: denied ?? (failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result)),
         duration_ms: open === undefined ? undefined : Date.now() - open.startedMs,
-        status: failed ? 'error' : 'ok',
+        status: denied !== undefined ? 'denied' : failed ? 'error' : 'ok',
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
       };
@@ -266,8 +288,8 @@ export class AgentRun {
     }));
   }
 
-  /** The approval decision: `once` (approved) or `deny`. */
-  approvalResponse(toolCallId: string, approved: boolean, description?: string): void {
+  /** The approval decision: `once` (approved) or `deny`; `decidedBy` when a policy, not a person, decided. */
+  approvalResponse(toolCallId: string, approved: boolean, description?: string, decidedBy?: string): void {
     this.core.emit('post_approval_response', () => ({
       session_id: this.sessionId,
       turn_id: this.ids.turn_id,
@@ -276,6 +298,7 @@ export class AgentRun {
       description,
       surface: this.core.platform,
       choice: approved ? 'once' : 'deny',
+      ...(decidedBy === undefined ? {} : { decided_by: decidedBy }),
     }));
   }
 
@@ -296,9 +319,11 @@ export class AgentRun {
    * Closes the turn (and the session or the sub-agent link). Idempotent.
    * Attempts and tools still open (an aborted stream, a run that failed
    * around them) end first, as failed: nothing is left to a later hook that
-   * would land after the session closed.
+   * would land after the session closed. `keepSessionOpen`: the run paused
+   * (an approval) and a later run resumes it in the same session;
+   * `AdapterCore.releaseSession` closes it if none does.
    */
-  end(status: RunStatus, finalText?: string, error?: unknown): void {
+  end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
     const leftOpen = new RunEndedError(status);
     for (const call of [...this.#openCalls]) call.attemptError(leftOpen, true);
@@ -321,8 +346,10 @@ export class AgentRun {
       failed: status === 'failed',
       interrupted: status === 'interrupted',
       turn_exit_reason: status === 'completed' ? 'final_response' : status === 'failed' ? `error: ${describeError(error).message}` : 'interrupted',
+      ...(status === 'failed' ? { error_type: describeError(error).type, error_message: describeError(error).message } : {}),
       model: this.model,
       platform: core.platform,
+      ...extra?.turnEnd,
     }));
     const parent = this.parent;
     if (parent !== undefined) {
@@ -337,8 +364,8 @@ export class AgentRun {
         tool_call_id: parent.toolCallId,
         duration_ms: Date.now() - this.#startedMs,
       }));
-    } else if (this.ownsSession && core.closeSession(this.sessionId)) {
-      core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: `run_${status}` }));
+    } else if (this.ownsSession && extra?.keepSessionOpen !== true) {
+      core.releaseSession(this.sessionId, `run_${status}`);
     }
   }
 }
@@ -484,7 +511,8 @@ export class ApiCall {
         api_duration: endedAt - startedAt,
         finish_reason: response.finishReason ?? null,
         response_model: model,
-        response: { id: response.id, model, assistant_message: message, finish_reason: response.finishReason ?? null, usage: usage ?? null },
+        // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
+        response: { id: response.id, model, assistant_message: message, finish_reason: response.finishReason ?? null, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}) },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,

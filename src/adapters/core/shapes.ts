@@ -105,6 +105,9 @@ export function describeError(error: unknown): { type: string; message: string; 
   let message = '';
   try {
     type = typeof record.name === 'string' && record.name !== '' ? record.name : error instanceof Error ? 'Error' : typeof error;
+    // Error subclasses that keep the inherited name ("Error", e.g. the openai client's APIError family) name themselves by class.
+    const ctor = (error as { constructor?: { name?: unknown } }).constructor?.name;
+    if (type === 'Error' && typeof ctor === 'string' && ctor !== '' && ctor !== 'Error' && ctor !== 'Object') type = ctor;
     message = error instanceof Error ? error.message : typeof record.message === 'string' ? record.message : String(error);
   } catch {
     message = '[unprintable error]';

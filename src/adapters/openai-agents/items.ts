@@ -1,13 +1,15 @@
 /**
- * Agents SDK items (Responses-style `AgentInputItem`/output items, or chat
- * messages from the chat-completions model) → the chat shapes the plugin reads.
+ * Agents SDK values → the plain shapes the hooks carry: a model request's
+ * instructions and input items as chat messages, a `ModelResponse` as text,
+ * tool calls, reasoning, the reported model and usage, and guardrail
+ * results as records.
  *
  * @module
  */
 
+import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import type { ProviderUsage } from '../../formats/usage.ts';
 import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 
 type Loose = Record<string, unknown>;
@@ -31,7 +33,21 @@ function callIdOf(item: Loose): string {
   return str(item.callId) ?? str(item.call_id) ?? str(item.id) ?? '';
 }
 
-/** The model request's instructions and input as chat messages. */
+function argumentsText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(toJson(value ?? {}));
+}
+
+function resultText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (isRecord(output) && typeof output.text === 'string') return output.text;
+  if (Array.isArray(output)) {
+    const text = textOfParts(output);
+    if (text !== undefined) return text;
+  }
+  return JSON.stringify(toJson(output ?? null));
+}
+
+/** The model request's instructions and input items as chat messages. */
 export function chatMessages(instructions: unknown, input: unknown): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (typeof instructions === 'string' && instructions !== '') out.push({ role: 'system', content: instructions });
@@ -49,17 +65,17 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
         out.push(assistant);
       }
       const calls = (assistant.tool_calls as unknown[] | undefined) ?? [];
-      calls.push({ id: callIdOf(item), type: 'function', function: { name: str(item.name) ?? 'tool', arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(toJson(item.arguments ?? {})) } });
+      calls.push({ id: callIdOf(item), type: 'function', function: { name: str(item.name) ?? 'tool', arguments: argumentsText(item.arguments) } });
       assistant.tool_calls = calls;
       continue;
     }
     if (item.type === 'function_call_result') {
-      const output = item.output;
-      out.push({ role: 'tool', tool_call_id: callIdOf(item), content: typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : JSON.stringify(toJson(output ?? null)) });
+      out.push({ role: 'tool', tool_call_id: callIdOf(item), content: resultText(item.output) });
       assistant = undefined;
       continue;
     }
     const role = str(item.role);
+    // Reasoning items, hosted tool calls and the like are the model's own context, not messages.
     if (role === undefined) continue;
     if (role === 'assistant') {
       assistant = { role: 'assistant', content: contentText(item.content) };
@@ -89,34 +105,134 @@ export function offeredTools(tools: unknown, handoffs: unknown): OfferedTool[] {
   return out;
 }
 
-/** Text and tool calls of output items (Responses items, or chat messages with `tool_calls`). */
-function outputParts(output: unknown): { text: string; toolCalls: CallOfTool[] } {
-  let text = '';
-  const toolCalls: CallOfTool[] = [];
-  if (!Array.isArray(output)) return { text, toolCalls };
+/** Request-body fields beside the messages: the settings the model was called with and the structured output asked for. */
+export function requestSettings(request: Loose): Record<string, unknown> | undefined {
+  const settings = isRecord(request.modelSettings) ? request.modelSettings : {};
+  const body: Record<string, unknown> = {};
+  if (typeof settings.temperature === 'number') body.temperature = settings.temperature;
+  if (typeof settings.topP === 'number') body.top_p = settings.topP;
+  if (typeof settings.maxTokens === 'number') body.max_tokens = settings.maxTokens;
+  if (settings.toolChoice !== undefined) body.tool_choice = toJson(settings.toolChoice);
+  if (typeof settings.parallelToolCalls === 'boolean') body.parallel_tool_calls = settings.parallelToolCalls;
+  const effort = isRecord(settings.reasoning) ? str(settings.reasoning.effort) : undefined;
+  if (effort !== undefined) body.reasoning_effort = effort;
+  const output = request.outputType;
+  if (isRecord(output) && output.type === 'json_schema') {
+    body.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: output.strict, schema: toJson(output.schema) } };
+  }
+  return Object.keys(body).length === 0 ? undefined : body;
+}
+
+/** The function calls among output items (what the runner executes, or hands off with). */
+export function functionCalls(output: unknown): CallOfTool[] {
+  const calls: CallOfTool[] = [];
+  if (!Array.isArray(output)) return calls;
   for (const item of output) {
-    if (!isRecord(item)) continue;
-    if (item.type === 'function_call') toolCalls.push({ id: callIdOf(item), name: str(item.name) ?? 'tool', arguments: item.arguments ?? '{}' });
-    else if (item.role === 'assistant' || item.type === 'message') {
-      text += contentText(item.content);
-      if (Array.isArray(item.tool_calls)) {
-        for (const call of item.tool_calls) {
-          if (!isRecord(call)) continue;
-          const fn = isRecord(call.function) ? call.function : {};
-          toolCalls.push({ id: str(call.id) ?? '', name: str(fn.name) ?? 'tool', arguments: fn.arguments ?? '{}' });
-        }
-      }
+    if (isRecord(item) && item.type === 'function_call') calls.push({ id: callIdOf(item), name: str(item.name) ?? 'tool', arguments: item.arguments ?? '{}' });
+  }
+  return calls;
+}
+
+function outputText(output: unknown): string {
+  let text = '';
+  if (!Array.isArray(output)) return text;
+  for (const item of output) if (isRecord(item) && (item.type === 'message' || item.role === 'assistant')) text += contentText(item.content);
+  return text;
+}
+
+/** Reasoning items' text: their summaries, else their raw reasoning text. */
+function reasoningText(output: unknown): string | undefined {
+  if (!Array.isArray(output)) return undefined;
+  const texts: string[] = [];
+  for (const item of output) {
+    if (!isRecord(item) || item.type !== 'reasoning') continue;
+    const summary = contentText(item.content);
+    const text = summary !== '' ? summary : contentText(item.rawContent);
+    if (text !== '') texts.push(text);
+  }
+  return texts.length === 0 ? undefined : texts.join('\n\n');
+}
+
+/**
+ * The usage of one response, for the token table: the SDK's `Usage` (what
+ * `result.state.usage` adds up, whatever the model), tagged with its shape.
+ */
+export function usageOf(response: Loose): ProviderUsage | undefined {
+  return isRecord(response.usage) ? { shape: 'openai_agents', usage: response.usage } : undefined;
+}
+
+/** The model the provider says answered (OpenAI's `model` field, e.g. a dated snapshot), when it says. */
+export function reportedModel(response: Loose): string | undefined {
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  return str(provider?.model) ?? str(response.model);
+}
+
+/** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */
+export function responseParts(response: Loose, requestedModel: string | undefined): ResponseParts {
+  const output = response.output;
+  const toolCalls = functionCalls(output);
+  return {
+    text: outputText(output),
+    toolCalls,
+    reasoning: reasoningText(output),
+    usage: usageOf(response),
+    model: reportedModel(response) ?? requestedModel,
+    id: str(response.responseId) ?? str(response.id),
+    finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+  };
+}
+
+/** The last user message of a run's input, and the messages before it. */
+export function userTurn(input: unknown): { message: string | readonly unknown[] | undefined; history: ChatMessage[] } {
+  const messages = chatMessages(undefined, input);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'user') continue;
+    const content = message.content;
+    return { message: typeof content === 'string' || Array.isArray(content) ? (content as string | readonly unknown[]) : undefined, history: messages.slice(0, i) };
+  }
+  return { message: undefined, history: messages };
+}
+
+/** A guardrail's verdict as recorded at the end of its turn. */
+export interface GuardrailRecord {
+  readonly kind: 'input' | 'output';
+  readonly name: string;
+  readonly tripwire_triggered: boolean;
+  readonly output_info: unknown;
+}
+
+function guardrailRecord(result: unknown, fallbackKind: 'input' | 'output'): GuardrailRecord | undefined {
+  if (!isRecord(result)) return undefined;
+  const guardrail = isRecord(result.guardrail) ? result.guardrail : {};
+  const output = isRecord(result.output) ? result.output : {};
+  const kind = guardrail.type === 'input' || guardrail.type === 'output' ? guardrail.type : fallbackKind;
+  return { kind, name: str(guardrail.name) ?? 'guardrail', tripwire_triggered: output.tripwireTriggered === true, output_info: toJson(output.outputInfo ?? null) };
+}
+
+/** Every input and output guardrail verdict a run (or its error) holds, each once. */
+export function guardrailRecords(sources: ReadonlyArray<{ results: unknown; kind: 'input' | 'output' }>): GuardrailRecord[] {
+  const seen = new Set<unknown>();
+  const records: GuardrailRecord[] = [];
+  for (const { results, kind } of sources) {
+    const list = Array.isArray(results) ? results : results === undefined ? [] : [results];
+    for (const result of list) {
+      if (seen.has(result)) continue;
+      seen.add(result);
+      const record = guardrailRecord(result, kind);
+      if (record !== undefined) records.push(record);
     }
   }
-  return { text, toolCalls };
+  return records;
 }
 
-/** `Usage` (camelCase, details as arrays) or span usage (`input_tokens`, `output_tokens`), tagged for the token table. */
-function tokenCounts(usage: unknown): ProviderUsage | undefined {
-  return isRecord(usage) ? { shape: 'openai_agents', usage } : undefined;
-}
-
-export function responseParts(output: unknown, usage: unknown, model: string | undefined, id: unknown): ResponseParts {
-  const parts = outputParts(output);
-  return { text: parts.text, toolCalls: parts.toolCalls, usage: tokenCounts(usage), model, id: str(id), finishReason: parts.toolCalls.length > 0 ? 'tool_calls' : 'stop' };
+/** A run's final output as the text the turn ends with (structured output as JSON). */
+export function finalText(output: unknown): string | undefined {
+  if (output === undefined || output === null) return undefined;
+  if (typeof output === 'string') return output;
+  try {
+    return JSON.stringify(toJson(output));
+  } catch {
+    return undefined;
+  }
 }

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { agentSession, realClock } from '../../demo/index.ts';
 import { HookRegistry } from '../../hooks/index.ts';
 import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
-import { createHookRecorder } from '../../record/hook-recorder.ts';
+import { createHookRecorder } from '../../hook-log/hook-recorder.ts';
 import { validateAtif } from '../../formats/atif/validate.ts';
 import { parseAtofJsonl, validateAtofEvents } from '../../formats/atof/validate.ts';
 import type { BackendName } from '../../backends/select.ts';

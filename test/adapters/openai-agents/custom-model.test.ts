@@ -1,14 +1,17 @@
-// The OpenAI Agents SDK adapter, driven by a scripted custom Model behind a
-// custom ModelProvider (no network, no API key): a triage agent with two
-// tools (one throws), a 503 retried by the runner's retry policy, an agent
-// used as a tool (the sub-agent) and a handoff, through the plugin on the
-// memory backend.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Agent, Runner, Usage, addTraceProcessor, setTraceProcessors, setTracingDisabled, tool, withGenerationSpan, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents';
+// The OpenAI Agents SDK adapter with a custom Model behind a custom
+// ModelProvider, wired through Runner({ modelProvider }), as any non-OpenAI
+// model is (no network, no API key): a scripted model that opens no
+// generation or response span. A triage agent with two tools (one throws),
+// a 503 retried by the runner's retry policy, an agent used as a tool (the
+// sub-agent) and a handoff, through the plugin on both backends, with
+// tracing on and off.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, Runner, Usage, addTraceProcessor, setTraceProcessors, tool, withGenerationSpan, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents';
 import * as z from 'zod';
-import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
-import { HookRegistry } from '../../src/hooks/registry.ts';
-import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from './support.ts';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { HookRegistry } from '../../../src/hooks/registry.ts';
+import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from '../support.ts';
+import { hooks, sdkTotals, tokenTotals, TRACING, useTracing } from './support.ts';
 
 type Step = Error | { output: unknown[]; usage: [number, number] };
 
@@ -64,13 +67,6 @@ function scenario() {
   return { runner, triage };
 }
 
-beforeAll(() => {
-  // No exporter: nothing leaves the machine, and ours is the only processor.
-  setTraceProcessors([]);
-  // The SDK turns tracing off when NODE_ENV is "test" (vitest sets it); the adapter reads traces.
-  setTracingDisabled(false);
-});
-
 let uninstall: (() => void) | undefined;
 afterEach(() => {
   uninstall?.();
@@ -79,10 +75,12 @@ afterEach(() => {
 
 describe('instrumentOpenAIAgents', () => {
   for (const backend of backends()) {
-  it(`records a run with a failing tool, a retried call and an agent-as-tool as one valid trajectory (${backend} backend)`, async () => {
+  for (const tracing of TRACING) {
+  it(`records a run with a failing tool, a retried call and an agent-as-tool as one valid trajectory (${backend} backend, ${tracing})`, async () => {
+    useTracing(tracing);
     const recorded = recordedPlugin('agents', backend);
     const { runner, triage } = scenario();
-    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner });
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
     const result = await runner.run(triage, 'What is the weather in Paris, and its history?');
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
     const { atif, atof, counters } = await recorded.finish();
@@ -102,19 +100,33 @@ describe('instrumentOpenAIAgents', () => {
     });
     checkRetry(atof);
     const start = recorded.log.find((entry) => entry.hook === 'subagent_start')!;
-    expect(start.payload).toMatchObject({ parent_session_id: 'session-42', tool_call_id: 'call_research_1', child_role: 'researcher' });
+    expect(start.payload).toMatchObject({ parent_session_id: 'session-42', tool_call_id: 'call_research_1', child_role: 'researcher', child_goal: 'history of Paris' });
     expect(recorded.log.at(-1)!.hook).toBe('on_session_finalize');
+    expect(atif[0]!.agent.name).toBe('triage');
+    // The model saw the prompt, the tools' results by id, and the sub-agent its own input.
+    const requests = hooks(recorded, 'pre_api_request');
+    expect(requests[0]!.request.body.messages).toEqual([
+      { role: 'system', content: 'You triage.' },
+      { role: 'user', content: 'What is the weather in Paris, and its history?' },
+    ]);
+    const afterTools = requests.find((payload) => payload.request.body.messages.some((message: Record<string, any>) => message.tool_call_id === 'call_broken_1'))!;
+    expect(afterTools.request.body.messages.filter((message: Record<string, any>) => message.role === 'tool').map((message: Record<string, any>) => message.tool_call_id)).toEqual(['call_weather_1', 'call_broken_1']);
+    expect(requests.find((payload) => payload.model === 'researcher')!.request.body.messages.at(-1)).toEqual({ role: 'user', content: 'history of Paris' });
+    expect(tokenTotals(atif[0]!)).toEqual(sdkTotals(result.state.usage));
   }, 20_000);
+  }
   }
 
   it('keeps results untouched and records nothing when no plugin listens', async () => {
+    useTracing('tracing on');
     const { runner, triage } = scenario();
-    uninstall = instrumentOpenAIAgents(new HookRegistry(), { runner });
+    uninstall = instrumentOpenAIAgents(new HookRegistry());
     const result = await runner.run(triage, 'hi');
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
   }, 20_000);
 
   it('records a handoff as the transfer tool call, and the next agent in the same session', async () => {
+    useTracing('tracing off');
     const recorded = recordedPlugin('agents-handoff');
     const billing = new Agent({ name: 'billing', instructions: 'Billing.', model: 'billing', handoffDescription: 'billing questions' });
     const models: Record<string, ScriptedModel> = {
@@ -122,7 +134,7 @@ describe('instrumentOpenAIAgents', () => {
       billing: new ScriptedModel('billing', [{ output: [msg('Your invoice is paid.')], usage: [6, 2] }]),
     };
     const runner = new Runner({ modelProvider: { getModel: (name?: string) => models[name!]! } });
-    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner, sessionId: 'handoff-session' });
+    uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionId: 'handoff-session' });
     const triage = new Agent({ name: 'triage', instructions: 'Triage.', model: 'triage', handoffs: [billing] });
     const result = await runner.run(triage, 'Is my bill paid?');
     expect(result.finalOutput).toBe('Your invoice is paid.');
@@ -136,7 +148,8 @@ describe('instrumentOpenAIAgents', () => {
     expect(steps.filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual(['triage', 'billing']);
   }, 20_000);
 
-  it('takes attempts from generation spans when the model is not wrapped, behind a slower processor', async () => {
+  it('records each attempt once when the custom model opens its own generation spans, behind a slower processor', async () => {
+    useTracing('tracing on');
     // A processor added before ours whose callbacks take a turn of the event loop.
     addTraceProcessor({
       onTraceStart: async () => {},
@@ -182,10 +195,10 @@ describe('instrumentOpenAIAgents', () => {
   }, 20_000);
 
   it('never breaks the run when the adapter itself fails', async () => {
+    useTracing('tracing on');
     const recorded = recordedPlugin('agents-broken');
     const { runner, triage } = scenario();
     uninstall = instrumentOpenAIAgents(recorded.hooks, {
-      runner,
       sessionId: () => {
         throw new Error('a broken session function');
       },
@@ -197,6 +210,7 @@ describe('instrumentOpenAIAgents', () => {
   }, 20_000);
 
   it('records a streamed run: the response_done event ends the attempt', async () => {
+    useTracing('tracing off');
     const recorded = recordedPlugin('agents-stream');
     const streamed: Model = {
       async getResponse() {
@@ -211,7 +225,7 @@ describe('instrumentOpenAIAgents', () => {
       },
     };
     const runner = new Runner({ modelProvider: { getModel: () => streamed } });
-    uninstall = instrumentOpenAIAgents(recorded.hooks, { runner, sessionId: 'stream' });
+    uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionId: 'stream' });
     const result = await runner.run(new Agent({ name: 'streamer', instructions: 'Hi.', model: 'stream-model' }), 'hi', { stream: true });
     for await (const _event of result) {
       // drain

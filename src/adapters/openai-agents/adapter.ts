@@ -1,0 +1,113 @@
+/**
+ * One `instrumentOpenAIAgents` instance: decides which runs to observe,
+ * links nested runs to their parents, and keeps only what a live run needs.
+ *
+ * Memory: a settled run leaves nothing behind. A run that is never settled
+ * (its promise abandoned, e.g. a model that never answers) is ended as
+ * abandoned when the garbage collector takes it; a run paused for approvals
+ * keeps its session open only as long as its `RunState` is reachable.
+ *
+ * @module
+ */
+
+import type { HookRegistry } from '../../hooks/registry.ts';
+import { newSessionId } from '../../hooks/index.ts';
+import { currentToolFrame } from '../core/context.ts';
+import type { AdapterOptions } from '../core/options.ts';
+import { AdapterCore } from '../core/run.ts';
+import { prepareAgent, type RunObserver, type RunSource } from './patch.ts';
+import { RunRecord, isRunState, type ParentLink, type RunHost, type TurnBox } from './run.ts';
+
+type Loose = Record<string, unknown>;
+
+interface HeldSession {
+  readonly sessionId: string;
+}
+
+/** What the adapter holds right now (for tests and `doctor`-style checks). */
+export interface AdapterState {
+  /** Runs begun and not yet settled. */
+  readonly liveRuns: number;
+  /** Sessions left open by runs paused for approvals, whose `RunState` is still reachable. */
+  readonly heldSessions: number;
+  /** Sessions the adapter has open (the core's count). */
+  readonly openSessions: number;
+}
+
+export class Adapter implements RunSource, RunHost {
+  readonly core: AdapterCore;
+  #disposed = false;
+  #liveRuns = 0;
+  #heldSessions = 0;
+  readonly #held = new WeakMap<object, HeldSession>();
+  /** A paused run's `RunState` collected without a resume: its session closes. */
+  readonly #heldRegistry = new FinalizationRegistry<HeldSession>((held) => {
+    this.#heldSessions -= 1;
+    this.core.guard.run('closing an abandoned session', () => this.core.releaseSession(held.sessionId, 'run_abandoned'));
+  });
+  /** A run collected before it settled: its turn ends as abandoned. */
+  readonly #abandoned = new FinalizationRegistry<TurnBox>((box) => {
+    this.#liveRuns -= 1;
+    const run = box.run;
+    if (run !== undefined && !run.ended) {
+      this.core.guard.run('ending an abandoned run', () => run.end('interrupted', undefined, undefined, { turnEnd: { turn_exit_reason: 'abandoned' } }));
+    }
+  });
+
+  constructor(hooks: HookRegistry, options: AdapterOptions) {
+    this.core = new AdapterCore(hooks, options, options.platform ?? 'openai-agents');
+  }
+
+  dispose(): void {
+    this.#disposed = true;
+  }
+
+  state(): AdapterState {
+    return { liveRuns: this.#liveRuns, heldSessions: this.#heldSessions, openSessions: this.core.openSessionCount };
+  }
+
+  newRunId(): string {
+    return newSessionId();
+  }
+
+  startRun(runner: unknown, agent: unknown, input: unknown, options: Loose | undefined, parent: RunObserver | undefined): RunObserver | undefined {
+    if (this.#disposed || !this.core.listening()) return undefined;
+    return this.core.guard.run('starting a run', () => {
+      prepareAgent(agent);
+      let link: ParentLink | undefined = parent instanceof RunRecord ? parent.linkNested() : undefined;
+      // A run started inside another framework's tool call (or another adapter's) is that call's sub-agent.
+      if (link === undefined) {
+        const frame = currentToolFrame();
+        if (frame !== undefined && frame.run.core.hooks === this.core.hooks) link = frame;
+      }
+      let heldSessionId: string | undefined;
+      if (isRunState(input)) {
+        prepareAgent(input._currentAgent);
+        const held = this.#held.get(input);
+        if (held !== undefined) {
+          this.#held.delete(input);
+          this.#heldRegistry.unregister(input);
+          this.#heldSessions -= 1;
+          heldSessionId = held.sessionId;
+        }
+      }
+      const record = new RunRecord(this, runner as Loose, agent, input, options, link, heldSessionId);
+      this.#liveRuns += 1;
+      this.#abandoned.register(record, record.box, record);
+      return record;
+    });
+  }
+
+  /** A run settled: nothing of it is kept. */
+  settled(record: RunRecord): void {
+    if (this.#abandoned.unregister(record)) this.#liveRuns -= 1;
+  }
+
+  /** A paused run's session stays open for the run that resumes `state`. */
+  hold(state: object, sessionId: string): void {
+    const held: HeldSession = { sessionId };
+    this.#held.set(state, held);
+    this.#heldRegistry.register(state, held, state);
+    this.#heldSessions += 1;
+  }
+}

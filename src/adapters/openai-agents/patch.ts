@@ -1,0 +1,296 @@
+/**
+ * Where the adapter meets the Agents SDK: `Runner.prototype.run` and
+ * `Runner.prototype.emit`, wrapped once for every adapter instance, and the
+ * models and model providers runs use, wrapped in place.
+ *
+ * Why the prototype: the global `run()` goes through a `Runner` the SDK keeps
+ * to itself, and `agent.asTool()` makes a new `Runner` for every call, so no
+ * `runner.on(...)` subscription could see those runs. Every run, whichever
+ * runner, goes through `Runner.prototype.run`, and every lifecycle event
+ * (`agent_start`, `agent_tool_start`, `agent_handoff`, ...) through
+ * `Runner.prototype.emit`; both work with tracing on or off.
+ *
+ * Each observed run executes inside an `AsyncLocalStorage` frame holding its
+ * observers, so an event or a model call is routed to the run it belongs to
+ * (a nested run gets its own frame). Models are wrapped where the runner
+ * gets them: from the runner's model provider, from `agent.model` or from
+ * `runner.config.model` when that is a `Model` object. A wrapper outside any
+ * observed run calls straight through; after the last adapter is removed
+ * the prototype is restored and the wrappers left on models stay inert.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Runner } from '@openai/agents';
+import { runInToolFrame, type ToolFrame } from '../core/context.ts';
+
+type Loose = Record<string, unknown>;
+type AnyFunction = (...args: any[]) => any;
+
+/** What observes one run: its lifecycle events, its model attempts and how it ends. */
+export interface RunObserver {
+  /** A lifecycle event the runner emitted (`agent_start`, `agent_tool_start`, ...). */
+  event(type: string, args: readonly unknown[]): void;
+  /** One model attempt; returns what to call when it ends, or nothing. */
+  attempt(request: Loose, model: ModelInfo): AttemptObserver | undefined;
+  /** `run()` resolved (a `RunResult`, or a `StreamedRunResult` still running). */
+  returned(result: unknown): void;
+  /** `run()` rejected. */
+  failed(error: unknown): void;
+  /** The frame a function tool's call runs in (its sub-agents link to it), when the call is one of this run's. */
+  toolFrame(callId: string): ToolFrame | undefined;
+  /** A function tool's `invoke` threw: the SDK reports it to the model as text, or lets it escape. */
+  toolThrew(callId: string, error: unknown): void;
+}
+
+export interface AttemptObserver {
+  /** The attempt answered (for a stream: its `response_done` event's response). */
+  response(response: Loose): void;
+  error(error: unknown): void;
+  /** The stream ended without a `response_done` event. */
+  streamEnded(): void;
+}
+
+/** What the adapter knows of the model an attempt went to. */
+export interface ModelInfo {
+  /** The name the runner asked its provider for, when the model came from one. */
+  readonly requestedName: string | undefined;
+  readonly model: object;
+}
+
+/** One adapter instance: it decides whether to observe each run. */
+export interface RunSource {
+  /** A run begins; `parents` are the observers of the run this one runs inside, if any. */
+  startRun(runner: Runner, agent: unknown, input: unknown, options: Loose | undefined, parent: RunObserver | undefined): RunObserver | undefined;
+}
+
+/** The observers of the current run, one per adapter instance, in their order. */
+type Frame = ReadonlyMap<RunSource, RunObserver>;
+
+const frames = new AsyncLocalStorage<Frame>();
+const sources: RunSource[] = [];
+const EMPTY: Frame = new Map();
+
+/** Models, tools and providers already wrapped (by any adapter instance: the wrappers serve them all). */
+const wrappedModels = new WeakSet<object>();
+const wrappedTools = new WeakSet<object>();
+const wrappedProviders = new WeakSet<object>();
+const modelNames = new WeakMap<object, string>();
+
+let original: { run: AnyFunction; emit: AnyFunction; ownEmit: boolean } | undefined;
+
+function observersOf(frame: Frame | undefined): Iterable<RunObserver> {
+  return frame === undefined ? [] : frame.values();
+}
+
+/** Runs `fn`, swallowing what it throws: telemetry never breaks the run. The adapters' own guard logs. */
+function quietly<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+function patchedRun(this: Runner, agent: unknown, input: unknown, options?: Loose): unknown {
+  const run = original!.run;
+  const parentFrame = frames.getStore();
+  let frame: Map<RunSource, RunObserver> | undefined;
+  prepareRunner(this);
+  for (const source of sources) {
+    const observer = quietly(() => source.startRun(this, agent, input, options, parentFrame?.get(source)));
+    if (observer !== undefined) (frame ??= new Map()).set(source, observer);
+  }
+  // A run nobody observes still gets a frame of its own, so its events never reach an outer run.
+  const promise = frames.run(frame ?? EMPTY, () => run.call(this, agent, input, options)) as Promise<unknown>;
+  if (frame === undefined) return promise;
+  const observers = [...frame.values()];
+  return promise.then(
+    (result) => {
+      for (const observer of observers) quietly(() => observer.returned(result));
+      return result;
+    },
+    (error: unknown) => {
+      for (const observer of observers) quietly(() => observer.failed(error));
+      throw error;
+    },
+  );
+}
+
+function patchedEmit(this: Runner, type: string, ...args: unknown[]): unknown {
+  const frame = frames.getStore();
+  if (frame !== undefined && frame.size > 0) {
+    for (const observer of frame.values()) quietly(() => observer.event(type, args));
+  }
+  return original!.emit.call(this, type, ...args);
+}
+
+/** Wraps the runner's model provider (and its `Model` object default) once. */
+function prepareRunner(runner: Runner): void {
+  const config = runner.config as unknown as Loose;
+  const model = config.model;
+  if (typeof model === 'object' && model !== null) wrapModel(model, undefined);
+  const provider = config.modelProvider;
+  if (typeof provider !== 'object' || provider === null || wrappedProviders.has(provider)) return;
+  const getModel = (provider as Loose).getModel;
+  if (typeof getModel !== 'function') return;
+  const wrapped = async function getModel_(this: unknown, name?: string): Promise<unknown> {
+    const found = await getModel.call(provider, name);
+    if (typeof found === 'object' && found !== null) {
+      if (name !== undefined && !modelNames.has(found)) modelNames.set(found, name);
+      wrapModel(found, name);
+    }
+    return found;
+  };
+  if (defineMethod(provider, 'getModel', wrapped)) {
+    wrappedProviders.add(provider);
+    return;
+  }
+  // A frozen provider: the runner gets a stand-in that wraps what it returns.
+  const standIn = new Proxy(provider, { get: (target, key) => (key === 'getModel' ? wrapped : Reflect.get(target, key)) });
+  wrappedProviders.add(standIn);
+  config.modelProvider = standIn;
+}
+
+/** Wraps an agent's `Model` object (a string model comes from the provider, wrapped above) and its function tools. */
+export function prepareAgent(agent: unknown): void {
+  if (typeof agent !== 'object' || agent === null) return;
+  const model = (agent as Loose).model;
+  if (typeof model === 'object' && model !== null) wrapModel(model, undefined);
+  const tools = (agent as Loose).tools;
+  if (Array.isArray(tools)) for (const tool of tools) wrapTool(tool);
+}
+
+/**
+ * A function tool's `invoke` runs inside its call's tool frame (a run it
+ * starts is that call's sub-agent, exactly, with tracing on or off), and a
+ * throw is reported before the SDK turns it into text or lets it escape.
+ */
+function wrapTool(tool: unknown): void {
+  if (typeof tool !== 'object' || tool === null || wrappedTools.has(tool)) return;
+  const record = tool as Loose;
+  const invoke = record.invoke;
+  if (record.type !== 'function' || typeof invoke !== 'function') return;
+  const wrapped = function invoke_(this: unknown, runContext: unknown, input: unknown, details?: Loose): unknown {
+    const frame = frames.getStore();
+    const call = details !== null && typeof details === 'object' && typeof details.toolCall === 'object' && details.toolCall !== null ? (details.toolCall as Loose) : undefined;
+    const callId = typeof call?.callId === 'string' ? call.callId : undefined;
+    if (frame === undefined || frame.size === 0 || callId === undefined) return invoke.call(tool, runContext, input, details);
+    let toolFrame: ToolFrame | undefined;
+    for (const observer of frame.values()) {
+      toolFrame = quietly(() => observer.toolFrame(callId));
+      if (toolFrame !== undefined) break;
+    }
+    const reportThrow = (error: unknown): never => {
+      for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
+      throw error;
+    };
+    try {
+      const result = toolFrame === undefined ? invoke.call(tool, runContext, input, details) : runInToolFrame(toolFrame, () => invoke.call(tool, runContext, input, details));
+      return result instanceof Promise ? result.catch(reportThrow) : result;
+    } catch (error) {
+      return reportThrow(error);
+    }
+  };
+  if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
+}
+
+function defineMethod(target: object, key: string, value: AnyFunction): boolean {
+  try {
+    Object.defineProperty(target, key, { value, configurable: true, writable: true, enumerable: false });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function wrapModel(model: object, requestedName: string | undefined): void {
+  if (wrappedModels.has(model)) return;
+  const getResponse = (model as Loose).getResponse;
+  const getStreamedResponse = (model as Loose).getStreamedResponse;
+  if (typeof getResponse !== 'function' || typeof getStreamedResponse !== 'function') return;
+  const info = (): ModelInfo => ({ requestedName: modelNames.get(model) ?? requestedName, model });
+  const wrappedGet = function getResponse_(this: unknown, request: Loose): unknown {
+    const attempts = startAttempts(request, info);
+    if (attempts === undefined) return getResponse.call(model, request);
+    return Promise.resolve()
+      .then(() => getResponse.call(model, request))
+      .then(
+        (response: Loose) => {
+          for (const attempt of attempts) quietly(() => attempt.response(response));
+          return response;
+        },
+        (error: unknown) => {
+          for (const attempt of attempts) quietly(() => attempt.error(error));
+          throw error;
+        },
+      );
+  };
+  const wrappedStream = function getStreamedResponse_(this: unknown, request: Loose): AsyncIterable<unknown> {
+    const attempts = startAttempts(request, info);
+    const stream = getStreamedResponse.call(model, request) as AsyncIterable<unknown>;
+    return attempts === undefined ? stream : observedStream(stream, attempts);
+  };
+  if (defineMethod(model, 'getResponse', wrappedGet) && defineMethod(model, 'getStreamedResponse', wrappedStream)) wrappedModels.add(model);
+}
+
+function startAttempts(request: Loose, info: () => ModelInfo): AttemptObserver[] | undefined {
+  const frame = frames.getStore();
+  if (frame === undefined || frame.size === 0) return undefined;
+  let attempts: AttemptObserver[] | undefined;
+  const model = info();
+  for (const observer of observersOf(frame)) {
+    const attempt = quietly(() => observer.attempt(request, model));
+    if (attempt !== undefined) (attempts ??= []).push(attempt);
+  }
+  return attempts;
+}
+
+async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
+  let answered = false;
+  try {
+    for await (const event of stream) {
+      const record = event as Loose | null;
+      if (record !== null && typeof record === 'object' && record.type === 'response_done' && !answered) {
+        answered = true;
+        const response = (record.response ?? {}) as Loose;
+        for (const attempt of attempts) quietly(() => attempt.response(response));
+      }
+      yield event;
+    }
+  } catch (error) {
+    if (!answered) for (const attempt of attempts) quietly(() => attempt.error(error));
+    throw error;
+  } finally {
+    // The consumer stopped early, or the stream ended without a response.
+    if (!answered) for (const attempt of attempts) quietly(() => attempt.streamEnded());
+  }
+}
+
+/** Adds an adapter instance; the first one patches the prototype. Returns its removal. */
+export function addRunSource(source: RunSource): () => void {
+  sources.push(source);
+  if (original === undefined) {
+    const proto = Runner.prototype as unknown as Loose;
+    original = { run: proto.run as AnyFunction, emit: proto.emit as AnyFunction, ownEmit: Object.prototype.hasOwnProperty.call(proto, 'emit') };
+    proto.run = patchedRun;
+    proto.emit = patchedEmit;
+  }
+  let removed = false;
+  return () => {
+    if (removed) return;
+    removed = true;
+    const index = sources.indexOf(source);
+    if (index >= 0) sources.splice(index, 1);
+    if (sources.length > 0 || original === undefined) return;
+    const proto = Runner.prototype as unknown as Loose;
+    // Restored only if nobody patched over us meanwhile; otherwise ours stays, with no source, inert.
+    if (proto.run === patchedRun) proto.run = original.run;
+    if (proto.emit === patchedEmit) {
+      if (original.ownEmit) proto.emit = original.emit;
+      else delete proto.emit;
+    }
+    if (proto.run !== patchedRun && proto.emit !== patchedEmit) original = undefined;
+  };
+}

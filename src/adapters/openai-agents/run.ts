@@ -1,0 +1,488 @@
+/**
+ * One observed `Runner.run()`: its lifecycle events, model attempts and
+ * outcome, mapped onto one turn (`AgentRun`) of a session or of a sub-agent.
+ *
+ * - The turn begins at the run's first sign of life (its first event or
+ *   model attempt, or its end): by then the SDK has opened the run's trace,
+ *   whose group id or trace id names the session.
+ * - Every model attempt is a provider attempt. A call that follows a failed
+ *   attempt with the same input items is its retry (the runner re-sends the
+ *   same input array); anything else is a new logical call.
+ * - `agent_tool_start`/`agent_tool_end` are tool calls, by the model's call
+ *   id. A tool failed when the SDK marked its `function` span (tracing on),
+ *   or returned the SDK's default failure text (tracing off).
+ * - `agent_handoff` is the transfer call the model made, answered with the
+ *   next agent; the next agent's calls stay in this turn, as in the SDK.
+ * - A run that paused for approvals ends its turn `interrupted` and leaves
+ *   the session open for the run that resumes it (`Adapter.hold`).
+ * - A run that throws ends its turn (and session) at once, failed, with
+ *   whatever it left open; guardrail verdicts go on the turn's end.
+ *
+ * @module
+ */
+
+import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
+import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
+import type { CallOfTool } from '../core/shapes.ts';
+import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
+import { currentToolFrame, type ToolFrame } from '../core/context.ts';
+import { prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+
+type Loose = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/**
+ * What the SDK's default tool error function answers (`tool.ts`): with
+ * tracing off it is the only sign a tool threw.
+ */
+const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
+
+/** What the SDK tells the model of a rejected call by default (`approvalRejection.ts`). */
+const SDK_REJECTION_TEXT = 'Tool execution was not approved.';
+
+/** What a run needs of the adapter that observes it. */
+export interface RunHost {
+  readonly core: AdapterCore;
+  newRunId(): string;
+  /** The run settled: the adapter forgets it. */
+  settled(record: RunRecord): void;
+  /** The paused run's session stays open for the run that resumes `state`. */
+  hold(state: object, sessionId: string): void;
+}
+
+/** The link of a nested run to the tool call (or the run) it runs inside. */
+export interface ParentLink {
+  readonly run: AgentRun;
+  readonly toolCallId: string;
+}
+
+/** The parts of an SDK span read here. */
+interface SpanLike {
+  readonly spanId: string;
+  readonly error: { message: string; data?: Loose } | null;
+}
+
+interface OpenTool {
+  readonly name: string;
+  /** The SDK's `function` span of the call (tracing on): its error flag says the tool failed. */
+  readonly span: SpanLike | undefined;
+  /** A nested run already claimed this call as its parent. */
+  claimed: boolean;
+}
+
+/** The box a collected run's finalizer reads: the turn, once begun. No reference back to the record. */
+export interface TurnBox {
+  run: AgentRun | undefined;
+}
+
+/** The `RunState` parts read here (a resumed run's input, a result's or an error's state). */
+export function isRunState(value: unknown): value is Loose & { getInterruptions(): unknown[] } {
+  return isRecord(value) && typeof value.getInterruptions === 'function' && '_context' in value;
+}
+
+export class RunRecord implements RunObserver {
+  readonly #adapter: RunHost;
+  readonly #runner: Loose;
+  readonly #input: unknown;
+  readonly #options: Loose | undefined;
+  readonly #parent: ParentLink | undefined;
+  /** The session a paused run left open, when this run resumes it. */
+  readonly #heldSessionId: string | undefined;
+  readonly box: TurnBox = { run: undefined };
+  /** The agent whose turn it is (handoffs change it). */
+  #agent: unknown;
+  #call: ApiCall | undefined;
+  #lastInput: unknown;
+  #lastFailed = false;
+  /** The function calls of the latest response: handoffs are matched against them. */
+  #lastCalls: CallOfTool[] = [];
+  readonly #tools = new Map<string, OpenTool>();
+  /** Tool calls by their `function` span, for a nested run started from one. */
+  readonly #toolBySpan = new WeakMap<object, string>();
+  /** What function tools threw, by call id, until their `agent_tool_end`. */
+  readonly #threw = new Map<string, unknown>();
+  /** Rejected calls whose outcome the next request's input will show. */
+  readonly #denied = new Map<string, string>();
+  #nestedRuns = 0;
+  #finalOutput: unknown;
+  #settled = false;
+
+  constructor(adapter: RunHost, runner: Loose, agent: unknown, input: unknown, options: Loose | undefined, parent: ParentLink | undefined, heldSessionId: string | undefined) {
+    this.#adapter = adapter;
+    this.#runner = runner;
+    this.#agent = isRunState(input) ? (input._currentAgent ?? agent) : agent;
+    this.#input = input;
+    this.#options = options;
+    this.#parent = parent;
+    this.#heldSessionId = heldSessionId;
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  // ------------------------------------------------------------ the turn
+
+  /** The turn, opened on first use. */
+  #turn(): AgentRun | undefined {
+    if (this.box.run !== undefined || this.#settled) return this.box.run;
+    const adapter = this.#adapter;
+    const input = this.#input;
+    const resumed = isRunState(input);
+    const trace = traceOf(resumed ? input : undefined);
+    const config = isRecord(this.#runner.config) ? this.#runner.config : {};
+    const agent = this.#agent as Loose | undefined;
+    const run = adapter.core.startRun({
+      runId: this.#heldSessionId ?? str(trace?.traceId) ?? adapter.newRunId(),
+      conversationId: this.#heldSessionId ?? str(config.groupId) ?? str(trace?.groupId) ?? str(this.#options?.conversationId),
+      agentName: str(agent?.name),
+      model: modelNameOf(agent, config),
+      parent: this.#parent,
+      continuesSession: this.#heldSessionId !== undefined,
+      ...(resumed ? {} : { userMessage: () => userTurn(input).message, history: () => userTurn(input).history }),
+    });
+    this.box.run = run;
+    // The resumed run took the paused run's place in the session.
+    if (run !== undefined && this.#heldSessionId !== undefined) adapter.core.closeSession(run.sessionId);
+    if (run !== undefined && resumed) this.#approvalDecisions(run, input);
+    return run;
+  }
+
+  /** A resumed run: the decisions taken on the calls that paused it. */
+  #approvalDecisions(run: AgentRun, state: Loose & { getInterruptions(): unknown[] }): void {
+    const context = state._context as { isToolApproved?: (approval: { toolName: string; callId: string }) => boolean | undefined } | undefined;
+    for (const item of state.getInterruptions()) {
+      const call = approvalCall(item);
+      if (call === undefined) continue;
+      const decision = context?.isToolApproved?.({ toolName: call.name, callId: call.id });
+      if (decision === undefined) continue;
+      run.approvalResponse(call.id, decision, call.name);
+      if (!decision) {
+        // A rejected call never runs: its outcome is the text the model is told, seen in the next request.
+        run.toolStart(call);
+        this.#denied.set(call.id, call.name);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ lifecycle events
+
+  event(type: string, args: readonly unknown[]): void {
+    if (this.#settled) return;
+    const run = this.#turn();
+    if (run === undefined) return;
+    switch (type) {
+      case 'agent_start':
+        this.#agent = args[1];
+        prepareAgent(args[1]);
+        return;
+      case 'agent_handoff':
+        this.#handoff(run, args[1], args[2]);
+        return;
+      case 'agent_tool_start':
+        this.#toolStart(run, args[2], args[3]);
+        return;
+      case 'agent_tool_end':
+        this.#toolEnd(run, args[2], args[3], args[4]);
+        return;
+      case 'agent_end':
+        this.#finalOutput = args[2];
+        return;
+      default:
+        return;
+    }
+  }
+
+  #toolStart(run: AgentRun, tool: unknown, details: unknown): void {
+    const call = toolCallOf(tool, details);
+    if (call === undefined) return;
+    const span = currentSpan();
+    this.#tools.set(call.id, { name: call.name, span, claimed: false });
+    if (span !== undefined) this.#toolBySpan.set(span, call.id);
+    run.toolStart(call, this.#call?.ids.api_request_id);
+  }
+
+  #toolEnd(run: AgentRun, tool: unknown, result: unknown, details: unknown): void {
+    const call = toolCallOf(tool, details);
+    if (call === undefined) return;
+    const open = this.#tools.get(call.id);
+    this.#tools.delete(call.id);
+    const spanError = open?.span?.error ?? null;
+    const threw = this.#threw.get(call.id);
+    this.#threw.delete(call.id);
+    if (threw !== undefined) run.toolEnd(call.id, { result, error: threw, name: call.name });
+    else if (spanError !== null) run.toolEnd(call.id, { result, error: spanErrorOf(spanError), name: call.name });
+    else if (result === SDK_TOOL_FAILURE_TEXT) run.toolEnd(call.id, { result, failed: true, name: call.name });
+    else run.toolEnd(call.id, { result, name: call.name });
+  }
+
+  #handoff(run: AgentRun, from: unknown, to: unknown): void {
+    const target = str((to as Loose | undefined)?.name) ?? 'agent';
+    const toolName = handoffToolName(from, target);
+    const index = this.#lastCalls.findIndex((call) => call.name === toolName || (toolName === undefined && call.name.startsWith('transfer_to')));
+    const call = index >= 0 ? this.#lastCalls.splice(index, 1)[0]! : { id: `handoff:${target}:${this.#adapter.newRunId()}`, name: toolName ?? `transfer_to_${target}`, arguments: '{}' };
+    run.toolStart(call, this.#call?.ids.api_request_id);
+    run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) });
+    this.#agent = to;
+    prepareAgent(to);
+  }
+
+  toolFrame(callId: string): ToolFrame | undefined {
+    const run = this.box.run;
+    return run === undefined || this.#settled || !this.#tools.has(callId) ? undefined : { run, toolCallId: callId };
+  }
+
+  toolThrew(callId: string, error: unknown): void {
+    if (!this.#settled && this.#tools.has(callId)) this.#threw.set(callId, error);
+  }
+
+  /** The tool call (or, failing that, the run itself) a run starting inside this one belongs to. */
+  linkNested(): ParentLink | undefined {
+    const run = this.#turn();
+    if (run === undefined || this.#settled) return undefined;
+    // Inside one of this run's function tools: that call, exactly.
+    const frame = currentToolFrame();
+    const span = currentSpan();
+    let id = frame !== undefined && frame.run === run ? frame.toolCallId : span === undefined ? undefined : this.#toolBySpan.get(span);
+    if (id === undefined) {
+      // Tracing off: the oldest open call no nested run has claimed (the runner starts them in order).
+      for (const [callId, tool] of this.#tools) {
+        if (!tool.claimed) {
+          id = callId;
+          break;
+        }
+      }
+    }
+    const tool = id === undefined ? undefined : this.#tools.get(id);
+    if (id !== undefined && tool !== undefined) {
+      tool.claimed = true;
+      return { run, toolCallId: id };
+    }
+    // A run started outside any tool call (a guardrail that runs an agent): a sub-agent of the run itself.
+    this.#nestedRuns += 1;
+    return { run, toolCallId: `${run.ids.turn_id}:run:${this.#nestedRuns}` };
+  }
+
+  // ------------------------------------------------------------ model attempts
+
+  attempt(request: Loose, model: ModelInfo): AttemptObserver | undefined {
+    if (this.#settled) return undefined;
+    const run = this.#turn();
+    if (run === undefined) return undefined;
+    const input = request.input;
+    this.#settleDenied(run, input);
+    const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
+    const call = retry ? this.#call! : run.newApiCall();
+    this.#call = call;
+    this.#lastInput = input;
+    this.#lastFailed = false;
+    const config = isRecord(this.#runner.config) ? this.#runner.config : {};
+    const requested = model.requestedName ?? modelNameOf(this.#agent as Loose | undefined, config) ?? modelNameOfObject(model.model);
+    call.attemptStart(() => ({
+      messages: chatMessages(request.systemInstructions, input),
+      tools: offeredTools(request.tools, request.handoffs),
+      model: requested,
+      settings: requestSettings(request),
+    }));
+    return {
+      response: (response) => {
+        const parts = responseParts(response, requested);
+        this.#lastCalls = [...parts.toolCalls];
+        if (!call.attemptOpen) return;
+        call.attemptEnd(parts);
+      },
+      error: (error) => {
+        this.#lastFailed = true;
+        if (call.attemptOpen) call.attemptError(error);
+      },
+      streamEnded: () => {
+        if (call.attemptOpen) call.attemptError(Object.assign(new Error('the stream ended before the response did'), { name: 'StreamEnded' }));
+      },
+    };
+  }
+
+  /** Rejected calls: the function_call_result the model now gets is their outcome. */
+  #settleDenied(run: AgentRun, input: unknown): void {
+    if (this.#denied.size === 0 || !Array.isArray(input)) return;
+    for (const item of input) {
+      if (!isRecord(item) || item.type !== 'function_call_result') continue;
+      const id = str(item.callId) ?? str(item.call_id);
+      const name = id === undefined ? undefined : this.#denied.get(id);
+      if (id === undefined || name === undefined) continue;
+      this.#denied.delete(id);
+      const output = item.output;
+      const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : undefined;
+      run.toolEnd(id, { name, denied: text ?? SDK_REJECTION_TEXT });
+    }
+  }
+
+  // ------------------------------------------------------------ the outcome
+
+  returned(result: unknown): void {
+    const streamed = isRecord(result) && typeof (result as { toStream?: unknown }).toStream === 'function' && result.completed instanceof Promise;
+    if (!streamed) {
+      this.#finish(result);
+      return;
+    }
+    (result.completed as Promise<unknown>).then(
+      () => this.#finish(result),
+      (error: unknown) => this.failed(error),
+    );
+  }
+
+  failed(error: unknown): void {
+    if (this.#settled) return;
+    const run = this.#turn();
+    this.#settled = true;
+    this.#adapter.settled(this);
+    if (run === undefined) return;
+    const state = isRecord(error) ? error.state : undefined;
+    const guardrails = guardrailsOf(state, isRecord(error) ? error.result : undefined);
+    const status: RunStatus = isAbort(error) ? 'interrupted' : 'failed';
+    this.#closeOpen(run, error);
+    run.end(status, undefined, error, { turnEnd: turnEnd(guardrails) });
+  }
+
+  #finish(result: unknown): void {
+    if (this.#settled) return;
+    const run = this.#turn();
+    this.#settled = true;
+    this.#adapter.settled(this);
+    if (run === undefined) return;
+    const record = isRecord(result) ? result : {};
+    const state = record.state;
+    const guardrails = guardrailsOf(state, undefined);
+    const interruptions = Array.isArray(record.interruptions) ? record.interruptions : [];
+    if (interruptions.length > 0) {
+      const ids: string[] = [];
+      for (const item of interruptions) {
+        const call = approvalCall(item);
+        if (call === undefined) continue;
+        ids.push(call.id);
+        run.approvalRequest(call.id, `${call.name} needs approval`, typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments));
+      }
+      this.#closeOpen(run, undefined);
+      const hold = run.ownsSession && isRunState(state);
+      run.end('interrupted', undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...turnEnd(guardrails), turn_exit_reason: 'approval_required', pending_approvals: ids } });
+      if (hold) this.#adapter.hold(state as object, run.sessionId);
+      return;
+    }
+    if (record.cancelled === true) {
+      this.#closeOpen(run, Object.assign(new Error('the stream was cancelled'), { name: 'AbortError' }));
+      run.end('interrupted', undefined, undefined, { turnEnd: turnEnd(guardrails) });
+      return;
+    }
+    this.#closeOpen(run, undefined);
+    const output = this.#finalOutput ?? (record.state === undefined ? undefined : safeFinalOutput(record));
+    run.end('completed', finalText(output), undefined, { turnEnd: turnEnd(guardrails) });
+  }
+
+  /** Ends what the run left open: a model attempt, tools that never returned, rejected calls never reported. */
+  #closeOpen(run: AgentRun, error: unknown): void {
+    const call = this.#call;
+    if (call !== undefined && call.attemptOpen) call.attemptError(error ?? new Error('the run ended during the request'), true);
+    for (const [id, tool] of this.#tools) run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
+    this.#tools.clear();
+    this.#threw.clear();
+    for (const [id, name] of this.#denied) run.toolEnd(id, { name, denied: SDK_REJECTION_TEXT });
+    this.#denied.clear();
+  }
+}
+
+// ------------------------------------------------------------ helpers
+
+function traceOf(state: Loose | undefined): Loose | undefined {
+  const fromState = isRecord(state?._trace) ? (state!._trace as Loose) : undefined;
+  if (fromState !== undefined) return fromState;
+  try {
+    const trace = getCurrentTrace() as unknown as Loose | null;
+    // A disabled trace has the id "no-op": not a name for a session.
+    return trace === null || trace.traceId === 'no-op' ? undefined : trace;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The span the caller runs in; none with tracing off (the SDK's no-op span names nothing). */
+function currentSpan(): SpanLike | undefined {
+  try {
+    const span = getCurrentSpan() as unknown as SpanLike | null;
+    return span === null || span.spanId === 'no-op' ? undefined : span;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The model name an agent asks for: its own string model, else the runner's. */
+function modelNameOf(agent: Loose | undefined, config: Loose): string | undefined {
+  return str(agent?.model) ?? str(config.model) ?? (isRecord(agent?.model) ? modelNameOfObject(agent!.model as object) : isRecord(config.model) ? modelNameOfObject(config.model) : undefined);
+}
+
+/** A `Model` object's model name, where it keeps one (`OpenAIResponsesModel._model`, or a `model`/`modelId` field). */
+function modelNameOfObject(model: object): string | undefined {
+  const record = model as Loose;
+  return str(record.model) ?? str(record.modelId) ?? str(record._model);
+}
+
+function toolCallOf(tool: unknown, details: unknown): CallOfTool | undefined {
+  const call = isRecord(details) && isRecord(details.toolCall) ? details.toolCall : undefined;
+  if (call === undefined) return undefined;
+  const id = str(call.callId) ?? str(call.call_id) ?? str(call.id);
+  if (id === undefined) return undefined;
+  return { id, name: str(call.name) ?? str((tool as Loose | undefined)?.name) ?? 'tool', arguments: call.arguments ?? '{}' };
+}
+
+function approvalCall(item: unknown): CallOfTool | undefined {
+  if (!isRecord(item)) return undefined;
+  const raw = isRecord(item.rawItem) ? item.rawItem : {};
+  const id = str(raw.callId) ?? str(raw.call_id) ?? str(raw.id);
+  if (id === undefined) return undefined;
+  return { id, name: str(item.toolName) ?? str(raw.name) ?? 'tool', arguments: raw.arguments ?? '{}' };
+}
+
+function handoffToolName(from: unknown, target: string): string | undefined {
+  const handoffs = isRecord(from) && Array.isArray(from.handoffs) ? from.handoffs : [];
+  for (const candidate of handoffs) {
+    try {
+      const handoff = getHandoff(candidate as never) as unknown as Loose;
+      if (handoff.agentName === target) return str(handoff.toolName);
+    } catch {
+      // An entry the SDK cannot read is not the one we look for.
+    }
+  }
+  return undefined;
+}
+
+function spanErrorOf(error: { message: string; data?: Loose }): Error {
+  const detail = error.data?.error;
+  const described = new Error(typeof detail === 'string' && detail !== '' ? detail : error.message);
+  described.name = 'ToolError';
+  return described;
+}
+
+function guardrailsOf(state: unknown, tripped: unknown): GuardrailRecord[] {
+  const record = isRecord(state) ? state : {};
+  return guardrailRecords([
+    { results: record._inputGuardrailResults, kind: 'input' },
+    { results: record._outputGuardrailResults, kind: 'output' },
+    { results: tripped, kind: 'input' },
+  ]);
+}
+
+function turnEnd(guardrails: readonly GuardrailRecord[]): Record<string, unknown> {
+  return guardrails.length === 0 ? {} : { guardrails };
+}
+
+function isAbort(error: unknown): boolean {
+  return isRecord(error) && error.name === 'AbortError';
+}
+
+function safeFinalOutput(result: Loose): unknown {
+  try {
+    return result.finalOutput;
+  } catch {
+    return undefined;
+  }
+}

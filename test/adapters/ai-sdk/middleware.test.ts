@@ -1,0 +1,120 @@
+// aiSdkMiddleware: on its own, a wrapped model's calls are recorded from the
+// attempts the model sees, streamed ones with their text and usage; next to
+// instrumentAiSdk it steps aside for text runs and adds the retries the SDK
+// does not report to telemetry for generateObject.
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateObject, generateText, streamText, wrapLanguageModel } from 'ai';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import * as z from 'zod';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { checkRetry, expectNothingLost, recordedPlugin } from '../support.ts';
+import { FakeProvider, type Wire } from './wire.ts';
+
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+type Steps = Array<Record<string, any>>;
+
+function providerModel(wire: Wire, fake: FakeProvider) {
+  if (wire === 'anthropic') return createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-haiku-4-5');
+  const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+  return wire === 'chat' ? openai.chat('gpt-4o-mini') : openai('gpt-4o-mini');
+}
+
+describe('aiSdkMiddleware on its own', () => {
+  for (const wire of ['responses', 'chat', 'anthropic'] as const) {
+    it(`${wire}: a streamText call is recorded with its text, reasoning and the SDK's usage`, async () => {
+      const fake = new FakeProvider();
+      fake.reply(wire, { id: 'r1', model: 'dated-model-1', reasoning: wire === 'chat' ? undefined : 'Short answer.', text: 'Hello there!', usage: { input: 30, cached: 8, output: 6 } }, { stream: true });
+      const recorded = recordedPlugin(`ai-mw-stream-${wire}`);
+      const model = wrapLanguageModel({ model: providerModel(wire, fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-stream' }) });
+      const result = streamText({ model, prompt: 'Say hello' });
+      let text = '';
+      for await (const delta of result.textStream) text += delta;
+      expect(text).toBe('Hello there!');
+      const usage = await result.usage;
+
+      const end = recorded.log.find((entry) => entry.hook === 'post_api_request')!.payload as Record<string, any>;
+      expect(end.assistant_message.content).toBe('Hello there!');
+      expect(end.response_model).toBe('dated-model-1');
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(validateAtif(atif[0]!)).toEqual([]);
+      const step = (atif[0]!.steps as Steps).find((candidate) => candidate.source === 'agent')!;
+      expect(step.message).toBe('Hello there!');
+      expect(step.model_name).toBe('dated-model-1');
+      if (wire !== 'chat') expect(step.reasoning_content).toBe('Short answer.');
+      expect([step.metrics.prompt_tokens, step.metrics.completion_tokens]).toEqual([usage.inputTokens, usage.outputTokens]);
+    });
+  }
+
+  it('a stream cut short by an abort ends its attempt as failed with the abort', async () => {
+    const fake = new FakeProvider();
+    fake.reply('responses', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'A long answer that nobody waits for.', usage: { input: 10, output: 9 } }, { stream: true, hang: true });
+    const recorded = recordedPlugin('ai-mw-abort');
+    const model = wrapLanguageModel({ model: providerModel('responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
+    const controller = new AbortController();
+    const result = streamText({ model, prompt: 'Tell me a story', abortSignal: controller.signal, onError: () => {} });
+    for await (const delta of result.textStream) {
+      expect(delta).toBe('A long answer that');
+      controller.abort();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const ends = recorded.log.filter((entry) => entry.hook === 'api_request_error' || entry.hook === 'post_api_request');
+    expect(ends.map((entry) => [entry.hook, (entry.payload.error as { type?: string } | undefined)?.type])).toEqual([['api_request_error', 'AbortError']]);
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+  });
+
+  it('groups the attempts of one call under one api_request_id', async () => {
+    const fake = new FakeProvider();
+    fake.fail('chat', 503, 'overloaded');
+    fake.reply('chat', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'ok', usage: { input: 3, output: 2 } });
+    const recorded = recordedPlugin('ai-mw');
+    const model = wrapLanguageModel({ model: providerModel('chat', fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-session' }) });
+    expect((await generateText({ model, prompt: 'hi' })).text).toBe('ok');
+    const attempts = recorded.log.filter((entry) => entry.hook === 'pre_api_request');
+    expect(attempts.map((entry) => entry.payload.retry_count)).toEqual([0, 1]);
+    expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
+    expect(recorded.log.find((entry) => entry.hook === 'api_request_error')!.payload).toMatchObject({ status_code: 503, retryable: true });
+    const { atof } = await recorded.finish();
+    checkRetry(atof);
+  });
+});
+
+describe('aiSdkMiddleware next to instrumentAiSdk', () => {
+  it('steps aside for the attempts of text runs the integration reports', async () => {
+    const fake = new FakeProvider();
+    fake.reply('responses', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'fine', usage: { input: 1, output: 1 } });
+    const recorded = recordedPlugin('ai-both');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const model = wrapLanguageModel({ model: providerModel('responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
+    await generateText({ model, prompt: 'hi' });
+    expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request')).toHaveLength(1);
+    await recorded.finish();
+  });
+
+  it('adds generateObject retries, which the SDK does not report to telemetry, to the call the integration opened', async () => {
+    const fake = new FakeProvider();
+    fake.fail('responses', 503, 'overloaded');
+    fake.reply('responses', { id: 'r1', model: 'gpt-4o-2024-08-06', text: '{"city":"Paris","tempC":21}', usage: { input: 40, output: 9 } });
+    const recorded = recordedPlugin('ai-object-retry');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const model = wrapLanguageModel({ model: providerModel('responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
+    const { object } = await generateObject({ model, schema: z.object({ city: z.string(), tempC: z.number() }), prompt: 'Paris weather' });
+    expect(object).toEqual({ city: 'Paris', tempC: 21 });
+    const attempts = recorded.log.filter((entry) => /api_request/.test(entry.hook)).map((entry) => [entry.hook, entry.payload.retry_count]);
+    expect(attempts).toEqual([['pre_api_request', 0], ['api_request_error', 0], ['pre_api_request', 1], ['post_api_request', undefined]]);
+    expect(new Set(recorded.log.filter((entry) => /api_request/.test(entry.hook)).map((entry) => entry.payload.api_request_id)).size).toBe(1);
+    const { atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    checkRetry(atof);
+  });
+});

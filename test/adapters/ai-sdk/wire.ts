@@ -1,0 +1,305 @@
+// A fake `fetch` for the AI SDK's real provider packages (`createOpenAI({ fetch })`,
+// `createAnthropic({ fetch })`) that answers with the providers' own wire
+// formats: OpenAI Responses and Chat Completions, Anthropic Messages, each as
+// JSON or as an SSE stream, plus their error bodies. Every request is kept,
+// so a test can compare what the trajectory says was sent with what was.
+
+/** One assistant turn, as a provider would return it. */
+export interface Turn {
+  /** The provider's response id. */
+  id: string;
+  /** The model the provider reports (dated). */
+  model: string;
+  text?: string;
+  /** Reasoning summary (OpenAI) or thinking (Anthropic). */
+  reasoning?: string;
+  toolCalls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
+  usage: Usage;
+}
+
+/** The provider's own usage counts. OpenAI: `input` includes `cached`. Anthropic: `input` excludes the cache. */
+export interface Usage {
+  input: number;
+  output: number;
+  cached?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+}
+
+export type Wire = 'responses' | 'chat' | 'anthropic';
+
+type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array> };
+
+export interface Request {
+  url: string;
+  body: Record<string, any>;
+}
+
+/** A fetch that answers each request with the next scripted reply. */
+export class FakeProvider {
+  readonly requests: Request[] = [];
+  readonly #replies: Array<(signal: AbortSignal | undefined) => Reply> = [];
+
+  /** The `fetch` to hand to `createOpenAI` / `createAnthropic`. */
+  readonly fetch = async (input: unknown, init?: { body?: unknown; signal?: AbortSignal | null }): Promise<Response> => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : String((input as { url?: unknown }).url);
+    const body = typeof init?.body === 'string' ? JSON.parse(init.body) : {};
+    this.requests.push({ url, body });
+    const next = this.#replies.shift();
+    if (next === undefined) throw new Error(`FakeProvider: no reply scripted for request ${this.requests.length} (${url})`);
+    const reply = next(init?.signal ?? undefined);
+    return new Response(reply.body, { status: reply.status, headers: reply.headers });
+  };
+
+  /**
+   * The next request gets this turn, as JSON or as an SSE stream. `hang`:
+   * the stream sends its first half and then waits, until the request is
+   * aborted (then it fails, as a real fetch body does).
+   */
+  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean } = {}): this {
+    this.#replies.push((signal) => {
+      if (options.stream !== true) return json(body(wire, turn));
+      const frames = events(wire, turn);
+      return options.hang === true ? sse(frames.slice(0, Math.ceil(frames.length / 2)), signal) : sse(frames);
+    });
+    return this;
+  }
+
+  /** The next request fails with the provider's error body (retryable statuses carry `retry-after-ms`, as real providers send). */
+  fail(wire: Wire, status: number, message: string): this {
+    this.#replies.push(() => ({
+      status,
+      headers: { 'content-type': 'application/json', 'retry-after-ms': '5' },
+      body: JSON.stringify(
+        wire === 'anthropic'
+          ? { type: 'error', error: { type: status === 529 ? 'overloaded_error' : 'api_error', message } }
+          : { error: { message, type: 'server_error', param: null, code: null } },
+      ),
+    }));
+    return this;
+  }
+
+  get pending(): number {
+    return this.#replies.length;
+  }
+}
+
+function json(value: unknown): Reply {
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) };
+}
+
+/** An SSE body; with `hangUntil`, it stays open after the frames until that signal aborts. */
+function sse(frames: Array<{ event?: string; data: unknown }>, hangUntil?: AbortSignal): Reply {
+  const encoder = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const frame of frames) {
+        const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
+        controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
+      }
+      if (hangUntil === undefined) controller.close();
+      else hangUntil.addEventListener('abort', () => controller.error(new DOMException('This operation was aborted', 'AbortError')), { once: true });
+    },
+  });
+  return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: stream };
+}
+
+const created = 1_764_000_000;
+
+// ------------------------------------------------------------------ OpenAI Responses
+
+function responsesUsage(usage: Usage): Record<string, unknown> {
+  return {
+    input_tokens: usage.input,
+    input_tokens_details: { cached_tokens: usage.cached ?? 0 },
+    output_tokens: usage.output,
+    output_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
+    total_tokens: usage.input + usage.output,
+  };
+}
+
+function responsesOutput(turn: Turn): Array<Record<string, unknown>> {
+  const output: Array<Record<string, unknown>> = [];
+  if (turn.reasoning !== undefined) output.push({ id: `rs_${turn.id}`, type: 'reasoning', summary: [{ type: 'summary_text', text: turn.reasoning }] });
+  if (turn.text !== undefined) {
+    output.push({ id: `msg_${turn.id}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [] }] });
+  }
+  for (const call of turn.toolCalls ?? []) {
+    output.push({ id: `fc_${call.id}`, type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: JSON.stringify(call.args) });
+  }
+  return output;
+}
+
+function responsesBody(turn: Turn): Record<string, unknown> {
+  return {
+    id: turn.id,
+    object: 'response',
+    created_at: created,
+    status: 'completed',
+    error: null,
+    incomplete_details: null,
+    model: turn.model,
+    output: responsesOutput(turn),
+    parallel_tool_calls: true,
+    usage: responsesUsage(turn.usage),
+  };
+}
+
+function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
+  const frames: Array<{ event?: string; data: unknown }> = [];
+  let sequence = 0;
+  const push = (type: string, data: Record<string, unknown>) => frames.push({ event: type, data: { type, sequence_number: sequence++, ...data } });
+  const head = { id: turn.id, object: 'response', created_at: created, status: 'in_progress', model: turn.model, output: [], usage: null };
+  push('response.created', { response: head });
+  push('response.in_progress', { response: head });
+  responsesOutput(turn).forEach((item, index) => {
+    if (item.type === 'reasoning') {
+      const text = turn.reasoning!;
+      push('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [] } });
+      push('response.reasoning_summary_part.added', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      for (const delta of halves(text)) push('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta });
+      push('response.reasoning_summary_text.done', { item_id: item.id, output_index: index, summary_index: 0, text });
+      push('response.reasoning_summary_part.done', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text } });
+    } else if (item.type === 'message') {
+      const text = turn.text!;
+      push('response.output_item.added', { output_index: index, item: { id: item.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
+      push('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      for (const delta of halves(text)) push('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta, logprobs: [] });
+      push('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text, logprobs: [] });
+      push('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+    } else {
+      const args = item.arguments as string;
+      push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+      for (const delta of halves(args)) push('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta });
+      push('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: args });
+    }
+    push('response.output_item.done', { output_index: index, item });
+  });
+  push('response.completed', { response: responsesBody(turn) });
+  return frames;
+}
+
+// ------------------------------------------------------------------ OpenAI Chat Completions
+
+function chatUsage(usage: Usage): Record<string, unknown> {
+  return {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+    prompt_tokens_details: { cached_tokens: usage.cached ?? 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+function chatFinish(turn: Turn): string {
+  return (turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop';
+}
+
+function chatBody(turn: Turn): Record<string, unknown> {
+  const calls = (turn.toolCalls ?? []).map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+  return {
+    id: turn.id,
+    object: 'chat.completion',
+    created,
+    model: turn.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? null, refusal: null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn) }],
+    usage: chatUsage(turn.usage),
+    system_fingerprint: 'fp_test',
+  };
+}
+
+function chatEvents(turn: Turn): Array<{ data: unknown }> {
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+    data: { id: turn.id, object: 'chat.completion.chunk', created, model: turn.model, system_fingerprint: 'fp_test', choices, ...extra },
+  });
+  const frames: Array<{ data: unknown }> = [chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }])];
+  for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null }]));
+  (turn.toolCalls ?? []).forEach((call, index) => {
+    frames.push(chunk([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]));
+    for (const part of halves(JSON.stringify(call.args))) frames.push(chunk([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: part } }] }, logprobs: null, finish_reason: null }]));
+  });
+  frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
+  frames.push(chunk([], { usage: chatUsage(turn.usage) }));
+  frames.push({ data: '[DONE]' });
+  return frames;
+}
+
+// ------------------------------------------------------------------ Anthropic Messages
+
+function anthropicUsage(usage: Usage): Record<string, unknown> {
+  return {
+    input_tokens: usage.input,
+    cache_creation_input_tokens: usage.cacheWrite ?? 0,
+    cache_read_input_tokens: usage.cached ?? 0,
+    output_tokens: usage.output,
+    service_tier: 'standard',
+  };
+}
+
+function anthropicContent(turn: Turn): Array<Record<string, unknown>> {
+  const content: Array<Record<string, unknown>> = [];
+  if (turn.reasoning !== undefined) content.push({ type: 'thinking', thinking: turn.reasoning, signature: `sig_${turn.id}` });
+  if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
+  for (const call of turn.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.args });
+  return content;
+}
+
+function anthropicStop(turn: Turn): string {
+  return (turn.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn';
+}
+
+function anthropicBody(turn: Turn): Record<string, unknown> {
+  return {
+    id: turn.id,
+    type: 'message',
+    role: 'assistant',
+    model: turn.model,
+    content: anthropicContent(turn),
+    stop_reason: anthropicStop(turn),
+    stop_sequence: null,
+    usage: anthropicUsage(turn.usage),
+  };
+}
+
+function anthropicEvents(turn: Turn): Array<{ event: string; data: unknown }> {
+  const frames: Array<{ event: string; data: unknown }> = [];
+  const push = (type: string, data: Record<string, unknown>) => frames.push({ event: type, data: { type, ...data } });
+  // message_start carries the input side of the usage; message_delta the final output count.
+  push('message_start', {
+    message: { id: turn.id, type: 'message', role: 'assistant', model: turn.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...anthropicUsage(turn.usage), output_tokens: 1 } },
+  });
+  anthropicContent(turn).forEach((block, index) => {
+    if (block.type === 'thinking') {
+      push('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      for (const delta of halves(block.thinking as string)) push('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: delta } });
+      push('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
+    } else if (block.type === 'text') {
+      push('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (const delta of halves(block.text as string)) push('content_block_delta', { index, delta: { type: 'text_delta', text: delta } });
+    } else {
+      push('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      for (const part of halves(JSON.stringify(block.input))) push('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } });
+    }
+    push('content_block_stop', { index });
+  });
+  push('message_delta', { delta: { stop_reason: anthropicStop(turn), stop_sequence: null }, usage: { output_tokens: turn.usage.output } });
+  push('message_stop', {});
+  return frames;
+}
+
+// ------------------------------------------------------------------ dispatch
+
+function body(wire: Wire, turn: Turn): unknown {
+  return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : anthropicBody(turn);
+}
+
+function events(wire: Wire, turn: Turn): Array<{ event?: string; data: unknown }> {
+  return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn) : anthropicEvents(turn);
+}
+
+/** A text in two deltas, as providers stream it. */
+function halves(text: string): string[] {
+  if (text.length < 2) return text === '' ? [] : [text];
+  const middle = Math.floor(text.length / 2);
+  return [text.slice(0, middle), text.slice(middle)];
+}

@@ -1,0 +1,116 @@
+// Human in the loop, as the Agents SDK docs write it: tools with
+// `needsApproval`, a run that stops with interruptions, `state.approve` /
+// `state.reject`, and the run resumed from its state, streamed or not. The
+// pause and the resume are one session and one trajectory: the approval
+// requests, the decisions, the approved call's result and the rejected
+// call's outcome, by call id.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, run, setDefaultOpenAIClient, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { expectNothingLost, recordedPlugin } from '../support.ts';
+import { agentSteps, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
+import { FakeOpenAI } from './wire.ts';
+
+const api = new FakeOpenAI();
+setDefaultOpenAIClient(api.client());
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+const cancelOrder = tool({
+  name: 'cancel_order',
+  description: 'Cancel an order',
+  parameters: z.object({ orderId: z.number() }),
+  needsApproval: true,
+  execute: async ({ orderId }) => `Cancelled order ${orderId}`,
+});
+const refundOrder = tool({
+  name: 'refund_order',
+  description: 'Refund an order',
+  parameters: z.object({ orderId: z.number() }),
+  needsApproval: async () => true,
+  execute: async ({ orderId }) => `Refunded order ${orderId}`,
+});
+
+describe('OpenAI Agents SDK tool approvals', () => {
+  for (const tracing of TRACING) {
+    for (const stream of [false, true]) {
+      it(`approve one call, reject the other, resume: one session, one trajectory (${stream ? 'streamed' : 'not streamed'}, ${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-4.1': [
+            {
+              calls: [
+                { id: 'call_cancel', name: 'cancel_order', args: { orderId: 123 } },
+                { id: 'call_refund', name: 'refund_order', args: { orderId: 456 } },
+              ],
+              usage: { input: 80, output: 24 },
+            },
+            { text: 'Order 123 is cancelled; the refund of 456 was not approved.', usage: { input: 150, output: 16, cached: 64 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-approvals');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const agent = new Agent({ name: 'Customer support', instructions: 'Help with orders.', model: 'gpt-4.1', tools: [cancelOrder, refundOrder] });
+
+        const go = async (input: Parameters<typeof run>[1]): Promise<RunResult<any, any> | StreamedRunResult<any, any>> => {
+          if (!stream) return run(agent, input);
+          const streamed = await run(agent, input, { stream: true });
+          for await (const _event of streamed) {
+            // drained, as an app rendering the stream would
+          }
+          await streamed.completed;
+          return streamed;
+        };
+        let result = await go('Cancel order 123 and refund order 456.');
+        expect(result.interruptions.map((item) => item.name)).toEqual(['cancel_order', 'refund_order']);
+        // Paused: the turn ended, asking; the session stays open for the resume.
+        expect(hooks(recorded, 'pre_approval_request').map((payload) => [payload.tool_call_id, payload.command])).toEqual([
+          ['call_cancel', '{"orderId":123}'],
+          ['call_refund', '{"orderId":456}'],
+        ]);
+        expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, turn_exit_reason: 'approval_required', pending_approvals: ['call_cancel', 'call_refund'] }]);
+        expect(hooks(recorded, 'on_session_finalize')).toEqual([]);
+
+        while (result.interruptions.length > 0) {
+          for (const interruption of result.interruptions) {
+            if (interruption.name === 'cancel_order') result.state.approve(interruption);
+            else result.state.reject(interruption);
+          }
+          result = await go(result.state);
+        }
+        expect(result.finalOutput).toBe('Order 123 is cancelled; the refund of 456 was not approved.');
+
+        const sessions = new Set(recorded.log.map((entry) => entry.payload.session_id).filter((id) => id !== undefined));
+        expect(sessions.size).toBe(1);
+        expect(hooks(recorded, 'post_approval_response').map((payload) => [payload.tool_call_id, payload.choice])).toEqual([
+          ['call_cancel', 'once'],
+          ['call_refund', 'deny'],
+        ]);
+        expect(hooks(recorded, 'pre_llm_call').map((payload) => payload.is_first_turn)).toEqual([true, false]);
+        const ended = hooks(recorded, 'post_tool_call');
+        expect(ended.map((payload) => [payload.tool_call_id, payload.status, payload.result])).toEqual(
+          expect.arrayContaining([
+            ['call_cancel', 'ok', 'Cancelled order 123'],
+            ['call_refund', 'denied', 'Tool execution was not approved.'],
+          ]),
+        );
+        expect(hooks(recorded, 'on_session_finalize')).toHaveLength(1);
+
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const doc = onlyTrajectory(atif);
+        expect(stepsOf(doc)[0]).toMatchObject({ source: 'user', message: 'Cancel order 123 and refund order 456.' });
+        expect(toolCallIds(doc)).toEqual(['call_cancel', 'call_refund']);
+        expect(observation(doc, 'call_cancel')).toMatchObject({ content: 'Cancelled order 123', extra: { metadata: { status: 'ok' } } });
+        expect(observation(doc, 'call_refund')).toMatchObject({ content: 'Tool execution was not approved.', extra: { metadata: { status: 'denied' } } });
+        expect(agentSteps(doc).at(-1)!.message).toBe('Order 123 is cancelled; the refund of 456 was not approved.');
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      }, 30_000);
+    }
+  }
+});
