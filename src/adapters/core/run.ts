@@ -158,8 +158,13 @@ export class AgentRun {
   readonly #start: RunStart;
   readonly #startedMs = Date.now();
   readonly #tools = new Map<string, OpenTool>();
-  /** API calls with an attempt in flight: ended as failed if the run ends first. */
-  readonly #openCalls = new Set<ApiCall>();
+  /**
+   * API calls with an attempt in flight: ended as failed if the run ends
+   * first. Held weakly: a call's request thunk may close over the
+   * framework's run, which an adapter lets the collector take (and end) when
+   * the host drops it.
+   */
+  readonly #openCalls = new Set<WeakRef<ApiCall>>();
   #turnStarted = false;
   #userMessage: string | readonly unknown[] | undefined;
   #lastText = '';
@@ -307,11 +312,11 @@ export class AgentRun {
   }
 
   /** Tracks the calls with an attempt in flight (ApiCall does). */
-  attemptOpened(call: ApiCall): void {
+  attemptOpened(call: WeakRef<ApiCall>): void {
     this.#openCalls.add(call);
   }
 
-  attemptClosed(call: ApiCall): void {
+  attemptClosed(call: WeakRef<ApiCall>): void {
     this.#openCalls.delete(call);
   }
 
@@ -326,7 +331,7 @@ export class AgentRun {
   end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
     const leftOpen = new RunEndedError(status);
-    for (const call of [...this.#openCalls]) call.attemptError(leftOpen, true);
+    for (const ref of [...this.#openCalls]) ref.deref()?.attemptError(leftOpen, true);
     for (const id of [...this.#tools.keys()]) this.toolEnd(id, { error: leftOpen });
     this.#ended = true;
     const core = this.core;
@@ -374,6 +379,8 @@ export class AgentRun {
 export class ApiCall {
   readonly run: AgentRun;
   readonly ids: ApiCallIds;
+  /** How the run refers to this call while an attempt is open (weakly: see AgentRun). */
+  readonly #ref: WeakRef<ApiCall> = new WeakRef(this);
   #attempts = 0;
   #open = false;
   #startedAt = 0;
@@ -429,7 +436,7 @@ export class ApiCall {
     const run = this.run;
     if (run.ended) return;
     if (request !== undefined) this.describe(request);
-    run.attemptOpened(this);
+    run.attemptOpened(this.#ref);
     const retryCount = this.#attempts;
     this.#attempts += 1;
     this.#open = true;
@@ -462,7 +469,7 @@ export class ApiCall {
     if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
-    this.run.attemptClosed(this);
+    this.run.attemptClosed(this.#ref);
     if (final) this.#settled = true;
     const retryCount = this.#attempts - 1;
     const startedAt = this.#startedAt;
@@ -493,7 +500,7 @@ export class ApiCall {
     if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
-    this.run.attemptClosed(this);
+    this.run.attemptClosed(this.#ref);
     this.#settled = true;
     const run = this.run;
     run.noteAssistantText(response.text);
