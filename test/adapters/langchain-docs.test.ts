@@ -95,6 +95,7 @@ describe('docs/adapters/langchain.md', () => {
       const doc = JSON.parse(readFileSync(path.join(cwd, 'trajectories', files[0]!), 'utf8'));
       expect(validateAtif(doc)).toEqual([]);
       expect(doc.session_id).toBe('user-42');
+      expect(doc.agent.name).toBe('weather_agent'); // createAgent's name
       const steps = doc.steps as Array<Record<string, any>>;
       expect(steps[0]).toMatchObject({ source: 'user', message: 'What is the weather in Paris?' });
       expect(steps.flatMap((step) => step.tool_calls ?? []).map((call: Record<string, any>) => call.tool_call_id)).toEqual(['toolu_01Paris']);

@@ -72,6 +72,7 @@ describe('LangChain adapter on real programs (real provider clients over a fake 
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);
     expect(doc.session_id).toBe('paris-1');
+    expect(doc.agent.name).toBe('weather_agent'); // createAgent's name
     expect(userSteps(doc)).toEqual(['What is the weather in Paris?']);
     expect(toolCallIds(doc)).toEqual(['toolu_01Weather']);
     expect(observed(doc)).toEqual([['toolu_01Weather', 'Sunny and 21C in Paris']]);
