@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 // `npm run test:slow`: the end-to-end cases too slow for `npm test`
 // (a million-line replay, a gigabyte single-line file, the HTML timeline in
-// headless Chromium with 2,000 steps and 5,000 sessions). .ci/run runs both.
+// headless Chromium with 2,000 steps and 5,000 sessions, the Claude Agent SDK
+// adapter on the SDK's own CLI). .ci/run runs both.
 export default defineConfig({
   test: {
     include: ['test/slow/**/*.test.ts'],

@@ -40,6 +40,7 @@ const ENTRIES = [
   'src/adapters/ai-sdk/index.js',
   'src/adapters/openai-agents/index.js',
   'src/adapters/langchain/index.js',
+  'src/adapters/claude-agent-sdk/index.js',
   'src/cli/main.js',
   'native/index.js',
   // The ATIF trajectory worker's file (started with new Worker(url)).

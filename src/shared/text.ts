@@ -6,6 +6,11 @@
  * @module
  */
 
+/** The value when it is a string (empty included), else `undefined`. */
+export function asString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** The value when it is a non-empty string, else `undefined`: "is this field set to some text?". */
 export function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;

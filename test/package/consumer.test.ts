@@ -25,7 +25,7 @@ describe('the package seen from another project', () => {
     const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
-    for (const subpath of ['.', './hooks', './memory', './native', './testing', './ai-sdk', './openai-agents', './langchain']) {
+    for (const subpath of ['.', './hooks', './memory', './native', './testing', './ai-sdk', './openai-agents', './langchain', './claude-agent-sdk']) {
       const entry = manifest.exports[subpath];
       expect(typeof entry, subpath).toBe('object');
       expect(Object.keys(entry as object)[0], subpath).toBe('types');
@@ -67,16 +67,20 @@ console.log(JSON.stringify({
       `import { instrumentAiSdk, aiSdkMiddleware } from 'nemo-relay-hooks/ai-sdk';
 import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
 import { NemoRelayCallbackHandler } from 'nemo-relay-hooks/langchain';
+import { wrapClaudeAgentSdk } from 'nemo-relay-hooks/claude-agent-sdk';
 import { HookRegistry } from 'nemo-relay-hooks';
 const hooks = new HookRegistry();
 const off = instrumentAiSdk(hooks);
 off();
-console.log(JSON.stringify([typeof aiSdkMiddleware(hooks).wrapGenerate, typeof instrumentOpenAIAgents, new NemoRelayCallbackHandler(hooks).name]));
+// The adapter takes the SDK module the host imported; any object with query() stands in for it here.
+const claude = { query: () => (async function* () {})(), tool: () => 'tool' };
+const wrapped = wrapClaudeAgentSdk(claude, hooks);
+console.log(JSON.stringify([typeof aiSdkMiddleware(hooks).wrapGenerate, typeof instrumentOpenAIAgents, new NemoRelayCallbackHandler(hooks).name, typeof wrapped.query, wrapped.tool === claude.tool]));
 `,
     );
     const result = spawnSync('node', ['adapters.mjs'], { cwd: dir, encoding: 'utf8' });
     expect(result.status, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual(['function', 'function', 'nemo_relay_hooks']);
+    expect(JSON.parse(result.stdout)).toEqual(['function', 'function', 'nemo_relay_hooks', 'function', true]);
   });
 
   it('builds a consumer\'s ATIF trajectories on the worker thread from dist/, with the in-thread text, and ends by itself', () => {

@@ -9,23 +9,23 @@ import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { textOfParts } from '../core/shapes.ts';
+import { asString } from '../../shared/text.ts';
 
 type Part = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /** `instructions` (a string, a system message or a list of them) and `messages` as chat messages. */
 export function chatMessages(instructions: unknown, messages: unknown): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const system of Array.isArray(instructions) ? instructions : instructions === undefined ? [] : [instructions]) {
-    const content = typeof system === 'string' ? system : isRecord(system) ? str(system.content) : undefined;
+    const content = typeof system === 'string' ? system : isRecord(system) ? asString(system.content) : undefined;
     if (content !== undefined && content !== '') out.push({ role: 'system', content });
   }
   if (!Array.isArray(messages)) return out;
   for (const message of messages) {
     if (!isRecord(message)) continue;
-    const role = str(message.role);
+    const role = asString(message.role);
     const content = message.content;
     if (role === 'assistant' && Array.isArray(content)) {
       const response = responseOfContent(content);
@@ -41,7 +41,7 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
     } else if (role === 'tool' && Array.isArray(content)) {
       for (const part of content) {
         if (!isRecord(part) || part.type !== 'tool-result') continue;
-        out.push({ role: 'tool', tool_call_id: str(part.toolCallId) ?? '', content: toolOutputText(part.output) });
+        out.push({ role: 'tool', tool_call_id: asString(part.toolCallId) ?? '', content: toolOutputText(part.output) });
       }
     } else if (role !== undefined) {
       const text = Array.isArray(content) ? textOfParts(content) : undefined;
@@ -69,7 +69,7 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     if (part.type === 'text' && typeof part.text === 'string') text += part.text;
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
-      toolCalls.push({ id: str(part.toolCallId) ?? '', name: str(part.toolName) ?? 'tool', arguments: part.input ?? part.args });
+      toolCalls.push({ id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args });
     }
   }
   return { text, reasoning, toolCalls };
@@ -81,7 +81,7 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   const out: OfferedTool[] = [];
   for (const tool of tools) {
     if (!isRecord(tool) || typeof tool.name !== 'string') continue;
-    out.push({ name: tool.name, description: str(tool.description), parameters: tool.inputSchema ?? tool.parameters });
+    out.push({ name: tool.name, description: asString(tool.description), parameters: tool.inputSchema ?? tool.parameters });
   }
   return out;
 }
@@ -101,9 +101,9 @@ export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
     toolCalls: parts.toolCalls,
     usage: tokenCounts(event.usage),
-    finishReason: str(event.finishReason),
-    model: str(event.modelId),
-    id: str(event.responseId),
+    finishReason: asString(event.finishReason),
+    model: asString(event.modelId),
+    id: asString(event.responseId),
   };
 }
 
@@ -112,13 +112,13 @@ export function responseOfObjectStep(event: Record<string, unknown>): ResponsePa
   const response = isRecord(event.response) ? event.response : {};
   const reasoning = typeof event.reasoning === 'string' ? event.reasoning : Array.isArray(event.reasoning) ? responseOfContent(event.reasoning).reasoning : '';
   return {
-    text: str(event.objectText) ?? '',
+    text: asString(event.objectText) ?? '',
     reasoning: reasoning === '' ? undefined : reasoning,
     toolCalls: [],
     usage: tokenCounts(event.usage),
-    finishReason: str(event.finishReason),
-    model: str(response.modelId) ?? str(event.modelId),
-    id: str(response.id),
+    finishReason: asString(event.finishReason),
+    model: asString(response.modelId) ?? asString(event.modelId),
+    id: asString(response.id),
   };
 }
 
@@ -151,10 +151,10 @@ export function approvalRequests(content: unknown): ApprovalRequest[] {
   for (const part of content) {
     if (!isRecord(part) || part.type !== 'tool-approval-request') continue;
     const call = isRecord(part.toolCall) ? part.toolCall : {};
-    const approvalId = str(part.approvalId);
-    const toolCallId = str(call.toolCallId) ?? str(part.toolCallId);
+    const approvalId = asString(part.approvalId);
+    const toolCallId = asString(call.toolCallId) ?? asString(part.toolCallId);
     if (approvalId === undefined || toolCallId === undefined) continue;
-    out.push({ approvalId, toolCallId, toolName: str(call.toolName) ?? 'tool', input: call.input, reason: str(part.reason), automatic: part.isAutomatic === true });
+    out.push({ approvalId, toolCallId, toolName: asString(call.toolName) ?? 'tool', input: call.input, reason: asString(part.reason), automatic: part.isAutomatic === true });
   }
   return out;
 }
@@ -166,10 +166,10 @@ export function approvalDecisions(content: unknown): ApprovalAnswer[] {
   for (const part of content) {
     if (!isRecord(part) || part.type !== 'tool-approval-response') continue;
     const call = isRecord(part.toolCall) ? part.toolCall : {};
-    const approvalId = str(part.approvalId);
-    const toolCallId = str(call.toolCallId);
+    const approvalId = asString(part.approvalId);
+    const toolCallId = asString(call.toolCallId);
     if (approvalId === undefined || toolCallId === undefined) continue;
-    out.push({ approvalId, toolCallId, approved: part.approved === true, reason: str(part.reason), toolName: str(call.toolName), input: call.input });
+    out.push({ approvalId, toolCallId, approved: part.approved === true, reason: asString(part.reason), toolName: asString(call.toolName), input: call.input });
   }
   return out;
 }
@@ -200,13 +200,13 @@ export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
   for (const part of last.content) if (isRecord(part) && part.type === 'tool-result' && typeof part.toolCallId === 'string') answered.add(part.toolCallId);
   const out: ApprovalAnswer[] = [];
   for (const response of responses) {
-    const approvalId = str(response.approvalId);
+    const approvalId = asString(response.approvalId);
     const toolCallId = approvalId === undefined ? undefined : requests.get(approvalId);
     if (approvalId === undefined || toolCallId === undefined) continue;
     const approved = response.approved === true;
     if (approved && answered.has(toolCallId)) continue;
     const call = calls.get(toolCallId);
-    out.push({ approvalId, toolCallId, approved, reason: str(response.reason), toolName: str(call?.toolName), input: call?.input });
+    out.push({ approvalId, toolCallId, approved, reason: asString(response.reason), toolName: asString(call?.toolName), input: call?.input });
   }
   return out;
 }

@@ -27,6 +27,7 @@ import { chatMessages, offeredTools, responseOfContent, tokenCounts } from './me
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import type { CallOfTool } from '../core/shapes.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 type Params = Record<string, unknown>;
 type Model = { modelId?: unknown; provider?: unknown };
@@ -39,15 +40,14 @@ type Part = Record<string, unknown>;
  */
 export type AiSdkMiddleware = LanguageModelMiddleware;
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 function requestOf(params: Params, model: Model): () => RequestParts {
-  return () => ({ messages: chatMessages(undefined, params.prompt), tools: offeredTools(params.tools), model: str(model.modelId) });
+  return () => ({ messages: chatMessages(undefined, params.prompt), tools: offeredTools(params.tools), model: nonEmptyString(model.modelId) });
 }
 
 function finishReasonOf(finish: unknown): string | undefined {
-  return typeof finish === 'string' ? finish : isRecord(finish) ? str(finish.unified) : undefined;
+  return typeof finish === 'string' ? finish : isRecord(finish) ? nonEmptyString(finish.unified) : undefined;
 }
 
 /** A `doGenerate` result as a response. */
@@ -61,8 +61,8 @@ function responseOfResult(result: unknown, model: Model): ResponseParts {
     toolCalls: parts.toolCalls,
     usage: tokenCounts(record.usage),
     finishReason: finishReasonOf(record.finishReason),
-    model: str(response.modelId) ?? str(model.modelId),
-    id: str(response.id),
+    model: nonEmptyString(response.modelId) ?? nonEmptyString(model.modelId),
+    id: nonEmptyString(response.id),
   };
 }
 
@@ -86,11 +86,11 @@ class StreamedResponse {
         if (typeof part.delta === 'string') this.reasoning += part.delta;
         break;
       case 'tool-call':
-        this.toolCalls.push({ id: str(part.toolCallId) ?? '', name: str(part.toolName) ?? 'tool', arguments: part.input });
+        this.toolCalls.push({ id: nonEmptyString(part.toolCallId) ?? '', name: nonEmptyString(part.toolName) ?? 'tool', arguments: part.input });
         break;
       case 'response-metadata':
-        this.model = str(part.modelId) ?? this.model;
-        this.id = str(part.id) ?? this.id;
+        this.model = nonEmptyString(part.modelId) ?? this.model;
+        this.id = nonEmptyString(part.id) ?? this.id;
         break;
       case 'finish':
         this.usage = part.usage;
@@ -109,7 +109,7 @@ class StreamedResponse {
       toolCalls: this.toolCalls,
       usage: tokenCounts(this.usage),
       finishReason: this.finishReason,
-      model: this.model ?? str(model.modelId),
+      model: this.model ?? nonEmptyString(model.modelId),
       id: this.id,
     };
   }
@@ -131,7 +131,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
     const joined = objectCallOf(params.prompt);
     if (joined !== undefined) return joined.settled ? undefined : { call: joined, owned: false };
     if (run === undefined || run.ended) {
-      run = core.startRun({ runId: sessionId, model: str(model.modelId), provider: str(model.provider) });
+      run = core.startRun({ runId: sessionId, model: nonEmptyString(model.modelId), provider: nonEmptyString(model.provider) });
       if (run === undefined) return undefined;
     }
     const key = Array.isArray(params.prompt) ? params.prompt : params;

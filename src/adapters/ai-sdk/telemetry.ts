@@ -34,6 +34,7 @@ import { SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { lastUserMessage, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 type Event = Record<string, unknown>;
 
@@ -74,14 +75,13 @@ interface RunState {
 const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
 const CONVERSATION_KEYS = ['sessionId', 'session_id', 'conversationId', 'conversation_id', 'threadId', 'thread_id'];
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /** A session id the call let telemetry see (`telemetry.includeRuntimeContext`). */
 function conversationIdOf(event: Event): string | undefined {
   const context = event.runtimeContext;
   if (typeof context !== 'object' || context === null) return undefined;
   for (const key of CONVERSATION_KEYS) {
-    const id = str((context as Record<string, unknown>)[key]);
+    const id = nonEmptyString((context as Record<string, unknown>)[key]);
     if (id !== undefined) return id;
   }
   return undefined;
@@ -94,7 +94,7 @@ function requestOf(event: Event): () => RequestParts {
     return {
       messages: chatMessages(event.instructions, event.messages),
       tools: offeredTools(event.tools),
-      model: str(event.modelId),
+      model: nonEmptyString(event.modelId),
       settings,
     };
   };
@@ -145,9 +145,9 @@ export class AiSdkTelemetry {
   }
 
   readonly onStart = (event: Event): void => {
-    if (this.#disposed || !OPERATIONS.has(str(event.operationId) ?? '')) return;
+    if (this.#disposed || !OPERATIONS.has(nonEmptyString(event.operationId) ?? '')) return;
     this.#guard('onStart', () => {
-      const callId = str(event.callId);
+      const callId = nonEmptyString(event.callId);
       if (callId === undefined || this.#runs.has(callId)) return;
       const agentId = claimAgentId();
       const frame = currentToolFrame();
@@ -158,10 +158,10 @@ export class AiSdkTelemetry {
       const run = this.#core.startRun({
         runId: callId,
         conversationId: conversationIdOf(event) ?? resumed,
-        agentName: str(event.functionId) ?? agentId,
-        model: str(event.modelId),
-        provider: str(event.provider),
-        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? str(event.prompt),
+        agentName: nonEmptyString(event.functionId) ?? agentId,
+        model: nonEmptyString(event.modelId),
+        provider: nonEmptyString(event.provider),
+        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt),
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,
@@ -226,7 +226,7 @@ export class AiSdkTelemetry {
       const call = state.run.newApiCall();
       state.call = call;
       registerObjectCall(event.promptMessages, call);
-      call.attemptStart(() => ({ messages: chatMessages(undefined, event.promptMessages), model: str(event.modelId) }));
+      call.attemptStart(() => ({ messages: chatMessages(undefined, event.promptMessages), model: nonEmptyString(event.modelId) }));
     });
   };
 
@@ -241,10 +241,10 @@ export class AiSdkTelemetry {
     if (state === undefined) return;
     this.#guard('onToolExecutionStart', () => {
       const call = (event.toolCall ?? {}) as Event;
-      const id = str(call.toolCallId);
+      const id = nonEmptyString(call.toolCallId);
       if (id === undefined) return;
       const apiRequestId = state.resumedCalls?.get(id) ?? state.call?.ids.api_request_id;
-      state.run.toolStart({ id, name: str(call.toolName) ?? 'tool', arguments: call.input }, apiRequestId);
+      state.run.toolStart({ id, name: nonEmptyString(call.toolName) ?? 'tool', arguments: call.input }, apiRequestId);
     });
   };
 
@@ -260,11 +260,11 @@ export class AiSdkTelemetry {
     if (state === undefined) return;
     this.#guard('onToolExecutionEnd', () => {
       const call = (event.toolCall ?? {}) as Event;
-      const id = str(call.toolCallId);
+      const id = nonEmptyString(call.toolCallId);
       if (id === undefined) return;
       const output = (event.toolOutput ?? {}) as Event;
-      if (output.type === 'tool-error') state.run.toolEnd(id, { error: output.error, name: str(call.toolName) });
-      else state.run.toolEnd(id, { result: output.output, name: str(call.toolName) });
+      if (output.type === 'tool-error') state.run.toolEnd(id, { error: output.error, name: nonEmptyString(call.toolName) });
+      else state.run.toolEnd(id, { result: output.output, name: nonEmptyString(call.toolName) });
     });
   };
 
@@ -391,7 +391,7 @@ export class AiSdkTelemetry {
 
   #state(event: Event): RunState | undefined {
     if (this.#runs.size === 0) return undefined;
-    const callId = str(event.callId);
+    const callId = nonEmptyString(event.callId);
     const state = callId === undefined ? undefined : this.#runs.get(callId);
     if (state !== undefined) this.#touch(state);
     return state;
@@ -412,7 +412,7 @@ export class AiSdkTelemetry {
 
   #take(event: Event): RunState | undefined {
     if (this.#runs.size === 0) return undefined;
-    const callId = str(event.callId);
+    const callId = nonEmptyString(event.callId);
     const state = callId === undefined ? undefined : this.#runs.get(callId);
     if (state !== undefined) this.#runs.delete(callId!);
     return state;

@@ -11,11 +11,11 @@ import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -30,7 +30,7 @@ function contentText(content: unknown): string {
 
 /** A function call item's id: the provider's `callId` (camelCase in this SDK), else `call_id`/`id`. */
 function callIdOf(item: Loose): string {
-  return str(item.callId) ?? str(item.call_id) ?? str(item.id) ?? '';
+  return nonEmptyString(item.callId) ?? nonEmptyString(item.call_id) ?? nonEmptyString(item.id) ?? '';
 }
 
 function argumentsText(value: unknown): string {
@@ -65,7 +65,7 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
         out.push(assistant);
       }
       const calls = (assistant.tool_calls as unknown[] | undefined) ?? [];
-      calls.push({ id: callIdOf(item), type: 'function', function: { name: str(item.name) ?? 'tool', arguments: argumentsText(item.arguments) } });
+      calls.push({ id: callIdOf(item), type: 'function', function: { name: nonEmptyString(item.name) ?? 'tool', arguments: argumentsText(item.arguments) } });
       assistant.tool_calls = calls;
       continue;
     }
@@ -74,7 +74,7 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
       assistant = undefined;
       continue;
     }
-    const role = str(item.role);
+    const role = nonEmptyString(item.role);
     // Reasoning items, hosted tool calls and the like are the model's own context, not messages.
     if (role === undefined) continue;
     if (role === 'assistant') {
@@ -94,12 +94,12 @@ export function offeredTools(tools: unknown, handoffs: unknown): OfferedTool[] {
   const out: OfferedTool[] = [];
   if (Array.isArray(tools)) {
     for (const tool of tools) {
-      if (isRecord(tool) && typeof tool.name === 'string') out.push({ name: tool.name, description: str(tool.description), parameters: tool.parameters });
+      if (isRecord(tool) && typeof tool.name === 'string') out.push({ name: tool.name, description: nonEmptyString(tool.description), parameters: tool.parameters });
     }
   }
   if (Array.isArray(handoffs)) {
     for (const handoff of handoffs) {
-      if (isRecord(handoff) && typeof handoff.toolName === 'string') out.push({ name: handoff.toolName, description: str(handoff.toolDescription), parameters: handoff.inputJsonSchema });
+      if (isRecord(handoff) && typeof handoff.toolName === 'string') out.push({ name: handoff.toolName, description: nonEmptyString(handoff.toolDescription), parameters: handoff.inputJsonSchema });
     }
   }
   return out;
@@ -114,7 +114,7 @@ export function requestSettings(request: Loose): Record<string, unknown> | undef
   if (typeof settings.maxTokens === 'number') body.max_tokens = settings.maxTokens;
   if (settings.toolChoice !== undefined) body.tool_choice = toJson(settings.toolChoice);
   if (typeof settings.parallelToolCalls === 'boolean') body.parallel_tool_calls = settings.parallelToolCalls;
-  const effort = isRecord(settings.reasoning) ? str(settings.reasoning.effort) : undefined;
+  const effort = isRecord(settings.reasoning) ? nonEmptyString(settings.reasoning.effort) : undefined;
   if (effort !== undefined) body.reasoning_effort = effort;
   const output = request.outputType;
   if (isRecord(output) && output.type === 'json_schema') {
@@ -128,7 +128,7 @@ export function functionCalls(output: unknown): CallOfTool[] {
   const calls: CallOfTool[] = [];
   if (!Array.isArray(output)) return calls;
   for (const item of output) {
-    if (isRecord(item) && item.type === 'function_call') calls.push({ id: callIdOf(item), name: str(item.name) ?? 'tool', arguments: item.arguments ?? '{}' });
+    if (isRecord(item) && item.type === 'function_call') calls.push({ id: callIdOf(item), name: nonEmptyString(item.name) ?? 'tool', arguments: item.arguments ?? '{}' });
   }
   return calls;
 }
@@ -164,7 +164,7 @@ export function usageOf(response: Loose): ProviderUsage | undefined {
 /** The model the provider says answered (OpenAI's `model` field, e.g. a dated snapshot), when it says. */
 export function reportedModel(response: Loose): string | undefined {
   const provider = isRecord(response.providerData) ? response.providerData : undefined;
-  return str(provider?.model) ?? str(response.model);
+  return nonEmptyString(provider?.model) ?? nonEmptyString(response.model);
 }
 
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */
@@ -177,7 +177,7 @@ export function responseParts(response: Loose, requestedModel: string | undefine
     reasoning: reasoningText(output),
     usage: usageOf(response),
     model: reportedModel(response) ?? requestedModel,
-    id: str(response.responseId) ?? str(response.id),
+    id: nonEmptyString(response.responseId) ?? nonEmptyString(response.id),
     finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
   };
 }
@@ -207,7 +207,7 @@ function guardrailRecord(result: unknown, fallbackKind: 'input' | 'output'): Gua
   const guardrail = isRecord(result.guardrail) ? result.guardrail : {};
   const output = isRecord(result.output) ? result.output : {};
   const kind = guardrail.type === 'input' || guardrail.type === 'output' ? guardrail.type : fallbackKind;
-  return { kind, name: str(guardrail.name) ?? 'guardrail', tripwire_triggered: output.tripwireTriggered === true, output_info: toJson(output.outputInfo ?? null) };
+  return { kind, name: nonEmptyString(guardrail.name) ?? 'guardrail', tripwire_triggered: output.tripwireTriggered === true, output_info: toJson(output.outputInfo ?? null) };
 }
 
 /** Every input and output guardrail verdict a run (or its error) holds, each once. */

@@ -27,11 +27,11 @@ import type { CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
  * What the SDK's default tool error function answers (`tool.ts`): with
@@ -135,9 +135,9 @@ export class RunRecord implements RunObserver {
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const agent = this.#agent as Loose | undefined;
     const run = adapter.core.startRun({
-      runId: this.#heldSessionId ?? str(trace?.traceId) ?? adapter.newRunId(),
-      conversationId: this.#heldSessionId ?? str(config.groupId) ?? str(trace?.groupId) ?? str(this.#options?.conversationId),
-      agentName: str(agent?.name),
+      runId: this.#heldSessionId ?? nonEmptyString(trace?.traceId) ?? adapter.newRunId(),
+      conversationId: this.#heldSessionId ?? nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(this.#options?.conversationId),
+      agentName: nonEmptyString(agent?.name),
       model: modelNameOf(agent, config),
       parent: this.#parent,
       continuesSession: this.#heldSessionId !== undefined,
@@ -219,7 +219,7 @@ export class RunRecord implements RunObserver {
   }
 
   #handoff(run: AgentRun, from: unknown, to: unknown): void {
-    const target = str((to as Loose | undefined)?.name) ?? 'agent';
+    const target = nonEmptyString((to as Loose | undefined)?.name) ?? 'agent';
     const toolName = handoffToolName(from, target);
     const index = this.#lastCalls.findIndex((call) => call.name === toolName || (toolName === undefined && call.name.startsWith('transfer_to')));
     const call = index >= 0 ? this.#lastCalls.splice(index, 1)[0]! : { id: `handoff:${target}:${this.#adapter.newRunId()}`, name: toolName ?? `transfer_to_${target}`, arguments: '{}' };
@@ -308,7 +308,7 @@ export class RunRecord implements RunObserver {
     if (this.#denied.size === 0 || !Array.isArray(input)) return;
     for (const item of input) {
       if (!isRecord(item) || item.type !== 'function_call_result') continue;
-      const id = str(item.callId) ?? str(item.call_id);
+      const id = nonEmptyString(item.callId) ?? nonEmptyString(item.call_id);
       const name = id === undefined ? undefined : this.#denied.get(id);
       if (id === undefined || name === undefined) continue;
       this.#denied.delete(id);
@@ -417,29 +417,29 @@ function currentSpan(): SpanLike | undefined {
 
 /** The model name an agent asks for: its own string model, else the runner's. */
 function modelNameOf(agent: Loose | undefined, config: Loose): string | undefined {
-  return str(agent?.model) ?? str(config.model) ?? (isRecord(agent?.model) ? modelNameOfObject(agent!.model as object) : isRecord(config.model) ? modelNameOfObject(config.model) : undefined);
+  return nonEmptyString(agent?.model) ?? nonEmptyString(config.model) ?? (isRecord(agent?.model) ? modelNameOfObject(agent!.model as object) : isRecord(config.model) ? modelNameOfObject(config.model) : undefined);
 }
 
 /** A `Model` object's model name, where it keeps one (`OpenAIResponsesModel._model`, or a `model`/`modelId` field). */
 function modelNameOfObject(model: object): string | undefined {
   const record = model as Loose;
-  return str(record.model) ?? str(record.modelId) ?? str(record._model);
+  return nonEmptyString(record.model) ?? nonEmptyString(record.modelId) ?? nonEmptyString(record._model);
 }
 
 function toolCallOf(tool: unknown, details: unknown): CallOfTool | undefined {
   const call = isRecord(details) && isRecord(details.toolCall) ? details.toolCall : undefined;
   if (call === undefined) return undefined;
-  const id = str(call.callId) ?? str(call.call_id) ?? str(call.id);
+  const id = nonEmptyString(call.callId) ?? nonEmptyString(call.call_id) ?? nonEmptyString(call.id);
   if (id === undefined) return undefined;
-  return { id, name: str(call.name) ?? str((tool as Loose | undefined)?.name) ?? 'tool', arguments: call.arguments ?? '{}' };
+  return { id, name: nonEmptyString(call.name) ?? nonEmptyString((tool as Loose | undefined)?.name) ?? 'tool', arguments: call.arguments ?? '{}' };
 }
 
 function approvalCall(item: unknown): CallOfTool | undefined {
   if (!isRecord(item)) return undefined;
   const raw = isRecord(item.rawItem) ? item.rawItem : {};
-  const id = str(raw.callId) ?? str(raw.call_id) ?? str(raw.id);
+  const id = nonEmptyString(raw.callId) ?? nonEmptyString(raw.call_id) ?? nonEmptyString(raw.id);
   if (id === undefined) return undefined;
-  return { id, name: str(item.toolName) ?? str(raw.name) ?? 'tool', arguments: raw.arguments ?? '{}' };
+  return { id, name: nonEmptyString(item.toolName) ?? nonEmptyString(raw.name) ?? 'tool', arguments: raw.arguments ?? '{}' };
 }
 
 function handoffToolName(from: unknown, target: string): string | undefined {
@@ -447,7 +447,7 @@ function handoffToolName(from: unknown, target: string): string | undefined {
   for (const candidate of handoffs) {
     try {
       const handoff = getHandoff(candidate as never) as unknown as Loose;
-      if (handoff.agentName === target) return str(handoff.toolName);
+      if (handoff.agentName === target) return nonEmptyString(handoff.toolName);
     } catch {
       // An entry the SDK cannot read is not the one we look for.
     }

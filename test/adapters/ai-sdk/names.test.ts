@@ -49,6 +49,7 @@ describe('names and models', () => {
     uninstall();
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
+    expect(atif[0]!.agent.name).toBe('orchestrator');
     const parentModels = (atif[0]!.steps as Steps).filter((step) => step.source === 'agent').map((step) => step.model_name);
     expect(parentModels).toEqual(['gpt-4o-2024-08-06', 'gpt-4o-2024-08-06']);
     const child = atif[0]!.subagent_trajectories[0];
@@ -75,6 +76,7 @@ describe('names and models', () => {
     const sub = recorded.log.find((entry) => entry.hook === 'subagent_start')!.payload;
     expect(sub.tool_call_id).toBe('call_sum');
     expect(sub.child_role).toBeUndefined();
-    await recorded.finish();
+    const { atif } = await recorded.finish();
+    expect(atif[0]!.agent.name).toBe('support-bot');
   });
 });

@@ -189,6 +189,18 @@ describe('instrumentAiSdk', () => {
     await recorded.finish();
   });
 
+  it('records a run whose inputs and outputs are kept from telemetry without its content', async () => {
+    const recorded = recordedPlugin('ai-no-content');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const ok = scripted('m', [{ content: [{ type: 'text', text: 'secret answer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(3, 2) }]);
+    expect((await generateText({ model: ok, prompt: 'secret question', telemetry: { recordInputs: false, recordOutputs: false } })).text).toBe('secret answer');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(JSON.stringify(recorded.log)).not.toMatch(/secret/);
+    expect(JSON.stringify(atif)).not.toMatch(/secret/);
+    expect((atif[0]!.steps as Array<Record<string, any>>).find((step) => step.source === 'agent')!.metrics).toMatchObject({ prompt_tokens: 3, completion_tokens: 2 });
+  });
+
   it('never breaks the run when the adapter itself fails', async () => {
     const recorded = recordedPlugin('ai-broken');
     uninstall = instrumentAiSdk(recorded.hooks, {

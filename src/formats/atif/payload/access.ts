@@ -7,19 +7,16 @@
 
 import type { Json, JsonObject } from '../../../shared/json.ts';
 import { asObject } from '../../../shared/json.ts';
+import { asString } from '../../../shared/text.ts';
 import { isNativeInteger } from '../../native-text.ts';
 
 export type JsonMap = JsonObject;
 
 /** The one JSON-object reader (src/shared/json.ts), here beside the other typed reads. */
-export { asObject };
+export { asObject, asString };
 
 export function asArray(value: Json | undefined): Json[] | undefined {
   return Array.isArray(value) ? value : undefined;
-}
-
-export function asString(value: Json | undefined): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }
 
 /** serde's `Value::as_u64()` of a payload number: only numbers the binding kept as integers qualify (`2**32` is an f64). */

@@ -10,6 +10,7 @@
 
 import type { Json, JsonObject } from '../../../../shared/json.ts';
 import { asObject } from '../../../../shared/json.ts';
+import { asString } from '../../../../shared/text.ts';
 
 interface InputMessage {
   role: string;
@@ -34,7 +35,6 @@ export interface LlmExtractor {
 }
 
 const asArray = (value: Json | undefined): Json[] => (Array.isArray(value) ? value : []);
-const asString = (value: Json | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /** Tool arguments as an object: a JSON string is parsed, text that is not JSON is kept as `{raw}`. */
 function toolArguments(value: Json | undefined): Json {

@@ -1,0 +1,152 @@
+/**
+ * Reading the Claude Agent SDK's records: Anthropic Messages content blocks
+ * (text, thinking, `tool_use`, `tool_result`) and usage, as the parts one
+ * model request or one tool result is made of.
+ *
+ * @module
+ */
+
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
+import type { ProviderUsage } from '../../formats/usage.ts';
+import type { CallOfTool, ChatMessage } from '../core/shapes.ts';
+
+export { isRecord };
+export type Loose = Record<string, unknown>;
+
+/** A field set to some text, else `undefined`. */
+export const str = nonEmptyString;
+
+/** What the blocks of one assistant message say, accumulated block by block. */
+export class AssistantBlocks {
+  text = '';
+  reasoning = '';
+  readonly toolCalls: CallOfTool[] = [];
+
+  add(content: unknown): void {
+    if (!Array.isArray(content)) {
+      if (typeof content === 'string') this.text += content;
+      return;
+    }
+    for (const block of content) {
+      if (!isRecord(block)) continue;
+      switch (block.type) {
+        case 'text':
+          if (typeof block.text === 'string') this.text += block.text;
+          break;
+        case 'thinking':
+          if (typeof block.thinking === 'string') this.reasoning += block.thinking;
+          break;
+        case 'tool_use':
+        case 'server_tool_use':
+        case 'mcp_tool_use':
+          if (typeof block.id === 'string' && typeof block.name === 'string') {
+            this.toolCalls.push({ id: block.id, name: block.name, arguments: block.input ?? {} });
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** The message as the next request's history holds it. */
+  chatMessage(): ChatMessage {
+    const message: ChatMessage = { role: 'assistant', content: this.text === '' && this.toolCalls.length > 0 ? null : this.text };
+    if (this.toolCalls.length > 0) {
+      message.tool_calls = this.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } }));
+    }
+    return message;
+  }
+}
+
+/** A `tool_result` block: the tool call it answers, its text and whether it is an error. */
+export interface ToolResultBlock {
+  readonly toolUseId: string;
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+/** The `tool_result` blocks of a user message's content. */
+export function toolResults(content: unknown): ToolResultBlock[] {
+  if (!Array.isArray(content)) return [];
+  const out: ToolResultBlock[] = [];
+  for (const block of content) {
+    if (!isRecord(block) || block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') continue;
+    out.push({ toolUseId: block.tool_use_id, content: contentText(block.content), isError: block.is_error === true });
+  }
+  return out;
+}
+
+/** A content value (a string or text blocks) as one string; other blocks as JSON. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return content === undefined || content === null ? '' : safeJson(content);
+  let text = '';
+  for (const block of content) {
+    if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') text += block.text;
+    else text += safeJson(block);
+  }
+  return text;
+}
+
+/** A user prompt (a string, or an SDK user message's content) as the turn's user message. */
+export function promptText(prompt: unknown): string | readonly unknown[] | undefined {
+  if (typeof prompt === 'string') return prompt;
+  if (!isRecord(prompt)) return undefined;
+  const message = isRecord(prompt.message) ? prompt.message : prompt;
+  const content = message.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const allText = content.every((block) => isRecord(block) && block.type === 'text' && typeof block.text === 'string');
+    return allText ? contentText(content) : (content as readonly unknown[]);
+  }
+  return undefined;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return String(value);
+  }
+}
+
+/** An Anthropic Messages `usage`, tagged for the token table (its `input_tokens` leave cache reads and writes out). */
+export function anthropicUsage(usage: unknown): ProviderUsage | undefined {
+  return isRecord(usage) ? { shape: 'anthropic_messages', usage } : undefined;
+}
+
+/** The later usage over the earlier one: `message_delta` may carry only the counts that changed. */
+export function mergeUsage(earlier: unknown, later: unknown): Loose | undefined {
+  if (!isRecord(later)) return isRecord(earlier) ? earlier : undefined;
+  if (!isRecord(earlier)) return later;
+  const merged: Loose = { ...earlier };
+  for (const key of Object.keys(later)) if (later[key] !== undefined && later[key] !== null) merged[key] = later[key];
+  return merged;
+}
+
+/** An attempt that failed with an HTTP status, as the core describes errors. */
+export class ApiAttemptError extends Error {
+  readonly status: number | undefined;
+  readonly isRetryable: boolean;
+
+  constructor(kind: string, message: string, status: number | undefined, retryable: boolean) {
+    super(message);
+    this.name = kind;
+    this.status = status;
+    this.isRetryable = retryable;
+  }
+}
+
+/** `system/api_retry` (or a sub-agent's `subagent_retry`): the attempt that failed and will be retried. */
+export function retryError(retry: Loose): ApiAttemptError {
+  const status = typeof retry.error_status === 'number' ? retry.error_status : undefined;
+  const kind = str(retry.error) ?? str(retry.error_category) ?? 'api_error';
+  const attempt = typeof retry.attempt === 'number' ? retry.attempt : undefined;
+  const max = typeof retry.max_retries === 'number' ? retry.max_retries : undefined;
+  const delay = typeof retry.retry_delay_ms === 'number' ? retry.retry_delay_ms : undefined;
+  const what = status === undefined ? kind : `HTTP ${status} ${kind}`;
+  const then = attempt === undefined ? 'retried' : `retry ${attempt}${max === undefined ? '' : ` of ${max}`}${delay === undefined ? '' : ` in ${delay} ms`}`;
+  return new ApiAttemptError(kind, `${what} (${then})`, status, true);
+}

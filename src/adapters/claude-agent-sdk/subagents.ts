@@ -1,0 +1,245 @@
+/**
+ * The sub-agents of one query (the Agent tool, formerly Task): each is its
+ * own session, linked to the tool call that started it.
+ *
+ * What the SDK tells about a sub-agent comes from several places:
+ * - `task_started` (stream) or an assistant message with `agent_id` and
+ *   `parent_tool_use_id`: which tool call started which agent;
+ * - `SubagentStart` / `SubagentStop` (hooks): its type, its last text and
+ *   its transcript's path;
+ * - its transcript: every model request it made, with its text, its tool
+ *   calls and its final usage (the stream carries only some of its messages,
+ *   with provisional usage, and no partial events);
+ * - `tool_progress.subagent_retry` (stream): an attempt that failed and was
+ *   retried (foreground agents only; a background agent's retries are not
+ *   streamed);
+ * - `task_notification` / `task_updated` (stream): how it ended.
+ *
+ * A sub-agent is recorded once the parent's tool call is: its requests as
+ * its transcript completes them (a request is complete when the next record
+ * follows it, or when the agent ends).
+ *
+ * @module
+ */
+
+import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
+import type { ChatMessage } from '../core/shapes.ts';
+import { AssistantBlocks, isRecord, str, toolResults, anthropicUsage, type ApiAttemptError, type Loose } from './messages.ts';
+import type { ToolBook } from './tools.ts';
+import { guessedTranscriptPath, TranscriptTail } from './transcript.ts';
+
+/** An assistant message being read, record by record (one content block each). */
+interface Request {
+  readonly id: string;
+  model?: string;
+  usage?: unknown;
+  stopReason?: string;
+  readonly blocks: AssistantBlocks;
+}
+
+export class SubAgent {
+  readonly agentId: string;
+  toolUseId: string | undefined;
+  agentType: string | undefined;
+  prompt: string | undefined;
+  /** Its last text, as `SubagentStop` reports it. */
+  summary: string | undefined;
+  run: AgentRun | undefined;
+  /** How it ended, once known; `ended` once recorded. */
+  stop: { status: RunStatus; summary?: string } | undefined;
+  ended = false;
+  readonly #retries: ApiAttemptError[] = [];
+  #tail: TranscriptTail | undefined;
+  /** Records read before the run could start, and the messages the stream showed (the fallback without a transcript). */
+  readonly #pending: Loose[] = [];
+  readonly #streamed: Loose[] = [];
+  #fromTranscript = false;
+  /** Requests the stream showed, and those the transcript held: the transcript may lag the stream. */
+  readonly #streamedIds = new Set<string>();
+  readonly #transcriptIds = new Set<string>();
+  #request: Request | undefined;
+  #lastText = '';
+  /** Its conversation so far, as each request's `messages`. */
+  readonly #history: ChatMessage[] = [];
+
+  constructor(agentId: string) {
+    this.agentId = agentId;
+  }
+
+  /** The transcript's path, a guess from the session's, or the one `SubagentStop` names. */
+  transcriptAt(path: string): void {
+    if (this.#tail === undefined) this.#tail = new TranscriptTail(path);
+    else this.#tail.retarget(path);
+  }
+
+  guessTranscript(sessionTranscript: string | undefined): void {
+    if (this.#tail !== undefined || sessionTranscript === undefined) return;
+    const path = guessedTranscriptPath(sessionTranscript, this.agentId);
+    if (path !== undefined) this.#tail = new TranscriptTail(path);
+  }
+
+  /** A message of this agent in the stream (assistant or user, `parent_tool_use_id` set). */
+  streamed(message: Loose): void {
+    if (this.ended) return;
+    this.#streamed.push(message);
+    const id = message.type === 'assistant' && isRecord(message.message) ? str(message.message.id) : undefined;
+    if (id !== undefined) this.#streamedIds.add(id);
+  }
+
+  /**
+   * Whether the transcript holds all the agent did: every request the stream
+   * showed, and the last text `SubagentStop` reported. The CLI writes the
+   * transcript after it streams, so the stream's end of a task can come first.
+   */
+  #complete(): boolean {
+    if (!this.#fromTranscript) return true;
+    for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
+    const summary = this.summary?.trim();
+    return summary === undefined || summary === '' || this.#lastText.trim() === summary;
+  }
+
+  retried(error: ApiAttemptError): void {
+    this.#retries.push(error);
+  }
+
+  /**
+   * Records what can be recorded now: starts the session once the parent's
+   * tool call is recorded and the agent's model is known (or it ended), then
+   * the requests its transcript completed, then its end once the transcript
+   * holds everything (or `force`: the query ended).
+   */
+  advance(core: AdapterCore, tools: ToolBook, onProvisional: () => void, force = false): void {
+    if (this.ended) return;
+    const records = this.#tail?.read() ?? [];
+    if (records.length > 0) {
+      this.#fromTranscript = true;
+      for (const record of records) {
+        this.#pending.push(record);
+        const id = record.type === 'assistant' && isRecord(record.message) ? str(record.message.id) : undefined;
+        if (id !== undefined) this.#transcriptIds.add(id);
+      }
+    }
+    if (this.run === undefined) {
+      // Started as soon as the parent's call is recorded, so the parent's trajectory links it from that call.
+      const parentRun = this.toolUseId === undefined ? undefined : tools.agentCallRun(this.toolUseId);
+      if (parentRun === undefined) return;
+      this.run = core.startRun({
+        runId: this.agentId,
+        agentName: this.agentType,
+        userMessage: this.prompt === undefined ? undefined : () => this.prompt,
+        parent: { run: parentRun, toolCallId: this.toolUseId! },
+      });
+      if (this.run === undefined) {
+        this.ended = true;
+        this.#forget();
+        return;
+      }
+      if (this.prompt !== undefined) this.#history.push({ role: 'user', content: this.prompt });
+    }
+    const run = this.run;
+    this.#drain(run, tools);
+    if (this.stop === undefined || (!force && !this.#complete())) return;
+    if (!this.#fromTranscript && this.#streamed.length > 0) {
+      // No transcript (persistSession: false, or a session store): the stream's messages, with their provisional usage.
+      onProvisional();
+      for (const message of this.#streamed) this.#pending.push(message);
+      this.#drain(run, tools);
+    }
+    if (this.#request !== undefined) this.#emit(this.#request, run, tools);
+    this.#request = undefined;
+    this.ended = true;
+    run.end(this.stop.status, this.stop.summary ?? this.summary ?? this.#lastText);
+    this.#forget();
+  }
+
+  #drain(run: AgentRun, tools: ToolBook): void {
+    for (const record of this.#pending) this.#record(record, run, tools);
+    this.#pending.length = 0;
+  }
+
+  #record(record: Loose, run: AgentRun, tools: ToolBook): void {
+    const message = isRecord(record.message) ? record.message : undefined;
+    if (message === undefined) return;
+    if (record.type === 'assistant') {
+      const id = str(message.id) ?? '';
+      if (this.#request !== undefined && this.#request.id !== id) this.#emit(this.#request, run, tools);
+      if (this.#request === undefined || this.#request.id !== id) this.#request = { id, blocks: new AssistantBlocks() };
+      const request = this.#request;
+      request.model = str(message.model) ?? request.model;
+      if (isRecord(message.usage)) request.usage = message.usage;
+      request.stopReason = str(message.stop_reason) ?? request.stopReason;
+      request.blocks.add(message.content);
+      return;
+    }
+    if (this.#request !== undefined) {
+      this.#emit(this.#request, run, tools);
+      this.#request = undefined;
+    }
+    for (const result of toolResults(message.content)) {
+      this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
+      tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content } : { failed: false, result: result.content });
+    }
+  }
+
+  #emit(request: Request, run: AgentRun, tools: ToolBook): void {
+    const call = run.newApiCall();
+    const history = this.#history.length;
+    call.describe(() => ({ messages: this.#history.slice(0, history), model: request.model }));
+    for (const error of this.#retries) {
+      call.attemptStart();
+      call.attemptError(error);
+    }
+    this.#retries.length = 0;
+    call.attemptStart();
+    const { text, toolCalls, reasoning } = request.blocks;
+    if (text !== '') this.#lastText = text;
+    call.attemptEnd({ text, toolCalls, reasoning, usage: anthropicUsage(request.usage), finishReason: request.stopReason, model: request.model, id: request.id });
+    this.#history.push(request.blocks.chatMessage());
+    for (const tool of toolCalls) tools.start(tool.id, tool.name, tool.arguments, run, call.ids.api_request_id);
+  }
+
+  #forget(): void {
+    this.#pending.length = 0;
+    this.#streamed.length = 0;
+    this.#retries.length = 0;
+    this.#history.length = 0;
+    this.#tail = undefined;
+  }
+}
+
+/** Every sub-agent of one query, by agent id and by the tool call that started it. */
+export class SubAgents {
+  readonly #byAgent = new Map<string, SubAgent>();
+  readonly #byToolUse = new Map<string, SubAgent>();
+
+  /** The agent with this id or started by this tool call, created on first mention. */
+  of(agentId: string | undefined, toolUseId: string | undefined): SubAgent | undefined {
+    let agent = agentId === undefined ? undefined : this.#byAgent.get(agentId);
+    agent ??= toolUseId === undefined ? undefined : this.#byToolUse.get(toolUseId);
+    if (agent === undefined) {
+      const id = agentId ?? (toolUseId === undefined ? undefined : `tool-${toolUseId}`);
+      if (id === undefined) return undefined;
+      agent = new SubAgent(id);
+    }
+    if (agentId !== undefined) this.#byAgent.set(agentId, agent);
+    if (toolUseId !== undefined && agent.toolUseId === undefined) {
+      agent.toolUseId = toolUseId;
+      this.#byToolUse.set(toolUseId, agent);
+    }
+    return agent;
+  }
+
+  byToolUse(toolUseId: string): SubAgent | undefined {
+    return this.#byToolUse.get(toolUseId);
+  }
+
+  *open(): IterableIterator<SubAgent> {
+    for (const agent of new Set(this.#byAgent.values())) if (!agent.ended) yield agent;
+    for (const agent of this.#byToolUse.values()) if (!agent.ended && !this.#byAgent.has(agent.agentId)) yield agent;
+  }
+
+  clear(): void {
+    this.#byAgent.clear();
+    this.#byToolUse.clear();
+  }
+}

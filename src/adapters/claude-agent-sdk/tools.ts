@@ -1,0 +1,161 @@
+/**
+ * The tool calls of one query, keyed by the SDK's `tool_use_id`.
+ *
+ * The SDK's hooks (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`) and
+ * its approval callback fire in the CLI's time, often before the caller has
+ * read the stream as far as the model request that asked for the tool. So
+ * what they say is kept here, and a tool call is recorded only once its
+ * model request is: `pre_tool_call` right after that request's
+ * `post_api_request`, then whatever the hooks already said. What they say
+ * later is recorded as it comes.
+ *
+ * @module
+ */
+
+import type { AgentRun } from '../core/run.ts';
+import { contentText, isRecord, str } from './messages.ts';
+
+/** How a tool call ended, from a hook or from the `tool_result` the model was sent. */
+export interface ToolOutcome {
+  readonly failed: boolean;
+  readonly result?: unknown;
+  /** The failure's text (`PostToolUseFailure.error`, or the error `tool_result`). */
+  readonly error?: string;
+  readonly interrupted?: boolean;
+}
+
+type Approval = { readonly kind: 'request'; readonly description?: string } | { readonly kind: 'response'; readonly approved: boolean; readonly description?: string };
+
+interface ToolState {
+  readonly id: string;
+  name?: string;
+  input?: unknown;
+  /** `PostToolUse`'s `tool_response`: the tool's own output, before it was rendered for the model. */
+  response?: unknown;
+  /** The run that recorded `pre_tool_call`, once it did. */
+  run?: AgentRun;
+  ended: boolean;
+  outcome?: ToolOutcome;
+  approvals: Approval[];
+}
+
+/** Tools that run a sub-agent. */
+export const AGENT_TOOLS = new Set(['Agent', 'Task']);
+
+export class ToolBook {
+  readonly #tools = new Map<string, ToolState>();
+  /** The run of each recorded Agent call, kept after the call ends: a background sub-agent outlives it. */
+  readonly #agentCalls = new Map<string, AgentRun>();
+  /** Called before a tool's `post_tool_call` with the tool's own output: an Agent call ends its sub-agent first. */
+  readonly #beforeEnd: (id: string, outcome: ToolOutcome, response: unknown) => void;
+
+  constructor(beforeEnd: (id: string, outcome: ToolOutcome, response: unknown) => void) {
+    this.#beforeEnd = beforeEnd;
+  }
+
+  #state(id: string): ToolState {
+    let state = this.#tools.get(id);
+    if (state === undefined) {
+      state = { id, ended: false, approvals: [] };
+      this.#tools.set(id, state);
+    }
+    return state;
+  }
+
+  /** The run that recorded this Agent call's `pre_tool_call`, if it did. */
+  agentCallRun(id: string): AgentRun | undefined {
+    return this.#agentCalls.get(id);
+  }
+
+  /** `PreToolUse`: what was called, kept until the call is recorded. */
+  announced(id: string, name: unknown, input: unknown): void {
+    const state = this.#state(id);
+    state.name ??= str(name);
+    if (state.input === undefined) state.input = input;
+  }
+
+  /** The model request that asked for the call was recorded: so is the call, then what is known of it. */
+  start(id: string, name: string, args: unknown, run: AgentRun, apiRequestId: string): void {
+    const state = this.#state(id);
+    if (state.run !== undefined) return;
+    state.name = name;
+    state.run = run;
+    if (AGENT_TOOLS.has(name)) this.#agentCalls.set(id, run);
+    run.toolStart({ id, name, arguments: args ?? state.input ?? {} }, apiRequestId);
+    this.#flushApprovals(state);
+    if (state.outcome !== undefined) this.#end(state);
+  }
+
+  /**
+   * `PostToolUse`: the tool returned. The call ends with the `tool_result`
+   * the model is sent (what it saw), or with this output if none comes.
+   */
+  returned(id: string, response: unknown): void {
+    this.#state(id).response = response;
+  }
+
+  /** A `tool_result`, or `PostToolUseFailure`: how the call ended; the first one wins. */
+  ended(id: string, outcome: ToolOutcome): void {
+    const state = this.#state(id);
+    if (state.outcome !== undefined) return;
+    state.outcome = outcome;
+    if (state.run !== undefined) this.#end(state);
+  }
+
+  approval(id: string, approval: Approval): void {
+    const state = this.#state(id);
+    state.approvals.push(approval);
+    if (state.run !== undefined) this.#flushApprovals(state);
+  }
+
+  #flushApprovals(state: ToolState): void {
+    const run = state.run!;
+    for (const approval of state.approvals) {
+      if (approval.kind === 'request') run.approvalRequest(state.id, approval.description, state.name);
+      else run.approvalResponse(state.id, approval.approved, approval.description);
+    }
+    state.approvals.length = 0;
+  }
+
+  #end(state: ToolState): void {
+    if (state.ended) return;
+    state.ended = true;
+    const outcome = state.outcome!;
+    this.#beforeEnd(state.id, outcome, state.response);
+    this.#tools.delete(state.id);
+    const run = state.run!;
+    if (!outcome.failed) {
+      run.toolEnd(state.id, { result: resultText(outcome.result), name: state.name });
+      return;
+    }
+    const error = new Error(outcome.error ?? (outcome.interrupted === true ? 'interrupted' : 'tool failed'));
+    error.name = outcome.interrupted === true ? 'Interrupted' : 'ToolError';
+    run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
+  }
+
+  /** The query ended: calls still open end as interrupted; nothing is kept. */
+  close(): void {
+    for (const state of this.#tools.values()) {
+      if (state.run !== undefined && !state.ended) {
+        state.outcome ??=
+          state.response !== undefined ? { failed: false, result: state.response } : { failed: true, interrupted: true, error: 'the query ended before the tool returned' };
+        this.#end(state);
+      }
+    }
+    this.#tools.clear();
+    this.#agentCalls.clear();
+  }
+
+  get size(): number {
+    return this.#tools.size;
+  }
+}
+
+/**
+ * A tool's output as the trajectory shows it: MCP content blocks as their
+ * text, strings as they are, anything else as JSON.
+ */
+function resultText(result: unknown): unknown {
+  if (Array.isArray(result) && result.every((block) => isRecord(block) && typeof block.type === 'string')) return contentText(result);
+  return result;
+}

@@ -1,0 +1,502 @@
+/**
+ * One `query()` as the observer hooks see it: a session keyed by the SDK's
+ * `session_id`, one turn per user message, one API call per model request,
+ * the tool calls, and a session per sub-agent.
+ *
+ * The main agent's model requests come from the message stream: the partial
+ * events (`message_start` … `message_delta` … `message_stop`) bound each
+ * request and carry its final usage; the assistant messages between them
+ * carry its content blocks, one each. `system/api_retry` is an attempt that
+ * failed and is retried under the same `api_request_id`.
+ *
+ * Everything is recorded in the order the caller reads the stream, except
+ * what hooks add once it can no longer come too early (a tool's end after
+ * its start). See `tools.ts` and `subagents.ts`.
+ *
+ * @module
+ */
+
+import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
+import type { ChatMessage } from '../core/shapes.ts';
+import {
+  ApiAttemptError,
+  AssistantBlocks,
+  contentText,
+  isRecord,
+  mergeUsage,
+  promptText,
+  retryError,
+  str,
+  toolResults,
+  anthropicUsage,
+  type Loose,
+} from './messages.ts';
+import { SubAgents, type SubAgent } from './subagents.ts';
+import { AGENT_TOOLS, ToolBook, type ToolOutcome } from './tools.ts';
+
+/** The model request being streamed on the main thread. */
+interface Streaming {
+  readonly id: string;
+  readonly model: string | undefined;
+  readonly call: ApiCall;
+  usage: Loose | undefined;
+  stopReason: string | undefined;
+  readonly blocks: AssistantBlocks;
+}
+
+type UserMessage = string | readonly unknown[] | undefined;
+
+export interface TraceOptions {
+  readonly agentName: string | undefined;
+  /** The caller asked for `stream_event` messages itself. */
+  readonly callerWantsPartials: boolean;
+  /** Warns once that sub-agent usage is the stream's provisional one. */
+  readonly provisionalUsage: () => void;
+}
+
+export class QueryTrace {
+  readonly #core: AdapterCore;
+  readonly #options: TraceOptions;
+  readonly #tools: ToolBook;
+  readonly #agents = new SubAgents();
+  /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
+  readonly #stopping = new Set<SubAgent>();
+  readonly #userMessages: UserMessage[] = [];
+  #turns = 0;
+  #sessionId: string | undefined;
+  #sessionTranscript: string | undefined;
+  #initModel: string | undefined;
+  #offeredTools: readonly string[] = [];
+  #run: AgentRun | undefined;
+  #resultSinceTurn = false;
+  #lastResult: Loose | undefined;
+  /** A request whose attempt failed and is retried; the next `message_start` is its next attempt. */
+  #retrying: ApiCall | undefined;
+  /** Failed attempts seen before the session could start (the first request failed). */
+  readonly #earlyFailures: ApiAttemptError[] = [];
+  #streaming: Streaming | undefined;
+  /** The conversation so far, as each request's `messages`. */
+  readonly #history: ChatMessage[] = [];
+  #finished = false;
+
+  constructor(core: AdapterCore, options: TraceOptions) {
+    this.#core = core;
+    this.#options = options;
+    this.#tools = new ToolBook((id, outcome, response) => this.#beforeToolEnd(id, outcome, response));
+  }
+
+  /** A user message the SDK was given (the string prompt, or one pulled from the caller's iterable). */
+  userMessage(message: unknown): void {
+    this.#userMessages.push(promptText(message));
+  }
+
+  // ------------------------------------------------------------------ the stream
+
+  /** Records one message of the stream; returns whether the caller sees it. */
+  message(message: unknown): boolean {
+    if (!isRecord(message)) return true;
+    if (this.#finished) return message.type !== 'stream_event' || this.#options.callerWantsPartials;
+    this.#core.guard.run('reading a Claude Agent SDK message', () => {
+      this.#read(message);
+      for (const agent of this.#stopping) this.#advance(agent);
+    });
+    if (message.type === 'stream_event') return this.#options.callerWantsPartials;
+    // The CLI announces each request with this status only in partial-message mode.
+    if (message.type === 'system' && message.subtype === 'status' && message.status === 'requesting') return this.#options.callerWantsPartials;
+    return true;
+  }
+
+  #read(m: Loose): void {
+    if (this.#sessionId === undefined) this.#sessionId = str(m.session_id);
+    const parentToolUse = str(m.parent_tool_use_id);
+    switch (m.type) {
+      case 'stream_event':
+        if (parentToolUse === undefined && isRecord(m.event)) this.#streamEvent(m.event);
+        return;
+      case 'assistant':
+        if (parentToolUse === undefined) this.#assistant(m);
+        else this.#subMessage(m, str(m.agent_id), parentToolUse);
+        return;
+      case 'user':
+        if (parentToolUse === undefined) this.#results(isRecord(m.message) ? m.message.content : undefined, true);
+        else this.#subMessage(m, undefined, parentToolUse);
+        return;
+      case 'system':
+        this.#system(m);
+        return;
+      case 'tool_progress': {
+        const retry = isRecord(m.subagent_retry) ? m.subagent_retry : undefined;
+        const agent = this.#agents.of(str(retry?.agent_id), parentToolUse);
+        if (agent === undefined) return;
+        this.#advance(agent);
+        if (retry !== undefined) agent.retried(retryError(retry));
+        return;
+      }
+      case 'result':
+        this.#result(m);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #system(m: Loose): void {
+    switch (m.subtype) {
+      case 'init':
+        this.#initModel ??= str(m.model);
+        if (Array.isArray(m.tools)) this.#offeredTools = m.tools.filter((name): name is string => typeof name === 'string');
+        return;
+      case 'api_retry':
+        this.#failedAttempt(retryError(m));
+        return;
+      case 'task_started': {
+        const agent = this.#agents.of(str(m.task_id), str(m.tool_use_id));
+        if (agent === undefined || (m.task_type !== undefined && m.task_type !== 'local_agent')) return;
+        agent.agentType ??= str(m.subagent_type);
+        agent.prompt ??= str(m.prompt);
+        this.#advance(agent);
+        return;
+      }
+      case 'task_progress':
+        this.#advanceKnown(str(m.task_id), str(m.tool_use_id));
+        return;
+      case 'task_updated': {
+        const patch = isRecord(m.patch) ? m.patch : {};
+        const status = patch.status === 'completed' ? 'completed' : patch.status === 'failed' ? 'failed' : patch.status === 'killed' ? 'interrupted' : undefined;
+        if (status !== undefined) this.#agentStopped(str(m.task_id), undefined, status, str(patch.error));
+        return;
+      }
+      case 'task_notification': {
+        const status = m.status === 'completed' ? 'completed' : m.status === 'failed' ? 'failed' : 'interrupted';
+        this.#agentStopped(str(m.task_id), str(m.tool_use_id), status, str(m.summary));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  // ------------------------------------------------------------------ the main agent's requests
+
+  #streamEvent(event: Loose): void {
+    switch (event.type) {
+      case 'message_start': {
+        const message = isRecord(event.message) ? event.message : {};
+        this.#requestStarted(str(message.id) ?? '', str(message.model), isRecord(message.usage) ? message.usage : undefined);
+        return;
+      }
+      case 'message_delta': {
+        const streaming = this.#streaming;
+        if (streaming === undefined) return;
+        streaming.usage = mergeUsage(streaming.usage, event.usage);
+        const delta = isRecord(event.delta) ? event.delta : {};
+        streaming.stopReason = str(delta.stop_reason) ?? streaming.stopReason;
+        return;
+      }
+      case 'message_stop':
+        this.#requestEnded();
+        return;
+      default:
+        return;
+    }
+  }
+
+  #requestStarted(id: string, model: string | undefined, usage: Loose | undefined): void {
+    if (this.#streaming !== undefined) this.#requestEnded();
+    const run = this.#turn(model);
+    if (run === undefined) return;
+    let call = this.#retrying;
+    this.#retrying = undefined;
+    if (call === undefined || call.settled || call.run !== run) call = run.newApiCall();
+    const history = this.#history.length;
+    call.describe(() => ({ messages: this.#history.slice(0, history), tools: this.#offeredTools.map((name) => ({ name })), model }));
+    for (const error of this.#earlyFailures.splice(0)) {
+      call.attemptStart();
+      call.attemptError(error);
+    }
+    call.attemptStart();
+    this.#streaming = { id, model, call, usage, stopReason: undefined, blocks: new AssistantBlocks() };
+  }
+
+  #assistant(m: Loose): void {
+    const message = isRecord(m.message) ? m.message : {};
+    const error = str(m.error);
+    if (error !== undefined && (this.#streaming === undefined || this.#streaming.id !== str(message.id))) {
+      // A synthetic message saying the request failed for good (retries exhausted, or not retryable).
+      this.#requestFailed(new ApiAttemptError(error, contentText(message.content) || error, undefined, false));
+      return;
+    }
+    let streaming = this.#streaming;
+    if (streaming === undefined || streaming.id !== str(message.id)) {
+      // A request without partial events (an older CLI): its first block opens it.
+      this.#requestStarted(str(message.id) ?? '', str(message.model), isRecord(message.usage) ? message.usage : undefined);
+      streaming = this.#streaming;
+      if (streaming === undefined) return;
+    }
+    streaming.blocks.add(message.content);
+  }
+
+  #requestEnded(): void {
+    const streaming = this.#streaming;
+    if (streaming === undefined) return;
+    this.#streaming = undefined;
+    const { call, blocks } = streaming;
+    call.attemptEnd({
+      text: blocks.text,
+      toolCalls: blocks.toolCalls,
+      reasoning: blocks.reasoning,
+      usage: anthropicUsage(streaming.usage),
+      finishReason: streaming.stopReason,
+      model: streaming.model,
+      id: streaming.id,
+    });
+    this.#history.push(blocks.chatMessage());
+    for (const tool of blocks.toolCalls) {
+      this.#tools.start(tool.id, tool.name, tool.arguments, call.run, call.ids.api_request_id);
+      const agent = AGENT_TOOLS.has(tool.name) ? this.#agents.byToolUse(tool.id) : undefined;
+      if (agent !== undefined) this.#advance(agent);
+    }
+  }
+
+  #failedAttempt(error: ApiAttemptError): void {
+    if (this.#streaming !== undefined) {
+      // The stream broke off mid-response and the request is retried.
+      const { call } = this.#streaming;
+      this.#streaming = undefined;
+      call.attemptError(error);
+      this.#retrying = call;
+      return;
+    }
+    const run = this.#run;
+    if (run === undefined) {
+      this.#earlyFailures.push(error);
+      return;
+    }
+    let call = this.#retrying;
+    if (call === undefined || call.settled) call = run.newApiCall();
+    call.attemptStart();
+    call.attemptError(error);
+    this.#retrying = call;
+  }
+
+  /** The request failed for good. */
+  #requestFailed(error: ApiAttemptError): void {
+    const streaming = this.#streaming;
+    this.#streaming = undefined;
+    let call = streaming?.call ?? this.#retrying;
+    this.#retrying = undefined;
+    if (call === undefined || call.settled) {
+      const run = this.#turn(undefined);
+      if (run === undefined) return;
+      call = run.newApiCall();
+    }
+    for (const early of this.#earlyFailures.splice(0)) {
+      call.attemptStart();
+      call.attemptError(early);
+    }
+    if (!call.attemptOpen) call.attemptStart();
+    call.attemptError(error, true);
+  }
+
+  #results(content: unknown, main: boolean): void {
+    for (const result of toolResults(content)) {
+      if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
+      this.#tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content } : { failed: false, result: result.content });
+    }
+  }
+
+  #result(m: Loose): void {
+    if (this.#streaming !== undefined) this.#requestEnded();
+    this.#lastResult = m;
+    this.#resultSinceTurn = true;
+    if (this.#run !== undefined && typeof m.result === 'string') this.#run.noteAssistantText(m.result);
+  }
+
+  /**
+   * The turn the next request belongs to, started on first need (with the
+   * model the API answered with, for the session's name). A request after a
+   * result belongs to the next user message, when the caller sent one.
+   */
+  #turn(model: string | undefined): AgentRun | undefined {
+    const sessionId = this.#sessionId;
+    if (sessionId === undefined) return undefined;
+    const current = this.#run;
+    if (current !== undefined && !(this.#resultSinceTurn && this.#turns < this.#userMessages.length)) return current;
+    const userMessage = this.#userMessages[this.#turns];
+    this.#turns = Math.min(this.#turns + 1, this.#userMessages.length);
+    this.#resultSinceTurn = false;
+    if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
+    const start = {
+      runId: sessionId,
+      conversationId: sessionId,
+      agentName: this.#options.agentName,
+      model: model ?? this.#initModel,
+      provider: 'anthropic',
+      userMessage: userMessage === undefined ? undefined : () => userMessage,
+    };
+    if (current === undefined) {
+      this.#run = this.#core.startRun(start);
+      return this.#run;
+    }
+    // Keep the session open across the turn change: one query, one session.
+    this.#core.openSession(current.sessionId);
+    this.#endTurn(current);
+    this.#run = this.#core.startRun(start);
+    this.#core.closeSession(current.sessionId);
+    return this.#run;
+  }
+
+  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown): void {
+    const result = this.#lastResult;
+    const resultFailed = result !== undefined && (result.is_error === true || (result.subtype !== undefined && result.subtype !== 'success'));
+    const final = status ?? (result === undefined ? 'interrupted' : resultFailed ? 'failed' : 'completed');
+    const failure = error ?? (resultFailed ? resultError(result) : undefined);
+    run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure);
+  }
+
+  // ------------------------------------------------------------------ sub-agents
+
+  #subMessage(m: Loose, agentId: string | undefined, parentToolUse: string): void {
+    const agent = this.#agents.of(agentId, parentToolUse);
+    if (agent === undefined) return;
+    agent.streamed(m);
+    if (m.type === 'user' && isRecord(m.message)) this.#results(m.message.content, false);
+    this.#advance(agent);
+  }
+
+  #advance(agent: SubAgent, force = false): void {
+    agent.guessTranscript(this.#sessionTranscript);
+    agent.advance(this.#core, this.#tools, this.#options.provisionalUsage, force);
+    if (agent.ended || agent.stop === undefined) this.#stopping.delete(agent);
+    else this.#stopping.add(agent);
+  }
+
+  #advanceKnown(agentId: string | undefined, toolUseId: string | undefined): void {
+    const agent = this.#agents.of(agentId, toolUseId);
+    if (agent !== undefined) this.#advance(agent);
+  }
+
+  #agentStopped(agentId: string | undefined, toolUseId: string | undefined, status: RunStatus, summary: string | undefined): void {
+    const agent = this.#agents.of(agentId, toolUseId);
+    if (agent === undefined) return;
+    agent.stop ??= { status, summary };
+    this.#advance(agent);
+  }
+
+  /** An Agent call's result says its sub-agent finished (a foreground agent): the sub-agent ends first. */
+  #beforeToolEnd(id: string, outcome: ToolOutcome, response: unknown): void {
+    const agent = this.#agents.byToolUse(id);
+    if (agent === undefined || agent.ended) return;
+    if (outcome.failed) agent.stop ??= { status: 'failed', summary: outcome.error };
+    else if (isRecord(response) && response.status === 'completed') agent.stop ??= { status: 'completed' };
+    else return;
+    this.#advance(agent);
+  }
+
+  // ------------------------------------------------------------------ the SDK's hooks
+
+  /** One of the SDK's hook inputs (the callbacks this adapter registers); never throws. */
+  hook(input: unknown): void {
+    if (this.#finished || !isRecord(input)) return;
+    this.#core.guard.run(`the Claude Agent SDK ${String(input.hook_event_name)} hook`, () => this.#hook(input));
+  }
+
+  #hook(input: Loose): void {
+    this.#sessionTranscript ??= str(input.transcript_path);
+    const agentId = str(input.agent_id);
+    const toolUseId = str(input.tool_use_id);
+    switch (input.hook_event_name) {
+      case 'PreToolUse':
+        if (toolUseId !== undefined) this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
+        break;
+      case 'PostToolUse':
+        if (toolUseId === undefined) break;
+        this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
+        if (AGENT_TOOLS.has(str(input.tool_name) ?? '') && isRecord(input.tool_response)) {
+          // Links the agent to its call even before the stream shows `task_started`.
+          const agent = this.#agents.of(str(input.tool_response.agentId), toolUseId);
+          if (agent !== undefined && input.tool_response.status === 'completed') {
+            // A foreground agent finished: it ends before its call does.
+            agent.stop ??= { status: 'completed' };
+            this.#advance(agent);
+          }
+        }
+        this.#tools.returned(toolUseId, input.tool_response);
+        break;
+      case 'PostToolUseFailure':
+        if (toolUseId === undefined) break;
+        this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
+        this.#tools.ended(toolUseId, { failed: true, error: str(input.error) ?? 'tool failed', interrupted: input.is_interrupt === true });
+        break;
+      case 'SubagentStart': {
+        const agent = this.#agents.of(agentId, undefined);
+        if (agent !== undefined) agent.agentType ??= str(input.agent_type);
+        break;
+      }
+      case 'SubagentStop': {
+        const agent = this.#agents.of(agentId, undefined);
+        if (agent === undefined) break;
+        const path = str(input.agent_transcript_path);
+        if (path !== undefined) agent.transcriptAt(path);
+        // Not the end yet: the transcript may still lack the last request. The stream's task events (or the Agent call's result) end it.
+        agent.summary ??= str(input.last_assistant_message);
+        this.#advance(agent);
+        return;
+      }
+      default:
+        break;
+    }
+    if (agentId !== undefined) this.#advanceKnown(agentId, undefined);
+  }
+
+  /** The caller's `canUseTool` was asked about a call, and answered. */
+  approval(toolUseId: string, approved: boolean | undefined, description?: string): void {
+    if (this.#finished) return;
+    this.#core.guard.run('recording an approval', () =>
+      this.#tools.approval(toolUseId, approved === undefined ? { kind: 'request', description } : { kind: 'response', approved, description }),
+    );
+  }
+
+  // ------------------------------------------------------------------ the end
+
+  /**
+   * The stream ended (`status` undefined: as the last result says), the
+   * caller stopped reading (`interrupted`) or it threw (`failed`). Every
+   * session of the query ends, in order, and nothing of it is kept.
+   */
+  finish(status?: RunStatus, error?: unknown): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#core.guard.run('ending the Claude Agent SDK query', () => this.#finish(status, error));
+    this.#agents.clear();
+    this.#history.length = 0;
+    this.#userMessages.length = 0;
+    this.#earlyFailures.length = 0;
+  }
+
+  #finish(status: RunStatus | undefined, error: unknown): void {
+    for (const agent of this.#agents.open()) {
+      agent.stop ??= { status: 'interrupted' };
+      this.#advance(agent, true);
+    }
+    this.#stopping.clear();
+    const cut = status === undefined ? undefined : new ApiAttemptError(status === 'failed' ? 'failed' : 'interrupted', status === 'failed' ? 'the query failed during the request' : 'the query ended during the request', undefined, false);
+    if (this.#streaming !== undefined) {
+      if (status === undefined) this.#requestEnded();
+      else this.#requestFailed(cut!);
+    }
+    if (this.#retrying !== undefined || this.#earlyFailures.length > 0) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not retried', undefined, false));
+    if (this.#run === undefined && this.#sessionId !== undefined) this.#turn(undefined);
+    this.#tools.close();
+    const run = this.#run;
+    this.#run = undefined;
+    if (run !== undefined) this.#endTurn(run, status, error);
+  }
+}
+
+function resultError(result: Loose): Error {
+  const errors = Array.isArray(result.errors) ? result.errors.filter((e): e is string => typeof e === 'string') : [];
+  const error = new Error(errors.join('; ') || (typeof result.result === 'string' && result.result !== '' ? result.result : String(result.subtype ?? 'error')));
+  error.name = typeof result.subtype === 'string' && result.subtype !== 'success' ? result.subtype : 'ResultError';
+  return error;
+}

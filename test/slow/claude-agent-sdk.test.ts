@@ -1,0 +1,447 @@
+// The Claude Agent SDK adapter on the real SDK and its bundled CLI, offline:
+// ANTHROPIC_BASE_URL points at a loopback server speaking the Anthropic
+// Messages API (SSE), with non-essential traffic off and a temporary HOME.
+// The programs are written the way the SDK's docs write them: an in-process
+// MCP server (createSdkMcpServer + tool) with a tool that works and one that
+// throws, a built-in tool (Read), a sub-agent from the `agents` option run by
+// the Agent tool, a request the API answers 529 once, and the caller's own
+// hooks. Each test checks the trajectory against what the program did: the
+// requests the mock answered, the SDK's own result messages, the hooks.
+//
+// Slow (each query spawns the CLI), so it runs in `npm run test:slow`, on
+// Node and on Bun (.ci/run).
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import * as sdk from '@anthropic-ai/claude-agent-sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
+import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock, type MockReply, type MockRequest } from '../support/anthropic-mock.ts';
+
+const MAIN_MODEL = 'claude-main-2026-01-01';
+const SUB_MODEL = 'claude-sub-2026-01-01';
+/** The models the program asks for (modelUsage is keyed by these); the API answers with the ones above. */
+const ASKED_MAIN = 'claude-main';
+const ASKED_SUB = 'claude-sub';
+const PROMPT = 'What is the weather in Paris, and where does the city come from?';
+
+interface Scenario {
+  /** The first main request is answered 529 once. */
+  failFirst?: boolean;
+  /** The sub-agent's first request is answered 529 once (seen only for a foreground agent). */
+  failSubFirst?: boolean;
+  /** The Agent call asks for a foreground run. */
+  foreground?: boolean;
+}
+
+/** The model's side of the conversation: what each request gets, by who asks and how far its conversation is. */
+function script(scenario: Scenario, home: string): (request: MockRequest) => MockReply {
+  let failMain = scenario.failFirst === true;
+  let failSub = scenario.failSubFirst === true;
+  const overloaded: MockReply = { status: 529, errorType: 'overloaded_error', message: 'Overloaded' };
+  return (request) => {
+    if (request.system.includes('You are the researcher')) {
+      if (failSub) {
+        failSub = false;
+        return overloaded;
+      }
+      if (request.assistantTurns === 0) {
+        return { blocks: [{ type: 'tool_use', id: 'toolu_read_1', name: 'Read', input: { file_path: path.join(home, 'notes.txt') } }], usage: { input: 7, output: 3 }, model: SUB_MODEL };
+      }
+      return { blocks: [{ type: 'text', text: 'Founded in the 3rd century BC by the Parisii.' }], usage: { input: 15, output: 8, cacheRead: 4 }, model: SUB_MODEL };
+    }
+    if (failMain) {
+      failMain = false;
+      return overloaded;
+    }
+    switch (request.assistantTurns) {
+      case 0:
+        return {
+          blocks: [
+            { type: 'text', text: 'Let me check the weather.' },
+            { type: 'tool_use', id: 'toolu_weather_1', name: 'mcp__weather__get_weather', input: { city: 'Paris' } },
+            { type: 'tool_use', id: 'toolu_broken_1', name: 'mcp__weather__broken', input: { x: 1 } },
+          ],
+          usage: { input: 10, output: 5, cacheRead: 100 },
+          model: MAIN_MODEL,
+        };
+      case 1:
+        return {
+          blocks: [{ type: 'tool_use', id: 'toolu_task_1', name: 'Agent', input: { description: 'research Paris', prompt: 'Find how Paris was founded.', subagent_type: 'researcher', ...(scenario.foreground === true ? { run_in_background: false } : {}) } }],
+          usage: { input: 30, output: 6, cacheWrite: 20 },
+          model: MAIN_MODEL,
+        };
+      default:
+        return { blocks: [{ type: 'text', text: `Paris is sunny, and was founded long ago (answer ${request.assistantTurns}).` }], usage: { input: 50 + request.assistantTurns, output: 12 }, model: MAIN_MODEL };
+    }
+  };
+}
+
+interface Run {
+  messages: any[];
+  callerHookIds: string[];
+  mock: AnthropicMock;
+  home: string;
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+/** The program as the SDK's docs write it; `claude` is the SDK module, wrapped or not. */
+async function runProgram(claude: typeof sdk, scenario: Scenario, extra: { options?: Record<string, unknown>; env?: Record<string, string>; perMessage?: () => Promise<void>; stopAfter?: (message: any) => boolean } = {}): Promise<Run> {
+  let answer: ((request: MockRequest) => MockReply) | undefined;
+  const mock = await startAnthropicMock((request) => answer!(request));
+  const offline = offlineClaudeEnv(mock.url, extra.env);
+  const home = offline.home;
+  // One script per run, so its 529-once state is the run's.
+  answer = script(scenario, home);
+  cleanups.push(() => mock.close(), () => rmSync(home, { recursive: true, force: true }));
+  writeFileSync(path.join(home, 'notes.txt'), 'Paris was founded in the 3rd century BC by the Parisii.\n');
+  const weather = sdk.createSdkMcpServer({
+    name: 'weather',
+    version: '1.0.0',
+    tools: [
+      sdk.tool('get_weather', 'The weather in a city', { city: z.string() }, async ({ city }) => ({ content: [{ type: 'text', text: JSON.stringify({ city, sky: 'sunny', celsius: 21 }) }] })),
+      sdk.tool('broken', 'A tool that always fails', { x: z.number() }, async () => {
+        throw new Error('tool exploded');
+      }),
+    ],
+  });
+  const callerHookIds: string[] = [];
+  const messages: any[] = [];
+  for await (const message of claude.query({
+    prompt: PROMPT,
+    options: {
+      model: ASKED_MAIN,
+      cwd: home,
+      env: offline.env,
+      settingSources: [],
+      mcpServers: { weather },
+      allowedTools: ['mcp__weather__get_weather', 'mcp__weather__broken', 'Read', 'Agent'],
+      agents: { researcher: { description: 'Researches history', prompt: 'You are the researcher.', tools: ['Read'], model: ASKED_SUB } },
+      hooks: {
+        PreToolUse: [
+          {
+            hooks: [
+              async (input) => {
+                callerHookIds.push((input as { tool_use_id: string }).tool_use_id);
+                return {};
+              },
+            ],
+          },
+        ],
+      },
+      ...extra.options,
+    },
+  })) {
+    messages.push(message);
+    if (extra.perMessage !== undefined) await extra.perMessage();
+    if (extra.stopAfter?.(message) === true) break;
+  }
+  return { messages, callerHookIds, mock, home };
+}
+
+/** The replies the mock sent for one agent, in order: what the model did. */
+function repliesOf(mock: AnthropicMock, model: string): Array<Extract<MockReply, { blocks: unknown }>> {
+  return mock.replies.filter((entry) => entry.model === model && 'blocks' in entry.reply).map((entry) => entry.reply as Extract<MockReply, { blocks: unknown }>);
+}
+
+/** A provider attempt that failed (and was retried, or not): an agent step whose invocation failed. */
+const failedAttempt = (step: AtifDoc): boolean => step.extra?.invocation?.status === 'failed';
+
+/** The agent steps that are the model's answers (failed attempts apart). */
+function agentSteps(doc: AtifDoc): AtifDoc[] {
+  return (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.llm_call_count !== 0 && !failedAttempt(step));
+}
+
+/** Each agent step is one reply of the model: its text, its tool calls (ids, names, inputs) and its usage. */
+function expectStepsMatchReplies(doc: AtifDoc, replies: Array<Extract<MockReply, { blocks: unknown }>>, model: string): void {
+  const steps = agentSteps(doc);
+  expect(steps.map((step) => step.model_name)).toEqual(replies.map(() => model));
+  expect(steps.map((step) => (typeof step.message === 'string' ? step.message : ''))).toEqual(replies.map((reply) => reply.blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('')));
+  expect(steps.map((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.function_name, call.arguments]))).toEqual(
+    replies.map((reply) => reply.blocks.filter((b) => b.type === 'tool_use').map((b) => [(b as any).id, (b as any).name, (b as any).input])),
+  );
+  // Anthropic's input_tokens leave cache reads and writes out; the trajectory's prompt counts them in, once.
+  expect(steps.map((step) => [step.metrics?.prompt_tokens, step.metrics?.completion_tokens])).toEqual(
+    replies.map((reply) => [reply.usage.input + (reply.usage.cacheRead ?? 0) + (reply.usage.cacheWrite ?? 0), reply.usage.output]),
+  );
+}
+
+function resultOf(doc: AtifDoc, callId: string): AtifDoc | undefined {
+  for (const step of doc.steps as AtifDoc[]) {
+    const result = (step.observation?.results ?? []).find((r: AtifDoc) => r.source_call_id === callId);
+    if (result !== undefined) return result;
+  }
+  return undefined;
+}
+
+/** The token totals the SDK itself reports: `usage` of each result (main loop) and `modelUsage` of the last (every model). */
+function sdkTotals(messages: any[]): { main: [number, number]; byModel: Record<string, [number, number]> } {
+  const results = messages.filter((m) => m.type === 'result');
+  const main: [number, number] = [0, 0];
+  for (const result of results) {
+    main[0] += result.usage.input_tokens + result.usage.cache_read_input_tokens + result.usage.cache_creation_input_tokens;
+    main[1] += result.usage.output_tokens;
+  }
+  const byModel: Record<string, [number, number]> = {};
+  for (const [model, usage] of Object.entries(results.at(-1).modelUsage as Record<string, any>)) {
+    byModel[model] = [usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens, usage.outputTokens];
+  }
+  return { main, byModel };
+}
+
+/** The .jsonl files under a folder (the CLI's session transcripts). */
+function transcripts(dir: string): string[] {
+  let found: string[] = [];
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found = found.concat(transcripts(full));
+    else if (entry.name.endsWith('.jsonl') && full.includes(`${path.sep}projects${path.sep}`)) found.push(full);
+  }
+  return found;
+}
+
+function stepTotals(doc: AtifDoc): [number, number] {
+  return agentSteps(doc).reduce<[number, number]>((sum, step) => [sum[0] + (step.metrics?.prompt_tokens ?? 0), sum[1] + (step.metrics?.completion_tokens ?? 0)], [0, 0]);
+}
+
+/** The LLM ends of one api_request_id, in order (ATOF). */
+function attemptsById(atof: AtofEvent[]): Map<string, AtofEvent[]> {
+  const byId = new Map<string, AtofEvent[]>();
+  for (const event of atof) {
+    if (event.kind !== 'scope' || event.category !== 'llm' || event.scope_category !== 'end') continue;
+    const id = event.metadata?.api_request_id;
+    if (typeof id === 'string') byId.set(id, [...(byId.get(id) ?? []), event]);
+  }
+  return byId;
+}
+
+describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic API', () => {
+  for (const backend of backends()) {
+    it(`records tools, a failing tool, a retried request and a background sub-agent as one complete trajectory (${backend} backend)`, async () => {
+      const recorded = recordedPlugin(`claude-${backend}`, backend);
+      const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      const run = await runProgram(claude, { failFirst: true });
+      const { atif, atof, counters } = await recorded.finish();
+      expectNothingLost(counters);
+
+      // The program did what the script says, and the caller's own hook saw every tool call.
+      const sessionId = run.messages.find((m) => m.type === 'system' && m.subtype === 'init').session_id;
+      expect(run.messages.filter((m) => m.type === 'result').every((m) => m.subtype === 'success')).toBe(true);
+      expect(run.callerHookIds).toEqual(expect.arrayContaining(['toolu_weather_1', 'toolu_broken_1', 'toolu_task_1', 'toolu_read_1']));
+      expect(run.messages.some((m) => m.type === 'stream_event' || (m.type === 'system' && m.subtype === 'status' && m.status === 'requesting')), 'no partial messages the caller did not ask for').toBe(false);
+      expect(run.mock.others, 'no traffic besides the model requests').toEqual([]);
+
+      // One trajectory file: the query's session, keyed by the SDK's session_id, the sub-agent embedded.
+      expect(atif).toHaveLength(1);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      expect(doc.session_id).toBe(sessionId);
+      expect(doc.agent.model_name).toBe(MAIN_MODEL);
+      // The session is named after the framework's agent and the model the API answered with.
+      expect(recorded.log.find((entry) => entry.hook === 'on_session_start')!.payload).toMatchObject({ session_id: sessionId, model: MAIN_MODEL, agent_name: 'claude-agent-sdk' });
+      const steps = doc.steps as AtifDoc[];
+      expect(steps[0]).toMatchObject({ source: 'user', message: PROMPT });
+      expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);
+
+      // Tool calls by the SDK's tool_use ids; the failing tool is an error observation with its text.
+      expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
+      expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ content: 'tool exploded', extra: { metadata: { status: 'error' } } });
+
+      // The sub-agent: its own session, linked from the Agent call's observation, with its own model and steps.
+      const children = doc.subagent_trajectories as AtifDoc[];
+      expect(children).toHaveLength(1);
+      const child = children[0]!;
+      expect(resultOf(doc, 'toolu_task_1')!.subagent_trajectory_ref[0].trajectory_id).toBe(child.trajectory_id);
+      expect(child.session_id).not.toBe(sessionId);
+      expect((child.steps as AtifDoc[])[0]).toMatchObject({ source: 'user', message: 'Find how Paris was founded.' });
+      expectStepsMatchReplies(child, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
+      expect(resultOf(child, 'toolu_read_1')!.content).toContain('Paris was founded in the 3rd century BC');
+
+      // Token totals equal what the SDK reports: result usage for the main loop, modelUsage per model.
+      const totals = sdkTotals(run.messages);
+      expect(stepTotals(doc)).toEqual(totals.main);
+      expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
+
+      // The retried request: one api_request_id, the 529 attempt then the answer.
+      const retried = [...attemptsById(atof).values()].filter((events) => events.length > 1);
+      expect(retried).toHaveLength(1);
+      const [failed, answered] = retried[0]!;
+      expect(failed!.metadata['error.type']).toBe('overloaded');
+      expect(JSON.stringify(failed)).toContain('529');
+      expect(answered!.metadata['error.type']).toBeUndefined();
+      expect(recorded.log.filter((entry) => entry.hook === 'api_request_error').map((entry) => entry.payload.status_code)).toEqual([529]);
+      // In the trajectory: one failed attempt, then its retry's answer, and the user's step once.
+      const failedSteps = steps.filter(failedAttempt);
+      expect(failedSteps).toHaveLength(1);
+      expect(JSON.stringify(failedSteps[0]!.message)).toContain('HTTP 529 overloaded');
+      expect(steps[steps.indexOf(failedSteps[0]!) + 1]!.tool_calls.map((call: AtifDoc) => call.tool_call_id)).toEqual(['toolu_weather_1', 'toolu_broken_1']);
+      expect(steps.filter((step) => step.source === 'user')).toHaveLength(1);
+    }, 120_000);
+  }
+
+  it('gives the caller the same messages as the unwrapped SDK, and records a foreground sub-agent and its retry', async () => {
+    const plain = await runProgram(sdk, { foreground: true, failSubFirst: true });
+    const recorded = recordedPlugin('claude-same');
+    const wrapped = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), { foreground: true, failSubFirst: true });
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+
+    // What the caller reads: the same kinds of messages, in the same order, with the same ids and content.
+    // Progress heartbeats come by the clock, so their number differs from run to run; everything else must match.
+    const timed = (m: any) => m.type === 'tool_progress' || (m.type === 'system' && m.subtype === 'task_progress');
+    const shape = (messages: any[]) =>
+      messages.filter((m) => !timed(m)).map((m) => [m.type, m.subtype ?? null, m.parent_tool_use_id ?? null, m.message?.content?.map?.((b: any) => b.type + ':' + (b.id ?? b.tool_use_id ?? b.text ?? '')) ?? null, m.type === 'result' ? m.result : null]);
+    expect(shape(wrapped.messages)).toEqual(shape(plain.messages));
+    expect(wrapped.callerHookIds).toEqual(plain.callerHookIds);
+
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expectStepsMatchReplies(doc, repliesOf(wrapped.mock, MAIN_MODEL), MAIN_MODEL);
+    const child = (doc.subagent_trajectories as AtifDoc[])[0]!;
+    expectStepsMatchReplies(child, repliesOf(wrapped.mock, SUB_MODEL), SUB_MODEL);
+    // The sub-agent's session ends, with all its steps, before its parent's. (Its last step may be recorded just
+    // after the Agent call's result: the CLI writes the transcript that holds its final usage a little late.)
+    const hooks = recorded.log.map((entry) => `${entry.hook}:${String(entry.payload.session_id ?? entry.payload.tool_call_id ?? '')}`);
+    expect(hooks.indexOf('subagent_stop:toolu_task_1')).toBeLessThan(hooks.indexOf(`on_session_end:${doc.session_id}`));
+    // Its retried request (announced by tool_progress.subagent_retry) keeps one api_request_id.
+    const childRetries = recorded.log.filter((entry) => entry.hook === 'api_request_error' && entry.payload.session_id === child.session_id);
+    expect(childRetries.map((entry) => entry.payload.status_code)).toEqual([529]);
+    const retried = attemptsById(atof).get(childRetries[0]!.payload.api_request_id as string)!;
+    expect(retried.map((event) => event.metadata['error.type'] ?? null)).toEqual(['overloaded', null]);
+    const totals = sdkTotals(wrapped.messages);
+    expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
+  }, 120_000);
+
+  it('records tool calls after the model request that asked for them when the caller reads slowly', async () => {
+    const recorded = recordedPlugin('claude-slow-reader');
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), { foreground: true }, { perMessage: () => new Promise((resolve) => setTimeout(resolve, 40)) });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // Every pre_tool_call follows the post_api_request whose response holds its id, in the same session.
+    const log = recorded.log;
+    for (const [index, entry] of log.entries()) {
+      if (entry.hook !== 'pre_tool_call') continue;
+      const id = entry.payload.tool_call_id;
+      const asked = log.findIndex((e) => e.hook === 'post_api_request' && JSON.stringify((e.payload.assistant_message as AtifDoc)?.tool_calls ?? []).includes(`"${String(id)}"`));
+      expect(asked, `the request that asked for ${String(id)}`).toBeGreaterThanOrEqual(0);
+      expect(asked).toBeLessThan(index);
+      expect(log[asked]!.payload.session_id).toBe(entry.payload.session_id);
+    }
+    const doc = atif[0]!;
+    expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);
+    expectStepsMatchReplies((doc.subagent_trajectories as AtifDoc[])[0]!, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
+  }, 120_000);
+
+  it('ends every session of a query the caller abandons, and leaves nothing open', async () => {
+    const recorded = recordedPlugin('claude-abandon');
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), {}, { stopAfter: (m) => m.type === 'assistant' && m.message.content.some((b: any) => b.id === 'toolu_weather_1') });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(run.messages.some((m) => m.type === 'result')).toBe(false);
+    const hooks = recorded.log.map((entry) => entry.hook);
+    expect(hooks.at(-1)).toBe('on_session_finalize');
+    expect(recorded.log.find((entry) => entry.hook === 'on_session_end')!.payload).toMatchObject({ interrupted: true, completed: false });
+    expect(atif).toHaveLength(1);
+    expect(validateAtif(atif[0]!)).toEqual([]);
+  }, 120_000);
+
+  it('records a sub-agent from the stream when the SDK keeps no transcript, and says its usage is provisional', async () => {
+    const warnings: string[] = [];
+    const recorded = recordedPlugin('claude-no-transcript');
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks, { logger: { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) } });
+    const run = await runProgram(claude, { foreground: true }, { options: { persistSession: false } });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(transcripts(path.join(run.home, '.claude')), 'the SDK wrote no transcript').toEqual([]);
+    const doc = atif[0]!;
+    expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);
+    const child = (doc.subagent_trajectories as AtifDoc[])[0]!;
+    const childCalls = agentSteps(child).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id));
+    expect(childCalls).toEqual(['toolu_read_1']);
+    expect(warnings.some((w) => w.includes('provisional'))).toBe(true);
+  }, 120_000);
+
+  it('records a streaming-input conversation as one session with one turn per user message', async () => {
+    const recorded = recordedPlugin('claude-streaming-input');
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    let home = '';
+    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL }));
+    const offline = offlineClaudeEnv(mock.url);
+    home = offline.home;
+    cleanups.push(() => mock.close(), () => rmSync(home, { recursive: true, force: true }));
+    let answered: () => void = () => {};
+    async function* conversation() {
+      yield { type: 'user' as const, message: { role: 'user' as const, content: 'first question' }, parent_tool_use_id: null, session_id: '' };
+      await new Promise<void>((resolve) => (answered = resolve));
+      yield { type: 'user' as const, message: { role: 'user' as const, content: 'second question' }, parent_tool_use_id: null, session_id: '' };
+    }
+    const q = claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: home, env: offline.env, settingSources: [] } });
+    let results = 0;
+    for await (const message of q) {
+      if (message.type === 'result') {
+        results += 1;
+        if (results === 1) answered();
+        else break;
+      }
+    }
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const steps = atif[0]!.steps as AtifDoc[];
+    expect(steps.filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['first question', 'second question']);
+    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1']);
+    expect(recorded.log.filter((e) => e.hook === 'on_session_start')).toHaveLength(1);
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question']);
+  }, 120_000);
+
+  it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {
+    const recorded = recordedPlugin('claude-refused');
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    let home = '';
+    const mock = await startAnthropicMock(() => ({ status: 529, errorType: 'overloaded_error', message: 'Overloaded' }));
+    const offline = offlineClaudeEnv(mock.url, { CLAUDE_CODE_MAX_RETRIES: '1' });
+    home = offline.home;
+    cleanups.push(() => mock.close(), () => rmSync(home, { recursive: true, force: true }));
+    const messages: any[] = [];
+    // The SDK ends such a query by throwing after its error result; the caller sees exactly that.
+    let thrown: unknown;
+    try {
+      for await (const message of claude.query({ prompt: 'hello?', options: { model: 'claude-main', cwd: home, env: offline.env, settingSources: [] } })) messages.push(message);
+    } catch (error) {
+      thrown = error;
+    }
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(String(thrown)).toContain('529');
+    const result = messages.find((m) => m.type === 'result');
+    expect(result.is_error).toBe(true);
+    const errors = recorded.log.filter((e) => e.hook === 'api_request_error');
+    expect(errors.length).toBe(mock.requests.length);
+    expect(new Set(errors.map((e) => e.payload.api_request_id)).size).toBe(1);
+    expect(errors.map((e) => e.payload.retry_count)).toEqual(errors.map((_, i) => i));
+    expect(recorded.log.find((e) => e.hook === 'on_session_end')!.payload).toMatchObject({ failed: true });
+    expect(atif).toHaveLength(1);
+    expect(validateAtif(atif[0]!)).toEqual([]);
+    expect([...attemptsById(atof).values()][0]!.every((event) => event.metadata['error.type'] !== undefined)).toBe(true);
+  }, 120_000);
+
+  it('is the SDK itself when nobody listens', async () => {
+    const claude = wrapClaudeAgentSdk(sdk, new HookRegistry());
+    const run = await runProgram(claude, {});
+    expect(run.messages.filter((m) => m.type === 'result').length).toBeGreaterThan(0);
+    expect(run.messages.some((m) => m.type === 'stream_event')).toBe(false);
+  }, 120_000);
+});
