@@ -158,13 +158,6 @@ export class AgentRun {
   readonly #start: RunStart;
   readonly #startedMs = Date.now();
   readonly #tools = new Map<string, OpenTool>();
-  /**
-   * API calls with an attempt in flight: ended as failed if the run ends
-   * first. Held weakly: a call's request thunk may close over the
-   * framework's run, which an adapter lets the collector take (and end) when
-   * the host drops it.
-   */
-  readonly #openCalls = new Set<WeakRef<ApiCall>>();
   #turnStarted = false;
   #userMessage: string | readonly unknown[] | undefined;
   #lastText = '';
@@ -311,27 +304,19 @@ export class AgentRun {
     if (text !== '') this.#lastText = text;
   }
 
-  /** Tracks the calls with an attempt in flight (ApiCall does). */
-  attemptOpened(call: WeakRef<ApiCall>): void {
-    this.#openCalls.add(call);
-  }
-
-  attemptClosed(call: WeakRef<ApiCall>): void {
-    this.#openCalls.delete(call);
-  }
-
   /**
    * Closes the turn (and the session or the sub-agent link). Idempotent.
-   * Attempts and tools still open (an aborted stream, a run that failed
-   * around them) end first, as failed: nothing is left to a later hook that
-   * would land after the session closed. `keepSessionOpen`: the run paused
+   * Tools still open (an aborted stream, a run that failed around them) end
+   * first, as failed: nothing is left to a later hook that would land after
+   * the session closed. (Open API attempts are the adapter's to end: a run
+   * keeps no reference to its calls, whose request thunks may hold the
+   * framework's run.) `keepSessionOpen`: the run paused
    * (an approval) and a later run resumes it in the same session;
    * `AdapterCore.releaseSession` closes it if none does.
    */
   end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
     const leftOpen = new RunEndedError(status);
-    for (const ref of [...this.#openCalls]) ref.deref()?.attemptError(leftOpen, true);
     for (const id of [...this.#tools.keys()]) this.toolEnd(id, { error: leftOpen });
     this.#ended = true;
     const core = this.core;
@@ -379,8 +364,6 @@ export class AgentRun {
 export class ApiCall {
   readonly run: AgentRun;
   readonly ids: ApiCallIds;
-  /** How the run refers to this call while an attempt is open (weakly: see AgentRun). */
-  readonly #ref: WeakRef<ApiCall> = new WeakRef(this);
   #attempts = 0;
   #open = false;
   #startedAt = 0;
@@ -436,7 +419,6 @@ export class ApiCall {
     const run = this.run;
     if (run.ended) return;
     if (request !== undefined) this.describe(request);
-    run.attemptOpened(this.#ref);
     const retryCount = this.#attempts;
     this.#attempts += 1;
     this.#open = true;
@@ -469,7 +451,6 @@ export class ApiCall {
     if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
-    this.run.attemptClosed(this.#ref);
     if (final) this.#settled = true;
     const retryCount = this.#attempts - 1;
     const startedAt = this.#startedAt;
@@ -500,7 +481,6 @@ export class ApiCall {
     if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
-    this.run.attemptClosed(this.#ref);
     this.#settled = true;
     const run = this.run;
     run.noteAssistantText(response.text);

@@ -335,6 +335,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#nodes.get(id);
       this.#nodes.delete(id);
       this.#attempts.delete(id);
+      // A model call the run left waiting (no LLM end will come) ends as failed before its run does.
+      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true);
       if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());
     }
   }
