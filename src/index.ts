@@ -23,7 +23,6 @@ export * from './hooks/index.ts';
 
 export {
   createNemoRelayPlugin,
-  DEFAULT_SETTINGS,
   ENVIRONMENT_VARIABLES,
   loadSettings,
   safeSessionFragment,

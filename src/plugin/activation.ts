@@ -5,7 +5,7 @@
  * no close between sessions that a failing native close could turn into
  * "every later session records nothing".
  *
- * The outcome is one value: no document, rejected (the HERMES_NEMO_RELAY_*
+ * The outcome is one value: no document, rejected (the environment's
  * exporters apply), or active (static or with dynamic plugins).
  *
  * @module
@@ -75,7 +75,7 @@ function rejected(error: unknown, tomlPath: string | undefined, logger: Logger):
   safeLog(
     logger,
     'warn',
-    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the HERMES_NEMO_RELAY_* exporters: ${errorText(error)}`,
+    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the environment's exporters: ${errorText(error)}`,
   );
   return { kind: 'rejected', diagnostics: diagnosticsOf(error) };
 }
@@ -137,7 +137,7 @@ function activatableDocument(config: JsonObject): { document: JsonObject; skippe
     return { document, skipped: [] };
   }
   if (skipped.length === 0) return { document, skipped };
-  return { document: withoutDestinations(document, skipped), skipped: skipped.map(skippedDestination) };
+  return { document: withoutDestinations(document, skipped), skipped: skipped.map((d) => skippedDestination(d, document)) };
 }
 
 function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger, skipped: readonly ConfigDiagnostic[] = []): PluginsTomlOutcome {
@@ -148,9 +148,8 @@ function active(activation: PluginConfigActivation, dynamic: boolean, logger: Lo
   } catch {
     // A report that cannot be read has nothing to say.
   }
-  for (const diagnostic of diagnostics) {
-    safeLog(logger, diagnostic.level === 'error' ? 'warn' : 'info', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
-  }
+  // Loud: a destination or output skipped because of its configuration sends or writes nothing.
+  for (const diagnostic of diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
   return { kind: 'active', activation, dynamic, diagnostics };
 }
 

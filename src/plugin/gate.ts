@@ -154,9 +154,10 @@ export class HookGate implements ManagedGate {
 
   private activate(resolved: ResolvedBackend): void {
     let live: LiveRecording;
-    const settings = this.options.settings().settings;
+    const loaded = this.options.settings();
+    const settings = loaded.settings;
     try {
-      live = new LiveRecording({ ...this.options, resolved, settings });
+      live = new LiveRecording({ ...this.options, resolved, settings, origin: loaded });
     } catch (error) {
       this.failStartup(error);
       return;
@@ -240,7 +241,8 @@ export class HookGate implements ManagedGate {
       if (memory === undefined) return;
       memory.reason = 'the process exited before the backend loaded: queued hooks recorded by the in-memory relay';
       try {
-        live = new LiveRecording({ ...this.options, resolved: memory, settings: this.options.settings().settings });
+        const loaded = this.options.settings();
+        live = new LiveRecording({ ...this.options, resolved: memory, settings: loaded.settings, origin: loaded });
       } catch {
         return;
       }

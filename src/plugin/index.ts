@@ -28,7 +28,7 @@ export type {
   ShutdownOptions,
 } from './plugin.ts';
 export type { PluginCounters } from './status.ts';
-export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './config/settings.ts';
+export { ENVIRONMENT_VARIABLES, loadSettings } from './config/settings.ts';
 export type {
   AtofFileMode,
   DerivedSetting,

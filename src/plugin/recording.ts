@@ -7,13 +7,15 @@
  * @module
  */
 
+import path from 'node:path';
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
+import { settleWithin } from '../shared/deadline.ts';
 import type { AtofExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, ownsExporter } from './activation.ts';
-import type { NemoRelaySettings } from './config/settings.ts';
+import type { LoadedSettings, NemoRelaySettings } from './config/settings.ts';
 import { ManagedExecution } from './managed.ts';
 import { Recorder } from './span-recorder.ts';
 import { SessionTable } from './sessions.ts';
@@ -22,9 +24,14 @@ import { TrajectoryWriter } from './trajectories.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorText } from './background-work.ts';
 
+/** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
+const SHUTDOWN_MARGIN_MS = 50;
+
 export interface LiveOptions {
   resolved: ResolvedBackend;
   settings: NemoRelaySettings;
+  /** Which settings were given explicitly, and whether the outputs are the defaults (announced once). */
+  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault'>;
   logger: Logger;
   counters: PluginCounters;
   work: BackgroundWork;
@@ -47,6 +54,7 @@ export class LiveRecording {
   private atofExporter: AtofExporter | null = null;
   private readonly retiredOutputs = new Map<string, OutputHealth>();
   private outputsFailureReported = false;
+  private announced = false;
 
   constructor(private readonly options: LiveOptions) {
     const { settings, counters, logger, work } = options;
@@ -55,6 +63,7 @@ export class LiveRecording {
     this.trajectories = new TrajectoryWriter({
       backend: this.backend,
       settings,
+      explicit: options.origin.explicit,
       work,
       writeDelayMs: options.trajectoryWriteDelayMs,
       openSessions: () => this.sessions.live.values(),
@@ -81,6 +90,28 @@ export class LiveRecording {
     this.config = outcome;
     this.trajectories.setOwnedByPluginsToml(ownsExporter(outcome, this.options.settings, 'atif'));
     if (outcome.kind !== 'active') this.registerAtof();
+    this.announceDefaultOutputs();
+  }
+
+  /**
+   * Nobody configured an output, so the plugin records to its default
+   * folder: it says where, once, so the files are never a surprise (and
+   * how to turn them off).
+   */
+  private announceDefaultOutputs(): void {
+    const { settings, origin, logger } = this.options;
+    if (!origin.recordingByDefault || this.announced || this.trajectories.recordsNothing) return;
+    this.announced = true;
+    const atof = this.atofExporter !== null ? `ATOF events in ${settings.atofFilename}` : null;
+    const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${settings.atifFilenameTemplate.replace('{session_id}', '<session id>')}` : null;
+    const what = [atof, atif].filter((part) => part !== null);
+    if (what.length === 0) return;
+    const folder = absolute(settings.atofOutputDirectory || settings.atifOutputDirectory);
+    safeLog(
+      logger,
+      'info',
+      `recording to ${folder}: ${what.join(', ')} (nothing was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
+    );
   }
 
   private registerAtof(): void {
@@ -104,29 +135,35 @@ export class LiveRecording {
     if (this.atofExporter) await this.atofExporter.flush();
   }
 
-  /** Closes sessions, the plugins.toml activation, the exporters and the backend. */
-  async shutdown(): Promise<void> {
+  /** Closes sessions, the plugins.toml activation, the exporters and the backend, within `deadline` (epoch ms) where it can. */
+  async shutdown(deadline = Number.POSITIVE_INFINITY): Promise<void> {
     const failures: string[] = [];
     this.recorder.closeAll('runtime_shutdown');
     this.sessions.stopIdleTimer();
     await this.trajectories.drain();
+    // A flush that waits on a remote destination stops at the deadline: the backend's shutdown then has the rest of the budget to count what is left.
+    const budget = () => Math.max(0, deadline - Date.now() - SHUTDOWN_MARGIN_MS);
     if (this.config.kind === 'active' && !this.configClosed) {
       this.configClosed = true;
+      const config = this.config;
       try {
-        await closePluginsToml(this.config, this.backend, () => this.retireOutputs());
+        const closing = closePluginsToml(config, this.backend, () => this.retireOutputs());
+        if ((await settleWithin(closing, budget())) === 'done') await closing;
       } catch (error) {
         failures.push(`plugin runtime close failed: ${errorText(error)}`);
       }
-      this.config = { kind: 'closed', diagnostics: this.config.diagnostics };
+      this.config = { kind: 'closed', diagnostics: config.diagnostics };
     }
     try {
-      await this.backend.flush();
+      const flushing = this.backend.flush();
+      if ((await settleWithin(flushing, budget())) === 'done') await flushing;
     } catch (error) {
       failures.push(`backend flush failed: ${errorText(error)}`);
     }
     await this.closeAtof();
     try {
-      await this.backend.shutdown?.();
+      // What is left of the budget, less a margin for status() to be read before shutdown() returns.
+      await this.backend.shutdown?.({ timeoutMs: budget() });
     } catch (error) {
       failures.push(`backend shutdown failed: ${errorText(error)}`);
     }
@@ -177,6 +214,15 @@ export class LiveRecording {
     const live = new Set(backendOutputs.map((output) => output.path));
     const retired = [...this.retiredOutputs.values()].filter((output) => !live.has(output.path));
     return [...backendOutputs, ...retired.map((health) => ({ ...health })), ...this.trajectories.outputs()];
+  }
+}
+
+function absolute(folder: string): string {
+  try {
+    return path.resolve(folder);
+  } catch {
+    // No working directory to resolve against (it was deleted): the folder as configured.
+    return folder;
   }
 }
 

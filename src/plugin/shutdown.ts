@@ -60,13 +60,14 @@ export async function flushPlugin(parts: Lifecycle, options: FlushOptions = {}):
 export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}): Promise<void> {
   const { gate, work } = parts;
   const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const deadline = Date.now() + (Number.isFinite(timeoutMs) ? Math.max(0, timeoutMs) : DEFAULT_SHUTDOWN_TIMEOUT_MS);
   const previous = gate.beginShutdown();
   const closing = (async () => {
     if (previous === 'idle') return;
     await work.settle();
     gate.drain();
     await work.settle();
-    await gate.live?.shutdown();
+    await gate.live?.shutdown(deadline);
     await work.settle();
   })();
   return boundedBy(closing, timeoutMs)

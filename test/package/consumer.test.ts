@@ -119,7 +119,7 @@ hooks.emit('post_api_request', { session_id: 'c1', turn_id: 't1', api_request_id
 hooks.emit('on_session_end', { session_id: 'c1', turn_id: 't1', completed: true });
 hooks.emit('on_session_finalize', { session_id: 'c1' });
 await plugin.shutdown();
-const trajectory = JSON.parse(readFileSync('atif/hermes-atif-c1.json', 'utf8'));
+const trajectory = JSON.parse(readFileSync('atif/consumer-atif-c1.json', 'utf8'));
 console.log(JSON.stringify({ exports, same, fallbacks: relay.stats().atifWorkerFallbacks, warnings, steps: trajectory.steps.length }));
 `,
     );

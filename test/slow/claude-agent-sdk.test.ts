@@ -249,7 +249,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const doc = atif[0]!;
       expect(validateAtif(doc)).toEqual([]);
       expect(doc.session_id).toBe(sessionId);
-      expect(doc.agent.model_name).toBe(MAIN_MODEL);
+      expect(doc.agent).toMatchObject({ name: 'claude-agent-sdk', model_name: MAIN_MODEL });
       // The session is named after the framework's agent and the model the API answered with.
       expect(recorded.log.find((entry) => entry.hook === 'on_session_start')!.payload).toMatchObject({ session_id: sessionId, model: MAIN_MODEL, agent_name: 'claude-agent-sdk' });
       const steps = doc.steps as AtifDoc[];
@@ -274,6 +274,11 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const totals = sdkTotals(run.messages);
       expect(stepTotals(doc)).toEqual(totals.main);
       expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
+      // The turn's end carries what the SDK's results said: their usage summed, the per-model usage and the cost.
+      const results = run.messages.filter((m) => m.type === 'result');
+      const turnEnd = recorded.log.find((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === sessionId)!.payload;
+      expect(turnEnd).toMatchObject({ completed: true, result_subtype: 'success', model_usage: results.at(-1).modelUsage, total_cost_usd: results.at(-1).total_cost_usd });
+      expect((turnEnd.result_usage as Record<string, number>).output_tokens).toBe(totals.main[1]);
 
       // The retried request: one api_request_id, the 529 attempt then the answer.
       const retried = [...attemptsById(atof).values()].filter((events) => events.length > 1);
@@ -347,7 +352,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
 
   it('ends every session of a query the caller abandons, and leaves nothing open', async () => {
     const recorded = recordedPlugin('claude-abandon');
-    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), {}, { stopAfter: (m) => m.type === 'assistant' && m.message.content.some((b: any) => b.id === 'toolu_weather_1') });
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks, { agentName: 'weather-bot' }), {}, { stopAfter: (m) => m.type === 'assistant' && m.message.content.some((b: any) => b.id === 'toolu_weather_1') });
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(run.messages.some((m) => m.type === 'result')).toBe(false);
@@ -356,6 +361,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(recorded.log.find((entry) => entry.hook === 'on_session_end')!.payload).toMatchObject({ interrupted: true, completed: false });
     expect(atif).toHaveLength(1);
     expect(validateAtif(atif[0]!)).toEqual([]);
+    expect(atif[0]!.agent.name).toBe('weather-bot');
   }, 120_000);
 
   it('records a sub-agent from the stream when the SDK keeps no transcript, and says its usage is provisional', async () => {

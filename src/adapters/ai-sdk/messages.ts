@@ -9,11 +9,11 @@ import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { textOfParts } from '../core/shapes.ts';
-import { asString } from '../../shared/text.ts';
+import { isRecord } from '../../shared/record.ts';
+import { asString, nonEmptyString } from '../../shared/text.ts';
 
 type Part = Record<string, unknown>;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /** `instructions` (a string, a system message or a list of them) and `messages` as chat messages. */
 export function chatMessages(instructions: unknown, messages: unknown): ChatMessage[] {
@@ -92,19 +92,28 @@ export function tokenCounts(usage: unknown): ProviderUsage | undefined {
 }
 
 
-/** `onLanguageModelCallEnd`'s event as a response. */
-export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts {
-  const content = Array.isArray(event.content) ? event.content : [];
-  const parts = responseOfContent(content);
+/** A finish reason as the SDK gives it to telemetry (a string) or a provider result carries it (`{ unified, raw }`). */
+export function finishReasonOf(finish: unknown): string | undefined {
+  return typeof finish === 'string' ? finish : isRecord(finish) ? nonEmptyString(finish.unified) : undefined;
+}
+
+/** A model response from its content parts and what came with them. */
+export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown }): ResponseParts {
+  const parts = responseOfContent(Array.isArray(content) ? content : []);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
     toolCalls: parts.toolCalls,
-    usage: tokenCounts(event.usage),
-    finishReason: asString(event.finishReason),
-    model: asString(event.modelId),
-    id: asString(event.responseId),
+    usage: tokenCounts(details.usage),
+    finishReason: finishReasonOf(details.finishReason),
+    model: nonEmptyString(details.model),
+    id: nonEmptyString(details.id),
   };
+}
+
+/** `onLanguageModelCallEnd`'s event as a response. */
+export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts {
+  return responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId });
 }
 
 /** `onObjectStepEnd`'s event (`generateObject`/`streamObject`) as a response: the object's JSON text is the message. */

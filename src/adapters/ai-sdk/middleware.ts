@@ -23,7 +23,8 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { chatMessages, offeredTools, responseOfContent, tokenCounts } from './messages.ts';
+import { chatMessages, finishReasonOf, offeredTools, responseOf, tokenCounts } from './messages.ts';
+import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import type { CallOfTool } from '../core/shapes.ts';
@@ -40,30 +41,15 @@ type Part = Record<string, unknown>;
  */
 export type AiSdkMiddleware = LanguageModelMiddleware;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-
 function requestOf(params: Params, model: Model): () => RequestParts {
   return () => ({ messages: chatMessages(undefined, params.prompt), tools: offeredTools(params.tools), model: nonEmptyString(model.modelId) });
-}
-
-function finishReasonOf(finish: unknown): string | undefined {
-  return typeof finish === 'string' ? finish : isRecord(finish) ? nonEmptyString(finish.unified) : undefined;
 }
 
 /** A `doGenerate` result as a response. */
 function responseOfResult(result: unknown, model: Model): ResponseParts {
   const record = isRecord(result) ? result : {};
-  const parts = responseOfContent(Array.isArray(record.content) ? record.content : []);
   const response = isRecord(record.response) ? record.response : {};
-  return {
-    text: parts.text,
-    reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
-    toolCalls: parts.toolCalls,
-    usage: tokenCounts(record.usage),
-    finishReason: finishReasonOf(record.finishReason),
-    model: nonEmptyString(response.modelId) ?? nonEmptyString(model.modelId),
-    id: nonEmptyString(response.id),
-  };
+  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? model.modelId, id: response.id });
 }
 
 /** Collects a stream's response from its parts as they pass. */

@@ -22,7 +22,9 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { consoleLogger, safeLog } from '../../shared/logger.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { AdapterCore } from '../core/run.ts';
-import { isRecord, str, type Loose } from './messages.ts';
+import type { Loose } from './messages.ts';
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 import { QueryTrace } from './trace.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
@@ -59,7 +61,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
     if (!core.listening() || !isRecord(params)) return original(params);
     const callerOptions: Loose = isRecord(params.options) ? params.options : {};
     const trace = new QueryTrace(core, {
-      agentName: options.agentName ?? str(callerOptions.agent) ?? 'claude-agent-sdk',
+      agentName: options.agentName ?? nonEmptyString(callerOptions.agent) ?? 'claude-agent-sdk',
       callerWantsPartials: callerOptions.includePartialMessages === true,
       provisionalUsage,
     });
@@ -117,13 +119,13 @@ type CanUseTool = (toolName: string, input: unknown, options: Loose) => Promise<
 /** The caller's approval callback, its question and answer recorded as an approval request and response. */
 function observedCanUseTool(canUseTool: CanUseTool, trace: QueryTrace): CanUseTool {
   return async (toolName, input, options) => {
-    const id = isRecord(options) ? str(options.toolUseID) : undefined;
-    const description = isRecord(options) ? (str(options.description) ?? str(options.title) ?? str(options.decisionReason)) : undefined;
+    const id = isRecord(options) ? nonEmptyString(options.toolUseID) : undefined;
+    const description = isRecord(options) ? (nonEmptyString(options.description) ?? nonEmptyString(options.title) ?? nonEmptyString(options.decisionReason)) : undefined;
     if (id !== undefined) trace.approval(id, undefined, description ?? toolName);
     const decision = await canUseTool(toolName, input, options);
     if (id !== undefined) {
       const behavior = isRecord(decision) ? decision.behavior : undefined;
-      trace.approval(id, behavior === 'allow', isRecord(decision) ? str(decision.message) : undefined);
+      trace.approval(id, behavior === 'allow', isRecord(decision) ? nonEmptyString(decision.message) : undefined);
     }
     return decision;
   };

@@ -11,11 +11,8 @@ import { nonEmptyString } from '../../shared/text.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage } from '../core/shapes.ts';
 
-export { isRecord };
 export type Loose = Record<string, unknown>;
 
-/** A field set to some text, else `undefined`. */
-export const str = nonEmptyString;
 
 /** What the blocks of one assistant message say, accumulated block by block. */
 export class AssistantBlocks {
@@ -142,7 +139,7 @@ export class ApiAttemptError extends Error {
 /** `system/api_retry` (or a sub-agent's `subagent_retry`): the attempt that failed and will be retried. */
 export function retryError(retry: Loose): ApiAttemptError {
   const status = typeof retry.error_status === 'number' ? retry.error_status : undefined;
-  const kind = str(retry.error) ?? str(retry.error_category) ?? 'api_error';
+  const kind = nonEmptyString(retry.error) ?? nonEmptyString(retry.error_category) ?? 'api_error';
   const attempt = typeof retry.attempt === 'number' ? retry.attempt : undefined;
   const max = typeof retry.max_retries === 'number' ? retry.max_retries : undefined;
   const delay = typeof retry.retry_delay_ms === 'number' ? retry.retry_delay_ms : undefined;

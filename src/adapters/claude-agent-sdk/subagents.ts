@@ -24,7 +24,9 @@
 
 import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { AssistantBlocks, isRecord, str, toolResults, anthropicUsage, type ApiAttemptError, type Loose } from './messages.ts';
+import { AssistantBlocks, toolResults, anthropicUsage, type ApiAttemptError, type Loose } from './messages.ts';
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
 import { guessedTranscriptPath, TranscriptTail } from './transcript.ts';
 
@@ -82,7 +84,7 @@ export class SubAgent {
   streamed(message: Loose): void {
     if (this.ended) return;
     this.#streamed.push(message);
-    const id = message.type === 'assistant' && isRecord(message.message) ? str(message.message.id) : undefined;
+    const id = message.type === 'assistant' && isRecord(message.message) ? nonEmptyString(message.message.id) : undefined;
     if (id !== undefined) this.#streamedIds.add(id);
   }
 
@@ -115,7 +117,7 @@ export class SubAgent {
       this.#fromTranscript = true;
       for (const record of records) {
         this.#pending.push(record);
-        const id = record.type === 'assistant' && isRecord(record.message) ? str(record.message.id) : undefined;
+        const id = record.type === 'assistant' && isRecord(record.message) ? nonEmptyString(record.message.id) : undefined;
         if (id !== undefined) this.#transcriptIds.add(id);
       }
     }
@@ -161,13 +163,13 @@ export class SubAgent {
     const message = isRecord(record.message) ? record.message : undefined;
     if (message === undefined) return;
     if (record.type === 'assistant') {
-      const id = str(message.id) ?? '';
+      const id = nonEmptyString(message.id) ?? '';
       if (this.#request !== undefined && this.#request.id !== id) this.#emit(this.#request, run, tools);
       if (this.#request === undefined || this.#request.id !== id) this.#request = { id, blocks: new AssistantBlocks() };
       const request = this.#request;
-      request.model = str(message.model) ?? request.model;
+      request.model = nonEmptyString(message.model) ?? request.model;
       if (isRecord(message.usage)) request.usage = message.usage;
-      request.stopReason = str(message.stop_reason) ?? request.stopReason;
+      request.stopReason = nonEmptyString(message.stop_reason) ?? request.stopReason;
       request.blocks.add(message.content);
       return;
     }

@@ -13,7 +13,9 @@
  */
 
 import type { AgentRun } from '../core/run.ts';
-import { contentText, isRecord, str } from './messages.ts';
+import { contentText } from './messages.ts';
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 /** How a tool call ended, from a hook or from the `tool_result` the model was sent. */
 export interface ToolOutcome {
@@ -70,7 +72,7 @@ export class ToolBook {
   /** `PreToolUse`: what was called, kept until the call is recorded. */
   announced(id: string, name: unknown, input: unknown): void {
     const state = this.#state(id);
-    state.name ??= str(name);
+    state.name ??= nonEmptyString(name);
     if (state.input === undefined) state.input = input;
   }
 

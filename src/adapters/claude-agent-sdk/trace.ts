@@ -22,15 +22,15 @@ import {
   ApiAttemptError,
   AssistantBlocks,
   contentText,
-  isRecord,
   mergeUsage,
   promptText,
   retryError,
-  str,
   toolResults,
   anthropicUsage,
   type Loose,
 } from './messages.ts';
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, ToolBook, type ToolOutcome } from './tools.ts';
 
@@ -70,6 +70,8 @@ export class QueryTrace {
   #run: AgentRun | undefined;
   #resultSinceTurn = false;
   #lastResult: Loose | undefined;
+  /** The result messages of the current turn (a background task's notification adds one). */
+  readonly #turnResults: Loose[] = [];
   /** A request whose attempt failed and is retried; the next `message_start` is its next attempt. */
   #retrying: ApiCall | undefined;
   /** Failed attempts seen before the session could start (the first request failed). */
@@ -107,15 +109,15 @@ export class QueryTrace {
   }
 
   #read(m: Loose): void {
-    if (this.#sessionId === undefined) this.#sessionId = str(m.session_id);
-    const parentToolUse = str(m.parent_tool_use_id);
+    if (this.#sessionId === undefined) this.#sessionId = nonEmptyString(m.session_id);
+    const parentToolUse = nonEmptyString(m.parent_tool_use_id);
     switch (m.type) {
       case 'stream_event':
         if (parentToolUse === undefined && isRecord(m.event)) this.#streamEvent(m.event);
         return;
       case 'assistant':
         if (parentToolUse === undefined) this.#assistant(m);
-        else this.#subMessage(m, str(m.agent_id), parentToolUse);
+        else this.#subMessage(m, nonEmptyString(m.agent_id), parentToolUse);
         return;
       case 'user':
         if (parentToolUse === undefined) this.#results(isRecord(m.message) ? m.message.content : undefined, true);
@@ -126,7 +128,7 @@ export class QueryTrace {
         return;
       case 'tool_progress': {
         const retry = isRecord(m.subagent_retry) ? m.subagent_retry : undefined;
-        const agent = this.#agents.of(str(retry?.agent_id), parentToolUse);
+        const agent = this.#agents.of(nonEmptyString(retry?.agent_id), parentToolUse);
         if (agent === undefined) return;
         this.#advance(agent);
         if (retry !== undefined) agent.retried(retryError(retry));
@@ -143,32 +145,32 @@ export class QueryTrace {
   #system(m: Loose): void {
     switch (m.subtype) {
       case 'init':
-        this.#initModel ??= str(m.model);
+        this.#initModel ??= nonEmptyString(m.model);
         if (Array.isArray(m.tools)) this.#offeredTools = m.tools.filter((name): name is string => typeof name === 'string');
         return;
       case 'api_retry':
         this.#failedAttempt(retryError(m));
         return;
       case 'task_started': {
-        const agent = this.#agents.of(str(m.task_id), str(m.tool_use_id));
+        const agent = this.#agents.of(nonEmptyString(m.task_id), nonEmptyString(m.tool_use_id));
         if (agent === undefined || (m.task_type !== undefined && m.task_type !== 'local_agent')) return;
-        agent.agentType ??= str(m.subagent_type);
-        agent.prompt ??= str(m.prompt);
+        agent.agentType ??= nonEmptyString(m.subagent_type);
+        agent.prompt ??= nonEmptyString(m.prompt);
         this.#advance(agent);
         return;
       }
       case 'task_progress':
-        this.#advanceKnown(str(m.task_id), str(m.tool_use_id));
+        this.#advanceKnown(nonEmptyString(m.task_id), nonEmptyString(m.tool_use_id));
         return;
       case 'task_updated': {
         const patch = isRecord(m.patch) ? m.patch : {};
         const status = patch.status === 'completed' ? 'completed' : patch.status === 'failed' ? 'failed' : patch.status === 'killed' ? 'interrupted' : undefined;
-        if (status !== undefined) this.#agentStopped(str(m.task_id), undefined, status, str(patch.error));
+        if (status !== undefined) this.#agentStopped(nonEmptyString(m.task_id), undefined, status, nonEmptyString(patch.error));
         return;
       }
       case 'task_notification': {
         const status = m.status === 'completed' ? 'completed' : m.status === 'failed' ? 'failed' : 'interrupted';
-        this.#agentStopped(str(m.task_id), str(m.tool_use_id), status, str(m.summary));
+        this.#agentStopped(nonEmptyString(m.task_id), nonEmptyString(m.tool_use_id), status, nonEmptyString(m.summary));
         return;
       }
       default:
@@ -182,7 +184,7 @@ export class QueryTrace {
     switch (event.type) {
       case 'message_start': {
         const message = isRecord(event.message) ? event.message : {};
-        this.#requestStarted(str(message.id) ?? '', str(message.model), isRecord(message.usage) ? message.usage : undefined);
+        this.#requestStarted(nonEmptyString(message.id) ?? '', nonEmptyString(message.model), isRecord(message.usage) ? message.usage : undefined);
         return;
       }
       case 'message_delta': {
@@ -190,7 +192,7 @@ export class QueryTrace {
         if (streaming === undefined) return;
         streaming.usage = mergeUsage(streaming.usage, event.usage);
         const delta = isRecord(event.delta) ? event.delta : {};
-        streaming.stopReason = str(delta.stop_reason) ?? streaming.stopReason;
+        streaming.stopReason = nonEmptyString(delta.stop_reason) ?? streaming.stopReason;
         return;
       }
       case 'message_stop':
@@ -220,16 +222,16 @@ export class QueryTrace {
 
   #assistant(m: Loose): void {
     const message = isRecord(m.message) ? m.message : {};
-    const error = str(m.error);
-    if (error !== undefined && (this.#streaming === undefined || this.#streaming.id !== str(message.id))) {
+    const error = nonEmptyString(m.error);
+    if (error !== undefined && (this.#streaming === undefined || this.#streaming.id !== nonEmptyString(message.id))) {
       // A synthetic message saying the request failed for good (retries exhausted, or not retryable).
       this.#requestFailed(new ApiAttemptError(error, contentText(message.content) || error, undefined, false));
       return;
     }
     let streaming = this.#streaming;
-    if (streaming === undefined || streaming.id !== str(message.id)) {
+    if (streaming === undefined || streaming.id !== nonEmptyString(message.id)) {
       // A request without partial events (an older CLI): its first block opens it.
-      this.#requestStarted(str(message.id) ?? '', str(message.model), isRecord(message.usage) ? message.usage : undefined);
+      this.#requestStarted(nonEmptyString(message.id) ?? '', nonEmptyString(message.model), isRecord(message.usage) ? message.usage : undefined);
       streaming = this.#streaming;
       if (streaming === undefined) return;
     }
@@ -308,6 +310,7 @@ export class QueryTrace {
   #result(m: Loose): void {
     if (this.#streaming !== undefined) this.#requestEnded();
     this.#lastResult = m;
+    this.#turnResults.push(m);
     this.#resultSinceTurn = true;
     if (this.#run !== undefined && typeof m.result === 'string') this.#run.noteAssistantText(m.result);
   }
@@ -338,20 +341,21 @@ export class QueryTrace {
       this.#run = this.#core.startRun(start);
       return this.#run;
     }
-    // Keep the session open across the turn change: one query, one session.
-    this.#core.openSession(current.sessionId);
-    this.#endTurn(current);
+    // The session stays open across the turn change: one query, one session.
+    this.#endTurn(current, undefined, undefined, true);
     this.#run = this.#core.startRun(start);
-    this.#core.closeSession(current.sessionId);
+    this.#core.releaseSession(current.sessionId, 'next_turn');
     return this.#run;
   }
 
-  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown): void {
+  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
     const result = this.#lastResult;
     const resultFailed = result !== undefined && (result.is_error === true || (result.subtype !== undefined && result.subtype !== 'success'));
     const final = status ?? (result === undefined ? 'interrupted' : resultFailed ? 'failed' : 'completed');
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
-    run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure);
+    const turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
+    this.#turnResults.length = 0;
+    run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure, { keepSessionOpen, turnEnd });
   }
 
   // ------------------------------------------------------------------ sub-agents
@@ -402,9 +406,9 @@ export class QueryTrace {
   }
 
   #hook(input: Loose): void {
-    this.#sessionTranscript ??= str(input.transcript_path);
-    const agentId = str(input.agent_id);
-    const toolUseId = str(input.tool_use_id);
+    this.#sessionTranscript ??= nonEmptyString(input.transcript_path);
+    const agentId = nonEmptyString(input.agent_id);
+    const toolUseId = nonEmptyString(input.tool_use_id);
     switch (input.hook_event_name) {
       case 'PreToolUse':
         if (toolUseId !== undefined) this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
@@ -412,9 +416,9 @@ export class QueryTrace {
       case 'PostToolUse':
         if (toolUseId === undefined) break;
         this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
-        if (AGENT_TOOLS.has(str(input.tool_name) ?? '') && isRecord(input.tool_response)) {
+        if (AGENT_TOOLS.has(nonEmptyString(input.tool_name) ?? '') && isRecord(input.tool_response)) {
           // Links the agent to its call even before the stream shows `task_started`.
-          const agent = this.#agents.of(str(input.tool_response.agentId), toolUseId);
+          const agent = this.#agents.of(nonEmptyString(input.tool_response.agentId), toolUseId);
           if (agent !== undefined && input.tool_response.status === 'completed') {
             // A foreground agent finished: it ends before its call does.
             agent.stop ??= { status: 'completed' };
@@ -426,20 +430,20 @@ export class QueryTrace {
       case 'PostToolUseFailure':
         if (toolUseId === undefined) break;
         this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
-        this.#tools.ended(toolUseId, { failed: true, error: str(input.error) ?? 'tool failed', interrupted: input.is_interrupt === true });
+        this.#tools.ended(toolUseId, { failed: true, error: nonEmptyString(input.error) ?? 'tool failed', interrupted: input.is_interrupt === true });
         break;
       case 'SubagentStart': {
         const agent = this.#agents.of(agentId, undefined);
-        if (agent !== undefined) agent.agentType ??= str(input.agent_type);
+        if (agent !== undefined) agent.agentType ??= nonEmptyString(input.agent_type);
         break;
       }
       case 'SubagentStop': {
         const agent = this.#agents.of(agentId, undefined);
         if (agent === undefined) break;
-        const path = str(input.agent_transcript_path);
+        const path = nonEmptyString(input.agent_transcript_path);
         if (path !== undefined) agent.transcriptAt(path);
         // Not the end yet: the transcript may still lack the last request. The stream's task events (or the Agent call's result) end it.
-        agent.summary ??= str(input.last_assistant_message);
+        agent.summary ??= nonEmptyString(input.last_assistant_message);
         this.#advance(agent);
         return;
       }
@@ -471,6 +475,7 @@ export class QueryTrace {
     this.#agents.clear();
     this.#history.length = 0;
     this.#userMessages.length = 0;
+    this.#turnResults.length = 0;
     this.#earlyFailures.length = 0;
   }
 
@@ -492,6 +497,33 @@ export class QueryTrace {
     this.#run = undefined;
     if (run !== undefined) this.#endTurn(run, status, error);
   }
+}
+
+/**
+ * What the SDK itself reports about a turn, for its `on_session_end`: the
+ * main loop's usage summed over the turn's results (each result covers its
+ * own part), the per-model usage and cost so far (the latest result's, as
+ * they are cumulative), the number of model round trips and the time taken.
+ */
+function resultSummary(results: readonly Loose[]): Record<string, unknown> {
+  const last = results.at(-1)!;
+  const usage: Record<string, number> = {};
+  let turns = 0;
+  let durationMs = 0;
+  for (const result of results) {
+    if (typeof result.num_turns === 'number') turns += result.num_turns;
+    if (typeof result.duration_ms === 'number') durationMs += result.duration_ms;
+    if (!isRecord(result.usage)) continue;
+    for (const [key, value] of Object.entries(result.usage)) if (typeof value === 'number') usage[key] = (usage[key] ?? 0) + value;
+  }
+  return {
+    result_subtype: last.subtype,
+    result_usage: usage,
+    model_usage: isRecord(last.modelUsage) ? last.modelUsage : undefined,
+    total_cost_usd: typeof last.total_cost_usd === 'number' ? last.total_cost_usd : undefined,
+    num_turns: turns,
+    duration_ms: durationMs,
+  };
 }
 
 function resultError(result: Loose): Error {

@@ -13,7 +13,8 @@
  */
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { isRecord, type Loose } from './messages.ts';
+import type { Loose } from './messages.ts';
+import { isRecord } from '../../shared/record.ts';
 
 /** Lines longer than this are skipped, not buffered without bound. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;

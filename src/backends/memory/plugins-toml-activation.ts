@@ -54,6 +54,9 @@ import { eventObjectListener, type RelayCore } from './listeners.ts';
 import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
+import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
+import { detectRuntime } from '../../shared/js-runtime.ts';
+import type { ObservabilitySettings } from '../../formats/plugins-toml/observability-settings.ts';
 
 const FIRST_RETRY_MS = 200;
 const MAX_RETRY_MS = 5000;
@@ -80,8 +83,8 @@ export const remoteOutputs = {
   async flush(core: RelayCore): Promise<void> {
     await Promise.all([remoteOutputsOf(core).flush(), existingOtlpHub(core)?.flush()]);
   },
-  async shutdown(core: RelayCore): Promise<void> {
-    await existingOtlpHub(core)?.shutdown();
+  async shutdown(core: RelayCore, budgetMs = Number.POSITIVE_INFINITY): Promise<void> {
+    await existingOtlpHub(core)?.shutdown(budgetMs);
   },
   outputs(core: RelayCore): OutputHealth[] {
     return [...(existingOtlpHub(core)?.outputs() ?? []), ...remoteOutputsOf(core).outputs()];
@@ -103,8 +106,9 @@ export function activatePluginConfig(
   const skipped = new Set(validation.observability?.skipped ?? []);
   const error = activationError({ ...validation, diagnostics: validation.diagnostics.filter((d) => !skipped.has(d)) });
   if (error !== null) throw new InvalidPluginConfigError(error, validation.diagnostics);
-  const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d) : d));
+  const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d, document) : d));
   const settings = validation.observability;
+  if (settings !== null) diagnostics.push(...missingPackageDiagnostics(settings));
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
   let atif: PluginAtif | null = null;
@@ -179,6 +183,20 @@ export function activatePluginConfig(
       return out;
     },
   };
+}
+
+/**
+ * One warning per optional package a destination needs and cannot import:
+ * the destination still activates (its failures are counted), the files do
+ * not depend on it, and the message names the command that fixes it.
+ */
+function missingPackageDiagnostics(settings: ObservabilitySettings): ConfigDiagnostic[] {
+  return missingPackages(packagesNeeded(settings, detectRuntime())).map((pkg) => ({
+    level: 'warning',
+    code: 'observability.package_missing',
+    field: pkg.name,
+    message: `${pkg.neededBy} sends nothing: ${pkg.name} is not installed (an optional peer dependency; ATOF and ATIF files do not need it); fix: ${installCommand([pkg])}`,
+  }));
 }
 
 /**

@@ -54,6 +54,7 @@ import type {
   ToolHandle,
   ToolStartOptions,
 } from '../../relay/contract.ts';
+import { settleWithin } from '../../shared/deadline.ts';
 import { AtofExporterError, PluginActivationBusyError } from '../../relay/errors.ts';
 import { isPlainFileName } from '../../relay/rules.ts';
 import type { AtofSubscriber } from '../../formats/atof/types.ts';
@@ -334,14 +335,14 @@ class MemoryRelayBackend implements MemoryRelay {
     await pluginHostModule?.remoteOutputs.flush(this.core);
   }
 
-  async shutdown(): Promise<void> {
+  async shutdown(options: { timeoutMs?: number } = {}): Promise<void> {
+    const deadline = Date.now() + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
     const host = this.pluginHost;
     if (host !== null) {
-      try {
-        await host.activation.close();
-      } catch (error) {
-        this.core.counters.internalError('closing the plugin activation', error);
-      }
+      // Closing waits for the stream sinks and uploads, each up to its timeout_millis: no longer than the budget.
+      const closing = host.activation.close();
+      closing.catch((error: unknown) => this.core.counters.internalError('closing the plugin activation', error));
+      await settleWithin(closing, deadline - Date.now(), { unref: true });
     }
     const delivery = this.core.delivery;
     for (const writer of delivery.writers) {
@@ -353,7 +354,7 @@ class MemoryRelayBackend implements MemoryRelay {
     // Exports still on the trajectory worker are answered first; then the worker may end.
     await existingAtifOffload(this.core)?.close();
     // The OTLP destinations are keyed by the core the plugins.toml activation was given.
-    await pluginHostModule?.remoteOutputs.shutdown(this.core);
+    await pluginHostModule?.remoteOutputs.shutdown(this.core, deadline - Date.now());
   }
 
   stats(): MemoryRelayStats {

@@ -1,0 +1,88 @@
+// Running a documentation page's snippet as a user would: the code exactly as
+// written, in a file inside the package (so 'nemo-relay-hooks' resolves to
+// the package itself, dist/), started from an empty folder by Node, Bun or
+// Deno, with a provider's API served on loopback from a fake `fetch`.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export type SnippetRuntime = 'node' | 'bun' | 'deno';
+export const SNIPPET_RUNTIMES: readonly SnippetRuntime[] = ['node', 'bun', 'deno'];
+
+/** The ```ts blocks of a Markdown page, in order. */
+export function tsSnippets(page: string): string[] {
+  return [...page.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+}
+
+/** Serves `answer` on 127.0.0.1; `url` is the server's address. */
+export async function loopbackApi(answer: (url: string, init: { method: string; body: string }) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      try {
+        const reply = await answer(`http://fake${request.url}`, { method: request.method ?? 'GET', body: Buffer.concat(chunks).toString('utf8') });
+        response.writeHead(reply.status, Object.fromEntries(reply.headers));
+        response.end(Buffer.from(await reply.arrayBuffer()));
+      } catch (error) {
+        response.writeHead(500, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: { message: String(error), type: 'server_error' } }));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface SnippetRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** The empty folder it ran in (what it wrote is there); the caller removes it. */
+  cwd: string;
+}
+
+/** Runs `code` on `runtime` from a new empty folder. Asynchronous, so a loopback API in this process can answer. */
+export async function runSnippet(code: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv): Promise<SnippetRun> {
+  const home = path.join(repoRoot, '.tmp', 'docs-snippets');
+  mkdirSync(home, { recursive: true });
+  const folder = mkdtempSync(path.join(home, `${label}-${runtime}-`));
+  const file = path.join(folder, runtime === 'node' ? 'snippet.mjs' : 'snippet.ts');
+  writeFileSync(file, code);
+  const cwd = mkdtempSync(path.join(tmpdir(), `nrh-docs-${label}-${runtime}-`));
+  const [binary, ...args] =
+    runtime === 'node'
+      ? [process.execPath.includes('node') ? process.execPath : 'node', file]
+      : runtime === 'bun'
+        ? [path.join(repoRoot, 'node_modules/.bin/bun'), file]
+        : [path.join(repoRoot, 'node_modules/.bin/deno'), 'run', '-A', file];
+  try {
+    return await new Promise<SnippetRun>((resolve, reject) => {
+      const child = spawn(binary!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const timer = setTimeout(() => child.kill(), 120_000);
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.on('close', (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr, cwd });
+      });
+    });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
