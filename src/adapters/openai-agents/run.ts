@@ -280,6 +280,8 @@ export class RunRecord implements RunObserver {
     this.#lastFailed = false;
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const requested = model.requestedName ?? modelNameOf(this.#agent as Loose | undefined, config) ?? modelNameOfObject(model.model);
+    // Set per attempt: after a handoff the next agent may use another kind of model.
+    run.provider = providerOfModel(model.model);
     call.attemptStart(() => ({
       messages: chatMessages(request.systemInstructions, input),
       tools: offeredTools(request.tools, request.handoffs),
@@ -424,6 +426,12 @@ function modelNameOf(agent: Loose | undefined, config: Loose): string | undefine
 function modelNameOfObject(model: object): string | undefined {
   const record = model as Loose;
   return nonEmptyString(record.model) ?? nonEmptyString(record.modelId) ?? nonEmptyString(record._model);
+}
+
+/** `openai` for the SDK's own OpenAI models (Responses, Chat Completions, Responses over WebSocket); unknown for others. */
+function providerOfModel(model: object): string | undefined {
+  const name = (model as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name.startsWith('OpenAI') && name.endsWith('Model') ? 'openai' : undefined;
 }
 
 function toolCallOf(tool: unknown, details: unknown): CallOfTool | undefined {

@@ -212,6 +212,36 @@ describe('OpenAI Agents SDK runs that fail', () => {
       expect(agentSteps(doc).at(-1)!.message).toBe('Recovered.');
     }, 30_000);
 
+    it(`a streamed attempt that fails before its first event is retried under the same api_request_id (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ status: 503, message: 'The server is overloaded' }, { text: 'Recovered, streaming.', usage: { input: 14, output: 4 } }] });
+      const recorded = recordedPlugin('agents-stream-retry');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({
+        name: 'Patient streamer',
+        instructions: 'x',
+        model: 'gpt-4.1',
+        modelSettings: { retry: { maxRetries: 1, backoff: { initialDelayMs: 1, jitter: false }, policy: () => true } },
+      });
+      const result = await run(agent, 'hi', { stream: true });
+      let text = '';
+      for await (const chunk of result.toTextStream()) text += chunk;
+      await result.completed;
+      expect(text).toBe('Recovered, streaming.');
+      const attempts = recorded.log.filter((entry) => ['pre_api_request', 'api_request_error', 'post_api_request'].includes(entry.hook));
+      expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count ?? null])).toEqual([
+        ['pre_api_request', 0],
+        ['api_request_error', 0],
+        ['pre_api_request', 1],
+        ['post_api_request', null],
+      ]);
+      expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
+      const { atof, atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      checkRetry(atof);
+      expect(agentSteps(onlyTrajectory(atif)).at(-1)!.message).toBe('Recovered, streaming.');
+    }, 30_000);
+
     it(`tools that fail: the SDK's error text is the failed observation; a tool error that escapes fails the run (${tracing})`, async () => {
       useTracing(tracing);
       api.load({
