@@ -20,7 +20,7 @@ import { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
 import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 export type PluginsTomlOutcome =
   | { kind: 'none' }
@@ -53,7 +53,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
         const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
         return active(activation, true, logger, skipped);
       } catch (error) {
-        safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorText(error)}`);
+        safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorMessage(error)}`);
       }
     } else {
       safeLog(
@@ -75,7 +75,7 @@ function rejected(error: unknown, tomlPath: string | undefined, logger: Logger):
   safeLog(
     logger,
     'warn',
-    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the environment's exporters: ${errorText(error)}`,
+    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the environment's exporters: ${errorMessage(error)}`,
   );
   return { kind: 'rejected', diagnostics: diagnosticsOf(error) };
 }
@@ -108,13 +108,13 @@ export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: Rel
   try {
     await backend.flush();
   } catch (error) {
-    failures.push(`subscriber flush failed: ${errorText(error)}`);
+    failures.push(`subscriber flush failed: ${errorMessage(error)}`);
   }
   flushed();
   try {
     await outcome.activation.close();
   } catch (error) {
-    failures.push(`plugin configuration close failed: ${errorText(error)}`);
+    failures.push(`plugin configuration close failed: ${errorMessage(error)}`);
   }
   if (failures.length > 0) throw new Error(failures.join('; '));
 }

@@ -30,7 +30,7 @@ import type { ManagedExecution, ManagedGate } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters, PluginState } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 /** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
 export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;
@@ -192,7 +192,7 @@ export class HookGate implements ManagedGate {
     if (this.state.phase !== 'shutting_down') this.state = { phase: 'failed' };
     this.options.counters.errors += 1;
     this.options.counters.dropped += this.clearQueue();
-    safeLog(this.options.logger, 'warn', `NeMo Relay plugin disabled: backend start failed: ${errorText(error)}`);
+    safeLog(this.options.logger, 'warn', `NeMo Relay plugin disabled: backend start failed: ${errorMessage(error)}`);
     this.settleWaiters(null);
   }
 

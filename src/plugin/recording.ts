@@ -22,7 +22,7 @@ import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
 import type { BackgroundWork } from './background-work.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
@@ -150,7 +150,7 @@ export class LiveRecording {
         const closing = closePluginsToml(config, this.backend, () => this.retireOutputs());
         if ((await settleWithin(closing, budget())) === 'done') await closing;
       } catch (error) {
-        failures.push(`plugin runtime close failed: ${errorText(error)}`);
+        failures.push(`plugin runtime close failed: ${errorMessage(error)}`);
       }
       this.config = { kind: 'closed', diagnostics: config.diagnostics };
     }
@@ -158,14 +158,14 @@ export class LiveRecording {
       const flushing = this.backend.flush();
       if ((await settleWithin(flushing, budget())) === 'done') await flushing;
     } catch (error) {
-      failures.push(`backend flush failed: ${errorText(error)}`);
+      failures.push(`backend flush failed: ${errorMessage(error)}`);
     }
     await this.closeAtof();
     try {
       // What is left of the budget, less a margin for status() to be read before shutdown() returns.
       await this.backend.shutdown?.({ timeoutMs: budget() });
     } catch (error) {
-      failures.push(`backend shutdown failed: ${errorText(error)}`);
+      failures.push(`backend shutdown failed: ${errorMessage(error)}`);
     }
     this.trajectories.dispose();
     if (failures.length > 0) throw new Error(failures.join('; '));
@@ -208,7 +208,7 @@ export class LiveRecording {
     } catch (error) {
       // status() may be polled: count every failure, say it once.
       this.options.counters.errors += 1;
-      if (!this.outputsFailureReported) safeLog(this.options.logger, 'warn', `backend outputs() failed (reported once): ${errorText(error)}`);
+      if (!this.outputsFailureReported) safeLog(this.options.logger, 'warn', `backend outputs() failed (reported once): ${errorMessage(error)}`);
       this.outputsFailureReported = true;
     }
     const live = new Set(backendOutputs.map((output) => output.path));

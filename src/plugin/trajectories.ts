@@ -23,9 +23,10 @@ import { atifFilePath } from './atif-file.ts';
 import { hasNoSteps } from '../formats/atif/serialize.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
-import { text, truthy } from './payload.ts';
+import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
 import type { BackgroundWork } from './background-work.ts';
+import { stringOf } from '../shared/text.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
@@ -109,7 +110,7 @@ export class TrajectoryWriter {
   private named(setting: 'atifAgentName' | 'atifAgentVersion' | 'atifModelName', reported: unknown): string {
     const { settings, explicit } = this.options;
     if (explicit.has(setting) || !truthy(reported)) return settings[setting];
-    return text(reported);
+    return stringOf(reported);
   }
 
   /** An embedded child's own file is never written in embedded mode: its steps are in the parent's. */

@@ -20,7 +20,12 @@
  *   backend stamps them with the shared microsecond clock unless the caller
  *   passes `timestampUs`.
  * - Optional capabilities are feature-detected by the caller with a plain
- *   `typeof backend.x === "function"` check, like the seed's `getattr`.
+ *   `typeof backend.x === "function"` check.
+ * - The backend makes the one copy of each payload it records, when the
+ *   call crosses this contract; everything downstream (ATOF lines, ATIF
+ *   trajectories, OTLP spans, subscribers) reads that copy. The payload's
+ *   whole journey, each change of representation and why:
+ *   docs/contributing/payload-journey.md.
  *
  * @module
  */

@@ -15,9 +15,8 @@
  * for subscribers and takes any line the byte encoder cannot write;
  * `metadata.ts` holds the end-metadata rules); `delivery.ts`, `tree.ts`,
  * `managed.ts`; and the outputs `atof-batcher.ts` (lines batched into few writes; `atof-file.ts` is the file itself), `atif-exporter.ts`
- * (through the router both backends share, `../session-trajectories.ts`,
- * and, with `atifWorker: true`, built on a worker thread: `atif-offload.ts`
- * and the worker's entry `atif-worker.ts`) and `plugins-toml-activation.ts`. The contract's rules and errors are in
+ * (through the router both backends share, `../session-trajectories.ts`)
+ * and `plugins-toml-activation.ts`. The contract's rules and errors are in
  * `src/relay/rules.ts` and `src/relay/errors.ts`.
  *
  * ```ts

@@ -50,7 +50,7 @@ import { InvalidPluginConfigError } from './errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
-import { eventObjectListener, type RelayCore } from './listeners.ts';
+import type { RelayCore } from './listeners.ts';
 import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
@@ -138,18 +138,13 @@ export function activatePluginConfig(
     // OTLP destinations live on the relay (their queues outlive this activation); this feeds them.
     const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry);
     if (otlp !== null) {
-      detach.push(core.addListener(eventObjectListener((event, top) => otlp.accept(event, top))));
+      detach.push(core.addListener((event, top) => otlp.accept(event, top)));
       detach.push(() => otlp.close());
     }
     if (settings.atif !== null) {
       const plugin = new PluginAtif(core, settings.atif, settings.storage);
       atif = plugin;
-      detach.push(
-        core.addListener({
-          event: (event, top) => plugin.accept(event, top),
-          line: (bytes, start, end, uuid, _parent, phase, top) => plugin.acceptLine(bytes, start, end, uuid, phase, top),
-        }),
-      );
+      detach.push(core.addListener((event, top) => plugin.accept(event, top)));
       detach.push(plugin.installExitTask());
     }
   }
@@ -268,14 +263,6 @@ class PluginAtif {
     if (trajectory === undefined) return;
     trajectory.builder.addEvent(event);
     this.afterEvent(trajectory, event.uuid, phase);
-  }
-
-  /** `accept` for an event the relay wrote as a line (`bytes[start, end)`). */
-  acceptLine(bytes: Uint8Array, start: number, end: number, uuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): void {
-    const trajectory = this.trajectoryOf(uuid, phase, top);
-    if (trajectory === undefined) return;
-    trajectory.builder.addLine(bytes, start, end);
-    this.afterEvent(trajectory, uuid, phase);
   }
 
   private trajectoryOf(uuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): OpenTrajectory | undefined {

@@ -86,7 +86,6 @@ function loadPluginHost(): Promise<typeof import('./plugins-toml-activation.ts')
   );
   return pluginHostLoading;
 }
-import { atifOffloadOf, existingAtifOffload } from './atif-offload.ts';
 
 /** Options of `createMemoryRelay`. */
 export interface MemoryRelayOptions {
@@ -97,16 +96,6 @@ export interface MemoryRelayOptions {
    * Default: the shared strictly increasing `nowMicros`.
    */
   clock?: () => number;
-  /**
-   * Builds the trajectories of `exportJson()` on a worker thread (one per
-   * process, started by the first export), off the host's event loop: the
-   * host's thread then spends a fraction of the time per export, at the
-   * cost of a second JS heap. Where the worker cannot start or dies,
-   * exports are built in-thread from then on, with one warning and counted
-   * in `stats().atifWorkerFallbacks`; the output is the same either way.
-   * `exportJsonNow()` is always built in-thread. Default: false.
-   */
-  atifWorker?: boolean;
 }
 
 /** Counters of the in-memory relay: the contract's three plus where they came from. */
@@ -115,8 +104,6 @@ export interface MemoryRelayStats extends BackendStats {
   subscriberErrors: number;
   /** End events stamped at or before their start and moved to start + 1 µs. */
   adjustedTimestamps: number;
-  /** `exportJson()` calls built on the host's thread because the trajectory worker could not start or failed. */
-  atifWorkerFallbacks: number;
 }
 
 /** The in-memory relay backend. */
@@ -160,7 +147,6 @@ class MemoryRelayBackend implements MemoryRelay {
 
   constructor(options?: MemoryRelayOptions) {
     this.core = new MemoryRelayCore(adaptLogger(options?.logger), safeClock(options?.clock));
-    if (options?.atifWorker === true) atifOffloadOf(this.core).enabled = true;
   }
 
   /**
@@ -351,8 +337,6 @@ class MemoryRelayBackend implements MemoryRelay {
     }
     delivery.writers.clear();
     delivery.lineSinks = [];
-    // Exports still on the trajectory worker are answered first; then the worker may end.
-    await existingAtifOffload(this.core)?.close();
     // The OTLP destinations are keyed by the core the plugins.toml activation was given.
     await pluginHostModule?.remoteOutputs.shutdown(this.core, deadline - Date.now());
   }
@@ -367,7 +351,6 @@ class MemoryRelayBackend implements MemoryRelay {
       dropped,
       subscriberErrors: counters.receiverErrors,
       adjustedTimestamps: counters.adjustedTimestamps,
-      atifWorkerFallbacks: existingAtifOffload(this.core)?.fallbacks ?? 0,
     };
   }
 

@@ -1,10 +1,12 @@
 /**
  * One OTLP destination's delivery: a bounded queue, batches sent on
- * `scheduled_delay_millis` or when `max_export_batch_size` items wait, one
- * request in flight, retries with backoff for failures worth retrying, and
- * a count of every item: sent, failed (after retries) or dropped (queue
- * full, shut down). Up to four requests are in flight at once. Nothing here blocks or throws into the caller: `push`
- * is synchronous and constant-time, and every timer is unref'd.
+ * `scheduled_delay_millis` or when `max_export_batch_size` items wait, up to
+ * four requests in flight at once (so a flush of many batches does not wait
+ * a round trip per batch), retries with backoff for failures worth
+ * retrying, and a count of every item: sent, failed (after retries) or
+ * dropped (queue full, shut down). Nothing here blocks or throws into the
+ * caller: `push` is synchronous and constant-time, and every timer is
+ * unref'd.
  *
  * The OpenTelemetry exporter already retries 429/502/503/504 and connection
  * errors within one call (honouring `Retry-After`, up to its timeout). A

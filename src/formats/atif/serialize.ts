@@ -87,8 +87,8 @@ export class ExporterTextCache {
   write(trajectory: AtifTrajectory): string {
     if (this.#steps === undefined) {
       // Nothing to reuse yet: the whole document in one engine call is cheaper than
-      // step by step (~1.6x for the bench's 80-event session). Its steps are kept, their
-      // texts written when a later build repeats them.
+      // step by step (bench/RESULTS.md, "Figures behind the code"). Its steps are kept,
+      // their texts written when a later build repeats them.
       this.#steps = trajectory.steps;
       this.#texts = [];
       return serializeTrajectory(trajectory, 'exporter');

@@ -41,6 +41,7 @@ import {
   otlpSettingsFromEnv,
   type OtlpEnvSettings,
 } from './otlp-env.ts';
+import { errorMessage } from '../../shared/error-text.ts';
 
 /** How the env ATOF file is opened: appended to, or written afresh. */
 export type AtofFileMode = 'append' | 'overwrite';
@@ -437,7 +438,7 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
   try {
     keys = Object.keys(overrides);
   } catch (error) {
-    diagnostics.push(invalidValue('settings', `settings could not be read (${errorText(error)}); ignoring it`));
+    diagnostics.push(invalidValue('settings', `settings could not be read (${errorMessage(error)}); ignoring it`));
     return out as Partial<NemoRelaySettings>;
   }
   for (const key of keys) {
@@ -445,7 +446,7 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
     try {
       value = (overrides as Record<string, unknown>)[key];
     } catch (error) {
-      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} could not be read (${errorText(error)}); ignoring it`));
+      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} could not be read (${errorMessage(error)}); ignoring it`));
       continue;
     }
     if (value === undefined) continue;
@@ -471,6 +472,3 @@ function describeValue(value: unknown): string {
   return typeof value;
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
