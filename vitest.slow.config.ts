@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/slow/**/*.test.ts'],
-    globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts'],
+    globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts', 'test/support/default-outputs.ts'],
     pool: 'forks',
     // One at a time: each of these alone loads the 2-core machine.
     fileParallelism: false,

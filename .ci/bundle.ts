@@ -29,12 +29,14 @@ const dist = path.join(root, 'dist');
 
 /**
  * Every module a user or the runtime loads by path: the package's
- * `exports`, the CLI, the native adapter and the ATIF worker (both loaded
- * by a URL computed at run time, which the bundler cannot see).
+ * `exports`, the CLI and the native adapter (loaded by a URL computed at
+ * run time, which the bundler cannot see).
  */
 const ENTRIES = [
   'src/index.js',
   'src/hooks/index.js',
+  'src/formats/index.js',
+  'src/relay/index.js',
   'src/backends/memory/index.js',
   'src/testing/index.js',
   'src/adapters/ai-sdk/index.js',
@@ -43,8 +45,6 @@ const ENTRIES = [
   'src/adapters/claude-agent-sdk/index.js',
   'src/cli/main.js',
   'native/index.js',
-  // The ATIF trajectory worker's file (started with new Worker(url)).
-  'src/backends/memory/atif-worker.js',
 ];
 
 const result = await Bun.build({

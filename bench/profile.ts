@@ -6,9 +6,9 @@
  *   node --cpu-prof --cpu-prof-dir=.tmp/prof .tmp/bench/bench/profile.js memory llm 20000
  *   bun bench/profile.ts memory mark
  *
- * Setups: memory, memory-atif, native, bare, bare-stack (a scope stack per session,
+ * Setups: memory, memory-atif, memory-objects, memory-objects-atif, native, bare, bare-stack (a scope stack per session,
  * the isolation the adapter gives), otel-sdk, otel-noop. Kinds: mark, llm,
- * llm_8k, tool, session. Prints ns per event (caller side and drained).
+ * llm_8k, tool, session, stream (64 whole 80-hook sessions per iteration). Prints ns per event (caller side and drained).
  *
  * @module
  */
@@ -18,7 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { nowNs } from './harness.ts';
 import * as fixtures from './support/payloads.ts';
-import { bareNativeSetup, memoryAtifPluginSetup, isolatedBareNativeSetup, memoryPluginSetup, nativePluginSetup, otelNoopSetup, otelSdkSetup, type Setup } from './support/setups.ts';
+import { bareNativeSetup, memoryAtifPluginSetup, isolatedBareNativeSetup, memoryObjectsPluginSetup, memoryPluginSetup, nativePluginSetup, otelNoopSetup, otelSdkSetup, PluginSetup, type Setup } from './support/setups.ts';
+import { HookStream } from './support/stream.ts';
 
 const [setupName = 'memory', kindName = 'mark', itersRaw = '20000', roundsRaw = '10'] = process.argv.slice(2);
 const iters = Number(itersRaw);
@@ -28,6 +29,8 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-profile-'));
 const makers: Record<string, (dir: string) => Setup> = {
   memory: memoryPluginSetup,
   'memory-atif': memoryAtifPluginSetup,
+  'memory-objects': (d) => memoryObjectsPluginSetup(d),
+  'memory-objects-atif': (d) => memoryObjectsPluginSetup(d, true),
   native: nativePluginSetup,
   bare: bareNativeSetup,
   'bare-stack': isolatedBareNativeSetup,
@@ -68,6 +71,16 @@ const steps: Record<string, { events: number; step: (s: Setup, i: number) => voi
       s.sessionStart(fixtures.sessionStart(`child-${i & 255}`));
       s.sessionEnd(fixtures.sessionFinalize(`child-${i & 255}`));
     },
+  },
+};
+// Whole sessions of the throughput shape (80 hooks each, 16 in flight): 5,120 events replayed per `iters` count of 64.
+const streamed: [string, Record<string, unknown>][] = [];
+new HookStream({ events: 64 * 80, concurrency: 16, turns: 6, toolCalls: 2, prefix: 'profile' }).take(64 * 80, (name, payload) => streamed.push([name, payload]));
+steps.stream = {
+  events: streamed.length,
+  step: (s) => {
+    if (!(s instanceof PluginSetup)) throw new Error('the stream kind needs a plugin setup');
+    for (const [name, payload] of streamed) s.emit(name as never, payload);
   },
 };
 const kind = steps[kindName];

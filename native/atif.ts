@@ -8,8 +8,9 @@
  * the adapter builds trajectories itself with the shared `AtifBuilder`:
  *
  * - one raw native subscriber is registered while at least one ATIF exporter
- *   is live, and deregistered when the last one goes (a JS subscriber costs
- *   2–3× per event, so nobody pays for it without ATIF);
+ *   is live, and deregistered when the last one goes (a JS subscriber
+ *   multiplies native's cost per event, so nobody pays for it without ATIF;
+ *   bench/RESULTS.md, "Figures behind the code");
  * - each delivered event goes to the live sessions whose scope subtree
  *   holds it (one map lookup per event, however many sessions are live);
  * - `exportJson()` drains native delivery (`flushSubscribers`) first, so the

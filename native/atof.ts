@@ -272,7 +272,8 @@ export class NativeAtofSink implements AtofExporter {
 
 /**
  * The buffer counting reads into: a `Buffer` for its native `indexOf` (a
- * memchr; a JS loop over every byte cost ~3% of a native mark), shared by
+ * memchr, where a JS loop over every byte showed in a native mark's
+ * profile; bench/RESULTS.md, "Figures behind the code"), shared by
  * every sink (counting is synchronous) and grown up to `READ_CHUNK`, so a
  * flush allocates nothing.
  */

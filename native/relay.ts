@@ -1,7 +1,7 @@
 /**
  * `NativeRelay`: the `RelayBackend` contract over `nemo-relay-node`.
  *
- * What it adds on top of the binding (see native-binding.md for the traps):
+ * What it adds on top of the binding (whose traps each item answers):
  * - every payload goes through `toJson()` first (payloads.ts), so no value a
  *   host passes can abort, crash or throw;
  * - every manual call carries an explicit microsecond timestamp, so

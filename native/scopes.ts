@@ -9,8 +9,8 @@
  * The switch is needed even for marks and spans with an explicit parent:
  * native writes the *current* stack's propagation root on every event, not
  * the parent's (a test pins this). Switching is the adapter's main cost
- * (3-5 µs per call, an AsyncLocalStorage run inside the binding), so a new
- * frame is entered once per push, never just to read its root.
+ * (an AsyncLocalStorage run inside the binding on every call; bench/RESULTS.md, "Figures behind the code"),
+ * so a new frame is entered once per push, never just to read its root.
  *
  * How scopes map onto frames:
  *

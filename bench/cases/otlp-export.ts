@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import { CaseReport, figure, interleave, iterations, ratio, rowOf, type Subject } from '../harness.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { existingOtlpHub } from '../../src/export/otlp/index.ts';
-import { eventObjectListener, type RelayCore } from '../../src/backends/memory/listeners.ts';
+import type { RelayCore } from '../../src/backends/memory/listeners.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { SpanKind, trace, ROOT_CONTEXT } from '@opentelemetry/api';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -95,7 +95,7 @@ const endpointSettings = validatePluginConfig({
 }).observability!.opentelemetry.traces[0]!;
 let attributes: Record<string, string | number | boolean> = {};
 const assembler = new SpanAssembler(endpointSettings, { attributes: {} }, { name: 'x' }, (span) => (attributes = span.attributes as typeof attributes));
-const unsubscribe = core.addListener(eventObjectListener((event, top) => assembler.accept(event, top)));
+const unsubscribe = core.addListener((event, top) => assembler.accept(event, top));
 relay.popScope(relay.pushScope({ name: 'step', category: 'function', parent: root, input: INPUT, metadata: METADATA }), { output: OUTPUT });
 unsubscribe();
 await hub.flush();
@@ -121,7 +121,7 @@ const buildRelay = createMemoryRelay({ logger: silentLogger });
 const buildCore = (buildRelay as unknown as { core: RelayCore }).core;
 let built = 0;
 const buildAssembler = new SpanAssembler(endpointSettings, { attributes: {} }, { name: 'x' }, () => built++);
-const detachBuild = buildCore.addListener(eventObjectListener((event, top) => buildAssembler.accept(event, top)));
+const detachBuild = buildCore.addListener((event, top) => buildAssembler.accept(event, top));
 const buildRoot = buildRelay.pushScope({ name: 'bench-root', category: 'agent', metadata: METADATA });
 const noopProvider = new BasicTracerProvider({
   resource: resourceFromAttributes({ 'service.name': 'bench' }),

@@ -29,6 +29,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { context, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import type { Logger } from '../../src/shared/logger.ts';
 import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/index.ts';
@@ -90,7 +91,7 @@ const BASE_SESSION = 'bench-session';
 
 // ------------------------------------------------------------------ plugin
 
-class PluginSetup implements Setup {
+export class PluginSetup implements Setup {
   readonly name: string;
   readonly #makeBackend: (logger: Logger) => RelayBackend;
   readonly #file: string;
@@ -144,6 +145,10 @@ class PluginSetup implements Setup {
     this.#plugin = null;
   }
 
+  /** Any hook, for cases that replay a whole hook stream. */
+  emit(name: HookName, p: Payload): void {
+    this.#hooks!.emit(name, p as never);
+  }
   mark(p: Payload): void {
     this.#hooks!.emit('pre_llm_call', p);
   }
@@ -170,13 +175,28 @@ class PluginSetup implements Setup {
   }
 }
 
-export function memoryPluginSetup(dir: string): Setup & { readonly warnings: number } {
+export function memoryPluginSetup(dir: string): PluginSetup {
   return new PluginSetup('plugin+memory', dir, (logger) => createMemoryRelay({ logger }));
 }
 
 /** plugin+memory with ATIF on as well: one trajectory file per session (the configuration the README recommends). */
-export function memoryAtifPluginSetup(dir: string): Setup & { readonly warnings: number } {
+export function memoryAtifPluginSetup(dir: string): PluginSetup {
   return new PluginSetup('plugin+memory, ATOF + ATIF', dir, (logger) => createMemoryRelay({ logger }), true);
+}
+
+/**
+ * plugin+memory on its object encoder alone (the byte path off): a no-op
+ * `subscribe()` callback makes the relay build every event as an object,
+ * as it does for any subscriber; the callback itself is one empty call per
+ * event. For weighing the byte path against the object path (issue 21).
+ */
+export function memoryObjectsPluginSetup(dir: string, atif = false): PluginSetup {
+  const name = atif ? 'plugin+memory, ATOF + ATIF, objects' : 'plugin+memory, objects';
+  return new PluginSetup(name, dir, (logger) => {
+    const relay = createMemoryRelay({ logger });
+    relay.subscribe(() => {});
+    return relay;
+  }, atif);
 }
 
 /**

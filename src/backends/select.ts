@@ -140,7 +140,8 @@ async function resolvedAuto(runtime: RuntimeName, via: string, options: ResolveB
   const loaded = await tryNative(options, logger);
   if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}auto on node: native relay loaded`);
   const reason = `${via}auto on node: native relay unavailable (${loaded.why}); using the in-memory relay`;
-  safeLog(logger, 'info', reason);
+  // The memory relay is what most hosts run: a choice, not a problem (status() and doctor say why).
+  safeLog(logger, 'debug', reason);
   return resolvedMemory(reason, logger);
 }
 

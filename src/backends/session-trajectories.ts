@@ -4,11 +4,9 @@
  *
  * Native's own `AtifExporter` sees every event of the process and mixes
  * interleaved sessions; the contract wants one trajectory per session scope
- * holding only that scope's subtree. Both backends build them here:
- * - the memory relay feeds it events as objects, or (on its byte path) as
- *   the ATOF line it just wrote, which is kept as bytes and parsed only when
- *   the trajectory is asked for, so recording stays as cheap as ATOF alone;
- * - the native adapter feeds it the events its subscriber receives.
+ * holding only that scope's subtree. Both backends build them here, from
+ * event objects kept by reference: the memory relay's own events, and the
+ * events the native adapter's subscriber receives.
  *
  * Routing is one map lookup per event whatever the number of live
  * sessions: each session's member scopes (its root and every scope below
@@ -24,179 +22,38 @@ import type { AtofEvent } from '../formats/atof/types.ts';
 import type { AtifTrajectory } from '../formats/atif/types.ts';
 
 const NO_SESSIONS: readonly SessionTrajectory[] = [];
-const utf8 = new TextDecoder();
-/** First size of a session's line buffer; it grows as lines arrive, up to `MAX_CHUNK`. */
-const INITIAL_CHUNK = 1024;
-const SMALL_CHUNK = 16 * 1024;
-const MAX_CHUNK = 256 * 1024;
-
-/** A kept entry: a run of ATOF lines, each followed by a comma (`line,line,`), or an event object. */
-type KeptEntry = Uint8Array | AtofEvent;
 
 /**
- * What a trajectory recorded since the last `takeNew()`, in order: runs of
- * ATOF lines as text (each line followed by a comma: `line,line,`) and
- * event objects. Text, not bytes: Deno's `worker_threads` took 10-15 ms to
- * pass a typed array to a worker and back, against 0.5 ms for a string.
- */
-export type TrajectoryEntry = string | AtofEvent;
-
-/**
- * A trajectory under construction: events kept as objects, or as ATOF line
- * bytes waiting to be parsed. Parsing native's text of an event gives the
- * event object back, key order included (the byte path writes what
- * `JSON.stringify` of that object writes), so both forms build the same
- * trajectory.
- *
- * Until it is first built here, nothing is parsed: what it recorded stays
- * as it came, so a builder elsewhere (the memory relay's worker thread) can
- * be fed the entries recorded since it was last fed (`takeNew`), and the
- * first build in this thread (an export at process exit, or a fallback)
- * still has every event. From that first build on, it parses what it gets
- * as before and cannot feed another builder.
+ * A trajectory under construction: the relay's event objects, kept by
+ * reference (each already the relay's own copy of the host's payloads, so
+ * nothing is copied or parsed again), built when asked for.
  */
 export class EventTrajectory {
   readonly #builder: AtifBuilder;
-  /** The builder's options, for a builder elsewhere. */
-  readonly options: AtifBuilderOptions;
-  /**
-   * Entries not yet in the builder, in order: closed chunks of whole lines,
-   * each line followed by a comma (`[` + a chunk's text, last comma dropped,
-   * + `]` is a JSON array of its events), and event objects. Chunks grow
-   * from small (most sessions are short) to `MAX_CHUNK`, then new ones start.
-   */
-  #full: KeptEntry[] = [];
-  #chunk: Uint8Array | null = null;
-  #chunkBytes = 0;
-  #count = 0;
-  /** Built here once: entries go into the builder from then on. */
-  #inThread = false;
-  /** What `takeNew` handed out: entries of `#full` before this index, and bytes of the next one (or of the open chunk). */
-  #sentEntries = 0;
-  #sentBytes = 0;
 
   constructor(options: AtifBuilderOptions) {
-    this.options = options;
     this.#builder = new AtifBuilder(options);
   }
 
   /** Records an event object (kept by reference: it must not be mutated afterwards). */
   addEvent(event: AtofEvent): void {
-    this.#count++;
-    if (!this.#inThread) {
-      this.#closeChunk();
-      this.#full.push(event);
-      return;
-    }
-    if (this.#chunk !== null || this.#full.length > 0) this.#parseLines();
     this.#builder.add(event);
-  }
-
-  /** Records an event as its ATOF line: `bytes[start, end)`, one JSON object (a trailing newline is fine). */
-  addLine(bytes: Uint8Array, start: number, end: number): void {
-    const need = end - start + 1;
-    let chunk = this.#chunk;
-    let used = this.#chunkBytes;
-    if (chunk === null || used + need > chunk.length) chunk = this.#grow(need);
-    chunk.set(bytes.subarray(start, end), (used = this.#chunkBytes));
-    chunk[used + need - 1] = 0x2c; // ,
-    this.#chunkBytes = used + need;
-    this.#count++;
   }
 
   /** Events recorded so far. */
   get size(): number {
-    return this.#count;
-  }
-
-  /**
-   * The entries recorded since the last call, or null once this trajectory
-   * was built here: then only this thread has its events.
-   */
-  takeNew(): TrajectoryEntry[] | null {
-    if (this.#inThread) return null;
-    const out: TrajectoryEntry[] = [];
-    const full = this.#full;
-    let skip = this.#sentBytes;
-    for (let i = this.#sentEntries; i < full.length; i++) {
-      const entry = full[i]!;
-      if (entry instanceof Uint8Array) {
-        if (entry.length > skip) out.push(utf8.decode(entry.subarray(skip)));
-      } else out.push(entry);
-      skip = 0;
-    }
-    this.#sentEntries = full.length;
-    if (this.#chunkBytes > skip) out.push(utf8.decode(this.#chunk!.subarray(skip, this.#chunkBytes)));
-    this.#sentBytes = this.#chunkBytes;
-    return out;
-  }
-
-  /** Whether this trajectory was built here (and so can no longer feed a builder elsewhere). */
-  get builtInThread(): boolean {
-    return this.#inThread;
+    return this.#builder.size;
   }
 
   /** The trajectory as `AtifBuilder.build` returns it (a document to annotate before serializing). */
   build(): AtifTrajectory {
-    this.#parseLines();
     return this.#builder.build();
   }
 
   /** The trajectory's text, as `AtifBuilder.toJson` writes it. */
   toJson(): string {
-    this.#parseLines();
     return this.#builder.toJson();
   }
-
-  /** A chunk with room for `need` more bytes: the current one doubled while small, else a new one. */
-  #grow(need: number): Uint8Array {
-    const chunk = this.#chunk;
-    const used = this.#chunkBytes;
-    if (chunk !== null && chunk.length < MAX_CHUNK) {
-      // Small chunks grow by a quarter, in whole KiB, so a short open session's slack stays small (the
-      // memory-sessions case); from SMALL_CHUNK on they double, so a long session copies each line ~once.
-      const step = chunk.length < SMALL_CHUNK ? chunk.length >> 2 : chunk.length;
-      const capacity = Math.ceil(Math.max(used + need, chunk.length + step) / 1024) * 1024;
-      const grown = new Uint8Array(capacity);
-      grown.set(chunk.subarray(0, used));
-      return (this.#chunk = grown);
-    }
-    if (chunk !== null && used > 0) this.#full.push(chunk.subarray(0, used));
-    this.#chunkBytes = 0;
-    const capacity = Math.ceil(Math.max(need, chunk === null ? INITIAL_CHUNK : MAX_CHUNK) / 1024) * 1024;
-    return (this.#chunk = new Uint8Array(capacity));
-  }
-
-  /** Ends the open chunk, so an event object can follow its lines in order. */
-  #closeChunk(): void {
-    if (this.#chunk === null) return;
-    if (this.#chunkBytes > 0) this.#full.push(this.#chunk.subarray(0, this.#chunkBytes));
-    this.#chunk = null;
-    this.#chunkBytes = 0;
-  }
-
-  /** Moves the waiting entries into the builder, lines as event objects (one decode and one parse per chunk). */
-  #parseLines(): void {
-    this.#inThread = true;
-    if (this.#chunk === null && this.#full.length === 0) return;
-    this.#closeChunk();
-    const entries = this.#full;
-    this.#full = [];
-    for (const entry of entries) {
-      if (!(entry instanceof Uint8Array)) {
-        this.#builder.add(entry);
-        continue;
-      }
-      const events = parseLineRun(entry);
-      for (let i = 0; i < events.length; i++) this.#builder.add(events[i]!);
-    }
-  }
-}
-
-/** The events of a line run (see `TrajectoryEntry`), as bytes or text: `[` + its text, last comma dropped, + `]`, in one parse. */
-export function parseLineRun(run: Uint8Array | string): AtofEvent[] {
-  const text = typeof run === 'string' ? run.slice(0, -1) : utf8.decode(run.subarray(0, run.length - 1));
-  return JSON.parse(`[${text}]`) as AtofEvent[];
 }
 
 /** A live session's trajectory, as the router hands it out. */
@@ -269,12 +126,6 @@ export class SessionTrajectories {
       if (isStart && session.replayed === uuid) continue;
       session.addEvent(event);
     }
-  }
-
-  /** Routes an event written as an ATOF line (`bytes[start, end)`), with the fields routing reads (`isStart`: a scope's or span's start). */
-  routeLine(uuid: string, parentUuid: string, isStart: boolean, bytes: Uint8Array, start: number, end: number): void {
-    const owners = this.#ownersOf(uuid, parentUuid, isStart);
-    for (let i = 0; i < owners.length; i++) owners[i]!.addLine(bytes, start, end);
   }
 
   /**

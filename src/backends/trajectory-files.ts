@@ -101,6 +101,17 @@ export class TrajectoryFiles<Key> {
     return false;
   }
 
+  /**
+   * Leaves the trajectory `key` unwritten on purpose (it would not be valid
+   * ATIF): nothing kept for a retry, and its listing says why. A later write
+   * of the same file that lands clears the reason.
+   */
+  skip(key: Key, path: string, reason: string): void {
+    this.#kept.delete(key);
+    const listed = this.#listing(path);
+    if (listed) listed.skipped = reason;
+  }
+
   /** Writes `file` once, with no retry (a recovery copy, say). Returns whether it landed. */
   writeOnce(file: TrajectoryFile): boolean {
     return this.#writeOnce(file);
@@ -189,6 +200,7 @@ export class TrajectoryFiles<Key> {
       if (listed) {
         listed.bytes = bytes;
         listed.lastWrite = now;
+        delete listed.skipped;
       }
       return true;
     } catch (error) {

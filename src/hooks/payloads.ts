@@ -56,6 +56,13 @@ export interface SessionStartPayload extends ObserverPayload {
   model?: string;
   /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
   platform?: string;
+  /**
+   * The agent's name as its framework knows it (an adapter sets it): the
+   * trajectory's `agent.name` unless the host configured one explicitly.
+   */
+  agent_name?: string;
+  /** The agent's version, when the framework knows it: `agent.version` unless configured explicitly. */
+  agent_version?: string;
 }
 
 /**

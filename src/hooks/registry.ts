@@ -89,10 +89,10 @@ interface Table {
 /**
  * A `Table` over a null-prototype object, for Bun. JavaScriptCore answers a
  * constant key from an inline cache on an object but hashes it in a `Map`,
- * so a 15-site agent loop ran 1.07-1.10x its hook-free twin with a `Map` and
- * 0.94-0.96x with this (same step, same run). V8 goes the other way: keyed
- * loads with many names on an object cost up to 1.9x a `Map.get`, so Node
- * and Deno keep the `Map`. One kind per process keeps every call site
+ * so an agent loop's hook sites cost less with this than with a `Map`. V8
+ * goes the other way: keyed loads with many names on an object cost more
+ * than a `Map.get`, so Node and Deno keep the `Map` (both measured:
+ * bench/RESULTS.md, "Figures behind the code"). One kind per process keeps every call site
  * monomorphic. With no prototype, `__proto__` or `toString` are unknown names
  * like any other.
  */

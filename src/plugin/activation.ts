@@ -5,7 +5,7 @@
  * no close between sessions that a failing native close could turn into
  * "every later session records nothing".
  *
- * The outcome is one value: no document, rejected (the HERMES_NEMO_RELAY_*
+ * The outcome is one value: no document, rejected (the environment's
  * exporters apply), or active (static or with dynamic plugins).
  *
  * @module
@@ -21,14 +21,14 @@ import { skippedDestination, withoutDestinations } from '../formats/plugins-toml
 import { hasResolvableSources, resolvePriceSources } from './price-sources.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 export type PluginsTomlOutcome =
   | { kind: 'none' }
   | { kind: 'rejected'; diagnostics: ConfigDiagnostic[] }
   /**
    * Rejected (or never activated) while it asks for `pii_redaction`: the
-   * HERMES_NEMO_RELAY_* exporters would write what redaction governs, so
+   * environment's exporters (NEMO_RELAY_HOOKS_*) would write what redaction governs, so
    * nothing is written at all (fail closed).
    */
   | { kind: 'withheld'; diagnostics: ConfigDiagnostic[] }
@@ -73,7 +73,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
         const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
         return { ...active(activation, true, logger, skipped), document } as PluginsTomlOutcome;
       } catch (error) {
-        safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorText(error)}`);
+        safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorMessage(error)}`);
       }
     } else {
       safeLog(
@@ -107,7 +107,7 @@ export const WITHHELD: ConfigDiagnostic = {
 
 /**
  * What the plugin records into when the document cannot be used: the
- * HERMES_NEMO_RELAY_* exporters, unless the document asks for redaction
+ * environment's exporters, unless the document asks for redaction
  * (then nothing is written: fail closed).
  */
 export function fallbackOutcome(settings: NemoRelaySettings, diagnostics: ConfigDiagnostic[] = []): PluginsTomlOutcome {
@@ -120,9 +120,9 @@ function rejected(error: unknown, settings: NemoRelaySettings, logger: Logger): 
   const where = tomlPath ? ` (${tomlPath})` : '';
   const outcome = fallbackOutcome(settings, diagnosticsOf(error));
   if (outcome.kind === 'withheld') {
-    safeLog(logger, 'error', `NeMo Relay rejected plugins.toml${where}, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed): ${errorText(error)}`);
+    safeLog(logger, 'error', `NeMo Relay rejected plugins.toml${where}, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed): ${errorMessage(error)}`);
   } else {
-    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the HERMES_NEMO_RELAY_* exporters: ${errorText(error)}`);
+    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the environment's exporters: ${errorMessage(error)}`);
   }
   return outcome;
 }
@@ -172,13 +172,13 @@ export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: Rel
   try {
     await backend.flush();
   } catch (error) {
-    failures.push(`subscriber flush failed: ${errorText(error)}`);
+    failures.push(`subscriber flush failed: ${errorMessage(error)}`);
   }
   flushed();
   try {
     await outcome.activation.close();
   } catch (error) {
-    failures.push(`plugin configuration close failed: ${errorText(error)}`);
+    failures.push(`plugin configuration close failed: ${errorMessage(error)}`);
   }
   if (failures.length > 0) throw new Error(failures.join('; '));
 }
@@ -201,7 +201,7 @@ function activatableDocument(config: JsonObject): { document: JsonObject; skippe
     return { document, skipped: [] };
   }
   if (skipped.length === 0) return { document, skipped };
-  return { document: withoutDestinations(document, skipped), skipped: skipped.map(skippedDestination) };
+  return { document: withoutDestinations(document, skipped), skipped: skipped.map((d) => skippedDestination(d, document)) };
 }
 
 function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger, skipped: readonly ConfigDiagnostic[] = []): PluginsTomlOutcome {
@@ -212,11 +212,8 @@ function active(activation: PluginConfigActivation, dynamic: boolean, logger: Lo
   } catch {
     // A report that cannot be read has nothing to say.
   }
-  for (const diagnostic of diagnostics) {
-    // What the backend does not run is said out loud: the default logger hides info lines.
-    const loud = diagnostic.level === 'error' || diagnostic.code === 'plugin.backend_unsupported_component';
-    safeLog(logger, loud ? 'warn' : 'info', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
-  }
+  // Loud: a destination or output skipped because of its configuration sends or writes nothing, and what the backend does not run.
+  for (const diagnostic of diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
   return { kind: 'active', activation, dynamic, diagnostics };
 }
 

@@ -41,9 +41,6 @@ export class BackgroundWork {
   /** Counts a swallowed failure and warns about it. */
   fail(context: string, error: unknown): void {
     this.counters.errors += 1;
-    safeLog(this.logger, 'warn', `${context}: ${errorText(error)}`);
+    safeLog(this.logger, 'warn', `${context}: ${errorMessage(error)}`);
   }
 }
-
-/** A thrown value's text, never throwing (the library's one rule, in shared/error-text.ts). */
-export const errorText = errorMessage;

@@ -31,7 +31,7 @@ import type { ManagedExecution, ManagedGate } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters, PluginState } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 /** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
 export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;
@@ -157,9 +157,10 @@ export class HookGate implements ManagedGate {
 
   private activate(resolved: ResolvedBackend): void {
     let live: LiveRecording;
-    const settings = this.options.settings().settings;
+    const loaded = this.options.settings();
+    const settings = loaded.settings;
     try {
-      live = new LiveRecording({ ...this.options, resolved, settings });
+      live = new LiveRecording({ ...this.options, resolved, settings, origin: loaded });
     } catch (error) {
       this.failStartup(error);
       return;
@@ -196,7 +197,7 @@ export class HookGate implements ManagedGate {
     if (this.state.phase !== 'shutting_down') this.state = { phase: 'failed' };
     this.options.counters.errors += 1;
     this.options.counters.dropped += this.clearQueue();
-    safeLog(this.options.logger, 'warn', `NeMo Relay plugin disabled: backend start failed: ${errorText(error)}`);
+    safeLog(this.options.logger, 'warn', `NeMo Relay plugin disabled: backend start failed: ${errorMessage(error)}`);
     this.settleWaiters(null);
   }
 
@@ -245,7 +246,8 @@ export class HookGate implements ManagedGate {
       if (memory === undefined) return;
       memory.reason = 'the process exited before the backend loaded: queued hooks recorded by the in-memory relay';
       try {
-        live = new LiveRecording({ ...this.options, resolved: memory, settings: this.options.settings().settings });
+        const loaded = this.options.settings();
+        live = new LiveRecording({ ...this.options, resolved: memory, settings: loaded.settings, origin: loaded });
       } catch {
         return;
       }

@@ -17,7 +17,7 @@ import type { LiveRecording } from './recording.ts';
 import { nowMicros } from '../shared/clock.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters } from './status.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 export type HookHandlers = Record<HookName, (payload: object) => void>;
 
@@ -103,7 +103,7 @@ function guard(name: HookName, record: RecordHook, warned: Set<string>, options:
       // One warning per hook kind; the count keeps growing in status().
       const level = warned.has(name) ? 'debug' : 'warn';
       warned.add(name);
-      safeLog(options.logger, level, `NeMo Relay ${name} handling failed (further failures of this hook are logged at debug): ${errorText(error)}`);
+      safeLog(options.logger, level, `NeMo Relay ${name} handling failed (further failures of this hook are logged at debug): ${errorMessage(error)}`);
     }
   };
 }
@@ -117,7 +117,7 @@ function retryFromCopy(name: HookName, retry: () => void, error: unknown, warned
   const key = `${name}:copied`;
   if (!warned.has(key)) {
     warned.add(key);
-    safeLog(options.logger, 'warn', `NeMo Relay ${name}: reading the payload failed (${errorText(error)}); recorded it from a plain copy, with unreadable fields as "[Unserializable: ...]" (reported once per hook)`);
+    safeLog(options.logger, 'warn', `NeMo Relay ${name}: reading the payload failed (${errorMessage(error)}); recorded it from a plain copy, with unreadable fields as "[Unserializable: ...]" (reported once per hook)`);
   }
   return true;
 }

@@ -16,13 +16,11 @@
 
 export { createNemoRelayPlugin } from './plugin.ts';
 export type {
-  ExecutionMiddleware,
   FlushOptions,
   HookHost,
   HookHostMiddleware,
   NemoRelayPlugin,
   NemoRelayPluginOptions,
-  PluginHost,
   PluginState,
   PluginStatus,
   RedactableEvent,
@@ -31,7 +29,7 @@ export type {
   ShutdownOptions,
 } from './plugin.ts';
 export type { PluginCounters } from './status.ts';
-export { DEFAULT_SETTINGS, ENVIRONMENT_VARIABLES, loadSettings } from './config/settings.ts';
+export { ENVIRONMENT_VARIABLES, loadSettings } from './config/settings.ts';
 export type {
   AtofFileMode,
   DerivedSetting,

@@ -26,10 +26,11 @@ import type { RelayBackend } from '../relay/contract.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { jsonEqual, shapeLlmResponse } from './llm-response.ts';
 import type { LoosePayload } from './payload.ts';
-import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, text, toolKeyOf, toolNameOf, truthy } from './payload.ts';
+import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
 import type { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
-import { errorText } from './background-work.ts';
+import { stringOf } from '../shared/text.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 /** Unmanaged calls remembered until their end hook; more means ends that never came. */
 const MAX_UNMANAGED_CALLS = 10_000;
@@ -83,7 +84,7 @@ export class ManagedExecution {
     const state = this.options.sessions.ensure(payload);
     const body = truthy(payload.request) ? payload.request : {};
     const metadata = metadataOf(payload);
-    const modelName = truthy(payload.model) ? text(payload.model) : '';
+    const modelName = truthy(payload.model) ? stringOf(payload.model) : '';
     return runManaged({
       start: (wrapped) =>
         this.options.backend.executeLlm!(
@@ -112,7 +113,7 @@ export class ManagedExecution {
             parent: state.handle,
             args,
             metadata: metadataOf(payload),
-            toolCallId: truthy(payload.tool_call_id) ? text(payload.tool_call_id) : '',
+            toolCallId: truthy(payload.tool_call_id) ? stringOf(payload.tool_call_id) : '',
           },
           (nextArgs) => wrapped(nextArgs),
         ),
@@ -186,7 +187,7 @@ export function executionMiddleware(kind: ExecutionKind, options: MiddlewareOpti
       if (managed?.enabled(kind)) return managed.execute(kind, payload, next);
     } catch (error) {
       options.counters.errors += 1;
-      safeLog(options.logger, 'warn', `NeMo Relay ${kind} failed before the call; running it unmanaged: ${errorText(error)}`);
+      safeLog(options.logger, 'warn', `NeMo Relay ${kind} failed before the call; running it unmanaged: ${errorMessage(error)}`);
     }
     return next(payload);
   };

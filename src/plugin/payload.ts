@@ -9,10 +9,11 @@
  * @module
  */
 
-/** A hook payload as the plugin sees it: an open bag of snake_case fields. */
 import type { LoosePayload } from '../shared/snapshot.ts';
 import { isRecord } from '../shared/record.ts';
+import { stringOf } from '../shared/text.ts';
 
+/** A hook payload as the plugin sees it: an open bag of snake_case fields. */
 export type { LoosePayload };
 
 /** Hermes' LLM surface names for the relay, keyed by the host's `api_mode`. */
@@ -68,58 +69,48 @@ export function truthy(value: unknown): boolean {
   return true;
 }
 
-/** `String(value)` that survives objects whose `toString` throws. */
-export function text(value: unknown): string {
-  if (typeof value === 'string') return value;
-  try {
-    return String(value);
-  } catch {
-    return '[unprintable]';
-  }
-}
-
 /** The session a payload belongs to: `session_id`, else `parent_session_id`, else `"default"`. */
 export function sessionIdOf(payload: LoosePayload): string {
   const id = truthy(payload.session_id) ? payload.session_id : payload.parent_session_id;
-  return truthy(id) ? text(id) : 'default';
+  return truthy(id) ? stringOf(id) : 'default';
 }
 
 /** The child session of a subagent payload, or `""`. */
 export function childSessionIdOf(payload: LoosePayload): string {
-  return truthy(payload.child_session_id) ? text(payload.child_session_id) : '';
+  return truthy(payload.child_session_id) ? stringOf(payload.child_session_id) : '';
 }
 
 /** The key an LLM span is stored under: `api_request_id`, else `<session>:<api_call_count|api>`. */
 export function apiKeyOf(payload: LoosePayload): string {
-  if (truthy(payload.api_request_id)) return text(payload.api_request_id);
-  const count = truthy(payload.api_call_count) ? text(payload.api_call_count) : 'api';
+  if (truthy(payload.api_request_id)) return stringOf(payload.api_request_id);
+  const count = truthy(payload.api_call_count) ? stringOf(payload.api_call_count) : 'api';
   return `${sessionIdOf(payload)}:${count}`;
 }
 
 /** The key a tool span is stored under: `tool_call_id`, else `<session>:<turn>:<tool>`. */
 export function toolKeyOf(payload: LoosePayload): string {
-  if (truthy(payload.tool_call_id)) return text(payload.tool_call_id);
-  const turn = truthy(payload.turn_id) ? text(payload.turn_id) : '';
-  const tool = truthy(payload.tool_name) ? text(payload.tool_name) : 'tool';
+  if (truthy(payload.tool_call_id)) return stringOf(payload.tool_call_id);
+  const turn = truthy(payload.turn_id) ? stringOf(payload.turn_id) : '';
+  const tool = truthy(payload.tool_name) ? stringOf(payload.tool_name) : 'tool';
   return `${sessionIdOf(payload)}:${turn}:${tool}`;
 }
 
 /** The relay LLM surface for managed execution: mapped from `api_mode`, else the provider. */
 export function llmSurfaceOf(payload: LoosePayload): string {
-  const mode = truthy(payload.api_mode) ? text(payload.api_mode).trim().toLowerCase() : '';
+  const mode = truthy(payload.api_mode) ? stringOf(payload.api_mode).trim().toLowerCase() : '';
   const mapped = LLM_SURFACE_BY_API_MODE[mode];
   if (mapped !== undefined) return mapped;
-  return truthy(payload.provider) ? text(payload.provider) : 'llm';
+  return truthy(payload.provider) ? stringOf(payload.provider) : 'llm';
 }
 
 /** The span name for a manual LLM call: the provider, else `"llm"`. */
 export function providerOf(payload: LoosePayload): string {
-  return truthy(payload.provider) ? text(payload.provider) : 'llm';
+  return truthy(payload.provider) ? stringOf(payload.provider) : 'llm';
 }
 
 /** The tool name, else `"tool"`. */
 export function toolNameOf(payload: LoosePayload): string {
-  return truthy(payload.tool_name) ? text(payload.tool_name) : 'tool';
+  return truthy(payload.tool_name) ? stringOf(payload.tool_name) : 'tool';
 }
 
 /**
@@ -130,8 +121,8 @@ export function toolNameOf(payload: LoosePayload): string {
  */
 export function metadataOf(payload: LoosePayload): Record<string, unknown> {
   // One named read and store per key, in METADATA_KEYS order. A loop of
-  // computed-key stores into a fresh object cost 2-3x as much on V8 (Node 20:
-  // ~1.2 µs vs ~0.4 µs per call) and this runs on every hook.
+  // computed-key stores into a fresh object costs several times as much on V8,
+  // and this runs on every hook (bench/RESULTS.md, "Figures behind the code").
   const metadata: Record<string, unknown> = {};
   let value: unknown;
   if ((value = payload.telemetry_schema_version) !== undefined && value !== null) metadata.telemetry_schema_version = value;

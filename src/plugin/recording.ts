@@ -7,13 +7,15 @@
  * @module
  */
 
+import path from 'node:path';
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
+import { settleWithin } from '../shared/deadline.ts';
 import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, ownsExporter } from './activation.ts';
-import type { NemoRelaySettings } from './config/settings.ts';
+import type { LoadedSettings, NemoRelaySettings } from './config/settings.ts';
 import { ManagedExecution } from './managed.ts';
 import { Recorder } from './span-recorder.ts';
 import { SessionTable } from './sessions.ts';
@@ -25,11 +27,16 @@ import { validatePricing } from '../formats/plugins-toml/pricing.ts';
 import { PriceBook } from '../components/pricing/price-book.ts';
 import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { BackgroundWork } from './background-work.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
+
+/** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
+const SHUTDOWN_MARGIN_MS = 50;
 
 export interface LiveOptions {
   resolved: ResolvedBackend;
   settings: NemoRelaySettings;
+  /** Which settings were given explicitly, and whether the outputs are the defaults (announced once). */
+  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault'>;
   logger: Logger;
   counters: PluginCounters;
   work: BackgroundWork;
@@ -68,6 +75,7 @@ export class LiveRecording {
   private atofExporter: AtofExporter | null = null;
   private readonly retiredOutputs = new Map<string, OutputHealth>();
   private outputsFailureReported = false;
+  private announced = false;
 
   /** Removes the host's redaction hook from a backend that runs it inside. */
   private readonly removeRedaction: (() => void) | null;
@@ -80,7 +88,7 @@ export class LiveRecording {
     const onRedactFailure = (error: unknown) => {
       counters.redactionFailures += 1;
       counters.errors += 1;
-      if (!reported) safeLog(logger, 'warn', `NeMo Relay redact hook failed; the event's name and payloads were recorded cleared instead (fail closed; further failures are counted in status().counters.redactionFailures): ${errorText(error)}`);
+      if (!reported) safeLog(logger, 'warn', `NeMo Relay redact hook failed; the event's name and payloads were recorded cleared instead (fail closed; further failures are counted in status().counters.redactionFailures): ${errorMessage(error)}`);
       reported = true;
     };
     // The hook runs inside a backend that can (after its own pii_redaction), else on each call's payloads.
@@ -90,6 +98,7 @@ export class LiveRecording {
     this.trajectories = new TrajectoryWriter({
       backend: this.backend,
       settings,
+      explicit: options.origin.explicit,
       work,
       writeDelayMs: options.trajectoryWriteDelayMs,
       openSessions: () => this.sessions.live.values(),
@@ -128,6 +137,28 @@ export class LiveRecording {
     this.trajectories.setOwnedByPluginsToml(withheld || ownsExporter(outcome, this.options.settings, 'atif'));
     this.trajectories.setPricer(stepPricer(outcome.kind === 'active' && outcome.document !== undefined ? outcome.document : this.options.settings.pluginsConfig));
     if (outcome.kind !== 'active' && !withheld) this.registerAtof();
+    this.announceDefaultOutputs();
+  }
+
+  /**
+   * Nobody configured an output, so the plugin records to its default
+   * folder: it says where, once, so the files are never a surprise (and
+   * how to turn them off).
+   */
+  private announceDefaultOutputs(): void {
+    const { settings, origin, logger } = this.options;
+    if (!origin.recordingByDefault || this.announced || this.trajectories.recordsNothing) return;
+    this.announced = true;
+    const atof = this.atofExporter !== null ? `ATOF events in ${settings.atofFilename}` : null;
+    const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${settings.atifFilenameTemplate.replace('{session_id}', '<session id>')}` : null;
+    const what = [atof, atif].filter((part) => part !== null);
+    if (what.length === 0) return;
+    const folder = absolute(settings.atofOutputDirectory || settings.atifOutputDirectory);
+    safeLog(
+      logger,
+      'info',
+      `recording to ${folder}: ${what.join(', ')} (nothing was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
+    );
   }
 
   private registerAtof(): void {
@@ -151,31 +182,37 @@ export class LiveRecording {
     if (this.atofExporter) await this.atofExporter.flush();
   }
 
-  /** Closes sessions, the plugins.toml activation, the exporters and the backend. */
-  async shutdown(): Promise<void> {
+  /** Closes sessions, the plugins.toml activation, the exporters and the backend, within `deadline` (epoch ms) where it can. */
+  async shutdown(deadline = Number.POSITIVE_INFINITY): Promise<void> {
     const failures: string[] = [];
     this.recorder.closeAll('runtime_shutdown');
     this.sessions.stopIdleTimer();
     await this.trajectories.drain();
+    // A flush that waits on a remote destination stops at the deadline: the backend's shutdown then has the rest of the budget to count what is left.
+    const budget = () => Math.max(0, deadline - Date.now() - SHUTDOWN_MARGIN_MS);
     if (this.config.kind === 'active' && !this.configClosed) {
       this.configClosed = true;
+      const config = this.config;
       try {
-        await closePluginsToml(this.config, this.backend, () => this.retireOutputs());
+        const closing = closePluginsToml(config, this.backend, () => this.retireOutputs());
+        if ((await settleWithin(closing, budget())) === 'done') await closing;
       } catch (error) {
-        failures.push(`plugin runtime close failed: ${errorText(error)}`);
+        failures.push(`plugin runtime close failed: ${errorMessage(error)}`);
       }
-      this.config = { kind: 'closed', diagnostics: this.config.diagnostics };
+      this.config = { kind: 'closed', diagnostics: config.diagnostics };
     }
     try {
-      await this.backend.flush();
+      const flushing = this.backend.flush();
+      if ((await settleWithin(flushing, budget())) === 'done') await flushing;
     } catch (error) {
-      failures.push(`backend flush failed: ${errorText(error)}`);
+      failures.push(`backend flush failed: ${errorMessage(error)}`);
     }
     await this.closeAtof();
     try {
-      await this.backend.shutdown?.();
+      // What is left of the budget, less a margin for status() to be read before shutdown() returns.
+      await this.backend.shutdown?.({ timeoutMs: budget() });
     } catch (error) {
-      failures.push(`backend shutdown failed: ${errorText(error)}`);
+      failures.push(`backend shutdown failed: ${errorMessage(error)}`);
     }
     this.trajectories.dispose();
     this.removeRedaction?.();
@@ -219,12 +256,21 @@ export class LiveRecording {
     } catch (error) {
       // status() may be polled: count every failure, say it once.
       this.options.counters.errors += 1;
-      if (!this.outputsFailureReported) safeLog(this.options.logger, 'warn', `backend outputs() failed (reported once): ${errorText(error)}`);
+      if (!this.outputsFailureReported) safeLog(this.options.logger, 'warn', `backend outputs() failed (reported once): ${errorMessage(error)}`);
       this.outputsFailureReported = true;
     }
     const live = new Set(backendOutputs.map((output) => output.path));
     const retired = [...this.retiredOutputs.values()].filter((output) => !live.has(output.path));
     return [...backendOutputs, ...retired.map((health) => ({ ...health })), ...this.trajectories.outputs()];
+  }
+}
+
+function absolute(folder: string): string {
+  try {
+    return path.resolve(folder);
+  } catch {
+    // No working directory to resolve against (it was deleted): the folder as configured.
+    return folder;
   }
 }
 

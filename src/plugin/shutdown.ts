@@ -11,7 +11,7 @@ import { safeLog } from '../shared/logger.ts';
 import type { HookGate } from './gate.ts';
 import type { PluginCounters } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
-import { errorText } from './background-work.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 
@@ -52,7 +52,7 @@ export async function flushPlugin(parts: Lifecycle, options: FlushOptions = {}):
     }
   } catch (error) {
     parts.counters.errors += 1;
-    safeLog(parts.logger, 'warn', `NeMo Relay flush failed: ${errorText(error)}`);
+    safeLog(parts.logger, 'warn', `NeMo Relay flush failed: ${errorMessage(error)}`);
   }
 }
 
@@ -60,13 +60,14 @@ export async function flushPlugin(parts: Lifecycle, options: FlushOptions = {}):
 export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}): Promise<void> {
   const { gate, work } = parts;
   const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const deadline = Date.now() + (Number.isFinite(timeoutMs) ? Math.max(0, timeoutMs) : DEFAULT_SHUTDOWN_TIMEOUT_MS);
   const previous = gate.beginShutdown();
   const closing = (async () => {
     if (previous === 'idle') return;
     await work.settle();
     gate.drain();
     await work.settle();
-    await gate.live?.shutdown();
+    await gate.live?.shutdown(deadline);
     await work.settle();
   })();
   return boundedBy(closing, timeoutMs)
@@ -79,7 +80,7 @@ export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}):
       },
       (error: unknown) => {
         parts.counters.errors += 1;
-        safeLog(parts.logger, 'warn', `NeMo Relay runtime shutdown completed with errors: ${errorText(error)}`);
+        safeLog(parts.logger, 'warn', `NeMo Relay runtime shutdown completed with errors: ${errorMessage(error)}`);
       },
     )
     .finally(() => gate.finishShutdown());

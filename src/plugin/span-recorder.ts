@@ -14,11 +14,12 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { LlmHandle, RelayBackend, ToolHandle } from '../relay/contract.ts';
 import type { LoosePayload } from './payload.ts';
-import { apiKeyOf, isRecord, metadataOf, providerOf, sessionIdOf, text, toolKeyOf, toolNameOf, truthy } from './payload.ts';
+import { apiKeyOf, isRecord, metadataOf, providerOf, sessionIdOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
 import type { EvictionReason, SessionState, SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import type { TrajectoryWriter } from './trajectories.ts';
-import { errorText } from './background-work.ts';
+import { stringOf } from '../shared/text.ts';
+import { errorMessage } from '../shared/error-text.ts';
 
 /** Tool statuses that record the tool span as failed. */
 const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);
@@ -97,7 +98,7 @@ export class Recorder {
       try {
         this.backend.popScope(state.handle, timestampUs !== undefined ? { output, timestampUs } : { output });
       } catch (error) {
-        failures.push(`session scope pop failed: ${errorText(error)}`);
+        failures.push(`session scope pop failed: ${errorMessage(error)}`);
       }
     }
     this.options.trajectories.finish(state);
@@ -197,7 +198,7 @@ export class Recorder {
       parent: state.handle,
       request: { headers: {}, content: body },
       metadata: metadataOf(payload),
-      modelName: truthy(payload.model) ? text(payload.model) : '',
+      modelName: truthy(payload.model) ? stringOf(payload.model) : '',
       ...stamp(timestampUs),
     });
     state.llmSpans.set(key, span);
@@ -254,7 +255,7 @@ export class Recorder {
       parent: state.handle,
       args: truthy(payload.args) ? payload.args : {},
       metadata: metadataOf(payload),
-      toolCallId: truthy(payload.tool_call_id) ? text(payload.tool_call_id) : '',
+      toolCallId: truthy(payload.tool_call_id) ? stringOf(payload.tool_call_id) : '',
       ...stamp(timestampUs),
     });
     state.toolSpans.set(key, span);
@@ -272,7 +273,7 @@ export class Recorder {
     }
     const metadata = metadataOf(payload);
     const failed = toolFailed(payload);
-    if (failed) metadata['error.type'] = truthy(payload.error_type) ? text(payload.error_type) : text(payload.status ?? 'error');
+    if (failed) metadata['error.type'] = truthy(payload.error_type) ? stringOf(payload.error_type) : stringOf(payload.status ?? 'error');
     const result = payload.result ?? null;
     state.toolSpans.delete(key);
     this.backend.toolEnd(span, { result, status: failed ? 'error' : 'ok', metadata, ...stamp(timestampUs) });
@@ -301,7 +302,7 @@ export class Recorder {
         ...stamp(timestampUs),
       });
     } catch (error) {
-      failures.push(`open LLM span ${key} end failed: ${errorText(error)}`);
+      failures.push(`open LLM span ${key} end failed: ${errorMessage(error)}`);
     }
   }
 
@@ -310,7 +311,7 @@ export class Recorder {
     try {
       this.backend.toolEnd(span, { result: null, status: 'error', metadata: { 'error.type': reason, tool_call_id: key }, ...stamp(timestampUs) });
     } catch (error) {
-      failures.push(`open tool span ${key} end failed: ${errorText(error)}`);
+      failures.push(`open tool span ${key} end failed: ${errorMessage(error)}`);
     }
   }
 
@@ -341,7 +342,7 @@ export class Recorder {
 
   private fail(context: string, error: unknown): void {
     this.counters.errors += 1;
-    safeLog(this.options.logger, 'warn', `${context}: ${errorText(error)}`);
+    safeLog(this.options.logger, 'warn', `${context}: ${errorMessage(error)}`);
   }
 }
 
@@ -375,10 +376,10 @@ function responseOf(payload: LoosePayload): unknown {
 }
 
 /**
- * `{ ...source }`, built key by key. On Node 20 (V8 11) a spread copy that
- * then gains properties costs ~4 µs, twenty times this; the spread is kept
- * for the shapes a key-by-key copy would get wrong (an own `__proto__` key,
- * symbol keys).
+ * `{ ...source }`, built key by key. On V8 a spread copy that then gains
+ * properties is an order of magnitude dearer (bench/RESULTS.md, "Figures behind the code");
+ * the spread is kept for the shapes a key-by-key copy would get wrong (an
+ * own `__proto__` key, symbol keys).
  */
 function shallowCopy(source: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(source);
@@ -397,7 +398,7 @@ function toolFailed(payload: LoosePayload): boolean {
 }
 
 function errorTypeOf(error: unknown, payload: LoosePayload): string {
-  if (isRecord(error) && truthy(error.type)) return text(error.type);
-  if (truthy(payload.reason)) return text(payload.reason);
+  if (isRecord(error) && truthy(error.type)) return stringOf(error.type);
+  if (truthy(payload.reason)) return stringOf(payload.reason);
   return 'api_request_error';
 }

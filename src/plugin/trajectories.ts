@@ -1,6 +1,6 @@
 /**
  * The per-session ATIF trajectory files the plugin writes itself (the
- * `HERMES_NEMO_RELAY_ATIF_*` settings; a plugins.toml that owns ATIF is
+ * `NEMO_RELAY_HOOKS_ATIF_*` settings; a plugins.toml that owns ATIF is
  * written by the backend instead).
  *
  * `atifTarget()` is the one answer to "does the plugin write ATIF?": no
@@ -21,24 +21,16 @@ import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
-import { DEFAULT_SETTINGS, type NemoRelaySettings } from './config/settings.ts';
+import { hasNoSteps } from '../formats/atif/serialize.ts';
+import type { NemoRelaySettings } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
-import { text, truthy } from './payload.ts';
+import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
 import type { BackgroundWork } from './background-work.ts';
+import { stringOf } from '../shared/text.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
-
-/**
- * `agent.name`: the host's setting when it set one, else the agent the
- * session start names (an adapter passes the framework's agent name), else
- * the default.
- */
-function agentNameOf(settings: NemoRelaySettings, payload: LoosePayload): string {
-  if (settings.atifAgentName !== DEFAULT_SETTINGS.atifAgentName) return settings.atifAgentName;
-  return truthy(payload.agent_name) ? text(payload.agent_name) : settings.atifAgentName;
-}
 
 /** A failed trajectory write is tried again after 200 ms, doubling to 5 s, 8 times at most. */
 const ATIF_RETRY = { firstDelayMs: 200, maxDelayMs: 5000, maxRetries: 8 };
@@ -51,6 +43,8 @@ export interface AtifTarget {
 export interface TrajectoryWriterOptions {
   backend: RelayBackend;
   settings: NemoRelaySettings;
+  /** Settings the host gave explicitly: those win over the names a session reports. */
+  explicit: ReadonlySet<keyof NemoRelaySettings>;
   work: BackgroundWork;
   /** Delay that coalesces partial writes per session (ms). `0` writes at once. */
   writeDelayMs: number;
@@ -62,7 +56,8 @@ export class TrajectoryWriter {
   private ownedByPluginsToml = false;
   /** Prices the agent steps (set from the activated document's `pricing`, or the options'). */
   private price: LlmCallPricer | undefined;
-  private readonly recordsNothing: boolean;
+  /** The backend records nothing (`off`): no file would hold anything. */
+  readonly recordsNothing: boolean;
   private readonly exportChains = new Map<string, Promise<void>>();
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
@@ -106,15 +101,25 @@ export class TrajectoryWriter {
   /** Registers the session's ATIF exporter when the plugin writes its file. */
   attach(state: SessionState, payload: LoosePayload): void {
     if (!this.writesFileOf(state) || !state.handle) return;
-    const { settings } = this.options;
     state.atifExporter = this.options.backend.registerAtifExporter({
       scope: state.handle,
       sessionId: state.sessionId,
-      agentName: agentNameOf(settings, payload),
-      agentVersion: settings.atifAgentVersion,
-      modelName: truthy(payload.model) ? text(payload.model) : settings.atifModelName,
+      agentName: this.named('atifAgentName', payload.agent_name),
+      agentVersion: this.named('atifAgentVersion', payload.agent_version),
+      modelName: this.named('atifModelName', payload.model),
       ...(this.price !== undefined ? { priceLlmCall: this.price } : {}),
     });
+  }
+
+  /**
+   * A trajectory's agent name, version or model: the host's explicit
+   * setting, else what the session reports (a framework adapter's agent
+   * name, the provider's model), else the default.
+   */
+  private named(setting: 'atifAgentName' | 'atifAgentVersion' | 'atifModelName', reported: unknown): string {
+    const { settings, explicit } = this.options;
+    if (explicit.has(setting) || !truthy(reported)) return settings[setting];
+    return stringOf(reported);
   }
 
   /** An embedded child's own file is never written in embedded mode: its steps are in the parent's. */
@@ -197,6 +202,7 @@ export class TrajectoryWriter {
       try {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
         const text = await exporter.exportJson();
+        if (this.unwritable(state, file, text)) return;
         this.files.write(state, { path: file, text });
       } finally {
         // Written, kept for a retry, or reported; a newer partial write keeps it listed.
@@ -224,12 +230,25 @@ export class TrajectoryWriter {
       if (!exporter || typeof exporter.exportJsonNow !== 'function' || !this.writesFileOf(state)) continue;
       try {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
-        this.files.write(state, { path: file, text: exporter.exportJsonNow() });
+        const text = exporter.exportJsonNow();
+        if (this.unwritable(state, file, text)) continue;
+        this.files.write(state, { path: file, text });
       } catch {
         // Nothing can be reported this late; the other sessions still get theirs.
       }
     }
     this.unwritten.clear();
+  }
+
+  /**
+   * A trajectory without a step (a session that made no model call) would
+   * not be valid ATIF, which needs at least one: it is not written, and its
+   * entry in `outputs()` says why. A later write with steps clears that.
+   */
+  private unwritable(state: SessionState, file: string, text: string): boolean {
+    if (!hasNoSteps(text)) return false;
+    this.files.skip(state, file, `session ${state.sessionId} recorded no step (no model call), and ATIF needs at least one: no trajectory file was written`);
+    return true;
   }
 
   // Exports of one session run in order, so the final trajectory always wins

@@ -20,7 +20,12 @@
  *   backend stamps them with the shared microsecond clock unless the caller
  *   passes `timestampUs`.
  * - Optional capabilities are feature-detected by the caller with a plain
- *   `typeof backend.x === "function"` check, like the seed's `getattr`.
+ *   `typeof backend.x === "function"` check.
+ * - The backend makes the one copy of each payload it records, when the
+ *   call crosses this contract; everything downstream (ATOF lines, ATIF
+ *   trajectories, OTLP spans, subscribers) reads that copy. The payload's
+ *   whole journey, each change of representation and why:
+ *   docs/contributing/payload-journey.md.
  *
  * @module
  */
@@ -306,18 +311,22 @@ export interface OutputHealth {
   path: string;
   /** ISO timestamp of the last successful write or send, or null. */
   lastWrite: string | null;
-  /** Bytes written or sent so far. */
+  /** Bytes written or sent so far (remote outputs: the encoded request bodies delivered). */
   bytes: number;
   /** Writes or sends that failed. */
   errors: number;
   /** The most recent failure's message. */
   lastError?: string;
+  /** Why nothing was written although nothing failed (an ATIF trajectory without a step, which would not be valid). */
+  skipped?: string;
   /** Remote outputs: items (spans, log records, events, trajectories) delivered. */
   sent?: number;
   /** Remote outputs: items whose delivery failed for good (after retries). */
   failed?: number;
   /** Remote outputs: items dropped without a try (queue full, shut down). */
   dropped?: number;
+  /** Remote outputs: items waiting to be sent or in flight now (so sent + failed + dropped + queued is every item). */
+  queued?: number;
   /** Remote outputs: where a failed item was kept instead (an ATIF recovery copy). */
   recoveryPath?: string;
   /** ATOF files: torn lines (an earlier writer cut off, a write stopped mid-line) ended with a newline; their events were written again whole when they were ours. */
@@ -407,8 +416,12 @@ export interface RelayBackend {
 
   /** Delivers and writes everything emitted so far. Never rejects. */
   flush(): Promise<void>;
-  /** Optional: flushes and releases the backend's resources. Idempotent. */
-  shutdown?(): Promise<void>;
+  /**
+   * Optional: flushes and releases the backend's resources. Idempotent.
+   * `timeoutMs` is the caller's budget: remote destinations stop trying
+   * within it and count what they could not send.
+   */
+  shutdown?(options?: { timeoutMs?: number }): Promise<void>;
 
   /** Optional: counters for `status()`. */
   stats?(): BackendStats;

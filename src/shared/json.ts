@@ -106,6 +106,10 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
     }
     return primitive(value) ?? null;
   }
+  if (options === undefined || hasDefaultBounds(options)) {
+    const copied = plainCopy(value, options?.sortKeys === true, options?.noNulInKeys === true);
+    if (copied !== undefined) return copied;
+  }
   const walk: Walk = {
     maxDepth: options?.maxDepth ?? JSON_LIMITS.maxDepth,
     sortKeys: options?.sortKeys === true,
@@ -182,7 +186,7 @@ function convert(value: unknown, depth: number, walk: Walk): Json | undefined {
   const object = value as object;
   const ancestors = walk.ancestors;
   // The open path is at most maxDepth long and usually a handful of objects:
-  // a linear scan of an array beats Set hashing (toJson ~25% faster on V8).
+  // a linear scan of an array beats Set hashing (bench/RESULTS.md, "Figures behind the code").
   if (ancestors.includes(object)) return CIRCULAR;
   if (depth >= walk.maxDepth) return MAX_DEPTH;
   ancestors.push(object);
@@ -384,4 +388,171 @@ function unserializable(error: unknown): string {
     message = 'unknown error';
   }
   return `[Unserializable: ${message}]`;
+}
+
+// ---- the fast path: plain objects and arrays ---------------------------------
+//
+// Hook payloads are nearly always plain objects, arrays and primitives, far
+// inside every bound. For them `plainCopy` gives what the general walk gives,
+// without its per-value checks (kinds, ancestors, budgets at every step) and,
+// for sorted copies, without sorting the keys of each object again: the
+// sorted key list of each key list seen is kept (bounded). It gives up
+// (undefined) on anything else, and the general walk starts over: another
+// kind of object (class instances, Dates, Maps, `toJSON`), nesting at the
+// depth bound (where a cycle also ends up, so no ancestor list is kept), a
+// key that is `__proto__`, holds a surrogate (UTF-16 and code-point order, or
+// U+FFFD replacement) or a NUL (when `noNulInKeys`), a container or budget
+// near its bound, or a getter or proxy trap that throws. A getter read before
+// giving up runs a second time.
+
+/** Thrown to give up on the fast path; not an Error, so no stack is captured. */
+const GIVE_UP = { reason: 'general walk' };
+
+/** True when the bounds are the defaults (left out, or given with the default's value). */
+function hasDefaultBounds(options: ToJsonOptions): boolean {
+  return (
+    (options.maxDepth ?? JSON_LIMITS.maxDepth) === JSON_LIMITS.maxDepth &&
+    (options.maxItems ?? JSON_LIMITS.maxItems) === JSON_LIMITS.maxItems &&
+    (options.maxValues ?? JSON_LIMITS.maxValues) === JSON_LIMITS.maxValues &&
+    (options.maxChars ?? JSON_LIMITS.maxChars) === JSON_LIMITS.maxChars
+  );
+}
+
+/** Budgets of one fast copy: what is left of the default bounds. */
+interface Budget {
+  values: number;
+  chars: number;
+  readonly sortKeys: boolean;
+  readonly noNul: boolean;
+}
+
+function plainCopy(value: object, sortKeys: boolean, noNul: boolean): Json | undefined {
+  const budget: Budget = { values: JSON_LIMITS.maxValues, chars: JSON_LIMITS.maxChars, sortKeys, noNul };
+  try {
+    return copyObject(value, 0, budget);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A value inside a container; undefined = omitted (undefined, functions, symbols). */
+function copyValue(value: unknown, depth: number, budget: Budget): Json | undefined {
+  if (--budget.values <= 0) throw GIVE_UP;
+  switch (typeof value) {
+    case 'string':
+      if ((budget.chars -= value.length) < 0) throw GIVE_UP;
+      return wellFormed(value);
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'boolean':
+      return value;
+    case 'object':
+      return value === null ? null : copyObject(value, depth, budget);
+    case 'bigint':
+      return value.toString();
+    default:
+      return undefined;
+  }
+}
+
+function copyObject(object: object, depth: number, budget: Budget): Json {
+  if (depth >= JSON_LIMITS.maxDepth - 1) throw GIVE_UP;
+  if (Array.isArray(object)) {
+    const length = object.length;
+    if (length >= JSON_LIMITS.maxItems) throw GIVE_UP;
+    const out: Json[] = new Array(length);
+    for (let i = 0; i < length; i++) {
+      const item = copyValue(object[i], depth + 1, budget);
+      out[i] = item === undefined ? null : item;
+    }
+    return out;
+  }
+  const prototype = Object.getPrototypeOf(object) as unknown;
+  if ((prototype !== Object.prototype && prototype !== null) || typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
+  const shape = shapeOf(Object.keys(object), budget.noNul);
+  if ((budget.chars -= shape.chars) < 0) throw GIVE_UP;
+  const keys = budget.sortKeys ? shape.sorted : shape.keys;
+  const out: { [key: string]: Json } = {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const item = copyValue((object as Record<string, unknown>)[key], depth + 1, budget);
+    if (item !== undefined) out[key] = item;
+  }
+  return out;
+}
+
+/** A key list the fast path takes, in `Object.keys` order and sorted, with its characters counted. */
+interface Shape {
+  readonly keys: readonly string[];
+  readonly sorted: readonly string[];
+  readonly chars: number;
+  /** Keys free of NUL characters (what `noNulInKeys` would replace). */
+  readonly noNul: boolean;
+}
+
+const EMPTY_SHAPE: Shape = { keys: [], sorted: [], chars: 0, noNul: true };
+const MAX_SHAPES = 1024;
+/** Known key lists by their first key; each list is searched for the same key list. */
+const shapes = new Map<string, Shape[]>();
+let shapeCount = 0;
+/**
+ * The shape last found for a slot picked from the key count and the first
+ * key's length and first character: a hit skips hashing the first key.
+ */
+const recentShapes: (Shape | undefined)[] = new Array(256);
+/** Keys the fast path leaves to the general walk: surrogates (order, U+FFFD) and `__proto__`. */
+const AWKWARD_KEY = /[\ud800-\udfff]|^__proto__$/;
+
+function shapeOf(keys: string[], noNul: boolean): Shape {
+  const count = keys.length;
+  if (count === 0) return EMPTY_SHAPE;
+  if (count >= JSON_LIMITS.maxItems) throw GIVE_UP;
+  const first = keys[0]!;
+  const slot = (count * 31 + first.length * 7 + first.charCodeAt(0)) & 255;
+  let shape = recentShapes[slot];
+  if (shape === undefined || !sameKeys(shape.keys, keys)) {
+    shape = undefined;
+    const candidates = shapes.get(first);
+    if (candidates !== undefined) {
+      for (let s = 0; s < candidates.length; s++) {
+        if (sameKeys(candidates[s]!.keys, keys)) {
+          shape = candidates[s]!;
+          break;
+        }
+      }
+    }
+    shape ??= addShape(keys, candidates);
+    recentShapes[slot] = shape;
+  }
+  if (noNul && !shape.noNul) throw GIVE_UP;
+  return shape;
+}
+
+function sameKeys(known: readonly string[], keys: readonly string[]): boolean {
+  const count = keys.length;
+  if (known.length !== count) return false;
+  for (let i = 0; i < count; i++) if (known[i] !== keys[i]) return false;
+  return true;
+}
+
+function addShape(keys: string[], candidates: Shape[] | undefined): Shape {
+  let chars = 0;
+  let noNul = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (AWKWARD_KEY.test(key)) throw GIVE_UP;
+    if (key.includes('\0')) noNul = false;
+    chars += key.length;
+  }
+  const shape: Shape = { keys, sorted: keys.slice().sort(), chars, noNul };
+  if (shapeCount >= MAX_SHAPES) {
+    shapes.clear();
+    recentShapes.fill(undefined);
+    shapeCount = 0;
+    candidates = undefined;
+  }
+  if (candidates === undefined) shapes.set(keys[0]!, [shape]);
+  else candidates.push(shape);
+  shapeCount++;
+  return shape;
 }

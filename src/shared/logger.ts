@@ -10,7 +10,8 @@
  *
  * `setLogger()` sets the library's logger for every object created without
  * an explicit `logger` (they default to `consoleLogger`, which forwards to
- * it). Debug and info output of the console default is off unless
+ * it). The console default prints info, warnings and errors on stderr;
+ * its debug output is off unless
  * `NEMO_RELAY_HOOKS_DEBUG` is truthy or `DEBUG` names `nemo-relay-hooks`
  * (the `debug` package's convention: `DEBUG=nemo-relay-hooks`, `DEBUG=*`,
  * `DEBUG=nemo-relay-*`, minus `-nemo-relay-hooks`).
@@ -21,7 +22,7 @@
 export interface Logger {
   /** Detail for debugging; off by default. */
   debug(message: string, ...details: unknown[]): void;
-  /** Progress worth knowing; off by default. */
+  /** Something the host should know once (where the plugin records, a recovery). */
   info(message: string, ...details: unknown[]): void;
   /** A failure the library recovered from. */
   warn(message: string, ...details: unknown[]): void;
@@ -63,22 +64,22 @@ export function getLogger(): Logger {
   return configured ?? consoleLogger;
 }
 
+// Everything but debug output goes to stderr: a library must not write into
+// a host's stdout, which may be its own output (JSON, a pipe).
 const consoleDefault: Logger = {
   debug: (message, ...details) => {
     if (debugEnabled()) console.debug(`[nemo-relay-hooks] ${message}`, ...details);
   },
-  info: (message, ...details) => {
-    if (debugEnabled()) console.info(`[nemo-relay-hooks] ${message}`, ...details);
-  },
+  info: (message, ...details) => console.warn(`[nemo-relay-hooks] ${message}`, ...details),
   warn: (message, ...details) => console.warn(`[nemo-relay-hooks] ${message}`, ...details),
   error: (message, ...details) => console.error(`[nemo-relay-hooks] ${message}`, ...details),
 };
 
 /**
  * The library's default logger: forwards to the logger set with
- * `setLogger()`, else writes warnings and errors to the console, prefixed
- * so a host can tell where they came from (debug and info only when debug
- * output is on, see `debugEnabled`).
+ * `setLogger()`, else writes info, warnings and errors to stderr, prefixed
+ * so a host can tell where they came from (debug only when debug output is
+ * on, see `debugEnabled`).
  */
 export const consoleLogger: Logger = {
   debug: (message, ...details) => (configured ?? consoleDefault).debug(message, ...details),
@@ -129,10 +130,14 @@ export function debugNamespaceEnabled(patterns: string | undefined, namespace: s
  * message); winston gets `(message, meta)` with the error's name, message
  * and stack spelled out (its own meta merge loses them); a function gets
  * `level: message` and the details; missing levels fall back to a nearby
- * one or `log`. Never throws.
+ * one or `log`. Every logger but the console also gets the error's own
+ * message in the message text (`callback "x" failed: boom`), since many
+ * print only the message (pino drops arguments after it, winston's formats
+ * may leave the metadata out). Never throws.
  */
 export function adaptLogger(logger: LoggerLike | undefined): Logger {
   if (logger === undefined || logger === null) return consoleLogger;
+  if (logger === console || logger === consoleLogger) return logger as Logger;
   if (typeof logger === 'function') {
     const fn = logger as LogFunction;
     return byLevel((level) => (message, ...details) => fn(`${level}: ${message}`, ...details));
@@ -154,8 +159,7 @@ export function adaptLogger(logger: LoggerLike | undefined): Logger {
       else method.call(target, message, meta);
     });
   }
-  // A complete Logger (console, a test spy) is used as it is.
-  if (LEVELS.every((level) => typeof target[level] === 'function')) return logger as Logger;
+  if (LEVELS.every((level) => typeof target[level] === 'function')) return byLevel((level) => (target[level] as LogFunction).bind(target));
   const fallback = typeof target.log === 'function' ? (target.log as LogFunction) : undefined;
   const pick = (level: Level): LogFunction => {
     const order: Level[] = level === 'debug' ? ['debug', 'info'] : level === 'info' ? ['info', 'debug'] : level === 'warn' ? ['warn', 'error'] : ['error', 'warn'];
@@ -171,13 +175,27 @@ function byLevel(make: (level: Level) => LogFunction): Logger {
     const fn = make(level);
     logger[level] = (message, ...details) => {
       try {
-        fn(message, ...details);
+        fn(withErrorText(message, details), ...details);
       } catch {
         // A logger that throws has nowhere left to report to.
       }
     };
   }
   return logger;
+}
+
+/** `message: <the first error's message>`, unless the message already says it. */
+function withErrorText(message: string, details: readonly unknown[]): string {
+  for (const detail of details) {
+    let text: unknown;
+    try {
+      text = detail instanceof Error ? detail.message : undefined;
+    } catch {
+      text = undefined;
+    }
+    if (typeof text === 'string' && text !== '') return message.includes(text) ? message : `${message}: ${text}`;
+  }
+  return message;
 }
 
 function isPino(target: Record<string, unknown>): boolean {

@@ -1,10 +1,9 @@
 /**
  * Finding one of this package's own files at run time, by its path from
- * the package root (`native/index`, `src/backends/memory/atif-worker`,
- * `package.json`).
+ * the package root (`native/index`, `package.json`).
  *
  * Static `import()` specifiers are rewritten by the bundler, but a URL
- * computed at run time (a retry with a query, a worker's file) is not, and
+ * computed at run time (a retry with a query) is not, and
  * the code computing it sits in `src/<layer>/` in the sources and in a
  * chunk of `dist/` once bundled. Walking up from this file to the first
  * folder that holds the module works in both, with this file's own

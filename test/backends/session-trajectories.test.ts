@@ -69,33 +69,4 @@ describe('session trajectories', () => {
     router.closeAll();
     expect(router.size).toBe(0);
   });
-
-  it('builds the same trajectory from line bytes as from event objects, across many chunks', () => {
-    const objects = new SessionTrajectories();
-    const lines = new SessionTrajectories();
-    const root = scope('R', null, 'start');
-    // The plugin-host style writes every recorded event back out (extra.observed_events).
-    const hostStyle = { rootUuid: 'R', agentName: 'a', agentVersion: '1', style: 'plugin-host' as const };
-    const fromObjects = objects.open('R', hostStyle, root);
-    const fromLines = lines.open('R', hostStyle, root);
-    const encoder = new TextEncoder();
-    const big = 'é😀"\\'.repeat(20_000);
-    const events: AtofEvent[] = [];
-    for (let i = 0; i < 300; i++) events.push(mark(`m${i}`, 'R'), scope(`s${i}`, 'R', 'start', 'function', i % 50 === 0 ? big : { i }));
-    events.push(scope('R', null, 'end'));
-    for (const event of events) {
-      objects.route(event);
-      const bytes = encoder.encode(`xx${JSON.stringify(event)}\n`);
-      lines.routeLine(event.uuid, event.parent_uuid ?? '', event.kind === 'scope' && event.scope_category === 'start', bytes, 2, bytes.length);
-    }
-    // One event object between the lines keeps its place.
-    const between = mark('between', 'R');
-    objects.route(between);
-    lines.route(between);
-    const text = fromLines.toJson();
-    expect(text).toBe(fromObjects.toJson());
-    expect(fromLines.size).toBe(events.length + 2);
-    expect(uuidsOf(text)).toContain('between');
-    expect(text).toContain(JSON.stringify(big).slice(1, 40));
-  });
 });

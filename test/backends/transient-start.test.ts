@@ -21,7 +21,7 @@ describe('backend start under a passing fault', () => {
         const { HookRegistry, createNemoRelayPlugin } = await import(${dist('src/index.js')});
         const registry = new HookRegistry();
         const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)}, logger: { debug() {}, info() {}, warn() {}, error() {} },
-          settings: { atofEnabled: true, atofOutputDirectory: ${JSON.stringify(path.join(dir, 'atof'))}, atofMode: 'overwrite' } });
+          settings: { atofEnabled: true, atofOutputDirectory: ${JSON.stringify(path.join(dir, 'atof'))}, atofFilename: 'hermes-atof.jsonl', atofMode: 'overwrite' } });
         plugin.register(registry);
         const held = [];
         setTimeout(() => { for (const fd of held.splice(0)) fs.closeSync(fd); }, 60);

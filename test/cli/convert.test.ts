@@ -159,6 +159,8 @@ describe('nemo-relay-hooks convert', () => {
       lines.push(
         line('on_session_start', { ...base, model: 'm' }),
         line('pre_llm_call', { ...base, turn_id: 't', user_message: 'hi' }),
+        line('pre_api_request', { ...base, turn_id: 't', api_request_id: 't:api:1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'hi' }] } } }),
+        line('post_api_request', { ...base, turn_id: 't', api_request_id: 't:api:1', response: { choices: [{ message: { role: 'assistant', content: 'yo' } }] } }),
         line('post_llm_call', { ...base, turn_id: 't', assistant_response: 'yo' }),
         line('on_session_finalize', base),
       );

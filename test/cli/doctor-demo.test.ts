@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
 
-const clean = { HERMES_NEMO_RELAY_PLUGINS_TOML: undefined, HERMES_NEMO_RELAY_ATOF_ENABLED: undefined, HERMES_NEMO_RELAY_ATIF_ENABLED: undefined };
+const clean = { HERMES_NEMO_RELAY_PLUGINS_TOML: undefined, HERMES_NEMO_RELAY_ATOF_ENABLED: undefined, HERMES_NEMO_RELAY_ATIF_ENABLED: undefined, NEMO_RELAY_HOOKS_OUTPUTS: undefined };
 
 describe('nemo-relay-hooks doctor', () => {
   it('reports the runtime, the backend auto picks and why, and a clean bill of health', () => {
@@ -18,7 +18,9 @@ describe('nemo-relay-hooks doctor', () => {
       expect(result.stdout).toMatch(new RegExp(`^  backend +memory: auto on ${runtime}: in-memory relay \\(native is an explicit opt-in there\\)$`, 'm'));
       expect(result.stdout).toMatch(/^  native +nemo-relay-node 0\.9\.\d+ installed, not loaded here$/m);
     }
-    expect(result.stdout).toContain('not configured (HERMES_NEMO_RELAY_PLUGINS_TOML unset)');
+    expect(result.stdout).toContain('not configured (NEMO_RELAY_HOOKS_PLUGINS_TOML unset)');
+    // Nothing configured: the plugin records to its default folder, and doctor says where.
+    expect(result.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/.*-atof\.jsonl \(the default output: nothing is configured\); ATIF → nemo-relay-output\/.*-atif-\{session_id\}\.json/m);
     expect(result.stdout.trimEnd().endsWith('✓ everything looks fine')).toBe(true);
   });
 

@@ -218,7 +218,7 @@ describe.skipIf(!nativeAvailable)(`remote outputs: memory and native send the sa
         [
           'warning',
           'sinks[1].header_env.authorization',
-          `ATOF sinks[1].header_env.authorization references an environment variable that is not set: environment variable not found; this destination is skipped and the rest of the document activates`,
+          `ATOF sinks[1].header_env.authorization references an environment variable that is not set: environment variable not found; this destination is skipped and the rest of the document activates; fix: set ${UNSET_VAR} in the host's environment before it starts`,
         ],
       ]);
     } finally {

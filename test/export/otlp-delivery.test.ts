@@ -185,3 +185,24 @@ describe('OTLP and flush()', () => {
     expect(rx.spans().length).toBe(sent);
   });
 });
+
+describe('OTLP outputs in status()', () => {
+  for (const transport of ['http', 'grpc'] as const) {
+    it(`report the bytes they sent, as the receiver counted them (${transport})`, async () => {
+      const rx = await receiver(transport);
+      const toml = otlpPluginsToml(tempDir('otlp-bytes'), { endpoints: [{ type: 'full', endpoint: rx.url, transport: transport === 'grpc' ? 'grpc' : 'http_binary' }], localFiles: false });
+      const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger: silentLogger }), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger: silentLogger });
+      const hooks = new HookRegistry({ logger: silentLogger });
+      plugin.register(hooks);
+      for (const line of stream('tool-loop')) hooks.emit(line.hook as never, structuredClone(line.payload) as never);
+      await plugin.flush({ timeoutMs: 10_000 });
+      const [health] = traces(plugin.status().outputs);
+      await plugin.shutdown();
+      const received = rx.requests.reduce((sum, request) => sum + request.bytes, 0);
+      expect(rx.spans().length).toBeGreaterThan(0);
+      expect(received).toBeGreaterThan(0);
+      expect(health).toMatchObject({ sent: rx.spans().length, bytes: received });
+    });
+  }
+});
+

@@ -7,7 +7,7 @@ import type { LlmHandle, ScopeHandle, ToolHandle } from '../../src/relay/contrac
 import type { Logger } from '../../src/shared/logger.ts';
 import { parseTimestamp } from '../../src/shared/clock.ts';
 import { uuidv7 } from '../../src/shared/uuid.ts';
-import { toSortedJson } from '../../src/backends/memory/encode/event-parts.ts';
+import { copyPayload } from '../../src/backends/memory/encode/event-parts.ts';
 import { toJson } from '../../src/shared/json.ts';
 
 function recordingLogger(): Logger & { lines: string[] } {
@@ -306,8 +306,8 @@ describe('memory relay payload conversion', () => {
       null,
       undefined,
     ];
-    for (const value of values) expect(toSortedJson(value)).toEqual(toJson(value, { sortKeys: true }));
-    const flat = toSortedJson({ b: 1, a: 2 }) as Record<string, unknown>;
+    for (const value of values) expect(copyPayload(value)).toEqual(toJson(value, { sortKeys: true }));
+    const flat = copyPayload({ b: 1, a: 2 }) as Record<string, unknown>;
     expect(Object.keys(flat)).toEqual(['a', 'b']);
   });
 });

@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createMemoryRelay, InvalidPluginConfigError } from '../../src/backends/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { InvalidPluginConfigError } from '../../src/relay/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import type { Json, JsonObject } from '../../src/relay/contract.ts';
 import { tempDir } from '../contract/backends.ts';
@@ -32,7 +33,11 @@ describe('memory plugin host: destinations with configuration errors', () => {
       ),
     );
     expect(new Set(activation.report.diagnostics.map((d) => d.field))).toEqual(new Set(['sinks[1].header_env.authorization', 'sinks[2].url', 'storage[0].bucket']));
-    expect(activation.report.diagnostics.every((d) => d.level === 'warning' && d.message.endsWith('this destination is skipped and the rest of the document activates'))).toBe(true);
+    expect(activation.report.diagnostics.every((d) => d.level === 'warning' && d.message.includes('this destination is skipped and the rest of the document activates'))).toBe(true);
+    // An unset variable is named, with the fix.
+    expect(activation.report.diagnostics.find((d) => d.field === 'sinks[1].header_env.authorization')?.message).toMatch(
+      /skipped and the rest of the document activates; fix: set NRH_REMOTE_TEST_NEVER_SET in the host's environment before it starts$/,
+    );
     expect(relay.outputs!().map((o) => [o.kind, o.path])).toEqual([
       ['atof', path.join(dir, 'e.jsonl')],
       ['atif', dir],

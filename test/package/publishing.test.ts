@@ -33,9 +33,8 @@ describe('the published package', () => {
     expect(files).toContain('dist/src/index.js');
     expect(files).toContain('dist/src/index.d.ts.map');
     expect(files).toContain('src/index.ts');
-    // The trajectory worker is loaded by URL, not imported: nothing else would pull it in.
-    expect(files).toContain('dist/src/backends/memory/atif-worker.js');
-    expect(files).toContain('src/backends/memory/atif-worker.ts');
+    // The native adapter is loaded by URL, not imported: nothing else would pull it in.
+    expect(files).toContain('dist/native/index.js');
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
     for (const [, example] of readme.matchAll(/\b(examples\/[\w./-]+\.(?:jsonl|ts))\b/g)) expect(files, example).toContain(example);
     expect(files.filter((file) => /^(test|bench|\.ci|\.tmp)\//.test(file) || file === 'package-lock.json')).toEqual([]);

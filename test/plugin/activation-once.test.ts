@@ -28,8 +28,8 @@ describe('plugins.toml activation, once per process', () => {
       logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) },
     });
     for (const id of ['a', 'b', 'c']) {
-      plugin.onSessionStart({ session_id: id });
-      plugin.onSessionFinalize({ session_id: id });
+      plugin.handlers.on_session_start({ session_id: id });
+      plugin.handlers.on_session_finalize({ session_id: id });
       await plugin.flush();
     }
     await plugin.shutdown();
@@ -76,11 +76,11 @@ describe('plugins.toml activation, once per process', () => {
       },
     }) as RelayBackend;
     const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(tempDir('close-fails')) }, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 'a' });
-    plugin.onSessionFinalize({ session_id: 'a' });
+    plugin.handlers.on_session_start({ session_id: 'a' });
+    plugin.handlers.on_session_finalize({ session_id: 'a' });
     await plugin.flush();
-    plugin.onSessionStart({ session_id: 'b' });
-    plugin.onPreLlmCall({ session_id: 'b', turn_id: 't1' });
+    plugin.handlers.on_session_start({ session_id: 'b' });
+    plugin.handlers.pre_llm_call({ session_id: 'b', turn_id: 't1' });
     expect(closes).toBe(0);
     expect(plugin.status().pluginConfig.active).toBe(true);
     expect(plugin.status().queuedHooks).toBe(0);
@@ -116,7 +116,7 @@ describe('an ATIF table in plugins.toml that writes nothing', () => {
       settings: { atifEnabled: true, atifOutputDirectory: path.join(dir, 'atif') },
       logger: silentLogger,
     });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush();
     expect(plugin.status().pluginConfig.active).toBe(true);
     expect(fake.callsOf('registerAtifExporter')).toHaveLength(1);
@@ -127,9 +127,9 @@ describe('an ATIF table in plugins.toml that writes nothing', () => {
 describe('the plugin writes ATIF only where atifTarget() names a folder', () => {
   it('registers no ATIF exporter when ATIF is enabled without an output folder', async () => {
     const fake = createFakeRelay();
-    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, settings: { atifEnabled: true }, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, settings: { atifEnabled: true, atifOutputDirectory: '' }, logger: silentLogger });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.shutdown();
     expect(fake.callsOf('registerAtifExporter')).toEqual([]);
   });
@@ -144,7 +144,7 @@ describe('the idle TTL', () => {
     vi.useFakeTimers();
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger, sessionIdleTtlMs: 1_000 });
-    plugin.onSessionStart({ session_id: 'idle' });
+    plugin.handlers.on_session_start({ session_id: 'idle' });
     vi.advanceTimersByTime(500);
     expect(fake.callsOf('popScope')).toEqual([]);
     vi.advanceTimersByTime(2_500);

@@ -23,7 +23,7 @@ function stuckBackend() {
 describe('bounded flush and shutdown', () => {
   it('come back within timeoutMs when the backend never settles, and count it', async () => {
     const plugin = createNemoRelayPlugin({ backend: stuckBackend(), env: {}, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush({ timeoutMs: 50 });
     await plugin.shutdown({ timeoutMs: 50 });
     // One timed-out wait each: the flush, then the shutdown.
@@ -39,7 +39,7 @@ const fake = createFakeRelay();
 const never = () => new Promise(() => {});
 const backend = new Proxy(fake, { get: (t, k) => (k === 'flush' || k === 'shutdown' ? never : Reflect.get(t, k)) });
 const plugin = createNemoRelayPlugin({ backend, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } });
-plugin.onSessionStart({ session_id: 's1' });
+plugin.handlers.on_session_start({ session_id: 's1' });
 await plugin.flush({ timeoutMs: 100 });
 await plugin.shutdown({ timeoutMs: 100 });
 console.log('@@RESULT@@' + JSON.stringify({ after: true, errors: plugin.status().counters.errors }));

@@ -18,7 +18,7 @@ import { createNemoRelayPlugin, HookRegistry } from ${JSON.stringify(ENTRY)};
 const plugin = createNemoRelayPlugin({
   backend: 'memory',
   env: {},
-  settings: { atofEnabled: true, atofOutputDirectory: ${JSON.stringify(dir)}, atifEnabled: true, atifOutputDirectory: ${JSON.stringify(dir)} },
+  settings: { atofFilename: 'hermes-atof.jsonl', atifFilenameTemplate: 'hermes-atif-{session_id}.json', atofEnabled: true, atofOutputDirectory: ${JSON.stringify(dir)}, atifEnabled: true, atifOutputDirectory: ${JSON.stringify(dir)} },
 });
 const hooks = new HookRegistry();
 plugin.register(hooks);
@@ -30,6 +30,8 @@ hooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:1', provider: 'o
 hooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:1', response: { choices: [{ message: { role: 'assistant', content: 'hi.' } }] } });
 hooks.emit('on_session_end', { ...ids, completed: true });
 hooks.emit('on_session_start', { session_id: 'closed-1' });
+hooks.emit('pre_api_request', { session_id: 'closed-1', api_request_id: 'c:api:1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'and you?' }] } } });
+hooks.emit('post_api_request', { session_id: 'closed-1', api_request_id: 'c:api:1', response: { choices: [{ message: { role: 'assistant', content: 'fine.' } }] } });
 hooks.emit('on_session_finalize', { session_id: 'closed-1' });
 ${ending}
 `;
@@ -46,7 +48,7 @@ describe('exit without shutdown() on the memory backend', () => {
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
       const { events } = readValidAtof(path.join(dir, 'hermes-atof.jsonl'));
-      expect(events.filter((e) => e.category === 'llm').map((e) => e.scope_category)).toEqual(['start', 'end']);
+      expect(events.filter((e) => e.category === 'llm').map((e) => e.scope_category)).toEqual(['start', 'end', 'start', 'end']);
       const open = readValidAtif(path.join(dir, 'hermes-atif-open-1.json'));
       expect(open.steps.map((step) => [step.source, step.message])).toEqual([
         ['user', 'hello?'],

@@ -87,7 +87,7 @@ describe('fail-open plugin handlers', () => {
     const warn = vi.fn();
     const logger: Logger = { ...silentLogger, warn };
     const plugin = createNemoRelayPlugin({ backend: throwingBackend(), env: {}, logger });
-    for (let i = 0; i < 5; i++) plugin.onPreApprovalRequest({ session_id: 's1' });
+    for (let i = 0; i < 5; i++) plugin.handlers.pre_approval_request({ session_id: 's1' });
     const warnings = warn.mock.calls.filter(([message]) => String(message).includes('pre_approval_request'));
     expect(warnings).toHaveLength(1);
     expect(plugin.status().counters.errors).toBeGreaterThanOrEqual(5);
@@ -109,7 +109,7 @@ describe('fail-open plugin handlers', () => {
       },
     };
     const plugin = createNemoRelayPlugin({ backend: throwingBackend(), env: {}, logger });
-    expect(() => plugin.onSessionStart({ session_id: 's1' })).not.toThrow();
+    expect(() => plugin.handlers.on_session_start({ session_id: 's1' })).not.toThrow();
   });
 });
 
@@ -121,7 +121,7 @@ describe('status() against a backend that returns garbage', () => {
       const logger: Logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
       const backend = new Proxy(fake, { get: (target, key) => (key === 'outputs' ? () => garbage : Reflect.get(target, key)) });
       const plugin = createNemoRelayPlugin({ backend, env: {}, logger });
-      plugin.onSessionStart({ session_id: 's1' });
+      plugin.handlers.on_session_start({ session_id: 's1' });
       for (let poll = 0; poll < 3; poll++) expect(plugin.status().outputs).toEqual([]);
       expect(plugin.status().counters.errors).toBe(3);
       expect(warnings.filter((message) => message.includes('outputs()'))).toHaveLength(1);

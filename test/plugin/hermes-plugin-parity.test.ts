@@ -54,7 +54,7 @@ describe('ported Hermes plugin tests', () => {
   it('uses the relay runtime on session start', () => {
     const fake = createFakeRelay();
     const plugin = freshPlugin(fake);
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     expect(fake.ops()).toContain('pushScope');
   });
 
@@ -68,23 +68,23 @@ describe('ported Hermes plugin tests', () => {
       HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: path.join(dir, 'atif'),
     });
 
-    plugin.onSessionStart({ ...base, model: 'demo-model', platform: 'cli' });
-    plugin.onPreApiRequest({
+    plugin.handlers.on_session_start({ ...base, model: 'demo-model', platform: 'cli' });
+    plugin.handlers.pre_api_request({
       ...base,
       api_request_id: 'api-1',
       provider: 'openai',
       model: 'demo-model',
       request: { method: 'POST', body: { messages: [{ role: 'user', content: 'hi' }] } },
     });
-    plugin.onPostApiRequest({
+    plugin.handlers.post_api_request({
       ...base,
       api_request_id: 'api-1',
       response: { assistant_message: { role: 'assistant', content: 'hello' } },
     });
-    plugin.onPreToolCall({ ...base, tool_name: 'read_file', tool_call_id: 'tool-1', args: { path: 'x' } });
-    plugin.onPostToolCall({ ...base, tool_name: 'read_file', tool_call_id: 'tool-1', result: '{"ok": true}', status: 'ok' });
-    plugin.onSessionEnd({ ...base, completed: true, interrupted: false });
-    plugin.onSessionFinalize({ ...base, reason: 'shutdown' });
+    plugin.handlers.pre_tool_call({ ...base, tool_name: 'read_file', tool_call_id: 'tool-1', args: { path: 'x' } });
+    plugin.handlers.post_tool_call({ ...base, tool_name: 'read_file', tool_call_id: 'tool-1', result: '{"ok": true}', status: 'ok' });
+    plugin.handlers.on_session_end({ ...base, completed: true, interrupted: false });
+    plugin.handlers.on_session_finalize({ ...base, reason: 'shutdown' });
     await plugin.flush();
 
     const ops = fake.ops();
@@ -97,14 +97,14 @@ describe('ported Hermes plugin tests', () => {
   it('closes the API span with the error on api_request_error', () => {
     const fake = createFakeRelay();
     const plugin = freshPlugin(fake);
-    plugin.onPreApiRequest({
+    plugin.handlers.pre_api_request({
       ...base,
       api_request_id: 'api-err',
       provider: 'openai',
       model: 'demo-model',
       request: { body: { messages: [{ role: 'user', content: 'hi' }] } },
     });
-    plugin.onApiRequestError({
+    plugin.handlers.api_request_error({
       ...base,
       api_request_id: 'api-err',
       error: { type: 'RateLimitError', message: 'rate limited' },
@@ -122,8 +122,8 @@ describe('ported Hermes plugin tests', () => {
   it('emits approval marks', () => {
     const fake = createFakeRelay();
     const plugin = freshPlugin(fake);
-    plugin.onPreApprovalRequest({ session_id: 's1', approval_id: 'approval-1', tool_name: 'shell' });
-    plugin.onPostApprovalResponse({ session_id: 's1', approval_id: 'approval-1', approved: true });
+    plugin.handlers.pre_approval_request({ session_id: 's1', approval_id: 'approval-1', tool_name: 'shell' });
+    plugin.handlers.post_approval_response({ session_id: 's1', approval_id: 'approval-1', approved: true });
     expect(markNames(fake)).toContain('hermes.approval.request');
     expect(markNames(fake)).toContain('hermes.approval.response');
   });
@@ -131,13 +131,13 @@ describe('ported Hermes plugin tests', () => {
   it('emits fallback marks for unmatched ends', () => {
     const fake = createFakeRelay();
     const plugin = freshPlugin(fake);
-    plugin.onPostApiRequest({ session_id: 's1', api_request_id: 'missing-api', response: { ok: true } });
-    plugin.onApiRequestError({
+    plugin.handlers.post_api_request({ session_id: 's1', api_request_id: 'missing-api', response: { ok: true } });
+    plugin.handlers.api_request_error({
       session_id: 's1',
       api_request_id: 'missing-api',
       error: { type: 'TimeoutError', message: 'timed out' },
     });
-    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'missing-tool', result: { ok: true } });
+    plugin.handlers.post_tool_call({ session_id: 's1', tool_call_id: 'missing-tool', result: { ok: true } });
     const names = markNames(fake);
     expect(names).toContain('hermes.api.response.unmatched');
     expect(names).toContain('hermes.api.error');
@@ -148,13 +148,13 @@ describe('ported Hermes plugin tests', () => {
   it('promotes trajectory and subagent ids into metadata', () => {
     const fake = createFakeRelay();
     const plugin = freshPlugin(fake);
-    plugin.onPreLlmCall({
+    plugin.handlers.pre_llm_call({
       session_id: 'parent-session',
       task_id: 'task-1',
       turn_id: 'turn-1',
       telemetry_schema_version: 'hermes.observer.v1',
     });
-    plugin.onSubagentStart({
+    plugin.handlers.subagent_start({
       parent_session_id: 'parent-session',
       parent_turn_id: 'turn-1',
       parent_subagent_id: 'parent-sa',
@@ -163,7 +163,7 @@ describe('ported Hermes plugin tests', () => {
       child_role: 'leaf',
       telemetry_schema_version: 'hermes.observer.v1',
     });
-    plugin.onSubagentStop({
+    plugin.handlers.subagent_stop({
       parent_session_id: 'parent-session',
       parent_turn_id: 'turn-1',
       child_session_id: 'child-session',
@@ -191,8 +191,8 @@ describe('ported Hermes plugin tests', () => {
   it('reparents the child session scope under the parent for embedded ATIF', () => {
     const fake = createFakeRelay();
     const plugin = freshPlugin(fake);
-    plugin.onSessionStart({ session_id: 'parent-session' });
-    plugin.onSubagentStart({
+    plugin.handlers.on_session_start({ session_id: 'parent-session' });
+    plugin.handlers.subagent_start({
       parent_session_id: 'parent-session',
       parent_turn_id: 'turn-1',
       child_session_id: 'child-session',
@@ -200,7 +200,7 @@ describe('ported Hermes plugin tests', () => {
       child_role: 'leaf',
       telemetry_schema_version: 'hermes.observer.v1',
     });
-    plugin.onSessionStart({ session_id: 'child-session' });
+    plugin.handlers.on_session_start({ session_id: 'child-session' });
 
     const childPush = fake.callsOf('pushScope').find((c) => c.args.name === 'hermes-session-child-session')!;
     expect(childPush.args.parent).toMatchObject({ type: 'scope', name: 'hermes-session-parent-session' });
@@ -213,17 +213,17 @@ describe('ported Hermes plugin tests', () => {
   });
 
   function runParentAndChild(plugin: ReturnType<typeof freshPlugin>): void {
-    plugin.onSessionStart({ session_id: 'parent-session' });
-    plugin.onSubagentStart({
+    plugin.handlers.on_session_start({ session_id: 'parent-session' });
+    plugin.handlers.subagent_start({
       parent_session_id: 'parent-session',
       child_session_id: 'child-session',
       child_subagent_id: 'child-sa',
     });
-    plugin.onSessionStart({ session_id: 'child-session' });
-    plugin.onSessionEnd({ session_id: 'child-session' });
-    plugin.onSessionFinalize({ session_id: 'child-session' });
-    plugin.onSessionEnd({ session_id: 'parent-session' });
-    plugin.onSessionFinalize({ session_id: 'parent-session' });
+    plugin.handlers.on_session_start({ session_id: 'child-session' });
+    plugin.handlers.on_session_end({ session_id: 'child-session' });
+    plugin.handlers.on_session_finalize({ session_id: 'child-session' });
+    plugin.handlers.on_session_end({ session_id: 'parent-session' });
+    plugin.handlers.on_session_finalize({ session_id: 'parent-session' });
   }
 
   it('skips the embedded child ATIF file by default', async () => {
@@ -276,7 +276,7 @@ output_directory = ${JSON.stringify(atifDir)}
     );
     const fake = createFakeRelay();
     const plugin = freshPlugin(fake, { HERMES_NEMO_RELAY_PLUGINS_TOML: pluginsToml });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush();
 
     expect(fake.ops()).toContain('initializePluginConfig');
@@ -291,8 +291,8 @@ output_directory = ${JSON.stringify(atifDir)}
       env: { NEMO_RELAY_HOOKS_BACKEND: 'off' },
       logger: silentLogger,
     });
-    expect(() => plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'api-1' })).not.toThrow();
-    expect(() => plugin.onPostApiRequest({ session_id: 's1', api_request_id: 'api-1' })).not.toThrow();
+    expect(() => plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'api-1' })).not.toThrow();
+    expect(() => plugin.handlers.post_api_request({ session_id: 's1', api_request_id: 'api-1' })).not.toThrow();
     await plugin.flush();
     expect(plugin.status().backend.kind).toBe('off');
   });

@@ -26,8 +26,8 @@ describe('plugin lifecycle', () => {
       env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir) },
       logger: silentLogger,
     });
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onPreLlmCall({ session_id: 's1', turn_id: 't1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.pre_llm_call({ session_id: 's1', turn_id: 't1' });
     expect(plugin.status().queuedHooks).toBe(2);
     expect(fake.ops()).toEqual(['initializePluginConfig']);
     await plugin.flush();
@@ -44,7 +44,7 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
     });
     const payload = { session_id: 's1', status: 'before' };
-    plugin.onPreApprovalRequest(payload);
+    plugin.handlers.pre_approval_request(payload);
     payload.status = 'after';
     await plugin.flush();
     const mark = fake.callsOf('mark')[0]!;
@@ -59,10 +59,10 @@ describe('plugin lifecycle', () => {
       env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir) },
       logger: silentLogger,
     });
-    plugin.onSessionStart({ session_id: 'a' });
-    plugin.onSessionFinalize({ session_id: 'a' });
+    plugin.handlers.on_session_start({ session_id: 'a' });
+    plugin.handlers.on_session_finalize({ session_id: 'a' });
     await plugin.flush();
-    plugin.onSessionStart({ session_id: 'b' });
+    plugin.handlers.on_session_start({ session_id: 'b' });
     expect(plugin.status().queuedHooks).toBe(0);
     await plugin.shutdown();
 
@@ -85,7 +85,7 @@ describe('plugin lifecycle', () => {
       },
       logger: { ...silentLogger, warn: (message: string) => warnings.push(message) },
     });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush();
     expect(fake.ops()).toContain('registerAtofExporter');
     expect(warnings.some((w) => w.includes('rejected plugins.toml') && w.includes('filename_template'))).toBe(true);
@@ -99,7 +99,7 @@ describe('plugin lifecycle', () => {
       env: { HERMES_NEMO_RELAY_PLUGINS_TOML: '/definitely/not/here/plugins.toml' },
       logger: silentLogger,
     });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush();
     expect(fake.ops()).toContain('pushScope');
     expect(plugin.status().diagnostics.map((d) => d.code)).toContain('plugins_toml.unreadable');
@@ -110,7 +110,7 @@ describe('plugin lifecycle', () => {
     const file = path.join(dir, 'plugins.toml');
     writeFileSync(file, 'version = = 1\n[[components]\n');
     const plugin = createNemoRelayPlugin({ backend: createFakeRelay(), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush();
     const diagnostic = plugin.status().diagnostics.find((d) => d.code === 'plugins_toml.invalid_toml');
     expect(diagnostic?.message).toContain(file);
@@ -125,10 +125,10 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
       maxSessions: 2,
     });
-    plugin.onSessionStart({ session_id: 'a' });
-    plugin.onSessionStart({ session_id: 'b' });
-    plugin.onPreLlmCall({ session_id: 'a' }); // a is now the most recent
-    plugin.onSessionStart({ session_id: 'c' });
+    plugin.handlers.on_session_start({ session_id: 'a' });
+    plugin.handlers.on_session_start({ session_id: 'b' });
+    plugin.handlers.pre_llm_call({ session_id: 'a' }); // a is now the most recent
+    plugin.handlers.on_session_start({ session_id: 'c' });
     await plugin.flush();
     const popped = fake.callsOf('popScope').map((call) => (call.args.handle as { name: string }).name);
     expect(popped).toEqual(['hermes-session-b']);
@@ -140,9 +140,9 @@ describe('plugin lifecycle', () => {
   it('closes sessions idle longer than the TTL when a new one opens', async () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger, sessionIdleTtlMs: 20 });
-    plugin.onSessionStart({ session_id: 'old' });
+    plugin.handlers.on_session_start({ session_id: 'old' });
     await new Promise((resolve) => setTimeout(resolve, 40));
-    plugin.onSessionStart({ session_id: 'new' });
+    plugin.handlers.on_session_start({ session_id: 'new' });
     const popped = fake.callsOf('popScope').map((call) => (call.args.handle as { name: string }).name);
     expect(popped).toEqual(['hermes-session-old']);
   });
@@ -158,9 +158,9 @@ describe('plugin lifecycle', () => {
           throw new Error('boom');
         },
       });
-    plugin.onPreApiRequest(hostile('a1'));
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'a2', request: { body: { n: 1 } } });
-    plugin.onPreApiRequest(hostile('a3'));
+    plugin.handlers.pre_api_request(hostile('a1'));
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'a2', request: { body: { n: 1 } } });
+    plugin.handlers.pre_api_request(hostile('a3'));
     expect(fake.ops()).toEqual(['pushScope', 'llmStart', 'llmStart', 'llmStart']);
     expect(fake.callsOf('llmStart')[0]!.args.metadata).toMatchObject({ session_id: 's1', api_request_id: 'a1' });
     expect(plugin.status().counters.errors).toBe(0);
@@ -172,12 +172,12 @@ describe('plugin lifecycle', () => {
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
     const throwing = <T extends object>(payload: T, field: string): T =>
       Object.defineProperty(payload, field, { enumerable: true, get() { throw new Error('boom'); } });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 't1', tool_name: 'x' });
-    plugin.onPostToolCall(throwing({ session_id: 's1', tool_call_id: 't1', tool_name: 'x' }, 'status'));
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'a1' });
-    plugin.onPostApiRequest(throwing({ session_id: 's1', api_request_id: 'a1' }, 'response'));
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'a2' });
-    plugin.onApiRequestError(throwing({ session_id: 's1', api_request_id: 'a2' }, 'error'));
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 't1', tool_name: 'x' });
+    plugin.handlers.post_tool_call(throwing({ session_id: 's1', tool_call_id: 't1', tool_name: 'x' }, 'status'));
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'a1' });
+    plugin.handlers.post_api_request(throwing({ session_id: 's1', api_request_id: 'a1' }, 'response'));
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'a2' });
+    plugin.handlers.api_request_error(throwing({ session_id: 's1', api_request_id: 'a2' }, 'error'));
     expect(fake.ops()).toEqual(['pushScope', 'toolStart', 'toolEnd', 'llmStart', 'llmEnd', 'llmStart', 'llmEnd']);
     expect(plugin.status().counters.unmatchedEnds).toBe(0);
     expect(plugin.status().openSpans).toEqual({ llm: 0, tool: 0 });
@@ -197,8 +197,8 @@ describe('plugin lifecycle', () => {
       }
     }
     const hidden = { session_id: 'hidden', toJSON: () => ({ note: 'no ids here' }) };
-    plugin.onSessionStart(new Ids('real') as never);
-    plugin.onSessionStart(hidden);
+    plugin.handlers.on_session_start(new Ids('real') as never);
+    plugin.handlers.on_session_start(hidden);
     expect(plugin.status().queuedHooks).toBe(2);
     await plugin.flush();
     const names = fake.callsOf('pushScope').map((call) => call.args.name);
@@ -208,9 +208,9 @@ describe('plugin lifecycle', () => {
   it('ends spans still open when their session closes', () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'r1', provider: 'openai' });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'r1', provider: 'openai' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     expect(fake.ops()).toEqual(['pushScope', 'llmStart', 'toolStart', 'llmEnd', 'toolEnd', 'popScope']);
     expect(fake.callsOf('toolEnd')[0]!.args.status).toBe('error');
     expect(plugin.status().counters.abandonedSpans).toBe(2);
@@ -219,12 +219,12 @@ describe('plugin lifecycle', () => {
   it('ends a span as superseded when a second start reuses its id, so none is left open', () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 't:api:1', retry_count: 0 });
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 't:api:1', retry_count: 1 });
-    plugin.onPostApiRequest({ session_id: 's1', api_request_id: 't:api:1' });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 't:api:1', retry_count: 0 });
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 't:api:1', retry_count: 1 });
+    plugin.handlers.post_api_request({ session_id: 's1', api_request_id: 't:api:1' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     expect(fake.ops()).toEqual(['pushScope', 'llmStart', 'llmEnd', 'llmStart', 'llmEnd', 'toolStart', 'toolEnd', 'toolStart', 'toolEnd', 'popScope']);
     const [superseded] = fake.callsOf('llmEnd');
     expect((superseded!.args.metadata as Record<string, unknown>)['error.type']).toBe('superseded');
@@ -253,12 +253,12 @@ describe('plugin lifecycle', () => {
   it('marks failed tool calls with an error status', () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
-    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', status: 'error', error_type: 'PermissionError', result: 'denied' });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c2', tool_name: 'ls' });
-    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'c2', tool_name: 'ls', result: { error: 'boom' } });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c3', tool_name: 'ls' });
-    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'c3', tool_name: 'ls', result: 'ok', status: 'ok' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    plugin.handlers.post_tool_call({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', status: 'error', error_type: 'PermissionError', result: 'denied' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c2', tool_name: 'ls' });
+    plugin.handlers.post_tool_call({ session_id: 's1', tool_call_id: 'c2', tool_name: 'ls', result: { error: 'boom' } });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c3', tool_name: 'ls' });
+    plugin.handlers.post_tool_call({ session_id: 's1', tool_call_id: 'c3', tool_name: 'ls', result: 'ok', status: 'ok' });
     const ends = fake.callsOf('toolEnd').map((call) => [call.args.status, (call.args.metadata as Record<string, unknown>)['error.type']]);
     expect(ends).toEqual([
       ['error', 'PermissionError'],
@@ -270,8 +270,8 @@ describe('plugin lifecycle', () => {
   it('folds usage and the assistant message Hermes passes beside the response into the recorded response', () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'r1', provider: 'openai' });
-    plugin.onPostApiRequest({
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'r1', provider: 'openai' });
+    plugin.handlers.post_api_request({
       session_id: 's1',
       api_request_id: 'r1',
       response: { id: 'resp' },
@@ -296,8 +296,8 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
     });
     for (const id of ['../../escape', '/etc/passwd', 'a/b', 'a_b', '..']) {
-      plugin.onSessionStart({ session_id: id });
-      plugin.onSessionFinalize({ session_id: id });
+      plugin.handlers.on_session_start({ session_id: id });
+      plugin.handlers.on_session_finalize({ session_id: id });
     }
     await plugin.flush();
     expect(readdirSync(dir)).toEqual(['atif']);
@@ -311,13 +311,13 @@ describe('plugin lifecycle', () => {
   it('is idempotent on shutdown and drops hooks that arrive afterwards', async () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     const first = plugin.shutdown();
     const second = plugin.shutdown();
     expect(second).toBe(first);
     await first;
     expect(fake.ops()).toEqual(['pushScope', 'popScope', 'flush', 'shutdown']);
-    plugin.onSessionStart({ session_id: 's2' });
+    plugin.handlers.on_session_start({ session_id: 's2' });
     expect(fake.callsOf('pushScope')).toHaveLength(1);
     expect(plugin.status().state).toBe('shutdown');
     expect(plugin.status().counters.dropped).toBe(1);
@@ -327,7 +327,7 @@ describe('plugin lifecycle', () => {
     const fake = createFakeRelay();
     fake.flush = () => new Promise(() => {});
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.shutdown({ timeoutMs: 50 });
     expect(plugin.status().state).toBe('shutdown');
   });
@@ -341,9 +341,9 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
       trajectoryWriteDelayMs: 60_000,
     });
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onSessionEnd({ session_id: 's1' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.on_session_end({ session_id: 's1' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.flush();
     expect(fake.callsOf('atif.exportJson')).toHaveLength(1);
     expect(fake.ops().indexOf('atif.deregister')).toBeGreaterThan(fake.ops().lastIndexOf('atif.exportJson'));
@@ -363,8 +363,8 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
       trajectoryWriteDelayMs: 20,
     });
-    plugin.onSessionStart({ session_id: 's1' });
-    for (let turn = 0; turn < 5; turn++) plugin.onSessionEnd({ session_id: 's1', turn_id: `t${turn}` });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    for (let turn = 0; turn < 5; turn++) plugin.handlers.on_session_end({ session_id: 's1', turn_id: `t${turn}` });
     expect(existsSync(path.join(dir, 'hermes-atif-s1.json'))).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 60));
     await plugin.flush();
@@ -380,8 +380,8 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
       trajectoryWriteDelayMs: 60_000,
     });
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onSessionEnd({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.on_session_end({ session_id: 's1' });
     await plugin.flush();
     expect(existsSync(path.join(dir, 'hermes-atif-s1.json'))).toBe(true);
   });
@@ -394,10 +394,10 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
       trajectoryWriteDelayMs: 0,
     });
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onSessionEnd({ session_id: 's1' });
-    plugin.onSessionEnd({ session_id: 's1' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.on_session_end({ session_id: 's1' });
+    plugin.handlers.on_session_end({ session_id: 's1' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.flush();
     expect(fake.callsOf('atif.exportJson')).toHaveLength(3);
   });
@@ -410,8 +410,8 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
     });
     for (let round = 0; round < 3; round++) {
-      plugin.onSessionStart({ session_id: 's1' });
-      plugin.onSessionReset({ session_id: 's1', reason: 'new' });
+      plugin.handlers.on_session_start({ session_id: 's1' });
+      plugin.handlers.on_session_reset({ session_id: 's1', reason: 'new' });
     }
     await plugin.flush();
     expect(readdirSync(dir).sort()).toEqual(['hermes-atif-s1.json', 'hermes-atif-s1~2.json', 'hermes-atif-s1~3.json']);
@@ -428,7 +428,7 @@ describe('plugin lifecycle', () => {
       env: { HERMES_NEMO_RELAY_ATOF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_FILENAME: '../x.jsonl' },
       logger: { ...silentLogger, warn: (message: string) => warnings.push(message) },
     });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     expect(fake.ops()).toEqual(['pushScope']);
     expect(plugin.status().state).toBe('ready');
     expect(warnings.some((w) => w.includes('no ATOF file will be written'))).toBe(true);
@@ -441,8 +441,8 @@ describe('plugin lifecycle', () => {
       env: { HERMES_NEMO_RELAY_ATOF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY: dir },
       logger: silentLogger,
     });
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.shutdown();
     const atof = plugin.status().outputs.find((output) => output.kind === 'atof');
     expect(atof?.path).toBe(path.join(dir, 'hermes-atof.jsonl'));

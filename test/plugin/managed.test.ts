@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
-import type { PluginHost } from '../../src/plugin/index.ts';
+import type { HookHost } from '../../src/plugin/index.ts';
 import { shapeLlmResponse } from '../../src/plugin/llm-response.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 
@@ -30,7 +30,7 @@ mode = "parallel_safe"
 function recordingHost() {
   const hooks: string[] = [];
   const middleware: string[] = [];
-  const host: PluginHost = {
+  const host: HookHost = {
     on: (name) => {
       hooks.push(name);
       return () => {};
@@ -120,8 +120,8 @@ describe('managed execution', () => {
       env: { HERMES_NEMO_RELAY_PLUGINS_TOML: tomlFile(ADAPTIVE) },
       logger: silentLogger,
     });
-    plugin.onPreApiRequest({ session_id: 's1', api_request_id: 'r1' });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1' });
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'r1' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c1' });
     await plugin.flush();
     expect(fake.ops()).not.toContain('llmStart');
     expect(fake.ops()).not.toContain('toolStart');
@@ -138,7 +138,7 @@ describe('managed execution', () => {
     await plugin.flush();
     const result = await plugin.toolExecution({ session_id: 's1', args: { x: 1 } }, (payload) => payload);
     expect(result).toMatchObject({ args: { x: 1 } });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c1' });
     expect(fake.ops()).toContain('toolStart');
   });
 
@@ -188,7 +188,7 @@ manifest_ref = "m.toml"
 `);
     const fake = createFakeRelay({ dynamicPlugins: true });
     const plugin = createNemoRelayPlugin({ backend: fake, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush();
     expect(fake.ops()).not.toContain('activateDynamicPlugins');
     expect(fake.ops()).toContain('initializePluginConfig');
@@ -205,7 +205,7 @@ manifest = "./x/relay-plugin.toml"
 `);
     const fake = createFakeRelay({ dynamicPlugins: true });
     const plugin = createNemoRelayPlugin({ backend: fake, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush();
     expect(fake.ops()).not.toContain('activateDynamicPlugins');
     const refused = plugin.status().diagnostics.find((d) => d.code === 'plugins_toml.gateway_plugins_refused');

@@ -15,8 +15,9 @@ const diagnosticFields = (overrides: unknown) =>
 
 describe('typed settings from the host', () => {
   it('ignores an override of the wrong type with a diagnostic, keeping the default', () => {
-    const loaded = loadSettings({}, { atifEnabled: true, atifFilenameTemplate: 5 } as unknown as NemoRelaySettingsOverrides);
-    expect(loaded.settings.atifFilenameTemplate).toBe('hermes-atif-{session_id}.json');
+    const host = { name: 'my-agent', fileStem: 'my-agent', version: '1.0.0' };
+    const loaded = loadSettings({}, { atifEnabled: true, atifFilenameTemplate: 5 } as unknown as NemoRelaySettingsOverrides, { host, processEnv: {} });
+    expect(loaded.settings.atifFilenameTemplate).toBe('my-agent-atif-{session_id}.json');
     expect(loaded.settings.atifEnabled).toBe(true);
     expect(loaded.diagnostics).toContainEqual(
       expect.objectContaining({ code: 'settings.invalid_value', field: 'settings.atifFilenameTemplate', message: expect.stringContaining('must be a string, got 5') }),
@@ -40,14 +41,14 @@ describe('typed settings from the host', () => {
 
   it('lets register() succeed with bad settings, and records with the good ones', async () => {
     const dir = tempDir();
-    for (const settings of [null, 42, { atofEnabled: true, atofOutputDirectory: dir, atofMode: 'sideways', atifFilenameTemplate: 5 }]) {
+    for (const settings of [null, 42, { atofEnabled: true, atofOutputDirectory: dir, atofFilename: 'events.jsonl', atofMode: 'sideways', atifFilenameTemplate: 5 }]) {
       const hooks = new HookRegistry();
       const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger: silentLogger }), env: {}, logger: silentLogger, settings: settings as never });
       expect(() => plugin.register(hooks)).not.toThrow();
       hooks.emit('on_session_start', { session_id: 's1' });
       await plugin.shutdown();
     }
-    expect(readdirSync(dir)).toEqual(['hermes-atof.jsonl']);
+    expect(readdirSync(dir)).toEqual(['events.jsonl']);
   });
 });
 

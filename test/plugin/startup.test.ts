@@ -24,8 +24,8 @@ const ENTRY = pathToFileURL(path.join(ROOT, 'dist', 'src', 'index.js')).href;
 describe('a backend that needs no loading', () => {
   it('records the first hook on backend "memory" at once, with nothing queued or copied', () => {
     const dir = tempDir('sync-memory');
-    const plugin = createNemoRelayPlugin({ backend: 'memory', env: {}, logger: silentLogger, settings: { atofEnabled: true, atofOutputDirectory: dir } });
-    plugin.onSessionStart({ session_id: 's1' });
+    const plugin = createNemoRelayPlugin({ backend: 'memory', env: {}, logger: silentLogger, settings: { atofEnabled: true, atofOutputDirectory: dir, atofFilename: 'hermes-atof.jsonl' } });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     const status = plugin.status();
     expect(status.state).toBe('ready');
     expect(status.queuedHooks).toBe(0);
@@ -61,7 +61,7 @@ describe('plugins.toml on a backend that activates synchronously', () => {
     const dir = tempDir('sync-activation');
     const file = writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories') });
     const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
-    plugin.onSessionStart({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's1' });
     expect(plugin.status().queuedHooks).toBe(0);
     expect(plugin.status().pluginConfig.active).toBe(true);
     expect(fake.ops()).toEqual(['pushScope']);
@@ -73,7 +73,7 @@ describe('the start-up queue', () => {
   it('holds at most maxQueuedHooks while the backend loads, and counts what overflows', async () => {
     // `native` always loads asynchronously (and falls back to off when it cannot).
     const plugin = createNemoRelayPlugin({ backend: 'native', env: {}, logger: silentLogger, maxQueuedHooks: 10 });
-    for (let i = 0; i < 25; i++) plugin.onPreLlmCall({ session_id: 's1', turn_id: `t${i}` });
+    for (let i = 0; i < 25; i++) plugin.handlers.pre_llm_call({ session_id: 's1', turn_id: `t${i}` });
     const status = plugin.status();
     expect(status.state).toBe('starting');
     expect(status.queuedHooks).toBe(10);
@@ -87,13 +87,13 @@ describe('the start-up queue', () => {
     const file = writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories') });
     const plugin = createNemoRelayPlugin({ backend: withAsyncActivationOnly(createMemoryRelay({ logger: silentLogger })), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
     const before = nowMicros();
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onPreToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', args: {} });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', args: {} });
     const after = nowMicros();
     expect(plugin.status().queuedHooks).toBe(2);
     await plugin.ready;
-    plugin.onPostToolCall({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', result: 'ok' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    plugin.handlers.post_tool_call({ session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', result: 'ok' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.shutdown();
     const { events } = readValidAtof(path.join(dir, 'events', 'events.jsonl'));
     const stamped = (predicate: (e: (typeof events)[number]) => boolean) => parseTimestamp(events.find(predicate)!.timestamp);
@@ -116,7 +116,7 @@ const plugin = createNemoRelayPlugin({
   backend: ${JSON.stringify(backend)},
   env: {},
   logger: { debug() {}, info() {}, warn() {}, error() {} },
-  settings: { atofEnabled: true, atofOutputDirectory: ${JSON.stringify(dir)}, atifEnabled: true, atifOutputDirectory: ${JSON.stringify(dir)} },
+  settings: { atofFilename: 'hermes-atof.jsonl', atifFilenameTemplate: 'hermes-atif-{session_id}.json', atofEnabled: true, atofOutputDirectory: ${JSON.stringify(dir)}, atifEnabled: true, atifOutputDirectory: ${JSON.stringify(dir)} },
 });
 const hooks = new HookRegistry();
 plugin.register(hooks);

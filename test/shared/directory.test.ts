@@ -36,8 +36,11 @@ describe('makeDirectory', () => {
       logger: silentLogger,
       settings: { atofEnabled: true, atofOutputDirectory: '/proc/nrh-nope/atof', atifEnabled: true, atifOutputDirectory: '/proc/nrh-nope/atif' },
     });
-    plugin.onSessionStart({ session_id: 's1' });
-    plugin.onSessionFinalize({ session_id: 's1' });
+    // A model call, so the session has a trajectory to write (one without a step is not written at all).
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt-4o' });
+    plugin.handlers.post_api_request({ session_id: 's1', api_request_id: 'a1', response: { choices: [{ message: { role: 'assistant', content: 'hi' } }] } });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.shutdown({ timeoutMs: 5_000 });
     expect(plugin.status().state).toBe('shutdown');
     expect(plugin.status().counters.errors).toBeGreaterThan(0);

@@ -135,10 +135,16 @@ describe('toJson', () => {
 
 describe('toJson bounds work and size for any input', () => {
   it('keeps a sparse array with a length of four billion bounded (in a child process: it used to exhaust memory)', () => {
+    // Through the public memory relay, which converts every payload with toJson before recording it.
     const result = runChild(`
-      import { toJson } from ${dist('src/index.js')};
+      import { createMemoryRelay } from ${dist('src/backends/memory/index.js')};
+      const relay = createMemoryRelay();
+      const events = [];
+      relay.subscribe((event) => events.push(event));
       const a = []; a[2 ** 32 - 2] = 1;
-      const out = toJson({ payload: a, nested: [[a]] });
+      relay.popScope(relay.pushScope({ name: 'sparse', category: 'function', input: { payload: a, nested: [[a]] } }));
+      await relay.flush();
+      const out = events[0].data;
       const text = JSON.stringify(out);
       console.log(JSON.stringify({ length: text.length, head: out.payload.slice(0, 2), tail: out.payload.at(-1) }));
     `);
@@ -180,5 +186,108 @@ describe('toJson bounds work and size for any input', () => {
   it('keeps a huge typed array bounded', () => {
     const out = toJson({ bytes: new Uint8Array(50_000_000) }) as { bytes: unknown[] };
     expect(out.bytes).toHaveLength(JSON_LIMITS.maxItems + 1);
+  });
+});
+
+describe('toJson on plain values: the fast copy gives what the general walk gives', () => {
+  // A bound other than the default makes toJson take its general walk (this one is far from every value here).
+  const general = (value: unknown, options: { sortKeys?: boolean; noNulInKeys?: boolean }) => toJson(value, { ...options, maxItems: JSON_LIMITS.maxItems + 1 });
+  const same = (value: unknown, options: { sortKeys?: boolean; noNulInKeys?: boolean } = {}) => {
+    const fast = toJson(value, options);
+    const slow = general(value, options);
+    expect(fast).toStrictEqual(slow);
+    // Key order included (toStrictEqual ignores it).
+    expect(JSON.stringify(fast)).toBe(JSON.stringify(slow));
+    return fast;
+  };
+
+  /** A small deterministic generator (mulberry32). */
+  function random(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  // Not `constructor`: toStrictEqual compares that property as the object's class.
+  const KEYS = ['a', 'b', 'zeta', 'Alpha', '10', '2', '0', 'é', 'k\u0000nul', 'emoji\ud83d\ude00', 'lone\ud83d', 'toString', 'model', 'session_id'];
+  const LEAVES: (() => unknown)[] = [
+    () => 'text',
+    () => 'cut \ud83d emoji',
+    () => '',
+    () => 0,
+    () => -0,
+    () => 1.5,
+    () => 1e21,
+    () => 0.000001234,
+    () => 2 ** 53 + 2,
+    () => Number.NaN,
+    () => Infinity,
+    () => true,
+    () => null,
+    () => undefined,
+    () => 12345678901234567890n,
+    () => () => 1,
+    () => Symbol('s'),
+    () => new Date('2026-01-02T03:04:05.000Z'),
+    () => new Map([['m', 1]]),
+    () => ({ toJSON: () => ({ replaced: true }) }),
+    () => new (class Point {
+      x = 1;
+    })(),
+  ];
+  /** Keys and leaves the fast copy takes whole (the rest send it to the general walk). */
+  const PLAIN_KEYS = KEYS.slice(0, 8);
+  const PLAIN_LEAVES = LEAVES.slice(0, 17);
+  function generate(next: () => number, depth: number, plain = false): unknown {
+    const roll = next();
+    const keys = plain ? PLAIN_KEYS : KEYS;
+    const leaves = plain ? PLAIN_LEAVES : LEAVES;
+    if (depth > 4 || roll < 0.45) return leaves[Math.floor(next() * leaves.length)]!();
+    if (roll < 0.7) return Array.from({ length: Math.floor(next() * 5) }, () => generate(next, depth + 1, plain));
+    const object: Record<string, unknown> = next() < 0.1 ? Object.create(null) : {};
+    const count = Math.floor(next() * 7);
+    for (let i = 0; i < count; i++) object[keys[Math.floor(next() * keys.length)]!] = generate(next, depth + 1, plain);
+    return object;
+  }
+
+  it('on 2,000 generated values, sorted and unsorted, with and without noNulInKeys', () => {
+    const next = random(21);
+    for (let i = 0; i < 2000; i++) {
+      const value = generate(next, 0, i % 2 === 0);
+      same(value);
+      same(value, { sortKeys: true });
+      same(value, { sortKeys: true, noNulInKeys: true });
+    }
+  });
+
+  it('on the shapes the fast copy leaves to the general walk', () => {
+    const withProto = JSON.parse('{"__proto__": {"x": 1}, "b": 2}') as unknown;
+    expect(same(withProto, { sortKeys: true })).toStrictEqual(withProto);
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.self = { back: cyclic };
+    expect(same(cyclic, { sortKeys: true })).toStrictEqual({ name: 'loop', self: { back: '[Circular]' } });
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 70; i++) deep = { d: deep };
+    same(deep, { sortKeys: true });
+    const throwing = {
+      ok: 1,
+      get bad(): never {
+        throw new Error('getter');
+      },
+    };
+    expect(same(throwing)).toStrictEqual({ ok: 1, bad: '[Unserializable: getter]' });
+    same(new Proxy({ a: 1 }, {}), { sortKeys: true });
+    same([new Array(3), { n: [1, [2, [3]]] }]);
+  });
+
+  it('sorts keys as the general walk does, integer-like keys included, and reuses the sort across calls', () => {
+    const first = same({ zeta: 1, '10': 2, alpha: { y: 1, x: 2 }, '2': 3 }, { sortKeys: true });
+    expect(Object.keys(first as object)).toEqual(['2', '10', 'alpha', 'zeta']);
+    const second = same({ zeta: 'again', '10': 0, alpha: { y: 0, x: 0 }, '2': 0 }, { sortKeys: true }) as Record<string, unknown>;
+    expect(Object.keys(second.alpha as object)).toEqual(['x', 'y']);
   });
 });

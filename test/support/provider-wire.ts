@@ -39,14 +39,22 @@ export function scriptedFetch(replies: readonly WireReply[]): { fetch: typeof fe
     requests.push({ url, method: init?.method ?? (input instanceof Request ? input.method : 'GET'), body });
     const reply = replies[next++];
     if (reply === undefined) return new Response(JSON.stringify({ error: { message: `no scripted reply for request ${next}` } }), { status: 500, headers: { 'content-type': 'application/json' } });
-    const headers = { 'x-request-id': `req_${next}`, ...(reply.headers ?? {}) };
-    if (reply.sse !== undefined) {
-      const text = reply.sse.map((e) => `${e.event === undefined ? '' : `event: ${e.event}\n`}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`).join('');
-      return new Response(text, { status: reply.status ?? 200, headers: { 'content-type': 'text/event-stream', ...headers } });
-    }
-    return new Response(JSON.stringify(reply.json ?? {}), { status: reply.status ?? 200, headers: { 'content-type': 'application/json', ...headers } });
+    // A reply that has both forms answers as the request asks (`"stream": true` or not), as the provider does.
+    const wantsStream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream === true;
+    return wireResponse(reply, `req_${next}`, wantsStream);
   };
   return { fetch: fake as typeof fetch, requests };
+}
+
+/** A scripted reply as the `Response` a provider's server sends. */
+export function wireResponse(reply: WireReply, requestId: string, wantsStream = true): Response {
+  const headers = { 'x-request-id': requestId, ...(reply.headers ?? {}) };
+  // A reply with both forms is streamed only when the request asked for a stream.
+  if (reply.sse !== undefined && (reply.json === undefined || wantsStream)) {
+    const text = reply.sse.map((e) => `${e.event === undefined ? '' : `event: ${e.event}\n`}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`).join('');
+    return new Response(text, { status: reply.status ?? 200, headers: { 'content-type': 'text/event-stream', ...headers } });
+  }
+  return new Response(JSON.stringify(reply.json ?? {}), { status: reply.status ?? 200, headers: { 'content-type': 'application/json', ...headers } });
 }
 
 // ------------------------------------------------------------------ Anthropic Messages
@@ -172,6 +180,11 @@ export function chatCompletion(options: { id: string; model: string; content: st
   };
 }
 
+/** A completion the client may ask for either way: JSON, or streamed when the request says `"stream": true`. */
+export function chatCompletionEither(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
+  return { json: chatCompletion(options).json, sse: chatCompletionStream(options).sse };
+}
+
 /** The same completion streamed as chunks, with the usage chunk `stream_options.include_usage` asks for. */
 export function chatCompletionStream(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
   const calls = options.toolCalls ?? [];
@@ -204,32 +217,80 @@ export function openAiError(status: number, type: string, message: string): Wire
 
 // ------------------------------------------------------------------ OpenAI Responses
 
-export function openAiResponse(options: { id: string; model: string; text: string; usage: ChatUsage }): WireReply {
+export interface ResponsesOptions {
+  id: string;
+  model: string;
+  /** The assistant message's text; none when the model only calls tools. */
+  text?: string;
+  toolCalls?: ChatToolCall[];
+  /** A reasoning item's summary text. */
+  reasoning?: string;
+  usage: ChatUsage;
+}
+
+function responsesObject(options: ResponsesOptions): Record<string, any> {
+  const output: Array<Record<string, unknown>> = [];
+  if (options.reasoning !== undefined) output.push({ type: 'reasoning', id: `rs_${options.id}`, summary: [{ type: 'summary_text', text: options.reasoning }] });
+  if (options.text !== undefined) {
+    output.push({ type: 'message', id: `msg_${options.id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: options.text, annotations: [] }] });
+  }
+  for (const call of options.toolCalls ?? []) {
+    output.push({ type: 'function_call', id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: JSON.stringify(call.args), status: 'completed' });
+  }
   return {
-    json: {
-      id: options.id,
-      object: 'response',
-      created_at: 1_764_000_000,
-      status: 'completed',
-      error: null,
-      incomplete_details: null,
-      instructions: null,
-      model: options.model,
-      output: [
-        { type: 'message', id: `msg_${options.id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: options.text, annotations: [] }] },
-      ],
-      parallel_tool_calls: true,
-      tool_choice: 'auto',
-      tools: [],
-      usage: {
-        input_tokens: options.usage.prompt_tokens,
-        input_tokens_details: { cached_tokens: options.usage.cached ?? 0 },
-        output_tokens: options.usage.completion_tokens,
-        output_tokens_details: { reasoning_tokens: options.usage.reasoning ?? 0 },
-        total_tokens: options.usage.prompt_tokens + options.usage.completion_tokens,
-      },
+    id: options.id,
+    object: 'response',
+    created_at: 1_764_000_000,
+    status: 'completed',
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    model: options.model,
+    output,
+    parallel_tool_calls: true,
+    tool_choice: 'auto',
+    tools: [],
+    usage: {
+      input_tokens: options.usage.prompt_tokens,
+      input_tokens_details: { cached_tokens: options.usage.cached ?? 0 },
+      output_tokens: options.usage.completion_tokens,
+      output_tokens_details: { reasoning_tokens: options.usage.reasoning ?? 0 },
+      total_tokens: options.usage.prompt_tokens + options.usage.completion_tokens,
     },
   };
+}
+
+export function openAiResponse(options: ResponsesOptions): WireReply {
+  return { json: responsesObject(options) };
+}
+
+/** The same response streamed: `response.created`, each output item added, its deltas and done, then `response.completed`. */
+export function openAiResponseStream(options: ResponsesOptions): WireReply {
+  const response = responsesObject(options);
+  const events: Array<{ event: string; data: Record<string, unknown> }> = [];
+  const push = (type: string, fields: Record<string, unknown>) => events.push({ event: type, data: { type, sequence_number: events.length, ...fields } });
+  const pending = { ...response, status: 'in_progress', output: [], usage: null };
+  push('response.created', { response: pending });
+  push('response.in_progress', { response: pending });
+  (response.output as Array<Record<string, any>>).forEach((item, index) => {
+    if (item.type === 'message') {
+      const text = item.content[0].text as string;
+      push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+      push('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      for (let i = 0; i < text.length; i += 7) push('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: text.slice(i, i + 7), logprobs: [] });
+      push('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text, logprobs: [] });
+      push('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part: item.content[0] });
+    } else if (item.type === 'function_call') {
+      push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+      push('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: item.arguments });
+      push('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
+    } else {
+      push('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
+    }
+    push('response.output_item.done', { output_index: index, item });
+  });
+  push('response.completed', { response });
+  return { sse: events };
 }
 
 // ------------------------------------------------------------------ Gemini generateContent

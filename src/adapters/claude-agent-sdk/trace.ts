@@ -70,6 +70,8 @@ export class QueryTrace {
   #run: AgentRun | undefined;
   #resultSinceTurn = false;
   #lastResult: Loose | undefined;
+  /** The result messages of the current turn (a background task's notification adds one). */
+  readonly #turnResults: Loose[] = [];
   /** A request whose attempt failed and is retried; the next `message_start` is its next attempt. */
   #retrying: ApiCall | undefined;
   /** Failed attempts seen before the session could start (the first request failed). */
@@ -308,6 +310,7 @@ export class QueryTrace {
   #result(m: Loose): void {
     if (this.#streaming !== undefined) this.#requestEnded();
     this.#lastResult = m;
+    this.#turnResults.push(m);
     this.#resultSinceTurn = true;
     if (this.#run !== undefined && typeof m.result === 'string') this.#run.noteAssistantText(m.result);
   }
@@ -338,20 +341,21 @@ export class QueryTrace {
       this.#run = this.#core.startRun(start);
       return this.#run;
     }
-    // Keep the session open across the turn change: one query, one session.
-    this.#core.openSession(current.sessionId);
-    this.#endTurn(current);
+    // The session stays open across the turn change: one query, one session.
+    this.#endTurn(current, undefined, undefined, true);
     this.#run = this.#core.startRun(start);
-    this.#core.closeSession(current.sessionId);
+    this.#core.releaseSession(current.sessionId, 'next_turn');
     return this.#run;
   }
 
-  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown): void {
+  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
     const result = this.#lastResult;
     const resultFailed = result !== undefined && (result.is_error === true || (result.subtype !== undefined && result.subtype !== 'success'));
     const final = status ?? (result === undefined ? 'interrupted' : resultFailed ? 'failed' : 'completed');
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
-    run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure);
+    const turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
+    this.#turnResults.length = 0;
+    run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure, { keepSessionOpen, turnEnd });
   }
 
   // ------------------------------------------------------------------ sub-agents
@@ -471,6 +475,7 @@ export class QueryTrace {
     this.#agents.clear();
     this.#history.length = 0;
     this.#userMessages.length = 0;
+    this.#turnResults.length = 0;
     this.#earlyFailures.length = 0;
   }
 
@@ -492,6 +497,33 @@ export class QueryTrace {
     this.#run = undefined;
     if (run !== undefined) this.#endTurn(run, status, error);
   }
+}
+
+/**
+ * What the SDK itself reports about a turn, for its `on_session_end`: the
+ * main loop's usage summed over the turn's results (each result covers its
+ * own part), the per-model usage and cost so far (the latest result's, as
+ * they are cumulative), the number of model round trips and the time taken.
+ */
+function resultSummary(results: readonly Loose[]): Record<string, unknown> {
+  const last = results.at(-1)!;
+  const usage: Record<string, number> = {};
+  let turns = 0;
+  let durationMs = 0;
+  for (const result of results) {
+    if (typeof result.num_turns === 'number') turns += result.num_turns;
+    if (typeof result.duration_ms === 'number') durationMs += result.duration_ms;
+    if (!isRecord(result.usage)) continue;
+    for (const [key, value] of Object.entries(result.usage)) if (typeof value === 'number') usage[key] = (usage[key] ?? 0) + value;
+  }
+  return {
+    result_subtype: last.subtype,
+    result_usage: usage,
+    model_usage: isRecord(last.modelUsage) ? last.modelUsage : undefined,
+    total_cost_usd: typeof last.total_cost_usd === 'number' ? last.total_cost_usd : undefined,
+    num_turns: turns,
+    duration_ms: durationMs,
+  };
 }
 
 function resultError(result: Loose): Error {

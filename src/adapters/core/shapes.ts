@@ -38,7 +38,12 @@ function argumentsText(args: unknown): string {
   }
 }
 
-/** Arguments as an object, for `pre_tool_call.args`. A JSON string is parsed; anything else is wrapped. */
+/**
+ * Arguments as an object, for `pre_tool_call.args`. A JSON string is
+ * parsed; anything else is wrapped. The framework's own object is passed
+ * on as it is: the relay makes the one plain-JSON copy of every payload
+ * it records (docs/contributing/payload-journey.md).
+ */
 export function argumentsObject(args: unknown): Record<string, unknown> {
   let value = args;
   if (typeof value === 'string') {
@@ -48,8 +53,8 @@ export function argumentsObject(args: unknown): Record<string, unknown> {
       return { raw: args };
     }
   }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return toJson(value) as Record<string, unknown>;
-  return value === undefined || value === null ? {} : { value: toJson(value) };
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  return value === undefined || value === null ? {} : { value };
 }
 
 function chatToolCall(call: CallOfTool): Record<string, unknown> {

@@ -196,9 +196,11 @@ function wrapTool(tool: unknown): void {
   if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
 }
 
+/** Puts `value` in place of the method, keeping whether it was enumerable: a spread copy of a tool must keep its `invoke`. */
 function defineMethod(target: object, key: string, value: AnyFunction): boolean {
   try {
-    Object.defineProperty(target, key, { value, configurable: true, writable: true, enumerable: false });
+    const own = Object.getOwnPropertyDescriptor(target, key);
+    Object.defineProperty(target, key, { value, configurable: true, writable: true, enumerable: own?.enumerable ?? false });
     return true;
   } catch {
     return false;
@@ -247,15 +249,31 @@ function startAttempts(request: Loose, info: () => ModelInfo): AttemptObserver[]
   return attempts;
 }
 
+/** The model a stream's first or raw event names (a Chat Completions chunk, a Responses `response.created`). */
+function streamedModel(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const record = data as Loose;
+  if (typeof record.model === 'string' && record.model !== '') return record.model;
+  const response = record.response as Loose | undefined;
+  return typeof response?.model === 'string' && response.model !== '' ? response.model : undefined;
+}
+
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
   let answered = false;
+  // A streamed Chat Completions response_done names no model: the chunks do.
+  let model: string | undefined;
   try {
     for await (const event of stream) {
       const record = event as Loose | null;
-      if (record !== null && typeof record === 'object' && record.type === 'response_done' && !answered) {
-        answered = true;
-        const response = (record.response ?? {}) as Loose;
-        for (const attempt of attempts) quietly(() => attempt.response(response));
+      if (record !== null && typeof record === 'object') {
+        if (model === undefined && record.type === 'response_started') model = streamedModel(record.providerData);
+        else if (model === undefined && record.type === 'model') model = streamedModel(record.event);
+        if (record.type === 'response_done' && !answered) {
+          answered = true;
+          const done = (record.response ?? {}) as Loose;
+          const response = done.model === undefined && model !== undefined ? { ...done, model } : done;
+          for (const attempt of attempts) quietly(() => attempt.response(response));
+        }
       }
       yield event;
     }

@@ -2,14 +2,13 @@
  * The ATOF JSONL file writer of the in-memory relay.
  *
  * Lines are encoded into one reusable byte buffer as they come and written
- * with one `fs.writeSync` per ~256 KiB: for small events the syscall is the
- * cost, and batching is several times cheaper than a write per line (and
- * 256 KiB writes cost ~25% less per byte than 64 KiB ones on this kind of
- * VM). Encoding each line into the buffer, instead of joining the lines and
+ * with one `fs.writeSync` per 256 KiB: for small events the syscall is the
+ * cost, so batching is much cheaper than a write per line, and larger
+ * writes cost less per byte (bench/RESULTS.md, "Figures behind the code"). Encoding each line into the buffer, instead of joining the lines and
  * encoding the joined text, allocates nothing per line. The relay can also
  * write a line straight into the buffer (`beginLine`/`endLine`), which
  * saves copying it there. A `WriteStream` is avoided on purpose: in Bun,
- * waiting for its `drain` costs tens of microseconds per line.
+ * waiting for its `drain` costs more per line than the write itself.
  *
  * The buffer is written when it passes a size threshold, shortly after the
  * first line of a quiet period (an unref'd timer, so the file stays fresh

@@ -113,7 +113,7 @@ export class AtofFile {
       // re-opens after a failure must not erase what was written since. An
       // empty file is left alone: on ext4 a truncate to zero makes the
       // final close start writing back everything written since (its
-      // auto_da_alloc safeguard), ~5% of a long run's time.
+      // auto_da_alloc safeguard; bench/RESULTS.md, "Figures behind the code").
       if (this.mode === 'overwrite' && !this.opened && size > 0) {
         this.fs.ftruncateSync(fd, 0);
         size = 0;

@@ -4,11 +4,11 @@
  * timestamps, and the choice of encoder. What the relay's plug-ins see of
  * it is `RelayCore` (`listeners.ts`).
  *
- * An event goes through the current encoder (`encode/encoder.ts`): bytes
- * while someone keeps lines and no `subscribe()` callback takes event
- * objects, objects otherwise (also when the only receivers read objects),
- * chosen when receivers come or go; a line the byte encoder cannot write
- * goes to the object encoder instead.
+ * Each operation has its event made by an encoder (`encode/`), then
+ * delivers it: the event object from the object encoder, or, while ATOF
+ * sinks are the only receivers, the line the byte encoder wrote straight
+ * into a sink's buffer (a line it cannot write goes to the object encoder
+ * instead). The choice is made when receivers come or go.
  *
  * @module
  */
@@ -30,7 +30,6 @@ import { Delivery } from './delivery.ts';
 import { ScopeRecord, SpanRecord } from './records.ts';
 import { SessionTrajectories } from '../session-trajectories.ts';
 import { placeScope } from './tree.ts';
-import type { Encoder } from './encode/encoder.ts';
 import { ByteEncoder } from './encode/bytes.ts';
 import type { InternalListener, RelayCore } from './listeners.ts';
 import { ObjectEncoder } from './encode/objects.ts';
@@ -47,9 +46,10 @@ export class MemoryRelayCore implements RelayCore {
   private readonly clock: () => number;
   /** Parent of marks and spans that have no explicit parent. */
   private readonly processRoot = uuidv7();
-  private readonly bytes: ByteEncoder;
-  private readonly objects: ObjectEncoder;
-  private encoder: Encoder;
+  private readonly bytes = new ByteEncoder();
+  private readonly objects = new ObjectEncoder((event) => this.delivery.outgoing(event));
+  /** ATOF sinks are the only receivers: events are written as lines, with no event object. */
+  private linesOnly = true;
   private trajectoryRouter: SessionTrajectories | null = null;
 
   constructor(logger: Logger, clock: () => number) {
@@ -57,9 +57,6 @@ export class MemoryRelayCore implements RelayCore {
     this.clock = clock;
     this.counters = new RelayCounters(logger);
     this.delivery = new Delivery(this.counters);
-    this.bytes = new ByteEncoder(this.delivery);
-    this.objects = new ObjectEncoder(this.delivery);
-    this.encoder = this.bytes;
     this.delivery.receiversChanged = () => this.chooseEncoder();
   }
 
@@ -79,7 +76,15 @@ export class MemoryRelayCore implements RelayCore {
     const record = new ScopeRecord(this, place.uuid, stringOf(o.name), category, parent, place.parentUuid, place.root, place.agentRooted, attributes, startUs);
     const metadata = o.metadata;
     const input = o.input;
-    if (!this.encoder.scopeStart(record, input, metadata)) this.objects.scopeStart(record, input, metadata);
+    if (this.linesOnly) {
+      const out = this.delivery.openLine();
+      if (this.bytes.scopeStart(out, record, input, metadata)) {
+        this.delivery.closeLine(out);
+        return record;
+      }
+      this.delivery.abandonLine(out);
+    }
+    this.delivery.emit(this.objects.scopeStart(record, input, metadata), record.top);
     return record;
   }
 
@@ -94,7 +99,12 @@ export class MemoryRelayCore implements RelayCore {
     const endUs = this.endStamp(options?.timestampUs, record.startUs);
     const output = options?.output;
     const metadata = options?.metadata;
-    if (!this.encoder.scopeEnd(record, output, metadata, endUs)) this.objects.scopeEnd(record, output, metadata, endUs);
+    if (this.linesOnly) {
+      const out = this.delivery.openLine();
+      if (this.bytes.scopeEnd(out, record, output, metadata, endUs)) return this.delivery.closeLine(out);
+      this.delivery.abandonLine(out);
+    }
+    this.delivery.emit(this.objects.scopeEnd(record, output, metadata, endUs), record.top);
   }
 
   mark(options: { name?: unknown; parent?: unknown; data?: unknown; metadata?: unknown; timestampUs?: number } | undefined): void {
@@ -106,9 +116,12 @@ export class MemoryRelayCore implements RelayCore {
     const name = stringOf(o.name);
     const timestampUs = this.stamp(o.timestampUs);
     const top = parent === null ? null : parent.top;
-    if (!this.encoder.mark(uuid, parentUuid, root, name, o.data, o.metadata, timestampUs, top)) {
-      this.objects.mark(uuid, parentUuid, root, name, o.data, o.metadata, timestampUs, top);
+    if (this.linesOnly) {
+      const out = this.delivery.openLine();
+      if (this.bytes.mark(out, uuid, parentUuid, root, name, o.data, o.metadata, timestampUs)) return this.delivery.closeLine(out);
+      this.delivery.abandonLine(out);
     }
+    this.delivery.emit(this.objects.mark(uuid, parentUuid, root, name, o.data, o.metadata, timestampUs), top);
   }
 
   // ---- spans ------------------------------------------------------------------
@@ -117,14 +130,14 @@ export class MemoryRelayCore implements RelayCore {
   startLlm(o: ManagedLlmOptions, parent: ScopeRecord | null, request: LlmRequest, session: JsonObject | undefined): SpanRecord {
     const headers = recordedHeaders(request.headers, session);
     const record = this.newSpan('llm', o.name, parent, llmProfile(o.modelName), (o as { timestampUs?: number }).timestampUs);
-    if (!this.encoder.spanStart(record, request.content, headers, o.metadata)) this.objects.spanStart(record, request.content, headers, o.metadata);
+    this.spanStart(record, request.content, headers, o.metadata);
     return record;
   }
 
   startTool(o: ManagedToolOptions, what: string): SpanRecord {
     const parent = o.parent == null ? null : this.ownScope(o.parent, `${what} parent`);
     const record = this.newSpan('tool', o.name, parent, toolProfile(o.toolCallId), (o as ToolStartOptions).timestampUs);
-    if (!this.encoder.spanStart(record, o.args, undefined, o.metadata)) this.objects.spanStart(record, o.args, undefined, o.metadata);
+    this.spanStart(record, o.args, undefined, o.metadata);
     return record;
   }
 
@@ -136,7 +149,21 @@ export class MemoryRelayCore implements RelayCore {
   endSpan(record: SpanRecord, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, timestampUs: unknown): void {
     record.ended = true;
     const endUs = this.endStamp(timestampUs, record.startUs);
-    if (!this.encoder.spanEnd(record, data, rule, metadata, annotation, endUs)) this.objects.spanEnd(record, data, rule, metadata, annotation, endUs);
+    if (this.linesOnly) {
+      const out = this.delivery.openLine();
+      if (this.bytes.spanEnd(out, record, data, rule, metadata, annotation, endUs)) return this.delivery.closeLine(out);
+      this.delivery.abandonLine(out);
+    }
+    this.delivery.emit(this.objects.spanEnd(record, data, rule, metadata, annotation, endUs), record.top);
+  }
+
+  private spanStart(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): void {
+    if (this.linesOnly) {
+      const out = this.delivery.openLine();
+      if (this.bytes.spanStart(out, record, data, headers, metadata)) return this.delivery.closeLine(out);
+      this.delivery.abandonLine(out);
+    }
+    this.delivery.emit(this.objects.spanStart(record, data, headers, metadata), record.top);
   }
 
   /** The record (the handle) of a span about to start; its start metadata is set when its start is written. */
@@ -199,13 +226,9 @@ export class MemoryRelayCore implements RelayCore {
     return this.delivery.subscribe(callback, () => this.chooseEncoder());
   }
 
-  /**
-   * Subscribers take event objects, and so do receivers that would only
-   * parse a line back (OTLP alone); otherwise every event is written as its line.
-   */
+  /** Lines straight from the payloads while ATOF sinks are the only receivers and nothing redacts; event objects otherwise. */
   private chooseEncoder(): void {
-    const delivery = this.delivery;
-    this.encoder = delivery.subscribers.length > 0 || delivery.transform !== null || delivery.onlyObjectReaders() ? this.objects : this.bytes;
+    this.linesOnly = this.delivery.linesOnly();
   }
 
   reportRedactionFailure(what: string, error: unknown, quiet: boolean): void {
@@ -262,10 +285,7 @@ export class MemoryRelayCore implements RelayCore {
     let router = this.trajectoryRouter;
     if (router === null) {
       const live = (router = this.trajectoryRouter = new SessionTrajectories());
-      this.addListener({
-        event: (event) => live.route(event),
-        line: (bytes, start, end, uuid, parentUuid, phase) => live.routeLine(uuid, parentUuid, phase === 'start', bytes, start, end),
-      });
+      this.addListener((event) => live.route(event));
     }
     return router;
   }

@@ -1,13 +1,14 @@
 /**
- * Where the memory relay's events go, in emission order: internal
- * listeners (ATIF trajectories, the plugins.toml host), ATOF file sinks,
- * then `subscribe()` callbacks. Every receiver is isolated: a throw or a
+ * Where the memory relay's events go, in emission order: ATOF file sinks,
+ * internal listeners (ATIF trajectories, the plugins.toml host), then
+ * `subscribe()` callbacks. Every receiver is isolated: a throw or a
  * rejected promise is counted and logged, never seen by the emitter.
  *
- * An event arrives either as a line (the byte encoder wrote its ATOF text
- * straight into a sink's staging buffer, or into a pooled buffer when there
- * is not exactly one sink) or as an event object (serialized once, shared
- * by every sink).
+ * An event arrives as an event object (serialized once for every sink,
+ * shared by reference with every listener and subscriber), or, when the
+ * ATOF sinks are its only receivers, as a line the byte encoder wrote
+ * straight into a sink's staging buffer (or into a pooled buffer when there
+ * is not exactly one sink).
  *
  * @module
  */
@@ -42,14 +43,11 @@ export class Delivery {
   constructor(private readonly counters: RelayCounters) {}
 
   /**
-   * True when nobody would keep a written line: no ATOF sink, and every
-   * internal listener (at least one) reads event objects only.
+   * True when the ATOF sinks are the only receivers (nobody reads the event
+   * as an object) and no transform is set (a redaction works on the objects).
    */
-  onlyObjectReaders(): boolean {
-    const listeners = this.listeners;
-    if (this.lineSinks.length > 0 || listeners.length === 0) return false;
-    for (let i = 0; i < listeners.length; i++) if (listeners[i]!.readsObjects !== true) return false;
-    return true;
+  linesOnly(): boolean {
+    return this.transform === null && this.listeners.length === 0 && this.subscribers.length === 0;
   }
 
   /**
@@ -66,17 +64,13 @@ export class Delivery {
     return takeBuilder();
   }
 
-  /** Delivers an event written as a line: to the internal listeners, then the sinks. */
-  closeLine(out: LineBuilder, uuid: string, parentUuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): void {
+  /**
+   * Delivers an event written as a line to the sinks. A receiver of event
+   * objects that registered while the line was written (from a payload
+   * getter) takes events from the next one on.
+   */
+  closeLine(out: LineBuilder): void {
     this.counters.events++;
-    const listeners = this.listeners;
-    for (let i = 0; i < listeners.length; i++) {
-      try {
-        listeners[i]!.line(out.bytes, out.start, out.length, uuid, parentUuid, phase, top);
-      } catch (error) {
-        this.counters.receiverFailed('internal sink', error);
-      }
-    }
     const sinks = this.lineSinks;
     const owner = out.owner;
     if (owner === null) {
@@ -134,7 +128,7 @@ export class Delivery {
     const listeners = this.listeners;
     for (let i = 0; i < listeners.length; i++) {
       try {
-        listeners[i]!.event(event, top);
+        listeners[i]!(event, top);
       } catch (error) {
         this.counters.receiverFailed('internal sink', error);
       }

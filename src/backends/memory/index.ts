@@ -15,9 +15,8 @@
  * for subscribers and takes any line the byte encoder cannot write;
  * `metadata.ts` holds the end-metadata rules); `delivery.ts`, `tree.ts`,
  * `managed.ts`; and the outputs `atof-batcher.ts` (lines batched into few writes; `atof-file.ts` is the file itself), `atif-exporter.ts`
- * (through the router both backends share, `../session-trajectories.ts`,
- * and, with `atifWorker: true`, built on a worker thread: `atif-offload.ts`
- * and the worker's entry `atif-worker.ts`) and `plugins-toml-activation.ts`. The contract's rules and errors are in
+ * (through the router both backends share, `../session-trajectories.ts`)
+ * and `plugins-toml-activation.ts`. The contract's rules and errors are in
  * `src/relay/rules.ts` and `src/relay/errors.ts`.
  *
  * ```ts
@@ -37,51 +36,3 @@
 export { createMemoryRelay } from './relay.ts';
 export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.ts';
 export type { MemoryPluginActivation } from './plugins-toml-activation.ts';
-export { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
-export type {
-  AtifSettings,
-  AtifStorageSettings,
-  FieldNamePolicy,
-  FileSinkSettings,
-  HttpStorageSettings,
-  MarkProjection,
-  ObservabilitySettings,
-  OpenTelemetrySettings,
-  OtlpEndpointSettings,
-  OtlpDestinationSettings,
-  OtlpLogsSettings,
-  OtlpTransport,
-  OtlpType,
-  ParsedTemplate,
-  PluginConfigValidation,
-  S3StorageSettings,
-  StreamSinkSettings,
-  StreamTransport,
-  TemplatePart,
-} from '../../formats/plugins-toml/validate.ts';
-export {
-  AtofExporterError,
-  InvalidPluginConfigError,
-  MemoryRelayError,
-  PluginActivationBusyError,
-  PluginActivationConflictError,
-  RelayError,
-} from './errors.ts';
-/** The contract types the memory relay's API is written in. */
-export type {
-  AtofMode,
-  BackendStats,
-  ConfigDiagnostic,
-  Json,
-  JsonObject,
-  ManagedLlmCall,
-  ManagedLlmOptions,
-  ManagedToolCall,
-  ManagedToolOptions,
-  OutputHealth,
-  PluginConfigActivation,
-  PluginConfigReport,
-  RelayBackend,
-} from '../../relay/contract.ts';
-export type { AtofSubscriber } from '../../formats/atof/types.ts';
-export type { LogFunction, LoggerLike } from '../../shared/logger.ts';

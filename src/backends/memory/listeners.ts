@@ -15,34 +15,12 @@ import type { ScopeRecord } from './records.ts';
 import type { SessionTrajectories } from '../session-trajectories.ts';
 
 /**
- * A receiver inside the relay (ATIF trajectories, the plugin host). It takes
- * each event in the form the relay encodes it: an event object, or, on the
- * byte path, the ATOF line just written (so trajectories keep the relay on
- * that path). `top` is the event's top-level scope, if any.
+ * A receiver inside the relay (the ATIF trajectories, the plugins.toml
+ * host's ATIF files, OTLP export and ATOF streams): every event object, in
+ * emission order. The object is shared with every other receiver, so it
+ * is read, never changed. `top` is the event's top-level scope, if any.
  */
-export interface InternalListener {
-  /**
-   * True for a receiver that reads event objects only (its `line` parses the
-   * line back): when every receiver is one, the relay builds event objects
-   * instead of writing lines nobody keeps.
-   */
-  readonly readsObjects?: boolean;
-  event(event: AtofEvent, top: ScopeRecord | null): void;
-  /**
-   * The event's ATOF line is `bytes[start, end)` (newline included; valid
-   * only during the call: copy what you keep). `phase` is a scope event's
-   * start or end, null for a mark.
-   */
-  line(
-    bytes: Uint8Array,
-    start: number,
-    end: number,
-    uuid: string,
-    parentUuid: string,
-    phase: 'start' | 'end' | null,
-    top: ScopeRecord | null,
-  ): void;
-}
+export type InternalListener = (event: AtofEvent, top: ScopeRecord | null) => void;
 
 /** What the plugin host and exporters need from the relay core. */
 export interface RelayCore {
@@ -59,23 +37,3 @@ export interface RelayCore {
   /** Counts a redaction that failed on a part (cleared instead); logs it unless `quiet`. */
   reportRedactionFailure(what: string, error: unknown, quiet: boolean): void;
 }
-
-const lineDecoder = new TextDecoder();
-
-/**
- * An internal listener for receivers that read event objects only (remote
- * exporters). While lines are written for someone else (an ATOF file, ATIF
- * trajectories) the line just written is parsed back, and the relay stays
- * on its byte path for them; when these are the only receivers, the relay
- * switches to the object encoder and nothing is written or parsed.
- */
-export function eventObjectListener(accept: (event: AtofEvent, top: ScopeRecord | null) => void): InternalListener {
-  return {
-    readsObjects: true,
-    event: accept,
-    line: (bytes, start, end, _uuid, _parent, _phase, top) => {
-      accept(JSON.parse(lineDecoder.decode(bytes.subarray(start, end))) as AtofEvent, top);
-    },
-  };
-}
-

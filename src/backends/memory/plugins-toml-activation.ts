@@ -46,12 +46,12 @@ import { errorMessage } from '../../shared/error-text.ts';
 import { TrajectoryFiles } from '../trajectory-files.ts';
 import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
-import { InvalidPluginConfigError } from './errors.ts';
+import { InvalidPluginConfigError } from '../../relay/errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import type { PiiRedactionSettings } from '../../formats/plugins-toml/pii-redaction.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
-import { eventObjectListener, type RelayCore } from './listeners.ts';
+import type { RelayCore } from './listeners.ts';
 import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
 import { createRedactor, RedactionPolicyError } from '../../components/redaction/engine.ts';
@@ -61,6 +61,9 @@ import { ResponseCache } from '../../components/cache/response-cache.ts';
 import type { CostOf } from '../../export/otlp/mappings/types.ts';
 import type { LlmCallPricer } from '../../formats/atif/types.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
+import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
+import { detectRuntime } from '../../shared/js-runtime.ts';
+import type { ObservabilitySettings } from '../../formats/plugins-toml/observability-settings.ts';
 
 const FIRST_RETRY_MS = 200;
 const MAX_RETRY_MS = 5000;
@@ -87,8 +90,8 @@ export const remoteOutputs = {
   async flush(core: RelayCore): Promise<void> {
     await Promise.all([remoteOutputsOf(core).flush(), existingOtlpHub(core)?.flush()]);
   },
-  async shutdown(core: RelayCore): Promise<void> {
-    await existingOtlpHub(core)?.shutdown();
+  async shutdown(core: RelayCore, budgetMs = Number.POSITIVE_INFINITY): Promise<void> {
+    await existingOtlpHub(core)?.shutdown(budgetMs);
   },
   outputs(core: RelayCore): OutputHealth[] {
     return [...(existingOtlpHub(core)?.outputs() ?? []), ...remoteOutputsOf(core).outputs()];
@@ -110,10 +113,11 @@ export function activatePluginConfig(
   const skipped = new Set(validation.observability?.skipped ?? []);
   const error = activationError({ ...validation, diagnostics: validation.diagnostics.filter((d) => !skipped.has(d)) });
   if (error !== null) throw new InvalidPluginConfigError(error, validation.diagnostics);
-  const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d) : d));
+  const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d, document) : d));
   // Redaction first: a component that cannot run rejects the document before any file is opened (fail closed).
   const redactor = redactorFor(core, validation.piiRedaction ?? null, validation.diagnostics);
   const settings = validation.observability;
+  if (settings !== null) diagnostics.push(...missingPackageDiagnostics(settings));
   // Costs: a response's own reported cost always; the catalogs' estimates with a pricing component.
   const prices = PriceBook.of(validation.pricing ?? { catalogs: [] });
   const writers: AtofFileWriter[] = [];
@@ -154,18 +158,13 @@ export function activatePluginConfig(
     // OTLP destinations live on the relay (their queues outlive this activation); this feeds them.
     const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry, { costOf: spanCostOf(prices) });
     if (otlp !== null) {
-      detach.push(core.addListener(eventObjectListener((event, top) => otlp.accept(event, top))));
+      detach.push(core.addListener((event, top) => otlp.accept(event, top)));
       detach.push(() => otlp.close());
     }
     if (settings.atif !== null) {
       const plugin = new PluginAtif(core, settings.atif, settings.storage, validation.pricing ? prices : null);
       atif = plugin;
-      detach.push(
-        core.addListener({
-          event: (event, top) => plugin.accept(event, top),
-          line: (bytes, start, end, uuid, _parent, phase, top) => plugin.acceptLine(bytes, start, end, uuid, phase, top),
-        }),
-      );
+      detach.push(core.addListener((event, top) => plugin.accept(event, top)));
       detach.push(plugin.installExitTask());
     }
   }
@@ -244,6 +243,20 @@ function redactorFor(core: RelayCore, settings: PiiRedactionSettings | null, dia
 }
 
 /**
+ * One warning per optional package a destination needs and cannot import:
+ * the destination still activates (its failures are counted), the files do
+ * not depend on it, and the message names the command that fixes it.
+ */
+function missingPackageDiagnostics(settings: ObservabilitySettings): ConfigDiagnostic[] {
+  return missingPackages(packagesNeeded(settings, detectRuntime())).map((pkg) => ({
+    level: 'warning',
+    code: 'observability.package_missing',
+    field: pkg.name,
+    message: `${pkg.neededBy} sends nothing: ${pkg.name} is not installed (an optional peer dependency; ATOF and ATIF files do not need it); fix: ${installCommand([pkg])}`,
+  }));
+}
+
+/**
  * Where a plugins.toml file sink writes: native's rule (a confined relative
  * file path, with no link on its folder part leading out of the folder), or
  * `InvalidPluginConfigError` with native's activation message.
@@ -314,14 +327,6 @@ class PluginAtif {
     if (trajectory === undefined) return;
     trajectory.builder.addEvent(event);
     this.afterEvent(trajectory, event.uuid, phase);
-  }
-
-  /** `accept` for an event the relay wrote as a line (`bytes[start, end)`). */
-  acceptLine(bytes: Uint8Array, start: number, end: number, uuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): void {
-    const trajectory = this.trajectoryOf(uuid, phase, top);
-    if (trajectory === undefined) return;
-    trajectory.builder.addLine(bytes, start, end);
-    this.afterEvent(trajectory, uuid, phase);
   }
 
   private trajectoryOf(uuid: string, phase: 'start' | 'end' | null, top: ScopeRecord | null): OpenTrajectory | undefined {

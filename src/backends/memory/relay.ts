@@ -54,6 +54,7 @@ import type {
   ToolHandle,
   ToolStartOptions,
 } from '../../relay/contract.ts';
+import { settleWithin } from '../../shared/deadline.ts';
 import { AtofExporterError, PluginActivationBusyError } from '../../relay/errors.ts';
 import { isPlainFileName } from '../../relay/rules.ts';
 import type { AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
@@ -85,7 +86,6 @@ function loadPluginHost(): Promise<typeof import('./plugins-toml-activation.ts')
   );
   return pluginHostLoading;
 }
-import { atifOffloadOf, existingAtifOffload } from './atif-offload.ts';
 
 /** Options of `createMemoryRelay`. */
 export interface MemoryRelayOptions {
@@ -96,16 +96,6 @@ export interface MemoryRelayOptions {
    * Default: the shared strictly increasing `nowMicros`.
    */
   clock?: () => number;
-  /**
-   * Builds the trajectories of `exportJson()` on a worker thread (one per
-   * process, started by the first export), off the host's event loop: the
-   * host's thread then spends a fraction of the time per export, at the
-   * cost of a second JS heap. Where the worker cannot start or dies,
-   * exports are built in-thread from then on, with one warning and counted
-   * in `stats().atifWorkerFallbacks`; the output is the same either way.
-   * `exportJsonNow()` is always built in-thread. Default: false.
-   */
-  atifWorker?: boolean;
 }
 
 /** Counters of the in-memory relay: the contract's three plus where they came from. */
@@ -114,8 +104,6 @@ export interface MemoryRelayStats extends BackendStats {
   subscriberErrors: number;
   /** End events stamped at or before their start and moved to start + 1 µs. */
   adjustedTimestamps: number;
-  /** `exportJson()` calls built on the host's thread because the trajectory worker could not start or failed. */
-  atifWorkerFallbacks: number;
   /** Event parts a redaction failed on: each was written as `null` instead (fail closed). */
   redactionFailures: number;
 }
@@ -167,7 +155,6 @@ class MemoryRelayBackend implements MemoryRelay {
 
   constructor(options?: MemoryRelayOptions) {
     this.core = new MemoryRelayCore(adaptLogger(options?.logger), safeClock(options?.clock));
-    if (options?.atifWorker === true) atifOffloadOf(this.core).enabled = true;
   }
 
   /**
@@ -350,14 +337,14 @@ class MemoryRelayBackend implements MemoryRelay {
     await pluginHostModule?.remoteOutputs.flush(this.core);
   }
 
-  async shutdown(): Promise<void> {
+  async shutdown(options: { timeoutMs?: number } = {}): Promise<void> {
+    const deadline = Date.now() + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
     const host = this.pluginHost;
     if (host !== null) {
-      try {
-        await host.activation.close();
-      } catch (error) {
-        this.core.counters.internalError('closing the plugin activation', error);
-      }
+      // Closing waits for the stream sinks and uploads, each up to its timeout_millis: no longer than the budget.
+      const closing = host.activation.close();
+      closing.catch((error: unknown) => this.core.counters.internalError('closing the plugin activation', error));
+      await settleWithin(closing, deadline - Date.now(), { unref: true });
     }
     const delivery = this.core.delivery;
     for (const writer of delivery.writers) {
@@ -366,10 +353,8 @@ class MemoryRelayBackend implements MemoryRelay {
     }
     delivery.writers.clear();
     delivery.lineSinks = [];
-    // Exports still on the trajectory worker are answered first; then the worker may end.
-    await existingAtifOffload(this.core)?.close();
     // The OTLP destinations are keyed by the core the plugins.toml activation was given.
-    await pluginHostModule?.remoteOutputs.shutdown(this.core);
+    await pluginHostModule?.remoteOutputs.shutdown(this.core, deadline - Date.now());
   }
 
   stats(): MemoryRelayStats {
@@ -382,7 +367,6 @@ class MemoryRelayBackend implements MemoryRelay {
       dropped,
       subscriberErrors: counters.receiverErrors,
       adjustedTimestamps: counters.adjustedTimestamps,
-      atifWorkerFallbacks: existingAtifOffload(this.core)?.fallbacks ?? 0,
       redactionFailures: counters.redactionFailures,
     };
   }

@@ -103,17 +103,9 @@ export function attachStreamSinks(core: RelayCore, settings: readonly StreamSink
   const sinks: AtofStreamSink[] = settings.map((entry) => createAtofStreamSink(entry, { logger: core.logger }));
   const ledger = remoteOutputsOf(core);
   const finish = sinks.map((sink, i) => ledger.track(() => sink.health(), () => sink.flush(settings[i]!.timeoutMillis)));
-  const decoder = new TextDecoder();
-  const detach = core.addListener({
-    event: (event) => {
-      const line = serializeEvent(event);
-      for (const sink of sinks) sink.accept(line);
-    },
-    // On the byte path the relay hands over the very line it wrote to the ATOF file (newline excluded here).
-    line: (bytes, start, end) => {
-      const line = decoder.decode(bytes.subarray(start, end - 1));
-      for (const sink of sinks) sink.accept(line);
-    },
+  const detach = core.addListener((event) => {
+    const line = serializeEvent(event);
+    for (const sink of sinks) sink.accept(line);
   });
   return {
     close: async () => {

@@ -116,6 +116,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   let events = 0;
   let malformed = 0;
   let outside = 0;
+  let stepless = 0;
 
   const finish = (session: OpenSession): void => {
     for (const uuid of session.members) owners.delete(uuid);
@@ -124,6 +125,11 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     instances.set(session.sessionId, instance);
     const target = atifFilePath(outDir, template, session.sessionId, instance);
     const { trajectory, text } = session.build();
+    // Without a step the document would not be valid ATIF (it needs one): left unwritten, and said.
+    if (trajectory.steps.length === 0) {
+      stepless += 1;
+      return;
+    }
     addTrajectory(totals, trajectory);
     try {
       writeFileAtomic(target, text);
@@ -189,7 +195,8 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
   const warnings: string[] = [];
   if (outside > 0) warnings.push(`${formatCount(outside)} events outside any agent scope were left out`);
-  if (written.length === 0) warnings.push(events === 0 ? `${name} holds no ATOF events: no trajectory written` : 'no top-level agent scope: no trajectory written');
+  if (stepless > 0) warnings.push(`${formatCount(stepless)} session${stepless === 1 ? '' : 's'} recorded no step (no model call), and ATIF needs at least one: not written`);
+  if (written.length === 0 && stepless === 0) warnings.push(events === 0 ? `${name} holds no ATOF events: no trajectory written` : 'no top-level agent scope: no trajectory written');
   if (unfinished.size > 0) warnings.push(`${formatCount(unfinished.size)} session${unfinished.size === 1 ? '' : 's'} without an end event, written as partial trajectories`);
   // Partial sessions are in the summary's sessions row; the others go to stderr, as the outside-scope count always did.
   if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${warning}\n`);

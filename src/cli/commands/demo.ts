@@ -83,9 +83,11 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
     settings: {
       atofEnabled: true,
       atofOutputDirectory: atofDir,
+      atofFilename: 'hermes-atof.jsonl',
       atofMode: 'overwrite',
       atifEnabled: true,
       atifOutputDirectory: atifDir,
+      atifFilenameTemplate: 'hermes-atif-{session_id}.json',
       atifAgentName: 'Demo Agent',
       atifAgentVersion: '1.0.0',
     },

@@ -2,8 +2,10 @@
  * `doctor`: what a host in this environment would get. The runtime; the
  * backend `auto` resolves to (honouring `NEMO_RELAY_HOOKS_BACKEND`, exactly
  * as the plugin does) and why native was not used when it was not; the
- * native package version; and whether the `HERMES_NEMO_RELAY_*` settings
- * and the `plugins.toml` they point to are valid.
+ * native package version; whether the `NEMO_RELAY_HOOKS_*` (or
+ * `HERMES_NEMO_RELAY_*`) settings and the `plugins.toml` they point to are
+ * valid; and whether the optional packages each configured destination
+ * needs (OTLP exporters, `ws`, `aws4`) can be imported.
  *
  * The `plugins.toml` observability component is checked with the in-memory
  * relay's validator, which reports the same diagnostics native's `validate`
@@ -29,6 +31,7 @@ import { detectRuntime } from '../../shared/js-runtime.ts';
 import { BACKEND_ENV, resolveBackend } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { checkInputFile } from '../files.ts';
+import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
 import type { CliIo, Style } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 
@@ -39,11 +42,12 @@ export const doctorSpec: CommandSpec = {
   details: [
     'Reports the JavaScript runtime, which backend "auto" picks here (and why native',
     'was not used, if it was not), the nemo-relay-node version, and problems in the',
-    'HERMES_NEMO_RELAY_* variables and the plugins.toml they name. Exits 1 when any',
-    'problem is an error.',
+    'NEMO_RELAY_HOOKS_* (or HERMES_NEMO_RELAY_*) variables and the plugins.toml they',
+    'name, and that the packages each configured destination needs can be imported.',
+    'Exits 1 when any problem is an error.',
   ].join('\n'),
   flags: {
-    'plugins-toml': { type: 'string', value: '<file>', description: 'Check this plugins.toml instead of HERMES_NEMO_RELAY_PLUGINS_TOML.' },
+    'plugins-toml': { type: 'string', value: '<file>', description: 'Check this plugins.toml instead of NEMO_RELAY_HOOKS_PLUGINS_TOML.' },
     json: JSON_FLAG,
     help: HELP_FLAG,
   },
@@ -108,26 +112,20 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   const tomlFlag = stringFlag(args, 'plugins-toml');
   if (tomlFlag !== undefined) {
     checkInputFile(tomlFlag);
-    env.HERMES_NEMO_RELAY_PLUGINS_TOML = tomlFlag;
+    delete env.HERMES_NEMO_RELAY_PLUGINS_TOML;
+    env.NEMO_RELAY_HOOKS_PLUGINS_TOML = tomlFlag;
   }
-  const relayVariables = ENVIRONMENT_VARIABLES.filter((variable) => variable.name.startsWith('HERMES_NEMO_RELAY_'));
+  const names = ENVIRONMENT_VARIABLES.flatMap((variable) => [variable.name, ...(variable.hermes ? [variable.hermes] : [])]).filter((name) => !name.startsWith('OTEL_'));
   const set: Record<string, string> = {};
-  for (const variable of relayVariables) if ((env[variable.name] ?? '') !== '') set[variable.name] = env[variable.name]!;
-  const loaded = loadSettings(env);
+  for (const name of names) if ((env[name] ?? '') !== '') set[name] = env[name]!;
+  const loaded = loadSettings(env, {}, { processEnv: env });
   problems.push(...loaded.diagnostics);
   const settings = loaded.settings;
   const exporters: DoctorReport['exporters'] = [];
-  if (settings.atofEnabled) exporters.push({ format: 'atof', path: path.join(settings.atofOutputDirectory || '.', settings.atofFilename), mode: settings.atofMode });
+  const byDefault = loaded.recordingByDefault ? 'default' : undefined;
+  if (settings.atofEnabled) exporters.push({ format: 'atof', path: path.join(settings.atofOutputDirectory || '.', settings.atofFilename), mode: byDefault ?? settings.atofMode });
   if (settings.atifEnabled) {
-    exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : null });
-    if (!settings.atifOutputDirectory && !problems.some((problem) => problem.code === 'settings.atif_without_output_directory')) {
-      problems.push({
-        level: 'warning',
-        code: 'settings.atif_without_output_directory',
-        field: 'HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY',
-        message: 'ATIF is enabled but has no output directory, so no trajectory file is written',
-      });
-    }
+    exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : null, ...(byDefault ? { mode: byDefault } : {}) });
   }
   if (settings.otlpEnabled) {
     exporters.push({ format: 'otlp', path: settings.otlpEndpoint || (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'), mode: `${settings.otlpType}, ${settings.otlpProtocol}` });
@@ -136,7 +134,9 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   let pluginsToml: DoctorReport['pluginsToml'] = null;
   if (settings.pluginsTomlPath && !settings.pluginsConfig) {
     pluginsToml = { path: settings.pluginsTomlPath, valid: false, summary: 'not usable' };
-  } else if (settings.pluginsTomlPath && settings.pluginsConfig) {
+  }
+  // The document the backend would activate: the plugins.toml, or the one the OTLP variables make.
+  if (settings.pluginsConfig) {
     const validation = validatePluginConfig(withSourcesForValidation(staticPluginDocument(settings.pluginsConfig)));
     if (hasResolvableSources(settings.pluginsConfig) && !packageInstalled(GENAI_PRICES_PACKAGE)) {
       problems.push({
@@ -151,16 +151,29 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
     const skipped = new Set(validation.observability?.skipped ?? []);
     const relevant = validation.diagnostics
       .filter((d) => !(resolved.kind === 'native' && d.code === 'plugin.backend_unsupported_component'))
-      .map((d) => (skipped.has(d) ? skippedDestination(d) : d));
+      .map((d) => (skipped.has(d) ? skippedDestination(d, settings.pluginsConfig!) : d));
     problems.push(...relevant);
     // A document that asks for redaction and cannot be used writes nothing at all (fail closed): say so.
     if (relevant.some((d) => d.level === 'error') && redactionRequested(settings)) problems.push(WITHHELD);
     const observability = validation.observability;
-    const what = observability
-      ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}${remoteSummary(observability)}`
-      : 'no enabled, valid observability component';
-    const dynamic = settings.dynamicPlugins.length > 0 ? `, ${settings.dynamicPlugins.length} dynamic plugin(s)` : '';
-    pluginsToml = { path: settings.pluginsTomlPath, valid: !relevant.some((d) => d.level === 'error'), summary: `${what}${dynamic}` };
+    // Native sends with its own code; the in-memory relay needs the optional packages of each destination.
+    if (observability && resolved.kind !== 'native') {
+      for (const pkg of missingPackages(packagesNeeded(observability, runtime))) {
+        problems.push({
+          level: 'error',
+          code: 'package.missing',
+          field: pkg.name,
+          message: `${pkg.neededBy} needs ${pkg.name}, which cannot be imported here; fix: ${installCommand([pkg])}`,
+        });
+      }
+    }
+    if (settings.pluginsTomlPath) {
+      const what = observability
+        ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}${remoteSummary(observability)}`
+        : 'no enabled, valid observability component';
+      const dynamic = settings.dynamicPlugins.length > 0 ? `, ${settings.dynamicPlugins.length} dynamic plugin(s)` : '';
+      pluginsToml = { path: settings.pluginsTomlPath, valid: !relevant.some((d) => d.level === 'error'), summary: `${what}${dynamic}` };
+    }
   }
 
   const errors = problems.filter((d) => d.level === 'error').length;
@@ -171,7 +184,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
     package: { name: 'nemo-relay-hooks', version: packageVersion() },
     backend: { kind: resolved.kind, reason: resolved.reason, override },
     native: { installed: resolved.kind === 'native' ? (resolved.version ?? installed) : installed, loaded: resolved.kind === 'native' },
-    environment: { set, total: relayVariables.length },
+    environment: { set, total: names.length },
     exporters,
     pluginsToml,
     problems,
@@ -202,18 +215,18 @@ function renderDoctor(report: DoctorReport, style: Style): string {
         : 'nemo-relay-node not installed (optional peer dependency; the in-memory relay is used)',
   ]);
   const set = Object.entries(report.environment.set);
-  rows.push(['env', `${set.length} of ${report.environment.total} HERMES_NEMO_RELAY_* variables set`]);
+  rows.push(['env', `${set.length} of ${report.environment.total} NEMO_RELAY_HOOKS_* (or HERMES_NEMO_RELAY_*) variables set`]);
   for (const [name, value] of set) rows.push(['', style.dim(`${name}=${value}`)]);
   const outputs = report.exporters.map((exporter) =>
     exporter.format === 'atof'
-      ? `ATOF → ${exporter.path} (${exporter.mode})`
+      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: nothing is configured' : exporter.mode})`
       : exporter.format === 'otlp'
         ? `OTLP ${exporter.mode} → ${exporter.path}`
         : `ATIF → ${exporter.path ?? style.yellow('(no output directory: nothing is written)')}`,
   );
-  rows.push(['exporters', outputs.length > 0 ? outputs.join('; ') : 'none enabled by the environment']);
+  rows.push(['exporters', outputs.length > 0 ? outputs.join('; ') : 'none (NEMO_RELAY_HOOKS_OUTPUTS=off, and nothing enabled explicitly)']);
   const toml = report.pluginsToml;
-  if (toml === null) rows.push(['plugins.toml', style.dim('not configured (HERMES_NEMO_RELAY_PLUGINS_TOML unset)')]);
+  if (toml === null) rows.push(['plugins.toml', style.dim('not configured (NEMO_RELAY_HOOKS_PLUGINS_TOML unset)')]);
   else if (toml.summary === 'not usable') rows.push(['plugins.toml', `${toml.path}: ${style.red('not usable')}`]);
   else rows.push(['plugins.toml', `${toml.path}: ${toml.valid ? style.green('valid') : style.red('invalid')} (${toml.summary})`]);
 

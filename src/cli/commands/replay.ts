@@ -80,6 +80,7 @@ export const replaySpec: CommandSpec = {
 /** Malformed lines printed before the rest are only counted. */
 const MAX_REPORTED_LINES = 20;
 const ATOF_FILENAME = 'hermes-atof.jsonl';
+const ATIF_TEMPLATE = 'hermes-atif-{session_id}.json';
 /** Lines between flushes of the plugin (which also bounds queued writes). */
 const FLUSH_EVERY = 4096;
 
@@ -111,11 +112,14 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
     settings: {
       atofEnabled: true,
       atofOutputDirectory: atofDir,
+      atofFilename: ATOF_FILENAME,
       atofMode: 'overwrite',
       atifEnabled: true,
       atifOutputDirectory: atifDir,
-      ...(stringFlag(args, 'agent-name') !== undefined ? { atifAgentName: stringFlag(args, 'agent-name')! } : {}),
-      ...(stringFlag(args, 'agent-version') !== undefined ? { atifAgentVersion: stringFlag(args, 'agent-version')! } : {}),
+      atifFilenameTemplate: ATIF_TEMPLATE,
+      // The recorded host's names, not the names of the folder replay runs in.
+      atifAgentName: stringFlag(args, 'agent-name') ?? 'Hermes Agent',
+      atifAgentVersion: stringFlag(args, 'agent-version') ?? 'unknown',
     },
   });
   plugin.register(registry);
@@ -176,7 +180,8 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
       files.failed += 1;
     }
   }
-  if (totals.trajectories > 0 && totals.steps === 0) warnings.push(`the ${formatCount(totals.trajectories)} trajectories written have no steps`);
+  const stepless = status.outputs.filter((output) => output.kind === 'atif' && output.skipped !== undefined).length;
+  if (stepless > 0) warnings.push(`${formatCount(stepless)} session${stepless === 1 ? '' : 's'} recorded no step (no model call), and ATIF needs at least one: no trajectory written for ${stepless === 1 ? 'it' : 'them'}`);
 
   if (malformed > MAX_REPORTED_LINES && !strict) {
     io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);

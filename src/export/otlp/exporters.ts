@@ -16,6 +16,12 @@ export type Signal = 'traces' | 'logs';
 export interface WireExporter {
   export(items: unknown[], done: (result: { code: number; error?: Error }) => void): void;
   shutdown(): Promise<void>;
+  /** The encoded request bytes delivered so far, when the exporter can tell. */
+  sentBytes?(): number;
+  /** The delay the receiver asked for in its last `Retry-After`, if any (consumed by the read). */
+  takeRetryAfterMs?(): number | undefined;
+  /** Closes the connection now, requests in flight included (the gRPC channel holds the process until it closes). */
+  abandon?(): void;
 }
 
 export interface WireOptions {
@@ -71,6 +77,82 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
     }
   } else {
     config.headers = { ...options.headers };
+    config.httpAgentOptions = unrefAgentFactory;
   }
-  return new Exporter(config);
+  return single(new Exporter(config));
+}
+
+/** The OTel network transport's shape (`IExporterTransport`). */
+interface Transport {
+  send(data: Uint8Array, timeoutMillis: number): Promise<{ status: string; retryInMillis?: number }>;
+  shutdown(): void;
+}
+
+/**
+ * The exporter with one attempt per export, its delivered bytes counted.
+ *
+ * The OTel HTTP exporter wraps its transport in a retrying one whose backoff
+ * timers are referenced: with a collector down, a host that had finished and
+ * returned from `shutdown()` stayed alive up to `timeout_millis` more
+ * (7-10 s measured). The pipeline already retries failed batches, with
+ * unref'd timers and the receiver's `Retry-After`, so the exporter gets the
+ * inner transport. The delegate is the exporter's own (OTLPExporterBase
+ * keeps it in `_delegate`, with `_transport`); an exporter of another shape
+ * is used as it is, without a byte count.
+ */
+function single(exporter: WireExporter): WireExporter {
+  const delegate = (exporter as unknown as { _delegate?: { _transport?: Transport & { _transport?: Transport } } })._delegate;
+  const outer = delegate?._transport;
+  if (delegate === undefined || outer === undefined || typeof outer.send !== 'function') return exporter;
+  const inner = outer._transport !== undefined && typeof outer._transport.send === 'function' ? outer._transport : outer;
+  let bytes = 0;
+  let retryAfter: number | undefined;
+  delegate._transport = {
+    send: async (data, timeoutMillis) => {
+      const result = await inner.send(data, timeoutMillis);
+      if (result.status === 'success') bytes += data.byteLength;
+      else if (typeof result.retryInMillis === 'number') retryAfter = result.retryInMillis;
+      return result;
+    },
+    shutdown: () => inner.shutdown(),
+  };
+  exporter.sentBytes = () => bytes;
+  exporter.abandon = () => {
+    try {
+      inner.shutdown();
+    } catch {
+      // Closing what is already closed.
+    }
+  };
+  exporter.takeRetryAfterMs = () => {
+    const delay = retryAfter;
+    retryAfter = undefined;
+    return delay;
+  };
+  return exporter;
+}
+
+/**
+ * The HTTP agent of an exporter: its sockets never keep the process alive
+ * (a request to a collector that hangs would otherwise hold a finished host
+ * for its whole timeout). A flush or shutdown the host awaits keeps the
+ * process alive with its own timer meanwhile.
+ */
+async function unrefAgentFactory(protocol: string): Promise<unknown> {
+  const http = (protocol === 'https:' ? await import('node:https') : await import('node:http')) as typeof import('node:http');
+  const agent = new http.Agent({ keepAlive: true });
+  const unrefSocket = (socket: unknown) => void (socket as { unref?: () => unknown } | undefined)?.unref?.();
+  const create = agent.createConnection.bind(agent) as (...args: unknown[]) => unknown;
+  (agent as unknown as { createConnection: (...args: unknown[]) => unknown }).createConnection = (...args: unknown[]) => {
+    const socket = create(...args);
+    unrefSocket(socket);
+    return socket;
+  };
+  // The agent refs a kept-alive socket again when it reuses it.
+  const reuse = agent.reuseSocket.bind(agent);
+  agent.reuseSocket = (socket, request) => {
+    reuse(socket, request);
+    unrefSocket(socket);
+  };
+  return agent;
 }

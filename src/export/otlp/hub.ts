@@ -86,10 +86,15 @@ export class OtlpHub {
     await Promise.all([...this.pipelines.entries()].map(([key, pipeline]) => pipeline.flush(Date.now() + (this.timeouts.get(key) ?? 10_000))));
   }
 
-  /** Sends what is queued, each destination within its `timeout_millis`, then stops them. */
-  async shutdown(): Promise<void> {
+  /**
+   * Sends what is queued, each destination within its `timeout_millis` (and
+   * the caller's `budgetMs`), then stops them: what is left is counted as
+   * dropped before this returns.
+   */
+  async shutdown(budgetMs = Number.POSITIVE_INFINITY): Promise<void> {
     const pipelines = [...this.pipelines.entries()];
-    await Promise.all(pipelines.map(([key, pipeline]) => pipeline.shutdown(this.timeouts.get(key) ?? 10_000)));
+    const budget = Math.max(0, budgetMs);
+    await Promise.all(pipelines.map(([key, pipeline]) => pipeline.shutdown(Math.min(this.timeouts.get(key) ?? 10_000, budget))));
   }
 
   private pipeline(destination: Destination): OtlpPipeline {

@@ -10,7 +10,7 @@ import type { HrTime } from './model.ts';
 
 /** `01a2307e-6c26-7b21-b8f6-c45210d5b294` → `01a2307e6c267b21b8f6c45210d5b294`. */
 export function traceIdOf(uuid: string): string {
-  // Hot path: slicing the canonical form is several times cheaper than a regex.
+  // Hot path: slicing the canonical form is cheaper than a regex.
   if (uuid.length === 36) return (uuid.slice(0, 8) + uuid.slice(9, 13) + uuid.slice(14, 18) + uuid.slice(19, 23) + uuid.slice(24)).toLowerCase();
   return uuid.replace(/-/g, '').toLowerCase();
 }

@@ -1,10 +1,12 @@
 /**
  * One OTLP destination's delivery: a bounded queue, batches sent on
- * `scheduled_delay_millis` or when `max_export_batch_size` items wait, one
- * request in flight, retries with backoff for failures worth retrying, and
- * a count of every item: sent, failed (after retries) or dropped (queue
- * full, shut down). Up to four requests are in flight at once. Nothing here blocks or throws into the caller: `push`
- * is synchronous and constant-time, and every timer is unref'd.
+ * `scheduled_delay_millis` or when `max_export_batch_size` items wait, up to
+ * four requests in flight at once (so a flush of many batches does not wait
+ * a round trip per batch), retries with backoff for failures worth
+ * retrying, and a count of every item: sent, failed (after retries) or
+ * dropped (queue full, shut down). Nothing here blocks or throws into the
+ * caller: `push` is synchronous and constant-time, and every timer is
+ * unref'd.
  *
  * The OpenTelemetry exporter already retries 429/502/503/504 and connection
  * errors within one call (honouring `Retry-After`, up to its timeout). A
@@ -20,6 +22,7 @@ import { safeLog, type Logger } from '../../shared/logger.ts';
 import { backoffDelay, sleepUnref, type BackoffPolicy } from '../delivery/backoff.ts';
 import { createWireExporter, type WireExporter, type WireOptions } from './exporters.ts';
 import { errorMessage } from '../../shared/error-text.ts';
+import { settleWithin } from '../../shared/deadline.ts';
 
 export interface PipelineOptions extends WireOptions {
   maxQueueSize: number;
@@ -39,7 +42,11 @@ export class OtlpPipeline {
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** Requests in flight (up to `MAX_IN_FLIGHT`: a flush of many batches does not wait a round trip per batch). */
   private readonly inFlight = new Set<Promise<void>>();
+  /** The batches of the requests in flight; one still in flight when shutdown ends is counted as dropped, and its late outcome ignored. */
+  private readonly inFlightBatches = new Set<{ size: number; abandoned: boolean }>();
   private exporter: Promise<WireExporter> | null = null;
+  /** The exporter once loaded (for the bytes it sent). */
+  private wire: WireExporter | null = null;
   private closed = false;
   private sent = 0;
   private failed = 0;
@@ -74,11 +81,12 @@ export class OtlpPipeline {
       kind: this.options.signal === 'traces' ? 'otlp-traces' : 'otlp-logs',
       path: this.options.url,
       lastWrite: this.lastWrite,
-      bytes: 0,
+      bytes: this.wire?.sentBytes?.() ?? 0,
       errors: this.errors,
       sent: this.sent,
       failed: this.failed,
       dropped: this.dropped,
+      queued: this.queue.length + [...this.inFlightBatches].reduce((sum, batch) => sum + batch.size, 0),
     };
     if (this.lastError !== undefined) health.lastError = this.lastError;
     return health;
@@ -94,7 +102,7 @@ export class OtlpPipeline {
         continue;
       }
       if (this.inFlight.size > 0) {
-        await raceDeadline(Promise.race(this.inFlight), deadline);
+        await settleWithin(Promise.race(this.inFlight), deadline - Date.now(), { unref: true });
         continue;
       }
       if (Date.now() + wait >= deadline) return;
@@ -113,16 +121,26 @@ export class OtlpPipeline {
     this.closed = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    if (this.queue.length > 0) {
-      this.dropped += this.queue.length;
-      this.note(`${this.queue.length} items not sent before shutdown`, false);
+    let abandoned = 0;
+    for (const batch of this.inFlightBatches) {
+      batch.abandoned = true;
+      abandoned += batch.size;
+    }
+    this.inFlightBatches.clear();
+    // A request still in flight would hold the process until its own timeout (gRPC): its connection goes now.
+    if (abandoned > 0) this.wire?.abandon?.();
+    const left = this.queue.length + abandoned;
+    if (left > 0) {
+      this.dropped += left;
+      this.note(`${left} items not sent before shutdown`, false);
       this.queue.length = 0;
     }
     const exporter = this.exporter;
     if (exporter !== null) {
-      await raceDeadline(
-        exporter.then((e) => e.shutdown()).catch(() => {}),
-        Math.max(deadline, Date.now() + 50),
+      await settleWithin(
+        exporter.then((e) => e.shutdown()),
+        Math.max(deadline, Date.now() + 50) - Date.now(),
+        { unref: true },
       );
     }
   }
@@ -130,7 +148,7 @@ export class OtlpPipeline {
   private exporterReady(): Promise<WireExporter> {
     if (this.exporter === null) {
       const create = this.options.createExporter ?? createWireExporter;
-      this.exporter = create(this.options);
+      this.exporter = create(this.options).then((exporter) => (this.wire = exporter));
     }
     return this.exporter;
   }
@@ -148,7 +166,10 @@ export class OtlpPipeline {
   private startBatch(): void {
     if (this.inFlight.size >= MAX_IN_FLIGHT || this.queue.length === 0) return;
     const batch = this.queue.splice(0, this.options.maxExportBatchSize);
-    const request: Promise<void> = this.send(batch).finally(() => {
+    const tracked = { size: batch.length, abandoned: false };
+    this.inFlightBatches.add(tracked);
+    const request: Promise<void> = this.send(batch, tracked).finally(() => {
+      this.inFlightBatches.delete(tracked);
       this.inFlight.delete(request);
       if (this.queue.length >= this.options.maxExportBatchSize) this.kick(0);
       else if (this.queue.length > 0 && this.timer === null) this.kick(this.options.scheduledDelayMillis);
@@ -156,15 +177,20 @@ export class OtlpPipeline {
     this.inFlight.add(request);
   }
 
-  private async send(batch: unknown[]): Promise<void> {
+  private async send(batch: unknown[], tracked: { abandoned: boolean }): Promise<void> {
     let exporter: WireExporter;
     try {
       exporter = await this.exporterReady();
     } catch (error) {
+      if (tracked.abandoned) return;
+      // A missing exporter package was reported once, at activation (export/packages.ts): counted here, not logged again.
       this.failed += batch.length;
-      this.note(errorMessage(error), true);
+      this.errors++;
+      this.lastError = errorMessage(error);
       return;
     }
+    // Shut down while the exporter loaded: counted as dropped, and no connection is opened now.
+    if (tracked.abandoned) return;
     const result = await new Promise<{ code: number; error?: Error }>((resolve) => {
       try {
         exporter.export(batch, resolve);
@@ -172,6 +198,8 @@ export class OtlpPipeline {
         resolve({ code: 1, error: error instanceof Error ? error : new Error(String(error)) });
       }
     });
+    // Counted as dropped when shutdown ended without it.
+    if (tracked.abandoned) return;
     if (result.code === 0) {
       if (this.failing) {
         this.failing = false;
@@ -187,7 +215,9 @@ export class OtlpPipeline {
     const policy = this.options.backoff ?? BATCH_RETRY;
     if (!this.closed && this.retryAttempt < policy.maxRetries && this.queue.length + batch.length <= this.options.maxQueueSize) {
       this.retryAttempt++;
-      this.retryAt = Date.now() + backoffDelay(this.retryAttempt, policy);
+      // The receiver's Retry-After, when it sent one, instead of the backoff.
+      const asked = exporter.takeRetryAfterMs?.();
+      this.retryAt = Date.now() + (asked !== undefined ? Math.min(asked, policy.maxDelayMs) : backoffDelay(this.retryAttempt, policy));
       this.queue.unshift(...batch);
       this.errors++;
       this.lastError = `${reason} (retry ${this.retryAttempt} of ${policy.maxRetries} scheduled)`;
@@ -207,21 +237,3 @@ export class OtlpPipeline {
     safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${this.options.url}: ${text} (status().outputs counts what is sent, failed and dropped)`);
   }
 }
-
-function raceDeadline(work: Promise<unknown>, deadline: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-    (timer as { unref?: () => void }).unref?.();
-    work.then(
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-    );
-  });
-}
-

@@ -42,7 +42,7 @@ export interface RustJsonOptions {
  * does (no number or key above needs the exact writer), the document goes
  * to it whole; otherwise each payload subtree it would write exactly does:
  * a check walk plus the engine's serializer cost a fraction of writing
- * piece by piece (~160 vs ~500 µs for a 50 KB trajectory on Node 20).
+ * piece by piece (bench/RESULTS.md, "Figures behind the code").
  */
 export function toRustJson(value: unknown, options: RustJsonOptions = {}): string {
   const pretty = options.pretty === true;

@@ -283,7 +283,7 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
           code: 'observability.otel_endpoint_skipped',
           component: 'opentelemetry',
           field: `${where}.header_env.${header}`,
-          message: `OpenTelemetry ${where}.header_env.${header} references an environment variable that is ${value === undefined ? 'not set' : 'blank'}; this endpoint is skipped (everything else still runs)`,
+          message: `OpenTelemetry ${where}.header_env.${header} references an environment variable (${String(variable)}) that is ${value === undefined ? 'not set' : 'blank'}; this endpoint (${endpoint.endpoint}) is skipped and nothing is sent to it (everything else still runs); fix: set ${String(variable)} in the host's environment before it starts`,
         });
         return null;
       }

@@ -105,8 +105,34 @@ export function destinationOf(diagnostic: ConfigDiagnostic, config: JsonObject):
  * The form a destination-only error takes once that destination is
  * skipped: a warning (native would have rejected the whole document).
  */
-export function skippedDestination(diagnostic: ConfigDiagnostic): ConfigDiagnostic {
-  return { ...diagnostic, level: 'warning', message: `${diagnostic.message}; this destination is skipped and the rest of the document activates` };
+export function skippedDestination(diagnostic: ConfigDiagnostic, document?: JsonObject): ConfigDiagnostic {
+  const variable = unsetVariableOf(diagnostic, document);
+  const hint = variable !== undefined ? `; fix: set ${variable} in the host's environment before it starts` : '';
+  return { ...diagnostic, level: 'warning', message: `${diagnostic.message}; this destination is skipped and the rest of the document activates${hint}` };
+}
+
+/**
+ * The environment variable a destination's diagnostic is about: named in the
+ * message (`storage[0].secret_access_key_var='X' references ...`), or, for a
+ * stream sink's `header_env.<header>`, looked up in the document (native's
+ * message names only the header).
+ */
+function unsetVariableOf(diagnostic: ConfigDiagnostic, document: JsonObject | undefined): string | undefined {
+  if (!diagnostic.message.includes('references an environment variable')) return undefined;
+  const named = /'([^']+)' references an environment variable/.exec(diagnostic.message);
+  if (named) return named[1];
+  const field = /^sinks\[(\d+)\]\.header_env\.(.+)$/.exec(diagnostic.field ?? '');
+  if (!field || document === undefined) return undefined;
+  const config = observabilityConfig(document);
+  const sink = listOf(isJsonObject(config?.atof) ? config.atof : undefined, 'sinks')[Number(field[1])];
+  const variable = isJsonObject(sink) && isJsonObject(sink.header_env) ? sink.header_env[field[2]!] : undefined;
+  return typeof variable === 'string' ? variable : undefined;
+}
+
+function observabilityConfig(document: JsonObject): JsonObject | undefined {
+  const components = Array.isArray(document.components) ? document.components : [];
+  const component = components.find((c) => isJsonObject(c) && c.kind === 'observability' && c.enabled !== false);
+  return isJsonObject(component) && isJsonObject(component.config) ? component.config : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * OTLP without a `plugins.toml`: the common case configured from the
- * environment (`HERMES_NEMO_RELAY_OTLP_ENABLED` plus the standard
+ * environment (`NEMO_RELAY_HOOKS_OTLP_ENABLED` plus the standard
  * `OTEL_EXPORTER_OTLP_*`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`)
  * or typed settings. The plugin expresses it as the `plugins.toml`
  * observability document native reads, so both backends honour the same
@@ -19,15 +19,15 @@ export type OtlpEnvProtocol = 'http/protobuf' | 'grpc';
 
 /** The OTLP part of the plugin settings. */
 export interface OtlpEnvSettings {
-  /** `HERMES_NEMO_RELAY_OTLP_ENABLED` */
+  /** `NEMO_RELAY_HOOKS_OTLP_ENABLED` */
   otlpEnabled: boolean;
-  /** `HERMES_NEMO_RELAY_OTLP_TYPE`: full, gen_ai (default) or openinference */
+  /** `NEMO_RELAY_HOOKS_OTLP_TYPE`: full, gen_ai (default) or openinference */
   otlpType: OtlpEnvType;
   /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is), else `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/traces` over HTTP); empty: localhost */
   otlpEndpoint: string;
   /** `OTEL_EXPORTER_OTLP_PROTOCOL`: http/protobuf (default) or grpc */
   otlpProtocol: OtlpEnvProtocol;
-  /** `OTEL_EXPORTER_OTLP_HEADERS` (or `HERMES_NEMO_RELAY_OTLP_HEADERS`): `key=value,key2=value2`, values URL-encoded */
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (or `NEMO_RELAY_HOOKS_OTLP_HEADERS`): `key=value,key2=value2`, values URL-encoded */
   otlpHeaders: string;
   /** `OTEL_SERVICE_NAME` */
   otlpServiceName: string;
@@ -50,44 +50,52 @@ export const OTLP_ENV_CHOICES = {
   otlpProtocol: ['http/protobuf', 'grpc'],
 } as const;
 
-export const OTLP_ENVIRONMENT_VARIABLES: readonly { name: string; default: string; meaning: string }[] = [
-  { name: 'HERMES_NEMO_RELAY_OTLP_ENABLED', default: 'off', meaning: 'Send OTLP traces without a plugins.toml (both backends).' },
-  { name: 'HERMES_NEMO_RELAY_OTLP_TYPE', default: 'gen_ai', meaning: 'full, gen_ai or openinference.' },
-  { name: 'HERMES_NEMO_RELAY_OTLP_HEADERS', default: '(unset)', meaning: 'Headers like OTEL_EXPORTER_OTLP_HEADERS, without the process-wide variable native refuses.' },
-  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', default: '(unset)', meaning: 'Trace endpoint URL, used as is.' },
-  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318 (grpc: :4317)', meaning: 'Base URL; /v1/traces is added over HTTP.' },
-  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', default: 'http/protobuf', meaning: 'http/protobuf or grpc.' },
-  { name: 'OTEL_EXPORTER_OTLP_HEADERS', default: '(unset)', meaning: 'key=value,... sent with every request.' },
-  { name: 'OTEL_SERVICE_NAME', default: 'unknown_service', meaning: 'service.name of the resource.' },
-  { name: 'OTEL_RESOURCE_ATTRIBUTES', default: '(unset)', meaning: 'key=value,... added to the resource.' },
+/** The OTLP rows of the settings table (see `ENVIRONMENT_VARIABLES` in settings.ts). */
+export const OTLP_ENVIRONMENT_VARIABLES: readonly { name: string; hermes?: string; setting?: keyof OtlpEnvSettings; default: string; meaning: string }[] = [
+  { name: 'NEMO_RELAY_HOOKS_OTLP_ENABLED', hermes: 'HERMES_NEMO_RELAY_OTLP_ENABLED', setting: 'otlpEnabled', default: 'off', meaning: 'Send OTLP traces without a plugins.toml (both backends).' },
+  { name: 'NEMO_RELAY_HOOKS_OTLP_TYPE', hermes: 'HERMES_NEMO_RELAY_OTLP_TYPE', setting: 'otlpType', default: 'gen_ai', meaning: 'full, gen_ai or openinference.' },
+  { name: 'NEMO_RELAY_HOOKS_OTLP_HEADERS', hermes: 'HERMES_NEMO_RELAY_OTLP_HEADERS', setting: 'otlpHeaders', default: '(unset)', meaning: 'Headers like OTEL_EXPORTER_OTLP_HEADERS, without the process-wide variable native refuses.' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', setting: 'otlpEndpoint', default: '(unset)', meaning: 'Trace endpoint URL, used as is.' },
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', setting: 'otlpEndpoint', default: 'http://localhost:4318 (grpc: :4317)', meaning: 'Base URL; /v1/traces is added over HTTP.' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', setting: 'otlpProtocol', default: '(unset)', meaning: 'Like OTEL_EXPORTER_OTLP_PROTOCOL, for traces only; wins over it.' },
+  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', setting: 'otlpProtocol', default: 'http/protobuf', meaning: 'http/protobuf or grpc.' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', setting: 'otlpHeaders', default: '(unset)', meaning: 'Like OTEL_EXPORTER_OTLP_HEADERS, for traces only; wins over it.' },
+  { name: 'OTEL_EXPORTER_OTLP_HEADERS', setting: 'otlpHeaders', default: '(unset)', meaning: 'key=value,... sent with every request.' },
+  { name: 'OTEL_SERVICE_NAME', setting: 'otlpServiceName', default: 'unknown_service', meaning: 'service.name of the resource.' },
+  { name: 'OTEL_RESOURCE_ATTRIBUTES', setting: 'otlpResourceAttributes', default: '(unset)', meaning: 'key=value,... added to the resource.' },
 ];
 
 type Env = Readonly<Record<string, string | undefined>>;
+/** The variable of a pair that is set (the neutral name first), or undefined. */
+type SetName = (variable: { name: string; hermes?: string }) => string | undefined;
 
-/** Reads the OTLP settings from the environment. Bad values fall back with a diagnostic. */
-export function otlpSettingsFromEnv(env: Env, flag: (name: string) => boolean, diagnostics: ConfigDiagnostic[]): OtlpEnvSettings {
+/** Reads the OTLP settings the environment sets (only those). Bad values fall back with a diagnostic. */
+export function otlpSettingsFromEnv(env: Env, setName: SetName, flag: (name: string) => boolean, diagnostics: ConfigDiagnostic[]): { values: Partial<OtlpEnvSettings> } {
   const read = (name: string): string => (typeof env[name] === 'string' ? env[name]!.trim() : '');
-  const type = read('HERMES_NEMO_RELAY_OTLP_TYPE').toLowerCase();
-  let otlpType: OtlpEnvType = 'gen_ai';
-  if ((OTLP_ENV_CHOICES.otlpType as readonly string[]).includes(type)) otlpType = type as OtlpEnvType;
-  else if (type !== '') diagnostics.push(invalid('HERMES_NEMO_RELAY_OTLP_TYPE', `HERMES_NEMO_RELAY_OTLP_TYPE=${JSON.stringify(env.HERMES_NEMO_RELAY_OTLP_TYPE)} must be full, gen_ai or openinference; using gen_ai`));
+  const values: Partial<OtlpEnvSettings> = {};
+  const enabled = setName({ name: 'NEMO_RELAY_HOOKS_OTLP_ENABLED', hermes: 'HERMES_NEMO_RELAY_OTLP_ENABLED' });
+  if (enabled !== undefined) values.otlpEnabled = flag(enabled);
+  const typeName = setName({ name: 'NEMO_RELAY_HOOKS_OTLP_TYPE', hermes: 'HERMES_NEMO_RELAY_OTLP_TYPE' });
+  if (typeName !== undefined) {
+    const type = read(typeName).toLowerCase();
+    if ((OTLP_ENV_CHOICES.otlpType as readonly string[]).includes(type)) values.otlpType = type as OtlpEnvType;
+    else diagnostics.push(invalid(typeName, `${typeName}=${JSON.stringify(env[typeName])} must be full, gen_ai or openinference; using gen_ai`));
+  }
   const protocol = read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') || read('OTEL_EXPORTER_OTLP_PROTOCOL');
-  let otlpProtocol: OtlpEnvProtocol = 'http/protobuf';
-  if (protocol === 'grpc') otlpProtocol = 'grpc';
-  else if (protocol !== '' && protocol !== 'http/protobuf') {
+  if (protocol === 'grpc' || protocol === 'http/protobuf') values.otlpProtocol = protocol;
+  else if (protocol !== '') {
     diagnostics.push(invalid('OTEL_EXPORTER_OTLP_PROTOCOL', `OTEL_EXPORTER_OTLP_PROTOCOL=${JSON.stringify(protocol)} is not supported (http/protobuf or grpc, as native); using http/protobuf`));
   }
   const tracesEndpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   const base = read('OTEL_EXPORTER_OTLP_ENDPOINT');
-  return {
-    otlpEnabled: flag('HERMES_NEMO_RELAY_OTLP_ENABLED'),
-    otlpType,
-    otlpEndpoint: tracesEndpoint || (base && otlpProtocol !== 'grpc' ? `${base.replace(/\/+$/, '')}/v1/traces` : base),
-    otlpProtocol,
-    otlpHeaders: read('HERMES_NEMO_RELAY_OTLP_HEADERS') || read('OTEL_EXPORTER_OTLP_TRACES_HEADERS') || read('OTEL_EXPORTER_OTLP_HEADERS'),
-    otlpServiceName: read('OTEL_SERVICE_NAME'),
-    otlpResourceAttributes: read('OTEL_RESOURCE_ATTRIBUTES'),
-  };
+  if (tracesEndpoint !== '') values.otlpEndpoint = tracesEndpoint;
+  else if (base !== '') values.otlpEndpoint = values.otlpProtocol !== 'grpc' ? `${base.replace(/\/+$/, '')}/v1/traces` : base;
+  const headersName = setName({ name: 'NEMO_RELAY_HOOKS_OTLP_HEADERS', hermes: 'HERMES_NEMO_RELAY_OTLP_HEADERS' });
+  const headers = (headersName !== undefined ? read(headersName) : '') || read('OTEL_EXPORTER_OTLP_TRACES_HEADERS') || read('OTEL_EXPORTER_OTLP_HEADERS');
+  if (headers !== '') values.otlpHeaders = headers;
+  if (read('OTEL_SERVICE_NAME') !== '') values.otlpServiceName = read('OTEL_SERVICE_NAME');
+  if (read('OTEL_RESOURCE_ATTRIBUTES') !== '') values.otlpResourceAttributes = read('OTEL_RESOURCE_ATTRIBUTES');
+  return { values };
 }
 
 export interface AtofFileForDocument {

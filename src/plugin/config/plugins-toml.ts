@@ -40,8 +40,8 @@ export function loadPluginsToml(filePath: string): LoadedPluginsToml {
       {
         level: 'error',
         code: 'plugins_toml.unreadable',
-        field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
-        message: `cannot read plugins.toml at ${String(filePath)}: ${reason}; using the HERMES_NEMO_RELAY_* exporters instead`,
+        field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
+        message: `cannot read plugins.toml at ${String(filePath)}: ${reason}; using the environment's outputs instead`,
       },
     ],
   });
@@ -66,8 +66,8 @@ export function loadPluginsToml(filePath: string): LoadedPluginsToml {
         {
           level: 'error',
           code: 'plugins_toml.invalid_toml',
-          field: 'HERMES_NEMO_RELAY_PLUGINS_TOML',
-          message: `invalid TOML in ${filePath}: ${firstLine(errorMessage(error))}; using the HERMES_NEMO_RELAY_* exporters instead`,
+          field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
+          message: `invalid TOML in ${filePath}: ${firstLine(errorMessage(error))}; using the environment's outputs instead`,
         },
       ],
     };
@@ -101,7 +101,7 @@ export function pluginsTomlDiagnostics(document: JsonObject | null): ConfigDiagn
       level: 'warning',
       code: 'plugins_toml.atif_writes_nothing',
       field: 'components.config.atif',
-      message: `[components.config.atif] ${why}, so plugins.toml writes no ATIF trajectory; the HERMES_NEMO_RELAY_ATIF_* settings apply instead`,
+      message: `[components.config.atif] ${why}, so plugins.toml writes no ATIF trajectory; the NEMO_RELAY_HOOKS_ATIF_* settings apply instead`,
     });
   }
   return out;

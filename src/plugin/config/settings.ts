@@ -1,21 +1,38 @@
 /**
- * Plugin settings from `HERMES_NEMO_RELAY_*` environment variables, an
- * optional `plugins.toml`, and typed overrides.
+ * Plugin settings: the settings table (every variable, its typed setting,
+ * its defaults and its meaning, which the docs are generated from), and
+ * `loadSettings`, which resolves them from the environment, an optional
+ * `plugins.toml` and the host's typed overrides.
  *
- * Environment variables configure the plugin; they do not enable it (a host
- * enables it by registering it). Precedence, lowest to highest: built-in
- * defaults, environment variables, `options.settings`. Invalid values never
- * throw: they fall back to the default and produce a diagnostic, so a typo
- * is visible in `status()` and `nemo-relay-hooks doctor` instead of silently
- * producing no files.
+ * Precedence, lowest to highest: defaults, environment variables,
+ * `options.settings`. Each variable has one neutral name
+ * (`NEMO_RELAY_HOOKS_*`); the Hermes plugin's `HERMES_NEMO_RELAY_*` names
+ * are read too, and the neutral one wins when both are set.
+ *
+ * Two sets of defaults:
+ * - **default**: with nothing configured, the plugin records ATOF events and
+ *   ATIF trajectories under `nemo-relay-output/` in the working directory,
+ *   named after the host (`<host>-atof.jsonl`, `<host>-atif-{session_id}.json`,
+ *   agent `<host>`, from its package.json). A `plugins.toml`, or
+ *   `NEMO_RELAY_HOOKS_OUTPUTS=off`, turns those default outputs off; what is
+ *   enabled explicitly still applies.
+ * - **hermes**: as soon as any `HERMES_NEMO_RELAY_*` variable is set, the
+ *   Hermes plugin's defaults apply unchanged (nothing is written until its
+ *   environment enables it, `hermes-atof.jsonl`, `hermes-atif-{session_id}.json`,
+ *   "Hermes Agent"), so a Hermes host sees no change.
+ *
+ * Invalid values never throw: they fall back to the default and produce a
+ * diagnostic, so a typo is visible in `status()` and `nemo-relay-hooks
+ * doctor` instead of silently producing no files.
  *
  * @module
  */
 
 import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
-import { deniedEnv, guardEnv, type Environment } from '../../shared/env.ts';
+import { deniedEnv, guardEnv, processEnv, type Environment } from '../../shared/env.ts';
 import { adaptiveModeOf, loadPluginsToml, pluginsTomlDiagnostics } from './plugins-toml.ts';
 import { dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
+import { hostIdentity, type HostIdentity } from './host-identity.ts';
 import {
   DEFAULT_OTLP_ENV_SETTINGS,
   OTLP_ENV_CHOICES,
@@ -24,6 +41,7 @@ import {
   otlpSettingsFromEnv,
   type OtlpEnvSettings,
 } from './otlp-env.ts';
+import { errorMessage } from '../../shared/error-text.ts';
 
 /** How the env ATOF file is opened: appended to, or written afresh. */
 export type AtofFileMode = 'append' | 'overwrite';
@@ -32,7 +50,9 @@ export type SubagentExportMode = 'embedded' | 'all';
 
 /** The resolved settings the plugin runs with (OTLP: see `otlp-env.ts`). */
 export interface NemoRelaySettings extends OtlpEnvSettings {
-  /** `HERMES_NEMO_RELAY_PLUGINS_TOML`: path of a relay `plugins.toml`. */
+  /** `NEMO_RELAY_HOOKS_OUTPUTS`: false turns the default outputs off (what is enabled explicitly still applies). */
+  outputs: boolean;
+  /** `NEMO_RELAY_HOOKS_PLUGINS_TOML`: path of a relay `plugins.toml`. */
   pluginsTomlPath: string;
   /** The parsed `plugins.toml` document, or null. */
   pluginsConfig: JsonObject | null;
@@ -42,27 +62,27 @@ export interface NemoRelaySettings extends OtlpEnvSettings {
   adaptiveEnabled: boolean;
   /** The `adaptive` component's `mode`, empty when it has none. */
   adaptiveMode: string;
-  /** `HERMES_NEMO_RELAY_ATOF_ENABLED` */
+  /** `NEMO_RELAY_HOOKS_ATOF_ENABLED` */
   atofEnabled: boolean;
-  /** `HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY` (empty: working directory) */
+  /** `NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY` (empty: working directory) */
   atofOutputDirectory: string;
-  /** `HERMES_NEMO_RELAY_ATOF_FILENAME` */
+  /** `NEMO_RELAY_HOOKS_ATOF_FILENAME` */
   atofFilename: string;
-  /** `HERMES_NEMO_RELAY_ATOF_MODE` */
+  /** `NEMO_RELAY_HOOKS_ATOF_MODE` */
   atofMode: AtofFileMode;
-  /** `HERMES_NEMO_RELAY_ATIF_ENABLED` */
+  /** `NEMO_RELAY_HOOKS_ATIF_ENABLED` */
   atifEnabled: boolean;
-  /** `HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY` (empty: no ATIF file is written) */
+  /** `NEMO_RELAY_HOOKS_ATIF_OUTPUT_DIRECTORY` (empty: no ATIF file is written) */
   atifOutputDirectory: string;
-  /** `HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE`, must contain `{session_id}` */
+  /** `NEMO_RELAY_HOOKS_ATIF_FILENAME_TEMPLATE`, must contain `{session_id}` */
   atifFilenameTemplate: string;
-  /** `HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE` */
+  /** `NEMO_RELAY_HOOKS_ATIF_SUBAGENT_EXPORT_MODE` */
   atifSubagentExportMode: SubagentExportMode;
-  /** `HERMES_NEMO_RELAY_ATIF_AGENT_NAME` */
+  /** `NEMO_RELAY_HOOKS_ATIF_AGENT_NAME` */
   atifAgentName: string;
-  /** `HERMES_NEMO_RELAY_ATIF_AGENT_VERSION` */
+  /** `NEMO_RELAY_HOOKS_ATIF_AGENT_VERSION` */
   atifAgentVersion: string;
-  /** `HERMES_NEMO_RELAY_ATIF_MODEL_NAME` (a session's `model` wins) */
+  /** `NEMO_RELAY_HOOKS_ATIF_MODEL_NAME` */
   atifModelName: string;
 }
 
@@ -75,8 +95,18 @@ export type DerivedSetting = 'pluginsConfig' | 'dynamicPlugins' | 'adaptiveEnabl
 /** Typed overrides accepted by `createNemoRelayPlugin({ settings })`. */
 export type NemoRelaySettingsOverrides = Partial<Omit<NemoRelaySettings, DerivedSetting>>;
 
-/** The settings with no environment and no overrides. */
-export const DEFAULT_SETTINGS: Readonly<NemoRelaySettings> = Object.freeze({
+/** Where the plugin records when nothing is configured, relative to the working directory. */
+export const DEFAULT_OUTPUT_DIRECTORY = 'nemo-relay-output';
+
+/** Which defaults apply: the library's own, or the Hermes plugin's (any `HERMES_NEMO_RELAY_*` variable set). */
+export type SettingsProfile = 'default' | 'hermes';
+
+/**
+ * The Hermes plugin's settings with nothing enabled: the defaults of the
+ * `hermes` profile, and the shape (types) every override is checked against.
+ */
+const HERMES_DEFAULTS: Readonly<NemoRelaySettings> = Object.freeze({
+  outputs: true,
   pluginsTomlPath: '',
   pluginsConfig: null,
   dynamicPlugins: [],
@@ -96,24 +126,105 @@ export const DEFAULT_SETTINGS: Readonly<NemoRelaySettings> = Object.freeze({
   ...DEFAULT_OTLP_ENV_SETTINGS,
 });
 
-/** Every environment variable the plugin reads, with its default and meaning (for docs and `doctor`). */
-export const ENVIRONMENT_VARIABLES: readonly { name: string; default: string; meaning: string }[] = [
-  { name: 'HERMES_NEMO_RELAY_PLUGINS_TOML', default: '(unset)', meaning: 'Path to a NeMo Relay plugins.toml; when it activates, it is the primary configuration.' },
-  { name: 'HERMES_NEMO_RELAY_ATOF_ENABLED', default: 'off', meaning: 'Write ATOF events (truthy: 1, true, yes, on).' },
-  { name: 'HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY', default: '(working directory)', meaning: 'Folder of the ATOF file; created when missing.' },
-  { name: 'HERMES_NEMO_RELAY_ATOF_FILENAME', default: 'hermes-atof.jsonl', meaning: 'ATOF file name.' },
-  { name: 'HERMES_NEMO_RELAY_ATOF_MODE', default: 'append', meaning: 'append or overwrite.' },
-  { name: 'HERMES_NEMO_RELAY_ATIF_ENABLED', default: 'off', meaning: 'Write one ATIF trajectory per session.' },
-  { name: 'HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY', default: '(unset: nothing written)', meaning: 'Folder of the ATIF files.' },
-  { name: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE', default: 'hermes-atif-{session_id}.json', meaning: 'File name template; must contain {session_id}.' },
-  { name: 'HERMES_NEMO_RELAY_ATIF_AGENT_NAME', default: 'Hermes Agent', meaning: 'agent.name in ATIF.' },
-  { name: 'HERMES_NEMO_RELAY_ATIF_AGENT_VERSION', default: 'unknown', meaning: 'agent.version in ATIF.' },
-  { name: 'HERMES_NEMO_RELAY_ATIF_MODEL_NAME', default: 'unknown', meaning: 'agent.model_name in ATIF when the session has no model.' },
-  { name: 'HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE', default: 'embedded', meaning: 'embedded, or all to also write standalone files for subagents.' },
-  { name: 'NEMO_RELAY_HOOKS_BACKEND', default: '(auto)', meaning: 'Force the backend: native, memory or off.' },
-  ...OTLP_ENVIRONMENT_VARIABLES,
-  { name: 'NEMO_RELAY_HOOKS_DEBUG', default: '(off)', meaning: 'Debug and info output of the default logger (truthy: 1, true, yes, on; false, 0, no, off stay off). DEBUG=nemo-relay-hooks does the same.' },
+/** One variable the plugin reads: its typed setting, its names, its defaults and what it does. */
+export interface EnvironmentVariable {
+  /** The variable (`NEMO_RELAY_HOOKS_*`, or a standard `OTEL_*` one). */
+  name: string;
+  /** The Hermes plugin's name for it, read as well (the neutral name wins when both are set). */
+  hermes?: string;
+  /** The typed setting it feeds (`createNemoRelayPlugin({ settings: { <setting> } })`), when there is one. */
+  setting?: keyof NemoRelaySettingsOverrides;
+  /** The default, as text. */
+  default: string;
+  /** The default once a `HERMES_NEMO_RELAY_*` variable is set, when it differs. */
+  hermesDefault?: string;
+  /** What it does. */
+  meaning: string;
+}
+
+type Parse = 'flag' | 'text' | readonly string[];
+
+interface SettingRow extends EnvironmentVariable {
+  setting: keyof NemoRelaySettingsOverrides;
+  parse: Parse;
+}
+
+/** The settings table: every plugin variable with a typed setting (OTLP's are in `otlp-env.ts`). */
+const SETTING_ROWS: readonly SettingRow[] = [
+  {
+    name: 'NEMO_RELAY_HOOKS_OUTPUTS', setting: 'outputs', parse: 'flag', default: 'on',
+    meaning: 'off turns the default outputs off: nothing is written unless it is enabled explicitly (NEMO_RELAY_HOOKS_BACKEND=off records nothing at all). Read from the process environment even when the host passes its own env.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_PLUGINS_TOML', hermes: 'HERMES_NEMO_RELAY_PLUGINS_TOML', setting: 'pluginsTomlPath', parse: 'text', default: '(unset)',
+    meaning: 'Path to a NeMo Relay plugins.toml; when it activates, it is the primary configuration and the default outputs are off.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATOF_ENABLED', hermes: 'HERMES_NEMO_RELAY_ATOF_ENABLED', setting: 'atofEnabled', parse: 'flag',
+    default: 'on (off with a plugins.toml or NEMO_RELAY_HOOKS_OUTPUTS=off)', hermesDefault: 'off',
+    meaning: 'Write ATOF events (1, true, yes, on / 0, false, no, off).',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY', hermes: 'HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY', setting: 'atofOutputDirectory', parse: 'text',
+    default: DEFAULT_OUTPUT_DIRECTORY, hermesDefault: '(working directory)',
+    meaning: 'Folder of the ATOF file, relative to the working directory; created when missing.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATOF_FILENAME', hermes: 'HERMES_NEMO_RELAY_ATOF_FILENAME', setting: 'atofFilename', parse: 'text',
+    default: '<host>-atof.jsonl', hermesDefault: 'hermes-atof.jsonl',
+    meaning: 'ATOF file name (<host>: the name in the host\'s package.json).',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATOF_MODE', hermes: 'HERMES_NEMO_RELAY_ATOF_MODE', setting: 'atofMode', parse: ['append', 'overwrite'], default: 'append',
+    meaning: 'append or overwrite.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATIF_ENABLED', hermes: 'HERMES_NEMO_RELAY_ATIF_ENABLED', setting: 'atifEnabled', parse: 'flag',
+    default: 'on (off with a plugins.toml or NEMO_RELAY_HOOKS_OUTPUTS=off)', hermesDefault: 'off',
+    meaning: 'Write one ATIF trajectory per session.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATIF_OUTPUT_DIRECTORY', hermes: 'HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY', setting: 'atifOutputDirectory', parse: 'text',
+    default: DEFAULT_OUTPUT_DIRECTORY, hermesDefault: '(unset: nothing is written)',
+    meaning: 'Folder of the ATIF files, relative to the working directory.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATIF_FILENAME_TEMPLATE', hermes: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE', setting: 'atifFilenameTemplate', parse: 'text',
+    default: '<host>-atif-{session_id}.json', hermesDefault: 'hermes-atif-{session_id}.json',
+    meaning: 'File name template; must contain {session_id}.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATIF_AGENT_NAME', hermes: 'HERMES_NEMO_RELAY_ATIF_AGENT_NAME', setting: 'atifAgentName', parse: 'text',
+    default: '<host> (an adapter\'s framework agent name comes first)', hermesDefault: 'Hermes Agent',
+    meaning: 'agent.name in ATIF; set, it wins over the name an adapter reports.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATIF_AGENT_VERSION', hermes: 'HERMES_NEMO_RELAY_ATIF_AGENT_VERSION', setting: 'atifAgentVersion', parse: 'text',
+    default: '<host version> (from package.json, else unknown)', hermesDefault: 'unknown',
+    meaning: 'agent.version in ATIF.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATIF_MODEL_NAME', hermes: 'HERMES_NEMO_RELAY_ATIF_MODEL_NAME', setting: 'atifModelName', parse: 'text',
+    default: 'unknown (the model the session reports comes first)',
+    meaning: 'agent.model_name in ATIF. Set under the neutral name, it wins over the session\'s model; under the Hermes name, as in Hermes, it applies only when the session reports none.',
+  },
+  {
+    name: 'NEMO_RELAY_HOOKS_ATIF_SUBAGENT_EXPORT_MODE', hermes: 'HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE', setting: 'atifSubagentExportMode', parse: ['embedded', 'all'],
+    default: 'embedded',
+    meaning: 'embedded, or all to also write standalone files for subagents.',
+  },
 ];
+
+/** Every environment variable the plugin reads, with its default and meaning (the docs' table and `doctor` read it). */
+export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
+  ...SETTING_ROWS.map(({ parse: _parse, ...row }) => row),
+  { name: 'NEMO_RELAY_HOOKS_BACKEND', default: '(auto)', meaning: 'Force the backend: native, memory or off (off records nothing).' },
+  ...OTLP_ENVIRONMENT_VARIABLES,
+  { name: 'NEMO_RELAY_HOOKS_DEBUG', default: '(off)', meaning: 'Debug output of the default logger (1, true, yes, on; false, 0, no, off stay off). DEBUG=nemo-relay-hooks does the same.' },
+];
+
+/** The Hermes plugin's variables: any of them set selects the `hermes` profile. */
+const HERMES_NAMES: readonly string[] = ENVIRONMENT_VARIABLES.flatMap((variable) => (variable.hermes ? [variable.hermes] : []));
 
 const TRUTHY = new Set(['1', 'true', 'yes', 'on']);
 const FALSY = new Set(['', '0', 'false', 'no', 'off']);
@@ -126,19 +237,39 @@ export interface LoadedSettings {
   settings: NemoRelaySettings;
   /** What was wrong with the environment, the overrides or plugins.toml (each one fell back to a default). */
   diagnostics: ConfigDiagnostic[];
+  /** Which defaults applied. */
+  profile: SettingsProfile;
+  /** The settings given a value explicitly (environment or overrides), as opposed to defaults. */
+  explicit: ReadonlySet<keyof NemoRelaySettings>;
+  /** True when the ATOF and ATIF outputs are the defaults nobody asked for (the plugin says where it records). */
+  recordingByDefault: boolean;
+}
+
+/** Where `loadSettings` looks besides `env`: for the host's name and the process-wide `NEMO_RELAY_HOOKS_OUTPUTS`. */
+export interface SettingsContext {
+  /** The process environment, where `NEMO_RELAY_HOOKS_OUTPUTS` is read when `env` does not set it. Default: `process.env`. */
+  processEnv?: Environment;
+  /** Who the host is; default: from the working directory's package.json. */
+  host?: HostIdentity;
 }
 
 /** Resolves settings from the environment and overrides. Never throws. */
-export function loadSettings(given: Environment, overrides: NemoRelaySettingsOverrides = {}): LoadedSettings {
+export function loadSettings(given: Environment, overrides: NemoRelaySettingsOverrides = {}, context: SettingsContext = {}): LoadedSettings {
   const diagnostics: ConfigDiagnostic[] = [];
   // A runtime may refuse to let us read the environment (Deno without --allow-env): defaults, and a diagnostic.
   const env = guardEnv(given);
-  const read = (name: string): string => {
+  const text = (name: string): string => {
     const value = env[name];
     return typeof value === 'string' ? value.trim() : '';
   };
+  /** The row's variable that is set (the neutral name first), or undefined. */
+  const setName = (variable: { name: string; hermes?: string }): string | undefined => {
+    if (text(variable.name) !== '') return variable.name;
+    if (variable.hermes !== undefined && text(variable.hermes) !== '') return variable.hermes;
+    return undefined;
+  };
   const flag = (name: string): boolean => {
-    const value = read(name).toLowerCase();
+    const value = text(name).toLowerCase();
     if (TRUTHY.has(value)) return true;
     if (!FALSY.has(value)) {
       diagnostics.push(invalidValue(name, `${name}=${JSON.stringify(env[name])} is not a recognised boolean (1, true, yes, on / 0, false, no, off); treating it as off`));
@@ -146,43 +277,55 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
     return false;
   };
 
-  const atofModeRaw = read('HERMES_NEMO_RELAY_ATOF_MODE').toLowerCase();
-  let atofMode: AtofFileMode = 'append';
-  if (atofModeRaw === 'overwrite') atofMode = 'overwrite';
-  else if (atofModeRaw !== '' && atofModeRaw !== 'append') {
-    diagnostics.push(invalidValue('HERMES_NEMO_RELAY_ATOF_MODE', `HERMES_NEMO_RELAY_ATOF_MODE=${JSON.stringify(env.HERMES_NEMO_RELAY_ATOF_MODE)} must be append or overwrite; using append`));
+  const profile: SettingsProfile = HERMES_NAMES.some((name) => text(name) !== '') ? 'hermes' : 'default';
+  const explicit = new Set<keyof NemoRelaySettings>();
+  const fromEnv: Partial<Record<keyof NemoRelaySettings, unknown>> = {};
+  for (const row of SETTING_ROWS) {
+    let name = setName(row);
+    // The one switch an operator can always reach: read from the process when the host's env does not set it.
+    if (name === undefined && row.setting === 'outputs') {
+      const outer = guardEnv(context.processEnv ?? processEnv())[row.name];
+      if (typeof outer === 'string' && outer.trim() !== '') {
+        const value = outer.trim().toLowerCase();
+        if (TRUTHY.has(value) || FALSY.has(value)) fromEnv.outputs = TRUTHY.has(value);
+        else diagnostics.push(invalidValue(row.name, `${row.name}=${JSON.stringify(outer)} is not a recognised boolean (1, true, yes, on / 0, false, no, off); treating it as on`));
+        if (fromEnv.outputs !== undefined) explicit.add('outputs');
+      }
+      continue;
+    }
+    if (name === undefined) continue;
+    // Hermes' model name is a fallback for sessions that report none; every other value set is the host's word.
+    if (!(row.setting === 'atifModelName' && name === row.hermes)) explicit.add(row.setting);
+    if (row.parse === 'flag') fromEnv[row.setting] = flag(name);
+    else if (row.parse === 'text') fromEnv[row.setting] = text(name);
+    else {
+      const value = text(name).toLowerCase();
+      if (row.parse.includes(value)) fromEnv[row.setting] = value;
+      else {
+        explicit.delete(row.setting);
+        diagnostics.push(invalidValue(name, `${name}=${JSON.stringify(env[name])} must be ${row.parse.join(' or ')}; using ${row.parse[0]}`));
+      }
+    }
   }
+  const otlp = otlpSettingsFromEnv(env, setName, flag, diagnostics);
+  for (const key of Object.keys(otlp.values) as (keyof OtlpEnvSettings)[]) explicit.add(key);
+  const overridden = validOverrides(overrides, diagnostics);
+  for (const key of Object.keys(overridden) as (keyof NemoRelaySettings)[]) explicit.add(key);
 
-  const exportModeRaw = read('HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE').toLowerCase();
-  let atifSubagentExportMode: SubagentExportMode = 'embedded';
-  if (exportModeRaw === 'all') atifSubagentExportMode = 'all';
-  else if (exportModeRaw !== '' && exportModeRaw !== 'embedded') {
-    diagnostics.push(invalidValue('HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE', `HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE=${JSON.stringify(env.HERMES_NEMO_RELAY_ATIF_SUBAGENT_EXPORT_MODE)} must be embedded or all; using embedded`));
-  }
-
-  const fromEnv: NemoRelaySettings = {
-    ...DEFAULT_SETTINGS,
-    dynamicPlugins: [],
-    pluginsTomlPath: read('HERMES_NEMO_RELAY_PLUGINS_TOML'),
-    atofEnabled: flag('HERMES_NEMO_RELAY_ATOF_ENABLED'),
-    atofOutputDirectory: read('HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY'),
-    atofFilename: read('HERMES_NEMO_RELAY_ATOF_FILENAME') || DEFAULT_SETTINGS.atofFilename,
-    atofMode,
-    atifEnabled: flag('HERMES_NEMO_RELAY_ATIF_ENABLED'),
-    atifOutputDirectory: read('HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY'),
-    atifFilenameTemplate: read('HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE') || DEFAULT_SETTINGS.atifFilenameTemplate,
-    atifSubagentExportMode,
-    atifAgentName: read('HERMES_NEMO_RELAY_ATIF_AGENT_NAME') || DEFAULT_SETTINGS.atifAgentName,
-    atifAgentVersion: read('HERMES_NEMO_RELAY_ATIF_AGENT_VERSION') || DEFAULT_SETTINGS.atifAgentVersion,
-    atifModelName: read('HERMES_NEMO_RELAY_ATIF_MODEL_NAME') || DEFAULT_SETTINGS.atifModelName,
-    ...otlpSettingsFromEnv(env, flag, diagnostics),
-  };
-  const settings: NemoRelaySettings = { ...fromEnv, ...validOverrides(overrides, diagnostics) };
+  const chosen = { ...fromEnv, ...otlp.values, ...overridden } as Partial<NemoRelaySettings>;
+  const defaults = profile === 'hermes' ? HERMES_DEFAULTS : neutralDefaults(chosen, context);
+  const settings: NemoRelaySettings = { ...defaults, dynamicPlugins: [], ...chosen };
 
   const toml = loadPluginsToml(settings.pluginsTomlPath);
   diagnostics.push(...toml.diagnostics);
   settings.pluginsConfig = toml.document;
   diagnostics.push(...pluginsTomlDiagnostics(toml.document));
+  // The default outputs: on unless a plugins.toml is configured (it owns the outputs) or the switch is off.
+  const defaultOutputs = profile === 'default' && settings.outputs && !settings.pluginsTomlPath;
+  if (!explicit.has('atofEnabled')) settings.atofEnabled = defaultOutputs;
+  if (!explicit.has('atifEnabled')) settings.atifEnabled = defaultOutputs;
+  const recordingByDefault = defaultOutputs && !explicit.has('atofEnabled') && !explicit.has('atifEnabled') && !explicit.has('atofOutputDirectory') && !explicit.has('atifOutputDirectory');
+
   if (settings.otlpEnabled) {
     if (settings.pluginsConfig === null && !settings.pluginsTomlPath) {
       // Both backends then read OTLP (and the env ATOF file) from the same plugins.toml document.
@@ -195,8 +338,8 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       diagnostics.push({
         level: 'warning',
         code: 'settings.otlp_with_plugins_toml',
-        field: 'HERMES_NEMO_RELAY_OTLP_ENABLED',
-        message: 'HERMES_NEMO_RELAY_OTLP_ENABLED is ignored when HERMES_NEMO_RELAY_PLUGINS_TOML is set: configure OTLP in its [components.config.opentelemetry] section',
+        field: 'NEMO_RELAY_HOOKS_OTLP_ENABLED',
+        message: 'NEMO_RELAY_HOOKS_OTLP_ENABLED is ignored when a plugins.toml is configured: configure OTLP in its [components.config.opentelemetry] section',
       });
     }
   }
@@ -207,11 +350,12 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   settings.adaptiveEnabled = adaptive !== null;
   settings.adaptiveMode = adaptiveModeOf(adaptive);
 
+  const templateField = variableName('atifFilenameTemplate', profile);
   if (settings.atifEnabled && !settings.atifFilenameTemplate.includes('{session_id}')) {
     diagnostics.push({
       level: 'warning',
       code: 'settings.template_without_session_id',
-      field: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE',
+      field: templateField,
       message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} has no {session_id}: every session would overwrite the same file, so "-{session_id}" is appended before the extension`,
     });
   }
@@ -219,7 +363,7 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
     diagnostics.push({
       level: 'warning',
       code: 'settings.template_with_path',
-      field: 'HERMES_NEMO_RELAY_ATIF_FILENAME_TEMPLATE',
+      field: templateField,
       message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} contains a path separator: files land in sub-folders of the output directory, and any that would leave it are refused at write time`,
     });
   }
@@ -233,14 +377,38 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
     });
   }
   if (settings.atifEnabled && !settings.atifOutputDirectory && !settings.pluginsConfig) {
+    const folder = variableName('atifOutputDirectory', profile);
     diagnostics.push({
       level: 'warning',
       code: 'settings.atif_without_output_directory',
-      field: 'HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY',
-      message: 'ATIF is enabled but HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY is empty: no ATIF file will be written',
+      field: folder,
+      message: `ATIF is enabled but has no output directory, so no trajectory file is written; fix: set ${folder} (or settings.atifOutputDirectory) to a folder`,
     });
   }
-  return { settings, diagnostics };
+  return { settings, diagnostics, profile, explicit, recordingByDefault };
+}
+
+/** The library's defaults, named after the host where a name is not given (the host is looked up only then). */
+function neutralDefaults(chosen: Partial<NemoRelaySettings>, context: SettingsContext): NemoRelaySettings {
+  const named = chosen.atofFilename !== undefined && chosen.atifFilenameTemplate !== undefined && chosen.atifAgentName !== undefined && chosen.atifAgentVersion !== undefined;
+  const host = named ? { name: 'agent', fileStem: 'agent', version: 'unknown' } : (context.host ?? hostIdentity());
+  return {
+    ...HERMES_DEFAULTS,
+    dynamicPlugins: [],
+    atofOutputDirectory: DEFAULT_OUTPUT_DIRECTORY,
+    atofFilename: `${host.fileStem}-atof.jsonl`,
+    atifOutputDirectory: DEFAULT_OUTPUT_DIRECTORY,
+    atifFilenameTemplate: `${host.fileStem}-atif-{session_id}.json`,
+    atifAgentName: host.name,
+    atifAgentVersion: host.version,
+  };
+}
+
+/** The variable a diagnostic about `setting` names: the neutral one, or the Hermes one in the Hermes profile. */
+function variableName(setting: keyof NemoRelaySettings, profile: SettingsProfile): string {
+  const row = SETTING_ROWS.find((candidate) => candidate.setting === setting);
+  if (row === undefined) return String(setting);
+  return profile === 'hermes' && row.hermes !== undefined ? row.hermes : row.name;
 }
 
 function invalidValue(fieldName: string, message: string): ConfigDiagnostic {
@@ -270,7 +438,7 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
   try {
     keys = Object.keys(overrides);
   } catch (error) {
-    diagnostics.push(invalidValue('settings', `settings could not be read (${errorText(error)}); ignoring it`));
+    diagnostics.push(invalidValue('settings', `settings could not be read (${errorMessage(error)}); ignoring it`));
     return out as Partial<NemoRelaySettings>;
   }
   for (const key of keys) {
@@ -278,15 +446,15 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
     try {
       value = (overrides as Record<string, unknown>)[key];
     } catch (error) {
-      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} could not be read (${errorText(error)}); ignoring it`));
+      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} could not be read (${errorMessage(error)}); ignoring it`));
       continue;
     }
     if (value === undefined) continue;
-    if (!(key in DEFAULT_SETTINGS) || (DERIVED_SETTINGS as readonly string[]).includes(key)) {
+    if (!(key in HERMES_DEFAULTS) || (DERIVED_SETTINGS as readonly string[]).includes(key)) {
       diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} is not a setting the host can override; ignoring it`));
       continue;
     }
-    const expected = typeof DEFAULT_SETTINGS[key as keyof NemoRelaySettings];
+    const expected = typeof HERMES_DEFAULTS[key as keyof NemoRelaySettings];
     const choices = OVERRIDE_CHOICES[key as keyof NemoRelaySettingsOverrides];
     if (typeof value !== expected || (choices !== undefined && !choices.includes(value as string))) {
       const wanted = choices !== undefined ? `one of ${choices.join(', ')}` : `a ${expected}`;
@@ -304,6 +472,3 @@ function describeValue(value: unknown): string {
   return typeof value;
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

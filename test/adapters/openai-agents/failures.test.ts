@@ -98,6 +98,35 @@ describe('OpenAI Agents SDK runs that fail', () => {
       }, 30_000);
     }
 
+    it(`a blocking input guardrail that trips before any model call: the run's input, its failure and its session are recorded (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'never asked', usage: { input: 1, output: 1 } }] });
+      const recorded = recordedPlugin('agents-blocked-input');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const noSecrets: InputGuardrail = {
+        name: 'No secrets',
+        runInParallel: false,
+        execute: async ({ input }) => ({ outputInfo: { matched: 'password' }, tripwireTriggered: JSON.stringify(input).includes('password') }),
+      };
+      const agent = new Agent({ name: 'Guarded', instructions: 'x', model: 'gpt-4.1', inputGuardrails: [noSecrets] });
+      const error = await run(agent, 'my password is hunter2').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InputGuardrailTripwireTriggered);
+      expect(api.requests).toEqual([]);
+      const end = expectEndedFailed(recorded, 'InputGuardrailTripwireTriggered');
+      expect(end.guardrails).toEqual([{ kind: 'input', name: 'No secrets', tripwire_triggered: true, output_info: { matched: 'password' } }]);
+      expect(hooks(recorded, 'pre_llm_call')).toMatchObject([{ user_message: 'my password is hunter2' }]);
+      // With tracing on, the session is the run's trace, as for a run that got further.
+      const traceId = (error as InputGuardrailTripwireTriggered).state?._trace?.traceId;
+      if (tracing === 'tracing on') expect(end.session_id).toBe(traceId);
+      const { counters, atif, atof } = await recorded.finish();
+      expectNothingLost(counters);
+      // No model call, no step: ATIF has no file for such a session; ATOF has the input, the failure and the verdict.
+      expect(atif).toEqual([]);
+      const marks = atof.filter((event) => event.kind === 'mark');
+      expect(marks.find((mark) => mark.name === 'hermes.turn.start')?.data.user_message).toBe('my password is hunter2');
+      expect(marks.find((mark) => mark.name === 'hermes.session.end')?.data).toMatchObject({ failed: true, guardrails: [{ name: 'No secrets', tripwire_triggered: true }] });
+    }, 30_000);
+
     it(`an output guardrail tripwire ends the run at once; the blocked answer and the verdict are recorded (${tracing})`, async () => {
       useTracing(tracing);
       api.load({ 'gpt-4.1': [{ text: JSON.stringify({ response: 'Call me at 650-555-0100.' }), usage: { input: 33, output: 11 } }] });
@@ -210,6 +239,36 @@ describe('OpenAI Agents SDK runs that fail', () => {
       checkRetry(atof);
       const doc = onlyTrajectory(atif);
       expect(agentSteps(doc).at(-1)!.message).toBe('Recovered.');
+    }, 30_000);
+
+    it(`a streamed attempt that fails before its first event is retried under the same api_request_id (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ status: 503, message: 'The server is overloaded' }, { text: 'Recovered, streaming.', usage: { input: 14, output: 4 } }] });
+      const recorded = recordedPlugin('agents-stream-retry');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({
+        name: 'Patient streamer',
+        instructions: 'x',
+        model: 'gpt-4.1',
+        modelSettings: { retry: { maxRetries: 1, backoff: { initialDelayMs: 1, jitter: false }, policy: () => true } },
+      });
+      const result = await run(agent, 'hi', { stream: true });
+      let text = '';
+      for await (const chunk of result.toTextStream()) text += chunk;
+      await result.completed;
+      expect(text).toBe('Recovered, streaming.');
+      const attempts = recorded.log.filter((entry) => ['pre_api_request', 'api_request_error', 'post_api_request'].includes(entry.hook));
+      expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count ?? null])).toEqual([
+        ['pre_api_request', 0],
+        ['api_request_error', 0],
+        ['pre_api_request', 1],
+        ['post_api_request', null],
+      ]);
+      expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
+      const { atof, atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      checkRetry(atof);
+      expect(agentSteps(onlyTrajectory(atif)).at(-1)!.message).toBe('Recovered, streaming.');
     }, 30_000);
 
     it(`tools that fail: the SDK's error text is the failed observation; a tool error that escapes fails the run (${tracing})`, async () => {

@@ -16,7 +16,7 @@ import { addRunSource } from '../../../src/adapters/openai-agents/patch.ts';
 import { HOOK_NAMES } from '../../../src/hooks/index.ts';
 import { HookRegistry } from '../../../src/hooks/registry.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
-import { useTracing } from './support.ts';
+import { useTracing, type Tracing } from './support.ts';
 
 /** The leak this guards against was about 1,300 bytes per failed run. */
 const MAX_BYTES_PER_RUN = 150;
@@ -92,7 +92,7 @@ async function runMany(total: number, width: number, start: (index: number) => P
  * first `WARM_UP` runs and the rest when `heap` is set (a few thousand runs
  * are needed for the per-run figure to rise above the collector's noise).
  */
-export function memoryCases(RUNS: number, WARM_UP: number, heap: boolean): void {
+export function memoryCases(RUNS: number, WARM_UP: number, heap: boolean, tracing: Tracing): void {
   if (gc === undefined) {
     console.log('agents memory test: this runtime offers no way to force a garbage collection; the cases are skipped');
     return;
@@ -102,12 +102,17 @@ export function memoryCases(RUNS: number, WARM_UP: number, heap: boolean): void 
     current?.remove();
     current = undefined;
   });
-  const perRun = (after: number, before: number) => (heap ? (after - before) / (RUNS - WARM_UP) : 0);
+  const perRun = (after: number, before: number): number => {
+    if (!heap) return 0;
+    const bytes = (after - before) / (RUNS - WARM_UP);
+    console.log(`agents memory (${tracing}): ${bytes.toFixed(1)} bytes retained per run after ${RUNS} runs`);
+    return bytes;
+  };
   /** The heap after a collection when it is measured; a collection (for the finalizers) when `needed`. */
   const settle = async (needed: boolean): Promise<number> => (heap || needed ? settledHeap() : 0);
-describe('OpenAI Agents adapter memory', () => {
+describe(`OpenAI Agents adapter memory (${tracing})`, () => {
   it(`keeps nothing for ${RUNS} runs that fail (each ended at once)`, async () => {
-    useTracing('tracing off');
+    useTracing(tracing);
     current = probe();
     const failing: Model = {
       async getResponse() {
@@ -131,7 +136,7 @@ describe('OpenAI Agents adapter memory', () => {
   }, 180_000);
 
   it(`ends ${RUNS} abandoned runs (a model that never answers, the run's promise dropped) when they are collected`, async () => {
-    useTracing('tracing off');
+    useTracing(tracing);
     current = probe();
     const silent: Model = {
       getResponse: () => new Promise<never>(() => {}),
@@ -141,14 +146,18 @@ describe('OpenAI Agents adapter memory', () => {
     };
     const runner = new Runner({ modelProvider: { getModel: () => silent } });
     const agent = new Agent({ name: 'waits', instructions: 'x', model: 'm' });
-    const startAbandoned = (count: number): void => {
-      for (let i = 0; i < count; i++) void runner.run(agent, `question ${i}`);
+    // Abandoned a hundred at a time, as an app drops requests over time: 20,000 at once
+    // would measure the heap's own high-water mark, which the first batch then sets.
+    const startAbandoned = async (count: number): Promise<void> => {
+      for (let done = 0; done < count; done += 100) {
+        for (let i = done; i < Math.min(count, done + 100); i++) void runner.run(agent, `question ${i}`);
+        // Let each run reach its model call before its promise is forgotten.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
     };
-    startAbandoned(WARM_UP);
+    await startAbandoned(WARM_UP);
     const before = await settle(false);
-    startAbandoned(RUNS - WARM_UP);
-    // Let every run reach its model call before its promise is forgotten.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await startAbandoned(RUNS - WARM_UP);
     const after = await settle(true);
     expect(current.counts.get('pre_api_request')).toBe(RUNS);
     expect(current.adapter.state()).toEqual({ liveRuns: 0, heldSessions: 0, openSessions: 0 });
@@ -158,7 +167,7 @@ describe('OpenAI Agents adapter memory', () => {
   }, 180_000);
 
   it(`closes the sessions of ${RUNS} runs paused for an approval nobody gives, when their state is collected`, async () => {
-    useTracing('tracing off');
+    useTracing(tracing);
     current = probe();
     const askForApproval: Model = {
       async getResponse() {

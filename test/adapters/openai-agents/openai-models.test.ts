@@ -73,6 +73,7 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
         'call_paris',
       ]);
       expect(requests[0]!.request.body.tools.map((t: Record<string, any>) => t.function.name)).toEqual(['get_weather']);
+      expect(requests.map((payload) => payload.provider)).toEqual(['openai', 'openai']);
 
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
@@ -95,7 +96,8 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
     }, 30_000);
 
-    it(`a Runner with an OpenAIChatCompletionsModel on the agent, and a groupId for the session (${tracing})`, async () => {
+    for (const stream of [false, true]) {
+    it(`a Runner with an OpenAIChatCompletionsModel on the agent, and a groupId for the session (${stream ? 'streamed' : 'not streamed'}, ${tracing})`, async () => {
       useTracing(tracing);
       const api = new FakeOpenAI({
         'gpt-4o': [
@@ -112,9 +114,15 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
         tools: [getWeather],
       });
       const runner = new Runner({ groupId: 'conversation-7', workflowName: 'weather desk' });
-      const result = await runner.run(agent, 'Weather in Oslo?');
+      const result = stream ? await runner.run(agent, 'Weather in Oslo?', { stream: true }) : await runner.run(agent, 'Weather in Oslo?');
+      if (stream) {
+        for await (const _event of result as AsyncIterable<unknown>) {
+          // drained
+        }
+        await (result as { completed: Promise<void> }).completed;
+      }
       expect(result.finalOutput).toBe('Oslo is sunny.');
-      expect(api.requests.map((request) => request.api)).toEqual(['chat', 'chat']);
+      expect(api.requests.map((request) => [request.api, request.body.stream === true])).toEqual([['chat', stream], ['chat', stream]]);
 
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
@@ -129,5 +137,6 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
       expect(hooks(recorded, 'pre_api_request')[1]!.request.body.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_oslo', content: 'The weather in Oslo is sunny.' });
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
     }, 30_000);
+    }
   }
 });

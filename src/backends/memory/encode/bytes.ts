@@ -1,10 +1,10 @@
 /**
  * The byte encoder: whole ATOF lines of the memory relay's events, written
- * as bytes straight from the caller's payloads, for every configuration
- * without a `subscribe()` callback (ATIF trajectories take the line). Each
- * writer gives the bytes `serializeEvent` gives for the event object the
- * object encoder builds from the same call (pinned by
- * test/memory/lines-only.test.ts).
+ * as bytes straight from the caller's payloads, with no event object and
+ * no copy, for the configuration where ATOF sinks are the only receivers.
+ * What it buys: bench/RESULTS.md, "The byte path". Each writer gives the
+ * bytes `serializeEvent` gives for the event object the object encoder
+ * builds from the same call (pinned by test/memory/lines-only.test.ts).
  *
  * Composite payload parts (the LLM request's `{content, headers}`, a tool
  * end's profile with its annotation) are written whole by the general path
@@ -15,12 +15,10 @@
 
 import type { JsonObject } from '../../../relay/contract.ts';
 import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
-import { llmRequestData, toSortedJson } from './event-parts.ts';
+import { llmRequestData, copyPayload } from './event-parts.ts';
 import { encoded, type LineBuilder } from './line-buffer.ts';
 import { convertMetadata, endMetadata, type EncodedMetadata, type EndRule } from './metadata.ts';
-import type { Encoder } from './encoder.ts';
-import type { Delivery } from '../delivery.ts';
-import type { ScopeRecord, SpanRecord } from '../records.ts';
+import type { EncodedPushedScope, EncodedScope, EncodedSpan } from './encoder.ts';
 import {
   attributesText,
   DATA_KEY,
@@ -34,25 +32,17 @@ import {
 } from './event-text.ts';
 import { writeFastPayload, writePayload } from './payload-bytes.ts';
 
-/** The envelope fields of a scope, LLM or tool event. */
-export interface LineScope {
-  readonly uuid: string;
-  readonly parentUuid: string;
-  readonly propagationRootUuid: string;
-  readonly name: string;
-}
-
 /** Where a part of a line is, relative to the line's start (`LineBuilder.start`). */
-export interface LineRange {
+interface LineRange {
   start: number;
   end: number;
 }
 
 /** A scope's start or end line (`category_profile` null); the `data` text's place goes into `dataRange` when given. */
-export function writeScopeLine(
+function writeScopeLine(
   out: LineBuilder,
   phase: 'start' | 'end',
-  scope: LineScope,
+  scope: EncodedScope,
   category: string,
   attributes: readonly string[],
   data: unknown,
@@ -73,7 +63,7 @@ export function writeScopeLine(
 }
 
 /** A mark's line. */
-export function writeMarkLine(
+function writeMarkLine(
   out: LineBuilder,
   uuid: string,
   parentUuid: string,
@@ -90,19 +80,13 @@ export function writeMarkLine(
   writeMarkTail(out, name, parentUuid, propagationRootUuid, timestampUs, uuid);
 }
 
-/** What an LLM or tool span line needs besides its envelope. */
-export interface LineSpan extends LineScope {
-  readonly kind: 'llm' | 'tool';
-  readonly profile: AtofCategoryProfile;
-}
-
 /**
  * A span's start line. `data` is the tool's arguments, or the LLM request's
  * content when `headers` (the recorded request headers) are given.
  */
-export function writeSpanStartLine(
+function writeSpanStartLine(
   out: LineBuilder,
-  span: LineSpan,
+  span: EncodedSpan,
   data: unknown,
   headers: JsonObject | undefined,
   metadata: EncodedMetadata,
@@ -122,9 +106,9 @@ export function writeSpanStartLine(
  * A span's end line. `annotation` (a tool's result annotation) is
  * `undefined` when there is none; one that converts to null counts as none.
  */
-export function writeSpanEndLine(
+function writeSpanEndLine(
   out: LineBuilder,
-  span: LineSpan,
+  span: EncodedSpan,
   data: unknown,
   metadata: EncodedMetadata,
   annotation: unknown,
@@ -198,7 +182,7 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
   }
   out.raw(ANNOTATION_KEY);
   if (!writeFastPayload(out, annotation)) {
-    const converted = toSortedJson(annotation);
+    const converted = copyPayload(annotation);
     if (converted === null) {
       out.length = out.start + written;
       writeProfile(out, profile);
@@ -210,20 +194,17 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
 }
 
 /**
- * Writes each event as its line; `false` (the line could not be written)
- * hands the call to the object encoder.
+ * Writes each event as its line into the line it is given (a sink's
+ * staging buffer); `false` (the line could not be written) hands the call
+ * to the object encoder, and the caller gives the line up.
  *
  * The one fallback, in every method: a line whose writer throws (a payload
  * past the engine's limits, which the object encoder then records and
- * counts as dropped) is given up with `abandon`. Each method opens, writes
- * and closes its line itself rather than passing a writer closure: the
- * closure (and its context) was allocated on every event.
+ * counts as dropped). A record's start metadata is set only once its line
+ * is whole.
  */
-export class ByteEncoder implements Encoder {
-  constructor(private readonly delivery: Delivery) {}
-
-  scopeStart(record: ScopeRecord, input: unknown, metadata: unknown): boolean {
-    const out = this.delivery.openLine();
+export class ByteEncoder {
+  scopeStart(out: LineBuilder, record: EncodedPushedScope, input: unknown, metadata: unknown): boolean {
     try {
       const converted = convertMetadata(metadata);
       const range: LineRange = { start: 0, end: 0 };
@@ -231,62 +212,47 @@ export class ByteEncoder implements Encoder {
       record.startMetadata = converted;
       // The input's text is kept for `record.start` (the rest of the start event is in the record).
       record.keepStart(out.text(out.start + range.start, out.start + range.end));
+      return true;
     } catch {
-      return this.abandon(out);
+      return false;
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'start', record.top);
-    return true;
   }
 
-  scopeEnd(record: ScopeRecord, output: unknown, metadata: unknown, endUs: number): boolean {
-    const out = this.delivery.openLine();
+  scopeEnd(out: LineBuilder, record: EncodedPushedScope, output: unknown, metadata: unknown, endUs: number): boolean {
     try {
       writeScopeLine(out, 'end', record, record.category, record.attributes, output, endMetadata('merge', record.startMetadata, metadata), endUs);
+      return true;
     } catch {
-      return this.abandon(out);
+      return false;
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
-    return true;
   }
 
-  mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number, top: ScopeRecord | null): boolean {
-    const out = this.delivery.openLine();
+  mark(out: LineBuilder, uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number): boolean {
     try {
       writeMarkLine(out, uuid, parentUuid, propagationRootUuid, name, data, metadata, timestampUs);
+      return true;
     } catch {
-      return this.abandon(out);
+      return false;
     }
-    this.delivery.closeLine(out, uuid, parentUuid, null, top);
-    return true;
   }
 
-  spanStart(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
-    const out = this.delivery.openLine();
+  spanStart(out: LineBuilder, record: EncodedSpan, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
     try {
       const converted = convertMetadata(metadata);
       writeSpanStartLine(out, record, data, headers, converted, record.startUs);
       record.startMetadata = converted;
+      return true;
     } catch {
-      return this.abandon(out);
+      return false;
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'start', record.top);
-    return true;
   }
 
-  spanEnd(record: SpanRecord, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): boolean {
-    const out = this.delivery.openLine();
+  spanEnd(out: LineBuilder, record: EncodedSpan, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): boolean {
     try {
       writeSpanEndLine(out, record, data, endMetadata(rule, record.startMetadata, metadata), annotation, endUs);
+      return true;
     } catch {
-      return this.abandon(out);
+      return false;
     }
-    this.delivery.closeLine(out, record.uuid, record.parentUuid, 'end', record.top);
-    return true;
-  }
-
-  /** Gives the line up: the caller hands the event to the object encoder. */
-  private abandon(out: LineBuilder): false {
-    this.delivery.abandonLine(out);
-    return false;
   }
 }

@@ -1,49 +1,46 @@
 /**
- * The memory relay's one encoder seam: how an event becomes what its
- * receivers take. Two encoders implement it:
- * - `bytes.ts` writes each event's ATOF line straight from the caller's
- *   payloads (no event object, no sorted copies) and hands internal
- *   listeners the line; it serves every configuration without an in-process
- *   `subscribe()` callback, ATIF trajectories included;
- * - `objects.ts` builds the event object (sorted JSON payloads) for
- *   subscribers, and is the fallback for a line the byte encoder cannot
- *   write (a payload past the engine's limits).
- * The relay picks one when subscribers come or go; each call returns
- * whether it wrote the event, and on `false` the relay hands the same call
- * to the object encoder, which always writes it.
+ * What the memory relay's two encoders read of a scope or span, and how
+ * they hand their work back. An encoder is a leaf: it turns one call's
+ * values into one event and returns it; the relay's core delivers it.
+ * - `objects.ts` returns the event object (payloads copied once, keys
+ *   sorted): every receiver that reads events takes it by reference, and
+ *   the ATOF sinks serialize it once;
+ * - `bytes.ts` writes the event's ATOF line straight from the caller's
+ *   payloads into the line it is given, for the one configuration where
+ *   nothing reads event objects (ATOF sinks alone), and says whether it
+ *   could; on `false` the core hands the same call to the object encoder,
+ *   which always succeeds.
+ *
+ * The records (`../records.ts`) implement these shapes; the encoders set a
+ * record's start metadata (merged into its end's) and keep its start.
  *
  * @module
  */
 
-import type { JsonObject } from '../../../relay/contract.ts';
-import type { ScopeRecord, SpanRecord } from '../records.ts';
-import type { EndRule } from './metadata.ts';
+import type { AtofCategory, AtofCategoryProfile, AtofScopeEvent } from '../../../formats/atof/types.ts';
+import type { EncodedMetadata } from './metadata.ts';
 
-export interface Encoder {
-  /** A scope's start; sets the record's start metadata and start. */
-  scopeStart(record: ScopeRecord, input: unknown, metadata: unknown): boolean;
-  /** A scope's end: its output, and end metadata merged over the start's. */
-  scopeEnd(record: ScopeRecord, output: unknown, metadata: unknown, endUs: number): boolean;
-  mark(
-    uuid: string,
-    parentUuid: string,
-    propagationRootUuid: string,
-    name: string,
-    data: unknown,
-    metadata: unknown,
-    timestampUs: number,
-    top: ScopeRecord | null,
-  ): boolean;
-  /**
-   * A span's start; sets the record's start metadata. `data` is the tool's
-   * arguments, or the LLM request's content when `headers` (the recorded
-   * request headers) are given.
-   */
-  spanStart(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean;
-  /**
-   * A span's end. `metadata` is the end's raw metadata (the thrown value
-   * for `managed-error`), combined with the start's by `rule`;
-   * `annotation` is a tool result annotation, undefined for none.
-   */
-  spanEnd(record: SpanRecord, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): boolean;
+/** The envelope of a scope, LLM or tool event, and its start's converted metadata. */
+export interface EncodedScope {
+  readonly uuid: string;
+  readonly parentUuid: string;
+  readonly propagationRootUuid: string;
+  readonly name: string;
+  readonly startUs: number;
+  /** The converted start metadata (merged into the end's), set by the encoder that writes the start. */
+  startMetadata: EncodedMetadata;
+}
+
+/** A scope pushed with `pushScope`. */
+export interface EncodedPushedScope extends EncodedScope {
+  readonly category: AtofCategory;
+  readonly attributes: string[];
+  /** Keeps the start as the encoder wrote it: the event object, or the input's JSON text. */
+  keepStart(start: AtofScopeEvent | string): void;
+}
+
+/** An LLM or tool span. */
+export interface EncodedSpan extends EncodedScope {
+  readonly kind: 'llm' | 'tool';
+  readonly profile: AtofCategoryProfile;
 }

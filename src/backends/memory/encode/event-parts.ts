@@ -13,58 +13,23 @@
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
-import { isJsonObject, toJson, wellFormed } from '../../../shared/json.ts';
+import { toJson } from '../../../shared/json.ts';
 
 const SORTED = { sortKeys: true } as const;
 
-/** Converts a payload the way native's serde round-trip leaves it: plain JSON, keys sorted. */
-export function toSortedJson(value: unknown): Json {
-  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
-    const flat = flatPlainObject(value);
-    if (flat !== undefined) return flat;
-  }
-  return toJson(value, SORTED);
-}
-
-const MAX_FLAT_KEYS = 32;
-
 /**
- * The common metadata shape (a small object literal of strings, numbers,
- * booleans and nulls) converted without `toJson`'s general machinery; the
- * result is what `toJson` would return. Anything else returns undefined
- * and takes the general path (a getter read here then runs a second time).
+ * The memory relay's one copy of a host payload, made when the relay
+ * records it (the contract boundary; see docs/contributing/payload-journey.md):
+ * plain JSON, keys sorted, as native's serde round-trip leaves it. Every
+ * payload of an event object comes from here (inputs, outputs, data,
+ * metadata, request content and headers, annotations); nothing after it
+ * copies the payload again, and nothing after it may change it. This is
+ * the place for anything that must rewrite what is recorded (redaction).
+ * The byte path writes lines straight from the host's values and never
+ * comes here: it only runs while nothing reads event objects.
  */
-function flatPlainObject(object: object): JsonObject | undefined {
-  const out: JsonObject = {};
-  try {
-    // Inside the try: a Proxy whose key listing throws takes the general path, which records it.
-    const keys = Object.keys(object);
-    if (keys.length > MAX_FLAT_KEYS || keys.includes('toJSON') || keys.includes('__proto__')) return undefined;
-    keys.sort();
-    for (const key of keys) {
-      if (wellFormed(key) !== key) return undefined;
-      const value: unknown = (object as Record<string, unknown>)[key];
-      switch (typeof value) {
-        case 'string':
-          out[key] = wellFormed(value);
-          break;
-        case 'boolean':
-          out[key] = value;
-          break;
-        case 'number':
-          out[key] = Number.isFinite(value) ? value : null;
-          break;
-        case 'undefined':
-          break;
-        default:
-          if (value !== null) return undefined;
-          out[key] = null;
-      }
-    }
-  } catch {
-    return undefined;
-  }
-  return out;
+export function copyPayload(value: unknown): Json {
+  return toJson(value, SORTED);
 }
 
 /** Builds an object with sorted keys from a source whose keys may not be sorted. */
@@ -105,7 +70,7 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
         continue;
       }
       if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-      define(out, key, toSortedJson(value));
+      define(out, key, copyPayload(value));
     }
   }
   if (injected === undefined) return out;
@@ -115,7 +80,7 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
 
 /** The LLM start event's `data`: `{content, headers}`. */
 export function llmRequestData(content: unknown, headers: JsonObject): JsonObject {
-  return { content: toSortedJson(content), headers };
+  return { content: copyPayload(content), headers };
 }
 
 /**

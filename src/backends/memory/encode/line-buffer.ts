@@ -1,7 +1,7 @@
 /**
  * A reusable UTF-8 byte buffer an ATOF line is written into, piece by piece.
  *
- * Building a line as a JS string means concatenating ~50-100 small pieces;
+ * Building a line as a JS string means concatenating dozens of small pieces;
  * every engine keeps such a string as a rope and copies it flat before it
  * can be encoded, and that copy (plus the rope's garbage) cost more than
  * writing the pieces themselves. Writing bytes straight into one buffer
@@ -24,14 +24,14 @@ const KEEP_CAPACITY = 1024 * 1024;
 /**
  * Strings up to this length are copied by the JS loop; longer ones are
  * encoded natively, which costs a few calls (checks, encode) per string:
- * below ~128 characters the loop wins (by most in Deno), from ~400 it
- * loses clearly everywhere.
+ * short strings are cheaper in the loop, long ones natively, on every
+ * runtime (where the two cross: bench/RESULTS.md, "Figures behind the code").
  */
 const SHORT_STRING = 128;
 /**
- * Deno's `Buffer#write` is a JS layer over `TextEncoder#encodeInto`;
- * calling that directly saves ~100 ns a string there. In Node and Bun
- * `Buffer#write` is the cheaper one.
+ * Deno's `Buffer#write` is a JS layer over `TextEncoder#encodeInto`, so
+ * calling that directly is cheaper there. In Node and Bun `Buffer#write` is
+ * the cheaper one.
  */
 const ENCODE_INTO = 'Deno' in globalThis;
 const textEncoder = new TextEncoder();
@@ -206,7 +206,7 @@ export class LineBuilder {
   /**
    * A long string: checked for characters to escape (`indexOf` for quote and
    * backslash, a one-range regex for controls: a regex over the whole
-   * escape class scans twice as slowly on V8) and encoded as it is, or,
+   * escape class scans more slowly on V8) and encoded as it is, or,
    * when it needs escapes, `JSON.stringify`'d first. The check beats
    * `JSON.stringify` on every engine here, even V8 13.8+'s fast path in
    * Deno, which still allocates the copy.

@@ -31,7 +31,7 @@
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import { mergeEndMetadata, NON_OBJECT_METADATA_KEY, STATUS_CODE_KEY, toolErrorEndMetadata } from '../../../relay/rules.ts';
 import { isJsonObject } from '../../../shared/json.ts';
-import { sortedObject, toSortedJson } from './event-parts.ts';
+import { sortedObject, copyPayload } from './event-parts.ts';
 import type { LineBuilder } from './line-buffer.ts';
 import { payloadJsonText } from './event-text.ts';
 import { entriesJson, flatEntries, mergeEntries, NO_ENTRIES, singleEntry, writeLayers, type Entries } from './payload-bytes.ts';
@@ -111,11 +111,11 @@ export class EncodedMetadata {
   }
 }
 
-/** Converts raw metadata as `toSortedJson()` does, into entries when it is a flat object the fast path takes. */
+/** Converts raw metadata as `copyPayload()` does, into entries when it is a flat object the fast path takes. */
 export function convertMetadata(value: unknown): EncodedMetadata {
   if (value == null) return EncodedMetadata.NULL;
   const entries = flatEntries(value);
-  return entries !== undefined ? EncodedMetadata.ofEntries(entries) : EncodedMetadata.ofJson(toSortedJson(value));
+  return entries !== undefined ? EncodedMetadata.ofEntries(entries) : EncodedMetadata.ofJson(copyPayload(value));
 }
 
 /** `mergeMetadata`: end null keeps start, two objects merge (end wins), anything else is the end value. */
@@ -293,13 +293,13 @@ export function endMetadata(rule: EndRule, start: EncodedMetadata, end: unknown)
 export function endMetadataJson(rule: EndRule, start: Json, end: unknown): Json {
   switch (rule) {
     case 'merge':
-      return mergeMetadata(start, toSortedJson(end));
+      return mergeMetadata(start, copyPayload(end));
     case 'llm':
-      return llmEndMetadata(start, toSortedJson(end));
+      return llmEndMetadata(start, copyPayload(end));
     case 'llm-error':
-      return llmEndMetadata(start, toSortedJson(end), true);
+      return llmEndMetadata(start, copyPayload(end), true);
     case 'tool-error':
-      return toolErrorMetadata(start, toSortedJson(end));
+      return toolErrorMetadata(start, copyPayload(end));
     case 'managed-ok':
       return managedOkMetadata(start);
     case 'managed-error':

@@ -1,64 +1,73 @@
 /**
  * The object encoder: each event built as the ATOF event object native's
- * text parses to (keys sorted, payloads converted by `toSortedJson`), then
- * delivered (serialized once for the sinks). It serves `subscribe()`
- * callbacks, and writes any event the byte encoder gave up on.
+ * text parses to, around the relay's one copy of each payload
+ * (`copyPayload`: plain JSON, keys sorted). Every receiver that reads
+ * events takes the object by reference, and the ATOF sinks serialize it
+ * once. It also writes any event the byte encoder gave up on.
  *
  * @module
  */
 
 import type { JsonObject } from '../../../relay/contract.ts';
+import type { AtofEvent, AtofMarkEvent, AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { markEvent, scopeEvent } from '../../../formats/atof/build.ts';
-import type { Delivery } from '../delivery.ts';
-import type { ScopeRecord, SpanRecord } from '../records.ts';
-import type { Encoder } from './encoder.ts';
-import { createTimestampFormatter, llmRequestData, toolEndProfile, toSortedJson } from './event-parts.ts';
+import type { EncodedPushedScope, EncodedSpan } from './encoder.ts';
+import { copyPayload, createTimestampFormatter, llmRequestData, toolEndProfile } from './event-parts.ts';
 import { EncodedMetadata, endMetadataJson, type EndRule } from './metadata.ts';
 
 const NO_ATTRIBUTES: string[] = [];
 
-export class ObjectEncoder implements Encoder {
+export class ObjectEncoder {
   private readonly format = createTimestampFormatter();
 
-  constructor(private readonly delivery: Delivery) {}
+  /**
+   * `outgoing` is the relay's one change to an event before anyone receives
+   * it (redaction: `Delivery.outgoing`); it runs on the event built around
+   * the payloads' copy, so the kept start and every receiver see its result.
+   */
+  constructor(private readonly outgoing: <E extends AtofEvent>(event: E) => E = (event) => event) {}
 
-  scopeStart(record: ScopeRecord, input: unknown, metadata: unknown): boolean {
-    const converted = toSortedJson(metadata);
+  /** A scope's start; sets the record's start metadata and keeps the start. */
+  scopeStart(record: EncodedPushedScope, input: unknown, metadata: unknown): AtofScopeEvent {
+    const converted = copyPayload(metadata);
     record.startMetadata = EncodedMetadata.ofJson(converted);
-    const start = this.delivery.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, toSortedJson(input), converted, this.format(record.startUs)));
+    const start = this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, copyPayload(input), converted, this.format(record.startUs)));
     record.keepStart(start);
-    this.delivery.emit(start, record.top);
-    return true;
+    return start;
   }
 
-  scopeEnd(record: ScopeRecord, output: unknown, metadata: unknown, endUs: number): boolean {
-    const data = toSortedJson(output);
+  /** A scope's end: its output, and end metadata merged over the start's. */
+  scopeEnd(record: EncodedPushedScope, output: unknown, metadata: unknown, endUs: number): AtofScopeEvent {
+    const data = copyPayload(output);
     const merged = endMetadataJson('merge', record.startMetadata.json, metadata);
-    const event = scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, data, merged, this.format(endUs));
-    this.delivery.emit(this.delivery.outgoing(event), record.top);
-    return true;
+    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, data, merged, this.format(endUs)));
   }
 
-  mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number, top: ScopeRecord | null): boolean {
-    this.delivery.emit(this.delivery.outgoing(markEvent(uuid, parentUuid, propagationRootUuid, name, toSortedJson(data), toSortedJson(metadata), this.format(timestampUs))), top);
-    return true;
+  mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number): AtofMarkEvent {
+    return this.outgoing(markEvent(uuid, parentUuid, propagationRootUuid, name, copyPayload(data), copyPayload(metadata), this.format(timestampUs)));
   }
 
-  spanStart(record: SpanRecord, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
-    const content = headers === undefined ? toSortedJson(data) : llmRequestData(data, headers);
-    const converted = toSortedJson(metadata);
+  /**
+   * A span's start; sets the record's start metadata. `data` is the tool's
+   * arguments, or the LLM request's content when `headers` (the recorded
+   * request headers) are given.
+   */
+  spanStart(record: EncodedSpan, data: unknown, headers: JsonObject | undefined, metadata: unknown): AtofScopeEvent {
+    const content = headers === undefined ? copyPayload(data) : llmRequestData(data, headers);
+    const converted = copyPayload(metadata);
     record.startMetadata = EncodedMetadata.ofJson(converted);
-    const event = scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs));
-    this.delivery.emit(this.delivery.outgoing(event), record.top);
-    return true;
+    return this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs)));
   }
 
-  spanEnd(record: SpanRecord, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): boolean {
-    // Conversion order (and so the order of any getter's side effects) as before the encoders were split.
+  /**
+   * A span's end. `metadata` is the end's raw metadata (the thrown value
+   * for `managed-error`), combined with the start's by `rule`;
+   * `annotation` is a tool result annotation, undefined for none.
+   */
+  spanEnd(record: EncodedSpan, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): AtofScopeEvent {
+    // Conversion order (and so the order of any getter's side effects) as on the byte path.
     const merged = endMetadataJson(rule, record.startMetadata.json, metadata);
-    const profile = annotation == null ? record.profile : toolEndProfile(record.profile, toSortedJson(annotation));
-    const event = scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, toSortedJson(data), merged, this.format(endUs));
-    this.delivery.emit(this.delivery.outgoing(event), record.top);
-    return true;
+    const profile = annotation == null ? record.profile : toolEndProfile(record.profile, copyPayload(annotation));
+    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, copyPayload(data), merged, this.format(endUs)));
   }
 }

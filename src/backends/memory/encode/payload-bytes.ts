@@ -1,5 +1,5 @@
 /**
- * Payload text in one pass: native's ATOF text of `toSortedJson(value)` written
+ * Payload text in one pass: native's ATOF text of `copyPayload(value)` written
  * straight from the caller's value into a line's bytes, without building
  * the sorted deep copy first and serializing it afterwards.
  *
@@ -35,13 +35,13 @@ import { payloadJsonText } from './event-text.ts';
 const MAX_DEPTH = 64;
 const SORTED = { sortKeys: true } as const;
 
-/** Writes native's text of `toSortedJson(value)`. */
+/** Writes native's text of `copyPayload(value)`. */
 export function writePayload(out: LineBuilder, value: unknown): void {
   if (!writeFastPayload(out, value)) out.utf8(generalPayloadText(value));
 }
 
 /**
- * Writes native's text of `toSortedJson(value)` when the fast path takes all of
+ * Writes native's text of `copyPayload(value)` when the fast path takes all of
  * it and returns true; otherwise writes nothing and returns false.
  */
 export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
@@ -65,7 +65,7 @@ function generalPayloadText(value: unknown): string {
   return payloadJsonText(toJson(value, SORTED) as Json);
 }
 
-/** Native's text of `toSortedJson(value)`, as a string. */
+/** Native's text of `copyPayload(value)`, as a string. */
 export function payloadText(value: unknown): string {
   const out = takeBuilder();
   try {

@@ -101,7 +101,7 @@ export function sortToolCall(call: AtifToolCall): AtifToolCall {
 /**
  * `step` re-created with its fields in struct order (`ATIF_STEP_FIELDS`).
  * Written out field by field: a loop over the key list made every read and
- * write a megamorphic keyed access (~5% of `build()`).
+ * write a megamorphic keyed access (bench/RESULTS.md, "Figures behind the code").
  */
 export function reorderStep(step: AtifStep): AtifStep {
   const out = { step_id: step.step_id, source: step.source } as AtifStep;

@@ -1,0 +1,124 @@
+/**
+ * The memory relay in a warm process, whole sessions at a time: what ATIF
+ * trajectories add to the ATOF-only cost per event once everything they
+ * need (the build, the serialization, the file) is paid inside the timing.
+ *
+ * Every batch replays the same stream through a fresh plugin: 64 sessions
+ * of the `throughput` shape (6 turns of an LLM call asking for 2 tools, 80
+ * hooks each), 16 in flight at once. The drain (`plugin.flush()`) is timed:
+ * it writes the ATOF lines and waits for every trajectory write started by
+ * a session's `on_session_finalize`, so a batch's figure holds every byte
+ * the batch produced. The clock is the process's CPU time (all threads),
+ * batches interleaved round by round.
+ *
+ * The files live on tmpfs (`/dev/shm`) where there is one: creating a file
+ * costs the kernel about a millisecond on this VM's ext4 (see `throughput`),
+ * a cost of the file system, not of the relay, that would swamp the ratio.
+ * The same ratio on the default temporary folder, and the atomic writes
+ * alone (as many, of the same size) on both, are reported beside it.
+ *
+ * @module
+ */
+
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { HookName } from '../../src/hooks/names.ts';
+import { writeFileAtomic } from '../../src/shared/atomic-file.ts';
+import { CaseReport, consume, cpuNs, figure, interleave, iterations, median, ratio, rowOf, type Subject, type Timing } from '../harness.ts';
+import type { Payload } from '../support/payloads.ts';
+import { memoryAtifPluginSetup, memoryObjectsPluginSetup, memoryPluginSetup, type PluginSetup } from '../support/setups.ts';
+import { eventsPerSession, HookStream } from '../support/stream.ts';
+
+const report = new CaseReport('memory-steady', 'Memory relay, warm, whole sessions: ATOF + ATIF / ATOF only, CPU per event, drain included');
+
+const SESSIONS = iterations(64, 4);
+const PER_SESSION = eventsPerSession(6, 2);
+
+/** The replayed stream, built once: the payloads are the same objects in every batch. */
+function streamEvents(): [HookName, Payload][] {
+  const events: [HookName, Payload][] = [];
+  const stream = new HookStream({ events: SESSIONS * PER_SESSION, concurrency: 16, turns: 6, toolCalls: 2, prefix: 'steady' });
+  stream.take(SESSIONS * PER_SESSION, (name, payload) => events.push([name, payload]));
+  return events;
+}
+
+const events = streamEvents();
+
+function subjectOf(setup: PluginSetup): Subject {
+  return {
+    name: setup.name,
+    iters: events.length,
+    before: () => setup.open(),
+    run(n) {
+      for (let i = 0; i < n; i++) {
+        const event = events[i]!;
+        setup.emit(event[0], event[1]);
+      }
+      consume(n);
+    },
+    drain: () => setup.drain(),
+    after: () => setup.close(),
+  };
+}
+
+/** `count` atomic writes of `bytes` bytes each into `dir`: the file system's part of the trajectories. */
+function atomicWritesCpuNs(dir: string, count: number, bytes: number): number {
+  const text = 'x'.repeat(bytes);
+  const samples: number[] = [];
+  for (let rep = 0; rep < 5; rep++) {
+    const t0 = cpuNs();
+    for (let i = 0; i < count; i++) writeFileAtomic(path.join(dir, `floor-${i}.json`), text);
+    samples.push(Number(cpuNs() - t0));
+  }
+  return median(samples);
+}
+
+const byName = (timings: Timing[], name: string) => timings.find((t) => t.name === name)!;
+
+async function measure(label: string, base: string, withObjects: boolean): Promise<{ atof: Timing; atif: Timing; timings: Timing[]; dir: string }> {
+  const dir = mkdtempSync(path.join(base, 'nemo-relay-bench-steady-'));
+  const setups = [memoryPluginSetup(dir), memoryAtifPluginSetup(dir)];
+  if (withObjects) setups.push(memoryObjectsPluginSetup(dir), memoryObjectsPluginSetup(dir, true));
+  process.stderr.write(`# ${label} (${dir})\n`);
+  const timings = await interleave(setups.map(subjectOf), { reps: 11, warmup: 2, clock: 'cpu' });
+  for (const setup of setups) report.fact(`warnings.${label}.${setup.name}`, setup.warnings);
+  return { atof: byName(timings, setups[0]!.name), atif: byName(timings, setups[1]!.name), timings, dir };
+}
+
+const shm = '/dev/shm';
+const onTmpfs = existsSync(shm) ? shm : null;
+const fast = await measure('tmpfs', onTmpfs ?? os.tmpdir(), true);
+report.figure(figure('atif_over_atof', 'ATOF + ATIF / ATOF only, CPU per event, whole sessions, drain included', ratio(fast.atif, fast.atof, true), 'x', { op: '<=', target: 2 }));
+for (const timing of fast.timings) report.row(rowOf(`tmpfs.${timing.name}`, `${onTmpfs ? 'tmpfs' : 'tmp'}: ${timing.name} (CPU per event)`, timing));
+if (fast.timings.length === 4) {
+  const objects = byName(fast.timings, 'plugin+memory, objects');
+  const objectsAtif = byName(fast.timings, 'plugin+memory, ATOF + ATIF, objects');
+  report.figure(figure('objects_over_bytes.atof', 'object encoder / byte encoder, ATOF only', ratio(objects, fast.atof, true), 'x'));
+  report.figure(figure('objects_over_bytes.atif', 'object encoder / byte encoder, ATOF + ATIF', ratio(objectsAtif, fast.atif, true), 'x'));
+  report.figure(figure('objects.atif_over_atof', 'object encoder: ATOF + ATIF / ATOF only', ratio(objectsAtif, objects, true), 'x'));
+}
+if (onTmpfs !== null) {
+  const disk = await measure('disk', os.tmpdir(), false);
+  report.figure(figure('disk.atif_over_atof', `ATOF + ATIF / ATOF only, files in ${os.tmpdir()}`, ratio(disk.atif, disk.atof, true), 'x'));
+  for (const timing of disk.timings) report.row(rowOf(`disk.${timing.name}`, `disk: ${timing.name} (CPU per event)`, timing));
+  rmSync(disk.dir, { recursive: true, force: true });
+}
+
+// What the trajectory files alone cost, per event of the stream: as many atomic writes, of the trajectories' mean size.
+const atifDir = path.join(fast.dir, 'atif');
+const atifFiles = readdirSync(atifDir).filter((name) => name.endsWith('.json'));
+const trajectoryBytes = Math.round(atifFiles.reduce((sum, name) => sum + statSync(path.join(atifDir, name)).size, 0) / Math.max(1, atifFiles.length));
+report.fact('trajectory_bytes', trajectoryBytes);
+for (const [label, base] of [['tmpfs', onTmpfs], ['disk', os.tmpdir()]] as const) {
+  if (base === null) continue;
+  const dir = mkdtempSync(path.join(base, 'nemo-relay-bench-floor-'));
+  const ns = atomicWritesCpuNs(dir, SESSIONS, trajectoryBytes);
+  report.fact(`file_floor_ns_per_event.${label}`, Math.round(ns / events.length));
+  rmSync(dir, { recursive: true, force: true });
+}
+report.fact('sessions_per_batch', SESSIONS);
+report.fact('events_per_session', PER_SESSION);
+report.note('CPU time of the process (all threads) per hook event; a batch = 64 whole sessions through a fresh plugin, drain included.');
+report.write();
+rmSync(fast.dir, { recursive: true, force: true });

@@ -1,0 +1,199 @@
+// First contact: a plugin created with nothing configured records ATOF
+// events and ATIF trajectories under ./nemo-relay-output/, named after the
+// host, says where once, and writes only files that validate. Each case runs
+// a host in a child process of its own, in a temporary working directory
+// with the host's package.json, as a newcomer's program would run (the
+// suite turns the default outputs off; these children turn them back on).
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dist, runChild } from '../support/child.ts';
+import { tempDir } from '../contract/backends.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
+import { loadSettings } from '../../src/plugin/config/settings.ts';
+
+const HOST = { name: 'my-agent', fileStem: 'my-agent', version: '1.2.3' };
+
+/** A host folder with its package.json, and a script that runs one session there. */
+function host(body: string, options: { env?: Record<string, string | undefined>; packageJson?: object | null } = {}) {
+  const cwd = tempDir('first-contact');
+  if (options.packageJson !== null) fs.writeFileSync(path.join(cwd, 'package.json'), JSON.stringify(options.packageJson ?? { name: '@acme/my-agent', version: '1.2.3' }));
+  const script = `
+import { createNemoRelayPlugin, HookRegistry } from ${dist('src/index.js')};
+const hooks = new HookRegistry();
+${body}
+`;
+  const result = runChild(script, { cwd, env: { NEMO_RELAY_HOOKS_OUTPUTS: undefined, ...options.env } });
+  return { cwd, ...result };
+}
+
+const SESSION_WITH_A_MODEL_CALL = `
+const ids = { session_id: 's1', task_id: 'task', turn_id: 't1' };
+hooks.emit('on_session_start', { session_id: 's1', model: 'gpt-4o' });
+hooks.emit('pre_llm_call', { ...ids, user_message: 'What time is it?' });
+hooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:1', provider: 'openai', model: 'gpt-4o', request: { body: { messages: [{ role: 'user', content: 'What time is it?' }] } } });
+hooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:1', response: { choices: [{ message: { role: 'assistant', content: 'Noon.' } }] }, usage: { prompt_tokens: 12, completion_tokens: 3 } });
+hooks.emit('post_llm_call', { ...ids, assistant_response: 'Noon.' });
+hooks.emit('on_session_end', { ...ids, completed: true });
+hooks.emit('on_session_finalize', { session_id: 's1' });
+`;
+
+function files(folder: string): string[] {
+  return fs.existsSync(folder) ? fs.readdirSync(folder).sort() : [];
+}
+
+describe('a plugin created with nothing configured', () => {
+  it('records ATOF and ATIF under ./nemo-relay-output, named after the host, says where once, and both files validate', () => {
+    const run = host(`
+const plugin = createNemoRelayPlugin();
+plugin.register(hooks);
+${SESSION_WITH_A_MODEL_CALL}
+await plugin.shutdown();
+console.log(JSON.stringify(plugin.status().outputs.map((o) => [o.kind, path(o.path)])));
+function path(p) { return p.split('/').slice(-2).join('/'); }
+`);
+    expect(run.status, run.stderr).toBe(0);
+    const folder = path.join(run.cwd, 'nemo-relay-output');
+    expect(files(folder)).toEqual(['acme-my-agent-atif-s1.json', 'acme-my-agent-atof.jsonl']);
+    const notices = run.stderr.split('\n').filter((line) => line.includes('recording to'));
+    expect(notices).toEqual([
+      `[nemo-relay-hooks] recording to ${fs.realpathSync(folder)}: ATOF events in acme-my-agent-atof.jsonl, one ATIF trajectory per session in acme-my-agent-atif-<session id>.json (nothing was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
+    ]);
+    const trajectory = JSON.parse(fs.readFileSync(path.join(folder, 'acme-my-agent-atif-s1.json'), 'utf8'));
+    expect(validateAtif(trajectory).errors).toEqual([]);
+    expect(trajectory.agent).toMatchObject({ name: '@acme/my-agent', version: '1.2.3', model_name: 'gpt-4o' });
+    expect(trajectory.steps.map((step: { source: string }) => step.source)).toEqual(['user', 'agent']);
+    const atof = parseAtofJsonl(fs.readFileSync(path.join(folder, 'acme-my-agent-atof.jsonl'), 'utf8'));
+    expect(atof.errors).toEqual([]);
+    expect(validateAtofEvents(atof.events).errors).toEqual([]);
+    expect(atof.events.length).toBeGreaterThan(4);
+  });
+
+  it('writes no trajectory for a session without a model call (it would not be valid ATIF) and says why in status()', () => {
+    const run = host(`
+const plugin = createNemoRelayPlugin();
+plugin.register(hooks);
+hooks.emit('on_session_start', { session_id: 'quiet' });
+hooks.emit('pre_llm_call', { session_id: 'quiet', turn_id: 't1', user_message: 'hello?' });
+hooks.emit('on_session_end', { session_id: 'quiet', turn_id: 't1', completed: true });
+hooks.emit('on_session_finalize', { session_id: 'quiet' });
+await plugin.shutdown();
+console.log('@@' + JSON.stringify(plugin.status().outputs.filter((o) => o.kind === 'atif')));
+`);
+    expect(run.status, run.stderr).toBe(0);
+    expect(files(path.join(run.cwd, 'nemo-relay-output'))).toEqual(['acme-my-agent-atof.jsonl']);
+    const [atif] = JSON.parse(run.stdout.split('@@')[1]!) as { path: string; bytes: number; skipped?: string }[];
+    expect(atif).toMatchObject({ bytes: 0, skipped: expect.stringContaining('session quiet recorded no step (no model call), and ATIF needs at least one') });
+  });
+
+  it('names files after the script when the host has no package.json', () => {
+    const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, { packageJson: null });
+    expect(run.status, run.stderr).toBe(0);
+    // The child's script is script.mjs (support/child.ts).
+    expect(files(path.join(run.cwd, 'nemo-relay-output'))).toEqual(['script-atif-s1.json', 'script-atof.jsonl']);
+  });
+
+  it('records nothing and says nothing with NEMO_RELAY_HOOKS_OUTPUTS=off, even when the host passes its own env', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ env: {} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();\nconsole.log('@@' + plugin.status().outputs.length);`, {
+      env: { NEMO_RELAY_HOOKS_OUTPUTS: 'off' },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(path.join(run.cwd, 'nemo-relay-output'))).toBe(false);
+    expect(run.stdout).toContain('@@0');
+    expect(run.stderr).not.toContain('recording to');
+  });
+
+  it('configured through HERMES_NEMO_RELAY_* variables, behaves exactly as the Hermes plugin: only what they enable, with its names', () => {
+    const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { HERMES_NEMO_RELAY_ATOF_ENABLED: '1' },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(path.join(run.cwd, 'nemo-relay-output'))).toBe(false);
+    expect(fs.readdirSync(run.cwd).sort()).toEqual(['hermes-atof.jsonl', 'package.json']);
+    expect(run.stderr).not.toContain('recording to');
+  });
+
+  it('with only ATIF enabled under a Hermes name, writes nothing and warns once on the console, naming the fix', () => {
+    const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1' },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.readdirSync(run.cwd)).toEqual(['package.json']);
+    const warnings = run.stderr.split('\n').filter((line) => line.includes('settings.atif_without_output_directory'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('fix: set HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY');
+  });
+});
+
+describe('settings: neutral names, Hermes names and defaults', () => {
+  it('reads every HERMES_NEMO_RELAY_* setting under a NEMO_RELAY_HOOKS_* name too; the neutral one wins when both are set', () => {
+    const { settings, profile } = loadSettings(
+      { NEMO_RELAY_HOOKS_ATOF_FILENAME: 'events.jsonl', HERMES_NEMO_RELAY_ATOF_FILENAME: 'hermes.jsonl', NEMO_RELAY_HOOKS_ATIF_SUBAGENT_EXPORT_MODE: 'all' },
+      {},
+      { host: HOST, processEnv: {} },
+    );
+    expect(profile).toBe('hermes');
+    expect(settings).toMatchObject({ atofFilename: 'events.jsonl', atifSubagentExportMode: 'all' });
+  });
+
+  it('the default profile: records by default, named after the host; a plugins.toml or outputs: false turns that off', () => {
+    const byDefault = loadSettings({}, {}, { host: HOST, processEnv: {} });
+    expect(byDefault.profile).toBe('default');
+    expect(byDefault.recordingByDefault).toBe(true);
+    expect(byDefault.settings).toMatchObject({
+      atofEnabled: true,
+      atifEnabled: true,
+      atofOutputDirectory: 'nemo-relay-output',
+      atifOutputDirectory: 'nemo-relay-output',
+      atofFilename: 'my-agent-atof.jsonl',
+      atifFilenameTemplate: 'my-agent-atif-{session_id}.json',
+      atifAgentName: 'my-agent',
+      atifAgentVersion: '1.2.3',
+    });
+    const off = loadSettings({}, { outputs: false }, { host: HOST, processEnv: {} });
+    expect(off.settings).toMatchObject({ atofEnabled: false, atifEnabled: false });
+    expect(loadSettings({}, {}, { host: HOST, processEnv: { NEMO_RELAY_HOOKS_OUTPUTS: 'off' } }).settings.atofEnabled).toBe(false);
+    // The host's own env decides over the process's.
+    expect(loadSettings({ NEMO_RELAY_HOOKS_OUTPUTS: 'on' }, {}, { host: HOST, processEnv: { NEMO_RELAY_HOOKS_OUTPUTS: 'off' } }).settings.atofEnabled).toBe(true);
+    const toml = loadSettings({ NEMO_RELAY_HOOKS_PLUGINS_TOML: '/nonexistent/plugins.toml' }, {}, { host: HOST, processEnv: {} });
+    expect(toml.settings).toMatchObject({ atofEnabled: false, atifEnabled: false });
+  });
+
+  it('an explicit setting keeps the other defaults: ATIF enabled without a folder writes to the default folder', () => {
+    const { settings, recordingByDefault } = loadSettings({}, { atifEnabled: true, atofEnabled: false }, { host: HOST, processEnv: { NEMO_RELAY_HOOKS_OUTPUTS: 'off' } });
+    expect(settings).toMatchObject({ atifEnabled: true, atifOutputDirectory: 'nemo-relay-output', atofEnabled: false });
+    expect(recordingByDefault).toBe(false);
+  });
+
+  it('marks as explicit what the host set; Hermes\' model name stays a fallback, as in Hermes', () => {
+    const neutral = loadSettings({ NEMO_RELAY_HOOKS_ATIF_MODEL_NAME: 'm', NEMO_RELAY_HOOKS_ATIF_AGENT_NAME: 'a' }, {}, { host: HOST, processEnv: {} });
+    expect([...neutral.explicit].sort()).toEqual(['atifAgentName', 'atifModelName']);
+    const hermes = loadSettings({ HERMES_NEMO_RELAY_ATIF_MODEL_NAME: 'm', HERMES_NEMO_RELAY_ATIF_AGENT_NAME: 'a' }, {}, { host: HOST, processEnv: {} });
+    expect([...hermes.explicit]).toEqual(['atifAgentName']);
+    expect(hermes.settings).toMatchObject({ atifModelName: 'm', atifAgentName: 'a', atofFilename: 'hermes-atof.jsonl', atifOutputDirectory: '' });
+  });
+});
+
+describe('names a framework reports', () => {
+  const script = (settings: string) => `
+const plugin = createNemoRelayPlugin({ settings: ${settings} });
+plugin.register(hooks);
+hooks.emit('on_session_start', { session_id: 's1', model: 'gpt-4o-2024-08-06', agent_name: 'triage', agent_version: '0.20.1' });
+${SESSION_WITH_A_MODEL_CALL.replace("hooks.emit('on_session_start', { session_id: 's1', model: 'gpt-4o' });", '')}
+await plugin.shutdown();
+`;
+  const agentOf = (cwd: string) => JSON.parse(fs.readFileSync(path.join(cwd, 'nemo-relay-output', 'acme-my-agent-atif-s1.json'), 'utf8')).agent;
+
+  it('come before any default', () => {
+    const run = host(script('{}'));
+    expect(run.status, run.stderr).toBe(0);
+    expect(agentOf(run.cwd)).toMatchObject({ name: 'triage', version: '0.20.1', model_name: 'gpt-4o-2024-08-06' });
+  });
+
+  it('never before a value the host set explicitly', () => {
+    const run = host(script("{ atifAgentName: 'Support Bot', atifModelName: 'house-model' }"));
+    expect(run.status, run.stderr).toBe(0);
+    expect(agentOf(run.cwd)).toMatchObject({ name: 'Support Bot', version: '0.20.1', model_name: 'house-model' });
+  });
+});
