@@ -341,10 +341,11 @@ export class QueryTrace {
       this.#run = this.#core.startRun(start);
       return this.#run;
     }
-    // The session stays open across the turn change: one query, one session.
-    this.#endTurn(current, undefined, undefined, true);
+    // The session stays open across the turn change: one query, one session (the host's, with sessionScope 'host').
+    const owned = current.ownsSession;
+    this.#endTurn(current, undefined, undefined, owned);
     this.#run = this.#core.startRun(start);
-    this.#core.releaseSession(current.sessionId, 'next_turn');
+    if (owned) this.#core.releaseSession(current.sessionId, 'next_turn');
     return this.#run;
   }
 
