@@ -431,29 +431,40 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     const offline = offlineClaudeEnv(mock.url);
     home = offline.home;
     cleanups.push(() => mock.close(), () => rmSync(home, { recursive: true, force: true }));
+    const say = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+    // The first two questions come from the prompt's iterable, the third through Query.streamInput().
     let answered: () => void = () => {};
+    let done: () => void = () => {};
     async function* conversation() {
-      yield { type: 'user' as const, message: { role: 'user' as const, content: 'first question' }, parent_tool_use_id: null, session_id: '' };
+      yield say('first question');
       await new Promise<void>((resolve) => (answered = resolve));
-      yield { type: 'user' as const, message: { role: 'user' as const, content: 'second question' }, parent_tool_use_id: null, session_id: '' };
+      yield say('second question');
+      // The prompt stays open while streamInput() sends more.
+      await new Promise<void>((resolve) => (done = resolve));
     }
     const q = claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: home, env: offline.env, settingSources: [] } });
     let results = 0;
     for await (const message of q) {
-      if (message.type === 'result') {
-        results += 1;
-        if (results === 1) answered();
-        else break;
-      }
+      if (message.type !== 'result') continue;
+      results += 1;
+      if (results === 1) answered();
+      else if (results === 2) {
+        void q.streamInput(
+          (async function* () {
+            yield say('third question');
+          })(),
+        );
+      } else break;
     }
+    done();
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(atif).toHaveLength(1);
     const steps = atif[0]!.steps as AtifDoc[];
-    expect(steps.filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['first question', 'second question']);
-    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1']);
+    expect(steps.filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['first question', 'second question', 'third question']);
+    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1', 'answer 2']);
     expect(recorded.log.filter((e) => e.hook === 'on_session_start')).toHaveLength(1);
-    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question']);
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question', 'third question']);
   }, 120_000);
 
   it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {
