@@ -34,10 +34,11 @@ describe('README.md', () => {
       const folder = path.join(run.cwd, 'nemo-relay-output');
       expect(run.stderr).toContain(`recording to ${folder}`);
       const files = readdirSync(folder).sort();
-      // Named after the script (the folder has no package.json).
-      expect(files.map((name) => name.replace(/atif-.*\.json$/, 'atif-<session>.json'))).toEqual(['snippet-atif-<session>.json', 'snippet-atof.jsonl']);
+      // Named after the script (the folder has no package.json); the session is the one the snippet named.
+      expect(files).toEqual(['snippet-atif-user-42.json', 'snippet-atof.jsonl']);
       const trajectory = JSON.parse(readFileSync(path.join(folder, files[0]!), 'utf8'));
       expect(validateAtif(trajectory)).toEqual([]);
+      expect(trajectory.session_id).toBe('user-42');
       expect(trajectory.steps.map((step: { source: string; message: unknown }) => [step.source, step.message])).toEqual([
         ['user', 'Say hello.'],
         ['agent', 'Hello!'],
