@@ -185,18 +185,17 @@ export function memoryAtifPluginSetup(dir: string): PluginSetup {
 }
 
 /**
- * plugin+memory on its object encoder alone (the byte path off): a no-op
- * `subscribe()` callback makes the relay build every event as an object,
- * as it does for any subscriber; the callback itself is one empty call per
- * event. For weighing the byte path against the object path (issue 21).
+ * plugin+memory, ATOF only, on its object encoder (the byte path off): a
+ * no-op `subscribe()` callback makes the relay build every event as an
+ * object, as it does for any reader of events; the callback itself is one
+ * empty call per event. Against `memoryPluginSetup`: what the byte path buys.
  */
-export function memoryObjectsPluginSetup(dir: string, atif = false): PluginSetup {
-  const name = atif ? 'plugin+memory, ATOF + ATIF, objects' : 'plugin+memory, objects';
-  return new PluginSetup(name, dir, (logger) => {
+export function memoryObjectsPluginSetup(dir: string): PluginSetup {
+  return new PluginSetup('plugin+memory, objects', dir, (logger) => {
     const relay = createMemoryRelay({ logger });
     relay.subscribe(() => {});
     return relay;
-  }, atif);
+  });
 }
 
 /**
