@@ -16,7 +16,8 @@ import path from 'node:path';
 import { ToolLoopAgent, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import * as z from 'zod';
-import { createNemoRelayPlugin, HookRegistry, validateAtif } from '../src/index.ts';
+import { createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
+import { validateAtif } from '../src/formats/index.ts';
 import { instrumentAiSdk } from '../src/adapters/ai-sdk/index.ts';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-ai-sdk-'));

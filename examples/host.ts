@@ -13,7 +13,9 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHookRecorder, createNemoRelayPlugin, HookRegistry, TurnIds, validateAtif } from '../src/index.ts';
+import { createHookRecorder, createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
+import { TurnIds } from '../src/hooks/index.ts';
+import { validateAtif } from '../src/formats/index.ts';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-host-'));
 

@@ -18,7 +18,8 @@ import { fakeModel } from '@langchain/core/testing';
 import { tool } from '@langchain/core/tools';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
-import { createNemoRelayPlugin, HookRegistry, validateAtif } from '../src/index.ts';
+import { createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
+import { validateAtif } from '../src/formats/index.ts';
 import { NemoRelayCallbackHandler } from '../src/adapters/langchain/index.ts';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-langchain-'));

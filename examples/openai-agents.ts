@@ -16,7 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agent, Runner, Usage, setTracingDisabled, tool, type Model, type ModelResponse } from '@openai/agents';
 import * as z from 'zod';
-import { createNemoRelayPlugin, HookRegistry, validateAtif } from '../src/index.ts';
+import { createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
+import { validateAtif } from '../src/formats/index.ts';
 import { instrumentOpenAIAgents } from '../src/adapters/openai-agents/index.ts';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-openai-agents-'));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { validateAtif, validateAtofEvents, parseAtofJsonl } from '../../src/index.ts';
+import { validateAtif, validateAtofEvents, parseAtofJsonl } from '../../src/formats/index.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

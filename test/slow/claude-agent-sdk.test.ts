@@ -217,6 +217,22 @@ function stepTotals(doc: AtifDoc): [number, number] {
   return agentSteps(doc).reduce<[number, number]>((sum, step) => [sum[0] + (step.metrics?.prompt_tokens ?? 0), sum[1] + (step.metrics?.completion_tokens ?? 0)], [0, 0]);
 }
 
+/**
+ * Nothing the hooks opened is left open: every session started is finalized,
+ * every sub-agent stopped, every tool call ended and every attempt answered
+ * or failed.
+ */
+function expectAllClosed(log: Array<{ hook: string; payload: Record<string, unknown> }>): void {
+  const count = (hook: string, key: (p: Record<string, unknown>) => unknown) => log.filter((e) => e.hook === hook).map((e) => String(key(e.payload))).sort();
+  expect(count('on_session_finalize', (p) => p.session_id)).toEqual(count('on_session_start', (p) => p.session_id).concat(count('subagent_start', (p) => p.child_session_id)).sort());
+  expect(count('subagent_stop', (p) => p.child_session_id)).toEqual(count('subagent_start', (p) => p.child_session_id));
+  expect(count('post_tool_call', (p) => p.tool_call_id)).toEqual(count('pre_tool_call', (p) => p.tool_call_id));
+  const attempt = (p: Record<string, unknown>) => `${String(p.api_request_id)}#${String(p.retry_count ?? '')}`;
+  const ends = log.filter((e) => e.hook === 'post_api_request' || e.hook === 'api_request_error').length;
+  expect(ends).toBe(log.filter((e) => e.hook === 'pre_api_request').length);
+  expect(new Set(log.filter((e) => e.hook === 'pre_api_request').map((e) => attempt(e.payload))).size).toBe(ends);
+}
+
 /** The LLM ends of one api_request_id, in order (ATOF). */
 function attemptsById(atof: AtofEvent[]): Map<string, AtofEvent[]> {
   const byId = new Map<string, AtofEvent[]>();
@@ -236,6 +252,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const run = await runProgram(claude, { failFirst: true });
       const { atif, atof, counters } = await recorded.finish();
       expectNothingLost(counters);
+      expectAllClosed(recorded.log);
 
       // The program did what the script says, and the caller's own hook saw every tool call.
       const sessionId = run.messages.find((m) => m.type === 'system' && m.subtype === 'init').session_id;
@@ -330,11 +347,22 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
   }, 120_000);
 
-  it('records tool calls after the model request that asked for them when the caller reads slowly', async () => {
+  it('records tool calls, and the caller\'s approvals of them, after the model request that asked for them when the caller reads slowly', async () => {
     const recorded = recordedPlugin('claude-slow-reader');
-    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), { foreground: true }, { perMessage: () => new Promise((resolve) => setTimeout(resolve, 40)) });
+    // The MCP tools are not pre-allowed: the CLI asks the caller's canUseTool, which allows one and denies the other.
+    const asked: string[] = [];
+    const canUseTool = async (name: string, input: Record<string, unknown>) => {
+      asked.push(name);
+      return name.endsWith('broken') ? { behavior: 'deny' as const, message: 'broken is not allowed here' } : { behavior: 'allow' as const, updatedInput: input };
+    };
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), { foreground: true }, {
+      perMessage: () => new Promise((resolve) => setTimeout(resolve, 40)),
+      options: { allowedTools: ['Read', 'Agent'], canUseTool },
+    });
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
+    expectAllClosed(recorded.log);
+    expect(asked).toEqual(['mcp__weather__get_weather', 'mcp__weather__broken']);
     // Every pre_tool_call follows the post_api_request whose response holds its id, in the same session.
     const log = recorded.log;
     for (const [index, entry] of log.entries()) {
@@ -345,20 +373,35 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       expect(asked).toBeLessThan(index);
       expect(log[asked]!.payload.session_id).toBe(entry.payload.session_id);
     }
+    // Each approval request and answer comes after its tool call's start, in the call's session.
+    const order = log.map((entry) => `${entry.hook}:${String(entry.payload.tool_call_id ?? '')}`);
+    for (const [id, approved] of [['toolu_weather_1', 'once'], ['toolu_broken_1', 'deny']] as const) {
+      const start = order.indexOf(`pre_tool_call:${id}`);
+      expect(start).toBeLessThan(order.indexOf(`pre_approval_request:${id}`));
+      expect(order.indexOf(`pre_approval_request:${id}`)).toBeLessThan(order.indexOf(`post_approval_response:${id}`));
+      expect(log.find((entry) => entry.hook === 'post_approval_response' && entry.payload.tool_call_id === id)!.payload.choice).toBe(approved);
+    }
     const doc = atif[0]!;
     expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);
     expectStepsMatchReplies((doc.subagent_trajectories as AtifDoc[])[0]!, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
+    // The denied call never ran: its observation is the denial the model was sent.
+    expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
+    expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ extra: { metadata: { status: 'error' } } });
+    expect(String(resultOf(doc, 'toolu_broken_1')!.content)).toContain('broken is not allowed here');
   }, 120_000);
 
-  it('ends every session of a query the caller abandons, and leaves nothing open', async () => {
+  it('ends every session of a query the caller abandons while its sub-agent runs, and leaves nothing open', async () => {
     const recorded = recordedPlugin('claude-abandon');
-    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks, { agentName: 'weather-bot' }), {}, { stopAfter: (m) => m.type === 'assistant' && m.message.content.some((b: any) => b.id === 'toolu_weather_1') });
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks, { agentName: 'weather-bot' }), {}, { stopAfter: (m) => m.type === 'system' && m.subtype === 'task_started' });
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
+    expectAllClosed(recorded.log);
     expect(run.messages.some((m) => m.type === 'result')).toBe(false);
     const hooks = recorded.log.map((entry) => entry.hook);
     expect(hooks.at(-1)).toBe('on_session_finalize');
-    expect(recorded.log.find((entry) => entry.hook === 'on_session_end')!.payload).toMatchObject({ interrupted: true, completed: false });
+    const ends = recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload);
+    expect(ends).toHaveLength(2);
+    expect(ends.every((end) => end.interrupted === true && end.completed === false)).toBe(true);
     expect(atif).toHaveLength(1);
     expect(validateAtif(atif[0]!)).toEqual([]);
     expect(atif[0]!.agent.name).toBe('weather-bot');
@@ -388,29 +431,40 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     const offline = offlineClaudeEnv(mock.url);
     home = offline.home;
     cleanups.push(() => mock.close(), () => rmSync(home, { recursive: true, force: true }));
+    const say = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+    // The first two questions come from the prompt's iterable, the third through Query.streamInput().
     let answered: () => void = () => {};
+    let done: () => void = () => {};
     async function* conversation() {
-      yield { type: 'user' as const, message: { role: 'user' as const, content: 'first question' }, parent_tool_use_id: null, session_id: '' };
+      yield say('first question');
       await new Promise<void>((resolve) => (answered = resolve));
-      yield { type: 'user' as const, message: { role: 'user' as const, content: 'second question' }, parent_tool_use_id: null, session_id: '' };
+      yield say('second question');
+      // The prompt stays open while streamInput() sends more.
+      await new Promise<void>((resolve) => (done = resolve));
     }
     const q = claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: home, env: offline.env, settingSources: [] } });
     let results = 0;
     for await (const message of q) {
-      if (message.type === 'result') {
-        results += 1;
-        if (results === 1) answered();
-        else break;
-      }
+      if (message.type !== 'result') continue;
+      results += 1;
+      if (results === 1) answered();
+      else if (results === 2) {
+        void q.streamInput(
+          (async function* () {
+            yield say('third question');
+          })(),
+        );
+      } else break;
     }
+    done();
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(atif).toHaveLength(1);
     const steps = atif[0]!.steps as AtifDoc[];
-    expect(steps.filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['first question', 'second question']);
-    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1']);
+    expect(steps.filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['first question', 'second question', 'third question']);
+    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1', 'answer 2']);
     expect(recorded.log.filter((e) => e.hook === 'on_session_start')).toHaveLength(1);
-    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question']);
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question', 'third question']);
   }, 120_000);
 
   it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {
@@ -431,6 +485,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     }
     const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
+    expectAllClosed(recorded.log);
     expect(String(thrown)).toContain('529');
     const result = messages.find((m) => m.type === 'result');
     expect(result.is_error).toBe(true);

@@ -107,7 +107,8 @@ export function responseOfResult(output: unknown): ResponseParts {
     toolCalls: message !== undefined ? toolCallsOf(message) : [],
     usage: usageOf(message ?? {}, llmOutput),
     finishReason: str(metadata.finish_reason) ?? str(metadata.stop_reason) ?? str(info.finish_reason),
-    model: str(metadata.model_name) ?? str(metadata.model) ?? str(llmOutput.model_name),
+    // The provider-reported (dated) model: in response_metadata, or in generationInfo when the model streamed (streamEvents).
+    model: str(metadata.model_name) ?? str(metadata.model) ?? str(info.model_name) ?? str(llmOutput.model_name),
     id: message !== undefined ? str(message.id) : undefined,
   };
 }

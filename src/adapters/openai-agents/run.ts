@@ -125,13 +125,17 @@ export class RunRecord implements RunObserver {
 
   // ------------------------------------------------------------ the turn
 
-  /** The turn, opened on first use. */
-  #turn(): AgentRun | undefined {
+  /**
+   * The turn, opened on first use. `state`: the run's state as its result or
+   * error carries it, for a run that ends before its first event (its trace
+   * names the session).
+   */
+  #turn(state?: unknown): AgentRun | undefined {
     if (this.box.run !== undefined || this.#settled) return this.box.run;
     const adapter = this.#adapter;
     const input = this.#input;
     const resumed = isRunState(input);
-    const trace = traceOf(resumed ? input : undefined);
+    const trace = traceOf(resumed ? input : isRunState(state) ? state : undefined);
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const agent = this.#agent as Loose | undefined;
     const run = adapter.core.startRun({
@@ -336,7 +340,7 @@ export class RunRecord implements RunObserver {
 
   failed(error: unknown): void {
     if (this.#settled) return;
-    const run = this.#turn();
+    const run = this.#turn(isRecord(error) ? error.state : undefined);
     this.#settled = true;
     this.#adapter.settled(this);
     if (run === undefined) return;
@@ -349,7 +353,7 @@ export class RunRecord implements RunObserver {
 
   #finish(result: unknown): void {
     if (this.#settled) return;
-    const run = this.#turn();
+    const run = this.#turn(isRecord(result) ? result.state : undefined);
     this.#settled = true;
     this.#adapter.settled(this);
     if (run === undefined) return;
@@ -396,15 +400,16 @@ export class RunRecord implements RunObserver {
 // ------------------------------------------------------------ helpers
 
 function traceOf(state: Loose | undefined): Loose | undefined {
-  const fromState = isRecord(state?._trace) ? (state!._trace as Loose) : undefined;
-  if (fromState !== undefined) return fromState;
-  try {
-    const trace = getCurrentTrace() as unknown as Loose | null;
-    // A disabled trace has the id "no-op": not a name for a session.
-    return trace === null || trace.traceId === 'no-op' ? undefined : trace;
-  } catch {
-    return undefined;
+  let trace: unknown = state?._trace;
+  if (!isRecord(trace)) {
+    try {
+      trace = getCurrentTrace();
+    } catch {
+      return undefined;
+    }
   }
+  // A disabled trace has the id "no-op": not a name for a session.
+  return isRecord(trace) && trace.traceId !== 'no-op' ? trace : undefined;
 }
 
 /** The span the caller runs in; none with tracing off (the SDK's no-op span names nothing). */

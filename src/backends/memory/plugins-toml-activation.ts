@@ -46,7 +46,7 @@ import { errorMessage } from '../../shared/error-text.ts';
 import { TrajectoryFiles } from '../trajectory-files.ts';
 import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
-import { InvalidPluginConfigError } from './errors.ts';
+import { InvalidPluginConfigError } from '../../relay/errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
