@@ -30,6 +30,7 @@ import { AdapterCore, type AgentRun, type ApiCall } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, userMessageOfInputs } from './messages.ts';
 import type { CallOfTool } from '../core/shapes.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 /** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
@@ -63,7 +64,6 @@ const MAX_PENDING_APPROVALS = 1_000;
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 /** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
 const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
 
@@ -119,7 +119,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleChainStart', () => {
       const declaredOrder = isRunId(arg7) && !isRunId(arg3);
       const parentRunId = declaredOrder ? (arg7 as string) : isRunId(arg3) ? arg3 : undefined;
-      const runName = str(declaredOrder ? arg6 : arg7) ?? str(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
+      const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
       if (parent !== undefined && parent.kind !== 'tool') {
@@ -128,10 +128,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
       const run = this.#core.startRun({
         runId,
-        conversationId: str(metadata?.thread_id) ?? str(metadata?.threadId) ?? str(metadata?.conversation_id),
+        conversationId: nonEmptyString(metadata?.thread_id) ?? nonEmptyString(metadata?.threadId) ?? nonEmptyString(metadata?.conversation_id),
         agentName: runName,
-        model: str(metadata?.ls_model_name),
-        provider: str(metadata?.ls_provider),
+        model: nonEmptyString(metadata?.ls_model_name),
+        provider: nonEmptyString(metadata?.ls_provider),
         userMessage: () => userMessageOfInputs(inputs),
         parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
       });
@@ -204,19 +204,19 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     let ownsRun = false;
     if (run === undefined) {
       // A model called on its own is a turn of its own.
-      run = this.#core.startRun({ runId, agentName: runName, model: str(metadata?.ls_model_name), provider: str(metadata?.ls_provider) });
+      run = this.#core.startRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
       if (run === undefined) return;
       ownsRun = true;
     }
-    const provider = str(metadata?.ls_provider);
-    if (run.model === undefined) run.model = str(metadata?.ls_model_name);
-    if (run.provider === undefined) run.provider = str(metadata?.ls_provider);
+    const provider = nonEmptyString(metadata?.ls_provider);
+    if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
+    if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
     const key = parentRunId ?? runId;
     const previous = this.#attempts.get(key);
     const call = previous !== undefined && previous.lastFailed && !previous.call.settled ? previous.call : run.newApiCall();
     this.#attempts.set(key, { call, lastFailed: false });
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
-    const model = str(metadata?.ls_model_name) ?? str(params.model) ?? str(params.model_name) ?? run.model;
+    const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
     this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call });
   }
@@ -267,8 +267,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleToolStart', () => {
       const run = this.#runOf(parentRunId);
       if (run === undefined) return;
-      const id = str(toolCallId) ?? runId;
-      const name = runName ?? str(isRecord(tool) ? tool.name : undefined) ?? 'tool';
+      const id = nonEmptyString(toolCallId) ?? runId;
+      const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
       run.toolStart({ id, name, arguments: input });
       this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id });
     });
@@ -354,7 +354,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         const match = pending.find((call) => call.name === action.name && !asked.includes(call.id));
         const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
         asked.push(id);
-        run.approvalRequest(id, str(action.description), str(action.name));
+        run.approvalRequest(id, nonEmptyString(action.description), nonEmptyString(action.name));
       }
     }
     if (asked.length === 0) return;

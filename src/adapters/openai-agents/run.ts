@@ -135,12 +135,12 @@ export class RunRecord implements RunObserver {
     const adapter = this.#adapter;
     const input = this.#input;
     const resumed = isRunState(input);
-    const trace = traceOf(resumed ? input : isRunState(state) ? state : undefined);
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const agent = this.#agent as Loose | undefined;
+    const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
     const run = adapter.core.startRun({
-      runId: this.#heldSessionId ?? nonEmptyString(trace?.traceId) ?? adapter.newRunId(),
-      conversationId: this.#heldSessionId ?? nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(this.#options?.conversationId),
+      runId: this.#heldSessionId ?? names.runId ?? adapter.newRunId(),
+      conversationId: this.#heldSessionId ?? names.conversationId,
       agentName: nonEmptyString(agent?.name),
       model: modelNameOf(agent, config),
       parent: this.#parent,
@@ -398,6 +398,20 @@ export class RunRecord implements RunObserver {
 }
 
 // ------------------------------------------------------------ helpers
+
+/**
+ * What names a run's session: the runner's `groupId` (or the trace's), else
+ * the run's server-side `conversationId`, else its trace id. Read from the
+ * state a run resumes or ended with, else from the trace the caller runs in.
+ */
+export function runNames(runner: Loose, state: Loose | undefined, options: Loose | undefined): { runId?: string; conversationId?: string } {
+  const trace = traceOf(state);
+  const config = isRecord(runner.config) ? runner.config : {};
+  return {
+    runId: nonEmptyString(trace?.traceId),
+    conversationId: nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(options?.conversationId),
+  };
+}
 
 function traceOf(state: Loose | undefined): Loose | undefined {
   let trace: unknown = state?._trace;
