@@ -25,9 +25,6 @@ export type {
   NemoRelayPluginOptions,
   PluginState,
   PluginStatus,
-  RedactableEvent,
-  RedactedFields,
-  RedactHook,
   ShutdownOptions,
 } from './plugin/plugin.ts';
 export type { PluginCounters } from './plugin/status.ts';

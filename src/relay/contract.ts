@@ -250,6 +250,11 @@ export interface AtifExporterOptions {
   /** Written as `agent.model_name` when the session has no model of its own. */
   modelName?: string;
   /**
+   * Without `modelName`: `agent.model_name` is the model the trajectory's
+   * first agent step reports, else this (each embedded sub-agent likewise).
+   */
+  fallbackModelName?: string;
+  /**
    * Prices each agent step whose response reports no cost (`metrics.cost_usd`,
    * summed in `final_metrics.total_cost_usd`): the plugins.toml `pricing`
    * component's catalogs, on both backends.
