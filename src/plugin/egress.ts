@@ -334,7 +334,7 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   }
   if (typeof backend.initializePluginConfigSync === 'function') wrapped.initializePluginConfigSync = (d, o) => backend.initializePluginConfigSync!(d, o);
   if (typeof backend.activateDynamicPlugins === 'function') wrapped.activateDynamicPlugins = (d, s, o) => backend.activateDynamicPlugins!(d, s, o);
-  if (typeof backend.shutdown === 'function') wrapped.shutdown = () => backend.shutdown!();
+  if (typeof backend.shutdown === 'function') wrapped.shutdown = (o) => backend.shutdown!(o);
   if (typeof backend.stats === 'function') wrapped.stats = () => backend.stats!();
   if (typeof backend.outputs === 'function') wrapped.outputs = () => backend.outputs!();
   if (typeof backend.addEventTransform === 'function') wrapped.addEventTransform = (t) => backend.addEventTransform!(t);
