@@ -35,6 +35,8 @@ const dist = path.join(root, 'dist');
 const ENTRIES = [
   'src/index.js',
   'src/hooks/index.js',
+  'src/formats/index.js',
+  'src/relay/index.js',
   'src/backends/memory/index.js',
   'src/testing/index.js',
   'src/adapters/ai-sdk/index.js',

@@ -49,16 +49,6 @@ export class NativeUnavailableError extends NativeRelayError {
   }
 }
 
-/** @deprecated Use `InvalidPluginConfigError`, which both backends throw for a rejected document. */
-export const PluginConfigError = InvalidPluginConfigError;
-/** @deprecated Use `InvalidPluginConfigError`. */
-export type PluginConfigError = InvalidPluginConfigError;
-
-/** @deprecated Use `PluginActivationBusyError`, which both backends throw while an activation is live. */
-export const PluginHostBusyError = PluginActivationBusyError;
-/** @deprecated Use `PluginActivationBusyError`. */
-export type PluginHostBusyError = PluginActivationBusyError;
-
 /** A dynamic-plugin spec cannot be expressed or was rejected by native. */
 export class DynamicPluginError extends NativeRelayError {
   /** The class name, kept after serialization (logs, `status()`). */

@@ -32,18 +32,8 @@ import { adaptLogger, type Logger, type LoggerLike } from '../src/backends/nativ
 import { loadBinding, type LoadBindingOptions } from './binding.ts';
 import { NativeRelay } from './relay.ts';
 
-export {
-  AtofExporterError,
-  DynamicPluginError,
-  InvalidPluginConfigError,
-  NativeRelayError,
-  NativeUnavailableError,
-  PluginActivationBusyError,
-  PluginConfigError,
-  PluginHostBusyError,
-  RelayError,
-  type NativeUnavailableReason,
-} from './errors.ts';
+// The errors every backend throws (RelayError, InvalidPluginConfigError, ...) are in nemo-relay-hooks/backend.
+export { DynamicPluginError, NativeRelayError, NativeUnavailableError, type NativeUnavailableReason } from './errors.ts';
 export { SUPPORTED_VERSION_RANGE } from './binding.ts';
 export type { LoadBindingOptions } from './binding.ts';
 export { AMBIENT_CONFIG_INHERITED, DYNAMIC_ENVIRONMENT_IGNORED, pluginHostBusy } from './plugins-toml-activation.ts';

@@ -3,7 +3,7 @@
  *
  * **One activation per process.** Native refuses a second `initialize` while
  * one is live (`conflict: ...`). The adapter tracks the live activation at
- * module level, so a second call fails fast with `PluginHostBusyError`
+ * module level, so a second call fails fast with `PluginActivationBusyError`
  * instead of a native message, whichever backend instance made the first.
  *
  * **The document is authoritative.** Native layers an explicit
@@ -56,7 +56,7 @@ import type {
 import { isJsonObject } from '../src/backends/native-surface.ts';
 import { errorMessage } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
-import { DynamicPluginError, PluginConfigError, PluginHostBusyError } from './errors.ts';
+import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
 
 /** Diagnostic code added when a discovered file was layered although discovery is off. */
@@ -90,7 +90,7 @@ export async function activatePluginHost(
   specs: readonly DynamicPluginSpec[] | null,
 ): Promise<NativePluginActivation> {
   if (liveOwner !== null) {
-    throw new PluginHostBusyError(
+    throw new PluginActivationBusyError(
       'conflict: a plugin-config activation is already live in this process; close() it before initializing again',
     );
   }
@@ -100,7 +100,7 @@ export async function activatePluginHost(
   const tomlPath = tomlPathOf(options);
   try {
     const doc = json(document);
-    if (!isJsonObject(doc)) throw new PluginConfigError('invalid config: the plugin config document must be an object', []);
+    if (!isJsonObject(doc)) throw new InvalidPluginConfigError('invalid config: the plugin config document must be an object', []);
     const extra: ConfigDiagnostic[] = [];
     const dynamic = specs !== null && specs.length > 0;
     if (dynamic) {
@@ -108,7 +108,7 @@ export async function activatePluginHost(
     } else if (!context.allowConfigDiscovery) {
       layer = missingLayer();
     }
-    const Failure = dynamic ? DynamicPluginError : PluginConfigError;
+    const Failure = dynamic ? DynamicPluginError : InvalidPluginConfigError;
     const layerPath = layer?.file ?? null;
 
     let validated: unknown;
@@ -130,7 +130,7 @@ export async function activatePluginHost(
     } catch (error) {
       const message = errorMessage(error);
       if (/^conflict:/.test(message)) {
-        throw new PluginHostBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
+        throw new PluginActivationBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
       }
       throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${stripPrefix(message)}`, validation.diagnostics, { cause: error });
     }

@@ -1,71 +1,50 @@
 /**
- * nemo-relay-hooks: zero-cost observer hooks for TypeScript agent hosts, and
- * the NeMo Relay observability plugin that turns them into ATOF events and
- * ATIF trajectories.
+ * nemo-relay-hooks: the NeMo Relay observability plugin for agent hosts.
+ * Register it on a `HookRegistry` and it records the hooks the host emits as
+ * ATOF events and ATIF trajectories (by default under `./nemo-relay-output/`),
+ * and sends them over OTLP, streams and uploads as configured.
  *
- * - Hosts: `HookRegistry`, `HOOK_NAMES`, the payload types and the
- *   correlation-id helpers.
- * - Observability: `createNemoRelayPlugin`, the backend choice
- *   (`resolveBackend`), and the `RelayBackend` contract for custom backends.
- * - Formats: the ATOF/ATIF types, `AtifBuilder`, `validateAtif` and
- *   `validateAtofEvents`.
- * - Recording: `createHookRecorder` writes every emitted hook to a JSONL
- *   file that `nemo-relay-hooks replay` turns into ATOF/ATIF later.
- *
- * The in-memory relay is in `nemo-relay-hooks/memory`, the native adapter in
- * `nemo-relay-hooks/native`, and the recording fake in
- * `nemo-relay-hooks/testing`.
+ * This entry holds what a plugin user needs. The rest has its own subpath:
+ * - `nemo-relay-hooks/hooks`: the host API (payload types, middleware, ids);
+ * - `nemo-relay-hooks/formats`: ATOF/ATIF types, `AtifBuilder`, the validators;
+ * - `nemo-relay-hooks/backend`: the `RelayBackend` contract and its errors;
+ * - `nemo-relay-hooks/memory`, `nemo-relay-hooks/native`: the two backends;
+ * - `nemo-relay-hooks/testing`: the recording fake;
+ * - `nemo-relay-hooks/ai-sdk`, `/openai-agents`, `/langchain`,
+ *   `/claude-agent-sdk`: the framework adapters.
  *
  * @module
  */
 
-export * from './hooks/index.ts';
-
-export {
-  createNemoRelayPlugin,
-  ENVIRONMENT_VARIABLES,
-  loadSettings,
-  safeSessionFragment,
-  atifFilePath,
-  UnsafeAtifPathError,
-} from './plugin/index.ts';
+export { createNemoRelayPlugin } from './plugin/plugin.ts';
 export type {
-  AtofFileMode,
-  Environment,
-  LoadedSettings,
-  NemoRelayPlugin,
-  NemoRelayPluginOptions,
-  NemoRelaySettings,
-  NemoRelaySettingsOverrides,
-  DerivedSetting,
-  OtlpEnvProtocol,
-  OtlpEnvSettings,
-  OtlpEnvType,
-  PluginCounters,
+  FlushOptions,
   HookHost,
   HookHostMiddleware,
-  PluginHost,
+  NemoRelayPlugin,
+  NemoRelayPluginOptions,
   PluginState,
   PluginStatus,
   ShutdownOptions,
-  FlushOptions,
+} from './plugin/plugin.ts';
+export type { PluginCounters } from './plugin/status.ts';
+export type {
+  AtofFileMode,
+  Environment,
+  NemoRelaySettings,
+  NemoRelaySettingsOverrides,
   SubagentExportMode,
-} from './plugin/index.ts';
+} from './plugin/config/settings.ts';
+export type { OtlpEnvProtocol, OtlpEnvType } from './plugin/config/otlp-env.ts';
+export type { ConfigDiagnostic, OutputHealth } from './relay/contract.ts';
 
-export { BACKEND_ENV, resolveBackend } from './backends/select.ts';
+export { HookRegistry } from './hooks/index.ts';
+
+export { resolveBackend } from './backends/select.ts';
 export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions } from './backends/select.ts';
-export { detectRuntime } from './shared/js-runtime.ts';
-export type { RuntimeGlobals, RuntimeName } from './shared/js-runtime.ts';
-export type * from './relay/contract.ts';
-export { SCOPE_CATEGORIES, isScopeCategory } from './relay/contract.ts';
-export { toJson } from './shared/json.ts';
-export type { ToJsonOptions } from './shared/json.ts';
-export { formatTimestamp, nowMicros, parseTimestamp } from './shared/clock.ts';
-
-export * from './formats/index.ts';
 
 export { createHookRecorder } from './hook-log/hook-recorder.ts';
-export type { HookRecorder, HookRecorderOptions, RecordableHost } from './hook-log/hook-recorder.ts';
+export type { HookRecorder, HookRecorderOptions } from './hook-log/hook-recorder.ts';
 
-export { adaptLogger, debugEnabled, getLogger, setLogger } from './shared/logger.ts';
-export type { LogFunction, LoggerLike } from './shared/logger.ts';
+export { setLogger } from './shared/logger.ts';
+export type { LoggerLike } from './shared/logger.ts';

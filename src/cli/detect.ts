@@ -8,6 +8,7 @@
 import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
+import { isRecord } from '../shared/record.ts';
 
 export type LoadedFile =
   | { kind: 'atif'; document: unknown }
@@ -15,15 +16,13 @@ export type LoadedFile =
   | { kind: 'hooks' }
   | { kind: 'unknown'; reason: string };
 
-const isObj = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function looksLikeAtofEvent(value: unknown): boolean {
-  return isObj(value) && ('atof_version' in value || ((value.kind === 'scope' || value.kind === 'mark') && 'uuid' in value));
+  return isRecord(value) && ('atof_version' in value || ((value.kind === 'scope' || value.kind === 'mark') && 'uuid' in value));
 }
 
 function looksLikeHookLine(value: unknown): boolean {
-  return isObj(value) && typeof value.hook === 'string' && 'payload' in value;
+  return isRecord(value) && typeof value.hook === 'string' && 'payload' in value;
 }
 
 function atofOf(text: string): LoadedFile {
@@ -47,7 +46,7 @@ export function loadByContent(file: string, text: string): LoadedFile {
     parsedWhole = false;
   }
   if (parsedWhole) {
-    if (isObj(whole) && ('schema_version' in whole || 'steps' in whole || 'agent' in whole)) return { kind: 'atif', document: whole };
+    if (isRecord(whole) && ('schema_version' in whole || 'steps' in whole || 'agent' in whole)) return { kind: 'atif', document: whole };
     if (looksLikeHookLine(whole)) return { kind: 'hooks' };
     if (looksLikeAtofEvent(whole)) return atofOf(text);
     if (Array.isArray(whole) && whole.every(looksLikeAtofEvent)) return { kind: 'atof', events: whole as AtofEvent[], lineErrors: [] };

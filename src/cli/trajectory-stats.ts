@@ -7,6 +7,8 @@
  * @module
  */
 
+import { isRecord } from '../shared/record.ts';
+
 export interface TrajectoryTotals {
   trajectories: number;
   subagents: number;
@@ -24,24 +26,23 @@ export function emptyTotals(): TrajectoryTotals {
 
 type Obj = Record<string, unknown>;
 
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 /** Adds one trajectory document (and its embedded subagents) to `totals`. */
 export function addTrajectory(totals: TrajectoryTotals, doc: unknown, embedded = false): TrajectoryTotals {
-  if (!isObj(doc)) return totals;
+  if (!isRecord(doc)) return totals;
   if (embedded) totals.subagents += 1;
   else totals.trajectories += 1;
   const steps = Array.isArray(doc.steps) ? doc.steps : [];
   for (const step of steps) {
-    if (!isObj(step)) continue;
+    if (!isRecord(step)) continue;
     totals.steps += 1;
     if (step.source === 'agent') {
       totals.llmCalls += typeof step.llm_call_count === 'number' ? step.llm_call_count : 1;
     }
     if (Array.isArray(step.tool_calls)) totals.toolCalls += step.tool_calls.length;
     const metrics = step.metrics;
-    if (isObj(metrics)) {
+    if (isRecord(metrics)) {
       totals.promptTokens += count(metrics.prompt_tokens);
       totals.completionTokens += count(metrics.completion_tokens);
       totals.cachedTokens += count(metrics.cached_tokens);

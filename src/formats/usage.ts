@@ -24,6 +24,7 @@
  */
 
 import { isNativeInteger } from './native-text/numbers.ts';
+import { isRecord } from '../shared/record.ts';
 
 /** The usage shapes the table knows. */
 export type UsageShape =
@@ -71,8 +72,6 @@ interface RawCounts {
 }
 
 type Loose = Record<string, unknown>;
-
-const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A token count: a non-negative integer the native runtime also reads as one (i32/u32 range). */
 export function tokenCount(value: unknown): number | undefined {

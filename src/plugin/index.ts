@@ -16,13 +16,11 @@
 
 export { createNemoRelayPlugin } from './plugin.ts';
 export type {
-  ExecutionMiddleware,
   FlushOptions,
   HookHost,
   HookHostMiddleware,
   NemoRelayPlugin,
   NemoRelayPluginOptions,
-  PluginHost,
   PluginState,
   PluginStatus,
   ShutdownOptions,

@@ -68,8 +68,6 @@ export interface NemoRelayPluginOptions {
 
 /** An execution middleware as a hook host calls it. */
 export type HookHostMiddleware = (payload: any, next: (payload?: any) => any) => unknown;
-/** @deprecated Use `HookHostMiddleware` (the hooks' own `ExecutionMiddleware` is a different, typed one). */
-export type ExecutionMiddleware = HookHostMiddleware;
 
 /**
  * A host registry the plugin can attach to. `HookRegistry` fits; so does
@@ -84,8 +82,6 @@ export interface HookHost {
   /** Optional: registers what answers `traceContext()` (work continuing a session in another process); returns the remover. */
   provideTraceContext?(provider: TraceContextProvider): () => void;
 }
-/** @deprecated Use `HookHost`. */
-export type PluginHost = HookHost;
 
 /** The plugin: register it on a hook host, read its status, flush and shut it down. */
 export interface NemoRelayPlugin {
@@ -99,8 +95,6 @@ export interface NemoRelayPlugin {
   flush(options?: FlushOptions): Promise<void>;
   /** Closes every session, writes every file and releases the backend. Idempotent, bounded, never rejects. */
   shutdown(options?: ShutdownOptions): Promise<void>;
-  /** `flush()` under the name OpenTelemetry users look for. */
-  forceFlush(options?: FlushOptions): Promise<void>;
   /** `await using plugin = createNemoRelayPlugin(...)`: `shutdown()` when the scope ends. */
   [Symbol.asyncDispose](): Promise<void>;
   /**
@@ -109,38 +103,11 @@ export interface NemoRelayPlugin {
    * Returns the uninstall function.
    */
   installExitHandlers(options?: ShutdownOptions): () => void;
-  /** One handler per hook, keyed by hook name. */
+  /**
+   * One handler per hook, keyed by hook name, for hosts that call the plugin
+   * directly instead of registering it: `plugin.handlers.pre_tool_call(payload)`.
+   */
   readonly handlers: Readonly<Record<HookName, (payload: object) => void>>;
-  /** The `on_session_start` handler, for hosts that call the plugin directly instead of registering it. */
-  onSessionStart(payload: object): void;
-  /** The `on_session_end` handler, for hosts that call the plugin directly instead of registering it. */
-  onSessionEnd(payload: object): void;
-  /** The `on_session_finalize` handler, for hosts that call the plugin directly instead of registering it. */
-  onSessionFinalize(payload: object): void;
-  /** The `on_session_reset` handler, for hosts that call the plugin directly instead of registering it. */
-  onSessionReset(payload: object): void;
-  /** The `pre_llm_call` handler, for hosts that call the plugin directly instead of registering it. */
-  onPreLlmCall(payload: object): void;
-  /** The `post_llm_call` handler, for hosts that call the plugin directly instead of registering it. */
-  onPostLlmCall(payload: object): void;
-  /** The `pre_api_request` handler, for hosts that call the plugin directly instead of registering it. */
-  onPreApiRequest(payload: object): void;
-  /** The `post_api_request` handler, for hosts that call the plugin directly instead of registering it. */
-  onPostApiRequest(payload: object): void;
-  /** The `api_request_error` handler, for hosts that call the plugin directly instead of registering it. */
-  onApiRequestError(payload: object): void;
-  /** The `pre_tool_call` handler, for hosts that call the plugin directly instead of registering it. */
-  onPreToolCall(payload: object): void;
-  /** The `post_tool_call` handler, for hosts that call the plugin directly instead of registering it. */
-  onPostToolCall(payload: object): void;
-  /** The `pre_approval_request` handler, for hosts that call the plugin directly instead of registering it. */
-  onPreApprovalRequest(payload: object): void;
-  /** The `post_approval_response` handler, for hosts that call the plugin directly instead of registering it. */
-  onPostApprovalResponse(payload: object): void;
-  /** The `subagent_start` handler, for hosts that call the plugin directly instead of registering it. */
-  onSubagentStart(payload: object): void;
-  /** The `subagent_stop` handler, for hosts that call the plugin directly instead of registering it. */
-  onSubagentStop(payload: object): void;
   /** `llm_execution` middleware: managed LLM execution when enabled, else a pass-through. */
   llmExecution(payload: object, next: (payload?: object) => unknown): unknown;
   /** `tool_execution` middleware: managed tool execution when enabled, else a pass-through. */
@@ -213,26 +180,10 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     },
     status: () => status(),
     flush: (flushOptions) => flushPlugin(lifecycle, flushOptions),
-    forceFlush: (flushOptions) => flushPlugin(lifecycle, flushOptions),
     shutdown,
     [asyncDisposeSymbol()]: () => shutdown(),
     installExitHandlers: (shutdownOptions) => installExitHandlers(shutdown, () => shutdownPromise !== null, shutdownOptions),
     handlers,
-    onSessionStart: handlers.on_session_start,
-    onSessionEnd: handlers.on_session_end,
-    onSessionFinalize: handlers.on_session_finalize,
-    onSessionReset: handlers.on_session_reset,
-    onPreLlmCall: handlers.pre_llm_call,
-    onPostLlmCall: handlers.post_llm_call,
-    onPreApiRequest: handlers.pre_api_request,
-    onPostApiRequest: handlers.post_api_request,
-    onApiRequestError: handlers.api_request_error,
-    onPreToolCall: handlers.pre_tool_call,
-    onPostToolCall: handlers.post_tool_call,
-    onPreApprovalRequest: handlers.pre_approval_request,
-    onPostApprovalResponse: handlers.post_approval_response,
-    onSubagentStart: handlers.subagent_start,
-    onSubagentStop: handlers.subagent_stop,
     llmExecution: llmExecution as NemoRelayPlugin['llmExecution'],
     toolExecution: toolExecution as NemoRelayPlugin['toolExecution'],
   };

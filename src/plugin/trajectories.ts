@@ -28,12 +28,13 @@ import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { stringOf } from '../shared/text.ts';
+import type { RetryPolicy } from '../shared/retry.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
 
 /** A failed trajectory write is tried again after 200 ms, doubling to 5 s, 8 times at most. */
-const ATIF_RETRY = { firstDelayMs: 200, maxDelayMs: 5000, maxRetries: 8 };
+const ATIF_RETRY: RetryPolicy = { maxRetries: 8, initialDelayMs: 200, maxDelayMs: 5000 };
 
 export interface AtifTarget {
   outputDirectory: string;

@@ -2,7 +2,7 @@
 // levels, components, fields, messages, order) as native's validate(), plus
 // warnings for what only the native backend can do.
 import { describe, expect, it } from 'vitest';
-import { validatePluginConfig } from '../../src/backends/memory/index.ts';
+import { validatePluginConfig } from '../../src/formats/index.ts';
 import { nativePlugin, nativeUnavailable } from './native-driver.ts';
 
 const obs = (config: unknown, extra: Record<string, unknown> = {}) => ({

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryRelay, InvalidPluginConfigError, PluginActivationConflictError } from '../../src/backends/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { InvalidPluginConfigError, PluginActivationBusyError } from '../../src/relay/index.ts';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
 import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { sanitizeValue } from '../../src/formats/plugins-toml/atif-template.ts';
@@ -173,7 +174,7 @@ describe('memory plugin host activation', () => {
     const dir = tempDir();
     const first = await relay.initializePluginConfig(config()(dir) as never, { tomlPath: '/etc/x/plugins.toml' });
     expect(first.report).toEqual({ diagnostics: [], configPaths: ['/etc/x/plugins.toml'] });
-    await expect(relay.initializePluginConfig({ version: 1, components: [] })).rejects.toBeInstanceOf(PluginActivationConflictError);
+    await expect(relay.initializePluginConfig({ version: 1, components: [] })).rejects.toBeInstanceOf(PluginActivationBusyError);
     await expect(relay.initializePluginConfig({ version: 1, components: [] })).rejects.toThrow(/^conflict: /);
     expect((first as { isActive?: boolean }).isActive).toBe(true);
     await first.close();

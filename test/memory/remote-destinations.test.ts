@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createMemoryRelay, InvalidPluginConfigError } from '../../src/backends/memory/index.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { InvalidPluginConfigError } from '../../src/relay/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import type { Json, JsonObject } from '../../src/relay/contract.ts';
 import { tempDir } from '../contract/backends.ts';

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
-import { AtofExporterError, type NativeRelay } from '../../native/index.ts';
+import type { NativeRelay } from '../../native/index.ts';
+import { AtofExporterError } from '../../src/relay/index.ts';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
 import { available, readAtof, relay, tempDir } from './support.ts';
 

@@ -9,11 +9,10 @@ import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import {
   AMBIENT_CONFIG_INHERITED,
   DynamicPluginError,
-  PluginConfigError,
-  PluginHostBusyError,
   loadNativeRelay,
   type NativeRelay,
 } from '../../native/index.ts';
+import { InvalidPluginConfigError, PluginActivationBusyError } from '../../src/relay/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { available, builtAdapter, readAtof, relay, runScript, tempDir } from './support.ts';
 import { observabilityDocument } from '../support/plugins-toml.ts';
@@ -118,7 +117,7 @@ describe.skipIf(!available)('native plugin host', () => {
   it('refuses a second activation while one is live, and allows one after close', async () => {
     backend = relay();
     activation = await backend.initializePluginConfig({ version: 1, components: [] });
-    await expect(backend.initializePluginConfig({ version: 1, components: [] })).rejects.toBeInstanceOf(PluginHostBusyError);
+    await expect(backend.initializePluginConfig({ version: 1, components: [] })).rejects.toBeInstanceOf(PluginActivationBusyError);
     // Another backend instance shares the process-wide native host.
     const second = loadNativeRelay({ logger: silentLogger });
     await expect(second.initializePluginConfig({ version: 1, components: [] })).rejects.toThrow(/^conflict: /);
@@ -128,22 +127,22 @@ describe.skipIf(!available)('native plugin host', () => {
     await second.shutdown();
   });
 
-  it('rejects an invalid document with PluginConfigError carrying native diagnostics', async () => {
+  it('rejects an invalid document with InvalidPluginConfigError carrying native diagnostics', async () => {
     backend = relay();
     const doc = observability(tempDir('invalid'));
     const config = (doc.components as JsonObject[])[0]!.config as JsonObject;
     (config.atif as JsonObject).filename_template = 'no-placeholder.json';
     ((config.atof as JsonObject).sinks as JsonObject[])[0]!.mode = 'sideways';
     const failure = await backend.initializePluginConfig(doc, { tomlPath: '/etc/hermes/plugins.toml' }).catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(PluginConfigError);
-    const error = failure as PluginConfigError;
+    expect(failure).toBeInstanceOf(InvalidPluginConfigError);
+    const error = failure as InvalidPluginConfigError;
     expect(error.message).toMatch(/^invalid config \(\/etc\/hermes\/plugins\.toml\): /);
     expect(error.message).toContain("must contain '{session_id}'");
     expect(error.diagnostics.map((d) => [d.level, d.code, d.component, d.field])).toEqual([
       ['error', 'observability.unsupported_value', 'atof', 'sinks[0].mode'],
       ['error', 'observability.unsupported_value', 'atif', 'filename_template'],
     ]);
-    await expect(backend.initializePluginConfig('nope' as never)).rejects.toThrow(PluginConfigError);
+    await expect(backend.initializePluginConfig('nope' as never)).rejects.toThrow(InvalidPluginConfigError);
     // A rejected document leaves the host free.
     activation = await backend.initializePluginConfig({ version: 1, components: [] });
   });

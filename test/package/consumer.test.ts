@@ -25,7 +25,7 @@ describe('the package seen from another project', () => {
     const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
-    for (const subpath of ['.', './hooks', './memory', './native', './testing', './ai-sdk', './openai-agents', './langchain', './claude-agent-sdk']) {
+    for (const subpath of ['.', './hooks', './formats', './backend', './memory', './native', './testing', './ai-sdk', './openai-agents', './langchain', './claude-agent-sdk']) {
       const entry = manifest.exports[subpath];
       expect(typeof entry, subpath).toBe('object');
       expect(Object.keys(entry as object)[0], subpath).toBe('types');
@@ -36,7 +36,10 @@ describe('the package seen from another project', () => {
     const dir = consumerProject();
     writeFileSync(
       path.join(dir, 'app.mjs'),
-      `import { HookRegistry, createNemoRelayPlugin, HOOK_NAMES, validateAtif } from 'nemo-relay-hooks';
+      `import { HookRegistry, createNemoRelayPlugin } from 'nemo-relay-hooks';
+import { HOOK_NAMES } from 'nemo-relay-hooks/hooks';
+import { validateAtif } from 'nemo-relay-hooks/formats';
+import { InvalidPluginConfigError } from 'nemo-relay-hooks/backend';
 import { createMemoryRelay } from 'nemo-relay-hooks/memory';
 import { loadNativeRelay } from 'nemo-relay-hooks/native';
 import { createFakeRelay } from 'nemo-relay-hooks/testing';
@@ -51,13 +54,14 @@ console.log(JSON.stringify({
   memory: createMemoryRelay().kind,
   native: typeof loadNativeRelay,
   validate: typeof validateAtif,
+  errors: typeof InvalidPluginConfigError,
   light: new LightRegistry().hook('pre_tool_call').active,
 }));
 `,
     );
     const result = spawnSync('node', ['app.mjs'], { cwd: dir, encoding: 'utf8' });
     expect(result.status, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ hooks: 15, ops: ['pushScope'], memory: 'memory', native: 'function', validate: 'function', light: false });
+    expect(JSON.parse(result.stdout)).toEqual({ hooks: 15, ops: ['pushScope'], memory: 'memory', native: 'function', validate: 'function', errors: 'function', light: false });
   });
 
   it('imports the framework adapters from dist/, their frameworks resolving as peers', () => {
@@ -120,10 +124,12 @@ console.log(JSON.stringify({ warnings, steps: trajectory.steps.map((step) => [st
     );
     writeFileSync(
       path.join(dir, 'app.ts'),
-      `import { HookRegistry, createNemoRelayPlugin, type PluginStatus, type PreToolCallPayload } from 'nemo-relay-hooks';
+      `import { HookRegistry, createNemoRelayPlugin, type PluginStatus } from 'nemo-relay-hooks';
 import { createMemoryRelay } from 'nemo-relay-hooks/memory';
 import { createFakeRelay, type FakeRelay } from 'nemo-relay-hooks/testing';
-import { type BoundHook } from 'nemo-relay-hooks/hooks';
+import { type BoundHook, type PreToolCallPayload } from 'nemo-relay-hooks/hooks';
+import type { AtifTrajectory } from 'nemo-relay-hooks/formats';
+import type { RelayBackend } from 'nemo-relay-hooks/backend';
 const hooks = new HookRegistry();
 const preTool: BoundHook<'pre_tool_call'> = hooks.hook('pre_tool_call');
 if (preTool.active) preTool.emit({ tool_name: 'ls', tool_call_id: 'c0', args: {} });
@@ -133,7 +139,9 @@ const payload: PreToolCallPayload = { tool_name: 'ls', tool_call_id: 'c1', args:
 hooks.emit('pre_tool_call', () => payload);
 const status: PluginStatus = plugin.status();
 const fake: FakeRelay = createFakeRelay();
-export { status, fake };
+const backend: RelayBackend = fake;
+const trajectory: AtifTrajectory | null = null;
+export { status, fake, backend, trajectory };
 `,
     );
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');

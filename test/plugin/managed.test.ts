@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
-import type { PluginHost } from '../../src/plugin/index.ts';
+import type { HookHost } from '../../src/plugin/index.ts';
 import { shapeLlmResponse } from '../../src/plugin/llm-response.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 
@@ -30,7 +30,7 @@ mode = "parallel_safe"
 function recordingHost() {
   const hooks: string[] = [];
   const middleware: string[] = [];
-  const host: PluginHost = {
+  const host: HookHost = {
     on: (name) => {
       hooks.push(name);
       return () => {};

@@ -135,10 +135,16 @@ describe('toJson', () => {
 
 describe('toJson bounds work and size for any input', () => {
   it('keeps a sparse array with a length of four billion bounded (in a child process: it used to exhaust memory)', () => {
+    // Through the public memory relay, which converts every payload with toJson before recording it.
     const result = runChild(`
-      import { toJson } from ${dist('src/index.js')};
+      import { createMemoryRelay } from ${dist('src/backends/memory/index.js')};
+      const relay = createMemoryRelay();
+      const events = [];
+      relay.subscribe((event) => events.push(event));
       const a = []; a[2 ** 32 - 2] = 1;
-      const out = toJson({ payload: a, nested: [[a]] });
+      relay.popScope(relay.pushScope({ name: 'sparse', category: 'function', input: { payload: a, nested: [[a]] } }));
+      await relay.flush();
+      const out = events[0].data;
       const text = JSON.stringify(out);
       console.log(JSON.stringify({ length: text.length, head: out.payload.slice(0, 2), tail: out.payload.at(-1) }));
     `);

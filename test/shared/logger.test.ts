@@ -160,13 +160,13 @@ describe('debug output', () => {
 });
 
 describe('explicit resource management', () => {
-  it('the plugin shuts down on Symbol.asyncDispose and flushes on forceFlush()', async () => {
+  it('the plugin shuts down on Symbol.asyncDispose', async () => {
     const relay = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: relay, env: {} });
     const hooks = new HookRegistry();
     plugin.register(hooks);
     hooks.emit('on_session_start', { session_id: 's' });
-    await plugin.forceFlush({ timeoutMs: 1000 });
+    await plugin.flush({ timeoutMs: 1000 });
     expect(plugin.status().state).toBe('ready');
     await plugin[Symbol.asyncDispose]();
     expect(plugin.status().state).toBe('shutdown');

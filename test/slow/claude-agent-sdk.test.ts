@@ -423,38 +423,58 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(warnings.some((w) => w.includes('provisional'))).toBe(true);
   }, 120_000);
 
-  it('records a streaming-input conversation as one session with one turn per user message', async () => {
-    const recorded = recordedPlugin('claude-streaming-input');
-    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+  for (const scope of ['run', 'host'] as const) {
+  it(`records a streaming-input conversation as one session with one turn per user message (sessionScope '${scope}')`, async () => {
+    const recorded = recordedPlugin(`claude-streaming-input-${scope}`);
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks, { sessionScope: scope, sessionId: 'conversation-7' });
+    // With sessionScope 'host' the host opens and closes the session around the query.
+    if (scope === 'host') recorded.hooks.emit('on_session_start', { session_id: 'conversation-7', platform: 'test-host' });
     let home = '';
     const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL }));
     const offline = offlineClaudeEnv(mock.url);
     home = offline.home;
     cleanups.push(() => mock.close(), () => rmSync(home, { recursive: true, force: true }));
+    const say = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+    // The first two questions come from the prompt's iterable, the third through Query.streamInput().
     let answered: () => void = () => {};
+    let done: () => void = () => {};
     async function* conversation() {
-      yield { type: 'user' as const, message: { role: 'user' as const, content: 'first question' }, parent_tool_use_id: null, session_id: '' };
+      yield say('first question');
       await new Promise<void>((resolve) => (answered = resolve));
-      yield { type: 'user' as const, message: { role: 'user' as const, content: 'second question' }, parent_tool_use_id: null, session_id: '' };
+      yield say('second question');
+      // The prompt stays open while streamInput() sends more.
+      await new Promise<void>((resolve) => (done = resolve));
     }
     const q = claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: home, env: offline.env, settingSources: [] } });
     let results = 0;
     for await (const message of q) {
-      if (message.type === 'result') {
-        results += 1;
-        if (results === 1) answered();
-        else break;
-      }
+      if (message.type !== 'result') continue;
+      results += 1;
+      if (results === 1) answered();
+      else if (results === 2) {
+        void q.streamInput(
+          (async function* () {
+            yield say('third question');
+          })(),
+        );
+      } else break;
     }
+    done();
+    // The adapter closed no session the host owns: the host does it now.
+    expect(recorded.log.filter((e) => e.hook === 'on_session_finalize')).toHaveLength(scope === 'run' ? 1 : 0);
+    if (scope === 'host') recorded.hooks.emit('on_session_finalize', { session_id: 'conversation-7', platform: 'test-host' });
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(atif).toHaveLength(1);
+    expect(atif[0]!.session_id).toBe('conversation-7');
     const steps = atif[0]!.steps as AtifDoc[];
-    expect(steps.filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['first question', 'second question']);
-    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1']);
+    expect(steps.filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['first question', 'second question', 'third question']);
+    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1', 'answer 2']);
     expect(recorded.log.filter((e) => e.hook === 'on_session_start')).toHaveLength(1);
-    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question']);
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question', 'third question']);
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => e.payload.completed)).toEqual([true, true, true]);
   }, 120_000);
+  }
 
   it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {
     const recorded = recordedPlugin('claude-refused');

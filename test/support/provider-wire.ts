@@ -39,15 +39,18 @@ export function scriptedFetch(replies: readonly WireReply[]): { fetch: typeof fe
     requests.push({ url, method: init?.method ?? (input instanceof Request ? input.method : 'GET'), body });
     const reply = replies[next++];
     if (reply === undefined) return new Response(JSON.stringify({ error: { message: `no scripted reply for request ${next}` } }), { status: 500, headers: { 'content-type': 'application/json' } });
-    return wireResponse(reply, `req_${next}`);
+    // A reply that has both forms answers as the request asks (`"stream": true` or not), as the provider does.
+    const wantsStream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream === true;
+    return wireResponse(reply, `req_${next}`, wantsStream);
   };
   return { fetch: fake as typeof fetch, requests };
 }
 
 /** A scripted reply as the `Response` a provider's server sends. */
-export function wireResponse(reply: WireReply, requestId: string): Response {
+export function wireResponse(reply: WireReply, requestId: string, wantsStream = true): Response {
   const headers = { 'x-request-id': requestId, ...(reply.headers ?? {}) };
-  if (reply.sse !== undefined) {
+  // A reply with both forms is streamed only when the request asked for a stream.
+  if (reply.sse !== undefined && (reply.json === undefined || wantsStream)) {
     const text = reply.sse.map((e) => `${e.event === undefined ? '' : `event: ${e.event}\n`}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`).join('');
     return new Response(text, { status: reply.status ?? 200, headers: { 'content-type': 'text/event-stream', ...headers } });
   }
@@ -175,6 +178,11 @@ export function chatCompletion(options: { id: string; model: string; content: st
       system_fingerprint: 'fp_test',
     },
   };
+}
+
+/** A completion the client may ask for either way: JSON, or streamed when the request says `"stream": true`. */
+export function chatCompletionEither(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
+  return { json: chatCompletion(options).json, sse: chatCompletionStream(options).sse };
 }
 
 /** The same completion streamed as chunks, with the usage chunk `stream_options.include_usage` asks for. */

@@ -80,12 +80,14 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
 
 /** The string prompt is the first user message; an iterable's messages are each seen as the SDK takes them. */
 function observedPrompt(prompt: unknown, trace: QueryTrace): unknown {
-  if (typeof prompt === 'string' || !isAsyncIterable(prompt)) {
-    trace.userMessage(prompt);
-    return prompt;
-  }
+  if (isAsyncIterable(prompt)) return observedMessages(prompt, trace);
+  trace.userMessage(prompt);
+  return prompt;
+}
+
+function observedMessages(messages: AsyncIterable<unknown>, trace: QueryTrace): AsyncIterable<unknown> {
   return (async function* observed() {
-    for await (const message of prompt) {
+    for await (const message of messages) {
       trace.userMessage(message);
       yield message;
     }
@@ -171,6 +173,9 @@ function observedQuery(inner: AsyncIterable<unknown>, trace: QueryTrace): unknow
     return: stop('return'),
     throw: stop('throw'),
   };
+  // More user messages sent into a running query are seen as the SDK takes them, like the prompt's.
+  const streamInput = (inner as { streamInput?: unknown }).streamInput;
+  if (typeof streamInput === 'function') overrides.streamInput = (stream: unknown) => streamInput.call(inner, isAsyncIterable(stream) ? observedMessages(stream, trace) : stream);
   const proxy: object = new Proxy(iterator as object, {
     get(target, key) {
       if (key === Symbol.asyncIterator) return () => proxy;

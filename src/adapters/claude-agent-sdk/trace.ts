@@ -341,10 +341,11 @@ export class QueryTrace {
       this.#run = this.#core.startRun(start);
       return this.#run;
     }
-    // The session stays open across the turn change: one query, one session.
-    this.#endTurn(current, undefined, undefined, true);
+    // The session stays open across the turn change: one query, one session (the host's, with sessionScope 'host').
+    const owned = current.ownsSession;
+    this.#endTurn(current, undefined, undefined, owned);
     this.#run = this.#core.startRun(start);
-    this.#core.releaseSession(current.sessionId, 'next_turn');
+    if (owned) this.#core.releaseSession(current.sessionId, 'next_turn');
     return this.#run;
   }
 
@@ -480,6 +481,7 @@ export class QueryTrace {
   }
 
   #finish(status: RunStatus | undefined, error: unknown): void {
+    const answered = this.#resultSinceTurn && this.#streaming === undefined && this.#retrying === undefined;
     for (const agent of this.#agents.open()) {
       agent.stop ??= { status: 'interrupted' };
       this.#advance(agent, true);
@@ -495,7 +497,8 @@ export class QueryTrace {
     this.#tools.close();
     const run = this.#run;
     this.#run = undefined;
-    if (run !== undefined) this.#endTurn(run, status, error);
+    // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says.
+    if (run !== undefined) this.#endTurn(run, status === 'interrupted' && answered ? undefined : status, error);
   }
 }
 

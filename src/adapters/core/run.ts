@@ -36,6 +36,8 @@ export interface RequestParts {
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly OfferedTool[];
   readonly model?: string;
+  /** The provider of this call, when it differs from the run's (a graph whose nodes use several). */
+  readonly provider?: string;
   /** Extra request-body fields (temperature, max tokens, ...). */
   readonly settings?: Record<string, unknown>;
 }
@@ -230,6 +232,7 @@ export class AgentRun {
   }
 
   toolStart(call: CallOfTool, apiRequestId?: string): void {
+    if (this.#ended) return;
     this.startTurn(undefined);
     const args = argumentsObject(call.arguments);
     this.#tools.set(call.id, { name: call.name, args, startedMs: Date.now() });
@@ -248,6 +251,8 @@ export class AgentRun {
    * text is what the model is told).
    */
   toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string }): void {
+    // After the run ended, its open tools were already ended with it.
+    if (this.#ended) return;
     const open = this.#tools.get(id);
     this.#tools.delete(id);
     const denied = outcome.denied;
@@ -301,11 +306,18 @@ export class AgentRun {
 
   /**
    * Closes the turn (and the session or the sub-agent link). Idempotent.
-   * `keepSessionOpen`: the run paused (an approval) and a later run resumes
-   * it in the same session; `AdapterCore.releaseSession` closes it if none does.
+   * Tools still open (an aborted stream, a run that failed around them) end
+   * first, as failed: nothing is left to a later hook that would land after
+   * the session closed. (Open API attempts are the adapter's to end: a run
+   * keeps no reference to its calls, whose request thunks may hold the
+   * framework's run.) `keepSessionOpen`: the run paused
+   * (an approval) and a later run resumes it in the same session;
+   * `AdapterCore.releaseSession` closes it if none does.
    */
   end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
+    const leftOpen = new RunEndedError(status);
+    for (const id of [...this.#tools.keys()]) this.toolEnd(id, { error: leftOpen });
     this.#ended = true;
     const core = this.core;
     const text = finalText ?? this.#lastText;
@@ -386,12 +398,13 @@ export class ApiCall {
 
   #base(): Record<string, unknown> {
     const run = this.run;
+    const parts = this.#parts();
     return {
       ...run.ids,
       ...this.ids,
       platform: run.core.platform,
-      model: this.#parts().model ?? run.model,
-      provider: run.provider,
+      model: parts.model ?? run.model,
+      provider: parts.provider ?? run.provider,
     };
   }
 
@@ -403,8 +416,9 @@ export class ApiCall {
 
   /** A provider attempt begins: `pre_api_request` with `retry_count` = attempts so far. */
   attemptStart(request?: () => RequestParts): void {
-    if (request !== undefined) this.describe(request);
     const run = this.run;
+    if (run.ended) return;
+    if (request !== undefined) this.describe(request);
     const retryCount = this.#attempts;
     this.#attempts += 1;
     this.#open = true;
@@ -434,6 +448,7 @@ export class ApiCall {
 
   /** The open attempt failed: `api_request_error` with its `retry_count`. */
   attemptError(error: unknown, final = false): void {
+    if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
     if (final) this.#settled = true;
@@ -463,6 +478,7 @@ export class ApiCall {
 
   /** The open attempt succeeded: `post_api_request` with the assistant message and usage. */
   attemptEnd(response: ResponseParts): void {
+    if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
     this.#settled = true;
@@ -510,5 +526,13 @@ function resultText(result: unknown): unknown {
     return JSON.stringify(toJson(result));
   } catch {
     return String(result);
+  }
+}
+
+/** What a tool or API attempt still open when its run ended failed with. */
+export class RunEndedError extends Error {
+  override name = 'RunEnded';
+  constructor(status: RunStatus) {
+    super(`the run ended (${status}) before this finished`);
   }
 }

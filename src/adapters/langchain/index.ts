@@ -10,6 +10,13 @@
  *   same parent chain run after a failure are retries of one API call (what
  *   `modelRetryMiddleware` does), so they share its `api_request_id`.
  * - A chain run whose parent is a tool run is a sub-agent of that tool call.
+ *   A subgraph (a compiled graph run as a node) stays part of the run that
+ *   invoked it: its model calls are steps of that conversation, each with
+ *   the model and provider that served it.
+ * - Bounded: every node of a top-level run is forgotten when that run ends
+ *   (what it left open ends with it), and beyond `MAX_OPEN_RUNS` top-level
+ *   runs that never end (an abandoned stream) the oldest is ended as
+ *   interrupted.
  * - `humanInTheLoopMiddleware` interrupts (a node failing with `GraphInterrupt`)
  *   become `pre_approval_request` and end the turn as interrupted; the
  *   decisions of the resuming `Command` become `post_approval_response`.
@@ -23,6 +30,7 @@ import { AdapterCore, type AgentRun, type ApiCall } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, userMessageOfInputs } from './messages.ts';
 import type { CallOfTool } from '../core/shapes.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 /** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
@@ -33,6 +41,8 @@ type Loose = Record<string, unknown>;
 interface Node {
   readonly kind: 'chain' | 'tool' | 'llm';
   readonly parent: string | undefined;
+  /** The top-level run this node belongs to. */
+  readonly root: string;
   /** The agent run this node records into. */
   readonly run: AgentRun | undefined;
   /** True for the node whose end closes `run`. */
@@ -46,8 +56,14 @@ interface Attempts {
   lastFailed: boolean;
 }
 
+/** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
+export const MAX_OPEN_RUNS = 1_000;
+/** Sessions whose approval requests wait for a resuming run. */
+const MAX_PENDING_APPROVALS = 1_000;
+
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+/** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
+const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
 
@@ -62,6 +78,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override awaitHandlers = true;
   readonly #core: AdapterCore;
   readonly #nodes = new Map<string, Node>();
+  /** The open nodes of each top-level run, oldest run first. */
+  readonly #roots = new Map<string, Set<string>>();
   /** Retries of one API call share the parent chain run (the model node). */
   readonly #attempts = new Map<string, Attempts>();
   /** Approval requests waiting for the resuming run, by session. */
@@ -101,23 +119,23 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleChainStart', () => {
       const declaredOrder = isRunId(arg7) && !isRunId(arg3);
       const parentRunId = declaredOrder ? (arg7 as string) : isRunId(arg3) ? arg3 : undefined;
-      const runName = str(declaredOrder ? arg6 : arg7) ?? str(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
+      const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
       if (parent !== undefined && parent.kind !== 'tool') {
-        this.#nodes.set(runId, { kind: 'chain', parent: parentRunId, run: parent.run, ownsRun: false });
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false });
         return;
       }
       const run = this.#core.startRun({
         runId,
-        conversationId: str(metadata?.thread_id) ?? str(metadata?.threadId) ?? str(metadata?.conversation_id),
+        conversationId: nonEmptyString(metadata?.thread_id) ?? nonEmptyString(metadata?.threadId) ?? nonEmptyString(metadata?.conversation_id),
         agentName: runName,
-        model: str(metadata?.ls_model_name),
-        provider: str(metadata?.ls_provider),
+        model: nonEmptyString(metadata?.ls_model_name),
+        provider: nonEmptyString(metadata?.ls_provider),
         userMessage: () => userMessageOfInputs(inputs),
         parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
       });
-      this.#nodes.set(runId, { kind: 'chain', parent: parentRunId, run, ownsRun: run !== undefined });
+      this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
       if (run !== undefined) this.#resumeApprovals(run, inputs);
     });
   }
@@ -128,6 +146,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#take(runId);
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
+      this.#endRoot(node, runId, 'interrupted');
       node.run.end(interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs));
     });
   }
@@ -145,7 +164,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
-      node.run.end(interrupt ? 'interrupted' : 'failed', undefined, error);
+      this.#endRoot(node, runId, 'interrupted');
+      node.run.end(interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
     });
   }
 
@@ -184,20 +204,21 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     let ownsRun = false;
     if (run === undefined) {
       // A model called on its own is a turn of its own.
-      run = this.#core.startRun({ runId, agentName: runName, model: str(metadata?.ls_model_name), provider: str(metadata?.ls_provider) });
+      run = this.#core.startRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
       if (run === undefined) return;
       ownsRun = true;
     }
-    if (run.model === undefined) run.model = str(metadata?.ls_model_name);
-    if (run.provider === undefined) run.provider = str(metadata?.ls_provider);
+    const provider = nonEmptyString(metadata?.ls_provider);
+    if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
+    if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
     const key = parentRunId ?? runId;
     const previous = this.#attempts.get(key);
     const call = previous !== undefined && previous.lastFailed && !previous.call.settled ? previous.call : run.newApiCall();
     this.#attempts.set(key, { call, lastFailed: false });
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
-    const model = str(metadata?.ls_model_name) ?? str(params.model) ?? str(params.model_name) ?? run.model;
-    call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model }));
-    this.#nodes.set(runId, { kind: 'llm', parent: parentRunId, run, ownsRun, call });
+    const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
+    call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call });
   }
 
   /** Ends the attempt with the model's response (text, tool calls and token counts). */
@@ -210,7 +231,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node.run !== undefined && response.toolCalls.length > 0) this.#lastCalls.set(node.run, [...response.toolCalls]);
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
-      if (node.ownsRun) node.run?.end('completed', response.text);
+      if (node.ownsRun) {
+        this.#endRoot(node, runId, 'interrupted');
+        node.run?.end('completed', response.text);
+      }
     });
   }
 
@@ -222,7 +246,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       node.call.attemptError(error);
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) attempts.lastFailed = true;
-      if (node.ownsRun) node.run?.end('failed', undefined, error);
+      if (node.ownsRun) {
+        this.#endRoot(node, runId, 'interrupted');
+        node.run?.end(isAbort(error) ? 'interrupted' : 'failed', undefined, error);
+      }
     });
   }
 
@@ -240,10 +267,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleToolStart', () => {
       const run = this.#runOf(parentRunId);
       if (run === undefined) return;
-      const id = str(toolCallId) ?? runId;
-      const name = runName ?? str(isRecord(tool) ? tool.name : undefined) ?? 'tool';
+      const id = nonEmptyString(toolCallId) ?? runId;
+      const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
       run.toolStart({ id, name, arguments: input });
-      this.#nodes.set(runId, { kind: 'tool', parent: parentRunId, run, ownsRun: false, toolCallId: id });
+      this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id });
     });
   }
 
@@ -268,12 +295,50 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** Keeps a node of an open run; a new top-level run beyond `MAX_OPEN_RUNS` ends the oldest one. */
+  #remember(runId: string, node: Node): void {
+    this.#nodes.set(runId, node);
+    const open = this.#roots.get(node.root);
+    if (open !== undefined) {
+      open.add(runId);
+      return;
+    }
+    this.#roots.set(node.root, new Set([runId]));
+    if (this.#roots.size > MAX_OPEN_RUNS) {
+      const [oldest] = this.#roots.keys();
+      const top = oldest === undefined ? undefined : this.#nodes.get(oldest);
+      if (oldest !== undefined) this.#forget(oldest, 'interrupted');
+      if (top?.ownsRun) top.run?.end('interrupted', undefined, new AbandonedRunError());
+    }
+  }
+
   #take(runId: string): Node | undefined {
     const node = this.#nodes.get(runId);
     this.#nodes.delete(runId);
+    if (node !== undefined) this.#roots.get(node.root)?.delete(runId);
     // A model node that ends takes its attempt bookkeeping with it (a last failed attempt leaves some).
     if (node?.kind === 'chain') this.#attempts.delete(runId);
     return node;
+  }
+
+  /** A top-level run ended: what it left open (sub-agent runs, tools, attempts) ends with it and is forgotten. */
+  #endRoot(node: Node, runId: string, status: 'interrupted'): void {
+    if (node.root === runId) this.#forget(runId, status);
+  }
+
+  #forget(root: string, status: 'interrupted'): void {
+    const open = this.#roots.get(root);
+    this.#roots.delete(root);
+    if (open === undefined) return;
+    const left = [...open].reverse(); // newest first: a sub-agent ends before the run it belongs to
+    for (const id of left) {
+      const node = this.#nodes.get(id);
+      this.#nodes.delete(id);
+      this.#attempts.delete(id);
+      // A model call the run left waiting (no LLM end will come) ends as failed before its run does.
+      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true);
+      if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());
+    }
   }
 
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
@@ -289,10 +354,14 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         const match = pending.find((call) => call.name === action.name && !asked.includes(call.id));
         const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
         asked.push(id);
-        run.approvalRequest(id, str(action.description), str(action.name));
+        run.approvalRequest(id, nonEmptyString(action.description), nonEmptyString(action.name));
       }
     }
-    if (asked.length > 0) this.#pendingApprovals.set(run.sessionId, asked);
+    if (asked.length === 0) return;
+    this.#pendingApprovals.delete(run.sessionId);
+    this.#pendingApprovals.set(run.sessionId, asked);
+    // Interrupts nobody resumes must not pile up: the oldest are dropped.
+    if (this.#pendingApprovals.size > MAX_PENDING_APPROVALS) this.#pendingApprovals.delete(this.#pendingApprovals.keys().next().value!);
   }
 
   /** The decisions of a resuming `Command`, answered against the requests of the interrupted run. */
@@ -316,3 +385,10 @@ class ToolReportedError extends Error {
   override name = 'ToolError';
 }
 
+/** Why a run the framework never ended (an abandoned stream, a parent that ended first) was ended by the adapter. */
+class AbandonedRunError extends Error {
+  override name = 'AbandonedRun';
+  constructor() {
+    super('the framework never ended this run; the adapter ended it');
+  }
+}

@@ -8,11 +8,11 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 const ROLE_BY_TYPE: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', developer: 'developer', function: 'function', generic: 'user' };
 
@@ -27,7 +27,7 @@ function typeOf(message: Loose): string | undefined {
   } catch {
     // a message type the installed core cannot name: fall back to its fields
   }
-  return str(message.role) ?? str(message.type);
+  return nonEmptyString(message.role) ?? nonEmptyString(message.type);
 }
 
 export function contentText(content: unknown): string {
@@ -42,7 +42,7 @@ function toolCallsOf(message: Loose): CallOfTool[] {
   const out: CallOfTool[] = [];
   for (const call of calls) {
     if (!isRecord(call)) continue;
-    out.push({ id: str(call.id) ?? '', name: str(call.name) ?? 'tool', arguments: call.args ?? {} });
+    out.push({ id: nonEmptyString(call.id) ?? '', name: nonEmptyString(call.name) ?? 'tool', arguments: call.args ?? {} });
   }
   return out;
 }
@@ -67,7 +67,7 @@ export function chatMessages(messages: unknown): ChatMessage[] {
         chat.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(toJson(call.arguments)) } }));
       }
     }
-    if (role === 'tool') chat.tool_call_id = str(message.tool_call_id) ?? '';
+    if (role === 'tool') chat.tool_call_id = nonEmptyString(message.tool_call_id) ?? '';
     out.push(chat);
   }
   return out;
@@ -80,9 +80,9 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   for (const tool of tools) {
     if (!isRecord(tool)) continue;
     const fn = isRecord(tool.function) ? tool.function : tool;
-    const name = str(fn.name);
+    const name = nonEmptyString(fn.name);
     if (name === undefined) continue;
-    out.push({ name, description: str(fn.description), parameters: fn.parameters ?? fn.schema });
+    out.push({ name, description: nonEmptyString(fn.description), parameters: fn.parameters ?? fn.schema });
   }
   return out;
 }
@@ -103,12 +103,13 @@ export function responseOfResult(output: unknown): ResponseParts {
   const metadata = message !== undefined && isRecord(message.response_metadata) ? message.response_metadata : {};
   const info = isRecord(generation.generationInfo) ? generation.generationInfo : {};
   return {
-    text: message !== undefined ? contentText(message.content) : (str(generation.text) ?? ''),
+    text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
     toolCalls: message !== undefined ? toolCallsOf(message) : [],
     usage: usageOf(message ?? {}, llmOutput),
-    finishReason: str(metadata.finish_reason) ?? str(metadata.stop_reason) ?? str(info.finish_reason),
-    model: str(metadata.model_name) ?? str(metadata.model) ?? str(llmOutput.model_name),
-    id: message !== undefined ? str(message.id) : undefined,
+    finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason),
+    // The provider-reported (dated) model: in response_metadata, or in generationInfo when the model streamed (streamEvents).
+    model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name),
+    id: message !== undefined ? nonEmptyString(message.id) : undefined,
   };
 }
 
@@ -120,7 +121,7 @@ export function userMessageOfInputs(inputs: unknown): string | undefined {
     const messages = chatMessages(inputs.messages);
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return contentText(messages[i]!.content);
   }
-  return str(inputs.input) ?? str(inputs.question);
+  return nonEmptyString(inputs.input) ?? nonEmptyString(inputs.question);
 }
 
 /** The final assistant text of a chain's outputs. */
@@ -131,5 +132,5 @@ export function finalTextOfOutputs(outputs: unknown): string | undefined {
     const messages = chatMessages(outputs.messages);
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return contentText(messages[i]!.content);
   }
-  return str(outputs.output) ?? str(outputs.text);
+  return nonEmptyString(outputs.output) ?? nonEmptyString(outputs.text);
 }

@@ -13,15 +13,19 @@
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentToolFrame } from '../core/context.ts';
-import type { AdapterOptions } from '../core/options.ts';
+import { sessionIdFor, type AdapterOptions } from '../core/options.ts';
 import { AdapterCore } from '../core/run.ts';
 import { prepareAgent, type RunObserver, type RunSource } from './patch.ts';
-import { RunRecord, isRunState, type ParentLink, type RunHost, type TurnBox } from './run.ts';
+import { RunRecord, isRunState, runNames, type ParentLink, type RunHost, type TurnBox } from './run.ts';
 
 type Loose = Record<string, unknown>;
 
 interface HeldSession {
   readonly sessionId: string;
+  /** Unregisters the paused state's finalizer, whichever object resumes the session. */
+  readonly token: object;
+  /** A resumed run took the session over (by the state or a copy): the hold is spent. */
+  taken: boolean;
 }
 
 /** What the adapter holds right now (for tests and `doctor`-style checks). */
@@ -40,9 +44,16 @@ export class Adapter implements RunSource, RunHost {
   #liveRuns = 0;
   #heldSessions = 0;
   readonly #held = new WeakMap<object, HeldSession>();
+  /**
+   * The same holds by session id, for a copy of the paused state
+   * (`RunState.fromString` of its `toString()`) resumed while the original
+   * is still reachable. An entry lives as long as its state does.
+   */
+  readonly #heldBySession = new Map<string, HeldSession>();
   /** A paused run's `RunState` collected without a resume: its session closes. */
   readonly #heldRegistry = new FinalizationRegistry<HeldSession>((held) => {
     this.#heldSessions -= 1;
+    if (this.#heldBySession.get(held.sessionId) === held) this.#heldBySession.delete(held.sessionId);
     this.core.guard.run('closing an abandoned session', () => this.core.releaseSession(held.sessionId, 'run_abandoned'));
   });
   /** A run collected before it settled: its turn ends as abandoned. */
@@ -83,13 +94,7 @@ export class Adapter implements RunSource, RunHost {
       let heldSessionId: string | undefined;
       if (isRunState(input)) {
         prepareAgent(input._currentAgent);
-        const held = this.#held.get(input);
-        if (held !== undefined) {
-          this.#held.delete(input);
-          this.#heldRegistry.unregister(input);
-          this.#heldSessions -= 1;
-          heldSessionId = held.sessionId;
-        }
+        heldSessionId = link === undefined ? this.#resume(input, runner as Loose, options) : undefined;
       }
       const record = new RunRecord(this, runner as Loose, agent, input, options, link, heldSessionId);
       this.#liveRuns += 1;
@@ -105,9 +110,26 @@ export class Adapter implements RunSource, RunHost {
 
   /** A paused run's session stays open for the run that resumes `state`. */
   hold(state: object, sessionId: string): void {
-    const held: HeldSession = { sessionId };
+    const held: HeldSession = { sessionId, token: {}, taken: false };
     this.#held.set(state, held);
-    this.#heldRegistry.register(state, held, state);
+    this.#heldBySession.set(sessionId, held);
+    this.#heldRegistry.register(state, held, held.token);
     this.#heldSessions += 1;
+  }
+
+  /** The session a resumed state continues, taken over from its paused run: the state itself, or a copy of it. */
+  #resume(state: Loose, runner: Loose, options: Loose | undefined): string | undefined {
+    let held = this.#held.get(state);
+    if (held === undefined) {
+      const names = runNames(runner, state, options);
+      const sessionId = names.runId === undefined && names.conversationId === undefined ? undefined : sessionIdFor(this.core.options, { runId: names.runId ?? '', conversationId: names.conversationId });
+      held = sessionId === undefined ? undefined : this.#heldBySession.get(sessionId);
+    }
+    if (held === undefined || held.taken) return undefined;
+    held.taken = true;
+    this.#held.delete(state);
+    if (this.#heldBySession.get(held.sessionId) === held) this.#heldBySession.delete(held.sessionId);
+    if (this.#heldRegistry.unregister(held.token)) this.#heldSessions -= 1;
+    return held.sessionId;
   }
 }

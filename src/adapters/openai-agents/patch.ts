@@ -196,9 +196,11 @@ function wrapTool(tool: unknown): void {
   if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
 }
 
+/** Puts `value` in place of the method, keeping whether it was enumerable: a spread copy of a tool must keep its `invoke`. */
 function defineMethod(target: object, key: string, value: AnyFunction): boolean {
   try {
-    Object.defineProperty(target, key, { value, configurable: true, writable: true, enumerable: false });
+    const own = Object.getOwnPropertyDescriptor(target, key);
+    Object.defineProperty(target, key, { value, configurable: true, writable: true, enumerable: own?.enumerable ?? false });
     return true;
   } catch {
     return false;

@@ -125,18 +125,22 @@ export class RunRecord implements RunObserver {
 
   // ------------------------------------------------------------ the turn
 
-  /** The turn, opened on first use. */
-  #turn(): AgentRun | undefined {
+  /**
+   * The turn, opened on first use. `state`: the run's state as its result or
+   * error carries it, for a run that ends before its first event (its trace
+   * names the session).
+   */
+  #turn(state?: unknown): AgentRun | undefined {
     if (this.box.run !== undefined || this.#settled) return this.box.run;
     const adapter = this.#adapter;
     const input = this.#input;
     const resumed = isRunState(input);
-    const trace = traceOf(resumed ? input : undefined);
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const agent = this.#agent as Loose | undefined;
+    const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
     const run = adapter.core.startRun({
-      runId: this.#heldSessionId ?? nonEmptyString(trace?.traceId) ?? adapter.newRunId(),
-      conversationId: this.#heldSessionId ?? nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(this.#options?.conversationId),
+      runId: this.#heldSessionId ?? names.runId ?? adapter.newRunId(),
+      conversationId: this.#heldSessionId ?? names.conversationId,
       agentName: nonEmptyString(agent?.name),
       model: modelNameOf(agent, config),
       parent: this.#parent,
@@ -336,7 +340,7 @@ export class RunRecord implements RunObserver {
 
   failed(error: unknown): void {
     if (this.#settled) return;
-    const run = this.#turn();
+    const run = this.#turn(isRecord(error) ? error.state : undefined);
     this.#settled = true;
     this.#adapter.settled(this);
     if (run === undefined) return;
@@ -349,7 +353,7 @@ export class RunRecord implements RunObserver {
 
   #finish(result: unknown): void {
     if (this.#settled) return;
-    const run = this.#turn();
+    const run = this.#turn(isRecord(result) ? result.state : undefined);
     this.#settled = true;
     this.#adapter.settled(this);
     if (run === undefined) return;
@@ -395,16 +399,31 @@ export class RunRecord implements RunObserver {
 
 // ------------------------------------------------------------ helpers
 
+/**
+ * What names a run's session: the runner's `groupId` (or the trace's), else
+ * the run's server-side `conversationId`, else its trace id. Read from the
+ * state a run resumes or ended with, else from the trace the caller runs in.
+ */
+export function runNames(runner: Loose, state: Loose | undefined, options: Loose | undefined): { runId?: string; conversationId?: string } {
+  const trace = traceOf(state);
+  const config = isRecord(runner.config) ? runner.config : {};
+  return {
+    runId: nonEmptyString(trace?.traceId),
+    conversationId: nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(options?.conversationId),
+  };
+}
+
 function traceOf(state: Loose | undefined): Loose | undefined {
-  const fromState = isRecord(state?._trace) ? (state!._trace as Loose) : undefined;
-  if (fromState !== undefined) return fromState;
-  try {
-    const trace = getCurrentTrace() as unknown as Loose | null;
-    // A disabled trace has the id "no-op": not a name for a session.
-    return trace === null || trace.traceId === 'no-op' ? undefined : trace;
-  } catch {
-    return undefined;
+  let trace: unknown = state?._trace;
+  if (!isRecord(trace)) {
+    try {
+      trace = getCurrentTrace();
+    } catch {
+      return undefined;
+    }
   }
+  // A disabled trace has the id "no-op": not a name for a session.
+  return isRecord(trace) && trace.traceId !== 'no-op' ? trace : undefined;
 }
 
 /** The span the caller runs in; none with tracing off (the SDK's no-op span names nothing). */

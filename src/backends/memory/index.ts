@@ -36,7 +36,6 @@
 export { createMemoryRelay } from './relay.ts';
 export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.ts';
 export type { MemoryPluginActivation } from './plugins-toml-activation.ts';
-export { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
 /** NeMo Relay's propagation context and its wire forms, as native's propagation API writes and reads them. */
 export {
   PropagationContextError,
@@ -46,50 +45,3 @@ export {
   propagationContextToTraceparent,
   type PropagationContext,
 } from '../../formats/propagation.ts';
-export type {
-  AtifSettings,
-  AtifStorageSettings,
-  FieldNamePolicy,
-  FileSinkSettings,
-  HttpStorageSettings,
-  MarkProjection,
-  ObservabilitySettings,
-  OpenTelemetrySettings,
-  OtlpEndpointSettings,
-  OtlpDestinationSettings,
-  OtlpLogsSettings,
-  OtlpTransport,
-  OtlpType,
-  ParsedTemplate,
-  PluginConfigValidation,
-  S3StorageSettings,
-  StreamSinkSettings,
-  StreamTransport,
-  TemplatePart,
-} from '../../formats/plugins-toml/validate.ts';
-export {
-  AtofExporterError,
-  InvalidPluginConfigError,
-  MemoryRelayError,
-  PluginActivationBusyError,
-  PluginActivationConflictError,
-  RelayError,
-} from './errors.ts';
-/** The contract types the memory relay's API is written in. */
-export type {
-  AtofMode,
-  BackendStats,
-  ConfigDiagnostic,
-  Json,
-  JsonObject,
-  ManagedLlmCall,
-  ManagedLlmOptions,
-  ManagedToolCall,
-  ManagedToolOptions,
-  OutputHealth,
-  PluginConfigActivation,
-  PluginConfigReport,
-  RelayBackend,
-} from '../../relay/contract.ts';
-export type { AtofSubscriber } from '../../formats/atof/types.ts';
-export type { LogFunction, LoggerLike } from '../../shared/logger.ts';

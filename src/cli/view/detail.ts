@@ -12,6 +12,7 @@ import { extractMetrics } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { isRecord } from '../../shared/record.ts';
 
 /** One message of a conversation, its content reduced to text where it is text. */
 interface DetailMessage {
@@ -38,7 +39,6 @@ export interface NodeDetail {
 
 type Obj = Record<string, unknown>;
 
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
 /** A single value larger than this is cut in the page (with a note of how much), so one huge payload cannot make the page unopenable. */
@@ -48,11 +48,11 @@ const MAX_TEXT = 200_000;
 export function detailOf(target: ViewNode): NodeDetail {
   const sections: DetailSection[] = [];
   const source = target.source ?? {};
-  if (isObj(source.step)) atifStep(source.step, target, sections);
-  else if (isObj(source.call) || isObj(source.result)) atifTool(source, sections);
-  else if (isObj(source.start) || isObj(source.end)) atofScope(source, target, sections);
-  else if (isObj(source.event)) atofMark(source.event, sections);
-  else if (isObj(source.agent) || source.session_id !== undefined) atifSession(source, sections);
+  if (isRecord(source.step)) atifStep(source.step, target, sections);
+  else if (isRecord(source.call) || isRecord(source.result)) atifTool(source, sections);
+  else if (isRecord(source.start) || isRecord(source.end)) atofScope(source, target, sections);
+  else if (isRecord(source.event)) atofMark(source.event, sections);
+  else if (isRecord(source.agent) || source.session_id !== undefined) atifSession(source, sections);
   sections.unshift({ title: 'Timing', type: 'facts', facts: timing(target) });
   if (target.tokens) {
     const usage: [string, string][] = [
@@ -100,7 +100,7 @@ export function preciseDuration(us: number): string {
 }
 
 function atifSession(source: Obj, sections: DetailSection[]): void {
-  const agent = isObj(source.agent) ? source.agent : {};
+  const agent = isRecord(source.agent) ? source.agent : {};
   const facts: [string, string][] = [];
   if (nonEmptyString(source.session_id)) facts.push(['session id', String(source.session_id)]);
   for (const key of ['name', 'version', 'model_name']) if (nonEmptyString(agent[key])) facts.push([`agent ${key.replace('_', ' ')}`, String(agent[key])]);
@@ -111,21 +111,21 @@ function atifSession(source: Obj, sections: DetailSection[]): void {
 }
 
 function atifStep(step: Obj, target: ViewNode, sections: DetailSection[]): void {
-  const extra = isObj(step.extra) ? step.extra : {};
+  const extra = isRecord(step.extra) ? step.extra : {};
   if (step.source === 'user' || step.source === 'system') {
     sections.push({ title: step.source === 'user' ? 'User message' : 'System message', type: 'messages', messages: [message(String(step.source), step.message)] });
   } else {
-    const request = isObj(extra.llm_request) ? extra.llm_request : undefined;
+    const request = isRecord(extra.llm_request) ? extra.llm_request : undefined;
     const input = request ? messagesOf(request) : undefined;
     if (input) sections.push({ title: 'Input', type: 'messages', messages: input });
     else if (request) sections.push({ title: 'Input', type: 'json', value: request });
     const answer = message('assistant', step.message);
-    const calls = Array.isArray(step.tool_calls) ? step.tool_calls.filter(isObj) : [];
+    const calls = Array.isArray(step.tool_calls) ? step.tool_calls.filter(isRecord) : [];
     if (calls.length > 0) answer.toolCalls = calls.map((call) => ({ name: nonEmptyString(call.function_name) ?? '?', ...(nonEmptyString(call.tool_call_id) ? { id: String(call.tool_call_id) } : {}), arguments: call.arguments }));
     if (nonEmptyString(step.reasoning_content)) sections.push({ title: 'Reasoning', type: 'text', text: String(step.reasoning_content) });
     if (answer.text !== '' || answer.toolCalls || answer.parts) sections.push({ title: 'Output', type: 'messages', messages: [answer] });
-    if (isObj(extra.llm_response) && extra.llm_response.error !== undefined) sections.push({ title: 'Error', type: 'json', value: extra.llm_response.error });
-    const results = isObj(step.observation) && Array.isArray(step.observation.results) ? step.observation.results : [];
+    if (isRecord(extra.llm_response) && extra.llm_response.error !== undefined) sections.push({ title: 'Error', type: 'json', value: extra.llm_response.error });
+    const results = isRecord(step.observation) && Array.isArray(step.observation.results) ? step.observation.results : [];
     if (results.length > 0 && target.children.every((child) => child.kind !== 'tool')) sections.push({ title: 'Observation', type: 'json', value: step.observation });
   }
   const facts: [string, string][] = [];
@@ -137,8 +137,8 @@ function atifStep(step: Obj, target: ViewNode, sections: DetailSection[]): void 
 }
 
 function atifTool(source: Obj, sections: DetailSection[]): void {
-  const call = isObj(source.call) ? source.call : {};
-  const result = isObj(source.result) ? source.result : undefined;
+  const call = isRecord(source.call) ? source.call : {};
+  const result = isRecord(source.result) ? source.result : undefined;
   sections.push({ title: 'Arguments', type: 'json', value: call.arguments ?? null });
   if (result) {
     const content = result.content;
@@ -151,23 +151,23 @@ function atifTool(source: Obj, sections: DetailSection[]): void {
   if (nonEmptyString(call.function_name)) facts.push(['function', String(call.function_name)]);
   if (facts.length > 0) sections.push({ title: 'Call', type: 'facts', facts });
   const metadata: Obj = {};
-  if (isObj(result?.extra)) Object.assign(metadata, result.extra);
-  if (isObj(source.timing) && Object.keys(source.timing).length > 0) metadata.invocation = source.timing;
+  if (isRecord(result?.extra)) Object.assign(metadata, result.extra);
+  if (isRecord(source.timing) && Object.keys(source.timing).length > 0) metadata.invocation = source.timing;
   if (result?.subagent_trajectory_ref !== undefined) metadata.subagent_trajectory_ref = result.subagent_trajectory_ref;
   if (Object.keys(metadata).length > 0) sections.push({ title: 'Metadata', type: 'json', value: metadata });
 }
 
 function atofScope(source: Obj, target: ViewNode, sections: DetailSection[]): void {
-  const start = isObj(source.start) ? source.start : {};
-  const end = isObj(source.end) ? source.end : undefined;
+  const start = isRecord(source.start) ? source.start : {};
+  const end = isRecord(source.end) ? source.end : undefined;
   const input = start.data;
   if (target.kind === 'tool') {
     sections.push({ title: 'Arguments', type: 'json', value: input ?? null });
     if (end) sections.push(typeof end.data === 'string' ? { title: 'Result', type: 'text', text: end.data } : { title: 'Result', type: 'json', value: end.data ?? null });
     else sections.push({ title: 'Result', type: 'text', text: '(no end event: the call never finished)' });
   } else if (target.kind === 'llm') {
-    const request = isObj(input) && isObj(input.content) ? input.content : input;
-    const messages = isObj(request) ? messagesOf(request) : undefined;
+    const request = isRecord(input) && isRecord(input.content) ? input.content : input;
+    const messages = isRecord(request) ? messagesOf(request) : undefined;
     sections.push(messages ? { title: 'Input', type: 'messages', messages } : { title: 'Input', type: 'json', value: input ?? null });
     if (end) {
       const answer = answerMessages(end.data);
@@ -183,9 +183,9 @@ function atofScope(source: Obj, target: ViewNode, sections: DetailSection[]): vo
   for (const key of ['name', 'category', 'uuid', 'parent_uuid']) if (start[key] !== undefined && start[key] !== null) facts.push([key, String(start[key])]);
   if (facts.length > 0) sections.push({ title: 'Scope', type: 'facts', facts });
   const metadata: Obj = {};
-  if (isObj(start.category_profile) && Object.keys(start.category_profile).length > 0) metadata.category_profile = start.category_profile;
-  if (isObj(start.metadata) && Object.keys(start.metadata).length > 0) metadata.start = start.metadata;
-  if (isObj(end?.metadata) && Object.keys(end.metadata).length > 0) metadata.end = end.metadata;
+  if (isRecord(start.category_profile) && Object.keys(start.category_profile).length > 0) metadata.category_profile = start.category_profile;
+  if (isRecord(start.metadata) && Object.keys(start.metadata).length > 0) metadata.start = start.metadata;
+  if (isRecord(end?.metadata) && Object.keys(end.metadata).length > 0) metadata.end = end.metadata;
   if (Array.isArray(start.attributes) && start.attributes.length > 0) metadata.attributes = start.attributes;
   if (Object.keys(metadata).length > 0) sections.push({ title: 'Metadata', type: 'json', value: metadata });
 }
@@ -195,7 +195,7 @@ function atofMark(event: Obj, sections: DetailSection[]): void {
   const facts: [string, string][] = [];
   for (const key of ['name', 'uuid', 'parent_uuid', 'timestamp']) if (event[key] !== undefined && event[key] !== null) facts.push([key, String(event[key])]);
   sections.push({ title: 'Mark', type: 'facts', facts });
-  if (isObj(event.metadata) && Object.keys(event.metadata).length > 0) sections.push({ title: 'Metadata', type: 'json', value: event.metadata });
+  if (isRecord(event.metadata) && Object.keys(event.metadata).length > 0) sections.push({ title: 'Metadata', type: 'json', value: event.metadata });
 }
 
 /** The request's conversation: OpenAI/Anthropic `messages` (plus Anthropic `system`), Gemini `contents`, Responses `input`. */
@@ -206,9 +206,9 @@ function messagesOf(request: Obj): DetailMessage[] | undefined {
   const list = Array.isArray(request.messages) ? request.messages : Array.isArray(request.contents) ? request.contents : Array.isArray(request.input) ? request.input : undefined;
   if (!list) return out.length > 0 ? out : undefined;
   for (const item of list) {
-    if (!isObj(item)) continue;
+    if (!isRecord(item)) continue;
     const msg = message(nonEmptyString(item.role) ?? nonEmptyString(item.type) ?? '?', item.content ?? item.parts ?? item.output);
-    const calls = Array.isArray(item.tool_calls) ? item.tool_calls.filter(isObj) : [];
+    const calls = Array.isArray(item.tool_calls) ? item.tool_calls.filter(isRecord) : [];
     if (calls.length > 0) msg.toolCalls = [...(msg.toolCalls ?? []), ...calls.map(openAiCall)];
     if (nonEmptyString(item.tool_call_id)) msg.role = `${msg.role} (${String(item.tool_call_id)})`;
     out.push(msg);
@@ -218,12 +218,12 @@ function messagesOf(request: Obj): DetailMessage[] | undefined {
 
 /** The answer of a provider response: OpenAI `choices`, Anthropic `content`, Gemini `candidates`. */
 function answerMessages(data: unknown): DetailMessage[] | undefined {
-  if (!isObj(data)) return typeof data === 'string' ? [message('assistant', data)] : undefined;
+  if (!isRecord(data)) return typeof data === 'string' ? [message('assistant', data)] : undefined;
   if (Array.isArray(data.choices)) {
-    const out = data.choices.filter(isObj).map((choice) => {
-      const body = isObj(choice.message) ? choice.message : {};
+    const out = data.choices.filter(isRecord).map((choice) => {
+      const body = isRecord(choice.message) ? choice.message : {};
       const msg = message(nonEmptyString(body.role) ?? 'assistant', body.content);
-      const calls = Array.isArray(body.tool_calls) ? body.tool_calls.filter(isObj) : [];
+      const calls = Array.isArray(body.tool_calls) ? body.tool_calls.filter(isRecord) : [];
       if (calls.length > 0) msg.toolCalls = calls.map(openAiCall);
       return msg;
     });
@@ -231,8 +231,8 @@ function answerMessages(data: unknown): DetailMessage[] | undefined {
   }
   if (Array.isArray(data.content)) return [message(nonEmptyString(data.role) ?? 'assistant', data.content)];
   if (Array.isArray(data.candidates)) {
-    const out = data.candidates.filter(isObj).map((candidate) => {
-      const content = isObj(candidate.content) ? candidate.content : {};
+    const out = data.candidates.filter(isRecord).map((candidate) => {
+      const content = isRecord(candidate.content) ? candidate.content : {};
       return message(nonEmptyString(content.role) ?? 'model', content.parts);
     });
     return out.length > 0 ? out : undefined;
@@ -241,7 +241,7 @@ function answerMessages(data: unknown): DetailMessage[] | undefined {
 }
 
 function openAiCall(call: Obj): { name: string; id?: string; arguments: unknown } {
-  const fn = isObj(call.function) ? call.function : {};
+  const fn = isRecord(call.function) ? call.function : {};
   let args: unknown = fn.arguments;
   if (typeof args === 'string') {
     try {
@@ -257,15 +257,15 @@ function openAiCall(call: Obj): { name: string; id?: string; arguments: unknown 
 function message(role: string, content: unknown): DetailMessage {
   if (content === undefined || content === null) return { role, text: '' };
   if (typeof content === 'string') return { role, text: content };
-  if (!Array.isArray(content)) return isObj(content) && nonEmptyString(content.text) ? { role, text: String(content.text) } : { role, text: '', parts: [content] };
+  if (!Array.isArray(content)) return isRecord(content) && nonEmptyString(content.text) ? { role, text: String(content.text) } : { role, text: '', parts: [content] };
   const texts: string[] = [];
   const parts: unknown[] = [];
   const toolCalls: { name: string; id?: string; arguments: unknown }[] = [];
   for (const part of content) {
     if (typeof part === 'string') texts.push(part);
-    else if (isObj(part) && typeof part.text === 'string' && (part.type === undefined || part.type === 'text' || part.type === 'input_text' || part.type === 'output_text')) texts.push(part.text);
-    else if (isObj(part) && part.type === 'tool_use') toolCalls.push({ name: nonEmptyString(part.name) ?? '?', ...(nonEmptyString(part.id) ? { id: String(part.id) } : {}), arguments: part.input });
-    else if (isObj(part) && isObj(part.functionCall)) toolCalls.push({ name: nonEmptyString(part.functionCall.name) ?? '?', arguments: part.functionCall.args });
+    else if (isRecord(part) && typeof part.text === 'string' && (part.type === undefined || part.type === 'text' || part.type === 'input_text' || part.type === 'output_text')) texts.push(part.text);
+    else if (isRecord(part) && part.type === 'tool_use') toolCalls.push({ name: nonEmptyString(part.name) ?? '?', ...(nonEmptyString(part.id) ? { id: String(part.id) } : {}), arguments: part.input });
+    else if (isRecord(part) && isRecord(part.functionCall)) toolCalls.push({ name: nonEmptyString(part.functionCall.name) ?? '?', arguments: part.functionCall.args });
     else parts.push(part);
   }
   const msg: DetailMessage = { role, text: texts.join('\n') };
@@ -279,17 +279,17 @@ function textOf(value: unknown): string {
 }
 
 function costOf(source: Obj): number | undefined {
-  const step = isObj(source.step) ? source.step : undefined;
-  const metrics = isObj(step?.metrics) ? step.metrics : undefined;
+  const step = isRecord(source.step) ? source.step : undefined;
+  const metrics = isRecord(step?.metrics) ? step.metrics : undefined;
   const fromStep = num(metrics?.cost_usd);
   if (fromStep !== undefined) return fromStep;
-  const end = isObj(source.end) ? source.end : undefined;
+  const end = isRecord(source.end) ? source.end : undefined;
   if (end) {
     const extracted = extractMetrics(end.data as Json, typeof end.name === 'string' ? end.name : '') as Obj | undefined;
     const cost = num(extracted?.cost_usd);
     if (cost !== undefined) return cost;
-    const data = isObj(end.data) ? end.data : {};
-    const usage = isObj(data.usage) ? data.usage : {};
+    const data = isRecord(end.data) ? end.data : {};
+    const usage = isRecord(data.usage) ? data.usage : {};
     return num(usage.cost) ?? num(usage.cost_usd);
   }
   return undefined;

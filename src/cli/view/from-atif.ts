@@ -14,10 +14,10 @@
 
 import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { isRecord } from '../../shared/record.ts';
 
 type Obj = Record<string, unknown>;
 
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 const arr = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 export function treeFromAtif(doc: unknown): ViewNode {
@@ -26,17 +26,17 @@ export function treeFromAtif(doc: unknown): ViewNode {
 
 /** Whether a parsed JSON document is an ATIF trajectory at all (an object with a steps list). */
 export function isTrajectory(doc: unknown): boolean {
-  return isObj(doc) && Array.isArray(doc.steps);
+  return isRecord(doc) && Array.isArray(doc.steps);
 }
 
 /** The approval marks a plugin-host file observed, by the tool call they were asked for ('' when none). */
 function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
   const byCall = new Map<string, ViewNode[]>();
-  const extra = isObj(trajectory.extra) ? trajectory.extra : {};
-  for (const event of arr(extra.observed_events).filter(isObj)) {
+  const extra = isRecord(trajectory.extra) ? trajectory.extra : {};
+  for (const event of arr(extra.observed_events).filter(isRecord)) {
     if (event.kind !== 'mark' || (event.name !== 'hermes.approval.request' && event.name !== 'hermes.approval.response')) continue;
-    const data = isObj(event.data) ? event.data : {};
-    const metadata = isObj(event.metadata) ? event.metadata : {};
+    const data = isRecord(event.data) ? event.data : {};
+    const metadata = isRecord(event.metadata) ? event.metadata : {};
     const request = event.name === 'hermes.approval.request';
     const mark = node('mark', request ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`, {
       ...timeOf(event.timestamp),
@@ -52,15 +52,15 @@ function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
 }
 
 function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
-  const trajectory = isObj(doc) ? doc : {};
-  const agent = isObj(trajectory.agent) ? trajectory.agent : {};
+  const trajectory = isRecord(doc) ? doc : {};
+  const agent = isRecord(trajectory.agent) ? trajectory.agent : {};
   const id = nonEmptyString(trajectory.session_id) ?? nonEmptyString(trajectory.trajectory_id) ?? '(no session id)';
   const about = [nonEmptyString(agent.name), nonEmptyString(agent.model_name)].filter(Boolean).join(', ');
   const root = node(kind, `${kind === 'session' ? 'session' : 'subagent'} ${id}`, about ? { note: about } : {});
   root.source = { session_id: trajectory.session_id, agent: trajectory.agent, final_metrics: trajectory.final_metrics, notes: trajectory.notes, extra: trajectory.extra };
   const subagents = new Map<string, Obj>();
   for (const child of arr(trajectory.subagent_trajectories)) {
-    if (isObj(child)) subagents.set(nonEmptyString(child.trajectory_id) ?? nonEmptyString(child.session_id) ?? '', child);
+    if (isRecord(child)) subagents.set(nonEmptyString(child.trajectory_id) ?? nonEmptyString(child.session_id) ?? '', child);
   }
   const used = new Set<string>();
   const approvals = approvalsOf(trajectory);
@@ -69,7 +69,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   let turns = 0;
   let previousAt: number | undefined;
   for (const raw of arr(trajectory.steps)) {
-    if (!isObj(raw)) continue;
+    if (!isRecord(raw)) continue;
     const step = raw;
     const at = timeOf(step.timestamp).startUs;
     const since = previousAt;
@@ -107,10 +107,10 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
 }
 
 function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>): ViewNode {
-  const extra = isObj(step.extra) ? step.extra : {};
-  const invocation = isObj(extra.invocation) ? extra.invocation : {};
-  const calls = arr(step.tool_calls).filter(isObj);
-  const response = isObj(extra.llm_response) ? extra.llm_response : {};
+  const extra = isRecord(step.extra) ? step.extra : {};
+  const invocation = isRecord(extra.invocation) ? extra.invocation : {};
+  const calls = arr(step.tool_calls).filter(isRecord);
+  const response = isRecord(extra.llm_response) ? extra.llm_response : {};
   const failure = response.error;
   const answer = preview(step.message);
   // llm_call_count 0: a deterministic agent step (e.g. dispatching a subagent), not an LLM call.
@@ -122,13 +122,13 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     source: { step },
     ...noteOf(failure !== undefined ? undefined : calls.length > 0 ? `→ ${calls.map((call) => nonEmptyString(call.function_name) ?? '?').join(', ')}${answer ? ` · ${answer}` : ''}` : answer),
   });
-  const results = arr(isObj(step.observation) ? step.observation.results : undefined).filter(isObj);
-  const invocations = arr(extra.tool_invocations).filter(isObj);
+  const results = arr(isRecord(step.observation) ? step.observation.results : undefined).filter(isRecord);
+  const invocations = arr(extra.tool_invocations).filter(isRecord);
   calls.forEach((call, index) => {
     const id = nonEmptyString(call.tool_call_id);
     const timing = invocations.find((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
-    const resultMeta = isObj(result?.extra) && isObj(result.extra.metadata) ? result.extra.metadata : {};
+    const resultMeta = isRecord(result?.extra) && isRecord(result.extra.metadata) ? result.extra.metadata : {};
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
     const tool = node('tool', `tool ${nonEmptyString(call.function_name) ?? '?'}`, {
       ...spanOf(timing),
@@ -141,7 +141,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       tool.children.push(...asked);
       approvals.delete(id as string);
     }
-    for (const ref of arr(result?.subagent_trajectory_ref).filter(isObj)) {
+    for (const ref of arr(result?.subagent_trajectory_ref).filter(isRecord)) {
       const key = nonEmptyString(ref.trajectory_id) ?? nonEmptyString(ref.session_id) ?? '';
       const child = subagents.get(key);
       if (child && !used.has(key)) {
@@ -155,7 +155,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
 }
 
 function addObservationsAsMarks(target: ViewNode, step: Obj): void {
-  const results = arr(isObj(step.observation) ? step.observation.results : undefined).filter(isObj);
+  const results = arr(isRecord(step.observation) ? step.observation.results : undefined).filter(isRecord);
   for (const result of results) target.children.push(node('mark', 'observation', { ...noteOf(preview(result.content)), source: { result } }));
 }
 
@@ -180,7 +180,7 @@ function noteOf(text: string | undefined): Partial<ViewNode> {
 
 /** What the viewer shows for an error a trajectory or event recorded (`type: message`), not for a thrown one. */
 export function recordedErrorText(error: unknown): string {
-  if (isObj(error)) {
+  if (isRecord(error)) {
     const type = nonEmptyString(error.type) ?? nonEmptyString(error.code);
     const message = nonEmptyString(error.message);
     if (type || message) return [type, message].filter(Boolean).join(': ');

@@ -20,10 +20,10 @@ import { extractMetrics } from '../../formats/atif/payload/index.ts';
 import { recordedErrorText } from './from-atif.ts';
 import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { isRecord } from '../../shared/record.ts';
 
 type Obj = Record<string, unknown>;
 
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 interface Placed {
   node: ViewNode;
@@ -63,10 +63,10 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   };
 
   for (const event of events) {
-    if (!isObj(event)) continue;
+    if (!isRecord(event)) continue;
     const at = parseTimestamp(event.timestamp);
     const time = Number.isNaN(at) ? undefined : at;
-    const metadata = isObj(event.metadata) ? event.metadata : {};
+    const metadata = isRecord(event.metadata) ? event.metadata : {};
     const parent = typeof event.parent_uuid === 'string' ? scopes.get(event.parent_uuid) : undefined;
 
     if (event.kind === 'mark') {
@@ -104,7 +104,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     }
     if (!parent) continue;
     let created: ViewNode;
-    const profile = isObj(event.category_profile) ? event.category_profile : {};
+    const profile = isRecord(event.category_profile) ? event.category_profile : {};
     if (category === 'llm') {
       created = node('llm', ['LLM', event.name, nonEmptyString(profile.model_name)].filter(Boolean).join(' '), time !== undefined ? { startUs: time } : {});
     } else if (category === 'tool') {
@@ -134,7 +134,7 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
     if (tokens) target.tokens = tokens;
-    const failure = isObj(data) ? data.error : undefined;
+    const failure = isRecord(data) ? data.error : undefined;
     if (failure !== undefined && failure !== null) target.error = recordedErrorText(failure);
     else if (nonEmptyString(metadata['error.type'])) target.error = nonEmptyString(metadata['error.type'])!;
     else target.note = preview(answerOf(data));
@@ -155,7 +155,7 @@ function placeMark(
   turnOf: (agent: AgentState, turnId: string, at?: number) => ViewNode,
   containerFor: (parent: Placed, metadata: Obj, at: number | undefined) => ViewNode,
 ): void {
-  const data = isObj(event.data) ? event.data : {};
+  const data = isRecord(event.data) ? event.data : {};
   const turnId = nonEmptyString(metadata.turn_id) ?? nonEmptyString(data.turn_id);
   const at = time !== undefined ? { startUs: time } : {};
   switch (event.name) {
@@ -199,18 +199,18 @@ function placeMark(
 
 /** The assistant text of a provider response, for the preview. */
 function answerOf(data: Json): unknown {
-  if (!isObj(data)) return undefined;
+  if (!isRecord(data)) return undefined;
   const choices = Array.isArray(data.choices) ? data.choices : [];
-  const first = isObj(choices[0]) && isObj(choices[0].message) ? choices[0].message : undefined;
+  const first = isRecord(choices[0]) && isRecord(choices[0].message) ? choices[0].message : undefined;
   if (first) {
     const calls = Array.isArray(first.tool_calls) ? first.tool_calls : [];
-    const names = calls.map((call) => (isObj(call) && isObj(call.function) ? nonEmptyString(call.function.name) : undefined)).filter(Boolean);
+    const names = calls.map((call) => (isRecord(call) && isRecord(call.function) ? nonEmptyString(call.function.name) : undefined)).filter(Boolean);
     const text = nonEmptyString(first.content);
     if (names.length > 0) return `→ ${names.join(', ')}${text ? ` · ${text}` : ''}`;
     return text;
   }
   if (Array.isArray(data.content)) {
-    const parts = (data.content as unknown[]).filter(isObj);
+    const parts = (data.content as unknown[]).filter(isRecord);
     const names = parts.filter((part) => part.type === 'tool_use').map((part) => nonEmptyString(part.name));
     const text = parts.filter((part) => part.type === 'text').map((part) => nonEmptyString(part.text)).join(' ');
     if (names.length > 0) return `→ ${names.join(', ')}${text ? ` · ${text}` : ''}`;

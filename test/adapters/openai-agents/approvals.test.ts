@@ -5,7 +5,7 @@
 // requests, the decisions, the approved call's result and the rejected
 // call's outcome, by call id.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, run, setDefaultOpenAIClient, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
+import { Agent, RunState, run, setDefaultOpenAIClient, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
@@ -113,4 +113,36 @@ describe('OpenAI Agents SDK tool approvals', () => {
       }, 30_000);
     }
   }
+
+  it('a copy of the paused state (toString, then fromString) resumes the same session while the original lives', async () => {
+    useTracing('tracing on');
+    api.load({
+      'gpt-4.1': [
+        { calls: [{ id: 'call_cancel', name: 'cancel_order', args: { orderId: 7 } }], usage: { input: 40, output: 9 } },
+        { text: 'Order 7 is cancelled.', usage: { input: 60, output: 6 } },
+      ],
+    });
+    const recorded = recordedPlugin('agents-approvals-serialized');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const agent = new Agent({ name: 'Customer support', instructions: 'Help with orders.', model: 'gpt-4.1', tools: [cancelOrder] });
+    const first = await run(agent, 'Cancel order 7.');
+    const saved = first.state.toString();
+    // Later, elsewhere: the state comes back from storage, is approved, and the run resumes.
+    const state = await RunState.fromString(agent, saved);
+    for (const interruption of state.getInterruptions()) state.approve(interruption);
+    const resumed = await run(agent, state);
+    expect(resumed.finalOutput).toBe('Order 7 is cancelled.');
+    // One session, closed by the resumed run itself.
+    expect(hooks(recorded, 'on_session_start')).toHaveLength(1);
+    expect(hooks(recorded, 'on_session_finalize')).toHaveLength(1);
+    expect(new Set(recorded.log.map((entry) => entry.payload.session_id).filter((id) => id !== undefined)).size).toBe(1);
+    expect(hooks(recorded, 'post_approval_response')).toMatchObject([{ tool_call_id: 'call_cancel', choice: 'once' }]);
+    expect(hooks(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_cancel', status: 'ok', result: 'Cancelled order 7' }]);
+    expect(first.interruptions).toHaveLength(1);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = onlyTrajectory(atif);
+    expect(toolCallIds(doc)).toEqual(['call_cancel']);
+    expect(agentSteps(doc).at(-1)!.message).toBe('Order 7 is cancelled.');
+  }, 30_000);
 });

@@ -117,6 +117,18 @@ describe('instrumentOpenAIAgents', () => {
   }
   }
 
+  it('leaves the models and tools it wraps as the SDK copies them: a spread tool keeps its invoke', async () => {
+    useTracing('tracing off');
+    const recorded = recordedPlugin('agents-wrapped-shapes');
+    const { runner, triage } = scenario();
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const keysBefore = triage.tools.map((t) => Object.keys(t).sort());
+    await runner.run(triage, 'What is the weather in Paris, and its history?');
+    expect(triage.tools.map((t) => Object.keys(t).sort())).toEqual(keysBefore);
+    for (const wrapped of triage.tools) expect(typeof ({ ...wrapped } as { invoke?: unknown }).invoke).toBe('function');
+    await recorded.finish();
+  }, 20_000);
+
   it('keeps results untouched and records nothing when no plugin listens', async () => {
     useTracing('tracing on');
     const { runner, triage } = scenario();

@@ -98,6 +98,35 @@ describe('OpenAI Agents SDK runs that fail', () => {
       }, 30_000);
     }
 
+    it(`a blocking input guardrail that trips before any model call: the run's input, its failure and its session are recorded (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'never asked', usage: { input: 1, output: 1 } }] });
+      const recorded = recordedPlugin('agents-blocked-input');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const noSecrets: InputGuardrail = {
+        name: 'No secrets',
+        runInParallel: false,
+        execute: async ({ input }) => ({ outputInfo: { matched: 'password' }, tripwireTriggered: JSON.stringify(input).includes('password') }),
+      };
+      const agent = new Agent({ name: 'Guarded', instructions: 'x', model: 'gpt-4.1', inputGuardrails: [noSecrets] });
+      const error = await run(agent, 'my password is hunter2').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InputGuardrailTripwireTriggered);
+      expect(api.requests).toEqual([]);
+      const end = expectEndedFailed(recorded, 'InputGuardrailTripwireTriggered');
+      expect(end.guardrails).toEqual([{ kind: 'input', name: 'No secrets', tripwire_triggered: true, output_info: { matched: 'password' } }]);
+      expect(hooks(recorded, 'pre_llm_call')).toMatchObject([{ user_message: 'my password is hunter2' }]);
+      // With tracing on, the session is the run's trace, as for a run that got further.
+      const traceId = (error as InputGuardrailTripwireTriggered).state?._trace?.traceId;
+      if (tracing === 'tracing on') expect(end.session_id).toBe(traceId);
+      const { counters, atif, atof } = await recorded.finish();
+      expectNothingLost(counters);
+      // No model call, no step: ATIF has no file for such a session; ATOF has the input, the failure and the verdict.
+      expect(atif).toEqual([]);
+      const marks = atof.filter((event) => event.kind === 'mark');
+      expect(marks.find((mark) => mark.name === 'hermes.turn.start')?.data.user_message).toBe('my password is hunter2');
+      expect(marks.find((mark) => mark.name === 'hermes.session.end')?.data).toMatchObject({ failed: true, guardrails: [{ name: 'No secrets', tripwire_triggered: true }] });
+    }, 30_000);
+
     it(`an output guardrail tripwire ends the run at once; the blocked answer and the verdict are recorded (${tracing})`, async () => {
       useTracing(tracing);
       api.load({ 'gpt-4.1': [{ text: JSON.stringify({ response: 'Call me at 650-555-0100.' }), usage: { input: 33, output: 11 } }] });

@@ -3,8 +3,8 @@
 // checked on the real SDK and CLI in test/slow/claude-agent-sdk.test.ts.
 import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { describe, expect, it } from 'vitest';
-import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
-import { HookRegistry } from '../../src/hooks/registry.ts';
+import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
+import { HookRegistry } from '../../../src/hooks/registry.ts';
 
 function listeningHooks(): HookRegistry {
   const hooks = new HookRegistry();
