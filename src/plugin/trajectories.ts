@@ -22,7 +22,7 @@ import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
 import { hasNoSteps } from '../formats/atif/serialize.ts';
-import type { NemoRelaySettings } from './config/settings.ts';
+import type { NemoRelaySettings, SettingsProfile } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
@@ -46,6 +46,8 @@ export interface TrajectoryWriterOptions {
   settings: NemoRelaySettings;
   /** Settings the host gave explicitly: those win over the names a session reports. */
   explicit: ReadonlySet<keyof NemoRelaySettings>;
+  /** `hermes`: a session that reports no model gets the setting, as the Hermes plugin writes it. */
+  profile: SettingsProfile;
   work: BackgroundWork;
   /** Delay that coalesces partial writes per session (ms). `0` writes at once. */
   writeDelayMs: number;
@@ -100,7 +102,7 @@ export class TrajectoryWriter {
       sessionId: state.sessionId,
       agentName: this.named('atifAgentName', payload.agent_name),
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
-      modelName: this.named('atifModelName', payload.model),
+      ...this.modelOf(payload.model),
     });
   }
 
@@ -134,6 +136,18 @@ export class TrajectoryWriter {
     const { settings, explicit } = this.options;
     if (explicit.has(setting) || !truthy(reported)) return settings[setting];
     return stringOf(reported);
+  }
+
+  /**
+   * `agent.model_name`: the host's explicit setting, else the session's
+   * model, else (outside the Hermes profile) the model the first response
+   * reports, falling back to the setting: frameworks often learn the model
+   * only from the provider's answer.
+   */
+  private modelOf(reported: unknown): { modelName: string } | { fallbackModelName: string } {
+    const { settings, explicit, profile } = this.options;
+    if (explicit.has('atifModelName') || truthy(reported) || profile === 'hermes') return { modelName: this.named('atifModelName', reported) };
+    return { fallbackModelName: settings.atifModelName };
   }
 
   /** An embedded child's own file is never written in embedded mode: its steps are in the parent's. */
