@@ -4,7 +4,8 @@
  * Lines are encoded into one reusable byte buffer as they come and written
  * with one `fs.writeSync` per 256 KiB: for small events the syscall is the
  * cost, so batching is much cheaper than a write per line, and larger
- * writes cost less per byte (bench/RESULTS.md, "Figures behind the code"). Encoding each line into the buffer, instead of joining the lines and
+ * writes cost less per byte (bench/RESULTS.md, "Figures behind the code").
+ * Encoding each line into the buffer, instead of joining the lines and
  * encoding the joined text, allocates nothing per line. The relay can also
  * write a line straight into the buffer (`beginLine`/`endLine`), which
  * saves copying it there. A `WriteStream` is avoided on purpose: in Bun,
