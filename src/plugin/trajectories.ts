@@ -17,11 +17,12 @@
  * @module
  */
 
+import path from 'node:path';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
 import { hasNoSteps } from '../formats/atif/serialize.ts';
-import type { NemoRelaySettings } from './config/settings.ts';
+import type { NemoRelaySettings, SettingsProfile } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
@@ -45,6 +46,8 @@ export interface TrajectoryWriterOptions {
   settings: NemoRelaySettings;
   /** Settings the host gave explicitly: those win over the names a session reports. */
   explicit: ReadonlySet<keyof NemoRelaySettings>;
+  /** `hermes`: a session that reports no model gets the setting, as the Hermes plugin writes it. */
+  profile: SettingsProfile;
   work: BackgroundWork;
   /** Delay that coalesces partial writes per session (ms). `0` writes at once. */
   writeDelayMs: number;
@@ -99,8 +102,29 @@ export class TrajectoryWriter {
       sessionId: state.sessionId,
       agentName: this.named('atifAgentName', payload.agent_name),
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
-      modelName: this.named('atifModelName', payload.model),
+      ...this.modelOf(payload.model),
     });
+  }
+
+  /**
+   * Where the session's trajectory is written, for the process that called
+   * it: the file this writer writes (its path relative to the trajectory
+   * folder), or for a plugins.toml that owns ATIF, the trajectory id native
+   * gives it (the session scope's uuid, `scopeUuid`). Undefined when no
+   * trajectory of its own is written (ATIF off, an embedded sub-agent).
+   */
+  refOf(state: SessionState, scopeUuid: string | undefined): { session_id?: string; trajectory_id: string; trajectory_path?: string } | undefined {
+    if (this.ownedByPluginsToml) return scopeUuid === undefined ? undefined : { trajectory_id: scopeUuid };
+    const target = this.atifTarget();
+    if (target === null || !this.writesFileOf(state)) return undefined;
+    const ref: { session_id: string; trajectory_id: string; trajectory_path?: string } = { session_id: state.sessionId, trajectory_id: state.sessionId };
+    try {
+      const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+      ref.trajectory_path = path.relative(path.resolve(target.outputDirectory), file).split(path.sep).join('/');
+    } catch {
+      // An unusable template: the write reports it; the id still names the trajectory.
+    }
+    return ref;
   }
 
   /**
@@ -112,6 +136,18 @@ export class TrajectoryWriter {
     const { settings, explicit } = this.options;
     if (explicit.has(setting) || !truthy(reported)) return settings[setting];
     return stringOf(reported);
+  }
+
+  /**
+   * `agent.model_name`: the host's explicit setting, else the session's
+   * model, else (outside the Hermes profile) the model the first response
+   * reports, falling back to the setting: frameworks often learn the model
+   * only from the provider's answer.
+   */
+  private modelOf(reported: unknown): { modelName: string } | { fallbackModelName: string } {
+    const { settings, explicit, profile } = this.options;
+    if (explicit.has('atifModelName') || truthy(reported) || profile === 'hermes') return { modelName: this.named('atifModelName', reported) };
+    return { fallbackModelName: settings.atifModelName };
   }
 
   /** An embedded child's own file is never written in embedded mode: its steps are in the parent's. */

@@ -51,8 +51,16 @@ export interface AtifBuilderOptions {
   agentName: string;
   /** Written as `agent.version`. */
   agentVersion: string;
-  /** `agent.model_name`; omitted when undefined. */
+  /** `agent.model_name`; omitted when undefined (see `fallbackModelName`). */
   modelName?: string;
+  /**
+   * `exporter` style with no `modelName`: each trajectory (the root and
+   * every embedded sub-agent without a model of its own) takes the model
+   * its first agent step reports, else this name. A framework often learns
+   * the model only from the first response; "unknown" beside steps that
+   * name it would misstate the run.
+   */
+  fallbackModelName?: string;
   /**
    * `exporter` = native manual `AtifExporter` (struct field order, no root extra);
    * `plugin-host` = native plugin-managed file (keys sorted, `extra.nemo_relay` and
@@ -123,11 +131,33 @@ export class AtifBuilder {
     const root = pluginHost ? this.#startOf(rootUuid) : undefined;
     const propagationRoot = root?.propagation_root_uuid;
     const sessionId = typeof propagationRoot === 'string' ? propagationRoot : (options.sessionId ?? rootUuid);
-    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents());
+    // The plugin's own files give a sub-agent its own name and model; the
+    // plugins.toml files keep native's block (the parent's), byte for byte.
+    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), !pluginHost);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
-    if (!pluginHost) return trajectory;
+    if (!pluginHost) {
+      if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);
+      // Not native (its manual exporter writes no root extra): a session started by another process names its caller.
+      const caller = this.#rootCaller();
+      if (caller !== undefined) trajectory.extra = { caller };
+      return trajectory;
+    }
     trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };
     return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+  }
+
+  /**
+   * The `caller` the root scope's start metadata names (the plugin writes it
+   * for a session started from another process's tool call), or undefined.
+   * The root's start is the first event a session's builder records.
+   */
+  #rootCaller(): JsonObject | undefined {
+    const first = this.#events[0];
+    if (first === undefined || first.kind !== 'scope' || first.scope_category !== 'start' || first.category !== 'agent') return undefined;
+    const metadata = first.metadata;
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return undefined;
+    const caller = (metadata as JsonObject).caller;
+    return typeof caller === 'object' && caller !== null && !Array.isArray(caller) ? caller : undefined;
   }
 
   /** Every recorded event, read, in instant order (equal instants in arrival order), reading only the ones new since the last build. */
@@ -155,6 +185,15 @@ export class AtifBuilder {
     this.#texts ??= new ExporterTextCache();
     return this.#texts.write(this.build());
   }
+}
+
+/** Gives every trajectory in the tree without `agent.model_name` the model its first agent step reports, else `fallback`. */
+function reportedModels(trajectory: AtifTrajectory, fallback: string): void {
+  if (trajectory.agent.model_name === undefined) {
+    const reported = trajectory.steps.find((step) => step.source === 'agent' && typeof step.model_name === 'string')?.model_name;
+    trajectory.agent = { ...trajectory.agent, model_name: reported ?? fallback };
+  }
+  for (const child of trajectory.subagent_trajectories ?? []) reportedModels(child, fallback);
 }
 
 /** `extra.nemo_relay`: the logical session and user ids from the root scope's metadata, and the session instance. */
