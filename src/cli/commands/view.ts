@@ -21,6 +21,7 @@ import { treesFromAtof } from '../view/from-atof.ts';
 import { writeHtmlTimeline, type HtmlSource, type WrittenTimeline } from '../view/html.ts';
 import type { ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
+import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 
 export const viewSpec: CommandSpec = {
   name: 'view',
@@ -47,7 +48,7 @@ export const viewSpec: CommandSpec = {
 /** What `view --json` prints (documented in the README). */
 interface ViewReport {
   command: 'view';
-  files: { file: string; kind: 'atif' | 'atof'; sessions: ViewNode[] }[];
+  files: { file: string; kind: 'atif' | 'atof'; sessions: JsonNode[] }[];
   html: { path: string; sessions: number; files: { path: string; bytes: number }[] } | null;
 }
 
@@ -117,8 +118,11 @@ function terminalSafe(target: ViewNode): ViewNode {
   };
 }
 
-/** The tree without the raw records behind each node (kept for the HTML detail pane only). */
-function withoutSource(target: ViewNode): ViewNode {
-  const { source: _source, ...rest } = target;
-  return { ...rest, children: target.children.map(withoutSource) };
+/** A node of `view --json`: sessions, turns and subagents carry their rollup (`own`, `totals`). */
+type JsonNode = Omit<ViewNode, 'source' | 'children'> & Partial<Rollup> & { children: JsonNode[] };
+
+/** The tree without the raw records behind each node (kept for the HTML detail pane only), with rollups. */
+function withoutSource(target: ViewNode): JsonNode {
+  const { source: _source, children, ...rest } = target;
+  return { ...rest, ...(isRollupRow(target) ? rollupOf(target) : {}), children: children.map(withoutSource) };
 }

@@ -30,7 +30,8 @@ import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
 import { errorCount, totalTokens, type ViewNode } from './model.ts';
-import { tokenText } from './text.ts';
+import { figuresText, tokenText } from './text.ts';
+import { formatCost, isRollupRow, rollupOf } from './rollup.ts';
 
 export interface HtmlSource {
   file: string;
@@ -193,8 +194,8 @@ ${body}
 function section(file: string, root: ViewNode, nextId: (current: ViewNode) => number): string {
   const origin = root.startUs ?? 0;
   const total = Math.max(1, (root.endUs ?? origin) - origin);
-  const tokens = totalTokens(root);
-  const errors = errorCount(root);
+  const { totals } = rollupOf(root);
+  const errors = totals.errors;
   const rows: string[] = [];
   const walk = (current: ViewNode, depth: number, parentId: number | null): void => {
     const own = nextId(current);
@@ -206,7 +207,8 @@ function section(file: string, root: ViewNode, nextId: (current: ViewNode) => nu
   const facts = [
     root.startUs !== undefined ? `started ${escape(new Date(root.startUs / 1000).toISOString())}` : '',
     duration ? `duration ${escape(duration)}` : '',
-    tokens.prompt + tokens.completion > 0 ? `tokens ${escape(tokenText(tokens))}` : '',
+    `${totals.llmCalls} LLM calls, ${totals.toolCalls} tool calls`,
+    ...figuresText(totals).map((text) => escape(text)),
     errors > 0 ? `<span class="bad">${errors} error${errors === 1 ? '' : 's'}</span>` : 'no errors',
   ].filter(Boolean);
   return `<section>
@@ -236,9 +238,13 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
     bar = `<span class="bar ${current.kind}${failed ? ' failed' : ''}${current.endUs === undefined ? ' point' : ''}" style="left:${left.toFixed(3)}%;width:${Math.min(width, 100 - left).toFixed(3)}%"></span>`;
   }
   const duration = current.startUs !== undefined && current.endUs !== undefined ? shortDuration(current.endUs - current.startUs, current) : undefined;
+  // Sessions, turns and subagents show their totals (everything under them); calls their own figures.
+  const figures = isRollupRow(current)
+    ? figuresText(rollupOf(current).totals)
+    : [current.tokens && current.tokens.prompt + current.tokens.completion > 0 ? tokenText(current.tokens) : '', current.costUsd !== undefined ? formatCost(current.costUsd) : ''].filter(Boolean);
   const meta = [
     duration ? `<span class="dur">${escape(duration)}</span>` : '',
-    current.tokens && current.tokens.prompt + current.tokens.completion > 0 ? `<span class="tok">${escape(tokenText(current.tokens))}</span>` : '',
+    figures.length > 0 ? `<span class="tok">${escape(`${isRollupRow(current) ? 'Σ ' : ''}${figures.join(' ')}`)}</span>` : '',
     failed ? `<span class="err">ERROR ${escape(current.error!)}</span>` : current.note ? `<span class="note">${escape(current.note)}</span>` : '',
   ].filter(Boolean);
   const tooltip = [current.title, duration, current.tokens ? tokenText(current.tokens) : '', current.error ?? current.note ?? ''].filter(Boolean).join(' · ');
