@@ -235,7 +235,7 @@ function messagesOf(request: Obj): DetailMessage[] | undefined {
 }
 
 /** The answer of a provider response: OpenAI `choices`, Anthropic `content`, Gemini `candidates`. */
-function answerMessages(data: unknown): DetailMessage[] | undefined {
+export function answerMessages(data: unknown): DetailMessage[] | undefined {
   if (!isRecord(data)) return typeof data === 'string' ? [message('assistant', data)] : undefined;
   if (Array.isArray(data.choices)) {
     const out = data.choices.filter(isRecord).map((choice) => {

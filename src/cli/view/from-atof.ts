@@ -165,6 +165,8 @@ function placeMark(
       if (!turnId) return;
       const turn = turnOf(parent.agent, turnId, time);
       if (turn.note === undefined && data.user_message !== undefined) turn.note = `“${preview(data.user_message)}”`;
+      // The turn's record (its user message, whole) for the detail pane and `compare`.
+      if (turn.source === undefined) turn.source = { event };
       return;
     }
     case 'hermes.turn.end':

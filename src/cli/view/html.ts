@@ -174,7 +174,8 @@ function refuseLinkedFolder(folder: string): void {
   if (isLink) throw new InputError(`${folder} is a symbolic link; refusing to write the session pages through it`);
 }
 
-function page(title: string, body: string): string {
+/** A whole page around `body`: the shared style, and a policy that lets nothing load from anywhere. */
+export function page(title: string, body: string, extraCss = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -182,7 +183,7 @@ function page(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
 <title>${escape(title)}</title>
-<style>${CSS}</style>
+<style>${CSS}${extraCss}</style>
 </head>
 <body>
 ${body}
@@ -267,7 +268,7 @@ function shortDuration(us: number, current?: ViewNode): string {
   return formatDuration(us);
 }
 
-function escape(text: string): string {
+export function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
@@ -276,7 +277,7 @@ function escape(text: string): string {
  * no `</script>`), no `/` (so no URL text a scanner could take for a
  * reference), and no U+2028/U+2029. All are valid JSON escapes.
  */
-function inertJson(value: unknown): string {
+export function inertJson(value: unknown): string {
   return JSON.stringify(value)
     .replace(/</g, '\\u003c')
     .replace(/\//g, '\\/')
