@@ -31,7 +31,7 @@ export interface LiveOptions {
   resolved: ResolvedBackend;
   settings: NemoRelaySettings;
   /** Which settings were given explicitly, and whether the outputs are the defaults (announced once). */
-  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault'>;
+  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault' | 'profile'>;
   logger: Logger;
   counters: PluginCounters;
   work: BackgroundWork;
@@ -64,6 +64,7 @@ export class LiveRecording {
       backend: this.backend,
       settings,
       explicit: options.origin.explicit,
+      profile: options.origin.profile,
       work,
       writeDelayMs: options.trajectoryWriteDelayMs,
       openSessions: () => this.sessions.live.values(),

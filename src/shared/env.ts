@@ -10,6 +10,7 @@
  * @module
  */
 
+/** Environment variables by name: `process.env`, or an object a host builds. */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 interface Denied {
