@@ -23,6 +23,10 @@ import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
+import type { TraceContext } from '../hooks/index.ts';
+import { propagationContextToJson, propagationContextToTraceparent } from '../formats/propagation.ts';
+import type { LoosePayload } from './payload.ts';
+import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
@@ -55,6 +59,7 @@ export class LiveRecording {
   private readonly retiredOutputs = new Map<string, OutputHealth>();
   private outputsFailureReported = false;
   private announced = false;
+  private contextWarned = false;
 
   constructor(private readonly options: LiveOptions) {
     const { settings, counters, logger, work } = options;
@@ -76,9 +81,38 @@ export class LiveRecording {
       now: () => Date.now(),
       opened: (state, payload) => this.trajectories.attach(state, payload),
       evict: (state, reason) => this.recorder.evicted(state, reason),
+      unreadableContext: (sessionId, reason) => {
+        // Bad input from another process, not a failure here: said once, and the session is recorded all the same.
+        if (this.contextWarned) return;
+        this.contextWarned = true;
+        safeLog(logger, 'warn', `NeMo Relay session ${sessionId}: its propagation_context cannot be read (${reason}); it is recorded as a session of its own, outside the caller's trace (reported once)`);
+      },
     });
     this.recorder = new Recorder({ backend: this.backend, sessions: this.sessions, trajectories: this.trajectories, counters, logger });
     this.managed = new ManagedExecution({ backend: this.backend, sessions: this.sessions, settings, dynamic: () => this.configActive() && this.config.kind === 'active' && this.config.dynamic });
+  }
+
+  /**
+   * What work continuing a session, or one of its open tool calls, in
+   * another process needs: its W3C `traceparent` and NeMo Relay propagation
+   * context, and where the session's trajectory is written. Undefined for a
+   * session (or tool call) this plugin does not have open.
+   */
+  traceContext(request: LoosePayload): TraceContext | undefined {
+    const state = this.sessions.live.get(sessionIdOf(request));
+    if (state === undefined || state.handle === null) return undefined;
+    const handle = truthy(request.tool_call_id) || truthy(request.tool_name) ? state.toolSpans.get(toolKeyOf(request)) : state.handle;
+    if (handle === undefined) return undefined;
+    const context = typeof this.backend.propagationContext === 'function' ? this.backend.propagationContext(handle) : null;
+    const answer: TraceContext = {};
+    if (context !== null && context !== undefined) {
+      answer.propagation = propagationContextToJson(context);
+      if (context.rootUuid !== undefined) answer.traceparent = propagationContextToTraceparent(context);
+    }
+    const scopeUuid = handle === state.handle ? context?.parentUuid : this.backend.propagationContext?.(state.handle)?.parentUuid;
+    const trajectory = this.trajectories.refOf(state, scopeUuid);
+    if (trajectory !== undefined) answer.trajectory = trajectory;
+    return answer;
   }
 
   /** Whether a plugins.toml activation is live now. */
@@ -103,7 +137,9 @@ export class LiveRecording {
     const { settings, origin, logger } = this.options;
     if (!origin.recordingByDefault || this.announced || this.trajectories.recordsNothing) return;
     this.announced = true;
-    const atof = this.atofExporter !== null ? `ATOF events in ${settings.atofFilename}` : null;
+    // With OTLP from the environment, the document built from it writes the ATOF file (see loadSettings).
+    const atofWritten = this.atofExporter !== null || (settings.atofEnabled && ownsExporter(this.config, settings, 'atof'));
+    const atof = atofWritten ? `ATOF events in ${settings.atofFilename}` : null;
     const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${settings.atifFilenameTemplate.replace('{session_id}', '<session id>')}` : null;
     const what = [atof, atif].filter((part) => part !== null);
     if (what.length === 0) return;

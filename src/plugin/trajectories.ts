@@ -17,6 +17,7 @@
  * @module
  */
 
+import path from 'node:path';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
@@ -103,6 +104,27 @@ export class TrajectoryWriter {
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
       ...this.modelOf(payload.model),
     });
+  }
+
+  /**
+   * Where the session's trajectory is written, for the process that called
+   * it: the file this writer writes (its path relative to the trajectory
+   * folder), or for a plugins.toml that owns ATIF, the trajectory id native
+   * gives it (the session scope's uuid, `scopeUuid`). Undefined when no
+   * trajectory of its own is written (ATIF off, an embedded sub-agent).
+   */
+  refOf(state: SessionState, scopeUuid: string | undefined): { session_id?: string; trajectory_id: string; trajectory_path?: string } | undefined {
+    if (this.ownedByPluginsToml) return scopeUuid === undefined ? undefined : { trajectory_id: scopeUuid };
+    const target = this.atifTarget();
+    if (target === null || !this.writesFileOf(state)) return undefined;
+    const ref: { session_id: string; trajectory_id: string; trajectory_path?: string } = { session_id: state.sessionId, trajectory_id: state.sessionId };
+    try {
+      const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+      ref.trajectory_path = path.relative(path.resolve(target.outputDirectory), file).split(path.sep).join('/');
+    } catch {
+      // An unusable template: the write reports it; the id still names the trajectory.
+    }
+    return ref;
   }
 
   /**
