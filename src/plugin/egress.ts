@@ -338,5 +338,6 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   if (typeof backend.stats === 'function') wrapped.stats = () => backend.stats!();
   if (typeof backend.outputs === 'function') wrapped.outputs = () => backend.outputs!();
   if (typeof backend.addEventTransform === 'function') wrapped.addEventTransform = (t) => backend.addEventTransform!(t);
+  if (typeof backend.propagationContext === 'function') wrapped.propagationContext = (h) => backend.propagationContext!(h);
   return wrapped;
 }
