@@ -30,6 +30,8 @@ import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
+/** The most of a shutdown's budget kept for the backend's own shutdown (a tenth of the budget up to this). */
+const BACKEND_RESERVE_MAX_MS = 250;
 
 export interface LiveOptions {
   resolved: ResolvedBackend;
@@ -180,12 +182,17 @@ export class LiveRecording {
     await this.trajectories.drain();
     // A flush that waits on a remote destination stops at the deadline: the backend's shutdown then has the rest of the budget to count what is left.
     const budget = () => Math.max(0, deadline - Date.now() - SHUTDOWN_MARGIN_MS);
+    // The waits before the backend's shutdown leave it a share of the budget: out of time, it still gives up
+    // what its remote outputs hold (counting it, keeping uploads as local copies) before shutdown() returns.
+    const total = deadline - Date.now();
+    const reserve = Number.isFinite(total) ? Math.min(BACKEND_RESERVE_MAX_MS, Math.max(0, total / 10)) : 0;
+    const waitBudget = () => Math.max(0, budget() - reserve);
     if (this.config.kind === 'active' && !this.configClosed) {
       this.configClosed = true;
       const config = this.config;
       try {
         const closing = closePluginsToml(config, this.backend, () => this.retireOutputs());
-        if ((await settleWithin(closing, budget())) === 'done') await closing;
+        if ((await settleWithin(closing, waitBudget())) === 'done') await closing;
       } catch (error) {
         failures.push(`plugin runtime close failed: ${errorMessage(error)}`);
       }
@@ -193,7 +200,7 @@ export class LiveRecording {
     }
     try {
       const flushing = this.backend.flush();
-      if ((await settleWithin(flushing, budget())) === 'done') await flushing;
+      if ((await settleWithin(flushing, waitBudget())) === 'done') await flushing;
     } catch (error) {
       failures.push(`backend flush failed: ${errorMessage(error)}`);
     }

@@ -29,6 +29,7 @@ import type { SessionState } from './sessions.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { stringOf } from '../shared/text.ts';
 import type { RetryPolicy } from '../shared/retry.ts';
+import { after } from '../shared/timers.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
@@ -174,9 +175,8 @@ export class TrajectoryWriter {
       if (pending !== undefined) return;
       const delay = this.options.writeDelayMs;
       if (delay > 0) {
-        const timer = setTimeout(() => this.runPartialWrite(state), delay);
-        // A pending partial write must not keep a finished host alive; ATOF has the events.
-        (timer as { unref?: () => void }).unref?.();
+        // Unref'd: a pending partial write must not keep a finished host alive; ATOF has the events.
+        const timer = after(delay, () => this.runPartialWrite(state));
         this.pendingPartialWrites.set(state, timer);
         return;
       }
