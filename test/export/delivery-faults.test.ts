@@ -157,6 +157,41 @@ scheduled_delay_millis = 10
 
 });
 
+describe('OTLP through an outage', () => {
+  it('a collector down for 2 s loses nothing: each failed batch has its own retries', async () => {
+    let outageEnds = 0;
+    let refused = 0;
+    const { origin } = await serve((req, res) => {
+      if (outageEnds === 0) outageEnds = Date.now() + 2000;
+      if (Date.now() < outageEnds) {
+        refused++;
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+      res.end();
+    });
+    const dir = tempDir('outage');
+    const toml = pluginsToml(dir, {
+      otel: `[components.config.opentelemetry]
+enabled = true
+[[components.config.opentelemetry.endpoints]]
+type = "full"
+endpoint = "http://${origin}/v1/traces"
+timeout_millis = 20000
+scheduled_delay_millis = 10
+max_export_batch_size = 10
+`,
+    });
+    const child = await spawnChild(host(toml, 40, 3, 25_000), { killAfterMs: 45_000 });
+    expect(child.killed).toBe(false);
+    const ends = atofLines(dir).filter((line) => line.includes('"scope_category":"end"')).length;
+    expect(ends).toBeGreaterThan(100);
+    expect(refused).toBeGreaterThan(4);
+    expect(output(child.result, 'otlp-traces')).toMatchObject({ sent: ends, failed: 0, dropped: 0, queued: 0 });
+  });
+});
+
 describe('timeouts of 2^31 ms or more', () => {
   it('shutdown({ timeoutMs: 2 ** 31 }) and a destination timeout_millis past 2^31 mean a long time, not none: everything is delivered', async () => {
     const received = { events: 0, uploads: 0, spans: 0 };
