@@ -6,7 +6,7 @@
  *   node --cpu-prof --cpu-prof-dir=.tmp/prof .tmp/bench/bench/profile.js memory llm 20000
  *   bun bench/profile.ts memory mark
  *
- * Setups: memory, memory-atif, memory-objects, memory-objects-atif, native, bare, bare-stack (a scope stack per session,
+ * Setups: memory, memory-atif, memory-objects (ATOF only on the object encoder), native, bare, bare-stack (a scope stack per session,
  * the isolation the adapter gives), otel-sdk, otel-noop. Kinds: mark, llm,
  * llm_8k, tool, session, stream (64 whole 80-hook sessions per iteration). Prints ns per event (caller side and drained).
  *
@@ -29,8 +29,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-profile-'));
 const makers: Record<string, (dir: string) => Setup> = {
   memory: memoryPluginSetup,
   'memory-atif': memoryAtifPluginSetup,
-  'memory-objects': (d) => memoryObjectsPluginSetup(d),
-  'memory-objects-atif': (d) => memoryObjectsPluginSetup(d, true),
+  'memory-objects': memoryObjectsPluginSetup,
   native: nativePluginSetup,
   bare: bareNativeSetup,
   'bare-stack': isolatedBareNativeSetup,

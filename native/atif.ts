@@ -107,6 +107,8 @@ export class AtifRouter {
     };
     const modelName = textOf(() => options.modelName ?? '');
     if (modelName !== '') builderOptions.modelName = modelName;
+    const fallbackModelName = textOf(() => options.fallbackModelName ?? '');
+    if (fallbackModelName !== '') builderOptions.fallbackModelName = fallbackModelName;
     const start = root === null ? undefined : startEvent(root);
     const session = this.#sessions.open(rootUuid, builderOptions, start);
     this.#ensureSubscriber();

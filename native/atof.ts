@@ -35,13 +35,13 @@ import { Buffer } from 'node:buffer';
 import path from 'node:path';
 import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/native-surface.ts';
 import { rules } from '../src/backends/native-surface.ts';
-import { errorMessage } from '../src/backends/native-surface.ts';
+import { errorMessage, retryDelay, type RetryPolicy } from '../src/backends/native-surface.ts';
 import type { NativeAtofExporter, NativeBinding } from './binding.ts';
 import { AtofExporterError } from './errors.ts';
 import { uniqueName } from './names.ts';
 
-const FIRST_RETRY_MS = 200;
-const MAX_RETRY_MS = 5000;
+/** Replacing a native exporter that went silent: every 200 ms doubling to 5 s, for as long as the sink is open. */
+const RECREATE_RETRY: RetryPolicy = Object.freeze({ maxRetries: Number.POSITIVE_INFINITY, initialDelayMs: 200, maxDelayMs: 5000 });
 const READ_CHUNK = 1024 * 1024;
 
 export class NativeAtofSink implements AtofExporter {
@@ -66,7 +66,8 @@ export class NativeAtofSink implements AtofExporter {
   #fileId: string | null = null;
   #dropped = 0;
   #retryAt = 0;
-  #retryDelay = FIRST_RETRY_MS;
+  /** Recreations tried since the last exporter that was created: the schedule's step. */
+  #recreations = 0;
 
   constructor(binding: NativeBinding, given: AtofExporterOptions, onClose: (sink: NativeAtofSink) => void, sent: () => number = () => 0) {
     const options = plainOptions(given);
@@ -149,7 +150,7 @@ export class NativeAtofSink implements AtofExporter {
     this.#created = true;
     this.#exporter = exporter;
     this.#name = name;
-    this.#retryDelay = FIRST_RETRY_MS;
+    this.#recreations = 0;
     return true;
   }
 
@@ -157,8 +158,8 @@ export class NativeAtofSink implements AtofExporter {
   #recover(): void {
     const now = Date.now();
     if (now < this.#retryAt) return;
-    this.#retryAt = now + this.#retryDelay;
-    this.#retryDelay = Math.min(MAX_RETRY_MS, this.#retryDelay * 2);
+    this.#recreations++;
+    this.#retryAt = now + retryDelay(RECREATE_RETRY, this.#recreations);
     this.#retire();
     this.#create();
   }

@@ -190,6 +190,7 @@ export interface LoadedBinding {
   packageDir?: string;
 }
 
+/** Where the binding comes from: a module specifier to load, or a module already loaded (with its version). */
 export interface LoadBindingOptions {
   /** Module specifier to load. Default `nemo-relay-node`. */
   moduleId?: string;

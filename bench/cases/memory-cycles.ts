@@ -76,7 +76,9 @@ async function run(label: string, settings: NemoRelaySettingsOverrides, cycles: 
 
 if (!canCollect()) report.note('no GC hook (run Node with --expose-gc, Deno with --v8-flags=--expose-gc): heap figures include garbage');
 
-const main = await run('cycles', { ...DEV_NULL_ATOF, atifEnabled: true }, CYCLES);
+// The main run records ATOF only, as it always did (an ATIF setting without a folder registered no builder; now the
+// plugin would write a trajectory per cycle into its default folder); the shorter run below writes every trajectory.
+const main = await run('cycles', { ...DEV_NULL_ATOF, atifEnabled: false }, CYCLES);
 const shm = '/dev/shm';
 const fileRoot = existsSync(shm) ? shm : os.tmpdir();
 const atifDir = mkdtempSync(path.join(fileRoot, 'nemo-relay-bench-atif-'));

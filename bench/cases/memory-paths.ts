@@ -30,15 +30,15 @@ const report = new CaseReport('memory-paths', 'Memory relay per event: ATOF only
 const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-bench-paths-'));
 const atofOnly = memoryPluginSetup(dir);
 const withAtif = memoryAtifPluginSetup(dir);
+// What the byte path buys: the same ATOF-only recording on the object encoder (ATIF always takes it).
 const objectsOnly = memoryObjectsPluginSetup(dir);
-const objectsAtif = memoryObjectsPluginSetup(dir, true);
 
 const byName = (timings: Timing[], name: string) => timings.find((t) => t.name === name)!;
 
 for (const kind of KINDS) {
   process.stderr.write(`# ${kind.label}\n`);
   const subjects = [];
-  for (const setup of [atofOnly, withAtif, objectsOnly, objectsAtif]) subjects.push(subjectFor(setup, kind, await calibrate(setup, kind)));
+  for (const setup of [atofOnly, withAtif, objectsOnly]) subjects.push(subjectFor(setup, kind, await calibrate(setup, kind)));
   const events = await capturedEvents(dir, kind);
   subjects.push(floorSubject(events, kind), encodedFloorSubject(events, kind));
   const timings = await interleave(subjects, { reps: 11, warmup: 1 });
@@ -47,11 +47,10 @@ for (const kind of KINDS) {
   const floor = byName(timings, 'JSON.stringify of its ATOF lines');
   const encodedFloor = byName(timings, 'JSON.stringify + UTF-8 write of its ATOF lines');
   const lineBytes = Math.round(events.reduce((sum, e) => sum + JSON.stringify(e).length + 1, 0) / events.length);
-  // A session pair writes a whole trajectory file (an atomic write) when ATIF is on: that is not a per-event cost of the relay.
-  const goal = kind.id === 'session' ? undefined : ({ op: '<=', target: 1.3 } as const);
-  report.figure(figure(`${kind.id}.atif_over_atof`, `${kind.id}: plugin+memory ATOF + ATIF / ATOF only`, ratio(atif, atof, true), 'x', goal));
+  // Recording only (the trajectories are built at shutdown, untimed): the object path against the byte path, plus the
+  // routing. The goal for ATIF, with its trajectories built and written, is memory-steady's.
+  report.figure(figure(`${kind.id}.atif_over_atof`, `${kind.id}: plugin+memory ATOF + ATIF / ATOF only (recording only)`, ratio(atif, atof, true), 'x'));
   report.figure(figure(`${kind.id}.objects_over_bytes`, `${kind.id}: object encoder / byte encoder, ATOF only`, ratio(byName(timings, objectsOnly.name), atof, true), 'x'));
-  report.figure(figure(`${kind.id}.objects_over_bytes_atif`, `${kind.id}: object encoder / byte encoder, ATOF + ATIF`, ratio(byName(timings, objectsAtif.name), atif, true), 'x'));
   report.figure(figure(`${kind.id}.memory_over_floor`, `${kind.id}: plugin+memory (ATOF only) / JSON.stringify of its ATOF lines`, ratio(atof, floor, true), 'x', { op: '<=', target: 1.2 }));
   // What the bytes themselves add to the floor: the part of the 1.2x goal no backend writing a file can spend elsewhere.
   report.figure(figure(`${kind.id}.encoded_floor_over_floor`, `${kind.id}: JSON.stringify + UTF-8 write / JSON.stringify alone (what encoding the lines costs)`, ratio(encodedFloor, floor, true), 'x'));

@@ -101,11 +101,14 @@ export class PluginSetup implements Setup {
   #bytes = 0;
 
   readonly #atif: boolean;
+  readonly #writeDelayMs: number | undefined;
 
-  constructor(name: string, dir: string, makeBackend: (logger: Logger) => RelayBackend, atif = false) {
+  /** `trajectoryWriteDelayMs`: the plugin's option (how long a partial trajectory write waits); its default when undefined. */
+  constructor(name: string, dir: string, makeBackend: (logger: Logger) => RelayBackend, atif = false, trajectoryWriteDelayMs?: number) {
     this.name = name;
     this.#makeBackend = makeBackend;
     this.#atif = atif;
+    this.#writeDelayMs = trajectoryWriteDelayMs;
     this.#file = path.join(dir, `${name.replace(/\W+/g, '-')}.jsonl`);
     this.#logger = countingLogger(name);
   }
@@ -120,12 +123,14 @@ export class PluginSetup implements Setup {
       backend: this.#makeBackend(this.#logger),
       env: {},
       logger: this.#logger,
+      ...(this.#writeDelayMs === undefined ? {} : { trajectoryWriteDelayMs: this.#writeDelayMs }),
       settings: {
         atofEnabled: true,
         atofOutputDirectory: path.dirname(this.#file),
         atofFilename: path.basename(this.#file),
         atofMode: 'overwrite',
-        ...(this.#atif ? { atifEnabled: true, atifOutputDirectory: path.join(path.dirname(this.#file), 'atif') } : {}),
+        // Explicit both ways: with no setting, the plugin records ATIF by default.
+        ...(this.#atif ? { atifEnabled: true, atifOutputDirectory: path.join(path.dirname(this.#file), 'atif') } : { atifEnabled: false }),
       },
     });
     plugin.register(hooks);
@@ -179,24 +184,27 @@ export function memoryPluginSetup(dir: string): PluginSetup {
   return new PluginSetup('plugin+memory', dir, (logger) => createMemoryRelay({ logger }));
 }
 
-/** plugin+memory with ATIF on as well: one trajectory file per session (the configuration the README recommends). */
-export function memoryAtifPluginSetup(dir: string): PluginSetup {
-  return new PluginSetup('plugin+memory, ATOF + ATIF', dir, (logger) => createMemoryRelay({ logger }), true);
+/**
+ * plugin+memory with ATIF on as well: one trajectory file per session (the
+ * configuration the README recommends). `trajectoryWriteDelayMs` as the
+ * plugin takes it (`0`: a partial trajectory after every turn).
+ */
+export function memoryAtifPluginSetup(dir: string, trajectoryWriteDelayMs?: number, name = 'plugin+memory, ATOF + ATIF'): PluginSetup {
+  return new PluginSetup(name, dir, (logger) => createMemoryRelay({ logger }), true, trajectoryWriteDelayMs);
 }
 
 /**
- * plugin+memory on its object encoder alone (the byte path off): a no-op
- * `subscribe()` callback makes the relay build every event as an object,
- * as it does for any subscriber; the callback itself is one empty call per
- * event. For weighing the byte path against the object path (issue 21).
+ * plugin+memory, ATOF only, on its object encoder (the byte path off): a
+ * no-op `subscribe()` callback makes the relay build every event as an
+ * object, as it does for any reader of events; the callback itself is one
+ * empty call per event. Against `memoryPluginSetup`: what the byte path buys.
  */
-export function memoryObjectsPluginSetup(dir: string, atif = false): PluginSetup {
-  const name = atif ? 'plugin+memory, ATOF + ATIF, objects' : 'plugin+memory, objects';
-  return new PluginSetup(name, dir, (logger) => {
+export function memoryObjectsPluginSetup(dir: string): PluginSetup {
+  return new PluginSetup('plugin+memory, objects', dir, (logger) => {
     const relay = createMemoryRelay({ logger });
     relay.subscribe(() => {});
     return relay;
-  }, atif);
+  });
 }
 
 /**

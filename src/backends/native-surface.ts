@@ -15,6 +15,7 @@ export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError,
 export * as rules from '../relay/rules.ts';
 export { isJsonObject, toJson } from '../shared/json.ts';
 export { errorMessage } from '../shared/error-text.ts';
+export { retryDelay, type RetryPolicy } from '../shared/retry.ts';
 export { formatTimestamp, nowMicros } from '../shared/clock.ts';
 export { adaptLogger, consoleLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 export { ATOF_VERSION, type AtofCategory, type AtofEvent } from '../formats/atof/types.ts';

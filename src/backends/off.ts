@@ -122,6 +122,7 @@ function emptyTrajectory(options: AtifExporterOptions | undefined): string {
   const sessionId = stringOf(options?.sessionId);
   const agent: Record<string, string> = { name: stringOf(options?.agentName), version: stringOf(options?.agentVersion) };
   if (typeof options?.modelName === 'string') agent.model_name = options.modelName;
+  else if (typeof options?.fallbackModelName === 'string') agent.model_name = options.fallbackModelName;
   return JSON.stringify({
     schema_version: 'ATIF-v1.7',
     session_id: sessionId,

@@ -12,8 +12,7 @@
  *   keeps its text and is tried again on a timer with a growing delay, and
  *   when the owner calls `retryNow()` (flush, close). A newer write of the
  *   same trajectory replaces the kept one, so an old text never lands over a
- *   newer one. The schedule is the `retry` option, computed in one place
- *   (`retryDelayMs`).
+ *   newer one. The schedule is the `retry` option (`shared/retry.ts`).
  * - **Exit**: at a process exit without `shutdown()`, nothing can be
  *   awaited: the owner's exit task writes what it still has open, then every
  *   kept write is tried a last time, synchronously.
@@ -27,6 +26,8 @@ import type { OutputHealth } from '../relay/contract.ts';
 import { writeFileAtomic } from '../shared/atomic-file.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { atExit } from '../shared/exit-hook.ts';
+import { mayRetry, retryDelay, type RetryPolicy } from '../shared/retry.ts';
+import { after } from '../shared/timers.ts';
 
 /** One trajectory file to write: its absolute path and its whole text. */
 export interface TrajectoryFile {
@@ -36,18 +37,11 @@ export interface TrajectoryFile {
   mode?: number;
 }
 
-/** When a failed write is tried again: a delay that doubles from `firstDelayMs` up to `maxDelayMs`. */
-export interface TrajectoryRetry {
-  firstDelayMs: number;
-  maxDelayMs: number;
-  /** Tries of one write after its first failure before it is given up (then counted in `givenUp`). */
-  maxRetries: number;
-}
-
 export interface TrajectoryFilesOptions {
   /** Reports a failed write (already counted in the health): log it, count it. Must not throw. */
   onError(message: string, error: unknown): void;
-  retry: TrajectoryRetry;
+  /** When a failed write is tried again; `maxRetries` tries after its first failure, then it is given up (counted as dropped). */
+  retry: RetryPolicy;
   /** How many files `files()` lists, the oldest dropped first: one file per session must not grow without bound. `0` lists none. */
   maxListedFiles: number;
 }
@@ -91,7 +85,7 @@ export class TrajectoryFiles<Key> {
       return true;
     }
     const failures = (this.#kept.get(key)?.failures ?? 0) + 1;
-    if (failures > this.#options.retry.maxRetries) {
+    if (!mayRetry(this.#options.retry, failures)) {
       this.#kept.delete(key);
       this.#givenUp += 1;
     } else {
@@ -232,13 +226,11 @@ export class TrajectoryFiles<Key> {
   #schedule(): void {
     if (this.#timer !== null) return;
     this.#passes += 1;
-    const timer = setTimeout(() => {
+    // Unref'd: a pending retry must not keep a finished host alive; the exit task tries once more.
+    this.#timer = after(retryDelay(this.#options.retry, this.#passes), () => {
       this.#timer = null;
       this.retryNow();
-    }, retryDelayMs(this.#options.retry, this.#passes));
-    // A pending retry must not keep a finished host alive; the exit task tries once more.
-    (timer as { unref?: () => void }).unref?.();
-    this.#timer = timer;
+    });
   }
 
   #clearTimer(): void {
@@ -252,9 +244,4 @@ export class TrajectoryFiles<Key> {
     for (const [key, kept] of [...this.#kept]) this.write(key, kept.file);
     this.#clearTimer();
   }
-}
-
-/** The delay before retry pass `pass` (1, 2, …). The one place the schedule is computed. */
-function retryDelayMs(retry: TrajectoryRetry, pass: number): number {
-  return Math.min(retry.maxDelayMs, retry.firstDelayMs * 2 ** (pass - 1));
 }

@@ -33,6 +33,9 @@ const COMMANDS: readonly Command[] = [
   { spec: demoSpec, run: demo },
 ];
 
+/** Every command's spec, in the order `--help` lists them (the docs' flag tables are generated from these). */
+export const COMMAND_SPECS: readonly CommandSpec[] = COMMANDS.map((command) => command.spec);
+
 /** Runs the CLI for `argv` (without the runtime and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const specs = COMMANDS.map((command) => command.spec);

@@ -1,6 +1,6 @@
 /**
  * The bundled scripted sessions and the helpers they are written with.
- * `nemo-relay-hooks demo` runs `agentSession`; `examples/record-examples.ts`
+ * `nemo-relay-hooks demo` runs `agentSession`; `.ci/record-examples.ts`
  * records all of `SCENARIOS`.
  *
  * @module

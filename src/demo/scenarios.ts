@@ -1,6 +1,6 @@
 /**
  * The bundled scripted sessions: what `nemo-relay-hooks demo` runs and what
- * `examples/record-examples.ts` records into `examples/*.hooks.jsonl`.
+ * `.ci/record-examples.ts` records into `examples/*.hooks.jsonl`.
  *
  * - `agent-session`: the full demo. One turn with a rate-limited API call and
  *   its retry (same `api_request_id`, `retry_count` 0 then 1), parallel tool

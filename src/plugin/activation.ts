@@ -51,7 +51,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
       try {
         ensureOutputDirectories(document);
         const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
-        return active(activation, true, logger, skipped);
+        return active(activation, true, logger, skipped, sourceOf(settings));
       } catch (error) {
         safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorMessage(error)}`);
       }
@@ -65,7 +65,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   }
   try {
     ensureOutputDirectories(document);
-    return active(await backend.initializePluginConfig(document, options), false, logger, skipped);
+    return active(await backend.initializePluginConfig(document, options), false, logger, skipped, sourceOf(settings));
   } catch (error) {
     return rejected(error, tomlPath, logger);
   }
@@ -92,7 +92,7 @@ export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRela
   const tomlPath = settings.pluginsTomlPath || undefined;
   try {
     ensureOutputDirectories(document);
-    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped);
+    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped, sourceOf(settings));
   } catch (error) {
     return rejected(error, tomlPath, logger);
   }
@@ -140,7 +140,12 @@ function activatableDocument(config: JsonObject): { document: JsonObject; skippe
   return { document: withoutDestinations(document, skipped), skipped: skipped.map((d) => skippedDestination(d, document)) };
 }
 
-function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger, skipped: readonly ConfigDiagnostic[] = []): PluginsTomlOutcome {
+/** What the warnings name as the configuration's source: the file, or the OTLP variables the plugin built a document from. */
+function sourceOf(settings: NemoRelaySettings): string {
+  return settings.pluginsTomlPath ? 'plugins.toml' : 'OTLP from the environment';
+}
+
+function active(activation: PluginConfigActivation, dynamic: boolean, logger: Logger, skipped: readonly ConfigDiagnostic[], source: string): PluginsTomlOutcome {
   let diagnostics: ConfigDiagnostic[] = [...skipped];
   try {
     const reported = activation.report?.diagnostics;
@@ -149,7 +154,7 @@ function active(activation: PluginConfigActivation, dynamic: boolean, logger: Lo
     // A report that cannot be read has nothing to say.
   }
   // Loud: a destination or output skipped because of its configuration sends or writes nothing.
-  for (const diagnostic of diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
+  for (const diagnostic of diagnostics) safeLog(logger, 'warn', `${source}: ${diagnostic.code}: ${diagnostic.message}`);
   return { kind: 'active', activation, dynamic, diagnostics };
 }
 

@@ -31,7 +31,7 @@ export interface LiveOptions {
   resolved: ResolvedBackend;
   settings: NemoRelaySettings;
   /** Which settings were given explicitly, and whether the outputs are the defaults (announced once). */
-  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault'>;
+  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault' | 'profile'>;
   logger: Logger;
   counters: PluginCounters;
   work: BackgroundWork;
@@ -64,6 +64,7 @@ export class LiveRecording {
       backend: this.backend,
       settings,
       explicit: options.origin.explicit,
+      profile: options.origin.profile,
       work,
       writeDelayMs: options.trajectoryWriteDelayMs,
       openSessions: () => this.sessions.live.values(),
@@ -102,7 +103,9 @@ export class LiveRecording {
     const { settings, origin, logger } = this.options;
     if (!origin.recordingByDefault || this.announced || this.trajectories.recordsNothing) return;
     this.announced = true;
-    const atof = this.atofExporter !== null ? `ATOF events in ${settings.atofFilename}` : null;
+    // With OTLP from the environment, the document built from it writes the ATOF file (see loadSettings).
+    const atofWritten = this.atofExporter !== null || (settings.atofEnabled && ownsExporter(this.config, settings, 'atof'));
+    const atof = atofWritten ? `ATOF events in ${settings.atofFilename}` : null;
     const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${settings.atifFilenameTemplate.replace('{session_id}', '<session id>')}` : null;
     const what = [atof, atif].filter((part) => part !== null);
     if (what.length === 0) return;

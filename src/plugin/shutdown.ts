@@ -21,7 +21,7 @@ export interface ShutdownOptions {
   timeoutMs?: number;
 }
 
-/** Options of `flush()` and `forceFlush()`. */
+/** Options of `flush()`. */
 export interface FlushOptions {
   /** Upper bound for the flush; what is still pending then goes on in the background. Default 5,000 ms. */
   timeoutMs?: number;

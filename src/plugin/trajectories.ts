@@ -21,18 +21,19 @@ import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
 import { hasNoSteps } from '../formats/atif/serialize.ts';
-import type { NemoRelaySettings } from './config/settings.ts';
+import type { NemoRelaySettings, SettingsProfile } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { stringOf } from '../shared/text.ts';
+import type { RetryPolicy } from '../shared/retry.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
 
 /** A failed trajectory write is tried again after 200 ms, doubling to 5 s, 8 times at most. */
-const ATIF_RETRY = { firstDelayMs: 200, maxDelayMs: 5000, maxRetries: 8 };
+const ATIF_RETRY: RetryPolicy = { maxRetries: 8, initialDelayMs: 200, maxDelayMs: 5000 };
 
 export interface AtifTarget {
   outputDirectory: string;
@@ -44,6 +45,8 @@ export interface TrajectoryWriterOptions {
   settings: NemoRelaySettings;
   /** Settings the host gave explicitly: those win over the names a session reports. */
   explicit: ReadonlySet<keyof NemoRelaySettings>;
+  /** `hermes`: a session that reports no model gets the setting, as the Hermes plugin writes it. */
+  profile: SettingsProfile;
   work: BackgroundWork;
   /** Delay that coalesces partial writes per session (ms). `0` writes at once. */
   writeDelayMs: number;
@@ -98,7 +101,7 @@ export class TrajectoryWriter {
       sessionId: state.sessionId,
       agentName: this.named('atifAgentName', payload.agent_name),
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
-      modelName: this.named('atifModelName', payload.model),
+      ...this.modelOf(payload.model),
     });
   }
 
@@ -111,6 +114,18 @@ export class TrajectoryWriter {
     const { settings, explicit } = this.options;
     if (explicit.has(setting) || !truthy(reported)) return settings[setting];
     return stringOf(reported);
+  }
+
+  /**
+   * `agent.model_name`: the host's explicit setting, else the session's
+   * model, else (outside the Hermes profile) the model the first response
+   * reports, falling back to the setting: frameworks often learn the model
+   * only from the provider's answer.
+   */
+  private modelOf(reported: unknown): { modelName: string } | { fallbackModelName: string } {
+    const { settings, explicit, profile } = this.options;
+    if (explicit.has('atifModelName') || truthy(reported) || profile === 'hermes') return { modelName: this.named('atifModelName', reported) };
+    return { fallbackModelName: settings.atifModelName };
   }
 
   /** An embedded child's own file is never written in embedded mode: its steps are in the parent's. */

@@ -248,6 +248,11 @@ export interface AtifExporterOptions {
   agentVersion: string;
   /** Written as `agent.model_name` when the session has no model of its own. */
   modelName?: string;
+  /**
+   * Without `modelName`: `agent.model_name` is the model the trajectory's
+   * first agent step reports, else this (each embedded sub-agent likewise).
+   */
+  fallbackModelName?: string;
 }
 
 /** A per-session ATIF trajectory builder. */

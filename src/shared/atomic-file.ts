@@ -40,8 +40,8 @@ export function writeFileAtomic(target: string, content: string, options: { mode
 
 /**
  * Eight hex digits for a temporary name. From the global `crypto` (as
- * `uuid.ts` does): importing `node:crypto` costs a host several milliseconds
- * at import, for a name.
+ * `uuid.ts` does): importing `node:crypto` would add its load time to every
+ * host's import, for a name.
  */
 function randomSuffix(): string {
   const bytes = new Uint8Array(4);

@@ -10,6 +10,7 @@
  * @module
  */
 
+/** Environment variables by name: `process.env`, or an object a host builds. */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 interface Denied {
@@ -92,4 +93,19 @@ export function processEnv(): Environment {
     env = undefined;
   }
   return guardEnv(env ?? {});
+}
+
+/**
+ * The names `env` holds, or `[]` when listing them needs a permission the
+ * runtime has not granted: Deno lists the environment only with `env`
+ * access to all of it, and asking would prompt an interactive user.
+ */
+export function envNames(env: Environment): readonly string[] {
+  try {
+    const deno = (globalThis as { Deno?: { permissions?: { querySync?(descriptor: { name: 'env' }): { state: string } } } }).Deno;
+    if (deno !== undefined && deno.permissions?.querySync?.({ name: 'env' }).state !== 'granted') return [];
+    return Object.keys(env);
+  } catch {
+    return [];
+  }
 }

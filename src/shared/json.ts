@@ -45,6 +45,8 @@
  * @module
  */
 
+import { KeyListCache } from './key-lists.ts';
+
 /** Plain JSON, the only thing that crosses into a relay. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -469,9 +471,10 @@ function copyObject(object: object, depth: number, budget: Budget): Json {
   }
   const prototype = Object.getPrototypeOf(object) as unknown;
   if ((prototype !== Object.prototype && prototype !== null) || typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
-  const shape = shapeOf(Object.keys(object), budget.noNul);
+  const own = Object.keys(object);
+  const shape = shapeOf(own, budget.noNul);
   if ((budget.chars -= shape.chars) < 0) throw GIVE_UP;
-  const keys = budget.sortKeys ? shape.sorted : shape.keys;
+  const keys = budget.sortKeys ? shape.sorted : own;
   const out: { [key: string]: Json } = {};
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
@@ -481,78 +484,35 @@ function copyObject(object: object, depth: number, budget: Budget): Json {
   return out;
 }
 
-/** A key list the fast path takes, in `Object.keys` order and sorted, with its characters counted. */
+/** A key list the fast path takes, sorted, with its characters counted. */
 interface Shape {
-  readonly keys: readonly string[];
   readonly sorted: readonly string[];
   readonly chars: number;
   /** Keys free of NUL characters (what `noNulInKeys` would replace). */
   readonly noNul: boolean;
 }
 
-const EMPTY_SHAPE: Shape = { keys: [], sorted: [], chars: 0, noNul: true };
-const MAX_SHAPES = 1024;
-/** Known key lists by their first key; each list is searched for the same key list. */
-const shapes = new Map<string, Shape[]>();
-let shapeCount = 0;
-/**
- * The shape last found for a slot picked from the key count and the first
- * key's length and first character: a hit skips hashing the first key.
- */
-const recentShapes: (Shape | undefined)[] = new Array(256);
+const EMPTY_SHAPE: Shape = { sorted: [], chars: 0, noNul: true };
 /** Keys the fast path leaves to the general walk: surrogates (order, U+FFFD) and `__proto__`. */
 const AWKWARD_KEY = /[\ud800-\udfff]|^__proto__$/;
+
+const shapes = new KeyListCache<Shape | null>((keys) => {
+  let chars = 0;
+  let noNul = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (AWKWARD_KEY.test(key)) return null;
+    if (key.includes('\0')) noNul = false;
+    chars += key.length;
+  }
+  return { sorted: keys.slice().sort(), chars, noNul };
+});
 
 function shapeOf(keys: string[], noNul: boolean): Shape {
   const count = keys.length;
   if (count === 0) return EMPTY_SHAPE;
   if (count >= JSON_LIMITS.maxItems) throw GIVE_UP;
-  const first = keys[0]!;
-  const slot = (count * 31 + first.length * 7 + first.charCodeAt(0)) & 255;
-  let shape = recentShapes[slot];
-  if (shape === undefined || !sameKeys(shape.keys, keys)) {
-    shape = undefined;
-    const candidates = shapes.get(first);
-    if (candidates !== undefined) {
-      for (let s = 0; s < candidates.length; s++) {
-        if (sameKeys(candidates[s]!.keys, keys)) {
-          shape = candidates[s]!;
-          break;
-        }
-      }
-    }
-    shape ??= addShape(keys, candidates);
-    recentShapes[slot] = shape;
-  }
-  if (noNul && !shape.noNul) throw GIVE_UP;
-  return shape;
-}
-
-function sameKeys(known: readonly string[], keys: readonly string[]): boolean {
-  const count = keys.length;
-  if (known.length !== count) return false;
-  for (let i = 0; i < count; i++) if (known[i] !== keys[i]) return false;
-  return true;
-}
-
-function addShape(keys: string[], candidates: Shape[] | undefined): Shape {
-  let chars = 0;
-  let noNul = true;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (AWKWARD_KEY.test(key)) throw GIVE_UP;
-    if (key.includes('\0')) noNul = false;
-    chars += key.length;
-  }
-  const shape: Shape = { keys, sorted: keys.slice().sort(), chars, noNul };
-  if (shapeCount >= MAX_SHAPES) {
-    shapes.clear();
-    recentShapes.fill(undefined);
-    shapeCount = 0;
-    candidates = undefined;
-  }
-  if (candidates === undefined) shapes.set(keys[0]!, [shape]);
-  else candidates.push(shape);
-  shapeCount++;
+  const shape = shapes.get(keys);
+  if (shape === null || (noNul && !shape.noNul)) throw GIVE_UP;
   return shape;
 }

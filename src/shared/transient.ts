@@ -7,6 +7,9 @@
  * @module
  */
 
+import { mayRetry, retryDelay, type RetryPolicy } from './retry.ts';
+import { after } from './timers.ts';
+
 const TRANSIENT_CODES: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE', 'EAGAIN']);
 const TRANSIENT_TEXT = /\b(?:EMFILE|ENFILE|EAGAIN)\b|too many open files|resource temporarily unavailable/i;
 
@@ -28,24 +31,26 @@ export function isTransientError(error: unknown): boolean {
 }
 
 export interface RetryOptions {
-  /** Delays before each retry, in ms. Default 25, 50, 100, 200, 400, 800 (about 1.6 s in all). */
-  delaysMs?: readonly number[];
+  /** When to try again. Default `TRANSIENT_RETRY`. */
+  policy?: RetryPolicy;
   /** Called before each retry with the error that caused it. */
-  onRetry?: (error: unknown, attempt: number) => void;
+  onRetry?: (error: unknown, retry: number) => void;
 }
 
-const DEFAULT_DELAYS = [25, 50, 100, 200, 400, 800];
+/** Six retries, 25 ms doubling to 800 ms: about 1.6 s in all, long enough for a burst of open files to pass. */
+export const TRANSIENT_RETRY: RetryPolicy = Object.freeze({ maxRetries: 6, initialDelayMs: 25, maxDelayMs: 800 });
 
 /** Runs `step`, retrying while it fails with a transient error; rethrows anything else, or the last error. */
 export async function retryTransient<T>(step: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
-  const delays = options.delaysMs ?? DEFAULT_DELAYS;
-  for (let attempt = 0; ; attempt++) {
+  const policy = options.policy ?? TRANSIENT_RETRY;
+  for (let retry = 1; ; retry++) {
     try {
       return await step();
     } catch (error) {
-      if (attempt >= delays.length || !isTransientError(error)) throw error;
-      options.onRetry?.(error, attempt + 1);
-      await new Promise((resolve) => setTimeout(resolve, delays[attempt]));
+      if (!mayRetry(policy, retry) || !isTransientError(error)) throw error;
+      options.onRetry?.(error, retry);
+      // Referenced: the host is waiting for the backend to load.
+      await new Promise((resolve) => after(retryDelay(policy, retry), () => resolve(undefined), { ref: true }));
     }
   }
 }

@@ -12,7 +12,7 @@ function writer(options: Partial<TrajectoryFilesOptions> = {}) {
   const reported: string[] = [];
   const files = new TrajectoryFiles<string>({
     onError: (message) => reported.push(message),
-    retry: { firstDelayMs: 200, maxDelayMs: 5000, maxRetries: Number.POSITIVE_INFINITY },
+    retry: { initialDelayMs: 200, maxDelayMs: 5000, maxRetries: Number.POSITIVE_INFINITY },
     maxListedFiles: 1000,
     ...options,
   });
@@ -85,7 +85,7 @@ describe('TrajectoryFiles', () => {
   it('tries kept writes again on its own, with a delay that doubles', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { dir, unblock } = blockedFolder();
-    const { files, reported } = writer({ retry: { firstDelayMs: 100, maxDelayMs: 1000, maxRetries: Number.POSITIVE_INFINITY } });
+    const { files, reported } = writer({ retry: { initialDelayMs: 100, maxDelayMs: 1000, maxRetries: Number.POSITIVE_INFINITY } });
     const target = path.join(dir, 't.json');
     files.write('s1', { path: target, text: 'x' });
     vi.advanceTimersByTime(99);
@@ -105,7 +105,7 @@ describe('TrajectoryFiles', () => {
 
   it('gives a write up after maxRetries failed retries, and still counts it as not written', () => {
     const { dir } = blockedFolder();
-    const { files, reported } = writer({ retry: { firstDelayMs: 100, maxDelayMs: 1000, maxRetries: 2 } });
+    const { files, reported } = writer({ retry: { initialDelayMs: 100, maxDelayMs: 1000, maxRetries: 2 } });
     files.write('s1', { path: path.join(dir, 't.json'), text: 'x' });
     files.retryNow();
     expect(files.isKept('s1')).toBe(true);

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
+import { spawnSync } from 'node:child_process';
+import { cli, fileErrors, outputFiles, ROOT, runtime, tempDir } from './support.ts';
 
 const clean = { HERMES_NEMO_RELAY_PLUGINS_TOML: undefined, HERMES_NEMO_RELAY_ATOF_ENABLED: undefined, HERMES_NEMO_RELAY_ATIF_ENABLED: undefined, NEMO_RELAY_HOOKS_OUTPUTS: undefined };
 
@@ -94,17 +95,39 @@ describe('nemo-relay-hooks demo', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^NeMo Relay demo \(backend (memory|native 0\.9\.\d+)\): 37 hooks$/m);
-    expect(result.stdout).toMatch(/ATOF {2}.*hermes-atof\.jsonl {2}✓ valid/);
-    expect(result.stdout).toMatch(/ATIF {2}.*hermes-atif-demo-session-7f3a\.json {2}✓ valid/);
+    expect(result.stdout).toMatch(/ATOF {2}.*demo-atof\.jsonl {2}✓ valid/);
+    expect(result.stdout).toMatch(/ATIF {2}.*demo-atif-demo-session-7f3a\.json {2}✓ valid/);
     expect(result.stdout).toMatch(/└─ turn 1 /);
     expect(result.stdout).toMatch(/subagent demo-subagent-91b2/);
     expect(result.stdout).toMatch(/✗ LLM .*ERROR rate_limit_error/);
     const files = outputFiles(out);
-    expect(files.map((file) => path.relative(out, file)).sort()).toEqual(['atif/hermes-atif-demo-session-7f3a.json', 'atof/hermes-atof.jsonl', 'hooks.jsonl']);
+    expect(files.map((file) => path.relative(out, file)).sort()).toEqual(['atif/demo-atif-demo-session-7f3a.json', 'atof/demo-atof.jsonl', 'hooks.jsonl']);
     for (const file of files.filter((f) => !f.endsWith('hooks.jsonl'))) expect(fileErrors(file), file).toEqual([]);
     // The recorded hooks replay to the same session.
     const replayed = cli(['replay', path.join(out, 'hooks.jsonl'), '--out', path.join(out, 'replayed')]);
     expect(replayed.stdout).toContain('  sessions   1 (+1 subagent)');
+  });
+
+  it('prints next steps that work as printed, from the folder it ran in', () => {
+    const cwd = tempDir();
+    const result = cli(['demo', '--fast', '--backend', 'memory', '--out', 'out'], { cwd });
+    expect(result.code, result.stderr).toBe(0);
+    const next = result.stdout.slice(result.stdout.indexOf('Next:')).split('\n').slice(1).filter((line) => line.trim() !== '');
+    expect(next).toHaveLength(3);
+    for (const line of next) {
+      // Paths relative to where the demo ran, as a user would type them.
+      expect(line).toMatch(/^ {2}npx nemo-relay-hooks (view|replay|validate) out\//);
+      const args = line.trim().split(/\s+/).slice(2);
+      const run = cli(args, { cwd });
+      expect(run.code, `${line}\n${run.stderr}`).toBe(0);
+    }
+    expect(outputFiles(path.join(cwd, 'out', 'replayed')).length).toBeGreaterThan(0);
+  });
+
+  it.skipIf(runtime !== 'node')('is reachable as "npx nemo-relay-hooks" in a checkout, as the next steps print it', () => {
+    const result = spawnSync('npx', ['--no-install', 'nemo-relay-hooks', '--version'], { cwd: ROOT, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
   it('writes to a fresh folder under the OS temp dir by default and prints its paths', () => {

@@ -72,14 +72,15 @@ console.log(JSON.stringify(plugin.status().outputs.find((o) => o.kind === 'otlp-
     expect(result.status, result.stderr).toBe(0);
     const warnings = result.stderr.split('\n').filter((line) => line.includes('package_missing'));
     expect(warnings).toEqual([
-      '[nemo-relay-hooks] plugins.toml: observability.package_missing: OTLP traces to http://127.0.0.1:9/v1/traces sends nothing: @opentelemetry/exporter-trace-otlp-proto is not installed (an optional peer dependency; ATOF and ATIF files do not need it); fix: npm install @opentelemetry/exporter-trace-otlp-proto@^0.223.1',
+      '[nemo-relay-hooks] OTLP from the environment: observability.package_missing: OTLP traces to http://127.0.0.1:9/v1/traces sends nothing: @opentelemetry/exporter-trace-otlp-proto is not installed (an optional peer dependency; ATOF and ATIF files do not need it); fix: npm install @opentelemetry/exporter-trace-otlp-proto@^0.223.1',
     ]);
     // The span was not lost silently: it is counted as failed, with the reason.
     const otlp = JSON.parse(result.stdout) as { sent: number; failed: number; lastError: string };
     expect(otlp.sent).toBe(0);
     expect(otlp.failed).toBeGreaterThan(0);
     expect(otlp.lastError).toContain('@opentelemetry/exporter-trace-otlp-proto could not be loaded');
-    // The default recording still ran alongside OTLP.
+    // The default recording still ran alongside OTLP, and says so for both files (the OTLP document writes the ATOF one).
+    expect(result.stderr).toContain(`recording to ${path.join(realpathSync(dir), 'nemo-relay-output')}: ATOF events in otlp-host-atof.jsonl, one ATIF trajectory per session in otlp-host-atif-<session id>.json`);
     expect(existsSync(path.join(dir, 'nemo-relay-output'))).toBe(true);
     expect(readdirSync(path.join(dir, 'nemo-relay-output')).sort()).toEqual(['otlp-host-atif-s1.json', 'otlp-host-atof.jsonl']);
   });

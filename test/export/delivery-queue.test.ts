@@ -43,7 +43,7 @@ describe('delivery queue', () => {
     const attempts: number[] = [];
     const queue = createDeliveryQueue<string>({
       maxItems: 10,
-      retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 5_000 },
+      retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 5_000 },
       send: async () => {
         attempts.push(Date.now());
         if (attempts.length === 1) throw new HttpStatusError(503, 'x', 2_000);
@@ -68,7 +68,7 @@ describe('delivery queue', () => {
     const { given, onGiveUp } = recorder();
     const queue = createDeliveryQueue<number>({
       maxItems: 10,
-      retry: { maxAttempts: 4, initialDelayMs: 1_000, maxDelayMs: 60_000 },
+      retry: { maxRetries: 3, initialDelayMs: 1_000, maxDelayMs: 60_000 },
       send: async () => {
         times.push(Date.now());
         throw new ConnectionFailedError('refused');

@@ -20,7 +20,7 @@ import { detectRuntime } from '../../src/shared/js-runtime.ts';
 // Bun's WebSocket (global, and the \`ws\` shim over it) cannot be unref'd: a
 // handshake that never completes holds the process until timeout_millis.
 const BUN = detectRuntime() === 'bun';
-if (BUN) console.info("host-exit: websocket sink left out on Bun (its WebSocket cannot be unref'd; see README, streaming ATOF)");
+if (BUN) console.info("host-exit: websocket sink left out on Bun (its WebSocket cannot be unref'd; see docs/backends/memory-and-native.md)");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = pathToFileURL(path.join(ROOT, 'dist', 'src', 'index.js')).href;

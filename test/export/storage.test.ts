@@ -12,7 +12,7 @@ import { tempDir } from '../contract/backends.ts';
 import { startReceiver, type Receiver } from '../support/receivers.ts';
 
 const CREDENTIALS = { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret/with+chars', region: 'eu-west-3' };
-const RETRY = { initialDelayMs: 5, maxDelayMs: 20, maxAttempts: 3 };
+const RETRY = { initialDelayMs: 5, maxDelayMs: 20, maxRetries: 2 };
 const DOC: AtifUpload = { filename: 'trajectory-0191.json', sessionId: '0191-root', text: '{\n  "schema_version": "ATIF-v1.7",\n  "note": "é"\n}' };
 
 let receiver: Receiver;

@@ -9,7 +9,7 @@ import type { StreamSinkSettings } from '../../src/formats/plugins-toml/sinks.ts
 import { silentLogger } from '../../src/shared/logger.ts';
 import { startReceiver, type Receiver } from '../support/receivers.ts';
 
-const FAST: AtofStreamSinkOptions = { logger: silentLogger, retry: { initialDelayMs: 5, maxDelayMs: 50, maxAttempts: 4 } };
+const FAST: AtofStreamSinkOptions = { logger: silentLogger, retry: { initialDelayMs: 5, maxDelayMs: 50, maxRetries: 3 } };
 const event = (i: number, extra: Record<string, unknown> = {}) => JSON.stringify({ atof_version: '0.1', kind: 'mark', name: `m${i}`, ...extra });
 
 let receiver: Receiver;
@@ -58,7 +58,7 @@ describe('http_post transport', () => {
       { status: 502 },
       { status: 504 },
     ]);
-    const sink = createAtofStreamSink(settings('/atof/post'), { ...FAST, retry: { initialDelayMs: 5, maxDelayMs: 50, maxAttempts: 5 } });
+    const sink = createAtofStreamSink(settings('/atof/post'), { ...FAST, retry: { initialDelayMs: 5, maxDelayMs: 50, maxRetries: 4 } });
     sink.accept(event(1));
     sink.accept(event(2));
     expect(await sink.flush(5000)).toBe(true);
@@ -91,7 +91,7 @@ describe('http_post transport', () => {
 
   it('drops and counts events beyond its queue bound instead of holding them all', async () => {
     receiver.hang('/slow');
-    const sink = createAtofStreamSink(settings('/slow', { timeoutMillis: 200 }), { ...FAST, maxQueuedEvents: 3, retry: { maxAttempts: 1 } });
+    const sink = createAtofStreamSink(settings('/slow', { timeoutMillis: 200 }), { ...FAST, maxQueuedEvents: 3, retry: { maxRetries: 0 } });
     for (let i = 0; i < 10; i++) sink.accept(event(i));
     expect(sink.health()).toMatchObject({ dropped: 7, sent: 0 });
     await sink.close(1000);
@@ -102,7 +102,7 @@ describe('http_post transport', () => {
 
   it('close() against a receiver that is down tries once more and drops the rest at once, counted', async () => {
     const port = await closedPort();
-    const sink = createAtofStreamSink({ ...settings('/x'), url: `http://127.0.0.1:${port}/x` }, { ...FAST, retry: { initialDelayMs: 60_000, maxAttempts: 5 } });
+    const sink = createAtofStreamSink({ ...settings('/x'), url: `http://127.0.0.1:${port}/x` }, { ...FAST, retry: { initialDelayMs: 60_000, maxRetries: 4 } });
     for (let i = 0; i < 4; i++) sink.accept(event(i));
     while (sink.health().errors === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     // The first event is now waiting out a one-minute backoff; close() cuts it short instead of waiting.

@@ -39,6 +39,13 @@ describe('typed settings from the host', () => {
     expect(diagnosticFields(new Proxy({}, { ownKeys() { throw new Error('trap'); } }))).toEqual(['settings']);
   });
 
+  it('names a variable with the prefix that it does not read (a typo changes nothing, so it is not silent)', () => {
+    const loaded = loadSettings({ NEMO_RELAY_HOOKS_OTLP_ENDPOINT: 'http://collector:4318', HERMES_NEMO_RELAY_ATIF_ENABLE: '1', NEMO_RELAY_HOOKS_ATIF_ENABLED: '1', OTHER_TOOL_VAR: 'x' }, {}, { processEnv: {} });
+    expect(loaded.diagnostics.filter((d) => d.code === 'settings.unknown_variable').map((d) => d.field)).toEqual(['NEMO_RELAY_HOOKS_OTLP_ENDPOINT', 'HERMES_NEMO_RELAY_ATIF_ENABLE']);
+    expect(loaded.diagnostics.find((d) => d.field === 'NEMO_RELAY_HOOKS_OTLP_ENDPOINT')?.message).toContain('is not a variable the plugin reads, so it changes nothing');
+    expect(loaded.settings.atifEnabled).toBe(true);
+  });
+
   it('lets register() succeed with bad settings, and records with the good ones', async () => {
     const dir = tempDir();
     for (const settings of [null, 42, { atofEnabled: true, atofOutputDirectory: dir, atofFilename: 'events.jsonl', atofMode: 'sideways', atifFilenameTemplate: 5 }]) {

@@ -19,7 +19,7 @@ export interface ManifestEntry {
 /** Why the peers tests cannot run, or undefined when they can. */
 export const peersUnavailable: string | undefined = existsSync(path.join(PEERS, 'manifest.json'))
   ? undefined
-  : `the upstream material is not at ${path.relative(process.cwd(), PEERS)} (see ../shared/peers/README.md)`;
+  : `the upstream conformance material (Harbor's ATIF goldens, the ATOF spec's example, NAT's converter examples) is not at ${PEERS}, beside this checkout; nothing else needs it (docs/contributing/tests.md)`;
 
 if (peersUnavailable !== undefined) console.warn(`skipping upstream conformance tests: ${peersUnavailable}`);
 

@@ -21,6 +21,7 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
     agentName: String(o.agentName ?? ''),
     agentVersion: String(o.agentVersion ?? ''),
     ...(typeof o.modelName === 'string' ? { modelName: o.modelName } : {}),
+    ...(typeof o.fallbackModelName === 'string' ? { fallbackModelName: o.fallbackModelName } : {}),
     style: 'exporter' as const,
   };
   const record = core.ownScope(o.scope, 'registerAtifExporter scope');

@@ -4,7 +4,8 @@
  * Lines are encoded into one reusable byte buffer as they come and written
  * with one `fs.writeSync` per 256 KiB: for small events the syscall is the
  * cost, so batching is much cheaper than a write per line, and larger
- * writes cost less per byte (bench/RESULTS.md, "Figures behind the code"). Encoding each line into the buffer, instead of joining the lines and
+ * writes cost less per byte (bench/RESULTS.md, "Figures behind the code").
+ * Encoding each line into the buffer, instead of joining the lines and
  * encoding the joined text, allocates nothing per line. The relay can also
  * write a line straight into the buffer (`beginLine`/`endLine`), which
  * saves copying it there. A `WriteStream` is avoided on purpose: in Bun,
@@ -56,6 +57,8 @@ import type { AtofMode, OutputHealth } from '../../relay/contract.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { atExit } from '../../shared/exit-hook.ts';
+import { retryDelay, type RetryPolicy } from '../../shared/retry.ts';
+import { after } from '../../shared/timers.ts';
 import { AtofFile, NODE_WRITER_FS, type WriterFs } from './atof-file.ts';
 import { LineBuilder, type LineOwner } from './encode/line-buffer.ts';
 
@@ -85,7 +88,7 @@ interface Backlogged {
 }
 const DEFAULT_MAX_BUFFERED = 16 * 1024 * 1024;
 const DEFAULT_FLUSH_DELAY_MS = 200;
-/** Longest wait between retries after failures. */
+/** Longest wait between retries after failures (they start at the flush delay and double). */
 const MAX_RETRY_DELAY_MS = 5000;
 
 export class AtofFileWriter implements LineOwner {
@@ -96,6 +99,8 @@ export class AtofFileWriter implements LineOwner {
   private readonly highWater: number;
   private readonly maxBuffered: number;
   private readonly flushDelayMs: number;
+  /** Unwritable lines are tried again until the backlog is full: from the flush delay, doubling. */
+  private readonly retry: RetryPolicy;
 
   /**
    * The staging buffer: `stagedLines` whole lines up to `stage.start`, and
@@ -132,6 +137,7 @@ export class AtofFileWriter implements LineOwner {
     this.highWater = options.highWaterChars ?? DEFAULT_HIGH_WATER;
     this.maxBuffered = options.maxBufferedChars ?? DEFAULT_MAX_BUFFERED;
     this.flushDelayMs = options.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS;
+    this.retry = { maxRetries: Number.POSITIVE_INFINITY, initialDelayMs: this.flushDelayMs, maxDelayMs: MAX_RETRY_DELAY_MS };
     // Open (and for overwrite, truncate) now, as native's exporter does, so
     // a misconfigured path shows up at registration rather than later.
     this.file.open();
@@ -316,7 +322,7 @@ export class AtofFileWriter implements LineOwner {
       this.discardBuffered();
     }
     if (!this.closed && this.flushDelayMs > 0 && (this.backlogLines > 0 || this.carry !== null)) {
-      this.schedule(Math.min(MAX_RETRY_DELAY_MS, this.flushDelayMs * 2 ** Math.min(this.failures - 1, 10)));
+      this.schedule(retryDelay(this.retry, this.failures));
     }
     return false;
   }
@@ -407,13 +413,11 @@ export class AtofFileWriter implements LineOwner {
 
   private schedule(delayMs = this.flushDelayMs): void {
     if (this.timer !== null) return;
-    const timer = setTimeout(() => {
+    this.timer = after(delayMs, () => {
       this.timer = null;
       // After a quiet-period write the staging buffer is not kept: an idle writer holds no buffer.
       if (this.flushSync() && this.stagedLines === 0 && !this.lineOpen) this.stage = null;
-    }, delayMs);
-    unrefTimer(timer);
-    this.timer = timer;
+    });
   }
 
   private cancelTimer(): void {
@@ -422,16 +426,6 @@ export class AtofFileWriter implements LineOwner {
       this.timer = null;
     }
   }
-}
-
-/** Lets a timer not keep the process alive, in Node, Bun and Deno. */
-function unrefTimer(timer: unknown): void {
-  if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') {
-    (timer as { unref(): void }).unref();
-    return;
-  }
-  const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno;
-  if (typeof timer === 'number' && typeof deno?.unrefTimer === 'function') deno.unrefTimer(timer);
 }
 
 /** Native's default ATOF file name: `nemo-relay-events-YYYY-MM-DD-HH.MM.SS.jsonl`, in UTC. */

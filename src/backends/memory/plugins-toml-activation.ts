@@ -57,9 +57,10 @@ import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../expo
 import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import type { ObservabilitySettings } from '../../formats/plugins-toml/observability-settings.ts';
+import type { RetryPolicy } from '../../shared/retry.ts';
 
-const FIRST_RETRY_MS = 200;
-const MAX_RETRY_MS = 5000;
+/** A trajectory whose write failed is tried again, 200 ms doubling to 5 s, until it lands or the activation closes. */
+const ATIF_FILE_RETRY: RetryPolicy = { maxRetries: Number.POSITIVE_INFINITY, initialDelayMs: 200, maxDelayMs: 5000 };
 
 /** A live activation as the relay holds it. */
 export interface PluginHost {
@@ -243,7 +244,7 @@ class PluginAtif {
     // A failed write is retried until it lands or the activation closes (the exit write tries once more).
     this.files = new TrajectoryFiles({
       onError: (message) => safeLog(core.logger, 'warn', message),
-      retry: { firstDelayMs: FIRST_RETRY_MS, maxDelayMs: MAX_RETRY_MS, maxRetries: Number.POSITIVE_INFINITY },
+      retry: ATIF_FILE_RETRY,
       maxListedFiles: 0,
     });
     this.storage =

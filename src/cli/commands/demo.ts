@@ -29,6 +29,9 @@ import type { CliIo } from '../io.ts';
 import { treeFromAtif } from '../view/from-atif.ts';
 import { renderText } from '../view/text.ts';
 import { cliLogger, withAtofFile } from './replay.ts';
+import { PROGRAM } from '../help.ts';
+
+const ATOF_FILENAME = 'demo-atof.jsonl';
 
 export const demoSpec: CommandSpec = {
   name: 'demo',
@@ -56,7 +59,17 @@ export const demoSpec: CommandSpec = {
   positionals: { name: '', min: 0, max: 0 },
 };
 
+/** A path as the user can type it here: relative to the working directory when inside it, shell-quoted when needed. */
+function shownFrom(cwd: string): (file: string) => string {
+  return (file) => {
+    const relative = path.relative(cwd, file);
+    const text = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+    return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+  };
+}
+
 export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
+  const shown = shownFrom(io.cwd);
   const out = stringFlag(args, 'out');
   let outDir: string;
   if (out === undefined) {
@@ -71,7 +84,7 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
   const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
   const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
   refuseLinkedOutputs(outDir, ['hooks.jsonl']);
-  refuseLinkedOutputs(atofDir, ['hermes-atof.jsonl']);
+  refuseLinkedOutputs(atofDir, [ATOF_FILENAME]);
   const backend = stringFlag(args, 'backend', 'auto') as BackendName;
   const logger = cliLogger(io, false);
 
@@ -83,11 +96,11 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
     settings: {
       atofEnabled: true,
       atofOutputDirectory: atofDir,
-      atofFilename: 'hermes-atof.jsonl',
+      atofFilename: ATOF_FILENAME,
       atofMode: 'overwrite',
       atifEnabled: true,
       atifOutputDirectory: atifDir,
-      atifFilenameTemplate: 'hermes-atif-{session_id}.json',
+      atifFilenameTemplate: 'demo-atif-{session_id}.json',
       atifAgentName: 'Demo Agent',
       atifAgentVersion: '1.0.0',
     },
@@ -108,7 +121,7 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
   io.out(`${style.bold('NeMo Relay demo')} (backend ${status.backend.kind}${status.backend.version ? ` ${status.backend.version}` : ''}): ${recorder.lines} hooks\n\n`);
   let invalid = 0;
   const atifFiles: string[] = [];
-  for (const output of withAtofFile(status.outputs, path.join(atofDir, 'hermes-atof.jsonl'))) {
+  for (const output of withAtofFile(status.outputs, path.join(atofDir, ATOF_FILENAME))) {
     const text = readFileSync(output.path, 'utf8');
     let recorded: number;
     let errors;
@@ -131,21 +144,22 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
       : errors.length === 0
         ? style.green('✓ valid')
         : style.red(`✗ ${errors.length} errors`);
-    io.out(`  ${output.kind.toUpperCase()}  ${output.path}  ${mark}\n`);
+    io.out(`  ${output.kind.toUpperCase()}  ${shown(output.path)}  ${mark}\n`);
     for (const error of errors.slice(0, 5)) io.out(`        ${error.path}: ${error.rule}: ${error.message}\n`);
   }
-  io.out(`  hooks ${recorder.path}\n\n`);
+  io.out(`  hooks ${shown(recorder.path)}\n\n`);
   for (const file of atifFiles) {
     io.out(renderText(treeFromAtif(JSON.parse(readFileSync(file, 'utf8'))), style));
     io.out('\n');
   }
-  const atif = atifFiles[0] ?? path.join(atifDir, '*.json');
+  const atif = shown(atifFiles[0] ?? path.join(atifDir, '*.json'));
+  // Commands that work as printed, in the folder the demo ran in: npx finds the package's own bin.
   io.out(
     [
       'Next:',
-      `  nemo-relay-hooks view ${atif} --html ${path.join(outDir, 'timeline.html')}`,
-      `  nemo-relay-hooks replay ${recorder.path} --out ${path.join(outDir, 'replayed')}`,
-      `  nemo-relay-hooks validate ${path.join(atofDir, 'hermes-atof.jsonl')} ${atif}`,
+      `  npx ${PROGRAM} view ${atif} --html ${shown(path.join(outDir, 'timeline.html'))}`,
+      `  npx ${PROGRAM} replay ${shown(recorder.path)} --out ${shown(path.join(outDir, 'replayed'))}`,
+      `  npx ${PROGRAM} validate ${shown(path.join(atofDir, ATOF_FILENAME))} ${atif}`,
       '',
     ].join('\n'),
   );

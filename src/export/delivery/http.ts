@@ -16,7 +16,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
-import { unrefTimer } from './queue.ts';
+import { unrefTimer } from '../../shared/timers.ts';
 
 /**
  * Connections are kept alive between requests (one POST per event would

@@ -1,7 +1,8 @@
 /**
  * A bounded delivery queue for remote outputs: items are sent one at a
  * time, in order, by a caller-supplied `send`; retryable failures are tried
- * again with exponential backoff (honouring the destination's Retry-After);
+ * again on the library's retry policy (`shared/retry.ts`, honouring the
+ * destination's Retry-After);
  * every item ends up counted exactly once as sent, failed or dropped.
  *
  * `push` is synchronous and constant-time, so the host's hot path never
@@ -12,18 +13,11 @@
  */
 
 import { DeliveryClosedError, DeliveryError, describeFailure } from './errors.ts';
-import { backoffDelay } from './backoff.ts';
+import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
+import { after, sleep } from '../../shared/timers.ts';
 
-export interface RetryPolicy {
-  /** Tries per item, the first included. */
-  maxAttempts: number;
-  /** Wait before the second try; doubled for each further one. */
-  initialDelayMs: number;
-  /** Upper bound of one wait, Retry-After included. */
-  maxDelayMs: number;
-}
-
-const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 250, maxDelayMs: 30_000 };
+/** Streams and uploads: four retries, 250 ms doubling to 30 s, half of each wait random. */
+export const DELIVERY_RETRY: RetryPolicy = Object.freeze({ maxRetries: 4, initialDelayMs: 250, maxDelayMs: 30_000, jitter: 0.5 });
 
 /** How an item left the queue without being delivered. */
 export type GiveUpReason = 'failed' | 'dropped';
@@ -31,6 +25,7 @@ export type GiveUpReason = 'failed' | 'dropped';
 export interface DeliveryQueueOptions<T> {
   /** Items held at most (queued plus in flight); further pushes are dropped and counted. */
   maxItems: number;
+  /** Default `DELIVERY_RETRY`. */
   retry?: Partial<RetryPolicy>;
   /** One attempt. Throw a `DeliveryError` (anything else counts as not retryable). */
   send(item: T, signal: AbortSignal): Promise<void>;
@@ -92,8 +87,8 @@ class Queue<T> implements DeliveryQueue<T> {
   private lastError: string | undefined;
 
   constructor(private readonly options: DeliveryQueueOptions<T>) {
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.retry.maxAttempts = Math.max(1, Math.floor(this.retry.maxAttempts));
+    const retry = { ...DELIVERY_RETRY, ...options.retry };
+    this.retry = { ...retry, maxRetries: Math.max(0, Math.floor(retry.maxRetries)) };
     this.maxItems = Math.max(1, Math.floor(options.maxItems));
   }
 
@@ -122,7 +117,7 @@ class Queue<T> implements DeliveryQueue<T> {
         resolve(value);
       };
       // Unref'd like every timer here: whoever awaits a flush or close (the plugin's bounded shutdown) keeps the process alive.
-      const timer = unrefTimer(setTimeout(() => finish(false), Math.max(0, timeoutMs)));
+      const timer = after(timeoutMs, () => finish(false));
       this.idleWaiters.push(() => finish(true));
     });
   }
@@ -158,7 +153,7 @@ class Queue<T> implements DeliveryQueue<T> {
   }
 
   private async deliver(item: T): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+    for (let retry = 1; ; retry++) {
       if (this.abort.signal.aborted) {
         this.giveUp(item, 'dropped', this.abort.signal.reason);
         return;
@@ -173,7 +168,7 @@ class Queue<T> implements DeliveryQueue<T> {
         this.stats.attemptErrors++;
         this.lastError = describeFailure(error);
         const aborted = this.abort.signal.aborted;
-        const retryable = !aborted && !this.closed && error instanceof DeliveryError && error.retryable && attempt < this.retry.maxAttempts;
+        const retryable = !aborted && !this.closed && error instanceof DeliveryError && error.retryable && mayRetry(this.retry, retry);
         safeCall(() => this.options.onAttemptFailed?.(error, retryable));
         if (aborted) {
           this.giveUp(item, 'dropped', error);
@@ -185,14 +180,9 @@ class Queue<T> implements DeliveryQueue<T> {
           if (this.closed && error instanceof DeliveryError && error.retryable) this.dropRemaining(error);
           return;
         }
-        await sleep(this.delayFor(attempt, error as DeliveryError), this.closing.signal);
+        await sleep(retryDelay(this.retry, retry, (error as DeliveryError).retryAfterMs), this.closing.signal);
       }
     }
-  }
-
-  /** Exponential backoff with jitter, or the destination's Retry-After, capped. */
-  private delayFor(attempt: number, error: DeliveryError): number {
-    return backoffDelay(attempt, this.retry, error.retryAfterMs);
   }
 
   private dropRemaining(error: unknown): void {
@@ -206,30 +196,6 @@ class Queue<T> implements DeliveryQueue<T> {
     this.lastError = describeFailure(error);
     safeCall(() => this.options.onGiveUp?.(item, reason, error));
   }
-}
-
-/** Waits `ms` (unref'd: a backoff alone never keeps the host alive), or until `signal` fires. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted || ms <= 0) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = unrefTimer(
-      setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms),
-    );
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Lets the process exit while only this timer is pending (Node, Bun and Deno timers all have unref). */
-export function unrefTimer<H>(handle: H): H {
-  (handle as { unref?: () => void }).unref?.();
-  return handle;
 }
 
 function safeCall(fn: () => void): void {

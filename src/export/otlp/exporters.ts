@@ -93,8 +93,8 @@ interface Transport {
  *
  * The OTel HTTP exporter wraps its transport in a retrying one whose backoff
  * timers are referenced: with a collector down, a host that had finished and
- * returned from `shutdown()` stayed alive up to `timeout_millis` more
- * (7-10 s measured). The pipeline already retries failed batches, with
+ * returned from `shutdown()` stayed alive up to `timeout_millis` more.
+ * The pipeline already retries failed batches, with
  * unref'd timers and the receiver's `Retry-After`, so the exporter gets the
  * inner transport. The delegate is the exporter's own (OTLPExporterBase
  * keeps it in `_delegate`, with `_transport`); an exporter of another shape

@@ -19,7 +19,8 @@
 
 import type { OutputHealth } from '../../relay/contract.ts';
 import { safeLog, type Logger } from '../../shared/logger.ts';
-import { backoffDelay, sleepUnref, type BackoffPolicy } from '../delivery/backoff.ts';
+import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
+import { after, sleep } from '../../shared/timers.ts';
 import { createWireExporter, type WireExporter, type WireOptions } from './exporters.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { settleWithin } from '../../shared/deadline.ts';
@@ -29,13 +30,15 @@ export interface PipelineOptions extends WireOptions {
   maxExportBatchSize: number;
   scheduledDelayMillis: number;
   logger: Logger;
-  backoff?: BackoffPolicy;
+  /** Default `BATCH_RETRY`. */
+  retry?: RetryPolicy;
   /** Creates the exporter; default: the OpenTelemetry one for `signal` and `transport`. */
   createExporter?: (options: WireOptions) => Promise<WireExporter>;
 }
 
 const MAX_IN_FLIGHT = 4;
-const BATCH_RETRY: BackoffPolicy = { maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 15_000 };
+/** A failed batch is tried again three times, 1 s doubling to 15 s, half of each wait random. */
+export const BATCH_RETRY: RetryPolicy = Object.freeze({ maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 15_000, jitter: 0.5 });
 
 export class OtlpPipeline {
   private readonly queue: unknown[] = [];
@@ -106,7 +109,7 @@ export class OtlpPipeline {
         continue;
       }
       if (Date.now() + wait >= deadline) return;
-      await sleepUnref(wait);
+      await sleep(wait);
     }
   }
 
@@ -156,11 +159,10 @@ export class OtlpPipeline {
   private kick(delay: number): void {
     if (this.closed) return;
     if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
+    this.timer = after(Math.max(delay, this.retryAt - Date.now(), 0), () => {
       this.timer = null;
       this.startBatch();
-    }, Math.max(delay, this.retryAt - Date.now(), 0));
-    (this.timer as { unref?: () => void }).unref?.();
+    });
   }
 
   private startBatch(): void {
@@ -212,12 +214,11 @@ export class OtlpPipeline {
       return;
     }
     const reason = result.error ? errorMessage(result.error) : 'export failed';
-    const policy = this.options.backoff ?? BATCH_RETRY;
-    if (!this.closed && this.retryAttempt < policy.maxRetries && this.queue.length + batch.length <= this.options.maxQueueSize) {
+    const policy = this.options.retry ?? BATCH_RETRY;
+    if (!this.closed && mayRetry(policy, this.retryAttempt + 1) && this.queue.length + batch.length <= this.options.maxQueueSize) {
       this.retryAttempt++;
       // The receiver's Retry-After, when it sent one, instead of the backoff.
-      const asked = exporter.takeRetryAfterMs?.();
-      this.retryAt = Date.now() + (asked !== undefined ? Math.min(asked, policy.maxDelayMs) : backoffDelay(this.retryAttempt, policy));
+      this.retryAt = Date.now() + retryDelay(policy, this.retryAttempt, exporter.takeRetryAfterMs?.());
       this.queue.unshift(...batch);
       this.errors++;
       this.lastError = `${reason} (retry ${this.retryAttempt} of ${policy.maxRetries} scheduled)`;

@@ -17,7 +17,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
 import { retryAfterMs } from '../delivery/http.ts';
-import { unrefTimer } from '../delivery/queue.ts';
+import { unrefTimer } from '../../shared/timers.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 interface Pending {

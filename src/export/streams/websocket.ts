@@ -13,7 +13,7 @@
 
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { ConnectionFailedError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
-import { unrefTimer } from '../delivery/queue.ts';
+import { unrefTimer } from '../../shared/timers.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 /** The part of both WebSocket APIs the sink uses. */

@@ -51,8 +51,16 @@ export interface AtifBuilderOptions {
   agentName: string;
   /** Written as `agent.version`. */
   agentVersion: string;
-  /** `agent.model_name`; omitted when undefined. */
+  /** `agent.model_name`; omitted when undefined (see `fallbackModelName`). */
   modelName?: string;
+  /**
+   * `exporter` style with no `modelName`: each trajectory (the root and
+   * every embedded sub-agent without a model of its own) takes the model
+   * its first agent step reports, else this name. A framework often learns
+   * the model only from the first response; "unknown" beside steps that
+   * name it would misstate the run.
+   */
+  fallbackModelName?: string;
   /**
    * `exporter` = native manual `AtifExporter` (struct field order, no root extra);
    * `plugin-host` = native plugin-managed file (keys sorted, `extra.nemo_relay` and
@@ -123,9 +131,14 @@ export class AtifBuilder {
     const root = pluginHost ? this.#startOf(rootUuid) : undefined;
     const propagationRoot = root?.propagation_root_uuid;
     const sessionId = typeof propagationRoot === 'string' ? propagationRoot : (options.sessionId ?? rootUuid);
-    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents());
+    // The plugin's own files give a sub-agent its own name and model; the
+    // plugins.toml files keep native's block (the parent's), byte for byte.
+    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), !pluginHost);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
-    if (!pluginHost) return trajectory;
+    if (!pluginHost) {
+      if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);
+      return trajectory;
+    }
     trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };
     return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
   }
@@ -155,6 +168,15 @@ export class AtifBuilder {
     this.#texts ??= new ExporterTextCache();
     return this.#texts.write(this.build());
   }
+}
+
+/** Gives every trajectory in the tree without `agent.model_name` the model its first agent step reports, else `fallback`. */
+function reportedModels(trajectory: AtifTrajectory, fallback: string): void {
+  if (trajectory.agent.model_name === undefined) {
+    const reported = trajectory.steps.find((step) => step.source === 'agent' && typeof step.model_name === 'string')?.model_name;
+    trajectory.agent = { ...trajectory.agent, model_name: reported ?? fallback };
+  }
+  for (const child of trajectory.subagent_trajectories ?? []) reportedModels(child, fallback);
 }
 
 /** `extra.nemo_relay`: the logical session and user ids from the root scope's metadata, and the session instance. */

@@ -29,7 +29,7 @@
  */
 
 import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
-import { deniedEnv, guardEnv, processEnv, type Environment } from '../../shared/env.ts';
+import { deniedEnv, envNames, guardEnv, processEnv, type Environment } from '../../shared/env.ts';
 import { adaptiveModeOf, loadPluginsToml, pluginsTomlDiagnostics } from './plugins-toml.ts';
 import { dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
 import { hostIdentity, type HostIdentity } from './host-identity.ts';
@@ -367,6 +367,7 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} contains a path separator: files land in sub-folders of the output directory, and any that would leave it are refused at write time`,
     });
   }
+  diagnostics.push(...unknownVariables(given));
   const denied = deniedEnv(env);
   if (denied !== null) {
     diagnostics.push({
@@ -386,6 +387,30 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
     });
   }
   return { settings, diagnostics, profile, explicit, recordingByDefault };
+}
+
+/** Variables read outside the plugin's settings (the CLI's own knobs). */
+const OTHER_VARIABLES: readonly string[] = ['NEMO_RELAY_HOOKS_MAX_LINE_BYTES'];
+const KNOWN_NAMES = new Set([...ENVIRONMENT_VARIABLES.flatMap((v) => (v.hermes ? [v.name, v.hermes] : [v.name])), ...OTHER_VARIABLES]);
+
+/**
+ * A variable with the plugin's prefix that it does not read is a setting
+ * the operator believes applies (a typo, or a name from another tool):
+ * one warning each, naming it, instead of silence.
+ */
+function unknownVariables(env: Environment): ConfigDiagnostic[] {
+  const out: ConfigDiagnostic[] = [];
+  for (const name of envNames(env)) {
+    if (!name.startsWith('NEMO_RELAY_HOOKS_') && !name.startsWith('HERMES_NEMO_RELAY_')) continue;
+    if (KNOWN_NAMES.has(name)) continue;
+    out.push({
+      level: 'warning',
+      code: 'settings.unknown_variable',
+      field: name,
+      message: `${name} is set but is not a variable the plugin reads, so it changes nothing (a typo, or another tool's name?); the variables it reads: docs/operators/configuration.md`,
+    });
+  }
+  return out;
 }
 
 /** The library's defaults, named after the host where a name is not given (the host is looked up only then). */

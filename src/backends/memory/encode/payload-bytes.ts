@@ -28,6 +28,7 @@
 import type { Json } from '../../../relay/contract.ts';
 import { formatF64 } from '../../../formats/native-text.ts';
 import { JSON_LIMITS, toJson, wellFormed } from '../../../shared/json.ts';
+import { KeyListCache } from '../../../shared/key-lists.ts';
 import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-buffer.ts';
 import { payloadJsonText } from './event-text.ts';
 
@@ -409,27 +410,22 @@ function numberText(value: number): string {
 // ---- object shapes --------------------------------------------------------
 
 interface Shape {
-  /** The key list as `Object.keys` gave it. */
-  readonly keys: readonly string[];
-  /** The same keys in native order. */
+  /** The keys in native order. */
   readonly sorted: readonly string[];
   /** `"key":` for each sorted key, encoded. */
   readonly heads: readonly Uint8Array[];
 }
 
-const EMPTY: Shape = { keys: [], sorted: [], heads: [] };
-const MAX_SHAPES = 1024;
-/** Cached shapes by first key; each list is searched for the same key list. */
-const shapes = new Map<string, Shape[]>();
-let shapeCount = 0;
-/**
- * The shape last found for a slot picked from the key count and the first
- * key's length and first character: a hit skips hashing the first key for
- * the map, and a miss only costs the comparison.
- */
-const recent: (Shape | undefined)[] = new Array(256);
+const EMPTY: Shape = { sorted: [], heads: [] };
 /** Keys whose UTF-16 order may differ from native's code-point order, and lone surrogates. */
 const HIGH_CHARACTER = /[\ud800-\uffff]/;
+
+/** Sorted key lists and their encoded heads, per key list; null for a list the fast path does not take. */
+const shapes = new KeyListCache<Shape | null>((keys) => {
+  for (let i = 0; i < keys.length; i++) if (HIGH_CHARACTER.test(keys[i]!)) return null;
+  const sorted = keys.slice().sort();
+  return { sorted, heads: sorted.map((key) => encoded(`${JSON.stringify(key)}:`)) };
+});
 
 /**
  * The shape of an object the fast path may write as a plain object: its
@@ -441,43 +437,9 @@ function shapeOf(object: object): Shape {
   if (prototype !== Object.prototype && prototype !== null && isSpecial(object)) throw GIVE_UP;
   if (typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
   const keys = Object.keys(object);
-  const count = keys.length;
-  if (count === 0) return EMPTY;
-  const first = keys[0]!;
-  const slot = (count * 31 + first.length * 7 + first.charCodeAt(0)) & 255;
-  const last = recent[slot];
-  if (last !== undefined && sameKeys(last.keys, keys)) return last;
-  const candidates = shapes.get(first);
-  if (candidates !== undefined) {
-    for (let s = 0; s < candidates.length; s++) {
-      const shape = candidates[s]!;
-      if (sameKeys(shape.keys, keys)) return (recent[slot] = shape);
-    }
-  }
-  return (recent[slot] = addShape(keys, candidates));
-}
-
-function sameKeys(known: readonly string[], keys: readonly string[]): boolean {
-  const count = keys.length;
-  if (known.length !== count) return false;
-  for (let i = 0; i < count; i++) if (known[i] !== keys[i]) return false;
-  return true;
-}
-
-function addShape(keys: string[], candidates: Shape[] | undefined): Shape {
-  for (let i = 0; i < keys.length; i++) if (HIGH_CHARACTER.test(keys[i]!)) throw GIVE_UP;
-  const sorted = keys.slice().sort();
-  const heads = sorted.map((key) => encoded(`${JSON.stringify(key)}:`));
-  const shape: Shape = { keys, sorted, heads };
-  if (shapeCount >= MAX_SHAPES) {
-    shapes.clear();
-    recent.fill(undefined);
-    shapeCount = 0;
-    candidates = undefined;
-  }
-  if (candidates === undefined) shapes.set(keys[0]!, [shape]);
-  else candidates.push(shape);
-  shapeCount++;
+  if (keys.length === 0) return EMPTY;
+  const shape = shapes.get(keys);
+  if (shape === null) throw GIVE_UP;
   return shape;
 }
 

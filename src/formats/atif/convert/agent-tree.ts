@@ -14,6 +14,9 @@ export interface AgentNode {
   name: string;
   sessionId: string | undefined;
   referencedByParent: boolean;
+  /** The sub-agent's own name and model, from its scope's metadata (`child_role`, `model`). */
+  role: string | undefined;
+  model: string | undefined;
   parentAgent: string | undefined;
   children: string[];
   instant: Instant;
@@ -49,6 +52,8 @@ export class AgentTree {
           metadataString(event, 'nemo_relay_scope_role') === 'subagent' ||
           delegationToolCallId(event.metadata) !== undefined ||
           delegationToolCallId(event.data) !== undefined,
+        role: metadataString(event, 'child_role'),
+        model: metadataString(event, 'model'),
         parentAgent: this.nearestAgent(event.parent, event.uuid),
         children: [],
         instant: event.instant,

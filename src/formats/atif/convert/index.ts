@@ -22,7 +22,7 @@
 
 import { compareInstants } from '../../instant.ts';
 import { ATIF_SCHEMA_VERSION, type AtifAgent, type AtifStep, type AtifTrajectory } from '../types.ts';
-import { AgentTree } from './agent-tree.ts';
+import { type AgentNode, AgentTree } from './agent-tree.ts';
 import { buildToolCallCorrelations } from './correlate.ts';
 import { type SharedLookups, buildSharedLookups } from './dedupe.ts';
 import { type ConvEvent, isAgentScope, isStepEvent } from './events.ts';
@@ -66,6 +66,19 @@ function stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid:
   return converter.finish();
 }
 
+/**
+ * A sub-agent's `agent`: with `own`, its own name and model where its scope
+ * says (an adapter's `child_role` and the child's model), else its parent's.
+ * Native gives every sub-agent its parent's; a trajectory that names the
+ * wrong model for a child misleads cost and quality reviews, so the
+ * plugin's own files do better, while the emulation of native's
+ * plugins.toml files keeps native's block (see `AtifBuilderOptions.style`).
+ */
+function subagentAgent(parent: AtifAgent, node: AgentNode | undefined, own: boolean): AtifAgent {
+  if (!own || node === undefined || (node.role === undefined && node.model === undefined)) return parent;
+  return { ...parent, ...(node.role === undefined ? {} : { name: node.role }), ...(node.model === undefined ? {} : { model_name: node.model }) };
+}
+
 function agentTrajectory(
   tree: AgentTree,
   agentUuid: string,
@@ -74,13 +87,17 @@ function agentTrajectory(
   events: readonly ConvEvent[],
   shared: SharedLookups,
   isRoot: boolean,
+  ownSubagentAgents: boolean,
 ): AtifTrajectory {
   const steps = stepsForAgent(events, tree, agentUuid, shared);
   const node = tree.nodes.get(agentUuid);
   let subagents: AtifTrajectory[] | undefined;
   if (node !== undefined) {
     const children = node.children
-      .map((child) => agentTrajectory(tree, child, sessionId, agent, events, shared, false))
+      .map((child) => {
+        const childAgent = subagentAgent(agent, tree.nodes.get(child), ownSubagentAgents);
+        return agentTrajectory(tree, child, sessionId, childAgent, events, shared, false, ownSubagentAgents);
+      })
       .filter((child) => {
         if (child.steps.length > 0) return true;
         const childNode = child.trajectory_id === undefined ? undefined : tree.nodes.get(child.trajectory_id);
@@ -115,13 +132,20 @@ export function sortByInstant(events: readonly ConvEvent[]): readonly ConvEvent[
 /**
  * Converts events, in `sortByInstant` order, into one ATIF trajectory, as
  * native's exporter does (the builder keeps its events sorted between builds).
+ * `ownSubagentAgents`: each embedded sub-agent gets its own name and model
+ * (from its scope) instead of its parent's `agent` block, as native writes it.
  */
-export function convertSortedEvents(sessionId: string, agent: AtifAgent, sorted: readonly ConvEvent[]): AtifTrajectory {
+export function convertSortedEvents(
+  sessionId: string,
+  agent: AtifAgent,
+  sorted: readonly ConvEvent[],
+  ownSubagentAgents = false,
+): AtifTrajectory {
   const tree = new AgentTree(sorted);
   const shared = buildSharedLookups(sorted);
   const root = tree.chooseRoot(sessionId);
   if (root !== undefined && sorted.every((event) => isAgentScope(event) || !isStepEvent(event) || tree.ownerAgent(event) !== undefined)) {
-    return agentTrajectory(tree, root, sessionId, agent, sorted, shared, true);
+    return agentTrajectory(tree, root, sessionId, agent, sorted, shared, true, ownSubagentAgents);
   }
   const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(sorted) });
   for (const event of sorted) converter.handle(event);

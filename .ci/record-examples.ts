@@ -1,10 +1,10 @@
 /**
- * Re-creates the recorded hook streams in this folder from the bundled
+ * Re-creates the recorded hook streams in examples/ from the bundled
  * scripted sessions (`src/demo/scenarios.ts`), with `createHookRecorder`
  * and a virtual clock, so the files are the same on every run:
  *
- *   bun examples/record-examples.ts
- *   deno run -A examples/record-examples.ts
+ *   bun .ci/record-examples.ts
+ *   deno run -A .ci/record-examples.ts
  *
  * Each `<scenario>.hooks.jsonl` is what a host would have recorded; turn
  * one into ATOF/ATIF with `nemo-relay-hooks replay <file> --out <dir>`.
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { SCENARIOS, virtualClock } from '../src/demo/index.ts';
 import { createHookRecorder, HookRegistry } from '../src/index.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+const here = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples');
 
 for (const [name, scenario] of Object.entries(SCENARIOS)) {
   const registry = new HookRegistry();

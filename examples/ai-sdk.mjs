@@ -4,10 +4,9 @@
  * provider's model, e.g. `openai('gpt-4o')`), and the plugin writes its ATOF
  * events and ATIF trajectory.
  *
- *   bun examples/ai-sdk.ts [out-dir]
- *   deno run -A examples/ai-sdk.ts [out-dir]
- *
- * In an application, import from 'nemo-relay-hooks' and 'nemo-relay-hooks/ai-sdk'.
+ *   node examples/ai-sdk.mjs [out-dir]
+ *   bun examples/ai-sdk.mjs [out-dir]
+ *   deno run -A examples/ai-sdk.mjs [out-dir]
  */
 
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -16,9 +15,9 @@ import path from 'node:path';
 import { ToolLoopAgent, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import * as z from 'zod';
-import { createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
-import { validateAtif } from '../src/formats/index.ts';
-import { instrumentAiSdk } from '../src/adapters/ai-sdk/index.ts';
+import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
+import { validateAtif } from 'nemo-relay-hooks/formats';
+import { instrumentAiSdk } from 'nemo-relay-hooks/ai-sdk';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-ai-sdk-'));
 
@@ -39,10 +38,10 @@ let turn = 0;
 const model = new MockLanguageModelV4({
   modelId: 'mock-model',
   doGenerate: async () => ({
-    ...replies[turn++]!,
+    ...replies[turn++],
     usage: { inputTokens: { total: 12, noCache: 12, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 4, text: 4, reasoning: undefined } },
     warnings: [],
-  }) as never,
+  }),
 });
 
 const agent = new ToolLoopAgent({
@@ -57,6 +56,6 @@ console.log(`agent: ${result.text}`);
 await plugin.shutdown();
 uninstall();
 const [file] = readdirSync(path.join(out, 'atif'));
-const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', file!), 'utf8'));
+const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', file), 'utf8'));
 const problems = validateAtif(trajectory);
-console.log(problems.length === 0 ? `valid ATIF: ${trajectory.steps.length} steps in ${path.join(out, 'atif', file!)}` : problems);
+console.log(problems.length === 0 ? `valid ATIF: ${trajectory.steps.length} steps in ${path.join(out, 'atif', file)}` : problems);

@@ -5,20 +5,19 @@
  * provider), and the plugin writes its ATOF events and ATIF trajectory; the
  * runner's `groupId` is the session id.
  *
- *   bun examples/openai-agents.ts [out-dir]
- *   deno run -A examples/openai-agents.ts [out-dir]
- *
- * In an application, import from 'nemo-relay-hooks' and 'nemo-relay-hooks/openai-agents'.
+ *   node examples/openai-agents.mjs [out-dir]
+ *   bun examples/openai-agents.mjs [out-dir]
+ *   deno run -A examples/openai-agents.mjs [out-dir]
  */
 
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Agent, Runner, Usage, setTracingDisabled, tool, type Model, type ModelResponse } from '@openai/agents';
+import { Agent, Runner, Usage, setTracingDisabled, tool } from '@openai/agents';
 import * as z from 'zod';
-import { createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
-import { validateAtif } from '../src/formats/index.ts';
-import { instrumentOpenAIAgents } from '../src/adapters/openai-agents/index.ts';
+import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
+import { validateAtif } from 'nemo-relay-hooks/formats';
+import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-openai-agents-'));
 
@@ -32,14 +31,14 @@ const plugin = createNemoRelayPlugin({
 });
 plugin.register(hooks);
 
-const replies: ModelResponse['output'][] = [
+const replies = [
   [{ type: 'function_call', callId: 'call_clock_1', name: 'clock', arguments: '{"zone":"UTC"}', status: 'completed' }],
   [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'It is noon in UTC.' }] }],
 ];
 let turn = 0;
-const model: Model = {
+const model = {
   async getResponse() {
-    return { output: replies[turn++]!, usage: new Usage({ requests: 1, inputTokens: 12, outputTokens: 4, totalTokens: 16 }), responseId: `resp-${turn}` };
+    return { output: replies[turn++], usage: new Usage({ requests: 1, inputTokens: 12, outputTokens: 4, totalTokens: 16 }), responseId: `resp-${turn}` };
   },
   async *getStreamedResponse() {
     throw new Error('not used in this example');
@@ -60,6 +59,6 @@ console.log(`agent: ${String(result.finalOutput)}`);
 await plugin.shutdown();
 uninstall();
 const [file] = readdirSync(path.join(out, 'atif'));
-const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', file!), 'utf8'));
+const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', file), 'utf8'));
 const problems = validateAtif(trajectory);
-console.log(problems.length === 0 ? `valid ATIF: ${trajectory.steps.length} steps in ${path.join(out, 'atif', file!)}` : problems);
+console.log(problems.length === 0 ? `valid ATIF: ${trajectory.steps.length} steps in ${path.join(out, 'atif', file)}` : problems);

@@ -4,18 +4,20 @@
  * redacts a secret from tool arguments, execution middleware that times the
  * real tool call, and a hook recorder so the run can be replayed later.
  *
- *   bun examples/host.ts [out-dir]
- *   deno run -A examples/host.ts [out-dir]
+ *   node examples/host.mjs [out-dir]
+ *   bun examples/host.mjs [out-dir]
+ *   deno run -A examples/host.mjs [out-dir]
  *
- * In an application, import from 'nemo-relay-hooks' instead of '../src/index.ts'.
+ * It imports the package by name, as an application does (inside this
+ * repository, after `npm install`, the name resolves to the package itself).
  */
 
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHookRecorder, createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
-import { TurnIds } from '../src/hooks/index.ts';
-import { validateAtif } from '../src/formats/index.ts';
+import { createHookRecorder, createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
+import { TurnIds } from 'nemo-relay-hooks/hooks';
+import { validateAtif } from 'nemo-relay-hooks/formats';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-host-'));
 

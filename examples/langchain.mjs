@@ -4,10 +4,9 @@
  * `fakeModel()` (swap in your chat model), and the plugin writes its ATOF
  * events and ATIF trajectory; the LangGraph `thread_id` is the session id.
  *
- *   bun examples/langchain.ts [out-dir]
- *   deno run -A examples/langchain.ts [out-dir]
- *
- * In an application, import from 'nemo-relay-hooks' and 'nemo-relay-hooks/langchain'.
+ *   node examples/langchain.mjs [out-dir]
+ *   bun examples/langchain.mjs [out-dir]
+ *   deno run -A examples/langchain.mjs [out-dir]
  */
 
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -18,9 +17,9 @@ import { fakeModel } from '@langchain/core/testing';
 import { tool } from '@langchain/core/tools';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
-import { createNemoRelayPlugin, HookRegistry } from '../src/index.ts';
-import { validateAtif } from '../src/formats/index.ts';
-import { NemoRelayCallbackHandler } from '../src/adapters/langchain/index.ts';
+import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
+import { validateAtif } from 'nemo-relay-hooks/formats';
+import { NemoRelayCallbackHandler } from 'nemo-relay-hooks/langchain';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-langchain-'));
 
@@ -42,10 +41,10 @@ const result = await agent.invoke(
   { messages: [{ role: 'user', content: 'What time is it in UTC?' }] },
   { callbacks: [new NemoRelayCallbackHandler(hooks)], configurable: { thread_id: 'langchain-example' } }, // <- the adapter
 );
-console.log(`agent: ${String(result.messages.at(-1)!.content)}`);
+console.log(`agent: ${String(result.messages.at(-1).content)}`);
 
 await plugin.shutdown();
 const [file] = readdirSync(path.join(out, 'atif'));
-const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', file!), 'utf8'));
+const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', file), 'utf8'));
 const problems = validateAtif(trajectory);
-console.log(problems.length === 0 ? `valid ATIF: ${trajectory.steps.length} steps in ${path.join(out, 'atif', file!)}` : problems);
+console.log(problems.length === 0 ? `valid ATIF: ${trajectory.steps.length} steps in ${path.join(out, 'atif', file)}` : problems);

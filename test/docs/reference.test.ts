@@ -1,0 +1,42 @@
+// The reference in README.md and docs/ is generated from the code (.ci/docs.ts,
+// `npm run docs`): the environment variables from the settings table, the
+// plugins.toml keys from the schema, each command's flags and --help from its
+// spec, the API from JSDoc, and the shell transcripts from running them. This
+// fails when a page no longer says what the code does.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { docPages, generatePage, masked, pluginsTomlKeyRows, ROOT } from '../../.ci/docs.ts';
+import { ENVIRONMENT_VARIABLES } from '../../src/plugin/config/settings.ts';
+
+// Transcripts print the runtime's own lines (doctor's "runtime node 20"); they are generated on Node.
+const transcriptsHere = !process.versions.bun && !process.versions.deno;
+if (!transcriptsHere) console.info('[docs reference] transcripts are compared on Node only (they print the runtime they ran on); the tables are compared here');
+
+describe('the generated reference', () => {
+  for (const page of docPages()) {
+    const relative = path.relative(ROOT, page);
+    it(`${relative} says what the code does (npm run docs regenerates it)`, async () => {
+      const text = readFileSync(page, 'utf8');
+      let fresh = await generatePage(text);
+      let current = text;
+      if (!transcriptsHere) {
+        const noTranscripts = (t: string) => t.replace(/<!-- transcript -->\n```text\n[\s\S]*?```/g, '<!-- transcript -->');
+        fresh = noTranscripts(fresh);
+        current = noTranscripts(current);
+      }
+      expect(masked(current)).toBe(masked(fresh));
+    });
+  }
+
+  it('covers every variable, key and command somewhere in the docs', () => {
+    const all = docPages().map((page) => readFileSync(page, 'utf8')).join('\n');
+    for (const variable of ENVIRONMENT_VARIABLES) expect(all, variable.name).toContain(`\`${variable.name}\``);
+    for (const row of pluginsTomlKeyRows()) expect(all, row.path).toContain(`\`${row.path}\``);
+    for (const kind of ['env-vars', 'plugins-toml-keys']) expect(all, kind).toContain(`<!-- generated: ${kind} -->`);
+    for (const command of ['replay', 'convert', 'validate', 'view', 'doctor', 'demo']) expect(all, command).toContain(`<!-- generated: cli-flags ${command} -->`);
+    for (const entry of ['nemo-relay-hooks', 'nemo-relay-hooks/hooks', 'nemo-relay-hooks/formats', 'nemo-relay-hooks/backend', 'nemo-relay-hooks/memory', 'nemo-relay-hooks/native', 'nemo-relay-hooks/testing']) {
+      expect(all, entry).toContain(`<!-- generated: api ${entry} -->`);
+    }
+  });
+});
