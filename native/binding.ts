@@ -78,6 +78,13 @@ export interface NativePluginHostActivation {
 
 type Opt<T> = T | null;
 
+/** Native's `PropagationContext` object. */
+export interface NativePropagationContext {
+  version: number;
+  rootUuid?: string;
+  parentUuid: string;
+}
+
 /** The functions and classes of `nemo-relay-node` the adapter calls. */
 export interface NativeBinding {
   readonly ScopeType: Readonly<Record<string, number>>;
@@ -86,6 +93,10 @@ export interface NativeBinding {
   withScopeStack<T>(stack: NativeScopeStack, callback: () => T): T;
   /** Top of the current stack: on a fresh stack, its implicit root. */
   getHandle(): NativeScopeHandle;
+  /** A stack whose implicit root is a received context's parent (optional: older bindings lack it). */
+  createScopeStackFromPropagation?(context: NativePropagationContext): NativeScopeStack;
+  /** The current stack's causal parent and root (optional: older bindings lack it). */
+  capturePropagationContext?(): NativePropagationContext;
 
   pushScope(
     name: string,

@@ -41,6 +41,7 @@ import type {
   PluginConfigActivation,
   PluginConfigOptions,
   PopScopeOptions,
+  PropagationContext,
   PushScopeOptions,
   RelayBackend,
   ScopeHandle,
@@ -54,7 +55,7 @@ import { rules } from '../src/backends/native-surface.ts';
 import { errorMessage } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
-import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativeScopeHandle, NativeToolResult } from './binding.ts';
+import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativePropagationContext, NativeScopeHandle, NativeScopeStack, NativeToolResult } from './binding.ts';
 import {
   json,
   nameOf,
@@ -67,7 +68,7 @@ import {
   toolResultOf,
 } from './payloads.ts';
 import { activatePluginHost, type NativePluginActivation, type PluginHostContext } from './plugins-toml-activation.ts';
-import { ScopeStacks, ScopeState, SpanState, type PendingPop } from './scopes.ts';
+import { ScopeStacks, ScopeState, SpanState, type PendingPop, type PushCall } from './scopes.ts';
 
 /** Counters of the native adapter: the contract's three plus deferred pops. */
 export interface NativeRelayStats extends BackendStats {
@@ -125,9 +126,9 @@ export class NativeRelay implements RelayBackend {
       const metadata = json(options.metadata);
       const input = json(options.input);
       const binding = this.#binding;
-      const state = this.#stacks.push(parent, scopeType, (nativeParent) =>
-        binding.pushScope(name, scopeType, nativeParent, attributes, null, metadata, input, timestamp),
-      );
+      const push = (nativeParent: NativeScopeHandle | null) => binding.pushScope(name, scopeType, nativeParent, attributes, null, metadata, input, timestamp);
+      const received = parent === null ? read(() => options.propagation) : undefined;
+      const state = (received !== undefined && received !== null ? this.#pushReceived(received, scopeType, push) : null) ?? this.#stacks.push(parent, scopeType, push);
       state.start = { name, category: categoryOf(category), attributes: attributeNames(attributes), input, metadata, timestampUs: timestamp };
       this.#events += 1;
       return state as unknown as ScopeHandle;
@@ -135,6 +136,23 @@ export class NativeRelay implements RelayBackend {
       this.#drop('pushScope', error);
       return new ScopeState(null, parent, null, false, null) as unknown as ScopeHandle;
     }
+  }
+
+  /**
+   * A top-level scope continuing a received context, on native's own stack
+   * seeded from it; null (an ordinary top-level scope is pushed instead, and
+   * the failure counted) when native refuses the context or cannot seed stacks.
+   */
+  #pushReceived(context: PropagationContext, scopeType: number, push: PushCall): ScopeState | null {
+    let state: ScopeState | null;
+    try {
+      state = this.#stacks.pushReceived(nativeContext(context), scopeType, push);
+    } catch (error) {
+      this.#fail('pushScope (propagation context)', error);
+      return null;
+    }
+    if (state === null) this.#fail('pushScope (propagation context)', new Error('this nemo-relay-node has no createScopeStackFromPropagation; the scope opens as an ordinary top-level one'));
+    return state;
   }
 
   /** Closes a native scope. Never throws. */
@@ -207,7 +225,7 @@ export class NativeRelay implements RelayBackend {
         binding.llmCall(name, request, context.handle, null, null, metadata, modelName, timestamp),
       );
       this.#events += 1;
-      return new SpanState('llm', native, context.stack, timestamp) as unknown as LlmHandle;
+      return new SpanState('llm', native, context.stack, timestamp, parent) as unknown as LlmHandle;
     } catch (error) {
       this.#drop('llmStart', error);
       return deadSpan('llm', stack) as unknown as LlmHandle;
@@ -249,7 +267,7 @@ export class NativeRelay implements RelayBackend {
         binding.toolCall(name, args, context.handle, null, null, metadata, toolCallId, timestamp),
       );
       this.#events += 1;
-      return new SpanState('tool', native, context.stack, timestamp) as unknown as ToolHandle;
+      return new SpanState('tool', native, context.stack, timestamp, parent) as unknown as ToolHandle;
     } catch (error) {
       this.#drop('toolStart', error);
       return deadSpan('tool', stack) as unknown as ToolHandle;
@@ -274,6 +292,36 @@ export class NativeRelay implements RelayBackend {
     } catch (error) {
       this.#drop('toolEnd', error);
     }
+  }
+
+  // ---- propagation --------------------------------------------------------
+
+  /** The context of work continuing `handle` in another process. Never throws. */
+  propagationContext(handle: ScopeHandle | LlmHandle | ToolHandle): PropagationContext | null {
+    try {
+      if (isInstance(handle, ScopeState)) {
+        const uuid = handle.uuid;
+        const rootUuid = handle.rootUuid;
+        return uuid === undefined ? null : rootUuid === null ? { version: 1, parentUuid: uuid } : { version: 1, rootUuid, parentUuid: uuid };
+      }
+      if (isInstance(handle, SpanState)) {
+        if (handle.native === null) return null;
+        const rootUuid = handle.scope?.rootUuid ?? this.#capturedRoot(handle.stack);
+        const parentUuid = handle.native.uuid;
+        return rootUuid === null ? { version: 1, parentUuid } : { version: 1, rootUuid, parentUuid };
+      }
+      this.#fail('propagationContext', new TypeError('not a handle of the native backend'));
+    } catch (error) {
+      this.#fail('propagationContext', error);
+    }
+    return null;
+  }
+
+  /** The root native writes on events of `stack` now, by its own capture. */
+  #capturedRoot(stack: NativeScopeStack | null): string | null {
+    const capture = this.#binding.capturePropagationContext;
+    if (stack === null || typeof capture !== 'function') return null;
+    return this.#stacks.run(stack, () => capture.call(this.#binding)).rootUuid ?? null;
   }
 
   // ---- managed execution --------------------------------------------------
@@ -538,6 +586,12 @@ function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => 
 /** A span whose start never reached native; ending it is a no-op. */
 /** An end stamped at or before its start is written 1 µs after it (the contract's rule; native writes it as given). */
 const endAfter = rules.endAfterStart;
+
+/** The context as native's JS API takes it: only its three fields (a caller's object may carry more, or getters). */
+function nativeContext(context: PropagationContext): NativePropagationContext {
+  const rootUuid = context.rootUuid;
+  return rootUuid === undefined ? { version: context.version, parentUuid: context.parentUuid } : { version: context.version, rootUuid, parentUuid: context.parentUuid };
+}
 
 function deadSpan(kind: 'llm' | 'tool', stack: unknown): SpanState {
   return new SpanState(kind, null, stack as never);

@@ -30,15 +30,17 @@
  *   requested timestamp; only its delivery is later.
  *
  * Stacks seeded from a propagation context (`createScopeStackFromPropagation`)
- * are deliberately not used: native's plugin host treats an Agent or turn
- * scope at the bottom of such a stack as the root of a separate (remote)
- * trajectory and writes it to its own file, which splits one session's ATIF.
+ * are used only for a top-level scope that continues a context received from
+ * another process (`PushScopeOptions.propagation`): native's plugin host
+ * treats an Agent or turn scope at the bottom of such a stack as the root of
+ * a separate (remote) trajectory and writes it to its own file, which is
+ * exactly that case, and would split one session's ATIF anywhere else.
  *
  * @module
  */
 
 import type { Json } from '../src/backends/native-surface.ts';
-import type { NativeBinding, NativeScopeHandle, NativeScopeStack, NativeSpanHandle } from './binding.ts';
+import type { NativeBinding, NativePropagationContext, NativeScopeHandle, NativeScopeStack, NativeSpanHandle } from './binding.ts';
 
 /**
  * What the scope's start event carried, kept so a per-session ATIF exporter
@@ -73,9 +75,13 @@ export class Frame {
   rootUuid: string | null;
   readonly open: ScopeState[] = [];
 
-  constructor(stack: NativeScopeStack, rootUuid: string | null = null) {
+  /** The stack continues a received context with a root: every scope on it has that root. */
+  readonly receivedRoot: boolean;
+
+  constructor(stack: NativeScopeStack, rootUuid: string | null = null, receivedRoot = false) {
     this.stack = stack;
     this.rootUuid = rootUuid;
+    this.receivedRoot = receivedRoot;
   }
 
   get top(): ScopeState | undefined {
@@ -88,6 +94,7 @@ export class Frame {
    * uuid is read when first needed (a native getter), else the implicit root.
    */
   rootFor(isAgent: boolean, self: ScopeState): ScopeState | string | null {
+    if (this.receivedRoot) return this.rootUuid;
     for (const scope of this.open) if (scope.isAgent) return scope.native !== null ? scope : this.rootUuid;
     return isAgent ? self : this.rootUuid;
   }
@@ -145,13 +152,16 @@ export class SpanState {
   readonly stack: NativeScopeStack | null;
   /** The start's timestamp (µs): an end is never written at or before it. */
   readonly startUs: number;
+  /** The scope the span was started under (its nearest live one), whose root is the span's. */
+  readonly scope: ScopeState | null;
   ended = false;
 
-  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, stack: NativeScopeStack | null, startUs = 0) {
+  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, stack: NativeScopeStack | null, startUs = 0, scope: ScopeState | null = null) {
     this.kind = kind;
     this.native = native;
     this.stack = stack;
     this.startUs = startUs;
+    this.scope = scope;
   }
 }
 
@@ -172,6 +182,24 @@ export class ScopeStacks {
   constructor(binding: NativeBinding) {
     this.#binding = binding;
     this.#agentType = binding.ScopeType.Agent ?? 0;
+  }
+
+  /**
+   * Pushes a top-level scope on a new stack seeded from a received context
+   * (native's own `createScopeStackFromPropagation`), or `null` when this
+   * binding has no such function (the caller pushes an ordinary top-level scope).
+   */
+  pushReceived(context: NativePropagationContext, scopeType: number, call: PushCall): ScopeState | null {
+    const create = this.#binding.createScopeStackFromPropagation;
+    if (typeof create !== 'function') return null;
+    const frame = new Frame(create.call(this.#binding, context), context.rootUuid ?? null, context.rootUuid !== undefined);
+    const isAgent = scopeType === this.#agentType;
+    const native = this.#binding.withScopeStack(frame.stack, () => call(null));
+    if (!isAgent && context.rootUuid === undefined) frame.rootUuid = native.parentUuid; // native: no root at all; the nearest is the caller's span
+    const state = new ScopeState(native, null, frame, isAgent, null);
+    state.rootFrom(frame.rootFor(isAgent, state));
+    frame.open.push(state);
+    return state;
   }
 
   /** Pushes a scope under `parent` (the nearest live ancestor), on the parent's frame when it is on top. */

@@ -7,6 +7,7 @@
  */
 
 import { parseArgs, type CommandSpec, type ParsedArgs } from './args.ts';
+import { compare, compareSpec } from './commands/compare.ts';
 import { convert, convertSpec } from './commands/convert.ts';
 import { demo, demoSpec } from './commands/demo.ts';
 import { doctor, doctorSpec } from './commands/doctor.ts';
@@ -29,6 +30,7 @@ const COMMANDS: readonly Command[] = [
   { spec: convertSpec, run: convert },
   { spec: validateSpec, run: validate },
   { spec: viewSpec, run: view },
+  { spec: compareSpec, run: compare },
   { spec: doctorSpec, run: doctor },
   { spec: demoSpec, run: demo },
 ];

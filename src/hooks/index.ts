@@ -25,6 +25,7 @@ export type {
   ApiRequestErrorPayload,
   ApiRequestIds,
   ApprovalSurface,
+  CallerRef,
   ConversationMessage,
   HookPayloads,
   MiddlewareTraceEntry,
@@ -68,6 +69,8 @@ export type {
   ToolRequestRewrite,
   UseOptions,
 } from './middleware.ts';
+
+export type { TraceContext, TraceContextProvider, TraceContextRequest, TrajectoryRef } from './trace-context.ts';
 
 export { BoundHook, HookRegistry, type HookCallback, type HookRegistryOptions, type PayloadOrThunk } from './registry.ts';
 

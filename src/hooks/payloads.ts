@@ -23,6 +23,7 @@
  */
 
 import type { HookName } from './names.ts';
+import type { TrajectoryRef } from './trace-context.ts';
 
 /** What every observer payload has in common. */
 export interface ObserverPayload {
@@ -63,6 +64,21 @@ export interface SessionStartPayload extends ObserverPayload {
   agent_name?: string;
   /** The agent's version, when the framework knows it: `agent.version` unless configured explicitly. */
   agent_version?: string;
+  /**
+   * The session continues work started in another process (an MCP tool
+   * call): the caller's NeMo Relay propagation context, the JSON text its
+   * `hooks.traceContext()` gave (`propagation`). The session's spans join
+   * the caller's trace, under the caller's tool call.
+   */
+  propagation_context?: string;
+  /** Who started this session from another process: the caller's session, tool call and trajectory. */
+  caller?: CallerRef;
+}
+
+/** The caller of a session started from another process. */
+export interface CallerRef extends TrajectoryRef {
+  /** The caller's tool call this session does the work of. */
+  tool_call_id?: string;
 }
 
 /**
@@ -385,6 +401,14 @@ export interface SubagentStopPayload extends ObserverPayload {
   tool_call_history?: readonly unknown[];
   /** How long it took (milliseconds). */
   duration_ms?: number;
+  /** The parent's tool call that ran the child. */
+  tool_call_id?: string;
+  /**
+   * The child's trajectory when it was recorded elsewhere (another process,
+   * such as an MCP server): the parent's tool call references it, since it
+   * cannot be embedded.
+   */
+  child_trajectory?: TrajectoryRef;
 }
 
 /** The payload type of each hook. */

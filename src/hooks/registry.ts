@@ -57,6 +57,10 @@ import type { HookPayloads, MiddlewareTraceEntry, Observed } from './payloads.ts
 import { runRequestMiddleware, type RequestEntry } from './request.ts';
 import { stampMiddleware, stampObserver } from './stamp.ts';
 import { callbackName, isThenable } from './thenable.ts';
+import { mergeTraceContexts, type TraceContext, type TraceContextProvider, type TraceContextRequest } from './trace-context.ts';
+
+/** How long `traceContext()` waits for its providers (a backend still loading answers within it). */
+const TRACE_CONTEXT_TIMEOUT_MS = 5_000;
 
 /** A hook subscriber. Its return value is ignored; a rejected promise is logged. */
 export type HookCallback<K extends HookName> = (payload: Observed<HookPayloads[K]>) => unknown;
@@ -176,6 +180,7 @@ export class HookRegistry {
   readonly #requestMiddleware: Table = tableOf(REQUEST_MIDDLEWARE_KINDS);
   readonly #executionMiddleware: Table = tableOf(EXECUTION_MIDDLEWARE_KINDS);
   readonly #traces = new WeakMap<object, readonly MiddlewareTraceEntry[]>();
+  #traceContextProviders: readonly Entry[] = [];
   readonly #bound = new Map<string, BoundHook<HookName>>();
   readonly #refreshBound = (key: string, entries: readonly Entry[] | null): void => {
     const bound = this.#bound.get(key);
@@ -384,8 +389,70 @@ export class HookRegistry {
     ) as R | Promise<Awaited<R>>;
   }
 
-  /** Removes every hook subscriber and middleware (e.g. between tests or on plugin unload). */
+  // ---------------------------------------------------------------- trace context
+
+  /**
+   * Registers what answers `traceContext()` (a recorder such as the NeMo
+   * Relay plugin does it when registered). Returns an idempotent remover.
+   *
+   * @throws {InvalidCallbackError} `provider` is not a function.
+   */
+  provideTraceContext(provider: TraceContextProvider): () => void {
+    if (typeof provider !== 'function') throw new InvalidCallbackError('Trace context provider', provider);
+    const entry: Entry = { fn: provider, name: callbackName(provider) };
+    this.#traceContextProviders = [...this.#traceContextProviders, entry];
+    let registered = true;
+    return () => {
+      if (!registered) return;
+      registered = false;
+      this.#traceContextProviders = this.#traceContextProviders.filter((candidate) => candidate !== entry);
+    };
+  }
+
+  /**
+   * What the recorders know about a session or one of its open tool calls,
+   * for work that continues it in another process: the W3C `traceparent`,
+   * NeMo Relay's propagation context, and where the session's trajectory is
+   * written. `{}` when nobody records. Never rejects, and settles within
+   * `timeoutMs` (default 5 s): a provider's failure is logged and skipped.
+   */
+  async traceContext(request: TraceContextRequest, options: { timeoutMs?: number } = {}): Promise<TraceContext> {
+    const providers = this.#traceContextProviders;
+    if (providers.length === 0) return {};
+    const answers = providers.map((entry) => {
+      try {
+        const answer = (entry.fn as TraceContextProvider)(request);
+        return isThenable(answer) ? Promise.resolve(answer).catch((error: unknown) => this.#traceContextFailure(entry, error)) : answer;
+      } catch (error) {
+        return this.#traceContextFailure(entry, error);
+      }
+    });
+    if (!answers.some(isThenable)) return mergeTraceContexts(answers);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, options.timeoutMs ?? TRACE_CONTEXT_TIMEOUT_MS));
+      (timer as { unref?: () => void }).unref?.();
+    });
+    try {
+      const settled = await Promise.race([Promise.all(answers), timeout]);
+      if (settled === 'timeout') {
+        safeLog(this.#logger, 'warn', 'traceContext: a provider did not answer in time; the call goes out without its trace context');
+        return {};
+      }
+      return mergeTraceContexts(settled);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #traceContextFailure(entry: Entry, error: unknown): undefined {
+    safeLog(this.#logger, 'warn', `trace context provider "${entry.name}" failed`, error);
+    return undefined;
+  }
+
+  /** Removes every hook subscriber, middleware and trace context provider (e.g. between tests or on plugin unload). */
   clear(): void {
+    this.#traceContextProviders = [];
     for (const table of [this.#hooks, this.#requestMiddleware, this.#executionMiddleware]) {
       for (const key of table.keys()) table.set(key, null);
     }

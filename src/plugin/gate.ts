@@ -31,6 +31,7 @@ import type { LoosePayload } from './payload.ts';
 import type { PluginCounters, PluginState } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
+import { timerDelay } from '../shared/timers.ts';
 
 /** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
 export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;
@@ -286,7 +287,7 @@ export class HookGate implements ManagedGate {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((waiter) => waiter !== settle);
         resolve(null);
-      }, timeoutMs);
+      }, timerDelay(timeoutMs));
       const settle = (live: LiveRecording | null) => {
         clearTimeout(timer);
         resolve(live?.managed ?? null);

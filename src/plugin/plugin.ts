@@ -31,6 +31,8 @@ import { assembleStatus, emptyCounters } from './status.ts';
 import type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 import { flushPlugin, installExitHandlers, shutdownPlugin } from './shutdown.ts';
 import { BackgroundWork } from './background-work.ts';
+import type { TraceContextProvider } from '../hooks/index.ts';
+import type { LoosePayload } from './payload.ts';
 
 export type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 export type { PluginState, PluginStatus } from './status.ts';
@@ -77,6 +79,8 @@ export interface HookHost {
   on(name: HookName, callback: (payload: any) => unknown): () => void;
   /** Registers execution middleware; returns the unregister. */
   use(kind: 'llm_execution' | 'tool_execution', middleware: HookHostMiddleware): () => void;
+  /** Optional: registers what answers `traceContext()` (work continuing a session in another process); returns the remover. */
+  provideTraceContext?(provider: TraceContextProvider): () => void;
 }
 
 /** The plugin: register it on a hook host, read its status, flush and shut it down. */
@@ -114,6 +118,8 @@ const DEFAULT_IDLE_TTL_MS = 6 * 60 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 100_000;
 const DEFAULT_TRAJECTORY_WRITE_DELAY_MS = 1_000;
 const DEFAULT_MAX_QUEUED_HOOKS = 100_000;
+/** How long a trace context question waits for the backend to load (it is asked before a remote call goes out). */
+const TRACE_CONTEXT_WAIT_MS = 2_000;
 
 /** Creates the NeMo Relay observability plugin. Creating it does no I/O. */
 export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): NemoRelayPlugin {
@@ -147,6 +153,18 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
   const unmanaged = new UnmanagedCalls();
   const handlers = buildHandlers({ gate, unmanaged, counters, logger });
   const middleware = { gate, unmanaged, counters, logger };
+  // Work continuing a session or tool call in another process asks for its trace context; hooks queued while the backend loads are recorded first.
+  const traceContext: TraceContextProvider = async (request) => {
+    try {
+      gate.start();
+      if (gate.settling()) await gate.whenLive(TRACE_CONTEXT_WAIT_MS);
+      return gate.live?.traceContext(request as LoosePayload);
+    } catch (error) {
+      counters.errors += 1;
+      safeLog(logger, 'warn', 'NeMo Relay trace context failed', error);
+      return undefined;
+    }
+  };
   const llmExecution = executionMiddleware('llm_execution', middleware);
   const toolExecution = executionMiddleware('tool_execution', middleware);
   const lifecycle = { gate, work, counters, logger };
@@ -183,6 +201,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     for (const [name, handler] of Object.entries(handlers) as [HookName, (payload: object) => void][]) {
       unsubscribers.push(host.on(name, handler));
     }
+    if (typeof host.provideTraceContext === 'function') unsubscribers.push(host.provideTraceContext(traceContext));
     // Execution middleware makes every LLM and tool call pass through a
     // chain; install it only when managed execution can apply, so hosts
     // without adaptive components or dynamic plugins keep the direct path.

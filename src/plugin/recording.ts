@@ -23,9 +23,15 @@ import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
+import type { TraceContext } from '../hooks/index.ts';
+import { propagationContextToJson, propagationContextToTraceparent } from '../formats/propagation.ts';
+import type { LoosePayload } from './payload.ts';
+import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
+/** The most of a shutdown's budget kept for the backend's own shutdown (a tenth of the budget up to this). */
+const BACKEND_RESERVE_MAX_MS = 250;
 
 export interface LiveOptions {
   resolved: ResolvedBackend;
@@ -55,6 +61,7 @@ export class LiveRecording {
   private readonly retiredOutputs = new Map<string, OutputHealth>();
   private outputsFailureReported = false;
   private announced = false;
+  private contextWarned = false;
 
   constructor(private readonly options: LiveOptions) {
     const { settings, counters, logger, work } = options;
@@ -76,9 +83,38 @@ export class LiveRecording {
       now: () => Date.now(),
       opened: (state, payload) => this.trajectories.attach(state, payload),
       evict: (state, reason) => this.recorder.evicted(state, reason),
+      unreadableContext: (sessionId, reason) => {
+        // Bad input from another process, not a failure here: said once, and the session is recorded all the same.
+        if (this.contextWarned) return;
+        this.contextWarned = true;
+        safeLog(logger, 'warn', `NeMo Relay session ${sessionId}: its propagation_context cannot be read (${reason}); it is recorded as a session of its own, outside the caller's trace (reported once)`);
+      },
     });
     this.recorder = new Recorder({ backend: this.backend, sessions: this.sessions, trajectories: this.trajectories, counters, logger });
     this.managed = new ManagedExecution({ backend: this.backend, sessions: this.sessions, settings, dynamic: () => this.configActive() && this.config.kind === 'active' && this.config.dynamic });
+  }
+
+  /**
+   * What work continuing a session, or one of its open tool calls, in
+   * another process needs: its W3C `traceparent` and NeMo Relay propagation
+   * context, and where the session's trajectory is written. Undefined for a
+   * session (or tool call) this plugin does not have open.
+   */
+  traceContext(request: LoosePayload): TraceContext | undefined {
+    const state = this.sessions.live.get(sessionIdOf(request));
+    if (state === undefined || state.handle === null) return undefined;
+    const handle = truthy(request.tool_call_id) || truthy(request.tool_name) ? state.toolSpans.get(toolKeyOf(request)) : state.handle;
+    if (handle === undefined) return undefined;
+    const context = typeof this.backend.propagationContext === 'function' ? this.backend.propagationContext(handle) : null;
+    const answer: TraceContext = {};
+    if (context !== null && context !== undefined) {
+      answer.propagation = propagationContextToJson(context);
+      if (context.rootUuid !== undefined) answer.traceparent = propagationContextToTraceparent(context);
+    }
+    const scopeUuid = handle === state.handle ? context?.parentUuid : this.backend.propagationContext?.(state.handle)?.parentUuid;
+    const trajectory = this.trajectories.refOf(state, scopeUuid);
+    if (trajectory !== undefined) answer.trajectory = trajectory;
+    return answer;
   }
 
   /** Whether a plugins.toml activation is live now. */
@@ -146,12 +182,17 @@ export class LiveRecording {
     await this.trajectories.drain();
     // A flush that waits on a remote destination stops at the deadline: the backend's shutdown then has the rest of the budget to count what is left.
     const budget = () => Math.max(0, deadline - Date.now() - SHUTDOWN_MARGIN_MS);
+    // The waits before the backend's shutdown leave it a share of the budget: out of time, it still gives up
+    // what its remote outputs hold (counting it, keeping uploads as local copies) before shutdown() returns.
+    const total = deadline - Date.now();
+    const reserve = Number.isFinite(total) ? Math.min(BACKEND_RESERVE_MAX_MS, Math.max(0, total / 10)) : 0;
+    const waitBudget = () => Math.max(0, budget() - reserve);
     if (this.config.kind === 'active' && !this.configClosed) {
       this.configClosed = true;
       const config = this.config;
       try {
         const closing = closePluginsToml(config, this.backend, () => this.retireOutputs());
-        if ((await settleWithin(closing, budget())) === 'done') await closing;
+        if ((await settleWithin(closing, waitBudget())) === 'done') await closing;
       } catch (error) {
         failures.push(`plugin runtime close failed: ${errorMessage(error)}`);
       }
@@ -159,7 +200,7 @@ export class LiveRecording {
     }
     try {
       const flushing = this.backend.flush();
-      if ((await settleWithin(flushing, budget())) === 'done') await flushing;
+      if ((await settleWithin(flushing, waitBudget())) === 'done') await flushing;
     } catch (error) {
       failures.push(`backend flush failed: ${errorMessage(error)}`);
     }

@@ -10,9 +10,11 @@
  * @module
  */
 
-import type { AtifExporter, LlmHandle, RelayBackend, ScopeHandle, ToolHandle } from '../relay/contract.ts';
+import type { AtifExporter, LlmHandle, PropagationContext, RelayBackend, ScopeHandle, ToolHandle } from '../relay/contract.ts';
+import type { AtifSubagentTrajectoryRef } from '../formats/atif/types.ts';
 import type { LoosePayload } from './payload.ts';
 import { childSessionIdOf, metadataOf, sessionIdOf, subagentChildMetadata } from './payload.ts';
+import { callerMetadata, callerOf, receivedContext } from './remote.ts';
 
 /**
  * Session ids whose session closed recently, remembered so that a session
@@ -35,6 +37,8 @@ export interface SessionState {
   lastActivity: number;
   /** 1 for the first session with this id in this process, 2 for the next one after it closed, ... */
   instance: number;
+  /** Trajectories of work open tool calls ran elsewhere, by tool key (rare: created when first needed). */
+  remoteTrajectories: Map<string, AtifSubagentTrajectoryRef[]> | undefined;
 }
 
 export type EvictionReason = 'idle_ttl' | 'max_sessions';
@@ -56,6 +60,8 @@ export interface SessionTableOptions {
   opened(state: SessionState, payload: LoosePayload): void;
   /** Closes a session the table evicted (it is already out of the table). */
   evict(state: SessionState, reason: EvictionReason): void;
+  /** A session-opening payload carried a propagation context that cannot be read: the session opens as a root one. */
+  unreadableContext(sessionId: string, reason: string): void;
 }
 
 export class SessionTable {
@@ -110,10 +116,12 @@ export class SessionTable {
       toolSpans: new Map(),
       lastActivity: now,
       instance: (this.closedInstances.get(sessionId) ?? 0) + 1,
+      remoteTrajectories: undefined,
     };
     const parent = this.subagentParents.get(sessionId);
     let metadata = metadataOf(payload);
     let parentHandle: ScopeHandle | null = null;
+    let propagation: PropagationContext | undefined;
     if (parent && this.live.has(parent.parentSessionId)) {
       parentHandle = parent.parentHandle;
       metadata = { ...metadata, ...parent.metadata };
@@ -128,6 +136,11 @@ export class SessionTable {
         this.subagentParents.delete(sessionId);
       }
       metadata.nemo_relay_scope_role = 'session';
+      const caller = callerOf(payload);
+      if (caller !== undefined) metadata = { ...metadata, ...callerMetadata(caller) };
+      const received = receivedContext(payload);
+      if (received !== undefined && 'error' in received) this.options.unreadableContext(sessionId, received.error);
+      else if (received !== undefined) propagation = received.context;
     }
     // Registered before the push would see nothing of this session yet, and
     // a per-session builder needs the scope handle to know its subtree.
@@ -137,6 +150,7 @@ export class SessionTable {
       parent: parentHandle,
       input: { session_id: sessionId },
       metadata,
+      ...(propagation !== undefined ? { propagation } : {}),
       ...(timestampUs !== undefined ? { timestampUs } : {}),
     });
     this.live.set(sessionId, state);

@@ -12,6 +12,7 @@ import type { HookGate } from './gate.ts';
 import type { PluginCounters } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
+import { timerDelay } from '../shared/timers.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 
@@ -127,7 +128,7 @@ async function boundedBy(work: Promise<void>, timeoutMs: number): Promise<'done'
     // timeoutMs even when nothing else keeps the process alive (an unref'd
     // timer let Node exit with the await unsettled). It is cleared as soon
     // as the work is done, so it never holds a finished host.
-    timer = setTimeout(() => resolve('timeout'), Number.isFinite(timeoutMs) ? Math.max(0, timeoutMs) : DEFAULT_SHUTDOWN_TIMEOUT_MS);
+    timer = setTimeout(() => resolve('timeout'), Number.isFinite(timeoutMs) ? timerDelay(timeoutMs) : DEFAULT_SHUTDOWN_TIMEOUT_MS);
   });
   try {
     return await Promise.race([work.then(() => 'done' as const), timeout]);

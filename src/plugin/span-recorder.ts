@@ -19,6 +19,7 @@ import type { EvictionReason, SessionState, SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import type { TrajectoryWriter } from './trajectories.ts';
 import { stringOf } from '../shared/text.ts';
+import { remoteTrajectoryRef } from './remote.ts';
 import { errorMessage } from '../shared/error-text.ts';
 
 /** Tool statuses that record the tool span as failed. */
@@ -118,7 +119,15 @@ export class Recorder {
 
   markSubagentStop(payload: LoosePayload, timestampUs?: number): void {
     this.sessions.unlinkSubagent(payload);
-    this.mark('hermes.subagent.stop', payload, timestampUs);
+    const state = this.mark('hermes.subagent.stop', payload, timestampUs);
+    // A child that ran in another process: the tool call that ran it references its trajectory.
+    const ref = remoteTrajectoryRef(payload);
+    if (ref === undefined || !truthy(payload.tool_call_id)) return;
+    const key = toolKeyOf(payload);
+    if (!state.toolSpans.has(key)) return;
+    const refs = (state.remoteTrajectories ??= new Map()).get(key);
+    if (refs === undefined) state.remoteTrajectories.set(key, [ref]);
+    else refs.push(ref);
   }
 
   // ---------------------------------------------------------------- LLM spans
@@ -204,8 +213,11 @@ export class Recorder {
     const metadata = metadataOf(payload);
     const failed = toolFailed(payload);
     if (failed) metadata['error.type'] = truthy(payload.error_type) ? stringOf(payload.error_type) : stringOf(payload.status ?? 'error');
+    const remote = state.remoteTrajectories?.get(key);
+    if (remote !== undefined) metadata.subagent_trajectory_ref = remote;
     const result = payload.result ?? null;
     state.toolSpans.delete(key);
+    if (remote !== undefined) state.remoteTrajectories!.delete(key);
     this.backend.toolEnd(span, { result, status: failed ? 'error' : 'ok', metadata, ...stamp(timestampUs) });
   }
 

@@ -17,6 +17,7 @@
  * @module
  */
 
+import path from 'node:path';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
@@ -28,6 +29,7 @@ import type { SessionState } from './sessions.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { stringOf } from '../shared/text.ts';
 import type { RetryPolicy } from '../shared/retry.ts';
+import { after } from '../shared/timers.ts';
 
 /** ATIF files listed in `outputs()`: the first ones written are dropped beyond this. */
 const MAX_LISTED_ATIF_OUTPUTS = 1_000;
@@ -106,6 +108,27 @@ export class TrajectoryWriter {
   }
 
   /**
+   * Where the session's trajectory is written, for the process that called
+   * it: the file this writer writes (its path relative to the trajectory
+   * folder), or for a plugins.toml that owns ATIF, the trajectory id native
+   * gives it (the session scope's uuid, `scopeUuid`). Undefined when no
+   * trajectory of its own is written (ATIF off, an embedded sub-agent).
+   */
+  refOf(state: SessionState, scopeUuid: string | undefined): { session_id?: string; trajectory_id: string; trajectory_path?: string } | undefined {
+    if (this.ownedByPluginsToml) return scopeUuid === undefined ? undefined : { trajectory_id: scopeUuid };
+    const target = this.atifTarget();
+    if (target === null || !this.writesFileOf(state)) return undefined;
+    const ref: { session_id: string; trajectory_id: string; trajectory_path?: string } = { session_id: state.sessionId, trajectory_id: state.sessionId };
+    try {
+      const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+      ref.trajectory_path = path.relative(path.resolve(target.outputDirectory), file).split(path.sep).join('/');
+    } catch {
+      // An unusable template: the write reports it; the id still names the trajectory.
+    }
+    return ref;
+  }
+
+  /**
    * A trajectory's agent name, version or model: the host's explicit
    * setting, else what the session reports (a framework adapter's agent
    * name, the provider's model), else the default.
@@ -152,9 +175,8 @@ export class TrajectoryWriter {
       if (pending !== undefined) return;
       const delay = this.options.writeDelayMs;
       if (delay > 0) {
-        const timer = setTimeout(() => this.runPartialWrite(state), delay);
-        // A pending partial write must not keep a finished host alive; ATOF has the events.
-        (timer as { unref?: () => void }).unref?.();
+        // Unref'd: a pending partial write must not keep a finished host alive; ATOF has the events.
+        const timer = after(delay, () => this.runPartialWrite(state));
         this.pendingPartialWrites.set(state, timer);
         return;
       }

@@ -34,10 +34,12 @@ import type { Json, JsonObject } from '../shared/json.ts';
 import type { AtofMode, ScopeCategory } from '../formats/atof/types.ts';
 import type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 import type { DynamicPluginSpec } from '../formats/plugins-toml/document.ts';
+import type { PropagationContext } from '../formats/propagation.ts';
 
 export type { Json, JsonObject } from '../shared/json.ts';
 export { SCOPE_CATEGORIES, isScopeCategory, type ScopeCategory, type AtofMode } from '../formats/atof/types.ts';
 export type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
+export type { PropagationContext } from '../formats/propagation.ts';
 
 /** The key of the brand on scope, LLM and tool handles; type-only (no such value exists at run time). */
 export declare const handleBrand: unique symbol;
@@ -71,6 +73,16 @@ export interface PushScopeOptions {
   category: ScopeCategory;
   /** Parent scope. `null`/absent opens a new top-level scope with its own implicit root. */
   parent?: ScopeHandle | null;
+  /**
+   * A top-level scope only (ignored with a `parent`): the scope continues a
+   * context received from another process, as native's
+   * `createScopeStackFromPropagation` does. Its `parent_uuid` is the
+   * context's parent (the caller's span), and it and everything below it
+   * carry the context's root as `propagation_root_uuid`, so OTLP puts them
+   * in the caller's trace under the caller's span. A rootless context roots
+   * an Agent scope at itself.
+   */
+  propagation?: PropagationContext;
   /** Emitted as the start event's `data`. */
   input?: unknown;
   /** Emitted as the start event's `metadata`; end metadata is merged over it. */
@@ -379,6 +391,14 @@ export interface RelayBackend {
   executeLlm?(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
   /** Managed tool execution, the tool counterpart of `executeLlm`. */
   executeTool?(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
+
+  /**
+   * Optional: the propagation context of work that continues `handle` in
+   * another process: its parent is the scope or span itself, its root the
+   * tree's propagation root (the session's). Null for a handle this backend
+   * did not mint or that never reached it. Never throws.
+   */
+  propagationContext?(handle: ScopeHandle | LlmHandle | ToolHandle): PropagationContext | null;
 
   /** Registers an ATOF JSONL file sink for every event from now on. */
   registerAtofExporter(options: AtofExporterOptions): AtofExporter;

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { timerDelay } from './timers.ts';
+
 /**
  * Settles when `work` settles or `ms` have passed, whichever comes first;
  * `'timeout'` in the second case. Never rejects (the caller reports `work`'s
@@ -21,7 +23,7 @@ export async function settleWithin(work: Promise<unknown>, ms: number, options: 
   if (!Number.isFinite(ms)) return settled;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), Math.max(0, ms));
+    timer = setTimeout(() => resolve('timeout'), timerDelay(ms));
     if (options.unref === true) (timer as { unref?: () => void }).unref?.();
   });
   try {

@@ -26,12 +26,12 @@ describe('CLI outputs planted as symlinks', () => {
       expect(fs.readFileSync(victim, 'utf8')).toBe('precious\n');
     });
 
-    it(`demo (--backend ${backend}) refuses a symlinked atof/hermes-atof.jsonl`, () => {
+    it(`demo (--backend ${backend}) refuses a symlinked atof/demo-atof.jsonl`, () => {
       const out = tempDir();
-      const victim = plant(path.join(out, 'atof'), 'hermes-atof.jsonl');
+      const victim = plant(path.join(out, 'atof'), 'demo-atof.jsonl');
       const result = cli(['demo', '--out', out, '--fast', '--backend', backend]);
       expect(result.code).not.toBe(0);
-      expect(result.stderr).toMatch(/hermes-atof\.jsonl: it is a symbolic link/);
+      expect(result.stderr).toMatch(/demo-atof\.jsonl: it is a symbolic link/);
       expect(fs.readFileSync(victim, 'utf8')).toBe('precious\n');
     });
   }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
-const COMMANDS = ['replay', 'convert', 'validate', 'view', 'doctor', 'demo'];
+const COMMANDS = ['replay', 'convert', 'validate', 'view', 'compare', 'doctor', 'demo'];
 
 describe('nemo-relay-hooks usage', () => {
   it('lists every command with --help and exits 0', () => {

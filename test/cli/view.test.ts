@@ -23,7 +23,8 @@ describe('nemo-relay-hooks view', () => {
     const result = cli(['view', file]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/session demo-session-7f3a .*6,654 in \(4,352 cached\) \/ 290 out {2}2 errors$/);
+    // Totals through the subagent; its own figures are the parent trajectory's final_metrics (5,972 / 4,096 / 223).
+    expect(lines[0]).toMatch(/session demo-session-7f3a .*7 LLM calls, 5 tool calls {2}6,654 in \(4,352 cached\) \/ 290 out {2}2 errors {2}\(own: 5,972 in \(4,096 cached\) \/ 223 out, 4 tool calls, 1 error\)$/);
     const turn = depthOf(lines, /turn .*“The date parser test is flaky/);
     const llm = depthOf(lines, /LLM .*1,240 in \/ 58 out {2}→ read_file, search_code/);
     const tool = depthOf(lines, /tool read_file .*\{"path":"src\/date\.ts"\}/);
@@ -37,7 +38,7 @@ describe('nemo-relay-hooks view', () => {
     expect(childTool).toBeGreaterThan(subagent);
     expect(result.stdout).toMatch(/✗ LLM .*ERROR rate_limit_error: Rate limit reached/);
     // Every call line carries its start offset and a duration.
-    for (const line of lines.filter((l) => /(LLM|tool) /.test(l))) expect(line).toMatch(/^ *\+\d+\.\d{3}s .* \d+(\.\d+)?(µs|ms|s) /);
+    for (const line of lines.slice(1).filter((l) => /(LLM|tool) /.test(l))) expect(line).toMatch(/^ *\+\d+\.\d{3}s .* \d+(\.\d+)?(µs|ms|s) /);
   });
 
   it('nests the approval under the tool call it approved (ATOF)', () => {

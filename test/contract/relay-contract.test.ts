@@ -185,6 +185,47 @@ describe.each(BACKENDS)('RelayBackend contract: $name', (backendCase) => {
       }
     });
 
+    if (backendCase.writesFiles) {
+      it('gives the propagation context of a span, and a top-level scope pushed with it continues it', async () => {
+        const events = sink();
+        const client = backend.pushScope({ name: 'client', category: 'agent', metadata: { session_id: 'c' } });
+        const tool = backend.toolStart({ name: 'add', parent: client, args: { a: 1 }, toolCallId: 'call-1' });
+        const llm = backend.llmStart({ name: 'openai', parent: client, request: OPENAI_REQUEST('hi') });
+        const context = backend.propagationContext!(tool)!;
+        const ofScope = backend.propagationContext!(client)!;
+        const ofLlm = backend.propagationContext!(llm)!;
+        // As another process would get it: through the wire text.
+        const server = backend.pushScope({ name: 'server', category: 'agent', metadata: { session_id: 's' }, propagation: context });
+        const inner = backend.pushScope({ name: 'inner', category: 'agent', parent: server });
+        const serverLlm = backend.llmStart({ name: 'openai', parent: inner, request: OPENAI_REQUEST('inner') });
+        backend.llmEnd(serverLlm, { response: OPENAI_RESPONSE('done') });
+        backend.popScope(inner);
+        backend.popScope(server);
+        // A context native refuses (version 2) opens an ordinary top-level scope.
+        const refused = backend.pushScope({ name: 'refused', category: 'agent', propagation: { ...context, version: 2 as 1 } });
+        backend.popScope(refused);
+        backend.llmEnd(llm, { response: OPENAI_RESPONSE('hello') });
+        backend.toolEnd(tool, { result: 2 });
+        backend.popScope(client);
+        expect(backend.propagationContext!(createFakeRelay().pushScope({ name: 'x', category: 'agent' }))).toBeNull();
+
+        const log = await written(events);
+        const start = (name: string) => log.find((e) => e.name === name && e.scope_category === 'start')!;
+        const root = start('client').propagation_root_uuid;
+        expect(root).toBe(start('client').uuid);
+        expect(context).toEqual({ version: 1, rootUuid: root, parentUuid: start('add').uuid });
+        expect(ofScope).toEqual({ version: 1, rootUuid: root, parentUuid: start('client').uuid });
+        expect(ofLlm).toEqual({ version: 1, rootUuid: root, parentUuid: log.find((e) => e.category === 'llm')!.uuid });
+        expect(start('server').parent_uuid).toBe(start('add').uuid);
+        for (const name of ['server', 'inner']) expect(start(name).propagation_root_uuid, name).toBe(root);
+        expect(log.filter((e) => e.parent_uuid === start('inner').uuid).map((e) => e.propagation_root_uuid)).toEqual([root, root]);
+        expect(start('inner').parent_uuid).toBe(start('server').uuid);
+        expect(start('refused').propagation_root_uuid).toBe(start('refused').uuid);
+        expect(start('refused').parent_uuid).not.toBe(start('add').uuid);
+        expect(backend.stats!().errors).toBeGreaterThan(0);
+      });
+    }
+
     it('never throws on foreign, wrong-kind or missing handles', async () => {
       const events = sink();
       const foreign = createFakeRelay().pushScope({ name: 'elsewhere', category: 'agent' });

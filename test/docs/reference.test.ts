@@ -34,7 +34,7 @@ describe('the generated reference', () => {
     for (const variable of ENVIRONMENT_VARIABLES) expect(all, variable.name).toContain(`\`${variable.name}\``);
     for (const row of pluginsTomlKeyRows()) expect(all, row.path).toContain(`\`${row.path}\``);
     for (const kind of ['env-vars', 'plugins-toml-keys']) expect(all, kind).toContain(`<!-- generated: ${kind} -->`);
-    for (const command of ['replay', 'convert', 'validate', 'view', 'doctor', 'demo']) expect(all, command).toContain(`<!-- generated: cli-flags ${command} -->`);
+    for (const command of ['replay', 'convert', 'validate', 'view', 'compare', 'doctor', 'demo']) expect(all, command).toContain(`<!-- generated: cli-flags ${command} -->`);
     for (const entry of ['nemo-relay-hooks', 'nemo-relay-hooks/hooks', 'nemo-relay-hooks/formats', 'nemo-relay-hooks/backend', 'nemo-relay-hooks/memory', 'nemo-relay-hooks/native', 'nemo-relay-hooks/testing']) {
       expect(all, entry).toContain(`<!-- generated: api ${entry} -->`);
     }

@@ -17,8 +17,8 @@ import { replayWithOtlp, type OtlpReplayOptions } from '../support/otlp-replay.t
 
 const STREAMS = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
 const stream = (name: string) => readStream(path.join(STREAMS, `${name}.hooks.jsonl`));
-const ALL_STREAMS = ['plain-chat', 'tool-loop', 'subagent', 'parallel-subagents', 'interleaved-sessions', 'api-retry', 'approvals-unmatched', 'cached-usage', 'anthropic', 'adapter-usage'];
-const LLM_STREAMS = ['tool-loop', 'subagent', 'api-retry', 'anthropic', 'cached-usage'];
+const ALL_STREAMS = ['plain-chat', 'tool-loop', 'subagent', 'parallel-subagents', 'interleaved-sessions', 'api-retry', 'approvals-unmatched', 'cached-usage', 'anthropic', 'adapter-usage', 'remote-session'];
+const LLM_STREAMS = ['tool-loop', 'subagent', 'api-retry', 'anthropic', 'cached-usage', 'remote-session'];
 const opts = { ignoreResourceKeys: SDK_RESOURCE_KEYS };
 
 /**

@@ -2,7 +2,7 @@
 // tests, for defects that kill or exit the process (a crash cannot be caught
 // in the test's own process). Scripts import the built dist/ (Node 20 cannot
 // run .ts; the suite's global setup rebuilds it), through `dist(...)`.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,4 +62,52 @@ export function runChild(source: string, options: ChildOptions = {}): ChildResul
 /** `text` as one POSIX shell word. */
 function quote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+export interface SpawnedChild extends ChildResult {
+  /** The JSON the script printed after `@@RESULT@@`, if any. */
+  result: unknown;
+  /** Milliseconds from the script's `@@DONE@@` line (printed when shutdown() returned) to the process's exit; null without the line or the exit. */
+  exitAfterDoneMs: number | null;
+  /** Whether the runner had to kill the child (it did not exit within `killAfterMs`). */
+  killed: boolean;
+}
+
+/**
+ * Like `runChild`, but asynchronous, so that loopback servers in the test's
+ * own process keep answering while the child runs. A child still running
+ * `killAfterMs` after it started is killed (and `killed` says so): a host
+ * that never exits fails its test instead of hanging the suite.
+ */
+export function spawnChild(source: string, options: ChildOptions & { killAfterMs?: number } = {}): Promise<SpawnedChild> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-child-'));
+  const file = path.join(dir, 'script.mjs');
+  fs.writeFileSync(file, source);
+  const args = runtime === 'deno' ? ['run', ...(options.denoPermissions ?? ['-A']), '--config', path.join(root, 'deno.json'), file] : [file];
+  const env = { ...process.env, ...(options.env ?? {}) };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  const child = spawn(process.execPath, args, { env, cwd: options.cwd ?? dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let doneAt: number | null = null;
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    stdout += chunk;
+    if (doneAt === null && stdout.includes('@@DONE@@')) doneAt = Date.now();
+  });
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => {
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, options.killAfterMs ?? 60_000);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      const exitAfterDoneMs = doneAt === null ? null : Date.now() - doneAt;
+      const marker = stdout.split('@@RESULT@@')[1]?.split('\n')[0];
+      resolve({ status, signal, stdout, stderr, killed, exitAfterDoneMs, result: marker === undefined ? undefined : JSON.parse(marker) });
+    });
+  });
 }

@@ -13,7 +13,9 @@
  * @module
  */
 
-import type { JsonObject, LlmRequest, ManagedLlmOptions, ManagedToolOptions, PushScopeOptions, ToolStartOptions } from '../../relay/contract.ts';
+import type { JsonObject, LlmRequest, ManagedLlmOptions, ManagedToolOptions, PropagationContext, PushScopeOptions, ToolStartOptions } from '../../relay/contract.ts';
+import { propagationContextFromJson, propagationContextToJson } from '../../formats/propagation.ts';
+import { errorMessage } from '../../shared/error-text.ts';
 import { isScopeCategory } from '../../relay/contract.ts';
 import { endAfterStart, scopeAttributeFlags } from '../../relay/rules.ts';
 import type { AtofCategory, AtofSubscriber } from '../../formats/atof/types.ts';
@@ -67,10 +69,12 @@ export class MemoryRelayCore implements RelayCore {
       this.counters.misuse(`pushScope: unknown category ${String(category)}; recorded as "unknown"`);
       category = 'unknown';
     }
-    const place = placeScope(parent, category);
+    const received = parent === null ? this.receivedContext(o.propagation) : undefined;
+    const place = placeScope(parent, category, received);
     const startUs = this.stamp(o.timestampUs);
     const attributes = o.attributes === undefined ? NO_ATTRIBUTES : scopeAttributeFlags(o.attributes);
     const record = new ScopeRecord(this, place.uuid, stringOf(o.name), category, parent, place.parentUuid, place.root, place.agentRooted, attributes, startUs);
+    if (received !== undefined) record.remoteParent = true;
     const metadata = o.metadata;
     const input = o.input;
     if (this.linesOnly) {
@@ -170,6 +174,26 @@ export class MemoryRelayCore implements RelayCore {
     const parentUuid = parent === null ? this.processRoot : parent.uuid;
     const root = parent === null ? this.processRoot : parent.propagationRootUuid;
     return new SpanRecord(this, kind, uuid, stringOf(name), parentUuid, root, parent === null ? null : parent.top, profile, startUs);
+  }
+
+  /** A received context, checked as native checks it; a bad one is counted and the scope opens as an ordinary top-level one. */
+  private receivedContext(context: PropagationContext | undefined): PropagationContext | undefined {
+    if (context === undefined || context === null) return undefined;
+    try {
+      return propagationContextFromJson(propagationContextToJson(context));
+    } catch (error) {
+      this.counters.misuse(`pushScope: ${errorMessage(error)}; the scope opens without it`);
+      return undefined;
+    }
+  }
+
+  /** The context of work continuing `handle` elsewhere: the handle as parent, its tree's propagation root as root. */
+  propagationContext(handle: unknown): PropagationContext | null {
+    if ((handle instanceof ScopeRecord || handle instanceof SpanRecord) && handle.owner === this) {
+      return { version: 1, rootUuid: handle.propagationRootUuid, parentUuid: handle.uuid };
+    }
+    this.counters.misuse('propagationContext: not a handle of this relay; ignored');
+    return null;
   }
 
   // ---- handles ------------------------------------------------------------------

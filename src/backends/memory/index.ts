@@ -36,3 +36,12 @@
 export { createMemoryRelay } from './relay.ts';
 export type { MemoryRelay, MemoryRelayOptions, MemoryRelayStats } from './relay.ts';
 export type { MemoryPluginActivation } from './plugins-toml-activation.ts';
+/** NeMo Relay's propagation context and its wire forms, as native's propagation API writes and reads them. */
+export {
+  PropagationContextError,
+  propagationContextFromJson,
+  propagationContextFromTraceparent,
+  propagationContextToJson,
+  propagationContextToTraceparent,
+  type PropagationContext,
+} from '../../formats/propagation.ts';

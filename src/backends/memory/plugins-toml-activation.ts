@@ -84,8 +84,9 @@ export const remoteOutputs = {
   async flush(core: RelayCore): Promise<void> {
     await Promise.all([remoteOutputsOf(core).flush(), existingOtlpHub(core)?.flush()]);
   },
+  /** Sends what is left within `budgetMs`; what is still pending then is counted (uploads kept locally) before this returns. */
   async shutdown(core: RelayCore, budgetMs = Number.POSITIVE_INFINITY): Promise<void> {
-    await existingOtlpHub(core)?.shutdown(budgetMs);
+    await Promise.all([existingOtlpHub(core)?.shutdown(budgetMs), remoteOutputsOf(core).settle(budgetMs)]);
   },
   outputs(core: RelayCore): OutputHealth[] {
     return [...(existingOtlpHub(core)?.outputs() ?? []), ...remoteOutputsOf(core).outputs()];
@@ -253,8 +254,13 @@ class PluginAtif {
     const ledger = remoteOutputsOf(core);
     const timeout = Math.max(0, ...storage.map((entry) => entry.timeoutMillis));
     // One flusher for all stores (the first entry's), so a flush waits for the storage once.
+    // One flusher and one abandoner for all stores (the first entry's), so each runs once.
     this.finishStorage = storage.map((_, i) =>
-      ledger.track(() => storageHealth!()[i]!, i === 0 ? () => this.storage!.flush(timeout) : undefined),
+      ledger.track(
+        () => storageHealth!()[i]!,
+        i === 0 ? () => this.storage!.flush(timeout) : undefined,
+        i === 0 ? (reason) => this.storage!.abandon(reason) : undefined,
+      ),
     );
   }
 

@@ -19,6 +19,8 @@ export class ScopeRecord {
   ended = false;
   /** The top-level scope of this tree (itself when it has no parent). */
   readonly top: ScopeRecord;
+  /** A top-level scope whose parent is another process's span (it continues a received propagation context). */
+  remoteParent = false;
   /** The converted start metadata (merged into the end's), set by the encoder that writes the start. */
   startMetadata: EncodedMetadata = EncodedMetadata.NULL;
   /** The start event, or its converted input as JSON text when the start was written as a line only. */

@@ -47,6 +47,7 @@ import type {
   PluginConfigActivation,
   PluginConfigOptions,
   PopScopeOptions,
+  PropagationContext,
   PushScopeOptions,
   RelayBackend,
   ScopeHandle,
@@ -243,6 +244,10 @@ class MemoryRelayBackend implements MemoryRelay {
 
   executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
     return executeLlm(this.core, options, call);
+  }
+
+  propagationContext(handle: ScopeHandle | LlmHandle | ToolHandle): PropagationContext | null {
+    return this.guard('propagationContext', () => this.core.propagationContext(handle), () => null);
   }
 
   executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {

@@ -13,6 +13,8 @@ import type { StreamSinkSettings } from '../../formats/plugins-toml/sinks.ts';
 import { createAtofStreamSink, type AtofStreamSink } from '../../export/streams/sink.ts';
 import { serializeEvent } from './encode/event-text.ts';
 import type { RelayCore } from './listeners.ts';
+import { atExit } from '../../shared/exit-hook.ts';
+import { settleWithin } from '../../shared/deadline.ts';
 
 /**
  * The remote outputs' health across activations: the plugin re-activates
@@ -24,10 +26,21 @@ import type { RelayCore } from './listeners.ts';
 export class RemoteOutputLedger {
   private readonly entries = new Map<string, { done: OutputHealth | null; live: Set<() => OutputHealth> }>();
   private readonly flushers = new Set<() => Promise<unknown>>();
+  private readonly abandoners = new Set<(reason: string) => void>();
+  private removeExitTask: (() => void) | null = null;
 
-  /** Lists `health` from now on; `finish()` freezes its last reading into the totals. */
-  track(health: () => OutputHealth, flush?: () => Promise<unknown>): () => void {
+  /**
+   * Lists `health` from now on; `finish()` freezes its last reading into the
+   * totals. `abandon` gives up what the output still holds, synchronously:
+   * it runs when the relay's shutdown is out of time and at process exit
+   * (a closed activation's uploads and streams may still be draining then).
+   */
+  track(health: () => OutputHealth, flush?: () => Promise<unknown>, abandon?: (reason: string) => void): () => void {
     if (flush !== undefined) this.flushers.add(flush);
+    if (abandon !== undefined) {
+      this.abandoners.add(abandon);
+      this.removeExitTask ??= atExit(() => this.abandon('the process exited'));
+    }
     const first = health();
     const key = `${first.kind} ${first.path}`;
     let entry = this.entries.get(key);
@@ -39,6 +52,10 @@ export class RemoteOutputLedger {
     held.live.add(health);
     return () => {
       if (flush !== undefined) this.flushers.delete(flush);
+      if (abandon !== undefined && this.abandoners.delete(abandon) && this.abandoners.size === 0) {
+        this.removeExitTask?.();
+        this.removeExitTask = null;
+      }
       if (!held.live.delete(health)) return;
       held.done = held.done === null ? health() : mergeHealth(held.done, health());
     };
@@ -47,6 +64,27 @@ export class RemoteOutputLedger {
   /** Waits until every live output has sent (or given up on) what it holds, each within its own timeout. */
   async flush(): Promise<void> {
     await Promise.all([...this.flushers].map((flush) => flush().catch(() => undefined)));
+  }
+
+  /**
+   * Waits up to `budgetMs` for every live output to settle what it holds,
+   * then gives up the rest: when this returns, every item is counted (and
+   * every upload delivered or kept as a recovery copy).
+   */
+  async settle(budgetMs: number): Promise<void> {
+    if (this.abandoners.size > 0 && budgetMs > 0) await settleWithin(this.flush(), budgetMs, { unref: true });
+    this.abandon('shutdown ran out of time');
+  }
+
+  /** Gives up what every live output still holds (counted as dropped; uploads kept locally). */
+  abandon(reason: string): void {
+    for (const abandon of [...this.abandoners]) {
+      try {
+        abandon(reason);
+      } catch {
+        // Each output counts its own; one that throws must not stop the others.
+      }
+    }
   }
 
   outputs(): OutputHealth[] {
@@ -102,7 +140,13 @@ export function attachStreamSinks(core: RelayCore, settings: readonly StreamSink
   if (settings.length === 0) return null;
   const sinks: AtofStreamSink[] = settings.map((entry) => createAtofStreamSink(entry, { logger: core.logger }));
   const ledger = remoteOutputsOf(core);
-  const finish = sinks.map((sink, i) => ledger.track(() => sink.health(), () => sink.flush(settings[i]!.timeoutMillis)));
+  const finish = sinks.map((sink, i) =>
+    ledger.track(
+      () => sink.health(),
+      () => sink.flush(settings[i]!.timeoutMillis),
+      (reason) => sink.abandon(reason),
+    ),
+  );
   const detach = core.addListener((event) => {
     const line = serializeEvent(event);
     for (const sink of sinks) sink.accept(line);

@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { JsonObject, LlmRequest } from '../../relay/contract.ts';
+import type { JsonObject, LlmRequest, PropagationContext } from '../../relay/contract.ts';
 import type { AtofCategory } from '../../formats/atof/types.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
 import type { ScopeRecord } from './records.ts';
@@ -26,8 +26,20 @@ export interface ScopePlace {
   agentRooted: boolean;
 }
 
-/** Mints a new scope's uuid (after its implicit root, for a top-level scope) and places it. */
-export function placeScope(parent: ScopeRecord | null, category: AtofCategory): ScopePlace {
+/**
+ * Mints a new scope's uuid (after its implicit root, for a top-level scope) and places it.
+ * A top-level scope continuing a received context hangs off the caller's span
+ * and keeps the caller's root for its whole tree, as on native's stack seeded
+ * by `createScopeStackFromPropagation` (whose implicit root is that span); a
+ * rootless context roots an Agent at itself.
+ */
+export function placeScope(parent: ScopeRecord | null, category: AtofCategory, received?: PropagationContext): ScopePlace {
+  if (parent === null && received !== undefined) {
+    const uuid = uuidv7();
+    // native: a rootless context under a non-agent scope writes no propagation_root_uuid at all; the nearest we write is the caller's span.
+    const root = received.rootUuid ?? (category === 'agent' ? uuid : received.parentUuid);
+    return { uuid, parentUuid: received.parentUuid, root, agentRooted: received.rootUuid !== undefined || category === 'agent' };
+  }
   if (parent === null) {
     // The implicit root is minted first, so it sorts before the scope (as native's stack root does).
     const implicitRoot = uuidv7();
@@ -84,7 +96,8 @@ export function forwardedRequest(request: LlmRequest, session: JsonObject | unde
     }
   }
   const spanHex = spanUuid.replaceAll('-', '');
-  const traceHex = parent === null ? spanHex : parent.top.uuid.replaceAll('-', '');
+  // The trace is the tree's top scope, or for a tree continuing another process's context, that context's root.
+  const traceHex = parent === null ? spanHex : (parent.top.remoteParent ? parent.top.propagationRootUuid : parent.top.uuid).replaceAll('-', '');
   headers.traceparent = `00-${traceHex}-${spanHex.slice(16)}-01`;
   if (session !== undefined) for (const key in session) headers[key] = session[key] as string;
   return { headers, content: request.content };

@@ -9,18 +9,16 @@
 
 import path from 'node:path';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
-import { atofMajor } from '../../formats/atof/rules/envelope.ts';
-import { loadByContent } from '../detect.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
+import { sessionsOf } from '../view/load.ts';
 import { inputName, readInputText, STDIN } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
-import { isTrajectory, treeFromAtif } from '../view/from-atif.ts';
 import { safeForTerminal } from '../terminal-text.ts';
-import { treesFromAtof } from '../view/from-atof.ts';
 import { writeHtmlTimeline, type HtmlSource, type WrittenTimeline } from '../view/html.ts';
 import type { ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
+import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 
 export const viewSpec: CommandSpec = {
   name: 'view',
@@ -47,7 +45,7 @@ export const viewSpec: CommandSpec = {
 /** What `view --json` prints (documented in the README). */
 interface ViewReport {
   command: 'view';
-  files: { file: string; kind: 'atif' | 'atof'; sessions: ViewNode[] }[];
+  files: { file: string; kind: 'atif' | 'atof'; sessions: JsonNode[] }[];
   html: { path: string; sessions: number; files: { path: string; bytes: number }[] } | null;
 }
 
@@ -58,25 +56,9 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   const report: ViewReport = { command: 'view', files: [], html: null };
   for (const file of args.positionals) {
     const name = inputName(file);
-    const loaded = loadByContent(file === STDIN ? 'stdin.jsonl' : file, await readInputText(file));
-    let roots: ViewNode[];
-    switch (loaded.kind) {
-      case 'atif':
-        if (!isTrajectory(loaded.document)) throw new InputError(`${file} is JSON but not an ATIF trajectory (no "steps" list)`);
-        roots = [treeFromAtif(loaded.document)];
-        break;
-      case 'atof': {
-        const major = loaded.events.map((event) => atofMajor(event.atof_version)).find((value) => value !== undefined && value !== 0);
-        if (major !== undefined) throw new InputError(`${name}: ATOF major version ${major}; this reader knows ATOF 0.x only`);
-        for (const error of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${safeForTerminal(error.message)}\n`);
-        roots = treesFromAtof(loaded.events);
-        break;
-      }
-      case 'hooks':
-        throw new InputError(`${name} is a recorded hook stream; run "nemo-relay-hooks replay ${name} --out <dir>" first`);
-      case 'unknown':
-        throw new InputError(`${name}: ${loaded.reason}`);
-    }
+    const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
+    for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${safeForTerminal(message)}\n`);
+    const roots = loaded.roots;
     sources.push({ file: name, roots });
     if (json) {
       report.files.push({ file: name, kind: loaded.kind, sessions: roots.map(withoutSource) });
@@ -117,8 +99,11 @@ function terminalSafe(target: ViewNode): ViewNode {
   };
 }
 
-/** The tree without the raw records behind each node (kept for the HTML detail pane only). */
-function withoutSource(target: ViewNode): ViewNode {
-  const { source: _source, ...rest } = target;
-  return { ...rest, children: target.children.map(withoutSource) };
+/** A node of `view --json`: sessions, turns and subagents carry their rollup (`own`, `totals`). */
+type JsonNode = Omit<ViewNode, 'source' | 'children'> & Partial<Rollup> & { children: JsonNode[] };
+
+/** The tree without the raw records behind each node (kept for the HTML detail pane only), with rollups. */
+function withoutSource(target: ViewNode): JsonNode {
+  const { source: _source, children, ...rest } = target;
+  return { ...rest, ...(isRollupRow(target) ? rollupOf(target) : {}), children: children.map(withoutSource) };
 }

@@ -8,9 +8,8 @@
  * @module
  */
 
-import { extractMetrics } from '../../formats/atif/payload/index.ts';
-import type { Json } from '../../relay/contract.ts';
 import type { ViewNode } from './model.ts';
+import { formatCost, isRollupRow, rollupOf, type Rollup } from './rollup.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -60,11 +59,30 @@ export function detailOf(target: ViewNode): NodeDetail {
       ['completion tokens', String(target.tokens.completion)],
       ['cached tokens', String(target.tokens.cached)],
     ];
-    const cost = costOf(source);
-    if (cost !== undefined) usage.push(['cost', `$${cost.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}`]);
+    const cost = target.costUsd;
+    if (cost !== undefined) usage.push(['cost', formatCost(cost)]);
     sections.splice(1, 0, { title: 'Usage', type: 'facts', facts: usage });
   }
+  if (isRollupRow(target)) sections.splice(1, 0, { title: 'Rollup', type: 'facts', facts: rollupFacts(rollupOf(target)) });
   return { title: target.title, kind: target.kind, ...(target.error !== undefined ? { error: target.error } : {}), sections: sections.map(bounded) };
+}
+
+/** Own figures beside the totals, one line per figure: `prompt tokens  1,240 own · 3,100 total`. */
+function rollupFacts({ own, totals }: Rollup): [string, string][] {
+  const pair = (a: string, b: string) => (a === b ? a : `${a} own · ${b} total`);
+  const count = (value: number) => value.toLocaleString('en-US');
+  const cost = (value: number | null) => (value === null ? 'not recorded' : formatCost(value));
+  const duration = (value: number | null) => (value === null ? 'not recorded' : preciseDuration(value));
+  return [
+    ['LLM calls', pair(count(own.llmCalls), count(totals.llmCalls))],
+    ['tool calls', pair(count(own.toolCalls), count(totals.toolCalls))],
+    ['errors', pair(count(own.errors), count(totals.errors))],
+    ['prompt tokens', pair(count(own.promptTokens), count(totals.promptTokens))],
+    ['completion tokens', pair(count(own.completionTokens), count(totals.completionTokens))],
+    ['cached tokens', pair(count(own.cachedTokens), count(totals.cachedTokens))],
+    ['cost', pair(cost(own.costUsd), cost(totals.costUsd))],
+    ['duration', pair(duration(own.durationUs), duration(totals.durationUs))],
+  ];
 }
 
 function timing(target: ViewNode): [string, string][] {
@@ -217,7 +235,7 @@ function messagesOf(request: Obj): DetailMessage[] | undefined {
 }
 
 /** The answer of a provider response: OpenAI `choices`, Anthropic `content`, Gemini `candidates`. */
-function answerMessages(data: unknown): DetailMessage[] | undefined {
+export function answerMessages(data: unknown): DetailMessage[] | undefined {
   if (!isRecord(data)) return typeof data === 'string' ? [message('assistant', data)] : undefined;
   if (Array.isArray(data.choices)) {
     const out = data.choices.filter(isRecord).map((choice) => {
@@ -276,23 +294,6 @@ function message(role: string, content: unknown): DetailMessage {
 
 function textOf(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-}
-
-function costOf(source: Obj): number | undefined {
-  const step = isRecord(source.step) ? source.step : undefined;
-  const metrics = isRecord(step?.metrics) ? step.metrics : undefined;
-  const fromStep = num(metrics?.cost_usd);
-  if (fromStep !== undefined) return fromStep;
-  const end = isRecord(source.end) ? source.end : undefined;
-  if (end) {
-    const extracted = extractMetrics(end.data as Json, typeof end.name === 'string' ? end.name : '') as Obj | undefined;
-    const cost = num(extracted?.cost_usd);
-    if (cost !== undefined) return cost;
-    const data = isRecord(end.data) ? end.data : {};
-    const usage = isRecord(data.usage) ? data.usage : {};
-    return num(usage.cost) ?? num(usage.cost_usd);
-  }
-  return undefined;
 }
 
 function without(record: Obj, keys: readonly string[]): Obj {

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -118,6 +118,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   const llm = node(step.llm_call_count === 0 ? 'scope' : 'llm', title, {
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),
+    ...(costOf(step.metrics) !== undefined ? { costUsd: costOf(step.metrics)! } : {}),
     ...(failure !== undefined ? { error: recordedErrorText(failure) } : {}),
     source: { step },
     ...noteOf(failure !== undefined ? undefined : calls.length > 0 ? `→ ${calls.map((call) => nonEmptyString(call.function_name) ?? '?').join(', ')}${answer ? ` · ${answer}` : ''}` : answer),

@@ -18,7 +18,7 @@ import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics } from '../../formats/atif/payload/index.ts';
 import { recordedErrorText } from './from-atif.ts';
-import { node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -134,6 +134,8 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
     if (tokens) target.tokens = tokens;
+    const cost = costOf(metrics) ?? usageCost(data);
+    if (cost !== undefined) target.costUsd = cost;
     const failure = isRecord(data) ? data.error : undefined;
     if (failure !== undefined && failure !== null) target.error = recordedErrorText(failure);
     else if (nonEmptyString(metadata['error.type'])) target.error = nonEmptyString(metadata['error.type'])!;
@@ -163,6 +165,8 @@ function placeMark(
       if (!turnId) return;
       const turn = turnOf(parent.agent, turnId, time);
       if (turn.note === undefined && data.user_message !== undefined) turn.note = `“${preview(data.user_message)}”`;
+      // The turn's record (its user message, whole) for the detail pane and `compare`.
+      if (turn.source === undefined) turn.source = { event };
       return;
     }
     case 'hermes.turn.end':
@@ -195,6 +199,13 @@ function placeMark(
     default:
       containerFor(parent, metadata, time).children.push(node('mark', event.name, { ...at, source: { event } }));
   }
+}
+
+/** A cost a response's `usage` states directly (`usage.cost` as a number, `usage.cost_usd`). */
+function usageCost(data: Json): number | undefined {
+  const usage = isRecord(data) && isRecord(data.usage) ? data.usage : {};
+  const value = typeof usage.cost === 'number' ? usage.cost : usage.cost_usd;
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
 /** The assistant text of a provider response, for the preview. */

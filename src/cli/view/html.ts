@@ -30,7 +30,8 @@ import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
 import { errorCount, totalTokens, type ViewNode } from './model.ts';
-import { tokenText } from './text.ts';
+import { figuresText, tokenText } from './text.ts';
+import { formatCost, isRollupRow, rollupOf } from './rollup.ts';
 
 export interface HtmlSource {
   file: string;
@@ -173,7 +174,8 @@ function refuseLinkedFolder(folder: string): void {
   if (isLink) throw new InputError(`${folder} is a symbolic link; refusing to write the session pages through it`);
 }
 
-function page(title: string, body: string): string {
+/** A whole page around `body`: the shared style, and a policy that lets nothing load from anywhere. */
+export function page(title: string, body: string, extraCss = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -181,7 +183,7 @@ function page(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
 <title>${escape(title)}</title>
-<style>${CSS}</style>
+<style>${CSS}${extraCss}</style>
 </head>
 <body>
 ${body}
@@ -193,8 +195,8 @@ ${body}
 function section(file: string, root: ViewNode, nextId: (current: ViewNode) => number): string {
   const origin = root.startUs ?? 0;
   const total = Math.max(1, (root.endUs ?? origin) - origin);
-  const tokens = totalTokens(root);
-  const errors = errorCount(root);
+  const { totals } = rollupOf(root);
+  const errors = totals.errors;
   const rows: string[] = [];
   const walk = (current: ViewNode, depth: number, parentId: number | null): void => {
     const own = nextId(current);
@@ -206,7 +208,8 @@ function section(file: string, root: ViewNode, nextId: (current: ViewNode) => nu
   const facts = [
     root.startUs !== undefined ? `started ${escape(new Date(root.startUs / 1000).toISOString())}` : '',
     duration ? `duration ${escape(duration)}` : '',
-    tokens.prompt + tokens.completion > 0 ? `tokens ${escape(tokenText(tokens))}` : '',
+    `${totals.llmCalls} LLM calls, ${totals.toolCalls} tool calls`,
+    ...figuresText(totals).map((text) => escape(text)),
     errors > 0 ? `<span class="bad">${errors} error${errors === 1 ? '' : 's'}</span>` : 'no errors',
   ].filter(Boolean);
   return `<section>
@@ -236,9 +239,13 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
     bar = `<span class="bar ${current.kind}${failed ? ' failed' : ''}${current.endUs === undefined ? ' point' : ''}" style="left:${left.toFixed(3)}%;width:${Math.min(width, 100 - left).toFixed(3)}%"></span>`;
   }
   const duration = current.startUs !== undefined && current.endUs !== undefined ? shortDuration(current.endUs - current.startUs, current) : undefined;
+  // Sessions, turns and subagents show their totals (everything under them); calls their own figures.
+  const figures = isRollupRow(current)
+    ? figuresText(rollupOf(current).totals)
+    : [current.tokens && current.tokens.prompt + current.tokens.completion > 0 ? tokenText(current.tokens) : '', current.costUsd !== undefined ? formatCost(current.costUsd) : ''].filter(Boolean);
   const meta = [
     duration ? `<span class="dur">${escape(duration)}</span>` : '',
-    current.tokens && current.tokens.prompt + current.tokens.completion > 0 ? `<span class="tok">${escape(tokenText(current.tokens))}</span>` : '',
+    figures.length > 0 ? `<span class="tok">${escape(`${isRollupRow(current) ? 'Σ ' : ''}${figures.join(' ')}`)}</span>` : '',
     failed ? `<span class="err">ERROR ${escape(current.error!)}</span>` : current.note ? `<span class="note">${escape(current.note)}</span>` : '',
   ].filter(Boolean);
   const tooltip = [current.title, duration, current.tokens ? tokenText(current.tokens) : '', current.error ?? current.note ?? ''].filter(Boolean).join(' · ');
@@ -261,7 +268,7 @@ function shortDuration(us: number, current?: ViewNode): string {
   return formatDuration(us);
 }
 
-function escape(text: string): string {
+export function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
@@ -270,7 +277,7 @@ function escape(text: string): string {
  * no `</script>`), no `/` (so no URL text a scanner could take for a
  * reference), and no U+2028/U+2029. All are valid JSON escapes.
  */
-function inertJson(value: unknown): string {
+export function inertJson(value: unknown): string {
   return JSON.stringify(value)
     .replace(/</g, '\\u003c')
     .replace(/\//g, '\\/')

@@ -23,6 +23,8 @@ export interface ViewNode {
   startUs?: number;
   endUs?: number;
   tokens?: Tokens;
+  /** What the call cost in USD, when the recording says (ATIF `metrics.cost_usd`, a response's usage cost). */
+  costUsd?: number;
   /** Set when this call failed: what went wrong, in one line. */
   error?: string;
   /** The records this node was built from (ATIF step, tool call and result; ATOF start and end events), for the HTML detail pane. */
@@ -81,10 +83,23 @@ export function spanFromChildren(target: ViewNode): void {
   for (const child of target.children) {
     spanFromChildren(child);
     if (!widen) continue;
-    if (child.startUs !== undefined && (target.startUs === undefined || child.startUs < target.startUs)) target.startUs = child.startUs;
-    const childEnd = child.endUs ?? child.startUs;
-    if (childEnd !== undefined && (target.endUs === undefined || childEnd > target.endUs)) target.endUs = childEnd;
+    // The whole subtree counts: a subagent started by a tool call keeps its turn (and its parent) running.
+    const [start, end] = extentOf(child);
+    if (start !== undefined && (target.startUs === undefined || start < target.startUs)) target.startUs = start;
+    if (end !== undefined && (target.endUs === undefined || end > target.endUs)) target.endUs = end;
   }
+}
+
+/** The earliest start and latest end (or start) in a subtree. */
+function extentOf(target: ViewNode): [number | undefined, number | undefined] {
+  let start = target.startUs;
+  let end = target.endUs ?? target.startUs;
+  for (const child of target.children) {
+    const [childStart, childEnd] = extentOf(child);
+    if (childStart !== undefined && (start === undefined || childStart < start)) start = childStart;
+    if (childEnd !== undefined && (end === undefined || childEnd > end)) end = childEnd;
+  }
+  return [start, end];
 }
 
 /** Tokens of a node and everything under it. */
@@ -107,6 +122,13 @@ export function errorCount(target: ViewNode): number {
   let count = target.error !== undefined ? 1 : 0;
   for (const child of target.children) count += errorCount(child);
   return count;
+}
+
+/** A recorded cost in USD (`metrics.cost_usd`), or undefined. */
+export function costOf(metrics: unknown): number | undefined {
+  if (typeof metrics !== 'object' || metrics === null) return undefined;
+  const cost = (metrics as Record<string, unknown>).cost_usd;
+  return typeof cost === 'number' && Number.isFinite(cost) ? cost : undefined;
 }
 
 export function tokensOf(metrics: unknown): Tokens | undefined {

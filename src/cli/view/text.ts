@@ -8,7 +8,8 @@
  */
 
 import { formatCount, formatDuration, type Style } from '../io.ts';
-import { errorCount, totalTokens, type Tokens, type ViewNode } from './model.ts';
+import { type Tokens, type ViewNode } from './model.ts';
+import { formatCost, isRollupRow, rollupOf, type Figures } from './rollup.ts';
 
 export function renderText(root: ViewNode, style: Style): string {
   const origin = root.startUs;
@@ -31,10 +32,12 @@ function headerLine(root: ViewNode, style: Style): string {
   if (root.note) parts.push(style.dim(`(${root.note})`));
   const duration = durationOf(root);
   if (duration) parts.push(duration);
-  const tokens = totalTokens(root);
-  if (tokens.prompt + tokens.completion + tokens.cached > 0) parts.push(tokenText(tokens));
-  const errors = errorCount(root);
-  if (errors > 0) parts.push(style.red(`${errors} error${errors === 1 ? '' : 's'}`));
+  const { own, totals } = rollupOf(root);
+  parts.push(`${totals.llmCalls} LLM call${totals.llmCalls === 1 ? '' : 's'}, ${totals.toolCalls} tool call${totals.toolCalls === 1 ? '' : 's'}`);
+  parts.push(...figuresText(totals));
+  if (totals.errors > 0) parts.push(style.red(`${totals.errors} error${totals.errors === 1 ? '' : 's'}`));
+  const ownText = ownFiguresText(own, totals);
+  if (ownText) parts.push(style.dim(ownText));
   return `${' '.repeat(8)}  ${parts.join('  ')}`;
 }
 
@@ -44,8 +47,17 @@ function describe(current: ViewNode, style: Style): string {
   const parts = [failed ? style.red(`✗ ${title}`) : title];
   const duration = durationOf(current);
   if (duration) parts.push(style.cyan(duration));
-  const tokens = current.kind === 'subagent' ? totalTokens(current) : current.tokens;
-  if (tokens && tokens.prompt + tokens.completion + tokens.cached > 0) parts.push(style.yellow(tokenText(tokens)));
+  if (isRollupRow(current)) {
+    const { own, totals } = rollupOf(current);
+    const figures = figuresText(totals);
+    if (figures.length > 0) parts.push(style.yellow(figures.join(' ')));
+    if (totals.errors > 0) parts.push(style.red(`Σ ${totals.errors} error${totals.errors === 1 ? '' : 's'}`));
+    const ownText = ownFiguresText(own, totals);
+    if (ownText) parts.push(style.dim(ownText));
+  } else {
+    if (current.tokens && current.tokens.prompt + current.tokens.completion + current.tokens.cached > 0) parts.push(style.yellow(tokenText(current.tokens)));
+    if (current.costUsd !== undefined) parts.push(style.yellow(formatCost(current.costUsd)));
+  }
   if (failed) parts.push(style.red(`ERROR ${current.error}`));
   else if (current.note) parts.push(style.dim(current.note));
   return parts.join('  ');
@@ -54,6 +66,25 @@ function describe(current: ViewNode, style: Style): string {
 export function tokenText(tokens: Tokens): string {
   const cached = tokens.cached > 0 ? ` (${formatCount(tokens.cached)} cached)` : '';
   return `${formatCount(tokens.prompt)} in${cached} / ${formatCount(tokens.completion)} out`;
+}
+
+/** Tokens and cost of a rollup, as words (nothing when it has neither). */
+export function figuresText(figures: Figures): string[] {
+  const parts: string[] = [];
+  const tokens = { prompt: figures.promptTokens, completion: figures.completionTokens, cached: figures.cachedTokens };
+  if (tokens.prompt + tokens.completion + tokens.cached > 0) parts.push(tokenText(tokens));
+  if (figures.costUsd !== null) parts.push(formatCost(figures.costUsd));
+  return parts;
+}
+
+/** `own: …` when nested subagents make a row's own figures differ from its totals. */
+function ownFiguresText(own: Figures, totals: Figures): string | undefined {
+  const same = own.promptTokens === totals.promptTokens && own.completionTokens === totals.completionTokens && own.cachedTokens === totals.cachedTokens && own.costUsd === totals.costUsd && own.toolCalls === totals.toolCalls;
+  if (same) return undefined;
+  const figures = figuresText(own);
+  const counts = [`${own.toolCalls} tool call${own.toolCalls === 1 ? '' : 's'}`];
+  if (totals.errors > 0) counts.push(`${own.errors} error${own.errors === 1 ? '' : 's'}`);
+  return `(own: ${[...figures, ...counts].join(', ')})`;
 }
 
 function durationOf(current: ViewNode): string | undefined {

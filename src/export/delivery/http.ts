@@ -16,7 +16,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
-import { unrefTimer } from '../../shared/timers.ts';
+import { timerDelay, unrefTimer } from '../../shared/timers.ts';
+import { displayUrl } from '../../shared/url-text.ts';
 
 /**
  * Connections are kept alive between requests (one POST per event would
@@ -49,9 +50,10 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return Promise.reject(new DestinationUnusableError(`${attempt.url}: only http and https URLs are supported`));
   }
-  const what = `${attempt.method} ${attempt.url}`;
+  const what = `${attempt.method} ${displayUrl(attempt.url)}`;
   return new Promise<void>((resolve, reject) => {
     let settled = false;
+    let request: http.ClientRequest | null = null;
     const finish = (error: Error | null) => {
       if (settled) return;
       settled = true;
@@ -60,43 +62,60 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
       if (error === null) resolve();
       else reject(error);
     };
-    const client = url.protocol === 'https:' ? https : http;
-    const request = client.request(url, {
-      method: attempt.method,
-      headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
-      agent: agents[url.protocol as 'http:' | 'https:'],
-    });
     const timer = unrefTimer(
       setTimeout(() => {
         finish(new DeliveryTimeoutError(`${what} got no answer within ${attempt.timeoutMs} ms`));
-        request.destroy();
-      }, Math.max(1, attempt.timeoutMs)),
+        request?.destroy();
+      }, timerDelay(attempt.timeoutMs)),
     );
     const onClose = () => {
       finish(new DeliveryClosedError(`${what} was cut short: the output closed`));
-      request.destroy();
+      request?.destroy();
     };
     if (attempt.signal.aborted) {
       onClose();
       return;
     }
     attempt.signal.addEventListener('abort', onClose, { once: true });
-    request.on('socket', (socket: Socket) => socket.unref?.());
-    request.on('error', (error: Error & { code?: string }) => finish(new ConnectionFailedError(`${what} failed: ${error.code ?? error.message}`)));
-    request.on('response', (response) => {
-      // Read the (small) answer to its end so the socket is released.
-      response.resume();
-      const status = response.statusCode ?? 0;
-      const header = response.headers['retry-after'];
-      response.on('end', () => {
-        if (status >= 200 && status <= 299) finish(null);
-        else finish(new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null)));
+    const client = url.protocol === 'https:' ? https : http;
+    const send = (afterStaleSocket: boolean) => {
+      let answered = false;
+      const current = client.request(url, {
+        method: attempt.method,
+        headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
+        agent: agents[url.protocol as 'http:' | 'https:'],
       });
-      response.on('error', (error: Error) => finish(new ConnectionFailedError(`${what}: the answer broke off (${error.message})`)));
-    });
-    request.end(attempt.body);
+      request = current;
+      current.on('socket', (socket: Socket) => socket.unref?.());
+      current.on('error', (error: Error & { code?: string }) => {
+        // A kept-alive connection the receiver had closed meanwhile (it closes each one after answering):
+        // the request never reached it, so it goes once more on a new connection, as HTTP clients do.
+        if (!answered && !afterStaleSocket && !settled && current.reusedSocket && STALE_SOCKET.has(error.code ?? '')) {
+          send(true);
+          return;
+        }
+        finish(new ConnectionFailedError(`${what} failed: ${error.code ?? error.message}`));
+      });
+      current.on('response', (response) => {
+        answered = true;
+        // Read the (small) answer to its end so the socket is released.
+        response.resume();
+        const status = response.statusCode ?? 0;
+        const header = response.headers['retry-after'];
+        response.on('end', () => {
+          if (status >= 200 && status <= 299) finish(null);
+          else finish(new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null)));
+        });
+        response.on('error', (error: Error) => finish(new ConnectionFailedError(`${what}: the answer broke off (${error.message})`)));
+      });
+      current.end(attempt.body);
+    };
+    send(false);
   });
 }
+
+/** Errors of a request written to a kept-alive socket the other side had already closed. */
+const STALE_SOCKET = new Set(['ECONNRESET', 'EPIPE']);
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfterMs(value: string | null, now: number = Date.now()): number | undefined {

@@ -64,6 +64,14 @@ export interface DeliveryQueue<T> {
    * Everything not delivered is counted. Idempotent.
    */
   close(timeoutMs: number): Promise<void>;
+  /**
+   * Gives up everything pending now, synchronously: the item in flight (its
+   * attempt is aborted and its late outcome ignored) and everything queued,
+   * each counted as dropped and handed to `onGiveUp`. For the moments with
+   * no time left to wait: a process exit, a shutdown whose budget ran out.
+   * Closes the queue. Idempotent.
+   */
+  abandon(reason: string): void;
 }
 
 export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): DeliveryQueue<T> {
@@ -82,6 +90,8 @@ class Queue<T> implements DeliveryQueue<T> {
   private idleWaiters: (() => void)[] = [];
   private closePromise: Promise<void> | null = null;
   private inFlight = 0;
+  /** The item being delivered, until it is counted (by its attempt, or by abandon()). */
+  private current: { item: T; counted: boolean } | null = null;
   private readonly stats = { sent: 0, failed: 0, dropped: 0, attemptErrors: 0, bytes: 0 };
   private lastSuccess: string | null = null;
   private lastError: string | undefined;
@@ -136,13 +146,29 @@ class Queue<T> implements DeliveryQueue<T> {
     return this.closePromise;
   }
 
+  abandon(reason: string): void {
+    const error = new DeliveryClosedError(reason);
+    this.closed = true;
+    this.closing.abort();
+    if (!this.abort.signal.aborted) this.abort.abort(error);
+    const current = this.current;
+    if (current !== null && !current.counted) {
+      current.counted = true;
+      this.inFlight = 0;
+      this.giveUp(current.item, 'dropped', error);
+    }
+    this.dropRemaining(error);
+  }
+
   private async run(): Promise<void> {
     while (this.items.length > 0) {
-      const item = this.items.shift() as T;
+      const entry = { item: this.items.shift() as T, counted: false };
+      this.current = entry;
       this.inFlight = 1;
       try {
-        await this.deliver(item);
+        await this.deliver(entry);
       } finally {
+        this.current = null;
         this.inFlight = 0;
       }
     }
@@ -152,29 +178,38 @@ class Queue<T> implements DeliveryQueue<T> {
     for (const wake of waiters) wake();
   }
 
-  private async deliver(item: T): Promise<void> {
+  private async deliver(entry: { item: T; counted: boolean }): Promise<void> {
+    const item = entry.item;
     for (let retry = 1; ; retry++) {
+      if (entry.counted) return;
       if (this.abort.signal.aborted) {
+        entry.counted = true;
         this.giveUp(item, 'dropped', this.abort.signal.reason);
         return;
       }
       try {
-        await this.options.send(item, this.abort.signal);
+        await untilAborted(this.options.send(item, this.abort.signal), this.abort.signal);
+        // Abandoned while the attempt ran: already counted as dropped.
+        if (entry.counted) return;
+        entry.counted = true;
         this.stats.sent++;
         this.stats.bytes += this.options.sizeOf?.(item) ?? 0;
         this.lastSuccess = new Date().toISOString();
         return;
       } catch (error) {
+        if (entry.counted) return;
         this.stats.attemptErrors++;
         this.lastError = describeFailure(error);
         const aborted = this.abort.signal.aborted;
         const retryable = !aborted && !this.closed && error instanceof DeliveryError && error.retryable && mayRetry(this.retry, retry);
         safeCall(() => this.options.onAttemptFailed?.(error, retryable));
         if (aborted) {
+          entry.counted = true;
           this.giveUp(item, 'dropped', error);
           return;
         }
         if (!retryable) {
+          entry.counted = true;
           this.giveUp(item, 'failed', error);
           // Draining for close() and the destination is still unreachable or busy: the rest would fare the same.
           if (this.closed && error instanceof DeliveryError && error.retryable) this.dropRemaining(error);
@@ -196,6 +231,28 @@ class Queue<T> implements DeliveryQueue<T> {
     this.lastError = describeFailure(error);
     safeCall(() => this.options.onGiveUp?.(item, reason, error));
   }
+}
+
+/** `work`, or the signal's reason once it fires: a transport that misses the signal cannot hold the queue. */
+function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
 }
 
 function safeCall(fn: () => void): void {

@@ -23,6 +23,8 @@ import { projectionFor } from './mappings/index.ts';
 /** The top-level scope of the event's tree, as the relay reports it. */
 export interface TreeRoot {
   readonly uuid: string;
+  /** The tree continues another process's context: its top span's parent is the caller's span (as native sends it). */
+  readonly remoteParent?: boolean;
 }
 
 interface OpenScope {
@@ -122,12 +124,20 @@ export class SpanAssembler {
         this.dropped++;
       }
       const traceId = this.traceIdOf(event.propagation_root_uuid ?? top?.uuid ?? event.uuid);
-      const isRoot = top !== null && top.uuid === event.uuid;
+      const top_ = top !== null && top.uuid === event.uuid;
+      // A root's parent is its stack's hidden root, never sent. A tree continuing a received context has
+      // no root in native's sense: its top span's parent is the caller's span, in another process (remote).
+      const remote = top_ && top.remoteParent === true && event.parent_uuid !== null;
+      const isRoot = top_ && !remote;
       this.open.set(event.uuid, {
         start: event,
         startTime,
         context: contextOf(traceId, spanIdOf(event.uuid)),
-        parentContext: isRoot || event.parent_uuid === null ? undefined : this.parentContextOf(traceId, event.parent_uuid),
+        parentContext: remote
+          ? { ...contextOf(traceId, spanIdOf(event.parent_uuid as string)), isRemote: true }
+          : isRoot || event.parent_uuid === null
+            ? undefined
+            : this.parentContextOf(traceId, event.parent_uuid),
         isRoot,
         events: null,
       });

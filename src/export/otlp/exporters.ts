@@ -9,6 +9,8 @@
  */
 
 import type { OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts';
+import { DeliveryError } from '../delivery/errors.ts';
+import { sendHttp } from '../delivery/http.ts';
 
 export type Signal = 'traces' | 'logs';
 
@@ -79,12 +81,12 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
     config.headers = { ...options.headers };
     config.httpAgentOptions = unrefAgentFactory;
   }
-  return single(new Exporter(config));
+  return single(new Exporter(config), options);
 }
 
 /** The OTel network transport's shape (`IExporterTransport`). */
 interface Transport {
-  send(data: Uint8Array, timeoutMillis: number): Promise<{ status: string; retryInMillis?: number }>;
+  send(data: Uint8Array, timeoutMillis: number): Promise<{ status: string; retryInMillis?: number; error?: Error }>;
   shutdown(): void;
 }
 
@@ -99,12 +101,20 @@ interface Transport {
  * inner transport. The delegate is the exporter's own (OTLPExporterBase
  * keeps it in `_delegate`, with `_transport`); an exporter of another shape
  * is used as it is, without a byte count.
+ *
+ * Over HTTP the request itself goes through the library's one HTTP request
+ * (`delivery/http.ts`): the exporter's own times out only a silent socket,
+ * so a collector that answers a byte a second was never timed out, and a
+ * `timeout_millis` of 2^31 ms or more timed every request out at once.
+ * Ours bounds the whole exchange by `timeout_millis` and closes the
+ * requests in flight when the pipeline abandons them.
  */
-function single(exporter: WireExporter): WireExporter {
+function single(exporter: WireExporter, options: WireOptions): WireExporter {
   const delegate = (exporter as unknown as { _delegate?: { _transport?: Transport & { _transport?: Transport } } })._delegate;
   const outer = delegate?._transport;
   if (delegate === undefined || outer === undefined || typeof outer.send !== 'function') return exporter;
-  const inner = outer._transport !== undefined && typeof outer._transport.send === 'function' ? outer._transport : outer;
+  const otel = outer._transport !== undefined && typeof outer._transport.send === 'function' ? outer._transport : outer;
+  const inner = options.transport === 'grpc' ? otel : (httpTransport(otel, options) ?? otel);
   let bytes = 0;
   let retryAfter: number | undefined;
   delegate._transport = {
@@ -131,6 +141,47 @@ function single(exporter: WireExporter): WireExporter {
   };
   return exporter;
 }
+
+/** What the OTel HTTP transport was built with (`HttpExporterTransport._parameters`). */
+interface HttpParameters {
+  headers?: () => Promise<Record<string, string>> | Record<string, string>;
+  compression?: string;
+}
+
+/**
+ * The OTel HTTP transport's request, sent through `sendHttp` with the
+ * headers the exporter computed (its content type and user agent, the
+ * configured headers). Null when the transport is not of the known shape or
+ * compresses (left to the exporter then).
+ */
+function httpTransport(otel: Transport, options: WireOptions): Transport | null {
+  const parameters = (otel as { _parameters?: HttpParameters })._parameters;
+  if (parameters === undefined || typeof parameters.headers !== 'function') return null;
+  if (parameters.compression !== undefined && parameters.compression !== 'none') return null;
+  let closing = new AbortController();
+  return {
+    send: async (data, timeoutMillis) => {
+      const headers: Record<string, string> = { ...(await parameters.headers!()) };
+      if (!Object.keys(headers).some((key) => key.toLowerCase() === 'user-agent')) headers['User-Agent'] = OTEL_USER_AGENT;
+      try {
+        await sendHttp({ url: options.url, method: 'POST', headers, body: data, timeoutMs: timeoutMillis, signal: closing.signal });
+        return { status: 'success' };
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        if (error instanceof DeliveryError && error.retryable) {
+          return { status: 'retryable', error: failure, ...(error.retryAfterMs !== undefined ? { retryInMillis: error.retryAfterMs } : {}) };
+        }
+        return { status: 'failure', error: failure };
+      }
+    },
+    shutdown: () => {
+      closing.abort();
+      closing = new AbortController();
+    },
+  };
+}
+
+const OTEL_USER_AGENT = 'OTel-OTLP-Exporter-JavaScript';
 
 /**
  * The HTTP agent of an exporter: its sockets never keep the process alive

@@ -44,6 +44,8 @@ export interface AtifStorage {
   flush(timeoutMs: number): Promise<boolean>;
   /** Uploads what is queued within `timeoutMs` (default: the longest destination timeout); recovery copies for the rest. */
   close(timeoutMs?: number): Promise<void>;
+  /** Gives up every upload pending now, synchronously: each counted as dropped and kept as a local recovery copy (exit, shutdown out of time). */
+  abandon(reason: string): void;
   health(): OutputHealth[];
 }
 
@@ -65,6 +67,9 @@ export function createAtifStorage(settings: readonly AtifStorageSettings[], opti
     close(timeoutMs) {
       closed ??= Promise.all(outputs.map((output) => output.close(timeoutMs ?? output.destination.timeoutMs))).then(() => undefined);
       return closed;
+    },
+    abandon(reason) {
+      for (const output of outputs) output.abandon(reason);
     },
     health: () => outputs.map((output) => output.health()),
   };
@@ -98,6 +103,10 @@ class StorageOutput {
 
   close(timeoutMs: number): Promise<void> {
     return this.queue.close(timeoutMs);
+  }
+
+  abandon(reason: string): void {
+    this.queue.abandon(reason);
   }
 
   health(): OutputHealth {

@@ -13,5 +13,7 @@ export function httpPostTransport(url: string, headers: Record<string, string>, 
   return {
     send: (line, signal) => sendHttp({ url, method: 'POST', headers: all, body: `${line}\n`, timeoutMs, signal }),
     close: async () => {},
+    // Each attempt ends with its own request (aborted through the queue's signal).
+    destroy: () => {},
   };
 }

@@ -17,7 +17,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
 import { retryAfterMs } from '../delivery/http.ts';
-import { unrefTimer } from '../../shared/timers.ts';
+import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 interface Pending {
@@ -81,7 +81,7 @@ class Stream {
           // A stalled stream is given up: the next try opens a new one.
           this.fail(error);
           this.request.destroy();
-        }, Math.max(1, timeoutMs)),
+        }, timerDelay(timeoutMs)),
       );
       const onAbort = () => entry.reject(new DeliveryClosedError('the output closed'));
       signal.addEventListener('abort', onAbort, { once: true });
@@ -103,7 +103,7 @@ class Stream {
   }
 
   async end(timeoutMs: number): Promise<void> {
-    const timer = unrefTimer(setTimeout(() => this.request.destroy(), Math.max(1, timeoutMs)));
+    const timer = unrefTimer(setTimeout(() => this.request.destroy(), timerDelay(timeoutMs)));
     try {
       if (this.broken === null) this.request.end();
       else this.request.destroy();
@@ -139,6 +139,12 @@ export function ndjsonTransport(url: string, headers: Record<string, string>, ti
       const current = stream;
       stream = null;
       if (current !== null) await current.end(budget);
+    },
+    destroy: () => {
+      const current = stream;
+      stream = null;
+      current?.fail(new DeliveryClosedError('the output closed'));
+      current?.request.destroy();
     },
   };
 }

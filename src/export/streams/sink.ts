@@ -36,6 +36,8 @@ export interface AtofStreamSink {
   flush(timeoutMs: number): Promise<boolean>;
   /** Sends what is queued within `timeoutMs`, then ends the connection; what is left is dropped and counted. */
   close(timeoutMs?: number): Promise<void>;
+  /** Drops and counts everything pending now and tears the connection down, synchronously (exit, shutdown out of time). */
+  abandon(reason: string): void;
   health(): OutputHealth;
 }
 
@@ -75,6 +77,10 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
         await transport.close(Math.max(1, timeoutMs - (Date.now() - started)));
       })();
       return closed;
+    },
+    abandon(reason) {
+      queue.abandon(reason);
+      transport.destroy();
     },
     health() {
       const c = queue.counters();

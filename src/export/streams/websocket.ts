@@ -12,8 +12,8 @@
  */
 
 import { detectRuntime } from '../../shared/js-runtime.ts';
-import { ConnectionFailedError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
-import { unrefTimer } from '../../shared/timers.ts';
+import { ConnectionFailedError, DeliveryClosedError, DeliveryError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
+import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 /** The part of both WebSocket APIs the sink uses. */
@@ -89,7 +89,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
           } catch {
             // already gone
           }
-        }, Math.max(1, timeoutMs)),
+        }, timerDelay(timeoutMs)),
       );
       socket.addEventListener('open', () => {
         if (connecting === socket) connecting = null;
@@ -110,7 +110,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
   };
 
   return {
-    send: async (line) => {
+    send: async (line, signal) => {
       current ??= open();
       let socket: Socket;
       try {
@@ -129,9 +129,22 @@ export function websocketTransport(url: string, headers: Record<string, string>,
         const done = (error?: Error) => {
           if (settled) return;
           settled = true;
-          if (error) reject(new ConnectionFailedError(`${url}: ${error.message}`));
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          if (error) reject(error instanceof DeliveryError ? error : new ConnectionFailedError(`${url}: ${error.message}`));
           else resolve();
         };
+        // A receiver that stops reading fills the socket's buffers and the frame is never written: the
+        // connection is given up (the next event opens a new one) and the event counted by the queue.
+        const timer = unrefTimer(
+          setTimeout(() => {
+            done(new DeliveryTimeoutError(`${url}: an event was not written within ${timeoutMs} ms (the receiver is not reading)`));
+            if (current !== null) current = null;
+            terminate(socket);
+          }, timerDelay(timeoutMs)),
+        );
+        const onAbort = () => done(new DeliveryClosedError(`${url}: the output closed`));
+        signal.addEventListener('abort', onAbort, { once: true });
         if (reportsWrites.has(socket)) {
           socket.send(line, done);
         } else {
@@ -158,7 +171,14 @@ export function websocketTransport(url: string, headers: Record<string, string>,
       const socket = await pending.catch(() => null);
       if (socket === null || socket.readyState !== OPEN) return;
       await new Promise<void>((resolve) => {
-        const timer = unrefTimer(setTimeout(resolve, Math.max(1, budget)));
+        const timer = unrefTimer(
+          setTimeout(() => {
+            // No closing handshake within the budget (a receiver that stopped reading): the connection goes now,
+            // or `ws` would hold the process for its own 30-second close timer.
+            terminate(socket);
+            resolve();
+          }, timerDelay(budget)),
+        );
         socket.addEventListener('close', () => {
           clearTimeout(timer);
           resolve();
@@ -167,7 +187,26 @@ export function websocketTransport(url: string, headers: Record<string, string>,
         socket.close();
       });
     },
+    destroy: () => {
+      const pending = current;
+      current = null;
+      const handshake = connecting;
+      connecting = null;
+      if (handshake !== null) terminate(handshake);
+      void pending?.then(terminate, () => {});
+    },
   };
+}
+
+/** Ends a connection at once: `ws` has terminate(), the global API only close(). Never throws. */
+function terminate(socket: Socket): void {
+  try {
+    const hard = (socket as { terminate?(): void }).terminate;
+    if (typeof hard === 'function') hard.call(socket);
+    else socket.close();
+  } catch {
+    // already gone
+  }
 }
 
 /** An idle connection must not keep the host alive (`ws` exposes its TCP socket; the globals differ by runtime). */

@@ -137,10 +137,27 @@ export class AtifBuilder {
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) {
       if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);
+      // Not native (its manual exporter writes no root extra): a session started by another process names its caller.
+      const caller = this.#rootCaller();
+      if (caller !== undefined) trajectory.extra = { caller };
       return trajectory;
     }
     trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };
     return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+  }
+
+  /**
+   * The `caller` the root scope's start metadata names (the plugin writes it
+   * for a session started from another process's tool call), or undefined.
+   * The root's start is the first event a session's builder records.
+   */
+  #rootCaller(): JsonObject | undefined {
+    const first = this.#events[0];
+    if (first === undefined || first.kind !== 'scope' || first.scope_category !== 'start' || first.category !== 'agent') return undefined;
+    const metadata = first.metadata;
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return undefined;
+    const caller = (metadata as JsonObject).caller;
+    return typeof caller === 'object' && caller !== null && !Array.isArray(caller) ? caller : undefined;
   }
 
   /** Every recorded event, read, in instant order (equal instants in arrival order), reading only the ones new since the last build. */

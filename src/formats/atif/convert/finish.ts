@@ -72,15 +72,19 @@ function dedupeKeys(step: AtifStep): { id: string; key: string }[] {
     }));
 }
 
-/** Removes refs to subagents that were not embedded, and steps left empty by that. */
-export function pruneSubagentRefs(steps: AtifStep[], childIds: Set<string>): AtifStep[] {
+/**
+ * Removes refs to subagents of this tree (`localAgents`) that were not
+ * embedded, and steps left empty by that. A ref to a trajectory recorded
+ * elsewhere (another process's, named by a tool end) is kept.
+ */
+export function pruneSubagentRefs(steps: AtifStep[], childIds: Set<string>, localAgents: { has(uuid: string): boolean }): AtifStep[] {
   for (const step of steps) {
     const observation = step.observation;
     if (observation === undefined) continue;
     observation.results = observation.results.filter((result) => {
       if (result.subagent_trajectory_ref !== undefined) {
-        const kept = result.subagent_trajectory_ref.filter(
-          (ref) => ref.trajectory_id !== undefined && childIds.has(ref.trajectory_id),
+        const kept = result.subagent_trajectory_ref.filter((ref) =>
+          ref.trajectory_id !== undefined && localAgents.has(ref.trajectory_id) ? childIds.has(ref.trajectory_id) : ref.trajectory_id !== undefined || ref.trajectory_path !== undefined,
         );
         if (kept.length === 0) delete result.subagent_trajectory_ref;
         else result.subagent_trajectory_ref = kept;

@@ -106,7 +106,7 @@ function agentTrajectory(
     if (children.length > 0) subagents = children;
   }
   const childIds = new Set((subagents ?? []).map((child) => child.trajectory_id as string));
-  const pruned = pruneSubagentRefs(steps, childIds);
+  const pruned = pruneSubagentRefs(steps, childIds, tree.nodes);
   const trajectoryId = isRoot ? sessionId : agentUuid;
   const trajectorySessionId = isRoot ? sessionId : (node?.sessionId ?? sessionId);
   return trajectoryFromParts(trajectorySessionId, trajectoryId, agent, pruned, subagents);

@@ -22,7 +22,8 @@ import {
   responseModel,
   unwrapLlmRequest,
 } from '../payload/index.ts';
-import type { AtifObservation, AtifObservationResult, AtifStep, AtifToolCall } from '../types.ts';
+import type { AtifObservation, AtifObservationResult, AtifStep, AtifSubagentTrajectoryRef, AtifToolCall } from '../types.ts';
+import { asObject } from '../payload/index.ts';
 import type { AgentNode } from './agent-tree.ts';
 import type { Lookups } from './dedupe.ts';
 import { type ConvEvent, annotationOf, isFailedEnd, isLlm, metadataString, modelNameOf, toolCallIdOf } from './events.ts';
@@ -49,6 +50,31 @@ import {
   subagentRef,
   subagentResult,
 } from './step-builders.ts';
+
+const REF_KEYS = ['trajectory_id', 'session_id', 'trajectory_path'] as const;
+
+/**
+ * The trajectories a tool end's metadata names as where its work ran
+ * (`subagent_trajectory_ref`, written by the plugin for a call whose work
+ * ran in another process): each with a non-blank `trajectory_id` or
+ * `trajectory_path`, string fields only.
+ */
+function remoteTrajectoryRefs(event: ConvEvent): AtifSubagentTrajectoryRef[] | undefined {
+  const listed = asObject(event.metadata)?.subagent_trajectory_ref;
+  if (!Array.isArray(listed)) return undefined;
+  const refs: AtifSubagentTrajectoryRef[] = [];
+  for (const entry of listed) {
+    const source = asObject(entry);
+    if (source === undefined) continue;
+    const ref: AtifSubagentTrajectoryRef = {};
+    for (const key of REF_KEYS) {
+      const value = source[key];
+      if (typeof value === 'string' && value.trim() !== '') ref[key] = value;
+    }
+    if (ref.trajectory_id !== undefined || ref.trajectory_path !== undefined) refs.push(ref);
+  }
+  return refs.length > 0 ? refs : undefined;
+}
 
 export class StepConverter {
   readonly steps: AtifStep[] = [];
@@ -330,12 +356,15 @@ export class StepConverter {
   private toolEnd(event: ConvEvent): void {
     const id = this.resolveSourceCallId(event);
     const output = event.data;
-    if (output !== undefined || annotationOf(event) !== undefined) {
+    const remote = remoteTrajectoryRefs(event);
+    if (output !== undefined || annotationOf(event) !== undefined || remote !== undefined) {
       this.pendingTimestamp ??= event.timestamp;
       const result: AtifObservationResult = {};
       if (id !== undefined) result.source_call_id = id;
       const content = output === undefined ? undefined : observationContent(output);
       if (content !== undefined) result.content = content;
+      // Not native: a tool call whose work ran in another process references that process's trajectory.
+      if (remote !== undefined) result.subagent_trajectory_ref = remote;
       result.extra = observationExtra(event);
       this.pendingObservations.push(result);
     }

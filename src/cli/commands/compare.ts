@@ -1,0 +1,122 @@
+/**
+ * `compare <a> <b>`: two runs of an agent step by step (two ATIF files, or
+ * two sessions from ATOF files, `run.jsonl#<session id>`). Exit codes like
+ * `diff`: 0 the runs are equivalent, 1 they differ, 2 the command line or
+ * an input is unusable (so a script never mistakes a missing file for a
+ * difference).
+ *
+ * @module
+ */
+
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
+import { compareRuns, type ComparedRuns } from '../compare/compare-runs.ts';
+import { writeComparePage } from '../compare/html.ts';
+import { renderComparison } from '../compare/text.ts';
+import { CliError, describeFsError, InputError, UsageError } from '../errors.ts';
+import { readInputText, STDIN } from '../files.ts';
+import type { CliIo } from '../io.ts';
+import { packageVersion } from '../package-info.ts';
+import { safeForTerminal } from '../terminal-text.ts';
+import { sessionsOf } from '../view/load.ts';
+import type { ViewNode } from '../view/model.ts';
+
+export const compareSpec: CommandSpec = {
+  name: 'compare',
+  summary: 'Compare two runs step by step: what changed, where, and what it cost',
+  usage: '<a> <b> [--json] [--html <file>]',
+  details: [
+    'Each run is an ATIF trajectory (.json) or an ATOF file (.jsonl); pick one session',
+    'of an ATOF file with several as <file>#<session id>. The steps of the two runs are',
+    'aligned (a longest common subsequence over step kind, model and tool names, so an',
+    'inserted or removed step does not shift the rest) and each pair is reported with',
+    'what differs (messages, model, tool calls, arguments, results, errors, tokens) and',
+    'its duration, token and cost deltas; then the totals of both runs.',
+    '  =  the same     ~  changed     -  only in a     +  only in b',
+    '--json prints { pairs, totals, ... } for scripts; --html <file> writes a',
+    'side-by-side page. Exit codes: 0 equivalent, 1 different, 2 usage or input error.',
+  ].join('\n'),
+  flags: {
+    json: JSON_FLAG,
+    html: { type: 'string', value: '<file>', description: 'Also write a side-by-side HTML page to <file>.' },
+    help: HELP_FLAG,
+  },
+  positionals: { name: '<run>', min: 2, max: 2 },
+};
+
+/** A problem with an input: exit 2 here, since 1 means "the runs differ". */
+class CompareInputError extends CliError {
+  override readonly name = 'CompareInputError';
+  constructor(message: string) {
+    super(message, 2);
+  }
+}
+
+interface Run {
+  file: string;
+  session: string;
+  root: ViewNode;
+}
+
+export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {
+  const [first, second] = args.positionals as [string, string];
+  if (first === STDIN && second === STDIN) throw new UsageError('standard input ("-") can be read only once', 'compare');
+  let a: Run;
+  let b: Run;
+  try {
+    a = await loadRun(first);
+    b = await loadRun(second);
+  } catch (error) {
+    if (error instanceof InputError) throw new CompareInputError(error.message);
+    throw error;
+  }
+  const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root });
+  const html = stringFlag(args, 'html');
+  if (html !== undefined) writePage(html, compared, io);
+  if (booleanFlag(args, 'json')) io.out(`${JSON.stringify(compared.report, null, 2)}\n`);
+  else io.out(renderComparison(compared.report, io.style));
+  return compared.report.equivalent ? 0 : 1;
+}
+
+function writePage(target: string, compared: ComparedRuns, io: CliIo): void {
+  try {
+    writeComparePage(path.resolve(target), compared, `nemo-relay-hooks ${packageVersion()}`);
+  } catch (error) {
+    if (error instanceof CliError) throw new CompareInputError(error.message);
+    throw new CompareInputError(describeFsError(error, 'cannot write', target));
+  }
+  io.err(`wrote ${safeForTerminal(target)}\n`);
+}
+
+/** `file` or `file#session`: a path that exists as written wins over the `#` form. */
+function splitRef(ref: string): { file: string; session?: string } {
+  const hash = ref.lastIndexOf('#');
+  if (ref === STDIN || hash <= 0 || existsSync(ref)) return { file: ref };
+  return { file: ref.slice(0, hash), session: ref.slice(hash + 1) };
+}
+
+/** The session id a view tree shows in its title. */
+export function sessionIdOf(root: ViewNode): string {
+  return root.title.replace(/^(session|subagent) /, '');
+}
+
+async function loadRun(ref: string): Promise<Run> {
+  const { file, session } = splitRef(ref);
+  const name = file === STDIN ? '(stdin)' : file;
+  const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
+  const roots = loaded.roots;
+  if (roots.length === 0) throw new InputError(`${name}: no sessions in this file`);
+  if (session !== undefined) {
+    const root = roots.find((candidate) => sessionIdOf(candidate) === session);
+    if (!root) throw new InputError(`${name}: no session ${JSON.stringify(session)} (it has ${list(roots)})`);
+    return { file: name, session, root };
+  }
+  if (roots.length > 1) throw new InputError(`${name} has ${roots.length} sessions (${list(roots)}); pick one with ${name}#<session id>`);
+  return { file: name, session: sessionIdOf(roots[0]!), root: roots[0]! };
+}
+
+function list(roots: readonly ViewNode[]): string {
+  const ids = roots.slice(0, 5).map((root) => sessionIdOf(root));
+  return `${ids.join(', ')}${roots.length > 5 ? `, and ${roots.length - 5} more` : ''}`;
+}

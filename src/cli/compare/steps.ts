@@ -1,0 +1,191 @@
+/**
+ * The steps `compare` aligns, read from a view tree (so ATIF and ATOF runs
+ * compare the same way): each user message, each LLM call with the tool
+ * calls it asked for (arguments, results, errors), each subagent start,
+ * system message and recorded error mark, in the order the run did them,
+ * subagents' steps where the subagent ran.
+ *
+ * Step ids: an ATIF step's `step_id` (inside a subagent prefixed with the
+ * subagent's trajectory id, `sub-1/2`); an ATOF scope's or mark's uuid.
+ *
+ * @module
+ */
+
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
+import { answerMessages } from '../view/detail.ts';
+import type { ViewNode } from '../view/model.ts';
+
+export type StepKind = 'user' | 'llm' | 'agent' | 'tool' | 'subagent' | 'system' | 'mark';
+
+export interface ToolCallFacts {
+  name: string;
+  arguments: unknown;
+  result: unknown;
+  error?: string;
+}
+
+export interface RunStep {
+  id: string;
+  kind: StepKind;
+  /** What a reader sees in a list: `LLM gpt-4o → read_file`. */
+  title: string;
+  model?: string;
+  /** Full text: the user message, the answer, the system message. */
+  message?: string;
+  toolCalls: ToolCallFacts[];
+  error?: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  costUsd?: number;
+  durationUs?: number;
+  /** The node the step was read from (for the compare page's detail pane). */
+  node: ViewNode;
+}
+
+type Obj = Record<string, unknown>;
+
+/** The steps of one session tree, in run order. */
+export function stepsOf(root: ViewNode): RunStep[] {
+  const steps: RunStep[] = [];
+  const walk = (current: ViewNode, prefix: string): void => {
+    for (const child of current.children) visit(child, prefix);
+  };
+  const visit = (current: ViewNode, prefix: string): void => {
+    switch (current.kind) {
+      case 'turn':
+        steps.push(base(current, 'user', prefix, { message: userMessage(current) ?? current.note ?? '' }));
+        walk(current, prefix);
+        return;
+      case 'subagent': {
+        const id = subagentId(current);
+        steps.push(base(current, 'subagent', prefix, { id }));
+        walk(current, `${prefix}${id}/`);
+        return;
+      }
+      case 'llm':
+      case 'scope': {
+        const tools = current.children.filter((child) => child.kind === 'tool');
+        const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: tools.map(toolFacts) });
+        const message = answerText(current);
+        if (message !== undefined) step.message = message;
+        const model = modelOf(current);
+        if (model !== undefined) step.model = model;
+        if (tools.length > 0) step.title = `${step.title} → ${tools.map((tool) => toolName(tool)).join(', ')}`;
+        steps.push(step);
+        // Subagents (and anything else) the tool calls started.
+        for (const tool of tools) walk(tool, prefix);
+        for (const other of current.children) if (other.kind !== 'tool') visit(other, prefix);
+        return;
+      }
+      case 'tool':
+        steps.push(base(current, 'tool', prefix, { toolCalls: [toolFacts(current)] }));
+        walk(current, prefix);
+        return;
+      case 'mark':
+        if (current.title === 'system') steps.push(base(current, 'system', prefix, { message: systemText(current) ?? current.note ?? '' }));
+        else if (current.error !== undefined) steps.push(base(current, 'mark', prefix));
+        walk(current, prefix);
+        return;
+      case 'session':
+        walk(current, prefix);
+        return;
+    }
+  };
+  walk(root, '');
+  return steps;
+}
+
+function base(current: ViewNode, kind: StepKind, prefix: string, extra: Partial<RunStep> = {}): RunStep {
+  const step: RunStep = {
+    id: `${prefix}${extra.id ?? idOf(current)}`,
+    kind,
+    title: current.title,
+    toolCalls: [],
+    promptTokens: current.tokens?.prompt ?? 0,
+    completionTokens: current.tokens?.completion ?? 0,
+    cachedTokens: current.tokens?.cached ?? 0,
+    node: current,
+    ...extra,
+  };
+  if (extra.id !== undefined) step.id = `${prefix}${extra.id}`;
+  if (current.error !== undefined) step.error = current.error;
+  if (current.costUsd !== undefined) step.costUsd = current.costUsd;
+  if (current.startUs !== undefined && current.endUs !== undefined) step.durationUs = Math.max(0, current.endUs - current.startUs);
+  return step;
+}
+
+const sourceOf = (current: ViewNode): Obj => current.source ?? {};
+
+function idOf(current: ViewNode): string {
+  const source = sourceOf(current);
+  if (isRecord(source.step) && source.step.step_id !== undefined) return String(source.step.step_id);
+  for (const key of ['start', 'event'] as const) {
+    const record = source[key];
+    if (isRecord(record) && nonEmptyString(record.uuid)) return String(record.uuid);
+  }
+  return current.title;
+}
+
+function subagentId(current: ViewNode): string {
+  const source = sourceOf(current);
+  if (isRecord(source.start) && nonEmptyString(source.start.uuid)) return String(source.start.uuid);
+  return current.title.replace(/^subagent /, '');
+}
+
+function toolName(tool: ViewNode): string {
+  return tool.title.replace(/^tool /, '');
+}
+
+function toolFacts(tool: ViewNode): ToolCallFacts {
+  const source = sourceOf(tool);
+  let args: unknown;
+  let result: unknown;
+  if (isRecord(source.call)) {
+    args = source.call.arguments;
+    result = isRecord(source.result) ? source.result.content : undefined;
+  } else {
+    args = isRecord(source.start) ? source.start.data : undefined;
+    result = isRecord(source.end) ? source.end.data : undefined;
+  }
+  return { name: toolName(tool), arguments: args ?? null, result: result ?? null, ...(tool.error !== undefined ? { error: tool.error } : {}) };
+}
+
+function modelOf(current: ViewNode): string | undefined {
+  const source = sourceOf(current);
+  if (isRecord(source.step)) return nonEmptyString(source.step.model_name);
+  const start = isRecord(source.start) ? source.start : {};
+  const profile = isRecord(start.category_profile) ? start.category_profile : {};
+  return nonEmptyString(profile.model_name);
+}
+
+/** Text content: a string as it is, content parts joined, anything else as JSON. */
+function textOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((part) => isRecord(part) && part.type === 'text' && typeof part.text === 'string')) {
+    return value.map((part) => (part as { text: string }).text).join('');
+  }
+  return JSON.stringify(value);
+}
+
+function answerText(current: ViewNode): string | undefined {
+  const source = sourceOf(current);
+  if (isRecord(source.step)) return textOf(source.step.message) ?? '';
+  if (!isRecord(source.end)) return undefined;
+  const answer = answerMessages(source.end.data);
+  return answer ? answer.map((message) => message.text).join('\n') : textOf(source.end.data);
+}
+
+function userMessage(current: ViewNode): string | undefined {
+  const source = sourceOf(current);
+  if (isRecord(source.step)) return textOf(source.step.message);
+  if (isRecord(source.event) && isRecord(source.event.data)) return textOf(source.event.data.user_message);
+  return undefined;
+}
+
+function systemText(current: ViewNode): string | undefined {
+  const source = sourceOf(current);
+  return isRecord(source.step) ? textOf(source.step.message) : undefined;
+}

@@ -1,0 +1,104 @@
+/**
+ * `compare` for the terminal: one line per aligned pair (`=` same, `~`
+ * changed, `-` only in a, `+` only in b) with the step ids of both runs,
+ * the differences of a changed pair indented under it, then the totals of
+ * both runs and their delta, and a verdict line.
+ *
+ * @module
+ */
+
+import { formatCount, formatDuration, type Style } from '../io.ts';
+import { safeForTerminal } from '../terminal-text.ts';
+import { preview } from '../view/model.ts';
+import { formatCost } from '../view/rollup.ts';
+import type { Difference } from './align.ts';
+import type { Comparison, JsonPair } from './compare-runs.ts';
+
+const MARK = { same: '=', changed: '~', 'only-a': '-', 'only-b': '+' } as const;
+
+export function renderComparison(report: Comparison, style: Style): string {
+  const lines: string[] = [];
+  lines.push(style.bold(`a: ${safe(report.a.file)} (session ${safe(report.a.session)})`));
+  lines.push(style.bold(`b: ${safe(report.b.file)} (session ${safe(report.b.session)})`));
+  lines.push('');
+  const width = Math.max(3, ...report.pairs.flatMap((pair) => [pair.a?.length ?? 1, pair.b?.length ?? 1]).map((n) => Math.min(n, 24)));
+  lines.push(style.dim(`  ${'a'.padEnd(width)}  ${'b'.padEnd(width)}  step`));
+  for (const pair of report.pairs) {
+    const mark = MARK[pair.status];
+    const ids = `${cell(pair.a, width)}  ${cell(pair.b, width)}`;
+    const colour = pair.status === 'same' ? style.dim : pair.status === 'changed' ? style.yellow : pair.status === 'only-a' ? style.red : style.green;
+    const where = pair.status === 'only-a' ? '  (only in a)' : pair.status === 'only-b' ? '  (only in b)' : '';
+    const delta = deltaText(pair);
+    lines.push(`${colour(`${mark} ${ids}  ${safe(pair.title)}${where}`)}${delta ? `  ${style.cyan(delta)}` : ''}`);
+    for (const difference of pair.differences) lines.push(`${' '.repeat(width * 2 + 8)}${differenceText(difference)}`);
+  }
+  lines.push('');
+  lines.push(...totalsTable(report));
+  lines.push('');
+  const { changed, onlyA, onlyB, same } = report.summary;
+  lines.push(
+    report.equivalent
+      ? style.green(`runs are equivalent: ${same} step${same === 1 ? '' : 's'}, same kinds, models, messages, tool calls, results and tokens`)
+      : style.yellow(`runs differ: ${changed} changed step${changed === 1 ? '' : 's'}, ${onlyA} only in a, ${onlyB} only in b (${same} the same)`),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+function cell(id: string | null, width: number): string {
+  if (id === null) return '·'.padEnd(width);
+  const shown = id.length > 24 ? `…${id.slice(-23)}` : id;
+  return safe(shown).padEnd(width);
+}
+
+function safe(text: string): string {
+  return safeForTerminal(text);
+}
+
+function signed(value: number, format: (n: number) => string): string {
+  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${format(Math.abs(value))}`;
+}
+
+function deltaText(pair: JsonPair): string {
+  if (pair.a === null || pair.b === null) return '';
+  const parts: string[] = [];
+  const { delta } = pair;
+  if (delta.durationUs !== null && delta.durationUs !== 0) parts.push(signed(delta.durationUs, formatDuration));
+  const tokens = delta.promptTokens + delta.completionTokens;
+  if (delta.promptTokens !== 0 || delta.completionTokens !== 0) parts.push(`${signed(tokens, formatCount)} tokens`);
+  if (delta.costUsd !== null && delta.costUsd !== 0) parts.push(signed(delta.costUsd, formatCost));
+  return parts.join('  ');
+}
+
+function value(text: unknown): string {
+  if (text === null || text === undefined) return '(none)';
+  return safe(preview(text, 60) ?? JSON.stringify(text));
+}
+
+function differenceText(difference: Difference): string {
+  const label = difference.tool !== undefined ? `${difference.field.replace('tool.', `${difference.tool} `)}` : difference.field;
+  if (difference.field === 'tokens') {
+    const a = difference.a as { prompt: number; completion: number; cached: number };
+    const b = difference.b as { prompt: number; completion: number; cached: number };
+    return `tokens: ${a.prompt} in / ${a.completion} out → ${b.prompt} in / ${b.completion} out`;
+  }
+  if (difference.field === 'tools') return `tools: ${(difference.a as string[]).join(', ') || '(none)'} → ${(difference.b as string[]).join(', ') || '(none)'}`;
+  return `${safe(label)}: ${value(difference.a)} → ${value(difference.b)}`;
+}
+
+function totalsTable(report: Comparison): string[] {
+  const { a, b, delta } = report.totals;
+  const rows: [string, string, string, string][] = [
+    ['steps', String(a.steps), String(b.steps), signed(delta.steps, String)],
+    ['LLM calls', String(a.llmCalls), String(b.llmCalls), signed(delta.llmCalls, String)],
+    ['tool calls', String(a.toolCalls), String(b.toolCalls), signed(delta.toolCalls, String)],
+    ['errors', String(a.errors), String(b.errors), signed(delta.errors, String)],
+    ['prompt tokens', formatCount(a.promptTokens), formatCount(b.promptTokens), signed(delta.promptTokens, formatCount)],
+    ['completion tokens', formatCount(a.completionTokens), formatCount(b.completionTokens), signed(delta.completionTokens, formatCount)],
+    ['cached tokens', formatCount(a.cachedTokens), formatCount(b.cachedTokens), signed(delta.cachedTokens, formatCount)],
+    ['cost', a.costUsd === null ? '-' : formatCost(a.costUsd), b.costUsd === null ? '-' : formatCost(b.costUsd), delta.costUsd === null ? '-' : signed(delta.costUsd, formatCost)],
+    ['duration', a.durationUs === null ? '-' : formatDuration(a.durationUs), b.durationUs === null ? '-' : formatDuration(b.durationUs), delta.durationUs === null ? '-' : signed(delta.durationUs, formatDuration)],
+  ];
+  const widths = [0, 1, 2, 3].map((column) => Math.max(['totals', 'a', 'b', 'delta'][column]!.length, ...rows.map((row) => row[column]!.length)));
+  const line = (row: readonly string[]) => row.map((text, column) => (column === 0 ? text.padEnd(widths[0]!) : text.padStart(widths[column]!))).join('  ');
+  return [line(['totals', 'a', 'b', 'delta']), ...rows.map(line)];
+}

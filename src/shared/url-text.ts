@@ -1,0 +1,51 @@
+/**
+ * URLs as they may be shown: in `status().outputs`, errors, logs and
+ * `doctor`. A destination URL can carry a password (`user:pass@host`) or a
+ * token in its query; neither is ever printed. The URL itself (with its
+ * credentials) is still what requests are sent to.
+ *
+ * @module
+ */
+
+/** Query parameters whose values are credentials by name (compared lower-case, `-` and `_` ignored). */
+const SECRET_QUERY_KEYS = new Set(['token', 'accesstoken', 'apikey', 'key', 'secret', 'password', 'auth', 'authorization', 'signature', 'xamzsignature', 'xamzcredential', 'xamzsecuritytoken', 'sig', 'code']);
+
+/**
+ * `url` with its password (and a user name that came with one) and
+ * credential-like query values replaced by `***`. Text that is not a URL
+ * is returned with anything between `//` and `@` masked, so a malformed
+ * URL with a password cannot slip through either.
+ */
+export function displayUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url.replace(/\/\/[^/@\s]*@/, '//***@');
+  }
+  if (parsed.username === '' && parsed.password === '' && !hasSecretQuery(parsed)) return url;
+  if (parsed.password !== '') {
+    parsed.username = '***';
+    parsed.password = '';
+  } else if (parsed.username !== '') {
+    parsed.username = '***';
+  }
+  for (const key of [...parsed.searchParams.keys()]) {
+    if (isSecretKey(key)) parsed.searchParams.set(key, '***');
+  }
+  return parsed.href.replaceAll('%2A%2A%2A', '***');
+}
+
+/** Masks every URL with credentials found in free text (an error message that quotes one). */
+export function redactUrls(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (match) => displayUrl(match));
+}
+
+function hasSecretQuery(url: URL): boolean {
+  for (const key of url.searchParams.keys()) if (isSecretKey(key)) return true;
+  return false;
+}
+
+function isSecretKey(key: string): boolean {
+  return SECRET_QUERY_KEYS.has(key.toLowerCase().replace(/[-_]/g, ''));
+}
