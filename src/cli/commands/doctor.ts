@@ -22,6 +22,7 @@ import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
+import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination } from '../../formats/plugins-toml/sinks.ts';
@@ -115,7 +116,8 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   }
   const names = ENVIRONMENT_VARIABLES.flatMap((variable) => [variable.name, ...(variable.hermes ? [variable.hermes] : [])]).filter((name) => !name.startsWith('OTEL_'));
   const set: Record<string, string> = {};
-  for (const name of names) if ((env[name] ?? '') !== '') set[name] = env[name]!;
+  // Header values and URL credentials are never printed (text or --json).
+  for (const name of names) if ((env[name] ?? '') !== '') set[name] = displaySettingValue(name, env[name]!);
   const loaded = loadSettings(env, {}, { processEnv: env });
   problems.push(...loaded.diagnostics);
   const settings = loaded.settings;
@@ -126,7 +128,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
     exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : null, ...(byDefault ? { mode: byDefault } : {}) });
   }
   if (settings.otlpEnabled) {
-    exporters.push({ format: 'otlp', path: settings.otlpEndpoint || (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'), mode: `${settings.otlpType}, ${settings.otlpProtocol}` });
+    exporters.push({ format: 'otlp', path: settings.otlpEndpoint ? displayUrl(settings.otlpEndpoint) : (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'), mode: `${settings.otlpType}, ${settings.otlpProtocol}` });
   }
 
   let pluginsToml: DoctorReport['pluginsToml'] = null;
