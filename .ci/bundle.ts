@@ -43,6 +43,7 @@ const ENTRIES = [
   'src/adapters/openai-agents/index.js',
   'src/adapters/langchain/index.js',
   'src/adapters/claude-agent-sdk/index.js',
+  'src/adapters/mcp/index.js',
   'src/cli/main.js',
   'native/index.js',
 ];

@@ -142,8 +142,8 @@ timeout_millis = 400
 scheduled_delay_millis = 10
 `,
     });
-    // Three seconds before shutdown: time for a request to time out and a retry to go.
-    const child = await spawnChild(host(toml, 4, 2, 4000, { waitMs: 3000 }), { killAfterMs: 30_000 });
+    // Five seconds before shutdown: time for the exporter to load (slow on a busy machine), a request to time out and a retry to go.
+    const child = await spawnChild(host(toml, 4, 2, 4000, { waitMs: 5000 }), { killAfterMs: 40_000 });
     expect(child.killed, `the host did not exit: ${child.stderr}`).toBe(false);
     expect(child.status).toBe(0);
     const otlp = output(child.result, 'otlp-traces');
@@ -155,6 +155,41 @@ scheduled_delay_millis = 10
     expect(requests).toBeGreaterThan(1);
   });
 
+});
+
+describe('OTLP through an outage', () => {
+  it('a collector down for 2 s loses nothing: each failed batch has its own retries', async () => {
+    let outageEnds = 0;
+    let refused = 0;
+    const { origin } = await serve((req, res) => {
+      if (outageEnds === 0) outageEnds = Date.now() + 2000;
+      if (Date.now() < outageEnds) {
+        refused++;
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+      res.end();
+    });
+    const dir = tempDir('outage');
+    const toml = pluginsToml(dir, {
+      otel: `[components.config.opentelemetry]
+enabled = true
+[[components.config.opentelemetry.endpoints]]
+type = "full"
+endpoint = "http://${origin}/v1/traces"
+timeout_millis = 20000
+scheduled_delay_millis = 10
+max_export_batch_size = 10
+`,
+    });
+    const child = await spawnChild(host(toml, 40, 3, 25_000), { killAfterMs: 45_000 });
+    expect(child.killed).toBe(false);
+    const ends = atofLines(dir).filter((line) => line.includes('"scope_category":"end"')).length;
+    expect(ends).toBeGreaterThan(100);
+    expect(refused).toBeGreaterThan(4);
+    expect(output(child.result, 'otlp-traces')).toMatchObject({ sent: ends, failed: 0, dropped: 0, queued: 0 });
+  });
 });
 
 describe('timeouts of 2^31 ms or more', () => {

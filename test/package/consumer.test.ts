@@ -25,7 +25,7 @@ describe('the package seen from another project', () => {
     const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
-    for (const subpath of ['.', './hooks', './formats', './backend', './memory', './native', './testing', './ai-sdk', './openai-agents', './langchain', './claude-agent-sdk']) {
+    for (const subpath of ['.', './hooks', './formats', './backend', './memory', './native', './testing', './ai-sdk', './openai-agents', './langchain', './claude-agent-sdk', './mcp']) {
       const entry = manifest.exports[subpath];
       expect(typeof entry, subpath).toBe('object');
       expect(Object.keys(entry as object)[0], subpath).toBe('types');

@@ -23,6 +23,7 @@ import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after, sleep } from '../../shared/timers.ts';
 import { createWireExporter, type WireExporter, type WireOptions } from './exporters.ts';
 import { errorMessage } from '../../shared/error-text.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 import { settleWithin } from '../../shared/deadline.ts';
 
 export interface PipelineOptions extends WireOptions {
@@ -42,6 +43,14 @@ export const BATCH_RETRY: RetryPolicy = Object.freeze({ maxRetries: 3, initialDe
 
 export class OtlpPipeline {
   private readonly queue: unknown[] = [];
+  /**
+   * Batches that failed and wait for their next try, oldest first, each with
+   * its own count of tries: four batches failing together in one outage
+   * must not use up each other's retries.
+   */
+  private readonly retrying: { items: unknown[]; retries: number; at: number }[] = [];
+  /** Items in `retrying`. */
+  private retryingItems = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** Requests in flight (up to `MAX_IN_FLIGHT`: a flush of many batches does not wait a round trip per batch). */
   private readonly inFlight = new Set<Promise<void>>();
@@ -57,9 +66,9 @@ export class OtlpPipeline {
   private errors = 0;
   private lastWrite: string | null = null;
   private lastError: string | undefined;
-  private retryAttempt = 0;
   /** Set from the first failure to the next success: one warning per outage, not one per batch. */
   private failing = false;
+  /** No new batch goes out before this (the collector failed: the backoff holds every batch back). */
   private retryAt = 0;
 
   constructor(private readonly options: PipelineOptions) {
@@ -69,7 +78,7 @@ export class OtlpPipeline {
 
   /** Queues one item. Never blocks; a full queue drops the item and counts it. */
   push(item: unknown): void {
-    if (this.closed || this.queue.length >= this.options.maxQueueSize) {
+    if (this.closed || this.queue.length + this.retryingItems >= this.options.maxQueueSize) {
       this.dropped++;
       if (!this.closed && this.dropped === 1) this.note(`queue full (${this.options.maxQueueSize} items): dropping new items until it drains`, false);
       return;
@@ -82,14 +91,14 @@ export class OtlpPipeline {
   health(): OutputHealth {
     const health: OutputHealth = {
       kind: this.options.signal === 'traces' ? 'otlp-traces' : 'otlp-logs',
-      path: this.options.url,
+      path: displayUrl(this.options.url),
       lastWrite: this.lastWrite,
       bytes: this.wire?.sentBytes?.() ?? 0,
       errors: this.errors,
       sent: this.sent,
       failed: this.failed,
       dropped: this.dropped,
-      queued: this.queue.length + [...this.inFlightBatches].reduce((sum, batch) => sum + batch.size, 0),
+      queued: this.queue.length + this.retryingItems + [...this.inFlightBatches].reduce((sum, batch) => sum + batch.size, 0),
     };
     if (this.lastError !== undefined) health.lastError = this.lastError;
     return health;
@@ -98,9 +107,9 @@ export class OtlpPipeline {
   /** Sends everything queued (retrying while `deadline` allows). */
   async flush(deadline: number): Promise<void> {
     while (Date.now() < deadline) {
-      if (this.queue.length === 0 && this.inFlight.size === 0) return;
-      const wait = this.retryAt - Date.now();
-      if (this.queue.length > 0 && this.inFlight.size < MAX_IN_FLIGHT && wait <= 0) {
+      if (this.pending() === 0 && this.inFlight.size === 0) return;
+      const wait = this.nextSendAt() - Date.now();
+      if (this.pending() > 0 && this.inFlight.size < MAX_IN_FLIGHT && wait <= 0) {
         this.startBatch();
         continue;
       }
@@ -132,11 +141,13 @@ export class OtlpPipeline {
     this.inFlightBatches.clear();
     // A request still in flight would hold the process until its own timeout (gRPC): its connection goes now.
     if (abandoned > 0) this.wire?.abandon?.();
-    const left = this.queue.length + abandoned;
+    const left = this.queue.length + this.retryingItems + abandoned;
     if (left > 0) {
       this.dropped += left;
       this.note(`${left} items not sent before shutdown`, false);
       this.queue.length = 0;
+      this.retrying.length = 0;
+      this.retryingItems = 0;
     }
     const exporter = this.exporter;
     if (exporter !== null) {
@@ -159,27 +170,53 @@ export class OtlpPipeline {
   private kick(delay: number): void {
     if (this.closed) return;
     if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = after(Math.max(delay, this.retryAt - Date.now(), 0), () => {
+    this.timer = after(Math.max(delay, this.nextSendAt() - Date.now(), 0), () => {
       this.timer = null;
       this.startBatch();
     });
   }
 
+  /** Items waiting: queued, or failed and waiting for their next try. */
+  private pending(): number {
+    return this.queue.length + this.retryingItems;
+  }
+
+  /** When the next batch may go: after the backoff, and a failed batch not before its own retry time. */
+  private nextSendAt(): number {
+    const retry = this.retrying[0];
+    if (retry !== undefined && this.queue.length === 0) return Math.max(this.retryAt, retry.at);
+    return this.retryAt;
+  }
+
   private startBatch(): void {
-    if (this.inFlight.size >= MAX_IN_FLIGHT || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.options.maxExportBatchSize);
+    if (this.inFlight.size >= MAX_IN_FLIGHT || this.pending() === 0) return;
+    const now = Date.now();
+    let batch: unknown[];
+    let retries = 0;
+    const due = this.retrying[0];
+    if (due !== undefined && due.at <= now) {
+      this.retrying.shift();
+      this.retryingItems -= due.items.length;
+      batch = due.items;
+      retries = due.retries;
+    } else if (this.queue.length > 0) {
+      batch = this.queue.splice(0, this.options.maxExportBatchSize);
+    } else {
+      this.kick(0);
+      return;
+    }
     const tracked = { size: batch.length, abandoned: false };
     this.inFlightBatches.add(tracked);
-    const request: Promise<void> = this.send(batch, tracked).finally(() => {
+    const request: Promise<void> = this.send(batch, tracked, retries).finally(() => {
       this.inFlightBatches.delete(tracked);
       this.inFlight.delete(request);
       if (this.queue.length >= this.options.maxExportBatchSize) this.kick(0);
-      else if (this.queue.length > 0 && this.timer === null) this.kick(this.options.scheduledDelayMillis);
+      else if (this.pending() > 0 && this.timer === null) this.kick(this.queue.length > 0 ? this.options.scheduledDelayMillis : 0);
     });
     this.inFlight.add(request);
   }
 
-  private async send(batch: unknown[], tracked: { abandoned: boolean }): Promise<void> {
+  private async send(batch: unknown[], tracked: { abandoned: boolean }, retries: number): Promise<void> {
     let exporter: WireExporter;
     try {
       exporter = await this.exporterReady();
@@ -205,27 +242,27 @@ export class OtlpPipeline {
     if (result.code === 0) {
       if (this.failing) {
         this.failing = false;
-        safeLog(this.options.logger, 'info', `OTLP ${this.options.signal} to ${this.options.url}: delivering again`);
+        safeLog(this.options.logger, 'info', `OTLP ${this.options.signal} to ${displayUrl(this.options.url)}: delivering again`);
       }
       this.sent += batch.length;
       this.lastWrite = new Date().toISOString();
-      this.retryAttempt = 0;
       this.retryAt = 0;
       return;
     }
     const reason = result.error ? errorMessage(result.error) : 'export failed';
     const policy = this.options.retry ?? BATCH_RETRY;
-    if (!this.closed && mayRetry(policy, this.retryAttempt + 1) && this.queue.length + batch.length <= this.options.maxQueueSize) {
-      this.retryAttempt++;
+    // A failed batch keeps its place in the bound: it waits among the queued items, not beside them.
+    if (!this.closed && mayRetry(policy, retries + 1) && this.pending() + batch.length <= this.options.maxQueueSize) {
       // The receiver's Retry-After, when it sent one, instead of the backoff.
-      this.retryAt = Date.now() + retryDelay(policy, this.retryAttempt, exporter.takeRetryAfterMs?.());
-      this.queue.unshift(...batch);
+      const at = Date.now() + retryDelay(policy, retries + 1, exporter.takeRetryAfterMs?.());
+      this.retryAt = Math.max(this.retryAt, at);
+      this.retrying.push({ items: batch, retries: retries + 1, at });
+      this.retryingItems += batch.length;
       this.errors++;
-      this.lastError = `${reason} (retry ${this.retryAttempt} of ${policy.maxRetries} scheduled)`;
+      this.lastError = `${reason} (retry ${retries + 1} of ${policy.maxRetries} scheduled)`;
+      this.kick(0);
       return;
     }
-    this.retryAttempt = 0;
-    this.retryAt = 0;
     this.failed += batch.length;
     this.note(`${batch.length} items not delivered: ${reason}`, true);
   }
@@ -235,6 +272,6 @@ export class OtlpPipeline {
     this.lastError = text;
     if (isError && this.failing) return;
     if (isError) this.failing = true;
-    safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${this.options.url}: ${text} (status().outputs counts what is sent, failed and dropped)`);
+    safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${displayUrl(this.options.url)}: ${text} (status().outputs counts what is sent, failed and dropped)`);
   }
 }

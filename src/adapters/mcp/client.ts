@@ -1,0 +1,214 @@
+/**
+ * The client side: `instrumentMcpClient(client, hooks)` makes every
+ * `tools/call` request of an `@modelcontextprotocol/sdk` `Client` carry the
+ * trace context of the host's tool call it does the work of, and records
+ * where the server wrote its trajectory.
+ *
+ * The host records its tool call as usual (`pre_tool_call`, then
+ * `await client.callTool(...)`, then `post_tool_call`). Which open tool call
+ * an MCP request belongs to is decided, in order, by the caller's
+ * `toolCall` option, by the framework adapter whose tool is running (an AI
+ * SDK or OpenAI Agents tool calling MCP from its `execute`), and by the
+ * registry's open tool calls: the newest unclaimed one whose name is the
+ * MCP tool's name (or ends with it after a `_`, `.`, `:`, `/` or `-`, as in
+ * `mcp__weather__forecast`), else the only one open. A request tied to none
+ * goes out unchanged.
+ *
+ * @module
+ */
+
+import type { HookRegistry } from '../../hooks/registry.ts';
+import type { TraceContext } from '../../hooks/index.ts';
+import { consoleLogger, type Logger } from '../../shared/logger.ts';
+import { isRecord } from '../../shared/record.ts';
+import { currentToolFrame } from '../core/context.ts';
+import { Guard } from '../core/guard.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, trajectoryOf, type McpCaller } from './meta.ts';
+
+/** The part of an MCP `Client` the adapter uses: every request goes through `request()` (`callTool` included). */
+export interface McpClientLike {
+  request(request: { method: string; params?: unknown }, ...rest: any[]): Promise<any>;
+}
+
+/** An MCP tool call as the client sends it. */
+export interface McpToolRequest {
+  readonly name: string;
+  readonly arguments?: unknown;
+}
+
+/** The host's tool call an MCP call does the work of. */
+export interface HostToolCall {
+  readonly session_id: string;
+  readonly tool_call_id?: string;
+  /** For hosts whose tool calls have no id: the turn and the tool's name, as their hooks give them. */
+  readonly turn_id?: string;
+  readonly tool_name?: string;
+}
+
+/** Options of `instrumentMcpClient`. */
+export interface McpClientOptions {
+  /** Says which of the host's tool calls an MCP call belongs to; `undefined` falls back to the adapter's own choice. */
+  toolCall?: (request: McpToolRequest) => HostToolCall | undefined;
+  /** Where the adapter reports its own failures (it never throws into the call). Default: `console`. */
+  logger?: Logger;
+}
+
+interface OpenCall extends HostToolCall {
+  readonly key: string;
+  claimed: number;
+}
+
+const INSTRUMENTED = Symbol.for('nemo-relay-hooks.mcp.client');
+const SEPARATORS = new Set(['_', '.', ':', '/', '-']);
+
+/** The host's open tool calls, one table per registry, kept from its `pre_tool_call`/`post_tool_call`. */
+class OpenToolCalls {
+  readonly #open = new Map<string, OpenCall>();
+
+  constructor(hooks: HookRegistry) {
+    hooks.on('pre_tool_call', (payload) => {
+      const call = openCallOf(payload);
+      if (call !== undefined) this.#open.set(call.key, call);
+    });
+    hooks.on('post_tool_call', (payload) => {
+      const call = openCallOf(payload);
+      if (call !== undefined) this.#open.delete(call.key);
+    });
+  }
+
+  /** The open call `request` belongs to, by name, else the only one open; undefined for none. */
+  match(name: string): OpenCall | undefined {
+    let only: OpenCall | undefined;
+    let count = 0;
+    let named: OpenCall | undefined;
+    for (const call of this.#open.values()) {
+      count += 1;
+      only = call;
+      if (call.claimed === 0 && call.tool_name !== undefined && namesTool(call.tool_name, name)) named = call; // the newest wins
+    }
+    return named ?? (count === 1 ? only : undefined);
+  }
+
+  get(key: string): OpenCall | undefined {
+    return this.#open.get(key);
+  }
+}
+
+const tables = new WeakMap<HookRegistry, OpenToolCalls>();
+
+function openCallOf(payload: Record<string, unknown>): OpenCall | undefined {
+  const sessionId = payload.session_id;
+  if (typeof sessionId !== 'string' || sessionId === '') return undefined;
+  const toolCallId = typeof payload.tool_call_id === 'string' && payload.tool_call_id !== '' ? payload.tool_call_id : undefined;
+  const toolName = typeof payload.tool_name === 'string' ? payload.tool_name : undefined;
+  const turnId = typeof payload.turn_id === 'string' ? payload.turn_id : undefined;
+  if (toolCallId === undefined && toolName === undefined) return undefined;
+  const key = toolCallId !== undefined ? `${sessionId}\0${toolCallId}` : `${sessionId}\0${turnId ?? ''}\0${toolName}`;
+  return {
+    key,
+    claimed: 0,
+    session_id: sessionId,
+    ...(toolCallId !== undefined ? { tool_call_id: toolCallId } : {}),
+    ...(turnId !== undefined ? { turn_id: turnId } : {}),
+    ...(toolName !== undefined ? { tool_name: toolName } : {}),
+  };
+}
+
+/** `hostName` names the MCP tool `mcpName`: equal, or ending with it after a separator. */
+function namesTool(hostName: string, mcpName: string): boolean {
+  if (hostName === mcpName) return true;
+  return hostName.length > mcpName.length && hostName.endsWith(mcpName) && SEPARATORS.has(hostName[hostName.length - mcpName.length - 1]!);
+}
+
+/**
+ * Instruments `client` (in place; a second call does nothing) so that each
+ * `tools/call` request tied to one of the host's open tool calls carries, in
+ * `params._meta`, the W3C `traceparent` of that tool call's span and NeMo
+ * Relay's propagation context under `nemo-relay/propagation` (from the
+ * recorder registered on `hooks`, e.g. the NeMo Relay plugin), and its
+ * caller under `nemo-relay/caller`. When the server (instrumented with
+ * `instrumentMcpServer`) answers with where it wrote its trajectory, the
+ * host's tool call references it (`subagent_stop` with `child_trajectory`).
+ * The call's result and errors are the client's own. Returns `client`.
+ */
+export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: HookRegistry, options: McpClientOptions = {}): C {
+  const marked = client as C & { [INSTRUMENTED]?: true };
+  if (marked[INSTRUMENTED] === true) return client;
+  let table = tables.get(hooks);
+  if (table === undefined) {
+    table = new OpenToolCalls(hooks);
+    tables.set(hooks, table);
+  }
+  const open = table;
+  const guard = new Guard(options.logger ?? consoleLogger);
+  const original = client.request.bind(client);
+  const request = async (message: { method: string; params?: unknown }, ...rest: unknown[]): Promise<unknown> => {
+    if (!isRecord(message) || message.method !== 'tools/call' || !isRecord(message.params)) return original(message, ...rest);
+    const params = message.params;
+    const call = guard.run('choosing the tool call of an MCP request', () => hostCallOf(params, open, options));
+    if (call === undefined) return original(message, ...rest);
+    const claimed = call.key === undefined ? undefined : open.get(call.key);
+    if (claimed !== undefined) claimed.claimed += 1;
+    try {
+      const context = await hooks.traceContext(call.host);
+      const meta = guard.run('writing the MCP request trace context', () => metaWith(params._meta, call.host, context));
+      const sent = meta === undefined ? message : { ...message, params: { ...params, _meta: meta } };
+      const result = await original(sent, ...rest);
+      guard.run('reading the MCP server trajectory', () => linkTrajectory(hooks, call.host, result));
+      return result;
+    } finally {
+      if (claimed !== undefined) claimed.claimed -= 1;
+    }
+  };
+  Object.defineProperty(client, 'request', { value: request, configurable: true, writable: true });
+  Object.defineProperty(client, INSTRUMENTED, { value: true });
+  return client;
+}
+
+/** The host call a `tools/call` request belongs to, with its table key when it came from the table. */
+function hostCallOf(params: Record<string, unknown>, open: OpenToolCalls, options: McpClientOptions): { host: HostToolCall; key?: string } | undefined {
+  const name = typeof params.name === 'string' ? params.name : '';
+  const chosen = options.toolCall?.({ name, arguments: params.arguments });
+  if (chosen !== undefined && typeof chosen.session_id === 'string' && chosen.session_id !== '') return { host: chosen };
+  const frame = currentToolFrame();
+  if (frame !== undefined) return { host: { session_id: frame.run.sessionId, tool_call_id: frame.toolCallId } };
+  const call = open.match(name);
+  if (call === undefined) return undefined;
+  const host: HostToolCall = {
+    session_id: call.session_id,
+    ...(call.tool_call_id !== undefined ? { tool_call_id: call.tool_call_id } : {}),
+    ...(call.turn_id !== undefined ? { turn_id: call.turn_id } : {}),
+    ...(call.tool_name !== undefined ? { tool_name: call.tool_name } : {}),
+  };
+  return { host, key: call.key };
+}
+
+/** The request's `_meta` with the trace context added; a `traceparent` the caller set stays. Undefined when nothing is known. */
+function metaWith(existing: unknown, host: HostToolCall, context: TraceContext): Record<string, unknown> | undefined {
+  if (context.propagation === undefined && context.traceparent === undefined) return undefined;
+  const meta: Record<string, unknown> = isRecord(existing) ? { ...existing } : {};
+  if (context.traceparent !== undefined && typeof meta[TRACEPARENT_META_KEY] !== 'string') meta[TRACEPARENT_META_KEY] = context.traceparent;
+  if (context.propagation !== undefined) meta[PROPAGATION_META_KEY] = context.propagation;
+  const caller: McpCaller = { session_id: host.session_id };
+  if (host.tool_call_id !== undefined) caller.tool_call_id = host.tool_call_id;
+  if (context.trajectory?.trajectory_id !== undefined) caller.trajectory_id = context.trajectory.trajectory_id;
+  if (context.trajectory?.trajectory_path !== undefined) caller.trajectory_path = context.trajectory.trajectory_path;
+  meta[CALLER_META_KEY] = caller;
+  return meta;
+}
+
+/** The host's tool call references the server's trajectory, when the server named one. */
+function linkTrajectory(hooks: HookRegistry, host: HostToolCall, result: unknown): void {
+  const ref = trajectoryOf(result);
+  if (ref === undefined) return;
+  hooks.emit('subagent_stop', () => ({
+    session_id: host.session_id,
+    parent_session_id: host.session_id,
+    ...(host.turn_id !== undefined ? { parent_turn_id: host.turn_id, turn_id: host.turn_id } : {}),
+    ...(host.tool_call_id !== undefined ? { tool_call_id: host.tool_call_id } : {}),
+    ...(host.tool_name !== undefined ? { tool_name: host.tool_name } : {}),
+    ...(ref.session_id !== undefined ? { child_session_id: ref.session_id } : {}),
+    child_status: isRecord(result) && result.isError === true ? 'failed' : 'completed',
+    child_trajectory: ref,
+  }));
+}

@@ -1,0 +1,246 @@
+/**
+ * The server side: `instrumentMcpServer(server, hooks)` records each
+ * `tools/call` an `@modelcontextprotocol/sdk` server answers as a session
+ * of its own that continues its caller's trace: the request's
+ * `nemo-relay/propagation` context (else its W3C `traceparent`) goes to
+ * `on_session_start` as `propagation_context`, and the caller it names as
+ * `caller`. The tool's run is that session's tool call; inside the handler,
+ * `currentMcpSession()` gives the session its own hooks (or a framework
+ * adapter's `sessionId`) should use. The result's `_meta` says where the
+ * session's trajectory is written, for the caller's observation to point at.
+ *
+ * It wraps the `tools/call` request handler of the low-level `Server` (an
+ * `McpServer`'s `.server`), the one every tool call of either goes through,
+ * whether the tools were registered before or after: the SDK keeps its
+ * handlers in a map, and a handler set later is wrapped when it is set.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { HookRegistry } from '../../hooks/registry.ts';
+import { HOOK_NAMES } from '../../hooks/index.ts';
+import { propagationContextFromTraceparent, propagationContextToJson } from '../../formats/propagation.ts';
+import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
+import { isRecord } from '../../shared/record.ts';
+import { Guard } from '../core/guard.ts';
+import { PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerOf, metaString, type McpCaller } from './meta.ts';
+
+/** The session an instrumented tool handler runs in. */
+export interface McpSession {
+  /** The session's id: what the handler's hooks (or a framework adapter's `sessionId`) should use. */
+  readonly session_id: string;
+  /** The session's tool call: the caller's tool call id when it sent one. */
+  readonly tool_call_id: string;
+  /** The MCP tool's name. */
+  readonly tool_name: string;
+  /** The MCP request's id. */
+  readonly request_id: string;
+  /** Who called, when the client named itself (`instrumentMcpClient` does). */
+  readonly caller?: McpCaller;
+  /** `platform` of the session's hooks. */
+  readonly platform: string;
+}
+
+/** What `sessionId` is given to name a call's session. */
+export interface McpCallInfo {
+  readonly toolName: string;
+  readonly requestId: string;
+  readonly caller?: McpCaller;
+}
+
+/** Options of `instrumentMcpServer`. */
+export interface McpServerOptions {
+  /** The session id of a call. Default: `mcp-<server name>-<random uuid>` (one session per call). */
+  sessionId?: (call: McpCallInfo) => string | undefined;
+  /** `agent_name` of the sessions. Default: the server's name (its `serverInfo.name`). */
+  agentName?: string;
+  /** `platform` of the sessions' hooks. Default: `mcp`. */
+  platform?: string;
+  /** Where the adapter reports its own failures (it never throws into the server). Default: `console`. */
+  logger?: Logger;
+}
+
+/** The part of a low-level MCP `Server` the adapter uses. */
+interface LowLevelServer {
+  _requestHandlers: Map<string, Handler>;
+  _serverInfo?: { name?: unknown; version?: unknown };
+}
+type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+const sessions = new AsyncLocalStorage<McpSession>();
+const WRAPPED = new WeakSet<Handler>();
+const INSTRUMENTED = new WeakSet<object>();
+
+/** Inside an instrumented tool handler: the session that handler's hooks should use; otherwise `undefined`. */
+export function currentMcpSession(): McpSession | undefined {
+  return sessions.getStore();
+}
+
+function lowLevelOf(server: unknown): LowLevelServer | undefined {
+  for (const candidate of [isRecord(server) ? server.server : undefined, server]) {
+    if (isRecord(candidate) && candidate._requestHandlers instanceof Map) return candidate as unknown as LowLevelServer;
+  }
+  return undefined;
+}
+
+/**
+ * Instruments `server` (an `McpServer` or a low-level `Server`, in place; a
+ * second call does nothing) so that every tool call it answers is recorded
+ * into `hooks` as a session continuing its caller's trace. Returns `server`.
+ * A server the adapter does not recognise is left alone, with a warning.
+ */
+export function instrumentMcpServer<S extends object>(server: S, hooks: HookRegistry, options: McpServerOptions = {}): S {
+  const logger = options.logger ?? consoleLogger;
+  const low = lowLevelOf(server);
+  if (low === undefined) {
+    safeLog(logger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpServer was given no @modelcontextprotocol/sdk Server or McpServer (no request handler map); its tool calls are not recorded');
+    return server;
+  }
+  if (INSTRUMENTED.has(low)) return server;
+  INSTRUMENTED.add(low);
+  const recorder = new CallRecorder(hooks, low, options);
+  const handlers = low._requestHandlers;
+  const set = handlers.set;
+  // Tools registered later (McpServer installs its handler with the first tool): wrapped when set.
+  Object.defineProperty(handlers, 'set', {
+    configurable: true,
+    writable: true,
+    value: function (this: Map<string, Handler>, method: string, handler: Handler) {
+      return set.call(this, method, method === 'tools/call' ? recorder.wrap(handler) : handler);
+    },
+  });
+  const existing = handlers.get('tools/call');
+  if (existing !== undefined) set.call(handlers, 'tools/call', recorder.wrap(existing));
+  return server;
+}
+
+class CallRecorder {
+  readonly #hooks: HookRegistry;
+  readonly #low: LowLevelServer;
+  readonly #options: McpServerOptions;
+  readonly #guard: Guard;
+
+  constructor(hooks: HookRegistry, low: LowLevelServer, options: McpServerOptions) {
+    this.#hooks = hooks;
+    this.#low = low;
+    this.#options = options;
+    this.#guard = new Guard(options.logger ?? consoleLogger);
+  }
+
+  wrap(handler: Handler): Handler {
+    if (WRAPPED.has(handler)) return handler;
+    const wrapped: Handler = (request, extra) => this.#call(handler, request, extra);
+    WRAPPED.add(wrapped);
+    return wrapped;
+  }
+
+  #listening(): boolean {
+    for (const name of HOOK_NAMES) if (this.#hooks.has(name)) return true;
+    return false;
+  }
+
+  async #call(handler: Handler, request: unknown, extra: unknown): Promise<unknown> {
+    if (!this.#listening()) return handler(request, extra);
+    const session = this.#guard.run('opening the MCP call session', () => this.#open(request, extra));
+    if (session === undefined) return handler(request, extra);
+    const args = isRecord(request) && isRecord(request.params) && isRecord(request.params.arguments) ? request.params.arguments : {};
+    const hooks = this.#hooks;
+    const ids = { session_id: session.session_id, tool_call_id: session.tool_call_id, platform: session.platform };
+    hooks.emit('pre_tool_call', () => ({ ...ids, tool_name: session.tool_name, args }));
+    const started = Date.now();
+    let result: unknown;
+    try {
+      result = await sessions.run(session, () => handler(request, extra));
+    } catch (error) {
+      hooks.emit('post_tool_call', () => ({
+        ...ids,
+        tool_name: session.tool_name,
+        args,
+        status: 'error',
+        error_type: error instanceof Error ? error.name : typeof error,
+        error_message: error instanceof Error ? error.message : String(error),
+        duration_ms: Date.now() - started,
+      }));
+      await this.#close(session, 'mcp_call_failed');
+      throw error;
+    }
+    const failed = isRecord(result) && result.isError === true;
+    hooks.emit('post_tool_call', () => ({
+      ...ids,
+      tool_name: session.tool_name,
+      args,
+      result: resultText(result),
+      status: failed ? 'error' : 'ok',
+      ...(failed ? { error_type: 'tool_error', error_message: resultText(result) } : {}),
+      duration_ms: Date.now() - started,
+    }));
+    const trajectory = await this.#close(session, failed ? 'mcp_call_failed' : 'mcp_call_complete');
+    if (trajectory === undefined || !isRecord(result)) return result;
+    return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [TRAJECTORY_META_KEY]: trajectory } };
+  }
+
+  #open(request: unknown, extra: unknown): McpSession {
+    const params = isRecord(request) && isRecord(request.params) ? request.params : {};
+    const meta = params._meta;
+    const toolName = typeof params.name === 'string' ? params.name : 'unknown';
+    const requestId = isRecord(extra) && (typeof extra.requestId === 'string' || typeof extra.requestId === 'number') ? String(extra.requestId) : randomUUID();
+    const caller = callerOf(meta);
+    const info = this.#low._serverInfo;
+    const serverName = typeof info?.name === 'string' && info.name !== '' ? info.name : 'server';
+    const chosen = this.#options.sessionId?.({ toolName, requestId, ...(caller !== undefined ? { caller } : {}) });
+    const session: McpSession = {
+      session_id: typeof chosen === 'string' && chosen !== '' ? chosen : `mcp-${serverName}-${randomUUID()}`,
+      tool_call_id: caller?.tool_call_id ?? `mcp-request-${requestId}`,
+      tool_name: toolName,
+      request_id: requestId,
+      platform: this.#options.platform ?? 'mcp',
+      ...(caller !== undefined ? { caller } : {}),
+    };
+    const propagation = receivedPropagation(meta);
+    this.#hooks.emit('on_session_start', () => ({
+      session_id: session.session_id,
+      platform: session.platform,
+      agent_name: this.#options.agentName ?? serverName,
+      ...(typeof info?.version === 'string' && info.version !== '' ? { agent_version: info.version } : {}),
+      ...(propagation !== undefined ? { propagation_context: propagation } : {}),
+      ...(caller !== undefined ? { caller } : {}),
+    }));
+    return session;
+  }
+
+  /** Asks where the session's trajectory is written, then closes the session. */
+  async #close(session: McpSession, reason: string): Promise<{ session_id?: string; trajectory_id?: string; trajectory_path?: string } | undefined> {
+    let trajectory: { session_id?: string; trajectory_id?: string; trajectory_path?: string } | undefined;
+    try {
+      trajectory = (await this.#hooks.traceContext({ session_id: session.session_id })).trajectory;
+    } catch {
+      // traceContext never rejects; nothing to link if it did.
+    }
+    this.#hooks.emit('on_session_finalize', () => ({ session_id: session.session_id, platform: session.platform, reason }));
+    return trajectory;
+  }
+}
+
+/** The caller's context as native's JSON text: its NeMo Relay context, else one continuing its W3C traceparent. */
+function receivedPropagation(meta: unknown): string | undefined {
+  const text = metaString(meta, PROPAGATION_META_KEY);
+  if (text !== undefined) return text;
+  const traceparent = metaString(meta, TRACEPARENT_META_KEY);
+  const context = traceparent === undefined ? undefined : propagationContextFromTraceparent(traceparent);
+  return context === undefined ? undefined : propagationContextToJson(context);
+}
+
+/** A tool result as the model would read it: its text content joined, else the result as JSON. */
+function resultText(result: unknown): string {
+  if (isRecord(result) && Array.isArray(result.content)) {
+    const texts = result.content.filter((part): part is { type: 'text'; text: string } => isRecord(part) && part.type === 'text' && typeof part.text === 'string').map((part) => part.text);
+    if (texts.length === result.content.length && texts.length > 0) return texts.join('\n');
+  }
+  try {
+    return JSON.stringify(result) ?? '';
+  } catch {
+    return String(result);
+  }
+}

@@ -1,0 +1,213 @@
+// nemo-relay-hooks/mcp on a real @modelcontextprotocol/sdk Client and
+// McpServer, connected in one process by the SDK's InMemoryTransport (the
+// two-process path over stdio is test/adapters/mcp/docs.test.ts): what the
+// client puts on the wire, which host tool call it ties a request to, what
+// the server records for a call with and without a context, for a tool that
+// fails, and when it was instrumented before its tools were registered.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { HookRegistry } from '../../../src/hooks/index.ts';
+import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
+import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, type McpSession } from '../../../src/adapters/mcp/index.ts';
+import { propagationContextFromJson } from '../../../src/formats/propagation.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
+
+type Loose = Record<string, any>;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A server with a `forecast` tool (which records what it saw), a failing `broken` and an `isError` `refuse`. */
+function weatherServer(seen: { meta: unknown[]; sessions: (McpSession | undefined)[] }): McpServer {
+  const server = new McpServer({ name: 'weather-server', version: '2.1.0' });
+  server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+    seen.meta.push(extra._meta);
+    seen.sessions.push(currentMcpSession());
+    return { content: [{ type: 'text', text: `${city}: rain` }] };
+  });
+  server.registerTool('broken', { inputSchema: {} }, async () => {
+    throw new Error('station offline');
+  });
+  server.registerTool('refuse', { inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'no such city' }], isError: true }));
+  return server;
+}
+
+async function connect(server: McpServer): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'agent', version: '1.0.0' });
+  await client.connect(clientSide);
+  cleanups.push(async () => {
+    await client.close();
+    await server.close();
+  });
+  return client;
+}
+
+function recorded(hooks: HookRegistry): { name: string; payload: Loose }[] {
+  const log: { name: string; payload: Loose }[] = [];
+  for (const name of ['on_session_start', 'on_session_finalize', 'pre_tool_call', 'post_tool_call', 'subagent_stop'] as const) {
+    hooks.on(name, (payload) => void log.push({ name, payload }));
+  }
+  return log;
+}
+
+describe('instrumentMcpServer', () => {
+  it('records a call from a client without the adapter as an ordinary root session with the tool run as its tool call', async () => {
+    const hooks = new HookRegistry();
+    const log = recorded(hooks);
+    const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
+    const server = instrumentMcpServer(weatherServer(seen), hooks);
+    const client = await connect(server);
+    const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'Oslo: rain' }]);
+    expect(result._meta).toBeUndefined(); // nobody records: no trajectory to name
+    expect(log.map((entry) => entry.name)).toEqual(['on_session_start', 'pre_tool_call', 'post_tool_call', 'on_session_finalize']);
+    const start = log[0]!.payload;
+    expect(start.session_id).toMatch(/^mcp-weather-server-[0-9a-f-]{36}$/);
+    expect(start).toMatchObject({ platform: 'mcp', agent_name: 'weather-server', agent_version: '2.1.0' });
+    expect(start.propagation_context).toBeUndefined();
+    expect(start.caller).toBeUndefined();
+    expect(log[1]!.payload).toMatchObject({ session_id: start.session_id, tool_name: 'forecast', args: { city: 'Oslo' } });
+    expect(log[1]!.payload.tool_call_id).toMatch(/^mcp-request-\d+$/);
+    expect(log[2]!.payload).toMatchObject({ session_id: start.session_id, tool_call_id: log[1]!.payload.tool_call_id, status: 'ok', result: 'Oslo: rain' });
+    // Inside the handler the session is the one its hooks use; outside, none.
+    expect(seen.sessions[0]).toMatchObject({ session_id: start.session_id, tool_name: 'forecast', tool_call_id: log[1]!.payload.tool_call_id, platform: 'mcp' });
+    expect(currentMcpSession()).toBeUndefined();
+  });
+
+  it('records a tool that throws and one that answers isError as failed calls, and the client sees what it would without the adapter', async () => {
+    const hooks = new HookRegistry();
+    const log = recorded(hooks);
+    const client = await connect(instrumentMcpServer(weatherServer({ meta: [], sessions: [] }), hooks));
+    const thrown = await client.callTool({ name: 'broken', arguments: {} });
+    expect(thrown.isError).toBe(true);
+    expect(JSON.stringify(thrown.content)).toContain('station offline');
+    const refused = await client.callTool({ name: 'refuse', arguments: {} });
+    expect(refused).toEqual({ content: [{ type: 'text', text: 'no such city' }], isError: true });
+    const ends = log.filter((entry) => entry.name === 'post_tool_call').map((entry) => entry.payload);
+    expect(ends.map((end) => [end.tool_name, end.status])).toEqual([
+      ['broken', 'error'],
+      ['refuse', 'error'],
+    ]);
+    expect(ends[0]!.error_message).toContain('station offline');
+    expect(ends[1]!.error_message).toBe('no such city');
+    expect(log.filter((entry) => entry.name === 'on_session_finalize').map((entry) => entry.payload.reason)).toEqual(['mcp_call_failed', 'mcp_call_failed']);
+  });
+
+  it('instruments tools registered after it, once however often it is called, and leaves a non-server alone with a warning', async () => {
+    const hooks = new HookRegistry();
+    const log = recorded(hooks);
+    const server = new McpServer({ name: 'late', version: '1.0.0' });
+    instrumentMcpServer(server, hooks);
+    instrumentMcpServer(server, hooks);
+    server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+    const client = await connect(server);
+    await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    expect(log.map((entry) => entry.name)).toEqual(['on_session_start', 'pre_tool_call', 'post_tool_call', 'on_session_finalize']);
+    const warnings: string[] = [];
+    const other = { tools: [] };
+    expect(instrumentMcpServer(other, hooks, { logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) } })).toBe(other);
+    expect(warnings.join()).toContain('no @modelcontextprotocol/sdk Server or McpServer');
+  });
+
+  it('continues a caller that sends only a W3C traceparent (an OpenTelemetry-instrumented client)', async () => {
+    const hooks = new HookRegistry();
+    const log = recorded(hooks);
+    const client = await connect(instrumentMcpServer(weatherServer({ meta: [], sessions: [] }), hooks));
+    await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+    const context = propagationContextFromJson(log[0]!.payload.propagation_context);
+    expect(context).toEqual({ version: 1, rootUuid: '4bf92f35-77b3-4da6-a3ce-929d0e0e4736', parentUuid: '00000000-0000-0000-00f0-67aa0ba902b7' });
+  });
+});
+
+// Memory only here: native's runtime is one per process, so two plugins in one
+// process would share it (the agent's builder would see the server's scopes).
+// Native in two processes is test/adapters/mcp/docs.test.ts.
+describe('instrumentMcpClient with a host that emits its own hooks, and the plugin on both sides', () => {
+  for (const backend of ['memory'] as const) {
+    it(`ties each request to the host's open tool call and the two trajectories point at each other (${backend})`, async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'nrh-mcp-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const settings = { atifEnabled: true, atifOutputDirectory: dir, atifFilenameTemplate: '{session_id}.json' };
+      const agentHooks = new HookRegistry();
+      const agentPlugin = createNemoRelayPlugin({ backend, settings, logger: silentLogger });
+      agentPlugin.register(agentHooks);
+      const serverHooks = new HookRegistry();
+      const serverPlugin = createNemoRelayPlugin({ backend, settings, logger: silentLogger });
+      serverPlugin.register(serverHooks);
+      const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
+      const server = weatherServer(seen);
+      instrumentMcpServer(server, serverHooks, { sessionId: ({ caller }) => `server-for-${caller?.tool_call_id ?? 'nobody'}` });
+      const client = instrumentMcpClient(await connect(server), agentHooks);
+      const serverLog = recorded(serverHooks);
+
+      // The host: a session, a model call that asks for two tools, the MCP calls, the answer.
+      const ids = { session_id: 'agent-1', turn_id: 't1' };
+      const request = { method: 'POST', headers: {}, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'Weather in Oslo?' }] } };
+      const toolCalls = [
+        { id: 'call_a', type: 'function', function: { name: 'mcp__weather__forecast', arguments: '{"city":"Oslo"}' } },
+        { id: 'call_b', type: 'function', function: { name: 'local_lookup', arguments: '{}' } },
+      ];
+      const response = { id: 'r1', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 } };
+      agentHooks.emit('on_session_start', { session_id: 'agent-1', platform: 'cli' });
+      agentHooks.emit('pre_llm_call', { ...ids, user_message: 'Weather in Oslo?', is_first_turn: true });
+      agentHooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:1', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', request });
+      agentHooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:1', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', response, usage: response.usage, assistant_message: response.choices[0]!.message, finish_reason: 'tool_calls' });
+      // Two tool calls open at once: the MCP request goes with the one named after its tool.
+      agentHooks.emit('pre_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {} });
+      agentHooks.emit('pre_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' } });
+      const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+      agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' }, result: 'Oslo: rain', status: 'ok' });
+      agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {}, result: '{}', status: 'ok' });
+      // No tool call is open now: the request goes out unchanged, and the server records a root session.
+      await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+      const final = { id: 'r2', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'Rain in Oslo.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 } };
+      agentHooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:2', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', request });
+      agentHooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:2', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', response: final, usage: final.usage, assistant_message: final.choices[0]!.message, finish_reason: 'stop' });
+      agentHooks.emit('post_llm_call', { ...ids, assistant_response: 'Rain in Oslo.' });
+      agentHooks.emit('on_session_end', { ...ids, completed: true });
+      agentHooks.emit('on_session_finalize', { session_id: 'agent-1', reason: 'done' });
+      await agentPlugin.shutdown();
+      await serverPlugin.shutdown();
+
+      // On the wire: the traceparent and propagation context of call_a's span, and the caller.
+      const meta = seen.meta[0] as Loose;
+      const context = propagationContextFromJson(meta['nemo-relay/propagation']);
+      expect(meta.traceparent).toBe(`00-${context.rootUuid!.replaceAll('-', '')}-${context.parentUuid.replaceAll('-', '').slice(16)}-01`);
+      expect(meta['nemo-relay/caller']).toEqual({ session_id: 'agent-1', tool_call_id: 'call_a', trajectory_id: 'agent-1', trajectory_path: 'agent-1.json' });
+      expect(seen.meta[1] === undefined || (seen.meta[1] as Loose)['nemo-relay/propagation'] === undefined).toBe(true);
+      expect(serverLog.filter((entry) => entry.name === 'on_session_start').map((entry) => [entry.payload.session_id, entry.payload.propagation_context !== undefined])).toEqual([
+        ['server-for-call_a', true],
+        ['server-for-nobody', false],
+      ]);
+      // The server's session asked no model: its trajectory is the tool's run, one system step with the result, naming its caller.
+      const ref = { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a', trajectory_path: 'server-for-call_a.json' };
+      expect(result._meta).toEqual({ 'nemo-relay/trajectory': ref });
+      expect(readdirSync(dir).sort()).toEqual(['agent-1.json', 'server-for-call_a.json', 'server-for-nobody.json']);
+      const read = (file: string) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Loose;
+      for (const file of readdirSync(dir)) expect(validateAtif(read(file)), file).toEqual([]);
+      const serverDoc = read('server-for-call_a.json');
+      expect(serverDoc.extra).toEqual({ caller: { session_id: 'agent-1', tool_call_id: 'call_a', trajectory_id: 'agent-1', trajectory_path: 'agent-1.json' } });
+      expect(serverDoc.steps.map((step: Loose) => [step.source, step.observation.results[0].content])).toEqual([['system', 'Oslo: rain']]);
+      expect(read('server-for-nobody.json').extra).toBeUndefined();
+      const agentDoc = read('agent-1.json');
+      const results = agentDoc.steps.flatMap((step: Loose) => step.observation?.results ?? []);
+      expect(results.map((entry: Loose) => [entry.source_call_id, entry.subagent_trajectory_ref])).toEqual([
+        ['call_a', [ref]],
+        ['call_b', undefined],
+      ]);
+      expect(agentPlugin.status().counters.errors).toBe(0);
+      expect(serverPlugin.status().counters.errors).toBe(0);
+    }, 60_000);
+  }
+});
