@@ -109,6 +109,7 @@ export class AtifRouter {
     if (modelName !== '') builderOptions.modelName = modelName;
     const fallbackModelName = textOf(() => options.fallbackModelName ?? '');
     if (fallbackModelName !== '') builderOptions.fallbackModelName = fallbackModelName;
+    if (textOf(() => options.subagentAgents ?? '') === 'own') builderOptions.subagentAgents = 'own';
     const price = pricerOf(options);
     if (price !== undefined) builderOptions.priceLlmCall = price;
     const start = root === null ? undefined : startEvent(root);

@@ -112,6 +112,7 @@ export class TrajectoryWriter {
       agentName: this.named('atifAgentName', payload.agent_name),
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
       ...this.modelOf(payload.model),
+      subagentAgents: 'own',
       ...(this.price !== undefined ? { priceLlmCall: this.price } : {}),
     });
   }

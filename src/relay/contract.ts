@@ -267,6 +267,13 @@ export interface AtifExporterOptions {
    */
   fallbackModelName?: string;
   /**
+   * `own`: each embedded sub-agent's `agent` block names the sub-agent
+   * (its `child_role`) and its own model (its scope's, else the one its first
+   * step reports). Default `parent`: every sub-agent repeats the root's
+   * block, as native's `AtifExporter` writes it.
+   */
+  subagentAgents?: 'own' | 'parent';
+  /**
    * Prices each agent step whose response reports no cost (`metrics.cost_usd`,
    * summed in `final_metrics.total_cost_usd`): the plugins.toml `pricing`
    * component's catalogs, on both backends.

@@ -51,6 +51,33 @@ describe.each(FILE_BACKENDS)('a sub-agent in the plugin trajectory ($name backen
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it.skipIf(!backend.available)('names the model a sub-agent\'s first response reports when nothing else names it', async () => {
+    const dir = tempDir('subagent-reported');
+    try {
+      const plugin = createNemoRelayPlugin({
+        backend: backend.create(),
+        env: {},
+        logger: silentLogger,
+        settings: { atifEnabled: true, atifOutputDirectory: dir, atifFilenameTemplate: 'run-{session_id}.json', atifAgentName: 'planner' },
+      });
+      plugin.handlers.on_session_start({ session_id: 'P', model: 'gpt-4o' });
+      call(plugin, 'P', 'p1', 'gpt-4o', 'plan the trip', 'delegating');
+      plugin.handlers.subagent_start({ session_id: 'P', child_session_id: 'C', child_subagent_id: 'sub1', child_role: 'researcher' });
+      plugin.handlers.on_session_start({ session_id: 'C' });
+      call(plugin, 'C', 'c1', 'claude-haiku-4-5-20251001', 'find trains', 'three trains');
+      plugin.handlers.subagent_stop({ session_id: 'P', child_session_id: 'C', child_subagent_id: 'sub1', child_role: 'researcher' });
+      plugin.handlers.on_session_finalize({ session_id: 'C' });
+      plugin.handlers.on_session_finalize({ session_id: 'P' });
+      await plugin.shutdown();
+      const parent = JSON.parse(readFileSync(path.join(dir, 'run-P.json'), 'utf8'));
+      expect(validateAtif(parent)).toEqual([]);
+      expect(parent.agent).toMatchObject({ name: 'planner', model_name: 'gpt-4o' });
+      expect(parent.subagent_trajectories[0].agent).toMatchObject({ name: 'researcher', model_name: 'claude-haiku-4-5-20251001' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 function runWithoutModel(plugin: ReturnType<typeof createNemoRelayPlugin>): void {

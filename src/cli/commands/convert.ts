@@ -282,6 +282,8 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
     agentName: stringFlag(args, 'agent-name') ?? (fromPlugin ? 'Hermes Agent' : root.name),
     agentVersion: stringFlag(args, 'agent-version', 'unknown'),
     ...(model !== undefined ? { modelName: model } : {}),
+    // The plugin's own files name each sub-agent after itself; so does their conversion.
+    ...(fromPlugin ? { subagentAgents: 'own' as const } : {}),
     style,
   });
   return {

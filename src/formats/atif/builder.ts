@@ -61,6 +61,8 @@ export interface AtifBuilderOptions {
    * name it would misstate the run.
    */
   fallbackModelName?: string;
+  /** `exporter` style: `own` gives each sub-agent its own `agent` block (see `AtifExporterOptions.subagentAgents`). */
+  subagentAgents?: 'own' | 'parent';
   /**
    * `exporter` = native manual `AtifExporter` (struct field order, no root extra);
    * `plugin-host` = native plugin-managed file (keys sorted, `extra.nemo_relay` and
@@ -137,9 +139,10 @@ export class AtifBuilder {
     const root = pluginHost ? this.#startOf(rootUuid) : undefined;
     const propagationRoot = root?.propagation_root_uuid;
     const sessionId = typeof propagationRoot === 'string' ? propagationRoot : (options.sessionId ?? rootUuid);
-    // The plugin's own files give a sub-agent its own name and model; the
-    // plugins.toml files keep native's block (the parent's), byte for byte.
-    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), !pluginHost, options.priceLlmCall);
+    // The plugin's own files give a sub-agent its own name and model; native's
+    // exporter and plugins.toml files keep the parent's block, byte for byte.
+    const ownSubagentAgents = !pluginHost && options.subagentAgents === 'own';
+    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), ownSubagentAgents, options.priceLlmCall);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) {
       if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);

@@ -54,6 +54,8 @@ describe('names and models', () => {
     expect(parentModels).toEqual(['gpt-4o-2024-08-06', 'gpt-4o-2024-08-06']);
     const child = atif[0]!.subagent_trajectories[0];
     expect((child.steps as Steps).filter((step) => step.source === 'agent').map((step) => [step.model_name, step.message])).toEqual([['claude-haiku-4-5-20251001', 'The moon pulls the sea.']]);
+    // The sub-agent is named after itself and its own model (as requested, like its parent's), not its parent's.
+    expect(child.agent).toMatchObject({ name: 'researcher', model_name: 'claude-haiku-4-5' });
   });
 
   it('functionId wins over the agent id, and a run a tool starts without an id of its own does not take its parent\'s', async () => {

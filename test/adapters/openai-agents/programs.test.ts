@@ -171,6 +171,7 @@ describe('OpenAI Agents SDK programs', () => {
         const child = children.find((c) => c.trajectory_id === ref.subagent_trajectory_ref[0].trajectory_id)!;
         expect(child.session_id).toBe(`${doc.session_id}:sub:${callId}`);
         expect(agentSteps(child).map((step) => [step.model_name, step.message])).toEqual([['gpt-4.1-nano-2025-04-14', text]]);
+        expect(child.agent.model_name, 'the sub-agent names its own model, not its parent\'s').toBe('gpt-4.1-nano');
         expect(stepsOf(child)[0]).toMatchObject({ source: 'user', message: 'Good morning' });
       }
       // The SDK counts the sub-agents' tokens into the run's usage; so do the trajectories together.

@@ -81,6 +81,16 @@ function subagentAgent(parent: AtifAgent, node: AgentNode | undefined, own: bool
   return { ...parent, ...(node.role === undefined ? {} : { name: node.role }), ...(node.model === undefined ? {} : { model_name: node.model }) };
 }
 
+/**
+ * A sub-agent whose scope names no model (adapters often learn it only from
+ * the provider's answer) takes the model its first agent step reports;
+ * else it keeps the one it inherited.
+ */
+function withReportedModel(agent: AtifAgent, steps: readonly AtifStep[]): AtifAgent {
+  const reported = steps.find((step) => step.source === 'agent' && typeof step.model_name === 'string')?.model_name;
+  return reported === undefined || reported === agent.model_name ? agent : { ...agent, model_name: reported };
+}
+
 function agentTrajectory(
   tree: AgentTree,
   agentUuid: string,
@@ -93,6 +103,7 @@ function agentTrajectory(
 ): AtifTrajectory {
   const steps = stepsForAgent(events, tree, agentUuid, shared);
   const node = tree.nodes.get(agentUuid);
+  if (!isRoot && ownSubagentAgents && node?.model === undefined) agent = withReportedModel(agent, steps);
   let subagents: AtifTrajectory[] | undefined;
   if (node !== undefined) {
     const children = node.children
