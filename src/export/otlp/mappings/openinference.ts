@@ -37,7 +37,11 @@ export const openInferenceProjection: Projection = {
     else {
       if (start.category === 'tool') tool(out, scope);
       value(out, 'input', start.data);
-      value(out, 'output', end.data);
+      const text = start.category === 'tool' ? toolResultText(end.data) : '';
+      if (text !== '') {
+        out['output.value'] = text;
+        out['output.mime_type'] = 'text/plain';
+      } else value(out, 'output', end.data);
     }
     const kind = start.category === 'llm' || start.category === 'tool' ? SpanKind.CLIENT : SpanKind.INTERNAL;
     return { name: start.name, kind, attributes: out };
@@ -66,6 +70,30 @@ function value(out: Attributes, prefix: 'input' | 'output', payload: Json | unde
   }
   out[`${prefix}.value`] = JSON.stringify(payload);
   out[`${prefix}.mime_type`] = 'application/json';
+}
+
+/**
+ * A tool result's text, as native reads it for `output.value`: a string
+ * `content`, else the text of a `content` array (strings and `text` parts,
+ * one per line; other parts skipped), else a string `text`; a bare array is
+ * read as a `content` array. Empty when there is none (the JSON is sent).
+ */
+function toolResultText(result: Json | undefined): string {
+  const parts = (items: Json[]) =>
+    items
+      .map((item) => (typeof item === 'string' ? item : typeof objectOf(item)?.text === 'string' ? (objectOf(item)!.text as string) : ''))
+      .filter((text) => text !== '')
+      .join('\n');
+  if (Array.isArray(result)) return parts(result);
+  const object = objectOf(result ?? null);
+  if (object === null) return '';
+  const content = object.content;
+  if (typeof content === 'string' && content !== '') return content;
+  if (Array.isArray(content)) {
+    const text = parts(content);
+    if (text !== '') return text;
+  }
+  return typeof object.text === 'string' ? object.text : '';
 }
 
 function tool(out: Attributes, scope: FinishedScope): void {
