@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'smol-toml';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
-import { nativePlugin } from '../memory/native-driver.ts';
+import { nativePlugin } from '../support/native-driver.ts';
 import { withSourcesForValidation } from '../../src/plugin/price-sources.ts';
 import type { JsonObject } from '../../src/shared/json.ts';
 import { SNIPPET_RUNTIMES, repoRoot as ROOT, runSnippet, tsSnippets } from '../support/doc-snippets.ts';
