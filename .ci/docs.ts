@@ -88,7 +88,13 @@ function typeOf(schema: Schema): string {
       return 'boolean';
     case 'u32':
     case 'u64':
+    case 'i32':
+    case 'usize':
       return 'integer';
+    case 'f64':
+      return 'number';
+    case 'mapOf':
+      return `table of ${typeOf(schema.of)}s`;
     case 'any':
       return 'any';
     case 'map':

@@ -109,6 +109,8 @@ export class AtifRouter {
     if (modelName !== '') builderOptions.modelName = modelName;
     const fallbackModelName = textOf(() => options.fallbackModelName ?? '');
     if (fallbackModelName !== '') builderOptions.fallbackModelName = fallbackModelName;
+    const price = pricerOf(options);
+    if (price !== undefined) builderOptions.priceLlmCall = price;
     const start = root === null ? undefined : startEvent(root);
     const session = this.#sessions.open(rootUuid, builderOptions, start);
     this.#ensureSubscriber();
@@ -229,6 +231,16 @@ function startEvent(state: ScopeState): AtofEvent | undefined {
 const SORTED = { sortKeys: true } as const;
 
 /** A caller's option as a string; a throwing getter or an unprintable value reads as `""`. */
+/** The options' pricer, if it is a function (a hostile options object may throw on read). */
+function pricerOf(options: AtifExporterOptions): AtifExporterOptions['priceLlmCall'] {
+  try {
+    const price = options.priceLlmCall;
+    return typeof price === 'function' ? price : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function textOf(get: () => unknown): string {
   try {
     const value = get();

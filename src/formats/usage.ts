@@ -333,18 +333,36 @@ function firstDefined(...sources: Array<RawCounts | undefined>): RawCounts {
  * shapeless one, so `prompt_tokens` is never topped up with cache reads.
  */
 export function readResponseUsage(response: unknown, hints: { surface?: UsageShape; provider?: string } = {}): TokenUsage | undefined {
+  const read = readResponse(response, hints.surface);
+  if (read === undefined) return undefined;
+  const anthropic = hints.surface === 'anthropic_messages' || isAnthropicProvider(hints.provider);
+  return normalized(read.raw, includesCache(read.inputSource, anthropic));
+}
+
+/** Counts as a usage shape states them (Anthropic's input without its cache reads and writes). */
+export type RawTokenCounts = Readonly<RawCounts>;
+
+/**
+ * A response's counts as its usage states them, before the input is made
+ * inclusive: what native's cost formulas take (an Anthropic `input_tokens`
+ * stays without its cache reads). Read like `readResponseUsage`.
+ */
+export function responseCounts(response: unknown, surface?: UsageShape): RawTokenCounts | undefined {
+  return readResponse(response, surface)?.raw;
+}
+
+function readResponse(response: unknown, surface: UsageShape | undefined): { raw: RawCounts; inputSource: unknown } | undefined {
   const usage = isRecord(field(response, 'usage')) ? field(response, 'usage') : undefined;
   const tokenUsage = isRecord(field(response, 'token_usage')) ? field(response, 'token_usage') : undefined;
   if (usage === undefined && tokenUsage === undefined) return undefined;
-  const primary = hints.surface === undefined ? undefined : rawCounts(hints.surface, usage);
+  const primary = surface === undefined ? undefined : rawCounts(surface, usage);
   const aliases = aliasCounts(usage, tokenUsage);
   const markedObject = usage ?? tokenUsage;
   const marked = usageShapeOf(markedObject);
   const byKeys = marked === undefined ? undefined : rawCounts(marked, markedObject);
   const raw = firstDefined(primary, aliases.raw, byKeys);
   const inputSource = primary?.input !== undefined ? usage : (aliases.inputSource ?? markedObject);
-  const anthropic = hints.surface === 'anthropic_messages' || isAnthropicProvider(hints.provider);
-  return normalized(raw, includesCache(inputSource, anthropic));
+  return { raw, inputSource };
 }
 
 /**

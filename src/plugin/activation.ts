@@ -15,9 +15,10 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
 import { ensureOutputDirectories } from './config/plugins-toml.ts';
-import { observabilityExporterEnabled, staticPluginDocument } from '../formats/plugins-toml/document.ts';
+import { enabledComponents, observabilityExporterEnabled, staticPluginDocument } from '../formats/plugins-toml/document.ts';
 import { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
 import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
+import { hasResolvableSources, resolvePriceSources } from './price-sources.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorMessage } from '../shared/error-text.ts';
@@ -25,9 +26,22 @@ import { errorMessage } from '../shared/error-text.ts';
 export type PluginsTomlOutcome =
   | { kind: 'none' }
   | { kind: 'rejected'; diagnostics: ConfigDiagnostic[] }
+  /**
+   * Rejected (or never activated) while it asks for `pii_redaction`: the
+   * environment's exporters (NEMO_RELAY_HOOKS_*) would write what redaction governs, so
+   * nothing is written at all (fail closed).
+   */
+  | { kind: 'withheld'; diagnostics: ConfigDiagnostic[] }
   /** Closed by shutdown(): nothing is active, but status() still reports what the activation said. */
   | { kind: 'closed'; diagnostics: ConfigDiagnostic[] }
-  | { kind: 'active'; activation: PluginConfigActivation; dynamic: boolean; diagnostics: ConfigDiagnostic[] };
+  | {
+      kind: 'active';
+      activation: PluginConfigActivation;
+      dynamic: boolean;
+      diagnostics: ConfigDiagnostic[];
+      /** The document the backend activated (price sources resolved). */
+      document?: JsonObject;
+    };
 
 /** Whether the settings name a document this backend can activate (else nothing waits for it). */
 export function hasPluginsToml(settings: NemoRelaySettings, backend: RelayBackend): boolean {
@@ -42,8 +56,14 @@ export function ownsExporter(outcome: PluginsTomlOutcome, settings: NemoRelaySet
 /** Activates the document (with its dynamic plugins when the backend can). Never rejects. */
 export async function activatePluginsToml(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): Promise<PluginsTomlOutcome> {
   const config = settings.pluginsConfig;
-  if (!config || typeof backend.initializePluginConfig !== 'function') return { kind: 'none' };
-  const { document, skipped } = activatableDocument(config);
+  if (!config) return { kind: 'none' };
+  if (typeof backend.initializePluginConfig !== 'function') return cannotActivate(backend, settings, logger);
+  // Price sources only the plugin can resolve become inline catalogs first (both backends price alike).
+  // (Awaited only when there is one: the activation otherwise starts synchronously, as hosts rely on.)
+  const resolved = hasResolvableSources(config) ? await resolvePriceSources(config) : { document: config, diagnostics: [] };
+  for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
+  const { document, skipped: skippedDestinations } = activatableDocument(resolved.document);
+  const skipped = [...resolved.diagnostics, ...skippedDestinations];
   const tomlPath = settings.pluginsTomlPath || undefined;
   const options = tomlPath ? { tomlPath } : {};
   if (settings.dynamicPlugins.length > 0) {
@@ -51,7 +71,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
       try {
         ensureOutputDirectories(document);
         const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
-        return active(activation, true, logger, skipped, sourceOf(settings));
+        return { ...active(activation, true, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
       } catch (error) {
         safeLog(logger, 'warn', `NeMo Relay dynamic plugin activation failed; continuing with static observability only: ${errorMessage(error)}`);
       }
@@ -65,19 +85,61 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   }
   try {
     ensureOutputDirectories(document);
-    return active(await backend.initializePluginConfig(document, options), false, logger, skipped, sourceOf(settings));
+    return { ...active(await backend.initializePluginConfig(document, options), false, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
   } catch (error) {
-    return rejected(error, tomlPath, logger);
+    return rejected(error, settings, logger);
   }
 }
 
-function rejected(error: unknown, tomlPath: string | undefined, logger: Logger): PluginsTomlOutcome {
-  safeLog(
-    logger,
-    'warn',
-    `NeMo Relay rejected plugins.toml${tomlPath ? ` (${tomlPath})` : ''}; falling back to the environment's exporters: ${errorMessage(error)}`,
-  );
-  return { kind: 'rejected', diagnostics: diagnosticsOf(error) };
+/** Whether the document asks for redaction: then no output may be written without it. */
+export function redactionRequested(settings: NemoRelaySettings): boolean {
+  return enabledComponents(settings.pluginsConfig, 'pii_redaction').length > 0;
+}
+
+/** The diagnostic that says why nothing is written. */
+export const WITHHELD: ConfigDiagnostic = {
+  level: 'error',
+  code: 'plugins_toml.outputs_withheld',
+  component: 'pii_redaction',
+  message:
+    'plugins.toml asks for pii_redaction but could not be activated, so nothing is written (no ATOF, ATIF, OTLP, stream or upload) rather than unredacted output; fix the document (see the diagnostics above) or remove the pii_redaction component',
+};
+
+/**
+ * What the plugin records into when the document cannot be used: the
+ * environment's exporters, unless the document asks for redaction
+ * (then nothing is written: fail closed).
+ */
+export function fallbackOutcome(settings: NemoRelaySettings, diagnostics: ConfigDiagnostic[] = []): PluginsTomlOutcome {
+  if (redactionRequested(settings)) return { kind: 'withheld', diagnostics: [...diagnostics, WITHHELD] };
+  return { kind: 'rejected', diagnostics };
+}
+
+function rejected(error: unknown, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome {
+  const tomlPath = settings.pluginsTomlPath || undefined;
+  const where = tomlPath ? ` (${tomlPath})` : '';
+  const outcome = fallbackOutcome(settings, diagnosticsOf(error));
+  if (outcome.kind === 'withheld') {
+    safeLog(logger, 'error', `NeMo Relay rejected plugins.toml${where}, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed): ${errorMessage(error)}`);
+  } else {
+    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the environment's exporters: ${errorMessage(error)}`);
+  }
+  return outcome;
+}
+
+/**
+ * The outcome when the backend cannot activate documents (no document:
+ * `none`): fine, unless the document asks for redaction (then nothing is
+ * written). Never throws.
+ */
+export function withoutActivation(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome {
+  return settings.pluginsConfig ? cannotActivate(backend, settings, logger) : { kind: 'none' };
+}
+
+function cannotActivate(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome {
+  if (!redactionRequested(settings)) return { kind: 'none' };
+  safeLog(logger, 'error', `NeMo Relay: the ${String(backend.kind)} backend cannot activate plugins.toml, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed)`);
+  return fallbackOutcome(settings);
 }
 
 /**
@@ -88,13 +150,15 @@ function rejected(error: unknown, tomlPath: string | undefined, logger: Logger):
 export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome | undefined {
   const config = settings.pluginsConfig;
   if (!config || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
+  // A price source to resolve means waiting: the asynchronous path does it.
+  if (hasResolvableSources(config)) return undefined;
   const { document, skipped } = activatableDocument(config);
   const tomlPath = settings.pluginsTomlPath || undefined;
   try {
     ensureOutputDirectories(document);
-    return active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped, sourceOf(settings));
+    return { ...active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
   } catch (error) {
-    return rejected(error, tomlPath, logger);
+    return rejected(error, settings, logger);
   }
 }
 
@@ -153,7 +217,7 @@ function active(activation: PluginConfigActivation, dynamic: boolean, logger: Lo
   } catch {
     // A report that cannot be read has nothing to say.
   }
-  // Loud: a destination or output skipped because of its configuration sends or writes nothing.
+  // Loud: a destination or output skipped because of its configuration sends or writes nothing, and what the backend does not run.
   for (const diagnostic of diagnostics) safeLog(logger, 'warn', `${source}: ${diagnostic.code}: ${diagnostic.message}`);
   return { kind: 'active', activation, dynamic, diagnostics };
 }

@@ -23,7 +23,8 @@ import { atExit } from '../shared/exit-hook.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
 import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
-import { activatePluginsToml, activatePluginsTomlNow, hasPluginsToml } from './activation.ts';
+import type { RedactHook } from './egress.ts';
+import { activatePluginsToml, activatePluginsTomlNow, fallbackOutcome, hasPluginsToml, withoutActivation } from './activation.ts';
 import type { Environment, LoadedSettings } from './config/settings.ts';
 import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
@@ -62,6 +63,8 @@ export interface GateOptions {
   sessionIdleTtlMs: number;
   maxSessions: number;
   trajectoryWriteDelayMs: number;
+  /** The host's redaction hook, if any. */
+  redact?: RedactHook;
 }
 
 export class HookGate implements ManagedGate {
@@ -164,7 +167,9 @@ export class HookGate implements ManagedGate {
       return;
     }
     const shuttingDown = this.state.phase === 'shutting_down';
-    const now = hasPluginsToml(settings, live.backend) ? activatePluginsTomlNow(live.backend, settings, this.options.logger) : { kind: 'none' as const };
+    const now = hasPluginsToml(settings, live.backend)
+      ? activatePluginsTomlNow(live.backend, settings, this.options.logger)
+      : withoutActivation(live.backend, settings, this.options.logger);
     if (now !== undefined) {
       live.applyConfig(now);
       this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'ready', live };
@@ -179,9 +184,9 @@ export class HookGate implements ManagedGate {
     });
     this.options.work.track(
       activation.catch((error: unknown) => {
-        // The env exporters still apply: the plugin records without the document.
+        // The env exporters still apply (unless the document asks for redaction): the plugin records without the document.
         this.options.work.fail('NeMo Relay plugins.toml activation failed', error);
-        live.applyConfig({ kind: 'rejected', diagnostics: [] });
+        live.applyConfig(fallbackOutcome(settings));
         if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
         this.drain();
       }),
@@ -248,7 +253,7 @@ export class HookGate implements ManagedGate {
         return;
       }
     }
-    if (this.state.phase === 'activating' || this.live === null) live.applyConfig({ kind: 'rejected', diagnostics: [] });
+    if (this.state.phase === 'activating' || this.live === null) live.applyConfig(fallbackOutcome(this.options.settings().settings));
     this.state = { phase: 'shutting_down', live };
     this.drain();
   }

@@ -13,6 +13,8 @@ import { safeLog } from '../shared/logger.ts';
 import { isSnapshot, snapshotPayload } from '../shared/snapshot.ts';
 import type { HookGate, RecordHook } from './gate.ts';
 import type { UnmanagedCalls } from './managed.ts';
+import type { LiveRecording } from './recording.ts';
+import { nowMicros } from '../shared/clock.ts';
 import type { LoosePayload } from './payload.ts';
 import type { PluginCounters } from './status.ts';
 import { errorMessage } from '../shared/error-text.ts';
@@ -28,26 +30,39 @@ function recordingTable(unmanaged: UnmanagedCalls): Record<HookName, RecordHook>
     on_session_reset: (live, p, ts) => live.recorder.closeSession(p, ts),
     pre_llm_call: (live, p, ts) => void live.recorder.mark('hermes.turn.start', p, ts),
     post_llm_call: (live, p, ts) => void live.recorder.mark('hermes.turn.end', p, ts),
+    // With managed execution on, a start hook waits until it is known whether managed execution records the call.
     pre_api_request: (live, p, ts) => {
       if (unmanaged.recordsLlm(live.managed, p, false)) live.recorder.llmStart(p, ts);
+      else live.recorder.defer('llm', p, ts ?? nowMicros());
     },
     post_api_request: (live, p, ts) => {
-      if (unmanaged.recordsLlm(live.managed, p, true)) live.recorder.llmEnd(p, ts);
+      if (recordsEnd(live, unmanaged, 'llm', p)) live.recorder.llmEnd(p, ts);
     },
     api_request_error: (live, p, ts) => {
-      if (unmanaged.recordsLlm(live.managed, p, true)) live.recorder.llmError(p, ts);
+      if (recordsEnd(live, unmanaged, 'llm', p)) live.recorder.llmError(p, ts);
     },
     pre_tool_call: (live, p, ts) => {
       if (unmanaged.recordsTool(live.managed, p, false)) live.recorder.toolStart(p, ts);
+      else live.recorder.defer('tool', p, ts ?? nowMicros());
     },
     post_tool_call: (live, p, ts) => {
-      if (unmanaged.recordsTool(live.managed, p, true)) live.recorder.toolEnd(p, ts);
+      if (recordsEnd(live, unmanaged, 'tool', p)) live.recorder.toolEnd(p, ts);
     },
     pre_approval_request: (live, p, ts) => void live.recorder.mark('hermes.approval.request', p, ts),
     post_approval_response: (live, p, ts) => void live.recorder.mark('hermes.approval.response', p, ts),
     subagent_start: (live, p, ts) => live.recorder.markSubagentStart(p, ts),
     subagent_stop: (live, p, ts) => live.recorder.markSubagentStop(p, ts),
   };
+}
+
+/**
+ * Whether an end hook records its call: always without managed execution;
+ * with it, unless the call ran managed (which recorded it).
+ */
+function recordsEnd(live: LiveRecording, unmanaged: UnmanagedCalls, kind: 'llm' | 'tool', payload: LoosePayload): boolean {
+  const observed = kind === 'llm' ? unmanaged.recordsLlm(live.managed, payload, true) : unmanaged.recordsTool(live.managed, payload, true);
+  if (observed) return true;
+  return !live.recorder.recordedByManaged(kind, payload, true);
 }
 
 export interface HandlerOptions {

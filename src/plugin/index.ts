@@ -23,6 +23,9 @@ export type {
   NemoRelayPluginOptions,
   PluginState,
   PluginStatus,
+  RedactableEvent,
+  RedactedFields,
+  RedactHook,
   ShutdownOptions,
 } from './plugin.ts';
 export type { PluginCounters } from './status.ts';

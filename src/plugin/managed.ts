@@ -46,6 +46,8 @@ export interface ManagedExecutionOptions {
   settings: NemoRelaySettings;
   /** Whether dynamic plugins are active (they make managed execution apply). */
   dynamic(): boolean;
+  /** Told when a call is about to run managed (its hooks then record nothing). */
+  started?(kind: ExecutionKind, payload: LoosePayload): void;
 }
 
 /** Managed execution over one live backend. */
@@ -69,6 +71,11 @@ export class ManagedExecution {
   }
 
   execute(kind: ExecutionKind, payload: LoosePayload, next: Next): Promise<unknown> {
+    try {
+      this.options.started?.(kind, payload);
+    } catch {
+      // Bookkeeping only: the call runs managed either way.
+    }
     return kind === 'llm_execution' ? this.executeLlm(payload, next) : this.executeTool(payload, next);
   }
 

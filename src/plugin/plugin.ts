@@ -33,6 +33,9 @@ import { flushPlugin, installExitHandlers, shutdownPlugin } from './shutdown.ts'
 import { BackgroundWork } from './background-work.ts';
 import type { TraceContextProvider } from '../hooks/index.ts';
 import type { LoosePayload } from './payload.ts';
+import type { RedactHook } from './egress.ts';
+
+export type { RedactHook, RedactableEvent, RedactedFields } from './egress.ts';
 
 export type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 export type { PluginState, PluginStatus } from './status.ts';
@@ -64,6 +67,16 @@ export interface NemoRelayPluginOptions {
    * (`status().counters.queueOverflow`). Default 100,000.
    */
   maxQueuedHooks?: number;
+  /**
+   * Your own redaction, over every event's name and payloads (see
+   * `RedactableEvent`): change the event you get in place, or return the
+   * fields to replace. It runs after plugins.toml's `pii_redaction` on the
+   * memory relay, before handing each call to native (native's own
+   * component then runs after it). A throw clears the event's payloads and
+   * name (fail closed) and is counted in `status().counters.redactionFailures`.
+   * The host's own calls always receive their original values.
+   */
+  redact?: RedactHook;
 }
 
 /** An execution middleware as a hook host calls it. */
@@ -149,6 +162,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     sessionIdleTtlMs: options.sessionIdleTtlMs ?? DEFAULT_IDLE_TTL_MS,
     maxSessions: Math.max(1, options.maxSessions ?? DEFAULT_MAX_SESSIONS),
     trajectoryWriteDelayMs: Math.max(0, options.trajectoryWriteDelayMs ?? DEFAULT_TRAJECTORY_WRITE_DELAY_MS),
+    ...(typeof options.redact === 'function' ? { redact: options.redact } : {}),
   });
   const unmanaged = new UnmanagedCalls();
   const handlers = buildHandlers({ gate, unmanaged, counters, logger });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import { settleWithin } from '../shared/deadline.ts';
-import type { AtofExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
+import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, ownsExporter } from './activation.ts';
@@ -21,6 +21,11 @@ import { Recorder } from './span-recorder.ts';
 import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
+import { egressBackend, hookTransform, type RedactHook } from './egress.ts';
+import { enabledComponentConfig } from '../formats/plugins-toml/document.ts';
+import { validatePricing } from '../formats/plugins-toml/pricing.ts';
+import { PriceBook } from '../components/pricing/price-book.ts';
+import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import type { TraceContext } from '../hooks/index.ts';
@@ -44,6 +49,22 @@ export interface LiveOptions {
   sessionIdleTtlMs: number;
   maxSessions: number;
   trajectoryWriteDelayMs: number;
+  /** The host's redaction hook, if any. */
+  redact?: RedactHook;
+}
+
+/**
+ * The plugin's own trajectories are priced by the plugins.toml `pricing`
+ * component too, on either backend (native prices only the trajectories
+ * its plugins.toml writes).
+ */
+function stepPricer(document: JsonObject | null): LlmCallPricer | undefined {
+  const config = enabledComponentConfig(document, 'pricing');
+  if (config === null) return undefined;
+  const validated = validatePricing(config).settings;
+  if (validated === null || validated.catalogs.every((c) => c.entries.length === 0)) return undefined;
+  const book = PriceBook.of(validated);
+  return (call) => book.costUsd(call);
 }
 
 export class LiveRecording {
@@ -63,10 +84,24 @@ export class LiveRecording {
   private announced = false;
   private contextWarned = false;
 
+  /** Removes the host's redaction hook from a backend that runs it inside. */
+  private readonly removeRedaction: (() => void) | null;
+
   constructor(private readonly options: LiveOptions) {
     const { settings, counters, logger, work } = options;
     this.resolved = options.resolved;
-    this.backend = options.resolved.backend;
+    const raw = options.resolved.backend;
+    let reported = false;
+    const onRedactFailure = (error: unknown) => {
+      counters.redactionFailures += 1;
+      counters.errors += 1;
+      if (!reported) safeLog(logger, 'warn', `NeMo Relay redact hook failed; the event's name and payloads were recorded cleared instead (fail closed; further failures are counted in status().counters.redactionFailures): ${errorMessage(error)}`);
+      reported = true;
+    };
+    // The hook runs inside a backend that can (after its own pii_redaction), else on each call's payloads.
+    const inside = options.redact !== undefined && typeof raw.addEventTransform === 'function';
+    this.removeRedaction = inside ? raw.addEventTransform!(hookTransform(options.redact!, onRedactFailure)) : null;
+    this.backend = egressBackend(raw, inside || options.redact === undefined ? {} : { redact: options.redact, onRedactFailure });
     this.trajectories = new TrajectoryWriter({
       backend: this.backend,
       settings,
@@ -99,7 +134,13 @@ export class LiveRecording {
       // A server's session for another process's call: its spans leave now, not with the next batch (the server may be stopped first).
       exportNow: () => work.track(this.backend.flush()),
     });
-    this.managed = new ManagedExecution({ backend: this.backend, sessions: this.sessions, settings, dynamic: () => this.configActive() && this.config.kind === 'active' && this.config.dynamic });
+    this.managed = new ManagedExecution({
+      backend: this.backend,
+      sessions: this.sessions,
+      settings,
+      dynamic: () => this.configActive() && this.config.kind === 'active' && this.config.dynamic,
+      started: (kind, payload) => this.recorder.managedStarted(kind === 'llm_execution' ? 'llm' : 'tool', payload),
+    });
   }
 
   /**
@@ -130,11 +171,17 @@ export class LiveRecording {
     return this.config.kind === 'active' && !this.configClosed;
   }
 
-  /** Applies the plugins.toml outcome: an active document owns its outputs, otherwise the env exporters apply. */
+  /**
+   * Applies the plugins.toml outcome: an active document owns its outputs,
+   * otherwise the env exporters apply; a withheld one (redaction asked for
+   * and unavailable) leaves every output off.
+   */
   applyConfig(outcome: PluginsTomlOutcome): void {
     this.config = outcome;
-    this.trajectories.setOwnedByPluginsToml(ownsExporter(outcome, this.options.settings, 'atif'));
-    if (outcome.kind !== 'active') this.registerAtof();
+    const withheld = outcome.kind === 'withheld';
+    this.trajectories.setOwnedByPluginsToml(withheld || ownsExporter(outcome, this.options.settings, 'atif'));
+    this.trajectories.setPricer(stepPricer(outcome.kind === 'active' && outcome.document !== undefined ? outcome.document : this.options.settings.pluginsConfig));
+    if (outcome.kind !== 'active' && !withheld) this.registerAtof();
     this.announceDefaultOutputs();
   }
 
@@ -220,6 +267,7 @@ export class LiveRecording {
       failures.push(`backend shutdown failed: ${errorMessage(error)}`);
     }
     this.trajectories.dispose();
+    this.removeRedaction?.();
     if (failures.length > 0) throw new Error(failures.join('; '));
   }
 

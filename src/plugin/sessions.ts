@@ -34,6 +34,13 @@ export interface SessionState {
   parentSessionId: string;
   readonly llmSpans: Map<string, LlmHandle>;
   readonly toolSpans: Map<string, ToolHandle>;
+  /**
+   * With managed execution on, a `pre_api_request` / `pre_tool_call` is
+   * held here (with the time it came) until it is known whether managed
+   * execution records the call: its `llm_execution`/`tool_execution` drops
+   * it, its end hook records it as an observed span (created lazily).
+   */
+  deferred?: Map<string, { kind: 'llm' | 'tool'; payload: LoosePayload; timestampUs: number }>;
   lastActivity: number;
   /** 1 for the first session with this id in this process, 2 for the next one after it closed, ... */
   instance: number;

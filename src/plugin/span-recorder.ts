@@ -35,8 +35,13 @@ export interface RecorderOptions {
   exportNow?(): void;
 }
 
+/** Held start hooks per session (and managed calls remembered) at most. */
+const MAX_DEFERRED = 10_000;
+
 export class Recorder {
   private readonly backend: RelayBackend;
+  /** Calls that ran managed, until their end hook comes. */
+  private readonly managedKeys = new Set<string>();
   private readonly sessions: SessionTable;
   private readonly counters: PluginCounters;
   private supersededReported = false;
@@ -89,6 +94,8 @@ export class Recorder {
 
   private finish(state: SessionState, output: unknown, timestampUs?: number): void {
     const failures: string[] = [];
+    // Held starts whose end never came are recorded, then ended as abandoned like any open span.
+    if (state.deferred !== undefined) for (const key of [...state.deferred.keys()]) this.materialize(state, key);
     this.endAbandonedSpans(state, failures, timestampUs);
     if (state.handle) {
       try {
@@ -133,10 +140,67 @@ export class Recorder {
     else refs.push(ref);
   }
 
+  // ---------------------------------------------------------------- calls held while managed execution may record them
+
+  /**
+   * With managed execution on, a call's start hook waits: a managed call
+   * records itself (then `managedStarted` drops the hook), and a call the
+   * host only reports through its hooks is recorded from them at its end,
+   * starting at the time its start hook came. Without this a host that
+   * enables `adaptive` but never runs calls through `execute` recorded no
+   * LLM or tool span at all (on native too).
+   */
+  defer(kind: 'llm' | 'tool', payload: LoosePayload, timestampUs: number): void {
+    const state = this.sessions.ensure(payload, timestampUs);
+    const deferred = (state.deferred ??= new Map());
+    const key = `${kind}:${kind === 'llm' ? apiKeyOf(payload) : toolKeyOf(payload)}`;
+    deferred.set(key, { kind, payload, timestampUs });
+    // Starts whose call never ends must not pile up: the oldest is recorded now (and ends when its session does).
+    if (deferred.size > MAX_DEFERRED) this.materialize(state, deferred.keys().next().value as string);
+  }
+
+  /** A call is running managed: its held start hook is dropped, and its end hook will record nothing. */
+  managedStarted(kind: 'llm' | 'tool', payload: LoosePayload): void {
+    const key = `${kind}:${kind === 'llm' ? apiKeyOf(payload) : toolKeyOf(payload)}`;
+    const state = this.sessions.live.get(sessionIdOf(payload));
+    state?.deferred?.delete(key);
+    this.managedKeys.add(key);
+    if (this.managedKeys.size > MAX_DEFERRED) this.managedKeys.delete(this.managedKeys.values().next().value as string);
+  }
+
+  /**
+   * Whether a call's end hook is managed execution's to record (then it
+   * records nothing). `ends` forgets the call.
+   */
+  recordedByManaged(kind: 'llm' | 'tool', payload: LoosePayload, ends: boolean): boolean {
+    const key = `${kind}:${kind === 'llm' ? apiKeyOf(payload) : toolKeyOf(payload)}`;
+    if (!this.managedKeys.has(key)) return false;
+    if (ends) this.managedKeys.delete(key);
+    return true;
+  }
+
+  /** Records a held start hook as the span's start (at its own time), before its end is recorded. */
+  private materialize(state: SessionState, key: string): void {
+    const held = state.deferred?.get(key);
+    if (held === undefined) return;
+    state.deferred!.delete(key);
+    // Into this session's state (a closing session is no longer in the table).
+    if (held.kind === 'llm') this.startLlmIn(state, held.payload, held.timestampUs);
+    else this.startToolIn(state, held.payload, held.timestampUs);
+  }
+
+  private materializeFor(kind: 'llm' | 'tool', payload: LoosePayload, state: SessionState): void {
+    if (state.deferred === undefined || state.deferred.size === 0) return;
+    this.materialize(state, `${kind}:${kind === 'llm' ? apiKeyOf(payload) : toolKeyOf(payload)}`);
+  }
+
   // ---------------------------------------------------------------- LLM spans
 
   llmStart(payload: LoosePayload, timestampUs?: number): void {
-    const state = this.sessions.ensure(payload, timestampUs);
+    this.startLlmIn(this.sessions.ensure(payload, timestampUs), payload, timestampUs);
+  }
+
+  private startLlmIn(state: SessionState, payload: LoosePayload, timestampUs: number | undefined): void {
     const key = apiKeyOf(payload);
     if (state.llmSpans.size > 0) this.endSuperseded(state, 'llm', key, timestampUs);
     const request = payload.request;
@@ -154,6 +218,7 @@ export class Recorder {
 
   llmEnd(payload: LoosePayload, timestampUs?: number): void {
     const state = this.sessions.ensure(payload, timestampUs);
+    this.materializeFor('llm', payload, state);
     const key = apiKeyOf(payload);
     const span = state.llmSpans.get(key);
     if (!span) {
@@ -170,6 +235,7 @@ export class Recorder {
 
   llmError(payload: LoosePayload, timestampUs?: number): void {
     const state = this.sessions.ensure(payload, timestampUs);
+    this.materializeFor('llm', payload, state);
     const key = apiKeyOf(payload);
     const span = state.llmSpans.get(key);
     if (!span) {
@@ -190,7 +256,10 @@ export class Recorder {
   // ---------------------------------------------------------------- tool spans
 
   toolStart(payload: LoosePayload, timestampUs?: number): void {
-    const state = this.sessions.ensure(payload, timestampUs);
+    this.startToolIn(this.sessions.ensure(payload, timestampUs), payload, timestampUs);
+  }
+
+  private startToolIn(state: SessionState, payload: LoosePayload, timestampUs: number | undefined): void {
     const key = toolKeyOf(payload);
     if (state.toolSpans.size > 0) this.endSuperseded(state, 'tool', key, timestampUs);
     const span = this.backend.toolStart({
@@ -206,6 +275,7 @@ export class Recorder {
 
   toolEnd(payload: LoosePayload, timestampUs?: number): void {
     const state = this.sessions.ensure(payload, timestampUs);
+    this.materializeFor('tool', payload, state);
     const key = toolKeyOf(payload);
     const span = state.toolSpans.get(key);
     if (!span) {

@@ -23,10 +23,12 @@ export interface PluginCounters {
   abandonedSpans: number;
   /** Hooks refused because the start-up queue was full (also counted in `dropped`). */
   queueOverflow: number;
+  /** Events the host's `redact` hook failed on (their name and payloads were cleared instead). */
+  redactionFailures: number;
 }
 
 export function emptyCounters(): PluginCounters {
-  return { hooks: 0, errors: 0, unmatchedEnds: 0, dropped: 0, evictedSessions: 0, abandonedSpans: 0, queueOverflow: 0 };
+  return { hooks: 0, errors: 0, unmatchedEnds: 0, dropped: 0, evictedSessions: 0, abandonedSpans: 0, queueOverflow: 0, redactionFailures: 0 };
 }
 
 /** Where the plugin is in its life: before the first hook, starting the backend, recording, failed open, shutting down, shut down. */

@@ -18,6 +18,7 @@
  */
 
 import path from 'node:path';
+import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
@@ -58,6 +59,8 @@ export interface TrajectoryWriterOptions {
 
 export class TrajectoryWriter {
   private ownedByPluginsToml = false;
+  /** Prices the agent steps (set from the activated document's `pricing`, or the options'). */
+  private price: LlmCallPricer | undefined;
   /** The backend records nothing (`off`): no file would hold anything. */
   readonly recordsNothing: boolean;
   private readonly exportChains = new Map<string, Promise<void>>();
@@ -88,6 +91,11 @@ export class TrajectoryWriter {
     return { outputDirectory: settings.atifOutputDirectory, filenameTemplate: settings.atifFilenameTemplate };
   }
 
+  /** The step pricer for sessions opened from now on (the plugins.toml `pricing` component's). */
+  setPricer(price: LlmCallPricer | undefined): void {
+    this.price = price;
+  }
+
   /** An active plugins.toml that writes ATIF takes the output over (before any session opens). */
   setOwnedByPluginsToml(owned: boolean): void {
     this.ownedByPluginsToml = owned;
@@ -104,6 +112,7 @@ export class TrajectoryWriter {
       agentName: this.named('atifAgentName', payload.agent_name),
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
       ...this.modelOf(payload.model),
+      ...(this.price !== undefined ? { priceLlmCall: this.price } : {}),
     });
   }
 

@@ -31,7 +31,8 @@
  */
 
 import type { Json, JsonObject } from '../shared/json.ts';
-import type { AtofMode, ScopeCategory } from '../formats/atof/types.ts';
+import type { AtofEvent, AtofMode, ScopeCategory } from '../formats/atof/types.ts';
+import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 import type { DynamicPluginSpec } from '../formats/plugins-toml/document.ts';
 import type { PropagationContext } from '../formats/propagation.ts';
@@ -265,6 +266,12 @@ export interface AtifExporterOptions {
    * first agent step reports, else this (each embedded sub-agent likewise).
    */
   fallbackModelName?: string;
+  /**
+   * Prices each agent step whose response reports no cost (`metrics.cost_usd`,
+   * summed in `final_metrics.total_cost_usd`): the plugins.toml `pricing`
+   * component's catalogs, on both backends.
+   */
+  priceLlmCall?: LlmCallPricer;
 }
 
 /** A per-session ATIF trajectory builder. */
@@ -392,6 +399,14 @@ export interface RelayBackend {
   /** Managed tool execution, the tool counterpart of `executeLlm`. */
   executeTool?(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown>;
 
+  /**
+   * Optional: runs `transform` on every event before any output (files,
+   * trajectories, OTLP, streams, uploads, subscribers) receives it, after
+   * the backend's own plugins.toml redaction. The host's `redact` hook
+   * uses it; a backend without it gets the hook applied to each call's
+   * payloads instead (native: before its own component). Returns its removal.
+   */
+  addEventTransform?(transform: (event: AtofEvent) => AtofEvent): () => void;
   /**
    * Optional: the propagation context of work that continues `handle` in
    * another process: its parent is the scope or span itself, its root the

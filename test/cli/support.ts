@@ -20,7 +20,7 @@ export interface CliResult {
 
 export const runtime: 'node' | 'bun' | 'deno' = process.versions.deno ? 'deno' : process.versions.bun ? 'bun' : 'node';
 
-function command(): { file: string; args: string[] } {
+export function command(): { file: string; args: string[] } {
   if (runtime === 'deno') return { file: process.execPath, args: ['run', '-A', path.join(ROOT, 'src/cli/main.ts')] };
   if (runtime === 'bun') return { file: process.execPath, args: [path.join(ROOT, 'src/cli/main.ts')] };
   return { file: process.execPath, args: [path.join(ROOT, 'dist/src/cli/main.js')] };

@@ -142,8 +142,8 @@ timeout_millis = 400
 scheduled_delay_millis = 10
 `,
     });
-    // Three seconds before shutdown: time for a request to time out and a retry to go.
-    const child = await spawnChild(host(toml, 4, 2, 4000, { waitMs: 3000 }), { killAfterMs: 30_000 });
+    // Five seconds before shutdown: time for the exporter to load (slow on a busy machine), a request to time out and a retry to go.
+    const child = await spawnChild(host(toml, 4, 2, 4000, { waitMs: 5000 }), { killAfterMs: 40_000 });
     expect(child.killed, `the host did not exit: ${child.stderr}`).toBe(false);
     expect(child.status).toBe(0);
     const otlp = output(child.result, 'otlp-traces');

@@ -287,14 +287,19 @@ describe('plugin config features the memory relay does not implement', () => {
     expect(result.observability?.atif).toMatchObject({ agentName: 'NeMo Relay', agentVersion: '0.9.0', modelName: 'unknown' });
   });
 
-  it('warns about other native component kinds and dynamic plugins instead of failing', () => {
+  it('warns about what it does not run (nemo_guardrails, dynamic plugins) instead of failing', () => {
     const result = validatePluginConfig({
       version: 1,
-      components: [{ kind: 'adaptive' }, { kind: 'pii_redaction', enabled: false }],
+      components: [
+        { kind: 'adaptive' },
+        { kind: 'pricing', enabled: false },
+        { kind: 'nemo_guardrails', config: { codec: 'openai_chat', remote: { endpoint: 'http://127.0.0.1:9', config_id: 'c' } } },
+      ],
       plugins: { dynamic: [{ manifest: './x/relay-plugin.toml' }] },
     });
     expect(result.diagnostics.map((d) => [d.level, d.code, d.component ?? d.field])).toEqual([
-      ['warning', 'plugin.backend_unsupported_component', 'adaptive'],
+      ['warning', 'nemo_guardrails.deprecated', 'nemo_guardrails'],
+      ['warning', 'plugin.backend_unsupported_component', 'nemo_guardrails'],
       ['warning', 'plugin.backend_unsupported_component', 'plugins.dynamic'],
     ]);
   });

@@ -10,7 +10,8 @@
 //
 // Slow (each query spawns the CLI), so it runs in `npm run test:slow`, on
 // Node and on Bun (.ci/run).
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -144,6 +145,48 @@ async function runProgram(claude: typeof sdk, scenario: Scenario, extra: { optio
     if (extra.stopAfter?.(message) === true) break;
   }
   return { messages, callerHookIds, mock, home };
+}
+
+/** One thing the adapter was told, in the order it came: a message of the stream, or one of the SDK's hook inputs. */
+type Replayed = { message: Record<string, any> } | { hook: Record<string, any> };
+
+/** The adapter's hook events, as the CLI sends them to the callbacks the adapter registers. */
+const REPLAYED_HOOKS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit'];
+
+/** The real SDK, noting every message the adapter reads and every hook input it gets, in the order they come. */
+function capturingSdk(timeline: Replayed[]): typeof sdk {
+  const query = ((params: { prompt: any; options?: Record<string, any> }) => {
+    const options = params.options ?? {};
+    const hooks: Record<string, unknown[]> = { ...(options.hooks ?? {}) };
+    const note = async (input: unknown) => {
+      timeline.push({ hook: JSON.parse(JSON.stringify(input)) });
+      return {};
+    };
+    for (const event of REPLAYED_HOOKS) hooks[event] = [...(hooks[event] ?? []), { hooks: [note] }];
+    const inner = sdk.query({ ...params, options: { ...options, hooks } } as Parameters<typeof sdk.query>[0]);
+    return (async function* () {
+      for await (const message of inner) {
+        timeline.push({ message: JSON.parse(JSON.stringify(message)) });
+        yield message;
+      }
+    })();
+  }) as unknown as typeof sdk.query;
+  return { ...sdk, query };
+}
+
+/** An SDK whose query() replays a captured timeline: messages yielded, hook inputs given to the caller's hooks; `before(i)` runs before event i. */
+function replayingSdk(timeline: Replayed[], before: (index: number) => void): typeof sdk {
+  const query = ((params: { prompt: unknown; options?: Record<string, any> }) => {
+    const hooks: Record<string, Array<{ hooks: Array<(input: unknown, id: unknown, options: unknown) => Promise<unknown>> }>> = params.options?.hooks ?? {};
+    return (async function* () {
+      for (const [index, event] of timeline.entries()) {
+        before(index);
+        if ('message' in event) yield event.message;
+        else for (const matcher of hooks[event.hook.hook_event_name] ?? []) for (const hook of matcher.hooks) await hook(event.hook, event.hook.tool_use_id, { signal: new AbortController().signal });
+      }
+    })();
+  }) as unknown as typeof sdk.query;
+  return { ...sdk, query };
 }
 
 /** The replies the mock sent for one agent, in order: what the model did. */
@@ -388,6 +431,55 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
     expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ extra: { metadata: { status: 'error' } } });
     expect(String(resultOf(doc, 'toolu_broken_1')!.content)).toContain('broken is not allowed here');
+  }, 120_000);
+
+  it('records every step of a sub-agent whose transcript the CLI writes only after the stream says it stopped', async () => {
+    // The CLI writes transcripts in batches, after it streams; on a busy machine (CI, on Bun) the stream and the
+    // hooks can say a sub-agent stopped before its transcript holds a single record. A real run is captured as the
+    // adapter saw it (every message and hook input, in order), then replayed with its sub-agent's transcript
+    // written at the very end: the timing CI met, made certain.
+    const timeline: Replayed[] = [];
+    const listening = new HookRegistry();
+    listening.on('pre_api_request', () => {});
+    const capture = await runProgram(wrapClaudeAgentSdk(capturingSdk(timeline), listening), { foreground: true });
+    const stop = timeline.find((event): event is { hook: Record<string, any> } => 'hook' in event && event.hook.hook_event_name === 'SubagentStop')!.hook;
+    const transcript = readFileSync(stop.agent_transcript_path, 'utf8');
+    expect(transcript, 'the CLI wrote the sub-agent\'s transcript').toContain('"type":"assistant"');
+    const lastStopSignal = timeline.findLastIndex((event) => 'message' in event && event.message.type === 'system' && (event.message.subtype === 'task_notification' || event.message.subtype === 'task_updated'));
+    expect(lastStopSignal).toBeGreaterThan(timeline.findIndex((event) => 'hook' in event && event.hook.hook_event_name === 'SubagentStop'));
+
+    for (const written of ['after the stream said it stopped', 'never'] as const) {
+      const replayHome = mkdtempSync(path.join(tmpdir(), 'nrh-claude-replay-'));
+      cleanups.push(() => rmSync(replayHome, { recursive: true, force: true }));
+      const moved = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll(capture.home, replayHome));
+      const transcriptPath = stop.agent_transcript_path.replace(capture.home, replayHome);
+      const warnings: string[] = [];
+      const recorded = recordedPlugin(`claude-late-transcript-${written === 'never' ? 'none' : 'late'}`);
+      const claude = wrapClaudeAgentSdk(replayingSdk(timeline.map((event) => ('hook' in event ? { hook: moved(event.hook) } : event)), (index) => {
+        if (written === 'never' || index !== lastStopSignal + 1) return;
+        mkdirSync(path.dirname(transcriptPath), { recursive: true });
+        writeFileSync(transcriptPath, transcript);
+      }), recorded.hooks, { logger: { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) } });
+      for await (const message of claude.query({ prompt: PROMPT, options: {} })) void message;
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectAllClosed(recorded.log);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      expectStepsMatchReplies(doc, repliesOf(capture.mock, MAIN_MODEL), MAIN_MODEL);
+      const child = (doc.subagent_trajectories as AtifDoc[])[0]!;
+      const hooks = recorded.log.map((entry) => `${entry.hook}:${String(entry.payload.session_id ?? entry.payload.tool_call_id ?? '')}`);
+      expect(hooks.indexOf('subagent_stop:toolu_task_1')).toBeLessThan(hooks.indexOf(`on_session_end:${doc.session_id}`));
+      if (written === 'never') {
+        // No transcript by the query's end: the steps the stream showed, none dropped, and a warning.
+        expect(agentSteps(child).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id))).toEqual(['toolu_read_1']);
+        expect(warnings.some((w) => w.includes('provisional'))).toBe(true);
+      } else {
+        // The transcript came late: the sub-agent waited for it, and has every step with its final usage.
+        expectStepsMatchReplies(child, repliesOf(capture.mock, SUB_MODEL), SUB_MODEL);
+        expect(warnings).toEqual([]);
+      }
+    }
   }, 120_000);
 
   it('ends every session of a query the caller abandons while its sub-agent runs, and leaves nothing open', async () => {

@@ -64,6 +64,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
       agentName: options.agentName ?? nonEmptyString(callerOptions.agent) ?? 'claude-agent-sdk',
       callerWantsPartials: callerOptions.includePartialMessages === true,
       provisionalUsage,
+      transcripts: callerOptions.persistSession !== false,
     });
     let inner: AsyncIterable<unknown>;
     try {

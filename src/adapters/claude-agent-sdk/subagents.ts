@@ -17,7 +17,12 @@
  *
  * A sub-agent is recorded once the parent's tool call is: its requests as
  * its transcript completes them (a request is complete when the next record
- * follows it, or when the agent ends).
+ * follows it, or when the agent ends). The CLI writes transcripts in batches,
+ * after it streams: the stream can say an agent stopped before its
+ * transcript holds a single record. Unless the query keeps no transcript
+ * (`persistSession: false`), the agent waits for it until the query ends;
+ * only then does an agent whose transcript never came fall back to the
+ * stream's messages.
  *
  * @module
  */
@@ -56,6 +61,8 @@ export class SubAgent {
   readonly #pending: Loose[] = [];
   readonly #streamed: Loose[] = [];
   #fromTranscript = false;
+  /** Whether the CLI writes transcripts for this query (it does unless `persistSession: false`). */
+  readonly #transcriptExpected: boolean;
   /** Requests the stream showed, and those the transcript held: the transcript may lag the stream. */
   readonly #streamedIds = new Set<string>();
   readonly #transcriptIds = new Set<string>();
@@ -64,8 +71,9 @@ export class SubAgent {
   /** Its conversation so far, as each request's `messages`. */
   readonly #history: ChatMessage[] = [];
 
-  constructor(agentId: string) {
+  constructor(agentId: string, transcriptExpected: boolean) {
     this.agentId = agentId;
+    this.#transcriptExpected = transcriptExpected;
   }
 
   /** The transcript's path, a guess from the session's, or the one `SubagentStop` names. */
@@ -91,10 +99,11 @@ export class SubAgent {
   /**
    * Whether the transcript holds all the agent did: every request the stream
    * showed, and the last text `SubagentStop` reported. The CLI writes the
-   * transcript after it streams, so the stream's end of a task can come first.
+   * transcript after it streams, so the stream's end of a task can come
+   * first, even before the transcript's first record.
    */
   #complete(): boolean {
-    if (!this.#fromTranscript) return true;
+    if (!this.#fromTranscript) return !this.#transcriptExpected;
     for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
     const summary = this.summary?.trim();
     return summary === undefined || summary === '' || this.#lastText.trim() === summary;
@@ -142,7 +151,7 @@ export class SubAgent {
     this.#drain(run, tools);
     if (this.stop === undefined || (!force && !this.#complete())) return;
     if (!this.#fromTranscript && this.#streamed.length > 0) {
-      // No transcript (persistSession: false, or a session store): the stream's messages, with their provisional usage.
+      // No transcript (persistSession: false, or none by the query's end): the stream's messages, with their provisional usage.
       onProvisional();
       for (const message of this.#streamed) this.#pending.push(message);
       this.#drain(run, tools);
@@ -213,6 +222,12 @@ export class SubAgent {
 export class SubAgents {
   readonly #byAgent = new Map<string, SubAgent>();
   readonly #byToolUse = new Map<string, SubAgent>();
+  readonly #transcriptExpected: boolean;
+
+  /** `transcriptExpected`: the CLI writes a transcript per sub-agent (the query did not set `persistSession: false`). */
+  constructor(transcriptExpected: boolean) {
+    this.#transcriptExpected = transcriptExpected;
+  }
 
   /** The agent with this id or started by this tool call, created on first mention. */
   of(agentId: string | undefined, toolUseId: string | undefined): SubAgent | undefined {
@@ -221,7 +236,7 @@ export class SubAgents {
     if (agent === undefined) {
       const id = agentId ?? (toolUseId === undefined ? undefined : `tool-${toolUseId}`);
       if (id === undefined) return undefined;
-      agent = new SubAgent(id);
+      agent = new SubAgent(id, this.#transcriptExpected);
     }
     if (agentId !== undefined) this.#byAgent.set(agentId, agent);
     if (toolUseId !== undefined && agent.toolUseId === undefined) {

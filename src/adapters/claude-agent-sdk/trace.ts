@@ -52,13 +52,15 @@ export interface TraceOptions {
   readonly callerWantsPartials: boolean;
   /** Warns once that sub-agent usage is the stream's provisional one. */
   readonly provisionalUsage: () => void;
+  /** The CLI keeps transcripts for the query (`persistSession` is not false): its sub-agents wait for theirs. */
+  readonly transcripts: boolean;
 }
 
 export class QueryTrace {
   readonly #core: AdapterCore;
   readonly #options: TraceOptions;
   readonly #tools: ToolBook;
-  readonly #agents = new SubAgents();
+  readonly #agents: SubAgents;
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
   readonly #stopping = new Set<SubAgent>();
   readonly #userMessages: UserMessage[] = [];
@@ -84,6 +86,7 @@ export class QueryTrace {
   constructor(core: AdapterCore, options: TraceOptions) {
     this.#core = core;
     this.#options = options;
+    this.#agents = new SubAgents(options.transcripts);
     this.#tools = new ToolBook((id, outcome, response) => this.#beforeToolEnd(id, outcome, response));
   }
 

@@ -22,6 +22,7 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
     agentVersion: String(o.agentVersion ?? ''),
     ...(typeof o.modelName === 'string' ? { modelName: o.modelName } : {}),
     ...(typeof o.fallbackModelName === 'string' ? { fallbackModelName: o.fallbackModelName } : {}),
+    ...(typeof o.priceLlmCall === 'function' ? { priceLlmCall: o.priceLlmCall } : {}),
     style: 'exporter' as const,
   };
   const record = core.ownScope(o.scope, 'registerAtifExporter scope');

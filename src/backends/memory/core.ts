@@ -18,10 +18,11 @@ import { propagationContextFromJson, propagationContextToJson } from '../../form
 import { errorMessage } from '../../shared/error-text.ts';
 import { isScopeCategory } from '../../relay/contract.ts';
 import { endAfterStart, scopeAttributeFlags } from '../../relay/rules.ts';
-import type { AtofCategory, AtofSubscriber } from '../../formats/atof/types.ts';
+import type { AtofCategory, AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
 import { scopeEvent } from '../../formats/atof/build.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { nowMicros } from '../../shared/clock.ts';
+import { safeLog } from '../../shared/logger.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
 import { stringOf } from '../../shared/text.ts';
 import type { AtofFileWriter } from './atof-batcher.ts';
@@ -35,6 +36,7 @@ import type { InternalListener, RelayCore } from './listeners.ts';
 import { ObjectEncoder } from './encode/objects.ts';
 import { llmProfile, recordedHeaders, toolProfile } from './encode/event-parts.ts';
 import type { EndRule } from './encode/metadata.ts';
+import type { ResponseCache } from '../../components/cache/response-cache.ts';
 
 const NO_ATTRIBUTES: string[] = [];
 
@@ -46,7 +48,7 @@ export class MemoryRelayCore implements RelayCore {
   /** Parent of marks and spans that have no explicit parent. */
   private readonly processRoot = uuidv7();
   private readonly bytes = new ByteEncoder();
-  private readonly objects = new ObjectEncoder();
+  private readonly objects = new ObjectEncoder((event) => this.delivery.outgoing(event));
   /** ATOF sinks are the only receivers: events are written as lines, with no event object. */
   private linesOnly = true;
   private trajectoryRouter: SessionTrajectories | null = null;
@@ -247,9 +249,51 @@ export class MemoryRelayCore implements RelayCore {
     return this.delivery.subscribe(callback, () => this.chooseEncoder());
   }
 
-  /** Lines straight from the payloads while ATOF sinks are the only receivers; event objects as soon as anyone reads them. */
+  /** Lines straight from the payloads while ATOF sinks are the only receivers and nothing redacts; event objects otherwise. */
   private chooseEncoder(): void {
     this.linesOnly = this.delivery.linesOnly();
+  }
+
+  reportRedactionFailure(what: string, error: unknown, quiet: boolean): void {
+    this.counters.redactionFailures++;
+    this.counters.errors++;
+    if (!quiet) safeLog(this.logger, 'warn', `redaction failed on ${what}; the part was written as null instead (fail closed): ${errorMessage(error)} (further failures are counted in stats().redactionFailures)`);
+  }
+
+  /** The plugins.toml `adaptive` response and tool cache, while an activation has one. */
+  responseCache: ResponseCache | null = null;
+
+  /** The installed event transforms, components' before the host's. */
+  private transforms: { stage: 'component' | 'host'; run: (event: AtofEvent) => AtofEvent }[] = [];
+
+  /**
+   * Installs a transform every event passes through before any receiver
+   * (redaction): a plugins.toml component's (`component`) runs before the
+   * host's own (`host`). Returns its removal.
+   */
+  addEventTransform(run: (event: AtofEvent) => AtofEvent, stage: 'component' | 'host'): () => void {
+    const entry = { stage, run };
+    this.transforms = [...this.transforms.filter((t) => t.stage === 'component'), ...(stage === 'component' ? [entry] : []), ...this.transforms.filter((t) => t.stage === 'host'), ...(stage === 'host' ? [entry] : [])];
+    this.composeTransforms();
+    return () => {
+      this.transforms = this.transforms.filter((t) => t !== entry);
+      this.composeTransforms();
+    };
+  }
+
+  private composeTransforms(): void {
+    const runs = this.transforms.map((t) => t.run);
+    this.delivery.transform =
+      runs.length === 0
+        ? null
+        : runs.length === 1
+          ? runs[0]!
+          : (event) => {
+              let out = event;
+              for (const run of runs) out = run(out);
+              return out;
+            };
+    this.chooseEncoder();
   }
 
   addListener(listener: InternalListener): () => void {

@@ -16,6 +16,8 @@ export class RelayCounters {
   dropped = 0;
   receiverErrors = 0;
   adjustedTimestamps = 0;
+  /** Event parts a redaction failed on (written as null instead). */
+  redactionFailures = 0;
 
   constructor(readonly logger: Logger) {}
 

@@ -32,11 +32,22 @@ export class Delivery {
   /** Runs after a listener or line sink comes or goes (the core picks its encoder then). */
   receiversChanged: () => void = () => {};
 
+  /**
+   * The one place events are changed before anyone receives them: the
+   * plugins.toml `pii_redaction` component and the host's `redact` hook.
+   * While set, every event is built as an object and passes through it
+   * (see `outgoing`).
+   */
+  transform: ((event: AtofEvent) => AtofEvent) | null = null;
+
   constructor(private readonly counters: RelayCounters) {}
 
-  /** True when the ATOF sinks are the only receivers: nobody reads the event as an object. */
+  /**
+   * True when the ATOF sinks are the only receivers (nobody reads the event
+   * as an object) and no transform is set (a redaction works on the objects).
+   */
   linesOnly(): boolean {
-    return this.listeners.length === 0 && this.subscribers.length === 0;
+    return this.transform === null && this.listeners.length === 0 && this.subscribers.length === 0;
   }
 
   /**
@@ -81,6 +92,22 @@ export class Delivery {
   abandonLine(out: LineBuilder): void {
     if (out.owner === null) giveBack(out);
     else out.owner.endLine(false);
+  }
+
+  /**
+   * The event as every receiver gets it (the transform applied). A
+   * transform that throws is a bug of ours: the event's payloads are then
+   * dropped rather than delivered as they were, and the failure counted.
+   */
+  outgoing<E extends AtofEvent>(event: E): E {
+    const transform = this.transform;
+    if (transform === null) return event;
+    try {
+      return transform(event) as E;
+    } catch (error) {
+      this.counters.internalError('redacting an event', error);
+      return { ...event, data: null, metadata: null, ...(event.kind === 'scope' && event.category === 'tool' ? { category_profile: withoutAnnotation(event.category_profile) } : {}) };
+    }
   }
 
   /** Delivers an event object: sinks (one serialization for all), internal listeners, subscribers. */
@@ -153,4 +180,10 @@ export class Delivery {
       this.receiversChanged();
     };
   }
+}
+
+function withoutAnnotation(profile: unknown): unknown {
+  if (typeof profile !== 'object' || profile === null) return profile;
+  const { tool_result_annotation: _dropped, ...rest } = profile as Record<string, unknown>;
+  return rest;
 }

@@ -8,6 +8,7 @@
  */
 
 import type { Logger } from '../../shared/logger.ts';
+import type { ResponseCache } from '../../components/cache/response-cache.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import type { AtofFileWriter } from './atof-batcher.ts';
 import type { ScopeRecord } from './records.ts';
@@ -29,4 +30,10 @@ export interface RelayCore {
   ownScope(handle: unknown, what?: string): ScopeRecord | null;
   /** The relay's per-session ATIF router, listening from its first use on. */
   sessionTrajectories(): SessionTrajectories;
+  /** Installs a transform every event passes through before any receiver (components' first); returns its removal. */
+  addEventTransform(transform: (event: AtofEvent) => AtofEvent, stage: 'component' | 'host'): () => void;
+  /** The `adaptive` response and tool cache of the active plugins.toml, or null. */
+  responseCache: ResponseCache | null;
+  /** Counts a redaction that failed on a part (cleared instead); logs it unless `quiet`. */
+  reportRedactionFailure(what: string, error: unknown, quiet: boolean): void;
 }

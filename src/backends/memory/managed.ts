@@ -12,13 +12,16 @@
 
 import type { LlmRequest, ManagedLlmCall, ManagedLlmOptions, ManagedToolCall, ManagedToolOptions } from '../../relay/contract.ts';
 import type { MemoryRelayCore } from './core.ts';
-import type { SpanRecord } from './records.ts';
+import type { ScopeRecord, SpanRecord } from './records.ts';
+import type { Lookup } from '../../components/cache/response-cache.ts';
+import { toJson } from '../../shared/json.ts';
 import { forwardedRequest, sessionHeaders } from './tree.ts';
 
 export async function executeLlm(core: MemoryRelayCore, options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
   const o = options ?? ({} as ManagedLlmOptions);
   let record: SpanRecord | null = null;
   let forwarded: LlmRequest = { headers: {}, content: undefined };
+  let lookup: Lookup | null = null;
   try {
     forwarded = o.request;
     const parent = o.parent == null ? null : core.ownScope(o.parent, 'executeLlm parent');
@@ -26,29 +29,55 @@ export async function executeLlm(core: MemoryRelayCore, options: ManagedLlmOptio
     const session = sessionHeaders(parent);
     record = core.startLlm(o, parent, request, session);
     forwarded = forwardedRequest(request, session, parent, record.uuid);
+    // The response cache (plugins.toml `adaptive`), between the span's start and its end, as native.
+    const cache = core.responseCache;
+    if (cache !== null) lookup = decide(core, parent, () => cache.llm(String(o.name ?? ''), { headers: toJson(forwarded.headers), content: toJson(request.content) }));
   } catch (error) {
     // Telemetry failed, the call itself must still run.
     core.counters.internalError('executeLlm', error);
   }
-  return runManaged(core, record, () => call(forwarded));
+  return runManaged(core, record, () => call(forwarded), lookup);
 }
 
 export async function executeTool(core: MemoryRelayCore, options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
   const o = options ?? ({} as ManagedToolOptions);
   let record: SpanRecord | null = null;
   let args: unknown;
+  let lookup: Lookup | null = null;
   try {
     args = o.args;
     record = core.startTool(o, 'executeTool');
+    const cache = core.responseCache;
+    if (cache !== null) {
+      const parent = o.parent == null ? null : core.ownScope(o.parent, 'executeTool parent');
+      lookup = decide(core, parent, () => cache.tool(String(o.name ?? ''), toJson(args)));
+    }
   } catch (error) {
     // Telemetry failed, the call itself must still run.
     core.counters.internalError('executeTool', error);
   }
-  return runManaged(core, record, () => call(args));
+  return runManaged(core, record, () => call(args), lookup);
 }
 
-/** Runs the host's call and records its end; its own value and error reach the caller unchanged. */
-async function runManaged(core: MemoryRelayCore, record: SpanRecord | null, run: () => unknown): Promise<unknown> {
+/** The cache's decision, with its `response_cache` mark recorded under the call's parent; null when it has none. */
+function decide(core: MemoryRelayCore, parent: ScopeRecord | null, look: () => Lookup | null): Lookup | null {
+  const lookup = look();
+  if (lookup === null) return null;
+  core.mark({ name: 'response_cache', parent, data: { status: lookup.mark.status }, metadata: lookup.mark.metadata });
+  return lookup;
+}
+
+/**
+ * Runs the host's call and records its end; its own value and error reach
+ * the caller unchanged. On a cache hit the call does not run: the stored
+ * value is recorded and returned (a copy, so the cache keeps its own).
+ */
+async function runManaged(core: MemoryRelayCore, record: SpanRecord | null, run: () => unknown, lookup: Lookup | null = null): Promise<unknown> {
+  if (lookup?.hit) {
+    const value = structuredClone(lookup.hit.value);
+    recordEnd(core, record, value, undefined, false);
+    return value;
+  }
   let value: unknown;
   try {
     value = await run();
@@ -56,6 +85,14 @@ async function runManaged(core: MemoryRelayCore, record: SpanRecord | null, run:
     // Native's error metadata, `data: null`.
     recordEnd(core, record, null, error, true);
     throw error;
+  }
+  if (lookup !== null && lookup.hit === null && lookup.store !== null) {
+    try {
+      lookup.store(toJson(value));
+    } catch (error) {
+      // A store failure never breaks the live call.
+      core.counters.internalError('storing a response in the cache', error);
+    }
   }
   recordEnd(core, record, value, undefined, false);
   return value;

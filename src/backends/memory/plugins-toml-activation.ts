@@ -38,7 +38,7 @@ import type {
   PluginConfigOptions,
   PluginConfigReport,
 } from '../../relay/contract.ts';
-import type { AtofEvent } from '../../formats/atof/types.ts';
+import type { AtofEvent, AtofScopeEvent } from '../../formats/atof/types.ts';
 import { EventTrajectory } from '../session-trajectories.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
@@ -48,11 +48,18 @@ import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../..
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from '../../relay/errors.ts';
 import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
+import type { PiiRedactionSettings } from '../../formats/plugins-toml/pii-redaction.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
 import type { RelayCore } from './listeners.ts';
 import { existingOtlpHub, otlpHubOf } from '../../export/otlp/index.ts';
 import { attachStreamSinks, remoteOutputsOf } from './remote-outputs.ts';
+import { createRedactor, RedactionPolicyError } from '../../components/redaction/engine.ts';
+import { LOCAL_MODEL_UNAVAILABLE } from '../../formats/plugins-toml/pii-redaction.ts';
+import { PriceBook } from '../../components/pricing/price-book.ts';
+import { ResponseCache } from '../../components/cache/response-cache.ts';
+import type { CostOf } from '../../export/otlp/mappings/types.ts';
+import type { LlmCallPricer } from '../../formats/atif/types.ts';
 import { createAtifStorage, type AtifStorage, type AtifUpload } from '../../export/storage/storage.ts';
 import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
@@ -109,10 +116,23 @@ export function activatePluginConfig(
   const error = activationError({ ...validation, diagnostics: validation.diagnostics.filter((d) => !skipped.has(d)) });
   if (error !== null) throw new InvalidPluginConfigError(error, validation.diagnostics);
   const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d, document) : d));
+  // Redaction first: a component that cannot run rejects the document before any file is opened (fail closed).
+  const redactor = redactorFor(core, validation.piiRedaction ?? null, validation.diagnostics);
   const settings = validation.observability;
   if (settings !== null) diagnostics.push(...missingPackageDiagnostics(settings));
+  // Costs: a response's own reported cost always; the catalogs' estimates with a pricing component.
+  const prices = PriceBook.of(validation.pricing ?? { catalogs: [] });
   const writers: AtofFileWriter[] = [];
   const detach: (() => void)[] = [];
+  if (redactor !== null) detach.push(core.addEventTransform(redactor, 'component'));
+  const responseCache = validation.adaptive?.responseCache;
+  if (responseCache != null) {
+    // A fresh cache per activation (native's in-memory store lives as long as its activation).
+    core.responseCache = new ResponseCache(responseCache, validation.pricing ? { prices } : {});
+    detach.push(() => {
+      core.responseCache = null;
+    });
+  }
   let atif: PluginAtif | null = null;
   // Checked before any file is opened or stream attached: a rejected document leaves nothing behind, as in native.
   const sinkPaths = settings === null ? [] : settings.fileSinks.map((sink) => sinkPath(sink.outputDirectory, sink.filename, validation.diagnostics));
@@ -138,13 +158,13 @@ export function activatePluginConfig(
       }
     }
     // OTLP destinations live on the relay (their queues outlive this activation); this feeds them.
-    const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry);
+    const otlp = otlpHubOf(core, core.logger).activate(settings.opentelemetry, { costOf: spanCostOf(prices) });
     if (otlp !== null) {
       detach.push(core.addListener((event, top) => otlp.accept(event, top)));
       detach.push(() => otlp.close());
     }
     if (settings.atif !== null) {
-      const plugin = new PluginAtif(core, settings.atif, settings.storage);
+      const plugin = new PluginAtif(core, settings.atif, settings.storage, validation.pricing ? prices : null);
       atif = plugin;
       detach.push(core.addListener((event, top) => plugin.accept(event, top)));
       detach.push(plugin.installExitTask());
@@ -180,6 +200,48 @@ export function activatePluginConfig(
       return out;
     },
   };
+}
+
+/** An LLM span's cost for the OTLP attributes: reported, or priced (a total only; none when native writes none). */
+function spanCostOf(prices: PriceBook): CostOf {
+  return (start, end) => {
+    const cost = prices.costOf({ name: start.name, requestModel: profileModel(start) ?? profileModel(end), response: end.data });
+    return cost === undefined || cost.total === undefined ? undefined : { total: cost.total, currency: cost.currency };
+  };
+}
+
+/** The step pricer of plugin-managed trajectories. */
+function priceLlmCall(prices: PriceBook): LlmCallPricer {
+  return (call) => prices.costUsd(call);
+}
+
+function profileModel(event: AtofScopeEvent): string | undefined {
+  const model = event.category_profile?.model_name;
+  return typeof model === 'string' && model !== '' ? model : undefined;
+}
+
+/**
+ * The `pii_redaction` component as an event transform, or null without one.
+ * Throws `InvalidPluginConfigError` with native's registration message when
+ * it cannot run (a `local_model` policy: no local backend exists here).
+ */
+function redactorFor(core: RelayCore, settings: PiiRedactionSettings | null, diagnostics: ConfigDiagnostic[]): ((event: AtofEvent) => AtofEvent) | null {
+  if (settings === null) return null;
+  if (settings.localModel) throw new InvalidPluginConfigError(LOCAL_MODEL_UNAVAILABLE, diagnostics);
+  if (settings.policies.length === 0) return null;
+  let reported = false;
+  try {
+    return createRedactor(settings, {
+      onFailure: (what, error) => {
+        // The part was cleared (fail closed); counted, and said once.
+        core.reportRedactionFailure(what, error, reported);
+        reported = true;
+      },
+    });
+  } catch (error) {
+    if (error instanceof RedactionPolicyError) throw new InvalidPluginConfigError(`registration failed: ${error.message}`, diagnostics);
+    throw error;
+  }
 }
 
 /**
@@ -240,6 +302,8 @@ class PluginAtif {
     private readonly core: RelayCore,
     private readonly settings: AtifSettings,
     storage: readonly AtifStorageSettings[] = [],
+    /** Prices the agent steps (the `pricing` component), when configured. */
+    private readonly prices: PriceBook | null = null,
   ) {
     this.directory = path.resolve(settings.outputDirectory ?? '.');
     // A failed write is retried until it lands or the activation closes (the exit write tries once more).
@@ -339,6 +403,7 @@ class PluginAtif {
       style: 'plugin-host',
       ...(s.toolDefinitions !== undefined ? { toolDefinitions: s.toolDefinitions } : {}),
       ...(s.extra !== undefined ? { extra: s.extra } : {}),
+      ...(this.prices !== null ? { priceLlmCall: priceLlmCall(this.prices) } : {}),
     });
   }
 
@@ -369,7 +434,8 @@ class PluginAtif {
   }
 
   private targetPath(root: ScopeRecord): string {
-    const rendered = renderFilename(this.settings.template, root.uuid, root.startMetadata.json);
+    // The start as receivers got it: a redacted value never reaches a file name either.
+    const rendered = renderFilename(this.settings.template, root.uuid, root.start.metadata);
     if (rendered.unresolved.length > 0) {
       this.files.fail(`ATIF file name: ${rendered.unresolved.join(', ')} did not resolve for root ${root.uuid}; used "unknown"`);
     }

@@ -58,7 +58,7 @@ import type {
 import { settleWithin } from '../../shared/deadline.ts';
 import { AtofExporterError, PluginActivationBusyError } from '../../relay/errors.ts';
 import { isPlainFileName } from '../../relay/rules.ts';
-import type { AtofSubscriber } from '../../formats/atof/types.ts';
+import type { AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
 import type { Logger, LoggerLike } from '../../shared/logger.ts';
 import { adaptLogger } from '../../shared/logger.ts';
 import { MemoryRelayCore, safeClock } from './core.ts';
@@ -105,6 +105,8 @@ export interface MemoryRelayStats extends BackendStats {
   subscriberErrors: number;
   /** End events stamped at or before their start and moved to start + 1 µs. */
   adjustedTimestamps: number;
+  /** Event parts a redaction failed on: each was written as `null` instead (fail closed). */
+  redactionFailures: number;
 }
 
 /** The in-memory relay backend. */
@@ -117,6 +119,12 @@ export interface MemoryRelay extends RelayBackend {
    * it as read-only. Returns the unsubscribe function (idempotent).
    */
   subscribe(callback: AtofSubscriber): () => void;
+  /**
+   * Runs `transform` on every event before any output receives it, after
+   * the plugins.toml `pii_redaction` component. It must not throw (a throw
+   * drops the event's payloads: fail closed). Returns its removal.
+   */
+  addEventTransform(transform: (event: AtofEvent) => AtofEvent): () => void;
   /** Managed LLM execution: records the span around `call`. */
   executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
   /** Managed tool execution: records the span around `call`. */
@@ -254,6 +262,14 @@ class MemoryRelayBackend implements MemoryRelay {
     return executeTool(this.core, options, call);
   }
 
+  addEventTransform(transform: (event: AtofEvent) => AtofEvent): () => void {
+    if (typeof transform !== 'function') {
+      this.core.counters.misuse('addEventTransform: transform is not a function; ignored');
+      return () => {};
+    }
+    return this.core.addEventTransform(transform, 'host');
+  }
+
   subscribe(callback: AtofSubscriber): () => void {
     if (typeof callback !== 'function') {
       this.core.counters.misuse('subscribe: callback is not a function; ignored');
@@ -356,6 +372,7 @@ class MemoryRelayBackend implements MemoryRelay {
       dropped,
       subscriberErrors: counters.receiverErrors,
       adjustedTimestamps: counters.adjustedTimestamps,
+      redactionFailures: counters.redactionFailures,
     };
   }
 

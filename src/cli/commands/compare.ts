@@ -20,7 +20,7 @@ import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { sessionsOf } from '../view/load.ts';
-import type { ViewNode } from '../view/model.ts';
+import { sessionIdOf, type ViewNode } from '../view/model.ts';
 
 export const compareSpec: CommandSpec = {
   name: 'compare',
@@ -94,11 +94,6 @@ function splitRef(ref: string): { file: string; session?: string } {
   const hash = ref.lastIndexOf('#');
   if (ref === STDIN || hash <= 0 || existsSync(ref)) return { file: ref };
   return { file: ref.slice(0, hash), session: ref.slice(hash + 1) };
-}
-
-/** The session id a view tree shows in its title. */
-export function sessionIdOf(root: ViewNode): string {
-  return root.title.replace(/^(session|subagent) /, '');
 }
 
 async function loadRun(ref: string): Promise<Run> {

@@ -21,7 +21,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
+import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
+import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
+import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination } from '../../formats/plugins-toml/sinks.ts';
@@ -115,7 +118,8 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   }
   const names = ENVIRONMENT_VARIABLES.flatMap((variable) => [variable.name, ...(variable.hermes ? [variable.hermes] : [])]).filter((name) => !name.startsWith('OTEL_'));
   const set: Record<string, string> = {};
-  for (const name of names) if ((env[name] ?? '') !== '') set[name] = env[name]!;
+  // Header values and URL credentials are never printed (text or --json).
+  for (const name of names) if ((env[name] ?? '') !== '') set[name] = displaySettingValue(name, env[name]!);
   const loaded = loadSettings(env, {}, { processEnv: env });
   problems.push(...loaded.diagnostics);
   const settings = loaded.settings;
@@ -126,7 +130,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
     exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : null, ...(byDefault ? { mode: byDefault } : {}) });
   }
   if (settings.otlpEnabled) {
-    exporters.push({ format: 'otlp', path: settings.otlpEndpoint || (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'), mode: `${settings.otlpType}, ${settings.otlpProtocol}` });
+    exporters.push({ format: 'otlp', path: settings.otlpEndpoint ? displayUrl(settings.otlpEndpoint) : (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'), mode: `${settings.otlpType}, ${settings.otlpProtocol}` });
   }
 
   let pluginsToml: DoctorReport['pluginsToml'] = null;
@@ -135,7 +139,15 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   }
   // The document the backend would activate: the plugins.toml, or the one the OTLP variables make.
   if (settings.pluginsConfig) {
-    const validation = validatePluginConfig(staticPluginDocument(settings.pluginsConfig));
+    const validation = validatePluginConfig(withSourcesForValidation(staticPluginDocument(settings.pluginsConfig)));
+    if (hasResolvableSources(settings.pluginsConfig) && !packageInstalled(GENAI_PRICES_PACKAGE)) {
+      problems.push({
+        level: 'warning',
+        code: 'pricing.source_unavailable',
+        component: 'pricing',
+        message: `the genai_prices price source needs ${GENAI_PRICES_PACKAGE}, which is not installed: npm install ${GENAI_PRICES_PACKAGE} (until then it prices nothing)`,
+      });
+    }
     // The memory validator flags components only native runs; with native loaded they are fine.
     // A wrong stream sink or storage entry is skipped by the plugin (on both backends), not fatal.
     const skipped = new Set(validation.observability?.skipped ?? []);
@@ -143,6 +155,8 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
       .filter((d) => !(resolved.kind === 'native' && d.code === 'plugin.backend_unsupported_component'))
       .map((d) => (skipped.has(d) ? skippedDestination(d, settings.pluginsConfig!) : d));
     problems.push(...relevant);
+    // A document that asks for redaction and cannot be used writes nothing at all (fail closed): say so.
+    if (relevant.some((d) => d.level === 'error') && redactionRequested(settings)) problems.push(WITHHELD);
     const observability = validation.observability;
     // Native sends with its own code; the in-memory relay needs the optional packages of each destination.
     if (observability && resolved.kind !== 'native') {
@@ -280,4 +294,14 @@ function remoteSummary(observability: { streamSinks: readonly unknown[]; storage
   if (observability.streamSinks.length > 0) parts.push(count(observability.streamSinks.length, 'ATOF stream sink', 'ATOF stream sinks'));
   if (observability.storage.length > 0) parts.push(count(observability.storage.length, 'ATIF store', 'ATIF stores'));
   return parts.map((part) => `, ${part}`).join('');
+}
+
+/** Whether a package resolves from here (the host's node_modules). */
+function packageInstalled(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -11,6 +11,11 @@ import path from 'node:path';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { sessionsOf } from '../view/load.ts';
+import { startServer, type RunningServer } from '../serve/server.ts';
+import { statSync } from 'node:fs';
+
+/** `view --serve`'s port when none is given. */
+const DEFAULT_PORT = 7878;
 import { inputName, readInputText, STDIN } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
@@ -24,7 +29,7 @@ import { linkRemoteTrajectories } from '../view/linked.ts';
 export const viewSpec: CommandSpec = {
   name: 'view',
   summary: 'Print sessions as a tree and timeline (and write an HTML timeline)',
-  usage: '<atif.json|atof.jsonl|->... [--html <file>] [--json]',
+  usage: '<atif.json|atof.jsonl|->... [--html <file>] [--json]  |  --serve [folder...] [--port <n>] [--host <addr>]',
   details: [
     'Shows each session, its turns, the LLM calls and tool calls of each turn and the',
     'subagents under the calls that started them, with start offsets, durations and',
@@ -36,13 +41,22 @@ export const viewSpec: CommandSpec = {
     'content are shown as \\xNN escapes, never sent to the terminal.',
     'A trajectory another given file references from a tool call (an MCP server\'s,',
     'written by another process) is shown under that call.',
+    '',
+    '--serve [folder...] serves a live viewer of the folders (default: the current',
+    'folder) on http://127.0.0.1:<port>/: the index of the ATIF and ATOF sessions',
+    'found there, each opening its timeline, new sessions and lines appearing as',
+    'agents write, and two ticked sessions compared side by side. --port 0 picks a',
+    'free port. Ctrl-C stops it.',
   ].join('\n'),
   flags: {
     html: { type: 'string', value: '<file>', description: 'Also write an HTML timeline to <file>.' },
     json: JSON_FLAG,
+    serve: { type: 'boolean', description: 'Serve a live viewer of the given folders instead (default: the current folder).' },
+    port: { type: 'string', value: '<n>', description: `Port for --serve (default ${DEFAULT_PORT}; 0 picks a free one).` },
+    host: { type: 'string', value: '<addr>', description: 'Address for --serve to listen on (default 127.0.0.1, this machine only).' },
     help: HELP_FLAG,
   },
-  positionals: { name: '<file>', min: 1, max: Number.POSITIVE_INFINITY },
+  positionals: { name: '<file>', min: 0, max: Number.POSITIVE_INFINITY },
 };
 
 /** What `view --json` prints (documented in the README). */
@@ -53,6 +67,9 @@ interface ViewReport {
 }
 
 export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
+  if (booleanFlag(args, 'serve')) return serve(args, io);
+  for (const flag of ['port', 'host']) if (stringFlag(args, flag) !== undefined) throw new UsageError(`--${flag} goes with --serve`, 'view');
+  if (args.positionals.length === 0) throw new UsageError('"view" needs a <file> argument (or --serve [folder...])', 'view');
   const json = booleanFlag(args, 'json');
   if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'view');
   const sources: HtmlSource[] = [];
@@ -97,6 +114,48 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
     io.err(`wrote ${safeForTerminal(html)}${pages}\n`);
   }
   if (json) io.out(`${JSON.stringify(report, null, 2)}\n`);
+  return 0;
+}
+
+/** `view --serve`: runs until SIGINT or SIGTERM, then closes the server and returns 0. */
+async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
+  for (const flag of ['json', 'html']) if (args.booleans.has(flag) || args.strings.has(flag)) throw new UsageError(`--${flag} does not go with --serve`, 'view');
+  const portText = stringFlag(args, 'port', String(DEFAULT_PORT));
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535 (got ${JSON.stringify(portText)})`, 'view');
+  const host = stringFlag(args, 'host', '127.0.0.1');
+  const folders = args.positionals.length > 0 ? args.positionals : ['.'];
+  for (const folder of folders) {
+    if (folder === STDIN) throw new UsageError('--serve reads folders, not standard input', 'view');
+    try {
+      statSync(folder);
+    } catch (error) {
+      throw new InputError(describeFsError(error, 'cannot serve', folder));
+    }
+  }
+  let running: RunningServer;
+  try {
+    running = await startServer({ folders, host, port, generator: `nemo-relay-hooks ${packageVersion()}` });
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'EADDRINUSE') throw new InputError(`cannot serve on ${host}:${port}: the port is in use (--port 0 picks a free one)`);
+    if (code === 'EACCES') throw new InputError(`cannot serve on ${host}:${port}: permission denied (ports below 1024 need privileges)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new InputError(`cannot serve on ${host}: no such address on this machine`);
+    throw error;
+  }
+  const sessions = running.catalog.sessions().length;
+  io.out(`serving ${sessions} session${sessions === 1 ? '' : 's'} from ${folders.map(safeForTerminal).join(', ')} at ${running.url} (Ctrl-C stops)\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await running.close();
+  io.err('stopped\n');
   return 0;
 }
 

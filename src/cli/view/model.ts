@@ -32,6 +32,11 @@ export interface ViewNode {
   children: ViewNode[];
 }
 
+/** The session id a session or subagent tree shows in its title. */
+export function sessionIdOf(root: ViewNode): string {
+  return root.title.replace(/^(session|subagent) /, '');
+}
+
 export function node(kind: ViewKind, title: string, extra: Partial<ViewNode> = {}): ViewNode {
   return { kind, title, children: [], ...extra };
 }

@@ -17,7 +17,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
-import { displayUrl } from '../../shared/url-text.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 
 /**
  * Connections are kept alive between requests (one POST per event would
@@ -45,10 +45,10 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
   try {
     url = new URL(attempt.url);
   } catch {
-    return Promise.reject(new DestinationUnusableError(`${attempt.url} is not a URL`));
+    return Promise.reject(new DestinationUnusableError(`${displayUrl(attempt.url)} is not a URL`));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return Promise.reject(new DestinationUnusableError(`${attempt.url}: only http and https URLs are supported`));
+    return Promise.reject(new DestinationUnusableError(`${displayUrl(attempt.url)}: only http and https URLs are supported`));
   }
   const what = `${attempt.method} ${displayUrl(attempt.url)}`;
   return new Promise<void>((resolve, reject) => {

@@ -17,7 +17,7 @@ import type { OtlpEndpointSettings } from '../../formats/plugins-toml/openteleme
 import { objectOf, put } from './attributes.ts';
 import { hrDuration, hrTimeOf, spanIdOf, traceIdOf } from './ids.ts';
 import { StatusCode, type Attributes, type HrTime, type OtlpResource, type OtlpScope, type OtlpSpan, type OtlpSpanEvent, type SpanContext } from './model.ts';
-import type { Projection, SpanShape } from './mappings/types.ts';
+import type { CostOf, Projection, SpanCost, SpanShape } from './mappings/types.ts';
 import { projectionFor } from './mappings/index.ts';
 
 /** The top-level scope of the event's tree, as the relay reports it. */
@@ -101,6 +101,8 @@ export class SpanAssembler {
     private readonly resource: OtlpResource,
     private readonly scope: OtlpScope,
     private readonly emit: (span: OtlpSpan) => void,
+    /** Prices finished LLM scopes (cost attributes); none without. */
+    private readonly costOf?: CostOf,
   ) {
     this.projection = projectionFor(settings.type);
     this.excluded = new Set(settings.markExcludeNames);
@@ -147,10 +149,12 @@ export class SpanAssembler {
     if (open === undefined) return; // started before this destination was activated
     this.open.delete(event.uuid);
     const endTime = hrTimeOf(event.timestamp) ?? open.startTime;
+    const cost = open.start.category === 'llm' && this.costOf !== undefined ? costSafely(this.costOf, open.start, event) : undefined;
+    const extra = cost === undefined ? {} : { cost };
     const shape = this.plain
-      ? this.projection.span({ start: open.start, end: event, isRoot: open.isRoot })
+      ? this.projection.span({ start: open.start, end: event, isRoot: open.isRoot, ...extra })
       : this.shaped(
-          (strip) => this.projection.span({ start: strip(open.start), end: strip(event), isRoot: open.isRoot }),
+          (strip) => this.projection.span({ start: strip(open.start), end: strip(event), isRoot: open.isRoot, ...extra }),
           this.settings.promoteMetadataPrefixes.length === 0 ? NO_METADATA : mergedMetadata(open.start, event),
         );
     this.emit(
@@ -239,4 +243,13 @@ function withoutMetadataKeys<E extends AtofEvent>(event: E, keys: readonly strin
 
 function mergedMetadata(start: AtofScopeEvent, end: AtofScopeEvent): { [key: string]: unknown } {
   return { ...(objectOf(start.metadata) ?? {}), ...(objectOf(end.metadata) ?? {}) };
+}
+
+/** A span is never lost to a pricing failure: it is sent without cost attributes. */
+function costSafely(costOf: CostOf, start: AtofScopeEvent, end: AtofScopeEvent): SpanCost | undefined {
+  try {
+    return costOf(start, end);
+  } catch {
+    return undefined;
+  }
 }

@@ -14,6 +14,7 @@ import type { OpenTelemetrySettings, OtlpTransport } from '../../formats/plugins
 import type { OutputHealth } from '../../relay/contract.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { SpanAssembler, type TreeRoot } from './assembler.ts';
+import type { CostOf } from './mappings/types.ts';
 import type { Signal } from './exporters.ts';
 import { logRecordOf } from './logs.ts';
 import { OtlpPipeline, type PipelineOptions } from './pipeline.ts';
@@ -47,12 +48,12 @@ export class OtlpHub {
   ) {}
 
   /** Starts feeding the configured destinations. Synchronous; exporters load in the background. */
-  activate(settings: OpenTelemetrySettings): OtlpActivation | null {
+  activate(settings: OpenTelemetrySettings, options: { costOf?: CostOf } = {}): OtlpActivation | null {
     if (settings.traces.length === 0 && settings.logs.length === 0) return null;
     const feeds: ((event: AtofEvent, top: TreeRoot | null) => void)[] = [];
     for (const endpoint of settings.traces) {
       const pipeline = this.pipeline({ signal: 'traces', ...endpoint });
-      const assembler = new SpanAssembler(endpoint, resourceOf(endpoint), scopeOf(endpoint), (span) => pipeline.push(span));
+      const assembler = new SpanAssembler(endpoint, resourceOf(endpoint), scopeOf(endpoint), (span) => pipeline.push(span), options.costOf);
       feeds.push((event, top) => assembler.accept(event, top));
     }
     for (const logs of settings.logs) {

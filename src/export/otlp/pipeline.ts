@@ -23,6 +23,7 @@ import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after, sleep } from '../../shared/timers.ts';
 import { createWireExporter, type WireExporter, type WireOptions } from './exporters.ts';
 import { errorMessage } from '../../shared/error-text.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 import { settleWithin } from '../../shared/deadline.ts';
 
 export interface PipelineOptions extends WireOptions {
@@ -90,7 +91,7 @@ export class OtlpPipeline {
   health(): OutputHealth {
     const health: OutputHealth = {
       kind: this.options.signal === 'traces' ? 'otlp-traces' : 'otlp-logs',
-      path: this.options.url,
+      path: displayUrl(this.options.url),
       lastWrite: this.lastWrite,
       bytes: this.wire?.sentBytes?.() ?? 0,
       errors: this.errors,
@@ -241,7 +242,7 @@ export class OtlpPipeline {
     if (result.code === 0) {
       if (this.failing) {
         this.failing = false;
-        safeLog(this.options.logger, 'info', `OTLP ${this.options.signal} to ${this.options.url}: delivering again`);
+        safeLog(this.options.logger, 'info', `OTLP ${this.options.signal} to ${displayUrl(this.options.url)}: delivering again`);
       }
       this.sent += batch.length;
       this.lastWrite = new Date().toISOString();
@@ -271,6 +272,6 @@ export class OtlpPipeline {
     this.lastError = text;
     if (isError && this.failing) return;
     if (isError) this.failing = true;
-    safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${this.options.url}: ${text} (status().outputs counts what is sent, failed and dropped)`);
+    safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${displayUrl(this.options.url)}: ${text} (status().outputs counts what is sent, failed and dropped)`);
   }
 }

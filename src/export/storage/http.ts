@@ -10,10 +10,11 @@ import { Buffer } from 'node:buffer';
 import type { HttpStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import { sendHttp } from '../delivery/http.ts';
 import type { AtifDestination } from './destination.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 
 export function httpDestination(settings: HttpStorageSettings): AtifDestination {
   return {
-    label: settings.endpoint,
+    label: displayUrl(settings.endpoint),
     timeoutMs: settings.timeoutMillis,
     put: (upload, signal) =>
       sendHttp({

@@ -18,6 +18,7 @@ import type { Socket } from 'node:net';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
 import { retryAfterMs } from '../delivery/http.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 interface Pending {
@@ -49,20 +50,20 @@ class Stream {
         response.resume();
         if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode > 299) {
           const header = response.headers['retry-after'];
-          this.fail(new HttpStatusError(response.statusCode ?? 0, `POST ${url.href}`, retryAfterMs(typeof header === 'string' ? header : null)));
+          this.fail(new HttpStatusError(response.statusCode ?? 0, `POST ${displayUrl(url.href)}`, retryAfterMs(typeof header === 'string' ? header : null)));
         } else {
           // The receiver ended the stream: lines after this need a new request.
-          this.fail(new ConnectionFailedError(`POST ${url.href}: the receiver ended the stream`));
+          this.fail(new ConnectionFailedError(`POST ${displayUrl(url.href)}: the receiver ended the stream`));
         }
         response.on('end', resolve);
         response.on('error', () => resolve());
       });
       this.request.on('error', (error) => {
-        this.fail(new ConnectionFailedError(`POST ${url.href} failed: ${(error as { code?: string }).code ?? error.message}`));
+        this.fail(new ConnectionFailedError(`POST ${displayUrl(url.href)} failed: ${(error as { code?: string }).code ?? error.message}`));
         resolve();
       });
       this.request.on('close', () => {
-        this.fail(new ConnectionFailedError(`POST ${url.href}: the connection closed`));
+        this.fail(new ConnectionFailedError(`POST ${displayUrl(url.href)}: the connection closed`));
         resolve();
       });
     });
@@ -77,7 +78,7 @@ class Stream {
       };
       const timer = unrefTimer(
         setTimeout(() => {
-          const error = new DeliveryTimeoutError(`POST ${this.request.path}: a line was not taken within ${timeoutMs} ms`);
+          const error = new DeliveryTimeoutError(`POST ${displayUrl(this.request.path)}: a line was not taken within ${timeoutMs} ms`);
           // A stalled stream is given up: the next try opens a new one.
           this.fail(error);
           this.request.destroy();
@@ -123,10 +124,10 @@ export function ndjsonTransport(url: string, headers: Record<string, string>, ti
         try {
           target = new URL(url);
         } catch {
-          return Promise.reject(new DestinationUnusableError(`${url} is not a URL`));
+          return Promise.reject(new DestinationUnusableError(`${displayUrl(url)} is not a URL`));
         }
         if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-          return Promise.reject(new DestinationUnusableError(`${url}: the ndjson transport needs an http(s) URL`));
+          return Promise.reject(new DestinationUnusableError(`${displayUrl(url)}: the ndjson transport needs an http(s) URL`));
         }
       }
       if (stream === null || stream.broken !== null) {

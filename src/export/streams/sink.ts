@@ -13,6 +13,7 @@ import { safeLog } from '../../shared/logger.ts';
 import type { StreamSinkSettings } from '../../formats/plugins-toml/sinks.ts';
 import { createDeliveryQueue, type DeliveryQueue } from '../delivery/queue.ts';
 import type { RetryPolicy } from '../../shared/retry.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 import { describeFailure } from '../delivery/errors.ts';
 import { replaceDotsInKeys } from './field-names.ts';
 import { httpPostTransport } from './http-post.ts';
@@ -43,7 +44,8 @@ export interface AtofStreamSink {
 
 export function createAtofStreamSink(settings: StreamSinkSettings, options: AtofStreamSinkOptions): AtofStreamSink {
   const transport = transportFor(settings);
-  const label = settings.name !== undefined ? `ATOF stream "${settings.name}" (${settings.url})` : `ATOF stream ${settings.url}`;
+  const shown = displayUrl(settings.url);
+  const label = settings.name !== undefined ? `ATOF stream "${settings.name}" (${shown})` : `ATOF stream ${shown}`;
   let warned = false;
   const queue: DeliveryQueue<string> = createDeliveryQueue<string>({
     maxItems: options.maxQueuedEvents ?? DEFAULT_STREAM_QUEUE_ITEMS,
@@ -86,7 +88,7 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
       const c = queue.counters();
       const health: OutputHealth = {
         kind: 'atof-stream',
-        path: settings.url,
+        path: shown,
         lastWrite: c.lastSuccess,
         bytes: c.bytes,
         errors: c.attemptErrors,

@@ -14,6 +14,7 @@
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { ConnectionFailedError, DeliveryClosedError, DeliveryError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 /** The part of both WebSocket APIs the sink uses. */
@@ -67,6 +68,7 @@ function connector(): Promise<Connect> {
 }
 
 export function websocketTransport(url: string, headers: Record<string, string>, timeoutMs: number): StreamTransportImpl {
+  const shown = displayUrl(url);
   let current: Promise<Socket> | null = null;
   /** The socket being opened, so that close() can abandon a handshake that hangs. */
   let connecting: Socket | null = null;
@@ -77,13 +79,13 @@ export function websocketTransport(url: string, headers: Record<string, string>,
     try {
       socket = connect(url, headers, timeoutMs);
     } catch (error) {
-      throw new DestinationUnusableError(`${url}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new DestinationUnusableError(`${shown}: ${error instanceof Error ? error.message : String(error)}`);
     }
     connecting = socket;
     await new Promise<void>((resolve, reject) => {
       const timer = unrefTimer(
         setTimeout(() => {
-          reject(new DeliveryTimeoutError(`${url}: no WebSocket handshake within ${timeoutMs} ms`));
+          reject(new DeliveryTimeoutError(`${shown}: no WebSocket handshake within ${timeoutMs} ms`));
           try {
             socket.close();
           } catch {
@@ -100,7 +102,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
       socket.addEventListener('error', (event) => {
         if (connecting === socket) connecting = null;
         clearTimeout(timer);
-        reject(new ConnectionFailedError(`${url}: WebSocket connection failed${describeEvent(event)}`));
+        reject(new ConnectionFailedError(`${shown}: WebSocket connection failed${describeEvent(event)}`));
       });
     });
     socket.addEventListener('close', () => {
@@ -121,7 +123,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
       }
       if (socket.readyState !== OPEN) {
         current = null;
-        throw new ConnectionFailedError(`${url}: the WebSocket connection closed`);
+        throw new ConnectionFailedError(`${shown}: the WebSocket connection closed`);
       }
       await new Promise<void>((resolve, reject) => {
         // `ws` reports when the frame was written; the global API returns at once.
@@ -131,19 +133,19 @@ export function websocketTransport(url: string, headers: Record<string, string>,
           settled = true;
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
-          if (error) reject(error instanceof DeliveryError ? error : new ConnectionFailedError(`${url}: ${error.message}`));
+          if (error) reject(error instanceof DeliveryError ? error : new ConnectionFailedError(`${shown}: ${error.message}`));
           else resolve();
         };
         // A receiver that stops reading fills the socket's buffers and the frame is never written: the
         // connection is given up (the next event opens a new one) and the event counted by the queue.
         const timer = unrefTimer(
           setTimeout(() => {
-            done(new DeliveryTimeoutError(`${url}: an event was not written within ${timeoutMs} ms (the receiver is not reading)`));
+            done(new DeliveryTimeoutError(`${shown}: an event was not written within ${timeoutMs} ms (the receiver is not reading)`));
             if (current !== null) current = null;
             terminate(socket);
           }, timerDelay(timeoutMs)),
         );
-        const onAbort = () => done(new DeliveryClosedError(`${url}: the output closed`));
+        const onAbort = () => done(new DeliveryClosedError(`${shown}: the output closed`));
         signal.addEventListener('abort', onAbort, { once: true });
         if (reportsWrites.has(socket)) {
           socket.send(line, done);

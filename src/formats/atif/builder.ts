@@ -18,7 +18,7 @@
  */
 
 import type { Json, JsonObject } from '../../shared/json.ts';
-import type { AtifAgent, AtifTrajectory } from './types.ts';
+import type { AtifAgent, AtifTrajectory, LlmCallPricer } from './types.ts';
 import { type ConvEvent, convertSortedEvents, sortByInstant, toConvEvents } from './convert/index.ts';
 import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
@@ -72,6 +72,12 @@ export interface AtifBuilderOptions {
   toolDefinitions?: Json[];
   /** `agent.extra` (plugin-host config passthrough). */
   extra?: JsonObject;
+  /**
+   * The cost in USD of an LLM call whose response reports none (the
+   * plugins.toml `pricing` component): set as the step's `metrics.cost_usd`
+   * when it returns a number.
+   */
+  priceLlmCall?: LlmCallPricer;
 }
 
 /** Collects ATOF events and turns them into an ATIF trajectory on demand. */
@@ -133,7 +139,7 @@ export class AtifBuilder {
     const sessionId = typeof propagationRoot === 'string' ? propagationRoot : (options.sessionId ?? rootUuid);
     // The plugin's own files give a sub-agent its own name and model; the
     // plugins.toml files keep native's block (the parent's), byte for byte.
-    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), !pluginHost);
+    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), !pluginHost, options.priceLlmCall);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) {
       if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);

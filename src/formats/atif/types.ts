@@ -227,3 +227,6 @@ export interface AtifInvocation {
   /** How the call ended, e.g. `completed`. */
   status?: string;
 }
+
+/** What an LLM call cost in USD (undefined: no cost), from its span name, requested model and response. */
+export type LlmCallPricer = (call: { name: string; requestModel: string | undefined; response: Json | undefined }) => number | undefined;

@@ -18,6 +18,7 @@
 
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
+import { displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 
 /** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
@@ -156,7 +157,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
           code: 'observability.unsafe_otel_destination_collision',
           component: 'opentelemetry',
           field: `endpoints[${i}].endpoint`,
-          message: `OpenTelemetry endpoints[${previous.index}] (${previous.type}) and endpoints[${i}] (${endpoint.type}) use the same ${transport} destination ${JSON.stringify(shown)}; different projection types must use independent destinations`,
+          message: `OpenTelemetry endpoints[${previous.index}] (${previous.type}) and endpoints[${i}] (${endpoint.type}) use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}; different projection types must use independent destinations`,
         });
       } else if (previous === undefined) {
         destinations.set(key, { index: i, type: endpoint.type });
@@ -283,7 +284,7 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
           code: 'observability.otel_endpoint_skipped',
           component: 'opentelemetry',
           field: `${where}.header_env.${header}`,
-          message: `OpenTelemetry ${where}.header_env.${header} references an environment variable (${String(variable)}) that is ${value === undefined ? 'not set' : 'blank'}; this endpoint (${endpoint.endpoint}) is skipped and nothing is sent to it (everything else still runs); fix: set ${String(variable)} in the host's environment before it starts`,
+          message: `OpenTelemetry ${where}.header_env.${header} references an environment variable (${String(variable)}) that is ${value === undefined ? 'not set' : 'blank'}; this endpoint (${displayUrl(endpoint.endpoint)}) is skipped and nothing is sent to it (everything else still runs); fix: set ${String(variable)} in the host's environment before it starts`,
         });
         return null;
       }

@@ -18,3 +18,22 @@ export function levelFor(behavior: Behavior | undefined, fallback: 'warning' | '
   if (behavior === 'error') return 'error';
   return fallback;
 }
+
+/**
+ * Pushes `diagnostic` at the level `behavior` gives (default `fallback`),
+ * or not at all for `ignore`: native's `push_policy_diag`.
+ */
+export function pushByPolicy(
+  diagnostics: { level: 'warning' | 'error'; code: string; component?: string; field?: string; message: string }[],
+  behavior: Behavior | undefined,
+  fallback: 'warning' | 'error',
+  diagnostic: { code: string; component?: string | undefined; field?: string | undefined; message: string },
+): void {
+  const level = levelFor(behavior, fallback);
+  if (level === null) return;
+  const out: { level: 'warning' | 'error'; code: string; component?: string; field?: string; message: string } = { level, code: diagnostic.code, message: diagnostic.message };
+  if (diagnostic.component !== undefined) out.component = diagnostic.component;
+  if (diagnostic.field !== undefined) out.field = diagnostic.field;
+  // Native's key order: level, code, component, field, message.
+  diagnostics.push({ level: out.level, code: out.code, ...(out.component !== undefined ? { component: out.component } : {}), ...(out.field !== undefined ? { field: out.field } : {}), message: out.message });
+}

@@ -9,11 +9,19 @@
 import { isJsonObject } from '../../shared/json.ts';
 
 export type Schema =
-  | { t: 'string' | 'bool' | 'u32' | 'u64' | 'any' | 'map' }
+  | { t: 'string' | 'bool' | 'u32' | 'u64' | 'i32' | 'usize' | 'f64' | 'any' | 'map' }
+  | { t: 'mapOf'; of: Schema }
   | { t: 'option'; of: Schema }
   | { t: 'seq'; of: Schema }
   | { t: 'stringMap' }
-  | { t: 'struct'; name: string; fields: Record<string, Schema>; required?: readonly string[] }
+  | {
+      t: 'struct';
+      name: string;
+      fields: Record<string, Schema>;
+      required?: readonly string[];
+      /** serde's `deny_unknown_fields`: an unknown key is an error naming the expected ones. */
+      deny?: boolean;
+    }
   | { t: 'tagged'; name: string; variants: Record<string, Schema & { t: 'struct' }> }
   | { t: 'enum'; variants: readonly string[] };
 
@@ -21,6 +29,9 @@ export const STRING: Schema = { t: 'string' };
 export const BOOL: Schema = { t: 'bool' };
 export const U32: Schema = { t: 'u32' };
 export const U64: Schema = { t: 'u64' };
+export const I32: Schema = { t: 'i32' };
+export const USIZE: Schema = { t: 'usize' };
+export const F64: Schema = { t: 'f64' };
 export const ANY: Schema = { t: 'any' };
 export const optional = (of: Schema): Schema => ({ t: 'option', of });
 export const BEHAVIOR: Schema = { t: 'enum', variants: ['ignore', 'warn', 'error'] };
@@ -36,12 +47,24 @@ export function checkShape(value: unknown, schema: Schema): string | null {
     case 'bool':
       return typeof value === 'boolean' ? null : invalidType(value, 'a boolean');
     case 'u32':
-    case 'u64': {
+    case 'u64':
+    case 'usize':
+    case 'i32': {
       const expected = schema.t;
       if (typeof value !== 'number') return invalidType(value, expected);
       if (!Number.isInteger(value)) return invalidType(value, expected);
-      const max = expected === 'u32' ? 0xffff_ffff : Number.MAX_SAFE_INTEGER;
-      if (value < 0 || value > max) return `invalid value: integer \`${value}\`, expected ${expected}`;
+      const [min, max] = INTEGER_RANGES[expected];
+      if (value < min || value > max) return `invalid value: integer \`${value}\`, expected ${expected}`;
+      return null;
+    }
+    case 'f64':
+      return typeof value === 'number' ? null : invalidType(value, 'f64');
+    case 'mapOf': {
+      if (!isJsonObject(value)) return invalidType(value, 'a map');
+      for (const key of Object.keys(value).sort()) {
+        const error = checkShape(value[key], schema.of);
+        if (error !== null) return error;
+      }
       return null;
     }
     case 'map':
@@ -85,7 +108,10 @@ function checkStruct(value: unknown, schema: Schema & { t: 'struct' }, skip: str
   for (const key of Object.keys(value).sort()) {
     if (key === skip) continue;
     const field = schema.fields[key];
-    if (field === undefined) continue;
+    if (field === undefined) {
+      if (schema.deny === true) return `unknown field \`${key}\`, expected ${expectedFields(Object.keys(schema.fields))}`;
+      continue;
+    }
     const error = checkShape(value[key], field);
     if (error !== null) return error;
   }
@@ -95,8 +121,22 @@ function checkStruct(value: unknown, schema: Schema & { t: 'struct' }, skip: str
   return null;
 }
 
+const INTEGER_RANGES = {
+  u32: [0, 0xffff_ffff],
+  u64: [0, Number.MAX_SAFE_INTEGER],
+  usize: [0, Number.MAX_SAFE_INTEGER],
+  i32: [-0x8000_0000, 0x7fff_ffff],
+} as const;
+
+/** serde's list of the fields a `deny_unknown_fields` struct has. */
+function expectedFields(fields: readonly string[]): string {
+  if (fields.length === 1) return `\`${fields[0]}\``;
+  return expectedVariants(fields);
+}
+
 function expectedVariants(variants: readonly string[]): string {
   const quoted = variants.map((v) => `\`${v}\``);
+  if (quoted.length === 1) return quoted[0]!;
   return quoted.length === 2 ? `${quoted[0]} or ${quoted[1]}` : `one of ${quoted.join(', ')}`;
 }
 

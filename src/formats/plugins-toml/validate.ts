@@ -31,6 +31,10 @@ import { componentEnabled } from './document.ts';
 import { checkShape } from './shape.ts';
 import { DOCUMENT_SCHEMA } from './schema.ts';
 import type { ObservabilitySettings } from './observability-settings.ts';
+import { validatePiiRedaction, type PiiRedactionSettings } from './pii-redaction.ts';
+import { validatePricing, type PricingSettings } from './pricing.ts';
+import { validateAdaptive, type AdaptiveSettings } from './adaptive.ts';
+import { validateGuardrails } from './guardrails.ts';
 
 export {
   DEFAULT_ATIF_AGENT_NAME,
@@ -72,6 +76,12 @@ export interface PluginConfigValidation {
   shapeError?: string;
   /** The enabled observability component's settings, when it validated without errors. */
   observability: ObservabilitySettings | null;
+  /** The enabled `pii_redaction` component's settings, when it validated without errors. */
+  piiRedaction?: PiiRedactionSettings | null;
+  /** The enabled `pricing` component's catalogs, when it validated without errors. */
+  pricing?: PricingSettings | null;
+  /** The enabled `adaptive` component's settings, when it validated without errors. */
+  adaptive?: AdaptiveSettings | null;
 }
 
 /** Kinds native 0.9.2 registers; the memory relay implements only `observability`. */
@@ -117,9 +127,13 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
     seen.add(kind);
   }
   let observability: ObservabilitySettings | null = null;
+  let piiRedaction: PiiRedactionSettings | null = null;
+  let pricing: PricingSettings | null = null;
+  let adaptive: AdaptiveSettings | null = null;
   for (const component of components) {
     const kind = component.kind as string;
     const enabled = componentEnabled(component);
+    const config = (component.config ?? {}) as JsonObject;
     if (kind === 'observability') {
       const config = (component.config ?? {}) as JsonObject;
       const result = validateObservability(config, policy);
@@ -128,13 +142,39 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
       if (enabled && observability === null && !result.diagnostics.some((d) => d.level === 'error' && !skipped.has(d))) {
         observability = result.settings;
       }
-    } else if (NATIVE_KINDS.has(kind)) {
-      if (enabled) {
+    } else if (kind === 'pii_redaction') {
+      // Validated even when disabled, as native does: an invalid one rejects the document.
+      const result = validatePiiRedaction(config, policy);
+      diagnostics.push(...result.diagnostics);
+      if (enabled && result.settings !== null) piiRedaction = result.settings;
+    } else if (kind === 'pricing') {
+      const result = validatePricing(config);
+      diagnostics.push(...result.diagnostics);
+      if (enabled && result.settings !== null) pricing = result.settings;
+    } else if (kind === 'adaptive') {
+      const result = validateAdaptive(config, policy);
+      diagnostics.push(...result.diagnostics);
+      if (enabled && result.settings !== null) {
+        adaptive = result.settings;
+        if (result.settings.responseCache?.backend === 'redis') {
+          diagnostics.push({
+            level: 'warning',
+            code: 'plugin.backend_unsupported_component',
+            component: 'adaptive',
+            field: 'response_cache.backend.kind',
+            message: "the response cache's redis store is not run by the in-memory relay: entries are kept in this process's memory; use the native backend for a shared store",
+          });
+        }
+      }
+    } else if (kind === 'nemo_guardrails') {
+      const found = validateGuardrails(config, policy);
+      diagnostics.push(...found);
+      if (enabled && !found.some((d) => d.level === 'error')) {
         diagnostics.push({
           level: 'warning',
           code: 'plugin.backend_unsupported_component',
           component: kind,
-          message: `plugin component kind '${kind}' is not supported by the in-memory relay and is ignored; use the native backend for it`,
+          message: `plugin component kind '${kind}' is not run by the in-memory relay: no Guardrails check happens on this backend; use the native backend for it (deprecated upstream)`,
         });
       }
     } else {
@@ -158,7 +198,7 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
       message: 'dynamic plugins are not supported by the in-memory relay and are ignored; use the native backend for them',
     });
   }
-  return { diagnostics, observability };
+  return { diagnostics, observability, piiRedaction, pricing, adaptive };
 }
 
 /** Native's `initialize` error text for a document with error diagnostics, or null when it may activate. */

@@ -132,11 +132,12 @@ export function otlpPluginDocument(settings: OtlpEnvSettings, atof: AtofFileForD
 /** `key=value,key2=value2` with URL-encoded values, as the OpenTelemetry variables define them. */
 function keyValues(text: string, name: string, diagnostics: ConfigDiagnostic[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const item of text.split(',')) {
+  for (const [index, item] of text.split(',').entries()) {
     if (item.trim() === '') continue;
     const at = item.indexOf('=');
     if (at <= 0) {
-      diagnostics.push(invalid(name, `${name} entry ${JSON.stringify(item.trim())} is not key=value; ignored`));
+      // The entry itself is not quoted: it may be a token written without its header name.
+      diagnostics.push(invalid(name, `${name} entry ${index + 1} is not key=value; ignored`));
       continue;
     }
     const key = item.slice(0, at).trim();

@@ -9,7 +9,7 @@
  */
 
 import type { JsonObject } from '../../../relay/contract.ts';
-import type { AtofMarkEvent, AtofScopeEvent } from '../../../formats/atof/types.ts';
+import type { AtofEvent, AtofMarkEvent, AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { markEvent, scopeEvent } from '../../../formats/atof/build.ts';
 import type { EncodedPushedScope, EncodedSpan } from './encoder.ts';
 import { copyPayload, createTimestampFormatter, llmRequestData, toolEndProfile } from './event-parts.ts';
@@ -20,11 +20,18 @@ const NO_ATTRIBUTES: string[] = [];
 export class ObjectEncoder {
   private readonly format = createTimestampFormatter();
 
+  /**
+   * `outgoing` is the relay's one change to an event before anyone receives
+   * it (redaction: `Delivery.outgoing`); it runs on the event built around
+   * the payloads' copy, so the kept start and every receiver see its result.
+   */
+  constructor(private readonly outgoing: <E extends AtofEvent>(event: E) => E = (event) => event) {}
+
   /** A scope's start; sets the record's start metadata and keeps the start. */
   scopeStart(record: EncodedPushedScope, input: unknown, metadata: unknown): AtofScopeEvent {
     const converted = copyPayload(metadata);
     record.startMetadata = EncodedMetadata.ofJson(converted);
-    const start = scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, copyPayload(input), converted, this.format(record.startUs));
+    const start = this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, copyPayload(input), converted, this.format(record.startUs)));
     record.keepStart(start);
     return start;
   }
@@ -33,11 +40,11 @@ export class ObjectEncoder {
   scopeEnd(record: EncodedPushedScope, output: unknown, metadata: unknown, endUs: number): AtofScopeEvent {
     const data = copyPayload(output);
     const merged = endMetadataJson('merge', record.startMetadata.json, metadata);
-    return scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, data, merged, this.format(endUs));
+    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, data, merged, this.format(endUs)));
   }
 
   mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number): AtofMarkEvent {
-    return markEvent(uuid, parentUuid, propagationRootUuid, name, copyPayload(data), copyPayload(metadata), this.format(timestampUs));
+    return this.outgoing(markEvent(uuid, parentUuid, propagationRootUuid, name, copyPayload(data), copyPayload(metadata), this.format(timestampUs)));
   }
 
   /**
@@ -49,7 +56,7 @@ export class ObjectEncoder {
     const content = headers === undefined ? copyPayload(data) : llmRequestData(data, headers);
     const converted = copyPayload(metadata);
     record.startMetadata = EncodedMetadata.ofJson(converted);
-    return scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs));
+    return this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs)));
   }
 
   /**
@@ -61,6 +68,6 @@ export class ObjectEncoder {
     // Conversion order (and so the order of any getter's side effects) as on the byte path.
     const merged = endMetadataJson(rule, record.startMetadata.json, metadata);
     const profile = annotation == null ? record.profile : toolEndProfile(record.profile, copyPayload(annotation));
-    return scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, copyPayload(data), merged, this.format(endUs));
+    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, copyPayload(data), merged, this.format(endUs)));
   }
 }

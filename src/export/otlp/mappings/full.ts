@@ -9,7 +9,7 @@
 import { spread, put } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { Projection } from './types.ts';
-import { endData, errorType, handleAttributes, identity, markAttributes, markSpan, modelName, session, startData, toolCallId } from './relay-attributes.ts';
+import { endData, errorType, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
 
 export const fullProjection: Projection = {
   span(scope) {
@@ -23,7 +23,11 @@ export const fullProjection: Projection = {
     session(out, scope);
     endData(out, end);
     spread(out, 'nemo_relay.end.metadata', end.metadata);
-    if (start.category === 'llm') put(out, 'nemo_relay.model_name', modelName(scope));
+    if (start.category === 'llm') put(out, 'nemo_relay.model_name', answeringModelName(scope));
+    if (scope.cost !== undefined) {
+      out['nemo_relay.llm.cost.total'] = scope.cost.total;
+      out['nemo_relay.llm.cost.currency'] = scope.cost.currency;
+    }
     if (start.category === 'tool') put(out, 'error.type', errorType(end));
     const kind = start.category === 'llm' || start.category === 'tool' ? SpanKind.CLIENT : SpanKind.INTERNAL;
     return { name: start.name, kind, attributes: out };

@@ -8,6 +8,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
+import { canonicalJson } from '../../../formats/native-text.ts';
 import type { AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { objectOf, put, stringOf } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
@@ -35,7 +36,8 @@ function conversationId(start: AtofScopeEvent): Json | undefined {
 function chat(scope: FinishedScope) {
   const { start, end } = scope;
   const request = readRequest(start.data);
-  const model = modelName(scope) ?? request.model;
+  // Native names the model of the request body first (a redacted body names a redacted model).
+  const model = request.model ?? modelName(scope);
   const out: Attributes = { 'gen_ai.operation.name': 'chat' };
   put(out, 'gen_ai.provider.name', stringOf(objectOf(start.metadata)?.provider) ?? start.name);
   put(out, 'gen_ai.conversation.id', conversationId(start));
@@ -82,10 +84,18 @@ function jsonText(value: Json): string {
       return JSON.stringify(value);
     }
   }
-  return sortedJson(value);
+  // A payload value crossed the binding: native's number text (an integer past u32 is an f64, `1.0`).
+  return canonicalJson(value);
 }
 
+/** Roles native's request codec knows; a message in any other role is passed through as one part. */
+const KNOWN_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
 function inputMessage(message: Message) {
+  if (!KNOWN_ROLES.has(message.providerRole) && message.parts.length === 1 && message.parts[0]!.kind === 'text') {
+    // Native keeps an unknown role's text message whole, its role doubling as the part type.
+    return { parts: [{ content: message.parts[0]!.text, role: message.providerRole, type: message.providerRole }], role: message.role };
+  }
   if (message.role === 'tool') {
     return { parts: message.results.map((r) => ({ id: r.id, response: r.content, type: 'tool_call_response' })), role: 'tool' };
   }

@@ -8,8 +8,9 @@
  * @module
  */
 
+import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
 import type { Json } from '../../../shared/json.ts';
-import { readUsage as readUsageOfShape } from '../../../formats/usage.ts';
+import { readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -67,6 +68,14 @@ interface Usage {
 }
 
 export interface LlmResponseView {
+  /**
+   * True when the response has a provider's own shape (Chat Completions,
+   * Responses, Messages). Native reads its message, finish reason and id
+   * only then and drops a shapeless one's (an adapter's or managed call's
+   * `{assistant_message, ...}`); the memory relay reads both (see the
+   * adapter-usage case of test/export/otlp-native-parity.test.ts).
+   */
+  recognized: boolean;
   id: string | undefined;
   model: string | undefined;
   message: Message | null;
@@ -98,13 +107,15 @@ export function readResponse(data: Json | undefined): LlmResponseView {
   else if (Array.isArray(response.content)) message = readMessage({ role: 'assistant', content: response.content });
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
   const finishReason = stringOf(choice?.finish_reason) ?? stringOf(response.stop_reason) ?? stringOf(response.finish_reason);
-  return { id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null) };
+  return { recognized: detectResponseSurface(response) !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null) };
 }
 
 /** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */
 function readUsage(value: Json): Usage {
   const usage = readUsageOfShape(value);
-  return { input: usage?.prompt, output: usage?.completion, total: usage?.total, cacheRead: usage?.cacheRead, cacheWrite: usage?.cacheWrite };
+  // Native states a total only where the usage does, or for Messages (which has none of its own).
+  const stated = usageShapeOf(value) === 'anthropic_messages' ? usage?.total : tokenCount(objectOf(value)?.total_tokens ?? objectOf(value)?.totalTokens);
+  return { input: usage?.prompt, output: usage?.completion, total: stated, cacheRead: usage?.cacheRead, cacheWrite: usage?.cacheWrite };
 }
 
 function readTool(value: Json): ToolDefinition | null {

@@ -8,10 +8,11 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
+import { canonicalJson } from '../../../formats/native-text.ts';
 import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
-import { endData, handleAttributes, identity, markAttributes, markSpan, modelName, session, startData, toolCallId } from './relay-attributes.ts';
+import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
 import { readRequest, readResponse, sortedJson, textOfMessage, toolCallsOf, type Message } from './llm-shapes.ts';
 
 const KINDS: Record<string, string> = { agent: 'AGENT', llm: 'LLM', tool: 'TOOL', retriever: 'RETRIEVER', embedder: 'EMBEDDING', reranker: 'RERANKER', guardrail: 'GUARDRAIL', evaluator: 'EVALUATOR' };
@@ -23,7 +24,7 @@ export const openInferenceProjection: Projection = {
     identity(out, start);
     const metadata = end.metadata ?? start.metadata;
     if (objectOf(metadata) !== null) {
-      out.metadata = sortedJson(metadata);
+      out.metadata = canonicalJson(metadata as Json);
       spread(out, 'openinference.metadata', metadata);
     }
     if (start.category !== 'llm') {
@@ -50,7 +51,7 @@ export const openInferenceProjection: Projection = {
     out['tool.name'] = mark.name;
     out['tool_call.function.name'] = mark.name;
     value(out, 'output', mark.data);
-    if (objectOf(mark.metadata) !== null) out.metadata = sortedJson(mark.metadata);
+    if (objectOf(mark.metadata) !== null) out.metadata = canonicalJson(mark.metadata);
     return shape;
   },
 };
@@ -137,7 +138,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
       out[`${at}.tool_calls.${i}.tool_call.function.arguments`] = call.argumentsText;
     });
   }
-  put(out, 'llm.model_name', modelName(scope) ?? request.model);
+  put(out, 'llm.model_name', answeringModelName(scope) ?? request.model);
+  // OpenInference's cost is in USD: another currency is left out.
+  if (scope.cost !== undefined && scope.cost.currency.toUpperCase() === 'USD') out['llm.cost.total'] = scope.cost.total;
 }
 
 /** One message of `input.value`: `role: text`, tool requests named, tool results left out. */

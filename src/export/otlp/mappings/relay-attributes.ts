@@ -38,8 +38,18 @@ export function session(out: Attributes, scope: FinishedScope): void {
   out['nemo_relay.session.instance_id'] = scope.start.uuid;
 }
 
+/** The model the span's request named (its profile's `model_name`). */
 export function modelName(scope: FinishedScope): string | undefined {
   return stringOf(scope.start.category_profile?.model_name ?? undefined) ?? stringOf(scope.end.category_profile?.model_name ?? undefined);
+}
+
+/**
+ * The model that answered, as native names an LLM span's model on `full`
+ * and `openinference` spans: the response's `model` when it has one, else
+ * the requested model.
+ */
+export function answeringModelName(scope: FinishedScope): string | undefined {
+  return stringOf(objectOf(scope.end.data)?.model) ?? modelName(scope);
 }
 
 export function toolCallId(scope: FinishedScope): string | undefined {

@@ -15,7 +15,18 @@ export interface FinishedScope {
   start: AtofScopeEvent;
   end: AtofScopeEvent;
   isRoot: boolean;
+  /** An LLM call's cost: reported by its response, or priced by the `pricing` component. */
+  cost?: SpanCost;
 }
+
+/** A cost as the span attributes carry it. */
+export interface SpanCost {
+  total: number;
+  currency: string;
+}
+
+/** The cost of a finished LLM scope, or undefined. */
+export type CostOf = (start: AtofScopeEvent, end: AtofScopeEvent) => SpanCost | undefined;
 
 export interface SpanShape {
   name: string;

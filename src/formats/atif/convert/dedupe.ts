@@ -22,6 +22,7 @@ import {
   unwrapLlmRequest,
 } from '../payload/index.ts';
 import type { AtifMetrics } from '../types.ts';
+import type { LlmCallPricer } from '../types.ts';
 import { type ConvEvent, isLlm, isStart, modelNameOf } from './events.ts';
 
 interface SpanInfo {
@@ -36,6 +37,8 @@ export interface SharedLookups {
   llmStartModels: Map<string, string>;
   suppressedLlm: Set<string>;
   supplementalMetrics: Map<string, AtifMetrics>;
+  /** Prices an LLM call whose response reports no cost (the `pricing` component). */
+  price?: LlmCallPricer;
 }
 
 export interface Lookups extends SharedLookups {

@@ -28,6 +28,7 @@ import { type SharedLookups, buildSharedLookups } from './dedupe.ts';
 import { type ConvEvent, isAgentScope, isStepEvent } from './events.ts';
 import { finalMetrics, pruneSubagentRefs } from './finish.ts';
 import { StepConverter } from './steps.ts';
+import type { LlmCallPricer } from '../types.ts';
 
 export { toConvEvents } from './events.ts';
 export type { ConvEvent } from './events.ts';
@@ -52,6 +53,7 @@ function trajectoryFromParts(
 }
 
 function stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid: string, shared: SharedLookups): AtifStep[] {
+  // `shared` carries the pricer (when one is set) to every agent's steps.
   const owned = events.filter((event) => tree.ownerAgent(event) === agentUuid);
   const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(owned) });
   for (const event of events) {
@@ -140,9 +142,11 @@ export function convertSortedEvents(
   agent: AtifAgent,
   sorted: readonly ConvEvent[],
   ownSubagentAgents = false,
+  price?: LlmCallPricer,
 ): AtifTrajectory {
   const tree = new AgentTree(sorted);
   const shared = buildSharedLookups(sorted);
+  if (price !== undefined) shared.price = price;
   const root = tree.chooseRoot(sessionId);
   if (root !== undefined && sorted.every((event) => isAgentScope(event) || !isStepEvent(event) || tree.ownerAgent(event) !== undefined)) {
     return agentTrajectory(tree, root, sessionId, agent, sorted, shared, true, ownSubagentAgents);

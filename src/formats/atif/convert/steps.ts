@@ -259,6 +259,12 @@ export class StepConverter {
       else mergeMetricsInto(metrics, supplemental);
       metrics = orderMetrics(metrics);
     }
+    const price = this.lookups.price;
+    if (price !== undefined && metrics !== undefined && metrics.cost_usd === undefined) {
+      // Only a call with usage can be priced; a cost the response reports itself is kept as it is.
+      const cost = price({ name: event.name, requestModel: modelNameOf(event) ?? pairedStartModel, response: output });
+      if (cost !== undefined) metrics = orderMetrics({ ...metrics, cost_usd: cost });
+    }
     const step = newStep('agent', extractResponseMessage(output), event.timestamp);
     if (model !== undefined) step.model_name = model;
     if (reasoningEffort !== undefined) step.reasoning_effort = reasoningEffort;

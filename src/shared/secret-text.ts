@@ -1,5 +1,5 @@
 /**
- * URLs as they may be shown: in `status().outputs`, errors, logs and
+ * Secrets as they may be shown. URLs: in `status().outputs`, errors, logs and
  * `doctor`. A destination URL can carry a password (`user:pass@host`) or a
  * token in its query; neither is ever printed. The URL itself (with its
  * credentials) is still what requests are sent to.
@@ -48,4 +48,22 @@ function hasSecretQuery(url: URL): boolean {
 
 function isSecretKey(key: string): boolean {
   return SECRET_QUERY_KEYS.has(key.toLowerCase().replace(/[-_]/g, ''));
+}
+
+/**
+ * A configuration value as `doctor` and diagnostics may print it: a header
+ * list (`key=value,...`, variables named `*HEADERS`) keeps its keys and
+ * loses its values; a URL loses its credentials; anything else is shown.
+ */
+export function displaySettingValue(name: string, value: string): string {
+  if (/HEADERS$/i.test(name)) {
+    return value
+      .split(',')
+      .map((item) => {
+        const at = item.indexOf('=');
+        return at <= 0 ? '***' : `${item.slice(0, at).trim()}=***`;
+      })
+      .join(',');
+  }
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value.trim()) ? displayUrl(value.trim()) : value;
 }

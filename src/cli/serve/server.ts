@@ -1,0 +1,143 @@
+/**
+ * The local server of `view --serve`: the index of the sessions in the
+ * folders, each session's timeline, the compare page of two sessions, and a
+ * server-sent event stream that tells open pages when a file changed (the
+ * folders are looked at every second). Loopback by default; requests whose
+ * `Host` is not the loopback address are refused when bound there, so a web
+ * page elsewhere cannot read the sessions through DNS rebinding. Only
+ * sessions in the catalog are served: a request names a catalog key, never
+ * a path.
+ *
+ * @module
+ */
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { compareRuns } from '../compare/compare-runs.ts';
+import { renderComparePage } from '../compare/html.ts';
+import { renderHtml } from '../view/html.ts';
+import { Catalog } from './catalog.ts';
+import { indexPage, liveScript } from './pages.ts';
+
+export interface ServeOptions {
+  folders: readonly string[];
+  host: string;
+  port: number;
+  generator: string;
+  /** How often the folders are looked at, in milliseconds. */
+  pollMs?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  catalog: Catalog;
+  /** Stops listening, ends the event streams and the polling; resolves when the server is closed. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const catalog = new Catalog(options.folders);
+  catalog.refresh();
+  const streams = new Set<ServerResponse>();
+  const server: Server = createServer((request, response) => {
+    try {
+      handle(request, response);
+    } catch (error) {
+      send(response, 500, 'text/plain; charset=utf-8', `internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  });
+
+  const handle = (request: IncomingMessage, response: ServerResponse): void => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return send(response, 405, 'text/plain; charset=utf-8', 'only GET\n');
+    if (LOOPBACK.has(options.host) && !LOOPBACK.has(hostName(request.headers.host))) return send(response, 403, 'text/plain; charset=utf-8', 'this server answers on its loopback address only\n');
+    // Joined, not resolved: a request for //x stays a path, never a host.
+    const url = new URL(`http://localhost${request.url?.startsWith('/') ? request.url : '/'}`);
+    switch (url.pathname) {
+      case '/':
+        return send(response, 200, 'text/html; charset=utf-8', indexPage(options.folders, options.generator));
+      case '/api/sessions':
+        return send(response, 200, 'application/json; charset=utf-8', JSON.stringify({ version: catalog.version, folders: options.folders, sessions: catalog.sessions(), problems: catalog.problems() }));
+      case '/api/events':
+        return openStream(response);
+      case '/session': {
+        const found = catalog.find(url.searchParams.get('key') ?? '');
+        if (!found) return send(response, 404, 'text/plain; charset=utf-8', 'no such session in the served folders\n');
+        const html = renderHtml([{ file: found.file, roots: [found.root] }], options.generator, { back: '/', served: { script: liveScript([found.file], catalog.version) } });
+        return send(response, 200, 'text/html; charset=utf-8', html);
+      }
+      case '/compare': {
+        const a = catalog.find(url.searchParams.get('a') ?? '');
+        const b = catalog.find(url.searchParams.get('b') ?? '');
+        if (!a || !b) return send(response, 404, 'text/plain; charset=utf-8', 'compare needs two sessions of the served folders (?a=<key>&b=<key>)\n');
+        const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root });
+        return send(response, 200, 'text/html; charset=utf-8', renderComparePage(compared, options.generator, { back: '/', served: { script: liveScript([a.file, b.file], catalog.version) } }));
+      }
+      default:
+        return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
+    }
+  };
+
+  const openStream = (response: ServerResponse): void => {
+    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    response.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify({ version: catalog.version })}\n\n`);
+    streams.add(response);
+    response.on('close', () => streams.delete(response));
+  };
+
+  const broadcast = (files: string[]): void => {
+    const message = `event: change\ndata: ${JSON.stringify({ version: catalog.version, files })}\n\n`;
+    for (const stream of streams) stream.write(message);
+  };
+
+  const poll = setInterval(() => {
+    const changed = catalog.refresh();
+    if (changed.length > 0) broadcast(changed);
+  }, options.pollMs ?? 1000);
+  // Proxies close idle streams: a comment every 15 s keeps them open.
+  const keepAlive = setInterval(() => {
+    for (const stream of streams) stream.write(': keep-alive\n\n');
+  }, 15_000);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}/`,
+    catalog,
+    close: () => {
+      clearInterval(poll);
+      clearInterval(keepAlive);
+      for (const stream of streams) stream.end();
+      streams.clear();
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      });
+    },
+  };
+}
+
+function hostName(header: string | undefined): string {
+  if (header === undefined) return '';
+  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
+  const colon = header.lastIndexOf(':');
+  return colon === -1 ? header : header.slice(0, colon);
+}
+
+function send(response: ServerResponse, status: number, type: string, body: string): void {
+  response.writeHead(status, {
+    'content-type': type,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  });
+  response.end(body);
+}

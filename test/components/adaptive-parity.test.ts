@@ -1,0 +1,185 @@
+// The adaptive component's response and tool cache on both backends, through
+// the plugin with managed calls (hooks.execute): the same events, marks and
+// results as native 0.9.2 (a hit skips the host's call and returns what the
+// relay stored), the key rules native follows, and observed calls that do not
+// go through `execute` recorded once, with adaptive on.
+import { describe, expect, it } from 'vitest';
+import type { Json } from '../../src/shared/json.ts';
+import { FILE_BACKENDS, nativeAvailable, nativeLoadError } from '../contract/backends.ts';
+import { runComponents, type ComponentRunResult, type Script } from '../support/component-run.ts';
+import { normalizeEvents } from '../differential/normalize.ts';
+
+const cacheToml = (extra = '', tools = true) =>
+  [
+    '[[components]]',
+    'kind = "adaptive"',
+    '[components.config.response_cache]',
+    'namespace = "probe"',
+    extra,
+    ...(tools
+      ? [
+          '[components.config.response_cache.tools]',
+          'enabled = true',
+          '[components.config.response_cache.tools.classes.ro]',
+          'cacheable = true',
+          'members = ["read_*"]',
+          'ttl_seconds = 60',
+          '[components.config.response_cache.tools.overrides.read_secret]',
+          'cacheable = false',
+        ]
+      : []),
+    '',
+  ].join('\n');
+
+const chatResponse: Json = { id: 'c1', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } };
+const base = { model: 'gpt-4o-mini', temperature: 0, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }], max_tokens: 100 };
+
+/** Managed LLM calls whose requests vary the way the key rules care about, and tool calls. */
+const script = (requests: Json[]): Script => async ({ hooks, terminal }) => {
+  hooks.emit('on_session_start', { session_id: 's', model: 'gpt-4o-mini' } as never);
+  const results: unknown[] = [];
+  for (const [i, request] of requests.entries()) {
+    results.push(await hooks.execute('llm_execution', { session_id: 's', turn_id: 't', api_request_id: `a${i}`, model: 'gpt-4o-mini', provider: 'openai', request } as never, terminal('llm', chatResponse) as never));
+  }
+  for (const [i, tool] of ['read_file', 'read_file', 'read_secret', 'read_secret', 'write_file', 'write_file'].entries()) {
+    results.push(await hooks.execute('tool_execution', { session_id: 's', turn_id: 't', tool_name: tool, tool_call_id: `c${i}`, args: { path: 'a' } } as never, terminal('tool', { content: `${tool} ${i}` }) as never));
+  }
+  hooks.emit('on_session_finalize', { session_id: 's' } as never);
+  (globalThis as { __results?: unknown[] }).__results = results;
+};
+
+const VARIANTS: Json[] = [
+  base,
+  { max_tokens: 100, messages: base.messages, temperature: 0, model: 'gpt-4o-mini' }, // keys reordered: hit
+  { ...base, user: 'someone' }, // `user` is not part of the key: hit
+  { ...base, stream: false, metadata: { run: 1 } }, // nor `stream` or `metadata`: hit
+  { ...base, max_tokens: 200 }, // miss
+  { ...base, messages: [{ role: 'system', content: 'be long' }, { role: 'user', content: 'hi' }] }, // miss
+  { ...base, temperature: 0.7 }, // bypass: nondeterministic
+  { model: 'gpt-4o-mini', messages: base.messages }, // bypass: no temperature
+  { ...base, store: true }, // bypass: stateful
+  { ...base, previous_response_id: 'r1' }, // bypass: stateful
+  { model: 'gpt-4o-mini', input: 'hi', temperature: 0 }, // bypass: Responses without store = false
+  { ...base, seed: 2 ** 60 }, // bypass: unrepresentable number
+];
+
+if (!nativeAvailable) console.warn(`adaptive parity skipped: nemo-relay-node cannot load here (${nativeLoadError})`);
+
+async function both(components: string, s: Script): Promise<{ native: ComponentRunResult & { results: unknown[] }; memory: ComponentRunResult & { results: unknown[] } }> {
+  const out: Record<string, ComponentRunResult & { results: unknown[] }> = {};
+  // One after the other: the script leaves its results on globalThis.
+  for (const backend of FILE_BACKENDS) {
+    const run = await runComponents(backend.create(), { components, script: s });
+    out[backend.name] = { ...run, results: (globalThis as { __results?: unknown[] }).__results ?? [] };
+  }
+  return { native: out.native!, memory: out.memory! };
+}
+
+/** Events with the run-dependent cache fields made comparable: key hashes by first appearance, ages dropped. */
+function comparable(events: readonly unknown[]): Json[] {
+  const keys = new Map<string, string>();
+  return normalizeEvents(events).map((event) => {
+    const metadata = (event as { metadata?: Record<string, Json> }).metadata;
+    if (metadata === undefined || metadata === null || typeof metadata !== 'object' || !('nemo_relay.response_cache.surface' in metadata)) return event;
+    const copy = { ...metadata };
+    const hash = copy['nemo_relay.response_cache.key_hash'];
+    if (typeof hash === 'string') {
+      if (!keys.has(hash)) keys.set(hash, `<key-${keys.size}>`);
+      copy['nemo_relay.response_cache.key_hash'] = keys.get(hash)!;
+    }
+    if ('nemo_relay.response_cache.age_ms' in copy) copy['nemo_relay.response_cache.age_ms'] = '<age>';
+    return { ...(event as object), metadata: copy } as Json;
+  });
+}
+
+describe.skipIf(!nativeAvailable)('adaptive response cache: memory decides, records and returns what native does', () => {
+  it('hits, misses and bypasses the same calls, with the same marks, and skips the same host calls', async () => {
+    const { native, memory } = await both(cacheToml(), script(VARIANTS));
+    expect(memory.problems).toEqual([]);
+    expect(native.events.length).toBeGreaterThan(30);
+    expect(comparable(memory.events)).toEqual(comparable(native.events));
+    expect(memory.terminalCalls).toEqual(native.terminalCalls);
+    // What the host got back: the stored (plugin-shaped) response on an LLM hit, the first result on a tool hit.
+    expect(memory.results).toEqual(native.results);
+    const statuses = memory.events.filter((e) => e.name === 'response_cache').map((e) => (e.data as { status: string }).status);
+    // LLM: the variants above; tools: read_file cached, read_secret (override) and write_file (no class) uncacheable.
+    expect(statuses).toEqual(['miss', 'hit', 'hit', 'hit', 'miss', 'miss', 'bypass', 'bypass', 'bypass', 'bypass', 'bypass', 'bypass', 'miss', 'hit', 'bypass', 'bypass', 'bypass', 'bypass']);
+  });
+
+  it('the tool key hashes equal native’s (same key material and canonical form)', async () => {
+    const { native, memory } = await both(cacheToml(), script([]));
+    const hashes = (run: ComponentRunResult) => run.events.filter((e) => e.name === 'response_cache').map((e) => (e.metadata as Record<string, Json>)['nemo_relay.response_cache.key_hash']);
+    expect(hashes(memory)).toEqual(hashes(native));
+  });
+
+  it('bypass_rate = 1 samples every call out, and an allowlisted header is part of the key', async () => {
+    const { native, memory } = await both(cacheToml('bypass_rate = 1.0', false), script([base, base]));
+    expect(comparable(memory.events)).toEqual(comparable(native.events));
+    expect(memory.terminalCalls.filter((c) => c.kind === 'llm')).toHaveLength(2);
+  });
+
+  it('cache_nondeterministic caches a request without temperature', async () => {
+    const noTemperature = { model: 'gpt-4o-mini', messages: base.messages };
+    const { native, memory } = await both(cacheToml('cache_nondeterministic = true', false), script([noTemperature, noTemperature]));
+    expect(comparable(memory.events)).toEqual(comparable(native.events));
+    expect(memory.terminalCalls.filter((c) => c.kind === 'llm')).toHaveLength(1);
+  });
+
+  it('an entry past its ttl_seconds misses', async () => {
+    const wait: Script = async (context) => {
+      const { hooks, terminal } = context;
+      hooks.emit('on_session_start', { session_id: 's' } as never);
+      for (let i = 0; i < 2; i++) {
+        if (i === 1) await new Promise((resolve) => setTimeout(resolve, 1100));
+        await hooks.execute('llm_execution', { session_id: 's', api_request_id: `a${i}`, model: 'gpt-4o-mini', provider: 'openai', request: base } as never, terminal('llm', chatResponse) as never);
+      }
+      hooks.emit('on_session_finalize', { session_id: 's' } as never);
+    };
+    const { native, memory } = await both(cacheToml('ttl_seconds = 1', false), wait);
+    expect(comparable(memory.events)).toEqual(comparable(native.events));
+    expect(memory.terminalCalls).toHaveLength(2);
+  });
+});
+
+describe('observed calls with adaptive on (no execute): recorded once, on both backends', () => {
+  const observed: Script = ({ hooks }) => {
+    const at = { session_id: 'o', turn_id: 't' };
+    hooks.emit('on_session_start', { session_id: 'o', model: 'gpt-4o-mini' } as never);
+    hooks.emit('pre_api_request', { ...at, api_request_id: 'a1', model: 'gpt-4o-mini', provider: 'openai', request: { body: base } } as never);
+    hooks.emit('post_api_request', { ...at, api_request_id: 'a1', model: 'gpt-4o-mini', provider: 'openai', response: chatResponse, finish_reason: 'stop' } as never);
+    hooks.emit('pre_tool_call', { ...at, tool_name: 'read_file', tool_call_id: 'c1', args: { path: 'a' } } as never);
+    hooks.emit('post_tool_call', { ...at, tool_name: 'read_file', tool_call_id: 'c1', result: 'x', status: 'ok' } as never);
+    hooks.emit('pre_tool_call', { ...at, tool_name: 'slow', tool_call_id: 'c2', args: {} } as never);
+    hooks.emit('on_session_finalize', { session_id: 'o' } as never);
+  };
+  for (const backend of FILE_BACKENDS) {
+    it.skipIf(!backend.available)(`${backend.name}: the same events as without adaptive (a start without its end ends with the session)`, async () => {
+      const withAdaptive = await runComponents(backend.create(), { components: '[[components]]\nkind = "adaptive"\n', script: observed });
+      const without = await runComponents(backend.create(), { components: '', script: observed });
+      expect(withAdaptive.events.filter((e) => e.category === 'llm')).toHaveLength(2);
+      expect(withAdaptive.events.filter((e) => e.category === 'tool')).toHaveLength(4);
+      expect(normalizeEvents(withAdaptive.events)).toEqual(normalizeEvents(without.events));
+    });
+
+    it.skipIf(!backend.available)(`${backend.name}: a call reported by its hooks AND run through execute is recorded once (managed)`, async () => {
+      const run = await runComponents(backend.create(), {
+        components: '[[components]]\nkind = "adaptive"\n',
+        script: async ({ hooks, terminal }) => {
+          const at = { session_id: 'm', turn_id: 't', api_request_id: 'a1', model: 'gpt-4o-mini', provider: 'openai' };
+          hooks.emit('on_session_start', { session_id: 'm' } as never);
+          hooks.emit('pre_api_request', { ...at, request: { body: base } } as never);
+          await hooks.execute('llm_execution', { ...at, request: base } as never, terminal('llm', chatResponse) as never);
+          hooks.emit('post_api_request', { ...at, response: chatResponse } as never);
+          hooks.emit('pre_tool_call', { session_id: 'm', tool_name: 'read_file', tool_call_id: 'c1', args: {} } as never);
+          await hooks.execute('tool_execution', { session_id: 'm', tool_name: 'read_file', tool_call_id: 'c1', args: {} } as never, terminal('tool', 'x') as never);
+          hooks.emit('post_tool_call', { session_id: 'm', tool_name: 'read_file', tool_call_id: 'c1', result: 'x' } as never);
+          hooks.emit('on_session_finalize', { session_id: 'm' } as never);
+        },
+      });
+      expect(run.events.filter((e) => e.category === 'llm')).toHaveLength(2);
+      expect(run.events.filter((e) => e.category === 'tool')).toHaveLength(2);
+      // Managed: the start carries the session header native injects.
+      expect((run.events.find((e) => e.category === 'llm')!.data as { headers: Record<string, string> }).headers).toHaveProperty('x-dynamo-session-id', 'm');
+    });
+  }
+});

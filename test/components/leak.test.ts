@@ -1,0 +1,143 @@
+// No configuration, valid or not, lets a value that redaction governs reach
+// any output: distinctive values are planted in every payload field of a
+// conversation (request and response bodies, credentials in headers, tool
+// arguments and results, marks, approvals, subagents, errors) and searched
+// for in every byte the run produced: every file under the output folder,
+// every OTLP span (full, gen_ai, openinference) a loopback collector
+// received, every ATOF stream body and ATIF upload. On both backends.
+import { describe, expect, it } from 'vitest';
+import { FILE_BACKENDS } from '../contract/backends.ts';
+import { runComponents, type ComponentRunResult, type Script } from '../support/component-run.ts';
+import type { RedactHook } from '../../src/plugin/index.ts';
+
+const TOKEN = 'ZQXLEAK';
+const planted = (field: string) => `${TOKEN}-${field}`;
+
+/** A conversation with a planted value in every payload field; `inNames` also plants them in ids and names. */
+function conversation(inNames: boolean): Script {
+  return async ({ hooks, terminal }) => {
+    const session = inNames ? planted('session_id') : 'leak-session';
+    const base = { session_id: session, turn_id: inNames ? planted('turn_id') : 't1' };
+    hooks.emit('on_session_start', { session_id: session, model: 'gpt-4o-mini', platform: 'cli', user: planted('session_user') } as never);
+    hooks.emit('pre_llm_call', { ...base, user_message: `please ${planted('user_message')}`, conversation_history: [{ role: 'user', content: planted('history') }] } as never);
+    const request = {
+      method: 'POST',
+      headers: { authorization: `Bearer ${planted('authorization')}`, 'x-api-key': planted('x_api_key'), Cookie: `sid=${planted('cookie')}`, 'content-type': 'application/json' },
+      body: { model: 'gpt-4o-mini', messages: [{ role: 'system', content: planted('system_prompt') }, { role: 'user', content: planted('request_body') }] },
+    };
+    hooks.emit('pre_api_request', { ...base, api_request_id: 'a1', model: 'gpt-4o-mini', provider: 'openai', request } as never);
+    hooks.emit('post_api_request', {
+      ...base,
+      api_request_id: 'a1',
+      model: 'gpt-4o-mini',
+      provider: 'openai',
+      finish_reason: 'tool_calls',
+      response: {
+        id: 'r1',
+        object: 'chat.completion',
+        model: 'gpt-4o-mini',
+        choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: planted('response_text'), tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: JSON.stringify({ q: planted('tool_call_arguments') }) } }] } }],
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
+      },
+    } as never);
+    hooks.emit('pre_tool_call', { ...base, tool_name: 'lookup', tool_call_id: 'c1', args: { q: planted('tool_args'), nested: [{ deep: planted('tool_args_deep') }] } } as never);
+    hooks.emit('post_tool_call', { ...base, tool_name: 'lookup', tool_call_id: 'c1', result: { rows: [planted('tool_result')] }, status: 'ok' } as never);
+    hooks.emit('pre_approval_request', { ...base, command: planted('approval_command') } as never);
+    hooks.emit('post_approval_response', { ...base, choice: planted('approval_choice') } as never);
+    hooks.emit('subagent_start', { ...base, parent_session_id: session, child_session_id: `${session}-child`, goal: planted('subagent_goal') } as never);
+    hooks.emit('subagent_stop', { ...base, parent_session_id: session, child_session_id: `${session}-child`, summary: planted('subagent_summary') } as never);
+    hooks.emit('pre_api_request', { ...base, api_request_id: 'a2', model: 'gpt-4o-mini', provider: 'openai', request: { headers: { Authorization: planted('authorization_2') }, body: { messages: [{ role: 'user', content: planted('request_body_2') }] } } } as never);
+    hooks.emit('api_request_error', { ...base, api_request_id: 'a2', error: { message: planted('error_message') } } as never);
+    // An end without a start: the whole payload (raw request headers included) is recorded as a mark.
+    hooks.emit('post_api_request', { ...base, api_request_id: 'orphan', request: { headers: { authorization: planted('authorization_orphan') } }, response: { note: planted('orphan_response') } } as never);
+    hooks.emit('post_llm_call', { ...base, assistant_response: planted('assistant_response') } as never);
+    hooks.emit('on_session_end', { session_id: session, summary: planted('session_end') } as never);
+    hooks.emit('on_session_finalize', { session_id: session } as never);
+    void terminal;
+  };
+}
+
+/** Every byte a run produced, as text: files, spans, stream and upload bodies. */
+function everything(run: ComponentRunResult): string {
+  return [
+    ...[...run.files.entries()].map(([name, text]) => `${name}\n${Buffer.from(text, 'latin1').toString('utf8')}`),
+    JSON.stringify(run.spans),
+    ...run.remoteBodies,
+  ].join('\n');
+}
+
+const leaks = (run: ComponentRunResult) => [...new Set(everything(run).match(new RegExp(`${TOKEN}-[a-z_0-9]+`, 'g')) ?? [])].sort();
+
+const pii = (builtin: string, top = '') => `[[components]]\nkind = "pii_redaction"\n[components.config]\n${top}\n[components.config.builtin]\n${builtin}\n`;
+
+/** Configurations under which no planted payload value may reach any output. */
+const HIDDEN: Record<string, { components: string; hook?: RedactHook; inNames?: boolean; writesNothing?: boolean }> = {
+  'a pattern for the planted values': { components: pii(`action = "regex_replace"\npattern = "${TOKEN}-[a-z_0-9]+"\nreplacement = "[X]"`) },
+  'hash every string': { components: pii('action = "hash"') },
+  'the trajectory_context preset': { components: pii('preset = "trajectory_context"') },
+  'an invalid pattern (the document is rejected)': { components: pii('action = "redact"\npattern = "("'), writesNothing: true },
+  'a disabled profile beside an invalid one': { components: pii('', '[[components.config.profiles]]\nenabled = false\n[components.config.profiles.builtin]\naction = "hash"\n[[components.config.profiles]]\n[components.config.profiles.builtin]\naction = "frob"'), writesNothing: true },
+  'local_model (no local backend here)': { components: '[[components]]\nkind = "pii_redaction"\n[components.config]\nmode = "local_model"\n[components.config.local]\nbackend = "x"\n', writesNothing: true },
+  'the redact hook alone, names included': {
+    components: '',
+    inNames: true,
+    hook: (event) => {
+      const scrub = (value: unknown): unknown =>
+        typeof value === 'string' ? value.replace(new RegExp(`${TOKEN}-[a-z_0-9]+`, 'g'), '[hook]') : Array.isArray(value) ? value.map(scrub) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)])) : value;
+      return { name: scrub(event.name) as string, data: scrub(event.data) as never, metadata: scrub(event.metadata) as never, ...(event.annotation !== undefined ? { annotation: scrub(event.annotation) as never } : {}) };
+    },
+  },
+  'a hook that throws (fail closed)': {
+    components: '',
+    inNames: true,
+    hook: () => {
+      throw new Error('redactor bug');
+    },
+  },
+};
+
+describe('nothing redaction governs reaches any output', () => {
+  for (const backend of FILE_BACKENDS) {
+    describe.skipIf(!backend.available)(`${backend.name}`, () => {
+      for (const [name, config] of Object.entries(HIDDEN)) {
+        it(`${name}: no planted value in any file, span, stream or upload`, async () => {
+          const run = await runComponents(backend.create(), {
+            components: config.components,
+            script: conversation(config.inNames === true),
+            otlp: ['full', 'gen_ai', 'openinference'],
+            remote: true,
+            settingsAtif: true,
+            ...(config.hook ? { plugin: { redact: config.hook } } : {}),
+            // The env ATOF/ATIF exporters must not take over when the document is rejected: set them too.
+            ...(config.writesNothing ? {} : {}),
+          });
+          expect(leaks(run)).toEqual([]);
+          if (config.writesNothing) {
+            // Fail closed: nothing at all, and the reason is said.
+            expect([...run.files.keys()].filter((f) => !f.endsWith('.jsonl') || run.files.get(f) !== '')).toEqual([]);
+            expect(run.remoteBodies).toEqual([]);
+            expect(Object.values(run.spans).flat()).toEqual([]);
+            expect(run.status.pluginConfig.diagnostics.map((d) => d.code)).toContain('plugins_toml.outputs_withheld');
+            expect(run.problems.some((p) => p.includes('nothing is written rather than unredacted output'))).toBe(true);
+          } else {
+            // Something was written (a run that records nothing would pass vacuously).
+            expect(run.events.length).toBeGreaterThan(10);
+            expect(Object.values(run.spans).flat().length).toBeGreaterThan(5);
+            expect(run.remoteBodies.length).toBeGreaterThan(0);
+          }
+          if (name.startsWith('a hook that throws')) expect(run.status.counters.redactionFailures).toBeGreaterThan(10);
+        });
+      }
+
+      it('credential headers never leave, even with no redaction configured', async () => {
+        const run = await runComponents(backend.create(), { components: '', script: conversation(false), otlp: ['full'], remote: true, settingsAtif: true });
+        const found = leaks(run);
+        // Everything else is recorded as the host sent it...
+        expect(found).toContain(planted('request_body'));
+        expect(found).toContain(planted('orphan_response'));
+        // ...but no credential header, on any path (the recorded request, a raw hook payload in a mark).
+        expect(found.filter((token) => /authorization|x_api_key|cookie/.test(token))).toEqual([]);
+      });
+    });
+  }
+});

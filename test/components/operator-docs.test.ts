@@ -1,0 +1,70 @@
+// The operators' pages on redaction, pricing and the response cache: every
+// TypeScript block runs as written, importing the package by name (dist/),
+// on Node, Bun and Deno, and does what the page says; every plugins.toml
+// block is a document both backends accept (on its own, or as components
+// added to an observability document).
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'smol-toml';
+import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
+import { nativePlugin } from '../memory/native-driver.ts';
+import { withSourcesForValidation } from '../../src/plugin/price-sources.ts';
+import type { JsonObject } from '../../src/shared/json.ts';
+import { SNIPPET_RUNTIMES, repoRoot as ROOT, runSnippet, tsSnippets } from '../support/doc-snippets.ts';
+const PAGES = ['docs/operators/redaction.md', 'docs/operators/pricing.md', 'docs/operators/cache.md'].filter((page) => fs.existsSync(path.join(ROOT, page)));
+
+function blocks(text: string, language: string): string[] {
+  const out: string[] = [];
+  const fence = new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g');
+  for (const match of text.matchAll(fence)) out.push(match[1]!);
+  return out;
+}
+
+/** What each TypeScript block of a page must have written, in its folder. */
+const TS_CHECKS: Record<string, ((cwd: string) => void)[]> = {
+  'docs/operators/redaction.md': [
+    (cwd) => {
+      const text = fs.readFileSync(path.join(cwd, 'events', 'events.jsonl'), 'utf8');
+      const events = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+      expect(text).not.toContain('ana@example.com');
+      expect(text).not.toContain('VIP');
+      expect(events.some((event) => event.category === 'tool' && event.scope_category === 'start' && JSON.stringify(event.data) === '{"order":42}')).toBe(true);
+      expect(events.some((event) => typeof event.name === 'string' && event.name.includes('<email>'))).toBe(true);
+    },
+  ],
+};
+
+describe('operators docs', () => {
+  for (const page of PAGES) {
+    const text = fs.readFileSync(path.join(ROOT, page), 'utf8');
+    // Each page's TypeScript blocks, and what running each one must leave behind.
+    const checks = TS_CHECKS[page] ?? [];
+    it(`${page}: every TypeScript block is run below`, () => {
+      expect(tsSnippets(text)).toHaveLength(checks.length);
+    });
+    tsSnippets(text).forEach((code, i) => {
+      for (const runtime of SNIPPET_RUNTIMES) {
+        it(`${page}: TypeScript block ${i + 1} runs as written on ${runtime}`, async () => {
+          const result = await runSnippet(code, runtime, path.basename(page, '.md'), { ...process.env, NO_COLOR: '1' });
+          try {
+            expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+            checks[i]!(result.cwd);
+          } finally {
+            fs.rmSync(result.cwd, { recursive: true, force: true });
+          }
+        }, 130_000);
+      }
+    });
+    blocks(text, 'toml').forEach((toml, i) => {
+      it(`${page}: plugins.toml block ${i + 1} is accepted by both validators`, () => {
+        const parsed = parse(toml) as Record<string, unknown>;
+        // A genai_prices source is resolved by the plugin before any validator sees the document.
+        const document = withSourcesForValidation(('version' in parsed ? parsed : { version: 1, ...parsed }) as JsonObject);
+        const ours = validatePluginConfig(document).diagnostics.filter((d) => d.level === 'error');
+        expect(ours).toEqual([]);
+        if (nativePlugin !== null) expect((nativePlugin.validate(document).config.diagnostics as { level: string }[]).filter((d) => d.level === 'error')).toEqual([]);
+      });
+    });
+  }
+});

@@ -1,0 +1,80 @@
+// The plugin hands every backend a wrapper (credential headers dropped, the
+// host's redact hook where the backend cannot run it): the wrapper must keep
+// every method the backend has, with its arguments, or a capability is lost
+// without a word (a shutdown budget that never arrived held a process open;
+// a new contract method would simply vanish). A method added to the
+// contract fails the typecheck here (CONTRACT lists every key), then this
+// test until the wrapper decides what it does with its payloads.
+import { describe, expect, it } from 'vitest';
+import { egressBackend } from '../../src/plugin/egress.ts';
+import type { RelayBackend } from '../../src/relay/contract.ts';
+import { BACKENDS } from '../contract/backends.ts';
+
+/** Every key of the contract: the typecheck fails when one is added or removed. */
+const CONTRACT: Record<keyof RelayBackend, true> = {
+  kind: true,
+  version: true,
+  pushScope: true,
+  popScope: true,
+  mark: true,
+  llmStart: true,
+  llmEnd: true,
+  toolStart: true,
+  toolEnd: true,
+  executeLlm: true,
+  executeTool: true,
+  addEventTransform: true,
+  propagationContext: true,
+  registerAtofExporter: true,
+  registerAtifExporter: true,
+  initializePluginConfig: true,
+  initializePluginConfigSync: true,
+  activateDynamicPlugins: true,
+  flush: true,
+  shutdown: true,
+  stats: true,
+  outputs: true,
+};
+
+/** Every contract function a backend object answers to, own or inherited. */
+function methodsOf(backend: object): string[] {
+  const names = new Set<string>();
+  for (let o: object | null = backend; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      if (Object.hasOwn(CONTRACT, name) && typeof (backend as Record<string, unknown>)[name] === 'function') names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+describe('the egress wrapper', () => {
+  for (const backend of BACKENDS) {
+    describe.skipIf(!backend.available)(backend.name, () => {
+      it('keeps every contract method the backend has, with or without a redact hook', async () => {
+        const raw = backend.create();
+        try {
+          expect(methodsOf(raw).length).toBeGreaterThan(10);
+          expect(methodsOf(egressBackend(raw))).toEqual(methodsOf(raw));
+          expect(methodsOf(egressBackend(raw, { redact: () => {} }))).toEqual(methodsOf(raw));
+        } finally {
+          await raw.shutdown?.();
+        }
+      });
+    });
+  }
+
+  it("passes the caller's arguments through (shutdown's budget, a handle's propagation context)", async () => {
+    const calls: unknown[][] = [];
+    const spy = new Proxy({} as RelayBackend, {
+      get: (_target, name) => (name === 'kind' ? 'spy' : (...args: unknown[]) => void calls.push([name, ...args])),
+    });
+    const wrapped = egressBackend(spy);
+    await wrapped.shutdown!({ timeoutMs: 300 });
+    const handle = {};
+    wrapped.propagationContext!(handle as never);
+    expect(calls).toEqual([
+      ['shutdown', { timeoutMs: 300 }],
+      ['propagationContext', handle],
+    ]);
+  });
+});

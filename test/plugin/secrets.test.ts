@@ -1,0 +1,205 @@
+// Secret tracing (issue 23 items 10 and 11): distinctive values in headers,
+// header_env variables, destination URLs (user:password@host) and S3
+// credentials are searched for in every byte the library shows or writes:
+// status(), the log, the files it wrote, and `doctor` (text and --json).
+// The destinations fail (a loopback receiver that answers 500, refused
+// ports), so their errors are in status() and the log too.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { HookRegistry } from '../../src/hooks/index.ts';
+import { recordingLogger, tempDir } from '../contract/backends.ts';
+import { cli } from '../cli/support.ts';
+import { displaySettingValue, displayUrl } from '../../src/shared/secret-text.ts';
+
+const SECRETS = {
+  header: 'hdr-SECRET-7f3a',
+  headerEnv: 'env-SECRET-91c2',
+  urlPassword: 'pw-SECRET-44d0',
+  s3Secret: 's3-SECRET-0b6e',
+  s3Token: 'tok-SECRET-c5a8',
+  otlpEnvHeader: 'otlpenv-SECRET-2e19',
+  queryToken: 'qtok-SECRET-83aa',
+};
+
+let server: http.Server;
+let origin: string;
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function pluginsToml(dir: string): string {
+  const file = path.join(dir, 'plugins.toml');
+  const auth = `user:${SECRETS.urlPassword}@${origin}`;
+  fs.writeFileSync(
+    file,
+    `version = 1
+[[components]]
+kind = "observability"
+enabled = true
+[components.config]
+version = 4
+[components.config.atof]
+enabled = true
+[[components.config.atof.sinks]]
+type = "file"
+output_directory = ${JSON.stringify(dir)}
+filename = "events.jsonl"
+[[components.config.atof.sinks]]
+type = "stream"
+url = "http://${auth}/events?token=${SECRETS.queryToken}"
+transport = "http_post"
+timeout_millis = 2000
+headers = { authorization = "Bearer ${SECRETS.header}" }
+[[components.config.atof.sinks]]
+type = "stream"
+url = "ws://${auth}/ws"
+transport = "websocket"
+timeout_millis = 2000
+header_env = { authorization = "SECRET_TRACE_TOKEN" }
+[components.config.atif]
+enabled = true
+output_directory = ${JSON.stringify(dir)}
+filename_template = "trajectory-{session_id}.json"
+[[components.config.atif.storage]]
+type = "http"
+endpoint = "http://${auth}/atif"
+timeout_millis = 2000
+headers = { authorization = "Bearer ${SECRETS.header}" }
+[[components.config.atif.storage]]
+type = "s3"
+bucket = "trace-bucket"
+region = "eu-west-3"
+endpoint_url = "http://${auth}"
+allow_http = true
+access_key_id = "AKIDTRACE"
+secret_access_key_var = "SECRET_TRACE_S3"
+session_token_var = "SECRET_TRACE_S3_TOKEN"
+timeout_millis = 2000
+[components.config.opentelemetry]
+enabled = true
+[[components.config.opentelemetry.endpoints]]
+type = "full"
+endpoint = "http://${auth}/v1/traces"
+timeout_millis = 2000
+scheduled_delay_millis = 10
+headers = { authorization = "Bearer ${SECRETS.header}" }
+[[components.config.opentelemetry.endpoints]]
+type = "gen_ai"
+endpoint = "http://${auth}/other/v1/traces"
+timeout_millis = 2000
+scheduled_delay_millis = 10
+header_env = { authorization = "SECRET_TRACE_TOKEN" }
+`,
+  );
+  return file;
+}
+
+const secretEnv = {
+  SECRET_TRACE_TOKEN: `Bearer ${SECRETS.headerEnv}`,
+  SECRET_TRACE_S3: SECRETS.s3Secret,
+  SECRET_TRACE_S3_TOKEN: SECRETS.s3Token,
+};
+
+function expectNoSecret(where: string, text: string): void {
+  for (const [name, secret] of Object.entries(SECRETS)) {
+    expect(text.includes(secret), `${where} shows the ${name} secret:\n${text.slice(Math.max(0, text.indexOf(secret) - 300), text.indexOf(secret) + 100)}`).toBe(false);
+  }
+}
+
+describe('no secret is printed or written', () => {
+  it('status(), the log and the files of a plugin whose every destination fails', async () => {
+    // header_env and the *_var settings are read from the process environment.
+    const saved = Object.fromEntries(Object.keys(secretEnv).map((key) => [key, process.env[key]]));
+    Object.assign(process.env, secretEnv);
+    onTestFinished(() => {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    });
+    const dir = tempDir('secrets');
+    const toml = pluginsToml(dir);
+    const logger = recordingLogger();
+    const plugin = createNemoRelayPlugin({ backend: 'memory', logger, env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: toml, ...secretEnv } });
+    const hooks = new HookRegistry({ logger });
+    plugin.register(hooks);
+    await plugin.ready;
+    for (const session_id of ['a', 'b']) {
+      const ids = { session_id, turn_id: 't1', api_request_id: 'r1' };
+      hooks.emit('on_session_start', { session_id, model: 'gpt-4o' });
+      hooks.emit('pre_llm_call', { ...ids, user_message: 'hi' });
+      hooks.emit('pre_api_request', { ...ids, model: 'gpt-4o', retry_count: 0 });
+      hooks.emit('post_api_request', { ...ids, model: 'gpt-4o', response: { usage: { input_tokens: 1, output_tokens: 1 } } });
+      hooks.emit('post_llm_call', { ...ids, assistant_response: 'ok' });
+      hooks.emit('on_session_end', { session_id, completed: true });
+      hooks.emit('on_session_finalize', { session_id });
+    }
+    await plugin.flush({ timeoutMs: 3000 });
+    await plugin.shutdown({ timeoutMs: 3000 });
+    const status = plugin.status();
+    const kinds = status.outputs.map((o) => o.kind);
+    // Every remote kind is there, and they failed: their errors are part of what is searched.
+    expect(kinds).toEqual(expect.arrayContaining(['atof-stream', 'atif-storage', 'otlp-traces']));
+    expect(status.outputs.filter((o) => o.kind !== 'atof' && o.kind !== 'atif').every((o) => (o.sent ?? 0) === 0)).toBe(true);
+    expect(status.outputs.some((o) => (o.lastError ?? '') !== '')).toBe(true);
+    expectNoSecret('status()', JSON.stringify(status));
+    expectNoSecret('the log', JSON.stringify(logger.lines));
+    expect(logger.lines.length).toBeGreaterThan(0);
+    for (const name of fs.readdirSync(dir)) {
+      if (name === 'plugins.toml') continue;
+      expectNoSecret(name, fs.readFileSync(path.join(dir, name), 'utf8'));
+    }
+  });
+
+  it('doctor, text and --json, with the secrets in the environment and in plugins.toml', () => {
+    const dir = tempDir('secrets-doctor');
+    const toml = pluginsToml(dir);
+    const env = {
+      ...secretEnv,
+      NEMO_RELAY_HOOKS_OUTPUTS: 'off',
+      NEMO_RELAY_HOOKS_PLUGINS_TOML: toml,
+    };
+    for (const args of [['doctor'], ['doctor', '--json']]) {
+      const run = cli(args, { env });
+      expectNoSecret(args.join(' '), run.stdout + run.stderr);
+    }
+    // Without a plugins.toml: OTLP from the environment, with a header list and an endpoint with a password.
+    const otlpEnv = {
+      NEMO_RELAY_HOOKS_OUTPUTS: 'off',
+      NEMO_RELAY_HOOKS_OTLP_ENABLED: '1',
+      NEMO_RELAY_HOOKS_OTLP_ENDPOINT: `http://user:${SECRETS.urlPassword}@${origin}`,
+      NEMO_RELAY_HOOKS_OTLP_HEADERS: `authorization=Bearer%20${SECRETS.otlpEnvHeader},${SECRETS.otlpEnvHeader}`,
+    };
+    for (const args of [['doctor'], ['doctor', '--json']]) {
+      const run = cli(args, { env: otlpEnv });
+      expect(run.stdout).toContain('NEMO_RELAY_HOOKS_OTLP_HEADERS');
+      expectNoSecret(args.join(' '), run.stdout + run.stderr);
+    }
+  });
+
+  it('displayUrl and displaySettingValue: what they keep and what they hide', () => {
+    expect(displayUrl('http://user:pw@host:4318/v1/traces')).toBe('http://***@host:4318/v1/traces');
+    expect(displayUrl('https://token@host/x')).toBe('https://***@host/x');
+    expect(displayUrl('http://host/x?api_key=abc&keep=1')).toBe('http://host/x?api_key=***&keep=1');
+    expect(displayUrl('http://host:4318/v1/traces')).toBe('http://host:4318/v1/traces');
+    expect(displayUrl('not a url //u:p@x')).toBe('not a url //***@x');
+    expect(displaySettingValue('NEMO_RELAY_HOOKS_OTLP_HEADERS', 'authorization=Bearer x,x-team=agents,loose')).toBe('authorization=***,x-team=***,***');
+    expect(displaySettingValue('NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY', '/var/out')).toBe('/var/out');
+  });
+});
