@@ -20,6 +20,7 @@ import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, type McpSe
 import { propagationContextFromJson } from '../../../src/formats/propagation.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
+import { startHttpReceiver } from '../../support/otlp-receiver.ts';
 
 type Loose = Record<string, any>;
 
@@ -172,7 +173,10 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       const agentPlugin = createNemoRelayPlugin({ backend, settings: { ...settings, ...atof('agent.jsonl') }, logger: silentLogger });
       agentPlugin.register(agentHooks);
       const serverHooks = new HookRegistry();
-      const serverPlugin = createNemoRelayPlugin({ backend, settings: { ...settings, ...atof('server.jsonl') }, logger: silentLogger });
+      const collector = await startHttpReceiver();
+      cleanups.push(() => collector.close());
+      const otlp = { otlpEnabled: true, otlpType: 'full' as const, otlpEndpoint: `${collector.url}/v1/traces` };
+      const serverPlugin = createNemoRelayPlugin({ backend, settings: { ...settings, ...atof('server.jsonl'), ...otlp }, env: { OTEL_BSP_SCHEDULE_DELAY: '600000' }, logger: silentLogger });
       serverPlugin.register(serverHooks);
       const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
       const server = weatherServer(seen);
@@ -196,6 +200,12 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       agentHooks.emit('pre_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {} });
       agentHooks.emit('pre_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' } });
       const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+      // The server's session ended with the call: its spans are sent now, not with the next batch (10 minutes here) or at shutdown.
+      const sent = await Promise.race([
+        collector.waitFor((received) => received.spans().some((span) => span.name === 'hermes-session-server-for-call_a')).then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 45_000)),
+      ]);
+      expect(sent).toBe(true);
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' }, result: 'Oslo: rain', status: 'ok' });
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {}, result: '{}', status: 'ok' });
       // No tool call is open now: the request goes out unchanged, and the server records a root session.
