@@ -3,7 +3,9 @@ import { defineConfig } from 'vitest/config';
 // `npm run test:slow`: the end-to-end cases too slow for `npm test`
 // (a million-line replay, a gigabyte single-line file, the HTML timeline in
 // headless Chromium with 2,000 steps and 5,000 sessions, the Claude Agent SDK
-// adapter on the SDK's own CLI). .ci/run runs both.
+// adapter on the SDK's own CLI, the adapters' bounds over 20,000 runs,
+// hostile payloads into native, validate streaming a 30,000-event file).
+// .ci/run runs both, these on Node, Bun and Deno.
 export default defineConfig({
   test: {
     include: ['test/slow/**/*.test.ts'],

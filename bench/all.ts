@@ -34,6 +34,9 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   { caseId: 'memory-steady', figureId: 'atif_over_atof' },
   { caseId: 'memory-steady', figureId: 'disk.atif_over_atof' },
   { caseId: 'memory-steady', figureId: 'atif_every_turn_over_atof' },
+  // What the goal's budget holds before any trajectory code runs (the output's text and files).
+  { caseId: 'memory-steady', figureId: 'stringify_floor_over_atof' },
+  { caseId: 'memory-steady', figureId: 'atif_floor_over_atof' },
   // Item 1: what the byte path buys at the plugin level.
   { caseId: 'memory-steady', figureId: 'objects_over_bytes' },
   { caseId: 'memory-steady', figureId: 'atif_over_objects' },

@@ -3,7 +3,7 @@
  *
  * Native kills the process on a BigInt or a cyclic object and throws on
  * functions, symbols, `NaN`, `undefined` inside arrays and many class
- * instances (test/native/hostile.test.ts). Every payload therefore goes through
+ * instances (test/slow/native-hostile.test.ts). Every payload therefore goes through
  * `toJson()` (src/shared/json.ts, whose table says where each kind of value
  * ends up) before it crosses. The helpers here add the few shape rules native
  * imposes on top of "plain JSON": string-only headers, the `{result}` tool

@@ -26,7 +26,7 @@
  * @module
  */
 
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { HookName } from '../../src/hooks/names.ts';
@@ -120,13 +120,37 @@ const atifDir = path.join(fast.dir, 'atif');
 const atifFiles = readdirSync(atifDir).filter((name) => name.endsWith('.json'));
 const trajectoryBytes = Math.round(atifFiles.reduce((sum, name) => sum + statSync(path.join(atifDir, name)).size, 0) / Math.max(1, atifFiles.length));
 report.fact('trajectory_bytes', trajectoryBytes);
+const floorNs = new Map<string, number>();
 for (const [label, base] of [['tmpfs', onTmpfs], ['disk', os.tmpdir()]] as const) {
   if (base === null) continue;
   const dir = mkdtempSync(path.join(base, 'nemo-relay-bench-floor-'));
   const ns = atomicWritesCpuNs(dir, SESSIONS, trajectoryBytes);
+  floorNs.set(label, ns / events.length);
   report.fact(`file_floor_ns_per_event.${label}`, Math.round(ns / events.length));
   rmSync(dir, { recursive: true, force: true });
 }
+// What writing the trajectories' text alone costs, per event of the stream: `JSON.stringify` of the
+// finished documents (read back from this run's files), no conversion and no file. The text native
+// writes is fixed, so this part of the trajectory side stays whatever the converter does; beside
+// the ATOF-only cost it says how much of the goal's budget the output's size already takes.
+const documents = atifFiles.map((name) => JSON.parse(readFileSync(path.join(atifDir, name), 'utf8')) as unknown);
+const stringifySamples: number[] = [];
+for (let rep = 0; rep < 7; rep++) {
+  let chars = 0;
+  const t0 = cpuNs();
+  for (let i = 0; i < SESSIONS; i++) chars += JSON.stringify(documents[i % documents.length]).length;
+  stringifySamples.push(Number(cpuNs() - t0));
+  consume(chars);
+}
+const stringifyNs = median(stringifySamples) / events.length;
+report.fact('stringify_floor_ns_per_event', Math.round(stringifyNs));
+report.figure(figure('stringify_floor_over_atof', "The trajectories' JSON.stringify alone / ATOF only, CPU per event", stringifyNs / fast.atof.nsDrained, 'x'));
+// The lowest ratio any trajectory code could reach here: ATOF only, plus the files and their text,
+// with recording, copying and converting free. Set beside `atif_over_atof`'s goal.
+const fileFloorNs = (onTmpfs !== null ? floorNs.get('tmpfs') : floorNs.get('disk')) ?? 0;
+report.figure(
+  figure('atif_floor_over_atof', 'Floor of ATOF + ATIF / ATOF only: ATOF only + the atomic writes + their JSON.stringify, nothing else', (fast.atof.nsDrained + fileFloorNs + stringifyNs) / fast.atof.nsDrained, 'x'),
+);
 report.fact('sessions_per_batch', SESSIONS);
 report.fact('events_per_session', PER_SESSION);
 report.note('CPU time of the process (all threads) per hook event; a batch = 64 whole sessions through a fresh plugin, drain included.');

@@ -27,6 +27,7 @@ import { writeFileAtomic } from '../shared/atomic-file.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../shared/retry.ts';
+import { OWNER_ONLY } from '../shared/safe-path.ts';
 import { after } from '../shared/timers.ts';
 
 /** One trajectory file to write: its absolute path and its whole text. */
@@ -187,7 +188,8 @@ export class TrajectoryFiles<Key> {
   #writeOnce(file: TrajectoryFile): boolean {
     const listed = this.#listing(file.path);
     try {
-      const bytes = writeFileAtomic(file.path, file.text, file.mode === undefined ? {} : { mode: file.mode });
+      // Owner-only unless the owner says otherwise: a trajectory holds prompts and answers (native writes 0600 too).
+      const bytes = writeFileAtomic(file.path, file.text, { mode: file.mode ?? OWNER_ONLY });
       const now = new Date().toISOString();
       this.#bytes += bytes;
       this.#lastWrite = now;

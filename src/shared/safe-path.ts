@@ -108,12 +108,17 @@ function isInside(root: string, target: string): boolean {
 /** How `openNoFollow` opens: add at the end, empty first, or create a new file (fails when it exists). */
 export type OpenIntent = 'append' | 'truncate' | 'create';
 
+/** The mode of every telemetry file the library creates. */
+export const OWNER_ONLY = 0o600;
+
 const NO_FOLLOW: number | undefined = (constants as { O_NOFOLLOW?: number }).O_NOFOLLOW;
 
 /**
  * Opens `file` for writing without following a symlink at its last
  * component; throws `UnsafePathError` for a link, and what the file system
- * throws otherwise. Creates the file when missing (mode 0666 before umask).
+ * throws otherwise. Creates the file when missing, owner-only (0600): what
+ * the library records holds prompts and answers (native creates its files so
+ * too); an existing file keeps its mode.
  * `read` opens it for reading too (to look at what an earlier run left).
  */
 export function openNoFollow(file: string, intent: OpenIntent, options?: { read?: boolean }): number {
@@ -123,10 +128,10 @@ export function openNoFollow(file: string, intent: OpenIntent, options?: { read?
   if (NO_FOLLOW === undefined) {
     // No O_NOFOLLOW (Windows): check first. A link swapped in right after the check is not caught.
     refuseLink(file);
-    return openSync(file, flags, 0o666);
+    return openSync(file, flags, OWNER_ONLY);
   }
   try {
-    return openSync(file, flags | NO_FOLLOW, 0o666);
+    return openSync(file, flags | NO_FOLLOW, OWNER_ONLY);
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ELOOP') refuseLink(file);
     throw error;

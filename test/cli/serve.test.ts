@@ -75,9 +75,23 @@ describe('nemo-relay-hooks view --serve', () => {
       writeFileSync(path.join(folder, 'live.atof.jsonl'), `${atofLines.slice(0, half).join('\n')}\n`);
       const partial = await until(async () => (await sessions(server.url)).find((entry) => entry.kind === 'atof'), 'the ATOF session');
       expect(partial.llmCalls).toBeLessThan(7);
-      appendFileSync(path.join(folder, 'live.atof.jsonl'), `${atofLines.slice(half).join('\n')}\n`);
+      // A line still being written is not read until its newline arrives.
+      const rest = `${atofLines.slice(half).join('\n')}\n`;
+      appendFileSync(path.join(folder, 'live.atof.jsonl'), rest.slice(0, 40));
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const unchanged = (await sessions(server.url)).find((entry) => entry.kind === 'atof')!;
+      expect({ ...unchanged, modifiedMs: 0 }).toEqual({ ...partial, modifiedMs: 0 });
+      appendFileSync(path.join(folder, 'live.atof.jsonl'), rest.slice(40));
       const whole = await until(async () => (await sessions(server.url)).find((entry) => entry.kind === 'atof' && entry.llmCalls === 7), 'the rest of the ATOF lines');
       expect(whole).toMatchObject({ toolCalls: 5, errors: 2, promptTokens: 6654, completionTokens: 290 });
+
+      // A hook stream in the folder is listed as not read, with what to do.
+      copyFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), path.join(folder, 'recorded.hooks.jsonl'));
+      const problems = await until(async () => {
+        const body = JSON.parse((await get(`${server.url}api/sessions`)).body) as { problems: { file: string; problem: string }[] };
+        return body.problems.find((entry) => entry.file.endsWith('recorded.hooks.jsonl'));
+      }, 'the hook stream listed as a problem');
+      expect(problems.problem).toBe('a recorded hook stream; run "nemo-relay-hooks replay" on it first');
 
       const both = await sessions(server.url);
       const compare = await get(`${server.url}compare?a=${encodeURIComponent(both[0]!.key)}&b=${encodeURIComponent(both[1]!.key)}`);

@@ -10,7 +10,7 @@ import { PriceBook } from '../../src/components/pricing/price-book.ts';
 import { validatePricing } from '../../src/formats/plugins-toml/pricing.ts';
 import { FILE_BACKENDS } from '../contract/backends.ts';
 import { runComponents, type Script } from '../support/component-run.ts';
-import { nativePlugin } from '../memory/native-driver.ts';
+import { nativePlugin } from '../support/native-driver.ts';
 
 const chat = (model: string, usage: Record<string, number | Record<string, number>>): Json => ({ id: 'r', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage });
 

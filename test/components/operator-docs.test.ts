@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'smol-toml';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
-import { nativePlugin } from '../memory/native-driver.ts';
+import { nativePlugin } from '../support/native-driver.ts';
 import { withSourcesForValidation } from '../../src/plugin/price-sources.ts';
 import type { JsonObject } from '../../src/shared/json.ts';
 import { SNIPPET_RUNTIMES, repoRoot as ROOT, runSnippet, tsSnippets } from '../support/doc-snippets.ts';
@@ -22,7 +22,18 @@ function blocks(text: string, language: string): string[] {
 }
 
 /** What each TypeScript block of a page must have written, in its folder. */
-const TS_CHECKS: Record<string, ((cwd: string) => void)[]> = {
+const TS_CHECKS: Record<string, ((cwd: string, stdout: string) => void)[]> = {
+  'docs/operators/pricing.md': [
+    (cwd, stdout) => {
+      // 1000 × 0.15 / 1e6 + 500 × 0.6 / 1e6, as the page computes it.
+      expect(stdout.trim()).toBe('0.00045');
+      const files = fs.readdirSync(path.join(cwd, 'trajectories'));
+      expect(files).toHaveLength(1);
+      const trajectory = JSON.parse(fs.readFileSync(path.join(cwd, 'trajectories', files[0]!), 'utf8'));
+      expect(trajectory.extra.nemo_relay.session_id).toBe('run-1');
+      expect(trajectory.steps.filter((step: { metrics?: { cost_usd?: number } }) => step.metrics?.cost_usd !== undefined).map((step: { metrics: { cost_usd: number } }) => step.metrics.cost_usd)).toEqual([0.00045]);
+    },
+  ],
   'docs/operators/redaction.md': [
     (cwd) => {
       const text = fs.readFileSync(path.join(cwd, 'events', 'events.jsonl'), 'utf8');
@@ -49,7 +60,7 @@ describe('operators docs', () => {
           const result = await runSnippet(code, runtime, path.basename(page, '.md'), { ...process.env, NO_COLOR: '1' });
           try {
             expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
-            checks[i]!(result.cwd);
+            checks[i]!(result.cwd, result.stdout);
           } finally {
             fs.rmSync(result.cwd, { recursive: true, force: true });
           }

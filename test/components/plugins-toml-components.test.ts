@@ -4,7 +4,7 @@
 // and order, for valid and invalid configurations alike.
 import { describe, expect, it } from 'vitest';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
-import { nativePlugin, nativeUnavailable } from '../memory/native-driver.ts';
+import { nativePlugin, nativeUnavailable } from '../support/native-driver.ts';
 
 const component = (kind: string) => (config: unknown, extra: Record<string, unknown> = {}) => ({ version: 1, components: [{ kind, config, ...extra }] });
 const pii = component('pii_redaction');

@@ -157,6 +157,33 @@ scheduled_delay_millis = 10
 
 });
 
+describe('OTLP batches in flight at shutdown', () => {
+  it('a collector that never answers: the batches in flight are counted as dropped before shutdown() returns', async () => {
+    let requests = 0;
+    const { origin } = await serve(() => {
+      requests++;
+    });
+    const dir = tempDir('in-flight');
+    const toml = pluginsToml(dir, {
+      otel: `[components.config.opentelemetry]
+enabled = true
+[[components.config.opentelemetry.endpoints]]
+type = "full"
+endpoint = "http://${origin}/v1/traces"
+timeout_millis = 1500
+scheduled_delay_millis = 10
+max_export_batch_size = 5
+`,
+    });
+    // A budget far longer than the destination's timeout: the destination, not the budget, ends the wait.
+    const child = await spawnChild(host(toml, 4, 1, 60_000), { killAfterMs: 40_000 });
+    expect(child.killed).toBe(false);
+    const ends = atofLines(dir).filter((line) => line.includes('"scope_category":"end"')).length;
+    expect(requests).toBeGreaterThan(0);
+    expect(output(child.result, 'otlp-traces')).toMatchObject({ sent: 0, failed: 0, dropped: ends, queued: 0 });
+  });
+});
+
 describe('OTLP through an outage', () => {
   it('a collector down for 2 s loses nothing: each failed batch has its own retries', async () => {
     let outageEnds = 0;

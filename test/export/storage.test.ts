@@ -95,6 +95,17 @@ describe('ATIF storage', () => {
     expect(storage.health()).toMatchObject([{ kind: 'atif-storage', path: 's3://probe-bucket/trajectories/', sent: 1 }]);
   });
 
+  it('a key_prefix with .. segments stays a key in the configured bucket (issue 23 item 12)', async () => {
+    const storage = createAtifStorage([s3({ keyPrefix: '../other-bucket/./x/' })], { logger: silentLogger, retry: RETRY, keepRecoveryCopy: keeper().keepRecoveryCopy });
+    storage.upload(DOC);
+    await storage.close();
+    expect(receiver.requests).toHaveLength(1);
+    const [put] = receiver.requests;
+    // Not /other-bucket/...: the dot segments travel encoded, and the signature covers the path as sent.
+    expect(put).toMatchObject({ method: 'PUT', path: '/probe-bucket/%2E%2E/other-bucket/%2E/x/trajectory-0191.json', signatureValid: true });
+    expect(storage.health()).toMatchObject([{ kind: 'atif-storage', sent: 1, failed: 0 }]);
+  });
+
   it('a receiver that checks signatures refuses a PUT signed with the wrong secret', async () => {
     receiver.script('/probe-bucket/trajectories/trajectory-0191.json', [{ status: 403 }]);
     const storage = createAtifStorage([s3({ secretAccessKey: 'wrong' })], { logger: silentLogger, retry: RETRY, keepRecoveryCopy: keeper().keepRecoveryCopy });

@@ -31,7 +31,7 @@ import {
   runNativeAtif,
   runNativePlugin,
   type Driver,
-} from '../memory/native-driver.ts';
+} from '../support/native-driver.ts';
 
 const PROBES = {
   zero: 0,

@@ -11,7 +11,7 @@ import {
   staticPluginDocument,
 } from '../../src/formats/plugins-toml/document.ts';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
-import { nativePlugin, nativeUnavailable } from '../memory/native-driver.ts';
+import { nativePlugin, nativeUnavailable } from '../support/native-driver.ts';
 
 const ABSENT = Symbol('absent');
 const VALUES: readonly (JsonObject[string] | typeof ABSENT)[] = [ABSENT, true, false, 0, 1, '', 'yes'];

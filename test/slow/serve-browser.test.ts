@@ -34,6 +34,8 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
   let changed: string;
   const consoleErrors: string[] = [];
   const foreign: string[] = [];
+  /** The servers this test started: the only origins a page may ask. */
+  const origins: string[] = [];
 
   beforeAll(async () => {
     original = record((stream) => stream);
@@ -41,9 +43,10 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     folder = tempDir('nrh-served-');
     copyFileSync(path.join(original, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(folder, 'before.json'));
     server = await serve([folder, '--port', '0']);
+    origins.push(server.url);
     context = await launchChromium(chromium!);
     context.on('request', (request) => {
-      if (!request.url().startsWith(server.url) && !request.url().startsWith('file://')) foreign.push(request.url());
+      if (!origins.some((origin) => request.url().startsWith(origin)) && !request.url().startsWith('file://')) foreign.push(request.url());
     });
     context.on('page', (page) => page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text())));
   }, 300_000);
@@ -152,6 +155,50 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     expect(await page.locator('.pair.selected').getAttribute('data-i')).toBe(await page.locator('.pair[data-i]:not(.hidden)').nth(1).getAttribute('data-i'));
     expect(await page.locator('#totals tr[data-figure="prompt tokens"]').textContent()).toBe('prompt tokens6,6546,654±0');
     await page.close();
+  });
+
+  it('serves a folder of 5,000 trajectory files: the index pages 200 rows at a time, filters all of them, and follows a new one', async () => {
+    const many = tempDir('nrh-served-many-');
+    const t0 = Date.parse('2026-01-01T10:00:00Z');
+    const trajectory = (i: number) => ({
+      schema_version: 'ATIF-v1.6',
+      session_id: `s${i}`,
+      agent: { name: 'bulk', version: '1' },
+      steps: [
+        { step_id: 1, source: 'user', message: `question ${i}`, timestamp: new Date(t0 + i * 1000).toISOString() },
+        { step_id: 2, source: 'agent', model_name: 'm', message: `answer ${i}`, timestamp: new Date(t0 + i * 1000 + 500).toISOString(), metrics: { prompt_tokens: 10, completion_tokens: i % 7, cost_usd: 0.001 } },
+      ],
+    });
+    for (let i = 0; i < 5000; i++) writeFileSync(path.join(many, `run-${String(i).padStart(4, '0')}.json`), JSON.stringify(trajectory(i)));
+    const bulk = await serve([many, '--port', '0']);
+    origins.push(bulk.url);
+    try {
+      const page = await context.newPage();
+      page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()));
+      const started = Date.now();
+      await page.goto(bulk.url);
+      await page.waitForSelector('html[data-ready="1"]');
+      console.log(`served index of 5,000 sessions ready in ${Date.now() - started} ms`);
+      expect(await page.locator('tbody tr').count()).toBe(200);
+      expect(await page.locator('#count').textContent()).toBe('5000 of 5000 sessions');
+      await page.locator('#more').click();
+      expect(await page.locator('tbody tr').count()).toBe(400);
+      await page.fill('#q', 'session s4321');
+      await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+      expect(await page.locator('tbody tr').textContent()).toContain('10 in / 2 out');
+      expect(await page.locator('tbody tr td').nth(6).textContent()).toBe('$0.001');
+      await page.fill('#q', '');
+      await page.evaluate('window.marker = 1');
+      writeFileSync(path.join(many, 'run-5000.json'), JSON.stringify(trajectory(5000)));
+      await expect.poll(() => page.locator('#count').textContent(), { timeout: 20_000 }).toBe('5001 of 5001 sessions');
+      expect(await page.evaluate('window.marker')).toBe(1);
+      await Promise.all([page.waitForURL(/\/session\?/), page.locator('tbody tr.new a').click()]);
+      await page.waitForSelector('html[data-ready="1"]');
+      expect(await page.locator('h2').first().textContent()).toContain('session s5000');
+      await page.close();
+    } finally {
+      expect((await bulk.stop()).code).toBe(0);
+    }
   });
 
   it('logged no console error and asked nothing of any other origin', () => {

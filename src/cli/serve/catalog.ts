@@ -10,14 +10,21 @@
  * @module
  */
 
-import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { atofMajor } from '../../formats/atof/rules/envelope.ts';
+import type { AtofEvent } from '../../formats/atof/types.ts';
+import { parseAtofJsonl } from '../../formats/atof/validate.ts';
+import { treesFromAtof } from '../view/from-atof.ts';
 import { sessionsOf } from '../view/load.ts';
 import { sessionIdOf, type ViewNode } from '../view/model.ts';
 import { rollupOf } from '../view/rollup.ts';
 
-/** A file larger than this is listed as a problem rather than read whole. */
+/** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are read in chunks, any size). */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/** ATOF files are read this many bytes at a time, and only the bytes appended since the last look. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+const ATOF_FILE = /\.(jsonl|ndjson)$/i;
 const MAX_DEPTH = 6;
 const SESSION_FILE = /\.(json|jsonl|ndjson)$/i;
 
@@ -30,6 +37,10 @@ interface CatalogFile {
   kind: 'atif' | 'atof' | null;
   roots: ViewNode[];
   problem?: string;
+  /** The index rows of this file's sessions, worked out once per change. */
+  entries?: SessionEntry[];
+  /** ATOF files: the events read so far and the byte offset after the last complete line. */
+  atof?: { events: AtofEvent[]; offset: number };
 }
 
 /** One row of the served index (`/api/sessions`). */
@@ -79,7 +90,9 @@ export class Catalog {
         }
         const known = this.files.get(name);
         if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) continue;
-        this.files.set(name, this.read(name, absolute, stat, known));
+        const read = this.read(name, absolute, stat, known);
+        read.entries = read.kind === null ? [] : read.roots.map((root) => entryOf(read, root, read.kind!));
+        this.files.set(name, read);
         changed.push(name);
       }
     });
@@ -95,6 +108,7 @@ export class Catalog {
 
   private read(name: string, absolute: string, stat: Stats, previous: CatalogFile | undefined): CatalogFile {
     const entry: CatalogFile = { name, absolute, size: stat.size, mtimeMs: stat.mtimeMs, kind: previous?.kind ?? null, roots: previous?.roots ?? [] };
+    if (ATOF_FILE.test(absolute)) return readAtof(entry, previous?.atof);
     if (stat.size > MAX_FILE_BYTES) return { ...entry, problem: `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; open it with "view" instead` };
     try {
       const text = readFileSync(absolute, 'utf8');
@@ -108,10 +122,7 @@ export class Catalog {
   /** Every session, newest file first. */
   sessions(): SessionEntry[] {
     const entries: SessionEntry[] = [];
-    for (const file of this.files.values()) {
-      if (file.kind === null) continue;
-      for (const root of file.roots) entries.push(entryOf(file, root, file.kind));
-    }
+    for (const file of this.files.values()) for (const entry of file.entries ?? []) entries.push(entry);
     return entries.sort((a, b) => b.modifiedMs - a.modifiedMs || (b.startUs ?? 0) - (a.startUs ?? 0) || a.key.localeCompare(b.key));
   }
 
@@ -128,6 +139,65 @@ export class Catalog {
     const session = key.slice(hash + 1);
     const root = file?.roots.find((candidate) => sessionIdOf(candidate) === session);
     return file && root ? { file: file.name, session, root } : undefined;
+  }
+}
+
+/**
+ * An ATOF file, read from where the last look stopped (from the start when
+ * it shrank: rewritten), in chunks, up to its last complete line: a file
+ * that grows by lines is never read again from the beginning, and no file
+ * is held as one string.
+ */
+function readAtof(entry: CatalogFile, previous: CatalogFile['atof']): CatalogFile {
+  const grown = previous !== undefined && entry.size >= previous.offset;
+  const events = grown ? previous.events : [];
+  let offset = grown ? previous.offset : 0;
+  let descriptor: number;
+  try {
+    descriptor = openSync(entry.absolute, 'r');
+  } catch (error) {
+    return { ...entry, problem: error instanceof Error ? error.message : String(error) };
+  }
+  try {
+    const buffer = Buffer.alloc(CHUNK_BYTES);
+    let carry = Buffer.alloc(0);
+    while (offset + carry.length < entry.size) {
+      const read = readSync(descriptor, buffer, 0, Math.min(CHUNK_BYTES, entry.size - offset - carry.length), offset + carry.length);
+      if (read === 0) break;
+      const bytes = carry.length > 0 ? Buffer.concat([carry, buffer.subarray(0, read)]) : buffer.subarray(0, read);
+      const end = bytes.lastIndexOf(0x0a);
+      if (end === -1) {
+        carry = Buffer.from(bytes);
+        continue;
+      }
+      const text = bytes.subarray(0, end).toString('utf8');
+      if (offset === 0 && events.length === 0) {
+        const problem = firstLineProblem(text);
+        if (problem !== undefined) return { ...entry, kind: null, roots: [], problem };
+      }
+      const parsed = parseAtofJsonl(text);
+      for (const event of parsed.events) events.push(event);
+      offset += end + 1;
+      carry = Buffer.from(bytes.subarray(end + 1));
+    }
+  } finally {
+    closeSync(descriptor);
+  }
+  const major = events.map((event) => atofMajor(event.atof_version)).find((value) => value !== undefined && value !== 0);
+  if (major !== undefined) return { ...entry, kind: null, roots: [], problem: `ATOF major version ${major}; this reader knows ATOF 0.x only` };
+  return { ...entry, kind: 'atof', roots: treesFromAtof(events), atof: { events, offset } };
+}
+
+/** Why a .jsonl file is not ATOF, judged by its first line (a hook stream says what to do instead); undefined when it may be. */
+function firstLineProblem(text: string): string | undefined {
+  const first = text.slice(0, text.indexOf('\n') === -1 ? undefined : text.indexOf('\n')).trim();
+  if (first === '') return undefined;
+  try {
+    const value = JSON.parse(first) as { hook?: unknown };
+    if (typeof value === 'object' && value !== null && typeof value.hook === 'string') return 'a recorded hook stream; run "nemo-relay-hooks replay" on it first';
+    return undefined;
+  } catch {
+    return 'not ATOF JSONL (the first line is not JSON)';
   }
 }
 

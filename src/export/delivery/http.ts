@@ -34,6 +34,8 @@ export interface HttpAttempt {
   method: 'POST' | 'PUT';
   headers: Record<string, string>;
   body: string | Uint8Array;
+  /** The request path exactly as written (already encoded), when `url`'s own would be normalized (an S3 key with `..`). */
+  path?: string;
   timeoutMs: number;
   /** Aborts the attempt when the output closes. */
   signal: AbortSignal;
@@ -81,6 +83,7 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
     const send = (afterStaleSocket: boolean) => {
       let answered = false;
       const current = client.request(url, {
+        ...(attempt.path !== undefined ? { path: attempt.path } : {}),
         method: attempt.method,
         headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
         agent: agents[url.protocol as 'http:' | 'https:'],

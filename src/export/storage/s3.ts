@@ -39,13 +39,24 @@ function loadSigner(): Promise<Sign> {
   return signer;
 }
 
-/** The object URL for `key`, path-style. */
-function s3ObjectUrl(settings: S3StorageSettings, key: string): URL {
+/**
+ * The object's address for `key`, path-style: the endpoint's origin and
+ * the request path, written out rather than given to `URL`, which would
+ * resolve a `..` segment of the key (from `key_prefix`) and send the object
+ * to another bucket. Dot segments are percent-encoded: the key stays a key,
+ * inside the configured bucket, as native keeps it.
+ */
+function s3ObjectPath(settings: S3StorageSettings, key: string): { url: URL; path: string } {
   const base = settings.endpointUrl ?? `https://s3.${settings.region}.amazonaws.com`;
   const url = new URL(base);
   const prefix = url.pathname.replace(/\/+$/, '');
-  url.pathname = `${prefix}/${encodeSegment(settings.bucket)}/${key.split('/').map(encodeSegment).join('/')}`;
-  return url;
+  const path = `${prefix}/${encodeSegment(settings.bucket)}/${key.split('/').map(encodeKeySegment).join('/')}`;
+  return { url, path };
+}
+
+/** One segment of an object key: `.` and `..` encoded, so that nothing on the way resolves them. */
+function encodeKeySegment(segment: string): string {
+  return segment === '.' || segment === '..' ? segment.replaceAll('.', '%2E') : encodeSegment(segment);
 }
 
 export function s3Destination(settings: S3StorageSettings): AtifDestination {
@@ -53,7 +64,7 @@ export function s3Destination(settings: S3StorageSettings): AtifDestination {
     label: `s3://${settings.bucket}/${settings.keyPrefix}`,
     timeoutMs: settings.timeoutMillis,
     put: async (upload, signal) => {
-      const url = s3ObjectUrl(settings, `${settings.keyPrefix}${upload.filename}`);
+      const { url, path } = s3ObjectPath(settings, `${settings.keyPrefix}${upload.filename}`);
       if (url.protocol === 'http:' && !settings.allowHttp) {
         throw new DestinationUnusableError(`${url.origin} is plain http; set allow_http = true on this storage entry to use it`);
       }
@@ -68,7 +79,7 @@ export function s3Destination(settings: S3StorageSettings): AtifDestination {
           region: settings.region,
           method: 'PUT',
           host: url.host,
-          path: `${url.pathname}${url.search}`,
+          path,
           body,
           headers: {},
           // Native signs only host, the payload hash and the date (plus a session token).
@@ -86,7 +97,7 @@ export function s3Destination(settings: S3StorageSettings): AtifDestination {
         if (/^(host|content-length|content-type)$/i.test(name)) continue;
         headers[name.toLowerCase()] = String(value);
       }
-      await sendHttp({ url: url.href, method: 'PUT', headers, body, timeoutMs: settings.timeoutMillis, signal });
+      await sendHttp({ url: `${url.origin}${path}`, path, method: 'PUT', headers, body, timeoutMs: settings.timeoutMillis, signal });
     },
   };
 }

@@ -19,6 +19,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
+import { destinationUrlProblem, headerValueProblem } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 
 /** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
@@ -290,6 +291,23 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
       }
       headers[header] = value;
     }
+  }
+  // Beyond native: an endpoint that could never send is skipped with its reason, not failed request by request.
+  const skip = (field: string, why: string) => {
+    push({
+      level: 'warning',
+      code: 'observability.otel_endpoint_skipped',
+      component: 'opentelemetry',
+      field: `${where}.${field}`,
+      message: `OpenTelemetry ${where}.${field} ${why}; this endpoint (${displayUrl(endpoint.endpoint as string)}) is skipped and nothing is sent to it (everything else still runs)`,
+    });
+    return null;
+  };
+  const urlProblem = destinationUrlProblem(endpoint.endpoint, ['http:', 'https:']);
+  if (urlProblem !== null) return skip('endpoint', urlProblem);
+  for (const [header, value] of Object.entries(headers)) {
+    const problem = headerValueProblem(value);
+    if (problem !== null) return skip(isJsonObject(endpoint.header_env) && header in endpoint.header_env ? `header_env.${header}` : `headers.${header}`, `value ${problem}`);
   }
   const resourceAttributes: Record<string, string> = {};
   if (isJsonObject(endpoint.resource_attributes)) for (const [k, v] of Object.entries(endpoint.resource_attributes)) resourceAttributes[k] = String(v);

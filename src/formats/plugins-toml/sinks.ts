@@ -14,6 +14,7 @@
 
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
+import { destinationUrlProblem, headerValueProblem } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 
 /** How a stream sink sends events: one HTTP POST each, a streamed NDJSON body, or a WebSocket. */
@@ -285,6 +286,7 @@ export function validateStreamSink(sink: JsonObject, i: number, names: Set<strin
     const value = readEnv(String(headerEnv[header]));
     if (value === undefined) report(name, `.${name} references an environment variable that is not set: environment variable not found`);
     else if (value.trim() === '') report(name, `.${name} references an environment variable that is blank`);
+    else if (headerValueProblem(value) !== null) report(name, `.${name}: the value of ${String(headerEnv[header])} ${headerValueProblem(value)!}`);
   }
 }
 
@@ -307,6 +309,9 @@ export function validateStorageEntry(store: JsonObject, i: number, unsupported: 
     for (const header of Object.keys(headerEnv).sort()) {
       if (!HEADER_NAME.test(header)) report(`header_env.${header}`, `header name '${header}' is invalid`);
       unsetVariable(`header_env.${header}`, headerEnv[header]);
+      const value = typeof headerEnv[header] === 'string' ? readEnv(headerEnv[header]) : undefined;
+      const problem = value === undefined ? null : headerValueProblem(value);
+      if (problem !== null) report(`header_env.${header}`, `: the value of ${String(headerEnv[header])} ${problem}`);
     }
   } else if (store.type === 's3') {
     if (typeof store.bucket !== 'string' || store.bucket.trim() === '') report('bucket', 'must be non-empty');
@@ -319,14 +324,14 @@ function checkHeaders(headers: JsonObject, report: (header: string, message: str
   for (const header of Object.keys(headers).sort()) {
     if (!HEADER_NAME.test(header)) report(header, `header name '${header}' is invalid`);
     else if (typeof headers[header] === 'string' && BAD_HEADER_VALUE.test(headers[header])) report(header, 'value is invalid: failed to parse header value');
+    else if (typeof headers[header] === 'string') {
+      // Beyond native's rule: a value Node's HTTP client refuses would fail every request.
+      const problem = headerValueProblem(headers[header]);
+      if (problem !== null) report(header, `value ${problem}`);
+    }
   }
 }
 
 function urlFits(text: string, schemes: readonly string[]): boolean {
-  try {
-    const url = new URL(text);
-    return schemes.includes(url.protocol) && url.hostname !== '';
-  } catch {
-    return false;
-  }
+  return destinationUrlProblem(text, schemes) === null;
 }

@@ -4,7 +4,7 @@
  * no copy, for the configuration where ATOF sinks are the only receivers.
  * What it buys: bench/RESULTS.md, "The byte path". Each writer gives the
  * bytes `serializeEvent` gives for the event object the object encoder
- * builds from the same call (pinned by test/memory/lines-only.test.ts).
+ * builds from the same call (pinned by test/backends/memory/lines-only.test.ts).
  *
  * Composite payload parts (the LLM request's `{content, headers}`, a tool
  * end's profile with its annotation) are written whole by the general path

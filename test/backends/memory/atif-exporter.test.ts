@@ -2,11 +2,11 @@
 // native's AtifExporter exports for the same session, and interleaved
 // sessions stay apart (native's own exporter would mix them).
 import { describe, expect, it } from 'vitest';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import type { ScopeHandle } from '../../src/relay/contract.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import { native, nativeUnavailable, normalize, runNativeAtif, type Driver } from './native-driver.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import type { ScopeHandle } from '../../../src/relay/contract.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
+import { native, nativeUnavailable, normalize, runNativeAtif, type Driver } from '../../support/native-driver.ts';
 
 /**
  * One coding-agent session as a generator: it yields between steps so two

@@ -7,13 +7,13 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { InvalidPluginConfigError, PluginActivationBusyError } from '../../src/relay/index.ts';
-import type { ScopeHandle } from '../../src/relay/contract.ts';
-import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
-import { sanitizeValue } from '../../src/formats/plugins-toml/atif-template.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import { atifErrorLines, expectedNativeErrors } from '../support/harbor.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import { InvalidPluginConfigError, PluginActivationBusyError } from '../../../src/relay/index.ts';
+import type { ScopeHandle } from '../../../src/relay/contract.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../../src/formats/atof/validate.ts';
+import { sanitizeValue } from '../../../src/formats/plugins-toml/atif-template.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
+import { atifErrorLines, expectedNativeErrors } from '../../support/harbor.ts';
 import {
   native,
   nativeInitializeError,
@@ -24,7 +24,7 @@ import {
   runMemoryPlugin,
   runNativePlugin,
   type Driver,
-} from './native-driver.ts';
+} from '../../support/native-driver.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -297,7 +297,7 @@ describe('ATIF file-name value sanitizing', () => {
 });
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const bun = path.resolve(here, '../../node_modules/.bin/bun');
+const bun = path.resolve(here, '../../../node_modules/.bin/bun');
 const bunAvailable = fs.existsSync(bun) && spawnSync(bun, ['--version']).status === 0;
 if (!bunAvailable) console.warn('[plugin-host exit test] skipped: node_modules/.bin/bun is not available to run a TypeScript child process');
 
@@ -305,7 +305,7 @@ describe.skipIf(!bunAvailable)('memory plugin host at process exit', () => {
   it('writes partial trajectories of sessions still open, and every ATOF line', () => {
     const dir = tempDir();
     const script = path.join(dir, 'child.ts');
-    const entry = path.resolve(here, '../../src/backends/memory/index.ts');
+    const entry = path.resolve(here, '../../../src/backends/memory/index.ts');
     fs.writeFileSync(
       script,
       `import { createMemoryRelay } from ${JSON.stringify(entry)};

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
-import { available, builtAdapter as adapter, readAtof, runScript, tempDir } from './support.ts';
+import { available, builtAdapter as adapter, readAtof, runScript, tempDir } from '../native/support.ts';
 
 const SCRIPT = (outputDirectory: string) => `
 import { loadNativeRelay } from ${JSON.stringify(adapter)};

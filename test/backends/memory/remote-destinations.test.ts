@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { InvalidPluginConfigError } from '../../src/relay/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import type { Json, JsonObject } from '../../src/relay/contract.ts';
-import { tempDir } from '../contract/backends.ts';
-import { observabilityDocument } from '../support/plugins-toml.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import { InvalidPluginConfigError } from '../../../src/relay/index.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
+import type { Json, JsonObject } from '../../../src/relay/contract.ts';
+import { tempDir } from '../../contract/backends.ts';
+import { observabilityDocument } from '../../support/plugins-toml.ts';
 
 const doc = (dir: string, extraSinks: Json[], storage: Json[]) =>
   observabilityDocument({

@@ -13,10 +13,10 @@ import { setFlagsFromString } from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { APICallError, generateText, registerTelemetry, streamText, type Telemetry } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { AdapterCore } from '../../../src/adapters/core/run.ts';
-import { AiSdkTelemetry, MAX_OPEN_RUNS } from '../../../src/adapters/ai-sdk/telemetry.ts';
-import { HookRegistry } from '../../../src/hooks/registry.ts';
-import { HOOK_NAMES } from '../../../src/hooks/index.ts';
+import { AdapterCore } from '../../src/adapters/core/run.ts';
+import { AiSdkTelemetry, MAX_OPEN_RUNS } from '../../src/adapters/ai-sdk/telemetry.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { HOOK_NAMES } from '../../src/hooks/index.ts';
 
 const removals: Array<() => void> = [];
 afterEach(() => {

@@ -4,10 +4,10 @@
 // in test/formats/rust-json.test.ts, and against native in
 // test/formats/native-json-differential.test.ts).
 import { describe, expect, it } from 'vitest';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { needsNativeJson, serializeEvent } from '../../src/backends/memory/encode/event-text.ts';
-import type { AtofEvent } from '../../src/formats/atof/types.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import { needsNativeJson, serializeEvent } from '../../../src/backends/memory/encode/event-text.ts';
+import type { AtofEvent } from '../../../src/formats/atof/types.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
 
 function sampleEvents(): AtofEvent[] {
   const relay = createMemoryRelay({ logger: silentLogger });

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { AtofFileWriter, defaultAtofFilename, type WriterFs } from '../../src/backends/memory/atof-batcher.ts';
-import { parseAtofJsonl, validateAtofEvents } from '../../src/formats/atof/validate.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import { AtofFileWriter, defaultAtofFilename, type WriterFs } from '../../../src/backends/memory/atof-batcher.ts';
+import { parseAtofJsonl, validateAtofEvents } from '../../../src/formats/atof/validate.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -326,7 +326,7 @@ describe('ATOF file writer under write failures', () => {
 });
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const bun = path.resolve(here, '../../node_modules/.bin/bun');
+const bun = path.resolve(here, '../../../node_modules/.bin/bun');
 const bunAvailable = fs.existsSync(bun) && spawnSync(bun, ['--version']).status === 0;
 if (!bunAvailable) console.warn('[atof-writer exit tests] skipped: node_modules/.bin/bun is not available to run a TypeScript child process');
 
@@ -335,7 +335,7 @@ describe.skipIf(!bunAvailable)('ATOF file writer at process exit', () => {
     it(`writes every buffered line at ${ending} without an explicit flush`, () => {
       const dir = tempDir();
       const script = path.join(dir, 'child.ts');
-      const entry = path.resolve(here, '../../src/backends/memory/index.ts');
+      const entry = path.resolve(here, '../../../src/backends/memory/index.ts');
       fs.writeFileSync(
         script,
         `import { createMemoryRelay } from ${JSON.stringify(entry)};

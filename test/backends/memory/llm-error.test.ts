@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
 
 async function ends(metadata: unknown, status?: 'ok' | 'error') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-llm-error-'));

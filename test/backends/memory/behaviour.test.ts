@@ -1,14 +1,14 @@
 // Behaviour of the in-memory relay that has no native counterpart to compare
 // with: misuse handling, timestamps, subscribers, managed-call errors.
 import { describe, expect, it, vi } from 'vitest';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import type { AtofEvent, AtofScopeEvent } from '../../src/formats/atof/types.ts';
-import type { LlmHandle, ScopeHandle, ToolHandle } from '../../src/relay/contract.ts';
-import type { Logger } from '../../src/shared/logger.ts';
-import { parseTimestamp } from '../../src/shared/clock.ts';
-import { uuidv7 } from '../../src/shared/uuid.ts';
-import { copyPayload } from '../../src/backends/memory/encode/event-parts.ts';
-import { toJson } from '../../src/shared/json.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import type { AtofEvent, AtofScopeEvent } from '../../../src/formats/atof/types.ts';
+import type { LlmHandle, ScopeHandle, ToolHandle } from '../../../src/relay/contract.ts';
+import type { Logger } from '../../../src/shared/logger.ts';
+import { parseTimestamp } from '../../../src/shared/clock.ts';
+import { uuidv7 } from '../../../src/shared/uuid.ts';
+import { copyPayload } from '../../../src/backends/memory/encode/event-parts.ts';
+import { toJson } from '../../../src/shared/json.ts';
 
 function recordingLogger(): Logger & { lines: string[] } {
   const lines: string[] = [];

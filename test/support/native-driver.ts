@@ -40,7 +40,7 @@ import { scopeTypeOf } from '../../native/payloads.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { observabilityDocument } from '../support/plugins-toml.ts';
+import { observabilityDocument } from './plugins-toml.ts';
 
 type Handle = { readonly uuid: string };
 type Stack = object;

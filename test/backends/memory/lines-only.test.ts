@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/shared/logger.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
 import type {
   AtifExporter,
   LlmEndOptions,
@@ -21,15 +21,15 @@ import type {
   ToolEndOptions,
   ToolHandle,
   ToolStartOptions,
-} from '../../src/relay/contract.ts';
-import { toJson } from '../../src/shared/json.ts';
-import { createMemoryRelay, type MemoryRelay } from '../../src/backends/memory/index.ts';
-import { copyPayload } from '../../src/backends/memory/encode/event-parts.ts';
-import { payloadJsonText } from '../../src/backends/memory/encode/event-text.ts';
-import { entriesJson, flatEntries, payloadText, writeEntries } from '../../src/backends/memory/encode/payload-bytes.ts';
-import { giveBack, takeBuilder } from '../../src/backends/memory/encode/line-buffer.ts';
-import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
+} from '../../../src/relay/contract.ts';
+import { toJson } from '../../../src/shared/json.ts';
+import { createMemoryRelay, type MemoryRelay } from '../../../src/backends/memory/index.ts';
+import { copyPayload } from '../../../src/backends/memory/encode/event-parts.ts';
+import { payloadJsonText } from '../../../src/backends/memory/encode/event-text.ts';
+import { entriesJson, flatEntries, payloadText, writeEntries } from '../../../src/backends/memory/encode/payload-bytes.ts';
+import { giveBack, takeBuilder } from '../../../src/backends/memory/encode/line-buffer.ts';
+import { validateAtofEvents } from '../../../src/formats/atof/validate.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -4,8 +4,8 @@
 // replacing uuids by labels (in order of first appearance) — so parent
 // links, propagation roots and start/end pairing are compared too.
 import { describe, expect, it } from 'vitest';
-import { native, nativeUnavailable, normalize, runMemory, runNative, type Scenario } from './native-driver.ts';
-import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
+import { native, nativeUnavailable, normalize, runMemory, runNative, type Scenario } from '../../support/native-driver.ts';
+import { validateAtofEvents } from '../../../src/formats/atof/validate.ts';
 
 const T0 = 1_800_000_000_000_000;
 const at = (n: number) => T0 + n * 10;

@@ -2,8 +2,8 @@
 // levels, components, fields, messages, order) as native's validate(), plus
 // warnings for what only the native backend can do.
 import { describe, expect, it } from 'vitest';
-import { validatePluginConfig } from '../../src/formats/index.ts';
-import { nativePlugin, nativeUnavailable } from './native-driver.ts';
+import { validatePluginConfig } from '../../../src/formats/index.ts';
+import { nativePlugin, nativeUnavailable } from '../../support/native-driver.ts';
 
 const obs = (config: unknown, extra: Record<string, unknown> = {}) => ({
   version: 1,

@@ -1,0 +1,40 @@
+/**
+ * What a remote destination's URL and header values must be for a request
+ * to go out at all: checked once, when the configuration is read, so that a
+ * destination that could never send is reported with its reason instead of
+ * failing every request later with nothing saying why. Messages never quote
+ * a header value (it is often a credential).
+ *
+ * @module
+ */
+
+/**
+ * Why `value` cannot be sent as a header value, or null when it can.
+ * Control characters (CR/LF included) are refused by every HTTP stack
+ * (native too); characters past Latin-1 (`é` passes, `€` and emoji do not)
+ * are refused by Node's, Bun's and Deno's HTTP clients.
+ */
+export function headerValueProblem(value: string): string | null {
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) return 'contains a control character (a line break, say), which no HTTP request can carry';
+  if (/[^\u0000-\u00ff]/.test(value)) return 'contains characters outside Latin-1, which HTTP clients refuse to send (percent-encode them, or send them in the body)';
+  return null;
+}
+
+/**
+ * Why `text` cannot be a destination URL with one of `schemes` (e.g.
+ * `['http:', 'https:']`), or null when it can: it must parse, use one of the
+ * schemes, name a host, and not name port 0 (which `node:http` reads as
+ * "the default port" and sends to 80).
+ */
+export function destinationUrlProblem(text: string, schemes: readonly string[]): string | null {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return 'is not a URL';
+  }
+  if (!schemes.includes(url.protocol)) return `must use ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}, not ${url.protocol.replace(/:$/, '')}`;
+  if (url.hostname === '') return 'names no host';
+  if (url.port === '0') return 'names port 0, which no destination listens on';
+  return null;
+}
