@@ -9,6 +9,7 @@
 import { spread, put } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { Projection } from './types.ts';
+import { readRequest } from './llm-shapes.ts';
 import { endData, errorType, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
 
 export const fullProjection: Projection = {
@@ -23,7 +24,8 @@ export const fullProjection: Projection = {
     session(out, scope);
     endData(out, end);
     spread(out, 'nemo_relay.end.metadata', end.metadata);
-    if (start.category === 'llm') put(out, 'nemo_relay.model_name', answeringModelName(scope));
+    // The answering model, else the requested one (the hook's, else the request body's), as native names it.
+    if (start.category === 'llm') put(out, 'nemo_relay.model_name', answeringModelName(scope) ?? readRequest(start.data).model);
     if (scope.cost !== undefined) {
       out['nemo_relay.llm.cost.total'] = scope.cost.total;
       out['nemo_relay.llm.cost.currency'] = scope.cost.currency;

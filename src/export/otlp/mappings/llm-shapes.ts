@@ -107,14 +107,16 @@ export function readResponse(data: Json | undefined): LlmResponseView {
   else if (Array.isArray(response.content)) message = readMessage({ role: 'assistant', content: response.content });
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
   const finishReason = stringOf(choice?.finish_reason) ?? stringOf(response.stop_reason) ?? stringOf(response.finish_reason);
-  return { recognized: detectResponseSurface(response) !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null) };
+  const surface = detectResponseSurface(response);
+  return { recognized: surface !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null, surface === 'anthropic_messages') };
 }
 
 /** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */
-function readUsage(value: Json): Usage {
+function readUsage(value: Json, messagesResponse = false): Usage {
   const usage = readUsageOfShape(value);
-  // Native states a total only where the usage does, or for Messages (which has none of its own).
-  const stated = usageShapeOf(value) === 'anthropic_messages' ? usage?.total : tokenCount(objectOf(value)?.total_tokens ?? objectOf(value)?.totalTokens);
+  // Native states a total only where the usage does, or for Messages (which has none of its own: a
+  // Messages usage without cache counts is known by the response around it).
+  const stated = messagesResponse || usageShapeOf(value) === 'anthropic_messages' ? usage?.total : tokenCount(objectOf(value)?.total_tokens ?? objectOf(value)?.totalTokens);
   return { input: usage?.prompt, output: usage?.completion, total: stated, cacheRead: usage?.cacheRead, cacheWrite: usage?.cacheWrite };
 }
 

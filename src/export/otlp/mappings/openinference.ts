@@ -7,13 +7,13 @@
  * @module
  */
 
-import type { Json } from '../../../shared/json.ts';
+import type { Json, JsonObject } from '../../../shared/json.ts';
 import { canonicalJson } from '../../../formats/native-text.ts';
 import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, sortedJson, textOfMessage, toolCallsOf, type Message } from './llm-shapes.ts';
+import { readRequest, readResponse, textOfMessage, toolCallsOf, type Message } from './llm-shapes.ts';
 
 const KINDS: Record<string, string> = { agent: 'AGENT', llm: 'LLM', tool: 'TOOL', retriever: 'RETRIEVER', embedder: 'EMBEDDING', reranker: 'RERANKER', guardrail: 'GUARDRAIL', evaluator: 'EVALUATOR' };
 
@@ -116,7 +116,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
     out['input.value'] = transcript.join('\n\n');
     out['input.mime_type'] = 'text/plain';
   }
-  if (Object.keys(request.parameters).length > 0) out['llm.invocation_parameters'] = sortedJson(request.parameters);
+  put(out, 'llm.invocation_parameters', invocationParameters(request.parameters));
   let index = 0;
   for (const system of request.system) {
     out[`llm.input_messages.${index}.message.role`] = 'system';
@@ -169,6 +169,32 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.model_name', answeringModelName(scope) ?? request.model);
   // OpenInference's cost is in USD: another currency is left out.
   if (scope.cost !== undefined && scope.cost.currency.toUpperCase() === 'USD') out['llm.cost.total'] = scope.cost.total;
+}
+
+/**
+ * `llm.invocation_parameters` as native writes it: only the generation
+ * parameters it normalizes, in its order (`temperature`, `max_tokens`,
+ * `top_p`, `stop`), whatever the provider called them
+ * (`max_completion_tokens` over `max_tokens` over `max_output_tokens`;
+ * `stop` or `stop_sequences`, a single stop as a list), with `temperature`
+ * and `top_p` as floats (`1.0`). Everything else (`tool_choice`, `seed`,
+ * `response_format`, ...) is left out; nothing at all gives no attribute.
+ */
+function invocationParameters(parameters: JsonObject): string | undefined {
+  const float = (value: Json | undefined) =>
+    typeof value !== 'number' || !Number.isFinite(value) ? undefined : Number.isInteger(value) && Math.abs(value) < 1e16 ? `${value}.0` : JSON.stringify(value);
+  const count = (value: Json | undefined) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined);
+  const texts = (value: Json | undefined) => (typeof value === 'string' ? [value] : Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : undefined);
+  const parts: string[] = [];
+  const temperature = float(parameters.temperature);
+  if (temperature !== undefined) parts.push(`"temperature":${temperature}`);
+  const maxTokens = count(parameters.max_completion_tokens) ?? count(parameters.max_tokens) ?? count(parameters.max_output_tokens);
+  if (maxTokens !== undefined) parts.push(`"max_tokens":${maxTokens}`);
+  const topP = float(parameters.top_p);
+  if (topP !== undefined) parts.push(`"top_p":${topP}`);
+  const stop = texts(parameters.stop) ?? texts(parameters.stop_sequences);
+  if (stop !== undefined) parts.push(`"stop":${JSON.stringify(stop)}`);
+  return parts.length === 0 ? undefined : `{${parts.join(',')}}`;
 }
 
 /** One message of `input.value`: `role: text`, tool requests named, tool results left out. */
