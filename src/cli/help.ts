@@ -36,7 +36,8 @@ export function programHelp(specs: readonly CommandSpec[], version: string): str
     '  -h, --help     Show help (also after any command: replay --help)',
     '  -V, --version  Print the version',
     '',
-    'Exit codes: 0 success, 1 failure (invalid files, unreadable input, --strict), 2 usage error.',
+    'Exit codes: 0 success, 1 failure (invalid files, unreadable input, --strict), 2 usage error;',
+    'compare (like diff): 0 equivalent, 1 different, 2 usage or input error.',
     '',
   ].join('\n');
 }

@@ -125,7 +125,15 @@ export class LiveRecording {
         safeLog(logger, 'warn', `NeMo Relay session ${sessionId}: its propagation_context cannot be read (${reason}); it is recorded as a session of its own, outside the caller's trace (reported once)`);
       },
     });
-    this.recorder = new Recorder({ backend: this.backend, sessions: this.sessions, trajectories: this.trajectories, counters, logger });
+    this.recorder = new Recorder({
+      backend: this.backend,
+      sessions: this.sessions,
+      trajectories: this.trajectories,
+      counters,
+      logger,
+      // A server's session for another process's call: its spans leave now, not with the next batch (the server may be stopped first).
+      exportNow: () => work.track(this.backend.flush()),
+    });
     this.managed = new ManagedExecution({
       backend: this.backend,
       sessions: this.sessions,

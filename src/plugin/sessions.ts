@@ -46,6 +46,8 @@ export interface SessionState {
   instance: number;
   /** Trajectories of work open tool calls ran elsewhere, by tool key (rare: created when first needed). */
   remoteTrajectories: Map<string, AtifSubagentTrajectoryRef[]> | undefined;
+  /** The session continues another process's context (an MCP server's call): exported as soon as it ends. */
+  continuesRemote: boolean;
 }
 
 export type EvictionReason = 'idle_ttl' | 'max_sessions';
@@ -124,6 +126,7 @@ export class SessionTable {
       lastActivity: now,
       instance: (this.closedInstances.get(sessionId) ?? 0) + 1,
       remoteTrajectories: undefined,
+      continuesRemote: false,
     };
     const parent = this.subagentParents.get(sessionId);
     let metadata = metadataOf(payload);
@@ -147,7 +150,10 @@ export class SessionTable {
       if (caller !== undefined) metadata = { ...metadata, ...callerMetadata(caller) };
       const received = receivedContext(payload);
       if (received !== undefined && 'error' in received) this.options.unreadableContext(sessionId, received.error);
-      else if (received !== undefined) propagation = received.context;
+      else if (received !== undefined) {
+        propagation = received.context;
+        state.continuesRemote = true;
+      }
     }
     // Registered before the push would see nothing of this session yet, and
     // a per-session builder needs the scope handle to know its subtree.

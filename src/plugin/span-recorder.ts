@@ -31,6 +31,8 @@ export interface RecorderOptions {
   trajectories: TrajectoryWriter;
   counters: PluginCounters;
   logger: Logger;
+  /** Sends what is queued now (a session continuing another process ended: that process may be stopped any time). */
+  exportNow?(): void;
 }
 
 /** Held start hooks per session (and managed calls remembered) at most. */
@@ -103,6 +105,7 @@ export class Recorder {
       }
     }
     this.options.trajectories.finish(state);
+    if (state.continuesRemote) this.options.exportNow?.();
     if (failures.length > 0) {
       this.counters.errors += failures.length;
       safeLog(this.options.logger, 'warn', `NeMo Relay session ${state.sessionId} teardown completed with errors: ${failures.join('; ')}`);

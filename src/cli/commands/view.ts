@@ -24,6 +24,7 @@ import { writeHtmlTimeline, type HtmlSource, type WrittenTimeline } from '../vie
 import type { ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
+import { linkRemoteTrajectories } from '../view/linked.ts';
 
 export const viewSpec: CommandSpec = {
   name: 'view',
@@ -38,6 +39,8 @@ export const viewSpec: CommandSpec = {
     'page and one page per session in <file>.sessions/. "-" reads standard input;',
     '--json prints the trees as JSON instead of text. Control characters in session',
     'content are shown as \\xNN escapes, never sent to the terminal.',
+    'A trajectory another given file references from a tool call (an MCP server\'s,',
+    'written by another process) is shown under that call.',
     '',
     '--serve [folder...] serves a live viewer of the folders (default: the current',
     'folder) on http://127.0.0.1:<port>/: the index of the ATIF and ATOF sessions',
@@ -71,18 +74,27 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'view');
   const sources: HtmlSource[] = [];
   const report: ViewReport = { command: 'view', files: [], html: null };
+  const loadedFiles: { name: string; kind: 'atif' | 'atof'; roots: ViewNode[] }[] = [];
   for (const file of args.positionals) {
     const name = inputName(file);
     const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
     for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${safeForTerminal(message)}\n`);
-    const roots = loaded.roots;
+    loadedFiles.push({ name, kind: loaded.kind, roots: loaded.roots });
+  }
+  // Trajectories of other processes (an MCP server's) go under the tool call that references them.
+  const linked = loadedFiles.map((loaded) => ({ file: loaded.name, roots: loaded.roots }));
+  const moved = linkRemoteTrajectories(linked);
+  for (const [index, { name, kind }] of loadedFiles.entries()) {
+    const roots = linked[index]!.roots;
     sources.push({ file: name, roots });
     if (json) {
-      report.files.push({ file: name, kind: loaded.kind, sessions: roots.map(withoutSource) });
+      report.files.push({ file: name, kind, sessions: roots.map(withoutSource) });
       continue;
     }
     if (args.positionals.length > 1) io.out(`${io.style.dim(`── ${safeForTerminal(name)}`)}\n`);
-    if (roots.length === 0) io.out(`(no sessions in ${safeForTerminal(name)})\n`);
+    const elsewhere = moved.filter((entry) => entry.from === name);
+    for (const entry of elsewhere) io.out(`(session ${safeForTerminal(entry.session)} is shown under tool call ${safeForTerminal(entry.toolCall)} of ${safeForTerminal(entry.into)})\n`);
+    if (roots.length === 0 && elsewhere.length === 0) io.out(`(no sessions in ${safeForTerminal(name)})\n`);
     roots.forEach((root, index) => {
       if (index > 0) io.out('\n');
       io.out(renderText(terminalSafe(root), io.style));

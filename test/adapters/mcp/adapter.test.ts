@@ -10,14 +10,17 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { HookRegistry } from '../../../src/hooks/index.ts';
 import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
 import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, type McpSession } from '../../../src/adapters/mcp/index.ts';
 import { propagationContextFromJson } from '../../../src/formats/propagation.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
+import { startHttpReceiver } from '../../support/otlp-receiver.ts';
 
 type Loose = Record<string, any>;
 
@@ -120,6 +123,30 @@ describe('instrumentMcpServer', () => {
     expect(warnings.join()).toContain('no @modelcontextprotocol/sdk Server or McpServer');
   });
 
+  it('instruments a low-level Server whose tools/call handler is its own', async () => {
+    const hooks = new HookRegistry();
+    const log = recorded(hooks);
+    const server = new Server({ name: 'low-level', version: '0.1.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'ping', inputSchema: { type: 'object' } }] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: `pong from ${request.params.name}` }] }));
+    instrumentMcpServer(server, hooks);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(clientSide);
+    cleanups.push(async () => {
+      await client.close();
+      await server.close();
+    });
+    expect((await client.callTool({ name: 'ping', arguments: {} })).content).toEqual([{ type: 'text', text: 'pong from ping' }]);
+    expect(log.map((entry) => [entry.name, entry.payload.agent_name ?? entry.payload.tool_name ?? entry.payload.reason])).toEqual([
+      ['on_session_start', 'low-level'],
+      ['pre_tool_call', 'ping'],
+      ['post_tool_call', 'ping'],
+      ['on_session_finalize', 'mcp_call_complete'],
+    ]);
+  });
+
   it('continues a caller that sends only a W3C traceparent (an OpenTelemetry-instrumented client)', async () => {
     const hooks = new HookRegistry();
     const log = recorded(hooks);
@@ -140,10 +167,16 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
       const settings = { atifEnabled: true, atifOutputDirectory: dir, atifFilenameTemplate: '{session_id}.json' };
       const agentHooks = new HookRegistry();
-      const agentPlugin = createNemoRelayPlugin({ backend, settings, logger: silentLogger });
+      const atof = (file: string) => ({ atofEnabled: true, atofOutputDirectory: atofDir, atofFilename: file });
+      const atofDir = mkdtempSync(path.join(tmpdir(), 'nrh-mcp-atof-'));
+      cleanups.push(() => rmSync(atofDir, { recursive: true, force: true }));
+      const agentPlugin = createNemoRelayPlugin({ backend, settings: { ...settings, ...atof('agent.jsonl') }, logger: silentLogger });
       agentPlugin.register(agentHooks);
       const serverHooks = new HookRegistry();
-      const serverPlugin = createNemoRelayPlugin({ backend, settings, logger: silentLogger });
+      const collector = await startHttpReceiver();
+      cleanups.push(() => collector.close());
+      const otlp = { otlpEnabled: true, otlpType: 'full' as const, otlpEndpoint: `${collector.url}/v1/traces` };
+      const serverPlugin = createNemoRelayPlugin({ backend, settings: { ...settings, ...atof('server.jsonl'), ...otlp }, env: { OTEL_BSP_SCHEDULE_DELAY: '600000' }, logger: silentLogger });
       serverPlugin.register(serverHooks);
       const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
       const server = weatherServer(seen);
@@ -167,6 +200,12 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       agentHooks.emit('pre_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {} });
       agentHooks.emit('pre_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' } });
       const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+      // The server's session ended with the call: its spans are sent now, not with the next batch (10 minutes here) or at shutdown.
+      const sent = await Promise.race([
+        collector.waitFor((received) => received.spans().some((span) => span.name === 'hermes-session-server-for-call_a')).then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 45_000)),
+      ]);
+      expect(sent).toBe(true);
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' }, result: 'Oslo: rain', status: 'ok' });
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {}, result: '{}', status: 'ok' });
       // No tool call is open now: the request goes out unchanged, and the server records a root session.
@@ -206,6 +245,20 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
         ['call_a', [ref]],
         ['call_b', undefined],
       ]);
+      // ATOF: the server's session scope hangs under the agent's tool span, and its whole tree has the agent session's root.
+      const events = (file: string) => readFileSync(path.join(atofDir, file), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Loose);
+      const agentEvents = events('agent.jsonl');
+      const serverEvents = events('server.jsonl');
+      const agentRoot = agentEvents.find((event) => event.name === 'hermes-session-agent-1' && event.scope_category === 'start')!;
+      const toolSpan = agentEvents.find((event) => event.category === 'tool' && event.scope_category === 'start' && event.metadata?.tool_call_id === 'call_a')!;
+      const serverRoot = serverEvents.find((event) => event.name === 'hermes-session-server-for-call_a' && event.scope_category === 'start')!;
+      expect(serverRoot.parent_uuid).toBe(toolSpan.uuid);
+      expect(context).toEqual({ version: 1, rootUuid: agentRoot.propagation_root_uuid, parentUuid: toolSpan.uuid });
+      const tree = serverEvents.filter((event) => event.propagation_root_uuid === agentRoot.propagation_root_uuid);
+      expect(tree.length).toBeGreaterThan(2);
+      expect(new Set(tree.map((event) => event.name))).toEqual(new Set(['hermes-session-server-for-call_a', 'forecast']));
+      const unrelated = serverEvents.find((event) => event.name === 'hermes-session-server-for-nobody' && event.scope_category === 'start')!;
+      expect(unrelated.propagation_root_uuid).toBe(unrelated.uuid);
       expect(agentPlugin.status().counters.errors).toBe(0);
       expect(serverPlugin.status().counters.errors).toBe(0);
     }, 60_000);

@@ -4,7 +4,7 @@
 // and OTLP sent to a loopback collector. One trace in the collector, two
 // trajectories that point at each other, on the memory and the native
 // backend, with Node (and Bun and Deno when the suite runs there).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -138,6 +138,14 @@ describe(page, () => {
           expect(observed.content).toContain('Oslo: rain, 9 °C.');
           expect(agentDoc.steps.at(-1).message).toBe('In Oslo it will rain, 9 °C.');
 
+          // `view` given both files shows the server's session under the agent's tool call.
+          const viewed = spawnSync(process.execPath.includes('node') ? process.execPath : 'node', [path.join(repoRoot, 'dist/src/cli/main.js'), 'view', '--json', path.join(folder, serverFile), path.join(folder, agentFile)], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+          expect(viewed.status, viewed.stderr).toBe(0);
+          const report = JSON.parse(viewed.stdout) as { files: { sessions: Doc[] }[] };
+          expect(report.files.map((file) => file.sessions.length)).toEqual([0, 1]);
+          const toolNode = findNode(report.files[1]!.sessions[0]!, (entry) => entry.kind === 'tool' && entry.title === 'tool forecast')!;
+          expect(toolNode.children.map((child: Doc) => [child.kind, child.title])).toEqual([['subagent', `remote session ${serverDoc.session_id}`]]);
+
           // One trace: every span, from both processes, under the agent's one root.
           const spans = collector.spans();
           const traces = new Set(spans.map((span) => span.traceId));
@@ -183,4 +191,13 @@ function ancestry(span: DecodedSpan, byId: Map<string, DecodedSpan>): string[] {
 
 function depthSorted(spans: DecodedSpan[], byId: Map<string, DecodedSpan>): DecodedSpan[] {
   return [...spans].sort((a, b) => ancestry(a, byId).length - ancestry(b, byId).length);
+}
+
+function findNode(tree: Doc, predicate: (node: Doc) => boolean): Doc | undefined {
+  if (predicate(tree)) return tree;
+  for (const child of tree.children ?? []) {
+    const found = findNode(child, predicate);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
