@@ -54,7 +54,7 @@ import type {
   PluginConfigReport,
 } from '../src/backends/native-surface.ts';
 import { isJsonObject } from '../src/backends/native-surface.ts';
-import { errorMessage } from '../src/backends/native-surface.ts';
+import { displayUrl, errorMessage, openTelemetrySettings } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
@@ -138,7 +138,7 @@ export async function activatePluginHost(
     const report = reportOf(raw, layerPath);
     report.diagnostics.push(...extra);
     if (!context.allowConfigDiscovery) report.diagnostics.push(...inheritedWarnings(report.configPaths));
-    return new NativePluginActivation(context, activation, report, token, outputSpecsOf(raw));
+    return new NativePluginActivation(context, activation, report, token, [...outputSpecsOf(raw), ...collectorSpecsOf(doc)]);
   } catch (error) {
     liveOwner = null;
     throw error;
@@ -202,13 +202,35 @@ export class NativePluginActivation implements PluginConfigActivation {
 
 /** A file (ATOF sink) or a directory of `prefix*suffix` files (ATIF) an activation writes. */
 interface OutputSpec {
-  kind: 'atof' | 'atif';
+  kind: 'atof' | 'atif' | 'otlp-traces' | 'otlp-logs';
   path: string;
   /** ATIF only: file name parts around `{session_id}`. */
   template?: { prefix: string; suffix: string };
 }
 
 // Native resolves relative output directories against the working directory.
+/**
+ * The OTLP collectors the document's observability component sends to, read
+ * as the in-memory relay reads them (the same URLs): listed in `outputs()`,
+ * though native reports no counts for them.
+ */
+function collectorSpecsOf(doc: JsonObject): OutputSpec[] {
+  const specs: OutputSpec[] = [];
+  for (const component of Array.isArray(doc.components) ? doc.components : []) {
+    if (!isJsonObject(component) || component.kind !== 'observability' || component.enabled === false) continue;
+    const config = isJsonObject(component.config) ? component.config : {};
+    if (!isJsonObject(config.opentelemetry)) continue;
+    try {
+      const otel = openTelemetrySettings(config.opentelemetry, config.version, process.env, () => {});
+      for (const trace of otel.traces) specs.push({ kind: 'otlp-traces', path: displayUrl(trace.url) });
+      for (const logs of otel.logs) specs.push({ kind: 'otlp-logs', path: displayUrl(logs.url) });
+    } catch {
+      // A collector this reading cannot make out is left unlisted; native still sends to it.
+    }
+  }
+  return specs;
+}
+
 function outputSpecsOf(raw: unknown): OutputSpec[] {
   const report = isJsonObject(raw) ? raw : {};
   const resolved = isJsonObject(report.resolved_config) ? report.resolved_config : {};
@@ -239,6 +261,10 @@ function outputSpecsOf(raw: unknown): OutputSpec[] {
 
 function outputHealth(spec: OutputSpec): OutputHealth {
   const health: OutputHealth = { kind: spec.kind, path: spec.path, lastWrite: null, bytes: 0, errors: 0 };
+  if (spec.kind === 'otlp-traces' || spec.kind === 'otlp-logs') {
+    health.unobserved = 'native sends to this collector with its own exporter and reports no counts for it';
+    return health;
+  }
   try {
     if (spec.template === undefined) {
       const stat = statSync(spec.path);

@@ -294,7 +294,8 @@ export class LiveRecording {
       return;
     }
     if (!Array.isArray(outputs)) return;
-    for (const output of outputs) if (isOutputHealth(output) && output.kind === 'atof') this.retiredOutputs.set(output.path, { ...output });
+    const kept = new Set(['atof', 'otlp-traces', 'otlp-logs']);
+    for (const output of outputs) if (isOutputHealth(output) && kept.has(output.kind)) this.retiredOutputs.set(`${output.kind} ${output.path}`, { ...output });
   }
 
   outputs(): OutputHealth[] {
@@ -311,8 +312,8 @@ export class LiveRecording {
       if (!this.outputsFailureReported) safeLog(this.options.logger, 'warn', `backend outputs() failed (reported once): ${errorMessage(error)}`);
       this.outputsFailureReported = true;
     }
-    const live = new Set(backendOutputs.map((output) => output.path));
-    const retired = [...this.retiredOutputs.values()].filter((output) => !live.has(output.path));
+    const live = new Set(backendOutputs.map((output) => `${output.kind} ${output.path}`));
+    const retired = [...this.retiredOutputs.entries()].filter(([key]) => !live.has(key)).map(([, output]) => output);
     return [...backendOutputs, ...retired.map((health) => ({ ...health })), ...this.trajectories.outputs()];
   }
 }

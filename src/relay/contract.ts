@@ -351,6 +351,11 @@ export interface OutputHealth {
   dropped?: number;
   /** Remote outputs: items waiting to be sent or in flight now (so sent + failed + dropped + queued is every item). */
   queued?: number;
+  /**
+   * Why the counts stay at zero although the output is in use: native sends
+   * a plugins.toml OTLP collector with its own exporter, which reports none.
+   */
+  unobserved?: string;
   /** Remote outputs: where a failed item was kept instead (an ATIF recovery copy). */
   recoveryPath?: string;
   /** ATOF files: torn lines (an earlier writer cut off, a write stopped mid-line) ended with a newline; their events were written again whole when they were ours. */

@@ -4,8 +4,9 @@
 // top_p and stop, in native's order, floats as floats; no tool_choice,
 // seed, response_format), `nemo_relay.model_name` when only the request
 // body names the model, a provider-reported cost without any pricing, and a
-// tool result's text as `output.value`. Every span of full and
-// openinference must equal native's.
+// tool result's text as `output.value`, and native's status() listing the
+// collectors it sends to. Every span of full and openinference must equal
+// native's.
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../src/shared/json.ts';
 import { FILE_BACKENDS, nativeAvailable, nativeLoadError } from '../contract/backends.ts';
@@ -55,6 +56,13 @@ describe.skipIf(!nativeAvailable)('OTLP on hook streams the parity tests had not
       expect(native.spans[type]!.length, type).toBe(1 + CALLS.length + RESULTS.length);
       expect(normalizeSpans(memory.spans[type]!, opts), type).toEqual(normalizeSpans(native.spans[type]!, opts));
     }
+    // Both list the configured collectors in status().outputs; native says it cannot count what it sent.
+    const collectors = (run: typeof memory) => run.status.outputs.filter((o) => o.kind === 'otlp-traces');
+    // Each run had its own receivers: the ports differ, nothing else.
+    const at = (url: string) => url.replace(/:\d+\//, ':<port>/');
+    expect(collectors(native).map((o) => [at(o.path), o.unobserved !== undefined])).toEqual(collectors(memory).map((o) => [at(o.path), true]));
+    expect(collectors(native)).toHaveLength(2);
+    expect(collectors(memory).every((o) => o.unobserved === undefined && o.sent! > 0)).toBe(true);
     const llm = memory.spans.openinference!.filter((span) => span.attributes['openinference.span.kind'] === 'LLM');
     expect(llm.map((span) => span.attributes['llm.invocation_parameters'] ?? null)).toEqual([
       '{"temperature":0.5,"max_tokens":5,"top_p":1.0,"stop":["x"]}',
