@@ -198,16 +198,8 @@ function deltaOf(a: RunStep | null, b: RunStep | null): StepDelta {
 }
 
 /** The totals `compare` reports per run. */
-export interface RunTotals {
+export interface RunTotals extends Figures {
   steps: number;
-  llmCalls: number;
-  toolCalls: number;
-  errors: number;
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
-  costUsd: number | null;
-  durationUs: number | null;
 }
 
 export function runTotals(steps: readonly RunStep[], totals: Figures): RunTotals {

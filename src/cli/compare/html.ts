@@ -17,6 +17,7 @@ import { escape, inertJson, page, type PageOptions } from '../view/html.ts';
 import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
 import type { Difference, Pair, RunTotals } from './align.ts';
+import { signed, totalsRows } from './totals.ts';
 import type { ComparedRuns } from './compare-runs.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '−', 'only-b': '+' } as const;
@@ -100,25 +101,8 @@ function differenceText(difference: Difference): string {
   return `${label}: ${show(difference.a)} → ${show(difference.b)}`;
 }
 
-function signed(value: number, format: (n: number) => string): string {
-  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${format(Math.abs(value))}`;
-}
-
 function totalsTable(totals: { a: RunTotals; b: RunTotals; delta: RunTotals }): string {
-  const { a, b, delta } = totals;
-  const cost = (value: number | null) => (value === null ? '–' : formatCost(value));
-  const duration = (value: number | null) => (value === null ? '–' : formatDuration(value));
-  const rows: [string, string, string, string][] = [
-    ['steps', String(a.steps), String(b.steps), signed(delta.steps, String)],
-    ['LLM calls', String(a.llmCalls), String(b.llmCalls), signed(delta.llmCalls, String)],
-    ['tool calls', String(a.toolCalls), String(b.toolCalls), signed(delta.toolCalls, String)],
-    ['errors', String(a.errors), String(b.errors), signed(delta.errors, String)],
-    ['prompt tokens', formatCount(a.promptTokens), formatCount(b.promptTokens), signed(delta.promptTokens, formatCount)],
-    ['completion tokens', formatCount(a.completionTokens), formatCount(b.completionTokens), signed(delta.completionTokens, formatCount)],
-    ['cached tokens', formatCount(a.cachedTokens), formatCount(b.cachedTokens), signed(delta.cachedTokens, formatCount)],
-    ['cost', cost(a.costUsd), cost(b.costUsd), delta.costUsd === null ? '–' : signed(delta.costUsd, formatCost)],
-    ['duration', duration(a.durationUs), duration(b.durationUs), delta.durationUs === null ? '–' : signed(delta.durationUs, formatDuration)],
-  ];
+  const rows = totalsRows(totals, '–');
   return `<table class="totals" id="totals"><thead><tr><th>totals</th><th>a</th><th>b</th><th>delta</th></tr></thead><tbody>${rows
     .map((row) => `<tr data-figure="${escape(row[0])}">${row.map((text) => `<td>${escape(text)}</td>`).join('')}</tr>`)
     .join('')}</tbody></table>`;

@@ -13,6 +13,7 @@ import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
 import type { Difference } from './align.ts';
 import type { Comparison, JsonPair } from './compare-runs.ts';
+import { signed, totalsRows } from './totals.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '-', 'only-b': '+' } as const;
 
@@ -54,10 +55,6 @@ function safe(text: string): string {
   return safeForTerminal(text);
 }
 
-function signed(value: number, format: (n: number) => string): string {
-  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${format(Math.abs(value))}`;
-}
-
 function deltaText(pair: JsonPair): string {
   if (pair.a === null || pair.b === null) return '';
   const parts: string[] = [];
@@ -86,18 +83,7 @@ function differenceText(difference: Difference): string {
 }
 
 function totalsTable(report: Comparison): string[] {
-  const { a, b, delta } = report.totals;
-  const rows: [string, string, string, string][] = [
-    ['steps', String(a.steps), String(b.steps), signed(delta.steps, String)],
-    ['LLM calls', String(a.llmCalls), String(b.llmCalls), signed(delta.llmCalls, String)],
-    ['tool calls', String(a.toolCalls), String(b.toolCalls), signed(delta.toolCalls, String)],
-    ['errors', String(a.errors), String(b.errors), signed(delta.errors, String)],
-    ['prompt tokens', formatCount(a.promptTokens), formatCount(b.promptTokens), signed(delta.promptTokens, formatCount)],
-    ['completion tokens', formatCount(a.completionTokens), formatCount(b.completionTokens), signed(delta.completionTokens, formatCount)],
-    ['cached tokens', formatCount(a.cachedTokens), formatCount(b.cachedTokens), signed(delta.cachedTokens, formatCount)],
-    ['cost', a.costUsd === null ? '-' : formatCost(a.costUsd), b.costUsd === null ? '-' : formatCost(b.costUsd), delta.costUsd === null ? '-' : signed(delta.costUsd, formatCost)],
-    ['duration', a.durationUs === null ? '-' : formatDuration(a.durationUs), b.durationUs === null ? '-' : formatDuration(b.durationUs), delta.durationUs === null ? '-' : signed(delta.durationUs, formatDuration)],
-  ];
+  const rows = totalsRows(report.totals, '-');
   const widths = [0, 1, 2, 3].map((column) => Math.max(['totals', 'a', 'b', 'delta'][column]!.length, ...rows.map((row) => row[column]!.length)));
   const line = (row: readonly string[]) => row.map((text, column) => (column === 0 ? text.padEnd(widths[0]!) : text.padStart(widths[column]!))).join('  ');
   return [line(['totals', 'a', 'b', 'delta']), ...rows.map(line)];

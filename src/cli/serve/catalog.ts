@@ -18,7 +18,7 @@ import { parseAtofJsonl } from '../../formats/atof/validate.ts';
 import { treesFromAtof } from '../view/from-atof.ts';
 import { sessionsOf } from '../view/load.ts';
 import { sessionIdOf, type ViewNode } from '../view/model.ts';
-import { rollupOf } from '../view/rollup.ts';
+import { rollupOf, type Figures } from '../view/rollup.ts';
 
 /** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are read in chunks, any size). */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -44,7 +44,7 @@ interface CatalogFile {
 }
 
 /** One row of the served index (`/api/sessions`). */
-export interface SessionEntry {
+export interface SessionEntry extends Figures {
   key: string;
   file: string;
   kind: 'atif' | 'atof';
@@ -52,14 +52,6 @@ export interface SessionEntry {
   title: string;
   note?: string;
   startUs: number | null;
-  durationUs: number | null;
-  llmCalls: number;
-  toolCalls: number;
-  errors: number;
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
-  costUsd: number | null;
   modifiedMs: number;
 }
 

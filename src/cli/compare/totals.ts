@@ -1,0 +1,43 @@
+/**
+ * The totals table `compare` prints and draws: one row per figure, the two
+ * runs and their difference, formatted once for the terminal and the page.
+ */
+
+import { formatCount, formatDuration } from '../io.ts';
+import { formatCost } from '../view/rollup.ts';
+import type { RunTotals } from './align.ts';
+
+/** `+3`, `−1.2 s`, `±0`: a difference with its sign always shown. */
+export function signed(value: number, format: (n: number) => string): string {
+  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${format(Math.abs(value))}`;
+}
+
+/** `[figure, a, b, delta]` rows; `missing` stands for a figure a run did not record. */
+export function totalsRows(totals: { a: RunTotals; b: RunTotals; delta: RunTotals }, missing: string): [string, string, string, string][] {
+  const { a, b, delta } = totals;
+  const maybe = (value: number | null, format: (n: number) => string) => (value === null ? missing : format(value));
+  const maybeSigned = (value: number | null, format: (n: number) => string) => (value === null ? missing : signed(value, format));
+  const counted = (label: string, key: 'steps' | 'llmCalls' | 'toolCalls' | 'errors'): [string, string, string, string] => [
+    label,
+    String(a[key]),
+    String(b[key]),
+    signed(delta[key], String),
+  ];
+  const tokens = (label: string, key: 'promptTokens' | 'completionTokens' | 'cachedTokens'): [string, string, string, string] => [
+    label,
+    formatCount(a[key]),
+    formatCount(b[key]),
+    signed(delta[key], formatCount),
+  ];
+  return [
+    counted('steps', 'steps'),
+    counted('LLM calls', 'llmCalls'),
+    counted('tool calls', 'toolCalls'),
+    counted('errors', 'errors'),
+    tokens('prompt tokens', 'promptTokens'),
+    tokens('completion tokens', 'completionTokens'),
+    tokens('cached tokens', 'cachedTokens'),
+    ['cost', maybe(a.costUsd, formatCost), maybe(b.costUsd, formatCost), maybeSigned(delta.costUsd, formatCost)],
+    ['duration', maybe(a.durationUs, formatDuration), maybe(b.durationUs, formatDuration), maybeSigned(delta.durationUs, formatDuration)],
+  ];
+}
