@@ -125,7 +125,14 @@ describe('nemo-relay-hooks demo', () => {
   });
 
   it.skipIf(runtime !== 'node')('is reachable as "npx nemo-relay-hooks" in a checkout, as the next steps print it', () => {
-    const result = spawnSync('npx', ['--no-install', 'nemo-relay-hooks', '--version'], { cwd: ROOT, encoding: 'utf8' });
+    // npx links the checkout's own package into its cache the first time, running
+    // `prepare` (a full rebuild of dist/) unless scripts are off: that rebuild would
+    // pull dist/ from under the tests running beside this one.
+    const result = spawnSync('npx', ['--no-install', 'nemo-relay-hooks', '--version'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_ignore_scripts: 'true' },
+    });
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
