@@ -4,7 +4,9 @@ import { defineConfig } from 'vitest/config';
 // (a million-line replay, a gigabyte single-line file, the HTML timeline in
 // headless Chromium with 2,000 steps and 5,000 sessions, the Claude Agent SDK
 // adapter on the SDK's own CLI, the adapters' bounds over 20,000 runs,
-// hostile payloads into native, validate streaming a 30,000-event file).
+// hostile payloads into native, validate streaming a 30,000-event file,
+// remote outputs and delivery against receivers that hang, dribble and
+// drop: those wait out real timeouts by design).
 // .ci/run runs both, these on Node, Bun and Deno.
 export default defineConfig({
   test: {

@@ -21,8 +21,8 @@ import { nativeAvailable, nativeLoadError, recordingLogger, tempDir } from '../c
 import { streamFileName } from '../fixtures/streams/streams.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../support/receivers.ts';
-import { attemptsAsMemory, normalize, UuidLabels } from './normalize.ts';
-import { readStream } from './replay.ts';
+import { attemptsAsMemory, normalize, UuidLabels } from '../differential/normalize.ts';
+import { readStream } from '../differential/replay.ts';
 
 const STREAMS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/streams');
 // Variables the test process has had from its start: native reads the real
