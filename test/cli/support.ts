@@ -30,8 +30,16 @@ export function cli(args: readonly string[], options: { env?: Record<string, str
   const { file, args: prefix } = command();
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, NEMO_RELAY_HOOKS_BACKEND: undefined };
   for (const [key, value] of Object.entries(options.env ?? {})) env[key] = value;
-  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const result = spawnSync(file, [...prefix, ...args], {
+  const removed = Object.keys(env).filter((key) => env[key] === undefined);
+  for (const key of removed) delete env[key];
+  // Deno's spawn passes the parent's whole environment on even when `env`
+  // leaves a variable out: there, a shell unsets what was removed first.
+  const unset = runtime === 'deno' ? removed.filter((key) => key in process.env) : [];
+  const [program, programArgs] =
+    unset.length === 0
+      ? [file, [...prefix, ...args]]
+      : ['/bin/sh', ['-c', `unset ${unset.join(' ')}; exec "$0" "$@"`, file, ...prefix, ...args]];
+  const result = spawnSync(program, programArgs, {
     cwd: options.cwd ?? ROOT,
     env: env as NodeJS.ProcessEnv,
     encoding: 'utf8',

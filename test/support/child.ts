@@ -53,8 +53,12 @@ export function runChild(source: string, options: ChildOptions = {}): ChildResul
   const shell = options.shellPrefix !== undefined || options.launcher !== undefined || runtime === 'deno';
   const line = [process.execPath, ...args].map(quote).join(' ');
   const [launcher, ...launcherArgs] = [...(options.launcher ?? []), '/bin/sh'] as unknown as [string, ...string[]];
+  // Deno's spawn passes the parent's whole environment on even when `env`
+  // leaves a variable out: the shell unsets what the caller removed.
+  const removed = Object.entries(options.env ?? {}).filter(([, value]) => value === undefined).map(([key]) => key);
+  const unset = removed.length > 0 ? `unset ${removed.map(quote).join(' ')};` : '';
   const child = shell
-    ? spawnSync(launcher, [...launcherArgs, '-c', `${options.shellPrefix ?? ''} exec ${line}`], spawnOptions)
+    ? spawnSync(launcher, [...launcherArgs, '-c', `${unset}${options.shellPrefix ?? ''} exec ${line}`], spawnOptions)
     : spawnSync(process.execPath, args, spawnOptions);
   return { status: child.status, signal: child.signal, stdout: child.stdout ?? '', stderr: child.stderr ?? '' };
 }
