@@ -1,5 +1,5 @@
 // Issue 22's acceptance check: twenty plugins.toml configurations (the
-// cases of /work/shared/reference/native-components.md: controls, every
+// cases of ../shared/reference/native-components.md (beside the checkout): controls, every
 // pii_redaction action, selectors, the preset, surfaces, invalid and
 // unavailable components, pricing observed and managed, an invalid catalog,
 // redaction on managed calls, the response cache, nemo_guardrails with and
