@@ -19,7 +19,7 @@
 
 import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifAgent, AtifTrajectory, LlmCallPricer } from './types.ts';
-import { type ConvEvent, convertSortedEvents, sortByInstant, toConvEvents } from './convert/index.ts';
+import { type ConvEvent, convertSortedEvents, firstReportedModel, sortByInstant, toConvEvents } from './convert/index.ts';
 import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
@@ -199,7 +199,7 @@ export class AtifBuilder {
 /** Gives every trajectory in the tree without `agent.model_name` the model its first agent step reports, else `fallback`. */
 function reportedModels(trajectory: AtifTrajectory, fallback: string): void {
   if (trajectory.agent.model_name === undefined) {
-    const reported = trajectory.steps.find((step) => step.source === 'agent' && typeof step.model_name === 'string')?.model_name;
+    const reported = firstReportedModel(trajectory.steps);
     trajectory.agent = { ...trajectory.agent, model_name: reported ?? fallback };
   }
   for (const child of trajectory.subagent_trajectories ?? []) reportedModels(child, fallback);

@@ -81,13 +81,18 @@ function subagentAgent(parent: AtifAgent, node: AgentNode | undefined, own: bool
   return { ...parent, ...(node.role === undefined ? {} : { name: node.role }), ...(node.model === undefined ? {} : { model_name: node.model }) };
 }
 
+/** The model the first agent step reports, if any. */
+export function firstReportedModel(steps: readonly AtifStep[]): string | undefined {
+  return steps.find((step) => step.source === 'agent' && typeof step.model_name === 'string')?.model_name;
+}
+
 /**
  * A sub-agent whose scope names no model (adapters often learn it only from
  * the provider's answer) takes the model its first agent step reports;
  * else it keeps the one it inherited.
  */
 function withReportedModel(agent: AtifAgent, steps: readonly AtifStep[]): AtifAgent {
-  const reported = steps.find((step) => step.source === 'agent' && typeof step.model_name === 'string')?.model_name;
+  const reported = firstReportedModel(steps);
   return reported === undefined || reported === agent.model_name ? agent : { ...agent, model_name: reported };
 }
 
