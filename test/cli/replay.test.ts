@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
-import { cli, EXAMPLES, expectNoStack, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
 
 const hookLine = (hook: string, payload: unknown) => JSON.stringify({ hook, payload });
 
@@ -15,9 +15,11 @@ if (!nativeAvailable) console.info(`[skip] replay --backend native: nemo-relay-n
 describe('nemo-relay-hooks replay', () => {
   it.each(['agent-session', 'plain-chat', 'tool-loop', 'anthropic-session'])(
     'turns examples/%s.hooks.jsonl into an ATOF file and one valid ATIF trajectory',
-    (name) => {
+    async (name) => {
       const out = tempDir();
-      const result = cli(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', out]);
+      // The first example through the executable, the others in this process.
+      const run = name === 'agent-session' ? async (argv: string[]) => cli(argv) : cliInProcess;
+      const result = await run(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', out]);
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^replayed \d+ lines of .* \(backend memory, \d+ hooks\)$/m);
@@ -29,9 +31,9 @@ describe('nemo-relay-hooks replay', () => {
     },
   );
 
-  it('summarises sessions, steps, LLM calls, tools, tokens, errors and files of the demo stream', () => {
+  it('summarises sessions, steps, LLM calls, tools, tokens, errors and files of the demo stream', async () => {
     const out = tempDir();
-    const result = cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]);
+    const result = await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('  sessions   1 (+1 subagent)\n');
     expect(result.stdout).toMatch(/^  steps      \d+$/m);
@@ -44,9 +46,9 @@ describe('nemo-relay-hooks replay', () => {
     expect(atif.final_metrics.total_prompt_tokens + atif.subagent_trajectories[0].final_metrics.total_prompt_tokens).toBe(6654);
   });
 
-  it('keeps the retry of a failed API call on the same api_request_id', () => {
+  it('keeps the retry of a failed API call on the same api_request_id', async () => {
     const out = tempDir();
-    expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]).code).toBe(0);
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out])).code).toBe(0);
     const events = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     const firstCall = events.filter((event) => event.category === 'llm' && event.metadata?.api_request_id === 'turn-1:api:1');
     expect(firstCall.map((event) => event.scope_category)).toEqual(['start', 'end', 'start', 'end']);
@@ -118,16 +120,16 @@ describe('nemo-relay-hooks replay', () => {
     expect(readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8')).toContain('session_closed');
   });
 
-  it('without --strict the same stream exits 0 and includes the line after the bad one', () => {
+  it('without --strict the same stream exits 0 and includes the line after the bad one', async () => {
     const dir = tempDir();
     const input = path.join(dir, 'lenient.jsonl');
     writeFileSync(input, [hookLine('on_session_start', { session_id: 's2' }), '{oops', hookLine('pre_llm_call', { session_id: 's2', user_message: 'after' })].join('\n'));
-    const result = cli(['replay', input, '--out', path.join(dir, 'out')]);
+    const result = await cliInProcess(['replay', input, '--out', path.join(dir, 'out')]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('(backend memory, 2 hooks)');
   });
 
-  it('closes sessions left open at the end of the stream and writes their partial trajectories', () => {
+  it('closes sessions left open at the end of the stream and writes their partial trajectories', async () => {
     const dir = tempDir();
     const input = path.join(dir, 'open.jsonl');
     writeFileSync(
@@ -140,19 +142,19 @@ describe('nemo-relay-hooks replay', () => {
       ].join('\n'),
     );
     const out = path.join(dir, 'out');
-    expect(cli(['replay', input, '--out', out]).code).toBe(0);
+    expect((await cliInProcess(['replay', input, '--out', out])).code).toBe(0);
     const atif = atifOf(out, 'never-ends');
     expect(atif.steps.map((step: { source: string }) => step.source)).toEqual(['user', 'agent']);
     expect(atif.steps[1].message).toBe('partial answer');
     for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
   });
 
-  it('writes the ATOF file afresh on a second replay into the same folder', () => {
+  it('writes the ATOF file afresh on a second replay into the same folder', async () => {
     const out = tempDir();
     const input = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
-    expect(cli(['replay', input, '--out', out]).code).toBe(0);
+    expect((await cliInProcess(['replay', input, '--out', out])).code).toBe(0);
     const first = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').split('\n').length;
-    expect(cli(['replay', input, '--out', out, '--quiet']).code).toBe(0);
+    expect((await cliInProcess(['replay', input, '--out', out, '--quiet'])).code).toBe(0);
     expect(readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').split('\n').length).toBe(first);
   });
 
@@ -168,16 +170,16 @@ describe('nemo-relay-hooks replay', () => {
     expect(outputFiles(elsewhere)).toEqual([]);
   });
 
-  it('sets agent.name and agent.version from the flags', () => {
+  it('sets agent.name and agent.version from the flags', async () => {
     const out = tempDir();
-    const result = cli(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', out, '--agent-name', 'My Agent', '--agent-version', '2.1.0']);
+    const result = await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', out, '--agent-name', 'My Agent', '--agent-version', '2.1.0']);
     expect(result.code).toBe(0);
     expect(atifOf(out, 'loop-session-4e19').agent).toMatchObject({ name: 'My Agent', version: '2.1.0' });
   });
 
-  it.skipIf(!nativeAvailable)('replays with the native backend on request, on every runtime where it loads', () => {
+  it.skipIf(!nativeAvailable)('replays with the native backend on request, on every runtime where it loads', async () => {
     const out = tempDir();
-    const result = cli(['replay', path.join(EXAMPLES, 'anthropic-session.hooks.jsonl'), '--out', out, '--backend', 'native']);
+    const result = await cliInProcess(['replay', path.join(EXAMPLES, 'anthropic-session.hooks.jsonl'), '--out', out, '--backend', 'native']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/backend native 0\.9\.\d/);
     for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
