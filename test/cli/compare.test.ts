@@ -22,7 +22,7 @@ async function record(edit: (stream: Line[]) => Line[]): Promise<{ atif: string;
   writeFileSync(stream, `${edit(lines()).map((line) => JSON.stringify(line)).join('\n')}\n`);
   const result = await cliInProcess(['replay', stream, '--out', dir, '--quiet']);
   expect(result.code, result.stderr).toBe(0);
-  return { atif: path.join(dir, 'atif', 'hermes-atif-demo-session-7f3a.json'), atof: path.join(dir, 'atof', 'hermes-atof.jsonl') };
+  return { atif: path.join(dir, 'atif', 'run-atif-demo-session-7f3a.json'), atof: path.join(dir, 'atof', 'run-atof.jsonl') };
 }
 
 async function compareJson(a: string, b: string): Promise<{ code: number; report: Report }> {
@@ -124,13 +124,13 @@ describe('nemo-relay-hooks compare', () => {
   it('picks sessions of a multi-session ATOF file with file#session, and says which exist when none is picked', async () => {
     const dir = tempDir();
     expect((await cliInProcess(['replay', path.join(EXAMPLES, '..', 'test', 'fixtures', 'streams', 'interleaved-sessions.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
-    const atof = path.join(dir, 'atof', 'hermes-atof.jsonl');
+    const atof = path.join(dir, 'atof', 'interleaved-sessions-atof.jsonl');
     const { code, report } = await compareJson(`${atof}#session-A`, `${atof}#session-B`);
     expect(code).toBe(1);
     expect(report.pairs.some((pair) => pair.differences.some((difference) => difference.field === 'model'))).toBe(true);
     const none = await cliInProcess(['compare', atof, original.atif]);
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/^nemo-relay-hooks: .*hermes-atof\.jsonl has 2 sessions \(session-A, session-B\); pick one with .*#<session id>\n$/);
+    expect(none.stderr).toMatch(/^nemo-relay-hooks: .*interleaved-sessions-atof\.jsonl has 2 sessions \(session-A, session-B\); pick one with .*#<session id>\n$/);
     const unknown = await cliInProcess(['compare', `${atof}#nope`, original.atif]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no session "nope" \(it has session-A, session-B\)\n$/);

@@ -13,12 +13,12 @@ describe('nemo-relay-hooks convert', () => {
     expect(result.stdout).toContain('converted 22 events');
     expect(result.stdout).toContain('into 1 trajectory');
     expect(result.stdout).toContain('  sessions   1 (+1 embedded subagent)');
-    expect(outputFiles(out)).toEqual([path.join(out, 'hermes-atif-sess-abc.json')]);
-    const atif = JSON.parse(readFileSync(path.join(out, 'hermes-atif-sess-abc.json'), 'utf8'));
+    expect(outputFiles(out)).toEqual([path.join(out, 'claude-code-atif-sess-abc.json')]);
+    const atif = JSON.parse(readFileSync(path.join(out, 'claude-code-atif-sess-abc.json'), 'utf8'));
     expect(atif.session_id).toBe('sess-abc');
     expect(atif.agent.name).toBe('claude-code');
     expect(atif.subagent_trajectories).toHaveLength(1);
-    expect(fileErrors(path.join(out, 'hermes-atif-sess-abc.json'))).toEqual([]);
+    expect(fileErrors(path.join(out, 'claude-code-atif-sess-abc.json'))).toEqual([]);
   });
 
   it.each(['exporter', 'plugin-host'])('converts the native plugin ATOF events in %s style into a valid file', async (style) => {
@@ -26,7 +26,7 @@ describe('nemo-relay-hooks convert', () => {
     const result = await cliInProcess(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', out, '--style', style]);
     expect(result.code).toBe(0);
     const files = outputFiles(out);
-    expect(files).toEqual([path.join(out, 'hermes-atif-prog-sid.json')]);
+    expect(files).toEqual([path.join(out, 'prog-session-atif-prog-sid.json')]);
     expect(fileErrors(files[0]!)).toEqual([]);
     const atif = JSON.parse(readFileSync(files[0]!, 'utf8'));
     if (style === 'plugin-host') {
@@ -42,9 +42,9 @@ describe('nemo-relay-hooks convert', () => {
     const replayed = path.join(dir, 'replayed');
     expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', replayed, '--quiet'])).code).toBe(0);
     const converted = path.join(dir, 'converted');
-    expect((await cliInProcess(['convert', path.join(replayed, 'atof', 'hermes-atof.jsonl'), '--out', converted])).code).toBe(0);
-    const name = 'hermes-atif-demo-session-7f3a.json';
-    expect(readFileSync(path.join(converted, name), 'utf8')).toBe(readFileSync(path.join(replayed, 'atif', name), 'utf8'));
+    expect((await cliInProcess(['convert', path.join(replayed, 'atof', 'agent-session-atof.jsonl'), '--out', converted])).code).toBe(0);
+    // The session scope says its agent ("agent": the stream reports none): the file is named after it.
+    expect(readFileSync(path.join(converted, 'agent-atif-demo-session-7f3a.json'), 'utf8')).toBe(readFileSync(path.join(replayed, 'atif', 'agent-session-atif-demo-session-7f3a.json'), 'utf8'));
   });
 
   it('writes one file per session of a multi-session stream, and partial files for sessions without an end', async () => {
@@ -53,8 +53,8 @@ describe('nemo-relay-hooks convert', () => {
     for (const name of ['plain-chat', 'tool-loop']) {
       expect((await cliInProcess(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', path.join(replayed, name), '--quiet'])).code).toBe(0);
     }
-    const chat = readFileSync(path.join(replayed, 'plain-chat', 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
-    const loop = readFileSync(path.join(replayed, 'tool-loop', 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
+    const chat = readFileSync(path.join(replayed, 'plain-chat', 'atof', 'plain-chat-atof.jsonl'), 'utf8').trim().split('\n');
+    const loop = readFileSync(path.join(replayed, 'tool-loop', 'atof', 'tool-loop-atof.jsonl'), 'utf8').trim().split('\n');
     // Drop the tool loop's last event (its session end), as a crash would.
     const input = path.join(dir, 'two.jsonl');
     writeFileSync(input, [...chat, ...loop.slice(0, -1)].join('\n') + '\n');
@@ -63,7 +63,7 @@ describe('nemo-relay-hooks convert', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('1 without an end event (partial)');
     const files = outputFiles(out);
-    expect(files.map((file) => path.basename(file))).toEqual(['hermes-atif-chat-session-2c88.json', 'hermes-atif-loop-session-4e19.json']);
+    expect(files.map((file) => path.basename(file))).toEqual(['agent-atif-chat-session-2c88.json', 'agent-atif-loop-session-4e19.json']);
     for (const file of files) expect(fileErrors(file), file).toEqual([]);
   });
 
@@ -78,7 +78,7 @@ describe('nemo-relay-hooks convert', () => {
     expect((await cliInProcess(['convert', input, '--out', out])).code).toBe(0);
     const names = outputFiles(out).map((file) => path.basename(file));
     // As the plugin names them: the second session reusing an id gets ~2.
-    expect(names.sort()).toEqual(['hermes-atif-sess-abc.json', 'hermes-atif-sess-abc~2.json']);
+    expect(names.sort()).toEqual(['claude-code-atif-sess-abc.json', 'claude-code-atif-sess-abc~2.json']);
     for (const file of outputFiles(out)) expect(fileErrors(file)).toEqual([]);
   });
 
@@ -169,9 +169,10 @@ describe('nemo-relay-hooks convert', () => {
     const replayed = path.join(dir, 'replayed');
     expect((await cliInProcess(['replay', hooks, '--out', replayed, '--quiet'])).code).toBe(0);
     const converted = path.join(dir, 'converted');
-    expect((await cliInProcess(['convert', path.join(replayed, 'atof', 'hermes-atof.jsonl'), '--out', converted])).code).toBe(0);
+    // The replay's template, to compare file for file (the default names them after the agent: convert's other tests).
+    expect((await cliInProcess(['convert', path.join(replayed, 'atof', 'sessions-atof.jsonl'), '--out', converted, '--template', 'sessions-atif-{session_id}.json'])).code).toBe(0);
     const names = outputFiles(converted).map((file) => path.basename(file)).sort();
-    expect(names).toEqual(['hermes-atif-default.json', 'hermes-atif-x.json', 'hermes-atif-x~2.json']);
+    expect(names).toEqual(['sessions-atif-default.json', 'sessions-atif-x.json', 'sessions-atif-x~2.json']);
     expect(outputFiles(path.join(replayed, 'atif')).map((file) => path.basename(file)).sort()).toEqual(names);
     for (const name of names) {
       expect(readFileSync(path.join(converted, name), 'utf8'), name).toBe(readFileSync(path.join(replayed, 'atif', name), 'utf8'));

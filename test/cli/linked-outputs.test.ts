@@ -36,12 +36,10 @@ describe('CLI outputs planted as symlinks', () => {
     });
   }
 
-  it('replay refuses a symlinked atof/hermes-atof.jsonl', () => {
-    const input = fs.readdirSync(EXAMPLES).find((name) => name.endsWith('.hooks.jsonl'));
-    expect(input).toBeDefined();
+  it('replay refuses a symlinked atof/<recording>-atof.jsonl', () => {
     const out = tempDir();
-    const victim = plant(path.join(out, 'atof'), 'hermes-atof.jsonl');
-    const result = cli(['replay', path.join(EXAMPLES, input!), '--out', out]);
+    const victim = plant(path.join(out, 'atof'), 'plain-chat-atof.jsonl');
+    const result = cli(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', out]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/symbolic link/);
     expectNoStack(result.stderr);

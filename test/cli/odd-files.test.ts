@@ -14,12 +14,12 @@ describe('odd input files', () => {
     const replayed = await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', path.join(dir, 'first'), '--quiet']);
     expect(replayed.code).toBe(0);
     const atof = path.join(dir, 'bom.jsonl');
-    writeFileSync(atof, BOM + readFileSync(path.join(dir, 'first', 'atof', 'hermes-atof.jsonl'), 'utf8'));
+    writeFileSync(atof, BOM + readFileSync(path.join(dir, 'first', 'atof', 'tool-loop-atof.jsonl'), 'utf8'));
     expect((await cliInProcess(['validate', atof])).code).toBe(0);
     const converted = await cliInProcess(['convert', atof, '--out', path.join(dir, 'converted')]);
     expect(converted.code).toBe(0);
     expect(converted.stdout).not.toContain('left out');
-    expect(readdirSync(path.join(dir, 'converted'))).toEqual(['hermes-atif-loop-session-4e19.json']);
+    expect(readdirSync(path.join(dir, 'converted'))).toEqual(['agent-atif-loop-session-4e19.json']);
     const hooks = path.join(dir, 'bom.hooks.jsonl');
     writeFileSync(hooks, BOM + readFileSync(path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), 'utf8'));
     const replay = await cliInProcess(['replay', hooks, '--out', path.join(dir, 'second'), '--strict', '--quiet']);

@@ -29,15 +29,15 @@ describe('--json', () => {
     expect(report).toMatchObject({ command: 'replay', ok: true, backend: { kind: 'memory' }, warnings: [] });
     expect(report.counters).toMatchObject({ hooks: 37, sessions: 1, subagents: 1, llmAttempts: 7, llmErrors: 1, toolCalls: 5, toolFailures: 1, malformedLines: 0 });
     expect(report.files.map((file) => [file.format, path.basename(file.path)])).toEqual([
-      ['atof', 'hermes-atof.jsonl'],
-      ['atif', 'hermes-atif-demo-session-7f3a.json'],
+      ['atof', 'agent-session-atof.jsonl'],
+      ['atif', 'agent-session-atif-demo-session-7f3a.json'],
     ]);
     for (const file of report.files) expect(file.bytes).toBe(statSync(file.path).size);
   });
 
   it('convert prints the trajectories written and the counters', async () => {
     const out = await replayed();
-    const result = await cliInProcess(['convert', path.join(out, 'atof', 'hermes-atof.jsonl'), '--out', path.join(out, 'converted'), '--json']);
+    const result = await cliInProcess(['convert', path.join(out, 'atof', 'agent-session-atof.jsonl'), '--out', path.join(out, 'converted'), '--json']);
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { command: string; counters: Record<string, number>; files: { path: string; bytes: number }[] };
     expect(report.command).toBe('convert');
@@ -53,7 +53,7 @@ describe('--json', () => {
     writeFileSync(bad, '{"atof_version":"0.1","kind":"scope","scope_category":"end","uuid":"u","name":"n","timestamp":"2026-01-01T00:00:00Z","category":"agent"}\n');
     const empty = path.join(dir, 'empty.jsonl');
     writeFileSync(empty, '');
-    const result = await cliInProcess(['validate', path.join(out, 'atof', 'hermes-atof.jsonl'), bad, empty, '--json']);
+    const result = await cliInProcess(['validate', path.join(out, 'atof', 'agent-session-atof.jsonl'), bad, empty, '--json']);
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as { ok: boolean; files: { file: string; kind: string; valid: boolean; empty: boolean; count: number; errors: { rule: string }[]; warnings: { rule: string }[] }[]; counters: Record<string, number> };
     expect(report.ok).toBe(false);
@@ -69,7 +69,7 @@ describe('--json', () => {
 
   it('view prints the session trees; doctor prints its report', async () => {
     const out = await replayed();
-    const view = await cliInProcess(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), '--json']);
+    const view = await cliInProcess(['view', path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), '--json']);
     expect(view.code).toBe(0);
     const tree = JSON.parse(view.stdout) as { command: string; files: { kind: string; sessions: { kind: string; title: string; children: unknown[]; source?: unknown }[] }[]; html: null };
     expect(tree.command).toBe('view');
@@ -93,14 +93,14 @@ describe('"-" reads standard input', () => {
     const replay = cli(['replay', '-', '--out', out, '--json'], { input });
     expect(replay.code, replay.stderr).toBe(0);
     expect((JSON.parse(replay.stdout) as { input: string; counters: { hooks: number } }).counters.hooks).toBe(37);
-    const atof = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8');
+    const atof = readFileSync(path.join(out, 'atof', 'stdin-atof.jsonl'), 'utf8');
     const convert = cli(['convert', '-', '--out', path.join(out, 'c'), '--json'], { input: atof });
     expect(convert.code, convert.stderr).toBe(0);
     expect((JSON.parse(convert.stdout) as { files: unknown[] }).files).toHaveLength(1);
     const validate = cli(['validate', '-'], { input: atof });
     expect(validate.code).toBe(0);
     expect(validate.stdout).toMatch(/^✓ \(stdin\): valid \(ATOF 0\.1, \d+ events\)$/m);
-    const atif = readFileSync(path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), 'utf8');
+    const atif = readFileSync(path.join(out, 'atif', 'stdin-atif-demo-session-7f3a.json'), 'utf8');
     expect(cli(['validate', '-'], { input: atif }).stdout).toMatch(/^✓ \(stdin\): valid \(ATIF ATIF-v1\.7, \d+ steps\)$/m);
     expect(cli(['view', '-'], { input: atif }).stdout).toMatch(/^ +session demo-session-7f3a/);
     const twice = cli(['validate', '-', '-'], { input: atif });

@@ -41,7 +41,7 @@ describe('nemo-relay-hooks view --serve', () => {
     expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', recorded, '--quiet'])).code).toBe(0);
     const folder = tempDir('nrh-serve-');
     mkdirSync(path.join(folder, 'runs'));
-    copyFileSync(path.join(recorded, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(folder, 'runs', 'first.json'));
+    copyFileSync(path.join(recorded, 'atif', 'agent-session-atif-demo-session-7f3a.json'), path.join(folder, 'runs', 'first.json'));
     writeFileSync(path.join(folder, 'package.json'), '{"name":"not-a-session"}');
     // A link to a file outside the folder is not followed.
     symlinkSync('/etc/hostname', path.join(folder, 'outside.json'));
@@ -70,7 +70,7 @@ describe('nemo-relay-hooks view --serve', () => {
       expect((await get(server.url, { host: 'attacker.example:80' })).status).toBe(403);
 
       // A new session file appears; an ATOF file grows line by line.
-      const atofLines = readFileSync(path.join(recorded, 'atof', 'hermes-atof.jsonl'), 'utf8').trimEnd().split('\n');
+      const atofLines = readFileSync(path.join(recorded, 'atof', 'agent-session-atof.jsonl'), 'utf8').trimEnd().split('\n');
       const half = Math.floor(atofLines.length / 2);
       writeFileSync(path.join(folder, 'live.atof.jsonl'), `${atofLines.slice(0, half).join('\n')}\n`);
       const partial = await until(async () => (await sessions(server.url)).find((entry) => entry.kind === 'atof'), 'the ATOF session');

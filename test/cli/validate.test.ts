@@ -7,7 +7,7 @@ const NATIVE = path.join(EXAMPLES, 'native');
 
 async function replayedAtif(dir: string): Promise<string> {
   expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
-  return path.join(dir, 'atif', 'hermes-atif-loop-session-4e19.json');
+  return path.join(dir, 'atif', 'tool-loop-atif-loop-session-4e19.json');
 }
 
 describe('nemo-relay-hooks validate', () => {

@@ -114,8 +114,8 @@ describe('rollups in view', () => {
       const strip = (figures: Figures) => ({ ...figures, durationUs: undefined });
       return { own: strip(session!.own!), totals: strip(session!.totals!), sub: strip(sub.totals!) };
     };
-    const atof = await rollups(path.join(out, 'atof', 'hermes-atof.jsonl'));
-    const atif = await rollups(path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'));
+    const atof = await rollups(path.join(out, 'atof', 'agent-session-atof.jsonl'));
+    const atif = await rollups(path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'));
     expect(atif).toEqual(atof);
     // The parent's own figures are what its ATIF file's final_metrics say; totals add the subagent's.
     expect(atif.own).toMatchObject({ promptTokens: 5972, completionTokens: 223, cachedTokens: 4096 });

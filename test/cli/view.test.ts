@@ -19,7 +19,7 @@ function depthOf(lines: string[], pattern: RegExp): number {
 describe('nemo-relay-hooks view', () => {
   it.each(['atof', 'atif'])('draws the %s of the demo as session > turn > LLM call > tool call > subagent, with durations and tokens', async (kind) => {
     const out = await replayDemo();
-    const file = kind === 'atof' ? path.join(out, 'atof', 'hermes-atof.jsonl') : path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json');
+    const file = kind === 'atof' ? path.join(out, 'atof', 'agent-session-atof.jsonl') : path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json');
     const result = cli(['view', file]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
@@ -43,7 +43,7 @@ describe('nemo-relay-hooks view', () => {
 
   it('nests the approval under the tool call it approved (ATOF)', async () => {
     const out = await replayDemo();
-    const lines = (await cliInProcess(['view', path.join(out, 'atof', 'hermes-atof.jsonl')])).stdout.split('\n');
+    const lines = (await cliInProcess(['view', path.join(out, 'atof', 'agent-session-atof.jsonl')])).stdout.split('\n');
     expect(depthOf(lines, /approval requested {2}TZ=America/)).toBeGreaterThan(depthOf(lines, /tool terminal/));
     expect(lines.some((line) => line.includes('approval: once'))).toBe(true);
   });
@@ -72,7 +72,7 @@ describe('nemo-relay-hooks view', () => {
     writeFileSync(victim, 'keep me\n');
     const html = path.join(out, 'timeline.html');
     symlinkSync(victim, html);
-    const result = await cliInProcess(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), '--html', html]);
+    const result = await cliInProcess(['view', path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), '--html', html]);
     expect(result.code, result.stderr).toBe(0);
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
     expect(lstatSync(html).isSymbolicLink()).toBe(false);
@@ -82,7 +82,7 @@ describe('nemo-relay-hooks view', () => {
   it('writes a self-contained HTML timeline with no network references', async () => {
     const out = await replayDemo();
     const html = path.join(out, 'timeline.html');
-    const result = await cliInProcess(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(out, 'atof', 'hermes-atof.jsonl'), '--html', html]);
+    const result = await cliInProcess(['view', path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), path.join(out, 'atof', 'agent-session-atof.jsonl'), '--html', html]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(`wrote ${html}\n`);
     const page = readFileSync(html, 'utf8');
@@ -136,7 +136,7 @@ describe('nemo-relay-hooks view', () => {
   it('shows the approvals a plugin-host ATIF file observed, under the tool call they were asked for', async () => {
     const out = await replayDemo();
     const converted = tempDir();
-    expect((await cliInProcess(['convert', path.join(out, 'atof', 'hermes-atof.jsonl'), '--out', converted, '--style', 'plugin-host'])).code).toBe(0);
+    expect((await cliInProcess(['convert', path.join(out, 'atof', 'agent-session-atof.jsonl'), '--out', converted, '--style', 'plugin-host'])).code).toBe(0);
     const [file] = readdirSync(converted).filter((name) => name.includes('demo-session'));
     const lines = (await cliInProcess(['view', path.join(converted, file as string)])).stdout.split('\n');
     expect(depthOf(lines, /approval requested {2}TZ=America/)).toBeGreaterThan(depthOf(lines, /tool terminal/));
