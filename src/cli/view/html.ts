@@ -29,14 +29,16 @@ import { InputError } from '../errors.ts';
 import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
-import { errorCount, totalTokens, type ViewNode } from './model.ts';
+import { eachRoot, errorCount, totalTokens, type RootList, type ViewNode } from './model.ts';
 import { figuresText, tokenText } from './text.ts';
 import { formatCost, isRollupRow, rollupOf } from './rollup.ts';
 
 export interface HtmlSource {
   file: string;
-  roots: ViewNode[];
+  /** The sessions: an array, or a list that builds each session when asked (a large ATOF file's, one at a time). */
+  roots: RootList;
 }
+
 
 /** Sessions above which `writeHtmlTimeline` writes an index page and one page per session. */
 const SPLIT_ABOVE_SESSIONS = 20;
@@ -57,7 +59,7 @@ export function renderHtml(sources: readonly HtmlSource[], generator: string, op
     details.push(detailOf(current));
     return counter;
   };
-  const sections = sources.flatMap((source) => source.roots.map((root) => section(source.file, root, nextId)));
+  const sections = sources.flatMap((source) => [...eachRoot(source.roots)].map((root) => section(source.file, root, nextId)));
   const title = `${sources.map((source) => source.file).join(', ')} · NeMo Relay timeline`;
   const back = options.back !== undefined ? `<a class="back" href="${escape(options.back)}">← all sessions</a>` : '';
   return page(
@@ -146,7 +148,7 @@ export function writeHtmlTimeline(target: string, sources: readonly HtmlSource[]
   let index = 0;
   const width = String(sessions).length;
   for (const source of sources) {
-    for (const root of source.roots) {
+    for (const root of eachRoot(source.roots)) {
       index += 1;
       const name = `${String(index).padStart(width, '0')}.html`;
       const html = renderHtml([{ file: source.file, roots: [root] }], generator, { back: `../${path.basename(target)}` });
