@@ -59,11 +59,6 @@ export function setLogger(logger: LoggerLike | undefined): void {
   configured = logger === undefined ? undefined : adaptLogger(logger);
 }
 
-/** The logger `setLogger()` set, or `consoleLogger`. */
-export function getLogger(): Logger {
-  return configured ?? consoleLogger;
-}
-
 // Everything but debug output goes to stderr: a library must not write into
 // a host's stdout, which may be its own output (JSON, a pipe).
 const consoleDefault: Logger = {

@@ -14,7 +14,7 @@ import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import type { HookName } from '../../src/hooks/names.ts';
-import { createNemoRelayPlugin, type PluginStatus } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type PluginStatus } from '../../src/index.ts';
 import type { OutputHealth, RelayBackend } from '../../src/relay/contract.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { nativeAvailable, nativeLoadError, recordingLogger, tempDir } from '../contract/backends.ts';

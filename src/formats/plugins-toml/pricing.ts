@@ -270,8 +270,3 @@ function providerModelKeys(entry: PriceEntry): string[] {
   const provider = normalizedProvider(entry.provider);
   return entryModelKeys(entry).map((model) => `${provider}/${model}`);
 }
-
-/** Whether a value is a catalog entry object (for sources built in code). */
-export function isPriceEntry(value: unknown): value is PriceEntry {
-  return isJsonObject(value) && typeof value.provider === 'string' && typeof value.model_id === 'string';
-}
