@@ -19,8 +19,8 @@ const EVENTS_PER_SESSION = 8;
 /** Writes sessions to `file` until it holds at least `targetBytes`. Session `i` is `s<i>`; its prompt tokens are 100 + i % 1000. */
 export function writeBigAtof(file: string, targetBytes: number): BigAtof {
   const descriptor = openSync(file, 'w');
-  const t0 = Date.parse('2026-01-01T10:00:00Z') * 1000;
-  const filler = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12);
+  const t0 = T0;
+  const filler = FILLER;
   let bytes = 0;
   let sessions = 0;
   let failed = 0;
@@ -42,19 +42,27 @@ export function writeBigAtof(file: string, targetBytes: number): BigAtof {
   return { sessions, events: sessions * EVENTS_PER_SESSION, bytes, failed };
 }
 
-function sessionLines(i: number, at: number, filler: string): string[] {
-  const agent = `agent-${i}`;
+const T0 = Date.parse('2026-01-01T10:00:00Z') * 1000;
+const FILLER = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(12);
+
+/** One session's lines as `writeBigAtof` writes session `i`, under another id (to append to a file being watched). */
+export function oneSessionAtof(i: number, id: string): string {
+  return `${sessionLines(i, T0 + i * 1_000_000, FILLER, id).join('\n')}\n`;
+}
+
+function sessionLines(i: number, at: number, filler: string, id = `s${i}`): string[] {
+  const agent = `agent-${id}`;
   const event = (fields: Record<string, unknown>) => JSON.stringify({ atof_version: '0.1', kind: 'scope', attributes: [], data: null, metadata: {}, ...fields });
   const usage = { prompt_tokens: 100 + (i % 1000), completion_tokens: 20 + (i % 7), total_tokens: 120 + (i % 1000) + (i % 7) };
   const time = (offset: number) => new Date((at + offset) / 1000).toISOString();
   return [
-    event({ scope_category: 'start', uuid: agent, parent_uuid: null, name: `bulk-session-s${i}`, category: 'agent', timestamp: time(0), metadata: { session_id: `s${i}`, model: 'gpt-4o' } }),
-    event({ scope_category: 'start', uuid: `llm-${i}-1`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(1_000), data: { messages: [{ role: 'user', content: `question ${i}: ${filler}` }] } }),
-    event({ scope_category: 'end', uuid: `llm-${i}-1`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(200_000), data: { choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: `call-${i}`, type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } }] } }], usage } }),
-    event({ scope_category: 'start', uuid: `tool-${i}`, parent_uuid: agent, name: 'search', category: 'tool', timestamp: time(201_000), data: { q: 'x' }, category_profile: { tool_call_id: `call-${i}` } }),
-    event({ scope_category: 'end', uuid: `tool-${i}`, parent_uuid: agent, name: 'search', category: 'tool', timestamp: time(300_000), data: i % 50 === 0 ? 'search backend unavailable' : `results for ${i}: ${filler.slice(0, 200)}`, metadata: i % 50 === 0 ? { 'otel.status_code': 'ERROR', 'error.type': 'ToolError' } : {} }),
-    event({ scope_category: 'start', uuid: `llm-${i}-2`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(301_000), data: { messages: [{ role: 'tool', content: 'results' }] } }),
-    event({ scope_category: 'end', uuid: `llm-${i}-2`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(500_000), data: { choices: [{ message: { role: 'assistant', content: `answer ${i}` } }], usage } }),
-    event({ scope_category: 'end', uuid: agent, parent_uuid: null, name: `bulk-session-s${i}`, category: 'agent', timestamp: time(600_000) }),
+    event({ scope_category: 'start', uuid: agent, parent_uuid: null, name: `bulk-session-${id}`, category: 'agent', timestamp: time(0), metadata: { session_id: id, model: 'gpt-4o' } }),
+    event({ scope_category: 'start', uuid: `llm-${id}-1`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(1_000), data: { messages: [{ role: 'user', content: `question ${i}: ${filler}` }] } }),
+    event({ scope_category: 'end', uuid: `llm-${id}-1`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(200_000), data: { choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: `call-${id}`, type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } }] } }], usage } }),
+    event({ scope_category: 'start', uuid: `tool-${id}`, parent_uuid: agent, name: 'search', category: 'tool', timestamp: time(201_000), data: { q: 'x' }, category_profile: { tool_call_id: `call-${id}` } }),
+    event({ scope_category: 'end', uuid: `tool-${id}`, parent_uuid: agent, name: 'search', category: 'tool', timestamp: time(300_000), data: i % 50 === 0 ? 'search backend unavailable' : `results for ${i}: ${filler.slice(0, 200)}`, metadata: i % 50 === 0 ? { 'otel.status_code': 'ERROR', 'error.type': 'ToolError' } : {} }),
+    event({ scope_category: 'start', uuid: `llm-${id}-2`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(301_000), data: { messages: [{ role: 'tool', content: 'results' }] } }),
+    event({ scope_category: 'end', uuid: `llm-${id}-2`, parent_uuid: agent, name: 'openai', category: 'llm', timestamp: time(500_000), data: { choices: [{ message: { role: 'assistant', content: `answer ${i}` } }], usage } }),
+    event({ scope_category: 'end', uuid: agent, parent_uuid: null, name: `bulk-session-${id}`, category: 'agent', timestamp: time(600_000) }),
   ];
 }

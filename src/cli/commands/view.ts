@@ -17,6 +17,7 @@ import { statSync } from 'node:fs';
 /** `view --serve`'s port when none is given. */
 const DEFAULT_PORT = 7878;
 import { STDIN } from '../files.ts';
+import { MemoryProbe } from '../memory-probe.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { safeForTerminal } from '../terminal-text.ts';
@@ -54,6 +55,7 @@ export const viewSpec: CommandSpec = {
     serve: { type: 'boolean', description: 'Serve a live viewer of the given folders instead (default: the current folder).' },
     port: { type: 'string', value: '<n>', description: `Port for --serve (default ${DEFAULT_PORT}; 0 picks a free one).` },
     host: { type: 'string', value: '<addr>', description: 'Address for --serve to listen on (default 127.0.0.1, this machine only).' },
+    'report-memory': { type: 'boolean', hidden: true, description: 'Print the peak RSS to stderr (tests).' },
     help: HELP_FLAG,
   },
   positionals: { name: '<file>', min: 0, max: Number.POSITIVE_INFINITY },
@@ -106,6 +108,7 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
     }
     if (html !== undefined) writeTimeline(html, sources, io);
   }
+  if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
   return 0;
 }
 
@@ -178,6 +181,7 @@ async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
     process.on('SIGTERM', stop);
   });
   await running.close();
+  if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
   io.err('stopped\n');
   return 0;
 }

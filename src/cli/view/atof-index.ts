@@ -70,8 +70,12 @@ export class AtofIndex {
   private readonly owner = new Map<string, IndexedSession>();
   private readonly stale = new Set<IndexedSession>();
 
-  constructor(path: string) {
+  /** Whether index rows are wanted (`view --serve`); `view` and `compare` build the trees they show and need none. */
+  private readonly summaries: boolean;
+
+  constructor(path: string, options: { summaries?: boolean } = {}) {
     this.path = path;
+    this.summaries = options.summaries ?? true;
   }
 
   /**
@@ -176,7 +180,7 @@ export class AtofIndex {
 
   /** Works out a session's figures and lets its events go: its tree is read back from the file when it is opened. */
   private summarize(target: IndexedSession): void {
-    this.summary(target);
+    if (this.summaries) this.summary(target);
     this.stale.delete(target);
     if (target.events !== null) this.held -= target.events.length;
     target.events = null;

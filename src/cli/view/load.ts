@@ -71,7 +71,7 @@ export async function openSessions(file: string): Promise<OpenedSessions> {
       throw new InputError(describeFsError(error, 'cannot read', file));
     }
     if (kind === 'atof') {
-      const index = new AtofIndex(file);
+      const index = new AtofIndex(file, { summaries: false });
       try {
         index.readOn(size, true);
       } catch (error) {
