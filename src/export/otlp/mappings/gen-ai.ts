@@ -35,7 +35,7 @@ function conversationId(start: AtofScopeEvent): Json | undefined {
 
 function chat(scope: FinishedScope) {
   const { start, end } = scope;
-  const request = readRequest(start.data);
+  const request = readRequest(start.data, start.name);
   // Native names the model of the request body first (a redacted body names a redacted model).
   const model = request.model ?? modelName(scope);
   const out: Attributes = { 'gen_ai.operation.name': 'chat' };
