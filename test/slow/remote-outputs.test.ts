@@ -4,6 +4,9 @@
 // chunked ndjson, WebSocket, an S3-style PUT endpoint that verifies SigV4).
 // What each backend sends must be the same once uuids and clocks are
 // normalized; a dead destination must cost no local telemetry on memory.
+// (On native, the ATIF uploads are the adapter's, of the files native
+// writes: native-atif-uploads.test.ts compares them with native's own
+// uploader.)
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
