@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
