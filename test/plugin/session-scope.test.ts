@@ -4,7 +4,7 @@
 // `convert` reads both back (old files included).
 import { describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { createNemoRelayPlugin, type NemoRelayPluginOptions } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type NemoRelayPluginOptions } from '../../src/plugin/plugin.ts';
 import { parseSessionScopeName, sessionScopeName } from '../../src/plugin/session-scope.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
