@@ -102,7 +102,7 @@ export function debugEnabled(env?: Readonly<Record<string, string | undefined>>)
 }
 
 /** The `debug` package's matching: comma or space separated patterns, `*` wildcards, `-` to exclude. */
-export function debugNamespaceEnabled(patterns: string | undefined, namespace: string): boolean {
+function debugNamespaceEnabled(patterns: string | undefined, namespace: string): boolean {
   if (patterns === undefined || patterns.trim() === '') return false;
   let enabled = false;
   for (const raw of patterns.split(/[\s,]+/)) {

@@ -5,8 +5,9 @@
 // nested function tools, every `status`), Chat Completions (refusals, JSON
 // held in text, provider tools, arguments that are not JSON) and Anthropic
 // Messages (system blocks, several tool results in one message, thinking
-// blocks, provider tools). Native reads each request and response into its
-// normalized messages; memory must send exactly the same spans.
+// blocks, provider tools), with every generation parameter native names.
+// Native reads each request and response into its normalized messages;
+// memory must send exactly the same full, gen_ai and openinference spans.
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../src/shared/json.ts';
 import { FILE_BACKENDS, nativeAvailable, nativeLoadError } from '../contract/backends.ts';
@@ -37,6 +38,9 @@ const CALLS: [string, Record<string, string>, Record<string, Json>, Json][] = [
   ['responses-undecodable', {}, { model: 'gpt-4.1', input: [{ role: 'user' }], instructions: 'x' }, response([message('ok')])],
   ['chat-shapes', { model: 'gpt-4o' }, { model: 'gpt-4o', max_completion_tokens: 30, messages: [{ role: 'system', content: '  padded system  ' }, { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }, { type: 'image_url', image_url: { url: 'http://i' } }] }, { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"b":1,"a":2}' } }] }, { role: 'tool', tool_call_id: 'call_1', content: '{"content":"json inside"}' }, { role: 'user', content: '{"text":"json text"}' }, { role: 'assistant', content: [{ type: 'refusal', refusal: 'nope' }] }], tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' }, strict: true } }, { type: 'custom', custom: { name: 'c' } }] }, chat({ role: 'assistant', content: 'ok', tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'g', arguments: 'not json' } }] }, 'tool_calls')],
   ['anthropic-shapes', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 100, system: [{ type: 'text', text: 'sys1' }, { type: 'text', text: 'sys2' }], messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'text', text: 'calling' }, { type: 'tool_use', id: 'tu1', name: 'f', input: { z: 1, a: 2 } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: 'r1' }, { type: 'tool_result', tool_use_id: 'tu2', content: [{ type: 'text', text: 'r2' }] }] }], tools: [{ name: 'f', description: 'd', input_schema: { type: 'object' } }, { type: 'web_search_20250305', name: 'web_search' }] }, anthropic([{ type: 'thinking', thinking: 't', signature: 's' }, { type: 'text', text: 'one' }, { type: 'text', text: 'two' }, { type: 'tool_use', id: 'tu3', name: 'g', input: {} }], 'tool_use')],
+  ['chat-params', { model: 'gpt-4o' }, { model: 'gpt-4o', temperature: 0.2, top_p: 0.9, stop: ['x', 'y'], seed: 7, n: 2, frequency_penalty: 0.5, presence_penalty: 0.1, stream: true, messages: [{ role: 'user', content: 'x', name: 'bob' }, { role: 'developer', content: 'dev' }, { role: 'function', name: 'fn', content: 'fres' }, { role: 'critic', content: 'unknown role' }, { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'a', format: 'wav' } }] }], tools: [{ type: 'web_search', name: 'ws' }, { type: 'custom', custom: { name: 'c' } }] }, chat({ role: 'assistant', content: '' }, 'length')],
+  ['responses-provider-tools', {}, { model: 'g', input: 'x', tools: [{ type: 'custom', name: 'cx' }, { type: 'file_search', vector_store_ids: [] }] }, response([message('ok')])],
+  ['anthropic-provider-tools', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 10, top_k: 4, stop_sequences: ['s'], system: 's', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'bash_20250124' }, { type: 'custom', name: 'cc', input_schema: {} }] }, anthropic([{ type: 'text', text: 'ok' }])],
   ['anthropic-json-system', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 100, system: '{"content":"sys json"}', messages: [{ role: 'user', content: [{ type: 'text', text: 'q1' }, { type: 'image', source: { type: 'url', url: 'http://i' } }] }] }, anthropic([{ type: 'text', text: 'a' }], 'max_tokens')],
 ];
 
@@ -52,13 +56,13 @@ const script: Script = ({ hooks }) => {
 
 if (!nativeAvailable) console.warn(`OTLP request shapes skipped: nemo-relay-node cannot load here (${nativeLoadError})`);
 
-describe.skipIf(!nativeAvailable)('OTLP openinference on every request shape native understands', () => {
+describe.skipIf(!nativeAvailable)('OTLP openinference and gen_ai on every request shape native understands', () => {
   it('Responses, Chat Completions and Messages calls: the same spans as native', async () => {
     const runs = [];
-    for (const backend of FILE_BACKENDS) runs.push(await runComponents(backend.create(), { components: '', script, otlp: ['full', 'openinference'] }));
+    for (const backend of FILE_BACKENDS) runs.push(await runComponents(backend.create(), { components: '', script, otlp: ['full', 'gen_ai', 'openinference'] }));
     const [memory, native] = runs as [(typeof runs)[number], (typeof runs)[number]];
     const opts = { ignoreResourceKeys: SDK_RESOURCE_KEYS };
-    for (const type of ['full', 'openinference'] as const) {
+    for (const type of ['full', 'gen_ai', 'openinference'] as const) {
       expect(native.spans[type]!.length, type).toBe(1 + CALLS.length);
       expect(normalizeSpans(memory.spans[type]!, opts), type).toEqual(normalizeSpans(native.spans[type]!, opts));
     }
@@ -75,5 +79,8 @@ describe.skipIf(!nativeAvailable)('OTLP openinference on every request shape nat
     expect(textAndCalls!['output.value']).toBe('Let me check.\nRequested tools: lookup, lookup2');
     expect(textAndCalls!['llm.output_messages.0.message.tool_calls.1.tool_call.function.arguments']).toBe('"notjson"');
     expect(incomplete!['llm.finish_reason']).toBe('length');
+    const chatSpans = memory.spans.gen_ai!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat');
+    const responsesText = chatSpans.find((span) => span.attributes['gen_ai.request.max_tokens'] === 50)!.attributes;
+    expect([responsesText['gen_ai.system_instructions'], responsesText['gen_ai.usage.reasoning.output_tokens'], responsesText['gen_ai.response.finish_reasons']]).toEqual(['[{"content":"Be brief.","type":"text"}]', 3, ['stop']]);
   });
 });

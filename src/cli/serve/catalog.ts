@@ -77,8 +77,9 @@ export class Catalog {
   /** Bumped on every change the clients are told about. */
   version = 0;
   private readonly files = new Map<string, CatalogFile>();
-  /** Every session, sorted; worked out again after a change. */
+  /** Every session, sorted, and the lower-case text a filter searches in each; worked out again after a change. */
   private sorted: SessionEntry[] | undefined;
+  private haystacks: string[] = [];
 
   constructor(folders: readonly string[]) {
     this.folders = folders;
@@ -140,6 +141,7 @@ export class Catalog {
       const entries: SessionEntry[] = [];
       for (const file of this.files.values()) for (const entry of file.entries ?? []) entries.push(entry);
       this.sorted = entries.sort((a, b) => b.modifiedMs - a.modifiedMs || (b.startUs ?? 0) - (a.startUs ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      this.haystacks = this.sorted.map((entry) => `${entry.title} ${entry.note ?? ''} ${entry.file}`.toLowerCase());
     }
     return this.sorted;
   }
@@ -148,7 +150,7 @@ export class Catalog {
   page(query: SessionQuery): SessionPage {
     const all = this.sessions();
     const words = (query.text ?? '').trim().toLowerCase();
-    const matching = words === '' && !query.errorsOnly ? all : all.filter((entry) => (!query.errorsOnly || entry.errors > 0) && (words === '' || `${entry.title} ${entry.note ?? ''} ${entry.file}`.toLowerCase().includes(words)));
+    const matching = words === '' && !query.errorsOnly ? all : all.filter((entry, index) => (!query.errorsOnly || entry.errors > 0) && (words === '' || this.haystacks[index]!.includes(words)));
     const offset = Math.max(0, query.offset ?? 0);
     return { total: all.length, matched: matching.length, offset, sessions: matching.slice(offset, offset + Math.max(0, query.limit ?? 200)) };
   }

@@ -29,6 +29,8 @@ import { rollupOf, type Figures } from './rollup.ts';
 
 /** Bytes read at a time. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Bytes read at a time when a session's lines are read back. */
+const WINDOW_BYTES = 1024 * 1024;
 /** Events held for open sessions before they are let go (and read back from the file when needed). */
 const MAX_HELD_EVENTS = 200_000;
 
@@ -69,6 +71,8 @@ export class AtofIndex {
   /** The session each scope seen so far belongs to (the `scopes` map of `treesFromAtof`). */
   private readonly owner = new Map<string, IndexedSession>();
   private readonly stale = new Set<IndexedSession>();
+  /** The part of the file last read back for a session's lines. */
+  private window: { from: number; length: number; bytes: Buffer } | undefined;
 
   /** Whether index rows are wanted (`view --serve`); `view` and `compare` build the trees they show and need none. */
   private readonly summaries: boolean;
@@ -196,26 +200,31 @@ export class AtofIndex {
     this.held = 0;
   }
 
-  /** A session's events, read back from its lines (adjacent lines in one read). */
+  /**
+   * A session's events, read back from its lines. Reads go through a window
+   * of the file (`WINDOW_BYTES` from the first line not in it): sessions
+   * opened one after another, as `view` prints them, lie close together, so
+   * most of their lines come from the window already read.
+   */
   private readEvents(target: IndexedSession): AtofEvent[] {
     const events: AtofEvent[] = [];
     const descriptor = openSync(this.path, 'r');
     try {
       const { lines } = target;
-      for (let i = 0; i < lines.length; ) {
-        let j = i + 2;
-        // Lines one after the other in the file (one newline apart) are read together.
-        while (j < lines.length && lines[j] === lines[j - 1]! + 1 && lines[j + 1]! - lines[i]! <= CHUNK_BYTES) j += 2;
+      for (let i = 0; i < lines.length; i += 2) {
         const from = lines[i]!;
-        const buffer = Buffer.alloc(lines[j - 1]! - from);
-        readSync(descriptor, buffer, 0, buffer.length, from);
-        for (let k = i; k < j; k += 2) {
-          let text = buffer.toString('utf8', lines[k]! - from, lines[k + 1]! - from);
-          if (lines[k] === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-          const parsed = parseAtofLine(text, 0);
-          if (parsed?.event) events.push(parsed.event);
+        const to = lines[i + 1]!;
+        let window = this.window;
+        if (window === undefined || from < window.from || to > window.from + window.length) {
+          const bytes = Buffer.alloc(Math.max(Math.min(WINDOW_BYTES, this.offset - from), to - from));
+          const read = readSync(descriptor, bytes, 0, bytes.length, from);
+          window = { from, length: read, bytes };
+          this.window = window;
         }
-        i = j;
+        let text = window.bytes.toString('utf8', from - window.from, Math.min(to, window.from + window.length) - window.from);
+        if (from === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+        const parsed = parseAtofLine(text, 0);
+        if (parsed?.event) events.push(parsed.event);
       }
     } finally {
       closeSync(descriptor);

@@ -14,7 +14,7 @@ import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { F64, STRING, U32, U64, checkShape, optional, type Schema } from './shape.ts';
 
-export const PRICING = 'pricing';
+const PRICING = 'pricing';
 
 /** Token rates, per million tokens. */
 export interface TokenRates {

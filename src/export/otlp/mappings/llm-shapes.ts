@@ -47,8 +47,10 @@ export interface Message {
   separateToolCalls: boolean;
   /** The content when it was given as one string (native reads its display text). */
   plainText?: string;
-  /** A Responses input item no message shape describes (reasoning, a message with extra fields, ...): its type and value. */
+  /** An item native's codec keeps whole (reasoning, a message with an unknown role or extra fields, ...): its kind and value. */
   native?: { kind: string; value: JsonObject };
+  /** The participant's `name` (Chat Completions). */
+  name?: string;
 }
 
 interface ToolDefinition {
@@ -57,11 +59,13 @@ interface ToolDefinition {
   parameters: Json | undefined;
   /** The definition as native's normalized form writes it (`llm.tools.N.tool.json_schema`), when read like native's codec does. */
   schema?: string;
-  /** gen_ai's `type`: `function`, or a provider tool's own type (`web_search`). */
+  /** gen_ai's `type`: `function`, or a provider tool's own type (`web_search`). A provider tool without a name has name `''` (gen_ai leaves it out). */
   type?: string;
 }
 
 export interface LlmRequestView {
+  /** Which provider shape the request has, as native detects it. */
+  surface: 'openai_chat' | 'anthropic_messages' | 'openai_responses';
   model: string | undefined;
   /** Anthropic's top-level `system`, as texts. */
   system: string[];
@@ -72,6 +76,8 @@ export interface LlmRequestView {
 }
 
 interface Usage {
+  /** Reasoning output tokens (Responses `output_tokens_details.reasoning_tokens`). */
+  reasoning?: number;
   input: number | undefined;
   output: number | undefined;
   total: number | undefined;
@@ -105,9 +111,10 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
   const parameters: JsonObject = {};
   for (const key of Object.keys(content)) if (!NON_PARAMETERS.has(key)) parameters[key] = content[key]!;
   return {
+    surface,
     model: stringOf(content.model),
     system: textsOf(content.system ?? null),
-    messages: Array.isArray(content.messages) ? content.messages.map((m) => readMessage(m)).filter((m): m is Message => m !== null) : [],
+    messages: Array.isArray(content.messages) ? content.messages.map((m) => readMessage(m, surface)).filter((m): m is Message => m !== null) : [],
     tools: Array.isArray(content.tools) ? content.tools.map((tool) => readTool(tool, surface)).filter((t): t is ToolDefinition => t !== null) : [],
     parameters,
   };
@@ -156,7 +163,8 @@ function readTool(value: Json, surface: 'openai_chat' | 'anthropic_messages'): T
     return functionTool(name, tool, tool.input_schema, {}, except(tool, ['name', 'description', 'input_schema', 'strict']));
   }
   const kind = stringOf(tool.type) ?? 'unknown';
-  return providerTool(surface, kind, tool, stringOf(tool.name) ?? stringOf(fn?.name) ?? kind);
+  // gen_ai lists a Chat or Messages provider tool only by its own `name`.
+  return providerTool(surface, kind, tool, stringOf(tool.name) ?? '');
 }
 
 function except(object: JsonObject, keys: readonly string[]): JsonObject {
@@ -185,13 +193,37 @@ function providerTool(provider: string, kind: string, value: JsonObject, name: s
   return { name, description: undefined, parameters: undefined, type: kind, schema: `{"type":"provider_native","provider":${JSON.stringify(provider)},"kind":${JSON.stringify(kind)},"value":${sortedJson(value)}}` };
 }
 
-function readMessage(value: Json): Message | null {
+type ChatSurface = 'openai_chat' | 'anthropic_messages';
+
+/** The keys each role's message may carry for native's codec to read it as that role (else it is kept whole). */
+const MESSAGE_KEYS: Record<ChatSurface, Record<string, string[]>> = {
+  openai_chat: { system: ['role', 'content', 'name'], developer: ['role', 'content', 'name'], user: ['role', 'content', 'name'], assistant: ['role', 'content', 'tool_calls', 'name'], tool: ['role', 'content', 'tool_call_id'], function: ['role', 'content', 'name'] },
+  anthropic_messages: { system: ['role', 'content'], user: ['role', 'content'], assistant: ['role', 'content'] },
+};
+
+/**
+ * One message of a Chat Completions or Messages conversation (or a
+ * response's message, `surface` undefined): its parts in order, in the
+ * normalized part shapes (`refusal` as text, images, audio and files
+ * wrapped as native wraps them), tool calls and results. A message native's
+ * codec does not read as its role (unknown role, extra fields) is kept
+ * whole, as a provider item.
+ */
+function readMessage(value: Json, surface?: ChatSurface): Message | null {
   const message = objectOf(value);
   if (message === null) return null;
   const providerRole = stringOf(message.role) ?? 'user';
   const parts: Part[] = [];
   const results: ToolResult[] = [];
   const content = message.content;
+  if (surface !== undefined) {
+    const keys = MESSAGE_KEYS[surface][providerRole];
+    const plainCalls = !Array.isArray(message.tool_calls) || message.tool_calls.every((c) => objectOf(c)?.type === 'function' && Object.keys(objectOf(c)!).every((k) => ['id', 'type', 'function'].includes(k)));
+    if (keys === undefined || Object.keys(message).some((key) => !keys.includes(key)) || !plainCalls) {
+      return { role: providerRole, parts, results, providerRole, separateToolCalls: false, native: { kind: providerRole, value: message } };
+    }
+  }
+  const named = stringOf(message.name);
   if (providerRole === 'tool') {
     results.push({ id: stringOf(message.tool_call_id), content: textsOf(content ?? null).join('') });
     return { role: 'tool', parts, results, providerRole, separateToolCalls: false };
@@ -202,9 +234,10 @@ function readMessage(value: Json): Message | null {
       const b = objectOf(block);
       if (b === null) continue;
       if (b.type === 'text' && typeof b.text === 'string') parts.push({ kind: 'text', text: b.text });
+      else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
       else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: toolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input ?? {}) });
       else if (b.type === 'tool_result') results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
-      else parts.push({ kind: 'other', raw: b });
+      else parts.push({ kind: 'other', raw: normalizedPart(b, surface) });
     }
   }
   if (Array.isArray(message.tool_calls)) {
@@ -218,7 +251,25 @@ function readMessage(value: Json): Message | null {
   const role = results.length > 0 && parts.length === 0 ? 'tool' : providerRole;
   const read: Message = { role, parts, results, providerRole, separateToolCalls: Array.isArray(message.tool_calls) };
   if (typeof content === 'string') read.plainText = content;
+  if (named !== undefined) read.name = named;
   return read;
+}
+
+/** A content part as native's normalized form carries it: media wrapped under their kind, anything else as sent. */
+function normalizedPart(block: JsonObject, surface: ChatSurface | undefined): JsonObject {
+  const rest = (omit: string[]) => except(block, ['type', ...omit]);
+  if (surface === 'openai_chat') {
+    if (block.type === 'input_audio') return { ...rest(['input_audio']), audio: block.input_audio ?? null, type: 'audio' };
+    if (block.type === 'image_url' && objectOf(block.image_url ?? null) !== null) {
+      const image = objectOf(block.image_url ?? null)!;
+      return { ...rest(['image_url']), image_url: { url: image.url ?? null, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) }, type: 'image_url' };
+    }
+  }
+  if (surface === 'anthropic_messages') {
+    if (block.type === 'image') return { image: rest([]), type: 'image' };
+    if (block.type === 'document') return { file: rest([]), type: 'file' };
+  }
+  return block;
 }
 
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
@@ -277,7 +328,7 @@ function sortKeys(value: unknown): unknown {
 /** Thrown where native's Responses codec rejects a request: it then reads nothing of it. */
 class Undecodable extends Error {}
 
-const EMPTY_REQUEST = (model: string | undefined): LlmRequestView => ({ model, system: [], messages: [], tools: [], parameters: {} });
+const EMPTY_REQUEST = (model: string | undefined): LlmRequestView => ({ surface: 'openai_responses', model, system: [], messages: [], tools: [], parameters: {} });
 
 /**
  * An OpenAI Responses request, as native's codec reads it: `instructions`
@@ -315,7 +366,9 @@ function readResponsesRequest(content: JsonObject): LlmRequestView {
     if (topP !== undefined) parameters.top_p = topP;
     typed('model', (v) => typeof v === 'string');
     const tools = content.tools === undefined || content.tools === null ? [] : Array.isArray(content.tools) ? content.tools.map(readResponsesTool) : undefinedTools();
-    return { model, system: typeof instructions === 'string' ? [instructions] : [], messages, tools, parameters };
+    const stream = typed('stream', (v) => typeof v === 'boolean');
+    if (stream !== undefined) parameters.stream = stream;
+    return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], messages, tools, parameters };
   } catch (error) {
     if (error instanceof Undecodable) return EMPTY_REQUEST(model);
     throw error;
@@ -431,7 +484,10 @@ function readResponsesResponse(response: JsonObject): LlmResponseView {
   if (text === undefined && typeof response.output_text === 'string' && response.output_text !== '') text = response.output_text;
   const message: Message | null =
     text === undefined && parts.length === 0 ? null : { role: 'assistant', parts: [...(text === undefined ? [] : [{ kind: 'text' as const, text }]), ...parts], results: [], providerRole: 'assistant', separateToolCalls: false, ...(text === undefined ? {} : { plainText: text }) };
-  return { recognized: true, id: stringOf(response.id), model: stringOf(response.model), message, finishReason: responsesFinishReason(response), usage: readUsage(response.usage ?? null) };
+  const usage = readUsage(response.usage ?? null);
+  const reasoning = tokenCount(objectOf(objectOf(response.usage ?? null)?.output_tokens_details ?? null)?.reasoning_tokens);
+  if (reasoning !== undefined) usage.reasoning = reasoning;
+  return { recognized: true, id: stringOf(response.id), model: stringOf(response.model), message, finishReason: responsesFinishReason(response), usage };
 }
 
 /** `status` as a finish reason: `completed` is a stop; `incomplete` says why (`max_output_tokens` is a length stop). */
