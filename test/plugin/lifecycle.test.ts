@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { documentChecksNow } from '../../src/plugin/activation.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { resolveBackendNow } from '../../src/backends/select.ts';
 import { documentChecksNow } from '../../src/plugin/activation.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';

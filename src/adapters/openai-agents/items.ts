@@ -157,12 +157,12 @@ function reasoningText(output: unknown): string | undefined {
  * The usage of one response, for the token table: the SDK's `Usage` (what
  * `result.state.usage` adds up, whatever the model), tagged with its shape.
  */
-export function usageOf(response: Loose): ProviderUsage | undefined {
+function usageOf(response: Loose): ProviderUsage | undefined {
   return isRecord(response.usage) ? { shape: 'openai_agents', usage: response.usage } : undefined;
 }
 
 /** The model the provider says answered (OpenAI's `model` field, e.g. a dated snapshot), when it says. */
-export function reportedModel(response: Loose): string | undefined {
+function reportedModel(response: Loose): string | undefined {
   const provider = isRecord(response.providerData) ? response.providerData : undefined;
   return nonEmptyString(provider?.model) ?? nonEmptyString(response.model);
 }

@@ -32,6 +32,17 @@ export interface ViewNode {
   children: ViewNode[];
 }
 
+/** Sessions by position; an array is one. */
+export interface RootList {
+  readonly length: number;
+  at(index: number): ViewNode | undefined;
+}
+
+/** The sessions of a list, built one at a time. */
+export function* eachRoot(roots: RootList): Generator<ViewNode> {
+  for (let index = 0; index < roots.length; index++) yield roots.at(index)!;
+}
+
 /** The session id a session or subagent tree shows in its title. */
 export function sessionIdOf(root: ViewNode): string {
   return root.title.replace(/^(session|subagent) /, '');
