@@ -72,6 +72,8 @@ const CALLS: [string, Call, number | undefined][] = [
   ['an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100 }) }, undefined],
   ['no tokens', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 0, completion_tokens: 0 }) }, undefined],
   ['a cost the provider reported, on an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: { total: 0.5, currency: 'USD' } }) }, 0.5],
+  ['a bare-number cost on Chat Completions (OpenRouter), on an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: 0.25 }) }, 0.25],
+  ['a bare-number cost wins over the catalog', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cost: 0.5 }) }, 0.5],
   ['a cost the provider reported wins over the catalog', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cost: { total: 0.7, currency: 'USD' } }) }, 0.7],
 ];
 
