@@ -75,9 +75,10 @@ const SNIFF_BYTES = 1024 * 1024;
  * file: `atof` when it is an ATOF event (the file can be streamed line by
  * line), `hooks` for a recorded hook stream, `not-json` when it is not JSON
  * (a pretty-printed document's `{` line too), `other` otherwise (an ATIF
- * document on one line, an empty file, a first line too long to sniff).
+ * document on one line, an empty file, a first line too long to sniff, or
+ * not ended yet in a `growing` file).
  */
-export function firstLineKind(file: string): 'atof' | 'hooks' | 'not-json' | 'other' {
+export function firstLineKind(file: string, growing = false): 'atof' | 'hooks' | 'not-json' | 'other' {
   const descriptor = openSync(file, 'r');
   let text: string;
   let whole: boolean;
@@ -93,7 +94,8 @@ export function firstLineKind(file: string): 'atof' | 'hooks' | 'not-json' | 'ot
   const start = text.search(/\S/);
   if (start === -1) return 'other';
   let end = text.indexOf('\n', start);
-  if (end === -1 && !whole) return 'other';
+  // A file being written (`growing`) may hold half its first line: it is judged once the line ends.
+  if (end === -1 && (growing || !whole)) return 'other';
   if (end === -1) end = text.length;
   let first: unknown;
   try {

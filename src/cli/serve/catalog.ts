@@ -184,11 +184,12 @@ export class Catalog {
 function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogFile {
   let index = previous !== undefined && entry.size >= previous.offset ? previous : undefined;
   try {
-    if (index === undefined) {
-      const first = firstLineKind(entry.absolute);
+    // Judged by its first line until that line is read (it may still be half written).
+    if (index === undefined || index.offset === 0) {
+      const first = firstLineKind(entry.absolute, true);
       if (first === 'hooks') return { ...entry, kind: null, roots: [], problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' };
       if (first === 'not-json') return { ...entry, kind: null, roots: [], problem: 'not ATOF JSONL (the first line is not JSON)' };
-      index = new AtofIndex(entry.absolute);
+      index ??= new AtofIndex(entry.absolute);
     }
     index.readOn(entry.size);
   } catch (error) {

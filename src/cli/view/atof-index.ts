@@ -76,10 +76,12 @@ export class AtofIndex {
 
   /** Whether index rows are wanted (`view --serve`); `view` and `compare` build the trees they show and need none. */
   private readonly summaries: boolean;
+  private readonly maxHeldEvents: number;
 
-  constructor(path: string, options: { summaries?: boolean } = {}) {
+  constructor(path: string, options: { summaries?: boolean; maxHeldEvents?: number } = {}) {
     this.path = path;
     this.summaries = options.summaries ?? true;
+    this.maxHeldEvents = options.maxHeldEvents ?? MAX_HELD_EVENTS;
   }
 
   /**
@@ -177,7 +179,7 @@ export class AtofIndex {
     if (event.kind !== 'mark' && event.scope_category === 'end' && event.uuid === target.rootUuid) {
       target.ended = true;
       this.summarize(target);
-    } else if (this.held > MAX_HELD_EVENTS) {
+    } else if (this.held > this.maxHeldEvents) {
       this.letGo();
     }
   }
