@@ -291,7 +291,7 @@ function runtimeVersion(): string {
 }
 
 /** Names in `REQUIRED_FEATURES` that `mod` does not provide as functions. */
-export function missingFeatures(mod: unknown): string[] {
+function missingFeatures(mod: unknown): string[] {
   if (typeof mod !== 'object' && typeof mod !== 'function') return [...REQUIRED_FEATURES];
   if (mod === null) return [...REQUIRED_FEATURES];
   const record = mod as Record<string, unknown>;

@@ -11,7 +11,7 @@
 import type { ConfigDiagnostic } from '../src/backends/native-surface.ts';
 import { InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/native-surface.ts';
 
-export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../src/backends/native-surface.ts';
+export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError } from '../src/backends/native-surface.ts';
 
 /** Base class of the errors only the native adapter throws (the contract's shared ones extend `RelayError`). */
 export class NativeRelayError extends RelayError {

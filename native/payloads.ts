@@ -77,7 +77,7 @@ export function timestampOf(value: number | undefined): number {
  * stringified, arrays joined with `, ` (the HTTP list form), other objects
  * JSON-encoded; `null`/`undefined` entries are dropped.
  */
-export function headersOf(value: unknown): Record<string, string> {
+function headersOf(value: unknown): Record<string, string> {
   const converted = json(value);
   const out: Record<string, string> = {};
   if (!isJsonObject(converted)) return out;

@@ -54,10 +54,12 @@ import type {
   PluginConfigReport,
 } from '../src/backends/native-surface.ts';
 import { isJsonObject } from '../src/backends/native-surface.ts';
-import { displayUrl, errorMessage, openTelemetrySettings } from '../src/backends/native-surface.ts';
+import { displayUrl, errorMessage, openTelemetrySettings, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
+import { stageAtifUploads, STAGING_PREFIX, type NativeAtifUploads } from './atif-uploads.ts';
+import { endTornLine } from './atof.ts';
 
 /** Diagnostic code added when a discovered file was layered although discovery is off. */
 export const AMBIENT_CONFIG_INHERITED = 'nemo_relay_hooks.ambient_config_inherited';
@@ -72,6 +74,9 @@ export interface PluginHostContext {
   drain(): Promise<void>;
   /** Reports a failure that must not reach the caller. */
   onError(operation: string, error: unknown): void;
+  logger: Logger;
+  /** Where the ATIF uploads this adapter sends for native (atif-uploads.ts) are counted. */
+  remoteOutputs: RemoteOutputLedger;
 }
 
 // Process-wide: native allows one activation per process, whoever owns it.
@@ -124,21 +129,27 @@ export async function activatePluginHost(
       throw new Failure(`invalid config${where(tomlPath)}: ${errors.map((d) => d.message).join('; ')}`, sortErrorsFirst(validation.diagnostics));
     }
 
+    // Validated as given (native's diagnostics for the storage entries); activated without them: this adapter uploads.
+    const staged = stageAtifUploads(doc, context.logger, context.remoteOutputs);
+    endTornSinkLines(doc, context.logger);
     let activation: NativePluginHostActivation;
     try {
-      activation = await context.binding.initialize(doc, layerPath);
+      activation = await context.binding.initialize(staged.document, layerPath);
     } catch (error) {
+      staged.discard();
       const message = errorMessage(error);
       if (/^conflict:/.test(message)) {
         throw new PluginActivationBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
       }
       throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${stripPrefix(message)}`, validation.diagnostics, { cause: error });
     }
+    const uploads = staged.start();
     const raw = safeReport(activation);
     const report = reportOf(raw, layerPath);
     report.diagnostics.push(...extra);
     if (!context.allowConfigDiscovery) report.diagnostics.push(...inheritedWarnings(report.configPaths));
-    return new NativePluginActivation(context, activation, report, token, [...outputSpecsOf(raw), ...collectorSpecsOf(doc)]);
+    const outputs = [...outputSpecsOf(raw, uploads), ...collectorSpecsOf(doc)];
+    return new NativePluginActivation(context, activation, report, token, outputs, uploads);
   } catch (error) {
     liveOwner = null;
     throw error;
@@ -154,6 +165,7 @@ export class NativePluginActivation implements PluginConfigActivation {
   readonly #activation: NativePluginHostActivation;
   readonly #token: object;
   readonly #outputs: OutputSpec[];
+  readonly #uploads: NativeAtifUploads | null;
   #closing: Promise<void> | null = null;
   #closed = false;
 
@@ -163,12 +175,14 @@ export class NativePluginActivation implements PluginConfigActivation {
     report: PluginConfigReport,
     token: object,
     outputs: OutputSpec[],
+    uploads: NativeAtifUploads | null,
   ) {
     this.#context = context;
     this.#activation = activation;
     this.report = report;
     this.#token = token;
     this.#outputs = outputs;
+    this.#uploads = uploads;
   }
 
   /** Whether `close()` completed. */
@@ -196,7 +210,11 @@ export class NativePluginActivation implements PluginConfigActivation {
       // Native keeps a failed teardown active so close() can be retried.
       this.#context.onError('plugin activation close', error);
       this.#closing = null;
+      this.#uploads?.collect();
+      return;
     }
+    // Native wrote its last trajectories (partial ones included) on close: upload them, each destination within its timeout.
+    await this.#uploads?.close();
   }
 }
 
@@ -231,7 +249,27 @@ function collectorSpecsOf(doc: JsonObject): OutputSpec[] {
   return specs;
 }
 
-function outputSpecsOf(raw: unknown): OutputSpec[] {
+/**
+ * Ends the torn last line of each ATOF file sink native will append to (an
+ * earlier writer cut off mid-line): native appends straight after it, and
+ * its first line and the fragment would become one line nobody can parse.
+ */
+function endTornSinkLines(doc: JsonObject, logger: Logger): void {
+  for (const component of Array.isArray(doc.components) ? doc.components : []) {
+    if (!isJsonObject(component) || component.kind !== 'observability' || component.enabled === false) continue;
+    const config = isJsonObject(component.config) ? component.config : {};
+    const atof = isJsonObject(config.atof) ? config.atof : {};
+    if (atof.enabled === false || !Array.isArray(atof.sinks)) continue;
+    for (const sink of atof.sinks) {
+      if (!isJsonObject(sink) || (sink.type !== undefined && sink.type !== 'file') || (sink.mode ?? 'append') !== 'append') continue;
+      if (typeof sink.filename !== 'string') continue;
+      const file = path.resolve(typeof sink.output_directory === 'string' ? sink.output_directory : '.', sink.filename);
+      if (endTornLine(file)) safeLog(logger, 'warn', `ATOF file ${file} ended with a torn line (an earlier writer was cut off); it was ended before native appends`);
+    }
+  }
+}
+
+function outputSpecsOf(raw: unknown, uploads: NativeAtifUploads | null): OutputSpec[] {
   const report = isJsonObject(raw) ? raw : {};
   const resolved = isJsonObject(report.resolved_config) ? report.resolved_config : {};
   const components = Array.isArray(resolved.components) ? resolved.components : [];
@@ -250,7 +288,8 @@ function outputSpecsOf(raw: unknown): OutputSpec[] {
     }
     const atif = isJsonObject(config.atif) ? config.atif : null;
     if (atif !== null && atif.enabled === true) {
-      const dir = typeof atif.output_directory === 'string' ? atif.output_directory : '.';
+      // With uploads, native writes into the staging folder; the configured folder is where recovery copies land.
+      const dir = uploads !== null ? uploads.outputDirectory : typeof atif.output_directory === 'string' ? atif.output_directory : '.';
       const template = typeof atif.filename_template === 'string' ? atif.filename_template : 'nemo-relay-atif-{session_id}.json';
       const [prefix = '', suffix = ''] = template.split('{session_id}');
       specs.push({ kind: 'atif', path: path.resolve(dir), template: { prefix, suffix } });
@@ -274,7 +313,7 @@ function outputHealth(spec: OutputSpec): OutputHealth {
     }
     let latest = 0;
     for (const name of readdirSync(spec.path)) {
-      if (!name.startsWith(spec.template.prefix) || !name.endsWith(spec.template.suffix)) continue;
+      if (!name.startsWith(spec.template.prefix) || !name.endsWith(spec.template.suffix) || name.startsWith(STAGING_PREFIX)) continue;
       const stat = statSync(path.join(spec.path, name));
       health.bytes += stat.size;
       latest = Math.max(latest, stat.mtimeMs);

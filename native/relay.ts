@@ -52,7 +52,7 @@ import type {
 import { isScopeCategory } from '../src/backends/native-surface.ts';
 import { safeLog, type Logger } from '../src/backends/native-surface.ts';
 import { rules } from '../src/backends/native-surface.ts';
-import { errorMessage } from '../src/backends/native-surface.ts';
+import { errorMessage, RemoteOutputLedger, settleWithin } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativePropagationContext, NativeScopeHandle, NativeScopeStack, NativeToolResult } from './binding.ts';
@@ -96,6 +96,8 @@ export class NativeRelay implements RelayBackend {
   readonly #warned = new Set<string>();
   /** Popped by the caller, waiting for scopes above them on their stack. */
   readonly #pending = new Set<ScopeState>();
+  /** The ATIF uploads this adapter sends for native's activations (atif-uploads.ts), across activations. */
+  readonly #remote = new RemoteOutputLedger();
   #events = 0;
   #errors = 0;
   #dropped = 0;
@@ -431,6 +433,7 @@ export class NativeRelay implements RelayBackend {
         if (this.#sinks.delete(closed)) this.#dropped += closed.droppedEvents;
       },
       () => this.#events,
+      (message) => safeLog(this.#logger, 'warn', message),
     );
     this.#sinks.add(sink);
     return sink;
@@ -461,6 +464,8 @@ export class NativeRelay implements RelayBackend {
       allowConfigDiscovery: this.#allowConfigDiscovery,
       drain: () => this.#drain(),
       onError: (operation, error) => this.#fail(operation, error),
+      logger: this.#logger,
+      remoteOutputs: this.#remote,
     };
   }
 
@@ -474,14 +479,22 @@ export class NativeRelay implements RelayBackend {
   async flush(): Promise<void> {
     await this.#drain();
     for (const sink of [...this.#sinks]) await sink.flush();
+    // Uploads: what native wrote so far goes out (each destination within its timeout_millis).
+    await this.#remote.flush();
   }
 
-  shutdown(): Promise<void> {
-    this.#shutdown ??= this.#close();
+  /**
+   * Closes the activations and sinks. With `timeoutMs`, the uploads still
+   * pending when it runs out are given up (each kept as its local recovery
+   * copy, counted as dropped) before this returns.
+   */
+  shutdown(options: { timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = read(() => options?.timeoutMs);
+    this.#shutdown ??= this.#close(typeof timeoutMs === 'number' && timeoutMs >= 0 ? Date.now() + timeoutMs : Number.POSITIVE_INFINITY);
     return this.#shutdown;
   }
 
-  async #close(): Promise<void> {
+  async #close(deadline: number): Promise<void> {
     if (this.#pending.size > 0) {
       // Their children were never popped, so native cannot end them: their end events are lost.
       this.#dropped += this.#pending.size;
@@ -489,9 +502,14 @@ export class NativeRelay implements RelayBackend {
       this.#pending.clear();
     }
     await this.#drain();
-    for (const activation of [...this.#activations]) await activation.close();
+    for (const activation of [...this.#activations]) {
+      // An activation's close waits for its uploads (each within its timeout_millis): no longer than the budget.
+      const closing = activation.close();
+      await settleWithin(closing, deadline - Date.now(), { unref: true });
+    }
     for (const sink of [...this.#sinks]) await sink.close();
     this.#atif.close();
+    await this.#remote.settle(deadline - Date.now());
   }
 
   stats(): NativeRelayStats {
@@ -505,6 +523,7 @@ export class NativeRelay implements RelayBackend {
     const outputs: OutputHealth[] = [];
     for (const sink of this.#sinks) outputs.push(sink.health());
     for (const activation of this.#activations) if (!activation.closed) outputs.push(...activation.outputs());
+    outputs.push(...this.#remote.outputs());
     return outputs;
   }
 

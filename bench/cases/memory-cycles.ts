@@ -21,7 +21,7 @@ import path from 'node:path';
 import { CaseReport, canCollect, figure, iterations, nowNs, peakRss, settledHeap } from '../harness.ts';
 import * as fixtures from '../support/payloads.ts';
 import { DEV_NULL_ATOF, memoryPlugin, tick, type BenchPlugin } from '../support/plugin.ts';
-import type { NemoRelaySettingsOverrides } from '../../src/plugin/index.ts';
+import type { NemoRelaySettingsOverrides } from '../../src/index.ts';
 
 const report = new CaseReport('memory-cycles', 'Memory: heap after 1,000,000 session open/close cycles vs before');
 const CYCLES = iterations(1_000_000, 10_000);

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { writeFileAtomic } from '../../src/shared/atomic-file.ts';
 import { CaseReport, consume, figure, iterations, nowNs, peakRss } from '../harness.ts';

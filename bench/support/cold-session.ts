@@ -18,7 +18,7 @@ import path from 'node:path';
 import process from 'node:process';
 import type { HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import * as fixtures from './payloads.ts';
 
 const [backend = 'memory', sessionsRaw = '300', steadyRaw = '0', dir = '.', outputs = 'atof+atif'] = process.argv.slice(2);

@@ -7,7 +7,7 @@
 
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import type { HookName } from '../../src/hooks/names.ts';
-import { createNemoRelayPlugin, type NemoRelayPlugin, type NemoRelayPluginOptions, type NemoRelaySettingsOverrides } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type NemoRelayPlugin, type NemoRelayPluginOptions, type NemoRelaySettingsOverrides } from '../../src/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { countingLogger } from './setups.ts';
 import type { Payload } from './payloads.ts';

@@ -32,7 +32,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import type { HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import type { Logger } from '../../src/shared/logger.ts';
-import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/index.ts';
 import { nowMicros } from '../../src/shared/clock.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';

@@ -79,30 +79,19 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
   const logger = options.logger ?? consoleLogger;
   const runtime = options.runtime ?? detectRuntime();
   try {
-    const override = envOverride(guardEnv(options.env ?? processEnv()), logger);
-    const effective: BackendChoice = override ?? choice;
-    const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
-
-    if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
-    switch (effective) {
-      case 'memory':
-        return await resolvedMemory(`${via}in-memory relay requested`, logger);
-      case 'off':
-        return resolvedOff(`${via}telemetry is off`);
-      case 'native': {
-        const loaded = await tryNative(options, logger);
-        if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}native relay requested`);
-        const reason = `${via}native relay requested but unavailable on ${runtime} (${loaded.why}); telemetry is OFF`;
-        safeLog(logger, 'warn', reason);
-        return resolvedOff(reason);
-      }
-      case 'auto':
-        return await resolvedAuto(runtime, via, options, logger);
-      default: {
-        safeLog(logger, 'warn', `unknown relay backend ${describe(effective)}; using "auto"`);
-        return await resolvedAuto(runtime, `unknown backend ${describe(effective)}, so auto: `, options, logger);
-      }
+    const { effective, via } = effectiveChoice(choice, options, logger);
+    const now = resolvedNow(effective, via, runtime, logger);
+    if (now !== undefined) return now;
+    if (effective === 'native') {
+      const loaded = await tryNative(options, logger);
+      if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}native relay requested`);
+      const reason = `${via}native relay requested but unavailable on ${runtime} (${loaded.why}); telemetry is OFF`;
+      safeLog(logger, 'warn', reason);
+      return resolvedOff(reason);
     }
+    if (effective === 'auto') return await resolvedAuto(runtime, via, options, logger);
+    safeLog(logger, 'warn', `unknown relay backend ${describe(effective)}; using "auto"`);
+    return await resolvedAuto(runtime, `unknown backend ${describe(effective)}, so auto: `, options, logger);
   } catch (error) {
     const reason = `backend selection failed (${errorMessage(error)}); telemetry is OFF`;
     safeLog(logger, 'warn', reason);
@@ -118,25 +107,35 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
 export function resolveBackendNow(choice: BackendChoice, options: ResolveBackendOptions = {}): ResolvedBackend | undefined {
   const logger = options.logger ?? consoleLogger;
   try {
-    const override = envOverride(guardEnv(options.env ?? processEnv()), logger);
-    const effective: BackendChoice = override ?? choice;
-    const via = override === undefined ? '' : `${BACKEND_ENV}=${override}: `;
-    if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
-    if (effective === 'memory') return resolvedMemory(`${via}in-memory relay requested`, logger);
-    if (effective === 'off') return resolvedOff(`${via}telemetry is off`);
-    const runtime = options.runtime ?? detectRuntime();
-    if (effective === 'auto' && runtime !== 'node') return resolvedMemory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
-    return undefined;
+    const { effective, via } = effectiveChoice(choice, options, logger);
+    return resolvedNow(effective, via, options.runtime ?? detectRuntime(), logger);
   } catch {
     // resolveBackend says why, on the path that cannot fail.
     return undefined;
   }
 }
 
+/** The choice after the environment override, and the reason's prefix when the override applied. */
+function effectiveChoice(choice: BackendChoice, options: ResolveBackendOptions, logger: Logger): { effective: BackendChoice; via: string } {
+  const override = envOverride(guardEnv(options.env ?? processEnv()), logger);
+  return { effective: override ?? choice, via: override === undefined ? '' : `${BACKEND_ENV}=${override}: ` };
+}
+
+/** The choices decided without loading anything; `undefined` for native and for auto on Node. */
+function resolvedNow(effective: BackendChoice, via: string, runtime: RuntimeName, logger: Logger): ResolvedBackend | undefined {
+  if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
+  if (effective === 'memory') return resolvedMemory(`${via}in-memory relay requested`, logger);
+  if (effective === 'off') return resolvedOff(`${via}telemetry is off`);
+  if (effective === 'auto' && runtime !== 'node') return autoMemory(runtime, via, logger);
+  return undefined;
+}
+
+function autoMemory(runtime: RuntimeName, via: string, logger: Logger): ResolvedBackend {
+  return resolvedMemory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
+}
+
 async function resolvedAuto(runtime: RuntimeName, via: string, options: ResolveBackendOptions, logger: Logger): Promise<ResolvedBackend> {
-  if (runtime !== 'node') {
-    return resolvedMemory(`${via}auto on ${runtime}: in-memory relay (native is an explicit opt-in there)`, logger);
-  }
+  if (runtime !== 'node') return autoMemory(runtime, via, logger);
   const loaded = await tryNative(options, logger);
   if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}auto on node: native relay loaded`);
   const reason = `${via}auto on node: native relay unavailable (${loaded.why}); using the in-memory relay`;

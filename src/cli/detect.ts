@@ -5,6 +5,7 @@
  * @module
  */
 
+import { closeSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
@@ -64,4 +65,44 @@ export function loadByContent(file: string, text: string): LoadedFile {
   if (extension === '.jsonl' || extension === '.ndjson') return atofOf(text);
   if (extension === '.json') return parsedWhole ? { kind: 'atif', document: whole } : { kind: 'unknown', reason: 'not valid JSON' };
   return { kind: 'unknown', reason: 'neither an ATIF document nor ATOF JSONL' };
+}
+
+/** Bytes `firstLineKind` reads at most: a first line longer than this is not sniffed (the file is read whole instead). */
+const SNIFF_BYTES = 1024 * 1024;
+
+/**
+ * What the first non-blank line of a file is, read without reading the
+ * file: `atof` when it is an ATOF event (the file can be streamed line by
+ * line), `hooks` for a recorded hook stream, `not-json` when it is not JSON
+ * (a pretty-printed document's `{` line too), `other` otherwise (an ATIF
+ * document on one line, an empty file, a first line too long to sniff, or
+ * not ended yet in a `growing` file).
+ */
+export function firstLineKind(file: string, growing = false): 'atof' | 'hooks' | 'not-json' | 'other' {
+  const descriptor = openSync(file, 'r');
+  let text: string;
+  let whole: boolean;
+  try {
+    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const read = readSync(descriptor, buffer, 0, SNIFF_BYTES, 0);
+    text = buffer.toString('utf8', 0, read);
+    whole = read < SNIFF_BYTES;
+  } finally {
+    closeSync(descriptor);
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const start = text.search(/\S/);
+  if (start === -1) return 'other';
+  let end = text.indexOf('\n', start);
+  // A file being written (`growing`) may hold half its first line: it is judged once the line ends.
+  if (end === -1 && (growing || !whole)) return 'other';
+  if (end === -1) end = text.length;
+  let first: unknown;
+  try {
+    first = JSON.parse(text.slice(start, end));
+  } catch {
+    return 'not-json';
+  }
+  if (looksLikeHookLine(first)) return 'hooks';
+  return looksLikeAtofEvent(first) ? 'atof' : 'other';
 }

@@ -32,6 +32,6 @@
 
 export { formatF64, formatPayloadNumber, isNativeInteger } from './native-text/numbers.ts';
 export { sortJson, stringifyMayDiffer } from './native-text/keys.ts';
-export { canonicalJson, toRustJson, type FieldTypes, type NumberFieldType, type RustJsonOptions } from './native-text/write.ts';
+export { canonicalJson, toRustJson, type FieldTypes, type NumberFieldType } from './native-text/write.ts';
 export { parseJsonAsNative } from './native-text/parse.ts';
 export { sameJson } from './native-text/same.ts';

@@ -39,7 +39,7 @@ const GROUPS = [8, 4, 4, 4, 12];
  * `urn:uuid:` + hyphenated, `{hyphenated}`), as the lowercase hyphenated
  * text; `undefined` for anything else.
  */
-export function canonicalUuid(text: string): string | undefined {
+function canonicalUuid(text: string): string | undefined {
   let body = text;
   if (body.startsWith('urn:uuid:')) body = body.slice(9);
   else if (body.startsWith('{') && body.endsWith('}')) body = body.slice(1, -1);

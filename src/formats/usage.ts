@@ -43,8 +43,6 @@ export type UsageShape =
   /** @openai/agents `Usage`/`RequestUsage`: `inputTokens` (cache included), `inputTokensDetails.cached_tokens` (an object or a list). */
   | 'openai_agents';
 
-export const USAGE_SHAPES: readonly UsageShape[] = ['openai_chat', 'openai_responses', 'anthropic_messages', 'gemini', 'ai_sdk', 'langchain', 'openai_agents'];
-
 /** Token counts in the trajectory's meaning (see the module doc); any may be unknown. */
 export interface TokenUsage {
   readonly prompt?: number;

@@ -83,7 +83,7 @@ export type RedactHook = (event: RedactableEvent) => RedactedFields | void;
 const SENSITIVE_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'anthropic-api-key', 'cookie', 'set-cookie']);
 
 /** The placeholder for a name the hook could not be trusted with. */
-export const REDACTED_NAME = '[REDACTED]';
+const REDACTED_NAME = '[REDACTED]';
 
 /**
  * `value` without credential headers: every object under a `headers` key

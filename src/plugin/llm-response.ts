@@ -69,7 +69,7 @@ export function shapeLlmResponse(response: unknown): unknown {
 }
 
 /** Normalizes OpenAI-style tool calls (objects or SDK instances) to plain records. */
-export function shapeToolCalls(toolCalls: unknown): AssistantToolCall[] {
+function shapeToolCalls(toolCalls: unknown): AssistantToolCall[] {
   if (!Array.isArray(toolCalls)) return [];
   const shaped: AssistantToolCall[] = [];
   for (const call of toolCalls) {

@@ -23,39 +23,6 @@ const LLM_SURFACE_BY_API_MODE: Readonly<Record<string, string>> = {
   codex_responses: 'openai.responses',
 };
 
-/**
- * Fields copied from a payload into relay metadata. The Hermes plugin's
- * allowlist, plus the attempt/auxiliary fields later Hermes versions add; all
- * are ids or short enums, never content, so metadata stays safe to export.
- * `metadataOf` spells the same list out key by key (for speed): change both.
- */
-export const METADATA_KEYS: readonly string[] = [
-  'telemetry_schema_version',
-  'session_id',
-  'platform',
-  'task_id',
-  'turn_id',
-  'api_request_id',
-  'tool_call_id',
-  'parent_session_id',
-  'parent_turn_id',
-  'parent_subagent_id',
-  'child_session_id',
-  'child_subagent_id',
-  'child_role',
-  'child_status',
-  'provider',
-  'model',
-  'api_mode',
-  'request_kind',
-  'auxiliary_task',
-  'auxiliary_call_id',
-  'attempt_index',
-  'attempt_reason',
-  'status',
-  'reason',
-];
-
 /** Python-style truthiness, which the Hermes fallbacks (`a or b`) rely on. */
 export function truthy(value: unknown): boolean {
   if (value === null || value === undefined || value === false || value === 0 || value === '') return false;
@@ -115,14 +82,16 @@ export function toolNameOf(payload: LoosePayload): string {
 
 /**
  * Correlation metadata for a relay call: the allowlisted fields present and
- * not null, plus `trajectory_id`, `parent_trajectory_id` and
+ * not null (the Hermes plugin's allowlist, plus the attempt/auxiliary fields
+ * later Hermes versions add; all are ids or short enums, never content, so
+ * metadata stays safe to export; test/plugin/metadata.test.ts pins the list
+ * and its order), plus `trajectory_id`, `parent_trajectory_id` and
  * `child_trajectory_id` promoted from the session ids (ATIF consumers join
  * trajectories on them).
  */
 export function metadataOf(payload: LoosePayload): Record<string, unknown> {
-  // One named read and store per key, in METADATA_KEYS order. A loop of
-  // computed-key stores into a fresh object costs several times as much on V8,
-  // and this runs on every hook (bench/RESULTS.md, "Figures behind the code").
+  // One named read and store per key. A loop of computed-key stores into a
+  // fresh object costs more on V8, and this runs on every hook (bench/RESULTS.md, "Figures behind the code").
   const metadata: Record<string, unknown> = {};
   let value: unknown;
   if ((value = payload.telemetry_schema_version) !== undefined && value !== null) metadata.telemetry_schema_version = value;

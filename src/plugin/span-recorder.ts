@@ -392,7 +392,7 @@ function responseOf(payload: LoosePayload): unknown {
 
 /**
  * `{ ...source }`, built key by key. On V8 a spread copy that then gains
- * properties is an order of magnitude dearer (bench/RESULTS.md, "Figures behind the code");
+ * properties costs more (bench/RESULTS.md, "Figures behind the code");
  * the spread is kept for the shapes a key-by-key copy would get wrong (an
  * own `__proto__` key, symbol keys).
  */

@@ -38,7 +38,7 @@ import type { DynamicPluginSpec } from '../formats/plugins-toml/document.ts';
 import type { PropagationContext } from '../formats/propagation.ts';
 
 export type { Json, JsonObject } from '../shared/json.ts';
-export { SCOPE_CATEGORIES, isScopeCategory, type ScopeCategory, type AtofMode } from '../formats/atof/types.ts';
+export { isScopeCategory, type AtofMode, type ScopeCategory } from '../formats/atof/types.ts';
 export type { ConfigDiagnostic } from '../formats/plugins-toml/diagnostic.ts';
 export type { PropagationContext } from '../formats/propagation.ts';
 

@@ -25,8 +25,6 @@ export { isPlainFileName } from '../shared/safe-path.ts';
 
 // ---- scope attribute flags ---------------------------------------------------
 
-/** The scope attribute flags ATOF knows, in the order they are written (sorted). */
-export const SCOPE_ATTRIBUTE_FLAGS = ['parallel', 'relocatable'] as const;
 const NO_FLAGS: string[] = [];
 
 /**

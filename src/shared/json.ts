@@ -330,7 +330,7 @@ function keyText(key: string, walk: Walk): string {
 function convertPlain(object: object, depth: number, walk: Walk): Json {
   const out: { [key: string]: Json } = {};
   const keys = Object.keys(object);
-  if (walk.sortKeys) keys.sort();
+  if (walk.sortKeys) keys.sort(compareKeys);
   const limit = Math.min(keys.length, walk.maxItems);
   for (let i = 0; i < limit; i++) {
     if (spent(walk)) {
@@ -379,7 +379,28 @@ function defineKey(walk: Walk, target: { [key: string]: Json }, rawKey: string, 
 }
 
 function compareEntryKeys(a: [string, unknown], b: [string, unknown]): number {
-  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+  return compareKeys(a[0], b[0]);
+}
+
+/**
+ * The package's one key order: Unicode code points, as native (serde_json's
+ * sorted maps compare UTF-8 bytes) writes keys. It is JS's `<` except that a
+ * surrogate pair (U+10000 and up) sorts after U+E000..U+FFFF, where `<` puts
+ * it before. Every sorted copy and every writer orders keys with this.
+ */
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys && (x >= 0xe000 || y >= 0xe000)) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
 }
 
 function unserializable(error: unknown): string {

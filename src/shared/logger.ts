@@ -59,11 +59,6 @@ export function setLogger(logger: LoggerLike | undefined): void {
   configured = logger === undefined ? undefined : adaptLogger(logger);
 }
 
-/** The logger `setLogger()` set, or `consoleLogger`. */
-export function getLogger(): Logger {
-  return configured ?? consoleLogger;
-}
-
 // Everything but debug output goes to stderr: a library must not write into
 // a host's stdout, which may be its own output (JSON, a pipe).
 const consoleDefault: Logger = {
@@ -107,7 +102,7 @@ export function debugEnabled(env?: Readonly<Record<string, string | undefined>>)
 }
 
 /** The `debug` package's matching: comma or space separated patterns, `*` wildcards, `-` to exclude. */
-export function debugNamespaceEnabled(patterns: string | undefined, namespace: string): boolean {
+function debugNamespaceEnabled(patterns: string | undefined, namespace: string): boolean {
   if (patterns === undefined || patterns.trim() === '') return false;
   let enabled = false;
   for (const raw of patterns.split(/[\s,]+/)) {

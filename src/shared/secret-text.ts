@@ -36,11 +36,6 @@ export function displayUrl(url: string): string {
   return parsed.href.replaceAll('%2A%2A%2A', '***');
 }
 
-/** Masks every URL with credentials found in free text (an error message that quotes one). */
-export function redactUrls(text: string): string {
-  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (match) => displayUrl(match));
-}
-
 function hasSecretQuery(url: URL): boolean {
   for (const key of url.searchParams.keys()) if (isSecretKey(key)) return true;
   return false;

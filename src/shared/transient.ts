@@ -30,19 +30,15 @@ export function isTransientError(error: unknown): boolean {
   return false;
 }
 
-export interface RetryOptions {
-  /** When to try again. Default `TRANSIENT_RETRY`. */
-  policy?: RetryPolicy;
-  /** Called before each retry with the error that caused it. */
-  onRetry?: (error: unknown, retry: number) => void;
-}
-
 /** Six retries, 25 ms doubling to 800 ms: about 1.6 s in all, long enough for a burst of open files to pass. */
-export const TRANSIENT_RETRY: RetryPolicy = Object.freeze({ maxRetries: 6, initialDelayMs: 25, maxDelayMs: 800 });
+const TRANSIENT_RETRY: RetryPolicy = Object.freeze({ maxRetries: 6, initialDelayMs: 25, maxDelayMs: 800 });
 
-/** Runs `step`, retrying while it fails with a transient error; rethrows anything else, or the last error. */
-export async function retryTransient<T>(step: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
-  const policy = options.policy ?? TRANSIENT_RETRY;
+/**
+ * Runs `step`, retrying while it fails with a transient error (`onRetry` is
+ * told before each retry); rethrows anything else, or the last error.
+ */
+export async function retryTransient<T>(step: () => Promise<T>, options: { onRetry?: (error: unknown, retry: number) => void } = {}): Promise<T> {
+  const policy = TRANSIENT_RETRY;
   for (let retry = 1; ; retry++) {
     try {
       return await step();

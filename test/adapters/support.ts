@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import type { NemoRelaySettingsOverrides } from '../../src/plugin/config/settings.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';

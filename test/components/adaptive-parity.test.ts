@@ -1,7 +1,7 @@
 // The adaptive component's response and tool cache on both backends, through
 // the plugin with managed calls (hooks.execute): the same events, marks and
 // results as native 0.9.2 (a hit skips the host's call and returns what the
-// relay stored), the key rules native follows, and observed calls that do not
+// relay stored), the key rules native follows and its key hashes, and observed calls that do not
 // go through `execute` recorded once, with adaptive on.
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../src/shared/json.ts';
@@ -110,6 +110,45 @@ describe.skipIf(!nativeAvailable)('adaptive response cache: memory decides, reco
     const { native, memory } = await both(cacheToml(), script([]));
     const hashes = (run: ComponentRunResult) => run.events.filter((e) => e.name === 'response_cache').map((e) => (e.metadata as Record<string, Json>)['nemo_relay.response_cache.key_hash']);
     expect(hashes(memory)).toEqual(hashes(native));
+  });
+
+  it('the LLM key hashes equal native’s: Chat and Messages requests keyed on the codec’s normalized form, others raw, both strategies', async () => {
+    const user = [{ role: 'user', content: 'hi' }];
+    const call = ['call_9', 'call_9'];
+    // [provider, request]: shapes native normalizes, and shapes it keys raw (lossy, unfaithful, undetected).
+    const requests: [string, Json][] = [
+      ['openai', { ...base, seed: 3, n: 1, response_format: { type: 'json_object' }, stream: false, user: 'u', store: false, foo: 'bar', frequency_penalty: 0.5, logprobs: true, top_p: 1, stop: ['x'] }],
+      ['openai', { model: 'g', temperature: 0, max_completion_tokens: 5, messages: user }],
+      ['openai', { model: 'g', temperature: 0, max_completion_tokens: 5, max_tokens: 4, messages: user }],
+      ['openai', { model: 'g', temperature: 0, stop: 'x', messages: user }],
+      ['openai', { model: 'g', temperature: 0, messages: [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral' } }, { type: 'image_url', image_url: { url: 'http://x', detail: 'low' } }] }, { role: 'assistant', content: null, tool_calls: [{ id: call[0], type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: call[1], content: 'r' }] }],
+      ['openai', { model: 'g', temperature: 0, messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'ok', tool_calls: [{ id: 'call_7', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'call_7', content: 'r' }], tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object', properties: { q: { type: 'string', description: 'the query' } } }, strict: true } }, { type: 'function', function: { name: 'a' } }], tool_choice: 'auto', parallel_tool_calls: true }],
+      ['openai', { model: 'g', temperature: 0, messages: user, tools: [{ type: 'function', function: { name: 'f' } }, { type: 'web_search' }], tool_choice: { type: 'function', function: { name: 'f' } } }],
+      ['openai', { model: 'g', temperature: 0, messages: user, tool_choice: { type: 'allowed_tools', mode: 'auto' } }],
+      ['openai', { model: 'g', temperature: 0, messages: [{ role: 'user', content: 'x', name: 'bob' }, { role: 'function', name: 'f', content: 'v' }, { role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }] }] }],
+      ['openai', { model: 'g', params: { temperature: 0 }, messages: user }],
+      ['openai', { temperature: 0, messages: [] }],
+      ['custom', { temperature: 0, foo: 1 }],
+      ['openai', { model: 'g', temperature: 0, store: false, input: 'hi' }],
+      ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, messages: user }],
+      ['openai', { model: 'c', temperature: 0, max_tokens: 5, system: 'sys', messages: user }],
+      ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }], top_k: 3, stop_sequences: ['s'], metadata: { user_id: 'x' }, thinking: { type: 'disabled' }, 'anthropic-user-profile-id': 'p', foo: 1, messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'tool_use', id: 'tu_1', name: 'f', input: { a: 1 } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: 'r', is_error: false }] }] }],
+      ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, system: 's', tools: [{ name: 'f', input_schema: { type: 'object' } }], tool_choice: { type: 'auto' }, messages: user }],
+      ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, tools: [], messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', data: 'x', media_type: 'image/png' } }] }] }],
+    ];
+    const keyScript: Script = async ({ hooks, terminal }) => {
+      hooks.emit('on_session_start', { session_id: 's', model: 'gpt-4o-mini' } as never);
+      for (const [i, [provider, request]] of requests.entries()) {
+        await hooks.execute('llm_execution', { session_id: 's', turn_id: 't', api_request_id: `a${i}`, model: 'm', provider, request } as never, terminal('llm', chatResponse) as never);
+      }
+      hooks.emit('on_session_finalize', { session_id: 's' } as never);
+    };
+    const hashes = (run: ComponentRunResult) => run.events.filter((e) => e.name === 'response_cache').map((e) => (e.metadata as Record<string, Json>)['nemo_relay.response_cache.key_hash'] ?? null);
+    for (const strategy of ['exact_request', 'logical']) {
+      const { native, memory } = await both(cacheToml(`key_strategy = "${strategy}"\nheader_allowlist = ["x-team"]`, false), keyScript);
+      expect(hashes(native).filter((h) => h !== null), strategy).toHaveLength(requests.length);
+      expect(hashes(memory), strategy).toEqual(hashes(native));
+    }
   });
 
   it('bypass_rate = 1 samples every call out, and an allowlisted header is part of the key', async () => {

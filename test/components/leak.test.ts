@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { FILE_BACKENDS } from '../contract/backends.ts';
 import { runComponents, type ComponentRunResult, type Script } from '../support/component-run.ts';
-import type { RedactHook } from '../../src/plugin/index.ts';
+import type { RedactHook } from '../../src/plugin/plugin.ts';
 
 const TOKEN = 'ZQXLEAK';
 const planted = (field: string) => `${TOKEN}-${field}`;

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import type { HookName } from '../../src/hooks/names.ts';
-import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/index.ts';
 import type { OutputHealth, RelayBackend } from '../../src/relay/contract.ts';
 import type { FakeCall, FakeHandle, FakeRelay } from '../../src/testing/index.ts';
 import { BACKENDS, nativeLoadError, recordingLogger, tempDir } from './backends.ts';

@@ -11,7 +11,7 @@ import type { OutputHealth } from '../../src/relay/contract.ts';
 import { readStream } from '../differential/replay.ts';
 import { startGrpcReceiver, startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 import { otlpPluginsToml, replayWithOtlp } from '../support/otlp-replay.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { tempDir } from '../contract/backends.ts';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import type { HookName } from '../../src/hooks/names.ts';
-import { createNemoRelayPlugin, type NemoRelaySettingsOverrides } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type NemoRelaySettingsOverrides } from '../../src/index.ts';
 import { loadSettings } from '../../src/plugin/config/settings.ts';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { loadSettings } from '../../src/plugin/config/settings.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { HOOK_NAMES } from '../../src/hooks/names.ts';
 import type { Logger } from '../../src/shared/logger.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 

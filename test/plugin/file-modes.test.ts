@@ -11,6 +11,7 @@ import { createNemoRelayPlugin } from '../../src/plugin/plugin.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { tempDir } from '../contract/backends.ts';
 import { available } from '../native/support.ts';
+import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
 const POSIX = process.platform !== 'win32';
 if (!POSIX) console.info('file-modes: skipped on Windows (no POSIX modes)');
@@ -60,27 +61,7 @@ describe.skipIf(!POSIX)('file modes', () => {
 
     it.skipIf(!runs)(`${backend}: ATOF and ATIF from a plugins.toml are created 0600`, async () => {
       const dir = tempDir(`modes-toml-${backend}`);
-      const toml = path.join(dir, 'plugins.toml');
-      fs.writeFileSync(
-        toml,
-        `version = 1
-[[components]]
-kind = "observability"
-enabled = true
-[components.config]
-version = 4
-[components.config.atof]
-enabled = true
-[[components.config.atof.sinks]]
-type = "file"
-output_directory = ${JSON.stringify(dir)}
-filename = "events.jsonl"
-[components.config.atif]
-enabled = true
-output_directory = ${JSON.stringify(dir)}
-filename_template = "trajectory-{session_id}.json"
-`,
-      );
+      const toml = writeObservabilityToml(dir, { atofDir: dir, atifDir: dir });
       await record(backend, { NEMO_RELAY_HOOKS_PLUGINS_TOML: toml });
       const found = modes(dir);
       expect(Object.keys(found).length).toBeGreaterThanOrEqual(2);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOOK_NAMES } from '../../src/hooks/names.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import type { FakeRelay } from '../../src/testing/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';

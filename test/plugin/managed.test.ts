@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
-import type { HookHost } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
+import type { HookHost } from '../../src/index.ts';
 import { shapeLlmResponse } from '../../src/plugin/llm-response.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 

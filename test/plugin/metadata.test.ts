@@ -1,5 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { METADATA_KEYS, metadataOf } from '../../src/plugin/payload.ts';
+import { metadataOf } from '../../src/plugin/payload.ts';
+
+/** The fields copied into relay metadata, in order: the Hermes plugin's allowlist plus the attempt/auxiliary fields later Hermes versions add. */
+const METADATA_KEYS: readonly string[] = [
+  'telemetry_schema_version',
+  'session_id',
+  'platform',
+  'task_id',
+  'turn_id',
+  'api_request_id',
+  'tool_call_id',
+  'parent_session_id',
+  'parent_turn_id',
+  'parent_subagent_id',
+  'child_session_id',
+  'child_subagent_id',
+  'child_role',
+  'child_status',
+  'provider',
+  'model',
+  'api_mode',
+  'request_kind',
+  'auxiliary_task',
+  'auxiliary_call_id',
+  'attempt_index',
+  'attempt_reason',
+  'status',
+  'reason',
+];
 
 describe('metadataOf', () => {
   it('copies every allowlisted field, in METADATA_KEYS order, then the promoted trajectory ids', () => {

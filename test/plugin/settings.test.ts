@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { loadSettings, type NemoRelaySettingsOverrides } from '../../src/plugin/config/settings.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 

@@ -8,7 +8,7 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { validateAtif } from '../../src/formats/index.ts';
 import { FILE_BACKENDS, tempDir } from '../contract/backends.ts';
 

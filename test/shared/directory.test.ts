@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeDirectory } from '../../src/shared/directory.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { createNemoRelayPlugin } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'nrh-dir-'));

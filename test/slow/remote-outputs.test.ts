@@ -4,6 +4,9 @@
 // chunked ndjson, WebSocket, an S3-style PUT endpoint that verifies SigV4).
 // What each backend sends must be the same once uuids and clocks are
 // normalized; a dead destination must cost no local telemetry on memory.
+// (On native, the ATIF uploads are the adapter's, of the files native
+// writes: native-atif-uploads.test.ts compares them with native's own
+// uploader.)
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +17,7 @@ import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { loadNativeRelay } from '../../native/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import type { HookName } from '../../src/hooks/names.ts';
-import { createNemoRelayPlugin, type PluginStatus } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type PluginStatus } from '../../src/index.ts';
 import type { OutputHealth, RelayBackend } from '../../src/relay/contract.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { nativeAvailable, nativeLoadError, recordingLogger, tempDir } from '../contract/backends.ts';

@@ -157,7 +157,7 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     await page.close();
   });
 
-  it('serves a folder of 5,000 trajectory files: the index pages 200 rows at a time, filters all of them, and follows a new one', async () => {
+  it('serves a folder of 5,000 trajectory files: the server pages the index 200 rows at a time and filters all of them; the index follows a new one', async () => {
     const many = tempDir('nrh-served-many-');
     const t0 = Date.parse('2026-01-01T10:00:00Z');
     const trajectory = (i: number) => ({
@@ -182,7 +182,7 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
       expect(await page.locator('tbody tr').count()).toBe(200);
       expect(await page.locator('#count').textContent()).toBe('5000 of 5000 sessions');
       await page.locator('#more').click();
-      expect(await page.locator('tbody tr').count()).toBe(400);
+      await expect.poll(() => page.locator('tbody tr').count()).toBe(400);
       await page.fill('#q', 'session s4321');
       await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
       expect(await page.locator('tbody tr').textContent()).toContain('10 in / 2 out');

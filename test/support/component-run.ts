@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { createNemoRelayPlugin, type NemoRelayPluginOptions, type PluginStatus } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type NemoRelayPluginOptions, type PluginStatus } from '../../src/index.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 import type { AtofEvent } from '../../src/formats/atof/types.ts';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import type { HookName } from '../../src/hooks/names.ts';
-import { createNemoRelayPlugin, type PluginStatus } from '../../src/plugin/index.ts';
+import { createNemoRelayPlugin, type PluginStatus } from '../../src/index.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';

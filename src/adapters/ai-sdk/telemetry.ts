@@ -45,9 +45,9 @@ type Event = Record<string, unknown>;
  */
 export const MAX_OPEN_RUNS = 1_000;
 /** Sessions kept open between runs (named conversations, runs waiting for an approval). */
-export const MAX_HELD_SESSIONS = 10_000;
+const MAX_HELD_SESSIONS = 10_000;
 /** Approval requests remembered until their answer arrives. */
-export const MAX_PENDING_APPROVALS = 10_000;
+const MAX_PENDING_APPROVALS = 10_000;
 
 interface PendingApproval {
   readonly sessionId: string;

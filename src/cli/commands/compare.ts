@@ -15,12 +15,12 @@ import { compareRuns, type ComparedRuns } from '../compare/compare-runs.ts';
 import { writeComparePage } from '../compare/html.ts';
 import { renderComparison } from '../compare/text.ts';
 import { CliError, describeFsError, InputError, UsageError } from '../errors.ts';
-import { readInputText, STDIN } from '../files.ts';
+import { STDIN } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { safeForTerminal } from '../terminal-text.ts';
-import { sessionsOf } from '../view/load.ts';
-import { sessionIdOf, type ViewNode } from '../view/model.ts';
+import { openSessions } from '../view/load.ts';
+import type { ViewNode } from '../view/model.ts';
 
 export const compareSpec: CommandSpec = {
   name: 'compare',
@@ -98,20 +98,20 @@ function splitRef(ref: string): { file: string; session?: string } {
 
 async function loadRun(ref: string): Promise<Run> {
   const { file, session } = splitRef(ref);
-  const name = file === STDIN ? '(stdin)' : file;
-  const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
-  const roots = loaded.roots;
-  if (roots.length === 0) throw new InputError(`${name}: no sessions in this file`);
+  // A large ATOF file is streamed and indexed: only the session compared is built.
+  const loaded = await openSessions(file);
+  const name = loaded.name;
+  const ids = loaded.ids;
+  if (ids.length === 0) throw new InputError(`${name}: no sessions in this file`);
   if (session !== undefined) {
-    const root = roots.find((candidate) => sessionIdOf(candidate) === session);
-    if (!root) throw new InputError(`${name}: no session ${JSON.stringify(session)} (it has ${list(roots)})`);
-    return { file: name, session, root };
+    const position = ids.indexOf(session);
+    if (position === -1) throw new InputError(`${name}: no session ${JSON.stringify(session)} (it has ${list(ids)})`);
+    return { file: name, session, root: loaded.roots.at(position)! };
   }
-  if (roots.length > 1) throw new InputError(`${name} has ${roots.length} sessions (${list(roots)}); pick one with ${name}#<session id>`);
-  return { file: name, session: sessionIdOf(roots[0]!), root: roots[0]! };
+  if (ids.length > 1) throw new InputError(`${name} has ${ids.length} sessions (${list(ids)}); pick one with ${name}#<session id>`);
+  return { file: name, session: ids[0]!, root: loaded.roots.at(0)! };
 }
 
-function list(roots: readonly ViewNode[]): string {
-  const ids = roots.slice(0, 5).map((root) => sessionIdOf(root));
-  return `${ids.join(', ')}${roots.length > 5 ? `, and ${roots.length - 5} more` : ''}`;
+function list(ids: readonly string[]): string {
+  return `${ids.slice(0, 5).join(', ')}${ids.length > 5 ? `, and ${ids.length - 5} more` : ''}`;
 }

@@ -10,18 +10,19 @@
 import path from 'node:path';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
-import { sessionsOf } from '../view/load.ts';
+import { openSessions, type OpenedSessions } from '../view/load.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { statSync } from 'node:fs';
 
 /** `view --serve`'s port when none is given. */
 const DEFAULT_PORT = 7878;
-import { inputName, readInputText, STDIN } from '../files.ts';
+import { STDIN } from '../files.ts';
+import { MemoryProbe } from '../memory-probe.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { writeHtmlTimeline, type HtmlSource, type WrittenTimeline } from '../view/html.ts';
-import type { ViewNode } from '../view/model.ts';
+import { eachRoot, type ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
@@ -54,6 +55,7 @@ export const viewSpec: CommandSpec = {
     serve: { type: 'boolean', description: 'Serve a live viewer of the given folders instead (default: the current folder).' },
     port: { type: 'string', value: '<n>', description: `Port for --serve (default ${DEFAULT_PORT}; 0 picks a free one).` },
     host: { type: 'string', value: '<addr>', description: 'Address for --serve to listen on (default 127.0.0.1, this machine only).' },
+    'report-memory': { type: 'boolean', hidden: true, description: 'Print the peak RSS to stderr (tests).' },
     help: HELP_FLAG,
   },
   positionals: { name: '<file>', min: 0, max: Number.POSITIVE_INFINITY },
@@ -72,49 +74,73 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positionals.length === 0) throw new UsageError('"view" needs a <file> argument (or --serve [folder...])', 'view');
   const json = booleanFlag(args, 'json');
   if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'view');
-  const sources: HtmlSource[] = [];
-  const report: ViewReport = { command: 'view', files: [], html: null };
-  const loadedFiles: { name: string; kind: 'atif' | 'atof'; roots: ViewNode[] }[] = [];
+  // ATOF files are streamed and indexed; each session is built when it is printed or written, then let go.
+  const opened: OpenedSessions[] = [];
   for (const file of args.positionals) {
-    const name = inputName(file);
-    const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
-    for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${safeForTerminal(message)}\n`);
-    loadedFiles.push({ name, kind: loaded.kind, roots: loaded.roots });
+    const loaded = await openSessions(file);
+    for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
+    opened.push(loaded);
   }
-  // Trajectories of other processes (an MCP server's) go under the tool call that references them.
-  const linked = loadedFiles.map((loaded) => ({ file: loaded.name, roots: loaded.roots }));
+  // Trajectories of other processes (an MCP server's) go under the tool call that references them (documents read whole only:
+  // a reference is a trajectory's, and a streamed ATOF file holds none).
+  const sources: HtmlSource[] = opened.map((loaded) => ({ file: loaded.name, roots: loaded.streamed ? loaded.roots : [...(loaded.roots as ViewNode[])] }));
+  const linked = sources.filter((_, index) => !opened[index]!.streamed) as { file: string; roots: ViewNode[] }[];
   const moved = linkRemoteTrajectories(linked);
-  for (const [index, { name, kind }] of loadedFiles.entries()) {
-    const roots = linked[index]!.roots;
-    sources.push({ file: name, roots });
-    if (json) {
-      report.files.push({ file: name, kind, sessions: roots.map(withoutSource) });
-      continue;
-    }
-    if (args.positionals.length > 1) io.out(`${io.style.dim(`── ${safeForTerminal(name)}`)}\n`);
-    const elsewhere = moved.filter((entry) => entry.from === name);
-    for (const entry of elsewhere) io.out(`(session ${safeForTerminal(entry.session)} is shown under tool call ${safeForTerminal(entry.toolCall)} of ${safeForTerminal(entry.into)})\n`);
-    if (roots.length === 0 && elsewhere.length === 0) io.out(`(no sessions in ${safeForTerminal(name)})\n`);
-    roots.forEach((root, index) => {
-      if (index > 0) io.out('\n');
-      io.out(renderText(terminalSafe(root), io.style));
-    });
-    if (args.positionals.length > 1) io.out('\n');
-  }
   const html = stringFlag(args, 'html');
-  if (html !== undefined) {
-    let written: WrittenTimeline;
-    try {
-      written = writeHtmlTimeline(path.resolve(html), sources, `nemo-relay-hooks ${packageVersion()}`);
-    } catch (error) {
-      throw new InputError(describeFsError(error, 'cannot write', html));
+  let written: WrittenTimeline | undefined;
+  // With --json, the page is written first: standard output then holds nothing but the finished report.
+  if (json && html !== undefined) written = writeTimeline(html, sources, io);
+  if (json) writeJsonReport(io, opened, sources, written);
+  else {
+    for (const [index, { name }] of opened.entries()) {
+      const roots = sources[index]!.roots;
+      if (args.positionals.length > 1) io.out(`${io.style.dim(`── ${safeForTerminal(name)}`)}\n`);
+      const elsewhere = moved.filter((entry) => entry.from === name);
+      for (const entry of elsewhere) io.out(`(session ${safeForTerminal(entry.session)} is shown under tool call ${safeForTerminal(entry.toolCall)} of ${safeForTerminal(entry.into)})\n`);
+      if (roots.length === 0 && elsewhere.length === 0) io.out(`(no sessions in ${safeForTerminal(name)})\n`);
+      let first = true;
+      for (const root of eachRoot(roots)) {
+        if (!first) io.out('\n');
+        first = false;
+        io.out(renderText(terminalSafe(root), io.style));
+      }
+      if (args.positionals.length > 1) io.out('\n');
     }
-    report.html = { path: written.path, sessions: written.sessions, files: written.files };
-    const pages = written.files.length > 1 ? ` (an index and ${written.files.length - 1} session pages in ${path.basename(html).replace(/\.html?$/i, '')}.sessions/)` : '';
-    io.err(`wrote ${safeForTerminal(html)}${pages}\n`);
+    if (html !== undefined) writeTimeline(html, sources, io);
   }
-  if (json) io.out(`${JSON.stringify(report, null, 2)}\n`);
+  if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
   return 0;
+}
+
+function writeTimeline(html: string, sources: readonly HtmlSource[], io: CliIo): WrittenTimeline {
+  let written: WrittenTimeline;
+  try {
+    written = writeHtmlTimeline(path.resolve(html), sources, `nemo-relay-hooks ${packageVersion()}`);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(describeFsError(error, 'cannot write', html));
+  }
+  const pages = written.files.length > 1 ? ` (an index and ${written.files.length - 1} session pages in ${path.basename(html).replace(/\.html?$/i, '')}.sessions/)` : '';
+  io.err(`wrote ${safeForTerminal(html)}${pages}\n`);
+  return written;
+}
+
+/**
+ * Prints the `ViewReport` as `JSON.stringify(report, null, 2)` would, one
+ * session at a time: a file of 50,000 sessions never has all its trees (or
+ * all its JSON) in memory at once.
+ */
+function writeJsonReport(io: CliIo, opened: readonly OpenedSessions[], sources: readonly HtmlSource[], written: WrittenTimeline | undefined): void {
+  const nested = (value: unknown, pad: string) => JSON.stringify(value, null, 2).replace(/\n/g, `\n${pad}`);
+  io.out('{\n  "command": "view",\n  "files": [');
+  opened.forEach((loaded, index) => {
+    io.out(`${index > 0 ? ',' : ''}\n    {\n      "file": ${JSON.stringify(loaded.name)},\n      "kind": ${JSON.stringify(loaded.kind)},\n      "sessions": [`);
+    let count = 0;
+    for (const root of eachRoot(sources[index]!.roots)) io.out(`${count++ > 0 ? ',' : ''}\n        ${nested(withoutSource(root), '        ')}`);
+    io.out(count > 0 ? '\n      ]\n    }' : ']\n    }');
+  });
+  const html: ViewReport['html'] = written ? { path: written.path, sessions: written.sessions, files: written.files } : null;
+  io.out(`${opened.length > 0 ? '\n  ' : ''}],\n  "html": ${nested(html, '  ')}\n}\n`);
 }
 
 /** `view --serve`: runs until SIGINT or SIGTERM, then closes the server and returns 0. */
@@ -155,6 +181,7 @@ async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
     process.on('SIGTERM', stop);
   });
   await running.close();
+  if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
   io.err('stopped\n');
   return 0;
 }

@@ -10,20 +10,16 @@
  * @module
  */
 
-import { closeSync, lstatSync, openSync, readdirSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { atofMajor } from '../../formats/atof/rules/envelope.ts';
-import type { AtofEvent } from '../../formats/atof/types.ts';
-import { parseAtofJsonl } from '../../formats/atof/validate.ts';
-import { treesFromAtof } from '../view/from-atof.ts';
+import { firstLineKind } from '../detect.ts';
+import { AtofIndex, summaryOf, type SessionSummary } from '../view/atof-index.ts';
 import { sessionsOf } from '../view/load.ts';
-import { sessionIdOf, type ViewNode } from '../view/model.ts';
-import { rollupOf, type Figures } from '../view/rollup.ts';
+import { sessionIdOf, uniqueSessionIds, type ViewNode } from '../view/model.ts';
+import type { Figures } from '../view/rollup.ts';
 
-/** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are read in chunks, any size). */
+/** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are streamed, any size). */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
-/** ATOF files are read this many bytes at a time, and only the bytes appended since the last look. */
-const CHUNK_BYTES = 4 * 1024 * 1024;
 const ATOF_FILE = /\.(jsonl|ndjson)$/i;
 const MAX_DEPTH = 6;
 const SESSION_FILE = /\.(json|jsonl|ndjson)$/i;
@@ -35,12 +31,13 @@ interface CatalogFile {
   size: number;
   mtimeMs: number;
   kind: 'atif' | 'atof' | null;
+  /** ATIF files: the trajectory's tree. */
   roots: ViewNode[];
   problem?: string;
   /** The index rows of this file's sessions, worked out once per change. */
   entries?: SessionEntry[];
-  /** ATOF files: the events read so far and the byte offset after the last complete line. */
-  atof?: { events: AtofEvent[]; offset: number };
+  /** ATOF files: the file's sessions by the byte offsets of their lines, read on from where the last look stopped. */
+  atof?: AtofIndex;
 }
 
 /** One row of the served index (`/api/sessions`). */
@@ -53,6 +50,26 @@ export interface SessionEntry extends Figures {
   note?: string;
   startUs: number | null;
   modifiedMs: number;
+  /** The catalog version this session first appeared at (the index marks sessions new since it opened). */
+  since: number;
+}
+
+/** A page of the index: the sessions that match, newest first. */
+export interface SessionPage {
+  /** Sessions in the folders. */
+  total: number;
+  /** Sessions that match the filter. */
+  matched: number;
+  offset: number;
+  sessions: SessionEntry[];
+}
+
+export interface SessionQuery {
+  /** Words the title, note or file name must contain (case-insensitive). */
+  text?: string;
+  errorsOnly?: boolean;
+  offset?: number;
+  limit?: number;
 }
 
 export class Catalog {
@@ -60,6 +77,9 @@ export class Catalog {
   /** Bumped on every change the clients are told about. */
   version = 0;
   private readonly files = new Map<string, CatalogFile>();
+  /** Every session, sorted, and the lower-case text a filter searches in each; worked out again after a change. */
+  private sorted: SessionEntry[] | undefined;
+  private haystacks: string[] = [];
 
   constructor(folders: readonly string[]) {
     this.folders = folders;
@@ -83,7 +103,8 @@ export class Catalog {
         const known = this.files.get(name);
         if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) continue;
         const read = this.read(name, absolute, stat, known);
-        read.entries = read.kind === null ? [] : read.roots.map((root) => entryOf(read, root, read.kind!));
+        const since = new Map((known?.entries ?? []).map((entry) => [entry.key, entry.since]));
+        read.entries = entriesOf(read, since, this.version + 1);
         this.files.set(name, read);
         changed.push(name);
       }
@@ -94,7 +115,10 @@ export class Catalog {
         changed.push(name);
       }
     }
-    if (changed.length > 0) this.version += 1;
+    if (changed.length > 0) {
+      this.version += 1;
+      this.sorted = undefined;
+    }
     return changed;
   }
 
@@ -111,11 +135,24 @@ export class Catalog {
     }
   }
 
-  /** Every session, newest file first. */
+  /** Every session, newest file first, then newest session first. */
   sessions(): SessionEntry[] {
-    const entries: SessionEntry[] = [];
-    for (const file of this.files.values()) for (const entry of file.entries ?? []) entries.push(entry);
-    return entries.sort((a, b) => b.modifiedMs - a.modifiedMs || (b.startUs ?? 0) - (a.startUs ?? 0) || a.key.localeCompare(b.key));
+    if (this.sorted === undefined) {
+      const entries: SessionEntry[] = [];
+      for (const file of this.files.values()) for (const entry of file.entries ?? []) entries.push(entry);
+      this.sorted = entries.sort((a, b) => b.modifiedMs - a.modifiedMs || (b.startUs ?? 0) - (a.startUs ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      this.haystacks = this.sorted.map((entry) => `${entry.title} ${entry.note ?? ''} ${entry.file}`.toLowerCase());
+    }
+    return this.sorted;
+  }
+
+  /** One page of the sessions that match `query` (the served index asks for what it shows, never for all of them). */
+  page(query: SessionQuery): SessionPage {
+    const all = this.sessions();
+    const words = (query.text ?? '').trim().toLowerCase();
+    const matching = words === '' && !query.errorsOnly ? all : all.filter((entry, index) => (!query.errorsOnly || entry.errors > 0) && (words === '' || this.haystacks[index]!.includes(words)));
+    const offset = Math.max(0, query.offset ?? 0);
+    return { total: all.length, matched: matching.length, offset, sessions: matching.slice(offset, offset + Math.max(0, query.limit ?? 200)) };
   }
 
   /** Files that could not be read as sessions (not counting files that hold none). */
@@ -129,90 +166,70 @@ export class Catalog {
     if (hash === -1) return undefined;
     const file = this.files.get(key.slice(0, hash));
     const session = key.slice(hash + 1);
-    const root = file?.roots.find((candidate) => sessionIdOf(candidate) === session);
-    return file && root ? { file: file.name, session, root } : undefined;
+    if (file?.atof !== undefined) {
+      const indexed = file.atof.find(session);
+      return indexed ? { file: file.name, session, root: file.atof.tree(indexed) } : undefined;
+    }
+    const position = file === undefined ? -1 : uniqueSessionIds(file.roots.map(sessionIdOf)).indexOf(session);
+    return file && position !== -1 ? { file: file.name, session, root: file.roots[position]! } : undefined;
   }
 }
 
 /**
- * An ATOF file, read from where the last look stopped (from the start when
- * it shrank: rewritten), in chunks, up to its last complete line: a file
- * that grows by lines is never read again from the beginning, and no file
- * is held as one string.
+ * An ATOF file, read on from where the last look stopped (from the start
+ * when it shrank: rewritten), up to its last complete line: a file that
+ * grows by lines is never read again from the beginning, and neither the
+ * file nor its events are held (`AtofIndex`).
  */
-function readAtof(entry: CatalogFile, previous: CatalogFile['atof']): CatalogFile {
-  const grown = previous !== undefined && entry.size >= previous.offset;
-  const events = grown ? previous.events : [];
-  let offset = grown ? previous.offset : 0;
-  let descriptor: number;
+function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogFile {
+  let index = previous !== undefined && entry.size >= previous.offset ? previous : undefined;
   try {
-    descriptor = openSync(entry.absolute, 'r');
+    // Judged by its first line until that line is read (it may still be half written).
+    if (index === undefined || index.offset === 0) {
+      const first = firstLineKind(entry.absolute, true);
+      if (first === 'hooks') return { ...entry, kind: null, roots: [], problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' };
+      if (first === 'not-json') return { ...entry, kind: null, roots: [], problem: 'not ATOF JSONL (the first line is not JSON)' };
+      index ??= new AtofIndex(entry.absolute);
+    }
+    index.readOn(entry.size);
   } catch (error) {
     return { ...entry, problem: error instanceof Error ? error.message : String(error) };
   }
-  try {
-    const buffer = Buffer.alloc(CHUNK_BYTES);
-    let carry = Buffer.alloc(0);
-    while (offset + carry.length < entry.size) {
-      const read = readSync(descriptor, buffer, 0, Math.min(CHUNK_BYTES, entry.size - offset - carry.length), offset + carry.length);
-      if (read === 0) break;
-      const bytes = carry.length > 0 ? Buffer.concat([carry, buffer.subarray(0, read)]) : buffer.subarray(0, read);
-      const end = bytes.lastIndexOf(0x0a);
-      if (end === -1) {
-        carry = Buffer.from(bytes);
-        continue;
-      }
-      const text = bytes.subarray(0, end).toString('utf8');
-      if (offset === 0 && events.length === 0) {
-        const problem = firstLineProblem(text);
-        if (problem !== undefined) return { ...entry, kind: null, roots: [], problem };
-      }
-      const parsed = parseAtofJsonl(text);
-      for (const event of parsed.events) events.push(event);
-      offset += end + 1;
-      carry = Buffer.from(bytes.subarray(end + 1));
-    }
-  } finally {
-    closeSync(descriptor);
-  }
-  const major = events.map((event) => atofMajor(event.atof_version)).find((value) => value !== undefined && value !== 0);
-  if (major !== undefined) return { ...entry, kind: null, roots: [], problem: `ATOF major version ${major}; this reader knows ATOF 0.x only` };
-  return { ...entry, kind: 'atof', roots: treesFromAtof(events), atof: { events, offset } };
+  if (index.unknownMajor !== undefined) return { ...entry, kind: null, roots: [], problem: `ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only` };
+  return { ...entry, kind: 'atof', roots: [], atof: index };
 }
 
-/** Why a .jsonl file is not ATOF, judged by its first line (a hook stream says what to do instead); undefined when it may be. */
-function firstLineProblem(text: string): string | undefined {
-  const first = text.slice(0, text.indexOf('\n') === -1 ? undefined : text.indexOf('\n')).trim();
-  if (first === '') return undefined;
-  try {
-    const value = JSON.parse(first) as { hook?: unknown };
-    if (typeof value === 'object' && value !== null && typeof value.hook === 'string') return 'a recorded hook stream; run "nemo-relay-hooks replay" on it first';
-    return undefined;
-  } catch {
-    return 'not ATOF JSONL (the first line is not JSON)';
-  }
+/** The index rows of a file's sessions; `since` keeps when each known one first appeared. */
+function entriesOf(file: CatalogFile, since: ReadonlyMap<string, number>, version: number): SessionEntry[] {
+  if (file.kind === null) return [];
+  const ids = uniqueSessionIds(file.roots.map(sessionIdOf));
+  const rows: [string, SessionSummary][] = file.atof !== undefined ? file.atof.sessions.map((indexed) => [indexed.session, file.atof!.summary(indexed)]) : file.roots.map((root, index) => [ids[index]!, summaryOf(root)]);
+  return rows.map(([session, summary]) => {
+    const key = `${file.name}#${session}`;
+    return entryOf(file, key, session, summary, file.kind!, since.get(key) ?? version);
+  });
 }
 
-function entryOf(file: CatalogFile, root: ViewNode, kind: 'atif' | 'atof'): SessionEntry {
-  const { totals } = rollupOf(root);
-  const session = sessionIdOf(root);
+function entryOf(file: CatalogFile, key: string, session: string, summary: SessionSummary, kind: 'atif' | 'atof', since: number): SessionEntry {
+  const figures: Figures = summary;
   return {
-    key: `${file.name}#${session}`,
+    key,
     file: file.name,
     kind,
     session,
-    title: root.title,
-    ...(root.note !== undefined ? { note: root.note } : {}),
-    startUs: root.startUs ?? null,
-    durationUs: totals.durationUs,
-    llmCalls: totals.llmCalls,
-    toolCalls: totals.toolCalls,
-    errors: totals.errors,
-    promptTokens: totals.promptTokens,
-    completionTokens: totals.completionTokens,
-    cachedTokens: totals.cachedTokens,
-    costUsd: totals.costUsd,
+    title: summary.title,
+    ...(summary.note !== undefined ? { note: summary.note } : {}),
+    startUs: summary.startUs,
+    durationUs: figures.durationUs,
+    llmCalls: figures.llmCalls,
+    toolCalls: figures.toolCalls,
+    errors: figures.errors,
+    promptTokens: figures.promptTokens,
+    completionTokens: figures.completionTokens,
+    cachedTokens: figures.cachedTokens,
+    costUsd: figures.costUsd,
     modifiedMs: file.mtimeMs,
+    since,
   };
 }
 

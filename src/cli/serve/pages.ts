@@ -2,8 +2,9 @@
  * The served viewer's own page (the index of sessions) and the script that
  * keeps a served timeline or compare page live. The index asks the server
  * for the sessions and listens to its event stream: new sessions and
- * changed files appear in place, without a reload. It shows 200 rows at a
- * time (more on request), so a folder of thousands of sessions stays quick.
+ * changed files appear in place, without a reload. The server filters and
+ * pages the index: the page asks for the 200 rows it shows (more on
+ * request), so a folder or file of tens of thousands of sessions stays quick.
  *
  * @module
  */
@@ -64,14 +65,13 @@ const INDEX_JS = `
 'use strict';
 var PAGE=200;
 var tbody=document.getElementById('rows'),q=document.getElementById('q'),errs=document.getElementById('errors'),count=document.getElementById('count'),live=document.getElementById('live'),more=document.getElementById('more'),cmp=document.getElementById('compare'),problems=document.getElementById('problems');
-var all=[],known=null,fresh={},picked=[],limit=PAGE,focus=0;
+var shown=[],total=0,matched=0,first=null,picked=[],limit=PAGE,focus=0,asked=0;
 function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!==undefined)e.textContent=text;return e;}
 function dur(us){if(us===null)return '';if(us<1000)return Math.round(us)+'µs';if(us<1e6)return (us/1000).toFixed(1)+'ms';if(us<6e7)return (us/1e6).toFixed(2)+'s';var m=Math.floor(us/6e7);return m+'m '+String(Math.round(us/1e6-m*60)).padStart(2,'0')+'s';}
 function n(v){return v.toLocaleString('en-US');}
 function cost(v){return v===null?'':'$'+(v>=1?v.toFixed(2):v>=0.01?v.toFixed(4):v.toFixed(6)).replace(/(\\.\\d*?[1-9])0+$/,'$1');}
-function matches(s){var t=q.value.trim().toLowerCase();if(errs.checked&&s.errors===0)return false;return !t||(s.title+' '+(s.note||'')+' '+s.file).toLowerCase().indexOf(t)!==-1;}
-function render(){var shown=all.filter(matches);tbody.textContent='';
- shown.slice(0,limit).forEach(function(s,i){var tr=el('tr',(s.errors?'failed':'')+(fresh[s.key]?' new':''));tr.setAttribute('data-key',s.key);
+function render(){tbody.textContent='';
+ shown.forEach(function(s,i){var tr=el('tr',(s.errors?'failed':'')+(first!==null&&s.since>first?' new':''));tr.setAttribute('data-key',s.key);
   var td=el('td','sel');var box=el('input');box.type='checkbox';box.checked=picked.indexOf(s.key)!==-1;box.setAttribute('aria-label','select '+s.title);box.addEventListener('change',function(){toggle(s.key);});td.appendChild(box);tr.appendChild(td);
   var name=el('td');var a=el('a','',s.title);a.href='/session?key='+encodeURIComponent(s.key);name.appendChild(a);if(s.note){name.appendChild(document.createTextNode(' '));name.appendChild(el('small','',s.note));}tr.appendChild(name);
   tr.appendChild(el('td','',s.startUs===null?'':new Date(s.startUs/1000).toISOString().replace('T',' ').slice(0,19)));
@@ -79,19 +79,21 @@ function render(){var shown=all.filter(matches);tbody.textContent='';
   tr.appendChild(el('td','num',s.promptTokens+s.completionTokens>0?n(s.promptTokens)+' in / '+n(s.completionTokens)+' out':''));
   tr.appendChild(el('td','num',cost(s.costUsd)));tr.appendChild(el('td','num'+(s.errors?' bad':''),String(s.errors)));tr.appendChild(el('td','muted',s.file+' ('+s.kind.toUpperCase()+')'));
   if(i===focus)tr.classList.add('focus');tbody.appendChild(tr);});
- more.hidden=shown.length<=limit;more.textContent='Show more ('+(shown.length-limit)+' not shown)';
- count.textContent=shown.length+' of '+all.length+' sessions';cmp.disabled=picked.length!==2;cmp.textContent=picked.length===2?'Compare selected (2)':'Compare selected ('+picked.length+'/2)';}
+ more.hidden=matched<=shown.length;more.textContent='Show more ('+(matched-shown.length)+' not shown)';
+ count.textContent=matched+' of '+total+' sessions';cmp.disabled=picked.length!==2;cmp.textContent=picked.length===2?'Compare selected (2)':'Compare selected ('+picked.length+'/2)';}
 function toggle(key){var i=picked.indexOf(key);if(i!==-1)picked.splice(i,1);else{picked.push(key);if(picked.length>2)picked.shift();}render();}
-function load(){return fetch('/api/sessions',{cache:'no-store'}).then(function(r){return r.json();}).then(function(d){
- var keys={};d.sessions.forEach(function(s){keys[s.key]=true;if(known&&!known[s.key])fresh[s.key]=true;});known=keys;all=d.sessions;picked=picked.filter(function(k){return keys[k];});
+// The server filters and pages; an answer to an older question than the last one asked is dropped.
+function load(){var mine=++asked;var query='?limit='+limit+'&q='+encodeURIComponent(q.value)+(errs.checked?'&errors=1':'');
+ return fetch('/api/sessions'+query,{cache:'no-store'}).then(function(r){return r.json();}).then(function(d){if(mine!==asked)return;
+ if(first===null)first=d.version;shown=d.sessions;total=d.total;matched=d.matched;if(focus>=shown.length)focus=Math.max(0,shown.length-1);
  problems.textContent=d.problems.length?'Not read: '+d.problems.map(function(p){return p.file+' ('+p.problem+')';}).join('; '):'';
  document.documentElement.setAttribute('data-version',String(d.version));render();});}
-more.addEventListener('click',function(){limit+=PAGE;render();});
-var timer=null;q.addEventListener('input',function(){clearTimeout(timer);timer=setTimeout(function(){limit=PAGE;focus=0;render();},120);});errs.addEventListener('change',function(){limit=PAGE;render();});
+more.addEventListener('click',function(){limit+=PAGE;load();});
+var timer=null;q.addEventListener('input',function(){clearTimeout(timer);timer=setTimeout(function(){limit=PAGE;focus=0;load();},120);});errs.addEventListener('change',function(){limit=PAGE;focus=0;load();});
 function compare(){if(picked.length===2)location.href='/compare?a='+encodeURIComponent(picked[0])+'&b='+encodeURIComponent(picked[1]);}
 cmp.addEventListener('click',compare);
 document.addEventListener('keydown',function(ev){
- if(ev.target===q){if(ev.key==='Escape'){q.value='';render();q.blur();}if(ev.key==='ArrowDown'||ev.key==='Enter'){ev.preventDefault();q.blur();focus=0;render();}return;}
+ if(ev.target===q){if(ev.key==='Escape'){q.value='';limit=PAGE;load();q.blur();}if(ev.key==='ArrowDown'||ev.key==='Enter'){ev.preventDefault();q.blur();focus=0;render();}return;}
  if(ev.key==='/'){ev.preventDefault();q.focus();return;}
  var rows=tbody.querySelectorAll('tr');if(!rows.length)return;
  if(ev.key==='ArrowDown'||ev.key==='j'){ev.preventDefault();focus=Math.min(rows.length-1,focus+1);render();}

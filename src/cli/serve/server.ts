@@ -35,6 +35,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Rows of the index a request gets when it does not say (and the most it may ask for). */
+const PAGE_ROWS = 200;
+const MAX_PAGE_ROWS = 5000;
+
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
@@ -57,8 +61,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     switch (url.pathname) {
       case '/':
         return send(response, 200, 'text/html; charset=utf-8', indexPage(options.folders, options.generator));
-      case '/api/sessions':
-        return send(response, 200, 'application/json; charset=utf-8', JSON.stringify({ version: catalog.version, folders: options.folders, sessions: catalog.sessions(), problems: catalog.problems() }));
+      case '/api/sessions': {
+        // One page of the index, filtered here: a folder of 50,000 sessions costs the page what it shows.
+        const number = (name: string, fallback: number) => {
+          const value = Number(url.searchParams.get(name) ?? fallback);
+          return Number.isSafeInteger(value) && value >= 0 ? value : fallback;
+        };
+        const page = catalog.page({ text: url.searchParams.get('q') ?? '', errorsOnly: url.searchParams.get('errors') === '1', offset: number('offset', 0), limit: Math.min(number('limit', PAGE_ROWS), MAX_PAGE_ROWS) });
+        return send(response, 200, 'application/json; charset=utf-8', JSON.stringify({ version: catalog.version, folders: options.folders, ...page, problems: catalog.problems() }));
+      }
       case '/api/events':
         return openStream(response);
       case '/session': {

@@ -8,11 +8,13 @@
  */
 
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
-import { loadByContent } from '../detect.ts';
-import { InputError } from '../errors.ts';
+import { firstLineKind, loadByContent } from '../detect.ts';
+import { describeFsError, InputError } from '../errors.ts';
+import { checkInputFile, inputName, readInputText, STDIN } from '../files.ts';
+import { AtofIndex } from './atof-index.ts';
 import { isTrajectory, treeFromAtif } from './from-atif.ts';
 import { treesFromAtof } from './from-atof.ts';
-import type { ViewNode } from './model.ts';
+import { sessionIdOf, uniqueSessionIds, type RootList, type ViewNode } from './model.ts';
 
 export interface LoadedSessions {
   kind: 'atif' | 'atof';
@@ -38,4 +40,54 @@ export function sessionsOf(name: string, text: string, detectAs = name): LoadedS
     case 'unknown':
       throw new InputError(`${name}: ${loaded.reason}`);
   }
+}
+
+/** A file's sessions, each built when asked: `roots.at(i)` of a streamed ATOF file reads that session's lines back. */
+export interface OpenedSessions {
+  name: string;
+  kind: 'atif' | 'atof';
+  roots: RootList;
+  /** The session ids, in order, made unique (`uniqueSessionIds`). */
+  ids: string[];
+  /** Whether the sessions are built on demand (a streamed ATOF file): each `at` builds a fresh tree. */
+  streamed: boolean;
+  lineErrors: string[];
+}
+
+/**
+ * The sessions of an input: an ATOF file on disk is streamed line by line
+ * and indexed (`AtofIndex`), never read whole; anything else (an ATIF
+ * document, standard input, a file whose first line is not an ATOF event)
+ * is read whole and judged by its content, as `sessionsOf` does.
+ */
+export async function openSessions(file: string): Promise<OpenedSessions> {
+  const name = inputName(file);
+  if (file !== STDIN) {
+    const size = checkInputFile(file);
+    let kind: ReturnType<typeof firstLineKind>;
+    try {
+      kind = firstLineKind(file);
+    } catch (error) {
+      throw new InputError(describeFsError(error, 'cannot read', file));
+    }
+    if (kind === 'atof') {
+      const index = new AtofIndex(file, { summaries: false });
+      try {
+        index.readOn(size, true);
+      } catch (error) {
+        throw new InputError(describeFsError(error, 'cannot read', file));
+      }
+      if (index.unknownMajor !== undefined) throw new InputError(`${name}: ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only`);
+      const roots: RootList = {
+        length: index.sessions.length,
+        at: (position) => {
+          const indexed = index.sessions[position];
+          return indexed === undefined ? undefined : index.tree(indexed);
+        },
+      };
+      return { name, kind: 'atof', roots, ids: index.sessions.map((indexed) => indexed.session), streamed: true, lineErrors: index.lineErrors.map((error) => error.message) };
+    }
+  }
+  const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
+  return { name, kind: loaded.kind, roots: loaded.roots, ids: uniqueSessionIds(loaded.roots.map(sessionIdOf)), streamed: false, lineErrors: loaded.lineErrors };
 }

@@ -11,8 +11,9 @@
  * Responses-style body that does not say `store = false`), for a request
  * without `temperature` or with one above 0 unless `cache_nondeterministic`,
  * for a number past 2^53, and at random at `bypass_rate`. The key is the
- * namespace, provider, body (without `stream`, `user`, `metadata`, `store`;
- * key order does not count) and the allowlisted headers. A response with an
+ * namespace, provider, body (native's normalized form where it keys one, see
+ * request-key.ts; without `stream`, `user`, `metadata`, `store`; tool-call ids
+ * renumbered; key order does not count) and the allowlisted headers. A response with an
  * `error` or an unfinished `status` is not stored.
  *
  * Tool calls: only tools a class or override makes cacheable (exact names
@@ -21,22 +22,25 @@
  * its `tool_version`, `cache_errors` and its arguments less `arg_skip`; an
  * error-shaped result is not stored unless `cache_errors`.
  *
- * The key hash in the marks is this module's own SHA-256 over that key
- * material: it identifies the same requests native's does, but its value
- * differs from native's (which hashes its codec's normalized request).
+ * The key hash in the marks is native's: SHA-256 over the canonical JSON
+ * (RFC 8785) of the same key document (for Chat Completions requests and
+ * raw-keyed bodies; see request-key.ts for the surfaces whose value differs).
  *
  * @module
  */
 
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { parseWildcardPattern, type ResponseCacheSettings, type ToolPolicyConfig } from '../../formats/plugins-toml/adaptive.ts';
 import type { PriceBook } from '../pricing/price-book.ts';
+import { keyedRequest, renumberToolCallIds } from './request-key.ts';
 
 /** Bumped when the key material changes (old entries then miss). */
 const KEY_VERSION = 1;
 const SKIP_KEYS = ['stream', 'user', 'metadata', 'store'];
+const DISPATCH_BACKEND_HEADER = 'x-nemo-relay-internal-dispatch-backend';
 const MAX_EXACT = 2 ** 53;
 
 /** What a `response_cache` mark says. */
@@ -89,15 +93,20 @@ export class ResponseCache {
     const s = this.settings;
     const reason = bypassReason(request.content, s.cacheNondeterministic);
     if (reason !== null) return { mark: mark('bypass', 'llm', { reason }), hit: null, store: null };
-    const body = isJsonObject(request.content) ? withoutKeys(request.content, SKIP_KEYS) : request.content;
+    const keyed = keyedRequest(provider, request.content);
+    let body = isJsonObject(keyed.body) ? renumberToolCallIds(withoutKeys(keyed.body, SKIP_KEYS)) : keyed.body;
+    // `logical`: tool prose (descriptions) and tool order do not key.
+    if (s.keyStrategy === 'logical' && isJsonObject(body) && body.tools !== undefined) body = { ...body, tools: structuralTools(body.tools) };
     const allowlist = [...new Set(s.headerAllowlist.map((h) => h.toLowerCase()))].sort();
     const headers: JsonObject = {};
     if (isJsonObject(request.headers)) {
-      for (const [name, value] of Object.entries(request.headers)) {
-        if (allowlist.includes(name.toLowerCase()) && typeof value === 'string') headers[name.toLowerCase()] = value;
+      for (const name of allowlist) {
+        for (const [header, value] of Object.entries(request.headers)) if (header.toLowerCase() === name) headers[name] = value;
       }
+      // The relay's own routing partition is always keyed.
+      for (const [header, value] of Object.entries(request.headers)) if (header.toLowerCase() === DISPATCH_BACKEND_HEADER) headers[DISPATCH_BACKEND_HEADER] = value;
     }
-    const doc: JsonObject = { v: KEY_VERSION, ns: s.namespace, provider, strategy: s.keyStrategy, body, headers };
+    const doc: JsonObject = { v: KEY_VERSION, ns: s.namespace, provider, strategy: s.keyStrategy, codec: keyed.codec, openai_chat_token_cap: keyed.tokenCap, body, headers };
     if (allowlist.length > 0) doc.header_allowlist = allowlist;
     if (hasUnrepresentable(doc)) return { mark: mark('bypass', 'llm', { reason: 'unrepresentable_number' }), hit: null, store: null };
     const key = fingerprint(doc);
@@ -260,10 +269,30 @@ function bypassReason(content: Json, cacheNondeterministic: boolean): string | n
     if (responsesSurface && content.store !== false) return 'stateful_store';
   }
   if (!cacheNondeterministic) {
-    const temperature = isJsonObject(content) ? content.temperature : undefined;
+    const temperature = isJsonObject(content) ? (typeof content.temperature === 'number' ? content.temperature : isJsonObject(content.params) ? content.params.temperature : undefined) : undefined;
     if (typeof temperature !== 'number' || temperature > 0) return 'nondeterministic_temperature';
   }
   return null;
+}
+
+/** The tool list without string `description`s (at any depth), in canonical order. */
+function structuralTools(tools: Json): Json {
+  if (!Array.isArray(tools)) return tools;
+  const strip = (value: Json): Json => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (!isJsonObject(value)) return value;
+    const out: JsonObject = {};
+    for (const [key, nested] of Object.entries(value)) if (!(key === 'description' && typeof nested === 'string')) out[key] = strip(nested);
+    return out;
+  };
+  // Ordered by their canonical text's bytes, as native sorts.
+  return tools
+    .map((tool) => {
+      const entry = strip(tool);
+      return { entry, text: Buffer.from(canonical(entry), 'utf8') };
+    })
+    .sort((a, b) => Buffer.compare(a.text, b.text))
+    .map(({ entry }) => entry);
 }
 
 function withoutKeys(object: JsonObject, keys: readonly string[]): JsonObject {

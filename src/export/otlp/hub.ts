@@ -10,12 +10,11 @@
  */
 
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import type { OpenTelemetrySettings, OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts';
+import type { OpenTelemetrySettings } from '../../formats/plugins-toml/opentelemetry.ts';
 import type { OutputHealth } from '../../relay/contract.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { SpanAssembler, type TreeRoot } from './assembler.ts';
 import type { CostOf } from './mappings/types.ts';
-import type { Signal } from './exporters.ts';
 import { logRecordOf } from './logs.ts';
 import { OtlpPipeline, type PipelineOptions } from './pipeline.ts';
 import { resourceOf, scopeOf } from './resource.ts';
@@ -27,16 +26,8 @@ export interface OtlpActivation {
   close(): void;
 }
 
-interface Destination {
-  signal: Signal;
-  transport: OtlpTransport;
-  url: string;
-  headers: Record<string, string>;
-  timeoutMillis: number;
-  maxQueueSize: number;
-  maxExportBatchSize: number;
-  scheduledDelayMillis: number;
-}
+/** One destination's settings: what its pipeline is built with, but for what the hub supplies. */
+type Destination = Omit<PipelineOptions, 'logger' | 'retry' | 'createExporter'>;
 
 export class OtlpHub {
   private readonly pipelines = new Map<string, OtlpPipeline>();

@@ -6,4 +6,4 @@
  * @module
  */
 
-export { otlpHubOf, existingOtlpHub, type OtlpActivation } from './hub.ts';
+export { otlpHubOf, existingOtlpHub } from './hub.ts';

@@ -120,6 +120,7 @@ class StorageOutput {
       sent: c.sent,
       failed: c.failed,
       dropped: c.dropped,
+      queued: c.pending,
     };
     if (c.lastError !== undefined) health.lastError = c.lastError;
     if (this.recoveryPath !== undefined) health.recoveryPath = this.recoveryPath;

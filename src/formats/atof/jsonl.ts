@@ -30,26 +30,28 @@ export function parseAtofJsonl(text: string): AtofParseResult {
   const errors: AtofLineError[] = [];
   const lines = text.split('\n');
   lines.forEach((raw, i) => {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.trim() === '') return;
-    const lineNumber = i + 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      errors.push({
-        line: lineNumber,
-        path: `line ${lineNumber}`,
-        rule: 'atof.malformed_line',
-        message: `line ${lineNumber} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
-      });
-      return;
-    }
-    if (!isRecord(value)) {
-      errors.push({ line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message: `line ${lineNumber} is not a JSON object` });
-      return;
-    }
-    events.push(value as unknown as AtofEvent);
+    const parsed = parseAtofLine(raw, i + 1);
+    if (parsed?.error) errors.push(parsed.error);
+    else if (parsed?.event) events.push(parsed.event);
   });
   return { events, errors };
+}
+
+/**
+ * One line of ATOF JSONL (`lineNumber` 1-based, for the error): the event,
+ * the error saying why it is not one, or undefined for a blank line. The
+ * rule of `parseAtofJsonl`, for readers that go line by line.
+ */
+export function parseAtofLine(raw: string, lineNumber: number): { event?: AtofEvent; error?: AtofLineError } | undefined {
+  const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+  if (line.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    const message = `line ${lineNumber} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
+    return { error: { line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message } };
+  }
+  if (!isRecord(value)) return { error: { line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message: `line ${lineNumber} is not a JSON object` } };
+  return { event: value as unknown as AtofEvent };
 }

@@ -29,7 +29,7 @@ import { compareInstants, type Instant } from '../instant.ts';
 import { validationResult, type ValidationResult } from '../validation-result.ts';
 
 export type { ValidateAtofOptions } from './rules/common.ts';
-export { parseAtofJsonl, type AtofLineError, type AtofParseResult } from './jsonl.ts';
+export { parseAtofJsonl, parseAtofLine, type AtofLineError, type AtofParseResult } from './jsonl.ts';
 
 /** The ATOF major version this reader understands. */
 const KNOWN_MAJOR = 0;

@@ -6,24 +6,8 @@
  * @module
  */
 
-import type { Json } from '../../shared/json.ts';
+import { compareKeys, type Json } from '../../shared/json.ts';
 import { I32_MIN, U32_MAX } from './numbers.ts';
-
-export function compareKeys(a: string, b: string): number {
-  if (a === b) return 0;
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // UTF-16 order equals code-point order except surrogates against U+E000..U+FFFF.
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys && (x >= 0xe000 || y >= 0xe000)) return xs ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
-}
 
 /**
  * True for the keys a JS object lists first whatever their insertion order

@@ -14,7 +14,7 @@ import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { F64, STRING, U32, U64, checkShape, optional, type Schema } from './shape.ts';
 
-export const PRICING = 'pricing';
+const PRICING = 'pricing';
 
 /** Token rates, per million tokens. */
 export interface TokenRates {
@@ -269,9 +269,4 @@ export function entryModelKeys(entry: PriceEntry): string[] {
 function providerModelKeys(entry: PriceEntry): string[] {
   const provider = normalizedProvider(entry.provider);
   return entryModelKeys(entry).map((model) => `${provider}/${model}`);
-}
-
-/** Whether a value is a catalog entry object (for sources built in code). */
-export function isPriceEntry(value: unknown): value is PriceEntry {
-  return isJsonObject(value) && typeof value.provider === 'string' && typeof value.model_id === 'string';
 }

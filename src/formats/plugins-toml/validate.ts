@@ -36,15 +36,7 @@ import { validatePricing, type PricingSettings } from './pricing.ts';
 import { validateAdaptive, type AdaptiveSettings } from './adaptive.ts';
 import { validateGuardrails } from './guardrails.ts';
 
-export {
-  DEFAULT_ATIF_AGENT_NAME,
-  DEFAULT_ATIF_AGENT_VERSION,
-  DEFAULT_ATIF_FILENAME_TEMPLATE,
-  DEFAULT_ATIF_MODEL_NAME,
-  type AtifSettings,
-  type FileSinkSettings,
-  type ObservabilitySettings,
-} from './observability-settings.ts';
+export type { AtifSettings, FileSinkSettings, ObservabilitySettings } from './observability-settings.ts';
 export type { ParsedTemplate, TemplatePart } from './atif-template.ts';
 export type {
   MarkProjection,

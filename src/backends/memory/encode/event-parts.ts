@@ -13,7 +13,7 @@
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
-import { toJson } from '../../../shared/json.ts';
+import { compareKeys, toJson } from '../../../shared/json.ts';
 
 const SORTED = { sortKeys: true } as const;
 
@@ -34,7 +34,7 @@ export function copyPayload(value: unknown): Json {
 
 /** Builds an object with sorted keys from a source whose keys may not be sorted. */
 export function sortedObject(source: JsonObject): JsonObject {
-  const keys = Object.keys(source).sort();
+  const keys = Object.keys(source).sort(compareKeys);
   const out: JsonObject = {};
   for (const key of keys) define(out, key, source[key]!);
   return out;
@@ -60,7 +60,7 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
     } catch {
       keys = [];
     }
-    keys.sort();
+    keys.sort(compareKeys);
     for (const key of keys) {
       if (CREDENTIAL_HEADERS.has(key.toLowerCase())) continue;
       let value: unknown;

@@ -14,7 +14,7 @@ import { objectOf, put, stringOf } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { errorType, markSpan, modelName, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, sortedJson, type Message, type Part } from './llm-shapes.ts';
+import { readRequest, readResponse, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 
 export const genAiProjection: Projection = {
   span(scope) {
@@ -35,31 +35,65 @@ function conversationId(start: AtofScopeEvent): Json | undefined {
 
 function chat(scope: FinishedScope) {
   const { start, end } = scope;
-  const request = readRequest(start.data);
+  const request = readRequest(start.data, start.name);
   // Native names the model of the request body first (a redacted body names a redacted model).
   const model = request.model ?? modelName(scope);
   const out: Attributes = { 'gen_ai.operation.name': 'chat' };
   put(out, 'gen_ai.provider.name', stringOf(objectOf(start.metadata)?.provider) ?? start.name);
   put(out, 'gen_ai.conversation.id', conversationId(start));
   put(out, 'gen_ai.request.model', model);
-  if (typeof request.parameters.temperature === 'number') out['gen_ai.request.temperature'] = request.parameters.temperature;
-  if (typeof request.parameters.max_tokens === 'number') out['gen_ai.request.max_tokens'] = request.parameters.max_tokens;
+  requestParameters(out, request);
   if (request.system.length > 0) out['gen_ai.system_instructions'] = sortedJson(request.system.map((content) => ({ content, type: 'text' })));
   if (request.messages.length > 0) out['gen_ai.input.messages'] = sortedJson(request.messages.map(inputMessage));
-  if (request.tools.length > 0) out['gen_ai.tool.definitions'] = sortedJson(request.tools.map((t) => ({ name: t.name, type: 'function' })));
+  const tools = request.tools.filter((t) => t.name !== '');
+  if (tools.length > 0) out['gen_ai.tool.definitions'] = sortedJson(tools.map((t) => ({ name: t.name, type: t.type ?? 'function' })));
   const response = readResponse(end.data);
   put(out, 'gen_ai.response.id', response.id);
   put(out, 'gen_ai.response.model', response.model);
   const finish = finishReason(response.finishReason);
   if (finish !== undefined) out['gen_ai.response.finish_reasons'] = [finish];
   if (response.message !== null && response.id !== undefined) {
-    out['gen_ai.output.messages'] = sortedJson([{ finish_reason: finish, parts: response.message.parts.filter((p) => p.kind !== 'other').map(part), role: 'assistant' }]);
+    // The response's text is one part (its text blocks joined by newlines), then its tool calls.
+    const texts = response.message.parts.filter((p): p is Extract<Part, { kind: 'text' }> => p.kind === 'text').map((p) => p.text);
+    const calls = response.message.parts.filter((p) => p.kind === 'tool_call');
+    const parts = [...(texts.length === 0 ? [] : [{ content: texts.join('\n'), type: 'text' }]), ...calls.map(part)];
+    if (parts.length > 0) out['gen_ai.output.messages'] = sortedJson([{ finish_reason: finish ?? 'unknown', parts, role: 'assistant' }]);
   }
   put(out, 'gen_ai.usage.input_tokens', response.usage.input);
   put(out, 'gen_ai.usage.output_tokens', response.usage.output);
   put(out, 'gen_ai.usage.cache_read.input_tokens', response.usage.cacheRead);
   put(out, 'gen_ai.usage.cache_write.input_tokens', response.usage.cacheWrite);
+  put(out, 'gen_ai.usage.reasoning.output_tokens', response.usage.reasoning);
   return { name: model === undefined ? 'chat' : `chat ${model}`, kind: SpanKind.CLIENT, attributes: out };
+}
+
+/**
+ * The generation parameters native normalizes, under the conventions'
+ * names: temperature, the token cap (whatever the provider calls it), top_p,
+ * stop sequences, streaming, Anthropic's top_k, and Chat Completions'
+ * penalties, choice count (other than 1) and seed.
+ */
+function requestParameters(out: Attributes, request: LlmRequestView): void {
+  const p = request.parameters;
+  const number = (v: Json | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const count = (v: Json | undefined) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+  const texts = (v: Json | undefined) => (Array.isArray(v) && v.every((s) => typeof s === 'string') ? (v as string[]) : undefined);
+  const surface = request.surface;
+  put(out, 'gen_ai.request.temperature', number(p.temperature));
+  const maxTokens = surface === 'openai_chat' ? (count(p.max_completion_tokens) ?? count(p.max_tokens)) : surface === 'anthropic_messages' ? count(p.max_tokens) : count(p.max_output_tokens);
+  put(out, 'gen_ai.request.max_tokens', maxTokens);
+  put(out, 'gen_ai.request.top_p', number(p.top_p));
+  const stop = surface === 'openai_chat' ? (typeof p.stop === 'string' ? [p.stop] : texts(p.stop)) : surface === 'anthropic_messages' ? texts(p.stop_sequences) : undefined;
+  if (stop !== undefined) out['gen_ai.request.stop_sequences'] = stop;
+  if (p.stream === true) out['gen_ai.request.stream'] = true;
+  if (surface === 'anthropic_messages') put(out, 'gen_ai.request.top_k', count(p.top_k));
+  if (surface === 'openai_chat') {
+    put(out, 'gen_ai.request.frequency_penalty', number(p.frequency_penalty));
+    const n = count(p.n);
+    if (n !== 1) put(out, 'gen_ai.request.choice.count', n);
+    put(out, 'gen_ai.request.presence_penalty', number(p.presence_penalty));
+    put(out, 'gen_ai.request.seed', typeof p.seed === 'number' && Number.isInteger(p.seed) ? p.seed : undefined);
+  }
 }
 
 function executeTool(scope: FinishedScope) {
@@ -88,18 +122,20 @@ function jsonText(value: Json): string {
   return canonicalJson(value);
 }
 
-/** Roles native's request codec knows; a message in any other role is passed through as one part. */
-const KNOWN_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
+/** A conversation message in the parts format, as native writes it (a provider item whole, its kind as the part type). */
 function inputMessage(message: Message) {
-  if (!KNOWN_ROLES.has(message.providerRole) && message.parts.length === 1 && message.parts[0]!.kind === 'text') {
-    // Native keeps an unknown role's text message whole, its role doubling as the part type.
-    return { parts: [{ content: message.parts[0]!.text, role: message.providerRole, type: message.providerRole }], role: message.role };
+  if (message.native !== undefined) {
+    const role = stringOf(message.native.value.role) ?? 'provider_native';
+    return { parts: [{ ...message.native.value, type: message.native.kind }], role };
   }
   if (message.role === 'tool') {
-    return { parts: message.results.map((r) => ({ id: r.id, response: r.content, type: 'tool_call_response' })), role: 'tool' };
+    return { parts: message.results.map((r) => ({ id: r.id, response: r.response ?? r.content, type: 'tool_call_response' })), role: 'tool' };
   }
-  return { parts: message.parts.map(part), role: message.role };
+  if (message.providerRole === 'function') {
+    // A legacy function result: a tool response named by the function.
+    return { name: message.name, parts: [{ response: message.plainText ?? null, type: 'tool_call_response' }], role: 'tool' };
+  }
+  return { name: message.name, parts: message.parts.map(part), role: message.role };
 }
 
 function part(p: Part): unknown {

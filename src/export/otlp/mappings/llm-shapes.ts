@@ -1,7 +1,9 @@
 /**
- * Reads an LLM request and response as the relay records them (OpenAI chat
- * completions or Anthropic messages, the two shapes Hermes hosts send) into
- * one neutral form that the `gen_ai` and `openinference` projections render.
+ * Reads an LLM request and response as the relay records them (OpenAI Chat
+ * Completions, OpenAI Responses or Anthropic Messages, detected as native
+ * detects them) into one neutral form that the `gen_ai` and `openinference`
+ * projections render, following what native's codecs read: messages and
+ * their parts, tool calls and results, provider items and tools kept whole.
  * Anything unrecognised reads as empty, so a new provider shape loses
  * attributes, never the span.
  *
@@ -20,13 +22,15 @@ export interface ToolCall {
   name: string;
   /** The arguments as an object when they parse, else the raw text. */
   arguments: Json;
-  /** The arguments as text, as the provider sent them (OpenAI) or serialized (Anthropic). */
+  /** The arguments as JSON text (sorted keys; arguments that are not JSON as a JSON string). */
   argumentsText: string;
 }
 
 interface ToolResult {
   id: string | undefined;
   content: string;
+  /** The result as sent, when it is not text (gen_ai's `response`). */
+  response?: Json;
 }
 
 /** One part of a message, in order. */
@@ -41,15 +45,27 @@ export interface Message {
   providerRole: string;
   /** OpenAI style: tool calls in a `tool_calls` field beside the text, not among content blocks. */
   separateToolCalls: boolean;
+  /** The content when it was given as one string (native reads its display text). */
+  plainText?: string;
+  /** An item native's codec keeps whole (reasoning, a message with an unknown role or extra fields, ...): its kind and value. */
+  native?: { kind: string; value: JsonObject };
+  /** The participant's `name` (Chat Completions). */
+  name?: string;
 }
 
 interface ToolDefinition {
   name: string;
   description: string | undefined;
   parameters: Json | undefined;
+  /** The definition as native's normalized form writes it (`llm.tools.N.tool.json_schema`), when read like native's codec does. */
+  schema?: string;
+  /** gen_ai's `type`: `function`, or a provider tool's own type (`web_search`). A provider tool without a name has name `''` (gen_ai leaves it out). */
+  type?: string;
 }
 
 export interface LlmRequestView {
+  /** Which provider shape the request has, as native detects it. */
+  surface: 'openai_chat' | 'anthropic_messages' | 'openai_responses';
   model: string | undefined;
   /** Anthropic's top-level `system`, as texts. */
   system: string[];
@@ -60,6 +76,8 @@ export interface LlmRequestView {
 }
 
 interface Usage {
+  /** Reasoning output tokens (Responses `output_tokens_details.reasoning_tokens`). */
+  reasoning?: number;
   input: number | undefined;
   output: number | undefined;
   total: number | undefined;
@@ -85,15 +103,19 @@ export interface LlmResponseView {
 
 const NON_PARAMETERS = new Set(['messages', 'tools', 'model', 'system']);
 
-export function readRequest(data: Json | undefined): LlmRequestView {
+export function readRequest(data: Json | undefined, provider?: string): LlmRequestView {
   const content = objectOf(objectOf(data)?.content ?? null) ?? {};
+  if (Object.hasOwn(content, 'input') || Object.hasOwn(content, 'instructions')) return readResponsesRequest(content);
+  // Native's detection: a `system`, or an Anthropic provider name, makes a Messages request.
+  const surface = Object.hasOwn(content, 'system') || provider === 'anthropic' || provider === 'anthropic.messages' ? 'anthropic_messages' : 'openai_chat';
   const parameters: JsonObject = {};
   for (const key of Object.keys(content)) if (!NON_PARAMETERS.has(key)) parameters[key] = content[key]!;
   return {
+    surface,
     model: stringOf(content.model),
     system: textsOf(content.system ?? null),
-    messages: Array.isArray(content.messages) ? content.messages.map((m) => readMessage(m)).filter((m): m is Message => m !== null) : [],
-    tools: Array.isArray(content.tools) ? content.tools.map(readTool).filter((t): t is ToolDefinition => t !== null) : [],
+    messages: Array.isArray(content.messages) ? content.messages.map((m) => readMessage(m, surface)).filter((m): m is Message => m !== null) : [],
+    tools: Array.isArray(content.tools) ? content.tools.map((tool) => readTool(tool, surface)).filter((t): t is ToolDefinition => t !== null) : [],
     parameters,
   };
 }
@@ -102,12 +124,13 @@ export function readResponse(data: Json | undefined): LlmResponseView {
   const response = objectOf(data ?? null) ?? {};
   const choices = Array.isArray(response.choices) ? response.choices : [];
   const choice = objectOf(choices[0] ?? null);
+  const surface = detectResponseSurface(response);
+  if (surface === 'openai_responses') return readResponsesResponse(response);
   let message: Message | null = null;
   if (choice !== null) message = readMessage(choice.message ?? null);
   else if (Array.isArray(response.content)) message = readMessage({ role: 'assistant', content: response.content });
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
   const finishReason = stringOf(choice?.finish_reason) ?? stringOf(response.stop_reason) ?? stringOf(response.finish_reason);
-  const surface = detectResponseSurface(response);
   return { recognized: surface !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null, surface === 'anthropic_messages') };
 }
 
@@ -120,25 +143,87 @@ function readUsage(value: Json, messagesResponse = false): Usage {
   return { input: usage?.prompt, output: usage?.completion, total: stated, cacheRead: usage?.cacheRead, cacheWrite: usage?.cacheWrite };
 }
 
-function readTool(value: Json): ToolDefinition | null {
+/**
+ * A Chat Completions or Messages tool as native's codec reads it: a
+ * function (Chat `{type: "function", function}`, a Messages client tool
+ * `{name, input_schema}`) or a provider tool (anything else, kept whole).
+ */
+function readTool(value: Json, surface: 'openai_chat' | 'anthropic_messages'): ToolDefinition | null {
   const tool = objectOf(value);
   if (tool === null) return null;
   const fn = objectOf(tool.function ?? null);
-  if (fn !== null) {
+  if (surface === 'openai_chat' && tool.type === 'function' && fn !== null) {
     const name = stringOf(fn.name);
-    return name === undefined ? null : { name, description: stringOf(fn.description), parameters: fn.parameters };
+    if (name === undefined) return null;
+    return functionTool(name, fn, fn.parameters, except(fn, ['name', 'description', 'parameters', 'strict']), except(tool, ['type', 'function']));
   }
-  const name = stringOf(tool.name);
-  return name === undefined ? null : { name, description: stringOf(tool.description), parameters: tool.input_schema ?? tool.parameters };
+  if (surface === 'anthropic_messages' && tool.type === undefined && Object.hasOwn(tool, 'name') && Object.hasOwn(tool, 'input_schema')) {
+    const name = stringOf(tool.name);
+    if (name === undefined) return null;
+    return functionTool(name, tool, tool.input_schema, {}, except(tool, ['name', 'description', 'input_schema', 'strict']));
+  }
+  const kind = stringOf(tool.type) ?? 'unknown';
+  // gen_ai lists a Chat or Messages provider tool only by its own `name`.
+  return providerTool(surface, kind, tool, stringOf(tool.name) ?? '');
 }
 
-function readMessage(value: Json): Message | null {
+function except(object: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, v] of Object.entries(object)) if (!keys.includes(key)) out[key] = v;
+  return out;
+}
+
+/** A function tool, with its definition serialized in the normalized form's field order (then other fields, sorted). */
+function functionTool(name: string, fn: JsonObject, parameters: Json | undefined, fnExtra: JsonObject, wrapperExtra: JsonObject): ToolDefinition {
+  const description = stringOf(fn.description);
+  const parts = [`"name":${JSON.stringify(name)}`];
+  if (description !== undefined) parts.push(`"description":${JSON.stringify(description)}`);
+  if (parameters !== undefined) parts.push(`"parameters":${sortedJson(parameters)}`);
+  if (typeof fn.strict === 'boolean') parts.push(`"strict":${fn.strict}`);
+  const rest = (extra: JsonObject) =>
+    Object.keys(extra)
+      .sort()
+      .map((key) => `,${JSON.stringify(key)}:${sortedJson(extra[key])}`)
+      .join('');
+  return { name, description, parameters, type: 'function', schema: `{"type":"function","function":{${parts.join(',')}${rest(fnExtra)}}${rest(wrapperExtra)}}` };
+}
+
+/** A provider's own tool (`web_search`, ...), kept whole under its type. */
+function providerTool(provider: string, kind: string, value: JsonObject, name: string): ToolDefinition {
+  return { name, description: undefined, parameters: undefined, type: kind, schema: `{"type":"provider_native","provider":${JSON.stringify(provider)},"kind":${JSON.stringify(kind)},"value":${sortedJson(value)}}` };
+}
+
+type ChatSurface = 'openai_chat' | 'anthropic_messages';
+
+/** The keys each role's message may carry for native's codec to read it as that role (else it is kept whole). */
+const MESSAGE_KEYS: Record<ChatSurface, Record<string, string[]>> = {
+  openai_chat: { system: ['role', 'content', 'name'], developer: ['role', 'content', 'name'], user: ['role', 'content', 'name'], assistant: ['role', 'content', 'tool_calls', 'name'], tool: ['role', 'content', 'tool_call_id'], function: ['role', 'content', 'name'] },
+  anthropic_messages: { system: ['role', 'content'], user: ['role', 'content'], assistant: ['role', 'content'] },
+};
+
+/**
+ * One message of a Chat Completions or Messages conversation (or a
+ * response's message, `surface` undefined): its parts in order, in the
+ * normalized part shapes (`refusal` as text, images, audio and files
+ * wrapped as native wraps them), tool calls and results. A message native's
+ * codec does not read as its role (unknown role, extra fields) is kept
+ * whole, as a provider item.
+ */
+function readMessage(value: Json, surface?: ChatSurface): Message | null {
   const message = objectOf(value);
   if (message === null) return null;
   const providerRole = stringOf(message.role) ?? 'user';
   const parts: Part[] = [];
   const results: ToolResult[] = [];
   const content = message.content;
+  if (surface !== undefined) {
+    const keys = MESSAGE_KEYS[surface][providerRole];
+    const plainCalls = !Array.isArray(message.tool_calls) || message.tool_calls.every((c) => objectOf(c)?.type === 'function' && Object.keys(objectOf(c)!).every((k) => ['id', 'type', 'function'].includes(k)));
+    if (keys === undefined || Object.keys(message).some((key) => !keys.includes(key)) || !plainCalls) {
+      return { role: providerRole, parts, results, providerRole, separateToolCalls: false, native: { kind: providerRole, value: message } };
+    }
+  }
+  const named = stringOf(message.name);
   if (providerRole === 'tool') {
     results.push({ id: stringOf(message.tool_call_id), content: textsOf(content ?? null).join('') });
     return { role: 'tool', parts, results, providerRole, separateToolCalls: false };
@@ -149,9 +234,10 @@ function readMessage(value: Json): Message | null {
       const b = objectOf(block);
       if (b === null) continue;
       if (b.type === 'text' && typeof b.text === 'string') parts.push({ kind: 'text', text: b.text });
+      else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
       else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: toolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input ?? {}) });
-      else if (b.type === 'tool_result') results.push({ id: stringOf(b.tool_use_id), content: textsOf(b.content ?? null).join('') });
-      else parts.push({ kind: 'other', raw: b });
+      else if (b.type === 'tool_result') results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
+      else parts.push({ kind: 'other', raw: normalizedPart(b, surface) });
     }
   }
   if (Array.isArray(message.tool_calls)) {
@@ -163,7 +249,27 @@ function readMessage(value: Json): Message | null {
     }
   }
   const role = results.length > 0 && parts.length === 0 ? 'tool' : providerRole;
-  return { role, parts, results, providerRole, separateToolCalls: Array.isArray(message.tool_calls) };
+  const read: Message = { role, parts, results, providerRole, separateToolCalls: Array.isArray(message.tool_calls) };
+  if (typeof content === 'string') read.plainText = content;
+  if (named !== undefined) read.name = named;
+  return read;
+}
+
+/** A content part as native's normalized form carries it: media wrapped under their kind, anything else as sent. */
+function normalizedPart(block: JsonObject, surface: ChatSurface | undefined): JsonObject {
+  const rest = (omit: string[]) => except(block, ['type', ...omit]);
+  if (surface === 'openai_chat') {
+    if (block.type === 'input_audio') return { ...rest(['input_audio']), audio: block.input_audio ?? null, type: 'audio' };
+    if (block.type === 'image_url' && objectOf(block.image_url ?? null) !== null) {
+      const image = objectOf(block.image_url ?? null)!;
+      return { ...rest(['image_url']), image_url: { url: image.url ?? null, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) }, type: 'image_url' };
+    }
+  }
+  if (surface === 'anthropic_messages') {
+    if (block.type === 'image') return { image: rest([]), type: 'image' };
+    if (block.type === 'document') return { file: rest([]), type: 'file' };
+  }
+  return block;
 }
 
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
@@ -172,7 +278,8 @@ function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
       const parsed = JSON.parse(args) as Json;
       return { id, name, arguments: parsed, argumentsText: sortedJson(parsed) };
     } catch {
-      return { id, name, arguments: args, argumentsText: args };
+      // Arguments that are not JSON are sent as a JSON string, as native does.
+      return { id, name, arguments: args, argumentsText: JSON.stringify(args) };
     }
   }
   return { id, name, arguments: args, argumentsText: sortedJson(args) };
@@ -216,4 +323,180 @@ function sortKeys(value: unknown): unknown {
     return out;
   }
   return value;
+}
+
+/** Thrown where native's Responses codec rejects a request: it then reads nothing of it. */
+class Undecodable extends Error {}
+
+const EMPTY_REQUEST = (model: string | undefined): LlmRequestView => ({ surface: 'openai_responses', model, system: [], messages: [], tools: [], parameters: {} });
+
+/**
+ * An OpenAI Responses request, as native's codec reads it: `instructions`
+ * as the system text, `input` (a string, or a list of messages,
+ * `function_call` and `function_call_output` items and provider items such
+ * as reasoning), the function and provider tools, and `temperature`,
+ * `max_output_tokens` and `top_p`. A request the codec rejects (a message
+ * without content, an input that is neither text nor a list, ...) reads as
+ * empty, as on native.
+ */
+function readResponsesRequest(content: JsonObject): LlmRequestView {
+  const model = stringOf(content.model);
+  try {
+    const input = content.input;
+    if (input === undefined) throw new Undecodable();
+    let messages: Message[];
+    if (typeof input === 'string') messages = [{ role: 'user', parts: [{ kind: 'text', text: input }], results: [], providerRole: 'user', separateToolCalls: false, plainText: input }];
+    else if (Array.isArray(input)) messages = input.map(readResponsesItem);
+    else throw new Undecodable();
+    const instructions = content.instructions;
+    if (instructions !== undefined && instructions !== null && typeof instructions !== 'string') throw new Undecodable();
+    const typed = (key: string, check: (v: Json) => boolean): Json | undefined => {
+      const value = content[key];
+      if (value === undefined || value === null) return undefined;
+      if (!check(value)) throw new Undecodable();
+      return value;
+    };
+    const number = (v: Json) => typeof v === 'number';
+    const parameters: JsonObject = {};
+    const temperature = typed('temperature', number);
+    if (temperature !== undefined) parameters.temperature = temperature;
+    const maxTokens = typed('max_output_tokens', (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0);
+    if (maxTokens !== undefined) parameters.max_output_tokens = maxTokens;
+    const topP = typed('top_p', number);
+    if (topP !== undefined) parameters.top_p = topP;
+    typed('model', (v) => typeof v === 'string');
+    const tools = content.tools === undefined || content.tools === null ? [] : Array.isArray(content.tools) ? content.tools.map(readResponsesTool) : undefinedTools();
+    const stream = typed('stream', (v) => typeof v === 'boolean');
+    if (stream !== undefined) parameters.stream = stream;
+    return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], messages, tools, parameters };
+  } catch (error) {
+    if (error instanceof Undecodable) return EMPTY_REQUEST(model);
+    throw error;
+  }
+}
+
+function undefinedTools(): never {
+  throw new Undecodable();
+}
+
+function readResponsesItem(value: Json): Message {
+  const item = objectOf(value);
+  if (item === null) throw new Undecodable();
+  const nativeItem = (kind: string): Message => {
+    const role = stringOf(item.role) ?? 'provider_native';
+    return { role, parts: [], results: [], providerRole: role, separateToolCalls: false, native: { kind, value: item } };
+  };
+  const role = stringOf(item.role);
+  if (role !== undefined) {
+    if (Object.keys(item).some((key) => key !== 'type' && key !== 'role' && key !== 'content')) return nativeItem('message');
+    const content = item.content;
+    if (content === undefined) throw new Undecodable();
+    const parts = readResponsesContent(content);
+    if (!['user', 'system', 'developer', 'assistant'].includes(role)) return nativeItem('message');
+    const message: Message = { role, parts, results: [], providerRole: role, separateToolCalls: false };
+    if (typeof content === 'string') message.plainText = content;
+    return message;
+  }
+  const kind = stringOf(item.type) ?? 'unknown';
+  if (kind === 'function_call') {
+    const callId = stringOf(item.call_id);
+    const name = stringOf(item.name);
+    const args = stringOf(item.arguments);
+    if (callId === undefined || name === undefined || args === undefined) throw new Undecodable();
+    if (item.id !== undefined && item.id !== null && typeof item.id !== 'string') throw new Undecodable();
+    return { role: 'assistant', parts: [{ kind: 'tool_call', call: toolCall(callId, name, args) }], results: [], providerRole: 'assistant', separateToolCalls: false };
+  }
+  if (kind === 'function_call_output') {
+    const callId = stringOf(item.call_id);
+    if (callId === undefined || item.output === undefined) throw new Undecodable();
+    if (item.id !== undefined && item.id !== null && typeof item.id !== 'string') throw new Undecodable();
+    const output = typeof item.output === 'string' ? item.output : sortedJson(item.output);
+    return { role: 'tool', parts: [], results: [{ id: callId, content: output, response: item.output }], providerRole: 'tool', separateToolCalls: false };
+  }
+  return nativeItem(kind);
+}
+
+/** A Responses message's content: input and output text, refusals (as text), images and files, anything else as sent. */
+function readResponsesContent(content: Json): Part[] {
+  if (typeof content === 'string') return [{ kind: 'text', text: content }];
+  if (!Array.isArray(content)) throw new Undecodable();
+  return content.map((value): Part => {
+    const part = objectOf(value);
+    if (part === null) throw new Undecodable();
+    const type = stringOf(part.type) ?? 'unknown';
+    const pick = (keys: string[], inside: boolean) => Object.fromEntries(Object.entries(part).filter(([key]) => key !== 'type' && keys.includes(key) === inside)) as JsonObject;
+    if (type === 'input_text' || type === 'output_text') {
+      if (typeof part.text !== 'string') throw new Undecodable();
+      return { kind: 'text', text: part.text };
+    }
+    if (type === 'refusal') {
+      if (typeof part.refusal !== 'string') throw new Undecodable();
+      return { kind: 'text', text: part.refusal };
+    }
+    if (type === 'input_image') return { kind: 'other', raw: { ...pick(['image_url', 'file_id', 'detail'], false), image: pick(['image_url', 'file_id', 'detail'], true), type: 'image' } };
+    if (type === 'input_file') return { kind: 'other', raw: { ...pick(['file_data', 'file_id', 'file_url', 'filename'], false), file: pick(['file_data', 'file_id', 'file_url', 'filename'], true), type: 'file' } };
+    return { kind: 'other', raw: { ...part, type } };
+  });
+}
+
+/** A Responses tool: a function (flat, or nested under `function`) or a provider tool (`web_search`, ...). */
+function readResponsesTool(value: Json): ToolDefinition {
+  const tool = objectOf(value);
+  if (tool === null) throw new Undecodable();
+  if (tool.type !== 'function') {
+    const kind = stringOf(tool.type) ?? 'unknown';
+    return providerTool('openai_responses', kind, tool, stringOf(tool.name) ?? kind);
+  }
+  const nested = objectOf(tool.function ?? null);
+  const fn = nested ?? tool;
+  const name = stringOf(fn.name);
+  if (name === undefined) throw new Undecodable();
+  if (fn.description !== undefined && fn.description !== null && typeof fn.description !== 'string') throw new Undecodable();
+  if (fn.strict !== undefined && fn.strict !== null && typeof fn.strict !== 'boolean') throw new Undecodable();
+  return functionTool(name, fn, fn.parameters, except(fn, ['type', 'name', 'description', 'parameters', 'strict', 'function']), nested === null ? {} : except(tool, ['type', 'function']));
+}
+
+/**
+ * A Responses response, as native's codec reads it: the text of its output
+ * messages (and `output_text` items) joined by newlines, else a top-level
+ * `output_text`; its `function_call` items as tool calls; the finish reason
+ * from `status` (`completed`, or why it is `incomplete`); usage with the
+ * cached input tokens.
+ */
+function readResponsesResponse(response: JsonObject): LlmResponseView {
+  const texts: string[] = [];
+  const parts: Part[] = [];
+  for (const item of Array.isArray(response.output) ? response.output : []) {
+    const o = objectOf(item);
+    if (o === null) continue;
+    if (o.type === 'message' && Array.isArray(o.content)) {
+      for (const block of o.content) {
+        const b = objectOf(block);
+        if (b?.type === 'output_text' && typeof b.text === 'string') texts.push(b.text);
+      }
+    } else if (o.type === 'output_text' && typeof o.text === 'string') texts.push(o.text);
+    else if (o.type === 'function_call') {
+      const args = stringOf(o.arguments);
+      parts.push({ kind: 'tool_call', call: args === undefined ? { id: stringOf(o.call_id) ?? '', name: stringOf(o.name) ?? '', arguments: {}, argumentsText: '{}' } : toolCall(stringOf(o.call_id) ?? '', stringOf(o.name) ?? '', args) });
+    }
+  }
+  let text: string | undefined = texts.length === 0 ? undefined : texts.join('\n');
+  if (text === undefined && typeof response.output_text === 'string' && response.output_text !== '') text = response.output_text;
+  const message: Message | null =
+    text === undefined && parts.length === 0 ? null : { role: 'assistant', parts: [...(text === undefined ? [] : [{ kind: 'text' as const, text }]), ...parts], results: [], providerRole: 'assistant', separateToolCalls: false, ...(text === undefined ? {} : { plainText: text }) };
+  const usage = readUsage(response.usage ?? null);
+  const reasoning = tokenCount(objectOf(objectOf(response.usage ?? null)?.output_tokens_details ?? null)?.reasoning_tokens);
+  if (reasoning !== undefined) usage.reasoning = reasoning;
+  return { recognized: true, id: stringOf(response.id), model: stringOf(response.model), message, finishReason: responsesFinishReason(response), usage };
+}
+
+/** `status` as a finish reason: `completed` is a stop; `incomplete` says why (`max_output_tokens` is a length stop). */
+function responsesFinishReason(response: JsonObject): string | undefined {
+  const status = stringOf(response.status);
+  if (status === undefined) return undefined;
+  if (status === 'completed') return 'stop';
+  if (status !== 'incomplete') return status;
+  const reason = stringOf(objectOf(response.incomplete_details ?? null)?.reason);
+  if (reason === 'max_output_tokens') return 'length';
+  return reason ?? 'incomplete';
 }

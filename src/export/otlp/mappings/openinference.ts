@@ -14,6 +14,7 @@ import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
 import { readRequest, readResponse, textOfMessage, toolCallsOf, type Message } from './llm-shapes.ts';
+import { displayText, displayTextOfString, requestDisplayText } from './display-text.ts';
 
 const KINDS: Record<string, string> = { agent: 'AGENT', llm: 'LLM', tool: 'TOOL', retriever: 'RETRIEVER', embedder: 'EMBEDDING', reranker: 'RERANKER', guardrail: 'GUARDRAIL', evaluator: 'EVALUATOR' };
 
@@ -110,42 +111,56 @@ function tool(out: Attributes, scope: FinishedScope): void {
 
 function llm(out: Attributes, scope: FinishedScope): void {
   const { start, end } = scope;
-  const request = readRequest(start.data);
-  const transcript = request.messages.map(transcriptLine).filter((line) => line !== '');
-  if (transcript.length > 0) {
-    out['input.value'] = transcript.join('\n\n');
+  const request = readRequest(start.data, start.name);
+  const input = requestDisplayText(start.data ?? undefined);
+  if (input !== undefined) {
+    out['input.value'] = input;
     out['input.mime_type'] = 'text/plain';
+  } else if (start.data !== null && start.data !== undefined) {
+    // Nothing readable: the request as JSON, its headers left out.
+    const data = objectOf(start.data);
+    out['input.value'] = canonicalJson(data === null ? start.data : (Object.fromEntries(Object.entries(data).filter(([key]) => key !== 'headers')) as Json));
+    out['input.mime_type'] = 'application/json';
   }
   put(out, 'llm.invocation_parameters', invocationParameters(request.parameters));
   let index = 0;
-  for (const system of request.system) {
+  // The system text (Responses `instructions`, Anthropic `system`) is one message.
+  const system = request.system.length === 1 ? displayTextOfString(request.system[0]!) : request.system.join('\n').trim() || undefined;
+  if (system !== undefined) {
     out[`llm.input_messages.${index}.message.role`] = 'system';
     out[`llm.input_messages.${index++}.message.content`] = system;
   }
   for (const message of request.messages) {
-    const at = `llm.input_messages.${index++}.message`;
-    out[`${at}.role`] = message.role;
-    if (message.role === 'tool') {
-      const result = message.results[0];
-      if (result !== undefined) {
+    if (message.role === 'tool' && message.native === undefined) {
+      // Each tool result is a message of its own (Anthropic carries several in one user message).
+      for (const result of message.results) {
+        const at = `llm.input_messages.${index++}.message`;
+        out[`${at}.role`] = 'tool';
         out[`${at}.content`] = result.content;
         put(out, `${at}.tool_call_id`, result.id);
       }
       continue;
     }
-    const text = textOfMessage(message);
-    if (text !== '') out[`${at}.content`] = text;
+    const at = `llm.input_messages.${index++}.message`;
+    out[`${at}.role`] = message.role;
+    put(out, `${at}.content`, contentText(message));
   }
   request.tools.forEach((t, i) => {
+    if (t.schema !== undefined) {
+      out[`llm.tools.${i}.tool.json_schema`] = t.schema;
+      return;
+    }
     const fn: Record<string, unknown> = { name: t.name };
     if (t.description !== undefined) fn.description = t.description;
     if (t.parameters !== undefined) fn.parameters = t.parameters;
     out[`llm.tools.${i}.tool.json_schema`] = JSON.stringify({ type: 'function', function: fn });
   });
   const response = readResponse(end.data);
-  const summary = response.message === null ? '' : summaryOf(response.message);
-  if (summary !== '') {
-    out['output.value'] = summary;
+  // A shapeless (managed) response is read for its message, which native sends as JSON.
+  const summary = !response.recognized && response.message !== null ? summaryOf(response.message) : '';
+  const output = summary !== '' ? summary : displayText(end.data ?? undefined);
+  if (output !== undefined) {
+    out['output.value'] = output;
     out['output.mime_type'] = 'text/plain';
   } else value(out, 'output', end.data);
   const usage = response.usage;
@@ -158,8 +173,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
   if (response.message !== null && response.id !== undefined) {
     const at = 'llm.output_messages.0.message';
     out[`${at}.role`] = 'assistant';
-    const text = textOfMessage(response.message);
-    if (text !== '') out[`${at}.content`] = text;
+    put(out, `${at}.content`, contentText(response.message));
     toolCallsOf(response.message).forEach((call, i) => {
       put(out, `${at}.tool_calls.${i}.tool_call.id`, call.id);
       out[`${at}.tool_calls.${i}.tool_call.function.name`] = call.name;
@@ -169,6 +183,24 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.model_name', answeringModelName(scope) ?? request.model);
   // OpenInference's cost is in USD: another currency is left out.
   if (scope.cost !== undefined && scope.cost.currency.toUpperCase() === 'USD') out['llm.cost.total'] = scope.cost.total;
+}
+
+/**
+ * A message's text as native writes `message.content`: the display text of
+ * content given as one string, else its text parts (refusals included) one
+ * per line; a provider item's own `content`. Undefined when there is none.
+ */
+function contentText(message: Message): string | undefined {
+  if (message.native !== undefined) return displayText(message.native.value.content);
+  if (message.plainText !== undefined) return displayTextOfString(message.plainText);
+  const texts = message.parts.flatMap((part) => {
+    if (part.kind === 'text') return [part.text];
+    if (part.kind !== 'other') return [];
+    const text = typeof part.raw.text === 'string' ? part.raw.text : typeof part.raw.refusal === 'string' ? part.raw.refusal : undefined;
+    return text === undefined ? [] : [text];
+  });
+  const text = texts.join('\n').trim();
+  return text === '' ? undefined : text;
 }
 
 /**
@@ -197,15 +229,6 @@ function invocationParameters(parameters: JsonObject): string | undefined {
   return parts.length === 0 ? undefined : `{${parts.join(',')}}`;
 }
 
-/** One message of `input.value`: `role: text`, tool requests named, tool results left out. */
-function transcriptLine(message: Message): string {
-  if (message.providerRole === 'tool') return 'tool: Tool result omitted';
-  // In the input, native names requested tools only for Anthropic blocks, or OpenAI messages without content.
-  const text = textOfMessage(message);
-  const summary = message.separateToolCalls && text !== '' ? text : summaryOf(message);
-  return summary === '' ? '' : `${message.providerRole}: ${summary}`;
-}
-
 function summaryOf(message: Message): string {
   const text = textOfMessage(message);
   const calls = toolCallsOf(message);
@@ -218,5 +241,6 @@ function finishReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined;
   if (reason === 'tool_calls' || reason === 'tool_use' || reason === 'function_call') return 'tool_use';
   if (reason === 'stop' || reason === 'end_turn' || reason === 'stop_sequence') return 'complete';
+  if (reason === 'max_tokens') return 'length';
   return reason;
 }

@@ -1,0 +1,308 @@
+/**
+ * The ATIF uploads (`[[atif.storage]]`) of a native plugins.toml activation,
+ * sent by this library instead of by native.
+ *
+ * **Why.** nemo-relay-node 0.9.2 uploads trajectories on the same worker
+ * that writes its ATOF files and trajectories: an upload destination that
+ * hangs stops the local files (116 of 1,040 ATOF lines and 8 of 80
+ * trajectories written in the fault campaign), grows native's memory, and
+ * `status()` cannot see any of it. Its ATOF stream sinks and OTLP exporters
+ * do not starve the files (measured with receivers that never answer), so
+ * they stay native's.
+ *
+ * **How.** The document native is given has no `atif.storage`, and its ATIF
+ * `output_directory` is a hidden staging folder inside the configured one
+ * (`.nemo-relay-uploads-XXXXXX`): native writes each finished trajectory
+ * there, with its own bytes and file name, as it would have uploaded it.
+ * This module takes each file as it appears (polled, and at every flush and
+ * close), removes it from the staging folder, and queues it on the
+ * library's uploader (`src/export/storage/`): the same HTTP request and S3
+ * object key native sends (`x-nemo-relay-atif-filename` is the file's name
+ * in the folder, `x-nemo-relay-atif-session-id` its `session_id`), the one
+ * retry policy, a bounded queue, and one `atif-storage` entry per
+ * destination in `outputs()` with `sent`, `failed`, `dropped`. A trajectory
+ * whose upload does not succeed (failed for good, dropped from a full
+ * queue, pending when the shutdown's budget ends or at process exit) is
+ * written into the configured folder as its owner-only recovery copy,
+ * exactly where native would have put it.
+ *
+ * @module
+ */
+
+import { type Dirent, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import type { JsonObject, OutputHealth } from '../src/backends/native-surface.ts';
+import {
+  createAtifStorage,
+  errorMessage,
+  isJsonObject,
+  OWNER_ONLY,
+  safeLog,
+  validatePluginConfig,
+  writeFileAtomic,
+  type AtifStorage,
+  type AtifStorageSettings,
+  type AtifUpload,
+  type Logger,
+  type RemoteOutputLedger,
+} from '../src/backends/native-surface.ts';
+
+/** How often the staging folder is looked at while the activation runs (an empty folder costs one readdir). */
+const POLL_MS = 200;
+
+/** The staging folder's name prefix (hidden, so that listings of the output folder leave it out). */
+export const STAGING_PREFIX = '.nemo-relay-uploads-';
+
+/** The document native is given, and the uploads it leaves to this module. */
+export interface StagedDocument {
+  document: JsonObject;
+  /** Once native activated `document`: starts the uploads (null: nothing to upload). */
+  start(): NativeAtifUploads | null;
+  /** Native refused `document`: removes the staging folder. */
+  discard(): void;
+}
+
+const UNCHANGED = (document: JsonObject): StagedDocument => ({ document, start: () => null, discard: () => {} });
+
+/**
+ * `document` with its ATIF storage taken out and its ATIF folder redirected
+ * to a staging folder, and the uploader of what native writes there. A
+ * document without ATIF storage is returned as it is. When the staging
+ * folder cannot be made, the document is returned as it is too (native then
+ * uploads, as before), with a warning.
+ */
+export function stageAtifUploads(document: JsonObject, logger: Logger, ledger: RemoteOutputLedger): StagedDocument {
+  const observability = validatePluginConfig(document).observability;
+  const atif = observability?.atif ?? null;
+  const storage = observability?.storage ?? [];
+  if (atif === null || storage.length === 0) return UNCHANGED(document);
+  const components = Array.isArray(document.components) ? document.components : [];
+  // The component our validation read: the first enabled observability component (native allows one).
+  const index = components.findIndex((c) => isJsonObject(c) && c.kind === 'observability' && c.enabled !== false);
+  const component = components[index];
+  if (!isJsonObject(component) || !isJsonObject(component.config) || !isJsonObject(component.config.atif)) return UNCHANGED(document);
+  const outputDirectory = path.resolve(atif.outputDirectory ?? '.');
+  let staging: string;
+  try {
+    mkdirSync(outputDirectory, { recursive: true });
+    staging = mkdtempSync(path.join(outputDirectory, STAGING_PREFIX));
+  } catch (error) {
+    safeLog(
+      logger,
+      'warn',
+      `ATIF uploads: cannot make a staging folder in ${outputDirectory} (${errorMessage(error)}); native uploads the trajectories itself, and a destination that hangs can then hold up its local files`,
+    );
+    return UNCHANGED(document);
+  }
+  const { storage: _storage, ...rest } = component.config.atif;
+  const config = { ...component.config, atif: { ...rest, output_directory: staging } };
+  const staged = components.slice();
+  staged[index] = { ...component, config };
+  return {
+    document: { ...document, components: staged },
+    start: () => new NativeAtifUploads(staging, outputDirectory, storage, logger, ledger),
+    discard: () => {
+      try {
+        rmSync(staging, { recursive: true, force: true });
+      } catch {
+        // An empty hidden folder left behind is harmless.
+      }
+    },
+  };
+}
+
+/** Uploads what native writes into the staging folder; see the module doc. */
+export class NativeAtifUploads {
+  readonly #staging: string;
+  readonly #outputDirectory: string;
+  readonly #logger: Logger;
+  readonly #storage: AtifStorage;
+  readonly #timeoutMs: number;
+  readonly #untrack: (() => void)[];
+  #timer: ReturnType<typeof setInterval> | null;
+  #closing: Promise<void> | null = null;
+  #done = false;
+
+  constructor(staging: string, outputDirectory: string, settings: readonly AtifStorageSettings[], logger: Logger, ledger: RemoteOutputLedger) {
+    this.#staging = staging;
+    this.#outputDirectory = outputDirectory;
+    this.#logger = logger;
+    this.#storage = createAtifStorage(settings, { logger, keepRecoveryCopy: (upload) => this.#keepRecoveryCopy(upload) });
+    this.#timeoutMs = Math.max(0, ...settings.map((entry) => entry.timeoutMillis));
+    const health = () => this.#storage.health();
+    // One flusher and one abandoner for all destinations (the first entry's), so each runs once.
+    this.#untrack = settings.map((_, i) =>
+      ledger.track(
+        () => health()[i]!,
+        i === 0 ? () => this.flush() : undefined,
+        i === 0 ? (reason) => this.abandon(reason) : undefined,
+      ),
+    );
+    this.#timer = setInterval(() => this.collect(), POLL_MS);
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  /** The staging folder native writes into. */
+  get stagingDirectory(): string {
+    return this.#staging;
+  }
+
+  /** The configured folder (recovery copies). */
+  get outputDirectory(): string {
+    return this.#outputDirectory;
+  }
+
+  /**
+   * Queues every trajectory native finished writing into the staging
+   * folder. `final`: native is done (closed, or the process exits), so a
+   * file that is not a whole document will not become one: it is moved to
+   * the configured folder as it is.
+   */
+  collect(final = false): void {
+    if (this.#done) return;
+    // In the order native wrote them (a look may find several), as native would have uploaded them.
+    for (const relative of byWriteTime(this.#staging, this.#stagedFiles())) {
+      const file = path.join(this.#staging, relative);
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        continue; // gone or unreadable now: the next look
+      }
+      const sessionId = sessionIdOf(text);
+      if (sessionId === null) {
+        if (final) this.#keepUnreadable(file, relative);
+        continue; // still being written
+      }
+      try {
+        unlinkSync(file);
+      } catch {
+        // A file that cannot be removed would be uploaded twice: leave it to the next look.
+        continue;
+      }
+      const filename = relative.split(path.sep).join('/');
+      this.#storage.upload({ filename, sessionId, text, localPath: path.join(this.#outputDirectory, relative) });
+    }
+  }
+
+  /** Queues what native wrote, then waits until it is delivered or given up, up to the longest destination timeout. */
+  async flush(): Promise<void> {
+    this.collect();
+    await this.#storage.flush(this.#timeoutMs);
+  }
+
+  /**
+   * Native closed: queues its last trajectories, uploads what is queued
+   * within the longest destination timeout (recovery copies for the rest),
+   * and removes the staging folder.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#stopPolling();
+    this.collect(true);
+    try {
+      await this.#storage.close();
+    } finally {
+      this.#finish();
+    }
+  }
+
+  /** Gives up every pending upload now, synchronously (shutdown out of time, process exit): each kept as its recovery copy. */
+  abandon(reason: string): void {
+    this.#stopPolling();
+    this.collect(true);
+    this.#storage.abandon(reason);
+    if (this.#closing === null) this.#finish();
+  }
+
+  health(): OutputHealth[] {
+    return this.#storage.health();
+  }
+
+  #finish(): void {
+    if (this.#done) return;
+    this.#done = true;
+    for (const untrack of this.#untrack) untrack();
+    try {
+      rmSync(this.#staging, { recursive: true, force: true });
+    } catch {
+      // An empty hidden folder left behind is harmless.
+    }
+  }
+
+  #stopPolling(): void {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Files under the staging folder, relative to it; native's own temporary files (dot-named, `.tmp`) left out. */
+  #stagedFiles(folder = ''): string[] {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(path.join(this.#staging, folder), { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const files: string[] = [];
+    for (const entry of entries) {
+      const relative = path.join(folder, entry.name);
+      if (entry.isDirectory()) files.push(...this.#stagedFiles(relative));
+      else if (entry.isFile() && !entry.name.startsWith('.') && !entry.name.endsWith('.tmp')) files.push(relative);
+    }
+    return files;
+  }
+
+  /** Where a trajectory whose upload did not succeed is kept (owner-only, as native), or null. */
+  #keepRecoveryCopy(upload: AtifUpload): string | null {
+    const target = upload.localPath ?? path.join(this.#outputDirectory, upload.filename);
+    try {
+      writeFileAtomic(target, upload.text, { mode: OWNER_ONLY });
+      return target;
+    } catch (error) {
+      safeLog(this.#logger, 'warn', `ATIF recovery copy ${target} could not be written: ${errorMessage(error)}`);
+      return null;
+    }
+  }
+
+  #keepUnreadable(file: string, relative: string): void {
+    const target = path.join(this.#outputDirectory, relative);
+    try {
+      mkdirSync(path.dirname(target), { recursive: true });
+      renameSync(file, target);
+      safeLog(this.#logger, 'warn', `ATIF trajectory ${target} as native left it is not a whole document; kept locally, not uploaded`);
+    } catch (error) {
+      safeLog(this.#logger, 'warn', `ATIF trajectory ${file} as native left it is not a whole document and could not be moved: ${errorMessage(error)}`);
+    }
+  }
+}
+
+/** The document's `session_id` when `text` is a whole trajectory document, else null. */
+function sessionIdOf(text: string): string | null {
+  try {
+    const document: unknown = JSON.parse(text);
+    return isJsonObject(document) && typeof document.session_id === 'string' ? document.session_id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `files` (relative to `folder`) oldest first, by modification time, then name. */
+function byWriteTime(folder: string, files: string[]): string[] {
+  if (files.length < 2) return files;
+  const written = new Map<string, bigint>();
+  for (const file of files) {
+    try {
+      written.set(file, statSync(path.join(folder, file), { bigint: true }).mtimeNs);
+    } catch {
+      written.set(file, 0n);
+    }
+  }
+  return files.sort((a, b) => {
+    const delta = written.get(a)! - written.get(b)!;
+    return delta < 0n ? -1 : delta > 0n ? 1 : a < b ? -1 : a > b ? 1 : 0;
+  });
+}

@@ -1,0 +1,251 @@
+/**
+ * An ATOF file read as a stream and indexed by session, for files of any
+ * size (`view`, `compare`, `view --serve`): the file is read in chunks, line
+ * by line, once (a file that grows is read on from where the last look
+ * stopped); each line is given to the session whose top-level agent scope
+ * it descends from, and only the byte range of the line is kept. A
+ * session's figures (its index row) are worked out from its events when
+ * its agent scope ends, then its events are let go; its tree is built
+ * again from its lines, read back by their offsets, when someone opens it.
+ * Memory is the index (a few numbers a line, one key a scope) and the
+ * events of the sessions still open, not the file.
+ *
+ * Sessions are grouped by the rule `treesFromAtof` nests events by (a
+ * scope's parent, in file order), so a session's tree from its own lines is
+ * the tree the whole file gives it.
+ *
+ * @module
+ */
+
+import { closeSync, openSync, readSync } from 'node:fs';
+import { atofMajor } from '../../formats/atof/rules/envelope.ts';
+import type { AtofEvent } from '../../formats/atof/types.ts';
+import { parseAtofLine, type AtofLineError } from '../../formats/atof/validate.ts';
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
+import { treesFromAtof } from './from-atof.ts';
+import type { ViewNode } from './model.ts';
+import { rollupOf, type Figures } from './rollup.ts';
+
+/** Bytes read at a time. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Bytes read at a time when a session's lines are read back. */
+const WINDOW_BYTES = 1024 * 1024;
+/** Events held for open sessions before they are let go (and read back from the file when needed). */
+const MAX_HELD_EVENTS = 200_000;
+
+/** A session's row in an index: what its tree's root shows and its totals. */
+export interface SessionSummary extends Figures {
+  title: string;
+  note?: string;
+  startUs: number | null;
+}
+
+/** One session of the file. */
+export interface IndexedSession {
+  /**
+   * The session id its title shows (`metadata.session_id`, else the agent
+   * scope's uuid), made unique in the file: a run recorded again under the
+   * same id (an agent run twice into one file) is `<id>~2`, then `~3`.
+   */
+  readonly session: string;
+  readonly rootUuid: string;
+  /** Start and end byte offsets of its lines, in file order (flat pairs). */
+  readonly lines: number[];
+  /** Its events while held (from its first line on); null once let go. */
+  events: AtofEvent[] | null;
+  /** Whether its agent scope has ended. */
+  ended: boolean;
+  /** Its figures as of its last line; undefined until worked out again. */
+  summary: SessionSummary | undefined;
+}
+
+export class AtofIndex {
+  readonly path: string;
+  /** Sessions in the order their agent scopes started (the order `treesFromAtof` gives roots). */
+  readonly sessions: IndexedSession[] = [];
+  /** Lines that are not events (reported, not fatal). */
+  readonly lineErrors: AtofLineError[] = [];
+  /** The first ATOF major version other than 0 a line declares, if any. */
+  unknownMajor: number | undefined;
+  /** Bytes read so far: the offset after the last complete line. */
+  offset = 0;
+  private lineNumber = 0;
+  private held = 0;
+  /** How many sessions so far had each id (for `~2`, `~3`). */
+  private readonly seenIds = new Map<string, number>();
+  /** The session each scope seen so far belongs to (the `scopes` map of `treesFromAtof`). */
+  private readonly owner = new Map<string, IndexedSession>();
+  private readonly stale = new Set<IndexedSession>();
+  /** The part of the file last read back for a session's lines. */
+  private window: { from: number; length: number; bytes: Buffer } | undefined;
+
+  /** Whether index rows are wanted (`view --serve`); `view` and `compare` build the trees they show and need none. */
+  private readonly summaries: boolean;
+  private readonly maxHeldEvents: number;
+
+  constructor(path: string, options: { summaries?: boolean; maxHeldEvents?: number } = {}) {
+    this.path = path;
+    this.summaries = options.summaries ?? true;
+    this.maxHeldEvents = options.maxHeldEvents ?? MAX_HELD_EVENTS;
+  }
+
+  /**
+   * Reads the file from where the last read stopped up to its last complete
+   * line (up to `size` bytes), and updates the sessions' figures. `toEnd`:
+   * the file is finished, so a last line without a newline counts too (a
+   * file being written may hold half a line at its end).
+   */
+  readOn(size: number, toEnd = false): void {
+    const descriptor = openSync(this.path, 'r');
+    try {
+      // One buffer: the part of a line left at the end of a read moves to its front, and the next read fills the rest.
+      let buffer = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(1, size - this.offset)));
+      let carry = 0;
+      while (this.offset + carry < size) {
+        if (carry === buffer.length) buffer = Buffer.concat([buffer, Buffer.alloc(buffer.length)]); // a line longer than the buffer
+        const read = readSync(descriptor, buffer, carry, Math.min(buffer.length - carry, size - this.offset - carry), this.offset + carry);
+        if (read === 0) break;
+        const filled = carry + read;
+        let start = 0;
+        for (let end = buffer.indexOf(0x0a); end !== -1 && end < filled; end = buffer.indexOf(0x0a, start)) {
+          this.line(buffer, start, end);
+          start = end + 1;
+        }
+        this.offset += start;
+        carry = filled - start;
+        buffer.copyWithin(0, start, filled);
+      }
+      if (toEnd && carry > 0) {
+        this.line(buffer, 0, carry);
+        this.offset += carry;
+      }
+    } finally {
+      closeSync(descriptor);
+    }
+    this.summarizeStale();
+  }
+
+  /** The session of that (unique) id. */
+  find(session: string): IndexedSession | undefined {
+    return this.sessions.find((candidate) => candidate.session === session);
+  }
+
+  /** The tree of one session, from its held events or its lines read back from the file. */
+  tree(target: IndexedSession): ViewNode {
+    const events = target.events ?? this.readEvents(target);
+    const roots = treesFromAtof(events);
+    return roots.find((root) => isRecord(root.source) && isRecord(root.source.start) && root.source.start.uuid === target.rootUuid) ?? roots[0]!;
+  }
+
+  /** Its figures (worked out again when lines came in since). */
+  summary(target: IndexedSession): SessionSummary {
+    if (target.summary === undefined) target.summary = summaryOf(this.tree(target));
+    return target.summary;
+  }
+
+  private line(bytes: Buffer, start: number, end: number): void {
+    this.lineNumber += 1;
+    const from = this.offset + start;
+    let text = bytes.toString('utf8', start, end);
+    if (from === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    const parsed = parseAtofLine(text, this.lineNumber);
+    if (parsed?.error) this.lineErrors.push(parsed.error);
+    if (parsed?.event) this.place(parsed.event, from, this.offset + end);
+  }
+
+  /** Gives the event to its session (as `treesFromAtof` would place it), or to no one when it would be dropped there. */
+  private place(event: AtofEvent, from: number, to: number): void {
+    if (!isRecord(event)) return;
+    const major = atofMajor(event.atof_version);
+    if (this.unknownMajor === undefined && major !== undefined && major !== 0) this.unknownMajor = major;
+    const parent = typeof event.parent_uuid === 'string' ? this.owner.get(event.parent_uuid) : undefined;
+    let target: IndexedSession | undefined;
+    if (event.kind === 'mark') {
+      target = parent;
+    } else if (event.scope_category === 'end') {
+      target = this.owner.get(event.uuid);
+    } else if (event.category === 'agent' && parent === undefined) {
+      const metadata = isRecord(event.metadata) ? event.metadata : {};
+      const id = nonEmptyString(metadata.session_id) ?? event.uuid;
+      const seen = (this.seenIds.get(id) ?? 0) + 1;
+      this.seenIds.set(id, seen);
+      target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, lines: [], events: [], ended: false, summary: undefined };
+      this.sessions.push(target);
+      this.owner.set(event.uuid, target);
+    } else if (parent !== undefined) {
+      target = parent;
+      this.owner.set(event.uuid, parent);
+    }
+    if (target === undefined) return;
+    target.lines.push(from, to);
+    target.summary = undefined;
+    this.stale.add(target);
+    if (target.events !== null) {
+      target.events.push(event);
+      this.held += 1;
+    }
+    if (event.kind !== 'mark' && event.scope_category === 'end' && event.uuid === target.rootUuid) {
+      target.ended = true;
+      this.summarize(target);
+    } else if (this.held > this.maxHeldEvents) {
+      this.letGo();
+    }
+  }
+
+  /** Works out a session's figures and lets its events go: its tree is read back from the file when it is opened. */
+  private summarize(target: IndexedSession): void {
+    if (this.summaries) this.summary(target);
+    this.stale.delete(target);
+    if (target.events !== null) this.held -= target.events.length;
+    target.events = null;
+  }
+
+  private summarizeStale(): void {
+    for (const target of [...this.stale]) this.summarize(target);
+  }
+
+  /** Too many events held (many sessions open at once): let them all go; they are read back from the file. */
+  private letGo(): void {
+    for (const target of this.sessions) target.events = null;
+    this.held = 0;
+  }
+
+  /**
+   * A session's events, read back from its lines. Reads go through a window
+   * of the file (`WINDOW_BYTES` from the first line not in it): sessions
+   * opened one after another, as `view` prints them, lie close together, so
+   * most of their lines come from the window already read.
+   */
+  private readEvents(target: IndexedSession): AtofEvent[] {
+    const events: AtofEvent[] = [];
+    const descriptor = openSync(this.path, 'r');
+    try {
+      const { lines } = target;
+      for (let i = 0; i < lines.length; i += 2) {
+        const from = lines[i]!;
+        const to = lines[i + 1]!;
+        let window = this.window;
+        if (window === undefined || from < window.from || to > window.from + window.length) {
+          const bytes = Buffer.alloc(Math.max(Math.min(WINDOW_BYTES, this.offset - from), to - from));
+          const read = readSync(descriptor, bytes, 0, bytes.length, from);
+          window = { from, length: read, bytes };
+          this.window = window;
+        }
+        let text = window.bytes.toString('utf8', from - window.from, Math.min(to, window.from + window.length) - window.from);
+        if (from === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+        const parsed = parseAtofLine(text, 0);
+        if (parsed?.event) events.push(parsed.event);
+      }
+    } finally {
+      closeSync(descriptor);
+    }
+    return events;
+  }
+}
+
+/** An index row's figures: the root's title, note, start and totals. */
+export function summaryOf(root: ViewNode): SessionSummary {
+  const { totals } = rollupOf(root);
+  return { title: root.title, ...(root.note !== undefined ? { note: root.note } : {}), startUs: root.startUs ?? null, ...totals };
+}

@@ -1,0 +1,122 @@
+// The streamed ATOF index gives every session the tree the whole file gives
+// it (the demo recording with its subagent, turns and approvals; sessions
+// interleaved; an event arriving after its session ended; a byte order
+// mark, CRLF line ends, a malformed line, a last line without a newline),
+// whether the file is read at once, in pieces cut mid-line as it grows, or
+// with its held events let go and read back from the file. The served
+// catalog does not judge a half-written first line.
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAtofJsonl } from '../../../src/formats/atof/validate.ts';
+import { Catalog } from '../../../src/cli/serve/catalog.ts';
+import { AtofIndex, summaryOf } from '../../../src/cli/view/atof-index.ts';
+import { treesFromAtof } from '../../../src/cli/view/from-atof.ts';
+import type { ViewNode } from '../../../src/cli/view/model.ts';
+import { oneSessionAtof } from '../../support/big-atof.ts';
+import { cli, EXAMPLES, tempDir } from '../support.ts';
+
+function demoAtof(): string {
+  const dir = tempDir('nrh-index-demo-');
+  expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', dir, '--quiet']).code).toBe(0);
+  return readFileSync(path.join(dir, 'atof', 'hermes-atof.jsonl'), 'utf8');
+}
+
+/** Two generated sessions interleaved line by line, a mark for the first after it ended, then the demo. */
+function mixedFile(demo: string): string {
+  const a = oneSessionAtof(7, 'alpha').trimEnd().split('\n');
+  const b = oneSessionAtof(8, 'beta').trimEnd().split('\n');
+  const lines: string[] = [];
+  for (let i = 0; i < a.length; i++) lines.push(a[i]!, b[i]!);
+  lines.push(JSON.stringify({ atof_version: '0.1', kind: 'mark', uuid: 'late-1', parent_uuid: 'agent-alpha', name: 'late.note', timestamp: '2026-01-01T10:00:09Z', data: { after: 'the end' }, metadata: {} }));
+  lines.push('{not json');
+  return `\ufeff${lines.join('\r\n')}\r\n${demo.trimEnd()}`; // no newline after the last line
+}
+
+/** A tree without the records behind it, for comparison. */
+function shape(node: ViewNode): unknown {
+  const { source: _source, children, ...rest } = node;
+  return { ...rest, children: children.map(shape) };
+}
+
+function wholeFileTrees(text: string): ViewNode[] {
+  return treesFromAtof(parseAtofJsonl(text.replace(/^\ufeff/, '')).events);
+}
+
+describe('the streamed ATOF index', () => {
+  const demo = demoAtof();
+
+  it('builds each session as the whole file does, read at once, in pieces, or with its events let go', () => {
+    const text = mixedFile(demo);
+    const whole = wholeFileTrees(text);
+    expect(whole.map((root) => root.title)).toEqual(['session alpha', 'session beta', 'session demo-session-7f3a']);
+    const file = path.join(tempDir('nrh-index-'), 'mixed.jsonl');
+    writeFileSync(file, text);
+
+    const atOnce = new AtofIndex(file);
+    atOnce.readOn(statSync(file).size, true);
+    expect(atOnce.sessions.map((session) => session.session)).toEqual(['alpha', 'beta', 'demo-session-7f3a']);
+    expect(atOnce.lineErrors.map((error) => error.message)).toEqual([expect.stringMatching(/^line 18 is not valid JSON/)]);
+
+    // Grown in 5 pieces cut anywhere (mid-line included), read after each; and an index that may hold 3 events at most.
+    const grown = path.join(path.dirname(file), 'grown.jsonl');
+    writeFileSync(grown, '');
+    const pieces = new AtofIndex(grown);
+    const bytes = Buffer.from(text);
+    for (let cut = 1; cut <= 5; cut++) {
+      appendFileSync(grown, bytes.subarray(Math.floor((bytes.length * (cut - 1)) / 5), Math.floor((bytes.length * cut) / 5)));
+      pieces.readOn(statSync(grown).size, cut === 5);
+    }
+    const letGo = new AtofIndex(file, { maxHeldEvents: 3 });
+    letGo.readOn(statSync(file).size, true);
+
+    for (const index of [atOnce, pieces, letGo]) {
+      expect(index.sessions).toHaveLength(3);
+      index.sessions.forEach((session, position) => {
+        const tree = index.tree(session);
+        expect(shape(tree)).toEqual(shape(whole[position]!));
+        expect(index.summary(session)).toEqual(summaryOf(whole[position]!));
+      });
+    }
+    // The mark that came after its session ended is in that session's tree and figures.
+    expect(atOnce.tree(atOnce.sessions[0]!).children.map((child) => child.title)).toContain('late.note');
+    expect(atOnce.summary(atOnce.sessions[0]!)).toMatchObject({ llmCalls: 2, toolCalls: 1, promptTokens: 214, completionTokens: 40 });
+  });
+
+  it('serves a file whose first line is still being written once the line ends, and flags a hook stream', () => {
+    const dir = tempDir('nrh-index-served-');
+    const file = path.join(dir, 'live.jsonl');
+    const first = demo.slice(0, demo.indexOf('\n') + 1);
+    writeFileSync(file, first.slice(0, 40));
+    const catalog = new Catalog([dir]);
+    catalog.refresh();
+    expect(catalog.problems()).toEqual([]);
+    appendFileSync(file, demo.slice(40));
+    catalog.refresh();
+    expect(catalog.problems()).toEqual([]);
+    expect(catalog.sessions().map((entry) => entry.title)).toEqual(['session demo-session-7f3a']);
+    expect(catalog.page({ text: 'DEMO-SESSION' }).matched).toBe(1);
+
+    writeFileSync(path.join(dir, 'hooks.jsonl'), `${JSON.stringify({ hook: 'on_session_start', payload: { session_id: 's' } })}\n`);
+    catalog.refresh();
+    expect(catalog.problems()).toEqual([{ file: path.join(dir, 'hooks.jsonl'), problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' }]);
+  });
+
+  it('tells apart two runs recorded under the same session id in one file (id, then id~2): served, and compared', () => {
+    const dir = tempDir('nrh-index-twice-');
+    const file = path.join(dir, 'agent-atof.jsonl');
+    writeFileSync(file, `${demo}${demoAtof()}`); // the same hooks replayed again: new scope uuids, the same session id
+    const catalog = new Catalog([dir]);
+    catalog.refresh();
+    const keys = catalog.sessions().map((entry) => entry.key);
+    expect(keys.sort()).toEqual([`${file}#demo-session-7f3a`, `${file}#demo-session-7f3a~2`]);
+    const [first, again] = [catalog.find(keys[0]!)!, catalog.find(keys[1]!)!];
+    expect(first.root).not.toBe(again.root);
+    expect(first.root.startUs).not.toBe(again.root.startUs);
+    const compared = cli(['compare', `${file}#demo-session-7f3a`, `${file}#demo-session-7f3a~2`, '--json']);
+    expect(compared.code, compared.stderr).toBe(0);
+    expect(JSON.parse(compared.stdout)).toMatchObject({ equivalent: true, a: { session: 'demo-session-7f3a' }, b: { session: 'demo-session-7f3a~2' } });
+    const neither = cli(['compare', file, `${file}#demo-session-7f3a`]);
+    expect(neither.stderr).toContain('has 2 sessions (demo-session-7f3a, demo-session-7f3a~2)');
+  });
+});
