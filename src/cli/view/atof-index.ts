@@ -43,7 +43,11 @@ export interface SessionSummary extends Figures {
 
 /** One session of the file. */
 export interface IndexedSession {
-  /** The session id its title shows (`metadata.session_id`, else the agent scope's uuid). */
+  /**
+   * The session id its title shows (`metadata.session_id`, else the agent
+   * scope's uuid), made unique in the file: a run recorded again under the
+   * same id (an agent run twice into one file) is `<id>~2`, then `~3`.
+   */
   readonly session: string;
   readonly rootUuid: string;
   /** Start and end byte offsets of its lines, in file order (flat pairs). */
@@ -68,6 +72,8 @@ export class AtofIndex {
   offset = 0;
   private lineNumber = 0;
   private held = 0;
+  /** How many sessions so far had each id (for `~2`, `~3`). */
+  private readonly seenIds = new Map<string, number>();
   /** The session each scope seen so far belongs to (the `scopes` map of `treesFromAtof`). */
   private readonly owner = new Map<string, IndexedSession>();
   private readonly stale = new Set<IndexedSession>();
@@ -120,7 +126,7 @@ export class AtofIndex {
     this.summarizeStale();
   }
 
-  /** The session whose title shows `session` (the first one, when several do). */
+  /** The session of that (unique) id. */
   find(session: string): IndexedSession | undefined {
     return this.sessions.find((candidate) => candidate.session === session);
   }
@@ -161,7 +167,10 @@ export class AtofIndex {
       target = this.owner.get(event.uuid);
     } else if (event.category === 'agent' && parent === undefined) {
       const metadata = isRecord(event.metadata) ? event.metadata : {};
-      target = { session: nonEmptyString(metadata.session_id) ?? event.uuid, rootUuid: event.uuid, lines: [], events: [], ended: false, summary: undefined };
+      const id = nonEmptyString(metadata.session_id) ?? event.uuid;
+      const seen = (this.seenIds.get(id) ?? 0) + 1;
+      this.seenIds.set(id, seen);
+      target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, lines: [], events: [], ended: false, summary: undefined };
       this.sessions.push(target);
       this.owner.set(event.uuid, target);
     } else if (parent !== undefined) {
