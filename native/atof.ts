@@ -30,7 +30,7 @@
  * @module
  */
 
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import path from 'node:path';
 import type { AtofExporter, AtofExporterOptions, OutputHealth } from '../src/backends/native-surface.ts';
@@ -69,7 +69,16 @@ export class NativeAtofSink implements AtofExporter {
   /** Recreations tried since the last exporter that was created: the schedule's step. */
   #recreations = 0;
 
-  constructor(binding: NativeBinding, given: AtofExporterOptions, onClose: (sink: NativeAtofSink) => void, sent: () => number = () => 0) {
+  readonly #onTornLine: (message: string) => void;
+
+  constructor(
+    binding: NativeBinding,
+    given: AtofExporterOptions,
+    onClose: (sink: NativeAtofSink) => void,
+    sent: () => number = () => 0,
+    /** Told when a torn last line was ended before native appended to the file. */
+    onTornLine: (message: string) => void = () => {},
+  ) {
     const options = plainOptions(given);
     const filename = options.filename;
     if (!rules.isPlainFileName(filename)) {
@@ -83,9 +92,13 @@ export class NativeAtofSink implements AtofExporter {
     this.#onClose = onClose;
     this.#sent = sent;
     this.#sentAtStart = sent();
+    this.#onTornLine = onTornLine;
     this.#options = { outputDirectory, filename, mode: options.mode };
     this.path = path.join(outputDirectory, filename);
-    if (options.mode === 'append') this.#startCountingAtEnd();
+    if (options.mode === 'append') {
+      this.#endTornLine('an earlier writer was cut off');
+      this.#startCountingAtEnd();
+    }
     // An exporter that cannot be created now is retried on flush; the failure is in health().
     if (this.#create()) this.path = path.resolve(this.#exporter!.path || this.path);
   }
@@ -161,7 +174,20 @@ export class NativeAtofSink implements AtofExporter {
     this.#recreations++;
     this.#retryAt = now + retryDelay(RECREATE_RETRY, this.#recreations);
     this.#retire();
+    // The exporter that failed may have left half a line: the next one must not append to it.
+    if (this.#countLines() && this.#endTornLine('a failed write left half a line')) this.#startCountingAtEnd();
     this.#create();
+  }
+
+  /**
+   * Ends the file's last line when it is torn, so that native's next line
+   * starts on a line of its own (native appends straight after it, and
+   * the two become one line nobody can parse). The torn line stays, ended.
+   */
+  #endTornLine(why: string): boolean {
+    const ended = endTornLine(this.path);
+    if (ended) this.#onTornLine(`ATOF file ${this.path} ended with a torn line (${why}); it was ended before native appends`);
+    return ended;
   }
 
   #retire(): void {
@@ -268,6 +294,32 @@ export class NativeAtofSink implements AtofExporter {
   #fail(operation: string, error: unknown): void {
     this.#errors += 1;
     this.#lastError = `${operation}: ${errorMessage(error)}`;
+  }
+}
+
+/**
+ * Appends a newline to `file` when its last byte is not one (a torn last
+ * line); true when it did. A missing or empty file, or one that cannot be
+ * opened (never through a link), is left alone.
+ */
+export function endTornLine(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDWR | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0));
+  } catch {
+    return false;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    if (readSync(fd, last, 0, 1, size - 1) !== 1 || last[0] === 0x0a) return false;
+    writeSync(fd, '\n');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    safely(() => closeSync(fd));
   }
 }
 

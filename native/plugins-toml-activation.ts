@@ -54,11 +54,12 @@ import type {
   PluginConfigReport,
 } from '../src/backends/native-surface.ts';
 import { isJsonObject } from '../src/backends/native-surface.ts';
-import { displayUrl, errorMessage, openTelemetrySettings, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
+import { displayUrl, errorMessage, openTelemetrySettings, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
 import { stageAtifUploads, STAGING_PREFIX, type NativeAtifUploads } from './atif-uploads.ts';
+import { endTornLine } from './atof.ts';
 
 /** Diagnostic code added when a discovered file was layered although discovery is off. */
 export const AMBIENT_CONFIG_INHERITED = 'nemo_relay_hooks.ambient_config_inherited';
@@ -130,6 +131,7 @@ export async function activatePluginHost(
 
     // Validated as given (native's diagnostics for the storage entries); activated without them: this adapter uploads.
     const staged = stageAtifUploads(doc, context.logger, context.remoteOutputs);
+    endTornSinkLines(doc, context.logger);
     let activation: NativePluginHostActivation;
     try {
       activation = await context.binding.initialize(staged.document, layerPath);
@@ -245,6 +247,26 @@ function collectorSpecsOf(doc: JsonObject): OutputSpec[] {
     }
   }
   return specs;
+}
+
+/**
+ * Ends the torn last line of each ATOF file sink native will append to (an
+ * earlier writer cut off mid-line): native appends straight after it, and
+ * its first line and the fragment would become one line nobody can parse.
+ */
+function endTornSinkLines(doc: JsonObject, logger: Logger): void {
+  for (const component of Array.isArray(doc.components) ? doc.components : []) {
+    if (!isJsonObject(component) || component.kind !== 'observability' || component.enabled === false) continue;
+    const config = isJsonObject(component.config) ? component.config : {};
+    const atof = isJsonObject(config.atof) ? config.atof : {};
+    if (atof.enabled === false || !Array.isArray(atof.sinks)) continue;
+    for (const sink of atof.sinks) {
+      if (!isJsonObject(sink) || (sink.type !== undefined && sink.type !== 'file') || (sink.mode ?? 'append') !== 'append') continue;
+      if (typeof sink.filename !== 'string') continue;
+      const file = path.resolve(typeof sink.output_directory === 'string' ? sink.output_directory : '.', sink.filename);
+      if (endTornLine(file)) safeLog(logger, 'warn', `ATOF file ${file} ended with a torn line (an earlier writer was cut off); it was ended before native appends`);
+    }
+  }
 }
 
 function outputSpecsOf(raw: unknown, uploads: NativeAtifUploads | null): OutputSpec[] {

@@ -433,6 +433,7 @@ export class NativeRelay implements RelayBackend {
         if (this.#sinks.delete(closed)) this.#dropped += closed.droppedEvents;
       },
       () => this.#events,
+      (message) => safeLog(this.#logger, 'warn', message),
     );
     this.#sinks.add(sink);
     return sink;

@@ -202,7 +202,7 @@ timeout_millis = 1000
  * status().outputs read while the destination still hangs (@@MID@@), then
  * shutdown() and status().outputs again (@@RESULT@@).
  */
-function host(backend: 'native' | 'memory', toml: string, sessions: number): string {
+function host(backend: 'native' | 'memory', toml: string, sessions: number, options: { exit?: boolean } = {}): string {
   return `
 import { createNemoRelayPlugin, HookRegistry } from ${dist('src/index.js')};
 const plugin = createNemoRelayPlugin({ backend: '${backend}', env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: ${JSON.stringify(toml)} } });
@@ -226,6 +226,7 @@ for (let s = 0; s < ${sessions}; s++) {
 await plugin.flush({ timeoutMs: 100 });
 await new Promise((resolve) => setTimeout(resolve, 1000));
 console.log('@@MID@@' + JSON.stringify(plugin.status().outputs));
+${options.exit === true ? 'process.exit(0);' : ''}
 await plugin.shutdown({ timeoutMs: 5000 });
 console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs));
 console.log('@@DONE@@');
@@ -243,10 +244,10 @@ interface HostRun {
   stderr: string;
 }
 
-async function runHost(backend: 'native' | 'memory', origin: string, sessions: number): Promise<HostRun> {
+async function runHost(backend: 'native' | 'memory', origin: string, sessions: number, options: { exit?: boolean } = {}): Promise<HostRun> {
   const dir = tempDir(`hanging-upload-${backend}`);
   const toml = hangingToml(dir, origin);
-  const child = await spawnChild(host(backend, toml, sessions), { killAfterMs: 90_000 });
+  const child = await spawnChild(host(backend, toml, sessions, options), { killAfterMs: 90_000 });
   const storage = (outputs: unknown) => (outputs as OutputHealth[]).find((o) => o.kind === 'atif-storage')!;
   const mid = child.stdout.split('@@MID@@')[1]?.split('\n')[0];
   const names = fs.readdirSync(dir);
@@ -257,7 +258,7 @@ async function runHost(backend: 'native' | 'memory', origin: string, sessions: n
     modes: [...new Set(trajectories.map((name) => fs.statSync(path.join(dir, name)).mode & 0o777))],
     leftovers: names.filter((name) => name.startsWith('.')),
     mid: storage(mid === undefined ? [] : JSON.parse(mid)),
-    end: storage(child.result ?? []),
+    end: child.result === undefined ? (undefined as never) : storage(child.result),
     killed: child.killed,
     stderr: child.stderr,
   };
@@ -292,3 +293,16 @@ describe.skipIf(!nativeAvailable)(`an ATIF upload destination that hangs${native
     expect(receiver.requests()).toBeGreaterThan(0);
   });
 });
+
+describe.skipIf(!nativeAvailable)(`process.exit() with native uploads pending${nativeAvailable ? '' : ` (skipped: native cannot load: ${nativeLoadError})`}`, () => {
+  it('keeps every trajectory native wrote as its recovery copy, and leaves no staging folder', async () => {
+    const receiver = await hangingServer();
+    const run = await runHost('native', receiver.origin, 20, { exit: true });
+    expect(run.killed, run.stderr).toBe(false);
+    expect(run.mid.queued).toBeGreaterThan(0);
+    expect(run.trajectories).toHaveLength(20);
+    expect(run.modes).toEqual([0o600]);
+    expect(run.leftovers).toEqual([]);
+  });
+});
+
