@@ -15,8 +15,8 @@ import { errorMessage } from '../shared/error-text.ts';
 import { timerDelay } from '../shared/timers.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
-/** The most of a shutdown's budget kept, after replaying the start-up queue, for closing sessions and writing files (a quarter of the budget up to this). */
-const DRAIN_RESERVE_MAX_MS = 1_000;
+/** The most of a shutdown's budget kept, after replaying the start-up queue, for closing sessions and writing files (a tenth of the budget up to this). */
+const DRAIN_RESERVE_MAX_MS = 500;
 
 /** Options of `shutdown()`. */
 export interface ShutdownOptions {
@@ -70,7 +70,7 @@ export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}):
     await work.settle();
     // Hooks still queued from start-up are replayed while a share of the budget is left for closing
     // the sessions and writing the files; what is still queued after that is dropped, counted.
-    await gate.drain(deadline - Math.min(DRAIN_RESERVE_MAX_MS, Math.max(0, deadline - Date.now()) / 4));
+    await gate.drain(deadline - Math.min(DRAIN_RESERVE_MAX_MS, Math.max(0, deadline - Date.now()) / 10));
     await work.settle();
     await gate.live?.shutdown(deadline);
     await work.settle();
