@@ -15,13 +15,33 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
 import { ensureOutputDirectories } from './config/plugins-toml.ts';
-import { enabledComponents, observabilityExporterEnabled, staticPluginDocument } from '../formats/plugins-toml/document.ts';
-import { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
-import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
-import { hasResolvableSources, resolvePriceSources } from './price-sources.ts';
+import { enabledComponents, observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorMessage } from '../shared/error-text.ts';
+
+type DocumentChecks = typeof import('./document-checks.ts');
+
+/** Set once `document-checks.ts` is loaded (by the first plugin that has a document); the same for every plugin after. */
+let documentChecks: DocumentChecks | undefined;
+let documentChecksLoading: Promise<DocumentChecks> | undefined;
+
+/** The document checks, if loaded: then a document can be activated (and priced) synchronously. */
+export function documentChecksNow(): DocumentChecks | undefined {
+  return documentChecks;
+}
+
+/** Loads the document checks (once per process; a failed load is tried again next time). */
+export function loadDocumentChecks(): Promise<DocumentChecks> {
+  documentChecksLoading ??= import('./document-checks.ts').then(
+    (module) => (documentChecks = module),
+    (error: unknown) => {
+      documentChecksLoading = undefined;
+      throw error;
+    },
+  );
+  return documentChecksLoading;
+}
 
 export type PluginsTomlOutcome =
   | { kind: 'none' }
@@ -58,11 +78,12 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   const config = settings.pluginsConfig;
   if (!config) return { kind: 'none' };
   if (typeof backend.initializePluginConfig !== 'function') return cannotActivate(backend, settings, logger);
+  // (Each await only when there is something to wait for: the activation otherwise starts synchronously, as hosts rely on.)
+  const checks = documentChecks ?? (await loadDocumentChecks());
   // Price sources only the plugin can resolve become inline catalogs first (both backends price alike).
-  // (Awaited only when there is one: the activation otherwise starts synchronously, as hosts rely on.)
-  const resolved = hasResolvableSources(config) ? await resolvePriceSources(config) : { document: config, diagnostics: [] };
+  const resolved = checks.hasResolvableSources(config) ? await checks.resolvePriceSources(config) : { document: config, diagnostics: [] };
   for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
-  const { document, skipped: skippedDestinations } = activatableDocument(resolved.document);
+  const { document, skipped: skippedDestinations } = checks.activatableDocument(resolved.document);
   const skipped = [...resolved.diagnostics, ...skippedDestinations];
   const tomlPath = settings.pluginsTomlPath || undefined;
   const options = tomlPath ? { tomlPath } : {};
@@ -144,15 +165,17 @@ function cannotActivate(backend: RelayBackend, settings: NemoRelaySettings, logg
 
 /**
  * The activation done synchronously, when the backend can (no dynamic
- * plugins, `initializePluginConfigSync`), or undefined: then only
- * `activatePluginsToml` can tell. Never throws.
+ * plugins, `initializePluginConfigSync`) and the document checks are
+ * loaded, or undefined: then only `activatePluginsToml` can tell. Never
+ * throws.
  */
 export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome | undefined {
   const config = settings.pluginsConfig;
-  if (!config || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
+  const checks = documentChecks;
+  if (!config || checks === undefined || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
   // A price source to resolve means waiting: the asynchronous path does it.
-  if (hasResolvableSources(config)) return undefined;
-  const { document, skipped } = activatableDocument(config);
+  if (checks.hasResolvableSources(config)) return undefined;
+  const { document, skipped } = checks.activatableDocument(config);
   const tomlPath = settings.pluginsTomlPath || undefined;
   try {
     ensureOutputDirectories(document);
@@ -181,27 +204,6 @@ export async function closePluginsToml(outcome: PluginsTomlOutcome, backend: Rel
     failures.push(`plugin configuration close failed: ${errorMessage(error)}`);
   }
   if (failures.length > 0) throw new Error(failures.join('; '));
-}
-
-/**
- * The document a backend is given: the static part, less the remote
- * destinations whose configuration is wrong (an unset `header_env`
- * variable, an empty bucket, a URL of the wrong scheme). Native would reject
- * the whole document for one of them and record nothing; here a wrong
- * stream sink or storage entry costs only itself, on every backend, and is
- * reported as a warning. The validation is the memory relay's, which reports
- * the same diagnostics as native's.
- */
-function activatableDocument(config: JsonObject): { document: JsonObject; skipped: ConfigDiagnostic[] } {
-  const document = staticPluginDocument(config);
-  let skipped: ConfigDiagnostic[];
-  try {
-    skipped = validatePluginConfig(document).observability?.skipped ?? [];
-  } catch {
-    return { document, skipped: [] };
-  }
-  if (skipped.length === 0) return { document, skipped };
-  return { document: withoutDestinations(document, skipped), skipped: skipped.map((d) => skippedDestination(d, document)) };
 }
 
 /** What the warnings name as the configuration's source: the file, or the OTLP variables the plugin built a document from. */

@@ -24,7 +24,7 @@ import { snapshotPayload } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
 import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import type { RedactHook } from './egress.ts';
-import { activatePluginsToml, activatePluginsTomlNow, fallbackOutcome, hasPluginsToml, withoutActivation } from './activation.ts';
+import { activatePluginsToml, activatePluginsTomlNow, documentChecksNow, fallbackOutcome, hasPluginsToml, loadDocumentChecks, withoutActivation } from './activation.ts';
 import type { Environment, LoadedSettings } from './config/settings.ts';
 import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
@@ -177,9 +177,14 @@ export class HookGate implements ManagedGate {
       return;
     }
     const shuttingDown = this.state.phase === 'shutting_down';
-    const now = hasPluginsToml(settings, live.backend)
-      ? activatePluginsTomlNow(live.backend, settings, this.options.logger)
-      : withoutActivation(live.backend, settings, this.options.logger);
+    const activates = hasPluginsToml(settings, live.backend);
+    // A document needs its checks (loaded with the first plugin that has one): until then, hooks queue.
+    const checked = settings.pluginsConfig === null || documentChecksNow() !== undefined;
+    const now = !checked
+      ? undefined
+      : activates
+        ? activatePluginsTomlNow(live.backend, settings, this.options.logger)
+        : withoutActivation(live.backend, settings, this.options.logger);
     if (now !== undefined) {
       live.applyConfig(now);
       this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'ready', live };
@@ -187,7 +192,10 @@ export class HookGate implements ManagedGate {
       return;
     }
     this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'activating', live };
-    const activation = activatePluginsToml(live.backend, settings, this.options.logger).then((outcome) => {
+    const outcome = activates
+      ? activatePluginsToml(live.backend, settings, this.options.logger)
+      : loadDocumentChecks().then(() => withoutActivation(live.backend, settings, this.options.logger));
+    const activation = outcome.then((outcome) => {
       live.applyConfig(outcome);
       if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
       void this.drain();

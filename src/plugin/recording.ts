@@ -14,7 +14,7 @@ import { settleWithin } from '../shared/deadline.ts';
 import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
-import { closePluginsToml, ownsExporter } from './activation.ts';
+import { closePluginsToml, documentChecksNow, ownsExporter } from './activation.ts';
 import type { LoadedSettings, NemoRelaySettings } from './config/settings.ts';
 import { ManagedExecution } from './managed.ts';
 import { Recorder } from './span-recorder.ts';
@@ -22,10 +22,6 @@ import { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { TrajectoryWriter } from './trajectories.ts';
 import { egressBackend, hookTransform, type RedactHook } from './egress.ts';
-import { enabledComponentConfig } from '../formats/plugins-toml/document.ts';
-import { validatePricing } from '../formats/plugins-toml/pricing.ts';
-import { PriceBook } from '../components/pricing/price-book.ts';
-import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import type { TraceContext } from '../hooks/index.ts';
@@ -51,20 +47,6 @@ export interface LiveOptions {
   trajectoryWriteDelayMs: number;
   /** The host's redaction hook, if any. */
   redact?: RedactHook;
-}
-
-/**
- * The plugin's own trajectories are priced by the plugins.toml `pricing`
- * component too, on either backend (native prices only the trajectories
- * its plugins.toml writes).
- */
-function stepPricer(document: JsonObject | null): LlmCallPricer | undefined {
-  const config = enabledComponentConfig(document, 'pricing');
-  if (config === null) return undefined;
-  const validated = validatePricing(config).settings;
-  if (validated === null || validated.catalogs.every((c) => c.entries.length === 0)) return undefined;
-  const book = PriceBook.of(validated);
-  return (call) => book.costUsd(call);
 }
 
 export class LiveRecording {
@@ -180,7 +162,9 @@ export class LiveRecording {
     this.config = outcome;
     const withheld = outcome.kind === 'withheld';
     this.trajectories.setOwnedByPluginsToml(withheld || ownsExporter(outcome, this.options.settings, 'atif'));
-    this.trajectories.setPricer(stepPricer(outcome.kind === 'active' && outcome.document !== undefined ? outcome.document : this.options.settings.pluginsConfig));
+    const document = outcome.kind === 'active' && outcome.document !== undefined ? outcome.document : this.options.settings.pluginsConfig;
+    // The checks are loaded before any outcome of a document, except at an exit that came first: then unpriced (the document never applied).
+    this.trajectories.setPricer(document === null ? undefined : documentChecksNow()?.stepPricer(document));
     if (outcome.kind !== 'active' && !withheld) this.registerAtof();
     this.announceDefaultOutputs();
   }

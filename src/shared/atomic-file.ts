@@ -20,16 +20,31 @@ import { makeDirectory } from './directory.ts';
  * returns the number of bytes written. `mode` sets the new file's
  * permissions (e.g. owner-only for a recovery copy). Throws what the file system throws,
  * after removing the temporary file.
+ *
+ * Four system calls when the folder exists (open, write, close, rename):
+ * the folder is created only when the open says it is missing, and the
+ * process id in the temporary name is read once. A trajectory writer calls
+ * this once per file, and creating the file is the floor of a replay into
+ * trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). No `fsync`:
+ * the promise is that a reader never sees half a file, not that a crash
+ * of the machine keeps the newest one.
  */
 export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
   const folder = path.dirname(target);
-  makeDirectory(folder);
-  const temporary = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomSuffix()}.tmp`);
+  const temporary = path.join(folder, `.${path.basename(target)}.${pid ?? (pid = process.pid)}.${randomSuffix()}.tmp`);
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');
+  // 'wx': a new file, never an existing one or a link planted at the name.
+  const flags = options.mode !== undefined ? { flag: 'wx', mode: options.mode } : { flag: 'wx' };
   try {
-    // 'wx': a new file, never an existing one or a link planted at the name.
-    writeFileSync(temporary, bytes, options.mode !== undefined ? { flag: 'wx', mode: options.mode } : { flag: 'wx' });
+    try {
+      writeFileSync(temporary, bytes, flags);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOENT') throw error;
+      // The folder (or a parent) is missing: create it, then the one retry.
+      makeDirectory(folder);
+      writeFileSync(temporary, bytes, flags);
+    }
     renameSync(temporary, target);
   } catch (error) {
     rmSync(temporary, { force: true });
@@ -37,6 +52,9 @@ export function writeFileAtomic(target: string, content: string, options: { mode
   }
   return bytes.length;
 }
+
+/** The process id, read once (`process.pid` is a system call per read). */
+let pid: number | undefined;
 
 /**
  * Eight hex digits for a temporary name. From the global `crypto` (as

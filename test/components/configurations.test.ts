@@ -224,7 +224,7 @@ const CASES: Record<string, Case> = {
         expect(native.events.some((e) => e.kind === 'mark' && e.name === 'nemo_guardrails.remote.error')).toBe(true);
         expect(memory.events.some((e) => e.name.startsWith('nemo_guardrails'))).toBe(false);
         expect(memory.problems.some((p) => p.includes('plugin.backend_unsupported_component') && p.includes('nemo_guardrails'))).toBe(true);
-        expect(memory.status.pluginConfig?.diagnostics?.some((d) => d.code === 'plugin.backend_unsupported_component' && d.component === 'nemo_guardrails')).toBe(true);
+        expect(memory.status.pluginConfig?.diagnostics?.some((d) => d.level === 'warning' && d.code === 'plugin.backend_unsupported_component' && d.component === 'nemo_guardrails')).toBe(true);
         // Both hosts got their own results (native's adapter runs the call when native rejects it).
         expect(memory.results).toEqual(native.results);
       },
@@ -242,6 +242,7 @@ const CASES: Record<string, Case> = {
         expect(JSON.stringify(native.results[0])).toContain('guarded');
         expect(memory.terminalCalls.filter((c) => c.kind === 'llm')).toHaveLength(2);
         expect(memory.problems.some((p) => p.includes('plugin.backend_unsupported_component') && p.includes('nemo_guardrails'))).toBe(true);
+        expect(memory.status.pluginConfig?.diagnostics?.some((d) => d.level === 'warning' && d.code === 'plugin.backend_unsupported_component' && d.component === 'nemo_guardrails')).toBe(true);
       },
     },
   },

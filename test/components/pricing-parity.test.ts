@@ -47,12 +47,16 @@ const PRICING = catalog(
 type Call = { model: string; provider?: string; response: Json };
 const chat = (model: string, usage: Json): Json => ({ id: 'r', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage });
 const anthropic = (model: string, usage: Json): Json => ({ id: 'msg', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage });
+const responses = (model: string, usage: Json): Json => ({ id: 'resp', object: 'response', status: 'completed', model, output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }], usage });
 const plain = (model: string | undefined, usage: Json): Json => ({ assistant_message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop', ...(model ? { model } : {}), usage });
 
 /** Each call, with the cost native writes (undefined: none). */
 const CALLS: [string, Call, number | undefined][] = [
   ['OpenAI usage, cache reads included in the prompt', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 2000, completion_tokens: 100, prompt_tokens_details: { cached_tokens: 1500 } }) }, 0.0002475],
   ['OpenAI usage, cache reads separate', { model: 'gpt-4o-mini-sep', response: chat('gpt-4o-mini-sep', { prompt_tokens: 2000, completion_tokens: 100, prompt_tokens_details: { cached_tokens: 1500 } }) }, 0.0004725],
+  ['Responses usage, cache reads included in the input', { model: 'gpt-4o-mini', response: responses('gpt-4o-mini', { input_tokens: 2000, output_tokens: 100, total_tokens: 2100, input_tokens_details: { cached_tokens: 1500 }, output_tokens_details: { reasoning_tokens: 40 } }) }, 0.0002475],
+  ['Responses usage, cache reads separate', { model: 'gpt-4o-mini-sep', response: responses('gpt-4o-mini-sep', { input_tokens: 2000, output_tokens: 100, input_tokens_details: { cached_tokens: 1500 } }) }, 0.0004725],
+  ['a cost the provider reported on a Responses call', { model: 'gpt-4o-mini', response: responses('gpt-4o-mini', { input_tokens: 1000, output_tokens: 100, cost: { total: 0.7, currency: 'USD' } }) }, 0.7],
   ['Anthropic usage, separate', { model: 'claude-sep', provider: 'anthropic', response: anthropic('claude-sep', { input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 4000, cache_creation_input_tokens: 2000 }) }, 0.0147],
   ['Anthropic usage, included in the prompt', { model: 'claude-x', provider: 'anthropic', response: anthropic('claude-x', { input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 4000, cache_creation_input_tokens: 2000 }) }, 0.0117],
   ['the provider the response shape names (azure span, chat.completion)', { model: 'gpt-4o-mini', provider: 'azure', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.00021],
@@ -68,6 +72,8 @@ const CALLS: [string, Call, number | undefined][] = [
   ['an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100 }) }, undefined],
   ['no tokens', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 0, completion_tokens: 0 }) }, undefined],
   ['a cost the provider reported, on an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: { total: 0.5, currency: 'USD' } }) }, 0.5],
+  ['a bare-number cost on Chat Completions (OpenRouter), on an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: 0.25 }) }, 0.25],
+  ['a bare-number cost wins over the catalog', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cost: 0.5 }) }, 0.5],
   ['a cost the provider reported wins over the catalog', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cost: { total: 0.7, currency: 'USD' } }) }, 0.7],
 ];
 

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createNemoRelayPlugin } from '../../src/index.ts';
 import { resolveBackendNow } from '../../src/backends/select.ts';
+import { documentChecksNow } from '../../src/plugin/activation.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
@@ -53,13 +54,29 @@ function withAsyncActivationOnly<T extends RelayBackend>(backend: T): T {
 }
 
 describe('plugins.toml on a backend that activates synchronously', () => {
-  it('records the first hook through the document at once, with nothing queued', async () => {
-    const fake = createFakeRelay();
-    const backend: RelayBackend = Object.assign(Object.create(null) as object, fake, {
-      initializePluginConfigSync: () => ({ report: { diagnostics: [], configPaths: [] }, close: async () => {} }),
-    }) as RelayBackend;
+  it('records the first hook through the document at once once the document checks are loaded, with nothing queued', async () => {
+    const syncBackend = () => {
+      const fake = createFakeRelay();
+      const backend: RelayBackend = Object.assign(Object.create(null) as object, fake, {
+        initializePluginConfigSync: () => ({ report: { diagnostics: [], configPaths: [] }, close: async () => {} }),
+      }) as RelayBackend;
+      return { fake, backend };
+    };
     const dir = tempDir('sync-activation');
     const file = writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories') });
+    // The checks load with the first plugin of the process that has a document (not with the package): until they are, hooks queue.
+    const loadedBefore = documentChecksNow() !== undefined;
+    const first = syncBackend();
+    const loading = createNemoRelayPlugin({ backend: first.backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
+    loading.handlers.on_session_start({ session_id: 's0' });
+    expect(loading.status().queuedHooks).toBe(loadedBefore ? 0 : 1);
+    await loading.ready;
+    expect(loading.status().pluginConfig.active).toBe(true);
+    // Without the checks at its first hook, the first plugin activated through the asynchronous path.
+    expect(first.fake.ops()).toEqual(loadedBefore ? ['pushScope'] : ['initializePluginConfig', 'pushScope']);
+    await loading.shutdown();
+
+    const { fake, backend } = syncBackend();
     const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: silentLogger });
     plugin.handlers.on_session_start({ session_id: 's1' });
     expect(plugin.status().queuedHooks).toBe(0);

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,5 +29,18 @@ describe('writeFileAtomic', () => {
     mkdirSync(path.join(target, 'child'), { recursive: true }); // a non-empty folder cannot be renamed over
     expect(() => writeFileAtomic(target, 'text')).toThrow(/EISDIR|ENOTEMPTY|EEXIST|EPERM/);
     expect(readdirSync(dir)).toEqual(['taken']);
+  });
+
+  it('creates a folder removed between two writes again, and names a file in the way', () => {
+    const dir = tempDir();
+    const folder = path.join(dir, 'trajectories');
+    writeFileAtomic(path.join(folder, 'a.json'), 'a', { mode: 0o600 });
+    rmSync(folder, { recursive: true });
+    writeFileAtomic(path.join(folder, 'b.json'), 'b', { mode: 0o600 });
+    expect(readdirSync(folder)).toEqual(['b.json']);
+    if (process.platform !== 'win32') expect(statSync(path.join(folder, 'b.json')).mode & 0o777).toBe(0o600);
+    writeFileSync(path.join(dir, 'file'), 'in the way');
+    expect(() => writeFileAtomic(path.join(dir, 'file', 'c.json'), 'c')).toThrow(/ENOTDIR/);
+    expect(readdirSync(dir).sort()).toEqual(['file', 'trajectories']);
   });
 });

@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { textOfParts } from '../core/shapes.ts';
+import { assistantMessage, textOfParts } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -29,15 +29,7 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
     const content = message.content;
     if (role === 'assistant' && Array.isArray(content)) {
       const response = responseOfContent(content);
-      const chat: ChatMessage = { role: 'assistant', content: response.text === '' && response.toolCalls.length > 0 ? null : response.text };
-      if (response.toolCalls.length > 0) {
-        chat.tool_calls = response.toolCalls.map((call) => ({
-          id: call.id,
-          type: 'function',
-          function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(toJson(call.arguments)) },
-        }));
-      }
-      out.push(chat);
+      out.push(assistantMessage(response.text, response.toolCalls));
     } else if (role === 'tool' && Array.isArray(content)) {
       for (const part of content) {
         if (!isRecord(part) || part.type !== 'tool-result') continue;

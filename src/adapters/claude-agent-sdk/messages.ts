@@ -9,7 +9,7 @@
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import type { CallOfTool, ChatMessage } from '../core/shapes.ts';
+import { assistantMessage, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 
 export type Loose = Record<string, unknown>;
 
@@ -49,11 +49,7 @@ export class AssistantBlocks {
 
   /** The message as the next request's history holds it. */
   chatMessage(): ChatMessage {
-    const message: ChatMessage = { role: 'assistant', content: this.text === '' && this.toolCalls.length > 0 ? null : this.text };
-    if (this.toolCalls.length > 0) {
-      message.tool_calls = this.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } }));
-    }
-    return message;
+    return assistantMessage(this.text, this.toolCalls);
   }
 }
 

@@ -57,7 +57,8 @@ export function argumentsObject(args: unknown): Record<string, unknown> {
   return value === undefined || value === null ? {} : { value };
 }
 
-function chatToolCall(call: CallOfTool): Record<string, unknown> {
+/** A tool call in OpenAI chat form (`function.arguments` as JSON text). */
+export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   return { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
 }
 

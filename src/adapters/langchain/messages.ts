@@ -7,7 +7,7 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -64,7 +64,7 @@ export function chatMessages(messages: unknown): ChatMessage[] {
       const calls = toolCallsOf(message);
       if (calls.length > 0) {
         if (chat.content === '') chat.content = null;
-        chat.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(toJson(call.arguments)) } }));
+        chat.tool_calls = calls.map(chatToolCall);
       }
     }
     if (role === 'tool') chat.tool_call_id = nonEmptyString(message.tool_call_id) ?? '';

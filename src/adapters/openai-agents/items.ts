@@ -10,7 +10,7 @@
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import { textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -31,10 +31,6 @@ function contentText(content: unknown): string {
 /** A function call item's id: the provider's `callId` (camelCase in this SDK), else `call_id`/`id`. */
 function callIdOf(item: Loose): string {
   return nonEmptyString(item.callId) ?? nonEmptyString(item.call_id) ?? nonEmptyString(item.id) ?? '';
-}
-
-function argumentsText(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(toJson(value ?? {}));
 }
 
 function resultText(output: unknown): string {
@@ -65,7 +61,7 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
         out.push(assistant);
       }
       const calls = (assistant.tool_calls as unknown[] | undefined) ?? [];
-      calls.push({ id: callIdOf(item), type: 'function', function: { name: nonEmptyString(item.name) ?? 'tool', arguments: argumentsText(item.arguments) } });
+      calls.push(chatToolCall({ id: callIdOf(item), name: nonEmptyString(item.name) ?? 'tool', arguments: item.arguments }));
       assistant.tool_calls = calls;
       continue;
     }

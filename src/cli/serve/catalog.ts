@@ -15,7 +15,7 @@ import path from 'node:path';
 import { firstLineKind } from '../detect.ts';
 import { AtofIndex, summaryOf, type SessionSummary } from '../view/atof-index.ts';
 import { sessionsOf } from '../view/load.ts';
-import { sessionIdOf, type ViewNode } from '../view/model.ts';
+import { sessionIdOf, uniqueSessionIds, type ViewNode } from '../view/model.ts';
 import type { Figures } from '../view/rollup.ts';
 
 /** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are streamed, any size). */
@@ -170,8 +170,8 @@ export class Catalog {
       const indexed = file.atof.find(session);
       return indexed ? { file: file.name, session, root: file.atof.tree(indexed) } : undefined;
     }
-    const root = file?.roots.find((candidate) => sessionIdOf(candidate) === session);
-    return file && root ? { file: file.name, session, root } : undefined;
+    const position = file === undefined ? -1 : uniqueSessionIds(file.roots.map(sessionIdOf)).indexOf(session);
+    return file && position !== -1 ? { file: file.name, session, root: file.roots[position]! } : undefined;
   }
 }
 
@@ -202,7 +202,8 @@ function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogF
 /** The index rows of a file's sessions; `since` keeps when each known one first appeared. */
 function entriesOf(file: CatalogFile, since: ReadonlyMap<string, number>, version: number): SessionEntry[] {
   if (file.kind === null) return [];
-  const rows: [string, SessionSummary][] = file.atof !== undefined ? file.atof.sessions.map((indexed) => [indexed.session, file.atof!.summary(indexed)]) : file.roots.map((root) => [sessionIdOf(root), summaryOf(root)]);
+  const ids = uniqueSessionIds(file.roots.map(sessionIdOf));
+  const rows: [string, SessionSummary][] = file.atof !== undefined ? file.atof.sessions.map((indexed) => [indexed.session, file.atof!.summary(indexed)]) : file.roots.map((root, index) => [ids[index]!, summaryOf(root)]);
   return rows.map(([session, summary]) => {
     const key = `${file.name}#${session}`;
     return entryOf(file, key, session, summary, file.kind!, since.get(key) ?? version);

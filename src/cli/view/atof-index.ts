@@ -29,6 +29,8 @@ import { rollupOf, type Figures } from './rollup.ts';
 
 /** Bytes read at a time. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** How often an open session whose events were let go has its lines read back for its figures. */
+const RESUMMARIZE_MS = 10_000;
 /** Bytes read at a time when a session's lines are read back. */
 const WINDOW_BYTES = 1024 * 1024;
 /** Events held for open sessions before they are let go (and read back from the file when needed). */
@@ -43,7 +45,11 @@ export interface SessionSummary extends Figures {
 
 /** One session of the file. */
 export interface IndexedSession {
-  /** The session id its title shows (`metadata.session_id`, else the agent scope's uuid). */
+  /**
+   * The session id its title shows (`metadata.session_id`, else the agent
+   * scope's uuid), made unique in the file: a run recorded again under the
+   * same id (an agent run twice into one file) is `<id>~2`, then `~3`.
+   */
   readonly session: string;
   readonly rootUuid: string;
   /** Start and end byte offsets of its lines, in file order (flat pairs). */
@@ -52,8 +58,10 @@ export interface IndexedSession {
   events: AtofEvent[] | null;
   /** Whether its agent scope has ended. */
   ended: boolean;
-  /** Its figures as of its last line; undefined until worked out again. */
+  /** Its figures, as of the last time they were worked out. */
   summary: SessionSummary | undefined;
+  /** When they were (`Date.now()`). */
+  summarizedAt: number;
 }
 
 export class AtofIndex {
@@ -68,6 +76,8 @@ export class AtofIndex {
   offset = 0;
   private lineNumber = 0;
   private held = 0;
+  /** How many sessions so far had each id (for `~2`, `~3`). */
+  private readonly seenIds = new Map<string, number>();
   /** The session each scope seen so far belongs to (the `scopes` map of `treesFromAtof`). */
   private readonly owner = new Map<string, IndexedSession>();
   private readonly stale = new Set<IndexedSession>();
@@ -120,7 +130,7 @@ export class AtofIndex {
     this.summarizeStale();
   }
 
-  /** The session whose title shows `session` (the first one, when several do). */
+  /** The session of that (unique) id. */
   find(session: string): IndexedSession | undefined {
     return this.sessions.find((candidate) => candidate.session === session);
   }
@@ -132,9 +142,19 @@ export class AtofIndex {
     return roots.find((root) => isRecord(root.source) && isRecord(root.source.start) && root.source.start.uuid === target.rootUuid) ?? roots[0]!;
   }
 
-  /** Its figures (worked out again when lines came in since). */
+  /**
+   * Its figures, worked out again when lines came in since; except for a
+   * session still open whose events were let go (one huge session being
+   * written): its lines are read back at most every `RESUMMARIZE_MS`, so a
+   * file growing by a line a second does not cost a read of the session
+   * each second.
+   */
   summary(target: IndexedSession): SessionSummary {
-    if (target.summary === undefined) target.summary = summaryOf(this.tree(target));
+    if (target.summary !== undefined && !this.stale.has(target)) return target.summary;
+    if (target.summary !== undefined && target.events === null && !target.ended && Date.now() - target.summarizedAt < RESUMMARIZE_MS) return target.summary;
+    target.summary = summaryOf(this.tree(target));
+    target.summarizedAt = Date.now();
+    this.stale.delete(target);
     return target.summary;
   }
 
@@ -161,7 +181,10 @@ export class AtofIndex {
       target = this.owner.get(event.uuid);
     } else if (event.category === 'agent' && parent === undefined) {
       const metadata = isRecord(event.metadata) ? event.metadata : {};
-      target = { session: nonEmptyString(metadata.session_id) ?? event.uuid, rootUuid: event.uuid, lines: [], events: [], ended: false, summary: undefined };
+      const id = nonEmptyString(metadata.session_id) ?? event.uuid;
+      const seen = (this.seenIds.get(id) ?? 0) + 1;
+      this.seenIds.set(id, seen);
+      target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, lines: [], events: [], ended: false, summary: undefined, summarizedAt: 0 };
       this.sessions.push(target);
       this.owner.set(event.uuid, target);
     } else if (parent !== undefined) {
@@ -170,7 +193,6 @@ export class AtofIndex {
     }
     if (target === undefined) return;
     target.lines.push(from, to);
-    target.summary = undefined;
     this.stale.add(target);
     if (target.events !== null) {
       target.events.push(event);
@@ -187,7 +209,7 @@ export class AtofIndex {
   /** Works out a session's figures and lets its events go: its tree is read back from the file when it is opened. */
   private summarize(target: IndexedSession): void {
     if (this.summaries) this.summary(target);
-    this.stale.delete(target);
+    else this.stale.delete(target);
     if (target.events !== null) this.held -= target.events.length;
     target.events = null;
   }

@@ -14,7 +14,7 @@ import { checkInputFile, inputName, readInputText, STDIN } from '../files.ts';
 import { AtofIndex } from './atof-index.ts';
 import { isTrajectory, treeFromAtif } from './from-atif.ts';
 import { treesFromAtof } from './from-atof.ts';
-import { sessionIdOf, type RootList, type ViewNode } from './model.ts';
+import { sessionIdOf, uniqueSessionIds, type RootList, type ViewNode } from './model.ts';
 
 export interface LoadedSessions {
   kind: 'atif' | 'atof';
@@ -47,7 +47,7 @@ export interface OpenedSessions {
   name: string;
   kind: 'atif' | 'atof';
   roots: RootList;
-  /** The session ids, in order. */
+  /** The session ids, in order, made unique (`uniqueSessionIds`). */
   ids: string[];
   /** Whether the sessions are built on demand (a streamed ATOF file): each `at` builds a fresh tree. */
   streamed: boolean;
@@ -89,5 +89,5 @@ export async function openSessions(file: string): Promise<OpenedSessions> {
     }
   }
   const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
-  return { name, kind: loaded.kind, roots: loaded.roots, ids: loaded.roots.map(sessionIdOf), streamed: false, lineErrors: loaded.lineErrors };
+  return { name, kind: loaded.kind, roots: loaded.roots, ids: uniqueSessionIds(loaded.roots.map(sessionIdOf)), streamed: false, lineErrors: loaded.lineErrors };
 }

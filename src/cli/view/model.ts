@@ -43,6 +43,21 @@ export function* eachRoot(roots: RootList): Generator<ViewNode> {
   for (let index = 0; index < roots.length; index++) yield roots.at(index)!;
 }
 
+/**
+ * Session ids made unique in one input, in order: the second session with
+ * an id already seen is `<id>~2`, the third `<id>~3` (an agent run twice
+ * into one ATOF file under the same session id). `AtofIndex` numbers its
+ * sessions by the same rule.
+ */
+export function uniqueSessionIds(ids: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return ids.map((id) => {
+    const count = (seen.get(id) ?? 0) + 1;
+    seen.set(id, count);
+    return count === 1 ? id : `${id}~${count}`;
+  });
+}
+
 /** The session id a session or subagent tree shows in its title. */
 export function sessionIdOf(root: ViewNode): string {
   return root.title.replace(/^(session|subagent) /, '');

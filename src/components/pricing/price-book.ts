@@ -125,7 +125,7 @@ export class PriceBook {
   }
 }
 
-/** The cost the response reports itself (`usage.cost`), as native keeps it; undefined when none. */
+/** The cost the response reports itself (`usage.cost_usd`, `usage.cost`), as native keeps it; undefined when none. */
 export function reportedCost(response: Json | undefined): CallCost | undefined {
   if (!isJsonObject(response)) return undefined;
   for (const key of ['usage', 'token_usage']) {
@@ -133,6 +133,8 @@ export function reportedCost(response: Json | undefined): CallCost | undefined {
     if (!isJsonObject(usage)) continue;
     if (typeof usage.cost_usd === 'number') return { total: usage.cost_usd, currency: 'USD', source: 'provider_reported' };
     const cost = usage.cost;
+    // Chat Completions usage may state its cost as a bare number (OpenRouter does), in USD.
+    if (typeof cost === 'number' && detectResponseSurface(response) === 'openai_chat') return { total: cost, currency: 'USD', source: 'provider_reported' };
     if (!isJsonObject(cost) || typeof cost.total !== 'number') continue;
     return { total: cost.total, currency: typeof cost.currency === 'string' ? cost.currency : 'USD', source: 'provider_reported' };
   }

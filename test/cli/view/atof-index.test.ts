@@ -101,4 +101,22 @@ describe('the streamed ATOF index', () => {
     catalog.refresh();
     expect(catalog.problems()).toEqual([{ file: path.join(dir, 'hooks.jsonl'), problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' }]);
   });
+
+  it('tells apart two runs recorded under the same session id in one file (id, then id~2): served, and compared', () => {
+    const dir = tempDir('nrh-index-twice-');
+    const file = path.join(dir, 'agent-atof.jsonl');
+    writeFileSync(file, `${demo}${demoAtof()}`); // the same hooks replayed again: new scope uuids, the same session id
+    const catalog = new Catalog([dir]);
+    catalog.refresh();
+    const keys = catalog.sessions().map((entry) => entry.key);
+    expect(keys.sort()).toEqual([`${file}#demo-session-7f3a`, `${file}#demo-session-7f3a~2`]);
+    const [first, again] = [catalog.find(keys[0]!)!, catalog.find(keys[1]!)!];
+    expect(first.root).not.toBe(again.root);
+    expect(first.root.startUs).not.toBe(again.root.startUs);
+    const compared = cli(['compare', `${file}#demo-session-7f3a`, `${file}#demo-session-7f3a~2`, '--json']);
+    expect(compared.code, compared.stderr).toBe(0);
+    expect(JSON.parse(compared.stdout)).toMatchObject({ equivalent: true, a: { session: 'demo-session-7f3a' }, b: { session: 'demo-session-7f3a~2' } });
+    const neither = cli(['compare', file, `${file}#demo-session-7f3a`]);
+    expect(neither.stderr).toContain('has 2 sessions (demo-session-7f3a, demo-session-7f3a~2)');
+  });
 });
