@@ -15,7 +15,7 @@
  */
 
 import type { Json, JsonObject, LlmRequest, ScopeCategory } from '../src/backends/native-surface.ts';
-import { isJsonObject, toJson } from '../src/backends/native-surface.ts';
+import { defineKey, isJsonObject, toJson } from '../src/backends/native-surface.ts';
 import { nowMicros } from '../src/backends/native-surface.ts';
 import { rules } from '../src/backends/native-surface.ts';
 import type { NativeLlmRequest, NativeToolResult } from './binding.ts';
@@ -89,8 +89,7 @@ function headersOf(value: unknown): Record<string, string> {
     else if (typeof item === 'number' || typeof item === 'boolean') text = String(item);
     else if (Array.isArray(item)) text = item.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join(', ');
     else text = JSON.stringify(item);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: text, enumerable: true, writable: true, configurable: true });
-    else out[key] = text;
+    defineKey(out, key, text);
   }
   return out;
 }

@@ -68,13 +68,17 @@ function subjectOf(setup: PluginSetup): Subject {
   };
 }
 
-/** `count` atomic writes of `bytes` bytes each into `dir`: the file system's part of the trajectories. */
-function atomicWritesCpuNs(dir: string, count: number, bytes: number): number {
-  const text = 'x'.repeat(bytes);
+/**
+ * `count` atomic writes into `dir` of this run's trajectory texts (read back from their files,
+ * so flat strings as the builder's are): the file system's part of the trajectories. Not
+ * `'x'.repeat(n)`: V8 keeps that as a rope that every `Buffer.from` walks again, which once
+ * made this floor look five times its size (bench/RESULTS.md, issue 21, 2026-12-02 03:30).
+ */
+function atomicWritesCpuNs(dir: string, count: number, texts: readonly string[]): number {
   const samples: number[] = [];
   for (let rep = 0; rep < 5; rep++) {
     const t0 = cpuNs();
-    for (let i = 0; i < count; i++) writeFileAtomic(path.join(dir, `floor-${i}.json`), text);
+    for (let i = 0; i < count; i++) writeFileAtomic(path.join(dir, `floor-${i}.json`), texts[i % texts.length]!);
     samples.push(Number(cpuNs() - t0));
   }
   return median(samples);
@@ -120,11 +124,12 @@ const atifDir = path.join(fast.dir, 'atif');
 const atifFiles = readdirSync(atifDir).filter((name) => name.endsWith('.json'));
 const trajectoryBytes = Math.round(atifFiles.reduce((sum, name) => sum + statSync(path.join(atifDir, name)).size, 0) / Math.max(1, atifFiles.length));
 report.fact('trajectory_bytes', trajectoryBytes);
+const trajectoryTexts = atifFiles.map((name) => readFileSync(path.join(atifDir, name), 'utf8'));
 const floorNs = new Map<string, number>();
 for (const [label, base] of [['tmpfs', onTmpfs], ['disk', os.tmpdir()]] as const) {
   if (base === null) continue;
   const dir = mkdtempSync(path.join(base, 'nemo-relay-bench-floor-'));
-  const ns = atomicWritesCpuNs(dir, SESSIONS, trajectoryBytes);
+  const ns = atomicWritesCpuNs(dir, SESSIONS, trajectoryTexts);
   floorNs.set(label, ns / events.length);
   report.fact(`file_floor_ns_per_event.${label}`, Math.round(ns / events.length));
   rmSync(dir, { recursive: true, force: true });
@@ -133,7 +138,7 @@ for (const [label, base] of [['tmpfs', onTmpfs], ['disk', os.tmpdir()]] as const
 // finished documents (read back from this run's files), no conversion and no file. The text native
 // writes is fixed, so this part of the trajectory side stays whatever the converter does; beside
 // the ATOF-only cost it says how much of the goal's budget the output's size already takes.
-const documents = atifFiles.map((name) => JSON.parse(readFileSync(path.join(atifDir, name), 'utf8')) as unknown);
+const documents = trajectoryTexts.map((text) => JSON.parse(text) as unknown);
 const stringifySamples: number[] = [];
 for (let rep = 0; rep < 7; rep++) {
   let chars = 0;

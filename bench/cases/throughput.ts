@@ -18,6 +18,7 @@
  * @module
  */
 
+import { Buffer } from 'node:buffer';
 import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -170,7 +171,9 @@ const atofOnly = await run(false);
  */
 function atomicWriteFloor(files: number, bytes: number): number {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-bench-atomic-'));
-  const text = 'x'.repeat(Math.max(1, Math.round(bytes / Math.max(1, files))));
+  // A flat string, as the builder's texts are: `'x'.repeat(n)` is a rope V8 walks again at every
+  // `Buffer.from`, which inflates this floor several times (bench/RESULTS.md, issue 21, 2026-12-02 03:30).
+  const text = Buffer.alloc(Math.max(1, Math.round(bytes / Math.max(1, files))), 'x').toString('latin1');
   const t0 = nowNs();
   for (let i = 0; i < files; i++) writeFileAtomic(path.join(dir, `t-${i}.json`), text);
   const seconds = Number(nowNs() - t0) / 1e9;

@@ -13,7 +13,7 @@ export type * from '../relay/contract.ts';
 export { isScopeCategory } from '../relay/contract.ts';
 export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError, RelayError } from '../relay/errors.ts';
 export * as rules from '../relay/rules.ts';
-export { isJsonObject, toJson } from '../shared/json.ts';
+export { defineKey, isJsonObject, toJson } from '../shared/json.ts';
 export { errorMessage } from '../shared/error-text.ts';
 export { displayUrl } from '../shared/secret-text.ts';
 export { openTelemetrySettings } from '../formats/plugins-toml/opentelemetry.ts';

@@ -32,7 +32,7 @@
 import { packageModuleUrl } from '../shared/package-module.ts';
 import { isTransientError, retryTransient } from '../shared/transient.ts';
 import { errorMessage } from '../shared/error-text.ts';
-import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
+import { guardEnv, processEnv } from '../shared/env.ts';
 import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
 import { createNoopRelay } from './off.ts';
@@ -236,10 +236,6 @@ function envOverride(env: Readonly<Record<string, string | undefined>>, logger: 
   if (NAMES.has(value)) return value as BackendName;
   safeLog(logger, 'warn', `ignoring ${BACKEND_ENV}=${JSON.stringify(raw)}: expected one of auto, native, memory, off`);
   return undefined;
-}
-
-function processEnv(): Readonly<Record<string, string | undefined>> {
-  return guardedProcessEnv();
 }
 
 function describe(value: unknown): string {

@@ -20,6 +20,7 @@
 import { AtifBuilder, type AtifBuilderOptions } from '../formats/atif/builder.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import type { AtifTrajectory } from '../formats/atif/types.ts';
+import type { Slices } from '../shared/slices.ts';
 
 const NO_SESSIONS: readonly SessionTrajectory[] = [];
 
@@ -53,6 +54,11 @@ export class EventTrajectory {
   /** The trajectory's text, as `AtifBuilder.toJson` writes it. */
   toJson(): string {
     return this.#builder.toJson();
+  }
+
+  /** The same text built in slices (`AtifBuilder.toJsonInSlices`). */
+  toJsonInSlices(): Slices<string> {
+    return this.#builder.toJsonInSlices();
   }
 }
 

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { guardEnv, processEnv as guardedProcessEnv } from '../shared/env.ts';
+import { guardEnv, processEnv } from '../shared/env.ts';
 import type { HookName } from '../hooks/names.ts';
 import type { Logger, LoggerLike } from '../shared/logger.ts';
 import { adaptLogger, safeLog } from '../shared/logger.ts';
@@ -269,8 +269,4 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
   }
 
   return api;
-}
-
-function processEnv(): Environment {
-  return guardedProcessEnv();
 }

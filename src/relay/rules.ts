@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isJsonObject, type Json, type JsonObject } from '../shared/json.ts';
+import { defineKey, isJsonObject, type Json, type JsonObject } from '../shared/json.ts';
 
 // ---- file names ------------------------------------------------------------
 
@@ -89,7 +89,7 @@ export const NON_OBJECT_METADATA_KEY = 'metadata';
 export function toolErrorEndMetadata(converted: Json): JsonObject {
   const out: JsonObject = {};
   if (isJsonObject(converted)) {
-    for (const key in converted) define(out, key, converted[key]!);
+    for (const key in converted) defineKey(out, key, converted[key]!);
   } else if (converted !== null) {
     out[NON_OBJECT_METADATA_KEY] = converted;
   }
@@ -107,18 +107,9 @@ export function mergeEndMetadata(start: Json, end: Json): Json {
   if (end === null) return start;
   if (isJsonObject(start) && isJsonObject(end)) {
     const merged: JsonObject = {};
-    for (const key in start) define(merged, key, start[key]!);
-    for (const key in end) define(merged, key, end[key]!);
+    for (const key in start) defineKey(merged, key, start[key]!);
+    for (const key in end) defineKey(merged, key, end[key]!);
     return merged;
   }
   return end;
-}
-
-/** Sets a key, `__proto__` included, as an own enumerable property. */
-function define(target: JsonObject, key: string, value: Json): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    target[key] = value;
-  }
 }

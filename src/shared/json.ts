@@ -270,9 +270,9 @@ function convertObject(object: object, depth: number, walk: Walk): Json | undefi
         continue;
       }
       const converted = convert(item, depth, walk);
-      if (converted !== undefined) defineKey(walk, out, key, converted);
+      if (converted !== undefined) defineWalkKey(walk, out, key, converted);
     }
-    if (skipped > 0) defineKey(walk, out, TRUNCATED, moreItems(skipped));
+    if (skipped > 0) defineWalkKey(walk, out, TRUNCATED, moreItems(skipped));
     return out;
   }
   if (object instanceof Set) {
@@ -334,7 +334,7 @@ function convertPlain(object: object, depth: number, walk: Walk): Json {
   const limit = Math.min(keys.length, walk.maxItems);
   for (let i = 0; i < limit; i++) {
     if (spent(walk)) {
-      defineKey(walk, out, TRUNCATED, moreItems(keys.length - i));
+      defineWalkKey(walk, out, TRUNCATED, moreItems(keys.length - i));
       return out;
     }
     const key = keys[i]!;
@@ -343,14 +343,14 @@ function convertPlain(object: object, depth: number, walk: Walk): Json {
       item = (object as Record<string, unknown>)[key];
     } catch (error) {
       walk.values--;
-      defineKey(walk, out, keyText(key, walk), unserializable(error));
+      defineWalkKey(walk, out, keyText(key, walk), unserializable(error));
       continue;
     }
     const kept = keyText(key, walk);
     const converted = convert(item, depth, walk);
-    if (converted !== undefined) defineKey(walk, out, kept, converted);
+    if (converted !== undefined) defineWalkKey(walk, out, kept, converted);
   }
-  if (limit < keys.length) defineKey(walk, out, TRUNCATED, moreItems(keys.length - limit));
+  if (limit < keys.length) defineWalkKey(walk, out, TRUNCATED, moreItems(keys.length - limit));
   return out;
 }
 
@@ -368,9 +368,14 @@ function convertError(error: Error, depth: number, walk: Walk): Json {
   return convertPlain(fields, depth, walk);
 }
 
-function defineKey(walk: Walk, target: { [key: string]: Json }, rawKey: string, value: Json): void {
+function defineWalkKey(walk: Walk, target: { [key: string]: Json }, rawKey: string, value: Json): void {
   let key = wellFormed(rawKey);
   if (walk.noNulInKeys && key.includes('\0')) key = key.replaceAll('\0', '\uFFFD');
+  defineKey(target, key, value);
+}
+
+/** Sets `key` as an own enumerable data property, `__proto__` included (an assignment would set the prototype). */
+export function defineKey<T>(target: { [key: string]: T }, key: string, value: T): void {
   if (key === '__proto__') {
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   } else {

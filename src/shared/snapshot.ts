@@ -16,7 +16,7 @@
  * @module
  */
 
-import { toJson } from './json.ts';
+import { defineKey, toJson } from './json.ts';
 import { errorMessage } from './error-text.ts';
 /** A hook payload as the plugin reads it: any object, fields looked up by name. */
 export type LoosePayload = Record<string, unknown>;
@@ -38,12 +38,12 @@ export function snapshotPayload(payload: unknown): LoosePayload {
     try {
       value = (payload as Record<string, unknown>)[key];
     } catch (error) {
-      define(copy, key, `[Unserializable: ${errorMessage(error)}]`);
+      defineKey(copy, key, `[Unserializable: ${errorMessage(error)}]`);
       continue;
     }
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
     // A field pointing back at the payload is a cycle through the root, which each toJson call cannot see.
-    define(copy, key, value === payload ? '[Circular]' : toJson(value));
+    defineKey(copy, key, value === payload ? '[Circular]' : toJson(value));
   }
   return copy;
 }
@@ -66,11 +66,5 @@ function fieldNames(payload: object): string[] {
     // A hostile prototype chain: the own fields are what there is.
   }
   return [...names];
-}
-
-/** Sets `key` as an own data property, even for `__proto__`. */
-function define(target: LoosePayload, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else target[key] = value;
 }
 

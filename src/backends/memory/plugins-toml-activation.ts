@@ -65,6 +65,7 @@ import { installCommand, missingPackages, packagesNeeded } from '../../export/pa
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import type { ObservabilitySettings } from '../../formats/plugins-toml/observability-settings.ts';
 import type { RetryPolicy } from '../../shared/retry.ts';
+import { SliceRunner } from '../../shared/slices.ts';
 
 /** A trajectory whose write failed is tried again, 200 ms doubling to 5 s, until it lands or the activation closes. */
 const ATIF_FILE_RETRY: RetryPolicy = { maxRetries: Number.POSITIVE_INFINITY, initialDelayMs: 200, maxDelayMs: 5000 };
@@ -73,6 +74,8 @@ const ATIF_FILE_RETRY: RetryPolicy = { maxRetries: Number.POSITIVE_INFINITY, ini
 export interface PluginHost {
   readonly activation: MemoryPluginActivation;
   outputs(): OutputHealth[];
+  /** Settles when every trajectory whose root has ended is written (or handed to its storage). */
+  flush(): Promise<void>;
 }
 
 /** The activation handle: the contract's plus native's `isActive`. */
@@ -193,6 +196,9 @@ export function activatePluginConfig(
   };
   return {
     activation,
+    flush: async () => {
+      await atif?.idle();
+    },
     outputs: () => {
       const out = writers.map((writer) => writer.health());
       // Stream and storage health is listed by the relay (remoteOutputsOf), across activations.
@@ -290,9 +296,21 @@ interface OpenTrajectory {
   sessionId: string;
 }
 
-/** Builds one ATIF trajectory per root and writes it (through the one trajectory-file writer). */
+/**
+ * Builds one ATIF trajectory per root and writes it (through the one
+ * trajectory-file writer). A root's end does not build its trajectory
+ * there and then: a long session's build (its steps, and every event it
+ * observed, as text) would stop the host for as long. It is built in
+ * slices on the host's thread between the host's own work (`SliceRunner`),
+ * and written when done; `flush()` waits for it, closing the activation
+ * and a process exit finish it at once.
+ */
 class PluginAtif {
   private readonly open = new Map<ScopeRecord, OpenTrajectory>();
+  /** Trajectories of ended roots being built, a slice per turn of the event loop. */
+  readonly builds = new SliceRunner();
+  /** The process is exiting: a build finished now is kept locally, with no time for an upload. */
+  private exiting = false;
   private readonly files: TrajectoryFiles<ScopeRecord>;
   private readonly directory: string;
   private readonly storage: AtifStorage | null;
@@ -348,26 +366,45 @@ class PluginAtif {
     return trajectory;
   }
 
-  /** The root's end completes the trajectory: written now. */
+  /** The root's end completes the trajectory: built in slices from now on, then written. */
   private afterEvent(trajectory: OpenTrajectory, uuid: string, phase: 'start' | 'end' | null): void {
     if (uuid === trajectory.root.uuid && phase === 'end') {
       this.open.delete(trajectory.root);
-      this.write(trajectory);
+      const target = this.targetPath(trajectory.root);
+      this.builds.run(
+        trajectory.builder.toJsonInSlices(),
+        (text) => this.deliver(trajectory, target, text, this.exiting),
+        (error) => this.buildFailed(trajectory, error),
+      );
     }
   }
 
-  /** Writes the partial trajectories of roots still open at a process exit, then the writer tries what it kept. */
+  /** Settles when every ended root's trajectory is written. */
+  idle(): Promise<void> {
+    return this.builds.idle();
+  }
+
+  /**
+   * Writes the trajectories still being built and the partial trajectories
+   * of roots still open at a process exit, then the writer tries what it kept.
+   */
   installExitTask(): () => void {
     // Unlike native, which then writes nothing, an exit with roots still open writes their partial trajectories.
-    this.files.installExitTask(() => this.writeOpen(true));
+    this.files.installExitTask(() => {
+      this.exiting = true;
+      this.builds.finishAll();
+      this.writeOpen(true);
+    });
     return () => this.files.removeExitTask();
   }
 
   /**
-   * Writes partial trajectories for roots still open, and tries the
-   * trajectories whose local write failed a last time.
+   * Finishes the trajectories being built, writes partial trajectories for
+   * roots still open, and tries the trajectories whose local write failed a
+   * last time.
    */
   closeAll(): void {
+    this.builds.finishAll();
     this.writeOpen(false);
     this.files.retryNow();
     this.files.close();
@@ -407,16 +444,25 @@ class PluginAtif {
     });
   }
 
+  /** Builds and writes a trajectory at once (a root still open when the activation closes or the process exits). */
   private write(trajectory: OpenTrajectory, localOnly = false): void {
-    const { root, builder, sessionId } = trajectory;
     let text: string;
     try {
-      text = builder.toJson();
+      text = trajectory.builder.toJson();
     } catch (error) {
-      this.files.fail(`building ATIF trajectory ${root.uuid}: ${errorMessage(error)}`, error);
+      this.buildFailed(trajectory, error);
       return;
     }
-    const target = this.targetPath(root);
+    this.deliver(trajectory, this.targetPath(trajectory.root), text, localOnly);
+  }
+
+  private buildFailed(trajectory: OpenTrajectory, error: unknown): void {
+    this.files.fail(`building ATIF trajectory ${trajectory.root.uuid}: ${errorMessage(error)}`, error);
+  }
+
+  /** Hands a built trajectory to its storage, or writes it. */
+  private deliver(trajectory: OpenTrajectory, target: string, text: string, localOnly: boolean): void {
+    const { root, sessionId } = trajectory;
     if (this.storage !== null) {
       const upload: AtifUpload = { filename: path.relative(this.directory, target).split(path.sep).join('/'), sessionId, text, localPath: target };
       // The storage keeps and retries its own uploads (and a recovery copy when they fail).

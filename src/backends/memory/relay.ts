@@ -337,6 +337,8 @@ class MemoryRelayBackend implements MemoryRelay {
 
   async flush(): Promise<void> {
     for (const writer of this.core.delivery.writers) writer.flushSync();
+    // Trajectories of ended plugins.toml roots are built in slices: written (or handed to their storage) before this settles.
+    await this.pluginHost?.flush();
     // Remote outputs: what is queued goes out (each destination within its timeout_millis), so that
     // flush() / forceFlush() means the same for an OTLP collector as for a file.
     await pluginHostModule?.remoteOutputs.flush(this.core);

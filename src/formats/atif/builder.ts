@@ -19,11 +19,12 @@
 
 import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifAgent, AtifTrajectory, LlmCallPricer } from './types.ts';
-import { type ConvEvent, convertSortedEvents, firstReportedModel, sortByInstant, toConvEvents } from './convert/index.ts';
+import { type ConvEvent, convertInSlices, firstReportedModel, sortByInstant, toConvEvents } from './convert/index.ts';
 import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
-import { ExporterTextCache, serializeTrajectory, type AtifBuilderStyle } from './serialize.ts';
+import { ExporterTextCache, pluginHostTextInSlices, type AtifBuilderStyle } from './serialize.ts';
+import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
 
@@ -129,6 +130,18 @@ export class AtifBuilder {
    * recorded events: treat the result as read-only.
    */
   build(): AtifTrajectory {
+    const { trajectory, extra } = finishSlices(this.#converted());
+    if (extra === undefined) return trajectory;
+    trajectory.extra = { ...extra, observed_events: this.#events as unknown as Json[] };
+    return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+  }
+
+  /**
+   * The steps and agent block of the trajectory, converted in slices; for
+   * the `plugin-host` style, `extra` is the document's root `extra` without
+   * its `observed_events` (the recorded events), which the caller adds.
+   */
+  *#converted(): Slices<{ trajectory: AtifTrajectory; extra?: JsonObject }> {
     const options = this.#options;
     const pluginHost = options.style === 'plugin-host';
     const agent: AtifAgent = { name: options.agentName, version: options.agentVersion };
@@ -142,17 +155,17 @@ export class AtifBuilder {
     // The plugin's own files give a sub-agent its own name and model; native's
     // exporter and plugins.toml files keep the parent's block, byte for byte.
     const ownSubagentAgents = !pluginHost && options.subagentAgents === 'own';
-    const trajectory = convertSortedEvents(sessionId, agent, this.#sortedEvents(), ownSubagentAgents, options.priceLlmCall);
+    const sorted = yield* this.#sortedEvents();
+    const trajectory = yield* convertInSlices(sessionId, agent, sorted, ownSubagentAgents, options.priceLlmCall);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) {
       if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);
       // Not native (its manual exporter writes no root extra): a session started by another process names its caller.
       const caller = this.#rootCaller();
       if (caller !== undefined) trajectory.extra = { caller };
-      return trajectory;
+      return { trajectory };
     }
-    trajectory.extra = { nemo_relay: relayCorrelation(root, sessionId), observed_events: this.#events as unknown as Json[] };
-    return sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+    return { trajectory, extra: { nemo_relay: relayCorrelation(root, sessionId) } };
   }
 
   /**
@@ -169,14 +182,22 @@ export class AtifBuilder {
     return typeof caller === 'object' && caller !== null && !Array.isArray(caller) ? caller : undefined;
   }
 
-  /** Every recorded event, read, in instant order (equal instants in arrival order), reading only the ones new since the last build. */
-  #sortedEvents(): readonly ConvEvent[] {
+  /**
+   * Every recorded event, read, in instant order (equal instants in arrival
+   * order), reading only the ones new since the last build, `SLICE_UNITS`
+   * per slice.
+   */
+  *#sortedEvents(): Slices<readonly ConvEvent[]> {
     const read = this.#read;
-    const known = read.length;
-    if (known === this.#events.length) return this.#sorted;
-    toConvEvents(this.#events, read);
-    for (let i = Math.max(known, 1); i < read.length && this.#inOrder; i++) {
-      this.#inOrder = compareInstants((read[i - 1] as ConvEvent).instant, (read[i] as ConvEvent).instant) <= 0;
+    const events = this.#events;
+    if (read.length === events.length) return this.#sorted;
+    while (read.length < events.length) {
+      const known = read.length;
+      toConvEvents(events, read, Math.min(events.length, known + SLICE_UNITS));
+      for (let i = Math.max(known, 1); i < read.length && this.#inOrder; i++) {
+        this.#inOrder = compareInstants((read[i - 1] as ConvEvent).instant, (read[i] as ConvEvent).instant) <= 0;
+      }
+      if (read.length < events.length) yield;
     }
     this.#sorted = this.#inOrder ? read : sortByInstant(read);
     return this.#sorted;
@@ -189,10 +210,22 @@ export class AtifBuilder {
 
   /** The trajectory as native writes it: compact for `exporter`, pretty with sorted keys for `plugin-host`. */
   toJson(): string {
-    const style = this.#options.style ?? 'exporter';
-    if (style !== 'exporter') return serializeTrajectory(this.build(), style);
-    this.#texts ??= new ExporterTextCache();
-    return this.#texts.write(this.build());
+    return finishSlices(this.toJsonInSlices());
+  }
+
+  /**
+   * `toJson()` as work done in slices (`shared/slices.ts`): the same text,
+   * with the host's event loop free to turn between slices. The builder's
+   * events must not change while it runs (a session's builder gets no more
+   * events once its root ended), and one build runs at a time.
+   */
+  *toJsonInSlices(): Slices<string> {
+    const { trajectory, extra } = yield* this.#converted();
+    if (extra === undefined) {
+      this.#texts ??= new ExporterTextCache();
+      return this.#texts.write(trajectory);
+    }
+    return yield* pluginHostTextInSlices(trajectory, extra, this.#events as unknown as Json[]);
   }
 }
 

@@ -6,9 +6,11 @@
  * @module
  */
 
-import type { Json } from '../../shared/json.ts';
+import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifStep, AtifTrajectory } from './types.ts';
-import { sameJson, toRustJson, type FieldTypes, type NumberFieldType } from '../native-text.ts';
+import { sameJson, sortJson, toRustJson, type FieldTypes, type NumberFieldType } from '../native-text.ts';
+import { ArrayTextAhead } from '../native-text/write.ts';
+import { SliceClock, type Slices } from '../../shared/slices.ts';
 
 /**
  * `exporter`: what native's manual `AtifExporter.exportJson()` returns;
@@ -67,6 +69,34 @@ export function serializeTrajectory(trajectory: AtifTrajectory, style: AtifBuild
 
 const TOP_LEVEL_TYPES = TRAJECTORY_FIELD_TYPES.fields ?? {};
 const STEP_TYPES = (TOP_LEVEL_TYPES.steps as FieldTypes).items as FieldTypes;
+
+/**
+ * The `plugin-host` text of `trajectory` with `extra` (keys sorted) plus
+ * `extra.observed_events` = `events`, as `serializeTrajectory` writes the
+ * sorted document, in slices: the top-level steps and the observed events
+ * (the bulk of a long session's text) are written a few at a time
+ * (`SLICE_UNITS` per slice), ahead of the rest, which is written last.
+ */
+export function* pluginHostTextInSlices(trajectory: AtifTrajectory, extra: JsonObject, events: readonly Json[]): Slices<string> {
+  // Where the two arrays stand in the pretty document: `steps` at the root, `observed_events` in the root's `extra`.
+  const observed = new ArrayTextAhead('\n    ', { pretty: true });
+  trajectory.extra = { ...extra, observed_events: observed.placeholder };
+  const document = sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
+  yield;
+  const clock = new SliceClock();
+  const steps = new ArrayTextAhead('\n  ', { pretty: true, fieldTypes: STEP_TYPES });
+  for (const step of document.steps) {
+    steps.add(step as unknown as Json);
+    if (clock.tick()) yield;
+  }
+  document.steps = steps.placeholder as unknown as AtifStep[];
+  for (const event of events) {
+    observed.add(sortJson(event));
+    if (clock.tick()) yield;
+  }
+  yield;
+  return serializeTrajectory(document, 'plugin-host');
+}
 
 /**
  * One builder's `exporter`-style text, written build after build: a step

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { compareKeys, type Json } from '../../shared/json.ts';
+import { compareKeys, defineKey, type Json } from '../../shared/json.ts';
 import { I32_MIN, U32_MAX } from './numbers.ts';
 
 /**
@@ -118,14 +118,6 @@ export function keepExactTexts<T extends object>(from: object, to: T): T {
   const texts = exactTexts.get(from);
   if (texts !== undefined) exactTexts.set(to, texts);
   return to;
-}
-
-export function defineKey(target: { [key: string]: Json }, key: string, value: Json): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    target[key] = value;
-  }
 }
 
 /**

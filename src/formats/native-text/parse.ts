@@ -5,8 +5,8 @@
  * @module
  */
 
-import { compareKeys, type Json } from '../../shared/json.ts';
-import { defineKey, exactTexts, keepExactTexts, sortJson } from './keys.ts';
+import { compareKeys, defineKey, type Json } from '../../shared/json.ts';
+import { exactTexts, keepExactTexts, sortJson } from './keys.ts';
 import { formatF64, formatPayloadNumber } from './numbers.ts';
 
 /** serde_json's nesting limit: 128 open arrays/objects fail. */

@@ -33,6 +33,25 @@ export interface RustJsonOptions {
 }
 
 /**
+ * Texts written ahead of the document that holds them (a sliced build
+ * writes a long array's items a slice at a time): the writer calls the
+ * function with the indentation the value stands at (`newline`, `''` when
+ * compact) and it pushes the value's text onto `out`.
+ */
+const writtenAhead = new WeakMap<object, (newline: string, out: string[]) => void>();
+
+/**
+ * Makes `placeholder` (an empty array or object in a document) stand for
+ * the text `write` pushes. It is also listed among the values with exact
+ * texts, so no check on its way up (`mayDiffer`) lets `JSON.stringify`
+ * write a container holding it whole.
+ */
+export function writeAhead(placeholder: object, write: (newline: string, out: string[]) => void): void {
+  writtenAhead.set(placeholder, write);
+  if (!exactTexts.has(placeholder)) exactTexts.set(placeholder, new Map());
+}
+
+/**
  * Serializes a document as native does: in its own key order (build it in
  * native's struct order), or with every key sorted (`sortKeys`), and native
  * number text. `undefined` object values are skipped, `undefined` array
@@ -85,6 +104,52 @@ function numberMayDiffer(value: number, type: FieldTypeNode): boolean {
 }
 
 /**
+ * An array's text written item by item ahead of the document that holds it
+ * (a sliced build adds a few items per slice): `placeholder` stands for it
+ * in the document (`writeAhead`). `newline` is the indentation the array
+ * will stand at (`''` when compact); the text is the writer's own, item for
+ * item (each item's text as `toRustJson` writes it alone, then indented to
+ * its place), so the document's text is the same as written in one go.
+ */
+export class ArrayTextAhead {
+  readonly placeholder: Json[] = [];
+  readonly #pieces: string[] = [];
+  readonly #inner: string;
+
+  constructor(
+    readonly newline: string,
+    readonly options: { pretty: boolean; fieldTypes?: FieldTypes | undefined },
+  ) {
+    this.#inner = newline === '' ? '' : `${newline}  `;
+    writeAhead(this.placeholder, (at, out) => this.#write(at, out));
+  }
+
+  /** Writes the next item. */
+  add(item: Json): void {
+    const inner = this.#inner;
+    const text = toRustJson(item, { pretty: this.options.pretty, ...(this.options.fieldTypes === undefined ? {} : { fieldTypes: this.options.fieldTypes }) });
+    this.#pieces.push(this.#pieces.length === 0 ? inner : `,${inner}`, inner === '' ? text : indented(text, inner));
+  }
+
+  #write(at: string, out: string[]): void {
+    const pieces = this.#pieces;
+    if (pieces.length === 0) {
+      out.push('[]');
+      return;
+    }
+    if (at === this.newline) {
+      out.push('[');
+      for (let i = 0; i < pieces.length; i++) out.push(pieces[i] as string);
+      out.push(`${at}]`);
+      return;
+    }
+    // Placed elsewhere than announced: moved to where it stands (the same text, re-indented).
+    const text = `[${pieces.join('')}${this.newline}]`;
+    out.push(this.newline === '' || at === '' ? text : text.split(this.newline).join(at));
+  }
+}
+
+/**
  * Compact JSON text with every key sorted: what `serde_json::to_string`
  * writes for a `serde_json::Value` (an ATOF line, or a payload native
  * embeds as a string).
@@ -119,6 +184,11 @@ function write(writer: Writer, value: Json | undefined, newline: string, exact: 
   }
   if (value === null || value === undefined) {
     out.push('null');
+    return;
+  }
+  const ahead = writtenAhead.get(value);
+  if (ahead !== undefined) {
+    ahead(newline, out);
     return;
   }
   if (types === undefined || typeof types === 'string') {

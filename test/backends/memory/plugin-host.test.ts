@@ -13,6 +13,7 @@ import type { ScopeHandle } from '../../../src/relay/contract.ts';
 import { parseAtofJsonl, validateAtofEvents } from '../../../src/formats/atof/validate.ts';
 import { sanitizeValue } from '../../../src/formats/plugins-toml/atif-template.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
+import { SLICE_UNITS } from '../../../src/shared/slices.ts';
 import { atifErrorLines, expectedNativeErrors } from '../../support/harbor.ts';
 import {
   native,
@@ -380,6 +381,8 @@ describe('memory plugin host: ATIF writes after a passing fault', () => {
     const activation = await relay.initializePluginConfig(document as never);
     const root = relay.pushScope({ name: 's', category: 'agent', metadata: { session_id: 's' } });
     relay.popScope(root);
+    // The root's trajectory is built after its end, in slices; flush() waits for its write.
+    await relay.flush();
     const failed = relay.outputs().find((o) => o.kind === 'atif')!;
     expect(failed.errors).toBeGreaterThan(0);
     expect(failed.dropped).toBe(1);
@@ -390,5 +393,61 @@ describe('memory plugin host: ATIF writes after a passing fault', () => {
     await activation.close();
     expect(fs.readdirSync(dir).filter((name) => name.endsWith('.json'))).toHaveLength(1);
     expect(outputs.find((o) => o.kind === 'atif')!.path).toBe(dir);
+  });
+});
+
+describe("memory plugin host: a long session's end does not stop the host (issue 23, item 9)", () => {
+  it('builds the ended root\'s trajectory in slices, between turns of the host\'s event loop, and flush() waits for it', async () => {
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const dir = tempDir();
+    const activation = await relay.initializePluginConfig(config()(dir) as never);
+    const driver = relay as unknown as Driver;
+    const root = driver.pushScope({ name: 'long-session', category: 'agent', metadata: { session_id: 'long' }, timestampUs: ts() });
+    const turns = 2 * SLICE_UNITS;
+    for (let i = 0; i < turns; i++) conversation(driver, root, `t${i}`);
+    const written = (): boolean => fs.readdirSync(dir).some((name) => name.endsWith('.json'));
+    // A host timer set before the root ends: with the build done inside popScope, the file is there before it fires.
+    let timerSawFile: boolean | undefined;
+    setTimeout(() => {
+      timerSawFile = written();
+    }, 0);
+    driver.popScope(root, { timestampUs: ts() });
+    expect(written()).toBe(false);
+    // The host's own turns of the event loop until the file is there: the build runs a slice per turn.
+    let hostTurns = 0;
+    while (!written() && hostTurns < 100_000) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      hostTurns++;
+    }
+    expect(timerSawFile).toBe(false);
+    // Reading, converting and writing 4 events per turn, SLICE_UNITS events a slice: at least one turn per slice of each.
+    expect(hostTurns).toBeGreaterThanOrEqual((3 * 4 * turns) / SLICE_UNITS);
+    await relay.flush();
+    const files = Object.entries(readTree(dir)).filter(([name]) => name.endsWith('.json'));
+    expect(files).toHaveLength(1);
+    const doc = JSON.parse(files[0]![1]) as { steps: unknown[]; extra: { observed_events: unknown[] } };
+    expect(doc.extra.observed_events).toHaveLength(4 * turns + 2);
+    expect(doc.steps.length).toBeGreaterThanOrEqual(turns);
+    await activation.close();
+  });
+
+  it('flush() settles only once every ended root is written; closing finishes a build at once', async () => {
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const dir = tempDir();
+    const activation = await relay.initializePluginConfig(config()(dir) as never);
+    const driver = relay as unknown as Driver;
+    for (const tag of ['a', 'b']) {
+      const root = driver.pushScope({ name: tag, category: 'agent', timestampUs: ts() });
+      for (let i = 0; i < SLICE_UNITS; i++) conversation(driver, root, `${tag}${i}`);
+      driver.popScope(root, { timestampUs: ts() });
+    }
+    await relay.flush();
+    expect(Object.keys(readTree(dir)).filter((name) => name.endsWith('.json'))).toHaveLength(2);
+    const root = driver.pushScope({ name: 'c', category: 'agent', timestampUs: ts() });
+    for (let i = 0; i < SLICE_UNITS; i++) conversation(driver, root, `c${i}`);
+    driver.popScope(root, { timestampUs: ts() });
+    await activation.close();
+    expect(Object.keys(readTree(dir)).filter((name) => name.endsWith('.json'))).toHaveLength(3);
+    checkFiles(readTree(dir));
   });
 });

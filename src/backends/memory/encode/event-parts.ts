@@ -13,7 +13,7 @@
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
-import { compareKeys, toJson } from '../../../shared/json.ts';
+import { compareKeys, defineKey, toJson } from '../../../shared/json.ts';
 
 const SORTED = { sortKeys: true } as const;
 
@@ -36,7 +36,7 @@ export function copyPayload(value: unknown): Json {
 export function sortedObject(source: JsonObject): JsonObject {
   const keys = Object.keys(source).sort(compareKeys);
   const out: JsonObject = {};
-  for (const key of keys) define(out, key, source[key]!);
+  for (const key of keys) defineKey(out, key, source[key]!);
   return out;
 }
 
@@ -70,11 +70,11 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
         continue;
       }
       if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-      define(out, key, copyPayload(value));
+      defineKey(out, key, copyPayload(value));
     }
   }
   if (injected === undefined) return out;
-  for (const key in injected) define(out, key, injected[key]!);
+  for (const key in injected) defineKey(out, key, injected[key]!);
   return sortedObject(out);
 }
 
@@ -132,12 +132,4 @@ export function createTimestampFormatter(): (micros: number) => string {
     if (fraction % 1000 === 0) return `${lastBase}.${String(fraction / 1000).padStart(3, '0')}+00:00`;
     return `${lastBase}.${String(fraction).padStart(6, '0')}+00:00`;
   };
-}
-
-function define(target: JsonObject, key: string, value: Json): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    target[key] = value;
-  }
 }

@@ -30,7 +30,7 @@
 
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import { mergeEndMetadata, NON_OBJECT_METADATA_KEY, STATUS_CODE_KEY, toolErrorEndMetadata } from '../../../relay/rules.ts';
-import { isJsonObject } from '../../../shared/json.ts';
+import { defineKey, isJsonObject } from '../../../shared/json.ts';
 import { sortedObject, copyPayload } from './event-parts.ts';
 import type { LineBuilder } from './line-buffer.ts';
 import { payloadJsonText } from './event-text.ts';
@@ -179,8 +179,8 @@ export function mergeMetadata(start: Json, end: Json): Json {
  */
 export function withKeys(base: Json, extra: JsonObject, omit?: string): JsonObject {
   const merged: JsonObject = {};
-  if (isJsonObject(base)) for (const key in base) if (key !== omit) define(merged, key, base[key]!);
-  for (const key in extra) define(merged, key, extra[key]!);
+  if (isJsonObject(base)) for (const key in base) if (key !== omit) defineKey(merged, key, base[key]!);
+  for (const key in extra) defineKey(merged, key, extra[key]!);
   return sortedObject(merged);
 }
 
@@ -255,14 +255,6 @@ export function exceptionMessage(error: unknown): string {
     return String(error);
   } catch {
     return 'unknown error';
-  }
-}
-
-function define(target: JsonObject, key: string, value: Json): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    target[key] = value;
   }
 }
 

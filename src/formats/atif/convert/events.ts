@@ -54,12 +54,13 @@ export function parseUuid(value: string): string | undefined {
  *
  * With `into`, the events after the `into.length` already read are
  * appended to it: each event's reading depends only on it and its
- * predecessors, so a list read in steps equals one read at once.
+ * predecessors, so a list read in steps equals one read at once. `end`:
+ * read only the events before it.
  */
-export function toConvEvents(events: readonly AtofEvent[], into: ConvEvent[] = []): ConvEvent[] {
+export function toConvEvents(events: readonly AtofEvent[], into: ConvEvent[] = [], end = events.length): ConvEvent[] {
   const out = into;
   let previous: Instant = out.length > 0 ? (out[out.length - 1] as ConvEvent).instant : { seconds: 0, nanos: 0 };
-  for (let i = out.length; i < events.length; i++) {
+  for (let i = out.length; i < end; i++) {
     const event = events[i] as AtofEvent;
     const parsed = parseInstant(event.timestamp);
     const instant = parsed ?? previous;

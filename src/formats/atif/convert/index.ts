@@ -29,6 +29,7 @@ import { type ConvEvent, isAgentScope, isStepEvent } from './events.ts';
 import { finalMetrics, pruneSubagentRefs } from './finish.ts';
 import { StepConverter } from './steps.ts';
 import type { LlmCallPricer } from '../types.ts';
+import { finishSlices, SliceClock, type Slices } from '../../../shared/slices.ts';
 
 export { toConvEvents } from './events.ts';
 export type { ConvEvent } from './events.ts';
@@ -52,11 +53,12 @@ function trajectoryFromParts(
   return trajectory;
 }
 
-function stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid: string, shared: SharedLookups): AtifStep[] {
+function* stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid: string, shared: SharedLookups, clock: SliceClock): Slices<AtifStep[]> {
   // `shared` carries the pricer (when one is set) to every agent's steps.
   const owned = events.filter((event) => tree.ownerAgent(event) === agentUuid);
   const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(owned) });
   for (const event of events) {
+    if (clock.tick()) yield;
     const child = tree.directChildStart(agentUuid, event);
     if (child !== undefined) {
       converter.subagentStart(child, event);
@@ -65,6 +67,7 @@ function stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid:
     if (tree.ownerAgent(event) !== agentUuid) continue;
     converter.handle(event);
   }
+  yield;
   return converter.finish();
 }
 
@@ -96,7 +99,7 @@ function withReportedModel(agent: AtifAgent, steps: readonly AtifStep[]): AtifAg
   return reported === undefined || reported === agent.model_name ? agent : { ...agent, model_name: reported };
 }
 
-function agentTrajectory(
+function* agentTrajectory(
   tree: AgentTree,
   agentUuid: string,
   sessionId: string,
@@ -105,22 +108,25 @@ function agentTrajectory(
   shared: SharedLookups,
   isRoot: boolean,
   ownSubagentAgents: boolean,
-): AtifTrajectory {
-  const steps = stepsForAgent(events, tree, agentUuid, shared);
+  clock: SliceClock,
+): Slices<AtifTrajectory> {
+  const steps = yield* stepsForAgent(events, tree, agentUuid, shared, clock);
+  yield;
   const node = tree.nodes.get(agentUuid);
   if (!isRoot && ownSubagentAgents && node?.model === undefined) agent = withReportedModel(agent, steps);
   let subagents: AtifTrajectory[] | undefined;
   if (node !== undefined) {
-    const children = node.children
-      .map((child) => {
-        const childAgent = subagentAgent(agent, tree.nodes.get(child), ownSubagentAgents);
-        return agentTrajectory(tree, child, sessionId, childAgent, events, shared, false, ownSubagentAgents);
-      })
-      .filter((child) => {
-        if (child.steps.length > 0) return true;
-        const childNode = child.trajectory_id === undefined ? undefined : tree.nodes.get(child.trajectory_id);
-        return childNode !== undefined && !childNode.referencedByParent;
-      });
+    const children: AtifTrajectory[] = [];
+    for (const uuid of node.children) {
+      const childAgent = subagentAgent(agent, tree.nodes.get(uuid), ownSubagentAgents);
+      const child = yield* agentTrajectory(tree, uuid, sessionId, childAgent, events, shared, false, ownSubagentAgents, clock);
+      if (child.steps.length > 0) {
+        children.push(child);
+        continue;
+      }
+      const childNode = child.trajectory_id === undefined ? undefined : tree.nodes.get(child.trajectory_id);
+      if (childNode !== undefined && !childNode.referencedByParent) children.push(child);
+    }
     if (children.length > 0) subagents = children;
   }
   const childIds = new Set((subagents ?? []).map((child) => child.trajectory_id as string));
@@ -160,14 +166,33 @@ export function convertSortedEvents(
   ownSubagentAgents = false,
   price?: LlmCallPricer,
 ): AtifTrajectory {
+  return finishSlices(convertInSlices(sessionId, agent, sorted, ownSubagentAgents, price));
+}
+
+/** `convertSortedEvents` as work that yields every `SLICE_UNITS` events converted (`shared/slices.ts`). */
+export function* convertInSlices(
+  sessionId: string,
+  agent: AtifAgent,
+  sorted: readonly ConvEvent[],
+  ownSubagentAgents = false,
+  price?: LlmCallPricer,
+): Slices<AtifTrajectory> {
+  // Each pass over every event is a slice of its own (a long session's passes are what would stop the host).
+  const clock = new SliceClock();
   const tree = new AgentTree(sorted);
+  yield;
   const shared = buildSharedLookups(sorted);
   if (price !== undefined) shared.price = price;
+  yield;
   const root = tree.chooseRoot(sessionId);
   if (root !== undefined && sorted.every((event) => isAgentScope(event) || !isStepEvent(event) || tree.ownerAgent(event) !== undefined)) {
-    return agentTrajectory(tree, root, sessionId, agent, sorted, shared, true, ownSubagentAgents);
+    yield;
+    return yield* agentTrajectory(tree, root, sessionId, agent, sorted, shared, true, ownSubagentAgents, clock);
   }
   const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(sorted) });
-  for (const event of sorted) converter.handle(event);
+  for (const event of sorted) {
+    if (clock.tick()) yield;
+    converter.handle(event);
+  }
   return trajectoryFromParts(sessionId, sessionId, agent, converter.finish(), undefined);
 }

@@ -1,0 +1,136 @@
+/**
+ * Long work done in slices on the host's thread, so the host's event loop
+ * keeps turning: the work is a generator that yields between slices (each
+ * about `SLICE_UNITS` units of it: events read, converted or written), and
+ * `SliceRunner` runs one slice per turn of the event loop (`setImmediate`).
+ * The same generator run to its end at once (`finishSlices`) is the
+ * synchronous path, so both give the same result by construction.
+ *
+ * Why not a worker thread: the trajectory worker was retired on numbers
+ * (bench/RESULTS.md, "The trajectory worker, retired").
+ *
+ * @module
+ */
+
+/** Units of work (events) between two yields. */
+export const SLICE_UNITS = 256;
+
+/** Work that yields between slices and returns `T`. */
+export type Slices<T> = Generator<void, T, void>;
+
+/** Runs `work` to its end at once and returns its result. */
+export function finishSlices<T>(work: Slices<T>): T {
+  let step = work.next();
+  while (step.done !== true) step = work.next();
+  return step.value;
+}
+
+/** Counts units of work: `tick()` is true every `SLICE_UNITS` units (time to yield). */
+export class SliceClock {
+  #units = 0;
+
+  tick(units = 1): boolean {
+    this.#units += units;
+    if (this.#units < SLICE_UNITS) return false;
+    this.#units = 0;
+    return true;
+  }
+}
+
+interface Job<T> {
+  work: Slices<T>;
+  done(result: T): void;
+  failed(error: unknown): void;
+}
+
+/**
+ * Runs jobs one slice per turn of the event loop, first come first served.
+ * `finishAll()` runs what is left at once (an activation closing, a process
+ * exiting); `idle()` settles when no job is left.
+ */
+export class SliceRunner {
+  readonly #jobs: Job<unknown>[] = [];
+  #scheduled = false;
+  #idle: { promise: Promise<void>; resolve: () => void } | null = null;
+  /** Slices run so far (tests read it: the work really was spread). */
+  slices = 0;
+
+  /** Queues `work`; `done` gets its result, `failed` what it threw. Neither may throw. */
+  run<T>(work: Slices<T>, done: (result: T) => void, failed: (error: unknown) => void): void {
+    this.#jobs.push({ work, done, failed } as Job<unknown>);
+    this.#schedule();
+  }
+
+  /** Jobs not finished yet. */
+  get pending(): number {
+    return this.#jobs.length;
+  }
+
+  /** Settles when every job queued so far (and any queued meanwhile) has finished. */
+  idle(): Promise<void> {
+    if (this.#jobs.length === 0) return Promise.resolve();
+    if (this.#idle === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#idle = { promise, resolve };
+    }
+    return this.#idle.promise;
+  }
+
+  /** Runs every queued job to its end now. */
+  finishAll(): void {
+    while (this.#jobs.length > 0) {
+      const job = this.#jobs[0]!;
+      while (!this.#step(job)) {
+        // The job runs to its end.
+      }
+    }
+    this.#settle();
+  }
+
+  /** One slice of `job`; true once it is done (and removed). */
+  #step(job: Job<unknown>): boolean {
+    let finished = false;
+    let result: unknown;
+    try {
+      this.slices++;
+      const step = job.work.next();
+      if (step.done === true) {
+        finished = true;
+        result = step.value;
+      }
+    } catch (error) {
+      this.#remove(job);
+      job.failed(error);
+      return true;
+    }
+    if (!finished) return false;
+    this.#remove(job);
+    job.done(result);
+    return true;
+  }
+
+  #remove(job: Job<unknown>): void {
+    const index = this.#jobs.indexOf(job);
+    if (index >= 0) this.#jobs.splice(index, 1);
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      const job = this.#jobs[0];
+      if (job !== undefined) this.#step(job);
+      if (this.#jobs.length > 0) this.#schedule();
+      else this.#settle();
+    });
+  }
+
+  #settle(): void {
+    const idle = this.#idle;
+    if (idle === null || this.#jobs.length > 0) return;
+    this.#idle = null;
+    idle.resolve();
+  }
+}
