@@ -37,6 +37,7 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   // What the goal's budget holds before any trajectory code runs (the output's text and files).
   { caseId: 'memory-steady', figureId: 'stringify_floor_over_atof' },
   { caseId: 'memory-steady', figureId: 'atif_floor_over_atof' },
+  { caseId: 'memory-steady', figureId: 'atif_over_floor' },
   // Item 1: what the byte path buys at the plugin level.
   { caseId: 'memory-steady', figureId: 'objects_over_bytes' },
   { caseId: 'memory-steady', figureId: 'atif_over_objects' },
@@ -58,6 +59,7 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   { caseId: 'per-event', figureId: '*.plugin_over_isolated_bare' },
   // Main entry import ≤ 1.0× @opentelemetry/api's.
   { caseId: 'import-cost', figureId: 'main_over_otel_api' },
+  { caseId: 'import-cost', figureId: 'main_over_otel_api_instructions' },
   { caseId: 'import-cost', figureId: 'hooks_over_otel_api' },
   // Everything that holds today keeps holding.
   { caseId: 'zero-cost', figureId: 'emit_over_map' },
