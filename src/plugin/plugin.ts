@@ -34,6 +34,7 @@ import { BackgroundWork } from './background-work.ts';
 import type { TraceContextProvider } from '../hooks/index.ts';
 import type { LoosePayload } from './payload.ts';
 import type { RedactHook } from './egress.ts';
+import { givenHost } from './config/host-identity.ts';
 
 export type { RedactHook, RedactableEvent, RedactedFields } from './egress.ts';
 
@@ -77,6 +78,15 @@ export interface NemoRelayPluginOptions {
    * The host's own calls always receive their original values.
    */
   redact?: RedactHook;
+  /**
+   * Who the host is, when the working directory's package.json does not
+   * say it (a CLI installed globally and run in someone else's project, a
+   * script): `name` names the default files (`<name>-atof.jsonl`,
+   * `<name>-atif-{session_id}.json`), the agent and its session scopes when
+   * no setting and no adapter does; `version` is the agent's version.
+   * Ignored in the Hermes profile. Default: the package.json's name and version.
+   */
+  host?: { name: string; version?: string };
 }
 
 /** An execution middleware as a hook host calls it. */
@@ -144,7 +154,8 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
   let loaded: LoadedSettings | null = null;
   const settings = (): LoadedSettings => {
     if (!loaded) {
-      loaded = loadSettings(env, options.settings);
+      const host = givenHost(options.host);
+      loaded = loadSettings(env, options.settings, host !== undefined ? { host } : {});
       for (const diagnostic of loaded.diagnostics) {
         safeLog(logger, diagnostic.level === 'error' ? 'error' : 'warn', `${diagnostic.code}: ${diagnostic.message}`);
       }

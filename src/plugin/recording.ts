@@ -98,6 +98,7 @@ export class LiveRecording {
       idleTtlMs: options.sessionIdleTtlMs,
       maxSessions: options.maxSessions,
       now: () => Date.now(),
+      scopeName: (sessionId, payload) => this.trajectories.scopeName(sessionId, payload),
       opened: (state, payload) => this.trajectories.attach(state, payload),
       evict: (state, reason) => this.recorder.evicted(state, reason),
       unreadableContext: (sessionId, reason) => {

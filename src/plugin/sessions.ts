@@ -65,6 +65,8 @@ export interface SessionTableOptions {
   /** Live sessions above this are closed, least recently active first. */
   maxSessions: number;
   now(): number;
+  /** The name of a session's agent scope (`hermes-session-<id>` in the Hermes profile, `<agent>-session-<id>` otherwise). */
+  scopeName(sessionId: string, payload: LoosePayload): string;
   /** A session's scope is open: attach what records it (its ATIF exporter). */
   opened(state: SessionState, payload: LoosePayload): void;
   /** Closes a session the table evicted (it is already out of the table). */
@@ -158,7 +160,7 @@ export class SessionTable {
     // Registered before the push would see nothing of this session yet, and
     // a per-session builder needs the scope handle to know its subtree.
     state.handle = this.options.backend.pushScope({
-      name: `hermes-session-${sessionId}`,
+      name: this.options.scopeName(sessionId, payload),
       category: 'agent',
       parent: parentHandle,
       input: { session_id: sessionId },

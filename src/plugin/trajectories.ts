@@ -27,6 +27,7 @@ import type { NemoRelaySettings, SettingsProfile } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
+import { sessionScopeName } from './session-scope.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { stringOf } from '../shared/text.ts';
 import type { RetryPolicy } from '../shared/retry.ts';
@@ -136,6 +137,16 @@ export class TrajectoryWriter {
       // An unusable template: the write reports it; the id still names the trajectory.
     }
     return ref;
+  }
+
+  /**
+   * What a session's agent scope is called. The Hermes profile keeps the
+   * Hermes plugin's `hermes-session-<id>`; otherwise the scope says which
+   * agent it is, `<agent name>-session-<id>`, with the same agent name as
+   * the session's trajectory (`convert` reads it back from there).
+   */
+  scopeName(sessionId: string, payload: LoosePayload): string {
+    return sessionScopeName(this.options.profile, this.named('atifAgentName', payload.agent_name), sessionId);
   }
 
   /**

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, ROOT, runtime, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, ROOT, runtime, tempDir } from './support.ts';
 
 function run(program: string): string {
   const out = tempDir('nrh-compare-ai-sdk-');
@@ -21,11 +21,11 @@ function run(program: string): string {
 interface Report { equivalent: boolean; pairs: { a: string | null; b: string | null; status: string; title: string; differences: { field: string; tool?: string; a: unknown; b: unknown }[] }[] }
 
 describe('compare on an adapter\'s trajectories (AI SDK)', () => {
-  it('finds two runs of the same program equivalent and names what an edited program changed', () => {
+  it('finds two runs of the same program equivalent and names what an edited program changed', async () => {
     const example = path.join(EXAMPLES, 'ai-sdk.mjs');
     const first = run(example);
     const second = run(example);
-    const same = cli(['compare', first, second, '--json']);
+    const same = await cliInProcess(['compare', first, second, '--json']);
     expect(same.code, same.stdout).toBe(0);
     const sameReport = JSON.parse(same.stdout) as Report;
     expect(sameReport.pairs.length).toBeGreaterThanOrEqual(3);
@@ -42,7 +42,7 @@ describe('compare on an adapter\'s trajectories (AI SDK)', () => {
     } finally {
       rmSync(variant, { force: true });
     }
-    const result = cli(['compare', first, changed, '--json']);
+    const result = await cliInProcess(['compare', first, changed, '--json']);
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as Report;
     const differences = report.pairs.flatMap((pair) => pair.differences.map((difference) => ({ ...difference, step: pair.title })));

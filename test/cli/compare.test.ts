@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
 interface Pair { a: string | null; b: string | null; kind: string; title: string; status: string; differences: { field: string; tool?: string; a: unknown; b: unknown }[]; delta: { durationUs: number | null; promptTokens: number; completionTokens: number; cachedTokens: number; costUsd: number | null } }
 interface Totals { steps: number; llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number; costUsd: number | null; durationUs: number | null }
@@ -16,36 +16,36 @@ type Line = { hook: string; payload: Record<string, unknown> };
 const lines = (): Line[] => DEMO.map((line) => JSON.parse(line) as Line);
 
 /** Replays an edited demo stream; returns its ATIF and ATOF files. */
-function record(edit: (stream: Line[]) => Line[]): { atif: string; atof: string } {
+async function record(edit: (stream: Line[]) => Line[]): Promise<{ atif: string; atof: string }> {
   const dir = tempDir('nrh-compare-');
   const stream = path.join(dir, 'run.hooks.jsonl');
   writeFileSync(stream, `${edit(lines()).map((line) => JSON.stringify(line)).join('\n')}\n`);
-  const result = cli(['replay', stream, '--out', dir, '--quiet']);
+  const result = await cliInProcess(['replay', stream, '--out', dir, '--quiet']);
   expect(result.code, result.stderr).toBe(0);
-  return { atif: path.join(dir, 'atif', 'hermes-atif-demo-session-7f3a.json'), atof: path.join(dir, 'atof', 'hermes-atof.jsonl') };
+  return { atif: path.join(dir, 'atif', 'run-atif-demo-session-7f3a.json'), atof: path.join(dir, 'atof', 'run-atof.jsonl') };
 }
 
-function compareJson(a: string, b: string): { code: number; report: Report } {
-  const result = cli(['compare', a, b, '--json']);
+async function compareJson(a: string, b: string): Promise<{ code: number; report: Report }> {
+  const result = await cliInProcess(['compare', a, b, '--json']);
   expectNoStack(result.stderr);
   return { code: result.code, report: JSON.parse(result.stdout) as Report };
 }
 
-const original = record((stream) => stream);
-const withoutRetry = record((stream) => stream.filter((line, index) => !(index === 2 || line.hook === 'api_request_error')));
-const withoutTerminalStep = record((stream) => stream.filter((line) => line.payload.api_request_id !== 'turn-1:api:2' && line.payload.tool_call_id !== 'call_term_3'));
-const changedResult = record((stream) =>
+const original = await record((stream) => stream);
+const withoutRetry = await record((stream) => stream.filter((line, index) => !(index === 2 || line.hook === 'api_request_error')));
+const withoutTerminalStep = await record((stream) => stream.filter((line) => line.payload.api_request_id !== 'turn-1:api:2' && line.payload.tool_call_id !== 'call_term_3'));
+const changedResult = await record((stream) =>
   stream.map((line) => (line.hook === 'post_tool_call' && line.payload.tool_call_id === 'call_read_1' ? { ...line, payload: { ...line.payload, result: 'export const parseDate = (text: string) => new Date(`${text}Z`);\n' } } : line)),
 );
-const otherModel = record((stream) =>
+const otherModel = await record((stream) =>
   stream.map((line) => (line.payload.api_request_id === 'turn-1:api:4' ? (JSON.parse(JSON.stringify(line).replaceAll('gpt-4o-2024-08-06', 'gpt-4.1-2025-04-14')) as Line) : line)),
 );
 
 describe('nemo-relay-hooks compare', () => {
-  it('finds two recordings of the same run equivalent, ATIF against ATIF and ATOF against ATIF (exit 0)', () => {
-    const again = record((stream) => stream);
+  it('finds two recordings of the same run equivalent, ATIF against ATIF and ATOF against ATIF (exit 0)', async () => {
+    const again = await record((stream) => stream);
     for (const [a, b] of [[original.atif, again.atif], [original.atof, again.atif]] as const) {
-      const { code, report } = compareJson(a, b);
+      const { code, report } = await compareJson(a, b);
       expect(code).toBe(0);
       expect(report.equivalent).toBe(true);
       expect(report.pairs.every((pair) => pair.status === 'same' && pair.a !== null && pair.b !== null)).toBe(true);
@@ -55,12 +55,12 @@ describe('nemo-relay-hooks compare', () => {
       expect(report.totals.delta).toMatchObject({ steps: 0, toolCalls: 0, errors: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0 });
     }
     // ATIF step ids on both sides, the subagent's steps under its trajectory id.
-    const { report } = compareJson(original.atif, again.atif);
+    const { report } = await compareJson(original.atif, again.atif);
     expect(report.pairs.map((pair) => pair.a)).toEqual(['1', '2', '3', '4', '5', 'demo-subagent-91b2', 'demo-subagent-91b2/1', 'demo-subagent-91b2/2', 'demo-subagent-91b2/3', '6']);
   });
 
-  it('reports a changed tool result on the step that made the call, and nothing else', () => {
-    const { code, report } = compareJson(original.atif, changedResult.atif);
+  it('reports a changed tool result on the step that made the call, and nothing else', async () => {
+    const { code, report } = await compareJson(original.atif, changedResult.atif);
     expect(code).toBe(1);
     const changed = report.pairs.filter((pair) => pair.status === 'changed');
     expect(changed).toHaveLength(1);
@@ -71,8 +71,8 @@ describe('nemo-relay-hooks compare', () => {
     expect(report.summary).toEqual({ same: 9, changed: 1, onlyA: 0, onlyB: 0 });
   });
 
-  it('shows an inserted retry as one step only in b, without shifting the pairs after it', () => {
-    const { code, report } = compareJson(withoutRetry.atif, original.atif);
+  it('shows an inserted retry as one step only in b, without shifting the pairs after it', async () => {
+    const { code, report } = await compareJson(withoutRetry.atif, original.atif);
     expect(code).toBe(1);
     const only = report.pairs.filter((pair) => pair.status !== 'same');
     expect(only).toHaveLength(1);
@@ -83,8 +83,8 @@ describe('nemo-relay-hooks compare', () => {
     expect(report.pairs.filter((pair) => pair.status === 'same').map((pair) => [pair.a, pair.b]).slice(0, 5)).toEqual([['1', '1'], ['2', '3'], ['3', '4'], ['4', '5'], ['demo-subagent-91b2', 'demo-subagent-91b2']]);
   });
 
-  it('shows a removed step (an LLM call and its tool call) as only in a, with its tokens in the totals delta', () => {
-    const { code, report } = compareJson(original.atif, withoutTerminalStep.atif);
+  it('shows a removed step (an LLM call and its tool call) as only in a, with its tokens in the totals delta', async () => {
+    const { code, report } = await compareJson(original.atif, withoutTerminalStep.atif);
     expect(code).toBe(1);
     const removed = report.pairs.filter((pair) => pair.status !== 'same');
     expect(removed).toHaveLength(1);
@@ -92,8 +92,8 @@ describe('nemo-relay-hooks compare', () => {
     expect(report.totals.delta).toMatchObject({ steps: -1, llmCalls: -1, toolCalls: -1, promptTokens: -1420, completionTokens: -41, cachedTokens: -1152 });
   });
 
-  it('pairs a step whose model changed with its counterpart and names the model difference', () => {
-    const { code, report } = compareJson(original.atif, otherModel.atif);
+  it('pairs a step whose model changed with its counterpart and names the model difference', async () => {
+    const { code, report } = await compareJson(original.atif, otherModel.atif);
     expect(code).toBe(1);
     const changed = report.pairs.filter((pair) => pair.status !== 'same');
     expect(changed).toHaveLength(1);
@@ -101,8 +101,8 @@ describe('nemo-relay-hooks compare', () => {
     expect(changed[0]!.differences).toEqual([{ field: 'model', a: 'gpt-4o-2024-08-06', b: 'gpt-4.1-2025-04-14' }]);
   });
 
-  it('compares ATOF runs the same way (scope uuids as ids) and prints the text report', () => {
-    const { code, report } = compareJson(original.atof, withoutRetry.atof);
+  it('compares ATOF runs the same way (scope uuids as ids) and prints the text report', async () => {
+    const { code, report } = await compareJson(original.atof, withoutRetry.atof);
     expect(code).toBe(1);
     const only = report.pairs.filter((pair) => pair.status !== 'same');
     expect(only).toHaveLength(1);
@@ -121,29 +121,29 @@ describe('nemo-relay-hooks compare', () => {
     expect(out.at(-2)).toBe('runs differ: 1 changed step, 0 only in a, 0 only in b (9 the same)');
   });
 
-  it('picks sessions of a multi-session ATOF file with file#session, and says which exist when none is picked', () => {
+  it('picks sessions of a multi-session ATOF file with file#session, and says which exist when none is picked', async () => {
     const dir = tempDir();
-    expect(cli(['replay', path.join(EXAMPLES, '..', 'test', 'fixtures', 'streams', 'interleaved-sessions.hooks.jsonl'), '--out', dir, '--quiet']).code).toBe(0);
-    const atof = path.join(dir, 'atof', 'hermes-atof.jsonl');
-    const { code, report } = compareJson(`${atof}#session-A`, `${atof}#session-B`);
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, '..', 'test', 'fixtures', 'streams', 'interleaved-sessions.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const atof = path.join(dir, 'atof', 'interleaved-sessions-atof.jsonl');
+    const { code, report } = await compareJson(`${atof}#session-A`, `${atof}#session-B`);
     expect(code).toBe(1);
     expect(report.pairs.some((pair) => pair.differences.some((difference) => difference.field === 'model'))).toBe(true);
-    const none = cli(['compare', atof, original.atif]);
+    const none = await cliInProcess(['compare', atof, original.atif]);
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/^nemo-relay-hooks: .*hermes-atof\.jsonl has 2 sessions \(session-A, session-B\); pick one with .*#<session id>\n$/);
-    const unknown = cli(['compare', `${atof}#nope`, original.atif]);
+    expect(none.stderr).toMatch(/^nemo-relay-hooks: .*interleaved-sessions-atof\.jsonl has 2 sessions \(session-A, session-B\); pick one with .*#<session id>\n$/);
+    const unknown = await cliInProcess(['compare', `${atof}#nope`, original.atif]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no session "nope" \(it has session-A, session-B\)\n$/);
   });
 
-  it('gives one error line and exit 2 for a missing file, a hook stream, a wrong argument count', () => {
+  it('gives one error line and exit 2 for a missing file, a hook stream, a wrong argument count', async () => {
     const missing = cli(['compare', '/nonexistent/run.json', original.atif]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe('nemo-relay-hooks: cannot read /nonexistent/run.json: no such file or directory\n');
-    const hooks = cli(['compare', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), original.atif]);
+    const hooks = await cliInProcess(['compare', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), original.atif]);
     expect(hooks.code).toBe(2);
     expect(hooks.stderr).toMatch(/is a recorded hook stream; run "nemo-relay-hooks replay .*" first\n$/);
-    const one = cli(['compare', original.atif]);
+    const one = await cliInProcess(['compare', original.atif]);
     expect(one.code).toBe(2);
     expect(one.stderr.trim().split('\n')).toHaveLength(1);
     for (const result of [missing, hooks, one]) expectNoStack(result.stderr);

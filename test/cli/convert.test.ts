@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, fileErrors, outputFiles, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, fileErrors, outputFiles, tempDir } from './support.ts';
 
 const NATIVE = path.join(EXAMPLES, 'native');
 
@@ -13,20 +13,20 @@ describe('nemo-relay-hooks convert', () => {
     expect(result.stdout).toContain('converted 22 events');
     expect(result.stdout).toContain('into 1 trajectory');
     expect(result.stdout).toContain('  sessions   1 (+1 embedded subagent)');
-    expect(outputFiles(out)).toEqual([path.join(out, 'hermes-atif-sess-abc.json')]);
-    const atif = JSON.parse(readFileSync(path.join(out, 'hermes-atif-sess-abc.json'), 'utf8'));
+    expect(outputFiles(out)).toEqual([path.join(out, 'claude-code-atif-sess-abc.json')]);
+    const atif = JSON.parse(readFileSync(path.join(out, 'claude-code-atif-sess-abc.json'), 'utf8'));
     expect(atif.session_id).toBe('sess-abc');
     expect(atif.agent.name).toBe('claude-code');
     expect(atif.subagent_trajectories).toHaveLength(1);
-    expect(fileErrors(path.join(out, 'hermes-atif-sess-abc.json'))).toEqual([]);
+    expect(fileErrors(path.join(out, 'claude-code-atif-sess-abc.json'))).toEqual([]);
   });
 
-  it.each(['exporter', 'plugin-host'])('converts the native plugin ATOF events in %s style into a valid file', (style) => {
+  it.each(['exporter', 'plugin-host'])('converts the native plugin ATOF events in %s style into a valid file', async (style) => {
     const out = tempDir();
-    const result = cli(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', out, '--style', style]);
+    const result = await cliInProcess(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', out, '--style', style]);
     expect(result.code).toBe(0);
     const files = outputFiles(out);
-    expect(files).toEqual([path.join(out, 'hermes-atif-prog-sid.json')]);
+    expect(files).toEqual([path.join(out, 'prog-session-atif-prog-sid.json')]);
     expect(fileErrors(files[0]!)).toEqual([]);
     const atif = JSON.parse(readFileSync(files[0]!, 'utf8'));
     if (style === 'plugin-host') {
@@ -37,37 +37,37 @@ describe('nemo-relay-hooks convert', () => {
     }
   });
 
-  it('reproduces, byte for byte, the trajectory the plugin wrote during a replay', () => {
+  it('reproduces, byte for byte, the trajectory the plugin wrote during a replay', async () => {
     const dir = tempDir();
     const replayed = path.join(dir, 'replayed');
-    expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', replayed, '--quiet']).code).toBe(0);
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', replayed, '--quiet'])).code).toBe(0);
     const converted = path.join(dir, 'converted');
-    expect(cli(['convert', path.join(replayed, 'atof', 'hermes-atof.jsonl'), '--out', converted]).code).toBe(0);
-    const name = 'hermes-atif-demo-session-7f3a.json';
-    expect(readFileSync(path.join(converted, name), 'utf8')).toBe(readFileSync(path.join(replayed, 'atif', name), 'utf8'));
+    expect((await cliInProcess(['convert', path.join(replayed, 'atof', 'agent-session-atof.jsonl'), '--out', converted])).code).toBe(0);
+    // The session scope says its agent ("agent": the stream reports none): the file is named after it.
+    expect(readFileSync(path.join(converted, 'agent-atif-demo-session-7f3a.json'), 'utf8')).toBe(readFileSync(path.join(replayed, 'atif', 'agent-session-atif-demo-session-7f3a.json'), 'utf8'));
   });
 
-  it('writes one file per session of a multi-session stream, and partial files for sessions without an end', () => {
+  it('writes one file per session of a multi-session stream, and partial files for sessions without an end', async () => {
     const dir = tempDir();
     const replayed = path.join(dir, 'replayed');
     for (const name of ['plain-chat', 'tool-loop']) {
-      expect(cli(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', path.join(replayed, name), '--quiet']).code).toBe(0);
+      expect((await cliInProcess(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', path.join(replayed, name), '--quiet'])).code).toBe(0);
     }
-    const chat = readFileSync(path.join(replayed, 'plain-chat', 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
-    const loop = readFileSync(path.join(replayed, 'tool-loop', 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
+    const chat = readFileSync(path.join(replayed, 'plain-chat', 'atof', 'plain-chat-atof.jsonl'), 'utf8').trim().split('\n');
+    const loop = readFileSync(path.join(replayed, 'tool-loop', 'atof', 'tool-loop-atof.jsonl'), 'utf8').trim().split('\n');
     // Drop the tool loop's last event (its session end), as a crash would.
     const input = path.join(dir, 'two.jsonl');
     writeFileSync(input, [...chat, ...loop.slice(0, -1)].join('\n') + '\n');
     const out = path.join(dir, 'out');
-    const result = cli(['convert', input, '--out', out]);
+    const result = await cliInProcess(['convert', input, '--out', out]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('1 without an end event (partial)');
     const files = outputFiles(out);
-    expect(files.map((file) => path.basename(file))).toEqual(['hermes-atif-chat-session-2c88.json', 'hermes-atif-loop-session-4e19.json']);
+    expect(files.map((file) => path.basename(file))).toEqual(['agent-atif-chat-session-2c88.json', 'agent-atif-loop-session-4e19.json']);
     for (const file of files) expect(fileErrors(file), file).toEqual([]);
   });
 
-  it('keeps two sessions with the same session id apart instead of overwriting one', () => {
+  it('keeps two sessions with the same session id apart instead of overwriting one', async () => {
     const dir = tempDir();
     const events = readFileSync(path.join(NATIVE, 'claude-code-session.atof.jsonl'), 'utf8').trim().split('\n');
     // The same session twice, the second copy with fresh uuids.
@@ -75,14 +75,14 @@ describe('nemo-relay-hooks convert', () => {
     const input = path.join(dir, 'twice.jsonl');
     writeFileSync(input, [...events, ...copy].join('\n'));
     const out = path.join(dir, 'out');
-    expect(cli(['convert', input, '--out', out]).code).toBe(0);
+    expect((await cliInProcess(['convert', input, '--out', out])).code).toBe(0);
     const names = outputFiles(out).map((file) => path.basename(file));
     // As the plugin names them: the second session reusing an id gets ~2.
-    expect(names.sort()).toEqual(['hermes-atif-sess-abc.json', 'hermes-atif-sess-abc~2.json']);
+    expect(names.sort()).toEqual(['claude-code-atif-sess-abc.json', 'claude-code-atif-sess-abc~2.json']);
     for (const file of outputFiles(out)) expect(fileErrors(file)).toEqual([]);
   });
 
-  it('names a plugin session without a session id as the plugin does (hermes-session-default)', () => {
+  it('names a plugin session without a session id as the plugin does (hermes-session-default)', async () => {
     const dir = tempDir();
     const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');
     const root = JSON.parse(events[0]!);
@@ -92,35 +92,35 @@ describe('nemo-relay-hooks convert', () => {
     const input = path.join(dir, 'default.jsonl');
     writeFileSync(input, renamed.join('\n'));
     const out = path.join(dir, 'out');
-    expect(cli(['convert', input, '--out', out]).code).toBe(0);
+    expect((await cliInProcess(['convert', input, '--out', out])).code).toBe(0);
     expect(outputFiles(out).map((file) => path.basename(file))).toEqual(['hermes-atif-default.json']);
     expect(JSON.parse(readFileSync(outputFiles(out)[0]!, 'utf8')).session_id).toBe('default');
   });
 
-  it('sorts input written out of timestamp order before converting, instead of leaving events out', () => {
+  it('sorts input written out of timestamp order before converting, instead of leaving events out', async () => {
     const dir = tempDir();
     const events = readFileSync(path.join(NATIVE, 'claude-code-session.atof.jsonl'), 'utf8').trim().split('\n');
     const ordered = path.join(dir, 'ordered.jsonl');
     const reversed = path.join(dir, 'reversed.jsonl');
     writeFileSync(ordered, events.join('\n'));
     writeFileSync(reversed, [...events].reverse().join('\n'));
-    const result = cli(['convert', reversed, '--out', path.join(dir, 'b')]);
+    const result = await cliInProcess(['convert', reversed, '--out', path.join(dir, 'b')]);
     expect(result.code).toBe(0);
     expect(result.stderr).not.toContain('outside any agent scope');
-    expect(cli(['convert', ordered, '--out', path.join(dir, 'a')]).code).toBe(0);
+    expect((await cliInProcess(['convert', ordered, '--out', path.join(dir, 'a')])).code).toBe(0);
     const [a] = outputFiles(path.join(dir, 'a'));
     const [b] = outputFiles(path.join(dir, 'b'));
     expect(readFileSync(b!, 'utf8')).toBe(readFileSync(a!, 'utf8'));
     expect(JSON.parse(readFileSync(b!, 'utf8')).steps.length).toBeGreaterThan(0);
   });
 
-  it('reports malformed lines with their line numbers and events outside any agent scope', () => {
+  it('reports malformed lines with their line numbers and events outside any agent scope', async () => {
     const dir = tempDir();
     const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');
     const stray = JSON.stringify({ atof_version: '0.1', kind: 'mark', uuid: '01a227d1-0000-7000-8000-000000000001', parent_uuid: null, timestamp: '2026-01-01T00:00:00Z', name: 'stray', data: null, data_schema: null, metadata: null, category: null, category_profile: null });
     const input = path.join(dir, 'bad.jsonl');
     writeFileSync(input, [events[0], '{broken', stray, ...events.slice(1), '42'].join('\n'));
-    const result = cli(['convert', input, '--out', path.join(dir, 'out')]);
+    const result = await cliInProcess(['convert', input, '--out', path.join(dir, 'out')]);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`nemo-relay-hooks: ${input}:2: not valid JSON`);
     expect(result.stderr).toContain(`nemo-relay-hooks: ${input}:17: not a JSON object`);
@@ -128,13 +128,13 @@ describe('nemo-relay-hooks convert', () => {
     expect(result.stdout).toContain('  malformed  2 lines skipped');
   });
 
-  it('skips events whose timestamp is not a time, so every file it writes validates', () => {
+  it('skips events whose timestamp is not a time, so every file it writes validates', async () => {
     const dir = tempDir();
     const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');
     const broken = events.map((line, i) => (i === 3 ? line.replace(/"timestamp":"[^"]*"/, '"timestamp":"yesterday"') : line));
     const input = path.join(dir, 'times.jsonl');
     writeFileSync(input, broken.join('\n'));
-    const result = cli(['convert', input, '--out', path.join(dir, 'out')]);
+    const result = await cliInProcess(['convert', input, '--out', path.join(dir, 'out')]);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`${input}:4: ATOF event with an invalid timestamp ("yesterday"`);
     expect(result.stdout).toContain('  malformed  1 lines skipped');
@@ -149,7 +149,7 @@ describe('nemo-relay-hooks convert', () => {
     expect(result.stderr).toContain('--template must contain {session_id}');
   });
 
-  it('names the files of a session without a session id and of a reused id as the plugin did during the replay, byte for byte', () => {
+  it('names the files of a session without a session id and of a reused id as the plugin did during the replay, byte for byte', async () => {
     const dir = tempDir();
     const hooks = path.join(dir, 'sessions.hooks.jsonl');
     const line = (hook: string, payload: Record<string, unknown>) => JSON.stringify({ hook, payload });
@@ -167,11 +167,12 @@ describe('nemo-relay-hooks convert', () => {
     }
     writeFileSync(hooks, `${lines.join('\n')}\n`);
     const replayed = path.join(dir, 'replayed');
-    expect(cli(['replay', hooks, '--out', replayed, '--quiet']).code).toBe(0);
+    expect((await cliInProcess(['replay', hooks, '--out', replayed, '--quiet'])).code).toBe(0);
     const converted = path.join(dir, 'converted');
-    expect(cli(['convert', path.join(replayed, 'atof', 'hermes-atof.jsonl'), '--out', converted]).code).toBe(0);
+    // The replay's template, to compare file for file (the default names them after the agent: convert's other tests).
+    expect((await cliInProcess(['convert', path.join(replayed, 'atof', 'sessions-atof.jsonl'), '--out', converted, '--template', 'sessions-atif-{session_id}.json'])).code).toBe(0);
     const names = outputFiles(converted).map((file) => path.basename(file)).sort();
-    expect(names).toEqual(['hermes-atif-default.json', 'hermes-atif-x.json', 'hermes-atif-x~2.json']);
+    expect(names).toEqual(['sessions-atif-default.json', 'sessions-atif-x.json', 'sessions-atif-x~2.json']);
     expect(outputFiles(path.join(replayed, 'atif')).map((file) => path.basename(file)).sort()).toEqual(names);
     for (const name of names) {
       expect(readFileSync(path.join(converted, name), 'utf8'), name).toBe(readFileSync(path.join(replayed, 'atif', name), 'utf8'));

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { cli, fileErrors, outputFiles, ROOT, runtime, tempDir } from './support.ts';
+import { cli, cliInProcess, fileErrors, outputFiles, ROOT, runtime, tempDir } from './support.ts';
 
 const clean = { HERMES_NEMO_RELAY_PLUGINS_TOML: undefined, HERMES_NEMO_RELAY_ATOF_ENABLED: undefined, HERMES_NEMO_RELAY_ATIF_ENABLED: undefined, NEMO_RELAY_HOOKS_OUTPUTS: undefined };
 
@@ -25,14 +25,14 @@ describe('nemo-relay-hooks doctor', () => {
     expect(result.stdout.trimEnd().endsWith('✓ everything looks fine')).toBe(true);
   });
 
-  it('follows NEMO_RELAY_HOOKS_BACKEND like the plugin does', () => {
-    const result = cli(['doctor'], { env: { ...clean, NEMO_RELAY_HOOKS_BACKEND: 'memory' } });
+  it('follows NEMO_RELAY_HOOKS_BACKEND like the plugin does', async () => {
+    const result = await cliInProcess(['doctor'], { env: { ...clean, NEMO_RELAY_HOOKS_BACKEND: 'memory' } });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^  backend +memory: NEMO_RELAY_HOOKS_BACKEND=memory: in-memory relay requested/m);
   });
 
-  it('lists the HERMES_NEMO_RELAY_* variables set, and warns about invalid values without failing', () => {
-    const result = cli(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_ATOF_ENABLED: 'sometimes', HERMES_NEMO_RELAY_ATIF_ENABLED: '1' } });
+  it('lists the HERMES_NEMO_RELAY_* variables set, and warns about invalid values without failing', async () => {
+    const result = await cliInProcess(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_ATOF_ENABLED: 'sometimes', HERMES_NEMO_RELAY_ATIF_ENABLED: '1' } });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('HERMES_NEMO_RELAY_ATOF_ENABLED=sometimes');
     expect(result.stdout).toMatch(/warning settings\.invalid_value \(HERMES_NEMO_RELAY_ATOF_ENABLED\): .*not a recognised boolean/);
@@ -40,27 +40,27 @@ describe('nemo-relay-hooks doctor', () => {
     expect(result.stdout).toContain('! no errors, 2 warnings');
   });
 
-  it('validates a plugins.toml and exits 1 on an error diagnostic', () => {
+  it('validates a plugins.toml and exits 1 on an error diagnostic', async () => {
     const dir = tempDir();
     const bad = path.join(dir, 'bad.toml');
     writeFileSync(bad, 'version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\nsinks = [{ type = "file", mode = "sideways", output_directory = "x" }]\n');
-    const result = cli(['doctor', '--plugins-toml', bad], { env: clean });
+    const result = await cliInProcess(['doctor', '--plugins-toml', bad], { env: clean });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/plugins\.toml +.*bad\.toml: invalid/);
     expect(result.stdout).toMatch(/^  error observability\.unsupported_value \(atof sinks\[0\]\.mode\): /m);
     expect(result.stdout).toMatch(/✗ \d+ errors?, \d+ warnings?/);
   });
 
-  it('accepts a valid plugins.toml named by HERMES_NEMO_RELAY_PLUGINS_TOML', () => {
+  it('accepts a valid plugins.toml named by HERMES_NEMO_RELAY_PLUGINS_TOML', async () => {
     const dir = tempDir();
     const good = path.join(dir, 'plugins.toml');
     writeFileSync(good, `version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\nsinks = [{ type = "file", mode = "overwrite", output_directory = ${JSON.stringify(dir)}, filename = "run.jsonl" }]\n[components.config.atif]\nenabled = true\noutput_directory = ${JSON.stringify(dir)}\n`);
-    const result = cli(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_PLUGINS_TOML: good } });
+    const result = await cliInProcess(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_PLUGINS_TOML: good } });
     expect(result.stdout).toMatch(/plugins\.toml +.*plugins\.toml: valid \(observability: 1 ATOF file sink, ATIF on\)/);
     expect(result.code).toBe(0);
   });
 
-  it('counts the stream sinks and ATIF stores that will activate, and reports a wrong one as skipped, not fatal', () => {
+  it('counts the stream sinks and ATIF stores that will activate, and reports a wrong one as skipped, not fatal', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'plugins.toml');
     writeFileSync(
@@ -72,26 +72,28 @@ describe('nemo-relay-hooks doctor', () => {
         `[components.config.atif]\nenabled = true\noutput_directory = ${JSON.stringify(dir)}\n` +
         `[[components.config.atif.storage]]\ntype = "http"\nendpoint = "http://127.0.0.1:9/atif"\n`,
     );
-    const result = cli(['doctor', '--plugins-toml', file], { env: clean });
+    const result = await cliInProcess(['doctor', '--plugins-toml', file], { env: clean });
     expect(result.stdout).toMatch(/plugins\.toml: valid \(observability: 1 ATOF file sink, ATIF on, 1 ATOF stream sink, 1 ATIF store\)/);
     expect(result.stdout).toMatch(/^  warning observability\.unsupported_value \(atof sinks\[2\]\.header_env\.authorization\): .*this destination is skipped/m);
     expect(result.code).toBe(0);
   });
 
-  it('reports invalid TOML as an error', () => {
+  it('reports invalid TOML as an error', async () => {
     const dir = tempDir();
     const broken = path.join(dir, 'broken.toml');
     writeFileSync(broken, 'version = [1,\n');
-    const result = cli(['doctor', '--plugins-toml', broken], { env: clean });
+    const result = await cliInProcess(['doctor', '--plugins-toml', broken], { env: clean });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/error plugins_toml\.invalid_toml/);
   });
 });
 
 describe('nemo-relay-hooks demo', () => {
-  it.each(['memory', 'auto'])('runs the bundled session with --backend %s, writes valid files and prints the tree', (backend) => {
+  it.each(['memory', 'auto'])('runs the bundled session with --backend %s, writes valid files and prints the tree', async (backend) => {
     const out = tempDir();
-    const result = cli(['demo', '--fast', '--out', out, '--backend', backend]);
+    // auto through the executable (native on Node), memory in this process.
+    const run = backend === 'auto' ? async (argv: string[]) => cli(argv) : cliInProcess;
+    const result = await run(['demo', '--fast', '--out', out, '--backend', backend]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^NeMo Relay demo \(backend (memory|native 0\.9\.\d+)\): 37 hooks$/m);
@@ -104,7 +106,7 @@ describe('nemo-relay-hooks demo', () => {
     expect(files.map((file) => path.relative(out, file)).sort()).toEqual(['atif/demo-atif-demo-session-7f3a.json', 'atof/demo-atof.jsonl', 'hooks.jsonl']);
     for (const file of files.filter((f) => !f.endsWith('hooks.jsonl'))) expect(fileErrors(file), file).toEqual([]);
     // The recorded hooks replay to the same session.
-    const replayed = cli(['replay', path.join(out, 'hooks.jsonl'), '--out', path.join(out, 'replayed')]);
+    const replayed = await cliInProcess(['replay', path.join(out, 'hooks.jsonl'), '--out', path.join(out, 'replayed')]);
     expect(replayed.stdout).toContain('  sessions   1 (+1 subagent)');
   });
 
@@ -137,8 +139,8 @@ describe('nemo-relay-hooks demo', () => {
     expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('writes to a fresh folder under the OS temp dir by default and prints its paths', () => {
-    const result = cli(['demo', '--fast', '--backend', 'memory']);
+  it('writes to a fresh folder under the OS temp dir by default and prints its paths', async () => {
+    const result = await cliInProcess(['demo', '--fast', '--backend', 'memory']);
     expect(result.code).toBe(0);
     const match = /ATIF {2}(\S+) {2}✓ valid/.exec(result.stdout);
     expect(match).not.toBeNull();

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
 function plant(dir: string, name: string): string {
   const victim = path.join(tempDir('nrh-victim-'), 'victim.txt');
@@ -26,22 +26,20 @@ describe('CLI outputs planted as symlinks', () => {
       expect(fs.readFileSync(victim, 'utf8')).toBe('precious\n');
     });
 
-    it(`demo (--backend ${backend}) refuses a symlinked atof/demo-atof.jsonl`, () => {
+    it(`demo (--backend ${backend}) refuses a symlinked atof/demo-atof.jsonl`, async () => {
       const out = tempDir();
       const victim = plant(path.join(out, 'atof'), 'demo-atof.jsonl');
-      const result = cli(['demo', '--out', out, '--fast', '--backend', backend]);
+      const result = await cliInProcess(['demo', '--out', out, '--fast', '--backend', backend]);
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(/demo-atof\.jsonl: it is a symbolic link/);
       expect(fs.readFileSync(victim, 'utf8')).toBe('precious\n');
     });
   }
 
-  it('replay refuses a symlinked atof/hermes-atof.jsonl', () => {
-    const input = fs.readdirSync(EXAMPLES).find((name) => name.endsWith('.hooks.jsonl'));
-    expect(input).toBeDefined();
+  it('replay refuses a symlinked atof/<recording>-atof.jsonl', () => {
     const out = tempDir();
-    const victim = plant(path.join(out, 'atof'), 'hermes-atof.jsonl');
-    const result = cli(['replay', path.join(EXAMPLES, input!), '--out', out]);
+    const victim = plant(path.join(out, 'atof'), 'plain-chat-atof.jsonl');
+    const result = cli(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', out]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/symbolic link/);
     expectNoStack(result.stderr);

@@ -4,32 +4,32 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
 const BOM = '\uFEFF';
 
 describe('odd input files', () => {
-  it('reads ATOF and hook logs that start with a byte order mark', () => {
+  it('reads ATOF and hook logs that start with a byte order mark', async () => {
     const dir = tempDir();
-    const replayed = cli(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', path.join(dir, 'first'), '--quiet']);
+    const replayed = await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', path.join(dir, 'first'), '--quiet']);
     expect(replayed.code).toBe(0);
     const atof = path.join(dir, 'bom.jsonl');
-    writeFileSync(atof, BOM + readFileSync(path.join(dir, 'first', 'atof', 'hermes-atof.jsonl'), 'utf8'));
-    expect(cli(['validate', atof]).code).toBe(0);
-    const converted = cli(['convert', atof, '--out', path.join(dir, 'converted')]);
+    writeFileSync(atof, BOM + readFileSync(path.join(dir, 'first', 'atof', 'tool-loop-atof.jsonl'), 'utf8'));
+    expect((await cliInProcess(['validate', atof])).code).toBe(0);
+    const converted = await cliInProcess(['convert', atof, '--out', path.join(dir, 'converted')]);
     expect(converted.code).toBe(0);
     expect(converted.stdout).not.toContain('left out');
-    expect(readdirSync(path.join(dir, 'converted'))).toEqual(['hermes-atif-loop-session-4e19.json']);
+    expect(readdirSync(path.join(dir, 'converted'))).toEqual(['agent-atif-loop-session-4e19.json']);
     const hooks = path.join(dir, 'bom.hooks.jsonl');
     writeFileSync(hooks, BOM + readFileSync(path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), 'utf8'));
-    const replay = cli(['replay', hooks, '--out', path.join(dir, 'second'), '--strict', '--quiet']);
+    const replay = await cliInProcess(['replay', hooks, '--out', path.join(dir, 'second'), '--strict', '--quiet']);
     expect(replay.code, replay.stderr).toBe(0);
   });
 
-  it('accepts an empty .jsonl as an ATOF file with no events', () => {
+  it('accepts an empty .jsonl as an ATOF file with no events', async () => {
     const file = path.join(tempDir(), 'hermes-atof.jsonl');
     writeFileSync(file, '');
-    const result = cli(['validate', file]);
+    const result = await cliInProcess(['validate', file]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('0 events');
   });

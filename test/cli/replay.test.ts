@@ -2,12 +2,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
-import { cli, EXAMPLES, expectNoStack, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
 
 const hookLine = (hook: string, payload: unknown) => JSON.stringify({ hook, payload });
 
-function atifOf(dir: string, sessionId: string): any {
-  return JSON.parse(readFileSync(path.join(dir, 'atif', `hermes-atif-${sessionId}.json`), 'utf8'));
+function atifOf(dir: string, recording: string, sessionId: string): any {
+  return JSON.parse(readFileSync(path.join(dir, 'atif', `${recording}-atif-${sessionId}.json`), 'utf8'));
 }
 
 if (!nativeAvailable) console.info(`[skip] replay --backend native: nemo-relay-node cannot load here (${nativeLoadError})`);
@@ -15,23 +15,25 @@ if (!nativeAvailable) console.info(`[skip] replay --backend native: nemo-relay-n
 describe('nemo-relay-hooks replay', () => {
   it.each(['agent-session', 'plain-chat', 'tool-loop', 'anthropic-session'])(
     'turns examples/%s.hooks.jsonl into an ATOF file and one valid ATIF trajectory',
-    (name) => {
+    async (name) => {
       const out = tempDir();
-      const result = cli(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', out]);
+      // The first example through the executable, the others in this process.
+      const run = name === 'agent-session' ? async (argv: string[]) => cli(argv) : cliInProcess;
+      const result = await run(['replay', path.join(EXAMPLES, `${name}.hooks.jsonl`), '--out', out]);
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^replayed \d+ lines of .* \(backend memory, \d+ hooks\)$/m);
       expect(result.stdout).toMatch(/^  sessions   1( \(\+1 subagent\))?$/m);
       const files = outputFiles(out);
-      expect(files.filter((file) => file.endsWith('.jsonl'))).toEqual([path.join(out, 'atof', 'hermes-atof.jsonl')]);
+      expect(files.filter((file) => file.endsWith('.jsonl'))).toEqual([path.join(out, 'atof', `${name}-atof.jsonl`)]);
       expect(files.filter((file) => file.endsWith('.json'))).toHaveLength(1);
       for (const file of files) expect(fileErrors(file), file).toEqual([]);
     },
   );
 
-  it('summarises sessions, steps, LLM calls, tools, tokens, errors and files of the demo stream', () => {
+  it('summarises sessions, steps, LLM calls, tools, tokens, errors and files of the demo stream', async () => {
     const out = tempDir();
-    const result = cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]);
+    const result = await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('  sessions   1 (+1 subagent)\n');
     expect(result.stdout).toMatch(/^  steps      \d+$/m);
@@ -40,14 +42,14 @@ describe('nemo-relay-hooks replay', () => {
     expect(result.stdout).toContain('  tokens     prompt 6,654 · completion 290 · cached 4,352\n');
     expect(result.stdout).toContain('  errors     1 API, 1 tool, 0 malformed lines\n');
     expect(result.stdout).toMatch(/^  ATIF       1 file in /m);
-    const atif = atifOf(out, 'demo-session-7f3a');
+    const atif = atifOf(out, 'agent-session', 'demo-session-7f3a');
     expect(atif.final_metrics.total_prompt_tokens + atif.subagent_trajectories[0].final_metrics.total_prompt_tokens).toBe(6654);
   });
 
-  it('keeps the retry of a failed API call on the same api_request_id', () => {
+  it('keeps the retry of a failed API call on the same api_request_id', async () => {
     const out = tempDir();
-    expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out]).code).toBe(0);
-    const events = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out])).code).toBe(0);
+    const events = readFileSync(path.join(out, 'atof', 'agent-session-atof.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     const firstCall = events.filter((event) => event.category === 'llm' && event.metadata?.api_request_id === 'turn-1:api:1');
     expect(firstCall.map((event) => event.scope_category)).toEqual(['start', 'end', 'start', 'end']);
     expect(firstCall[1].metadata['error.type']).toBe('rate_limit_error');
@@ -87,7 +89,7 @@ describe('nemo-relay-hooks replay', () => {
     expect(result.stdout).toContain('6 malformed lines');
     expect(result.stdout).toContain('(backend memory, 3 hooks)');
     // m1 made no model call: its trajectory would have no step, which ATIF rejects, so none is written, and replay says so.
-    expect(outputFiles(out).map((file) => path.basename(file))).toEqual(['hermes-atof.jsonl']);
+    expect(outputFiles(out).map((file) => path.basename(file))).toEqual(['mixed-atof.jsonl']);
     for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
     expect(result.stdout).toMatch(/warning +1 session recorded no step \(no model call\), and ATIF needs at least one: no trajectory written for it/);
   });
@@ -115,19 +117,19 @@ describe('nemo-relay-hooks replay', () => {
     expect(files).toHaveLength(2);
     for (const file of files) expect(fileErrors(file), file).toEqual([]);
     // The open LLM call was ended by the shutdown, so the partial trajectory still has it.
-    expect(readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8')).toContain('session_closed');
+    expect(readFileSync(path.join(out, 'atof', 'strict-atof.jsonl'), 'utf8')).toContain('session_closed');
   });
 
-  it('without --strict the same stream exits 0 and includes the line after the bad one', () => {
+  it('without --strict the same stream exits 0 and includes the line after the bad one', async () => {
     const dir = tempDir();
     const input = path.join(dir, 'lenient.jsonl');
     writeFileSync(input, [hookLine('on_session_start', { session_id: 's2' }), '{oops', hookLine('pre_llm_call', { session_id: 's2', user_message: 'after' })].join('\n'));
-    const result = cli(['replay', input, '--out', path.join(dir, 'out')]);
+    const result = await cliInProcess(['replay', input, '--out', path.join(dir, 'out')]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('(backend memory, 2 hooks)');
   });
 
-  it('closes sessions left open at the end of the stream and writes their partial trajectories', () => {
+  it('closes sessions left open at the end of the stream and writes their partial trajectories', async () => {
     const dir = tempDir();
     const input = path.join(dir, 'open.jsonl');
     writeFileSync(
@@ -140,20 +142,20 @@ describe('nemo-relay-hooks replay', () => {
       ].join('\n'),
     );
     const out = path.join(dir, 'out');
-    expect(cli(['replay', input, '--out', out]).code).toBe(0);
-    const atif = atifOf(out, 'never-ends');
+    expect((await cliInProcess(['replay', input, '--out', out])).code).toBe(0);
+    const atif = atifOf(out, 'open', 'never-ends');
     expect(atif.steps.map((step: { source: string }) => step.source)).toEqual(['user', 'agent']);
     expect(atif.steps[1].message).toBe('partial answer');
     for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
   });
 
-  it('writes the ATOF file afresh on a second replay into the same folder', () => {
+  it('writes the ATOF file afresh on a second replay into the same folder', async () => {
     const out = tempDir();
     const input = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
-    expect(cli(['replay', input, '--out', out]).code).toBe(0);
-    const first = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').split('\n').length;
-    expect(cli(['replay', input, '--out', out, '--quiet']).code).toBe(0);
-    expect(readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8').split('\n').length).toBe(first);
+    expect((await cliInProcess(['replay', input, '--out', out])).code).toBe(0);
+    const first = readFileSync(path.join(out, 'atof', 'plain-chat-atof.jsonl'), 'utf8').split('\n').length;
+    expect((await cliInProcess(['replay', input, '--out', out, '--quiet'])).code).toBe(0);
+    expect(readFileSync(path.join(out, 'atof', 'plain-chat-atof.jsonl'), 'utf8').split('\n').length).toBe(first);
   });
 
   it('ignores HERMES_NEMO_RELAY_* settings and NEMO_RELAY_HOOKS_BACKEND of the shell', () => {
@@ -164,20 +166,54 @@ describe('nemo-relay-hooks replay', () => {
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('backend memory');
-    expect(existsSync(path.join(out, 'atof', 'hermes-atof.jsonl'))).toBe(true);
+    expect(existsSync(path.join(out, 'atof', 'plain-chat-atof.jsonl'))).toBe(true);
     expect(outputFiles(elsewhere)).toEqual([]);
   });
 
-  it('sets agent.name and agent.version from the flags', () => {
+  it('sets agent.name and agent.version from the flags', async () => {
     const out = tempDir();
-    const result = cli(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', out, '--agent-name', 'My Agent', '--agent-version', '2.1.0']);
+    const result = await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', out, '--agent-name', 'My Agent', '--agent-version', '2.1.0']);
     expect(result.code).toBe(0);
-    expect(atifOf(out, 'loop-session-4e19').agent).toMatchObject({ name: 'My Agent', version: '2.1.0' });
+    expect(atifOf(out, 'tool-loop', 'loop-session-4e19').agent).toMatchObject({ name: 'My Agent', version: '2.1.0' });
   });
 
-  it.skipIf(!nativeAvailable)('replays with the native backend on request, on every runtime where it loads', () => {
+  it('names its files after the recording and each agent after what its session reports, never after Hermes', async () => {
+    const dir = tempDir();
+    const out = path.join(dir, 'out');
+    const session = (id: string, extra: Record<string, unknown>) =>
+      [
+        hookLine('on_session_start', { session_id: id, model: 'gpt-4o', ...extra }),
+        hookLine('pre_api_request', { session_id: id, api_request_id: 'r1', model: 'gpt-4o' }),
+        hookLine('post_api_request', { session_id: id, api_request_id: 'r1', model: 'gpt-4o', response: { content: 'ok' } }),
+        hookLine('on_session_end', { session_id: id, completed: true }),
+      ].join('\n');
+    writeFileSync(path.join(dir, 'weather.hooks.jsonl'), `${session('w1', { agent_name: 'Weather agent', agent_version: '3.0.0' })}\n${session('w2', {})}\n`);
+    writeFileSync(path.join(dir, 'billing.jsonl'), `${session('b1', {})}\n`);
+    expect((await cliInProcess(['replay', path.join(dir, 'weather.hooks.jsonl'), '--out', out])).code).toBe(0);
+    // A second recording into the same folder keeps the first one's files.
+    expect((await cliInProcess(['replay', path.join(dir, 'billing.jsonl'), '--out', out])).code).toBe(0);
+    expect(outputFiles(out).map((file) => path.relative(out, file))).toEqual([
+      'atif/billing-atif-b1.json',
+      'atif/weather-atif-w1.json',
+      'atif/weather-atif-w2.json',
+      'atof/billing-atof.jsonl',
+      'atof/weather-atof.jsonl',
+    ]);
+    // What a session reports wins over the default ("agent": replay does not know who recorded the stream).
+    expect(atifOf(out, 'weather', 'w1').agent).toMatchObject({ name: 'Weather agent', version: '3.0.0' });
+    expect(atifOf(out, 'weather', 'w2').agent).toMatchObject({ name: 'agent', version: 'unknown' });
+    const scopes = readFileSync(path.join(out, 'atof', 'weather-atof.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { kind: string; category: string; name: string; scope_category?: string });
+    expect(scopes.filter((e) => e.category === 'agent' && e.scope_category === 'start').map((e) => e.name)).toEqual(['Weather agent-session-w1', 'agent-session-w2']);
+    // The flags are the host's explicit word: they win over what the session reports.
+    const flagged = path.join(dir, 'flagged');
+    expect((await cliInProcess(['replay', path.join(dir, 'weather.hooks.jsonl'), '--out', flagged, '--agent-name', 'Ops', '--agent-version', '9'])).code).toBe(0);
+    expect(atifOf(flagged, 'weather', 'w1').agent).toMatchObject({ name: 'Ops', version: '9' });
+    for (const file of [...outputFiles(out), ...outputFiles(flagged)]) expect(fileErrors(file), file).toEqual([]);
+  });
+
+  it.skipIf(!nativeAvailable)('replays with the native backend on request, on every runtime where it loads', async () => {
     const out = tempDir();
-    const result = cli(['replay', path.join(EXAMPLES, 'anthropic-session.hooks.jsonl'), '--out', out, '--backend', 'native']);
+    const result = await cliInProcess(['replay', path.join(EXAMPLES, 'anthropic-session.hooks.jsonl'), '--out', out, '--backend', 'native']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/backend native 0\.9\.\d/);
     for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);

@@ -7,34 +7,37 @@ import { describe, expect, it } from 'vitest';
 import { Progress } from '../../src/cli/progress.ts';
 import { PLAIN, type CliIo } from '../../src/cli/io.ts';
 import { safeForTerminal } from '../../src/cli/terminal-text.ts';
-import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+
+// What a command prints runs in this process (cliInProcess); standard input
+// and the progress line off a terminal are the executable's, in a child (cli).
 
 const HOOKS = path.join(EXAMPLES, 'agent-session.hooks.jsonl');
 
-function replayed(): string {
+async function replayed(): Promise<string> {
   const out = tempDir();
-  expect(cli(['replay', HOOKS, '--out', out, '--quiet']).code).toBe(0);
+  expect((await cliInProcess(['replay', HOOKS, '--out', out, '--quiet'])).code).toBe(0);
   return out;
 }
 
 describe('--json', () => {
-  it('replay prints the backend, counters and every file written with its size', () => {
+  it('replay prints the backend, counters and every file written with its size', async () => {
     const out = tempDir();
-    const result = cli(['replay', HOOKS, '--out', out, '--json']);
+    const result = await cliInProcess(['replay', HOOKS, '--out', out, '--json']);
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { command: string; ok: boolean; backend: { kind: string }; counters: Record<string, number>; files: { format: string; path: string; bytes: number }[]; warnings: string[] };
     expect(report).toMatchObject({ command: 'replay', ok: true, backend: { kind: 'memory' }, warnings: [] });
     expect(report.counters).toMatchObject({ hooks: 37, sessions: 1, subagents: 1, llmAttempts: 7, llmErrors: 1, toolCalls: 5, toolFailures: 1, malformedLines: 0 });
     expect(report.files.map((file) => [file.format, path.basename(file.path)])).toEqual([
-      ['atof', 'hermes-atof.jsonl'],
-      ['atif', 'hermes-atif-demo-session-7f3a.json'],
+      ['atof', 'agent-session-atof.jsonl'],
+      ['atif', 'agent-session-atif-demo-session-7f3a.json'],
     ]);
     for (const file of report.files) expect(file.bytes).toBe(statSync(file.path).size);
   });
 
-  it('convert prints the trajectories written and the counters', () => {
-    const out = replayed();
-    const result = cli(['convert', path.join(out, 'atof', 'hermes-atof.jsonl'), '--out', path.join(out, 'converted'), '--json']);
+  it('convert prints the trajectories written and the counters', async () => {
+    const out = await replayed();
+    const result = await cliInProcess(['convert', path.join(out, 'atof', 'agent-session-atof.jsonl'), '--out', path.join(out, 'converted'), '--json']);
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { command: string; counters: Record<string, number>; files: { path: string; bytes: number }[] };
     expect(report.command).toBe('convert');
@@ -43,14 +46,14 @@ describe('--json', () => {
     expect(report.files[0]!.bytes).toBe(statSync(report.files[0]!.path).size);
   });
 
-  it('validate prints per-file verdicts with errors and warnings apart, and exits 1 on an invalid file', () => {
-    const out = replayed();
+  it('validate prints per-file verdicts with errors and warnings apart, and exits 1 on an invalid file', async () => {
+    const out = await replayed();
     const dir = tempDir();
     const bad = path.join(dir, 'bad.jsonl');
     writeFileSync(bad, '{"atof_version":"0.1","kind":"scope","scope_category":"end","uuid":"u","name":"n","timestamp":"2026-01-01T00:00:00Z","category":"agent"}\n');
     const empty = path.join(dir, 'empty.jsonl');
     writeFileSync(empty, '');
-    const result = cli(['validate', path.join(out, 'atof', 'hermes-atof.jsonl'), bad, empty, '--json']);
+    const result = await cliInProcess(['validate', path.join(out, 'atof', 'agent-session-atof.jsonl'), bad, empty, '--json']);
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as { ok: boolean; files: { file: string; kind: string; valid: boolean; empty: boolean; count: number; errors: { rule: string }[]; warnings: { rule: string }[] }[]; counters: Record<string, number> };
     expect(report.ok).toBe(false);
@@ -64,9 +67,9 @@ describe('--json', () => {
     expect(none!.warnings.map((warning) => warning.rule)).toEqual(['file.empty']);
   });
 
-  it('view prints the session trees; doctor prints its report', () => {
-    const out = replayed();
-    const view = cli(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), '--json']);
+  it('view prints the session trees; doctor prints its report', async () => {
+    const out = await replayed();
+    const view = await cliInProcess(['view', path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), '--json']);
     expect(view.code).toBe(0);
     const tree = JSON.parse(view.stdout) as { command: string; files: { kind: string; sessions: { kind: string; title: string; children: unknown[]; source?: unknown }[] }[]; html: null };
     expect(tree.command).toBe('view');
@@ -74,7 +77,7 @@ describe('--json', () => {
     expect(tree.files[0]!.sessions[0]).toMatchObject({ kind: 'session', title: 'session demo-session-7f3a' });
     expect(tree.files[0]!.sessions[0]!.source).toBeUndefined();
     expect(tree.html).toBeNull();
-    const doctor = cli(['doctor', '--json'], { env: { HERMES_NEMO_RELAY_PLUGINS_TOML: undefined, HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_ENABLED: undefined } });
+    const doctor = await cliInProcess(['doctor', '--json'], { env: { HERMES_NEMO_RELAY_PLUGINS_TOML: undefined, HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_ENABLED: undefined } });
     const report = JSON.parse(doctor.stdout) as { command: string; backend: { kind: string; reason: string }; exporters: { format: string; path: string | null }[]; problems: { code: string }[] };
     expect(report.command).toBe('doctor');
     expect(typeof report.backend.reason).toBe('string');
@@ -90,14 +93,14 @@ describe('"-" reads standard input', () => {
     const replay = cli(['replay', '-', '--out', out, '--json'], { input });
     expect(replay.code, replay.stderr).toBe(0);
     expect((JSON.parse(replay.stdout) as { input: string; counters: { hooks: number } }).counters.hooks).toBe(37);
-    const atof = readFileSync(path.join(out, 'atof', 'hermes-atof.jsonl'), 'utf8');
+    const atof = readFileSync(path.join(out, 'atof', 'stdin-atof.jsonl'), 'utf8');
     const convert = cli(['convert', '-', '--out', path.join(out, 'c'), '--json'], { input: atof });
     expect(convert.code, convert.stderr).toBe(0);
     expect((JSON.parse(convert.stdout) as { files: unknown[] }).files).toHaveLength(1);
     const validate = cli(['validate', '-'], { input: atof });
     expect(validate.code).toBe(0);
     expect(validate.stdout).toMatch(/^✓ \(stdin\): valid \(ATOF 0\.1, \d+ events\)$/m);
-    const atif = readFileSync(path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), 'utf8');
+    const atif = readFileSync(path.join(out, 'atif', 'stdin-atif-demo-session-7f3a.json'), 'utf8');
     expect(cli(['validate', '-'], { input: atif }).stdout).toMatch(/^✓ \(stdin\): valid \(ATIF ATIF-v1\.7, \d+ steps\)$/m);
     expect(cli(['view', '-'], { input: atif }).stdout).toMatch(/^ +session demo-session-7f3a/);
     const twice = cli(['validate', '-', '-'], { input: atif });
@@ -106,24 +109,24 @@ describe('"-" reads standard input', () => {
 });
 
 describe('hostile input', () => {
-  it('a line longer than the limit is one clear line for replay, convert and validate, not a RangeError', () => {
+  it('a line longer than the limit is one clear line for replay, convert and validate, not a RangeError', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'one-line.jsonl');
     writeFileSync(file, `{"hook":"on_session_start","payload":{"x":"${'a'.repeat(3 * 1024 * 1024)}"}}`);
     const env = { NEMO_RELAY_HOOKS_MAX_LINE_BYTES: String(1024 * 1024) };
     for (const args of [['replay', file, '--out', path.join(dir, 'r')], ['convert', file, '--out', path.join(dir, 'c')]]) {
-      const result = cli(args, { env });
+      const result = await cliInProcess(args, { env });
       expect(result.code, args[0]).toBe(1);
       expectNoStack(result.stderr);
       expect(result.stderr).toBe(`nemo-relay-hooks: cannot read ${file}: line 1 is longer than 1048576 bytes, more than one JSON line may have (is this really JSONL?)\n`);
     }
-    const validate = cli(['validate', file, '--stream-above', '0'], { env });
+    const validate = await cliInProcess(['validate', file, '--stream-above', '0'], { env });
     expect(validate.code).toBe(1);
     expect(validate.stdout).toContain('line 1 is longer than 1048576 bytes');
     expectNoStack(validate.stdout + validate.stderr);
   });
 
-  it('view shows escape sequences, OSC titles and BEL in session content as visible escapes', () => {
+  it('view shows escape sequences, OSC titles and BEL in session content as visible escapes', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'evil.jsonl');
     const evil = 'hi\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202eend';
@@ -134,21 +137,21 @@ describe('hostile input', () => {
       { atof_version: '0.1', kind: 'scope', scope_category: 'end', uuid: 'a', parent_uuid: null, name: evil, timestamp: '2026-01-01T00:00:03Z', category: 'agent', attributes: [], data: null, metadata: {} },
     ];
     writeFileSync(file, `${events.map((event) => JSON.stringify(event)).join('\n')}\n`);
-    const result = cli(['view', file], { env: { NO_COLOR: '1' } });
+    const result = await cliInProcess(['view', file], { env: { NO_COLOR: '1' } });
     expect(result.code).toBe(0);
     expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(result.stdout).toContain('session hi\\x1b[2J\\x1b]0;pwned\\x07\\x9b31m\\u202eend');
     expect(result.stdout).toContain('ERROR hi\\x1b[2J');
   });
 
-  it('replay and validate quote hostile line content as visible escapes too', () => {
+  it('replay and validate quote hostile line content as visible escapes too', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'evil.jsonl');
     writeFileSync(file, '\u001b]0;pwned\u0007\u001b[2J not json\n');
-    const replay = cli(['replay', file, '--out', path.join(dir, 'out')]);
+    const replay = await cliInProcess(['replay', file, '--out', path.join(dir, 'out')]);
     expect(replay.stderr).toContain(`${file}:1: not valid JSON`);
     expect(replay.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-    const validate = cli(['validate', file]);
+    const validate = await cliInProcess(['validate', file]);
     expect(validate.code).toBe(1);
     expect(validate.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     expect(validate.stdout).toContain('\\x1b');
@@ -161,22 +164,22 @@ describe('hostile input', () => {
 });
 
 describe('empty outputs are called empty', () => {
-  it('validate says "valid but empty" for an ATOF file without events', () => {
+  it('validate says "valid but empty" for an ATOF file without events', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'none.jsonl');
     writeFileSync(file, '');
-    const result = cli(['validate', file]);
+    const result = await cliInProcess(['validate', file]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`! ${file}: valid but empty (ATOF (no atof_version), 0 events): nothing was recorded\n`);
   });
 
-  it('replay of a stream without hooks warns that nothing was recorded', () => {
+  it('replay of a stream without hooks warns that nothing was recorded', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'none.hooks.jsonl');
     writeFileSync(file, '\n');
-    const result = cli(['replay', file, '--out', path.join(dir, 'out')]);
+    const result = await cliInProcess(['replay', file, '--out', path.join(dir, 'out')]);
     expect(result.stdout).toMatch(new RegExp(`^  warning +${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds no hooks: nothing was recorded$`, 'm'));
-    const json = JSON.parse(cli(['replay', file, '--out', path.join(dir, 'out2'), '--json']).stdout) as { warnings: string[] };
+    const json = JSON.parse((await cliInProcess(['replay', file, '--out', path.join(dir, 'out2'), '--json'])).stdout) as { warnings: string[] };
     expect(json.warnings).toEqual([`${file} holds no hooks: nothing was recorded`]);
   });
 });

@@ -5,7 +5,7 @@ import { appendFileSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, wri
 import { request } from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 import { serve } from './serve-support.ts';
 
 interface Entry { key: string; file: string; kind: string; session: string; llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number }
@@ -38,10 +38,10 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string): Prom
 describe('nemo-relay-hooks view --serve', () => {
   it('serves the sessions of a folder (ATIF and ATOF), follows new files and lines, refuses escapes, and stops on Ctrl-C', async () => {
     const recorded = tempDir();
-    expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', recorded, '--quiet']).code).toBe(0);
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', recorded, '--quiet'])).code).toBe(0);
     const folder = tempDir('nrh-serve-');
     mkdirSync(path.join(folder, 'runs'));
-    copyFileSync(path.join(recorded, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(folder, 'runs', 'first.json'));
+    copyFileSync(path.join(recorded, 'atif', 'agent-session-atif-demo-session-7f3a.json'), path.join(folder, 'runs', 'first.json'));
     writeFileSync(path.join(folder, 'package.json'), '{"name":"not-a-session"}');
     // A link to a file outside the folder is not followed.
     symlinkSync('/etc/hostname', path.join(folder, 'outside.json'));
@@ -70,7 +70,7 @@ describe('nemo-relay-hooks view --serve', () => {
       expect((await get(server.url, { host: 'attacker.example:80' })).status).toBe(403);
 
       // A new session file appears; an ATOF file grows line by line.
-      const atofLines = readFileSync(path.join(recorded, 'atof', 'hermes-atof.jsonl'), 'utf8').trimEnd().split('\n');
+      const atofLines = readFileSync(path.join(recorded, 'atof', 'agent-session-atof.jsonl'), 'utf8').trimEnd().split('\n');
       const half = Math.floor(atofLines.length / 2);
       writeFileSync(path.join(folder, 'live.atof.jsonl'), `${atofLines.slice(0, half).join('\n')}\n`);
       const partial = await until(async () => (await sessions(server.url)).find((entry) => entry.kind === 'atof'), 'the ATOF session');
@@ -109,15 +109,15 @@ describe('nemo-relay-hooks view --serve', () => {
     const missing = cli(['view', '--serve', '/nonexistent/folder']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('nemo-relay-hooks: cannot serve /nonexistent/folder: no such file or directory\n');
-    const port = cli(['view', '--serve', '.', '--port', 'eighty']);
+    const port = await cliInProcess(['view', '--serve', '.', '--port', 'eighty']);
     expect(port.code).toBe(2);
     expect(port.stderr).toMatch(/^nemo-relay-hooks: --port must be a number from 0 to 65535 \(got "eighty"\)/);
-    expect(cli(['view', '--serve', '--json']).code).toBe(2);
-    expect(cli(['view', 'x.json', '--port', '1']).stderr).toMatch(/--port goes with --serve/);
+    expect((await cliInProcess(['view', '--serve', '--json'])).code).toBe(2);
+    expect((await cliInProcess(['view', 'x.json', '--port', '1'])).stderr).toMatch(/--port goes with --serve/);
     const first = await serve([tempDir(), '--port', '0']);
     try {
       const taken = new URL(first.url).port;
-      const second = cli(['view', '--serve', tempDir(), '--port', taken]);
+      const second = await cliInProcess(['view', '--serve', tempDir(), '--port', taken]);
       expect(second.code).toBe(1);
       expect(second.stderr).toBe(`nemo-relay-hooks: cannot serve on 127.0.0.1:${taken}: the port is in use (--port 0 picks a free one)\n`);
       for (const result of [missing, port, second]) expectNoStack(result.stderr);

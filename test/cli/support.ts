@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAtofJsonl, validateAtif, validateAtofEvents } from '../../src/formats/index.ts';
+import { runCli } from '../../src/cli/dispatch.ts';
+import { PLAIN, type CliIo } from '../../src/cli/io.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const EXAMPLES = path.join(ROOT, 'examples');
@@ -49,6 +51,44 @@ export function cli(args: readonly string[], options: { env?: Record<string, str
   });
   if (result.error) throw result.error;
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Runs the CLI in this process: the same dispatcher and commands as the
+ * executable, with stdout and stderr captured, no terminal, and the
+ * environment a child of `cli()` would get (the working directory is the
+ * checkout's). For cases about what a command prints and its exit code:
+ * a child process per case costs a runtime start and the CLI's load each
+ * time, while what the executable itself adds (the entry, stdin, signals,
+ * the exit) keeps its cases on `cli()`.
+ *
+ * `options.env` is set on `process.env` for the call too (a few settings
+ * are read from the process, as in the executable) and restored after it.
+ */
+export async function cliInProcess(args: readonly string[], options: { env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+  const overrides: Record<string, string | undefined> = { NO_COLOR: '1', FORCE_COLOR: undefined, NEMO_RELAY_HOOKS_BACKEND: undefined, ...options.env };
+  const saved = new Map(Object.keys(overrides).map((key) => [key, process.env[key]] as const));
+  const put = (key: string, value: string | undefined) => {
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  };
+  for (const [key, value] of Object.entries(overrides)) put(key, value);
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    out: (text) => void (stdout += text),
+    err: (text) => void (stderr += text),
+    stderrIsTty: false,
+    style: PLAIN,
+    env: { ...process.env },
+    cwd: ROOT,
+  };
+  try {
+    const code = await runCli(args, io);
+    return { code, stdout, stderr };
+  } finally {
+    for (const [key, value] of saved) put(key, value);
+  }
 }
 
 export function tempDir(prefix = 'nrh-cli-'): string {

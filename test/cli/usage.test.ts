@@ -1,7 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+
+// The executable itself (a child process) for the program's own help, version and
+// first usage and file errors; the per-command cases run the same dispatcher in
+// this process (cliInProcess), where a child per case would only add its start-up.
 
 const COMMANDS = ['replay', 'convert', 'validate', 'view', 'compare', 'doctor', 'demo'];
 
@@ -24,9 +28,9 @@ describe('nemo-relay-hooks usage', () => {
     expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
-  it.each(COMMANDS)('prints the usage and options of "%s" with --help, -h and "help <command>"', (command) => {
+  it.each(COMMANDS)('prints the usage and options of "%s" with --help, -h and "help <command>"', async (command) => {
     for (const args of [[command, '--help'], [command, '-h'], ['help', command]]) {
-      const result = cli(args);
+      const result = await cliInProcess(args);
       expect(result.code, args.join(' ')).toBe(0);
       expect(result.stdout).toContain(`Usage: nemo-relay-hooks ${command}`);
       expect(result.stdout).toContain('--help');
@@ -34,7 +38,7 @@ describe('nemo-relay-hooks usage', () => {
     }
   });
 
-  it('--help wins over missing required arguments', () => {
+  it('--help wins over missing required arguments (the executable)', () => {
     const result = cli(['replay', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('--strict');
@@ -58,8 +62,8 @@ describe('nemo-relay-hooks usage', () => {
     [['view', 'x.json', '--strict'], /unknown flag --strict for "view"/],
     [['replay', 'x.jsonl', '--out', 'o', '--strict=yes'], /flag --strict takes no value/],
     [['replay', 'x.jsonl', '--out', 'o', '-Z'], /unknown flag -Z for "replay"/],
-  ])('reports the usage error in %j on one line with exit code 2', (args, message) => {
-    const result = cli(args);
+  ])('reports the usage error in %j on one line with exit code 2', async (args, message) => {
+    const result = await cliInProcess(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -71,18 +75,20 @@ describe('nemo-relay-hooks usage', () => {
     ['replay', ['replay', 'missing.jsonl', '--out']],
     ['convert', ['convert', 'missing.jsonl', '--out']],
     ['view', ['view', 'missing.json']],
-  ])('%s: a missing input file is one line and exit code 1, never a stack trace', (_name, args) => {
+  ])('%s: a missing input file is one line and exit code 1, never a stack trace', async (name, args) => {
     const dir = tempDir();
     const full = args.includes('--out') ? [...args, path.join(dir, 'out')] : args;
-    const result = cli(full.map((arg) => (arg === 'missing.jsonl' || arg === 'missing.json' ? path.join(dir, arg) : arg)));
+    // replay through the executable, the others in process.
+    const run = name === 'replay' ? async (argv: string[]) => cli(argv) : cliInProcess;
+    const result = await run(full.map((arg) => (arg === 'missing.jsonl' || arg === 'missing.json' ? path.join(dir, arg) : arg)));
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^nemo-relay-hooks: cannot read .*missing\.jsonl?: no such file or directory\n$/);
     expectNoStack(result.stderr);
   });
 
-  it('reports a folder given as the input file', () => {
+  it('reports a folder given as the input file', async () => {
     const dir = tempDir();
-    const result = cli(['view', dir]);
+    const result = await cliInProcess(['view', dir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`nemo-relay-hooks: cannot read ${dir}: is a directory\n`);
   });
@@ -98,12 +104,12 @@ describe('nemo-relay-hooks usage', () => {
     expectNoStack(result.stderr);
   });
 
-  it('reports an output folder that holds a file where a subfolder must go', () => {
+  it('reports an output folder that holds a file where a subfolder must go', async () => {
     const dir = tempDir();
     const locked = path.join(dir, 'locked');
     mkdirSync(locked);
     writeFileSync(path.join(locked, 'atif'), 'a file where the atif folder should be');
-    const result = cli(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', locked]);
+    const result = await cliInProcess(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', locked]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^nemo-relay-hooks: cannot write to .*atif: /);
     expectNoStack(result.stderr);

@@ -1,18 +1,18 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, tempDir } from './support.ts';
 
 const NATIVE = path.join(EXAMPLES, 'native');
 
-function replayedAtif(dir: string): string {
-  expect(cli(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet']).code).toBe(0);
-  return path.join(dir, 'atif', 'hermes-atif-loop-session-4e19.json');
+async function replayedAtif(dir: string): Promise<string> {
+  expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+  return path.join(dir, 'atif', 'tool-loop-atif-loop-session-4e19.json');
 }
 
 describe('nemo-relay-hooks validate', () => {
-  it('accepts valid ATIF and ATOF files with one summary line each (warnings listed before it) and exit code 0', () => {
-    const atif = replayedAtif(tempDir());
+  it('accepts valid ATIF and ATOF files with one summary line each (warnings listed before it) and exit code 0', async () => {
+    const atif = await replayedAtif(tempDir());
     const atof = path.join(NATIVE, 'claude-code-session.atof.jsonl');
     const result = cli(['validate', atif, atof]);
     expect(result.code).toBe(0);
@@ -26,20 +26,20 @@ describe('nemo-relay-hooks validate', () => {
         '',
       ].join('\n'),
     );
-    const strict = cli(['validate', '--strict', atof]);
+    const strict = await cliInProcess(['validate', '--strict', atof]);
     expect(strict.code).toBe(1);
     expect(strict.stdout).toContain(`${atof}: $[2].category_profile: atof.custom_subtype: a custom event needs category_profile.subtype\n`);
   });
 
-  it('prints each ATIF error as <file>: <json path>: <rule>: <message> and exits 1', () => {
+  it('prints each ATIF error as <file>: <json path>: <rule>: <message> and exits 1', async () => {
     const dir = tempDir();
-    const good = replayedAtif(dir);
+    const good = await replayedAtif(dir);
     const doc = JSON.parse(readFileSync(good, 'utf8'));
     doc.steps[1].step_id = 7;
     doc.steps[0].colour = 'blue';
     const broken = path.join(dir, 'broken.json');
     writeFileSync(broken, JSON.stringify(doc));
-    const result = cli(['validate', broken, good]);
+    const result = await cliInProcess(['validate', broken, good]);
     expect(result.code).toBe(1);
     const lines = result.stdout.trim().split('\n');
     expect(lines).toContain(`${broken}: $.steps[0].colour: atif.extra_field: Step does not allow the field "colour"`);
@@ -63,30 +63,30 @@ describe('nemo-relay-hooks validate', () => {
     expect(result.stdout).toMatch(new RegExp(`✗ ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\d+ errors \\(ATOF 0\\.1, 13 events, \\d+ warnings?\\)`));
   });
 
-  it('detects the kind by content, not by extension', () => {
+  it('detects the kind by content, not by extension', async () => {
     const dir = tempDir();
     const atofAsTxt = path.join(dir, 'events.txt');
     copyFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), atofAsTxt);
     const atifAsJsonl = path.join(dir, 'trajectory.jsonl');
-    copyFileSync(replayedAtif(path.join(dir, 'r')), atifAsJsonl);
-    const result = cli(['validate', atofAsTxt, atifAsJsonl]);
+    copyFileSync(await replayedAtif(path.join(dir, 'r')), atifAsJsonl);
+    const result = await cliInProcess(['validate', atofAsTxt, atifAsJsonl]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`✓ ${atofAsTxt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: valid \\(ATOF 0\\.1, 14 events, \\d+ warnings?\\)`));
     expect(result.stdout).toContain(`✓ ${atifAsJsonl}: valid (ATIF ATIF-v1.7`);
   });
 
-  it('tells a recorded hook stream apart and points to replay', () => {
+  it('tells a recorded hook stream apart and points to replay', async () => {
     const file = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
-    const result = cli(['validate', file]);
+    const result = await cliInProcess(['validate', file]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${file}: $: file.hook_stream: this is a recorded hook stream`);
   });
 
-  it('reports a missing file among others and still checks the rest', () => {
+  it('reports a missing file among others and still checks the rest', async () => {
     const dir = tempDir();
     const missing = path.join(dir, 'nope.json');
     const good = path.join(NATIVE, 'plugin-session.atof.jsonl');
-    const result = cli(['validate', missing, good]);
+    const result = await cliInProcess(['validate', missing, good]);
     expect(result.code).toBe(1);
     const lines = result.stdout.trim().split('\n');
     expect(lines[0]).toBe(`✗ ${missing}: cannot read ${missing}: no such file or directory`);
@@ -94,13 +94,13 @@ describe('nemo-relay-hooks validate', () => {
     expect(lines.slice(1, -1).every((line) => line.includes(' (warning): '))).toBe(true);
   });
 
-  it('reports an empty file and a .json file that is not JSON', () => {
+  it('reports an empty file and a .json file that is not JSON', async () => {
     const dir = tempDir();
     const empty = path.join(dir, 'empty.json');
     writeFileSync(empty, '');
     const garbage = path.join(dir, 'garbage.json');
     writeFileSync(garbage, '{"schema_version": ');
-    const result = cli(['validate', empty, garbage]);
+    const result = await cliInProcess(['validate', empty, garbage]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${empty}: $: file.unrecognised: the file is empty`);
     expect(result.stdout).toContain(`${garbage}: $: file.unrecognised: not valid JSON`);
@@ -108,10 +108,10 @@ describe('nemo-relay-hooks validate', () => {
 });
 
 describe('nemo-relay-hooks validate, streaming large ATOF files', () => {
-  it('streams a valid file to the same verdict', () => {
+  it('streams a valid file to the same verdict', async () => {
     const file = path.join(NATIVE, 'claude-code-session.atof.jsonl');
-    const whole = cli(['validate', file]).stdout;
-    const streamed = cli(['validate', file, '--stream-above', '0']).stdout;
+    const whole = (await cliInProcess(['validate', file])).stdout;
+    const streamed = (await cliInProcess(['validate', file, '--stream-above', '0'])).stdout;
     expect(streamed).toBe(whole.replace('22 events, 2 warnings)', '22 events, streamed, 2 warnings)'));
     expect(streamed.endsWith(`✓ ${file}: valid (ATOF 0.1, 22 events, streamed, 2 warnings)\n`)).toBe(true);
   });

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, tempDir } from './support.ts';
 
 interface Figures { llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number; costUsd: number | null; durationUs: number | null }
 interface JsonNode { kind: string; title: string; own?: Figures; totals?: Figures; children: JsonNode[] }
@@ -75,7 +75,7 @@ function find(nodes: JsonNode[], title: string): JsonNode {
 }
 
 describe('rollups in view', () => {
-  it('sums own figures and totals up the tree through nested subagents (hand-computed)', () => {
+  it('sums own figures and totals up the tree through nested subagents (hand-computed)', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'nested.json');
     writeFileSync(file, JSON.stringify(nested()));
@@ -100,22 +100,22 @@ describe('rollups in view', () => {
     // Calls carry no rollup.
     expect(find([session!], 'LLM big')).not.toHaveProperty('totals');
 
-    const text = cli(['view', file]).stdout.split('\n');
+    const text = (await cliInProcess(['view', file])).stdout.split('\n');
     expect(text[0]).toMatch(/session root .*4 LLM calls, 3 tool calls {2}220 in \(30 cached\) \/ 22 out {2}\$0\.016 {2}1 error {2}\(own: 150 in \(20 cached\) \/ 15 out, \$0\.012, 1 tool call, 0 errors\)/);
     expect(text.find((line) => line.includes('subagent sub-a'))).toMatch(/70 in \(10 cached\) \/ 7 out \$0\.004 {2}Σ 1 error {2}\(own: 40 in \/ 4 out, \$0\.004, 2 tool calls, 1 error\)/);
   });
 
-  it('rolls up the demo the same from its ATOF and its ATIF', () => {
+  it('rolls up the demo the same from its ATOF and its ATIF', async () => {
     const out = tempDir();
-    expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out, '--quiet']).code).toBe(0);
-    const rollups = (file: string) => {
-      const [session] = (JSON.parse(cli(['view', file, '--json']).stdout) as { files: { sessions: JsonNode[] }[] }).files[0]!.sessions;
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out, '--quiet'])).code).toBe(0);
+    const rollups = async (file: string) => {
+      const [session] = (JSON.parse((await cliInProcess(['view', file, '--json'])).stdout) as { files: { sessions: JsonNode[] }[] }).files[0]!.sessions;
       const sub = find([session!], 'subagent demo-subagent-91b2');
       const strip = (figures: Figures) => ({ ...figures, durationUs: undefined });
       return { own: strip(session!.own!), totals: strip(session!.totals!), sub: strip(sub.totals!) };
     };
-    const atof = rollups(path.join(out, 'atof', 'hermes-atof.jsonl'));
-    const atif = rollups(path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'));
+    const atof = await rollups(path.join(out, 'atof', 'agent-session-atof.jsonl'));
+    const atif = await rollups(path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'));
     expect(atif).toEqual(atof);
     // The parent's own figures are what its ATIF file's final_metrics say; totals add the subagent's.
     expect(atif.own).toMatchObject({ promptTokens: 5972, completionTokens: 223, cachedTokens: 4096 });

@@ -1,11 +1,11 @@
 import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, EXAMPLES, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, tempDir } from './support.ts';
 
-function replayDemo(): string {
+async function replayDemo(): Promise<string> {
   const out = tempDir();
-  expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out, '--quiet']).code).toBe(0);
+  expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out, '--quiet'])).code).toBe(0);
   return out;
 }
 
@@ -17,9 +17,9 @@ function depthOf(lines: string[], pattern: RegExp): number {
 }
 
 describe('nemo-relay-hooks view', () => {
-  it.each(['atof', 'atif'])('draws the %s of the demo as session > turn > LLM call > tool call > subagent, with durations and tokens', (kind) => {
-    const out = replayDemo();
-    const file = kind === 'atof' ? path.join(out, 'atof', 'hermes-atof.jsonl') : path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json');
+  it.each(['atof', 'atif'])('draws the %s of the demo as session > turn > LLM call > tool call > subagent, with durations and tokens', async (kind) => {
+    const out = await replayDemo();
+    const file = kind === 'atof' ? path.join(out, 'atof', 'agent-session-atof.jsonl') : path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json');
     const result = cli(['view', file]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
@@ -41,15 +41,15 @@ describe('nemo-relay-hooks view', () => {
     for (const line of lines.slice(1).filter((l) => /(LLM|tool) /.test(l))) expect(line).toMatch(/^ *\+\d+\.\d{3}s .* \d+(\.\d+)?(µs|ms|s) /);
   });
 
-  it('nests the approval under the tool call it approved (ATOF)', () => {
-    const out = replayDemo();
-    const lines = cli(['view', path.join(out, 'atof', 'hermes-atof.jsonl')]).stdout.split('\n');
+  it('nests the approval under the tool call it approved (ATOF)', async () => {
+    const out = await replayDemo();
+    const lines = (await cliInProcess(['view', path.join(out, 'atof', 'agent-session-atof.jsonl')])).stdout.split('\n');
     expect(depthOf(lines, /approval requested {2}TZ=America/)).toBeGreaterThan(depthOf(lines, /tool terminal/));
     expect(lines.some((line) => line.includes('approval: once'))).toBe(true);
   });
 
-  it('shows every session of a multi-file, multi-session input, and the native runtime\'s turn scopes', () => {
-    const result = cli(['view', path.join(EXAMPLES, 'native', 'claude-code-session.atof.jsonl'), path.join(EXAMPLES, 'native', 'plugin-session.atof.jsonl')]);
+  it('shows every session of a multi-file, multi-session input, and the native runtime\'s turn scopes', async () => {
+    const result = await cliInProcess(['view', path.join(EXAMPLES, 'native', 'claude-code-session.atof.jsonl'), path.join(EXAMPLES, 'native', 'plugin-session.atof.jsonl')]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('── ');
     expect(result.stdout).toMatch(/session sess-abc/);
@@ -66,23 +66,23 @@ describe('nemo-relay-hooks view', () => {
     expect(cli(['view', file], { env: { NO_COLOR: '1', FORCE_COLOR: '1' } }).stdout).not.toContain('\u001b[');
   });
 
-  it('replaces a link planted at the --html target instead of writing through it', () => {
-    const out = replayDemo();
+  it('replaces a link planted at the --html target instead of writing through it', async () => {
+    const out = await replayDemo();
     const victim = path.join(out, 'victim.txt');
     writeFileSync(victim, 'keep me\n');
     const html = path.join(out, 'timeline.html');
     symlinkSync(victim, html);
-    const result = cli(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), '--html', html]);
+    const result = await cliInProcess(['view', path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), '--html', html]);
     expect(result.code, result.stderr).toBe(0);
     expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
     expect(lstatSync(html).isSymbolicLink()).toBe(false);
     expect(readFileSync(html, 'utf8').startsWith('<!doctype html>')).toBe(true);
   });
 
-  it('writes a self-contained HTML timeline with no network references', () => {
-    const out = replayDemo();
+  it('writes a self-contained HTML timeline with no network references', async () => {
+    const out = await replayDemo();
     const html = path.join(out, 'timeline.html');
-    const result = cli(['view', path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(out, 'atof', 'hermes-atof.jsonl'), '--html', html]);
+    const result = await cliInProcess(['view', path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), path.join(out, 'atof', 'agent-session-atof.jsonl'), '--html', html]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(`wrote ${html}\n`);
     const page = readFileSync(html, 'utf8');
@@ -100,14 +100,14 @@ describe('nemo-relay-hooks view', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('refuses a recorded hook stream and points to replay', () => {
+  it('refuses a recorded hook stream and points to replay', async () => {
     const file = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
-    const result = cli(['view', file]);
+    const result = await cliInProcess(['view', file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`nemo-relay-hooks: ${file} is a recorded hook stream; run "nemo-relay-hooks replay ${file} --out <dir>" first\n`);
   });
 
-  it('times a trajectory that has only step timestamps, and reads content parts as text', () => {
+  it('times a trajectory that has only step timestamps, and reads content parts as text', async () => {
     const file = path.join(tempDir(), 'harbor-style.json');
     writeFileSync(
       file,
@@ -122,7 +122,7 @@ describe('nemo-relay-hooks view', () => {
         ],
       }),
     );
-    const result = cli(['view', file]);
+    const result = await cliInProcess(['view', file]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/session timed .* 5\.00s/);
@@ -133,30 +133,30 @@ describe('nemo-relay-hooks view', () => {
     expect(result.stdout).not.toContain('"type":"text"');
   });
 
-  it('shows the approvals a plugin-host ATIF file observed, under the tool call they were asked for', () => {
-    const out = replayDemo();
+  it('shows the approvals a plugin-host ATIF file observed, under the tool call they were asked for', async () => {
+    const out = await replayDemo();
     const converted = tempDir();
-    expect(cli(['convert', path.join(out, 'atof', 'hermes-atof.jsonl'), '--out', converted, '--style', 'plugin-host']).code).toBe(0);
+    expect((await cliInProcess(['convert', path.join(out, 'atof', 'agent-session-atof.jsonl'), '--out', converted, '--style', 'plugin-host'])).code).toBe(0);
     const [file] = readdirSync(converted).filter((name) => name.includes('demo-session'));
-    const lines = cli(['view', path.join(converted, file as string)]).stdout.split('\n');
+    const lines = (await cliInProcess(['view', path.join(converted, file as string)])).stdout.split('\n');
     expect(depthOf(lines, /approval requested {2}TZ=America/)).toBeGreaterThan(depthOf(lines, /tool terminal/));
     expect(lines.some((line) => line.includes('approval: once'))).toBe(true);
   });
 
-  it('refuses JSON that is not an ATIF trajectory with one line and exit code 1', () => {
+  it('refuses JSON that is not an ATIF trajectory with one line and exit code 1', async () => {
     const file = path.join(tempDir(), 'other.json');
     writeFileSync(file, JSON.stringify({ agent: 'not a trajectory', spans: [] }));
-    const result = cli(['view', file]);
+    const result = await cliInProcess(['view', file]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toEqual([`nemo-relay-hooks: ${file} is JSON but not an ATIF trajectory (no "steps" list)`]);
   });
 
-  it('refuses an ATOF file of a major version it does not know', () => {
+  it('refuses an ATOF file of a major version it does not know', async () => {
     const file = path.join(tempDir(), 'future.jsonl');
     const line = readFileSync(path.join(EXAMPLES, 'native', 'plugin-session.atof.jsonl'), 'utf8').split('\n')[0]!.replace('"atof_version":"0.1"', '"atof_version":"1.0"');
     writeFileSync(file, `${line}\n`);
-    const result = cli(['view', file]);
+    const result = await cliInProcess(['view', file]);
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toBe(`nemo-relay-hooks: ${file}: ATOF major version 1; this reader knows ATOF 0.x only`);
   });

@@ -112,7 +112,7 @@ describe.skipIf(!nativeAvailable)('adaptive response cache: memory decides, reco
     expect(hashes(memory)).toEqual(hashes(native));
   });
 
-  it('the LLM key hashes equal native’s: Chat and Messages requests keyed on the codec’s normalized form, others raw, both strategies', async () => {
+  it('the LLM key hashes equal native’s: Chat, Messages and Responses requests keyed on the codec’s normalized form, others raw, both strategies', async () => {
     const user = [{ role: 'user', content: 'hi' }];
     const call = ['call_9', 'call_9'];
     // [provider, request]: shapes native normalizes, and shapes it keys raw (lossy, unfaithful, undetected).
@@ -130,6 +130,10 @@ describe.skipIf(!nativeAvailable)('adaptive response cache: memory decides, reco
       ['openai', { temperature: 0, messages: [] }],
       ['custom', { temperature: 0, foo: 1 }],
       ['openai', { model: 'g', temperature: 0, store: false, input: 'hi' }],
+      ['openai', { model: 'g', temperature: 0, store: false, input: [{ role: 'user', content: 'hi' }] }],
+      ['openai', { model: 'g', temperature: 0, store: false, input: [{ role: 'system', content: 's' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'a' }], instructions: 'be', max_output_tokens: 5, top_p: 1, truncation: 'auto', reasoning: { effort: 'low' }, include: [], text: { format: { type: 'text' } }, background: false, stream: false, user: 'u', metadata: { a: 1 }, foo: 2, tools: [{ type: 'function', function: { name: 'f', description: 'd' } }], tool_choice: { type: 'function', function: { name: 'f' } }, parallel_tool_calls: true, max_tool_calls: 3, top_logprobs: 2, prompt_cache_key: 'k' }],
+      ['openai', { model: 'g', temperature: 0, store: false, input: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', name: 'flat' }] }],
+      ['openai', { model: 'g', temperature: 0, store: false, input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }] }],
       ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, messages: user }],
       ['openai', { model: 'c', temperature: 0, max_tokens: 5, system: 'sys', messages: user }],
       ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }], top_k: 3, stop_sequences: ['s'], metadata: { user_id: 'x' }, thinking: { type: 'disabled' }, 'anthropic-user-profile-id': 'p', foo: 1, messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'tool_use', id: 'tu_1', name: 'f', input: { a: 1 } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: 'r', is_error: false }] }] }],

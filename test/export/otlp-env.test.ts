@@ -108,7 +108,8 @@ describe('OTLP settings from the environment', () => {
     const rx = await startGrpcReceiver();
     open.push(rx);
     await run(createMemoryRelay({ logger: silentLogger }), {}, { otlpEnabled: true, otlpType: 'full', otlpProtocol: 'grpc', otlpEndpoint: rx.url });
-    expect(rx.spans().map((s) => s.name)).toContain('hermes-session-parent-1');
+    // Typed settings, no HERMES_NEMO_RELAY_* variable: the session scope says the agent (the host's package name here).
+    expect(rx.spans().map((s) => s.name)).toContain('nemo-relay-hooks-session-parent-1');
   });
 
   it.skipIf(!nativeAvailable)(`gives native the same spans from the same settings${nativeAvailable ? '' : ` (skipped: ${nativeLoadError})`}`, async () => {

@@ -190,7 +190,8 @@ describe('ported Hermes plugin tests', () => {
 
   it('reparents the child session scope under the parent for embedded ATIF', () => {
     const fake = createFakeRelay();
-    const plugin = freshPlugin(fake);
+    // Configured as Hermes is (a HERMES_NEMO_RELAY_* variable set): the Hermes plugin's scope names.
+    const plugin = freshPlugin(fake, { HERMES_NEMO_RELAY_ATOF_ENABLED: '0' });
     plugin.handlers.on_session_start({ session_id: 'parent-session' });
     plugin.handlers.subagent_start({
       parent_session_id: 'parent-session',

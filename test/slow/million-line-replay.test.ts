@@ -58,7 +58,7 @@ describe('replay of a very large stream', () => {
         const errors = validateAtif(JSON.parse(readFileSync(path.join(atifDir, file), 'utf8')));
         if (errors.length > 0) throw new Error(`${file}: ${errors.map((e) => `${e.path}: ${e.rule}: ${e.message}`).join('; ')}`);
       }
-      const atof = await atofErrors(path.join(out, 'atof', 'hermes-atof.jsonl'));
+      const atof = await atofErrors(path.join(out, 'atof', 'big-atof.jsonl'));
       expect(atof.errors.slice(0, 5)).toEqual([]);
       expect(atof.events).toBeGreaterThan(900_000);
     },

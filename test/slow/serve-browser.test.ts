@@ -41,7 +41,7 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     original = record((stream) => stream);
     changed = record((stream) => stream.map((line) => (line.hook === 'post_tool_call' && line.payload.tool_call_id === 'call_read_1' ? { ...line, payload: { ...line.payload, result: 'export const parseDate = (s: string) => new Date(`${s}Z`);\n' } } : line)));
     folder = tempDir('nrh-served-');
-    copyFileSync(path.join(original, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(folder, 'before.json'));
+    copyFileSync(path.join(original, 'atif', 'run-atif-demo-session-7f3a.json'), path.join(folder, 'before.json'));
     server = await serve([folder, '--port', '0']);
     origins.push(server.url);
     context = await launchChromium(chromium!);
@@ -74,13 +74,13 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     await expect.poll(() => index.locator('#live').textContent()).toBe('live');
 
     // A second run lands in the folder while the index is open.
-    copyFileSync(path.join(changed, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(folder, 'after.json'));
+    copyFileSync(path.join(changed, 'atif', 'run-atif-demo-session-7f3a.json'), path.join(folder, 'after.json'));
     await expect.poll(() => index.locator('tbody tr').count(), { timeout: 15_000 }).toBe(2);
     expect(await index.locator('tbody tr.new').count()).toBe(1);
     expect(await index.evaluate('window.marker')).toBe('no reload');
 
     // An ATOF file written line by line: its session appears, then grows in its open timeline.
-    const atof = readFileSync(path.join(original, 'atof', 'hermes-atof.jsonl'), 'utf8').trimEnd().split('\n');
+    const atof = readFileSync(path.join(original, 'atof', 'run-atof.jsonl'), 'utf8').trimEnd().split('\n');
     const cut = atof.findIndex((line) => line.includes('"call_term_3"'));
     writeFileSync(path.join(folder, 'live.jsonl'), `${atof.slice(0, cut).join('\n')}\n`);
     await expect.poll(() => index.locator('tbody tr').count(), { timeout: 15_000 }).toBe(3);
@@ -122,7 +122,7 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
 
   it('the compare page from compare --html: pairs, differences side by side, keyboard, search, totals, offline', async () => {
     const target = path.join(folder, '..', 'compare.html');
-    const result = cli(['compare', path.join(original, 'atif', 'hermes-atif-demo-session-7f3a.json'), path.join(changed, 'atof', 'hermes-atof.jsonl'), '--html', target]);
+    const result = cli(['compare', path.join(original, 'atif', 'run-atif-demo-session-7f3a.json'), path.join(changed, 'atof', 'run-atof.jsonl'), '--html', target]);
     expect(result.code).toBe(1);
     const page = await open(pathToFileURL(target).href);
     expect(await page.locator('.pair[data-i]').count()).toBe(10);

@@ -15,7 +15,7 @@ describe('nemo-relay-hooks validate, streaming large ATOF files', () => {
     const hooks = path.join(dir, 'many.hooks.jsonl');
     writeSyntheticStream(hooks, 300, 100);
     expect(cli(['replay', hooks, '--out', path.join(dir, 'out'), '--quiet']).code).toBe(0);
-    const events = readFileSync(path.join(dir, 'out', 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n');
+    const events = readFileSync(path.join(dir, 'out', 'atof', 'many-atof.jsonl'), 'utf8').trim().split('\n');
     expect(events.length).toBeGreaterThan(25_000);
     // Break an end event past the first stretch (20,000 events): it now ends before it started.
     const index = events.findIndex((line, i) => i > 25_000 && line.includes('"scope_category":"end"'));

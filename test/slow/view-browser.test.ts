@@ -23,7 +23,7 @@ describe.skipIf(chromium === undefined)('the HTML timeline in Chromium', () => {
     out = tempDir();
     expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out, '--quiet']).code).toBe(0);
     html = path.join(out, 'timeline.html');
-    const result = cli(['view', path.join(out, 'atof', 'hermes-atof.jsonl'), path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), '--html', html]);
+    const result = cli(['view', path.join(out, 'atof', 'agent-session-atof.jsonl'), path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), '--html', html]);
     expect(result.code, result.stderr).toBe(0);
     context = await launchChromium(chromium!);
     context.on('request', (request) => requests.push(request.url()));
@@ -41,7 +41,7 @@ describe.skipIf(chromium === undefined)('the HTML timeline in Chromium', () => {
   }
 
   const finalAnswer = (): string => {
-    const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', 'hermes-atif-demo-session-7f3a.json'), 'utf8')) as { steps: { message?: unknown }[] };
+    const trajectory = JSON.parse(readFileSync(path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json'), 'utf8')) as { steps: { message?: unknown }[] };
     return String(trajectory.steps.at(-1)!.message);
   };
 

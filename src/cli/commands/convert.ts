@@ -14,11 +14,15 @@
  * whole and sorted first; input in order is streamed as above. An ATOF major
  * version other than 0 is refused before anything is written.
  *
- * File names follow the plugin: `hermes-atif-{session_id}.json`, where the
- * session id is the root scope's `metadata.session_id` when present, else
- * what the plugin named the session (`hermes-session-<id>`), else the root's
- * uuid, reduced by `safeSessionFragment`. A second session with the same id
- * gets `~2` (then `~3`, ...) after the id, as the plugin names it.
+ * File names follow the plugin: `<agent>-atif-{session_id}.json`, named
+ * after the session's agent (the plugin's `<agent>-session-<id>` scope, else
+ * the root scope's name); a session of the Hermes plugin (its
+ * `hermes-session-<id>` scope) keeps the Hermes plugin's names,
+ * `hermes-atif-{session_id}.json` and "Hermes Agent". The session id is the
+ * root scope's `metadata.session_id` when present, else what the plugin
+ * named the session, else the root's uuid, reduced by `safeSessionFragment`.
+ * A second session with the same id gets `~2` (then `~3`, ...) after the id,
+ * as the plugin names it.
  *
  * `--profile nat` maps events the way NVIDIA NeMo Agent Toolkit's reference
  * converter does (`formats/atif/convert/nat/`); any root scope, not only an
@@ -29,6 +33,8 @@
 
 import path from 'node:path';
 import { atifFilePath } from '../../plugin/atif-file.ts';
+import { fileStem } from '../../plugin/config/host-identity.ts';
+import { parseSessionScopeName } from '../../plugin/session-scope.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
 import { AtifBuilder } from '../../formats/atif/builder.ts';
 import type { AtifBuilderStyle } from '../../formats/atif/builder.ts';
@@ -70,8 +76,8 @@ export const convertSpec: CommandSpec = {
       choices: ['native', 'nat'],
       description: 'native (default: what native\'s exporter writes) or nat (the NeMo Agent Toolkit reference converter\'s mapping).',
     },
-    template: { type: 'string', value: '<name>', description: 'File name template with {session_id} (default hermes-atif-{session_id}.json).' },
-    'agent-name': { type: 'string', value: '<name>', description: 'agent.name (default: "Hermes Agent" for plugin sessions, else the root scope name).' },
+    template: { type: 'string', value: '<name>', description: 'File name template with {session_id} (default <agent>-atif-{session_id}.json; hermes-atif-{session_id}.json for Hermes plugin sessions).' },
+    'agent-name': { type: 'string', value: '<name>', description: 'agent.name (default: the agent the plugin named the session after, "Hermes Agent" for Hermes plugin sessions, else the root scope name).' },
     'agent-version': { type: 'string', value: '<version>', description: 'agent.version (default "unknown").' },
     json: JSON_FLAG,
     help: HELP_FLAG,
@@ -80,7 +86,9 @@ export const convertSpec: CommandSpec = {
 };
 
 const MAX_REPORTED_LINES = 20;
-const DEFAULT_TEMPLATE = 'hermes-atif-{session_id}.json';
+/** The Hermes plugin's file names, kept for its sessions. */
+const HERMES_TEMPLATE = 'hermes-atif-{session_id}.json';
+const HERMES_AGENT = 'Hermes Agent';
 
 interface OpenSession {
   root: AtofEvent;
@@ -91,6 +99,8 @@ interface OpenSession {
   /** Every scope uuid of the subtree, to route children and free them at the end. */
   members: string[];
   sessionId: string;
+  /** The file name template its trajectory is written with. */
+  template: string;
 }
 
 type Profile = 'native' | 'nat';
@@ -100,8 +110,8 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const out = stringFlag(args, 'out');
   if (out === undefined) throw new UsageError('"convert" needs --out <dir>', 'convert');
   const profile = stringFlag(args, 'profile', 'native') as Profile;
-  const template = stringFlag(args, 'template', DEFAULT_TEMPLATE);
-  if (!template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
+  const template = stringFlag(args, 'template');
+  if (template !== undefined && !template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
   const started = Date.now();
   const json = booleanFlag(args, 'json');
   const name = inputName(input);
@@ -123,7 +133,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     // As the plugin does: the n-th session reusing an id gets `~n`, so none overwrites another.
     const instance = (instances.get(session.sessionId) ?? 0) + 1;
     instances.set(session.sessionId, instance);
-    const target = atifFilePath(outDir, template, session.sessionId, instance);
+    const target = atifFilePath(outDir, session.template, session.sessionId, instance);
     const { trajectory, text } = session.build();
     // Without a step the document would not be valid ATIF (it needs one): left unwritten, and said.
     if (trajectory.steps.length === 0) {
@@ -253,14 +263,15 @@ interface ConvertReport {
   warnings: string[];
 }
 
-const PLUGIN_SESSION_PREFIX = 'hermes-session-';
-
 function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenSession {
   const metadata = typeof root.metadata === 'object' && root.metadata !== null && !Array.isArray(root.metadata) ? root.metadata : {};
-  const fromPlugin = root.name.startsWith(PLUGIN_SESSION_PREFIX);
-  // The plugin names a session's scope after its id ("default" when the host gave none).
-  const named = fromPlugin && root.name.length > PLUGIN_SESSION_PREFIX.length ? root.name.slice(PLUGIN_SESSION_PREFIX.length) : undefined;
-  const logical = typeof metadata.session_id === 'string' && metadata.session_id !== '' ? metadata.session_id : named;
+  const reportedId = typeof metadata.session_id === 'string' && metadata.session_id !== '' ? metadata.session_id : undefined;
+  // The plugin names a session's scope after its agent and id ("default" when the host gave no id).
+  const plugin = parseSessionScopeName(root.name, reportedId);
+  const fromPlugin = plugin !== undefined;
+  const logical = reportedId ?? plugin?.sessionId;
+  const agentName = stringFlag(args, 'agent-name') ?? (plugin === undefined ? root.name : plugin.form === 'hermes' ? HERMES_AGENT : plugin.agentName);
+  const fileTemplate = stringFlag(args, 'template') ?? (plugin?.form === 'hermes' ? HERMES_TEMPLATE : `${fileStem(agentName) || 'agent'}-atif-{session_id}.json`);
   if (profile === 'nat') {
     const collected: AtofEvent[] = [];
     return {
@@ -272,6 +283,7 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
       },
       members: [],
       sessionId: logical ?? root.uuid,
+      template: fileTemplate,
     };
   }
   const style = stringFlag(args, 'style', 'exporter') as AtifBuilderStyle;
@@ -279,7 +291,7 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
   const builder = new AtifBuilder({
     // plugin-host files are keyed by the root uuid, like native's plugin writes them.
     sessionId: style === 'plugin-host' ? root.uuid : (logical ?? root.uuid),
-    agentName: stringFlag(args, 'agent-name') ?? (fromPlugin ? 'Hermes Agent' : root.name),
+    agentName,
     agentVersion: stringFlag(args, 'agent-version', 'unknown'),
     ...(model !== undefined ? { modelName: model } : {}),
     // The plugin's own files name each sub-agent after itself; so does their conversion.
@@ -292,6 +304,7 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
     build: () => ({ trajectory: builder.build(), text: builder.toJson() }),
     members: [],
     sessionId: logical ?? root.uuid,
+    template: fileTemplate,
   };
 }
 

@@ -38,6 +38,7 @@ import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { MemoryProbe } from '../memory-probe.ts';
+import { fileStem } from '../../plugin/config/host-identity.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
 
 export const replaySpec: CommandSpec = {
@@ -47,7 +48,8 @@ export const replaySpec: CommandSpec = {
   details: [
     'Reads one JSON object per line, {"hook": "<hook name>", "payload": {...}}, as',
     'createHookRecorder writes them, and runs each through HookRegistry and the NeMo',
-    'Relay plugin. Writes <dir>/atof/hermes-atof.jsonl and <dir>/atif/hermes-atif-<session>.json.',
+    'Relay plugin. Writes <dir>/atof/<name>-atof.jsonl and <dir>/atif/<name>-atif-<session>.json,',
+    'where <name> is the input\'s name without .hooks.jsonl ("stdin" for "-").',
     '',
     'Malformed lines are reported with their line number and skipped; --strict stops at',
     'the first one (files of the sessions read so far are still written) and exits 1.',
@@ -66,8 +68,8 @@ export const replaySpec: CommandSpec = {
       description: 'Relay backend: memory (default: same files everywhere), native, or auto.',
     },
     strict: { type: 'boolean', description: 'Stop at the first malformed line and exit 1.' },
-    'agent-name': { type: 'string', value: '<name>', description: 'agent.name in ATIF (default "Hermes Agent").' },
-    'agent-version': { type: 'string', value: '<version>', description: 'agent.version in ATIF (default "unknown").' },
+    'agent-name': { type: 'string', value: '<name>', description: 'agent.name in ATIF (default: the agent name each session reports, else "agent").' },
+    'agent-version': { type: 'string', value: '<version>', description: 'agent.version in ATIF (default: what each session reports, else "unknown").' },
     quiet: { type: 'boolean', short: 'q', description: 'No progress line and no summary; errors only.' },
     verbose: { type: 'boolean', short: 'v', description: 'Also print the plugin\'s info and debug messages.' },
     'report-memory': { type: 'boolean', hidden: true, description: 'Print the peak RSS to stderr (tests).' },
@@ -79,10 +81,27 @@ export const replaySpec: CommandSpec = {
 
 /** Malformed lines printed before the rest are only counted. */
 const MAX_REPORTED_LINES = 20;
-const ATOF_FILENAME = 'hermes-atof.jsonl';
-const ATIF_TEMPLATE = 'hermes-atif-{session_id}.json';
+/** Who recorded the stream is unknown to a replay: sessions that report no agent name get this one. */
+const UNKNOWN_HOST = { name: 'agent', version: 'unknown' };
+
+/**
+ * The name replay's files carry: the input's, without `.hooks.jsonl`
+ * (`run.hooks.jsonl` → `run-atof.jsonl`), so replays of two recordings into
+ * one folder do not overwrite each other; `stdin` for "-".
+ */
+export function recordingName(input: string): string {
+  if (input === STDIN) return 'stdin';
+  return fileStem(path.basename(input).replace(/(\.hooks)?\.jsonl?$/i, '')) || 'replay';
+}
 /** Lines between flushes of the plugin (which also bounds queued writes). */
 const FLUSH_EVERY = 4096;
+
+/** `--agent-name` and `--agent-version` are the host's explicit word: they win over what sessions report. */
+function agentFlags(args: ParsedArgs): { atifAgentName?: string; atifAgentVersion?: string } {
+  const name = stringFlag(args, 'agent-name');
+  const version = stringFlag(args, 'agent-version');
+  return { ...(name !== undefined ? { atifAgentName: name } : {}), ...(version !== undefined ? { atifAgentVersion: version } : {}) };
+}
 
 export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const input = args.positionals[0]!;
@@ -97,7 +116,9 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const outDir = ensureOutputDir(out);
   const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
   const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
-  refuseLinkedOutputs(atofDir, [ATOF_FILENAME]);
+  const recorded = recordingName(input);
+  const atofFilename = `${recorded}-atof.jsonl`;
+  refuseLinkedOutputs(atofDir, [atofFilename]);
   const probe = new MemoryProbe();
   const started = Date.now();
 
@@ -112,15 +133,15 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
     settings: {
       atofEnabled: true,
       atofOutputDirectory: atofDir,
-      atofFilename: ATOF_FILENAME,
+      atofFilename,
       atofMode: 'overwrite',
       atifEnabled: true,
       atifOutputDirectory: atifDir,
-      atifFilenameTemplate: ATIF_TEMPLATE,
-      // The recorded host's names, not the names of the folder replay runs in.
-      atifAgentName: stringFlag(args, 'agent-name') ?? 'Hermes Agent',
-      atifAgentVersion: stringFlag(args, 'agent-version') ?? 'unknown',
+      atifFilenameTemplate: `${recorded}-atif-{session_id}.json`,
+      ...agentFlags(args),
     },
+    // The recorded host's names (what its sessions report), never those of the folder replay runs in.
+    host: UNKNOWN_HOST,
   });
   plugin.register(registry);
   await plugin.ready;
@@ -164,7 +185,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const totals = emptyTotals();
   const files: { atof: string[]; atif: string[]; failed: number } = { atof: [], atif: [], failed: 0 };
   const warnings: string[] = [];
-  for (const output of withAtofFile(status.outputs, path.join(atofDir, ATOF_FILENAME))) {
+  for (const output of withAtofFile(status.outputs, path.join(atofDir, atofFilename))) {
     if (output.errors > 0) files.failed += 1;
     if (output.kind === 'atof') files.atof.push(output.path);
   }

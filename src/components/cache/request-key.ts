@@ -10,15 +10,14 @@
  * that produced the body and, for Chat Completions, which token-cap field
  * the caller used (the codec folds both into one).
  *
- * This module reproduces that for the two surfaces Hermes-style hosts send,
- * OpenAI Chat Completions and Anthropic Messages: a faithful request is
- * re-shaped the way native's normalized form serializes (generation
- * parameters grouped under `params`, provider-only fields under
- * `api_specific`, unknown fields kept at the top). A request native would
- * normalize on another surface (a Responses `input` list with `store = false`, Gemini) is
- * keyed on its raw body with the codec left out: the same requests hit and
- * miss as on native, under a different hash value
- * (docs/backends/memory-and-native.md).
+ * This module reproduces that for OpenAI Chat Completions, Anthropic
+ * Messages and OpenAI Responses: a faithful request is re-shaped the way
+ * native's normalized form serializes (generation parameters grouped under
+ * `params`, provider-only fields under `api_specific`, unknown fields kept
+ * at the top). A request native would normalize on another surface
+ * (Gemini) is keyed on its raw body with the codec left out: the same
+ * requests hit and miss as on native, under a different hash value
+ * (docs/operators/cache.md).
  *
  * @module
  */
@@ -63,6 +62,7 @@ export function keyedRequest(provider: string, content: Json): KeyedRequest {
     try {
       if (surface === 'openai_chat') normalized = normalizedChat(content);
       else if (surface === 'anthropic_messages') normalized = normalizedMessages(content);
+      else if (surface === 'openai_responses') normalized = normalizedResponses(content);
     } catch (error) {
       if (!(error instanceof NotFaithful)) throw error;
     }
@@ -370,4 +370,78 @@ export function renumberToolCallIds(body: JsonObject): JsonObject {
     return out;
   });
   return { ...body, messages };
+}
+
+const RESPONSES_TOP_LEVEL: readonly [string, Check | null][] = [
+  ['store', isBool], ['previous_response_id', isString], ['truncation', null], ['reasoning', isObject], ['include', isArray], ['user', isString],
+  ['metadata', isObject], ['service_tier', isString], ['parallel_tool_calls', isBool], ['max_output_tokens', isCount], ['max_tool_calls', isCount],
+  ['top_logprobs', isCount], ['stream', isBool],
+];
+const RESPONSES_SPECIFIC: readonly [string, Check | null][] = [
+  ['background', isBool], ['context_management', isArray], ['conversation', null], ['moderation', isObject], ['prompt', isObject], ['prompt_cache_key', isString],
+  ['prompt_cache_options', isObject], ['prompt_cache_retention', isString], ['safety_identifier', isString], ['stream_options', isObject], ['text', isObject],
+];
+const RESPONSES_MODELED = new Set(['input', 'instructions', 'model', 'temperature', 'top_p', 'tools', 'tool_choice', ...RESPONSES_TOP_LEVEL.map(([key]) => key), ...RESPONSES_SPECIFIC.map(([key]) => key)]);
+
+/**
+ * The Responses request as native's normalized form serializes it, or null
+ * when native keys the raw body: only an `input` list of plain `{role,
+ * content}` messages comes back as sent (typed items and text parts are
+ * renamed), and only function tools nested under `function`.
+ */
+function normalizedResponses(content: JsonObject): JsonObject | null {
+  if (lossyAny(content)) return null;
+  const input = content.input;
+  if (!Array.isArray(input)) return null;
+  for (const item of input) if (!faithfulResponsesItem(item)) return null;
+  if (content.instructions !== undefined && content.instructions !== null && typeof content.instructions !== 'string') throw new NotFaithful();
+  if (content.tools !== undefined) {
+    if (!Array.isArray(content.tools)) throw new NotFaithful();
+    for (const tool of content.tools) if (!faithfulTool(tool)) return null;
+  }
+  if (content.tool_choice !== undefined && !faithfulToolChoice(content.tool_choice)) return null;
+  const out: JsonObject = { messages: input };
+  const instructions = field(content, 'instructions');
+  if (instructions !== undefined) out.instructions = instructions;
+  const model = field(content, 'model', isString);
+  if (model !== undefined) out.model = model;
+  const params: JsonObject = {};
+  for (const [from, to] of [['temperature', 'temperature'], ['max_output_tokens', 'max_tokens'], ['top_p', 'top_p']] as const) {
+    const value = field(content, from);
+    if (value !== undefined) params[to] = value;
+  }
+  if (Object.keys(params).length > 0) out.params = params;
+  if (content.tools !== undefined) out.tools = content.tools;
+  if (content.tool_choice !== undefined) out.tool_choice = content.tool_choice;
+  // `truncation` and `conversation` are kept as sent, a null included.
+  for (const [key, check] of RESPONSES_TOP_LEVEL) {
+    const value = check === null ? content[key] : field(content, key, check);
+    if (value !== undefined) out[key] = value;
+  }
+  const specific: JsonObject = { api: 'openai_responses' };
+  for (const [key, check] of RESPONSES_SPECIFIC) {
+    const value = check === null ? content[key] : field(content, key, check);
+    if (value !== undefined) specific[key] = value;
+  }
+  out.api_specific = specific;
+  for (const [key, value] of Object.entries(content)) if (!RESPONSES_MODELED.has(key)) out[key] = value;
+  return out;
+}
+
+/** A Responses input item the decode gives back unchanged: `{role, content}` with text content (or refusals). */
+function faithfulResponsesItem(item: Json): boolean {
+  if (!isJsonObject(item)) throw new NotFaithful();
+  if (typeof item.role !== 'string') return false;
+  if (!only(item, ['role', 'content'])) return false;
+  if (item.content === undefined) throw new NotFaithful();
+  if (!['user', 'system', 'developer', 'assistant'].includes(item.role)) return false;
+  const content = item.content;
+  if (typeof content === 'string') return true;
+  if (!Array.isArray(content)) throw new NotFaithful();
+  return content.every((part) => {
+    if (!isJsonObject(part)) throw new NotFaithful();
+    if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') throw new NotFaithful();
+    if (part.type === 'refusal' && typeof part.refusal !== 'string') throw new NotFaithful();
+    return part.type === 'refusal';
+  });
 }

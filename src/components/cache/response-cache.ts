@@ -23,8 +23,8 @@
  * error-shaped result is not stored unless `cache_errors`.
  *
  * The key hash in the marks is native's: SHA-256 over the canonical JSON
- * (RFC 8785) of the same key document (for Chat Completions requests and
- * raw-keyed bodies; see request-key.ts for the surfaces whose value differs).
+ * (RFC 8785) of the same key document (for Chat Completions, Messages and
+ * Responses requests and raw-keyed bodies; see request-key.ts for Gemini).
  *
  * @module
  */

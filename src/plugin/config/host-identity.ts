@@ -27,6 +27,14 @@ const FALLBACK: HostIdentity = { name: 'agent', fileStem: 'agent', version: 'unk
 /** How many folders above the working directory are searched for a package.json. */
 const MAX_LEVELS = 8;
 
+/** The host's identity as the host gave it (`createNemoRelayPlugin({ host })`); undefined when it gave no usable name. */
+export function givenHost(host: unknown): HostIdentity | undefined {
+  if (typeof host !== 'object' || host === null) return undefined;
+  const { name, version } = host as { name?: unknown; version?: unknown };
+  if (typeof name !== 'string' || name.trim() === '') return undefined;
+  return { name: name.trim(), fileStem: fileStem(name) || FALLBACK.fileStem, version: typeof version === 'string' && version.trim() !== '' ? version.trim() : FALLBACK.version };
+}
+
 /** Never throws: a runtime that refuses to read files or the working directory gets the fallback. */
 export function hostIdentity(cwd?: string): HostIdentity {
   try {
@@ -75,7 +83,8 @@ function packageIdentity(start: string): HostIdentity | null {
   return null;
 }
 
-function fileStem(name: string): string {
+/** `name` reduced to `[A-Za-z0-9._-]` for a file name (`@acme/agent` → `acme-agent`); empty when nothing is left. */
+export function fileStem(name: string): string {
   return name
     .replace(/^@/, '')
     .replace(/[^A-Za-z0-9._-]+/g, '-')

@@ -416,7 +416,7 @@ function unknownVariables(env: Environment): ConfigDiagnostic[] {
 /** The library's defaults, named after the host where a name is not given (the host is looked up only then). */
 function neutralDefaults(chosen: Partial<NemoRelaySettings>, context: SettingsContext): NemoRelaySettings {
   const named = chosen.atofFilename !== undefined && chosen.atifFilenameTemplate !== undefined && chosen.atifAgentName !== undefined && chosen.atifAgentVersion !== undefined;
-  const host = named ? { name: 'agent', fileStem: 'agent', version: 'unknown' } : (context.host ?? hostIdentity());
+  const host = context.host ?? (named ? { name: 'agent', fileStem: 'agent', version: 'unknown' } : hostIdentity());
   return {
     ...HERMES_DEFAULTS,
     dynamicPlugins: [],

@@ -202,7 +202,7 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
       // The server's session ended with the call: its spans are sent now, not with the next batch (10 minutes here) or at shutdown.
       const sent = await Promise.race([
-        collector.waitFor((received) => received.spans().some((span) => span.name === 'hermes-session-server-for-call_a')).then(() => true),
+        collector.waitFor((received) => received.spans().some((span) => span.name.endsWith('-session-server-for-call_a'))).then(() => true),
         new Promise<false>((resolve) => setTimeout(() => resolve(false), 45_000)),
       ]);
       expect(sent).toBe(true);
@@ -249,15 +249,17 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       const events = (file: string) => readFileSync(path.join(atofDir, file), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Loose);
       const agentEvents = events('agent.jsonl');
       const serverEvents = events('server.jsonl');
-      const agentRoot = agentEvents.find((event) => event.name === 'hermes-session-agent-1' && event.scope_category === 'start')!;
+      // Session scopes are named after the agent each trajectory names (`<agent>-session-<id>`).
+      const scopeOf = (doc: Loose) => `${doc.agent.name}-session-${doc.session_id}`;
+      const agentRoot = agentEvents.find((event) => event.name === scopeOf(agentDoc) && event.scope_category === 'start')!;
       const toolSpan = agentEvents.find((event) => event.category === 'tool' && event.scope_category === 'start' && event.metadata?.tool_call_id === 'call_a')!;
-      const serverRoot = serverEvents.find((event) => event.name === 'hermes-session-server-for-call_a' && event.scope_category === 'start')!;
+      const serverRoot = serverEvents.find((event) => event.name === scopeOf(serverDoc) && event.scope_category === 'start')!;
       expect(serverRoot.parent_uuid).toBe(toolSpan.uuid);
       expect(context).toEqual({ version: 1, rootUuid: agentRoot.propagation_root_uuid, parentUuid: toolSpan.uuid });
       const tree = serverEvents.filter((event) => event.propagation_root_uuid === agentRoot.propagation_root_uuid);
       expect(tree.length).toBeGreaterThan(2);
-      expect(new Set(tree.map((event) => event.name))).toEqual(new Set(['hermes-session-server-for-call_a', 'forecast']));
-      const unrelated = serverEvents.find((event) => event.name === 'hermes-session-server-for-nobody' && event.scope_category === 'start')!;
+      expect(new Set(tree.map((event) => event.name))).toEqual(new Set([scopeOf(serverDoc), 'forecast']));
+      const unrelated = serverEvents.find((event) => event.name === scopeOf(read('server-for-nobody.json')) && event.scope_category === 'start')!;
       expect(unrelated.propagation_root_uuid).toBe(unrelated.uuid);
       expect(agentPlugin.status().counters.errors).toBe(0);
       expect(serverPlugin.status().counters.errors).toBe(0);

@@ -163,9 +163,9 @@ describe(page, () => {
           const serverSession = byId.get(ancestors[ancestors.indexOf(clientTool!.spanId) - 1]!)!;
           expect(serverSession.parentSpanId).toBe(clientTool!.spanId);
           // The server's model call is in the trace too, under the server's session.
-          expect(serverSession.name).toBe(`hermes-session-${serverDoc.session_id}`);
+          expect(serverSession.name).toBe(`${serverDoc.agent.name}-session-${serverDoc.session_id}`);
           expect(spans.filter((span) => span.parentSpanId === serverSession.spanId).map((span) => span.name).sort()).toEqual(['forecast', 'openai.responses']);
-          expect(roots[0]!.name).toBe('hermes-session-user-42');
+          expect(roots[0]!.name).toBe(`${agentDoc.agent.name}-session-user-42`);
         } finally {
           rmSync(cwd, { recursive: true, force: true });
         }

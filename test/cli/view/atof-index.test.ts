@@ -19,7 +19,7 @@ import { cli, EXAMPLES, tempDir } from '../support.ts';
 function demoAtof(): string {
   const dir = tempDir('nrh-index-demo-');
   expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', dir, '--quiet']).code).toBe(0);
-  return readFileSync(path.join(dir, 'atof', 'hermes-atof.jsonl'), 'utf8');
+  return readFileSync(path.join(dir, 'atof', 'agent-session-atof.jsonl'), 'utf8');
 }
 
 /** Two generated sessions interleaved line by line, a mark for the first after it ended, then the demo. */
