@@ -37,6 +37,7 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   // What the goal's budget holds before any trajectory code runs (the output's text and files).
   { caseId: 'memory-steady', figureId: 'stringify_floor_over_atof' },
   { caseId: 'memory-steady', figureId: 'atif_floor_over_atof' },
+  { caseId: 'memory-steady', figureId: 'atif_over_floor' },
   // Item 1: what the byte path buys at the plugin level.
   { caseId: 'memory-steady', figureId: 'objects_over_bytes' },
   { caseId: 'memory-steady', figureId: 'atif_over_objects' },

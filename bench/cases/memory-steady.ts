@@ -153,9 +153,11 @@ report.figure(figure('stringify_floor_over_atof', "The trajectories' JSON.string
 // The lowest ratio any trajectory code could reach here: ATOF only, plus the files and their text,
 // with recording, copying and converting free. Set beside `atif_over_atof`'s goal.
 const fileFloorNs = (onTmpfs !== null ? floorNs.get('tmpfs') : floorNs.get('disk')) ?? 0;
-report.figure(
-  figure('atif_floor_over_atof', 'Floor of ATOF + ATIF / ATOF only: ATOF only + the atomic writes + their JSON.stringify, nothing else', (fast.atof.nsDrained + fileFloorNs + stringifyNs) / fast.atof.nsDrained, 'x'),
-);
+const floorTotalNs = fast.atof.nsDrained + fileFloorNs + stringifyNs;
+report.figure(figure('atif_floor_over_atof', 'Floor of ATOF + ATIF / ATOF only: ATOF only + the atomic writes + their JSON.stringify, nothing else', floorTotalNs / fast.atof.nsDrained, 'x'));
+// The goal restated against that floor (bench/RESULTS.md, issue 21, "the goal against the floor"): what the
+// trajectories cost beyond their own output (copying, routing, converting, the garbage) is at most half the floor.
+report.figure(figure('atif_over_floor', 'ATOF + ATIF / its floor (ATOF only + the trajectory files + their text)', fast.atif.nsDrained / floorTotalNs, 'x', { op: '<=', target: 1.5 }));
 report.fact('sessions_per_batch', SESSIONS);
 report.fact('events_per_session', PER_SESSION);
 report.note('CPU time of the process (all threads) per hook event; a batch = 64 whole sessions through a fresh plugin, drain included.');

@@ -67,12 +67,22 @@ export interface GateOptions {
   redact?: RedactHook;
 }
 
+/** How long one slice of a start-up queue's replay may run before the host gets a turn. */
+const DRAIN_SLICE_MS = 10;
+
+/** The next turn of the event loop (after I/O), for a long replay to let the host run. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
+}
+
 export class HookGate implements ManagedGate {
   private state: GateState = { phase: 'idle' };
   /** Queued hooks from `head` on; the array is reset once drained, so a drain is linear. */
   private queue: QueuedHook[] = [];
   private head = 0;
   private overflowReported = false;
+  /** When replaying the start-up queue must stop (epoch ms): set by a shutdown's budget. */
+  private replayUntil = Number.POSITIVE_INFINITY;
   private removeExitTask: (() => void) | null = null;
   private waiters: ((live: LiveRecording | null) => void)[] = [];
   private readyResolve!: () => void;
@@ -178,7 +188,7 @@ export class HookGate implements ManagedGate {
     if (now !== undefined) {
       live.applyConfig(now);
       this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'ready', live };
-      this.drain();
+      void this.drain();
       return;
     }
     this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'activating', live };
@@ -188,7 +198,7 @@ export class HookGate implements ManagedGate {
     const activation = outcome.then((outcome) => {
       live.applyConfig(outcome);
       if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
-      this.drain();
+      void this.drain();
     });
     this.options.work.track(
       activation.catch((error: unknown) => {
@@ -196,7 +206,7 @@ export class HookGate implements ManagedGate {
         this.options.work.fail('NeMo Relay plugins.toml activation failed', error);
         live.applyConfig(fallbackOutcome(settings));
         if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
-        this.drain();
+        void this.drain();
       }),
     );
   }
@@ -210,21 +220,50 @@ export class HookGate implements ManagedGate {
     this.settleWaiters(null);
   }
 
-  /** Replays queued hooks in order, once the backend and plugins.toml are live. */
-  drain(): void {
-    const state = this.state;
-    if (state.phase !== 'ready' && state.phase !== 'shutting_down') return;
-    const live = state.live;
-    if (live !== null) {
-      // A hook recorded during the drain (re-entrantly) joins the end of the queue, and is replayed in turn.
-      while (this.head < this.queue.length) {
-        const next = this.queue[this.head]!;
-        this.queue[this.head++] = undefined as unknown as QueuedHook;
-        next.record(live, next.payload, next.timestampUs);
+  /**
+   * Replays queued hooks in order, once the backend and plugins.toml are
+   * live, in slices of about `DRAIN_SLICE_MS` with a turn of the event loop
+   * between them: a long start-up queue (100,000 hooks take seconds on
+   * native) must not block the host, nor a `shutdown({ timeoutMs })` whose
+   * timer could then not fire. Resolves once the queue is empty, or when
+   * `until` (epoch ms) has passed: what is left then stays queued (a
+   * shutdown counts it as dropped). Never rejects.
+   */
+  async drain(until = Number.POSITIVE_INFINITY): Promise<void> {
+    // The earliest end any caller gave binds every replay in progress (a shutdown's ends the start-up's).
+    this.replayUntil = Math.min(this.replayUntil, until);
+    for (;;) {
+      const state = this.state;
+      if (state.phase !== 'ready' && state.phase !== 'shutting_down') return;
+      const end = Math.min(until, this.replayUntil);
+      if (state.live !== null && !this.replay(state.live, Math.min(end, Date.now() + DRAIN_SLICE_MS))) {
+        if (Date.now() >= end) return;
+        await nextTurn();
+        continue;
       }
-      this.clearQueue();
+      if (state.phase === 'ready') this.settleWaiters(state.live);
+      return;
     }
-    if (state.phase === 'ready') this.settleWaiters(live);
+  }
+
+  /** Replays queued hooks until the queue is empty (true) or `until` (epoch ms) has passed (false). */
+  private replay(live: LiveRecording, until: number): boolean {
+    let replayed = 0;
+    // A hook recorded during the drain (re-entrantly) joins the end of the queue, and is replayed in turn.
+    while (this.head < this.queue.length) {
+      if ((++replayed & 63) === 0 && Date.now() >= until) return false;
+      const next = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as unknown as QueuedHook;
+      try {
+        next.record(live, next.payload, next.timestampUs);
+      } catch (error) {
+        // Recording never throws by design; one that does must not stop the hooks after it.
+        this.options.counters.errors += 1;
+        safeLog(this.options.logger, 'debug', 'NeMo Relay replaying a queued hook failed', error);
+      }
+    }
+    this.clearQueue();
+    return true;
   }
 
   private clearQueue(): number {
@@ -263,7 +302,8 @@ export class HookGate implements ManagedGate {
     }
     if (this.state.phase === 'activating' || this.live === null) live.applyConfig(fallbackOutcome(this.options.settings().settings));
     this.state = { phase: 'shutting_down', live };
-    this.drain();
+    // Nothing can wait at exit: the whole queue, now.
+    this.replay(live, Number.POSITIVE_INFINITY);
   }
 
   /** Begins shutting down: hooks from now on are dropped. */
@@ -276,7 +316,11 @@ export class HookGate implements ManagedGate {
   /** Shut down: what is still queued is dropped (and counted). */
   finishShutdown(): void {
     this.state = { phase: 'shutdown', live: this.live };
-    this.options.counters.dropped += this.clearQueue();
+    const left = this.clearQueue();
+    this.options.counters.dropped += left;
+    if (left > 0) {
+      safeLog(this.options.logger, 'warn', `NeMo Relay shutdown's budget ran out with ${left} hooks from start-up still queued; they were not recorded (counted in status().counters.dropped); give shutdown() a longer timeoutMs to record them`);
+    }
     this.removeExitTask?.();
     this.removeExitTask = null;
     this.settleWaiters(null);

@@ -15,6 +15,8 @@ import { errorMessage } from '../shared/error-text.ts';
 import { timerDelay } from '../shared/timers.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
+/** The most of a shutdown's budget kept, after replaying the start-up queue, for closing sessions and writing files (a tenth of the budget up to this). */
+const DRAIN_RESERVE_MAX_MS = 500;
 
 /** Options of `shutdown()`. */
 export interface ShutdownOptions {
@@ -41,7 +43,7 @@ export async function flushPlugin(parts: Lifecycle, options: FlushOptions = {}):
   const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const flushing = (async () => {
     await work.settle();
-    gate.drain();
+    await gate.drain();
     gate.live?.trajectories.writePending();
     await work.settle();
     await gate.live?.flushBackend();
@@ -66,7 +68,9 @@ export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}):
   const closing = (async () => {
     if (previous === 'idle') return;
     await work.settle();
-    gate.drain();
+    // Hooks still queued from start-up are replayed while a share of the budget is left for closing
+    // the sessions and writing the files; what is still queued after that is dropped, counted.
+    await gate.drain(deadline - Math.min(DRAIN_RESERVE_MAX_MS, Math.max(0, deadline - Date.now()) / 10));
     await work.settle();
     await gate.live?.shutdown(deadline);
     await work.settle();

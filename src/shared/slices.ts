@@ -41,12 +41,15 @@ interface Job<T> {
   work: Slices<T>;
   done(result: T): void;
   failed(error: unknown): void;
+  /** Set once the work has returned: `done` runs in a turn of its own (writing a long text is a slice too). */
+  finished?: { result: T };
 }
 
 /**
- * Runs jobs one slice per turn of the event loop, first come first served.
- * `finishAll()` runs what is left at once (an activation closing, a process
- * exiting); `idle()` settles when no job is left.
+ * Runs jobs one slice per turn of the event loop, first come first served;
+ * a job's `done` gets a turn of its own. `finishAll()` runs what is left at
+ * once (an activation closing, a process exiting); `idle()` settles when no
+ * job is left.
  */
 export class SliceRunner {
   readonly #jobs: Job<unknown>[] = [];
@@ -88,26 +91,24 @@ export class SliceRunner {
     this.#settle();
   }
 
-  /** One slice of `job`; true once it is done (and removed). */
+  /** One slice of `job` (its next piece of work, or its `done`); true once it is done (and removed). */
   #step(job: Job<unknown>): boolean {
-    let finished = false;
-    let result: unknown;
+    const finished = job.finished;
+    if (finished !== undefined) {
+      this.#remove(job);
+      job.done(finished.result);
+      return true;
+    }
     try {
       this.slices++;
       const step = job.work.next();
-      if (step.done === true) {
-        finished = true;
-        result = step.value;
-      }
+      if (step.done === true) job.finished = { result: step.value };
     } catch (error) {
       this.#remove(job);
       job.failed(error);
       return true;
     }
-    if (!finished) return false;
-    this.#remove(job);
-    job.done(result);
-    return true;
+    return false;
   }
 
   #remove(job: Job<unknown>): void {

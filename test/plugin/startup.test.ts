@@ -15,7 +15,7 @@ import { HookRegistry } from '../../src/hooks/index.ts';
 import { nowMicros, parseTimestamp } from '../../src/shared/clock.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { readValidAtif, readValidAtof } from '../contract/files.ts';
-import { tempDir } from '../contract/backends.ts';
+import { nativeAvailable, nativeLoadError, recordingLogger, tempDir } from '../contract/backends.ts';
 import { runScript } from '../native/support.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
@@ -83,6 +83,64 @@ describe('plugins.toml on a backend that activates synchronously', () => {
     expect(plugin.status().pluginConfig.active).toBe(true);
     expect(fake.ops()).toEqual(['pushScope']);
     await plugin.shutdown();
+  });
+});
+
+/** `count` hooks (sessions of ten model calls) straight into the handlers, before the backend could load. */
+function burst(plugin: ReturnType<typeof createNemoRelayPlugin>, count: number): void {
+  for (let i = 0, s = 0; i < count; s++) {
+    const session_id = `burst-${s}`;
+    plugin.handlers.on_session_start({ session_id, model: 'gpt-4o' });
+    i++;
+    for (let k = 0; k < 10 && i < count - 1; k++, i += 2) {
+      const ids = { session_id, turn_id: `t${k}`, api_request_id: `r${k}` };
+      plugin.handlers.pre_api_request({ ...ids, model: 'gpt-4o' });
+      plugin.handlers.post_api_request({ ...ids, model: 'gpt-4o', response: { usage: { input_tokens: 1, output_tokens: 1 } } });
+    }
+    plugin.handlers.on_session_end({ session_id, completed: true });
+    i++;
+  }
+}
+
+function burstPlugin(dir: string, logger = silentLogger) {
+  const env = { NEMO_RELAY_HOOKS_ATOF_ENABLED: 'true', NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY: dir, NEMO_RELAY_HOOKS_ATOF_FILENAME: 'events.jsonl', NEMO_RELAY_HOOKS_ATIF_ENABLED: 'false' };
+  return createNemoRelayPlugin({ backend: 'native', env, logger, maxQueuedHooks: 200_000 });
+}
+
+describe.skipIf(!nativeAvailable)(`a long start-up queue on native${nativeAvailable ? '' : ` (skipped: ${nativeLoadError})`}`, () => {
+  it('is replayed in slices: the host gets turns while it is replayed, and every hook is recorded', async () => {
+    const dir = tempDir('long-queue');
+    const plugin = burstPlugin(dir);
+    burst(plugin, 5_000);
+    // A turn of the event loop seen with the backend live and hooks still queued: the replay yielded.
+    let turnsMidReplay = 0;
+    const timer = setInterval(() => {
+      const status = plugin.status();
+      if (status.state === 'ready' && status.queuedHooks > 0) turnsMidReplay++;
+    }, 1);
+    await plugin.ready;
+    clearInterval(timer);
+    expect(plugin.status().queuedHooks).toBe(0);
+    expect(turnsMidReplay).toBeGreaterThan(0);
+    await plugin.shutdown({ timeoutMs: 60_000 });
+    expect(plugin.status().counters).toMatchObject({ hooks: 5_000, dropped: 0 });
+    expect(readValidAtof(path.join(dir, 'events.jsonl')).events.length).toBeGreaterThan(5_000);
+  });
+
+  it('shutdown({ timeoutMs }) stops replaying at its budget: the hooks left are counted as dropped and said, not recorded past the budget', async () => {
+    const dir = tempDir('long-queue-shutdown');
+    const logger = recordingLogger();
+    const plugin = burstPlugin(dir, logger);
+    // Far more than native records in the budget (tens of microseconds each, at best).
+    burst(plugin, 30_000);
+    await plugin.shutdown({ timeoutMs: 300 });
+    const { counters } = plugin.status();
+    expect(counters.hooks).toBe(30_000);
+    expect(counters.dropped).toBeGreaterThan(0);
+    expect(logger.lines.some((line) => line.level === 'warn' && line.message.includes(`with ${counters.dropped} hooks from start-up still queued`))).toBe(true);
+    // What was replayed is whole: every line of the file is valid ATOF.
+    const file = path.join(dir, 'events.jsonl');
+    if (counters.dropped < 30_000) expect(readValidAtof(file).events.length).toBeGreaterThan(0);
   });
 });
 

@@ -1,0 +1,65 @@
+// Work in slices on the host's thread: one slice per turn of the event loop, done in a turn of its own,
+// finishAll() at once, idle() once nothing is left, a throw reported to its own job only.
+import { describe, expect, it } from 'vitest';
+import { finishSlices, SliceClock, SliceRunner, SLICE_UNITS, type Slices } from '../../src/shared/slices.ts';
+
+function* counting(log: string[], name: string, slices: number): Slices<string> {
+  for (let i = 0; i < slices; i++) {
+    log.push(`${name}${i}`);
+    yield;
+  }
+  log.push(`${name} end`);
+  return `${name} result`;
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('slices', () => {
+  it('finishSlices runs the work to its end; SliceClock says when to yield', () => {
+    const log: string[] = [];
+    expect(finishSlices(counting(log, 'a', 3))).toBe('a result');
+    expect(log).toEqual(['a0', 'a1', 'a2', 'a end']);
+    const clock = new SliceClock();
+    let yields = 0;
+    for (let i = 0; i < 3 * SLICE_UNITS; i++) if (clock.tick()) yields++;
+    expect(yields).toBe(3);
+  });
+
+  it('runs one slice per turn of the event loop, jobs in order, each done in a turn of its own', async () => {
+    const runner = new SliceRunner();
+    const log: string[] = [];
+    runner.run(counting(log, 'a', 2), (result) => log.push(result), () => log.push('failed'));
+    runner.run(counting(log, 'b', 1), (result) => log.push(result), () => log.push('failed'));
+    expect(log).toEqual([]);
+    await turn();
+    expect(log).toEqual(['a0']);
+    const idle = runner.idle();
+    let settled = false;
+    void idle.then(() => (settled = true));
+    await turn();
+    await turn();
+    // The last slice returned; its done waits for the next turn.
+    expect(log).toEqual(['a0', 'a1', 'a end']);
+    await turn();
+    expect(log.at(-1)).toBe('a result');
+    await idle;
+    expect(settled).toBe(true);
+    expect(log).toEqual(['a0', 'a1', 'a end', 'a result', 'b0', 'b end', 'b result']);
+    expect(runner.pending).toBe(0);
+  });
+
+  it('finishAll runs what is left at once; a throwing job fails alone', async () => {
+    const runner = new SliceRunner();
+    const log: string[] = [];
+    function* throwing(): Slices<string> {
+      yield;
+      throw new Error('boom');
+    }
+    runner.run(throwing(), (result) => log.push(result), (error) => log.push(`failed: ${(error as Error).message}`));
+    runner.run(counting(log, 'c', 5), (result) => log.push(result), () => log.push('failed'));
+    runner.finishAll();
+    expect(log).toEqual(['failed: boom', 'c0', 'c1', 'c2', 'c3', 'c4', 'c end', 'c result']);
+    expect(runner.pending).toBe(0);
+    await runner.idle();
+  });
+});
