@@ -225,7 +225,17 @@ function readMessage(value: Json, surface?: ChatSurface): Message | null {
   }
   const named = stringOf(message.name);
   if (providerRole === 'tool') {
-    results.push({ id: stringOf(message.tool_call_id), content: textsOf(content ?? null).join('') });
+    // A result given as a list of parts: native's codec reads each part into its normalized form (gen_ai's response).
+    if (Array.isArray(content)) {
+      const normalized = content.map((part) => chatResultPart(part));
+      // The text is that form serialized as native's structs are: the kind first.
+      const text = JSON.stringify(normalized.map((p) => {
+        const part = objectOf(p);
+        return part === null ? p : { type: part.type ?? null, ...except(part, ['type']) };
+      }));
+      results.push({ id: stringOf(message.tool_call_id), content: text, response: normalized });
+    }
+    else results.push({ id: stringOf(message.tool_call_id), content: textsOf(content ?? null).join('') });
     return { role: 'tool', parts, results, providerRole, separateToolCalls: false };
   }
   if (typeof content === 'string') parts.push({ kind: 'text', text: content });
@@ -253,6 +263,15 @@ function readMessage(value: Json, surface?: ChatSurface): Message | null {
   if (typeof content === 'string') read.plainText = content;
   if (named !== undefined) read.name = named;
   return read;
+}
+
+/** A part of a Chat tool result as native's normalized form carries it: known kinds as content parts, anything else wrapped as provider-native. */
+function chatResultPart(part: Json): Json {
+  const block = objectOf(part);
+  if (block === null || !['text', 'refusal', 'file', 'image_url', 'input_audio'].includes(String(block.type))) {
+    return { type: 'provider_native', provider: 'openai_chat', kind: stringOf(block?.type) ?? 'unknown', value: part };
+  }
+  return normalizedPart(block, 'openai_chat');
 }
 
 /** A content part as native's normalized form carries it: media wrapped under their kind, anything else as sent. */
