@@ -9,7 +9,7 @@
 
 export const KEY_MEANINGS: Readonly<Record<string, string>> = {
   "version": "Document version; only `1` is accepted.",
-  "components": "The plugin components (`[[components]]`), each with a `kind`; both backends run `observability`, `pii_redaction`, `pricing` and `adaptive` (see [redaction](redaction.md), [pricing](pricing.md), [the response cache](cache.md)); `nemo_guardrails` runs on native only (a warning on the in-memory relay).",
+  "components": "The plugin components (`[[components]]`), each with a `kind`; both backends run `observability`, `pii_redaction`, `pricing` and `adaptive` (see [redaction](redaction.md), [pricing](pricing.md), [the response cache](cache.md)); `nemo_guardrails` runs on native only: on the in-memory relay it is a warning (`plugin.backend_unsupported_component`) at activation, in `status().pluginConfig.diagnostics` and in `doctor`.",
   "components[].kind": "`observability`, or a native component kind.",
   "components[].enabled": "Absent or `true`: on; `false`: off. Any other value is refused by native.",
   "components[].config": "The component's own settings (for `observability`, the keys below).",

@@ -59,6 +59,7 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   { caseId: 'per-event', figureId: '*.plugin_over_isolated_bare' },
   // Main entry import ≤ 1.0× @opentelemetry/api's.
   { caseId: 'import-cost', figureId: 'main_over_otel_api' },
+  { caseId: 'import-cost', figureId: 'main_over_otel_api_instructions' },
   { caseId: 'import-cost', figureId: 'hooks_over_otel_api' },
   // Everything that holds today keeps holding.
   { caseId: 'zero-cost', figureId: 'emit_over_map' },

@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { CaseReport, figure, iterations, median, runtime } from '../harness.ts';
+import { CaseReport, figure, iterations, median, runtime, scale } from '../harness.ts';
 
 const report = new CaseReport('import-cost', 'Import cost of the entry points, fresh process');
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -92,6 +92,42 @@ const labels: Record<Target, string> = {
   hooksSource: 'nemo-relay-hooks/hooks from its .ts sources',
   mainSource: 'nemo-relay-hooks from its .ts sources',
 };
+/**
+ * A second opinion that does not depend on the machine's load (Node only,
+ * when `valgrind` is installed): the instructions callgrind counts for a
+ * process that imports the warm module and then the target, minus the same
+ * process without the target, the medians of three rounds interleaved.
+ * Wall-clock imports on a busy two-core VM moved 3x between samples; these
+ * counts move by about 1% (bench/RESULTS.md, "The main entry's import").
+ */
+function instructions(target: Target | null): number | null {
+  const script = `await import(${JSON.stringify(warmModule)});${target === null ? '' : ` await import(${JSON.stringify(targets[target])});`}`;
+  const child = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--input-type=module', '--eval', script], { cwd: root, encoding: 'utf8' });
+  const collected = /Collected : (\d+)/.exec(child.stderr ?? '');
+  return child.status === 0 && collected ? Number(collected[1]) : null;
+}
+const valgrind = runtime.name === 'node' && scale >= 1 && spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).status === 0;
+if (valgrind) {
+  const counts: Record<'none' | 'main' | 'otelApi', number[]> = { none: [], main: [], otelApi: [] };
+  for (let round = 0; round < 3; round++) {
+    for (const [key, target] of [['none', null], ['otelApi', 'otelApi'], ['main', 'main']] as const) {
+      const count = instructions(target);
+      if (count !== null) counts[key].push(count);
+    }
+  }
+  if (counts.none.length > 0 && counts.main.length > 0 && counts.otelApi.length > 0) {
+    const base = median(counts.none);
+    const main = median(counts.main) - base;
+    const api = median(counts.otelApi) - base;
+    report.figure(figure('main_over_otel_api_instructions', 'import nemo-relay-hooks / import @opentelemetry/api, in instructions (callgrind, Node)', Math.round((main / api) * 1000) / 1000, 'x', { op: '<=', target: 1.0 }));
+    report.figure(figure('main_instructions_m', 'import nemo-relay-hooks: instructions (callgrind, median of 3, millions)', Math.round(main / 1e5) / 10, 'M'));
+    report.figure(figure('otel_api_instructions_m', 'import @opentelemetry/api: instructions (callgrind, median of 3, millions)', Math.round(api / 1e5) / 10, 'M'));
+  } else {
+    report.note('callgrind did not report instruction counts; only the wall-clock figures are given.');
+  }
+} else if (runtime.name === 'node') {
+  report.note(scale < 1 ? 'Instruction counts (callgrind) are skipped in a --quick run.' : 'valgrind is not installed: no instruction counts (apt-get install valgrind), only the wall-clock figures.');
+}
 for (const t of order) report.figure(figure(`${t}_ms`, `import ${labels[t]} (median)`, Math.round(median(times[t]) * 100) / 100, 'ms'));
 report.fact('rounds', ROUNDS);
 report.note('Time of one dynamic import() inside a fresh child process, after the module loader has loaded one empty file module (runtime and loader start-up excluded); the ratio is the median of per-round ratios.');

@@ -23,7 +23,7 @@ import { makeDirectory } from './directory.ts';
  *
  * Four system calls when the folder exists (open, write, close, rename):
  * the folder is created only when the open says it is missing, and the
- * process id in the temporary name is read once. A trajectory writer calls
+ * process id and random digits in the temporary name are read once. A trajectory writer calls
  * this once per file, and creating the file is the floor of a replay into
  * trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). No `fsync`:
  * the promise is that a reader never sees half a file, not that a crash
@@ -31,7 +31,7 @@ import { makeDirectory } from './directory.ts';
  */
 export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
   const folder = path.dirname(target);
-  const temporary = path.join(folder, `.${path.basename(target)}.${pid ?? (pid = process.pid)}.${randomSuffix()}.tmp`);
+  const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');
   // 'wx': a new file, never an existing one or a link planted at the name.
@@ -53,18 +53,26 @@ export function writeFileAtomic(target: string, content: string, options: { mode
   return bytes.length;
 }
 
-/** The process id, read once (`process.pid` is a system call per read). */
-let pid: number | undefined;
+/** The process id and eight random hex digits, read once per process (`process.pid` and the random source each make a system call). */
+let processTag: string | undefined;
+/** Counts the temporary names this process made: unique within the process, the tag tells processes apart. */
+let serial = 0;
 
 /**
- * Eight hex digits for a temporary name. From the global `crypto` (as
- * `uuid.ts` does): importing `node:crypto` would add its load time to every
- * host's import, for a name.
+ * A temporary name's suffix: the process tag and a serial number. A name
+ * that exists all the same (a leftover, a planted file) fails the `wx` open
+ * rather than being written through. The random digits come from the global
+ * `crypto` (as `uuid.ts` does): importing `node:crypto` would add its load
+ * time to every host's import, for a name.
  */
-function randomSuffix(): string {
-  const bytes = new Uint8Array(4);
-  crypto.getRandomValues(bytes);
-  let hex = '';
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
-  return hex;
+function temporarySuffix(): string {
+  if (processTag === undefined) {
+    const bytes = new Uint8Array(4);
+    crypto.getRandomValues(bytes);
+    let hex = '';
+    for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+    processTag = `${process.pid}.${hex}`;
+  }
+  serial += 1;
+  return `${processTag}.${serial.toString(36)}`;
 }

@@ -65,8 +65,8 @@ export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {
   let a: Run;
   let b: Run;
   try {
-    a = await loadRun(first);
-    b = await loadRun(second);
+    a = await loadRun(first, io);
+    b = await loadRun(second, io);
   } catch (error) {
     if (error instanceof InputError) throw new CompareInputError(error.message);
     throw error;
@@ -96,10 +96,10 @@ function splitRef(ref: string): { file: string; session?: string } {
   return { file: ref.slice(0, hash), session: ref.slice(hash + 1) };
 }
 
-async function loadRun(ref: string): Promise<Run> {
+async function loadRun(ref: string, io: CliIo): Promise<Run> {
   const { file, session } = splitRef(ref);
   // A large ATOF file is streamed and indexed: only the session compared is built.
-  const loaded = await openSessions(file);
+  const loaded = await openSessions(file, io);
   const name = loaded.name;
   const ids = loaded.ids;
   if (ids.length === 0) throw new InputError(`${name}: no sessions in this file`);

@@ -77,7 +77,7 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   // ATOF files are streamed and indexed; each session is built when it is printed or written, then let go.
   const opened: OpenedSessions[] = [];
   for (const file of args.positionals) {
-    const loaded = await openSessions(file);
+    const loaded = await openSessions(file, io);
     for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
     opened.push(loaded);
   }

@@ -100,7 +100,7 @@ export class AtofIndex {
    * the file is finished, so a last line without a newline counts too (a
    * file being written may hold half a line at its end).
    */
-  readOn(size: number, toEnd = false): void {
+  readOn(size: number, toEnd = false, onProgress?: (lines: number, offset: number) => void): void {
     const descriptor = openSync(this.path, 'r');
     try {
       // One buffer: the part of a line left at the end of a read moves to its front, and the next read fills the rest.
@@ -119,6 +119,7 @@ export class AtofIndex {
         this.offset += start;
         carry = filled - start;
         buffer.copyWithin(0, start, filled);
+        onProgress?.(this.lineNumber, this.offset);
       }
       if (toEnd && carry > 0) {
         this.line(buffer, 0, carry);

@@ -7,10 +7,13 @@
  * @module
  */
 
+import path from 'node:path';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import { firstLineKind, loadByContent } from '../detect.ts';
 import { describeFsError, InputError } from '../errors.ts';
 import { checkInputFile, inputName, readInputText, STDIN } from '../files.ts';
+import { formatCount, type CliIo } from '../io.ts';
+import { Progress } from '../progress.ts';
 import { AtofIndex } from './atof-index.ts';
 import { isTrajectory, treeFromAtif } from './from-atif.ts';
 import { treesFromAtof } from './from-atof.ts';
@@ -60,7 +63,7 @@ export interface OpenedSessions {
  * document, standard input, a file whose first line is not an ATOF event)
  * is read whole and judged by its content, as `sessionsOf` does.
  */
-export async function openSessions(file: string): Promise<OpenedSessions> {
+export async function openSessions(file: string, io?: CliIo): Promise<OpenedSessions> {
   const name = inputName(file);
   if (file !== STDIN) {
     const size = checkInputFile(file);
@@ -72,10 +75,14 @@ export async function openSessions(file: string): Promise<OpenedSessions> {
     }
     if (kind === 'atof') {
       const index = new AtofIndex(file, { summaries: false });
+      // A line on a terminal while a large file is indexed (after half a second), gone when done.
+      const progress = io ? new Progress(io, { label: `reading ${path.basename(file)}`, unit: 'lines', totalBytes: size }) : undefined;
       try {
-        index.readOn(size, true);
+        index.readOn(size, true, progress ? (lines, offset) => progress.update(lines, offset, `${formatCount(index.sessions.length)} sessions`) : undefined);
       } catch (error) {
         throw new InputError(describeFsError(error, 'cannot read', file));
+      } finally {
+        progress?.clear();
       }
       if (index.unknownMajor !== undefined) throw new InputError(`${name}: ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only`);
       const roots: RootList = {

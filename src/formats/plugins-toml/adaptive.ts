@@ -11,8 +11,8 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
-import { componentPolicy } from './pii-redaction.ts';
-import { pushByPolicy, type Policy } from './policy.ts';
+import { componentPolicy, POLICY_FIELDS, pushByPolicy, type Policy } from './policy.ts';
+import { POLICY_SCHEMA } from './schema.ts';
 import { BEHAVIOR, BOOL, F64, I32, STRING, U32, U64, USIZE, checkShape, optional, type Schema } from './shape.ts';
 
 export const ADAPTIVE = 'adaptive';
@@ -123,7 +123,7 @@ const SCHEMA: Schema = {
         }),
       },
     }),
-    policy: { t: 'struct', name: 'ConfigPolicy', fields: { unknown_component: BEHAVIOR, unknown_field: BEHAVIOR, unsupported_value: BEHAVIOR } },
+    policy: POLICY_SCHEMA,
   },
 };
 
@@ -156,7 +156,7 @@ export function validateAdaptive(config: JsonObject, documentPolicy: Policy): Ad
     }
   };
   unknown(ADAPTIVE, config, ['version', 'agent_id', 'state', 'telemetry', 'adaptive_hints', 'tool_parallelism', 'acg', 'response_cache', 'policy']);
-  unknown('policy', config.policy, ['unknown_component', 'unknown_field', 'unsupported_value']);
+  unknown('policy', config.policy, POLICY_FIELDS);
   const state = config.state;
   if (isJsonObject(state)) {
     unknown('state', state, ['backend']);

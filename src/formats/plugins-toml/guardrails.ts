@@ -11,8 +11,8 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
-import { componentPolicy } from './pii-redaction.ts';
-import { pushByPolicy, type Policy } from './policy.ts';
+import { componentPolicy, POLICY_FIELDS, pushByPolicy, type Policy } from './policy.ts';
+import { POLICY_SCHEMA } from './schema.ts';
 import { BEHAVIOR, BOOL, I32, STRING, U32, U64, checkShape, optional, type Schema } from './shape.ts';
 
 export const NEMO_GUARDRAILS = 'nemo_guardrails';
@@ -41,7 +41,7 @@ const SCHEMA: Schema = {
     }),
     local: optional({ t: 'struct', name: 'LocalBackendConfig', fields: { python_module: optional(STRING), python_executable: optional(STRING), python_path: optional(STRING) } }),
     request_defaults: optional({ t: 'struct', name: 'RequestDefaultsConfig', fields: { thread_id: optional(STRING), llm_output: optional(BOOL) } }),
-    policy: { t: 'struct', name: 'ConfigPolicy', fields: { unknown_component: BEHAVIOR, unknown_field: BEHAVIOR, unsupported_value: BEHAVIOR } },
+    policy: POLICY_SCHEMA,
   },
 };
 
@@ -81,7 +81,7 @@ export function validateGuardrails(config: JsonObject, documentPolicy: Policy): 
     unknown(object, known, name);
   };
   unknown(config, ['version', 'mode', 'config_path', 'config_yaml', 'colang_content', 'codec', 'input', 'output', 'tool_input', 'tool_output', 'priority', 'remote', 'local', 'request_defaults', 'policy']);
-  section('policy', ['unknown_component', 'unknown_field', 'unsupported_value']);
+  section('policy', POLICY_FIELDS);
   section('remote', ['endpoint', 'config_id', 'config_ids', 'headers', 'timeout_millis']);
   section('local', ['python_module', 'python_executable', 'python_path']);
   section('request_defaults', ['context', 'thread_id', 'state', 'rails', 'llm_params', 'llm_output', 'output_vars', 'log']);

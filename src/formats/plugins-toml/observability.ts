@@ -15,7 +15,7 @@ import type { ConfigDiagnostic } from './diagnostic.ts';
 import { parseFilenameTemplate } from './atif-template.ts';
 import { openTelemetrySettings, validateOpenTelemetry, type OpenTelemetrySettings } from './opentelemetry.ts';
 import { destinationOf, readAtifStorage, readStreamSinks, validateStorageEntry, validateStreamSink } from './sinks.ts';
-import { levelFor, type Policy } from './policy.ts';
+import { levelFor, POLICY_FIELDS, type Policy } from './policy.ts';
 import { checkShape } from './shape.ts';
 import { OBSERVABILITY_SCHEMA } from './schema.ts';
 import {
@@ -65,7 +65,6 @@ const OTEL_ENDPOINT_FIELDS = [
 ];
 const OTEL_LOGS_FIELDS = ['enabled', 'endpoints', 'minimum_severity', 'max_queue_size', 'max_export_batch_size', 'scheduled_delay_millis'];
 const OTEL_METRICS_FIELDS = ['enabled', 'endpoints', 'export_interval_millis', 'temporality', 'max_instruments', 'cardinality_limit'];
-const POLICY_FIELDS = ['unknown_component', 'unknown_field', 'unsupported_value'];
 
 export interface ObservabilityResult {
   diagnostics: ConfigDiagnostic[];

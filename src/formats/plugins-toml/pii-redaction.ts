@@ -17,7 +17,8 @@ import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { rustRegexError } from '../../shared/rust-regex/index.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
-import { levelFor, type Policy } from './policy.ts';
+import { componentPolicy, levelFor, POLICY_FIELDS, type Policy } from './policy.ts';
+import { POLICY_SCHEMA } from './schema.ts';
 import { BEHAVIOR, BOOL, I32, STRING, U32, U64, USIZE, checkShape, optional, type Schema } from './shape.ts';
 
 export const PII_REDACTION = 'pii_redaction';
@@ -141,7 +142,7 @@ const CONFIG_SCHEMA: Schema = {
     profiles: { t: 'seq', of: PROFILE_SCHEMA },
     builtin: optional(BUILTIN_SCHEMA),
     local: optional(LOCAL_SCHEMA),
-    policy: { t: 'struct', name: 'ConfigPolicy', fields: { unknown_component: BEHAVIOR, unknown_field: BEHAVIOR, unsupported_value: BEHAVIOR } },
+    policy: POLICY_SCHEMA,
   },
 };
 
@@ -163,7 +164,6 @@ const BUILTIN_FIELDS = [
   'metric_string_attribute_allowlist',
 ];
 const LOCAL_FIELDS = ['backend', 'model_id', 'detector_profile', 'allow_network', 'max_latency_ms'];
-const POLICY_FIELDS = ['unknown_component', 'unknown_field', 'unsupported_value'];
 /** Fields that may not sit beside `preset`, in native's order. */
 const PRESET_EXCLUSIVE = ['action', 'detector', 'pattern', 'target_paths', 'target_path_globs', 'mask_char', 'unmasked_prefix', 'unmasked_suffix'];
 
@@ -304,22 +304,6 @@ export function validatePiiRedaction(config: JsonObject, documentPolicy: Policy)
   // Ascending priority; the sort is stable, so document order breaks ties.
   policies.sort((a, b) => a.priority - b.priority);
   return { diagnostics: findings.diagnostics, settings: { policies, codec, localModel } };
-}
-
-const POLICY_DEFAULTS: Required<Policy> = { unknown_component: 'warn', unknown_field: 'warn', unsupported_value: 'error' };
-
-/**
- * A component's effective `[policy]`: the document's wins wherever it sets a
- * behaviour other than the default (native's rule; a document `error` for
- * unsupported values, the default, leaves a component's `warn` in place).
- */
-export function componentPolicy(own: Policy, document: Policy): Policy {
-  const policy: Policy = { ...own };
-  for (const key of ['unknown_component', 'unknown_field', 'unsupported_value'] as const) {
-    const value = document[key];
-    if (value !== undefined && value !== POLICY_DEFAULTS[key]) policy[key] = value;
-  }
-  return policy;
 }
 
 function sectionFields(findings: Findings, config: JsonObject, section: string, supported: readonly string[]): void {

@@ -12,6 +12,25 @@ export interface Policy {
   unsupported_value?: Behavior;
 }
 
+/** The `[policy]` keys, in native's order. */
+export const POLICY_FIELDS = ['unknown_component', 'unknown_field', 'unsupported_value'] as const;
+
+const POLICY_DEFAULTS: Required<Policy> = { unknown_component: 'warn', unknown_field: 'warn', unsupported_value: 'error' };
+
+/**
+ * A component's effective `[policy]`: the document's wins wherever it sets a
+ * behaviour other than the default (native's rule; a document `error` for
+ * unsupported values, the default, leaves a component's `warn` in place).
+ */
+export function componentPolicy(own: Policy, document: Policy): Policy {
+  const policy: Policy = { ...own };
+  for (const key of POLICY_FIELDS) {
+    const value = document[key];
+    if (value !== undefined && value !== POLICY_DEFAULTS[key]) policy[key] = value;
+  }
+  return policy;
+}
+
 export function levelFor(behavior: Behavior | undefined, fallback: 'warning' | 'error' = 'warning'): 'warning' | 'error' | null {
   if (behavior === 'ignore') return null;
   if (behavior === 'warn') return 'warning';

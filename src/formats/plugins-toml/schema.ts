@@ -7,7 +7,8 @@
 
 import { ANY, BEHAVIOR, BOOL, optional, STRING, U32, U64, type Schema } from './shape.ts';
 
-const POLICY_SCHEMA: Schema = {
+/** A `[policy]` table, in the document and in each component's config. */
+export const POLICY_SCHEMA: Schema = {
   t: 'struct',
   name: 'ConfigPolicy',
   fields: { unknown_component: BEHAVIOR, unknown_field: BEHAVIOR, unsupported_value: BEHAVIOR },
