@@ -7,12 +7,18 @@
  * (routed by the router both backends share, `session-trajectories.ts`).
  * The scope's own start event was emitted before the exporter existed; it
  * is taken from the scope record, so the trajectory still starts with it.
+ * `exportJson` builds in slices between the host's own work
+ * (`shared/slices.ts`), as the plugins.toml trajectories are.
  *
  * @module
  */
 
 import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts';
 import type { RelayCore } from './listeners.ts';
+import { SliceRunner } from '../../shared/slices.ts';
+
+/** The trajectories `exportJson` is building, one slice per turn of the event loop, one after another. */
+const builds = new SliceRunner();
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {
   const o = options ?? ({} as AtifExporterOptions);
@@ -31,7 +37,8 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   const session = router.open(record?.uuid, builderOptions, record?.start);
   if (record === null) router.close(session);
   return {
-    exportJson: async () => session.toJson(),
+    // Built a slice per turn of the event loop: a long session's write does not stop the host (`exportJsonNow` is the synchronous one).
+    exportJson: () => new Promise<string>((resolve, reject) => builds.run(session.toJsonInSlices(), resolve, reject)),
     exportJsonNow: () => session.toJson(),
     deregister: () => router.close(session),
   };

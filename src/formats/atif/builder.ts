@@ -155,7 +155,9 @@ export class AtifBuilder {
     // The plugin's own files give a sub-agent its own name and model; native's
     // exporter and plugins.toml files keep the parent's block, byte for byte.
     const ownSubagentAgents = !pluginHost && options.subagentAgents === 'own';
-    const sorted = yield* this.#sortedEvents();
+    const read = yield* this.#sortedEvents();
+    // The read list grows with the next build's reading: a build whose slices interleave with another's converts what it read.
+    const sorted = read === this.#read ? read.slice() : read;
     const trajectory = yield* convertInSlices(sessionId, agent, sorted, ownSubagentAgents, options.priceLlmCall);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) {
@@ -215,9 +217,11 @@ export class AtifBuilder {
 
   /**
    * `toJson()` as work done in slices (`shared/slices.ts`): the same text,
-   * with the host's event loop free to turn between slices. The builder's
-   * events must not change while it runs (a session's builder gets no more
-   * events once its root ended), and one build runs at a time.
+   * with the host's event loop free to turn between slices. Events recorded
+   * while it runs may or may not be in it (those read before its conversion
+   * starts are); the `plugin-host` style's `observed_events` are read as the
+   * text is written, so that style's builder must get no more events (a
+   * plugins.toml root's builder gets none once the root ended).
    */
   *toJsonInSlices(): Slices<string> {
     const { trajectory, extra } = yield* this.#converted();

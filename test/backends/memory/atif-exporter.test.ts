@@ -6,6 +6,7 @@ import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
 import type { ScopeHandle } from '../../../src/relay/contract.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
+import { SLICE_UNITS } from '../../../src/shared/slices.ts';
 import { native, nativeUnavailable, normalize, runNativeAtif, type Driver } from '../../support/native-driver.ts';
 
 /**
@@ -136,5 +137,34 @@ describe.skipIf(native === null)(`memory relay ATIF equals native AtifExporter${
       expect(JSON.parse(theirs).steps.length).toBeGreaterThan(3);
       expect(normalize([ours])).toEqual(normalize([theirs]));
     }
+  });
+});
+
+describe('memory registerAtifExporter: exportJson builds between turns of the host\'s event loop', () => {
+  it('resolves with exportJsonNow\'s text after turns of the event loop, a slice per turn, for a long session', async () => {
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const root = relay.pushScope({ name: 'agent', category: 'agent' });
+    const exporter = relay.registerAtifExporter({ scope: root, sessionId: 'long', agentName: 'a', agentVersion: '1' });
+    const calls = 2 * SLICE_UNITS;
+    for (let i = 0; i < calls; i++) {
+      const llm = relay.llmStart({ name: 'openai', parent: root, request: { headers: {}, content: { messages: [{ role: 'user', content: `q${i}` }] } }, modelName: 'm' });
+      relay.llmEnd(llm, { response: { choices: [{ message: { role: 'assistant', content: `a${i}` } }] } });
+    }
+    relay.popScope(root);
+    let text: string | undefined;
+    let turnsBefore = 0;
+    let counting = true;
+    const count = (): void => {
+      if (!counting) return;
+      if (text === undefined) turnsBefore++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    text = await exporter.exportJson();
+    counting = false;
+    // Reading and converting 2 events per call, SLICE_UNITS events a slice: the host's loop turned between slices.
+    expect(turnsBefore).toBeGreaterThanOrEqual((2 * 2 * calls) / SLICE_UNITS);
+    expect(text).toBe(exporter.exportJsonNow!());
+    expect((JSON.parse(text) as { steps: unknown[] }).steps.length).toBeGreaterThanOrEqual(calls);
   });
 });
