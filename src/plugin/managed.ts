@@ -196,7 +196,13 @@ export function executionMiddleware(kind: ExecutionKind, options: MiddlewareOpti
     if (managed !== null || !options.gate.settling()) return run(managed, payload, next);
     return options.gate.whenLive(ACTIVATION_WAIT_MS).then((live) => {
       // Still not live: managed execution may apply to later calls, so this one is noted for its hooks.
-      if (live === null && options.gate.settling()) options.unmanaged.note(kind, payload);
+      if (live === null && options.gate.settling()) {
+        options.unmanaged.note(kind, payload);
+        // A host that relies on managed execution emits no hooks for this call: say so, once, and count every one.
+        if (options.counters.unmanagedCalls++ === 0) {
+          safeLog(options.logger, 'warn', `NeMo Relay: a ${kind} call waited ${ACTIVATION_WAIT_MS} ms for plugins.toml to activate and ran unmanaged; such calls are recorded only if the host also emits their hooks (counted in status().counters.unmanagedCalls)`);
+        }
+      }
       return run(live, payload, next);
     });
   };

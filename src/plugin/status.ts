@@ -25,10 +25,12 @@ export interface PluginCounters {
   queueOverflow: number;
   /** Events the host's `redact` hook failed on (their name and payloads were cleared instead). */
   redactionFailures: number;
+  /** Calls that crossed `llm_execution`/`tool_execution` before plugins.toml was live, waited past the bound and ran unmanaged: only their own hooks can record them. */
+  unmanagedCalls: number;
 }
 
 export function emptyCounters(): PluginCounters {
-  return { hooks: 0, errors: 0, unmatchedEnds: 0, dropped: 0, evictedSessions: 0, abandonedSpans: 0, queueOverflow: 0, redactionFailures: 0 };
+  return { hooks: 0, errors: 0, unmatchedEnds: 0, dropped: 0, evictedSessions: 0, abandonedSpans: 0, queueOverflow: 0, redactionFailures: 0, unmanagedCalls: 0 };
 }
 
 /** Where the plugin is in its life: before the first hook, starting the backend, recording, failed open, shutting down, shut down. */

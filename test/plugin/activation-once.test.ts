@@ -39,6 +39,9 @@ describe('plugins.toml activation, once per process', () => {
   });
 
   it('runs every call that crosses tool_execution managed, in every session, the first ones included', async () => {
+    // The checks a document needs load with the first plugin that has one; loaded from dist/ that is quick, but
+    // vitest transforms them inside the activation's wait, which on a loaded machine exceeded its bound.
+    await import('../../src/plugin/document-checks.ts');
     const dir = tempDir('managed-every-session');
     const file = observabilityToml(dir, '\n[[components]]\nkind = "adaptive"\nenabled = true\n');
     const hooks = new HookRegistry();
@@ -57,6 +60,30 @@ describe('plugins.toml activation, once per process', () => {
     const events = readFileSync(path.join(dir, 'events', 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     const toolStarts = events.filter((e) => e.category === 'tool' && e.scope_category === 'start');
     expect(toolStarts).toHaveLength(9);
+  });
+
+  it('counts and says the calls that waited past the bound for an activation and ran unmanaged', async () => {
+    const fake = createFakeRelay();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const backend: RelayBackend = Object.assign(Object.create(null) as object, fake, {
+      async initializePluginConfig(...args: Parameters<RelayBackend['initializePluginConfig']>): Promise<PluginConfigActivation> {
+        await held;
+        return fake.initializePluginConfig(...args);
+      },
+    }) as RelayBackend;
+    const warnings: string[] = [];
+    const file = observabilityToml(tempDir('unmanaged-counted'), '\n[[components]]\nkind = "adaptive"\nenabled = true\n');
+    const hooks = new HookRegistry();
+    const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: file }, logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) } });
+    plugin.register(hooks);
+    hooks.emit('on_session_start', { session_id: 's' });
+    const results = await Promise.all([0, 1].map((i) => hooks.execute('tool_execution', { session_id: 's', tool_call_id: `tc${i}`, tool_name: 'read_file', args: { i } }, () => ({ content: `ok${i}` }))));
+    expect(results).toEqual([{ content: 'ok0' }, { content: 'ok1' }]);
+    expect(plugin.status().counters.unmanagedCalls).toBe(2);
+    expect(warnings.filter((message) => message.includes('ran unmanaged'))).toHaveLength(1);
+    release();
+    await plugin.shutdown();
   });
 
   it('keeps recording later sessions when closing the activation would fail: it is closed only at shutdown', async () => {
