@@ -28,7 +28,7 @@
  */
 
 import type { Json, JsonObject } from '../../shared/json.ts';
-import { isJsonObject } from '../../shared/json.ts';
+import { compareKeys, isJsonObject } from '../../shared/json.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import type { PiiRedactionSettings, RedactionPolicy } from '../../formats/plugins-toml/pii-redaction.ts';
 import { CompiledBuiltin, RedactionPolicyError } from './builtin.ts';
@@ -179,6 +179,6 @@ function presetProfile(policy: CompiledPolicy, event: AtofEvent, profile: JsonOb
 /** Native writes every object with its keys sorted. */
 function sortedKeys(object: JsonObject): JsonObject {
   const out: JsonObject = {};
-  for (const key of Object.keys(object).sort()) out[key] = object[key]!;
+  for (const key of Object.keys(object).sort(compareKeys)) out[key] = object[key]!;
   return out;
 }

@@ -11,7 +11,7 @@
  */
 
 import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
-import type { Json } from '../../../shared/json.ts';
+import { compareKeys, type Json } from '../../../shared/json.ts';
 import { readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
@@ -182,7 +182,7 @@ function functionTool(name: string, fn: JsonObject, parameters: Json | undefined
   if (typeof fn.strict === 'boolean') parts.push(`"strict":${fn.strict}`);
   const rest = (extra: JsonObject) =>
     Object.keys(extra)
-      .sort()
+      .sort(compareKeys)
       .map((key) => `,${JSON.stringify(key)}:${sortedJson(extra[key])}`)
       .join('');
   return { name, description, parameters, type: 'function', schema: `{"type":"function","function":{${parts.join(',')}${rest(fnExtra)}}${rest(wrapperExtra)}}` };
@@ -338,7 +338,7 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value as object).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    for (const key of Object.keys(value as object).sort(compareKeys)) out[key] = sortKeys((value as Record<string, unknown>)[key]);
     return out;
   }
   return value;
