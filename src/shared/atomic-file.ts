@@ -47,7 +47,13 @@ export function writeFileAtomic(target: string, content: string, options: { mode
     }
     renameSync(temporary, target);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    // The cleanup never replaces the write's own error: Bun's rmSync with `force` throws EFAULT
+    // for a name under a file (where Node ignores ENOTDIR), which hid the ENOTDIR that says why.
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // Nothing to remove, or nothing we could: the write's error is the one to report.
+    }
     throw error;
   }
   return bytes.length;
