@@ -21,7 +21,7 @@ import type { OutputHealth, ScopeHandle } from '../../src/relay/contract.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
 import { runNativePlugin, type Driver } from '../support/native-driver.ts';
-import { observabilityDocument } from '../support/plugins-toml.ts';
+import { observabilityDocument, writeObservabilityToml } from '../support/plugins-toml.ts';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../support/receivers.ts';
 import { normalize, UuidLabels } from '../differential/normalize.ts';
 import { dist, spawnChild } from '../support/child.ts';
@@ -168,33 +168,8 @@ async function hangingServer(): Promise<{ origin: string; requests: () => number
 }
 
 function hangingToml(dir: string, origin: string): string {
-  const file = path.join(dir, 'plugins.toml');
-  fs.writeFileSync(
-    file,
-    `version = 1
-[[components]]
-kind = "observability"
-enabled = true
-[components.config]
-version = 4
-[components.config.atof]
-enabled = true
-[[components.config.atof.sinks]]
-type = "file"
-output_directory = ${JSON.stringify(dir)}
-filename = "events.jsonl"
-mode = "overwrite"
-[components.config.atif]
-enabled = true
-output_directory = ${JSON.stringify(dir)}
-filename_template = "trajectory-{session_id}.json"
-[[components.config.atif.storage]]
-type = "http"
-endpoint = "${origin}/upload"
-timeout_millis = 1000
-`,
-  );
-  return file;
+  const storage = `[[components.config.atif.storage]]\ntype = "http"\nendpoint = "${origin}/upload"\ntimeout_millis = 1000\n`;
+  return writeObservabilityToml(dir, { atofDir: dir, atifDir: dir, extraToml: storage });
 }
 
 /**
