@@ -33,6 +33,7 @@ import type { PluginCounters, PluginState } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { timerDelay } from '../shared/timers.ts';
+import { nextTurn } from '../shared/slices.ts';
 
 /** Records one hook on the live collaborators; `timestampUs` is set for a replayed hook. */
 export type RecordHook = (live: LiveRecording, payload: LoosePayload, timestampUs: number | undefined) => void;
@@ -70,10 +71,6 @@ export interface GateOptions {
 /** How long one slice of a start-up queue's replay may run before the host gets a turn. */
 const DRAIN_SLICE_MS = 10;
 
-/** The next turn of the event loop (after I/O), for a long replay to let the host run. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
-}
 
 export class HookGate implements ManagedGate {
   private state: GateState = { phase: 'idle' };

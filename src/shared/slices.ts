@@ -119,7 +119,7 @@ export class SliceRunner {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    afterTurn(() => {
       this.#scheduled = false;
       const job = this.#jobs[0];
       if (job !== undefined) this.#step(job);
@@ -134,4 +134,15 @@ export class SliceRunner {
     this.#idle = null;
     idle.resolve();
   }
+}
+
+/** Calls `callback` on the next turn of the event loop, after pending I/O (a runtime without `setImmediate` gets a timer). */
+export function afterTurn(callback: () => void): void {
+  if (typeof setImmediate === 'function') setImmediate(callback);
+  else setTimeout(callback, 0);
+}
+
+/** The next turn of the event loop, for long work that lets the host run between its slices. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => afterTurn(resolve));
 }
