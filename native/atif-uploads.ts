@@ -29,13 +29,14 @@
  * @module
  */
 
-import { type Dirent, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { type Dirent, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { JsonObject, OutputHealth } from '../src/backends/native-surface.ts';
 import {
   createAtifStorage,
   errorMessage,
   isJsonObject,
+  makeDirectory,
   OWNER_ONLY,
   safeLog,
   validatePluginConfig,
@@ -84,7 +85,7 @@ export function stageAtifUploads(document: JsonObject, logger: Logger, ledger: R
   const outputDirectory = path.resolve(atif.outputDirectory ?? '.');
   let staging: string;
   try {
-    mkdirSync(outputDirectory, { recursive: true });
+    makeDirectory(outputDirectory);
     staging = mkdtempSync(path.join(outputDirectory, STAGING_PREFIX));
   } catch (error) {
     safeLog(
@@ -271,7 +272,7 @@ export class NativeAtifUploads {
   #keepUnreadable(file: string, relative: string): void {
     const target = path.join(this.#outputDirectory, relative);
     try {
-      mkdirSync(path.dirname(target), { recursive: true });
+      makeDirectory(path.dirname(target));
       renameSync(file, target);
       safeLog(this.#logger, 'warn', `ATIF trajectory ${target} as native left it is not a whole document; kept locally, not uploaded`);
     } catch (error) {

@@ -30,5 +30,6 @@ export { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
 export type { AtifStorageSettings } from '../formats/plugins-toml/sinks.ts';
 export { createAtifStorage, type AtifStorage, type AtifUpload } from '../export/storage/storage.ts';
 export { writeFileAtomic } from '../shared/atomic-file.ts';
+export { makeDirectory } from '../shared/directory.ts';
 export { OWNER_ONLY } from '../shared/safe-path.ts';
 export { settleWithin } from '../shared/deadline.ts';
