@@ -143,10 +143,16 @@ export class NativeAtofSink implements AtofExporter {
   #create(): boolean {
     const { outputDirectory, filename } = this.#options;
     // After the first exporter, never truncate: the file holds what was written since.
-    const mode = this.#created ? 'append' : this.#options.mode;
+    const overwrite = !this.#created && this.#options.mode === 'overwrite';
     let exporter: NativeAtofExporter;
     try {
-      exporter = new this.#binding.AtofExporter({ type: 'file', outputDirectory, filename, mode });
+      // Every native exporter appends (O_APPEND), and overwrite is a truncation
+      // done here: native's overwrite mode writes through a file offset, and
+      // an exporter retired after a failed write can still write the line it
+      // held once space returns, over the first lines of its replacement.
+      // Appended, that late line is one more line, which the count sees.
+      if (overwrite) truncateIfPresent(path.join(outputDirectory, filename));
+      exporter = new this.#binding.AtofExporter({ type: 'file', outputDirectory, filename, mode: 'append' });
     } catch (error) {
       this.#fail('create', new Error(`cannot create the ATOF file ${path.join(outputDirectory, filename)}: ${errorMessage(error)}`));
       return false;
@@ -159,7 +165,7 @@ export class NativeAtofSink implements AtofExporter {
       this.#fail('register', error);
       return false;
     }
-    if (!this.#created && mode === 'overwrite') this.#resetCount();
+    if (overwrite) this.#resetCount();
     this.#created = true;
     this.#exporter = exporter;
     this.#name = name;
@@ -295,6 +301,18 @@ export class NativeAtofSink implements AtofExporter {
     this.#errors += 1;
     this.#lastError = `${operation}: ${errorMessage(error)}`;
   }
+}
+
+/** Empties `file` when it exists (following a link, as native's overwrite does); a missing file is left to native to create. */
+function truncateIfPresent(file: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_TRUNC);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return;
+    throw error;
+  }
+  closeSync(fd);
 }
 
 /**
