@@ -26,17 +26,16 @@ export type MessagesSurface = 'openai_chat' | 'anthropic_messages';
 /** The shapes whose requests are normalized here. */
 export type NormalizedSurface = MessagesSurface | 'openai_responses';
 
-/** The provider names that make a request with `messages` an Anthropic Messages one. */
-export function isAnthropicProvider(provider: string | undefined): boolean {
-  return provider === 'anthropic' || provider === 'anthropic.messages';
-}
-
-/** Native's request-surface detection, in its order (the provider name breaks the Chat/Messages tie). */
+/**
+ * Native's request-surface detection, in its order. The provider name breaks
+ * the Chat/Messages tie, by its exact names only (usage.ts's
+ * `isAnthropicProvider`, which also takes `claude-...` names, is another test).
+ */
 export function requestSurface(content: Json, provider: string | undefined): RequestSurface | undefined {
   if (!isJsonObject(content)) return undefined;
   const has = (key: string) => Object.hasOwn(content, key);
   if (has('input') || has('instructions')) return 'openai_responses';
-  if (has('system') || (isAnthropicProvider(provider) && has('messages'))) return 'anthropic_messages';
+  if (has('system') || ((provider === 'anthropic' || provider === 'anthropic.messages') && has('messages'))) return 'anthropic_messages';
   const chatRequest = isJsonObject(content.chatRequest);
   if ((chatRequest && (has('servingMode') || has('compartmentId'))) || has('apiFormat') || ((provider === 'oci' || provider === 'oci.genai') && chatRequest)) return 'oci_genai';
   if (has('messages')) return 'openai_chat';

@@ -13,7 +13,6 @@
 import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
 import {
   functionFieldsDecode,
-  isAnthropicProvider,
   normalizedPart,
   readsAsRole,
   requestSurface,
@@ -21,6 +20,7 @@ import {
   RESPONSES_MESSAGE_FIELDS,
   RESPONSES_MESSAGE_ROLES,
   type MessagesSurface,
+  type NormalizedSurface,
 } from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
 import { readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
@@ -118,10 +118,11 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
   const content = objectOf(objectOf(data)?.content ?? null) ?? {};
   const detected = requestSurface(content, provider);
   if (detected === 'openai_responses') return readResponsesRequest(content);
-  // Wider than native's detection, which asks an Anthropic request for its `messages` too: here the provider
-  // name alone reads a request as Messages, and every other request (Chat, shapes the reader has no codec
-  // for, no shape at all) is read as Chat Completions.
-  const surface = detected === 'anthropic_messages' || isAnthropicProvider(provider) ? 'anthropic_messages' : 'openai_chat';
+  // A request of no shape native detects has no codec to read it: native's spans then carry none of its
+  // parameters, tools or messages, only the model it names.
+  if (detected === undefined) return { ...EMPTY_REQUEST(stringOf(content.model)), surface: 'openai_chat' };
+  // OCI and Gemini requests, which native reads with codecs of their own, are read as Chat Completions here.
+  const surface = detected === 'anthropic_messages' ? 'anthropic_messages' : 'openai_chat';
   const parameters: JsonObject = {};
   for (const key of Object.keys(content)) if (!NON_PARAMETERS.has(key)) parameters[key] = content[key]!;
   return {
@@ -270,13 +271,14 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
 /**
  * A conversation part as the span shows it: in the normalized form (media
  * re-wrapped), except that a part the normalized form wraps as
- * provider-native is shown as sent. A response's message (no surface) is
- * shown as sent.
+ * provider-native is shown as native's projections show it, as sent under
+ * its kind (`unknown` for a part without a string type). A response's
+ * message (no surface) is shown as sent.
  */
-function shownPart(block: JsonObject, surface: MessagesSurface | undefined): JsonObject {
+function shownPart(block: JsonObject, surface: NormalizedSurface | undefined): JsonObject {
   if (surface === undefined) return block;
   const normalized = normalizedPart(block, surface) as JsonObject;
-  return normalized.type === 'provider_native' ? block : normalized;
+  return normalized.type === 'provider_native' ? { ...block, type: normalized.kind as string } : normalized;
 }
 
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
@@ -432,12 +434,7 @@ function readResponsesContent(content: Json): Part[] {
     const part = value as JsonObject;
     if (part.type === 'input_text' || part.type === 'output_text') return { kind: 'text', text: part.text as string };
     if (part.type === 'refusal') return { kind: 'text', text: part.refusal as string };
-    const normalized = normalizedPart(part, 'openai_responses') as JsonObject;
-    if (normalized.type !== 'provider_native') return { kind: 'other', raw: normalized };
-    // A part the normalized form wraps as provider-native is shown as its value under its kind, as gen_ai shows a
-    // provider item (`unknown` when it has no type). A Chat or Messages part is shown as sent: the two differ only
-    // for a part without a string type, and that has not been compared with native's spans.
-    return { kind: 'other', raw: { ...part, type: normalized.kind as string } };
+    return { kind: 'other', raw: shownPart(part, 'openai_responses') };
   });
 }
 
