@@ -24,7 +24,7 @@
  * @module
  */
 
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { rolldown } from 'rolldown';
 
@@ -128,6 +128,11 @@ for (const file of walk(dist)) {
     removed += 1;
   }
 }
+// The CLI is run as a program (the package's `bin`, `npx nemo-relay-hooks` in a
+// checkout): the build makes it executable itself. npm sets the bit only when it
+// links the bin, which a checkout's own build, or npx with the link cached from an
+// earlier build, never does ("Permission denied").
+chmodSync(path.join(dist, 'src/cli/main.js'), 0o755);
 console.log(`bundled ${ENTRIES.length} entries into ${written.size} files and the ATIF builder as CommonJS (removed ${removed} per-module files)`);
 
 function* walk(folder: string): Generator<string> {

@@ -58,8 +58,10 @@ export interface NemoRelayPluginOptions {
   /**
    * How long a partial trajectory write (at `on_session_end`, after every
    * turn) waits, absorbing the ones requested meanwhile. Default 1,000 ms;
-   * `0` writes after every turn. The final write at session close is never
-   * delayed, and `flush()` writes pending ones at once.
+   * `0` writes after every turn, except that a write requested while the
+   * session's previous one is still queued is absorbed by it (it writes the
+   * newest state). The final write at session close is never delayed, and
+   * `flush()` writes pending ones at once.
    */
   trajectoryWriteDelayMs?: number;
   /**

@@ -8,11 +8,14 @@
  * unless it names a folder.
  *
  * Partial writes (`on_session_end`, after every turn) are coalesced per
- * session; the final write at close replaces a pending partial one; writes
- * of one session run in order so the final one always wins; and at a
- * process exit without `shutdown()` every unwritten trajectory is written
- * synchronously. The files themselves are written by the one trajectory-file
- * writer (`backends/trajectory-files.ts`: atomic, retried, listed, exit write).
+ * session; the final write at close replaces a pending partial one; a
+ * session owes at most one write that has not started (a write requested
+ * while one is queued is absorbed by it: the queued one builds the latest
+ * state when it starts); writes of one session run in order so the final
+ * one always wins; and at a process exit without `shutdown()` every
+ * unwritten trajectory is written synchronously. The files themselves are
+ * written by the one trajectory-file writer (`backends/trajectory-files.ts`:
+ * atomic, retried, listed, exit write).
  *
  * @module
  */
@@ -68,6 +71,8 @@ export class TrajectoryWriter {
   private readonly pendingPartialWrites = new Map<SessionState, ReturnType<typeof setTimeout>>();
   /** Sessions whose latest trajectory is requested but not yet on disk (a write queued or in flight). */
   private readonly unwritten = new Set<SessionState>();
+  /** Sessions with a write queued in their chain that has not started: it will write their latest state. */
+  private readonly owed = new Set<SessionState>();
   private readonly files: TrajectoryFiles<SessionState>;
   private exitTaskInstalled = false;
 
@@ -184,7 +189,8 @@ export class TrajectoryWriter {
    * meanwhile: each write rebuilds the whole trajectory, so writing after
    * every turn costs the square of the session's length. The final write
    * happens at once; `flush()` and `shutdown()` run pending partial writes
-   * immediately.
+   * immediately. Whatever the delay, a write requested while an earlier
+   * one of the session is still queued (not started) is absorbed by it.
    */
   write(state: SessionState, kind: 'partial' | 'final'): void {
     const exporter = state.atifExporter;
@@ -240,6 +246,7 @@ export class TrajectoryWriter {
     this.removeExit();
     this.files.close();
     this.unwritten.clear();
+    this.owed.clear();
   }
 
   outputs(): OutputHealth[] {
@@ -247,15 +254,19 @@ export class TrajectoryWriter {
   }
 
   private writeNow(state: SessionState, exporter: AtifExporter, target: AtifTarget): void {
+    // A queued write not started yet builds whatever the session holds when it starts: one is owed, not each version.
+    if (this.owed.has(state)) return;
+    this.owed.add(state);
     this.chain(state.sessionId, async () => {
+      this.owed.delete(state);
       try {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
         const text = await exporter.exportJson();
         if (this.unwritable(state, file, text)) return;
         this.files.write(state, { path: file, text });
       } finally {
-        // Written, kept for a retry, or reported; a newer partial write keeps it listed.
-        if (!this.pendingPartialWrites.has(state)) this.unwritten.delete(state);
+        // Written, kept for a retry, or reported; a newer write, delayed or queued, keeps it listed.
+        if (!this.pendingPartialWrites.has(state) && !this.owed.has(state)) this.unwritten.delete(state);
       }
     });
   }
@@ -287,6 +298,7 @@ export class TrajectoryWriter {
       }
     }
     this.unwritten.clear();
+    this.owed.clear();
   }
 
   /**

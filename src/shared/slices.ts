@@ -2,7 +2,9 @@
  * Long work done in slices on the host's thread, so the host's event loop
  * keeps turning: the work is a generator that yields between slices (each
  * about `SLICE_UNITS` units of it: events read, converted or written), and
- * `SliceRunner` runs one slice per turn of the event loop (`setImmediate`).
+ * `SliceRunner` runs slices in turns of the event loop (`setImmediate`):
+ * one per turn, or, once jobs pile up, as many as fit in the time the
+ * host's own work took since the last turn (see `SliceRunner`).
  * The same generator run to its end at once (`finishSlices`) is the
  * synchronous path, so both give the same result by construction.
  *
@@ -45,18 +47,45 @@ interface Job<T> {
   finished?: { result: T };
 }
 
+/** The longest a turn of slices runs (ms), however long the host's own work took. */
+export const MAX_TURN_MS = 50;
+
+/** Jobs queued beyond which they arrive faster than one slice a turn finishes them. */
+export const BACKLOG_JOBS = 16;
+
+export interface SliceRunnerOptions {
+  /** The clock, in ms (tests pass their own); `performance.now()` by default. */
+  now?: () => number;
+}
+
 /**
- * Runs jobs one slice per turn of the event loop, first come first served;
- * a job's `done` gets a turn of its own. `finishAll()` runs what is left at
- * once (an activation closing, a process exiting); `idle()` settles when no
- * job is left.
+ * Runs jobs in slices, first come first served, in turns of the event loop;
+ * a job's `done` is a step of its own (writing a long text is a slice too).
+ *
+ * One step per turn, so timers and I/O get theirs between every slice,
+ * until more than `BACKLOG_JOBS` jobs are queued: then jobs arrive faster
+ * than that finishes them (a gateway ending many sessions a turn), and
+ * every queued build keeps its session's events alive until it runs. From
+ * there, a turn works for as long as the host's own work took since the
+ * runner's last turn, up to `MAX_TURN_MS`: the jobs are done at the host's
+ * pace instead of piling up until it stops, and the host keeps at least
+ * half of its thread. `finishAll()` runs what is left at once (an
+ * activation closing, a process exiting); `idle()` settles when no job is
+ * left.
  */
 export class SliceRunner {
   readonly #jobs: Job<unknown>[] = [];
+  readonly #now: () => number;
   #scheduled = false;
+  /** Where the host's time since the runner's last turn began: that turn's end, or the first job's arrival. */
+  #hostSince = 0;
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
   /** Slices run so far (tests read it: the work really was spread). */
   slices = 0;
+
+  constructor(options: SliceRunnerOptions = {}) {
+    this.#now = options.now ?? (() => performance.now());
+  }
 
   /** Queues `work`; `done` gets its result, `failed` what it threw. Neither may throw. */
   run<T>(work: Slices<T>, done: (result: T) => void, failed: (error: unknown) => void): void {
@@ -119,13 +148,22 @@ export class SliceRunner {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    afterTurn(() => {
-      this.#scheduled = false;
+    this.#hostSince = this.#now();
+    afterTurn(() => this.#turn());
+  }
+
+  /** One turn: one step, and with a backlog, more until the host's own time since the last turn is matched. */
+  #turn(): void {
+    this.#scheduled = false;
+    const start = this.#now();
+    const budget = this.#jobs.length > BACKLOG_JOBS ? Math.min(MAX_TURN_MS, start - this.#hostSince) : 0;
+    do {
       const job = this.#jobs[0];
-      if (job !== undefined) this.#step(job);
-      if (this.#jobs.length > 0) this.#schedule();
-      else this.#settle();
-    });
+      if (job === undefined) break;
+      this.#step(job);
+    } while (this.#now() - start < budget);
+    if (this.#jobs.length > 0) this.#schedule();
+    else this.#settle();
   }
 
   #settle(): void {

@@ -43,6 +43,13 @@ const CALLS: [string, Record<string, string>, Record<string, Json>, Json][] = [
   ['responses-provider-tools', {}, { model: 'g', input: 'x', tools: [{ type: 'custom', name: 'cx' }, { type: 'file_search', vector_store_ids: [] }] }, response([message('ok')])],
   ['anthropic-provider-tools', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 10, top_k: 4, stop_sequences: ['s'], system: 's', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'bash_20250124' }, { type: 'custom', name: 'cc', input_schema: {} }] }, anthropic([{ type: 'text', text: 'ok' }])],
   ['anthropic-json-system', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 100, system: '{"content":"sys json"}', messages: [{ role: 'user', content: [{ type: 'text', text: 'q1' }, { type: 'image', source: { type: 'url', url: 'http://i' } }] }] }, anthropic([{ type: 'text', text: 'a' }], 'max_tokens')],
+  // Parts without a type, under every shape: native shows each under the kind `unknown`.
+  ['chat-typeless-part', { model: 'gpt-4o' }, { model: 'gpt-4o', messages: [{ role: 'user', content: [{ text: 'typeless' }, { type: 'weird', z: 1 }, { type: 7, text: 'numbered' }] }] }, chat({ role: 'assistant', content: 'ok' })],
+  ['anthropic-typeless-part', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: [{ text: 'typeless' }, { type: 'weird', z: 1 }] }] }, anthropic([{ type: 'text', text: 'ok' }])],
+  ['responses-typeless-part', {}, { model: 'gpt-4.1', input: [{ role: 'user', content: [{ text: 'typeless' }, { type: 'weird', z: 1 }] }] }, response([message('ok')])],
+  // No shape native detects (an Anthropic provider name without messages; no conversation at all): native reads nothing of the request.
+  ['anthropic-no-messages', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 10, temperature: 0.5, tools: [{ name: 'f', description: 'd', input_schema: { type: 'object' } }] }, anthropic([{ type: 'text', text: 'ok' }])],
+  ['no-shape', { model: 'gpt-4o' }, { model: 'gpt-4o', temperature: 0.5, max_tokens: 9, stop: 'x', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }, chat({ role: 'assistant', content: 'ok' })],
 ];
 
 const script: Script = ({ hooks }) => {

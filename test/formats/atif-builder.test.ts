@@ -135,6 +135,40 @@ describe('AtifBuilder', () => {
     expect(JSON.parse(text)).toEqual(builder.build());
   });
 
+
+  it('reads no mark, yet an event with an unparsable timestamp after one still takes the mark\'s instant', () => {
+    const base = 1_800_000_000_000_000;
+    const first = uuid();
+    const second = uuid();
+    const llm = (id: string, phase: 'start' | 'end', ts: number | string, text: string): AtofEvent =>
+      scope(phase, {
+        uuid: id,
+        parent: ROOT,
+        name: 'openai',
+        category: 'llm',
+        ts,
+        data: phase === 'start' ? { headers: {}, content: { messages: [{ role: 'user', content: text }] } } : { choices: [{ message: { content: text } }] },
+      });
+    const events = [
+      scope('start', { uuid: ROOT, parent: IMPLICIT, name: 'session', category: 'agent', ts: base }),
+      llm(first, 'start', base + 30, 'first'),
+      llm(first, 'end', base + 31, 'first answer'),
+      mark('between', ROOT, base + 15),
+      // Unparsable: it takes its predecessor's instant, the mark's, so it sorts before the first call.
+      llm(second, 'start', 'not a time', 'second'),
+      llm(second, 'end', base + 40, 'second answer'),
+    ];
+    const whole = new AtifBuilder(OPTIONS);
+    for (const event of events) whole.add(event);
+    expect(whole.build().steps.map((step) => step.message)).toEqual(['second', 'first', 'first answer', 'second answer']);
+    // Read across builds, the mark last before one: the instant carries over to the next build's reading.
+    const split = new AtifBuilder(OPTIONS);
+    for (const event of events.slice(0, 4)) split.add(event);
+    split.toJson();
+    for (const event of events.slice(4)) split.add(event);
+    expect(split.toJson()).toBe(whole.toJson());
+    expect(split.size).toBe(events.length);
+  });
   it('builds repeatedly, partially, and from scratch after clear()', () => {
     const builder = new AtifBuilder(OPTIONS);
     const events = session();

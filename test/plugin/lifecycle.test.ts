@@ -397,12 +397,36 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
       trajectoryWriteDelayMs: 0,
     });
+    const hostTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
     plugin.handlers.on_session_start({ session_id: 's1' });
     plugin.handlers.on_session_end({ session_id: 's1' });
+    await hostTurn();
     plugin.handlers.on_session_end({ session_id: 's1' });
+    await hostTurn();
     plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.flush();
     expect(fake.callsOf('atif.exportJson')).toHaveLength(3);
+  });
+
+  it('with the delay 0, a write requested while the previous one is still queued is absorbed by it (a write is owed, not each version)', async () => {
+    const dir = tempDir();
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({
+      backend: fake,
+      env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir },
+      logger: silentLogger,
+      trajectoryWriteDelayMs: 0,
+    });
+    // Five turns in one go of the host's: the first turn's write is queued, not started, when the next ones ask.
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    for (let turn = 0; turn < 5; turn++) plugin.handlers.on_session_end({ session_id: 's1', turn_id: `t${turn}` });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
+    await plugin.flush();
+    expect(fake.callsOf('atif.exportJson')).toHaveLength(1);
+    // The one build started after the session's scope closed (its final state); the exporter is released after it.
+    expect(fake.ops().indexOf('atif.exportJson')).toBeGreaterThan(fake.ops().lastIndexOf('popScope'));
+    expect(fake.ops().indexOf('atif.deregister')).toBeGreaterThan(fake.ops().lastIndexOf('atif.exportJson'));
+    expect(existsSync(path.join(dir, 'hermes-atif-s1.json'))).toBe(true);
   });
 
   it('gives a session that reuses a closed session id its own ATIF file', async () => {

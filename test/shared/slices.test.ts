@@ -1,7 +1,8 @@
 // Work in slices on the host's thread: one slice per turn of the event loop, done in a turn of its own,
+// and with a backlog as many as the host's own time since the last turn (up to MAX_TURN_MS);
 // finishAll() at once, idle() once nothing is left, a throw reported to its own job only.
 import { describe, expect, it } from 'vitest';
-import { finishSlices, SliceClock, SliceRunner, SLICE_UNITS, type Slices } from '../../src/shared/slices.ts';
+import { BACKLOG_JOBS, finishSlices, MAX_TURN_MS, SliceClock, SliceRunner, SLICE_UNITS, type Slices } from '../../src/shared/slices.ts';
 
 function* counting(log: string[], name: string, slices: number): Slices<string> {
   for (let i = 0; i < slices; i++) {
@@ -46,6 +47,43 @@ describe('slices', () => {
     expect(settled).toBe(true);
     expect(log).toEqual(['a0', 'a1', 'a end', 'a result', 'b0', 'b end', 'b result']);
     expect(runner.pending).toBe(0);
+  });
+
+  it('with a backlog, a turn works as long as the host did since the last one, up to MAX_TURN_MS', async () => {
+    // A clock the test moves: each slice takes 1 ms, and the host's work between turns whatever the test says.
+    let clock = 0;
+    const runner = new SliceRunner({ now: () => clock });
+    const log: string[] = [];
+    function* timed(name: string, slices: number): Slices<string> {
+      for (let i = 0; i < slices; i++) {
+        clock += 1;
+        log.push(`${name}${i}`);
+        yield;
+      }
+      return name;
+    }
+    const jobs = BACKLOG_JOBS + 100;
+    for (let j = 0; j < jobs; j++) runner.run(timed(`j${j}-`, 4), () => {}, () => log.push('failed'));
+    // Queued within the host's turn, which goes on for 10 ms after the first job: the first turn matches it.
+    clock += 10;
+    await turn();
+    expect(log).toHaveLength(10);
+    // An idle host (no time between turns): one step a turn, even with a backlog.
+    await turn();
+    expect(log).toHaveLength(11);
+    // A host busy for longer than MAX_TURN_MS: the runner stops at MAX_TURN_MS.
+    clock += 10 * MAX_TURN_MS;
+    await turn();
+    expect(log.length - 11).toBeLessThanOrEqual(MAX_TURN_MS);
+    expect(log.length - 11).toBeGreaterThanOrEqual(MAX_TURN_MS * (4 / 5));
+    // Once the backlog is gone, one step per turn again.
+    runner.finishAll();
+    runner.run(timed('last-', 3), () => {}, () => {});
+    clock += 10;
+    await turn();
+    expect(log.at(-1)).toBe('last-0');
+    await runner.idle();
+    expect(log).not.toContain('failed');
   });
 
   it('finishAll runs what is left at once; a throwing job fails alone', async () => {

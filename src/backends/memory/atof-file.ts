@@ -18,7 +18,12 @@ import { openNoFollow } from '../../shared/safe-path.ts';
 
 /** The file operations the writer uses; injectable so tests can simulate a failing disk. */
 export interface WriterFs {
-  mkdirSync(path: string, options: { recursive: true }): unknown;
+  /**
+   * Creates the file's folder and its missing parents. Not `mkdirSync`'s
+   * recursive mode: that loops forever on a path under /proc (see
+   * src/shared/directory.ts), so a fake file system gets the same call.
+   */
+  makeDirectory(folder: string): void;
   /** `flags` is `'a+'`: append, read, create; never through a link. */
   openSync(path: string, flags: string): number;
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
@@ -33,7 +38,7 @@ export interface WriterFs {
 
 /** Node's file operations, with folder creation that cannot hang on /proc-like paths. */
 export const NODE_WRITER_FS: WriterFs = {
-  mkdirSync: (folder) => makeDirectory(folder),
+  makeDirectory,
   openSync: (file, flags) => (flags === 'a+' ? openNoFollow(file, 'append', { read: true }) : nodeFs.openSync(file, flags)),
   writeSync: (fd, buffer, offset, length) => nodeFs.writeSync(fd, buffer, offset, length),
   ftruncateSync: (fd, length) => nodeFs.ftruncateSync(fd, length),
@@ -105,7 +110,7 @@ export class AtofFile {
       }
     }
     try {
-      this.fs.mkdirSync(path.dirname(this.path), { recursive: true });
+      this.fs.makeDirectory(path.dirname(this.path));
       const fd = this.fs.openSync(this.path, 'a+');
       let stat = this.fs.fstatSync(fd);
       let size = stat.size;

@@ -51,6 +51,8 @@ export class MemoryRelayCore implements RelayCore {
   private readonly objects = new ObjectEncoder((event) => this.delivery.outgoing(event));
   /** ATOF sinks are the only receivers: events are written as lines, with no event object. */
   private linesOnly = true;
+  /** No receiver reads marks as objects (`Delivery.marksAsLines`): marks are written as lines. */
+  private marksAsLines = true;
   private trajectoryRouter: SessionTrajectories | null = null;
 
   constructor(logger: Logger, clock: () => number) {
@@ -119,7 +121,7 @@ export class MemoryRelayCore implements RelayCore {
     const name = stringOf(o.name);
     const timestampUs = this.stamp(o.timestampUs);
     const top = parent === null ? null : parent.top;
-    if (this.linesOnly) {
+    if (this.marksAsLines) {
       const out = this.delivery.openLine();
       if (this.bytes.mark(out, uuid, parentUuid, root, name, o.data, o.metadata, timestampUs)) return this.delivery.closeLine(out);
       this.delivery.abandonLine(out);
@@ -252,6 +254,7 @@ export class MemoryRelayCore implements RelayCore {
   /** Lines straight from the payloads while ATOF sinks are the only receivers and nothing redacts; event objects otherwise. */
   private chooseEncoder(): void {
     this.linesOnly = this.delivery.linesOnly();
+    this.marksAsLines = this.delivery.marksAsLines();
   }
 
   reportRedactionFailure(what: string, error: unknown, quiet: boolean): void {
@@ -296,8 +299,8 @@ export class MemoryRelayCore implements RelayCore {
     this.chooseEncoder();
   }
 
-  addListener(listener: InternalListener): () => void {
-    return this.delivery.addListener(listener);
+  addListener(listener: InternalListener, readsMarks = true): () => void {
+    return this.delivery.addListener(listener, readsMarks);
   }
 
   addLineSink(writer: AtofFileWriter): () => void {
@@ -308,7 +311,8 @@ export class MemoryRelayCore implements RelayCore {
     let router = this.trajectoryRouter;
     if (router === null) {
       const live = (router = this.trajectoryRouter = new SessionTrajectories());
-      this.addListener((event) => live.route(event));
+      // Marks are never steps: the router is given scope events only, and marks stay on the byte path.
+      this.addListener((event) => live.route(event), false);
     }
     return router;
   }

@@ -25,6 +25,8 @@ export class Delivery {
   // Copy-on-write arrays: subscribing or unsubscribing during delivery is safe.
   subscribers: AtofSubscriber[] = [];
   listeners: InternalListener[] = [];
+  /** The listeners that read marks too (the per-session ATIF router reads none: marks are never steps). */
+  markListeners: InternalListener[] = [];
   lineSinks: AtofFileWriter[] = [];
   /** Every sink ever added and not yet closed (their drop counts are read from here). */
   readonly writers = new Set<AtofFileWriter>();
@@ -48,6 +50,15 @@ export class Delivery {
    */
   linesOnly(): boolean {
     return this.transform === null && this.listeners.length === 0 && this.subscribers.length === 0;
+  }
+
+  /**
+   * `linesOnly` for marks: true as well when the only listeners read no
+   * marks (an ATIF trajectory makes nothing of one), so a mark costs no
+   * payload copy and no event object.
+   */
+  marksAsLines(): boolean {
+    return this.transform === null && this.markListeners.length === 0 && this.subscribers.length === 0;
   }
 
   /**
@@ -125,7 +136,7 @@ export class Delivery {
       }
       if (line !== undefined) for (let i = 0; i < sinks.length; i++) sinks[i]!.append(line);
     }
-    const listeners = this.listeners;
+    const listeners = event.kind === 'mark' ? this.markListeners : this.listeners;
     for (let i = 0; i < listeners.length; i++) {
       try {
         listeners[i]!(event, top);
@@ -160,11 +171,14 @@ export class Delivery {
     };
   }
 
-  addListener(listener: InternalListener): () => void {
+  /** Adds a listener; `readsMarks` false: it is given scope events only. */
+  addListener(listener: InternalListener, readsMarks = true): () => void {
     this.listeners = [...this.listeners, listener];
+    if (readsMarks) this.markListeners = [...this.markListeners, listener];
     this.receiversChanged();
     return () => {
       this.listeners = this.listeners.filter((l) => l !== listener);
+      this.markListeners = this.markListeners.filter((l) => l !== listener);
       this.receiversChanged();
     };
   }

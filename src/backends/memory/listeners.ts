@@ -25,7 +25,8 @@ export type InternalListener = (event: AtofEvent, top: ScopeRecord | null) => vo
 /** What the plugin host and exporters need from the relay core. */
 export interface RelayCore {
   readonly logger: Logger;
-  addListener(listener: InternalListener): () => void;
+  /** `readsMarks` false: the listener is given scope events only (marks can then skip the event object). */
+  addListener(listener: InternalListener, readsMarks?: boolean): () => void;
   addLineSink(writer: AtofFileWriter): () => void;
   ownScope(handle: unknown, what?: string): ScopeRecord | null;
   /** The relay's per-session ATIF router, listening from its first use on. */

@@ -24,6 +24,14 @@
 
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
+import {
+  functionFieldsDecode,
+  keptAsSent,
+  readsAsRole,
+  requestSurface,
+  responsesPartDecodes,
+  RESPONSES_MESSAGE_ROLES,
+} from '../../formats/request-codecs.ts';
 
 export interface KeyedRequest {
   /** What the key hashes for the request body. */
@@ -32,21 +40,6 @@ export interface KeyedRequest {
   codec: string | null;
   /** Chat Completions only: `max_tokens` or `max_completion_tokens` when exactly one was sent. */
   tokenCap: string | null;
-}
-
-type Surface = 'openai_responses' | 'anthropic_messages' | 'oci_genai' | 'openai_chat' | 'gemini_generate_content';
-
-/** Native's request-surface detection, in its order (the provider name breaks the Chat/Messages tie). */
-export function requestSurface(content: Json, provider: string): Surface | undefined {
-  if (!isJsonObject(content)) return undefined;
-  const has = (key: string) => Object.hasOwn(content, key);
-  if (has('input') || has('instructions')) return 'openai_responses';
-  if (has('system') || ((provider === 'anthropic' || provider === 'anthropic.messages') && has('messages'))) return 'anthropic_messages';
-  const chatRequest = isJsonObject(content.chatRequest);
-  if ((chatRequest && (has('servingMode') || has('compartmentId'))) || has('apiFormat') || ((provider === 'oci' || provider === 'oci.genai') && chatRequest)) return 'oci_genai';
-  if (has('messages')) return 'openai_chat';
-  if (has('contents')) return 'gemini_generate_content';
-  return undefined;
 }
 
 export function keyedRequest(provider: string, content: Json): KeyedRequest {
@@ -70,7 +63,12 @@ export function keyedRequest(provider: string, content: Json): KeyedRequest {
   return normalized === null ? { body: content, codec: null, tokenCap } : { body: normalized, codec: surface!, tokenCap };
 }
 
-/** Thrown inside the Chat normalization where native's decode fails (the raw body is keyed). */
+/**
+ * Thrown inside a normalization where native's decode fails. The raw body
+ * is keyed then, as it is where the decode succeeds but does not give the
+ * request back as sent (a false below): the two are told apart only to
+ * say which is which.
+ */
 class NotFaithful extends Error {}
 
 const CHAT_TOP_LEVEL = ['store', 'user', 'metadata', 'service_tier', 'parallel_tool_calls', 'top_logprobs', 'stream'] as const;
@@ -222,29 +220,22 @@ function normalizedMessages(content: JsonObject): JsonObject | null {
 /** A Messages message the decode gives back unchanged: `role` and `content` only, text, tool_use and tool_result blocks. */
 function faithfulMessagesMessage(message: Json): boolean {
   if (!isJsonObject(message) || typeof message.role !== 'string' || message.content === undefined) throw new NotFaithful();
-  if (!only(message, ['role', 'content'])) return false;
-  if (!['user', 'assistant', 'system'].includes(message.role)) return false;
+  if (!readsAsRole(message, message.role, 'anthropic_messages')) return false;
   const content = message.content;
   if (typeof content === 'string') return true;
   if (!Array.isArray(content)) throw new NotFaithful();
   return content.every((block) => {
     if (!isJsonObject(block)) throw new NotFaithful();
-    if (block.type === 'text') {
-      if (typeof block.text !== 'string') throw new NotFaithful();
-      return true;
-    }
-    if (block.type === 'tool_use') {
-      if (typeof block.id !== 'string' || typeof block.name !== 'string' || block.input === undefined) throw new NotFaithful();
-      return true;
-    }
+    if (block.type === 'text' && typeof block.text !== 'string') throw new NotFaithful();
+    if (block.type === 'tool_use' && (typeof block.id !== 'string' || typeof block.name !== 'string' || block.input === undefined)) throw new NotFaithful();
     if (block.type === 'tool_result') {
       if (typeof block.tool_use_id !== 'string' || block.content === undefined) throw new NotFaithful();
+      // The decode reads a null `is_error` as absent and does not write it back.
       if (block.is_error === null) return false;
       if (block.is_error !== undefined && typeof block.is_error !== 'boolean') throw new NotFaithful();
-      return true;
     }
     // Images and documents are re-wrapped, anything else becomes provider-native.
-    return false;
+    return keptAsSent(block, 'anthropic_messages');
   });
 }
 
@@ -254,13 +245,13 @@ const only = (object: JsonObject, keys: readonly string[]) => Object.keys(object
 function faithfulMessage(message: Json): boolean {
   if (!isJsonObject(message) || typeof message.role !== 'string') throw new NotFaithful();
   const { role } = message;
+  // An unknown role or a field its role does not have: kept whole, as a provider item.
+  if (!readsAsRole(message, role, 'openai_chat')) return false;
   if (role === 'system' || role === 'developer' || role === 'user') {
-    if (!only(message, ['role', 'content', 'name'])) return false;
     if (message.content === undefined) throw new NotFaithful();
     return faithfulContent(message.content) && optionalName(message);
   }
   if (role === 'assistant') {
-    if (!only(message, ['role', 'content', 'tool_calls', 'name'])) return false;
     // A null content or tool list is dropped by the decode.
     if (message.content === null || message.tool_calls === null) return false;
     if (message.content !== undefined && !faithfulContent(message.content)) return false;
@@ -271,18 +262,14 @@ function faithfulMessage(message: Json): boolean {
     return optionalName(message);
   }
   if (role === 'tool') {
-    if (!only(message, ['role', 'content', 'tool_call_id'])) return false;
     if (message.content === undefined || typeof message.tool_call_id !== 'string') throw new NotFaithful();
     return faithfulContent(message.content);
   }
-  if (role === 'function') {
-    if (!only(message, ['role', 'content', 'name'])) return false;
-    if (typeof message.name !== 'string') throw new NotFaithful();
-    if (message.content !== undefined && message.content !== null && typeof message.content !== 'string') throw new NotFaithful();
-    // The decoded content is written back even when absent (as null).
-    return message.content !== undefined;
-  }
-  return false;
+  // A legacy `function` message, the last role the decode knows.
+  if (typeof message.name !== 'string') throw new NotFaithful();
+  if (message.content !== undefined && message.content !== null && typeof message.content !== 'string') throw new NotFaithful();
+  // The decoded content is written back even when absent (as null).
+  return message.content !== undefined;
 }
 
 function optionalName(message: JsonObject): boolean {
@@ -297,33 +284,23 @@ function faithfulContent(content: Json): boolean {
   if (!Array.isArray(content)) throw new NotFaithful();
   return content.every((part) => {
     if (!isJsonObject(part)) throw new NotFaithful();
-    switch (part.type) {
-      case 'text':
-        if (typeof part.text !== 'string') throw new NotFaithful();
-        return true;
-      case 'refusal':
-        if (typeof part.refusal !== 'string') throw new NotFaithful();
-        return true;
-      case 'file':
-        if (part.file === undefined) throw new NotFaithful();
-        return true;
-      case 'image_url': {
-        const image = part.image_url;
-        if (!isJsonObject(image) || typeof image.url !== 'string') throw new NotFaithful();
-        if (image.detail !== undefined && image.detail !== null && typeof image.detail !== 'string') throw new NotFaithful();
-        return only(image, ['url', 'detail']) && image.detail !== null;
-      }
-      default:
-        // Audio parts are renamed, anything else is wrapped as provider-native.
-        if (part.type === 'input_audio' && part.input_audio === undefined) throw new NotFaithful();
-        return false;
+    if (part.type === 'text' && typeof part.text !== 'string') throw new NotFaithful();
+    if (part.type === 'refusal' && typeof part.refusal !== 'string') throw new NotFaithful();
+    if (part.type === 'file' && part.file === undefined) throw new NotFaithful();
+    if (part.type === 'input_audio' && part.input_audio === undefined) throw new NotFaithful();
+    if (part.type === 'image_url') {
+      const image = part.image_url;
+      if (!isJsonObject(image) || typeof image.url !== 'string') throw new NotFaithful();
+      if (image.detail !== undefined && image.detail !== null && typeof image.detail !== 'string') throw new NotFaithful();
     }
+    // Audio is renamed, an image keeps only its url and detail, anything else is wrapped as provider-native.
+    return keptAsSent(part, 'openai_chat');
   });
 }
 
+/** A tool call the decode reads as a function call (`readsAsRole` checked its shape) and gives back unchanged. */
 function faithfulToolCall(call: Json): boolean {
   if (!isJsonObject(call)) throw new NotFaithful();
-  if (call.type !== 'function' || !only(call, ['id', 'type', 'function'])) return false;
   const fn = call.function;
   if (!isJsonObject(fn)) throw new NotFaithful();
   if (!only(fn, ['name', 'arguments'])) return false;
@@ -335,12 +312,9 @@ function faithfulTool(tool: Json): boolean {
   if (!isJsonObject(tool)) throw new NotFaithful();
   if (tool.type !== 'function') return false;
   const fn = tool.function;
-  if (!isJsonObject(fn) || typeof fn.name !== 'string') throw new NotFaithful();
-  for (const [key, check] of [['description', isString], ['strict', isBool]] as const) {
-    if (fn[key] === null) return false;
-    if (fn[key] !== undefined && !check(fn[key]!)) throw new NotFaithful();
-  }
-  return true;
+  if (!isJsonObject(fn) || typeof fn.name !== 'string' || !functionFieldsDecode(fn)) throw new NotFaithful();
+  // The decode reads a null description or strict as absent and does not write it back.
+  return fn.description !== null && fn.strict !== null;
 }
 
 function faithfulToolChoice(choice: Json): boolean {
@@ -432,16 +406,17 @@ function normalizedResponses(content: JsonObject): JsonObject | null {
 function faithfulResponsesItem(item: Json): boolean {
   if (!isJsonObject(item)) throw new NotFaithful();
   if (typeof item.role !== 'string') return false;
+  // Stricter than what the decode reads as a message (RESPONSES_MESSAGE_FIELDS, which the OTLP reader
+  // uses): a `type: "message"` is read but not written back, so a typed message does not come back as sent.
   if (!only(item, ['role', 'content'])) return false;
   if (item.content === undefined) throw new NotFaithful();
-  if (!['user', 'system', 'developer', 'assistant'].includes(item.role)) return false;
+  if (!RESPONSES_MESSAGE_ROLES.includes(item.role)) return false;
   const content = item.content;
   if (typeof content === 'string') return true;
   if (!Array.isArray(content)) throw new NotFaithful();
   return content.every((part) => {
-    if (!isJsonObject(part)) throw new NotFaithful();
-    if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') throw new NotFaithful();
-    if (part.type === 'refusal' && typeof part.refusal !== 'string') throw new NotFaithful();
-    return part.type === 'refusal';
+    if (!responsesPartDecodes(part)) throw new NotFaithful();
+    // Only refusals: text parts are renamed, images and files re-wrapped, anything else wrapped as provider-native.
+    return keptAsSent(part, 'openai_responses');
   });
 }

@@ -19,7 +19,7 @@
 
 import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifAgent, AtifTrajectory, LlmCallPricer } from './types.ts';
-import { type ConvEvent, convertInSlices, firstReportedModel, sortByInstant, toConvEvents } from './convert/index.ts';
+import { type ConvEvent, convertInSlices, firstReportedModel, readEvents, sortByInstant, startOfEvents } from './convert/index.ts';
 import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
@@ -93,6 +93,8 @@ export class AtifBuilder {
    * one read (and parse the timestamp of) each event once.
    */
   #read: ConvEvent[] = [];
+  /** How far `#read` has read `#events` (marks are not read, so its length is no measure). */
+  #position = startOfEvents();
   /** True while `#read` is in instant order (events usually arrive so): then it is its own sorted list. */
   #inOrder = true;
   /** `sortByInstant(#read)` as of the last build. */
@@ -119,6 +121,7 @@ export class AtifBuilder {
   clear(): void {
     this.#events = [];
     this.#read = [];
+    this.#position = startOfEvents();
     this.#inOrder = true;
     this.#sorted = this.#read;
     this.#texts?.clear();
@@ -192,14 +195,15 @@ export class AtifBuilder {
   *#sortedEvents(): Slices<readonly ConvEvent[]> {
     const read = this.#read;
     const events = this.#events;
-    if (read.length === events.length) return this.#sorted;
-    while (read.length < events.length) {
+    const position = this.#position;
+    if (position.next === events.length) return this.#sorted;
+    while (position.next < events.length) {
       const known = read.length;
-      toConvEvents(events, read, Math.min(events.length, known + SLICE_UNITS));
+      readEvents(events, read, position, Math.min(events.length, position.next + SLICE_UNITS));
       for (let i = Math.max(known, 1); i < read.length && this.#inOrder; i++) {
         this.#inOrder = compareInstants((read[i - 1] as ConvEvent).instant, (read[i] as ConvEvent).instant) <= 0;
       }
-      if (read.length < events.length) yield;
+      if (position.next < events.length) yield;
     }
     this.#sorted = this.#inOrder ? read : sortByInstant(read);
     return this.#sorted;

@@ -4,12 +4,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
 import { AtofFileWriter, defaultAtofFilename, type WriterFs } from '../../../src/backends/memory/atof-batcher.ts';
 import { parseAtofJsonl, validateAtofEvents } from '../../../src/formats/atof/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
+import { makeDirectory } from '../../../src/shared/directory.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -172,7 +173,7 @@ function flakyFs(plan: { okWrites?: number; failWrites: number; partialBytes: nu
   const real = fs as unknown as WriterFs;
   const flaky = {
     writes: 0,
-    mkdirSync: real.mkdirSync,
+    makeDirectory,
     openSync: real.openSync,
     fstatSync: real.fstatSync,
     closeSync: real.closeSync,
@@ -351,6 +352,53 @@ ${ending === 'natural end' ? '' : 'process.exit(0);'}
       expect(events).toHaveLength(1000);
     });
   }
+});
+
+const hasProc = fs.existsSync('/proc/self');
+if (!hasProc) console.warn('[atof-writer folder tests] /proc case skipped: no /proc on this system');
+
+describe('ATOF file writer creating its folder', () => {
+  it('creates the folder through the injected file system', () => {
+    const made: string[] = [];
+    const file = path.join(tempDir(), 'a', 'b', 'e.jsonl');
+    const writer = new AtofFileWriter({
+      path: file,
+      mode: 'append',
+      logger: silentLogger,
+      fs: { ...flakyFs({ failWrites: 0, partialBytes: 0 }), makeDirectory: (folder) => { made.push(folder); makeDirectory(folder); } },
+      flushDelayMs: 0,
+    });
+    writer.append('{"n":1}\n');
+    expect(writer.flushSync()).toBe(true);
+    writer.close();
+    expect(made).toEqual([path.dirname(file)]);
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"n":1}\n');
+  });
+
+  // Node's own recursive mkdir is the one that spins (Bun's does not), so the child is Node on the built
+  // entry (the suite's global setup builds dist/); a time limit turns a spinning thread into a failure.
+  it.skipIf(!hasProc)('fails, counted, on a folder under /proc instead of spinning the thread', () => {
+    const dir = tempDir();
+    const script = path.join(dir, 'child.mjs');
+    const entry = path.resolve(here, '../../../dist/src/backends/memory/index.js');
+    fs.writeFileSync(
+      script,
+      `import { createMemoryRelay } from ${JSON.stringify(pathToFileURL(entry).href)};
+const relay = createMemoryRelay({ logger: { info() {}, warn() {}, error() {} } });
+relay.registerAtofExporter({ outputDirectory: '/proc/nrh-does-not-exist/atof', filename: 'e.jsonl', mode: 'append' });
+relay.mark({ name: 'm', data: {} });
+await relay.flush();
+const [output] = relay.outputs();
+console.log(JSON.stringify({ errors: output.errors, lastError: output.lastError }));
+`,
+    );
+    const result = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 30_000 });
+    expect(result.signal, 'the child was stopped at its time limit: the folder creation spun').toBeNull();
+    expect(result.status, result.stderr).toBe(0);
+    const out = JSON.parse(result.stdout.trim()) as { errors: number; lastError: string };
+    expect(out.errors).toBeGreaterThan(0);
+    expect(out.lastError).toMatch(/ENOENT|EACCES|EPERM|EROFS/);
+  });
 });
 
 describe('ATOF file writer on a shared, damaged or vanishing file', () => {

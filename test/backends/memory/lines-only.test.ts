@@ -388,6 +388,30 @@ describe('memory relay without event receivers', () => {
     expect([first, second]).toEqual(await files(true));
   });
 
+  it('writes the same ATOF bytes with only an ATIF exporter listening (scopes as objects, marks as lines)', async () => {
+    const withExporter = await atofText((relay) => {
+      let exporter: AtifExporter | undefined;
+      const watched = new Proxy(relay, {
+        get(target, key) {
+          if (key === 'pushScope') {
+            return (options: PushScopeOptions) => {
+              const handle = target.pushScope(options);
+              exporter ??= target.registerAtifExporter({ scope: handle, sessionId: 'lines', agentName: 'a', agentVersion: '1' });
+              return handle;
+            };
+          }
+          const value = Reflect.get(target, key) as unknown;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      drive(watched, corpus());
+      expect(exporter).toBeDefined();
+    }, false);
+    const events = await atofText((relay) => drive(relay, corpus()), true);
+    expect(withExporter.split('\n').filter((line) => line.includes('"kind":"mark"')).length).toBeGreaterThan(10);
+    expect(withExporter).toBe(events);
+  });
+
   it('builds the same ATIF trajectory from its lines as from event objects, for every payload kind and call', async () => {
     const trajectory = async (withSubscriber: boolean) => {
       const relay = createMemoryRelay({ logger: silentLogger });

@@ -11,6 +11,17 @@
  */
 
 import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
+import {
+  functionFieldsDecode,
+  normalizedPart,
+  readsAsRole,
+  requestSurface,
+  responsesPartDecodes,
+  RESPONSES_MESSAGE_FIELDS,
+  RESPONSES_MESSAGE_ROLES,
+  type MessagesSurface,
+  type NormalizedSurface,
+} from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
 import { readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
@@ -105,9 +116,13 @@ const NON_PARAMETERS = new Set(['messages', 'tools', 'model', 'system']);
 
 export function readRequest(data: Json | undefined, provider?: string): LlmRequestView {
   const content = objectOf(objectOf(data)?.content ?? null) ?? {};
-  if (Object.hasOwn(content, 'input') || Object.hasOwn(content, 'instructions')) return readResponsesRequest(content);
-  // Native's detection: a `system`, or an Anthropic provider name, makes a Messages request.
-  const surface = Object.hasOwn(content, 'system') || provider === 'anthropic' || provider === 'anthropic.messages' ? 'anthropic_messages' : 'openai_chat';
+  const detected = requestSurface(content, provider);
+  if (detected === 'openai_responses') return readResponsesRequest(content);
+  // A request of no shape native detects has no codec to read it: native's spans then carry none of its
+  // parameters, tools or messages, only the model it names.
+  if (detected === undefined) return { ...EMPTY_REQUEST(stringOf(content.model)), surface: 'openai_chat' };
+  // OCI and Gemini requests, which native reads with codecs of their own, are read as Chat Completions here.
+  const surface = detected === 'anthropic_messages' ? 'anthropic_messages' : 'openai_chat';
   const parameters: JsonObject = {};
   for (const key of Object.keys(content)) if (!NON_PARAMETERS.has(key)) parameters[key] = content[key]!;
   return {
@@ -193,14 +208,6 @@ function providerTool(provider: string, kind: string, value: JsonObject, name: s
   return { name, description: undefined, parameters: undefined, type: kind, schema: `{"type":"provider_native","provider":${JSON.stringify(provider)},"kind":${JSON.stringify(kind)},"value":${sortedJson(value)}}` };
 }
 
-type ChatSurface = 'openai_chat' | 'anthropic_messages';
-
-/** The keys each role's message may carry for native's codec to read it as that role (else it is kept whole). */
-const MESSAGE_KEYS: Record<ChatSurface, Record<string, string[]>> = {
-  openai_chat: { system: ['role', 'content', 'name'], developer: ['role', 'content', 'name'], user: ['role', 'content', 'name'], assistant: ['role', 'content', 'tool_calls', 'name'], tool: ['role', 'content', 'tool_call_id'], function: ['role', 'content', 'name'] },
-  anthropic_messages: { system: ['role', 'content'], user: ['role', 'content'], assistant: ['role', 'content'] },
-};
-
 /**
  * One message of a Chat Completions or Messages conversation (or a
  * response's message, `surface` undefined): its parts in order, in the
@@ -209,25 +216,21 @@ const MESSAGE_KEYS: Record<ChatSurface, Record<string, string[]>> = {
  * codec does not read as its role (unknown role, extra fields) is kept
  * whole, as a provider item.
  */
-function readMessage(value: Json, surface?: ChatSurface): Message | null {
+function readMessage(value: Json, surface?: MessagesSurface): Message | null {
   const message = objectOf(value);
   if (message === null) return null;
   const providerRole = stringOf(message.role) ?? 'user';
   const parts: Part[] = [];
   const results: ToolResult[] = [];
   const content = message.content;
-  if (surface !== undefined) {
-    const keys = MESSAGE_KEYS[surface][providerRole];
-    const plainCalls = !Array.isArray(message.tool_calls) || message.tool_calls.every((c) => objectOf(c)?.type === 'function' && Object.keys(objectOf(c)!).every((k) => ['id', 'type', 'function'].includes(k)));
-    if (keys === undefined || Object.keys(message).some((key) => !keys.includes(key)) || !plainCalls) {
-      return { role: providerRole, parts, results, providerRole, separateToolCalls: false, native: { kind: providerRole, value: message } };
-    }
+  if (surface !== undefined && !readsAsRole(message, providerRole, surface)) {
+    return { role: providerRole, parts, results, providerRole, separateToolCalls: false, native: { kind: providerRole, value: message } };
   }
   const named = stringOf(message.name);
   if (providerRole === 'tool') {
     // A result given as a list of parts: native's codec reads each part into its normalized form (gen_ai's response).
     if (Array.isArray(content)) {
-      const normalized = content.map((part) => chatResultPart(part));
+      const normalized = content.map((part) => normalizedPart(part, 'openai_chat'));
       // The text is that form serialized as native's structs are: the kind first.
       const text = JSON.stringify(normalized.map((p) => {
         const part = objectOf(p);
@@ -247,7 +250,7 @@ function readMessage(value: Json, surface?: ChatSurface): Message | null {
       else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
       else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: toolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input ?? {}) });
       else if (b.type === 'tool_result') results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
-      else parts.push({ kind: 'other', raw: normalizedPart(b, surface) });
+      else parts.push({ kind: 'other', raw: shownPart(b, surface) });
     }
   }
   if (Array.isArray(message.tool_calls)) {
@@ -265,30 +268,17 @@ function readMessage(value: Json, surface?: ChatSurface): Message | null {
   return read;
 }
 
-/** A part of a Chat tool result as native's normalized form carries it: known kinds as content parts, anything else wrapped as provider-native. */
-function chatResultPart(part: Json): Json {
-  const block = objectOf(part);
-  if (block === null || !['text', 'refusal', 'file', 'image_url', 'input_audio'].includes(String(block.type))) {
-    return { type: 'provider_native', provider: 'openai_chat', kind: stringOf(block?.type) ?? 'unknown', value: part };
-  }
-  return normalizedPart(block, 'openai_chat');
-}
-
-/** A content part as native's normalized form carries it: media wrapped under their kind, anything else as sent. */
-function normalizedPart(block: JsonObject, surface: ChatSurface | undefined): JsonObject {
-  const rest = (omit: string[]) => except(block, ['type', ...omit]);
-  if (surface === 'openai_chat') {
-    if (block.type === 'input_audio') return { ...rest(['input_audio']), audio: block.input_audio ?? null, type: 'audio' };
-    if (block.type === 'image_url' && objectOf(block.image_url ?? null) !== null) {
-      const image = objectOf(block.image_url ?? null)!;
-      return { ...rest(['image_url']), image_url: { url: image.url ?? null, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) }, type: 'image_url' };
-    }
-  }
-  if (surface === 'anthropic_messages') {
-    if (block.type === 'image') return { image: rest([]), type: 'image' };
-    if (block.type === 'document') return { file: rest([]), type: 'file' };
-  }
-  return block;
+/**
+ * A conversation part as the span shows it: in the normalized form (media
+ * re-wrapped), except that a part the normalized form wraps as
+ * provider-native is shown as native's projections show it, as sent under
+ * its kind (`unknown` for a part without a string type). A response's
+ * message (no surface) is shown as sent.
+ */
+function shownPart(block: JsonObject, surface: NormalizedSurface | undefined): JsonObject {
+  if (surface === undefined) return block;
+  const normalized = normalizedPart(block, surface) as JsonObject;
+  return normalized.type === 'provider_native' ? { ...block, type: normalized.kind as string } : normalized;
 }
 
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
@@ -407,11 +397,11 @@ function readResponsesItem(value: Json): Message {
   };
   const role = stringOf(item.role);
   if (role !== undefined) {
-    if (Object.keys(item).some((key) => key !== 'type' && key !== 'role' && key !== 'content')) return nativeItem('message');
+    if (Object.keys(item).some((key) => !RESPONSES_MESSAGE_FIELDS.includes(key))) return nativeItem('message');
     const content = item.content;
     if (content === undefined) throw new Undecodable();
     const parts = readResponsesContent(content);
-    if (!['user', 'system', 'developer', 'assistant'].includes(role)) return nativeItem('message');
+    if (!RESPONSES_MESSAGE_ROLES.includes(role)) return nativeItem('message');
     const message: Message = { role, parts, results: [], providerRole: role, separateToolCalls: false };
     if (typeof content === 'string') message.plainText = content;
     return message;
@@ -440,21 +430,11 @@ function readResponsesContent(content: Json): Part[] {
   if (typeof content === 'string') return [{ kind: 'text', text: content }];
   if (!Array.isArray(content)) throw new Undecodable();
   return content.map((value): Part => {
-    const part = objectOf(value);
-    if (part === null) throw new Undecodable();
-    const type = stringOf(part.type) ?? 'unknown';
-    const pick = (keys: string[], inside: boolean) => Object.fromEntries(Object.entries(part).filter(([key]) => key !== 'type' && keys.includes(key) === inside)) as JsonObject;
-    if (type === 'input_text' || type === 'output_text') {
-      if (typeof part.text !== 'string') throw new Undecodable();
-      return { kind: 'text', text: part.text };
-    }
-    if (type === 'refusal') {
-      if (typeof part.refusal !== 'string') throw new Undecodable();
-      return { kind: 'text', text: part.refusal };
-    }
-    if (type === 'input_image') return { kind: 'other', raw: { ...pick(['image_url', 'file_id', 'detail'], false), image: pick(['image_url', 'file_id', 'detail'], true), type: 'image' } };
-    if (type === 'input_file') return { kind: 'other', raw: { ...pick(['file_data', 'file_id', 'file_url', 'filename'], false), file: pick(['file_data', 'file_id', 'file_url', 'filename'], true), type: 'file' } };
-    return { kind: 'other', raw: { ...part, type } };
+    if (!responsesPartDecodes(value)) throw new Undecodable();
+    const part = value as JsonObject;
+    if (part.type === 'input_text' || part.type === 'output_text') return { kind: 'text', text: part.text as string };
+    if (part.type === 'refusal') return { kind: 'text', text: part.refusal as string };
+    return { kind: 'other', raw: shownPart(part, 'openai_responses') };
   });
 }
 
@@ -469,9 +449,7 @@ function readResponsesTool(value: Json): ToolDefinition {
   const nested = objectOf(tool.function ?? null);
   const fn = nested ?? tool;
   const name = stringOf(fn.name);
-  if (name === undefined) throw new Undecodable();
-  if (fn.description !== undefined && fn.description !== null && typeof fn.description !== 'string') throw new Undecodable();
-  if (fn.strict !== undefined && fn.strict !== null && typeof fn.strict !== 'boolean') throw new Undecodable();
+  if (name === undefined || !functionFieldsDecode(fn)) throw new Undecodable();
   return functionTool(name, fn, fn.parameters, except(fn, ['type', 'name', 'description', 'parameters', 'strict', 'function']), nested === null ? {} : except(tool, ['type', 'function']));
 }
 

@@ -47,27 +47,43 @@ export function parseUuid(value: string): string | undefined {
   return UUID_RE.test(text) ? text.toLowerCase() : undefined;
 }
 
+/** Where reading a builder's events stands: the next event to read, and the instant the last one read had. */
+export interface ReadPosition {
+  next: number;
+  previous: Instant;
+}
+
+/** A position before the first event. */
+export function startOfEvents(): ReadPosition {
+  return { next: 0, previous: { seconds: 0, nanos: 0 } };
+}
+
 /**
- * Reads raw ATOF events into converter events. Events whose timestamp
- * cannot be parsed take their predecessor's instant so they keep their
- * arrival position (native never sees such events).
+ * Reads raw ATOF events into converter events, from `position.next` up to
+ * `end`, appending them to `into` and moving `position` on. Events whose
+ * timestamp cannot be parsed take their predecessor's instant so they keep
+ * their arrival position (native never sees such events).
  *
- * With `into`, the events after the `into.length` already read are
- * appended to it: each event's reading depends only on it and its
- * predecessors, so a list read in steps equals one read at once. `end`:
- * read only the events before it.
+ * Marks are not read: no stage of the conversion makes anything of one
+ * (they are not steps, open no scope and name no tool call), so each pass
+ * would only skip them. A malformed mark that claims a scope phase or the
+ * `llm` category is read as before (the lookups would see it). Their instant still carries on to the next event,
+ * so an event with an unparsable timestamp after a mark sorts as before;
+ * and the sort is stable, so leaving marks out changes no other event's
+ * order. Each event's reading depends only on it and its predecessors, so
+ * a list read in steps equals one read at once.
  */
-export function toConvEvents(events: readonly AtofEvent[], into: ConvEvent[] = [], end = events.length): ConvEvent[] {
-  const out = into;
-  let previous: Instant = out.length > 0 ? (out[out.length - 1] as ConvEvent).instant : { seconds: 0, nanos: 0 };
-  for (let i = out.length; i < end; i++) {
+export function readEvents(events: readonly AtofEvent[], into: ConvEvent[], position: ReadPosition, end = events.length): void {
+  let previous = position.previous;
+  for (let i = position.next; i < end; i++) {
     const event = events[i] as AtofEvent;
     const parsed = parseInstant(event.timestamp);
     const instant = parsed ?? previous;
     previous = instant;
     const scopeCategory = (event as { scope_category?: unknown }).scope_category;
+    if (event.kind === 'mark' && scopeCategory !== 'start' && scopeCategory !== 'end' && event.category !== 'llm') continue;
     const profile = asObject(event.category_profile as Json | undefined);
-    out.push({
+    into.push({
       kind: event.kind,
       phase: scopeCategory === 'start' || scopeCategory === 'end' ? scopeCategory : undefined,
       category: typeof event.category === 'string' ? event.category : undefined,
@@ -81,6 +97,14 @@ export function toConvEvents(events: readonly AtofEvent[], into: ConvEvent[] = [
       timestamp: parsed !== undefined ? rfc3339Of(event.timestamp, parsed) : String(event.timestamp),
     });
   }
+  position.next = Math.max(position.next, end);
+  position.previous = previous;
+}
+
+/** Every event of `events` read at once (`readEvents`). */
+export function toConvEvents(events: readonly AtofEvent[]): ConvEvent[] {
+  const out: ConvEvent[] = [];
+  readEvents(events, out, startOfEvents());
   return out;
 }
 

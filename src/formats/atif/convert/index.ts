@@ -31,7 +31,7 @@ import { StepConverter } from './steps.ts';
 import type { LlmCallPricer } from '../types.ts';
 import { finishSlices, SliceClock, type Slices } from '../../../shared/slices.ts';
 
-export { toConvEvents } from './events.ts';
+export { readEvents, startOfEvents, toConvEvents } from './events.ts';
 export type { ConvEvent } from './events.ts';
 
 function trajectoryFromParts(

@@ -135,7 +135,9 @@ export class StepConverter {
     const step = this.steps[index] as AtifStep;
     if (step.observation !== undefined) return step.observation;
     const observation: AtifObservation = { results: [] };
-    this.replaceStep(index, { ...step, observation });
+    // An agent step with tool calls has the slot in struct order already (`llmEnd`): set in place.
+    if ('observation' in step) step.observation = observation;
+    else this.replaceStep(index, { ...step, observation });
     return observation;
   }
 
@@ -269,7 +271,12 @@ export class StepConverter {
     if (model !== undefined) step.model_name = model;
     if (reasoningEffort !== undefined) step.reasoning_effort = reasoningEffort;
     if (reasoningContent !== undefined) step.reasoning_content = reasoningContent;
-    if (toolCalls !== undefined) step.tool_calls = toolCalls.map(sortToolCall);
+    if (toolCalls !== undefined) {
+      step.tool_calls = toolCalls.map(sortToolCall);
+      // The slot of the observation its tool results will bring, in struct order (written only once set):
+      // without it, each step that gets one was re-created with its fields in order.
+      step.observation = undefined;
+    }
     if (metrics !== undefined) step.metrics = metrics;
     step.llm_call_count = 1;
     this.steps.push(step);

@@ -1,0 +1,165 @@
+/**
+ * What native's request codecs make of an LLM request body (OpenAI Chat
+ * Completions, Anthropic Messages, OpenAI Responses): which provider shape
+ * a request has, which messages a decode reads as their role (it keeps the
+ * others whole, as provider items), where a decode rejects a content part
+ * or a function definition, and the form its normalized request gives each
+ * content part.
+ *
+ * Two readers apply these rules to different ends, so each rule is written
+ * here once: the response cache's key document
+ * (`components/cache/request-key.ts`) asks whether the normalized form
+ * gives a request back exactly as sent, and the OTLP request reader
+ * (`export/otlp/mappings/llm-shapes.ts`) renders what the normalized form
+ * says. Where a reader applies a rule differently on purpose, it says why
+ * at that place.
+ *
+ * @module
+ */
+
+import type { Json, JsonObject } from '../shared/json.ts';
+import { isJsonObject } from '../shared/json.ts';
+
+export type RequestSurface = 'openai_responses' | 'anthropic_messages' | 'oci_genai' | 'openai_chat' | 'gemini_generate_content';
+/** The two shapes whose conversation is a `messages` list. */
+export type MessagesSurface = 'openai_chat' | 'anthropic_messages';
+/** The shapes whose requests are normalized here. */
+export type NormalizedSurface = MessagesSurface | 'openai_responses';
+
+/**
+ * Native's request-surface detection, in its order. The provider name breaks
+ * the Chat/Messages tie, by its exact names only (usage.ts's
+ * `isAnthropicProvider`, which also takes `claude-...` names, is another test).
+ */
+export function requestSurface(content: Json, provider: string | undefined): RequestSurface | undefined {
+  if (!isJsonObject(content)) return undefined;
+  const has = (key: string) => Object.hasOwn(content, key);
+  if (has('input') || has('instructions')) return 'openai_responses';
+  if (has('system') || ((provider === 'anthropic' || provider === 'anthropic.messages') && has('messages'))) return 'anthropic_messages';
+  const chatRequest = isJsonObject(content.chatRequest);
+  if ((chatRequest && (has('servingMode') || has('compartmentId'))) || has('apiFormat') || ((provider === 'oci' || provider === 'oci.genai') && chatRequest)) return 'oci_genai';
+  if (has('messages')) return 'openai_chat';
+  if (has('contents')) return 'gemini_generate_content';
+  return undefined;
+}
+
+/** The fields each role's message may carry for the decode to read it as that role. */
+const MESSAGE_FIELDS: Record<MessagesSurface, ReadonlyMap<string, readonly string[]>> = {
+  openai_chat: new Map([
+    ['system', ['role', 'content', 'name']],
+    ['developer', ['role', 'content', 'name']],
+    ['user', ['role', 'content', 'name']],
+    ['assistant', ['role', 'content', 'tool_calls', 'name']],
+    ['tool', ['role', 'content', 'tool_call_id']],
+    ['function', ['role', 'content', 'name']],
+  ]),
+  anthropic_messages: new Map([
+    ['system', ['role', 'content']],
+    ['user', ['role', 'content']],
+    ['assistant', ['role', 'content']],
+  ]),
+};
+
+/** A Chat tool call the decode reads as a function call: `type: "function"`, nothing beyond `id`, `type` and `function`. */
+export function plainToolCall(call: Json): boolean {
+  return isJsonObject(call) && call.type === 'function' && Object.keys(call).every((key) => key === 'id' || key === 'type' || key === 'function');
+}
+
+/**
+ * True when the decode reads `message` as `role`: a role its surface knows,
+ * no field beyond that role's, and a tool-call list (Chat) of plain function
+ * calls. Otherwise the decode keeps the message whole, as a provider item.
+ */
+export function readsAsRole(message: JsonObject, role: string, surface: MessagesSurface): boolean {
+  const fields = MESSAGE_FIELDS[surface].get(role);
+  if (fields === undefined || Object.keys(message).some((key) => !fields.includes(key))) return false;
+  return !Array.isArray(message.tool_calls) || message.tool_calls.every(plainToolCall);
+}
+
+/** The roles a Responses input message may have for the decode to read it as a message. */
+export const RESPONSES_MESSAGE_ROLES: readonly string[] = ['user', 'system', 'developer', 'assistant'];
+/** The fields a Responses input message may carry for the decode to read it as a message (else it is kept whole). */
+export const RESPONSES_MESSAGE_FIELDS: readonly string[] = ['type', 'role', 'content'];
+
+/** False where native's Responses decode rejects a content part: not an object, a text or refusal that is not a string. */
+export function responsesPartDecodes(part: Json): boolean {
+  if (!isJsonObject(part)) return false;
+  if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text !== 'string') return false;
+  return part.type !== 'refusal' || typeof part.refusal === 'string';
+}
+
+/** False where the decode rejects a function definition: a `description` or `strict` of the wrong type (null reads as absent). */
+export function functionFieldsDecode(fn: JsonObject): boolean {
+  const typed = (value: Json | undefined, type: string) => value === undefined || value === null || typeof value === type;
+  return typed(fn.description, 'string') && typed(fn.strict, 'boolean');
+}
+
+/** The content-part kinds each decode models; the normalized form wraps any other part as provider-native. */
+const PART_KINDS: Record<NormalizedSurface, readonly string[]> = {
+  openai_chat: ['text', 'refusal', 'file', 'image_url', 'input_audio'],
+  anthropic_messages: ['text', 'tool_use', 'tool_result', 'image', 'document'],
+  openai_responses: ['input_text', 'output_text', 'refusal', 'input_image', 'input_file'],
+};
+
+const IMAGE_FIELDS = ['image_url', 'file_id', 'detail'];
+const FILE_FIELDS = ['file_data', 'file_id', 'file_url', 'filename'];
+
+/**
+ * A content part as the normalized form carries it: text, refusals, Chat
+ * files and Messages tool use and results as sent; Responses text renamed
+ * `text`; media re-wrapped under their kind (a Chat `image_url` keeping only
+ * its `url` and a text `detail`, Chat `input_audio` as `audio`, a Messages
+ * `image` or `document` and a Responses `input_image` or `input_file` under
+ * `image` or `file`); any other part wrapped as provider-native, under its
+ * kind.
+ */
+export function normalizedPart(part: Json, surface: NormalizedSurface): Json {
+  const block = isJsonObject(part) ? part : undefined;
+  const kind = typeof block?.type === 'string' ? block.type : undefined;
+  if (block === undefined || kind === undefined || !PART_KINDS[surface].includes(kind)) {
+    return { type: 'provider_native', provider: surface, kind: kind ?? 'unknown', value: part };
+  }
+  const rest = (omit: readonly string[]) => fieldsOf(block, (key) => key !== 'type' && !omit.includes(key));
+  if (surface === 'openai_chat') {
+    if (kind === 'input_audio') return { ...rest(['input_audio']), audio: block.input_audio ?? null, type: 'audio' };
+    if (kind === 'image_url' && isJsonObject(block.image_url)) {
+      const image = block.image_url;
+      return { ...rest(['image_url']), image_url: { url: image.url ?? null, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) }, type: 'image_url' };
+    }
+  }
+  if (surface === 'anthropic_messages') {
+    if (kind === 'image') return { image: rest([]), type: 'image' };
+    if (kind === 'document') return { file: rest([]), type: 'file' };
+  }
+  if (surface === 'openai_responses') {
+    if (kind === 'input_text' || kind === 'output_text') return { ...rest([]), type: 'text' };
+    const inside = (fields: readonly string[]) => fieldsOf(block, (key) => key !== 'type' && fields.includes(key));
+    if (kind === 'input_image') return { ...rest(IMAGE_FIELDS), image: inside(IMAGE_FIELDS), type: 'image' };
+    if (kind === 'input_file') return { ...rest(FILE_FIELDS), file: inside(FILE_FIELDS), type: 'file' };
+  }
+  return block;
+}
+
+/** True when the normalized form carries `part` unchanged (the same JSON, keys in any order). */
+export function keptAsSent(part: Json, surface: NormalizedSurface): boolean {
+  return sameValue(normalizedPart(part, surface), part);
+}
+
+function fieldsOf(object: JsonObject, keep: (key: string) => boolean): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(object)) if (keep(key)) out[key] = value;
+  return out;
+}
+
+/** Equal as JSON: object keys in any order, a key holding `undefined` as absent. */
+function sameValue(a: Json | undefined, b: Json | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => sameValue(item, b[i]));
+  }
+  const keys = (object: JsonObject) => Object.keys(object).filter((key) => object[key] !== undefined);
+  const aKeys = keys(a);
+  return aKeys.length === keys(b).length && aKeys.every((key) => Object.hasOwn(b, key) && sameValue(a[key], b[key]));
+}
