@@ -122,10 +122,31 @@ function digits(value: string, at: number, count: number): number {
  * which spares formatting every event of a trajectory anew.
  */
 export function rfc3339Of(value: unknown, instant: Instant): string {
-  return typeof value === 'string' && isChronoText(value) ? value : formatInstant(instant);
+  return typeof value === 'string' && isChronoText(value) && parseUtc(value) !== undefined ? value : formatInstant(instant);
 }
 
-/** True when `formatInstant(parseInstant(value))` is `value`: a real date, `+00:00`, and 0, 3, 6 or 9 fraction digits, the fewest that keep the value. */
+/**
+ * `parseInstant` and `rfc3339Of` of one stamp, reading its text once: the
+ * instant (undefined when it does not parse) and native's text of it, set
+ * on `into`. Reading a trajectory's events does this for every event.
+ */
+export function readStamp(value: unknown, into: { instant: Instant | undefined; text: string }): void {
+  const utc = typeof value === 'string' ? parseUtc(value) : undefined;
+  if (utc !== undefined) {
+    into.instant = utc;
+    into.text = isChronoText(value as string) ? (value as string) : formatInstant(utc);
+    return;
+  }
+  const instant = parseInstant(value);
+  into.instant = instant;
+  into.text = instant === undefined ? String(value) : rfc3339Of(value, instant);
+}
+
+/**
+ * For a stamp `parseUtc` reads: true when `formatInstant(parseInstant(value))`
+ * is `value`: a real date, `+00:00`, and 0, 3, 6 or 9 fraction digits, the
+ * fewest that keep the value.
+ */
 function isChronoText(value: string): boolean {
   const length = value.length;
   if (!value.endsWith('+00:00')) return false;
@@ -135,8 +156,6 @@ function isChronoText(value: string): boolean {
   } else if (!(fraction === 3 || fraction === 6 || fraction === 9) || value.charCodeAt(19) !== 46 || value.endsWith('000+00:00')) {
     return false;
   }
-  const parsed = parseUtc(value);
-  if (parsed === undefined) return false;
   const year = digits(value, 0, 4);
   const month = digits(value, 5, 2);
   return digits(value, 8, 2) <= daysInMonth(year, month);

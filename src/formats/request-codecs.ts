@@ -94,6 +94,35 @@ export function functionFieldsDecode(fn: JsonObject): boolean {
   return typed(fn.description, 'string') && typed(fn.strict, 'boolean');
 }
 
+/**
+ * Where the normalized form's generation `params` come from, in its order:
+ * each parameter and the request fields that hold it, the first one set
+ * winning (Chat's `max_completion_tokens` over its older `max_tokens`). A
+ * shape reads only its own names: a Chat request's `max_output_tokens` is no
+ * token cap, and Responses has no stop.
+ */
+export const PARAM_FIELDS: Record<NormalizedSurface, { readonly [param in 'temperature' | 'max_tokens' | 'top_p' | 'stop']: readonly string[] }> = {
+  openai_chat: { temperature: ['temperature'], max_tokens: ['max_completion_tokens', 'max_tokens'], top_p: ['top_p'], stop: ['stop'] },
+  anthropic_messages: { temperature: ['temperature'], max_tokens: ['max_tokens'], top_p: ['top_p'], stop: ['stop_sequences'] },
+  openai_responses: { temperature: ['temperature'], max_tokens: ['max_output_tokens'], top_p: ['top_p'], stop: [] },
+};
+
+/** The first of a parameter's `fields` set in `request` that `read` accepts (`read` says what a usable value is). */
+export function firstParam<T>(request: JsonObject, fields: readonly string[], read: (value: Json) => T | undefined): T | undefined {
+  for (const field of fields) {
+    const value = request[field];
+    const accepted = value === undefined ? undefined : read(value);
+    if (accepted !== undefined) return accepted;
+  }
+  return undefined;
+}
+
+/** A stop as the normalized form lists it: a list of strings, or a single Chat stop as a list of one. */
+export function stopList(value: Json, surface: NormalizedSurface): string[] | undefined {
+  if (typeof value === 'string') return surface === 'openai_chat' ? [value] : undefined;
+  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? (value as string[]) : undefined;
+}
+
 /** The content-part kinds each decode models; the normalized form wraps any other part as provider-native. */
 const PART_KINDS: Record<NormalizedSurface, readonly string[]> = {
   openai_chat: ['text', 'refusal', 'file', 'image_url', 'input_audio'],

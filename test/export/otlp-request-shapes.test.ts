@@ -49,6 +49,11 @@ const CALLS: [string, Record<string, string>, Record<string, Json>, Json][] = [
   ['responses-typeless-part', {}, { model: 'gpt-4.1', input: [{ role: 'user', content: [{ text: 'typeless' }, { type: 'weird', z: 1 }] }] }, response([message('ok')])],
   // No shape native detects (an Anthropic provider name without messages; no conversation at all): native reads nothing of the request.
   ['anthropic-no-messages', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 10, temperature: 0.5, tools: [{ name: 'f', description: 'd', input_schema: { type: 'object' } }] }, anthropic([{ type: 'text', text: 'ok' }])],
+  // Each shape's own parameter names only: another shape's token cap or stop is not a generation parameter.
+  ['chat-foreign-params', { model: 'gpt-4o' }, { model: 'gpt-4o', max_output_tokens: 7, stop_sequences: ['q'], messages: [{ role: 'user', content: 'x' }] }, chat({ role: 'assistant', content: 'ok' })],
+  ['anthropic-foreign-params', { model: 'claude-x', provider: 'anthropic' }, { model: 'claude-x', max_tokens: 10, max_completion_tokens: 5, stop: ['w'], messages: [{ role: 'user', content: 'x' }] }, anthropic([{ type: 'text', text: 'ok' }])],
+  ['responses-foreign-params', {}, { model: 'gpt-4.1', input: 'x', max_tokens: 6, max_completion_tokens: 4, stop: ['s'] }, response([message('ok')])],
+  ['chat-both-caps', { model: 'gpt-4o' }, { model: 'gpt-4o', max_tokens: 8, max_completion_tokens: 9, stop: 'single', messages: [{ role: 'user', content: 'x' }] }, chat({ role: 'assistant', content: 'ok' })],
   ['no-shape', { model: 'gpt-4o' }, { model: 'gpt-4o', temperature: 0.5, max_tokens: 9, stop: 'x', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }, chat({ role: 'assistant', content: 'ok' })],
 ];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInstant, parseInstant, rfc3339Of } from '../../src/formats/instant.ts';
+import { formatInstant, parseInstant, readStamp, rfc3339Of, type Instant } from '../../src/formats/instant.ts';
 
 const utcSeconds = (...parts: [number, number, number, number, number, number]) => Date.UTC(...parts) / 1000;
 
@@ -49,5 +49,23 @@ describe('rfc3339Of', () => {
 
   it('formats an instant read from epoch microseconds', () => {
     expect(rfc3339Of(1_764_000_000_123_456, parseInstant(1_764_000_000_123_456)!)).toBe('2025-11-24T16:00:00.123456+00:00');
+  });
+});
+
+describe('readStamp', () => {
+  it('gives what parseInstant and rfc3339Of give, reading the text once', () => {
+    const stamps: unknown[] = [
+      '2026-11-29T17:20:40.206003+00:00', '2026-11-29T17:20:40.206+00:00', '2026-11-29T17:20:40+00:00', '2024-02-29T00:00:00.000000001+00:00',
+      '2026-11-29T17:20:40.206000+00:00', '2026-11-29T17:20:40.000+00:00', '2026-11-29T17:20:40.2+00:00', '2026-11-29T17:20:40Z',
+      '2026-02-31T00:00:00+00:00', '2026-02-29T00:00:00.123+00:00', '2026-11-29T18:20:40+01:00', '2026-11-29t17:20:40z', '2026-11-29T23:59:60Z',
+      '2026-11-29T17:20:40', 'x', '', 1_764_000_000_123_456, 1.5, null, undefined, { t: 1 },
+    ];
+    for (const value of stamps) {
+      const read: { instant: Instant | undefined; text: string } = { instant: undefined, text: '' };
+      readStamp(value, read);
+      const instant = parseInstant(value);
+      expect(read.instant).toEqual(instant);
+      expect(read.text).toBe(instant === undefined ? String(value) : rfc3339Of(value, instant));
+    }
   });
 });

@@ -25,8 +25,12 @@
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import {
+  firstParam,
   functionFieldsDecode,
   keptAsSent,
+  PARAM_FIELDS,
+  stopList,
+  type NormalizedSurface,
   readsAsRole,
   requestSurface,
   responsesPartDecodes,
@@ -121,16 +125,8 @@ function normalizedChat(content: JsonObject): JsonObject | null {
     const out: JsonObject = { messages };
     const model = present('model');
     if (model !== undefined) out.model = model;
-    const params: JsonObject = {};
-    const temperature = present('temperature');
-    if (temperature !== undefined) params.temperature = temperature;
-    const maxTokens = present('max_completion_tokens') ?? present('max_tokens');
-    if (maxTokens !== undefined) params.max_tokens = maxTokens;
-    const topP = present('top_p');
-    if (topP !== undefined) params.top_p = topP;
-    const stop = present('stop');
-    if (stop !== undefined) params.stop = typeof stop === 'string' ? [stop] : stop;
-    if (Object.keys(params).length > 0) out.params = params;
+    const params = normalizedParams(content, 'openai_chat');
+    if (params !== undefined) out.params = params;
     if (content.tools !== undefined) out.tools = content.tools;
     if (content.tool_choice !== undefined) out.tool_choice = content.tool_choice;
     for (const key of CHAT_TOP_LEVEL) {
@@ -162,6 +158,16 @@ function lossyAny(content: JsonObject): boolean {
 function lossyChat(content: JsonObject): boolean {
   if (lossyAny(content) || wrongType(content, 'stop', isStrings)) return true;
   return Object.hasOwn(content, 'max_tokens') && Object.hasOwn(content, 'max_completion_tokens');
+}
+
+/** The normalized form's generation `params`, as sent (a mistyped one made the request lossy before this), or undefined for none. */
+function normalizedParams(content: JsonObject, surface: NormalizedSurface): JsonObject | undefined {
+  const params: JsonObject = {};
+  for (const [param, fields] of Object.entries(PARAM_FIELDS[surface])) {
+    const value = firstParam(content, fields, (v) => (v === null ? undefined : v));
+    if (value !== undefined) params[param] = param === 'stop' ? (stopList(value, surface) ?? value) : value;
+  }
+  return Object.keys(params).length > 0 ? params : undefined;
 }
 
 /** A field of the request, null read as absent; a present value of the wrong type fails the decode. */
@@ -196,12 +202,8 @@ function normalizedMessages(content: JsonObject): JsonObject | null {
   if (content.system !== undefined) out.instructions = content.system;
   const model = field(content, 'model', isString);
   if (model !== undefined) out.model = model;
-  const params: JsonObject = {};
-  for (const [from, to] of [['temperature', 'temperature'], ['max_tokens', 'max_tokens'], ['top_p', 'top_p'], ['stop_sequences', 'stop']] as const) {
-    const value = field(content, from);
-    if (value !== undefined) params[to] = value;
-  }
-  if (Object.keys(params).length > 0) out.params = params;
+  const params = normalizedParams(content, 'anthropic_messages');
+  if (params !== undefined) out.params = params;
   if (content.tools !== undefined) out.tools = content.tools;
   for (const [key, check] of [['metadata', isObject], ['service_tier', isString], ['stream', isBool]] as const) {
     const value = field(content, key, check);
@@ -379,12 +381,8 @@ function normalizedResponses(content: JsonObject): JsonObject | null {
   if (instructions !== undefined) out.instructions = instructions;
   const model = field(content, 'model', isString);
   if (model !== undefined) out.model = model;
-  const params: JsonObject = {};
-  for (const [from, to] of [['temperature', 'temperature'], ['max_output_tokens', 'max_tokens'], ['top_p', 'top_p']] as const) {
-    const value = field(content, from);
-    if (value !== undefined) params[to] = value;
-  }
-  if (Object.keys(params).length > 0) out.params = params;
+  const params = normalizedParams(content, 'openai_responses');
+  if (params !== undefined) out.params = params;
   if (content.tools !== undefined) out.tools = content.tools;
   if (content.tool_choice !== undefined) out.tool_choice = content.tool_choice;
   // `truncation` and `conversation` are kept as sent, a null included.

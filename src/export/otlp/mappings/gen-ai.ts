@@ -10,6 +10,7 @@
 import type { Json } from '../../../shared/json.ts';
 import { canonicalJson } from '../../../formats/native-text.ts';
 import type { AtofScopeEvent } from '../../../formats/atof/types.ts';
+import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { objectOf, put, stringOf } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
@@ -77,13 +78,12 @@ function requestParameters(out: Attributes, request: LlmRequestView): void {
   const p = request.parameters;
   const number = (v: Json | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
   const count = (v: Json | undefined) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
-  const texts = (v: Json | undefined) => (Array.isArray(v) && v.every((s) => typeof s === 'string') ? (v as string[]) : undefined);
   const surface = request.surface;
-  put(out, 'gen_ai.request.temperature', number(p.temperature));
-  const maxTokens = surface === 'openai_chat' ? (count(p.max_completion_tokens) ?? count(p.max_tokens)) : surface === 'anthropic_messages' ? count(p.max_tokens) : count(p.max_output_tokens);
-  put(out, 'gen_ai.request.max_tokens', maxTokens);
-  put(out, 'gen_ai.request.top_p', number(p.top_p));
-  const stop = surface === 'openai_chat' ? (typeof p.stop === 'string' ? [p.stop] : texts(p.stop)) : surface === 'anthropic_messages' ? texts(p.stop_sequences) : undefined;
+  const fields = PARAM_FIELDS[surface];
+  put(out, 'gen_ai.request.temperature', firstParam(p, fields.temperature, number));
+  put(out, 'gen_ai.request.max_tokens', firstParam(p, fields.max_tokens, count));
+  put(out, 'gen_ai.request.top_p', firstParam(p, fields.top_p, number));
+  const stop = firstParam(p, fields.stop, (v) => stopList(v, surface));
   if (stop !== undefined) out['gen_ai.request.stop_sequences'] = stop;
   if (p.stream === true) out['gen_ai.request.stream'] = true;
   if (surface === 'anthropic_messages') put(out, 'gen_ai.request.top_k', count(p.top_k));

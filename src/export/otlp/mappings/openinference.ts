@@ -7,13 +7,14 @@
  * @module
  */
 
-import type { Json, JsonObject } from '../../../shared/json.ts';
+import type { Json } from '../../../shared/json.ts';
 import { canonicalJson } from '../../../formats/native-text.ts';
 import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, textOfMessage, toolCallsOf, type Message } from './llm-shapes.ts';
+import { readRequest, readResponse, textOfMessage, toolCallsOf, type LlmRequestView, type Message } from './llm-shapes.ts';
+import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { displayText, displayTextOfString, requestDisplayText } from './display-text.ts';
 
 const KINDS: Record<string, string> = { agent: 'AGENT', llm: 'LLM', tool: 'TOOL', retriever: 'RETRIEVER', embedder: 'EMBEDDING', reranker: 'RERANKER', guardrail: 'GUARDRAIL', evaluator: 'EVALUATOR' };
@@ -122,7 +123,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
     out['input.value'] = canonicalJson(data === null ? start.data : (Object.fromEntries(Object.entries(data).filter(([key]) => key !== 'headers')) as Json));
     out['input.mime_type'] = 'application/json';
   }
-  put(out, 'llm.invocation_parameters', invocationParameters(request.parameters));
+  put(out, 'llm.invocation_parameters', invocationParameters(request));
   let index = 0;
   // The system text (Responses `instructions`, Anthropic `system`) is one message.
   const system = request.system.length === 1 ? displayTextOfString(request.system[0]!) : request.system.join('\n').trim() || undefined;
@@ -206,25 +207,26 @@ function contentText(message: Message): string | undefined {
 /**
  * `llm.invocation_parameters` as native writes it: only the generation
  * parameters it normalizes, in its order (`temperature`, `max_tokens`,
- * `top_p`, `stop`), whatever the provider called them
- * (`max_completion_tokens` over `max_tokens` over `max_output_tokens`;
- * `stop` or `stop_sequences`, a single stop as a list), with `temperature`
- * and `top_p` as floats (`1.0`). Everything else (`tool_choice`, `seed`,
+ * `top_p`, `stop`), read from the request's own shape's fields
+ * (`PARAM_FIELDS`: a Chat cap is `max_completion_tokens` or `max_tokens`, a
+ * Messages stop `stop_sequences`, ...), with `temperature` and `top_p` as
+ * floats (`1.0`). Everything else (`tool_choice`, `seed`,
  * `response_format`, ...) is left out; nothing at all gives no attribute.
  */
-function invocationParameters(parameters: JsonObject): string | undefined {
+function invocationParameters(request: LlmRequestView): string | undefined {
   const float = (value: Json | undefined) =>
     typeof value !== 'number' || !Number.isFinite(value) ? undefined : Number.isInteger(value) && Math.abs(value) < 1e16 ? `${value}.0` : JSON.stringify(value);
   const count = (value: Json | undefined) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined);
-  const texts = (value: Json | undefined) => (typeof value === 'string' ? [value] : Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : undefined);
+  const { parameters, surface } = request;
+  const fields = PARAM_FIELDS[surface];
   const parts: string[] = [];
-  const temperature = float(parameters.temperature);
+  const temperature = firstParam(parameters, fields.temperature, float);
   if (temperature !== undefined) parts.push(`"temperature":${temperature}`);
-  const maxTokens = count(parameters.max_completion_tokens) ?? count(parameters.max_tokens) ?? count(parameters.max_output_tokens);
+  const maxTokens = firstParam(parameters, fields.max_tokens, count);
   if (maxTokens !== undefined) parts.push(`"max_tokens":${maxTokens}`);
-  const topP = float(parameters.top_p);
+  const topP = firstParam(parameters, fields.top_p, float);
   if (topP !== undefined) parts.push(`"top_p":${topP}`);
-  const stop = texts(parameters.stop) ?? texts(parameters.stop_sequences);
+  const stop = firstParam(parameters, fields.stop, (v) => stopList(v, surface));
   if (stop !== undefined) parts.push(`"stop":${JSON.stringify(stop)}`);
   return parts.length === 0 ? undefined : `{${parts.join(',')}}`;
 }

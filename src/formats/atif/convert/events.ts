@@ -7,7 +7,7 @@
 
 import type { Json, JsonObject } from '../../../shared/json.ts';
 import type { AtofEvent } from '../../atof/types.ts';
-import { type Instant, parseInstant, rfc3339Of } from '../../instant.ts';
+import { type Instant, readStamp } from '../../instant.ts';
 import { asObject } from '../payload/index.ts';
 
 /** One event as the converter reads it. */
@@ -47,6 +47,9 @@ export function parseUuid(value: string): string | undefined {
   return UUID_RE.test(text) ? text.toLowerCase() : undefined;
 }
 
+/** `readStamp`'s answer, reused from event to event. */
+const STAMP: { instant: Instant | undefined; text: string } = { instant: undefined, text: '' };
+
 /** Where reading a builder's events stands: the next event to read, and the instant the last one read had. */
 export interface ReadPosition {
   next: number;
@@ -75,9 +78,11 @@ export function startOfEvents(): ReadPosition {
  */
 export function readEvents(events: readonly AtofEvent[], into: ConvEvent[], position: ReadPosition, end = events.length): void {
   let previous = position.previous;
+  const stamp = STAMP;
   for (let i = position.next; i < end; i++) {
     const event = events[i] as AtofEvent;
-    const parsed = parseInstant(event.timestamp);
+    readStamp(event.timestamp, stamp);
+    const parsed = stamp.instant;
     const instant = parsed ?? previous;
     previous = instant;
     const scopeCategory = (event as { scope_category?: unknown }).scope_category;
@@ -94,7 +99,7 @@ export function readEvents(events: readonly AtofEvent[], into: ConvEvent[], posi
       metadata: event.metadata === null ? undefined : (event.metadata as Json | undefined),
       profile,
       instant,
-      timestamp: parsed !== undefined ? rfc3339Of(event.timestamp, parsed) : String(event.timestamp),
+      timestamp: stamp.text,
     });
   }
   position.next = Math.max(position.next, end);
