@@ -13,15 +13,9 @@
  *   when the owner calls `retryNow()` (flush, close). A newer write of the
  *   same trajectory replaces the kept one, so an old text never lands over a
  *   newer one. The schedule is the `retry` option (`shared/retry.ts`).
- * - **Off the host's thread** (`writeInBackground`): the file's creation
- *   and its bytes go to the runtime's I/O pool, the rename stays on the
- *   host's thread. A write that lands replaces only older texts: a
- *   background write overtaken by a newer one of the same file (the exit
- *   write, say) is not renamed.
  * - **Exit**: at a process exit without `shutdown()`, nothing can be
  *   awaited: the owner's exit task writes what it still has open, then every
- *   kept write is tried a last time, synchronously, and the temporary files
- *   of background writes still under way are removed.
+ *   kept write is tried a last time, synchronously.
  *
  * Failures are counted, reported to the owner's `onError` and never thrown.
  *
@@ -29,7 +23,7 @@
  */
 
 import type { OutputHealth } from '../relay/contract.ts';
-import { removeQuietly, writeFileAtomic, writeFileAtomicInBackground } from '../shared/atomic-file.ts';
+import { writeFileAtomic } from '../shared/atomic-file.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../shared/retry.ts';
@@ -57,16 +51,6 @@ interface Kept {
   file: TrajectoryFile;
   /** Failed tries so far. */
   failures: number;
-  /** When its text was asked for (`#requests`): a retry is as old as the write it retries. */
-  request: number;
-}
-
-/** A background write under way. */
-interface Flight {
-  temporary: string;
-  request: number;
-  /** A newer text of the same file landed meanwhile: this one must not be renamed over it. */
-  overtaken: boolean;
 }
 
 export class TrajectoryFiles<Key> {
@@ -83,10 +67,6 @@ export class TrajectoryFiles<Key> {
   #lastWrite: string | null = null;
   #lastError: string | undefined;
   #givenUp = 0;
-  /** Write requests so far: orders texts of the same file. */
-  #requests = 0;
-  /** Background writes under way, per file. */
-  readonly #flights = new Map<string, Flight[]>();
 
   constructor(options: TrajectoryFilesOptions) {
     this.#options = options;
@@ -97,60 +77,20 @@ export class TrajectoryFiles<Key> {
    * when it did not, the text is kept and tried again (see the module doc).
    */
   write(key: Key, file: TrajectoryFile): boolean {
-    return this.#write(key, file, ++this.#requests);
-  }
-
-  /**
-   * `write` with the file system's work off the host's thread (see the
-   * module doc); settles with whether it landed (an overtaken write counts
-   * as landed: a newer text is there). Never rejects.
-   */
-  async writeInBackground(key: Key, file: TrajectoryFile): Promise<boolean> {
-    const request = ++this.#requests;
-    const listed = this.#listing(file.path);
-    const flight: Flight = { temporary: '', request, overtaken: false };
-    let landed: boolean;
-    try {
-      const write = writeFileAtomicInBackground(file.path, file.text, { mode: file.mode ?? OWNER_ONLY, replaces: () => !flight.overtaken });
-      flight.temporary = write.temporary;
-      this.#fly(file.path, flight);
-      const bytes = await write.done;
-      if (!flight.overtaken) this.#landed(file.path, request, listed, bytes);
-      landed = true;
-    } catch (error) {
-      this.#failed(file.path, listed, error);
-      landed = false;
-    } finally {
-      this.#land(file.path, flight);
-    }
-    return this.#settle(key, file, request, landed);
-  }
-
-  #write(key: Key, file: TrajectoryFile, request: number): boolean {
-    return this.#settle(key, file, request, this.#writeOnce(file, request));
-  }
-
-  /** After a try of `file`: forgotten when it landed, else kept for a retry (or given up). */
-  #settle(key: Key, file: TrajectoryFile, request: number, landed: boolean): boolean {
-    if (landed) {
-      // Only a kept text no newer than this one is done with.
-      const kept = this.#kept.get(key);
-      if (kept !== undefined && kept.request <= request) this.#kept.delete(key);
+    if (this.#writeOnce(file)) {
+      this.#kept.delete(key);
       if (this.#kept.size === 0) {
         this.#clearTimer();
         this.#passes = 0;
       }
       return true;
     }
-    const previous = this.#kept.get(key);
-    // A newer text kept meanwhile stays the one to retry.
-    if (previous !== undefined && previous.request > request) return false;
-    const failures = (previous?.failures ?? 0) + 1;
+    const failures = (this.#kept.get(key)?.failures ?? 0) + 1;
     if (!mayRetry(this.#options.retry, failures)) {
       this.#kept.delete(key);
       this.#givenUp += 1;
     } else {
-      this.#kept.set(key, { file, failures, request });
+      this.#kept.set(key, { file, failures });
       this.#schedule();
     }
     return false;
@@ -169,7 +109,7 @@ export class TrajectoryFiles<Key> {
 
   /** Writes `file` once, with no retry (a recovery copy, say). Returns whether it landed. */
   writeOnce(file: TrajectoryFile): boolean {
-    return this.#writeOnce(file, ++this.#requests);
+    return this.#writeOnce(file);
   }
 
   /** Whether a failed write of `key` is waiting to be tried again. */
@@ -190,7 +130,7 @@ export class TrajectoryFiles<Key> {
   retryNow(): void {
     this.#clearTimer();
     for (const [key, kept] of [...this.#kept]) {
-      if (!this.#write(key, kept.file, kept.request)) break;
+      if (!this.write(key, kept.file)) break;
     }
     if (this.#kept.size === 0) this.#passes = 0;
     else this.#schedule();
@@ -206,8 +146,6 @@ export class TrajectoryFiles<Key> {
     this.#removeExitTask = atExit(() => {
       task();
       this.#retryAtExit();
-      // What they were writing is written above; their renames will never run.
-      for (const flights of this.#flights.values()) for (const flight of flights) removeQuietly(flight.temporary);
     });
   }
 
@@ -247,54 +185,29 @@ export class TrajectoryFiles<Key> {
     this.#options.onError(message, error);
   }
 
-  #writeOnce(file: TrajectoryFile, request: number): boolean {
+  #writeOnce(file: TrajectoryFile): boolean {
     const listed = this.#listing(file.path);
     try {
       // Owner-only unless the owner says otherwise: a trajectory holds prompts and answers (native writes 0600 too).
       const bytes = writeFileAtomic(file.path, file.text, { mode: file.mode ?? OWNER_ONLY });
-      this.#landed(file.path, request, listed, bytes);
+      const now = new Date().toISOString();
+      this.#bytes += bytes;
+      this.#lastWrite = now;
+      if (listed) {
+        listed.bytes = bytes;
+        listed.lastWrite = now;
+        delete listed.skipped;
+      }
       return true;
     } catch (error) {
-      this.#failed(file.path, listed, error);
+      const reason = errorMessage(error);
+      if (listed) {
+        listed.errors += 1;
+        listed.lastError = reason;
+      }
+      this.fail(`writing ATIF trajectory ${file.path}: ${reason}`, error);
       return false;
     }
-  }
-
-  /** A text of `path` landed: counted, listed, and older background writes of it overtaken. */
-  #landed(path: string, request: number, listed: OutputHealth | undefined, bytes: number): void {
-    const now = new Date().toISOString();
-    this.#bytes += bytes;
-    this.#lastWrite = now;
-    if (listed) {
-      listed.bytes = bytes;
-      listed.lastWrite = now;
-      delete listed.skipped;
-    }
-    const flights = this.#flights.get(path);
-    if (flights !== undefined) for (const flight of flights) if (flight.request < request) flight.overtaken = true;
-  }
-
-  #failed(path: string, listed: OutputHealth | undefined, error: unknown): void {
-    const reason = errorMessage(error);
-    if (listed) {
-      listed.errors += 1;
-      listed.lastError = reason;
-    }
-    this.fail(`writing ATIF trajectory ${path}: ${reason}`, error);
-  }
-
-  #fly(path: string, flight: Flight): void {
-    const flights = this.#flights.get(path);
-    if (flights === undefined) this.#flights.set(path, [flight]);
-    else flights.push(flight);
-  }
-
-  #land(path: string, flight: Flight): void {
-    const flights = this.#flights.get(path);
-    if (flights === undefined) return;
-    const rest = flights.filter((f) => f !== flight);
-    if (rest.length === 0) this.#flights.delete(path);
-    else this.#flights.set(path, rest);
   }
 
   #listing(file: string): OutputHealth | undefined {
@@ -330,7 +243,7 @@ export class TrajectoryFiles<Key> {
   #retryAtExit(): void {
     this.#clearTimer();
     // Every kept write gets its try: at exit there is no later pass.
-    for (const [key, kept] of [...this.#kept]) this.#write(key, kept.file, kept.request);
+    for (const [key, kept] of [...this.#kept]) this.write(key, kept.file);
     this.#clearTimer();
   }
 }

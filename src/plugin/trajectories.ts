@@ -263,8 +263,7 @@ export class TrajectoryWriter {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
         const text = await exporter.exportJson();
         if (this.unwritable(state, file, text)) return;
-        // Off the host's thread: creating a file is most of its cost (`flush()` waits for it all the same).
-        await this.files.writeInBackground(state, { path: file, text });
+        this.files.write(state, { path: file, text });
       } finally {
         // Written, kept for a retry, or reported; a newer write, delayed or queued, keeps it listed.
         if (!this.pendingPartialWrites.has(state) && !this.owed.has(state)) this.unwritten.delete(state);

@@ -12,7 +12,6 @@
 
 import { Buffer } from 'node:buffer';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
@@ -31,99 +30,33 @@ import { makeDirectory } from './directory.ts';
  * of the machine keeps the newest one.
  */
 export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
-  const temporary = temporaryPathOf(target);
+  const folder = path.dirname(target);
+  const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
   // Encoded once: the byte count comes from the same bytes that are written.
   const bytes = Buffer.from(content, 'utf8');
-  const flags = flagsOf(options);
+  // 'wx': a new file, never an existing one or a link planted at the name.
+  const flags = options.mode !== undefined ? { flag: 'wx', mode: options.mode } : { flag: 'wx' };
   try {
     try {
       writeFileSync(temporary, bytes, flags);
     } catch (error) {
-      if (!isMissingFolder(error)) throw error;
+      if ((error as { code?: string }).code !== 'ENOENT') throw error;
       // The folder (or a parent) is missing: create it, then the one retry.
-      makeDirectory(path.dirname(target));
+      makeDirectory(folder);
       writeFileSync(temporary, bytes, flags);
     }
     renameSync(temporary, target);
   } catch (error) {
-    removeQuietly(temporary);
+    // The cleanup never replaces the write's own error: Bun's rmSync with `force` throws EFAULT
+    // for a name under a file (where Node ignores ENOTDIR), which hid the ENOTDIR that says why.
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // Nothing to remove, or nothing we could: the write's error is the one to report.
+    }
     throw error;
   }
   return bytes.length;
-}
-
-/** A write of `writeFileAtomicInBackground` under way: its temporary file, which the process removes if it exits first. */
-export interface BackgroundWrite {
-  /** The temporary file the text is being written to (renamed over the target once complete). */
-  readonly temporary: string;
-  /** Settles with the bytes written once the file is in place; rejects with what the file system said (the temporary file removed). */
-  readonly done: Promise<number>;
-}
-
-/**
- * `writeFileAtomic` with the file's creation and its bytes written off the
- * host's thread (libuv's pool; creating a file is most of a small write's
- * cost on ext4), then renamed over the target on the host's thread, unless
- * `replaces()` then says no (a newer text landed meanwhile: the temporary
- * file is removed and `done` gives 0). The rename stays on the host's
- * thread on purpose: a write still under way when the process exits can
- * then never land over what the exit wrote after it; what it leaves is its
- * temporary file, which the caller removes at exit (`temporary`). Same
- * name, flags and folder creation as `writeFileAtomic`.
- */
-export function writeFileAtomicInBackground(target: string, content: string, options: { mode?: number; replaces?: () => boolean } = {}): BackgroundWrite {
-  const temporary = temporaryPathOf(target);
-  const bytes = Buffer.from(content, 'utf8');
-  const flags = flagsOf(options);
-  const done = (async () => {
-    try {
-      try {
-        await writeFile(temporary, bytes, flags);
-      } catch (error) {
-        if (!isMissingFolder(error)) throw error;
-        makeDirectory(path.dirname(target));
-        await writeFile(temporary, bytes, flags);
-      }
-      if (options.replaces?.() === false) {
-        removeQuietly(temporary);
-        return 0;
-      }
-      renameSync(temporary, target);
-    } catch (error) {
-      removeQuietly(temporary);
-      throw error;
-    }
-    return bytes.length;
-  })();
-  return { temporary, done };
-}
-
-/** The hidden temporary file beside `target` (same folder, so the rename is atomic). */
-function temporaryPathOf(target: string): string {
-  return path.join(path.dirname(target), `.${path.basename(target)}.${temporarySuffix()}.tmp`);
-}
-
-/** 'wx': a new file, never an existing one or a link planted at the name. */
-function flagsOf(options: { mode?: number }): { flag: string; mode?: number } {
-  return options.mode !== undefined ? { flag: 'wx', mode: options.mode } : { flag: 'wx' };
-}
-
-function isMissingFolder(error: unknown): boolean {
-  return (error as { code?: string }).code === 'ENOENT';
-}
-
-/**
- * Removes a temporary file whatever happened to it. Never throws: the
- * write's own error is the one to report (Bun's rmSync with `force` throws
- * EFAULT for a name under a file, where Node ignores ENOTDIR, which hid the
- * ENOTDIR that says why).
- */
-export function removeQuietly(temporary: string): void {
-  try {
-    rmSync(temporary, { force: true });
-  } catch {
-    // Nothing to remove, or nothing we could.
-  }
 }
 
 /** The process id and eight random hex digits, read once per process (`process.pid` and the random source each make a system call). */

@@ -4,18 +4,6 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TrajectoryFiles, type TrajectoryFilesOptions } from '../../src/backends/trajectory-files.ts';
 import { tempDir } from '../contract/backends.ts';
 
-// The exit tasks, captured instead of installed on the test process.
-const exitTasks = vi.hoisted(() => [] as (() => void)[]);
-vi.mock('../../src/shared/exit-hook.ts', () => ({
-  atExit: (task: () => void) => {
-    exitTasks.push(task);
-    return () => {
-      const index = exitTasks.indexOf(task);
-      if (index >= 0) exitTasks.splice(index, 1);
-    };
-  },
-}));
-
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -158,70 +146,5 @@ describe('TrajectoryFiles', () => {
     files.fail('ATIF file name: {metadata.user} did not resolve');
     expect(files.summary('/x')).toMatchObject({ errors: 1, lastError: 'ATIF file name: {metadata.user} did not resolve' });
     expect(reported).toEqual(['ATIF file name: {metadata.user} did not resolve']);
-  });
-
-  it('writes in the background: the same file, owner-only, no temporary left, listed; a failure is kept and retried', async () => {
-    const dir = tempDir('trajectory-files');
-    const { files } = writer();
-    const target = path.join(dir, 'sub', 'bg.json');
-    const written = files.writeInBackground('s1', { path: target, text: '{"b":"é"}' });
-    // The write is under way, not done, when the call returns: the host's thread goes on.
-    expect(fs.existsSync(target)).toBe(false);
-    expect(await written).toBe(true);
-    expect(fs.readFileSync(target, 'utf8')).toBe('{"b":"é"}');
-    if (process.platform !== 'win32') expect(fs.statSync(target).mode & 0o777).toBe(0o600);
-    expect(fs.readdirSync(path.join(dir, 'sub'))).toEqual(['bg.json']);
-    expect(files.files()[0]).toMatchObject({ path: target, bytes: 10, errors: 0 });
-    const { dir: blocked, unblock } = blockedFolder();
-    const kept = path.join(blocked, 'k.json');
-    expect(await files.writeInBackground('s2', { path: kept, text: 'kept' })).toBe(false);
-    expect(files.isKept('s2')).toBe(true);
-    unblock();
-    files.retryNow();
-    expect(fs.readFileSync(kept, 'utf8')).toBe('kept');
-    files.close();
-  });
-
-  it('never renames a background write over a newer text that landed meanwhile (the exit write), nor lets an older kept retry overtake it', async () => {
-    const dir = tempDir('trajectory-files');
-    const { files } = writer();
-    const target = path.join(dir, 't.json');
-    const older = files.writeInBackground('s1', { path: target, text: 'older, still being written' });
-    expect(files.write('s1', { path: target, text: 'newer' })).toBe(true);
-    expect(await older).toBe(true);
-    expect(fs.readFileSync(target, 'utf8')).toBe('newer');
-    expect(fs.readdirSync(dir)).toEqual(['t.json']);
-    // A kept (failed) older text retried while a newer background write is under way: the newer one lands last.
-    const { dir: blocked, unblock } = blockedFolder();
-    const other = path.join(blocked, 'o.json');
-    files.write('s2', { path: other, text: 'old' });
-    unblock();
-    const newer = files.writeInBackground('s2', { path: other, text: 'new' });
-    files.retryNow();
-    expect(await newer).toBe(true);
-    expect(fs.readFileSync(other, 'utf8')).toBe('new');
-    expect(files.isKept('s2')).toBe(false);
-    files.close();
-  });
-
-  it('removes the temporary file of a background write still under way at exit, after the exit task wrote the newest text', async () => {
-    const dir = tempDir('trajectory-files');
-    const { files } = writer();
-    const target = path.join(dir, 'x.json');
-    files.installExitTask(() => files.write('s1', { path: target, text: 'at exit' }));
-    const exitTask = exitTasks.at(-1)!;
-    const underWay = files.writeInBackground('s1', { path: target, text: 'x'.repeat(8 << 20) });
-    // The pool creates the temporary file; its rename needs this thread, which the loop holds (as an exit does).
-    const temporaries = () => fs.readdirSync(dir).filter((name) => name.endsWith('.tmp'));
-    for (let i = 0; i < 1e7 && temporaries().length === 0; i++);
-    expect(temporaries()).toHaveLength(1);
-    exitTask();
-    expect(fs.readFileSync(target, 'utf8')).toBe('at exit');
-    expect(temporaries()).toEqual([]);
-    // Had the process lived on, the overtaken write would not land either.
-    expect(await underWay).toBe(true);
-    expect(fs.readFileSync(target, 'utf8')).toBe('at exit');
-    expect(temporaries()).toEqual([]);
-    files.close();
   });
 });
