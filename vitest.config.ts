@@ -9,6 +9,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: ['test/slow/**', '**/node_modules/**'],
     globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts', 'test/support/default-outputs.ts'],
+    setupFiles: ['test/support/atif-builder-loaded.ts'],
     pool: 'forks',
     // Vitest's default is one worker per CPU minus one: a single worker on a
     // 2-core machine. Most files here wait on child processes (the CLI, the

@@ -12,6 +12,7 @@ export default defineConfig({
   test: {
     include: ['test/slow/**/*.test.ts'],
     globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts', 'test/support/default-outputs.ts'],
+    setupFiles: ['test/support/atif-builder-loaded.ts'],
     pool: 'forks',
     // One at a time: each of these alone loads the 2-core machine.
     fileParallelism: false,

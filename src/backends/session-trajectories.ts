@@ -17,10 +17,11 @@
  * @module
  */
 
-import { AtifBuilder, type AtifBuilderOptions } from '../formats/atif/builder.ts';
+import type { AtifBuilder, AtifBuilderOptions } from '../formats/atif/builder.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import type { AtifTrajectory } from '../formats/atif/types.ts';
 import type { Slices } from '../shared/slices.ts';
+import { atifBuilderNow, loadAtifBuilder } from './atif-builder-loader.ts';
 
 const NO_SESSIONS: readonly SessionTrajectory[] = [];
 
@@ -28,37 +29,57 @@ const NO_SESSIONS: readonly SessionTrajectory[] = [];
  * A trajectory under construction: the relay's event objects, kept by
  * reference (each already the relay's own copy of the host's payloads, so
  * nothing is copied or parsed again), built when asked for.
+ *
+ * The builder's module loads when the first trajectory opens
+ * (`atif-builder-loader.ts`); until the first build the events wait here,
+ * as the builder itself would keep them (it converts only when asked).
  */
 export class EventTrajectory {
-  readonly #builder: AtifBuilder;
+  readonly #options: AtifBuilderOptions;
+  #builder: AtifBuilder | undefined;
+  #events: AtofEvent[] | undefined = [];
 
   constructor(options: AtifBuilderOptions) {
-    this.#builder = new AtifBuilder(options);
+    this.#options = options;
+    void loadAtifBuilder();
   }
 
   /** Records an event object (kept by reference: it must not be mutated afterwards). */
   addEvent(event: AtofEvent): void {
-    this.#builder.add(event);
+    if (this.#builder === undefined) this.#events!.push(event);
+    else this.#builder.add(event);
   }
 
   /** Events recorded so far. */
   get size(): number {
-    return this.#builder.size;
+    return this.#builder === undefined ? this.#events!.length : this.#builder.size;
   }
 
   /** The trajectory as `AtifBuilder.build` returns it (a document to annotate before serializing). */
   build(): AtifTrajectory {
-    return this.#builder.build();
+    return this.#built().build();
   }
 
   /** The trajectory's text, as `AtifBuilder.toJson` writes it. */
   toJson(): string {
-    return this.#builder.toJson();
+    return this.#built().toJson();
   }
 
   /** The same text built in slices (`AtifBuilder.toJsonInSlices`). */
   toJsonInSlices(): Slices<string> {
-    return this.#builder.toJsonInSlices();
+    return this.#built().toJsonInSlices();
+  }
+
+  /** The builder, made at the first build with the events recorded until then. */
+  #built(): AtifBuilder {
+    let builder = this.#builder;
+    if (builder === undefined) {
+      builder = new (atifBuilderNow().AtifBuilder)(this.#options);
+      for (const event of this.#events!) builder.add(event);
+      this.#builder = builder;
+      this.#events = undefined;
+    }
+    return builder;
   }
 }
 

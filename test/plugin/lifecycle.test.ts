@@ -397,12 +397,12 @@ describe('plugin lifecycle', () => {
       logger: silentLogger,
       trajectoryWriteDelayMs: 0,
     });
-    const hostTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    // Each turn's write is done before the next turn ends (flush() waits for it).
     plugin.handlers.on_session_start({ session_id: 's1' });
     plugin.handlers.on_session_end({ session_id: 's1' });
-    await hostTurn();
+    await plugin.flush();
     plugin.handlers.on_session_end({ session_id: 's1' });
-    await hostTurn();
+    await plugin.flush();
     plugin.handlers.on_session_finalize({ session_id: 's1' });
     await plugin.flush();
     expect(fake.callsOf('atif.exportJson')).toHaveLength(3);
