@@ -218,8 +218,11 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
     if (annotation !== undefined && annotation !== null) view.annotation = toJson(annotation);
     return runHook(hook, view, onFailure);
   };
-  // Spans and scopes remember their category and name for their end.
+  // With a hook, spans and scopes remember their category and name for their end (the hook's view names them).
   const names = new WeakMap<object, { category: string; name: string }>();
+  const remember = (handle: object, category: string, name: string): void => {
+    if (hook !== undefined) names.set(handle, { category, name });
+  };
 
   const wrapped: RelayBackend = {
     kind: backend.kind,
@@ -228,14 +231,18 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
       const input = clean(o.input);
       const metadata = clean(o.metadata);
       const r = redacted('scope', 'start', o.category, o.name, input, metadata);
-      const handle = backend.pushScope(r === null ? { ...o, input, metadata } : { ...o, name: r.name, input: r.data, metadata: r.metadata });
-      names.set(handle as object, { category: o.category, name: o.name });
+      const handle = backend.pushScope(r === null ? (input === o.input && metadata === o.metadata ? o : { ...o, input, metadata }) : { ...o, name: r.name, input: r.data, metadata: r.metadata });
+      remember(handle as object, o.category, o.name);
       return handle;
     },
     popScope(handle: ScopeHandle, o?: PopScopeOptions): void {
-      const seen = names.get(handle as object);
       const output = clean(o?.output);
       const metadata = clean(o?.metadata);
+      if (hook === undefined) {
+        backend.popScope(handle, o !== undefined && output === o.output && metadata === o.metadata ? o : { ...o, output, metadata });
+        return;
+      }
+      const seen = names.get(handle as object);
       const r = redacted('scope', 'end', seen?.category ?? null, seen?.name ?? '', output, metadata);
       backend.popScope(handle, r === null ? { ...o, output, metadata } : { ...o, output: r.data, metadata: r.metadata });
     },
@@ -243,27 +250,31 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
       const data = clean(o.data);
       const metadata = clean(o.metadata);
       const r = redacted('mark', null, null, o.name, data, metadata);
-      backend.mark(r === null ? { ...o, data, metadata } : { ...o, name: r.name, data: r.data, metadata: r.metadata });
+      backend.mark(r === null ? (data === o.data && metadata === o.metadata ? o : { ...o, data, metadata }) : { ...o, name: r.name, data: r.data, metadata: r.metadata });
     },
     llmStart(o: LlmStartOptions): LlmHandle {
       const options = llmStartOptions(o);
       const handle = backend.llmStart(options);
-      names.set(handle as object, { category: 'llm', name: o.name });
+      remember(handle as object, 'llm', o.name);
       return handle;
     },
     llmEnd(handle: LlmHandle, o: LlmEndOptions): void {
-      backend.llmEnd(handle, endOptions(names.get(handle as object)?.name ?? '', 'llm', o));
+      backend.llmEnd(handle, endOptions(hook === undefined ? '' : (names.get(handle as object)?.name ?? ''), 'llm', o));
     },
     toolStart(o: ToolStartOptions): ToolHandle {
       const handle = backend.toolStart(toolStartOptions(o));
-      names.set(handle as object, { category: 'tool', name: o.name });
+      remember(handle as object, 'tool', o.name);
       return handle;
     },
     toolEnd(handle: ToolHandle, o: ToolEndOptions): void {
-      const seen = names.get(handle as object);
       const result = clean(o.result);
       const metadata = clean(o.metadata);
       const annotation = clean(o.annotation);
+      if (hook === undefined) {
+        backend.toolEnd(handle, result === o.result && metadata === o.metadata && annotation === o.annotation ? o : { ...o, result, metadata, annotation });
+        return;
+      }
+      const seen = names.get(handle as object);
       const r = redacted('scope', 'end', 'tool', seen?.name ?? '', result, metadata, annotation);
       backend.toolEnd(handle, r === null ? { ...o, result, metadata, annotation } : { ...o, result: r.data, metadata: r.metadata, ...(o.annotation !== undefined ? { annotation: r.annotation ?? null } : {}) });
     },
@@ -289,14 +300,16 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
     const args = clean(o.args);
     const metadata = clean(o.metadata);
     const r = redacted('scope', 'start', 'tool', o.name, args, metadata);
-    return r === null ? { ...o, args, metadata } : { ...o, name: r.name, args: r.data, metadata: r.metadata };
+    if (r === null) return args === o.args && metadata === o.metadata ? o : { ...o, args, metadata };
+    return { ...o, name: r.name, args: r.data, metadata: r.metadata };
   }
 
   function endOptions(name: string, category: string, o: LlmEndOptions): LlmEndOptions {
     const response = clean(o.response);
     const metadata = clean(o.metadata);
     const r = redacted('scope', 'end', category, name, response, metadata);
-    return r === null ? { ...o, response, metadata } : { ...o, response: r.data, metadata: r.metadata };
+    if (r === null) return response === o.response && metadata === o.metadata ? o : { ...o, response, metadata };
+    return { ...o, response: r.data, metadata: r.metadata };
   }
 
   // Optional capabilities pass through, with the managed calls keeping the host's own input and result.
