@@ -60,6 +60,11 @@ export function loadAtifBuilder(): Promise<BuilderModule | undefined> {
   return loading;
 }
 
+/** Whether the builder's module is loaded (a build needs no wait). */
+export function atifBuilderLoaded(): boolean {
+  return loaded !== undefined;
+}
+
 /** The builder's module, loaded synchronously if its `import()` has not settled yet. */
 export function atifBuilderNow(): BuilderModule {
   if (loaded !== undefined) return loaded;

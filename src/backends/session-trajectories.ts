@@ -21,7 +21,7 @@ import type { AtifBuilder, AtifBuilderOptions } from '../formats/atif/builder.ts
 import type { AtofEvent } from '../formats/atof/types.ts';
 import type { AtifTrajectory } from '../formats/atif/types.ts';
 import type { Slices } from '../shared/slices.ts';
-import { atifBuilderNow, loadAtifBuilder } from './atif-builder-loader.ts';
+import { atifBuilderLoaded, atifBuilderNow, loadAtifBuilder } from './atif-builder-loader.ts';
 
 const NO_SESSIONS: readonly SessionTrajectory[] = [];
 
@@ -66,8 +66,11 @@ export class EventTrajectory {
   }
 
   /** The same text built in slices (`AtifBuilder.toJsonInSlices`). */
-  toJsonInSlices(): Slices<string> {
-    return this.#built().toJsonInSlices();
+  *toJsonInSlices(): Slices<string> {
+    // A build in slices can wait for the builder's import() (a session ended in the turn its
+    // trajectory opened); only a build that must finish at once needs the synchronous load.
+    if (this.#builder === undefined && !atifBuilderLoaded()) yield loadAtifBuilder();
+    return yield* this.#built().toJsonInSlices();
   }
 
   /** The builder, made at the first build with the events recorded until then. */

@@ -17,8 +17,13 @@
 /** Units of work (events) between two yields. */
 export const SLICE_UNITS = 256;
 
-/** Work that yields between slices and returns `T`. */
-export type Slices<T> = Generator<void, T, void>;
+/**
+ * Work that yields between slices and returns `T`. It may yield a promise
+ * it needs settled before its next slice (a module still loading): the
+ * runner waits for it; `finishSlices` goes on at once, so work that yields
+ * one must also be able to continue without it.
+ */
+export type Slices<T> = Generator<void | PromiseLike<unknown>, T, void>;
 
 /** Runs `work` to its end at once and returns its result. */
 export function finishSlices<T>(work: Slices<T>): T {
@@ -80,6 +85,8 @@ export class SliceRunner {
   /** Where the host's time since the runner's last turn began: that turn's end, or the first job's arrival. */
   #hostSince = 0;
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
+  /** What the first job waits for before its next slice, if anything. */
+  #waiting: PromiseLike<unknown> | null = null;
   /** Slices run so far (tests read it: the work really was spread). */
   slices = 0;
 
@@ -132,6 +139,7 @@ export class SliceRunner {
       this.slices++;
       const step = job.work.next();
       if (step.done === true) job.finished = { result: step.value };
+      else if (step.value !== undefined) this.#wait(step.value);
     } catch (error) {
       this.#remove(job);
       job.failed(error);
@@ -145,8 +153,19 @@ export class SliceRunner {
     if (index >= 0) this.#jobs.splice(index, 1);
   }
 
+  /** Holds the turns until `promise` settles (either way: the job itself meets a failure). */
+  #wait(promise: PromiseLike<unknown>): void {
+    this.#waiting = promise;
+    const resume = (): void => {
+      if (this.#waiting !== promise) return;
+      this.#waiting = null;
+      if (this.#jobs.length > 0) this.#schedule();
+    };
+    promise.then(resume, resume);
+  }
+
   #schedule(): void {
-    if (this.#scheduled) return;
+    if (this.#scheduled || this.#waiting !== null) return;
     this.#scheduled = true;
     this.#hostSince = this.#now();
     afterTurn(() => this.#turn());
@@ -161,7 +180,7 @@ export class SliceRunner {
       const job = this.#jobs[0];
       if (job === undefined) break;
       this.#step(job);
-    } while (this.#now() - start < budget);
+    } while (this.#waiting === null && this.#now() - start < budget);
     if (this.#jobs.length > 0) this.#schedule();
     else this.#settle();
   }

@@ -86,6 +86,36 @@ describe('slices', () => {
     expect(log).not.toContain('failed');
   });
 
+  it('a job that yields a promise gets no slice until it settles, however many turns pass; finishSlices goes on at once', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const log: string[] = [];
+    function* waiting(): Slices<string> {
+      log.push('before');
+      yield gate;
+      log.push('after');
+      return 'done';
+    }
+    const runner = new SliceRunner();
+    runner.run(waiting(), (result) => log.push(result), () => log.push('failed'));
+    runner.run(counting(log, 'b', 1), (result) => log.push(result), () => log.push('failed'));
+    for (let i = 0; i < 200; i++) await turn();
+    expect(log).toEqual(['before']);
+    release();
+    await runner.idle();
+    expect(log).toEqual(['before', 'after', 'done', 'b0', 'b end', 'b result']);
+    // The synchronous path does not wait: the work must be able to go on without the promise.
+    const now: string[] = [];
+    function* alone(): Slices<string> {
+      now.push('before');
+      yield new Promise(() => {});
+      now.push('after');
+      return 'done';
+    }
+    expect(finishSlices(alone())).toBe('done');
+    expect(now).toEqual(['before', 'after']);
+  });
+
   it('finishAll runs what is left at once; a throwing job fails alone', async () => {
     const runner = new SliceRunner();
     const log: string[] = [];
