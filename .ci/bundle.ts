@@ -15,6 +15,12 @@
  * separate chunks. Rolldown rather than `Bun.build` because it lets the
  * build say which chunk a module goes to (`chunkOf` below).
  *
+ * The bundle loads `node:fs`, `node:path` and `node:url` at their first
+ * use, not at import (`lazyBuiltins` below): on Bun and Deno importing
+ * those builtins costs a large share of what the whole entry's import may
+ * (Deno sets up its `node:fs` layer, Bun its JS builtins), and the main
+ * entry calls none of them until a plugin records or reads its settings.
+ *
  * tsc still writes the `.d.ts` files (types are unchanged); the per-module
  * `.js` files the bundle replaced are removed, so nothing can import a
  * second copy of a module from a deep path.
@@ -61,6 +67,95 @@ const MAIN = path.join(dist, 'src/index.js');
 const HOOKS = path.join(dist, 'src/hooks/index.js');
 let closures: { hooks: Set<string>; main: Set<string> } | undefined;
 
+/**
+ * The builtins the bundle loads at their first use, and the prefix of the
+ * modules that stand in for them (`\0`: a module no file backs).
+ *
+ * Why: a bundled module's static `import ... from 'node:fs'` makes the
+ * runtime load `node:fs` while the entry is imported, and the main entry
+ * needs none of these three until a plugin reads its settings or writes a
+ * file. On Node they are loaded at start-up anyway; on Bun and Deno they
+ * are not, and loading them was a large part of the main entry's import
+ * (bench `import-cost`, bench/RESULTS.md "Issue 21: the main entry's import
+ * without node:fs"). `node:module` (the fallback below) and `node:buffer`
+ * cost little and stay static.
+ *
+ * Each stands-in module exports what the runtime's builtin exports: a
+ * function calls the builtin's function (loaded with
+ * `process.getBuiltinModule`, or `createRequire` on a Node 20 that lacks
+ * it); anything else (`fs.constants`, the default export) is a view that
+ * loads the builtin when first read. The names come from the builtin of
+ * the runtime that builds (Bun), and a name it lacks stops the build.
+ * Only the ES module bundle uses them; the builder's CommonJS copy loads
+ * builtins as it always did.
+ */
+const LAZY_BUILTINS: ReadonlySet<string> = new Set(['node:fs', 'node:path', 'node:url']);
+const LAZY = '\0lazy-builtin:';
+const LAZY_LOADER = `${LAZY}loader`;
+
+function lazyBuiltins() {
+  return {
+    name: 'lazy-builtins',
+    resolveId(id: string) {
+      if (LAZY_BUILTINS.has(id)) return { id: `${LAZY}${id}`, moduleSideEffects: false };
+      if (id === LAZY_LOADER) return { id, moduleSideEffects: false };
+      return null;
+    },
+    async load(id: string) {
+      if (id === LAZY_LOADER) return { code: LOADER_CODE, moduleSideEffects: false };
+      if (!id.startsWith(LAZY)) return null;
+      const name = id.slice(LAZY.length);
+      const real = (await import(name)) as Record<string, unknown>;
+      const lines = [
+        `import { builtin, lazyView } from ${JSON.stringify(LAZY_LOADER)};`,
+        'let loaded;',
+        `const load = () => (loaded ??= builtin(${JSON.stringify(name)}));`,
+      ];
+      const defaults: string[] = [];
+      for (const key of Object.keys(real.default ?? real)) {
+        if (!/^[A-Za-z_$][\w$]*$/.test(key)) continue;
+        const value = (real.default as Record<string, unknown> | undefined)?.[key] ?? real[key];
+        const plainFunction = typeof value === 'function' && /^[a-z_$]/.test(key);
+        defaults.push(plainFunction ? `  ${key}: (...args) => load().${key}(...args),` : `  get ${key}() { return load().${key}; },`);
+      }
+      for (const key of Object.keys(real)) {
+        if (key === 'default' || !/^[A-Za-z_$][\w$]*$/.test(key)) continue;
+        if (typeof real[key] === 'function' && /^[a-z_$]/.test(key)) lines.push(`export function ${key}(...args) { return load().${key}(...args); }`);
+        else lines.push(`export const ${key} = /* @__PURE__ */ lazyView(() => load().${key});`);
+      }
+      lines.push(`export default {\n${defaults.join('\n')}\n};`);
+      return { code: lines.join('\n'), moduleSideEffects: false };
+    },
+  };
+}
+
+/**
+ * What the stand-in modules share: the loader, and the view of a builtin's
+ * object or class that loads it when first used.
+ */
+const LOADER_CODE = `import { createRequire } from 'node:module';
+const getBuiltin = globalThis.process?.getBuiltinModule;
+let require;
+export function builtin(name) {
+  return typeof getBuiltin === 'function' ? getBuiltin.call(globalThis.process, name) : (require ??= createRequire(import.meta.url))(name);
+}
+export function lazyView(load) {
+  let value;
+  const real = () => (value ??= load());
+  return new Proxy(function () {}, {
+    get: (_, key) => Reflect.get(real(), key),
+    has: (_, key) => Reflect.has(real(), key),
+    apply: (_, self, args) => Reflect.apply(real(), self, args),
+    construct: (_, args) => Reflect.construct(real(), args),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(real(), key);
+      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
+    },
+  });
+}
+`;
+
 // The ATIF builder once more, whole, as CommonJS beside its entry: the copy
 // `src/backends/atif-builder-loader.ts` loads synchronously when a trajectory
 // is built while the module's `import()` is still in flight (Node cannot
@@ -74,7 +169,13 @@ const bundle = await rolldown({
   input: Object.fromEntries(ENTRIES.map((entry) => [entry.replace(/\.js$/, ''), path.join(dist, entry)])),
   platform: 'node',
   // Dependencies (smol-toml, the optional peers, node:*) are the user's to install and resolve.
-  external: (id) => !id.startsWith('.') && !path.isAbsolute(id),
+  external: (id) => !id.startsWith('.') && !path.isAbsolute(id) && !LAZY_BUILTINS.has(id) && !id.startsWith(LAZY),
+  plugins: [lazyBuiltins()],
+  // A name imported from a lazy builtin that the runtime does not export must stop the build, not become undefined.
+  onLog(level, log, handler) {
+    if (log.code === 'MISSING_EXPORT') throw new Error(log.message);
+    handler(level, log);
+  },
   // Entries export what their sources export; shared code lives in the chunks, not re-exported from an entry.
   preserveEntrySignatures: 'allow-extension',
 });
@@ -115,7 +216,7 @@ function staticClosure(entry: string, context: Parameters<typeof chunkOf>[1]): S
     const id = queue.pop()!;
     if (seen.has(id)) continue;
     seen.add(id);
-    for (const imported of context.getModuleInfo(id)?.importedIds ?? []) if (path.isAbsolute(imported)) queue.push(imported);
+    for (const imported of context.getModuleInfo(id)?.importedIds ?? []) if (path.isAbsolute(imported) || imported.startsWith(LAZY)) queue.push(imported);
   }
   return seen;
 }

@@ -111,7 +111,6 @@ export type OpenIntent = 'append' | 'truncate' | 'create';
 /** The mode of every telemetry file the library creates. */
 export const OWNER_ONLY = 0o600;
 
-const NO_FOLLOW: number | undefined = (constants as { O_NOFOLLOW?: number }).O_NOFOLLOW;
 
 /**
  * Opens `file` for writing without following a symlink at its last
@@ -125,13 +124,15 @@ export function openNoFollow(file: string, intent: OpenIntent, options?: { read?
   const base = (options?.read === true ? constants.O_RDWR : constants.O_WRONLY) | constants.O_CREAT;
   const flags =
     intent === 'append' ? base | constants.O_APPEND : intent === 'truncate' ? base | constants.O_TRUNC : base | constants.O_EXCL;
-  if (NO_FOLLOW === undefined) {
+  // Read here, not at import: the package's bundle loads `node:fs` at its first use (.ci/bundle.ts).
+  const noFollow = (constants as { O_NOFOLLOW?: number }).O_NOFOLLOW;
+  if (noFollow === undefined) {
     // No O_NOFOLLOW (Windows): check first. A link swapped in right after the check is not caught.
     refuseLink(file);
     return openSync(file, flags, OWNER_ONLY);
   }
   try {
-    return openSync(file, flags | NO_FOLLOW, OWNER_ONLY);
+    return openSync(file, flags | noFollow, OWNER_ONLY);
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ELOOP') refuseLink(file);
     throw error;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 import { serve } from './serve-support.ts';
 
-interface Entry { key: string; file: string; kind: string; session: string; llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number }
+interface Entry { text: { started: string; duration: string; tokens: string; cost: string }; durationUs: number | null; key: string; file: string; kind: string; session: string; llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number }
 
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; type: string }> {
   return new Promise((resolve, reject) => {
@@ -52,6 +52,12 @@ describe('nemo-relay-hooks view --serve', () => {
       expect(first).toHaveLength(1);
       expect(first[0]).toMatchObject({ kind: 'atif', session: 'demo-session-7f3a', llmCalls: 7, toolCalls: 5, errors: 2, promptTokens: 6654, completionTokens: 290, cachedTokens: 4352 });
       expect(first[0]!.file).toBe(path.join(folder, 'runs', 'first.json'));
+      // The row's figures come as the text the terminal view prints for the same session (one formatting rule).
+      expect(first[0]!.text).toMatchObject({ tokens: '6,654 in / 290 out', cost: '' });
+      expect(first[0]!.text.duration).toMatch(/^\d/);
+      expect(first[0]!.text.started).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+      const terminal = await cliInProcess(['view', path.join(folder, 'runs', 'first.json')]);
+      expect(terminal.stdout).toContain(first[0]!.text.duration);
 
       const index = await get(server.url);
       expect(index.status).toBe(200);

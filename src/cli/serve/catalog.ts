@@ -16,7 +16,8 @@ import { firstLineKind } from '../detect.ts';
 import { AtofIndex, summaryOf, type SessionSummary } from '../view/atof-index.ts';
 import { sessionsOf } from '../view/load.ts';
 import { sessionIdOf, uniqueSessionIds, type ViewNode } from '../view/model.ts';
-import type { Figures } from '../view/rollup.ts';
+import { formatCost, type Figures } from '../view/rollup.ts';
+import { formatCount, formatDuration } from '../io.ts';
 
 /** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are streamed, any size). */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -54,6 +55,16 @@ export interface SessionEntry extends Figures {
   since: number;
 }
 
+/**
+ * A row as the index page shows it: its figures already written as text by
+ * the functions the terminal view and `compare` use, so the page states no
+ * formatting rule of its own (its copy once wrote `$2.00` where the terminal
+ * writes `$2`). Made for the rows of one page only, not kept per session.
+ */
+export interface SessionRow extends SessionEntry {
+  text: { started: string; duration: string; tokens: string; cost: string };
+}
+
 /** A page of the index: the sessions that match, newest first. */
 export interface SessionPage {
   /** Sessions in the folders. */
@@ -61,7 +72,7 @@ export interface SessionPage {
   /** Sessions that match the filter. */
   matched: number;
   offset: number;
-  sessions: SessionEntry[];
+  sessions: SessionRow[];
 }
 
 export interface SessionQuery {
@@ -152,7 +163,7 @@ export class Catalog {
     const words = (query.text ?? '').trim().toLowerCase();
     const matching = words === '' && !query.errorsOnly ? all : all.filter((entry, index) => (!query.errorsOnly || entry.errors > 0) && (words === '' || this.haystacks[index]!.includes(words)));
     const offset = Math.max(0, query.offset ?? 0);
-    return { total: all.length, matched: matching.length, offset, sessions: matching.slice(offset, offset + Math.max(0, query.limit ?? 200)) };
+    return { total: all.length, matched: matching.length, offset, sessions: matching.slice(offset, offset + Math.max(0, query.limit ?? 200)).map(rowOf) };
   }
 
   /** Files that could not be read as sessions (not counting files that hold none). */
@@ -197,6 +208,18 @@ function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogF
   }
   if (index.unknownMajor !== undefined) return { ...entry, kind: null, roots: [], problem: `ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only` };
   return { ...entry, kind: 'atof', roots: [], atof: index };
+}
+
+function rowOf(entry: SessionEntry): SessionRow {
+  return {
+    ...entry,
+    text: {
+      started: entry.startUs === null ? '' : new Date(entry.startUs / 1000).toISOString().replace('T', ' ').slice(0, 19),
+      duration: entry.durationUs === null ? '' : formatDuration(entry.durationUs),
+      tokens: entry.promptTokens + entry.completionTokens > 0 ? `${formatCount(entry.promptTokens)} in / ${formatCount(entry.completionTokens)} out` : '',
+      cost: entry.costUsd === null ? '' : formatCost(entry.costUsd),
+    },
+  };
 }
 
 /** The index rows of a file's sessions; `since` keeps when each known one first appeared. */

@@ -67,17 +67,14 @@ var PAGE=200;
 var tbody=document.getElementById('rows'),q=document.getElementById('q'),errs=document.getElementById('errors'),count=document.getElementById('count'),live=document.getElementById('live'),more=document.getElementById('more'),cmp=document.getElementById('compare'),problems=document.getElementById('problems');
 var shown=[],total=0,matched=0,first=null,picked=[],limit=PAGE,focus=0,asked=0;
 function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!==undefined)e.textContent=text;return e;}
-function dur(us){if(us===null)return '';if(us<1000)return Math.round(us)+'µs';if(us<1e6)return (us/1000).toFixed(1)+'ms';if(us<6e7)return (us/1e6).toFixed(2)+'s';var m=Math.floor(us/6e7);return m+'m '+String(Math.round(us/1e6-m*60)).padStart(2,'0')+'s';}
-function n(v){return v.toLocaleString('en-US');}
-function cost(v){return v===null?'':'$'+(v>=1?v.toFixed(2):v>=0.01?v.toFixed(4):v.toFixed(6)).replace(/(\\.\\d*?[1-9])0+$/,'$1');}
 function render(){tbody.textContent='';
  shown.forEach(function(s,i){var tr=el('tr',(s.errors?'failed':'')+(first!==null&&s.since>first?' new':''));tr.setAttribute('data-key',s.key);
   var td=el('td','sel');var box=el('input');box.type='checkbox';box.checked=picked.indexOf(s.key)!==-1;box.setAttribute('aria-label','select '+s.title);box.addEventListener('change',function(){toggle(s.key);});td.appendChild(box);tr.appendChild(td);
   var name=el('td');var a=el('a','',s.title);a.href='/session?key='+encodeURIComponent(s.key);name.appendChild(a);if(s.note){name.appendChild(document.createTextNode(' '));name.appendChild(el('small','',s.note));}tr.appendChild(name);
-  tr.appendChild(el('td','',s.startUs===null?'':new Date(s.startUs/1000).toISOString().replace('T',' ').slice(0,19)));
-  tr.appendChild(el('td','num',dur(s.durationUs)));tr.appendChild(el('td','num',s.llmCalls+' LLM, '+s.toolCalls+' tool'));
-  tr.appendChild(el('td','num',s.promptTokens+s.completionTokens>0?n(s.promptTokens)+' in / '+n(s.completionTokens)+' out':''));
-  tr.appendChild(el('td','num',cost(s.costUsd)));tr.appendChild(el('td','num'+(s.errors?' bad':''),String(s.errors)));tr.appendChild(el('td','muted',s.file+' ('+s.kind.toUpperCase()+')'));
+  tr.appendChild(el('td','',s.text.started));
+  tr.appendChild(el('td','num',s.text.duration));tr.appendChild(el('td','num',s.llmCalls+' LLM, '+s.toolCalls+' tool'));
+  tr.appendChild(el('td','num',s.text.tokens));
+  tr.appendChild(el('td','num',s.text.cost));tr.appendChild(el('td','num'+(s.errors?' bad':''),String(s.errors)));tr.appendChild(el('td','muted',s.file+' ('+s.kind.toUpperCase()+')'));
   if(i===focus)tr.classList.add('focus');tbody.appendChild(tr);});
  more.hidden=matched<=shown.length;more.textContent='Show more ('+(matched-shown.length)+' not shown)';
  count.textContent=matched+' of '+total+' sessions';cmp.disabled=picked.length!==2;cmp.textContent=picked.length===2?'Compare selected (2)':'Compare selected ('+picked.length+'/2)';}

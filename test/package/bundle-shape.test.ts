@@ -1,0 +1,55 @@
+// What the built entries load when they are imported (.ci/bundle.ts): the
+// main entry and `./hooks` reach their code through static imports only, and
+// none of those files loads `node:fs`, `node:path` or `node:url` at import
+// (the bundle's stand-ins load them at their first use; on Bun and Deno
+// loading them was most of the entry's import). The consumer and example
+// tests run the same files and write through those stand-ins.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Every file `entry` loads through static imports (itself included), and the bare specifiers they import. */
+function staticGraph(entry: string): { files: string[]; bare: Set<string> } {
+  const files: string[] = [];
+  const bare = new Set<string>();
+  const queue = [path.join(root, entry)];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (files.includes(file)) continue;
+    files.push(file);
+    const text = readFileSync(file, 'utf8');
+    // Static forms only: `import ... from "x"`, `export ... from "x"`, `import "x"` (a dynamic `import("x")` has a parenthesis).
+    for (const match of text.matchAll(/^(?:import|export)\s[^;]*?from\s*"([^"]+)"|^import\s*"([^"]+)"/gm)) {
+      const specifier = match[1] ?? match[2]!;
+      if (specifier.startsWith('.')) queue.push(path.resolve(path.dirname(file), specifier));
+      else bare.add(specifier);
+    }
+  }
+  return { files, bare };
+}
+
+describe('the bundled entries', () => {
+  for (const entry of ['dist/src/index.js', 'dist/src/hooks/index.js']) {
+    it(`${entry} loads no node:fs, node:path or node:url at import`, () => {
+      const { files, bare } = staticGraph(entry);
+      expect(files.length).toBeGreaterThan(0);
+      expect([...bare].filter((specifier) => /^(node:)?(fs|path|url)$/.test(specifier))).toEqual([]);
+    });
+  }
+
+  it('the stand-ins answer as the builtins do once the entry is imported', async () => {
+    const { createHookRecorder, HookRegistry } = (await import(pathToFileURL(path.join(root, 'dist/src/index.js')).href)) as typeof import('../../src/index.ts');
+    // The recorder resolves its path (node:path), creates its folder and opens its file without following links (node:fs, fs.constants).
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'nrh-bundle-')), 'nested', 'hooks.jsonl');
+    const hooks = new HookRegistry();
+    const recorder = createHookRecorder(hooks, file);
+    hooks.emit('on_session_start', { session_id: 's1' });
+    recorder.close();
+    expect(recorder.path).toBe(file);
+    expect(readFileSync(file, 'utf8')).toContain('"s1"');
+  });
+});
