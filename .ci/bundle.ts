@@ -78,16 +78,18 @@ let closures: { hooks: Set<string>; main: Set<string> } | undefined;
  * are not, and loading them was a large part of the main entry's import
  * (bench `import-cost`, bench/RESULTS.md "Issue 21: the main entry's import
  * without node:fs"). `node:module` (the fallback below) and `node:buffer`
- * cost little and stay static.
+ * stay static: with these three gone, making them lazy too changed nothing
+ * measurable.
  *
- * Each stands-in module exports what the runtime's builtin exports: a
+ * Each stand-in module exports what the runtime's builtin exports: a plain
  * function calls the builtin's function (loaded with
  * `process.getBuiltinModule`, or `createRequire` on a Node 20 that lacks
- * it); anything else (`fs.constants`, the default export) is a view that
- * loads the builtin when first read. The names come from the builtin of
- * the runtime that builds (Bun), and a name it lacks stops the build.
- * Only the ES module bundle uses them; the builder's CommonJS copy loads
- * builtins as it always did.
+ * it); anything else (`fs.constants`, a class, a function with properties
+ * of its own such as `realpathSync.native`) is a view that loads the
+ * builtin when first used; the default export is an object of both kinds.
+ * The names come from the builtin of the runtime that builds (Bun), and a
+ * name it lacks stops the build. Only the ES module bundle uses them; the
+ * builder's CommonJS copy loads builtins as it always did.
  */
 const LAZY_BUILTINS: ReadonlySet<string> = new Set(['node:fs', 'node:path', 'node:url']);
 const LAZY = '\0lazy-builtin:';
@@ -115,18 +117,22 @@ function lazyBuiltins() {
       for (const key of Object.keys(real.default ?? real)) {
         if (!/^[A-Za-z_$][\w$]*$/.test(key)) continue;
         const value = (real.default as Record<string, unknown> | undefined)?.[key] ?? real[key];
-        const plainFunction = typeof value === 'function' && /^[a-z_$]/.test(key);
-        defaults.push(plainFunction ? `  ${key}: (...args) => load().${key}(...args),` : `  get ${key}() { return load().${key}; },`);
+        defaults.push(plainFunction(key, value) ? `  ${key}: (...args) => load().${key}(...args),` : `  get ${key}() { return load().${key}; },`);
       }
       for (const key of Object.keys(real)) {
         if (key === 'default' || !/^[A-Za-z_$][\w$]*$/.test(key)) continue;
-        if (typeof real[key] === 'function' && /^[a-z_$]/.test(key)) lines.push(`export function ${key}(...args) { return load().${key}(...args); }`);
+        if (plainFunction(key, real[key])) lines.push(`export function ${key}(...args) { return load().${key}(...args); }`);
         else lines.push(`export const ${key} = /* @__PURE__ */ lazyView(() => load().${key});`);
       }
       lines.push(`export default {\n${defaults.join('\n')}\n};`);
       return { code: lines.join('\n'), moduleSideEffects: false };
     },
   };
+}
+
+/** A function a wrapper can stand in for: not a class, no properties of its own to carry. */
+function plainFunction(key: string, value: unknown): boolean {
+  return typeof value === 'function' && /^[a-z_$]/.test(key) && Object.getOwnPropertyNames(value).every((own) => own === 'length' || own === 'name' || own === 'prototype');
 }
 
 /**

@@ -223,11 +223,23 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'NEMO_RELAY_HOOKS_DEBUG', default: '(off)', meaning: 'Debug output of the default logger (1, true, yes, on; false, 0, no, off stay off). DEBUG=nemo-relay-hooks does the same.' },
 ];
 
-/** The Hermes plugin's variables: any of them set selects the `hermes` profile. */
-const HERMES_NAMES: readonly string[] = ENVIRONMENT_VARIABLES.flatMap((variable) => (variable.hermes ? [variable.hermes] : []));
+/**
+ * The Hermes plugin's variables: any of them set selects the `hermes` profile.
+ * Derived at the first `loadSettings`, not at import: what the entry's import
+ * runs is paid by every host that imports it (bench `import-cost`).
+ */
+let hermesNames: readonly string[] | undefined;
+function hermesVariableNames(): readonly string[] {
+  if (hermesNames === undefined) {
+    const names: string[] = [];
+    for (const variable of ENVIRONMENT_VARIABLES) if (variable.hermes) names.push(variable.hermes);
+    hermesNames = names;
+  }
+  return hermesNames;
+}
 
-const TRUTHY = new Set(['1', 'true', 'yes', 'on']);
-const FALSY = new Set(['', '0', 'false', 'no', 'off']);
+const TRUTHY: readonly string[] = ['1', 'true', 'yes', 'on'];
+const FALSY: readonly string[] = ['', '0', 'false', 'no', 'off'];
 
 export type { Environment } from '../../shared/env.ts';
 
@@ -270,14 +282,14 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   };
   const flag = (name: string): boolean => {
     const value = text(name).toLowerCase();
-    if (TRUTHY.has(value)) return true;
-    if (!FALSY.has(value)) {
+    if (TRUTHY.includes(value)) return true;
+    if (!FALSY.includes(value)) {
       diagnostics.push(invalidValue(name, `${name}=${JSON.stringify(env[name])} is not a recognised boolean (1, true, yes, on / 0, false, no, off); treating it as off`));
     }
     return false;
   };
 
-  const profile: SettingsProfile = HERMES_NAMES.some((name) => text(name) !== '') ? 'hermes' : 'default';
+  const profile: SettingsProfile = hermesVariableNames().some((name) => text(name) !== '') ? 'hermes' : 'default';
   const explicit = new Set<keyof NemoRelaySettings>();
   const fromEnv: Partial<Record<keyof NemoRelaySettings, unknown>> = {};
   for (const row of SETTING_ROWS) {
@@ -287,7 +299,7 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       const outer = guardEnv(context.processEnv ?? processEnv())[row.name];
       if (typeof outer === 'string' && outer.trim() !== '') {
         const value = outer.trim().toLowerCase();
-        if (TRUTHY.has(value) || FALSY.has(value)) fromEnv.outputs = TRUTHY.has(value);
+        if (TRUTHY.includes(value) || FALSY.includes(value)) fromEnv.outputs = TRUTHY.includes(value);
         else diagnostics.push(invalidValue(row.name, `${row.name}=${JSON.stringify(outer)} is not a recognised boolean (1, true, yes, on / 0, false, no, off); treating it as on`));
         if (fromEnv.outputs !== undefined) explicit.add('outputs');
       }
@@ -391,7 +403,19 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
 
 /** Variables read outside the plugin's settings (the CLI's own knobs). */
 const OTHER_VARIABLES: readonly string[] = ['NEMO_RELAY_HOOKS_MAX_LINE_BYTES'];
-const KNOWN_NAMES = new Set([...ENVIRONMENT_VARIABLES.flatMap((v) => (v.hermes ? [v.name, v.hermes] : [v.name])), ...OTHER_VARIABLES]);
+/** Every name the plugin reads, derived at the first check (see `hermesVariableNames`). */
+let knownNames: ReadonlySet<string> | undefined;
+function knownVariableNames(): ReadonlySet<string> {
+  if (knownNames === undefined) {
+    const names = new Set(OTHER_VARIABLES);
+    for (const variable of ENVIRONMENT_VARIABLES) {
+      names.add(variable.name);
+      if (variable.hermes) names.add(variable.hermes);
+    }
+    knownNames = names;
+  }
+  return knownNames;
+}
 
 /**
  * A variable with the plugin's prefix that it does not read is a setting
@@ -402,7 +426,7 @@ function unknownVariables(env: Environment): ConfigDiagnostic[] {
   const out: ConfigDiagnostic[] = [];
   for (const name of envNames(env)) {
     if (!name.startsWith('NEMO_RELAY_HOOKS_') && !name.startsWith('HERMES_NEMO_RELAY_')) continue;
-    if (KNOWN_NAMES.has(name)) continue;
+    if (knownVariableNames().has(name)) continue;
     out.push({
       level: 'warning',
       code: 'settings.unknown_variable',
