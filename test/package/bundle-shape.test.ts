@@ -54,6 +54,27 @@ describe('the bundled entries', () => {
     expect(readFileSync(file, 'utf8')).toContain('"s1"');
   });
 
+  it('ask for no builtin while the entries are imported (a top-level read would load it again)', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'nrh-bundle-asked-'));
+    const script = path.join(folder, 'asked.mjs');
+    const entry = (file: string) => JSON.stringify(pathToFileURL(path.join(root, file)).href);
+    writeFileSync(
+      script,
+      [
+        'const asked = [];',
+        'const original = process.getBuiltinModule;',
+        'process.getBuiltinModule = (name) => { asked.push(name); return original.call(process, name); };',
+        `await import(${entry('dist/src/hooks/index.js')});`,
+        `await import(${entry('dist/src/index.js')});`,
+        'console.log(JSON.stringify(asked));',
+      ].join('\n'),
+    );
+    const args = process.versions.deno ? ['run', '-A', script] : [script];
+    const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toEqual([]);
+  });
+
   it('load the builtins with createRequire where the runtime has no process.getBuiltinModule (Node before 20.16)', () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'nrh-bundle-fallback-'));
     const file = path.join(folder, 'nested', 'hooks.jsonl');
