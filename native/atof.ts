@@ -68,6 +68,8 @@ export class NativeAtofSink implements AtofExporter {
   #retryAt = 0;
   /** Recreations tried since the last exporter that was created: the schedule's step. */
   #recreations = 0;
+  /** The relay's event count at the last flush that found every event written; -1 when none did. */
+  #settledAt = -1;
 
   readonly #onTornLine: (message: string) => void;
 
@@ -105,7 +107,24 @@ export class NativeAtofSink implements AtofExporter {
 
   async flush(): Promise<void> {
     if (this.#closing !== null) return this.#closing;
+    // The plugin flushes its sink right after the relay's flush has: with
+    // nothing sent since a flush that found every line written, native has
+    // nothing of ours left to deliver, and a second drain would only wait.
+    if (this.#exporter !== null && this.#dropped === 0 && this.#sent() === this.#settledAt) {
+      this.#lastFlush = new Date().toISOString();
+      return;
+    }
     await this.#drainAndWrite();
+  }
+
+  /**
+   * The relay's flush: it drained native delivery once for every sink, after
+   * `sent` events had been handed over. Writes and counts what that drain
+   * delivered, as `flush()` would after its own drain.
+   */
+  async flushDrained(sent: number): Promise<void> {
+    if (this.#closing !== null) return this.#closing;
+    this.#writeDrained(sent - this.#sentAtStart, true, sent);
   }
 
   close(): Promise<void> {
@@ -216,17 +235,32 @@ export class NativeAtofSink implements AtofExporter {
 
   async #drainAndWrite(recover = true): Promise<void> {
     // Counted before the drain: everything sent up to here must be in the file after it.
-    const sent = this.#sent() - this.#sentAtStart;
+    const total = this.#sent();
+    let drained = true;
     try {
       await this.#binding.flushSubscribers();
+    } catch (error) {
+      drained = false;
+      this.#fail('flush', error);
+    }
+    this.#writeDrained(total - this.#sentAtStart, recover, drained ? total : -1);
+  }
+
+  /** After a drain: native's buffer to the file, the lines counted, a silent exporter replaced. */
+  #writeDrained(sent: number, recover: boolean, total: number): void {
+    this.#settledAt = -1;
+    try {
       this.#exporter?.forceFlush();
       this.#lastFlush = new Date().toISOString();
     } catch (error) {
+      total = -1;
       this.#fail('flush', error);
     }
     const before = this.#dropped;
     this.#account(sent);
     if (recover && (this.#exporter === null || this.#dropped > before)) this.#recover();
+    // Only a flush that found everything written lets the next one with nothing new skip its drain.
+    if (total >= 0 && this.#exporter !== null && this.#dropped === 0) this.#settledAt = total;
   }
 
   /**

@@ -462,7 +462,7 @@ export class NativeRelay implements RelayBackend {
     return {
       binding: this.#binding,
       allowConfigDiscovery: this.#allowConfigDiscovery,
-      drain: () => this.#drain(),
+      drain: async () => void (await this.#drain()),
       onError: (operation, error) => this.#fail(operation, error),
       logger: this.#logger,
       remoteOutputs: this.#remote,
@@ -477,8 +477,10 @@ export class NativeRelay implements RelayBackend {
   // ---- lifecycle and health -----------------------------------------------
 
   async flush(): Promise<void> {
-    await this.#drain();
-    for (const sink of [...this.#sinks]) await sink.flush();
+    // One drain serves every sink: each one's count starts from what was sent before it.
+    const sent = this.#events;
+    const drained = await this.#drain();
+    for (const sink of [...this.#sinks]) await (drained ? sink.flushDrained(sent) : sink.flush());
     // Uploads: what native wrote so far goes out (each destination within its timeout_millis).
     await this.#remote.flush();
   }
@@ -529,11 +531,14 @@ export class NativeRelay implements RelayBackend {
 
   // ---- internals ----------------------------------------------------------
 
-  async #drain(): Promise<void> {
+  /** Waits for native's delivery of everything sent; false when native failed to drain. */
+  async #drain(): Promise<boolean> {
     try {
       await this.#binding.flushSubscribers();
+      return true;
     } catch (error) {
       this.#fail('flush', error);
+      return false;
     }
   }
 

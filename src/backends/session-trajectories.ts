@@ -23,8 +23,6 @@ import type { AtifTrajectory } from '../formats/atif/types.ts';
 import type { Slices } from '../shared/slices.ts';
 import { atifBuilderLoaded, atifBuilderNow, loadAtifBuilder } from './atif-builder-loader.ts';
 
-const NO_SESSIONS: readonly SessionTrajectory[] = [];
-
 /**
  * A trajectory under construction: the relay's event objects, kept by
  * reference (each already the relay's own copy of the host's payloads, so
@@ -101,10 +99,18 @@ export class SessionTrajectory extends EventTrajectory {
   }
 }
 
+/**
+ * The sessions a scope belongs to: one session (nearly every scope: its
+ * own session's), or, where sessions nest (a sub-agent's session inside
+ * its parent's), a list of them. Holding the one session itself spares a
+ * one-element array per scope and its copy at every join and close.
+ */
+type Owners = SessionTrajectory | readonly SessionTrajectory[];
+
 /** Routes events to the live session trajectories whose subtree holds them. */
 export class SessionTrajectories {
   /** Scope uuid → the live sessions whose subtree holds that scope. */
-  readonly #members = new Map<string, SessionTrajectory[]>();
+  readonly #members = new Map<string, Owners>();
   readonly #live = new Set<SessionTrajectory>();
 
   /** Live sessions. */
@@ -131,12 +137,18 @@ export class SessionTrajectories {
     if (!session.open) return;
     session.open = false;
     this.#live.delete(session);
+    const members = this.#members;
     for (const uuid of session.members) {
-      const list = this.#members.get(uuid);
-      if (list === undefined) continue;
-      const rest = list.filter((s) => s !== session);
-      if (rest.length === 0) this.#members.delete(uuid);
-      else this.#members.set(uuid, rest);
+      const owners = members.get(uuid);
+      if (owners === undefined) continue;
+      if (owners === session) {
+        members.delete(uuid);
+        continue;
+      }
+      if (!isList(owners)) continue;
+      const rest = owners.filter((s) => s !== session);
+      if (rest.length === 0) members.delete(uuid);
+      else members.set(uuid, rest.length === 1 ? rest[0]! : rest);
     }
     session.members.length = 0;
   }
@@ -148,9 +160,15 @@ export class SessionTrajectories {
 
   /** Routes an event object. Returns nothing; a session's failure is the caller's to isolate. */
   route(event: AtofEvent): void {
+    if (this.#live.size === 0) return;
     const uuid = event.uuid;
     const isStart = event.kind === 'scope' && event.scope_category === 'start';
     const owners = this.#ownersOf(uuid, event.parent_uuid ?? null, isStart);
+    if (owners === undefined) return;
+    if (!isList(owners)) {
+      if (!(isStart && owners.replayed === uuid)) owners.addEvent(event);
+      return;
+    }
     for (let i = 0; i < owners.length; i++) {
       const session = owners[i]!;
       if (isStart && session.replayed === uuid) continue;
@@ -163,31 +181,49 @@ export class SessionTrajectories {
    * their subtrees, so its children follow it (its end needs no joining:
    * children come between start and end).
    */
-  #ownersOf(uuid: string, parentUuid: string | null, isStart: boolean): readonly SessionTrajectory[] {
-    if (this.#live.size === 0) return NO_SESSIONS;
+  #ownersOf(uuid: string, parentUuid: string | null, isStart: boolean): Owners | undefined {
     const own = this.#members.get(uuid);
     const viaParent = parentUuid === null ? undefined : this.#members.get(parentUuid);
-    if (viaParent === undefined) return own ?? NO_SESSIONS;
+    if (viaParent === undefined) return own;
     if (own === undefined) {
-      if (isStart) for (const session of viaParent) this.#join(uuid, session);
+      if (isStart) this.#joinAll(uuid, viaParent);
       return viaParent;
     }
+    // The common end: a scope of one session, whose parent is of that session alone.
+    if (own === viaParent) return own;
     // A member scope's own event: its sessions are its parent's (which it joins, if a session root
     // registered before its start arrived is all it had), plus any session rooted at it.
-    if (isStart) for (const session of viaParent) if (!own.includes(session)) this.#join(uuid, session);
+    if (isStart) for (const session of listOf(viaParent)) if (!includes(own, session)) this.#join(uuid, session);
     let both: SessionTrajectory[] | null = null;
-    for (const session of own) {
-      if (viaParent.includes(session)) continue;
-      both ??= [...viaParent];
+    for (const session of listOf(own)) {
+      if (includes(viaParent, session)) continue;
+      both ??= [...listOf(viaParent)];
       both.push(session);
     }
     return both ?? viaParent;
   }
 
+  #joinAll(uuid: string, owners: Owners): void {
+    if (!isList(owners)) this.#join(uuid, owners);
+    else for (const session of owners) this.#join(uuid, session);
+  }
+
   #join(uuid: string, session: SessionTrajectory): void {
-    const list = this.#members.get(uuid);
-    if (list === undefined) this.#members.set(uuid, [session]);
-    else if (!list.includes(session)) this.#members.set(uuid, [...list, session]);
+    const owners = this.#members.get(uuid);
+    if (owners === undefined) this.#members.set(uuid, session);
+    else if (!includes(owners, session)) this.#members.set(uuid, [...listOf(owners), session]);
     session.members.push(uuid);
   }
+}
+
+function isList(owners: Owners): owners is readonly SessionTrajectory[] {
+  return Array.isArray(owners);
+}
+
+function listOf(owners: Owners): readonly SessionTrajectory[] {
+  return isList(owners) ? owners : [owners];
+}
+
+function includes(owners: Owners, session: SessionTrajectory): boolean {
+  return isList(owners) ? owners.includes(session) : owners === session;
 }

@@ -108,7 +108,7 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
     const source = value as Record<string, unknown>;
     for (const key of Object.keys(source)) {
       const item = source[key];
-      const cleaned = key.length === 7 && key.toLowerCase() === 'headers' ? cleanHeaders(item) : withoutSensitiveHeaders(item, depth + 1);
+      const cleaned = isHeadersKey(key) ? cleanHeaders(item) : withoutSensitiveHeaders(item, depth + 1);
       if (cleaned !== item) {
         copy ??= { ...source };
         (copy as Record<string, unknown>)[key] = cleaned;
@@ -119,6 +119,15 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
     return value;
   }
   return (copy ?? value) as T;
+}
+
+/**
+ * `headers` in any case. The first letter is checked before lower-casing:
+ * ids such as `task_id` and `turn_id` have the same length, and no other
+ * character lower-cases to an `h`.
+ */
+function isHeadersKey(key: string): boolean {
+  return key.length === 7 && (key.charCodeAt(0) | 0x20) === 0x68 && key.toLowerCase() === 'headers';
 }
 
 function cleanHeaders(headers: unknown): unknown {

@@ -11,7 +11,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
@@ -25,28 +25,41 @@ import { makeDirectory } from './directory.ts';
  * the folder is created only when the open says it is missing, and the
  * process id and random digits in the temporary name are read once. A trajectory writer calls
  * this once per file, and creating the file is the floor of a replay into
- * trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). No `fsync`:
- * the promise is that a reader never sees half a file, not that a crash
- * of the machine keeps the newest one.
+ * trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). The text is
+ * handed to `write` as a string, which the runtime encodes into a scratch
+ * buffer it frees at once: encoding it into a `Buffer` first made a
+ * collected, off-heap copy of every trajectory (bench/RESULTS.md, "The
+ * trajectory path outside the builder"). No `fsync`: the promise is that a
+ * reader never sees half a file, not that a crash of the machine keeps the
+ * newest one.
  */
 export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
   const folder = path.dirname(target);
   const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
-  // Encoded once: the byte count comes from the same bytes that are written.
-  const bytes = Buffer.from(content, 'utf8');
-  // 'wx': a new file, never an existing one or a link planted at the name.
-  const flags = options.mode !== undefined ? { flag: 'wx', mode: options.mode } : { flag: 'wx' };
+  let fd: number | null = null;
+  let written: number;
   try {
     try {
-      writeFileSync(temporary, bytes, flags);
+      fd = openNew(temporary, options.mode);
     } catch (error) {
       if ((error as { code?: string }).code !== 'ENOENT') throw error;
       // The folder (or a parent) is missing: create it, then the one retry.
       makeDirectory(folder);
-      writeFileSync(temporary, bytes, flags);
+      fd = openNew(temporary, options.mode);
     }
+    written = writeAll(fd, content);
+    const closing = fd;
+    fd = null;
+    closeSync(closing);
     renameSync(temporary, target);
   } catch (error) {
+    if (fd !== null) {
+      try {
+        closeSync(fd);
+      } catch {
+        // The write's own error is the one to report.
+      }
+    }
     // The cleanup never replaces the write's own error: Bun's rmSync with `force` throws EFAULT
     // for a name under a file (where Node ignores ENOTDIR), which hid the ENOTDIR that says why.
     try {
@@ -56,7 +69,27 @@ export function writeFileAtomic(target: string, content: string, options: { mode
     }
     throw error;
   }
-  return bytes.length;
+  return written;
+}
+
+/** 'wx': a new file, never an existing one or a link planted at the name. */
+function openNew(file: string, mode: number | undefined): number {
+  return mode !== undefined ? openSync(file, 'wx', mode) : openSync(file, 'wx');
+}
+
+/**
+ * Writes the whole text and returns its length in UTF-8 bytes. A file
+ * write that stops short (a disk filling up as it writes) gets the rest
+ * from the encoded bytes, until the file system says why it cannot.
+ */
+function writeAll(fd: number, content: string): number {
+  const first = writeSync(fd, content);
+  const total = Buffer.byteLength(content, 'utf8');
+  if (first >= total) return total;
+  const bytes = Buffer.from(content, 'utf8');
+  let offset = first;
+  while (offset < total) offset += writeSync(fd, bytes, offset, total - offset);
+  return total;
 }
 
 /** The process id and eight random hex digits, read once per process (`process.pid` and the random source each make a system call). */

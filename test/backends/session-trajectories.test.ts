@@ -69,4 +69,30 @@ describe('session trajectories', () => {
     router.closeAll();
     expect(router.size).toBe(0);
   });
+
+  it('keeps routing a subtree to the sessions still open when a nested one closes, either way round', () => {
+    const router = new SessionTrajectories();
+    const startA = scope('A', null, 'start');
+    const a = router.open('A', options('A'), startA);
+    router.route(scope('A1', 'A', 'start', 'custom'));
+    const startC = scope('C', 'A1', 'start');
+    const c = router.open('C', options('C'), startC);
+    router.route(startC);
+    router.route(scope('C1', 'C', 'start', 'custom'));
+    expect([a.size, c.size]).toEqual([4, 2]); // A: A, A1, C, C1; C: C (once), C1
+    // The nested session ends first: its scopes stay the parent's.
+    router.close(c);
+    router.route(mark('m1', 'C1'));
+    router.route(scope('C1', 'C', 'end', 'custom'));
+    expect([a.size, c.size]).toEqual([6, 2]);
+    // A second nested session outlives its parent: it keeps its own subtree.
+    const startD = scope('D', 'A1', 'start');
+    const d = router.open('D', options('D'), startD);
+    router.route(startD);
+    router.close(a);
+    router.route(mark('m2', 'D'));
+    router.route(scope('D', 'A1', 'end'));
+    expect([a.size, d.size]).toEqual([7, 3]);
+    expect(router.size).toBe(1);
+  });
 });

@@ -8,15 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isTransientError } from '../../src/shared/transient.ts';
-import { dist, runChild } from '../support/child.ts';
+import { dist, runChild, runtime } from '../support/child.ts';
 import { available } from '../native/support.ts';
 
 describe('backend start under a passing fault', () => {
   for (const backend of ['memory', 'native']) {
     it.skipIf(backend === 'native' && !available)(`${backend}: EMFILE while loading at the first hook is retried, not final`, () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-emfile-'));
-      const result = runChild(
-        `
+      const script = (exhaust: boolean) => `
         import fs from 'node:fs';
         const { HookRegistry, createNemoRelayPlugin } = await import(${dist('src/index.js')});
         const registry = new HookRegistry();
@@ -25,7 +24,7 @@ describe('backend start under a passing fault', () => {
         plugin.register(registry);
         const held = [];
         setTimeout(() => { for (const fd of held.splice(0)) fs.closeSync(fd); }, 60);
-        try { for (;;) held.push(fs.openSync('/dev/null', 'r')); } catch {}
+        if (${exhaust}) try { for (;;) held.push(fs.openSync('/dev/null', 'r')); } catch {}
         registry.emit('on_session_start', () => ({ session_id: 's1' }));
         await plugin.ready;
         await new Promise((resolve) => setTimeout(resolve, 150)); // the descriptors are free again
@@ -33,9 +32,13 @@ describe('backend start under a passing fault', () => {
         const status = plugin.status();
         await plugin.shutdown();
         console.log('@@' + JSON.stringify({ kind: status.backend.kind, dropped: status.counters.dropped }));
-      `,
-        { shellPrefix: 'ulimit -n 64;' },
-      );
+      `;
+      // Deno panics (ext/signals, "Too many open files") instead of throwing when the first run of
+      // these modules from a fresh cache must set up its own machinery inside the exhausted window:
+      // Deno's fault, not the retry under test, and only on a cache it has not filled yet (a fresh
+      // clone in CI). One run without the fault fills it.
+      if (runtime === 'deno') expect(runChild(script(false)).status).toBe(0);
+      const result = runChild(script(true), { shellPrefix: 'ulimit -n 64;' });
       expect(result.status, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout.split('@@')[1]!) as { kind: string; dropped: number };
       expect(report).toEqual({ kind: backend, dropped: 0 });

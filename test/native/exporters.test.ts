@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
-import type { NativeRelay } from '../../native/index.ts';
+import { NativeRelay } from '../../native/relay.ts';
+import { loadBinding } from '../../native/binding.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { AtofExporterError } from '../../src/relay/index.ts';
 import type { ScopeHandle } from '../../src/relay/contract.ts';
 import { available, readAtof, relay, tempDir } from './support.ts';
@@ -70,6 +72,41 @@ describe.skipIf(!available)('native ATOF exporter', () => {
     await backend.flush();
     expect(readAtof(sink.path).map((e) => e.name)).toEqual(['before']);
     expect(backend.outputs()).toEqual([]);
+  });
+
+  it('drains native delivery once per flush for every sink, and a sink flushed again with nothing new sent does not wait again', async () => {
+    const loaded = loadBinding();
+    let drains = 0;
+    const binding = new Proxy(loaded.binding, {
+      get(target, name, receiver) {
+        if (name === 'flushSubscribers') {
+          return () => {
+            drains += 1;
+            return target.flushSubscribers();
+          };
+        }
+        return Reflect.get(target, name, receiver);
+      },
+    });
+    const counted = new NativeRelay({ ...loaded, binding }, { logger: silentLogger, allowConfigDiscovery: false });
+    backend = counted;
+    const dir = tempDir('one-drain');
+    const first = counted.registerAtofExporter({ outputDirectory: dir, filename: 'a.jsonl', mode: 'overwrite' });
+    const second = counted.registerAtofExporter({ outputDirectory: dir, filename: 'b.jsonl', mode: 'overwrite' });
+    counted.mark({ name: 'one' });
+    await counted.flush();
+    expect(drains).toBe(1);
+    expect(readAtof(first.path).map((e) => e.name)).toEqual(['one']);
+    expect(readAtof(second.path).map((e) => e.name)).toEqual(['one']);
+    // The plugin flushes its own sink right after the relay: nothing was sent since, so nothing to wait for.
+    await first.flush();
+    expect(drains).toBe(1);
+    counted.mark({ name: 'two' });
+    await first.flush();
+    expect(drains).toBe(2);
+    expect(readAtof(first.path).map((e) => e.name)).toEqual(['one', 'two']);
+    expect(counted.stats().dropped).toBe(0);
+    expect(counted.outputs().map((o) => o.errors)).toEqual([0, 0]);
   });
 
   it('rejects an invalid mode or file name with AtofExporterError before touching the disk', () => {

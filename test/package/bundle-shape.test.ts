@@ -4,7 +4,8 @@
 // (the bundle's stand-ins load them at their first use; on Bun and Deno
 // loading them was most of the entry's import). The consumer and example
 // tests run the same files and write through those stand-ins.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -51,5 +52,47 @@ describe('the bundled entries', () => {
     recorder.close();
     expect(recorder.path).toBe(file);
     expect(readFileSync(file, 'utf8')).toContain('"s1"');
+  });
+
+  it('ask for no builtin while the entries are imported (a top-level read would load it again)', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'nrh-bundle-asked-'));
+    const script = path.join(folder, 'asked.mjs');
+    const entry = (file: string) => JSON.stringify(pathToFileURL(path.join(root, file)).href);
+    writeFileSync(
+      script,
+      [
+        'const asked = [];',
+        'const original = process.getBuiltinModule;',
+        'process.getBuiltinModule = (name) => { asked.push(name); return original.call(process, name); };',
+        `await import(${entry('dist/src/hooks/index.js')});`,
+        `await import(${entry('dist/src/index.js')});`,
+        'console.log(JSON.stringify(asked));',
+      ].join('\n'),
+    );
+    const args = process.versions.deno ? ['run', '-A', script] : [script];
+    const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toEqual([]);
+  });
+
+  it('load the builtins with createRequire where the runtime has no process.getBuiltinModule (Node before 20.16)', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'nrh-bundle-fallback-'));
+    const file = path.join(folder, 'nested', 'hooks.jsonl');
+    const script = path.join(folder, 'fallback.mjs');
+    writeFileSync(
+      script,
+      [
+        'process.getBuiltinModule = undefined;',
+        `const { createHookRecorder, HookRegistry } = await import(${JSON.stringify(pathToFileURL(path.join(root, 'dist/src/index.js')).href)});`,
+        'const hooks = new HookRegistry();',
+        `const recorder = createHookRecorder(hooks, ${JSON.stringify(file)});`,
+        "hooks.emit('on_session_start', { session_id: 's2' });",
+        'recorder.close();',
+      ].join('\n'),
+    );
+    const args = process.versions.deno ? ['run', '-A', script] : [script];
+    const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toContain('"s2"');
   });
 });

@@ -6,7 +6,7 @@
 // contract fails the typecheck here (CONTRACT lists every key), then this
 // test until the wrapper decides what it does with its payloads.
 import { describe, expect, it } from 'vitest';
-import { egressBackend } from '../../src/plugin/egress.ts';
+import { egressBackend, withoutSensitiveHeaders } from '../../src/plugin/egress.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { BACKENDS } from '../contract/backends.ts';
 
@@ -76,5 +76,24 @@ describe('the egress wrapper', () => {
       ['shutdown', { timeoutMs: 300 }],
       ['propagationContext', handle],
     ]);
+  });
+
+  it('drops credential headers under a headers key in any case, and leaves ids of the same length alone', () => {
+    const payload = {
+      task_id: { authorization: 'kept: not a headers object' },
+      turn_id: 't1',
+      Headers: { Authorization: 'Bearer a', 'X-Team': 'agents' },
+      nested: [{ HEADERS: { cookie: 'c', accept: 'json' } }, { hEaDeRs: { 'x-api-key': 'k' } }],
+    };
+    const cleaned = withoutSensitiveHeaders(payload);
+    expect(cleaned).toEqual({
+      task_id: { authorization: 'kept: not a headers object' },
+      turn_id: 't1',
+      Headers: { 'X-Team': 'agents' },
+      nested: [{ HEADERS: { accept: 'json' } }, { hEaDeRs: {} }],
+    });
+    expect(payload.Headers).toEqual({ Authorization: 'Bearer a', 'X-Team': 'agents' });
+    const plain = { task_id: 'a', turn_id: 'b', request: { headers: { accept: 'json' } } };
+    expect(withoutSensitiveHeaders(plain)).toBe(plain);
   });
 });
