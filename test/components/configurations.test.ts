@@ -56,16 +56,25 @@ const managed: Script = async ({ hooks, terminal }) => {
   const results: unknown[] = [];
   hooks.emit('on_session_start', { session_id: 'sess-m', model: 'gpt-4o-mini' } as never);
   hooks.emit('pre_llm_call', { ...base, user_message: 'mail alice.smith@example.com' } as never);
+  // Native stamps a managed call with its own wall clock (its execute calls take no timestamp); every
+  // other event carries ours, which runs within about a millisecond of it (measured 0.3-0.8 ms ahead).
+  // Without a gap, the two clocks could order a managed span's start before the mark emitted just before
+  // it: a fresh clone's npm test did so once, in the four managed-call configurations.
+  await clockGap();
   for (const id of ['a1', 'a2']) {
     results.push(await hooks.execute('llm_execution', { ...base, api_request_id: id, model: 'gpt-4o-mini', provider: 'openai', request } as never, terminal('llm', chat('Sent to alice.smith@example.com.')) as never));
   }
   for (const id of ['c1', 'c2']) {
     results.push(await hooks.execute('tool_execution', { ...base, tool_name: 'read_file', tool_call_id: id, args: { path: '/home/alice/notes.txt' } } as never, terminal('tool', { content: 'owner alice.smith@example.com' }) as never));
   }
+  await clockGap();
   hooks.emit('post_llm_call', { ...base, assistant_response: 'Done.' } as never);
   hooks.emit('on_session_finalize', { session_id: 'sess-m' } as never);
   (globalThis as { __results?: unknown[] }).__results = results;
 };
+
+/** Longer than the two clocks can differ by (see `managed`). */
+const clockGap = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 const component = (kind: string, lines: string) => ['[[components]]', `kind = "${kind}"`, '', lines, ''].join('\n');
 const pii = (builtin: string, top = '') => component('pii_redaction', `[components.config]\n${top}\n[components.config.builtin]\n${builtin}`);
