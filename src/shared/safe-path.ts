@@ -111,7 +111,6 @@ export type OpenIntent = 'append' | 'truncate' | 'create';
 /** The mode of every telemetry file the library creates. */
 export const OWNER_ONLY = 0o600;
 
-
 /**
  * Opens `file` for writing without following a symlink at its last
  * component; throws `UnsafePathError` for a link, and what the file system
