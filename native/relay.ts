@@ -55,7 +55,7 @@ import { rules } from '../src/backends/native-surface.ts';
 import { errorMessage, RemoteOutputLedger, settleWithin } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
-import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativePropagationContext, NativeScopeHandle, NativeScopeStack, NativeToolResult } from './binding.ts';
+import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativePropagationContext, NativeScopeHandle, NativeToolResult } from './binding.ts';
 import {
   json,
   nameOf,
@@ -68,7 +68,7 @@ import {
   toolResultOf,
 } from './payloads.ts';
 import { activatePluginHost, type NativePluginActivation, type PluginHostContext } from './plugins-toml-activation.ts';
-import { ScopeStacks, ScopeState, SpanState, type PendingPop, type PushCall } from './scopes.ts';
+import { ScopeStacks, ScopeState, SpanState, type Frame, type PendingPop, type PushCall } from './scopes.ts';
 
 /** Counters of the native adapter: the contract's three plus deferred pops. */
 export interface NativeRelayStats extends BackendStats {
@@ -199,9 +199,9 @@ export class NativeRelay implements RelayBackend {
       const name = nameOf(options.name);
       const data = json(options.data);
       const metadata = json(options.metadata);
-      const { stack, handle } = this.#stacks.emitContext(parent);
+      const { frame, handle } = this.#stacks.emitContext(parent);
       const binding = this.#binding;
-      this.#stacks.run(stack, () => binding.event(name, handle, data, metadata, timestamp));
+      this.#stacks.run(frame, () => binding.event(name, handle, data, metadata, timestamp));
       this.#events += 1;
     } catch (error) {
       this.#drop('mark', error);
@@ -212,7 +212,7 @@ export class NativeRelay implements RelayBackend {
 
   /** Opens a native LLM span. Never throws. */
   llmStart(options: LlmStartOptions): LlmHandle {
-    let stack = null;
+    let frame = null;
     try {
       const timestamp = timestampOf(options.timestampUs);
       const parent = this.#scopeOf(options.parent, 'llmStart');
@@ -221,16 +221,16 @@ export class NativeRelay implements RelayBackend {
       const metadata = json(options.metadata);
       const modelName = optionalString(options.modelName);
       const context = this.#stacks.emitContext(parent);
-      stack = context.stack;
+      frame = context.frame;
       const binding = this.#binding;
-      const native = this.#stacks.run(context.stack, () =>
+      const native = this.#stacks.run(context.frame, () =>
         binding.llmCall(name, request, context.handle, null, null, metadata, modelName, timestamp),
       );
       this.#events += 1;
-      return new SpanState('llm', native, context.stack, timestamp, parent) as unknown as LlmHandle;
+      return new SpanState('llm', native, context.frame, timestamp, parent) as unknown as LlmHandle;
     } catch (error) {
       this.#drop('llmStart', error);
-      return deadSpan('llm', stack) as unknown as LlmHandle;
+      return deadSpan('llm', frame) as unknown as LlmHandle;
     }
   }
 
@@ -245,7 +245,7 @@ export class NativeRelay implements RelayBackend {
       const metadata = json(read(() => options?.metadata));
       const binding = this.#binding;
       // Native forces otel.status_code "OK" on a manual LLM end: an error can only live in response and metadata.
-      this.#stacks.run(span.stack, () => binding.llmCallEnd(native, response, null, metadata, timestamp));
+      this.#stacks.run(span.frame, () => binding.llmCallEnd(native, response, null, metadata, timestamp));
       this.#events += 1;
     } catch (error) {
       this.#drop('llmEnd', error);
@@ -254,7 +254,7 @@ export class NativeRelay implements RelayBackend {
 
   /** Opens a native tool span. Never throws. */
   toolStart(options: ToolStartOptions): ToolHandle {
-    let stack = null;
+    let frame = null;
     try {
       const timestamp = timestampOf(options.timestampUs);
       const parent = this.#scopeOf(options.parent, 'toolStart');
@@ -263,16 +263,16 @@ export class NativeRelay implements RelayBackend {
       const metadata = json(options.metadata);
       const toolCallId = optionalString(options.toolCallId);
       const context = this.#stacks.emitContext(parent);
-      stack = context.stack;
+      frame = context.frame;
       const binding = this.#binding;
-      const native = this.#stacks.run(context.stack, () =>
+      const native = this.#stacks.run(context.frame, () =>
         binding.toolCall(name, args, context.handle, null, null, metadata, toolCallId, timestamp),
       );
       this.#events += 1;
-      return new SpanState('tool', native, context.stack, timestamp, parent) as unknown as ToolHandle;
+      return new SpanState('tool', native, context.frame, timestamp, parent) as unknown as ToolHandle;
     } catch (error) {
       this.#drop('toolStart', error);
-      return deadSpan('tool', stack) as unknown as ToolHandle;
+      return deadSpan('tool', frame) as unknown as ToolHandle;
     }
   }
 
@@ -289,7 +289,7 @@ export class NativeRelay implements RelayBackend {
       const rawMetadata = read(() => options?.metadata);
       const metadata = failed ? toolErrorMetadata(rawMetadata) : json(rawMetadata);
       const binding = this.#binding;
-      this.#stacks.run(span.stack, () => binding.toolCallEnd(native, result, null, metadata, timestamp));
+      this.#stacks.run(span.frame, () => binding.toolCallEnd(native, result, null, metadata, timestamp));
       this.#events += 1;
     } catch (error) {
       this.#drop('toolEnd', error);
@@ -308,7 +308,7 @@ export class NativeRelay implements RelayBackend {
       }
       if (isInstance(handle, SpanState)) {
         if (handle.native === null) return null;
-        const rootUuid = handle.scope?.rootUuid ?? this.#capturedRoot(handle.stack);
+        const rootUuid = handle.scope?.rootUuid ?? this.#capturedRoot(handle.frame);
         const parentUuid = handle.native.uuid;
         return rootUuid === null ? { version: 1, parentUuid } : { version: 1, rootUuid, parentUuid };
       }
@@ -319,11 +319,11 @@ export class NativeRelay implements RelayBackend {
     return null;
   }
 
-  /** The root native writes on events of `stack` now, by its own capture. */
-  #capturedRoot(stack: NativeScopeStack | null): string | null {
+  /** The root native writes on events of `frame`'s stack now, by its own capture. */
+  #capturedRoot(frame: Frame | null): string | null {
     const capture = this.#binding.capturePropagationContext;
-    if (stack === null || typeof capture !== 'function') return null;
-    return this.#stacks.run(stack, () => capture.call(this.#binding)).rootUuid ?? null;
+    if (frame === null || typeof capture !== 'function') return null;
+    return this.#stacks.run(frame, () => capture.call(this.#binding)).rootUuid ?? null;
   }
 
   // ---- managed execution --------------------------------------------------
@@ -349,9 +349,9 @@ export class NativeRelay implements RelayBackend {
       const request = requestOf(hostRequest);
       const metadata = json(options.metadata);
       const modelName = optionalString(options.modelName);
-      const { stack, handle } = this.#stacks.emitContext(parent);
+      const { frame, handle } = this.#stacks.emitContext(parent);
       const binding = this.#binding;
-      pending = this.#stacks.run(stack, () =>
+      pending = this.#stacks.runWithScopeStack(frame, () =>
         binding.llmCallExecuteAsync(name, request, func as never, handle, null, null, metadata, modelName),
       );
     } catch (error) {
@@ -377,9 +377,9 @@ export class NativeRelay implements RelayBackend {
       const args = json(hostArgs);
       const metadata = json(options.metadata);
       const toolCallId = optionalString(options.toolCallId);
-      const { stack, handle } = this.#stacks.emitContext(parent);
+      const { frame, handle } = this.#stacks.emitContext(parent);
       const binding = this.#binding;
-      pending = this.#stacks.run(stack, () =>
+      pending = this.#stacks.runWithScopeStack(frame, () =>
         binding.toolCallExecuteAsync(name, args, func as never, handle, null, null, metadata, toolCallId),
       );
     } catch (error) {
@@ -617,8 +617,8 @@ function nativeContext(context: PropagationContext): NativePropagationContext {
   return rootUuid === undefined ? { version: context.version, parentUuid: context.parentUuid } : { version: context.version, rootUuid, parentUuid: context.parentUuid };
 }
 
-function deadSpan(kind: 'llm' | 'tool', stack: unknown): SpanState {
-  return new SpanState(kind, null, stack as never);
+function deadSpan(kind: 'llm' | 'tool', frame: Frame | null): SpanState {
+  return new SpanState(kind, null, frame);
 }
 
 /**

@@ -8,9 +8,30 @@
  * passes explicit parent handles, and mirrors each frame's open scopes in JS.
  * The switch is needed even for marks and spans with an explicit parent:
  * native writes the *current* stack's propagation root on every event, not
- * the parent's (a test pins this). Switching is the adapter's main cost
- * (an AsyncLocalStorage run inside the binding on every call; bench/RESULTS.md, "Figures behind the code"),
- * so a new frame is entered once per push, never just to read its root.
+ * the parent's (a test pins this).
+ *
+ * How a frame is entered: native keeps the current stack in an
+ * `AsyncLocalStorage` of its own, and `withScopeStack` is a native call that
+ * calls back into JS to run that storage, allocating a store each time: it
+ * was the adapter's main cost per event (bench/RESULTS.md, "Native's stack
+ * switch: entered once per frame"). So a frame is entered with
+ * `withScopeStack` once, when it opens: inside that call it captures an
+ * `AsyncResource` (which carries native's store for the stack) and returns a
+ * Promise that stays pending while the frame has open scopes, which keeps
+ * native's store alive. Every later call on the frame runs in
+ * `resource.runInAsyncScope`, plain JS that makes the store current again:
+ * native sees exactly the stack `withScopeStack` would give it. When the
+ * frame's last scope is popped the Promise is settled (native then expires
+ * the store) and later calls on the frame (an end of a span whose scope was
+ * popped first) go back to `withScopeStack`. A runtime where the resource
+ * does not carry the store (checked once, with a probe) uses
+ * `withScopeStack` for every call. Managed execution always uses
+ * `withScopeStack`: it returns a Promise, for which native keeps the stack
+ * active until it settles. A callback the host registered with native that
+ * native runs synchronously inside a call sees the async context of the
+ * frame's opening, not of the current hook.
+ *
+ * So a new frame is entered once per push, never just to read its root.
  *
  * How scopes map onto frames:
  *
@@ -39,6 +60,7 @@
  * @module
  */
 
+import { createRequire } from 'node:module';
 import type { Json } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePropagationContext, NativeScopeHandle, NativeScopeStack, NativeSpanHandle } from './binding.ts';
 
@@ -77,6 +99,13 @@ export class Frame {
 
   /** The stack continues a received context with a root: every scope on it has that root. */
   readonly receivedRoot: boolean;
+
+  /** Runs a function in native's store for this stack, while the frame is held (see the module comment). */
+  resource: StackResource | null = null;
+  /** Settles the Promise that keeps native's store for this stack alive. */
+  release: (() => void) | null = null;
+  /** Its last scope was popped: it is never held again. */
+  closed = false;
 
   constructor(stack: NativeScopeStack, rootUuid: string | null = null, receivedRoot = false) {
     this.stack = stack;
@@ -148,18 +177,18 @@ export class ScopeState {
 export class SpanState {
   readonly kind: 'llm' | 'tool';
   readonly native: NativeSpanHandle | null;
-  /** The stack the start was emitted in; the end goes to the same one. */
-  readonly stack: NativeScopeStack | null;
+  /** The frame the start was emitted in; the end goes to the same stack. */
+  readonly frame: Frame | null;
   /** The start's timestamp (µs): an end is never written at or before it. */
   readonly startUs: number;
   /** The scope the span was started under (its nearest live one), whose root is the span's. */
   readonly scope: ScopeState | null;
   ended = false;
 
-  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, stack: NativeScopeStack | null, startUs = 0, scope: ScopeState | null = null) {
+  constructor(kind: 'llm' | 'tool', native: NativeSpanHandle | null, frame: Frame | null, startUs = 0, scope: ScopeState | null = null) {
     this.kind = kind;
     this.native = native;
-    this.stack = stack;
+    this.frame = frame;
     this.startUs = startUs;
     this.scope = scope;
   }
@@ -177,11 +206,31 @@ export type PopCall = (scope: ScopeState, native: NativeScopeHandle, pop: Pendin
 export class ScopeStacks {
   readonly #binding: NativeBinding;
   readonly #agentType: number;
-  #detached: NativeScopeStack | null = null;
+  #detached: Frame | null = null;
+  /** `AsyncResource` when it carries native's store on this runtime (probed at the first frame), else null; undefined before. */
+  #resources: StackResourceClass | null | undefined = undefined;
 
   constructor(binding: NativeBinding) {
     this.#binding = binding;
     this.#agentType = binding.ScopeType.Agent ?? 0;
+  }
+
+  /**
+   * Runs `call` in `frame`'s stack with `withScopeStack` and, where the
+   * runtime allows, holds native's store for it (the module comment).
+   */
+  #hold<T>(frame: Frame, call: () => T): T {
+    const Resource = (this.#resources ??= probeResources(this.#binding));
+    if (Resource === null) return this.#binding.withScopeStack(frame.stack, call);
+    let result: T;
+    this.#binding.withScopeStack(frame.stack, () => {
+      result = call(); // a throw leaves the frame without a resource: native expires the store
+      frame.resource = new Resource('nemo-relay-scope-stack');
+      return new Promise<void>((resolve) => {
+        frame.release = resolve;
+      });
+    });
+    return result!;
   }
 
   /**
@@ -212,10 +261,9 @@ export class ScopeStacks {
     let frame: Frame;
     if (shared !== null) {
       frame = shared;
-      native = this.#binding.withScopeStack(frame.stack, () => call(handle));
+      native = this.run(frame, () => call(handle));
     } else {
-      // Each switch into a stack is a costly native call (an AsyncLocalStorage
-      // run on Node), so a new frame's implicit root is never fetched by itself.
+      // A new frame is entered once, with its push: its implicit root is never fetched by itself.
       const created = new Frame(this.#binding.createScopeStack());
       frame = created;
       if (isAgent) {
@@ -225,7 +273,7 @@ export class ScopeStacks {
         created.rootUuid = native.parentUuid; // a scope pushed without a parent hangs off the implicit root
       } else {
         const binding = this.#binding;
-        native = binding.withScopeStack(created.stack, () => {
+        native = this.#binding.withScopeStack(created.stack, () => {
           created.rootUuid = binding.getHandle().uuid;
           return call(handle);
         });
@@ -263,24 +311,92 @@ export class ScopeStacks {
    * handle to pass. Without a live parent, a per-adapter detached stack keeps
    * the thread's implicit stack untouched.
    */
-  emitContext(parent: ScopeState | null): { stack: NativeScopeStack; handle: NativeScopeHandle | null } {
+  emitContext(parent: ScopeState | null): { frame: Frame; handle: NativeScopeHandle | null } {
     const live = liveAncestor(parent);
-    if (live === null || live.native === null || live.frame === null) {
-      this.#detached ??= this.#binding.createScopeStack();
-      return { stack: this.#detached, handle: null };
-    }
-    return { stack: live.frame.stack, handle: live.native };
+    if (live === null || live.native === null || live.frame === null) return { frame: this.#detachedFrame(), handle: null };
+    return { frame: live.frame, handle: live.native };
   }
 
-  /** Runs `fn` inside `stack`. */
-  run<T>(stack: NativeScopeStack | null, fn: () => T): T {
-    return stack === null ? fn() : this.#binding.withScopeStack(stack, fn);
+  /** The per-adapter stack for events without a live parent, held for the adapter's life. */
+  #detachedFrame(): Frame {
+    let detached = this.#detached;
+    if (detached === null) {
+      detached = new Frame(this.#binding.createScopeStack());
+      const binding = this.#binding;
+      this.#hold(detached, () => binding.getHandle());
+      this.#detached = detached;
+    }
+    return detached;
+  }
+
+  /**
+   * Runs `fn` inside `frame`'s stack: in its held store; else, while scopes
+   * are open on it, with `withScopeStack`, holding the store from then on (a
+   * frame is held at its second call, not at its opening: a session with
+   * nothing between its push and its pop would pay for holding and gain
+   * nothing); else with `withScopeStack` alone.
+   */
+  run<T>(frame: Frame | null, fn: () => T): T {
+    if (frame === null) return fn();
+    const resource = frame.resource;
+    if (resource !== null) return resource.runInAsyncScope(fn);
+    return frame.open.length > 0 && !frame.closed ? this.#hold(frame, fn) : this.#binding.withScopeStack(frame.stack, fn);
+  }
+
+  /** Runs `fn` inside `frame`'s stack with `withScopeStack` (managed execution: native holds the stack until the Promise settles). */
+  runWithScopeStack<T>(frame: Frame, fn: () => T): T {
+    return this.#binding.withScopeStack(frame.stack, fn);
   }
 
   #popTop(frame: Frame, state: ScopeState, args: PendingPop, pop: PopCall): void {
     frame.open.pop();
     const native = state.native;
-    if (native !== null) this.#binding.withScopeStack(frame.stack, () => pop(state, native, args));
+    if (native !== null) this.run(frame, () => pop(state, native, args));
+    if (frame.open.length === 0 && frame !== this.#detached) {
+      // Empty: native's store may expire; a late call on the frame (a span's end) uses withScopeStack.
+      frame.closed = true;
+      const release = frame.release;
+      frame.resource = null;
+      frame.release = null;
+      release?.();
+    }
+  }
+}
+
+/** What the frame keeps of `node:async_hooks`' `AsyncResource`. */
+interface StackResource {
+  runInAsyncScope<T>(fn: () => T): T;
+}
+type StackResourceClass = new (type: string) => StackResource;
+
+/**
+ * `AsyncResource` when a resource created inside `withScopeStack` makes
+ * native's stack current again in `runInAsyncScope` on this runtime
+ * (observed on Node, Bun and Deno), else null: every call then uses
+ * `withScopeStack`. Each fresh stack has its own implicit root, so the
+ * probe compares the top's uuid inside the resource with the one inside
+ * `withScopeStack` and outside.
+ */
+function probeResources(binding: NativeBinding): StackResourceClass | null {
+  let release: (() => void) | undefined;
+  try {
+    const Resource = (createRequire(import.meta.url)('node:async_hooks') as { AsyncResource?: StackResourceClass }).AsyncResource;
+    if (typeof Resource !== 'function') return null;
+    let expected: string | undefined;
+    let resource: StackResource | undefined;
+    binding.withScopeStack(binding.createScopeStack(), () => {
+      expected = binding.getHandle().uuid;
+      resource = new Resource('nemo-relay-scope-stack-probe');
+      return new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    const seen = resource?.runInAsyncScope(() => binding.getHandle().uuid);
+    return typeof expected === 'string' && seen === expected && binding.getHandle().uuid !== expected ? Resource : null;
+  } catch {
+    return null;
+  } finally {
+    release?.();
   }
 }
 

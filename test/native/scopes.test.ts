@@ -39,6 +39,37 @@ describe.skipIf(!available)('native scopes', () => {
     expect(sessionA.start?.parent_uuid).not.toBe(sessionB.start?.parent_uuid);
   });
 
+  it('writes each session stack\'s root on interleaved calls, and the emptied stack\'s own root on calls after its last pop', async () => {
+    // The adapter enters a stack with withScopeStack once and holds native's store for its later calls
+    // (native/scopes.ts); once the stack is empty it goes back to withScopeStack: native's roots either way.
+    const events = await recorded((r) => {
+      const a = r.pushScope({ name: 'session-a', category: 'agent' });
+      const b = r.pushScope({ name: 'session-b', category: 'agent' });
+      for (let i = 0; i < 3; i++) {
+        r.mark({ name: 'mark-a', parent: a });
+        r.mark({ name: 'mark-b', parent: b });
+      }
+      const tool = r.toolStart({ name: 'tool-a', parent: a, args: {}, toolCallId: 'call-a' });
+      const llm = r.llmStart({ name: 'llm-b', parent: b, request: { headers: {}, content: {} } });
+      r.popScope(a);
+      r.toolEnd(tool, { result: 'ok' });
+      r.mark({ name: 'late-a', parent: a });
+      r.llmEnd(llm, { response: {} });
+      r.popScope(b);
+    });
+    const sessionA = scopeEvents(events, 'session-a');
+    const sessionB = scopeEvents(events, 'session-b');
+    expect(events.filter((e) => e.name === 'mark-a')).toHaveLength(3);
+    for (const event of events) {
+      const after = event.name === 'late-a' || (event.name === 'tool-a' && event.kind === 'scope' && event.scope_category === 'end');
+      const session = event.name.endsWith('-a') ? sessionA : sessionB;
+      // Session a's stack is empty after its pop: native writes that stack's implicit root, its session's parent.
+      const root = after ? session.start?.parent_uuid : session.start?.uuid;
+      expect(event.propagation_root_uuid, `${event.name} ${event.kind === 'scope' ? event.scope_category : ''}`).toBe(root);
+    }
+    expect(sessionA.start?.parent_uuid).not.toBe(sessionB.start?.parent_uuid);
+  });
+
   it('ends a parent popped before its child once the child is popped, at the requested time', async () => {
     const base = 1_700_000_000_000_000;
     let pendingAfterParentPop = -1;
