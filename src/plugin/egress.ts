@@ -96,7 +96,9 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
   try {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        const item = value[i];
+        const item: unknown = value[i];
+        // Most values are primitives: only an object can hold headers.
+        if (typeof item !== 'object' || item === null) continue;
         const cleaned = withoutSensitiveHeaders(item, depth + 1);
         if (cleaned !== item) {
           copy ??= value.slice();
@@ -108,6 +110,7 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
     const source = value as Record<string, unknown>;
     for (const key of Object.keys(source)) {
       const item = source[key];
+      if (typeof item !== 'object' || item === null) continue;
       const cleaned = isHeadersKey(key) ? cleanHeaders(item) : withoutSensitiveHeaders(item, depth + 1);
       if (cleaned !== item) {
         copy ??= { ...source };
