@@ -284,3 +284,15 @@ describe('sortPayload', () => {
     expect(toRustJson({ payload: parsed }, { fieldTypes: types })).toBe('{"payload":{"a":1.0,"b":9007199254740993}}');
   });
 });
+
+describe('toRustJson with one integral f64', () => {
+  it('writes the parts without one as JSON.stringify does and the part holding it with native number text, compact and pretty', () => {
+    const step: FieldTypes = { fields: { id: 'integer', extra: { fields: { invocation: { fields: { start: 'f64' } } } } } };
+    const types: FieldTypes = { fields: { steps: { items: step } } };
+    const document = { steps: [{ id: 1, extra: { invocation: { start: 1.5 }, payload: { n: 2 } } }, { id: 2, extra: { invocation: { start: 1796214873 }, payload: [0.25] } }] };
+    expect(toRustJson(document, { fieldTypes: types })).toBe(
+      '{"steps":[{"id":1,"extra":{"invocation":{"start":1.5},"payload":{"n":2}}},{"id":2,"extra":{"invocation":{"start":1796214873.0},"payload":[0.25]}}]}',
+    );
+    expect(toRustJson(document, { fieldTypes: types, pretty: true })).toBe(JSON.stringify(document, null, 2).replace('1796214873', '1796214873.0'));
+  });
+});

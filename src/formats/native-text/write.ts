@@ -197,6 +197,11 @@ function write(writer: Writer, value: Json | undefined, newline: string, exact: 
       return;
     }
     types = undefined;
+  } else if (!writer.sortKeys && !typedMayDiffer(value, types)) {
+    // A typed part that `JSON.stringify` writes exactly goes to it whole, as a whole document would: one
+    // integral f64 (a timestamp on a whole second) sends only the parts holding it to the writer below.
+    out.push(newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline));
+    return;
   }
   const texts = exactTexts.get(value);
   const inner = newline === '' ? '' : `${newline}  `;
