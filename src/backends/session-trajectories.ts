@@ -47,12 +47,9 @@ export class EventTrajectory {
    * afterwards). Once the builder's module has loaded, events go straight to
    * the builder (made then, with the events queued until then): a builder
    * that converts as events come can then let them go instead of their
-   * waiting here until the session's first build. `line`, when given, is
-   * the event's ATOF line as the relay wrote it (no newline; it parses to
-   * the event): a builder that keeps events as text can keep it instead of
-   * serializing the event again.
+   * waiting here until the session's first build.
    */
-  addEvent(event: AtofEvent, line?: string): void {
+  addEvent(event: AtofEvent): void {
     const builder = this.#builder ?? (atifBuilderLoaded() ? this.#built() : undefined);
     if (builder === undefined) this.#events!.push(event);
     else builder.add(event);
@@ -168,25 +165,21 @@ export class SessionTrajectories {
     for (const session of [...this.#live]) this.close(session);
   }
 
-  /**
-   * Routes an event object (with its ATOF line's text when the relay wrote
-   * one, see `EventTrajectory.addEvent`). Returns nothing; a session's
-   * failure is the caller's to isolate.
-   */
-  route(event: AtofEvent, line?: string): void {
+  /** Routes an event object. Returns nothing; a session's failure is the caller's to isolate. */
+  route(event: AtofEvent): void {
     if (this.#live.size === 0) return;
     const uuid = event.uuid;
     const isStart = event.kind === 'scope' && event.scope_category === 'start';
     const owners = this.#ownersOf(uuid, event.parent_uuid ?? null, isStart);
     if (owners === undefined) return;
     if (!isList(owners)) {
-      if (!(isStart && owners.replayed === uuid)) owners.addEvent(event, line);
+      if (!(isStart && owners.replayed === uuid)) owners.addEvent(event);
       return;
     }
     for (let i = 0; i < owners.length; i++) {
       const session = owners[i]!;
       if (isStart && session.replayed === uuid) continue;
-      session.addEvent(event, line);
+      session.addEvent(event);
     }
   }
 

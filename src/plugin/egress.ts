@@ -111,7 +111,8 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
     const prototype: unknown = Object.getPrototypeOf(source);
     if (prototype === Object.prototype || prototype === null) {
       // A plain object: `for...in` reads V8's cached key list where `Object.keys` allocates a
-      // new array per object, and this walk visits every object of every payload.
+      // new array per object, and this walk visits every object of every payload (bench/RESULTS.md,
+      // "the object path before the converter").
       for (const key in source) copy = cleanedEntry(source, key, depth, copy as Record<string, unknown> | null);
     } else {
       for (const key of Object.keys(source)) copy = cleanedEntry(source, key, depth, copy as Record<string, unknown> | null);

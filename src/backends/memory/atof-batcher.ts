@@ -159,26 +159,6 @@ export class AtofFileWriter implements LineOwner {
     this.lineWritten(stage);
   }
 
-  /**
-   * `append(text + "\n")` without the joined string: the text is encoded
-   * straight into the buffer (which also leaves the caller's string flat,
-   * for a receiver that keeps it) and the newline after it.
-   */
-  appendLine(text: string): void {
-    if (this.closed) {
-      this.dropped++;
-      return;
-    }
-    if (this.lineOpen) {
-      this.defer(Buffer.from(`${text}\n`, 'utf8'));
-      return;
-    }
-    const stage = this.stageForLine();
-    stage.utf8(text);
-    stage.byte(0x0a);
-    this.lineWritten(stage);
-  }
-
   /** Buffers the first `length` bytes of `source`: one complete line (ending with `\n`), UTF-8. Never throws. */
   appendBytes(source: Uint8Array, length: number): void {
     if (this.closed) {

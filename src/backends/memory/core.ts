@@ -312,7 +312,7 @@ export class MemoryRelayCore implements RelayCore {
     if (router === null) {
       const live = (router = this.trajectoryRouter = new SessionTrajectories());
       // Marks are never steps: the router is given scope events only, and marks stay on the byte path.
-      this.addListener((event, _top, line) => live.route(event, line), false);
+      this.addListener((event) => live.route(event), false);
     }
     return router;
   }

@@ -121,30 +121,25 @@ export class Delivery {
     }
   }
 
-  /**
-   * Delivers an event object: sinks (one serialization for all), internal
-   * listeners, subscribers. The listeners are also given that line's text
-   * (without its newline) when a sink made one: a trajectory that keeps its
-   * events as text takes it instead of serializing the event again.
-   */
+  /** Delivers an event object: sinks (one serialization for all), internal listeners, subscribers. */
   emit(event: AtofEvent, top: ScopeRecord | null): void {
     this.counters.events++;
     const sinks = this.lineSinks;
-    let text: string | undefined;
     if (sinks.length > 0) {
+      let line: string | undefined;
       try {
-        text = serializeEvent(event);
+        line = serializeEvent(event) + '\n';
       } catch (error) {
         // Only a pathological payload (a string past the engine's limit) gets here.
         this.counters.dropped += sinks.length;
         this.counters.internalError('serializing an event', error);
       }
-      if (text !== undefined) for (let i = 0; i < sinks.length; i++) sinks[i]!.appendLine(text);
+      if (line !== undefined) for (let i = 0; i < sinks.length; i++) sinks[i]!.append(line);
     }
     const listeners = event.kind === 'mark' ? this.markListeners : this.listeners;
     for (let i = 0; i < listeners.length; i++) {
       try {
-        listeners[i]!(event, top, text);
+        listeners[i]!(event, top);
       } catch (error) {
         this.counters.receiverFailed('internal sink', error);
       }

@@ -18,10 +18,9 @@ import type { SessionTrajectories } from '../session-trajectories.ts';
  * A receiver inside the relay (the ATIF trajectories, the plugins.toml
  * host's ATIF files, OTLP export and ATOF streams): every event object, in
  * emission order. The object is shared with every other receiver, so it
- * is read, never changed. `top` is the event's top-level scope, if any;
- * `line` the event's ATOF line (no newline) when an ATOF sink wrote one.
+ * is read, never changed. `top` is the event's top-level scope, if any.
  */
-export type InternalListener = (event: AtofEvent, top: ScopeRecord | null, line?: string) => void;
+export type InternalListener = (event: AtofEvent, top: ScopeRecord | null) => void;
 
 /** What the plugin host and exporters need from the relay core. */
 export interface RelayCore {

@@ -183,6 +183,7 @@ export function mergeMetadata(start: Json, end: Json): Json {
  * so the union is merged in order, with no intermediate object and no sort.
  * Undefined when a layer's keys do not come in that order (an integer-like
  * key, which an object lists first): the caller then merges and sorts.
+ * Measured in bench/RESULTS.md, "the object path before the converter".
  */
 function mergedSorted(layers: readonly JsonObject[], omit?: string): JsonObject | undefined {
   const count = layers.length;
