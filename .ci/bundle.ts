@@ -171,6 +171,21 @@ const builderCjs = await rolldown({ input: path.join(dist, BUILDER), platform: '
 await builderCjs.write({ file: path.join(dist, BUILDER.replace(/\.js$/, '.cjs')), format: 'cjs', comments: false, codeSplitting: false });
 await builderCjs.close();
 
+/**
+ * How the bundle is minified: compressed and with local names shortened,
+ * but every function and class keeps its name and the code keeps its lines.
+ *
+ * Why: on Bun the main entry's import costs in proportion to the code it
+ * parses (bench `import-cost`, bench/RESULTS.md "Issue 21: the main entry's
+ * import on Bun, minified"); whitespace alone changed nothing there, shorter
+ * local names and compressed expressions did. Names stay because a host sees
+ * them: an error's class (`name`, `constructor.name`), a stack trace's
+ * function names, a middleware's name in the hooks registry. Lines stay so a
+ * stack trace into `dist/` still points at a readable line.
+ */
+const KEEP_NAMES = { function: true, class: true } as const;
+const MINIFY = { compress: { keepNames: KEEP_NAMES }, mangle: { keepNames: KEEP_NAMES }, codegen: { removeWhitespace: false } };
+
 const bundle = await rolldown({
   input: Object.fromEntries(ENTRIES.map((entry) => [entry.replace(/\.js$/, ''), path.join(dist, entry)])),
   platform: 'node',
@@ -189,6 +204,7 @@ const result = await bundle.write({
   dir: dist,
   format: 'esm',
   comments: false,
+  minify: MINIFY,
   entryFileNames: '[name].js',
   chunkFileNames: 'chunks/[name]-[hash].js',
   codeSplitting: { groups: [{ debugName: 'entry-layers', includeDependenciesRecursively: false, name: chunkOf }] },

@@ -13,12 +13,13 @@
  * @module
  */
 
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import type { HookName } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/index.ts';
+import { writeFileAtomic } from '../../src/shared/atomic-file.ts';
 import * as fixtures from './payloads.ts';
 
 const [backend = 'memory', sessionsRaw = '300', steadyRaw = '0', dir = '.', outputs = 'atof+atif'] = process.argv.slice(2);
@@ -50,7 +51,7 @@ function emitSession(hooks: HookRegistry, sessionId: string): number {
   return 13;
 }
 
-async function round(tag: string): Promise<{ cpuUs: number; hooks: number; atifFiles: number; atofEvents: number; errors: number }> {
+async function round(tag: string): Promise<{ cpuUs: number; hooks: number; atifFiles: number; atofEvents: number; errors: number; texts: string[] }> {
   const out = path.join(dir, tag);
   mkdirSync(out, { recursive: true });
   const start = process.cpuUsage();
@@ -75,10 +76,13 @@ async function round(tag: string): Promise<{ cpuUs: number; hooks: number; atifF
   const used = process.cpuUsage(start);
   const status = plugin.status();
   if (status.backend.kind !== backend) throw new Error(`asked for the ${backend} backend, got ${status.backend.kind}: ${status.backend.reason}`);
+  const atifDir = path.join(out, 'atif');
+  const texts = atif ? readdirSync(atifDir).map((name) => readFileSync(path.join(atifDir, name), 'utf8')) : [];
   const result = {
     cpuUs: used.user + used.system,
     hooks: emitted,
-    atifFiles: atif ? readdirSync(path.join(out, 'atif')).length : 0,
+    texts,
+    atifFiles: texts.length,
     atofEvents: status.counters.events,
     errors: status.counters.errors,
   };
@@ -87,6 +91,23 @@ async function round(tag: string): Promise<{ cpuUs: number; hooks: number; atifF
 }
 
 const cold = await round('cold');
+
+/**
+ * What the cold round's trajectory files alone cost, per hook: as many atomic writes of the same texts,
+ * nothing else (after the cold round, so the write path is compiled: a floor, not the cold figure).
+ * Both backends write these files, so this part of the trajectory side is the same for both.
+ */
+function filesCpuUs(texts: readonly string[]): number {
+  if (texts.length === 0) return 0;
+  const floorDir = path.join(dir, 'files-floor');
+  mkdirSync(floorDir, { recursive: true });
+  const start = process.cpuUsage();
+  for (let i = 0; i < texts.length; i++) writeFileAtomic(path.join(floorDir, `s-${i}.json`), texts[i]!);
+  const used = process.cpuUsage(start);
+  rmSync(floorDir, { recursive: true, force: true });
+  return used.user + used.system;
+}
+const filesUs = filesCpuUs(cold.texts);
 let steadyUs = 0;
 let steadyHooks = 0;
 for (let i = 0; i < steadyRounds; i++) {
@@ -102,6 +123,7 @@ console.log(
     steadyUsPerHook: steadyHooks > 0 ? steadyUs / steadyHooks : null,
     hooks: cold.hooks,
     atifFiles: cold.atifFiles,
+    filesUsPerHook: filesUs / cold.hooks,
     errors: cold.errors,
   }),
 );

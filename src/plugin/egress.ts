@@ -96,7 +96,9 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
   try {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        const item = value[i];
+        const item: unknown = value[i];
+        // Most values are primitives: only an object can hold headers.
+        if (typeof item !== 'object' || item === null) continue;
         const cleaned = withoutSensitiveHeaders(item, depth + 1);
         if (cleaned !== item) {
           copy ??= value.slice();
@@ -106,19 +108,37 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
       return (copy ?? value) as T;
     }
     const source = value as Record<string, unknown>;
-    for (const key of Object.keys(source)) {
-      const item = source[key];
-      const cleaned = isHeadersKey(key) ? cleanHeaders(item) : withoutSensitiveHeaders(item, depth + 1);
-      if (cleaned !== item) {
-        copy ??= { ...source };
-        (copy as Record<string, unknown>)[key] = cleaned;
-      }
+    const prototype: unknown = Object.getPrototypeOf(source);
+    if (prototype === Object.prototype || prototype === null) {
+      // A plain object: `for...in` reads V8's cached key list where `Object.keys` allocates a
+      // new array per object, and this walk visits every object of every payload (bench/RESULTS.md,
+      // "the object path before the converter").
+      for (const key in source) copy = cleanedEntry(source, key, depth, copy as Record<string, unknown> | null);
+    } else {
+      for (const key of Object.keys(source)) copy = cleanedEntry(source, key, depth, copy as Record<string, unknown> | null);
     }
   } catch {
     // A getter or Proxy that throws: the backend's own conversion records it as unserializable.
     return value;
   }
   return (copy ?? value) as T;
+}
+
+/**
+ * One entry of `withoutSensitiveHeaders`' walk: `copy` (made at the first
+ * change) with `key` cleaned. An inherited key (a `for...in` over an object
+ * whose `Object.prototype` was given enumerable keys) is left alone: it is
+ * not part of what the backend records.
+ */
+function cleanedEntry(source: Record<string, unknown>, key: string, depth: number, copy: Record<string, unknown> | null): Record<string, unknown> | null {
+  const item = source[key];
+  // Most values are primitives: only an object can hold headers.
+  if (typeof item !== 'object' || item === null) return copy;
+  const cleaned = isHeadersKey(key) ? cleanHeaders(item) : withoutSensitiveHeaders(item, depth + 1);
+  if (cleaned === item || !Object.hasOwn(source, key)) return copy;
+  copy ??= { ...source };
+  copy[key] = cleaned;
+  return copy;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   type FieldTypes,
   type NumberFieldType,
 } from '../../src/formats/native-text.ts';
+import { sortPayload } from '../../src/formats/native-text/keys.ts';
 
 describe('native number text', () => {
   it.each([
@@ -260,5 +261,38 @@ describe('sameJson', () => {
     const other = parseJsonAsNative('{"a":1}')!.value;
     expect(sameJson({ x: one }, { x: other })).toBe(false);
     expect(sameJson({ x: one }, { x: one })).toBe(true);
+  });
+});
+
+describe('sortPayload', () => {
+  const types: FieldTypes = { fields: { payload: { fields: {} } as FieldTypes } };
+  it('returns a sorted payload itself and the writer still writes it as native does', () => {
+    const plain = { a: 1, b: [0.5, 'x'] };
+    expect(sortPayload(plain)).toBe(plain);
+    expect(toRustJson({ payload: plain, cost: 2 }, { fieldTypes: { fields: { cost: 'f64' } } })).toBe('{"payload":{"a":1,"b":[0.5,"x"]},"cost":2.0}');
+  });
+  it('sorts an unsorted payload, and leaves sorted payloads whose numbers or keys JSON.stringify writes differently to the exact writer', () => {
+    expect(JSON.stringify(sortPayload({ b: 1, a: 2 }))).toBe('{"a":2,"b":1}');
+    const awkward = { a: 3e-6, b: 4294967296 };
+    expect(sortPayload(awkward)).toBe(awkward);
+    expect(toRustJson({ payload: awkward }, { fieldTypes: types })).toBe('{"payload":{"a":3e-6,"b":4294967296.0}}');
+    const indexKeys = { '10': 1, '9': 2 } as Json;
+    sortPayload(indexKeys);
+    expect(toRustJson({ payload: indexKeys }, { fieldTypes: types })).toBe('{"payload":{"10":1,"9":2}}');
+    const parsed = parseJsonAsNative('{"a":1.0,"b":9007199254740993}')!.value;
+    expect(sortPayload(parsed)).toBe(parsed);
+    expect(toRustJson({ payload: parsed }, { fieldTypes: types })).toBe('{"payload":{"a":1.0,"b":9007199254740993}}');
+  });
+});
+
+describe('toRustJson with one integral f64', () => {
+  it('writes the parts without one as JSON.stringify does and the part holding it with native number text, compact and pretty', () => {
+    const step: FieldTypes = { fields: { id: 'integer', extra: { fields: { invocation: { fields: { start: 'f64' } } } } } };
+    const types: FieldTypes = { fields: { steps: { items: step } } };
+    const document = { steps: [{ id: 1, extra: { invocation: { start: 1.5 }, payload: { n: 2 } } }, { id: 2, extra: { invocation: { start: 1796214873 }, payload: [0.25] } }] };
+    expect(toRustJson(document, { fieldTypes: types })).toBe(
+      '{"steps":[{"id":1,"extra":{"invocation":{"start":1.5},"payload":{"n":2}}},{"id":2,"extra":{"invocation":{"start":1796214873.0},"payload":[0.25]}}]}',
+    );
+    expect(toRustJson(document, { fieldTypes: types, pretty: true })).toBe(JSON.stringify(document, null, 2).replace('1796214873', '1796214873.0'));
   });
 });

@@ -96,4 +96,25 @@ describe('the egress wrapper', () => {
     const plain = { task_id: 'a', turn_id: 'b', request: { headers: { accept: 'json' } } };
     expect(withoutSensitiveHeaders(plain)).toBe(plain);
   });
+
+  it('cleans class instances and null-prototype objects, and never turns an inherited key into an own one', () => {
+    class Request {
+      headers = { Cookie: 'c', accept: 'json' };
+    }
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { headers: { 'api-key': 'k', accept: 'json' } });
+    expect(withoutSensitiveHeaders({ request: new Request(), bare })).toEqual({ request: { headers: { accept: 'json' } }, bare: { headers: { accept: 'json' } } });
+    // A host that gave Object.prototype an enumerable key: the walk sees it, the cleaned copy does not gain it.
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.polluted = { headers: { authorization: 'x' } };
+    try {
+      const payload = { request: { headers: { authorization: 'y', accept: 'json' } } };
+      const cleaned = withoutSensitiveHeaders(payload);
+      expect(Object.keys(cleaned)).toEqual(['request']);
+      expect(Object.keys(cleaned.request.headers)).toEqual(['accept']);
+      const untouched = { a: 1 };
+      expect(withoutSensitiveHeaders(untouched)).toBe(untouched);
+    } finally {
+      delete proto.polluted;
+    }
+  });
 });

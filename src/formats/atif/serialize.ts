@@ -8,8 +8,9 @@
 
 import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifStep, AtifTrajectory } from './types.ts';
-import { sameJson, sortJson, toRustJson, type FieldTypes, type NumberFieldType } from '../native-text.ts';
-import { ArrayTextAhead } from '../native-text/write.ts';
+import { sameJson } from '../native-text/same.ts';
+import { sortJson } from '../native-text/keys.ts';
+import { ArrayTextAhead, toRustJson, type FieldTypes, type NumberFieldType } from '../native-text/write.ts';
 import { SliceClock, type Slices } from '../../shared/slices.ts';
 
 /**

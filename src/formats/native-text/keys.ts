@@ -85,6 +85,50 @@ export function isSortedJson(value: Json): boolean {
   return true;
 }
 
+/**
+ * Payloads found sorted with no number or key `JSON.stringify` writes
+ * differently from native (`sortPayload`): the trajectory writer's check
+ * (`mayDiffer`) skips them instead of walking them a second time. Payloads
+ * are shared with recorded events, which are never mutated.
+ */
+export const plainSorted = new WeakSet<object>();
+
+/**
+ * `sortJson` for a payload the trajectory's text holds: one walk both
+ * checks the order and, for a sorted payload (the usual case), whether
+ * `JSON.stringify` writes it exactly, and notes it in `plainSorted`.
+ */
+export function sortPayload(value: Json): Json {
+  if (value === null || typeof value !== 'object') return value;
+  if (plainSorted.has(value)) return value;
+  if (isSortedPlain(value)) {
+    plainSorted.add(value);
+    return value;
+  }
+  return sortJson(value);
+}
+
+/** `isSortedJson(value) && !mayDiffer(value, true)` in one walk. */
+function isSortedPlain(value: Json): boolean {
+  if (typeof value === 'number') return !payloadNumberMayDiffer(value);
+  if (value === null || typeof value !== 'object') return true;
+  if (exactTexts.has(value)) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isSortedPlain(value[i] as Json)) return false;
+    return true;
+  }
+  let previous: string | undefined;
+  for (const key in value) {
+    // An integer-like key: JS lists it first, native sorts it as text (`mayDiffer`).
+    const first = key.charCodeAt(0);
+    if (first >= 48 && first <= 57) return false;
+    if (previous !== undefined && compareKeys(previous, key) > 0) return false;
+    previous = key;
+    if (!isSortedPlain(value[key] as Json)) return false;
+  }
+  return true;
+}
+
 function sortedCopy(value: Json): Json {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {

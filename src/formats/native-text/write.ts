@@ -5,7 +5,7 @@
  */
 
 import type { Json } from '../../shared/json.ts';
-import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
+import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer, plainSorted } from './keys.ts';
 import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
 
 export type NumberFieldType = 'f64' | 'integer';
@@ -77,8 +77,8 @@ export function toRustJson(value: unknown, options: RustJsonOptions = {}): strin
 /** `mayDiffer` for a document with typed fields: their numbers follow their type's text rule. */
 function typedMayDiffer(value: Json, types: FieldTypeNode): boolean {
   if (typeof value === 'number') return numberMayDiffer(value, types);
-  if (types === undefined || typeof types === 'string') return mayDiffer(value, true);
   if (typeof value !== 'object' || value === null) return false;
+  if (types === undefined || typeof types === 'string') return !plainSorted.has(value) && mayDiffer(value, true);
   if (exactTexts.has(value)) return true;
   if (Array.isArray(value)) {
     const itemTypes = types.items;
@@ -197,6 +197,11 @@ function write(writer: Writer, value: Json | undefined, newline: string, exact: 
       return;
     }
     types = undefined;
+  } else if (!writer.sortKeys && !typedMayDiffer(value, types)) {
+    // A typed part that `JSON.stringify` writes exactly goes to it whole, as a whole document would: one
+    // integral f64 (a timestamp on a whole second) sends only the parts holding it to the writer below.
+    out.push(newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline));
+    return;
   }
   const texts = exactTexts.get(value);
   const inner = newline === '' ? '' : `${newline}  `;

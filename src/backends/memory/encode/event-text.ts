@@ -17,7 +17,9 @@
 
 import type { Json } from '../../../relay/contract.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
-import { canonicalJson, formatPayloadNumber, stringifyMayDiffer } from '../../../formats/native-text.ts';
+import { canonicalJson } from '../../../formats/native-text/write.ts';
+import { formatPayloadNumber } from '../../../formats/native-text/numbers.ts';
+import { stringifyMayDiffer } from '../../../formats/native-text/keys.ts';
 import { encoded, type LineBuilder } from './line-buffer.ts';
 
 /**

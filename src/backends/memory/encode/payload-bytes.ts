@@ -26,7 +26,7 @@
  */
 
 import type { Json } from '../../../relay/contract.ts';
-import { formatF64 } from '../../../formats/native-text.ts';
+import { formatF64 } from '../../../formats/native-text/numbers.ts';
 import { JSON_LIMITS, toJson, wellFormed } from '../../../shared/json.ts';
 import { KeyListCache } from '../../../shared/key-lists.ts';
 import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-buffer.ts';

@@ -9,6 +9,7 @@
 import type { Json, JsonObject } from '../../../shared/json.ts';
 import { type Instant, epochSecondsWithMillis } from '../../instant.ts';
 import { sortJson } from '../../native-text.ts';
+import { sortPayload } from '../../native-text/keys.ts';
 import {
   type AtifAncestry,
   type AtifInvocation,
@@ -63,8 +64,9 @@ interface StepExtraParts {
 export function stepExtra(parts: StepExtraParts): Json {
   const extra: JsonObject = { ancestry: parts.ancestry as unknown as Json };
   if (parts.invocation !== undefined) extra.invocation = parts.invocation as unknown as Json;
-  if (parts.llmRequest !== undefined) extra.llm_request = sortJson(parts.llmRequest);
-  if (parts.llmResponse !== undefined) extra.llm_response = sortJson(parts.llmResponse);
+  // The request and response are a trajectory's largest payloads: one walk checks both their order and their text (`sortPayload`).
+  if (parts.llmRequest !== undefined) extra.llm_request = sortPayload(parts.llmRequest);
+  if (parts.llmResponse !== undefined) extra.llm_response = sortPayload(parts.llmResponse);
   if (parts.toolAncestry !== undefined && parts.toolAncestry.length > 0) extra.tool_ancestry = parts.toolAncestry as unknown as Json;
   if (parts.toolInvocations !== undefined && parts.toolInvocations.length > 0)
     extra.tool_invocations = parts.toolInvocations as unknown as Json;
