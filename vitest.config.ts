@@ -13,8 +13,10 @@ export default defineConfig({
     pool: 'forks',
     // Vitest's default is one worker per CPU minus one: a single worker on a
     // 2-core machine. Most files here wait on child processes (the CLI, the
-    // runtimes), so two or more workers overlap that waiting.
-    maxWorkers: Math.max(2, os.availableParallelism()),
+    // runtimes), so more workers than cores overlap that waiting: on 2 cores
+    // a third worker keeps both busy and keeps `npm test` under the README's
+    // three minutes (bench/RESULTS.md, "npm test's workers").
+    maxWorkers: Math.max(3, os.availableParallelism()),
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
