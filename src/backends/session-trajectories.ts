@@ -42,17 +42,10 @@ export class EventTrajectory {
     void loadAtifBuilder();
   }
 
-  /**
-   * Records an event object (kept by reference: it must not be mutated
-   * afterwards). Once the builder's module has loaded, events go straight to
-   * the builder (made then, with the events queued until then): a builder
-   * that converts as events come can then let them go instead of their
-   * waiting here until the session's first build.
-   */
+  /** Records an event object (kept by reference: it must not be mutated afterwards). */
   addEvent(event: AtofEvent): void {
-    const builder = this.#builder ?? (atifBuilderLoaded() ? this.#built() : undefined);
-    if (builder === undefined) this.#events!.push(event);
-    else builder.add(event);
+    if (this.#builder === undefined) this.#events!.push(event);
+    else this.#builder.add(event);
   }
 
   /** Events recorded so far. */
