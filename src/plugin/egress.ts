@@ -4,9 +4,15 @@
  * - **Credentials in headers never leave.** `authorization`,
  *   `proxy-authorization`, `x-api-key`, `api-key`, `x-goog-api-key`,
  *   `anthropic-api-key`, `cookie` and `set-cookie` are dropped from every
- *   `headers` object of every payload (a hook's raw request in an unmatched
- *   mark, an adapter's request, a tool's arguments), on every backend.
- *   Native drops the first three from the recorded LLM request only.
+ *   `headers` value of every payload (a hook's raw request in an unmatched
+ *   mark, an adapter's request, a tool's arguments), on every backend, in
+ *   every form a program holds headers in: a plain object, a `Headers`
+ *   (what the OpenAI and Anthropic clients hand their `fetch`; recorded as a
+ *   plain object of its entries, where JSON alone would record `{}`), a
+ *   `Map`, `[name, value]` pairs (fetch's other `HeadersInit`), a flat
+ *   `[name, value, name, value]` list (undici's diagnostics channel), HAR's
+ *   `{name, value}` entries, and raw `Name: value` header text. Native drops
+ *   six of these names from the recorded LLM request's header object only.
  * - **The host's `redact` hook** (`createNemoRelayPlugin({ redact })`) sees
  *   every event's name and payloads and may replace them, after the
  *   backend's own `pii_redaction` on the memory relay (it runs inside the
@@ -46,6 +52,7 @@ import type {
 } from '../relay/contract.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { isJsonObject, toJson } from '../shared/json.ts';
+import { isCredentialHeader } from '../shared/secret-text.ts';
 import { jsonEqual } from './llm-response.ts';
 
 /** An event as the `redact` hook sees it: its name and payloads, with what it is. */
@@ -80,13 +87,11 @@ export interface RedactedFields {
  */
 export type RedactHook = (event: RedactableEvent) => RedactedFields | void;
 
-const SENSITIVE_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'anthropic-api-key', 'cookie', 'set-cookie']);
-
 /** The placeholder for a name the hook could not be trusted with. */
 const REDACTED_NAME = '[REDACTED]';
 
 /**
- * `value` without credential headers: every object under a `headers` key
+ * `value` without credential headers: every value under a `headers` key
  * (any case) loses its sensitive entries. Copies only the objects on the
  * way to a change; returns `value` itself when there is none.
  */
@@ -132,8 +137,8 @@ export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
  */
 function cleanedEntry(source: Record<string, unknown>, key: string, depth: number, copy: Record<string, unknown> | null): Record<string, unknown> | null {
   const item = source[key];
-  // Most values are primitives: only an object can hold headers.
-  if (typeof item !== 'object' || item === null) return copy;
+  // Most values are primitives: only an object, or header text under a `headers` key, can hold headers.
+  if ((typeof item !== 'object' || item === null) && (typeof item !== 'string' || !isHeadersKey(key))) return copy;
   const cleaned = isHeadersKey(key) ? cleanHeaders(item) : withoutSensitiveHeaders(item, depth + 1);
   if (cleaned === item || !Object.hasOwn(source, key)) return copy;
   copy ??= { ...source };
@@ -150,15 +155,76 @@ function isHeadersKey(key: string): boolean {
   return key.length === 7 && (key.charCodeAt(0) | 0x20) === 0x68 && key.toLowerCase() === 'headers';
 }
 
+/** One `headers` value without its credential entries, in the form the program holds it (copied only when one is dropped). */
 function cleanHeaders(headers: unknown): unknown {
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return headers;
+  if (typeof headers === 'string') return cleanHeaderText(headers);
+  if (typeof headers !== 'object' || headers === null) return headers;
+  if (Array.isArray(headers)) return cleanHeaderList(headers);
+  if (headers instanceof Map) return cleanHeaderMap(headers);
+  if (isHeadersClass(headers)) return headerEntries(headers);
   let copy: Record<string, unknown> | null = null;
   for (const key of Object.keys(headers)) {
-    if (!SENSITIVE_HEADERS.has(key.toLowerCase())) continue;
+    if (!isCredentialHeader(key)) continue;
     copy ??= { ...(headers as Record<string, unknown>) };
     delete copy[key];
   }
   return copy ?? headers;
+}
+
+/** Raw header text (`Name: value` lines) without its credential lines. */
+function cleanHeaderText(text: string): string {
+  if (!text.includes(':')) return text;
+  const lines = text.split(/(?<=\n)/);
+  const kept = lines.filter((line) => {
+    const colon = line.indexOf(':');
+    return colon <= 0 || !isCredentialHeader(line.slice(0, colon).trim());
+  });
+  return kept.length === lines.length ? text : kept.join('');
+}
+
+/**
+ * A list of headers without its credential entries: `[name, value]` pairs,
+ * HAR's `{name, value}` objects, or, when every item is a string, a flat
+ * `[name, value, ...]` list.
+ */
+function cleanHeaderList(list: unknown[]): unknown[] {
+  const flat = list.length % 2 === 0 && list.every((item) => typeof item === 'string');
+  const step = flat ? 2 : 1;
+  const kept: unknown[] = [];
+  for (let i = 0; i < list.length; i += step) {
+    const item = list[i];
+    const name = flat ? item : Array.isArray(item) ? item[0] : typeof item === 'object' && item !== null ? (item as { name?: unknown }).name : undefined;
+    if (typeof name === 'string' && isCredentialHeader(name)) continue;
+    kept.push(item);
+    if (flat) kept.push(list[i + 1]);
+  }
+  return kept.length === list.length ? list : kept;
+}
+
+function cleanHeaderMap(map: Map<unknown, unknown>): Map<unknown, unknown> {
+  let copy: Map<unknown, unknown> | null = null;
+  for (const key of map.keys()) {
+    if (!isCredentialHeader(String(key))) continue;
+    copy ??= new Map(map);
+    copy.delete(key);
+  }
+  return copy ?? map;
+}
+
+/** A fetch `Headers` (any runtime's or library's): its entries live behind methods, not in own properties. */
+function isHeadersClass(value: object): value is { forEach(callback: (value: unknown, name: string) => void): void } {
+  const candidate = value as { forEach?: unknown; get?: unknown; has?: unknown; append?: unknown };
+  return typeof candidate.forEach === 'function' && typeof candidate.get === 'function' && typeof candidate.has === 'function' && typeof candidate.append === 'function';
+}
+
+/** A `Headers`' entries as a plain object, without the credential ones. */
+function headerEntries(headers: { forEach(callback: (value: unknown, name: string) => void): void }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  headers.forEach((value, name) => {
+    // defineProperty: a header may be called `__proto__`.
+    if (typeof name === 'string' && !isCredentialHeader(name)) Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  });
+  return out;
 }
 
 /** Runs the hook on one event's parts; never throws (a failure clears what the hook governs). */

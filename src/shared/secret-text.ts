@@ -7,6 +7,18 @@
  * @module
  */
 
+/**
+ * Header names that carry credentials (lower-case). The plugin drops them from
+ * every `headers` value it records, and native's response cache refuses to fold
+ * them into a cache key (it names the same eight).
+ */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'anthropic-api-key', 'cookie', 'set-cookie']);
+
+/** True for a header name that carries credentials, in any case. */
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADERS.has(name.toLowerCase());
+}
+
 /** Query parameters whose values are credentials by name (compared lower-case, `-` and `_` ignored). */
 const SECRET_QUERY_KEYS = new Set(['token', 'accesstoken', 'apikey', 'key', 'secret', 'password', 'auth', 'authorization', 'signature', 'xamzsignature', 'xamzcredential', 'xamzsecuritytoken', 'sig', 'code']);
 

@@ -8,6 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { FILE_BACKENDS } from '../contract/backends.ts';
 import { runComponents, type ComponentRunResult, type Script } from '../support/component-run.ts';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import type { RedactHook } from '../../src/plugin/plugin.ts';
 
 const TOKEN = 'ZQXLEAK';
@@ -56,6 +58,46 @@ function conversation(inNames: boolean): Script {
     void terminal;
   };
 }
+
+/** A chat completion and a message, as the providers answer. */
+const OPENAI_REPLY = { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
+const ANTHROPIC_REPLY = { id: 'm1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } };
+
+/**
+ * A host that records each request its provider clients send, headers as the
+ * client handed them to `fetch` (the real OpenAI and Anthropic clients hand a
+ * `Headers`), and requests it builds itself with headers in fetch's other
+ * forms and in the forms other tools hold them in.
+ */
+const clientHeaders: Script = async ({ hooks }) => {
+  const session = 'headers-session';
+  const base = { session_id: session, turn_id: 't1' };
+  hooks.emit('on_session_start', { session_id: session, model: 'gpt-4o-mini', platform: 'cli' } as never);
+  let n = 0;
+  const record = (reply: object) => async (url: unknown, init?: RequestInit) => {
+    const id = `client-${++n}`;
+    const request = { method: init?.method, url: String(url), headers: init?.headers, body: JSON.parse(String(init?.body)) };
+    // An end without a start: the whole raw payload, headers included, is recorded as a mark.
+    hooks.emit('post_api_request', { ...base, api_request_id: id, model: 'gpt-4o-mini', provider: 'openai', request, response: reply } as never);
+    return new Response(JSON.stringify(reply), { status: 200, headers: { 'content-type': 'application/json' } });
+  };
+  const openai = new OpenAI({ apiKey: planted('openai_key'), defaultHeaders: { 'x-team': planted('openai_team_header') }, fetch: record(OPENAI_REPLY) as never });
+  await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+  const anthropic = new Anthropic({ apiKey: planted('anthropic_key'), defaultHeaders: { 'x-team': planted('anthropic_team_header') }, fetch: record(ANTHROPIC_REPLY) as never });
+  await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+  const forms: Record<string, unknown> = {
+    pairs: [['Authorization', `Bearer ${planted('pairs_authorization')}`], ['x-team', planted('pairs_team_header')]],
+    flat: ['cookie', planted('flat_cookie'), 'x-team', planted('flat_team_header')],
+    har: [{ name: 'X-Api-Key', value: planted('har_api_key') }, { name: 'x-team', value: planted('har_team_header') }],
+    map: new Map([['proxy-authorization', planted('map_proxy_authorization')], ['x-team', planted('map_team_header')]]),
+    text: `Set-Cookie: ${planted('text_set_cookie')}\r\nx-team: ${planted('text_team_header')}\r\n`,
+  };
+  for (const [form, headers] of Object.entries(forms)) {
+    hooks.emit('post_api_request', { ...base, api_request_id: `orphan-${form}`, request: { headers }, response: { ok: true } } as never);
+  }
+  hooks.emit('on_session_end', { session_id: session } as never);
+  hooks.emit('on_session_finalize', { session_id: session } as never);
+};
 
 /** Every byte a run produced, as text: files, spans, stream and upload bodies. */
 function everything(run: ComponentRunResult): string {
@@ -137,6 +179,15 @@ describe('nothing redaction governs reaches any output', () => {
         expect(found).toContain(planted('orphan_response'));
         // ...but no credential header, on any path (the recorded request, a raw hook payload in a mark).
         expect(found.filter((token) => /authorization|x_api_key|cookie/.test(token))).toEqual([]);
+      });
+
+      it('credential headers never leave in any form a client holds headers in; the other headers are recorded', async () => {
+        const run = await runComponents(backend.create(), { components: '', script: clientHeaders, otlp: ['full'], remote: true, settingsAtif: true });
+        const found = leaks(run);
+        // The clients' and the host's other headers are there (a Headers used to be recorded as {}) ...
+        for (const form of ['openai', 'anthropic', 'pairs', 'flat', 'har', 'map', 'text']) expect(found).toContain(planted(`${form}_team_header`));
+        // ... and no credential, whatever the form.
+        expect(found.filter((token) => !token.endsWith('_team_header'))).toEqual([]);
       });
     });
   }

@@ -97,6 +97,34 @@ describe('the egress wrapper', () => {
     expect(withoutSensitiveHeaders(plain)).toBe(plain);
   });
 
+  it('drops credentials from headers in every form a program holds them in, copying only on a change', () => {
+    const pairs = [['Authorization', 'Bearer a'], ['accept', 'json']];
+    const flat = ['x-api-key', 'k', 'accept', 'json'];
+    const har = [{ name: 'Cookie', value: 'c' }, { name: 'accept', value: 'json' }];
+    const map = new Map([['Proxy-Authorization', 'p'], ['accept', 'json']]);
+    const text = 'Authorization: Bearer a\r\naccept: json\r\n';
+    const fetchHeaders = new Headers({ authorization: 'Bearer a', accept: 'json' });
+    fetchHeaders.append('__proto__', 'a valid header name');
+    const cleaned = withoutSensitiveHeaders({ a: { headers: pairs }, b: { headers: flat }, c: { headers: har }, d: { headers: map }, e: { headers: text }, f: { headers: fetchHeaders } });
+    expect(cleaned.a.headers).toEqual([['accept', 'json']]);
+    expect(cleaned.b.headers).toEqual(['accept', 'json']);
+    expect(cleaned.c.headers).toEqual([{ name: 'accept', value: 'json' }]);
+    expect([...(cleaned.d.headers as Map<string, string>)]).toEqual([['accept', 'json']]);
+    expect(cleaned.e.headers).toBe('accept: json\r\n');
+    // A Headers keeps its entries behind methods: recorded as a plain object of them.
+    expect(Object.getPrototypeOf(cleaned.f.headers)).toBe(Object.prototype);
+    expect(Object.entries(cleaned.f.headers)).toEqual([['__proto__', 'a valid header name'], ['accept', 'json']]);
+    // The host's own values are untouched.
+    expect(pairs).toHaveLength(2);
+    expect(map.size).toBe(2);
+    // Nothing to drop: the same values come back, no copy.
+    const clean = { headers: [['accept', 'json']], other: { headers: 'accept: json' }, list: { headers: ['accept', 'json'] } };
+    expect(withoutSensitiveHeaders(clean)).toBe(clean);
+    // Text that is not under a headers key is never read as headers.
+    const prose = { note: 'Authorization: Bearer kept, not a headers value' };
+    expect(withoutSensitiveHeaders(prose)).toBe(prose);
+  });
+
   it('cleans class instances and null-prototype objects, and never turns an inherited key into an own one', () => {
     class Request {
       headers = { Cookie: 'c', accept: 'json' };

@@ -10,6 +10,7 @@
 
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
+import { isCredentialHeader } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { componentPolicy, POLICY_FIELDS, pushByPolicy, type Policy } from './policy.ts';
 import { POLICY_SCHEMA } from './schema.ts';
@@ -129,8 +130,6 @@ const SCHEMA: Schema = {
 
 const CLASS_FIELDS = ['cacheable', 'ttl_seconds', 'bypass_rate', 'tool_version', 'arg_skip', 'members'];
 const OVERRIDE_FIELDS = ['cacheable', 'ttl_seconds', 'bypass_rate', 'tool_version', 'arg_skip'];
-/** Headers that carry credentials: never part of a cache key. */
-const AUTH_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key', 'anthropic-api-key', 'x-goog-api-key'];
 
 /** Validates an `adaptive` component's config (native's rules). */
 export function validateAdaptive(config: JsonObject, documentPolicy: Policy): AdaptiveValidation {
@@ -277,7 +276,7 @@ function responseCacheSettings(cache: JsonObject, diagnostics: ConfigDiagnostic[
     cacheError(diagnostics, 'response_cache.unsupported_key_strategy', 'key_strategy', `unsupported key_strategy '${strategy}'; supported: "exact_request", "logical"`);
   }
   for (const name of settings.headerAllowlist) {
-    if (AUTH_HEADERS.includes(name.toLowerCase())) {
+    if (isCredentialHeader(name)) {
       cacheError(diagnostics, 'response_cache.auth_header_allowlisted', 'header_allowlist', `'${name}' is an auth header and must never be folded into cache keys`);
     }
   }
