@@ -22,8 +22,10 @@ export function renumber(steps: AtifStep[]): void {
  * instrumentations.
  */
 export function removeProjectedToolCallDuplicates(steps: AtifStep[]): void {
-  // Only a candidate can be dropped; without one (the usual case) no call's key need be written.
-  if (!steps.some(isProjectedCandidate)) return;
+  // Only a candidate followed by another agent step can be dropped: the set of calls observed later is emptied
+  // at every non-agent step. Without one (the usual case: a turn's agent steps each follow a user step) no
+  // call's key need be written.
+  if (!hasDroppableCandidate(steps)) return;
   let observedLater = new Set<string>();
   const keep = new Array<boolean>(steps.length).fill(true);
   for (let index = steps.length - 1; index >= 0; index--) {
@@ -48,6 +50,14 @@ export function removeProjectedToolCallDuplicates(steps: AtifStep[]): void {
     if (keep[index]) steps[write++] = steps[index] as AtifStep;
   }
   steps.length = write;
+}
+
+/** Whether some projected candidate has an agent step right after it, before any non-agent step. */
+function hasDroppableCandidate(steps: readonly AtifStep[]): boolean {
+  for (let index = 0; index < steps.length - 1; index++) {
+    if ((steps[index + 1] as AtifStep).source === 'agent' && isProjectedCandidate(steps[index] as AtifStep)) return true;
+  }
+  return false;
 }
 
 function isProjectedCandidate(step: AtifStep): boolean {

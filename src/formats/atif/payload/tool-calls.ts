@@ -45,6 +45,43 @@ const TOOL_CALL_KNOWN_KEYS = new Set([
 export function extractToolCalls(output: Json): AtifToolCall[] | undefined {
   const object = asObject(output);
   if (object === undefined) return undefined;
+  return plainChatToolCalls(object) ?? generalToolCalls(object);
+}
+
+/**
+ * The tool calls of a Chat Completions response in its usual shape, or
+ * `undefined` for anything else: no top-level `tool_calls`,
+ * `assistant_message` or `raw_response`, and `choices[0].message.tool_calls`
+ * a non-empty list of `{id, type, function: {name, arguments}}` objects
+ * (no other key; `id` and `name` strings). Then the general rules read the
+ * same calls with no `extra`; anything else is read by them.
+ */
+function plainChatToolCalls(object: JsonMap): AtifToolCall[] | undefined {
+  if (has(object, 'tool_calls') || has(object, 'assistant_message') || has(object, 'raw_response')) return undefined;
+  const choice = asObject(asArray(get(object, 'choices'))?.[0]);
+  const items = asArray(get(asObject(get(choice, 'message')), 'tool_calls'));
+  if (items === undefined || items.length === 0) return undefined;
+  const calls: AtifToolCall[] = [];
+  for (let index = 0; index < items.length; index++) {
+    const call = asObject(items[index]);
+    if (call === undefined) return undefined;
+    for (const key in call) if ((key !== 'id' && key !== 'type' && key !== 'function') || !has(call, key)) return undefined;
+    const fn = asObject(get(call, 'function'));
+    if (fn === undefined || !has(fn, 'name') || !has(fn, 'arguments')) return undefined;
+    for (const key in fn) if ((key !== 'name' && key !== 'arguments') || !has(fn, key)) return undefined;
+    let id = get(call, 'id');
+    const name = fn.name;
+    if (typeof id !== 'string' || typeof name !== 'string') return undefined;
+    if (id === '' && name !== '') id = `${name}:${index + 1}`;
+    if (id === '' && name === '') continue;
+    calls.push({ tool_call_id: id, function_name: name, arguments: normalizeToolArguments(fn.arguments as Json) });
+  }
+  // Every call skipped (no id, no name): the general rules read none either.
+  return calls.length === 0 ? undefined : calls;
+}
+
+/** `extractToolCalls` by the general rules (exported for the fast path's equivalence test). */
+export function generalToolCalls(object: JsonMap): AtifToolCall[] | undefined {
   const array = toolCallArray(object);
   const items =
     (array !== undefined && array.length > 0 ? array : undefined) ??

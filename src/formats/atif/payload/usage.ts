@@ -85,6 +85,12 @@ const TOKEN_USAGE_KNOWN_KEYS = new Set([
 export function extractMetrics(output: Json, providerName: string): AtifMetrics | undefined {
   const object = asObject(output);
   if (object === undefined) return undefined;
+  const plain = plainChatUsage(object);
+  return plain !== undefined ? plainChatMetrics(plain) : generalMetrics(object, providerName);
+}
+
+/** `extractMetrics` by the general rules, for any response object (exported for the fast path's equivalence test). */
+export function generalMetrics(object: JsonMap, providerName: string): AtifMetrics | undefined {
   const usage = readResponseUsage(object, { surface: detectResponseSurface(object), provider: providerName });
   const prompt = usage?.prompt;
   const completion = usage?.completion;
@@ -124,6 +130,38 @@ export function extractMetrics(output: Json, providerName: string): AtifMetrics 
   if (completionIds !== undefined) metrics.completion_token_ids = completionIds;
   if (logprobs !== undefined) metrics.logprobs = logprobs;
   if (hasExtra) metrics.extra = sortJson(extra);
+  return metrics;
+}
+
+/** The keys of the usage object a Chat Completions response (and every adapter, `chatCompletionsUsage`) most often reports. */
+const PLAIN_CHAT_KEYS = new Set(['prompt_tokens', 'completion_tokens', 'total_tokens']);
+
+/**
+ * `usage` when it is an object with no key but `prompt_tokens`,
+ * `completion_tokens` and `total_tokens` and the response has no
+ * `token_usage`: then every shape, surface and provider reads the same
+ * counts (the two token keys, no cache count to add or not), no cost, no
+ * token ids, and `total_tokens` alone goes to `extra`. Anything else takes
+ * the general reading.
+ */
+function plainChatUsage(object: JsonMap): JsonMap | undefined {
+  if (has(object, 'token_usage')) return undefined;
+  const usage = asObject(get(object, 'usage'));
+  if (usage === undefined) return undefined;
+  for (const key in usage) if (!PLAIN_CHAT_KEYS.has(key) || !has(usage, key)) return undefined;
+  return usage;
+}
+
+/** `extractMetrics` of a response whose usage `plainChatUsage` accepted. */
+function plainChatMetrics(usage: JsonMap): AtifMetrics | undefined {
+  const prompt = asU64(get(usage, 'prompt_tokens'));
+  const completion = asU64(get(usage, 'completion_tokens'));
+  const hasTotal = has(usage, 'total_tokens');
+  if (prompt === undefined && completion === undefined && !hasTotal) return undefined;
+  const metrics: AtifMetrics = {};
+  if (prompt !== undefined) metrics.prompt_tokens = prompt;
+  if (completion !== undefined) metrics.completion_tokens = completion;
+  if (hasTotal) metrics.extra = sortJson({ total_tokens: usage.total_tokens as Json });
   return metrics;
 }
 
