@@ -186,6 +186,22 @@ await builderCjs.close();
 const KEEP_NAMES = { function: true, class: true } as const;
 const MINIFY = { compress: { keepNames: KEEP_NAMES }, mangle: { keepNames: KEEP_NAMES }, codegen: { removeWhitespace: false } };
 
+/**
+ * The first line of every ES module file the bundle writes: Bun's mark for
+ * code that needs no transpiling (what `bun build --target=bun` writes), a
+ * comment to Node and Deno.
+ *
+ * Why: Bun runs every file it loads through its transpiler unless the file
+ * says it has already been through it, and the bundle is plain ES2022 that
+ * JavaScriptCore runs as it is (no TypeScript, JSX, `require` or
+ * CommonJS globals in an ES module). On Bun that transpile was a large share
+ * of the entries' import (bench `import-cost`, bench/RESULTS.md "Issue 21:
+ * the main entry's import on Bun without the transpiler"). After a shebang
+ * (the CLI), as Bun's own bundler puts it. The builder's CommonJS copy is not
+ * marked: Bun wraps CommonJS itself.
+ */
+const BUN_PRAGMA = '// @bun';
+
 const bundle = await rolldown({
   input: Object.fromEntries(ENTRIES.map((entry) => [entry.replace(/\.js$/, ''), path.join(dist, entry)])),
   platform: 'node',
@@ -205,6 +221,7 @@ const result = await bundle.write({
   format: 'esm',
   comments: false,
   minify: MINIFY,
+  postBanner: BUN_PRAGMA,
   entryFileNames: '[name].js',
   chunkFileNames: 'chunks/[name]-[hash].js',
   codeSplitting: { groups: [{ debugName: 'entry-layers', includeDependenciesRecursively: false, name: chunkOf }] },

@@ -57,6 +57,7 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   // Plugin + native ≤ 1.15× bare native per event.
   { caseId: 'per-event', figureId: '*.plugin_over_bare' },
   { caseId: 'per-event', figureId: '*.plugin_over_isolated_bare' },
+  { caseId: 'per-event', figureId: '*.isolated_bare_over_bare' },
   // Main entry import ≤ 1.0× @opentelemetry/api's.
   { caseId: 'import-cost', figureId: 'main_over_otel_api' },
   { caseId: 'import-cost', figureId: 'main_over_otel_api_instructions' },

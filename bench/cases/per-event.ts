@@ -71,6 +71,10 @@ for (const kind of KINDS) {
   if (nat) report.figure(figure(`${kind.id}.native_over_memory`, `${kind.id}: plugin+native / plugin+memory`, ratio(nat, mem, true), 'x', { op: '>=', target: 10 }));
   if (nat && raw) report.figure(figure(`${kind.id}.plugin_over_bare`, `${kind.id}: plugin+native / bare native`, ratio(nat, raw, true), 'x', { op: '<=', target: 1.15 }));
   if (nat && rawIsolated) report.figure(figure(`${kind.id}.plugin_over_isolated_bare`, `${kind.id}: plugin+native / bare native with a scope stack per session (the isolation the adapter gives)`, ratio(nat, rawIsolated, true), 'x'));
+  // The isolation alone (a stack per session, entered with withScopeStack for every call), no plugin. A session with
+  // nothing between its start and end (the session kind) pays exactly this in the adapter too: a floor for its
+  // ratio while sessions keep their own native stacks (bench/RESULTS.md, "the session's stack switch on Deno").
+  if (raw && rawIsolated) report.figure(figure(`${kind.id}.isolated_bare_over_bare`, `${kind.id}: bare native with a scope stack per session / bare native (the isolation alone)`, ratio(rawIsolated, raw, true), 'x'));
   if (raw) report.figure(figure(`${kind.id}.plugin_only_over_bare`, `${kind.id}: plugin+off / bare native (registry + plugin alone, vs a native call)`, ratio(pluginOnly, raw, true), 'x'));
   report.figure(figure(`${kind.id}.memory_over_otel_sdk`, `${kind.id}: plugin+memory / OTel SDK span`, ratio(mem, sdk, true), 'x', { op: '<=', target: 1 }));
   report.figure(figure(`${kind.id}.memory_over_otel_noop`, `${kind.id}: plugin+memory / OTel no-op`, ratio(mem, noop, true), 'x'));

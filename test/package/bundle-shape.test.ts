@@ -5,7 +5,7 @@
 // loading them was most of the entry's import). The consumer and example
 // tests run the same files and write through those stand-ins.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -73,6 +73,52 @@ describe('the bundled entries', () => {
     const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
     expect(result.status, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toEqual([]);
+  });
+
+  it('share one copy of the hooks code between the main entry and ./hooks (one class, one logger)', async () => {
+    const main = (await import(pathToFileURL(path.join(root, 'dist/src/index.js')).href)) as typeof import('../../src/index.ts');
+    const light = (await import(pathToFileURL(path.join(root, 'dist/src/hooks/index.js')).href)) as typeof import('../../src/hooks/index.ts');
+    expect(main.HookRegistry).toBe(light.HookRegistry);
+    const registry = new main.HookRegistry();
+    expect(registry).toBeInstanceOf(light.HookRegistry);
+    let thrown: unknown;
+    try {
+      registry.on('no_such_hook' as never, () => {});
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(light.UnknownHookError);
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect((thrown as Error).name).toBe('UnknownHookError');
+    // The logger set through the main entry is the one a registry made from ./hooks reports to.
+    const warnings: string[] = [];
+    main.setLogger({ warn: (message: string) => warnings.push(message) });
+    try {
+      const hooks = new light.HookRegistry();
+      hooks.on('on_session_start', function failing() {
+        throw new Error('boom');
+      });
+      hooks.emit('on_session_start', { session_id: 's3' });
+    } finally {
+      main.setLogger(undefined);
+    }
+    expect(warnings).toEqual(['hook "on_session_start" callback "failing" failed: boom']);
+  });
+
+  it('mark every ES module file as needing no transpiling on Bun (a comment elsewhere)', () => {
+    const files: string[] = [];
+    const walk = (folder: string): void => {
+      for (const name of readdirSync(folder)) {
+        const file = path.join(folder, name);
+        if (statSync(file).isDirectory()) walk(file);
+        else if (file.endsWith('.js')) files.push(file);
+      }
+    };
+    walk(path.join(root, 'dist'));
+    expect(files.length).toBeGreaterThan(10);
+    // After a shebang where there is one (the CLI), as `bun build --target=bun` writes it.
+    const unmarked = files.filter((file) => !/^(#![^\n]*\n)?\/\/ @bun\n/.test(readFileSync(file, 'utf8')));
+    expect(unmarked).toEqual([]);
   });
 
   it('load the builtins with createRequire where the runtime has no process.getBuiltinModule (Node before 20.16)', () => {

@@ -4,8 +4,8 @@
  * `subscribe()` callbacks. Every receiver is isolated: a throw or a
  * rejected promise is counted and logged, never seen by the emitter.
  *
- * An event arrives as an event object (serialized once for every sink,
- * shared by reference with every listener and subscriber), or, when the
+ * An event arrives as an event object (its line written once for every
+ * sink, shared by reference with every listener and subscriber), or, when the
  * ATOF sinks are its only receivers, as a line the byte encoder wrote
  * straight into a sink's staging buffer (or into a pooled buffer when there
  * is not exactly one sink).
@@ -18,7 +18,7 @@ import type { InternalListener } from './listeners.ts';
 import type { AtofFileWriter } from './atof-batcher.ts';
 import type { RelayCounters } from './counters.ts';
 import type { ScopeRecord } from './records.ts';
-import { serializeEvent } from './encode/event-text.ts';
+import { serializeEvent, writeEventLine } from './encode/event-text.ts';
 import { giveBack, takeBuilder, type LineBuilder } from './encode/line-buffer.ts';
 
 export class Delivery {
@@ -82,6 +82,11 @@ export class Delivery {
    */
   closeLine(out: LineBuilder): void {
     this.counters.events++;
+    this.deliverLine(out);
+  }
+
+  /** `closeLine` without counting the event (`emit` counts its own). */
+  private deliverLine(out: LineBuilder): void {
     const sinks = this.lineSinks;
     const owner = out.owner;
     if (owner === null) {
@@ -121,11 +126,17 @@ export class Delivery {
     }
   }
 
-  /** Delivers an event object: sinks (one serialization for all), internal listeners, subscribers. */
+  /**
+   * Delivers an event object: sinks (one serialization for all), internal
+   * listeners, subscribers. Without a transform the event is the object
+   * encoder's, around the relay's copies, and its line is written as bytes
+   * (`writeEventLine`), as the byte encoder writes lines; a transform's
+   * result is serialized as a string, whatever it holds.
+   */
   emit(event: AtofEvent, top: ScopeRecord | null): void {
     this.counters.events++;
     const sinks = this.lineSinks;
-    if (sinks.length > 0) {
+    if (sinks.length > 0 && !(this.transform === null && this.writeEventBytes(event))) {
       let line: string | undefined;
       try {
         line = serializeEvent(event) + '\n';
@@ -155,6 +166,19 @@ export class Delivery {
         this.counters.receiverFailed('subscriber', error);
       }
     }
+  }
+
+  /** Writes the event's line into the sinks as bytes; false (nothing written) hands it to the string path. */
+  private writeEventBytes(event: AtofEvent): boolean {
+    const out = this.openLine();
+    try {
+      writeEventLine(out, event);
+    } catch {
+      this.abandonLine(out);
+      return false;
+    }
+    this.deliverLine(out);
+    return true;
   }
 
   /** Adds a subscriber; `changed` runs after it comes and after it goes. Returns the (idempotent) unsubscribe. */

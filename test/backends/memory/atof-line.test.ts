@@ -5,7 +5,8 @@
 // test/formats/native-json-differential.test.ts).
 import { describe, expect, it } from 'vitest';
 import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
-import { needsNativeJson, serializeEvent } from '../../../src/backends/memory/encode/event-text.ts';
+import { needsNativeJson, serializeEvent, writeEventLine } from '../../../src/backends/memory/encode/event-text.ts';
+import { giveBack, takeBuilder } from '../../../src/backends/memory/encode/line-buffer.ts';
 import type { AtofEvent } from '../../../src/formats/atof/types.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 
@@ -43,4 +44,70 @@ describe('ATOF line serialization', () => {
     const event = { ...scope!, data: { '10': 1, '9': 2, b: 2 ** 40 } } as AtofEvent;
     expect(serializeEvent(event)).toContain('"data":{"10":1,"9":2,"b":1099511627776.0}');
   });
+
+  it('writes an event object as bytes exactly as serializeEvent writes it, whatever its payloads hold', () => {
+    class Point {
+      x = 1;
+    }
+    const odd: unknown[] = [
+      null,
+      'text',
+      'cut 😀'.slice(0, -1),
+      `${'long '.repeat(40)}\udc00`,
+      `${'long '.repeat(40)}"quoted"\n`,
+      `${'漢字'.repeat(80)}`,
+      0,
+      -0,
+      2 ** 40,
+      0.000002,
+      1e-7,
+      1e21,
+      Number.NaN,
+      true,
+      [],
+      {},
+      [1, 'x', null, undefined, () => 1, { b: 1 }],
+      { b: 1, a: { d: [0.5, 'é'], c: null } },
+      { '10': 1, '9': 2, b: 3 },
+      { a: { '2': 'b' } },
+      { a: 4294967296 },
+      { ['k\ud800']: 1, '😀': 2, 'quote"key': '\u0001\u2028' },
+      { u: undefined, f: () => 1, s: Symbol('s'), kept: 1 },
+      JSON.parse('{"__proto__":{"x":1},"a":2}') as unknown,
+      Object.assign(Object.create(null) as object, { b: 1 }),
+      { toJSON: () => ({ replaced: true }) },
+      { nested: new Point() },
+      { when: new Date(0) },
+      { deep: JSON.parse(`${'{"a":'.repeat(140)}1${'}'.repeat(140)}`) as unknown },
+    ];
+    const [scope, mark] = sampleEvents();
+    const check = (event: AtofEvent) => {
+      const out = takeBuilder();
+      writeEventLine(out, event);
+      expect(out.text()).toBe(`${serializeEvent(event)}\n`);
+      giveBack(out);
+    };
+    for (const value of odd) {
+      check({ ...scope!, data: value, metadata: value } as AtofEvent);
+      check({ ...scope!, category_profile: { tool_call_id: 'c\ud800', tool_result_annotation: value } } as AtofEvent);
+      check({ ...mark!, data: value, metadata: value } as AtofEvent);
+    }
+    for (const name of ['quote " and \\ and \n', 'cut 😀'.slice(0, -1), `${'x'.repeat(200)}\udc00`]) {
+      check({ ...scope!, name } as AtofEvent);
+      check({ ...mark!, name } as AtofEvent);
+    }
+    // A key inherited from Object.prototype: JSON.stringify skips it, the exact-writer check reads it.
+    const polluted = Object.prototype as Record<string, unknown>;
+    try {
+      polluted['7'] = 1;
+      check({ ...scope!, data: { a: 1 } } as AtofEvent);
+      delete polluted['7'];
+      polluted.extra = 2 ** 40;
+      check({ ...scope!, data: { a: 1 } } as AtofEvent);
+    } finally {
+      delete polluted['7'];
+      delete polluted.extra;
+    }
+  });
 });
+

@@ -180,6 +180,10 @@ export class LineBuilder {
         this.jsonString(text);
         return;
       }
+    } else if (wellFormed(text) === text) {
+      // Well formed, so `longString` writes exactly `JSON.stringify(text)`.
+      this.longString(text);
+      return;
     }
     this.utf8(JSON.stringify(text));
   }
