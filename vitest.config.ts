@@ -28,7 +28,8 @@ export default defineConfig({
         // in a new process: here the files of one worker share its process
         // and module graph (each file still runs its own code and hooks), so
         // a test must leave the process as it found it (restore what it
-        // sets in process.env, close what it opens).
+        // sets in process.env, close what it opens). bench/RESULTS.md,
+        // "npm test's time: files that share a process".
         // The files in test/support/own-process.ts, which leave process-wide
         // state behind, each still get a fresh process.
         extends: true,
