@@ -77,9 +77,8 @@ let closures: { hooks: Set<string>; main: Set<string> } | undefined;
  * file. On Node they are loaded at start-up anyway; on Bun and Deno they
  * are not, and loading them was a large part of the main entry's import
  * (bench `import-cost`, bench/RESULTS.md "Issue 21: the main entry's import
- * without node:fs"). `node:module` (the fallback below) and `node:buffer`
- * stay static: with these three gone, making them lazy too changed nothing
- * measurable.
+ * without node:fs"). `node:module` (the fallback below) stays static;
+ * `node:buffer` is read from the global its class also is (`GLOBAL_BUILTINS`).
  *
  * Each stand-in module exports what the runtime's builtin exports: a plain
  * function calls the builtin's function (loaded with
@@ -95,16 +94,37 @@ const LAZY_BUILTINS: ReadonlySet<string> = new Set(['node:fs', 'node:path', 'nod
 const LAZY = '\0lazy-builtin:';
 const LAZY_LOADER = `${LAZY}loader`;
 
+/**
+ * Builtins whose exports the runtimes also put on the global object, under
+ * the same names: the stand-in exports the global, and loads the builtin
+ * only where the global is missing (a Deno that does not define it).
+ *
+ * Why: on Bun a static `import { Buffer } from 'node:buffer'` builds the
+ * builtin's module at the entry's import, which cost more than the global
+ * (bench/RESULTS.md, "Issue 21: the main entry's import on Bun, what runs at
+ * import"). Unlike `LAZY_BUILTINS` the value is the class itself, not a
+ * view: `Buffer.from` and `Buffer.byteLength` run once per ATOF line.
+ */
+const GLOBAL_BUILTINS: ReadonlyMap<string, readonly string[]> = new Map([['node:buffer', ['Buffer']]]);
+const GLOBAL = `${LAZY}global:`;
+
 function lazyBuiltins() {
   return {
     name: 'lazy-builtins',
     resolveId(id: string) {
       if (LAZY_BUILTINS.has(id)) return { id: `${LAZY}${id}`, moduleSideEffects: false };
+      if (GLOBAL_BUILTINS.has(id)) return { id: `${GLOBAL}${id}`, moduleSideEffects: false };
       if (id === LAZY_LOADER) return { id, moduleSideEffects: false };
       return null;
     },
     async load(id: string) {
       if (id === LAZY_LOADER) return { code: LOADER_CODE, moduleSideEffects: false };
+      if (id.startsWith(GLOBAL)) {
+        const name = id.slice(GLOBAL.length);
+        const lines = [`import { builtin } from ${JSON.stringify(LAZY_LOADER)};`];
+        for (const key of GLOBAL_BUILTINS.get(name)!) lines.push(`export const ${key} = globalThis.${key} ?? builtin(${JSON.stringify(name)}).${key};`);
+        return { code: lines.join('\n'), moduleSideEffects: false };
+      }
       if (!id.startsWith(LAZY)) return null;
       const name = id.slice(LAZY.length);
       const real = (await import(name)) as Record<string, unknown>;
@@ -206,7 +226,7 @@ const bundle = await rolldown({
   input: Object.fromEntries(ENTRIES.map((entry) => [entry.replace(/\.js$/, ''), path.join(dist, entry)])),
   platform: 'node',
   // Dependencies (smol-toml, the optional peers, node:*) are the user's to install and resolve.
-  external: (id) => !id.startsWith('.') && !path.isAbsolute(id) && !LAZY_BUILTINS.has(id) && !id.startsWith(LAZY),
+  external: (id) => !id.startsWith('.') && !path.isAbsolute(id) && !LAZY_BUILTINS.has(id) && !GLOBAL_BUILTINS.has(id) && !id.startsWith(LAZY),
   plugins: [lazyBuiltins()],
   // A name imported from a lazy builtin that the runtime does not export must stop the build, not become undefined.
   onLog(level, log, handler) {

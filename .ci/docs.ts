@@ -2,7 +2,7 @@
  * The docs' reference, generated from the code so it cannot drift:
  *
  * - `<!-- generated: env-vars -->`: the environment variables, from the
- *   settings table (`ENVIRONMENT_VARIABLES`, src/plugin/config/settings.ts);
+ *   settings table (`environmentVariables()`, src/plugin/config/settings.ts);
  * - `<!-- generated: plugins-toml-keys -->`: every `plugins.toml` key, from
  *   the schema native's structs are mirrored in (src/formats/plugins-toml/
  *   schema.ts), with the meanings in `.ci/plugins-toml-keys.ts`;
@@ -29,7 +29,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, s
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ENVIRONMENT_VARIABLES } from '../src/plugin/config/settings.ts';
+import { environmentVariables } from '../src/plugin/config/settings.ts';
 import { DOCUMENT_SCHEMA, OBSERVABILITY_SCHEMA } from '../src/formats/plugins-toml/schema.ts';
 import type { Schema } from '../src/formats/plugins-toml/shape.ts';
 import { COMMAND_SPECS } from '../src/cli/dispatch.ts';
@@ -65,7 +65,7 @@ function code(text: string): string {
 
 /** The environment variables, from the settings table. */
 export function envVarsTable(): string {
-  const rows = ENVIRONMENT_VARIABLES.map((variable) => {
+  const rows = environmentVariables().map((variable) => {
     const hermes = variable.hermes !== undefined ? `\`${variable.hermes}\`` : '';
     const setting = variable.setting !== undefined ? `\`${variable.setting}\`` : '';
     const fallback = variable.hermesDefault !== undefined ? `${code(variable.default)} (Hermes: ${code(variable.hermesDefault)})` : code(variable.default);

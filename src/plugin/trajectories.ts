@@ -25,7 +25,7 @@ import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
 import { TrajectoryFiles } from '../backends/trajectory-files.ts';
 import { atifFilePath } from './atif-file.ts';
-import { hasNoSteps } from '../formats/atif/serialize.ts';
+import { hasNoSteps } from '../formats/atif/no-steps.ts';
 import type { NemoRelaySettings, SettingsProfile } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
 import { truthy } from './payload.ts';

@@ -23,8 +23,13 @@ function random32(): number {
   return pool[poolIndex++]!;
 }
 
+/**
+ * The byte values as two hex digits, filled by the first `buildPrefix` (which every id's first call runs):
+ * a loop at module scope would run, and on Bun compile the string builtins it calls, on every import of the
+ * main entry, including a host's that never records (bench/RESULTS.md, "Issue 21: the main entry's import on
+ * Bun, what runs at import").
+ */
 const HEX: string[] = [];
-for (let i = 0; i < 256; i++) HEX.push(i.toString(16).padStart(2, '0'));
 
 const TWO_32 = 0x1_0000_0000;
 const TWO_30 = 0x4000_0000;
@@ -70,6 +75,7 @@ export function uuidv7(): string {
 }
 
 function buildPrefix(): string {
+  if (HEX.length === 0) for (let i = 0; i < 256; i++) HEX.push(i.toString(16).padStart(2, '0'));
   const ms = lastMs;
   const timeHigh = Math.floor(ms / TWO_32); // top 16 of the 48 time bits
   const timeLow = ms >>> 0;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { docPages, generatePage, masked, pluginsTomlKeyRows, ROOT } from '../../.ci/docs.ts';
-import { ENVIRONMENT_VARIABLES } from '../../src/plugin/config/settings.ts';
+import { environmentVariables } from '../../src/plugin/config/settings.ts';
 
 // Transcripts print the runtime's own lines (doctor's "runtime node 20"); they are generated on Node.
 const transcriptsHere = !process.versions.bun && !process.versions.deno;
@@ -31,7 +31,7 @@ describe('the generated reference', () => {
 
   it('covers every variable, key and command somewhere in the docs', () => {
     const all = docPages().map((page) => readFileSync(page, 'utf8')).join('\n');
-    for (const variable of ENVIRONMENT_VARIABLES) expect(all, variable.name).toContain(`\`${variable.name}\``);
+    for (const variable of environmentVariables()) expect(all, variable.name).toContain(`\`${variable.name}\``);
     for (const row of pluginsTomlKeyRows()) expect(all, row.path).toContain(`\`${row.path}\``);
     for (const kind of ['env-vars', 'plugins-toml-keys']) expect(all, kind).toContain(`<!-- generated: ${kind} -->`);
     for (const command of ['replay', 'convert', 'validate', 'view', 'compare', 'doctor', 'demo']) expect(all, command).toContain(`<!-- generated: cli-flags ${command} -->`);

@@ -266,22 +266,27 @@ describe('sameJson', () => {
 
 describe('sortPayload', () => {
   const types: FieldTypes = { fields: { payload: { fields: {} } as FieldTypes } };
-  it('returns a sorted payload itself and the writer still writes it as native does', () => {
+  it('returns a sorted payload itself, notes it in the set, and the writer given the set still writes it as native does', () => {
     const plain = { a: 1, b: [0.5, 'x'] };
-    expect(sortPayload(plain)).toBe(plain);
-    expect(toRustJson({ payload: plain, cost: 2 }, { fieldTypes: { fields: { cost: 'f64' } } })).toBe('{"payload":{"a":1,"b":[0.5,"x"]},"cost":2.0}');
+    const noted = new Set<object>();
+    expect(sortPayload(plain, noted)).toBe(plain);
+    expect(noted.has(plain)).toBe(true);
+    expect(sortPayload(plain, noted)).toBe(plain);
+    expect(toRustJson({ payload: plain, cost: 2 }, { fieldTypes: { fields: { cost: 'f64' } }, plain: noted })).toBe('{"payload":{"a":1,"b":[0.5,"x"]},"cost":2.0}');
   });
   it('sorts an unsorted payload, and leaves sorted payloads whose numbers or keys JSON.stringify writes differently to the exact writer', () => {
-    expect(JSON.stringify(sortPayload({ b: 1, a: 2 }))).toBe('{"a":2,"b":1}');
+    const noted = new Set<object>();
+    expect(JSON.stringify(sortPayload({ b: 1, a: 2 }, noted))).toBe('{"a":2,"b":1}');
     const awkward = { a: 3e-6, b: 4294967296 };
-    expect(sortPayload(awkward)).toBe(awkward);
-    expect(toRustJson({ payload: awkward }, { fieldTypes: types })).toBe('{"payload":{"a":3e-6,"b":4294967296.0}}');
+    expect(sortPayload(awkward, noted)).toBe(awkward);
+    expect(toRustJson({ payload: awkward }, { fieldTypes: types, plain: noted })).toBe('{"payload":{"a":3e-6,"b":4294967296.0}}');
     const indexKeys = { '10': 1, '9': 2 } as Json;
-    sortPayload(indexKeys);
-    expect(toRustJson({ payload: indexKeys }, { fieldTypes: types })).toBe('{"payload":{"10":1,"9":2}}');
+    sortPayload(indexKeys, noted);
+    expect(toRustJson({ payload: indexKeys }, { fieldTypes: types, plain: noted })).toBe('{"payload":{"10":1,"9":2}}');
     const parsed = parseJsonAsNative('{"a":1.0,"b":9007199254740993}')!.value;
-    expect(sortPayload(parsed)).toBe(parsed);
-    expect(toRustJson({ payload: parsed }, { fieldTypes: types })).toBe('{"payload":{"a":1.0,"b":9007199254740993}}');
+    expect(sortPayload(parsed, noted)).toBe(parsed);
+    expect(toRustJson({ payload: parsed }, { fieldTypes: types, plain: noted })).toBe('{"payload":{"a":1.0,"b":9007199254740993}}');
+    expect(noted.size).toBe(0);
   });
 });
 

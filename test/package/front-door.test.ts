@@ -40,7 +40,7 @@ describe('the root entry', () => {
   it('declares about thirty names in all, and nothing low-level', () => {
     const names = declaredNames('.');
     expect(names.length).toBeLessThanOrEqual(30);
-    for (const internal of ['toJson', 'nowMicros', 'formatTimestamp', 'parseTimestamp', 'detectRuntime', 'atifFilePath', 'safeSessionFragment', 'loadSettings', 'ENVIRONMENT_VARIABLES', 'serializeTrajectory', 'createSubtreeFilter', 'adaptLogger', 'PluginHost', 'ExecutionMiddleware']) {
+    for (const internal of ['toJson', 'nowMicros', 'formatTimestamp', 'parseTimestamp', 'detectRuntime', 'atifFilePath', 'safeSessionFragment', 'loadSettings', 'environmentVariables', 'serializeTrajectory', 'createSubtreeFilter', 'adaptLogger', 'PluginHost', 'ExecutionMiddleware']) {
       expect(names, internal).not.toContain(internal);
     }
   });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/plugin/plugin.ts';
 import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
-import { ENVIRONMENT_VARIABLES } from '../../src/plugin/config/settings.ts';
+import { environmentVariables } from '../../src/plugin/config/settings.ts';
 import { adaptLogger, consoleLogger, debugEnabled, setLogger, type Logger } from '../../src/shared/logger.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
 import { tempDir } from '../cli/support.ts';
@@ -154,8 +154,8 @@ describe('debug output', () => {
     expect(captured).toEqual(['[nemo-relay-hooks] loud']);
   });
 
-  it('ENVIRONMENT_VARIABLES lists NEMO_RELAY_HOOKS_DEBUG', () => {
-    expect(ENVIRONMENT_VARIABLES.map((variable) => variable.name)).toContain('NEMO_RELAY_HOOKS_DEBUG');
+  it('environmentVariables() lists NEMO_RELAY_HOOKS_DEBUG', () => {
+    expect(environmentVariables().map((variable) => variable.name)).toContain('NEMO_RELAY_HOOKS_DEBUG');
   });
 });
 

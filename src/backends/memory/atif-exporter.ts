@@ -17,8 +17,8 @@ import type { AtifExporter, AtifExporterOptions } from '../../relay/contract.ts'
 import type { RelayCore } from './listeners.ts';
 import { SliceRunner } from '../../shared/slices.ts';
 
-/** The trajectories `exportJson` is building, one slice per turn of the event loop, one after another. */
-const builds = new SliceRunner();
+/** The trajectories `exportJson` is building, one slice per turn of the event loop, one after another (made at the first). */
+let builds: SliceRunner | undefined;
 
 export function createAtifExporter(core: RelayCore, options: AtifExporterOptions): AtifExporter {
   const o = options ?? ({} as AtifExporterOptions);
@@ -38,7 +38,7 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   if (record === null) router.close(session);
   return {
     // Built a slice per turn of the event loop: a long session's write does not stop the host (`exportJsonNow` is the synchronous one).
-    exportJson: () => new Promise<string>((resolve, reject) => builds.run(session.toJsonInSlices(), resolve, reject)),
+    exportJson: () => new Promise<string>((resolve, reject) => (builds ??= new SliceRunner()).run(session.toJsonInSlices(), resolve, reject)),
     exportJsonNow: () => session.toJson(),
     deregister: () => router.close(session),
   };

@@ -48,7 +48,10 @@ export class MemoryRelayCore implements RelayCore {
   /** Parent of marks and spans that have no explicit parent. */
   private readonly processRoot = uuidv7();
   private readonly bytes = new ByteEncoder();
-  private readonly objects = new ObjectEncoder((event) => this.delivery.outgoing(event));
+  private readonly objects = new ObjectEncoder(
+    (event) => this.delivery.outgoing(event),
+    () => this.delivery.transform === null,
+  );
   /** ATOF sinks are the only receivers: events are written as lines, with no event object. */
   private linesOnly = true;
   /** No receiver reads marks as objects (`Delivery.marksAsLines`): marks are written as lines. */

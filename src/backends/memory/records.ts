@@ -25,6 +25,8 @@ export class ScopeRecord {
   startMetadata: EncodedMetadata = EncodedMetadata.NULL;
   /** The start event, or its converted input as JSON text when the start was written as a line only. */
   #start: AtofScopeEvent | string = 'null';
+  /** A top-level scope: the content of the last LLM request copied in its tree (the object encoder's, `shareRepeats`). */
+  lastRequest: Json | undefined = undefined;
 
   constructor(
     readonly owner: object,

@@ -23,7 +23,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
-import { ENVIRONMENT_VARIABLES, loadSettings } from '../../plugin/config/settings.ts';
+import { environmentVariables, loadSettings } from '../../plugin/config/settings.ts';
 import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
@@ -116,7 +116,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
     delete env.HERMES_NEMO_RELAY_PLUGINS_TOML;
     env.NEMO_RELAY_HOOKS_PLUGINS_TOML = tomlFlag;
   }
-  const names = ENVIRONMENT_VARIABLES.flatMap((variable) => [variable.name, ...(variable.hermes ? [variable.hermes] : [])]).filter((name) => !name.startsWith('OTEL_'));
+  const names = environmentVariables().flatMap((variable) => [variable.name, ...(variable.hermes ? [variable.hermes] : [])]).filter((name) => !name.startsWith('OTEL_'));
   const set: Record<string, string> = {};
   // Header values and URL credentials are never printed (text or --json).
   for (const name of names) if ((env[name] ?? '') !== '') set[name] = displaySettingValue(name, env[name]!);

@@ -101,6 +101,8 @@ export class AtifBuilder {
   #sorted: readonly ConvEvent[] = this.#read;
   /** The steps of the last `exporter`-style `toJson()` and their text, for the next one to reuse. */
   #texts: ExporterTextCache | undefined;
+  /** The recorded payloads a build found written exactly by `JSON.stringify` (`sortPayload`): later builds and texts skip their checks. */
+  readonly #plain = new Set<object>();
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -125,6 +127,7 @@ export class AtifBuilder {
     this.#inOrder = true;
     this.#sorted = this.#read;
     this.#texts?.clear();
+    this.#plain.clear();
   }
 
   /**
@@ -161,7 +164,7 @@ export class AtifBuilder {
     const read = yield* this.#sortedEvents();
     // The read list grows with the next build's reading: a build whose slices interleave with another's converts what it read.
     const sorted = read === this.#read ? read.slice() : read;
-    const trajectory = yield* convertInSlices(sessionId, agent, sorted, ownSubagentAgents, options.priceLlmCall);
+    const trajectory = yield* convertInSlices(sessionId, agent, sorted, ownSubagentAgents, options.priceLlmCall, this.#plain);
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) {
       if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);
@@ -231,9 +234,9 @@ export class AtifBuilder {
     const { trajectory, extra } = yield* this.#converted();
     if (extra === undefined) {
       this.#texts ??= new ExporterTextCache();
-      return this.#texts.write(trajectory);
+      return this.#texts.write(trajectory, this.#plain);
     }
-    return yield* pluginHostTextInSlices(trajectory, extra, this.#events as unknown as Json[]);
+    return yield* pluginHostTextInSlices(trajectory, extra, this.#events as unknown as Json[], this.#plain);
   }
 }
 

@@ -63,9 +63,13 @@ const TRAJECTORY_FIELD_TYPES: FieldTypes = (() => {
   return trajectory;
 })();
 
-/** Serializes a trajectory in native's text form for the given style. */
-export function serializeTrajectory(trajectory: AtifTrajectory, style: AtifBuilderStyle = 'exporter'): string {
-  return toRustJson(trajectory, { pretty: style === 'plugin-host', fieldTypes: TRAJECTORY_FIELD_TYPES });
+/**
+ * Serializes a trajectory in native's text form for the given style.
+ * `plain`: the payloads its converter found written exactly by
+ * `JSON.stringify` (`sortPayload`), which the writer's check skips.
+ */
+export function serializeTrajectory(trajectory: AtifTrajectory, style: AtifBuilderStyle = 'exporter', plain?: ReadonlySet<object>): string {
+  return toRustJson(trajectory, { pretty: style === 'plugin-host', fieldTypes: TRAJECTORY_FIELD_TYPES, plain });
 }
 
 const TOP_LEVEL_TYPES = TRAJECTORY_FIELD_TYPES.fields ?? {};
@@ -78,14 +82,14 @@ const STEP_TYPES = (TOP_LEVEL_TYPES.steps as FieldTypes).items as FieldTypes;
  * (the bulk of a long session's text) are written a few at a time
  * (`SLICE_UNITS` per slice), ahead of the rest, which is written last.
  */
-export function* pluginHostTextInSlices(trajectory: AtifTrajectory, extra: JsonObject, events: readonly Json[]): Slices<string> {
+export function* pluginHostTextInSlices(trajectory: AtifTrajectory, extra: JsonObject, events: readonly Json[], plain?: ReadonlySet<object>): Slices<string> {
   // Where the two arrays stand in the pretty document: `steps` at the root, `observed_events` in the root's `extra`.
   const observed = new ArrayTextAhead('\n    ', { pretty: true });
   trajectory.extra = { ...extra, observed_events: observed.placeholder };
   const document = sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
   yield;
   const clock = new SliceClock();
-  const steps = new ArrayTextAhead('\n  ', { pretty: true, fieldTypes: STEP_TYPES });
+  const steps = new ArrayTextAhead('\n  ', { pretty: true, fieldTypes: STEP_TYPES, plain });
   for (const step of document.steps) {
     steps.add(step as unknown as Json);
     if (clock.tick()) yield;
@@ -96,7 +100,7 @@ export function* pluginHostTextInSlices(trajectory: AtifTrajectory, extra: JsonO
     if (clock.tick()) yield;
   }
   yield;
-  return serializeTrajectory(document, 'plugin-host');
+  return serializeTrajectory(document, 'plugin-host', plain);
 }
 
 /**
@@ -114,15 +118,15 @@ export class ExporterTextCache {
   #steps: readonly AtifStep[] | undefined;
   #texts: (string | undefined)[] = [];
 
-  /** `serializeTrajectory(trajectory, 'exporter')`, reusing the texts of unchanged steps. */
-  write(trajectory: AtifTrajectory): string {
+  /** `serializeTrajectory(trajectory, 'exporter', plain)`, reusing the texts of unchanged steps. */
+  write(trajectory: AtifTrajectory, plain?: ReadonlySet<object>): string {
     if (this.#steps === undefined) {
       // Nothing to reuse yet: the whole document in one engine call is cheaper than
       // step by step (bench/RESULTS.md, "Figures behind the code"). Its steps are kept,
       // their texts written when a later build repeats them.
       this.#steps = trajectory.steps;
       this.#texts = [];
-      return serializeTrajectory(trajectory, 'exporter');
+      return serializeTrajectory(trajectory, 'exporter', plain);
     }
     let out = '{';
     for (const key of Object.keys(trajectory)) {
@@ -130,8 +134,8 @@ export class ExporterTextCache {
       if (value === undefined) continue;
       const types = Object.prototype.hasOwnProperty.call(TOP_LEVEL_TYPES, key) ? TOP_LEVEL_TYPES[key] : undefined;
       // A top-level number typed by field would need the number writer; there is none, but stay exact if one appears.
-      if (typeof types === 'string') return serializeTrajectory(trajectory, 'exporter');
-      const text = key === 'steps' && Array.isArray(value) ? this.#stepsText(value as unknown as AtifStep[]) : toRustJson(value, { fieldTypes: types });
+      if (typeof types === 'string') return serializeTrajectory(trajectory, 'exporter', plain);
+      const text = key === 'steps' && Array.isArray(value) ? this.#stepsText(value as unknown as AtifStep[], plain) : toRustJson(value, { fieldTypes: types, plain });
       out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${text}`;
     }
     return `${out}}`;
@@ -143,7 +147,7 @@ export class ExporterTextCache {
     this.#texts = [];
   }
 
-  #stepsText(steps: readonly AtifStep[]): string {
+  #stepsText(steps: readonly AtifStep[], plain: ReadonlySet<object> | undefined): string {
     const previous = this.#steps ?? [];
     const previousTexts = this.#texts;
     const texts: string[] = new Array(steps.length);
@@ -151,53 +155,10 @@ export class ExporterTextCache {
       const step = steps[i] as AtifStep;
       const before = previous[i];
       const kept = before !== undefined && sameJson(before as unknown as Json, step as unknown as Json) ? previousTexts[i] : undefined;
-      texts[i] = kept ?? toRustJson(step, { fieldTypes: STEP_TYPES });
+      texts[i] = kept ?? toRustJson(step, { fieldTypes: STEP_TYPES, plain });
     }
     this.#steps = steps;
     this.#texts = texts;
     return `[${texts.join(',')}]`;
   }
-}
-
-/**
- * Whether a trajectory's text has no top-level step. ATIF requires at least
- * one, so such a document would not validate: writers leave it unwritten and
- * say why. Scans the text (skipping strings and nested values) only up to
- * the top-level `steps` key, which the exporter style writes right after
- * `agent`; not a parse.
- */
-export function hasNoSteps(text: string): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      const start = i + 1;
-      i = endOfString(text, start);
-      if (depth === 1 && text.slice(start, i) === 'steps') {
-        let j = i + 1;
-        while (j < text.length && (text[j] === ':' || isSpace(text.charCodeAt(j)))) j++;
-        if (text[j] !== '[') return false;
-        j++;
-        while (j < text.length && isSpace(text.charCodeAt(j))) j++;
-        return text[j] === ']';
-      }
-    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) depth++;
-    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
-  }
-  // No steps key at all: nothing to validate against; not ours to judge.
-  return false;
-}
-
-/** The index of the quote closing the string that starts at `start`. */
-function endOfString(text: string, start: number): number {
-  for (let i = start; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c /* \ */) i++;
-    else if (c === 0x22) return i;
-  }
-  return text.length;
-}
-
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }

@@ -86,23 +86,23 @@ export function isSortedJson(value: Json): boolean {
 }
 
 /**
- * Payloads found sorted with no number or key `JSON.stringify` writes
- * differently from native (`sortPayload`): the trajectory writer's check
- * (`mayDiffer`) skips them instead of walking them a second time. Payloads
- * are shared with recorded events, which are never mutated.
- */
-export const plainSorted = new WeakSet<object>();
-
-/**
  * `sortJson` for a payload the trajectory's text holds: one walk both
  * checks the order and, for a sorted payload (the usual case), whether
- * `JSON.stringify` writes it exactly, and notes it in `plainSorted`.
+ * `JSON.stringify` writes it exactly, and notes it in `plain`; the
+ * writer's check (`RustJsonOptions.plain`) then skips it instead of walking
+ * it a second time, and so does the next call with the same set. Payloads
+ * are shared with recorded events, which are never mutated.
+ *
+ * `plain` is the caller's, kept as long as the payloads it notes (a
+ * builder's, beside its events): a plain set rather than one module-wide
+ * weak set, whose every entry the collector would have to revisit at each
+ * collection while the payloads live.
  */
-export function sortPayload(value: Json): Json {
+export function sortPayload(value: Json, plain: Set<object>): Json {
   if (value === null || typeof value !== 'object') return value;
-  if (plainSorted.has(value)) return value;
+  if (plain.has(value)) return value;
   if (isSortedPlain(value)) {
-    plainSorted.add(value);
+    plain.add(value);
     return value;
   }
   return sortJson(value);

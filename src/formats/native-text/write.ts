@@ -5,7 +5,7 @@
  */
 
 import type { Json } from '../../shared/json.ts';
-import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer, plainSorted } from './keys.ts';
+import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
 import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
 
 export type NumberFieldType = 'f64' | 'integer';
@@ -30,7 +30,11 @@ export interface RustJsonOptions {
   sortKeys?: boolean;
   /** The fields native types; numbers elsewhere are payload numbers. */
   fieldTypes?: FieldTypes;
+  /** Payloads `sortPayload` found written exactly by `JSON.stringify`: the check does not walk them again. */
+  plain?: ReadonlySet<object> | undefined;
 }
+
+const NO_PAYLOADS: ReadonlySet<object> = new Set();
 
 /**
  * Texts written ahead of the document that holds them (a sliced build
@@ -66,23 +70,24 @@ export function writeAhead(placeholder: object, write: (newline: string, out: st
 export function toRustJson(value: unknown, options: RustJsonOptions = {}): string {
   const pretty = options.pretty === true;
   const sortKeys = options.sortKeys === true;
-  if (!sortKeys && value !== undefined && !typedMayDiffer(value as Json, options.fieldTypes)) {
+  const plain = options.plain ?? NO_PAYLOADS;
+  if (!sortKeys && value !== undefined && !typedMayDiffer(value as Json, options.fieldTypes, plain)) {
     return pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value);
   }
-  const writer: Writer = { out: [], sortKeys };
+  const writer: Writer = { out: [], sortKeys, plain };
   write(writer, value as Json | undefined, pretty ? '\n' : '', undefined, options.fieldTypes);
   return writer.out.join('');
 }
 
 /** `mayDiffer` for a document with typed fields: their numbers follow their type's text rule. */
-function typedMayDiffer(value: Json, types: FieldTypeNode): boolean {
+function typedMayDiffer(value: Json, types: FieldTypeNode, plain: ReadonlySet<object>): boolean {
   if (typeof value === 'number') return numberMayDiffer(value, types);
   if (typeof value !== 'object' || value === null) return false;
-  if (types === undefined || typeof types === 'string') return !plainSorted.has(value) && mayDiffer(value, true);
+  if (types === undefined || typeof types === 'string') return !plain.has(value) && mayDiffer(value, true);
   if (exactTexts.has(value)) return true;
   if (Array.isArray(value)) {
     const itemTypes = types.items;
-    for (let i = 0; i < value.length; i++) if (typedMayDiffer(value[i] as Json, itemTypes)) return true;
+    for (let i = 0; i < value.length; i++) if (typedMayDiffer(value[i] as Json, itemTypes, plain)) return true;
     return false;
   }
   const fields = types.fields;
@@ -90,7 +95,7 @@ function typedMayDiffer(value: Json, types: FieldTypeNode): boolean {
     const first = key.charCodeAt(0);
     if (first >= 48 && first <= 57) return true;
     const fieldTypes = fields !== undefined && Object.prototype.hasOwnProperty.call(fields, key) ? fields[key] : undefined;
-    if (typedMayDiffer(value[key] as Json, fieldTypes)) return true;
+    if (typedMayDiffer(value[key] as Json, fieldTypes, plain)) return true;
   }
   return false;
 }
@@ -118,7 +123,7 @@ export class ArrayTextAhead {
 
   constructor(
     readonly newline: string,
-    readonly options: { pretty: boolean; fieldTypes?: FieldTypes | undefined },
+    readonly options: { pretty: boolean; fieldTypes?: FieldTypes | undefined; plain?: ReadonlySet<object> | undefined },
   ) {
     this.#inner = newline === '' ? '' : `${newline}  `;
     writeAhead(this.placeholder, (at, out) => this.#write(at, out));
@@ -127,7 +132,8 @@ export class ArrayTextAhead {
   /** Writes the next item. */
   add(item: Json): void {
     const inner = this.#inner;
-    const text = toRustJson(item, { pretty: this.options.pretty, ...(this.options.fieldTypes === undefined ? {} : { fieldTypes: this.options.fieldTypes }) });
+    const { pretty, fieldTypes, plain } = this.options;
+    const text = toRustJson(item, { pretty, ...(fieldTypes === undefined ? {} : { fieldTypes }), plain });
     this.#pieces.push(this.#pieces.length === 0 ? inner : `,${inner}`, inner === '' ? text : indented(text, inner));
   }
 
@@ -167,6 +173,7 @@ export function canonicalJson(value: Json | undefined): string {
 interface Writer {
   out: string[];
   sortKeys: boolean;
+  plain: ReadonlySet<object>;
 }
 
 function write(writer: Writer, value: Json | undefined, newline: string, exact: string | undefined, types: FieldTypeNode): void {
@@ -197,7 +204,7 @@ function write(writer: Writer, value: Json | undefined, newline: string, exact: 
       return;
     }
     types = undefined;
-  } else if (!writer.sortKeys && !typedMayDiffer(value, types)) {
+  } else if (!writer.sortKeys && !typedMayDiffer(value, types, writer.plain)) {
     // A typed part that `JSON.stringify` writes exactly goes to it whole, as a whole document would: one
     // integral f64 (a timestamp on a whole second) sends only the parts holding it to the writer below.
     out.push(newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline));

@@ -50,7 +50,7 @@ export const OTLP_ENV_CHOICES = {
   otlpProtocol: ['http/protobuf', 'grpc'],
 } as const;
 
-/** The OTLP rows of the settings table (see `ENVIRONMENT_VARIABLES` in settings.ts). */
+/** The OTLP rows of the settings table (see `environmentVariables()` in settings.ts). */
 export const OTLP_ENVIRONMENT_VARIABLES: readonly { name: string; hermes?: string; setting?: keyof OtlpEnvSettings; default: string; meaning: string }[] = [
   { name: 'NEMO_RELAY_HOOKS_OTLP_ENABLED', hermes: 'HERMES_NEMO_RELAY_OTLP_ENABLED', setting: 'otlpEnabled', default: 'off', meaning: 'Send OTLP traces without a plugins.toml (both backends).' },
   { name: 'NEMO_RELAY_HOOKS_OTLP_TYPE', hermes: 'HERMES_NEMO_RELAY_OTLP_TYPE', setting: 'otlpType', default: 'gen_ai', meaning: 'full, gen_ai or openinference.' },

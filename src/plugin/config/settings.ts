@@ -104,8 +104,12 @@ export type SettingsProfile = 'default' | 'hermes';
 /**
  * The Hermes plugin's settings with nothing enabled: the defaults of the
  * `hermes` profile, and the shape (types) every override is checked against.
+ * `Object.assign` rather than a spread here and in `OVERRIDE_CHOICES`: these
+ * run at import, and on Bun a spread's first use compiles the builtin behind
+ * it (bench/RESULTS.md, "Issue 21: the main entry's import on Bun, what runs
+ * at import").
  */
-const HERMES_DEFAULTS: Readonly<NemoRelaySettings> = Object.freeze({
+const HERMES_DEFAULTS: Readonly<NemoRelaySettings> = Object.freeze(Object.assign<Omit<NemoRelaySettings, keyof OtlpEnvSettings>, OtlpEnvSettings>({
   outputs: true,
   pluginsTomlPath: '',
   pluginsConfig: null,
@@ -123,8 +127,7 @@ const HERMES_DEFAULTS: Readonly<NemoRelaySettings> = Object.freeze({
   atifAgentName: 'Hermes Agent',
   atifAgentVersion: 'unknown',
   atifModelName: 'unknown',
-  ...DEFAULT_OTLP_ENV_SETTINGS,
-});
+}, DEFAULT_OTLP_ENV_SETTINGS));
 
 /** One variable the plugin reads: its typed setting, its names, its defaults and what it does. */
 export interface EnvironmentVariable {
@@ -215,13 +218,22 @@ const SETTING_ROWS: readonly SettingRow[] = [
   },
 ];
 
-/** Every environment variable the plugin reads, with its default and meaning (the docs' table and `doctor` read it). */
-export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
-  ...SETTING_ROWS.map(({ parse: _parse, ...row }) => row),
-  { name: 'NEMO_RELAY_HOOKS_BACKEND', default: '(auto)', meaning: 'Force the backend: native, memory or off (off records nothing).' },
-  ...OTLP_ENVIRONMENT_VARIABLES,
-  { name: 'NEMO_RELAY_HOOKS_DEBUG', default: '(off)', meaning: 'Debug output of the default logger (1, true, yes, on; false, 0, no, off stay off). DEBUG=nemo-relay-hooks does the same.' },
-];
+let environment: readonly EnvironmentVariable[] | undefined;
+/**
+ * Every environment variable the plugin reads, with its default and meaning (the docs' table and `doctor` read it).
+ * Made at the first call, not at import: the spread and rest it takes run, and on Bun compile the builtins behind
+ * them, in every host that imports the main entry (bench/RESULTS.md, "Issue 21: the main entry's import on Bun,
+ * what runs at import").
+ */
+export function environmentVariables(): readonly EnvironmentVariable[] {
+  environment ??= [
+    ...SETTING_ROWS.map(({ parse: _parse, ...row }) => row),
+    { name: 'NEMO_RELAY_HOOKS_BACKEND', default: '(auto)', meaning: 'Force the backend: native, memory or off (off records nothing).' },
+    ...OTLP_ENVIRONMENT_VARIABLES,
+    { name: 'NEMO_RELAY_HOOKS_DEBUG', default: '(off)', meaning: 'Debug output of the default logger (1, true, yes, on; false, 0, no, off stay off). DEBUG=nemo-relay-hooks does the same.' },
+  ];
+  return environment;
+}
 
 /**
  * The Hermes plugin's variables: any of them set selects the `hermes` profile.
@@ -232,7 +244,7 @@ let hermesNames: readonly string[] | undefined;
 function hermesVariableNames(): readonly string[] {
   if (hermesNames === undefined) {
     const names: string[] = [];
-    for (const variable of ENVIRONMENT_VARIABLES) if (variable.hermes) names.push(variable.hermes);
+    for (const variable of environmentVariables()) if (variable.hermes) names.push(variable.hermes);
     hermesNames = names;
   }
   return hermesNames;
@@ -408,7 +420,7 @@ let knownNames: ReadonlySet<string> | undefined;
 function knownVariableNames(): ReadonlySet<string> {
   if (knownNames === undefined) {
     const names = new Set(OTHER_VARIABLES);
-    for (const variable of ENVIRONMENT_VARIABLES) {
+    for (const variable of environmentVariables()) {
       names.add(variable.name);
       if (variable.hermes) names.add(variable.hermes);
     }
@@ -464,11 +476,10 @@ function invalidValue(fieldName: string, message: string): ConfigDiagnostic {
   return { level: 'warning', code: 'settings.invalid_value', field: fieldName, message };
 }
 
-const OVERRIDE_CHOICES: Partial<Record<keyof NemoRelaySettingsOverrides, readonly string[]>> = {
+const OVERRIDE_CHOICES: Partial<Record<keyof NemoRelaySettingsOverrides, readonly string[]>> = Object.assign({
   atofMode: ['append', 'overwrite'],
   atifSubagentExportMode: ['embedded', 'all'],
-  ...OTLP_ENV_CHOICES,
-};
+}, OTLP_ENV_CHOICES);
 
 /**
  * The host's typed overrides that are usable: each must have the type of its

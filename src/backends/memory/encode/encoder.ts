@@ -19,6 +19,7 @@
 
 import type { AtofCategory, AtofCategoryProfile, AtofScopeEvent } from '../../../formats/atof/types.ts';
 import type { EncodedMetadata } from './metadata.ts';
+import type { Json } from '../../../relay/contract.ts';
 
 /** The envelope of a scope, LLM or tool event, and its start's converted metadata. */
 export interface EncodedScope {
@@ -43,4 +44,6 @@ export interface EncodedPushedScope extends EncodedScope {
 export interface EncodedSpan extends EncodedScope {
   readonly kind: 'llm' | 'tool';
   readonly profile: AtofCategoryProfile;
+  /** The top-level scope of its tree (its session's), where the object encoder keeps the last LLM request copied; null outside any scope. */
+  readonly top: { lastRequest: Json | undefined } | null;
 }

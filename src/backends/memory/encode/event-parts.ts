@@ -78,9 +78,65 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
   return sortedObject(out);
 }
 
-/** The LLM start event's `data`: `{content, headers}`. */
-export function llmRequestData(content: unknown, headers: JsonObject): JsonObject {
-  return { content: copyPayload(content), headers };
+/**
+ * The LLM start event's `data`: `{content, headers}`. `previous`: the
+ * content of an earlier request of the same session, whose repeated parts
+ * the copy takes instead of its own (`shareRepeats`).
+ */
+export function llmRequestData(content: unknown, headers: JsonObject, previous?: Json): JsonObject {
+  const copy = copyPayload(content);
+  return { content: previous === undefined ? copy : shareRepeats(copy, previous), headers };
+}
+
+/**
+ * `fresh`, a copy the relay has just made and not yet handed to anyone,
+ * with each part equal to the same part of `previous` (an earlier copy)
+ * replaced by that part; `previous` itself when the two are equal. A
+ * session's LLM requests mostly repeat the one before (the system prompt,
+ * the tools, the conversation so far), and every event a session's
+ * trajectory needs is kept until the trajectory is built: each repeated
+ * part is then kept once instead of once per call, and the collector
+ * copies and marks it once. Copies are never changed after they are made,
+ * so sharing a part is invisible: the same values, the same text.
+ *
+ * Equal is the same JSON value with the same key order: both are relay
+ * copies (plain objects and arrays, keys inserted in the package's order),
+ * so two objects with the same keys list them in the same order.
+ */
+export function shareRepeats(fresh: Json, previous: Json): Json {
+  if (typeof fresh !== 'object' || fresh === null || typeof previous !== 'object' || previous === null) return fresh;
+  if (Array.isArray(fresh)) {
+    if (!Array.isArray(previous)) return fresh;
+    let same = fresh.length === previous.length;
+    const shared = Math.min(fresh.length, previous.length);
+    for (let i = 0; i < shared; i++) {
+      const item = fresh[i] as Json;
+      const before = previous[i] as Json;
+      const kept = shareRepeats(item, before);
+      if (kept !== item) fresh[i] = kept;
+      if (same) same = kept === before || (typeof item !== 'object' && Object.is(item, before));
+    }
+    return same ? previous : fresh;
+  }
+  if (Array.isArray(previous)) return fresh;
+  const before = previous as JsonObject;
+  let same = true;
+  let count = 0;
+  for (const key in fresh) {
+    count++;
+    const item = fresh[key] as Json;
+    if (!Object.prototype.hasOwnProperty.call(before, key)) {
+      same = false;
+      continue;
+    }
+    const old = before[key] as Json;
+    const kept = shareRepeats(item, old);
+    if (kept !== item) defineKey(fresh, key, kept);
+    if (same) same = kept === old || (typeof item !== 'object' && Object.is(item, old));
+  }
+  if (!same) return fresh;
+  for (const key in before) if (--count < 0 || !Object.prototype.hasOwnProperty.call(fresh, key)) return fresh;
+  return count === 0 ? previous : fresh;
 }
 
 /**

@@ -40,8 +40,9 @@ const textEncoder = new TextEncoder();
 const CONTROL = /[\u0000-\u001f]/;
 const HEX = '0123456789abcdef';
 /** 1 for the ASCII characters a JSON string holds as they are (a table beats four comparisons per character). */
-const PLAIN = new Uint8Array(0x80);
-for (let c = 0x20; c < 0x80; c++) PLAIN[c] = c === 0x22 || c === 0x5c ? 0 : 1;
+const PLAIN = new Uint8Array(0x80).fill(1, 0x20);
+PLAIN[0x22] = 0;
+PLAIN[0x5c] = 0;
 
 /** Who a builder's bytes belong to, when they are a file writer's staging buffer. */
 export interface LineOwner {
@@ -296,7 +297,8 @@ export class LineBuilder {
 }
 
 const decoder = new TextDecoder();
-let spare: LineBuilder | null = new LineBuilder();
+/** Made by the first `takeBuilder`, not at import: a host that imports the plugin and never records does not allocate it. */
+let spare: LineBuilder | null = null;
 
 /**
  * A builder for one line, emptied. A payload getter that emits an event

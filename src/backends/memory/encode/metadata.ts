@@ -132,20 +132,27 @@ export function mergedMetadata(start: EncodedMetadata, end: EncodedMetadata): En
   return EncodedMetadata.ofJson(mergeMetadata(start.json, end.json));
 }
 
-const LLM_OK_ENTRY = singleEntry(STATUS_CODE_KEY, 'OK', true);
-const TOOL_ERROR_ENTRY = singleEntry(STATUS_CODE_KEY, 'ERROR', true);
-const LLM_ERROR_ENTRY = TOOL_ERROR_ENTRY;
+let statusEntries: { ok: Entries; error: Entries } | undefined;
+/**
+ * The `otel.status_code` entry the end metadata adds (ERROR for a failed LLM call and a tool error), encoded at
+ * the first use rather than at import (bench/RESULTS.md, "Issue 21: the main entry's import on Bun, what runs at
+ * import").
+ */
+function statusEntry(error: boolean): Entries {
+  statusEntries ??= { ok: singleEntry(STATUS_CODE_KEY, 'OK', true), error: singleEntry(STATUS_CODE_KEY, 'ERROR', true) };
+  return error ? statusEntries.error : statusEntries.ok;
+}
 
 /** `llmEndMetadata`: the object sides merged, `otel.status_code` forced to OK (ERROR when `failed`), no description. */
 export function llmEndMetadataOf(start: EncodedMetadata, end: EncodedMetadata, failed = false): EncodedMetadata {
   if (start.isJsonObject || end.isJsonObject) return EncodedMetadata.ofJson(llmEndMetadata(start.json, end.json, failed));
-  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, failed ? LLM_ERROR_ENTRY : LLM_OK_ENTRY], 'otel.status_description');
+  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, end.entries ?? NO_ENTRIES, statusEntry(failed)], 'otel.status_description');
 }
 
 /** `managedOkMetadata`: start metadata with `otel.status_code: "OK"`. */
 export function managedOkMetadataOf(start: EncodedMetadata): EncodedMetadata {
   if (start.isJsonObject) return EncodedMetadata.ofJson(managedOkMetadata(start.json));
-  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, LLM_OK_ENTRY]);
+  return EncodedMetadata.ofLayers([start.entries ?? NO_ENTRIES, statusEntry(false)]);
 }
 
 /** `toolErrorMetadata`: the end metadata (a non-object under `metadata`) with `otel.status_code: "ERROR"`, merged over start. */
@@ -156,7 +163,7 @@ export function toolErrorMetadataOf(start: EncodedMetadata, end: EncodedMetadata
     return EncodedMetadata.ofJson(toolErrorMetadata(start.json, end.json));
   }
   const base = end.entries ?? (endValue === null ? NO_ENTRIES : singleEntry(NON_OBJECT_METADATA_KEY, endValue!));
-  return mergedMetadata(start, EncodedMetadata.ofLayers([base, TOOL_ERROR_ENTRY]));
+  return mergedMetadata(start, EncodedMetadata.ofLayers([base, statusEntry(true)]));
 }
 
 // ---- the same rules on JSON values (event objects) ----------------------------

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { JsonObject } from '../../../relay/contract.ts';
+import type { Json, JsonObject } from '../../../relay/contract.ts';
 import type { AtofEvent, AtofMarkEvent, AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { markEvent, scopeEvent } from '../../../formats/atof/build.ts';
 import type { EncodedPushedScope, EncodedSpan } from './encoder.ts';
@@ -25,7 +25,18 @@ export class ObjectEncoder {
    * it (redaction: `Delivery.outgoing`); it runs on the event built around
    * the payloads' copy, so the kept start and every receiver see its result.
    */
-  constructor(private readonly outgoing: <E extends AtofEvent>(event: E) => E = (event) => event) {}
+  /** The last LLM request content copied for a span outside any scope (others keep theirs on their session's top scope). */
+  private lastRequest: Json | undefined;
+
+  /**
+   * `sharesCopies`: whether an LLM request's copy may take the repeated
+   * parts of the session's previous one (`shareRepeats`): not while a
+   * transform runs, which may rewrite the objects it is given.
+   */
+  constructor(
+    private readonly outgoing: <E extends AtofEvent>(event: E) => E = (event) => event,
+    private readonly sharesCopies: () => boolean = () => true,
+  ) {}
 
   /** A scope's start; sets the record's start metadata and keeps the start. */
   scopeStart(record: EncodedPushedScope, input: unknown, metadata: unknown): AtofScopeEvent {
@@ -53,10 +64,20 @@ export class ObjectEncoder {
    * request headers) are given.
    */
   spanStart(record: EncodedSpan, data: unknown, headers: JsonObject | undefined, metadata: unknown): AtofScopeEvent {
-    const content = headers === undefined ? copyPayload(data) : llmRequestData(data, headers);
+    const content = headers === undefined ? copyPayload(data) : this.requestData(record, data, headers);
     const converted = copyPayload(metadata);
     record.startMetadata = EncodedMetadata.ofJson(converted);
     return this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs)));
+  }
+
+  /** An LLM start's data, sharing the repeated parts of its session's previous request. */
+  private requestData(record: EncodedSpan, data: unknown, headers: JsonObject): JsonObject {
+    if (!this.sharesCopies()) return llmRequestData(data, headers);
+    const top = record.top;
+    const request = llmRequestData(data, headers, top === null ? this.lastRequest : top.lastRequest);
+    if (top === null) this.lastRequest = request.content;
+    else top.lastRequest = request.content;
+    return request;
   }
 
   /**

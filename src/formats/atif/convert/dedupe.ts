@@ -39,13 +39,15 @@ export interface SharedLookups {
   supplementalMetrics: Map<string, AtifMetrics>;
   /** Prices an LLM call whose response reports no cost (the `pricing` component). */
   price?: LlmCallPricer;
+  /** The payloads found written exactly by `JSON.stringify` (`sortPayload`), for the writer to skip. */
+  plain: Set<object>;
 }
 
 export interface Lookups extends SharedLookups {
   toolCallIds: Map<string, string>;
 }
 
-export function buildSharedLookups(events: readonly ConvEvent[]): SharedLookups {
+export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<object> = new Set()): SharedLookups {
   const names = new Map<string, string>();
   const startInstants = new Map<string, Instant>();
   const llmEndsWithData = new Set<string>();
@@ -69,7 +71,7 @@ export function buildSharedLookups(events: readonly ConvEvent[]): SharedLookups 
     }
   }
   const dedupe = buildLlmDedupe(llmSpans);
-  return { names, startInstants, llmEndsWithData, llmStartModels, ...dedupe };
+  return { names, startInstants, llmEndsWithData, llmStartModels, ...dedupe, plain };
 }
 
 /** The model of an LLM start: its `category_profile.model_name`, else the request's `model`. */

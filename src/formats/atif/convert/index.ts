@@ -57,7 +57,9 @@ function* stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid
   // `shared` carries the pricer (when one is set) to every agent's steps.
   const owned = events.filter((event) => tree.ownerAgent(event) === agentUuid);
   const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(owned) });
-  for (const event of events) {
+  // Indexed: a for-of in a generator allocates an iterator result per event (the builder's garbage sets the pace of the scavenges that copy a session's kept events).
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as ConvEvent;
     if (clock.tick()) yield;
     const child = tree.directChildStart(agentUuid, event);
     if (child !== undefined) {
@@ -169,19 +171,24 @@ export function convertSortedEvents(
   return finishSlices(convertInSlices(sessionId, agent, sorted, ownSubagentAgents, price));
 }
 
-/** `convertSortedEvents` as work that yields every `SLICE_UNITS` events converted (`shared/slices.ts`). */
+/**
+ * `convertSortedEvents` as work that yields every `SLICE_UNITS` events converted (`shared/slices.ts`).
+ * `plain` gathers the payloads found written exactly by `JSON.stringify` (`sortPayload`): give the
+ * same set to the text writer, and to the next build of the same events.
+ */
 export function* convertInSlices(
   sessionId: string,
   agent: AtifAgent,
   sorted: readonly ConvEvent[],
   ownSubagentAgents = false,
   price?: LlmCallPricer,
+  plain: Set<object> = new Set(),
 ): Slices<AtifTrajectory> {
   // Each pass over every event is a slice of its own (a long session's passes are what would stop the host).
   const clock = new SliceClock();
   const tree = new AgentTree(sorted);
   yield;
-  const shared = buildSharedLookups(sorted);
+  const shared = buildSharedLookups(sorted, plain);
   if (price !== undefined) shared.price = price;
   yield;
   const root = tree.chooseRoot(sessionId);
@@ -190,9 +197,9 @@ export function* convertInSlices(
     return yield* agentTrajectory(tree, root, sessionId, agent, sorted, shared, true, ownSubagentAgents, clock);
   }
   const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(sorted) });
-  for (const event of sorted) {
+  for (let i = 0; i < sorted.length; i++) {
     if (clock.tick()) yield;
-    converter.handle(event);
+    converter.handle(sorted[i] as ConvEvent);
   }
   return trajectoryFromParts(sessionId, sessionId, agent, converter.finish(), undefined);
 }

@@ -23,7 +23,8 @@ export class PendingAgentStep {
   tools: ToolMetadata[] = [];
   toolCallOrder: string[] = [];
 
-  finalizeInto(steps: AtifStep[]): void {
+  /** Writes the step's `extra` into `steps`; `plain` as `sortPayload` takes it. */
+  finalizeInto(steps: AtifStep[], plain: Set<object>): void {
     const stepIndex = this.stepIndex;
     const ancestry = this.ancestry;
     this.stepIndex = undefined;
@@ -41,7 +42,7 @@ export class PendingAgentStep {
       llmResponse: this.llmResponse,
       toolAncestry: tools.map((tool) => tool.ancestry),
       toolInvocations: tools.map((tool) => tool.invocation),
-    });
+    }, plain);
     this.invocation = undefined;
     this.llmRequest = undefined;
     this.llmResponse = undefined;

@@ -60,13 +60,13 @@ interface StepExtraParts {
   toolInvocations?: AtifInvocation[];
 }
 
-/** `step.extra` with keys sorted, as native's `serde_json::to_value` leaves them. */
-export function stepExtra(parts: StepExtraParts): Json {
+/** `step.extra` with keys sorted, as native's `serde_json::to_value` leaves them; `plain` as `sortPayload` takes it. */
+export function stepExtra(parts: StepExtraParts, plain: Set<object>): Json {
   const extra: JsonObject = { ancestry: parts.ancestry as unknown as Json };
   if (parts.invocation !== undefined) extra.invocation = parts.invocation as unknown as Json;
   // The request and response are a trajectory's largest payloads: one walk checks both their order and their text (`sortPayload`).
-  if (parts.llmRequest !== undefined) extra.llm_request = sortPayload(parts.llmRequest);
-  if (parts.llmResponse !== undefined) extra.llm_response = sortPayload(parts.llmResponse);
+  if (parts.llmRequest !== undefined) extra.llm_request = sortPayload(parts.llmRequest, plain);
+  if (parts.llmResponse !== undefined) extra.llm_response = sortPayload(parts.llmResponse, plain);
   if (parts.toolAncestry !== undefined && parts.toolAncestry.length > 0) extra.tool_ancestry = parts.toolAncestry as unknown as Json;
   if (parts.toolInvocations !== undefined && parts.toolInvocations.length > 0)
     extra.tool_invocations = parts.toolInvocations as unknown as Json;

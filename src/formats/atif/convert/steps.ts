@@ -212,7 +212,7 @@ export class StepConverter {
   }
 
   private finalizeAgent(): void {
-    this.current.finalizeInto(this.steps);
+    this.current.finalizeInto(this.steps, this.lookups.plain);
   }
 
   private llmStart(event: ConvEvent): void {
@@ -234,7 +234,7 @@ export class StepConverter {
     }
     if (retry) return;
     const step = newStep('user', extractUserMessage(content), event.timestamp);
-    step.extra = stepExtra({ ancestry: ancestryOf(event, this.lookups.names), llmRequest: content });
+    step.extra = stepExtra({ ancestry: ancestryOf(event, this.lookups.names), llmRequest: content }, this.lookups.plain);
     this.steps.push(step);
   }
 
