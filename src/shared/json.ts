@@ -450,12 +450,14 @@ function hasDefaultBounds(options: ToJsonOptions): boolean {
 interface Budget {
   values: number;
   chars: number;
+  /** Values omitted so far (undefined, functions, symbols): a generated copy then drops their keys. */
+  omitted: number;
   readonly sortKeys: boolean;
   readonly noNul: boolean;
 }
 
 function plainCopy(value: object, sortKeys: boolean, noNul: boolean): Json | undefined {
-  const budget: Budget = { values: JSON_LIMITS.maxValues, chars: JSON_LIMITS.maxChars, sortKeys, noNul };
+  const budget: Budget = { values: JSON_LIMITS.maxValues, chars: JSON_LIMITS.maxChars, omitted: 0, sortKeys, noNul };
   try {
     return copyObject(value, 0, budget);
   } catch {
@@ -466,21 +468,17 @@ function plainCopy(value: object, sortKeys: boolean, noNul: boolean): Json | und
 /** A value inside a container; undefined = omitted (undefined, functions, symbols). */
 function copyValue(value: unknown, depth: number, budget: Budget): Json | undefined {
   if (--budget.values <= 0) throw GIVE_UP;
-  switch (typeof value) {
-    case 'string':
-      if ((budget.chars -= value.length) < 0) throw GIVE_UP;
-      return wellFormed(value);
-    case 'number':
-      return Number.isFinite(value) ? value : null;
-    case 'boolean':
-      return value;
-    case 'object':
-      return value === null ? null : copyObject(value, depth, budget);
-    case 'bigint':
-      return value.toString();
-    default:
-      return undefined;
+  // Separate typeof tests, not a switch over typeof: V8 compiles these to type checks, a switch to a call per value.
+  if (typeof value === 'string') {
+    if ((budget.chars -= value.length) < 0) throw GIVE_UP;
+    return wellFormed(value);
   }
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'object') return value === null ? null : copyObject(value, depth, budget);
+  if (typeof value === 'bigint') return value.toString();
+  budget.omitted++;
+  return undefined;
 }
 
 function copyObject(object: object, depth: number, budget: Budget): Json {
@@ -501,6 +499,14 @@ function copyObject(object: object, depth: number, budget: Budget): Json {
   const shape = shapeOf(own, budget.noNul);
   if ((budget.chars -= shape.chars) < 0) throw GIVE_UP;
   const keys = budget.sortKeys ? shape.sorted : own;
+  const copier = shape === EMPTY_SHAPE ? null : copierOf(shape, budget.sortKeys);
+  if (copier !== null) {
+    const omitted = budget.omitted;
+    const out = copier(object, copyValue, depth + 1, budget);
+    // An omitted value (undefined, a function, a symbol) left its key holding undefined: the loop below would not have set it.
+    if (budget.omitted !== omitted) for (let i = 0; i < keys.length; i++) if (out[keys[i]!] === undefined) delete out[keys[i]!];
+    return out;
+  }
   const out: { [key: string]: Json } = {};
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
@@ -512,13 +518,20 @@ function copyObject(object: object, depth: number, budget: Budget): Json {
 
 /** A key list the fast path takes, sorted, with its characters counted. */
 interface Shape {
+  /** The key list in its own order (the first object's `Object.keys`). */
+  readonly keys: readonly string[];
   readonly sorted: readonly string[];
   readonly chars: number;
   /** Keys free of NUL characters (what `noNulInKeys` would replace). */
   readonly noNul: boolean;
+  /** Objects of this key list copied so far, until its copiers are generated. */
+  copies: number;
+  /** The generated copy in the list's own order, then in sorted order (`copierOf`); null before, or when it cannot be generated. */
+  own: Copier | null;
+  sortedCopier: Copier | null;
 }
 
-const EMPTY_SHAPE: Shape = { sorted: [], chars: 0, noNul: true };
+const EMPTY_SHAPE: Shape = { keys: [], sorted: [], chars: 0, noNul: true, copies: 0, own: null, sortedCopier: null };
 /** Keys the fast path leaves to the general walk: surrogates (order, U+FFFD) and `__proto__`. */
 const AWKWARD_KEY = /[\ud800-\udfff]|^__proto__$/;
 
@@ -531,7 +544,7 @@ const shapes = new KeyListCache<Shape | null>((keys) => {
     if (key.includes('\0')) noNul = false;
     chars += key.length;
   }
-  return { sorted: keys.slice().sort(), chars, noNul };
+  return { keys, sorted: keys.slice().sort(), chars, noNul, copies: 0, own: null, sortedCopier: null };
 });
 
 function shapeOf(keys: string[], noNul: boolean): Shape {
@@ -541,4 +554,59 @@ function shapeOf(keys: string[], noNul: boolean): Shape {
   const shape = shapes.get(keys);
   if (shape === null || (noNul && !shape.noNul)) throw GIVE_UP;
   return shape;
+}
+
+// ---- generated copies ---------------------------------------------------------
+//
+// Copying an object key by key stores each key into a fresh object with a
+// computed name: on V8 every such store goes through the megamorphic store
+// handler, and those stores and the matching loads were most of the copy's
+// cost (bench/RESULTS.md, "the payload copy from a literal per key list").
+// An object literal with the keys written out builds the copy from a
+// boilerplate at once, and its reads are plain named loads. So a key list
+// seen often enough gets a function generated for it:
+//
+//   (o, copy, depth, budget) => ({ "a": copy(o["a"], depth, budget), "b": copy(o["b"], depth, budget) })
+//
+// It reads each value once, in the list's order, exactly as the loop does,
+// so getters, budgets and giving up behave the same. The names are written
+// with `JSON.stringify`, a valid JavaScript string literal for every key
+// (the awkward ones, `__proto__` and lone surrogates, never get here), so no
+// key can inject code. A key list seen only a few times keeps the loop (its
+// function would cost more to compile than it saves), long lists too, and
+// so does every list where `Function` is refused (a content security policy).
+
+/** A generated copy of one key list. */
+type Copier = (object: object, copy: typeof copyValue, depth: number, budget: Budget) => { [key: string]: Json };
+
+/** Copies of a key list made with the loop before its function is generated. */
+const COPIES_BEFORE_GENERATING = 16;
+/** Longest key list given a function. */
+const MAX_GENERATED_KEYS = 64;
+/** False once `Function` was refused: every list keeps the loop. */
+let generating = true;
+
+/** The generated copy for `shape` (in sorted key order when `sorted`), or null while the loop copies it. */
+function copierOf(shape: Shape, sorted: boolean): Copier | null {
+  const ready = sorted ? shape.sortedCopier : shape.own;
+  if (ready !== null || !generating || ++shape.copies < COPIES_BEFORE_GENERATING) return ready;
+  const keys = sorted ? shape.sorted : shape.keys;
+  if (keys.length > MAX_GENERATED_KEYS) return null;
+  const copier = generate(keys);
+  if (sorted) shape.sortedCopier = copier;
+  else shape.own = copier;
+  return copier;
+}
+
+function generate(keys: readonly string[]): Copier | null {
+  const fields = keys.map((key) => {
+    const name = JSON.stringify(key);
+    return `${name}: copy(o[${name}], depth, budget)`;
+  });
+  try {
+    return new Function('o', 'copy', 'depth', 'budget', `return { ${fields.join(', ')} };`) as Copier;
+  } catch {
+    generating = false;
+    return null;
+  }
 }
