@@ -1,0 +1,92 @@
+// The test files that run each in a fresh process (vitest.config.ts's
+// 'own-process' project); every other file shares its worker's process and
+// module graph with the files before it. A file belongs here when it leaves
+// process-wide state that no test can reset:
+//
+// - it loads nemo-relay-node: native's plugin host and configuration are
+//   process-wide, so one file's activation changes what the next file's
+//   native relay writes. test/support/native-stays-out.ts fails a shared
+//   file that loads it, naming it, so a new one is added here;
+// - it sets a third-party SDK's default that the SDK caches on first use:
+//   the OpenAI Agents SDK's global `run()` keeps the first
+//   `setDefaultOpenAIClient` client in its default runner, so a second such
+//   file in the same process would talk to the first file's fake API.
+export const LOADS_NATIVE = [
+  'test/adapters/ai-sdk/providers.test.ts',
+  'test/adapters/ai-sdk/telemetry.test.ts',
+  'test/adapters/langchain.test.ts',
+  'test/adapters/openai-agents/custom-model.test.ts',
+  'test/backends/atif-builder-loader.test.ts',
+  'test/backends/bounded-payloads.test.ts',
+  'test/backends/memory/atif-exporter.test.ts',
+  'test/backends/memory/native-parity.test.ts',
+  'test/backends/memory/plugin-config.test.ts',
+  'test/backends/memory/plugin-host.test.ts',
+  'test/backends/memory/remote-destinations.test.ts',
+  'test/backends/select.test.ts',
+  'test/backends/trajectory-files.test.ts',
+  'test/backends/transient-start.test.ts',
+  'test/cli/doctor-demo.test.ts',
+  'test/cli/replay.test.ts',
+  'test/cli/scripting.test.ts',
+  'test/components/adaptive-parity.test.ts',
+  'test/components/configurations.test.ts',
+  'test/components/genai-prices-missing.test.ts',
+  'test/components/genai-prices.test.ts',
+  'test/components/leak.test.ts',
+  'test/components/operator-docs.test.ts',
+  'test/components/plugins-toml-components.test.ts',
+  'test/components/pricing-parity.test.ts',
+  'test/components/redaction-engine.test.ts',
+  'test/components/redaction-parity.test.ts',
+  'test/contract/plugin-contract.test.ts',
+  'test/contract/relay-contract.test.ts',
+  'test/differential/atif-incremental.test.ts',
+  'test/differential/corpus.test.ts',
+  'test/differential/exit.test.ts',
+  'test/differential/interleaved-sessions.test.ts',
+  'test/differential/key-order.test.ts',
+  'test/differential/odd-input.test.ts',
+  'test/export/host-exit.test.ts',
+  'test/export/otlp-delivery.test.ts',
+  'test/export/otlp-env.test.ts',
+  'test/export/otlp-native-leftovers.test.ts',
+  'test/export/otlp-native-parity.test.ts',
+  'test/export/otlp-request-shapes.test.ts',
+  'test/export/storage.test.ts',
+  'test/formats/atif-builder-native-differential.test.ts',
+  'test/formats/atif-differential.test.ts',
+  'test/formats/atif-plugin-host.test.ts',
+  'test/formats/plugins-toml-document.test.ts',
+  'test/formats/propagation.test.ts',
+  'test/native/atif-exit.test.ts',
+  'test/native/disk-faults.test.ts',
+  'test/native/exporters.test.ts',
+  'test/native/load.test.ts',
+  'test/native/managed.test.ts',
+  'test/native/payload-keys.test.ts',
+  'test/native/plugin-host.test.ts',
+  'test/native/probe.test.ts',
+  'test/native/scopes.test.ts',
+  'test/native/spans.test.ts',
+  'test/native/torn-line.test.ts',
+  'test/plugin/activation-once.test.ts',
+  'test/plugin/bounded.test.ts',
+  'test/plugin/default-outputs.test.ts',
+  'test/plugin/egress.test.ts',
+  'test/plugin/exit-without-shutdown.test.ts',
+  'test/plugin/file-modes.test.ts',
+  'test/plugin/secrets.test.ts',
+  'test/plugin/startup.test.ts',
+  'test/plugin/subagent-agent.test.ts',
+];
+
+export const SETS_SDK_DEFAULTS = [
+  'test/adapters/openai-agents/approvals.test.ts',
+  'test/adapters/openai-agents/failures.test.ts',
+  'test/adapters/openai-agents/openai-models.test.ts',
+  'test/adapters/openai-agents/openinference.test.ts',
+  'test/adapters/openai-agents/programs.test.ts',
+];
+
+export const OWN_PROCESS = [...LOADS_NATIVE, ...SETS_SDK_DEFAULTS];
