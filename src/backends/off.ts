@@ -103,6 +103,8 @@ export function createNoopRelay(options: { reason?: string } = {}): NoopRelay {
     }),
     initializePluginConfig: (_document: JsonObject) => Promise.resolve(offActivation()),
     activateDynamicPlugins: (_document: JsonObject, _specs: readonly DynamicPluginSpec[]) => Promise.resolve(offActivation()),
+    // Nothing is recorded, so there is nothing to drop: the plugin then skips its walk over every payload.
+    dropCredentialHeaders: () => () => {},
     flush: () => Promise.resolve(),
     shutdown: () => Promise.resolve(),
     stats: () => ({ events: 0, errors: 0, dropped }),

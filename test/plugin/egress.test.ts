@@ -10,6 +10,7 @@ import { egressBackend } from '../../src/plugin/egress.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { BACKENDS } from '../contract/backends.ts';
 import { createFakeRelay } from '../../src/testing/index.ts';
+import { createNoopRelay } from '../../src/backends/off.ts';
 
 /** Every key of the contract: the typecheck fails when one is added or removed. */
 const CONTRACT: Record<keyof RelayBackend, true> = {
@@ -80,6 +81,14 @@ describe('the egress wrapper', () => {
       ['shutdown', { timeoutMs: 300 }],
       ['propagationContext', handle],
     ]);
+  });
+
+  it('leaves payloads unwalked over the off backend, which records nothing', () => {
+    const payload = { request: { headers: { authorization: 'Bearer a' } } };
+    const seen: unknown[] = [];
+    const off = { ...createNoopRelay(), mark: (o: { data?: unknown }) => void seen.push(o.data) } as unknown as RelayBackend;
+    egressBackend(off).mark({ name: 'm', data: payload });
+    expect(seen[0]).toBe(payload);
   });
 
   it('leaves the walk to a backend that drops credential headers in its own copy, keeps it with a redact hook, and removes the drop at shutdown', async () => {
