@@ -32,12 +32,16 @@ const MAX_DEPTH = 64;
  * the whole event (it throws `nul byte found in provided data`) for a key
  * with a NUL, so a NUL in a key becomes U+FFFD. NULs in values cross fine.
  */
-const OPTIONS = { maxDepth: MAX_DEPTH, noNulInKeys: true } as const;
+export const PLAIN_COPY = { maxDepth: MAX_DEPTH, noNulInKeys: true } as const;
+/** The copy with credential headers dropped in the same walk (`RelayBackend.dropCredentialHeaders`). */
+export const COPY_WITHOUT_CREDENTIALS = { ...PLAIN_COPY, withoutCredentialHeaders: true } as const;
+/** How a relay copies payloads: one of the two above. */
+export type PayloadCopy = typeof PLAIN_COPY | typeof COPY_WITHOUT_CREDENTIALS;
 
 /** Any value as plain JSON; `undefined` becomes `null` (native's "absent"). */
-export function json(value: unknown): Json {
+export function json(value: unknown, copy: PayloadCopy = PLAIN_COPY): Json {
   if (value === undefined) return null;
-  return toJson(value, OPTIONS);
+  return toJson(value, copy);
 }
 
 /** A name native accepts: always a string. */
@@ -77,8 +81,8 @@ export function timestampOf(value: number | undefined): number {
  * stringified, arrays joined with `, ` (the HTTP list form), other objects
  * JSON-encoded; `null`/`undefined` entries are dropped.
  */
-function headersOf(value: unknown): Record<string, string> {
-  const converted = json(value);
+function headersOf(value: unknown, copy: PayloadCopy): Record<string, string> {
+  const converted = json(value, copy);
   const out: Record<string, string> = {};
   if (!isJsonObject(converted)) return out;
   for (const key of Object.keys(converted)) {
@@ -95,7 +99,7 @@ function headersOf(value: unknown): Record<string, string> {
 }
 
 /** An LLM request in the `{headers, content}` shape native requires. */
-export function requestOf(request: LlmRequest | undefined): NativeLlmRequest {
+export function requestOf(request: LlmRequest | undefined, copy: PayloadCopy = PLAIN_COPY): NativeLlmRequest {
   let headers: unknown;
   let content: unknown;
   try {
@@ -104,13 +108,13 @@ export function requestOf(request: LlmRequest | undefined): NativeLlmRequest {
   } catch {
     // A throwing getter on the request object itself: record what we can.
   }
-  return { headers: headersOf(headers), content: json(content) };
+  return { headers: headersOf(headers, copy), content: json(content, copy) };
 }
 
 /** Tool end payload in native's `ToolExecutionResult` shape. */
-export function toolResultOf(result: unknown, annotation: unknown): NativeToolResult {
-  const out: NativeToolResult = { result: json(result) };
-  if (annotation !== undefined && annotation !== null) out.annotation = json(annotation);
+export function toolResultOf(result: unknown, annotation: unknown, copy: PayloadCopy = PLAIN_COPY): NativeToolResult {
+  const out: NativeToolResult = { result: json(result, copy) };
+  if (annotation !== undefined && annotation !== null) out.annotation = json(annotation, copy);
   return out;
 }
 
@@ -121,8 +125,8 @@ export function toolResultOf(result: unknown, annotation: unknown): NativeToolRe
  * under `metadata`. Nothing is inferred from the result, so native and
  * in-memory files stay identical.
  */
-export function toolErrorMetadata(metadata: unknown): JsonObject {
-  return rules.toolErrorEndMetadata(json(metadata));
+export function toolErrorMetadata(metadata: unknown, copy: PayloadCopy = PLAIN_COPY): JsonObject {
+  return rules.toolErrorEndMetadata(json(metadata, copy));
 }
 
 /** ATOF scope attribute flags → native bitmask (1 = parallel, 2 = relocatable): the contract's rule. */

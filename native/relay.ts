@@ -57,8 +57,11 @@ import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativePropagationContext, NativeScopeHandle, NativeToolResult } from './binding.ts';
 import {
+  COPY_WITHOUT_CREDENTIALS,
   json,
   nameOf,
+  PLAIN_COPY,
+  type PayloadCopy,
   optionalString,
   requestOf,
   scopeAttributesOf,
@@ -98,6 +101,9 @@ export class NativeRelay implements RelayBackend {
   readonly #pending = new Set<ScopeState>();
   /** The ATIF uploads this adapter sends for native's activations (atif-uploads.ts), across activations. */
   readonly #remote = new RemoteOutputLedger();
+  /** How payloads are copied: credential headers dropped while `dropCredentialHeaders` callers hold it. */
+  #copy: PayloadCopy = PLAIN_COPY;
+  #credentialDroppers = 0;
   #events = 0;
   #errors = 0;
   #dropped = 0;
@@ -125,8 +131,8 @@ export class NativeRelay implements RelayBackend {
       const category = options.category;
       const scopeType = scopeTypeOf(this.#binding.ScopeType, category);
       const attributes = scopeAttributesOf(options.attributes);
-      const metadata = json(options.metadata);
-      const input = json(options.input);
+      const metadata = json(options.metadata, this.#copy);
+      const input = json(options.input, this.#copy);
       const binding = this.#binding;
       const push = (nativeParent: NativeScopeHandle | null) => binding.pushScope(name, scopeType, nativeParent, attributes, null, metadata, input, timestamp);
       const received = parent === null ? read(() => options.propagation) : undefined;
@@ -170,8 +176,8 @@ export class NativeRelay implements RelayBackend {
     try {
       // Read defensively: an unreadable options object must not leave the scope open forever.
       const args = {
-        output: json(read(() => options?.output)),
-        metadata: json(read(() => options?.metadata)),
+        output: json(read(() => options?.output), this.#copy),
+        metadata: json(read(() => options?.metadata), this.#copy),
         timestampUs: endAfter(state.start?.timestampUs ?? 0, timestampOf(read(() => options?.timestampUs))),
       };
       // A scope with open children above it on its stack is popped when they are (scopes.ts).
@@ -197,8 +203,8 @@ export class NativeRelay implements RelayBackend {
       const timestamp = timestampOf(options.timestampUs);
       const parent = this.#scopeOf(options.parent, 'mark');
       const name = nameOf(options.name);
-      const data = json(options.data);
-      const metadata = json(options.metadata);
+      const data = json(options.data, this.#copy);
+      const metadata = json(options.metadata, this.#copy);
       const { frame, handle } = this.#stacks.emitContext(parent);
       const binding = this.#binding;
       this.#stacks.run(frame, () => binding.event(name, handle, data, metadata, timestamp));
@@ -217,8 +223,8 @@ export class NativeRelay implements RelayBackend {
       const timestamp = timestampOf(options.timestampUs);
       const parent = this.#scopeOf(options.parent, 'llmStart');
       const name = nameOf(options.name);
-      const request = requestOf(options.request);
-      const metadata = json(options.metadata);
+      const request = requestOf(options.request, this.#copy);
+      const metadata = json(options.metadata, this.#copy);
       const modelName = optionalString(options.modelName);
       const context = this.#stacks.emitContext(parent);
       frame = context.frame;
@@ -241,8 +247,8 @@ export class NativeRelay implements RelayBackend {
     const native = span.native;
     try {
       const timestamp = endAfter(span.startUs, timestampOf(read(() => options?.timestampUs)));
-      const response = json(read(() => options?.response));
-      const metadata = json(read(() => options?.metadata));
+      const response = json(read(() => options?.response), this.#copy);
+      const metadata = json(read(() => options?.metadata), this.#copy);
       const binding = this.#binding;
       // Native forces otel.status_code "OK" on a manual LLM end: an error can only live in response and metadata.
       this.#stacks.run(span.frame, () => binding.llmCallEnd(native, response, null, metadata, timestamp));
@@ -259,8 +265,8 @@ export class NativeRelay implements RelayBackend {
       const timestamp = timestampOf(options.timestampUs);
       const parent = this.#scopeOf(options.parent, 'toolStart');
       const name = nameOf(options.name);
-      const args = json(options.args);
-      const metadata = json(options.metadata);
+      const args = json(options.args, this.#copy);
+      const metadata = json(options.metadata, this.#copy);
       const toolCallId = optionalString(options.toolCallId);
       const context = this.#stacks.emitContext(parent);
       frame = context.frame;
@@ -285,15 +291,27 @@ export class NativeRelay implements RelayBackend {
       const timestamp = endAfter(span.startUs, timestampOf(read(() => options?.timestampUs)));
       const failed = read(() => options?.status) === 'error';
       // The annotation describes a successful result; an error end carries none, as in managed execution.
-      const result = toolResultOf(read(() => options?.result), failed ? undefined : read(() => options?.annotation));
+      const result = toolResultOf(read(() => options?.result), failed ? undefined : read(() => options?.annotation), this.#copy);
       const rawMetadata = read(() => options?.metadata);
-      const metadata = failed ? toolErrorMetadata(rawMetadata) : json(rawMetadata);
+      const metadata = failed ? toolErrorMetadata(rawMetadata, this.#copy) : json(rawMetadata, this.#copy);
       const binding = this.#binding;
       this.#stacks.run(span.frame, () => binding.toolCallEnd(native, result, null, metadata, timestamp));
       this.#events += 1;
     } catch (error) {
       this.#drop('toolEnd', error);
     }
+  }
+
+  /** Drops credential headers from every payload from now on, in the copy each payload gets (the contract's rule), until removed. */
+  dropCredentialHeaders(): () => void {
+    this.#credentialDroppers += 1;
+    this.#copy = COPY_WITHOUT_CREDENTIALS;
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      if (--this.#credentialDroppers === 0) this.#copy = PLAIN_COPY;
+    };
   }
 
   // ---- propagation --------------------------------------------------------
@@ -338,16 +356,17 @@ export class NativeRelay implements RelayBackend {
   async executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
     const hostRequest = read(() => options.request) as LlmRequest;
     const outcome = new CallOutcome();
+    const copy = this.#copy;
     const func = async (request: NativeLlmRequest): Promise<unknown> => {
       const value = await outcome.run(() => call(request as unknown as LlmRequest));
-      return json(value); // a BigInt or a cycle returned into native would kill the process
+      return json(value, copy); // a BigInt or a cycle returned into native would kill the process
     };
     let pending: Promise<unknown>;
     try {
       const parent = this.#scopeOf(options.parent, 'executeLlm');
       const name = nameOf(options.name);
-      const request = requestOf(hostRequest);
-      const metadata = json(options.metadata);
+      const request = requestOf(hostRequest, copy);
+      const metadata = json(options.metadata, copy);
       const modelName = optionalString(options.modelName);
       const { frame, handle } = this.#stacks.emitContext(parent);
       const binding = this.#binding;
@@ -366,16 +385,17 @@ export class NativeRelay implements RelayBackend {
   async executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
     const hostArgs = read(() => options.args);
     const outcome = new CallOutcome();
+    const copy = this.#copy;
     const func = async (args: unknown): Promise<NativeToolResult> => {
       const value = await outcome.run(() => call(args));
-      return { result: json(value) }; // native requires the ToolExecutionResult shape
+      return { result: json(value, copy) }; // native requires the ToolExecutionResult shape
     };
     let pending: Promise<unknown>;
     try {
       const parent = this.#scopeOf(options.parent, 'executeTool');
       const name = nameOf(options.name);
-      const args = json(hostArgs);
-      const metadata = json(options.metadata);
+      const args = json(hostArgs, copy);
+      const metadata = json(options.metadata, copy);
       const toolCallId = optionalString(options.toolCallId);
       const { frame, handle } = this.#stacks.emitContext(parent);
       const binding = this.#binding;

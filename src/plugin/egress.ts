@@ -13,6 +13,9 @@
  *   `[name, value, name, value]` list (undici's diagnostics channel), HAR's
  *   `{name, value}` entries, and raw `Name: value` header text. Native drops
  *   six of these names from the recorded LLM request's header object only.
+ *   The rule is `shared/credential-headers.ts`; a backend that offers
+ *   `dropCredentialHeaders` (native) applies it in the copy it makes of each
+ *   payload anyway, and the wrapper then hands the payloads over unwalked.
  * - **The host's `redact` hook** (`createNemoRelayPlugin({ redact })`) sees
  *   every event's name and payloads and may replace them, after the
  *   backend's own `pii_redaction` on the memory relay (it runs inside the
@@ -52,7 +55,7 @@ import type {
 } from '../relay/contract.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { isJsonObject, toJson } from '../shared/json.ts';
-import { isCredentialHeader } from '../shared/secret-text.ts';
+import { withoutSensitiveHeaders } from '../shared/credential-headers.ts';
 import { jsonEqual } from './llm-response.ts';
 
 /** An event as the `redact` hook sees it: its name and payloads, with what it is. */
@@ -89,143 +92,6 @@ export type RedactHook = (event: RedactableEvent) => RedactedFields | void;
 
 /** The placeholder for a name the hook could not be trusted with. */
 const REDACTED_NAME = '[REDACTED]';
-
-/**
- * `value` without credential headers: every value under a `headers` key
- * (any case) loses its sensitive entries. Copies only the objects on the
- * way to a change; returns `value` itself when there is none.
- */
-export function withoutSensitiveHeaders<T>(value: T, depth = 0): T {
-  if (typeof value !== 'object' || value === null || depth > 64) return value;
-  let copy: Record<string, unknown> | unknown[] | null = null;
-  try {
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        const item: unknown = value[i];
-        // Most values are primitives: only an object can hold headers.
-        if (typeof item !== 'object' || item === null) continue;
-        const cleaned = withoutSensitiveHeaders(item, depth + 1);
-        if (cleaned !== item) {
-          copy ??= value.slice();
-          (copy as unknown[])[i] = cleaned;
-        }
-      }
-      return (copy ?? value) as T;
-    }
-    const source = value as Record<string, unknown>;
-    const prototype: unknown = Object.getPrototypeOf(source);
-    if (prototype === Object.prototype || prototype === null) {
-      // A plain object: `for...in` reads V8's cached key list where `Object.keys` allocates a
-      // new array per object, and this walk visits every object of every payload (bench/RESULTS.md,
-      // "the object path before the converter").
-      for (const key in source) copy = cleanedEntry(source, key, depth, copy as Record<string, unknown> | null);
-    } else {
-      for (const key of Object.keys(source)) copy = cleanedEntry(source, key, depth, copy as Record<string, unknown> | null);
-    }
-  } catch {
-    // A getter or Proxy that throws: the backend's own conversion records it as unserializable.
-    return value;
-  }
-  return (copy ?? value) as T;
-}
-
-/**
- * One entry of `withoutSensitiveHeaders`' walk: `copy` (made at the first
- * change) with `key` cleaned. An inherited key (a `for...in` over an object
- * whose `Object.prototype` was given enumerable keys) is left alone: it is
- * not part of what the backend records.
- */
-function cleanedEntry(source: Record<string, unknown>, key: string, depth: number, copy: Record<string, unknown> | null): Record<string, unknown> | null {
-  const item = source[key];
-  // Most values are primitives: only an object, or header text under a `headers` key, can hold headers.
-  if ((typeof item !== 'object' || item === null) && (typeof item !== 'string' || !isHeadersKey(key))) return copy;
-  const cleaned = isHeadersKey(key) ? cleanHeaders(item) : withoutSensitiveHeaders(item, depth + 1);
-  if (cleaned === item || !Object.hasOwn(source, key)) return copy;
-  copy ??= { ...source };
-  copy[key] = cleaned;
-  return copy;
-}
-
-/**
- * `headers` in any case. The first letter is checked before lower-casing:
- * ids such as `task_id` and `turn_id` have the same length, and no other
- * character lower-cases to an `h`.
- */
-function isHeadersKey(key: string): boolean {
-  return key.length === 7 && (key.charCodeAt(0) | 0x20) === 0x68 && key.toLowerCase() === 'headers';
-}
-
-/** One `headers` value without its credential entries, in the form the program holds it (copied only when one is dropped). */
-function cleanHeaders(headers: unknown): unknown {
-  if (typeof headers === 'string') return cleanHeaderText(headers);
-  if (typeof headers !== 'object' || headers === null) return headers;
-  if (Array.isArray(headers)) return cleanHeaderList(headers);
-  if (headers instanceof Map) return cleanHeaderMap(headers);
-  if (isHeadersClass(headers)) return headerEntries(headers);
-  let copy: Record<string, unknown> | null = null;
-  for (const key of Object.keys(headers)) {
-    if (!isCredentialHeader(key)) continue;
-    copy ??= { ...(headers as Record<string, unknown>) };
-    delete copy[key];
-  }
-  return copy ?? headers;
-}
-
-/** Raw header text (`Name: value` lines) without its credential lines. */
-function cleanHeaderText(text: string): string {
-  if (!text.includes(':')) return text;
-  const lines = text.split(/(?<=\n)/);
-  const kept = lines.filter((line) => {
-    const colon = line.indexOf(':');
-    return colon <= 0 || !isCredentialHeader(line.slice(0, colon).trim());
-  });
-  return kept.length === lines.length ? text : kept.join('');
-}
-
-/**
- * A list of headers without its credential entries: `[name, value]` pairs,
- * HAR's `{name, value}` objects, or, when every item is a string, a flat
- * `[name, value, ...]` list.
- */
-function cleanHeaderList(list: unknown[]): unknown[] {
-  const flat = list.length % 2 === 0 && list.every((item) => typeof item === 'string');
-  const step = flat ? 2 : 1;
-  const kept: unknown[] = [];
-  for (let i = 0; i < list.length; i += step) {
-    const item = list[i];
-    const name = flat ? item : Array.isArray(item) ? item[0] : typeof item === 'object' && item !== null ? (item as { name?: unknown }).name : undefined;
-    if (typeof name === 'string' && isCredentialHeader(name)) continue;
-    kept.push(item);
-    if (flat) kept.push(list[i + 1]);
-  }
-  return kept.length === list.length ? list : kept;
-}
-
-function cleanHeaderMap(map: Map<unknown, unknown>): Map<unknown, unknown> {
-  let copy: Map<unknown, unknown> | null = null;
-  for (const key of map.keys()) {
-    if (!isCredentialHeader(String(key))) continue;
-    copy ??= new Map(map);
-    copy.delete(key);
-  }
-  return copy ?? map;
-}
-
-/** A fetch `Headers` (any runtime's or library's): its entries live behind methods, not in own properties. */
-function isHeadersClass(value: object): value is { forEach(callback: (value: unknown, name: string) => void): void } {
-  const candidate = value as { forEach?: unknown; get?: unknown; has?: unknown; append?: unknown };
-  return typeof candidate.forEach === 'function' && typeof candidate.get === 'function' && typeof candidate.has === 'function' && typeof candidate.append === 'function';
-}
-
-/** A `Headers`' entries as a plain object, without the credential ones. */
-function headerEntries(headers: { forEach(callback: (value: unknown, name: string) => void): void }): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  headers.forEach((value, name) => {
-    // defineProperty: a header may be called `__proto__`.
-    if (typeof name === 'string' && !isCredentialHeader(name)) Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
-  });
-  return out;
-}
 
 /** Runs the hook on one event's parts; never throws (a failure clears what the hook governs). */
 function runHook(hook: RedactHook, event: RedactableEvent, onFailure: (error: unknown) => void): RedactableEvent {
@@ -283,6 +149,17 @@ export function hookTransform(hook: RedactHook, onFailure: (error: unknown) => v
   };
 }
 
+/** The removal of `backend.dropCredentialHeaders()`, or null when the backend does not drop them itself. */
+function credentialsDroppedBy(backend: RelayBackend): (() => void) | null {
+  if (typeof backend.dropCredentialHeaders !== 'function') return null;
+  try {
+    const removal: unknown = backend.dropCredentialHeaders();
+    return typeof removal === 'function' ? (removal as () => void) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A deep copy of plain JSON (the hook may change its copy in place). */
 function structuredCopy(value: Json): Json {
   if (typeof value !== 'object' || value === null) return value;
@@ -305,7 +182,10 @@ export interface EgressOptions {
 export function egressBackend(backend: RelayBackend, options: EgressOptions = {}): RelayBackend {
   const hook = options.redact;
   const onFailure = options.onRedactFailure ?? (() => {});
-  const clean = <T>(value: T): T => withoutSensitiveHeaders(value);
+  // A backend that drops credential headers in its own copy of each payload spares every payload a walk here
+  // (bench/RESULTS.md, "the credential-header walk inside the copy"); a hook must see them dropped already.
+  const dropping = hook === undefined ? credentialsDroppedBy(backend) : null;
+  const clean = dropping !== null ? <T>(value: T): T => value : <T>(value: T): T => withoutSensitiveHeaders(value);
   /** The hook over one call's parts, as an event; null without a hook. */
   const redacted = (kind: 'scope' | 'mark', phase: 'start' | 'end' | null, category: string | null, name: string, data: unknown, metadata: unknown, annotation?: unknown): RedactableEvent | null => {
     if (hook === undefined) return null;
@@ -348,7 +228,8 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
       backend.mark(r === null ? (data === o.data && metadata === o.metadata ? o : { ...o, data, metadata }) : { ...o, name: r.name, data: r.data, metadata: r.metadata });
     },
     llmStart(o: LlmStartOptions): LlmHandle {
-      const options = llmStartOptions(o);
+      // With nothing to do here, the recorder's own options go through (it builds the request object itself).
+      const options = dropping !== null ? o : llmStartOptions(o);
       const handle = backend.llmStart(options);
       remember(handle as object, 'llm', o.name);
       return handle;
@@ -442,7 +323,19 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   }
   if (typeof backend.initializePluginConfigSync === 'function') wrapped.initializePluginConfigSync = (d, o) => backend.initializePluginConfigSync!(d, o);
   if (typeof backend.activateDynamicPlugins === 'function') wrapped.activateDynamicPlugins = (d, s, o) => backend.activateDynamicPlugins!(d, s, o);
-  if (typeof backend.shutdown === 'function') wrapped.shutdown = (o) => backend.shutdown!(o);
+  if (typeof backend.shutdown === 'function') {
+    wrapped.shutdown =
+      dropping === null
+        ? (o) => backend.shutdown!(o)
+        : async (o) => {
+            try {
+              await backend.shutdown!(o);
+            } finally {
+              dropping();
+            }
+          };
+  }
+  if (typeof backend.dropCredentialHeaders === 'function') wrapped.dropCredentialHeaders = () => backend.dropCredentialHeaders!();
   if (typeof backend.stats === 'function') wrapped.stats = () => backend.stats!();
   if (typeof backend.outputs === 'function') wrapped.outputs = () => backend.outputs!();
   if (typeof backend.addEventTransform === 'function') wrapped.addEventTransform = (t) => backend.addEventTransform!(t);

@@ -420,6 +420,15 @@ export interface RelayBackend {
    */
   addEventTransform?(transform: (event: AtofEvent) => AtofEvent): () => void;
   /**
+   * Optional: from now on, drop credential headers from every payload
+   * recorded (the plugin's rule, `shared/credential-headers.ts`), in the
+   * copy the backend makes of each payload anyway, until the returned
+   * function is called. The plugin asks for it when it has no redact hook
+   * to run first, and then does not walk each payload itself; a backend
+   * without it gets the plugin's walk before each call.
+   */
+  dropCredentialHeaders?(): () => void;
+  /**
    * Optional: the propagation context of work that continues `handle` in
    * another process: its parent is the scope or span itself, its root the
    * tree's propagation root (the session's). Null for a handle this backend

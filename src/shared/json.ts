@@ -45,6 +45,7 @@
  * @module
  */
 
+import { isHeadersKey, withoutSensitiveHeaders } from './credential-headers.ts';
 import { KeyListCache } from './key-lists.ts';
 
 /** Plain JSON, the only thing that crosses into a relay. */
@@ -71,6 +72,13 @@ export interface ToJsonOptions {
    * passes keys as C strings and drops the whole event for a key with a NUL.
    */
   noNulInKeys?: boolean;
+  /**
+   * Drop credential headers first, as `withoutSensitiveHeaders` does
+   * (credential-headers.ts). A value none of whose objects has a `headers`
+   * key (the usual payload) is copied in one walk; any other is cleaned by
+   * that walk first, then copied.
+   */
+  withoutCredentialHeaders?: boolean;
 }
 
 /** The default bounds of one `toJson` call (see the module comment). */
@@ -109,8 +117,20 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
     return primitive(value) ?? null;
   }
   if (options === undefined || hasDefaultBounds(options)) {
-    const copied = plainCopy(value, options?.sortKeys === true, options?.noNulInKeys === true);
+    const sortKeys = options?.sortKeys === true;
+    const noNul = options?.noNulInKeys === true;
+    const withoutHeaders = options?.withoutCredentialHeaders === true;
+    const copied = plainCopy(value, sortKeys, noNul, withoutHeaders);
     if (copied !== undefined) return copied;
+    if (withoutHeaders) {
+      // A `headers` key, or a value the fast copy does not take: cleaned first, as the plugin's own walk would.
+      const cleaned = withoutSensitiveHeaders(value);
+      const copy = plainCopy(cleaned, sortKeys, noNul, false);
+      if (copy !== undefined) return copy;
+      value = cleaned;
+    }
+  } else if (options.withoutCredentialHeaders === true) {
+    value = withoutSensitiveHeaders(value);
   }
   const walk: Walk = {
     maxDepth: options?.maxDepth ?? JSON_LIMITS.maxDepth,
@@ -454,10 +474,12 @@ interface Budget {
   omitted: number;
   readonly sortKeys: boolean;
   readonly noNul: boolean;
+  /** Give up at an object with a `headers` key (the caller cleans the value first). */
+  readonly noHeadersKey: boolean;
 }
 
-function plainCopy(value: object, sortKeys: boolean, noNul: boolean): Json | undefined {
-  const budget: Budget = { values: JSON_LIMITS.maxValues, chars: JSON_LIMITS.maxChars, omitted: 0, sortKeys, noNul };
+function plainCopy(value: object, sortKeys: boolean, noNul: boolean, noHeadersKey: boolean): Json | undefined {
+  const budget: Budget = { values: JSON_LIMITS.maxValues, chars: JSON_LIMITS.maxChars, omitted: 0, sortKeys, noNul, noHeadersKey };
   try {
     return copyObject(value, 0, budget);
   } catch {
@@ -497,6 +519,7 @@ function copyObject(object: object, depth: number, budget: Budget): Json {
   if ((prototype !== Object.prototype && prototype !== null) || typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
   const own = Object.keys(object);
   const shape = shapeOf(own, budget.noNul);
+  if (shape.headersKey && budget.noHeadersKey) throw GIVE_UP;
   if ((budget.chars -= shape.chars) < 0) throw GIVE_UP;
   const keys = budget.sortKeys ? shape.sorted : own;
   const copier = shape === EMPTY_SHAPE ? null : copierOf(shape, budget.sortKeys);
@@ -524,6 +547,8 @@ interface Shape {
   readonly chars: number;
   /** Keys free of NUL characters (what `noNulInKeys` would replace). */
   readonly noNul: boolean;
+  /** One key is `headers` in some case (what `withoutCredentialHeaders` must look into). */
+  readonly headersKey: boolean;
   /** Objects of this key list copied so far, until its copiers are generated. */
   copies: number;
   /** The generated copy in the list's own order, then in sorted order (`copierOf`); null before, or when it cannot be generated. */
@@ -531,20 +556,22 @@ interface Shape {
   sortedCopier: Copier | null;
 }
 
-const EMPTY_SHAPE: Shape = { keys: [], sorted: [], chars: 0, noNul: true, copies: 0, own: null, sortedCopier: null };
+const EMPTY_SHAPE: Shape = { keys: [], sorted: [], chars: 0, noNul: true, headersKey: false, copies: 0, own: null, sortedCopier: null };
 /** Keys the fast path leaves to the general walk: surrogates (order, U+FFFD) and `__proto__`. */
 const AWKWARD_KEY = /[\ud800-\udfff]|^__proto__$/;
 
 const shapes = new KeyListCache<Shape | null>((keys) => {
   let chars = 0;
   let noNul = true;
+  let headersKey = false;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (AWKWARD_KEY.test(key)) return null;
     if (key.includes('\0')) noNul = false;
+    if (isHeadersKey(key)) headersKey = true;
     chars += key.length;
   }
-  return { keys, sorted: keys.slice().sort(), chars, noNul, copies: 0, own: null, sortedCopier: null };
+  return { keys, sorted: keys.slice().sort(), chars, noNul, headersKey, copies: 0, own: null, sortedCopier: null };
 });
 
 function shapeOf(keys: string[], noNul: boolean): Shape {

@@ -6,9 +6,10 @@
 // contract fails the typecheck here (CONTRACT lists every key), then this
 // test until the wrapper decides what it does with its payloads.
 import { describe, expect, it } from 'vitest';
-import { egressBackend, withoutSensitiveHeaders } from '../../src/plugin/egress.ts';
+import { egressBackend } from '../../src/plugin/egress.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { BACKENDS } from '../contract/backends.ts';
+import { createFakeRelay } from '../../src/testing/index.ts';
 
 /** Every key of the contract: the typecheck fails when one is added or removed. */
 const CONTRACT: Record<keyof RelayBackend, true> = {
@@ -24,6 +25,7 @@ const CONTRACT: Record<keyof RelayBackend, true> = {
   executeLlm: true,
   executeTool: true,
   addEventTransform: true,
+  dropCredentialHeaders: true,
   propagationContext: true,
   registerAtofExporter: true,
   registerAtifExporter: true,
@@ -73,76 +75,39 @@ describe('the egress wrapper', () => {
     const handle = {};
     wrapped.propagationContext!(handle as never);
     expect(calls).toEqual([
+      // Asked once, at the start: this spy's answer is no removal, so the wrapper walks payloads itself.
+      ['dropCredentialHeaders'],
       ['shutdown', { timeoutMs: 300 }],
       ['propagationContext', handle],
     ]);
   });
 
-  it('drops credential headers under a headers key in any case, and leaves ids of the same length alone', () => {
-    const payload = {
-      task_id: { authorization: 'kept: not a headers object' },
-      turn_id: 't1',
-      Headers: { Authorization: 'Bearer a', 'X-Team': 'agents' },
-      nested: [{ HEADERS: { cookie: 'c', accept: 'json' } }, { hEaDeRs: { 'x-api-key': 'k' } }],
-    };
-    const cleaned = withoutSensitiveHeaders(payload);
-    expect(cleaned).toEqual({
-      task_id: { authorization: 'kept: not a headers object' },
-      turn_id: 't1',
-      Headers: { 'X-Team': 'agents' },
-      nested: [{ HEADERS: { accept: 'json' } }, { hEaDeRs: {} }],
-    });
-    expect(payload.Headers).toEqual({ Authorization: 'Bearer a', 'X-Team': 'agents' });
-    const plain = { task_id: 'a', turn_id: 'b', request: { headers: { accept: 'json' } } };
-    expect(withoutSensitiveHeaders(plain)).toBe(plain);
-  });
-
-  it('drops credentials from headers in every form a program holds them in, copying only on a change', () => {
-    const pairs = [['Authorization', 'Bearer a'], ['accept', 'json']];
-    const flat = ['x-api-key', 'k', 'accept', 'json'];
-    const har = [{ name: 'Cookie', value: 'c' }, { name: 'accept', value: 'json' }];
-    const map = new Map([['Proxy-Authorization', 'p'], ['accept', 'json']]);
-    const text = 'Authorization: Bearer a\r\naccept: json\r\n';
-    const fetchHeaders = new Headers({ authorization: 'Bearer a', accept: 'json' });
-    fetchHeaders.append('__proto__', 'a valid header name');
-    const cleaned = withoutSensitiveHeaders({ a: { headers: pairs }, b: { headers: flat }, c: { headers: har }, d: { headers: map }, e: { headers: text }, f: { headers: fetchHeaders } });
-    expect(cleaned.a.headers).toEqual([['accept', 'json']]);
-    expect(cleaned.b.headers).toEqual(['accept', 'json']);
-    expect(cleaned.c.headers).toEqual([{ name: 'accept', value: 'json' }]);
-    expect([...(cleaned.d.headers as Map<string, string>)]).toEqual([['accept', 'json']]);
-    expect(cleaned.e.headers).toBe('accept: json\r\n');
-    // A Headers keeps its entries behind methods: recorded as a plain object of them.
-    expect(Object.getPrototypeOf(cleaned.f.headers)).toBe(Object.prototype);
-    expect(Object.entries(cleaned.f.headers)).toEqual([['__proto__', 'a valid header name'], ['accept', 'json']]);
-    // The host's own values are untouched.
-    expect(pairs).toHaveLength(2);
-    expect(map.size).toBe(2);
-    // Nothing to drop: the same values come back, no copy.
-    const clean = { headers: [['accept', 'json']], other: { headers: 'accept: json' }, list: { headers: ['accept', 'json'] } };
-    expect(withoutSensitiveHeaders(clean)).toBe(clean);
-    // Text that is not under a headers key is never read as headers.
-    const prose = { note: 'Authorization: Bearer kept, not a headers value' };
-    expect(withoutSensitiveHeaders(prose)).toBe(prose);
-  });
-
-  it('cleans class instances and null-prototype objects, and never turns an inherited key into an own one', () => {
-    class Request {
-      headers = { Cookie: 'c', accept: 'json' };
-    }
-    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { headers: { 'api-key': 'k', accept: 'json' } });
-    expect(withoutSensitiveHeaders({ request: new Request(), bare })).toEqual({ request: { headers: { accept: 'json' } }, bare: { headers: { accept: 'json' } } });
-    // A host that gave Object.prototype an enumerable key: the walk sees it, the cleaned copy does not gain it.
-    const proto = Object.prototype as Record<string, unknown>;
-    proto.polluted = { headers: { authorization: 'x' } };
-    try {
-      const payload = { request: { headers: { authorization: 'y', accept: 'json' } } };
-      const cleaned = withoutSensitiveHeaders(payload);
-      expect(Object.keys(cleaned)).toEqual(['request']);
-      expect(Object.keys(cleaned.request.headers)).toEqual(['accept']);
-      const untouched = { a: 1 };
-      expect(withoutSensitiveHeaders(untouched)).toBe(untouched);
-    } finally {
-      delete proto.polluted;
+  it('leaves the walk to a backend that drops credential headers in its own copy, keeps it with a redact hook, and removes the drop at shutdown', async () => {
+    const payload = { request: { headers: { authorization: 'Bearer a', accept: 'json' } } };
+    for (const redact of [undefined, () => {}]) {
+      const seen: unknown[] = [];
+      let held = 0;
+      let removed = 0;
+      const backend = {
+        ...createFakeRelay(),
+        mark: (o: { data?: unknown }) => void seen.push(o.data),
+        dropCredentialHeaders: () => {
+          held += 1;
+          return () => void (removed += 1);
+        },
+      } as unknown as RelayBackend;
+      const wrapped = egressBackend(backend, redact === undefined ? {} : { redact });
+      wrapped.mark({ name: 'm', data: payload });
+      await wrapped.shutdown!();
+      if (redact === undefined) {
+        // The backend's copy drops them: the host's own object reaches it, walked by no one here.
+        expect(seen[0]).toBe(payload);
+        expect([held, removed]).toEqual([1, 1]);
+      } else {
+        // The hook sees the payload first, so the wrapper drops them before it.
+        expect(seen[0]).toEqual({ request: { headers: { accept: 'json' } } });
+        expect([held, removed]).toEqual([0, 0]);
+      }
     }
   });
 });

@@ -60,6 +60,7 @@ export const LOADS_NATIVE = [
   'test/formats/plugins-toml-document.test.ts',
   'test/formats/propagation.test.ts',
   'test/native/atif-exit.test.ts',
+  'test/native/credential-headers.test.ts',
   'test/native/disk-faults.test.ts',
   'test/native/exporters.test.ts',
   'test/native/load.test.ts',
