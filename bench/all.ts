@@ -45,6 +45,8 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   { caseId: 'throughput', figureId: 'events_per_second' },
   { caseId: 'throughput', figureId: 'atif_rate_over_atof_rate' },
   { caseId: 'throughput', figureId: 'events_per_second_atof_only' },
+  { caseId: 'throughput', figureId: 'events_per_second_warm' },
+  { caseId: 'throughput', figureId: 'warm_atif_rate_over_atof_rate' },
   { caseId: 'throughput', figureId: 'events_per_second_tmpfs' },
   { caseId: 'throughput', figureId: 'atif_write_floor_seconds' },
   { caseId: 'throughput', figureId: 'ceiling_events_per_second' },

@@ -96,6 +96,26 @@ describe('ATOF line serialization', () => {
       check({ ...scope!, name } as AtofEvent);
       check({ ...mark!, name } as AtofEvent);
     }
+    // Name and parents are kept encoded once a triple repeats: many parents in flight, names shared across
+    // them, more names under one parent than it keeps, and one name and parent under two roots; each line
+    // still says its own.
+    const parents = Array.from({ length: 40 }, (_, i) => `0190f0a0-0000-7000-8000-${String(i).padStart(12, '0')}`);
+    const names = ['openai', 'search_notes', 'read_file', 'quote " name', ...Array.from({ length: 10 }, (_, i) => `tool_${i}`)];
+    for (let round = 0; round < 6; round++) {
+      for (let p = 0; p < parents.length; p++) {
+        const own = p === 0 ? names.slice(0, 2) : p === 1 ? names : names.slice(0, 3);
+        for (const name of own) {
+          for (const root of p === 0 ? [parents[0]!, parents[1]!] : [parents[p]!]) {
+            check({ ...scope!, name, parent_uuid: parents[p]!, propagation_root_uuid: root } as AtofEvent);
+            check({ ...mark!, name, parent_uuid: parents[p]!, propagation_root_uuid: root } as AtofEvent);
+          }
+        }
+      }
+    }
+    // Two parents under one root, one name: a session's scopes at two depths.
+    for (let round = 0; round < 6; round++) {
+      for (const parent of [parents[2]!, parents[3]!]) check({ ...mark!, name: 'openai', parent_uuid: parent, propagation_root_uuid: parents[4]! } as AtofEvent);
+    }
     // A key inherited from Object.prototype: JSON.stringify skips it, the exact-writer check reads it.
     const polluted = Object.prototype as Record<string, unknown>;
     try {

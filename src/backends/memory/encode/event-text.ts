@@ -347,14 +347,21 @@ export function writeMarkTail(out: LineBuilder, name: string, parentUuid: string
  * time is kept encoded and copied from then on. Not on the second: a
  * scope's own start and end are a pair that never repeats (its uuid is its
  * root), and keeping bytes costs an allocation.
+ *
+ * Triples are found by their parent: a parent's events use a handful of
+ * names, while one name (a provider, a common tool) is used under every
+ * session in flight. Looked up by name, a host with more sessions in flight
+ * than a name's slots evicted each triple before its third use and wrote
+ * every one out in full (bench/RESULTS.md, "the name and parents of a line,
+ * by parent").
  */
 function writeNameAndParents(out: LineBuilder, name: string, parentUuid: string, propagationRootUuid: string): void {
-  const known = segments.get(name);
+  const known = segments.get(parentUuid);
   let segment: Segment | undefined;
   if (known !== undefined) {
     for (let i = 0; i < known.length; i++) {
       const candidate = known[i]!;
-      if (candidate.parentUuid === parentUuid && candidate.rootUuid === propagationRootUuid) {
+      if (candidate.name === name && candidate.rootUuid === propagationRootUuid) {
         segment = candidate;
         break;
       }
@@ -374,11 +381,11 @@ function writeNameAndParents(out: LineBuilder, name: string, parentUuid: string,
     segments.clear();
     segmentCount = 0;
   }
-  const fresh: Segment = { parentUuid, rootUuid: propagationRootUuid, seen: 1, bytes: null };
+  const fresh: Segment = { name, rootUuid: propagationRootUuid, seen: 1, bytes: null };
   const list = segmentCount === 0 ? undefined : known;
-  if (list === undefined) segments.set(name, [fresh]);
-  else if (list.length < SEGMENTS_PER_NAME) list.push(fresh);
-  else list[(list.length + segmentCount) % SEGMENTS_PER_NAME] = fresh;
+  if (list === undefined) segments.set(parentUuid, [fresh]);
+  else if (list.length < SEGMENTS_PER_PARENT) list.push(fresh);
+  else list[(list.length + segmentCount) % SEGMENTS_PER_PARENT] = fresh;
   segmentCount++;
 }
 
@@ -392,7 +399,7 @@ function writeNameAndParentsOnce(out: LineBuilder, name: string, parentUuid: str
 }
 
 interface Segment {
-  readonly parentUuid: string;
+  readonly name: string;
   readonly rootUuid: string;
   /** Times the triple was written. */
   seen: number;
@@ -400,9 +407,10 @@ interface Segment {
   bytes: Uint8Array | null;
 }
 
-/** Triples remembered in all (cleared when full) and per name (one replaced when full: concurrent sessions take turns). */
+/** Triples remembered in all (cleared when full) and per parent (one replaced when full). */
 const MAX_SEGMENTS = 1024;
-const SEGMENTS_PER_NAME = 8;
+const SEGMENTS_PER_PARENT = 8;
+/** Triples by parent uuid. */
 const segments = new Map<string, Segment[]>();
 let segmentCount = 0;
 

@@ -185,31 +185,100 @@ export function mergeMetadata(start: Json, end: Json): Json {
 
 /**
  * `layers` merged into one new object (a later layer's value wins, `omit`
- * left out of all but the last layer), built in one pass: each layer's keys
- * already come in the package's key order (the relay's copies are sorted),
- * so the union is merged in order, with no intermediate object and no sort.
- * Undefined when a layer's keys do not come in that order (an integer-like
- * key, which an object lists first): the caller then merges and sorts.
- * Measured in bench/RESULTS.md, "the object path before the converter".
+ * left out of all but the last layer): each layer's keys already come in
+ * the package's key order (the relay's copies are sorted), so the union is
+ * merged in order, with no intermediate object and no sort. Undefined when a
+ * layer's keys do not come in that order (an integer-like key, which an
+ * object lists first): the caller then merges and sorts. Measured in
+ * bench/RESULTS.md, "the object path before the converter".
+ *
+ * An end's layers nearly always have the key lists of the ends before it
+ * (the start's and end's metadata of one kind of hook, a status constant),
+ * so where each key comes from is worked out once per combination of lists
+ * (`MergePlan`), and a combination met often builds its object from a
+ * generated literal: one object with its properties in place, where stores
+ * of computed keys make a second one to hold them, which the trajectory
+ * keeps as long as the event (bench/RESULTS.md, "end metadata from a plan").
  */
 function mergedSorted(layers: readonly JsonObject[], omit?: string): JsonObject | undefined {
   const count = layers.length;
   const keys: string[][] = [];
+  for (let l = 0; l < count; l++) keys.push(Object.keys(layers[l]!));
+  let plan = knownPlan(keys, omit);
+  if (plan === undefined) {
+    plan = mergePlan(keys, omit);
+    if (plan === undefined) return undefined;
+    if (plans.length < MAX_PLANS) plans.push(plan);
+    else plans[nextPlan++ % MAX_PLANS] = plan;
+  }
+  const build = builderOf(plan);
+  if (build !== null) return build(layers);
+  const out: JsonObject = {};
+  const { from } = plan;
+  for (let i = 0; i < from.length; i++) {
+    const key = plan.keys[i]!;
+    defineKey(out, key, layers[from[i]!]![key]!);
+  }
+  return out;
+}
+
+/** Which layer each key of a merge comes from, for one combination of the layers' key lists. */
+interface MergePlan {
+  /** The layers' key lists, as `Object.keys` gave them. */
+  readonly lists: readonly (readonly string[])[];
+  readonly omit: string | undefined;
+  /** The merged object's keys, in order. */
+  readonly keys: readonly string[];
+  /** For each of `keys`, the layer whose value it takes. */
+  readonly from: readonly number[];
+  /** Merges built with the plan so far, until its literal is generated. */
+  uses: number;
+  /** The generated literal; null before, or when it cannot be generated. */
+  build: MergeBuilder | null;
+}
+
+type MergeBuilder = (layers: readonly JsonObject[]) => JsonObject;
+
+/** Plans kept (the combinations of a host's hook kinds; one replaced when full). */
+const MAX_PLANS = 32;
+const plans: MergePlan[] = [];
+let nextPlan = 0;
+
+function knownPlan(keys: readonly string[][], omit: string | undefined): MergePlan | undefined {
+  for (let p = 0; p < plans.length; p++) {
+    const plan = plans[p]!;
+    if (plan.omit !== omit || plan.lists.length !== keys.length) continue;
+    let same = true;
+    for (let l = 0; l < keys.length && same; l++) same = sameList(plan.lists[l]!, keys[l]!);
+    if (same) return plan;
+  }
+  return undefined;
+}
+
+function sameList(known: readonly string[], keys: readonly string[]): boolean {
+  if (known.length !== keys.length) return false;
+  for (let i = 0; i < keys.length; i++) if (known[i] !== keys[i]) return false;
+  return true;
+}
+
+/** The plan of a merge, or undefined when a list is not in the package's key order. */
+function mergePlan(keys: readonly string[][], omit: string | undefined): MergePlan | undefined {
+  const count = keys.length;
   for (let l = 0; l < count; l++) {
-    const own = Object.keys(layers[l]!);
+    const own = keys[l]!;
     for (let i = 1; i < own.length; i++) if (compareKeys(own[i - 1]!, own[i]!) >= 0) return undefined;
-    keys.push(own);
   }
   const at = new Array<number>(count).fill(0);
   const last = count - 1;
-  const out: JsonObject = {};
+  const merged: string[] = [];
+  const from: number[] = [];
   for (;;) {
     let next: string | undefined;
     for (let l = 0; l < count; l++) {
       const key = keys[l]![at[l]!];
       if (key !== undefined && (next === undefined || compareKeys(key, next) < 0)) next = key;
     }
-    if (next === undefined) return out;
+    if (next === undefined) return { lists: keys, omit, keys: merged, from, uses: 0, build: null };
     let winner = -1;
     for (let l = 0; l < count; l++) {
       if (keys[l]![at[l]!] !== next) continue;
@@ -217,8 +286,39 @@ function mergedSorted(layers: readonly JsonObject[], omit?: string): JsonObject 
       at[l]!++;
     }
     if (next === omit && winner !== last) continue;
-    defineKey(out, next, layers[winner]![next]!);
+    merged.push(next);
+    from.push(winner);
   }
+}
+
+/** Merges built with a plan's loop before its literal is generated. */
+const USES_BEFORE_GENERATING = 16;
+/** Most keys given a literal. */
+const MAX_GENERATED_KEYS = 64;
+/** False once `Function` was refused (a content security policy): every plan keeps the loop. */
+let generating = true;
+
+/**
+ * The plan's generated literal, `(l) => ({ "a": l[0]["a"], "b": l[1]["b"] })`,
+ * or null while the loop builds it. Keys are written with `JSON.stringify`
+ * (a valid string literal for any key, so none can inject code); a plan
+ * with `__proto__`, which a literal would take as the prototype, keeps the
+ * loop. Values are read in the loop's order, from the same layers.
+ */
+function builderOf(plan: MergePlan): MergeBuilder | null {
+  if (plan.build !== null || !generating || ++plan.uses !== USES_BEFORE_GENERATING) return plan.build;
+  const { keys, from } = plan;
+  if (keys.length > MAX_GENERATED_KEYS || keys.includes('__proto__')) return null;
+  const fields = keys.map((key, i) => {
+    const name = JSON.stringify(key);
+    return `${name}: l[${from[i]!}][${name}]`;
+  });
+  try {
+    plan.build = new Function('l', `return { ${fields.join(', ')} };`) as MergeBuilder;
+  } catch {
+    generating = false;
+  }
+  return plan.build;
 }
 
 /**

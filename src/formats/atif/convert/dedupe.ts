@@ -52,7 +52,8 @@ export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<obje
   const startInstants = new Map<string, Instant>();
   const llmEndsWithData = new Set<string>();
   const llmStartModels = new Map<string, string>();
-  const llmSpans = new Map<string, SpanInfo>();
+  let fidelity = -1;
+  let mixed = false;
   for (const event of events) {
     if (isStart(event)) {
       names.set(event.uuid, event.name);
@@ -62,16 +63,33 @@ export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<obje
         if (model !== undefined) llmStartModels.set(event.uuid, model);
       }
     }
-    if (isLlm(event)) {
-      if (event.phase === 'end' && event.data !== undefined) llmEndsWithData.add(event.uuid);
-      let span = llmSpans.get(event.uuid);
-      if (span === undefined) llmSpans.set(event.uuid, (span = {}));
-      if (event.phase === 'start') span.start = event;
-      else if (event.phase === 'end') span.end = event;
+    if (isLlm(event) && event.data !== undefined && (event.phase === 'start' || event.phase === 'end')) {
+      if (event.phase === 'end') llmEndsWithData.add(event.uuid);
+      if (!mixed) {
+        const score = fidelityScore(event);
+        mixed = fidelity !== -1 && score !== fidelity;
+        fidelity = score;
+      }
     }
   }
-  const dedupe = buildLlmDedupe(llmSpans);
+  // A span's fidelity is the higher of its start's and its end's, and only spans of different fidelity can be one
+  // request seen twice: with one fidelity among all the LLM events (one instrumentation, the usual stream) no span
+  // can be suppressed, and the spans need not be paired at all.
+  const dedupe = mixed ? buildLlmDedupe(llmSpansOf(events)) : { suppressedLlm: new Set<string>(), supplementalMetrics: new Map<string, AtifMetrics>() };
   return { names, startInstants, llmEndsWithData, llmStartModels, ...dedupe, plain };
+}
+
+/** Each LLM span's start and end event, by uuid (a later event of a phase replaces an earlier one). */
+function llmSpansOf(events: readonly ConvEvent[]): Map<string, SpanInfo> {
+  const llmSpans = new Map<string, SpanInfo>();
+  for (const event of events) {
+    if (!isLlm(event)) continue;
+    let span = llmSpans.get(event.uuid);
+    if (span === undefined) llmSpans.set(event.uuid, (span = {}));
+    if (event.phase === 'start') span.start = event;
+    else if (event.phase === 'end') span.end = event;
+  }
+  return llmSpans;
 }
 
 /** The model of an LLM start: its `category_profile.model_name`, else the request's `model`. */

@@ -54,20 +54,23 @@ function trajectoryFromParts(
 }
 
 function* stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid: string, shared: SharedLookups, clock: SliceClock): Slices<AtifStep[]> {
-  // `shared` carries the pricer (when one is set) to every agent's steps.
-  const owned = events.filter((event) => tree.ownerAgent(event) === agentUuid);
-  const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(owned) });
-  // Indexed: a for-of in a generator allocates an iterator result per event (the builder's garbage sets the pace of the scavenges that copy a session's kept events).
+  // The agent's events: the ones it owns and its direct children's starts, each event's owner found once.
+  // A child's start is an agent scope, which the correlations pass over, so they read the owned events alone.
+  const mine: ConvEvent[] = [];
   for (let i = 0; i < events.length; i++) {
     const event = events[i] as ConvEvent;
+    if (tree.directChildStart(agentUuid, event) !== undefined || tree.ownerAgent(event) === agentUuid) mine.push(event);
+  }
+  yield;
+  // `shared` carries the pricer (when one is set) to every agent's steps.
+  const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(mine) });
+  // Indexed: a for-of in a generator allocates an iterator result per event (the builder's garbage sets the pace of the scavenges that copy a session's kept events).
+  for (let i = 0; i < mine.length; i++) {
+    const event = mine[i] as ConvEvent;
     if (clock.tick()) yield;
     const child = tree.directChildStart(agentUuid, event);
-    if (child !== undefined) {
-      converter.subagentStart(child, event);
-      continue;
-    }
-    if (tree.ownerAgent(event) !== agentUuid) continue;
-    converter.handle(event);
+    if (child !== undefined) converter.subagentStart(child, event);
+    else converter.handle(event);
   }
   yield;
   return converter.finish();

@@ -90,14 +90,15 @@ export function compareOptionalText(a: string | undefined, b: string | undefined
   return a < b ? -1 : 1;
 }
 
+/**
+ * `call` with its arguments and `extra` sorted, in place: the calls are the
+ * converter's own objects (`extractToolCalls` makes them fresh, with their
+ * keys in struct order), so no copy of each is needed.
+ */
 export function sortToolCall(call: AtifToolCall): AtifToolCall {
-  const sorted: AtifToolCall = {
-    tool_call_id: call.tool_call_id,
-    function_name: call.function_name,
-    arguments: sortJson(call.arguments),
-  };
-  if (call.extra !== undefined) sorted.extra = sortJson(call.extra);
-  return sorted;
+  call.arguments = sortJson(call.arguments);
+  if (call.extra !== undefined) call.extra = sortJson(call.extra);
+  return call;
 }
 
 /**
