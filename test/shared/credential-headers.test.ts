@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { withoutSensitiveHeaders } from '../../src/shared/credential-headers.ts';
 import { JSON_LIMITS, toJson, type ToJsonOptions } from '../../src/shared/json.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 describe('withoutSensitiveHeaders', () => {
   it('drops credential headers under a headers key in any case, and leaves ids of the same length alone', () => {
@@ -89,17 +90,6 @@ describe("toJson's withoutCredentialHeaders: what the walk and then the copy giv
   // The plain copy, sorted as the memory relay copies, native's (NUL-free keys), and a bound that takes the general walk.
   const OPTIONS: ToJsonOptions[] = [{}, { sortKeys: true }, { maxDepth: 64, noNulInKeys: true }, { sortKeys: true, maxItems: JSON_LIMITS.maxItems + 1 }];
 
-  /** A small deterministic generator (mulberry32). */
-  function random(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
   const KEYS = ['headers', 'Headers', 'HEADERS', 'request', 'a', 'task_id', 'headerz', 'authorization', '10', 'k\u0000nul'];
   /** What a `headers` key may hold: every form, with and without credentials, and values that are not headers. */
   const HEADER_VALUES: (() => unknown)[] = [
@@ -142,7 +132,7 @@ describe("toJson's withoutCredentialHeaders: what the walk and then the copy giv
   }
 
   it('on 2,000 generated values, headers in every form at any depth, with each of the copies the backends make', () => {
-    const next = random(42);
+    const next = seededRandom(42);
     let dropped = 0;
     for (let i = 0; i < 2000; i++) {
       const value = generate(next, 0);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dist, runChild } from '../support/child.ts';
 import { JSON_LIMITS, toJson } from '../../src/shared/json.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 describe('toJson', () => {
   it('keeps plain JSON values as they are', () => {
@@ -201,17 +202,6 @@ describe('toJson on plain values: the fast copy gives what the general walk give
     return fast;
   };
 
-  /** A small deterministic generator (mulberry32). */
-  function random(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
   // Not `constructor`: toStrictEqual compares that property as the object's class.
   const KEYS = ['a', 'b', 'zeta', 'Alpha', '10', '2', '0', 'é', 'k\u0000nul', 'emoji\ud83d\ude00', 'lone\ud83d', 'toString', 'model', 'session_id'];
   const LEAVES: (() => unknown)[] = [
@@ -255,7 +245,7 @@ describe('toJson on plain values: the fast copy gives what the general walk give
   }
 
   it('on 2,000 generated values, sorted and unsorted, with and without noNulInKeys', () => {
-    const next = random(21);
+    const next = seededRandom(21);
     for (let i = 0; i < 2000; i++) {
       const value = generate(next, 0, i % 2 === 0);
       same(value);
@@ -286,7 +276,7 @@ describe('toJson on plain values: the fast copy gives what the general walk give
 
   it('gives the same from the copy generated for a key list seen often: omitted values, getters, integer-like keys, quotes in keys', () => {
     // A key list copied often enough gets a generated copy (json.ts, "generated copies"): 40 rounds pass that point.
-    const next = random(7);
+    const next = seededRandom(7);
     let reads = 0;
     for (let round = 0; round < 40; round++) {
       const leaf = () => PLAIN_LEAVES[Math.floor(next() * PLAIN_LEAVES.length)]!();

@@ -6,17 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { llmEndMetadata, mergeMetadata, withKeys } from '../../../src/backends/memory/encode/metadata.ts';
 import { compareKeys, defineKey, type Json, type JsonObject } from '../../../src/shared/json.ts';
-
-/** A small deterministic generator, so a failure names its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 0x1_0000_0000;
-  };
-}
+import { seededRandom } from '../../support/seeded-random.ts';
 
 const KEYS = ['api_mode', 'model', 'otel.status_code', 'otel.status_description', 'session_id', 'status', 'turn_id', 'a"b', 'é', '__proto__', '7', '10'];
 
@@ -46,7 +36,7 @@ function same(actual: Json, wanted: JsonObject): void {
 
 describe('end metadata merged from start and end', () => {
   it('gives the plain merge for every combination of key lists, however often each is met', () => {
-    const next = random(21);
+    const next = seededRandom(21);
     // A few combinations of key lists met over and over (as a host's hook kinds are), some seen once.
     const shapes = Array.from({ length: 40 }, () => [0, 1].map(() => KEYS.filter(() => next() < 0.4)));
     for (let call = 0; call < 1500; call++) {

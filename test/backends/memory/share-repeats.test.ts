@@ -7,17 +7,7 @@ import { copyPayload, shareRepeats } from '../../../src/backends/memory/encode/e
 import type { AtofEvent, AtofScopeEvent } from '../../../src/formats/atof/types.ts';
 import type { Json, JsonObject } from '../../../src/shared/json.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
-
-/** A small deterministic generator, so a failure names its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 0x1_0000_0000;
-  };
-}
+import { seededRandom } from '../../support/seeded-random.ts';
 
 const KEYS = ['a', 'b', 'c', '10', '2', '__proto__', 'content', 'role', 'tools', 'é'];
 const LEAVES: Json[] = [0, -0, 1, 1.5, 'x', 'y', '', true, false, null];
@@ -53,7 +43,7 @@ function variant(base: Json, next: () => number, depth: number): Json {
 describe('shareRepeats', () => {
   it('gives the value of a copy of its own (same text, key order included) on random and near-equal payloads', () => {
     for (let seed = 1; seed <= 3000; seed++) {
-      const next = random(seed);
+      const next = seededRandom(seed);
       const base = value(next, 4);
       const previous = copyPayload(base);
       const host = next() < 0.3 ? base : variant(base, next, 4);

@@ -10,18 +10,7 @@ import { extractMetrics, generalMetrics } from '../../../src/formats/atif/payloa
 import { removeProjectedToolCallDuplicates } from '../../../src/formats/atif/convert/finish.ts';
 import { extractToolCalls, generalToolCalls } from '../../../src/formats/atif/payload/tool-calls.ts';
 import type { AtifStep } from '../../../src/formats/atif/types.ts';
-
-/** A deterministic generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../support/seeded-random.ts';
 
 const pick = <T>(next: () => number, items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
 
@@ -84,7 +73,7 @@ function randomResponse(next: () => number): Json {
 
 describe('extractMetrics: the plain Chat Completions usage fast path', () => {
   it('reads what the general rules read, on 20,000 random responses', () => {
-    const next = random(21);
+    const next = seededRandom(21);
     const providers = ['openai', 'anthropic', 'claude-proxy', 'gemini', ''];
     let fast = 0;
     for (let i = 0; i < 20_000; i++) {
@@ -184,7 +173,7 @@ function randomSteps(next: () => number): AtifStep[] {
 
 describe('removeProjectedToolCallDuplicates: the exit when no candidate can be dropped', () => {
   it('drops exactly the steps the full pass drops, on 50,000 random step lists', () => {
-    const next = random(7);
+    const next = seededRandom(7);
     let dropped = 0;
     for (let i = 0; i < 50_000; i++) {
       const steps = randomSteps(next);
@@ -250,7 +239,7 @@ function randomToolResponse(next: () => number): Json {
 
 describe('extractToolCalls: the plain Chat Completions tool-call fast path', () => {
   it('reads what the general rules read, on 20,000 random responses', () => {
-    const next = random(42);
+    const next = seededRandom(42);
     let withCalls = 0;
     for (let i = 0; i < 20_000; i++) {
       const response = randomToolResponse(next);
