@@ -47,6 +47,7 @@
 
 import { isHeadersKey, withoutSensitiveHeaders } from './credential-headers.ts';
 import { KeyListCache } from './key-lists.ts';
+import { literalsAllowed, objectLiteralFunction, USES_BEFORE_LITERAL } from './object-literal.ts';
 
 /** Plain JSON, the only thing that crosses into a relay. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -596,44 +597,21 @@ function shapeOf(keys: string[], noNul: boolean): Shape {
 //   (o, copy, depth, budget) => ({ "a": copy(o["a"], depth, budget), "b": copy(o["b"], depth, budget) })
 //
 // It reads each value once, in the list's order, exactly as the loop does,
-// so getters, budgets and giving up behave the same. The names are written
-// with `JSON.stringify`, a valid JavaScript string literal for every key
-// (the awkward ones, `__proto__` and lone surrogates, never get here), so no
-// key can inject code. A key list seen only a few times keeps the loop (its
-// function would cost more to compile than it saves), long lists too, and
-// so does every list where `Function` is refused (a content security policy).
+// so getters, budgets and giving up behave the same. How the function is
+// made safely, and when a list keeps the loop, is `object-literal.ts`'s
+// rule (the awkward keys, `__proto__` and lone surrogates, never get here).
 
 /** A generated copy of one key list. */
 type Copier = (object: object, copy: typeof copyValue, depth: number, budget: Budget) => { [key: string]: Json };
 
-/** Copies of a key list made with the loop before its function is generated. */
-const COPIES_BEFORE_GENERATING = 16;
-/** Longest key list given a function. */
-const MAX_GENERATED_KEYS = 64;
-/** False once `Function` was refused: every list keeps the loop. */
-let generating = true;
-
 /** The generated copy for `shape` (in sorted key order when `sorted`), or null while the loop copies it. */
 function copierOf(shape: Shape, sorted: boolean): Copier | null {
   const ready = sorted ? shape.sortedCopier : shape.own;
-  if (ready !== null || !generating || ++shape.copies < COPIES_BEFORE_GENERATING) return ready;
+  if (ready !== null || !literalsAllowed() || ++shape.copies < USES_BEFORE_LITERAL) return ready;
   const keys = sorted ? shape.sorted : shape.keys;
-  if (keys.length > MAX_GENERATED_KEYS) return null;
-  const copier = generate(keys);
+  const copier = objectLiteralFunction<Copier>(['o', 'copy', 'depth', 'budget'], keys, (name) => `copy(o[${name}], depth, budget)`);
   if (sorted) shape.sortedCopier = copier;
   else shape.own = copier;
   return copier;
 }
 
-function generate(keys: readonly string[]): Copier | null {
-  const fields = keys.map((key) => {
-    const name = JSON.stringify(key);
-    return `${name}: copy(o[${name}], depth, budget)`;
-  });
-  try {
-    return new Function('o', 'copy', 'depth', 'budget', `return { ${fields.join(', ')} };`) as Copier;
-  } catch {
-    generating = false;
-    return null;
-  }
-}

@@ -31,6 +31,7 @@
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import { mergeEndMetadata, NON_OBJECT_METADATA_KEY, STATUS_CODE_KEY, toolErrorEndMetadata } from '../../../relay/rules.ts';
 import { compareKeys, defineKey, isJsonObject } from '../../../shared/json.ts';
+import { literalsAllowed, objectLiteralFunction, USES_BEFORE_LITERAL } from '../../../shared/object-literal.ts';
 import { sortedObject, copyPayload } from './event-parts.ts';
 import type { LineBuilder } from './line-buffer.ts';
 import { payloadJsonText } from './event-text.ts';
@@ -291,33 +292,15 @@ function mergePlan(keys: readonly string[][], omit: string | undefined): MergePl
   }
 }
 
-/** Merges built with a plan's loop before its literal is generated. */
-const USES_BEFORE_GENERATING = 16;
-/** Most keys given a literal. */
-const MAX_GENERATED_KEYS = 64;
-/** False once `Function` was refused (a content security policy): every plan keeps the loop. */
-let generating = true;
-
 /**
- * The plan's generated literal, `(l) => ({ "a": l[0]["a"], "b": l[1]["b"] })`,
- * or null while the loop builds it. Keys are written with `JSON.stringify`
- * (a valid string literal for any key, so none can inject code); a plan
- * with `__proto__`, which a literal would take as the prototype, keeps the
- * loop. Values are read in the loop's order, from the same layers.
+ * The plan's generated literal, `(l) => ({ "a": l[0]["a"], "b": l[1]["b"] })`
+ * (`shared/object-literal.ts`), or null while the loop builds it. Values are
+ * read in the loop's order, from the same layers.
  */
 function builderOf(plan: MergePlan): MergeBuilder | null {
-  if (plan.build !== null || !generating || ++plan.uses !== USES_BEFORE_GENERATING) return plan.build;
-  const { keys, from } = plan;
-  if (keys.length > MAX_GENERATED_KEYS || keys.includes('__proto__')) return null;
-  const fields = keys.map((key, i) => {
-    const name = JSON.stringify(key);
-    return `${name}: l[${from[i]!}][${name}]`;
-  });
-  try {
-    plan.build = new Function('l', `return { ${fields.join(', ')} };`) as MergeBuilder;
-  } catch {
-    generating = false;
-  }
+  if (plan.build !== null || !literalsAllowed() || ++plan.uses !== USES_BEFORE_LITERAL) return plan.build;
+  const from = plan.from;
+  plan.build = objectLiteralFunction<MergeBuilder>(['l'], plan.keys, (name, i) => `l[${from[i]!}][${name}]`);
   return plan.build;
 }
 
