@@ -16,7 +16,7 @@ import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
 /**
- * Writes `content` as UTF-8 to `target` atomically, creating its folder, and
+ * Writes `content` (text, written as UTF-8, or bytes written as they are) to `target` atomically, creating its folder, and
  * returns the number of bytes written. `mode` sets the new file's
  * permissions (e.g. owner-only for a recovery copy). Throws what the file system throws,
  * after removing the temporary file.
@@ -25,15 +25,16 @@ import { makeDirectory } from './directory.ts';
  * the folder is created only when the open says it is missing, and the
  * process id and random digits in the temporary name are read once. A trajectory writer calls
  * this once per file, and creating the file is the floor of a replay into
- * trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). The text is
+ * trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). Bytes are
+ * written as they are (a trajectory written straight to bytes). Text is
  * handed to `write` as a string, which the runtime encodes into a scratch
- * buffer it frees at once: encoding it into a `Buffer` first made a
+ * buffer it frees at once: encoding it into a `Buffer` here first made a
  * collected, off-heap copy of every trajectory (bench/RESULTS.md, "The
  * trajectory path outside the builder"). No `fsync`: the promise is that a
  * reader never sees half a file, not that a crash of the machine keeps the
  * newest one.
  */
-export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
+export function writeFileAtomic(target: string, content: string | Uint8Array, options: { mode?: number } = {}): number {
   const folder = path.dirname(target);
   const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
   let fd: number | null = null;
@@ -78,11 +79,17 @@ function openNew(file: string, mode: number | undefined): number {
 }
 
 /**
- * Writes the whole text and returns its length in UTF-8 bytes. A file
+ * Writes the whole text or bytes and returns how many bytes that is. A file
  * write that stops short (a disk filling up as it writes) gets the rest
- * from the encoded bytes, until the file system says why it cannot.
+ * from the bytes, until the file system says why it cannot.
  */
-function writeAll(fd: number, content: string): number {
+function writeAll(fd: number, content: string | Uint8Array): number {
+  if (typeof content !== 'string') {
+    const total = content.length;
+    let offset = 0;
+    while (offset < total) offset += writeSync(fd, content, offset, total - offset);
+    return total;
+  }
   const first = writeSync(fd, content);
   const total = Buffer.byteLength(content, 'utf8');
   if (first >= total) return total;

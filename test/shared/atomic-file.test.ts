@@ -14,6 +14,14 @@ describe('writeFileAtomic', () => {
     expect(readFileSync(target, 'utf8')).toBe(text);
   });
 
+  it('writes bytes as they are (a view into a larger buffer included) and returns their length', () => {
+    const target = path.join(tempDir(), 'trajectory.json');
+    const whole = new TextEncoder().encode('xx{"text":"héllo ✓ 🚀"}yy');
+    const bytes = whole.subarray(2, whole.length - 2);
+    expect(writeFileAtomic(target, bytes)).toBe(bytes.length);
+    expect(readFileSync(target, 'utf8')).toBe('{"text":"héllo ✓ 🚀"}');
+  });
+
   it('replaces an existing file and leaves no temporary file beside it', () => {
     const dir = tempDir();
     const target = path.join(dir, 'trajectory.json');
