@@ -126,6 +126,23 @@ export class LineBuilder {
 
   /** Writes any text as UTF-8 (text that is already JSON, such as a general-path payload). */
   utf8(text: string): void {
+    const n = text.length;
+    if (n <= SHORT_STRING) {
+      // Short ASCII text by the JS loop (a native encode costs a few calls); anything else natively.
+      this.ensure(n * 3);
+      const bytes = this.bytes;
+      const at = this.length;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) break;
+        bytes[at + i] = c;
+      }
+      if (i === n) {
+        this.length = at + n;
+        return;
+      }
+    }
     this.ensure(text.length * 3);
     this.length += ENCODE_INTO
       ? textEncoder.encodeInto(text, this.bytes.subarray(this.length)).written

@@ -155,6 +155,16 @@ export class ExporterBytesCache {
   }
 
   #write(out: LineBuilder, trajectory: AtifTrajectory, plain: ReadonlySet<object> | undefined): void {
+    if (this.#steps === undefined) {
+      // Nothing to reuse yet: the whole document at once, which is one engine call when nothing in it needs
+      // the exact writer (cheaper than step by step). Its steps are kept; their bytes are placed when a later
+      // build repeats them.
+      writeRustJsonBytes(out, trajectory, { fieldTypes: TRAJECTORY_FIELD_TYPES, plain });
+      this.#steps = trajectory.steps;
+      this.#starts = [];
+      this.#ends = [];
+      return;
+    }
     out.byte(0x7b); // {
     let first = true;
     for (const key in trajectory) {
@@ -183,7 +193,7 @@ export class ExporterBytesCache {
       const step = steps[i] as AtifStep;
       const before = previous[i];
       starts[i] = out.length;
-      if (previousBytes !== undefined && before !== undefined && sameJson(before as unknown as Json, step as unknown as Json)) {
+      if (previousBytes !== undefined && before !== undefined && i < previousStarts.length && sameJson(before as unknown as Json, step as unknown as Json)) {
         out.raw(previousBytes.subarray(previousStarts[i], previousEnds[i]));
       } else {
         writeRustJsonBytes(out, step, { fieldTypes: STEP_TYPES, plain });
