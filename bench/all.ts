@@ -50,6 +50,7 @@ const ISSUE_21_FIGURES: readonly FigurePick[] = [
   { caseId: 'throughput', figureId: 'events_per_second_tmpfs' },
   { caseId: 'throughput', figureId: 'atif_write_floor_seconds' },
   { caseId: 'throughput', figureId: 'ceiling_events_per_second' },
+  { caseId: 'throughput', figureId: 'ceiling_events_per_second_pool' },
   { caseId: 'throughput', figureId: 'peak_rss_mib' },
   { caseId: 'throughput', figureId: 'lost_events' },
   // Cold process: native ≥ 3× memory's CPU per hook.

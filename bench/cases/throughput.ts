@@ -225,7 +225,23 @@ if (inMemory !== null) {
 report.figure(figure('events_per_second_atof_only', 'events/s, ATOF only', Math.round(EVENTS / atofOnly.seconds), 'ev/s'));
 report.figure(figure('atif_share', 'share of the ATOF + ATIF replay time spent on ATIF (1 - ATOF-only time / full time)', Math.round((1 - atofOnly.seconds / full.seconds) * 1000) / 1000, 'x'));
 report.figure(figure('atif_write_floor_seconds', 'the trajectory files alone: as many atomic writes of the same size, nothing else', Math.round(writeFloor * 1000) / 1000, 's'));
-report.figure(figure('ceiling_events_per_second', 'ceiling with every ATIF step free: events / (ATOF-only time + the atomic writes alone)', Math.round(EVENTS / (atofOnly.seconds + writeFloor)), 'ev/s'));
+report.figure(
+  figure(
+    'ceiling_events_per_second',
+    'ceiling with every ATIF step free, were the atomic writes on the host thread: events / (ATOF-only time + the atomic writes alone)',
+    Math.round(EVENTS / (atofOnly.seconds + writeFloor)),
+    'ev/s',
+  ),
+);
+// The writer runs the writes in the thread pool beside the host (backends/trajectory-files.ts): on two free cores the slower of the two bounds the replay.
+report.figure(
+  figure(
+    'ceiling_events_per_second_pool',
+    'ceiling with every ATIF step free and the atomic writes in the thread pool: events / max(ATOF-only time, the atomic writes alone)',
+    Math.round(EVENTS / Math.max(atofOnly.seconds, writeFloor)),
+    'ev/s',
+  ),
+);
 report.figure(figure('lost_events', 'events not in the ATOF file (ATOF + ATIF run)', Math.max(0, EVENTS - full.atofLines), 'events', { op: '<=', target: 0 }));
 report.figure(figure('lost_events_warm', 'events not in the ATOF file (the warm ATOF + ATIF run)', Math.max(0, EVENTS - warm.atofLines), 'events', { op: '<=', target: 0 }));
 report.figure(figure('generator_ns_per_event', 'payload generation alone (included in the replay time)', Math.round(generatorNs), 'ns'));

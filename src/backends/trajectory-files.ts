@@ -6,6 +6,14 @@
  *
  * - **Atomic**: a temporary file in the same folder, then a rename
  *   (`shared/atomic-file.ts`), so a reader never sees half a trajectory.
+ * - **Off the host thread**: the system calls run in the runtime's thread
+ *   pool (`writeFileAtomicInPool`); a host does not stall on the disk for
+ *   telemetry (bench/RESULTS.md, "Trajectory files in the thread pool").
+ *   `write()` returns at once and its promise settles when the text landed
+ *   or did not; `idle()` settles when no write is running.
+ * - **Newest wins**: one write per trajectory runs at a time; a write of a
+ *   trajectory whose write is running waits, and a newer one replaces the
+ *   waiting one, so an older text is never renamed over a newer one.
  * - **Health**: what `outputs()` lists, per file (the plugin's one file per
  *   session) and as totals (the activation's one entry per folder).
  * - **Retry**: a write that fails (a full disk, EMFILE, a folder in the way)
@@ -14,8 +22,11 @@
  *   same trajectory replaces the kept one, so an old text never lands over a
  *   newer one. The schedule is the `retry` option (`shared/retry.ts`).
  * - **Exit**: at a process exit without `shutdown()`, nothing can be
- *   awaited: the owner's exit task writes what it still has open, then every
- *   kept write is tried a last time, synchronously.
+ *   awaited: every write is done synchronously from then on. Writes running
+ *   in the pool are abandoned (their temporary files removed where they
+ *   can be) and the newest text of each is written at once; the owner's
+ *   exit task writes what it still has open; then every kept write is
+ *   tried a last time.
  *
  * Failures are counted, reported to the owner's `onError` and never thrown.
  *
@@ -23,7 +34,7 @@
  */
 
 import type { OutputHealth } from '../relay/contract.ts';
-import { writeFileAtomic } from '../shared/atomic-file.ts';
+import { type PooledWrite, writeFileAtomic, writeFileAtomicInPool } from '../shared/atomic-file.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../shared/retry.ts';
@@ -54,15 +65,54 @@ interface Kept {
   failures: number;
 }
 
+/** A write of one trajectory waiting for its running write, and who awaits it. */
+interface Waiting extends Kept {
+  settle: ((landed: boolean) => void)[];
+}
+
+/** A write running in the thread pool. */
+interface Running extends Waiting {
+  pooled: PooledWrite | null;
+  /** Started by a retry pass, which goes on when it lands. */
+  pass: boolean;
+}
+
+/**
+ * Writes started in the thread pool at a time, per writer; the pool's own
+ * threads bound how many run at once. Each write takes a turn of the host's
+ * event loop per step (open, write, close, rename), so a few slots fall
+ * behind a busy host and hold its texts until shutdown; the bound only
+ * keeps a burst from queueing every text in the pool (bench/RESULTS.md,
+ * "Trajectory files in the thread pool").
+ */
+const POOL_SLOTS = 64;
+
 export class TrajectoryFiles<Key> {
   readonly #options: TrajectoryFilesOptions;
   /** Writes that failed, kept to be tried again: the newest text per trajectory. */
   readonly #kept = new Map<Key, Kept>();
+  /** At most one running write per trajectory. */
+  readonly #running = new Map<Key, Running>();
+  /**
+   * Texts not started yet, the newest per trajectory, in the order they
+   * were asked for: a trajectory's next text waits for its running write,
+   * and every write waits for a free slot (`POOL_SLOTS`).
+   */
+  readonly #waiting = new Map<Key, Waiting>();
   readonly #listed = new Map<string, OutputHealth>();
   #timer: ReturnType<typeof setTimeout> | null = null;
   /** Retry passes since the last time nothing was kept: the schedule's step. */
   #passes = 0;
+  /** A retry pass is running (one kept write at a time; the first that fails again ends it). */
+  #passing = false;
+  /** No timer from now on (the owner closed); running writes still finish. */
+  #closed = false;
+  /** The process is exiting: every write is synchronous from now on. */
+  #exiting = false;
+  #idle: (() => void)[] = [];
   #removeExitTask: (() => void) | null = null;
+  /** The exit hook that finishes running writes, installed while any runs. */
+  #removeBusyExit: (() => void) | null = null;
   #bytes = 0;
   #errors = 0;
   #lastWrite: string | null = null;
@@ -74,27 +124,34 @@ export class TrajectoryFiles<Key> {
   }
 
   /**
-   * Writes `file` now, for the trajectory `key`. Returns whether it landed;
-   * when it did not, the text is kept and tried again (see the module doc).
+   * Writes `file` for the trajectory `key`, in the thread pool. The promise
+   * settles (never rejects) with whether this text landed: false when it
+   * failed (it is kept and tried again, see the module doc) or a newer
+   * write of the trajectory replaced it before it started. At a process
+   * exit the write is done before this returns.
    */
-  write(key: Key, file: TrajectoryFile): boolean {
-    if (this.#writeOnce(file)) {
-      this.#kept.delete(key);
-      if (this.#kept.size === 0) {
-        this.#clearTimer();
-        this.#passes = 0;
+  write(key: Key, file: TrajectoryFile): Promise<boolean> {
+    if (this.#exiting) return Promise.resolve(this.#writeNow(key, file));
+    const failures = this.#kept.get(key)?.failures ?? 0;
+    // The kept text is older than this one: this write replaces it (and carries its failures).
+    this.#kept.delete(key);
+    return new Promise((resolve) => {
+      const replaced = this.#waiting.get(key);
+      if (replaced !== undefined) {
+        // Replaced in place: the trajectory keeps its turn.
+        for (const settle of replaced.settle) settle(false);
+        this.#waiting.set(key, { file, failures: Math.max(failures, replaced.failures), settle: [resolve] });
+        return;
       }
-      return true;
-    }
-    const failures = (this.#kept.get(key)?.failures ?? 0) + 1;
-    if (!mayRetry(this.#options.retry, failures)) {
-      this.#kept.delete(key);
-      this.#givenUp += 1;
-    } else {
-      this.#kept.set(key, { file, failures });
-      this.#schedule();
-    }
-    return false;
+      this.#waiting.set(key, { file, failures, settle: [resolve] });
+      this.#startWaiting();
+    });
+  }
+
+  /** Settles when no write is running or waiting (kept writes wait for their timer or `retryNow()`). */
+  idle(): Promise<void> {
+    if (this.#running.size === 0 && this.#waiting.size === 0 && !this.#passing) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
   /**
@@ -104,6 +161,7 @@ export class TrajectoryFiles<Key> {
    */
   skip(key: Key, path: string, reason: string): void {
     this.#kept.delete(key);
+    this.#dropWaiting(key);
     const listed = this.#listing(path);
     if (listed) listed.skipped = reason;
   }
@@ -121,20 +179,23 @@ export class TrajectoryFiles<Key> {
   /** Forgets a kept write (its trajectory is written another way, or no longer wanted). */
   forget(key: Key): void {
     this.#kept.delete(key);
+    this.#dropWaiting(key);
   }
 
   /**
-   * Tries every kept write now, in the order they first failed; the first
-   * that fails again ends the pass (the disk is still unwell) and the timer
-   * takes over.
+   * Tries every kept write again, one after the other in the order they
+   * failed; the first that fails again ends the pass (the disk is still
+   * unwell) and the timer takes over. `idle()` settles when the pass is done.
    */
   retryNow(): void {
     this.#clearTimer();
-    for (const [key, kept] of [...this.#kept]) {
-      if (!this.write(key, kept.file)) break;
+    if (this.#exiting) {
+      this.#retryAtExit();
+      return;
     }
-    if (this.#kept.size === 0) this.#passes = 0;
-    else this.#schedule();
+    if (this.#passing) return;
+    this.#passing = true;
+    this.#nextInPass();
   }
 
   /**
@@ -145,6 +206,7 @@ export class TrajectoryFiles<Key> {
   installExitTask(task: () => void): void {
     this.removeExitTask();
     this.#removeExitTask = atExit(() => {
+      this.#finishAtExit();
       task();
       this.#retryAtExit();
     });
@@ -155,8 +217,13 @@ export class TrajectoryFiles<Key> {
     this.#removeExitTask = null;
   }
 
-  /** Stops retrying and removes the exit task; what is kept stays counted as unwritten. */
+  /**
+   * Stops retrying and removes the exit task; what is kept stays counted as
+   * unwritten. Writes still running finish (`idle()`), and are written at a
+   * process exit that comes first.
+   */
   close(): void {
+    this.#closed = true;
     this.#clearTimer();
     this.removeExitTask();
   }
@@ -186,29 +253,132 @@ export class TrajectoryFiles<Key> {
     this.#options.onError(message, error);
   }
 
+  /** The synchronous write (a one-off copy, and everything at a process exit), with the same keeping as `write`. */
+  #writeNow(key: Key, file: TrajectoryFile): boolean {
+    this.#dropWaiting(key);
+    if (this.#writeOnce(file)) {
+      this.#kept.delete(key);
+      return true;
+    }
+    this.#keep(key, file, (this.#kept.get(key)?.failures ?? 0) + 1);
+    return false;
+  }
+
   #writeOnce(file: TrajectoryFile): boolean {
     const listed = this.#listing(file.path);
     try {
-      // Owner-only unless the owner says otherwise: a trajectory holds prompts and answers (native writes 0600 too).
-      const bytes = writeFileAtomic(file.path, file.text, { mode: file.mode ?? OWNER_ONLY });
-      const now = new Date().toISOString();
-      this.#bytes += bytes;
-      this.#lastWrite = now;
-      if (listed) {
-        listed.bytes = bytes;
-        listed.lastWrite = now;
-        delete listed.skipped;
-      }
+      this.#landed(listed, writeFileAtomic(file.path, file.text, { mode: file.mode ?? OWNER_ONLY }));
       return true;
     } catch (error) {
-      const reason = errorMessage(error);
-      if (listed) {
-        listed.errors += 1;
-        listed.lastError = reason;
-      }
-      this.fail(`writing ATIF trajectory ${file.path}: ${reason}`, error);
+      this.#failed(listed, file, error);
       return false;
     }
+  }
+
+  /** Starts `write` in the pool now (a free slot, or a retry pass). */
+  #start(key: Key, write: Waiting, pass: boolean): void {
+    const running: Running = { ...write, pooled: null, pass };
+    this.#running.set(key, running);
+    if (this.#removeBusyExit === null) this.#removeBusyExit = atExit(() => this.#finishAtExit());
+    const listed = this.#listing(write.file.path);
+    // Owner-only unless the owner says otherwise: a trajectory holds prompts and answers (native writes 0600 too).
+    running.pooled = writeFileAtomicInPool(write.file.path, write.file.text, { mode: write.file.mode ?? OWNER_ONLY }, (error, bytes) => {
+      if (this.#running.get(key) !== running) return;
+      this.#running.delete(key);
+      const landed = error === null;
+      if (landed) this.#landed(listed, bytes);
+      else this.#failed(listed, write.file, error);
+      const newer = this.#waiting.get(key);
+      if (newer !== undefined) {
+        // The newer text goes in its turn; a failure of the older one counts towards giving it up.
+        if (!landed) newer.failures = Math.max(newer.failures, running.failures + 1);
+      } else if (!landed) {
+        this.#keep(key, write.file, running.failures + 1);
+      } else if (this.#kept.size === 0) {
+        this.#clearTimer();
+        this.#passes = 0;
+      }
+      for (const settle of running.settle) settle(landed);
+      if (running.pass) {
+        if (landed) this.#nextInPass();
+        else this.#endPass();
+      }
+      this.#startWaiting();
+      this.#checkIdle();
+    });
+  }
+
+  /** Starts waiting writes, oldest first, while a slot is free; a trajectory whose write is running waits its turn. */
+  #startWaiting(): void {
+    if (this.#running.size >= POOL_SLOTS) return;
+    for (const [key, waiting] of this.#waiting) {
+      if (this.#running.has(key)) continue;
+      this.#waiting.delete(key);
+      this.#start(key, waiting, false);
+      if (this.#running.size >= POOL_SLOTS) return;
+    }
+  }
+
+  /** Keeps a failed write for a retry, or gives it up (counted) after the schedule's last try. */
+  #keep(key: Key, file: TrajectoryFile, failures: number): void {
+    if (!mayRetry(this.#options.retry, failures)) {
+      this.#kept.delete(key);
+      this.#givenUp += 1;
+      return;
+    }
+    this.#kept.set(key, { file, failures });
+    if (!this.#passing) this.#schedule();
+  }
+
+  #nextInPass(): void {
+    for (const [key, kept] of this.#kept) {
+      this.#kept.delete(key);
+      this.#start(key, { ...kept, settle: [] }, true);
+      return;
+    }
+    this.#endPass();
+  }
+
+  #endPass(): void {
+    this.#passing = false;
+    if (this.#kept.size === 0) this.#passes = 0;
+    else this.#schedule();
+  }
+
+  #dropWaiting(key: Key): void {
+    const waiting = this.#waiting.get(key);
+    if (waiting === undefined) return;
+    this.#waiting.delete(key);
+    for (const settle of waiting.settle) settle(false);
+  }
+
+  #checkIdle(): void {
+    if (this.#running.size > 0 || this.#waiting.size > 0 || this.#passing) return;
+    this.#removeBusyExit?.();
+    this.#removeBusyExit = null;
+    const waiting = this.#idle;
+    this.#idle = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  #landed(listed: OutputHealth | undefined, bytes: number): void {
+    const now = new Date().toISOString();
+    this.#bytes += bytes;
+    this.#lastWrite = now;
+    if (listed) {
+      listed.bytes = bytes;
+      listed.lastWrite = now;
+      delete listed.skipped;
+    }
+  }
+
+  #failed(listed: OutputHealth | undefined, file: TrajectoryFile, error: unknown): void {
+    const reason = errorMessage(error);
+    if (listed) {
+      listed.errors += 1;
+      listed.lastError = reason;
+    }
+    this.fail(`writing ATIF trajectory ${file.path}: ${reason}`, error);
   }
 
   #listing(file: string): OutputHealth | undefined {
@@ -227,7 +397,7 @@ export class TrajectoryFiles<Key> {
   }
 
   #schedule(): void {
-    if (this.#timer !== null) return;
+    if (this.#timer !== null || this.#closed || this.#exiting) return;
     this.#passes += 1;
     // Unref'd: a pending retry must not keep a finished host alive; the exit task tries once more.
     this.#timer = after(retryDelay(this.#options.retry, this.#passes), () => {
@@ -241,10 +411,37 @@ export class TrajectoryFiles<Key> {
     this.#timer = null;
   }
 
-  #retryAtExit(): void {
+  /**
+   * At a process exit: every write from now on is synchronous; each running
+   * write is abandoned and the newest text of its trajectory (the waiting
+   * one, else its own) written at once.
+   */
+  #finishAtExit(): void {
+    this.#exiting = true;
+    this.#passing = false;
     this.#clearTimer();
+    const running = [...this.#running];
+    this.#running.clear();
+    for (const [key, write] of running) {
+      write.pooled?.abandon();
+      const waiting = this.#waiting.get(key);
+      this.#waiting.delete(key);
+      // A kept text of the same trajectory is older than a running one (starting a write drops it).
+      const landed = this.#writeNow(key, (waiting ?? write).file);
+      for (const settle of [...write.settle, ...(waiting?.settle ?? [])]) settle(landed);
+    }
+    for (const [key, waiting] of [...this.#waiting]) {
+      this.#waiting.delete(key);
+      const landed = this.#writeNow(key, waiting.file);
+      for (const settle of waiting.settle) settle(landed);
+    }
+    this.#checkIdle();
+  }
+
+  #retryAtExit(): void {
+    this.#finishAtExit();
     // Every kept write gets its try: at exit there is no later pass.
-    for (const [key, kept] of [...this.#kept]) this.write(key, kept.file);
+    for (const [key, kept] of [...this.#kept]) this.#writeNow(key, kept.file);
     this.#clearTimer();
   }
 }

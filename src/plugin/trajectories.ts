@@ -234,11 +234,14 @@ export class TrajectoryWriter {
       this.runPartialWrite(state);
     }
     this.files.retryNow();
+    // The retries run in the thread pool: flush() waits for them with the rest of the work.
+    this.options.work.track(this.files.idle());
   }
 
   /** Settles when every write started so far has finished. */
   async drain(): Promise<void> {
     await Promise.allSettled([...this.exportChains.values()]);
+    await this.files.idle();
   }
 
   /** Everything is written (or reported): no retry and no exit task is left. */
@@ -264,7 +267,8 @@ export class TrajectoryWriter {
         // Bytes where the backend writes them directly: no string to flatten and encode again for the file.
         const text = exporter.exportBytes !== undefined ? await exporter.exportBytes() : await exporter.exportJson();
         if (this.unwritable(state, file, text)) return;
-        this.files.write(state, { path: file, text });
+        // Awaited: the session's trajectory counts as unwritten, and flush() and drain() wait, until it is on disk.
+        await this.files.write(state, { path: file, text });
       } finally {
         // Written, kept for a retry, or reported; a newer write, delayed or queued, keeps it listed.
         if (!this.pendingPartialWrites.has(state) && !this.owed.has(state)) this.unwritten.delete(state);
@@ -293,7 +297,8 @@ export class TrajectoryWriter {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
         const text = typeof exporter.exportBytesNow === 'function' ? exporter.exportBytesNow() : exporter.exportJsonNow!();
         if (this.unwritable(state, file, text)) continue;
-        this.files.write(state, { path: file, text });
+        // Synchronous at exit: the writer is in its exit mode.
+        void this.files.write(state, { path: file, text });
       } catch {
         // Nothing can be reported this late; the other sessions still get theirs.
       }

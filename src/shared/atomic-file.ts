@@ -11,7 +11,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { close, closeSync, open, openSync, rename, renameSync, rm, rmSync, write, writeSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
@@ -23,10 +23,12 @@ import { makeDirectory } from './directory.ts';
  *
  * Four system calls when the folder exists (open, write, close, rename):
  * the folder is created only when the open says it is missing, and the
- * process id and random digits in the temporary name are read once. A trajectory writer calls
- * this once per file, and creating the file is the floor of a replay into
- * trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). Bytes are
- * written as they are (a trajectory written straight to bytes). Text is
+ * process id and random digits in the temporary name are read once. The
+ * trajectory writer runs the same steps in the thread pool
+ * (`writeFileAtomicInPool`) and calls this one where nothing can be awaited
+ * (a process exit, a one-off copy); creating the file is the floor of a
+ * replay into trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF").
+ * Bytes are written as they are (a trajectory written straight to bytes). Text is
  * handed to `write` as a string, which the runtime encodes into a scratch
  * buffer it frees at once: encoding it into a `Buffer` here first made a
  * collected, off-heap copy of every trajectory (bench/RESULTS.md, "The
@@ -71,6 +73,122 @@ export function writeFileAtomic(target: string, content: string | Uint8Array, op
     throw error;
   }
   return written;
+}
+
+/** A write started by `writeFileAtomicInPool`, until its callback. */
+export interface PooledWrite {
+  /**
+   * Stops the write where it stands, synchronously (at a process exit,
+   * where nothing can be awaited): no later step is started and the
+   * callback is not called. The temporary file is removed where it can be;
+   * one whose open is running in the pool right now may stay behind. A
+   * rename already running cannot be stopped, but removing its temporary
+   * file first decides the race: either the rename already moved it (a
+   * later write lands after it) or it finds no file and fails.
+   */
+  abandon(): void;
+}
+
+/**
+ * `writeFileAtomic` with its system calls in the runtime's thread pool
+ * (node:fs's callback API, which Bun and Deno implement too), so a host
+ * does not stall on the file system for telemetry. The same steps and
+ * guarantees: a new temporary file in the same folder ('wx', `mode`), the
+ * whole text or bytes, close, rename over `target`; on a failure the temporary file
+ * is removed and `done` gets the file system's error. Each step starts
+ * from the host thread when the one before it is done, so `abandon()`
+ * knows which step is running. `done` is always called later, never from
+ * within this call.
+ */
+export function writeFileAtomicInPool(target: string, content: string | Uint8Array, options: { mode?: number }, done: (error: unknown, bytes: number) => void): PooledWrite {
+  const folder = path.dirname(target);
+  const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
+  const total = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length;
+  let abandoned = false;
+  let finished = false;
+  let fd: number | null = null;
+  let bytes: Uint8Array | null = typeof content === 'string' ? null : content;
+  let offset = 0;
+  const fail = (error: unknown): void => {
+    const opened = fd;
+    fd = null;
+    const cleanup = (): void => {
+      // The write's own error is the one to report; the removal only tidies up.
+      rm(temporary, { force: true }, () => {
+        finished = true;
+        if (!abandoned) done(error, 0);
+      });
+    };
+    if (opened === null) cleanup();
+    else close(opened, cleanup);
+  };
+  const stopIfAbandoned = (): boolean => {
+    if (!abandoned) return false;
+    fail(null);
+    return true;
+  };
+  // Deno's node:fs passes `undefined`, not null, for no error: every check below tests truthiness.
+  const opened = (error: NodeJS.ErrnoException | null, handle: number, retried: boolean): void => {
+    if (!error) fd = handle;
+    if (stopIfAbandoned()) return;
+    if (error) {
+      if (error.code !== 'ENOENT' || retried) return fail(error);
+      // The folder (or a parent) is missing: create it (rare, once per folder), then the one retry.
+      try {
+        makeDirectory(folder);
+      } catch (made) {
+        return fail(made);
+      }
+      return openNew(true);
+    }
+    writeRest(null, 0);
+  };
+  const openNew = (retried: boolean): void => {
+    const callback = (error: NodeJS.ErrnoException | null, handle: number) => opened(error, handle, retried);
+    if (options.mode !== undefined) open(temporary, 'wx', options.mode, callback);
+    else open(temporary, 'wx', callback);
+  };
+  // A write that stops short (a disk filling up as it writes) gets the rest from the encoded bytes.
+  let started = false;
+  const writeRest = (error: NodeJS.ErrnoException | null, written: number): void => {
+    if (stopIfAbandoned()) return;
+    if (error) return fail(error);
+    offset += written;
+    if (!started && total > 0 && typeof content === 'string') {
+      started = true;
+      return write(fd!, content, null, 'utf8', writeRest);
+    }
+    if (offset >= total) {
+      const closing = fd!;
+      fd = null;
+      return close(closing, closed);
+    }
+    bytes ??= Buffer.from(content as string, 'utf8');
+    write(fd!, bytes, offset, total - offset, null, writeRest);
+  };
+  const closed = (error: NodeJS.ErrnoException | null): void => {
+    if (stopIfAbandoned()) return;
+    if (error) return fail(error);
+    rename(temporary, target, renamed);
+  };
+  const renamed = (error: NodeJS.ErrnoException | null): void => {
+    if (abandoned) return;
+    if (error) return fail(error);
+    finished = true;
+    done(null, total);
+  };
+  openNew(false);
+  return {
+    abandon() {
+      if (abandoned || finished) return;
+      abandoned = true;
+      try {
+        rmSync(temporary, { force: true });
+      } catch {
+        // Nothing we could remove: at worst a hidden temporary file stays, as after a crash.
+      }
+    },
+  };
 }
 
 /** 'wx': a new file, never an existing one or a link planted at the name. */

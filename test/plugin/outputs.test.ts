@@ -83,6 +83,41 @@ describe('a subagent that starts after its parent closed', () => {
   });
 });
 
+describe('ATIF writes in the thread pool', () => {
+  it('shutdown() and flush() wait for the trajectory writes still running', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nrh-atif-pool-'));
+    try {
+      const plugin = createNemoRelayPlugin({
+        backend: createMemoryRelay({ logger: silentLogger }),
+        env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '1', HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY: dir },
+        logger: silentLogger,
+        trajectoryWriteDelayMs: 0,
+      });
+      const session = (id: string) => {
+        plugin.handlers.on_session_start({ session_id: id });
+        plugin.handlers.pre_api_request({ session_id: id, api_request_id: 'a1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'hi?' }] } } });
+        plugin.handlers.post_api_request({ session_id: id, api_request_id: 'a1', response: { choices: [{ message: { role: 'assistant', content: 'hi.' } }] } });
+      };
+      session('s1');
+      plugin.handlers.on_session_finalize({ session_id: 's1' });
+      await plugin.flush();
+      expect(readdirSync(dir)).toEqual(['hermes-atif-s1.json']);
+      session('s2');
+      plugin.handlers.on_session_end({ session_id: 's2', turn_id: 't1' });
+      await plugin.shutdown();
+      expect(readdirSync(dir).sort()).toEqual(['hermes-atif-s1.json', 'hermes-atif-s2.json']);
+      for (const name of readdirSync(dir)) expect(atifErrorLines(JSON.parse(readFileSync(path.join(dir, name), 'utf8')))).toEqual([]);
+      const listed = plugin.status().outputs.filter((o) => o.kind === 'atif');
+      expect(listed.map((o) => [path.basename(o.path), o.errors, o.bytes > 0])).toEqual([
+        ['hermes-atif-s1.json', 0, true],
+        ['hermes-atif-s2.json', 0, true],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('ATIF writes after a passing fault', () => {
   it('writes a trajectory whose write failed once the folder works again (flush runs the pending retry)', async () => {
     const top = mkdtempSync(path.join(tmpdir(), 'nrh-atif-retry-'));

@@ -190,6 +190,8 @@ export function activatePluginConfig(
       for (const writer of writers) writer.close();
       for (const remove of detach) remove();
       onClosed();
+      // The trajectory files still being written (closeAll started them) land before the activation is closed.
+      await atif?.idle();
       // Local files are done; the network gets at most each destination's timeout_millis.
       await Promise.all([streams?.close(), atif?.closeStorage()]);
     },
@@ -379,9 +381,10 @@ class PluginAtif {
     }
   }
 
-  /** Settles when every ended root's trajectory is written. */
-  idle(): Promise<void> {
-    return this.builds.idle();
+  /** Settles when every ended root's trajectory is written (or failed, kept for a retry). */
+  async idle(): Promise<void> {
+    await this.builds.idle();
+    await this.files.idle();
   }
 
   /**
@@ -470,7 +473,8 @@ class PluginAtif {
       else this.storage.upload(upload);
       return;
     }
-    this.files.write(root, { path: target, text });
+    // In the thread pool; idle() waits for it (flush, close), a process exit writes it at once.
+    void this.files.write(root, { path: target, text });
   }
 
   /** Where a trajectory whose upload did not succeed is kept (owner-only, as native), or null. */

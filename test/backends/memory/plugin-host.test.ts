@@ -214,6 +214,20 @@ describe('memory plugin host activation', () => {
     expect(Object.keys(readTree(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('close() waits for the trajectory writes still running in the thread pool', async () => {
+    const relay = createMemoryRelay({ logger: silentLogger });
+    const dir = tempDir();
+    const activation = await relay.initializePluginConfig(config()(dir) as never);
+    sessionScenario(relay as unknown as Driver, 'closing');
+    // No flush: the root's trajectory is still being built or written when close() starts.
+    await activation.close();
+    const tree = readTree(dir);
+    const trajectories = Object.keys(tree).filter((name) => name.startsWith('nemo-relay-atif-'));
+    expect(trajectories.length).toBeGreaterThan(0);
+    for (const name of trajectories) expect(() => JSON.parse(tree[name]!)).not.toThrow();
+    expect(Object.keys(tree).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
   it('renders an unresolvable placeholder as "unknown" instead of losing the trajectory, and reports it', async () => {
     const relay = createMemoryRelay({ logger: silentLogger });
     const dir = tempDir();
