@@ -14,8 +14,9 @@
  *   `{name, value}` entries, and raw `Name: value` header text. Native drops
  *   six of these names from the recorded LLM request's header object only.
  *   The rule is `shared/credential-headers.ts`; a backend that offers
- *   `dropCredentialHeaders` (native) applies it in the copy it makes of each
- *   payload anyway, and the wrapper then hands the payloads over unwalked.
+ *   `dropCredentialHeaders` (native, the memory relay, off) applies it in the
+ *   walk it makes of each payload anyway (its copy, the memory relay's line
+ *   writer), and the wrapper then hands the payloads over unwalked.
  * - **The host's `redact` hook** (`createNemoRelayPlugin({ redact })`) sees
  *   every event's name and payloads and may replace them, after the
  *   backend's own `pii_redaction` on the memory relay (it runs inside the

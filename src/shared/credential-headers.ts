@@ -10,8 +10,10 @@
  *
  * The plugin applies it to every payload it records (`plugin/egress.ts`);
  * `toJson`'s `withoutCredentialHeaders` option applies it inside the copy a
- * backend makes anyway (`shared/json.ts`), so a payload with no `headers`
- * key is walked once, not twice.
+ * backend makes anyway (`shared/json.ts`; native's adapter, the memory
+ * relay's object encoder), and the memory relay's byte encoder checks its
+ * key lists for a `headers` key in the same way (`payload-bytes.ts`), so a
+ * payload with no `headers` key is walked once, not twice.
  *
  * @module
  */

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { withoutSensitiveHeaders } from '../../src/shared/credential-headers.ts';
 import { JSON_LIMITS, toJson, type ToJsonOptions } from '../../src/shared/json.ts';
 import { seededRandom } from '../support/seeded-random.ts';
+import { valueWithHeaders } from '../support/header-values.ts';
 
 describe('withoutSensitiveHeaders', () => {
   it('drops credential headers under a headers key in any case, and leaves ids of the same length alone', () => {
@@ -90,52 +91,11 @@ describe("toJson's withoutCredentialHeaders: what the walk and then the copy giv
   // The plain copy, sorted as the memory relay copies, native's (NUL-free keys), and a bound that takes the general walk.
   const OPTIONS: ToJsonOptions[] = [{}, { sortKeys: true }, { maxDepth: 64, noNulInKeys: true }, { sortKeys: true, maxItems: JSON_LIMITS.maxItems + 1 }];
 
-  const KEYS = ['headers', 'Headers', 'HEADERS', 'request', 'a', 'task_id', 'headerz', 'authorization', '10', 'k\u0000nul'];
-  /** What a `headers` key may hold: every form, with and without credentials, and values that are not headers. */
-  const HEADER_VALUES: (() => unknown)[] = [
-    () => ({ Authorization: 'Bearer a', accept: 'json' }),
-    () => ({ accept: 'json' }),
-    () => [['x-api-key', 'k'], ['accept', 'json']],
-    () => ['cookie', 'c', 'accept', 'json'],
-    () => [{ name: 'Set-Cookie', value: 's' }, { name: 'accept', value: 'json' }],
-    () => new Map([['proxy-authorization', 'p'], ['accept', 'json']]),
-    () => 'Authorization: Bearer a\r\naccept: json\r\n',
-    () => new Headers({ 'x-goog-api-key': 'g', accept: 'json' }),
-    () => 7,
-    () => null,
-  ];
-  const LEAVES: (() => unknown)[] = [
-    () => 'text',
-    () => 'authorization: not under a headers key',
-    () => 1.5,
-    () => true,
-    () => null,
-    () => undefined,
-    () => 12n,
-    () => new Date('2026-01-02T03:04:05.000Z'),
-    () => new (class Request {
-      headers = { cookie: 'c', accept: 'json' };
-    })(),
-    ...HEADER_VALUES,
-  ];
-  function generate(next: () => number, depth: number): unknown {
-    const roll = next();
-    if (depth > 4 || roll < 0.4) return LEAVES[Math.floor(next() * LEAVES.length)]!();
-    if (roll < 0.6) return Array.from({ length: Math.floor(next() * 4) }, () => generate(next, depth + 1));
-    const object: Record<string, unknown> = next() < 0.1 ? Object.create(null) : {};
-    const count = Math.floor(next() * 6);
-    for (let i = 0; i < count; i++) {
-      const key = KEYS[Math.floor(next() * KEYS.length)]!;
-      object[key] = key.toLowerCase() === 'headers' ? HEADER_VALUES[Math.floor(next() * HEADER_VALUES.length)]!() : generate(next, depth + 1);
-    }
-    return object;
-  }
-
   it('on 2,000 generated values, headers in every form at any depth, with each of the copies the backends make', () => {
     const next = seededRandom(42);
     let dropped = 0;
     for (let i = 0; i < 2000; i++) {
-      const value = generate(next, 0);
+      const value = valueWithHeaders(next);
       for (const options of OPTIONS) {
         const copied = JSON.stringify(same(value, options));
         if (options === OPTIONS[0] && /Bearer|"(k|c|s|g|p)"/.test(JSON.stringify(toJson(value))) && !/Bearer a|"x-api-key"|"cookie"/i.test(copied)) dropped += 1;

@@ -19,6 +19,7 @@ export const LOADS_NATIVE = [
   'test/backends/atif-builder-loader.test.ts',
   'test/backends/bounded-payloads.test.ts',
   'test/backends/memory/atif-exporter.test.ts',
+  'test/backends/memory/credential-headers.test.ts',
   'test/backends/memory/native-parity.test.ts',
   'test/backends/memory/plugin-config.test.ts',
   'test/backends/memory/plugin-host.test.ts',

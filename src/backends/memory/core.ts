@@ -25,6 +25,7 @@ import { nowMicros } from '../../shared/clock.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
 import { stringOf } from '../../shared/text.ts';
+import { withoutSensitiveHeaders } from '../../shared/credential-headers.ts';
 import type { AtofFileWriter } from './atof-batcher.ts';
 import { RelayCounters } from './counters.ts';
 import { Delivery } from './delivery.ts';
@@ -57,6 +58,8 @@ export class MemoryRelayCore implements RelayCore {
   /** No receiver reads marks as objects (`Delivery.marksAsLines`): marks are written as lines. */
   private marksAsLines = true;
   private trajectoryRouter: SessionTrajectories | null = null;
+  /** Holders of `dropCredentialHeaders` not yet removed. */
+  private credentialDroppers = 0;
 
   constructor(logger: Logger, clock: () => number) {
     this.logger = logger;
@@ -238,11 +241,44 @@ export class MemoryRelayCore implements RelayCore {
     return record;
   }
 
-  /** The request of an LLM call as the contract shapes it; anything else is recorded as the content. */
+  // ---- credential headers ---------------------------------------------------
+
+  /**
+   * Drops credential headers from every payload from now on (the contract's
+   * rule, `shared/credential-headers.ts`), inside the encoders' own walks:
+   * the object encoder's copy and the byte encoder's writer. Until removed.
+   */
+  dropCredentialHeaders(): () => void {
+    this.credentialDroppers += 1;
+    this.setDropping(true);
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      if (--this.credentialDroppers === 0) this.setDropping(false);
+    };
+  }
+
+  /** True while credential headers are dropped (what the response cache's keys and stored values get too). */
+  get dropsCredentialHeaders(): boolean {
+    return this.credentialDroppers > 0;
+  }
+
+  private setDropping(drop: boolean): void {
+    this.bytes.drop = drop;
+    this.objects.drop = drop;
+  }
+
+  /**
+   * The request of an LLM call as the contract shapes it; anything else is recorded as the content.
+   * While credential headers are dropped, the headers object is cleaned as the plugin's walk would have
+   * cleaned it: what a managed call forwards and what the start event records both come from it.
+   */
   request(value: unknown, what: string): LlmRequest {
     if (typeof value === 'object' && value !== null) {
       const request = value as Partial<LlmRequest>;
-      return { headers: request.headers ?? {}, content: request.content };
+      const headers = request.headers ?? {};
+      return { headers: this.credentialDroppers > 0 ? withoutSensitiveHeaders(headers) : headers, content: request.content };
     }
     this.counters.misuse(`${what}: request is not an object {headers, content}; recorded as content`);
     return { headers: {}, content: value };

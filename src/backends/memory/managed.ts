@@ -14,7 +14,7 @@ import type { LlmRequest, ManagedLlmCall, ManagedLlmOptions, ManagedToolCall, Ma
 import type { MemoryRelayCore } from './core.ts';
 import type { ScopeRecord, SpanRecord } from './records.ts';
 import type { Lookup } from '../../components/cache/response-cache.ts';
-import { toJson } from '../../shared/json.ts';
+import { toJson, type ToJsonOptions } from '../../shared/json.ts';
 import { forwardedRequest, sessionHeaders } from './tree.ts';
 
 export async function executeLlm(core: MemoryRelayCore, options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
@@ -31,7 +31,8 @@ export async function executeLlm(core: MemoryRelayCore, options: ManagedLlmOptio
     forwarded = forwardedRequest(request, session, parent, record.uuid);
     // The response cache (plugins.toml `adaptive`), between the span's start and its end, as native.
     const cache = core.responseCache;
-    if (cache !== null) lookup = decide(core, parent, () => cache.llm(String(o.name ?? ''), { headers: toJson(forwarded.headers), content: toJson(request.content) }));
+    const copy = cacheCopy(core);
+    if (cache !== null) lookup = decide(core, parent, () => cache.llm(String(o.name ?? ''), { headers: toJson(forwarded.headers, copy), content: toJson(request.content, copy) }));
   } catch (error) {
     // Telemetry failed, the call itself must still run.
     core.counters.internalError('executeLlm', error);
@@ -50,13 +51,23 @@ export async function executeTool(core: MemoryRelayCore, options: ManagedToolOpt
     const cache = core.responseCache;
     if (cache !== null) {
       const parent = o.parent == null ? null : core.ownScope(o.parent, 'executeTool parent');
-      lookup = decide(core, parent, () => cache.tool(String(o.name ?? ''), toJson(args)));
+      lookup = decide(core, parent, () => cache.tool(String(o.name ?? ''), toJson(args, cacheCopy(core))));
     }
   } catch (error) {
     // Telemetry failed, the call itself must still run.
     core.counters.internalError('executeTool', error);
   }
   return runManaged(core, record, () => call(args), lookup);
+}
+
+const WITHOUT_CREDENTIALS: ToJsonOptions = { withoutCredentialHeaders: true };
+
+/**
+ * How the cache's keys and stored values are copied: without credential headers while the relay drops them
+ * (the plugin then hands its values over unwalked), so the cache keys and keeps what the events record.
+ */
+function cacheCopy(core: MemoryRelayCore): ToJsonOptions | undefined {
+  return core.dropsCredentialHeaders ? WITHOUT_CREDENTIALS : undefined;
 }
 
 /** The cache's decision, with its `response_cache` mark recorded under the call's parent; null when it has none. */
@@ -88,7 +99,7 @@ async function runManaged(core: MemoryRelayCore, record: SpanRecord | null, run:
   }
   if (lookup !== null && lookup.hit === null && lookup.store !== null) {
     try {
-      lookup.store(toJson(value));
+      lookup.store(toJson(value, cacheCopy(core)));
     } catch (error) {
       // A store failure never breaks the live call.
       core.counters.internalError('storing a response in the cache', error);

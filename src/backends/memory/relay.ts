@@ -125,6 +125,12 @@ export interface MemoryRelay extends RelayBackend {
    * drops the event's payloads: fail closed). Returns its removal.
    */
   addEventTransform(transform: (event: AtofEvent) => AtofEvent): () => void;
+  /**
+   * Drops credential headers from every payload recorded from now on (the
+   * plugin's rule), inside the relay's own copy and line writer, until the
+   * returned function is called (idempotent).
+   */
+  dropCredentialHeaders(): () => void;
   /** Managed LLM execution: records the span around `call`. */
   executeLlm(options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown>;
   /** Managed tool execution: records the span around `call`. */
@@ -260,6 +266,10 @@ class MemoryRelayBackend implements MemoryRelay {
 
   executeTool(options: ManagedToolOptions, call: ManagedToolCall): Promise<unknown> {
     return executeTool(this.core, options, call);
+  }
+
+  dropCredentialHeaders(): () => void {
+    return this.core.dropCredentialHeaders();
   }
 
   addEventTransform(transform: (event: AtofEvent) => AtofEvent): () => void {

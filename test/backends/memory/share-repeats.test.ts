@@ -45,37 +45,37 @@ describe('shareRepeats', () => {
     for (let seed = 1; seed <= 3000; seed++) {
       const next = seededRandom(seed);
       const base = value(next, 4);
-      const previous = copyPayload(base);
+      const previous = copyPayload(base, false);
       const host = next() < 0.3 ? base : variant(base, next, 4);
-      const expected = JSON.stringify(copyPayload(host));
-      const shared = shareRepeats(copyPayload(host), previous);
+      const expected = JSON.stringify(copyPayload(host, false));
+      const shared = shareRepeats(copyPayload(host, false), previous);
       expect(JSON.stringify(shared), `seed ${seed}`).toBe(expected);
       // The previous copy is never changed.
-      expect(JSON.stringify(previous), `seed ${seed}`).toBe(JSON.stringify(copyPayload(base)));
+      expect(JSON.stringify(previous), `seed ${seed}`).toBe(JSON.stringify(copyPayload(base, false)));
     }
   });
 
   it('returns the previous copy itself when equal, and shares only the equal parts otherwise', () => {
     const system = { content: 'You are terse.', role: 'system' };
     const tools = [{ function: { name: 'search' }, type: 'function' }];
-    const first = copyPayload({ messages: [system, { content: 'hi', role: 'user' }], model: 'm', tools }) as JsonObject;
-    expect(shareRepeats(copyPayload({ messages: [system, { content: 'hi', role: 'user' }], model: 'm', tools }), first)).toBe(first);
-    const second = shareRepeats(copyPayload({ messages: [system, { content: 'hi', role: 'user' }, { content: 'more', role: 'user' }], model: 'm', tools }), first) as JsonObject;
+    const first = copyPayload({ messages: [system, { content: 'hi', role: 'user' }], model: 'm', tools }, false) as JsonObject;
+    expect(shareRepeats(copyPayload({ messages: [system, { content: 'hi', role: 'user' }], model: 'm', tools }, false), first)).toBe(first);
+    const second = shareRepeats(copyPayload({ messages: [system, { content: 'hi', role: 'user' }, { content: 'more', role: 'user' }], model: 'm', tools }, false), first) as JsonObject;
     expect(second).not.toBe(first);
     expect(second.tools).toBe(first.tools);
     expect((second.messages as Json[])[0]).toBe((first.messages as Json[])[0]);
     expect((second.messages as Json[])[1]).toBe((first.messages as Json[])[1]);
     expect(second.messages).not.toBe(first.messages);
-    expect(JSON.stringify(second)).toBe(JSON.stringify(copyPayload({ messages: [system, { content: 'hi', role: 'user' }, { content: 'more', role: 'user' }], model: 'm', tools })));
+    expect(JSON.stringify(second)).toBe(JSON.stringify(copyPayload({ messages: [system, { content: 'hi', role: 'user' }, { content: 'more', role: 'user' }], model: 'm', tools }, false)));
   });
 
   it('keeps parts that differ only in -0, a key or an item count', () => {
-    const previous = copyPayload({ n: 0, list: [1, 2], o: { a: 1 } }) as JsonObject;
-    const shared = shareRepeats(copyPayload({ n: -0, list: [1, 2, 3], o: { a: 1, b: 2 } }), previous) as JsonObject;
+    const previous = copyPayload({ n: 0, list: [1, 2], o: { a: 1 } }, false) as JsonObject;
+    const shared = shareRepeats(copyPayload({ n: -0, list: [1, 2, 3], o: { a: 1, b: 2 } }, false), previous) as JsonObject;
     expect(Object.is(shared.n, -0)).toBe(true);
     expect(shared.list).toEqual([1, 2, 3]);
     expect(shared.o).toEqual({ a: 1, b: 2 });
-    expect(shareRepeats(copyPayload({ o: {} }), copyPayload({ o: { a: 1 } }))).toEqual({ o: {} });
+    expect(shareRepeats(copyPayload({ o: {} }, false), copyPayload({ o: { a: 1 } }, false))).toEqual({ o: {} });
   });
 });
 

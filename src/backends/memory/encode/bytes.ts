@@ -48,13 +48,14 @@ function writeScopeLine(
   data: unknown,
   metadata: EncodedMetadata,
   timestampUs: number,
+  drop: boolean,
   dataRange?: LineRange,
 ): void {
   writeScopeHead(out, attributesText(attributes), category);
   out.ascii('null');
   out.raw(DATA_KEY);
   if (dataRange !== undefined) dataRange.start = out.length - out.start;
-  writePayload(out, data);
+  writePayload(out, data, drop);
   // Relative to the line's start: a payload getter that flushes the writer moves the open line.
   if (dataRange !== undefined) dataRange.end = out.length - out.start;
   out.raw(SCOPE_METADATA_KEY);
@@ -72,11 +73,12 @@ function writeMarkLine(
   data: unknown,
   metadata: unknown,
   timestampUs: number,
+  drop: boolean,
 ): void {
   writeMarkHead(out);
-  writePayload(out, data);
+  writePayload(out, data, drop);
   out.raw(MARK_METADATA_KEY);
-  writePayload(out, metadata);
+  writePayload(out, metadata, drop);
   writeMarkTail(out, name, parentUuid, propagationRootUuid, timestampUs, uuid);
 }
 
@@ -91,12 +93,13 @@ function writeSpanStartLine(
   headers: JsonObject | undefined,
   metadata: EncodedMetadata,
   timestampUs: number,
+  drop: boolean,
 ): void {
   writeScopeHead(out, '[]', span.kind);
   writeProfile(out, span.profile);
   out.raw(DATA_KEY);
-  if (headers === undefined) writePayload(out, data);
-  else writeLlmRequest(out, data, headers);
+  if (headers === undefined) writePayload(out, data, drop);
+  else writeLlmRequest(out, data, headers, drop);
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
   writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'start', timestampUs, span.uuid);
@@ -113,12 +116,13 @@ function writeSpanEndLine(
   metadata: EncodedMetadata,
   annotation: unknown,
   timestampUs: number,
+  drop: boolean,
 ): void {
   writeScopeHead(out, '[]', span.kind);
   if (annotation === undefined || annotation === null) writeProfile(out, span.profile);
-  else writeAnnotatedProfile(out, span.profile, annotation);
+  else writeAnnotatedProfile(out, span.profile, annotation, drop);
   out.raw(DATA_KEY);
-  writePayload(out, data);
+  writePayload(out, data, drop);
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
   writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'end', timestampUs, span.uuid);
@@ -130,20 +134,20 @@ const MODEL_NAME_HEAD = encoded('{"model_name":');
 const TOOL_CALL_ID_HEAD = encoded('{"tool_call_id":');
 const ANNOTATION_KEY = encoded('"tool_result_annotation":');
 
-/** The LLM start event's `data`: `{content, headers}`. */
-function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject): void {
+/** The LLM start event's `data`: `{content, headers}` (`headers` already the relay's copy). */
+function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject, drop: boolean): void {
   // Relative to the line's start: a getter that flushes the writer moves the open line.
   const written = out.length - out.start;
   out.raw(CONTENT_HEAD);
-  if (writeFastPayload(out, content)) {
+  if (writeFastPayload(out, content, drop)) {
     out.raw(HEADERS_KEY);
-    if (writeFastPayload(out, headers)) {
+    if (writeFastPayload(out, headers, false)) {
       out.byte(0x7d); // }
       return;
     }
   }
   out.length = out.start + written;
-  out.utf8(payloadJsonText(llmRequestData(content, headers)));
+  out.utf8(payloadJsonText(llmRequestData(content, headers, drop)));
 }
 
 /** A span's own profile: `{}`, `{model_name}` or `{tool_call_id}`, ids written as given. */
@@ -166,7 +170,7 @@ function writeProfile(out: LineBuilder, profile: AtofCategoryProfile): void {
 }
 
 /** `toolEndProfile` as bytes: the span's profile plus `tool_result_annotation`, unless the annotation converts to null. */
-function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, annotation: unknown): void {
+function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, annotation: unknown, drop: boolean): void {
   if (typeof annotation === 'function' || typeof annotation === 'symbol') {
     writeProfile(out, profile);
     return;
@@ -181,8 +185,8 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
     out.byte(0x7b); // {
   }
   out.raw(ANNOTATION_KEY);
-  if (!writeFastPayload(out, annotation)) {
-    const converted = copyPayload(annotation);
+  if (!writeFastPayload(out, annotation, drop)) {
+    const converted = copyPayload(annotation, drop);
     if (converted === null) {
       out.length = out.start + written;
       writeProfile(out, profile);
@@ -204,11 +208,14 @@ function writeAnnotatedProfile(out: LineBuilder, profile: AtofCategoryProfile, a
  * is whole.
  */
 export class ByteEncoder {
+  /** Drop credential headers from every payload written (the relay's `dropCredentialHeaders`, set by the core). */
+  drop = false;
+
   scopeStart(out: LineBuilder, record: EncodedPushedScope, input: unknown, metadata: unknown): boolean {
     try {
-      const converted = convertMetadata(metadata);
+      const converted = convertMetadata(metadata, this.drop);
       const range: LineRange = { start: 0, end: 0 };
-      writeScopeLine(out, 'start', record, record.category, record.attributes, input, converted, record.startUs, range);
+      writeScopeLine(out, 'start', record, record.category, record.attributes, input, converted, record.startUs, this.drop, range);
       record.startMetadata = converted;
       // The input's text is kept for `record.start` (the rest of the start event is in the record).
       record.keepStart(out.text(out.start + range.start, out.start + range.end));
@@ -220,7 +227,7 @@ export class ByteEncoder {
 
   scopeEnd(out: LineBuilder, record: EncodedPushedScope, output: unknown, metadata: unknown, endUs: number): boolean {
     try {
-      writeScopeLine(out, 'end', record, record.category, record.attributes, output, endMetadata('merge', record.startMetadata, metadata), endUs);
+      writeScopeLine(out, 'end', record, record.category, record.attributes, output, endMetadata('merge', record.startMetadata, metadata, this.drop), endUs, this.drop);
       return true;
     } catch {
       return false;
@@ -229,7 +236,7 @@ export class ByteEncoder {
 
   mark(out: LineBuilder, uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number): boolean {
     try {
-      writeMarkLine(out, uuid, parentUuid, propagationRootUuid, name, data, metadata, timestampUs);
+      writeMarkLine(out, uuid, parentUuid, propagationRootUuid, name, data, metadata, timestampUs, this.drop);
       return true;
     } catch {
       return false;
@@ -238,8 +245,8 @@ export class ByteEncoder {
 
   spanStart(out: LineBuilder, record: EncodedSpan, data: unknown, headers: JsonObject | undefined, metadata: unknown): boolean {
     try {
-      const converted = convertMetadata(metadata);
-      writeSpanStartLine(out, record, data, headers, converted, record.startUs);
+      const converted = convertMetadata(metadata, this.drop);
+      writeSpanStartLine(out, record, data, headers, converted, record.startUs, this.drop);
       record.startMetadata = converted;
       return true;
     } catch {
@@ -249,7 +256,7 @@ export class ByteEncoder {
 
   spanEnd(out: LineBuilder, record: EncodedSpan, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): boolean {
     try {
-      writeSpanEndLine(out, record, data, endMetadata(rule, record.startMetadata, metadata), annotation, endUs);
+      writeSpanEndLine(out, record, data, endMetadata(rule, record.startMetadata, metadata, this.drop), annotation, endUs, this.drop);
       return true;
     } catch {
       return false;

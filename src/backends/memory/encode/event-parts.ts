@@ -16,6 +16,7 @@ import { formatTimestamp } from '../../../shared/clock.ts';
 import { compareKeys, defineKey, toJson } from '../../../shared/json.ts';
 
 const SORTED = { sortKeys: true } as const;
+const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutCredentialHeaders: true } as const;
 
 /**
  * The memory relay's one copy of a host payload, made when the relay
@@ -27,9 +28,13 @@ const SORTED = { sortKeys: true } as const;
  * the place for anything that must rewrite what is recorded (redaction).
  * The byte path writes lines straight from the host's values and never
  * comes here: it only runs while nothing reads event objects.
+ *
+ * `drop` while the relay's `dropCredentialHeaders` is held: credential
+ * headers are dropped in this copy (`toJson`'s `withoutCredentialHeaders`),
+ * exactly as the plugin's walk before it would have.
  */
-export function copyPayload(value: unknown): Json {
-  return toJson(value, SORTED);
+export function copyPayload(value: unknown, drop: boolean): Json {
+  return toJson(value, drop ? SORTED_WITHOUT_CREDENTIALS : SORTED);
 }
 
 /** Builds an object with sorted keys from a source whose keys may not be sorted. */
@@ -70,7 +75,8 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
         continue;
       }
       if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-      defineKey(out, key, copyPayload(value));
+      // Headers nested in a value were dropped before, when asked (`MemoryRelayCore.request`): copied as they are.
+      defineKey(out, key, copyPayload(value, false));
     }
   }
   if (injected === undefined) return out;
@@ -81,10 +87,10 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
 /**
  * The LLM start event's `data`: `{content, headers}`. `previous`: the
  * content of an earlier request of the same session, whose repeated parts
- * the copy takes instead of its own (`shareRepeats`).
+ * the copy takes instead of its own (`shareRepeats`). `drop`: as `copyPayload`'s.
  */
-export function llmRequestData(content: unknown, headers: JsonObject, previous?: Json): JsonObject {
-  const copy = copyPayload(content);
+export function llmRequestData(content: unknown, headers: JsonObject, drop: boolean, previous?: Json): JsonObject {
+  const copy = copyPayload(content, drop);
   return { content: previous === undefined ? copy : shareRepeats(copy, previous), headers };
 }
 

@@ -112,11 +112,11 @@ export class EncodedMetadata {
   }
 }
 
-/** Converts raw metadata as `copyPayload()` does, into entries when it is a flat object the fast path takes. */
-export function convertMetadata(value: unknown): EncodedMetadata {
+/** Converts raw metadata as `copyPayload(value, drop)` does, into entries when it is a flat object the fast path takes. */
+export function convertMetadata(value: unknown, drop: boolean): EncodedMetadata {
   if (value == null) return EncodedMetadata.NULL;
-  const entries = flatEntries(value);
-  return entries !== undefined ? EncodedMetadata.ofEntries(entries) : EncodedMetadata.ofJson(copyPayload(value));
+  const entries = flatEntries(value, drop);
+  return entries !== undefined ? EncodedMetadata.ofEntries(entries) : EncodedMetadata.ofJson(copyPayload(value, drop));
 }
 
 /** `mergeMetadata`: end null keeps start, two objects merge (end wins), anything else is the end value. */
@@ -403,17 +403,20 @@ export function exceptionMessage(error: unknown): string {
 /** How an end's metadata comes from its start metadata and the end's own input. */
 export type EndRule = 'merge' | 'llm' | 'llm-error' | 'tool-error' | 'managed-ok' | 'managed-error';
 
-/** The end metadata in the line encoder's form (`end` is the caller's raw metadata, or the thrown value for `managed-error`). */
-export function endMetadata(rule: EndRule, start: EncodedMetadata, end: unknown): EncodedMetadata {
+/**
+ * The end metadata in the line encoder's form (`end` is the caller's raw metadata, or the thrown value for
+ * `managed-error`); `drop` as `copyPayload`'s.
+ */
+export function endMetadata(rule: EndRule, start: EncodedMetadata, end: unknown, drop: boolean): EncodedMetadata {
   switch (rule) {
     case 'merge':
-      return mergedMetadata(start, convertMetadata(end));
+      return mergedMetadata(start, convertMetadata(end, drop));
     case 'llm':
-      return llmEndMetadataOf(start, convertMetadata(end));
+      return llmEndMetadataOf(start, convertMetadata(end, drop));
     case 'llm-error':
-      return llmEndMetadataOf(start, convertMetadata(end), true);
+      return llmEndMetadataOf(start, convertMetadata(end, drop), true);
     case 'tool-error':
-      return toolErrorMetadataOf(start, convertMetadata(end));
+      return toolErrorMetadataOf(start, convertMetadata(end, drop));
     case 'managed-ok':
       return managedOkMetadataOf(start);
     case 'managed-error':
@@ -422,16 +425,16 @@ export function endMetadata(rule: EndRule, start: EncodedMetadata, end: unknown)
 }
 
 /** The end metadata in the object encoder's form. */
-export function endMetadataJson(rule: EndRule, start: Json, end: unknown): Json {
+export function endMetadataJson(rule: EndRule, start: Json, end: unknown, drop: boolean): Json {
   switch (rule) {
     case 'merge':
-      return mergeMetadata(start, copyPayload(end));
+      return mergeMetadata(start, copyPayload(end, drop));
     case 'llm':
-      return llmEndMetadata(start, copyPayload(end));
+      return llmEndMetadata(start, copyPayload(end, drop));
     case 'llm-error':
-      return llmEndMetadata(start, copyPayload(end), true);
+      return llmEndMetadata(start, copyPayload(end, drop), true);
     case 'tool-error':
-      return toolErrorMetadata(start, copyPayload(end));
+      return toolErrorMetadata(start, copyPayload(end, drop));
     case 'managed-ok':
       return managedOkMetadata(start);
     case 'managed-error':

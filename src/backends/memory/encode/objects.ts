@@ -19,6 +19,8 @@ const NO_ATTRIBUTES: string[] = [];
 
 export class ObjectEncoder {
   private readonly format = createTimestampFormatter();
+  /** Drop credential headers in each payload's copy (the relay's `dropCredentialHeaders`, set by the core). */
+  drop = false;
 
   /**
    * `outgoing` is the relay's one change to an event before anyone receives
@@ -40,22 +42,22 @@ export class ObjectEncoder {
 
   /** A scope's start; sets the record's start metadata and keeps the start. */
   scopeStart(record: EncodedPushedScope, input: unknown, metadata: unknown): AtofScopeEvent {
-    const converted = copyPayload(metadata);
+    const converted = copyPayload(metadata, this.drop);
     record.startMetadata = EncodedMetadata.ofJson(converted);
-    const start = this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, copyPayload(input), converted, this.format(record.startUs)));
+    const start = this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, copyPayload(input, this.drop), converted, this.format(record.startUs)));
     record.keepStart(start);
     return start;
   }
 
   /** A scope's end: its output, and end metadata merged over the start's. */
   scopeEnd(record: EncodedPushedScope, output: unknown, metadata: unknown, endUs: number): AtofScopeEvent {
-    const data = copyPayload(output);
-    const merged = endMetadataJson('merge', record.startMetadata.json, metadata);
+    const data = copyPayload(output, this.drop);
+    const merged = endMetadataJson('merge', record.startMetadata.json, metadata, this.drop);
     return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.category, record.attributes, null, data, merged, this.format(endUs)));
   }
 
   mark(uuid: string, parentUuid: string, propagationRootUuid: string, name: string, data: unknown, metadata: unknown, timestampUs: number): AtofMarkEvent {
-    return this.outgoing(markEvent(uuid, parentUuid, propagationRootUuid, name, copyPayload(data), copyPayload(metadata), this.format(timestampUs)));
+    return this.outgoing(markEvent(uuid, parentUuid, propagationRootUuid, name, copyPayload(data, this.drop), copyPayload(metadata, this.drop), this.format(timestampUs)));
   }
 
   /**
@@ -64,17 +66,17 @@ export class ObjectEncoder {
    * request headers) are given.
    */
   spanStart(record: EncodedSpan, data: unknown, headers: JsonObject | undefined, metadata: unknown): AtofScopeEvent {
-    const content = headers === undefined ? copyPayload(data) : this.requestData(record, data, headers);
-    const converted = copyPayload(metadata);
+    const content = headers === undefined ? copyPayload(data, this.drop) : this.requestData(record, data, headers);
+    const converted = copyPayload(metadata, this.drop);
     record.startMetadata = EncodedMetadata.ofJson(converted);
     return this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs)));
   }
 
   /** An LLM start's data, sharing the repeated parts of its session's previous request. */
   private requestData(record: EncodedSpan, data: unknown, headers: JsonObject): JsonObject {
-    if (!this.sharesCopies()) return llmRequestData(data, headers);
+    if (!this.sharesCopies()) return llmRequestData(data, headers, this.drop);
     const top = record.top;
-    const request = llmRequestData(data, headers, top === null ? this.lastRequest : top.lastRequest);
+    const request = llmRequestData(data, headers, this.drop, top === null ? this.lastRequest : top.lastRequest);
     if (top === null) this.lastRequest = request.content;
     else top.lastRequest = request.content;
     return request;
@@ -87,8 +89,8 @@ export class ObjectEncoder {
    */
   spanEnd(record: EncodedSpan, data: unknown, rule: EndRule, metadata: unknown, annotation: unknown, endUs: number): AtofScopeEvent {
     // Conversion order (and so the order of any getter's side effects) as on the byte path.
-    const merged = endMetadataJson(rule, record.startMetadata.json, metadata);
-    const profile = annotation == null ? record.profile : toolEndProfile(record.profile, copyPayload(annotation));
-    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, copyPayload(data), merged, this.format(endUs)));
+    const merged = endMetadataJson(rule, record.startMetadata.json, metadata, this.drop);
+    const profile = annotation == null ? record.profile : toolEndProfile(record.profile, copyPayload(annotation, this.drop));
+    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, copyPayload(data, this.drop), merged, this.format(endUs)));
   }
 }

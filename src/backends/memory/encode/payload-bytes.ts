@@ -22,12 +22,21 @@
  * `"key":` heads) are cached per key list (bounded; a payload with keys
  * never seen before pays the sort once).
  *
+ * `drop` (the relay's `dropCredentialHeaders`): credential headers are
+ * dropped as `withoutSensitiveHeaders` would before the copy
+ * (`shared/credential-headers.ts`). Whether a key list holds a `headers`
+ * key (in any case) is known once per list, with its sorted order: a value
+ * none of whose objects has one is written by the fast path unchanged (the
+ * walk would have returned it as it is); any other gives up and takes the
+ * general path, where `toJson`'s `withoutCredentialHeaders` drops them.
+ *
  * @module
  */
 
 import type { Json } from '../../../relay/contract.ts';
 import { formatF64 } from '../../../formats/native-text/numbers.ts';
 import { JSON_LIMITS, toJson, wellFormed } from '../../../shared/json.ts';
+import { isHeadersKey } from '../../../shared/credential-headers.ts';
 import { KeyListCache } from '../../../shared/key-lists.ts';
 import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-buffer.ts';
 import { payloadJsonText } from './event-text.ts';
@@ -35,17 +44,18 @@ import { payloadJsonText } from './event-text.ts';
 /** `toJson`'s default depth limit: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
 const MAX_DEPTH = 64;
 const SORTED = { sortKeys: true } as const;
+const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutCredentialHeaders: true } as const;
 
-/** Writes native's text of `copyPayload(value)`. */
-export function writePayload(out: LineBuilder, value: unknown): void {
-  if (!writeFastPayload(out, value)) out.utf8(generalPayloadText(value));
+/** Writes native's text of `copyPayload(value, drop)`. */
+export function writePayload(out: LineBuilder, value: unknown, drop: boolean): void {
+  if (!writeFastPayload(out, value, drop)) out.utf8(generalPayloadText(value, drop));
 }
 
 /**
- * Writes native's text of `copyPayload(value)` when the fast path takes all of
+ * Writes native's text of `copyPayload(value, drop)` when the fast path takes all of
  * it and returns true; otherwise writes nothing and returns false.
  */
-export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
+export function writeFastPayload(out: LineBuilder, value: unknown, drop: boolean): boolean {
   if (typeof value !== 'object' || value === null) {
     if (!writePrimitive(out, value)) out.ascii('null');
     return true;
@@ -53,7 +63,7 @@ export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
   // Relative to the line's start: a getter that flushes the writer moves the open line.
   const written = out.length - out.start;
   try {
-    writeObject(out, value, 0);
+    writeObject(out, value, 0, drop);
     return true;
   } catch {
     out.length = out.start + written;
@@ -62,15 +72,15 @@ export function writeFastPayload(out: LineBuilder, value: unknown): boolean {
 }
 
 /** The general path: `toJson` with sorted keys, then the exact writer. */
-function generalPayloadText(value: unknown): string {
-  return payloadJsonText(toJson(value, SORTED) as Json);
+function generalPayloadText(value: unknown, drop: boolean): string {
+  return payloadJsonText(toJson(value, drop ? SORTED_WITHOUT_CREDENTIALS : SORTED) as Json);
 }
 
-/** Native's text of `copyPayload(value)`, as a string. */
-export function payloadText(value: unknown): string {
+/** Native's text of `copyPayload(value, drop)`, as a string. */
+export function payloadText(value: unknown, drop = false): string {
   const out = takeBuilder();
   try {
-    writePayload(out, value);
+    writePayload(out, value, drop);
     return out.text();
   } finally {
     giveBack(out);
@@ -103,13 +113,15 @@ export const NO_ENTRIES: Entries = { keys: [], heads: [], values: [], shared: tr
 
 /**
  * The entries of a flat object payload, or undefined when the value is not
- * an object the fast path takes or holds a nested object or array.
+ * an object the fast path takes or holds a nested object or array, or when
+ * `drop` and it has a `headers` key (header text would be cleaned).
  * Strings are kept as given (immutable; converted when written).
  */
-export function flatEntries(value: unknown): Entries | undefined {
+export function flatEntries(value: unknown, drop: boolean): Entries | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   try {
     const shape = shapeOf(value);
+    if (drop && shape.headersKey) return undefined;
     const { sorted, heads } = shape;
     const count = sorted.length;
     const values: (FlatValue | undefined)[] = new Array(count);
@@ -357,15 +369,15 @@ function writePrimitive(out: LineBuilder, value: unknown): boolean {
   }
 }
 
-function writeValue(out: LineBuilder, value: unknown, depth: number): boolean {
+function writeValue(out: LineBuilder, value: unknown, depth: number, drop: boolean): boolean {
   if (typeof value === 'object' && value !== null) {
-    writeObject(out, value, depth);
+    writeObject(out, value, depth, drop);
     return true;
   }
   return writePrimitive(out, value);
 }
 
-function writeObject(out: LineBuilder, object: object, depth: number): void {
+function writeObject(out: LineBuilder, object: object, depth: number, drop: boolean): void {
   if (depth >= MAX_DEPTH) throw GIVE_UP;
   if (Array.isArray(object)) {
     const length = object.length;
@@ -374,14 +386,14 @@ function writeObject(out: LineBuilder, object: object, depth: number): void {
     out.byte(0x5b); // [
     for (let i = 0; i < length; i++) {
       if (i > 0) out.byte(0x2c); // ,
-      if (!writeValue(out, object[i], depth + 1)) out.ascii('null');
+      if (!writeValue(out, object[i], depth + 1, drop)) out.ascii('null');
     }
     out.byte(0x5d); // ]
     return;
   }
   const shape = shapeOf(object);
   const { sorted, heads } = shape;
-  if (sorted.length > JSON_LIMITS.maxItems) throw GIVE_UP;
+  if (sorted.length > JSON_LIMITS.maxItems || (drop && shape.headersKey)) throw GIVE_UP;
   out.byte(0x7b); // {
   let first = true;
   for (let i = 0; i < sorted.length; i++) {
@@ -390,7 +402,7 @@ function writeObject(out: LineBuilder, object: object, depth: number): void {
     if (!first) out.byte(0x2c); // ,
     first = false;
     out.raw(heads[i]!);
-    writeValue(out, value, depth + 1);
+    writeValue(out, value, depth + 1, drop);
   }
   out.byte(0x7d); // }
 }
@@ -414,17 +426,23 @@ interface Shape {
   readonly sorted: readonly string[];
   /** `"key":` for each sorted key, encoded. */
   readonly heads: readonly Uint8Array[];
+  /** One key is `headers` in some case (what dropping credential headers must look into). */
+  readonly headersKey: boolean;
 }
 
-const EMPTY: Shape = { sorted: [], heads: [] };
+const EMPTY: Shape = { sorted: [], heads: [], headersKey: false };
 /** Keys whose UTF-16 order may differ from native's code-point order, and lone surrogates. */
 const HIGH_CHARACTER = /[\ud800-\uffff]/;
 
 /** Sorted key lists and their encoded heads, per key list; null for a list the fast path does not take. */
 const shapes = new KeyListCache<Shape | null>((keys) => {
-  for (let i = 0; i < keys.length; i++) if (HIGH_CHARACTER.test(keys[i]!)) return null;
+  let headersKey = false;
+  for (let i = 0; i < keys.length; i++) {
+    if (HIGH_CHARACTER.test(keys[i]!)) return null;
+    if (isHeadersKey(keys[i]!)) headersKey = true;
+  }
   const sorted = keys.slice().sort();
-  return { sorted, heads: sorted.map((key) => encoded(`${JSON.stringify(key)}:`)) };
+  return { sorted, heads: sorted.map((key) => encoded(`${JSON.stringify(key)}:`)), headersKey };
 });
 
 /**
