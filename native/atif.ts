@@ -121,6 +121,10 @@ export class AtifRouter {
         await this.#drainDelivery();
         return session.toJson();
       },
+      exportBytes: async (): Promise<Uint8Array> => {
+        await this.#drainDelivery();
+        return session.toBytes();
+      },
       // At process exit: what native has delivered by then.
       exportJsonNow: (): string => this.#exportNow(session),
       deregister: (): void => {

@@ -71,6 +71,17 @@ export class EventTrajectory {
     return yield* this.#built().toJsonInSlices();
   }
 
+  /** The text as UTF-8 bytes (`AtifBuilder.toBytes`). */
+  toBytes(): Uint8Array {
+    return this.#built().toBytes();
+  }
+
+  /** The bytes built in slices (`AtifBuilder.toBytesInSlices`), waiting for the builder's import() as `toJsonInSlices` does. */
+  *toBytesInSlices(): Slices<Uint8Array> {
+    if (this.#builder === undefined && !atifBuilderLoaded()) yield loadAtifBuilder();
+    return yield* this.#built().toBytesInSlices();
+  }
+
   /** The builder, made at the first build with the events recorded until then. */
   #built(): AtifBuilder {
     let builder = this.#builder;

@@ -44,7 +44,8 @@ import { after } from '../shared/timers.ts';
 /** One trajectory file to write: its absolute path and its whole text. */
 export interface TrajectoryFile {
   path: string;
-  text: string;
+  /** The text, or its UTF-8 bytes (written as they are; not to be changed while the write may be retried). */
+  text: string | Uint8Array;
   /** The new file's permissions (owner-only for a recovery copy); the default otherwise. */
   mode?: number;
 }

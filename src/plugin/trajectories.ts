@@ -264,7 +264,8 @@ export class TrajectoryWriter {
       this.owed.delete(state);
       try {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
-        const text = await exporter.exportJson();
+        // Bytes where the backend writes them directly: no string to flatten and encode again for the file.
+        const text = exporter.exportBytes !== undefined ? await exporter.exportBytes() : await exporter.exportJson();
         if (this.unwritable(state, file, text)) return;
         // Awaited: the session's trajectory counts as unwritten, and flush() and drain() wait, until it is on disk.
         await this.files.write(state, { path: file, text });
@@ -291,10 +292,10 @@ export class TrajectoryWriter {
     this.pendingPartialWrites.clear();
     for (const state of states) {
       const exporter = state.atifExporter;
-      if (!exporter || typeof exporter.exportJsonNow !== 'function' || !this.writesFileOf(state)) continue;
+      if (!exporter || (typeof exporter.exportJsonNow !== 'function' && typeof exporter.exportBytesNow !== 'function') || !this.writesFileOf(state)) continue;
       try {
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
-        const text = exporter.exportJsonNow();
+        const text = typeof exporter.exportBytesNow === 'function' ? exporter.exportBytesNow() : exporter.exportJsonNow!();
         if (this.unwritable(state, file, text)) continue;
         // Synchronous at exit: the writer is in its exit mode.
         void this.files.write(state, { path: file, text });
@@ -311,7 +312,7 @@ export class TrajectoryWriter {
    * not be valid ATIF, which needs at least one: it is not written, and its
    * entry in `outputs()` says why. A later write with steps clears that.
    */
-  private unwritable(state: SessionState, file: string, text: string): boolean {
+  private unwritable(state: SessionState, file: string, text: string | Uint8Array): boolean {
     if (!hasNoSteps(text)) return false;
     this.files.skip(state, file, `session ${state.sessionId} recorded no step (no model call), and ATIF needs at least one: no trajectory file was written`);
     return true;

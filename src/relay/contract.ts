@@ -295,6 +295,14 @@ export interface AtifExporter {
    * trajectory not yet written when the process exits is lost.
    */
   exportJsonNow?(): string;
+  /**
+   * `exportJson()`'s text as UTF-8 bytes, for a backend that can write them
+   * without making the string first (what a file writer takes). Optional;
+   * without it, callers encode `exportJson()`'s text.
+   */
+  exportBytes?(): Promise<Uint8Array>;
+  /** `exportJsonNow()`'s text as UTF-8 bytes; optional as `exportBytes`. */
+  exportBytesNow?(): Uint8Array;
   /** Stops receiving events and frees the builder. Idempotent. */
   deregister(): void;
 }

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
 /**
- * Writes `content` as UTF-8 to `target` atomically, creating its folder, and
+ * Writes `content` (text, written as UTF-8, or bytes written as they are) to `target` atomically, creating its folder, and
  * returns the number of bytes written. `mode` sets the new file's
  * permissions (e.g. owner-only for a recovery copy). Throws what the file system throws,
  * after removing the temporary file.
@@ -27,15 +27,16 @@ import { makeDirectory } from './directory.ts';
  * trajectory writer runs the same steps in the thread pool
  * (`writeFileAtomicInPool`) and calls this one where nothing can be awaited
  * (a process exit, a one-off copy); creating the file is the floor of a
- * replay into trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF"). The text is
+ * replay into trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF").
+ * Bytes are written as they are (a trajectory written straight to bytes). Text is
  * handed to `write` as a string, which the runtime encodes into a scratch
- * buffer it frees at once: encoding it into a `Buffer` first made a
+ * buffer it frees at once: encoding it into a `Buffer` here first made a
  * collected, off-heap copy of every trajectory (bench/RESULTS.md, "The
  * trajectory path outside the builder"). No `fsync`: the promise is that a
  * reader never sees half a file, not that a crash of the machine keeps the
  * newest one.
  */
-export function writeFileAtomic(target: string, content: string, options: { mode?: number } = {}): number {
+export function writeFileAtomic(target: string, content: string | Uint8Array, options: { mode?: number } = {}): number {
   const folder = path.dirname(target);
   const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
   let fd: number | null = null;
@@ -93,20 +94,20 @@ export interface PooledWrite {
  * (node:fs's callback API, which Bun and Deno implement too), so a host
  * does not stall on the file system for telemetry. The same steps and
  * guarantees: a new temporary file in the same folder ('wx', `mode`), the
- * whole text, close, rename over `target`; on a failure the temporary file
+ * whole text or bytes, close, rename over `target`; on a failure the temporary file
  * is removed and `done` gets the file system's error. Each step starts
  * from the host thread when the one before it is done, so `abandon()`
  * knows which step is running. `done` is always called later, never from
  * within this call.
  */
-export function writeFileAtomicInPool(target: string, content: string, options: { mode?: number }, done: (error: unknown, bytes: number) => void): PooledWrite {
+export function writeFileAtomicInPool(target: string, content: string | Uint8Array, options: { mode?: number }, done: (error: unknown, bytes: number) => void): PooledWrite {
   const folder = path.dirname(target);
   const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
-  const total = Buffer.byteLength(content, 'utf8');
+  const total = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length;
   let abandoned = false;
   let finished = false;
   let fd: number | null = null;
-  let bytes: Buffer | null = null;
+  let bytes: Uint8Array | null = typeof content === 'string' ? null : content;
   let offset = 0;
   const fail = (error: unknown): void => {
     const opened = fd;
@@ -153,7 +154,7 @@ export function writeFileAtomicInPool(target: string, content: string, options: 
     if (stopIfAbandoned()) return;
     if (error) return fail(error);
     offset += written;
-    if (!started && total > 0) {
+    if (!started && total > 0 && typeof content === 'string') {
       started = true;
       return write(fd!, content, null, 'utf8', writeRest);
     }
@@ -162,7 +163,7 @@ export function writeFileAtomicInPool(target: string, content: string, options: 
       fd = null;
       return close(closing, closed);
     }
-    bytes ??= Buffer.from(content, 'utf8');
+    bytes ??= Buffer.from(content as string, 'utf8');
     write(fd!, bytes, offset, total - offset, null, writeRest);
   };
   const closed = (error: NodeJS.ErrnoException | null): void => {
@@ -196,11 +197,17 @@ function openNew(file: string, mode: number | undefined): number {
 }
 
 /**
- * Writes the whole text and returns its length in UTF-8 bytes. A file
+ * Writes the whole text or bytes and returns how many bytes that is. A file
  * write that stops short (a disk filling up as it writes) gets the rest
- * from the encoded bytes, until the file system says why it cannot.
+ * from the bytes, until the file system says why it cannot.
  */
-function writeAll(fd: number, content: string): number {
+function writeAll(fd: number, content: string | Uint8Array): number {
+  if (typeof content !== 'string') {
+    const total = content.length;
+    let offset = 0;
+    while (offset < total) offset += writeSync(fd, content, offset, total - offset);
+    return total;
+  }
   const first = writeSync(fd, content);
   const total = Buffer.byteLength(content, 'utf8');
   if (first >= total) return total;

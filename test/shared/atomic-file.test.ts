@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../src/shared/atomic-file.ts';
+import { writeFileAtomic, writeFileAtomicInPool } from '../../src/shared/atomic-file.ts';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'nrh-atomic-'));
 
@@ -12,6 +12,25 @@ describe('writeFileAtomic', () => {
     const text = '{"text":"héllo ✓ 🚀"}';
     expect(writeFileAtomic(target, text)).toBe(Buffer.byteLength(text, 'utf8'));
     expect(readFileSync(target, 'utf8')).toBe(text);
+  });
+
+  it('writes bytes as they are (a view into a larger buffer included) and returns their length', () => {
+    const target = path.join(tempDir(), 'trajectory.json');
+    const whole = new TextEncoder().encode('xx{"text":"héllo ✓ 🚀"}yy');
+    const bytes = whole.subarray(2, whole.length - 2);
+    expect(writeFileAtomic(target, bytes)).toBe(bytes.length);
+    expect(readFileSync(target, 'utf8')).toBe('{"text":"héllo ✓ 🚀"}');
+  });
+
+  it('writes bytes as they are in the thread pool too', async () => {
+    const target = path.join(tempDir(), 'pooled', 'trajectory.json');
+    const whole = new TextEncoder().encode('xx{"text":"héllo ✓ 🚀"}yy');
+    const bytes = whole.subarray(2, whole.length - 2);
+    const written = await new Promise<number>((resolve, reject) => {
+      writeFileAtomicInPool(target, bytes, {}, (error, count) => (error ? reject(error as Error) : resolve(count)));
+    });
+    expect(written).toBe(bytes.length);
+    expect(readFileSync(target, 'utf8')).toBe('{"text":"héllo ✓ 🚀"}');
   });
 
   it('replaces an existing file and leaves no temporary file beside it', () => {

@@ -40,6 +40,8 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
     // Built a slice per turn of the event loop: a long session's write does not stop the host (`exportJsonNow` is the synchronous one).
     exportJson: () => new Promise<string>((resolve, reject) => (builds ??= new SliceRunner()).run(session.toJsonInSlices(), resolve, reject)),
     exportJsonNow: () => session.toJson(),
+    exportBytes: () => new Promise<Uint8Array>((resolve, reject) => (builds ??= new SliceRunner()).run(session.toBytesInSlices(), resolve, reject)),
+    exportBytesNow: () => session.toBytes(),
     deregister: () => router.close(session),
   };
 }

@@ -60,7 +60,7 @@ import { atExit } from '../../shared/exit-hook.ts';
 import { retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after } from '../../shared/timers.ts';
 import { AtofFile, NODE_WRITER_FS, type WriterFs } from './atof-file.ts';
-import { LineBuilder, type LineOwner } from './encode/line-buffer.ts';
+import { LineBuilder, type LineOwner } from '../../shared/utf8-builder.ts';
 
 export type { WriterFs } from './atof-file.ts';
 

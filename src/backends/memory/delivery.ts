@@ -19,7 +19,7 @@ import type { AtofFileWriter } from './atof-batcher.ts';
 import type { RelayCounters } from './counters.ts';
 import type { ScopeRecord } from './records.ts';
 import { serializeEvent, writeEventLine } from './encode/event-text.ts';
-import { giveBack, takeBuilder, type LineBuilder } from './encode/line-buffer.ts';
+import { giveBack, takeBuilder, type LineBuilder } from '../../shared/utf8-builder.ts';
 
 export class Delivery {
   // Copy-on-write arrays: subscribing or unsubscribing during delivery is safe.

@@ -23,7 +23,7 @@ import { type ConvEvent, convertInSlices, firstReportedModel, readEvents, sortBy
 import { compareInstants } from '../instant.ts';
 import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
-import { ExporterTextCache, pluginHostTextInSlices, type AtifBuilderStyle } from './serialize.ts';
+import { ExporterBytesCache, pluginHostTextInSlices, type AtifBuilderStyle } from './serialize.ts';
 import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
@@ -99,8 +99,8 @@ export class AtifBuilder {
   #inOrder = true;
   /** `sortByInstant(#read)` as of the last build. */
   #sorted: readonly ConvEvent[] = this.#read;
-  /** The steps of the last `exporter`-style `toJson()` and their text, for the next one to reuse. */
-  #texts: ExporterTextCache | undefined;
+  /** The steps of the last `exporter`-style build and their bytes, for the next one to reuse. */
+  #texts: ExporterBytesCache | undefined;
   /** The recorded payloads a build found written exactly by `JSON.stringify` (`sortPayload`): later builds and texts skip their checks. */
   readonly #plain = new Set<object>();
 
@@ -231,14 +231,34 @@ export class AtifBuilder {
    * plugins.toml root's builder gets none once the root ended).
    */
   *toJsonInSlices(): Slices<string> {
+    const text = yield* this.#textInSlices();
+    return typeof text === 'string' ? text : utf8Decoder.decode(text);
+  }
+
+  /** `toJson()`'s text as UTF-8 bytes, which the `exporter` style writes directly (what a file takes). */
+  toBytes(): Uint8Array {
+    return finishSlices(this.toBytesInSlices());
+  }
+
+  /** `toBytes()` as work done in slices, as `toJsonInSlices`. */
+  *toBytesInSlices(): Slices<Uint8Array> {
+    const text = yield* this.#textInSlices();
+    return typeof text === 'string' ? utf8Encoder.encode(text) : text;
+  }
+
+  /** The `exporter` style's bytes, or the `plugin-host` style's text. */
+  *#textInSlices(): Slices<string | Uint8Array> {
     const { trajectory, extra } = yield* this.#converted();
     if (extra === undefined) {
-      this.#texts ??= new ExporterTextCache();
+      this.#texts ??= new ExporterBytesCache();
       return this.#texts.write(trajectory, this.#plain);
     }
     return yield* pluginHostTextInSlices(trajectory, extra, this.#events as unknown as Json[], this.#plain);
   }
 }
+
+const utf8Decoder = new TextDecoder();
+const utf8Encoder = new TextEncoder();
 
 /** Gives every trajectory in the tree without `agent.model_name` the model its first agent step reports, else `fallback`. */
 function reportedModels(trajectory: AtifTrajectory, fallback: string): void {

@@ -10,7 +10,8 @@ import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifStep, AtifTrajectory } from './types.ts';
 import { sameJson } from '../native-text/same.ts';
 import { sortJson } from '../native-text/keys.ts';
-import { ArrayTextAhead, toRustJson, type FieldTypes, type NumberFieldType } from '../native-text/write.ts';
+import { ArrayTextAhead, toRustJson, writeRustJsonBytes, type FieldTypes, type NumberFieldType } from '../native-text/write.ts';
+import { giveBack, takeBuilder, type LineBuilder } from '../../shared/utf8-builder.ts';
 import { SliceClock, type Slices } from '../../shared/slices.ts';
 
 /**
@@ -104,61 +105,104 @@ export function* pluginHostTextInSlices(trajectory: AtifTrajectory, extra: JsonO
 }
 
 /**
- * One builder's `exporter`-style text, written build after build: a step
- * that came out the same as the step at its position in the previous build
- * (`sameJson`, which stops at the payload objects both share) takes the
- * text written for it then. A session's partial writes (one per turn) and
- * its final one thus write each step about once, not once per write.
+ * One builder's `exporter`-style text as UTF-8 bytes, written build after
+ * build: a step that came out the same as the step at its position in the
+ * previous build (`sameJson`, which stops at the payload objects both
+ * share) takes the bytes written for it then. A session's partial writes
+ * (one per turn) and its final one thus write each step about once, not
+ * once per write.
  *
- * The text is the same as `serializeTrajectory`'s: compact JSON is the
- * concatenation of its members' texts, and each member is written by the
- * same `toRustJson` rules with the same field types.
+ * The bytes are the UTF-8 of `serializeTrajectory(trajectory, 'exporter',
+ * plain)`: compact JSON is the concatenation of its members' texts, and
+ * each member is written by the same rules with the same field types
+ * (`writeRustJsonBytes`).
+ *
+ * A build is written into the process's reusable byte buffer (the one ATOF
+ * lines are written into; a build is synchronous) and copied out at its
+ * exact size: the caller may keep the copy (a file write kept for a retry),
+ * and the next build reads its steps' bytes from it, never writing into it.
  */
-export class ExporterTextCache {
+export class ExporterBytesCache {
   #steps: readonly AtifStep[] | undefined;
-  #texts: (string | undefined)[] = [];
+  /** The previous build's bytes, and where each of its steps starts and ends in them. */
+  #bytes: Uint8Array | undefined;
+  #starts: number[] = [];
+  #ends: number[] = [];
 
-  /** `serializeTrajectory(trajectory, 'exporter', plain)`, reusing the texts of unchanged steps. */
-  write(trajectory: AtifTrajectory, plain?: ReadonlySet<object>): string {
-    if (this.#steps === undefined) {
-      // Nothing to reuse yet: the whole document in one engine call is cheaper than
-      // step by step (bench/RESULTS.md, "Figures behind the code"). Its steps are kept,
-      // their texts written when a later build repeats them.
-      this.#steps = trajectory.steps;
-      this.#texts = [];
-      return serializeTrajectory(trajectory, 'exporter', plain);
+  /** The UTF-8 of `serializeTrajectory(trajectory, 'exporter', plain)`, reusing the bytes of unchanged steps. */
+  write(trajectory: AtifTrajectory, plain?: ReadonlySet<object>): Uint8Array {
+    const out = takeBuilder();
+    try {
+      this.#write(out, trajectory, plain);
+      const bytes = out.bytes.slice(0, out.length);
+      this.#bytes = bytes;
+      return bytes;
+    } catch (error) {
+      // Steps' places refer to a buffer that is not kept: the next build writes every step.
+      this.clear();
+      throw error;
+    } finally {
+      giveBack(out);
     }
-    let out = '{';
-    for (const key of Object.keys(trajectory)) {
-      const value = (trajectory as unknown as Record<string, Json | undefined>)[key];
-      if (value === undefined) continue;
-      const types = Object.prototype.hasOwnProperty.call(TOP_LEVEL_TYPES, key) ? TOP_LEVEL_TYPES[key] : undefined;
-      // A top-level number typed by field would need the number writer; there is none, but stay exact if one appears.
-      if (typeof types === 'string') return serializeTrajectory(trajectory, 'exporter', plain);
-      const text = key === 'steps' && Array.isArray(value) ? this.#stepsText(value as unknown as AtifStep[], plain) : toRustJson(value, { fieldTypes: types, plain });
-      out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${text}`;
-    }
-    return `${out}}`;
   }
 
   /** Forgets the previous build (the builder was cleared). */
   clear(): void {
     this.#steps = undefined;
-    this.#texts = [];
+    this.#bytes = undefined;
+    this.#starts = [];
+    this.#ends = [];
   }
 
-  #stepsText(steps: readonly AtifStep[], plain: ReadonlySet<object> | undefined): string {
+  #write(out: LineBuilder, trajectory: AtifTrajectory, plain: ReadonlySet<object> | undefined): void {
+    if (this.#steps === undefined) {
+      // Nothing to reuse yet: the whole document at once, which is one engine call when nothing in it needs
+      // the exact writer (cheaper than step by step). Its steps are kept; their bytes are placed when a later
+      // build repeats them.
+      writeRustJsonBytes(out, trajectory, { fieldTypes: TRAJECTORY_FIELD_TYPES, plain });
+      this.#steps = trajectory.steps;
+      this.#starts = [];
+      this.#ends = [];
+      return;
+    }
+    out.byte(0x7b); // {
+    let first = true;
+    for (const key in trajectory) {
+      const value = (trajectory as unknown as Record<string, Json | undefined>)[key];
+      if (value === undefined) continue;
+      if (!first) out.byte(0x2c); // ,
+      first = false;
+      out.jsonStringAsGiven(key);
+      out.byte(0x3a); // :
+      if (key === 'steps' && Array.isArray(value)) this.#writeSteps(out, value as unknown as AtifStep[], plain);
+      else writeRustJsonBytes(out, value, { fieldTypes: Object.prototype.hasOwnProperty.call(TOP_LEVEL_TYPES, key) ? (TOP_LEVEL_TYPES[key] as FieldTypes) : undefined, plain });
+    }
+    out.byte(0x7d); // }
+  }
+
+  #writeSteps(out: LineBuilder, steps: readonly AtifStep[], plain: ReadonlySet<object> | undefined): void {
     const previous = this.#steps ?? [];
-    const previousTexts = this.#texts;
-    const texts: string[] = new Array(steps.length);
+    const previousBytes = this.#bytes;
+    const previousStarts = this.#starts;
+    const previousEnds = this.#ends;
+    const starts: number[] = new Array(steps.length);
+    const ends: number[] = new Array(steps.length);
+    out.byte(0x5b); // [
     for (let i = 0; i < steps.length; i++) {
+      if (i > 0) out.byte(0x2c); // ,
       const step = steps[i] as AtifStep;
       const before = previous[i];
-      const kept = before !== undefined && sameJson(before as unknown as Json, step as unknown as Json) ? previousTexts[i] : undefined;
-      texts[i] = kept ?? toRustJson(step, { fieldTypes: STEP_TYPES, plain });
+      starts[i] = out.length;
+      if (previousBytes !== undefined && before !== undefined && i < previousStarts.length && sameJson(before as unknown as Json, step as unknown as Json)) {
+        out.raw(previousBytes.subarray(previousStarts[i], previousEnds[i]));
+      } else {
+        writeRustJsonBytes(out, step, { fieldTypes: STEP_TYPES, plain });
+      }
+      ends[i] = out.length;
     }
+    out.byte(0x5d); // ]
     this.#steps = steps;
-    this.#texts = texts;
-    return `[${texts.join(',')}]`;
+    this.#starts = starts;
+    this.#ends = ends;
   }
 }

@@ -5,6 +5,7 @@
  */
 
 import type { Json } from '../../shared/json.ts';
+import type { LineBuilder } from '../../shared/utf8-builder.ts';
 import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
 import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
 
@@ -250,4 +251,106 @@ function numberText(value: number, type: FieldTypeNode): string {
   if (type === 'f64') return formatF64(value);
   if (type === 'integer') return formatIntegerField(value);
   return formatPayloadNumber(value);
+}
+
+/**
+ * `toRustJson(value, { fieldTypes, plain })` (compact) written as UTF-8
+ * straight into `out`: the same text, byte for byte, and the same
+ * decisions (the parts `JSON.stringify` writes exactly go to it whole), but
+ * each piece is encoded into the buffer as it is written instead of being
+ * joined into one string. A trajectory's text as a string was a rope that
+ * the file write flattened and encoded again (bench/RESULTS.md, "the
+ * replay's time beyond memory-steady"); these bytes go to the file as they
+ * are. Writing every value in JS instead of handing the exact parts to
+ * `JSON.stringify` allocated less on Node but cost more than it saved on
+ * Bun and Deno (bench/RESULTS.md, "the exporter-style trajectory as bytes").
+ */
+export function writeRustJsonBytes(out: LineBuilder, value: unknown, options: { fieldTypes?: FieldTypes | undefined; plain?: ReadonlySet<object> | undefined } = {}): void {
+  writeBytes(out, value as Json | undefined, undefined, options.fieldTypes, options.plain ?? NO_PAYLOADS);
+}
+
+function writeBytes(out: LineBuilder, value: Json | undefined, exact: string | undefined, types: FieldTypeNode, plain: ReadonlySet<object>): void {
+  switch (typeof value) {
+    case 'string':
+      out.jsonStringAsGiven(value);
+      return;
+    case 'number':
+      out.ascii(exact ?? numberText(value, types));
+      return;
+    case 'boolean':
+      out.ascii(value ? 'true' : 'false');
+      return;
+  }
+  if (value === null || value === undefined) {
+    out.ascii('null');
+    return;
+  }
+  // As `write`: a part `JSON.stringify` writes exactly goes to it whole (one native pass, then one encode).
+  if (typeof types !== 'object') {
+    types = undefined;
+    if (plain.has(value) || !mayDiffer(value, true)) {
+      out.utf8(JSON.stringify(value));
+      return;
+    }
+  } else if (!typedMayDiffer(value, types, plain)) {
+    out.utf8(JSON.stringify(value));
+    return;
+  }
+  const texts = exactTexts.get(value);
+  if (texts !== undefined) {
+    const ahead = writtenAhead.get(value);
+    if (ahead !== undefined) {
+      const pieces: string[] = [];
+      ahead('', pieces);
+      for (let i = 0; i < pieces.length; i++) out.utf8(pieces[i] as string);
+      return;
+    }
+  }
+  if (Array.isArray(value)) {
+    const itemTypes = types?.items;
+    out.byte(0x5b); // [
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.byte(0x2c); // ,
+      writeBytes(out, value[i], texts?.get(i), itemTypes, plain);
+    }
+    out.byte(0x5d); // ]
+    return;
+  }
+  const fields = types?.fields;
+  let first = true;
+  out.byte(0x7b); // {
+  // for-in lists the keys as Object.keys does, without making the array; an integer-like first key
+  // (JS lists those first, native sorts them as text) takes the sorted list instead.
+  let sorted: string[] | undefined;
+  for (const key in value) {
+    const c = key.charCodeAt(0);
+    if (c >= 48 && c <= 57) sorted = keysInOrder(value, false);
+    break;
+  }
+  if (sorted === undefined) {
+    for (const key in value) first = writeMemberBytes(out, value, key, first, fields, texts, plain);
+  } else {
+    for (let i = 0; i < sorted.length; i++) first = writeMemberBytes(out, value, sorted[i] as string, first, fields, texts, plain);
+  }
+  out.byte(0x7d); // }
+}
+
+/** Writes `"key":value` (after a comma unless `first`); returns whether the next member is still the first. */
+function writeMemberBytes(
+  out: LineBuilder,
+  object: { [key: string]: Json },
+  key: string,
+  first: boolean,
+  fields: FieldTypes['fields'],
+  texts: Map<string | number, string> | undefined,
+  plain: ReadonlySet<object>,
+): boolean {
+  const item = object[key];
+  if (item === undefined) return first;
+  if (!first) out.byte(0x2c); // ,
+  out.jsonStringAsGiven(key);
+  out.byte(0x3a); // :
+  const fieldTypes = fields !== undefined && Object.prototype.hasOwnProperty.call(fields, key) ? fields[key] : undefined;
+  writeBytes(out, item, texts?.get(key), fieldTypes, plain);
+  return false;
 }

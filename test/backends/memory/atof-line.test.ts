@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
 import { needsNativeJson, serializeEvent, writeEventLine } from '../../../src/backends/memory/encode/event-text.ts';
-import { giveBack, takeBuilder } from '../../../src/backends/memory/encode/line-buffer.ts';
+import { giveBack, takeBuilder } from '../../../src/shared/utf8-builder.ts';
 import type { AtofEvent } from '../../../src/formats/atof/types.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 

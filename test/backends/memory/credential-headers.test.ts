@@ -16,7 +16,7 @@ import { createMemoryRelay, type MemoryRelay } from '../../../src/backends/memor
 import { copyPayload } from '../../../src/backends/memory/encode/event-parts.ts';
 import { payloadText } from '../../../src/backends/memory/encode/payload-bytes.ts';
 import { convertMetadata, endMetadata, endMetadataJson, type EncodedMetadata, type EndRule } from '../../../src/backends/memory/encode/metadata.ts';
-import { giveBack, takeBuilder } from '../../../src/backends/memory/encode/line-buffer.ts';
+import { giveBack, takeBuilder } from '../../../src/shared/utf8-builder.ts';
 import type { RelayBackend, ScopeHandle } from '../../../src/relay/contract.ts';
 import type { AtofEvent } from '../../../src/formats/atof/types.ts';
 import { normalize, normalizeText, UuidLabels } from '../../differential/normalize.ts';

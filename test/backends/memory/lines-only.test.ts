@@ -27,7 +27,7 @@ import { createMemoryRelay, type MemoryRelay } from '../../../src/backends/memor
 import { copyPayload } from '../../../src/backends/memory/encode/event-parts.ts';
 import { payloadJsonText } from '../../../src/backends/memory/encode/event-text.ts';
 import { entriesJson, flatEntries, payloadText, writeEntries } from '../../../src/backends/memory/encode/payload-bytes.ts';
-import { giveBack, takeBuilder } from '../../../src/backends/memory/encode/line-buffer.ts';
+import { giveBack, takeBuilder } from '../../../src/shared/utf8-builder.ts';
 import { validateAtofEvents } from '../../../src/formats/atof/validate.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 

@@ -16,7 +16,7 @@
 import type { JsonObject } from '../../../relay/contract.ts';
 import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
 import { llmRequestData, copyPayload } from './event-parts.ts';
-import { encoded, type LineBuilder } from './line-buffer.ts';
+import { encoded, type LineBuilder } from '../../../shared/utf8-builder.ts';
 import { convertMetadata, endMetadata, type EncodedMetadata, type EndRule } from './metadata.ts';
 import type { EncodedPushedScope, EncodedScope, EncodedSpan } from './encoder.ts';
 import {

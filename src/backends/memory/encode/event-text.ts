@@ -20,7 +20,7 @@ import { formatTimestamp } from '../../../shared/clock.ts';
 import { canonicalJson } from '../../../formats/native-text/write.ts';
 import { formatPayloadNumber } from '../../../formats/native-text/numbers.ts';
 import { payloadNumberMayDiffer, stringifyMayDiffer } from '../../../formats/native-text/keys.ts';
-import { encoded, type LineBuilder } from './line-buffer.ts';
+import { encoded, type LineBuilder } from '../../../shared/utf8-builder.ts';
 
 /**
  * True when `JSON.stringify` of this event may differ from native's text:

@@ -33,7 +33,7 @@ import { mergeEndMetadata, NON_OBJECT_METADATA_KEY, STATUS_CODE_KEY, toolErrorEn
 import { compareKeys, defineKey, isJsonObject } from '../../../shared/json.ts';
 import { literalsAllowed, objectLiteralFunction, USES_BEFORE_LITERAL } from '../../../shared/object-literal.ts';
 import { sortedObject, copyPayload } from './event-parts.ts';
-import type { LineBuilder } from './line-buffer.ts';
+import type { LineBuilder } from '../../../shared/utf8-builder.ts';
 import { payloadJsonText } from './event-text.ts';
 import { entriesJson, flatEntries, mergeEntries, NO_ENTRIES, singleEntry, writeLayers, type Entries } from './payload-bytes.ts';
 

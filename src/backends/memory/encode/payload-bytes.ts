@@ -38,7 +38,7 @@ import { formatF64 } from '../../../formats/native-text/numbers.ts';
 import { JSON_LIMITS, toJson, wellFormed } from '../../../shared/json.ts';
 import { isHeadersKey } from '../../../shared/credential-headers.ts';
 import { KeyListCache } from '../../../shared/key-lists.ts';
-import { encoded, giveBack, takeBuilder, type LineBuilder } from './line-buffer.ts';
+import { encoded, giveBack, takeBuilder, type LineBuilder } from '../../../shared/utf8-builder.ts';
 import { payloadJsonText } from './event-text.ts';
 
 /** `toJson`'s default depth limit: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */

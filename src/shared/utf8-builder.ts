@@ -1,5 +1,8 @@
 /**
- * A reusable UTF-8 byte buffer an ATOF line is written into, piece by piece.
+ * A UTF-8 byte buffer JSON text is written into, piece by piece: an ATOF
+ * line (the memory relay's encoder, `backends/memory/encode/`) or a whole
+ * trajectory (`formats/native-text/write-bytes.ts`). Here, below both, so
+ * the string and escape rules are written once.
  *
  * Building a line as a JS string means concatenating dozens of small pieces;
  * every engine keeps such a string as a rope and copies it flat before it
@@ -16,7 +19,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { wellFormed } from '../../../shared/json.ts';
+import { wellFormed } from './json.ts';
 
 const INITIAL_CAPACITY = 16 * 1024;
 /** A buffer grown past this (a huge payload) is not kept for the next line. */
@@ -123,6 +126,23 @@ export class LineBuilder {
 
   /** Writes any text as UTF-8 (text that is already JSON, such as a general-path payload). */
   utf8(text: string): void {
+    const n = text.length;
+    if (n <= SHORT_STRING) {
+      // Short ASCII text by the JS loop (a native encode costs a few calls); anything else natively.
+      this.ensure(n * 3);
+      const bytes = this.bytes;
+      const at = this.length;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) break;
+        bytes[at + i] = c;
+      }
+      if (i === n) {
+        this.length = at + n;
+        return;
+      }
+    }
     this.ensure(text.length * 3);
     this.length += ENCODE_INTO
       ? textEncoder.encodeInto(text, this.bytes.subarray(this.length)).written
