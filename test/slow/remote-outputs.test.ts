@@ -161,6 +161,13 @@ const linesOf = (body: string) => body.split('\n').filter((line) => line !== '')
 const dotted = (value: unknown): boolean =>
   Array.isArray(value) ? value.some(dotted) : typeof value === 'object' && value !== null && Object.entries(value).some(([k, v]) => k.includes('.') || dotted(v));
 
+/** `items` in the order of their normalized text: the same multiset sorts the same on both backends. */
+function byContent<T>(items: T[]): T[] {
+  const keyed = items.map((item) => [JSON.stringify(item), item] as const);
+  keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return keyed.map(([, item]) => item);
+}
+
 /** What a run sent, normalized: the same shape on both backends. */
 function sent(r: Run, trajectory: (doc: unknown) => unknown = (doc) => doc) {
   const pick = (headers: Record<string, unknown>, names: string[]) => Object.fromEntries(names.map((name) => [name, headers[name]]));
@@ -176,11 +183,16 @@ function sent(r: Run, trajectory: (doc: unknown) => unknown = (doc) => doc) {
       headers: r.ndjson.map((req) => pick(req.headers, ['content-type', 'x-probe', 'transfer-encoding'])),
     },
     ws: { messages: n(r.wsMessages.map((m) => JSON.parse(m) as unknown)), header: r.wsHeaders['x-probe'] },
-    upload: r.uploads.map((u) => ({
-      body: n(trajectory(JSON.parse(u.body))),
-      headers: n(pick(u.headers, ['content-type', 'x-probe', 'x-nemo-relay-atif-filename', 'x-nemo-relay-atif-session-id'])),
-    })),
-    puts: r.puts.map((p) => ({ path: n(p.path), signatureValid: p.signatureValid, body: n(trajectory(JSON.parse(p.body))), signed: /SignedHeaders=([^,]+)/.exec(String(p.headers.authorization))?.[1] })),
+    // Sessions' trajectories upload concurrently, so the order they reach the receiver is not a promise of either backend: compared as sets.
+    upload: byContent(
+      r.uploads.map((u) => ({
+        body: n(trajectory(JSON.parse(u.body))),
+        headers: n(pick(u.headers, ['content-type', 'x-probe', 'x-nemo-relay-atif-filename', 'x-nemo-relay-atif-session-id'])),
+      })),
+    ),
+    puts: byContent(
+      r.puts.map((p) => ({ path: n(p.path), signatureValid: p.signatureValid, body: n(trajectory(JSON.parse(p.body))), signed: /SignedHeaders=([^,]+)/.exec(String(p.headers.authorization))?.[1] })),
+    ),
   };
 }
 
