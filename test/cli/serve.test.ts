@@ -2,10 +2,11 @@
 // (paths outside the folders, other hosts), how it follows the folders, and
 // that Ctrl-C ends it cleanly. The pages in Chromium: test/slow/serve-browser.test.ts.
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, command, EXAMPLES, expectNoStack, ROOT, runtime, tempDir } from './support.ts';
 import { serve } from './serve-support.ts';
 
 interface Entry { text: { started: string; duration: string; tokens: string; cost: string }; durationUs: number | null; key: string; file: string; kind: string; session: string; llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number }
@@ -129,6 +130,22 @@ describe('nemo-relay-hooks view --serve', () => {
       for (const result of [missing, port, second]) expectNoStack(result.stderr);
     } finally {
       expect((await first.stop()).code).toBe(0);
+    }
+  });
+
+  it('stops cleanly on a Ctrl-C sent the moment the URL is printed', async () => {
+    // The signal handlers once went in after the URL line: a SIGINT sent from the
+    // reader's own data callback killed the process (no exit code) in three runs of ten.
+    const { file, args: prefix } = command();
+    for (let i = 0; i < 10; i++) {
+      const child = spawn(file, [...prefix, 'view', '--serve', tempDir(), '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdout.once('data', () => child.kill('SIGINT'));
+      const ended = await new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+      // Deno reports its child that handled SIGINT and exited 0 as killed by SIGINT (see serve-support.ts).
+      const clean = runtime === 'deno' && ended.signal === 'SIGINT' && stderr === 'stopped\n' ? { code: 0, signal: null } : ended;
+      expect({ ...clean, stderr, run: i }).toEqual({ code: 0, signal: null, stderr: 'stopped\n', run: i });
     }
   });
 });

@@ -159,10 +159,22 @@ async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
       throw new InputError(describeFsError(error, 'cannot serve', folder));
     }
   }
+  // The handlers go in before the URL is printed: whoever reads that line may send
+  // SIGINT at once, and a signal before them would end the process uncleanly.
+  let stopRequested!: () => void;
+  const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+  const stop = () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    stopRequested();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   let running: RunningServer;
   try {
     running = await startServer({ folders, host, port, generator: `nemo-relay-hooks ${packageVersion()}` });
   } catch (error) {
+    stop();
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'EADDRINUSE') throw new InputError(`cannot serve on ${host}:${port}: the port is in use (--port 0 picks a free one)`);
     if (code === 'EACCES') throw new InputError(`cannot serve on ${host}:${port}: permission denied (ports below 1024 need privileges)`);
@@ -171,15 +183,7 @@ async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   const sessions = running.catalog.sessions().length;
   io.out(`serving ${sessions} session${sessions === 1 ? '' : 's'} from ${folders.map(safeForTerminal).join(', ')} at ${running.url} (Ctrl-C stops)\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await stopped;
   await running.close();
   if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
   io.err('stopped\n');
