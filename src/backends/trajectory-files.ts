@@ -10,7 +10,10 @@
  *   pool (`writeFileAtomicInPool`); a host does not stall on the disk for
  *   telemetry (bench/RESULTS.md, "Trajectory files in the thread pool").
  *   `write()` returns at once and its promise settles when the text landed
- *   or did not; `idle()` settles when no write is running.
+ *   or did not; `idle()` settles when no write is running. Texts waiting
+ *   for the pool are bounded: past the bound the oldest are written on the
+ *   host thread, so a host faster than the disk slows to its pace instead
+ *   of holding every text in memory.
  * - **Newest wins**: one write per trajectory runs at a time; a write of a
  *   trajectory whose write is running waits, and a newer one replaces the
  *   waiting one, so an older text is never renamed over a newer one.
@@ -57,6 +60,8 @@ export interface TrajectoryFilesOptions {
   retry: RetryPolicy;
   /** How many files `files()` lists, the oldest dropped first: one file per session must not grow without bound. `0` lists none. */
   maxListedFiles: number;
+  /** How much text may wait for the pool before the oldest is written on the host thread; default `WAITING_LIMIT`. */
+  waitingLimit?: number;
 }
 
 interface Kept {
@@ -87,6 +92,16 @@ interface Running extends Waiting {
  */
 const POOL_SLOTS = 64;
 
+/**
+ * How much text may wait for a slot, in UTF-16 units or bytes. A host that
+ * makes trajectories faster than the disk takes them (a replay) would
+ * otherwise hold every text in memory until the pool catches up; past the
+ * bound the oldest waiting texts are written on the host thread, which
+ * slows the host to the disk's pace instead (bench/RESULTS.md, "Trajectory
+ * files in the thread pool").
+ */
+const WAITING_LIMIT = 16 * 1024 * 1024;
+
 export class TrajectoryFiles<Key> {
   readonly #options: TrajectoryFilesOptions;
   /** Writes that failed, kept to be tried again: the newest text per trajectory. */
@@ -99,6 +114,9 @@ export class TrajectoryFiles<Key> {
    * and every write waits for a free slot (`POOL_SLOTS`).
    */
   readonly #waiting = new Map<Key, Waiting>();
+  /** The length of the texts in `#waiting` (`WAITING_LIMIT`). */
+  #waitingSize = 0;
+  readonly #waitingLimit: number;
   readonly #listed = new Map<string, OutputHealth>();
   #timer: ReturnType<typeof setTimeout> | null = null;
   /** Retry passes since the last time nothing was kept: the schedule's step. */
@@ -121,6 +139,7 @@ export class TrajectoryFiles<Key> {
 
   constructor(options: TrajectoryFilesOptions) {
     this.#options = options;
+    this.#waitingLimit = options.waitingLimit ?? WAITING_LIMIT;
   }
 
   /**
@@ -140,11 +159,14 @@ export class TrajectoryFiles<Key> {
       if (replaced !== undefined) {
         // Replaced in place: the trajectory keeps its turn.
         for (const settle of replaced.settle) settle(false);
+        this.#waitingSize += file.text.length - replaced.file.text.length;
         this.#waiting.set(key, { file, failures: Math.max(failures, replaced.failures), settle: [resolve] });
-        return;
+      } else {
+        this.#waitingSize += file.text.length;
+        this.#waiting.set(key, { file, failures, settle: [resolve] });
+        this.#startWaiting();
       }
-      this.#waiting.set(key, { file, failures, settle: [resolve] });
-      this.#startWaiting();
+      if (this.#waitingSize > this.#waitingLimit) this.#writeOverflow();
     });
   }
 
@@ -313,7 +335,7 @@ export class TrajectoryFiles<Key> {
     if (this.#running.size >= POOL_SLOTS) return;
     for (const [key, waiting] of this.#waiting) {
       if (this.#running.has(key)) continue;
-      this.#waiting.delete(key);
+      this.#unwait(key, waiting);
       this.#start(key, waiting, false);
       if (this.#running.size >= POOL_SLOTS) return;
     }
@@ -348,8 +370,30 @@ export class TrajectoryFiles<Key> {
   #dropWaiting(key: Key): void {
     const waiting = this.#waiting.get(key);
     if (waiting === undefined) return;
-    this.#waiting.delete(key);
+    this.#unwait(key, waiting);
     for (const settle of waiting.settle) settle(false);
+  }
+
+  #unwait(key: Key, waiting: Waiting): void {
+    this.#waiting.delete(key);
+    this.#waitingSize -= waiting.file.text.length;
+  }
+
+  /**
+   * Writes the oldest waiting texts on the host thread until what waits is
+   * within `WAITING_LIMIT`; a trajectory whose write is running keeps
+   * waiting (a synchronous write could land before the running one).
+   */
+  #writeOverflow(): void {
+    for (const [key, waiting] of this.#waiting) {
+      if (this.#waitingSize <= this.#waitingLimit) break;
+      if (this.#running.has(key)) continue;
+      this.#unwait(key, waiting);
+      const landed = this.#writeOnce(waiting.file);
+      if (!landed) this.#keep(key, waiting.file, waiting.failures + 1);
+      for (const settle of waiting.settle) settle(landed);
+    }
+    this.#checkIdle();
   }
 
   #checkIdle(): void {
@@ -425,13 +469,13 @@ export class TrajectoryFiles<Key> {
     for (const [key, write] of running) {
       write.pooled?.abandon();
       const waiting = this.#waiting.get(key);
-      this.#waiting.delete(key);
+      if (waiting !== undefined) this.#unwait(key, waiting);
       // A kept text of the same trajectory is older than a running one (starting a write drops it).
       const landed = this.#writeNow(key, (waiting ?? write).file);
       for (const settle of [...write.settle, ...(waiting?.settle ?? [])]) settle(landed);
     }
     for (const [key, waiting] of [...this.#waiting]) {
-      this.#waiting.delete(key);
+      this.#unwait(key, waiting);
       const landed = this.#writeNow(key, waiting.file);
       for (const settle of waiting.settle) settle(landed);
     }

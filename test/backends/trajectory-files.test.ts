@@ -72,6 +72,29 @@ describe('TrajectoryFiles', () => {
     expect(fs.readFileSync(target, 'utf8')).toBe('x');
   });
 
+  it('writes the oldest waiting texts on the host thread past the waiting limit, and all of them land', async () => {
+    const dir = tempDir('trajectory-files');
+    const { files } = writer({ waitingLimit: 10 });
+    const written = Array.from({ length: 70 }, (_, i) => files.write(`s${i}`, { path: path.join(dir, `${i}.json`), text: `[${String(i).padStart(3, '0')}]` }));
+    // 64 writes run in the pool; of the six 5-character texts waiting, the four oldest were written before write() returned.
+    const onDisk = (i: number) => fs.existsSync(path.join(dir, `${i}.json`));
+    expect(Array.from({ length: 70 }, (_, i) => i).filter(onDisk)).toEqual([64, 65, 66, 67]);
+    expect(await Promise.all(written)).toEqual(Array.from({ length: 70 }, () => true));
+    for (let i = 0; i < 70; i++) expect(fs.readFileSync(path.join(dir, `${i}.json`), 'utf8')).toBe(`[${String(i).padStart(3, '0')}]`);
+    expect(files.summary(dir)).toMatchObject({ bytes: 350, errors: 0 });
+  });
+
+  it('keeps a newer text of a trajectory whose write is running waiting even past the limit, so it lands last', async () => {
+    const dir = tempDir('trajectory-files');
+    const { files } = writer({ waitingLimit: 0 });
+    const target = path.join(dir, 't.json');
+    const first = files.write('t', { path: target, text: '"old"' });
+    const second = files.write('t', { path: target, text: '"new"' });
+    expect(fs.existsSync(target)).toBe(false);
+    expect([await first, await second]).toEqual([true, true]);
+    expect(fs.readFileSync(target, 'utf8')).toBe('"new"');
+  });
+
   it('writes the texts of one trajectory in order: a newer write waits for the running one and replaces a waiting one', async () => {
     const dir = tempDir('trajectory-files');
     const { files } = writer();
