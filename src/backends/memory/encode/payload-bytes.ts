@@ -19,7 +19,7 @@
  *
  * Sorting keys is the expensive part of a small object, and payloads of
  * one kind share their key list, so sorted key lists (and their encoded
- * `"key":` heads) are cached per key list (bounded; a payload with keys
+ * `,"key":` heads) are cached per key list (bounded; a payload with keys
  * never seen before pays the sort once).
  *
  * `drop` (the relay's `dropCredentialHeaders`): credential headers are
@@ -94,7 +94,7 @@ export type FlatValue = string | number | boolean | bigint | null;
 
 /**
  * A flat object payload (every value a primitive) as sorted entries: the
- * converted object's keys in native order, their encoded `"key":` heads,
+ * converted object's keys in native order, their encoded `,"key":` heads,
  * and their values. Only keys below U+D800, so plain `<` orders them as
  * native does.
  */
@@ -164,13 +164,24 @@ export function flatEntries(value: unknown, drop: boolean): Entries | undefined 
 /** Writes a flat object from its entries: `{"a":1,"b":"x"}`. */
 export function writeEntries(out: LineBuilder, entries: Entries): void {
   const { heads, values } = entries;
-  out.byte(0x7b); // {
+  if (heads.length === 0) {
+    out.ascii('{}');
+    return;
+  }
   for (let i = 0; i < heads.length; i++) {
-    if (i > 0) out.byte(0x2c); // ,
     out.raw(heads[i]!);
+    if (i === 0) openAtHead(out, heads[0]!);
     writePrimitive(out, values[i]);
   }
   out.byte(0x7d); // }
+}
+
+/**
+ * Turns the comma of the head just written into the object's `{`: every head
+ * is kept as `,"key":`, so a key is one copy, and the first one opens the object.
+ */
+function openAtHead(out: LineBuilder, head: Uint8Array): void {
+  out.bytes[out.length - head.length] = 0x7b; // {
 }
 
 /**
@@ -193,12 +204,16 @@ export function writeLayers(out: LineBuilder, layers: readonly Entries[], omit: 
   const plan = planOf(layers, omit);
   const from = plan.from;
   const at = plan.at;
-  out.byte(0x7b); // {
+  if (from.length === 0) {
+    out.ascii('{}');
+    return;
+  }
   for (let i = 0; i < from.length; i++) {
-    if (i > 0) out.byte(0x2c); // ,
     const layer = layers[from[i]!]!;
     const index = at[i]!;
-    out.raw(layer.heads[index]!);
+    const head = layer.heads[index]!;
+    out.raw(head);
+    if (i === 0) openAtHead(out, head);
     writePrimitive(out, layer.values[index]);
   }
   out.byte(0x7d); // }
@@ -339,7 +354,7 @@ export function mergeEntries(base: Entries, over: Entries, omit?: string): Entri
 
 /** Entries of one string key, for the status keys the end metadata adds; `shared` for a module constant. */
 export function singleEntry(key: string, value: FlatValue, shared = false): Entries {
-  return { keys: [key], heads: [encoded(`${JSON.stringify(key)}:`)], values: [value], shared };
+  return { keys: [key], heads: [encoded(`,${JSON.stringify(key)}:`)], values: [value], shared };
 }
 
 // ---------------------------------------------------------------------------
@@ -394,16 +409,18 @@ function writeObject(out: LineBuilder, object: object, depth: number, drop: bool
   const shape = shapeOf(object);
   const { sorted, heads } = shape;
   if (sorted.length > JSON_LIMITS.maxItems || (drop && shape.headersKey)) throw GIVE_UP;
-  out.byte(0x7b); // {
   let first = true;
   for (let i = 0; i < sorted.length; i++) {
     const value: unknown = (object as Record<string, unknown>)[sorted[i]!];
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-    if (!first) out.byte(0x2c); // ,
-    first = false;
     out.raw(heads[i]!);
+    if (first) {
+      openAtHead(out, heads[i]!);
+      first = false;
+    }
     writeValue(out, value, depth + 1, drop);
   }
+  if (first) out.byte(0x7b); // { of an object with nothing written
   out.byte(0x7d); // }
 }
 
@@ -424,7 +441,7 @@ function numberText(value: number): string {
 interface Shape {
   /** The keys in native order. */
   readonly sorted: readonly string[];
-  /** `"key":` for each sorted key, encoded. */
+  /** `,"key":` for each sorted key, encoded (the first key written opens its object: `openAtHead`). */
   readonly heads: readonly Uint8Array[];
   /** One key is `headers` in some case (what dropping credential headers must look into). */
   readonly headersKey: boolean;
@@ -442,7 +459,7 @@ const shapes = new KeyListCache<Shape | null>((keys) => {
     if (isHeadersKey(keys[i]!)) headersKey = true;
   }
   const sorted = keys.slice().sort();
-  return { sorted, heads: sorted.map((key) => encoded(`${JSON.stringify(key)}:`)), headersKey };
+  return { sorted, heads: sorted.map((key) => encoded(`,${JSON.stringify(key)}:`)), headersKey };
 });
 
 /**
