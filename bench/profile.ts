@@ -6,7 +6,8 @@
  *   node --cpu-prof --cpu-prof-dir=.tmp/prof .tmp/bench/bench/profile.js memory llm 20000
  *   bun bench/profile.ts memory mark
  *
- * Setups: memory, memory-atif, memory-objects (ATOF only on the object encoder), native, bare, bare-stack (a scope stack per session,
+ * Setups: memory, memory-atif, memory-atif-once (each session's trajectory written once, at its end: memory-steady's
+ * goal subject), memory-objects (ATOF only on the object encoder), native, bare, bare-stack (a scope stack per session,
  * the isolation the adapter gives), otel-sdk, otel-noop. Kinds: mark, llm,
  * llm_8k, tool, session, stream (64 whole 80-hook sessions per iteration). Prints ns per event (caller side and drained).
  *
@@ -29,6 +30,8 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-profile-'));
 const makers: Record<string, (dir: string) => Setup> = {
   memory: memoryPluginSetup,
   'memory-atif': memoryAtifPluginSetup,
+  // Longer than any round: partial writes are absorbed by the session's final write, as in memory-steady.
+  'memory-atif-once': (dir) => memoryAtifPluginSetup(dir, 3_600_000),
   'memory-objects': memoryObjectsPluginSetup,
   native: nativePluginSetup,
   bare: bareNativeSetup,
@@ -39,6 +42,9 @@ const makers: Record<string, (dir: string) => Setup> = {
 const make = makers[setupName];
 if (!make) throw new Error(`unknown setup ${setupName}; one of ${Object.keys(makers).join(', ')}`);
 const setup = make(dir);
+// Under a profiler the process runs tens of times slower than the plugin's flush and shutdown bounds
+// assume; a round's last trajectories must still be written inside the round (and counted).
+if (setup instanceof PluginSetup) setup.lifecycleTimeoutMs = 3_600_000;
 
 const ids = Array.from({ length: 256 }, (_, i) => fixtures.idsOf('bench-session', i));
 const steps: Record<string, { events: number; step: (s: Setup, i: number) => void }> = {

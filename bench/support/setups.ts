@@ -102,6 +102,12 @@ export class PluginSetup implements Setup {
 
   readonly #atif: boolean;
   readonly #writeDelayMs: number | undefined;
+  /**
+   * The bound of `drain()` (`flush`) and `close()` (`shutdown`); the plugin's default when undefined. A
+   * profiler (callgrind) runs the process tens of times slower: with the default bound the last
+   * trajectories of a round are still pending at its shutdown and left out of the count.
+   */
+  lifecycleTimeoutMs: number | undefined = undefined;
 
   /** `trajectoryWriteDelayMs`: the plugin's option (how long a partial trajectory write waits); its default when undefined. */
   constructor(name: string, dir: string, makeBackend: (logger: Logger) => RelayBackend, atif = false, trajectoryWriteDelayMs?: number) {
@@ -140,14 +146,18 @@ export class PluginSetup implements Setup {
   }
 
   drain(): Promise<void> {
-    return this.#plugin!.flush();
+    return this.#plugin!.flush(this.#bound());
   }
 
   async close(): Promise<void> {
-    await this.#plugin!.shutdown();
+    await this.#plugin!.shutdown(this.#bound());
     this.#bytes += fileSize(this.#file);
     this.#hooks = null;
     this.#plugin = null;
+  }
+
+  #bound(): { timeoutMs?: number } {
+    return this.lifecycleTimeoutMs === undefined ? {} : { timeoutMs: this.lifecycleTimeoutMs };
   }
 
   /** Any hook, for cases that replay a whole hook stream. */
