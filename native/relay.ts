@@ -52,7 +52,7 @@ import type {
 import { isScopeCategory } from '../src/backends/native-surface.ts';
 import { safeLog, type Logger } from '../src/backends/native-surface.ts';
 import { rules } from '../src/backends/native-surface.ts';
-import { errorMessage, RemoteOutputLedger, settleWithin } from '../src/backends/native-surface.ts';
+import { errorMessage, HeldSwitch, RemoteOutputLedger, settleWithin } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativePropagationContext, NativeScopeHandle, NativeToolResult } from './binding.ts';
@@ -103,7 +103,7 @@ export class NativeRelay implements RelayBackend {
   readonly #remote = new RemoteOutputLedger();
   /** How payloads are copied: credential headers dropped while `dropCredentialHeaders` callers hold it. */
   #copy: PayloadCopy = PLAIN_COPY;
-  #credentialDroppers = 0;
+  readonly #credentialDrops = new HeldSwitch((drop) => (this.#copy = drop ? COPY_WITHOUT_CREDENTIALS : PLAIN_COPY));
   #events = 0;
   #errors = 0;
   #dropped = 0;
@@ -304,14 +304,7 @@ export class NativeRelay implements RelayBackend {
 
   /** Drops credential headers from every payload from now on, in the copy each payload gets (the contract's rule), until removed. */
   dropCredentialHeaders(): () => void {
-    this.#credentialDroppers += 1;
-    this.#copy = COPY_WITHOUT_CREDENTIALS;
-    let removed = false;
-    return () => {
-      if (removed) return;
-      removed = true;
-      if (--this.#credentialDroppers === 0) this.#copy = PLAIN_COPY;
-    };
+    return this.#credentialDrops.hold();
   }
 
   // ---- propagation --------------------------------------------------------

@@ -33,3 +33,4 @@ export { writeFileAtomic } from '../shared/atomic-file.ts';
 export { makeDirectory } from '../shared/directory.ts';
 export { OWNER_ONLY } from '../shared/safe-path.ts';
 export { settleWithin } from '../shared/deadline.ts';
+export { HeldSwitch } from '../shared/held-switch.ts';

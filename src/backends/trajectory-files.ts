@@ -276,13 +276,13 @@ export class TrajectoryFiles<Key> {
   }
 
   /** The synchronous write (a one-off copy, and everything at a process exit), with the same keeping as `write`. */
-  #writeNow(key: Key, file: TrajectoryFile): boolean {
+  #writeNow(key: Key, file: TrajectoryFile, failures = this.#kept.get(key)?.failures ?? 0): boolean {
     this.#dropWaiting(key);
     if (this.#writeOnce(file)) {
       this.#kept.delete(key);
       return true;
     }
-    this.#keep(key, file, (this.#kept.get(key)?.failures ?? 0) + 1);
+    this.#keep(key, file, failures + 1);
     return false;
   }
 
@@ -389,8 +389,7 @@ export class TrajectoryFiles<Key> {
       if (this.#waitingSize <= this.#waitingLimit) break;
       if (this.#running.has(key)) continue;
       this.#unwait(key, waiting);
-      const landed = this.#writeOnce(waiting.file);
-      if (!landed) this.#keep(key, waiting.file, waiting.failures + 1);
+      const landed = this.#writeNow(key, waiting.file, waiting.failures);
       for (const settle of waiting.settle) settle(landed);
     }
     this.#checkIdle();

@@ -26,6 +26,7 @@ import { safeLog } from '../../shared/logger.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
 import { stringOf } from '../../shared/text.ts';
 import { withoutSensitiveHeaders } from '../../shared/credential-headers.ts';
+import { HeldSwitch } from '../../shared/held-switch.ts';
 import type { AtofFileWriter } from './atof-batcher.ts';
 import { RelayCounters } from './counters.ts';
 import { Delivery } from './delivery.ts';
@@ -58,8 +59,11 @@ export class MemoryRelayCore implements RelayCore {
   /** No receiver reads marks as objects (`Delivery.marksAsLines`): marks are written as lines. */
   private marksAsLines = true;
   private trajectoryRouter: SessionTrajectories | null = null;
-  /** Holders of `dropCredentialHeaders` not yet removed. */
-  private credentialDroppers = 0;
+  /** On while a `dropCredentialHeaders` holder has not removed it. */
+  private readonly credentialDrops = new HeldSwitch((drop) => {
+    this.bytes.drop = drop;
+    this.objects.drop = drop;
+  });
 
   constructor(logger: Logger, clock: () => number) {
     this.logger = logger;
@@ -249,24 +253,12 @@ export class MemoryRelayCore implements RelayCore {
    * the object encoder's copy and the byte encoder's writer. Until removed.
    */
   dropCredentialHeaders(): () => void {
-    this.credentialDroppers += 1;
-    this.setDropping(true);
-    let removed = false;
-    return () => {
-      if (removed) return;
-      removed = true;
-      if (--this.credentialDroppers === 0) this.setDropping(false);
-    };
+    return this.credentialDrops.hold();
   }
 
   /** True while credential headers are dropped (what the response cache's keys and stored values get too). */
   get dropsCredentialHeaders(): boolean {
-    return this.credentialDroppers > 0;
-  }
-
-  private setDropping(drop: boolean): void {
-    this.bytes.drop = drop;
-    this.objects.drop = drop;
+    return this.credentialDrops.on;
   }
 
   /**
@@ -278,7 +270,7 @@ export class MemoryRelayCore implements RelayCore {
     if (typeof value === 'object' && value !== null) {
       const request = value as Partial<LlmRequest>;
       const headers = request.headers ?? {};
-      return { headers: this.credentialDroppers > 0 ? withoutSensitiveHeaders(headers) : headers, content: request.content };
+      return { headers: this.credentialDrops.on ? withoutSensitiveHeaders(headers) : headers, content: request.content };
     }
     this.counters.misuse(`${what}: request is not an object {headers, content}; recorded as content`);
     return { headers: {}, content: value };
