@@ -338,7 +338,7 @@ export function giveBack(builder: LineBuilder): void {
   spare = builder;
 }
 
-/** Encodes fixed text once, for `LineBuilder.raw`. */
+/** `text` as UTF-8 in a new array of its exact size: fixed text encoded once for `LineBuilder.raw`, or a whole text written as it is. */
 export function encoded(text: string): Uint8Array {
   return textEncoder.encode(text);
 }

@@ -10,8 +10,8 @@ import type { Json, JsonObject } from '../../shared/json.ts';
 import type { AtifStep, AtifTrajectory } from './types.ts';
 import { sameJson } from '../native-text/same.ts';
 import { sortJson } from '../native-text/keys.ts';
-import { ArrayTextAhead, toRustJson, writeRustJsonBytes, type FieldTypes, type NumberFieldType } from '../native-text/write.ts';
-import { giveBack, takeBuilder, type LineBuilder } from '../../shared/utf8-builder.ts';
+import { ArrayTextAhead, stringifiedIfExact, toRustJson, writeRustJsonBytes, type FieldTypes, type NumberFieldType } from '../native-text/write.ts';
+import { encoded, giveBack, takeBuilder, type LineBuilder } from '../../shared/utf8-builder.ts';
 import { SliceClock, type Slices } from '../../shared/slices.ts';
 
 /**
@@ -121,6 +121,8 @@ export function* pluginHostTextInSlices(trajectory: AtifTrajectory, extra: JsonO
  * lines are written into; a build is synchronous) and copied out at its
  * exact size: the caller may keep the copy (a file write kept for a retry),
  * and the next build reads its steps' bytes from it, never writing into it.
+ * A first build that `JSON.stringify` writes whole is encoded from its text
+ * at its exact size instead, without the buffer.
  */
 export class ExporterBytesCache {
   #steps: readonly AtifStep[] | undefined;
@@ -131,6 +133,21 @@ export class ExporterBytesCache {
 
   /** The UTF-8 of `serializeTrajectory(trajectory, 'exporter', plain)`, reusing the bytes of unchanged steps. */
   write(trajectory: AtifTrajectory, plain?: ReadonlySet<object>): Uint8Array {
+    if (this.#steps === undefined) {
+      // Nothing to reuse yet: when nothing in the document needs the exact writer (the usual case) its text is
+      // one engine call, encoded once at its exact size. Through the byte buffer it was encoded there and then
+      // copied out, one more pass over the whole text and one more allocation of its size. Its steps are kept;
+      // their bytes are placed when a later build repeats them.
+      const text = stringifiedIfExact(trajectory as unknown as Json, TRAJECTORY_FIELD_TYPES, plain);
+      if (text !== undefined) {
+        const bytes = encoded(text);
+        this.#steps = trajectory.steps;
+        this.#bytes = bytes;
+        this.#starts = [];
+        this.#ends = [];
+        return bytes;
+      }
+    }
     const out = takeBuilder();
     try {
       this.#write(out, trajectory, plain);
@@ -156,9 +173,8 @@ export class ExporterBytesCache {
 
   #write(out: LineBuilder, trajectory: AtifTrajectory, plain: ReadonlySet<object> | undefined): void {
     if (this.#steps === undefined) {
-      // Nothing to reuse yet: the whole document at once, which is one engine call when nothing in it needs
-      // the exact writer (cheaper than step by step). Its steps are kept; their bytes are placed when a later
-      // build repeats them.
+      // Nothing to reuse yet, and a number or key somewhere needs the exact writer: the whole document at once,
+      // the parts the engine writes exactly handed to it.
       writeRustJsonBytes(out, trajectory, { fieldTypes: TRAJECTORY_FIELD_TYPES, plain });
       this.#steps = trajectory.steps;
       this.#starts = [];

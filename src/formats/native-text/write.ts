@@ -80,6 +80,15 @@ export function toRustJson(value: unknown, options: RustJsonOptions = {}): strin
   return writer.out.join('');
 }
 
+/**
+ * `JSON.stringify(value)` when that is native's compact text of `value`
+ * (no number or key in it needs the exact writer: the check `toRustJson`
+ * makes before handing a whole document to the engine), else undefined.
+ */
+export function stringifiedIfExact(value: Json, fieldTypes: FieldTypes | undefined, plain: ReadonlySet<object> = NO_PAYLOADS): string | undefined {
+  return typedMayDiffer(value, fieldTypes, plain) ? undefined : JSON.stringify(value);
+}
+
 /** `mayDiffer` for a document with typed fields: their numbers follow their type's text rule. */
 function typedMayDiffer(value: Json, types: FieldTypeNode, plain: ReadonlySet<object>): boolean {
   if (typeof value === 'number') return numberMayDiffer(value, types);
