@@ -160,7 +160,7 @@ const SETTING_ROWS: readonly SettingRow[] = [
   },
   {
     name: 'NEMO_RELAY_HOOKS_PLUGINS_TOML', hermes: 'HERMES_NEMO_RELAY_PLUGINS_TOML', setting: 'pluginsTomlPath', parse: 'text', default: '(unset)',
-    meaning: 'Path to a NeMo Relay plugins.toml; when it activates, it is the primary configuration and the default outputs are off.',
+    meaning: 'Path to a NeMo Relay plugins.toml; when it activates, it is the primary configuration. Once it is set the default outputs are off, even if the document is rejected (then only what the variables enable is written).',
   },
   {
     name: 'NEMO_RELAY_HOOKS_ATOF_ENABLED', hermes: 'HERMES_NEMO_RELAY_ATOF_ENABLED', setting: 'atofEnabled', parse: 'flag',
