@@ -82,7 +82,6 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   const checks = documentChecks ?? (await loadDocumentChecks());
   // Price sources only the plugin can resolve become inline catalogs first (both backends price alike).
   const resolved = checks.hasResolvableSources(config) ? await checks.resolvePriceSources(config) : { document: config, diagnostics: [] };
-  for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
   const { document, skipped: skippedDestinations } = checks.activatableDocument(resolved.document);
   const skipped = [...resolved.diagnostics, ...skippedDestinations];
   const tomlPath = settings.pluginsTomlPath || undefined;
@@ -108,6 +107,8 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
     ensureOutputDirectories(document);
     return { ...active(await backend.initializePluginConfig(document, options), false, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
   } catch (error) {
+    // An active document logs what it skipped (active() above); a rejected one still says which price source it left out.
+    for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `${sourceOf(settings)}: ${diagnostic.code}: ${diagnostic.message}`);
     return rejected(error, settings, logger);
   }
 }
