@@ -21,7 +21,7 @@ describe('nemo-relay-hooks doctor', () => {
     }
     expect(result.stdout).toContain('not configured (NEMO_RELAY_HOOKS_PLUGINS_TOML unset)');
     // Nothing configured: the plugin records to its default folder, and doctor says where.
-    expect(result.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/.*-atof\.jsonl \(the default output: nothing is configured\); ATIF → nemo-relay-output\/.*-atif-\{session_id\}\.json/m);
+    expect(result.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/.*-atof\.jsonl \(the default output: no file output is configured\); ATIF → nemo-relay-output\/.*-atif-\{session_id\}\.json/m);
     expect(result.stdout.trimEnd().endsWith('✓ everything looks fine')).toBe(true);
   });
 
@@ -53,7 +53,7 @@ describe('nemo-relay-hooks doctor', () => {
 
   it("names the default files after the host's package.json, and as <script> where there is none (not after the CLI's own script)", () => {
     const bare = cli(['doctor'], { env: clean, cwd: tempDir() });
-    expect(bare.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/<script>-atof\.jsonl \(the default output: nothing is configured\); ATIF → nemo-relay-output\/<script>-atif-\{session_id\}\.json$/m);
+    expect(bare.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/<script>-atof\.jsonl \(the default output: no file output is configured\); ATIF → nemo-relay-output\/<script>-atif-\{session_id\}\.json$/m);
     const dir = tempDir();
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: '@acme/agent', version: '1.2.3' }));
     const named = cli(['doctor'], { env: clean, cwd: dir });

@@ -236,7 +236,7 @@ function renderDoctor(report: DoctorReport, style: Style): string {
   for (const [name, value] of set) rows.push(['', style.dim(`${name}=${value}`)]);
   const outputs = report.exporters.map((exporter) =>
     exporter.format === 'atof'
-      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: nothing is configured' : exporter.mode})`
+      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: no file output is configured' : exporter.mode})`
       : exporter.format === 'otlp'
         ? `OTLP ${exporter.mode} → ${exporter.path}`
         : `ATIF → ${exporter.path ?? style.yellow('(no output directory: nothing is written)')}`,
