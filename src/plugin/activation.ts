@@ -144,7 +144,9 @@ function rejected(error: unknown, settings: NemoRelaySettings, logger: Logger): 
   if (outcome.kind === 'withheld') {
     safeLog(logger, 'error', `NeMo Relay rejected plugins.toml${where}, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed): ${errorMessage(error)}`);
   } else {
-    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the environment's exporters: ${errorMessage(error)}`);
+    // A configured plugins.toml turns the default outputs off: say when the fallback records nothing.
+    const off = !settings.atofEnabled && !settings.atifEnabled ? ', which are off: nothing is recorded' : '';
+    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the environment's exporters${off}: ${errorMessage(error)}`);
   }
   return outcome;
 }
