@@ -242,6 +242,10 @@ const result = await bundle.write({
   comments: false,
   minify: MINIFY,
   postBanner: BUN_PRAGMA,
+  // Bun reads a file marked with the pragma as Latin-1, one character per byte (its own
+  // bundler writes ASCII): a UTF-8 literal would reach Bun as mojibake (the CLI's `✓`,
+  // the U+FFFD a NUL in a payload key becomes). Escaped, every runtime reads the same string.
+  charset: 'ascii',
   entryFileNames: '[name].js',
   chunkFileNames: 'chunks/[name]-[hash].js',
   codeSplitting: { groups: [{ debugName: 'entry-layers', includeDependenciesRecursively: false, name: chunkOf }] },

@@ -1,3 +1,6 @@
+// The declarations name Symbol.dispose/asyncDispose: carry their lib so a consumer without
+// @types/node's copy (or whose lib stops at ES2022) type-checks them.
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * `createHookRecorder`: writes every hook a registry emits to a JSONL file,
  * one `{"hook": "<name>", "payload": {...}}` line per emit, in emit order.

@@ -82,7 +82,6 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   const checks = documentChecks ?? (await loadDocumentChecks());
   // Price sources only the plugin can resolve become inline catalogs first (both backends price alike).
   const resolved = checks.hasResolvableSources(config) ? await checks.resolvePriceSources(config) : { document: config, diagnostics: [] };
-  for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `plugins.toml: ${diagnostic.code}: ${diagnostic.message}`);
   const { document, skipped: skippedDestinations } = checks.activatableDocument(resolved.document);
   const skipped = [...resolved.diagnostics, ...skippedDestinations];
   const tomlPath = settings.pluginsTomlPath || undefined;
@@ -108,6 +107,8 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
     ensureOutputDirectories(document);
     return { ...active(await backend.initializePluginConfig(document, options), false, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
   } catch (error) {
+    // An active document logs what it skipped (active() above); a rejected one still says which price source it left out.
+    for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `${sourceOf(settings)}: ${diagnostic.code}: ${diagnostic.message}`);
     return rejected(error, settings, logger);
   }
 }
@@ -143,7 +144,9 @@ function rejected(error: unknown, settings: NemoRelaySettings, logger: Logger): 
   if (outcome.kind === 'withheld') {
     safeLog(logger, 'error', `NeMo Relay rejected plugins.toml${where}, which asks for pii_redaction: nothing is written rather than unredacted output (fail closed): ${errorMessage(error)}`);
   } else {
-    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the environment's exporters: ${errorMessage(error)}`);
+    // A configured plugins.toml turns the default outputs off: say when the fallback records nothing.
+    const off = !settings.atofEnabled && !settings.atifEnabled ? ', which are off: nothing is recorded' : '';
+    safeLog(logger, 'warn', `NeMo Relay rejected plugins.toml${where}; falling back to the environment's exporters${off}: ${errorMessage(error)}`);
   }
   return outcome;
 }

@@ -1,3 +1,6 @@
+// The declarations name Symbol.dispose/asyncDispose: carry their lib so a consumer without
+// @types/node's copy (or whose lib stops at ES2022) type-checks them.
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * `createNemoRelayPlugin`: the NeMo Relay observability plugin.
  *

@@ -189,7 +189,7 @@ export class LiveRecording {
     safeLog(
       logger,
       'info',
-      `recording to ${folder}: ${what.join(', ')} (nothing was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
+      `recording to ${folder}: ${what.join(', ')} (no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
     );
   }
 

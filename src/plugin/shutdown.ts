@@ -37,21 +37,36 @@ export interface Lifecycle {
   logger: Logger;
 }
 
+/** The step of a flush or shutdown that was running. */
+type Stage = 'background' | 'queued' | 'outputs';
+
+/** What a flush or shutdown was still waiting for when its bound ran out, in words. */
+function waitingFor(stage: Stage, pending: number): string {
+  if (stage === 'queued') return 'hooks queued while the backend loaded were still being replayed';
+  if (stage === 'outputs') return "the backend's outputs (ATOF and trajectory files, streams, exporters, uploads) were still writing";
+  return `${pending} background ${pending === 1 ? 'task' : 'tasks'} (trajectory writes, activation, exports) ${pending === 1 ? 'was' : 'were'} still running`;
+}
+
 /** Writes everything recorded so far. */
 export async function flushPlugin(parts: Lifecycle, options: FlushOptions = {}): Promise<void> {
   const { gate, work } = parts;
   const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  // What it was waiting for when the bound ran out, for the warning: a count alone did not say which output was slow.
+  let stage: Stage = 'background';
   const flushing = (async () => {
     await work.settle();
+    stage = 'queued';
     await gate.drain();
+    stage = 'background';
     gate.live?.trajectories.writePending();
     await work.settle();
+    stage = 'outputs';
     await gate.live?.flushBackend();
   })();
   try {
     if ((await boundedBy(flushing, timeoutMs)) === 'timeout') {
       parts.counters.errors += 1;
-      safeLog(parts.logger, 'warn', `NeMo Relay flush did not finish within ${timeoutMs} ms; ${work.size} writes are still pending`);
+      safeLog(parts.logger, 'warn', `NeMo Relay flush did not finish within ${timeoutMs} ms: ${waitingFor(stage, work.size)}; it goes on in the background`);
     }
   } catch (error) {
     parts.counters.errors += 1;
@@ -65,14 +80,19 @@ export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}):
   const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const deadline = Date.now() + (Number.isFinite(timeoutMs) ? Math.max(0, timeoutMs) : DEFAULT_SHUTDOWN_TIMEOUT_MS);
   const previous = gate.beginShutdown();
+  let stage: Stage = 'background';
   const closing = (async () => {
     if (previous === 'idle') return;
     await work.settle();
     // Hooks still queued from start-up are replayed while a share of the budget is left for closing
     // the sessions and writing the files; what is still queued after that is dropped, counted.
+    stage = 'queued';
     await gate.drain(deadline - Math.min(DRAIN_RESERVE_MAX_MS, Math.max(0, deadline - Date.now()) / 10));
+    stage = 'background';
     await work.settle();
+    stage = 'outputs';
     await gate.live?.shutdown(deadline);
+    stage = 'background';
     await work.settle();
   })();
   return boundedBy(closing, timeoutMs)
@@ -80,7 +100,7 @@ export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}):
       (outcome) => {
         if (outcome === 'timeout') {
           parts.counters.errors += 1;
-          safeLog(parts.logger, 'warn', `NeMo Relay shutdown did not finish within ${timeoutMs} ms; ${work.size} writes were still pending`);
+          safeLog(parts.logger, 'warn', `NeMo Relay shutdown did not finish within ${timeoutMs} ms: ${waitingFor(stage, work.size)}`);
         }
       },
       (error: unknown) => {

@@ -75,11 +75,18 @@ export interface StatusParts {
   diagnostics: ConfigDiagnostic[];
 }
 
+/** Why no backend is reported: after a shutdown nothing is loading any more. */
+function unresolvedReason(state: PluginState): string {
+  if (state === 'idle') return 'no hook has been handled yet';
+  if (state === 'shutting_down' || state === 'shutdown') return 'shut down before a backend was chosen';
+  return 'loading';
+}
+
 export function assembleStatus(parts: StatusParts): PluginStatus {
   const { stats, counters } = parts;
   return {
     state: parts.state,
-    backend: parts.backend ?? { kind: 'unresolved', reason: parts.state === 'idle' ? 'no hook has been handled yet' : 'loading' },
+    backend: parts.backend ?? { kind: 'unresolved', reason: unresolvedReason(parts.state) },
     sessions: parts.sessions,
     openSpans: parts.openSpans,
     queuedHooks: parts.queuedHooks,

@@ -7,6 +7,12 @@
  * is renamed over the target. A crash leaves the previous version intact
  * and, at worst, a hidden `.tmp` file beside it.
  *
+ * The steps are written once (`atomicWriteSteps`) and run by two drivers:
+ * `writeFileAtomic` runs each system call at once, `writeFileAtomicInPool`
+ * in the runtime's thread pool. The trajectory writer uses the pool and
+ * calls the synchronous one where nothing can be awaited (a process exit, a
+ * one-off copy).
+ *
  * @module
  */
 
@@ -15,64 +21,114 @@ import { close, closeSync, open, openSync, rename, renameSync, rm, rmSync, write
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
+/** One system call of an atomic write; the drivers run it and hand back its number (a descriptor, bytes written, or 0). */
+type FileStep =
+  | { readonly op: 'open'; readonly path: string; readonly mode: number | undefined }
+  | { readonly op: 'writeText'; readonly fd: number; readonly text: string }
+  | { readonly op: 'writeBytes'; readonly fd: number; readonly bytes: Uint8Array; readonly offset: number; readonly length: number }
+  | { readonly op: 'close'; readonly fd: number }
+  | { readonly op: 'rename'; readonly from: string; readonly to: string }
+  | { readonly op: 'remove'; readonly path: string };
+
 /**
- * Writes `content` (text, written as UTF-8, or bytes written as they are) to `target` atomically, creating its folder, and
- * returns the number of bytes written. `mode` sets the new file's
- * permissions (e.g. owner-only for a recovery copy). Throws what the file system throws,
- * after removing the temporary file.
+ * The steps of an atomic write of `content` to `target` through
+ * `temporary`; returns the number of bytes written. Four system calls when
+ * the folder exists (open, write, close, rename): the folder is created
+ * only when the open says it is missing, then the one retry. The open is
+ * 'wx': a new file, never an existing one or a link planted at the name.
  *
- * Four system calls when the folder exists (open, write, close, rename):
- * the folder is created only when the open says it is missing, and the
- * process id and random digits in the temporary name are read once. The
- * trajectory writer runs the same steps in the thread pool
- * (`writeFileAtomicInPool`) and calls this one where nothing can be awaited
- * (a process exit, a one-off copy); creating the file is the floor of a
- * replay into trajectories (bench/RESULTS.md, "Replay into ATOF + ATIF").
- * Bytes are written as they are (a trajectory written straight to bytes). Text is
- * handed to `write` as a string, which the runtime encodes into a scratch
- * buffer it frees at once: encoding it into a `Buffer` here first made a
+ * Bytes are written as they are (a trajectory written straight to bytes).
+ * Text is handed to the write as a string, which the runtime encodes into a
+ * scratch buffer it frees at once: encoding it into a `Buffer` first made a
  * collected, off-heap copy of every trajectory (bench/RESULTS.md, "The
- * trajectory path outside the builder"). No `fsync`: the promise is that a
- * reader never sees half a file, not that a crash of the machine keeps the
- * newest one.
+ * trajectory path outside the builder"). A write that stops short (a disk
+ * filling up as it writes) gets the rest from the bytes, until the file
+ * system says why it cannot. On a failure the descriptor is closed and the
+ * temporary file removed, and the failure is the one thrown. No `fsync`: the
+ * promise is that a reader never sees half a file, not that a crash of the
+ * machine keeps the newest one.
  */
-export function writeFileAtomic(target: string, content: string | Uint8Array, options: { mode?: number } = {}): number {
-  const folder = path.dirname(target);
-  const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
-  let fd: number | null = null;
-  let written: number;
+function* atomicWriteSteps(target: string, temporary: string, content: string | Uint8Array, mode: number | undefined): Generator<FileStep, number, number> {
+  let fd = -1;
   try {
     try {
-      fd = openNew(temporary, options.mode);
+      fd = yield { op: 'open', path: temporary, mode };
     } catch (error) {
-      if ((error as { code?: string }).code !== 'ENOENT') throw error;
-      // The folder (or a parent) is missing: create it, then the one retry.
-      makeDirectory(folder);
-      fd = openNew(temporary, options.mode);
+      if ((error as { code?: string } | null)?.code !== 'ENOENT') throw error;
+      makeDirectory(path.dirname(target));
+      fd = yield { op: 'open', path: temporary, mode };
     }
-    written = writeAll(fd, content);
+    let bytes = typeof content === 'string' ? undefined : content;
+    const total = bytes === undefined ? Buffer.byteLength(content as string, 'utf8') : bytes.length;
+    let written = bytes === undefined && total > 0 ? yield { op: 'writeText', fd, text: content as string } : 0;
+    while (written < total) {
+      bytes ??= Buffer.from(content as string, 'utf8');
+      written += yield { op: 'writeBytes', fd, bytes, offset: written, length: total - written };
+    }
     const closing = fd;
-    fd = null;
-    closeSync(closing);
-    renameSync(temporary, target);
+    fd = -1; // a close that fails is not tried again: the number may already name another file
+    yield { op: 'close', fd: closing };
+    yield { op: 'rename', from: temporary, to: target };
+    return total;
   } catch (error) {
-    if (fd !== null) {
+    // The cleanup never replaces the write's own error: Bun's rmSync with `force` throws EFAULT
+    // for a name under a file (where Node ignores ENOTDIR), which hid the ENOTDIR that says why.
+    if (fd !== -1) {
       try {
-        closeSync(fd);
+        yield { op: 'close', fd };
       } catch {
         // The write's own error is the one to report.
       }
     }
-    // The cleanup never replaces the write's own error: Bun's rmSync with `force` throws EFAULT
-    // for a name under a file (where Node ignores ENOTDIR), which hid the ENOTDIR that says why.
     try {
-      rmSync(temporary, { force: true });
+      yield { op: 'remove', path: temporary };
     } catch {
       // Nothing to remove, or nothing we could: the write's error is the one to report.
     }
     throw error;
   }
-  return written;
+}
+
+/**
+ * Writes `content` (text, written as UTF-8, or bytes written as they are) to `target` atomically, creating its folder, and
+ * returns the number of bytes written. `mode` sets the new file's
+ * permissions (e.g. owner-only for a recovery copy). Throws what the file system throws,
+ * after removing the temporary file.
+ */
+export function writeFileAtomic(target: string, content: string | Uint8Array, options: { mode?: number } = {}): number {
+  const steps = atomicWriteSteps(target, temporaryBeside(target), content, options.mode);
+  let next = steps.next();
+  while (!next.done) {
+    let value: number;
+    try {
+      value = runNow(next.value);
+    } catch (error) {
+      next = steps.throw(error);
+      continue;
+    }
+    next = steps.next(value);
+  }
+  return next.value;
+}
+
+function runNow(step: FileStep): number {
+  switch (step.op) {
+    case 'open':
+      return step.mode !== undefined ? openSync(step.path, 'wx', step.mode) : openSync(step.path, 'wx');
+    case 'writeText':
+      return writeSync(step.fd, step.text);
+    case 'writeBytes':
+      return writeSync(step.fd, step.bytes, step.offset, step.length);
+    case 'close':
+      closeSync(step.fd);
+      return 0;
+    case 'rename':
+      renameSync(step.from, step.to);
+      return 0;
+    case 'remove':
+      rmSync(step.path, { force: true });
+      return 0;
+  }
 }
 
 /** A write started by `writeFileAtomicInPool`, until its callback. */
@@ -92,92 +148,53 @@ export interface PooledWrite {
 /**
  * `writeFileAtomic` with its system calls in the runtime's thread pool
  * (node:fs's callback API, which Bun and Deno implement too), so a host
- * does not stall on the file system for telemetry. The same steps and
- * guarantees: a new temporary file in the same folder ('wx', `mode`), the
- * whole text or bytes, close, rename over `target`; on a failure the temporary file
- * is removed and `done` gets the file system's error. Each step starts
- * from the host thread when the one before it is done, so `abandon()`
- * knows which step is running. `done` is always called later, never from
- * within this call.
+ * does not stall on the file system for telemetry: the same steps and
+ * guarantees; on a failure `done` gets the file system's error. Each step
+ * starts from the host thread when the one before it is done, so
+ * `abandon()` knows which step is running. `done` is always called later,
+ * never from within this call.
  */
 export function writeFileAtomicInPool(target: string, content: string | Uint8Array, options: { mode?: number }, done: (error: unknown, bytes: number) => void): PooledWrite {
-  const folder = path.dirname(target);
-  const temporary = path.join(folder, `.${path.basename(target)}.${temporarySuffix()}.tmp`);
-  const total = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length;
+  const temporary = temporaryBeside(target);
+  const steps = atomicWriteSteps(target, temporary, content, options.mode);
   let abandoned = false;
   let finished = false;
-  let fd: number | null = null;
-  let bytes: Uint8Array | null = typeof content === 'string' ? null : content;
-  let offset = 0;
-  const fail = (error: unknown): void => {
-    const opened = fd;
-    fd = null;
-    const cleanup = (): void => {
-      // The write's own error is the one to report; the removal only tidies up.
-      rm(temporary, { force: true }, () => {
-        finished = true;
-        if (!abandoned) done(error, 0);
-      });
+  /** The temporary file's descriptor while it is open and no close has started: what an abandoned write closes. */
+  let openFd = -1;
+  const stop = (): void => {
+    const opened = openFd;
+    openFd = -1;
+    const removed = (): void => {
+      finished = true;
     };
-    if (opened === null) cleanup();
-    else close(opened, cleanup);
+    const remove = (): void => rm(temporary, { force: true }, removed);
+    if (opened === -1) remove();
+    else close(opened, remove);
   };
-  const stopIfAbandoned = (): boolean => {
-    if (!abandoned) return false;
-    fail(null);
-    return true;
-  };
-  // Deno's node:fs passes `undefined`, not null, for no error: every check below tests truthiness.
-  const opened = (error: NodeJS.ErrnoException | null, handle: number, retried: boolean): void => {
-    if (!error) fd = handle;
-    if (stopIfAbandoned()) return;
-    if (error) {
-      if (error.code !== 'ENOENT' || retried) return fail(error);
-      // The folder (or a parent) is missing: create it (rare, once per folder), then the one retry.
-      try {
-        makeDirectory(folder);
-      } catch (made) {
-        return fail(made);
-      }
-      return openNew(true);
+  const resume = (error: unknown, value: number): void => {
+    let next: IteratorResult<FileStep, number>;
+    try {
+      next = error ? steps.throw(error) : steps.next(value);
+    } catch (failure) {
+      finished = true;
+      done(failure, 0);
+      return;
     }
-    writeRest(null, 0);
-  };
-  const openNew = (retried: boolean): void => {
-    const callback = (error: NodeJS.ErrnoException | null, handle: number) => opened(error, handle, retried);
-    if (options.mode !== undefined) open(temporary, 'wx', options.mode, callback);
-    else open(temporary, 'wx', callback);
-  };
-  // A write that stops short (a disk filling up as it writes) gets the rest from the encoded bytes.
-  let started = false;
-  const writeRest = (error: NodeJS.ErrnoException | null, written: number): void => {
-    if (stopIfAbandoned()) return;
-    if (error) return fail(error);
-    offset += written;
-    if (!started && total > 0 && typeof content === 'string') {
-      started = true;
-      return write(fd!, content, null, 'utf8', writeRest);
+    if (next.done) {
+      finished = true;
+      done(null, next.value);
+      return;
     }
-    if (offset >= total) {
-      const closing = fd!;
-      fd = null;
-      return close(closing, closed);
-    }
-    bytes ??= Buffer.from(content as string, 'utf8');
-    write(fd!, bytes, offset, total - offset, null, writeRest);
+    const step = next.value;
+    if (step.op === 'close') openFd = -1;
+    // Deno's node:fs passes `undefined`, not null, for no error: every check tests truthiness.
+    runInPool(step, (failure, result) => {
+      if (step.op === 'open' && !failure) openFd = result;
+      if (!abandoned) resume(failure, result);
+      else if (step.op !== 'rename') stop();
+    });
   };
-  const closed = (error: NodeJS.ErrnoException | null): void => {
-    if (stopIfAbandoned()) return;
-    if (error) return fail(error);
-    rename(temporary, target, renamed);
-  };
-  const renamed = (error: NodeJS.ErrnoException | null): void => {
-    if (abandoned) return;
-    if (error) return fail(error);
-    finished = true;
-    done(null, total);
-  };
-  openNew(false);
+  resume(undefined, 0);
   return {
     abandon() {
       if (abandoned || finished) return;
@@ -191,32 +208,35 @@ export function writeFileAtomicInPool(target: string, content: string | Uint8Arr
   };
 }
 
-/** 'wx': a new file, never an existing one or a link planted at the name. */
-function openNew(file: string, mode: number | undefined): number {
-  return mode !== undefined ? openSync(file, 'wx', mode) : openSync(file, 'wx');
-}
-
-/**
- * Writes the whole text or bytes and returns how many bytes that is. A file
- * write that stops short (a disk filling up as it writes) gets the rest
- * from the bytes, until the file system says why it cannot.
- */
-function writeAll(fd: number, content: string | Uint8Array): number {
-  if (typeof content !== 'string') {
-    const total = content.length;
-    let offset = 0;
-    while (offset < total) offset += writeSync(fd, content, offset, total - offset);
-    return total;
+function runInPool(step: FileStep, then: (error: unknown, value: number) => void): void {
+  const after = (error: unknown): void => then(error, 0);
+  switch (step.op) {
+    case 'open':
+      if (step.mode !== undefined) open(step.path, 'wx', step.mode, then);
+      else open(step.path, 'wx', then);
+      return;
+    case 'writeText':
+      write(step.fd, step.text, null, 'utf8', then);
+      return;
+    case 'writeBytes':
+      write(step.fd, step.bytes, step.offset, step.length, null, then);
+      return;
+    case 'close':
+      close(step.fd, after);
+      return;
+    case 'rename':
+      rename(step.from, step.to, after);
+      return;
+    case 'remove':
+      rm(step.path, { force: true }, after);
+      return;
   }
-  const first = writeSync(fd, content);
-  const total = Buffer.byteLength(content, 'utf8');
-  if (first >= total) return total;
-  const bytes = Buffer.from(content, 'utf8');
-  let offset = first;
-  while (offset < total) offset += writeSync(fd, bytes, offset, total - offset);
-  return total;
 }
 
+/** Where `target`'s temporary file goes: hidden, beside it (same folder, same file system, so the rename is atomic). */
+function temporaryBeside(target: string): string {
+  return path.join(path.dirname(target), `.${path.basename(target)}.${temporarySuffix()}.tmp`);
+}
 /** The process id and eight random hex digits, read once per process (`process.pid` and the random source each make a system call). */
 let processTag: string | undefined;
 /** Counts the temporary names this process made: unique within the process, the tag tells processes apart. */

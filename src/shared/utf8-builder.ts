@@ -1,8 +1,9 @@
 /**
  * A UTF-8 byte buffer JSON text is written into, piece by piece: an ATOF
- * line (the memory relay's encoder, `backends/memory/encode/`) or a whole
- * trajectory (`formats/native-text/write-bytes.ts`). Here, below both, so
- * the string and escape rules are written once.
+ * line (the memory relay's encoder, `backends/memory/encode/`) or any text
+ * of the native-text writer, a whole trajectory included
+ * (`formats/native-text/write.ts`). Here, below both, so the string and
+ * escape rules are written once.
  *
  * Building a line as a JS string means concatenating dozens of small pieces;
  * every engine keeps such a string as a rope and copies it flat before it

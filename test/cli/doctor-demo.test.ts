@@ -21,7 +21,7 @@ describe('nemo-relay-hooks doctor', () => {
     }
     expect(result.stdout).toContain('not configured (NEMO_RELAY_HOOKS_PLUGINS_TOML unset)');
     // Nothing configured: the plugin records to its default folder, and doctor says where.
-    expect(result.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/.*-atof\.jsonl \(the default output: nothing is configured\); ATIF → nemo-relay-output\/.*-atif-\{session_id\}\.json/m);
+    expect(result.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/.*-atof\.jsonl \(the default output: no file output is configured\); ATIF → nemo-relay-output\/.*-atif-\{session_id\}\.json/m);
     expect(result.stdout.trimEnd().endsWith('✓ everything looks fine')).toBe(true);
   });
 
@@ -49,6 +49,28 @@ describe('nemo-relay-hooks doctor', () => {
     expect(result.stdout).toMatch(/plugins\.toml +.*bad\.toml: invalid/);
     expect(result.stdout).toMatch(/^  error observability\.unsupported_value \(atof sinks\[0\]\.mode\): /m);
     expect(result.stdout).toMatch(/✗ \d+ errors?, \d+ warnings?/);
+  });
+
+  it("names the default files after the host's package.json, and as <script> where there is none (not after the CLI's own script)", () => {
+    const bare = cli(['doctor'], { env: clean, cwd: tempDir() });
+    expect(bare.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/<script>-atof\.jsonl \(the default output: no file output is configured\); ATIF → nemo-relay-output\/<script>-atif-\{session_id\}\.json$/m);
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: '@acme/agent', version: '1.2.3' }));
+    const named = cli(['doctor'], { env: clean, cwd: dir });
+    expect(named.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/acme-agent-atof\.jsonl /m);
+  });
+
+  it('says why no exporter is listed: the plugins.toml owns the outputs, the Hermes names, or the switch', async () => {
+    const dir = tempDir();
+    const bad = path.join(dir, 'bad.toml');
+    writeFileSync(bad, 'version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\nsinks = [{ type = "file", mode = "sideways", output_directory = "x" }]\n');
+    // NEMO_RELAY_HOOKS_OUTPUTS is unset in each of the first two: the row must not name it as the cause.
+    const toml = await cliInProcess(['doctor', '--plugins-toml', bad], { env: clean });
+    expect(toml.stdout).toMatch(/^  exporters +none from the environment \(a plugins\.toml is configured: it owns the outputs\)$/m);
+    const hermes = await cliInProcess(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_ATOF_ENABLED: '0' } });
+    expect(hermes.stdout).toMatch(/^  exporters +none \(a HERMES_NEMO_RELAY_\* variable is set: the Hermes defaults apply, and nothing is enabled\)$/m);
+    const off = await cliInProcess(['doctor'], { env: { ...clean, NEMO_RELAY_HOOKS_OUTPUTS: 'off' } });
+    expect(off.stdout).toMatch(/^  exporters +none \(NEMO_RELAY_HOOKS_OUTPUTS=off, and nothing enabled explicitly\)$/m);
   });
 
   it('accepts a valid plugins.toml named by HERMES_NEMO_RELAY_PLUGINS_TOML', async () => {

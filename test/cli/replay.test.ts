@@ -129,6 +129,17 @@ describe('nemo-relay-hooks replay', () => {
     expect(result.stdout).toContain('(backend memory, 2 hooks)');
   });
 
+  it('says one line and one attempt in the singular', async () => {
+    const dir = tempDir();
+    const one = path.join(dir, 'one.jsonl');
+    writeFileSync(one, hookLine('on_session_start', { session_id: 's1' }));
+    expect((await cliInProcess(['replay', one, '--out', path.join(dir, 'out1')])).stdout).toMatch(/^replayed 1 line of .* \(backend memory, 1 hook\)$/m);
+    const call = path.join(dir, 'call.jsonl');
+    const api = { session_id: 's1', api_request_id: 'a1' };
+    writeFileSync(call, [hookLine('pre_api_request', { ...api, provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'Hi' }] } } }), hookLine('post_api_request', { ...api, response: { choices: [{ message: { role: 'assistant', content: 'Hello' } }] } })].join('\n'));
+    expect((await cliInProcess(['replay', call, '--out', path.join(dir, 'out2')])).stdout).toMatch(/^  LLM calls  1 attempt, 0 failed$/m);
+  });
+
   it('closes sessions left open at the end of the stream and writes their partial trajectories', async () => {
     const dir = tempDir();
     const input = path.join(dir, 'open.jsonl');

@@ -113,7 +113,8 @@ export async function replay(backend: RelayBackend, lines: readonly HookLine[], 
   const unregister = plugin.register(hooks);
   // A fresh copy per run: the registry stamps payloads in place, and each backend must see the stream as recorded.
   for (const line of lines) hooks.emit(line.hook as HookName, structuredClone(line.payload) as never);
-  await plugin.shutdown();
+  // Longer than a host's default 5 s: a loaded machine can take longer to write everything, and a run cut short compares half the output.
+  await plugin.shutdown({ timeoutMs: 60_000 });
   unregister();
 
   const atofPath = path.join(dir, 'atof', 'hermes-atof.jsonl');

@@ -135,6 +135,38 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  /**
+   * A response without an `id` (docs/hosts/emitting-hooks.md emits one: `{ choices: [...] }`) still
+   * has a provider's shape, and native sends its message (`gen_ai.output.messages`,
+   * `llm.output_messages.*`); the memory relay sent it only when the response had an id.
+   */
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`sends the response's message for ${type} when the response has no id, as native does`, async () => {
+      const responses = [
+        { choices: [{ message: { role: 'assistant', content: 'Noon.' } }] },
+        { type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Noon.' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } },
+      ];
+      for (const response of responses) {
+        const lines = [
+          { hook: 'on_session_start', payload: { session_id: 's1' } },
+          { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt-4o', request: { body: { messages: [{ role: 'user', content: 'Time?' }] } } } },
+          { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response, usage: { prompt_tokens: 3, completion_tokens: 1 } } },
+          { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+        ] as unknown as Parameters<typeof replayWithOtlp>[1];
+        const spans: Record<string, DecodedSpan[]> = {};
+        for (const backend of ['native', 'memory'] as const) {
+          http.requests.length = 0;
+          const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+          await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
+          spans[backend] = [...http.spans()];
+        }
+        const message = type === 'gen_ai' ? 'gen_ai.output.messages' : 'llm.output_messages.0.message.content';
+        expect(spans.native!.some((span) => span.attributes[message] !== undefined)).toBe(true);
+        expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+      }
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -121,6 +121,25 @@ describe('the bundled entries', () => {
     expect(unmarked).toEqual([]);
   });
 
+  it('write every ES module file in ASCII (Bun reads a file marked @bun byte by byte, as Latin-1)', () => {
+    // A UTF-8 character in a marked file reaches Bun as one character per byte: the CLI's
+    // `✓` printed as mojibake, and the U+FFFD that replaces a NUL in a payload key was
+    // written as three characters, not the one native writes.
+    const files: string[] = [];
+    const walk = (folder: string): void => {
+      for (const name of readdirSync(folder)) {
+        const file = path.join(folder, name);
+        if (statSync(file).isDirectory()) walk(file);
+        else if (file.endsWith('.js')) files.push(file);
+      }
+    };
+    walk(path.join(root, 'dist'));
+    const marked = files.filter((file) => /^(#![^\n]*\n)?\/\/ @bun\n/.test(readFileSync(file, 'utf8')));
+    expect(marked.length).toBeGreaterThan(10);
+    const withNonAscii = marked.filter((file) => readFileSync(file).some((byte) => byte > 0x7f)).map((file) => path.relative(root, file));
+    expect(withNonAscii).toEqual([]);
+  });
+
   it('load the builtins with createRequire where the runtime has no process.getBuiltinModule (Node before 20.16)', () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'nrh-bundle-fallback-'));
     const file = path.join(folder, 'nested', 'hooks.jsonl');

@@ -148,4 +148,27 @@ export { status, fake, backend, trajectory };
     const result = spawnSync('node', [tsc, '-p', dir], { cwd: dir, encoding: 'utf8' });
     expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
   });
+
+  it("type-checks a consumer whose lib has no Symbol.dispose of its own (ES2022, no @types/node)", () => {
+    // The plugin and the recorder are disposable; their declarations name Symbol.dispose and
+    // Symbol.asyncDispose, which a consumer without @types/node (or with @types/node 20 on
+    // TypeScript 7) did not have: three errors in our .d.ts files unless skipLibCheck.
+    const dir = consumerProject();
+    writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2022'], strict: true, noEmit: true, types: [] }, files: ['app.ts'] }),
+    );
+    writeFileSync(
+      path.join(dir, 'app.ts'),
+      `import { HookRegistry, createNemoRelayPlugin, createHookRecorder } from 'nemo-relay-hooks';
+const hooks = new HookRegistry();
+const plugin = createNemoRelayPlugin({ settings: { outputs: false } });
+plugin.register(hooks);
+export { plugin, createHookRecorder };
+`,
+    );
+    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = spawnSync('node', [tsc, '-p', dir], { cwd: dir, encoding: 'utf8' });
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
+  });
 });

@@ -22,13 +22,20 @@ function stuckBackend() {
 
 describe('bounded flush and shutdown', () => {
   it('come back within timeoutMs when the backend never settles, and count it', async () => {
-    const plugin = createNemoRelayPlugin({ backend: stuckBackend(), env: {}, logger: silentLogger });
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) };
+    const plugin = createNemoRelayPlugin({ backend: stuckBackend(), env: {}, logger });
     plugin.handlers.on_session_start({ session_id: 's1' });
     await plugin.flush({ timeoutMs: 50 });
     await plugin.shutdown({ timeoutMs: 50 });
     // One timed-out wait each: the flush, then the shutdown.
     expect(plugin.status().counters.errors).toBe(2);
     expect(plugin.status().state).toBe('shutdown');
+    // Each warning names what it was still waiting for: here the backend's outputs, not a count of nothing.
+    expect(warnings).toEqual([
+      "NeMo Relay flush did not finish within 50 ms: the backend's outputs (ATOF and trajectory files, streams, exporters, uploads) were still writing; it goes on in the background",
+      "NeMo Relay shutdown did not finish within 50 ms: the backend's outputs (ATOF and trajectory files, streams, exporters, uploads) were still writing",
+    ]);
   });
 
   it('let a host with nothing else to do finish its await in a child process', () => {

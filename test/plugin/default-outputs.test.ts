@@ -58,7 +58,7 @@ function path(p) { return p.split('/').slice(-2).join('/'); }
     expect(files(folder)).toEqual(['acme-my-agent-atif-s1.json', 'acme-my-agent-atof.jsonl']);
     const notices = run.stderr.split('\n').filter((line) => line.includes('recording to'));
     expect(notices).toEqual([
-      `[nemo-relay-hooks] recording to ${fs.realpathSync(folder)}: ATOF events in acme-my-agent-atof.jsonl, one ATIF trajectory per session in acme-my-agent-atif-<session id>.json (nothing was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
+      `[nemo-relay-hooks] recording to ${fs.realpathSync(folder)}: ATOF events in acme-my-agent-atof.jsonl, one ATIF trajectory per session in acme-my-agent-atif-<session id>.json (no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
     ]);
     const trajectory = JSON.parse(fs.readFileSync(path.join(folder, 'acme-my-agent-atif-s1.json'), 'utf8'));
     expect(validateAtif(trajectory).errors).toEqual([]);
@@ -68,6 +68,21 @@ function path(p) { return p.split('/').slice(-2).join('/'); }
     expect(atof.errors).toEqual([]);
     expect(validateAtofEvents(atof.events).errors).toEqual([]);
     expect(atof.events.length).toBeGreaterThan(4);
+  });
+
+  it('with only OTLP configured, says the default files are there because no file output was configured (not that nothing was)', () => {
+    const run = host(
+      `
+const plugin = createNemoRelayPlugin();
+plugin.register(hooks);
+${SESSION_WITH_A_MODEL_CALL}
+await plugin.shutdown({ timeoutMs: 500 });
+`,
+      { env: { NEMO_RELAY_HOOKS_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' } },
+    );
+    const notices = run.stderr.split('\n').filter((line) => line.includes('recording to'));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain('(no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)');
   });
 
   it('writes no trajectory for a session without a model call (it would not be valid ATIF) and says why in status()', () => {

@@ -19,6 +19,14 @@ function observabilityToml(dir: string): string {
 }
 
 describe('plugin lifecycle', () => {
+  it('says the backend was never chosen, not that it is loading, after a shutdown before any hook', async () => {
+    const plugin = createNemoRelayPlugin({ backend: 'auto', settings: { outputs: false }, logger: silentLogger });
+    expect(plugin.status().backend).toEqual({ kind: 'unresolved', reason: 'no hook has been handled yet' });
+    await plugin.shutdown();
+    expect(plugin.status().state).toBe('shutdown');
+    expect(plugin.status().backend).toEqual({ kind: 'unresolved', reason: 'shut down before a backend was chosen' });
+  });
+
   it('queues hooks while plugins.toml activates and replays them in order', async () => {
     const dir = tempDir();
     const fake = createFakeRelay();

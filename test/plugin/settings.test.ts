@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -104,5 +104,56 @@ describe('ATIF file path with a folder part', () => {
     fsm.symlinkSync(outside, pathm.join(root, 'sub'));
     expect(() => atifFilePath(root, 'sub/{session_id}.json', 's1')).toThrow(UnsafeAtifPathError);
     expect(atifFilePath(root, 'other/{session_id}.json', 's1')).toBe(pathm.join(root, 'other', 's1.json'));
+  });
+});
+
+describe('a plugins.toml that records nothing', () => {
+  // docs/operators/pricing.md and cache.md show documents with only a pricing or adaptive
+  // component: used alone they turn the default outputs off and record nothing, and doctor said
+  // "everything looks fine".
+  const pricingOnly = 'version = 1\n\n[[components]]\nkind = "pricing"\n\n[[components.config.sources]]\ntype = "inline"\n\n[components.config.sources.catalog]\nversion = 1\n';
+  const withObservability = `${pricingOnly}\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\n[[components.config.atof.sinks]]\ntype = "file"\noutput_directory = "x"\nfilename = "e.jsonl"\n`;
+  const write = (text: string): string => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'nrh-records-nothing-')), 'plugins.toml');
+    writeFileSync(file, text);
+    return file;
+  };
+  const codes = (env: Record<string, string>) => loadSettings(env).diagnostics.map((d) => `${d.level} ${d.code}`);
+
+  it('gets a warning when nothing else records either', () => {
+    expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(pricingOnly) })).toContain('warning plugins_toml.records_nothing');
+  });
+
+  it('gets none when it has an observability component or a variable enables an output', () => {
+    expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(withObservability) })).not.toContain('warning plugins_toml.records_nothing');
+    expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(pricingOnly), NEMO_RELAY_HOOKS_ATOF_ENABLED: '1' })).not.toContain('warning plugins_toml.records_nothing');
+  });
+});
+
+describe('a plugins.toml the relay rejects', () => {
+  // docs/cli/doctor.md's bad.plugins.toml: the warning said "falling back to the environment's
+  // exporters" when the environment enabled none, so nothing at all was recorded.
+  const rejectedToml = 'version = 1\n[[components]]\nkind = "observability"\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\n[[components.config.atof.sinks]]\ntype = "file"\noutput_directory = "x"\nmode = "sideways"\n';
+  async function warnings(env: Record<string, string>): Promise<string[]> {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'nrh-rejected-')), 'plugins.toml');
+    writeFileSync(file, rejectedToml);
+    const lines: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) };
+    const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger: silentLogger }), env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: file, ...env }, logger });
+    const hooks = new HookRegistry();
+    plugin.register(hooks);
+    hooks.emit('on_session_start', { session_id: 's1' });
+    await plugin.shutdown();
+    return lines.filter((line) => line.includes('rejected plugins.toml'));
+  }
+
+  it('says nothing is recorded when the environment enables no output either', async () => {
+    const [line] = await warnings({});
+    expect(line).toContain("falling back to the environment's exporters, which are off: nothing is recorded");
+  });
+
+  it('names no such loss when the environment enables an output', async () => {
+    const [line] = await warnings({ NEMO_RELAY_HOOKS_ATOF_ENABLED: '1', NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY: mkdtempSync(path.join(tmpdir(), 'nrh-rejected-out-')) });
+    expect(line).toContain("falling back to the environment's exporters:");
   });
 });

@@ -63,3 +63,78 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(dir).sort()).toEqual(['file', 'trajectories']);
   });
 });
+
+/** `writeFileAtomicInPool` as a promise of its callback. */
+function inPool(target: string, content: string | Uint8Array, options: { mode?: number } = {}): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    writeFileAtomicInPool(target, content, options, (error, count) => (error ? reject(error as Error) : resolve(count)));
+  });
+}
+
+describe('writeFileAtomicInPool', () => {
+  it('creates the folder, writes the text as UTF-8 with the mode asked for, and calls back later with its byte length', async () => {
+    const target = path.join(tempDir(), 'nested', 'trajectory.json');
+    const text = '{"text":"héllo ✓ 🚀"}';
+    let called = false;
+    const written = new Promise<number>((resolve, reject) => {
+      writeFileAtomicInPool(target, text, { mode: 0o600 }, (error, count) => {
+        called = true;
+        if (error) reject(error as Error);
+        else resolve(count);
+      });
+    });
+    expect(called).toBe(false);
+    expect(await written).toBe(Buffer.byteLength(text, 'utf8'));
+    expect(readFileSync(target, 'utf8')).toBe(text);
+    expect(readdirSync(path.dirname(target))).toEqual(['trajectory.json']);
+    if (process.platform !== 'win32') expect(statSync(target).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes an empty text as an empty file', async () => {
+    const target = path.join(tempDir(), 'empty.json');
+    expect(await inPool(target, '')).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe('');
+  });
+
+  it('reports the file system error and removes its temporary file when the rename fails', async () => {
+    const dir = tempDir();
+    const target = path.join(dir, 'taken');
+    mkdirSync(path.join(target, 'child'), { recursive: true });
+    await expect(inPool(target, 'text')).rejects.toThrow(/EISDIR|ENOTEMPTY|EEXIST|EPERM/);
+    expect(readdirSync(dir)).toEqual(['taken']);
+  });
+
+  it('reports a file in the way of the folder, and leaves nothing behind', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'file'), 'in the way');
+    await expect(inPool(path.join(dir, 'file', 'c.json'), 'c')).rejects.toThrow(/ENOTDIR|EEXIST/);
+    expect(readdirSync(dir)).toEqual(['file']);
+  });
+
+  it('abandoned, never calls back and leaves neither the file nor a temporary file', async () => {
+    for (const content of ['abandoned text', new TextEncoder().encode('abandoned bytes')]) {
+      const dir = tempDir();
+      const target = path.join(dir, 'trajectory.json');
+      let called = false;
+      const write = writeFileAtomicInPool(target, content, {}, () => {
+        called = true;
+      });
+      write.abandon();
+      write.abandon(); // a second call changes nothing
+      // Let every step the pool had started come back, and the cleanup after it run.
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(called).toBe(false);
+      expect(readdirSync(dir)).toEqual([]);
+    }
+  });
+
+  it('abandoned after it finished, changes nothing', async () => {
+    const target = path.join(tempDir(), 'trajectory.json');
+    let finish!: (count: number) => void;
+    const finished = new Promise<number>((resolve) => (finish = resolve));
+    const write = writeFileAtomicInPool(target, 'kept', {}, (_error, count) => finish(count));
+    expect(await finished).toBe(4);
+    write.abandon();
+    expect(readFileSync(target, 'utf8')).toBe('kept');
+  });
+});

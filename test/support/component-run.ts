@@ -153,7 +153,9 @@ export async function runComponents(backend: RelayBackend, options: ComponentRun
         return result;
       },
     });
-    await plugin.shutdown();
+    // The default 5 s bound is for hosts; a loaded test machine can take longer to drain the OTLP exporters,
+    // and a run cut short would compare half the spans.
+    await plugin.shutdown({ timeoutMs: 60_000 });
     unregister();
     const status = plugin.status();
     await backend.shutdown?.();

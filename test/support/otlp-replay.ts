@@ -108,7 +108,8 @@ export async function replayWithOtlp(backend: RelayBackend, lines: readonly Hook
   const hooks = new HookRegistry({ logger: silentLogger });
   const unregister = plugin.register(hooks);
   for (const line of lines) hooks.emit(line.hook as HookName, structuredClone(line.payload) as never);
-  await plugin.shutdown(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
+  // Unless a test bounds it, longer than a host's default 5 s: a loaded machine can take longer to drain the exporters.
+  await plugin.shutdown({ timeoutMs: options.timeoutMs ?? 60_000 });
   unregister();
   const status = plugin.status();
   if (options.shutdownBackend !== false) await backend.shutdown?.();

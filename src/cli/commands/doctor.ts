@@ -24,6 +24,7 @@ import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { environmentVariables, loadSettings } from '../../plugin/config/settings.ts';
+import { packageHost } from '../../plugin/config/host-identity.ts';
 import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
@@ -120,7 +121,9 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   const set: Record<string, string> = {};
   // Header values and URL credentials are never printed (text or --json).
   for (const name of names) if ((env[name] ?? '') !== '') set[name] = displaySettingValue(name, env[name]!);
-  const loaded = loadSettings(env, {}, { processEnv: env });
+  // A host without a package.json is named after its own script, which doctor cannot know (its script is the CLI).
+  const host = packageHost(io.cwd) ?? { name: '<script>', fileStem: '<script>', version: 'unknown' };
+  const loaded = loadSettings(env, {}, { processEnv: env, host });
   problems.push(...loaded.diagnostics);
   const settings = loaded.settings;
   const exporters: DoctorReport['exporters'] = [];
@@ -201,6 +204,18 @@ function nativeWhy(reason: string): string {
   return match?.[1] ?? reason;
 }
 
+/**
+ * Why the environment enables no exporter: the row named the switch whatever
+ * the cause, and a user who never set it was sent looking for it.
+ */
+function noExporters(report: DoctorReport): string {
+  if (report.pluginsToml !== null) return 'none from the environment (a plugins.toml is configured: it owns the outputs)';
+  if (Object.keys(report.environment.set).some((name) => name.startsWith('HERMES_NEMO_RELAY_'))) {
+    return 'none (a HERMES_NEMO_RELAY_* variable is set: the Hermes defaults apply, and nothing is enabled)';
+  }
+  return 'none (NEMO_RELAY_HOOKS_OUTPUTS=off, and nothing enabled explicitly)';
+}
+
 function renderDoctor(report: DoctorReport, style: Style): string {
   const rows: [string, string][] = [];
   rows.push(['runtime', `${report.runtime.name} ${report.runtime.version} (${report.runtime.platform} ${report.runtime.arch})`]);
@@ -221,12 +236,12 @@ function renderDoctor(report: DoctorReport, style: Style): string {
   for (const [name, value] of set) rows.push(['', style.dim(`${name}=${value}`)]);
   const outputs = report.exporters.map((exporter) =>
     exporter.format === 'atof'
-      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: nothing is configured' : exporter.mode})`
+      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: no file output is configured' : exporter.mode})`
       : exporter.format === 'otlp'
         ? `OTLP ${exporter.mode} → ${exporter.path}`
         : `ATIF → ${exporter.path ?? style.yellow('(no output directory: nothing is written)')}`,
   );
-  rows.push(['exporters', outputs.length > 0 ? outputs.join('; ') : 'none (NEMO_RELAY_HOOKS_OUTPUTS=off, and nothing enabled explicitly)']);
+  rows.push(['exporters', outputs.length > 0 ? outputs.join('; ') : noExporters(report)]);
   const toml = report.pluginsToml;
   if (toml === null) rows.push(['plugins.toml', style.dim('not configured (NEMO_RELAY_HOOKS_PLUGINS_TOML unset)')]);
   else if (toml.summary === 'not usable') rows.push(['plugins.toml', `${toml.path}: ${style.red('not usable')}`]);

@@ -409,7 +409,7 @@ function summary(s: SummaryInput): string {
   const rows: [string, string][] = [
     ['sessions', `${formatCount(t.trajectories)}${t.subagents > 0 ? ` (+${formatCount(t.subagents)} subagent${t.subagents === 1 ? '' : 's'})` : ''}`],
     ['steps', formatCount(t.steps)],
-    ['LLM calls', `${formatCount(s.hooks.apiAttempts)} attempts${bad(s.hooks.apiErrors, `, ${formatCount(s.hooks.apiErrors)} failed`)}`],
+    ['LLM calls', `${formatCount(s.hooks.apiAttempts)} attempt${s.hooks.apiAttempts === 1 ? '' : 's'}${bad(s.hooks.apiErrors, `, ${formatCount(s.hooks.apiErrors)} failed`)}`],
     ['tool calls', `${formatCount(s.hooks.toolCalls)}${bad(s.hooks.toolFailures, `, ${formatCount(s.hooks.toolFailures)} failed`)}`],
     ['tokens', `prompt ${formatCount(t.promptTokens)} · completion ${formatCount(t.completionTokens)} · cached ${formatCount(t.cachedTokens)}`],
     ['errors', bad(s.hooks.apiErrors + s.hooks.toolFailures + s.malformed + s.relayErrors, errorsText(s))],
@@ -417,7 +417,7 @@ function summary(s: SummaryInput): string {
     ['ATIF', `${formatCount(s.files.atif.length)} file${s.files.atif.length === 1 ? '' : 's'} in ${relative(s.atifDir, s.io.cwd)}${path.sep}`],
   ];
   for (const warning of s.warnings) rows.push(['warning', style.yellow(warning)]);
-  const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} lines of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hook${s.hooks.total === 1 ? '' : 's'})`;
+  const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} line${s.lines === 1 ? '' : 's'} of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hook${s.hooks.total === 1 ? '' : 's'})`;
   return `${style.bold(head)}\n${rows.map(([key, value]) => `  ${key.padEnd(11)}${value}`).join('\n')}\n`;
 }
 

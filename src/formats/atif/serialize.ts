@@ -85,12 +85,12 @@ const STEP_TYPES = (TOP_LEVEL_TYPES.steps as FieldTypes).items as FieldTypes;
  */
 export function* pluginHostTextInSlices(trajectory: AtifTrajectory, extra: JsonObject, events: readonly Json[], plain?: ReadonlySet<object>): Slices<string> {
   // Where the two arrays stand in the pretty document: `steps` at the root, `observed_events` in the root's `extra`.
-  const observed = new ArrayTextAhead('\n    ', { pretty: true });
+  const observed = new ArrayTextAhead('\n    ');
   trajectory.extra = { ...extra, observed_events: observed.placeholder };
   const document = sortJson(trajectory as unknown as Json) as unknown as AtifTrajectory;
   yield;
   const clock = new SliceClock();
-  const steps = new ArrayTextAhead('\n  ', { pretty: true, fieldTypes: STEP_TYPES, plain });
+  const steps = new ArrayTextAhead('\n  ', { fieldTypes: STEP_TYPES, plain });
   for (const step of document.steps) {
     steps.add(step as unknown as Json);
     if (clock.tick()) yield;

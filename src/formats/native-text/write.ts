@@ -5,7 +5,7 @@
  */
 
 import type { Json } from '../../shared/json.ts';
-import type { LineBuilder } from '../../shared/utf8-builder.ts';
+import { giveBack, takeBuilder, type LineBuilder } from '../../shared/utf8-builder.ts';
 import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
 import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
 
@@ -41,17 +41,17 @@ const NO_PAYLOADS: ReadonlySet<object> = new Set();
  * Texts written ahead of the document that holds them (a sliced build
  * writes a long array's items a slice at a time): the writer calls the
  * function with the indentation the value stands at (`newline`, `''` when
- * compact) and it pushes the value's text onto `out`.
+ * compact) and it writes the value's text into `out`.
  */
-const writtenAhead = new WeakMap<object, (newline: string, out: string[]) => void>();
+const writtenAhead = new WeakMap<object, (newline: string, out: LineBuilder) => void>();
 
 /**
  * Makes `placeholder` (an empty array or object in a document) stand for
- * the text `write` pushes. It is also listed among the values with exact
+ * the text `write` writes. It is also listed among the values with exact
  * texts, so no check on its way up (`mayDiffer`) lets `JSON.stringify`
  * write a container holding it whole.
  */
-export function writeAhead(placeholder: object, write: (newline: string, out: string[]) => void): void {
+export function writeAhead(placeholder: object, write: (newline: string, out: LineBuilder) => void): void {
   writtenAhead.set(placeholder, write);
   if (!exactTexts.has(placeholder)) exactTexts.set(placeholder, new Map());
 }
@@ -64,20 +64,78 @@ export function writeAhead(placeholder: object, write: (newline: string, out: st
  *
  * When `JSON.stringify` would write the whole document exactly as native
  * does (no number or key above needs the exact writer), the document goes
- * to it whole; otherwise each payload subtree it would write exactly does:
- * a check walk plus the engine's serializer cost a fraction of writing
- * piece by piece (bench/RESULTS.md, "Figures behind the code").
+ * to it whole; otherwise the one writer (`writeValue`) writes it into a
+ * byte buffer and the string is decoded from those bytes (`textOf`).
  */
 export function toRustJson(value: unknown, options: RustJsonOptions = {}): string {
   const pretty = options.pretty === true;
   const sortKeys = options.sortKeys === true;
   const plain = options.plain ?? NO_PAYLOADS;
-  if (!sortKeys && value !== undefined && !typedMayDiffer(value as Json, options.fieldTypes, plain)) {
-    return pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value);
+  return textAt(value as Json | undefined, options.fieldTypes, pretty ? '\n' : '', sortKeys, plain);
+}
+
+/** `value`'s text at the indentation `newline`: by `JSON.stringify` when it writes the whole exactly, else by `textOf`. */
+function textAt(value: Json | undefined, types: FieldTypeNode, newline: string, sortKeys: boolean, plain: ReadonlySet<object>): string {
+  if (!sortKeys && value !== undefined && !typedMayDiffer(value, types, plain)) {
+    return newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline);
   }
-  const writer: Writer = { out: [], sortKeys, plain };
-  write(writer, value as Json | undefined, pretty ? '\n' : '', undefined, options.fieldTypes);
-  return writer.out.join('');
+  return textOf(value, types, newline, sortKeys, plain);
+}
+
+/**
+ * While `textOf` writes a string: its byte buffer, and the text written
+ * before the bytes now in it. A whole text already made as a string
+ * (`JSON.stringify`'s, an array written ahead) joins the result as it is
+ * (`writeText`) instead of being encoded into the buffer and decoded back:
+ * for a long pretty document that round trip cost more than the join
+ * (bench/RESULTS.md, "one walker for the string and byte texts").
+ */
+let textOut: LineBuilder | null = null;
+let textBefore: string[] | null = null;
+
+/** `writeValue`'s text as a string, written in the process's reusable byte buffer. */
+function textOf(value: Json | undefined, types: FieldTypeNode, newline: string, sortKeys: boolean, plain: ReadonlySet<object>): string {
+  const out = takeBuilder();
+  const outerOut = textOut;
+  const outerBefore = textBefore;
+  textOut = out;
+  textBefore = null;
+  try {
+    writeValue(out, value, undefined, types, newline, sortKeys, plain);
+    const before = textBefore as string[] | null;
+    if (before === null) return out.text();
+    if (out.length > 0) before.push(out.text());
+    return before.length === 1 ? (before[0] as string) : before.join('');
+  } finally {
+    textOut = outerOut;
+    textBefore = outerBefore;
+    giveBack(out);
+  }
+}
+
+/** Writes `text` (JSON text already) into `out`: as UTF-8, or kept as a string when `out` is `textOf`'s. */
+function writeText(out: LineBuilder, text: string): void {
+  if (out === textOut) keepTexts(out, [text]);
+  else out.utf8(text);
+}
+
+/** `writeText` for texts written one after the other, all kept as strings when `out` is `textOf`'s. */
+function writeTexts(out: LineBuilder, texts: readonly string[]): void {
+  if (out !== textOut) {
+    for (let i = 0; i < texts.length; i++) out.utf8(texts[i] as string);
+    return;
+  }
+  keepTexts(out, texts);
+}
+
+/** Moves `out`'s bytes, then `texts`, to the text `textOf` is writing. */
+function keepTexts(out: LineBuilder, texts: readonly string[]): void {
+  const before = (textBefore ??= []);
+  if (out.length > 0) {
+    before.push(out.text());
+    out.length = 0;
+  }
+  for (let i = 0; i < texts.length; i++) before.push(texts[i] as string);
 }
 
 /**
@@ -122,9 +180,9 @@ function numberMayDiffer(value: number, type: FieldTypeNode): boolean {
  * An array's text written item by item ahead of the document that holds it
  * (a sliced build adds a few items per slice): `placeholder` stands for it
  * in the document (`writeAhead`). `newline` is the indentation the array
- * will stand at (`''` when compact); the text is the writer's own, item for
- * item (each item's text as `toRustJson` writes it alone, then indented to
- * its place), so the document's text is the same as written in one go.
+ * will stand at (`''` for compact text); each item is written by the
+ * document's writer at its place's indentation, so the document's text is
+ * the same as written in one go.
  */
 export class ArrayTextAhead {
   readonly placeholder: Json[] = [];
@@ -133,7 +191,7 @@ export class ArrayTextAhead {
 
   constructor(
     readonly newline: string,
-    readonly options: { pretty: boolean; fieldTypes?: FieldTypes | undefined; plain?: ReadonlySet<object> | undefined },
+    readonly options: { fieldTypes?: FieldTypes | undefined; plain?: ReadonlySet<object> | undefined } = {},
   ) {
     this.#inner = newline === '' ? '' : `${newline}  `;
     writeAhead(this.placeholder, (at, out) => this.#write(at, out));
@@ -142,26 +200,26 @@ export class ArrayTextAhead {
   /** Writes the next item. */
   add(item: Json): void {
     const inner = this.#inner;
-    const { pretty, fieldTypes, plain } = this.options;
-    const text = toRustJson(item, { pretty, ...(fieldTypes === undefined ? {} : { fieldTypes }), plain });
-    this.#pieces.push(this.#pieces.length === 0 ? inner : `,${inner}`, inner === '' ? text : indented(text, inner));
+    const text = textAt(item, this.options.fieldTypes, inner, false, this.options.plain ?? NO_PAYLOADS);
+    this.#pieces.push(this.#pieces.length === 0 ? inner : `,${inner}`, text);
   }
 
-  #write(at: string, out: string[]): void {
+  #write(at: string, out: LineBuilder): void {
     const pieces = this.#pieces;
     if (pieces.length === 0) {
-      out.push('[]');
+      out.ascii('[]');
       return;
     }
     if (at === this.newline) {
-      out.push('[');
-      for (let i = 0; i < pieces.length; i++) out.push(pieces[i] as string);
-      out.push(`${at}]`);
+      out.byte(0x5b); // [
+      writeTexts(out, pieces);
+      out.ascii(at);
+      out.byte(0x5d); // ]
       return;
     }
     // Placed elsewhere than announced: moved to where it stands (the same text, re-indented).
     const text = `[${pieces.join('')}${this.newline}]`;
-    out.push(this.newline === '' || at === '' ? text : text.split(this.newline).join(at));
+    writeTexts(out, [this.newline === '' || at === '' ? text : text.split(this.newline).join(at)]);
   }
 }
 
@@ -177,78 +235,7 @@ export function canonicalJson(value: Json | undefined): string {
   // writes it: two scans and the engine's serializer instead of the
   // piecewise writer (the converter keys tool calls by their arguments' text).
   if (value !== undefined && isSortedJson(value) && !mayDiffer(value, true)) return JSON.stringify(value);
-  return toRustJson(value, { sortKeys: true });
-}
-
-interface Writer {
-  out: string[];
-  sortKeys: boolean;
-  plain: ReadonlySet<object>;
-}
-
-function write(writer: Writer, value: Json | undefined, newline: string, exact: string | undefined, types: FieldTypeNode): void {
-  const out = writer.out;
-  switch (typeof value) {
-    case 'string':
-      out.push(JSON.stringify(value));
-      return;
-    case 'number':
-      out.push(exact ?? numberText(value, types));
-      return;
-    case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
-  }
-  if (value === null || value === undefined) {
-    out.push('null');
-    return;
-  }
-  const ahead = writtenAhead.get(value);
-  if (ahead !== undefined) {
-    ahead(newline, out);
-    return;
-  }
-  if (types === undefined || typeof types === 'string') {
-    if (!writer.sortKeys && !mayDiffer(value, true)) {
-      out.push(newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline));
-      return;
-    }
-    types = undefined;
-  } else if (!writer.sortKeys && !typedMayDiffer(value, types, writer.plain)) {
-    // A typed part that `JSON.stringify` writes exactly goes to it whole, as a whole document would: one
-    // integral f64 (a timestamp on a whole second) sends only the parts holding it to the writer below.
-    out.push(newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline));
-    return;
-  }
-  const texts = exactTexts.get(value);
-  const inner = newline === '' ? '' : `${newline}  `;
-  if (Array.isArray(value)) {
-    if (value.length === 0) {
-      out.push('[]');
-      return;
-    }
-    const itemTypes = types?.items;
-    out.push('[');
-    for (let i = 0; i < value.length; i++) {
-      out.push(i > 0 ? `,${inner}` : inner);
-      write(writer, value[i], inner, texts?.get(i), itemTypes);
-    }
-    out.push(`${newline}]`);
-    return;
-  }
-  const fields = types?.fields;
-  let first = true;
-  out.push('{');
-  for (const key of keysInOrder(value, writer.sortKeys)) {
-    const item = value[key];
-    if (item === undefined) continue;
-    out.push(first ? inner : `,${inner}`);
-    first = false;
-    out.push(JSON.stringify(key), newline === '' ? ':' : ': ');
-    const fieldTypes = fields !== undefined && Object.prototype.hasOwnProperty.call(fields, key) ? fields[key] : undefined;
-    write(writer, item, inner, texts?.get(key), fieldTypes);
-  }
-  out.push(first ? '}' : `${newline}}`);
+  return textOf(value, undefined, '', true, NO_PAYLOADS);
 }
 
 /** `JSON.stringify(value, null, 2)` text moved to the indentation `newline` ends with (strings never hold a raw newline). */
@@ -264,21 +251,28 @@ function numberText(value: number, type: FieldTypeNode): string {
 
 /**
  * `toRustJson(value, { fieldTypes, plain })` (compact) written as UTF-8
- * straight into `out`: the same text, byte for byte, and the same
- * decisions (the parts `JSON.stringify` writes exactly go to it whole), but
- * each piece is encoded into the buffer as it is written instead of being
- * joined into one string. A trajectory's text as a string was a rope that
+ * straight into `out`: the same text, byte for byte (`toRustJson` decodes
+ * what this writer writes). A trajectory's text as a string was a rope that
  * the file write flattened and encoded again (bench/RESULTS.md, "the
  * replay's time beyond memory-steady"); these bytes go to the file as they
- * are. Writing every value in JS instead of handing the exact parts to
- * `JSON.stringify` allocated less on Node but cost more than it saved on
- * Bun and Deno (bench/RESULTS.md, "the exporter-style trajectory as bytes").
+ * are.
  */
 export function writeRustJsonBytes(out: LineBuilder, value: unknown, options: { fieldTypes?: FieldTypes | undefined; plain?: ReadonlySet<object> | undefined } = {}): void {
-  writeBytes(out, value as Json | undefined, undefined, options.fieldTypes, options.plain ?? NO_PAYLOADS);
+  writeValue(out, value as Json | undefined, undefined, options.fieldTypes, '', false, options.plain ?? NO_PAYLOADS);
 }
 
-function writeBytes(out: LineBuilder, value: Json | undefined, exact: string | undefined, types: FieldTypeNode, plain: ReadonlySet<object>): void {
+/**
+ * The one walker: `value` as native's text, UTF-8 into `out`. `newline` is
+ * the indentation `value` stands at (`''`: compact); `sortKeys` writes
+ * every object's keys in code-point order. Each piece is encoded into the
+ * buffer as it is written. The parts `JSON.stringify` writes exactly (not
+ * when sorting keys) go to it whole: a check walk plus the engine's
+ * serializer cost less than writing piece by piece; writing every value in
+ * JS instead allocated less on Node but cost more than it saved on Bun and
+ * Deno (bench/RESULTS.md, "Figures behind the code" and "the exporter-style
+ * trajectory as bytes").
+ */
+function writeValue(out: LineBuilder, value: Json | undefined, exact: string | undefined, types: FieldTypeNode, newline: string, sortKeys: boolean, plain: ReadonlySet<object>): void {
   switch (typeof value) {
     case 'string':
       out.jsonStringAsGiven(value);
@@ -294,34 +288,36 @@ function writeBytes(out: LineBuilder, value: Json | undefined, exact: string | u
     out.ascii('null');
     return;
   }
-  // As `write`: a part `JSON.stringify` writes exactly goes to it whole (one native pass, then one encode).
   if (typeof types !== 'object') {
     types = undefined;
-    if (plain.has(value) || !mayDiffer(value, true)) {
-      out.utf8(JSON.stringify(value));
+    if (!sortKeys && (plain.has(value) || !mayDiffer(value, true))) {
+      writeWhole(out, value, newline);
       return;
     }
-  } else if (!typedMayDiffer(value, types, plain)) {
-    out.utf8(JSON.stringify(value));
+  } else if (!sortKeys && !typedMayDiffer(value, types, plain)) {
+    // A typed part that `JSON.stringify` writes exactly goes to it whole, as a whole document would: one
+    // integral f64 (a timestamp on a whole second) sends only the parts holding it to the walk below.
+    writeWhole(out, value, newline);
     return;
   }
   const texts = exactTexts.get(value);
   if (texts !== undefined) {
     const ahead = writtenAhead.get(value);
     if (ahead !== undefined) {
-      const pieces: string[] = [];
-      ahead('', pieces);
-      for (let i = 0; i < pieces.length; i++) out.utf8(pieces[i] as string);
+      ahead(newline, out);
       return;
     }
   }
+  const inner = newline === '' ? '' : `${newline}  `;
   if (Array.isArray(value)) {
     const itemTypes = types?.items;
     out.byte(0x5b); // [
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out.byte(0x2c); // ,
-      writeBytes(out, value[i], texts?.get(i), itemTypes, plain);
+      if (inner !== '') out.ascii(inner);
+      writeValue(out, value[i], texts?.get(i), itemTypes, inner, sortKeys, plain);
     }
+    if (inner !== '' && value.length > 0) out.ascii(newline);
     out.byte(0x5d); // ]
     return;
   }
@@ -331,35 +327,49 @@ function writeBytes(out: LineBuilder, value: Json | undefined, exact: string | u
   // for-in lists the keys as Object.keys does, without making the array; an integer-like first key
   // (JS lists those first, native sorts them as text) takes the sorted list instead.
   let sorted: string[] | undefined;
-  for (const key in value) {
-    const c = key.charCodeAt(0);
-    if (c >= 48 && c <= 57) sorted = keysInOrder(value, false);
-    break;
+  if (sortKeys) {
+    sorted = keysInOrder(value, true);
+  } else {
+    for (const key in value) {
+      const c = key.charCodeAt(0);
+      if (c >= 48 && c <= 57) sorted = keysInOrder(value, false);
+      break;
+    }
   }
   if (sorted === undefined) {
-    for (const key in value) first = writeMemberBytes(out, value, key, first, fields, texts, plain);
+    for (const key in value) first = writeMember(out, value, key, first, fields, texts, inner, sortKeys, plain);
   } else {
-    for (let i = 0; i < sorted.length; i++) first = writeMemberBytes(out, value, sorted[i] as string, first, fields, texts, plain);
+    for (let i = 0; i < sorted.length; i++) first = writeMember(out, value, sorted[i] as string, first, fields, texts, inner, sortKeys, plain);
   }
+  if (inner !== '' && !first) out.ascii(newline);
   out.byte(0x7d); // }
 }
 
+/** `value` by `JSON.stringify`, at the indentation `newline` (compact when `''`). */
+function writeWhole(out: LineBuilder, value: object, newline: string): void {
+  writeText(out, newline === '' ? JSON.stringify(value) : indented(JSON.stringify(value, null, 2), newline));
+}
+
 /** Writes `"key":value` (after a comma unless `first`); returns whether the next member is still the first. */
-function writeMemberBytes(
+function writeMember(
   out: LineBuilder,
   object: { [key: string]: Json },
   key: string,
   first: boolean,
   fields: FieldTypes['fields'],
   texts: Map<string | number, string> | undefined,
+  inner: string,
+  sortKeys: boolean,
   plain: ReadonlySet<object>,
 ): boolean {
   const item = object[key];
   if (item === undefined) return first;
   if (!first) out.byte(0x2c); // ,
+  if (inner !== '') out.ascii(inner);
   out.jsonStringAsGiven(key);
   out.byte(0x3a); // :
+  if (inner !== '') out.byte(0x20);
   const fieldTypes = fields !== undefined && Object.prototype.hasOwnProperty.call(fields, key) ? fields[key] : undefined;
-  writeBytes(out, item, texts?.get(key), fieldTypes, plain);
+  writeValue(out, item, texts?.get(key), fieldTypes, inner, sortKeys, plain);
   return false;
 }

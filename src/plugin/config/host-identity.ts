@@ -37,12 +37,8 @@ export function givenHost(host: unknown): HostIdentity | undefined {
 
 /** Never throws: a runtime that refuses to read files or the working directory gets the fallback. */
 export function hostIdentity(cwd?: string): HostIdentity {
-  try {
-    const fromPackage = packageIdentity(cwd ?? process.cwd());
-    if (fromPackage !== null) return fromPackage;
-  } catch {
-    // No working directory, or no permission to read it (Deno without --allow-read).
-  }
+  const fromPackage = packageHost(cwd);
+  if (fromPackage !== null) return fromPackage;
   try {
     const script = process.argv[1];
     if (typeof script === 'string' && script !== '') {
@@ -54,6 +50,20 @@ export function hostIdentity(cwd?: string): HostIdentity {
     // No argv (an embedded runtime).
   }
   return FALLBACK;
+}
+
+/**
+ * The host named by the nearest package.json, or null (none, no name, or not
+ * readable). Never throws. `doctor` asks for this one alone: its own script is
+ * the CLI, not the host it reports on.
+ */
+export function packageHost(cwd?: string): HostIdentity | null {
+  try {
+    return packageIdentity(cwd ?? process.cwd());
+  } catch {
+    // No working directory, or no permission to read it (Deno without --allow-read).
+    return null;
+  }
 }
 
 function packageIdentity(start: string): HostIdentity | null {

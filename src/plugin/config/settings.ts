@@ -160,7 +160,7 @@ const SETTING_ROWS: readonly SettingRow[] = [
   },
   {
     name: 'NEMO_RELAY_HOOKS_PLUGINS_TOML', hermes: 'HERMES_NEMO_RELAY_PLUGINS_TOML', setting: 'pluginsTomlPath', parse: 'text', default: '(unset)',
-    meaning: 'Path to a NeMo Relay plugins.toml; when it activates, it is the primary configuration and the default outputs are off.',
+    meaning: 'Path to a NeMo Relay plugins.toml; when it activates, it is the primary configuration. Once it is set the default outputs are off, even if the document is rejected (then only what the variables enable is written).',
   },
   {
     name: 'NEMO_RELAY_HOOKS_ATOF_ENABLED', hermes: 'HERMES_NEMO_RELAY_ATOF_ENABLED', setting: 'atofEnabled', parse: 'flag',
@@ -373,6 +373,16 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   const adaptive = enabledComponentConfig(toml.document, 'adaptive');
   settings.adaptiveEnabled = adaptive !== null;
   settings.adaptiveMode = adaptiveModeOf(adaptive);
+  // A pricing- or adaptive-only document (as the pricing and cache pages show one) turns the
+  // default outputs off and records nothing itself: say so rather than record nothing quietly.
+  if (toml.document !== null && enabledComponentConfig(toml.document, 'observability') === null && dynamic.specs.length === 0 && !settings.atofEnabled && !settings.atifEnabled) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'plugins_toml.records_nothing',
+      field: variableName('pluginsTomlPath', profile),
+      message: `${settings.pluginsTomlPath} has no enabled observability component and no ${profile === 'hermes' ? 'HERMES_NEMO_RELAY' : 'NEMO_RELAY_HOOKS'}_ATOF_ENABLED or _ATIF_ENABLED output is on, so nothing is recorded: add an observability component (docs/operators/plugins-toml.md) or enable an output`,
+    });
+  }
 
   const templateField = variableName('atifFilenameTemplate', profile);
   if (settings.atifEnabled && !settings.atifFilenameTemplate.includes('{session_id}')) {

@@ -1,17 +1,21 @@
 /**
- * The exporter-style trajectory written straight to bytes against the
- * string writer it stands in for: on generated trajectories with awkward
- * payloads (lone surrogates, non-ASCII, numbers serde types, `__proto__` and
- * integer-like keys, kept number texts, deep nesting, `undefined` members),
- * the bytes are exactly the UTF-8 of `serializeTrajectory`'s text, build
- * after build.
+ * The one JSON walker (`native-text/write.ts`) in each of its forms: the
+ * exporter-style trajectory written straight to bytes, build after build
+ * (step bytes reused), is exactly the UTF-8 of `serializeTrajectory`'s
+ * text; and on generated payloads with awkward content (lone surrogates,
+ * non-ASCII, numbers serde types, `__proto__` and integer-like keys, kept
+ * number texts, deep nesting, `undefined` members) every form (bytes,
+ * compact, pretty, sorted keys, with field types) writes what a plain
+ * piece-by-piece reference writes: no shortcut to `JSON.stringify` and no
+ * byte encoding changes a character.
  */
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../../src/shared/json.ts';
 import { LineBuilder } from '../../../src/shared/utf8-builder.ts';
 import { parseJsonAsNative } from '../../../src/formats/native-text.ts';
-import { sortPayload } from '../../../src/formats/native-text/keys.ts';
-import { toRustJson, writeRustJsonBytes, type FieldTypes } from '../../../src/formats/native-text/write.ts';
+import { exactTexts, keysInOrder, sortPayload } from '../../../src/formats/native-text/keys.ts';
+import { formatF64, formatIntegerField, formatPayloadNumber } from '../../../src/formats/native-text/numbers.ts';
+import { canonicalJson, toRustJson, writeRustJsonBytes, type FieldTypes, type NumberFieldType } from '../../../src/formats/native-text/write.ts';
 import { ExporterBytesCache, serializeTrajectory } from '../../../src/formats/atif/serialize.ts';
 import { hasNoSteps } from '../../../src/formats/atif/no-steps.ts';
 import type { AtifTrajectory } from '../../../src/formats/atif/types.ts';
@@ -127,7 +131,36 @@ function trajectory(next: () => number, plain: Set<object>, depth = 0): AtifTraj
 
 const utf8 = (text: string): Uint8Array => encoder.encode(text);
 
-describe('the exporter-style trajectory as bytes', () => {
+/**
+ * The reference: every value written piece by piece by the rules alone
+ * (number text per field type or the kept text, keys in native's order),
+ * at the indentation `newline` (`''`: compact).
+ */
+function reference(value: Json | undefined, types: FieldTypes | NumberFieldType | undefined, newline: string, sortKeys: boolean): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') return types === 'f64' ? formatF64(value) : types === 'integer' ? formatIntegerField(value) : formatPayloadNumber(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value === null || value === undefined) return 'null';
+  const node = typeof types === 'object' ? types : undefined;
+  const texts = exactTexts.get(value);
+  const inner = newline === '' ? '' : `${newline}  `;
+  const item = (v: Json | undefined, at: string | number, t: FieldTypes | NumberFieldType | undefined): string =>
+    typeof v === 'number' && texts?.get(at) !== undefined ? (texts.get(at) as string) : reference(v, t, inner, sortKeys);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[${value.map((v, i) => inner + item(v, i, node?.items)).join(',')}${newline}]`;
+  }
+  const members: string[] = [];
+  for (const key of keysInOrder(value, sortKeys)) {
+    const v = value[key];
+    if (v === undefined) continue;
+    const t = node?.fields !== undefined && Object.prototype.hasOwnProperty.call(node.fields, key) ? node.fields[key] : undefined;
+    members.push(`${inner}${JSON.stringify(key)}${newline === '' ? ':' : ': '}${item(v, key, t)}`);
+  }
+  return members.length === 0 ? '{}' : `{${members.join(',')}${newline}}`;
+}
+
+describe('the JSON walker', () => {
   it('is the UTF-8 of serializeTrajectory on 1,000 generated trajectories, build after build', () => {
     for (let seed = 1; seed <= 1000; seed++) {
       const next = seededRandom(seed);
@@ -155,7 +188,7 @@ describe('the exporter-style trajectory as bytes', () => {
     }
   });
 
-  it('writes any value with any field types as toRustJson does (compact)', () => {
+  it('writes any value with any field types, in every form, as the reference does', () => {
     const types: (FieldTypes | undefined)[] = [
       undefined,
       { fields: { a: 'f64', b: 'integer', '0': 'f64', __proto__: 'integer', content: { items: 'f64' } } },
@@ -165,14 +198,23 @@ describe('the exporter-style trajectory as bytes', () => {
     for (let seed = 1; seed <= 5000; seed++) {
       const next = seededRandom(seed);
       const plain = new Set<object>();
-      const raw = payload(next, 6);
+      const raw = next() < 0.05 ? deep(next, 5 + Math.floor(next() * 60)) : payload(next, 6);
       const value = next() < 0.5 ? sortPayload(raw, plain) : raw;
       const fieldTypes = pick(next, types);
+      const compact = reference(value, fieldTypes, '', false);
       out.length = 0;
       writeRustJsonBytes(out, value, { fieldTypes, plain });
-      const text = toRustJson(value, { fieldTypes, plain });
-      if (out.text() !== text) expect({ seed, bytes: out.text() }).toEqual({ seed, bytes: text });
-      expect(Buffer.from(out.bytes.subarray(0, out.length)).equals(utf8(text))).toBe(true);
+      if (out.text() !== compact) expect({ seed, bytes: out.text() }).toEqual({ seed, bytes: compact });
+      expect(Buffer.from(out.bytes.subarray(0, out.length)).equals(utf8(compact))).toBe(true);
+      for (const pretty of [false, true]) {
+        for (const sortKeys of [false, true]) {
+          const text = toRustJson(value, { fieldTypes, plain, pretty, sortKeys });
+          const expected = reference(value, fieldTypes, pretty ? '\n' : '', sortKeys);
+          if (text !== expected) expect({ seed, pretty, sortKeys, text }).toEqual({ seed, pretty, sortKeys, text: expected });
+        }
+      }
+      const sorted = canonicalJson(value);
+      if (sorted !== reference(value, undefined, '', true)) expect({ seed, sorted }).toEqual({ seed, sorted: reference(value, undefined, '', true) });
     }
   });
 

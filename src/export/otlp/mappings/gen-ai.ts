@@ -53,7 +53,8 @@ function chat(scope: FinishedScope) {
   put(out, 'gen_ai.response.model', response.model);
   const finish = finishReason(response.finishReason);
   if (finish !== undefined) out['gen_ai.response.finish_reasons'] = [finish];
-  if (response.message !== null && response.id !== undefined) {
+  // As native: the message of any response with a provider's shape, with or without an id; none of a shapeless one's.
+  if (response.message !== null && response.recognized) {
     // The response's text is one part (its text blocks joined by newlines), then its tool calls.
     const texts = response.message.parts.filter((p): p is Extract<Part, { kind: 'text' }> => p.kind === 'text').map((p) => p.text);
     const calls = response.message.parts.filter((p) => p.kind === 'tool_call');
