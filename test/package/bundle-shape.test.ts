@@ -105,7 +105,8 @@ describe('the bundled entries', () => {
     expect(warnings).toEqual(['hook "on_session_start" callback "failing" failed: boom']);
   });
 
-  it('mark every ES module file as needing no transpiling on Bun (a comment elsewhere)', () => {
+  /** Every `.js` file under dist/. */
+  function builtModules(): string[] {
     const files: string[] = [];
     const walk = (folder: string): void => {
       for (const name of readdirSync(folder)) {
@@ -115,6 +116,11 @@ describe('the bundled entries', () => {
       }
     };
     walk(path.join(root, 'dist'));
+    return files;
+  }
+
+  it('mark every ES module file as needing no transpiling on Bun (a comment elsewhere)', () => {
+    const files = builtModules();
     expect(files.length).toBeGreaterThan(10);
     // After a shebang where there is one (the CLI), as `bun build --target=bun` writes it.
     const unmarked = files.filter((file) => !/^(#![^\n]*\n)?\/\/ @bun\n/.test(readFileSync(file, 'utf8')));
@@ -125,15 +131,7 @@ describe('the bundled entries', () => {
     // A UTF-8 character in a marked file reaches Bun as one character per byte: the CLI's
     // `✓` printed as mojibake, and the U+FFFD that replaces a NUL in a payload key was
     // written as three characters, not the one native writes.
-    const files: string[] = [];
-    const walk = (folder: string): void => {
-      for (const name of readdirSync(folder)) {
-        const file = path.join(folder, name);
-        if (statSync(file).isDirectory()) walk(file);
-        else if (file.endsWith('.js')) files.push(file);
-      }
-    };
-    walk(path.join(root, 'dist'));
+    const files = builtModules();
     const marked = files.filter((file) => /^(#![^\n]*\n)?\/\/ @bun\n/.test(readFileSync(file, 'utf8')));
     expect(marked.length).toBeGreaterThan(10);
     const withNonAscii = marked.filter((file) => readFileSync(file).some((byte) => byte > 0x7f)).map((file) => path.relative(root, file));
