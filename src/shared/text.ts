@@ -35,3 +35,12 @@ export function stringOf(value: unknown): string {
     return '[unprintable]';
   }
 }
+
+/**
+ * The first `shown` items joined with `, `, then `, and N more` for the
+ * rest: a message that names a few of a long list stays one readable line.
+ */
+export function listSome(items: readonly string[], shown: number): string {
+  const head = items.slice(0, shown).join(', ');
+  return items.length > shown ? `${head}, and ${items.length - shown} more` : head;
+}

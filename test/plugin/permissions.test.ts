@@ -20,6 +20,10 @@ describe('a runtime that refuses environment reads', () => {
     const denied = status.diagnostics.filter((d) => d.code === 'settings.permission_denied');
     expect(denied).toHaveLength(1);
     expect(denied[0]!.message).toMatch(/NotCapable/);
+    // Every variable the plugin reads is refused: the message counts them and names a few, not all forty.
+    const [, total, more] = /^the runtime refused to read (\d+) variables: [A-Z_]+, [A-Z_]+, [A-Z_]+, and (\d+) more \(/.exec(denied[0]!.message) ?? [];
+    expect(Number(total)).toBeGreaterThan(10);
+    expect(Number(more)).toBe(Number(total) - 3);
     expect(status.state).toBe('ready');
     await plugin.shutdown();
   });

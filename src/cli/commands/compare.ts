@@ -21,6 +21,7 @@ import { packageVersion } from '../package-info.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { openSessions } from '../view/load.ts';
 import type { ViewNode } from '../view/model.ts';
+import { listSome } from '../../shared/text.ts';
 
 export const compareSpec: CommandSpec = {
   name: 'compare',
@@ -105,13 +106,9 @@ async function loadRun(ref: string, io: CliIo): Promise<Run> {
   if (ids.length === 0) throw new InputError(`${name}: no sessions in this file`);
   if (session !== undefined) {
     const position = ids.indexOf(session);
-    if (position === -1) throw new InputError(`${name}: no session ${JSON.stringify(session)} (it has ${list(ids)})`);
+    if (position === -1) throw new InputError(`${name}: no session ${JSON.stringify(session)} (it has ${listSome(ids, 5)})`);
     return { file: name, session, root: loaded.roots.at(position)! };
   }
-  if (ids.length > 1) throw new InputError(`${name} has ${ids.length} sessions (${list(ids)}); pick one with ${name}#<session id>`);
+  if (ids.length > 1) throw new InputError(`${name} has ${ids.length} sessions (${listSome(ids, 5)}); pick one with ${name}#<session id>`);
   return { file: name, session: ids[0]!, root: loaded.roots.at(0)! };
-}
-
-function list(ids: readonly string[]): string {
-  return `${ids.slice(0, 5).join(', ')}${ids.length > 5 ? `, and ${ids.length - 5} more` : ''}`;
 }

@@ -42,6 +42,7 @@ import {
   type OtlpEnvSettings,
 } from './otlp-env.ts';
 import { errorMessage } from '../../shared/error-text.ts';
+import { listSome } from '../../shared/text.ts';
 
 /** How the env ATOF file is opened: appended to, or written afresh. */
 export type AtofFileMode = 'append' | 'overwrite';
@@ -408,7 +409,7 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       level: 'warning',
       code: 'settings.permission_denied',
       field: denied.names[0]!,
-      message: `the runtime refused to read ${denied.names.join(', ')} (${denied.message}); using the defaults (Deno: run with --allow-env)`,
+      message: `the runtime refused to read ${denied.names.length === 1 ? '' : `${denied.names.length} variables: `}${listSome(denied.names, 3)} (${denied.message}); using the defaults (Deno: run with --allow-env)`,
     });
   }
   if (settings.atifEnabled && !settings.atifOutputDirectory && !settings.pluginsConfig) {
