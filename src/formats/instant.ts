@@ -57,8 +57,28 @@ export function parseInstant(value: unknown): Instant | undefined {
  * parser (`undefined`), so both always agree.
  */
 function parseUtc(value: string): Instant | undefined {
+  return readUtc(value, UTC) ? { seconds: UTC.seconds, nanos: UTC.nanos } : undefined;
+}
+
+/** What `readUtc` read from a stamp. */
+interface UtcStamp {
+  seconds: number;
+  nanos: number;
+  /** The stamp is chrono's `to_rfc3339()` text of its instant (`isChronoText`). */
+  chrono: boolean;
+}
+
+/** `readUtc`'s answer, reused from stamp to stamp. */
+const UTC: UtcStamp = { seconds: 0, nanos: 0, chrono: false };
+
+/**
+ * `parseUtc` into `into`, which also learns whether the text is chrono's
+ * own, from the same reading (a trajectory reads every event's stamp).
+ * False when `parseUtc` would give `undefined`.
+ */
+function readUtc(value: string, into: UtcStamp): boolean {
   const length = value.length;
-  if (length < 20) return undefined;
+  if (length < 20) return false;
   const year = digits(value, 0, 4);
   const month = digits(value, 5, 2);
   const day = digits(value, 8, 2);
@@ -80,7 +100,7 @@ function parseUtc(value: string): Instant | undefined {
     value.charCodeAt(13) !== 58 ||
     value.charCodeAt(16) !== 58
   ) {
-    return undefined;
+    return false;
   }
   let at = 19;
   let nanos = 0;
@@ -92,17 +112,26 @@ function parseUtc(value: string): Instant | undefined {
       nanos += (code - 48) * scale;
       scale = Math.floor(scale / 10);
     }
-    if (at === 20) return undefined;
+    if (at === 20) return false;
   }
   const rest = length - at;
-  if (!(rest === 1 && value.charCodeAt(at) === 90) && !(rest === 6 && value.endsWith('+00:00'))) return undefined;
+  const offset = rest === 6 && value.endsWith('+00:00');
+  if (!(rest === 1 && value.charCodeAt(at) === 90) && !offset) return false;
   // Days from 1970-01-01 (proleptic Gregorian); a day past the month's end runs on into the next month, as in Date.UTC.
   const y = month <= 2 ? year - 1 : year;
   const era = Math.floor(y / 400);
   const yearOfEra = y - era * 400;
   const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
   const days = era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468;
-  return { seconds: days * 86_400 + hour * 3600 + minute * 60 + second, nanos };
+  into.seconds = days * 86_400 + hour * 3600 + minute * 60 + second;
+  into.nanos = nanos;
+  // chrono writes `+00:00`, a real date, and 0, 3, 6 or 9 fraction digits, the fewest that keep the value.
+  const fraction = at === 19 ? 0 : at - 20;
+  into.chrono =
+    offset &&
+    (fraction === 0 || ((fraction === 3 || fraction === 6 || fraction === 9) && !value.endsWith('000+00:00'))) &&
+    day <= daysInMonth(year, month);
+  return true;
 }
 
 /** The decimal number of `count` ASCII digits at `at`, or -1. */
@@ -131,10 +160,10 @@ export function rfc3339Of(value: unknown, instant: Instant): string {
  * on `into`. Reading a trajectory's events does this for every event.
  */
 export function readStamp(value: unknown, into: { instant: Instant | undefined; text: string }): void {
-  const utc = typeof value === 'string' ? parseUtc(value) : undefined;
-  if (utc !== undefined) {
+  if (typeof value === 'string' && readUtc(value, UTC)) {
+    const utc = { seconds: UTC.seconds, nanos: UTC.nanos };
     into.instant = utc;
-    into.text = isChronoText(value as string) ? (value as string) : formatInstant(utc);
+    into.text = UTC.chrono ? value : formatInstant(utc);
     return;
   }
   const instant = parseInstant(value);

@@ -29,20 +29,24 @@ export class AgentTree {
   readonly agentUuids = new Set<string>();
 
   constructor(events: readonly ConvEvent[]) {
+    // Indexed passes: this runs once a build, often before it is optimized, where a for-of allocates an iterator result per event.
     const roles = new Map<string, string | undefined>();
-    for (const event of events) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as ConvEvent;
       if (!isStart(event)) continue;
       if (event.parent !== undefined) this.scopeParents.set(event.uuid, event.parent);
       if (isAgentScope(event)) roles.set(event.uuid, metadataString(event, 'nemo_relay_scope_role'));
     }
-    for (const event of events) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as ConvEvent;
       if (!isStart(event) || !isAgentScope(event)) continue;
       // A `turn`-role agent scope is transparent inside a real agent.
       if (metadataString(event, 'nemo_relay_scope_role') !== 'turn' || this.nearestNonTurnAgent(event.parent, roles, event.uuid) === undefined) {
         this.agentUuids.add(event.uuid);
       }
     }
-    for (const event of events) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as ConvEvent;
       if (!isStart(event) || !isAgentScope(event) || !this.agentUuids.has(event.uuid)) continue;
       this.nodes.set(event.uuid, {
         uuid: event.uuid,

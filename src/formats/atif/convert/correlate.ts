@@ -10,11 +10,13 @@ import { canonicalJson } from '../../native-text.ts';
 import { extractToolCalls, normalizeToolArguments } from '../payload/index.ts';
 import { type ConvEvent, toolCallIdOf } from './events.ts';
 
-export function buildToolCallCorrelations(events: Iterable<ConvEvent>): Map<string, string> {
+export function buildToolCallCorrelations(events: readonly ConvEvent[]): Map<string, string> {
   const correlations = new Map<string, string>();
   const toolStarts: ConvEvent[] = [];
   const llmEnds: ConvEvent[] = [];
-  for (const event of events) {
+  // Indexed: a once-a-build pass, where a for-of allocates an iterator result per event until it is optimized.
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as ConvEvent;
     if (event.kind !== 'scope') continue;
     if (event.phase === 'start' && event.category === 'tool') {
       const id = toolCallIdOf(event);
@@ -30,7 +32,8 @@ export function buildToolCallCorrelations(events: Iterable<ConvEvent>): Map<stri
   // Only executions that end up without an id are matched by name and
   // arguments; usually there are none, and the requested calls need not be read.
   const executionsByKey = new Map<string, string[]>();
-  for (const event of toolStarts) {
+  for (let i = 0; i < toolStarts.length; i++) {
+    const event = toolStarts[i] as ConvEvent;
     if (correlations.has(event.uuid) || event.data === undefined) continue;
     const key = toolMatchKey(event.name, normalizeToolArguments(event.data));
     if (key === undefined) continue;

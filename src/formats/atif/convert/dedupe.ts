@@ -7,7 +7,7 @@
  */
 
 import type { Json, JsonObject } from '../../../shared/json.ts';
-import { type Instant, compareInstants } from '../../instant.ts';
+import { compareInstants } from '../../instant.ts';
 import { canonicalJson } from '../../native-text.ts';
 import {
   asObject,
@@ -31,8 +31,8 @@ interface SpanInfo {
 }
 
 export interface SharedLookups {
-  names: Map<string, string>;
-  startInstants: Map<string, Instant>;
+  /** Each scope's start event by uuid (a later start replaces an earlier one): its name and instant. */
+  starts: Map<string, ConvEvent>;
   llmEndsWithData: Set<string>;
   llmStartModels: Map<string, string>;
   suppressedLlm: Set<string>;
@@ -48,16 +48,16 @@ export interface Lookups extends SharedLookups {
 }
 
 export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<object> = new Set()): SharedLookups {
-  const names = new Map<string, string>();
-  const startInstants = new Map<string, Instant>();
+  const starts = new Map<string, ConvEvent>();
   const llmEndsWithData = new Set<string>();
   const llmStartModels = new Map<string, string>();
   let fidelity = -1;
   let mixed = false;
-  for (const event of events) {
+  // Indexed: a once-a-build pass, where a for-of allocates an iterator result per event until it is optimized.
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as ConvEvent;
     if (isStart(event)) {
-      names.set(event.uuid, event.name);
-      startInstants.set(event.uuid, event.instant);
+      starts.set(event.uuid, event);
       if (isLlm(event)) {
         const model = startModel(event);
         if (model !== undefined) llmStartModels.set(event.uuid, model);
@@ -76,7 +76,7 @@ export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<obje
   // request seen twice: with one fidelity among all the LLM events (one instrumentation, the usual stream) no span
   // can be suppressed, and the spans need not be paired at all.
   const dedupe = mixed ? buildLlmDedupe(llmSpansOf(events)) : { suppressedLlm: new Set<string>(), supplementalMetrics: new Map<string, AtifMetrics>() };
-  return { names, startInstants, llmEndsWithData, llmStartModels, ...dedupe, plain };
+  return { starts, llmEndsWithData, llmStartModels, ...dedupe, plain };
 }
 
 /** Each LLM span's start and end event, by uuid (a later event of a phase replaces an earlier one). */

@@ -29,11 +29,15 @@ export interface ConvEvent {
 
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
+/** An ASCII capital: the only letters a uuid can lowercase. */
+const UPPERCASE_RE = /[A-Z]/;
+
 function normalizeUuid(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  // Relays write lowercase uuids: nothing to lowercase means nothing to check.
-  const lower = value.toLowerCase();
-  return lower === value || !UUID_RE.test(value) ? value : lower;
+  // Relays write lowercase uuids: nothing to lowercase means nothing to check. Looked for first, because
+  // V8's toLowerCase allocates its result before it finds that nothing changed (a uuid's copy per event);
+  // the regex is as fast as toLowerCase, where a loop over the characters in JS was slower than both.
+  return UPPERCASE_RE.test(value) && UUID_RE.test(value) ? value.toLowerCase() : value;
 }
 
 /** A uuid in any form `Uuid::parse_str` accepts, as the canonical lowercase hyphenated string. */

@@ -8,7 +8,7 @@
 
 import { canonicalJson } from '../../native-text.ts';
 import { asObject } from '../payload/index.ts';
-import type { AtifStep, AtifTrajectory } from '../types.ts';
+import type { AtifObservationResult, AtifStep, AtifSubagentTrajectoryRef, AtifTrajectory } from '../types.ts';
 
 export function renumber(steps: AtifStep[]): void {
   steps.forEach((step, index) => {
@@ -88,39 +88,58 @@ function dedupeKeys(step: AtifStep): { id: string; key: string }[] {
  * elsewhere (another process's, named by a tool end) is kept.
  */
 export function pruneSubagentRefs(steps: AtifStep[], childIds: Set<string>, localAgents: { has(uuid: string): boolean }): AtifStep[] {
-  for (const step of steps) {
-    const observation = step.observation;
+  // In place, lists filtered only where something goes: most results keep everything, and most steps stay.
+  for (let index = 0; index < steps.length; index++) {
+    const observation = (steps[index] as AtifStep).observation;
     if (observation === undefined) continue;
-    observation.results = observation.results.filter((result) => {
-      if (result.subagent_trajectory_ref !== undefined) {
-        const kept = result.subagent_trajectory_ref.filter((ref) =>
-          ref.trajectory_id !== undefined && localAgents.has(ref.trajectory_id) ? childIds.has(ref.trajectory_id) : ref.trajectory_id !== undefined || ref.trajectory_path !== undefined,
-        );
-        if (kept.length === 0) delete result.subagent_trajectory_ref;
-        else result.subagent_trajectory_ref = kept;
-      }
-      const extra = asObject(result.extra);
-      return (
-        result.content !== undefined ||
-        result.subagent_trajectory_ref !== undefined ||
-        (extra !== undefined && ('tool_result' in extra || 'tool_result_annotation' in extra))
-      );
-    });
-    if (observation.results.length === 0) delete step.observation;
+    const results = observation.results;
+    let write = 0;
+    for (let read = 0; read < results.length; read++) {
+      const result = results[read] as AtifObservationResult;
+      if (result.subagent_trajectory_ref !== undefined) pruneRefs(result, result.subagent_trajectory_ref, childIds, localAgents);
+      if (keepsResult(result)) results[write++] = result;
+    }
+    // Setting an array's length is a runtime call even in optimized code: only when something went.
+    if (write < results.length) results.length = write;
+    if (write === 0) delete (steps[index] as AtifStep).observation;
   }
-  const kept = steps.filter(
-    (step) =>
-      !(step.source === 'system' && step.observation === undefined && step.message === '' && step.extra === undefined) &&
-      !(
-        step.source === 'agent' &&
-        step.llm_call_count === 0 &&
-        step.observation === undefined &&
-        step.message === '' &&
-        step.extra === undefined
-      ),
+  let write = 0;
+  for (let read = 0; read < steps.length; read++) {
+    const step = steps[read] as AtifStep;
+    if (!isEmptyStep(step)) steps[write++] = step;
+  }
+  if (write < steps.length) steps.length = write;
+  renumber(steps);
+  return steps;
+}
+
+/** The result's refs without those to local subagents that were not embedded, and without refs that name nothing. */
+function pruneRefs(result: AtifObservationResult, refs: AtifSubagentTrajectoryRef[], childIds: Set<string>, localAgents: { has(uuid: string): boolean }): void {
+  let write = 0;
+  for (let read = 0; read < refs.length; read++) {
+    const ref = refs[read] as AtifSubagentTrajectoryRef;
+    const kept =
+      ref.trajectory_id !== undefined && localAgents.has(ref.trajectory_id)
+        ? childIds.has(ref.trajectory_id)
+        : ref.trajectory_id !== undefined || ref.trajectory_path !== undefined;
+    if (kept) refs[write++] = ref;
+  }
+  if (write < refs.length) refs.length = write;
+  if (write === 0) delete result.subagent_trajectory_ref;
+}
+
+function keepsResult(result: AtifObservationResult): boolean {
+  if (result.content !== undefined || result.subagent_trajectory_ref !== undefined) return true;
+  const extra = asObject(result.extra);
+  return extra !== undefined && ('tool_result' in extra || 'tool_result_annotation' in extra);
+}
+
+/** A system step or a sub-agent dispatch step left with nothing to say. */
+function isEmptyStep(step: AtifStep): boolean {
+  return (
+    (step.source === 'system' && step.observation === undefined && step.message === '' && step.extra === undefined) ||
+    (step.source === 'agent' && step.llm_call_count === 0 && step.observation === undefined && step.message === '' && step.extra === undefined)
   );
-  renumber(kept);
-  return kept;
 }
 
 export function finalMetrics(steps: readonly AtifStep[]): AtifTrajectory['final_metrics'] {
@@ -128,8 +147,8 @@ export function finalMetrics(steps: readonly AtifStep[]): AtifTrajectory['final_
   let completion: number | undefined;
   let cached: number | undefined;
   let cost: number | undefined;
-  for (const step of steps) {
-    const metrics = step.metrics;
+  for (let i = 0; i < steps.length; i++) {
+    const metrics = (steps[i] as AtifStep).metrics;
     if (metrics === undefined) continue;
     if (metrics.prompt_tokens !== undefined) prompt = (prompt ?? 0) + metrics.prompt_tokens;
     if (metrics.completion_tokens !== undefined) completion = (completion ?? 0) + metrics.completion_tokens;

@@ -56,17 +56,24 @@ function trajectoryFromParts(
 function* stepsForAgent(events: readonly ConvEvent[], tree: AgentTree, agentUuid: string, shared: SharedLookups, clock: SliceClock): Slices<AtifStep[]> {
   // The agent's events: the ones it owns and its direct children's starts, each event's owner found once.
   // A child's start is an agent scope, which the correlations pass over, so they read the owned events alone.
-  const mine: ConvEvent[] = [];
+  // A root that owns every event (the usual session) converts the list itself: it is copied only from the first event it does not own.
+  let mine: ConvEvent[] | undefined;
   for (let i = 0; i < events.length; i++) {
     const event = events[i] as ConvEvent;
-    if (tree.directChildStart(agentUuid, event) !== undefined || tree.ownerAgent(event) === agentUuid) mine.push(event);
+    const isMine = tree.directChildStart(agentUuid, event) !== undefined || tree.ownerAgent(event) === agentUuid;
+    if (mine !== undefined) {
+      if (isMine) mine.push(event);
+    } else if (!isMine) {
+      mine = events.slice(0, i);
+    }
   }
   yield;
+  const owned = mine ?? events;
   // `shared` carries the pricer (when one is set) to every agent's steps.
-  const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(mine) });
+  const converter = new StepConverter({ ...shared, toolCallIds: buildToolCallCorrelations(owned) });
   // Indexed: a for-of in a generator allocates an iterator result per event (the builder's garbage sets the pace of the scavenges that copy a session's kept events).
-  for (let i = 0; i < mine.length; i++) {
-    const event = mine[i] as ConvEvent;
+  for (let i = 0; i < owned.length; i++) {
+    const event = owned[i] as ConvEvent;
     if (clock.tick()) yield;
     const child = tree.directChildStart(agentUuid, event);
     if (child !== undefined) converter.subagentStart(child, event);

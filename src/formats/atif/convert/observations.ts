@@ -39,7 +39,7 @@ export function observationExtra(event: ConvEvent): JsonObject {
 export function mergeObservationResult(observation: AtifObservation, result: AtifObservationResult): void {
   const id = result.source_call_id;
   if (id !== undefined) {
-    const existing = observation.results.find((candidate) => candidate.source_call_id === id);
+    const existing = resultFor(observation.results, id);
     if (existing !== undefined) {
       if (existing.content === undefined && result.content !== undefined) insertContent(existing, result.content);
       if (result.subagent_trajectory_ref !== undefined) {
@@ -65,6 +65,12 @@ export function mergeObservationResult(observation: AtifObservation, result: Ati
     }
   }
   observation.results.push(result);
+}
+
+/** The result for the call `id` (a loop: a closure per merge was an allocation per tool result). */
+function resultFor(results: readonly AtifObservationResult[], id: string): AtifObservationResult | undefined {
+  for (let i = 0; i < results.length; i++) if ((results[i] as AtifObservationResult).source_call_id === id) return results[i];
+  return undefined;
 }
 
 /** Rebuilds a result so `content` sits in its struct position. */

@@ -20,12 +20,13 @@ import {
 import type { AgentNode } from './agent-tree.ts';
 import type { ConvEvent } from './events.ts';
 
-export function ancestryOf(event: ConvEvent, names: Map<string, string>): AtifAncestry {
+/** The event's ancestry; `starts` holds each scope's start event by uuid (`SharedLookups.starts`), which names the parent. */
+export function ancestryOf(event: ConvEvent, starts: Map<string, ConvEvent>): AtifAncestry {
   const ancestry: AtifAncestry = { function_id: event.uuid, function_name: event.name };
   if (event.parent !== undefined) {
     ancestry.parent_id = event.parent;
-    const parentName = names.get(event.parent);
-    if (parentName !== undefined) ancestry.parent_name = parentName;
+    const parent = starts.get(event.parent);
+    if (parent !== undefined) ancestry.parent_name = parent.name;
   }
   return ancestry;
 }

@@ -76,6 +76,14 @@ function remoteTrajectoryRefs(event: ConvEvent): AtifSubagentTrajectoryRef[] | u
   return refs.length > 0 ? refs : undefined;
 }
 
+const callId = (call: AtifToolCall): string => call.tool_call_id;
+
+/** Whether `calls` has one with the id (a loop: a closure per question was an allocation per tool result). */
+function hasToolCall(calls: readonly AtifToolCall[], id: string): boolean {
+  for (let i = 0; i < calls.length; i++) if ((calls[i] as AtifToolCall).tool_call_id === id) return true;
+  return false;
+}
+
 export class StepConverter {
   readonly steps: AtifStep[] = [];
   private lastToolCallByName = new Map<string, string>();
@@ -105,29 +113,28 @@ export class StepConverter {
   }
 
   private flushObservations(): void {
-    if (this.pendingObservations.length === 0) return;
+    const observations = this.pendingObservations;
+    if (observations.length === 0) return;
     const timestamp = this.pendingTimestamp;
     this.pendingTimestamp = undefined;
-    const observations = this.pendingObservations;
-    this.pendingObservations = [];
-    const attached: AtifObservationResult[] = [];
-    const standalone: AtifObservationResult[] = [];
-    for (const result of observations) {
+    // The usual result goes straight onto the current step; only results without a call id make a list of their own.
+    let standalone: AtifObservationResult[] | undefined;
+    for (let i = 0; i < observations.length; i++) {
+      const result = observations[i] as AtifObservationResult;
       const id = result.source_call_id;
-      if (id === undefined) standalone.push(result);
-      else if (this.currentStepHasToolCall(id)) attached.push(result);
+      if (id === undefined) (standalone ??= []).push(result);
+      else if (this.currentStepHasToolCall(id)) this.attachToCurrentStep(result);
       else this.defer(id, result, timestamp);
     }
-    this.attachToCurrentStep(attached);
-    this.pushStandalone(standalone, timestamp);
+    // Emptied for the next tool ends: popped, as setting its length is a runtime call even in optimized code.
+    while (observations.length > 0) observations.pop();
+    if (standalone !== undefined) this.pushStandalone(standalone, timestamp);
   }
 
-  private attachToCurrentStep(results: AtifObservationResult[]): void {
-    if (results.length === 0) return;
+  private attachToCurrentStep(result: AtifObservationResult): void {
     const index = this.current.stepIndex;
     if (index === undefined || this.steps[index] === undefined) return;
-    const observation = this.ensureObservation(index);
-    for (const result of results) mergeObservationResult(observation, result);
+    mergeObservationResult(this.ensureObservation(index), result);
   }
 
   /** The observation of the step at `index`, added in its struct position when the step has none. */
@@ -163,7 +170,7 @@ export class StepConverter {
 
   private currentStepHasToolCall(id: string): boolean {
     const step = this.current.stepIndex === undefined ? undefined : this.steps[this.current.stepIndex];
-    return step?.tool_calls?.some((call) => call.tool_call_id === id) ?? false;
+    return step?.tool_calls !== undefined && hasToolCall(step.tool_calls, id);
   }
 
   private defer(id: string, result: AtifObservationResult, timestamp: string | undefined): void {
@@ -176,8 +183,11 @@ export class StepConverter {
     const stepIndex = this.current.stepIndex;
     if (stepIndex === undefined) return;
     const step = this.steps[stepIndex];
-    const ids = step?.tool_calls?.map((call) => call.tool_call_id) ?? [];
-    for (const id of ids) {
+    const calls = step?.tool_calls;
+    if (calls === undefined) return;
+    // By index over the calls as they are now: attaching an observation re-creates the step, never its calls.
+    for (let i = 0; i < calls.length; i++) {
+      const id = (calls[i] as AtifToolCall).tool_call_id;
       const observations = this.deferredObservations.get(id);
       if (observations !== undefined && step !== undefined) {
         this.deferredObservations.delete(id);
@@ -187,7 +197,7 @@ export class StepConverter {
       const metadata = this.deferredToolMetadata.get(id);
       if (metadata !== undefined) {
         this.deferredToolMetadata.delete(id);
-        this.current.tools.push(...metadata);
+        for (const tool of metadata) this.current.pushTool(tool.ancestry, tool.invocation);
       }
     }
   }
@@ -234,7 +244,7 @@ export class StepConverter {
     }
     if (retry) return;
     const step = newStep('user', extractUserMessage(content), event.timestamp);
-    step.extra = stepExtra({ ancestry: ancestryOf(event, this.lookups.names), llmRequest: content }, this.lookups.plain);
+    step.extra = stepExtra({ ancestry: ancestryOf(event, this.lookups.starts), llmRequest: content }, this.lookups.plain);
     this.steps.push(step);
   }
 
@@ -244,10 +254,13 @@ export class StepConverter {
     if (output === undefined) return;
     const toolCalls = extractToolCalls(output);
     this.lastToolCallByName.clear();
-    const order: string[] = [];
-    for (const call of toolCalls ?? []) {
-      if (call.function_name !== '') this.lastToolCallByName.set(call.function_name, call.tool_call_id);
-      order.push(call.tool_call_id);
+    // The call order at its size: a list grown by pushes starts with room for many more.
+    const order = toolCalls === undefined ? [] : toolCalls.map(callId);
+    if (toolCalls !== undefined) {
+      for (let i = 0; i < toolCalls.length; i++) {
+        const call = toolCalls[i] as AtifToolCall;
+        if (call.function_name !== '') this.lastToolCallByName.set(call.function_name, call.tool_call_id);
+      }
     }
     const reasoningEffort = this.currentReasoningEffort;
     this.currentReasoningEffort = undefined;
@@ -272,7 +285,9 @@ export class StepConverter {
     if (reasoningEffort !== undefined) step.reasoning_effort = reasoningEffort;
     if (reasoningContent !== undefined) step.reasoning_content = reasoningContent;
     if (toolCalls !== undefined) {
-      step.tool_calls = toolCalls.map(sortToolCall);
+      // `extractToolCalls` made the list and its calls for this step: sorted in place, not copied.
+      for (let i = 0; i < toolCalls.length; i++) sortToolCall(toolCalls[i] as AtifToolCall);
+      step.tool_calls = toolCalls;
       // The slot of the observation its tool results will bring, in struct order (written only once set):
       // without it, each step that gets one was re-created with its fields in order.
       step.observation = undefined;
@@ -288,8 +303,8 @@ export class StepConverter {
     }
     this.current.setCurrent(
       this.steps.length - 1,
-      ancestryOf(event, this.lookups.names),
-      invocationOf(this.lookups.startInstants.get(event.uuid), event.instant, event.uuid, failed ? 'failed' : 'completed'),
+      ancestryOf(event, this.lookups.starts),
+      invocationOf(this.lookups.starts.get(event.uuid)?.instant, event.instant, event.uuid, failed ? 'failed' : 'completed'),
       order,
       output,
     );
@@ -336,7 +351,7 @@ export class StepConverter {
     if (index === undefined || step === undefined) return false;
     if (step.tool_calls === undefined) step = this.replaceStep(index, { ...step, tool_calls: [] });
     const calls = step.tool_calls as AtifToolCall[];
-    if (calls.some((call) => call.tool_call_id === id)) {
+    if (hasToolCall(calls, id)) {
       this.current.pushToolCallId(id);
       return true;
     }
@@ -383,16 +398,14 @@ export class StepConverter {
     }
     if (this.activeToolCallId === id) this.activeToolCallId = undefined;
     if (id === undefined) return;
-    const tool: ToolMetadata = {
-      ancestry: ancestryOf(event, this.lookups.names),
-      invocation: invocationOf(this.lookups.startInstants.get(event.uuid), event.instant, id),
-    };
+    const ancestry = ancestryOf(event, this.lookups.starts);
+    const invocation = invocationOf(this.lookups.starts.get(event.uuid)?.instant, event.instant, id);
     if (this.current.hasActiveStep() && this.current.hasToolCallId(id)) {
-      this.current.tools.push(tool);
+      this.current.pushTool(ancestry, invocation);
     } else {
       let list = this.deferredToolMetadata.get(id);
       if (list === undefined) this.deferredToolMetadata.set(id, (list = []));
-      list.push(tool);
+      list.push({ ancestry, invocation });
     }
   }
 
@@ -417,7 +430,7 @@ export class StepConverter {
     const index = this.current.stepIndex;
     const step = index === undefined ? undefined : this.steps[index];
     if (index === undefined || step?.tool_calls === undefined) return false;
-    if (!step.tool_calls.some((call) => call.tool_call_id === sourceCallId)) return false;
+    if (!hasToolCall(step.tool_calls, sourceCallId)) return false;
     const observation = this.ensureObservation(index);
     const existing = observation.results.find((result) => result.source_call_id === sourceCallId);
     if (existing !== undefined) {
