@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Json } from '../../shared/json.ts';
+import { isPlainDataObject, type Json } from '../../shared/json.ts';
 import { giveBack, takeBuilder, type LineBuilder } from '../../shared/utf8-builder.ts';
 import { exactTexts, isSortedJson, keyMayDiffer, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
 import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
@@ -194,8 +194,7 @@ function writeStringifiedObject(out: LineBuilder, object: object, depth: number)
     out.byte(0x5d); // ]
     return;
   }
-  const prototype = Object.getPrototypeOf(object) as unknown;
-  if ((prototype !== Object.prototype && prototype !== null) || typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
+  if (!isPlainDataObject(object)) throw GIVE_UP;
   out.byte(0x7b); // {
   let first = true;
   for (const key in object) {
