@@ -457,6 +457,19 @@ function unserializable(error: unknown): string {
 /** Thrown to give up on the fast path; not an Error, so no stack is captured. */
 const GIVE_UP = { reason: 'general walk' };
 
+/**
+ * True for an object the fast walks over payloads take as plain data: its
+ * prototype is `Object.prototype` or none, and it has no `toJSON`. Anything
+ * else (a class instance, a `Date`, a `Map`, a value with `toJSON`) is left
+ * to the general paths, which know what `JSON.stringify` and `toJson` make
+ * of it: `toJson`'s fast copy here, and the ATOF line's walk
+ * (`formats/native-text/write.ts`).
+ */
+export function isPlainDataObject(object: object): boolean {
+  const prototype = Object.getPrototypeOf(object) as unknown;
+  return (prototype === Object.prototype || prototype === null) && typeof (object as { toJSON?: unknown }).toJSON !== 'function';
+}
+
 /** True when the bounds are the defaults (left out, or given with the default's value). */
 function hasDefaultBounds(options: ToJsonOptions): boolean {
   return (
@@ -516,8 +529,7 @@ function copyObject(object: object, depth: number, budget: Budget): Json {
     }
     return out;
   }
-  const prototype = Object.getPrototypeOf(object) as unknown;
-  if ((prototype !== Object.prototype && prototype !== null) || typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
+  if (!isPlainDataObject(object)) throw GIVE_UP;
   const own = Object.keys(object);
   const shape = shapeOf(own, budget.noNul);
   if (shape.headersKey && budget.noHeadersKey) throw GIVE_UP;

@@ -16,6 +16,8 @@ import {
   type NumberFieldType,
 } from '../../src/formats/native-text.ts';
 import { sortPayload } from '../../src/formats/native-text/keys.ts';
+import { writeStringifiedBytes } from '../../src/formats/native-text/write.ts';
+import { giveBack, takeBuilder } from '../../src/shared/utf8-builder.ts';
 
 describe('native number text', () => {
   it.each([
@@ -163,6 +165,73 @@ describe('stringifyMayDiffer', () => {
       expect(stringifyMayDiffer(value)).toBe(true);
       expect(canonicalJson(value)).not.toBe(JSON.stringify(value));
     }
+  });
+});
+
+describe('writeStringifiedBytes (an ATOF line payload in one pass)', () => {
+  /** What it writes after a line's first bytes, or false when it gave up (those bytes then stand alone). */
+  const written = (value: object): string | false => {
+    const out = takeBuilder();
+    try {
+      out.ascii('{"data":');
+      const wrote = writeStringifiedBytes(out, value);
+      const text = out.text();
+      if (wrote) return text.slice('{"data":'.length);
+      expect(text).toBe('{"data":');
+      return false;
+    } finally {
+      giveBack(out);
+    }
+  };
+  /** `levels` objects nested one in the other. */
+  const nested = (levels: number): object => {
+    let value: object = { leaf: 1 };
+    for (let i = 1; i < levels; i++) value = { a: value };
+    return value;
+  };
+
+  it("writes JSON.stringify's text where it is native's: plain data, skipped members, lone surrogates as escapes", () => {
+    const plain: object[] = [
+      {},
+      [],
+      { a: 1, b: [true, null, 'x', 0.5] },
+      { zero: -0, u32: 4294967295, i32: -2147483648, tiny: 1e-7, f: 123.25, nan: Number.NaN, inf: Number.POSITIVE_INFINITY },
+      { cut: 'cut 😀'.slice(0, -1), lone: `${'long '.repeat(40)}\udc00`, escapes: 'a "q" \\ \n \u0001 \u2028', ['k\ud800']: 'é 漢字' },
+      [undefined, () => 1, Symbol('s'), 1],
+      { u: undefined, f: () => 1, s: Symbol('s'), kept: 1 },
+      Object.assign(Object.create(null) as object, { b: 1 }),
+      JSON.parse('{"__proto__":{"x":1},"a":2}') as object,
+      nested(128),
+    ];
+    for (const value of plain) expect(written(value)).toBe(JSON.stringify(value));
+  });
+
+  it('gives up, writing nothing, where native writes a number or key differently or JSON.stringify would do more than walk plain data', () => {
+    class Point {
+      x = 1;
+    }
+    const given: [string, object][] = [
+      ['an integer beyond u32', { a: 2 ** 40 }],
+      ['an integer below i32', [-2147483649]],
+      ['a number native writes with an exponent', { a: { b: [0.000002] } }],
+      ['integer-like keys', { '10': 1, '9': 2, b: 3 }],
+      ['a key starting with a digit, deeper', { a: [{ '1a': null }] }],
+      ['toJSON', { a: { toJSON: () => 'replaced' } }],
+      ['a class instance', { nested: new Point() }],
+      ['a Date', { when: new Date(0) }],
+      ['a BigInt', { n: 1n }],
+      ['nesting past the bound', nested(129)],
+    ];
+    for (const [label, value] of given) expect([label, written(value)]).toEqual([label, false]);
+    // A key inherited from Object.prototype: JSON.stringify skips it, stringifyMayDiffer reads it.
+    const polluted = Object.prototype as Record<string, unknown>;
+    try {
+      polluted.inherited = 1;
+      expect(written({ a: 1 })).toBe(false);
+    } finally {
+      delete polluted.inherited;
+    }
+    expect(written({ a: 1 })).toBe('{"a":1}');
   });
 });
 

@@ -26,6 +26,17 @@ function isIndexKey(key: string): boolean {
 }
 
 /**
+ * True for a key whose place in native's text may differ from its place in
+ * a JS object's: one that starts with a digit (JS lists integer-like keys
+ * first, native sorts them as text). Every walk that decides whether
+ * `JSON.stringify` writes native's text asks this of each key.
+ */
+export function keyMayDiffer(key: string): boolean {
+  const first = key.charCodeAt(0);
+  return first >= 48 && first <= 57;
+}
+
+/**
  * The keys of `object` in code-point order. JS lists index keys first,
  * so only an object with one (it is then the first key) needs sorting.
  */
@@ -119,9 +130,7 @@ function isSortedPlain(value: Json): boolean {
   }
   let previous: string | undefined;
   for (const key in value) {
-    // An integer-like key: JS lists it first, native sorts it as text (`mayDiffer`).
-    const first = key.charCodeAt(0);
-    if (first >= 48 && first <= 57) return false;
+    if (keyMayDiffer(key)) return false;
     if (previous !== undefined && compareKeys(previous, key) > 0) return false;
     previous = key;
     if (!isSortedPlain(value[key] as Json)) return false;
@@ -189,9 +198,7 @@ export function mayDiffer(value: Json, exact: boolean): boolean {
     return false;
   }
   for (const key in value) {
-    // A JS object lists integer-like keys first; native sorts them as text.
-    const first = key.charCodeAt(0);
-    if (first >= 48 && first <= 57) return true;
+    if (keyMayDiffer(key)) return true;
     if (mayDiffer(value[key] as Json, exact)) return true;
   }
   return false;

@@ -4,9 +4,9 @@
  * @module
  */
 
-import type { Json } from '../../shared/json.ts';
+import { isPlainDataObject, type Json } from '../../shared/json.ts';
 import { giveBack, takeBuilder, type LineBuilder } from '../../shared/utf8-builder.ts';
-import { exactTexts, isSortedJson, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
+import { exactTexts, isSortedJson, keyMayDiffer, keysInOrder, mayDiffer, payloadNumberMayDiffer } from './keys.ts';
 import { formatF64, formatIntegerField, formatPayloadNumber } from './numbers.ts';
 
 export type NumberFieldType = 'f64' | 'integer';
@@ -147,6 +147,94 @@ export function stringifiedIfExact(value: Json, fieldTypes: FieldTypes | undefin
   return typedMayDiffer(value, fieldTypes, plain) ? undefined : JSON.stringify(value);
 }
 
+/**
+ * Writes `JSON.stringify(value)` as UTF-8 into `out` and returns true when
+ * that is native's compact text for a payload whose keys are in code-point
+ * order (`stringifyMayDiffer(value)` false, as the memory relay's copies
+ * are); otherwise writes nothing and returns false. `stringifiedIfExact`
+ * for a line's payload, as bytes.
+ *
+ * Every value is written here, in one pass, rather than by a check walk
+ * and `JSON.stringify` whole as `writeValue` writes a document's plain
+ * parts: for line-sized payloads the one pass costs less on all three
+ * runtimes (bench/RESULTS.md, "the ATOF line's payload walk"). It gives up
+ * where `stringifyMayDiffer` would send the payload to the exact writer (a
+ * number native writes differently, an integer-like key), and wherever
+ * `JSON.stringify` would do more than walk plain data (a prototype other
+ * than `Object.prototype` or none, `toJSON`, an inherited key, a BigInt),
+ * or nesting deeper than `toJson`'s copies go.
+ */
+export function writeStringifiedBytes(out: LineBuilder, value: object): boolean {
+  // Relative to the line's start: the caller's buffer may move the open line.
+  const written = out.length - out.start;
+  try {
+    writeStringifiedObject(out, value, 0);
+    return true;
+  } catch (error) {
+    if (error !== GIVE_UP) throw error;
+    out.length = out.start + written;
+    return false;
+  }
+}
+
+/** Thrown to give up on `writeStringifiedBytes`; not an Error, so no stack is captured. */
+const GIVE_UP = { reason: 'exact writer' };
+/** Deeper than the relay's copies go (`toJson`'s bound): left to the caller's exact path. */
+const MAX_STRINGIFIED_DEPTH = 128;
+const hasOwn = Object.prototype.hasOwnProperty;
+
+function writeStringifiedObject(out: LineBuilder, object: object, depth: number): void {
+  if (depth >= MAX_STRINGIFIED_DEPTH) throw GIVE_UP;
+  if (Array.isArray(object)) {
+    out.byte(0x5b); // [
+    for (let i = 0; i < object.length; i++) {
+      if (i > 0) out.byte(0x2c); // ,
+      if (!writeStringifiedItem(out, object[i], depth + 1)) out.ascii('null');
+    }
+    out.byte(0x5d); // ]
+    return;
+  }
+  if (!isPlainDataObject(object)) throw GIVE_UP;
+  out.byte(0x7b); // {
+  let first = true;
+  for (const key in object) {
+    // An inherited key (`JSON.stringify` skips it, `stringifyMayDiffer` reads it).
+    if (!hasOwn.call(object, key) || keyMayDiffer(key)) throw GIVE_UP;
+    const item: unknown = (object as Record<string, unknown>)[key];
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+    if (!first) out.byte(0x2c); // ,
+    first = false;
+    out.jsonStringAsGiven(key);
+    out.byte(0x3a); // :
+    writeStringifiedItem(out, item, depth + 1);
+  }
+  out.byte(0x7d); // }
+}
+
+/** Writes a value inside an object or array; false (nothing written) for undefined, functions and symbols. */
+function writeStringifiedItem(out: LineBuilder, value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+      out.jsonStringAsGiven(value);
+      return true;
+    case 'number':
+      if (payloadNumberMayDiffer(value)) throw GIVE_UP;
+      out.ascii(Number.isFinite(value) ? `${value}` : 'null');
+      return true;
+    case 'boolean':
+      out.ascii(value ? 'true' : 'false');
+      return true;
+    case 'object':
+      if (value === null) out.ascii('null');
+      else writeStringifiedObject(out, value, depth);
+      return true;
+    case 'bigint':
+      throw GIVE_UP;
+    default:
+      return false;
+  }
+}
+
 /** `mayDiffer` for a document with typed fields: their numbers follow their type's text rule. */
 function typedMayDiffer(value: Json, types: FieldTypeNode, plain: ReadonlySet<object>): boolean {
   if (typeof value === 'number') return numberMayDiffer(value, types);
@@ -160,8 +248,7 @@ function typedMayDiffer(value: Json, types: FieldTypeNode, plain: ReadonlySet<ob
   }
   const fields = types.fields;
   for (const key in value) {
-    const first = key.charCodeAt(0);
-    if (first >= 48 && first <= 57) return true;
+    if (keyMayDiffer(key)) return true;
     const fieldTypes = fields !== undefined && Object.prototype.hasOwnProperty.call(fields, key) ? fields[key] : undefined;
     if (typedMayDiffer(value[key] as Json, fieldTypes, plain)) return true;
   }
@@ -331,8 +418,7 @@ function writeValue(out: LineBuilder, value: Json | undefined, exact: string | u
     sorted = keysInOrder(value, true);
   } else {
     for (const key in value) {
-      const c = key.charCodeAt(0);
-      if (c >= 48 && c <= 57) sorted = keysInOrder(value, false);
+      if (keyMayDiffer(key)) sorted = keysInOrder(value, false);
       break;
     }
   }

@@ -17,9 +17,9 @@
 
 import type { Json } from '../../../relay/contract.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
-import { canonicalJson } from '../../../formats/native-text/write.ts';
+import { canonicalJson, writeStringifiedBytes } from '../../../formats/native-text/write.ts';
 import { formatPayloadNumber } from '../../../formats/native-text/numbers.ts';
-import { payloadNumberMayDiffer, stringifyMayDiffer } from '../../../formats/native-text/keys.ts';
+import { stringifyMayDiffer } from '../../../formats/native-text/keys.ts';
 import { encoded, type LineBuilder } from '../../../shared/utf8-builder.ts';
 
 /**
@@ -182,13 +182,10 @@ export function writeEventLine(out: LineBuilder, event: AtofEventLike): void {
 }
 
 /**
- * Writes `payloadJsonText(value)` as bytes. Objects and arrays are walked
- * as `JSON.stringify` walks them; where `stringifyMayDiffer` would send the
- * payload to the exact writer (an integer-like key, a number native writes
- * differently), or on anything but plain objects and arrays, the walk
- * gives up, its bytes are rolled back, and the text is written from
- * `payloadJsonText` itself. Strings are written as `JSON.stringify` writes
- * them (a lone surrogate as its escape).
+ * Writes `payloadJsonText(value)` as bytes: `JSON.stringify`'s text written
+ * in one pass where it is native's (`writeStringifiedBytes`), else the
+ * exact text. Strings are written as `JSON.stringify` writes them (a lone
+ * surrogate as its escape).
  */
 export function writePayloadJsonText(out: LineBuilder, value: Json): void {
   if (typeof value === 'string') {
@@ -199,76 +196,7 @@ export function writePayloadJsonText(out: LineBuilder, value: Json): void {
     out.ascii(payloadJsonText(value));
     return;
   }
-  const written = out.length - out.start;
-  try {
-    writeJsonObject(out, value, 0);
-    return;
-  } catch (error) {
-    if (error !== GIVE_UP) throw error;
-    out.length = out.start + written;
-  }
-  out.utf8(payloadJsonText(value));
-}
-
-/** Thrown to give up on the walk; not an Error, so no stack is captured. */
-const GIVE_UP = { reason: 'exact writer' };
-/** Deeper than the relay's copies go (`toJson`'s bound): left to `payloadJsonText`. */
-const MAX_WALK_DEPTH = 128;
-const hasOwn = Object.prototype.hasOwnProperty;
-
-function writeJsonObject(out: LineBuilder, object: object, depth: number): void {
-  if (depth >= MAX_WALK_DEPTH) throw GIVE_UP;
-  if (Array.isArray(object)) {
-    out.byte(0x5b); // [
-    for (let i = 0; i < object.length; i++) {
-      if (i > 0) out.byte(0x2c); // ,
-      if (!writeJsonItem(out, object[i], depth + 1)) out.ascii('null');
-    }
-    out.byte(0x5d); // ]
-    return;
-  }
-  const prototype = Object.getPrototypeOf(object) as unknown;
-  if ((prototype !== Object.prototype && prototype !== null) || typeof (object as { toJSON?: unknown }).toJSON === 'function') throw GIVE_UP;
-  out.byte(0x7b); // {
-  let first = true;
-  for (const key in object) {
-    // An inherited key (`JSON.stringify` skips it, `stringifyMayDiffer` reads it), or an integer-like one.
-    if (!hasOwn.call(object, key)) throw GIVE_UP;
-    const c = key.charCodeAt(0);
-    if (c >= 48 && c <= 57) throw GIVE_UP;
-    const item: unknown = (object as Record<string, unknown>)[key];
-    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-    if (!first) out.byte(0x2c); // ,
-    first = false;
-    out.jsonStringAsGiven(key);
-    out.byte(0x3a); // :
-    writeJsonItem(out, item, depth + 1);
-  }
-  out.byte(0x7d); // }
-}
-
-/** Writes a value inside an object or array; false (nothing written) for undefined, functions and symbols. */
-function writeJsonItem(out: LineBuilder, value: unknown, depth: number): boolean {
-  switch (typeof value) {
-    case 'string':
-      out.jsonStringAsGiven(value);
-      return true;
-    case 'number':
-      if (payloadNumberMayDiffer(value)) throw GIVE_UP;
-      out.ascii(Number.isFinite(value) ? `${value}` : 'null');
-      return true;
-    case 'boolean':
-      out.ascii(value ? 'true' : 'false');
-      return true;
-    case 'object':
-      if (value === null) out.ascii('null');
-      else writeJsonObject(out, value, depth);
-      return true;
-    case 'bigint':
-      throw GIVE_UP;
-    default:
-      return false;
-  }
+  if (!writeStringifiedBytes(out, value)) out.utf8(payloadJsonText(value));
 }
 
 // ---- lines as bytes ---------------------------------------------------------
