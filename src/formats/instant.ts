@@ -64,7 +64,11 @@ function parseUtc(value: string): Instant | undefined {
 interface UtcStamp {
   seconds: number;
   nanos: number;
-  /** The stamp is chrono's `to_rfc3339()` text of its instant (`isChronoText`). */
+  /**
+   * The stamp is chrono's `to_rfc3339()` text of its instant, so
+   * `formatInstant(parseInstant(value))` is `value`: `+00:00`, a real date,
+   * and 0, 3, 6 or 9 fraction digits, the fewest that keep the value.
+   */
   chrono: boolean;
 }
 
@@ -151,7 +155,7 @@ function digits(value: string, at: number, count: number): number {
  * which spares formatting every event of a trajectory anew.
  */
 export function rfc3339Of(value: unknown, instant: Instant): string {
-  return typeof value === 'string' && isChronoText(value) && parseUtc(value) !== undefined ? value : formatInstant(instant);
+  return typeof value === 'string' && readUtc(value, UTC) && UTC.chrono ? value : formatInstant(instant);
 }
 
 /**
@@ -169,25 +173,6 @@ export function readStamp(value: unknown, into: { instant: Instant | undefined; 
   const instant = parseInstant(value);
   into.instant = instant;
   into.text = instant === undefined ? String(value) : rfc3339Of(value, instant);
-}
-
-/**
- * For a stamp `parseUtc` reads: true when `formatInstant(parseInstant(value))`
- * is `value`: a real date, `+00:00`, and 0, 3, 6 or 9 fraction digits, the
- * fewest that keep the value.
- */
-function isChronoText(value: string): boolean {
-  const length = value.length;
-  if (!value.endsWith('+00:00')) return false;
-  const fraction = length - 25 - 1; // digits between "SS." and "+00:00"
-  if (length === 25) {
-    if (value.charCodeAt(19) !== 43) return false;
-  } else if (!(fraction === 3 || fraction === 6 || fraction === 9) || value.charCodeAt(19) !== 46 || value.endsWith('000+00:00')) {
-    return false;
-  }
-  const year = digits(value, 0, 4);
-  const month = digits(value, 5, 2);
-  return digits(value, 8, 2) <= daysInMonth(year, month);
 }
 
 function daysInMonth(year: number, month: number): number {

@@ -68,6 +68,8 @@ describe('readStamp', () => {
       const instant = parseInstant(value);
       expect(read.instant).toEqual(instant);
       expect(read.text).toBe(instant === undefined ? String(value) : rfc3339Of(value, instant));
+      // The shortcut (the stamp kept as it is) must give what formatting the instant gives.
+      if (instant !== undefined) expect(read.text).toBe(formatInstant(instant));
     }
   });
 });
