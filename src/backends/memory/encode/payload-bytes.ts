@@ -41,8 +41,8 @@ import { KeyListCache } from '../../../shared/key-lists.ts';
 import { encoded, giveBack, takeBuilder, type LineBuilder } from '../../../shared/utf8-builder.ts';
 import { payloadJsonText } from './event-text.ts';
 
-/** `toJson`'s default depth limit: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
-const MAX_DEPTH = 64;
+/** `toJson`'s default depth limit, read once: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
+const MAX_DEPTH = JSON_LIMITS.maxDepth;
 const SORTED = { sortKeys: true } as const;
 const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutCredentialHeaders: true } as const;
 
