@@ -413,6 +413,10 @@ function compareEntryKeys(a: [string, unknown], b: [string, unknown]): number {
  * sorted maps compare UTF-8 bytes) writes keys. It is JS's `<` except that a
  * surrogate pair (U+10000 and up) sorts after U+E000..U+FFFF, where `<` puts
  * it before. Every sorted copy and every writer orders keys with this.
+ *
+ * A key is ordered as it is written: a lone surrogate as U+FFFD (`wellFormed`),
+ * which is what native, holding Rust strings, sorts. Only a difference at or
+ * just after a surrogate can depend on that, so only then are the keys checked.
  */
 export function compareKeys(a: string, b: string): number {
   if (a === b) return 0;
@@ -421,12 +425,24 @@ export function compareKeys(a: string, b: string): number {
     const x = a.charCodeAt(i);
     const y = b.charCodeAt(i);
     if (x === y) continue;
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
+    const xs = isSurrogate(x);
+    const ys = isSurrogate(y);
+    if (xs || ys || (i > 0 && isSurrogate(a.charCodeAt(i - 1)))) {
+      // Well-formed keys compare as they are; otherwise as written (no recursion past this: both are then well-formed).
+      if (!isWellFormed(a) || !isWellFormed(b)) return compareKeys(wellFormed(a), wellFormed(b));
+    }
     if (xs !== ys && (x >= 0xe000 || y >= 0xe000)) return xs ? 1 : -1;
     return x - y;
   }
   return a.length - b.length;
+}
+
+function isSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdfff;
+}
+
+function isWellFormed(text: string): boolean {
+  return (text as unknown as WellFormedString).isWellFormed();
 }
 
 function unserializable(error: unknown): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dist, runChild } from '../support/child.ts';
-import { JSON_LIMITS, toJson } from '../../src/shared/json.ts';
+import { compareKeys, JSON_LIMITS, toJson, wellFormed } from '../../src/shared/json.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
 describe('toJson', () => {
@@ -126,6 +126,18 @@ describe('toJson', () => {
   it('sorts keys at every level when asked, as the native relay does', () => {
     const converted = toJson({ b: 1, a: { d: 1, c: [{ z: 1, y: 2 }] } }, { sortKeys: true });
     expect(JSON.stringify(converted)).toBe('{"a":{"c":[{"y":2,"z":1}],"d":1},"b":1}');
+  });
+
+  // Found by the random-stream differential (test/differential/random-streams.test.ts):
+  // keys were sorted as received, then written with U+FFFD, so a key with a
+  // lone surrogate landed where native (which sorts the U+FFFD form) does not put it.
+  it('sorts a key with a lone surrogate where its written form (U+FFFD) sorts, as native does', () => {
+    const keys = ['\ud83dplain', '\ude00', '\ufffd!', '\uffff', 'a\ud83d\ude00', 'a\ud83d'];
+    const written = ['a\ufffd', 'a\u{1F600}', '\ufffd', '\ufffd!', '\ufffdplain', '\uffff'];
+    const object = Object.fromEntries(keys.map((key, i) => [key, i]));
+    expect(Object.keys(toJson(object, { sortKeys: true }) as object)).toEqual(written);
+    expect(Object.keys(toJson(new Map(Object.entries(object)), { sortKeys: true }) as object)).toEqual(written);
+    expect([...keys].sort(compareKeys).map(wellFormed)).toEqual(written);
   });
 
   it('keeps a multi-megabyte string whole', () => {
