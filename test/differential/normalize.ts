@@ -9,6 +9,7 @@
  */
 
 import type { Json } from '../../src/relay/contract.ts';
+import { defineKey } from '../../src/shared/json.ts';
 import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
@@ -59,7 +60,8 @@ export function normalize(value: unknown, labels = new UuidLabels(), options: No
       const out: { [key: string]: Json } = {};
       for (const [childKey, child] of Object.entries(node)) {
         if (drop.has(childKey)) continue;
-        out[labels.text(childKey)] = walk(child, childKey);
+        // defineKey: a `__proto__` key is data in a payload, and an assignment would drop it.
+        defineKey(out, labels.text(childKey), walk(child, childKey));
       }
       return out;
     }
@@ -118,3 +120,21 @@ export function attemptsAsMemory<T>(input: T): T {
   return out as unknown as T;
 }
 
+
+const ERROR_STATUS = /"otel\.status_code":( ?)"ERROR"/;
+
+/**
+ * The ATOF lines of memory as native writes them for an LLM call closed by
+ * `api_request_error` (docs/backends/memory-and-native.md, "An LLM call
+ * closed by api_request_error"): memory ends it with `otel.status_code:
+ * "ERROR"`, native forces `"OK"`. Only such ends change: a failed tool's end
+ * says ERROR on both.
+ */
+export function failedLlmEndsAsNative(lines: readonly string[]): string[] {
+  return lines.map((line) => {
+    if (!ERROR_STATUS.test(line)) return line;
+    const event = JSON.parse(line) as { category?: string; scope_category?: string; metadata?: Record<string, unknown> | null };
+    if (event.category !== 'llm' || event.scope_category !== 'end' || event.metadata?.['error.type'] === undefined) return line;
+    return line.replace(ERROR_STATUS, '"otel.status_code":$1"OK"');
+  });
+}
