@@ -634,6 +634,22 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
     ]);
   });
 
+  // Found by the random-stream differential (test/differential/random-diff.ts, plugins.toml):
+  // the builder took a function_call item's `id` where native takes its `call_id`.
+  it('names a responses-API function_call by its call_id, before its item id, as native does', async () => {
+    const t = await differential((s) => {
+      const session = s.push('session', 'Agent', null);
+      const ask: Json = { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] }] };
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_item', call_id: 'call_1', name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_item', tool_call_id: 'tc', call_id: 'call_2', name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_empty', call_id: '', name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_number', call_id: 5, name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { tool_calls: [{ id: 'listed', call_id: 'not_this', type: 'function', function: { name: 'f', arguments: '{}' } }] }, session);
+      s.pop(session);
+    });
+    expect(t.steps.flatMap((step) => (step.tool_calls ?? []).map((call) => call.tool_call_id))).toEqual(['call_1', 'call_2', 'fc_empty', 'fc_number', 'listed']);
+  });
+
   it('handles an agent scope pushed under a tool handle and a turn-role agent inside it', async () => {
     const t = await differential((s) => {
       const session = s.push('session', 'Agent', null);
