@@ -225,9 +225,9 @@ interface Answer {
   text: string;
 }
 
-function usageOf(d: Draw, mode: ApiMode | 'none'): Body | undefined {
+function usageOf(d: Draw, mode: ApiMode): Body | undefined {
   const n = () => (d.chance(0.1) ? d.pick([0, 2 ** 31, 1e21, 1.5]) : d.int(1, 5000));
-  switch (mode === 'none' ? d.pick(['chat_completions', 'anthropic_messages', 'codex_responses'] as const) : mode) {
+  switch (mode) {
     case 'chat_completions': {
       const prompt = n();
       const completion = n();
@@ -255,7 +255,11 @@ function usageOf(d: Draw, mode: ApiMode | 'none'): Body | undefined {
 
 function answerOf(v: Values, mode: ApiMode, model: string, id: string, text: string, tools: readonly ToolCallSpec[], created: number): Answer {
   const d = v.d;
-  const usage = d.chance(0.1) ? undefined : usageOf(d, d.chance(0.9) ? mode : 'none');
+  // Usage always in the call's own shape: native's plugins.toml `atif` component
+  // reads the cache counts by the provider's name, memory by the shape
+  // (src/formats/usage.ts; docs/backends/memory-and-native.md, "Token usage
+  // whose own shape ..."), so a shape another provider's name would differ there.
+  const usage = d.chance(0.1) ? undefined : usageOf(d, mode);
   const extra = d.chance(0.2) ? { [v.key()]: v.value(2) } : {};
   const content = text === '' && tools.length > 0 && d.chance(0.5) ? null : text;
   switch (mode) {
