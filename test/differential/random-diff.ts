@@ -132,6 +132,12 @@ function observedAsNative(memory: ReplayResult): ReplayResult {
   return { ...memory, trajectories };
 }
 
+/** Whether a document (or a subagent's in it) has an LLM step that ended in error: an API error, or a call its session's close abandoned. */
+function hasFailedCall(doc: unknown): boolean {
+  const { steps, subagent_trajectories: children } = doc as { steps?: { extra?: { llm_response?: { error?: unknown } } }[]; subagent_trajectories?: unknown[] };
+  return (steps ?? []).some((step) => step.extra?.llm_response?.error !== undefined) || (children ?? []).some(hasFailedCall);
+}
+
 /** The export modes a stream runs under: the default, and "all" when it has subagents. */
 export function modesOf(stream: RandomStream): (SubagentExportMode | undefined)[] {
   return stream.lines.some((line) => line.hook === 'subagent_start') ? [undefined, 'all'] : [undefined];
@@ -166,11 +172,12 @@ export async function compareSeed(seed: number, options: SeedOptions = {}): Prom
   const alone = await both({ env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '0' } });
   report('ATOF alone', compareRuns(alone.memory, alone.native, normalizing));
 
-  // A failed attempt is a documented difference of native's `atif` component
+  // A failed attempt (an API error, or a call abandoned at its session's
+  // close) is a documented difference of native's `atif` component
   // (`attemptsAsMemory`), and a failed LLM end one of its observed events
   // (`observedAsNative`): documents changed for them are compared by content only.
   const toml = await both({ pluginsToml: true });
-  const failed = stream.lines.some((line) => line.hook === 'api_request_error');
+  const failed = [...toml.native.trajectories.values()].some(hasFailedCall);
   const native = failed ? { ...toml.native, trajectories: new Map([...toml.native.trajectories].map(([name, doc]) => [name, attemptsAsMemory(structuredClone(doc))] as const)) } : toml.native;
   report('plugins.toml', compareRuns(relabelFiles(observedAsNative(toml.memory)), relabelFiles(native), normalizing, !failed));
 
