@@ -190,6 +190,35 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 
+  // Found by the random-stream differential against OTLP: tool-call arguments were read
+  // with JSON.parse and written with integer-like keys first; native reads them with serde
+  // (a lone surrogate escape is not JSON there, `1.0` stays `1.0`) and writes keys in code-point order.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`sends tool-call arguments as native reads and writes them (${type})`, async () => {
+      const calls = [
+        { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"b":1,"10":2,"9":{"x":1.0},"\\u0001":[12345678901234567890]}' } },
+        { id: 'c2', type: 'function', function: { name: 'g', arguments: '{"x":"\\ud83d"}' } },
+      ];
+      const response = { id: 'r1', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls' }] };
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt-4o', request: { body: { messages: [{ role: 'user', content: 'Go' }] } } } },
+        { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response, usage: { prompt_tokens: 3, completion_tokens: 1 } } },
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans: Record<string, DecodedSpan[]> = {};
+      for (const backend of ['native', 'memory'] as const) {
+        http.requests.length = 0;
+        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+        await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
+        spans[backend] = [...http.spans()];
+      }
+      const key = type === 'gen_ai' ? 'gen_ai.output.messages' : 'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments';
+      expect(spans.native!.some((span) => String(span.attributes[key] ?? '').includes('{"\\u0001":[12345678901234567890],"10":2,"9":{"x":1.0},"b":1}'))).toBe(true);
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -8,7 +8,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
-import { canonicalJson } from '../../../formats/native-text.ts';
+import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
 import type { AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { objectOf, put, stringOf } from '../attributes.ts';
@@ -113,11 +113,8 @@ function executeTool(scope: FinishedScope) {
 /** A payload as JSON text; a string holding JSON is re-serialized compactly. */
 function jsonText(value: Json): string {
   if (typeof value === 'string') {
-    try {
-      return sortedJson(JSON.parse(value));
-    } catch {
-      return JSON.stringify(value);
-    }
+    const parsed = parseJsonAsNative(value);
+    return parsed === undefined ? JSON.stringify(value) : sortedJson(parsed.value);
   }
   // A payload value crossed the binding: native's number text (an integer past u32 is an f64, `1.0`).
   return canonicalJson(value);

@@ -23,6 +23,7 @@ import {
   type NormalizedSurface,
 } from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
+import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
 import { readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
@@ -283,13 +284,11 @@ function shownPart(block: JsonObject, surface: NormalizedSurface | undefined): J
 
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
   if (typeof args === 'string') {
-    try {
-      const parsed = JSON.parse(args) as Json;
-      return { id, name, arguments: parsed, argumentsText: sortedJson(parsed) };
-    } catch {
-      // Arguments that are not JSON are sent as a JSON string, as native does.
-      return { id, name, arguments: args, argumentsText: JSON.stringify(args) };
-    }
+    // Read as native's serde parser reads it: stricter than JSON.parse (a lone surrogate escape), number texts kept.
+    const parsed = parseJsonAsNative(args);
+    // Arguments that are not JSON are sent as a JSON string, as native does.
+    if (parsed === undefined) return { id, name, arguments: args, argumentsText: JSON.stringify(args) };
+    return { id, name, arguments: parsed.value, argumentsText: sortedJson(parsed.value) };
   }
   return { id, name, arguments: args, argumentsText: sortedJson(args) };
 }
@@ -319,19 +318,13 @@ export function toolCallsOf(message: Message): ToolCall[] {
   return message.parts.filter((p): p is Extract<Part, { kind: 'tool_call' }> => p.kind === 'tool_call').map((p) => p.call);
 }
 
-/** JSON with object keys sorted, as native's serde_json writes it. */
+/**
+ * JSON text as native's serde_json writes it (`canonicalJson`): keys in
+ * code-point order, integer-like ones included (a JS object lists those
+ * first), and native's number forms.
+ */
 export function sortedJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value as object).sort(compareKeys)) out[key] = sortKeys((value as Record<string, unknown>)[key]);
-    return out;
-  }
-  return value;
+  return canonicalJson(value as Json);
 }
 
 /** Thrown where native's Responses codec rejects a request: it then reads nothing of it. */
