@@ -219,6 +219,30 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // Found by the random-stream differential against OTLP: native sends Anthropic's
+  // `stop_sequence` finish reason as it is; memory sent `stop` (gen_ai) and `complete` (openinference).
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`sends an Anthropic stop_sequence finish reason as native does (${type})`, async () => {
+      const response = { id: 'm1', type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'Noon.' }], stop_reason: 'stop_sequence', stop_sequence: '###' };
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'anthropic', api_mode: 'anthropic_messages', model: 'claude-x', request: { body: { messages: [{ role: 'user', content: 'Time?' }] } } } },
+        { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'anthropic', response, finish_reason: 'stop_sequence' } },
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans: Record<string, DecodedSpan[]> = {};
+      for (const backend of ['native', 'memory'] as const) {
+        http.requests.length = 0;
+        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+        await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
+        spans[backend] = [...http.spans()];
+      }
+      const key = type === 'gen_ai' ? 'gen_ai.response.finish_reasons' : 'llm.finish_reason';
+      expect(spans.native!.map((span) => span.attributes[key]).filter((value) => value !== undefined)).toEqual([type === 'gen_ai' ? ['stop_sequence'] : 'stop_sequence']);
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -146,7 +146,8 @@ function part(p: Part): unknown {
 function finishReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined;
   if (reason === 'tool_calls' || reason === 'tool_use' || reason === 'function_call') return 'tool_call';
-  if (reason === 'end_turn' || reason === 'stop_sequence') return 'stop';
+  // native: Anthropic's `stop_sequence` is sent as it is.
+  if (reason === 'end_turn') return 'stop';
   if (reason === 'max_tokens') return 'length';
   return reason;
 }
