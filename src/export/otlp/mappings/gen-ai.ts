@@ -15,7 +15,7 @@ import { objectOf, put, stringOf } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { errorType, markSpan, modelName, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
+import { readDecodedResponse, readRequest, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 
 export const genAiProjection: Projection = {
   span(scope) {
@@ -48,7 +48,7 @@ function chat(scope: FinishedScope) {
   if (request.messages.length > 0) out['gen_ai.input.messages'] = sortedJson(request.messages.map(inputMessage));
   const tools = request.tools.filter((t) => t.name !== '');
   if (tools.length > 0) out['gen_ai.tool.definitions'] = sortedJson(tools.map((t) => ({ name: t.name, type: t.type ?? 'function' })));
-  const response = readResponse(end.data);
+  const response = readDecodedResponse(end.data);
   put(out, 'gen_ai.response.id', response.id);
   put(out, 'gen_ai.response.model', response.model);
   const finish = finishReason(response.finishReason);

@@ -150,6 +150,47 @@ export function readResponse(data: Json | undefined): LlmResponseView {
   return { recognized: surface !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null, surface === 'anthropic_messages') };
 }
 
+/**
+ * The token counts native's codec of each response shape types as unsigned
+ * integers (`[field]` or `[object, field]`); others it leaves untyped (a Chat
+ * usage's `completion_tokens_details`).
+ */
+const TYPED_COUNTS: Record<'openai_chat' | 'openai_responses' | 'anthropic_messages', readonly (readonly string[])[]> = {
+  openai_chat: [['prompt_tokens'], ['completion_tokens'], ['total_tokens'], ['prompt_tokens_details', 'cached_tokens']],
+  openai_responses: [['input_tokens'], ['output_tokens'], ['total_tokens'], ['input_tokens_details', 'cached_tokens'], ['output_tokens_details', 'reasoning_tokens']],
+  anthropic_messages: [['input_tokens'], ['output_tokens'], ['cache_read_input_tokens'], ['cache_creation_input_tokens']],
+};
+
+/**
+ * Whether native's codec decodes the response's usage: a typed count that is
+ * there (not null) but no unsigned integer as it crossed the binding (`1.5`,
+ * `-1`, `"10"`, `2**40`, which crossed as an f64) fails the whole response.
+ */
+function usageDecodes(surface: keyof typeof TYPED_COUNTS, usage: Json | undefined): boolean {
+  const object = objectOf(usage ?? null);
+  if (object === null) return true;
+  for (const path of TYPED_COUNTS[surface]) {
+    const value = path.length === 1 ? object[path[0]!] : objectOf(object[path[0]!] ?? null)?.[path[1]!];
+    if (value !== undefined && value !== null && tokenCount(value) === undefined) return false;
+  }
+  return true;
+}
+
+/**
+ * `readResponse` as native's gen_ai mapping reads it: a response whose usage
+ * its codec rejects (`usageDecodes`) gives nothing, neither message, id,
+ * model, finish reason nor usage. (Its openinference mapping keeps part of
+ * such a response: not matched here yet.)
+ */
+export function readDecodedResponse(data: Json | undefined): LlmResponseView {
+  const response = objectOf(data ?? null) ?? {};
+  const surface = detectResponseSurface(response);
+  if (surface !== undefined && !usageDecodes(surface, response.usage)) {
+    return { recognized: false, id: undefined, model: undefined, message: null, finishReason: undefined, usage: { input: undefined, output: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined } };
+  }
+  return readResponse(data);
+}
+
 /** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */
 function readUsage(value: Json, messagesResponse = false): Usage {
   const usage = readUsageOfShape(value);
