@@ -656,8 +656,9 @@ function combine(left: string, op: '&&' | '--' | '~~', right: string): string {
 export function classChar(cp: number): string {
   if (cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff)) return `\\u{${cp.toString(16)}}`;
   const ch = String.fromCodePoint(cp);
-  // Every ASCII punctuation character may be escaped in a `v` class; these must be.
-  if (/[()[\]{}/\-\\|&!#$%*+,.:;<=>?@^`~'"]/.test(ch)) return `\\${ch}`;
+  // Escaped: the characters a `v` class must escape, and those that doubled would be an operator
+  // (`&&`, `!!`, ...). Not `'` or `"`: a `v` class refuses those escaped (and needs no escape for them).
+  if (/[()[\]{}/\-\\|&!#$%*+,.:;<=>?@^`~]/.test(ch)) return `\\${ch}`;
   if (cp === 0x20) return '\\x20';
   return ch;
 }

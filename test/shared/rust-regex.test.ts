@@ -1,0 +1,17 @@
+// The Rust-pattern engine (src/shared/rust-regex) on cases where it once
+// differed from native's Rust engine (found by the random redaction
+// differential, test/components/redaction-random.test.ts): what native 0.9.2
+// does with each, written down so the cases hold without native too.
+import { describe, expect, it } from 'vitest';
+import { RustRegex, rustRegexError } from '../../src/shared/rust-regex/index.ts';
+
+const replace = (pattern: string, text: string, template: string): string => new RustRegex(pattern).replaceAll(text, template);
+
+describe('rust-regex: cases the random differential found', () => {
+  it('a quote in a pattern compiles (a JS `v` class refuses `\\"` and `\\\'`)', () => {
+    expect(replace('password="[^"]+"', 'x password="abc" y', '<R>')).toBe('x <R> y');
+    expect(replace("'[^']*'", "say 'hi' now", '<R>')).toBe('say <R> now');
+    expect(replace('["\']', `a"b'c`, '_')).toBe('a_b_c');
+  });
+
+});
