@@ -14,4 +14,9 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('["\']', `a"b'c`, '_')).toBe('a_b_c');
   });
 
+  it('(?i) folds the case of Perl and Unicode classes too, as Rust does', () => {
+    expect(replace('(?i)\\p{Lu}', 'aB1', '<$0>')).toBe('<a><B>1');
+    expect(replace('(?i)\\P{Lu}', 'aB1', '<$0>')).toBe('aB<1>');
+  });
+
 });

@@ -390,7 +390,8 @@ class Parser {
     this.pos++;
     const ch = String.fromCodePoint(c);
     const lit = (cp: number): Node | number => (inClass ? cp : { t: 'lit', cp, ci: flags.i });
-    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: false });
+    // Rust case-folds Perl and Unicode classes too under `i` (`(?i)\p{Lu}` takes `a`), then negates.
+    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: flags.i });
     switch (ch) {
       case 'd':
       case 'D':
