@@ -19,4 +19,10 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('(?i)\\P{Lu}', 'aB1', '<$0>')).toBe('aB<1>');
   });
 
+  it('${} names no group (it gives nothing) and ${+1} is group 1, as Rust parses a usize', () => {
+    expect(replace('(a)', 'xay', '[${}]')).toBe('x[]y');
+    expect(replace('(a)', 'xay', '[${+1}]')).toBe('x[a]y');
+    expect(replace('(a)', 'xay', '[$]')).toBe('x[$]y');
+  });
+
 });
