@@ -25,4 +25,10 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('(a)', 'xay', '[$]')).toBe('x[$]y');
   });
 
+  it('x* of a body that can match empty prefers the empty match, as Rust compiles it (x+)?', () => {
+    expect(replace('(a*?)*', 'aab', '-')).toBe('-a-a-b-');
+    expect(replace('([\\W]*?)*', 'a*b', '-')).toBe('-a-*-b-');
+    expect(replace('(a|)+b', 'aab', '<$0>')).toBe('<aab>');
+  });
+
 });
