@@ -31,4 +31,16 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('(a|)+b', 'aab', '<$0>')).toBe('<aab>');
   });
 
+  it('\\b{ followed by a digit is a counted repetition of \\b, not a boundary name', () => {
+    expect(rustRegexError('\\b{2}x')).toBeNull();
+    expect(rustRegexError('\\b{4,}?x')).toBeNull();
+    expect(replace('\\b{start}a', 'a ba', '_')).toBe('_ ba');
+    expect(rustRegexError('\\b{foo}')).not.toBeNull();
+  });
+
+  it('any number of leading dashes in a class are literals', () => {
+    expect(rustRegexError('[^--\\wA]')).toBeNull();
+    expect(replace('[--a]+', 'xa-by', '<$0>')).toBe('x<a->by');
+  });
+
 });

@@ -432,7 +432,8 @@ class Parser {
         return { t: 'look', look: 'end' };
       case 'b': {
         if (inClass) return 0x08; // `[\b]` is a backspace
-        if (this.peek() === 0x7b /* { */) return { t: 'look', look: this.wordBoundaryName(flags, start) };
+        // `\b{start}` and the like only when a name letter follows the brace: `\b{4}` repeats `\b`.
+        if (this.peek() === 0x7b /* { */ && isBoundaryNameChar(this.peekPastSpace(flags, 1))) return { t: 'look', look: this.wordBoundaryName(flags, start) };
         return { t: 'look', look: flags.u ? 'word' : 'wordAscii' };
       }
       case 'B':
@@ -453,13 +454,25 @@ class Parser {
     this.fail('unrecognized escape sequence', start, this.pos);
   }
 
+  /** The character `offset` places on, skipping whitespace in verbose mode as Rust does inside `\b{...}`. */
+  private peekPastSpace(flags: Flags, offset: number): number | undefined {
+    let at = this.pos + offset;
+    while (flags.x && at < this.cps.length && isWhitespace(this.cps[at]!)) at++;
+    return this.cps[at];
+  }
+
   private wordBoundaryName(flags: Flags, start: number): Look {
     const open = this.pos;
     this.pos++;
-    const nameStart = this.pos;
-    while (!this.done() && this.peek() !== 0x7d) this.pos++;
-    if (this.done()) this.fail('unclosed word boundary', open, this.pos);
-    const name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
+    let name = '';
+    for (;;) {
+      if (flags.x) while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
+      const c = this.peek();
+      if (c === undefined || !isBoundaryNameChar(c)) break;
+      name += String.fromCodePoint(c);
+      this.pos++;
+    }
+    if (this.peek() !== 0x7d) this.fail('special word boundary assertion is either unclosed or contains an invalid character', open, this.pos);
     this.pos++;
     const u = flags.u;
     switch (name) {
@@ -536,9 +549,16 @@ class Parser {
       negated = true;
       this.pos++;
     }
-    // A `]` first (after `^`) is a literal; Rust's span of the opening includes it.
-    const openEnd = this.pos + (this.peek() === 0x5d ? 1 : 0);
-    const body = this.classUnion(flags, open, openEnd, true);
+    // Any number of `-` first (after `^`) are literals, as Rust reads them (`[--a]` is `-` or `a`).
+    let dashes = '';
+    while (this.peek() === 0x2d) {
+      dashes += '\\-';
+      this.pos++;
+      if (flags.x) this.skipClassSpace();
+    }
+    // A `]` first (after `^`, no dash before it) is a literal; Rust's span of the opening includes it.
+    const openEnd = this.pos + (dashes === '' && this.peek() === 0x5d ? 1 : 0);
+    const body = this.classUnion(flags, open, openEnd, dashes === '', dashes);
     this.depth--;
     return `[${negated ? '^' : ''}${body}]`;
   }
@@ -547,8 +567,8 @@ class Parser {
    * The items of a class up to its `]`, with `&&`, `--`, `~~` between
    * operands (left-associative, all one precedence), as JS `v`-mode text.
    */
-  private classUnion(flags: Flags, open: number, openEnd: number, atStart: boolean): string {
-    let operand: string[] = [];
+  private classUnion(flags: Flags, open: number, openEnd: number, atStart: boolean, leading = ''): string {
+    let operand: string[] = leading === '' ? [] : [leading];
     let result: string | null = null;
     let op: '&&' | '--' | '~~' | null = null;
     let first = atStart;
@@ -815,6 +835,11 @@ function unicodePropertyClass(name: string): string | null {
 
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
+}
+
+/** Characters of a `\b{...}` name (Rust reads `[A-Za-z-]` there). */
+function isBoundaryNameChar(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d);
 }
 
 function isHex(c: number): boolean {
