@@ -43,4 +43,21 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('[--a]+', 'xa-by', '<$0>')).toBe('x<a->by');
   });
 
+  it('property names as Rust reads them: script codes, an `is` prefix, short names, non-ASCII dropped; no Unknown', () => {
+    expect(replace('\\p{Latn}+', 'abc αβ', '<$0>')).toBe('<abc> αβ');
+    expect(replace('\\p{Grek}+', 'abc αβ', '<$0>')).toBe('abc <αβ>');
+    expect(replace('\\p{isGreek}+', 'abc αβ', '<$0>')).toBe('abc <αβ>');
+    expect(replace('\\p{sc=Latn}+', 'abc αβ', '<$0>')).toBe('<abc> αβ');
+    expect(replace('\\p{Grèek}+', 'abc αβ', '<$0>')).toBe('abc <αβ>');
+    expect(replace('\\p{AHex}+', 'xa3Fz', '<$0>')).toBe('x<a3F>z');
+    expect(replace('\\p{cntrl}', 'a\u0007b', '_')).toBe('a_b');
+    expect(rustRegexError('\\p{Unknown}')).not.toBeNull();
+    expect(rustRegexError('\\p{Zzzz}')).not.toBeNull();
+    expect(rustRegexError('\\p{L&}')).not.toBeNull();
+  });
+
+  it('verbose mode skips whitespace inside \\p{...}; otherwise a tab is part of the name', () => {
+    expect(rustRegexError('(?x)\\p{Nd\t}')).toBeNull();
+    expect(rustRegexError('\\p{Nd\t}')).not.toBeNull();
+  });
 });

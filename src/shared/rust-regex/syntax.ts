@@ -405,7 +405,7 @@ class Parser {
       case 'p':
       case 'P': {
         if (!flags.u) this.fail('Unicode not allowed here', start, this.pos);
-        const body = this.unicodeClass(start);
+        const body = this.unicodeClass(start, flags);
         return cls(ch === 'P' ? `[^${body}]` : `[${body}]`);
       }
       case 'n':
@@ -516,7 +516,7 @@ class Parser {
     return value;
   }
 
-  private unicodeClass(start: number): string {
+  private unicodeClass(start: number, flags: Flags): string {
     let name: string;
     if (this.peek() === 0x7b /* { */) {
       this.pos++;
@@ -524,6 +524,8 @@ class Parser {
       while (!this.done() && this.peek() !== 0x7d) this.pos++;
       if (this.done()) this.fail('unclosed Unicode class (missing })', start, this.pos);
       name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
+      // Verbose mode skips whitespace inside the braces too (`\p{Nd\t}`); otherwise only a space is ignored (`loose`).
+      if (flags.x) name = name.replace(/\s/gu, '');
       this.pos++;
     } else {
       const c = this.peek();
@@ -722,9 +724,20 @@ const ASCII_CLASSES: Record<string, string> = {
   xdigit: '0-9A-Fa-f',
 };
 
-/** Loose matching, as Unicode's UAX44-LM3: case, spaces, `_` and `-` do not count. */
+/**
+ * A property name as Rust compares it (UAX44-LM3, as regex-syntax applies
+ * it): a leading `is` is dropped, and so are spaces, `_`, `-` and every
+ * non-ASCII character; ASCII letters count without case. (`isc` stays
+ * `isc`, not `c`.)
+ */
 function loose(name: string): string {
-  return name.toLowerCase().replace(/[\s_-]+/g, '').replace(/^is(?=.)/, (m) => m);
+  const is = /^is/i.test(name);
+  let out = '';
+  for (const ch of is ? name.slice(2) : name) {
+    if (ch === ' ' || ch === '_' || ch === '-' || ch.codePointAt(0)! > 0x7f) continue;
+    out += ch.toLowerCase();
+  }
+  return is && out === 'c' ? 'isc' : out;
 }
 
 const GENERAL_CATEGORIES: Record<string, string> = {};
@@ -745,6 +758,7 @@ for (const [short, long] of [
 GENERAL_CATEGORIES[loose('digit')] = 'Nd';
 GENERAL_CATEGORIES[loose('punct')] = 'P';
 GENERAL_CATEGORIES[loose('combining_mark')] = 'M';
+GENERAL_CATEGORIES[loose('cntrl')] = 'Cc';
 
 /** Binary properties JavaScript knows (by their loose names). */
 const BINARY_PROPERTIES: Record<string, string> = {};
@@ -766,6 +780,22 @@ BINARY_PROPERTIES[loose('wspace')] = 'White_Space';
 BINARY_PROPERTIES[loose('alpha')] = 'Alphabetic';
 BINARY_PROPERTIES[loose('lower')] = 'Lowercase';
 BINARY_PROPERTIES[loose('upper')] = 'Uppercase';
+// The short names Unicode's PropertyAliases.txt gives them (Rust takes either).
+for (const [alias, name] of [
+  ['AHex', 'ASCII_Hex_Digit'], ['Bidi_C', 'Bidi_Control'], ['Bidi_M', 'Bidi_Mirrored'], ['CI', 'Case_Ignorable'],
+  ['CWCF', 'Changes_When_Casefolded'], ['CWCM', 'Changes_When_Casemapped'], ['CWKCF', 'Changes_When_NFKC_Casefolded'],
+  ['CWL', 'Changes_When_Lowercased'], ['CWT', 'Changes_When_Titlecased'], ['CWU', 'Changes_When_Uppercased'],
+  ['DI', 'Default_Ignorable_Code_Point'], ['Dep', 'Deprecated'], ['Dia', 'Diacritic'], ['EBase', 'Emoji_Modifier_Base'],
+  ['EComp', 'Emoji_Component'], ['EMod', 'Emoji_Modifier'], ['EPres', 'Emoji_Presentation'], ['Ext', 'Extender'],
+  ['ExtPict', 'Extended_Pictographic'], ['Gr_Base', 'Grapheme_Base'], ['Gr_Ext', 'Grapheme_Extend'], ['Hex', 'Hex_Digit'],
+  ['IDC', 'ID_Continue'], ['IDS', 'ID_Start'], ['IDSB', 'IDS_Binary_Operator'], ['IDST', 'IDS_Trinary_Operator'],
+  ['Ideo', 'Ideographic'], ['Join_C', 'Join_Control'], ['LOE', 'Logical_Order_Exception'], ['NChar', 'Noncharacter_Code_Point'],
+  ['Pat_Syn', 'Pattern_Syntax'], ['Pat_WS', 'Pattern_White_Space'], ['QMark', 'Quotation_Mark'], ['RI', 'Regional_Indicator'],
+  ['SD', 'Soft_Dotted'], ['STerm', 'Sentence_Terminal'], ['Term', 'Terminal_Punctuation'], ['UIdeo', 'Unified_Ideograph'],
+  ['VS', 'Variation_Selector'], ['XIDC', 'XID_Continue'], ['XIDS', 'XID_Start'],
+]) {
+  BINARY_PROPERTIES[loose(alias!)] = name!;
+}
 
 /** Script names whose JS spelling is the loose name's canonical form; resolved by trying them. */
 const SCRIPTS = [
@@ -786,10 +816,20 @@ const SCRIPTS = [
   'Rejang', 'Runic', 'Samaritan', 'Saurashtra', 'Sharada', 'Shavian', 'Siddham', 'SignWriting', 'Sinhala', 'Sogdian',
   'Sora_Sompeng', 'Soyombo', 'Sundanese', 'Syloti_Nagri', 'Syriac', 'Tagalog', 'Tagbanwa', 'Tai_Le', 'Tai_Tham',
   'Tai_Viet', 'Takri', 'Tamil', 'Tangsa', 'Tangut', 'Telugu', 'Thaana', 'Thai', 'Tibetan', 'Tifinagh', 'Tirhuta', 'Toto',
-  'Ugaritic', 'Vai', 'Vithkuqi', 'Wancho', 'Warang_Citi', 'Yezidi', 'Yi', 'Zanabazar_Square', 'Unknown',
+  'Ugaritic', 'Vai', 'Vithkuqi', 'Wancho', 'Warang_Citi', 'Yezidi', 'Yi', 'Zanabazar_Square',
 ];
 const SCRIPT_NAMES: Record<string, string> = {};
 for (const name of SCRIPTS) SCRIPT_NAMES[loose(name)] = name;
+
+/** A script by its name or its four-letter ISO 15924 code (`latn`: JavaScript spells it `Latn`), as JS spells it. */
+function scriptName(key: string): string | undefined {
+  const name = SCRIPT_NAMES[key];
+  if (name !== undefined) return name;
+  // Rust's tables have no `Unknown` script (`Zzzz`): it refuses the name.
+  if (!/^[a-z]{4}$/.test(key) || key === 'zzzz') return undefined;
+  const code = key[0]!.toUpperCase() + key.slice(1);
+  return supported(`[\\p{Script_Extensions=${code}}]`) ? code : undefined;
+}
 
 function supported(source: string): boolean {
   try {
@@ -812,10 +852,10 @@ function unicodePropertyClass(name: string): string | null {
       const gc = GENERAL_CATEGORIES[value];
       body = gc === undefined ? null : `\\p{${gc}}`;
     } else if (key === 'script' || key === 'sc') {
-      const sc = SCRIPT_NAMES[value];
+      const sc = scriptName(value);
       body = sc === undefined ? null : `\\p{Script=${sc}}`;
     } else if (key === 'scriptextensions' || key === 'scx') {
-      const sc = SCRIPT_NAMES[value];
+      const sc = scriptName(value);
       body = sc === undefined ? null : `\\p{Script_Extensions=${sc}}`;
     }
     if (body === null || !supported(`[${body}]`)) return null;
@@ -826,7 +866,7 @@ function unicodePropertyClass(name: string): string | null {
   if (gc !== undefined) return `\\p{${gc}}`;
   const binary = BINARY_PROPERTIES[key];
   if (binary !== undefined && supported(`[\\p{${binary}}]`)) return `\\p{${binary}}`;
-  const script = SCRIPT_NAMES[key];
+  const script = scriptName(key);
   if (script !== undefined && supported(`[\\p{Script_Extensions=${script}}]`)) return `\\p{Script_Extensions=${script}}`;
   return null;
 }
