@@ -142,11 +142,16 @@ export function detectorMask(name: DetectorName, text: string, maskChar: string)
       return segments.map((s, i) => (i < segments.length - 1 && s !== '' ? maskChar.repeat(4) : s)).join(':');
     }
     case 'url': {
+      // Scheme and host stay; the user info (`user:password@`) goes, and whatever follows the
+      // authority (path, query or fragment) becomes `/` and one mask. No host: all is masked.
       const scheme = text.indexOf('://');
       if (scheme < 0) return maskText(text, maskChar, 0, 0);
-      const slash = text.indexOf('/', scheme + 3);
-      if (slash < 0) return text;
-      return text.slice(0, slash + 1) + maskChar;
+      const start = scheme + 3;
+      const end = text.slice(start).search(/[/?#]/);
+      const authority = end < 0 ? text.slice(start) : text.slice(start, start + end);
+      const host = authority.slice(authority.lastIndexOf('@') + 1);
+      if (host === '') return maskText(text, maskChar, 0, 0);
+      return text.slice(0, start) + host + (end < 0 ? '' : `/${maskChar}`);
     }
     case 'uuid':
     case 'aws_secret_access_key':
