@@ -16,6 +16,10 @@ function sanitize(builtin: Record<string, unknown>, text: string): Json {
 }
 
 describe('detectors: cases the random differential found', () => {
+  it('api_key starts at a word boundary, as native (1sk-... is not a key)', () => {
+    expect(sanitize({ action: 'redact', detector: 'api_key' }, '1sk-abcdefghij and sk-abcdefghij')).toBe('1sk-abcdefghij and [REDACTED]');
+  });
+
   it("url's mask drops the user info (a password in the URL), keeps scheme and host, and masks what follows", () => {
     const mask = (text: string, maskChar?: string) => sanitize({ action: 'mask', detector: 'url', ...(maskChar ? { mask_char: maskChar } : {}) }, text);
     expect(mask('http://user:secret@host.com')).toBe('http://host.com');

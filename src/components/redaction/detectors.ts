@@ -26,7 +26,7 @@ const PATTERNS: Record<DetectorName, string> = {
   ip_address: `\\b(?:\\d{1,3}\\.){3}\\d{1,3}\\b`,
   ipv6: ipv6Pattern(),
   url: `https?://[^\\s]+`,
-  api_key: `(?:sk|rk|pk|ak)-[${ALNUM}_-]{8,}`,
+  api_key: `\\b(?:sk|rk|pk|ak)-[${ALNUM}_-]{8,}`,
   uuid: `\\b[${HEX}]{8}-[${HEX}]{4}-[1-8][${HEX}]{3}-[89abAB][${HEX}]{3}-[${HEX}]{12}\\b`,
   bearer_token: `(?i)\\bBearer\\s+[${ALNUM}._~+/\\-]{12,}={0,2}\\b`,
   jwt: `\\beyJ[${ALNUM}_-]+\\.[${ALNUM}_-]+\\.[${ALNUM}_-]+\\b`,
