@@ -60,4 +60,9 @@ describe('rust-regex: cases the random differential found', () => {
     expect(rustRegexError('(?x)\\p{Nd\t}')).toBeNull();
     expect(rustRegexError('\\p{Nd\t}')).not.toBeNull();
   });
+
+  it('a case-insensitive part does not narrow where the rest may match ([^Z] keeps z beside (?i:a))', () => {
+    expect(replace('[^Z]+(?i:a)', 'xzya b-a&', '<$0>')).toBe('<xzya b-a>&');
+  });
+
 });

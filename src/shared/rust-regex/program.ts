@@ -63,7 +63,11 @@ export function compile(parsed: Parsed): Program {
   c.emit({ op: 'save', slot: 1 });
   c.emit({ op: 'match' });
   const chars = c.insts.filter((i): i is Extract<Inst, { op: 'char' }> => i.op === 'char');
-  const alphabet = { source: `[${chars.map((i) => i.source).join('')}]`, ci: chars.some((i) => i.ci) };
+  // One flag for the whole alphabet: with case-insensitive and case-sensitive tests mixed, the `i`
+  // flag would shrink a negated class (`[^Z]` would lose `z`), so the alphabet is then every character.
+  const ci = chars.some((i) => i.ci);
+  const mixed = ci && chars.some((i) => !i.ci);
+  const alphabet = { source: mixed ? '[\\s\\S]' : `[${chars.map((i) => i.source).join('')}]`, ci };
   return { insts: c.insts, alphabet, minLength: minLength(c.insts), required: requiredChars(c.insts), slots: parsed.groups * 2, groups: parsed.groups, names: parsed.names };
 }
 
