@@ -65,4 +65,12 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('[^Z]+(?i:a)', 'xzya b-a&', '<$0>')).toBe('<xzya b-a>&');
   });
 
+  it('a class may start with && or ~~ (an empty left operand) and, in verbose mode, with spaces before ^ and dashes', () => {
+    expect(replace('[&&a]', 'xa&', '<$0>')).toBe('xa&');
+    expect(replace('[~~a]', 'xa~', '<$0>')).toBe('x<a>~');
+    expect(replace('[^&&a]', 'xa', '<$0>')).toBe('<x><a>');
+    expect(replace('(?x)[ --a]+', 'xa b-a', '<$0>')).toBe('x<a> b<-a>');
+    expect(replace('(?x)[ ^ --a]+', 'xa b-a&', '<$0>')).toBe('<x>a< b>-a<&>');
+  });
+
 });

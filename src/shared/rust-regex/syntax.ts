@@ -547,9 +547,12 @@ class Parser {
     this.depth++;
     if (this.depth > NEST_LIMIT) this.fail('exceed the maximum number of nested parentheses/brackets (250)', open, open + 1);
     let negated = false;
+    // Verbose mode skips whitespace before and after the `^` too (`[ --a]` starts with dashes).
+    if (flags.x) this.skipClassSpace();
     if (this.peek() === 0x5e /* ^ */) {
       negated = true;
       this.pos++;
+      if (flags.x) this.skipClassSpace();
     }
     // Any number of `-` first (after `^`) are literals, as Rust reads them (`[--a]` is `-` or `a`).
     let dashes = '';
@@ -584,7 +587,8 @@ class Parser {
         break;
       }
       const two = this.peek(1);
-      if (!first && two !== undefined && ((c === 0x26 && two === 0x26) || (c === 0x2d && two === 0x2d) || (c === 0x7e && two === 0x7e))) {
+      // An operator first has an empty left operand, as in Rust: `[&&a]` is empty, `[~~a]` is `a`.
+      if (two !== undefined && ((c === 0x26 && two === 0x26) || (c === 0x2d && two === 0x2d) || (c === 0x7e && two === 0x7e))) {
         const current = finishOperand();
         result = result === null ? current : combine(result, op!, current);
         op = c === 0x26 ? '&&' : c === 0x2d ? '--' : '~~';
