@@ -73,4 +73,8 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('(?x)[ ^ --a]+', 'xa b-a&', '<$0>')).toBe('<x>a< b>-a<&>');
   });
 
+  it('\\b inside a class is refused, as Rust refuses it (no backspace escape)', () => {
+    expect(rustRegexError('[\\b]')).not.toBeNull();
+    expect(rustRegexError('[\\b{start}]')).not.toBeNull();
+  });
 });

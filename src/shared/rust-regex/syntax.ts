@@ -431,7 +431,7 @@ class Parser {
         if (inClass) this.fail('unrecognized escape sequence', start, this.pos);
         return { t: 'look', look: 'end' };
       case 'b': {
-        if (inClass) return 0x08; // `[\b]` is a backspace
+        if (inClass) this.fail('invalid escape sequence found in character class', start, this.pos);
         // `\b{start}` and the like only when a name letter follows the brace: `\b{4}` repeats `\b`.
         if (this.peek() === 0x7b /* { */ && isBoundaryNameChar(this.peekPastSpace(flags, 1))) return { t: 'look', look: this.wordBoundaryName(flags, start) };
         return { t: 'look', look: flags.u ? 'word' : 'wordAscii' };
