@@ -167,6 +167,29 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // Found by the random-stream differential (test/slow/random-streams-otlp.test.ts): a
+  // nested payload value was sent as JSON.stringify's text, with integer-like keys first
+  // and JS's number forms, where native sends serde_json's (code-point key order, `-9007199254740992.0`).
+  it('sends a nested payload value as native writes its JSON text: keys in code-point order, native number forms', async () => {
+    const args = { nested: { b: 1, '10': 2, '9': 3, '\u0001': 4, a: [-(2 ** 53), 2 ** 53 + 2, 1e21, 0.1 + 0.2, 5e-324, -0] }, '10': -(2 ** 53) };
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args } },
+      { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args, result: { '2': 'two', '1': 'one', z: [1.5, 2 ** 40] } } },
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans: Record<string, DecodedSpan[]> = {};
+    for (const backend of ['native', 'memory'] as const) {
+      http.requests.length = 0;
+      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'full', endpoint: http.url }] });
+      spans[backend] = [...http.spans()];
+    }
+    const nested = (list: DecodedSpan[]) => list.find((span) => span.attributes['nemo_relay.start.data.nested'] !== undefined)?.attributes['nemo_relay.start.data.nested'];
+    expect(nested(spans.native!)).toBe('{"\\u0001":4,"10":2,"9":3,"a":[-9007199254740992.0,9007199254740994.0,1e+21,0.30000000000000004,5e-324,0],"b":1}');
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {
