@@ -77,4 +77,10 @@ describe('rust-regex: cases the random differential found', () => {
     expect(rustRegexError('[\\b]')).not.toBeNull();
     expect(rustRegexError('[\\b{start}]')).not.toBeNull();
   });
+
+  it('a bare script name is the Script property, as in Rust (\\p{Greek} is sc=Greek, not scx=Greek)', () => {
+    expect(replace('\\p{Greek}+', '\u03b1\u0301', '<$0>')).toBe('<\u03b1>\u0301');
+    expect(replace('\\p{scx=Greek}+', '\u03b1\u0301', '<$0>')).toBe('<\u03b1\u0301>');
+  });
+
 });

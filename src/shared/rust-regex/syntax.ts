@@ -870,8 +870,9 @@ function unicodePropertyClass(name: string): string | null {
   if (gc !== undefined) return `\\p{${gc}}`;
   const binary = BINARY_PROPERTIES[key];
   if (binary !== undefined && supported(`[\\p{${binary}}]`)) return `\\p{${binary}}`;
+  // A bare script name is the Script property, as in Rust (`\p{Greek}` is `sc=Greek`, not `scx=Greek`).
   const script = scriptName(key);
-  if (script !== undefined && supported(`[\\p{Script_Extensions=${script}}]`)) return `\\p{Script_Extensions=${script}}`;
+  if (script !== undefined && supported(`[\\p{Script=${script}}]`)) return `\\p{Script=${script}}`;
   return null;
 }
 
