@@ -33,4 +33,9 @@ describe('detectors: cases the random differential found', () => {
     expect(mask('http://x@')).toBe('*********');
     expect(mask('http:///x', '##')).toBe('##################');
   });
+
+  it('a letter assigned after native\'s Unicode tables is no word character: \\b before the card holds, as in native', () => {
+    expect(sanitize({ action: 'redact', detector: 'credit_card' }, '\u0c5c4111 1111 1111 1111')).toBe('\u0c5c[REDACTED]');
+    expect(sanitize({ action: 'redact', detector: 'ip_address' }, '\u088f192.168.0.1')).toBe('\u088f[REDACTED]');
+  });
 });

@@ -83,4 +83,9 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('\\p{scx=Greek}+', '\u03b1\u0301', '<$0>')).toBe('<\u03b1\u0301>');
   });
 
+  it('classes answer as native\'s Unicode 16 tables: code points assigned later are unassigned', () => {
+    expect(replace('\\w+', 'a\u088fb', '<$0>')).toBe('<a>\u088f<b>');
+    expect(replace('\\d', '\u{11de3}', '<$0>')).toBe('\u{11de3}');
+    expect(replace('\\p{Cn}', '\u088f', '<$0>')).toBe('<\u088f>');
+  });
 });

@@ -14,6 +14,8 @@
  * @module
  */
 
+import { pinned } from './unicode-version.ts';
+
 /** A character-class item, kept as the JavaScript `v`-mode class text that tests one code point. */
 export interface ClassNode {
   t: 'class';
@@ -695,14 +697,14 @@ function dotClass(flags: Flags): string {
   return flags.R ? '[^\\n\\r]' : '[^\\n]';
 }
 
-const UNICODE_WORD = '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}';
+const UNICODE_WORD = ['\\p{Alphabetic}', '\\p{M}', '\\p{Nd}', '\\p{Pc}', '\\p{Join_Control}'].map(pinned).join('');
 
 function perlClass(kind: string, unicode: boolean): string {
   switch (kind) {
     case 'd':
-      return unicode ? '\\p{Nd}' : '0-9';
+      return unicode ? pinned('\\p{Nd}') : '0-9';
     case 's':
-      return unicode ? '\\p{White_Space}' : '\\t\\n\\v\\f\\r\\x20';
+      return unicode ? pinned('\\p{White_Space}') : '\\t\\n\\v\\f\\r\\x20';
     default:
       return unicode ? UNICODE_WORD : '0-9A-Za-z_';
   }
@@ -863,16 +865,16 @@ function unicodePropertyClass(name: string): string | null {
       body = sc === undefined ? null : `\\p{Script_Extensions=${sc}}`;
     }
     if (body === null || !supported(`[${body}]`)) return null;
-    return negated ? `[^${body}]` : body;
+    return negated ? `[^${pinned(body)}]` : pinned(body);
   }
   const key = loose(name);
   const gc = GENERAL_CATEGORIES[key];
-  if (gc !== undefined) return `\\p{${gc}}`;
+  if (gc !== undefined) return pinned(`\\p{${gc}}`);
   const binary = BINARY_PROPERTIES[key];
-  if (binary !== undefined && supported(`[\\p{${binary}}]`)) return `\\p{${binary}}`;
+  if (binary !== undefined && supported(`[\\p{${binary}}]`)) return pinned(`\\p{${binary}}`);
   // A bare script name is the Script property, as in Rust (`\p{Greek}` is `sc=Greek`, not `scx=Greek`).
   const script = scriptName(key);
-  if (script !== undefined && supported(`[\\p{Script=${script}}]`)) return `\\p{Script=${script}}`;
+  if (script !== undefined && supported(`[\\p{Script=${script}}]`)) return pinned(`\\p{Script=${script}}`);
   return null;
 }
 
