@@ -14,6 +14,8 @@
  * @module
  */
 
+import { pinned } from './unicode-version.ts';
+
 /** A character-class item, kept as the JavaScript `v`-mode class text that tests one code point. */
 export interface ClassNode {
   t: 'class';
@@ -390,7 +392,8 @@ class Parser {
     this.pos++;
     const ch = String.fromCodePoint(c);
     const lit = (cp: number): Node | number => (inClass ? cp : { t: 'lit', cp, ci: flags.i });
-    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: false });
+    // Rust case-folds Perl and Unicode classes too under `i` (`(?i)\p{Lu}` takes `a`), then negates.
+    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: flags.i });
     switch (ch) {
       case 'd':
       case 'D':
@@ -404,7 +407,7 @@ class Parser {
       case 'p':
       case 'P': {
         if (!flags.u) this.fail('Unicode not allowed here', start, this.pos);
-        const body = this.unicodeClass(start);
+        const body = this.unicodeClass(start, flags);
         return cls(ch === 'P' ? `[^${body}]` : `[${body}]`);
       }
       case 'n':
@@ -430,8 +433,9 @@ class Parser {
         if (inClass) this.fail('unrecognized escape sequence', start, this.pos);
         return { t: 'look', look: 'end' };
       case 'b': {
-        if (inClass) return 0x08; // `[\b]` is a backspace
-        if (this.peek() === 0x7b /* { */) return { t: 'look', look: this.wordBoundaryName(flags, start) };
+        if (inClass) this.fail('invalid escape sequence found in character class', start, this.pos);
+        // `\b{start}` and the like only when a name letter follows the brace: `\b{4}` repeats `\b`.
+        if (this.peek() === 0x7b /* { */ && isBoundaryNameChar(this.peekPastSpace(flags, 1))) return { t: 'look', look: this.wordBoundaryName(flags, start) };
         return { t: 'look', look: flags.u ? 'word' : 'wordAscii' };
       }
       case 'B':
@@ -452,13 +456,25 @@ class Parser {
     this.fail('unrecognized escape sequence', start, this.pos);
   }
 
+  /** The character `offset` places on, skipping whitespace in verbose mode as Rust does inside `\b{...}`. */
+  private peekPastSpace(flags: Flags, offset: number): number | undefined {
+    let at = this.pos + offset;
+    while (flags.x && at < this.cps.length && isWhitespace(this.cps[at]!)) at++;
+    return this.cps[at];
+  }
+
   private wordBoundaryName(flags: Flags, start: number): Look {
     const open = this.pos;
     this.pos++;
-    const nameStart = this.pos;
-    while (!this.done() && this.peek() !== 0x7d) this.pos++;
-    if (this.done()) this.fail('unclosed word boundary', open, this.pos);
-    const name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
+    let name = '';
+    for (;;) {
+      if (flags.x) while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
+      const c = this.peek();
+      if (c === undefined || !isBoundaryNameChar(c)) break;
+      name += String.fromCodePoint(c);
+      this.pos++;
+    }
+    if (this.peek() !== 0x7d) this.fail('special word boundary assertion is either unclosed or contains an invalid character', open, this.pos);
     this.pos++;
     const u = flags.u;
     switch (name) {
@@ -502,7 +518,7 @@ class Parser {
     return value;
   }
 
-  private unicodeClass(start: number): string {
+  private unicodeClass(start: number, flags: Flags): string {
     let name: string;
     if (this.peek() === 0x7b /* { */) {
       this.pos++;
@@ -510,6 +526,8 @@ class Parser {
       while (!this.done() && this.peek() !== 0x7d) this.pos++;
       if (this.done()) this.fail('unclosed Unicode class (missing })', start, this.pos);
       name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
+      // Verbose mode skips whitespace inside the braces too (`\p{Nd\t}`); otherwise only a space is ignored (`loose`).
+      if (flags.x) name = name.replace(/\s/gu, '');
       this.pos++;
     } else {
       const c = this.peek();
@@ -531,13 +549,23 @@ class Parser {
     this.depth++;
     if (this.depth > NEST_LIMIT) this.fail('exceed the maximum number of nested parentheses/brackets (250)', open, open + 1);
     let negated = false;
+    // Verbose mode skips whitespace before and after the `^` too (`[ --a]` starts with dashes).
+    if (flags.x) this.skipClassSpace();
     if (this.peek() === 0x5e /* ^ */) {
       negated = true;
       this.pos++;
+      if (flags.x) this.skipClassSpace();
     }
-    // A `]` first (after `^`) is a literal; Rust's span of the opening includes it.
-    const openEnd = this.pos + (this.peek() === 0x5d ? 1 : 0);
-    const body = this.classUnion(flags, open, openEnd, true);
+    // Any number of `-` first (after `^`) are literals, as Rust reads them (`[--a]` is `-` or `a`).
+    let dashes = '';
+    while (this.peek() === 0x2d) {
+      dashes += '\\-';
+      this.pos++;
+      if (flags.x) this.skipClassSpace();
+    }
+    // A `]` first (after `^`, no dash before it) is a literal; Rust's span of the opening includes it.
+    const openEnd = this.pos + (dashes === '' && this.peek() === 0x5d ? 1 : 0);
+    const body = this.classUnion(flags, open, openEnd, dashes === '', dashes);
     this.depth--;
     return `[${negated ? '^' : ''}${body}]`;
   }
@@ -546,8 +574,8 @@ class Parser {
    * The items of a class up to its `]`, with `&&`, `--`, `~~` between
    * operands (left-associative, all one precedence), as JS `v`-mode text.
    */
-  private classUnion(flags: Flags, open: number, openEnd: number, atStart: boolean): string {
-    let operand: string[] = [];
+  private classUnion(flags: Flags, open: number, openEnd: number, atStart: boolean, leading = ''): string {
+    let operand: string[] = leading === '' ? [] : [leading];
     let result: string | null = null;
     let op: '&&' | '--' | '~~' | null = null;
     let first = atStart;
@@ -561,7 +589,8 @@ class Parser {
         break;
       }
       const two = this.peek(1);
-      if (!first && two !== undefined && ((c === 0x26 && two === 0x26) || (c === 0x2d && two === 0x2d) || (c === 0x7e && two === 0x7e))) {
+      // An operator first has an empty left operand, as in Rust: `[&&a]` is empty, `[~~a]` is `a`.
+      if (two !== undefined && ((c === 0x26 && two === 0x26) || (c === 0x2d && two === 0x2d) || (c === 0x7e && two === 0x7e))) {
         const current = finishOperand();
         result = result === null ? current : combine(result, op!, current);
         op = c === 0x26 ? '&&' : c === 0x2d ? '--' : '~~';
@@ -656,8 +685,9 @@ function combine(left: string, op: '&&' | '--' | '~~', right: string): string {
 export function classChar(cp: number): string {
   if (cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff)) return `\\u{${cp.toString(16)}}`;
   const ch = String.fromCodePoint(cp);
-  // Every ASCII punctuation character may be escaped in a `v` class; these must be.
-  if (/[()[\]{}/\-\\|&!#$%*+,.:;<=>?@^`~'"]/.test(ch)) return `\\${ch}`;
+  // Escaped: the characters a `v` class must escape, and those that doubled would be an operator
+  // (`&&`, `!!`, ...). Not `'` or `"`: a `v` class refuses those escaped (and needs no escape for them).
+  if (/[()[\]{}/\-\\|&!#$%*+,.:;<=>?@^`~]/.test(ch)) return `\\${ch}`;
   if (cp === 0x20) return '\\x20';
   return ch;
 }
@@ -667,14 +697,14 @@ function dotClass(flags: Flags): string {
   return flags.R ? '[^\\n\\r]' : '[^\\n]';
 }
 
-const UNICODE_WORD = '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}';
+const UNICODE_WORD = ['\\p{Alphabetic}', '\\p{M}', '\\p{Nd}', '\\p{Pc}', '\\p{Join_Control}'].map(pinned).join('');
 
 function perlClass(kind: string, unicode: boolean): string {
   switch (kind) {
     case 'd':
-      return unicode ? '\\p{Nd}' : '0-9';
+      return unicode ? pinned('\\p{Nd}') : '0-9';
     case 's':
-      return unicode ? '\\p{White_Space}' : '\\t\\n\\v\\f\\r\\x20';
+      return unicode ? pinned('\\p{White_Space}') : '\\t\\n\\v\\f\\r\\x20';
     default:
       return unicode ? UNICODE_WORD : '0-9A-Za-z_';
   }
@@ -700,9 +730,20 @@ const ASCII_CLASSES: Record<string, string> = {
   xdigit: '0-9A-Fa-f',
 };
 
-/** Loose matching, as Unicode's UAX44-LM3: case, spaces, `_` and `-` do not count. */
+/**
+ * A property name as Rust compares it (UAX44-LM3, as regex-syntax applies
+ * it): a leading `is` is dropped, and so are spaces, `_`, `-` and every
+ * non-ASCII character; ASCII letters count without case. (`isc` stays
+ * `isc`, not `c`.)
+ */
 function loose(name: string): string {
-  return name.toLowerCase().replace(/[\s_-]+/g, '').replace(/^is(?=.)/, (m) => m);
+  const is = /^is/i.test(name);
+  let out = '';
+  for (const ch of is ? name.slice(2) : name) {
+    if (ch === ' ' || ch === '_' || ch === '-' || ch.codePointAt(0)! > 0x7f) continue;
+    out += ch.toLowerCase();
+  }
+  return is && out === 'c' ? 'isc' : out;
 }
 
 const GENERAL_CATEGORIES: Record<string, string> = {};
@@ -723,6 +764,7 @@ for (const [short, long] of [
 GENERAL_CATEGORIES[loose('digit')] = 'Nd';
 GENERAL_CATEGORIES[loose('punct')] = 'P';
 GENERAL_CATEGORIES[loose('combining_mark')] = 'M';
+GENERAL_CATEGORIES[loose('cntrl')] = 'Cc';
 
 /** Binary properties JavaScript knows (by their loose names). */
 const BINARY_PROPERTIES: Record<string, string> = {};
@@ -744,6 +786,22 @@ BINARY_PROPERTIES[loose('wspace')] = 'White_Space';
 BINARY_PROPERTIES[loose('alpha')] = 'Alphabetic';
 BINARY_PROPERTIES[loose('lower')] = 'Lowercase';
 BINARY_PROPERTIES[loose('upper')] = 'Uppercase';
+// The short names Unicode's PropertyAliases.txt gives them (Rust takes either).
+for (const [alias, name] of [
+  ['AHex', 'ASCII_Hex_Digit'], ['Bidi_C', 'Bidi_Control'], ['Bidi_M', 'Bidi_Mirrored'], ['CI', 'Case_Ignorable'],
+  ['CWCF', 'Changes_When_Casefolded'], ['CWCM', 'Changes_When_Casemapped'], ['CWKCF', 'Changes_When_NFKC_Casefolded'],
+  ['CWL', 'Changes_When_Lowercased'], ['CWT', 'Changes_When_Titlecased'], ['CWU', 'Changes_When_Uppercased'],
+  ['DI', 'Default_Ignorable_Code_Point'], ['Dep', 'Deprecated'], ['Dia', 'Diacritic'], ['EBase', 'Emoji_Modifier_Base'],
+  ['EComp', 'Emoji_Component'], ['EMod', 'Emoji_Modifier'], ['EPres', 'Emoji_Presentation'], ['Ext', 'Extender'],
+  ['ExtPict', 'Extended_Pictographic'], ['Gr_Base', 'Grapheme_Base'], ['Gr_Ext', 'Grapheme_Extend'], ['Hex', 'Hex_Digit'],
+  ['IDC', 'ID_Continue'], ['IDS', 'ID_Start'], ['IDSB', 'IDS_Binary_Operator'], ['IDST', 'IDS_Trinary_Operator'],
+  ['Ideo', 'Ideographic'], ['Join_C', 'Join_Control'], ['LOE', 'Logical_Order_Exception'], ['NChar', 'Noncharacter_Code_Point'],
+  ['Pat_Syn', 'Pattern_Syntax'], ['Pat_WS', 'Pattern_White_Space'], ['QMark', 'Quotation_Mark'], ['RI', 'Regional_Indicator'],
+  ['SD', 'Soft_Dotted'], ['STerm', 'Sentence_Terminal'], ['Term', 'Terminal_Punctuation'], ['UIdeo', 'Unified_Ideograph'],
+  ['VS', 'Variation_Selector'], ['XIDC', 'XID_Continue'], ['XIDS', 'XID_Start'],
+]) {
+  BINARY_PROPERTIES[loose(alias!)] = name!;
+}
 
 /** Script names whose JS spelling is the loose name's canonical form; resolved by trying them. */
 const SCRIPTS = [
@@ -764,10 +822,20 @@ const SCRIPTS = [
   'Rejang', 'Runic', 'Samaritan', 'Saurashtra', 'Sharada', 'Shavian', 'Siddham', 'SignWriting', 'Sinhala', 'Sogdian',
   'Sora_Sompeng', 'Soyombo', 'Sundanese', 'Syloti_Nagri', 'Syriac', 'Tagalog', 'Tagbanwa', 'Tai_Le', 'Tai_Tham',
   'Tai_Viet', 'Takri', 'Tamil', 'Tangsa', 'Tangut', 'Telugu', 'Thaana', 'Thai', 'Tibetan', 'Tifinagh', 'Tirhuta', 'Toto',
-  'Ugaritic', 'Vai', 'Vithkuqi', 'Wancho', 'Warang_Citi', 'Yezidi', 'Yi', 'Zanabazar_Square', 'Unknown',
+  'Ugaritic', 'Vai', 'Vithkuqi', 'Wancho', 'Warang_Citi', 'Yezidi', 'Yi', 'Zanabazar_Square',
 ];
 const SCRIPT_NAMES: Record<string, string> = {};
 for (const name of SCRIPTS) SCRIPT_NAMES[loose(name)] = name;
+
+/** A script by its name or its four-letter ISO 15924 code (`latn`: JavaScript spells it `Latn`), as JS spells it. */
+function scriptName(key: string): string | undefined {
+  const name = SCRIPT_NAMES[key];
+  if (name !== undefined) return name;
+  // Rust's tables have no `Unknown` script (`Zzzz`): it refuses the name.
+  if (!/^[a-z]{4}$/.test(key) || key === 'zzzz') return undefined;
+  const code = key[0]!.toUpperCase() + key.slice(1);
+  return supported(`[\\p{Script_Extensions=${code}}]`) ? code : undefined;
+}
 
 function supported(source: string): boolean {
   try {
@@ -790,22 +858,23 @@ function unicodePropertyClass(name: string): string | null {
       const gc = GENERAL_CATEGORIES[value];
       body = gc === undefined ? null : `\\p{${gc}}`;
     } else if (key === 'script' || key === 'sc') {
-      const sc = SCRIPT_NAMES[value];
+      const sc = scriptName(value);
       body = sc === undefined ? null : `\\p{Script=${sc}}`;
     } else if (key === 'scriptextensions' || key === 'scx') {
-      const sc = SCRIPT_NAMES[value];
+      const sc = scriptName(value);
       body = sc === undefined ? null : `\\p{Script_Extensions=${sc}}`;
     }
     if (body === null || !supported(`[${body}]`)) return null;
-    return negated ? `[^${body}]` : body;
+    return negated ? `[^${pinned(body)}]` : pinned(body);
   }
   const key = loose(name);
   const gc = GENERAL_CATEGORIES[key];
-  if (gc !== undefined) return `\\p{${gc}}`;
+  if (gc !== undefined) return pinned(`\\p{${gc}}`);
   const binary = BINARY_PROPERTIES[key];
-  if (binary !== undefined && supported(`[\\p{${binary}}]`)) return `\\p{${binary}}`;
-  const script = SCRIPT_NAMES[key];
-  if (script !== undefined && supported(`[\\p{Script_Extensions=${script}}]`)) return `\\p{Script_Extensions=${script}}`;
+  if (binary !== undefined && supported(`[\\p{${binary}}]`)) return pinned(`\\p{${binary}}`);
+  // A bare script name is the Script property, as in Rust (`\p{Greek}` is `sc=Greek`, not `scx=Greek`).
+  const script = scriptName(key);
+  if (script !== undefined && supported(`[\\p{Script=${script}}]`)) return pinned(`\\p{Script=${script}}`);
   return null;
 }
 
@@ -813,6 +882,11 @@ function unicodePropertyClass(name: string): string | null {
 
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
+}
+
+/** Characters of a `\b{...}` name (Rust reads `[A-Za-z-]` there). */
+function isBoundaryNameChar(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d);
 }
 
 function isHex(c: number): boolean {
