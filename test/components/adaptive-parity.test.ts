@@ -261,6 +261,20 @@ describe('the response cache’s size budget and stored answers, pinned on each 
   const statuses = (run: ComponentRunResult) => run.events.filter((e) => e.name === 'response_cache').map((e) => (e.data as { status: string }).status);
 
   for (const backend of FILE_BACKENDS) {
+    // A tool entry costs its value's JSON bytes plus a fixed record (488 for a 10-character string); entries
+    // leave in insertion order. The memory relay counted twice the UTF-16 length, so it kept entries native evicted
+    // and answered from them (a hit where native called the tool again).
+    it.skipIf(!backend.available)(`${backend.name}: max_bytes keeps and evicts the entries native does`, async () => {
+      expect(statuses(await runComponents(backend.create(), { components: sized(488), script: toolCalls(['A', 'A']) }))).toEqual(['miss', 'hit']);
+      expect(statuses(await runComponents(backend.create(), { components: sized(487), script: toolCalls(['A', 'A']) }))).toEqual(['miss', 'miss']);
+      // Two fit in 976; a third evicts the oldest (A), a hit does not refresh it.
+      expect(statuses(await runComponents(backend.create(), { components: sized(1000), script: toolCalls(['A', 'B', 'A', 'C', 'B', 'A']) }))).toEqual(['miss', 'miss', 'hit', 'miss', 'hit', 'miss']);
+      // An LLM entry: the recorded answer's bytes (158 here), a fixed record, the provider and the request's model.
+      const llm = async (max: number) => (await runComponents(backend.create(), { components: sized(max), script: llmTwice })).terminalCalls.length;
+      expect(await llm(563)).toBe(1);
+      expect(await llm(562)).toBe(2);
+    });
+
     it.skipIf(!backend.available)(`${backend.name}: a hit hands back the stored answer with its keys sorted, as native’s JSON value lists them`, async () => {
       await runComponents(backend.create(), { components: sized(1_000_000), script: llmTwice });
       const [live, hit] = (globalThis as { __results?: unknown[] }).__results!;
