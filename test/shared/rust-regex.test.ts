@@ -100,4 +100,12 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('(?i-u)[a-z]+', 'sS\u017fkK\u212a', '<$0>')).toBe('<sS>\u017f<kK>\u212a');
     expect(replace('(?i)k', 'k K \u212a', '<$0>')).toBe('<k> <K> <\u212a>');
   });
+
+  it('a counted repetition allows whitespace around its numbers in any mode, as Rust does', () => {
+    expect(replace('a{ 1 , 2 }', 'aaa', '<$0>')).toBe('<aa><a>');
+    expect(replace('x{ 2 }', 'xxx', '<$0>')).toBe('<xx>x');
+    expect(replace('(?x)a{1 0}', 'a'.repeat(10), '<$0>')).toBe(`<${'a'.repeat(10)}>`);
+    expect(rustRegexError('a{1 0}')).not.toBeNull();
+    expect(rustRegexError('a{ }')).not.toBeNull();
+  });
 });

@@ -239,17 +239,23 @@ class Parser {
     this.repeat(items, flags, min, max, start, end);
   }
 
+  /** A count in `{n,m}`: Rust allows whitespace around it in any mode (`x{ 41 }`), and between its digits in verbose mode. */
   private decimal(flags: Flags, openBrace: number): number {
+    while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
     const start = this.pos;
-    while (!this.done() && isDigit(this.peek()!)) this.pos++;
-    if (this.pos === start) {
+    let text = '';
+    while (!this.done() && isDigit(this.peek()!)) {
+      text += String.fromCodePoint(this.peek()!);
+      this.pos++;
+      this.skipVerbose(flags);
+    }
+    if (text === '') {
       if (this.done()) this.fail('unclosed counted repetition', openBrace, this.pos);
       this.fail('repetition quantifier expects a valid decimal', this.pos, this.pos + 1);
     }
-    const text = String.fromCodePoint(...this.cps.slice(start, this.pos));
     const value = Number(text);
     if (!Number.isSafeInteger(value) || value > 0xffff_ffff) this.fail('decimal literal invalid', start, this.pos);
-    this.skipVerbose(flags);
+    while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
     return value;
   }
 
