@@ -243,7 +243,8 @@ function summaryOf(message: Message): string {
 function finishReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined;
   if (reason === 'tool_calls' || reason === 'tool_use' || reason === 'function_call') return 'tool_use';
-  if (reason === 'stop' || reason === 'end_turn' || reason === 'stop_sequence') return 'complete';
+  // native: Anthropic's `stop_sequence` is sent as it is.
+  if (reason === 'stop' || reason === 'end_turn') return 'complete';
   if (reason === 'max_tokens') return 'length';
   return reason;
 }
