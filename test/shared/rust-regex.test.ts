@@ -88,4 +88,30 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('\\d', '\u{11de3}', '<$0>')).toBe('\u{11de3}');
     expect(replace('\\p{Cn}', '\u088f', '<$0>')).toBe('<\u088f>');
   });
+
+  it('a pinned class after a range in one class compiles on every runtime (Bun refused the bare difference there)', () => {
+    expect(replace('[a-f\\p{Lu}]+', 'xaBcQz', '<$0>')).toBe('x<aBcQ>z');
+    expect(replace('[^a-f\\w]', 'a-b', '<$0>')).toBe('a<->b');
+    expect(replace('[0-9\\s]+', 'x1 2y', '<$0>')).toBe('x<1 2>y');
+  });
+
+  it('(?-u) refuses what could match bytes that are not UTF-8, as Rust does, and folds case within ASCII only', () => {
+    for (const refused of ['(?-u).', '(?-u)\\W', '(?-u)\\D', '(?-u)\\S', '(?-u)[^a]', '(?-u)[a-z&&[^b]]', '(?-u)[[:^alpha:]]', '(?-u)\\xe9', '(?-u)[\\xe9]', '(?-u)[é]', '(?-u)[\\x{100}]']) {
+      expect(rustRegexError(refused), refused).not.toBeNull();
+    }
+    for (const accepted of ['(?-u)\\w+', '(?-u)\\b', '(?-u)\\B', '(?-u)é', '(?-u)\\x{e9}', '(?i-u)é', '(?-u)[\\x00-\\x7f]']) {
+      expect(rustRegexError(accepted), accepted).toBeNull();
+    }
+    expect(replace('(?i-u)k', 'k K \u212a', '<$0>')).toBe('<k> <K> \u212a');
+    expect(replace('(?i-u)[a-z]+', 'sS\u017fkK\u212a', '<$0>')).toBe('<sS>\u017f<kK>\u212a');
+    expect(replace('(?i)k', 'k K \u212a', '<$0>')).toBe('<k> <K> <\u212a>');
+  });
+
+  it('a counted repetition allows whitespace around its numbers in any mode, as Rust does', () => {
+    expect(replace('a{ 1 , 2 }', 'aaa', '<$0>')).toBe('<aa><a>');
+    expect(replace('x{ 2 }', 'xxx', '<$0>')).toBe('<xx>x');
+    expect(replace('(?x)a{1 0}', 'a'.repeat(10), '<$0>')).toBe(`<${'a'.repeat(10)}>`);
+    expect(rustRegexError('a{1 0}')).not.toBeNull();
+    expect(rustRegexError('a{ }')).not.toBeNull();
+  });
 });

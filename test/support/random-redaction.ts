@@ -32,9 +32,6 @@
  *   Unicode 17 added (U+0295, U+A7D3, U+A7D5) in texts: the JavaScript
  *   engine's Unicode data differs from native's there (docs/known-limits.md,
  *   "Unicode tables"); the texts draw none;
- * - no `(?-u)` (ASCII-only mode): this engine accepts some such patterns
- *   Rust refuses as able to match invalid UTF-8, and folds case beyond
- *   ASCII in it (docs/known-limits.md, "Rust patterns with `(?-u)`");
  * - no `\p{Age=..}` or `\p{gcb=..}` (JavaScript has no such property:
  *   refused here, accepted by Rust) (docs/known-limits.md, "Unicode tables");
  * - no long texts for random patterns: a search past its budget clears the
@@ -358,7 +355,7 @@ const FLAGS = ['i', 'm', 's', 'U', 'u', 'x', 'R'];
 const GROUP_NAMES = ['name', 'n', 'user', 'a1', '_x', 'é', 'a.b', 'a[0]'];
 
 /** Pieces of patterns Rust refuses (or accepts though they look wrong), spliced in now and then. */
-const BROKEN = ['(?=a)', '(?!a)', '(?<=a)', '(?<!a)', '\\1', '(', ')', '[a', '[]', '[^]', 'a{2,1}', '*', '+a', 'a**', 'a{,3}', '{1}', '\\p{Foo}', '\\q', '\\e', '(?P<1a>x)', '(?P<>x)', '(?z)', '(?-)', '(?i-i)', '(?ii)', '\\xZZ', '\\x{110000}', '\\x{D800}', '\\b{foo}', '[z-a]', '[\\d-z]', 'a{99999999999}', '\\', '\\<\\>', '[[:foo:]]', '[[:alpha:]', 'a{3}{2}', 'a??+', '(?:)', '()', '(|)', '|', 'a|', '(?U)a*?', '\\pL', '\\p{L', '\\PN', '(?x: a b )', '[a&&]', '[&&a]', '[a--]', '[--a]', '[a~~b]', '[-a]', '[a-]', '[]a]', '[^]a]', '[a-\\d]', '\\A*', '^*', '$+', '\\b+', '(?s:.)', '(?R)^', '(?Rm)$', '\\x{ 41 }', '\\u{}', '(?P<n>a)(?P<n>b)', '(?<n>a)', '(?P=n)', '\\k<n>', '\\Z', '\\G', '[\\A]', '(?#comment)', 'a{0}', 'a{0,0}', '\\pZ', '(a{10}){10}', '((a{20}){20}){20}', '\\w{100}', '[\\w\\d]{50}'];
+const BROKEN = ['(?=a)', '(?!a)', '(?<=a)', '(?<!a)', '\\1', '(', ')', '[a', '[]', '[^]', 'a{2,1}', '*', '+a', 'a**', 'a{,3}', '{1}', '\\p{Foo}', '\\q', '\\e', '(?P<1a>x)', '(?P<>x)', '(?z)', '(?-)', '(?i-i)', '(?ii)', '\\xZZ', '\\x{110000}', '\\x{D800}', '\\b{foo}', '[z-a]', '[\\d-z]', 'a{99999999999}', '(?-u)\\W', '(?-u).', '(?-u)[^a]', '(?-u)\\xFF', '(?-u)\\x{e9}', '(?-u)[\\xe9]', '(?-u)[é]', '(?-u)\\B', '(?-u)\\D', '(?-u)\\S', '(?-u:é)', '(?i-u)k', '(?i-u)[a-z]', '(?i-u)é', '(?-u)\\w', '(?-u)\\b', '(?-u)[a-z&&[^b]]', '(?-u)[[:^alpha:]&&a]', '(?-u:[[:alpha:]])', '\\', '\\<\\>', '[[:foo:]]', '[[:alpha:]', 'a{3}{2}', 'a??+', '(?:)', '()', '(|)', '|', 'a|', '(?U)a*?', '\\pL', '\\p{L', '\\PN', '(?x: a b )', '[a&&]', '[&&a]', '[a--]', '[--a]', '[a~~b]', '[-a]', '[a-]', '[]a]', '[^]a]', '[a-\\d]', '\\A*', '^*', '$+', '\\b+', '(?s:.)', '(?R)^', '(?Rm)$', '\\x{ 41 }', '\\u{}', '(?P<n>a)(?P<n>b)', '(?<n>a)', '(?P=n)', '\\k<n>', '\\Z', '\\G', '[\\A]', '(?#comment)', 'a{0}', 'a{0,0}', '\\pZ', '(a{10}){10}', '((a{20}){20}){20}', '\\w{100}', '[\\w\\d]{50}'];
 
 interface PatternState {
   depth: number;
@@ -386,8 +383,7 @@ function flagSet(d: Draw): string {
   const on = new Set<string>();
   const off = new Set<string>();
   for (let i = d.int(1, 3); i > 0; i--) on.add(d.pick(FLAGS));
-  // Never `-u` (see the top of this file).
-  if (d.chance(0.3)) off.add(d.pick(FLAGS.filter((f) => !on.has(f) && f !== 'u')));
+  if (d.chance(0.3)) off.add(d.pick(FLAGS.filter((f) => !on.has(f))));
   return [...on].join('') + (off.size > 0 ? `-${[...off].join('')}` : '');
 }
 

@@ -157,6 +157,13 @@ class Compiler {
         return;
       }
       case 'class':
+        if (n.asciiFold) {
+          // `(?i-u)`: the class, or the other case of an ASCII letter in it.
+          const plain = this.classTest(n.source, false);
+          const test = (cp: number): boolean => plain(cp) || (isAsciiLetter(cp) && plain(cp ^ 0x20));
+          this.emit({ op: 'char', test, source: `[${n.source}A-Za-z]`, ci: false });
+          return;
+        }
         this.emit({ op: 'char', test: this.classTest(n.source, n.ci), source: n.source, ci: n.ci });
         return;
       case 'look':
@@ -273,6 +280,10 @@ function minNodeLength(node: Node): number {
     case 'alt':
       return Math.min(...node.subs.map(minNodeLength));
   }
+}
+
+function isAsciiLetter(cp: number): boolean {
+  return (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
 }
 
 function literalTest(cp: number): (c: number) => boolean {

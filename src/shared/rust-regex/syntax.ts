@@ -16,6 +16,9 @@
 
 import { pinned } from './unicode-version.ts';
 
+/** Rust's words for a `(?-u)` pattern that could match bytes that are not UTF-8. */
+const INVALID_UTF8 = 'pattern can match invalid UTF-8';
+
 /** A character-class item, kept as the JavaScript `v`-mode class text that tests one code point. */
 export interface ClassNode {
   t: 'class';
@@ -23,6 +26,8 @@ export interface ClassNode {
   source: string;
   /** Case-insensitive membership (the `i` flag was on). */
   ci: boolean;
+  /** Case-insensitive within ASCII only (`(?i-u)`): `k` takes `K`, not U+212A. */
+  asciiFold?: boolean;
 }
 
 export type Look =
@@ -234,17 +239,23 @@ class Parser {
     this.repeat(items, flags, min, max, start, end);
   }
 
+  /** A count in `{n,m}`: Rust allows whitespace around it in any mode (`x{ 41 }`), and between its digits in verbose mode. */
   private decimal(flags: Flags, openBrace: number): number {
+    while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
     const start = this.pos;
-    while (!this.done() && isDigit(this.peek()!)) this.pos++;
-    if (this.pos === start) {
+    let text = '';
+    while (!this.done() && isDigit(this.peek()!)) {
+      text += String.fromCodePoint(this.peek()!);
+      this.pos++;
+      this.skipVerbose(flags);
+    }
+    if (text === '') {
       if (this.done()) this.fail('unclosed counted repetition', openBrace, this.pos);
       this.fail('repetition quantifier expects a valid decimal', this.pos, this.pos + 1);
     }
-    const text = String.fromCodePoint(...this.cps.slice(start, this.pos));
     const value = Number(text);
     if (!Number.isSafeInteger(value) || value > 0xffff_ffff) this.fail('decimal literal invalid', start, this.pos);
-    this.skipVerbose(flags);
+    while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
     return value;
   }
 
@@ -254,9 +265,14 @@ class Parser {
     switch (c) {
       case 0x28 /* ( */:
         return this.group(flags);
-      case 0x5b /* [ */:
-        return { t: 'class', source: this.bracketClass(flags), ci: flags.i };
+      case 0x5b /* [ */: {
+        const source = this.bracketClass(flags);
+        // Without Unicode (`(?-u)`) case folds within ASCII only.
+        return flags.u ? { t: 'class', source, ci: flags.i } : { t: 'class', source, ci: false, asciiFold: flags.i };
+      }
       case 0x2e /* . */:
+        // Without Unicode `.` takes any byte, which Rust refuses for text.
+        if (!flags.u) this.fail(INVALID_UTF8, this.pos, this.pos + 1);
         this.pos++;
         return { t: 'class', source: dotClass(flags), ci: false };
       case 0x5e /* ^ */:
@@ -270,7 +286,7 @@ class Parser {
       default:
         this.pos++;
         void start;
-        return { t: 'lit', cp: c, ci: flags.i };
+        return literal(c, flags);
     }
   }
 
@@ -391,9 +407,10 @@ class Parser {
     if (c === undefined) this.fail('incomplete escape sequence, reached end of pattern prematurely', start, start + 1);
     this.pos++;
     const ch = String.fromCodePoint(c);
-    const lit = (cp: number): Node | number => (inClass ? cp : { t: 'lit', cp, ci: flags.i });
-    // Rust case-folds Perl and Unicode classes too under `i` (`(?i)\p{Lu}` takes `a`), then negates.
-    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: flags.i });
+    const lit = (cp: number): Node | number => (inClass ? cp : literal(cp, flags));
+    // Rust case-folds Perl and Unicode classes too under `i` (`(?i)\p{Lu}` takes `a`), then negates
+    // (the ASCII ones of `(?-u)` are closed under ASCII folding already).
+    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: flags.i && flags.u });
     switch (ch) {
       case 'd':
       case 'D':
@@ -401,6 +418,8 @@ class Parser {
       case 'S':
       case 'w':
       case 'W': {
+        // Without Unicode a negated Perl class takes bytes outside ASCII, which Rust refuses for text.
+        if (!flags.u && ch === ch.toUpperCase()) this.fail(INVALID_UTF8, start, this.pos);
         const body = perlClass(ch.toLowerCase(), flags.u);
         return cls(ch === ch.toUpperCase() ? `[^${body}]` : `[${body}]`);
       }
@@ -424,8 +443,13 @@ class Parser {
         return lit(0x07);
       case 'x':
       case 'u':
-      case 'U':
-        return lit(this.hex(ch, start));
+      case 'U': {
+        const braced = this.peek() === 0x7b;
+        const value = this.hex(ch, start);
+        // Without Unicode `\x80`..`\xFF` (two digits, no braces) is a byte outside ASCII: Rust refuses it for text.
+        if (!flags.u && ch === 'x' && !braced && value > 0x7f) this.fail(INVALID_UTF8, start, this.pos);
+        return lit(value);
+      }
       case 'A':
         if (inClass) this.fail('unrecognized escape sequence', start, this.pos);
         return { t: 'look', look: 'start' };
@@ -567,7 +591,11 @@ class Parser {
     const openEnd = this.pos + (dashes === '' && this.peek() === 0x5d ? 1 : 0);
     const body = this.classUnion(flags, open, openEnd, dashes === '', dashes);
     this.depth--;
-    return `[${negated ? '^' : ''}${body}]`;
+    const source = `[${negated ? '^' : ''}${body}]`;
+    // Without Unicode each class (nested ones too) must stay within ASCII: Rust refuses one that takes
+    // other bytes (`[^a]`). Its items are ASCII, so one code point past ASCII answers for all of them.
+    if (!flags.u && new RegExp(`^${source}$`, 'v').test('\u0080')) this.fail(INVALID_UTF8, open, this.pos);
+    return source;
   }
 
   /**
@@ -622,7 +650,7 @@ class Parser {
   private classItem(flags: Flags, open: number, first: boolean): string {
     const c = this.peek()!;
     if (c === 0x5b /* [ */) {
-      const ascii = this.asciiClass();
+      const ascii = this.asciiClass(flags);
       if (ascii !== null) return ascii;
       return this.bracketClass(flags);
     }
@@ -645,26 +673,45 @@ class Parser {
   /** A literal code point, or a class fragment for `\d`, `\p{..}` and the like. */
   private classAtom(flags: Flags, first: boolean): number | { source: string } {
     const c = this.peek()!;
+    const at = this.pos;
+    let item: number | { source: string };
     if (c === 0x5c) {
-      const item = this.escape(flags, true);
-      if (typeof item === 'number') return item;
-      return item as { source: string };
+      item = this.escape(flags, true) as number | { source: string };
+    } else {
+      this.pos++;
+      item = c;
     }
     void first;
-    this.pos++;
-    return c;
+    // Without Unicode a class holds bytes: a character outside ASCII cannot be one.
+    if (!flags.u && typeof item === 'number' && item > 0x7f) this.fail('Unicode not allowed here', at, this.pos);
+    return item;
   }
 
   /** `[:alpha:]` and friends inside a class, or null (then `[` opens a nested class). */
-  private asciiClass(): string | null {
+  private asciiClass(flags: Flags): string | null {
+    const at = this.pos;
     const text = String.fromCodePoint(...this.cps.slice(this.pos, this.pos + 12));
     const match = /^\[:(\^?)([a-z]+):\]/.exec(text);
     if (match === null) return null;
     const body = ASCII_CLASSES[match[2]!];
     if (body === undefined) return null;
     this.pos += match[0].length;
+    // Without Unicode a negated ASCII class takes other bytes, which Rust refuses for text.
+    if (!flags.u && match[1] === '^') this.fail(INVALID_UTF8, at, this.pos);
     return match[1] === '^' ? `[^${body}]` : `[${body}]`;
   }
+}
+
+/**
+ * A literal character under `flags`: case-insensitive with Unicode's
+ * folding, or under `(?i-u)` an ASCII letter and its other case only (a
+ * character outside ASCII then matches itself).
+ */
+function literal(cp: number, flags: Flags): Node {
+  if (flags.u || !flags.i) return { t: 'lit', cp, ci: flags.i };
+  const isLetter = (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
+  if (!isLetter) return { t: 'lit', cp, ci: false };
+  return { t: 'class', source: `[${String.fromCharCode(cp | 0x20)}${String.fromCharCode(cp & ~0x20)}]`, ci: false };
 }
 
 function concat(items: Node[]): Node {
