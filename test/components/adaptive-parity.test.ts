@@ -294,6 +294,21 @@ describe('the response cache’s size budget and stored answers, pinned on each 
       expect(await llm(562)).toBe(2);
     });
 
+    it.skipIf(!backend.available)(`${backend.name}: max_bytes counts a value's numbers as native writes them`, async () => {
+      // 2^40 crosses the binding as a float: native's text is `1099511627776.0`, 15 bytes.
+      const big = (max: number): Promise<ComponentRunResult> =>
+        runComponents(backend.create(), {
+          components: sized(max),
+          script: async ({ hooks, terminal }) => {
+            hooks.emit('on_session_start', { session_id: 's' } as never);
+            for (let i = 0; i < 2; i++) await hooks.execute('tool_execution', { session_id: 's', tool_name: 'read_x', tool_call_id: `c${i}`, args: {} } as never, terminal('tool', 2 ** 40) as never);
+            hooks.emit('on_session_finalize', { session_id: 's' } as never);
+          },
+        });
+      expect(statuses(await big(491))).toEqual(['miss', 'hit']);
+      expect(statuses(await big(490))).toEqual(['miss', 'miss']);
+    });
+
     it.skipIf(!backend.available)(`${backend.name}: a hit hands back the stored answer with its keys sorted, as native’s JSON value lists them`, async () => {
       await runComponents(backend.create(), { components: sized(1_000_000), script: llmTwice });
       const [live, hit] = (globalThis as { __results?: unknown[] }).__results!;
