@@ -36,4 +36,4 @@ export { sortJson, stringifyMayDiffer } from './native-text/keys.ts';
 export { canonicalJson, toRustJson, type FieldTypes, type NumberFieldType } from './native-text/write.ts';
 export { parseJsonAsNative } from './native-text/parse.ts';
 export { sameJson } from './native-text/same.ts';
-export { isNativeBlank } from './native-text/whitespace.ts';
+export { isNativeBlank, nativeTrim } from './native-text/whitespace.ts';

@@ -276,6 +276,38 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     }
   });
 
+  // Found by the random-stream differential against OTLP: openinference's input.value
+  // trimmed with JavaScript's trim (U+FEFF stripped, U+0085 kept, the reverse of
+  // native's Rust trim), read JSON text with JSON.parse, and sent a tool's input as
+  // JSON.stringify's text.
+  it("builds openinference input.value with native's trim, parser and JSON text", async () => {
+    const messages = [
+      { role: 'system', content: '\ufeff' },
+      { role: 'user', content: '\u0085' },
+      { role: 'user', content: ' \ufeffhi\u0085 ' },
+      { role: 'assistant', content: '{"text":"\\ud83d"}' },
+    ];
+    const args = { b: 1, '10': { '9': 2 }, x: -(2 ** 53) };
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt', request: { body: { messages } } } },
+      { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response: { id: 'r1', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] } } },
+      { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args } },
+      { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args, result: 'done' } },
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans: Record<string, DecodedSpan[]> = {};
+    for (const backend of ['native', 'memory'] as const) {
+      http.requests.length = 0;
+      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'openinference', endpoint: http.url }] });
+      spans[backend] = [...http.spans()];
+    }
+    const inputs = (list: DecodedSpan[]) => list.map((span) => span.attributes['input.value']).filter((value) => value !== undefined);
+    expect(inputs(spans.native!)).toEqual(['system: \ufeff\n\nuser: \ufeffhi\n\nassistant: {"text":"\\ud83d"}', '{"10":{"9":2},"b":1,"x":-9007199254740992.0}', '{"session_id":"s1"}']);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {
