@@ -89,6 +89,12 @@ describe('rust-regex: cases the random differential found', () => {
     expect(replace('\\p{Cn}', '\u088f', '<$0>')).toBe('<\u088f>');
   });
 
+  it('a pinned class after a range in one class compiles on every runtime (Bun refused the bare difference there)', () => {
+    expect(replace('[a-f\\p{Lu}]+', 'xaBcQz', '<$0>')).toBe('x<aBcQ>z');
+    expect(replace('[^a-f\\w]', 'a-b', '<$0>')).toBe('a<->b');
+    expect(replace('[0-9\\s]+', 'x1 2y', '<$0>')).toBe('x<1 2>y');
+  });
+
   it('(?-u) refuses what could match bytes that are not UTF-8, as Rust does, and folds case within ASCII only', () => {
     for (const refused of ['(?-u).', '(?-u)\\W', '(?-u)\\D', '(?-u)\\S', '(?-u)[^a]', '(?-u)[a-z&&[^b]]', '(?-u)[[:^alpha:]]', '(?-u)\\xe9', '(?-u)[\\xe9]', '(?-u)[é]', '(?-u)[\\x{100}]']) {
       expect(rustRegexError(refused), refused).not.toBeNull();

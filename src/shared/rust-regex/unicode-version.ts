@@ -35,5 +35,7 @@ const UNASSIGNED = '\u0378';
  */
 export function pinned(property: string): string {
   const unassignedHas = new RegExp(`^${property}$`, 'v').test(UNASSIGNED);
-  return unassignedHas ? `[${property}${LATER}]` : `[${property}--${LATER}]`;
+  // The left operand is a nested class, not the bare property: Bun's engine refuses a difference whose bare
+  // operand follows a range in the enclosing class (`[a-f[\p{Lu}--[x]]]`), and a pinned class sits in any class.
+  return unassignedHas ? `[${property}${LATER}]` : `[[${property}]--${LATER}]`;
 }
