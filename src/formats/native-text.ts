@@ -25,7 +25,8 @@
  *   writers sort such objects as they write them.
  *
  * The rules live in `native-text/`: `numbers.ts`, `keys.ts` (key order and
- * sorted copies), `write.ts` and `parse.ts`.
+ * sorted copies), `write.ts`, `parse.ts` and `whitespace.ts` (what native's
+ * `trim` strips).
  *
  * @module
  */
@@ -35,3 +36,4 @@ export { sortJson, stringifyMayDiffer } from './native-text/keys.ts';
 export { canonicalJson, toRustJson, type FieldTypes, type NumberFieldType } from './native-text/write.ts';
 export { parseJsonAsNative } from './native-text/parse.ts';
 export { sameJson } from './native-text/same.ts';
+export { isNativeBlank, nativeTrim } from './native-text/whitespace.ts';

@@ -2,7 +2,8 @@
  * One seed of the random-stream differential: the stream of `seed`
  * (random-stream.ts) through HookRegistry and the plugin on the memory relay
  * and on native with the same settings (ATOF and ATIF on; the subagent
- * export mode default, and "all" when the stream has subagents), compared
+ * export mode default, and "all" when the stream has subagents; ATOF alone;
+ * the files of a plugins.toml observability component), compared
  * as corpus.test.ts compares the recorded streams: event by event, document
  * by document, and character for character after uuids and clocks are
  * labelled. The answer is a list of differences, each naming the seed, the
@@ -13,19 +14,19 @@
 import { silentLogger } from '../../src/shared/logger.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { loadNativeRelay } from '../../native/index.ts';
-import { failedLlmEndsAsNative, normalize, normalizeEvents, normalizeText, UuidLabels, type NormalizeOptions } from './normalize.ts';
-import { replay, type ReplayResult, type SubagentExportMode } from './replay.ts';
+import { attemptsAsMemory, failedLlmEndsAsNative, normalize, normalizeEvents, normalizeText, UuidLabels, type NormalizeOptions } from './normalize.ts';
+import { replay, type ReplayOptions, type ReplayResult, type SubagentExportMode } from './replay.ts';
 import { randomStream, type RandomStream, type RandomStreamOptions } from './random-stream.ts';
 
 /** The first path where `a` and `b` differ, or null when they are deeply equal. */
-export function firstDifference(a: unknown, b: unknown, path = '$'): string | null {
+export function firstDifference(a: unknown, b: unknown, path = '$', keyOrder = true): string | null {
   if (Object.is(a, b)) return null;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return `${path}: ${show(a)} vs ${show(b)}`;
   if (Array.isArray(a) !== Array.isArray(b)) return `${path}: ${show(a)} vs ${show(b)}`;
   if (Array.isArray(a)) {
     const other = b as unknown[];
     for (let i = 0; i < Math.min(a.length, other.length); i++) {
-      const found = firstDifference(a[i], other[i], `${path}[${i}]`);
+      const found = firstDifference(a[i], other[i], `${path}[${i}]`, keyOrder);
       if (found !== null) return found;
     }
     return a.length === other.length ? null : `${path}: length ${a.length} vs ${other.length}`;
@@ -36,11 +37,11 @@ export function firstDifference(a: unknown, b: unknown, path = '$'): string | nu
   const otherKeys = Object.keys(right);
   for (const key of keys) {
     if (!Object.hasOwn(right, key)) return `${path}.${JSON.stringify(key)}: only on memory (${show(left[key])})`;
-    const found = firstDifference(left[key], right[key], `${path}.${JSON.stringify(key)}`);
+    const found = firstDifference(left[key], right[key], `${path}.${JSON.stringify(key)}`, keyOrder);
     if (found !== null) return found;
   }
   for (const key of otherKeys) if (!Object.hasOwn(left, key)) return `${path}.${JSON.stringify(key)}: only on native (${show(right[key])})`;
-  if (keys.join('\u0000') !== otherKeys.join('\u0000')) return `${path}: key order ${show(keys)} vs ${show(otherKeys)}`;
+  if (keyOrder && keys.join('\u0000') !== otherKeys.join('\u0000')) return `${path}: key order ${show(keys)} vs ${show(otherKeys)}`;
   return null;
 }
 
@@ -63,8 +64,19 @@ export interface SeedOptions extends RandomStreamOptions {
   drop?: readonly string[];
 }
 
+/**
+ * Plugin-host files are named after the root scope's uuid, which differs
+ * per run: labelled (uuidv7 sorts by time, so both runs list them in the
+ * same order) before the files are compared.
+ */
+function relabelFiles(result: ReplayResult): ReplayResult {
+  const labels = new UuidLabels();
+  const rename = <T>(map: Map<string, T>) => new Map([...map].map(([name, value]) => [labels.text(name), value] as const));
+  return { ...result, trajectories: rename(result.trajectories), trajectoryTexts: rename(result.trajectoryTexts) };
+}
+
 /** What one comparison of memory and native found: nothing when the list is empty. */
-export function compareRuns(memory: ReplayResult, native: ReplayResult, options: NormalizeOptions = {}): string[] {
+export function compareRuns(memory: ReplayResult, native: ReplayResult, options: NormalizeOptions = {}, compareText = true): string[] {
   const found: string[] = [];
   const say = (what: string, difference: string | null) => {
     if (difference !== null) found.push(`${what}: ${difference}`);
@@ -89,9 +101,10 @@ export function compareRuns(memory: ReplayResult, native: ReplayResult, options:
   say('ATIF files', firstDifference([...memory.trajectories.keys()], [...native.trajectories.keys()]));
   for (const [name, doc] of memory.trajectories) {
     if (!native.trajectories.has(name)) continue;
-    const structural = firstDifference(normalize(doc, undefined, options), normalize(native.trajectories.get(name), undefined, options));
+    // A document changed structurally (compareText false) has lost its key order: only its content is compared.
+    const structural = firstDifference(normalize(doc, undefined, options), normalize(native.trajectories.get(name), undefined, options), '$', compareText);
     say(`ATIF ${name}`, structural);
-    if (structural === null && !options.drop) say(`ATIF ${name} text`, textDifference(normalizeText(memory.trajectoryTexts.get(name)!), normalizeText(native.trajectoryTexts.get(name)!)));
+    if (structural === null && !options.drop && compareText) say(`ATIF ${name} text`, textDifference(normalizeText(memory.trajectoryTexts.get(name)!), normalizeText(native.trajectoryTexts.get(name)!)));
   }
   return found;
 }
@@ -102,28 +115,72 @@ function failedLlmAsNative(memory: ReplayResult): ReplayResult {
   return { ...memory, atofLines, events: atofLines.map((line) => JSON.parse(line) as ReplayResult['events'][number]) };
 }
 
+/**
+ * The same difference in the events a plugin-host trajectory lists
+ * (`extra.observed_events`); its text is then no longer memory's, so the
+ * caller compares such documents structurally only.
+ */
+function observedAsNative(memory: ReplayResult): ReplayResult {
+  const trajectories = new Map(
+    [...memory.trajectories].map(([name, doc]) => {
+      const copy = structuredClone(doc) as { extra?: { observed_events?: unknown[] } };
+      const observed = copy.extra?.observed_events;
+      if (Array.isArray(observed)) copy.extra!.observed_events = observed.map((event) => JSON.parse(failedLlmEndsAsNative([JSON.stringify(event)])[0]!) as unknown);
+      return [name, copy as typeof doc] as const;
+    }),
+  );
+  return { ...memory, trajectories };
+}
+
+/** Whether a document (or a subagent's in it) has an LLM step that ended in error: an API error, or a call its session's close abandoned. */
+function hasFailedCall(doc: unknown): boolean {
+  const { steps, subagent_trajectories: children } = doc as { steps?: { extra?: { llm_response?: { error?: unknown } } }[]; subagent_trajectories?: unknown[] };
+  return (steps ?? []).some((step) => step.extra?.llm_response?.error !== undefined) || (children ?? []).some(hasFailedCall);
+}
+
 /** The export modes a stream runs under: the default, and "all" when it has subagents. */
 export function modesOf(stream: RandomStream): (SubagentExportMode | undefined)[] {
   return stream.lines.some((line) => line.hook === 'subagent_start') ? [undefined, 'all'] : [undefined];
 }
 
-/** Runs `seed` on both backends under every mode; every difference found, each naming the seed and mode. */
+/**
+ * Runs `seed` on both backends: the plugin's own files under every export
+ * mode, memory's ATOF alone (its byte path), and the files a plugins.toml
+ * observability component writes (native's own ATIF exporter is the oracle
+ * of memory's plugin host there). Every difference found, each naming the
+ * seed and the settings.
+ */
 export async function compareSeed(seed: number, options: SeedOptions = {}): Promise<string[]> {
   const stream = randomStream(seed, options);
   const found: string[] = [];
   const drop = [...(options.drop ?? []), ...(stream.concurrentSubagents ? ['propagation_root_uuid'] : [])];
+  const normalizing = drop.length > 0 ? { drop } : {};
+  const report = (settings: string, differences: string[]) => {
+    for (const difference of differences) found.push(`seed ${seed}${options.large ? ' (large)' : ''}, ${settings}: ${difference}`);
+  };
+  const both = async (settings: ReplayOptions) => ({
+    memory: failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), stream.lines, settings)),
+    native: await replay(loadNativeRelay({ logger: silentLogger }), stream.lines, settings),
+  });
+
   for (const mode of modesOf(stream)) {
-    const settings = mode === undefined ? {} : { subagentExportMode: mode };
-    const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), stream.lines, settings));
-    const native = await replay(loadNativeRelay({ logger: silentLogger }), stream.lines, settings);
-    const differences = compareRuns(memory, native, drop.length > 0 ? { drop } : {});
-    for (const difference of differences) found.push(`seed ${seed}${options.large ? ' (large)' : ''}, subagent export mode ${mode ?? 'default'}: ${difference}`);
+    const { memory, native } = await both(mode === undefined ? {} : { subagentExportMode: mode });
+    report(`subagent export mode ${mode ?? 'default'}`, compareRuns(memory, native, normalizing));
   }
-  // Memory with ATOF alone writes its lines on the byte path (ATIF on takes
-  // the object path): its lines must be native's too.
-  const atofOnly = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), stream.lines, { env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '0' } }));
-  const native = await replay(loadNativeRelay({ logger: silentLogger }), stream.lines, { env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '0' } });
-  for (const difference of compareRuns(atofOnly, native, drop.length > 0 ? { drop } : {})) found.push(`seed ${seed}${options.large ? ' (large)' : ''}, ATOF alone: ${difference}`);
+
+  // ATOF alone: memory writes its lines on the byte path (ATIF on takes the object path).
+  const alone = await both({ env: { HERMES_NEMO_RELAY_ATIF_ENABLED: '0' } });
+  report('ATOF alone', compareRuns(alone.memory, alone.native, normalizing));
+
+  // A failed attempt (an API error, or a call abandoned at its session's
+  // close) is a documented difference of native's `atif` component
+  // (`attemptsAsMemory`), and a failed LLM end one of its observed events
+  // (`observedAsNative`): documents changed for them are compared by content only.
+  const toml = await both({ pluginsToml: true });
+  const failed = [...toml.native.trajectories.values()].some(hasFailedCall);
+  const native = failed ? { ...toml.native, trajectories: new Map([...toml.native.trajectories].map(([name, doc]) => [name, attemptsAsMemory(structuredClone(doc))] as const)) } : toml.native;
+  report('plugins.toml', compareRuns(relabelFiles(observedAsNative(toml.memory)), relabelFiles(native), normalizing, !failed));
+
   if (found.length > 0) found.push(`stream of seed ${seed}: ${stream.lines.length} hooks\n  ${stream.outline.join('\n  ')}`);
   return found;
 }

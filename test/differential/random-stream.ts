@@ -225,9 +225,9 @@ interface Answer {
   text: string;
 }
 
-function usageOf(d: Draw, mode: ApiMode | 'none'): Body | undefined {
+function usageOf(d: Draw, mode: ApiMode): Body | undefined {
   const n = () => (d.chance(0.1) ? d.pick([0, 2 ** 31, 1e21, 1.5]) : d.int(1, 5000));
-  switch (mode === 'none' ? d.pick(['chat_completions', 'anthropic_messages', 'codex_responses'] as const) : mode) {
+  switch (mode) {
     case 'chat_completions': {
       const prompt = n();
       const completion = n();
@@ -255,7 +255,11 @@ function usageOf(d: Draw, mode: ApiMode | 'none'): Body | undefined {
 
 function answerOf(v: Values, mode: ApiMode, model: string, id: string, text: string, tools: readonly ToolCallSpec[], created: number): Answer {
   const d = v.d;
-  const usage = d.chance(0.1) ? undefined : usageOf(d, d.chance(0.9) ? mode : 'none');
+  // Usage always in the call's own shape: native's plugins.toml `atif` component
+  // reads the cache counts by the provider's name, memory by the shape
+  // (src/formats/usage.ts; docs/backends/memory-and-native.md, "Token usage
+  // whose own shape ..."), so a shape another provider's name would differ there.
+  const usage = d.chance(0.1) ? undefined : usageOf(d, mode);
   const extra = d.chance(0.2) ? { [v.key()]: v.value(2) } : {};
   const content = text === '' && tools.length > 0 && d.chance(0.5) ? null : text;
   switch (mode) {
@@ -389,7 +393,10 @@ class StreamScript {
     this.outline.push(`${depth === 0 ? 'session' : `${'  '.repeat(depth)}subagent`} ${JSON.stringify(agent.sessionId)} (${agent.options.apiMode}): `);
     const line = this.outline.length - 1;
     if (depth === 0 || d.chance(0.3)) {
-      agent.start();
+      if (d.chance(0.3)) {
+        // What a framework host adds: the agent's own name and version.
+        this.r.emit('on_session_start', { session_id: agent.sessionId, model: agent.options.model, platform: agent.platform, agent_name: this.v.text(2), ...(d.chance(0.5) ? { agent_version: d.pick(['1.0.0', '', this.v.text(1)]) } : {}) });
+      } else agent.start();
       yield;
     }
     const turns = depth > 0 ? 1 : d.int(1, this.large ? 4 : 3);
@@ -408,17 +415,24 @@ class StreamScript {
     log.push(close);
     this.outline[line] += log.join(' ');
     if (close !== 'open' && parent !== undefined) this.#openChildren.get(parent)?.delete(agent);
+    // The same session id again after it closed (a host that reuses ids after a reset).
+    if (close !== 'open' && depth === 0 && d.chance(0.15)) {
+      this.outline[line] += ' | again:';
+      yield* this.session(new Agent(this.r, agent.options), depth, parent);
+    }
   }
 
   /** One turn; false when it was left unfinished (the session stops there). */
   *turn(agent: Agent, turn: Turn, depth: number, message: string, log: string[]): Generator<Yield, boolean, void> {
     const d = this.d;
     const history: Body[] = d.chance(0.3) ? [{ role: 'user', content: this.v.text() }, { role: 'assistant', content: this.v.text() }] : [];
-    turn.user(message, history);
+    // Now and then a multimodal message: content parts instead of a string.
+    const content: unknown = d.chance(0.1) ? [{ type: 'text', text: message }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] : message;
+    turn.user(content as string, history);
     yield;
     const mode = agent.options.apiMode!;
     const model = agent.options.model;
-    const messages: Body[] = [{ role: 'system', content: this.v.text(3) }, ...history, { role: 'user', content: message }];
+    const messages: Body[] = [{ role: 'system', content: this.v.text(3) }, ...history, { role: 'user', content }];
     const calls = d.int(0, this.large ? 4 : 3);
     let said = '';
     let failed = false;
@@ -435,8 +449,14 @@ class StreamScript {
       let retry = 0;
       let answered = false;
       while (!answered) {
-        turn.attempt(call, retry);
+        // Credentials in the request headers now and then: the plugin drops them on both backends.
+        turn.attempt(call, retry, d.chance(0.2) ? { 'content-type': 'application/json', authorization: `Bearer sk-${this.id('key')}`, 'x-api-key': 'secret', 'X-Request-Id': this.id('req') } : undefined);
         yield;
+        // A call that never ends (the host crashed mid-request): the turn goes no further.
+        if (d.chance(0.03)) {
+          log.push(`[${[...steps, 'pending'].join(',')}]`, 'unended');
+          return false;
+        }
         this.pause();
         if (d.chance(0.2) && retry < 3) {
           const failure = d.pick(FAILURES);
@@ -469,6 +489,15 @@ class StreamScript {
         yield* this.tools(agent, turn, call, tools, depth, delegating, messages);
       }
     }
+    // Ends nobody started: a tool result, an API response and an API error whose starts never came.
+    if (d.chance(0.05)) {
+      const ghost = turn.apiCall({ model, messages: [] });
+      turn.toolEnded(ghost, this.id('ghost'), d.pick(TOOL_NAMES), {}, this.v.result());
+      turn.answered(ghost, answerOf(this.v, mode, model, this.id('resp'), this.v.text(), [], this.r.now()).response);
+      turn.failed(turn.apiCall({ model, messages: [] }), 0, { ...d.pick(FAILURES), message: this.v.text(2) });
+      steps.push('ghosts');
+      yield;
+    }
     log.push(`[${steps.join(',')}]`);
     // A turn the host never ends (interrupted, crashed): the session goes no further.
     if (d.chance(0.1)) {
@@ -482,8 +511,11 @@ class StreamScript {
 
   *tools(agent: Agent, turn: Turn, call: ApiCall, tools: ToolCallSpec[], depth: number, delegating: boolean, messages: Body[]): Generator<Yield, void, void> {
     const d = this.d;
+    // A tool call the host does not tie to its API call (an empty api_request_id).
+    const untied = new Set(tools.filter(() => d.chance(0.1)).map((tool) => tool.id));
+    const callOf = (tool: ToolCallSpec) => (untied.has(tool.id) ? null : call);
     for (const tool of tools) {
-      turn.toolStarted(call, tool.id, tool.name, tool.args);
+      turn.toolStarted(callOf(tool), tool.id, tool.name, tool.args);
       yield;
     }
     const denied = new Set<string>();
@@ -507,6 +539,12 @@ class StreamScript {
       this.r.emit('post_approval_response', { ...approval, choice, ...(d.chance(0.5) ? { decided_by: 'user' } : {}) });
       yield;
     }
+    // An approval from a surface that knows only the session key.
+    if (d.chance(0.05)) {
+      this.r.emit('pre_approval_request', { session_key: agent.sessionId, command: this.v.text(2), surface: 'gateway' });
+      this.r.emit('post_approval_response', { session_key: agent.sessionId, command: this.v.text(2), surface: 'gateway', choice: d.pick(['once', 'deny']) });
+      yield;
+    }
     if (delegating) {
       const goal = this.v.text(3);
       const n = d.chance(0.4) ? 2 : 1;
@@ -522,7 +560,20 @@ class StreamScript {
       for (const { child } of children) open.add(child);
       yield { children: children.map(({ child }) => this.session(child, depth + 1, agent, goal)) };
       for (const { child, role } of d.shuffle(children)) {
-        agent.subagentStopped(turn, child, role, this.v.text(3), d.pick(['completed', 'failed', 'interrupted']));
+        if (d.chance(0.3)) {
+          // As Hermes sends it when it knows the delegating call: its tool_call_id too.
+          this.r.emit('subagent_stop', {
+            parent_session_id: agent.sessionId,
+            parent_turn_id: turn.turnId,
+            child_session_id: child.sessionId,
+            child_role: role,
+            child_summary: this.v.text(3),
+            child_status: d.pick(['completed', 'failed']),
+            tool_call_history: [{ tool_name: d.pick(TOOL_NAMES), ok: d.chance(0.5) }],
+            duration_ms: d.pick([0, 1200, 1.5]),
+            tool_call_id: tools[0]!.id,
+          });
+        } else agent.subagentStopped(turn, child, role, this.v.text(3), d.pick(['completed', 'failed', 'interrupted']));
         yield;
       }
     }
@@ -534,7 +585,9 @@ class StreamScript {
           ? { status: d.pick(['error', 'timeout']), errorType: d.pick(['NonZeroExit', 'TimeoutError', this.v.text(1)]), errorMessage: this.v.text(3) }
           : undefined;
       this.pause();
-      turn.toolEnded(call, tool.id, tool.name, tool.args, result, failure);
+      // A tool the host never ends: the session's close ends it.
+      if (!denied.has(tool.id) && tool.name !== 'delegate_task' && d.chance(0.03)) continue;
+      turn.toolEnded(callOf(tool), tool.id, tool.name, tool.args, result, failure);
       messages.push(toolMessage(tool.id, typeof result === 'string' ? result : JSON.stringify(result)));
       yield;
     }

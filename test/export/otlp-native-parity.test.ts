@@ -167,6 +167,147 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // Found by the random-stream differential (test/slow/random-streams-otlp.test.ts): a
+  // nested payload value was sent as JSON.stringify's text, with integer-like keys first
+  // and JS's number forms, where native sends serde_json's (code-point key order, `-9007199254740992.0`).
+  it('sends a nested payload value as native writes its JSON text: keys in code-point order, native number forms', async () => {
+    const args = { nested: { b: 1, '10': 2, '9': 3, '\u0001': 4, a: [-(2 ** 53), 2 ** 53 + 2, 1e21, 0.1 + 0.2, 5e-324, -0] }, '10': -(2 ** 53) };
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args } },
+      { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args, result: { '2': 'two', '1': 'one', z: [1.5, 2 ** 40] } } },
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans: Record<string, DecodedSpan[]> = {};
+    for (const backend of ['native', 'memory'] as const) {
+      http.requests.length = 0;
+      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'full', endpoint: http.url }] });
+      spans[backend] = [...http.spans()];
+    }
+    const nested = (list: DecodedSpan[]) => list.find((span) => span.attributes['nemo_relay.start.data.nested'] !== undefined)?.attributes['nemo_relay.start.data.nested'];
+    expect(nested(spans.native!)).toBe('{"\\u0001":4,"10":2,"9":3,"a":[-9007199254740992.0,9007199254740994.0,1e+21,0.30000000000000004,5e-324,0],"b":1}');
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
+  // Found by the random-stream differential against OTLP: tool-call arguments were read
+  // with JSON.parse and written with integer-like keys first; native reads them with serde
+  // (a lone surrogate escape is not JSON there, `1.0` stays `1.0`) and writes keys in code-point order.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`sends tool-call arguments as native reads and writes them (${type})`, async () => {
+      const calls = [
+        { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"b":1,"10":2,"9":{"x":1.0},"\\u0001":[12345678901234567890]}' } },
+        { id: 'c2', type: 'function', function: { name: 'g', arguments: '{"x":"\\ud83d"}' } },
+      ];
+      const response = { id: 'r1', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls' }] };
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt-4o', request: { body: { messages: [{ role: 'user', content: 'Go' }] } } } },
+        { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response, usage: { prompt_tokens: 3, completion_tokens: 1 } } },
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans: Record<string, DecodedSpan[]> = {};
+      for (const backend of ['native', 'memory'] as const) {
+        http.requests.length = 0;
+        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+        await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
+        spans[backend] = [...http.spans()];
+      }
+      const key = type === 'gen_ai' ? 'gen_ai.output.messages' : 'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments';
+      expect(spans.native!.some((span) => String(span.attributes[key] ?? '').includes('{"\\u0001":[12345678901234567890],"10":2,"9":{"x":1.0},"b":1}'))).toBe(true);
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
+  // Found by the random-stream differential against OTLP: native sends Anthropic's
+  // `stop_sequence` finish reason as it is; memory sent `stop` (gen_ai) and `complete` (openinference).
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`sends an Anthropic stop_sequence finish reason as native does (${type})`, async () => {
+      const response = { id: 'm1', type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'Noon.' }], stop_reason: 'stop_sequence', stop_sequence: '###' };
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'anthropic', api_mode: 'anthropic_messages', model: 'claude-x', request: { body: { messages: [{ role: 'user', content: 'Time?' }] } } } },
+        { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'anthropic', response, finish_reason: 'stop_sequence' } },
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans: Record<string, DecodedSpan[]> = {};
+      for (const backend of ['native', 'memory'] as const) {
+        http.requests.length = 0;
+        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+        await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
+        spans[backend] = [...http.spans()];
+      }
+      const key = type === 'gen_ai' ? 'gen_ai.response.finish_reasons' : 'llm.finish_reason';
+      expect(spans.native!.map((span) => span.attributes[key]).filter((value) => value !== undefined)).toEqual([type === 'gen_ai' ? ['stop_sequence'] : 'stop_sequence']);
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
+  // Found by the random-stream differential against OTLP: native's gen_ai mapping reads
+  // nothing of a response whose usage has a typed count that is no unsigned integer
+  // (1.5, -1, 2**40, which crosses the binding as an f64); memory sent the response and
+  // dropped the count.
+  it('sends nothing of a response whose usage native cannot decode, as native does (gen_ai)', async () => {
+    const text = [{ type: 'text', text: 'Noon.' }];
+    const responses = [
+      { id: 'r1', object: 'response', model: 'o4', status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Noon.' }] }], usage: { input_tokens: 3, output_tokens: 1.5, total_tokens: 4.5 } },
+      { id: 'r2', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'Noon.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 2 ** 40, completion_tokens: 1, total_tokens: 2 } },
+      { id: 'r3', type: 'message', role: 'assistant', model: 'claude-x', content: text, stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1, cache_read_input_tokens: -1 } },
+      // Untyped there: a Chat usage's completion_tokens_details; null counts as absent.
+      { id: 'r4', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'Noon.' }, finish_reason: 'stop' }], usage: { prompt_tokens: null, completion_tokens: 1, total_tokens: 1, completion_tokens_details: { reasoning_tokens: 0.5 } } },
+    ];
+    for (const response of responses) {
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt', request: { body: { messages: [{ role: 'user', content: 'Time?' }] } } } },
+        { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response } },
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans: Record<string, DecodedSpan[]> = {};
+      for (const backend of ['native', 'memory'] as const) {
+        http.requests.length = 0;
+        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+        await replayWithOtlp(relay, lines, { endpoints: [{ type: 'gen_ai', endpoint: http.url }] });
+        spans[backend] = [...http.spans()];
+      }
+      const ids = spans.native!.map((span) => span.attributes['gen_ai.response.id']).filter((id) => id !== undefined);
+      expect(ids).toEqual(response.id === 'r4' ? ['r4'] : []);
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    }
+  });
+
+  // Found by the random-stream differential against OTLP: openinference's input.value
+  // trimmed with JavaScript's trim (U+FEFF stripped, U+0085 kept, the reverse of
+  // native's Rust trim), read JSON text with JSON.parse, and sent a tool's input as
+  // JSON.stringify's text.
+  it("builds openinference input.value with native's trim, parser and JSON text", async () => {
+    const messages = [
+      { role: 'system', content: '\ufeff' },
+      { role: 'user', content: '\u0085' },
+      { role: 'user', content: ' \ufeffhi\u0085 ' },
+      { role: 'assistant', content: '{"text":"\\ud83d"}' },
+    ];
+    const args = { b: 1, '10': { '9': 2 }, x: -(2 ** 53) };
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt', request: { body: { messages } } } },
+      { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response: { id: 'r1', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] } } },
+      { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args } },
+      { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args, result: 'done' } },
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans: Record<string, DecodedSpan[]> = {};
+    for (const backend of ['native', 'memory'] as const) {
+      http.requests.length = 0;
+      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'openinference', endpoint: http.url }] });
+      spans[backend] = [...http.spans()];
+    }
+    const inputs = (list: DecodedSpan[]) => list.map((span) => span.attributes['input.value']).filter((value) => value !== undefined);
+    expect(inputs(spans.native!)).toEqual(['system: \ufeff\n\nuser: \ufeffhi\n\nassistant: {"text":"\\ud83d"}', '{"10":{"9":2},"b":1,"x":-9007199254740992.0}', '{"session_id":"s1"}']);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

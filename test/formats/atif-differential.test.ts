@@ -634,6 +634,41 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
     ]);
   });
 
+  // Found by the random-stream differential (test/differential/random-diff.ts, plugins.toml):
+  // the builder took a function_call item's `id` where native takes its `call_id`.
+  it('names a responses-API function_call by its call_id, before its item id, as native does', async () => {
+    const t = await differential((s) => {
+      const session = s.push('session', 'Agent', null);
+      const ask: Json = { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] }] };
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_item', call_id: 'call_1', name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_item', tool_call_id: 'tc', call_id: 'call_2', name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_empty', call_id: '', name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { output: [{ type: 'function_call', id: 'fc_number', call_id: 5, name: 'f', arguments: '{}' }] }, session);
+      s.chat('openai.responses', ask, { tool_calls: [{ id: 'listed', call_id: 'not_this', type: 'function', function: { name: 'f', arguments: '{}' } }] }, session);
+      s.pop(session);
+    });
+    expect(t.steps.flatMap((step) => (step.tool_calls ?? []).map((call) => call.tool_call_id))).toEqual(['call_1', 'call_2', 'fc_empty', 'fc_number', 'listed']);
+  });
+
+  // Found by the random-stream differential: the builder took a text block of U+0085 for
+  // a message and one of U+FEFF for blank, where native's trim does the opposite.
+  it("reads a blank Anthropic text block with native's whitespace (U+0085 blank, U+FEFF not)", async () => {
+    const t = await differential((s) => {
+      const session = s.push('session', 'Agent', null);
+      const ask: Json = { messages: [{ role: 'user', content: 'q' }] };
+      for (const text of ['\u0085', '\ufeff', ' \u0085\u00a0\u2028\u3000 ', 'a\u0085']) {
+        s.chat('anthropic', ask, { type: 'message', role: 'assistant', content: [{ type: 'text', text }], stop_reason: 'end_turn' }, session);
+      }
+      s.pop(session);
+    });
+    expect(t.steps.filter((step) => step.source === 'agent').map((step) => step.message)).toEqual([
+      [{ type: 'text', text: '\u0085' }],
+      '\ufeff',
+      [{ type: 'text', text: ' \u0085\u00a0\u2028\u3000 ' }],
+      'a\u0085',
+    ]);
+  });
+
   it('handles an agent scope pushed under a tool handle and a turn-role agent inside it', async () => {
     const t = await differential((s) => {
       const session = s.push('session', 'Agent', null);

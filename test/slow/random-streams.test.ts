@@ -8,8 +8,8 @@ import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { compareSeed } from '../differential/random-diff.ts';
 
 // Seeds past the ones npm test runs.
-const SEEDS = Array.from({ length: 120 }, (_, i) => 1001 + i);
-const LARGE_SEEDS = Array.from({ length: 40 }, (_, i) => 2001 + i);
+const SEEDS = Array.from({ length: 100 }, (_, i) => 1001 + i);
+const LARGE_SEEDS = Array.from({ length: 30 }, (_, i) => 2001 + i);
 
 const title = nativeAvailable ? 'random streams, more seeds: memory and native write the same files' : `random streams: skipped, native backend cannot load here (${nativeLoadError})`;
 

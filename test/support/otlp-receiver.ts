@@ -97,7 +97,9 @@ function longText(value: unknown): string {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'object' && 'low' in (value as Any)) {
     const v = value as { low: number; high: number; unsigned?: boolean };
-    return ((BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0)).toString();
+    const bits = (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0);
+    // An int64 (attribute values) is signed: -2^53 arrives as a Long, not a number.
+    return (v.unsigned === true ? bits : BigInt.asIntN(64, bits)).toString();
   }
   return String(value);
 }

@@ -26,7 +26,7 @@ const PATTERNS: Record<DetectorName, string> = {
   ip_address: `\\b(?:\\d{1,3}\\.){3}\\d{1,3}\\b`,
   ipv6: ipv6Pattern(),
   url: `https?://[^\\s]+`,
-  api_key: `(?:sk|rk|pk|ak)-[${ALNUM}_-]{8,}`,
+  api_key: `\\b(?:sk|rk|pk|ak)-[${ALNUM}_-]{8,}`,
   uuid: `\\b[${HEX}]{8}-[${HEX}]{4}-[1-8][${HEX}]{3}-[89abAB][${HEX}]{3}-[${HEX}]{12}\\b`,
   bearer_token: `(?i)\\bBearer\\s+[${ALNUM}._~+/\\-]{12,}={0,2}\\b`,
   jwt: `\\beyJ[${ALNUM}_-]+\\.[${ALNUM}_-]+\\.[${ALNUM}_-]+\\b`,
@@ -142,11 +142,16 @@ export function detectorMask(name: DetectorName, text: string, maskChar: string)
       return segments.map((s, i) => (i < segments.length - 1 && s !== '' ? maskChar.repeat(4) : s)).join(':');
     }
     case 'url': {
+      // Scheme and host stay; the user info (`user:password@`) goes, and whatever follows the
+      // authority (path, query or fragment) becomes `/` and one mask. No host: all is masked.
       const scheme = text.indexOf('://');
       if (scheme < 0) return maskText(text, maskChar, 0, 0);
-      const slash = text.indexOf('/', scheme + 3);
-      if (slash < 0) return text;
-      return text.slice(0, slash + 1) + maskChar;
+      const start = scheme + 3;
+      const end = text.slice(start).search(/[/?#]/);
+      const authority = end < 0 ? text.slice(start) : text.slice(start, start + end);
+      const host = authority.slice(authority.lastIndexOf('@') + 1);
+      if (host === '') return maskText(text, maskChar, 0, 0);
+      return text.slice(0, start) + host + (end < 0 ? '' : `/${maskChar}`);
     }
     case 'uuid':
     case 'aws_secret_access_key':

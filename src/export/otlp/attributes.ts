@@ -8,6 +8,7 @@
  */
 
 import type { Json } from '../../shared/json.ts';
+import { canonicalJson } from '../../formats/native-text.ts';
 import type { AttributeValue, Attributes } from './model.ts';
 
 /** One attribute value, or undefined for nothing to send. */
@@ -15,7 +16,9 @@ function scalarOrJson(value: Json | undefined): AttributeValue | undefined {
   if (value === null || value === undefined) return undefined;
   if (typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
-  return JSON.stringify(value);
+  // serde_json's text of the value, as native sends it: keys in code-point
+  // order (JS lists integer-like keys first) and native's number forms.
+  return canonicalJson(value);
 }
 
 /** Sets `target[key]` unless the value is empty. */

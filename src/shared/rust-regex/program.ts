@@ -63,7 +63,11 @@ export function compile(parsed: Parsed): Program {
   c.emit({ op: 'save', slot: 1 });
   c.emit({ op: 'match' });
   const chars = c.insts.filter((i): i is Extract<Inst, { op: 'char' }> => i.op === 'char');
-  const alphabet = { source: `[${chars.map((i) => i.source).join('')}]`, ci: chars.some((i) => i.ci) };
+  // One flag for the whole alphabet: with case-insensitive and case-sensitive tests mixed, the `i`
+  // flag would shrink a negated class (`[^Z]` would lose `z`), so the alphabet is then every character.
+  const ci = chars.some((i) => i.ci);
+  const mixed = ci && chars.some((i) => !i.ci);
+  const alphabet = { source: mixed ? '[\\s\\S]' : `[${chars.map((i) => i.source).join('')}]`, ci };
   return { insts: c.insts, alphabet, minLength: minLength(c.insts), required: requiredChars(c.insts), slots: parsed.groups * 2, groups: parsed.groups, names: parsed.names };
 }
 
@@ -153,6 +157,13 @@ class Compiler {
         return;
       }
       case 'class':
+        if (n.asciiFold) {
+          // `(?i-u)`: the class, or the other case of an ASCII letter in it.
+          const plain = this.classTest(n.source, false);
+          const test = (cp: number): boolean => plain(cp) || (isAsciiLetter(cp) && plain(cp ^ 0x20));
+          this.emit({ op: 'char', test, source: `[${n.source}A-Za-z]`, ci: false });
+          return;
+        }
         this.emit({ op: 'char', test: this.classTest(n.source, n.ci), source: n.source, ci: n.ci });
         return;
       case 'look':
@@ -192,18 +203,36 @@ class Compiler {
     }
   }
 
+  /**
+   * Repetition shaped as Rust's compiler shapes it, since with a body that
+   * can match empty the shape decides which thread has priority: `x*` is a
+   * loop when `x` consumes, else `(x+)?`; `x{n,}` is `n - 1` copies and a
+   * last one that loops back to itself; `x{n,m}` nests the optional copies.
+   */
   private repeat(sub: Node, min: number, max: number, greedy: boolean): void {
-    for (let i = 0; i < min; i++) this.node(sub);
     if (max === Infinity) {
-      // L: split(body, out) body jmp L
-      const split = this.emit({ op: 'split', x: 0, y: 0 });
+      if (min === 0 && minNodeLength(sub) > 0) {
+        // L: split(body, out) body jmp L
+        const split = this.emit({ op: 'split', x: 0, y: 0 });
+        const body = this.insts.length;
+        this.node(sub);
+        this.emit({ op: 'jmp', to: split });
+        const out = this.insts.length;
+        this.setSplit(split, greedy ? body : out, greedy ? out : body);
+        return;
+      }
+      // `x{n,}`: n - 1 copies, then B: x split(B, out); `x*` of a body that may be empty: split(B, out) B: x split(B, out).
+      for (let i = 1; i < min; i++) this.node(sub);
+      const question = min === 0 ? this.emit({ op: 'split', x: 0, y: 0 }) : -1;
       const body = this.insts.length;
       this.node(sub);
-      this.emit({ op: 'jmp', to: split });
+      const plus = this.emit({ op: 'split', x: 0, y: 0 });
       const out = this.insts.length;
-      this.setSplit(split, greedy ? body : out, greedy ? out : body);
+      this.setSplit(plus, greedy ? body : out, greedy ? out : body);
+      if (question >= 0) this.setSplit(question, greedy ? body : out, greedy ? out : body);
       return;
     }
+    for (let i = 0; i < min; i++) this.node(sub);
     const splits: number[] = [];
     for (let i = min; i < max; i++) {
       splits.push(this.emit({ op: 'split', x: 0, y: 0 }));
@@ -231,6 +260,30 @@ class Compiler {
     }
     return test;
   }
+}
+
+/** The fewest characters `node` consumes (looks and empty groups none). */
+function minNodeLength(node: Node): number {
+  switch (node.t) {
+    case 'empty':
+    case 'look':
+      return 0;
+    case 'lit':
+    case 'class':
+      return 1;
+    case 'group':
+      return minNodeLength(node.sub);
+    case 'rep':
+      return node.min === 0 ? 0 : node.min * minNodeLength(node.sub);
+    case 'concat':
+      return node.subs.reduce((sum, sub) => sum + minNodeLength(sub), 0);
+    case 'alt':
+      return Math.min(...node.subs.map(minNodeLength));
+  }
+}
+
+function isAsciiLetter(cp: number): boolean {
+  return (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
 }
 
 function literalTest(cp: number): (c: number) => boolean {

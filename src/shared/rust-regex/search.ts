@@ -504,8 +504,9 @@ function wordLook(look: Look, prev: boolean, next: boolean): boolean {
 /**
  * Rust's replacement text for one match: `$$` is a `$`; `$name` takes the
  * longest run of `[0-9A-Za-z_]` (a number is a group index, anything else a
- * group name) and `${name}` any text up to `}`; a group that did not match
- * or does not exist gives nothing, and a `$` that starts no reference stays.
+ * group name) and `${name}` any text up to `}` (even none); a group that did
+ * not match or does not exist gives nothing, and a `$` that starts no
+ * reference stays.
  */
 export function expandReplacement(template: string, match: RustMatch, text: string, names: ReadonlyMap<string, number>): string {
   let out = '';
@@ -538,12 +539,13 @@ export function expandReplacement(template: string, match: RustMatch, text: stri
         end = dollar + 1 + name.length;
       }
     }
-    if (name === null || name === '') {
+    if (name === null) {
       out += '$';
       i = dollar + 1;
       continue;
     }
-    const index = /^[0-9]+$/.test(name) ? Number(name) : names.get(name);
+    // Rust reads a name as a group number when `usize` parses it (a leading `+` included); `${}` names no group.
+    const index = /^\+?[0-9]+$/.test(name) ? Number(name) : names.get(name);
     const span = index === undefined ? undefined : match.groups[index];
     if (span !== undefined) out += text.slice(span[0], span[1]);
     i = end;

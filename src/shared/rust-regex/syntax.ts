@@ -14,6 +14,11 @@
  * @module
  */
 
+import { pinned } from './unicode-version.ts';
+
+/** Rust's words for a `(?-u)` pattern that could match bytes that are not UTF-8. */
+const INVALID_UTF8 = 'pattern can match invalid UTF-8';
+
 /** A character-class item, kept as the JavaScript `v`-mode class text that tests one code point. */
 export interface ClassNode {
   t: 'class';
@@ -21,6 +26,8 @@ export interface ClassNode {
   source: string;
   /** Case-insensitive membership (the `i` flag was on). */
   ci: boolean;
+  /** Case-insensitive within ASCII only (`(?i-u)`): `k` takes `K`, not U+212A. */
+  asciiFold?: boolean;
 }
 
 export type Look =
@@ -232,17 +239,23 @@ class Parser {
     this.repeat(items, flags, min, max, start, end);
   }
 
+  /** A count in `{n,m}`: Rust allows whitespace around it in any mode (`x{ 41 }`), and between its digits in verbose mode. */
   private decimal(flags: Flags, openBrace: number): number {
+    while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
     const start = this.pos;
-    while (!this.done() && isDigit(this.peek()!)) this.pos++;
-    if (this.pos === start) {
+    let text = '';
+    while (!this.done() && isDigit(this.peek()!)) {
+      text += String.fromCodePoint(this.peek()!);
+      this.pos++;
+      this.skipVerbose(flags);
+    }
+    if (text === '') {
       if (this.done()) this.fail('unclosed counted repetition', openBrace, this.pos);
       this.fail('repetition quantifier expects a valid decimal', this.pos, this.pos + 1);
     }
-    const text = String.fromCodePoint(...this.cps.slice(start, this.pos));
     const value = Number(text);
     if (!Number.isSafeInteger(value) || value > 0xffff_ffff) this.fail('decimal literal invalid', start, this.pos);
-    this.skipVerbose(flags);
+    while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
     return value;
   }
 
@@ -252,9 +265,14 @@ class Parser {
     switch (c) {
       case 0x28 /* ( */:
         return this.group(flags);
-      case 0x5b /* [ */:
-        return { t: 'class', source: this.bracketClass(flags), ci: flags.i };
+      case 0x5b /* [ */: {
+        const source = this.bracketClass(flags);
+        // Without Unicode (`(?-u)`) case folds within ASCII only.
+        return flags.u ? { t: 'class', source, ci: flags.i } : { t: 'class', source, ci: false, asciiFold: flags.i };
+      }
       case 0x2e /* . */:
+        // Without Unicode `.` takes any byte, which Rust refuses for text.
+        if (!flags.u) this.fail(INVALID_UTF8, this.pos, this.pos + 1);
         this.pos++;
         return { t: 'class', source: dotClass(flags), ci: false };
       case 0x5e /* ^ */:
@@ -268,7 +286,7 @@ class Parser {
       default:
         this.pos++;
         void start;
-        return { t: 'lit', cp: c, ci: flags.i };
+        return literal(c, flags);
     }
   }
 
@@ -389,8 +407,10 @@ class Parser {
     if (c === undefined) this.fail('incomplete escape sequence, reached end of pattern prematurely', start, start + 1);
     this.pos++;
     const ch = String.fromCodePoint(c);
-    const lit = (cp: number): Node | number => (inClass ? cp : { t: 'lit', cp, ci: flags.i });
-    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: false });
+    const lit = (cp: number): Node | number => (inClass ? cp : literal(cp, flags));
+    // Rust case-folds Perl and Unicode classes too under `i` (`(?i)\p{Lu}` takes `a`), then negates
+    // (the ASCII ones of `(?-u)` are closed under ASCII folding already).
+    const cls = (source: string): Node | { source: string } => (inClass ? { source } : { t: 'class', source, ci: flags.i && flags.u });
     switch (ch) {
       case 'd':
       case 'D':
@@ -398,13 +418,15 @@ class Parser {
       case 'S':
       case 'w':
       case 'W': {
+        // Without Unicode a negated Perl class takes bytes outside ASCII, which Rust refuses for text.
+        if (!flags.u && ch === ch.toUpperCase()) this.fail(INVALID_UTF8, start, this.pos);
         const body = perlClass(ch.toLowerCase(), flags.u);
         return cls(ch === ch.toUpperCase() ? `[^${body}]` : `[${body}]`);
       }
       case 'p':
       case 'P': {
         if (!flags.u) this.fail('Unicode not allowed here', start, this.pos);
-        const body = this.unicodeClass(start);
+        const body = this.unicodeClass(start, flags);
         return cls(ch === 'P' ? `[^${body}]` : `[${body}]`);
       }
       case 'n':
@@ -421,8 +443,13 @@ class Parser {
         return lit(0x07);
       case 'x':
       case 'u':
-      case 'U':
-        return lit(this.hex(ch, start));
+      case 'U': {
+        const braced = this.peek() === 0x7b;
+        const value = this.hex(ch, start);
+        // Without Unicode `\x80`..`\xFF` (two digits, no braces) is a byte outside ASCII: Rust refuses it for text.
+        if (!flags.u && ch === 'x' && !braced && value > 0x7f) this.fail(INVALID_UTF8, start, this.pos);
+        return lit(value);
+      }
       case 'A':
         if (inClass) this.fail('unrecognized escape sequence', start, this.pos);
         return { t: 'look', look: 'start' };
@@ -430,8 +457,9 @@ class Parser {
         if (inClass) this.fail('unrecognized escape sequence', start, this.pos);
         return { t: 'look', look: 'end' };
       case 'b': {
-        if (inClass) return 0x08; // `[\b]` is a backspace
-        if (this.peek() === 0x7b /* { */) return { t: 'look', look: this.wordBoundaryName(flags, start) };
+        if (inClass) this.fail('invalid escape sequence found in character class', start, this.pos);
+        // `\b{start}` and the like only when a name letter follows the brace: `\b{4}` repeats `\b`.
+        if (this.peek() === 0x7b /* { */ && isBoundaryNameChar(this.peekPastSpace(flags, 1))) return { t: 'look', look: this.wordBoundaryName(flags, start) };
         return { t: 'look', look: flags.u ? 'word' : 'wordAscii' };
       }
       case 'B':
@@ -452,13 +480,25 @@ class Parser {
     this.fail('unrecognized escape sequence', start, this.pos);
   }
 
+  /** The character `offset` places on, skipping whitespace in verbose mode as Rust does inside `\b{...}`. */
+  private peekPastSpace(flags: Flags, offset: number): number | undefined {
+    let at = this.pos + offset;
+    while (flags.x && at < this.cps.length && isWhitespace(this.cps[at]!)) at++;
+    return this.cps[at];
+  }
+
   private wordBoundaryName(flags: Flags, start: number): Look {
     const open = this.pos;
     this.pos++;
-    const nameStart = this.pos;
-    while (!this.done() && this.peek() !== 0x7d) this.pos++;
-    if (this.done()) this.fail('unclosed word boundary', open, this.pos);
-    const name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
+    let name = '';
+    for (;;) {
+      if (flags.x) while (!this.done() && isWhitespace(this.peek()!)) this.pos++;
+      const c = this.peek();
+      if (c === undefined || !isBoundaryNameChar(c)) break;
+      name += String.fromCodePoint(c);
+      this.pos++;
+    }
+    if (this.peek() !== 0x7d) this.fail('special word boundary assertion is either unclosed or contains an invalid character', open, this.pos);
     this.pos++;
     const u = flags.u;
     switch (name) {
@@ -502,7 +542,7 @@ class Parser {
     return value;
   }
 
-  private unicodeClass(start: number): string {
+  private unicodeClass(start: number, flags: Flags): string {
     let name: string;
     if (this.peek() === 0x7b /* { */) {
       this.pos++;
@@ -510,6 +550,8 @@ class Parser {
       while (!this.done() && this.peek() !== 0x7d) this.pos++;
       if (this.done()) this.fail('unclosed Unicode class (missing })', start, this.pos);
       name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
+      // Verbose mode skips whitespace inside the braces too (`\p{Nd\t}`); otherwise only a space is ignored (`loose`).
+      if (flags.x) name = name.replace(/\s/gu, '');
       this.pos++;
     } else {
       const c = this.peek();
@@ -531,23 +573,37 @@ class Parser {
     this.depth++;
     if (this.depth > NEST_LIMIT) this.fail('exceed the maximum number of nested parentheses/brackets (250)', open, open + 1);
     let negated = false;
+    // Verbose mode skips whitespace before and after the `^` too (`[ --a]` starts with dashes).
+    if (flags.x) this.skipClassSpace();
     if (this.peek() === 0x5e /* ^ */) {
       negated = true;
       this.pos++;
+      if (flags.x) this.skipClassSpace();
     }
-    // A `]` first (after `^`) is a literal; Rust's span of the opening includes it.
-    const openEnd = this.pos + (this.peek() === 0x5d ? 1 : 0);
-    const body = this.classUnion(flags, open, openEnd, true);
+    // Any number of `-` first (after `^`) are literals, as Rust reads them (`[--a]` is `-` or `a`).
+    let dashes = '';
+    while (this.peek() === 0x2d) {
+      dashes += '\\-';
+      this.pos++;
+      if (flags.x) this.skipClassSpace();
+    }
+    // A `]` first (after `^`, no dash before it) is a literal; Rust's span of the opening includes it.
+    const openEnd = this.pos + (dashes === '' && this.peek() === 0x5d ? 1 : 0);
+    const body = this.classUnion(flags, open, openEnd, dashes === '', dashes);
     this.depth--;
-    return `[${negated ? '^' : ''}${body}]`;
+    const source = `[${negated ? '^' : ''}${body}]`;
+    // Without Unicode each class (nested ones too) must stay within ASCII: Rust refuses one that takes
+    // other bytes (`[^a]`). Its items are ASCII, so one code point past ASCII answers for all of them.
+    if (!flags.u && new RegExp(`^${source}$`, 'v').test('\u0080')) this.fail(INVALID_UTF8, open, this.pos);
+    return source;
   }
 
   /**
    * The items of a class up to its `]`, with `&&`, `--`, `~~` between
    * operands (left-associative, all one precedence), as JS `v`-mode text.
    */
-  private classUnion(flags: Flags, open: number, openEnd: number, atStart: boolean): string {
-    let operand: string[] = [];
+  private classUnion(flags: Flags, open: number, openEnd: number, atStart: boolean, leading = ''): string {
+    let operand: string[] = leading === '' ? [] : [leading];
     let result: string | null = null;
     let op: '&&' | '--' | '~~' | null = null;
     let first = atStart;
@@ -561,7 +617,8 @@ class Parser {
         break;
       }
       const two = this.peek(1);
-      if (!first && two !== undefined && ((c === 0x26 && two === 0x26) || (c === 0x2d && two === 0x2d) || (c === 0x7e && two === 0x7e))) {
+      // An operator first has an empty left operand, as in Rust: `[&&a]` is empty, `[~~a]` is `a`.
+      if (two !== undefined && ((c === 0x26 && two === 0x26) || (c === 0x2d && two === 0x2d) || (c === 0x7e && two === 0x7e))) {
         const current = finishOperand();
         result = result === null ? current : combine(result, op!, current);
         op = c === 0x26 ? '&&' : c === 0x2d ? '--' : '~~';
@@ -593,7 +650,7 @@ class Parser {
   private classItem(flags: Flags, open: number, first: boolean): string {
     const c = this.peek()!;
     if (c === 0x5b /* [ */) {
-      const ascii = this.asciiClass();
+      const ascii = this.asciiClass(flags);
       if (ascii !== null) return ascii;
       return this.bracketClass(flags);
     }
@@ -616,26 +673,45 @@ class Parser {
   /** A literal code point, or a class fragment for `\d`, `\p{..}` and the like. */
   private classAtom(flags: Flags, first: boolean): number | { source: string } {
     const c = this.peek()!;
+    const at = this.pos;
+    let item: number | { source: string };
     if (c === 0x5c) {
-      const item = this.escape(flags, true);
-      if (typeof item === 'number') return item;
-      return item as { source: string };
+      item = this.escape(flags, true) as number | { source: string };
+    } else {
+      this.pos++;
+      item = c;
     }
     void first;
-    this.pos++;
-    return c;
+    // Without Unicode a class holds bytes: a character outside ASCII cannot be one.
+    if (!flags.u && typeof item === 'number' && item > 0x7f) this.fail('Unicode not allowed here', at, this.pos);
+    return item;
   }
 
   /** `[:alpha:]` and friends inside a class, or null (then `[` opens a nested class). */
-  private asciiClass(): string | null {
+  private asciiClass(flags: Flags): string | null {
+    const at = this.pos;
     const text = String.fromCodePoint(...this.cps.slice(this.pos, this.pos + 12));
     const match = /^\[:(\^?)([a-z]+):\]/.exec(text);
     if (match === null) return null;
     const body = ASCII_CLASSES[match[2]!];
     if (body === undefined) return null;
     this.pos += match[0].length;
+    // Without Unicode a negated ASCII class takes other bytes, which Rust refuses for text.
+    if (!flags.u && match[1] === '^') this.fail(INVALID_UTF8, at, this.pos);
     return match[1] === '^' ? `[^${body}]` : `[${body}]`;
   }
+}
+
+/**
+ * A literal character under `flags`: case-insensitive with Unicode's
+ * folding, or under `(?i-u)` an ASCII letter and its other case only (a
+ * character outside ASCII then matches itself).
+ */
+function literal(cp: number, flags: Flags): Node {
+  if (flags.u || !flags.i) return { t: 'lit', cp, ci: flags.i };
+  const isLetter = (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
+  if (!isLetter) return { t: 'lit', cp, ci: false };
+  return { t: 'class', source: `[${String.fromCharCode(cp | 0x20)}${String.fromCharCode(cp & ~0x20)}]`, ci: false };
 }
 
 function concat(items: Node[]): Node {
@@ -656,8 +732,9 @@ function combine(left: string, op: '&&' | '--' | '~~', right: string): string {
 export function classChar(cp: number): string {
   if (cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff)) return `\\u{${cp.toString(16)}}`;
   const ch = String.fromCodePoint(cp);
-  // Every ASCII punctuation character may be escaped in a `v` class; these must be.
-  if (/[()[\]{}/\-\\|&!#$%*+,.:;<=>?@^`~'"]/.test(ch)) return `\\${ch}`;
+  // Escaped: the characters a `v` class must escape, and those that doubled would be an operator
+  // (`&&`, `!!`, ...). Not `'` or `"`: a `v` class refuses those escaped (and needs no escape for them).
+  if (/[()[\]{}/\-\\|&!#$%*+,.:;<=>?@^`~]/.test(ch)) return `\\${ch}`;
   if (cp === 0x20) return '\\x20';
   return ch;
 }
@@ -667,14 +744,14 @@ function dotClass(flags: Flags): string {
   return flags.R ? '[^\\n\\r]' : '[^\\n]';
 }
 
-const UNICODE_WORD = '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}';
+const UNICODE_WORD = ['\\p{Alphabetic}', '\\p{M}', '\\p{Nd}', '\\p{Pc}', '\\p{Join_Control}'].map(pinned).join('');
 
 function perlClass(kind: string, unicode: boolean): string {
   switch (kind) {
     case 'd':
-      return unicode ? '\\p{Nd}' : '0-9';
+      return unicode ? pinned('\\p{Nd}') : '0-9';
     case 's':
-      return unicode ? '\\p{White_Space}' : '\\t\\n\\v\\f\\r\\x20';
+      return unicode ? pinned('\\p{White_Space}') : '\\t\\n\\v\\f\\r\\x20';
     default:
       return unicode ? UNICODE_WORD : '0-9A-Za-z_';
   }
@@ -700,9 +777,20 @@ const ASCII_CLASSES: Record<string, string> = {
   xdigit: '0-9A-Fa-f',
 };
 
-/** Loose matching, as Unicode's UAX44-LM3: case, spaces, `_` and `-` do not count. */
+/**
+ * A property name as Rust compares it (UAX44-LM3, as regex-syntax applies
+ * it): a leading `is` is dropped, and so are spaces, `_`, `-` and every
+ * non-ASCII character; ASCII letters count without case. (`isc` stays
+ * `isc`, not `c`.)
+ */
 function loose(name: string): string {
-  return name.toLowerCase().replace(/[\s_-]+/g, '').replace(/^is(?=.)/, (m) => m);
+  const is = /^is/i.test(name);
+  let out = '';
+  for (const ch of is ? name.slice(2) : name) {
+    if (ch === ' ' || ch === '_' || ch === '-' || ch.codePointAt(0)! > 0x7f) continue;
+    out += ch.toLowerCase();
+  }
+  return is && out === 'c' ? 'isc' : out;
 }
 
 const GENERAL_CATEGORIES: Record<string, string> = {};
@@ -723,6 +811,7 @@ for (const [short, long] of [
 GENERAL_CATEGORIES[loose('digit')] = 'Nd';
 GENERAL_CATEGORIES[loose('punct')] = 'P';
 GENERAL_CATEGORIES[loose('combining_mark')] = 'M';
+GENERAL_CATEGORIES[loose('cntrl')] = 'Cc';
 
 /** Binary properties JavaScript knows (by their loose names). */
 const BINARY_PROPERTIES: Record<string, string> = {};
@@ -744,6 +833,22 @@ BINARY_PROPERTIES[loose('wspace')] = 'White_Space';
 BINARY_PROPERTIES[loose('alpha')] = 'Alphabetic';
 BINARY_PROPERTIES[loose('lower')] = 'Lowercase';
 BINARY_PROPERTIES[loose('upper')] = 'Uppercase';
+// The short names Unicode's PropertyAliases.txt gives them (Rust takes either).
+for (const [alias, name] of [
+  ['AHex', 'ASCII_Hex_Digit'], ['Bidi_C', 'Bidi_Control'], ['Bidi_M', 'Bidi_Mirrored'], ['CI', 'Case_Ignorable'],
+  ['CWCF', 'Changes_When_Casefolded'], ['CWCM', 'Changes_When_Casemapped'], ['CWKCF', 'Changes_When_NFKC_Casefolded'],
+  ['CWL', 'Changes_When_Lowercased'], ['CWT', 'Changes_When_Titlecased'], ['CWU', 'Changes_When_Uppercased'],
+  ['DI', 'Default_Ignorable_Code_Point'], ['Dep', 'Deprecated'], ['Dia', 'Diacritic'], ['EBase', 'Emoji_Modifier_Base'],
+  ['EComp', 'Emoji_Component'], ['EMod', 'Emoji_Modifier'], ['EPres', 'Emoji_Presentation'], ['Ext', 'Extender'],
+  ['ExtPict', 'Extended_Pictographic'], ['Gr_Base', 'Grapheme_Base'], ['Gr_Ext', 'Grapheme_Extend'], ['Hex', 'Hex_Digit'],
+  ['IDC', 'ID_Continue'], ['IDS', 'ID_Start'], ['IDSB', 'IDS_Binary_Operator'], ['IDST', 'IDS_Trinary_Operator'],
+  ['Ideo', 'Ideographic'], ['Join_C', 'Join_Control'], ['LOE', 'Logical_Order_Exception'], ['NChar', 'Noncharacter_Code_Point'],
+  ['Pat_Syn', 'Pattern_Syntax'], ['Pat_WS', 'Pattern_White_Space'], ['QMark', 'Quotation_Mark'], ['RI', 'Regional_Indicator'],
+  ['SD', 'Soft_Dotted'], ['STerm', 'Sentence_Terminal'], ['Term', 'Terminal_Punctuation'], ['UIdeo', 'Unified_Ideograph'],
+  ['VS', 'Variation_Selector'], ['XIDC', 'XID_Continue'], ['XIDS', 'XID_Start'],
+]) {
+  BINARY_PROPERTIES[loose(alias!)] = name!;
+}
 
 /** Script names whose JS spelling is the loose name's canonical form; resolved by trying them. */
 const SCRIPTS = [
@@ -764,10 +869,20 @@ const SCRIPTS = [
   'Rejang', 'Runic', 'Samaritan', 'Saurashtra', 'Sharada', 'Shavian', 'Siddham', 'SignWriting', 'Sinhala', 'Sogdian',
   'Sora_Sompeng', 'Soyombo', 'Sundanese', 'Syloti_Nagri', 'Syriac', 'Tagalog', 'Tagbanwa', 'Tai_Le', 'Tai_Tham',
   'Tai_Viet', 'Takri', 'Tamil', 'Tangsa', 'Tangut', 'Telugu', 'Thaana', 'Thai', 'Tibetan', 'Tifinagh', 'Tirhuta', 'Toto',
-  'Ugaritic', 'Vai', 'Vithkuqi', 'Wancho', 'Warang_Citi', 'Yezidi', 'Yi', 'Zanabazar_Square', 'Unknown',
+  'Ugaritic', 'Vai', 'Vithkuqi', 'Wancho', 'Warang_Citi', 'Yezidi', 'Yi', 'Zanabazar_Square',
 ];
 const SCRIPT_NAMES: Record<string, string> = {};
 for (const name of SCRIPTS) SCRIPT_NAMES[loose(name)] = name;
+
+/** A script by its name or its four-letter ISO 15924 code (`latn`: JavaScript spells it `Latn`), as JS spells it. */
+function scriptName(key: string): string | undefined {
+  const name = SCRIPT_NAMES[key];
+  if (name !== undefined) return name;
+  // Rust's tables have no `Unknown` script (`Zzzz`): it refuses the name.
+  if (!/^[a-z]{4}$/.test(key) || key === 'zzzz') return undefined;
+  const code = key[0]!.toUpperCase() + key.slice(1);
+  return supported(`[\\p{Script_Extensions=${code}}]`) ? code : undefined;
+}
 
 function supported(source: string): boolean {
   try {
@@ -790,22 +905,23 @@ function unicodePropertyClass(name: string): string | null {
       const gc = GENERAL_CATEGORIES[value];
       body = gc === undefined ? null : `\\p{${gc}}`;
     } else if (key === 'script' || key === 'sc') {
-      const sc = SCRIPT_NAMES[value];
+      const sc = scriptName(value);
       body = sc === undefined ? null : `\\p{Script=${sc}}`;
     } else if (key === 'scriptextensions' || key === 'scx') {
-      const sc = SCRIPT_NAMES[value];
+      const sc = scriptName(value);
       body = sc === undefined ? null : `\\p{Script_Extensions=${sc}}`;
     }
     if (body === null || !supported(`[${body}]`)) return null;
-    return negated ? `[^${body}]` : body;
+    return negated ? `[^${pinned(body)}]` : pinned(body);
   }
   const key = loose(name);
   const gc = GENERAL_CATEGORIES[key];
-  if (gc !== undefined) return `\\p{${gc}}`;
+  if (gc !== undefined) return pinned(`\\p{${gc}}`);
   const binary = BINARY_PROPERTIES[key];
-  if (binary !== undefined && supported(`[\\p{${binary}}]`)) return `\\p{${binary}}`;
-  const script = SCRIPT_NAMES[key];
-  if (script !== undefined && supported(`[\\p{Script_Extensions=${script}}]`)) return `\\p{Script_Extensions=${script}}`;
+  if (binary !== undefined && supported(`[\\p{${binary}}]`)) return pinned(`\\p{${binary}}`);
+  // A bare script name is the Script property, as in Rust (`\p{Greek}` is `sc=Greek`, not `scx=Greek`).
+  const script = scriptName(key);
+  if (script !== undefined && supported(`[\\p{Script=${script}}]`)) return pinned(`\\p{Script=${script}}`);
   return null;
 }
 
@@ -813,6 +929,11 @@ function unicodePropertyClass(name: string): string | null {
 
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
+}
+
+/** Characters of a `\b{...}` name (Rust reads `[A-Za-z-]` there). */
+function isBoundaryNameChar(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d);
 }
 
 function isHex(c: number): boolean {

@@ -11,6 +11,7 @@
 
 import type { Json, JsonObject } from '../../../shared/json.ts';
 import { isJsonObject } from '../../../shared/json.ts';
+import { isNativeBlank, nativeTrim, parseJsonAsNative } from '../../../formats/native-text.ts';
 
 /** Any payload's display text: a string (JSON inside it read too), an object's text fields, content blocks. */
 export function displayText(value: Json | undefined): string | undefined {
@@ -26,16 +27,13 @@ export function displayText(value: Json | undefined): string | undefined {
 
 /** A string trimmed; one holding JSON is read for its display text. */
 export function displayTextOfString(text: string): string | undefined {
-  const trimmed = text.trim();
+  // Trimmed and parsed as native does: Rust's trim (U+0085 is whitespace, U+FEFF is not), serde's parser.
+  const trimmed = nativeTrim(text);
   if (trimmed === '') return undefined;
-  try {
-    const parsed = JSON.parse(trimmed) as Json;
-    const display = displayText(parsed);
-    if (display !== undefined) return display;
-  } catch {
-    // Not JSON: the text itself.
-  }
-  return trimmed;
+  const parsed = parseJsonAsNative(trimmed);
+  const display = parsed === undefined ? undefined : displayText(parsed.value);
+  // Not JSON, or JSON with nothing readable: the text itself.
+  return display ?? trimmed;
 }
 
 /** An LLM request's input text: its `messages` as a transcript, else whatever reads as text. */
@@ -49,11 +47,12 @@ const nonEmpty = (text: string) => (text === '' ? undefined : text);
 function messagesText(value: Json | undefined): string | undefined {
   if (!Array.isArray(value)) return undefined;
   return nonEmpty(
-    value
-      .map(messageText)
-      .filter((line): line is string => line !== undefined)
-      .join('\n\n')
-      .trim(),
+    nativeTrim(
+      value
+        .map(messageText)
+        .filter((line): line is string => line !== undefined)
+        .join('\n\n'),
+    ),
   );
 }
 
@@ -77,13 +76,13 @@ function responsesOutputText(value: Json | undefined): string | undefined {
     } else if (item.type === 'function_call' && typeof item.name === 'string') tools.push(item.name);
   }
   if (tools.length > 0) entries.push(`Requested tools: ${tools.join(', ')}`);
-  return nonEmpty(entries.join('\n').trim());
+  return nonEmpty(nativeTrim(entries.join('\n')));
 }
 
 function responsesContentText(value: Json | undefined): string | undefined {
   if (!Array.isArray(value)) return undefined;
   const texts = value.filter(isJsonObject).flatMap((part) => ((part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string' ? [part.text] : []));
-  return nonEmpty(texts.join('\n\n').trim());
+  return nonEmpty(nativeTrim(texts.join('\n\n')));
 }
 
 function chatChoicesText(value: Json | undefined): string | undefined {
@@ -106,12 +105,7 @@ function contentBlocksText(items: Json[]): string | undefined {
   }
   const tools = items.map(toolCallName).filter((name): name is string => name !== undefined);
   if (tools.length > 0) entries.push(`Requested tools: ${tools.join(', ')}`);
-  return nonEmpty(
-    entries
-      .filter((entry) => entry.trim() !== '')
-      .join('\n')
-      .trim(),
-  );
+  return nonEmpty(nativeTrim(entries.filter((entry) => !isNativeBlank(entry)).join('\n')));
 }
 
 function toolCallsText(value: Json | undefined): string | undefined {

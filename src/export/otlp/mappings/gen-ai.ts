@@ -8,14 +8,14 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
-import { canonicalJson } from '../../../formats/native-text.ts';
+import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
 import type { AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { objectOf, put, stringOf } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { errorType, markSpan, modelName, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
+import { readDecodedResponse, readRequest, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 
 export const genAiProjection: Projection = {
   span(scope) {
@@ -48,7 +48,7 @@ function chat(scope: FinishedScope) {
   if (request.messages.length > 0) out['gen_ai.input.messages'] = sortedJson(request.messages.map(inputMessage));
   const tools = request.tools.filter((t) => t.name !== '');
   if (tools.length > 0) out['gen_ai.tool.definitions'] = sortedJson(tools.map((t) => ({ name: t.name, type: t.type ?? 'function' })));
-  const response = readResponse(end.data);
+  const response = readDecodedResponse(end.data);
   put(out, 'gen_ai.response.id', response.id);
   put(out, 'gen_ai.response.model', response.model);
   const finish = finishReason(response.finishReason);
@@ -113,11 +113,8 @@ function executeTool(scope: FinishedScope) {
 /** A payload as JSON text; a string holding JSON is re-serialized compactly. */
 function jsonText(value: Json): string {
   if (typeof value === 'string') {
-    try {
-      return sortedJson(JSON.parse(value));
-    } catch {
-      return JSON.stringify(value);
-    }
+    const parsed = parseJsonAsNative(value);
+    return parsed === undefined ? JSON.stringify(value) : sortedJson(parsed.value);
   }
   // A payload value crossed the binding: native's number text (an integer past u32 is an f64, `1.0`).
   return canonicalJson(value);
@@ -149,7 +146,8 @@ function part(p: Part): unknown {
 function finishReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined;
   if (reason === 'tool_calls' || reason === 'tool_use' || reason === 'function_call') return 'tool_call';
-  if (reason === 'end_turn' || reason === 'stop_sequence') return 'stop';
+  // native: Anthropic's `stop_sequence` is sent as it is.
+  if (reason === 'end_turn') return 'stop';
   if (reason === 'max_tokens') return 'length';
   return reason;
 }

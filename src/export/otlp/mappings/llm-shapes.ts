@@ -23,6 +23,7 @@ import {
   type NormalizedSurface,
 } from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
+import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
 import { readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
@@ -147,6 +148,47 @@ export function readResponse(data: Json | undefined): LlmResponseView {
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
   const finishReason = stringOf(choice?.finish_reason) ?? stringOf(response.stop_reason) ?? stringOf(response.finish_reason);
   return { recognized: surface !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null, surface === 'anthropic_messages') };
+}
+
+/**
+ * The token counts native's codec of each response shape types as unsigned
+ * integers (`[field]` or `[object, field]`); others it leaves untyped (a Chat
+ * usage's `completion_tokens_details`).
+ */
+const TYPED_COUNTS: Record<'openai_chat' | 'openai_responses' | 'anthropic_messages', readonly (readonly string[])[]> = {
+  openai_chat: [['prompt_tokens'], ['completion_tokens'], ['total_tokens'], ['prompt_tokens_details', 'cached_tokens']],
+  openai_responses: [['input_tokens'], ['output_tokens'], ['total_tokens'], ['input_tokens_details', 'cached_tokens'], ['output_tokens_details', 'reasoning_tokens']],
+  anthropic_messages: [['input_tokens'], ['output_tokens'], ['cache_read_input_tokens'], ['cache_creation_input_tokens']],
+};
+
+/**
+ * Whether native's codec decodes the response's usage: a typed count that is
+ * there (not null) but no unsigned integer as it crossed the binding (`1.5`,
+ * `-1`, `"10"`, `2**40`, which crossed as an f64) fails the whole response.
+ */
+function usageDecodes(surface: keyof typeof TYPED_COUNTS, usage: Json | undefined): boolean {
+  const object = objectOf(usage ?? null);
+  if (object === null) return true;
+  for (const path of TYPED_COUNTS[surface]) {
+    const value = path.length === 1 ? object[path[0]!] : objectOf(object[path[0]!] ?? null)?.[path[1]!];
+    if (value !== undefined && value !== null && tokenCount(value) === undefined) return false;
+  }
+  return true;
+}
+
+/**
+ * `readResponse` as native's gen_ai mapping reads it: a response whose usage
+ * its codec rejects (`usageDecodes`) gives nothing, neither message, id,
+ * model, finish reason nor usage. (Its openinference mapping keeps part of
+ * such a response: not matched here yet.)
+ */
+export function readDecodedResponse(data: Json | undefined): LlmResponseView {
+  const response = objectOf(data ?? null) ?? {};
+  const surface = detectResponseSurface(response);
+  if (surface !== undefined && !usageDecodes(surface, response.usage)) {
+    return { recognized: false, id: undefined, model: undefined, message: null, finishReason: undefined, usage: { input: undefined, output: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined } };
+  }
+  return readResponse(data);
 }
 
 /** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */
@@ -283,13 +325,11 @@ function shownPart(block: JsonObject, surface: NormalizedSurface | undefined): J
 
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
   if (typeof args === 'string') {
-    try {
-      const parsed = JSON.parse(args) as Json;
-      return { id, name, arguments: parsed, argumentsText: sortedJson(parsed) };
-    } catch {
-      // Arguments that are not JSON are sent as a JSON string, as native does.
-      return { id, name, arguments: args, argumentsText: JSON.stringify(args) };
-    }
+    // Read as native's serde parser reads it: stricter than JSON.parse (a lone surrogate escape), number texts kept.
+    const parsed = parseJsonAsNative(args);
+    // Arguments that are not JSON are sent as a JSON string, as native does.
+    if (parsed === undefined) return { id, name, arguments: args, argumentsText: JSON.stringify(args) };
+    return { id, name, arguments: parsed.value, argumentsText: sortedJson(parsed.value) };
   }
   return { id, name, arguments: args, argumentsText: sortedJson(args) };
 }
@@ -319,19 +359,13 @@ export function toolCallsOf(message: Message): ToolCall[] {
   return message.parts.filter((p): p is Extract<Part, { kind: 'tool_call' }> => p.kind === 'tool_call').map((p) => p.call);
 }
 
-/** JSON with object keys sorted, as native's serde_json writes it. */
+/**
+ * JSON text as native's serde_json writes it (`canonicalJson`): keys in
+ * code-point order, integer-like ones included (a JS object lists those
+ * first), and native's number forms.
+ */
 export function sortedJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value as object).sort(compareKeys)) out[key] = sortKeys((value as Record<string, unknown>)[key]);
-    return out;
-  }
-  return value;
+  return canonicalJson(value as Json);
 }
 
 /** Thrown where native's Responses codec rejects a request: it then reads nothing of it. */

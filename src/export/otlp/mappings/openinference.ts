@@ -8,7 +8,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
-import { canonicalJson } from '../../../formats/native-text.ts';
+import { canonicalJson, nativeTrim } from '../../../formats/native-text.ts';
 import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
@@ -70,7 +70,7 @@ function value(out: Attributes, prefix: 'input' | 'output', payload: Json | unde
     out[`${prefix}.mime_type`] = 'text/plain';
     return;
   }
-  out[`${prefix}.value`] = JSON.stringify(payload);
+  out[`${prefix}.value`] = canonicalJson(payload);
   out[`${prefix}.mime_type`] = 'application/json';
 }
 
@@ -104,7 +104,7 @@ function tool(out: Attributes, scope: FinishedScope): void {
   out['tool.name'] = start.name;
   out['tool_call.function.name'] = start.name;
   if (start.data !== null) {
-    const args = typeof start.data === 'string' ? start.data : JSON.stringify(start.data);
+    const args = typeof start.data === 'string' ? start.data : canonicalJson(start.data);
     out['tool.parameters'] = args;
     out['tool_call.function.arguments'] = args;
   }
@@ -126,7 +126,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.invocation_parameters', invocationParameters(request));
   let index = 0;
   // The system text (Responses `instructions`, Anthropic `system`) is one message.
-  const system = request.system.length === 1 ? displayTextOfString(request.system[0]!) : request.system.join('\n').trim() || undefined;
+  const system = request.system.length === 1 ? displayTextOfString(request.system[0]!) : nativeTrim(request.system.join('\n')) || undefined;
   if (system !== undefined) {
     out[`llm.input_messages.${index}.message.role`] = 'system';
     out[`llm.input_messages.${index++}.message.content`] = system;
@@ -201,7 +201,7 @@ function contentText(message: Message): string | undefined {
     const text = typeof part.raw.text === 'string' ? part.raw.text : typeof part.raw.refusal === 'string' ? part.raw.refusal : undefined;
     return text === undefined ? [] : [text];
   });
-  const text = texts.join('\n').trim();
+  const text = nativeTrim(texts.join('\n'));
   return text === '' ? undefined : text;
 }
 
@@ -243,7 +243,8 @@ function summaryOf(message: Message): string {
 function finishReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined;
   if (reason === 'tool_calls' || reason === 'tool_use' || reason === 'function_call') return 'tool_use';
-  if (reason === 'stop' || reason === 'end_turn' || reason === 'stop_sequence') return 'complete';
+  // native: Anthropic's `stop_sequence` is sent as it is.
+  if (reason === 'stop' || reason === 'end_turn') return 'complete';
   if (reason === 'max_tokens') return 'length';
   return reason;
 }

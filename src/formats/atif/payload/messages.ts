@@ -6,7 +6,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
-import { canonicalJson } from '../../native-text.ts';
+import { canonicalJson, isNativeBlank } from '../../native-text.ts';
 import { type JsonMap, asArray, asObject, asString, get, has, nonNull, rawResponseMessageField } from './access.ts';
 import { toolCallArray } from './tool-calls.ts';
 
@@ -158,7 +158,8 @@ function anthropicContentMessage(object: JsonMap, content: Json): Json | undefin
     const type = get(blockObject, 'type');
     if (type === 'text') {
       const text = get(blockObject, 'text');
-      if (typeof text === 'string' && text.trim() !== '') texts.push(text);
+      // native: a text block its `trim` leaves empty says nothing (U+0085 is blank there, U+FEFF is not).
+      if (typeof text === 'string' && !isNativeBlank(text)) texts.push(text);
     } else if (type === 'tool_use') {
       hasToolUse = true;
     }

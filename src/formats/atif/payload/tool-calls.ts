@@ -83,17 +83,19 @@ function plainChatToolCalls(object: JsonMap): AtifToolCall[] | undefined {
 /** `extractToolCalls` by the general rules (exported for the fast path's equivalence test). */
 export function generalToolCalls(object: JsonMap): AtifToolCall[] | undefined {
   const array = toolCallArray(object);
-  const items =
-    (array !== undefined && array.length > 0 ? array : undefined) ??
-    itemsOfType(asArray(get(object, 'output')), 'function_call') ??
-    (get(object, 'type') === 'message' ? itemsOfType(asArray(get(object, 'content')), 'tool_use') : undefined);
+  const listed = array !== undefined && array.length > 0 ? array : undefined;
+  const functionCalls = listed === undefined ? itemsOfType(asArray(get(object, 'output')), 'function_call') : undefined;
+  const items = listed ?? functionCalls ?? (get(object, 'type') === 'message' ? itemsOfType(asArray(get(object, 'content')), 'tool_use') : undefined);
   if (items === undefined) return undefined;
   const calls: AtifToolCall[] = [];
   for (let index = 0; index < items.length; index++) {
     const call = asObject(items[index]);
     // native: one non-object entry drops every tool call of the response.
     if (call === undefined) return undefined;
-    let id = asString(firstPresent(call, ['id', 'tool_call_id', 'call_id'])) ?? '';
+    // native: a responses-API function_call is known by its `call_id` (what its
+    // function_call_output names), before its item `id`, when that is a non-empty string.
+    const callId = functionCalls === undefined ? undefined : asString(get(call, 'call_id'));
+    let id = (callId !== undefined && callId !== '' ? callId : undefined) ?? asString(firstPresent(call, ['id', 'tool_call_id', 'call_id'])) ?? '';
     const fn = asObject(get(call, 'function'));
     const nameValue =
       fn !== undefined && has(fn, 'name')
