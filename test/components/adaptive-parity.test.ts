@@ -226,3 +226,61 @@ describe('observed calls with adaptive on (no execute): recorded once, on both b
     });
   }
 });
+
+describe('the response cache’s size budget and stored answers, pinned on each backend (found by the random differential)', () => {
+  const sized = (maxBytes: number) =>
+    [
+      '[[components]]',
+      'kind = "adaptive"',
+      '[components.config.response_cache]',
+      'namespace = "n"',
+      '[components.config.response_cache.backend]',
+      'kind = "in_memory"',
+      '[components.config.response_cache.backend.config]',
+      `max_bytes = ${maxBytes}`,
+      '[components.config.response_cache.tools]',
+      'enabled = true',
+      '[components.config.response_cache.tools.overrides."read_*"]',
+      'cacheable = true',
+      '',
+    ].join('\n');
+  const toolCalls = (keys: string[]): Script => async ({ hooks, terminal }) => {
+    hooks.emit('on_session_start', { session_id: 's' } as never);
+    for (const [i, k] of keys.entries()) await hooks.execute('tool_execution', { session_id: 's', tool_name: 'read_x', tool_call_id: `c${i}`, args: { k } } as never, terminal('tool', k.repeat(10)) as never);
+    hooks.emit('on_session_finalize', { session_id: 's' } as never);
+  };
+  const llmTwice: Script = async ({ hooks, terminal }) => {
+    hooks.emit('on_session_start', { session_id: 's' } as never);
+    const request = { model: 'g', temperature: 0, messages: [{ role: 'user', content: 'hi' }] };
+    const response = { id: 'c', object: 'chat.completion', model: 'g', choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } };
+    const results: unknown[] = [];
+    for (let i = 0; i < 2; i++) results.push(await hooks.execute('llm_execution', { session_id: 's', api_request_id: `a${i}`, model: 'g', provider: 'openai', request } as never, terminal('llm', response) as never));
+    hooks.emit('on_session_finalize', { session_id: 's' } as never);
+    (globalThis as { __results?: unknown[] }).__results = results;
+  };
+  const statuses = (run: ComponentRunResult) => run.events.filter((e) => e.name === 'response_cache').map((e) => (e.data as { status: string }).status);
+
+  for (const backend of FILE_BACKENDS) {
+    // A tool entry costs its value's JSON bytes plus a fixed record (488 for a 10-character string); entries
+    // leave in insertion order. The memory relay counted twice the UTF-16 length, so it kept entries native evicted
+    // and answered from them (a hit where native called the tool again).
+    it.skipIf(!backend.available)(`${backend.name}: max_bytes keeps and evicts the entries native does`, async () => {
+      expect(statuses(await runComponents(backend.create(), { components: sized(488), script: toolCalls(['A', 'A']) }))).toEqual(['miss', 'hit']);
+      expect(statuses(await runComponents(backend.create(), { components: sized(487), script: toolCalls(['A', 'A']) }))).toEqual(['miss', 'miss']);
+      // Two fit in 976; a third evicts the oldest (A), a hit does not refresh it.
+      expect(statuses(await runComponents(backend.create(), { components: sized(1000), script: toolCalls(['A', 'B', 'A', 'C', 'B', 'A']) }))).toEqual(['miss', 'miss', 'hit', 'miss', 'hit', 'miss']);
+      // An LLM entry: the recorded answer's bytes (158 here), a fixed record, the provider and the request's model.
+      const llm = async (max: number) => (await runComponents(backend.create(), { components: sized(max), script: llmTwice })).terminalCalls.length;
+      expect(await llm(563)).toBe(1);
+      expect(await llm(562)).toBe(2);
+    });
+
+    it.skipIf(!backend.available)(`${backend.name}: a hit hands back the stored answer with its keys sorted, as native’s JSON value lists them`, async () => {
+      await runComponents(backend.create(), { components: sized(1_000_000), script: llmTwice });
+      const [live, hit] = (globalThis as { __results?: unknown[] }).__results!;
+      // The live call: the host's own object; the hit: the recorded shape, keys in code-point order at every depth.
+      expect(Object.keys(live as object)).toEqual(['id', 'object', 'model', 'choices', 'usage']);
+      expect(JSON.stringify(hit)).toBe('{"assistant_message":{"content":"x","role":"assistant"},"finish_reason":"stop","model":"g","usage":{"completion_tokens":2,"prompt_tokens":1,"total_tokens":3}}');
+    });
+  }
+});

@@ -31,6 +31,7 @@ export const LOADS_NATIVE = [
   'test/cli/replay.test.ts',
   'test/cli/scripting.test.ts',
   'test/components/adaptive-parity.test.ts',
+  'test/components/adaptive-random.test.ts',
   'test/components/configurations.test.ts',
   'test/components/genai-prices-missing.test.ts',
   'test/components/genai-prices.test.ts',

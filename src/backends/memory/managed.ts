@@ -81,13 +81,15 @@ function decide(core: MemoryRelayCore, parent: ScopeRecord | null, look: () => L
 /**
  * Runs the host's call and records its end; its own value and error reach
  * the caller unchanged. On a cache hit the call does not run: the stored
- * value is recorded and returned (a copy, so the cache keeps its own).
+ * value is recorded and returned (a copy, so the cache keeps its own; its
+ * keys sorted, as native's JSON value lists them).
  */
 async function runManaged(core: MemoryRelayCore, record: SpanRecord | null, run: () => unknown, lookup: Lookup | null = null): Promise<unknown> {
   if (lookup?.hit) {
     const value = structuredClone(lookup.hit.value);
     recordEnd(core, record, value, undefined, false);
-    return value;
+    // Native hands a stored answer back as its JSON value, whose objects list their keys sorted.
+    return toJson(value, { sortKeys: true });
   }
   let value: unknown;
   try {

@@ -165,7 +165,7 @@ export class ResponseCache {
   }
 
   private put(key: string, value: Json, ttlMs: number, provider?: string, model?: string): void {
-    const bytes = JSON.stringify(value).length * 2;
+    const bytes = entryBytes(value, provider, model);
     // Bounded: an entry past the budget is not kept; older ones make room (insertion order).
     if (bytes > this.settings.maxBytes) return;
     const previous = this.entries.get(key);
@@ -208,6 +208,23 @@ export class ResponseCache {
     }
     return out;
   }
+}
+
+/**
+ * What an entry costs against `max_bytes`, as native's in-memory store
+ * counts it: the stored value's JSON in UTF-8 bytes plus a fixed record
+ * size, and for an LLM answer the provider's and the request model's bytes.
+ * The fixed sizes were found by probing native 0.9.2 (the smallest
+ * `max_bytes` that keeps one entry, over values, providers, models, tool
+ * names, namespaces and TTLs): eviction then drops the same entries.
+ */
+const LLM_ENTRY_BYTES = 398;
+const TOOL_ENTRY_BYTES = 476;
+
+function entryBytes(value: Json, provider: string | undefined, model: string | undefined): number {
+  const valueBytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  if (provider === undefined) return valueBytes + TOOL_ENTRY_BYTES;
+  return valueBytes + LLM_ENTRY_BYTES + Buffer.byteLength(provider, 'utf8') + Buffer.byteLength(model ?? '', 'utf8');
 }
 
 /** A tool's effective cache policy: override over class over the cache's defaults. */

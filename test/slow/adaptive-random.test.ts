@@ -1,0 +1,24 @@
+// The random response-cache differential (test/components/adaptive-random.test.ts)
+// over more seeds than npm test runs. Bounded: the seeds are fixed, so the
+// run takes the same time every time. A failure prints the seed, the
+// configuration and the script; `compareCacheSeed(seed)`
+// (test/support/random-cache.ts) replays it.
+import { describe, expect, it } from 'vitest';
+import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
+import { compareCacheSeed, describeCacheDifference } from '../support/random-cache.ts';
+
+// Seeds past the ones npm test runs.
+const SEEDS = Array.from({ length: 500 }, (_, i) => 1001 + i);
+
+const title = nativeAvailable ? 'random response-cache cases, more seeds: memory equals native' : `random response-cache cases: skipped, nemo-relay-node cannot load here (${nativeLoadError})`;
+
+describe.skipIf(!nativeAvailable)(title, () => {
+  it('random configurations and managed-call scripts', async () => {
+    const failures: string[] = [];
+    for (const seed of SEEDS) {
+      const text = describeCacheDifference(await compareCacheSeed(seed));
+      if (text !== 'no difference') failures.push(text);
+    }
+    expect(failures.join('\n\n')).toBe('');
+  }, 180_000);
+});
