@@ -253,6 +253,9 @@ function usageOf(d: Draw, mode: ApiMode): Body | undefined {
   }
 }
 
+/** The keys the three response shapes here give meaning to. */
+const RESPONSE_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'role', 'model', 'content', 'stop_reason', 'stop_sequence', 'usage', 'object', 'created', 'created_at', 'status', 'output', 'choices']);
+
 function answerOf(v: Values, mode: ApiMode, model: string, id: string, text: string, tools: readonly ToolCallSpec[], created: number): Answer {
   const d = v.d;
   // Usage always in the call's own shape: native's plugins.toml `atif` component
@@ -260,7 +263,11 @@ function answerOf(v: Values, mode: ApiMode, model: string, id: string, text: str
   // (src/formats/usage.ts; docs/backends/memory-and-native.md, "Token usage
   // whose own shape ..."), so a shape another provider's name would differ there.
   const usage = d.chance(0.1) ? undefined : usageOf(d, mode);
-  const extra = d.chance(0.2) ? { [v.key()]: v.value(2) } : {};
+  // A field the provider did not document, added beside the response's own (never in place of one: a
+  // Messages response whose `content` is no block list is no Messages response, and native, reading by
+  // the provider's name, drops it; docs/backends/memory-and-native.md, "Token usage whose own shape ...").
+  const extraKey = v.key();
+  const extra = d.chance(0.2) && !RESPONSE_KEYS.has(extraKey) ? { [extraKey]: v.value(2) } : {};
   const content = text === '' && tools.length > 0 && d.chance(0.5) ? null : text;
   switch (mode) {
     case 'anthropic_messages': {

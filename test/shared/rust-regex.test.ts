@@ -54,6 +54,9 @@ describe('rust-regex: cases the random differential found', () => {
     expect(rustRegexError('\\p{Unknown}')).not.toBeNull();
     expect(rustRegexError('\\p{Zzzz}')).not.toBeNull();
     expect(rustRegexError('\\p{L&}')).not.toBeNull();
+    // Rust's tables have neither (its text holds no surrogates).
+    expect(rustRegexError('\\p{Cs}')).not.toBeNull();
+    expect(rustRegexError('\\p{Changes_When_NFKC_Casefolded}')).not.toBeNull();
   });
 
   it('verbose mode skips whitespace inside \\p{...}; otherwise a tab is part of the name', () => {

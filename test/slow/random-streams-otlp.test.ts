@@ -17,7 +17,7 @@ import { randomStream } from '../differential/random-stream.ts';
 import { firstDifference } from '../differential/random-diff.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';
 
-const SEEDS = Array.from({ length: Number(process.env.RANDOM_OTLP_SEEDS ?? 60) }, (_, i) => Number(process.env.RANDOM_OTLP_FROM ?? 3001) + i);
+const SEEDS = Array.from({ length: Number(process.env.RANDOM_OTLP_SEEDS ?? 50) }, (_, i) => Number(process.env.RANDOM_OTLP_FROM ?? 3001) + i);
 const opts = { ignoreResourceKeys: SDK_RESOURCE_KEYS };
 const ERROR_STATUS_TEXT = /("otel\.status_code":\s?)"ERROR"/g;
 
@@ -63,16 +63,15 @@ function failedLlmAsNative(spans: DecodedSpan[], atofLines: readonly string[]): 
 }
 
 /**
- * The `full` endpoint only, for now. The gen_ai and openinference mappings
- * still differ from native on these streams and are not fixed yet: a
- * response under the `anthropic` provider whose `content` is no block list
- * (native's codec, chosen by the provider's name, then sends nothing of it);
- * in openinference, part of a response whose usage native cannot decode
- * (its finish reason), the trim of a tool result's output.value, and
- * output.mime_type / output.value for some string payloads.
- * `RANDOM_OTLP_ONLY=gen_ai` (or `openinference`) runs one of them to see them.
+ * The full endpoint and gen_ai with log records. The openinference mapping
+ * still differs from native on these streams and is not fixed yet: part of
+ * a response whose usage native cannot decode (its finish reason), the
+ * trim of a tool result's output.value, and output.mime_type / output.value
+ * for some string payloads. `RANDOM_OTLP_ONLY=openinference` runs it to
+ * see them (or `full`, `gen_ai` for one of the others).
  */
-const ONLY = process.env.RANDOM_OTLP_ONLY ?? 'full';
+const ONLY = process.env.RANDOM_OTLP_ONLY;
+const COMPARED = ['full', 'gen_ai with logs'];
 const ENDPOINTS: [string, (url: string) => OtlpReplayOptions][] = [
   ['full', (url) => ({ endpoints: [{ type: 'full', endpoint: url }] })],
   ['gen_ai with logs', (url) => ({ endpoints: [{ type: 'gen_ai', endpoint: url }], logs: ['enabled = true'] })],
@@ -83,7 +82,7 @@ const ENDPOINTS: [string, (url: string) => OtlpReplayOptions][] = [
 async function compareOtlp(seed: number): Promise<string[]> {
   const stream = randomStream(seed);
   const found: string[] = [];
-  for (const [name, build] of ENDPOINTS.filter(([n]) => n.startsWith(ONLY))) {
+  for (const [name, build] of ENDPOINTS.filter(([n]) => (ONLY === undefined ? COMPARED.includes(n) : n.startsWith(ONLY)))) {
     const native = await capture('native', stream.lines, build(http.url));
     const memory = await capture('memory', stream.lines, build(http.url));
     const say = (what: string, difference: string | null) => difference !== null && found.push(`seed ${seed}, ${name}: ${what}: ${difference}`);

@@ -123,7 +123,8 @@ function hasOwn(object: Any, key: string): boolean {
 
 function attributes(list: unknown): Attributes {
   const out: Attributes = {};
-  for (const kv of (list ?? []) as Any[]) out[kv.key as string] = anyValue(kv.value);
+  // proto3 leaves a default field out: a missing key is the empty key "" (native's encoder omits it, the JS SDK's writes it).
+  for (const kv of (list ?? []) as Any[]) out[(kv.key as string | undefined) ?? ''] = anyValue(kv.value);
   return out;
 }
 

@@ -28,10 +28,11 @@
  * - no lone surrogate in a key: the events native hands its subscribers
  *   (this comparison's only window into native) lack such a key
  *   (docs/known-limits.md, "A payload key holding a lone surrogate");
- * - no U+0320 and none of the three characters whose case partners
- *   Unicode 17 added (U+0295, U+A7D3, U+A7D5) in texts: the JavaScript
- *   engine's Unicode data differs from native's there (docs/known-limits.md,
- *   "Unicode tables"); the texts draw none;
+ * - none of the characters whose properties Unicode 17 changed (U+0295,
+ *   U+0320, U+A7D3, U+A7D5, some diacritics and pictographs) in texts, and
+ *   no `\p{Diacritic}`, `\p{Extended_Pictographic}` or `\p{Pattern_Syntax}`
+ *   in patterns: the JavaScript engine's Unicode data differs from native's
+ *   there (docs/known-limits.md, "Unicode tables");
  * - no `\p{Age=..}` or `\p{gcb=..}` (JavaScript has no such property:
  *   refused here, accepted by Rust) (docs/known-limits.md, "Unicode tables");
  * - no long texts for random patterns: a search past its budget clears the
@@ -303,7 +304,7 @@ function pointers(value: Json, prefix = '', out: string[] = []): string[] {
 const ACTIONS = ['redact', 'regex_replace', 'hash', 'mask', 'remove'] as const;
 const ALL_DETECTORS: string[] = Object.values(DETECTORS).flat();
 const REPLACEMENTS = ['[REDACTED]', '<$0>', '[$0]', '$1', '${1}x', '$1x', '$$', '$', '${', '${}', '$name', '${name}', '$9', '$a-b', 'é🙂', '', '$$0', '$0$0', '${0}', '\\1', 'x$'];
-const MASK_CHARS = ['*', '#', '##', '🙂', 'é', 'x\u0301', ' '];
+const MASK_CHARS = ['*', '#', '##', '🙂', 'é', 'x\u0301', ' ', ''];
 
 function builtin(d: Draw, values: readonly Json[], matcher: 'detector' | 'pattern' | 'any'): Record<string, unknown> {
   const action = d.pick(ACTIONS);
@@ -314,13 +315,15 @@ function builtin(d: Draw, values: readonly Json[], matcher: 'detector' | 'patter
   if (d.chance(0.6)) out.replacement = d.pick(REPLACEMENTS);
   if (action === 'mask' || d.chance(0.05)) {
     if (d.chance(0.5)) out.mask_char = d.pick(MASK_CHARS);
-    if (d.chance(0.4)) out.unmasked_prefix = d.int(0, 5);
-    if (d.chance(0.4)) out.unmasked_suffix = d.int(0, 5);
+    // Now and then a count native refuses (negative, fractional) or one past any match.
+    const count = (): number => (d.chance(0.9) ? d.int(0, 5) : d.pick([-1, 1.5, 100]));
+    if (d.chance(0.4)) out.unmasked_prefix = count();
+    if (d.chance(0.4)) out.unmasked_suffix = count();
   }
   // Selectors: mostly drawn from the payloads' own paths (under the mark's `/v`), so they select something.
   if (action === 'remove' ? d.chance(0.95) : d.chance(0.25)) {
     const paths = values.flatMap((v) => pointers(v, '/v'));
-    if (d.chance(0.7)) out.target_paths = Array.from({ length: d.int(1, 3) }, () => (d.chance(0.9) ? d.pick(paths) : d.pick(['', '/', '/v/', '/x', '/v/*'])));
+    if (d.chance(0.7)) out.target_paths = Array.from({ length: d.int(1, 3) }, () => (d.chance(0.9) ? d.pick(paths) : d.pick(['', '/', '/v/', '/x', '/v/*', 'v', '/v/~2', '/v/~', '/v//', '/v/~01', '/V'])));
     if (d.chance(0.5)) {
       out.target_path_globs = Array.from({ length: d.int(1, 3) }, () => {
         const segments = d.pick(paths).split('/');
@@ -347,7 +350,7 @@ const PATTERN_LITERALS = ['a', 'b', 'c', 'x', 'k', 's', 'A', 'K', 'S', '1', '0',
 const PATTERN_ESCAPES = ['\\.', '\\*', '\\+', '\\?', '\\(', '\\)', '\\[', '\\]', '\\{', '\\}', '\\|', '\\^', '\\$', '\\\\', '\\-', '\\#', '\\&', '\\~', '\\ ', '\\@', '\\/', '\\:', '\\_', '\\%', "\\'", '\\"', '\\n', '\\t', '\\r', '\\f', '\\v', '\\a', '\\x41', '\\x{e9}', '\\x{1F642}', '\\u00e9', '\\u{3a3}', '\\U0001F642', '\\x7f', '\\x{0}', '\\x{FFFD}'];
 const PERL = ['\\d', '\\D', '\\w', '\\W', '\\s', '\\S'];
 const LOOKS = ['\\b', '\\B', '^', '$', '\\A', '\\z', '\\<', '\\>', '\\b{start}', '\\b{end}', '\\b{start-half}', '\\b{end-half}'];
-const UNICODE_NAMES = ['L', 'Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'M', 'Mn', 'N', 'Nd', 'Nl', 'No', 'P', 'Pc', 'Pd', 'S', 'Sm', 'Z', 'Zs', 'C', 'Cc', 'Cf', 'gc=Lu', 'General_Category=Nd', 'Alphabetic', 'White_Space', 'Emoji', 'Any', 'ASCII', 'Cased', 'Lowercase', 'Uppercase', 'lower case', 'Letter', 'Decimal_Number', 'digit', 'punct', 'cntrl', 'space', 'Hex_Digit', 'XID_Start', 'Extended_Pictographic', 'L&', 'gc:L', 'isLu', 'is L', 'AHex', 'WSpace', 'Ext', 'IDS', 'CWCF', 'Nd\t', 'l_u', 'Lé'];
+const UNICODE_NAMES = ['L', 'Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'M', 'Mn', 'N', 'Nd', 'Nl', 'No', 'P', 'Pc', 'Pd', 'S', 'Sm', 'Z', 'Zs', 'C', 'Cc', 'Cf', 'gc=Lu', 'General_Category=Nd', 'Alphabetic', 'White_Space', 'Emoji', 'Any', 'ASCII', 'Cased', 'Lowercase', 'Uppercase', 'lower case', 'Letter', 'Decimal_Number', 'digit', 'punct', 'cntrl', 'space', 'Hex_Digit', 'XID_Start', 'L&', 'Cs', 'CWKCF', 'gc:L', 'isLu', 'is L', 'AHex', 'WSpace', 'Ext', 'IDS', 'CWCF', 'Nd\t', 'l_u', 'Lé'];
 /** Script names and codes (`\p{Greek}` is the Script property, `scx=` Script_Extensions). */
 const SCRIPT_NAMES = ['Greek', 'Latin', 'Han', 'Arabic', 'Cyrillic', 'Common', 'Inherited', 'sc=Greek', 'scx=Latin', 'Script=Han', 'greek', 'Latn', 'Grek', 'zyyy', 'isGreek', 'sc!=Latin', 'Gr èek', 'Xxxx', 'Qaai', 'Zzzz', 'sc=Latn', 'scx:Hani', 'Hrkt', 'Katakana_Or_Hiragana', 'Unknown', 'sc=Zzzz'];
 const ASCII_CLASSES = ['alnum', 'alpha', 'ascii', 'blank', 'cntrl', 'digit', 'graph', 'lower', 'print', 'punct', 'space', 'upper', 'word', 'xdigit'];

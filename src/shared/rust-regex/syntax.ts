@@ -795,7 +795,7 @@ function loose(name: string): string {
 
 const GENERAL_CATEGORIES: Record<string, string> = {};
 for (const [short, long] of [
-  ['C', 'Other'], ['Cc', 'Control'], ['Cf', 'Format'], ['Cn', 'Unassigned'], ['Co', 'Private_Use'], ['Cs', 'Surrogate'],
+  ['C', 'Other'], ['Cc', 'Control'], ['Cf', 'Format'], ['Cn', 'Unassigned'], ['Co', 'Private_Use'],
   ['L', 'Letter'], ['LC', 'Cased_Letter'], ['Ll', 'Lowercase_Letter'], ['Lm', 'Modifier_Letter'], ['Lo', 'Other_Letter'],
   ['Lt', 'Titlecase_Letter'], ['Lu', 'Uppercase_Letter'], ['M', 'Mark'], ['Mc', 'Spacing_Mark'], ['Me', 'Enclosing_Mark'],
   ['Mn', 'Nonspacing_Mark'], ['N', 'Number'], ['Nd', 'Decimal_Number'], ['Nl', 'Letter_Number'], ['No', 'Other_Number'],
@@ -813,11 +813,15 @@ GENERAL_CATEGORIES[loose('punct')] = 'P';
 GENERAL_CATEGORIES[loose('combining_mark')] = 'M';
 GENERAL_CATEGORIES[loose('cntrl')] = 'Cc';
 
-/** Binary properties JavaScript knows (by their loose names). */
+/**
+ * Binary properties JavaScript knows (by their loose names); not
+ * Changes_When_NFKC_Casefolded, which Rust's tables lack (and no Surrogate
+ * category above: Rust's text has no surrogates).
+ */
 const BINARY_PROPERTIES: Record<string, string> = {};
 for (const name of [
   'ASCII', 'ASCII_Hex_Digit', 'Alphabetic', 'Any', 'Assigned', 'Bidi_Control', 'Bidi_Mirrored', 'Case_Ignorable', 'Cased',
-  'Changes_When_Casefolded', 'Changes_When_Casemapped', 'Changes_When_Lowercased', 'Changes_When_NFKC_Casefolded',
+  'Changes_When_Casefolded', 'Changes_When_Casemapped', 'Changes_When_Lowercased',
   'Changes_When_Titlecased', 'Changes_When_Uppercased', 'Dash', 'Default_Ignorable_Code_Point', 'Deprecated', 'Diacritic',
   'Emoji', 'Emoji_Component', 'Emoji_Modifier', 'Emoji_Modifier_Base', 'Emoji_Presentation', 'Extended_Pictographic',
   'Extender', 'Grapheme_Base', 'Grapheme_Extend', 'Hex_Digit', 'IDS_Binary_Operator', 'IDS_Trinary_Operator',
@@ -836,7 +840,7 @@ BINARY_PROPERTIES[loose('upper')] = 'Uppercase';
 // The short names Unicode's PropertyAliases.txt gives them (Rust takes either).
 for (const [alias, name] of [
   ['AHex', 'ASCII_Hex_Digit'], ['Bidi_C', 'Bidi_Control'], ['Bidi_M', 'Bidi_Mirrored'], ['CI', 'Case_Ignorable'],
-  ['CWCF', 'Changes_When_Casefolded'], ['CWCM', 'Changes_When_Casemapped'], ['CWKCF', 'Changes_When_NFKC_Casefolded'],
+  ['CWCF', 'Changes_When_Casefolded'], ['CWCM', 'Changes_When_Casemapped'], 
   ['CWL', 'Changes_When_Lowercased'], ['CWT', 'Changes_When_Titlecased'], ['CWU', 'Changes_When_Uppercased'],
   ['DI', 'Default_Ignorable_Code_Point'], ['Dep', 'Deprecated'], ['Dia', 'Diacritic'], ['EBase', 'Emoji_Modifier_Base'],
   ['EComp', 'Emoji_Component'], ['EMod', 'Emoji_Modifier'], ['EPres', 'Emoji_Presentation'], ['Ext', 'Extender'],
