@@ -340,13 +340,102 @@ export function readResponseUsage(response: unknown, hints: { surface?: UsageSha
 /** Counts as a usage shape states them (Anthropic's input without its cache reads and writes). */
 export type RawTokenCounts = Readonly<RawCounts>;
 
+type Path = readonly [string] | readonly [string, string];
+
+/**
+ * What native's pricing reads from a response's own usage shape: fewer
+ * fields than the trajectory's table (no cache writes on OpenAI shapes, no
+ * `cache_read_input_tokens` beside `prompt_tokens`), each typed (`typed`: a
+ * count, or absent or null; `objects`: an object, or absent or null).
+ */
+interface CostShape {
+  input: Path;
+  output: Path;
+  cacheRead: Path;
+  cacheWrite?: Path;
+  typed: readonly Path[];
+  objects: readonly string[];
+}
+
+const COST_SHAPES: Partial<Record<UsageShape, CostShape>> = {
+  openai_chat: { input: ['prompt_tokens'], output: ['completion_tokens'], cacheRead: ['prompt_tokens_details', 'cached_tokens'], typed: [['total_tokens']], objects: ['prompt_tokens_details'] },
+  openai_responses: {
+    input: ['input_tokens'],
+    output: ['output_tokens'],
+    cacheRead: ['input_tokens_details', 'cached_tokens'],
+    typed: [['total_tokens'], ['output_tokens_details', 'reasoning_tokens']],
+    objects: ['input_tokens_details', 'output_tokens_details'],
+  },
+  anthropic_messages: { input: ['input_tokens'], output: ['output_tokens'], cacheRead: ['cache_read_input_tokens'], cacheWrite: ['cache_creation_input_tokens'], typed: [], objects: [] },
+};
+
+/** Marks a shape native could not read: a field of the wrong type. */
+const UNREADABLE = Symbol('unreadable');
+
+/** A typed count at `path`: undefined when absent or null, UNREADABLE when present but not a count. */
+function typedCount(usage: unknown, path: Path): number | undefined | typeof UNREADABLE {
+  let value: unknown = usage;
+  for (const key of path) {
+    if (value === undefined || value === null) return undefined;
+    if (!isRecord(value)) return UNREADABLE;
+    value = field(value, key);
+  }
+  if (value === undefined || value === null) return undefined;
+  return tokenCount(value) ?? UNREADABLE;
+}
+
+/** Whether every field native types in `shape` has its type in `usage` (an object). */
+function readsAs(shape: CostShape, usage: unknown): boolean {
+  if (!isRecord(usage)) return false;
+  for (const key of shape.objects) {
+    const value = field(usage, key);
+    if (value !== undefined && value !== null && !isRecord(value)) return false;
+  }
+  const paths = [shape.input, shape.output, shape.cacheRead, ...(shape.cacheWrite === undefined ? [] : [shape.cacheWrite]), ...shape.typed];
+  return paths.every((path) => typedCount(usage, path) !== UNREADABLE);
+}
+
+/** Whether native reads `usage` as a `surface` response's usage (its typed fields all have their types). */
+export function readsAsShape(surface: UsageShape, usage: unknown): boolean {
+  const shape = COST_SHAPES[surface];
+  return shape !== undefined && readsAs(shape, usage);
+}
+
+/**
+ * A usage object read as its response's shape for a cost, all or nothing:
+ * undefined when a field has the wrong type or no count is there, and the
+ * cost is then read by native's names (`aliasCounts`) instead; never field by
+ * field from both.
+ */
+function costShapeCounts(shape: CostShape, usage: unknown): RawCounts | undefined {
+  if (!readsAs(shape, usage)) return undefined;
+  const input = typedCount(usage, shape.input);
+  const output = typedCount(usage, shape.output);
+  const cacheRead = typedCount(usage, shape.cacheRead);
+  const cacheWrite = shape.cacheWrite === undefined ? undefined : typedCount(usage, shape.cacheWrite);
+  if (input === UNREADABLE || output === UNREADABLE || cacheRead === UNREADABLE || cacheWrite === UNREADABLE) return undefined;
+  if (input === undefined && output === undefined && cacheRead === undefined && cacheWrite === undefined) return undefined;
+  return { input, output, cacheRead, cacheWrite };
+}
+
 /**
  * A response's counts as its usage states them, before the input is made
  * inclusive: what native's cost formulas take (an Anthropic `input_tokens`
- * stays without its cache reads). Read like `readResponseUsage`.
+ * stays without its cache reads). The response's own shape (`surface`)
+ * decides alone when it reads (see `costShapeCounts`); else native's names
+ * over `usage` and `token_usage` (no shape marked by the keys, unlike the
+ * trajectory's reading).
  */
 export function responseCounts(response: unknown, surface?: UsageShape): RawTokenCounts | undefined {
-  return readResponse(response, surface)?.raw;
+  const shape = surface === undefined ? undefined : COST_SHAPES[surface];
+  if (shape !== undefined) {
+    const own = costShapeCounts(shape, field(response, 'usage'));
+    if (own !== undefined) return own;
+  }
+  const usage = isRecord(field(response, 'usage')) ? field(response, 'usage') : undefined;
+  const tokenUsage = isRecord(field(response, 'token_usage')) ? field(response, 'token_usage') : undefined;
+  if (usage === undefined && tokenUsage === undefined) return undefined;
+  return aliasCounts(usage, tokenUsage).raw;
 }
 
 function readResponse(response: unknown, surface: UsageShape | undefined): { raw: RawCounts; inputSource: unknown } | undefined {

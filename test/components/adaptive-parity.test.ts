@@ -8,6 +8,7 @@ import type { Json } from '../../src/shared/json.ts';
 import { FILE_BACKENDS, nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { runComponents, type ComponentRunResult, type Script } from '../support/component-run.ts';
 import { normalizeEvents } from '../differential/normalize.ts';
+import { keyedRequest } from '../../src/components/cache/request-key.ts';
 
 const cacheToml = (extra = '', tools = true) =>
   [
@@ -139,6 +140,13 @@ describe.skipIf(!nativeAvailable)('adaptive response cache: memory decides, reco
       ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }], top_k: 3, stop_sequences: ['s'], metadata: { user_id: 'x' }, thinking: { type: 'disabled' }, 'anthropic-user-profile-id': 'p', foo: 1, messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'tool_use', id: 'tu_1', name: 'f', input: { a: 1 } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: 'r', is_error: false }] }] }],
       ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, system: 's', tools: [{ name: 'f', input_schema: { type: 'object' } }], tool_choice: { type: 'auto' }, messages: user }],
       ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, tools: [], messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', data: 'x', media_type: 'image/png' } }] }] }],
+      // Integers the binding hands over as floats (outside -2^31 .. 2^32 - 1): native's decode refuses them, the raw body is keyed.
+      ['openai', { model: 'g', temperature: 0, max_tokens: 2 ** 32 - 1, messages: user }],
+      ['openai', { model: 'g', temperature: 0, max_tokens: 2 ** 32, messages: user }],
+      ['openai', { model: 'g', temperature: 0, seed: 2 ** 32 - 1, n: 2 ** 40, messages: user }],
+      ['openai', { model: 'g', temperature: 0, seed: -(2 ** 31) - 1, messages: user }],
+      ['openai', { model: 'g', temperature: 0, store: false, input: user, max_output_tokens: 2 ** 53 - 1 }],
+      ['anthropic', { model: 'c', temperature: 0, max_tokens: 5, top_k: 2 ** 32, messages: user }],
     ];
     const keyScript: Script = async ({ hooks, terminal }) => {
       hooks.emit('on_session_start', { session_id: 's', model: 'gpt-4o-mini' } as never);
@@ -227,6 +235,17 @@ describe('observed calls with adaptive on (no execute): recorded once, on both b
   }
 });
 
+describe('the response cache keys an integer the binding hands native as a float raw (found by the random differential)', () => {
+  it('a count past 2^32 - 1, or a seed outside -2^31 .. 2^32 - 1, fails native’s decode: the raw body is keyed', () => {
+    const user = [{ role: 'user', content: 'hi' }];
+    expect(keyedRequest('openai', { model: 'g', max_tokens: 2 ** 32 - 1, messages: user }).codec).toBe('openai_chat');
+    expect(keyedRequest('openai', { model: 'g', max_tokens: 2 ** 32, messages: user }).codec).toBeNull();
+    expect(keyedRequest('openai', { model: 'g', seed: -(2 ** 31), messages: user }).codec).toBe('openai_chat');
+    expect(keyedRequest('openai', { model: 'g', seed: -(2 ** 31) - 1, messages: user }).codec).toBeNull();
+    expect(keyedRequest('anthropic', { model: 'c', max_tokens: 2 ** 40, messages: user }).codec).toBeNull();
+  });
+});
+
 describe('the response cache’s size budget and stored answers, pinned on each backend (found by the random differential)', () => {
   const sized = (maxBytes: number) =>
     [
@@ -273,6 +292,21 @@ describe('the response cache’s size budget and stored answers, pinned on each 
       const llm = async (max: number) => (await runComponents(backend.create(), { components: sized(max), script: llmTwice })).terminalCalls.length;
       expect(await llm(563)).toBe(1);
       expect(await llm(562)).toBe(2);
+    });
+
+    it.skipIf(!backend.available)(`${backend.name}: max_bytes counts a value's numbers as native writes them`, async () => {
+      // 2^40 crosses the binding as a float: native's text is `1099511627776.0`, 15 bytes.
+      const big = (max: number): Promise<ComponentRunResult> =>
+        runComponents(backend.create(), {
+          components: sized(max),
+          script: async ({ hooks, terminal }) => {
+            hooks.emit('on_session_start', { session_id: 's' } as never);
+            for (let i = 0; i < 2; i++) await hooks.execute('tool_execution', { session_id: 's', tool_name: 'read_x', tool_call_id: `c${i}`, args: {} } as never, terminal('tool', 2 ** 40) as never);
+            hooks.emit('on_session_finalize', { session_id: 's' } as never);
+          },
+        });
+      expect(statuses(await big(491))).toEqual(['miss', 'hit']);
+      expect(statuses(await big(490))).toEqual(['miss', 'miss']);
     });
 
     it.skipIf(!backend.available)(`${backend.name}: a hit hands back the stored answer with its keys sorted, as native’s JSON value lists them`, async () => {

@@ -41,6 +41,8 @@ const PRICING = catalog(
     'tiered',
     'rate_schedule = { type = "prompt_token_threshold", tiers = [{ max_prompt_tokens = 200000, rates = { input_per_million = 1.25, output_per_million = 10.0 } }, { min_prompt_tokens = 200001, rates = { input_per_million = 2.5, output_per_million = 15.0 } }] }',
   ),
+  entry('vendor', 'prefixed', 'input_per_million = 5.0, output_per_million = 5.0'),
+  entry('openai', 'prefixed', 'input_per_million = 1.0, output_per_million = 1.0'),
   entry('openai', 'gapped', 'rate_schedule = { type = "prompt_token_threshold", tiers = [{ max_prompt_tokens = 100, rates = { input_per_million = 1.0, output_per_million = 1.0 } }, { min_prompt_tokens = 200, rates = { input_per_million = 2.0, output_per_million = 2.0 } }] }'),
 );
 
@@ -74,6 +76,11 @@ const CALLS: [string, Call, number | undefined][] = [
   ['a cost the provider reported, on an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: { total: 0.5, currency: 'USD' } }) }, 0.5],
   ['a bare-number cost on Chat Completions (OpenRouter), on an unknown model', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: 0.25 }) }, 0.25],
   ['a bare-number cost wins over the catalog', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cost: 0.5 }) }, 0.5],
+  // Found by the random pricing differential (random-pricing.ts): native's rules, each against memory's earlier reading
+  // (test/components/price-book.test.ts has those whose usage also differs outside the cost).
+  ['a Chat Completions model prefix names the provider (not the shape’s openai)', { model: 'vendor/prefixed', response: chat('vendor/prefixed', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.0055],
+  ['the requested model, for the span’s provider, when the response’s model cannot price', { model: 'gpt-4o-mini', provider: 'azure', response: chat('per-request', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.11],
+  ['a reported cost stated in parts is their sum', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: { input: 0.1, output: 0.2 } }) }, 0.1 + 0.2],
   ['a cost the provider reported wins over the catalog', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cost: { total: 0.7, currency: 'USD' } }) }, 0.7],
 ];
 

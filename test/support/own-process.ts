@@ -39,6 +39,7 @@ export const LOADS_NATIVE = [
   'test/components/operator-docs.test.ts',
   'test/components/plugins-toml-components.test.ts',
   'test/components/pricing-parity.test.ts',
+  'test/components/random-pricing.test.ts',
   'test/components/redaction-engine.test.ts',
   'test/components/redaction-parity.test.ts',
   'test/components/redaction-random.test.ts',

@@ -121,7 +121,7 @@ function variant(rand: Rand, base: JsonObject): JsonObject {
   const out: JsonObject = structuredClone(base);
   const changes = int(rand, 0, 3);
   for (let i = 0; i < changes; i++) {
-    switch (int(rand, 0, 13)) {
+    switch (int(rand, 0, 20)) {
       case 0: // key order
         return Object.fromEntries(Object.entries(out).reverse()) as JsonObject;
       case 1:
@@ -163,6 +163,31 @@ function variant(rand: Rand, base: JsonObject): JsonObject {
       case 12:
         out.previous_response_id = 'r1';
         break;
+      case 13: // odd temperatures: -0, a string, null, a number past 1, a tiny one
+        out.temperature = pick(rand, [-0, '0', null, 2, 1e-9, 0.5] as Json[]);
+        break;
+      case 14: // whitespace and unicode in the prompt: other requests
+        if (Array.isArray(out.messages)) out.messages = [...out.messages.slice(0, -1), { role: 'user', content: pick(rand, ['hi ', ' hi', 'hi', 'hí', 'hi\u0000', 'h\ud83d\ude00']) }];
+        break;
+      case 15: // numbers at and past 2^53, negative zero, a float with an integer value
+        out[pick(rand, ['seed', 'n', 'max_tokens'])] = pick(rand, [2 ** 53, 2 ** 53 - 1, -(2 ** 53), 2 ** 53 + 2, -0, 100, 1e21, 0.1] as Json[]);
+        break;
+      case 16: // earlier tool calls in the history, with ids that differ between otherwise equal requests
+        if (Array.isArray(out.messages)) {
+          const id = pick(rand, ['call_a', 'call_b']);
+          out.messages = [...out.messages, { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: id, content: 'r' }];
+        }
+        break;
+      case 17: // generation parameters nested under `params`
+        delete out.temperature;
+        out.params = { temperature: pick(rand, [0, 0.3] as Json[]) };
+        break;
+      case 18:
+        out.conversation = 'c1';
+        break;
+      case 19: // nested key order
+        out.response_format = pick(rand, [{ type: 'json_schema', json_schema: { name: 'a', schema: { b: 1, a: 2 } } }, { json_schema: { schema: { a: 2, b: 1 }, name: 'a' }, type: 'json_schema' }] as Json[]);
+        break;
       default:
         out.temperature = 0;
     }
@@ -173,7 +198,7 @@ function variant(rand: Rand, base: JsonObject): JsonObject {
 function llmResponse(rand: Rand, provider: string, n: number): Json {
   const text = `answer ${n}`;
   const kind = int(rand, 0, 9);
-  if (kind === 0) return { error: { message: 'rate limited', type: 'rate_limit' } };
+  if (kind === 0) return pick(rand, [{ error: { message: 'rate limited', type: 'rate_limit' } }, { error: null, id: 'e' }, { error: false }, null, 'plain text', [1, 2], { status: 'failed' }, { status: 'completed', output_text: text }] as Json[]);
   if (kind === 1) return { id: `r${n}`, object: 'response', status: pick(rand, ['in_progress', 'incomplete', 'completed']), output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }], usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } };
   if (provider === 'anthropic') return { id: `m${n}`, type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text }], stop_reason: 'end_turn', usage: { input_tokens: 10 + n, output_tokens: 5 } };
   return { id: `c${n}`, object: 'chat.completion', model: 'gpt-x', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 10 + n, completion_tokens: 5, total_tokens: 15 + n } };
@@ -186,7 +211,7 @@ function toolResult(rand: Rand, n: number): Json {
     case 1:
       return { isError: true, content: [{ type: 'text', text: 'bad' }] };
     case 2:
-      return `plain ${n}`;
+      return pick(rand, [`plain ${n}`, null, 0, false, [n, 'x'], { error: null }, { error: false }, { isError: 'true' }, { isError: false, error: '' }, 'é'.repeat(n + 1)] as Json[]);
     case 3:
       return { content: [{ type: 'text', text: `result ${n}` }], isError: false };
     default:
@@ -206,6 +231,13 @@ function toolArgs(rand: Rand): Json {
     { n: 1, q: 'x' },
     { q: 'x', n: 2 },
     {},
+    { path: 'a', nested: { request_id: 'r1', b: [1, { c: 2 }] } },
+    { nested: { b: [1, { c: 2 }], request_id: 'r2' }, path: 'a' },
+    { path: 'a', big: 2 ** 53 + 2 },
+    { path: 'a', nonce: 'n1' },
+    { path: 'a', nonce: 'n2' },
+    { path: 'a', z: -0 },
+    { path: 'é' },
   ] as Json[]);
 }
 
@@ -229,18 +261,27 @@ export function randomCacheCase(seed: number): CacheCase {
     return { provider, body };
   });
   const count = int(rand, 4, 14);
-  for (let n = 0; n < count; n++) {
-    const session = pick(rand, sessions);
-    const turn = `t${int(rand, 0, 2)}`;
-    const id = `${session}-${n}`;
-    const roll = rand();
-    if (roll < 0.5) {
+  let n = 0;
+  const managed = (session: string, turn: string): Step => {
+    const id = `${session}-${n++}`;
+    if (chance(rand, 0.55)) {
       const base = pick(rand, bases);
       const request = chance(rand, 0.4) ? structuredClone(base.body) : variant(rand, base.body);
-      steps.push({ kind: 'llm', session, turn, id, provider: base.provider, model: typeof request.model === 'string' ? request.model : 'm', request, outcome: outcome(rand, llmResponse(rand, base.provider, n)) });
-    } else if (roll < 0.9) {
-      const tool = pick(rand, TOOL_NAMES);
-      steps.push({ kind: 'tool', session, turn, id, tool, args: toolArgs(rand), outcome: outcome(rand, toolResult(rand, n)) });
+      return { kind: 'llm', session, turn, id, provider: base.provider, model: typeof request.model === 'string' ? request.model : 'm', request, outcome: outcome(rand, llmResponse(rand, base.provider, n)) };
+    }
+    const tool = pick(rand, TOOL_NAMES);
+    const args = chance(rand, 0.05) ? pick(rand, ['x', [1, 2], 0] as Json[]) : toolArgs(rand);
+    return { kind: 'tool', session, turn, id, tool, args, outcome: outcome(rand, toolResult(rand, n)) };
+  };
+  for (let i = 0; i < count; i++) {
+    const session = pick(rand, sessions);
+    const turn = `t${int(rand, 0, 2)}`;
+    const id = `${session}-${n++}`;
+    const roll = rand();
+    // Only one call in flight at a time: concurrent managed calls cross native's thread boundary in an order of its
+    // scheduler's (which call is recorded first, whether a repeat in flight already finds the first's answer).
+    if (roll < 0.9) {
+      steps.push(managed(session, turn));
     } else if (roll < 0.95) {
       const base = pick(rand, bases);
       steps.push({ kind: 'observed_llm', session, turn, id, provider: base.provider, model: 'gpt-x', request: base.body, response: llmResponse(rand, base.provider, n) });
@@ -259,7 +300,7 @@ type HostResult = { value: unknown } | { error: string } | null;
 
 export function scriptFor(steps: readonly Step[], results: HostResult[]): Script {
   return async ({ hooks, terminal }) => {
-    for (const step of steps) {
+    const run = async (step: Step, results: HostResult[]): Promise<void> => {
       switch (step.kind) {
         case 'session_start':
           hooks.emit('on_session_start', { session_id: step.session, model: 'gpt-x' } as never);
@@ -308,7 +349,8 @@ export function scriptFor(steps: readonly Step[], results: HostResult[]): Script
           break;
         }
       }
-    }
+    };
+    for (const step of steps) await run(step, results);
   };
 }
 

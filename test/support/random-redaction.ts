@@ -304,7 +304,7 @@ function pointers(value: Json, prefix = '', out: string[] = []): string[] {
 const ACTIONS = ['redact', 'regex_replace', 'hash', 'mask', 'remove'] as const;
 const ALL_DETECTORS: string[] = Object.values(DETECTORS).flat();
 const REPLACEMENTS = ['[REDACTED]', '<$0>', '[$0]', '$1', '${1}x', '$1x', '$$', '$', '${', '${}', '$name', '${name}', '$9', '$a-b', 'é🙂', '', '$$0', '$0$0', '${0}', '\\1', 'x$'];
-const MASK_CHARS = ['*', '#', '##', '🙂', 'é', 'x\u0301', ' '];
+const MASK_CHARS = ['*', '#', '##', '🙂', 'é', 'x\u0301', ' ', ''];
 
 function builtin(d: Draw, values: readonly Json[], matcher: 'detector' | 'pattern' | 'any'): Record<string, unknown> {
   const action = d.pick(ACTIONS);
@@ -315,13 +315,15 @@ function builtin(d: Draw, values: readonly Json[], matcher: 'detector' | 'patter
   if (d.chance(0.6)) out.replacement = d.pick(REPLACEMENTS);
   if (action === 'mask' || d.chance(0.05)) {
     if (d.chance(0.5)) out.mask_char = d.pick(MASK_CHARS);
-    if (d.chance(0.4)) out.unmasked_prefix = d.int(0, 5);
-    if (d.chance(0.4)) out.unmasked_suffix = d.int(0, 5);
+    // Now and then a count native refuses (negative, fractional) or one past any match.
+    const count = (): number => (d.chance(0.9) ? d.int(0, 5) : d.pick([-1, 1.5, 100]));
+    if (d.chance(0.4)) out.unmasked_prefix = count();
+    if (d.chance(0.4)) out.unmasked_suffix = count();
   }
   // Selectors: mostly drawn from the payloads' own paths (under the mark's `/v`), so they select something.
   if (action === 'remove' ? d.chance(0.95) : d.chance(0.25)) {
     const paths = values.flatMap((v) => pointers(v, '/v'));
-    if (d.chance(0.7)) out.target_paths = Array.from({ length: d.int(1, 3) }, () => (d.chance(0.9) ? d.pick(paths) : d.pick(['', '/', '/v/', '/x', '/v/*'])));
+    if (d.chance(0.7)) out.target_paths = Array.from({ length: d.int(1, 3) }, () => (d.chance(0.9) ? d.pick(paths) : d.pick(['', '/', '/v/', '/x', '/v/*', 'v', '/v/~2', '/v/~', '/v//', '/v/~01', '/V'])));
     if (d.chance(0.5)) {
       out.target_path_globs = Array.from({ length: d.int(1, 3) }, () => {
         const segments = d.pick(paths).split('/');

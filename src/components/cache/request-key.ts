@@ -22,6 +22,7 @@
  * @module
  */
 
+import { isNativeInteger } from '../../formats/native-text/numbers.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import {
@@ -87,8 +88,10 @@ type Check = (value: Json) => boolean;
 const isString: Check = (v) => typeof v === 'string';
 const isNumber: Check = (v) => typeof v === 'number';
 const isBool: Check = (v) => typeof v === 'boolean';
-const isCount: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-const isInteger: Check = (v) => typeof v === 'number' && Number.isInteger(v);
+// A number reaches native's decode as an integer only when the binding hands it over as one (`isNativeInteger`);
+// any other arrives as a float, which an integer field refuses: the decode fails and the raw body is keyed.
+const isCount: Check = (v) => typeof v === 'number' && isNativeInteger(v) && v >= 0;
+const isInteger: Check = (v) => typeof v === 'number' && isNativeInteger(v);
 const isObject: Check = (v) => isJsonObject(v);
 const isArray: Check = (v) => Array.isArray(v);
 const isStrings: Check = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string');

@@ -36,6 +36,7 @@ import { isJsonObject } from '../../shared/json.ts';
 import { parseWildcardPattern, type ResponseCacheSettings, type ToolPolicyConfig } from '../../formats/plugins-toml/adaptive.ts';
 import type { PriceBook } from '../pricing/price-book.ts';
 import { keyedRequest, renumberToolCallIds } from './request-key.ts';
+import { toRustJson } from '../../formats/native-text/write.ts';
 
 /** Bumped when the key material changes (old entries then miss). */
 const KEY_VERSION = 1;
@@ -212,7 +213,7 @@ export class ResponseCache {
 
 /**
  * What an entry costs against `max_bytes`, as native's in-memory store
- * counts it: the stored value's JSON in UTF-8 bytes plus a fixed record
+ * counts it: the stored value's JSON (native's text of it) in UTF-8 bytes plus a fixed record
  * size, and for an LLM answer the provider's and the request model's bytes.
  * The fixed sizes were found by probing native 0.9.2 (the smallest
  * `max_bytes` that keeps one entry, over values, providers, models, tool
@@ -222,7 +223,7 @@ const LLM_ENTRY_BYTES = 398;
 const TOOL_ENTRY_BYTES = 476;
 
 function entryBytes(value: Json, provider: string | undefined, model: string | undefined): number {
-  const valueBytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  const valueBytes = Buffer.byteLength(toRustJson(value), 'utf8');
   if (provider === undefined) return valueBytes + TOOL_ENTRY_BYTES;
   return valueBytes + LLM_ENTRY_BYTES + Buffer.byteLength(provider, 'utf8') + Buffer.byteLength(model ?? '', 'utf8');
 }

@@ -3,22 +3,25 @@
  * call, and what the call cost, as native 0.9.2 computes it.
  *
  * Resolution, in order (the first match wins; an entry that then cannot
- * price the call gives no cost, with no fall-through to a later one):
+ * price the call gives no cost for that model, with no fall-through to a
+ * later entry):
  * - the models tried are the response's `model`, then the requested one
- *   (the span's `model_name`);
- * - each is tried as given and, after a `provider/` prefix, as its last
- *   part; matching is trimmed and ASCII case-insensitive, over each entry's
- *   `model_id` and `aliases`;
- * - the provider is preferred, not required: the response's own shape says
- *   it (`openai` for Chat Completions and Responses, `anthropic` for
- *   Messages), else the span's name does; an entry of that provider is
- *   looked for first, then any entry;
+ *   (the span's `model_name`), which is also tried when the response's
+ *   model's entry cannot price the call;
+ * - the provider is preferred, not required: for the response's model the
+ *   response says it (`responseProvider`), for the requested model the
+ *   span's name does; each model is tried for that provider as given and as
+ *   its last part, then (without one, for its own `prefix/`'s provider as
+ *   its last part) as each suffix of its path for any provider; matching is
+ *   trimmed and ASCII case-insensitive, over each entry's `model_id` and
+ *   `aliases`;
  * - catalogs are searched in source order, entries in catalog order.
  *
  * Cost (`per_token` entries only): `Σ tokens × rate / 1e6` over prompt,
  * completion, cache-read and cache-write tokens; with
  * `read_accounting = "included_in_prompt_tokens"` the cache reads are taken
- * out of the prompt tokens first. A tier schedule picks the tier by prompt
+ * out of the prompt tokens first. The counts are the response's usage as
+ * its shape states them, or by native's names (`responseCounts`). A tier schedule picks the tier by prompt
  * tokens (bounds inclusive) and applies it to the whole request. Each part
  * is rounded to 1e-12, and the total too. No cost (not zero) when: no
  * entry matches, the unit is not `per_token`, no tier covers the prompt,
@@ -40,7 +43,7 @@ import {
   type TokenRates,
 } from '../../formats/plugins-toml/pricing.ts';
 import { detectResponseSurface } from '../../formats/atif/payload/surface.ts';
-import { responseCounts, type RawTokenCounts } from '../../formats/usage.ts';
+import { readsAsShape, responseCounts, type RawTokenCounts } from '../../formats/usage.ts';
 
 /** What a call cost, as native reports it. */
 export interface CallCost {
@@ -104,17 +107,24 @@ export class PriceBook {
     const response = isJsonObject(call.response) ? call.response : undefined;
     if (response === undefined) return undefined;
     const surface = detectResponseSurface(response);
-    const provider = surface === 'anthropic_messages' ? 'anthropic' : surface !== undefined ? 'openai' : call.name;
     const responseModel = typeof response.model === 'string' ? response.model : undefined;
-    let entry: PriceEntry | undefined;
-    for (const model of [responseModel, call.requestModel]) {
-      if (model === undefined || model.trim() === '') continue;
-      entry = this.entryFor(provider, model);
-      if (entry !== undefined) break;
-    }
-    if (entry === undefined) return undefined;
+    // The response's model is looked up for the provider its shape names,
+    // the requested one for the span's provider.
+    const candidates: [string | undefined, string][] = [
+      [responseModel, responseProvider(surface, responseModel, call.name)],
+      [call.requestModel, call.name],
+    ];
     const counts = responseCounts(response, surface);
-    return counts === undefined ? undefined : estimate(entry, counts);
+    if (counts === undefined) return undefined;
+    // The requested model is tried too when the response's model finds no
+    // entry, or one that cannot price the call (as native does).
+    for (const [model, provider] of candidates) {
+      if (model === undefined || model.trim() === '') continue;
+      const entry = this.entryFor(provider, model);
+      const cost = entry === undefined ? undefined : estimate(entry, counts);
+      if (cost !== undefined) return cost;
+    }
+    return undefined;
   }
 
   /** The cost in USD for ATIF's `cost_usd`, or undefined (no cost, or another currency). */
@@ -133,12 +143,30 @@ export function reportedCost(response: Json | undefined): CallCost | undefined {
     if (!isJsonObject(usage)) continue;
     if (typeof usage.cost_usd === 'number') return { total: usage.cost_usd, currency: 'USD', source: 'provider_reported' };
     const cost = usage.cost;
-    // Chat Completions usage may state its cost as a bare number (OpenRouter does), in USD.
-    if (typeof cost === 'number' && detectResponseSurface(response) === 'openai_chat') return { total: cost, currency: 'USD', source: 'provider_reported' };
-    if (!isJsonObject(cost) || typeof cost.total !== 'number') continue;
-    return { total: cost.total, currency: typeof cost.currency === 'string' ? cost.currency : 'USD', source: 'provider_reported' };
+    // Chat Completions usage may state its cost as a bare number (OpenRouter
+    // does), in USD; native reads it with the usage's counts, so a usage it
+    // cannot read as Chat Completions states none.
+    if (typeof cost === 'number') {
+      if (key === 'usage' && detectResponseSurface(response) === 'openai_chat' && readsAsShape('openai_chat', usage)) return { total: cost, currency: 'USD', source: 'provider_reported' };
+      continue;
+    }
+    if (!isJsonObject(cost)) continue;
+    const total = costTotal(cost);
+    if (total === undefined) continue;
+    return { total, currency: typeof cost.currency === 'string' ? cost.currency : 'USD', source: 'provider_reported' };
   }
   return undefined;
+}
+
+/** A reported cost object's total: its `total`, else the sum of the parts it states (in native's order), else undefined. */
+function costTotal(cost: { [key: string]: Json }): number | undefined {
+  if (typeof cost.total === 'number') return cost.total;
+  let sum: number | undefined;
+  for (const part of ['input', 'output', 'cache_read', 'cache_write']) {
+    const value = cost[part];
+    if (typeof value === 'number') sum = (sum ?? 0) + value;
+  }
+  return sum;
 }
 
 /** The keys a model is looked up by, in order (native's rule). */
@@ -159,10 +187,38 @@ function lookupKeys(provider: string | undefined, model: string): LookupKey[] {
     push({ provider: explicit, model: normalized });
     push({ provider: explicit, model: terminal });
   } else if (parts.length > 1) {
-    push({ provider: parts.slice(0, -1).join('/'), model: terminal });
+    push({ provider: modelPrefix(model)!, model: terminal });
   }
   for (let start = 0; start < parts.length; start++) push({ provider: null, model: parts.slice(start).join('/') });
   return keys;
+}
+
+/** A model's `provider/` prefix (all but its last part), or undefined. */
+function modelPrefix(model: string): string | undefined {
+  const parts = normalizedModel(model)
+    .split('/')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  return parts.length > 1 ? parts.slice(0, -1).join('/') : undefined;
+}
+
+/**
+ * The provider a response's model is looked up for: a Chat Completions or
+ * Messages response names it by its model's `provider/` prefix, else by its
+ * shape (`openai`, `anthropic`); a Responses response is OpenAI's; a
+ * response of no known shape leaves it to the span.
+ */
+function responseProvider(surface: ReturnType<typeof detectResponseSurface>, model: string | undefined, span: string): string {
+  switch (surface) {
+    case 'openai_chat':
+      return (model === undefined ? undefined : modelPrefix(model)) ?? 'openai';
+    case 'anthropic_messages':
+      return (model === undefined ? undefined : modelPrefix(model)) ?? 'anthropic';
+    case undefined:
+      return span;
+    default:
+      return 'openai';
+  }
 }
 
 function matches(entry: PriceEntry, key: LookupKey): boolean {

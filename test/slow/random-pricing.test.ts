@@ -1,0 +1,44 @@
+// The random pricing differential (test/components/random-pricing.test.ts)
+// over more seeds than npm test runs, a third of them large (more sessions,
+// catalog entries and calls per turn). Bounded: the seeds are fixed, so the
+// run takes the same time every time (under a minute here). A failure names
+// the seed; `comparePricingSeed(seed, { large })` replays it.
+import { describe, expect, it } from 'vitest';
+import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
+import { comparePricingSeed } from '../components/random-pricing.ts';
+
+// Seeds past the ones npm test runs.
+const SEEDS = Array.from({ length: 80 }, (_, i) => 1001 + i);
+const LARGE_SEEDS = Array.from({ length: 40 }, (_, i) => 2001 + i);
+
+const title = nativeAvailable ? 'random pricing, more seeds: memory and native write the same costs' : `random pricing: skipped, native backend cannot load here (${nativeLoadError})`;
+if (!nativeAvailable) console.warn(title);
+
+/**
+ * Seeds whose differences are still open (neither fixed nor intended): each
+ * runs as an expected failure, so it turns red the day it passes and leaves
+ * this list. Found and not yet understood:
+ * - 1063, 1075, 2031: native's trajectory prices a Chat Completions call with
+ *   the LiteLLM cache keys (`cache_read_input_tokens`,
+ *   `cache_creation_input_tokens`) where its own OTLP spans (and ours) do
+ *   not; a lone call of that shape is priced alike on both, so something
+ *   else in these streams decides;
+ * - 2014, 2027, 2037: a Responses or Messages model with a `provider/`
+ *   prefix, or a Responses usage with a count past 2^31, resolves to
+ *   another entry on native.
+ */
+const OPEN = new Set([1063, 1075, 2014, 2027, 2031, 2037]);
+
+describe.skipIf(!nativeAvailable)(title, () => {
+  for (const seed of SEEDS) {
+    (OPEN.has(seed) ? it.fails : it)(`seed ${seed}`, async () => {
+      expect(await comparePricingSeed(seed)).toEqual([]);
+    });
+  }
+
+  for (const seed of LARGE_SEEDS) {
+    (OPEN.has(seed) ? it.fails : it)(`large seed ${seed}`, async () => {
+      expect(await comparePricingSeed(seed, { large: true })).toEqual([]);
+    });
+  }
+});
