@@ -308,6 +308,35 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 
+  // Found by the random-stream differential against OTLP: openinference sends a tool's
+  // text result trimmed (a result its trim leaves empty as the JSON of the result), and a response
+  // whose usage native's codec cannot decode without its message and finish reason.
+  it('sends tool results and undecodable responses as native does (openinference)', async () => {
+    const results = ['  done \r\n', ' \u0085', { content: ' text ', type: 'x' }];
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      ...results.flatMap((result, i) => [
+        { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: { i } } },
+        { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: { i }, result } },
+      ]),
+      { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'openai', model: 'gpt', request: { body: { messages: [{ role: 'user', content: 'Go' }] } } } },
+      { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response: { id: 'r1', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 1.5 } } } },
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans: Record<string, DecodedSpan[]> = {};
+    for (const backend of ['native', 'memory'] as const) {
+      http.requests.length = 0;
+      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'openinference', endpoint: http.url }] });
+      spans[backend] = [...http.spans()];
+    }
+    const tools = spans.native!.filter((span) => span.attributes['openinference.span.kind'] === 'TOOL').map((span) => span.attributes['output.value']);
+    expect(tools).toEqual(['done', '" \u0085"', 'text']);
+    const llm = spans.native!.find((span) => span.attributes['openinference.span.kind'] === 'LLM')!;
+    expect([llm.attributes['llm.finish_reason'], llm.attributes['llm.output_messages.0.message.content']]).toEqual([undefined, undefined]);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

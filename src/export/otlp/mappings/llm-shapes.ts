@@ -179,16 +179,21 @@ function usageDecodes(surface: keyof typeof TYPED_COUNTS, usage: Json | undefine
 /**
  * `readResponse` as native's gen_ai mapping reads it: a response whose usage
  * its codec rejects (`usageDecodes`) gives nothing, neither message, id,
- * model, finish reason nor usage. (Its openinference mapping keeps part of
- * such a response: not matched here yet.)
+ * model, finish reason nor usage. (Its openinference mapping drops only the
+ * message and finish reason: see openinference.ts.)
  */
 export function readDecodedResponse(data: Json | undefined): LlmResponseView {
-  const response = objectOf(data ?? null) ?? {};
-  const surface = detectResponseSurface(response);
-  if (surface !== undefined && !usageDecodes(surface, response.usage)) {
+  if (!responseUsageDecodes(data)) {
     return { recognized: false, id: undefined, model: undefined, message: null, finishReason: undefined, usage: { input: undefined, output: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined } };
   }
   return readResponse(data);
+}
+
+/** Whether native's codec of the response's own shape decodes its usage (`usageDecodes`); true for a shapeless response. */
+export function responseUsageDecodes(data: Json | undefined): boolean {
+  const response = objectOf(data ?? null) ?? {};
+  const surface = detectResponseSurface(response);
+  return surface === undefined || usageDecodes(surface, response.usage);
 }
 
 /** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */

@@ -13,7 +13,7 @@ import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, textOfMessage, toolCallsOf, type LlmRequestView, type Message } from './llm-shapes.ts';
+import { readRequest, readResponse, responseUsageDecodes, textOfMessage, toolCallsOf, type LlmRequestView, type Message } from './llm-shapes.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { displayText, displayTextOfString, requestDisplayText } from './display-text.ts';
 
@@ -43,6 +43,10 @@ export const openInferenceProjection: Projection = {
       if (text !== '') {
         out['output.value'] = text;
         out['output.mime_type'] = 'text/plain';
+      } else if (start.category === 'tool' && typeof end.data === 'string') {
+        // native: a text result its trim leaves empty is sent as its JSON, untrimmed.
+        out['output.value'] = canonicalJson(end.data);
+        out['output.mime_type'] = 'application/json';
       } else value(out, 'output', end.data);
     }
     const kind = start.category === 'llm' || start.category === 'tool' ? SpanKind.CLIENT : SpanKind.INTERNAL;
@@ -75,12 +79,15 @@ function value(out: Attributes, prefix: 'input' | 'output', payload: Json | unde
 }
 
 /**
- * A tool result's text, as native reads it for `output.value`: a string
- * `content`, else the text of a `content` array (strings and `text` parts,
- * one per line; other parts skipped), else a string `text`; a bare array is
- * read as a `content` array. Empty when there is none (the JSON is sent).
+ * A tool result's text, as native reads it for `output.value`: the result
+ * itself when it is a string, else a string `content` (both trimmed), else
+ * the text of a `content` array (strings and `text` parts, one per line;
+ * other parts skipped), else a string `text`; a bare array is read as a
+ * `content` array. Empty when there is none (the JSON is sent).
  */
 function toolResultText(result: Json | undefined): string {
+  // native: a text result is sent trimmed (Rust's trim).
+  if (typeof result === 'string') return nativeTrim(result);
   const parts = (items: Json[]) =>
     items
       .map((item) => (typeof item === 'string' ? item : typeof objectOf(item)?.text === 'string' ? (objectOf(item)!.text as string) : ''))
@@ -90,7 +97,10 @@ function toolResultText(result: Json | undefined): string {
   const object = objectOf(result ?? null);
   if (object === null) return '';
   const content = object.content;
-  if (typeof content === 'string' && content !== '') return content;
+  if (typeof content === 'string') {
+    const text = nativeTrim(content);
+    if (text !== '') return text;
+  }
   if (Array.isArray(content)) {
     const text = parts(content);
     if (text !== '') return text;
@@ -156,7 +166,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
     if (t.parameters !== undefined) fn.parameters = t.parameters;
     out[`llm.tools.${i}.tool.json_schema`] = JSON.stringify({ type: 'function', function: fn });
   });
-  const response = readResponse(end.data);
+  // native: a response whose usage its codec cannot decode loses its message and finish reason here (the rest stays).
+  const read = readResponse(end.data);
+  const response = responseUsageDecodes(end.data) ? read : { ...read, recognized: false, message: null, finishReason: undefined };
   // A shapeless (managed) response is read for its message, which native sends as JSON.
   const summary = !response.recognized && response.message !== null ? summaryOf(response.message) : '';
   const output = summary !== '' ? summary : displayText(end.data ?? undefined);
