@@ -288,7 +288,8 @@ export function randomCacheCase(seed: number): CacheCase {
     const id = `${session}-${n++}`;
     const roll = rand();
     // Only one call in flight at a time: concurrent managed calls cross native's thread boundary in an order of its
-    // scheduler's (which call is recorded first, whether a repeat in flight already finds the first's answer).
+    // scheduler's (which call is recorded first, whether a repeat in flight already finds the first's answer):
+    // docs/operators/cache.md, differences from native.
     if (roll < 0.9) {
       steps.push(managed(session, turn));
     } else if (roll < 0.95) {
