@@ -212,6 +212,23 @@ describe('observed calls with adaptive on (no execute): recorded once, on both b
       expect(normalizeEvents(withAdaptive.events)).toEqual(normalizeEvents(without.events));
     });
 
+    it.skipIf(!backend.available)(`${backend.name}: a managed call in a subagent carries its subagent id as x-dynamo-session-id (found by the random cache differential)`, async () => {
+      const run = await runComponents(backend.create(), {
+        components: '[[components]]\nkind = "adaptive"\n',
+        script: async ({ hooks, terminal }) => {
+          hooks.emit('on_session_start', { session_id: 'p' } as never);
+          hooks.emit('subagent_start', { parent_session_id: 'p', parent_turn_id: 't', child_session_id: 'c', child_subagent_id: 'sub-7', child_role: 'helper', child_goal: 'help' } as never);
+          await hooks.execute('llm_execution', { session_id: 'c', api_request_id: 'a1', model: 'gpt-4o-mini', provider: 'openai', request: base } as never, terminal('llm', chatResponse) as never);
+          hooks.emit('subagent_stop', { parent_session_id: 'p', parent_turn_id: 't', child_session_id: 'c', child_role: 'helper', child_summary: 'done', child_status: 'completed', tool_call_history: [], duration_ms: 1 } as never);
+          hooks.emit('on_session_finalize', { session_id: 'c' } as never);
+          hooks.emit('on_session_finalize', { session_id: 'p' } as never);
+        },
+      });
+      const start = run.events.find((e) => e.category === 'llm')!;
+      expect((start.data as { headers: Record<string, string> }).headers).toEqual({ 'x-dynamo-parent-session-id': 'p', 'x-dynamo-session-id': 'sub-7' });
+      expect(run.terminalCalls[0]!.input).toMatchObject({ request: base });
+    });
+
     it.skipIf(!backend.available)(`${backend.name}: a call reported by its hooks AND run through execute is recorded once (managed)`, async () => {
       const run = await runComponents(backend.create(), {
         components: '[[components]]\nkind = "adaptive"\n',

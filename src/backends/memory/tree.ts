@@ -57,7 +57,8 @@ export function placeScope(parent: ScopeRecord | null, category: AtofCategory, r
 
 /**
  * The session headers native adds to a managed LLM request: the nearest
- * Agent scope's `metadata.session_id` (or its name) as `x-dynamo-session-id`,
+ * Agent scope's `metadata.subagent_id`, else its `metadata.session_id` (else
+ * its name) as `x-dynamo-session-id`,
  * and the next Agent above it as `x-dynamo-parent-session-id`.
  */
 export function sessionHeaders(parent: ScopeRecord | null): JsonObject | undefined {
@@ -74,6 +75,9 @@ export function sessionHeaders(parent: ScopeRecord | null): JsonObject | undefin
 function sessionKey(scope: ScopeRecord): string {
   const metadata = scope.startMetadata.json;
   if (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)) {
+    // A subagent's scope is known by its subagent id first, as native keys it.
+    const subagent = metadata.subagent_id;
+    if (typeof subagent === 'string') return subagent;
     const id = metadata.session_id;
     if (typeof id === 'string') return id;
   }
