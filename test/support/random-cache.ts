@@ -32,6 +32,8 @@ export type Step =
   | { kind: 'tool'; session: string; turn: string; id: string; tool: string; args: Json; toolVersion?: string; outcome: Outcome }
   | { kind: 'observed_llm'; session: string; turn: string; id: string; provider: string; model: string; request: Json; response: Json }
   | { kind: 'observed_tool'; session: string; turn: string; id: string; tool: string; args: Json; result: Json }
+  | { kind: 'subagent_start'; parent: string; child: string }
+  | { kind: 'subagent_stop'; parent: string; child: string }
   | { kind: 'session_start'; session: string }
   | { kind: 'session_end'; session: string };
 
@@ -299,6 +301,15 @@ export function randomCacheCase(seed: number): CacheCase {
       steps.push({ kind: 'observed_tool', session, turn, id, tool: pick(rand, TOOL_NAMES), args: toolArgs(rand), result: toolResult(rand, n) });
     }
   }
+  // A subagent of the first session, whose managed calls carry `x-dynamo-parent-session-id` (allowlisted now and then).
+  if (chance(rand, 0.3)) {
+    const parent = sessions[0]!;
+    const child = `${parent}-sub`;
+    steps.push({ kind: 'subagent_start', parent, child });
+    for (let i = int(rand, 1, 4); i > 0; i--) steps.push(managed(child, 'ct'));
+    steps.push({ kind: 'subagent_stop', parent, child });
+    steps.push({ kind: 'session_end', session: child });
+  }
   for (const session of sessions) steps.push({ kind: 'session_end', session });
   return { seed, toml, steps };
 }
@@ -314,6 +325,14 @@ export function scriptFor(steps: readonly Step[], results: HostResult[]): Script
       switch (step.kind) {
         case 'session_start':
           hooks.emit('on_session_start', { session_id: step.session, model: 'gpt-x' } as never);
+          results.push(null);
+          break;
+        case 'subagent_start':
+          hooks.emit('subagent_start', { parent_session_id: step.parent, parent_turn_id: 't0', child_session_id: step.child, child_subagent_id: `${step.child}-id`, child_role: 'helper', child_goal: 'help' } as never);
+          results.push(null);
+          break;
+        case 'subagent_stop':
+          hooks.emit('subagent_stop', { parent_session_id: step.parent, parent_turn_id: 't0', child_session_id: step.child, child_role: 'helper', child_summary: 'done', child_status: 'completed', tool_call_history: [], duration_ms: 1200 } as never);
           results.push(null);
           break;
         case 'session_end':
@@ -493,11 +512,21 @@ type ResultsStep = { observation?: { results?: { extra?: { metadata?: { tool_cal
  * do not hold the same results.
  */
 function resultsInOrderOf(ours: Json, theirs: Json): Json | null {
-  const a = (ours as { steps?: ResultsStep[] }).steps ?? [];
-  const b = structuredClone(theirs) as { steps?: ResultsStep[] };
+  const b = structuredClone(theirs) as Json;
+  return reorderResults(ours, b) ? b : null;
+}
+
+type Trajectory = { steps?: ResultsStep[]; subagent_trajectories?: Trajectory[] };
+
+/** Reorders `b`'s step results (and its subagents') in place into `a`'s order; whether any moved. */
+function reorderResults(ours: Json, theirs: Json): boolean {
+  const a = (ours as Trajectory).steps ?? [];
+  const b = theirs as Trajectory;
   const steps = b.steps ?? [];
-  if (a.length !== steps.length) return null;
+  if (a.length !== steps.length) return false;
   let changed = false;
+  const children = (ours as Trajectory).subagent_trajectories ?? [];
+  for (const [i, child] of (b.subagent_trajectories ?? []).entries()) if (children[i] !== undefined && reorderResults(children[i] as Json, child as Json)) changed = true;
   for (let i = 0; i < a.length; i++) {
     const mine = a[i]!.observation?.results;
     const results = steps[i]!.observation?.results;
@@ -506,11 +535,11 @@ function resultsInOrderOf(ours: Json, theirs: Json): Json | null {
     const order = mine.map(id);
     if (order.some((x) => x === undefined) || new Set(order).size !== order.length) continue;
     const sorted = order.map((x) => results.find((r) => id(r) === x));
-    if (sorted.some((r) => r === undefined)) return null;
+    if (sorted.some((r) => r === undefined)) return false;
     if (sorted.some((r, j) => r !== results[j])) changed = true;
     steps[i]!.observation!.results = sorted as typeof results;
   }
-  return changed ? (b as Json) : null;
+  return changed;
 }
 
 /**
