@@ -8,7 +8,7 @@ import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { compareCacheSeed, describeCacheDifference } from '../support/random-cache.ts';
 
 // Seeds past the ones npm test runs.
-const SEEDS = Array.from({ length: 500 }, (_, i) => 1001 + i);
+const SEEDS = Array.from({ length: 1000 }, (_, i) => 1001 + i);
 
 const title = nativeAvailable ? 'random response-cache cases, more seeds: memory equals native' : `random response-cache cases: skipped, nemo-relay-node cannot load here (${nativeLoadError})`;
 
