@@ -108,7 +108,8 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
     total: count(u, 'total_tokens'),
     // OpenAI-compatible proxies (LiteLLM) put Anthropic's cache keys beside an inclusive `prompt_tokens`.
     cacheRead: nested(u, 'prompt_tokens_details', 'cached_tokens') ?? count(u, 'cache_read_input_tokens'),
-    cacheWrite: nested(u, 'prompt_tokens_details', 'cache_write_tokens') ?? count(u, 'cache_write_tokens') ?? count(u, 'cache_creation_input_tokens'),
+    // Not `prompt_tokens_details.cache_write_tokens`: native's codec does not read it (a proxy's extension; the trajectory's cached_tokens would count it twice over native's).
+    cacheWrite: count(u, 'cache_write_tokens') ?? count(u, 'cache_creation_input_tokens'),
     reasoning: nested(u, 'completion_tokens_details', 'reasoning_tokens'),
   }),
   openai_responses: (u) => ({
@@ -116,7 +117,6 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
     output: count(u, 'output_tokens'),
     total: count(u, 'total_tokens'),
     cacheRead: nested(u, 'input_tokens_details', 'cached_tokens'),
-    cacheWrite: nested(u, 'input_tokens_details', 'cache_write_tokens'),
     reasoning: nested(u, 'output_tokens_details', 'reasoning_tokens'),
   }),
   anthropic_messages: (u) => ({

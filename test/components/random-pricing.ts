@@ -219,11 +219,8 @@ function usageOf(d: Draw, shape: Shape): Body {
       maybe(d, 0.95, usage, 'prompt_tokens', () => tokens(d));
       maybe(d, 0.95, usage, 'completion_tokens', () => tokens(d));
       maybe(d, 0.6, usage, 'total_tokens', () => tokens(d));
-      // No cache_write_tokens inside prompt_tokens_details (nor Responses'
-      // input_tokens_details): the trajectory's cached_tokens adds them
-      // where native does not, an open defect of the token metrics (not of
-      // the cost, which both leave them out of).
-      if (d.chance(0.45)) usage.prompt_tokens_details = { cached_tokens: tokens(d) };
+      // cache_write_tokens inside the details too: neither side counts it (it once went into our cached_tokens).
+      if (d.chance(0.45)) usage.prompt_tokens_details = d.chance(0.3) ? { cached_tokens: tokens(d), cache_write_tokens: tokens(d) } : { cached_tokens: tokens(d) };
       if (d.chance(0.3)) usage.completion_tokens_details = { reasoning_tokens: tokens(d) };
       // OpenAI-compatible proxies (LiteLLM) put Anthropic's cache keys beside prompt_tokens.
       maybe(d, 0.1, usage, 'cache_read_input_tokens', () => tokens(d));

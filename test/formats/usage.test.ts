@@ -72,6 +72,15 @@ describe('the token table, shape by shape', () => {
     expect(payload({ input_tokens: 1410, cached_tokens: 1216 }, 'openai')?.prompt).toBe(1410);
   });
 
+  it('takes no cache writes from an OpenAI shape\'s details, as native\'s codec reads them (the random pricing differential)', () => {
+    expect(tokenUsage('openai_chat', { prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 40, cache_write_tokens: 77 } })?.cacheWrite).toBeUndefined();
+    expect(tokenUsage('openai_responses', { input_tokens: 100, output_tokens: 5, input_tokens_details: { cached_tokens: 40, cache_write_tokens: 77 } })?.cacheWrite).toBeUndefined();
+    // A proxy's top-level write count is still read (native reads it too).
+    expect(tokenUsage('openai_chat', { prompt_tokens: 100, completion_tokens: 5, cache_write_tokens: 77 })?.cacheWrite).toBe(77);
+    const metrics = extractMetrics({ usage: { prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 40, cache_write_tokens: 77 } } } as never, 'openai')!;
+    expect(metrics.cached_tokens).toBe(40);
+  });
+
   it('reads no count from what is not one, and keeps what a shape leaves out unknown', () => {
     expect(tokenUsage('openai_chat', null)).toBeUndefined();
     expect(tokenUsage('openai_chat', { prompt_tokens: -1, completion_tokens: 1.5 })).toBeUndefined();
