@@ -7,7 +7,7 @@
 // test/slow/random-pricing.test.ts runs more and larger seeds.
 import { describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
-import { comparePricingSeed, randomPricingCase } from './random-pricing.ts';
+import { comparePricingSeed, randomPricingCase } from '../support/random-pricing.ts';
 
 const SEEDS = Array.from({ length: 15 }, (_, i) => i + 1);
 

@@ -5,7 +5,7 @@
 // the seed; `comparePricingSeed(seed, { large })` replays it.
 import { describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
-import { comparePricingSeed } from '../components/random-pricing.ts';
+import { comparePricingSeed } from '../support/random-pricing.ts';
 
 // Seeds past the ones npm test runs.
 const SEEDS = Array.from({ length: 80 }, (_, i) => 1001 + i);
