@@ -19,7 +19,7 @@
  * and lone surrogates reach the plugin as a host would pass them.
  */
 
-import { seededRandom } from '../support/seeded-random.ts';
+import { Draw } from '../support/seeded-random.ts';
 import type { HookName } from '../../src/hooks/names.ts';
 import type { HookPayloads } from '../../src/hooks/payloads.ts';
 import { Agent, openAiMessage, openAiTool, StreamRecorder, toolMessage, type AgentOptions, type ApiCall, type HookLine, type ToolCallSpec, type Turn } from '../fixtures/streams/script.ts';
@@ -49,30 +49,6 @@ export interface RandomStream {
 
 // ------------------------------------------------------------------ awkward values
 
-class Draw {
-  constructor(readonly next: () => number) {}
-
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
-  }
-
-  shuffle<T>(items: readonly T[]): T[] {
-    const out = [...items];
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = Math.floor(this.next() * (i + 1));
-      [out[i], out[j]] = [out[j]!, out[i]!];
-    }
-    return out;
-  }
-}
 
 const TEXT_PIECES = [
   'plain words',
@@ -603,7 +579,7 @@ class StreamScript {
 
 /** The stream of `seed`. */
 export function randomStream(seed: number, options: RandomStreamOptions = {}): RandomStream {
-  const d = new Draw(seededRandom(seed));
+  const d = new Draw(seed);
   const g = new StreamScript(d, options.large === true);
   const sessions = d.int(1, options.large ? 4 : 3);
   const roots = Array.from({ length: sessions }, () => g.session(new Agent(g.r, g.agentOptions(g.sessionId())), 0));

@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { HookName } from '../../src/hooks/names.ts';
 import { FILE_BACKENDS, tempDir } from '../contract/backends.ts';
-import { seededRandom } from './seeded-random.ts';
+import { Draw } from './seeded-random.ts';
 import { runComponents, type ComponentRunResult, type OtlpType } from './component-run.ts';
 import { normalizeText } from '../differential/normalize.ts';
 import { normalizedModel, normalizedProvider } from '../../src/formats/plugins-toml/pricing.ts';
@@ -35,19 +35,9 @@ import type { HookPayloads } from '../../src/hooks/payloads.ts';
 
 type Body = Record<string, unknown>;
 
-class Draw {
+class PricingDraw extends Draw {
   /** Whether token counts native cannot read are drawn too (`PricingCaseOptions.malformedCounts`). */
   malformed = false;
-  constructor(readonly next: () => number) {}
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
-  }
 }
 
 /** A recorder that keeps each payload as built (no JSON round trip), so `-0` and the like reach the plugin as a host passes them. */
@@ -86,7 +76,7 @@ interface Entry {
   pricing_source: string;
 }
 
-function ratesOf(d: Draw): Rates {
+function ratesOf(d: PricingDraw): Rates {
   const rates: Rates = { input_per_million: d.pick(RATES), output_per_million: d.pick(RATES) };
   if (d.chance(0.7)) rates.cache_read_per_million = d.pick(RATES);
   if (d.chance(0.6)) rates.cache_write_per_million = d.pick(RATES);
@@ -94,7 +84,7 @@ function ratesOf(d: Draw): Rates {
 }
 
 /** Tiers by prompt tokens: contiguous, gapped, open-ended or overlapping. */
-function scheduleOf(d: Draw): NonNullable<Entry['rate_schedule']> {
+function scheduleOf(d: PricingDraw): NonNullable<Entry['rate_schedule']> {
   const tiers: NonNullable<Entry['rate_schedule']>['tiers'] = [];
   let from = d.chance(0.3) ? d.int(1, 100) : 0;
   const n = d.int(1, 3);
@@ -112,12 +102,12 @@ function scheduleOf(d: Draw): NonNullable<Entry['rate_schedule']> {
 }
 
 /** An entry's model id or alias as written: its case or spacing changed now and then. */
-function spelled(d: Draw, name: string): string {
+function spelled(d: PricingDraw, name: string): string {
   if (name === '' || !d.chance(0.25)) return name;
   return d.pick([name.toUpperCase(), ` ${name}`, `${name}  `, name.replace(/^./, (c) => c.toUpperCase())]);
 }
 
-function catalogOf(d: Draw, large: boolean): Entry[] {
+function catalogOf(d: PricingDraw, large: boolean): Entry[] {
   const entries: Entry[] = [];
   const keys = new Set<string>();
   const n = d.int(1, large ? 10 : 6);
@@ -142,13 +132,13 @@ function catalogOf(d: Draw, large: boolean): Entry[] {
 }
 
 /** A float as TOML writes it (an integral rate sometimes as a TOML integer, which both readers take as a float). */
-function tomlNumber(d: Draw, value: number): string {
+function tomlNumber(d: PricingDraw, value: number): string {
   const text = String(value);
   if (Number.isInteger(value) && Math.abs(value) < 1e15 && d.chance(0.5)) return `${text}.0`;
   return text;
 }
 
-function tomlValue(d: Draw, value: unknown): string {
+function tomlValue(d: PricingDraw, value: unknown): string {
   if (typeof value === 'number') return tomlNumber(d, value);
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map((v) => tomlValue(d, v)).join(', ')}]`;
@@ -157,7 +147,7 @@ function tomlValue(d: Draw, value: unknown): string {
     .join(', ')} }`;
 }
 
-function inlineSourceToml(d: Draw, entries: Entry[]): string[] {
+function inlineSourceToml(d: PricingDraw, entries: Entry[]): string[] {
   const lines = ['[[components.config.sources]]', 'type = "inline"', '[components.config.sources.catalog]', 'version = 1', ...(entries.length === 0 ? ['entries = []'] : [])];
   for (const entry of entries) {
     lines.push('[[components.config.sources.catalog.entries]]');
@@ -172,18 +162,18 @@ type Shape = 'chat' | 'responses' | 'anthropic' | 'shapeless';
 const API_MODE = { chat: 'chat_completions', responses: 'codex_responses', anthropic: 'anthropic_messages', shapeless: 'chat_completions' } as const;
 
 /** A token count as hosts send it: mostly plain, now and then zero, huge, fractional, negative, a string or null. */
-function tokens(d: Draw): unknown {
+function tokens(d: PricingDraw): unknown {
   if (d.chance(0.8)) return d.int(1, 5000);
   if (d.malformed && d.chance(0.5)) return d.pick([2 ** 32, 2 ** 53, 1e21, 1.5, '100', -5]);
   return d.pick([0, 0, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 100.0, null, 123456789]);
 }
 
-function maybe(d: Draw, p: number, target: Body, key: string, value: () => unknown): void {
+function maybe(d: PricingDraw, p: number, target: Body, key: string, value: () => unknown): void {
   if (d.chance(p)) target[key] = value();
 }
 
 /** A cost the provider reported: `{total, currency}`, parts without a total, `cost_usd`, or (Chat Completions only) a bare number. */
-function reportedCost(d: Draw, shape: Shape, usage: Body): void {
+function reportedCost(d: PricingDraw, shape: Shape, usage: Body): void {
   if (!d.chance(0.2)) return;
   const amount = () => d.pick([0.7, 0.1 + 0.2, 1e-7, 0, 3.3333333, 12.5, 0.000123456789, 1e-13]);
   switch (d.int(0, 3)) {
@@ -211,7 +201,7 @@ function reportedCost(d: Draw, shape: Shape, usage: Body): void {
   }
 }
 
-function usageOf(d: Draw, shape: Shape): Body {
+function usageOf(d: PricingDraw, shape: Shape): Body {
   const usage: Body = {};
   switch (shape) {
     case 'chat':
@@ -249,7 +239,7 @@ function usageOf(d: Draw, shape: Shape): Body {
   return usage;
 }
 
-function responseOf(d: Draw, shape: Shape, id: string, model: string | undefined, usage: Body | undefined): Body {
+function responseOf(d: PricingDraw, shape: Shape, id: string, model: string | undefined, usage: Body | undefined): Body {
   const m = model === undefined ? {} : { model };
   const u = usage === undefined ? {} : { usage };
   switch (shape) {
@@ -265,7 +255,7 @@ function responseOf(d: Draw, shape: Shape, id: string, model: string | undefined
 }
 
 /** A model name for a call: one the catalog knows (by id or alias, respelled, behind a `provider/`), or one it does not. */
-function modelName(d: Draw, known: readonly string[]): string {
+function modelName(d: PricingDraw, known: readonly string[]): string {
   if (known.length === 0 || d.chance(0.2)) return d.pick(['unknown-model', 'gpt-4o-mini', 'claude-x', 'nobody/knows', ' ', '']);
   const name = d.pick(known).trim();
   switch (d.int(0, 5)) {
@@ -308,7 +298,7 @@ export interface PricingCaseOptions {
 
 /** The case of `seed`. */
 export function randomPricingCase(seed: number, options: PricingCaseOptions = {}): PricingCase {
-  const d = new Draw(seededRandom(seed));
+  const d = new PricingDraw(seed);
   const large = options.large === true;
   d.malformed = options.malformedCounts === true;
   const dir = tempDir(`random-pricing-${seed}`);

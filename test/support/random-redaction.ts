@@ -46,22 +46,9 @@ import { DETECTORS, validatePiiRedaction } from '../../src/formats/plugins-toml/
 import { createRedactor } from '../../src/components/redaction/engine.ts';
 import { markEvent } from '../../src/formats/atof/build.ts';
 import { nativeSanitizeMarks } from './native-sanitize.ts';
-import { seededRandom } from './seeded-random.ts';
+import { Draw as SeededDraw } from './seeded-random.ts';
 
-export class Draw {
-  readonly next: () => number;
-  constructor(seed: number) {
-    this.next = seededRandom(seed);
-  }
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
-  }
+export class Draw extends SeededDraw {
   string(alphabet: string, lo: number, hi: number): string {
     const chars = Array.from(alphabet);
     let out = '';
