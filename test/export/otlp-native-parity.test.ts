@@ -87,6 +87,18 @@ async function both(name: string, build: (url: string) => OtlpReplayOptions, rec
   return { theirs, ours };
 }
 
+/** Hook lines replayed on native, then on the memory relay, into one OTLP endpoint of `type`: the spans each sent. */
+async function spansOnBoth(lines: Parameters<typeof replayWithOtlp>[1], type: 'full' | 'gen_ai' | 'openinference'): Promise<Record<'native' | 'memory', DecodedSpan[]>> {
+  const spans = { native: [] as DecodedSpan[], memory: [] as DecodedSpan[] };
+  for (const backend of ['native', 'memory'] as const) {
+    http.requests.length = 0;
+    const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
+    await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
+    spans[backend] = [...http.spans()];
+  }
+  return spans;
+}
+
 describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
   for (const name of ALL_STREAMS) {
     it(`sends the same full spans for the ${name} stream`, async () => {
@@ -153,13 +165,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
           { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response, usage: { prompt_tokens: 3, completion_tokens: 1 } } },
           { hook: 'on_session_finalize', payload: { session_id: 's1' } },
         ] as unknown as Parameters<typeof replayWithOtlp>[1];
-        const spans: Record<string, DecodedSpan[]> = {};
-        for (const backend of ['native', 'memory'] as const) {
-          http.requests.length = 0;
-          const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-          await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
-          spans[backend] = [...http.spans()];
-        }
+        const spans = await spansOnBoth(lines, type);
         const message = type === 'gen_ai' ? 'gen_ai.output.messages' : 'llm.output_messages.0.message.content';
         expect(spans.native!.some((span) => span.attributes[message] !== undefined)).toBe(true);
         expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
@@ -178,13 +184,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args, result: { '2': 'two', '1': 'one', z: [1.5, 2 ** 40] } } },
       { hook: 'on_session_finalize', payload: { session_id: 's1' } },
     ] as unknown as Parameters<typeof replayWithOtlp>[1];
-    const spans: Record<string, DecodedSpan[]> = {};
-    for (const backend of ['native', 'memory'] as const) {
-      http.requests.length = 0;
-      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'full', endpoint: http.url }] });
-      spans[backend] = [...http.spans()];
-    }
+    const spans = await spansOnBoth(lines, 'full');
     const nested = (list: DecodedSpan[]) => list.find((span) => span.attributes['nemo_relay.start.data.nested'] !== undefined)?.attributes['nemo_relay.start.data.nested'];
     expect(nested(spans.native!)).toBe('{"\\u0001":4,"10":2,"9":3,"a":[-9007199254740992.0,9007199254740994.0,1e+21,0.30000000000000004,5e-324,0],"b":1}');
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
@@ -206,13 +206,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
         { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response, usage: { prompt_tokens: 3, completion_tokens: 1 } } },
         { hook: 'on_session_finalize', payload: { session_id: 's1' } },
       ] as unknown as Parameters<typeof replayWithOtlp>[1];
-      const spans: Record<string, DecodedSpan[]> = {};
-      for (const backend of ['native', 'memory'] as const) {
-        http.requests.length = 0;
-        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-        await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
-        spans[backend] = [...http.spans()];
-      }
+      const spans = await spansOnBoth(lines, type);
       const key = type === 'gen_ai' ? 'gen_ai.output.messages' : 'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments';
       expect(spans.native!.some((span) => String(span.attributes[key] ?? '').includes('{"\\u0001":[12345678901234567890],"10":2,"9":{"x":1.0},"b":1}'))).toBe(true);
       expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
@@ -230,13 +224,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
         { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', provider: 'anthropic', response, finish_reason: 'stop_sequence' } },
         { hook: 'on_session_finalize', payload: { session_id: 's1' } },
       ] as unknown as Parameters<typeof replayWithOtlp>[1];
-      const spans: Record<string, DecodedSpan[]> = {};
-      for (const backend of ['native', 'memory'] as const) {
-        http.requests.length = 0;
-        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-        await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: http.url }] });
-        spans[backend] = [...http.spans()];
-      }
+      const spans = await spansOnBoth(lines, type);
       const key = type === 'gen_ai' ? 'gen_ai.response.finish_reasons' : 'llm.finish_reason';
       expect(spans.native!.map((span) => span.attributes[key]).filter((value) => value !== undefined)).toEqual([type === 'gen_ai' ? ['stop_sequence'] : 'stop_sequence']);
       expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
@@ -263,13 +251,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
         { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response } },
         { hook: 'on_session_finalize', payload: { session_id: 's1' } },
       ] as unknown as Parameters<typeof replayWithOtlp>[1];
-      const spans: Record<string, DecodedSpan[]> = {};
-      for (const backend of ['native', 'memory'] as const) {
-        http.requests.length = 0;
-        const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-        await replayWithOtlp(relay, lines, { endpoints: [{ type: 'gen_ai', endpoint: http.url }] });
-        spans[backend] = [...http.spans()];
-      }
+      const spans = await spansOnBoth(lines, 'gen_ai');
       const ids = spans.native!.map((span) => span.attributes['gen_ai.response.id']).filter((id) => id !== undefined);
       expect(ids).toEqual(response.id === 'r4' ? ['r4'] : []);
       expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
@@ -296,13 +278,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: 't1', tool_name: 'f', args, result: 'done' } },
       { hook: 'on_session_finalize', payload: { session_id: 's1' } },
     ] as unknown as Parameters<typeof replayWithOtlp>[1];
-    const spans: Record<string, DecodedSpan[]> = {};
-    for (const backend of ['native', 'memory'] as const) {
-      http.requests.length = 0;
-      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'openinference', endpoint: http.url }] });
-      spans[backend] = [...http.spans()];
-    }
+    const spans = await spansOnBoth(lines, 'openinference');
     const inputs = (list: DecodedSpan[]) => list.map((span) => span.attributes['input.value']).filter((value) => value !== undefined);
     expect(inputs(spans.native!)).toEqual(['system: \ufeff\n\nuser: \ufeffhi\n\nassistant: {"text":"\\ud83d"}', '{"10":{"9":2},"b":1,"x":-9007199254740992.0}', '{"session_id":"s1"}']);
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
@@ -323,13 +299,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a1', response: { id: 'r1', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 1.5 } } } },
       { hook: 'on_session_finalize', payload: { session_id: 's1' } },
     ] as unknown as Parameters<typeof replayWithOtlp>[1];
-    const spans: Record<string, DecodedSpan[]> = {};
-    for (const backend of ['native', 'memory'] as const) {
-      http.requests.length = 0;
-      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-      await replayWithOtlp(relay, lines, { endpoints: [{ type: 'openinference', endpoint: http.url }] });
-      spans[backend] = [...http.spans()];
-    }
+    const spans = await spansOnBoth(lines, 'openinference');
     const tools = spans.native!.filter((span) => span.attributes['openinference.span.kind'] === 'TOOL').map((span) => span.attributes['output.value']);
     expect(tools).toEqual(['done', '" \u0085"', 'text']);
     const llm = spans.native!.find((span) => span.attributes['openinference.span.kind'] === 'LLM')!;
