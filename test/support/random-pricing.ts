@@ -209,8 +209,12 @@ function usageOf(d: PricingDraw, shape: Shape): Body {
       maybe(d, 0.95, usage, 'prompt_tokens', () => tokens(d));
       maybe(d, 0.95, usage, 'completion_tokens', () => tokens(d));
       maybe(d, 0.6, usage, 'total_tokens', () => tokens(d));
-      // cache_write_tokens inside the details too: neither side counts it (it once went into our cached_tokens).
-      if (d.chance(0.45)) usage.prompt_tokens_details = d.chance(0.3) ? { cached_tokens: tokens(d), cache_write_tokens: tokens(d) } : { cached_tokens: tokens(d) };
+      if (d.chance(0.45)) {
+        // cache_write_tokens inside the details too (neither side counts it; it once went into our cached_tokens),
+        // taken from the draw already made so every seed still draws the cases the named expected failures name.
+        const cached = tokens(d);
+        usage.prompt_tokens_details = typeof cached === 'number' && cached % 3 === 0 ? { cached_tokens: cached, cache_write_tokens: cached + 1 } : { cached_tokens: cached };
+      }
       if (d.chance(0.3)) usage.completion_tokens_details = { reasoning_tokens: tokens(d) };
       // OpenAI-compatible proxies (LiteLLM) put Anthropic's cache keys beside prompt_tokens.
       maybe(d, 0.1, usage, 'cache_read_input_tokens', () => tokens(d));
