@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { readStream } from '../differential/replay.ts';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { startGrpcReceiver, startHttpReceiver, type DecodedSpan, type Receiver } from '../support/otlp-receiver.ts';
-import { normalizeLogs, normalizeSpans, SDK_RESOURCE_KEYS } from '../support/otlp-normalize.ts';
+import { errorSpanAsOk, normalizeLogs, normalizeSpans, SDK_RESOURCE_KEYS } from '../support/otlp-normalize.ts';
 import { replayWithOtlp, type OtlpReplayOptions } from '../support/otlp-replay.ts';
 
 const STREAMS = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
@@ -31,7 +31,6 @@ const opts = { ignoreResourceKeys: SDK_RESOURCE_KEYS };
  * error span, memory has exactly one per failed LLM call.
  */
 const FAILED_LLM_STREAMS: ReadonlySet<string> = new Set(['api-retry']);
-const ERROR_STATUS_TEXT = /("otel\.status_code":\s?)"ERROR"/g;
 
 function failedLlmAsNative(ours: { spans: DecodedSpan[]; result: { atofLines: string[] } }, theirs: { spans: DecodedSpan[] }): DecodedSpan[] {
   const failedEnds = ours.result.atofLines
@@ -42,16 +41,7 @@ function failedLlmAsNative(ours: { spans: DecodedSpan[]; result: { atofLines: st
   expect(theirs.spans.filter((span) => span.status.code === 2)).toEqual([]);
   const failed = ours.spans.filter((span) => span.status.code === 2);
   expect(failed.length).toBe(failedEnds.length);
-  return ours.spans.map((span) => {
-    if (span.status.code !== 2) return span;
-    const attributes = Object.fromEntries(
-      Object.entries(span.attributes).map(([key, value]) => {
-        if (key.endsWith('otel.status_code') && value === 'ERROR') return [key, 'OK'];
-        return [key, typeof value === 'string' ? value.replace(ERROR_STATUS_TEXT, '$1"OK"') : value];
-      }),
-    ) as DecodedSpan['attributes'];
-    return { ...span, attributes, status: { ...span.status, code: 1 } };
-  });
+  return ours.spans.map((span) => (span.status.code === 2 ? errorSpanAsOk(span) : span));
 }
 
 /** Memory's spans as native sends them: the same, but for the pinned failed-LLM difference. */

@@ -12,7 +12,7 @@ import { loadNativeRelay } from '../../native/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { startHttpReceiver, type DecodedSpan, type Receiver } from '../support/otlp-receiver.ts';
-import { normalizeLogs, normalizeSpans, SDK_RESOURCE_KEYS } from '../support/otlp-normalize.ts';
+import { errorSpanAsOk, normalizeLogs, normalizeSpans, SDK_RESOURCE_KEYS } from '../support/otlp-normalize.ts';
 import { replayWithOtlp, type OtlpReplayOptions } from '../support/otlp-replay.ts';
 import { randomStream } from '../differential/random-stream.ts';
 import { firstDifference } from '../differential/random-diff.ts';
@@ -20,7 +20,6 @@ import type { HookLine } from '../fixtures/streams/script.ts';
 
 const SEEDS = Array.from({ length: Number(process.env.RANDOM_OTLP_SEEDS ?? 40) }, (_, i) => Number(process.env.RANDOM_OTLP_FROM ?? 3001) + i);
 const opts = { ignoreResourceKeys: SDK_RESOURCE_KEYS };
-const ERROR_STATUS_TEXT = /("otel\.status_code":\s?)"ERROR"/g;
 
 let http: Receiver;
 beforeAll(async () => {
@@ -53,13 +52,7 @@ function failedLlmAsNative(spans: DecodedSpan[], atofLines: readonly string[]): 
   );
   return spans.map((span) => {
     if (!failed.has(span.spanId) || span.status.code !== 2) return span;
-    const attributes = Object.fromEntries(
-      Object.entries(span.attributes).map(([key, value]) => {
-        if (key.endsWith('otel.status_code') && value === 'ERROR') return [key, 'OK'];
-        return [key, typeof value === 'string' ? value.replace(ERROR_STATUS_TEXT, '$1"OK"') : value];
-      }),
-    ) as DecodedSpan['attributes'];
-    return { ...span, attributes, status: { ...span.status, code: 1 } };
+    return errorSpanAsOk(span);
   });
 }
 

@@ -558,3 +558,21 @@ export function describeCacheDifference(result: CacheSeedResult): string {
   const steps = result.case.steps.map((step, i) => `  ${i}: ${JSON.stringify(step)}`);
   return [`seed ${result.seed}: ${result.differences.length} difference(s)`, ...result.differences.map((d) => `- ${d}`), 'config:', result.case.toml, 'steps:', ...steps].join('\n');
 }
+
+/**
+ * Runs `seeds` and returns the differences' descriptions (empty when memory
+ * equals native on all) and how often each decision was exercised, so a
+ * test can also check the generator still reaches every decision.
+ */
+export async function compareCacheSeeds(seeds: readonly number[]): Promise<{ failures: string[]; exercised: { hit: number; miss: number; bypass: number; rejected: number } }> {
+  const failures: string[] = [];
+  const exercised = { hit: 0, miss: 0, bypass: 0, rejected: 0 };
+  for (const seed of seeds) {
+    const result = await compareCacheSeed(seed);
+    const text = describeCacheDifference(result);
+    if (text !== 'no difference') failures.push(text);
+    for (const status of ['hit', 'miss', 'bypass'] as const) exercised[status] += result.exercised.marks[status] ?? 0;
+    if (result.exercised.rejected) exercised.rejected += 1;
+  }
+  return { failures, exercised };
+}
