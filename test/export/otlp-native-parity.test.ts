@@ -231,6 +231,8 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       { id: 'r1', object: 'response', model: 'o4', status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Noon.' }] }], usage: { input_tokens: 3, output_tokens: 1.5, total_tokens: 4.5 } },
       { id: 'r2', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'Noon.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 2 ** 40, completion_tokens: 1, total_tokens: 2 } },
       { id: 'r3', type: 'message', role: 'assistant', model: 'claude-x', content: text, stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1, cache_read_input_tokens: -1 } },
+      // A details field that is no object fails the decode too (the rule pricing reads a usage by).
+      { id: 'r5', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'Noon.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: 'none' } },
       // Untyped there: a Chat usage's completion_tokens_details; null counts as absent.
       { id: 'r4', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'Noon.' }, finish_reason: 'stop' }], usage: { prompt_tokens: null, completion_tokens: 1, total_tokens: 1, completion_tokens_details: { reasoning_tokens: 0.5 } } },
     ];

@@ -24,7 +24,7 @@ import {
 } from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
 import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
-import { readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
+import { readsAsShape, readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -151,34 +151,8 @@ export function readResponse(data: Json | undefined): LlmResponseView {
 }
 
 /**
- * The token counts native's codec of each response shape types as unsigned
- * integers (`[field]` or `[object, field]`); others it leaves untyped (a Chat
- * usage's `completion_tokens_details`).
- */
-const TYPED_COUNTS: Record<'openai_chat' | 'openai_responses' | 'anthropic_messages', readonly (readonly string[])[]> = {
-  openai_chat: [['prompt_tokens'], ['completion_tokens'], ['total_tokens'], ['prompt_tokens_details', 'cached_tokens']],
-  openai_responses: [['input_tokens'], ['output_tokens'], ['total_tokens'], ['input_tokens_details', 'cached_tokens'], ['output_tokens_details', 'reasoning_tokens']],
-  anthropic_messages: [['input_tokens'], ['output_tokens'], ['cache_read_input_tokens'], ['cache_creation_input_tokens']],
-};
-
-/**
- * Whether native's codec decodes the response's usage: a typed count that is
- * there (not null) but no unsigned integer as it crossed the binding (`1.5`,
- * `-1`, `"10"`, `2**40`, which crossed as an f64) fails the whole response.
- */
-function usageDecodes(surface: keyof typeof TYPED_COUNTS, usage: Json | undefined): boolean {
-  const object = objectOf(usage ?? null);
-  if (object === null) return true;
-  for (const path of TYPED_COUNTS[surface]) {
-    const value = path.length === 1 ? object[path[0]!] : objectOf(object[path[0]!] ?? null)?.[path[1]!];
-    if (value !== undefined && value !== null && tokenCount(value) === undefined) return false;
-  }
-  return true;
-}
-
-/**
  * `readResponse` as native's gen_ai mapping reads it: a response whose usage
- * its codec rejects (`usageDecodes`) gives nothing, neither message, id,
+ * its codec rejects (`responseUsageDecodes`) gives nothing, neither message, id,
  * model, finish reason nor usage. (Its openinference mapping drops only the
  * message and finish reason: see openinference.ts.)
  */
@@ -189,11 +163,19 @@ export function readDecodedResponse(data: Json | undefined): LlmResponseView {
   return readResponse(data);
 }
 
-/** Whether native's codec of the response's own shape decodes its usage (`usageDecodes`); true for a shapeless response. */
+/**
+ * Whether native's codec of the response's own shape decodes its usage: a
+ * typed count that is there (not null) but no unsigned integer as it crossed
+ * the binding (`1.5`, `-1`, `"10"`, `2**40`, which crossed as an f64), or a
+ * details field that is no object, fails the whole response. The rule its
+ * pricing reads a usage by (`readsAsShape`); true for a shapeless response
+ * or a usage that is no object.
+ */
 export function responseUsageDecodes(data: Json | undefined): boolean {
   const response = objectOf(data ?? null) ?? {};
   const surface = detectResponseSurface(response);
-  return surface === undefined || usageDecodes(surface, response.usage);
+  const usage = response.usage ?? null;
+  return surface === undefined || objectOf(usage) === null || readsAsShape(surface, usage);
 }
 
 /** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */
