@@ -8,14 +8,14 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
-import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
+import { canonicalJson } from '../../../formats/native-text.ts';
 import type { AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { objectOf, put, stringOf } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { errorType, markSpan, modelName, toolCallId } from './relay-attributes.ts';
-import { readDecodedResponse, readRequest, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
+import { jsonTextOfString, readDecodedResponse, readRequest, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 
 export const genAiProjection: Projection = {
   span(scope) {
@@ -112,10 +112,7 @@ function executeTool(scope: FinishedScope) {
 
 /** A payload as JSON text; a string holding JSON is re-serialized compactly. */
 function jsonText(value: Json): string {
-  if (typeof value === 'string') {
-    const parsed = parseJsonAsNative(value);
-    return parsed === undefined ? JSON.stringify(value) : sortedJson(parsed.value);
-  }
+  if (typeof value === 'string') return jsonTextOfString(value);
   // A payload value crossed the binding: native's number text (an integer past u32 is an f64, `1.0`).
   return canonicalJson(value);
 }

@@ -314,9 +314,7 @@ function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
   if (typeof args === 'string') {
     // Read as native's serde parser reads it: stricter than JSON.parse (a lone surrogate escape), number texts kept.
     const parsed = parseJsonAsNative(args);
-    // Arguments that are not JSON are sent as a JSON string, as native does.
-    if (parsed === undefined) return { id, name, arguments: args, argumentsText: JSON.stringify(args) };
-    return { id, name, arguments: parsed.value, argumentsText: sortedJson(parsed.value) };
+    return { id, name, arguments: parsed === undefined ? args : parsed.value, argumentsText: jsonTextOfString(args, parsed) };
   }
   return { id, name, arguments: args, argumentsText: sortedJson(args) };
 }
@@ -344,6 +342,15 @@ export function textOfMessage(message: Message): string {
 
 export function toolCallsOf(message: Message): ToolCall[] {
   return message.parts.filter((p): p is Extract<Part, { kind: 'tool_call' }> => p.kind === 'tool_call').map((p) => p.call);
+}
+
+/**
+ * A string that may hold JSON, as native sends it: the JSON it holds (read by
+ * serde's parser, `parseJsonAsNative`) in serde_json's text, else the string
+ * itself as a JSON string. `parsed`: the caller's own parse of `text`, if any.
+ */
+export function jsonTextOfString(text: string, parsed = parseJsonAsNative(text)): string {
+  return parsed === undefined ? JSON.stringify(text) : sortedJson(parsed.value);
 }
 
 /**
