@@ -110,7 +110,7 @@ export function compareRuns(memory: ReplayResult, native: ReplayResult, options:
 }
 
 /** Memory's run with its failed LLM ends as native writes them (a documented difference; see `failedLlmEndsAsNative`). */
-function failedLlmAsNative(memory: ReplayResult): ReplayResult {
+export function failedLlmAsNative(memory: ReplayResult): ReplayResult {
   const atofLines = failedLlmEndsAsNative(memory.atofLines);
   return { ...memory, atofLines, events: atofLines.map((line) => JSON.parse(line) as ReplayResult['events'][number]) };
 }
@@ -121,19 +121,20 @@ function failedLlmAsNative(memory: ReplayResult): ReplayResult {
  * caller compares such documents structurally only.
  */
 function observedAsNative(memory: ReplayResult): ReplayResult {
-  const trajectories = new Map(
-    [...memory.trajectories].map(([name, doc]) => {
-      const copy = structuredClone(doc) as { extra?: { observed_events?: unknown[] } };
-      const observed = copy.extra?.observed_events;
-      if (Array.isArray(observed)) copy.extra!.observed_events = observed.map((event) => JSON.parse(failedLlmEndsAsNative([JSON.stringify(event)])[0]!) as unknown);
-      return [name, copy as typeof doc] as const;
-    }),
-  );
+  const trajectories = new Map([...memory.trajectories].map(([name, doc]) => [name, observedEventsAsNative(doc)] as const));
   return { ...memory, trajectories };
 }
 
+/** A copy of one of memory's plugin-host documents with its failed LLM ends in `extra.observed_events` as native writes them. */
+export function observedEventsAsNative<T>(doc: T): T {
+  const copy = structuredClone(doc) as { extra?: { observed_events?: unknown[] } };
+  const observed = copy.extra?.observed_events;
+  if (Array.isArray(observed)) copy.extra!.observed_events = observed.map((event) => JSON.parse(failedLlmEndsAsNative([JSON.stringify(event)])[0]!) as unknown);
+  return copy as T;
+}
+
 /** Whether a document (or a subagent's in it) has an LLM step that ended in error: an API error, or a call its session's close abandoned. */
-function hasFailedCall(doc: unknown): boolean {
+export function hasFailedCall(doc: unknown): boolean {
   const { steps, subagent_trajectories: children } = doc as { steps?: { extra?: { llm_response?: { error?: unknown } } }[]; subagent_trajectories?: unknown[] };
   return (steps ?? []).some((step) => step.extra?.llm_response?.error !== undefined) || (children ?? []).some(hasFailedCall);
 }
