@@ -138,7 +138,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
     out[`llm.tools.${i}.tool.json_schema`] = JSON.stringify({ type: 'function', function: fn });
   });
   // native: a response whose usage its codec cannot decode loses its message and finish reason here (the rest stays).
-  const read = readResponse(end.data);
+  const read = readResponse(end.data, 'shape-then-names');
   const response = responseUsageDecodes(end.data) ? read : { ...read, recognized: false, message: null, finishReason: undefined };
   // A shapeless (managed) response is read for its message, which native sends as JSON.
   const summary = !response.recognized && response.message !== null ? summaryOf(response.message) : '';
