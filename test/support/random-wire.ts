@@ -265,13 +265,16 @@ function chatFrames(draw: Draw, turn: RandomTurn, includeUsage: boolean): Frame[
   const frames: Frame[] = [chunk({ role: 'assistant', content: turn.text === undefined && turn.calls.length > 0 ? null : '', refusal: null }, null)];
   for (const piece of splitText(draw, turn.text ?? '')) frames.push(chunk({ content: piece }, null));
   for (const piece of splitText(draw, turn.refusal ?? '')) frames.push(chunk({ refusal: piece }, null));
-  // Parallel calls: each call's first delta names it; its arguments follow in pieces, sometimes several calls in one chunk.
+  // Parallel calls: each call's first delta names it; its arguments follow in pieces. Consecutive deltas
+  // sometimes share a chunk (the last piece of one call with the first of the next).
+  const deltas: Array<Record<string, unknown>> = [];
   turn.calls.forEach((call, index) => {
     const args = splitText(draw, JSON.stringify(call.args), false);
-    const first = draw.chance(0.5) ? args.shift() ?? '' : '';
-    frames.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: first } }] }, null));
-    for (const piece of args) frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null));
+    const first = draw.chance(0.5) ? (args.shift() ?? '') : '';
+    deltas.push({ index, id: call.id, type: 'function', function: { name: call.name, arguments: first } });
+    for (const piece of args) deltas.push({ index, function: { arguments: piece } });
   });
+  while (deltas.length > 0) frames.push(chunk({ tool_calls: deltas.splice(0, draw.chance(0.25) ? 2 : 1) }, null));
   frames.push(chunk({}, chatFinish(turn)));
   if (includeUsage) frames.push({ data: { id: turn.id, object: 'chat.completion.chunk', created: CREATED, model: turn.model, system_fingerprint: 'fp_random', choices: [], usage: chatUsage(turn) } });
   frames.push({ data: '[DONE]' });
