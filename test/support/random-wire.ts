@@ -75,8 +75,17 @@ export function randomText(draw: Draw, max = 12): string {
   return text;
 }
 
+/** For a program that answers some last turns with another request (the Claude Agent SDK's CLI re-prompts after a refusal or an empty answer). */
+export interface ScenarioLimits {
+  /** The ways the last turn may stop. */
+  finals?: readonly Finish[];
+  /** Whether the last turn may answer with no text (default true). */
+  emptyAnswer?: boolean;
+}
+
 /** Draws a scenario of 1-4 turns on `wire`, calling `tools`. */
-export function randomScenario(seed: number, wire: RandomWireKind, model: string, tools: readonly RandomTool[]): RandomScenario {
+export function randomScenario(seed: number, wire: RandomWireKind, model: string, tools: readonly RandomTool[], limits: ScenarioLimits = {}): RandomScenario {
+  const { finals } = limits;
   const draw = new Draw(seed);
   const count = draw.int(1, 4);
   const turns: RandomTurn[] = [];
@@ -92,13 +101,13 @@ export function randomScenario(seed: number, wire: RandomWireKind, model: string
       }
     }
     let finish: Finish = 'tool_calls';
-    if (last) finish = draw.pick(wire === 'anthropic' ? (['stop', 'stop', 'length', 'refusal', 'stop_sequence'] as const) : (['stop', 'stop', 'length', 'content_filter', 'refusal'] as const));
+    if (last) finish = draw.pick(finals ?? (wire === 'anthropic' ? (['stop', 'stop', 'length', 'refusal', 'stop_sequence'] as const) : (['stop', 'stop', 'length', 'content_filter', 'refusal'] as const)));
     let text: string | undefined;
     let refusal: string | undefined;
     if (finish === 'refusal' && wire !== 'anthropic') refusal = randomText(draw);
     else if (!last) text = draw.chance(0.5) ? randomText(draw) : undefined;
     else if (finish === 'refusal') text = draw.chance(0.5) ? randomText(draw) : undefined;
-    else text = draw.chance(0.9) ? randomText(draw) : '';
+    else text = draw.chance(0.9) || limits.emptyAnswer === false ? randomText(draw) : '';
     const input = draw.int(1, 5000);
     const output = draw.int(1, 800);
     const details = draw.chance(0.7);
