@@ -57,18 +57,9 @@ export interface RandomRun {
   run(hooks: HookRegistry): Promise<FrameworkTruth>;
 }
 
-/** An observation's text for what a tool returned: a string as is, anything else as JSON. */
+/** An observation's text for what a tool returned: a string as is, anything else as its JSON text. */
 function observed(output: unknown): unknown {
-  return typeof output === 'string' ? output : JSON.parse(JSON.stringify(output));
-}
-
-function contentOf(text: unknown): unknown {
-  if (typeof text !== 'string') return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+  return typeof output === 'string' ? output : JSON.stringify(output);
 }
 
 export async function checkRandomRun(options: RandomRun): Promise<void> {
@@ -122,7 +113,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     message: step.message,
     ...(step.model_name === undefined || known[answered.indexOf(step)]?.model === undefined ? {} : { model_name: step.model_name }),
     tool_calls: (step.tool_calls ?? []).map((call: AtifDoc) => ({ tool_call_id: call.tool_call_id, function_name: call.function_name, arguments: call.arguments })),
-    results: (step.observation?.results ?? []).map((result: AtifDoc) => ({ source_call_id: result.source_call_id, content: contentOf(result.content) })),
+    results: (step.observation?.results ?? []).map((result: AtifDoc) => ({ source_call_id: result.source_call_id, content: result.content })),
     prompt_tokens: step.metrics?.prompt_tokens,
     completion_tokens: step.metrics?.completion_tokens,
     cached_tokens: step.metrics?.cached_tokens,

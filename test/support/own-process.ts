@@ -15,6 +15,7 @@ export const LOADS_NATIVE = [
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',
+  'test/adapters/langchain-random-wire.test.ts',
   'test/adapters/langchain.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
