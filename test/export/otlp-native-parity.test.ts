@@ -334,6 +334,57 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 
+  // Found by the random redaction-stream differential (test/support/random-redaction-streams.ts): a tool
+  // result's output.value is its display text by the rule an LLM payload's is read by: JSON text read for
+  // its JSON, content strings and text parts trimmed as a whole with blank ones left out, thinking and
+  // stripped parts skipped, tool calls named, `summary`, `message`, `prompt`, a Responses `output` or Chat
+  // `choices` read. The memory relay had a narrower rule of its own.
+  it('sends a tool result as its display text, as native reads it (openinference)', async () => {
+    const results = [
+      '{"9":"x","content":" a b ","01":false}',
+      '[" a ","b"]',
+      '"quoted "',
+      { content: [' a\r\n', 'b', false] },
+      { content: ['  ', 'b'] },
+      { content: ['  '] },
+      { content: [{ type: 'text', text: ' a ', stripped: true }, { type: 'text', text: ' b ' }] },
+      [{ type: 'thinking', text: 'x' }, { type: 'tool_use', name: 'f' }, { type: 'text', text: 'y' }],
+      { summary: ' s ' },
+      { message: { content: 'deep' } },
+      { content: '{"text":"inner"}' },
+      { output: [{ type: 'message', content: [{ type: 'output_text', text: ' x ' }] }, { type: 'function_call', name: 'f' }] },
+      { choices: [{ message: { content: ' x ', tool_calls: [{ function: { name: 'g' } }] } }] },
+      { tool_calls: [{ name: 'f' }, { toolName: 'h' }] },
+    ];
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      ...results.flatMap((result, i) => [
+        { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: { i } } },
+        { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: { i }, result } },
+      ]),
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans = await spansOnBoth(lines, 'openinference');
+    const tools = spans.native!.filter((span) => span.attributes['openinference.span.kind'] === 'TOOL').map((span) => span.attributes['output.value']);
+    expect(tools).toEqual([
+      'a b',
+      'a \nb',
+      'quoted',
+      'a\r\n\nb',
+      'b',
+      '{"content":["  "]}',
+      'b',
+      'y\nRequested tools: f',
+      's',
+      'deep',
+      'inner',
+      'x\nRequested tools: f',
+      'x\nRequested tools: g',
+      'Requested tools: f, h',
+    ]);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {
