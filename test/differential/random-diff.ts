@@ -110,7 +110,7 @@ export function compareRuns(memory: ReplayResult, native: ReplayResult, options:
 }
 
 /** Memory's run with its failed LLM ends as native writes them (a documented difference; see `failedLlmEndsAsNative`). */
-function failedLlmAsNative(memory: ReplayResult): ReplayResult {
+export function failedLlmAsNative(memory: ReplayResult): ReplayResult {
   const atofLines = failedLlmEndsAsNative(memory.atofLines);
   return { ...memory, atofLines, events: atofLines.map((line) => JSON.parse(line) as ReplayResult['events'][number]) };
 }

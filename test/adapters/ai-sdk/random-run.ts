@@ -96,6 +96,7 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, onNative:
           prompt: step.usage.inputTokens,
           completion: step.usage.outputTokens,
           cached: sumDefined(step.usage.inputTokenDetails.cacheReadTokens, step.usage.inputTokenDetails.cacheWriteTokens),
+          finish: step.finishReason,
         }));
         return {
           prompt,
