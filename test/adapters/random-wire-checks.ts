@@ -6,6 +6,8 @@
 // sums them); the ATOF file has one LLM start/end pair per provider request,
 // nothing was lost or counted twice, both files validate, and the same hooks
 // on native (where it loads) give the same files.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'vitest';
 import type { HookRegistry } from '../../src/hooks/registry.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
@@ -18,6 +20,15 @@ import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
+import { cliInProcess } from '../cli/support.ts';
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
 
 export interface FrameworkStep {
   /** The step's text as the framework returned it. */
@@ -79,6 +90,11 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   expect([starts.length, ends.length], `${label}\nLLM start/end pairs against provider requests`).toEqual([options.requests(), options.requests()]);
   expect(new Set(starts.map((event) => event.uuid)).size, label).toBe(starts.length);
   expect(new Set(ends.map((event) => event.uuid)), label).toEqual(new Set(starts.map((event) => event.uuid)));
+
+  // What `validate` says of the files as written.
+  const files = ['atof', 'atif'].flatMap((kind) => safeList(path.join(recorded.dir, kind)).map((name) => path.join(recorded.dir, kind, name)));
+  const validated = await cliInProcess(['validate', ...files]);
+  expect(validated.code, `${label}\nvalidate: ${validated.stdout}${validated.stderr}`).toBe(0);
 
   // ATIF: one valid trajectory.
   expect(atif, label).toHaveLength(1);
