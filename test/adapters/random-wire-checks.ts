@@ -137,6 +137,13 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
 
+  // One tool start/end pair per tool the framework ran.
+  if (truth.steps !== undefined) {
+    const tools = atof.filter((event) => event.kind === 'scope' && event.category === 'tool');
+    const ran = truth.steps.reduce((sum, step) => sum + step.results.length, 0);
+    expect([tools.filter((event) => event.scope_category === 'start').length, tools.filter((event) => event.scope_category === 'end').length], `${label}\ntool start/end pairs against the tools run`).toEqual([ran, ran]);
+  }
+
   // Finish reasons, where the framework says them: the answered calls' LLM ends in the ATOF file.
   const answeredEnds = ends.filter((event) => event.metadata?.['error.type'] === undefined);
   const finishes = known.map((step, index) => (step.finish === undefined ? undefined : answeredEnds[index]?.data?.finish_reason));
