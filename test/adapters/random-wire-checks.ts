@@ -6,6 +6,8 @@
 // sums them); the ATOF file has one LLM start/end pair per provider request,
 // nothing was lost or counted twice, both files validate, and the same hooks
 // on native (where it loads) give the same files.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'vitest';
 import type { HookRegistry } from '../../src/hooks/registry.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
@@ -18,6 +20,15 @@ import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
+import { cliInProcess } from '../cli/support.ts';
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
 
 export interface FrameworkStep {
   /** The step's text as the framework returned it. */
@@ -28,7 +39,8 @@ export interface FrameworkStep {
   /** What each tool returned, by call id. */
   results: Array<{ id: string; output: unknown }>;
   prompt: number | undefined;
-  completion: number | undefined;
+  /** null: the framework does not say per step (the totals still hold it). */
+  completion: number | undefined | null;
   /** Cache reads plus writes, as the framework reports them (undefined: it reports none). */
   cached: number | undefined;
   /** Why the model stopped, where the framework says it. */
@@ -46,6 +58,8 @@ export interface FrameworkTruth {
   error?: string;
   /** How many of the last calls the framework says failed (their steps must say so); 0 when it threw after the reply. */
   failedCalls?: number;
+  /** Calls (0-based, among all the run's LLM calls) whose attempt failed and was retried: their steps must say so. */
+  retried?: readonly number[];
 }
 
 export interface RandomRun {
@@ -79,6 +93,11 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   expect(new Set(starts.map((event) => event.uuid)).size, label).toBe(starts.length);
   expect(new Set(ends.map((event) => event.uuid)), label).toEqual(new Set(starts.map((event) => event.uuid)));
 
+  // What `validate` says of the files as written.
+  const files = ['atof', 'atif'].flatMap((kind) => safeList(path.join(recorded.dir, kind)).map((name) => path.join(recorded.dir, kind, name)));
+  const validated = await cliInProcess(['validate', ...files]);
+  expect(validated.code, `${label}\nvalidate: ${validated.stdout}${validated.stderr}`).toBe(0);
+
   // ATIF: one valid trajectory.
   expect(atif, label).toHaveLength(1);
   const doc = atif[0]! as AtifDoc;
@@ -90,16 +109,18 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   expect(steps.map((step) => step.source), label).toEqual(['user', ...all.map(() => 'agent')]);
   expect(all.length, `${label}\none agent step per provider request`).toBe(options.requests());
   // A run the framework ended with an error: the calls it did not return are steps that say so.
-  // Calls the framework says failed: their steps say so (and, with the framework's steps known, the others match them below).
-  const failed = truth.failedCalls ?? 0;
+  // Calls the framework says failed (retried attempts, the last calls of a run it ended with an error): their steps
+  // say so (and, with the framework's steps known, the others match them below).
+  const retried = new Set(truth.retried ?? []);
+  const failed = (truth.failedCalls ?? 0) + retried.size;
   all.forEach((step, index) => {
     const error = step.extra?.llm_response?.error;
-    if (index >= all.length - failed) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error})`).toBeDefined();
+    if (retried.has(index) || index >= all.length - (truth.failedCalls ?? 0)) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error ?? 'retried'})`).toBeDefined();
     else expect(error, `${label}\nstep ${index + 1}: an answered call`).toBeUndefined();
   });
   if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);
   const known = truth.steps ?? [];
-  const answered = all.slice(0, known.length);
+  const answered = all.filter((_, index) => !retried.has(index)).slice(0, known.length);
   const expectedSteps = known.map((step) => ({
     message: step.text,
     ...(step.model === undefined ? {} : { model_name: step.model }),
@@ -115,10 +136,17 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     tool_calls: (step.tool_calls ?? []).map((call: AtifDoc) => ({ tool_call_id: call.tool_call_id, function_name: call.function_name, arguments: call.arguments })),
     results: (step.observation?.results ?? []).map((result: AtifDoc) => ({ source_call_id: result.source_call_id, content: result.content })),
     prompt_tokens: step.metrics?.prompt_tokens,
-    completion_tokens: step.metrics?.completion_tokens,
+    completion_tokens: known[answered.indexOf(step)]?.completion === null ? null : step.metrics?.completion_tokens,
     cached_tokens: step.metrics?.cached_tokens,
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
+
+  // One tool start/end pair per tool the framework ran.
+  if (truth.steps !== undefined) {
+    const tools = atof.filter((event) => event.kind === 'scope' && event.category === 'tool');
+    const ran = truth.steps.reduce((sum, step) => sum + step.results.length, 0);
+    expect([tools.filter((event) => event.scope_category === 'start').length, tools.filter((event) => event.scope_category === 'end').length], `${label}\ntool start/end pairs against the tools run`).toEqual([ran, ran]);
+  }
 
   // Finish reasons, where the framework says them: the answered calls' LLM ends in the ATOF file.
   const answeredEnds = ends.filter((event) => event.metadata?.['error.type'] === undefined);
