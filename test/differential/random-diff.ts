@@ -69,7 +69,7 @@ export interface SeedOptions extends RandomStreamOptions {
  * per run: labelled (uuidv7 sorts by time, so both runs list them in the
  * same order) before the files are compared.
  */
-function relabelFiles(result: ReplayResult): ReplayResult {
+export function relabelFiles(result: ReplayResult): ReplayResult {
   const labels = new UuidLabels();
   const rename = <T>(map: Map<string, T>) => new Map([...map].map(([name, value]) => [labels.text(name), value] as const));
   return { ...result, trajectories: rename(result.trajectories), trajectoryTexts: rename(result.trajectoryTexts) };
@@ -110,7 +110,7 @@ export function compareRuns(memory: ReplayResult, native: ReplayResult, options:
 }
 
 /** Memory's run with its failed LLM ends as native writes them (a documented difference; see `failedLlmEndsAsNative`). */
-function failedLlmAsNative(memory: ReplayResult): ReplayResult {
+export function failedLlmAsNative(memory: ReplayResult): ReplayResult {
   const atofLines = failedLlmEndsAsNative(memory.atofLines);
   return { ...memory, atofLines, events: atofLines.map((line) => JSON.parse(line) as ReplayResult['events'][number]) };
 }
@@ -120,7 +120,7 @@ function failedLlmAsNative(memory: ReplayResult): ReplayResult {
  * (`extra.observed_events`); its text is then no longer memory's, so the
  * caller compares such documents structurally only.
  */
-function observedAsNative(memory: ReplayResult): ReplayResult {
+export function observedAsNative(memory: ReplayResult): ReplayResult {
   const trajectories = new Map(
     [...memory.trajectories].map(([name, doc]) => {
       const copy = structuredClone(doc) as { extra?: { observed_events?: unknown[] } };
@@ -133,7 +133,7 @@ function observedAsNative(memory: ReplayResult): ReplayResult {
 }
 
 /** Whether a document (or a subagent's in it) has an LLM step that ended in error: an API error, or a call its session's close abandoned. */
-function hasFailedCall(doc: unknown): boolean {
+export function hasFailedCall(doc: unknown): boolean {
   const { steps, subagent_trajectories: children } = doc as { steps?: { extra?: { llm_response?: { error?: unknown } } }[]; subagent_trajectories?: unknown[] };
   return (steps ?? []).some((step) => step.extra?.llm_response?.error !== undefined) || (children ?? []).some(hasFailedCall);
 }
