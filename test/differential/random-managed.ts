@@ -85,7 +85,7 @@ interface Running {
   done: Promise<void>;
 }
 
-/** A request rewrite the host's own middleware makes for some calls (those whose id ends in an even digit). */
+/** Whether the host's own middleware rewrites a call's payload (those whose id ends in an even digit). */
 function rewrites(id: string): boolean {
   return /[02468]$/.test(id);
 }
@@ -101,7 +101,9 @@ export async function replayManaged(backend: RelayBackend, lines: readonly Strea
   const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: writePluginsToml(dir, components) }, logger });
   const hooks = new HookRegistry({ logger: silentLogger });
   // The host's own middleware: outside the plugin's (registered first), a rewrite of some payloads...
-  hooks.use('llm_execution', (payload, next) => (rewrites(String(payload.api_request_id)) ? next({ ...payload, request: { ...payload.request, host_rewrite: true } }) : next()), { name: 'host-outer' });
+  // (an LLM call's request is left as its hooks report it: native's ATIF files hold a failed attempt's request on a
+  // user step of its own, memory's on the retry's step, and random-diff.ts compares them as equal only so).
+  hooks.use('llm_execution', (payload, next) => (rewrites(String(payload.api_request_id)) ? next({ ...payload, host_attempt: true }) : next()), { name: 'host-outer' });
   hooks.use('tool_execution', (payload, next) => (rewrites(String(payload.tool_call_id)) ? next({ ...payload, args: { ...payload.args, host_rewrite: true } }) : next()), { name: 'host-outer' });
   hooks.use('llm_request', ({ request }) => (request.max_tokens === 0 ? { request: { ...request, max_tokens: 1 }, reason: 'a zero token cap' } : undefined), { name: 'host-request' });
   const unregister = plugin.register(hooks);
@@ -123,7 +125,11 @@ export async function replayManaged(backend: RelayBackend, lines: readonly Strea
       await call.done;
     } else {
       // A fresh copy per run: the registry stamps payloads in place, and each backend must see the stream as recorded.
-      hooks.emit(line.hook as HookName, structuredClone(line.payload) as never);
+      const payload = structuredClone(line.payload);
+      // The request an API call's hooks report is the one the host's request middleware made, as its managed call's.
+      const request = payload.request as { body?: unknown } | undefined;
+      if (line.hook === 'pre_api_request' && typeof request?.body === 'object' && request.body !== null) request.body = hooks.applyRequest('llm_request', request.body, payload);
+      hooks.emit(line.hook as HookName, payload as never);
     }
   }
   // Calls the host never finished: they fail now, in the order they started.
