@@ -25,8 +25,9 @@
  *   writers sort such objects as they write them.
  *
  * The rules live in `native-text/`: `numbers.ts`, `keys.ts` (key order and
- * sorted copies), `write.ts`, `parse.ts` and `whitespace.ts` (what native's
- * `trim` strips).
+ * sorted copies), `write.ts` and `parse.ts`; what native's `trim` strips is
+ * `shared/whitespace.ts` (the rust-regex reader and the redaction detectors
+ * need it too), re-exported here.
  *
  * @module
  */
@@ -36,4 +37,4 @@ export { sortJson, stringifyMayDiffer } from './native-text/keys.ts';
 export { canonicalJson, toRustJson, type FieldTypes, type NumberFieldType } from './native-text/write.ts';
 export { parseJsonAsNative } from './native-text/parse.ts';
 export { sameJson } from './native-text/same.ts';
-export { isNativeBlank, nativeTrim } from './native-text/whitespace.ts';
+export { isNativeBlank, nativeTrim } from '../shared/whitespace.ts';

@@ -353,17 +353,20 @@ interface CostShape {
   output: Path;
   cacheRead: Path;
   cacheWrite?: Path;
+  /** The total the shape states (Messages states none). */
+  total?: Path;
   typed: readonly Path[];
   objects: readonly string[];
 }
 
 const COST_SHAPES: Partial<Record<UsageShape, CostShape>> = {
-  openai_chat: { input: ['prompt_tokens'], output: ['completion_tokens'], cacheRead: ['prompt_tokens_details', 'cached_tokens'], typed: [['total_tokens']], objects: ['prompt_tokens_details'] },
+  openai_chat: { input: ['prompt_tokens'], output: ['completion_tokens'], cacheRead: ['prompt_tokens_details', 'cached_tokens'], total: ['total_tokens'], typed: [], objects: ['prompt_tokens_details'] },
   openai_responses: {
     input: ['input_tokens'],
     output: ['output_tokens'],
     cacheRead: ['input_tokens_details', 'cached_tokens'],
-    typed: [['total_tokens'], ['output_tokens_details', 'reasoning_tokens']],
+    total: ['total_tokens'],
+    typed: [['output_tokens_details', 'reasoning_tokens']],
     objects: ['input_tokens_details', 'output_tokens_details'],
   },
   anthropic_messages: { input: ['input_tokens'], output: ['output_tokens'], cacheRead: ['cache_read_input_tokens'], cacheWrite: ['cache_creation_input_tokens'], typed: [], objects: [] },
@@ -391,7 +394,7 @@ function readsAs(shape: CostShape, usage: unknown): boolean {
     const value = field(usage, key);
     if (value !== undefined && value !== null && !isRecord(value)) return false;
   }
-  const paths = [shape.input, shape.output, shape.cacheRead, ...(shape.cacheWrite === undefined ? [] : [shape.cacheWrite]), ...shape.typed];
+  const paths = [shape.input, shape.output, shape.cacheRead, ...(shape.cacheWrite === undefined ? [] : [shape.cacheWrite]), ...(shape.total === undefined ? [] : [shape.total]), ...shape.typed];
   return paths.every((path) => typedCount(usage, path) !== UNREADABLE);
 }
 
@@ -399,6 +402,48 @@ function readsAs(shape: CostShape, usage: unknown): boolean {
 export function readsAsShape(surface: UsageShape, usage: unknown): boolean {
   const shape = COST_SHAPES[surface];
   return shape !== undefined && readsAs(shape, usage);
+}
+
+/**
+ * How a usage of a known shape is read: `shape`, that shape's fields alone;
+ * `shape-then-names`, each count the shape does not state taken by native's
+ * names (`cached_tokens`, `cache_read_input_tokens`,
+ * `cache_creation_input_tokens`, `cache_write_tokens`, `input_tokens`, ...).
+ */
+export type CountReading = 'shape' | 'shape-then-names';
+
+/**
+ * An LLM span's token counts of a response of `surface`, in the
+ * trajectory's meaning (the input counts its cache reads and writes), as
+ * native's OTLP mappings read them: by the shape's own fields (`shape`, its
+ * gen_ai mapping), or by them and then native's names for what they leave
+ * unstated (`shape-then-names`, its openinference mapping: a Chat
+ * Completions usage's `input_tokens`, a top-level `cached_tokens`, the
+ * LiteLLM cache keys). The total is the one the shape states, or for
+ * Messages (which states none) input plus output. Undefined when the
+ * shape's codec rejects the usage or there is no usage object; empty when
+ * the shape reads no count.
+ */
+export function spanTokenUsage(response: unknown, surface: UsageShape, reading: CountReading): TokenUsage | undefined {
+  const shape = COST_SHAPES[surface];
+  const usage = field(response, 'usage');
+  if (shape === undefined || !readsAs(shape, usage)) return undefined;
+  const typed = (path: Path | undefined): number | undefined => {
+    const value = path === undefined ? undefined : typedCount(usage, path);
+    return value === UNREADABLE ? undefined : value;
+  };
+  const own: RawCounts = { input: typed(shape.input), output: typed(shape.output), cacheRead: typed(shape.cacheRead), cacheWrite: typed(shape.cacheWrite) };
+  const tokenUsage = isRecord(field(response, 'token_usage')) ? field(response, 'token_usage') : undefined;
+  const raw = reading === 'shape' ? own : firstDefined(own, aliasCounts(usage, tokenUsage).raw);
+  const prompt = raw.input === undefined || inputIncludesCache(surface) ? raw.input : raw.input + (raw.cacheRead ?? 0) + (raw.cacheWrite ?? 0);
+  const total = surface !== 'anthropic_messages' ? typed(shape.total) : prompt !== undefined && raw.output !== undefined ? prompt + raw.output : undefined;
+  const out: { -readonly [K in keyof TokenUsage]: TokenUsage[K] } = {};
+  if (prompt !== undefined) out.prompt = prompt;
+  if (raw.output !== undefined) out.completion = raw.output;
+  if (total !== undefined) out.total = total;
+  if (raw.cacheRead !== undefined) out.cacheRead = raw.cacheRead;
+  if (raw.cacheWrite !== undefined) out.cacheWrite = raw.cacheWrite;
+  return out;
 }
 
 /**

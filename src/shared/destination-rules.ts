@@ -29,7 +29,8 @@ export function headerValueProblem(value: string): string | null {
 export function destinationUrlProblem(text: string, schemes: readonly string[]): string | null {
   let url: URL;
   try {
-    url = new URL(text.trim());
+    // Not trimmed: the URL parser strips C0 controls and spaces at the edges itself, as Rust's url crate does.
+    url = new URL(text);
   } catch {
     return 'is not a URL';
   }

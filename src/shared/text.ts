@@ -6,6 +6,8 @@
  * @module
  */
 
+import { isNativeBlank } from './whitespace.ts';
+
 /** The value when it is a string (empty included), else `undefined`. */
 export function asString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
@@ -16,9 +18,9 @@ export function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** True for a string with something besides white space in it. */
+/** True for a string with something besides white space in it (native's `trim().is_empty()` is false). */
 export function isNonBlank(value: unknown): boolean {
-  return typeof value === 'string' && value.trim() !== '';
+  return typeof value === 'string' && !isNativeBlank(value);
 }
 
 /**

@@ -122,7 +122,8 @@ export function attemptsAsMemory<T>(input: T): T {
 }
 
 
-const ERROR_STATUS = /"otel\.status_code":( ?)"ERROR"/;
+// `otel_status_code` and `error_type`: the same event from a stream sink whose `field_name_policy` is `replace_dots`.
+const ERROR_STATUS = /"otel([._])status_code":( ?)"ERROR"/;
 
 /**
  * The ATOF lines of memory as native writes them for an LLM call closed by
@@ -135,9 +136,9 @@ export function failedLlmEndsAsNative(lines: readonly string[]): string[] {
   return lines.map((line) => {
     if (!ERROR_STATUS.test(line)) return line;
     const event = JSON.parse(line) as { category?: string; scope_category?: string; metadata?: Record<string, unknown> | null };
-    if (event.category !== 'llm' || event.scope_category !== 'end' || event.metadata?.['error.type'] === undefined) return line;
+    if (event.category !== 'llm' || event.scope_category !== 'end' || (event.metadata?.['error.type'] ?? event.metadata?.['error_type']) === undefined) return line;
     // A managed call whose host call threw (its end names the exception) ends as an error on both.
-    if (event.metadata['exception.type'] !== undefined) return line;
-    return line.replace(ERROR_STATUS, '"otel.status_code":$1"OK"');
+    if (event.metadata?.['exception.type'] !== undefined) return line;
+    return line.replace(ERROR_STATUS, '"otel$1status_code":$2"OK"');
   });
 }

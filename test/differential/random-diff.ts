@@ -121,15 +121,16 @@ export function failedLlmAsNative(memory: ReplayResult): ReplayResult {
  * caller compares such documents structurally only.
  */
 export function observedAsNative(memory: ReplayResult): ReplayResult {
-  const trajectories = new Map(
-    [...memory.trajectories].map(([name, doc]) => {
-      const copy = structuredClone(doc) as { extra?: { observed_events?: unknown[] } };
-      const observed = copy.extra?.observed_events;
-      if (Array.isArray(observed)) copy.extra!.observed_events = observed.map((event) => JSON.parse(failedLlmEndsAsNative([JSON.stringify(event)])[0]!) as unknown);
-      return [name, copy as typeof doc] as const;
-    }),
-  );
+  const trajectories = new Map([...memory.trajectories].map(([name, doc]) => [name, observedEventsAsNative(doc)] as const));
   return { ...memory, trajectories };
+}
+
+/** A copy of one of memory's plugin-host documents with its failed LLM ends in `extra.observed_events` as native writes them. */
+export function observedEventsAsNative<T>(doc: T): T {
+  const copy = structuredClone(doc) as { extra?: { observed_events?: unknown[] } };
+  const observed = copy.extra?.observed_events;
+  if (Array.isArray(observed)) copy.extra!.observed_events = observed.map((event) => JSON.parse(failedLlmEndsAsNative([JSON.stringify(event)])[0]!) as unknown);
+  return copy as T;
 }
 
 /** Whether a document (or a subagent's in it) has an LLM step that ended in error: an API error, or a call its session's close abandoned. */

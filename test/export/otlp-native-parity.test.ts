@@ -250,6 +250,41 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     }
   });
 
+  // Found by the random pricing differential: a usage beside a provider's response is read by
+  // native's gen_ai mapping through the shape's own fields only (no cache write from a Chat
+  // Completions usage's `cache_creation_input_tokens`), and by its openinference mapping through
+  // them and then native's names for what they leave out (`input_tokens`, a top-level
+  // `cached_tokens`, the LiteLLM cache keys); memory read both by the usage's keys.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`reads a response's token counts as native's ${type} mapping does`, async () => {
+      const chat = (id: string, usage: object) => ({ id, object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage });
+      const responses = (id: string, usage: object) => ({ id, object: 'response', model: 'o4', status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }], usage });
+      const messages = (id: string, usage: object) => ({ id, type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage });
+      const all = [
+        chat('r1', { prompt_tokens: 300, completion_tokens: 200, cache_creation_input_tokens: 7, cache_read_input_tokens: 5 }),
+        chat('r2', { completion_tokens: 200, input_tokens: 100, cached_tokens: 3, totalTokens: 9 }),
+        chat('r3', { prompt_tokens: 300, completion_tokens: 200, prompt_tokens_details: { cached_tokens: 4 }, cached_tokens: 3, cache_write_tokens: 8 }),
+        responses('r4', { output_tokens: 200, prompt_tokens: 50, cache_creation_input_tokens: 7 }),
+        responses('r5', { input_tokens: 300, output_tokens: 200, total_tokens: 9, cached_tokens: 3 }),
+        messages('r6', { output_tokens: 200, prompt_tokens: 50, cache_creation_input_tokens: 7 }),
+        messages('r7', { input_tokens: 300, output_tokens: 200, cache_read_input_tokens: 5, cached_tokens: 3, cache_write_tokens: 8, total_tokens: 9 }),
+      ];
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...all.flatMap((response, i) => [
+          { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: `a${i}`, provider: 'openai', model: 'gpt', request: { body: { messages: [{ role: 'user', content: 'Go' }] } } } },
+          { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: `a${i}`, response } },
+        ]),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      const first = spans.native!.find((span) => JSON.stringify(span.attributes).includes('"r1"'))!;
+      if (type === 'gen_ai') expect([first.attributes['gen_ai.usage.cache_write.input_tokens'], first.attributes['gen_ai.usage.cache_read.input_tokens']]).toEqual([undefined, undefined]);
+      else expect([first.attributes['llm.token_count.prompt_details.cache_write'], first.attributes['llm.token_count.prompt_details.cache_read']]).toEqual([7, 5]);
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // Found by the random-stream differential against OTLP: openinference's input.value
   // trimmed with JavaScript's trim (U+FEFF stripped, U+0085 kept, the reverse of
   // native's Rust trim), read JSON text with JSON.parse, and sent a tool's input as
@@ -296,6 +331,57 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(tools).toEqual(['done', '" \u0085"', 'text']);
     const llm = spans.native!.find((span) => span.attributes['openinference.span.kind'] === 'LLM')!;
     expect([llm.attributes['llm.finish_reason'], llm.attributes['llm.output_messages.0.message.content']]).toEqual([undefined, undefined]);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
+  // Found by the random redaction-stream differential (test/support/random-redaction-streams.ts): a tool
+  // result's output.value is its display text by the rule an LLM payload's is read by: JSON text read for
+  // its JSON, content strings and text parts trimmed as a whole with blank ones left out, thinking and
+  // stripped parts skipped, tool calls named, `summary`, `message`, `prompt`, a Responses `output` or Chat
+  // `choices` read. The memory relay had a narrower rule of its own.
+  it('sends a tool result as its display text, as native reads it (openinference)', async () => {
+    const results = [
+      '{"9":"x","content":" a b ","01":false}',
+      '[" a ","b"]',
+      '"quoted "',
+      { content: [' a\r\n', 'b', false] },
+      { content: ['  ', 'b'] },
+      { content: ['  '] },
+      { content: [{ type: 'text', text: ' a ', stripped: true }, { type: 'text', text: ' b ' }] },
+      [{ type: 'thinking', text: 'x' }, { type: 'tool_use', name: 'f' }, { type: 'text', text: 'y' }],
+      { summary: ' s ' },
+      { message: { content: 'deep' } },
+      { content: '{"text":"inner"}' },
+      { output: [{ type: 'message', content: [{ type: 'output_text', text: ' x ' }] }, { type: 'function_call', name: 'f' }] },
+      { choices: [{ message: { content: ' x ', tool_calls: [{ function: { name: 'g' } }] } }] },
+      { tool_calls: [{ name: 'f' }, { toolName: 'h' }] },
+    ];
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      ...results.flatMap((result, i) => [
+        { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: { i } } },
+        { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: { i }, result } },
+      ]),
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans = await spansOnBoth(lines, 'openinference');
+    const tools = spans.native!.filter((span) => span.attributes['openinference.span.kind'] === 'TOOL').map((span) => span.attributes['output.value']);
+    expect(tools).toEqual([
+      'a b',
+      'a \nb',
+      'quoted',
+      'a\r\n\nb',
+      'b',
+      '{"content":["  "]}',
+      'b',
+      'y\nRequested tools: f',
+      's',
+      'deep',
+      'inner',
+      'x\nRequested tools: f',
+      'x\nRequested tools: g',
+      'Requested tools: f, h',
+    ]);
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 

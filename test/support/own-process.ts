@@ -13,9 +13,12 @@
 //   file in the same process would talk to the first file's fake API.
 export const LOADS_NATIVE = [
   'test/adapters/ai-sdk/providers.test.ts',
+  'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',
+  'test/adapters/langchain-random-wire.test.ts',
   'test/adapters/langchain.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
+  'test/adapters/openai-agents/random-wire.test.ts',
   'test/backends/atif-builder-loader.test.ts',
   'test/backends/bounded-payloads.test.ts',
   'test/backends/memory/atif-exporter.test.ts',
@@ -43,6 +46,7 @@ export const LOADS_NATIVE = [
   'test/components/redaction-engine.test.ts',
   'test/components/redaction-parity.test.ts',
   'test/components/redaction-random.test.ts',
+  'test/components/whitespace-parity.test.ts',
   'test/contract/plugin-contract.test.ts',
   'test/contract/relay-contract.test.ts',
   'test/differential/atif-incremental.test.ts',
@@ -91,6 +95,7 @@ export const LOADS_NATIVE = [
 export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/approvals.test.ts',
   'test/adapters/openai-agents/failures.test.ts',
+  'test/adapters/openai-agents/finish-reason.test.ts',
   'test/adapters/openai-agents/openai-models.test.ts',
   'test/adapters/openai-agents/openinference.test.ts',
   'test/adapters/openai-agents/programs.test.ts',

@@ -163,6 +163,20 @@ function reportedModel(response: Loose): string | undefined {
   return nonEmptyString(provider?.model) ?? nonEmptyString(response.model);
 }
 
+/**
+ * Why the model stopped, when the provider said it: a Chat Completions
+ * response keeps the raw completion in `providerData` (its choice's
+ * `finish_reason`); a streamed one's chunks said it (`finish_reason`, set by
+ * the stream's observer). A `length` or `content_filter` stop is not a
+ * `stop`; Responses says only whether it failed, and a failed one throws.
+ */
+function reportedFinish(response: Loose): string | undefined {
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  const choices = provider?.choices;
+  const choice = Array.isArray(choices) && isRecord(choices[0]) ? choices[0] : undefined;
+  return nonEmptyString(response.finish_reason) ?? nonEmptyString(choice?.finish_reason);
+}
+
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */
 export function responseParts(response: Loose, requestedModel: string | undefined): ResponseParts {
   const output = response.output;
@@ -174,7 +188,7 @@ export function responseParts(response: Loose, requestedModel: string | undefine
     usage: usageOf(response),
     model: reportedModel(response) ?? requestedModel,
     id: nonEmptyString(response.responseId) ?? nonEmptyString(response.id),
-    finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    finishReason: reportedFinish(response) ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
   };
 }
 

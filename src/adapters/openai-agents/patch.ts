@@ -258,20 +258,32 @@ function streamedModel(data: unknown): string | undefined {
   return typeof response?.model === 'string' && response.model !== '' ? response.model : undefined;
 }
 
+/** The finish reason a raw Chat Completions chunk carries (its first choice's). */
+function streamedFinish(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const choices = (data as Loose).choices;
+  const choice = Array.isArray(choices) ? (choices[0] as Loose | undefined) : undefined;
+  return typeof choice?.finish_reason === 'string' && choice.finish_reason !== '' ? choice.finish_reason : undefined;
+}
+
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
   let answered = false;
-  // A streamed Chat Completions response_done names no model: the chunks do.
+  // A streamed Chat Completions response_done names no model and no finish reason: the chunks do.
   let model: string | undefined;
+  let finish: string | undefined;
   try {
     for await (const event of stream) {
       const record = event as Loose | null;
       if (record !== null && typeof record === 'object') {
         if (model === undefined && record.type === 'response_started') model = streamedModel(record.providerData);
-        else if (model === undefined && record.type === 'model') model = streamedModel(record.event);
+        else if (record.type === 'model') {
+          model ??= streamedModel(record.event);
+          finish = streamedFinish(record.event) ?? finish;
+        }
         if (record.type === 'response_done' && !answered) {
           answered = true;
           const done = (record.response ?? {}) as Loose;
-          const response = done.model === undefined && model !== undefined ? { ...done, model } : done;
+          const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }) };
           for (const attempt of attempts) quietly(() => attempt.response(response));
         }
       }

@@ -33,6 +33,7 @@
 
 import type { Json } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
+import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
 import {
   entryModelKeys,
   normalizedModel,
@@ -119,7 +120,7 @@ export class PriceBook {
     // The requested model is tried too when the response's model finds no
     // entry, or one that cannot price the call (as native does).
     for (const [model, provider] of candidates) {
-      if (model === undefined || model.trim() === '') continue;
+      if (model === undefined || isNativeBlank(model)) continue;
       const entry = this.entryFor(provider, model);
       const cost = entry === undefined ? undefined : estimate(entry, counts);
       if (cost !== undefined) return cost;
@@ -175,7 +176,7 @@ function lookupKeys(provider: string | undefined, model: string): LookupKey[] {
   if (normalized === '') return [];
   const parts = normalized
     .split('/')
-    .map((p) => p.trim())
+    .map(nativeTrim)
     .filter((p) => p !== '');
   const keys: LookupKey[] = [];
   const push = (key: LookupKey) => {
@@ -197,7 +198,7 @@ function lookupKeys(provider: string | undefined, model: string): LookupKey[] {
 function modelPrefix(model: string): string | undefined {
   const parts = normalizedModel(model)
     .split('/')
-    .map((p) => p.trim())
+    .map(nativeTrim)
     .filter((p) => p !== '');
   return parts.length > 1 ? parts.slice(0, -1).join('/') : undefined;
 }

@@ -14,6 +14,7 @@
 
 import type { DetectorName } from '../../formats/plugins-toml/pii-redaction.ts';
 import { RustRegex } from '../../shared/rust-regex/index.ts';
+import { nativeTrimStart, nativeWhitespaceIndex } from '../../shared/whitespace.ts';
 
 const ALNUM = 'A-Za-z0-9';
 const HEX = '0-9a-fA-F';
@@ -158,10 +159,11 @@ export function detectorMask(name: DetectorName, text: string, maskChar: string)
     case 'azure_storage_account_key':
       return maskText(text, maskChar, 0, 4);
     case 'bearer_token': {
-      const space = text.search(/\s/u);
+      // Rust splits at the first whitespace character and trims the rest's start, both by
+      // `char::is_whitespace` (U+0085 is one, U+FEFF is not; every such character is one code unit).
+      const space = nativeWhitespaceIndex(text);
       if (space < 0) return maskText(text, maskChar, 0, 4);
-      const token = text.slice(space).replace(/^\s+/u, '');
-      // Rust splits at the first whitespace character (one code unit here: the detector's `\s` are BMP).
+      const token = nativeTrimStart(text.slice(space + 1));
       if (token === '') return text;
       return `${text.slice(0, space)} ${maskText(token, maskChar, 0, 4)}`;
     }

@@ -15,6 +15,7 @@ import type { ConfigDiagnostic } from './diagnostic.ts';
 import { componentPolicy, POLICY_FIELDS, pushByPolicy, type Policy } from './policy.ts';
 import { POLICY_SCHEMA } from './schema.ts';
 import { BEHAVIOR, BOOL, F64, I32, STRING, U32, U64, USIZE, checkShape, optional, type Schema } from './shape.ts';
+import { isNativeBlank } from '../../shared/whitespace.ts';
 
 export const ADAPTIVE = 'adaptive';
 
@@ -261,7 +262,7 @@ function responseCacheSettings(cache: JsonObject, diagnostics: ConfigDiagnostic[
     maxBytes: 256 * 1024 * 1024,
     tools: null,
   };
-  if (settings.namespace.trim() === '') {
+  if (isNativeBlank(settings.namespace)) {
     cacheError(
       diagnostics,
       'response_cache.missing_namespace',
@@ -295,7 +296,7 @@ function responseCacheSettings(cache: JsonObject, diagnostics: ConfigDiagnostic[
     }
   } else if (kind === 'redis') {
     const url = backendConfig.url;
-    if (typeof url !== 'string' || url.trim() === '') cacheError(diagnostics, 'response_cache.missing_redis_url', 'backend.config.url', 'redis backend requires backend.config.url');
+    if (typeof url !== 'string' || isNativeBlank(url)) cacheError(diagnostics, 'response_cache.missing_redis_url', 'backend.config.url', 'redis backend requires backend.config.url');
     if ('key_prefix' in backendConfig && typeof backendConfig.key_prefix !== 'string') {
       cacheError(diagnostics, 'response_cache.invalid_backend_option', 'backend.config', 'key_prefix must be a string');
     }

@@ -33,6 +33,7 @@ import type { Json, JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { isNonBlank } from '../../shared/text.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
+import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
 
 /** A Hermes `[[dynamic_plugins]]` activation spec, already validated. */
 export interface DynamicPluginSpec {
@@ -112,7 +113,7 @@ export function outputDirectories(document: JsonObject): string[] {
       if (Array.isArray(sinks)) {
         for (const sink of sinks) if (isJsonObject(sink)) named.push(sink.output_directory);
       }
-      for (const directory of named) if (typeof directory === 'string' && directory.trim()) out.push(directory);
+      for (const directory of named) if (typeof directory === 'string' && !isNativeBlank(directory)) out.push(directory);
     }
   }
   return out;
@@ -182,13 +183,13 @@ export function dynamicPluginSpecs(document: JsonObject | null, tomlPath: string
     }
     const spec = raw as JsonObject;
     const resolved: DynamicPluginSpec = {
-      plugin_id: (spec.plugin_id as string).trim(),
+      plugin_id: nativeTrim(spec.plugin_id as string),
       kind: spec.kind as DynamicPluginSpec['kind'],
-      manifest_ref: configRelativePath((spec.manifest_ref as string).trim(), tomlPath),
+      manifest_ref: configRelativePath(nativeTrim(spec.manifest_ref as string), tomlPath),
       config: (spec.config ?? {}) as JsonObject,
     };
     if (spec.environment_ref !== undefined && spec.environment_ref !== null) {
-      resolved.environment_ref = configRelativePath((spec.environment_ref as string).trim(), tomlPath);
+      resolved.environment_ref = configRelativePath(nativeTrim(spec.environment_ref as string), tomlPath);
     }
     specs.push(resolved);
   });
@@ -209,12 +210,12 @@ function specProblem(raw: Json): string | null {
   if (!isJsonObject(raw)) return 'expected an object';
   const { plugin_id: pluginId, kind, manifest_ref: manifestRef, environment_ref: environmentRef } = raw;
   const config = raw.config ?? {};
-  if (typeof pluginId !== 'string' || !pluginId.trim()) return 'plugin_id is required';
+  if (typeof pluginId !== 'string' || isNativeBlank(pluginId)) return 'plugin_id is required';
   if (kind !== 'rust_dynamic' && kind !== 'worker') return 'kind must be rust_dynamic or worker';
-  if (typeof manifestRef !== 'string' || !manifestRef.trim()) return 'manifest_ref is required';
+  if (typeof manifestRef !== 'string' || isNativeBlank(manifestRef)) return 'manifest_ref is required';
   if (!isJsonObject(config)) return 'config must be an object';
   if (environmentRef !== undefined && environmentRef !== null) {
-    if (typeof environmentRef !== 'string' || !environmentRef.trim()) return 'environment_ref must be a non-empty string';
+    if (typeof environmentRef !== 'string' || isNativeBlank(environmentRef)) return 'environment_ref must be a non-empty string';
   }
   return null;
 }

@@ -14,6 +14,7 @@ import type { ConfigDiagnostic } from './diagnostic.ts';
 import { componentPolicy, POLICY_FIELDS, pushByPolicy, type Policy } from './policy.ts';
 import { POLICY_SCHEMA } from './schema.ts';
 import { BEHAVIOR, BOOL, I32, STRING, U32, U64, checkShape, optional, type Schema } from './shape.ts';
+import { isNativeBlank } from '../../shared/whitespace.ts';
 
 export const NEMO_GUARDRAILS = 'nemo_guardrails';
 
@@ -93,7 +94,7 @@ export function validateGuardrails(config: JsonObject, documentPolicy: Policy): 
   const remote = isJsonObject(config.remote) ? config.remote : null;
   const local = isJsonObject(config.local) ? config.local : null;
   const nonEmpty = (field: string, text: unknown, message: string) => {
-    if (typeof text === 'string' && text.trim() === '') value(field, message);
+    if (typeof text === 'string' && isNativeBlank(text)) value(field, message);
   };
   nonEmpty('config_path', config.config_path, 'config_path must not be empty');
   nonEmpty('config_yaml', config.config_yaml, 'config_yaml must not be empty');
@@ -116,7 +117,7 @@ export function validateGuardrails(config: JsonObject, documentPolicy: Policy): 
       value(undefined, 'remote mode uses remote config identity and cannot include config_path, config_yaml, or colang_content', 'nemo_guardrails.invalid_config_source');
     }
     if (local !== null) value('local', "local backend settings cannot be used when mode is 'remote'");
-    if (!(remote !== null && typeof remote.endpoint === 'string' && remote.endpoint.trim() !== '')) value('remote.endpoint', "remote.endpoint is required when mode is 'remote'");
+    if (!(remote !== null && typeof remote.endpoint === 'string' && !isNativeBlank(remote.endpoint))) value('remote.endpoint', "remote.endpoint is required when mode is 'remote'");
     const hasId = remote !== null && remote.config_id != null;
     const hasIds = remote !== null && Array.isArray(remote.config_ids) && remote.config_ids.length > 0;
     if (hasId && hasIds) value('remote', 'remote.config_id and remote.config_ids cannot be used together');

@@ -21,6 +21,8 @@ import { isJsonObject } from '../../shared/json.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import { destinationUrlProblem, headerValueProblem } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
+import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
+import { isNonBlank } from '../../shared/text.ts';
 
 /** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
 export type OtlpType = 'full' | 'gen_ai' | 'openinference';
@@ -122,7 +124,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
     if (endpoint.transport !== undefined && endpoint.transport !== 'http_binary' && endpoint.transport !== 'grpc') {
       unsupported('opentelemetry', `endpoints[${i}].transport`, "OpenTelemetry endpoint transport must be 'http_binary' or 'grpc'");
     }
-    if (typeof endpoint.endpoint === 'string' && endpoint.endpoint.trim() === '') {
+    if (typeof endpoint.endpoint === 'string' && isNativeBlank(endpoint.endpoint)) {
       unsupported('opentelemetry', `endpoints[${i}].endpoint`, 'OpenTelemetry endpoint must be a nonblank string');
     }
     const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
@@ -133,7 +135,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
       }
     }
     const prefixes = Array.isArray(endpoint.promote_metadata_prefixes) ? endpoint.promote_metadata_prefixes : [];
-    if (prefixes.some((p) => typeof p === 'string' && p.trim() === '')) {
+    if (prefixes.some((p) => typeof p === 'string' && isNativeBlankName(p))) {
       unsupported('opentelemetry', `endpoints[${i}].promote_metadata_prefixes`, 'metadata promotion prefix must not be blank');
     }
     const queue = numberOr(endpoint.max_queue_size, OTLP_DEFAULTS.maxQueueSize);
@@ -147,7 +149,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
         message: `OpenTelemetry endpoints[${i}].max_export_batch_size must be less than or equal to max_queue_size`,
       });
     }
-    if (typeof endpoint.endpoint === 'string' && endpoint.endpoint.trim() !== '' && typeof endpoint.type === 'string') {
+    if (typeof endpoint.endpoint === 'string' && !isNativeBlank(endpoint.endpoint) && typeof endpoint.type === 'string') {
       const transport = endpoint.transport === 'grpc' ? 'grpc' : 'http_binary';
       const shown = displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : tracesUrl(endpoint.endpoint));
       const key = `${transport} ${shown}`;
@@ -262,7 +264,7 @@ interface Bsp {
 function bspDefaults(env: Env): Bsp {
   const read = (name: string, fallback: number): number => {
     const value = Number(env[name]);
-    return nonBlank(env[name]) && Number.isInteger(value) && value >= 0 ? value : fallback;
+    return isNonBlank(env[name]) && Number.isInteger(value) && value >= 0 ? value : fallback;
   };
   return {
     timeoutMillis: read('OTEL_BSP_EXPORT_TIMEOUT', OTLP_DEFAULTS.timeoutMillis),
@@ -273,13 +275,13 @@ function bspDefaults(env: Env): Bsp {
 }
 
 function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp, push: (d: ConfigDiagnostic) => void) {
-  if (typeof endpoint.endpoint !== 'string' || endpoint.endpoint.trim() === '') return null;
+  if (typeof endpoint.endpoint !== 'string' || isNativeBlank(endpoint.endpoint)) return null;
   const headers: Record<string, string> = {};
   if (isJsonObject(endpoint.headers)) for (const [k, v] of Object.entries(endpoint.headers)) headers[k] = String(v);
   if (isJsonObject(endpoint.header_env)) {
     for (const [header, variable] of Object.entries(endpoint.header_env)) {
       const value = env[String(variable)];
-      if (value === undefined || value.trim() === '') {
+      if (value === undefined || isNativeBlank(value)) {
         push({
           level: 'warning',
           code: 'observability.otel_endpoint_skipped',
@@ -303,7 +305,8 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
     });
     return null;
   };
-  const urlProblem = destinationUrlProblem(endpoint.endpoint, ['http:', 'https:']);
+  // Native trims an OTLP endpoint (Rust's trim) before it parses it.
+  const urlProblem = destinationUrlProblem(nativeTrim(endpoint.endpoint), ['http:', 'https:']);
   if (urlProblem !== null) return skip('endpoint', urlProblem);
   for (const [header, value] of Object.entries(headers)) {
     const problem = headerValueProblem(value);
@@ -319,7 +322,7 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
     serviceNamespace: typeof endpoint.service_namespace === 'string' ? endpoint.service_namespace : undefined,
     serviceVersion: typeof endpoint.service_version === 'string' ? endpoint.service_version : undefined,
     instrumentationScope:
-      typeof endpoint.instrumentation_scope === 'string' && endpoint.instrumentation_scope.trim() !== '' ? endpoint.instrumentation_scope : OTLP_DEFAULTS.instrumentationScope,
+      typeof endpoint.instrumentation_scope === 'string' && !isNativeBlank(endpoint.instrumentation_scope) ? endpoint.instrumentation_scope : OTLP_DEFAULTS.instrumentationScope,
     resourceAttributes,
     timeoutMillis: Math.max(1, numberOr(endpoint.timeout_millis, bsp.timeoutMillis)),
     maxQueueSize,
@@ -342,11 +345,11 @@ function logsUrlFromTraces(url: string): string {
 }
 
 function grpcUrl(endpoint: string): string {
-  return endpoint.trim();
+  return nativeTrim(endpoint);
 }
 
 function withDefaultPath(endpoint: string, path: string): string {
-  const trimmed = endpoint.trim();
+  const trimmed = nativeTrim(endpoint);
   const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)(.*)$/i.exec(trimmed);
   if (match === null) return trimmed;
   return match[2] === '' ? `${match[1]}${path}` : trimmed;
@@ -373,10 +376,7 @@ function numberOr(value: unknown, fallback: number): number {
 }
 
 function headerNames(text: string | undefined): string[] {
-  if (!nonBlank(text)) return [];
-  return text!.split(',').map((item) => item.split('=')[0]!.trim().toLowerCase()).filter((name) => name !== '');
+  if (!isNonBlank(text)) return [];
+  return text!.split(',').map((item) => nativeTrim(item.split('=')[0]!).toLowerCase()).filter((name) => name !== '');
 }
 
-function nonBlank(value: string | undefined): boolean {
-  return typeof value === 'string' && value.trim() !== '';
-}

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
+import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { F64, STRING, U32, U64, checkShape, optional, type Schema } from './shape.ts';
 
@@ -216,7 +217,7 @@ function entryProblem(entry: PriceEntry, index: number): string | null {
     ['pricing_as_of', entry.pricing_as_of],
     ['pricing_source', entry.pricing_source],
   ] as const) {
-    if (value.trim() === '') return empty(field);
+    if (isNativeBlank(value)) return empty(field);
   }
   if ((entry.unit ?? 'per_token') === 'per_token' && entry.rates == null && entry.rate_schedule == null) return empty('rates or rate_schedule');
   if (entry.rates != null) {
@@ -246,14 +247,14 @@ function ratesProblem(rates: TokenRates, index: number, prefix: string): string 
   return null;
 }
 
-/** A model name as catalogs compare it: trimmed, ASCII lower case. */
+/** A model name as catalogs compare it: trimmed (Rust's trim: U+0085 goes, U+FEFF stays), ASCII lower case. */
 export function normalizedModel(model: string): string {
-  return asciiLower(model.trim());
+  return asciiLower(nativeTrim(model));
 }
 
 /** A provider name as catalogs compare it: trimmed (also of `/`), ASCII lower case. */
 export function normalizedProvider(provider: string): string {
-  return asciiLower(provider.trim().replace(/^\/+|\/+$/g, ''));
+  return asciiLower(nativeTrim(provider).replace(/^\/+|\/+$/g, ''));
 }
 
 function asciiLower(text: string): string {

@@ -16,6 +16,7 @@ import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { destinationUrlProblem, headerValueProblem } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
+import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
 
 /** How a stream sink sends events: one HTTP POST each, a streamed NDJSON body, or a WebSocket. */
 export type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
@@ -220,7 +221,7 @@ function headersOf(entry: JsonObject, env: Env): Record<string, string> {
   if (isJsonObject(entry.header_env)) {
     for (const [key, variable] of Object.entries(entry.header_env)) {
       const value = typeof variable === 'string' ? env[variable] : undefined;
-      if (value !== undefined && value.trim() !== '') headers[key] = value;
+      if (value !== undefined && !isNativeBlank(value)) headers[key] = value;
     }
   }
   return headers;
@@ -237,7 +238,7 @@ function positive(value: unknown): number | undefined {
 }
 
 function stringOr(value: unknown): string | undefined {
-  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+  return typeof value === 'string' && !isNativeBlank(value) ? value : undefined;
 }
 
 function fromVar(name: unknown, env: Env): string | undefined {
@@ -260,7 +261,7 @@ export function validateStreamSink(sink: JsonObject, i: number, names: Set<strin
   const report = (name: string, message: string) => unsupported('atof', field(name), `ATOF sinks[${i}]${message}`);
   if (typeof sink.name === 'string') {
     if (sink.name === '') report('name', '.name must be non-empty');
-    else if (sink.name.trim() !== sink.name) report('name', '.name must not have leading or trailing whitespace');
+    else if (nativeTrim(sink.name) !== sink.name) report('name', '.name must not have leading or trailing whitespace');
     else if (names.has(sink.name)) unsupported('atof', field('name'), `ATOF stream sink name ${JSON.stringify(sink.name)} must be unique`);
     names.add(sink.name);
   }
@@ -285,7 +286,7 @@ export function validateStreamSink(sink: JsonObject, i: number, names: Set<strin
     if (!HEADER_NAME.test(header)) report(name, `.${name} header name '${header}' is invalid`);
     const value = readEnv(String(headerEnv[header]));
     if (value === undefined) report(name, `.${name} references an environment variable that is not set: environment variable not found`);
-    else if (value.trim() === '') report(name, `.${name} references an environment variable that is blank`);
+    else if (isNativeBlank(value)) report(name, `.${name} references an environment variable that is blank`);
     else if (headerValueProblem(value) !== null) report(name, `.${name}: the value of ${String(headerEnv[header])} ${headerValueProblem(value)!}`);
   }
 }
@@ -314,7 +315,7 @@ export function validateStorageEntry(store: JsonObject, i: number, unsupported: 
       if (problem !== null) report(`header_env.${header}`, `: the value of ${String(headerEnv[header])} ${problem}`);
     }
   } else if (store.type === 's3') {
-    if (typeof store.bucket !== 'string' || store.bucket.trim() === '') report('bucket', 'must be non-empty');
+    if (typeof store.bucket !== 'string' || isNativeBlank(store.bucket)) report('bucket', 'must be non-empty');
     unsetVariable('secret_access_key_var', store.secret_access_key_var);
     unsetVariable('session_token_var', store.session_token_var);
   }

@@ -15,6 +15,7 @@
  */
 
 import { pinned } from './unicode-version.ts';
+import { isNativeWhitespace } from '../whitespace.ts';
 
 /** Rust's words for a `(?-u)` pattern that could match bytes that are not UTF-8. */
 const INVALID_UTF8 = 'pattern can match invalid UTF-8';
@@ -551,7 +552,7 @@ class Parser {
       if (this.done()) this.fail('unclosed Unicode class (missing })', start, this.pos);
       name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
       // Verbose mode skips whitespace inside the braces too (`\p{Nd\t}`); otherwise only a space is ignored (`loose`).
-      if (flags.x) name = name.replace(/\s/gu, '');
+      if (flags.x) name = Array.from(name).filter((ch) => !isWhitespace(ch.codePointAt(0)!)).join('');
       this.pos++;
     } else {
       const c = this.peek();
@@ -944,8 +945,9 @@ function isHex(c: number): boolean {
   return isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
+/** What the parser skips in verbose mode and around counts: regex-syntax asks `char::is_whitespace` (not JavaScript's `\s`). */
 function isWhitespace(c: number): boolean {
-  return /^\s$/u.test(String.fromCodePoint(c));
+  return isNativeWhitespace(c);
 }
 
 /** Characters Rust lets a backslash escape as themselves. */

@@ -24,7 +24,7 @@ import {
 } from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
 import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
-import { readsAsShape, readUsage as readUsageOfShape, tokenCount, usageShapeOf } from '../../../formats/usage.ts';
+import { readsAsShape, readUsage as readUsageOfShape, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -136,18 +136,30 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
   };
 }
 
-export function readResponse(data: Json | undefined): LlmResponseView {
+/**
+ * An LLM end's response. Its token counts are read as `reading` says for a
+ * response of a provider's shape whose usage that shape's codec reads
+ * (`spanTokenUsage`: native's gen_ai mapping reads the shape's fields, its
+ * openinference mapping names after them), else by the keys of the usage.
+ */
+export function readResponse(data: Json | undefined, reading: CountReading = 'shape'): LlmResponseView {
   const response = objectOf(data ?? null) ?? {};
   const choices = Array.isArray(response.choices) ? response.choices : [];
   const choice = objectOf(choices[0] ?? null);
   const surface = detectResponseSurface(response);
-  if (surface === 'openai_responses') return readResponsesResponse(response);
+  if (surface === 'openai_responses') return readResponsesResponse(response, reading);
   let message: Message | null = null;
   if (choice !== null) message = readMessage(choice.message ?? null);
   else if (Array.isArray(response.content)) message = readMessage({ role: 'assistant', content: response.content });
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
   const finishReason = stringOf(choice?.finish_reason) ?? stringOf(response.stop_reason) ?? stringOf(response.finish_reason);
-  return { recognized: surface !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: readUsage(response.usage ?? null, surface === 'anthropic_messages') };
+  return { recognized: surface !== undefined, id: stringOf(response.id), model: stringOf(response.model), message, finishReason, usage: shapedUsage(response, surface, reading) ?? readUsage(response.usage ?? null, surface === 'anthropic_messages') };
+}
+
+/** The span's counts of a response of a provider's shape, or undefined when its codec does not read the usage. */
+function shapedUsage(response: JsonObject, surface: ReturnType<typeof detectResponseSurface>, reading: CountReading): Usage | undefined {
+  const usage = surface === undefined ? undefined : spanTokenUsage(response, surface, reading);
+  return usage === undefined ? undefined : { input: usage.prompt, output: usage.completion, total: usage.total, cacheRead: usage.cacheRead, cacheWrite: usage.cacheWrite };
 }
 
 /**
@@ -488,7 +500,7 @@ function readResponsesTool(value: Json): ToolDefinition {
  * from `status` (`completed`, or why it is `incomplete`); usage with the
  * cached input tokens.
  */
-function readResponsesResponse(response: JsonObject): LlmResponseView {
+function readResponsesResponse(response: JsonObject, reading: CountReading): LlmResponseView {
   const texts: string[] = [];
   const parts: Part[] = [];
   for (const item of Array.isArray(response.output) ? response.output : []) {
@@ -509,7 +521,7 @@ function readResponsesResponse(response: JsonObject): LlmResponseView {
   if (text === undefined && typeof response.output_text === 'string' && response.output_text !== '') text = response.output_text;
   const message: Message | null =
     text === undefined && parts.length === 0 ? null : { role: 'assistant', parts: [...(text === undefined ? [] : [{ kind: 'text' as const, text }]), ...parts], results: [], providerRole: 'assistant', separateToolCalls: false, ...(text === undefined ? {} : { plainText: text }) };
-  const usage = readUsage(response.usage ?? null);
+  const usage = shapedUsage(response, 'openai_responses', reading) ?? readUsage(response.usage ?? null);
   const reasoning = tokenCount(objectOf(objectOf(response.usage ?? null)?.output_tokens_details ?? null)?.reasoning_tokens);
   if (reasoning !== undefined) usage.reasoning = reasoning;
   return { recognized: true, id: stringOf(response.id), model: stringOf(response.model), message, finishReason: responsesFinishReason(response), usage };

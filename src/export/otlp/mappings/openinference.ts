@@ -39,7 +39,8 @@ export const openInferenceProjection: Projection = {
     else {
       if (start.category === 'tool') tool(out, scope);
       value(out, 'input', start.data);
-      const text = start.category === 'tool' ? toolResultText(end.data) : '';
+      // native: a tool result's output.value is its display text, by the rule an LLM payload's is read by.
+      const text = start.category === 'tool' ? (displayText(end.data ?? undefined) ?? '') : '';
       if (text !== '') {
         out['output.value'] = text;
         out['output.mime_type'] = 'text/plain';
@@ -76,36 +77,6 @@ function value(out: Attributes, prefix: 'input' | 'output', payload: Json | unde
   }
   out[`${prefix}.value`] = canonicalJson(payload);
   out[`${prefix}.mime_type`] = 'application/json';
-}
-
-/**
- * A tool result's text, as native reads it for `output.value`: the result
- * itself when it is a string, else a string `content` (both trimmed), else
- * the text of a `content` array (strings and `text` parts, one per line;
- * other parts skipped), else a string `text`; a bare array is read as a
- * `content` array. Empty when there is none (the JSON is sent).
- */
-function toolResultText(result: Json | undefined): string {
-  // native: a text result is sent trimmed (Rust's trim).
-  if (typeof result === 'string') return nativeTrim(result);
-  const parts = (items: Json[]) =>
-    items
-      .map((item) => (typeof item === 'string' ? item : typeof objectOf(item)?.text === 'string' ? (objectOf(item)!.text as string) : ''))
-      .filter((text) => text !== '')
-      .join('\n');
-  if (Array.isArray(result)) return parts(result);
-  const object = objectOf(result ?? null);
-  if (object === null) return '';
-  const content = object.content;
-  if (typeof content === 'string') {
-    const text = nativeTrim(content);
-    if (text !== '') return text;
-  }
-  if (Array.isArray(content)) {
-    const text = parts(content);
-    if (text !== '') return text;
-  }
-  return typeof object.text === 'string' ? object.text : '';
 }
 
 function tool(out: Attributes, scope: FinishedScope): void {
@@ -167,7 +138,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
     out[`llm.tools.${i}.tool.json_schema`] = JSON.stringify({ type: 'function', function: fn });
   });
   // native: a response whose usage its codec cannot decode loses its message and finish reason here (the rest stays).
-  const read = readResponse(end.data);
+  const read = readResponse(end.data, 'shape-then-names');
   const response = responseUsageDecodes(end.data) ? read : { ...read, recognized: false, message: null, finishReason: undefined };
   // A shapeless (managed) response is read for its message, which native sends as JSON.
   const summary = !response.recognized && response.message !== null ? summaryOf(response.message) : '';

@@ -1,0 +1,15 @@
+// The OpenAI Agents SDK adapter against random provider replies
+// (random-run.ts): a few seeds per model here; test/slow/random-wire-adapters.test.ts runs more.
+import { describe, it } from 'vitest';
+import { backends } from '../support.ts';
+import { AGENTS_WIRES, runAgentsSeed } from './random-run.ts';
+
+const onNative = backends().includes('native');
+
+describe('the OpenAI Agents SDK on random provider replies', () => {
+  for (const wire of AGENTS_WIRES) {
+    for (const seed of [1, 2, 3, 4]) {
+      it(`${wire}, seed ${seed}`, () => runAgentsSeed(seed, wire, onNative), 30_000);
+    }
+  }
+});

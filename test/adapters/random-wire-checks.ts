@@ -1,0 +1,142 @@
+// The checks every adapter's random-wire run passes (test/support/random-wire.ts
+// draws the provider's replies): the framework's own result is the truth.
+// Per LLM call, the trajectory's agent step holds the text and the tool calls
+// the framework returned, the observations what the tools returned, and the
+// tokens what the framework reports (per step and in total, summed as it
+// sums them); the ATOF file has one LLM start/end pair per provider request,
+// nothing was lost or counted twice, both files validate, and the same hooks
+// on native (where it loads) give the same files.
+import { expect } from 'vitest';
+import type { HookRegistry } from '../../src/hooks/registry.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { loadNativeRelay } from '../../native/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { toJson } from '../../src/shared/json.ts';
+import type { HookName } from '../../src/hooks/names.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
+import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
+import { replay } from '../differential/replay.ts';
+import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
+
+export interface FrameworkStep {
+  /** The step's text as the framework returned it. */
+  text: string;
+  /** The model the framework says answered, when it says. */
+  model?: string;
+  calls: Array<{ id: string; name: string; args: unknown }>;
+  /** What each tool returned, by call id. */
+  results: Array<{ id: string; output: unknown }>;
+  prompt: number | undefined;
+  completion: number | undefined;
+  /** Cache reads plus writes, as the framework reports them (undefined: it reports none). */
+  cached: number | undefined;
+  /** Why the model stopped, where the framework says it. */
+  finish?: string;
+}
+
+export interface FrameworkTruth {
+  prompt: string;
+  /** The model the program asked for. */
+  model: string;
+  /** Undefined when the framework ended the run with an error that holds none (only the totals are known then). */
+  steps: FrameworkStep[] | undefined;
+  totals: { prompt: number | undefined; completion: number | undefined; cached: number | undefined };
+  /** The run threw this (the framework refused a reply). */
+  error?: string;
+  /** How many of the last calls the framework says failed (their steps must say so); 0 when it threw after the reply. */
+  failedCalls?: number;
+}
+
+export interface RandomRun {
+  /** The seed, the wire and the scenario's outline: every failure message starts with it. */
+  label: string;
+  onNative: boolean;
+  /** How many provider requests the fake fetch saw. */
+  requests(): number;
+  run(hooks: HookRegistry): Promise<FrameworkTruth>;
+}
+
+/** An observation's text for what a tool returned: a string as is, anything else as its JSON text. */
+function observed(output: unknown): unknown {
+  return typeof output === 'string' ? output : JSON.stringify(output);
+}
+
+export async function checkRandomRun(options: RandomRun): Promise<void> {
+  const { label } = options;
+  const recorded = recordedPlugin('random-wire', 'memory');
+  const truth = await options.run(recorded.hooks);
+  const { atif, atof, counters } = await recorded.finish();
+  expectNothingLost(counters);
+  expect(counters.dropped ?? 0, label).toBe(0);
+
+  // ATOF: valid, and one LLM start/end pair per request the provider saw.
+  expect(validateAtofEvents(atof), label).toEqual([]);
+  const llm = atof.filter((event) => event.kind === 'scope' && event.category === 'llm');
+  const starts = llm.filter((event) => event.scope_category === 'start');
+  const ends = llm.filter((event) => event.scope_category === 'end');
+  expect([starts.length, ends.length], `${label}\nLLM start/end pairs against provider requests`).toEqual([options.requests(), options.requests()]);
+  expect(new Set(starts.map((event) => event.uuid)).size, label).toBe(starts.length);
+  expect(new Set(ends.map((event) => event.uuid)), label).toEqual(new Set(starts.map((event) => event.uuid)));
+
+  // ATIF: one valid trajectory.
+  expect(atif, label).toHaveLength(1);
+  const doc = atif[0]! as AtifDoc;
+  expect(validateAtif(doc), label).toEqual([]);
+  const steps = doc.steps as AtifDoc[];
+  expect(steps[0], label).toMatchObject({ source: 'user', message: truth.prompt });
+  const all = steps.filter((step) => step.source === 'agent' && (step.llm_call_count ?? 0) > 0);
+  // Nothing else: the user's prompt, then one agent step per model call (a step twice, or one without its call, is a defect).
+  expect(steps.map((step) => step.source), label).toEqual(['user', ...all.map(() => 'agent')]);
+  expect(all.length, `${label}\none agent step per provider request`).toBe(options.requests());
+  // A run the framework ended with an error: the calls it did not return are steps that say so.
+  // Calls the framework says failed: their steps say so (and, with the framework's steps known, the others match them below).
+  const failed = truth.failedCalls ?? 0;
+  all.forEach((step, index) => {
+    const error = step.extra?.llm_response?.error;
+    if (index >= all.length - failed) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error})`).toBeDefined();
+    else expect(error, `${label}\nstep ${index + 1}: an answered call`).toBeUndefined();
+  });
+  if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);
+  const known = truth.steps ?? [];
+  const answered = all.slice(0, known.length);
+  const expectedSteps = known.map((step) => ({
+    message: step.text,
+    ...(step.model === undefined ? {} : { model_name: step.model }),
+    tool_calls: step.calls.map((call) => ({ tool_call_id: call.id, function_name: call.name, arguments: call.args })),
+    results: step.results.map((result) => ({ source_call_id: result.id, content: observed(result.output) })),
+    prompt_tokens: step.prompt,
+    completion_tokens: step.completion,
+    cached_tokens: step.cached,
+  }));
+  const gotSteps = answered.map((step) => ({
+    message: step.message,
+    ...(step.model_name === undefined || known[answered.indexOf(step)]?.model === undefined ? {} : { model_name: step.model_name }),
+    tool_calls: (step.tool_calls ?? []).map((call: AtifDoc) => ({ tool_call_id: call.tool_call_id, function_name: call.function_name, arguments: call.arguments })),
+    results: (step.observation?.results ?? []).map((result: AtifDoc) => ({ source_call_id: result.source_call_id, content: result.content })),
+    prompt_tokens: step.metrics?.prompt_tokens,
+    completion_tokens: step.metrics?.completion_tokens,
+    cached_tokens: step.metrics?.cached_tokens,
+  }));
+  expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
+
+  // Finish reasons, where the framework says them: the answered calls' LLM ends in the ATOF file.
+  const answeredEnds = ends.filter((event) => event.metadata?.['error.type'] === undefined);
+  const finishes = known.map((step, index) => (step.finish === undefined ? undefined : answeredEnds[index]?.data?.finish_reason));
+  expect(finishes, `${label}\nfinish reasons against the framework's`).toEqual(known.map((step) => step.finish));
+
+  // Totals: what the framework summed (a trajectory without an answered call states none).
+  const final = doc.final_metrics ?? {};
+  expect(
+    { prompt: final.total_prompt_tokens, completion: final.total_completion_tokens, cached: final.total_cached_tokens },
+    `${label}\nfinal metrics against the framework's totals`,
+  ).toEqual(all.length === failed ? { prompt: undefined, completion: undefined, cached: undefined } : truth.totals);
+
+  if (!options.onNative) return;
+  // The same hooks on native: the same files.
+  const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
+  // A failed call's end: memory says ERROR where native forces OK (docs/backends/memory-and-native.md).
+  const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
+  const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
+  expect(compareRuns(memory, native), `${label}\nmemory against native`).toEqual([]);
+}

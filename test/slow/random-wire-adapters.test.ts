@@ -1,0 +1,37 @@
+// The adapters against random provider replies (test/support/random-wire.ts),
+// more seeds than npm test runs: each framework's seeds in its own block,
+// bounded so the file stays under a minute.
+import { describe, it } from 'vitest';
+import { backends } from '../adapters/support.ts';
+import { AI_SDK_WIRES, runAiSdkSeed } from '../adapters/ai-sdk/random-run.ts';
+import { AGENTS_WIRES, runAgentsSeed } from '../adapters/openai-agents/random-run.ts';
+import { LANGCHAIN_WIRES, runLangChainSeed } from '../adapters/langchain-random-run.ts';
+
+const onNative = backends().includes('native');
+const FROM = Number(process.env.RANDOM_WIRE_FROM ?? 5);
+const SEEDS = Number(process.env.RANDOM_WIRE_SEEDS ?? 30);
+const seeds = Array.from({ length: SEEDS }, (_, i) => FROM + i);
+
+describe('the AI SDK on random provider replies', () => {
+  for (const wire of AI_SDK_WIRES) {
+    it(`${wire}: seeds ${FROM}-${FROM + SEEDS - 1}`, async () => {
+      for (const seed of seeds) await runAiSdkSeed(seed, wire, onNative);
+    }, 120_000);
+  }
+});
+
+describe('the OpenAI Agents SDK on random provider replies', () => {
+  for (const wire of AGENTS_WIRES) {
+    it(`${wire}: seeds ${FROM}-${FROM + SEEDS - 1}`, async () => {
+      for (const seed of seeds) await runAgentsSeed(seed, wire, onNative);
+    }, 120_000);
+  }
+});
+
+describe('LangChain on random provider replies', () => {
+  for (const wire of LANGCHAIN_WIRES) {
+    it(`${wire}: seeds ${FROM}-${FROM + SEEDS - 1}`, async () => {
+      for (const seed of seeds) await runLangChainSeed(seed, wire, onNative);
+    }, 120_000);
+  }
+});
