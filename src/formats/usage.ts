@@ -409,6 +409,8 @@ export function readsAsShape(surface: UsageShape, usage: unknown): boolean {
  * `shape-then-names`, each count the shape does not state taken by native's
  * names (`cached_tokens`, `cache_read_input_tokens`,
  * `cache_creation_input_tokens`, `cache_write_tokens`, `input_tokens`, ...).
+ * Native reads the second way in its openinference spans and where its
+ * trajectory prices the requested model's entry; everywhere else the first.
  */
 export type CountReading = 'shape' | 'shape-then-names';
 
@@ -467,20 +469,19 @@ function costShapeCounts(shape: CostShape, usage: unknown): RawCounts | undefine
  * A response's counts as its usage states them, before the input is made
  * inclusive: what native's cost formulas take (an Anthropic `input_tokens`
  * stays without its cache reads). The response's own shape (`surface`)
- * decides alone when it reads (see `costShapeCounts`); else native's names
- * over `usage` and `token_usage` (no shape marked by the keys, unlike the
- * trajectory's reading).
+ * decides alone when it reads (see `costShapeCounts`), or first with
+ * `shape-then-names`; else native's names over `usage` and `token_usage`
+ * (no shape marked by the keys, unlike the trajectory's reading).
  */
-export function responseCounts(response: unknown, surface?: UsageShape): RawTokenCounts | undefined {
+export function responseCounts(response: unknown, surface?: UsageShape, reading: CountReading = 'shape'): RawTokenCounts | undefined {
   const shape = surface === undefined ? undefined : COST_SHAPES[surface];
-  if (shape !== undefined) {
-    const own = costShapeCounts(shape, field(response, 'usage'));
-    if (own !== undefined) return own;
-  }
+  const own = shape === undefined ? undefined : costShapeCounts(shape, field(response, 'usage'));
+  if (own !== undefined && reading === 'shape') return own;
   const usage = isRecord(field(response, 'usage')) ? field(response, 'usage') : undefined;
   const tokenUsage = isRecord(field(response, 'token_usage')) ? field(response, 'token_usage') : undefined;
-  if (usage === undefined && tokenUsage === undefined) return undefined;
-  return aliasCounts(usage, tokenUsage).raw;
+  if (usage === undefined && tokenUsage === undefined) return own;
+  const named = aliasCounts(usage, tokenUsage).raw;
+  return own === undefined ? named : firstDefined(own, named);
 }
 
 function readResponse(response: unknown, surface: UsageShape | undefined): { raw: RawCounts; inputSource: unknown } | undefined {

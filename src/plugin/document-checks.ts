@@ -57,5 +57,5 @@ export function stepPricer(document: JsonObject | null): LlmCallPricer | undefin
   const validated = validatePricing(config).settings;
   if (validated === null || validated.catalogs.every((c) => c.entries.length === 0)) return undefined;
   const book = PriceBook.of(validated);
-  return (call) => book.costUsd(call);
+  return (call) => book.costUsd(call, 'trajectory');
 }

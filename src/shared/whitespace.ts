@@ -12,7 +12,6 @@
 
 const WHITE_SPACE = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 const NATIVE_BLANK = new RegExp(`^[${WHITE_SPACE}]*$`);
-const NATIVE_EDGES = new RegExp(`^[${WHITE_SPACE}]+|[${WHITE_SPACE}]+$`, 'g');
 const NATIVE_START = new RegExp(`^[${WHITE_SPACE}]+`);
 const NATIVE_ONE = new RegExp(`[${WHITE_SPACE}]`);
 
@@ -40,7 +39,20 @@ export function isNativeBlank(text: string): boolean {
 
 /** `text.trim()` as native's Rust `str::trim` gives it. */
 export function nativeTrim(text: string): string {
-  return text.replace(NATIVE_EDGES, '');
+  return trimWhere(text, isNativeWhitespace);
+}
+
+/**
+ * `text` without the leading and trailing UTF-16 units `strip` accepts, in one pass from each end. Not a regular
+ * expression: `[…]+$` retries from every position of an inner run, quadratic in its length (a payload of a few tens
+ * of thousands of spaces then a letter held the host thread for seconds).
+ */
+export function trimWhere(text: string, strip: (unit: number) => boolean): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && strip(text.charCodeAt(start))) start++;
+  while (end > start && strip(text.charCodeAt(end - 1))) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
 }
 
 /** `text.trim_start()` as native's Rust `str::trim_start` gives it. */

@@ -96,7 +96,7 @@ export async function runLangChainSeed(seed: number, wire: RandomWireKind, onNat
         const values = steps.map(pick).filter((value): value is number => value !== undefined);
         return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
       };
-      return { prompt, model: 'gpt-4.1', steps, totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion), cached: sum((s) => s.cached) } };
+      return { prompt, model: 'gpt-4.1', steps, totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) } };
     },
   });
 }

@@ -6,6 +6,8 @@
 // sums them); the ATOF file has one LLM start/end pair per provider request,
 // nothing was lost or counted twice, both files validate, and the same hooks
 // on native (where it loads) give the same files.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'vitest';
 import type { HookRegistry } from '../../src/hooks/registry.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
@@ -18,6 +20,15 @@ import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
+import { cliInProcess } from '../cli/support.ts';
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
 
 export interface FrameworkStep {
   /** The step's text as the framework returned it. */
@@ -28,7 +39,8 @@ export interface FrameworkStep {
   /** What each tool returned, by call id. */
   results: Array<{ id: string; output: unknown }>;
   prompt: number | undefined;
-  completion: number | undefined;
+  /** null: the framework does not say per step (the totals still hold it). */
+  completion: number | undefined | null;
   /** Cache reads plus writes, as the framework reports them (undefined: it reports none). */
   cached: number | undefined;
   /** Why the model stopped, where the framework says it. */
@@ -79,6 +91,11 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   expect(new Set(starts.map((event) => event.uuid)).size, label).toBe(starts.length);
   expect(new Set(ends.map((event) => event.uuid)), label).toEqual(new Set(starts.map((event) => event.uuid)));
 
+  // What `validate` says of the files as written.
+  const files = ['atof', 'atif'].flatMap((kind) => safeList(path.join(recorded.dir, kind)).map((name) => path.join(recorded.dir, kind, name)));
+  const validated = await cliInProcess(['validate', ...files]);
+  expect(validated.code, `${label}\nvalidate: ${validated.stdout}${validated.stderr}`).toBe(0);
+
   // ATIF: one valid trajectory.
   expect(atif, label).toHaveLength(1);
   const doc = atif[0]! as AtifDoc;
@@ -115,7 +132,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     tool_calls: (step.tool_calls ?? []).map((call: AtifDoc) => ({ tool_call_id: call.tool_call_id, function_name: call.function_name, arguments: call.arguments })),
     results: (step.observation?.results ?? []).map((result: AtifDoc) => ({ source_call_id: result.source_call_id, content: result.content })),
     prompt_tokens: step.metrics?.prompt_tokens,
-    completion_tokens: step.metrics?.completion_tokens,
+    completion_tokens: known[answered.indexOf(step)]?.completion === null ? null : step.metrics?.completion_tokens,
     cached_tokens: step.metrics?.cached_tokens,
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);

@@ -13,6 +13,8 @@ import { validateAtif } from '../../src/formats/atif/validate.ts';
 
 export interface Recorded {
   hooks: HookRegistry;
+  /** The folder the plugin writes into (`atof/`, `atif/`). */
+  dir: string;
   /** Every hook as emitted, in order. */
   log: Array<{ hook: string; payload: Record<string, unknown> }>;
   finish(): Promise<{ atif: AtifDoc[]; atof: AtofEvent[]; counters: Record<string, number> }>;
@@ -60,6 +62,7 @@ export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'me
   }
   return {
     hooks,
+    dir,
     log,
     async finish() {
       await plugin.shutdown();

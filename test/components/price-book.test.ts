@@ -41,6 +41,19 @@ describe('PriceBook: the counts a cost takes, as native reads them', () => {
     }
   });
 
+  it('charges what the shape leaves out, by native’s names, only to a trajectory step priced by the requested model', () => {
+    // Seeds 1063, 1075 and 2031 of the slow random pricing differential, reduced: the response's model finds no entry.
+    const call = (usage: Json) => ({ name: 'openai', requestModel: 'claude-x', response: chat('nobody', usage) });
+    const write = call({ prompt_tokens: 1000, completion_tokens: 100, cache_creation_input_tokens: 2000 });
+    expect(book.costOf(write)?.total).toBeCloseTo(0.0045, 15);
+    expect(book.costOf(write, 'trajectory')?.total).toBeCloseTo(0.012, 15);
+    // A top-level cached_tokens comes before cache_read_input_tokens in native's names.
+    const read = call({ prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 100, cache_read_input_tokens: 400 });
+    expect(book.costOf(read, 'trajectory')?.total).toBeCloseTo(0.00423, 15);
+    // Priced by the response's own model, the trajectory takes the shape's fields alone, as the span does.
+    expect(book.costOf({ ...write, response: chat('claude-x', { prompt_tokens: 1000, completion_tokens: 100, cache_creation_input_tokens: 2000 }) }, 'trajectory')?.total).toBeCloseTo(0.0045, 15);
+  });
+
   it('takes cache reads only from the shape’s own field when the shape reads', () => {
     expect(total(chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 500 }))).toBeCloseTo(0.00021, 15);
     expect(total(chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cache_read_input_tokens: 500 }))).toBeCloseTo(0.00021, 15);

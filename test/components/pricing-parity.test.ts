@@ -81,6 +81,10 @@ const CALLS: [string, Call, number | undefined][] = [
   ['a Chat Completions model prefix names the provider (not the shape’s openai)', { model: 'vendor/prefixed', response: chat('vendor/prefixed', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.0055],
   ['the requested model, for the span’s provider, when the response’s model cannot price', { model: 'gpt-4o-mini', provider: 'azure', response: chat('per-request', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.11],
   ['a reported cost stated in parts is their sum', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: { input: 0.1, output: 0.2 } }) }, 0.1 + 0.2],
+  // Seeds 1063, 1075 and 2031, reduced: the response's model finds no entry, and the requested model's entry
+  // is charged in the trajectory for the LiteLLM cache keys beside prompt_tokens too (on spans it is not: 0.0045, 0.0045).
+  ['the requested model’s entry charges a cache write beside prompt_tokens in the trajectory', { model: 'claude-x', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cache_creation_input_tokens: 2000 }) }, 0.012],
+  ['the requested model’s entry charges a cache read beside prompt_tokens in the trajectory', { model: 'claude-sep', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cache_read_input_tokens: 400 }) }, 0.00462],
   ['a cost the provider reported wins over the catalog', { model: 'gpt-4o-mini', response: chat('gpt-4o-mini', { prompt_tokens: 1000, completion_tokens: 100, cost: { total: 0.7, currency: 'USD' } }) }, 0.7],
 ];
 

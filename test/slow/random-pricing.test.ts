@@ -18,16 +18,11 @@ if (!nativeAvailable) console.warn(title);
  * Seeds whose differences are still open (neither fixed nor intended): each
  * runs as an expected failure, so it turns red the day it passes and leaves
  * this list. Found and not yet understood:
- * - 1063, 1075, 2031: native's trajectory prices a Chat Completions call with
- *   the LiteLLM cache keys (`cache_read_input_tokens`,
- *   `cache_creation_input_tokens`) where its own OTLP spans (and ours) do
- *   not; a lone call of that shape is priced alike on both, so something
- *   else in these streams decides;
  * - 2014, 2027, 2037: a Responses or Messages model with a `provider/`
  *   prefix, or a Responses usage with a count past 2^31, resolves to
  *   another entry on native.
  */
-const OPEN = new Set([1063, 1075, 2014, 2027, 2031, 2037]);
+const OPEN = new Set([2014, 2027, 2037]);
 
 describe.skipIf(!nativeAvailable)(title, () => {
   for (const seed of SEEDS) {

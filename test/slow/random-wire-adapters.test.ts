@@ -9,7 +9,7 @@ import { LANGCHAIN_WIRES, runLangChainSeed } from '../adapters/langchain-random-
 
 const onNative = backends().includes('native');
 const FROM = Number(process.env.RANDOM_WIRE_FROM ?? 5);
-const SEEDS = Number(process.env.RANDOM_WIRE_SEEDS ?? 30);
+const SEEDS = Number(process.env.RANDOM_WIRE_SEEDS ?? 24);
 const seeds = Array.from({ length: SEEDS }, (_, i) => FROM + i);
 
 describe('the AI SDK on random provider replies', () => {

@@ -46,6 +46,7 @@ export const LOADS_NATIVE = [
   'test/components/redaction-engine.test.ts',
   'test/components/redaction-parity.test.ts',
   'test/components/redaction-random.test.ts',
+  'test/components/redaction-streams-random.test.ts',
   'test/components/whitespace-parity.test.ts',
   'test/contract/plugin-contract.test.ts',
   'test/contract/relay-contract.test.ts',

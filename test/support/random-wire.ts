@@ -75,8 +75,17 @@ export function randomText(draw: Draw, max = 12): string {
   return text;
 }
 
+/** For a program that answers some last turns with another request (the Claude Agent SDK's CLI re-prompts after a refusal or an empty answer). */
+export interface ScenarioLimits {
+  /** The ways the last turn may stop. */
+  finals?: readonly Finish[];
+  /** Whether the last turn may answer with no text (default true). */
+  emptyAnswer?: boolean;
+}
+
 /** Draws a scenario of 1-4 turns on `wire`, calling `tools`. */
-export function randomScenario(seed: number, wire: RandomWireKind, model: string, tools: readonly RandomTool[]): RandomScenario {
+export function randomScenario(seed: number, wire: RandomWireKind, model: string, tools: readonly RandomTool[], limits: ScenarioLimits = {}): RandomScenario {
+  const { finals } = limits;
   const draw = new Draw(seed);
   const count = draw.int(1, 4);
   const turns: RandomTurn[] = [];
@@ -92,13 +101,13 @@ export function randomScenario(seed: number, wire: RandomWireKind, model: string
       }
     }
     let finish: Finish = 'tool_calls';
-    if (last) finish = draw.pick(wire === 'anthropic' ? (['stop', 'stop', 'length', 'refusal', 'stop_sequence'] as const) : (['stop', 'stop', 'length', 'content_filter', 'refusal'] as const));
+    if (last) finish = draw.pick(finals ?? (wire === 'anthropic' ? (['stop', 'stop', 'length', 'refusal', 'stop_sequence'] as const) : (['stop', 'stop', 'length', 'content_filter', 'refusal'] as const)));
     let text: string | undefined;
     let refusal: string | undefined;
     if (finish === 'refusal' && wire !== 'anthropic') refusal = randomText(draw);
     else if (!last) text = draw.chance(0.5) ? randomText(draw) : undefined;
     else if (finish === 'refusal') text = draw.chance(0.5) ? randomText(draw) : undefined;
-    else text = draw.chance(0.9) ? randomText(draw) : '';
+    else text = draw.chance(0.9) || limits.emptyAnswer === false ? randomText(draw) : '';
     const input = draw.int(1, 5000);
     const output = draw.int(1, 800);
     const details = draw.chance(0.7);
@@ -265,13 +274,16 @@ function chatFrames(draw: Draw, turn: RandomTurn, includeUsage: boolean): Frame[
   const frames: Frame[] = [chunk({ role: 'assistant', content: turn.text === undefined && turn.calls.length > 0 ? null : '', refusal: null }, null)];
   for (const piece of splitText(draw, turn.text ?? '')) frames.push(chunk({ content: piece }, null));
   for (const piece of splitText(draw, turn.refusal ?? '')) frames.push(chunk({ refusal: piece }, null));
-  // Parallel calls: each call's first delta names it; its arguments follow in pieces, sometimes several calls in one chunk.
+  // Parallel calls: each call's first delta names it; its arguments follow in pieces. Consecutive deltas
+  // sometimes share a chunk (the last piece of one call with the first of the next).
+  const deltas: Array<Record<string, unknown>> = [];
   turn.calls.forEach((call, index) => {
     const args = splitText(draw, JSON.stringify(call.args), false);
-    const first = draw.chance(0.5) ? args.shift() ?? '' : '';
-    frames.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: first } }] }, null));
-    for (const piece of args) frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null));
+    const first = draw.chance(0.5) ? (args.shift() ?? '') : '';
+    deltas.push({ index, id: call.id, type: 'function', function: { name: call.name, arguments: first } });
+    for (const piece of args) deltas.push({ index, function: { arguments: piece } });
   });
+  while (deltas.length > 0) frames.push(chunk({ tool_calls: deltas.splice(0, draw.chance(0.25) ? 2 : 1) }, null));
   frames.push(chunk({}, chatFinish(turn)));
   if (includeUsage) frames.push({ data: { id: turn.id, object: 'chat.completion.chunk', created: CREATED, model: turn.model, system_fingerprint: 'fp_random', choices: [], usage: chatUsage(turn) } });
   frames.push({ data: '[DONE]' });

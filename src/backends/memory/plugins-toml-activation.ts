@@ -220,7 +220,7 @@ function spanCostOf(prices: PriceBook): CostOf {
 
 /** The step pricer of plugin-managed trajectories. */
 function priceLlmCall(prices: PriceBook): LlmCallPricer {
-  return (call) => prices.costUsd(call);
+  return (call) => prices.costUsd(call, 'trajectory');
 }
 
 function profileModel(event: AtofScopeEvent): string | undefined {

@@ -69,6 +69,13 @@ export interface PricedCall {
   response: Json | undefined;
 }
 
+/**
+ * Whose price: an OTLP span's (and the response cache's savings), or a
+ * trajectory step's. They differ only in the counts the requested model's
+ * entry is given (see `costOf`).
+ */
+export type PriceReader = 'span' | 'trajectory';
+
 interface LookupKey {
   provider: string | null;
   model: string;
@@ -102,35 +109,38 @@ export class PriceBook {
    * What a recorded call cost: the response's own reported cost when it has
    * one, else the catalog's estimate; undefined when neither applies.
    */
-  costOf(call: PricedCall): CallCost | undefined {
+  costOf(call: PricedCall, reader: PriceReader = 'span'): CallCost | undefined {
     const reported = reportedCost(call.response);
     if (reported !== undefined) return reported;
     const response = isJsonObject(call.response) ? call.response : undefined;
     if (response === undefined) return undefined;
     const surface = detectResponseSurface(response);
     const responseModel = typeof response.model === 'string' ? response.model : undefined;
-    // The response's model is looked up for the provider its shape names,
-    // the requested one for the span's provider.
-    const candidates: [string | undefined, string][] = [
-      [responseModel, responseProvider(surface, responseModel, call.name)],
-      [call.requestModel, call.name],
-    ];
     const counts = responseCounts(response, surface);
     if (counts === undefined) return undefined;
-    // The requested model is tried too when the response's model finds no
-    // entry, or one that cannot price the call (as native does).
-    for (const [model, provider] of candidates) {
+    // The response's model is looked up for the provider its shape names,
+    // the requested one for the span's provider; the requested model is
+    // tried too when the response's model finds no entry, or one that cannot
+    // price the call (as native does). For that second try native's
+    // trajectory also charges the counts the shape leaves unstated, by
+    // native's names (a Chat Completions usage's LiteLLM cache keys); its
+    // spans do not (found by probing native 0.9.2 call by call).
+    const candidates: [string | undefined, string, RawTokenCounts][] = [
+      [responseModel, responseProvider(surface, responseModel, call.name), counts],
+      [call.requestModel, call.name, reader === 'trajectory' ? (responseCounts(response, surface, 'shape-then-names') ?? counts) : counts],
+    ];
+    for (const [model, provider, charged] of candidates) {
       if (model === undefined || isNativeBlank(model)) continue;
       const entry = this.entryFor(provider, model);
-      const cost = entry === undefined ? undefined : estimate(entry, counts);
+      const cost = entry === undefined ? undefined : estimate(entry, charged);
       if (cost !== undefined) return cost;
     }
     return undefined;
   }
 
   /** The cost in USD for ATIF's `cost_usd`, or undefined (no cost, or another currency). */
-  costUsd(call: PricedCall): number | undefined {
-    const cost = this.costOf(call);
+  costUsd(call: PricedCall, reader: PriceReader = 'span'): number | undefined {
+    const cost = this.costOf(call, reader);
     if (cost === undefined || cost.total === undefined) return undefined;
     return cost.currency.toUpperCase() === 'USD' ? cost.total : undefined;
   }

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
-import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
+import { isNativeBlank, nativeTrim, trimWhere } from '../../shared/whitespace.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { F64, STRING, U32, U64, checkShape, optional, type Schema } from './shape.ts';
 
@@ -254,7 +254,7 @@ export function normalizedModel(model: string): string {
 
 /** A provider name as catalogs compare it: trimmed (also of `/`), ASCII lower case. */
 export function normalizedProvider(provider: string): string {
-  return asciiLower(nativeTrim(provider).replace(/^\/+|\/+$/g, ''));
+  return asciiLower(trimWhere(nativeTrim(provider), (unit) => unit === 0x2f));
 }
 
 function asciiLower(text: string): string {
