@@ -13,6 +13,8 @@
  * @module
  */
 
+import { isNonBlank } from '../shared/text.ts';
+
 /** A reference to a trajectory, as ATIF's `subagent_trajectory_ref` writes one. */
 export interface TrajectoryRef {
   /** The trajectory's `session_id`. */
@@ -66,7 +68,7 @@ export function mergeTraceContexts(answers: readonly unknown[]): TraceContext {
       const ref: TrajectoryRef = {};
       for (const key of REF_FIELDS) {
         const value = (trajectory as Record<string, unknown>)[key];
-        if (typeof value === 'string' && value.trim() !== '') ref[key] = value;
+        if (typeof value === 'string' && isNonBlank(value)) ref[key] = value;
       }
       if (ref.trajectory_id !== undefined || ref.trajectory_path !== undefined) merged.trajectory = ref;
     }

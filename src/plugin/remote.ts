@@ -19,6 +19,7 @@ import type { AtifSubagentTrajectoryRef } from '../formats/atif/types.ts';
 import { propagationContextFromJson } from '../formats/propagation.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { isRecord } from '../shared/record.ts';
+import { isNonBlank } from '../shared/text.ts';
 import type { LoosePayload } from './payload.ts';
 
 const REF_KEYS = ['session_id', 'trajectory_id', 'trajectory_path'] as const;
@@ -42,7 +43,7 @@ export function callerOf(payload: LoosePayload): JsonObject | undefined {
   const out: JsonObject = {};
   for (const key of [...REF_KEYS, 'tool_call_id'] as const) {
     const value = caller[key];
-    if (typeof value === 'string' && value.trim() !== '') out[key] = value;
+    if (typeof value === 'string' && isNonBlank(value)) out[key] = value;
   }
   return Object.keys(out).length === 0 ? undefined : out;
 }
@@ -72,7 +73,7 @@ export function remoteTrajectoryRef(payload: LoosePayload): AtifSubagentTrajecto
   const ref: AtifSubagentTrajectoryRef = {};
   for (const key of REF_KEYS) {
     const value = child[key];
-    if (typeof value === 'string' && value.trim() !== '') ref[key] = value;
+    if (typeof value === 'string' && isNonBlank(value)) ref[key] = value;
   }
   return ref.trajectory_id !== undefined || ref.trajectory_path !== undefined ? ref : undefined;
 }

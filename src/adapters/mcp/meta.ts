@@ -12,6 +12,7 @@
 
 import type { TrajectoryRef } from '../../hooks/index.ts';
 import { isRecord } from '../../shared/record.ts';
+import { isNonBlank } from '../../shared/text.ts';
 
 /** `params._meta` key: NeMo Relay's propagation context, as JSON text. */
 export const PROPAGATION_META_KEY = 'nemo-relay/propagation';
@@ -38,7 +39,7 @@ function strings<K extends string>(value: unknown, keys: readonly K[]): Partial<
   let any = false;
   for (const key of keys) {
     const field = value[key];
-    if (typeof field === 'string' && field.trim() !== '') {
+    if (typeof field === 'string' && isNonBlank(field)) {
       out[key] = field;
       any = true;
     }

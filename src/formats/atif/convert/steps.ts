@@ -7,6 +7,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
+import { isNonBlank } from '../../../shared/text.ts';
 import { sortJson } from '../../native-text.ts';
 import {
   delegationToolCallId,
@@ -69,7 +70,7 @@ function remoteTrajectoryRefs(event: ConvEvent): AtifSubagentTrajectoryRef[] | u
     const ref: AtifSubagentTrajectoryRef = {};
     for (const key of REF_KEYS) {
       const value = source[key];
-      if (typeof value === 'string' && value.trim() !== '') ref[key] = value;
+      if (typeof value === 'string' && isNonBlank(value)) ref[key] = value;
     }
     if (ref.trajectory_id !== undefined || ref.trajectory_path !== undefined) refs.push(ref);
   }
