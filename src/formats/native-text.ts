@@ -33,8 +33,8 @@
  */
 
 export { formatF64, formatPayloadNumber, isNativeInteger } from './native-text/numbers.ts';
-export { sortJson, stringifyMayDiffer } from './native-text/keys.ts';
+export { setExactText, sortJson, stringifyMayDiffer } from './native-text/keys.ts';
 export { canonicalJson, toRustJson, type FieldTypes, type NumberFieldType } from './native-text/write.ts';
-export { parseJsonAsNative } from './native-text/parse.ts';
+export { parseJsonAsNative, parsedNumberText } from './native-text/parse.ts';
 export { sameJson } from './native-text/same.ts';
 export { isNativeBlank, nativeTrim } from '../shared/whitespace.ts';

@@ -58,6 +58,8 @@ export interface FrameworkTruth {
   error?: string;
   /** How many of the last calls the framework says failed (their steps must say so); 0 when it threw after the reply. */
   failedCalls?: number;
+  /** Calls (0-based, among all the run's LLM calls) whose attempt failed and was retried: their steps must say so. */
+  retried?: readonly number[];
 }
 
 export interface RandomRun {
@@ -107,16 +109,18 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   expect(steps.map((step) => step.source), label).toEqual(['user', ...all.map(() => 'agent')]);
   expect(all.length, `${label}\none agent step per provider request`).toBe(options.requests());
   // A run the framework ended with an error: the calls it did not return are steps that say so.
-  // Calls the framework says failed: their steps say so (and, with the framework's steps known, the others match them below).
-  const failed = truth.failedCalls ?? 0;
+  // Calls the framework says failed (retried attempts, the last calls of a run it ended with an error): their steps
+  // say so (and, with the framework's steps known, the others match them below).
+  const retried = new Set(truth.retried ?? []);
+  const failed = (truth.failedCalls ?? 0) + retried.size;
   all.forEach((step, index) => {
     const error = step.extra?.llm_response?.error;
-    if (index >= all.length - failed) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error})`).toBeDefined();
+    if (retried.has(index) || index >= all.length - (truth.failedCalls ?? 0)) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error ?? 'retried'})`).toBeDefined();
     else expect(error, `${label}\nstep ${index + 1}: an answered call`).toBeUndefined();
   });
   if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);
   const known = truth.steps ?? [];
-  const answered = all.slice(0, known.length);
+  const answered = all.filter((_, index) => !retried.has(index)).slice(0, known.length);
   const expectedSteps = known.map((step) => ({
     message: step.text,
     ...(step.model === undefined ? {} : { model_name: step.model }),
@@ -136,6 +140,13 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     cached_tokens: step.metrics?.cached_tokens,
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
+
+  // One tool start/end pair per tool the framework ran.
+  if (truth.steps !== undefined) {
+    const tools = atof.filter((event) => event.kind === 'scope' && event.category === 'tool');
+    const ran = truth.steps.reduce((sum, step) => sum + step.results.length, 0);
+    expect([tools.filter((event) => event.scope_category === 'start').length, tools.filter((event) => event.scope_category === 'end').length], `${label}\ntool start/end pairs against the tools run`).toEqual([ran, ran]);
+  }
 
   // Finish reasons, where the framework says them: the answered calls' LLM ends in the ATOF file.
   const answeredEnds = ends.filter((event) => event.metadata?.['error.type'] === undefined);

@@ -385,6 +385,39 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 
+  // Found by the random redaction-stream differential: a string that holds a bare JSON number keeps native's
+  // text of it (`"-0"` is `-0.0`, `"1.0"` stays `1.0`) as a tool's arguments or result and as a response's
+  // tool-call arguments, a tool's arguments or result that hold `null` are no attribute in gen_ai, and a tool's
+  // arguments given as a string are JSON in openinference (the string's JSON text).
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`sends a JSON text holding a number or null as native does (${type})`, async () => {
+      const texts = ['-0', '1.0', 'null', ' -1e-400 ', '5.50'];
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...texts.flatMap((text, i) => [
+          { hook: 'pre_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: text } },
+          { hook: 'post_tool_call', payload: { session_id: 's1', tool_call_id: `t${i}`, tool_name: 'f', args: text, result: text } },
+          { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: `a${i}`, provider: 'openai', model: 'gpt', request: { body: { messages: [{ role: 'user', content: 'Go' }] } } } },
+          {
+            hook: 'post_api_request',
+            payload: {
+              session_id: 's1',
+              api_request_id: `a${i}`,
+              response: { id: `r${i}`, object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'f', arguments: text } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+            },
+          },
+        ]),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      if (type === 'gen_ai') {
+        const results = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool').map((span) => span.attributes['gen_ai.tool.call.result']);
+        expect(results).toEqual(['-0.0', '1.0', undefined, '-0.0', '5.5']);
+      }
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -136,12 +136,18 @@ export interface RandomWireRequest {
  */
 export class RandomWire {
   readonly requests: RandomWireRequest[] = [];
+  /** The requests (0-based) answered with a retryable error rather than a turn. */
+  readonly failedRequests: number[] = [];
   readonly #scenario: RandomScenario;
   readonly #seed: number;
+  readonly #failFirst: Set<number>;
+  #turn = 0;
 
-  constructor(seed: number, scenario: RandomScenario) {
+  /** `failFirstAttemptOf`: turns (0-based) whose first request gets the provider's retryable error (an overload, with a short `retry-after-ms`). */
+  constructor(seed: number, scenario: RandomScenario, options: { failFirstAttemptOf?: readonly number[] } = {}) {
     this.#seed = seed;
     this.#scenario = scenario;
+    this.#failFirst = new Set(options.failFirstAttemptOf ?? []);
   }
 
   readonly fetch = async (input: unknown, init?: { body?: unknown }): Promise<Response> => {
@@ -151,15 +157,23 @@ export class RandomWire {
     else if (input instanceof Request) text = await input.clone().text();
     const body = (text === undefined ? {} : JSON.parse(text)) as Record<string, any>;
     this.requests.push({ url, body });
-    const index = this.requests.length - 1;
+    const request = this.requests.length - 1;
+    const index = this.#turn;
     const turn = this.#scenario.turns[index];
-    const headers = { 'x-request-id': `req_${this.#seed}_${index + 1}` };
+    const headers = { 'x-request-id': `req_${this.#seed}_${request + 1}` };
     if (turn === undefined) {
       return new Response(JSON.stringify({ error: { message: `no turn ${index + 1} in seed ${this.#seed}`, type: 'server_error', param: null, code: null } }), {
         status: 500,
         headers: { 'content-type': 'application/json', ...headers },
       });
     }
+    if (this.#failFirst.delete(index)) {
+      this.failedRequests.push(request);
+      const anthropic = this.#scenario.wire === 'anthropic';
+      const body = anthropic ? { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } : { error: { message: 'The server is overloaded', type: 'server_error', param: null, code: null } };
+      return new Response(JSON.stringify(body), { status: anthropic ? 529 : 503, headers: { 'content-type': 'application/json', 'retry-after-ms': '1', ...headers } });
+    }
+    this.#turn += 1;
     // The reply's form is drawn from its own seed, so the scenario does not depend on what the client asked.
     const draw = new Draw(this.#seed * 31 + index + 1);
     const wire = this.#scenario.wire;

@@ -167,6 +167,13 @@ function sortedCopy(value: Json): Json {
   return keepExactTexts(value, out);
 }
 
+/** `container[key]` is written as `text`: a number parsed from text, placed in another container than its parse's. */
+export function setExactText(container: object, key: string | number, text: string): void {
+  let texts = exactTexts.get(container);
+  if (texts === undefined) exactTexts.set(container, (texts = new Map()));
+  texts.set(key, text);
+}
+
 export function keepExactTexts<T extends object>(from: object, to: T): T {
   const texts = exactTexts.get(from);
   if (texts !== undefined) exactTexts.set(to, texts);

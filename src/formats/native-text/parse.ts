@@ -30,6 +30,15 @@ export function parseJsonAsNative(text: string): { value: Json } | undefined {
 }
 
 /**
+ * The native text of a parse that is a number alone (`"-0"` is `-0.0`, `"1.0"` stays `1.0`), when its value alone
+ * would be written otherwise: the number's text is kept by its container, here the parse's holder, which the value
+ * leaves when the caller takes it out.
+ */
+export function parsedNumberText(parsed: { value: Json }): string | undefined {
+  return typeof parsed.value === 'number' ? exactTexts.get(parsed)?.get('value') : undefined;
+}
+
+/**
  * The common case (tool-call arguments of strings, booleans and nested
  * maps): text without numbers or `\u` escapes, which `JSON.parse` reads
  * exactly as serde does once its maps are sorted (a later duplicate key

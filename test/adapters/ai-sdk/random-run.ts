@@ -61,9 +61,12 @@ export const AI_SDK_WIRES: readonly RandomWireKind[] = ['responses', 'chat', 'an
 export async function runAiSdkSeed(seed: number, wire: RandomWireKind, onNative: boolean): Promise<void> {
   const { requested, dated, model } = MODELS[wire];
   const scenario = randomScenario(seed, wire, dated, TOOLS);
-  const fake = new RandomWire(seed, scenario);
-  const mode = new Draw(seed ^ 0x5eed).pick(['generate', 'stream'] as const);
-  const label = `seed ${seed} (${wire}, ${mode})\n  ${scenario.outline.join('\n  ')}`;
+  const choice = new Draw(seed ^ 0x5eed);
+  const mode = choice.pick(['generate', 'stream'] as const);
+  // Sometimes one call's first attempt is refused as overloaded: the SDK retries it.
+  const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
+  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
+  const label = `seed ${seed} (${wire}, ${mode}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}`;
   await checkRandomRun({
     label,
     onNative,
@@ -102,6 +105,7 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, onNative:
           prompt,
           model: requested,
           steps: frameworkSteps,
+          retried: fake.failedRequests,
           totals: {
             prompt: totalUsage.inputTokens,
             completion: totalUsage.outputTokens,

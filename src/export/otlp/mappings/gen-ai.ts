@@ -8,7 +8,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
-import { canonicalJson } from '../../../formats/native-text.ts';
+import { canonicalJson, parseJsonAsNative, setExactText } from '../../../formats/native-text.ts';
 import type { AtofScopeEvent } from '../../../formats/atof/types.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { objectOf, put, stringOf } from '../attributes.ts';
@@ -103,16 +103,19 @@ function executeTool(scope: FinishedScope) {
   put(out, 'gen_ai.conversation.id', conversationId(start));
   out['gen_ai.tool.name'] = start.name;
   put(out, 'gen_ai.tool.call.id', toolCallId(scope));
-  if (start.data !== null) out['gen_ai.tool.call.arguments'] = jsonText(start.data);
+  if (start.data !== null) put(out, 'gen_ai.tool.call.arguments', jsonText(start.data));
   const error = errorType(end);
-  if (error === undefined && end.data !== null) out['gen_ai.tool.call.result'] = jsonText(end.data);
+  if (error === undefined && end.data !== null) put(out, 'gen_ai.tool.call.result', jsonText(end.data));
   put(out, 'error.type', error);
   return { name: `execute_tool ${start.name}`, kind: SpanKind.INTERNAL, attributes: out };
 }
 
-/** A payload as JSON text; a string holding JSON is re-serialized compactly. */
-function jsonText(value: Json): string {
-  if (typeof value === 'string') return jsonTextOfString(value);
+/** A payload as JSON text; a string holding JSON is re-serialized compactly, and one holding `null` is no payload (native). */
+function jsonText(value: Json): string | undefined {
+  if (typeof value === 'string') {
+    const parsed = parseJsonAsNative(value);
+    return parsed !== undefined && parsed.value === null ? undefined : jsonTextOfString(value, parsed);
+  }
   // A payload value crossed the binding: native's number text (an integer past u32 is an f64, `1.0`).
   return canonicalJson(value);
 }
@@ -135,7 +138,11 @@ function inputMessage(message: Message) {
 
 function part(p: Part): unknown {
   if (p.kind === 'text') return { content: p.text, type: 'text' };
-  if (p.kind === 'tool_call') return { arguments: p.call.arguments, id: p.call.id, name: p.call.name, type: 'tool_call' };
+  if (p.kind === 'tool_call') {
+    const out = { arguments: p.call.arguments, id: p.call.id, name: p.call.name, type: 'tool_call' };
+    if (p.call.argumentsNumberText !== undefined) setExactText(out, 'arguments', p.call.argumentsNumberText);
+    return out;
+  }
   return p.raw;
 }
 

@@ -23,7 +23,7 @@ import {
   type NormalizedSurface,
 } from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
-import { canonicalJson, parseJsonAsNative } from '../../../formats/native-text.ts';
+import { canonicalJson, parseJsonAsNative, parsedNumberText } from '../../../formats/native-text.ts';
 import { readsAsShape, readUsage as readUsageOfShape, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
@@ -36,6 +36,8 @@ export interface ToolCall {
   arguments: Json;
   /** The arguments as JSON text (sorted keys; arguments that are not JSON as a JSON string). */
   argumentsText: string;
+  /** Native's text of `arguments` when they are a number parsed from text whose value alone is written otherwise (`-0.0`). */
+  argumentsNumberText?: string;
 }
 
 interface ToolResult {
@@ -326,7 +328,10 @@ function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
   if (typeof args === 'string') {
     // Read as native's serde parser reads it: stricter than JSON.parse (a lone surrogate escape), number texts kept.
     const parsed = parseJsonAsNative(args);
-    return { id, name, arguments: parsed === undefined ? args : parsed.value, argumentsText: jsonTextOfString(args, parsed) };
+    const call: ToolCall = { id, name, arguments: parsed === undefined ? args : parsed.value, argumentsText: jsonTextOfString(args, parsed) };
+    const numberText = parsed === undefined ? undefined : parsedNumberText(parsed);
+    if (numberText !== undefined) call.argumentsNumberText = numberText;
+    return call;
   }
   return { id, name, arguments: args, argumentsText: sortedJson(args) };
 }
@@ -362,7 +367,8 @@ export function toolCallsOf(message: Message): ToolCall[] {
  * itself as a JSON string. `parsed`: the caller's own parse of `text`, if any.
  */
 export function jsonTextOfString(text: string, parsed = parseJsonAsNative(text)): string {
-  return parsed === undefined ? JSON.stringify(text) : sortedJson(parsed.value);
+  if (parsed === undefined) return JSON.stringify(text);
+  return parsedNumberText(parsed) ?? sortedJson(parsed.value);
 }
 
 /**

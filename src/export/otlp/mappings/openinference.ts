@@ -38,7 +38,11 @@ export const openInferenceProjection: Projection = {
     if (start.category === 'llm') llm(out, scope);
     else {
       if (start.category === 'tool') tool(out, scope);
-      value(out, 'input', start.data);
+      // native: a tool's arguments are JSON, a string among them (its JSON text, a quoted string).
+      if (start.category === 'tool' && typeof start.data === 'string') {
+        out['input.value'] = canonicalJson(start.data);
+        out['input.mime_type'] = 'application/json';
+      } else value(out, 'input', start.data);
       // native: a tool result's output.value is its display text, by the rule an LLM payload's is read by.
       const text = start.category === 'tool' ? (displayText(end.data ?? undefined) ?? '') : '';
       if (text !== '') {
@@ -85,7 +89,7 @@ function tool(out: Attributes, scope: FinishedScope): void {
   out['tool.name'] = start.name;
   out['tool_call.function.name'] = start.name;
   if (start.data !== null) {
-    const args = typeof start.data === 'string' ? start.data : canonicalJson(start.data);
+    const args = canonicalJson(start.data);
     out['tool.parameters'] = args;
     out['tool_call.function.arguments'] = args;
   }
