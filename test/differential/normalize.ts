@@ -107,9 +107,10 @@ export function attemptsAsMemory<T>(input: T): T {
     if (step.source === 'agent' && step.extra?.llm_response?.error !== undefined) step.extra.invocation.status = 'failed';
     const previous = steps.at(-1);
     const next = all[i + 1];
-    const repeatsUser = step.source === 'user' && previous?.extra?.invocation?.status === 'failed' && next?.source === 'agent' && [...steps].reverse().find((s) => s.source === 'user')?.message === step.message;
+    // A retry that failed managed (no agent step: its response is null) has its repeated user step too.
+    const repeatsUser = step.source === 'user' && previous?.extra?.invocation?.status === 'failed' && [...steps].reverse().find((s) => s.source === 'user')?.message === step.message;
     if (repeatsUser) {
-      next!.extra = { ...next!.extra, llm_request: step.extra?.llm_request };
+      if (next?.source === 'agent') next.extra = { ...next.extra, llm_request: step.extra?.llm_request };
       continue;
     }
     steps.push(step);
@@ -129,13 +130,15 @@ const ERROR_STATUS = /"otel([._])status_code":( ?)"ERROR"/;
  * `api_request_error` (docs/backends/memory-and-native.md, "An LLM call
  * closed by api_request_error"): memory ends it with `otel.status_code:
  * "ERROR"`, native forces `"OK"`. Only such ends change: a failed tool's end
- * says ERROR on both.
+ * and a managed call's (`exception.type`) say ERROR on both.
  */
 export function failedLlmEndsAsNative(lines: readonly string[]): string[] {
   return lines.map((line) => {
     if (!ERROR_STATUS.test(line)) return line;
     const event = JSON.parse(line) as { category?: string; scope_category?: string; metadata?: Record<string, unknown> | null };
     if (event.category !== 'llm' || event.scope_category !== 'end' || (event.metadata?.['error.type'] ?? event.metadata?.['error_type']) === undefined) return line;
+    // A managed call whose host call threw (its end names the exception) ends as an error on both.
+    if (event.metadata?.['exception.type'] !== undefined) return line;
     return line.replace(ERROR_STATUS, '"otel$1status_code":$2"OK"');
   });
 }

@@ -69,7 +69,7 @@ export interface SeedOptions extends RandomStreamOptions {
  * per run: labelled (uuidv7 sorts by time, so both runs list them in the
  * same order) before the files are compared.
  */
-function relabelFiles(result: ReplayResult): ReplayResult {
+export function relabelFiles(result: ReplayResult): ReplayResult {
   const labels = new UuidLabels();
   const rename = <T>(map: Map<string, T>) => new Map([...map].map(([name, value]) => [labels.text(name), value] as const));
   return { ...result, trajectories: rename(result.trajectories), trajectoryTexts: rename(result.trajectoryTexts) };
@@ -120,7 +120,7 @@ export function failedLlmAsNative(memory: ReplayResult): ReplayResult {
  * (`extra.observed_events`); its text is then no longer memory's, so the
  * caller compares such documents structurally only.
  */
-function observedAsNative(memory: ReplayResult): ReplayResult {
+export function observedAsNative(memory: ReplayResult): ReplayResult {
   const trajectories = new Map([...memory.trajectories].map(([name, doc]) => [name, observedEventsAsNative(doc)] as const));
   return { ...memory, trajectories };
 }

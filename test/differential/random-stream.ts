@@ -36,11 +36,52 @@ class RawRecorder extends StreamRecorder {
 /** Knobs of one stream; `large` makes more sessions, turns and bigger values more often. */
 export interface RandomStreamOptions {
   large?: boolean;
+  /**
+   * Run some LLM and tool calls through `hooks.execute` as a host that uses
+   * managed execution does (`ExecuteLine` and `SettleLine` in `lines`; see
+   * random-managed.ts). Its draws are made only with this set, so every
+   * other stream of a seed stays as it was.
+   */
+  managed?: boolean;
 }
+
+/** What the host's real call does: return a value or throw, at once (`sync`), a microtask later (`async`), or when its `SettleLine` comes (`late`). */
+export type ManagedOutcome = { returns: unknown } | { throws: { name: string; message: string; status?: number } };
+
+/**
+ * A managed call: the host runs `hooks.execute(kind, payload, terminal)` here.
+ * `outcome` is filled in when the script decides it (before the stream is
+ * replayed); a `late` call settles at its `SettleLine`, or at the stream's end
+ * when the host never finished it.
+ */
+export interface ExecuteLine {
+  hook: '@execute';
+  payload: { id: string; kind: 'llm_execution' | 'tool_execution'; payload: Record<string, unknown>; timing: 'sync' | 'async' | 'late'; outcome: ManagedOutcome };
+}
+
+/** The host's real call of a `late` managed call returns (or throws) here. */
+export interface SettleLine {
+  hook: '@settle';
+  payload: { id: string };
+}
+
+/**
+ * A managed call the host gives up on fails there and then, before its
+ * session can close: on native, a managed call that ends after its session
+ * closed names the session's parent as its end's propagation root
+ * (docs/known-limits.md, "Managed calls where native's scope stack ...").
+ */
+const ABANDONED_SETTLE_AT_ONCE = true;
+
+/** A line of a managed stream. */
+export type StreamLine = HookLine | ExecuteLine | SettleLine;
 
 export interface RandomStream {
   seed: number;
+  /** Hook lines only, unless the stream is `managed` (then `ExecuteLine`s and `SettleLine`s too: read `managedLines`). */
   lines: HookLine[];
+  /** Every line, managed calls included (the same array as `lines`). */
+  managedLines: StreamLine[];
   /** Whether any subagents were open at once under one parent (see `propagation_root_uuid` in corpus.test.ts). */
   concurrentSubagents: boolean;
   /** One line per session: what it did, for a failure message. */
@@ -329,6 +370,11 @@ class StreamScript {
   readonly r = new RawRecorder();
   /** The subagents of each session still open (never finalized). */
   readonly #openChildren = new Map<Agent, Set<Agent>>();
+  /**
+   * Subagents started beside a sibling, and their own subagents: native runs the one whose scope opens second
+   * on a scope stack of its own (which one depends on how the sessions interleave).
+   */
+  readonly #ownStack = new Set<Agent>();
   readonly v: Values;
   readonly outline: string[] = [];
   concurrentSubagents = false;
@@ -337,8 +383,40 @@ class StreamScript {
   constructor(
     readonly d: Draw,
     readonly large: boolean,
+    readonly managed = false,
   ) {
     this.v = new Values(d);
+  }
+
+  /**
+   * With `managed`: whether this call runs through `hooks.execute` (drawn
+   * only then), as an `ExecuteLine` whose outcome is set by `settle`.
+   */
+  execute(kind: ExecuteLine['payload']['kind'], payload: Record<string, unknown>, agent: Agent): ExecuteLine | null {
+    if (!this.managed || !this.d.chance(0.6)) return null;
+    // No managed LLM call in a subagent open beside a sibling: on native it runs on its own scope stack, and
+    // its request carries no `x-dynamo-parent-session-id` (docs/known-limits.md, "Managed calls where native's scope stack and the call's parent disagree").
+    if (kind === 'llm_execution' && this.#ownStack.has(agent)) return null;
+    // No managed call in a session whose subagent is still open: native takes the subagent (the top of its scope
+    // stack) for the call's `x-dynamo-session-id` and its cache mark's parent, memory the call's own session
+    // (docs/known-limits.md, "Managed calls where native's scope stack ...").
+    if ((this.#openChildren.get(agent)?.size ?? 0) > 0) return null;
+    const line: ExecuteLine = { hook: '@execute', payload: { id: this.id('exec'), kind, payload: structuredClone(payload), timing: this.d.pick(['sync', 'async', 'late', 'late'] as const), outcome: { returns: null } } };
+    (this.r.lines as StreamLine[]).push(line);
+    return line;
+  }
+
+  /** The managed call's outcome; a `late` one settles here (pass `at: false` for a call the host never finished: it settles at the stream's end). */
+  settle(line: ExecuteLine | null | undefined, outcome: ManagedOutcome, at = true): void {
+    if (line == null) return;
+    line.payload.outcome = outcome;
+    if (line.payload.timing === 'late' && at) (this.r.lines as StreamLine[]).push({ hook: '@settle', payload: { id: line.payload.id } });
+  }
+
+  /** What a managed LLM call's payload carries: the hooks' ids and routing, and the request. */
+  llmPayload(agent: Agent, turn: Turn, call: ApiCall): Record<string, unknown> {
+    const o = agent.options;
+    return { ...turn.ids, api_request_id: call.id, api_call_count: call.count, platform: agent.platform, model: o.model, provider: o.provider, api_mode: o.apiMode, request: call.body };
   }
 
   id(prefix: string): string {
@@ -431,19 +509,25 @@ class StreamScript {
       // Attempts: some failures, then an answer, or a failure that ends the turn.
       let retry = 0;
       let answered = false;
+      let lastManaged: ExecuteLine | null = null;
       while (!answered) {
         // Credentials in the request headers now and then: the plugin drops them on both backends.
         turn.attempt(call, retry, d.chance(0.2) ? { 'content-type': 'application/json', authorization: `Bearer sk-${this.id('key')}`, 'x-api-key': 'secret', 'X-Request-Id': this.id('req') } : undefined);
+        const managed = this.execute('llm_execution', this.llmPayload(agent, turn, call), agent);
+        if (managed) steps.push(`managed-${managed.payload.timing}`);
         yield;
         // A call that never ends (the host crashed mid-request): the turn goes no further.
         if (d.chance(0.03)) {
+          this.settle(managed, { throws: { name: 'AbortError', message: 'the host gave up on the call' } }, ABANDONED_SETTLE_AT_ONCE);
           log.push(`[${[...steps, 'pending'].join(',')}]`, 'unended');
           return false;
         }
         this.pause();
         if (d.chance(0.2) && retry < 3) {
           const failure = d.pick(FAILURES);
-          turn.failed(call, retry, { ...failure, message: this.v.text(3) });
+          const message = this.v.text(3);
+          this.settle(managed, { throws: { name: `ProviderError${failure.status}`, message, status: failure.status } });
+          turn.failed(call, retry, { ...failure, message });
           steps.push(`error${failure.status}`);
           yield;
           if (!failure.retryable || d.chance(0.2)) {
@@ -454,6 +538,7 @@ class StreamScript {
           continue;
         }
         answered = true;
+        lastManaged = managed;
       }
       if (failed) break;
       const toolCount = last ? 0 : d.pick([0, 1, 1, 2, 3]);
@@ -462,6 +547,7 @@ class StreamScript {
       if (delegating) tools[0]!.name = 'delegate_task';
       const text = toolCount > 0 && d.chance(0.5) ? '' : this.v.text();
       const answer = answerOf(this.v, mode, model, this.id('resp'), text, tools, this.r.now());
+      this.settle(lastManaged, { returns: structuredClone(answer.response) });
       turn.answered(call, answer.response, { ...(answer.usage ? { usage: answer.usage } : {}), ...(answer.assistant ? { assistant: answer.assistant } : {}), ...(answer.finishReason ? { finishReason: answer.finishReason } : {}) });
       steps.push(`llm${retry > 0 ? `(retried ${retry})` : ''}`);
       said = answer.text;
@@ -497,8 +583,10 @@ class StreamScript {
     // A tool call the host does not tie to its API call (an empty api_request_id).
     const untied = new Set(tools.filter(() => d.chance(0.1)).map((tool) => tool.id));
     const callOf = (tool: ToolCallSpec) => (untied.has(tool.id) ? null : call);
+    const managed = new Map<string, ExecuteLine | null>();
     for (const tool of tools) {
       turn.toolStarted(callOf(tool), tool.id, tool.name, tool.args);
+      managed.set(tool.id, this.execute('tool_execution', { ...turn.ids, api_request_id: callOf(tool)?.id ?? '', tool_call_id: tool.id, tool_name: tool.name, args: tool.args }, agent));
       yield;
     }
     const denied = new Set<string>();
@@ -534,10 +622,12 @@ class StreamScript {
       const open = this.#openChildren.get(agent) ?? new Set<Agent>();
       this.#openChildren.set(agent, open);
       if (n > 1 || open.size > 0) this.concurrentSubagents = true;
+      const openBefore = open.size;
       const children = Array.from({ length: n }, () => {
         const options = this.agentOptions(this.sessionId());
         const role = d.pick(['reader', 'reviewer', this.v.text(2)]);
         const child = agent.delegate(turn, options, role, goal, this.id('subagent'));
+        if (n > 1 || openBefore > 0 || this.#ownStack.has(agent)) this.#ownStack.add(child);
         return { child, role };
       });
       for (const { child } of children) open.add(child);
@@ -569,7 +659,11 @@ class StreamScript {
           : undefined;
       this.pause();
       // A tool the host never ends: the session's close ends it.
-      if (!denied.has(tool.id) && tool.name !== 'delegate_task' && d.chance(0.03)) continue;
+      if (!denied.has(tool.id) && tool.name !== 'delegate_task' && d.chance(0.03)) {
+        this.settle(managed.get(tool.id), { throws: { name: 'AbortError', message: 'the host gave up on the tool' } }, ABANDONED_SETTLE_AT_ONCE);
+        continue;
+      }
+      this.settle(managed.get(tool.id), failure !== undefined && !denied.has(tool.id) ? { throws: { name: failure.errorType, message: failure.errorMessage } } : { returns: structuredClone(result) });
       turn.toolEnded(callOf(tool), tool.id, tool.name, tool.args, result, failure);
       messages.push(toolMessage(tool.id, typeof result === 'string' ? result : JSON.stringify(result)));
       yield;
@@ -580,9 +674,9 @@ class StreamScript {
 /** The stream of `seed`. */
 export function randomStream(seed: number, options: RandomStreamOptions = {}): RandomStream {
   const d = new Draw(seed);
-  const g = new StreamScript(d, options.large === true);
+  const g = new StreamScript(d, options.large === true, options.managed === true);
   const sessions = d.int(1, options.large ? 4 : 3);
   const roots = Array.from({ length: sessions }, () => g.session(new Agent(g.r, g.agentOptions(g.sessionId())), 0));
   runInterleaved(d, roots);
-  return { seed, lines: g.r.lines, concurrentSubagents: g.concurrentSubagents, outline: g.outline };
+  return { seed, lines: g.r.lines, managedLines: g.r.lines, concurrentSubagents: g.concurrentSubagents, outline: g.outline };
 }

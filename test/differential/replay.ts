@@ -69,8 +69,8 @@ export function exporterEnv(dir: string, options: ReplayOptions = {}): Record<st
   };
 }
 
-/** A `plugins.toml` whose observability component writes the same two kinds of file into `dir`. */
-export function writePluginsToml(dir: string): string {
+/** A `plugins.toml` whose observability component writes the same two kinds of file into `dir`, then `components` (more `[[components]]` tables). */
+export function writePluginsToml(dir: string, components = ''): string {
   const file = path.join(dir, 'plugins.toml');
   fs.writeFileSync(
     file,
@@ -98,6 +98,7 @@ export function writePluginsToml(dir: string): string {
       `output_directory = ${JSON.stringify(path.join(dir, 'atif'))}`,
       'filename_template = "trajectory-{session_id}.json"',
       '',
+      ...(components === '' ? [] : [components]),
     ].join('\n'),
   );
   return file;

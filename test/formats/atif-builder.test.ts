@@ -89,6 +89,34 @@ function session(base = 1_800_000_000_000_000): AtofEvent[] {
 const OPTIONS = { sessionId: 'sid', agentName: 'agent', agentVersion: '1', modelName: 'm' };
 
 describe('AtifBuilder', () => {
+  it('keeps a request failed through a retry that failed with no response (a managed call), so the next retry adds no user step', () => {
+    // Found by the random managed-stream differential (test/differential/random-managed.ts): the third attempt
+    // of one request, after a failed attempt and a failed managed one, started a second user step.
+    const base = 1_800_000_000_000_000;
+    const content = { messages: [{ role: 'user', content: 'hi' }] };
+    const at = { api_request_id: 't1:api:1' };
+    const [a, b, c] = [uuid(), uuid(), uuid()];
+    const llm = (phase: 'start' | 'end', id: string, ts: number, data: Json, metadata: Json = at) => scope(phase, { uuid: id, parent: ROOT, name: 'openai', category: 'llm', ts, data, metadata });
+    const events = [
+      scope('start', { uuid: ROOT, parent: IMPLICIT, name: 'session', category: 'agent', ts: base }),
+      llm('start', a, base + 10, { headers: {}, content }),
+      llm('end', a, base + 20, { error: { message: 'busy', type: 'overloaded' } }, { ...at, 'error.type': 'overloaded' }),
+      llm('start', b, base + 30, { headers: {}, content }),
+      llm('end', b, base + 40, null, { ...at, 'error.type': 'internal_error', 'exception.type': 'ProviderError', 'otel.status_code': 'ERROR' }),
+      llm('start', c, base + 50, { headers: {}, content }),
+      llm('end', c, base + 60, { choices: [{ message: { role: 'assistant', content: 'ok' } }] }),
+      scope('end', { uuid: ROOT, parent: IMPLICIT, name: 'session', category: 'agent', ts: base + 100 }),
+    ];
+    const builder = new AtifBuilder(OPTIONS);
+    for (const event of events) builder.add(event);
+    const steps = builder.build().steps;
+    expect(steps.map((step) => [step.source, (step.extra as { invocation?: { status?: string } } | undefined)?.invocation?.status])).toEqual([
+      ['user', undefined],
+      ['agent', 'failed'],
+      ['agent', 'completed'],
+    ]);
+  });
+
   it('reproduces the recorded native exporter sample byte for byte', () => {
     const builder = new AtifBuilder({ sessionId: 'probe-session-1', agentName: 'probe-agent', agentVersion: '0.0.1', modelName: 'claude-probe-model' });
     for (const event of readJson<AtofEvent[]>('subscriber-events-session.json')) builder.add(event);

@@ -56,6 +56,7 @@ export const LOADS_NATIVE = [
   'test/differential/interleaved-sessions.test.ts',
   'test/differential/key-order.test.ts',
   'test/differential/odd-input.test.ts',
+  'test/differential/random-managed.test.ts',
   'test/differential/random-streams.test.ts',
   'test/export/host-exit.test.ts',
   'test/export/otlp-delivery.test.ts',

@@ -234,6 +234,16 @@ describe('memory relay managed execution', () => {
     expect(ends.every((e) => e.data === null)).toBe(true);
   });
 
+  it('records a thrown error whose name or message holds a lone surrogate with U+FFFD, as native receives the texts', async () => {
+    // Found by the random managed-stream differential (test/differential/random-managed.ts).
+    const { relay, events } = relayWithEvents();
+    const thrown = Object.assign(new Error('cut \uDE00 in two \uD83D'), { name: 'Bad\uD800Name' });
+    const scope = relay.pushScope({ name: 'agent', category: 'agent' });
+    await expect(relay.executeTool({ name: 't', parent: scope, args: 1 }, () => Promise.reject(thrown))).rejects.toBe(thrown);
+    const end = events.find((e) => (e as AtofScopeEvent).scope_category === 'end')!;
+    expect(end.metadata).toMatchObject({ 'exception.type': 'Bad\uFFFDName', 'otel.status_description': 'internal error: cut \uFFFD in two \uFFFD' });
+  });
+
   it('resolves with the original result object, while the event records its JSON form', async () => {
     const { relay, events } = relayWithEvents();
     class Response {

@@ -30,7 +30,7 @@
 
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import { mergeEndMetadata, NON_OBJECT_METADATA_KEY, STATUS_CODE_KEY, toolErrorEndMetadata } from '../../../relay/rules.ts';
-import { compareKeys, defineKey, isJsonObject } from '../../../shared/json.ts';
+import { compareKeys, defineKey, isJsonObject, wellFormed } from '../../../shared/json.ts';
 import { literalsAllowed, objectLiteralFunction, USES_BEFORE_LITERAL } from '../../../shared/object-literal.ts';
 import { sortedObject, copyPayload } from './event-parts.ts';
 import type { LineBuilder } from '../../../shared/utf8-builder.ts';
@@ -359,11 +359,12 @@ export function toolErrorMetadata(start: Json, end: Json): Json {
  * exception's name and message behind `internal error: `.
  */
 export function managedErrorMetadata(start: Json, error: unknown): JsonObject {
+  // The thrown error's texts reach native as Rust strings: a lone surrogate in them becomes U+FFFD.
   return withKeys(start, {
     'error.type': 'internal_error',
-    'exception.type': exceptionType(error),
+    'exception.type': wellFormed(exceptionType(error)),
     'otel.status_code': 'ERROR',
-    'otel.status_description': `internal error: ${exceptionMessage(error)}`,
+    'otel.status_description': wellFormed(`internal error: ${exceptionMessage(error)}`),
   });
 }
 

@@ -98,6 +98,8 @@ export class StepConverter {
   private readonly current = new PendingAgentStep();
   /** `api_request_id`s whose last attempt failed: the next start with one is a retry of that request. */
   private readonly failedRequests = new Set<string>();
+  /** Starts that were such a retry: one that fails without a response (a managed call's error) leaves the request failed. */
+  private readonly retryStarts = new Set<string>();
 
   constructor(private readonly lookups: Lookups) {}
 
@@ -239,6 +241,7 @@ export class StepConverter {
     // native: a retry whose request starts a fresh turn repeats the user step.
     const requestId = metadataString(event, 'api_request_id');
     const retry = requestId !== undefined && this.failedRequests.delete(requestId);
+    if (retry) this.retryStarts.add(event.uuid);
     if (hasPairedEnd && (retry || requestTurnState(content) === 'continuation')) {
       this.current.llmRequest = content;
       return;
@@ -252,7 +255,13 @@ export class StepConverter {
   private llmEnd(event: ConvEvent): void {
     this.flushObservations();
     const output = event.data;
-    if (output === undefined) return;
+    const retried = this.retryStarts.delete(event.uuid);
+    if (output === undefined) {
+      // A retry that failed with no response makes no step: the next attempt is still a retry of the request.
+      const requestId = metadataString(event, 'api_request_id');
+      if (retried && requestId !== undefined && isFailedEnd(event)) this.failedRequests.add(requestId);
+      return;
+    }
     const toolCalls = extractToolCalls(output);
     this.lastToolCallByName.clear();
     // The call order at its size: a list grown by pushes starts with room for many more.
