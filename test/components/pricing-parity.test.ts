@@ -79,6 +79,8 @@ const CALLS: [string, Call, number | undefined][] = [
   // Found by the random pricing differential (random-pricing.ts): native's rules, each against memory's earlier reading
   // (test/components/price-book.test.ts has those whose usage also differs outside the cost).
   ['a Chat Completions model prefix names the provider (not the shape’s openai)', { model: 'vendor/prefixed', response: chat('vendor/prefixed', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.0055],
+  // Seeds 2014 and 2037, reduced: a Responses model's prefix names the provider as a Chat Completions one's does.
+  ['a Responses model prefix names the provider (not the shape’s openai)', { model: 'vendor/prefixed', response: responses('vendor/prefixed', { input_tokens: 1000, output_tokens: 100 }) }, 0.0055],
   ['the requested model, for the span’s provider, when the response’s model cannot price', { model: 'gpt-4o-mini', provider: 'azure', response: chat('per-request', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.11],
   ['a reported cost stated in parts is their sum', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: { input: 0.1, output: 0.2 } }) }, 0.1 + 0.2],
   // Seeds 1063, 1075 and 2031, reduced: the response's model finds no entry, and the requested model's entry

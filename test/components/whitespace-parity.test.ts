@@ -96,4 +96,33 @@ describe.skipIf(nativePlugin === null)('whitespace as native reads it: plugins.t
       });
     }
   }
+
+  // Native checks promoted prefixes and attribute mappings by its own rules (surrounding whitespace by Rust's trim,
+  // blank as White_Space, control and format characters) and names them as Rust's `{:?}` writes a string.
+  const PREFIXES: unknown[][] = [[' a'], ['a\u0085'], ['a\u00a0'], ['\ufeffa'], ['a*'], ['a', 'a'], ['a', 'a.'], ['a..b'], ['.a'], ['a.'], ['a-b_c.d9'], ['é'], ['a b'], ['x\u200bz'], ['\u0001'], ['\u00ad'], ['a\u0301 '], ['"q\\"\t '], ['a', ' b']];
+  const MAPPINGS: unknown[][] = [
+    [{ key: ' ', alias: 'x' }],
+    [{ key: '\ufeff', alias: 'x' }],
+    [{ key: 'a', alias: '\u00ad' }],
+    [{ key: 'a', alias: 'x' }, { key: 'b', alias: ' x\u0085' }],
+    [{ key: 'a', alias: 'x' }, { key: 'b', alias: '\ufeffx' }],
+    [{ key: 'a', alias: 'é\u0301"\\\t' }],
+  ];
+  for (const prefixes of PREFIXES) {
+    it(`metadata promotion prefixes ${JSON.stringify(prefixes)}: native's diagnostics`, () => {
+      const document = otlp({ endpoint: 'http://127.0.0.1:1', promote_metadata_prefixes: prefixes });
+      expect(sorted(validatePluginConfig(document).diagnostics.filter((d) => !MEMORY_ONLY.has(d.code)))).toEqual(sorted(nativePlugin!.validate(document).config.diagnostics));
+    });
+  }
+  for (const mappings of MAPPINGS) {
+    it(`attribute mappings ${JSON.stringify(mappings)}: native's diagnostics`, () => {
+      const document = otlp({ endpoint: 'http://127.0.0.1:1', attribute_mappings: mappings });
+      expect(sorted(validatePluginConfig(document).diagnostics.filter((d) => !MEMORY_ONLY.has(d.code)))).toEqual(sorted(nativePlugin!.validate(document).config.diagnostics));
+    });
+  }
+  it("reports an endpoint's problems in native's order", () => {
+    const document = otlp({ endpoint: ' ', transport: 'bad', headers: { a: '1' }, header_env: { a: 'HOME' }, promote_metadata_prefixes: [' '], attribute_mappings: [{ key: ' ', alias: 'x' }], max_export_batch_size: 5000, max_queue_size: 10 });
+    const fields = (list: readonly unknown[]) => list.map((d) => (d as { field?: string }).field);
+    expect(fields(validatePluginConfig(document).diagnostics.filter((d) => !MEMORY_ONLY.has(d.code)))).toEqual(fields(nativePlugin!.validate(document).config.diagnostics));
+  });
 });

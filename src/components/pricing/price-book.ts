@@ -214,22 +214,14 @@ function modelPrefix(model: string): string | undefined {
 }
 
 /**
- * The provider a response's model is looked up for: a Chat Completions or
- * Messages response names it by its model's `provider/` prefix, else by its
- * shape (`openai`, `anthropic`); a Responses response is OpenAI's; a
- * response of no known shape leaves it to the span.
+ * The provider a response's model is looked up for: a response of a
+ * provider's shape names it by its model's `provider/` prefix, else by its
+ * shape (`anthropic` for Messages, `openai` for Chat Completions and
+ * Responses); a response of no known shape leaves it to the span.
  */
 function responseProvider(surface: ReturnType<typeof detectResponseSurface>, model: string | undefined, span: string): string {
-  switch (surface) {
-    case 'openai_chat':
-      return (model === undefined ? undefined : modelPrefix(model)) ?? 'openai';
-    case 'anthropic_messages':
-      return (model === undefined ? undefined : modelPrefix(model)) ?? 'anthropic';
-    case undefined:
-      return span;
-    default:
-      return 'openai';
-  }
+  if (surface === undefined) return span;
+  return (model === undefined ? undefined : modelPrefix(model)) ?? (surface === 'anthropic_messages' ? 'anthropic' : 'openai');
 }
 
 function matches(entry: PriceEntry, key: LookupKey): boolean {
