@@ -12,7 +12,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { createAgent } from 'langchain';
+import { createAgent, modelRetryMiddleware } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { Draw } from '../support/seeded-random.ts';
@@ -48,17 +48,24 @@ type Loose = Record<string, any>;
 
 export async function runLangChainSeed(seed: number, wire: RandomWireKind, onNative: boolean): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
-  const fake = new RandomWire(seed, scenario);
   const choice = new Draw(seed ^ 0x1c);
   const mode = choice.pick(['invoke', 'stream'] as const);
   const streamUsage = choice.chance(0.7);
-  const label = `seed ${seed} (langchain ${wire}, ${mode}${streamUsage ? '' : ', streamUsage false'})\n  ${scenario.outline.join('\n  ')}`;
+  // Sometimes one call's first attempt is refused as overloaded: modelRetryMiddleware retries it (the client's own retries are off).
+  const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
+  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
+  const label = `seed ${seed} (langchain ${wire}, ${mode}${streamUsage ? '' : ', streamUsage false'}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}`;
   await checkRandomRun({
     label,
     onNative,
     requests: () => fake.requests.length,
     async run(hooks) {
-      const agent = createAgent({ model: chatModel(wire, fake.fetch as typeof globalThis.fetch, streamUsage), tools, systemPrompt: 'You are a helpful travel assistant.' });
+      const agent = createAgent({
+        model: chatModel(wire, fake.fetch as typeof globalThis.fetch, streamUsage),
+        tools,
+        systemPrompt: 'You are a helpful travel assistant.',
+        middleware: [modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 })],
+      });
       const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
       const input = { messages: [{ role: 'user', content: prompt }] };
       const callbacks = [new NemoRelayCallbackHandler(hooks)];
@@ -96,7 +103,7 @@ export async function runLangChainSeed(seed: number, wire: RandomWireKind, onNat
         const values = steps.map(pick).filter((value): value is number => value !== undefined);
         return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
       };
-      return { prompt, model: 'gpt-4.1', steps, totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) } };
+      return { prompt, model: 'gpt-4.1', steps, retried: fake.failedRequests, totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) } };
     },
   });
 }

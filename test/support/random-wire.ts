@@ -143,6 +143,11 @@ export class RandomWire {
   readonly #failFirst: Set<number>;
   #turn = 0;
 
+  /** How many turns were served (requests answered with a reply). */
+  get turnsServed(): number {
+    return this.#turn;
+  }
+
   /** `failFirstAttemptOf`: turns (0-based) whose first request gets the provider's retryable error (an overload, with a short `retry-after-ms`). */
   constructor(seed: number, scenario: RandomScenario, options: { failFirstAttemptOf?: readonly number[] } = {}) {
     this.#seed = seed;

@@ -23,6 +23,7 @@ import { destinationUrlProblem, headerValueProblem } from '../../shared/destinat
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
 import { isNonBlank } from '../../shared/text.ts';
+import { rustDebugString } from '../../shared/rust-debug.ts';
 
 /** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
 export type OtlpType = 'full' | 'gen_ai' | 'openinference';
@@ -121,23 +122,17 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
   const endpoints = endpointsOf(otel);
   const destinations = new Map<string, { index: number; type: string }>();
   endpoints.forEach((endpoint, i) => {
-    if (endpoint.transport !== undefined && endpoint.transport !== 'http_binary' && endpoint.transport !== 'grpc') {
-      unsupported('opentelemetry', `endpoints[${i}].transport`, "OpenTelemetry endpoint transport must be 'http_binary' or 'grpc'");
-    }
+    // In native's order: the endpoint, the transport, the attribute mappings, the prefixes, the batch, the headers.
     if (typeof endpoint.endpoint === 'string' && isNativeBlank(endpoint.endpoint)) {
       unsupported('opentelemetry', `endpoints[${i}].endpoint`, 'OpenTelemetry endpoint must be a nonblank string');
     }
-    const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
-    const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
-    for (const header of Object.keys(headerEnv).sort()) {
-      if (header in headers) {
-        unsupported('opentelemetry', `endpoints[${i}].header_env.${header}`, `OpenTelemetry endpoints[${i}] header ${JSON.stringify(header)} cannot appear in both headers and header_env`);
-      }
+    if (endpoint.transport !== undefined && endpoint.transport !== 'http_binary' && endpoint.transport !== 'grpc') {
+      unsupported('opentelemetry', `endpoints[${i}].transport`, "OpenTelemetry endpoint transport must be 'http_binary' or 'grpc'");
     }
-    const prefixes = Array.isArray(endpoint.promote_metadata_prefixes) ? endpoint.promote_metadata_prefixes : [];
-    if (prefixes.some((p) => typeof p === 'string' && isNativeBlankName(p))) {
-      unsupported('opentelemetry', `endpoints[${i}].promote_metadata_prefixes`, 'metadata promotion prefix must not be blank');
-    }
+    const mappingProblem = attributeMappingsProblem(Array.isArray(endpoint.attribute_mappings) ? endpoint.attribute_mappings : []);
+    if (mappingProblem !== null) unsupported('opentelemetry', `endpoints[${i}].attribute_mappings`, mappingProblem);
+    const prefixProblem = promotionPrefixesProblem(Array.isArray(endpoint.promote_metadata_prefixes) ? endpoint.promote_metadata_prefixes : []);
+    if (prefixProblem !== null) unsupported('opentelemetry', `endpoints[${i}].promote_metadata_prefixes`, prefixProblem);
     const queue = numberOr(endpoint.max_queue_size, OTLP_DEFAULTS.maxQueueSize);
     const batch = numberOr(endpoint.max_export_batch_size, OTLP_DEFAULTS.maxExportBatchSize);
     if (batch > queue) {
@@ -148,6 +143,13 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
         field: `endpoints[${i}].max_export_batch_size`,
         message: `OpenTelemetry endpoints[${i}].max_export_batch_size must be less than or equal to max_queue_size`,
       });
+    }
+    const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
+    const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
+    for (const header of Object.keys(headerEnv).sort()) {
+      if (header in headers) {
+        unsupported('opentelemetry', `endpoints[${i}].header_env.${header}`, `OpenTelemetry endpoints[${i}] header ${rustDebugString(header)} cannot appear in both headers and header_env`);
+      }
     }
     if (typeof endpoint.endpoint === 'string' && !isNativeBlank(endpoint.endpoint) && typeof endpoint.type === 'string') {
       const transport = endpoint.transport === 'grpc' ? 'grpc' : 'http_binary';
@@ -329,6 +331,42 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
     maxExportBatchSize: Math.max(1, Math.min(maxQueueSize, numberOr(endpoint.max_export_batch_size, bsp.maxExportBatchSize))),
     scheduledDelayMillis: numberOr(endpoint.scheduled_delay_millis, bsp.scheduledDelayMillis),
   };
+}
+
+/** Native's check of an endpoint's `attribute_mappings`: its first problem, or null. */
+function attributeMappingsProblem(mappings: readonly unknown[]): string | null {
+  const aliases = new Set<string>();
+  for (const mapping of mappings) {
+    if (!isJsonObject(mapping) || typeof mapping.key !== 'string' || typeof mapping.alias !== 'string') continue;
+    if (isNativeBlankName(mapping.key)) return 'attribute mapping key must not be blank';
+    if (isNativeBlankName(mapping.alias)) return 'attribute mapping alias must not be blank';
+    // Aliases are compared trimmed (Rust's trim), and named as written.
+    const alias = nativeTrim(mapping.alias);
+    if (aliases.has(alias)) return `attribute mapping alias ${rustDebugString(mapping.alias)} is duplicated`;
+    aliases.add(alias);
+  }
+  return null;
+}
+
+/** Segments of letters, digits, `_` or `-`, joined by single dots (native's metadata attribute key). */
+const PROMOTED_KEY = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$/;
+
+/** Native's check of an endpoint's `promote_metadata_prefixes`: its first problem, or null. */
+function promotionPrefixesProblem(prefixes: readonly unknown[]): string | null {
+  const seen = new Set<string>();
+  for (const prefix of prefixes) {
+    if (typeof prefix !== 'string') continue;
+    if (isNativeBlankName(prefix)) return 'metadata promotion prefix must not be blank';
+    const shown = rustDebugString(prefix);
+    if (nativeTrim(prefix) !== prefix) return `metadata promotion prefix ${shown} must not have surrounding whitespace`;
+    if (/[*?[\]]/.test(prefix)) return `metadata promotion prefix ${shown} must be a literal prefix, not a glob`;
+    if (!PROMOTED_KEY.test(prefix.endsWith('.') ? prefix.slice(0, -1) : prefix)) {
+      return `metadata promotion prefix ${shown} must contain letter, number, underscore, or hyphen segments separated by single dots, with an optional trailing dot`;
+    }
+    if (seen.has(prefix)) return `metadata promotion prefix ${shown} is duplicated`;
+    seen.add(prefix);
+  }
+  return null;
 }
 
 /** Native's HTTP trace URL: a bare origin gets `/v1/traces`; any path (even `/`) is kept. */

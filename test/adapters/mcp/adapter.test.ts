@@ -178,6 +178,9 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       const otlp = { otlpEnabled: true, otlpType: 'full' as const, otlpEndpoint: `${collector.url}/v1/traces` };
       const serverPlugin = createNemoRelayPlugin({ backend, settings: { ...settings, ...atof('server.jsonl'), ...otlp }, env: { OTEL_BSP_SCHEDULE_DELAY: '600000' }, logger: silentLogger });
       serverPlugin.register(serverHooks);
+      // Both backends loaded before the first call: a trace context question waits for the load only so long
+      // (the plugin's bound), and on a loaded machine the load can take longer; the links are what this test checks.
+      await Promise.all([agentPlugin.ready, serverPlugin.ready]);
       const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
       const server = weatherServer(seen);
       instrumentMcpServer(server, serverHooks, { sessionId: ({ caller }) => `server-for-${caller?.tool_call_id ?? 'nobody'}` });

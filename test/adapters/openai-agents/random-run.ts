@@ -58,11 +58,13 @@ function cachedOf(usage: Loose): number {
 export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[number], onNative: boolean): Promise<void> {
   const { dated, model } = MODELS[wire];
   const scenario = randomScenario(seed, wire, dated, TOOLS);
-  const fake = new RandomWire(seed, scenario);
   const choice = new Draw(seed ^ 0xa6e);
   const mode = choice.pick(['run', 'stream'] as const);
   const tracing = choice.pick(['tracing on', 'tracing off'] as const);
-  const label = `seed ${seed} (agents ${wire}, ${mode}, ${tracing})\n  ${scenario.outline.join('\n  ')}`;
+  // Sometimes one call's first attempt is refused as overloaded: the runner's retry (modelSettings.retry) retries it.
+  const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
+  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
+  const label = `seed ${seed} (agents ${wire}, ${mode}, ${tracing}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}`;
   await checkRandomRun({
     label,
     onNative,
@@ -72,7 +74,13 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
       const uninstall = instrumentOpenAIAgents(hooks);
       try {
         const client = new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: fake.fetch as typeof fetch, maxRetries: 0 });
-        const agent = new Agent({ name: 'Travel Agent', instructions: 'You are a helpful travel assistant.', model: model(client), tools });
+        const agent = new Agent({
+          name: 'Travel Agent',
+          instructions: 'You are a helpful travel assistant.',
+          model: model(client),
+          tools,
+          modelSettings: { retry: { maxRetries: 2, backoff: { initialDelayMs: 1, jitter: false }, policy: () => true } },
+        });
         // The run's context (its usage), as the SDK's agent_start event hands it over: what a failed non-streamed run leaves.
         let context: Loose | undefined;
         agent.on('agent_start', (ctx) => void (context = ctx as unknown as Loose));
@@ -112,10 +120,13 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
           items = state?._generatedItems ?? [];
           usage = state?.usage ?? context!.usage;
         }
-        // The provider's usage of the responses the SDK refused (docs/adapters/openai-agents.md, "A response the SDK refuses").
-        // Calls that failed: those after the responses the SDK kept; without them, the error says (a refusal comes after its reply).
-        const failedCalls = error === undefined ? 0 : responses !== undefined ? fake.requests.length - responses.length : /ModelRefusalError/.test(error) ? 0 : 1;
-        const refused = scenario.turns.slice(fake.requests.length - failedCalls, fake.requests.length);
+        // Calls that failed: the requests after the replies the SDK kept (without its state, the error says: a refusal
+        // comes after its reply was kept). The provider's usage of a reply the SDK refused is out of the trajectory's
+        // reach (docs/adapters/openai-agents.md, "A response the SDK refuses").
+        const answeredRequests = fake.requests.length - fake.failedRequests.length;
+        const kept = responses?.length ?? (error !== undefined && /ModelRefusalError/.test(error) ? fake.turnsServed : fake.turnsServed - 1);
+        const failedCalls = error === undefined ? 0 : answeredRequests - kept;
+        const refused = error === undefined ? [] : scenario.turns.slice(kept, fake.turnsServed);
         const uncounted = {
           prompt: refused.reduce((sum, turn) => sum + turn.usage.input, 0),
           completion: refused.reduce((sum, turn) => sum + turn.usage.output, 0),
@@ -144,6 +155,7 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
           steps,
           error,
           failedCalls,
+          retried: fake.failedRequests,
           totals: { prompt: usage.inputTokens - uncounted.prompt, completion: usage.outputTokens - uncounted.completion, cached: cachedOf(usage) - uncounted.cached },
         };
       } finally {
