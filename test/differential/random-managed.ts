@@ -37,6 +37,7 @@ import { recordingLogger, tempDir } from '../contract/backends.ts';
 import { attemptsAsMemory, normalize } from './normalize.ts';
 import { writePluginsToml, type ReplayResult } from './replay.ts';
 import { randomStream, type ExecuteLine, type RandomStream, type StreamLine } from './random-stream.ts';
+import { resultsInOrderOf } from '../support/random-cache.ts';
 import { compareRuns, failedLlmAsNative, firstDifference, hasFailedCall, observedAsNative, relabelFiles } from './random-diff.ts';
 
 /** The `[[components]]` tables of each setting, after the observability component. */
@@ -223,8 +224,19 @@ export async function compareManagedSeed(seed: number, options: { large?: boolea
     if (host !== null) report(`host: ${host}`);
     // As random-diff.ts compares a plugins.toml run (documented differences of native's `atif` component).
     const failed = [...nativeRun.trajectories.values()].some(hasFailedCall);
-    const native = failed ? { ...nativeRun, trajectories: new Map([...nativeRun.trajectories].map(([name, doc]) => [name, attemptsAsMemory(structuredClone(doc))] as const)) } : nativeRun;
-    for (const difference of compareRuns(relabelFiles(observedAsNative(failedLlmAsNative(memoryRun))), relabelFiles(native), normalizing, !failed)) report(difference);
+    const native = relabelFiles(failed ? { ...nativeRun, trajectories: new Map([...nativeRun.trajectories].map(([name, doc]) => [name, attemptsAsMemory(structuredClone(doc))] as const)) } : nativeRun);
+    const memory = relabelFiles(observedAsNative(failedLlmAsNative(memoryRun)));
+    // Native lists the tool results of a step without tool calls of its own in a random order
+    // (docs/backends/memory-and-native.md, "Tool results one ATIF step holds ..."): in memory's order, compared by content.
+    let reordered = false;
+    for (const [name, doc] of native.trajectories) {
+      const mine = memory.trajectories.get(name);
+      const inOrder = mine === undefined ? null : resultsInOrderOf(mine as never, doc as never);
+      if (inOrder === null) continue;
+      native.trajectories.set(name, inOrder as never);
+      reordered = true;
+    }
+    for (const difference of compareRuns(memory, native, normalizing, !failed && !reordered)) report(difference);
   }
   if (found.length > 0) found.push(`managed stream of seed ${seed}: ${stream.managedLines.length} lines\n  ${stream.outline.join('\n  ')}`);
   return found;

@@ -43,6 +43,11 @@ export interface RandomStreamOptions {
    * other stream of a seed stays as it was.
    */
   managed?: boolean;
+  /**
+   * Make some sessions Gemini's (`generateContent` answers: `candidates`,
+   * `usageMetadata`). Drawn only with this set, as `managed`.
+   */
+  gemini?: boolean;
 }
 
 /** What the host's real call does: return a value or throw, at once (`sync`), a microtask later (`async`), or when its `SettleLine` comes (`late`). */
@@ -273,7 +278,39 @@ function usageOf(d: Draw, mode: ApiMode): Body | undefined {
 /** The keys the three response shapes here give meaning to. */
 const RESPONSE_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'role', 'model', 'content', 'stop_reason', 'stop_sequence', 'usage', 'object', 'created', 'created_at', 'status', 'output', 'choices']);
 
-function answerOf(v: Values, mode: ApiMode, model: string, id: string, text: string, tools: readonly ToolCallSpec[], created: number): Answer {
+/**
+ * Gemini's `usageMetadata`: whole counts, no `thoughtsTokenCount` nor
+ * `toolUsePromptTokenCount`. Native's `atif` component reads
+ * `promptTokenCount` alone as the prompt and `candidatesTokenCount` alone as
+ * the completion, and no count at all when one is not a whole number; the
+ * memory relay adds the tool-use prompt and the thoughts and keeps the whole
+ * counts (docs/known-limits.md, "Gemini usage in a plugins.toml trajectory").
+ */
+function geminiUsage(d: Draw): Body {
+  const prompt = d.int(1, 5000);
+  const candidates = d.int(0, 5000);
+  const usage: Body = { promptTokenCount: prompt, candidatesTokenCount: candidates };
+  if (d.chance(0.5)) usage.cachedContentTokenCount = d.int(0, 1000);
+  if (d.chance(0.8)) usage.totalTokenCount = prompt + candidates;
+  return usage;
+}
+
+/** A Gemini `generateContent` answer: text and function-call parts (a thought part now and then), `usageMetadata` in its own shape. */
+function geminiAnswerOf(v: Values, model: string, id: string, text: string, tools: readonly ToolCallSpec[]): Answer {
+  const d = v.d;
+  const usage = d.chance(0.1) ? undefined : geminiUsage(d);
+  const parts: Body[] = [];
+  if (d.chance(0.3)) parts.push({ text: v.text(), thought: true });
+  if (text !== '' || tools.length === 0) parts.push({ text });
+  for (const call of tools) parts.push({ functionCall: { name: call.name, args: call.args } });
+  const finish = tools.length > 0 ? 'STOP' : d.pick(['STOP', 'MAX_TOKENS', 'SAFETY']);
+  const response: Body = { candidates: [{ content: { role: 'model', parts }, finishReason: finish, index: 0 }], ...(usage ? { usageMetadata: usage } : {}), modelVersion: model, responseId: id };
+  const assistant = d.chance(0.5) ? openAiMessage(text, tools) : undefined;
+  return { response, usage, assistant, finishReason: d.chance(0.8) ? finish : undefined, text };
+}
+
+function answerOf(v: Values, mode: ApiMode, model: string, id: string, text: string, tools: readonly ToolCallSpec[], created: number, gemini = false): Answer {
+  if (gemini) return geminiAnswerOf(v, model, id, text, tools);
   const d = v.d;
   // Usage always in the call's own shape: native's plugins.toml `atif` component
   // reads the cache counts by the provider's name, memory by the shape
@@ -384,6 +421,7 @@ class StreamScript {
     readonly d: Draw,
     readonly large: boolean,
     readonly managed = false,
+    readonly gemini = false,
   ) {
     this.v = new Values(d);
   }
@@ -430,8 +468,15 @@ class StreamScript {
     return this.d.chance(0.1) ? `${base} ${this.d.pick(['é😀', 'a/b', '..', 'x:y', '\u0301'])}` : base;
   }
 
+  /** Sessions that answer in Gemini's shape (with `gemini`). */
+  readonly geminiSessions = new Set<string>();
+
   agentOptions(sessionId: string): AgentOptions {
     const d = this.d;
+    if (this.gemini && d.chance(0.4)) {
+      this.geminiSessions.add(sessionId);
+      return { sessionId, model: d.pick(['gemini-2.5-pro', 'gemini-2.5-flash']), provider: d.pick(['gemini', 'google']), apiMode: 'chat_completions', platform: d.pick(['cli', 'api_server']) };
+    }
     const apiMode = d.pick(['chat_completions', 'anthropic_messages', 'codex_responses'] as const);
     return {
       sessionId,
@@ -546,7 +591,7 @@ class StreamScript {
       const delegating = depth < 2 && toolCount > 0 && d.chance(this.large ? 0.35 : 0.25);
       if (delegating) tools[0]!.name = 'delegate_task';
       const text = toolCount > 0 && d.chance(0.5) ? '' : this.v.text();
-      const answer = answerOf(this.v, mode, model, this.id('resp'), text, tools, this.r.now());
+      const answer = answerOf(this.v, mode, model, this.id('resp'), text, tools, this.r.now(), this.geminiSessions.has(agent.sessionId));
       this.settle(lastManaged, { returns: structuredClone(answer.response) });
       turn.answered(call, answer.response, { ...(answer.usage ? { usage: answer.usage } : {}), ...(answer.assistant ? { assistant: answer.assistant } : {}), ...(answer.finishReason ? { finishReason: answer.finishReason } : {}) });
       steps.push(`llm${retry > 0 ? `(retried ${retry})` : ''}`);
@@ -562,7 +607,7 @@ class StreamScript {
     if (d.chance(0.05)) {
       const ghost = turn.apiCall({ model, messages: [] });
       turn.toolEnded(ghost, this.id('ghost'), d.pick(TOOL_NAMES), {}, this.v.result());
-      turn.answered(ghost, answerOf(this.v, mode, model, this.id('resp'), this.v.text(), [], this.r.now()).response);
+      turn.answered(ghost, answerOf(this.v, mode, model, this.id('resp'), this.v.text(), [], this.r.now(), this.geminiSessions.has(agent.sessionId)).response);
       turn.failed(turn.apiCall({ model, messages: [] }), 0, { ...d.pick(FAILURES), message: this.v.text(2) });
       steps.push('ghosts');
       yield;
@@ -674,7 +719,7 @@ class StreamScript {
 /** The stream of `seed`. */
 export function randomStream(seed: number, options: RandomStreamOptions = {}): RandomStream {
   const d = new Draw(seed);
-  const g = new StreamScript(d, options.large === true, options.managed === true);
+  const g = new StreamScript(d, options.large === true, options.managed === true, options.gemini === true);
   const sessions = d.int(1, options.large ? 4 : 3);
   const roots = Array.from({ length: sessions }, () => g.session(new Agent(g.r, g.agentOptions(g.sessionId())), 0));
   runInterleaved(d, roots);

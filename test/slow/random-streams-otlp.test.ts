@@ -66,7 +66,8 @@ const ENDPOINTS: [string, (url: string) => OtlpReplayOptions][] = [
 
 /** Every difference of one seed, each naming the seed and the endpoint. */
 async function compareOtlp(seed: number): Promise<string[]> {
-  const stream = randomStream(seed);
+  // RANDOM_OTLP_GEMINI=1: streams with Gemini sessions (random-stream.ts, `gemini`).
+  const stream = randomStream(seed, { gemini: process.env.RANDOM_OTLP_GEMINI === '1' });
   const found: string[] = [];
   for (const [name, build] of ENDPOINTS.filter(([n]) => ONLY === undefined || n.startsWith(ONLY))) {
     const native = await capture('native', stream.lines, build(http.url));

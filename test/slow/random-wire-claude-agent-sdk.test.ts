@@ -31,7 +31,10 @@ type Loose = Record<string, any>;
 async function runClaudeSeed(seed: number): Promise<void> {
   // The CLI answers a refusal, a max_tokens stop or an empty answer with another request: the last turn ends the turn.
   const scenario = randomScenario(seed, 'anthropic', MODEL, TOOLS, { finals: ['stop', 'stop_sequence'], emptyAnswer: false });
-  const fake = new RandomWire(seed, scenario);
+  // Sometimes one call's first attempt is refused as overloaded (529): the CLI retries it.
+  const choice = new Draw(seed ^ 0xc1a);
+  const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
+  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
   const others: string[] = [];
   const server = await loopbackApi(async (url, init) => {
     if (!new URL(url).pathname.endsWith('/v1/messages')) {
@@ -39,16 +42,14 @@ async function runClaudeSeed(seed: number): Promise<void> {
       return new Response(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not here' } }), { status: 404, headers: { 'content-type': 'application/json' } });
     }
     // A request past the scenario fails at once (a 500 would be retried for minutes).
-    if (fake.requests.length >= scenario.turns.length) {
+    if (fake.turnsServed >= scenario.turns.length) {
       others.push(`request ${fake.requests.length + 1} past the scenario`);
       return new Response(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'past the scenario' } }), { status: 400, headers: { 'content-type': 'application/json' } });
     }
-    const body = JSON.parse(init.body) as Loose;
-    if (process.env.PEEK) console.log('REQUEST', fake.requests.length + 1, body.model, body.stream, body.max_tokens, (body.messages ?? []).length, JSON.stringify(body.system).slice(0, 200), JSON.stringify(body.messages?.at(-1)).slice(0, 300));
     return fake.fetch(url, init);
   });
   const offline = offlineClaudeEnv(server.url);
-  const label = `seed ${seed} (claude agent sdk)\n  ${scenario.outline.join('\n  ')}`;
+  const label = `seed ${seed} (claude agent sdk${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}`;
   try {
     await checkRandomRun({
       label,
@@ -77,7 +78,6 @@ async function runClaudeSeed(seed: number): Promise<void> {
         await reading().catch((error: unknown) => {
           throw new Error(`${label}\n${String(error)}; requests past the scenario: ${others.join(', ')}`);
         });
-        if (process.env.PEEK) console.log(messages.map((m) => m.type).join(' '), JSON.stringify(messages.at(-1)));
         expect(others, label).toEqual([]);
         const results = new Map<string, unknown>();
         for (const message of messages) {
@@ -113,7 +113,7 @@ async function runClaudeSeed(seed: number): Promise<void> {
         const cached = (total.cache_read_input_tokens ?? 0) + (total.cache_creation_input_tokens ?? 0);
         // The result's total counts a reply without cache fields as 0; with no reply saying any, there is no cache count to state.
         const saidCache = steps.some((step) => step.cached !== undefined);
-        return { prompt, model: 'claude-sonnet-4-5', steps, totals: { prompt: total.input_tokens + cached, completion: total.output_tokens, cached: saidCache || cached !== 0 ? cached : undefined } };
+        return { prompt, model: 'claude-sonnet-4-5', steps, retried: fake.failedRequests, totals: { prompt: total.input_tokens + cached, completion: total.output_tokens, cached: saidCache || cached !== 0 ? cached : undefined } };
       },
     });
   } finally {

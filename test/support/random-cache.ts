@@ -511,7 +511,7 @@ type ResultsStep = { observation?: { results?: { extra?: { metadata?: { tool_cal
  * unique per call here), or null when no step's order differed or the two
  * do not hold the same results.
  */
-function resultsInOrderOf(ours: Json, theirs: Json): Json | null {
+export function resultsInOrderOf(ours: Json, theirs: Json): Json | null {
   const b = structuredClone(theirs) as Json;
   return reorderResults(ours, b) ? b : null;
 }

@@ -213,14 +213,19 @@ export class QueryTrace {
     let call = this.#retrying;
     this.#retrying = undefined;
     if (call === undefined || call.settled || call.run !== run) call = run.newApiCall();
-    const history = this.#history.length;
-    call.describe(() => ({ messages: this.#history.slice(0, history), tools: this.#offeredTools.map((name) => ({ name })), model }));
+    this.#describe(call, model);
     for (const error of this.#earlyFailures.splice(0)) {
       call.attemptStart();
       call.attemptError(error);
     }
     call.attemptStart();
     this.#streaming = { id, model, call, usage, stopReason: undefined, blocks: new AssistantBlocks() };
+  }
+
+  /** The request a call sends: the conversation so far (a retry sends it again), the tools offered, the model when known. */
+  #describe(call: ApiCall, model: string | undefined): void {
+    const history = this.#history.length;
+    call.describe(() => ({ messages: this.#history.slice(0, history), tools: this.#offeredTools.map((name) => ({ name })), model }));
   }
 
   #assistant(m: Loose): void {
@@ -278,7 +283,11 @@ export class QueryTrace {
       return;
     }
     let call = this.#retrying;
-    if (call === undefined || call.settled) call = run.newApiCall();
+    if (call === undefined || call.settled) {
+      // A request refused before it streamed (a 529): it sent the conversation so far, as its retry will.
+      call = run.newApiCall();
+      this.#describe(call, undefined);
+    }
     call.attemptStart();
     call.attemptError(error);
     this.#retrying = call;
@@ -294,6 +303,7 @@ export class QueryTrace {
       const run = this.#turn(undefined);
       if (run === undefined) return;
       call = run.newApiCall();
+      this.#describe(call, undefined);
     }
     for (const early of this.#earlyFailures.splice(0)) {
       call.attemptStart();
