@@ -148,7 +148,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
     const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
     for (const header of Object.keys(headerEnv).sort()) {
       if (header in headers) {
-        unsupported('opentelemetry', `endpoints[${i}].header_env.${header}`, `OpenTelemetry endpoints[${i}] header ${JSON.stringify(header)} cannot appear in both headers and header_env`);
+        unsupported('opentelemetry', `endpoints[${i}].header_env.${header}`, `OpenTelemetry endpoints[${i}] header ${rustDebugString(header)} cannot appear in both headers and header_env`);
       }
     }
     if (typeof endpoint.endpoint === 'string' && !isNativeBlank(endpoint.endpoint) && typeof endpoint.type === 'string') {

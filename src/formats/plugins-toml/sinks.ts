@@ -17,6 +17,7 @@ import { isJsonObject } from '../../shared/json.ts';
 import { destinationUrlProblem, headerValueProblem } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
+import { rustDebugString } from '../../shared/rust-debug.ts';
 
 /** How a stream sink sends events: one HTTP POST each, a streamed NDJSON body, or a WebSocket. */
 export type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
@@ -260,17 +261,17 @@ export function validateStreamSink(sink: JsonObject, i: number, names: Set<strin
   const field = (name: string) => `sinks[${i}].${name}`;
   const report = (name: string, message: string) => unsupported('atof', field(name), `ATOF sinks[${i}]${message}`);
   if (typeof sink.name === 'string') {
-    if (sink.name === '') report('name', '.name must be non-empty');
+    if (isNativeBlank(sink.name)) report('name', '.name must be non-empty');
     else if (nativeTrim(sink.name) !== sink.name) report('name', '.name must not have leading or trailing whitespace');
-    else if (names.has(sink.name)) unsupported('atof', field('name'), `ATOF stream sink name ${JSON.stringify(sink.name)} must be unique`);
+    else if (names.has(sink.name)) unsupported('atof', field('name'), `ATOF stream sink name ${rustDebugString(sink.name)} must be unique`);
     names.add(sink.name);
   }
   const transport = sink.transport ?? 'http_post';
   const known = transport === 'http_post' || transport === 'websocket' || transport === 'ndjson';
-  if (known && typeof sink.url === 'string') {
-    if (sink.url === '') report('url', '.url must be non-empty');
-    else if (!urlFits(sink.url, transport === 'websocket' ? ['ws:', 'wss:'] : ['http:', 'https:'])) {
-      report('url', `.url must be a valid URL for transport ${JSON.stringify(transport)}`);
+  if (typeof sink.url === 'string') {
+    if (isNativeBlank(sink.url)) report('url', '.url must be non-empty');
+    else if (known && !urlFits(sink.url, transport === 'websocket' ? ['ws:', 'wss:'] : ['http:', 'https:'])) {
+      report('url', `.url must be a valid URL for transport ${rustDebugString(transport)}`);
     }
   }
   if (!known) report('transport', ".transport must be 'http_post', 'websocket', or 'ndjson'");
@@ -282,7 +283,7 @@ export function validateStreamSink(sink: JsonObject, i: number, names: Set<strin
   const headerEnv = isJsonObject(sink.header_env) ? sink.header_env : {};
   for (const header of Object.keys(headerEnv).sort()) {
     const name = `header_env.${header}`;
-    if (header in headers) unsupported('atof', field(name), `ATOF sinks[${i}] header ${JSON.stringify(header)} cannot appear in both headers and header_env`);
+    if (header in headers) unsupported('atof', field(name), `ATOF sinks[${i}] header ${rustDebugString(header)} cannot appear in both headers and header_env`);
     if (!HEADER_NAME.test(header)) report(name, `.${name} header name '${header}' is invalid`);
     const value = readEnv(String(headerEnv[header]));
     if (value === undefined) report(name, `.${name} references an environment variable that is not set: environment variable not found`);
