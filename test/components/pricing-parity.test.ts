@@ -43,6 +43,9 @@ const PRICING = catalog(
   ),
   entry('vendor', 'prefixed', 'input_per_million = 5.0, output_per_million = 5.0'),
   entry('openai', 'prefixed', 'input_per_million = 1.0, output_per_million = 1.0'),
+  // An entry for the model under another provider, before the response's provider's entry, which has no tier for the prompt.
+  entry('azure', 'second-look', 'input_per_million = 2.0, output_per_million = 2.0'),
+  entry('anthropic', 'second-look', 'rate_schedule = { type = "prompt_token_threshold", tiers = [{ max_prompt_tokens = 10, rates = { input_per_million = 9.0, output_per_million = 9.0 } }] }'),
   entry('openai', 'gapped', 'rate_schedule = { type = "prompt_token_threshold", tiers = [{ max_prompt_tokens = 100, rates = { input_per_million = 1.0, output_per_million = 1.0 } }, { min_prompt_tokens = 200, rates = { input_per_million = 2.0, output_per_million = 2.0 } }] }'),
 );
 
@@ -81,6 +84,10 @@ const CALLS: [string, Call, number | undefined][] = [
   ['a Chat Completions model prefix names the provider (not the shape’s openai)', { model: 'vendor/prefixed', response: chat('vendor/prefixed', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.0055],
   // Seeds 2014 and 2037, reduced: a Responses model's prefix names the provider as a Chat Completions one's does.
   ['a Responses model prefix names the provider (not the shape’s openai)', { model: 'vendor/prefixed', response: responses('vendor/prefixed', { input_tokens: 1000, output_tokens: 100 }) }, 0.0055],
+  // Seed 2027, reduced: when the provider a response's shape names finds only an entry that cannot price the call, its
+  // model is looked up once more for any provider; a shapeless response's model is not.
+  ['a provider-shaped response’s model for any provider, when its provider’s entry cannot price', { model: 'nobody', response: anthropic('second-look', { input_tokens: 1000, output_tokens: 100 }) }, 0.0022],
+  ['a shapeless response’s model only for the span’s provider', { model: 'nobody', provider: 'anthropic', response: plain('second-look', { prompt_tokens: 1000, completion_tokens: 100 }) }, undefined],
   ['the requested model, for the span’s provider, when the response’s model cannot price', { model: 'gpt-4o-mini', provider: 'azure', response: chat('per-request', { prompt_tokens: 1000, completion_tokens: 100 }) }, 0.11],
   ['a reported cost stated in parts is their sum', { model: 'nobody', response: chat('nobody', { prompt_tokens: 1000, completion_tokens: 100, cost: { input: 0.1, output: 0.2 } }) }, 0.1 + 0.2],
   // Seeds 1063, 1075 and 2031, reduced: the response's model finds no entry, and the requested model's entry

@@ -32,6 +32,26 @@ describe.skipIf(!nativeAvailable)('whitespace as native reads it: redaction', ()
     await same({ builtin: { detector: 'bearer_token', action: 'mask' } }, values);
   });
 
+  it('reads random verbose patterns of every whitespace class as native does (40 seeds)', async () => {
+    const SPACES = Object.values(EDGES).concat(['\t', '\n', '\u2028', '\u3000', '\u200b']);
+    for (let seed = 1; seed <= 40; seed++) {
+      const d = new Draw(seed);
+      const piece = (): string => {
+        const roll = d.int(0, 5);
+        if (roll === 0) return `[a${d.pick(SPACES)}b]`;
+        if (roll === 1) return `{${d.pick(SPACES)}${d.int(1, 2)}${d.pick(SPACES)}}`;
+        return roll === 2 ? d.pick(SPACES) : d.pick(['a', 'b', 'ab']);
+      };
+      const pattern = `${d.pick(['(?x)', '(?x)', ''])}a${Array.from({ length: d.int(1, 5) }, piece).join('')}`;
+      const values = Array.from({ length: 6 }, () => Array.from({ length: d.int(1, 6) }, () => d.pick(['a', 'b', ...SPACES])).join(''));
+      const config = { builtin: { pattern, action: 'redact', replacement: '<R>' } };
+      const native = await nativeSanitize(config, values);
+      const ours = oursSanitize(config, values);
+      if ('refused' in native) expect('refused' in ours, `seed ${seed} ${JSON.stringify(pattern)}: native refused (${native.refused})`).toBe(true);
+      else expect(ours, `seed ${seed} ${JSON.stringify(pattern)}`).toEqual(native);
+    }
+  });
+
   for (const [name, w] of Object.entries(EDGES)) {
     it(`a Rust pattern's verbose mode and counts skip ${name} as regex-syntax does`, async () => {
       await same({ builtin: { pattern: `(?x)a${w}b`, action: 'redact', replacement: '<R>' } }, ['ab', `a${w}b`]);

@@ -17,14 +17,9 @@ if (!nativeAvailable) console.warn(title);
 /**
  * Seeds whose differences are still open (neither fixed nor intended): each
  * runs as an expected failure, so it turns red the day it passes and leaves
- * this list. Found and not yet understood:
- * - 2027 (resp-41): a Messages call whose response model's entry has no
- *   tier for the prompt: native writes no cost where the requested model's
- *   entry prices it here (reduced: an earlier entry of the same model, for
- *   another provider and without the cache-write rate, seems to decide; a
- *   rule that passed to the next lookup key broke nine other seeds).
+ * this list. None today.
  */
-const OPEN = new Set([2027]);
+const OPEN = new Set<number>([]);
 
 describe.skipIf(!nativeAvailable)(title, () => {
   for (const seed of SEEDS) {

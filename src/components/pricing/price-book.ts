@@ -7,7 +7,8 @@
  * later entry):
  * - the models tried are the response's `model`, then the requested one
  *   (the span's `model_name`), which is also tried when the response's
- *   model's entry cannot price the call;
+ *   model's entry cannot price the call; a response of a provider's shape
+ *   has its model tried a second time first, for no provider in particular;
  * - the provider is preferred, not required: for the response's model the
  *   response says it (`responseProvider`), for the requested model the
  *   span's name does; each model is tried for that provider as given and as
@@ -125,8 +126,12 @@ export class PriceBook {
     // trajectory also charges the counts the shape leaves unstated, by
     // native's names (a Chat Completions usage's LiteLLM cache keys); its
     // spans do not (found by probing native 0.9.2 call by call).
-    const candidates: [string | undefined, string, RawTokenCounts][] = [
+    const candidates: [string | undefined, string | undefined, RawTokenCounts][] = [
       [responseModel, responseProvider(surface, responseModel, call.name), counts],
+      // A response of a provider's shape has its model looked up once more for no provider in
+      // particular (by its own prefix, then any provider) when the provider it names finds no
+      // entry that can price the call.
+      ...(surface === undefined ? [] : [[responseModel, undefined, counts] as [string | undefined, undefined, RawTokenCounts]]),
       [call.requestModel, call.name, reader === 'trajectory' ? (responseCounts(response, surface, 'shape-then-names') ?? counts) : counts],
     ];
     for (const [model, provider, charged] of candidates) {
