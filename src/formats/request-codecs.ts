@@ -76,6 +76,56 @@ export function readsAsRole(message: JsonObject, role: string, surface: Messages
   return !Array.isArray(message.tool_calls) || message.tool_calls.every(plainToolCall);
 }
 
+/**
+ * False where native's Chat Completions decode rejects the whole request (its spans then carry none of the
+ * request, and name the payload's model): `messages` that is no list; a message that is no object or whose
+ * `role` is no string; and, in a message the decode reads as its role (`readsAsRole`), a field of the wrong
+ * type: a `name` that is no string, content missing where the role needs it (system, developer, user, tool)
+ * or neither text nor a list of valid parts, a tool message without a text `tool_call_id`, a function message
+ * without a text `name`, a tool call without a text `id`, `function.name` or `function.arguments`. A part is
+ * valid when it is an object whose `text`, `refusal` or `image_url` is of its type when it is of that kind.
+ */
+export function chatRequestDecodes(content: JsonObject): boolean {
+  const messages = content.messages;
+  if (messages === undefined || messages === null) return true;
+  if (!Array.isArray(messages)) return false;
+  return messages.every(chatMessageDecodes);
+}
+
+const CONTENT_REQUIRED: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'tool']);
+
+function chatMessageDecodes(message: Json): boolean {
+  if (!isJsonObject(message) || typeof message.role !== 'string') return false;
+  const role = message.role;
+  if (!readsAsRole(message, role, 'openai_chat')) return true;
+  if (message.name !== undefined && message.name !== null && typeof message.name !== 'string') return false;
+  const content = message.content;
+  if (content === undefined || content === null) {
+    if (CONTENT_REQUIRED.has(role)) return false;
+  } else if (role !== 'function' && !chatContentDecodes(content)) return false;
+  if (role === 'tool' && typeof message.tool_call_id !== 'string') return false;
+  if (role === 'function' && typeof message.name !== 'string') return false;
+  if (role === 'assistant' && Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      const fn = isJsonObject(call) ? call.function : undefined;
+      if (!isJsonObject(call) || typeof call.id !== 'string' || !isJsonObject(fn) || typeof fn.name !== 'string' || typeof fn.arguments !== 'string') return false;
+    }
+  } else if (role === 'assistant' && message.tool_calls !== undefined && message.tool_calls !== null) return false;
+  return true;
+}
+
+function chatContentDecodes(content: Json): boolean {
+  if (typeof content === 'string') return true;
+  if (!Array.isArray(content)) return false;
+  return content.every((part) => {
+    if (!isJsonObject(part)) return false;
+    if (part.type === 'text') return typeof part.text === 'string';
+    if (part.type === 'refusal') return typeof part.refusal === 'string';
+    if (part.type === 'image_url') return isJsonObject(part.image_url);
+    return true;
+  });
+}
+
 /** The roles a Responses input message may have for the decode to read it as a message. */
 export const RESPONSES_MESSAGE_ROLES: readonly string[] = ['user', 'system', 'developer', 'assistant'];
 /** The fields a Responses input message may carry for the decode to read it as a message (else it is kept whole). */

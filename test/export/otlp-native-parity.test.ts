@@ -418,6 +418,58 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // Found by a random probe of request and response shapes against native (a script, not kept): native's Chat
+  // Completions decode rejects a whole request for a field of the wrong type in a message it reads as its role
+  // (the span then names the payload's model and carries none of the request), and OpenInference writes an
+  // output message only for an answer with text or a tool call.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`reads Chat requests the decode rejects and answers of nothing as native does (${type})`, async () => {
+      const messages: unknown[] = [
+        { role: 'user', content: 'hi' },
+        { role: 'user' },
+        { role: 'system', content: null },
+        { role: 'user', content: 5 },
+        { role: 'user', content: ['hi'] },
+        { role: 'user', content: [{ type: 'text' }] },
+        { role: 'tool', content: 'r' },
+        { role: 'function', content: 'hi' },
+        { role: 'user', content: 'hi', name: 5 },
+        { content: 'hi' },
+        'hi',
+        { role: 'assistant', content: 'x', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f' } }] },
+        { role: 'assistant', content: 'x', tool_calls: {} },
+        { role: 'critic', content: null },
+        { role: 'assistant' },
+        { role: 'user', content: 'hi', extra_field: 1 },
+      ];
+      const answers: unknown[] = [
+        { role: 'assistant', content: 'ok' },
+        { role: 'assistant', content: null },
+        { role: 'assistant', content: '' },
+        { role: 'assistant', content: null, refusal: 'no' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      ];
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...messages.flatMap((message, i) => {
+          const ids = { session_id: 's1', api_request_id: `a${i}`, provider: 'openai', api_mode: 'chat_completions', model: 'payload-model' };
+          const answer = answers[i % answers.length];
+          return [
+            { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'body-model', temperature: 0.5, messages: [message] } } } },
+            { hook: 'post_api_request', payload: { ...ids, response: { id: `r${i}`, object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: answer, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } } },
+          ];
+        }),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      if (type === 'gen_ai') {
+        const names = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => span.name);
+        expect(names).toEqual(['chat body-model', ...Array(12).fill('chat payload-model'), 'chat body-model', 'chat body-model', 'chat body-model']);
+      }
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

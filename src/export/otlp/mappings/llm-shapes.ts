@@ -12,6 +12,7 @@
 
 import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
 import {
+  chatRequestDecodes,
   functionFieldsDecode,
   normalizedPart,
   readsAsRole,
@@ -124,6 +125,8 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
   // A request of no shape native detects has no codec to read it: native's spans then carry none of its
   // parameters, tools or messages, only the model it names.
   if (detected === undefined) return { ...EMPTY_REQUEST(stringOf(content.model)), surface: 'openai_chat' };
+  // A Chat request the decode rejects gives nothing, not even its model (the span names the payload's).
+  if (detected === 'openai_chat' && !chatRequestDecodes(content)) return { ...EMPTY_REQUEST(undefined), surface: 'openai_chat' };
   // OCI and Gemini requests, which native reads with codecs of their own, are read as Chat Completions here.
   const surface = detected === 'anthropic_messages' ? 'anthropic_messages' : 'openai_chat';
   const parameters: JsonObject = {};

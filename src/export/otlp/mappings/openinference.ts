@@ -159,7 +159,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.token_count.prompt_details.cache_write', usage.cacheWrite);
   put(out, 'llm.finish_reason', finishReason(response.finishReason));
   // As native: the message of any response with a provider's shape, with or without an id; none of a shapeless one's.
-  if (response.message !== null && response.recognized) {
+  if (response.message !== null && response.recognized && hasAnswer(response.message)) {
     const at = 'llm.output_messages.0.message';
     out[`${at}.role`] = 'assistant';
     put(out, `${at}.content`, contentText(response.message));
@@ -172,6 +172,15 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.model_name', answeringModelName(scope) ?? request.model);
   // OpenInference's cost is in USD: another currency is left out.
   if (scope.cost !== undefined && scope.cost.currency.toUpperCase() === 'USD') out['llm.cost.total'] = scope.cost.total;
+}
+
+/**
+ * Whether native writes an output message for a response's message: it has text (an empty text too) or a
+ * tool call. An answer of nothing, of reasoning only or of a message-level refusal has none.
+ */
+function hasAnswer(message: Message): boolean {
+  if (message.native !== undefined || message.plainText !== undefined) return true;
+  return message.parts.some((part) => part.kind === 'text' || part.kind === 'tool_call' || (part.kind === 'other' && (typeof part.raw.text === 'string' || typeof part.raw.refusal === 'string')));
 }
 
 /**
