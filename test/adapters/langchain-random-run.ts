@@ -46,6 +46,11 @@ const tools = [
 
 type Loose = Record<string, any>;
 
+function reasoningOf(message: BaseMessage): string | null {
+  const texts = (message.contentBlocks as Loose[]).filter((block) => block.type === 'reasoning').map((block) => String(block.reasoning ?? ''));
+  return texts.length === 0 ? null : texts.join('');
+}
+
 export async function runLangChainSeed(seed: number, wire: RandomWireKind, onNative: boolean): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
   const choice = new Draw(seed ^ 0x1c);
@@ -97,6 +102,8 @@ export async function runLangChainSeed(seed: number, wire: RandomWireKind, onNat
             // Cache reads and writes where the framework reports either (no details: it reports none).
             cached: details?.cache_read === undefined && details?.cache_creation === undefined ? undefined : (details.cache_read ?? 0) + (details.cache_creation ?? 0),
             finish: ai.response_metadata?.finish_reason ?? ai.response_metadata?.stop_reason,
+            // The reasoning as LangChain's standard content blocks give it, whatever the provider.
+            reasoning: reasoningOf(message),
           };
         });
       const sum = (pick: (step: FrameworkStep) => number | undefined) => {

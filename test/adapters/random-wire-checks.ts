@@ -45,6 +45,8 @@ export interface FrameworkStep {
   cached: number | undefined;
   /** Why the model stopped, where the framework says it. */
   finish?: string;
+  /** The reasoning the framework returned (null: it says there was none); left out where it does not say. */
+  reasoning?: string | null;
 }
 
 export interface FrameworkTruth {
@@ -147,6 +149,10 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     cached_tokens: step.metrics?.cached_tokens,
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
+
+  // Reasoning, where the framework says it.
+  const reasonings = known.map((step, index) => (step.reasoning === undefined ? undefined : (answered[index]?.reasoning_content ?? null)));
+  expect(reasonings, `${label}\nreasoning against the framework's`).toEqual(known.map((step) => step.reasoning));
 
   // One tool start/end pair per tool the framework ran.
   if (truth.steps !== undefined) {

@@ -20,4 +20,10 @@ describe.skipIf(!nativeAvailable)(title, () => {
     expect(exercised.hit * exercised.miss * exercised.bypass, JSON.stringify(exercised)).toBeGreaterThan(0);
     expect(exercised.rejected, JSON.stringify(exercised)).toBeLessThan(SEEDS.length / 4);
   }, 180_000);
+
+  it('with the request fields the key or the decision reads that the default cases leave out (moreFields)', async () => {
+    const { failures, exercised } = await compareCacheSeeds(SEEDS.slice(0, 200), { moreFields: true });
+    expect(failures.join('\n\n')).toBe('');
+    expect(exercised.hit * exercised.miss * exercised.bypass, JSON.stringify(exercised)).toBeGreaterThan(0);
+  }, 180_000);
 });

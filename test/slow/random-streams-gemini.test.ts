@@ -12,7 +12,7 @@ import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { compareSeed } from '../differential/random-diff.ts';
 
 const SEEDS = Array.from({ length: 60 }, (_, i) => 1 + i);
-/** Native's `atif` component reads no counts from some Gemini answers with function calls (cause not pinned yet). */
+/** Native's `atif` component reads no counts from a Gemini answer that calls one function twice (its decode fails); these seeds' streams hold one. */
 const EXPECTED_DIFFERENT = new Set([22, 36, 43, 53]);
 
 const title = nativeAvailable ? 'random streams with Gemini sessions: memory and native write the same files' : `random streams with Gemini sessions: skipped, native backend cannot load here (${nativeLoadError})`;

@@ -255,8 +255,65 @@ function outcome(rand: Rand, value: Json): Outcome {
   return { returns: value, async };
 }
 
+/** Options of a case; each draws only when set, so the other cases of a seed stay as they were. */
+export interface CacheCaseOptions {
+  /**
+   * Request fields the key or the decision reads that `variant` leaves out
+   * (token-cap names, stop lists, tool choice, `container`, `n`, `top_k`,
+   * a system block list, `cache_control`, a Responses `input` list).
+   */
+  moreFields?: boolean;
+}
+
+/** One more field of those `moreFields` draws. */
+function moreField(rand: Rand, base: JsonObject): JsonObject {
+  const out: JsonObject = structuredClone(base);
+  switch (int(rand, 0, 11)) {
+    case 0: // the other token-cap name
+      if ('max_tokens' in out) {
+        out.max_completion_tokens = out.max_tokens!;
+        delete out.max_tokens;
+      }
+      break;
+    case 1: // both token caps
+      out.max_completion_tokens = 100;
+      break;
+    case 2:
+      out.stop = pick(rand, [['\n'], 'END', ['a', 'b'], []] as Json[]);
+      break;
+    case 3:
+      out.tool_choice = pick(rand, ['auto', 'none', 'required', { type: 'function', function: { name: 'f' } }, { type: 'tool', name: 'f' }] as Json[]);
+      break;
+    case 4:
+      out.container = pick(rand, ['c1', null] as Json[]);
+      break;
+    case 5:
+      out.n = pick(rand, [1, 2] as Json[]);
+      break;
+    case 6:
+      out.top_k = pick(rand, [1, 40, -1] as Json[]);
+      break;
+    case 7: // a system prompt as a block list (Messages) or a developer message (Chat)
+      if (Array.isArray(out.messages)) out.system = pick(rand, [[{ type: 'text', text: 'be brief' }], [{ type: 'text', text: 'be brief', cache_control: { type: 'ephemeral' } }], 'be brief'] as Json[]);
+      break;
+    case 8:
+      out.cache_control = { type: 'ephemeral' };
+      break;
+    case 9: // a Responses input list
+      out.input = pick(rand, [[{ role: 'user', content: 'hi' }], [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }]] as Json[]);
+      if (chance(rand, 0.5)) out.instructions = 'be brief';
+      break;
+    case 10:
+      out.response_format = pick(rand, [{ type: 'json_object' }, { type: 'text' }] as Json[]);
+      break;
+    default:
+      out.reasoning_effort = pick(rand, ['low', 'high'] as Json[]);
+  }
+  return out;
+}
+
 /** The seed's configuration and host script. */
-export function randomCacheCase(seed: number): CacheCase {
+export function randomCacheCase(seed: number, options: CacheCaseOptions = {}): CacheCase {
   const rand = seededRandom(seed);
   const toml = randomToml(rand);
   const steps: Step[] = [];
@@ -277,7 +334,8 @@ export function randomCacheCase(seed: number): CacheCase {
     const id = `${session}-${n++}`;
     if (chance(rand, 0.55)) {
       const base = pick(rand, bases);
-      const request = chance(rand, 0.5) ? structuredClone(base.body) : variant(rand, base.body);
+      const drawn = chance(rand, 0.5) ? structuredClone(base.body) : variant(rand, base.body);
+      const request = options.moreFields && chance(rand, 0.6) ? moreField(rand, drawn) : drawn;
       return { kind: 'llm', session, turn, id, provider: base.provider, model: typeof request.model === 'string' ? request.model : 'm', request, outcome: outcome(rand, llmResponse(rand, base.provider, n)) };
     }
     const tool = pick(rand, toolPool);
@@ -454,8 +512,8 @@ export interface CacheSeedResult {
 }
 
 /** Runs the seed's case on memory and native and lists every difference. */
-export async function compareCacheSeed(seed: number): Promise<CacheSeedResult> {
-  const c = randomCacheCase(seed);
+export async function compareCacheSeed(seed: number, options: CacheCaseOptions = {}): Promise<CacheSeedResult> {
+  const c = randomCacheCase(seed, options);
   const runs: Record<string, { run: ComponentRunResult; results: HostResult[] }> = {};
   for (const backend of FILE_BACKENDS) {
     const results: HostResult[] = [];
@@ -564,11 +622,11 @@ export function describeCacheDifference(result: CacheSeedResult): string {
  * equals native on all) and how often each decision was exercised, so a
  * test can also check the generator still reaches every decision.
  */
-export async function compareCacheSeeds(seeds: readonly number[]): Promise<{ failures: string[]; exercised: { hit: number; miss: number; bypass: number; rejected: number } }> {
+export async function compareCacheSeeds(seeds: readonly number[], options: CacheCaseOptions = {}): Promise<{ failures: string[]; exercised: { hit: number; miss: number; bypass: number; rejected: number } }> {
   const failures: string[] = [];
   const exercised = { hit: 0, miss: 0, bypass: 0, rejected: 0 };
   for (const seed of seeds) {
-    const result = await compareCacheSeed(seed);
+    const result = await compareCacheSeed(seed, options);
     const text = describeCacheDifference(result);
     if (text !== 'no difference') failures.push(text);
     for (const status of ['hit', 'miss', 'bypass'] as const) exercised[status] += result.exercised.marks[status] ?? 0;

@@ -5,7 +5,9 @@
  * `openinference` to loopback receivers), compared where a cost shows: the
  * ATIF files character for character after the differential normalizer
  * (each step's `metrics.cost_usd`, `final_metrics.total_cost_usd`), and the
- * OTLP cost attributes as the receivers decode them. The same seed gives the
+ * OTLP cost attributes as the receivers decode them (on openinference the
+ * `llm.token_count.*` of a provider-shaped response too, which the LiteLLM
+ * cache keys and odd names in the usages test). The same seed gives the
  * same case, so a difference names its seed and replays with
  * `comparePricingSeed(seed)`; it prints the catalog and the call.
  *
@@ -414,14 +416,22 @@ function textDifference(a: string, b: string): string | null {
   return `at character ${i}: memory ${JSON.stringify(a.slice(from, i + 60))} vs native ${JSON.stringify(b.slice(from, i + 60))}`;
 }
 
-/** The LLM spans' cost attributes, by the response id each span carries. */
-function spanCosts(run: ComponentRunResult, type: 'full' | 'openinference'): Map<string, Record<string, unknown>> {
+/**
+ * The LLM spans' cost attributes, by the response id each span carries; on
+ * openinference, for a response of a provider's shape, its token counts
+ * too (a shapeless response's are a documented difference:
+ * docs/operators/pricing.md, "Differences from native").
+ */
+function spanCosts(run: ComponentRunResult, type: 'full' | 'openinference', shaped: ReadonlySet<string>): Map<string, Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
   for (const span of run.spans[type] ?? []) {
     const responseId = /"(resp-\d+)"/.exec(JSON.stringify(span.attributes))?.[1];
     if (responseId === undefined) continue;
     const costs: Record<string, unknown> = {};
     for (const key of COST_ATTRIBUTES[type]) if (span.attributes[key] !== undefined) costs[key] = span.attributes[key];
+    if (type === 'openinference' && shaped.has(responseId)) {
+      for (const key of Object.keys(span.attributes).sort()) if (key.startsWith('llm.token_count.')) costs[key] = span.attributes[key];
+    }
     out.set(responseId, costs);
   }
   return out;
@@ -481,13 +491,15 @@ export async function comparePricingSeed(seed: number, options: PricingCaseOptio
   }
 
   // OTLP: the cost attributes of each LLM span.
+  const shaped = new Set([...c.calls].filter(([, call]) => call.response.assistant_message === undefined).map(([id]) => id));
   for (const type of ['full', 'openinference'] as const) {
-    const mine = spanCosts(memory, type);
-    const theirs = spanCosts(native, type);
+    const mine = spanCosts(memory, type, shaped);
+    const theirs = spanCosts(native, type, shaped);
     for (const responseId of new Set([...mine.keys(), ...theirs.keys()])) {
       const a = mine.get(responseId);
       const b = theirs.get(responseId);
-      const same = a !== undefined && b !== undefined && COST_ATTRIBUTES[type].every((key) => Object.is(a[key], b[key]));
+      const keys = new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})]);
+      const same = a !== undefined && b !== undefined && [...keys].every((key) => Object.is(a[key], b[key]));
       if (same) continue;
       found.push(`OTLP ${type}, ${responseId}: memory ${a === undefined ? 'no span' : JSON.stringify(a, (_k, v: unknown) => (typeof v === 'number' ? String(v) : v))} vs native ${b === undefined ? 'no span' : JSON.stringify(b, (_k, v: unknown) => (typeof v === 'number' ? String(v) : v))}; the call: ${callOf(responseId)}`);
     }

@@ -14,7 +14,8 @@
 // - tool arguments split across chunks, `{}` for a tool without parameters;
 // - usage with and without the cached/reasoning details, only in the last
 //   chunk, or absent when the request did not ask for it;
-// - finish reasons: stop, length, tool calls, content filter, refusals.
+// - finish reasons: stop, length, tool calls, content filter, refusals;
+// - reasoning (a Responses summary, an Anthropic thinking block) before the answer.
 // A failing seed replays from its number alone.
 import { Draw } from './seeded-random.ts';
 
@@ -51,6 +52,8 @@ export interface RandomTurn {
   text?: string;
   /** A refusal's text (OpenAI's `refusal` field and part; Anthropic says it with `stop_reason: "refusal"`). */
   refusal?: string;
+  /** The model's reasoning: a Responses reasoning item's summary, an Anthropic thinking block (Chat Completions has none). */
+  reasoning?: string;
   calls: RandomCall[];
   finish: Finish;
   usage: RandomUsage;
@@ -115,7 +118,9 @@ export function randomScenario(seed: number, wire: RandomWireKind, model: string
       wire === 'anthropic'
         ? { input, output, cached: details && draw.chance(0.5) ? draw.int(0, 4000) : 0, cacheWrite: details && draw.chance(0.5) ? draw.int(0, 2000) : 0, reasoning: 0 }
         : { input, output, cached: details && draw.chance(0.6) ? draw.int(0, input) : 0, cacheWrite: 0, reasoning: details && draw.chance(0.5) ? draw.int(0, output) : 0 };
-    turns.push({ id: `${wire}_${seed}_${i + 1}`, model, text, refusal, calls, finish, usage, details });
+    // Drawn last, so the rest of a seed's scenario is what it was before reasoning was drawn.
+    const reasoning = wire !== 'chat' && draw.chance(0.3) ? randomText(draw) : undefined;
+    turns.push({ id: `${wire}_${seed}_${i + 1}`, model, text, refusal, calls, finish, usage, details, ...(reasoning === undefined ? {} : { reasoning }) });
   }
   const outline = turns.map(
     (turn, i) =>
@@ -324,6 +329,7 @@ function responsesUsage(turn: RandomTurn): Record<string, unknown> {
 
 function responsesOutput(turn: RandomTurn): Array<Record<string, any>> {
   const output: Array<Record<string, any>> = [];
+  if (turn.reasoning !== undefined) output.push({ id: `rs_${turn.id}`, type: 'reasoning', summary: [{ type: 'summary_text', text: turn.reasoning }] });
   if (turn.text !== undefined || turn.refusal !== undefined) {
     const content = turn.refusal !== undefined ? [{ type: 'refusal', refusal: turn.refusal }] : [{ type: 'output_text', text: turn.text, annotations: [], logprobs: [] }];
     output.push({ id: `msg_${turn.id}`, type: 'message', status: 'completed', role: 'assistant', content });
@@ -362,7 +368,14 @@ function responsesFrames(draw: Draw, turn: RandomTurn): Frame[] {
   push('response.created', { response: head });
   push('response.in_progress', { response: head });
   responsesOutput(turn).forEach((item, index) => {
-    if (item.type === 'message') {
+    if (item.type === 'reasoning') {
+      const text = item.summary[0].text as string;
+      push('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [] } });
+      push('response.reasoning_summary_part.added', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      for (const delta of splitText(draw, text)) push('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta });
+      push('response.reasoning_summary_text.done', { item_id: item.id, output_index: index, summary_index: 0, text });
+      push('response.reasoning_summary_part.done', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text } });
+    } else if (item.type === 'message') {
       const part = item.content[0] as Record<string, any>;
       push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
       if (part.type === 'refusal') {
@@ -420,6 +433,7 @@ function anthropicUsage(turn: RandomTurn): Record<string, unknown> {
 
 function anthropicContent(turn: RandomTurn): Array<Record<string, unknown>> {
   const content: Array<Record<string, unknown>> = [];
+  if (turn.reasoning !== undefined) content.push({ type: 'thinking', thinking: turn.reasoning, signature: `sig_${turn.id}` });
   if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
   for (const call of turn.calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.args });
   return content;
@@ -445,7 +459,11 @@ function anthropicFrames(draw: Draw, turn: RandomTurn): Frame[] {
   // and (as the API now sends it) sometimes the input side again, cumulative.
   push('message_start', { message: { id: turn.id, type: 'message', role: 'assistant', model: turn.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...anthropicUsage(turn), output_tokens: draw.int(1, 3) } } });
   anthropicContent(turn).forEach((block, index) => {
-    if (block.type === 'text') {
+    if (block.type === 'thinking') {
+      push('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      for (const delta of splitText(draw, block.thinking as string)) push('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: delta } });
+      push('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
+    } else if (block.type === 'text') {
       push('content_block_start', { index, content_block: { type: 'text', text: '' } });
       for (const delta of splitText(draw, block.text as string)) push('content_block_delta', { index, delta: { type: 'text_delta', text: delta } });
     } else {

@@ -93,6 +93,29 @@ function usageOf(message: Loose, llmOutput: Loose): ProviderUsage | undefined {
   return usage === undefined ? undefined : { shape: 'langchain', usage };
 }
 
+/**
+ * An AI message's reasoning: LangChain's standard content blocks
+ * (`contentBlocks`, `type: "reasoning"`), which read Anthropic's thinking
+ * blocks and OpenAI's reasoning summaries alike; on a plain message (no
+ * getter), its `thinking` and `reasoning` parts.
+ */
+function reasoningOf(message: Loose): string | undefined {
+  let blocks: unknown;
+  try {
+    blocks = (message as { contentBlocks?: unknown }).contentBlocks;
+  } catch {
+    // a message the installed core cannot convert: its own parts below
+  }
+  const parts = Array.isArray(blocks) ? blocks : Array.isArray(message.content) ? message.content : [];
+  let text = '';
+  for (const part of parts) {
+    if (!isRecord(part)) continue;
+    if (part.type === 'reasoning' && typeof part.reasoning === 'string') text += part.reasoning;
+    else if (part.type === 'thinking' && typeof part.thinking === 'string') text += part.thinking;
+  }
+  return text === '' ? undefined : text;
+}
+
 /** The first generation of an `LLMResult`. */
 export function responseOfResult(output: unknown): ResponseParts {
   const result = isRecord(output) ? output : {};
@@ -105,6 +128,7 @@ export function responseOfResult(output: unknown): ResponseParts {
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
     toolCalls: message !== undefined ? toolCallsOf(message) : [],
+    reasoning: message !== undefined ? reasoningOf(message) : undefined,
     usage: usageOf(message ?? {}, llmOutput),
     finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason),
     // The provider-reported (dated) model: in response_metadata, or in generationInfo when the model streamed (streamEvents).

@@ -100,6 +100,7 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, onNative:
           completion: step.usage.outputTokens,
           cached: sumDefined(step.usage.inputTokenDetails.cacheReadTokens, step.usage.inputTokenDetails.cacheWriteTokens),
           finish: step.finishReason,
+          reasoning: step.reasoningText ?? null,
         }));
         return {
           prompt,

@@ -51,6 +51,12 @@ function messageText(output: readonly Loose[]): string {
   return text;
 }
 
+/** The reasoning items' text, as the SDK holds them (their summary in `content`); null when there is none. */
+function reasoningOf(output: readonly Loose[]): string | null {
+  const texts = output.filter((item) => item.type === 'reasoning').map((item) => (item.content ?? []).map((part: Loose) => part.text ?? '').join(''));
+  return texts.length === 0 ? null : texts.join('\n\n');
+}
+
 function cachedOf(usage: Loose): number {
   return (usage.inputTokensDetails ?? []).reduce((sum: number, detail: Loose) => sum + (detail.cached_tokens ?? 0), 0);
 }
@@ -145,6 +151,7 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
             prompt: response.usage.inputTokens,
             completion: response.usage.outputTokens,
             cached: cachedOf(response.usage),
+            reasoning: reasoningOf(output),
             // Chat Completions says why it stopped (the raw response, or the streamed chunks); Responses only says it failed.
             finish: wire === 'chat' ? (mode === 'stream' ? streamedFinishes[index] : response.providerData?.choices?.[0]?.finish_reason) : undefined,
           };
