@@ -83,9 +83,11 @@ export function readsAsRole(message: JsonObject, role: string, surface: Messages
  * type: a `name` that is no string, content missing where the role needs it (system, developer, user, tool)
  * or neither text nor a list of valid parts, a tool message without a text `tool_call_id`, a function message
  * without a text `name`, a tool call without a text `id`, `function.name` or `function.arguments`. A part is
- * valid when it is an object whose `text`, `refusal` or `image_url` is of its type when it is of that kind.
+ * valid when it is an object whose `text` or `refusal` is text and whose `image_url` has a text `url` when it is of
+ * that kind, and a `file` or `input_audio` part has its field.
  */
 export function chatRequestDecodes(content: JsonObject): boolean {
+  if (!toolsDecode(content.tools, 'openai_chat')) return false;
   const messages = content.messages;
   if (messages === undefined || messages === null) return true;
   if (!Array.isArray(messages)) return false;
@@ -121,7 +123,9 @@ function chatContentDecodes(content: Json): boolean {
     if (!isJsonObject(part)) return false;
     if (part.type === 'text') return typeof part.text === 'string';
     if (part.type === 'refusal') return typeof part.refusal === 'string';
-    if (part.type === 'image_url') return isJsonObject(part.image_url);
+    if (part.type === 'image_url') return isJsonObject(part.image_url) && typeof part.image_url.url === 'string';
+    if (part.type === 'file') return part.file !== undefined;
+    if (part.type === 'input_audio') return part.input_audio !== undefined;
     return true;
   });
 }
@@ -135,6 +139,7 @@ function chatContentDecodes(content: Json): boolean {
  * `is_error`, if any, that is a boolean.
  */
 export function anthropicRequestDecodes(content: JsonObject): boolean {
+  if (!toolsDecode(content.tools, 'anthropic_messages')) return false;
   const system = content.system;
   if (system !== undefined && system !== null && typeof system !== 'string' && !(Array.isArray(system) && system.every(anthropicBlockDecodes))) return false;
   const messages = content.messages;
@@ -145,6 +150,21 @@ export function anthropicRequestDecodes(content: JsonObject): boolean {
     if (!readsAsRole(message, message.role, 'anthropic_messages')) return true;
     const blocks = message.content;
     return typeof blocks === 'string' || (Array.isArray(blocks) && blocks.every(anthropicBlockDecodes));
+  });
+}
+
+/**
+ * False where the decode rejects a request for its tool list: one that is no list, or a function definition (Chat
+ * `{type: "function", function}`, a Messages client tool `{name, input_schema}`) whose name is no text or whose
+ * other fields are of the wrong type (`functionFieldsDecode`). Provider tools are kept whole.
+ */
+function toolsDecode(tools: Json | undefined, surface: MessagesSurface): boolean {
+  if (tools === undefined || tools === null) return true;
+  if (!Array.isArray(tools)) return false;
+  return tools.every((tool) => {
+    if (!isJsonObject(tool)) return true;
+    const fn = surface === 'openai_chat' ? (tool.type === 'function' && isJsonObject(tool.function) ? tool.function : undefined) : tool.type === undefined && Object.hasOwn(tool, 'name') && Object.hasOwn(tool, 'input_schema') ? tool : undefined;
+    return fn === undefined || (typeof fn.name === 'string' && functionFieldsDecode(fn));
   });
 }
 

@@ -441,6 +441,9 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
         { role: 'critic', content: null },
         { role: 'assistant' },
         { role: 'user', content: 'hi', extra_field: 1 },
+        { role: 'user', content: [{ type: 'file', x: 1 }] },
+        { role: 'user', content: [{ type: 'input_audio' }] },
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 5 } }] },
       ];
       const answers: unknown[] = [
         { role: 'assistant', content: 'ok' },
@@ -464,7 +467,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       const spans = await spansOnBoth(lines, type);
       if (type === 'gen_ai') {
         const names = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => span.name);
-        expect(names).toEqual(['chat body-model', ...Array(12).fill('chat payload-model'), 'chat body-model', 'chat body-model', 'chat body-model']);
+        expect(names).toEqual(['chat body-model', ...Array(12).fill('chat payload-model'), 'chat body-model', 'chat body-model', 'chat body-model', ...Array(3).fill('chat payload-model')]);
       }
       expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
     });
@@ -493,6 +496,8 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
         user([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' } }, { type: 'tool_result', tool_use_id: 'tu1', content: '' }, { type: 'text', text: 't' }], 'assistant'),
         user([{ type: 'text', text: 'a' }, { type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'r' }] }]),
         user([{ type: 'tool_result', tool_use_id: 'tu1', content: 'r1' }, { type: 'tool_result', tool_use_id: 'tu2', content: 'r2' }]),
+        { ...user('hi'), tools: [{ name: 'f', description: 5, input_schema: {} }] },
+        { ...user('hi'), tools: { a: 1 } },
       ];
       const answer = { id: 'm1', type: 'message', role: 'assistant', model: 'claude', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } };
       const lines = [
@@ -509,7 +514,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       const spans = await spansOnBoth(lines, type);
       if (type === 'gen_ai') {
         const names = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => span.name);
-        expect(names).toEqual(['chat body-model', ...Array(3).fill('chat payload-model'), 'chat body-model', ...Array(8).fill('chat payload-model'), ...Array(4).fill('chat body-model')]);
+        expect(names).toEqual(['chat body-model', ...Array(3).fill('chat payload-model'), 'chat body-model', ...Array(8).fill('chat payload-model'), ...Array(4).fill('chat body-model'), ...Array(2).fill('chat payload-model')]);
       }
       expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
     });
