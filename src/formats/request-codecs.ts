@@ -126,6 +126,36 @@ function chatContentDecodes(content: Json): boolean {
   });
 }
 
+/**
+ * False where native's Anthropic Messages decode rejects the whole request: `messages` that is no list; a
+ * message that is no object or whose `role` is no string; in a message the decode reads as its role, content
+ * missing or neither text nor a list of valid blocks; a `system` that is neither text nor a list of valid
+ * blocks. A block is valid when it is an object, a `text` block has text, a `tool_use` block a text `id` and
+ * `name` and an `input`, and a `tool_result` block a text `tool_use_id`, a `content` (null will do) and an
+ * `is_error`, if any, that is a boolean.
+ */
+export function anthropicRequestDecodes(content: JsonObject): boolean {
+  const system = content.system;
+  if (system !== undefined && system !== null && typeof system !== 'string' && !(Array.isArray(system) && system.every(anthropicBlockDecodes))) return false;
+  const messages = content.messages;
+  if (messages === undefined || messages === null) return true;
+  if (!Array.isArray(messages)) return false;
+  return messages.every((message) => {
+    if (!isJsonObject(message) || typeof message.role !== 'string') return false;
+    if (!readsAsRole(message, message.role, 'anthropic_messages')) return true;
+    const blocks = message.content;
+    return typeof blocks === 'string' || (Array.isArray(blocks) && blocks.every(anthropicBlockDecodes));
+  });
+}
+
+function anthropicBlockDecodes(block: Json): boolean {
+  if (!isJsonObject(block)) return false;
+  if (block.type === 'text') return typeof block.text === 'string';
+  if (block.type === 'tool_use') return typeof block.id === 'string' && typeof block.name === 'string' && block.input !== undefined;
+  if (block.type === 'tool_result') return typeof block.tool_use_id === 'string' && block.content !== undefined && (block.is_error === undefined || block.is_error === null || typeof block.is_error === 'boolean');
+  return true;
+}
+
 /** The roles a Responses input message may have for the decode to read it as a message. */
 export const RESPONSES_MESSAGE_ROLES: readonly string[] = ['user', 'system', 'developer', 'assistant'];
 /** The fields a Responses input message may carry for the decode to read it as a message (else it is kept whole). */

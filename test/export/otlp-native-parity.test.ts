@@ -470,6 +470,51 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // The same probe on Anthropic Messages: the decode rejects a request for a block or system of the wrong form, and a
+  // tool_result block beside other blocks stays where it stood (gen_ai's tool_call_response part).
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`reads Messages requests the decode rejects and tool results among other blocks as native does (${type})`, async () => {
+      const user = (content: unknown, role = 'user') => ({ messages: [{ role, content }] });
+      const requests: unknown[] = [
+        user('hi'),
+        user([{ type: 'tool_result', content: 'r' }]),
+        user([{ type: 'tool_result', tool_use_id: 't', content: 'r', is_error: 'yes' }]),
+        user([{ type: 'tool_result', tool_use_id: 't' }]),
+        user([{ type: 'tool_result', tool_use_id: 't', content: null }]),
+        user([{ type: 'text' }]),
+        user([{ type: 'tool_use', id: 't', input: {} }], 'assistant'),
+        user(['x']),
+        user(null),
+        user(5),
+        { messages: [{ content: 'hi' }] },
+        { system: 5, messages: [{ role: 'user', content: 'hi' }] },
+        { system: [{ type: 'text' }], messages: [{ role: 'user', content: 'hi' }] },
+        user('hi', 'critic'),
+        user([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' } }, { type: 'tool_result', tool_use_id: 'tu1', content: '' }, { type: 'text', text: 't' }], 'assistant'),
+        user([{ type: 'text', text: 'a' }, { type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'r' }] }]),
+        user([{ type: 'tool_result', tool_use_id: 'tu1', content: 'r1' }, { type: 'tool_result', tool_use_id: 'tu2', content: 'r2' }]),
+      ];
+      const answer = { id: 'm1', type: 'message', role: 'assistant', model: 'claude', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } };
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...requests.flatMap((request, i) => {
+          const ids = { session_id: 's1', api_request_id: `a${i}`, provider: 'anthropic', api_mode: 'anthropic_messages', model: 'payload-model' };
+          return [
+            { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'body-model', max_tokens: 5, ...(request as object) } } } },
+            { hook: 'post_api_request', payload: { ...ids, response: { ...answer, id: `m${i}` } } },
+          ];
+        }),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      if (type === 'gen_ai') {
+        const names = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => span.name);
+        expect(names).toEqual(['chat body-model', ...Array(3).fill('chat payload-model'), 'chat body-model', ...Array(8).fill('chat payload-model'), ...Array(4).fill('chat body-model')]);
+      }
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

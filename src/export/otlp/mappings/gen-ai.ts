@@ -127,7 +127,7 @@ function inputMessage(message: Message) {
     return { parts: [{ ...message.native.value, type: message.native.kind }], role };
   }
   if (message.role === 'tool') {
-    return { parts: message.results.map((r) => ({ id: r.id, response: r.response ?? r.content, type: 'tool_call_response' })), role: 'tool' };
+    return { parts: message.results.map((r) => ({ id: r.id, response: r.response !== undefined ? r.response : r.content, type: 'tool_call_response' })), role: 'tool' };
   }
   if (message.providerRole === 'function') {
     // A legacy function result: a tool response named by the function.

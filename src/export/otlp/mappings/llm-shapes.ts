@@ -12,6 +12,7 @@
 
 import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
 import {
+  anthropicRequestDecodes,
   chatRequestDecodes,
   functionFieldsDecode,
   normalizedPart,
@@ -125,8 +126,9 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
   // A request of no shape native detects has no codec to read it: native's spans then carry none of its
   // parameters, tools or messages, only the model it names.
   if (detected === undefined) return { ...EMPTY_REQUEST(stringOf(content.model)), surface: 'openai_chat' };
-  // A Chat request the decode rejects gives nothing, not even its model (the span names the payload's).
+  // A Chat or Messages request the decode rejects gives nothing, not even its model (the span names the payload's).
   if (detected === 'openai_chat' && !chatRequestDecodes(content)) return { ...EMPTY_REQUEST(undefined), surface: 'openai_chat' };
+  if (detected === 'anthropic_messages' && !anthropicRequestDecodes(content)) return { ...EMPTY_REQUEST(undefined), surface: 'anthropic_messages' };
   // OCI and Gemini requests, which native reads with codecs of their own, are read as Chat Completions here.
   const surface = detected === 'anthropic_messages' ? 'anthropic_messages' : 'openai_chat';
   const parameters: JsonObject = {};
@@ -287,6 +289,8 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
     else results.push({ id: stringOf(message.tool_call_id), content: textsOf(content ?? null).join('') });
     return { role: 'tool', parts, results, providerRole, separateToolCalls: false };
   }
+  // Where each tool_result block stood among the parts: beside other parts, native keeps it there (gen_ai's tool_call_response).
+  const resultsAt: number[] = [];
   if (typeof content === 'string') parts.push({ kind: 'text', text: content });
   else if (Array.isArray(content)) {
     for (const block of content) {
@@ -295,7 +299,10 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
       if (b.type === 'text' && typeof b.text === 'string') parts.push({ kind: 'text', text: b.text });
       else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
       else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: toolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input ?? {}) });
-      else if (b.type === 'tool_result') results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
+      else if (b.type === 'tool_result') {
+        results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
+        resultsAt.push(parts.length);
+      }
       else parts.push({ kind: 'other', raw: shownPart(b, surface) });
     }
   }
@@ -308,6 +315,14 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
     }
   }
   const role = results.length > 0 && parts.length === 0 ? 'tool' : providerRole;
+  if (role !== 'tool') {
+    for (let i = resultsAt.length - 1; i >= 0; i--) {
+      const result = results[i]!;
+      const raw: JsonObject = { response: result.response !== undefined ? result.response : result.content, type: 'tool_call_response' };
+      if (result.id !== undefined) raw.id = result.id;
+      parts.splice(resultsAt[i]!, 0, { kind: 'other', raw });
+    }
+  }
   const read: Message = { role, parts, results, providerRole, separateToolCalls: Array.isArray(message.tool_calls) };
   if (typeof content === 'string') read.plainText = content;
   if (named !== undefined) read.name = named;
