@@ -106,6 +106,7 @@ async function runClaudeSeed(seed: number): Promise<void> {
             // Cache reads and writes where the reply says either (null in both: it says none).
             cached: usage.cache_read_input_tokens == null && usage.cache_creation_input_tokens == null ? undefined : (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
             finish: parts.at(-1)!.message.stop_reason ?? undefined,
+            reasoning: blocks.filter((b) => b.type === 'thinking').map((b) => b.thinking as string).join('') || null,
           };
         });
         const result = messages.find((m) => m.type === 'result')!;
