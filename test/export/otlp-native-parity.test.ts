@@ -498,6 +498,7 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
         user([{ type: 'tool_result', tool_use_id: 'tu1', content: 'r1' }, { type: 'tool_result', tool_use_id: 'tu2', content: 'r2' }]),
         { ...user('hi'), tools: [{ name: 'f', description: 5, input_schema: {} }] },
         { ...user('hi'), tools: { a: 1 } },
+        user([{ type: 'tool_result', tool_use_id: 'tu1', content: 'r' }], 'assistant'),
       ];
       const answer = { id: 'm1', type: 'message', role: 'assistant', model: 'claude', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } };
       const lines = [
@@ -514,11 +515,32 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       const spans = await spansOnBoth(lines, type);
       if (type === 'gen_ai') {
         const names = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => span.name);
-        expect(names).toEqual(['chat body-model', ...Array(3).fill('chat payload-model'), 'chat body-model', ...Array(8).fill('chat payload-model'), ...Array(4).fill('chat body-model'), ...Array(2).fill('chat payload-model')]);
+        expect(names).toEqual(['chat body-model', ...Array(3).fill('chat payload-model'), 'chat body-model', ...Array(8).fill('chat payload-model'), ...Array(4).fill('chat body-model'), ...Array(2).fill('chat payload-model'), 'chat body-model']);
       }
       expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
     });
   }
+
+  // The same probe on Responses: a request its decode rejects names the payload's model, as Chat and Messages do.
+  it('names the payload\'s model for a Responses request the decode rejects, as native does (gen_ai)', async () => {
+    const requests: unknown[] = [{ input: 'hi' }, { input: 5 }, { instructions: 'i' }, { input: [{ role: 'user' }] }, { input: [{ role: 'system', content: [{ type: 'refusal', text: 'a' }] }] }];
+    const answer = { id: 'r1', object: 'response', created_at: 1, status: 'completed', model: 'gpt-4o', output: [{ type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }], usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 } };
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      ...requests.flatMap((request, i) => {
+        const ids = { session_id: 's1', api_request_id: `a${i}`, provider: 'openai', api_mode: 'codex_responses', model: 'payload-model' };
+        return [
+          { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'body-model', ...(request as object) } } } },
+          { hook: 'post_api_request', payload: { ...ids, response: { ...answer, id: `r${i}` } } },
+        ];
+      }),
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans = await spansOnBoth(lines, 'gen_ai');
+    const names = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => span.name);
+    expect(names).toEqual(['chat body-model', ...Array(4).fill('chat payload-model')]);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
 
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {

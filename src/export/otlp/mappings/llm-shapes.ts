@@ -314,7 +314,8 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
       parts.push({ kind: 'tool_call', call: toolCall(stringOf(c.id), stringOf(fn.name) ?? '', fn.arguments ?? '') });
     }
   }
-  const role = results.length > 0 && parts.length === 0 ? 'tool' : providerRole;
+  // Only a user's message of tool results alone is a tool message; another role keeps its results as its parts.
+  const role = results.length > 0 && parts.length === 0 && providerRole === 'user' ? 'tool' : providerRole;
   if (role !== 'tool') {
     for (let i = resultsAt.length - 1; i >= 0; i--) {
       const result = results[i]!;
@@ -443,7 +444,8 @@ function readResponsesRequest(content: JsonObject): LlmRequestView {
     if (stream !== undefined) parameters.stream = stream;
     return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], messages, tools, parameters };
   } catch (error) {
-    if (error instanceof Undecodable) return EMPTY_REQUEST(model);
+    // As a rejected Chat or Messages request: nothing of it, not even its model (the span names the payload's).
+    if (error instanceof Undecodable) return EMPTY_REQUEST(undefined);
     throw error;
   }
 }
