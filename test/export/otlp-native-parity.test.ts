@@ -542,6 +542,34 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 
+  // And a `text` beside a media part (a Chat image_url or file, a Responses input_image or input_file) is no text of
+  // the message in OpenInference; beside a part of a kind the decode does not model, it is.
+  it('reads the text of a message\'s parts as native does (openinference)', async () => {
+    const requests: [string, unknown][] = [
+      ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'u' }, text: 'a' }, { type: 'text', text: 'b' }] }] }],
+      ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'file', file: {}, text: 'a' }] }] }],
+      ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'weird', text: 'a' }] }] }],
+      ['codex_responses', { input: [{ role: 'user', content: [{ type: 'input_image', text: 'a' }] }] }],
+      ['codex_responses', { input: [{ role: 'user', content: [{ type: 'input_file', text: 'a' }] }] }],
+      ['codex_responses', { input: [{ role: 'user', content: [{ type: 'weird', text: 'a' }] }] }],
+    ];
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      ...requests.flatMap(([mode, request], i) => {
+        const ids = { session_id: 's1', api_request_id: `a${i}`, provider: 'openai', api_mode: mode, model: 'gpt' };
+        return [
+          { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'gpt', ...(request as object) } } } },
+          { hook: 'post_api_request', payload: { ...ids, response: { id: `r${i}`, object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } } },
+        ];
+      }),
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans = await spansOnBoth(lines, 'openinference');
+    const contents = spans.native!.filter((span) => span.attributes['openinference.span.kind'] === 'LLM').map((span) => span.attributes['llm.input_messages.0.message.content']);
+    expect(contents).toEqual(['b', undefined, 'a', undefined, undefined, 'a']);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

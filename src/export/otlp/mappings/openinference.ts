@@ -174,6 +174,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
   if (scope.cost !== undefined && scope.cost.currency.toUpperCase() === 'USD') out['llm.cost.total'] = scope.cost.total;
 }
 
+/** The media kinds of native's normalized parts (a Chat `image_url`, `file` or audio, a Messages `image` or `document`, a Responses image or file): a `text` beside one is no text of the message. */
+const MEDIA_PARTS: ReadonlySet<string> = new Set(['image_url', 'audio', 'file', 'image']);
+
 /**
  * Whether native writes an output message for a response's message: it has text (an empty text too) or a
  * tool call. An answer of nothing, of reasoning only or of a message-level refusal has none.
@@ -193,7 +196,7 @@ function contentText(message: Message): string | undefined {
   if (message.plainText !== undefined) return displayTextOfString(message.plainText);
   const texts = message.parts.flatMap((part) => {
     if (part.kind === 'text') return [part.text];
-    if (part.kind !== 'other') return [];
+    if (part.kind !== 'other' || MEDIA_PARTS.has(part.raw.type as string)) return [];
     const text = typeof part.raw.text === 'string' ? part.raw.text : typeof part.raw.refusal === 'string' ? part.raw.refusal : undefined;
     return text === undefined ? [] : [text];
   });
