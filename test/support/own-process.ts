@@ -64,6 +64,7 @@ export const LOADS_NATIVE = [
   'test/export/otlp-native-leftovers.test.ts',
   'test/export/otlp-native-parity.test.ts',
   'test/export/otlp-request-shapes.test.ts',
+  'test/export/random-llm-shapes.test.ts',
   'test/export/random-tool-values.test.ts',
   'test/export/storage.test.ts',
   'test/formats/atif-builder-native-differential.test.ts',
