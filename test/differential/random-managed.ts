@@ -23,8 +23,6 @@
  * `compareManagedSeed(seed)` replays it.
  */
 
-import fs from 'node:fs';
-import path from 'node:path';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import type { HookName } from '../../src/hooks/names.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
@@ -32,10 +30,9 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { loadNativeRelay } from '../../native/index.ts';
-import { readAtifDir, readValidAtof } from '../contract/files.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
 import { attemptsAsMemory, normalize } from './normalize.ts';
-import { writePluginsToml, type ReplayResult } from './replay.ts';
+import { runOutputs, writePluginsToml, type ReplayResult } from './replay.ts';
 import { randomStream, type ExecuteLine, type RandomStream, type StreamLine } from './random-stream.ts';
 import { resultsInOrderOf } from '../support/random-cache.ts';
 import { compareRuns, failedLlmAsNative, firstDifference, hasFailedCall, observedAsNative, relabelFiles } from './random-diff.ts';
@@ -141,21 +138,8 @@ export async function replayManaged(backend: RelayBackend, lines: readonly Strea
   await plugin.shutdown({ timeoutMs: 60_000 });
   unregister();
 
-  const atofPath = path.join(dir, 'atof', 'hermes-atof.jsonl');
-  if (!fs.existsSync(atofPath)) throw new Error(`${backend.kind} wrote no ATOF file; it logged: ${JSON.stringify(logger.lines)}`);
-  const { events, lines: atofLines } = readValidAtof(atofPath);
-  const atifDir = path.join(dir, 'atif');
-  const trajectories = readAtifDir(atifDir);
-  const trajectoryTexts = new Map([...trajectories.keys()].map((name) => [name, fs.readFileSync(path.join(atifDir, name), 'utf8')]));
   return {
-    dir,
-    atofPath,
-    events,
-    atofLines,
-    trajectories,
-    trajectoryTexts,
-    status: plugin.status(),
-    problems: logger.lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.message),
+    ...runOutputs(dir, plugin.status(), logger.lines),
     results,
     calls,
   };

@@ -104,6 +104,18 @@ export function writePluginsToml(dir: string, components = ''): string {
   return file;
 }
 
+/** What a replay into `dir` wrote (its ATOF file, checked line by line, and its trajectories), with the plugin's status and warnings. */
+export function runOutputs(dir: string, status: ReplayResult['status'], log: readonly { level: string; message: string }[]): ReplayResult {
+  const atofPath = path.join(dir, 'atof', 'hermes-atof.jsonl');
+  if (!fs.existsSync(atofPath)) throw new Error(`no ATOF file was written; the plugin logged: ${JSON.stringify(log)}`);
+  const { events, lines: atofLines } = readValidAtof(atofPath);
+  const atifDir = path.join(dir, 'atif');
+  const trajectories = readAtifDir(atifDir);
+  const trajectoryTexts = new Map([...trajectories.keys()].map((name) => [name, fs.readFileSync(path.join(atifDir, name), 'utf8')]));
+  const problems = log.filter((line) => line.level === 'warn' || line.level === 'error').map((line) => line.message);
+  return { dir, atofPath, events, atofLines, trajectories, trajectoryTexts, status, problems };
+}
+
 /** Emits `lines` through a registry the plugin is registered on, then shuts the plugin down. */
 export async function replay(backend: RelayBackend, lines: readonly HookLine[], options: ReplayOptions = {}): Promise<ReplayResult> {
   const dir = tempDir(`replay-${backend.kind}`);
@@ -118,19 +130,5 @@ export async function replay(backend: RelayBackend, lines: readonly HookLine[], 
   await plugin.shutdown({ timeoutMs: 60_000 });
   unregister();
 
-  const atofPath = path.join(dir, 'atof', 'hermes-atof.jsonl');
-  const { events, lines: atofLines } = readValidAtof(atofPath);
-  const atifDir = path.join(dir, 'atif');
-  const trajectories = readAtifDir(atifDir);
-  const trajectoryTexts = new Map([...trajectories.keys()].map((name) => [name, fs.readFileSync(path.join(atifDir, name), 'utf8')]));
-  return {
-    dir,
-    atofPath,
-    events,
-    atofLines,
-    trajectories,
-    trajectoryTexts,
-    status: plugin.status(),
-    problems: logger.lines.filter((line) => line.level === 'warn' || line.level === 'error').map((line) => line.message),
-  };
+  return runOutputs(dir, plugin.status(), logger.lines);
 }

@@ -11,15 +11,10 @@
  * probe found 125 differences in 120 seeds, all now read as native reads them.
  */
 
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { loadNativeRelay } from '../../native/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';
-import { firstDifference } from '../differential/random-diff.ts';
 import type { Receiver } from './otlp-receiver.ts';
-import { normalizeSpans, SDK_RESOURCE_KEYS } from './otlp-normalize.ts';
-import { replayWithOtlp } from './otlp-replay.ts';
 import { Draw, randomText, randomValue } from './random-redaction.ts';
+import { otlpDifferences } from './random-tool-values.ts';
 
 type D = Draw;
 const text = (d: D) => (d.chance(0.3) ? d.pick(['', '  ', ' a ', '\u0085b', '-0', 'null', '{"x":1}', '[" a "]']) : randomText(d, d.int(0, 3)));
@@ -117,23 +112,10 @@ export function llmShapeLines(seed: number): HookLine[] {
   return out as HookLine[];
 }
 
-/** Every difference of one seed, one per endpoint type that differs, each naming the seed. */
+/** Every difference of one seed, one per endpoint type that differs, each naming the seed (and the seed's requests). */
 export async function compareLlmShapeSeed(seed: number, receiver: Receiver): Promise<string[]> {
   const lines = llmShapeLines(seed);
-  const found: string[] = [];
-  for (const type of ['gen_ai', 'openinference', 'full'] as const) {
-    const sent = async (backend: 'native' | 'memory') => {
-      receiver.requests.length = 0;
-      const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
-      const result = await replayWithOtlp(relay, lines, { endpoints: [{ type, endpoint: receiver.url }] });
-      return { spans: normalizeSpans([...receiver.spans()], { ignoreResourceKeys: SDK_RESOURCE_KEYS }), problems: result.problems };
-    };
-    const native = await sent('native');
-    const memory = await sent('memory');
-    if (memory.problems.length > 0) found.push(`seed ${seed}, ${type}: memory warned: ${memory.problems.join(' | ')}`);
-    const difference = firstDifference(memory.spans, native.spans, '$', false);
-    if (difference !== null) found.push(`seed ${seed}, ${type}: ${difference}`);
-  }
+  const found = await otlpDifferences(seed, lines, receiver, ['gen_ai', 'openinference', 'full']);
   if (found.length > 0) found.push(`requests of seed ${seed}: ${JSON.stringify(lines.filter((line) => line.hook === 'pre_api_request').map((line) => (line.payload as { request: { body: unknown } }).request.body)).slice(0, 2000)}`);
   return found;
 }

@@ -64,9 +64,20 @@ export function toolValueLines(seed: number): HookLine[] {
 
 /** Every difference of one seed, one per endpoint type that differs, each naming the seed and the span's payload. */
 export async function compareToolValueSeed(seed: number, receiver: Receiver): Promise<string[]> {
-  const lines = toolValueLines(seed);
+  return otlpDifferences(seed, toolValueLines(seed), receiver, ['full', 'gen_ai', 'openinference'], (span) => {
+    const attributes = (span as { attributes?: Record<string, unknown> } | undefined)?.attributes;
+    const payload = attributes?.['nemo_relay.end.data'] ?? attributes?.['nemo_relay.start.data'];
+    return payload === undefined ? '' : ` (payload ${JSON.stringify(payload).slice(0, 300)})`;
+  });
+}
+
+/**
+ * `lines` through the plugin on native and on the memory relay, once per endpoint type, into `receiver`; the first
+ * differing path of each type's normalized spans, naming the seed (and what `about` says of memory's span there).
+ */
+export async function otlpDifferences(seed: number, lines: readonly HookLine[], receiver: Receiver, types: readonly ('full' | 'gen_ai' | 'openinference')[], about: (span: unknown) => string = () => ''): Promise<string[]> {
   const found: string[] = [];
-  for (const type of ['full', 'gen_ai', 'openinference'] as const) {
+  for (const type of types) {
     const sent = async (backend: 'native' | 'memory') => {
       receiver.requests.length = 0;
       const relay = backend === 'native' ? loadNativeRelay({ logger: silentLogger }) : createMemoryRelay({ logger: silentLogger });
@@ -77,12 +88,9 @@ export async function compareToolValueSeed(seed: number, receiver: Receiver): Pr
     const memory = await sent('memory');
     if (memory.problems.length > 0) found.push(`seed ${seed}, ${type}: memory warned: ${memory.problems.join(' | ')}`);
     const difference = firstDifference(memory.spans, native.spans, '$', false);
-    if (difference !== null) {
-      const at = /^\$\[(\d+)\]/.exec(difference)?.[1];
-      const attributes = at === undefined ? undefined : (memory.spans[Number(at)] as { attributes?: Record<string, unknown> } | undefined)?.attributes;
-      const payload = attributes?.['nemo_relay.end.data'] ?? attributes?.['nemo_relay.start.data'];
-      found.push(`seed ${seed}, ${type}: ${difference}${payload === undefined ? '' : ` (payload ${JSON.stringify(payload).slice(0, 300)})`}`);
-    }
+    if (difference === null) continue;
+    const at = /^\$\[(\d+)\]/.exec(difference)?.[1];
+    found.push(`seed ${seed}, ${type}: ${difference}${at === undefined ? '' : about(memory.spans[Number(at)])}`);
   }
   return found;
 }
