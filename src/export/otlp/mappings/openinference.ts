@@ -13,7 +13,7 @@ import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, responseUsageDecodes, textOfMessage, toolCallsOf, type LlmRequestView, type Message } from './llm-shapes.ts';
+import { readRequest, readResponse, responseUsageDecodes, textOfMessage, toolCallsOf, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { displayText, displayTextOfString, requestDisplayText } from './display-text.ts';
 
@@ -183,7 +183,14 @@ const MEDIA_PARTS: ReadonlySet<string> = new Set(['image_url', 'audio', 'file', 
  */
 function hasAnswer(message: Message): boolean {
   if (message.native !== undefined || message.plainText !== undefined) return true;
-  return message.parts.some((part) => part.kind === 'text' || part.kind === 'tool_call' || (part.kind === 'other' && (typeof part.raw.text === 'string' || typeof part.raw.refusal === 'string')));
+  return message.parts.some((part) => part.kind === 'tool_call' || partText(part) !== undefined);
+}
+
+/** A part's text as native reads it into a message's content: a text part's, a refusal's, a provider part's `text`; none of a media part. */
+function partText(part: Part): string | undefined {
+  if (part.kind === 'text') return part.text;
+  if (part.kind !== 'other' || MEDIA_PARTS.has(part.raw.type as string)) return undefined;
+  return typeof part.raw.text === 'string' ? part.raw.text : typeof part.raw.refusal === 'string' ? part.raw.refusal : undefined;
 }
 
 /**
@@ -195,9 +202,7 @@ function contentText(message: Message): string | undefined {
   if (message.native !== undefined) return displayText(message.native.value.content);
   if (message.plainText !== undefined) return displayTextOfString(message.plainText);
   const texts = message.parts.flatMap((part) => {
-    if (part.kind === 'text') return [part.text];
-    if (part.kind !== 'other' || MEDIA_PARTS.has(part.raw.type as string)) return [];
-    const text = typeof part.raw.text === 'string' ? part.raw.text : typeof part.raw.refusal === 'string' ? part.raw.refusal : undefined;
+    const text = partText(part);
     return text === undefined ? [] : [text];
   });
   const text = nativeTrim(texts.join('\n'));
