@@ -171,10 +171,14 @@ function reportedModel(response: Loose): string | undefined {
  * `stop`; Responses says only whether it failed, and a failed one throws.
  */
 function reportedFinish(response: Loose): string | undefined {
-  const provider = isRecord(response.providerData) ? response.providerData : undefined;
-  const choices = provider?.choices;
+  return nonEmptyString(response.finish_reason) ?? firstChoiceFinish(response.providerData);
+}
+
+/** The finish reason of a Chat Completions completion or chunk: its first choice's, when it says one. */
+export function firstChoiceFinish(completion: unknown): string | undefined {
+  const choices = isRecord(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) && isRecord(choices[0]) ? choices[0] : undefined;
-  return nonEmptyString(response.finish_reason) ?? nonEmptyString(choice?.finish_reason);
+  return nonEmptyString(choice?.finish_reason);
 }
 
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */

@@ -24,6 +24,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner } from '@openai/agents';
 import { runInToolFrame, type ToolFrame } from '../core/context.ts';
+import { firstChoiceFinish } from './items.ts';
 
 type Loose = Record<string, unknown>;
 type AnyFunction = (...args: any[]) => any;
@@ -258,14 +259,6 @@ function streamedModel(data: unknown): string | undefined {
   return typeof response?.model === 'string' && response.model !== '' ? response.model : undefined;
 }
 
-/** The finish reason a raw Chat Completions chunk carries (its first choice's). */
-function streamedFinish(data: unknown): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const choices = (data as Loose).choices;
-  const choice = Array.isArray(choices) ? (choices[0] as Loose | undefined) : undefined;
-  return typeof choice?.finish_reason === 'string' && choice.finish_reason !== '' ? choice.finish_reason : undefined;
-}
-
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
   let answered = false;
   // A streamed Chat Completions response_done names no model and no finish reason: the chunks do.
@@ -278,7 +271,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
         if (model === undefined && record.type === 'response_started') model = streamedModel(record.providerData);
         else if (record.type === 'model') {
           model ??= streamedModel(record.event);
-          finish = streamedFinish(record.event) ?? finish;
+          finish = firstChoiceFinish(record.event) ?? finish;
         }
         if (record.type === 'response_done' && !answered) {
           answered = true;
