@@ -154,10 +154,10 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     expect(memory.headers).toEqual(native.headers);
   });
 
-  it('sends with a timeout_millis of 0, as native does on Node', async () => {
+  it('sends with a timeout_millis of 0 (the default timeout), where native sends or not from run to run', async () => {
+    // Native's 0 races the request: it sent in some runs and nothing in others, on Node and on Bun. Not a rule to copy.
     const [memory, native] = await both(['timeout_millis = 0']);
-    // Under Bun native sent nothing with it: a 0 that natively races the request is not a rule to copy.
-    if (!bun) expect(native.batches).toEqual([6]);
+    expect([[], [6]]).toContainEqual(native.batches);
     expect(memory.batches).toEqual([6]);
   });
 
