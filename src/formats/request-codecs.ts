@@ -82,8 +82,8 @@ export function readsAsRole(message: JsonObject, role: string, surface: Messages
  * `role` is no string; and, in a message the decode reads as its role (`readsAsRole`), a field of the wrong
  * type: a `name` that is no string, content missing where the role needs it (system, developer, user, tool)
  * or neither text nor a list of valid parts, a tool message without a text `tool_call_id`, a function message
- * without a text `name`, a tool call without a text `id`, `function.name` or `function.arguments`. A part is
- * valid when it is an object whose `text` or `refusal` is text and whose `image_url` has a text `url` when it is of
+ * without a text `name` or with content that is no text (its result is text, never parts; null will do), a tool
+ * call without a text `id`, `function.name` or `function.arguments`. A part is valid when it is an object whose `text` or `refusal` is text and whose `image_url` has a text `url` when it is of
  * that kind, and a `file` or `input_audio` part has its field.
  */
 export function chatRequestDecodes(content: JsonObject): boolean {
@@ -104,7 +104,7 @@ function chatMessageDecodes(message: Json): boolean {
   const content = message.content;
   if (content === undefined || content === null) {
     if (CONTENT_REQUIRED.has(role)) return false;
-  } else if (role !== 'function' && !chatContentDecodes(content)) return false;
+  } else if (role === 'function' ? typeof content !== 'string' : !chatContentDecodes(content)) return false;
   if (role === 'tool' && typeof message.tool_call_id !== 'string') return false;
   if (role === 'function' && typeof message.name !== 'string') return false;
   if (role === 'assistant' && Array.isArray(message.tool_calls)) {

@@ -13,17 +13,9 @@
  * @module
  */
 
-import { isNonBlank } from '../shared/text.ts';
+import { trajectoryRefOf, type TrajectoryRef } from '../shared/trajectory-ref.ts';
 
-/** A reference to a trajectory, as ATIF's `subagent_trajectory_ref` writes one. */
-export interface TrajectoryRef {
-  /** The trajectory's `session_id`. */
-  session_id?: string;
-  /** The trajectory's `trajectory_id`. */
-  trajectory_id?: string;
-  /** The trajectory's file name, when a file is written for it. */
-  trajectory_path?: string;
-}
+export type { TrajectoryRef };
 
 /** What a recorder knows about a session or an open tool call. */
 export interface TraceContext {
@@ -51,7 +43,6 @@ export interface TraceContextRequest {
 export type TraceContextProvider = (request: Readonly<TraceContextRequest>) => TraceContext | undefined | Promise<TraceContext | undefined>;
 
 const STRING_FIELDS = ['traceparent', 'propagation'] as const;
-const REF_FIELDS = ['session_id', 'trajectory_id', 'trajectory_path'] as const;
 
 /** The answers merged, first provider first; only string fields are kept, so nothing odd reaches a wire. */
 export function mergeTraceContexts(answers: readonly unknown[]): TraceContext {
@@ -63,14 +54,9 @@ export function mergeTraceContexts(answers: readonly unknown[]): TraceContext {
       const value = source[key];
       if (merged[key] === undefined && typeof value === 'string' && value !== '') merged[key] = value;
     }
-    const trajectory = source.trajectory;
-    if (merged.trajectory === undefined && typeof trajectory === 'object' && trajectory !== null) {
-      const ref: TrajectoryRef = {};
-      for (const key of REF_FIELDS) {
-        const value = (trajectory as Record<string, unknown>)[key];
-        if (typeof value === 'string' && isNonBlank(value)) ref[key] = value;
-      }
-      if (ref.trajectory_id !== undefined || ref.trajectory_path !== undefined) merged.trajectory = ref;
+    if (merged.trajectory === undefined) {
+      const ref = trajectoryRefOf(source.trajectory);
+      if (ref !== undefined) merged.trajectory = ref;
     }
   }
   return merged;

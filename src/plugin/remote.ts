@@ -18,11 +18,8 @@ import type { JsonObject, PropagationContext } from '../relay/contract.ts';
 import type { AtifSubagentTrajectoryRef } from '../formats/atif/types.ts';
 import { propagationContextFromJson } from '../formats/propagation.ts';
 import { errorMessage } from '../shared/error-text.ts';
-import { isRecord } from '../shared/record.ts';
-import { isNonBlank } from '../shared/text.ts';
+import { callerRefOf, trajectoryRefOf } from '../shared/trajectory-ref.ts';
 import type { LoosePayload } from './payload.ts';
-
-const REF_KEYS = ['session_id', 'trajectory_id', 'trajectory_path'] as const;
 
 /** The context a session-opening payload continues: undefined without one, or `{ error }` for one that cannot be read. */
 export function receivedContext(payload: LoosePayload): { context: PropagationContext } | { error: string } | undefined {
@@ -38,14 +35,7 @@ export function receivedContext(payload: LoosePayload): { context: PropagationCo
 
 /** The caller of a session started from another process, its string fields only; undefined for none. */
 export function callerOf(payload: LoosePayload): JsonObject | undefined {
-  const caller = payload.caller;
-  if (!isRecord(caller)) return undefined;
-  const out: JsonObject = {};
-  for (const key of [...REF_KEYS, 'tool_call_id'] as const) {
-    const value = caller[key];
-    if (typeof value === 'string' && isNonBlank(value)) out[key] = value;
-  }
-  return Object.keys(out).length === 0 ? undefined : out;
+  return callerRefOf(payload.caller) as JsonObject | undefined;
 }
 
 /**
@@ -68,12 +58,5 @@ export function callerMetadata(caller: JsonObject): Record<string, unknown> {
  * v1.7 requires); undefined when it has neither.
  */
 export function remoteTrajectoryRef(payload: LoosePayload): AtifSubagentTrajectoryRef | undefined {
-  const child = payload.child_trajectory;
-  if (!isRecord(child)) return undefined;
-  const ref: AtifSubagentTrajectoryRef = {};
-  for (const key of REF_KEYS) {
-    const value = child[key];
-    if (typeof value === 'string' && isNonBlank(value)) ref[key] = value;
-  }
-  return ref.trajectory_id !== undefined || ref.trajectory_path !== undefined ? ref : undefined;
+  return trajectoryRefOf(payload.child_trajectory);
 }

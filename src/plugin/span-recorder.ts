@@ -216,16 +216,18 @@ export class Recorder {
     state.llmSpans.set(key, span);
   }
 
+  /** An end whose start the recorder never saw: counted, and kept as a mark so the trajectory still shows it. */
+  private unmatchedEnd(name: string, payload: LoosePayload, timestampUs: number | undefined): void {
+    this.counters.unmatchedEnds += 1;
+    this.mark(name, payload, timestampUs);
+  }
+
   llmEnd(payload: LoosePayload, timestampUs?: number): void {
     const state = this.sessions.ensure(payload, timestampUs);
     this.materializeFor('llm', payload, state);
     const key = apiKeyOf(payload);
     const span = state.llmSpans.get(key);
-    if (!span) {
-      this.counters.unmatchedEnds += 1;
-      this.mark('hermes.api.response.unmatched', payload, timestampUs);
-      return;
-    }
+    if (!span) return this.unmatchedEnd('hermes.api.response.unmatched', payload, timestampUs);
     // Every payload field is read before the span leaves the map, so a
     // getter that throws leaves it there for the retry from a plain copy.
     const end = { response: responseOf(payload), metadata: metadataOf(payload), ...stamp(timestampUs) };
@@ -238,11 +240,7 @@ export class Recorder {
     this.materializeFor('llm', payload, state);
     const key = apiKeyOf(payload);
     const span = state.llmSpans.get(key);
-    if (!span) {
-      this.counters.unmatchedEnds += 1;
-      this.mark('hermes.api.error', payload, timestampUs);
-      return;
-    }
+    if (!span) return this.unmatchedEnd('hermes.api.error', payload, timestampUs);
     const error = truthy(payload.error) ? payload.error : {};
     // The error travels in the response (ATIF shows it) and in the metadata,
     // and the span ends as an error where the backend can say so (memory;
@@ -278,11 +276,7 @@ export class Recorder {
     this.materializeFor('tool', payload, state);
     const key = toolKeyOf(payload);
     const span = state.toolSpans.get(key);
-    if (!span) {
-      this.counters.unmatchedEnds += 1;
-      this.mark('hermes.tool.response.unmatched', payload, timestampUs);
-      return;
-    }
+    if (!span) return this.unmatchedEnd('hermes.tool.response.unmatched', payload, timestampUs);
     const metadata = metadataOf(payload);
     const failed = toolFailed(payload);
     if (failed) metadata['error.type'] = truthy(payload.error_type) ? stringOf(payload.error_type) : stringOf(payload.status ?? 'error');

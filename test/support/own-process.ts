@@ -59,6 +59,7 @@ export const LOADS_NATIVE = [
   'test/differential/random-managed.test.ts',
   'test/differential/random-streams.test.ts',
   'test/export/host-exit.test.ts',
+  'test/export/otlp-config-values.test.ts',
   'test/export/otlp-delivery.test.ts',
   'test/export/otlp-env.test.ts',
   'test/export/otlp-gemini-parity.test.ts',

@@ -10,9 +10,8 @@
  * @module
  */
 
-import type { TrajectoryRef } from '../../hooks/index.ts';
 import { isRecord } from '../../shared/record.ts';
-import { isNonBlank } from '../../shared/text.ts';
+import { callerRefOf, trajectoryRefOf, type CallerRef, type TrajectoryRef } from '../../shared/trajectory-ref.ts';
 
 /** `params._meta` key: NeMo Relay's propagation context, as JSON text. */
 export const PROPAGATION_META_KEY = 'nemo-relay/propagation';
@@ -24,39 +23,17 @@ export const TRAJECTORY_META_KEY = 'nemo-relay/trajectory';
 export const TRACEPARENT_META_KEY = 'traceparent';
 
 /** Who made an MCP tool call, as the client adapter sends it. */
-export interface McpCaller extends TrajectoryRef {
-  /** The caller's tool call the MCP call does the work of. */
-  tool_call_id?: string;
-}
-
-const CALLER_KEYS = ['session_id', 'tool_call_id', 'trajectory_id', 'trajectory_path'] as const;
-const REF_KEYS = ['session_id', 'trajectory_id', 'trajectory_path'] as const;
-
-/** The non-blank string fields `keys` of `value`; undefined when it is not an object or has none. */
-function strings<K extends string>(value: unknown, keys: readonly K[]): Partial<Record<K, string>> | undefined {
-  if (!isRecord(value)) return undefined;
-  const out: Partial<Record<K, string>> = {};
-  let any = false;
-  for (const key of keys) {
-    const field = value[key];
-    if (typeof field === 'string' && isNonBlank(field)) {
-      out[key] = field;
-      any = true;
-    }
-  }
-  return any ? out : undefined;
-}
+export type McpCaller = CallerRef;
 
 /** The caller a request's `_meta` names. */
 export function callerOf(meta: unknown): McpCaller | undefined {
-  return strings(isRecord(meta) ? meta[CALLER_META_KEY] : undefined, CALLER_KEYS);
+  return callerRefOf(isRecord(meta) ? meta[CALLER_META_KEY] : undefined);
 }
 
 /** The server's trajectory a result's `_meta` names (it needs an id or a path). */
 export function trajectoryOf(result: unknown): TrajectoryRef | undefined {
   const meta = isRecord(result) ? result._meta : undefined;
-  const ref = strings(isRecord(meta) ? meta[TRAJECTORY_META_KEY] : undefined, REF_KEYS);
-  return ref !== undefined && (ref.trajectory_id !== undefined || ref.trajectory_path !== undefined) ? ref : undefined;
+  return trajectoryRefOf(isRecord(meta) ? meta[TRAJECTORY_META_KEY] : undefined);
 }
 
 /** A string field of `_meta`, when it is one. */

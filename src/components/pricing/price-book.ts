@@ -126,21 +126,24 @@ export class PriceBook {
     // trajectory also charges the counts the shape leaves unstated, by
     // native's names (a Chat Completions usage's LiteLLM cache keys); its
     // spans do not (found by probing native 0.9.2 call by call).
-    const candidates: [string | undefined, string | undefined, RawTokenCounts][] = [
-      [responseModel, responseProvider(surface, responseModel, call.name), counts],
-      // A response of a provider's shape has its model looked up once more for no provider in
-      // particular (by its own prefix, then any provider) when the provider it names finds no
-      // entry that can price the call.
-      ...(surface === undefined ? [] : [[responseModel, undefined, counts] as [string | undefined, undefined, RawTokenCounts]]),
-      [call.requestModel, call.name, reader === 'trajectory' ? (responseCounts(response, surface, 'shape-then-names') ?? counts) : counts],
-    ];
-    for (const [model, provider, charged] of candidates) {
-      if (model === undefined || isNativeBlank(model)) continue;
-      const entry = this.entryFor(provider, model);
-      const cost = entry === undefined ? undefined : estimate(entry, charged);
-      if (cost !== undefined) return cost;
+    const byResponse = this.priceWith(responseModel, responseProvider(surface, responseModel, call.name), counts);
+    if (byResponse !== undefined) return byResponse;
+    // A response of a provider's shape has its model looked up once more for no provider in
+    // particular (by its own prefix, then any provider) when the provider it names finds no
+    // entry that can price the call.
+    if (surface !== undefined) {
+      const byModel = this.priceWith(responseModel, undefined, counts);
+      if (byModel !== undefined) return byModel;
     }
-    return undefined;
+    const charged = reader === 'trajectory' ? (responseCounts(response, surface, 'shape-then-names') ?? counts) : counts;
+    return this.priceWith(call.requestModel, call.name, charged);
+  }
+
+  /** The cost of `counts` at the entry that prices `model` for `provider`; undefined without a model, an entry, or a price. */
+  private priceWith(model: string | undefined, provider: string | undefined, counts: RawTokenCounts): CallCost | undefined {
+    if (model === undefined || isNativeBlank(model)) return undefined;
+    const entry = this.entryFor(provider, model);
+    return entry === undefined ? undefined : estimate(entry, counts);
   }
 
   /** The cost in USD for ATIF's `cost_usd`, or undefined (no cost, or another currency). */

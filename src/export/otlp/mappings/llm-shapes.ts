@@ -86,6 +86,8 @@ export interface LlmRequestView {
   model: string | undefined;
   /** Anthropic's top-level `system`, as texts. */
   system: string[];
+  /** The system text when it was given as one string (a Messages `system` string, Responses `instructions`), not as blocks. */
+  systemText?: string;
   messages: Message[];
   tools: ToolDefinition[];
   /** Everything but the conversation and the tool list (`max_tokens`, `temperature`, ...). */
@@ -150,6 +152,7 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
     surface,
     model: stringOf(content.model),
     system: textsOf(content.system ?? null),
+    ...(typeof content.system === 'string' ? { systemText: content.system } : {}),
     messages: Array.isArray(content.messages) ? content.messages.map((m) => readMessage(m, surface)).filter((m): m is Message => m !== null) : [],
     tools: Array.isArray(content.tools) ? content.tools.map((tool) => readTool(tool, surface)).filter((t): t is ToolDefinition => t !== null) : [],
     parameters,
@@ -172,6 +175,7 @@ export function readResponse(data: Json | undefined, reading: CountReading = 'sh
   if (ofSeveralShapes(response)) return unreadResponse(response, reading);
   let message: Message | null = null;
   if (choice !== null) message = readMessage(choice.message ?? null);
+  else if (surface === 'anthropic_messages') message = readMessagesAnswer(response.content as Json[]);
   else if (Array.isArray(response.content)) message = readMessage({ role: 'assistant', content: response.content });
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
   const finishReason = stringOf(choice?.finish_reason) ?? stringOf(response.stop_reason) ?? stringOf(response.finish_reason);
@@ -315,7 +319,7 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
       if (b === null) continue;
       if (b.type === 'text' && typeof b.text === 'string') parts.push({ kind: 'text', text: b.text });
       else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
-      else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: toolCall(stringOf(b.id), stringOf(b.name) ?? '', (b.input === undefined ? {} : b.input)) });
+      else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: valueToolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input === undefined ? {} : b.input) });
       else if (b.type === 'tool_result') {
         results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
         resultsAt.push(parts.length);
@@ -360,6 +364,35 @@ function shownPart(block: JsonObject, surface: NormalizedSurface | undefined): J
   return normalized.type === 'provider_native' ? { ...block, type: normalized.kind as string } : normalized;
 }
 
+/**
+ * An Anthropic Messages response's answer as native's decode reads it: the
+ * texts of its `text` blocks joined by newlines as one text (so OpenInference
+ * reads it as it reads content given as one string, for its display text),
+ * and its `tool_use` blocks that have a text `id` and `name` and an `input`,
+ * as tool calls. Nothing else is part of the answer: a refusal, thinking or
+ * media block, a tool result, a block of another kind that has a `text`.
+ */
+function readMessagesAnswer(content: Json[]): Message {
+  const texts: string[] = [];
+  const calls: Part[] = [];
+  for (const value of content) {
+    const block = objectOf(value);
+    if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+    else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string' && block.input !== undefined) {
+      calls.push({ kind: 'tool_call', call: valueToolCall(block.id, block.name, block.input) });
+    }
+  }
+  const text = texts.length === 0 ? undefined : texts.join('\n');
+  const parts: Part[] = text === undefined ? calls : [{ kind: 'text', text }, ...calls];
+  return { role: 'assistant', parts, results: [], providerRole: 'assistant', separateToolCalls: false, ...(text === undefined ? {} : { plainText: text }) };
+}
+
+/** A tool call whose arguments are a JSON value, not JSON text (an Anthropic `tool_use` input): kept as sent, a string too. */
+function valueToolCall(id: string | undefined, name: string, args: Json): ToolCall {
+  return { id, name, arguments: args, argumentsText: sortedJson(args) };
+}
+
+/** A tool call whose arguments are JSON text when they are a string (Chat `function.arguments`, a Responses `function_call`). */
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
   if (typeof args === 'string') {
     // Read as native's serde parser reads it: stricter than JSON.parse (a lone surrogate escape), number texts kept.
@@ -369,7 +402,7 @@ function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
     if (numberText !== undefined) call.argumentsNumberText = numberText;
     return call;
   }
-  return { id, name, arguments: args, argumentsText: sortedJson(args) };
+  return valueToolCall(id, name, args);
 }
 
 /** A string, or the texts of an array of text blocks. */
@@ -459,7 +492,7 @@ function readResponsesRequest(content: JsonObject): LlmRequestView {
     const tools = content.tools === undefined || content.tools === null ? [] : Array.isArray(content.tools) ? content.tools.map(readResponsesTool) : undefinedTools();
     const stream = typed('stream', (v) => typeof v === 'boolean');
     if (stream !== undefined) parameters.stream = stream;
-    return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], messages, tools, parameters };
+    return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], ...(typeof instructions === 'string' ? { systemText: instructions } : {}), messages, tools, parameters };
   } catch (error) {
     // As a rejected Chat or Messages request: nothing of it, not even its model (the span names the payload's).
     if (error instanceof Undecodable) return EMPTY_REQUEST(undefined);

@@ -110,8 +110,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
   }
   put(out, 'llm.invocation_parameters', invocationParameters(request));
   let index = 0;
-  // The system text (Responses `instructions`, Anthropic `system`) is one message.
-  const system = request.system.length === 1 ? displayTextOfString(request.system[0]!) : nativeTrim(request.system.join('\n')) || undefined;
+  // The system text (Responses `instructions`, Anthropic `system`) is one message: one string is read for its
+  // display text, as a message's content; blocks' texts are joined and kept as written.
+  const system = request.systemText !== undefined ? displayTextOfString(request.systemText) : nativeTrim(request.system.join('\n')) || undefined;
   if (system !== undefined) {
     out[`llm.input_messages.${index}.message.role`] = 'system';
     out[`llm.input_messages.${index++}.message.content`] = system;

@@ -7,7 +7,7 @@
  */
 
 import type { Json } from '../../../shared/json.ts';
-import { isNonBlank } from '../../../shared/text.ts';
+import { trajectoryRefOf } from '../../../shared/trajectory-ref.ts';
 import { sortJson } from '../../native-text.ts';
 import {
   delegationToolCallId,
@@ -52,8 +52,6 @@ import {
   subagentResult,
 } from './step-builders.ts';
 
-const REF_KEYS = ['trajectory_id', 'session_id', 'trajectory_path'] as const;
-
 /**
  * The trajectories a tool end's metadata names as where its work ran
  * (`subagent_trajectory_ref`, written by the plugin for a call whose work
@@ -65,14 +63,8 @@ function remoteTrajectoryRefs(event: ConvEvent): AtifSubagentTrajectoryRef[] | u
   if (!Array.isArray(listed)) return undefined;
   const refs: AtifSubagentTrajectoryRef[] = [];
   for (const entry of listed) {
-    const source = asObject(entry);
-    if (source === undefined) continue;
-    const ref: AtifSubagentTrajectoryRef = {};
-    for (const key of REF_KEYS) {
-      const value = source[key];
-      if (typeof value === 'string' && isNonBlank(value)) ref[key] = value;
-    }
-    if (ref.trajectory_id !== undefined || ref.trajectory_path !== undefined) refs.push(ref);
+    const ref = trajectoryRefOf(entry);
+    if (ref !== undefined) refs.push(ref);
   }
   return refs.length > 0 ? refs : undefined;
 }
