@@ -8,6 +8,20 @@
  * @module
  */
 
+/** An HTTP header name (RFC 9110 token characters, at least one), as native's HTTP stack parses one. */
+export function isHeaderName(name: string): boolean {
+  return /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name);
+}
+
+/**
+ * Whether native's HTTP stack refuses `value` as a header value: a control
+ * character other than tab, or DEL. Characters past ASCII are not refused
+ * there (native sends their UTF-8 bytes).
+ */
+export function isInvalidHeaderValue(value: string): boolean {
+  return /[\u0000-\u0008\u000a-\u001f\u007f]/.test(value);
+}
+
 /**
  * Why `value` cannot be sent as a header value, or null when it can.
  * Control characters (CR/LF included) are refused by every HTTP stack
@@ -15,7 +29,7 @@
  * are refused by Node's, Bun's and Deno's HTTP clients.
  */
 export function headerValueProblem(value: string): string | null {
-  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) return 'contains a control character (a line break, say), which no HTTP request can carry';
+  if (isInvalidHeaderValue(value)) return 'contains a control character (a line break, say), which no HTTP request can carry';
   if (/[^\u0000-\u00ff]/.test(value)) return 'contains characters outside Latin-1, which HTTP clients refuse to send (percent-encode them, or send them in the body)';
   return null;
 }

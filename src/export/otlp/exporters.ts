@@ -78,10 +78,22 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
       config.metadata = metadata;
     }
   } else {
-    config.headers = { ...options.headers };
+    config.headers = Object.fromEntries(Object.entries(options.headers).map(([key, value]) => [key, utf8Bytes(value)]));
     config.httpAgentOptions = unrefAgentFactory;
   }
   return single(new Exporter(config), options);
+}
+
+/**
+ * A header value as the string of its UTF-8 bytes, one character per byte: HTTP clients send a header string's
+ * characters as Latin-1 bytes, so this puts native's bytes on the wire (`é` as two bytes, `€` as three, where the
+ * clients would send `é` as one byte and refuse `€`).
+ */
+function utf8Bytes(value: string): string {
+  if (!/[^\u0000-\u007f]/.test(value)) return value;
+  let out = '';
+  for (const byte of new TextEncoder().encode(value)) out += String.fromCharCode(byte);
+  return out;
 }
 
 /** The OTel network transport's shape (`IExporterTransport`). */

@@ -19,7 +19,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
-import { destinationUrlProblem, headerValueProblem } from '../../shared/destination-rules.ts';
+import { destinationUrlProblem, headerValueProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
 import { isNonBlank } from '../../shared/text.ts';
@@ -144,13 +144,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
         message: `OpenTelemetry endpoints[${i}].max_export_batch_size must be less than or equal to max_queue_size`,
       });
     }
-    const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
-    const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
-    for (const header of Object.keys(headerEnv).sort()) {
-      if (header in headers) {
-        unsupported('opentelemetry', `endpoints[${i}].header_env.${header}`, `OpenTelemetry endpoints[${i}] header ${rustDebugString(header)} cannot appear in both headers and header_env`);
-      }
-    }
+    validateHeaders(endpoint, `endpoints[${i}]`, unsupported);
     if (typeof endpoint.endpoint === 'string' && !isNativeBlank(endpoint.endpoint) && typeof endpoint.type === 'string') {
       const transport = endpoint.transport === 'grpc' ? 'grpc' : 'http_binary';
       const shown = displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : tracesUrl(endpoint.endpoint));
@@ -179,6 +173,8 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
   }
   for (const signal of ['logs', 'metrics'] as const) {
     const section = otel[signal];
+    // Native names a signal endpoint `endpoints[i]` in these messages, as it names a trace endpoint.
+    if (isJsonObject(section) && Array.isArray(section.endpoints)) section.endpoints.forEach((e, i) => isJsonObject(e) && validateHeaders(e, `endpoints[${i}]`, unsupported));
     if (version === 4 && isJsonObject(section) && section.enabled === true && endpoints.length === 0 && section.endpoints === undefined) {
       unsupported(
         `opentelemetry.${signal}`,
@@ -262,16 +258,23 @@ interface Bsp {
   scheduledDelayMillis: number;
 }
 
-/** `OTEL_BSP_*` replace the built-in batch defaults; an endpoint's own fields win over both. */
+/**
+ * `OTEL_BSP_*` replace the built-in batch defaults; an endpoint's own fields win over both. A value counts as native
+ * (the Rust SDK's `parse::<usize>()`) reads it: ASCII digits with an optional leading `+`, nothing around them, no
+ * sign, fraction, exponent or hex, at most 2^64 - 1; anything else is as if the variable were not set. A batch size
+ * of 0 is not set either (native then sends its default batches); a queue of 0 stays, and skips the endpoint.
+ */
 function bspDefaults(env: Env): Bsp {
   const read = (name: string, fallback: number): number => {
-    const value = Number(env[name]);
-    return isNonBlank(env[name]) && Number.isInteger(value) && value >= 0 ? value : fallback;
+    const text = env[name];
+    if (text === undefined || !/^\+?[0-9]+$/.test(text) || BigInt(text) > 0xffff_ffff_ffff_ffffn) return fallback;
+    return Number(text);
   };
+  const batch = read('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', OTLP_DEFAULTS.maxExportBatchSize);
   return {
     timeoutMillis: read('OTEL_BSP_EXPORT_TIMEOUT', OTLP_DEFAULTS.timeoutMillis),
     maxQueueSize: read('OTEL_BSP_MAX_QUEUE_SIZE', OTLP_DEFAULTS.maxQueueSize),
-    maxExportBatchSize: read('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', OTLP_DEFAULTS.maxExportBatchSize),
+    maxExportBatchSize: batch === 0 ? OTLP_DEFAULTS.maxExportBatchSize : batch,
     scheduledDelayMillis: read('OTEL_BSP_SCHEDULE_DELAY', OTLP_DEFAULTS.scheduledDelayMillis),
   };
 }
@@ -293,6 +296,17 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
         });
         return null;
       }
+      if (nativeTrim(value) !== value) {
+        // Native refuses such a value (the whole document); it is never quoted, being a credential as often as not.
+        push({
+          level: 'warning',
+          code: 'observability.otel_endpoint_skipped',
+          component: 'opentelemetry',
+          field: `${where}.header_env.${header}`,
+          message: `OpenTelemetry ${where}.header_env.${header}: the value of ${String(variable)} begins or ends with whitespace, which native refuses; this endpoint (${displayUrl(endpoint.endpoint)}) is skipped and nothing is sent to it (everything else still runs); fix: remove the whitespace around the value of ${String(variable)}`,
+        });
+        return null;
+      }
       headers[header] = value;
     }
   }
@@ -310,13 +324,19 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
   // Native trims an OTLP endpoint (Rust's trim) before it parses it.
   const urlProblem = destinationUrlProblem(nativeTrim(endpoint.endpoint), ['http:', 'https:']);
   if (urlProblem !== null) return skip('endpoint', urlProblem);
+  const grpc = endpoint.transport === 'grpc';
   for (const [header, value] of Object.entries(headers)) {
-    const problem = headerValueProblem(value);
+    // Over HTTP any text goes: native sends a value's UTF-8 bytes, and so does the wire here (exporters.ts).
+    const problem = grpc ? headerValueProblem(value) : isInvalidHeaderValue(value) ? 'contains a control character (a line break, say), which no HTTP request can carry' : null;
     if (problem !== null) return skip(isJsonObject(endpoint.header_env) && header in endpoint.header_env ? `header_env.${header}` : `headers.${header}`, `value ${problem}`);
   }
+  // Native refuses a queue, batch or (document) delay of 0 at activation: the whole document. Here the endpoint.
+  const maxQueueSize = numberOr(endpoint.max_queue_size, bsp.maxQueueSize);
+  if (maxQueueSize === 0) return skip(endpoint.max_queue_size !== undefined ? 'max_queue_size' : 'max_queue_size (OTEL_BSP_MAX_QUEUE_SIZE)', 'is 0, which native refuses (it must be at least 1)');
+  if (endpoint.max_export_batch_size === 0) return skip('max_export_batch_size', 'is 0, which native refuses (it must be at least 1)');
+  if (endpoint.scheduled_delay_millis === 0) return skip('scheduled_delay_millis', 'is 0, which native refuses (it must be at least 1)');
   const resourceAttributes: Record<string, string> = {};
   if (isJsonObject(endpoint.resource_attributes)) for (const [k, v] of Object.entries(endpoint.resource_attributes)) resourceAttributes[k] = String(v);
-  const maxQueueSize = Math.max(1, numberOr(endpoint.max_queue_size, bsp.maxQueueSize));
   return {
     transport: (endpoint.transport === 'grpc' ? 'grpc' : 'http_binary') as OtlpTransport,
     headers,
@@ -326,11 +346,42 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
     instrumentationScope:
       typeof endpoint.instrumentation_scope === 'string' && !isNativeBlank(endpoint.instrumentation_scope) ? endpoint.instrumentation_scope : OTLP_DEFAULTS.instrumentationScope,
     resourceAttributes,
-    timeoutMillis: Math.max(1, numberOr(endpoint.timeout_millis, bsp.timeoutMillis)),
+    // A timeout of 0 does not time every request out on native: it sends as with its default.
+    timeoutMillis: numberOr(endpoint.timeout_millis, bsp.timeoutMillis) || OTLP_DEFAULTS.timeoutMillis,
     maxQueueSize,
-    maxExportBatchSize: Math.max(1, Math.min(maxQueueSize, numberOr(endpoint.max_export_batch_size, bsp.maxExportBatchSize))),
+    maxExportBatchSize: Math.min(maxQueueSize, numberOr(endpoint.max_export_batch_size, bsp.maxExportBatchSize)),
     scheduledDelayMillis: numberOr(endpoint.scheduled_delay_millis, bsp.scheduledDelayMillis),
   };
+}
+
+/**
+ * Native's checks of an endpoint's `headers` and `header_env`: every
+ * problem, duplicates first. Native walks each table in hash order, so
+ * which of two names differing only in case it calls the duplicate, and the
+ * order of the other messages, vary from run to run; here both follow the
+ * document. A header value is never quoted.
+ */
+function validateHeaders(endpoint: JsonObject, where: string, unsupported: Report): void {
+  const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
+  const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
+  const asciiLower = (name: string) => name.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+  for (const [table, entries] of [['headers', headers], ['header_env', headerEnv]] as const) {
+    const seen = new Set<string>();
+    for (const name of Object.keys(entries)) {
+      if (seen.has(asciiLower(name))) unsupported('opentelemetry', `${where}.${table}.${name}`, `OpenTelemetry ${where}.${table} contains duplicate header ${rustDebugString(name)} ignoring ASCII case`);
+      seen.add(asciiLower(name));
+    }
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (!isHeaderName(name)) unsupported('opentelemetry', `${where}.headers.${name}`, `OpenTelemetry ${where}.headers.${name} header name ${rustDebugString(name)} is invalid`);
+    if (typeof value === 'string' && isInvalidHeaderValue(value)) unsupported('opentelemetry', `${where}.headers.${name}`, `OpenTelemetry header ${rustDebugString(name)} has an invalid value`);
+  }
+  const named = new Set(Object.keys(headers).map(asciiLower));
+  for (const [name, variable] of Object.entries(headerEnv)) {
+    if (!isHeaderName(name)) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where}.header_env.${name} header name ${rustDebugString(name)} is invalid`);
+    if (named.has(asciiLower(name))) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where} header ${rustDebugString(name)} cannot appear in both headers and header_env`);
+    if (typeof variable === 'string' && isNativeBlank(variable)) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where}.header_env.${name} must name a non-empty environment variable`);
+  }
 }
 
 /** Native's check of an endpoint's `attribute_mappings`: its first problem, or null. */

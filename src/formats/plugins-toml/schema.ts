@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ANY, BEHAVIOR, BOOL, optional, STRING, U32, U64, type Schema } from './shape.ts';
+import { ANY, BEHAVIOR, BOOL, optional, STRING, U32, U64, USIZE, type Schema } from './shape.ts';
 
 /** A `[policy]` table, in the document and in each component's config. */
 export const POLICY_SCHEMA: Schema = {
@@ -45,8 +45,8 @@ const OTEL_ENDPOINT: Schema = {
     service_version: optional(STRING),
     instrumentation_scope: STRING,
     timeout_millis: U64,
-    max_queue_size: U64,
-    max_export_batch_size: U64,
+    max_queue_size: USIZE,
+    max_export_batch_size: USIZE,
     scheduled_delay_millis: U64,
     headers: HEADERS,
     header_env: HEADERS,

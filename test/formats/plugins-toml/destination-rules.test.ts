@@ -62,7 +62,8 @@ describe('destination rules', () => {
         endpoints: [
           { type: 'full', endpoint: 'http://127.0.0.1:0/v1/traces' },
           { type: 'gen_ai', endpoint: 'collector:4318', transport: 'http_binary' },
-          { type: 'openinference', endpoint: `${origin}/a/v1/traces`, headers: { authorization: `Bearer ${SECRET}€` } },
+          // Over gRPC only: over HTTP such a value goes out as its UTF-8 bytes, as native sends it.
+          { type: 'openinference', endpoint: `${origin}/a/v1/traces`, transport: 'grpc', headers: { authorization: `Bearer ${SECRET}€` } },
           { type: 'full', endpoint: `${origin}/b/v1/traces`, header_env: { authorization: 'NRH_CRLF_TOKEN' } },
           { type: 'gen_ai', endpoint: `${origin}/good/v1/traces` },
         ],
