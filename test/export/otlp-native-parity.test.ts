@@ -576,6 +576,48 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 
+  // Found by the random LLM shape probe past its first 120 seeds: native's Messages response decode makes one text of
+  // the `text` blocks (joined by newlines; OpenInference reads it for its display text, as content given as one
+  // string), takes a `tool_use` block as a tool call only with a text id and name and an input, and nothing else (a
+  // refusal, a document or a block of its own kind with a `text`); a `tool_use` input is a value, a string kept as a
+  // string; a `system` of blocks is kept as written where a `system` string is read for its display text.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`reads a Messages answer, tool_use inputs and system blocks as native does (${type})`, async () => {
+      const json = '[" a "]';
+      const hi = [{ role: 'user', content: 'hi' }];
+      const calls: [unknown, unknown[]][] = [
+        [{ system: [{ type: 'text', text: json }], messages: hi }, [{ type: 'text', text: json }]],
+        [{ system: json, messages: hi }, [{ type: 'text', text: '[" a "' }, { type: 'text', text: ']' }]],
+        [{ system: [{ type: 'text', text: '{"content":"q"}' }, { type: 'text', text: 'b' }], messages: hi }, [{ type: 'image', source: {} }, { type: 'text', text: ' {"text":"z"} ' }]],
+        [{ messages: hi }, [{ type: 'refusal', refusal: 'no' }, { type: 'text', text: 'y' }, { type: 'document', text: 'w' }, { type: 'weird', text: 'w' }]],
+        [{ messages: hi }, [{ type: 'weird', text: json }]],
+        [{ messages: hi }, [{ type: 'text', text: 'x' }, { type: 'tool_use', id: 't', name: 'f' }, { type: 'tool_use', name: 'f', input: {} }, { type: 'tool_use', id: 't', input: {} }, { type: 'tool_use', id: 't', name: 'g', input: null }]],
+        [{ messages: hi }, [{ type: 'tool_use', id: 't', name: 'f' }]],
+        [{ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: '{"a":1}' }, { type: 'tool_use', id: 'u', name: 'f', input: '31727146' }] }] }, [{ type: 'tool_use', id: 't', name: 'f', input: '{"a":1}' }]],
+      ];
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...calls.flatMap(([request, content], i) => {
+          const ids = { session_id: 's1', api_request_id: `a${i}`, provider: 'anthropic', api_mode: 'anthropic_messages', model: 'claude' };
+          return [
+            { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'claude', max_tokens: 5, ...(request as object) } } } },
+            { hook: 'post_api_request', payload: { ...ids, response: { id: `m${i}`, type: 'message', role: 'assistant', model: 'claude', content, stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } } },
+          ];
+        }),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      const llm = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat' || span.attributes['openinference.span.kind'] === 'LLM');
+      if (type === 'openinference') {
+        const read = (key: string) => llm.map((span) => span.attributes[key]);
+        expect(read('llm.input_messages.0.message.content')).toEqual([json, 'a', '{"content":"q"}\nb', 'hi', 'hi', 'hi', 'hi', undefined]);
+        expect(read('llm.output_messages.0.message.content')).toEqual(['a', 'a', 'z', 'y', undefined, 'x', undefined, undefined]);
+        expect(read('llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments')).toEqual([undefined, undefined, undefined, undefined, undefined, 'null', undefined, '"{\\"a\\":1}"']);
+      }
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -10,7 +10,8 @@
  * @module
  */
 
-import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
+import { detectResponseSurface, geminiResponse, ofSeveralShapes } from '../../../formats/atif/payload/surface.ts';
+import { geminiAnswer, type GeminiAnswer } from '../../../formats/gemini.ts';
 import {
   anthropicRequestDecodes,
   chatRequestDecodes,
@@ -26,7 +27,7 @@ import {
 } from '../../../formats/request-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
 import { canonicalJson, parseJsonAsNative, parsedNumberText } from '../../../formats/native-text.ts';
-import { readsAsShape, readUsage as readUsageOfShape, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
+import { readsAsShape, readUsage as readUsageOfShape, responseCounts, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -85,6 +86,8 @@ export interface LlmRequestView {
   model: string | undefined;
   /** Anthropic's top-level `system`, as texts. */
   system: string[];
+  /** The system text when it was given as one string (a Messages `system` string, Responses `instructions`), not as blocks. */
+  systemText?: string;
   messages: Message[];
   tools: ToolDefinition[];
   /** Everything but the conversation and the tool list (`max_tokens`, `temperature`, ...). */
@@ -114,6 +117,18 @@ export interface LlmResponseView {
   model: string | undefined;
   message: Message | null;
   finishReason: string | undefined;
+  /**
+   * True when `finishReason` is one the codec did not map (a Gemini
+   * `OTHER`, or a `stop` that is no `STOP`): the projections send it as it
+   * is, where they would map the same text of another provider's.
+   */
+  finishAsSent?: boolean;
+  /**
+   * True when the output message shows parts of any kind, as native's Gemini
+   * codec keeps them (`inlineData`, `fileData`, code); the other codecs'
+   * answers carry only text and tool calls there.
+   */
+  keepsOtherParts?: boolean;
   usage: Usage;
 }
 
@@ -137,6 +152,7 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
     surface,
     model: stringOf(content.model),
     system: textsOf(content.system ?? null),
+    ...(typeof content.system === 'string' ? { systemText: content.system } : {}),
     messages: Array.isArray(content.messages) ? content.messages.map((m) => readMessage(m, surface)).filter((m): m is Message => m !== null) : [],
     tools: Array.isArray(content.tools) ? content.tools.map((tool) => readTool(tool, surface)).filter((t): t is ToolDefinition => t !== null) : [],
     parameters,
@@ -155,8 +171,11 @@ export function readResponse(data: Json | undefined, reading: CountReading = 'sh
   const choice = objectOf(choices[0] ?? null);
   const surface = detectResponseSurface(response);
   if (surface === 'openai_responses') return readResponsesResponse(response, reading);
+  if (geminiResponse(response) !== undefined) return readGeminiResponse(response, reading);
+  if (ofSeveralShapes(response)) return unreadResponse(response, reading);
   let message: Message | null = null;
   if (choice !== null) message = readMessage(choice.message ?? null);
+  else if (surface === 'anthropic_messages') message = readMessagesAnswer(response.content as Json[]);
   else if (Array.isArray(response.content)) message = readMessage({ role: 'assistant', content: response.content });
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
   const finishReason = stringOf(choice?.finish_reason) ?? stringOf(response.stop_reason) ?? stringOf(response.finish_reason);
@@ -192,6 +211,8 @@ export function readDecodedResponse(data: Json | undefined): LlmResponseView {
  */
 export function responseUsageDecodes(data: Json | undefined): boolean {
   const response = objectOf(data ?? null) ?? {};
+  // A Gemini answer's usage is decoded with the rest of it.
+  if (geminiResponse(response) !== undefined) return geminiAnswer(response) !== undefined;
   const surface = detectResponseSurface(response);
   const usage = response.usage ?? null;
   return surface === undefined || objectOf(usage) === null || readsAsShape(surface, usage);
@@ -298,7 +319,7 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
       if (b === null) continue;
       if (b.type === 'text' && typeof b.text === 'string') parts.push({ kind: 'text', text: b.text });
       else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
-      else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: toolCall(stringOf(b.id), stringOf(b.name) ?? '', (b.input === undefined ? {} : b.input)) });
+      else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: valueToolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input === undefined ? {} : b.input) });
       else if (b.type === 'tool_result') {
         results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
         resultsAt.push(parts.length);
@@ -343,6 +364,35 @@ function shownPart(block: JsonObject, surface: NormalizedSurface | undefined): J
   return normalized.type === 'provider_native' ? { ...block, type: normalized.kind as string } : normalized;
 }
 
+/**
+ * An Anthropic Messages response's answer as native's decode reads it: the
+ * texts of its `text` blocks joined by newlines as one text (so OpenInference
+ * reads it as it reads content given as one string, for its display text),
+ * and its `tool_use` blocks that have a text `id` and `name` and an `input`,
+ * as tool calls. Nothing else is part of the answer: a refusal, thinking or
+ * media block, a tool result, a block of another kind that has a `text`.
+ */
+function readMessagesAnswer(content: Json[]): Message {
+  const texts: string[] = [];
+  const calls: Part[] = [];
+  for (const value of content) {
+    const block = objectOf(value);
+    if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+    else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string' && block.input !== undefined) {
+      calls.push({ kind: 'tool_call', call: valueToolCall(block.id, block.name, block.input) });
+    }
+  }
+  const text = texts.length === 0 ? undefined : texts.join('\n');
+  const parts: Part[] = text === undefined ? calls : [{ kind: 'text', text }, ...calls];
+  return { role: 'assistant', parts, results: [], providerRole: 'assistant', separateToolCalls: false, ...(text === undefined ? {} : { plainText: text }) };
+}
+
+/** A tool call whose arguments are a JSON value, not JSON text (an Anthropic `tool_use` input): kept as sent, a string too. */
+function valueToolCall(id: string | undefined, name: string, args: Json): ToolCall {
+  return { id, name, arguments: args, argumentsText: sortedJson(args) };
+}
+
+/** A tool call whose arguments are JSON text when they are a string (Chat `function.arguments`, a Responses `function_call`). */
 function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
   if (typeof args === 'string') {
     // Read as native's serde parser reads it: stricter than JSON.parse (a lone surrogate escape), number texts kept.
@@ -352,7 +402,7 @@ function toolCall(id: string | undefined, name: string, args: Json): ToolCall {
     if (numberText !== undefined) call.argumentsNumberText = numberText;
     return call;
   }
-  return { id, name, arguments: args, argumentsText: sortedJson(args) };
+  return valueToolCall(id, name, args);
 }
 
 /** A string, or the texts of an array of text blocks. */
@@ -442,7 +492,7 @@ function readResponsesRequest(content: JsonObject): LlmRequestView {
     const tools = content.tools === undefined || content.tools === null ? [] : Array.isArray(content.tools) ? content.tools.map(readResponsesTool) : undefinedTools();
     const stream = typed('stream', (v) => typeof v === 'boolean');
     if (stream !== undefined) parameters.stream = stream;
-    return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], messages, tools, parameters };
+    return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], ...(typeof instructions === 'string' ? { systemText: instructions } : {}), messages, tools, parameters };
   } catch (error) {
     // As a rejected Chat or Messages request: nothing of it, not even its model (the span names the payload's).
     if (error instanceof Undecodable) return EMPTY_REQUEST(undefined);
@@ -562,4 +612,48 @@ function responsesFinishReason(response: JsonObject): string | undefined {
   const reason = stringOf(objectOf(response.incomplete_details ?? null)?.reason);
   if (reason === 'max_output_tokens') return 'length';
   return reason ?? 'incomplete';
+}
+
+/**
+ * A Gemini answer, as native's codec reads it (`formats/gemini.ts`): the
+ * first candidate's text parts (thoughts left out) and function calls (a
+ * call's id is its own, else the function's name), its other parts under
+ * their kinds, the finish reason mapped, `usageMetadata`'s counts (for
+ * openinference, `reading`: native's names over `usage` for what it leaves
+ * unstated). An answer the decode rejects gives none of these, nor its id or
+ * model; openinference still reads the counts by native's names.
+ */
+function readGeminiResponse(response: JsonObject, reading: CountReading): LlmResponseView {
+  const answer = geminiAnswer(response);
+  if (answer === undefined) return unreadResponse(response, reading);
+  const named = reading === 'shape' ? undefined : responseCounts(response);
+  const own = answer.usage ?? {};
+  const input = own.prompt ?? named?.input;
+  const output = own.completion ?? named?.output;
+  // openinference states a total: the answer's, else the input and output it has.
+  const total = own.total ?? named?.total ?? (reading === 'shape' || (input === undefined && output === undefined) ? undefined : (input ?? 0) + (output ?? 0));
+  const usage: Usage = { input, output, total: reading === 'shape' ? own.total : total, cacheRead: own.cacheRead ?? named?.cacheRead, cacheWrite: named?.cacheWrite };
+  if (own.reasoning !== undefined) usage.reasoning = own.reasoning;
+  const finish = answer.finish;
+  const view: LlmResponseView = { recognized: true, id: answer.id, model: answer.model, message: geminiMessage(answer), finishReason: finish === undefined ? undefined : 'mapped' in finish ? finish.mapped : finish.asSent, usage, keepsOtherParts: true };
+  if (finish !== undefined && 'asSent' in finish) view.finishAsSent = true;
+  return view;
+}
+
+function geminiMessage(answer: GeminiAnswer): Message | null {
+  if (answer.parts === undefined || answer.parts.length === 0) return null;
+  const parts = answer.parts.map((part): Part => (part.kind === 'text' ? part : part.kind === 'call' ? { kind: 'tool_call', call: toolCall(part.call.id, part.call.name, part.call.args) } : { kind: 'other', raw: part.shown }));
+  return { role: 'assistant', parts, results: [], providerRole: 'assistant', separateToolCalls: false };
+}
+
+/**
+ * A response native reads with no codec, though it has a provider's shape
+ * (a Gemini answer its decode rejects, or one of several shapes at once):
+ * no message, id, model or finish reason; openinference reads the counts
+ * by native's names over `usage` and `token_usage`, gen_ai none.
+ */
+function unreadResponse(response: JsonObject, reading: CountReading): LlmResponseView {
+  const named = reading === 'shape' ? undefined : responseCounts(response);
+  const usage = { input: named?.input, output: named?.output, total: named?.total, cacheRead: named?.cacheRead, cacheWrite: named?.cacheWrite };
+  return { recognized: false, id: undefined, model: undefined, message: null, finishReason: undefined, usage };
 }

@@ -110,8 +110,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
   }
   put(out, 'llm.invocation_parameters', invocationParameters(request));
   let index = 0;
-  // The system text (Responses `instructions`, Anthropic `system`) is one message.
-  const system = request.system.length === 1 ? displayTextOfString(request.system[0]!) : nativeTrim(request.system.join('\n')) || undefined;
+  // The system text (Responses `instructions`, Anthropic `system`) is one message: one string is read for its
+  // display text, as a message's content; blocks' texts are joined and kept as written.
+  const system = request.systemText !== undefined ? displayTextOfString(request.systemText) : nativeTrim(request.system.join('\n')) || undefined;
   if (system !== undefined) {
     out[`llm.input_messages.${index}.message.role`] = 'system';
     out[`llm.input_messages.${index++}.message.content`] = system;
@@ -157,9 +158,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.token_count.total', usage.total);
   put(out, 'llm.token_count.prompt_details.cache_read', usage.cacheRead);
   put(out, 'llm.token_count.prompt_details.cache_write', usage.cacheWrite);
-  put(out, 'llm.finish_reason', finishReason(response.finishReason));
+  put(out, 'llm.finish_reason', response.finishAsSent === true ? response.finishReason : finishReason(response.finishReason));
   // As native: the message of any response with a provider's shape, with or without an id; none of a shapeless one's.
-  if (response.message !== null && response.recognized && hasAnswer(response.message)) {
+  if (response.message !== null && response.recognized && (hasAnswer(response.message) || (response.keepsOtherParts === true && response.message.parts.length > 0))) {
     const at = 'llm.output_messages.0.message';
     out[`${at}.role`] = 'assistant';
     put(out, `${at}.content`, contentText(response.message));
