@@ -121,5 +121,5 @@ export function booleanFlag(args: ParsedArgs, name: string): boolean {
 /** The shared `--help`/`-h` flag every command accepts. */
 export const HELP_FLAG: FlagSpec = { type: 'boolean', short: 'h', description: 'Show this help.' };
 
-/** The shared `--json` flag of the commands a script drives (shapes in the README's "CLI output for scripts"). */
-export const JSON_FLAG: FlagSpec = { type: 'boolean', description: 'Print one JSON document on stdout instead of text (shape in the README).' };
+/** The shared `--json` flag of the commands a script drives (shapes in docs/cli/README.md, "Output for scripts"). */
+export const JSON_FLAG: FlagSpec = { type: 'boolean', description: 'Print one JSON document on stdout instead of text (shape: docs/cli/README.md).' };

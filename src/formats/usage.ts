@@ -337,6 +337,34 @@ export function readResponseUsage(response: unknown, hints: { surface?: UsageSha
   return normalized(read.raw, includesCache(read.inputSource, anthropic));
 }
 
+/**
+ * How a trajectory counts a Gemini answer's tokens. `native`: as native's
+ * plugins.toml `atif` component does, which the memory relay's must equal:
+ * the counts its codec reads of `usageMetadata` (`geminiCodecUsage`: no
+ * tool-use prompt, no thoughts) when its decode takes the answer, none when
+ * it rejects it, then native's names over `usage` and `token_usage`
+ * (Gemini's names there are no counts). `billed`: the plugin's own
+ * trajectory, which counts what the call is billed for, in the table's
+ * meaning (`completion` holds the reasoning, as every other shape's does):
+ * the table's reading of `usageMetadata` whatever the decode makes of the
+ * answer (two calls of one function are a valid answer), then native's
+ * names, then the shape `usage`'s own keys mark.
+ */
+export type GeminiUsageReading = 'native' | 'billed';
+
+/** The usage of a Gemini answer as the ATIF builder reads it (`reading`); `codec`: its decode's counts, undefined when it has none or was rejected. */
+export function readGeminiResponseUsage(response: unknown, codec: TokenUsage | undefined, reading: GeminiUsageReading): TokenUsage | undefined {
+  const usage = isRecord(field(response, 'usage')) ? field(response, 'usage') : undefined;
+  const tokenUsage = isRecord(field(response, 'token_usage')) ? field(response, 'token_usage') : undefined;
+  const named = usage === undefined && tokenUsage === undefined ? undefined : aliasCounts(usage, tokenUsage).raw;
+  if (reading === 'native') {
+    const own: RawCounts | undefined = codec === undefined ? undefined : { input: codec.prompt, output: codec.completion, cacheRead: codec.cacheRead };
+    return normalized(firstDefined(own, named), true);
+  }
+  const marked = usageShapeOf(usage ?? tokenUsage);
+  return normalized(firstDefined(rawCounts('gemini', field(response, 'usageMetadata')), named, marked === undefined ? undefined : rawCounts(marked, usage ?? tokenUsage)), true);
+}
+
 /** Counts as a usage shape states them (Anthropic's input without its cache reads and writes). */
 export type RawTokenCounts = Readonly<RawCounts>;
 
@@ -445,6 +473,36 @@ export function spanTokenUsage(response: unknown, surface: UsageShape, reading: 
   if (total !== undefined) out.total = total;
   if (raw.cacheRead !== undefined) out.cacheRead = raw.cacheRead;
   if (raw.cacheWrite !== undefined) out.cacheWrite = raw.cacheWrite;
+  return out;
+}
+
+/** The counts of `usageMetadata` native's Gemini codec types, each a whole number when present. */
+const GEMINI_CODEC_COUNTS = ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'cachedContentTokenCount', 'thoughtsTokenCount'] as const;
+
+/**
+ * A Gemini answer's `usageMetadata` as native's Gemini codec reads it:
+ * `promptTokenCount` alone as the prompt, `candidatesTokenCount` alone as
+ * the completion (the table's `gemini` reader adds the tool-use prompt and
+ * the thoughts, which the call is billed for), the stated total, the cached
+ * content, the thoughts as reasoning. Undefined when there is none (absent
+ * or null); null when the codec rejects it (no object, or one of its counts
+ * no whole number), which rejects the whole answer.
+ */
+export function geminiCodecUsage(usage: unknown): TokenUsage | null | undefined {
+  if (usage === undefined || usage === null) return undefined;
+  if (!isRecord(usage)) return null;
+  const counts: Partial<Record<(typeof GEMINI_CODEC_COUNTS)[number], number>> = {};
+  for (const key of GEMINI_CODEC_COUNTS) {
+    const value = typedCount(usage, [key]);
+    if (value === UNREADABLE) return null;
+    if (value !== undefined) counts[key] = value;
+  }
+  const out: { -readonly [K in keyof TokenUsage]: TokenUsage[K] } = {};
+  if (counts.promptTokenCount !== undefined) out.prompt = counts.promptTokenCount;
+  if (counts.candidatesTokenCount !== undefined) out.completion = counts.candidatesTokenCount;
+  if (counts.totalTokenCount !== undefined) out.total = counts.totalTokenCount;
+  if (counts.cachedContentTokenCount !== undefined) out.cacheRead = counts.cachedContentTokenCount;
+  if (counts.thoughtsTokenCount !== undefined) out.reasoning = counts.thoughtsTokenCount;
   return out;
 }
 

@@ -1,6 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../.ci/docs.ts';
 import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
 // The executable itself (a child process) for the program's own help, version and
@@ -20,6 +21,16 @@ describe('nemo-relay-hooks usage', () => {
     const result = cli([]);
     expect(result.code).toBe(2);
     expect(result.stdout).toContain('Usage: nemo-relay-hooks <command>');
+  });
+
+  it.each(COMMANDS.filter((command) => command !== 'demo'))('"%s --help" names the page that documents its --json shape, and that page does', async (command) => {
+    // The shapes moved from the README to docs/cli/README.md; a help text that
+    // still sent readers to the README sent them to a page without them.
+    const help = (await cliInProcess([command, '--help'])).stdout;
+    const named = /--json\s+.*\(shape: (\S+?)[,;)]/.exec(help)?.[1];
+    expect(named, help).toBeDefined();
+    const page = readFileSync(path.join(ROOT, named!), 'utf8');
+    expect(page).toContain(`\`${command} --json\``);
   });
 
   it('prints the package version with --version', () => {

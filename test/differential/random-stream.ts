@@ -280,11 +280,9 @@ const RESPONSE_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'role', 'model
 
 /**
  * Gemini's `usageMetadata`: whole counts, no `thoughtsTokenCount` nor
- * `toolUsePromptTokenCount`. Native's `atif` component reads
- * `promptTokenCount` alone as the prompt and `candidatesTokenCount` alone as
- * the completion, and no count at all when one is not a whole number; the
- * memory relay adds the tool-use prompt and the thoughts and keeps the whole
- * counts (docs/known-limits.md, "Gemini usage in a plugins.toml trajectory").
+ * `toolUsePromptTokenCount` (which the plugin's own trajectory counts in and
+ * native's `atif` component does not: docs/known-limits.md, "Gemini: the
+ * plugin's own trajectory counts what the call is billed for ...").
  */
 function geminiUsage(d: Draw): Body {
   const prompt = d.int(1, 5000);
@@ -302,8 +300,7 @@ function geminiAnswerOf(v: Values, model: string, id: string, text: string, tool
   const parts: Body[] = [];
   if (d.chance(0.3)) parts.push({ text: v.text(), thought: true });
   if (text !== '' || tools.length === 0) parts.push({ text });
-  // Two calls of one function now and then: native then reads no counts (docs/known-limits.md, "Gemini usage in a
-  // plugins.toml trajectory"; test/slow/random-streams-gemini.test.ts names the seeds as expected failures).
+  // Two calls of one function now and then: native's decode then rejects the answer and reads no counts (src/formats/gemini.ts).
   for (const call of tools) parts.push({ functionCall: { name: call.name, args: call.args } });
   const finish = tools.length > 0 ? 'STOP' : d.pick(['STOP', 'MAX_TOKENS', 'SAFETY']);
   const response: Body = { candidates: [{ content: { role: 'model', parts }, finishReason: finish, index: 0 }], ...(usage ? { usageMetadata: usage } : {}), modelVersion: model, responseId: id };

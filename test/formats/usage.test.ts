@@ -193,3 +193,25 @@ describe('the token table against the frameworks (real clients over a fake fetch
     expect(counted).toMatchObject({ prompt: 1410, completion: 32, cacheRead: 1216, reasoning: 20 });
   });
 });
+
+describe('a Gemini answer counted for a trajectory', () => {
+  const answer = {
+    candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'get', args: {} } }, { functionCall: { name: 'get', args: { x: 1 } } }] }, finishReason: 'STOP' }],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, thoughtsTokenCount: 7, toolUsePromptTokenCount: 3, cachedContentTokenCount: 4, totalTokenCount: 25 },
+  };
+  const valid = { ...answer, candidates: [{ content: { parts: [{ text: 'a' }] }, finishReason: 'STOP' }] };
+
+  it("native's reading (plugins.toml atif): the codec's counts, none of an answer its decode rejects, Gemini names in usage no counts", () => {
+    expect(extractMetrics(valid as never, 'gemini', 'native')).toEqual({ prompt_tokens: 10, completion_tokens: 5, cached_tokens: 4 });
+    expect(extractMetrics(answer as never, 'gemini', 'native')).toBeUndefined();
+    const named = { candidates: [], usage: { promptTokenCount: 20, candidatesTokenCount: 9 } };
+    expect(extractMetrics(named as never, 'gemini', 'native')).toEqual({ extra: { candidatesTokenCount: 9, promptTokenCount: 20 } });
+  });
+
+  it("the billed reading (the plugin's own trajectory): the tool-use prompt and the thoughts counted in, whatever the decode makes of the answer", () => {
+    expect(extractMetrics(valid as never, 'gemini', 'billed')).toEqual({ prompt_tokens: 13, completion_tokens: 12, cached_tokens: 4 });
+    expect(extractMetrics(answer as never, 'gemini', 'billed')).toEqual({ prompt_tokens: 13, completion_tokens: 12, cached_tokens: 4 });
+    const named = { candidates: [], usage: { promptTokenCount: 20, candidatesTokenCount: 9 } };
+    expect(extractMetrics(named as never, 'gemini', 'billed')).toMatchObject({ prompt_tokens: 20, completion_tokens: 9 });
+  });
+});

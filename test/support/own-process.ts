@@ -62,6 +62,7 @@ export const LOADS_NATIVE = [
   'test/export/otlp-config-values.test.ts',
   'test/export/otlp-delivery.test.ts',
   'test/export/otlp-env.test.ts',
+  'test/export/otlp-gemini-parity.test.ts',
   'test/export/otlp-native-leftovers.test.ts',
   'test/export/otlp-native-parity.test.ts',
   'test/export/otlp-request-shapes.test.ts',

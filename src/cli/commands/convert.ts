@@ -252,7 +252,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   return 0;
 }
 
-/** What `convert --json` prints (documented in the README). */
+/** What `convert --json` prints (documented in docs/cli/README.md). */
 interface ConvertReport {
   command: 'convert';
   ok: boolean;

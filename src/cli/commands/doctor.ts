@@ -56,7 +56,7 @@ export const doctorSpec: CommandSpec = {
   positionals: { name: '', min: 0, max: 0 },
 };
 
-/** What `doctor --json` prints (documented in the README). */
+/** What `doctor --json` prints (documented in docs/cli/README.md). */
 interface DoctorReport {
   command: 'doctor';
   ok: boolean;

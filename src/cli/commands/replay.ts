@@ -278,7 +278,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   return 0;
 }
 
-/** What `replay --json` prints (documented in the README). */
+/** What `replay --json` prints (documented in docs/cli/README.md). */
 interface ReplayReport {
   command: 'replay';
   ok: boolean;

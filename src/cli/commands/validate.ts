@@ -60,7 +60,7 @@ async function firstLineIsAtof(file: string): Promise<boolean> {
   return false;
 }
 
-/** One file's verdict in `validate --json` (documented in the README). */
+/** One file's verdict in `validate --json` (documented in docs/cli/README.md). */
 interface FileVerdict {
   file: string;
   kind: 'atif' | 'atof' | 'hooks' | 'unknown' | 'unreadable';

@@ -61,7 +61,7 @@ export const viewSpec: CommandSpec = {
   positionals: { name: '<file>', min: 0, max: Number.POSITIVE_INFINITY },
 };
 
-/** What `view --json` prints (documented in the README). */
+/** What `view --json` prints (documented in docs/cli/README.md). */
 interface ViewReport {
   command: 'view';
   files: { file: string; kind: 'atif' | 'atof'; sessions: JsonNode[] }[];

@@ -164,7 +164,8 @@ export class AtifBuilder {
     const read = yield* this.#sortedEvents();
     // The read list grows with the next build's reading: a build whose slices interleave with another's converts what it read.
     const sorted = read === this.#read ? read.slice() : read;
-    const trajectory = yield* convertInSlices(sessionId, agent, sorted, ownSubagentAgents, options.priceLlmCall, this.#plain);
+    // The plugins.toml file counts a Gemini answer's tokens as native's does; the plugin's own trajectory what the call is billed for.
+    const trajectory = yield* convertInSlices(sessionId, agent, sorted, ownSubagentAgents, options.priceLlmCall, this.#plain, pluginHost ? 'native' : 'billed');
     trajectory.trajectory_id = options.trajectoryId ?? (pluginHost ? rootUuid : (options.sessionId ?? ''));
     if (!pluginHost) {
       if (options.modelName === undefined && options.fallbackModelName !== undefined) reportedModels(trajectory, options.fallbackModelName);

@@ -51,13 +51,13 @@ function chat(scope: FinishedScope) {
   const response = readDecodedResponse(end.data);
   put(out, 'gen_ai.response.id', response.id);
   put(out, 'gen_ai.response.model', response.model);
-  const finish = finishReason(response.finishReason);
+  const finish = response.finishAsSent === true ? response.finishReason : finishReason(response.finishReason);
   if (finish !== undefined) out['gen_ai.response.finish_reasons'] = [finish];
   // As native: the message of any response with a provider's shape, with or without an id; none of a shapeless one's.
   if (response.message !== null && response.recognized) {
-    // The response's text is one part (its text blocks joined by newlines), then its tool calls.
+    // The response's text is one part (its text blocks joined by newlines), then its tool calls (and, of a codec that keeps them, its other parts), in order.
     const texts = response.message.parts.filter((p): p is Extract<Part, { kind: 'text' }> => p.kind === 'text').map((p) => p.text);
-    const calls = response.message.parts.filter((p) => p.kind === 'tool_call');
+    const calls = response.message.parts.filter((p) => p.kind === 'tool_call' || (p.kind === 'other' && response.keepsOtherParts === true));
     const parts = [...(texts.length === 0 ? [] : [{ content: texts.join('\n'), type: 'text' }]), ...calls.map(part)];
     if (parts.length > 0) out['gen_ai.output.messages'] = sortedJson([{ finish_reason: finish ?? 'unknown', parts, role: 'assistant' }]);
   }

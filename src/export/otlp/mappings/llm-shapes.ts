@@ -10,7 +10,8 @@
  * @module
  */
 
-import { detectResponseSurface } from '../../../formats/atif/payload/surface.ts';
+import { detectResponseSurface, geminiResponse, ofSeveralShapes } from '../../../formats/atif/payload/surface.ts';
+import { geminiAnswer, type GeminiAnswer } from '../../../formats/gemini.ts';
 import {
   anthropicRequestDecodes,
   chatRequestDecodes,
@@ -27,7 +28,7 @@ import {
 import { answerDecodes } from '../../../formats/response-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
 import { canonicalJson, parseJsonAsNative, parsedNumberText } from '../../../formats/native-text.ts';
-import { readsAsShape, readUsage as readUsageOfShape, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
+import { readsAsShape, readUsage as readUsageOfShape, responseCounts, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -117,6 +118,18 @@ export interface LlmResponseView {
   model: string | undefined;
   message: Message | null;
   finishReason: string | undefined;
+  /**
+   * True when `finishReason` is one the codec did not map (a Gemini
+   * `OTHER`, or a `stop` that is no `STOP`): the projections send it as it
+   * is, where they would map the same text of another provider's.
+   */
+  finishAsSent?: boolean;
+  /**
+   * True when the output message shows parts of any kind, as native's Gemini
+   * codec keeps them (`inlineData`, `fileData`, code); the other codecs'
+   * answers carry only text and tool calls there.
+   */
+  keepsOtherParts?: boolean;
   usage: Usage;
 }
 
@@ -159,6 +172,8 @@ export function readResponse(data: Json | undefined, reading: CountReading = 'sh
   const choice = objectOf(choices[0] ?? null);
   const surface = detectResponseSurface(response);
   if (surface === 'openai_responses') return readResponsesResponse(response, reading);
+  if (geminiResponse(response) !== undefined) return readGeminiResponse(response, reading);
+  if (ofSeveralShapes(response)) return unreadResponse(response, reading);
   let message: Message | null = null;
   if (choice !== null) message = surface === 'openai_chat' ? readChatAnswer(choice.message ?? null) : readMessage(choice.message ?? null);
   else if (surface === 'anthropic_messages') message = readMessagesAnswer(response.content as Json[]);
@@ -197,6 +212,8 @@ export function readDecodedResponse(data: Json | undefined): LlmResponseView {
  */
 function responseUsageDecodes(data: Json | undefined): boolean {
   const response = objectOf(data ?? null) ?? {};
+  // A Gemini answer's usage is decoded with the rest of it.
+  if (geminiResponse(response) !== undefined) return geminiAnswer(response) !== undefined;
   const surface = detectResponseSurface(response);
   const usage = response.usage ?? null;
   return surface === undefined || objectOf(usage) === null || readsAsShape(surface, usage);
@@ -625,4 +642,48 @@ function responsesFinishReason(response: JsonObject): string | undefined {
   const reason = stringOf(objectOf(response.incomplete_details ?? null)?.reason);
   if (reason === 'max_output_tokens') return 'length';
   return reason ?? 'incomplete';
+}
+
+/**
+ * A Gemini answer, as native's codec reads it (`formats/gemini.ts`): the
+ * first candidate's text parts (thoughts left out) and function calls (a
+ * call's id is its own, else the function's name), its other parts under
+ * their kinds, the finish reason mapped, `usageMetadata`'s counts (for
+ * openinference, `reading`: native's names over `usage` for what it leaves
+ * unstated). An answer the decode rejects gives none of these, nor its id or
+ * model; openinference still reads the counts by native's names.
+ */
+function readGeminiResponse(response: JsonObject, reading: CountReading): LlmResponseView {
+  const answer = geminiAnswer(response);
+  if (answer === undefined) return unreadResponse(response, reading);
+  const named = reading === 'shape' ? undefined : responseCounts(response);
+  const own = answer.usage ?? {};
+  const input = own.prompt ?? named?.input;
+  const output = own.completion ?? named?.output;
+  // openinference states a total: the answer's, else the input and output it has.
+  const total = own.total ?? named?.total ?? (reading === 'shape' || (input === undefined && output === undefined) ? undefined : (input ?? 0) + (output ?? 0));
+  const usage: Usage = { input, output, total: reading === 'shape' ? own.total : total, cacheRead: own.cacheRead ?? named?.cacheRead, cacheWrite: named?.cacheWrite };
+  if (own.reasoning !== undefined) usage.reasoning = own.reasoning;
+  const finish = answer.finish;
+  const view: LlmResponseView = { recognized: true, id: answer.id, model: answer.model, message: geminiMessage(answer), finishReason: finish === undefined ? undefined : 'mapped' in finish ? finish.mapped : finish.asSent, usage, keepsOtherParts: true };
+  if (finish !== undefined && 'asSent' in finish) view.finishAsSent = true;
+  return view;
+}
+
+function geminiMessage(answer: GeminiAnswer): Message | null {
+  if (answer.parts === undefined || answer.parts.length === 0) return null;
+  const parts = answer.parts.map((part): Part => (part.kind === 'text' ? part : part.kind === 'call' ? { kind: 'tool_call', call: toolCall(part.call.id, part.call.name, part.call.args) } : { kind: 'other', raw: part.shown }));
+  return { role: 'assistant', parts, results: [], providerRole: 'assistant', separateToolCalls: false };
+}
+
+/**
+ * A response native reads with no codec, though it has a provider's shape
+ * (a Gemini answer its decode rejects, or one of several shapes at once):
+ * no message, id, model or finish reason; openinference reads the counts
+ * by native's names over `usage` and `token_usage`, gen_ai none.
+ */
+function unreadResponse(response: JsonObject, reading: CountReading): LlmResponseView {
+  const named = reading === 'shape' ? undefined : responseCounts(response);
+  const usage = { input: named?.input, output: named?.output, total: named?.total, cacheRead: named?.cacheRead, cacheWrite: named?.cacheWrite };
+  return { recognized: false, id: undefined, model: undefined, message: null, finishReason: undefined, usage };
 }

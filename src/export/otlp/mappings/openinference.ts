@@ -158,9 +158,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.token_count.total', usage.total);
   put(out, 'llm.token_count.prompt_details.cache_read', usage.cacheRead);
   put(out, 'llm.token_count.prompt_details.cache_write', usage.cacheWrite);
-  put(out, 'llm.finish_reason', finishReason(response.finishReason));
+  put(out, 'llm.finish_reason', response.finishAsSent === true ? response.finishReason : finishReason(response.finishReason));
   // As native: the message of any response with a provider's shape, with or without an id; none of a shapeless one's.
-  if (response.message !== null && response.recognized && hasAnswer(response.message)) {
+  if (response.message !== null && response.recognized && (hasAnswer(response.message) || (response.keepsOtherParts === true && response.message.parts.length > 0))) {
     const at = 'llm.output_messages.0.message';
     out[`${at}.role`] = 'assistant';
     put(out, `${at}.content`, contentText(response.message));

@@ -10,6 +10,7 @@ import type { Attributes } from '../model.ts';
 import { put, spread, spreadTwice, stringOf, objectOf } from '../attributes.ts';
 import { SpanKind } from '../model.ts';
 import type { FinishedScope, SpanShape } from './types.ts';
+import { responseModel } from '../../../formats/atif/payload/surface.ts';
 
 export function identity(out: Attributes, start: AtofScopeEvent): void {
   out['nemo_relay.uuid'] = start.uuid;
@@ -49,7 +50,7 @@ export function modelName(scope: FinishedScope): string | undefined {
  * the requested model.
  */
 export function answeringModelName(scope: FinishedScope): string | undefined {
-  return stringOf(objectOf(scope.end.data)?.model) ?? modelName(scope);
+  return responseModel(scope.end.data ?? undefined) ?? modelName(scope);
 }
 
 export function toolCallId(scope: FinishedScope): string | undefined {

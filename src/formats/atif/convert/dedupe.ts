@@ -23,6 +23,7 @@ import {
 } from '../payload/index.ts';
 import type { AtifMetrics } from '../types.ts';
 import type { LlmCallPricer } from '../types.ts';
+import type { GeminiUsageReading } from '../../usage.ts';
 import { type ConvEvent, isLlm, isStart, modelNameOf } from './events.ts';
 
 interface SpanInfo {
@@ -41,13 +42,15 @@ export interface SharedLookups {
   price?: LlmCallPricer;
   /** The payloads found written exactly by `JSON.stringify` (`sortPayload`), for the writer to skip. */
   plain: Set<object>;
+  /** How a Gemini answer's tokens are counted (`GeminiUsageReading`). */
+  gemini: GeminiUsageReading;
 }
 
 export interface Lookups extends SharedLookups {
   toolCallIds: Map<string, string>;
 }
 
-export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<object> = new Set()): SharedLookups {
+export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<object> = new Set(), gemini: GeminiUsageReading = 'billed'): SharedLookups {
   const starts = new Map<string, ConvEvent>();
   const llmEndsWithData = new Set<string>();
   const llmStartModels = new Map<string, string>();
@@ -75,8 +78,8 @@ export function buildSharedLookups(events: readonly ConvEvent[], plain: Set<obje
   // A span's fidelity is the higher of its start's and its end's, and only spans of different fidelity can be one
   // request seen twice: with one fidelity among all the LLM events (one instrumentation, the usual stream) no span
   // can be suppressed, and the spans need not be paired at all.
-  const dedupe = mixed ? buildLlmDedupe(llmSpansOf(events)) : { suppressedLlm: new Set<string>(), supplementalMetrics: new Map<string, AtifMetrics>() };
-  return { starts, llmEndsWithData, llmStartModels, ...dedupe, plain };
+  const dedupe = mixed ? buildLlmDedupe(llmSpansOf(events), gemini) : { suppressedLlm: new Set<string>(), supplementalMetrics: new Map<string, AtifMetrics>() };
+  return { starts, llmEndsWithData, llmStartModels, ...dedupe, plain, gemini };
 }
 
 /** Each LLM span's start and end event, by uuid (a later event of a phase replaces an earlier one). */
@@ -150,7 +153,7 @@ function pairModel(start: ConvEvent, end: ConvEvent): string | undefined {
   return responseModel(end.data) ?? modelNameOf(start) ?? modelNameOf(end) ?? startModel(start) ?? modelNameOf(end);
 }
 
-function buildLlmDedupe(spans: Map<string, SpanInfo>): Pick<SharedLookups, 'suppressedLlm' | 'supplementalMetrics'> {
+function buildLlmDedupe(spans: Map<string, SpanInfo>, gemini: GeminiUsageReading): Pick<SharedLookups, 'suppressedLlm' | 'supplementalMetrics'> {
   const suppressedLlm = new Set<string>();
   const supplementalMetrics = new Map<string, AtifMetrics>();
   const candidates: LlmCandidate[] = [];
@@ -177,7 +180,7 @@ function buildLlmDedupe(spans: Map<string, SpanInfo>): Pick<SharedLookups, 'supp
       if (left.fidelity === right.fidelity || !samePhysicalRequest(left, right)) continue;
       const [suppressed, canonical] = left.fidelity > right.fidelity ? [right, left] : [left, right];
       suppressedLlm.add(suppressed.uuid);
-      const metrics = extractMetrics(suppressed.end.data as Json, suppressed.end.name);
+      const metrics = extractMetrics(suppressed.end.data as Json, suppressed.end.name, gemini);
       if (metrics !== undefined) {
         let entry = supplementalMetrics.get(canonical.uuid);
         if (entry === undefined) supplementalMetrics.set(canonical.uuid, (entry = {}));

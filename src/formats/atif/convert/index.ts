@@ -25,6 +25,7 @@ import { ATIF_SCHEMA_VERSION, type AtifAgent, type AtifStep, type AtifTrajectory
 import { type AgentNode, AgentTree } from './agent-tree.ts';
 import { buildToolCallCorrelations } from './correlate.ts';
 import { type SharedLookups, buildSharedLookups } from './dedupe.ts';
+import type { GeminiUsageReading } from '../../usage.ts';
 import { type ConvEvent, isAgentScope, isStepEvent } from './events.ts';
 import { finalMetrics, pruneSubagentRefs } from './finish.ts';
 import { StepConverter } from './steps.ts';
@@ -193,12 +194,13 @@ export function* convertInSlices(
   ownSubagentAgents = false,
   price?: LlmCallPricer,
   plain: Set<object> = new Set(),
+  gemini: GeminiUsageReading = 'billed',
 ): Slices<AtifTrajectory> {
   // Each pass over every event is a slice of its own (a long session's passes are what would stop the host).
   const clock = new SliceClock();
   const tree = new AgentTree(sorted);
   yield;
-  const shared = buildSharedLookups(sorted, plain);
+  const shared = buildSharedLookups(sorted, plain, gemini);
   if (price !== undefined) shared.price = price;
   yield;
   const root = tree.chooseRoot(sessionId);

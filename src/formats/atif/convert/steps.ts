@@ -269,7 +269,7 @@ export class StepConverter {
     const reasoningContent = extractReasoningContent(output);
     const pairedStartModel = this.lookups.llmStartModels.get(event.uuid);
     const model = responseModel(output) ?? modelNameOf(event) ?? pairedStartModel;
-    let metrics = extractMetrics(output, event.name);
+    let metrics = extractMetrics(output, event.name, this.lookups.gemini);
     const supplemental = this.lookups.supplementalMetrics.get(event.uuid);
     if (supplemental !== undefined) {
       if (metrics === undefined) metrics = { ...supplemental };

@@ -10,8 +10,8 @@ import type { Json } from '../../../shared/json.ts';
 import { sortJson } from '../../native-text.ts';
 import type { AtifMetrics } from '../types.ts';
 import { type JsonMap, asArray, asF64, asObject, asString, asU64, get, has } from './access.ts';
-import { readResponseUsage } from '../../usage.ts';
-import { detectResponseSurface } from './surface.ts';
+import { readGeminiResponseUsage, readResponseUsage, type GeminiUsageReading } from '../../usage.ts';
+import { decodedGeminiAnswer, detectResponseSurface, geminiResponse } from './surface.ts';
 
 /** A cost the payload reports itself, in USD (native never estimates one without a pricing plugin). */
 function manualCostUsd(object: JsonMap): number | undefined {
@@ -80,18 +80,22 @@ const TOKEN_USAGE_KNOWN_KEYS = new Set([
  * Step metrics from an LLM response's `usage` / `token_usage`, counted by
  * the token table (`formats/usage.ts`): `prompt_tokens` includes cache
  * reads and writes, `cached_tokens` is reads plus writes (native's sum).
- * Unknown usage keys go to `extra`.
+ * Unknown usage keys go to `extra`. A Gemini answer's counts are read as
+ * `gemini` says (`GeminiUsageReading`).
  */
-export function extractMetrics(output: Json, providerName: string): AtifMetrics | undefined {
+export function extractMetrics(output: Json, providerName: string, gemini: GeminiUsageReading = 'billed'): AtifMetrics | undefined {
   const object = asObject(output);
   if (object === undefined) return undefined;
   const plain = plainChatUsage(object);
-  return plain !== undefined ? plainChatMetrics(plain) : generalMetrics(object, providerName);
+  return plain !== undefined ? plainChatMetrics(plain) : generalMetrics(object, providerName, gemini);
 }
 
 /** `extractMetrics` by the general rules, for any response object (exported for the fast path's equivalence test). */
-export function generalMetrics(object: JsonMap, providerName: string): AtifMetrics | undefined {
-  const usage = readResponseUsage(object, { surface: detectResponseSurface(object), provider: providerName });
+export function generalMetrics(object: JsonMap, providerName: string, gemini: GeminiUsageReading = 'billed'): AtifMetrics | undefined {
+  const usage =
+    geminiResponse(object) !== undefined
+      ? readGeminiResponseUsage(object, decodedGeminiAnswer(object)?.usage, gemini)
+      : readResponseUsage(object, { surface: detectResponseSurface(object), provider: providerName });
   const prompt = usage?.prompt;
   const completion = usage?.completion;
   const cacheRead = usage?.cacheRead;
@@ -139,13 +143,14 @@ const PLAIN_CHAT_KEYS = new Set(['prompt_tokens', 'completion_tokens', 'total_to
 /**
  * `usage` when it is an object with no key but `prompt_tokens`,
  * `completion_tokens` and `total_tokens` and the response has no
- * `token_usage`: then every shape, surface and provider reads the same
+ * `token_usage` nor Gemini's `candidates`: then every shape, surface and provider reads the same
  * counts (the two token keys, no cache count to add or not), no cost, no
  * token ids, and `total_tokens` alone goes to `extra`. Anything else takes
  * the general reading.
  */
 function plainChatUsage(object: JsonMap): JsonMap | undefined {
-  if (has(object, 'token_usage')) return undefined;
+  // A Gemini answer's own counts come first (`readGeminiResponseUsage`).
+  if (has(object, 'token_usage') || Array.isArray(object.candidates)) return undefined;
   const usage = asObject(get(object, 'usage'));
   if (usage === undefined) return undefined;
   for (const key in usage) if (!PLAIN_CHAT_KEYS.has(key) || !has(usage, key)) return undefined;
