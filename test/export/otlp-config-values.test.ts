@@ -192,6 +192,30 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     expect(memory.problems.join('\n')).toContain(`endpoints[0].${field} is 0`);
   });
 
+  it.skipIf(bun).each([
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'x-b=1', 'observability.otel_env_headers'],
+    ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', ' ', 'observability.otel_env_headers'],
+    ['OTEL_EXPORTER_OTLP_COMPRESSION', '', 'observability.otel_env_compression'],
+    ['OTEL_EXPORTER_OTLP_TRACES_COMPRESSION', 'gzip', 'observability.otel_env_compression'],
+  ])('%s=%j: native refuses the document and says why; the memory relay sends and warns', async (variable, value, code) => {
+    withEnv({ [variable]: value });
+    // The endpoint sets the header itself: native refuses all the same.
+    const [memory, native] = await both(['headers = { x-b = "2" }']);
+    expect(native.atof).toBe(0);
+    expect(native.problems.join('\n')).toContain(`likely: ${variable} is set in the process environment, which native refuses`);
+    expect(memory.atof).toBe(12);
+    // Sent (a gzip body is not decoded by the test receiver).
+    expect(memory.batches.length).toBeGreaterThan(0);
+    expect(memory.problems.join('\n')).toContain(`${code}: ${variable} is set in the environment`);
+  });
+
+  it.skipIf(bun)('names the field native most likely refused, without its value', async () => {
+    withEnv({ NRH_PADDED_TOKEN: 'Bearer SECRET-41c9 ' });
+    const [, native] = await both(['header_env = { authorization = "NRH_PADDED_TOKEN" }']);
+    expect(native.problems.join('\n')).toContain('(likely: opentelemetry.endpoints[0].header_env.authorization)');
+    expect(native.problems.join('\n')).not.toContain('SECRET-41c9');
+  });
+
   it('a header_env value with whitespace around it: native refuses the document, the memory relay skips the endpoint, and neither prints it', async () => {
     withEnv({ NRH_PADDED_TOKEN: '\u00a0Bearer SECRET-41c9' });
     const [memory, native] = await both(['header_env = { authorization = "NRH_PADDED_TOKEN" }']);

@@ -22,7 +22,6 @@ import { displayUrl } from '../../shared/secret-text.ts';
 import { destinationUrlProblem, headerValueProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
-import { isNonBlank } from '../../shared/text.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
 
 /** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
@@ -264,16 +263,16 @@ function logDerivationProblem(endpoint: string): string | null {
 export function openTelemetrySettings(otel: JsonObject, version: unknown, env: Env, push: (d: ConfigDiagnostic) => void): OpenTelemetrySettings {
   const out: OpenTelemetrySettings = { traces: [], logs: [] };
   if (otel.enabled !== true) return out;
-  const envHeaders = headerNames(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
-  const endpointHeaders = (e: JsonObject) => new Set(Object.keys({ ...(isJsonObject(e.headers) ? e.headers : {}), ...(isJsonObject(e.header_env) ? e.header_env : {}) }).map((k) => k.toLowerCase()));
-  if (envHeaders.length > 0 && endpointsOf(otel).some((e) => envHeaders.some((h) => !endpointHeaders(e).has(h)))) {
-    // Native refuses the whole document here. The OpenTelemetry JS exporter adds these headers to every endpoint; say so.
+  for (const refusal of otlpEnvRefusals(env)) {
+    // Native refuses the whole document here; the memory relay's exporter reads these variables itself.
     push({
       level: 'warning',
-      code: 'observability.otel_env_headers',
+      code: refusal.kind === 'headers' ? 'observability.otel_env_headers' : 'observability.otel_env_compression',
       component: 'opentelemetry',
       message:
-        'OTEL_EXPORTER_OTLP_HEADERS is set in the environment: the OpenTelemetry exporter sends those headers to every plugins.toml endpoint (native refuses the document instead, because process-global OTLP headers can leak across endpoints); configure headers or header_env per endpoint',
+        refusal.kind === 'headers'
+          ? `${refusal.variable} is set in the environment: the OpenTelemetry exporter sends those headers to every plugins.toml endpoint (native refuses the document instead, because process-global OTLP headers can leak across endpoints); configure headers or header_env per endpoint`
+          : `${refusal.variable} is set in the environment: the OpenTelemetry exporter compresses with gzip when it says gzip and sends uncompressed otherwise (native refuses the document while it is set, to any value, even empty)`,
     });
   }
   const bsp = bspDefaults(env);
@@ -321,6 +320,22 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
         out.logs.push({ ...common, ...batch, url, minimumSeverity });
       }
     }
+  }
+  return out;
+}
+
+/**
+ * The process environment variables for which native 0.9.2 refuses every
+ * trace endpoint (and so the whole document): OTLP headers for all
+ * endpoints, when not empty, and an OTLP compression, when set at all.
+ */
+export function otlpEnvRefusals(env: Env): { variable: string; kind: 'headers' | 'compression' }[] {
+  const out: { variable: string; kind: 'headers' | 'compression' }[] = [];
+  for (const variable of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
+    if (env[variable] !== undefined && env[variable] !== '') out.push({ variable, kind: 'headers' });
+  }
+  for (const variable of ['OTEL_EXPORTER_OTLP_COMPRESSION', 'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION']) {
+    if (env[variable] !== undefined) out.push({ variable, kind: 'compression' });
   }
   return out;
 }
@@ -554,10 +569,5 @@ function strings(value: unknown): string[] {
 
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
-}
-
-function headerNames(text: string | undefined): string[] {
-  if (!isNonBlank(text)) return [];
-  return text!.split(',').map((item) => nativeTrim(item.split('=')[0]!).toLowerCase()).filter((name) => name !== '');
 }
 
