@@ -680,6 +680,34 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // And a part of a kind the request's decode does not model is a provider part under its kind, not read as the other
+  // shape's: a Chat `tool_use` or `tool_result` part is no tool call or result, a Messages `refusal` block no text.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`keeps a part of the other shape's kind as a provider part, as native does (${type})`, async () => {
+      const requests: [string, unknown][] = [
+        ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }, { type: 'text', text: 'a' }] }] }],
+        ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'r' }] }] }],
+        ['anthropic_messages', { max_tokens: 5, messages: [{ role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }, { type: 'text', text: 'x' }] }] }],
+      ];
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...requests.flatMap(([mode, request], i) => {
+          const ids = { session_id: 's1', api_request_id: `a${i}`, provider: mode === 'anthropic_messages' ? 'anthropic' : 'openai', api_mode: mode, model: 'gpt' };
+          return [
+            { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'gpt', ...(request as object) } } } },
+            { hook: 'post_api_request', payload: { ...ids, response: { id: `r${i}`, object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } } },
+          ];
+        }),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      const llm = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat' || span.attributes['openinference.span.kind'] === 'LLM');
+      if (type === 'openinference') expect(llm.map((span) => span.attributes['llm.input_messages.0.message.role'])).toEqual(['user', 'user', 'assistant']);
+      else expect(JSON.parse(llm[2]!.attributes['gen_ai.input.messages'] as string)[0].parts[0]).toEqual({ refusal: 'no', type: 'refusal' });
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

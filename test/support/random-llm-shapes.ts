@@ -30,6 +30,8 @@ function chatContent(d: D): unknown {
     () => ({ type: 'refusal', refusal: text(d) }),
     () => ({ type: d.pick(['file', 'weird']), x: 1 }),
     () => text(d),
+    // A block of the Messages shape, which the Chat decode does not model.
+    () => anthropicBlock(d),
   ])());
   return randomValue(d, 1);
 }
@@ -52,6 +54,8 @@ function anthropicBlock(d: D): unknown {
     () => ({ type: 'thinking', thinking: text(d), signature: 's' }),
     () => ({ type: 'redacted_thinking', data: 'x' }),
     () => ({ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' } }),
+    // A part of the Chat shape, which the Messages decode does not model.
+    () => ({ type: 'refusal', refusal: text(d) }),
   ])();
 }
 function anthropicMessage(d: D): unknown {

@@ -17,6 +17,7 @@ import {
   chatRequestDecodes,
   functionFieldsDecode,
   normalizedPart,
+  partKindModeled,
   readsAsRole,
   requestSurface,
   responsesPartDecodes,
@@ -322,13 +323,16 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
   const resultsAt: number[] = [];
   if (typeof content === 'string') parts.push({ kind: 'text', text: content });
   else if (Array.isArray(content)) {
+    // A refusal, tool use or tool result only where the decode models that kind (a Chat `tool_use` part or a
+    // Messages `refusal` block is a provider part, kept under its kind); a response's message is read for all.
+    const modeled = (kind: string) => surface === undefined || partKindModeled(kind, surface);
     for (const block of content) {
       const b = objectOf(block);
       if (b === null) continue;
       if (b.type === 'text' && typeof b.text === 'string') parts.push({ kind: 'text', text: b.text });
-      else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
-      else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: valueToolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input === undefined ? {} : b.input) });
-      else if (b.type === 'tool_result') {
+      else if (b.type === 'refusal' && typeof b.refusal === 'string' && modeled('refusal')) parts.push({ kind: 'text', text: b.refusal });
+      else if (b.type === 'tool_use' && modeled('tool_use')) parts.push({ kind: 'tool_call', call: valueToolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input === undefined ? {} : b.input) });
+      else if (b.type === 'tool_result' && modeled('tool_result')) {
         results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
         resultsAt.push(parts.length);
       }
