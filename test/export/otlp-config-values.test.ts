@@ -127,7 +127,8 @@ describe('gRPC headers', () => {
     });
 
   it('skip the endpoint for a value past printable ASCII (grpc-js quoted it in its error) or a -bin name (native refuses it), quoting nothing', () => {
-    for (const headers of [{ 'x-a': 'café-SECRET-77' }, { 'x-a': 'a\tSECRET-77' }, { 'x-a-bin': 'SECRET-77' }]) {
+    const cases: Record<string, string>[] = [{ 'x-a': 'café-SECRET-77' }, { 'x-a': 'a\tSECRET-77' }, { 'x-a-bin': 'SECRET-77' }];
+    for (const headers of cases) {
       const validation = grpcTraces(headers);
       expect(validation.observability!.opentelemetry.traces, JSON.stringify(headers)).toEqual([]);
       expect(validation.diagnostics.map((d) => d.code)).toEqual(['observability.otel_endpoint_skipped']);
