@@ -19,7 +19,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
-import { destinationUrlProblem, headerValueProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
+import { destinationUrlProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
@@ -425,9 +425,15 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
   }
   const grpc = endpoint.transport === 'grpc';
   for (const [header, value] of Object.entries(headers)) {
+    const field = isJsonObject(endpoint.header_env) && header in endpoint.header_env ? `header_env.${header}` : `headers.${header}`;
+    // Native refuses a binary (-bin) gRPC header at activation: the whole document.
+    if (grpc && /-bin$/i.test(header)) return skip(field, 'is a binary (-bin) gRPC header, which native refuses');
     // Over HTTP any text goes: native sends a value's UTF-8 bytes, and so does the wire here (exporters.ts).
-    const problem = grpc ? headerValueProblem(value) : isInvalidHeaderValue(value) ? 'contains a control character (a line break, say), which no HTTP request can carry' : null;
-    if (problem !== null) return skip(isJsonObject(endpoint.header_env) && header in endpoint.header_env ? `header_env.${header}` : `headers.${header}`, `value ${problem}`);
+    // gRPC metadata here carries printable ASCII only (grpc-js refuses the rest, quoting the value in its error).
+    const problem = grpc
+      ? /[^\u0020-\u007e]/.test(value) ? 'contains characters other than printable ASCII, which the gRPC exporter cannot send' : null
+      : isInvalidHeaderValue(value) ? 'contains a control character (a line break, say), which no HTTP request can carry' : null;
+    if (problem !== null) return skip(field, `value ${problem}`);
   }
   // Native refuses a queue, batch or (document) delay of 0 at activation: the whole document. Here the endpoint.
   const maxQueueSize = numberOr(endpoint.max_queue_size, bsp.maxQueueSize);
