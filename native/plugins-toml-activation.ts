@@ -54,7 +54,7 @@ import type {
   PluginConfigReport,
 } from '../src/backends/native-surface.ts';
 import { isJsonObject } from '../src/backends/native-surface.ts';
-import { displayUrl, errorMessage, openTelemetrySettings, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
+import { displayUrl, errorMessage, openTelemetrySettings, otlpEnvRefusals, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
@@ -141,7 +141,7 @@ export async function activatePluginHost(
       if (/^conflict:/.test(message)) {
         throw new PluginActivationBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
       }
-      throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${stripPrefix(message)}`, validation.diagnostics, { cause: error });
+      throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${stripPrefix(message)}${refusalHint(doc, message)}`, validation.diagnostics, { cause: error });
     }
     const uploads = staged.start();
     const raw = safeReport(activation);
@@ -247,6 +247,31 @@ function collectorSpecsOf(doc: JsonObject): OutputSpec[] {
     }
   }
   return specs;
+}
+
+/**
+ * Why native most likely refused a document's OpenTelemetry section, when
+ * its own message says only that no endpoint was valid: the process
+ * environment variables it refuses, and the endpoints the in-memory relay
+ * would skip (a `header_env` variable unset, blank or padded, a zero batch
+ * number), by field. No value is quoted.
+ */
+function refusalHint(doc: JsonObject, message: string): string {
+  if (!message.includes('requires at least one valid trace, log, or metric endpoint')) return '';
+  const causes = otlpEnvRefusals(process.env).map((r) => `${r.variable} is set in the process environment, which native refuses${r.kind === 'headers' ? ' (use headers or header_env per endpoint, or NEMO_RELAY_HOOKS_OTLP_HEADERS)' : ''}`);
+  for (const component of Array.isArray(doc.components) ? doc.components : []) {
+    if (!isJsonObject(component) || component.kind !== 'observability' || component.enabled === false) continue;
+    const config = isJsonObject(component.config) ? component.config : {};
+    if (!isJsonObject(config.opentelemetry)) continue;
+    try {
+      openTelemetrySettings(config.opentelemetry, config.version, process.env, (d) => {
+        if (d.code === 'observability.otel_endpoint_skipped' && d.field !== undefined) causes.push(`opentelemetry.${d.field}`);
+      });
+    } catch {
+      // No hint then; native's message stands.
+    }
+  }
+  return causes.length === 0 ? '' : ` (likely: ${causes.join('; ')})`;
 }
 
 /**

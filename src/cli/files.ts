@@ -159,7 +159,7 @@ export async function* readLines(file: string): AsyncGenerator<Line> {
     return { number, text: number === 1 ? withoutBom(text) : text, bytesRead };
   };
   const tooLong = (): InputError =>
-    new InputError(`cannot read ${name}: line ${number + 1} is longer than ${limit} bytes, more than one JSON line may have (is this really JSONL?)`);
+    new InputError(`cannot read ${name}: line ${number + 1} is longer than ${limit} bytes, more than a JSON line may hold (is this really JSONL?)`);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer | string>) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;

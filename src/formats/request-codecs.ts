@@ -232,6 +232,11 @@ const PART_KINDS: Record<NormalizedSurface, readonly string[]> = {
   openai_responses: ['input_text', 'output_text', 'refusal', 'input_image', 'input_file'],
 };
 
+/** True when the decode of `surface` models content parts of `kind` (else the normalized form keeps one as provider-native). */
+export function partKindModeled(kind: string, surface: NormalizedSurface): boolean {
+  return PART_KINDS[surface].includes(kind);
+}
+
 const IMAGE_FIELDS = ['image_url', 'file_id', 'detail'];
 const FILE_FIELDS = ['file_data', 'file_id', 'file_url', 'filename'];
 
@@ -247,7 +252,7 @@ const FILE_FIELDS = ['file_data', 'file_id', 'file_url', 'filename'];
 export function normalizedPart(part: Json, surface: NormalizedSurface): Json {
   const block = isJsonObject(part) ? part : undefined;
   const kind = typeof block?.type === 'string' ? block.type : undefined;
-  if (block === undefined || kind === undefined || !PART_KINDS[surface].includes(kind)) {
+  if (block === undefined || kind === undefined || !partKindModeled(kind, surface)) {
     return { type: 'provider_native', provider: surface, kind: kind ?? 'unknown', value: part };
   }
   const rest = (omit: readonly string[]) => fieldsOf(block, (key) => key !== 'type' && !omit.includes(key));

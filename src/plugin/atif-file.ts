@@ -49,6 +49,18 @@ export class UnsafeAtifPathError extends Error {
 }
 
 /**
+ * The template the files are named by: `template` itself, or, without
+ * `{session_id}`, with `-{session_id}` inserted before its extension
+ * (otherwise every session would overwrite one file). What the plugin's
+ * notice and `doctor` show, so they name the files that are written.
+ */
+export function effectiveAtifTemplate(template: string): string {
+  if (template.includes('{session_id}')) return template;
+  const extension = path.extname(template);
+  return `${template.slice(0, template.length - extension.length)}-{session_id}${extension}`;
+}
+
+/**
  * The absolute path of a session's ATIF file: the template with
  * `{session_id}` replaced by the safe fragment. A template without
  * `{session_id}` gets `-{session_id}` inserted before its extension, because
@@ -58,11 +70,7 @@ export class UnsafeAtifPathError extends Error {
  * `~` never appears in a fragment kept as is.
  */
 export function atifFilePath(outputDirectory: string, template: string, sessionId: string, instance = 1): string {
-  let effective = template;
-  if (!effective.includes('{session_id}')) {
-    const extension = path.extname(effective);
-    effective = `${effective.slice(0, effective.length - extension.length)}-{session_id}${extension}`;
-  }
+  const effective = effectiveAtifTemplate(template);
   const fragment = instance > 1 ? `${safeSessionFragment(sessionId)}~${instance}` : safeSessionFragment(sessionId);
   const fileName = effective.split('{session_id}').join(fragment);
   const root = path.resolve(outputDirectory);

@@ -28,6 +28,7 @@ import type { TraceContext } from '../hooks/index.ts';
 import { propagationContextToJson, propagationContextToTraceparent } from '../formats/propagation.ts';
 import type { LoosePayload } from './payload.ts';
 import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
+import { effectiveAtifTemplate } from './atif-file.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
@@ -182,7 +183,7 @@ export class LiveRecording {
     // With OTLP from the environment, the document built from it writes the ATOF file (see loadSettings).
     const atofWritten = this.atofExporter !== null || (settings.atofEnabled && ownsExporter(this.config, settings, 'atof'));
     const atof = atofWritten ? `ATOF events in ${settings.atofFilename}` : null;
-    const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${settings.atifFilenameTemplate.replace('{session_id}', '<session id>')}` : null;
+    const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${effectiveAtifTemplate(settings.atifFilenameTemplate).split('{session_id}').join('<session id>')}` : null;
     const what = [atof, atif].filter((part) => part !== null);
     if (what.length === 0) return;
     const folder = absolute(settings.atofOutputDirectory || settings.atifOutputDirectory);

@@ -31,6 +31,12 @@ describe('nemo-relay-hooks doctor', () => {
     expect(result.stdout).toMatch(/^  backend +memory: NEMO_RELAY_HOOKS_BACKEND=memory: in-memory relay requested/m);
   });
 
+  it('lists the ATIF file a template without {session_id} gives (the plugin inserts -{session_id}), beside the warning', async () => {
+    const result = await cliInProcess(['doctor'], { env: { ...clean, NEMO_RELAY_HOOKS_ATIF_FILENAME_TEMPLATE: 'traj.json' } });
+    expect(result.stdout).toContain(`ATIF → ${path.join('nemo-relay-output', 'traj-{session_id}.json')}`);
+    expect(result.stdout).toMatch(/warning settings\.template_without_session_id/);
+  });
+
   it('lists the HERMES_NEMO_RELAY_* variables set, and warns about invalid values without failing', async () => {
     const result = await cliInProcess(['doctor'], { env: { ...clean, HERMES_NEMO_RELAY_ATOF_ENABLED: 'sometimes', HERMES_NEMO_RELAY_ATIF_ENABLED: '1' } });
     expect(result.code).toBe(0);

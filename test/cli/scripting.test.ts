@@ -118,7 +118,7 @@ describe('hostile input', () => {
       const result = await cliInProcess(args, { env });
       expect(result.code, args[0]).toBe(1);
       expectNoStack(result.stderr);
-      expect(result.stderr).toBe(`nemo-relay-hooks: cannot read ${file}: line 1 is longer than 1048576 bytes, more than one JSON line may have (is this really JSONL?)\n`);
+      expect(result.stderr).toBe(`nemo-relay-hooks: cannot read ${file}: line 1 is longer than 1048576 bytes, more than a JSON line may hold (is this really JSONL?)\n`);
     }
     const validate = await cliInProcess(['validate', file, '--stream-above', '0'], { env });
     expect(validate.code).toBe(1);

@@ -41,11 +41,13 @@ interface Outcome {
   /** Spans per request, in arrival order. */
   batches: number[];
   headers: Record<string, string>[];
+  /** Each request's path, in arrival order. */
+  paths: string[];
   problems: string[];
 }
 
 /** One session of five tool calls through the plugin on `backend`, with `endpoint` (TOML lines) as the only OTLP endpoint. */
-async function run(backend: (typeof FILE_BACKENDS)[number], endpoint: string[]): Promise<Outcome> {
+async function run(backend: (typeof FILE_BACKENDS)[number], endpoint: string[], after: string[] = []): Promise<Outcome> {
   const rx = await startHttpReceiver();
   open.push(rx);
   const dir = tempDir('otlp-values');
@@ -66,8 +68,9 @@ async function run(backend: (typeof FILE_BACKENDS)[number], endpoint: string[]):
     'enabled = true',
     '[[components.config.opentelemetry.endpoints]]',
     'type = "full"',
-    `endpoint = ${JSON.stringify(rx.url)}`,
-    ...endpoint,
+    ...endpoint.map((line) => line.replaceAll('{URL}', rx.url)),
+    ...(endpoint.some((line) => line.startsWith('endpoint =')) ? [] : [`endpoint = ${JSON.stringify(rx.url)}`]),
+    ...after.map((line) => line.replaceAll('{URL}', rx.url)),
   ].join('\n');
   fs.writeFileSync(path.join(dir, 'plugins.toml'), toml);
   const logger = recordingLogger();
@@ -77,10 +80,13 @@ async function run(backend: (typeof FILE_BACKENDS)[number], endpoint: string[]):
   const unregister = plugin.register(hooks);
   await plugin.ready;
   hooks.emit('on_session_start', { session_id: 's' } as never);
+  // A turn's marks, for the log destinations.
+  if (after.length > 0) hooks.emit('pre_llm_call', { session_id: 's', turn_id: 't', user_message: 'hi', model: 'm' } as never);
   for (let i = 0; i < 5; i++) {
     hooks.emit('pre_tool_call', { session_id: 's', tool_name: 't', tool_call_id: `c${i}`, args: {} } as never);
     hooks.emit('post_tool_call', { session_id: 's', tool_name: 't', tool_call_id: `c${i}`, result: 'ok' } as never);
   }
+  if (after.length > 0) hooks.emit('post_llm_call', { session_id: 's', turn_id: 't', assistant_response: 'ok' } as never);
   hooks.emit('on_session_finalize', { session_id: 's' } as never);
   await plugin.shutdown({ timeoutMs: 30_000 });
   unregister();
@@ -90,13 +96,14 @@ async function run(backend: (typeof FILE_BACKENDS)[number], endpoint: string[]):
     atof: fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0,
     batches: rx.requests.map((r) => r.spans.length),
     headers: rx.requests.map((r) => Object.fromEntries(Object.entries(r.headers).filter(([k]) => k.startsWith('x-')))),
+    paths: rx.requests.map((r) => r.path),
     problems: logger.lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.message),
   };
 }
 
-async function both(endpoint: string[]): Promise<[Outcome, Outcome]> {
+async function both(endpoint: string[], after: string[] = []): Promise<[Outcome, Outcome]> {
   const [memory, native] = FILE_BACKENDS;
-  return [await run(memory!, endpoint), await run(native!, endpoint)];
+  return [await run(memory!, endpoint, after), await run(native!, endpoint, after)];
 }
 
 const traces = () => validatePluginConfig({
@@ -154,6 +161,18 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     expect(memory.headers).toEqual(native.headers);
   });
 
+  it.each([
+    ['an explicit log endpoint with the path /', 'endpoint = "{URL}/t"', ['[[components.config.opentelemetry.logs.endpoints]]', 'endpoint = "{URL}/"'], ['/t', '/v1/logs']],
+    ['logs derived from a trace endpoint with the path /', 'endpoint = "{URL}/"', [], ['/', '/v1/logs']],
+    // (The receiver records a path without its query.)
+    ['logs derived from a trace endpoint with a query', 'endpoint = "{URL}/v1/traces?x=1"', [], ['/v1/traces', '/v1/logs']],
+    ['no logs derived from a trace path native cannot derive from', 'endpoint = "{URL}/base"', [], ['/base']],
+  ])('sends logs where native does: %s', async (_, endpoint, logs, paths) => {
+    const [memory, native] = await both([endpoint], ['[components.config.opentelemetry.logs]', 'enabled = true', ...logs]);
+    expect([...native.paths].sort()).toEqual([...paths].sort());
+    expect([...memory.paths].sort()).toEqual([...native.paths].sort());
+  });
+
   it('sends with a timeout_millis of 0 (the default timeout), where native sends or not from run to run', async () => {
     // Native's 0 races the request: it sent in some runs and nothing in others, on Node and on Bun. Not a rule to copy.
     const [memory, native] = await both(['timeout_millis = 0']);
@@ -171,6 +190,30 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     expect(memory.atof).toBe(12);
     expect(memory.batches).toEqual([]);
     expect(memory.problems.join('\n')).toContain(`endpoints[0].${field} is 0`);
+  });
+
+  it.skipIf(bun).each([
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'x-b=1', 'observability.otel_env_headers'],
+    ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', ' ', 'observability.otel_env_headers'],
+    ['OTEL_EXPORTER_OTLP_COMPRESSION', '', 'observability.otel_env_compression'],
+    ['OTEL_EXPORTER_OTLP_TRACES_COMPRESSION', 'gzip', 'observability.otel_env_compression'],
+  ])('%s=%j: native refuses the document and says why; the memory relay sends and warns', async (variable, value, code) => {
+    withEnv({ [variable]: value });
+    // The endpoint sets the header itself: native refuses all the same.
+    const [memory, native] = await both(['headers = { x-b = "2" }']);
+    expect(native.atof).toBe(0);
+    expect(native.problems.join('\n')).toContain(`likely: ${variable} is set in the process environment, which native refuses`);
+    expect(memory.atof).toBe(12);
+    // Sent (a gzip body is not decoded by the test receiver).
+    expect(memory.batches.length).toBeGreaterThan(0);
+    expect(memory.problems.join('\n')).toContain(`${code}: ${variable} is set in the environment`);
+  });
+
+  it.skipIf(bun)('names the field native most likely refused, without its value', async () => {
+    withEnv({ NRH_PADDED_TOKEN: 'Bearer SECRET-41c9 ' });
+    const [, native] = await both(['header_env = { authorization = "NRH_PADDED_TOKEN" }']);
+    expect(native.problems.join('\n')).toContain('(likely: opentelemetry.endpoints[0].header_env.authorization)');
+    expect(native.problems.join('\n')).not.toContain('SECRET-41c9');
   });
 
   it('a header_env value with whitespace around it: native refuses the document, the memory relay skips the endpoint, and neither prints it', async () => {

@@ -77,6 +77,35 @@ describe('OTLP settings from the environment', () => {
     expect(json.diagnostics.map((d) => d.field)).toEqual(['OTEL_EXPORTER_OTLP_PROTOCOL']);
   });
 
+  it('leaves out a header entry native would refuse the whole document for, and keeps the later of two names differing in case, with warnings that quote nothing', () => {
+    const { settings, diagnostics } = loadSettings({
+      HERMES_NEMO_RELAY_OTLP_ENABLED: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/base?tenant=a',
+      HERMES_NEMO_RELAY_OTLP_HEADERS: 'x-team=agents,bad name=SECRET-1,x-line=a%0Ab%20SECRET-2,X-Team=final,x-empty=',
+    });
+    expect(diagnostics.map((d) => d.message)).toEqual([
+      expect.stringContaining('entry 2: its name is not an HTTP header name'),
+      expect.stringContaining('entry 3: its value has a control character'),
+      expect.stringContaining('entry 4 names the header of entry 1 again'),
+    ]);
+    expect(JSON.stringify(diagnostics)).not.toMatch(/SECRET/);
+    const validation = validatePluginConfig(settings.pluginsConfig);
+    expect(validation.diagnostics).toEqual([]);
+    expect(validation.observability?.opentelemetry.traces).toMatchObject([{ url: 'http://collector:4318/base/v1/traces?tenant=a', headers: { 'X-Team': 'final', 'x-empty': '' } }]);
+  });
+
+  it.skipIf(!nativeAvailable)(`sends those headers on native too, where the entries left out would have refused the document${nativeAvailable ? '' : ` (skipped: ${nativeLoadError})`}`, async () => {
+    const rx = await startHttpReceiver();
+    open.push(rx);
+    const env = { HERMES_NEMO_RELAY_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, HERMES_NEMO_RELAY_OTLP_HEADERS: 'x-team=agents,bad name=1,X-Team=final' };
+    await run(loadNativeRelay({ logger: silentLogger }), env);
+    expect(rx.requests.length).toBeGreaterThan(0);
+    expect(rx.requests[0]!.headers['x-team']).toBe('final');
+    rx.requests.length = 0;
+    await run(createMemoryRelay({ logger: silentLogger }), env);
+    expect(rx.requests[0]!.headers['x-team']).toBe('final');
+  });
+
   it('leaves a plugins.toml in charge, with a diagnostic', () => {
     const { diagnostics } = loadSettings({ HERMES_NEMO_RELAY_OTLP_ENABLED: '1', HERMES_NEMO_RELAY_PLUGINS_TOML: '/nonexistent/plugins.toml' });
     expect(diagnostics.map((d) => d.code)).toContain('settings.otlp_with_plugins_toml');

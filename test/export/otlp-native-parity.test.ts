@@ -618,6 +618,96 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // Found by the same probe once it drew responses with a field of the wrong type or left out: native's response
+  // decodes reject a whole response for an id, model, Messages role or stop reason, Responses status, or a Chat
+  // choice, finish reason, message, content, tool-call list, call id, function, name or arguments of the wrong type
+  // (gen_ai then sends none of the answer, openinference drops its message and finish reason); a Chat answer's tool
+  // call without a name is none, one without an id has the id '', one without arguments the arguments {}.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`reads responses the decode rejects and Chat answers' tool calls as native does (${type})`, async () => {
+      const chat = (message: unknown, over: object = {}, choice: object = {}) => ['chat_completions', { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: 'stop', ...choice }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 }, ...over }] as const;
+      const calls = (...list: unknown[]) => ({ role: 'assistant', content: 'a', tool_calls: list });
+      const ok = { role: 'assistant', content: 'a' };
+      const messages = (over: object) => ['anthropic_messages', { id: 'm1', type: 'message', role: 'assistant', model: 'claude', content: [{ type: 'text', text: 'a' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 }, ...over }] as const;
+      const responses = (over: object) => ['codex_responses', { id: 'r1', object: 'response', created_at: 1, status: 'completed', model: 'gpt-4o', output: [{ type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'a', annotations: [] }] }], usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 }, ...over }] as const;
+      const answers: (readonly [string, unknown])[] = [
+        chat(ok),
+        chat(ok, { id: 5 }),
+        chat(ok, { model: 5 }),
+        chat(ok, {}, { finish_reason: 5 }),
+        chat('x'),
+        chat({ role: 'assistant', content: [{ type: 'text', text: 'a' }] }),
+        chat({ role: 'assistant', content: 'a', tool_calls: {} }),
+        chat(calls('x')),
+        chat(calls({ id: 5, type: 'function', function: { name: 'f', arguments: '{}' } })),
+        chat(calls({ id: 'c', type: 'function', function: 'f' })),
+        chat(calls({ id: 'c', type: 'function', function: { name: 5, arguments: '{}' } })),
+        chat(calls({ id: 'c', type: 'function', function: { name: 'f', arguments: { a: 1 } } })),
+        chat(calls({ id: 'c', type: 'function', function: { name: 'f', arguments: null } }, { type: 'function', function: { name: 'g' } }, { id: 'e', type: 'function', function: { arguments: '{}' } }, { id: 'n', type: 'function', function: null })),
+        chat(ok, { id: null, model: null }, { finish_reason: null }),
+        messages({ id: 5 }),
+        messages({ model: 5 }),
+        messages({ role: 5 }),
+        messages({ stop_reason: 5 }),
+        messages({ stop_sequence: 5 }),
+        messages({ role: null, stop_reason: null }),
+        responses({ id: 5 }),
+        responses({ model: 5 }),
+        responses({ status: 5 }),
+        responses({ status: null }),
+      ];
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...answers.flatMap(([mode, response], i) => {
+          const ids = { session_id: 's1', api_request_id: `a${i}`, provider: mode === 'anthropic_messages' ? 'anthropic' : 'openai', api_mode: mode, model: 'm' };
+          const body = mode === 'codex_responses' ? { model: 'x', input: 'hi' } : { model: 'x', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
+          return [
+            { hook: 'pre_api_request', payload: { ...ids, request: { body } } },
+            { hook: 'post_api_request', payload: { ...ids, response } },
+          ];
+        }),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      const llm = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat' || span.attributes['openinference.span.kind'] === 'LLM');
+      const answered = llm.map((span) => span.attributes[type === 'gen_ai' ? 'gen_ai.output.messages' : 'llm.output_messages.0.message.role'] !== undefined);
+      expect(answered).toEqual([true, ...Array(11).fill(false), true, true, ...Array(5).fill(false), true, false, false, false, true]);
+      if (type === 'openinference') {
+        const tools = llm[12]!.attributes;
+        expect([0, 1, 2].map((i) => [tools[`llm.output_messages.0.message.tool_calls.${i}.tool_call.id`], tools[`llm.output_messages.0.message.tool_calls.${i}.tool_call.function.name`], tools[`llm.output_messages.0.message.tool_calls.${i}.tool_call.function.arguments`]])).toEqual([['c', 'f', '{}'], ['', 'g', '{}'], [undefined, undefined, undefined]]);
+      }
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
+  // And a part of a kind the request's decode does not model is a provider part under its kind, not read as the other
+  // shape's: a Chat `tool_use` or `tool_result` part is no tool call or result, a Messages `refusal` block no text.
+  for (const type of ['gen_ai', 'openinference'] as const) {
+    it(`keeps a part of the other shape's kind as a provider part, as native does (${type})`, async () => {
+      const requests: [string, unknown][] = [
+        ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }, { type: 'text', text: 'a' }] }] }],
+        ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'r' }] }] }],
+        ['anthropic_messages', { max_tokens: 5, messages: [{ role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }, { type: 'text', text: 'x' }] }] }],
+      ];
+      const lines = [
+        { hook: 'on_session_start', payload: { session_id: 's1' } },
+        ...requests.flatMap(([mode, request], i) => {
+          const ids = { session_id: 's1', api_request_id: `a${i}`, provider: mode === 'anthropic_messages' ? 'anthropic' : 'openai', api_mode: mode, model: 'gpt' };
+          return [
+            { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'gpt', ...(request as object) } } } },
+            { hook: 'post_api_request', payload: { ...ids, response: { id: `r${i}`, object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } } },
+          ];
+        }),
+        { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+      ] as unknown as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, type);
+      const llm = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat' || span.attributes['openinference.span.kind'] === 'LLM');
+      if (type === 'openinference') expect(llm.map((span) => span.attributes['llm.input_messages.0.message.role'])).toEqual(['user', 'user', 'assistant']);
+      else expect(JSON.parse(llm[2]!.attributes['gen_ai.input.messages'] as string)[0].parts[0]).toEqual({ refusal: 'no', type: 'refusal' });
+      expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+    });
+  }
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -102,6 +102,16 @@ console.log('@@' + JSON.stringify(plugin.status().outputs.filter((o) => o.kind =
     expect(atif).toMatchObject({ bytes: 0, skipped: expect.stringContaining('session quiet recorded no step (no model call), and ATIF needs at least one') });
   });
 
+  it('with a file name template without {session_id}, says the name it writes (the template with -<session id> inserted), not the template', () => {
+    const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { NEMO_RELAY_HOOKS_ATIF_FILENAME_TEMPLATE: 'traj.json' },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(files(path.join(run.cwd, 'nemo-relay-output'))).toEqual(['acme-my-agent-atof.jsonl', 'traj-s1.json']);
+    const notice = run.stderr.split('\n').find((line) => line.includes('recording to'));
+    expect(notice).toContain('one ATIF trajectory per session in traj-<session id>.json');
+  });
+
   it('names files after the script when the host has no package.json', () => {
     const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, { packageJson: null });
     expect(run.status, run.stderr).toBe(0);

@@ -17,7 +17,7 @@ describe('a 1 GB single-line file', () => {
     const fd = openSync(file, 'w');
     ftruncateSync(fd, GIB);
     closeSync(fd);
-    const expected = `cannot read ${file}: line 1 is longer than ${128 * 1024 * 1024} bytes, more than one JSON line may have (is this really JSONL?)`;
+    const expected = `cannot read ${file}: line 1 is longer than ${128 * 1024 * 1024} bytes, more than a JSON line may hold (is this really JSONL?)`;
     for (const args of [['replay', file, '--out', path.join(dir, 'r')], ['convert', file, '--out', path.join(dir, 'c')]]) {
       const result = cli(args, { timeoutMs: 300_000 });
       expect(result.code, `${args[0]}: ${result.stderr}`).toBe(1);

@@ -4,7 +4,8 @@
  * Messages, Responses) built from the pieces hosts and frameworks send and
  * some they should not (every role, content as text, null, a list of typed
  * parts or blocks, media parts, tool calls and results, reasoning, tool
- * definitions, fields of the wrong type), sent by the plugin on the memory
+ * definitions, fields of the wrong type, in requests and now and then in
+ * responses), sent by the plugin on the memory
  * relay and on native 0.9.2 to a loopback receiver as gen_ai, openinference
  * and full spans, and compared after ids become labels. Native's decodes
  * reject a whole request for a field of the wrong type; the first run of this
@@ -33,6 +34,8 @@ function chatContent(d: D): unknown {
     () => ({ type: 'refusal', refusal: text(d) }),
     () => ({ type: d.pick(['file', 'weird']), x: 1 }),
     () => text(d),
+    // A block of the Messages shape, which the Chat decode does not model.
+    () => anthropicBlock(d),
   ])());
   return randomValue(d, 1);
 }
@@ -55,6 +58,8 @@ function anthropicBlock(d: D): unknown {
     () => ({ type: 'thinking', thinking: text(d), signature: 's' }),
     () => ({ type: 'redacted_thinking', data: 'x' }),
     () => ({ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' } }),
+    // A part of the Chat shape, which the Messages decode does not model.
+    () => ({ type: 'refusal', refusal: text(d) }),
   ])();
 }
 function anthropicMessage(d: D): unknown {
@@ -92,7 +97,32 @@ function request(d: D, shape: string): Record<string, unknown> {
   for (const [k, v] of [['temperature', d.pick([0, 0.7, 1, 2])], ['top_p', 0.9], ['stop', d.pick(['x', ['a', 'b']])], ['stream', true], ['seed', 7], ['n', d.pick([1, 2])], ['max_completion_tokens', 100], ['tool_choice', 'auto']] as const) if (d.chance(0.2)) body[k] = v;
   return body;
 }
+/** Now and then a response field of the wrong type or left out, as a host's own or a proxy's answer may have one. */
+function oddResponse(d: D, shape: string, response: Record<string, any>): unknown {
+  if (!d.chance(0.15)) return response;
+  const odd = () => d.pick([5, null, undefined, [], {}]);
+  const set = (object: Record<string, unknown> | undefined, key: string) => {
+    if (object === undefined) return;
+    const value = odd();
+    if (value === undefined) delete object[key];
+    else object[key] = value;
+  };
+  const message = response.choices?.[0]?.message;
+  const call = message?.tool_calls?.[0];
+  if (shape === 'chat') {
+    const [object, key] = d.pick([[response, 'id'], [response, 'model'], [response.choices[0], 'finish_reason'], [message, 'content'], [message, 'tool_calls'], [call, 'id'], [call, 'function'], [call?.function, 'name'], [call?.function, 'arguments']] as const);
+    set(object, key);
+  } else if (shape === 'anthropic') {
+    const block = response.content.find((b: Record<string, unknown>) => b.type === 'tool_use');
+    const [object, key] = d.pick([[response, 'id'], [response, 'model'], [response, 'role'], [response, 'stop_reason'], [response, 'stop_sequence'], [block, 'id'], [block, 'name']] as const);
+    set(object, key);
+  } else set(response, d.pick(['id', 'model', 'status']));
+  return response;
+}
 function response(d: D, shape: string): unknown {
+  return oddResponse(d, shape, wellFormedResponse(d, shape) as Record<string, any>);
+}
+function wellFormedResponse(d: D, shape: string): unknown {
   const usage = shape === 'anthropic' ? { input_tokens: d.int(0, 50), output_tokens: d.int(0, 50), ...(d.chance(0.3) ? { cache_read_input_tokens: 3 } : {}) } : shape === 'chat' ? { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } : { input_tokens: 5, output_tokens: 2, total_tokens: 7 };
   if (shape === 'chat') return { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: d.chance(0.8) ? text(d) : null, ...(d.chance(0.3) ? { tool_calls: [{ id: 'c0', type: 'function', function: { name: 'f', arguments: JSON.stringify(randomValue(d, 1)) } }] } : {}), ...(d.chance(0.1) ? { refusal: 'no' } : {}) }, finish_reason: d.pick(['stop', 'tool_calls', 'length', 'content_filter']) }], usage };
   if (shape === 'anthropic') return { id: 'm1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: Array.from({ length: d.int(0, 3) }, () => anthropicBlock(d)), stop_reason: d.pick(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', null]), stop_sequence: null, usage };

@@ -25,6 +25,7 @@ import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { environmentVariables, loadSettings } from '../../plugin/config/settings.ts';
 import { packageHost } from '../../plugin/config/host-identity.ts';
+import { effectiveAtifTemplate } from '../../plugin/atif-file.ts';
 import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
@@ -130,7 +131,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   const byDefault = loaded.recordingByDefault ? 'default' : undefined;
   if (settings.atofEnabled) exporters.push({ format: 'atof', path: path.join(settings.atofOutputDirectory || '.', settings.atofFilename), mode: byDefault ?? settings.atofMode });
   if (settings.atifEnabled) {
-    exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, settings.atifFilenameTemplate) : null, ...(byDefault ? { mode: byDefault } : {}) });
+    exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, effectiveAtifTemplate(settings.atifFilenameTemplate)) : null, ...(byDefault ? { mode: byDefault } : {}) });
   }
   if (settings.otlpEnabled) {
     exporters.push({ format: 'otlp', path: settings.otlpEndpoint ? displayUrl(settings.otlpEndpoint) : (settings.otlpProtocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/v1/traces'), mode: `${settings.otlpType}, ${settings.otlpProtocol}` });

@@ -22,7 +22,6 @@ import { displayUrl } from '../../shared/secret-text.ts';
 import { destinationUrlProblem, headerValueProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
-import { isNonBlank } from '../../shared/text.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
 
 /** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
@@ -120,7 +119,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
     );
   }
   const endpoints = endpointsOf(otel);
-  const destinations = new Map<string, { index: number; type: string }>();
+  const destinations: { key: string; index: number; type: string }[] = [];
   endpoints.forEach((endpoint, i) => {
     // In native's order: the endpoint, the transport, the attribute mappings, the prefixes, the batch, the headers.
     if (typeof endpoint.endpoint === 'string' && isNativeBlank(endpoint.endpoint)) {
@@ -133,24 +132,23 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
     if (mappingProblem !== null) unsupported('opentelemetry', `endpoints[${i}].attribute_mappings`, mappingProblem);
     const prefixProblem = promotionPrefixesProblem(Array.isArray(endpoint.promote_metadata_prefixes) ? endpoint.promote_metadata_prefixes : []);
     if (prefixProblem !== null) unsupported('opentelemetry', `endpoints[${i}].promote_metadata_prefixes`, prefixProblem);
-    const queue = numberOr(endpoint.max_queue_size, OTLP_DEFAULTS.maxQueueSize);
-    const batch = numberOr(endpoint.max_export_batch_size, OTLP_DEFAULTS.maxExportBatchSize);
-    if (batch > queue) {
-      push({
-        level: 'warning',
-        code: 'observability.invalid_otel_endpoint',
-        component: 'opentelemetry',
-        field: `endpoints[${i}].max_export_batch_size`,
-        message: `OpenTelemetry endpoints[${i}].max_export_batch_size must be less than or equal to max_queue_size`,
-      });
+    const batchWarning = (field: string, message: string) =>
+      push({ level: 'warning', code: 'observability.invalid_otel_endpoint', component: 'opentelemetry', field: `endpoints[${i}].${field}`, message: `OpenTelemetry endpoints[${i}].${field} ${message}` });
+    // Only what the endpoint sets is checked (a default or an OTEL_BSP_* value is not).
+    for (const field of ['max_queue_size', 'max_export_batch_size', 'scheduled_delay_millis']) {
+      if (endpoint[field] === 0) batchWarning(field, 'must be greater than 0');
     }
-    validateHeaders(endpoint, `endpoints[${i}]`, unsupported);
-    if (typeof endpoint.endpoint === 'string' && !isNativeBlank(endpoint.endpoint) && typeof endpoint.type === 'string') {
+    if (typeof endpoint.max_queue_size === 'number' && typeof endpoint.max_export_batch_size === 'number' && endpoint.max_export_batch_size > endpoint.max_queue_size) {
+      batchWarning('max_export_batch_size', 'must be less than or equal to max_queue_size');
+    }
+    validateHeaders(endpoint, i, unsupported);
+    if (typeof endpoint.endpoint === 'string' && typeof endpoint.type === 'string') {
+      // Every earlier endpoint of another type on the same destination is named, each in its own message; a blank
+      // endpoint's destination is "".
       const transport = endpoint.transport === 'grpc' ? 'grpc' : 'http_binary';
-      const shown = displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : tracesUrl(endpoint.endpoint));
-      const key = `${transport} ${shown}`;
-      const previous = destinations.get(key);
-      if (previous !== undefined && previous.type !== endpoint.type) {
+      const shown = isNativeBlank(endpoint.endpoint) ? '' : displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : tracesUrl(endpoint.endpoint));
+      for (const previous of destinations) {
+        if (previous.key !== `${transport} ${shown}` || previous.type === endpoint.type) continue;
         push({
           level: 'error',
           code: 'observability.unsafe_otel_destination_collision',
@@ -158,9 +156,8 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
           field: `endpoints[${i}].endpoint`,
           message: `OpenTelemetry endpoints[${previous.index}] (${previous.type}) and endpoints[${i}] (${endpoint.type}) use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}; different projection types must use independent destinations`,
         });
-      } else if (previous === undefined) {
-        destinations.set(key, { index: i, type: endpoint.type });
       }
+      destinations.push({ key: `${transport} ${shown}`, index: i, type: endpoint.type });
     }
   });
   const logsEnabled = isJsonObject(otel.logs) && otel.logs.enabled === true;
@@ -173,8 +170,9 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
   }
   for (const signal of ['logs', 'metrics'] as const) {
     const section = otel[signal];
-    // Native names a signal endpoint `endpoints[i]` in these messages, as it names a trace endpoint.
-    if (isJsonObject(section) && Array.isArray(section.endpoints)) section.endpoints.forEach((e, i) => isJsonObject(e) && validateHeaders(e, `endpoints[${i}]`, unsupported));
+    if (isJsonObject(section) && Array.isArray(section.endpoints)) section.endpoints.forEach((e, i) => isJsonObject(e) && validateHeaders(e, i, unsupported, signal));
+    // Explicit log endpoints are checked even when logs are off; derived ones only when on.
+    if (signal === 'logs' && version === 4 && isJsonObject(section) && (section.enabled === true || Array.isArray(section.endpoints))) validateLogDestinations(section, endpoints, unsupported, push);
     if (version === 4 && isJsonObject(section) && section.enabled === true && endpoints.length === 0 && section.endpoints === undefined) {
       unsupported(
         `opentelemetry.${signal}`,
@@ -186,22 +184,95 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
 }
 
 /**
+ * Native's checks of where logs go. Explicit `logs.endpoints`: each blank
+ * endpoint is an error, and the first of a blank endpoint, an HTTP endpoint
+ * whose path ends in `/v1/traces`, or two on one destination is reported
+ * once more for the list. Without them, logs are derived from each HTTP
+ * trace endpoint whose path is empty or ends in `/v1/traces`; any other
+ * path is a warning (`logTraceDerivable` then says no).
+ */
+function validateLogDestinations(logs: JsonObject, traces: JsonObject[], unsupported: Report, push: (d: ConfigDiagnostic) => void): void {
+  if (!Array.isArray(logs.endpoints)) {
+    // Each trace endpoint gives a log destination; two on one destination (whatever their types) are an error.
+    // A collision is all native reports then: the warnings for endpoints it cannot derive from go with it.
+    let collision: string | null = null;
+    const warnings: ConfigDiagnostic[] = [];
+    const seen = new Map<string, number>();
+    traces.forEach((endpoint, i) => {
+      if (typeof endpoint.endpoint !== 'string') return;
+      const grpc = endpoint.transport === 'grpc';
+      const problem = grpc ? null : logDerivationProblem(endpoint.endpoint);
+      if (problem !== null) {
+        warnings.push({ level: 'warning', code: 'observability.invalid_otel_endpoint', component: 'opentelemetry.logs', field: `endpoints[${i}]`, message: `invalid config: OpenTelemetry endpoints[${i}] ${problem}` });
+        return;
+      }
+      const transport = grpc ? 'grpc' : 'http_binary';
+      // A blank gRPC endpoint's destination is "", as for trace collisions.
+      const shown = isNativeBlank(endpoint.endpoint) ? '' : displayDestination(grpc ? grpcUrl(endpoint.endpoint) : logsUrlFromTraces(tracesUrl(endpoint.endpoint)));
+      const previous = seen.get(`${transport} ${shown}`);
+      if (previous === undefined) seen.set(`${transport} ${shown}`, i);
+      else collision ??= `OpenTelemetry logs.endpoints[${previous}] and logs.endpoints[${i}] use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}`;
+    });
+    if (collision !== null) unsupported('opentelemetry.logs', 'endpoints', `OpenTelemetry logs.endpoints invalid config: ${collision}`);
+    else warnings.forEach(push);
+    return;
+  }
+  let first: string | null = logs.endpoints.length === 0 ? 'enabled OpenTelemetry logs section requires at least one explicit endpoint' : null;
+  const seen = new Map<string, number>();
+  logs.endpoints.forEach((endpoint, i) => {
+    if (!isJsonObject(endpoint) || typeof endpoint.endpoint !== 'string') return;
+    if (isNativeBlank(endpoint.endpoint)) {
+      unsupported('opentelemetry.logs', `endpoints[${i}].endpoint`, `OpenTelemetry logs.endpoints[${i}].endpoint must be a nonblank string`);
+      first ??= `OpenTelemetry logs.endpoints[${i}].endpoint must be nonblank`;
+      return;
+    }
+    const transport = endpoint.transport === 'grpc' ? 'grpc' : 'http_binary';
+    if (transport === 'http_binary' && /\/v1\/traces\/*$/.test(urlPath(endpoint.endpoint) ?? '')) {
+      first ??= `OpenTelemetry logs.endpoints[${i}] ends in /v1/traces; configure a logs endpoint or a bare authority`;
+      return;
+    }
+    const shown = displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : logsUrl(endpoint.endpoint));
+    const previous = seen.get(`${transport} ${shown}`);
+    if (previous === undefined) seen.set(`${transport} ${shown}`, i);
+    else first ??= `OpenTelemetry logs.endpoints[${previous}] and logs.endpoints[${i}] use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}`;
+  });
+  if (first !== null) unsupported('opentelemetry.logs', 'endpoints', `OpenTelemetry logs.endpoints invalid config: ${first}`);
+}
+
+/** The path of an endpoint URL (Rust's trim first), or null when it does not parse. */
+function urlPath(endpoint: string): string | null {
+  try {
+    return new URL(nativeTrim(endpoint)).pathname;
+  } catch {
+    return null;
+  }
+}
+
+/** Why logs cannot be derived from an HTTP trace endpoint, as native words it, or null when they can. */
+function logDerivationProblem(endpoint: string): string | null {
+  if (isNativeBlank(endpoint)) return 'cannot derive logs endpoint from "": relative URL without a base';
+  const path = urlPath(endpoint);
+  if (path === null || path === '/' || path === '' || path.endsWith('/v1/traces')) return null;
+  return `path ${rustDebugString(path)} cannot derive /v1/logs; configure opentelemetry.logs.endpoints explicitly`;
+}
+
+/**
  * The endpoints to run for a section that validated without errors. Problems
  * native finds only at activation skip that endpoint with a warning.
  */
 export function openTelemetrySettings(otel: JsonObject, version: unknown, env: Env, push: (d: ConfigDiagnostic) => void): OpenTelemetrySettings {
   const out: OpenTelemetrySettings = { traces: [], logs: [] };
   if (otel.enabled !== true) return out;
-  const envHeaders = headerNames(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
-  const endpointHeaders = (e: JsonObject) => new Set(Object.keys({ ...(isJsonObject(e.headers) ? e.headers : {}), ...(isJsonObject(e.header_env) ? e.header_env : {}) }).map((k) => k.toLowerCase()));
-  if (envHeaders.length > 0 && endpointsOf(otel).some((e) => envHeaders.some((h) => !endpointHeaders(e).has(h)))) {
-    // Native refuses the whole document here. The OpenTelemetry JS exporter adds these headers to every endpoint; say so.
+  for (const refusal of otlpEnvRefusals(env)) {
+    // Native refuses the whole document here; the memory relay's exporter reads these variables itself.
     push({
       level: 'warning',
-      code: 'observability.otel_env_headers',
+      code: refusal.kind === 'headers' ? 'observability.otel_env_headers' : 'observability.otel_env_compression',
       component: 'opentelemetry',
       message:
-        'OTEL_EXPORTER_OTLP_HEADERS is set in the environment: the OpenTelemetry exporter sends those headers to every plugins.toml endpoint (native refuses the document instead, because process-global OTLP headers can leak across endpoints); configure headers or header_env per endpoint',
+        refusal.kind === 'headers'
+          ? `${refusal.variable} is set in the environment: the OpenTelemetry exporter sends those headers to every plugins.toml endpoint (native refuses the document instead, because process-global OTLP headers can leak across endpoints); configure headers or header_env per endpoint`
+          : `${refusal.variable} is set in the environment: the OpenTelemetry exporter compresses with gzip when it says gzip and sends uncompressed otherwise (native refuses the document while it is set, to any value, even empty)`,
     });
   }
   const bsp = bspDefaults(env);
@@ -240,6 +311,8 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
       // Derived from each trace endpoint, with that endpoint's resource, scope and headers.
       const seen = new Set<string>();
       for (const trace of out.traces) {
+        // Native derives none from a trace path other than /v1/traces (validate() warns).
+        if (trace.transport !== 'grpc' && logDerivationProblem(String(endpointsOf(otel)[trace.index]!.endpoint)) !== null) continue;
         const url = trace.transport === 'grpc' ? trace.url : logsUrlFromTraces(trace.url);
         if (seen.has(`${trace.transport} ${url}`)) continue;
         seen.add(`${trace.transport} ${url}`);
@@ -247,6 +320,22 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
         out.logs.push({ ...common, ...batch, url, minimumSeverity });
       }
     }
+  }
+  return out;
+}
+
+/**
+ * The process environment variables for which native 0.9.2 refuses every
+ * trace endpoint (and so the whole document): OTLP headers for all
+ * endpoints, when not empty, and an OTLP compression, when set at all.
+ */
+export function otlpEnvRefusals(env: Env): { variable: string; kind: 'headers' | 'compression' }[] {
+  const out: { variable: string; kind: 'headers' | 'compression' }[] = [];
+  for (const variable of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
+    if (env[variable] !== undefined && env[variable] !== '') out.push({ variable, kind: 'headers' });
+  }
+  for (const variable of ['OTEL_EXPORTER_OTLP_COMPRESSION', 'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION']) {
+    if (env[variable] !== undefined) out.push({ variable, kind: 'compression' });
   }
   return out;
 }
@@ -359,17 +448,22 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
  * problem, duplicates first. Native walks each table in hash order, so
  * which of two names differing only in case it calls the duplicate, and the
  * order of the other messages, vary from run to run; here both follow the
- * document. A header value is never quoted.
+ * document. A header value is never quoted. A log or metric endpoint
+ * (`signal`) gets its own wording for duplicates and for a name in both
+ * tables, checked last, and a trace endpoint's for the rest, `endpoints[i]`
+ * included.
  */
-function validateHeaders(endpoint: JsonObject, where: string, unsupported: Report): void {
+function validateHeaders(endpoint: JsonObject, i: number, unsupported: Report, signal?: 'logs' | 'metrics'): void {
+  const where = `endpoints[${i}]`;
   const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
   const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
   const asciiLower = (name: string) => name.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
   for (const [table, entries] of [['headers', headers], ['header_env', headerEnv]] as const) {
     const seen = new Set<string>();
     for (const name of Object.keys(entries)) {
-      if (seen.has(asciiLower(name))) unsupported('opentelemetry', `${where}.${table}.${name}`, `OpenTelemetry ${where}.${table} contains duplicate header ${rustDebugString(name)} ignoring ASCII case`);
-      seen.add(asciiLower(name));
+      if (!seen.has(asciiLower(name))) seen.add(asciiLower(name));
+      else if (signal === undefined) unsupported('opentelemetry', `${where}.${table}.${name}`, `OpenTelemetry ${where}.${table} contains duplicate header ${rustDebugString(name)} ignoring ASCII case`);
+      else unsupported(`opentelemetry.${signal}`, `${where}.${table}.${name}`, `OpenTelemetry ${signal}.${where}.${table}.${name} contains a duplicate header ignoring ASCII case`);
     }
   }
   for (const [name, value] of Object.entries(headers)) {
@@ -379,8 +473,12 @@ function validateHeaders(endpoint: JsonObject, where: string, unsupported: Repor
   const named = new Set(Object.keys(headers).map(asciiLower));
   for (const [name, variable] of Object.entries(headerEnv)) {
     if (!isHeaderName(name)) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where}.header_env.${name} header name ${rustDebugString(name)} is invalid`);
-    if (named.has(asciiLower(name))) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where} header ${rustDebugString(name)} cannot appear in both headers and header_env`);
+    if (signal === undefined && named.has(asciiLower(name))) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where} header ${rustDebugString(name)} cannot appear in both headers and header_env`);
     if (typeof variable === 'string' && isNativeBlank(variable)) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where}.header_env.${name} must name a non-empty environment variable`);
+  }
+  if (signal === undefined) return;
+  for (const name of Object.keys(headerEnv)) {
+    if (named.has(asciiLower(name))) unsupported(`opentelemetry.${signal}`, `${where}.header_env.${name}`, `OpenTelemetry ${signal}.${where}.header_env.${name} cannot also appear in headers`);
   }
 }
 
@@ -425,23 +523,29 @@ function tracesUrl(endpoint: string): string {
   return withDefaultPath(endpoint, '/v1/traces');
 }
 
+/** Native's HTTP log URL: a bare origin, or one with the path `/` (kept for traces), gets `/v1/logs`. */
 function logsUrl(endpoint: string): string {
-  return withDefaultPath(endpoint, '/v1/logs');
+  return withDefaultPath(endpoint, '/v1/logs', true);
 }
 
+/** The log URL native derives from an HTTP trace URL: its `/v1/traces` (or an empty path) becomes `/v1/logs`, the query kept. */
 function logsUrlFromTraces(url: string): string {
-  return url.endsWith('/v1/traces') ? `${url.slice(0, -'/v1/traces'.length)}/v1/logs` : url;
+  const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)([^?#]*)(.*)$/i.exec(url);
+  if (match === null) return url;
+  const [, origin, path, rest] = match as unknown as [string, string, string, string];
+  if (path === '' || path === '/') return `${origin}/v1/logs${rest}`;
+  return path.endsWith('/v1/traces') ? `${origin}${path.slice(0, -'/v1/traces'.length)}/v1/logs${rest}` : url;
 }
 
 function grpcUrl(endpoint: string): string {
   return nativeTrim(endpoint);
 }
 
-function withDefaultPath(endpoint: string, path: string): string {
+function withDefaultPath(endpoint: string, path: string, rootToo = false): string {
   const trimmed = nativeTrim(endpoint);
   const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)(.*)$/i.exec(trimmed);
   if (match === null) return trimmed;
-  return match[2] === '' ? `${match[1]}${path}` : trimmed;
+  return match[2] === '' || (rootToo && match[2] === '/') ? `${match[1]}${path}` : trimmed;
 }
 
 /** Native shows loopback hosts as `<loopback>` and a bare origin with `/`. */
@@ -449,7 +553,10 @@ function displayDestination(url: string): string {
   const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#:]*|\[[^\]]*\])(:\d+)?(.*)$/i.exec(url);
   if (match === null) return url;
   const host = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(match[2]!) ? '<loopback>' : match[2]!.toLowerCase();
-  return `${match[1]!.toLowerCase()}${host}${match[3] ?? ''}${match[4] === '' ? '/' : match[4]}`;
+  const scheme = match[1]!.toLowerCase();
+  // The port is always shown, a scheme's default included.
+  const port = match[3] ?? (scheme === 'http://' ? ':80' : scheme === 'https://' ? ':443' : '');
+  return `${scheme}${host}${port}${match[4] === '' ? '/' : match[4]}`;
 }
 
 function endpointsOf(otel: JsonObject): JsonObject[] {
@@ -462,10 +569,5 @@ function strings(value: unknown): string[] {
 
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
-}
-
-function headerNames(text: string | undefined): string[] {
-  if (!isNonBlank(text)) return [];
-  return text!.split(',').map((item) => nativeTrim(item.split('=')[0]!).toLowerCase()).filter((name) => name !== '');
 }
 

@@ -11,6 +11,7 @@
  */
 
 import type { ConfigDiagnostic, JsonObject } from '../../relay/contract.ts';
+import { isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 
 /** The attribute convention of the env-configured OTLP endpoint. */
 export type OtlpEnvType = 'full' | 'gen_ai' | 'openinference';
@@ -55,7 +56,7 @@ export const OTLP_ENVIRONMENT_VARIABLES: readonly { name: string; hermes?: strin
   { name: 'NEMO_RELAY_HOOKS_OTLP_ENABLED', hermes: 'HERMES_NEMO_RELAY_OTLP_ENABLED', setting: 'otlpEnabled', default: 'off', meaning: 'Send OTLP traces without a plugins.toml (both backends).' },
   { name: 'NEMO_RELAY_HOOKS_OTLP_TYPE', hermes: 'HERMES_NEMO_RELAY_OTLP_TYPE', setting: 'otlpType', default: 'gen_ai', meaning: 'full, gen_ai or openinference.' },
   { name: 'NEMO_RELAY_HOOKS_OTLP_HEADERS', hermes: 'HERMES_NEMO_RELAY_OTLP_HEADERS', setting: 'otlpHeaders', default: '(unset)', meaning: 'Headers like OTEL_EXPORTER_OTLP_HEADERS, without the process-wide variable native refuses.' },
-  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', setting: 'otlpEndpoint', default: '(unset)', meaning: 'Trace endpoint URL, used as is.' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', setting: 'otlpEndpoint', default: '(unset)', meaning: 'Trace endpoint URL, used as is (a bare origin gets /v1/traces).' },
   { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', setting: 'otlpEndpoint', default: 'http://localhost:4318 (grpc: :4317)', meaning: 'Base URL; /v1/traces is added over HTTP.' },
   { name: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', setting: 'otlpProtocol', default: '(unset)', meaning: 'Like OTEL_EXPORTER_OTLP_PROTOCOL, for traces only; wins over it.' },
   { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', setting: 'otlpProtocol', default: 'http/protobuf', meaning: 'http/protobuf or grpc.' },
@@ -89,7 +90,7 @@ export function otlpSettingsFromEnv(env: Env, setName: SetName, flag: (name: str
   const tracesEndpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   const base = read('OTEL_EXPORTER_OTLP_ENDPOINT');
   if (tracesEndpoint !== '') values.otlpEndpoint = tracesEndpoint;
-  else if (base !== '') values.otlpEndpoint = values.otlpProtocol !== 'grpc' ? `${base.replace(/\/+$/, '')}/v1/traces` : base;
+  else if (base !== '') values.otlpEndpoint = values.otlpProtocol !== 'grpc' ? withTracesPath(base) : base;
   const headersName = setName({ name: 'NEMO_RELAY_HOOKS_OTLP_HEADERS', hermes: 'HERMES_NEMO_RELAY_OTLP_HEADERS' });
   const headers = (headersName !== undefined ? read(headersName) : '') || read('OTEL_EXPORTER_OTLP_TRACES_HEADERS') || read('OTEL_EXPORTER_OTLP_HEADERS');
   if (headers !== '') values.otlpHeaders = headers;
@@ -114,7 +115,7 @@ export function otlpPluginDocument(settings: OtlpEnvSettings, atof: AtofFileForD
     transport: grpc ? 'grpc' : 'http_binary',
   };
   if (settings.otlpServiceName) endpoint.service_name = settings.otlpServiceName;
-  const headers = keyValues(settings.otlpHeaders, 'OTEL_EXPORTER_OTLP_HEADERS', diagnostics);
+  const headers = keyValues(settings.otlpHeaders, 'OTEL_EXPORTER_OTLP_HEADERS', diagnostics, true);
   if (Object.keys(headers).length > 0) endpoint.headers = headers;
   const resource = keyValues(settings.otlpResourceAttributes, 'OTEL_RESOURCE_ATTRIBUTES', diagnostics);
   if (resource['service.name'] !== undefined && !settings.otlpServiceName) endpoint.service_name = resource['service.name'];
@@ -129,9 +130,30 @@ export function otlpPluginDocument(settings: OtlpEnvSettings, atof: AtofFileForD
   return { version: 1, components: [{ kind: 'observability', enabled: true, config }] };
 }
 
-/** `key=value,key2=value2` with URL-encoded values, as the OpenTelemetry variables define them. */
-function keyValues(text: string, name: string, diagnostics: ConfigDiagnostic[]): Record<string, string> {
+/**
+ * The base URL with `/v1/traces` added to its path, as the OpenTelemetry
+ * variables define it (trailing slashes first removed); a query or fragment
+ * stays after the path, where a plain concatenation would put the path
+ * inside it.
+ */
+function withTracesPath(base: string): string {
+  const at = base.search(/[?#]/);
+  const [head, tail] = at === -1 ? [base, ''] : [base.slice(0, at), base.slice(at)];
+  return `${head.replace(/\/+$/, '')}/v1/traces${tail}`;
+}
+
+/**
+ * `key=value,key2=value2` with URL-encoded values, as the OpenTelemetry
+ * variables define them. For headers (`headers`), an entry native would
+ * refuse the whole document for (a name that is not an HTTP token, a value
+ * with a control character) is left out with a warning, and of two names
+ * differing only in ASCII case the later wins, with a warning: the rest of
+ * the headers, and the endpoint, still work. Warnings name the entry by its
+ * position, never its text (it may hold a credential).
+ */
+function keyValues(text: string, name: string, diagnostics: ConfigDiagnostic[], headers = false): Record<string, string> {
   const out: Record<string, string> = {};
+  const entryOf = new Map<string, { key: string; index: number }>();
   for (const [index, item] of text.split(',').entries()) {
     if (item.trim() === '') continue;
     const at = item.indexOf('=');
@@ -146,6 +168,23 @@ function keyValues(text: string, name: string, diagnostics: ConfigDiagnostic[]):
       value = decodeURIComponent(value);
     } catch {
       /* kept as written */
+    }
+    if (headers) {
+      if (!isHeaderName(key)) {
+        diagnostics.push(invalid(name, `${name} entry ${index + 1}: its name is not an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only); ignored`));
+        continue;
+      }
+      if (isInvalidHeaderValue(value)) {
+        diagnostics.push(invalid(name, `${name} entry ${index + 1}: its value has a control character (a line break, say), which no HTTP request can carry; ignored`));
+        continue;
+      }
+      const lower = key.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+      const earlier = entryOf.get(lower);
+      if (earlier !== undefined) {
+        diagnostics.push(invalid(name, `${name} entry ${index + 1} names the header of entry ${earlier.index + 1} again (names are compared ignoring case); the later is used`));
+        delete out[earlier.key];
+      }
+      entryOf.set(lower, { key, index });
     }
     out[key] = value;
   }

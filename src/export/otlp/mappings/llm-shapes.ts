@@ -17,6 +17,7 @@ import {
   chatRequestDecodes,
   functionFieldsDecode,
   normalizedPart,
+  partKindModeled,
   readsAsRole,
   requestSurface,
   responsesPartDecodes,
@@ -25,6 +26,7 @@ import {
   type MessagesSurface,
   type NormalizedSurface,
 } from '../../../formats/request-codecs.ts';
+import { answerDecodes } from '../../../formats/response-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
 import { canonicalJson, parseJsonAsNative, parsedNumberText } from '../../../formats/native-text.ts';
 import { readsAsShape, readUsage as readUsageOfShape, responseCounts, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
@@ -177,7 +179,7 @@ export function readResponse(data: Json | undefined, reading: CountReading = 'sh
   if (geminiResponse(response) !== undefined) return readGeminiResponse(response, reading);
   if (ofSeveralShapes(response)) return unreadResponse(response, reading);
   let message: Message | null = null;
-  if (choice !== null) message = readMessage(choice.message ?? null);
+  if (choice !== null) message = surface === 'openai_chat' ? readChatAnswer(choice.message ?? null) : readMessage(choice.message ?? null);
   else if (surface === 'anthropic_messages') message = readMessagesAnswer(response.content as Json[]);
   else if (Array.isArray(response.content)) message = readMessage({ role: 'assistant', content: response.content });
   else if (response.assistant_message !== undefined) message = readMessage(response.assistant_message);
@@ -192,13 +194,13 @@ function shapedUsage(response: JsonObject, surface: ReturnType<typeof detectResp
 }
 
 /**
- * `readResponse` as native's gen_ai mapping reads it: a response whose usage
- * its codec rejects (`responseUsageDecodes`) gives nothing, neither message, id,
- * model, finish reason nor usage. (Its openinference mapping drops only the
+ * `readResponse` as native's gen_ai mapping reads it: a response its codec
+ * rejects (`responseDecodes`) gives nothing, neither message, id, model,
+ * finish reason nor usage. (Its openinference mapping drops only the
  * message and finish reason: see openinference.ts.)
  */
 export function readDecodedResponse(data: Json | undefined): LlmResponseView {
-  if (!responseUsageDecodes(data)) {
+  if (!responseDecodes(data)) {
     return { recognized: false, id: undefined, model: undefined, message: null, finishReason: undefined, usage: { input: undefined, output: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined } };
   }
   return readResponse(data);
@@ -212,13 +214,20 @@ export function readDecodedResponse(data: Json | undefined): LlmResponseView {
  * pricing reads a usage by (`readsAsShape`); true for a shapeless response
  * or a usage that is no object.
  */
-export function responseUsageDecodes(data: Json | undefined): boolean {
+function responseUsageDecodes(data: Json | undefined): boolean {
   const response = objectOf(data ?? null) ?? {};
   // A Gemini answer's usage is decoded with the rest of it.
   if (geminiResponse(response) !== undefined) return geminiAnswer(response) !== undefined;
   const surface = detectResponseSurface(response);
   const usage = response.usage ?? null;
   return surface === undefined || objectOf(usage) === null || readsAsShape(surface, usage);
+}
+
+/** Whether native's codec of the response's own shape decodes it: its usage (`responseUsageDecodes`) and the rest (`answerDecodes`). */
+export function responseDecodes(data: Json | undefined): boolean {
+  const response = objectOf(data ?? null) ?? {};
+  const surface = detectResponseSurface(response);
+  return responseUsageDecodes(data) && (surface === undefined || answerDecodes(response, surface));
 }
 
 /** The response's usage through the token table: the input counts its cache reads and writes (Anthropic's are added). */
@@ -317,13 +326,16 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
   const resultsAt: number[] = [];
   if (typeof content === 'string') parts.push({ kind: 'text', text: content });
   else if (Array.isArray(content)) {
+    // A refusal, tool use or tool result only where the decode models that kind (a Chat `tool_use` part or a
+    // Messages `refusal` block is a provider part, kept under its kind); a response's message is read for all.
+    const modeled = (kind: string) => surface === undefined || partKindModeled(kind, surface);
     for (const block of content) {
       const b = objectOf(block);
       if (b === null) continue;
       if (b.type === 'text' && typeof b.text === 'string') parts.push({ kind: 'text', text: b.text });
-      else if (b.type === 'refusal' && typeof b.refusal === 'string') parts.push({ kind: 'text', text: b.refusal });
-      else if (b.type === 'tool_use') parts.push({ kind: 'tool_call', call: valueToolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input === undefined ? {} : b.input) });
-      else if (b.type === 'tool_result') {
+      else if (b.type === 'refusal' && typeof b.refusal === 'string' && modeled('refusal')) parts.push({ kind: 'text', text: b.refusal });
+      else if (b.type === 'tool_use' && modeled('tool_use')) parts.push({ kind: 'tool_call', call: valueToolCall(stringOf(b.id), stringOf(b.name) ?? '', b.input === undefined ? {} : b.input) });
+      else if (b.type === 'tool_result' && modeled('tool_result')) {
         results.push({ id: stringOf(b.tool_use_id), content: typeof b.content === 'string' ? b.content : sortedJson(b.content ?? null), response: b.content ?? null });
         resultsAt.push(parts.length);
       }
@@ -388,6 +400,28 @@ function readMessagesAnswer(content: Json[]): Message {
   const text = texts.length === 0 ? undefined : texts.join('\n');
   const parts: Part[] = text === undefined ? calls : [{ kind: 'text', text }, ...calls];
   return { role: 'assistant', parts, results: [], providerRole: 'assistant', separateToolCalls: false, ...(text === undefined ? {} : { plainText: text }) };
+}
+
+/**
+ * A Chat Completions choice's message as native's decode reads it (one
+ * `answerDecodes` accepts): its content text, then its tool calls that name
+ * a function, a call without an `id` having the id `''` and one without
+ * `arguments` the arguments `{}`.
+ */
+function readChatAnswer(value: Json): Message | null {
+  const message = objectOf(value);
+  if (message === null) return null;
+  const content = stringOf(message.content);
+  const parts: Part[] = content === undefined ? [] : [{ kind: 'text', text: content }];
+  for (const value of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+    const call = objectOf(value);
+    const fn = objectOf(call?.function ?? null);
+    const name = stringOf(fn?.name);
+    if (call === null || fn === null || name === undefined) continue;
+    const id = stringOf(call.id) ?? '';
+    parts.push({ kind: 'tool_call', call: typeof fn.arguments === 'string' ? toolCall(id, name, fn.arguments) : valueToolCall(id, name, {}) });
+  }
+  return { role: 'assistant', parts, results: [], providerRole: 'assistant', separateToolCalls: Array.isArray(message.tool_calls), ...(content === undefined ? {} : { plainText: content }) };
 }
 
 /** A tool call whose arguments are a JSON value, not JSON text (an Anthropic `tool_use` input): kept as sent, a string too. */

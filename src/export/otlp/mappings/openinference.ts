@@ -13,7 +13,7 @@ import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, responseUsageDecodes, textOfMessage, toolCallsOf, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
+import { readRequest, readResponse, responseDecodes, textOfMessage, toolCallsOf, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { displayText, displayTextOfString, requestDisplayText } from './display-text.ts';
 
@@ -142,9 +142,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
     if (t.parameters !== undefined) fn.parameters = t.parameters;
     out[`llm.tools.${i}.tool.json_schema`] = JSON.stringify({ type: 'function', function: fn });
   });
-  // native: a response whose usage its codec cannot decode loses its message and finish reason here (the rest stays).
+  // native: a response its codec cannot decode loses its message and finish reason here (the rest stays).
   const read = readResponse(end.data, 'shape-then-names');
-  const response = responseUsageDecodes(end.data) ? read : { ...read, recognized: false, message: null, finishReason: undefined };
+  const response = responseDecodes(end.data) ? read : { ...read, recognized: false, message: null, finishReason: undefined };
   // A shapeless (managed) response is read for its message, which native sends as JSON.
   const summary = !response.recognized && response.message !== null ? summaryOf(response.message) : '';
   const output = summary !== '' ? summary : displayText(end.data ?? undefined);
