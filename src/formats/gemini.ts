@@ -150,10 +150,17 @@ function readCall(value: Json): GeminiCall {
   return { id: typeof id === 'string' ? id : name, name, args: args ?? {} };
 }
 
-/** `STOP` is a stop, or a tool call when the answer calls a function; `MAX_TOKENS` a length stop; the safety reasons a content filter; `FINISH_REASON_UNSPECIFIED` none. */
+/**
+ * An answer that calls a function ends in a tool call when it says `STOP`
+ * or nothing (`FINISH_REASON_UNSPECIFIED` too); else `STOP` is a stop,
+ * `MAX_TOKENS` a length stop, the safety reasons a content filter, nothing
+ * none.
+ */
 function finishOf(reason: string | null | undefined, calls: boolean): GeminiFinish | undefined {
-  if (reason === undefined || reason === null || reason === 'FINISH_REASON_UNSPECIFIED') return undefined;
-  if (reason === 'STOP') return { mapped: calls ? 'tool_calls' : 'stop' };
+  const unstated = reason === undefined || reason === null || reason === 'FINISH_REASON_UNSPECIFIED';
+  if (calls && (unstated || reason === 'STOP')) return { mapped: 'tool_calls' };
+  if (unstated) return undefined;
+  if (reason === 'STOP') return { mapped: 'stop' };
   if (reason === 'MAX_TOKENS') return { mapped: 'length' };
   if (FILTERED.has(reason)) return { mapped: 'content_filter' };
   return { asSent: reason };

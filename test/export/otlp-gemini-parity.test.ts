@@ -34,6 +34,8 @@ const ANSWERS: [string, unknown][] = [
   ['a function call (its id is the name) beside text', answer([{ text: 'let me' }, { functionCall: { name: 'get', args: { b: 2, a: 1 } } }])],
   ['calls of two functions, one with its own id and no args', answer([{ functionCall: { name: 'get', id: 'call-9' } }, { functionCall: { name: 'put', args: {} } }])],
   ['a call cut by MAX_TOKENS', answer([{ functionCall: { name: 'get', args: {} } }], 'MAX_TOKENS')],
+  ['a call with no finish reason (a tool call)', answer([{ functionCall: { name: 'get', args: {} } }], null)],
+  ['a call with OTHER', answer([{ functionCall: { name: 'get', args: {} } }], 'OTHER')],
   ['media and code parts', answer([{ text: 'see' }, { inlineData: { mimeType: 'image/png', data: 'AAA' } }, { fileData: { mimeType: 'image/png', fileUri: 'gs://x' } }, { executableCode: { language: 'PYTHON', code: 'print(1)' } }, {}])],
   ['only a file part', answer([{ fileData: { mimeType: 'image/png', fileUri: 'gs://x' } }])],
   ['SAFETY', answer([{ text: 't' }], 'SAFETY')],
