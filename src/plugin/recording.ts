@@ -187,11 +187,12 @@ export class LiveRecording {
     const what = [atof, atif].filter((part) => part !== null);
     if (what.length === 0) return;
     const folder = absolute(settings.atofOutputDirectory || settings.atifOutputDirectory);
-    safeLog(
-      logger,
-      'info',
-      `recording to ${folder}: ${what.join(', ')} (no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)`,
-    );
+    // A host that named its files (but not their folder) still records here by default; it did configure something.
+    const named = origin.explicit.has('atofFilename') || origin.explicit.has('atifFilenameTemplate');
+    const why = named
+      ? 'no output folder was configured, so this is the default one; NEMO_RELAY_HOOKS_OUTPUTS=off turns these outputs off'
+      : 'no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off';
+    safeLog(logger, 'info', `recording to ${folder}: ${what.join(', ')} (${why})`);
   }
 
   private registerAtof(): void {

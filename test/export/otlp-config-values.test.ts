@@ -43,6 +43,8 @@ interface Outcome {
   headers: Record<string, string>[];
   /** Each request's path, in arrival order. */
   paths: string[];
+  /** Each request's authorization header. */
+  authorization: (string | undefined)[];
   problems: string[];
 }
 
@@ -68,7 +70,7 @@ async function run(backend: (typeof FILE_BACKENDS)[number], endpoint: string[], 
     'enabled = true',
     '[[components.config.opentelemetry.endpoints]]',
     'type = "full"',
-    ...endpoint.map((line) => line.replaceAll('{URL}', rx.url)),
+    ...endpoint.map((line) => line.replaceAll('{URL}', rx.url).replaceAll('{HOSTPORT}', rx.url.replace(/^http:\/\//, ''))),
     ...(endpoint.some((line) => line.startsWith('endpoint =')) ? [] : [`endpoint = ${JSON.stringify(rx.url)}`]),
     ...after.map((line) => line.replaceAll('{URL}', rx.url)),
   ].join('\n');
@@ -97,8 +99,14 @@ async function run(backend: (typeof FILE_BACKENDS)[number], endpoint: string[], 
     batches: rx.requests.map((r) => r.spans.length),
     headers: rx.requests.map((r) => Object.fromEntries(Object.entries(r.headers).filter(([k]) => k.startsWith('x-')))),
     paths: rx.requests.map((r) => r.path),
+    authorization: rx.requests.map((r) => r.headers.authorization),
     problems: logger.lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.message),
   };
+}
+
+/** The authorization header of the first request, if any. */
+function rxAuthorization(outcome: Outcome): string | undefined {
+  return outcome.authorization[0];
 }
 
 async function both(endpoint: string[], after: string[] = []): Promise<[Outcome, Outcome]> {
@@ -110,6 +118,33 @@ const traces = () => validatePluginConfig({
   version: 1,
   components: [{ kind: 'observability', config: { version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }] } } }],
 }).observability!.opentelemetry.traces;
+
+describe('gRPC headers', () => {
+  const grpcTraces = (headers: Record<string, string>) =>
+    validatePluginConfig({
+      version: 1,
+      components: [{ kind: 'observability', config: { version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', transport: 'grpc', headers }] } } }],
+    });
+
+  it('skip the endpoint for a value past printable ASCII (grpc-js quoted it in its error) or a -bin name (native refuses it), quoting nothing', () => {
+    const cases: Record<string, string>[] = [{ 'x-a': 'café-SECRET-77' }, { 'x-a': 'a\tSECRET-77' }, { 'x-a-bin': 'SECRET-77' }];
+    for (const headers of cases) {
+      const validation = grpcTraces(headers);
+      expect(validation.observability!.opentelemetry.traces, JSON.stringify(headers)).toEqual([]);
+      expect(validation.diagnostics.map((d) => d.code)).toEqual(['observability.otel_endpoint_skipped']);
+      expect(JSON.stringify(validation.diagnostics)).not.toContain('SECRET-77');
+    }
+    expect(grpcTraces({ 'x-a': 'Bearer ok' }).observability!.opentelemetry.traces).toHaveLength(1);
+  });
+
+  it('an exporter refused a value does not quote it', async () => {
+    const { createWireExporter } = await import('../../src/export/otlp/exporters.ts');
+    const failure = await createWireExporter({ signal: 'traces', transport: 'grpc', url: 'http://127.0.0.1:1', headers: { 'x-a': 'café-SECRET-77' }, timeoutMillis: 1000 }).catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toContain('x-a');
+    expect((failure as Error).message).not.toContain('SECRET-77');
+  });
+});
 
 describe('OTEL_BSP_* as native reads them', () => {
   // Measured on native 0.9.2: which values of OTEL_BSP_MAX_EXPORT_BATCH_SIZE change its batches.
@@ -171,6 +206,40 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     const [memory, native] = await both([endpoint], ['[components.config.opentelemetry.logs]', 'enabled = true', ...logs]);
     expect([...native.paths].sort()).toEqual([...paths].sort());
     expect([...memory.paths].sort()).toEqual([...native.paths].sort());
+  });
+
+  it.each([
+    ['an origin with a query: /v1/traces before it', 'endpoint = "{URL}?tenant=a"', ['/v1/traces']],
+    ['an origin with a fragment', 'endpoint = "{URL}#f"', ['/v1/traces']],
+    ['ASCII spaces around it', 'endpoint = " {URL}\\t"', ['/v1/traces']],
+  ])('sends where native does, for %s', async (_, endpoint, paths) => {
+    const [memory, native] = await both([endpoint]);
+    expect(native.paths).toEqual(paths);
+    expect(memory.paths).toEqual(native.paths);
+  });
+
+  it('sends no credentials from the endpoint URL, as native, and says so', async () => {
+    const [memory, native] = await both(['endpoint = "http://user:SECRET-pw@{HOSTPORT}/v1/traces"']);
+    expect(native.paths).toEqual(['/v1/traces']);
+    expect(memory.paths).toEqual(['/v1/traces']);
+    expect(rxAuthorization(native)).toBeUndefined();
+    expect(rxAuthorization(memory)).toBeUndefined();
+    expect(memory.problems.join('\n')).toContain('observability.otel_endpoint_credentials');
+    expect(memory.problems.join('\n')).not.toContain('SECRET-pw');
+  });
+
+  it.each([
+    ['a no-break space around it', 'endpoint = "\u00a0{URL}"'],
+    ['a tab inside', 'endpoint = "{URL}/v1/tr\\taces"'],
+    ['a space in its path', 'endpoint = "{URL}/a b"'],
+    ['a backtick in its path', 'endpoint = "{URL}/a`b"'],
+    ['an underscore in its host', 'endpoint = "http://h_x:9/"'],
+  ])('an endpoint with %s: native refuses the document, the memory relay skips the endpoint', async (_, endpoint) => {
+    const [memory, native] = await both([endpoint]);
+    expect(native.atof).toBe(0);
+    expect(memory.atof).toBe(12);
+    expect(memory.batches).toEqual([]);
+    expect(memory.problems.join('\n')).toContain('observability.otel_endpoint_skipped');
   });
 
   it('sends with a timeout_millis of 0 (the default timeout), where native sends or not from run to run', async () => {

@@ -110,6 +110,9 @@ console.log('@@' + JSON.stringify(plugin.status().outputs.filter((o) => o.kind =
     expect(files(path.join(run.cwd, 'nemo-relay-output'))).toEqual(['acme-my-agent-atof.jsonl', 'traj-s1.json']);
     const notice = run.stderr.split('\n').find((line) => line.includes('recording to'));
     expect(notice).toContain('one ATIF trajectory per session in traj-<session id>.json');
+    // A file name was configured: the notice does not say none was, only that the folder is the default.
+    expect(notice).not.toContain('no file output was configured');
+    expect(notice).toContain('(no output folder was configured, so this is the default one; NEMO_RELAY_HOOKS_OUTPUTS=off turns these outputs off)');
   });
 
   it('names files after the script when the host has no package.json', () => {

@@ -1,9 +1,8 @@
 // The OTLP mappings of LLM calls on random requests and responses, memory
 // against native (test/support/random-llm-shapes.ts says what is drawn).
-// Seeds 1-120 show no difference; wider runs still find a few, listed in
-// docs/known-limits.md ("OTLP gen_ai and openinference for unusual requests").
-// Bounded: the seeds are fixed (LLM_SHAPES_FROM and LLM_SHAPES_SEEDS widen a
-// run by hand); a failure names its seed, and
+// Seeds 1-120 run here; LLM_SHAPES_FROM and LLM_SHAPES_SEEDS widen a run by
+// hand (docs/known-limits.md says what a wide run found and what the probe
+// leaves out). Bounded: the seeds are fixed; a failure names its seed, and
 // `compareLlmShapeSeed(seed, receiver)` replays it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';

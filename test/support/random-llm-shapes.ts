@@ -3,13 +3,14 @@
  * and responses of the three provider shapes (Chat Completions, Anthropic
  * Messages, Responses) built from the pieces hosts and frameworks send and
  * some they should not (every role, content as text, null, a list of typed
- * parts or blocks, media parts, tool calls and results, reasoning, tool
- * definitions, fields of the wrong type, in requests and now and then in
- * responses), sent by the plugin on the memory
+ * parts or blocks, a part of the other shape's kind, media parts, tool calls
+ * and results, reasoning, tool definitions, fields of the wrong type in
+ * requests and now and then in responses), sent by the plugin on the memory
  * relay and on native 0.9.2 to a loopback receiver as gen_ai, openinference
  * and full spans, and compared after ids become labels. Native's decodes
- * reject a whole request for a field of the wrong type; the first run of this
- * probe found 125 differences in 120 seeds, all now read as native reads them.
+ * reject a whole request or response for a field of the wrong type; the
+ * first run of this probe found 125 differences in 120 seeds, and wider runs
+ * (seeds 121-1000) more: all now read as native reads them.
  * With `gemini`, Gemini `generateContent` requests and answers too
  * (`contents`, `systemInstruction`, `tools`, `generationConfig`;
  * `candidates`, `usageMetadata`), read by native's Gemini codec

@@ -19,7 +19,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
-import { destinationUrlProblem, headerValueProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
+import { destinationUrlProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
@@ -283,7 +283,7 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
       index,
       type: endpoint.type as OtlpType,
       ...common,
-      url: common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : tracesUrl(String(endpoint.endpoint)),
+      url: withoutUserinfo(common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : tracesUrl(String(endpoint.endpoint))),
       markProjection: endpoint.mark_projection === 'tool' ? 'tool' : 'event',
       markExcludeNames: strings(endpoint.mark_exclude_names),
       attributeMappings: (Array.isArray(endpoint.attribute_mappings) ? endpoint.attribute_mappings : [])
@@ -304,7 +304,7 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
       logs.endpoints.filter(isJsonObject).forEach((endpoint, index) => {
         const common = commonSettings(endpoint, `logs.endpoints[${index}]`, env, bsp, push);
         if (common === null) return;
-        const url = common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : logsUrl(String(endpoint.endpoint));
+        const url = withoutUserinfo(common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : logsUrl(String(endpoint.endpoint)));
         out.logs.push({ ...common, ...batch, url, minimumSeverity });
       });
     } else {
@@ -410,14 +410,30 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
     });
     return null;
   };
-  // Native trims an OTLP endpoint (Rust's trim) before it parses it.
-  const urlProblem = destinationUrlProblem(nativeTrim(endpoint.endpoint), ['http:', 'https:']);
+  const urlProblem = destinationUrlProblem(nativeTrim(endpoint.endpoint), ['http:', 'https:']) ?? nativeEndpointProblem(endpoint.endpoint);
   if (urlProblem !== null) return skip('endpoint', urlProblem);
+  const credentials = userinfoOf(nativeTrim(endpoint.endpoint));
+  if (credentials) {
+    // Never quoted: they are credentials.
+    push({
+      level: 'warning',
+      code: 'observability.otel_endpoint_credentials',
+      component: 'opentelemetry',
+      field: `${where}.endpoint`,
+      message: `OpenTelemetry ${where}.endpoint carries a user name or password, which is not sent (native does not send it either); put the credentials in headers or header_env`,
+    });
+  }
   const grpc = endpoint.transport === 'grpc';
   for (const [header, value] of Object.entries(headers)) {
+    const field = isJsonObject(endpoint.header_env) && header in endpoint.header_env ? `header_env.${header}` : `headers.${header}`;
+    // Native refuses a binary (-bin) gRPC header at activation: the whole document.
+    if (grpc && /-bin$/i.test(header)) return skip(field, 'is a binary (-bin) gRPC header, which native refuses');
     // Over HTTP any text goes: native sends a value's UTF-8 bytes, and so does the wire here (exporters.ts).
-    const problem = grpc ? headerValueProblem(value) : isInvalidHeaderValue(value) ? 'contains a control character (a line break, say), which no HTTP request can carry' : null;
-    if (problem !== null) return skip(isJsonObject(endpoint.header_env) && header in endpoint.header_env ? `header_env.${header}` : `headers.${header}`, `value ${problem}`);
+    // gRPC metadata here carries printable ASCII only (grpc-js refuses the rest, quoting the value in its error).
+    const problem = grpc
+      ? /[^\u0020-\u007e]/.test(value) ? 'contains characters other than printable ASCII, which the gRPC exporter cannot send' : null
+      : isInvalidHeaderValue(value) ? 'contains a control character (a line break, say), which no HTTP request can carry' : null;
+    if (problem !== null) return skip(field, `value ${problem}`);
   }
   // Native refuses a queue, batch or (document) delay of 0 at activation: the whole document. Here the endpoint.
   const maxQueueSize = numberOr(endpoint.max_queue_size, bsp.maxQueueSize);
@@ -482,6 +498,39 @@ function validateHeaders(endpoint: JsonObject, i: number, unsupported: Report, s
   }
 }
 
+/**
+ * What makes native refuse an endpoint URL that a WHATWG parser takes
+ * (measured on 0.9.2): only ASCII spaces and controls are trimmed at its
+ * edges (a no-break space is not), a tab or line break inside is not
+ * dropped, a path holds no space, backtick, `<` or `>`, and a host name
+ * only ASCII letters, digits, `-` and `.`. Null when native takes it.
+ */
+function nativeEndpointProblem(endpoint: string): string | null {
+  const text = endpoint.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+  if (nativeTrim(text) !== text) return 'begins or ends with a space character other than an ASCII one, which native does not trim';
+  if (/[\t\n\r]/.test(text)) return 'contains a tab or line break, which native refuses';
+  const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^/?#:]*)(?::\d*)?([^?#]*)/i.exec(text);
+  if (match === null) return null;
+  if (!match[1]!.startsWith('[') && !/^[A-Za-z0-9.-]+$/.test(match[1]!)) return 'names a host with characters other than ASCII letters, digits, - and ., which native refuses';
+  if (/[ `<>]/.test(match[2]!)) return 'has a space, backtick, < or > in its path, which native refuses (percent-encode it)';
+  return null;
+}
+
+/** Whether a URL carries a user name or password. */
+function userinfoOf(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== '' || parsed.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** The URL without its user name and password (native does not send them). */
+function withoutUserinfo(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i, '$1');
+}
+
 /** Native's check of an endpoint's `attribute_mappings`: its first problem, or null. */
 function attributeMappingsProblem(mappings: readonly unknown[]): string | null {
   const aliases = new Set<string>();
@@ -541,11 +590,12 @@ function grpcUrl(endpoint: string): string {
   return nativeTrim(endpoint);
 }
 
+/** `path` added when the endpoint has none (before a query or fragment, which stay), or `/` with `rootToo`. */
 function withDefaultPath(endpoint: string, path: string, rootToo = false): string {
   const trimmed = nativeTrim(endpoint);
-  const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)(.*)$/i.exec(trimmed);
+  const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)([^?#]*)(.*)$/i.exec(trimmed);
   if (match === null) return trimmed;
-  return match[2] === '' || (rootToo && match[2] === '/') ? `${match[1]}${path}` : trimmed;
+  return match[2] === '' || (rootToo && match[2] === '/') ? `${match[1]}${path}${match[3]}` : trimmed;
 }
 
 /** Native shows loopback hosts as `<loopback>` and a bare origin with `/`. */
