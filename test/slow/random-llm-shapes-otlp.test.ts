@@ -11,6 +11,9 @@ import { compareLlmShapeSeed } from '../support/random-llm-shapes.ts';
 
 const SEEDS = Array.from({ length: Number(process.env.LLM_SHAPES_SEEDS ?? 120) }, (_, i) => Number(process.env.LLM_SHAPES_FROM ?? 1) + i);
 
+/** With Gemini's shapes among the others (`llmShapeLines`' `gemini`). */
+const GEMINI_SEEDS = Array.from({ length: Number(process.env.RANDOM_GEMINI_SEEDS ?? 120) }, (_, i) => i + 1);
+
 let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startHttpReceiver();
@@ -22,5 +25,11 @@ afterAll(async () => {
 describe.skipIf(!nativeAvailable)(`random LLM requests and responses: memory and native send the same OTLP${nativeAvailable ? '' : ` (skipped: native cannot load: ${nativeLoadError})`}`, () => {
   it.each(SEEDS)('seed %i', async (seed) => {
     expect(await compareLlmShapeSeed(seed, receiver)).toEqual([]);
+  });
+});
+
+describe.skipIf(!nativeAvailable)(`random Gemini requests and answers among them: memory and native send the same OTLP${nativeAvailable ? '' : ' (skipped)'}`, () => {
+  it.each(GEMINI_SEEDS)('seed %i', async (seed) => {
+    expect(await compareLlmShapeSeed(seed, receiver, { gemini: true })).toEqual([]);
   });
 });
