@@ -90,7 +90,9 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
   });
 });
 
-describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('aiSdkMiddleware next to instrumentAiSdk (%s)', (_major, packages) => {
+// The provider's major changes what the middleware sees, not what the integration reports: the newest is enough here.
+describe('aiSdkMiddleware next to instrumentAiSdk', () => {
+  const packages = AI_SDK_PROVIDERS[0]!;
   it('steps aside for the attempts of text runs the integration reports', async () => {
     const fake = new FakeProvider();
     fake.reply('responses', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'fine', usage: { input: 1, output: 1 } });

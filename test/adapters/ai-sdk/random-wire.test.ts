@@ -10,8 +10,10 @@ const onNative = backends().includes('native');
 
 describe('the AI SDK on random provider replies', () => {
   for (const packages of AI_SDK_PROVIDERS) {
+    // 3.x gets fewer seeds here, to keep npm test's time; the slow file runs as many on each.
+    const seeds = packages.major === '4.x' ? [1, 2, 3, 4] : [1, 2];
     for (const wire of AI_SDK_WIRES) {
-      for (const seed of [1, 2, 3, 4]) {
+      for (const seed of seeds) {
         it(`${wire} ${packages.major}, seed ${seed}`, () => runAiSdkSeed(seed, wire, packages, onNative), 30_000);
       }
     }

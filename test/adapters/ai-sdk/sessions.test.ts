@@ -211,7 +211,23 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     });
   }
 
-  it('decisions of a toolApproval policy are recorded in the step, a denied call with its outcome', async () => {
+  it('a run left waiting for an answer keeps its session open until the adapter is uninstalled', async () => {
+    const fake = scriptedOpenAI(false);
+    const model = packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
+    const recorded = recordedPlugin('ai-approval-unanswered');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    await generateText({ model, tools, prompt });
+    expect(recorded.log.at(-1)!.hook).toBe('on_session_end');
+    uninstall();
+    expect(recorded.log.at(-1)).toMatchObject({ hook: 'on_session_finalize', payload: { reason: 'uninstalled' } });
+    const { atif } = await recorded.finish();
+    expect(atif).toHaveLength(1);
+  });
+});
+
+// A mock model: no provider package, so once.
+describe('tool approvals by a toolApproval policy', () => {
+  it('its decisions are recorded in the step, a denied call with its outcome', async () => {
     const calls = [
       { type: 'tool-call', toolCallId: 'call_ok', toolName: 'deleteFile', input: '{"path":"/tmp/x"}' },
       { type: 'tool-call', toolCallId: 'call_no', toolName: 'deleteFile', input: '{"path":"/etc/hosts"}' },
@@ -241,18 +257,5 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
       ['call_ok', 'deleted /tmp/x', 'ok'],
       ['call_no', 'protected', 'denied'],
     ]);
-  });
-
-  it('a run left waiting for an answer keeps its session open until the adapter is uninstalled', async () => {
-    const fake = scriptedOpenAI(false);
-    const model = packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
-    const recorded = recordedPlugin('ai-approval-unanswered');
-    uninstall = instrumentAiSdk(recorded.hooks);
-    await generateText({ model, tools, prompt });
-    expect(recorded.log.at(-1)!.hook).toBe('on_session_end');
-    uninstall();
-    expect(recorded.log.at(-1)).toMatchObject({ hook: 'on_session_finalize', payload: { reason: 'uninstalled' } });
-    const { atif } = await recorded.finish();
-    expect(atif).toHaveLength(1);
   });
 });
