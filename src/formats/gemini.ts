@@ -24,7 +24,8 @@ export interface GeminiCall {
 
 /** One part of the answer, in order (thought parts are left out). */
 export type GeminiPart =
-  | { readonly kind: 'text'; readonly text: string }
+  /** `signed`: the part carries a `thoughtSignature` (its turn's content is then its parts, not one text). */
+  | { readonly kind: 'text'; readonly text: string; readonly signed?: true }
   | { readonly kind: 'call'; readonly call: GeminiCall }
   /** Any other part, as native's projections show it: under its kind (`inlineData`, `fileData`, ...) or, of no kind the codec knows, as sent with `type: "unknown"`. */
   | { readonly kind: 'other'; readonly shown: JsonObject };
@@ -38,8 +39,9 @@ export type GeminiFinish = { readonly mapped: 'stop' | 'tool_calls' | 'length' |
 export interface GeminiAnswer {
   readonly id: string | undefined;
   readonly model: string | undefined;
-  /** The first candidate's parts; undefined when it has no content. */
-  readonly parts: readonly GeminiPart[] | undefined;
+  /** The first candidate's content (`GeminiContent`, its function calls apart); undefined when it has none. */
+  readonly content: GeminiContent;
+  readonly calls: readonly GeminiCall[];
   readonly finish: GeminiFinish | undefined;
   /** `usageMetadata` as the codec reads it (`geminiCodecUsage`); undefined when there is none. */
   readonly usage: TokenUsage | undefined;
@@ -88,23 +90,33 @@ function decode(response: JsonObject): GeminiAnswer {
   if (!optionalString(response.modelVersion) || !optionalString(response.responseId)) reject();
   const usage = geminiCodecUsage(response.usageMetadata);
   if (usage === null) reject();
-  const first = candidates[0];
-  let parts: GeminiPart[] | undefined;
-  let finish: GeminiFinish | undefined;
-  if (first !== undefined) {
-    if (!isJsonObject(first)) reject();
-    const content = first.content;
-    if (!absent(content)) {
-      if (!isJsonObject(content)) reject();
-      parts = readParts(content.parts);
-    }
-    if (!optionalString(first.finishReason)) reject();
-    finish = finishOf(first.finishReason as string | null | undefined, parts?.some((part) => part.kind === 'call') ?? false);
+  // Every candidate has its fields' types; only the first one's parts are read.
+  for (const candidate of candidates) {
+    if (!isJsonObject(candidate) || !optionalString(candidate.finishReason)) reject();
+    if (!absent(candidate.content) && (!isJsonObject(candidate.content) || !(absent(candidate.content.parts) || Array.isArray(candidate.content.parts)))) reject();
   }
-  return { id: response.responseId as string | undefined ?? undefined, model: response.modelVersion as string | undefined ?? undefined, parts, finish, usage };
+  const first = candidates[0] as JsonObject | undefined;
+  let content: GeminiContent;
+  let calls: GeminiCall[] = [];
+  if (first !== undefined && isJsonObject(first.content)) {
+    const read = readParts(first.content.parts);
+    calls = read.flatMap((part) => (part.kind === 'call' ? [part.call] : []));
+    // No content of an answer without parts (an empty list, or thoughts alone), unlike a request's turn.
+    content = read.length === 0 ? undefined : contentOf(read, calls.length);
+  }
+  const finish = first === undefined ? undefined : finishOf(first.finishReason as string | null | undefined, calls.length > 0);
+  return { id: response.responseId as string | undefined ?? undefined, model: response.modelVersion as string | undefined ?? undefined, content, calls, finish, usage };
 }
 
-function readParts(value: Json | undefined): GeminiPart[] {
+/** A turn's content of its parts but the function calls (`calls` of them): one text when they are all plain text, else the parts. */
+function contentOf(read: readonly GeminiPart[], calls: number): GeminiContent {
+  const shown = read.filter((part) => part.kind !== 'call');
+  if (!shown.every((part) => part.kind === 'text' && part.signed !== true)) return { parts: shown };
+  return shown.length === 0 && calls > 0 ? undefined : { text: shown.map((part) => (part as { text: string }).text).join('\n') };
+}
+
+/** An answer's or a turn's parts; `calls`: whether function calls may be among them (a `model` turn's, an answer's). */
+function readParts(value: Json | undefined, calls = true): GeminiPart[] {
   if (absent(value)) return [];
   if (!Array.isArray(value)) reject();
   const out: GeminiPart[] = [];
@@ -116,8 +128,9 @@ function readParts(value: Json | undefined): GeminiPart[] {
     const kind = kinds[0];
     if (kind === 'text') {
       if (typeof part.text !== 'string') reject();
-      if (part.thought !== true) out.push({ kind: 'text', text: part.text });
+      if (part.thought !== true) out.push(absent(part.thoughtSignature) ? { kind: 'text', text: part.text } : { kind: 'text', text: part.text, signed: true });
     } else if (kind === 'functionCall') {
+      if (!calls) reject();
       const call = readCall(part.functionCall!);
       if (ids.has(call.id)) reject();
       ids.add(call.id);
@@ -137,11 +150,149 @@ function readCall(value: Json): GeminiCall {
   return { id: typeof id === 'string' ? id : name, name, args: args ?? {} };
 }
 
-/** `STOP` is a stop, or a tool call when the answer calls a function; `MAX_TOKENS` a length stop; the safety reasons a content filter; `FINISH_REASON_UNSPECIFIED` none. */
+/**
+ * An answer that calls a function ends in a tool call when it says `STOP`
+ * or nothing (`FINISH_REASON_UNSPECIFIED` too); else `STOP` is a stop,
+ * `MAX_TOKENS` a length stop, the safety reasons a content filter, nothing
+ * none.
+ */
 function finishOf(reason: string | null | undefined, calls: boolean): GeminiFinish | undefined {
-  if (reason === undefined || reason === null || reason === 'FINISH_REASON_UNSPECIFIED') return undefined;
-  if (reason === 'STOP') return { mapped: calls ? 'tool_calls' : 'stop' };
+  const unstated = reason === undefined || reason === null || reason === 'FINISH_REASON_UNSPECIFIED';
+  if (calls && (unstated || reason === 'STOP')) return { mapped: 'tool_calls' };
+  if (unstated) return undefined;
+  if (reason === 'STOP') return { mapped: 'stop' };
   if (reason === 'MAX_TOKENS') return { mapped: 'length' };
   if (FILTERED.has(reason)) return { mapped: 'content_filter' };
   return { asSent: reason };
+}
+
+/** A message of a Gemini request as native's codec reads it. */
+export type GeminiRequestMessage =
+  /** The system instruction (a first message), a `user` or a `model` (`assistant`) turn: its content, then its function calls. */
+  | { readonly role: 'system' | 'user' | 'assistant'; readonly content: GeminiContent; readonly calls: readonly GeminiCall[] }
+  /** One function's result (a `user` turn of `functionResponse` parts gives one per part): its id (its own, else the function's name) and the response as serde_json's text. */
+  | { readonly role: 'tool'; readonly id: string; readonly response: JsonObject };
+
+/**
+ * A turn's content: one text (its text parts joined by newlines, `''` for a
+ * turn of no parts) when it has no other part, else its parts in order; none
+ * for a turn of function calls alone.
+ */
+export type GeminiContent = { readonly text: string } | { readonly parts: readonly GeminiPart[] } | undefined;
+
+/** A tool of a Gemini request: a function declaration, or a tool object's provider tools (`googleSearch`, ...) kept whole. */
+export type GeminiTool =
+  | { readonly kind: 'function'; readonly declaration: JsonObject & { readonly name: string } }
+  /** `kinds`: the object's tool keys in code-point order (gen_ai lists each; openinference one tool of the first). */
+  | { readonly kind: 'provider'; readonly kinds: readonly string[]; readonly value: JsonObject };
+
+export interface GeminiRequest {
+  readonly model: string | undefined;
+  readonly messages: readonly GeminiRequestMessage[];
+  readonly tools: readonly GeminiTool[];
+  /** `generationConfig` (the generation parameters: `temperature`, `topP`, `maxOutputTokens`, `stopSequences`). */
+  readonly parameters: JsonObject;
+}
+
+/** The typed generation parameters: a field present (null too) of another type rejects the request. */
+const GENERATION_TYPES: Record<string, (value: Json) => boolean> = {
+  temperature: (value) => typeof value === 'number',
+  topP: (value) => typeof value === 'number',
+  maxOutputTokens: (value) => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0xffffffff,
+  stopSequences: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
+};
+
+/**
+ * A Gemini request body (`contents`) as native's codec reads it, or
+ * undefined where it rejects the whole request: `contents` that is no list; a
+ * turn that is no object, of a role other than `user`, `model` or none, or
+ * without a list of parts; a part that is no object, of two kinds, with a
+ * text that is no string; a function call in a `user` turn or without a
+ * name or with `args` that are no object, two of one id in a turn; a
+ * `functionResponse` beside other parts, in a `model` turn, without a name
+ * or a `response` object, two of one id in a turn; a `systemInstruction`
+ * that is no object with a list of text parts; `tools` that are no list of
+ * objects, `functionDeclarations` that are no list of functions with a name
+ * (and a text `description`); a `generationConfig` that is no object or a
+ * typed parameter of another type (`GENERATION_TYPES`); a `model` that is no
+ * string.
+ */
+export function geminiRequest(body: JsonObject): GeminiRequest | undefined {
+  try {
+    return decodeRequest(body);
+  } catch (error) {
+    if (error instanceof Rejected) return undefined;
+    throw error;
+  }
+}
+
+function decodeRequest(body: JsonObject): GeminiRequest {
+  if (!optionalString(body.model) || body.model === null) reject();
+  if (!Array.isArray(body.contents)) reject();
+  const messages: GeminiRequestMessage[] = [];
+  if (body.systemInstruction !== undefined) {
+    const text = systemText(body.systemInstruction);
+    if (text !== '') messages.push({ role: 'system', content: { text }, calls: [] });
+  }
+  for (const turn of body.contents) messages.push(...readTurn(turn));
+  const parameters = body.generationConfig ?? {};
+  if (!isJsonObject(parameters)) reject();
+  for (const [key, typed] of Object.entries(GENERATION_TYPES)) if (parameters[key] !== undefined && !typed(parameters[key]!)) reject();
+  return { model: body.model as string | undefined, messages, tools: readTools(body.tools), parameters };
+}
+
+/** The system instruction's text parts, joined by newlines (a thought is text here). */
+function systemText(value: Json): string {
+  if (!isJsonObject(value) || !Array.isArray(value.parts)) reject();
+  return value.parts
+    .map((part) => {
+      if (!isJsonObject(part) || typeof part.text !== 'string' || PART_KINDS.some((kind) => kind !== 'text' && !absent(part[kind]))) reject();
+      return part.text;
+    })
+    .join('\n');
+}
+
+function readTurn(value: Json): GeminiRequestMessage[] {
+  if (!isJsonObject(value) || !Array.isArray(value.parts)) reject();
+  const role = value.role === undefined ? 'user' : value.role;
+  if (role !== 'user' && role !== 'model') reject();
+  const parts = value.parts;
+  if (parts.some((part) => isJsonObject(part) && !absent(part.functionResponse))) return toolResults(parts, role);
+  const read = readParts(parts, role === 'model');
+  const calls = read.flatMap((part) => (part.kind === 'call' ? [part.call] : []));
+  return [{ role: role === 'model' ? 'assistant' : 'user', content: contentOf(read, calls.length), calls }];
+}
+
+/** A `user` turn of function results: every part one, each a tool message. */
+function toolResults(parts: readonly Json[], role: string): GeminiRequestMessage[] {
+  if (role !== 'user') reject();
+  const ids = new Set<string>();
+  return parts.map((part) => {
+    if (!isJsonObject(part) || PART_KINDS.some((kind) => kind !== 'functionResponse' && !absent(part[kind]))) reject();
+    const result = part.functionResponse;
+    if (!isJsonObject(result) || typeof result.name !== 'string' || !optionalString(result.id) || !isJsonObject(result.response)) reject();
+    const id = typeof result.id === 'string' ? result.id : result.name;
+    if (ids.has(id)) reject();
+    ids.add(id);
+    return { role: 'tool' as const, id, response: result.response };
+  });
+}
+
+function readTools(value: Json | undefined): GeminiTool[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) reject();
+  const out: GeminiTool[] = [];
+  for (const tool of value) {
+    if (!isJsonObject(tool)) reject();
+    const { functionDeclarations, ...rest } = tool;
+    if (functionDeclarations !== undefined) {
+      if (!Array.isArray(functionDeclarations)) reject();
+      for (const declaration of functionDeclarations) {
+        if (!isJsonObject(declaration) || typeof declaration.name !== 'string' || declaration.name === '' || !optionalString(declaration.description)) reject();
+        out.push({ kind: 'function', declaration: declaration as JsonObject & { name: string } });
+      }
+    }
+    if (functionDeclarations === undefined || Object.keys(rest).length > 0) out.push({ kind: 'provider', kinds: Object.keys(rest).sort(), value: rest });
+  }
+  return out;
 }

@@ -199,12 +199,14 @@ export function functionFieldsDecode(fn: JsonObject): boolean {
  * each parameter and the request fields that hold it, the first one set
  * winning (Chat's `max_completion_tokens` over its older `max_tokens`). A
  * shape reads only its own names: a Chat request's `max_output_tokens` is no
- * token cap, and Responses has no stop.
+ * token cap, and Responses has no stop. Gemini's are the fields of its
+ * `generationConfig` (`formats/gemini.ts`).
  */
-export const PARAM_FIELDS: Record<NormalizedSurface, { readonly [param in 'temperature' | 'max_tokens' | 'top_p' | 'stop']: readonly string[] }> = {
+export const PARAM_FIELDS: Record<NormalizedSurface | 'gemini_generate_content', { readonly [param in 'temperature' | 'max_tokens' | 'top_p' | 'stop']: readonly string[] }> = {
   openai_chat: { temperature: ['temperature'], max_tokens: ['max_completion_tokens', 'max_tokens'], top_p: ['top_p'], stop: ['stop'] },
   anthropic_messages: { temperature: ['temperature'], max_tokens: ['max_tokens'], top_p: ['top_p'], stop: ['stop_sequences'] },
   openai_responses: { temperature: ['temperature'], max_tokens: ['max_output_tokens'], top_p: ['top_p'], stop: [] },
+  gemini_generate_content: { temperature: ['temperature'], max_tokens: ['maxOutputTokens'], top_p: ['topP'], stop: ['stopSequences'] },
 };
 
 /** The first of a parameter's `fields` set in `request` that `read` accepts (`read` says what a usable value is). */
@@ -218,7 +220,7 @@ export function firstParam<T>(request: JsonObject, fields: readonly string[], re
 }
 
 /** A stop as the normalized form lists it: a list of strings, or a single Chat stop as a list of one. */
-export function stopList(value: Json, surface: NormalizedSurface): string[] | undefined {
+export function stopList(value: Json, surface: NormalizedSurface | 'gemini_generate_content'): string[] | undefined {
   if (typeof value === 'string') return surface === 'openai_chat' ? [value] : undefined;
   return Array.isArray(value) && value.every((item) => typeof item === 'string') ? (value as string[]) : undefined;
 }

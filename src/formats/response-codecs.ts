@@ -6,7 +6,8 @@
  * finish reason, message and counts, `openinference` its message and finish
  * reason. Found by probing native with crafted responses; fields a probe
  * showed the decode to read leniently (a Messages block of an unknown kind,
- * a Chat `role` that is no text) are not checked.
+ * a Chat `role` that is no text) are not checked. A Gemini answer is decoded
+ * whole, usage included, in `gemini.ts`.
  *
  * @module
  */

@@ -15,6 +15,7 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
 import { ensureOutputDirectories } from './config/plugins-toml.ts';
+import { removeEmptyCreated } from '../shared/directory.ts';
 import { enabledComponents, observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
@@ -86,10 +87,12 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   const skipped = [...resolved.diagnostics, ...skippedDestinations];
   const tomlPath = settings.pluginsTomlPath || undefined;
   const options = tomlPath ? { tomlPath } : {};
+  // Folders made for a document that is then rejected go again (when still empty): a rejected document writes nothing.
+  const created: string[] = [];
   if (settings.dynamicPlugins.length > 0) {
     if (typeof backend.activateDynamicPlugins === 'function') {
       try {
-        ensureOutputDirectories(document);
+        ensureOutputDirectories(document, created);
         const activation = await backend.activateDynamicPlugins(document, settings.dynamicPlugins, options);
         return { ...active(activation, true, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
       } catch (error) {
@@ -104,9 +107,10 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
     }
   }
   try {
-    ensureOutputDirectories(document);
+    ensureOutputDirectories(document, created);
     return { ...active(await backend.initializePluginConfig(document, options), false, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
   } catch (error) {
+    removeEmptyCreated(created);
     // An active document logs what it skipped (active() above); a rejected one still says which price source it left out.
     for (const diagnostic of resolved.diagnostics) safeLog(logger, 'warn', `${sourceOf(settings)}: ${diagnostic.code}: ${diagnostic.message}`);
     return rejected(error, settings, logger);
@@ -180,10 +184,12 @@ export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRela
   if (checks.hasResolvableSources(config)) return undefined;
   const { document, skipped } = checks.activatableDocument(config);
   const tomlPath = settings.pluginsTomlPath || undefined;
+  const created: string[] = [];
   try {
-    ensureOutputDirectories(document);
+    ensureOutputDirectories(document, created);
     return { ...active(backend.initializePluginConfigSync(document, tomlPath ? { tomlPath } : {}), false, logger, skipped, sourceOf(settings)), document } as PluginsTomlOutcome;
   } catch (error) {
+    removeEmptyCreated(created);
     return rejected(error, settings, logger);
   }
 }

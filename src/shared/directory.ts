@@ -10,20 +10,40 @@
  * @module
  */
 
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, rmdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-/** Creates `folder` and its missing parents; throws what the file system throws (ENOTDIR for a file in the way). */
-export function makeDirectory(folder: string): void {
+/**
+ * Creates `folder` and its missing parents; throws what the file system
+ * throws (ENOTDIR for a file in the way). Each folder it creates is added
+ * to `created`, parents first, when given.
+ */
+export function makeDirectory(folder: string, created?: string[]): void {
   const target = path.resolve(folder);
   if (isDirectory(target)) return;
   const parent = path.dirname(target);
-  if (parent !== target) makeDirectory(parent);
+  if (parent !== target) makeDirectory(parent, created);
   try {
     mkdirSync(target);
   } catch (error) {
     if ((error as { code?: string }).code === 'EEXIST' && isDirectory(target)) return;
     throw error;
+  }
+  created?.push(target);
+}
+
+/**
+ * Removes the folders `makeDirectory` created (`created`, children first)
+ * that are still empty: what an attempt that came to nothing leaves behind.
+ * A folder something was written into stays. Never throws.
+ */
+export function removeEmptyCreated(created: readonly string[]): void {
+  for (let i = created.length - 1; i >= 0; i--) {
+    try {
+      rmdirSync(created[i]!);
+    } catch {
+      // Not empty (or gone): it stays, and so do its parents.
+    }
   }
 }
 

@@ -119,6 +119,33 @@ const traces = () => validatePluginConfig({
   components: [{ kind: 'observability', config: { version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }] } } }],
 }).observability!.opentelemetry.traces;
 
+describe('gRPC headers', () => {
+  const grpcTraces = (headers: Record<string, string>) =>
+    validatePluginConfig({
+      version: 1,
+      components: [{ kind: 'observability', config: { version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1', transport: 'grpc', headers }] } } }],
+    });
+
+  it('skip the endpoint for a value past printable ASCII (grpc-js quoted it in its error) or a -bin name (native refuses it), quoting nothing', () => {
+    const cases: Record<string, string>[] = [{ 'x-a': 'café-SECRET-77' }, { 'x-a': 'a\tSECRET-77' }, { 'x-a-bin': 'SECRET-77' }];
+    for (const headers of cases) {
+      const validation = grpcTraces(headers);
+      expect(validation.observability!.opentelemetry.traces, JSON.stringify(headers)).toEqual([]);
+      expect(validation.diagnostics.map((d) => d.code)).toEqual(['observability.otel_endpoint_skipped']);
+      expect(JSON.stringify(validation.diagnostics)).not.toContain('SECRET-77');
+    }
+    expect(grpcTraces({ 'x-a': 'Bearer ok' }).observability!.opentelemetry.traces).toHaveLength(1);
+  });
+
+  it('an exporter refused a value does not quote it', async () => {
+    const { createWireExporter } = await import('../../src/export/otlp/exporters.ts');
+    const failure = await createWireExporter({ signal: 'traces', transport: 'grpc', url: 'http://127.0.0.1:1', headers: { 'x-a': 'café-SECRET-77' }, timeoutMillis: 1000 }).catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toContain('x-a');
+    expect((failure as Error).message).not.toContain('SECRET-77');
+  });
+});
+
 describe('OTEL_BSP_* as native reads them', () => {
   // Measured on native 0.9.2: which values of OTEL_BSP_MAX_EXPORT_BATCH_SIZE change its batches.
   const BATCH: [string, number][] = [

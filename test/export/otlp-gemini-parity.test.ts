@@ -1,10 +1,11 @@
-// Gemini `generateContent` answers through the plugin on the memory relay
-// and on native 0.9.2, sent as gen_ai, openinference and full spans: equal
-// after ids become labels. Native reads such an answer with its Gemini codec
-// (src/formats/gemini.ts says what it reads and what makes it reject the
-// whole answer); before the memory relay had that reader, each case here
-// differed (no output message, id, model, finish reason or counts). The
-// plugins.toml `atif` trajectories are compared too (model and counts).
+// Gemini `generateContent` requests and answers through the plugin on the
+// memory relay and on native 0.9.2, sent as gen_ai, openinference and full
+// spans: equal after ids become labels. Native reads them with its Gemini
+// codec (src/formats/gemini.ts says what it reads and what makes it reject a
+// whole answer or request); before the memory relay had that reader, each
+// case here differed (no output message, id, model, finish reason or counts;
+// no input messages, tools or parameters). The answers' plugins.toml `atif`
+// trajectories are compared too (model and counts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
@@ -33,6 +34,8 @@ const ANSWERS: [string, unknown][] = [
   ['a function call (its id is the name) beside text', answer([{ text: 'let me' }, { functionCall: { name: 'get', args: { b: 2, a: 1 } } }])],
   ['calls of two functions, one with its own id and no args', answer([{ functionCall: { name: 'get', id: 'call-9' } }, { functionCall: { name: 'put', args: {} } }])],
   ['a call cut by MAX_TOKENS', answer([{ functionCall: { name: 'get', args: {} } }], 'MAX_TOKENS')],
+  ['a call with no finish reason (a tool call)', answer([{ functionCall: { name: 'get', args: {} } }], null)],
+  ['a call with OTHER', answer([{ functionCall: { name: 'get', args: {} } }], 'OTHER')],
   ['media and code parts', answer([{ text: 'see' }, { inlineData: { mimeType: 'image/png', data: 'AAA' } }, { fileData: { mimeType: 'image/png', fileUri: 'gs://x' } }, { executableCode: { language: 'PYTHON', code: 'print(1)' } }, {}])],
   ['only a file part', answer([{ fileData: { mimeType: 'image/png', fileUri: 'gs://x' } }])],
   ['SAFETY', answer([{ text: 't' }], 'SAFETY')],
@@ -59,11 +62,37 @@ const ANSWERS: [string, unknown][] = [
   ['choices beside candidates', { ...answer([{ text: 'a' }]), choices: [{ index: 0, message: { role: 'assistant', content: 'yo' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }],
 ];
 
-function lines(response: unknown): HookLine[] {
+const ASKED = [{ role: 'user', parts: [{ text: 'q' }] }];
+const call = (name: string, id?: string) => ({ functionCall: { ...(id === undefined ? {} : { id }), name, args: { x: 1 } } });
+const result = (name: string, id?: string) => ({ functionResponse: { ...(id === undefined ? {} : { id }), name, response: { output: 'ok' } } });
+
+/** Each case: a Gemini request body, answered with a plain text; what native reads of it. */
+const REQUESTS: [string, Record<string, unknown>][] = [
+  ['user and model turns, texts joined', { model: 'gemini-2.5-pro', contents: [{ role: 'user', parts: [{ text: 'hello' }] }, { role: 'model', parts: [{ text: 'a' }, { text: 'b' }] }, { parts: [{ text: '  c  ' }] }] }],
+  ['a turn of no parts, a thought left out', { model: 'gemini-2.5-pro', contents: [{ role: 'user', parts: [] }, { role: 'model', parts: [{ text: 'hmm', thought: true }, { text: 'ans' }] }] }],
+  ['a signed text keeps a turn in parts', { model: 'gemini-2.5-pro', contents: [{ role: 'model', parts: [{ text: 'a', thoughtSignature: 's' }, { text: 'b' }] }] }],
+  ['media, code and unknown parts in order', { model: 'gemini-2.5-pro', contents: [{ role: 'user', parts: [{ fileData: { fileUri: 'gs://f' } }, { text: 'see' }, { inlineData: { mimeType: 'image/png', data: 'AAA' } }, { foo: 1 }] }] }],
+  ['a system instruction (a thought is text there), JSON text in it', { model: 'gemini-2.5-pro', contents: ASKED, systemInstruction: { role: 'system', parts: [{ text: '[" a "]' }, { text: 'b', thought: true }] } }],
+  ['a blank system instruction', { model: 'gemini-2.5-pro', contents: ASKED, systemInstruction: { parts: [{ text: '' }] } }],
+  ['calls and their results (ids: their own, else the name)', { model: 'gemini-2.5-pro', contents: [...ASKED, { role: 'model', parts: [call('get'), { text: 'after' }, call('put', 'c9')] }, { role: 'user', parts: [result('get'), result('put', 'c9')] }] }],
+  ['function declarations and provider tools', { model: 'gemini-2.5-pro', contents: ASKED, tools: [{ functionDeclarations: [{ name: 'get', description: 'gets', parameters: { type: 'OBJECT', properties: { x: { type: 'STRING' } } }, zeta: 1 }, { name: 'put' }] }, { googleSearch: {}, codeExecution: {} }, {}] }],
+  ['generation parameters', { model: 'gemini-2.5-pro', contents: ASKED, generationConfig: { temperature: 1, topP: 0.9, topK: 40, maxOutputTokens: 100, stopSequences: ['x'], seed: 7 } }],
+  ['no model', { contents: ASKED }],
+  // Rejected by the decode: nothing of the request, the span names the payload's model.
+  ['a role other than user or model', { model: 'gemini-2.5-pro', contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] }],
+  ['a turn without parts', { model: 'gemini-2.5-pro', contents: [{ role: 'user' }] }],
+  ['a function result beside text', { model: 'gemini-2.5-pro', contents: [{ role: 'user', parts: [result('get'), { text: 'more' }] }] }],
+  ['two calls of one function in a turn', { model: 'gemini-2.5-pro', contents: [{ role: 'model', parts: [call('get'), call('get')] }] }],
+  ['a system instruction as a string', { model: 'gemini-2.5-pro', contents: ASKED, systemInstruction: 'be nice' }],
+  ['a temperature that is no number', { model: 'gemini-2.5-pro', contents: ASKED, generationConfig: { temperature: 'hot' } }],
+  ['a declaration without a name', { model: 'gemini-2.5-pro', contents: ASKED, tools: [{ functionDeclarations: [{ description: 'x' }] }] }],
+];
+
+function lines(response: unknown, body: unknown = { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }): HookLine[] {
   const ids = { session_id: 's1', turn_id: 't0', api_request_id: 'a0', provider: 'gemini', api_mode: 'chat_completions', model: 'gemini-2.5-flash' };
   return [
     { hook: 'on_session_start', payload: { session_id: 's1' } },
-    { hook: 'pre_api_request', payload: { ...ids, request: { method: 'POST', headers: {}, body: { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] } } } },
+    { hook: 'pre_api_request', payload: { ...ids, request: { method: 'POST', headers: {}, body } } },
     { hook: 'post_api_request', payload: { ...ids, response } },
     { hook: 'on_session_finalize', payload: { session_id: 's1' } },
   ] as HookLine[];
@@ -99,5 +128,11 @@ describe.skipIf(!nativeAvailable)(`Gemini answers: memory and native write the s
 describe.skipIf(!nativeAvailable)(`Gemini answers: memory and native send the same OTLP${nativeAvailable ? '' : ` (skipped: native cannot load: ${nativeLoadError})`}`, () => {
   it.each(ANSWERS.map(([name, response], i) => [name, i, response] as const))('%s', async (_name, i, response) => {
     expect(await otlpDifferences(i, lines(response), receiver, ['gen_ai', 'openinference', 'full'])).toEqual([]);
+  });
+});
+
+describe.skipIf(!nativeAvailable)(`Gemini requests: memory and native send the same OTLP${nativeAvailable ? '' : ' (skipped)'}`, () => {
+  it.each(REQUESTS.map(([name, body], i) => [name, i, body] as const))('%s', async (_name, i, body) => {
+    expect(await otlpDifferences(100 + i, lines(ANSWERS[0]![1], body), receiver, ['gen_ai', 'openinference', 'full'])).toEqual([]);
   });
 });

@@ -10,6 +10,9 @@ import { compareLlmShapeSeed } from '../support/random-llm-shapes.ts';
 
 const SEEDS = Array.from({ length: 8 }, (_, i) => i + 1);
 
+/** With Gemini's shapes among the others (`llmShapeLines`' `gemini`). */
+const GEMINI_SEEDS = Array.from({ length: Number(process.env.RANDOM_GEMINI_SEEDS ?? 6) }, (_, i) => i + 1);
+
 let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startHttpReceiver();
@@ -21,5 +24,11 @@ afterAll(async () => {
 describe.skipIf(!nativeAvailable)(`random LLM requests and responses: memory and native send the same OTLP${nativeAvailable ? '' : ` (skipped: native cannot load: ${nativeLoadError})`}`, () => {
   it.each(SEEDS)('seed %i', async (seed) => {
     expect(await compareLlmShapeSeed(seed, receiver)).toEqual([]);
+  });
+});
+
+describe.skipIf(!nativeAvailable)(`random Gemini requests and answers among them: memory and native send the same OTLP${nativeAvailable ? '' : ' (skipped)'}`, () => {
+  it.each(GEMINI_SEEDS)('seed %i', async (seed) => {
+    expect(await compareLlmShapeSeed(seed, receiver, { gemini: true })).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // document is reported once, calls crossing the execution middleware are
 // managed in every session, and a close that fails cannot leave later
 // sessions without their outputs, because nothing closes between sessions.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createNemoRelayPlugin } from '../../src/index.ts';
@@ -36,6 +36,43 @@ describe('plugins.toml activation, once per process', () => {
     expect(warnings.filter((message) => message.includes('rejected plugins.toml'))).toHaveLength(1);
     expect(fake.callsOf('initializePluginConfig')).toHaveLength(1);
     expect(fake.callsOf('pushScope')).toHaveLength(3);
+  });
+
+  it('a rejected document leaves none of the folders it named behind; a folder something was written into stays', async () => {
+    const dir = tempDir('rejected-folders');
+    const fake = createFakeRelay({ pluginConfigError: new Error('invalid config: nope') });
+    const toml = writeObservabilityToml(dir, { atofDir: path.join(dir, 'out', 'events'), atifDir: path.join(dir, 'out', 'trajectories') });
+    const plugin = createNemoRelayPlugin({ backend: fake, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger: silentLogger });
+    plugin.handlers.on_session_start({ session_id: 's' });
+    await plugin.shutdown();
+    expect(fake.callsOf('initializePluginConfig')).toHaveLength(1);
+    expect(existsSync(path.join(dir, 'out'))).toBe(false);
+
+    // A folder that existed before, or one a failed activation wrote into, is not the plugin's to remove.
+    mkdirSync(path.join(dir, 'out', 'trajectories'), { recursive: true });
+    const writer = createFakeRelay({ pluginConfigError: new Error('invalid config: nope') });
+    const original = writer.initializePluginConfig.bind(writer);
+    writer.initializePluginConfig = async (document, options) => {
+      writeFileSync(path.join(dir, 'out', 'events', 'events.jsonl'), '');
+      return original(document, options);
+    };
+    const second = createNemoRelayPlugin({ backend: writer, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger: silentLogger });
+    second.handlers.on_session_start({ session_id: 's' });
+    await second.shutdown();
+    expect(existsSync(path.join(dir, 'out', 'events', 'events.jsonl'))).toBe(true);
+    expect(existsSync(path.join(dir, 'out', 'trajectories'))).toBe(true);
+  });
+
+  it('an active document keeps the folders it named', async () => {
+    await import('../../src/plugin/document-checks.ts');
+    const dir = tempDir('active-folders');
+    const plugin = createNemoRelayPlugin({ backend: 'memory', env: { HERMES_NEMO_RELAY_PLUGINS_TOML: observabilityToml(dir) }, logger: silentLogger });
+    plugin.handlers.on_session_start({ session_id: 's' });
+    await plugin.flush();
+    expect(plugin.status().pluginConfig.active).toBe(true);
+    await plugin.shutdown();
+    expect(existsSync(path.join(dir, 'events'))).toBe(true);
+    expect(existsSync(path.join(dir, 'trajectories'))).toBe(true);
   });
 
   it('runs every call that crosses tool_execution managed, in every session, the first ones included', async () => {

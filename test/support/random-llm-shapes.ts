@@ -3,13 +3,18 @@
  * and responses of the three provider shapes (Chat Completions, Anthropic
  * Messages, Responses) built from the pieces hosts and frameworks send and
  * some they should not (every role, content as text, null, a list of typed
- * parts or blocks, media parts, tool calls and results, reasoning, tool
- * definitions, fields of the wrong type, in requests and now and then in
- * responses), sent by the plugin on the memory
+ * parts or blocks, a part of the other shape's kind, media parts, tool calls
+ * and results, reasoning, tool definitions, fields of the wrong type in
+ * requests and now and then in responses), sent by the plugin on the memory
  * relay and on native 0.9.2 to a loopback receiver as gen_ai, openinference
  * and full spans, and compared after ids become labels. Native's decodes
- * reject a whole request for a field of the wrong type; the first run of this
- * probe found 125 differences in 120 seeds, all now read as native reads them.
+ * reject a whole request or response for a field of the wrong type; the
+ * first run of this probe found 125 differences in 120 seeds, and wider runs
+ * (seeds 121-1000) more: all now read as native reads them.
+ * With `gemini`, Gemini `generateContent` requests and answers too
+ * (`contents`, `systemInstruction`, `tools`, `generationConfig`;
+ * `candidates`, `usageMetadata`), read by native's Gemini codec
+ * (src/formats/gemini.ts).
  */
 
 import type { HookLine } from '../fixtures/streams/script.ts';
@@ -124,18 +129,91 @@ function wellFormedResponse(d: D, shape: string): unknown {
   if (shape === 'anthropic') return { id: 'm1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: Array.from({ length: d.int(0, 3) }, () => anthropicBlock(d)), stop_reason: d.pick(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', null]), stop_sequence: null, usage };
   return { id: 'r1', object: 'response', created_at: 1, status: d.pick(['completed', 'incomplete']), model: 'gpt-4o', output: Array.from({ length: d.int(0, 3) }, () => d.pick([() => ({ type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [{ type: d.pick(['output_text', 'refusal']), text: text(d), refusal: 'r', annotations: [] }] }), () => ({ type: 'function_call', id: 'fc', call_id: 'call_1', name: 'f', arguments: JSON.stringify(randomValue(d, 1)) }), () => ({ type: 'reasoning', id: 'rs', summary: [] })])()), usage };
 }
-/** The hook lines of one seed: a session of 1-3 LLM calls, each of a random provider shape. */
-export function llmShapeLines(seed: number): HookLine[] {
+/** Now and then a value of the wrong type in place of `value` (what native's decode rejects a whole request or answer for). */
+const typo = (d: D, value: unknown, wrong: readonly unknown[]): unknown => (d.chance(0.03) ? d.pick(wrong) : value);
+function geminiPart(d: D, calls: boolean, results: boolean): unknown {
+  return d.pick([
+    () => ({ text: typo(d, text(d), [5, null]) }),
+    () => ({ text: text(d), thought: true }),
+    () => ({ text: text(d), thoughtSignature: 'sig' }),
+    () => (calls ? { functionCall: { ...(d.chance(0.2) ? { id: d.pick(['c1', 'c2', 'f']) } : {}), name: typo(d, d.pick(['f', 'g']), ['', 5]), ...(d.chance(0.8) ? { args: typo(d, randomValue(d, 1) ?? {}, ['{"x":1}', null, [1]]) } : {}) } } : { text: text(d) }),
+    () => (results ? { functionResponse: { ...(d.chance(0.2) ? { id: 'c1' } : {}), name: d.pick(['f', 'g']), response: typo(d, { output: randomValue(d, 1) }, ['ok', null]) } } : { text: text(d) }),
+    () => ({ inlineData: { mimeType: 'image/png', data: 'AAA' } }),
+    () => ({ fileData: { mimeType: 'application/pdf', fileUri: 'gs://b/f' } }),
+    () => ({ executableCode: { language: 'PYTHON', code: 'print(1)' } }),
+    () => d.pick([{}, { foo: 1 }, { text: 'a', functionCall: { name: 'f', args: {} } }]),
+  ])();
+}
+/** The parts of one Gemini turn: a `user` turn of function results now and then (all its parts), else mixed parts. */
+function geminiParts(d: D, role: string): unknown[] {
+  if (role === 'user' && d.chance(0.25)) return Array.from({ length: d.int(1, 2) }, (_, i) => ({ functionResponse: { name: d.chance(0.8) ? ['f', 'g'][i] : 'f', response: { output: randomValue(d, 1) } } }));
+  return Array.from({ length: d.int(0, 3) }, () => geminiPart(d, role !== 'user', false));
+}
+function geminiRequest(d: D): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: typo(d, d.pick(['gemini-2.5-pro', 'gemini-2.5-flash']), [5]) };
+  if (d.chance(0.1)) delete body.model;
+  body.contents = typo(
+    d,
+    Array.from({ length: d.int(0, 4) }, () => {
+      const role = typo(d, d.pick(['user', 'model', undefined]), ['assistant', 'system', null]) as string | undefined;
+      return { ...(role === undefined ? {} : { role }), parts: typo(d, geminiParts(d, role ?? 'user'), ['x', undefined]) };
+    }),
+    ['hello', null],
+  );
+  if (d.chance(0.4)) body.systemInstruction = typo(d, { ...(d.chance(0.3) ? { role: 'system' } : {}), parts: Array.from({ length: d.int(0, 2) }, () => ({ text: text(d), ...(d.chance(0.1) ? { thought: true } : {}) })) }, ['be nice', null, { parts: [{ inlineData: {} }] }]);
+  if (d.chance(0.4)) {
+    body.tools = typo(
+      d,
+      Array.from({ length: d.int(0, 2) }, () => {
+        const tool: Record<string, unknown> = {};
+        if (d.chance(0.7)) tool.functionDeclarations = Array.from({ length: d.int(0, 2) }, () => ({ name: typo(d, d.pick(['f', 'g']), ['']), ...(d.chance(0.5) ? { description: typo(d, text(d), [5]) } : {}), ...(d.chance(0.6) ? { parameters: { type: 'OBJECT', properties: { x: { type: 'STRING' } } } } : {}), ...(d.chance(0.1) ? { response: { type: 'STRING' } } : {}) }));
+        if (d.chance(0.3)) tool[d.pick(['googleSearch', 'codeExecution', 'urlContext'])] = {};
+        return tool;
+      }),
+      [{ functionDeclarations: [] }, null],
+    );
+  }
+  if (d.chance(0.4)) {
+    const config: Record<string, unknown> = {};
+    for (const [k, v] of [['temperature', typo(d, d.pick([0, 0.7, 1, 2]), ['hot', null])], ['topP', 0.9], ['topK', 40], ['maxOutputTokens', typo(d, d.pick([100, 0]), [1.5, '9'])], ['stopSequences', typo(d, ['x', 'y'], ['x'])], ['candidateCount', 1], ['seed', 7]] as const) if (d.chance(0.35)) config[k] = v;
+    body.generationConfig = typo(d, config, [5]);
+  }
+  return body;
+}
+function geminiAnswer(d: D): unknown {
+  const usage: Record<string, unknown> = { promptTokenCount: typo(d, d.int(0, 50), [1.5, '10', -1]), candidatesTokenCount: d.int(0, 50) };
+  for (const key of ['totalTokenCount', 'thoughtsTokenCount', 'cachedContentTokenCount', 'toolUsePromptTokenCount']) if (d.chance(0.3)) usage[key] = d.int(0, 20);
+  const candidate = (): unknown => ({
+    ...(d.chance(0.9) ? { content: typo(d, { role: 'model', parts: Array.from({ length: d.int(0, 3) }, () => geminiPart(d, true, d.chance(0.05))) }, ['x', null]) } : {}),
+    ...(d.chance(0.9) ? { finishReason: typo(d, d.pick(['STOP', 'STOP', 'MAX_TOKENS', 'SAFETY', 'RECITATION', 'OTHER', 'MALFORMED_FUNCTION_CALL', 'FINISH_REASON_UNSPECIFIED', 'stop']), [3]) } : {}),
+    index: 0,
+  });
+  const response: Record<string, unknown> = { candidates: Array.from({ length: d.pick([1, 1, 1, 0, 2]) }, candidate) };
+  if (d.chance(0.9)) response.usageMetadata = typo(d, usage, [5]);
+  if (d.chance(0.8)) response.modelVersion = typo(d, 'gemini-2.5-flash-001', [5]);
+  if (d.chance(0.8)) response.responseId = 'resp-1';
+  if (d.chance(0.1)) response.usage = d.pick([{ prompt_tokens: 3, completion_tokens: 4 }, { promptTokenCount: 20, candidatesTokenCount: 9 }]);
+  if (d.chance(0.05)) response.model = 'other-model';
+  return response;
+}
+
+/**
+ * The hook lines of one seed: a session of 1-3 LLM calls, each of a random
+ * provider shape. `gemini`: Gemini `generateContent` requests and answers
+ * among them (a shape drawn only with this set, so the other seeds draw as
+ * before).
+ */
+export function llmShapeLines(seed: number, options: { gemini?: boolean } = {}): HookLine[] {
   const d = new Draw(seed);
   const out: unknown[] = [{ hook: 'on_session_start', payload: { session_id: 's1' } }];
   for (let i = 0; i < d.int(1, 3); i++) {
-    const shape = d.pick(['chat', 'anthropic', 'responses']);
-    const provider = shape === 'anthropic' ? 'anthropic' : 'openai';
-    const api_mode = shape === 'chat' ? 'chat_completions' : shape === 'anthropic' ? 'anthropic_messages' : 'codex_responses';
+    const shape = options.gemini === true && d.chance(0.6) ? 'gemini' : d.pick(['chat', 'anthropic', 'responses']);
+    const provider = shape === 'anthropic' ? 'anthropic' : shape === 'gemini' ? d.pick(['gemini', 'google']) : 'openai';
+    const api_mode = shape === 'chat' || shape === 'gemini' ? 'chat_completions' : shape === 'anthropic' ? 'anthropic_messages' : 'codex_responses';
     const b = { session_id: 's1', turn_id: `t${i}`, api_request_id: `a${i}`, provider, api_mode, model: 'm' };
     out.push({ hook: 'pre_llm_call', payload: { session_id: 's1', turn_id: `t${i}`, user_message: 'hi' } });
-    out.push({ hook: 'pre_api_request', payload: { ...b, request: { method: 'POST', headers: {}, body: request(d, shape) } } });
-    out.push({ hook: 'post_api_request', payload: { ...b, response: response(d, shape) } });
+    out.push({ hook: 'pre_api_request', payload: { ...b, request: { method: 'POST', headers: {}, body: shape === 'gemini' ? geminiRequest(d) : request(d, shape) } } });
+    out.push({ hook: 'post_api_request', payload: { ...b, response: shape === 'gemini' ? geminiAnswer(d) : response(d, shape) } });
     out.push({ hook: 'post_llm_call', payload: { session_id: 's1', turn_id: `t${i}`, assistant_response: 'ok' } });
   }
   out.push({ hook: 'on_session_finalize', payload: { session_id: 's1' } });
@@ -143,9 +221,10 @@ export function llmShapeLines(seed: number): HookLine[] {
 }
 
 /** Every difference of one seed, one per endpoint type that differs, each naming the seed (and the seed's requests). */
-export async function compareLlmShapeSeed(seed: number, receiver: Receiver): Promise<string[]> {
-  const lines = llmShapeLines(seed);
+export async function compareLlmShapeSeed(seed: number, receiver: Receiver, options: { gemini?: boolean } = {}): Promise<string[]> {
+  const lines = llmShapeLines(seed, options);
   const found = await otlpDifferences(seed, lines, receiver, ['gen_ai', 'openinference', 'full']);
   if (found.length > 0) found.push(`requests of seed ${seed}: ${JSON.stringify(lines.filter((line) => line.hook === 'pre_api_request').map((line) => (line.payload as { request: { body: unknown } }).request.body)).slice(0, 2000)}`);
+  if (found.length > 0 && options.gemini === true) found.push(`answers of seed ${seed}: ${JSON.stringify(lines.filter((line) => line.hook === 'post_api_request').map((line) => (line.payload as { response: unknown }).response)).slice(0, 2000)}`);
   return found;
 }

@@ -74,7 +74,14 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
     if (Object.keys(options.headers).length > 0) {
       const grpc = (await import('@grpc/grpc-js')) as unknown as { Metadata: new () => GrpcMetadata };
       const metadata = new grpc.Metadata();
-      for (const [key, value] of Object.entries(options.headers)) metadata.set(key.toLowerCase(), value);
+      for (const [key, value] of Object.entries(options.headers)) {
+        try {
+          metadata.set(key.toLowerCase(), value);
+        } catch {
+          // grpc-js quotes the value in its error; a header value is often a credential.
+          throw new Error(`the gRPC header ${key} cannot be sent (grpc-js refused its value)`);
+        }
+      }
       config.metadata = metadata;
     }
   } else {

@@ -107,11 +107,13 @@ export function pluginsTomlDiagnostics(document: JsonObject | null): ConfigDiagn
   return out;
 }
 
-/** Creates the output folders the document's enabled observability component names, so the relay can open its files. */
-export function ensureOutputDirectories(document: JsonObject): string[] {
-  const created = outputDirectories(document);
-  for (const directory of created) makeDirectory(directory);
-  return created;
+/**
+ * Creates the output folders the document's enabled observability component
+ * names, so the relay can open its files; each folder it creates is added to
+ * `created` (for `removeEmptyCreated` when the activation fails).
+ */
+export function ensureOutputDirectories(document: JsonObject, created: string[]): void {
+  for (const directory of outputDirectories(document)) makeDirectory(directory, created);
 }
 
 function firstLine(message: string): string {

@@ -47,7 +47,7 @@ function chat(scope: FinishedScope) {
   if (request.system.length > 0) out['gen_ai.system_instructions'] = sortedJson(request.system.map((content) => ({ content, type: 'text' })));
   if (request.messages.length > 0) out['gen_ai.input.messages'] = sortedJson(request.messages.map(inputMessage));
   const tools = request.tools.filter((t) => t.name !== '');
-  if (tools.length > 0) out['gen_ai.tool.definitions'] = sortedJson(tools.map((t) => ({ name: t.name, type: t.type ?? 'function' })));
+  if (tools.length > 0) out['gen_ai.tool.definitions'] = sortedJson(tools.flatMap((t) => [{ name: t.name, type: t.type ?? 'function' }, ...(t.alsoNamed ?? []).map((kind) => ({ name: kind, type: kind }))]));
   const response = readDecodedResponse(end.data);
   put(out, 'gen_ai.response.id', response.id);
   put(out, 'gen_ai.response.model', response.model);
@@ -55,10 +55,11 @@ function chat(scope: FinishedScope) {
   if (finish !== undefined) out['gen_ai.response.finish_reasons'] = [finish];
   // As native: the message of any response with a provider's shape, with or without an id; none of a shapeless one's.
   if (response.message !== null && response.recognized) {
-    // The response's text is one part (its text blocks joined by newlines), then its tool calls (and, of a codec that keeps them, its other parts), in order.
+    // The response's text is one part (its text blocks joined by newlines), then its tool calls; a codec that keeps
+    // other parts (Gemini's) gave its message's parts as they are shown, in order.
     const texts = response.message.parts.filter((p): p is Extract<Part, { kind: 'text' }> => p.kind === 'text').map((p) => p.text);
-    const calls = response.message.parts.filter((p) => p.kind === 'tool_call' || (p.kind === 'other' && response.keepsOtherParts === true));
-    const parts = [...(texts.length === 0 ? [] : [{ content: texts.join('\n'), type: 'text' }]), ...calls.map(part)];
+    const calls = response.message.parts.filter((p) => p.kind === 'tool_call');
+    const parts = response.keepsOtherParts === true ? response.message.parts.map(part) : [...(texts.length === 0 ? [] : [{ content: texts.join('\n'), type: 'text' }]), ...calls.map(part)];
     if (parts.length > 0) out['gen_ai.output.messages'] = sortedJson([{ finish_reason: finish ?? 'unknown', parts, role: 'assistant' }]);
   }
   put(out, 'gen_ai.usage.input_tokens', response.usage.input);

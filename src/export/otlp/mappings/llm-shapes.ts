@@ -1,7 +1,7 @@
 /**
  * Reads an LLM request and response as the relay records them (OpenAI Chat
- * Completions, OpenAI Responses or Anthropic Messages, detected as native
- * detects them) into one neutral form that the `gen_ai` and `openinference`
+ * Completions, OpenAI Responses, Anthropic Messages or Gemini
+ * `generateContent`, detected as native detects them) into one neutral form that the `gen_ai` and `openinference`
  * projections render, following what native's codecs read: messages and
  * their parts, tool calls and results, provider items and tools kept whole.
  * Anything unrecognised reads as empty, so a new provider shape loses
@@ -11,7 +11,7 @@
  */
 
 import { detectResponseSurface, geminiResponse, ofSeveralShapes } from '../../../formats/atif/payload/surface.ts';
-import { geminiAnswer, type GeminiAnswer } from '../../../formats/gemini.ts';
+import { geminiAnswer, geminiRequest, type GeminiAnswer, type GeminiCall, type GeminiContent, type GeminiPart, type GeminiRequestMessage, type GeminiTool } from '../../../formats/gemini.ts';
 import {
   anthropicRequestDecodes,
   chatRequestDecodes,
@@ -80,11 +80,13 @@ interface ToolDefinition {
   schema?: string;
   /** gen_ai's `type`: `function`, or a provider tool's own type (`web_search`). A provider tool without a name has name `''` (gen_ai leaves it out). */
   type?: string;
+  /** A Gemini tool object's further provider tools, which gen_ai lists each under its name (openinference writes one tool of the object). */
+  alsoNamed?: readonly string[];
 }
 
 export interface LlmRequestView {
   /** Which provider shape the request has, as native detects it. */
-  surface: 'openai_chat' | 'anthropic_messages' | 'openai_responses';
+  surface: 'openai_chat' | 'anthropic_messages' | 'openai_responses' | 'gemini_generate_content';
   model: string | undefined;
   /** Anthropic's top-level `system`, as texts. */
   system: string[];
@@ -146,7 +148,8 @@ export function readRequest(data: Json | undefined, provider?: string): LlmReque
   // A Chat or Messages request the decode rejects gives nothing, not even its model (the span names the payload's).
   if (detected === 'openai_chat' && !chatRequestDecodes(content)) return { ...EMPTY_REQUEST(undefined), surface: 'openai_chat' };
   if (detected === 'anthropic_messages' && !anthropicRequestDecodes(content)) return { ...EMPTY_REQUEST(undefined), surface: 'anthropic_messages' };
-  // OCI and Gemini requests, which native reads with codecs of their own, are read as Chat Completions here.
+  if (detected === 'gemini_generate_content') return readGeminiRequest(content);
+  // OCI requests, which native reads with a codec of its own, are read as Chat Completions here.
   const surface = detected === 'anthropic_messages' ? 'anthropic_messages' : 'openai_chat';
   const parameters: JsonObject = {};
   for (const key of Object.keys(content)) if (!NON_PARAMETERS.has(key)) parameters[key] = content[key]!;
@@ -664,8 +667,9 @@ function readGeminiResponse(response: JsonObject, reading: CountReading): LlmRes
   const own = answer.usage ?? {};
   const input = own.prompt ?? named?.input;
   const output = own.completion ?? named?.output;
-  // openinference states a total: the answer's, else the input and output it has.
-  const total = own.total ?? named?.total ?? (reading === 'shape' || (input === undefined && output === undefined) ? undefined : (input ?? 0) + (output ?? 0));
+  // openinference states a total: the answer's, else the sum of the prompt, output and thoughts counts it has, else one by native's names.
+  const sum = own.prompt === undefined && own.completion === undefined ? undefined : (own.prompt ?? 0) + (own.completion ?? 0) + (own.reasoning ?? 0);
+  const total = own.total ?? (reading === 'shape' ? undefined : (sum ?? named?.total));
   const usage: Usage = { input, output, total: reading === 'shape' ? own.total : total, cacheRead: own.cacheRead ?? named?.cacheRead, cacheWrite: named?.cacheWrite };
   if (own.reasoning !== undefined) usage.reasoning = own.reasoning;
   const finish = answer.finish;
@@ -675,9 +679,7 @@ function readGeminiResponse(response: JsonObject, reading: CountReading): LlmRes
 }
 
 function geminiMessage(answer: GeminiAnswer): Message | null {
-  if (answer.parts === undefined || answer.parts.length === 0) return null;
-  const parts = answer.parts.map((part): Part => (part.kind === 'text' ? part : part.kind === 'call' ? { kind: 'tool_call', call: toolCall(part.call.id, part.call.name, part.call.args) } : { kind: 'other', raw: part.shown }));
-  return { role: 'assistant', parts, results: [], providerRole: 'assistant', separateToolCalls: false };
+  return answer.content === undefined && answer.calls.length === 0 ? null : geminiTurn('assistant', answer.content, answer.calls);
 }
 
 /**
@@ -690,4 +692,50 @@ function unreadResponse(response: JsonObject, reading: CountReading): LlmRespons
   const named = reading === 'shape' ? undefined : responseCounts(response);
   const usage = { input: named?.input, output: named?.output, total: named?.total, cacheRead: named?.cacheRead, cacheWrite: named?.cacheWrite };
   return { recognized: false, id: undefined, model: undefined, message: null, finishReason: undefined, usage };
+}
+
+/**
+ * A Gemini request, as native's codec reads it (`formats/gemini.ts`): the
+ * system instruction as a first `system` message, each turn as a message
+ * (`model` as `assistant`, its function calls after its content), each
+ * function result as a tool message, the function declarations and provider
+ * tools, `generationConfig` as the parameters. A request the codec rejects
+ * reads as empty (the span names the payload's model).
+ */
+function readGeminiRequest(content: JsonObject): LlmRequestView {
+  const request = geminiRequest(content);
+  if (request === undefined) return { ...EMPTY_REQUEST(undefined), surface: 'gemini_generate_content' };
+  return { surface: 'gemini_generate_content', model: request.model, system: [], messages: request.messages.map(geminiRequestMessage), tools: request.tools.flatMap(geminiTool), parameters: request.parameters };
+}
+
+function geminiRequestMessage(message: GeminiRequestMessage): Message {
+  if (message.role === 'tool') {
+    // The response object as serde_json's text: gen_ai's `response` and openinference's content alike.
+    const text = sortedJson(message.response);
+    return { role: 'tool', parts: [], results: [{ id: message.id, content: text, response: text }], providerRole: 'tool', separateToolCalls: false };
+  }
+  return geminiTurn(message.role, message.content, message.calls);
+}
+
+/** A turn or an answer: its content (one text, read like a Chat string's, or its parts in order), then its function calls. */
+function geminiTurn(role: string, content: GeminiContent, calls: readonly GeminiCall[]): Message {
+  const parts: Part[] = content === undefined ? [] : 'text' in content ? [{ kind: 'text', text: content.text }] : content.parts.map(geminiPart);
+  for (const call of calls) parts.push({ kind: 'tool_call', call: toolCall(call.id, call.name, call.args) });
+  const message: Message = { role, parts, results: [], providerRole: role, separateToolCalls: false };
+  if (content !== undefined && 'text' in content) message.plainText = content.text;
+  return message;
+}
+
+function geminiPart(part: GeminiPart): Part {
+  return part.kind === 'text' ? { kind: 'text', text: part.text } : part.kind === 'call' ? { kind: 'tool_call', call: toolCall(part.call.id, part.call.name, part.call.args) } : { kind: 'other', raw: part.shown };
+}
+
+/** A function declaration as the normalized form writes it; a tool object's provider tools as one tool of its first kind (gen_ai names each kind). */
+function geminiTool(tool: GeminiTool): ToolDefinition[] {
+  if (tool.kind === 'function') {
+    const fn = tool.declaration;
+    return [functionTool(fn.name, fn, fn.parameters, except(fn, ['name', 'description', 'parameters']), {})];
+  }
+  const definition = providerTool('gemini', tool.kinds[0] ?? 'unknown', tool.value, tool.kinds[0] ?? '');
+  return [{ ...definition, ...(tool.kinds.length > 1 ? { alsoNamed: tool.kinds.slice(1) } : {}) }];
 }
