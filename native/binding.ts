@@ -232,7 +232,7 @@ export function loadBinding(options: LoadBindingOptions = {}): LoadedBinding {
     try {
       entry = require.resolve(moduleId);
     } catch (error) {
-      throw unavailable('module-missing', `${moduleId} is not installed (it is an optional peer dependency)`, error);
+      throw unavailable('module-missing', `${moduleId}, an optional peer dependency, is not installed`, error);
     }
     try {
       mod = require(moduleId);

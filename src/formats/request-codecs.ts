@@ -19,6 +19,7 @@
 
 import type { Json, JsonObject } from '../shared/json.ts';
 import { isJsonObject } from '../shared/json.ts';
+import { isNativeInteger } from './native-text.ts';
 
 export type RequestSurface = 'openai_responses' | 'anthropic_messages' | 'oci_genai' | 'openai_chat' | 'gemini_generate_content';
 /** The two shapes whose conversation is a `messages` list. */
@@ -78,16 +79,17 @@ export function readsAsRole(message: JsonObject, role: string, surface: Messages
 
 /**
  * False where native's Chat Completions decode rejects the whole request (its spans then carry none of the
- * request, and name the payload's model): `messages` that is no list; a message that is no object or whose
- * `role` is no string; and, in a message the decode reads as its role (`readsAsRole`), a field of the wrong
- * type: a `name` that is no string, content missing where the role needs it (system, developer, user, tool)
- * or neither text nor a list of valid parts, a tool message without a text `tool_call_id`, a function message
- * without a text `name` or with content that is no text (its result is text, never parts; null will do), a tool
- * call without a text `id`, `function.name` or `function.arguments`. A part is valid when it is an object whose `text` or `refusal` is text and whose `image_url` has a text `url` when it is of
- * that kind, and a `file` or `input_audio` part has its field.
+ * request, and name the payload's model): a top-level field of the wrong type (`requestFieldsTyped`); `messages`
+ * that is no list; a message that is no object or whose `role` is no string; and, in a message the decode reads
+ * as its role (`readsAsRole`), a field of the wrong type: a `name` that is no string, content missing where the
+ * role needs it (system, developer, user, tool) or neither text nor a list of valid parts, a tool message
+ * without a text `tool_call_id`, a function message without a text `name` or with content that is no text (its
+ * result is text, never parts; null will do), a tool call without a text `id`, `function.name` or
+ * `function.arguments`. A part is valid when it is an object whose `text` or `refusal` is text and whose
+ * `image_url` has a text `url` (and a `detail` that is text, if any) when it is of that kind, and a `file` or `input_audio` part has its field.
  */
 export function chatRequestDecodes(content: JsonObject): boolean {
-  if (!toolsDecode(content.tools, 'openai_chat')) return false;
+  if (!toolsDecode(content.tools, 'openai_chat') || !requestFieldsTyped(content, 'openai_chat')) return false;
   const messages = content.messages;
   if (messages === undefined || messages === null) return true;
   if (!Array.isArray(messages)) return false;
@@ -123,7 +125,7 @@ function chatContentDecodes(content: Json): boolean {
     if (!isJsonObject(part)) return false;
     if (part.type === 'text') return typeof part.text === 'string';
     if (part.type === 'refusal') return typeof part.refusal === 'string';
-    if (part.type === 'image_url') return isJsonObject(part.image_url) && typeof part.image_url.url === 'string';
+    if (part.type === 'image_url') return isJsonObject(part.image_url) && typeof part.image_url.url === 'string' && typed(part.image_url.detail, 'text');
     if (part.type === 'file') return part.file !== undefined;
     if (part.type === 'input_audio') return part.input_audio !== undefined;
     return true;
@@ -131,15 +133,15 @@ function chatContentDecodes(content: Json): boolean {
 }
 
 /**
- * False where native's Anthropic Messages decode rejects the whole request: `messages` that is no list; a
- * message that is no object or whose `role` is no string; in a message the decode reads as its role, content
- * missing or neither text nor a list of valid blocks; a `system` that is neither text nor a list of valid
- * blocks. A block is valid when it is an object, a `text` block has text, a `tool_use` block a text `id` and
- * `name` and an `input`, and a `tool_result` block a text `tool_use_id`, a `content` (null will do) and an
- * `is_error`, if any, that is a boolean.
+ * False where native's Anthropic Messages decode rejects the whole request: a top-level field of the wrong type
+ * (`requestFieldsTyped`); `messages` that is no list; a message that is no object or whose `role` is no string;
+ * in a message the decode reads as its role, content missing or neither text nor a list of valid blocks; a
+ * `system` that is neither text nor a list of valid blocks. A block is valid when it is an object, a `text`
+ * block has text, a `tool_use` block a text `id` and `name` and an `input`, and a `tool_result` block a text
+ * `tool_use_id`, a `content` (null will do) and an `is_error`, if any, that is a boolean.
  */
 export function anthropicRequestDecodes(content: JsonObject): boolean {
-  if (!toolsDecode(content.tools, 'anthropic_messages')) return false;
+  if (!toolsDecode(content.tools, 'anthropic_messages') || !requestFieldsTyped(content, 'anthropic_messages')) return false;
   const system = content.system;
   if (system !== undefined && system !== null && typeof system !== 'string' && !(Array.isArray(system) && system.every(anthropicBlockDecodes))) return false;
   const messages = content.messages;
@@ -151,6 +153,51 @@ export function anthropicRequestDecodes(content: JsonObject): boolean {
     const blocks = message.content;
     return typeof blocks === 'string' || (Array.isArray(blocks) && blocks.every(anthropicBlockDecodes));
   });
+}
+
+/** What a top-level request field the decode types must hold (null reads as absent). */
+type FieldType = 'number' | 'count' | 'integer' | 'text' | 'bool' | 'object' | 'list' | 'texts' | 'stop';
+
+/**
+ * The top-level request fields each decode types, found by probing native
+ * with a value of each wrong kind (a field not listed here, such as
+ * `tool_choice`, is read leniently). A `count` is an unsigned integer as it
+ * crossed the binding (a u32), an `integer` any integer that crossed as one;
+ * a Chat `stop` is text or a list of texts.
+ */
+const TYPED_FIELDS: Record<NormalizedSurface, Readonly<Record<string, FieldType>>> = {
+  openai_chat: {
+    model: 'text', temperature: 'number', top_p: 'number', max_tokens: 'count', max_completion_tokens: 'count', stop: 'stop', n: 'count', seed: 'integer', stream: 'bool',
+    frequency_penalty: 'number', presence_penalty: 'number', user: 'text', metadata: 'object', response_format: 'object', parallel_tool_calls: 'bool', logprobs: 'bool',
+    stream_options: 'object', service_tier: 'text', reasoning_effort: 'text', logit_bias: 'object', top_logprobs: 'count', store: 'bool', modalities: 'texts', audio: 'object',
+    prediction: 'object', functions: 'list', web_search_options: 'object', verbosity: 'text', prompt_cache_key: 'text', safety_identifier: 'text',
+  },
+  anthropic_messages: {
+    model: 'text', temperature: 'number', top_p: 'number', max_tokens: 'count', stop_sequences: 'texts', stream: 'bool', top_k: 'count', metadata: 'object', thinking: 'object',
+    service_tier: 'text', container: 'text',
+  },
+  openai_responses: {
+    model: 'text', instructions: 'text', temperature: 'number', top_p: 'number', max_output_tokens: 'count', stream: 'bool', metadata: 'object', user: 'text',
+    parallel_tool_calls: 'bool', store: 'bool', previous_response_id: 'text', reasoning: 'object', text: 'object', include: 'list', service_tier: 'text',
+    prompt_cache_key: 'text', safety_identifier: 'text', background: 'bool', max_tool_calls: 'count', top_logprobs: 'count', prompt: 'object', stream_options: 'object',
+  },
+};
+
+function typed(value: Json | undefined, type: FieldType): boolean {
+  if (value === undefined || value === null) return true;
+  if (type === 'number') return typeof value === 'number';
+  if (type === 'count' || type === 'integer') return typeof value === 'number' && isNativeInteger(value) && (type === 'integer' || value >= 0);
+  if (type === 'text') return typeof value === 'string';
+  if (type === 'bool') return typeof value === 'boolean';
+  if (type === 'object') return isJsonObject(value);
+  if (type === 'list') return Array.isArray(value);
+  if (type === 'stop' && typeof value === 'string') return true;
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+/** False where the decode rejects a request for a top-level field of the wrong type (`TYPED_FIELDS`). */
+export function requestFieldsTyped(content: JsonObject, surface: NormalizedSurface): boolean {
+  return Object.entries(TYPED_FIELDS[surface]).every(([field, type]) => typed(content[field], type));
 }
 
 /**

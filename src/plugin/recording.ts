@@ -15,7 +15,7 @@ import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../re
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, documentChecksNow, ownsExporter } from './activation.ts';
-import type { LoadedSettings, NemoRelaySettings } from './config/settings.ts';
+import { namesItsFiles, type LoadedSettings, type NemoRelaySettings } from './config/settings.ts';
 import { ManagedExecution } from './managed.ts';
 import { Recorder } from './span-recorder.ts';
 import { SessionTable } from './sessions.ts';
@@ -187,9 +187,7 @@ export class LiveRecording {
     const what = [atof, atif].filter((part) => part !== null);
     if (what.length === 0) return;
     const folder = absolute(settings.atofOutputDirectory || settings.atifOutputDirectory);
-    // A host that named its files (but not their folder) still records here by default; it did configure something.
-    const named = origin.explicit.has('atofFilename') || origin.explicit.has('atifFilenameTemplate');
-    const why = named
+    const why = namesItsFiles(origin.explicit)
       ? 'no output folder was configured, so this is the default one; NEMO_RELAY_HOOKS_OUTPUTS=off turns these outputs off'
       : 'no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off';
     safeLog(logger, 'info', `recording to ${folder}: ${what.join(', ')} (${why})`);

@@ -16,7 +16,7 @@ function recordingLogger(): Logger & { lines: { level: string; message: string }
 }
 
 const failingNative = () => {
-  throw new NativeUnavailableError('module-missing', 'nemo-relay-node is not installed (it is an optional peer dependency)');
+  throw new NativeUnavailableError('module-missing', 'nemo-relay-node, an optional peer dependency, is not installed');
 };
 const fakeNative = (): RelayBackend => Object.assign(createNoopRelay(), { kind: 'native', version: '0.9.2' }) as unknown as RelayBackend;
 
@@ -44,7 +44,7 @@ describe('resolveBackend', () => {
     const result = await resolve('auto', { env: {}, logger, runtime: 'node', nativeLoader: failingNative });
     expect(result.kind).toBe('memory');
     expect(result.backend.kind).toBe('memory');
-    expect(result.reason).toContain('native relay unavailable (nemo-relay-node is not installed');
+    expect(result.reason).toContain('native relay unavailable (nemo-relay-node, an optional peer dependency, is not installed)');
     // The in-memory relay is what most hosts run: a debug line, not a notice on every start.
     expect(logger.lines.map((l) => l.level)).toEqual(['debug']);
   });
@@ -74,7 +74,7 @@ describe('resolveBackend', () => {
     const result = await resolve('native', { env: {}, logger, runtime: 'node', nativeLoader: failingNative });
     expect(result.kind).toBe('off');
     expect(result.backend.kind).toBe('off');
-    expect(result.reason).toMatch(/^native relay requested but unavailable on node \(nemo-relay-node is not installed.*\); telemetry is OFF$/);
+    expect(result.reason).toMatch(/^native relay requested but unavailable on node \(nemo-relay-node, an optional peer dependency, is not installed\); telemetry is OFF$/);
     expect(logger.lines).toEqual([{ level: 'warn', message: result.reason }]);
     // The off backend takes every call and never throws.
     const scope = result.backend.pushScope({ name: 's', category: 'agent' });

@@ -66,6 +66,13 @@ describe('nemo-relay-hooks doctor', () => {
     expect(named.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/acme-agent-atof\.jsonl /m);
   });
 
+  it("says only the folder is the default when the host named its files, as the plugin's start-up notice does", () => {
+    const result = cli(['doctor', '--json'], { env: { ...clean, NEMO_RELAY_HOOKS_ATOF_FILENAME: 'run.jsonl' }, cwd: tempDir() });
+    expect(JSON.parse(result.stdout).exporters[0]).toEqual({ format: 'atof', path: path.join('nemo-relay-output', 'run.jsonl'), mode: 'default folder' });
+    const text = cli(['doctor'], { env: { ...clean, NEMO_RELAY_HOOKS_ATOF_FILENAME: 'run.jsonl' }, cwd: tempDir() });
+    expect(text.stdout).toMatch(/^  exporters +ATOF → nemo-relay-output\/run\.jsonl \(the default folder: no output folder is configured\); ATIF → /m);
+  });
+
   it('says why no exporter is listed: the plugins.toml owns the outputs, the Hermes names, or the switch', async () => {
     const dir = tempDir();
     const bad = path.join(dir, 'bad.toml');

@@ -708,6 +708,36 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     });
   }
 
+  // The decodes type the top-level request fields they know: one of the wrong type rejects the request (a count that
+  // is negative, fractional or past u32, text for a flag or a number, an object that is a list, ...), null reads as
+  // absent, and fields they do not type (`tool_choice`) are read leniently.
+  it('rejects a request for a top-level field of the wrong type as native does (gen_ai)', async () => {
+    const requests: [string, object][] = [
+      ['chat_completions', { temperature: 'x' }], ['chat_completions', { max_tokens: 2 ** 32 }], ['chat_completions', { max_tokens: 2 ** 32 - 1 }], ['chat_completions', { seed: -1 }],
+      ['chat_completions', { seed: 2 ** 40 }], ['chat_completions', { stop: ['a', 5] }], ['chat_completions', { stop: 'x' }], ['chat_completions', { metadata: [] }],
+      ['chat_completions', { tool_choice: 5, top_k: 'x' }], ['chat_completions', { stream: null, user: null }],
+      ['chat_completions', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'u', detail: 5 } }] }] }],
+      ['anthropic_messages', { stop_sequences: 'x' }], ['anthropic_messages', { top_k: 1.5 }], ['anthropic_messages', { container: {} }], ['anthropic_messages', { n: 'x' }],
+      ['codex_responses', { metadata: 1.5 }], ['codex_responses', { max_output_tokens: 2 ** 40 }], ['codex_responses', { include: [5], truncation: 5 }],
+    ];
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      ...requests.flatMap(([mode, fields], i) => {
+        const ids = { session_id: 's1', api_request_id: `a${i}`, provider: mode === 'anthropic_messages' ? 'anthropic' : 'openai', api_mode: mode, model: 'payload-model' };
+        const base = mode === 'codex_responses' ? { input: 'hi' } : { max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
+        return [
+          { hook: 'pre_api_request', payload: { ...ids, request: { body: { model: 'body-model', ...base, ...fields } } } },
+          { hook: 'post_api_request', payload: { ...ids, response: { id: `r${i}`, object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } } },
+        ];
+      }),
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans = await spansOnBoth(lines, 'gen_ai');
+    const names = spans.native!.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => span.name === 'chat body-model');
+    expect(names).toEqual([false, false, true, true, false, false, true, false, true, true, false, false, false, false, true, false, false, true]);
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -33,7 +33,7 @@ describe('loadNativeRelay failures', () => {
     const error = unavailable({ moduleId: 'nemo-relay-node-that-does-not-exist' });
     expect(error.reason).toBe('module-missing');
     expect(error.name).toBe('NativeUnavailableError');
-    expect(error.message).toBe('nemo-relay-node-that-does-not-exist is not installed (it is an optional peer dependency)');
+    expect(error.message).toBe('nemo-relay-node-that-does-not-exist, an optional peer dependency, is not installed');
     expect((error.cause as { code?: string }).code).toBe('MODULE_NOT_FOUND');
   });
 

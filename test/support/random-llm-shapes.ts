@@ -82,7 +82,15 @@ function tools(d: D, shape: string): unknown[] {
     return d.chance(0.8) ? { type: 'function', name: 'f', ...(d.chance(0.5) ? { description: text(d) } : {}), parameters: { type: 'object' } } : { type: d.pick(['web_search_preview', 'file_search']) };
   });
 }
+/** Now and then a top-level request field of the wrong type (a count that is negative, fractional or past u32, text for a flag, ...). */
+function oddParameter(d: D, body: Record<string, unknown>): Record<string, unknown> {
+  if (d.chance(0.1)) body[d.pick(['model', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'stop_sequences', 'n', 'seed', 'stream', 'top_k', 'metadata', 'user', 'tool_choice', 'thinking', 'modalities', 'functions'])] = d.pick([-1, 1.5, 2 ** 40, 'x', true, null, [], ['a', 5], {}]);
+  return body;
+}
 function request(d: D, shape: string): Record<string, unknown> {
+  return oddParameter(d, wellFormedRequest(d, shape));
+}
+function wellFormedRequest(d: D, shape: string): Record<string, unknown> {
   const body: Record<string, unknown> = { model: d.pick(['gpt-4o', 'claude-sonnet-4-5', 'x']) };
   if (shape === 'chat') body.messages = Array.from({ length: d.int(0, 5) }, () => chatMessage(d));
   else if (shape === 'anthropic') {

@@ -5,8 +5,8 @@
  * the same name, spaces, colons, quotes, non-ASCII, empty; control
  * characters, tab, Latin-1 and past it), header_env variables (blank or
  * not), batch numbers (0, small, a batch above the queue), endpoint strings
- * (blank, padded, with a path, a trailing slash or a query) and the
- * collisions of two types on one destination. `compareOtlpConfigSeed`
+ * (blank, padded, with a path, a trailing slash or a query), log and
+ * metric sections, and the collisions of two types on one destination. `compareOtlpConfigSeed`
  * returns what the memory relay's validator and native's `validate()` say
  * differently, as sets: native walks header tables in hash order, so the
  * order of its messages and which of two names differing in case it calls
@@ -54,6 +54,11 @@ export function randomOtlpDocument(seed: number): JsonObject {
     const logs: JsonObject = { enabled: draw.chance(0.8) };
     if (draw.chance(0.6)) logs.endpoints = Array.from({ length: draw.int(1, 2) }, () => endpoint(draw, false));
     otel.logs = logs;
+  }
+  if (draw.chance(0.3)) {
+    const metrics: JsonObject = { enabled: draw.chance(0.8) };
+    if (draw.chance(0.6)) metrics.endpoints = Array.from({ length: draw.int(0, 2) }, () => endpoint(draw, false));
+    otel.metrics = metrics;
   }
   return { version: 1, components: [{ kind: 'observability', config: { version: 4, opentelemetry: otel } }] };
 }

@@ -23,7 +23,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
-import { environmentVariables, loadSettings } from '../../plugin/config/settings.ts';
+import { environmentVariables, loadSettings, namesItsFiles } from '../../plugin/config/settings.ts';
 import { packageHost } from '../../plugin/config/host-identity.ts';
 import { effectiveAtifTemplate } from '../../plugin/atif-file.ts';
 import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
@@ -128,7 +128,8 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   problems.push(...loaded.diagnostics);
   const settings = loaded.settings;
   const exporters: DoctorReport['exporters'] = [];
-  const byDefault = loaded.recordingByDefault ? 'default' : undefined;
+  // 'default folder': the host named its files, not their folder (the plugin's start-up notice says the same).
+  const byDefault = loaded.recordingByDefault ? (namesItsFiles(loaded.explicit) ? 'default folder' : 'default') : undefined;
   if (settings.atofEnabled) exporters.push({ format: 'atof', path: path.join(settings.atofOutputDirectory || '.', settings.atofFilename), mode: byDefault ?? settings.atofMode });
   if (settings.atifEnabled) {
     exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, effectiveAtifTemplate(settings.atifFilenameTemplate)) : null, ...(byDefault ? { mode: byDefault } : {}) });
@@ -237,7 +238,7 @@ function renderDoctor(report: DoctorReport, style: Style): string {
   for (const [name, value] of set) rows.push(['', style.dim(`${name}=${value}`)]);
   const outputs = report.exporters.map((exporter) =>
     exporter.format === 'atof'
-      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: no file output is configured' : exporter.mode})`
+      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: no file output is configured' : exporter.mode === 'default folder' ? 'the default folder: no output folder is configured' : exporter.mode})`
       : exporter.format === 'otlp'
         ? `OTLP ${exporter.mode} → ${exporter.path}`
         : `ATIF → ${exporter.path ?? style.yellow('(no output directory: nothing is written)')}`,

@@ -172,7 +172,7 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
     const section = otel[signal];
     if (isJsonObject(section) && Array.isArray(section.endpoints)) section.endpoints.forEach((e, i) => isJsonObject(e) && validateHeaders(e, i, unsupported, signal));
     // Explicit log endpoints are checked even when logs are off; derived ones only when on.
-    if (signal === 'logs' && version === 4 && isJsonObject(section) && (section.enabled === true || Array.isArray(section.endpoints))) validateLogDestinations(section, endpoints, unsupported, push);
+    if (version === 4 && isJsonObject(section) && (section.enabled === true || Array.isArray(section.endpoints))) validateSignalDestinations(signal, section, endpoints, unsupported, push);
     if (version === 4 && isJsonObject(section) && section.enabled === true && endpoints.length === 0 && section.endpoints === undefined) {
       unsupported(
         `opentelemetry.${signal}`,
@@ -184,59 +184,60 @@ export function validateOpenTelemetry(otel: JsonObject, version: unknown, unsupp
 }
 
 /**
- * Native's checks of where logs go. Explicit `logs.endpoints`: each blank
- * endpoint is an error, and the first of a blank endpoint, an HTTP endpoint
- * whose path ends in `/v1/traces`, or two on one destination is reported
- * once more for the list. Without them, logs are derived from each HTTP
- * trace endpoint whose path is empty or ends in `/v1/traces`; any other
- * path is a warning (`logTraceDerivable` then says no).
+ * Native's checks of where logs (or metrics) go. Explicit endpoints: each
+ * blank endpoint is an error, and the first of a blank endpoint, an HTTP
+ * endpoint whose path ends in `/v1/traces`, or two on one destination is
+ * reported once more for the list. Without them, the signal is derived
+ * from each HTTP trace endpoint whose path is empty, `/` or ends in
+ * `/v1/traces`; any other path is a warning (and nothing is derived from
+ * it), and two trace endpoints deriving one destination are an error (with
+ * which native reports no such warning).
  */
-function validateLogDestinations(logs: JsonObject, traces: JsonObject[], unsupported: Report, push: (d: ConfigDiagnostic) => void): void {
-  if (!Array.isArray(logs.endpoints)) {
-    // Each trace endpoint gives a log destination; two on one destination (whatever their types) are an error.
-    // A collision is all native reports then: the warnings for endpoints it cannot derive from go with it.
+function validateSignalDestinations(signal: 'logs' | 'metrics', section: JsonObject, traces: JsonObject[], unsupported: Report, push: (d: ConfigDiagnostic) => void): void {
+  const component = `opentelemetry.${signal}`;
+  if (!Array.isArray(section.endpoints)) {
     let collision: string | null = null;
     const warnings: ConfigDiagnostic[] = [];
     const seen = new Map<string, number>();
     traces.forEach((endpoint, i) => {
       if (typeof endpoint.endpoint !== 'string') return;
       const grpc = endpoint.transport === 'grpc';
-      const problem = grpc ? null : logDerivationProblem(endpoint.endpoint);
+      const problem = grpc ? null : signalDerivationProblem(endpoint.endpoint, signal);
       if (problem !== null) {
-        warnings.push({ level: 'warning', code: 'observability.invalid_otel_endpoint', component: 'opentelemetry.logs', field: `endpoints[${i}]`, message: `invalid config: OpenTelemetry endpoints[${i}] ${problem}` });
+        warnings.push({ level: 'warning', code: 'observability.invalid_otel_endpoint', component, field: `endpoints[${i}]`, message: `invalid config: OpenTelemetry endpoints[${i}] ${problem}` });
         return;
       }
       const transport = grpc ? 'grpc' : 'http_binary';
       // A blank gRPC endpoint's destination is "", as for trace collisions.
-      const shown = isNativeBlank(endpoint.endpoint) ? '' : displayDestination(grpc ? grpcUrl(endpoint.endpoint) : logsUrlFromTraces(tracesUrl(endpoint.endpoint)));
+      const shown = isNativeBlank(endpoint.endpoint) ? '' : displayDestination(grpc ? grpcUrl(endpoint.endpoint) : signalUrlFromTraces(tracesUrl(endpoint.endpoint), signal));
       const previous = seen.get(`${transport} ${shown}`);
       if (previous === undefined) seen.set(`${transport} ${shown}`, i);
-      else collision ??= `OpenTelemetry logs.endpoints[${previous}] and logs.endpoints[${i}] use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}`;
+      else collision ??= `OpenTelemetry ${signal}.endpoints[${previous}] and ${signal}.endpoints[${i}] use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}`;
     });
-    if (collision !== null) unsupported('opentelemetry.logs', 'endpoints', `OpenTelemetry logs.endpoints invalid config: ${collision}`);
+    if (collision !== null) unsupported(component, 'endpoints', `OpenTelemetry ${signal}.endpoints invalid config: ${collision}`);
     else warnings.forEach(push);
     return;
   }
-  let first: string | null = logs.endpoints.length === 0 ? 'enabled OpenTelemetry logs section requires at least one explicit endpoint' : null;
+  let first: string | null = section.enabled === true && section.endpoints.length === 0 ? `enabled OpenTelemetry ${signal} section requires at least one explicit endpoint` : null;
   const seen = new Map<string, number>();
-  logs.endpoints.forEach((endpoint, i) => {
+  section.endpoints.forEach((endpoint, i) => {
     if (!isJsonObject(endpoint) || typeof endpoint.endpoint !== 'string') return;
     if (isNativeBlank(endpoint.endpoint)) {
-      unsupported('opentelemetry.logs', `endpoints[${i}].endpoint`, `OpenTelemetry logs.endpoints[${i}].endpoint must be a nonblank string`);
-      first ??= `OpenTelemetry logs.endpoints[${i}].endpoint must be nonblank`;
+      unsupported(component, `endpoints[${i}].endpoint`, `OpenTelemetry ${signal}.endpoints[${i}].endpoint must be a nonblank string`);
+      first ??= `OpenTelemetry ${signal}.endpoints[${i}].endpoint must be nonblank`;
       return;
     }
     const transport = endpoint.transport === 'grpc' ? 'grpc' : 'http_binary';
     if (transport === 'http_binary' && /\/v1\/traces\/*$/.test(urlPath(endpoint.endpoint) ?? '')) {
-      first ??= `OpenTelemetry logs.endpoints[${i}] ends in /v1/traces; configure a logs endpoint or a bare authority`;
+      first ??= `OpenTelemetry ${signal}.endpoints[${i}] ends in /v1/traces; configure a ${signal} endpoint or a bare authority`;
       return;
     }
-    const shown = displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : logsUrl(endpoint.endpoint));
+    const shown = displayDestination(transport === 'grpc' ? grpcUrl(endpoint.endpoint) : signalUrl(endpoint.endpoint, signal));
     const previous = seen.get(`${transport} ${shown}`);
     if (previous === undefined) seen.set(`${transport} ${shown}`, i);
-    else first ??= `OpenTelemetry logs.endpoints[${previous}] and logs.endpoints[${i}] use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}`;
+    else first ??= `OpenTelemetry ${signal}.endpoints[${previous}] and ${signal}.endpoints[${i}] use the same ${transport} destination ${JSON.stringify(displayUrl(shown))}`;
   });
-  if (first !== null) unsupported('opentelemetry.logs', 'endpoints', `OpenTelemetry logs.endpoints invalid config: ${first}`);
+  if (first !== null) unsupported(component, 'endpoints', `OpenTelemetry ${signal}.endpoints invalid config: ${first}`);
 }
 
 /** The path of an endpoint URL (Rust's trim first), or null when it does not parse. */
@@ -248,12 +249,12 @@ function urlPath(endpoint: string): string | null {
   }
 }
 
-/** Why logs cannot be derived from an HTTP trace endpoint, as native words it, or null when they can. */
-function logDerivationProblem(endpoint: string): string | null {
-  if (isNativeBlank(endpoint)) return 'cannot derive logs endpoint from "": relative URL without a base';
+/** Why logs (or metrics) cannot be derived from an HTTP trace endpoint, as native words it, or null when they can. */
+function signalDerivationProblem(endpoint: string, signal: 'logs' | 'metrics'): string | null {
+  if (isNativeBlank(endpoint)) return `cannot derive ${signal} endpoint from "": relative URL without a base`;
   const path = urlPath(endpoint);
   if (path === null || path === '/' || path === '' || path.endsWith('/v1/traces')) return null;
-  return `path ${rustDebugString(path)} cannot derive /v1/logs; configure opentelemetry.logs.endpoints explicitly`;
+  return `path ${rustDebugString(path)} cannot derive /v1/${signal}; configure opentelemetry.${signal}.endpoints explicitly`;
 }
 
 /**
@@ -304,7 +305,7 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
       logs.endpoints.filter(isJsonObject).forEach((endpoint, index) => {
         const common = commonSettings(endpoint, `logs.endpoints[${index}]`, env, bsp, push);
         if (common === null) return;
-        const url = withoutUserinfo(common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : logsUrl(String(endpoint.endpoint)));
+        const url = withoutUserinfo(common.transport === 'grpc' ? grpcUrl(String(endpoint.endpoint)) : signalUrl(String(endpoint.endpoint), 'logs'));
         out.logs.push({ ...common, ...batch, url, minimumSeverity });
       });
     } else {
@@ -312,8 +313,8 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
       const seen = new Set<string>();
       for (const trace of out.traces) {
         // Native derives none from a trace path other than /v1/traces (validate() warns).
-        if (trace.transport !== 'grpc' && logDerivationProblem(String(endpointsOf(otel)[trace.index]!.endpoint)) !== null) continue;
-        const url = trace.transport === 'grpc' ? trace.url : logsUrlFromTraces(trace.url);
+        if (trace.transport !== 'grpc' && signalDerivationProblem(String(endpointsOf(otel)[trace.index]!.endpoint), 'logs') !== null) continue;
+        const url = trace.transport === 'grpc' ? trace.url : signalUrlFromTraces(trace.url, 'logs');
         if (seen.has(`${trace.transport} ${url}`)) continue;
         seen.add(`${trace.transport} ${url}`);
         const { index: _index, type: _type, markProjection: _p, markExcludeNames: _e, attributeMappings: _m, promoteMetadataPrefixes: _x, ...common } = trace;
@@ -572,18 +573,18 @@ function tracesUrl(endpoint: string): string {
   return withDefaultPath(endpoint, '/v1/traces');
 }
 
-/** Native's HTTP log URL: a bare origin, or one with the path `/` (kept for traces), gets `/v1/logs`. */
-function logsUrl(endpoint: string): string {
-  return withDefaultPath(endpoint, '/v1/logs', true);
+/** Native's HTTP log (or metric) URL: a bare origin, or one with the path `/` (kept for traces), gets `/v1/logs`. */
+function signalUrl(endpoint: string, signal: 'logs' | 'metrics'): string {
+  return withDefaultPath(endpoint, `/v1/${signal}`, true);
 }
 
-/** The log URL native derives from an HTTP trace URL: its `/v1/traces` (or an empty path) becomes `/v1/logs`, the query kept. */
-function logsUrlFromTraces(url: string): string {
+/** The log (or metric) URL native derives from an HTTP trace URL: its `/v1/traces` (or an empty path) becomes `/v1/logs`, the query kept. */
+function signalUrlFromTraces(url: string, signal: 'logs' | 'metrics'): string {
   const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)([^?#]*)(.*)$/i.exec(url);
   if (match === null) return url;
   const [, origin, path, rest] = match as unknown as [string, string, string, string];
-  if (path === '' || path === '/') return `${origin}/v1/logs${rest}`;
-  return path.endsWith('/v1/traces') ? `${origin}${path.slice(0, -'/v1/traces'.length)}/v1/logs${rest}` : url;
+  if (path === '' || path === '/') return `${origin}/v1/${signal}${rest}`;
+  return path.endsWith('/v1/traces') ? `${origin}${path.slice(0, -'/v1/traces'.length)}/v1/${signal}${rest}` : url;
 }
 
 function grpcUrl(endpoint: string): string {

@@ -270,6 +270,11 @@ export interface LoadedSettings {
   recordingByDefault: boolean;
 }
 
+/** Whether a host recording by default named its files but not their folder: it did configure something, and only the folder is the default. */
+export function namesItsFiles(explicit: ReadonlySet<keyof NemoRelaySettings>): boolean {
+  return explicit.has('atofFilename') || explicit.has('atifFilenameTemplate');
+}
+
 /** Where `loadSettings` looks besides `env`: for the host's name and the process-wide `NEMO_RELAY_HOOKS_OUTPUTS`. */
 export interface SettingsContext {
   /** The process environment, where `NEMO_RELAY_HOOKS_OUTPUTS` is read when `env` does not set it. Default: `process.env`. */

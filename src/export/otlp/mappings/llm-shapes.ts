@@ -18,6 +18,7 @@ import {
   functionFieldsDecode,
   normalizedPart,
   partKindModeled,
+  requestFieldsTyped,
   readsAsRole,
   requestSurface,
   responsesPartDecodes,
@@ -509,26 +510,15 @@ function readResponsesRequest(content: JsonObject): LlmRequestView {
     if (typeof input === 'string') messages = [{ role: 'user', parts: [{ kind: 'text', text: input }], results: [], providerRole: 'user', separateToolCalls: false, plainText: input }];
     else if (Array.isArray(input)) messages = input.map(readResponsesItem);
     else throw new Undecodable();
+    // A top-level field of the wrong type rejects the request; the ones read here are then of their type.
+    if (!requestFieldsTyped(content, 'openai_responses')) throw new Undecodable();
     const instructions = content.instructions;
-    if (instructions !== undefined && instructions !== null && typeof instructions !== 'string') throw new Undecodable();
-    const typed = (key: string, check: (v: Json) => boolean): Json | undefined => {
-      const value = content[key];
-      if (value === undefined || value === null) return undefined;
-      if (!check(value)) throw new Undecodable();
-      return value;
-    };
-    const number = (v: Json) => typeof v === 'number';
     const parameters: JsonObject = {};
-    const temperature = typed('temperature', number);
-    if (temperature !== undefined) parameters.temperature = temperature;
-    const maxTokens = typed('max_output_tokens', (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0);
-    if (maxTokens !== undefined) parameters.max_output_tokens = maxTokens;
-    const topP = typed('top_p', number);
-    if (topP !== undefined) parameters.top_p = topP;
-    typed('model', (v) => typeof v === 'string');
+    for (const key of ['temperature', 'max_output_tokens', 'top_p', 'stream']) {
+      const value = content[key];
+      if (value !== undefined && value !== null) parameters[key] = value;
+    }
     const tools = content.tools === undefined || content.tools === null ? [] : Array.isArray(content.tools) ? content.tools.map(readResponsesTool) : undefinedTools();
-    const stream = typed('stream', (v) => typeof v === 'boolean');
-    if (stream !== undefined) parameters.stream = stream;
     return { surface: 'openai_responses', model, system: typeof instructions === 'string' ? [instructions] : [], ...(typeof instructions === 'string' ? { systemText: instructions } : {}), messages, tools, parameters };
   } catch (error) {
     // As a rejected Chat or Messages request: nothing of it, not even its model (the span names the payload's).
