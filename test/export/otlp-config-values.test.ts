@@ -6,6 +6,7 @@
 // refuses the whole document, the memory relay skips the one endpoint and
 // says why (docs/operators/otlp.md); the test pins both.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
@@ -240,6 +241,47 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     expect(memory.atof).toBe(12);
     expect(memory.batches).toEqual([]);
     expect(memory.problems.join('\n')).toContain('observability.otel_endpoint_skipped');
+  });
+
+  it('sends header names in lower case and values byte for byte, spaces and tabs kept, as native', async () => {
+    const raw = async (backend: (typeof FILE_BACKENDS)[number]) => {
+      const lines: string[] = [];
+      const server = net.createServer((socket) => {
+        let head = '';
+        socket.on('data', (chunk: Buffer) => {
+          if (head.includes('\r\n\r\n')) return;
+          head += chunk.toString('latin1');
+          const end = head.indexOf('\r\n\r\n');
+          if (end === -1) return;
+          lines.push(...head.slice(0, end).split('\r\n').filter((line) => /^x-/i.test(line)));
+          socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      onTestFinished(() => void server.close());
+      const dir = tempDir('otlp-raw');
+      fs.writeFileSync(
+        path.join(dir, 'plugins.toml'),
+        ['version = 1', '[[components]]', 'kind = "observability"', '[components.config]', 'version = 4', '[components.config.opentelemetry]', 'enabled = true',
+          '[[components.config.opentelemetry.endpoints]]', 'type = "full"', `endpoint = "http://127.0.0.1:${(server.address() as net.AddressInfo).port}"`,
+          'headers = { X-Up = "v", x-pad = "  v  ", x-tab = "\\tv\\t", x-in = "a  b", x-e = "" }'].join('\n'),
+      );
+      const relay = backend.create();
+      const plugin = createNemoRelayPlugin({ backend: relay, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: path.join(dir, 'plugins.toml') }, logger: silentLogger });
+      const hooks = new HookRegistry({ logger: silentLogger });
+      plugin.register(hooks);
+      await plugin.ready;
+      hooks.emit('on_session_start', { session_id: 's' } as never);
+      hooks.emit('on_session_finalize', { session_id: 's' } as never);
+      await plugin.shutdown({ timeoutMs: 30_000 });
+      await relay.shutdown?.();
+      // Native sends them in hash order.
+      return lines.sort();
+    };
+    const [memory, native] = FILE_BACKENDS;
+    const theirs = await raw(native!);
+    expect(theirs).toEqual(['x-e: ', 'x-in: a  b', 'x-pad:   v  ', 'x-tab: \tv\t', 'x-up: v']);
+    expect(await raw(memory!)).toEqual(theirs);
   });
 
   it('sends with a timeout_millis of 0 (the default timeout), where native sends or not from run to run', async () => {

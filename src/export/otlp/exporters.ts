@@ -85,7 +85,8 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
       config.metadata = metadata;
     }
   } else {
-    config.headers = Object.fromEntries(Object.entries(options.headers).map(([key, value]) => [key, utf8Bytes(value)]));
+    // Names in lower case, as native sends them (HTTP reads them in any case; the bytes are native's).
+    config.headers = Object.fromEntries(Object.entries(options.headers).map(([key, value]) => [key.toLowerCase(), utf8Bytes(value)]));
     config.httpAgentOptions = unrefAgentFactory;
   }
   return single(new Exporter(config), options);
