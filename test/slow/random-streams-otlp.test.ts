@@ -64,10 +64,9 @@ const ENDPOINTS: [string, (url: string) => OtlpReplayOptions][] = [
   ['openinference', (url) => ({ endpoints: [{ type: 'openinference', endpoint: url }] })],
 ];
 
-/** Every difference of one seed, each naming the seed and the endpoint. */
-async function compareOtlp(seed: number): Promise<string[]> {
-  // RANDOM_OTLP_GEMINI=1: streams with Gemini sessions (random-stream.ts, `gemini`).
-  const stream = randomStream(seed, { gemini: process.env.RANDOM_OTLP_GEMINI === '1' });
+/** Every difference of one seed, each naming the seed and the endpoint. `gemini`: streams with Gemini sessions (random-stream.ts). */
+async function compareOtlp(seed: number, gemini = process.env.RANDOM_OTLP_GEMINI === '1'): Promise<string[]> {
+  const stream = randomStream(seed, { gemini });
   const found: string[] = [];
   for (const [name, build] of ENDPOINTS.filter(([n]) => ONLY === undefined || n.startsWith(ONLY))) {
     const native = await capture('native', stream.lines, build(http.url));
@@ -89,5 +88,14 @@ const title = nativeAvailable ? 'random streams: memory and native send the same
 describe.skipIf(!nativeAvailable)(title, () => {
   it.each(SEEDS)('seed %i', async (seed) => {
     expect(await compareOtlp(seed)).toEqual([]);
+  });
+});
+
+/** Streams with Gemini sessions, whose answers native reads with its Gemini codec (src/formats/gemini.ts). */
+const GEMINI_SEEDS = Array.from({ length: Number(process.env.RANDOM_OTLP_GEMINI_SEEDS ?? 20) }, (_, i) => 3001 + i);
+
+describe.skipIf(!nativeAvailable)(`${title}, with Gemini sessions`, () => {
+  it.each(GEMINI_SEEDS)('seed %i', async (seed) => {
+    expect(await compareOtlp(seed, true)).toEqual([]);
   });
 });
