@@ -93,7 +93,9 @@ describe.skipIf(!nativeAvailable)('whitespace as native reads it: price catalog 
 describe.skipIf(nativePlugin === null)('whitespace as native reads it: plugins.toml validation', () => {
   const obs = (config: unknown) => ({ version: 1, components: [{ kind: 'observability', enabled: true, config }] });
   const otlp = (endpoint: Record<string, unknown>) => obs({ version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', ...endpoint }] } });
-  const MEMORY_ONLY = new Set(['observability.backend_unsupported', 'plugin.backend_unsupported_component']);
+  // An endpoint native's validate() takes but its activation refuses (a URL with a no-break space at an edge): the
+  // memory relay's validation says it will skip it, a warning of its own (docs/operators/otlp.md).
+  const MEMORY_ONLY = new Set(['observability.backend_unsupported', 'plugin.backend_unsupported_component', 'observability.otel_endpoint_skipped']);
   const documents = (w: string): Record<string, unknown> => ({
     'a stream sink name': obs({ version: 4, atof: { enabled: true, sinks: [{ type: 'stream', name: `${w}sink`, url: 'http://127.0.0.1:1/x' }] } }),
     'a stream sink URL': obs({ version: 4, atof: { enabled: true, sinks: [{ type: 'stream', name: 'sink', url: `${w}http://127.0.0.1:1/x${w}` }] } }),
