@@ -71,15 +71,17 @@ export class NativeAtofSink implements AtofExporter {
   /** The relay's event count at the last flush that found every event written; -1 when none did. */
   #settledAt = -1;
 
-  readonly #onTornLine: (message: string) => void;
+  /** Says what went wrong, once per failing streak (later failures of the streak are in health()). */
+  readonly #warn: (message: string) => void;
+  #failing = false;
 
   constructor(
     binding: NativeBinding,
     given: AtofExporterOptions,
     onClose: (sink: NativeAtofSink) => void,
     sent: () => number = () => 0,
-    /** Told when a torn last line was ended before native appended to the file. */
-    onTornLine: (message: string) => void = () => {},
+    /** Told when a torn last line was ended before native appended to the file, and when the file starts failing. */
+    warn: (message: string) => void = () => {},
   ) {
     const options = plainOptions(given);
     const filename = options.filename;
@@ -94,7 +96,7 @@ export class NativeAtofSink implements AtofExporter {
     this.#onClose = onClose;
     this.#sent = sent;
     this.#sentAtStart = sent();
-    this.#onTornLine = onTornLine;
+    this.#warn = warn;
     this.#options = { outputDirectory, filename, mode: options.mode };
     this.path = path.join(outputDirectory, filename);
     if (options.mode === 'append') {
@@ -211,7 +213,7 @@ export class NativeAtofSink implements AtofExporter {
    */
   #endTornLine(why: string): boolean {
     const ended = endTornLine(this.path);
-    if (ended) this.#onTornLine(`ATOF file ${this.path} ended with a torn line (${why}); it was ended before native appends`);
+    if (ended) this.#warn(`ATOF file ${this.path} ended with a torn line (${why}); it was ended before native appends`);
     return ended;
   }
 
@@ -230,6 +232,7 @@ export class NativeAtofSink implements AtofExporter {
   async #close(): Promise<void> {
     await this.#drainAndWrite(false);
     this.#retire();
+    if (this.#dropped > 0) this.#warn(`ATOF file ${this.path}: ${this.#dropped} event(s) could not be written before close`);
     this.#onClose(this);
   }
 
@@ -250,8 +253,11 @@ export class NativeAtofSink implements AtofExporter {
   #writeDrained(sent: number, recover: boolean, total: number): void {
     this.#settledAt = -1;
     try {
-      this.#exporter?.forceFlush();
-      this.#lastFlush = new Date().toISOString();
+      // Without an exporter (one that could not be created) nothing was written: no last write to report.
+      if (this.#exporter !== null) {
+        this.#exporter.forceFlush();
+        this.#lastFlush = new Date().toISOString();
+      }
     } catch (error) {
       total = -1;
       this.#fail('flush', error);
@@ -260,7 +266,10 @@ export class NativeAtofSink implements AtofExporter {
     this.#account(sent);
     if (recover && (this.#exporter === null || this.#dropped > before)) this.#recover();
     // Only a flush that found everything written lets the next one with nothing new skip its drain.
-    if (total >= 0 && this.#exporter !== null && this.#dropped === 0) this.#settledAt = total;
+    if (total >= 0 && this.#exporter !== null && this.#dropped === 0) {
+      this.#settledAt = total;
+      this.#failing = false;
+    }
   }
 
   /**
@@ -334,6 +343,11 @@ export class NativeAtofSink implements AtofExporter {
   #fail(operation: string, error: unknown): void {
     this.#errors += 1;
     this.#lastError = `${operation}: ${errorMessage(error)}`;
+    // As the memory relay's file says it: the first failure of a streak, loudly; the rest in health().
+    if (!this.#failing) {
+      this.#failing = true;
+      this.#warn(`ATOF file ${this.path}: ${this.#lastError}`);
+    }
   }
 }
 

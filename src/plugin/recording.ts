@@ -182,6 +182,10 @@ export class LiveRecording {
     this.announced = true;
     // With OTLP from the environment, the document built from it writes the ATOF file (see loadSettings).
     const atofWritten = this.atofExporter !== null || (settings.atofEnabled && ownsExporter(this.config, settings, 'atof'));
+    // A file that already failed to open (a folder this process may not write, Deno without --allow-write) was
+    // reported: a notice that it records there would say the opposite.
+    const atofPath = this.atofExporter?.path;
+    if (atofPath !== undefined && this.outputs().some((output) => output.kind === 'atof' && output.path === atofPath && output.errors > 0)) return;
     const atof = atofWritten ? `ATOF events in ${settings.atofFilename}` : null;
     const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${effectiveAtifTemplate(settings.atifFilenameTemplate).split('{session_id}').join('<session id>')}` : null;
     const what = [atof, atif].filter((part) => part !== null);

@@ -167,6 +167,16 @@ describe('OTEL_BSP_* as native reads them', () => {
     expect(traces()[0]!.maxExportBatchSize).toBe(size);
   });
 
+  it('leaves log batches alone, as native does', () => {
+    withEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_QUEUE_SIZE: '7' });
+    const validation = validatePluginConfig({
+      version: 1,
+      components: [{ kind: 'observability', config: { version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }], logs: { enabled: true } } } }],
+    });
+    expect(validation.observability!.opentelemetry.traces[0]).toMatchObject({ maxExportBatchSize: 1, scheduledDelayMillis: 100, maxQueueSize: 7 });
+    expect(validation.observability!.opentelemetry.logs[0]).toMatchObject({ maxExportBatchSize: 512, scheduledDelayMillis: 5000, maxQueueSize: 2048 });
+  });
+
   it('reads the queue, delay and timeout by the same rule', () => {
     withEnv({ OTEL_BSP_SCHEDULE_DELAY: '+100', OTEL_BSP_EXPORT_TIMEOUT: '1e3', OTEL_BSP_MAX_QUEUE_SIZE: ' 7' });
     expect(traces()[0]).toMatchObject({ scheduledDelayMillis: 100, timeoutMillis: 10_000, maxQueueSize: 2048 });
@@ -241,6 +251,14 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     expect(memory.atof).toBe(12);
     expect(memory.batches).toEqual([]);
     expect(memory.problems.join('\n')).toContain('observability.otel_endpoint_skipped');
+  });
+
+  it.skipIf(bun)('sends log batches that OTEL_BSP_MAX_EXPORT_BATCH_SIZE does not split, as native', async () => {
+    withEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1' });
+    const [memory, native] = await both([], ['[components.config.opentelemetry.logs]', 'enabled = true']);
+    const logRequests = (outcome: Outcome) => outcome.paths.filter((p) => p === '/v1/logs').length;
+    expect(logRequests(native)).toBe(1);
+    expect(logRequests(memory)).toBe(1);
   });
 
   it('sends header names in lower case and values byte for byte, spaces and tabs kept, as native', async () => {

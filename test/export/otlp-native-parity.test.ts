@@ -738,6 +738,22 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
     expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
   });
 
+  // A Chat tool result given as parts is written as the normalized parts' JSON text, with native's number text (an
+  // integer past u32 crossed the binding as an f64: `4111111111111111.0`). Found by the random LLM shape probe.
+  it('writes a tool result of parts with native number text, as native does (openinference)', async () => {
+    const content = [{ type: 'text', text: 'a' }, { type: 'tool_use', id: 't', input: [4111111111111111, 1.5, -0, 1e21] }, { type: 'weird', '10': 1, '2': 2, a: 1e300 }];
+    const lines = [
+      { hook: 'on_session_start', payload: { session_id: 's1' } },
+      { hook: 'pre_api_request', payload: { session_id: 's1', api_request_id: 'a0', provider: 'openai', api_mode: 'chat_completions', model: 'gpt', request: { body: { model: 'gpt', messages: [{ role: 'tool', tool_call_id: 'c', content }] } } } },
+      { hook: 'post_api_request', payload: { session_id: 's1', api_request_id: 'a0', provider: 'openai', api_mode: 'chat_completions', model: 'gpt', response: { id: 'r0', object: 'chat.completion', model: 'gpt', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } } },
+      { hook: 'on_session_finalize', payload: { session_id: 's1' } },
+    ] as unknown as Parameters<typeof replayWithOtlp>[1];
+    const spans = await spansOnBoth(lines, 'openinference');
+    const text = spans.native!.find((span) => span.attributes['openinference.span.kind'] === 'LLM')!.attributes['llm.input_messages.0.message.content'];
+    expect(text).toContain('"input":[4111111111111111.0,1.5,0,1e+21]');
+    expect(normalizeSpans(spans.memory!, opts)).toEqual(normalizeSpans(spans.native!, opts));
+  });
+
   // With OTLP as the only output the memory relay builds event objects instead of writing lines (nobody keeps them).
   for (const [type, name] of [['full', 'subagent'], ['full', 'tool-loop'], ['full', 'parallel-subagents'], ['gen_ai', 'anthropic'], ['openinference', 'tool-loop']] as const) {
     it(`sends the same ${type} spans for the ${name} stream when OTLP is the only output`, async () => {

@@ -16,9 +16,10 @@ import { loadSettings } from '../../src/plugin/config/settings.ts';
 const HOST = { name: 'my-agent', fileStem: 'my-agent', version: '1.2.3' };
 
 /** A host folder with its package.json, and a script that runs one session there. */
-function host(body: string, options: { env?: Record<string, string | undefined>; packageJson?: object | null } = {}) {
+function host(body: string, options: { env?: Record<string, string | undefined>; packageJson?: object | null; prepare?: (cwd: string) => void } = {}) {
   const cwd = tempDir('first-contact');
   if (options.packageJson !== null) fs.writeFileSync(path.join(cwd, 'package.json'), JSON.stringify(options.packageJson ?? { name: '@acme/my-agent', version: '1.2.3' }));
+  options.prepare?.(cwd);
   const script = `
 import { createNemoRelayPlugin, HookRegistry } from ${dist('src/index.js')};
 const hooks = new HookRegistry();
@@ -129,6 +130,16 @@ console.log('@@' + JSON.stringify(plugin.status().outputs.filter((o) => o.kind =
     expect(run.status, run.stderr).toBe(0);
     expect(fs.existsSync(path.join(run.cwd, 'nemo-relay-output'))).toBe(false);
     expect(run.stdout).toContain('@@0');
+    expect(run.stderr).not.toContain('recording to');
+  });
+
+  it('does not say it records where the folder cannot be written: the error it reported stands alone', () => {
+    const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      // A file where the default folder would go: nothing can be written under it.
+      prepare: (cwd) => fs.writeFileSync(path.join(cwd, 'nemo-relay-output'), 'not a folder'),
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/ATOF file .*nemo-relay-output.*acme-my-agent-atof\.jsonl/);
     expect(run.stderr).not.toContain('recording to');
   });
 

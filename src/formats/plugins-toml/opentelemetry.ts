@@ -296,10 +296,11 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
   const logs = otel.logs;
   if (version === 4 && isJsonObject(logs) && logs.enabled === true) {
     const minimumSeverity = SEVERITIES[String(logs.minimum_severity ?? 'trace').toLowerCase()] ?? 1;
+    // OTEL_BSP_* are the span processor's: native's log batches do not follow them.
     const batch = {
-      maxQueueSize: numberOr(logs.max_queue_size, bsp.maxQueueSize),
-      maxExportBatchSize: numberOr(logs.max_export_batch_size, bsp.maxExportBatchSize),
-      scheduledDelayMillis: numberOr(logs.scheduled_delay_millis, bsp.scheduledDelayMillis),
+      maxQueueSize: numberOr(logs.max_queue_size, OTLP_DEFAULTS.maxQueueSize),
+      maxExportBatchSize: numberOr(logs.max_export_batch_size, OTLP_DEFAULTS.maxExportBatchSize),
+      scheduledDelayMillis: numberOr(logs.scheduled_delay_millis, OTLP_DEFAULTS.scheduledDelayMillis),
     };
     if (Array.isArray(logs.endpoints)) {
       logs.endpoints.filter(isJsonObject).forEach((endpoint, index) => {

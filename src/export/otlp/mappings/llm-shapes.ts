@@ -29,7 +29,7 @@ import {
 } from '../../../formats/request-codecs.ts';
 import { answerDecodes } from '../../../formats/response-codecs.ts';
 import { compareKeys, type Json } from '../../../shared/json.ts';
-import { canonicalJson, parseJsonAsNative, parsedNumberText } from '../../../formats/native-text.ts';
+import { canonicalJson, parseJsonAsNative, parsedNumberText, toRustJson } from '../../../formats/native-text.ts';
 import { readsAsShape, readUsage as readUsageOfShape, responseCounts, spanTokenUsage, tokenCount, usageShapeOf, type CountReading } from '../../../formats/usage.ts';
 import { objectOf, stringOf } from '../attributes.ts';
 
@@ -313,8 +313,8 @@ function readMessage(value: Json, surface?: MessagesSurface): Message | null {
     // A result given as a list of parts: native's codec reads each part into its normalized form (gen_ai's response).
     if (Array.isArray(content)) {
       const normalized = content.map((part) => normalizedPart(part, 'openai_chat'));
-      // The text is that form serialized as native's structs are: the kind first.
-      const text = JSON.stringify(normalized.map((p) => {
+      // The text is that form serialized as native's structs are: the kind first, native's number text.
+      const text = toRustJson(normalized.map((p) => {
         const part = objectOf(p);
         return part === null ? p : { type: part.type ?? null, ...except(part, ['type']) };
       }));
