@@ -9,9 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText, streamText } from 'ai';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import OpenAI from 'openai';
 import { Agent, OpenAIResponsesModel, run } from '@openai/agents';
 import {
@@ -25,6 +22,7 @@ import {
 } from '../../src/formats/usage.ts';
 import { extractMetrics } from '../../src/formats/atif/payload/usage.ts';
 import { readResponse } from '../../src/export/otlp/mappings/llm-shapes.ts';
+import { AI_SDK_PROVIDERS } from '../support/ai-sdk-providers.ts';
 import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionStream, geminiResponse, openAiResponse, scriptedFetch, type AnthropicUsage } from '../support/provider-wire.ts';
 
 const CLAUDE = 'claude-sonnet-4-5-20250929';
@@ -135,10 +133,10 @@ describe('the token table against the frameworks (real clients over a fake fetch
       expectSameCounts(['anthropic_messages', usage], ['langchain', streamed.usage_metadata], { input: streamed.usage_metadata.input_tokens, output: streamed.usage_metadata.output_tokens }, 1);
     });
 
-    it(`Anthropic Messages (${label}): the AI SDK's LanguageModelUsage, generateText and streamText`, async () => {
+    it.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))(`Anthropic Messages (${label}): the AI SDK's LanguageModelUsage, generateText and streamText (@ai-sdk/anthropic %s)`, async (_major, packages) => {
       const reply = { id: 'msg_01', model: CLAUDE, content: [{ type: 'text' as const, text: 'Comments say why.' }], usage };
       const { fetch } = scriptedFetch([anthropicMessage(reply), anthropicStream(reply)]);
-      const anthropic = createAnthropic({ apiKey: 'sk-ant-test', fetch });
+      const anthropic = packages.anthropic({ apiKey: 'sk-ant-test', fetch });
       const result = await generateText({ model: anthropic('claude-sonnet-4-5'), prompt: 'What do comments say?', maxRetries: 0 });
       const counted = expectSameCounts(['anthropic_messages', usage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
       expect(counted.prompt).toBe(prompt);
@@ -152,7 +150,7 @@ describe('the token table against the frameworks (real clients over a fake fetch
     const usage = { prompt_tokens: 1410, completion_tokens: 30, cached: 1216, reasoning: 18 };
     const reply = { id: 'chatcmpl-1', model: GPT, content: 'Comments say why.', usage };
     const wireUsage = (chatCompletion(reply).json as { usage: unknown }).usage;
-    const { fetch } = scriptedFetch([chatCompletion(reply), chatCompletionStream(reply), chatCompletion(reply)]);
+    const { fetch } = scriptedFetch([chatCompletion(reply), chatCompletionStream(reply), ...AI_SDK_PROVIDERS.map(() => chatCompletion(reply))]);
     const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
     const message = await model.invoke('What do comments say?');
     const counted = expectSameCounts(['openai_chat', wireUsage], ['langchain', message.usage_metadata], { input: message.usage_metadata!.input_tokens, output: message.usage_metadata!.output_tokens });
@@ -160,34 +158,36 @@ describe('the token table against the frameworks (real clients over a fake fetch
     let streamed: any;
     for await (const chunk of await model.stream('What do comments say?')) streamed = streamed === undefined ? chunk : streamed.concat(chunk);
     expectSameCounts(['openai_chat', wireUsage], ['langchain', streamed.usage_metadata], { input: streamed.usage_metadata.input_tokens, output: streamed.usage_metadata.output_tokens });
-    const openai = createOpenAI({ apiKey: 'sk-test', fetch });
-    const result = await generateText({ model: openai.chat('gpt-4.1'), prompt: 'What do comments say?', maxRetries: 0 });
-    expectSameCounts(['openai_chat', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+    for (const packages of AI_SDK_PROVIDERS) {
+      const result = await generateText({ model: packages.openai({ apiKey: 'sk-test', fetch }).chat('gpt-4.1'), prompt: 'What do comments say?', maxRetries: 0 });
+      expectSameCounts(['openai_chat', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+    }
   });
 
   it('OpenAI Responses: ChatOpenAI with useResponsesApi, the AI SDK responses model and the Agents SDK Usage', async () => {
     const usage = { prompt_tokens: 1410, completion_tokens: 30, cached: 1216, reasoning: 18 };
     const reply = { id: 'resp_1', model: GPT, text: 'Comments say why.', usage };
     const wireUsage = (openAiResponse(reply).json as { usage: unknown }).usage;
-    const { fetch } = scriptedFetch([openAiResponse(reply), openAiResponse(reply), openAiResponse(reply)]);
+    const { fetch } = scriptedFetch([openAiResponse(reply), ...AI_SDK_PROVIDERS.map(() => openAiResponse(reply)), openAiResponse(reply)]);
     const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, useResponsesApi: true, configuration: { fetch } });
     const message = await model.invoke('What do comments say?');
     const counted = expectSameCounts(['openai_responses', wireUsage], ['langchain', message.usage_metadata], { input: message.usage_metadata!.input_tokens, output: message.usage_metadata!.output_tokens });
     expect(counted).toMatchObject({ prompt: 1410, cacheRead: 1216, reasoning: 18 });
-    const openai = createOpenAI({ apiKey: 'sk-test', fetch });
-    const result = await generateText({ model: openai.responses('gpt-4.1'), prompt: 'What do comments say?', maxRetries: 0 });
-    expectSameCounts(['openai_responses', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+    for (const packages of AI_SDK_PROVIDERS) {
+      const result = await generateText({ model: packages.openai({ apiKey: 'sk-test', fetch }).responses('gpt-4.1'), prompt: 'What do comments say?', maxRetries: 0 });
+      expectSameCounts(['openai_responses', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
+    }
     const client = new OpenAI({ apiKey: 'sk-test', fetch, maxRetries: 0 });
     const agentRun = await run(new Agent({ name: 'reader', model: new OpenAIResponsesModel(client, 'gpt-4.1') }), 'What do comments say?');
     const agentUsage = agentRun.rawResponses[0]!.usage;
     expectSameCounts(['openai_responses', wireUsage], ['openai_agents', agentUsage], { input: agentUsage.inputTokens, output: agentUsage.outputTokens });
   });
 
-  it("Gemini: the AI SDK's Google provider", async () => {
+  it.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))("Gemini: the AI SDK's Google provider (@ai-sdk/google %s)", async (_major, packages) => {
     const reply = geminiResponse({ model: 'gemini-2.5-flash', text: 'Comments say why.', usage: { prompt: 1410, candidates: 12, cached: 1216, thoughts: 20 } });
     const wireUsage = (reply.json as { usageMetadata: unknown }).usageMetadata;
     const { fetch } = scriptedFetch([reply]);
-    const google = createGoogleGenerativeAI({ apiKey: 'test', fetch });
+    const google = packages.google({ apiKey: 'test', fetch });
     const result = await generateText({ model: google('gemini-2.5-flash'), prompt: 'What do comments say?', maxRetries: 0 });
     const counted = expectSameCounts(['gemini', wireUsage], ['ai_sdk', result.usage], { input: result.usage.inputTokens!, output: result.usage.outputTokens! });
     expect(counted).toMatchObject({ prompt: 1410, completion: 32, cacheRead: 1216, reasoning: 20 });

@@ -3,6 +3,7 @@
 // bounded so the file stays under a minute.
 import { describe, it } from 'vitest';
 import { backends } from '../adapters/support.ts';
+import { AI_SDK_PROVIDERS } from '../support/ai-sdk-providers.ts';
 import { AI_SDK_WIRES, runAiSdkSeed } from '../adapters/ai-sdk/random-run.ts';
 import { AGENTS_WIRES, runAgentsSeed } from '../adapters/openai-agents/random-run.ts';
 import { LANGCHAIN_WIRES, runLangChainSeed } from '../adapters/langchain-random-run.ts';
@@ -13,10 +14,12 @@ const SEEDS = Number(process.env.RANDOM_WIRE_SEEDS ?? 24);
 const seeds = Array.from({ length: SEEDS }, (_, i) => FROM + i);
 
 describe('the AI SDK on random provider replies', () => {
-  for (const wire of AI_SDK_WIRES) {
-    it(`${wire}: seeds ${FROM}-${FROM + SEEDS - 1}`, async () => {
-      for (const seed of seeds) await runAiSdkSeed(seed, wire, onNative);
-    }, 120_000);
+  for (const packages of AI_SDK_PROVIDERS) {
+    for (const wire of AI_SDK_WIRES) {
+      it(`${wire} ${packages.major}: seeds ${FROM}-${FROM + SEEDS - 1}`, async () => {
+        for (const seed of seeds) await runAiSdkSeed(seed, wire, packages, onNative);
+      }, 120_000);
+    }
   }
 });
 

@@ -1,7 +1,10 @@
 // docs/adapters/ai-sdk.md: its snippet runs as written, importing the package
 // by name (dist/), on Node, Bun and Deno, against the OpenAI API as a loopback
 // server speaking the Responses wire format (OPENAI_BASE_URL, which
-// @ai-sdk/openai reads), and the trajectory it writes is checked.
+// @ai-sdk/openai reads), and the trajectory it writes is checked. On Node it
+// runs again with @ai-sdk/openai 3.x, what npm installs on Node 20 (the
+// import names the alias, test/support/ai-sdk-providers.ts); Bun and Deno
+// do not skip a major for its engines.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,13 +26,16 @@ describe('docs/adapters/ai-sdk.md', () => {
     expect(snippets).toHaveLength(1);
   });
 
-  for (const runtime of SNIPPET_RUNTIMES) {
-    it(`its snippet runs as written on ${runtime} and records the run`, async () => {
+  const runs = [...SNIPPET_RUNTIMES.map((runtime) => ({ runtime, major: '4.x' })), { runtime: 'node' as const, major: '3.x' }];
+  for (const { runtime, major } of runs) {
+    it(`its snippet runs as written on ${runtime} with @ai-sdk/openai ${major} and records the run`, async () => {
       api = new FakeProvider();
       api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Let me check.', toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage: { input: 120, cached: 0, output: 18 } });
       api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'It is sunny in Paris, 21°C.', usage: { input: 170, cached: 64, output: 11 } });
       const env = { ...process.env, OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' };
-      const result = await runSnippet(snippets[0]!, runtime, 'ai-sdk', env);
+      const code = major === '4.x' ? snippets[0]! : snippets[0]!.replace("from '@ai-sdk/openai';", "from '@ai-sdk/openai-3';");
+      expect(code).toContain(major === '4.x' ? "'@ai-sdk/openai'" : "'@ai-sdk/openai-3'");
+      const result = await runSnippet(code, runtime, `ai-sdk-${major}`, env);
       const cwd = result.cwd;
       expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
       expect(result.stdout).toContain('It is sunny in Paris, 21°C.');

@@ -1,14 +1,15 @@
 // aiSdkMiddleware: on its own, a wrapped model's calls are recorded from the
 // attempts the model sees, streamed ones with their text and usage; next to
 // instrumentAiSdk it steps aside for text runs and adds the retries the SDK
-// does not report to telemetry for generateObject.
+// does not report to telemetry for generateObject. With each provider major
+// (test/support/ai-sdk-providers.ts): 3.x models speak the older
+// specification, which the SDK adapts before the middleware sees it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateObject, generateText, streamText, wrapLanguageModel } from 'ai';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { AI_SDK_PROVIDERS, type ProviderPackages } from '../../support/ai-sdk-providers.ts';
 import { checkRetry, expectNothingLost, recordedPlugin } from '../support.ts';
 import { FakeProvider, type Wire } from './wire.ts';
 
@@ -22,19 +23,19 @@ afterEach(() => {
 
 type Steps = Array<Record<string, any>>;
 
-function providerModel(wire: Wire, fake: FakeProvider) {
-  if (wire === 'anthropic') return createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-haiku-4-5');
-  const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+function providerModel(packages: ProviderPackages, wire: Wire, fake: FakeProvider) {
+  if (wire === 'anthropic') return packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-haiku-4-5');
+  const openai = packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
   return wire === 'chat' ? openai.chat('gpt-4o-mini') : openai('gpt-4o-mini');
 }
 
-describe('aiSdkMiddleware on its own', () => {
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('aiSdkMiddleware on its own (%s)', (_major, packages) => {
   for (const wire of ['responses', 'chat', 'anthropic'] as const) {
     it(`${wire}: a streamText call is recorded with its text, reasoning and the SDK's usage`, async () => {
       const fake = new FakeProvider();
       fake.reply(wire, { id: 'r1', model: 'dated-model-1', reasoning: wire === 'chat' ? undefined : 'Short answer.', text: 'Hello there!', usage: { input: 30, cached: 8, output: 6 } }, { stream: true });
       const recorded = recordedPlugin(`ai-mw-stream-${wire}`);
-      const model = wrapLanguageModel({ model: providerModel(wire, fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-stream' }) });
+      const model = wrapLanguageModel({ model: providerModel(packages, wire, fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-stream' }) });
       const result = streamText({ model, prompt: 'Say hello' });
       let text = '';
       for await (const delta of result.textStream) text += delta;
@@ -59,7 +60,7 @@ describe('aiSdkMiddleware on its own', () => {
     const fake = new FakeProvider();
     fake.reply('responses', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'A long answer that nobody waits for.', usage: { input: 10, output: 9 } }, { stream: true, hang: true });
     const recorded = recordedPlugin('ai-mw-abort');
-    const model = wrapLanguageModel({ model: providerModel('responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
+    const model = wrapLanguageModel({ model: providerModel(packages, 'responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
     const controller = new AbortController();
     const result = streamText({ model, prompt: 'Tell me a story', abortSignal: controller.signal, onError: () => {} });
     for await (const delta of result.textStream) {
@@ -78,7 +79,7 @@ describe('aiSdkMiddleware on its own', () => {
     fake.fail('chat', 503, 'overloaded');
     fake.reply('chat', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'ok', usage: { input: 3, output: 2 } });
     const recorded = recordedPlugin('ai-mw');
-    const model = wrapLanguageModel({ model: providerModel('chat', fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-session' }) });
+    const model = wrapLanguageModel({ model: providerModel(packages, 'chat', fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-session' }) });
     expect((await generateText({ model, prompt: 'hi' })).text).toBe('ok');
     const attempts = recorded.log.filter((entry) => entry.hook === 'pre_api_request');
     expect(attempts.map((entry) => entry.payload.retry_count)).toEqual([0, 1]);
@@ -89,13 +90,15 @@ describe('aiSdkMiddleware on its own', () => {
   });
 });
 
+// The provider's major changes what the middleware sees, not what the integration reports: the newest is enough here.
 describe('aiSdkMiddleware next to instrumentAiSdk', () => {
+  const packages = AI_SDK_PROVIDERS[0]!;
   it('steps aside for the attempts of text runs the integration reports', async () => {
     const fake = new FakeProvider();
     fake.reply('responses', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'fine', usage: { input: 1, output: 1 } });
     const recorded = recordedPlugin('ai-both');
     uninstall = instrumentAiSdk(recorded.hooks);
-    const model = wrapLanguageModel({ model: providerModel('responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
+    const model = wrapLanguageModel({ model: providerModel(packages, 'responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
     await generateText({ model, prompt: 'hi' });
     expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request')).toHaveLength(1);
     await recorded.finish();
@@ -107,7 +110,7 @@ describe('aiSdkMiddleware next to instrumentAiSdk', () => {
     fake.reply('responses', { id: 'r1', model: 'gpt-4o-2024-08-06', text: '{"city":"Paris","tempC":21}', usage: { input: 40, output: 9 } });
     const recorded = recordedPlugin('ai-object-retry');
     uninstall = instrumentAiSdk(recorded.hooks);
-    const model = wrapLanguageModel({ model: providerModel('responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
+    const model = wrapLanguageModel({ model: providerModel(packages, 'responses', fake), middleware: aiSdkMiddleware(recorded.hooks) });
     const { object } = await generateObject({ model, schema: z.object({ city: z.string(), tempC: z.number() }), prompt: 'Paris weather' });
     expect(object).toEqual({ city: 'Paris', tempC: 21 });
     const attempts = recorded.log.filter((entry) => /api_request/.test(entry.hook)).map((entry) => [entry.hook, entry.payload.retry_count]);

@@ -1,12 +1,12 @@
 // Names: a run is named by its telemetry functionId, else by its
 // ToolLoopAgent's id; a sub-agent has its own name and model; steps carry the
-// model the provider reported (dated), not the alias that was asked for.
+// model the provider reported (dated), not the alias that was asked for;
+// with each provider major (test/support/ai-sdk-providers.ts).
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolLoopAgent, generateText, stepCountIs, tool } from 'ai';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { FakeProvider } from './wire.ts';
 
@@ -20,7 +20,7 @@ afterEach(() => {
 
 type Steps = Array<Record<string, any>>;
 
-describe('names and models', () => {
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('names and models (%s)', (_major, packages) => {
   it("a ToolLoopAgent's id names its run, a sub-agent has its own name and model, and steps carry the dated models", async () => {
     const openai = new FakeProvider();
     openai.reply('responses', { id: 'p1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_research', name: 'research', args: { topic: 'tides' } }], usage: { input: 50, output: 10 } });
@@ -30,10 +30,10 @@ describe('names and models', () => {
     const recorded = recordedPlugin('ai-names');
     uninstall = instrumentAiSdk(recorded.hooks);
 
-    const researcher = new ToolLoopAgent({ id: 'researcher', model: createAnthropic({ apiKey: 'test-key', fetch: anthropic.fetch as typeof fetch })('claude-haiku-4-5') });
+    const researcher = new ToolLoopAgent({ id: 'researcher', model: packages.anthropic({ apiKey: 'test-key', fetch: anthropic.fetch as typeof fetch })('claude-haiku-4-5') });
     const orchestrator = new ToolLoopAgent({
       id: 'orchestrator',
-      model: createOpenAI({ apiKey: 'test-key', fetch: openai.fetch as typeof fetch })('gpt-4o'),
+      model: packages.openai({ apiKey: 'test-key', fetch: openai.fetch as typeof fetch })('gpt-4o'),
       stopWhen: stepCountIs(4),
       tools: {
         research: tool({ inputSchema: z.object({ topic: z.string() }), execute: async ({ topic }) => (await researcher.generate({ prompt: `Explain ${topic}` })).text }),
@@ -63,7 +63,7 @@ describe('names and models', () => {
     fake.reply('chat', { id: 'a', model: 'gpt-4o-mini-2024-07-18', toolCalls: [{ id: 'call_sum', name: 'summarize', args: { text: 'long' } }], usage: { input: 5, output: 5 } });
     fake.reply('chat', { id: 'b', model: 'gpt-4o-mini-2024-07-18', text: 'short', usage: { input: 5, output: 1 } });
     fake.reply('chat', { id: 'c', model: 'gpt-4o-mini-2024-07-18', text: 'done', usage: { input: 9, output: 1 } });
-    const model = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch }).chat('gpt-4o-mini');
+    const model = packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch }).chat('gpt-4o-mini');
     const recorded = recordedPlugin('ai-names-function-id');
     uninstall = instrumentAiSdk(recorded.hooks);
     const agent = new ToolLoopAgent({

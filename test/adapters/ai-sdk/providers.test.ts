@@ -2,15 +2,17 @@
 // a ToolLoopAgent with a tool, run with generate() and stream() — driving the
 // real provider packages over a fake fetch that speaks OpenAI Responses,
 // OpenAI Chat Completions and Anthropic Messages (JSON and SSE, with prompt
-// caching, reasoning and a retried 5xx). Each trajectory is checked against
-// what the program did and what the SDK itself reports.
+// caching, reasoning and a retried 5xx) and Gemini (JSON, with thoughts),
+// once per provider major (test/support/ai-sdk-providers.ts). Each
+// trajectory is checked against what the program did and what the SDK
+// itself reports.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolLoopAgent, stepCountIs, tool, type LanguageModel } from 'ai';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { AI_SDK_PROVIDERS, type ProviderPackages } from '../../support/ai-sdk-providers.ts';
+import { scriptedFetch } from '../../support/provider-wire.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
 import { FakeProvider, type Turn, type Wire } from './wire.ts';
 
@@ -22,10 +24,10 @@ afterEach(() => {
   uninstall = undefined;
 });
 
-const PROVIDERS: Record<Wire, { model: (fake: FakeProvider) => LanguageModel; requested: string; dated: string; status: number; reasoning: boolean }> = {
-  responses: { model: (fake) => createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('o4-mini'), requested: 'o4-mini', dated: 'o4-mini-2025-04-16', status: 503, reasoning: true },
-  chat: { model: (fake) => createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch }).chat('gpt-4o-mini'), requested: 'gpt-4o-mini', dated: 'gpt-4o-mini-2024-07-18', status: 503, reasoning: false },
-  anthropic: { model: (fake) => createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-sonnet-4-5'), requested: 'claude-sonnet-4-5', dated: 'claude-sonnet-4-5-20250929', status: 529, reasoning: true },
+const PROVIDERS: Record<Wire, { model: (packages: ProviderPackages, fake: FakeProvider) => LanguageModel; requested: string; dated: string; status: number; reasoning: boolean }> = {
+  responses: { model: (packages, fake) => packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('o4-mini'), requested: 'o4-mini', dated: 'o4-mini-2025-04-16', status: 503, reasoning: true },
+  chat: { model: (packages, fake) => packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch }).chat('gpt-4o-mini'), requested: 'gpt-4o-mini', dated: 'gpt-4o-mini-2024-07-18', status: 503, reasoning: false },
+  anthropic: { model: (packages, fake) => packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-sonnet-4-5'), requested: 'claude-sonnet-4-5', dated: 'claude-sonnet-4-5-20250929', status: 529, reasoning: true },
 };
 
 /** The two model turns of the weather program, with the provider's usage (prompt caching on the second). */
@@ -67,10 +69,11 @@ function weatherAgent(model: LanguageModel) {
 
 type Steps = Array<Record<string, any>>;
 
-describe('instrumentAiSdk with the real provider packages', () => {
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('instrumentAiSdk with the real provider packages (%s)', (major, packages) => {
   for (const wire of ['responses', 'chat', 'anthropic'] as const) {
     for (const mode of ['generate', 'stream'] as const) {
-      const onNative = wire === 'anthropic' && mode === 'stream' && backends().includes('native');
+      // One run against native is enough to hold the two relays to the same files.
+      const onNative = wire === 'anthropic' && mode === 'stream' && major === '4.x' && backends().includes('native');
       for (const backend of onNative ? (['memory', 'native'] as const) : (['memory'] as const)) {
         it(`${wire} ${mode}: steps, tool call, reasoning, retry, dated model and the SDK's token totals (${backend})`, async () => {
           const provider = PROVIDERS[wire];
@@ -81,7 +84,7 @@ describe('instrumentAiSdk with the real provider packages', () => {
           fake.reply(wire, second, { stream: mode === 'stream' });
           const recorded = recordedPlugin(`ai-${wire}-${mode}`, backend);
           uninstall = instrumentAiSdk(recorded.hooks);
-          const agent = weatherAgent(provider.model(fake));
+          const agent = weatherAgent(provider.model(packages, fake));
 
           let text: string;
           let totalUsage: { inputTokens?: number; outputTokens?: number; inputTokenDetails: { cacheReadTokens?: number; cacheWriteTokens?: number } };
@@ -160,6 +163,41 @@ describe('instrumentAiSdk with the real provider packages', () => {
       }
     }
   }
+
+  it('gemini generate: thoughts, a tool call under the id the SDK gives it, and the SDK\'s token totals', async () => {
+    // Gemini's wire (JSON): thoughts and text and a functionCall (which has no id), then the answer, read partly from the cache.
+    const usage = (prompt: number, candidates: number, cached: number, thoughts: number) => ({ promptTokenCount: prompt, candidatesTokenCount: candidates, cachedContentTokenCount: cached, thoughtsTokenCount: thoughts, totalTokenCount: prompt + candidates + thoughts });
+    const answer = (parts: unknown[], usageMetadata: unknown, responseId: string) => ({ json: { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash-001', responseId } });
+    const { fetch, requests } = scriptedFetch([
+      answer([{ text: 'The user wants Paris weather; call the tool.', thought: true }, { text: 'Let me look that up.' }, { functionCall: { name: 'weather', args: { city: 'Paris' } } }], usage(1000, 20, 0, 30), 'gemini-1'),
+      answer([{ text: 'It is sunny in Paris, 21°C.' }], usage(1100, 8, 1024, 5), 'gemini-2'),
+    ]);
+    const recorded = recordedPlugin(`ai-gemini-${major}`);
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const result = await weatherAgent(packages.google({ apiKey: 'test-key', fetch })('gemini-2.5-flash')).generate({ prompt: 'What is the weather in Paris?' });
+    expect(result.text).toBe('It is sunny in Paris, 21°C.');
+    expect(requests).toHaveLength(2);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const answered = (doc.steps as Steps).filter((step) => step.source === 'agent');
+    expect(answered.map((step) => [step.message, step.reasoning_content])).toEqual([
+      ['Let me look that up.', 'The user wants Paris weather; call the tool.'],
+      ['It is sunny in Paris, 21°C.', undefined],
+    ]);
+    const call = result.steps[0]!.toolCalls[0]!;
+    expect(answered[0]!.tool_calls).toEqual([expect.objectContaining({ tool_call_id: call.toolCallId, function_name: 'weather', arguments: { city: 'Paris' } })]);
+    expect(answered[0]!.observation.results[0].source_call_id).toBe(call.toolCallId);
+    // The model is what the SDK reports: the Google provider does not pass modelVersion on (docs/adapters/ai-sdk.md).
+    expect(answered.map((step) => step.model_name)).toEqual(result.steps.map((step) => step.response.modelId));
+    // Tokens: thoughts are output tokens, as the SDK counts them.
+    expect(answered.map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens])).toEqual(
+      result.steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens, step.usage.inputTokenDetails.cacheReadTokens]),
+    );
+    expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: result.totalUsage.inputTokens, total_completion_tokens: result.totalUsage.outputTokens, total_cached_tokens: result.totalUsage.inputTokenDetails.cacheReadTokens });
+    expect(result.totalUsage.outputTokens).toBe(63);
+  });
 });
 
 export type { AtifDoc };

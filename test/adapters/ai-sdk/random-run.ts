@@ -1,26 +1,26 @@
 // One seed of the AI SDK against random provider replies
 // (test/support/random-wire.ts): a ToolLoopAgent written as the SDK's docs
-// write it, on the real provider package of the drawn wire, with the plugin
+// write it, on the real provider package of the drawn wire (of the major
+// given, test/support/ai-sdk-providers.ts), with the plugin
 // on the memory relay; the trajectory is checked against what the SDK
 // itself returned (its steps' text, tool calls, tool results and usage,
 // its totalUsage), the ATOF file against the requests the fetch saw, and,
 // where native loads, the same hooks on native must give the same files.
 import { ToolLoopAgent, stepCountIs, tool, type LanguageModel } from 'ai';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { expect } from 'vitest';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import type { ProviderPackages } from '../../support/ai-sdk-providers.ts';
 import { Draw } from '../../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomTool, type RandomWireKind } from '../../support/random-wire.ts';
 import { checkRandomRun, type FrameworkStep } from '../random-wire-checks.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
-const MODELS: Record<RandomWireKind, { requested: string; dated: string; model(fetch: typeof globalThis.fetch): LanguageModel }> = {
-  responses: { requested: 'gpt-4.1', dated: 'gpt-4.1-2025-04-14', model: (fetch) => createOpenAI({ apiKey: 'test-key', fetch })('gpt-4.1') },
-  chat: { requested: 'gpt-4o-mini', dated: 'gpt-4o-mini-2024-07-18', model: (fetch) => createOpenAI({ apiKey: 'test-key', fetch }).chat('gpt-4o-mini') },
-  anthropic: { requested: 'claude-sonnet-4-5', dated: 'claude-sonnet-4-5-20250929', model: (fetch) => createAnthropic({ apiKey: 'test-key', fetch })('claude-sonnet-4-5') },
+const MODELS: Record<RandomWireKind, { requested: string; dated: string; model(packages: ProviderPackages, fetch: typeof globalThis.fetch): LanguageModel }> = {
+  responses: { requested: 'gpt-4.1', dated: 'gpt-4.1-2025-04-14', model: (packages, fetch) => packages.openai({ apiKey: 'test-key', fetch })('gpt-4.1') },
+  chat: { requested: 'gpt-4o-mini', dated: 'gpt-4o-mini-2024-07-18', model: (packages, fetch) => packages.openai({ apiKey: 'test-key', fetch }).chat('gpt-4o-mini') },
+  anthropic: { requested: 'claude-sonnet-4-5', dated: 'claude-sonnet-4-5-20250929', model: (packages, fetch) => packages.anthropic({ apiKey: 'test-key', fetch })('claude-sonnet-4-5') },
 };
 
 /** The program's tools, and how the wire draws their arguments. */
@@ -57,8 +57,8 @@ function program(model: LanguageModel) {
 
 export const AI_SDK_WIRES: readonly RandomWireKind[] = ['responses', 'chat', 'anthropic'];
 
-/** Runs seed `seed` on `wire`; throws (an expect failure naming the seed and its outline) on any difference. */
-export async function runAiSdkSeed(seed: number, wire: RandomWireKind, onNative: boolean): Promise<void> {
+/** Runs seed `seed` on `wire` with `packages`' provider; throws (an expect failure naming the seed and its outline) on any difference. */
+export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages: ProviderPackages, onNative: boolean): Promise<void> {
   const { requested, dated, model } = MODELS[wire];
   const scenario = randomScenario(seed, wire, dated, TOOLS);
   const choice = new Draw(seed ^ 0x5eed);
@@ -66,7 +66,7 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, onNative:
   // Sometimes one call's first attempt is refused as overloaded: the SDK retries it.
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
   const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
-  const label = `seed ${seed} (${wire}, ${mode}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}`;
+  const label = `seed ${seed} (${wire} ${packages.major}, ${mode}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}`;
   await checkRandomRun({
     label,
     onNative,
@@ -74,7 +74,7 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, onNative:
     async run(hooks) {
       const uninstall = instrumentAiSdk(hooks);
       try {
-        const agent = program(model(fake.fetch as typeof globalThis.fetch));
+        const agent = program(model(packages, fake.fetch as typeof globalThis.fetch));
         const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
         let steps;
         let totalUsage;

@@ -2,15 +2,16 @@
 // conversation of several generate() calls under one session id, per-request
 // session ids from the host's own async context, and the needsApproval flow
 // of the SDK's docs (a run stops with approval requests, the next run carries
-// the answers), granted and denied, through the real OpenAI provider.
+// the answers), granted and denied, through the real OpenAI provider (each
+// major, test/support/ai-sdk-providers.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolLoopAgent, generateText, stepCountIs, streamText, tool, type ModelMessage } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { FakeProvider } from './wire.ts';
 
@@ -106,7 +107,7 @@ describe('sessions', () => {
   });
 });
 
-describe('tool approvals (needsApproval)', () => {
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('tool approvals (needsApproval, %s)', (_major, packages) => {
   const prompt = 'Delete /tmp/cache.db and /etc/passwd';
 
   /** The SDK docs' approval flow: run, collect the approval requests, answer them in a tool message, run again. */
@@ -158,7 +159,7 @@ describe('tool approvals (needsApproval)', () => {
     it(`${mode}: the request, the answers and each call's outcome are one trajectory in time order`, async () => {
       deleted.length = 0;
       const fake = scriptedOpenAI(mode === 'streamText');
-      const model = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
+      const model = packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
       const recorded = recordedPlugin(`ai-approval-${mode}`);
       uninstall = instrumentAiSdk(recorded.hooks);
       const final = await approvalFlow(async (messages) => {
@@ -210,7 +211,23 @@ describe('tool approvals (needsApproval)', () => {
     });
   }
 
-  it('decisions of a toolApproval policy are recorded in the step, a denied call with its outcome', async () => {
+  it('a run left waiting for an answer keeps its session open until the adapter is uninstalled', async () => {
+    const fake = scriptedOpenAI(false);
+    const model = packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
+    const recorded = recordedPlugin('ai-approval-unanswered');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    await generateText({ model, tools, prompt });
+    expect(recorded.log.at(-1)!.hook).toBe('on_session_end');
+    uninstall();
+    expect(recorded.log.at(-1)).toMatchObject({ hook: 'on_session_finalize', payload: { reason: 'uninstalled' } });
+    const { atif } = await recorded.finish();
+    expect(atif).toHaveLength(1);
+  });
+});
+
+// A mock model: no provider package, so once.
+describe('tool approvals by a toolApproval policy', () => {
+  it('its decisions are recorded in the step, a denied call with its outcome', async () => {
     const calls = [
       { type: 'tool-call', toolCallId: 'call_ok', toolName: 'deleteFile', input: '{"path":"/tmp/x"}' },
       { type: 'tool-call', toolCallId: 'call_no', toolName: 'deleteFile', input: '{"path":"/etc/hosts"}' },
@@ -240,18 +257,5 @@ describe('tool approvals (needsApproval)', () => {
       ['call_ok', 'deleted /tmp/x', 'ok'],
       ['call_no', 'protected', 'denied'],
     ]);
-  });
-
-  it('a run left waiting for an answer keeps its session open until the adapter is uninstalled', async () => {
-    const fake = scriptedOpenAI(false);
-    const model = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
-    const recorded = recordedPlugin('ai-approval-unanswered');
-    uninstall = instrumentAiSdk(recorded.hooks);
-    await generateText({ model, tools, prompt });
-    expect(recorded.log.at(-1)!.hook).toBe('on_session_end');
-    uninstall();
-    expect(recorded.log.at(-1)).toMatchObject({ hook: 'on_session_finalize', payload: { reason: 'uninstalled' } });
-    const { atif } = await recorded.finish();
-    expect(atif).toHaveLength(1);
   });
 });

@@ -1,14 +1,13 @@
 // Structured output as the AI SDK docs write it: generateText with
 // `output: Output.object(...)`, and the older generateObject / streamObject,
-// over the real providers. Each is one turn whose answer is the object's JSON,
+// over the real providers (each major, test/support/ai-sdk-providers.ts). Each is one turn whose answer is the object's JSON,
 // with the SDK's own usage.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Output, generateObject, generateText, streamObject } from 'ai';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { FakeProvider } from './wire.ts';
 
@@ -46,11 +45,11 @@ async function oneTurn(label: string, run: (fake: FakeProvider) => Promise<{ obj
   expect(JSON.parse(turnEnd.assistant_response as string)).toEqual(answer);
 }
 
-describe('structured output', () => {
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('structured output (%s)', (_major, packages) => {
   it('generateText with Output.object', async () => {
     await oneTurn('output-object', async (fake) => {
       const result = await generateText({
-        model: createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o'),
+        model: packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o'),
         output: Output.object({ schema: recipe }),
         prompt: 'A pancake recipe, please.',
       });
@@ -60,14 +59,14 @@ describe('structured output', () => {
 
   it('generateObject', async () => {
     await oneTurn('generate-object', async (fake) => {
-      const result = await generateObject({ model: createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o'), schema: recipe, prompt: 'A pancake recipe, please.' });
+      const result = await generateObject({ model: packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o'), schema: recipe, prompt: 'A pancake recipe, please.' });
       return { object: result.object, usage: result.usage };
     }, 'responses', false);
   });
 
   it('streamObject over an Anthropic stream', async () => {
     await oneTurn('stream-object', async (fake) => {
-      const result = streamObject({ model: createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-haiku-4-5'), schema: recipe, prompt: 'A pancake recipe, please.' });
+      const result = streamObject({ model: packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-haiku-4-5'), schema: recipe, prompt: 'A pancake recipe, please.' });
       let partials = 0;
       for await (const _partial of result.partialObjectStream) partials += 1;
       expect(partials).toBeGreaterThan(0);
