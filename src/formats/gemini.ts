@@ -24,7 +24,7 @@ export interface GeminiCall {
 
 /** One part of the answer, in order (thought parts are left out). */
 export type GeminiPart =
-  /** `signed`: the part carries a `thoughtSignature` (its turn's content is then its parts, not one text). */
+  /** `signed`: the part carries a `thoughtSignature`, null too (its turn's content is then its parts, not one text). */
   | { readonly kind: 'text'; readonly text: string; readonly signed?: true }
   | { readonly kind: 'call'; readonly call: GeminiCall }
   /** Any other part, as native's projections show it: under its kind (`inlineData`, `fileData`, ...) or, of no kind the codec knows, as sent with `type: "unknown"`. */
@@ -123,12 +123,12 @@ function readParts(value: Json | undefined, calls = true): GeminiPart[] {
   const ids = new Set<string>();
   for (const part of value) {
     if (!isJsonObject(part)) reject();
-    const kinds = PART_KINDS.filter((kind) => !absent(part[kind]));
-    if (kinds.length > 1 || part.text === null) reject();
+    const kinds = kindsOf(part);
+    if (kinds.length > 1) reject();
     const kind = kinds[0];
     if (kind === 'text') {
       if (typeof part.text !== 'string') reject();
-      if (part.thought !== true) out.push(absent(part.thoughtSignature) ? { kind: 'text', text: part.text } : { kind: 'text', text: part.text, signed: true });
+      if (part.thought !== true) out.push(part.thoughtSignature === undefined ? { kind: 'text', text: part.text } : { kind: 'text', text: part.text, signed: true });
     } else if (kind === 'functionCall') {
       if (!calls) reject();
       const call = readCall(part.functionCall!);
@@ -140,6 +140,11 @@ function readParts(value: Json | undefined, calls = true): GeminiPart[] {
     else out.push({ kind: 'other', shown: { ...part, type: 'unknown' } });
   }
   return out;
+}
+
+/** The part kinds a part holds: a kind's key present, null too (a part of two kinds is rejected). */
+function kindsOf(part: JsonObject): string[] {
+  return PART_KINDS.filter((kind) => part[kind] !== undefined);
 }
 
 function readCall(value: Json): GeminiCall {
@@ -211,11 +216,11 @@ const GENERATION_TYPES: Record<string, (value: Json) => boolean> = {
  * name or with `args` that are no object, two of one id in a turn; a
  * `functionResponse` beside other parts, in a `model` turn, without a name
  * or a `response` object, two of one id in a turn; a `systemInstruction`
- * that is no object with a list of text parts; `tools` that are no list of
- * objects, `functionDeclarations` that are no list of functions with a name
- * (and a text `description`); a `generationConfig` that is no object or a
- * typed parameter of another type (`GENERATION_TYPES`); a `model` that is no
- * string.
+ * that is no object with a list of text parts (and a text role, if any);
+ * `tools` that are no list of objects, `functionDeclarations` that are no
+ * list of functions with a name (and a text `description`, not null); a
+ * `generationConfig` that is no object (null neither) or a typed parameter
+ * of another type (`GENERATION_TYPES`); a `model` that is no string.
  */
 export function geminiRequest(body: JsonObject): GeminiRequest | undefined {
   try {
@@ -235,7 +240,7 @@ function decodeRequest(body: JsonObject): GeminiRequest {
     if (text !== '') messages.push({ role: 'system', content: { text }, calls: [] });
   }
   for (const turn of body.contents) messages.push(...readTurn(turn));
-  const parameters = body.generationConfig ?? {};
+  const parameters = body.generationConfig === undefined ? {} : body.generationConfig;
   if (!isJsonObject(parameters)) reject();
   for (const [key, typed] of Object.entries(GENERATION_TYPES)) if (parameters[key] !== undefined && !typed(parameters[key]!)) reject();
   return { model: body.model as string | undefined, messages, tools: readTools(body.tools), parameters };
@@ -243,10 +248,10 @@ function decodeRequest(body: JsonObject): GeminiRequest {
 
 /** The system instruction's text parts, joined by newlines (a thought is text here). */
 function systemText(value: Json): string {
-  if (!isJsonObject(value) || !Array.isArray(value.parts)) reject();
+  if (!isJsonObject(value) || !Array.isArray(value.parts) || !optionalString(value.role)) reject();
   return value.parts
     .map((part) => {
-      if (!isJsonObject(part) || typeof part.text !== 'string' || PART_KINDS.some((kind) => kind !== 'text' && !absent(part[kind]))) reject();
+      if (!isJsonObject(part) || typeof part.text !== 'string' || kindsOf(part).length > 1) reject();
       return part.text;
     })
     .join('\n');
@@ -257,7 +262,7 @@ function readTurn(value: Json): GeminiRequestMessage[] {
   const role = value.role === undefined ? 'user' : value.role;
   if (role !== 'user' && role !== 'model') reject();
   const parts = value.parts;
-  if (parts.some((part) => isJsonObject(part) && !absent(part.functionResponse))) return toolResults(parts, role);
+  if (parts.some((part) => isJsonObject(part) && part.functionResponse !== undefined)) return toolResults(parts, role);
   const read = readParts(parts, role === 'model');
   const calls = read.flatMap((part) => (part.kind === 'call' ? [part.call] : []));
   return [{ role: role === 'model' ? 'assistant' : 'user', content: contentOf(read, calls.length), calls }];
@@ -268,7 +273,7 @@ function toolResults(parts: readonly Json[], role: string): GeminiRequestMessage
   if (role !== 'user') reject();
   const ids = new Set<string>();
   return parts.map((part) => {
-    if (!isJsonObject(part) || PART_KINDS.some((kind) => kind !== 'functionResponse' && !absent(part[kind]))) reject();
+    if (!isJsonObject(part) || kindsOf(part).length > 1) reject();
     const result = part.functionResponse;
     if (!isJsonObject(result) || typeof result.name !== 'string' || !optionalString(result.id) || !isJsonObject(result.response)) reject();
     const id = typeof result.id === 'string' ? result.id : result.name;
@@ -288,7 +293,7 @@ function readTools(value: Json | undefined): GeminiTool[] {
     if (functionDeclarations !== undefined) {
       if (!Array.isArray(functionDeclarations)) reject();
       for (const declaration of functionDeclarations) {
-        if (!isJsonObject(declaration) || typeof declaration.name !== 'string' || declaration.name === '' || !optionalString(declaration.description)) reject();
+        if (!isJsonObject(declaration) || typeof declaration.name !== 'string' || declaration.name === '' || (declaration.description !== undefined && typeof declaration.description !== 'string')) reject();
         out.push({ kind: 'function', declaration: declaration as JsonObject & { name: string } });
       }
     }

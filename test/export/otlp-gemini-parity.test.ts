@@ -56,6 +56,8 @@ const ANSWERS: [string, unknown][] = [
   ['two calls of one function', answer([{ functionCall: { name: 'get', args: { x: 1 } } }, { functionCall: { name: 'get', args: { x: 2 } } }], 'STOP', { usage: { promptTokenCount: 20, candidatesTokenCount: 9 } })],
   ['a call whose args are text', answer([{ functionCall: { name: 'get', args: '{"x":1}' } }])],
   ['a part of two kinds', answer([{ text: 'a', functionCall: { name: 'g', args: {} } }])],
+  ['a part of two kinds, one null', answer([{ text: 'a', functionCall: null }])],
+  ['a null thoughtSignature still signs its text', answer([{ text: 'a', thoughtSignature: null }, { text: 'b' }])],
   ['a functionResponse in the answer', answer([{ functionResponse: { name: 'get', response: {} } }])],
   ['a count that is no whole number', answer([{ text: 'a' }], 'STOP', { usageMetadata: { promptTokenCount: 10.5, candidatesTokenCount: 5 } })],
   ['a numeric finish reason', answer([{ text: 'a' }], 3)],
@@ -86,6 +88,9 @@ const REQUESTS: [string, Record<string, unknown>][] = [
   ['a system instruction as a string', { model: 'gemini-2.5-pro', contents: ASKED, systemInstruction: 'be nice' }],
   ['a temperature that is no number', { model: 'gemini-2.5-pro', contents: ASKED, generationConfig: { temperature: 'hot' } }],
   ['a declaration without a name', { model: 'gemini-2.5-pro', contents: ASKED, tools: [{ functionDeclarations: [{ description: 'x' }] }] }],
+  ['a null description', { model: 'gemini-2.5-pro', contents: ASKED, tools: [{ functionDeclarations: [{ name: 'g', description: null }] }] }],
+  ['a null generationConfig', { model: 'gemini-2.5-pro', contents: ASKED, generationConfig: null }],
+  ['a system instruction whose role is no text', { model: 'gemini-2.5-pro', contents: ASKED, systemInstruction: { role: 5, parts: [{ text: 's' }] } }],
 ];
 
 function lines(response: unknown, body: unknown = { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }): HookLine[] {
