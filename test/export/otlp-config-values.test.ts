@@ -15,6 +15,7 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts';
 import { FILE_BACKENDS, nativeAvailable, nativeLoadError, recordingLogger, tempDir } from '../contract/backends.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { withProcessEnv } from '../support/process-env.ts';
 
 // Under Bun a change to process.env does not reach native code: the variable must be set before the process starts.
 const bun = typeof (process.versions as Record<string, string | undefined>).bun === 'string';
@@ -24,17 +25,6 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((rx) => rx.close()));
 });
 
-/** Sets process environment variables for one test (both backends read the process environment). */
-function withEnv(values: Record<string, string>): void {
-  const saved = Object.fromEntries(Object.keys(values).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, values);
-  onTestFinished(() => {
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  });
-}
 
 interface Outcome {
   /** ATOF lines written: 0 when the document was refused. */
@@ -163,12 +153,12 @@ describe('OTEL_BSP_* as native reads them', () => {
     ['18446744073709551616', 512],
   ];
   it.each(BATCH)('OTEL_BSP_MAX_EXPORT_BATCH_SIZE=%j gives batches of %i', (value, size) => {
-    withEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: value });
+    withProcessEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: value });
     expect(traces()[0]!.maxExportBatchSize).toBe(size);
   });
 
   it('leaves log batches alone, as native does', () => {
-    withEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_QUEUE_SIZE: '7' });
+    withProcessEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_QUEUE_SIZE: '7' });
     const validation = validatePluginConfig({
       version: 1,
       components: [{ kind: 'observability', config: { version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }], logs: { enabled: true } } } }],
@@ -178,21 +168,21 @@ describe('OTEL_BSP_* as native reads them', () => {
   });
 
   it('reads the queue, delay and timeout by the same rule', () => {
-    withEnv({ OTEL_BSP_SCHEDULE_DELAY: '+100', OTEL_BSP_EXPORT_TIMEOUT: '1e3', OTEL_BSP_MAX_QUEUE_SIZE: ' 7' });
+    withProcessEnv({ OTEL_BSP_SCHEDULE_DELAY: '+100', OTEL_BSP_EXPORT_TIMEOUT: '1e3', OTEL_BSP_MAX_QUEUE_SIZE: ' 7' });
     expect(traces()[0]).toMatchObject({ scheduledDelayMillis: 100, timeoutMillis: 10_000, maxQueueSize: 2048 });
   });
 
   it('a queue of 0 skips the endpoint (native refuses the document); a delay of 0 stays', () => {
-    withEnv({ OTEL_BSP_MAX_QUEUE_SIZE: '0' });
+    withProcessEnv({ OTEL_BSP_MAX_QUEUE_SIZE: '0' });
     expect(traces()).toEqual([]);
     process.env.OTEL_BSP_MAX_QUEUE_SIZE = '1';
-    withEnv({ OTEL_BSP_SCHEDULE_DELAY: '0' });
+    withProcessEnv({ OTEL_BSP_SCHEDULE_DELAY: '0' });
     expect(traces()[0]).toMatchObject({ scheduledDelayMillis: 0, maxQueueSize: 1, maxExportBatchSize: 1 });
   });
 
   it.skipIf(!nativeAvailable || bun)(`gives native's batches${nativeAvailable ? '' : ` (skipped: ${nativeLoadError})`}`, async () => {
     for (const value of ['+2', ' 2', '2e0', '0']) {
-      withEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: value });
+      withProcessEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: value });
       const [memory, native] = await both([]);
       expect(native.batches.reduce((a, b) => a + b, 0), value).toBe(6);
       expect(Math.max(...memory.batches), value).toBe(Math.max(...native.batches));
@@ -254,7 +244,7 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
   });
 
   it.skipIf(bun)('sends log batches that OTEL_BSP_MAX_EXPORT_BATCH_SIZE does not split, as native', async () => {
-    withEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1' });
+    withProcessEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1' });
     const [memory, native] = await both([], ['[components.config.opentelemetry.logs]', 'enabled = true']);
     const logRequests = (outcome: Outcome) => outcome.paths.filter((p) => p === '/v1/logs').length;
     expect(logRequests(native)).toBe(1);
@@ -327,7 +317,7 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
     ['OTEL_EXPORTER_OTLP_COMPRESSION', '', 'observability.otel_env_compression'],
     ['OTEL_EXPORTER_OTLP_TRACES_COMPRESSION', 'gzip', 'observability.otel_env_compression'],
   ])('%s=%j: native refuses the document and says why; the memory relay sends and warns', async (variable, value, code) => {
-    withEnv({ [variable]: value });
+    withProcessEnv({ [variable]: value });
     // The endpoint sets the header itself: native refuses all the same.
     const [memory, native] = await both(['headers = { x-b = "2" }']);
     expect(native.atof).toBe(0);
@@ -339,14 +329,14 @@ describe.skipIf(!nativeAvailable)(`endpoint values against native${nativeAvailab
   });
 
   it.skipIf(bun)('names the field native most likely refused, without its value', async () => {
-    withEnv({ NRH_PADDED_TOKEN: 'Bearer SECRET-41c9 ' });
+    withProcessEnv({ NRH_PADDED_TOKEN: 'Bearer SECRET-41c9 ' });
     const [, native] = await both(['header_env = { authorization = "NRH_PADDED_TOKEN" }']);
     expect(native.problems.join('\n')).toContain('(likely: opentelemetry.endpoints[0].header_env.authorization)');
     expect(native.problems.join('\n')).not.toContain('SECRET-41c9');
   });
 
   it('a header_env value with whitespace around it: native refuses the document, the memory relay skips the endpoint, and neither prints it', async () => {
-    withEnv({ NRH_PADDED_TOKEN: '\u00a0Bearer SECRET-41c9' });
+    withProcessEnv({ NRH_PADDED_TOKEN: '\u00a0Bearer SECRET-41c9' });
     const [memory, native] = await both(['header_env = { authorization = "NRH_PADDED_TOKEN" }']);
     expect(native.atof).toBe(0);
     expect(memory.atof).toBe(12);

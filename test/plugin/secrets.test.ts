@@ -8,12 +8,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNemoRelayPlugin } from '../../src/index.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
 import { cli } from '../cli/support.ts';
 import { displaySettingValue, displayUrl } from '../../src/shared/secret-text.ts';
+import { withProcessEnv } from '../support/process-env.ts';
 
 const SECRETS = {
   header: 'hdr-SECRET-7f3a',
@@ -125,14 +126,7 @@ function expectNoSecret(where: string, text: string): void {
 describe('no secret is printed or written', () => {
   it('status(), the log and the files of a plugin whose every destination fails', async () => {
     // header_env and the *_var settings are read from the process environment.
-    const saved = Object.fromEntries(Object.keys(secretEnv).map((key) => [key, process.env[key]]));
-    Object.assign(process.env, secretEnv);
-    onTestFinished(() => {
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
-    });
+    withProcessEnv(secretEnv);
     const dir = tempDir('secrets');
     const toml = pluginsToml(dir);
     const logger = recordingLogger();

@@ -4,23 +4,14 @@
 // (which node:http sends to port 80), OTLP endpoints that are not http(s)
 // URLs. Each such destination is skipped with its reason, the rest runs, and
 // no message quotes a header value.
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validatePluginConfig } from '../../../src/formats/plugins-toml/validate.ts';
 import { observabilityDocument } from '../../support/plugins-toml.ts';
 import { destinationUrlProblem, headerValueProblem } from '../../../src/shared/destination-rules.ts';
+import { withProcessEnv } from '../../support/process-env.ts';
 
 const SECRET = 'SECRET-e7c1';
 
-function withEnv(values: Record<string, string>): void {
-  const saved = Object.fromEntries(Object.keys(values).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, values);
-  onTestFinished(() => {
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  });
-}
 
 const origin = 'http://127.0.0.1:4318';
 
@@ -36,7 +27,7 @@ describe('destination rules', () => {
   });
 
   it('each unusable destination is skipped with its reason, and no message quotes the header value', () => {
-    withEnv({ NRH_CRLF_TOKEN: `Bearer ${SECRET}\r\nInjected: 1` });
+    withProcessEnv({ NRH_CRLF_TOKEN: `Bearer ${SECRET}\r\nInjected: 1` });
     const document = observabilityDocument({
       atof: {
         enabled: true,
