@@ -65,6 +65,16 @@ function reject(): never {
   throw new Rejected();
 }
 
+/** What `decode` makes of `value`, or undefined when it rejects it (any other error is a defect and goes on). */
+function decodedOrRejected<A, T>(decode: (value: A) => T, value: A): T | undefined {
+  try {
+    return decode(value);
+  } catch (error) {
+    if (error instanceof Rejected) return undefined;
+    throw error;
+  }
+}
+
 /**
  * A response of Gemini's shape (`candidates` a list, and no other
  * provider's shape beside it: see `atif/payload/surface.ts`) as native's
@@ -77,12 +87,7 @@ function reject(): never {
  * `usageMetadata` that is no whole number. Only the first candidate is read.
  */
 export function geminiAnswer(response: JsonObject): GeminiAnswer | undefined {
-  try {
-    return decode(response);
-  } catch (error) {
-    if (error instanceof Rejected) return undefined;
-    throw error;
-  }
+  return decodedOrRejected(decode, response);
 }
 
 function decode(response: JsonObject): GeminiAnswer {
@@ -223,12 +228,7 @@ const GENERATION_TYPES: Record<string, (value: Json) => boolean> = {
  * of another type (`GENERATION_TYPES`); a `model` that is no string.
  */
 export function geminiRequest(body: JsonObject): GeminiRequest | undefined {
-  try {
-    return decodeRequest(body);
-  } catch (error) {
-    if (error instanceof Rejected) return undefined;
-    throw error;
-  }
+  return decodedOrRejected(decodeRequest, body);
 }
 
 function decodeRequest(body: JsonObject): GeminiRequest {
