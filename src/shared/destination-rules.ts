@@ -13,6 +13,11 @@ export function isHeaderName(name: string): boolean {
   return /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name);
 }
 
+/** A header name as native compares names: ASCII letters lower-cased, nothing else changed (`K` is no `k`). */
+export function headerKey(name: string): string {
+  return name.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+}
+
 /**
  * Whether native's HTTP stack refuses `value` as a header value: a control
  * character other than tab, or DEL. Characters past ASCII are not refused

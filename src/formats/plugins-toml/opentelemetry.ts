@@ -19,7 +19,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
-import { destinationUrlProblem, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
+import { destinationUrlProblem, headerKey, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
@@ -475,11 +475,10 @@ function validateHeaders(endpoint: JsonObject, i: number, unsupported: Report, s
   const where = `endpoints[${i}]`;
   const headers = isJsonObject(endpoint.headers) ? endpoint.headers : {};
   const headerEnv = isJsonObject(endpoint.header_env) ? endpoint.header_env : {};
-  const asciiLower = (name: string) => name.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
   for (const [table, entries] of [['headers', headers], ['header_env', headerEnv]] as const) {
     const seen = new Set<string>();
     for (const name of Object.keys(entries)) {
-      if (!seen.has(asciiLower(name))) seen.add(asciiLower(name));
+      if (!seen.has(headerKey(name))) seen.add(headerKey(name));
       else if (signal === undefined) unsupported('opentelemetry', `${where}.${table}.${name}`, `OpenTelemetry ${where}.${table} contains duplicate header ${rustDebugString(name)} ignoring ASCII case`);
       else unsupported(`opentelemetry.${signal}`, `${where}.${table}.${name}`, `OpenTelemetry ${signal}.${where}.${table}.${name} contains a duplicate header ignoring ASCII case`);
     }
@@ -488,15 +487,15 @@ function validateHeaders(endpoint: JsonObject, i: number, unsupported: Report, s
     if (!isHeaderName(name)) unsupported('opentelemetry', `${where}.headers.${name}`, `OpenTelemetry ${where}.headers.${name} header name ${rustDebugString(name)} is invalid`);
     if (typeof value === 'string' && isInvalidHeaderValue(value)) unsupported('opentelemetry', `${where}.headers.${name}`, `OpenTelemetry header ${rustDebugString(name)} has an invalid value`);
   }
-  const named = new Set(Object.keys(headers).map(asciiLower));
+  const named = new Set(Object.keys(headers).map(headerKey));
   for (const [name, variable] of Object.entries(headerEnv)) {
     if (!isHeaderName(name)) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where}.header_env.${name} header name ${rustDebugString(name)} is invalid`);
-    if (signal === undefined && named.has(asciiLower(name))) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where} header ${rustDebugString(name)} cannot appear in both headers and header_env`);
+    if (signal === undefined && named.has(headerKey(name))) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where} header ${rustDebugString(name)} cannot appear in both headers and header_env`);
     if (typeof variable === 'string' && isNativeBlank(variable)) unsupported('opentelemetry', `${where}.header_env.${name}`, `OpenTelemetry ${where}.header_env.${name} must name a non-empty environment variable`);
   }
   if (signal === undefined) return;
   for (const name of Object.keys(headerEnv)) {
-    if (named.has(asciiLower(name))) unsupported(`opentelemetry.${signal}`, `${where}.header_env.${name}`, `OpenTelemetry ${signal}.${where}.header_env.${name} cannot also appear in headers`);
+    if (named.has(headerKey(name))) unsupported(`opentelemetry.${signal}`, `${where}.header_env.${name}`, `OpenTelemetry ${signal}.${where}.header_env.${name} cannot also appear in headers`);
   }
 }
 

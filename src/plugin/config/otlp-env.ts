@@ -11,7 +11,7 @@
  */
 
 import type { ConfigDiagnostic, JsonObject } from '../../relay/contract.ts';
-import { isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
+import { headerKey, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
 
 /** The attribute convention of the env-configured OTLP endpoint. */
 export type OtlpEnvType = 'full' | 'gen_ai' | 'openinference';
@@ -178,7 +178,7 @@ function keyValues(text: string, name: string, diagnostics: ConfigDiagnostic[], 
         diagnostics.push(invalid(name, `${name} entry ${index + 1}: its value has a control character (a line break, say), which no HTTP request can carry; ignored`));
         continue;
       }
-      const lower = key.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+      const lower = headerKey(key);
       const earlier = entryOf.get(lower);
       if (earlier !== undefined) {
         diagnostics.push(invalid(name, `${name} entry ${index + 1} names the header of entry ${earlier.index + 1} again (names are compared ignoring case); the later is used`));
