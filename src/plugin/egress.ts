@@ -55,9 +55,8 @@ import type {
   ToolStartOptions,
 } from '../relay/contract.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
-import { isJsonObject, toJson } from '../shared/json.ts';
+import { isJsonObject, jsonEqual, toJson } from '../shared/json.ts';
 import { withoutSensitiveHeaders } from '../shared/credential-headers.ts';
-import { jsonEqual } from './llm-response.ts';
 
 /** An event as the `redact` hook sees it: its name and payloads, with what it is. */
 export interface RedactableEvent {

@@ -83,14 +83,3 @@ function shapeToolCalls(toolCalls: unknown): AssistantToolCall[] {
   return shaped;
 }
 
-/**
- * Compares two values as JSON, without conflating booleans and numbers and
- * regardless of key order.
- */
-export function jsonEqual(left: unknown, right: unknown): boolean {
-  try {
-    return JSON.stringify(toJson(left, { sortKeys: true })) === JSON.stringify(toJson(right, { sortKeys: true }));
-  } catch {
-    return false;
-  }
-}

@@ -108,6 +108,18 @@ interface Walk {
   readonly ancestors: object[];
 }
 
+/**
+ * Compares two values as JSON, without conflating booleans and numbers and
+ * regardless of key order.
+ */
+export function jsonEqual(left: unknown, right: unknown): boolean {
+  try {
+    return JSON.stringify(toJson(left, { sortKeys: true })) === JSON.stringify(toJson(right, { sortKeys: true }));
+  } catch {
+    return false;
+  }
+}
+
 /** Converts any value to plain JSON. Never throws. */
 export function toJson(value: unknown, options?: ToJsonOptions): Json {
   // Primitives dominate hot-path payload fields; answer them without a walker.
