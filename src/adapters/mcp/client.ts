@@ -9,9 +9,12 @@
  * an MCP request belongs to is decided, in order, by the caller's
  * `toolCall` option, by the framework adapter whose tool is running (an AI
  * SDK or OpenAI Agents tool calling MCP from its `execute`), and by the
- * registry's open tool calls: the newest unclaimed one whose name is the
+ * registry's open tool calls: the oldest unclaimed one whose name is the
  * MCP tool's name (or ends with it after a `_`, `.`, `:`, `/` or `-`, as in
- * `mcp__weather__forecast`), else the only one open. A request tied to none
+ * `mcp__weather__forecast`), one with the request's arguments first, else
+ * the only one open. Inside an instrumented MCP server's tool handler (an
+ * MCP server calling another), only that handler's session is searched, and
+ * its own tool call is the one when none matches. A request tied to none
  * goes out unchanged.
  *
  * @module
@@ -20,10 +23,12 @@
 import type { HookRegistry } from '../../hooks/registry.ts';
 import type { TraceContext } from '../../hooks/index.ts';
 import { consoleLogger, type Logger } from '../../shared/logger.ts';
+import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { Guard } from '../core/guard.ts';
 import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, trajectoryOf, type McpCaller } from './meta.ts';
+import { currentMcpSession } from './server.ts';
 
 /** The part of an MCP `Client` the adapter uses: every request goes through `request()` (`callTool` included). */
 export interface McpClientLike {
@@ -55,6 +60,8 @@ export interface McpClientOptions {
 
 interface OpenCall extends HostToolCall {
   readonly key: string;
+  /** The host's arguments (`args`), to tell same-named calls open at once apart. */
+  readonly args: unknown;
   claimed: number;
 }
 
@@ -76,15 +83,24 @@ class OpenToolCalls {
     });
   }
 
-  /** The open call `request` belongs to, by name, else the only one open; undefined for none. */
-  match(name: string): OpenCall | undefined {
+  /**
+   * The open call a request for tool `name` with `args` belongs to: the
+   * oldest unclaimed one named after the tool, one with the same arguments
+   * first, else the only one open; undefined for none. Oldest first: a host
+   * running tool calls at once opens them in the order it starts them.
+   * `sessionId` limits the search to one session.
+   */
+  match(name: string, args: unknown, sessionId?: string): OpenCall | undefined {
     let only: OpenCall | undefined;
     let count = 0;
     let named: OpenCall | undefined;
     for (const call of this.#open.values()) {
+      if (sessionId !== undefined && call.session_id !== sessionId) continue;
       count += 1;
       only = call;
-      if (call.claimed === 0 && call.tool_name !== undefined && namesTool(call.tool_name, name)) named = call; // the newest wins
+      if (call.claimed !== 0 || call.tool_name === undefined || !namesTool(call.tool_name, name)) continue;
+      if (jsonEqual(argumentsOf(call.args), args)) return call;
+      named ??= call;
     }
     return named ?? (count === 1 ? only : undefined);
   }
@@ -106,12 +122,23 @@ function openCallOf(payload: Record<string, unknown>): OpenCall | undefined {
   const key = toolCallId !== undefined ? `${sessionId}\0${toolCallId}` : `${sessionId}\0${turnId ?? ''}\0${toolName}`;
   return {
     key,
+    args: payload.args,
     claimed: 0,
     session_id: sessionId,
     ...(toolCallId !== undefined ? { tool_call_id: toolCallId } : {}),
     ...(turnId !== undefined ? { turn_id: turnId } : {}),
     ...(toolName !== undefined ? { tool_name: toolName } : {}),
   };
+}
+
+/** A host's tool arguments as an object: hosts give them as an object or as the model's JSON text. */
+function argumentsOf(args: unknown): unknown {
+  if (typeof args !== 'string') return args;
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
 }
 
 /** `hostName` names the MCP tool `mcpName`: equal, or ending with it after a separator. */
@@ -172,8 +199,10 @@ function hostCallOf(params: Record<string, unknown>, open: OpenToolCalls, option
   if (chosen !== undefined && typeof chosen.session_id === 'string' && chosen.session_id !== '') return { host: chosen };
   const frame = currentToolFrame();
   if (frame !== undefined) return { host: { session_id: frame.run.sessionId, tool_call_id: frame.toolCallId } };
-  const call = open.match(name);
-  if (call === undefined) return undefined;
+  // An MCP server's handler calling another server: its session's calls, else the handler's own tool call.
+  const serving = currentMcpSession();
+  const call = open.match(name, params.arguments ?? {}, serving?.session_id);
+  if (call === undefined) return serving === undefined ? undefined : { host: { session_id: serving.session_id, tool_call_id: serving.tool_call_id, tool_name: serving.tool_name } };
   const host: HostToolCall = {
     session_id: call.session_id,
     ...(call.tool_call_id !== undefined ? { tool_call_id: call.tool_call_id } : {}),
