@@ -154,6 +154,7 @@ class CallRecorder {
     try {
       result = await sessions.run(session, () => handler(request, extra));
     } catch (error) {
+      if (await this.#cancelled(session, args, extra, started)) throw error;
       hooks.emit('post_tool_call', () => ({
         ...ids,
         tool_name: session.tool_name,
@@ -166,6 +167,8 @@ class CallRecorder {
       await this.#close(session, 'mcp_call_failed');
       throw error;
     }
+    // The SDK drops the answer to a cancelled request: the client never sees it.
+    if (await this.#cancelled(session, args, extra, started)) return result;
     const failed = isRecord(result) && result.isError === true;
     hooks.emit('post_tool_call', () => ({
       ...ids,
@@ -179,6 +182,22 @@ class CallRecorder {
     const trajectory = await this.#close(session, failed ? 'mcp_call_failed' : 'mcp_call_complete');
     if (trajectory === undefined || !isRecord(result)) return result;
     return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [TRAJECTORY_META_KEY]: trajectory } };
+  }
+
+  /**
+   * When the client cancelled the request (`notifications/cancelled`, which
+   * aborts `extra.signal`), records the call as failed with error type
+   * `cancelled`, whatever the handler did after, and closes the session.
+   */
+  async #cancelled(session: McpSession, args: Record<string, unknown>, extra: unknown, started: number): Promise<boolean> {
+    const signal = isRecord(extra) ? extra.signal : undefined;
+    if (!(signal instanceof AbortSignal) || !signal.aborted) return false;
+    const ids = { session_id: session.session_id, tool_call_id: session.tool_call_id, platform: session.platform };
+    const reason: unknown = signal.reason;
+    const message = `the client cancelled the call${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}`;
+    this.#hooks.emit('post_tool_call', () => ({ ...ids, tool_name: session.tool_name, args, result: message, status: 'error', error_type: 'cancelled', error_message: message, duration_ms: Date.now() - started }));
+    await this.#close(session, 'mcp_call_cancelled');
+    return true;
   }
 
   #open(request: unknown, extra: unknown): McpSession {
