@@ -12,7 +12,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { HookRegistry } from '../../../src/hooks/index.ts';
 import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
@@ -268,4 +268,112 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       expect(serverPlugin.status().counters.errors).toBe(0);
     }, 60_000);
   }
+});
+
+// What test/adapters/mcp/random-cross-process.test.ts found, each alone.
+describe('instrumentMcpClient and instrumentMcpServer with calls at once', () => {
+  /** A recorder stand-in that answers every tool call's trace context, so the caller goes on the wire. */
+  function answering(hooks: HookRegistry): void {
+    hooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+  }
+
+  function callerOfMeta(meta: unknown): Loose | undefined {
+    return (meta as Loose | undefined)?.['nemo-relay/caller'];
+  }
+
+  it('ties same-named host tool calls open at once to the requests with their arguments, in the order they were opened', async () => {
+    const hooks = new HookRegistry();
+    answering(hooks);
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    const seen: [string, unknown][] = [];
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+      seen.push([city, callerOfMeta(extra._meta)?.tool_call_id]);
+      return { content: [{ type: 'text', text: `${city}: rain` }] };
+    });
+    const client = instrumentMcpClient(await connect(server), hooks);
+    const ids = { session_id: 'agent', turn_id: 't1' };
+    const open = (id: string, city: string) => hooks.emit('pre_tool_call', { ...ids, tool_call_id: id, tool_name: 'mcp__weather__forecast', args: { city } });
+    const call = (city: string) => client.callTool({ name: 'forecast', arguments: { city } });
+    // Started in the order opened, as a host running them at once does.
+    open('call_oslo', 'Oslo');
+    open('call_bergen', 'Bergen');
+    await Promise.all([call('Oslo'), call('Bergen')]);
+    // Started in another order: the arguments tell them apart.
+    open('call_tromso', 'Tromsø');
+    open('call_molde', 'Molde');
+    await Promise.all([call('Molde'), call('Tromsø')]);
+    expect(seen.sort()).toEqual([
+      ['Bergen', 'call_bergen'],
+      ['Molde', 'call_molde'],
+      ['Oslo', 'call_oslo'],
+      ['Tromsø', 'call_tromso'],
+    ]);
+  });
+
+  it('ties a request made inside an instrumented tool handler to that handler’s call, with others of the same server running', async () => {
+    const hooks = new HookRegistry();
+    answering(hooks);
+    const log = recorded(hooks);
+    // The second server, called from the first's handler with a client on the same hooks.
+    const inner = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
+    const innerHooks = new HookRegistry();
+    answering(innerHooks);
+    recorded(innerHooks);
+    const innerServer = instrumentMcpServer(weatherServer(inner), innerHooks, { sessionId: ({ caller }) => `forecast-for-${caller?.session_id}` });
+    const innerClient = instrumentMcpClient(await connect(innerServer), hooks);
+    const outer = new McpServer({ name: 'gateway', version: '1.0.0' });
+    let release!: () => void;
+    const bothRunning = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    outer.registerTool('lookup', { inputSchema: { city: z.string() } }, async ({ city }) => {
+      running += 1;
+      if (running === 2) release();
+      await bothRunning; // two of this server's calls open at once
+      const answer = await innerClient.callTool({ name: 'forecast', arguments: { city } });
+      return { content: answer.content as { type: 'text'; text: string }[] };
+    });
+    instrumentMcpServer(outer, hooks, { sessionId: ({ caller }) => `gateway-for-${caller?.tool_call_id ?? 'nobody'}` });
+    const client = await connect(outer);
+    const results = await Promise.all([
+      client.callTool({ name: 'lookup', arguments: { city: 'Oslo' }, _meta: { 'nemo-relay/caller': { session_id: 'agent', tool_call_id: 'call_oslo' } } }),
+      client.callTool({ name: 'lookup', arguments: { city: 'Bergen' }, _meta: { 'nemo-relay/caller': { session_id: 'agent', tool_call_id: 'call_bergen' } } }),
+    ]);
+    expect(results.map((result) => result.content)).toEqual([[{ type: 'text', text: 'Oslo: rain' }], [{ type: 'text', text: 'Bergen: rain' }]]);
+    const callers = inner.meta.map((meta) => callerOfMeta(meta));
+    expect(callers.map((caller) => [caller?.session_id, caller?.tool_call_id]).sort()).toEqual([
+      ['gateway-for-call_bergen', 'call_bergen'],
+      ['gateway-for-call_oslo', 'call_oslo'],
+    ]);
+    // And each of the gateway's calls references the trajectory of the call it made (the stand-in names the session).
+    const links = log.filter((entry) => entry.name === 'subagent_stop').map((entry) => [entry.payload.session_id, entry.payload.tool_call_id, entry.payload.child_session_id]);
+    expect(links.sort()).toEqual([
+      ['gateway-for-call_bergen', 'call_bergen', 'forecast-for-gateway-for-call_bergen'],
+      ['gateway-for-call_oslo', 'call_oslo', 'forecast-for-gateway-for-call_oslo'],
+    ]);
+  });
+
+  it('records a call the client cancelled as failed with error type cancelled, whatever the handler returned after', async () => {
+    const hooks = new HookRegistry();
+    const log = recorded(hooks);
+    const server = new McpServer({ name: 'slow', version: '1.0.0' });
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    server.registerTool('wait', { inputSchema: {} }, async (_args, extra) => {
+      started();
+      await new Promise((resolve) => extra.signal.addEventListener('abort', resolve));
+      return { content: [{ type: 'text', text: 'finished anyway' }] };
+    });
+    instrumentMcpServer(server, hooks);
+    const client = await connect(server);
+    const abort = new AbortController();
+    const call = client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: abort.signal });
+    await running;
+    abort.abort(new Error('the user pressed stop'));
+    await expect(call).rejects.toThrow('the user pressed stop');
+    await vi.waitFor(() => expect(log.map((entry) => entry.name)).toContain('on_session_finalize'));
+    const end = log.find((entry) => entry.name === 'post_tool_call')!.payload;
+    expect(end).toMatchObject({ tool_name: 'wait', status: 'error', error_type: 'cancelled', error_message: 'the client cancelled the call: Error: the user pressed stop' });
+    expect(end.result).toBe(end.error_message);
+    expect(log.filter((entry) => entry.name === 'on_session_finalize').map((entry) => entry.payload.reason)).toEqual(['mcp_call_cancelled']);
+  });
 });
