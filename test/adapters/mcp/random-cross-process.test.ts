@@ -6,9 +6,9 @@ import { checkSeed } from './random-cross-process.ts';
 
 describe('MCP across processes on random plans', () => {
   for (const backend of backends()) {
-    // Seeds chosen for their mix: 1 (HTTP, nested stdio, a cancel, the nested server killed), 5 (stdio, nested HTTP,
-    // progress, the nested server killed), 6 (stdio both, a cancel, the first server killed).
-    for (const seed of [1, 5, 6]) {
+    // Seeds chosen for their mix: 1 (HTTP, nested stdio, a cancel, progress, the nested server killed),
+    // 6 (stdio both, a cancel, progress, the first server killed).
+    for (const seed of [1, 6]) {
       it(`seed ${seed} (${backend})`, () => checkSeed(seed, backend), 60_000);
     }
   }

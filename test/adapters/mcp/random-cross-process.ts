@@ -264,9 +264,17 @@ function textOf(result: Loose): string {
   return (result.content as Loose[]).map((part) => part.text).join('\n');
 }
 
+/** The plain runs, by seed: without the plugin the backend plays no part, so one serves both. */
+const plainRuns = new Map<number, Run>();
+
 export async function checkSeed(seed: number, backend: 'memory' | 'native'): Promise<void> {
   const plan = drawPlan(seed);
-  const plain = await runPlan(plan, false, backend);
+  let plain = plainRuns.get(seed);
+  if (plain === undefined) {
+    plain = await runPlan(plan, false, backend);
+    rmSync(plain.dir, { recursive: true, force: true });
+    plainRuns.set(seed, plain);
+  }
   const run = await runPlan(plan, true, backend);
   try {
     checkRun(plan, backend, plain, run);
@@ -278,7 +286,6 @@ export async function checkSeed(seed: number, backend: 'memory' | 'native'): Pro
     writeFileSync(dump, JSON.stringify({ plan, outcomes: [...run.outcomes], agent: run.agent, first: run.first, nested: run.nested, stderr: run.stderr }, null, 1));
     throw error;
   } finally {
-    rmSync(plain.dir, { recursive: true, force: true });
     rmSync(run.dir, { recursive: true, force: true });
   }
 }
@@ -295,9 +302,12 @@ function checkRun(plan: Plan, backend: string, plain: Run, run: Run): void {
   // and the writer's temporary files of them (docs/adapters/mcp.md).
   expect(run.strays, label).toEqual([]);
   expect(plain.first.entries, label).toEqual([]);
-  // status.json is written at shutdown: a killed server has none.
-  expect(run.first.entries.includes('status.json'), label).toBe(!died);
-  expect(run.nested.entries.includes('status.json'), label).toBe(calls.some((call) => call.tool === 'relay') && !nestedDied);
+  // status.json is written at shutdown: a killed server has none, nor one on
+  // Deno, where a server sees neither its stdin close nor a signal (docs/adapters/mcp.md).
+  if (!process.versions.deno) {
+    expect(run.first.entries.includes('status.json'), label).toBe(!died);
+    expect(run.nested.entries.includes('status.json'), label).toBe(calls.some((call) => call.tool === 'relay') && !nestedDied);
+  }
   for (const output of [run.first, run.nested]) for (const entry of output.entries) expect(['atif', 'atof', 'status.json'], label).toContain(entry);
   for (const [output, killed] of [[run.first, died], [run.nested, nestedDied], [run.agent, false]] as const) {
     expect(output.atifFiles.filter((file) => !file.endsWith('.json') && !(killed && /^\..+\.json\.[\w.]+\.tmp$/.test(file))), label).toEqual([]);
