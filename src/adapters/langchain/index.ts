@@ -28,7 +28,7 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, type AgentRun, type ApiCall } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, userMessageOfInputs } from './messages.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
 import type { CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -274,12 +274,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  /** Ends the tool call with its result (a `ToolMessage` with status `error` counts as failed). */
+  /** Ends the tool call with what the model was given (a `ToolMessage` with status `error` counts as failed; a `Command`'s own `ToolMessage`). */
   override handleToolEnd(output: unknown, runId: string): void {
     this.#guard('handleToolEnd', () => {
       const node = this.#take(runId);
       if (node?.run === undefined || node.toolCallId === undefined) return;
-      const message = isRecord(output) && 'content' in output ? output : undefined;
+      const message = toolMessageOf(output, node.toolCallId);
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
       node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
