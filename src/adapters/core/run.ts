@@ -67,8 +67,11 @@ export interface RunStart {
   readonly history?: () => readonly ChatMessage[] | undefined;
   /** The tool call this run was started from (a sub-agent). */
   readonly parent?: { readonly run: AgentRun; readonly toolCallId: string };
-  /** The run continues a session an earlier run left open (a resumed approval): not its first turn. */
-  readonly continuesSession?: boolean;
+  /**
+   * The run continues a session an earlier run left open (a resumed approval, the next turn of a named
+   * conversation): not its first turn. A function is asked with the run's session id, once it is chosen.
+   */
+  readonly continuesSession?: boolean | ((sessionId: string) => boolean);
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -162,6 +165,7 @@ export class AgentRun {
   #userMessage: string | readonly unknown[] | undefined;
   #lastText = '';
   #ended = false;
+  readonly #continues: boolean;
 
   constructor(core: AdapterCore, sessionId: string, start: RunStart) {
     this.core = core;
@@ -173,6 +177,8 @@ export class AgentRun {
     this.model = start.model;
     this.provider = start.provider;
     this.ids = new TurnIds({ sessionId });
+    const continues = start.continuesSession;
+    this.#continues = typeof continues === 'function' ? core.guard.run('reading the session', () => continues(sessionId)) === true : continues === true;
   }
 
   get ended(): boolean {
@@ -217,7 +223,7 @@ export class AgentRun {
       ...this.ids,
       user_message: toJson(userMessage ?? '') as string,
       conversation_history: history === undefined ? [] : (toJson(history) as ChatMessage[]),
-      is_first_turn: this.#start.continuesSession !== true,
+      is_first_turn: !this.#continues,
       model: this.model,
       platform: this.core.platform,
       ...(this.parent === undefined ? {} : { parent_session_id: this.parent.run.sessionId }),
