@@ -297,6 +297,43 @@ describe('LangGraph programs through the LangChain adapter', () => {
     }
   });
 
+  it("a node retried by its RetryPolicy after the provider's 503: one API call whose retry succeeded, no second user step", async () => {
+    const { fetch, requests } = scriptedFetch([
+      openAiError(503, 'server_error', 'The server is overloaded.'),
+      chatCompletion({ id: 'chatcmpl-rp', model: GPT, content: 'Hello!', usage: { prompt_tokens: 14, completion_tokens: 2 } }),
+    ]);
+    const model = openai(fetch);
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }), { retryPolicy: { maxAttempts: 3, initialInterval: 1, jitter: false } })
+      .addEdge(START, 'agent')
+      .addEdge('agent', END)
+      .compile();
+    const recorded = recordedPlugin('lg-retry-policy');
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'Say hello.' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests).toHaveLength(2);
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect((doc.steps as Step[]).map((s) => [s.source, s.extra?.invocation?.status ?? null])).toEqual([
+      ['user', null],
+      ['agent', 'failed'],
+      ['agent', 'completed'],
+    ]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('Hello!');
+    const attempts = recorded.log.filter((e) => e.hook.endsWith('api_request') || e.hook === 'api_request_error').map((e) => [e.hook, e.payload.api_request_id, e.payload.retry_count]);
+    const id = attempts[0]![1];
+    expect(attempts).toEqual([
+      ['pre_api_request', id, 0],
+      ['api_request_error', id, 0],
+      ['pre_api_request', id, 1],
+      ['post_api_request', id, undefined],
+    ]);
+    expect(atof.filter((e) => e.category === 'llm' && e.scope_category === 'end').map((e) => e.metadata?.api_request_id)).toEqual([id, id]);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  }, 30_000);
+
   it('a node that throws fails the turn with its error; the run is one failed turn', async () => {
     const { fetch } = scriptedFetch([chatCompletion({ id: 'chatcmpl-v1', model: GPT, content: 'DROP TABLE users;', usage: { prompt_tokens: 20, completion_tokens: 6 } })]);
     const model = openai(fetch);

@@ -53,6 +53,8 @@ interface Node {
   /** True for the node whose end closes `run`. */
   readonly ownsRun: boolean;
   readonly toolCallId?: string;
+  /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
+  readonly task?: string;
   call?: ApiCall;
 }
 
@@ -153,7 +155,16 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
       if (parent !== undefined && parent.kind !== 'tool') {
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false });
+        const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
+        const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task });
+        // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
+        const retried = task === undefined ? undefined : this.#attempts.get(task);
+        if (task !== undefined && retried !== undefined) {
+          this.#attempts.delete(task);
+          this.#roots.get(parent.root)?.delete(task);
+          this.#attempts.set(runId, retried);
+        }
         return;
       }
       const run = this.#startTopRun({
@@ -185,8 +196,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** A failed chain run: a graph interrupt becomes an approval request; a root run's failure ends its turn. */
   override handleChainError(error: unknown, runId: string): void {
     this.#guard('handleChainError', () => {
+      const attempts = this.#attempts.get(runId);
       const node = this.#take(runId);
       if (node === undefined || node.run === undefined) return;
+      // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
+      // kept with the run's open nodes so that the run's end forgets it.
+      if (node.task !== undefined && attempts?.lastFailed === true && !attempts.call.settled) {
+        this.#attempts.set(node.task, attempts);
+        this.#roots.get(node.root)?.add(node.task);
+      }
       const interrupt = isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
