@@ -13,7 +13,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent, humanInTheLoopMiddleware } from 'langchain';
-import { Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { Command, END, getCurrentTaskInput, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -241,6 +241,54 @@ describe('LangGraph programs through the LangChain adapter', () => {
       await sameOnNative(recorded);
     }, 30_000);
   }
+
+  it('a tool that calls interrupt() and is resumed with a Command: an approval request, then the result of the resumed run, in one trajectory', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-i1', model: GPT, content: null, toolCalls: [{ id: 'call_book', name: 'book_hotel', args: { hotel_name: 'McKittrick Hotel' } }], usage: { prompt_tokens: 64, completion_tokens: 18 } }),
+      chatCompletion({ id: 'chatcmpl-i2', model: GPT, content: 'Your stay at the McKittrick Hotel is booked.', usage: { prompt_tokens: 101, completion_tokens: 11 } }),
+    ]);
+    let runs = 0;
+    const bookHotel = tool(
+      async ({ hotel_name }) => {
+        runs += 1;
+        const response = interrupt({ action: 'book_hotel', args: { hotel_name }, description: 'Please review the tool call' }) as { type: string };
+        if (response.type !== 'accept') throw new Error(`Unknown response type: ${response.type}`);
+        return `Successfully booked a stay at ${hotel_name}.`;
+      },
+      { name: 'book_hotel', description: 'Book a hotel', schema: z.object({ hotel_name: z.string() }) },
+    );
+    const agent = createReactAgent({ llm: openai(fetch), tools: [bookHotel], checkpointSaver: new MemorySaver() });
+    const recorded = recordedPlugin('lg-interrupt');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'booking-1' } };
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Book a stay at the McKittrick Hotel.' }] }, config);
+    expect(first.__interrupt__).toHaveLength(1);
+    const second = await agent.invoke(new Command({ resume: { type: 'accept' } }), config);
+    expect(runs).toBe(2); // LangGraph runs the tool again from its start when resumed
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['Book a stay at the McKittrick Hotel.']);
+    expect(callsOf(doc)).toEqual([['call_book', { hotel_name: 'McKittrick Hotel' }]]);
+    // What the model was given: the resumed run's result (the paused run had none, and did not fail).
+    expect(observed(doc)).toEqual(toolMessages(second.messages));
+    expect(observed(doc)[0]![1]).toBe('Successfully booked a stay at McKittrick Hotel.');
+    expect(agentSteps(doc).at(-1)!.message).toBe('Your stay at the McKittrick Hotel is booked.');
+    expect(recordedCounts(doc)).toEqual(reported(second.messages));
+    const request = recorded.log.find((e) => e.hook === 'pre_approval_request')!.payload;
+    expect(request).toMatchObject({ session_id: 'booking-1', tool_call_id: 'call_book' });
+    expect(JSON.parse(String(request.description))).toEqual({ action: 'book_hotel', args: { hotel_name: 'McKittrick Hotel' }, description: 'Please review the tool call' });
+    const toolEnds = recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.status, e.payload.result]);
+    expect(toolEnds).toEqual([
+      ['interrupted', null],
+      ['ok', 'Successfully booked a stay at McKittrick Hotel.'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    await sameOnNative(recorded);
+  }, 30_000);
 
   describe('streaming: the tokens are what LangChain reports on the messages', () => {
     const replies = (provider: 'openai' | 'anthropic'): WireReply[] =>

@@ -254,15 +254,18 @@ export class AgentRun {
   /**
    * Ends a tool call; `failed` carries the error (or the framework's error
    * text). `denied`: the call never ran because its approval was denied (the
-   * text is what the model is told).
+   * text is what the model is told). `paused`: the call stopped to wait for
+   * a human (a LangGraph `interrupt()`) and runs again, with the same id,
+   * when the run is resumed: no result yet, and not a failure.
    */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string }): void {
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean }): void {
     // After the run ended, its open tools were already ended with it.
     if (this.#ended) return;
     const open = this.#tools.get(id);
     this.#tools.delete(id);
     const denied = outcome.denied;
-    const failed = denied === undefined && (outcome.failed === true || outcome.error !== undefined);
+    const paused = outcome.paused === true;
+    const failed = denied === undefined && !paused && (outcome.failed === true || outcome.error !== undefined);
     this.core.emit('post_tool_call', () => {
       const error = failed ? describeError(outcome.error ?? outcome.result) : undefined;
       return {
@@ -270,9 +273,9 @@ export class AgentRun {
         tool_call_id: id,
         tool_name: open?.name ?? outcome.name ?? 'tool',
         args: open?.args,
-        result: denied ?? (failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result)),
+        result: denied ?? (paused ? null : failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result)),
         duration_ms: open === undefined ? undefined : Date.now() - open.startedMs,
-        status: denied !== undefined ? 'denied' : failed ? 'error' : 'ok',
+        status: denied !== undefined ? 'denied' : paused ? 'interrupted' : failed ? 'error' : 'ok',
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
       };

@@ -36,6 +36,7 @@ import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
 import type { CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { toJson } from '../../shared/json.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 /** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
@@ -73,6 +74,17 @@ const isRecord = (value: unknown): value is Loose => typeof value === 'object' &
 const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
+/** LangGraph's pause for a human: `interrupt()` (or a `NodeInterrupt`) throws it out of the node or tool. */
+const isInterrupt = (error: unknown): error is Loose => isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
+/** What an interrupt asks, as text: its value when a string, else the value's JSON. */
+function interruptText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  try {
+    return value === undefined ? undefined : JSON.stringify(toJson(value));
+  } catch {
+    return undefined;
+  }
+}
 /** A LangGraph `Command` carrying a resume value: the input of a run that continues an interrupted one. */
 const isResume = (inputs: unknown): boolean => isRecord(inputs) && inputs.resume !== undefined && (inputs.lg_name === 'Command' || Object.keys(inputs).every((key) => ['resume', 'update', 'goto', 'graph', 'lg_name'].includes(key)));
 
@@ -205,7 +217,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         this.#attempts.set(node.task, attempts);
         this.#roots.get(node.root)?.add(node.task);
       }
-      const interrupt = isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
+      const interrupt = isInterrupt(error);
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
         this.#interrupted.add(node.run);
@@ -335,12 +347,19 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  /** Ends the tool call as failed with the thrown error. */
+  /**
+   * Ends the tool call as failed with the thrown error; a tool that called
+   * LangGraph's `interrupt()` paused instead: an approval request for the
+   * call, which runs again when a `Command` resumes the thread.
+   */
   override handleToolError(error: unknown, runId: string): void {
     this.#guard('handleToolError', () => {
       const node = this.#take(runId);
       if (node?.run === undefined || node.toolCallId === undefined) return;
-      node.run.toolEnd(node.toolCallId, { error });
+      if (!isInterrupt(error)) return node.run.toolEnd(node.toolCallId, { error });
+      const interrupts = Array.isArray(error.interrupts) ? error.interrupts : [];
+      for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, interruptText(isRecord(interrupt) ? interrupt.value : interrupt));
+      node.run.toolEnd(node.toolCallId, { paused: true });
     });
   }
 
