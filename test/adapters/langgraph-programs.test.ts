@@ -262,7 +262,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     const handler = new NemoRelayCallbackHandler(recorded.hooks);
     const config = { callbacks: [handler], configurable: { thread_id: 'booking-1' } };
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'Book a stay at the McKittrick Hotel.' }] }, config);
-    expect(first.__interrupt__).toHaveLength(1);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
     const second = await agent.invoke(new Command({ resume: { type: 'accept' } }), config);
     expect(runs).toBe(2); // LangGraph runs the tool again from its start when resumed
     handler.close();
