@@ -196,8 +196,8 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
-  for (const decision of ['approve', 'reject'] as const) {
-    it(`humanInTheLoopMiddleware, ${decision}: the interrupted run and the Command that resumes it are one trajectory, the resume repeats no user step`, async () => {
+  for (const [decision, perRun] of [['approve', false], ['reject', false], ['approve', true]] as const) {
+    it(`humanInTheLoopMiddleware, ${decision}${perRun ? ', a handler made per run (as a server makes one per request)' : ''}: the interrupted run and the Command that resumes it are one trajectory, the resume repeats no user step`, async () => {
       const answer = decision === 'approve' ? 'Deleted /tmp/report.txt.' : 'I left /tmp/report.txt in place.';
       const { fetch } = scriptedFetch([
         anthropicMessage({ id: 'msg_h1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/report.txt' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
@@ -212,12 +212,14 @@ describe('LangGraph programs through the LangChain adapter', () => {
       });
       const recorded = recordedPlugin(`lg-hitl-${decision}`);
       const handler = new NemoRelayCallbackHandler(recorded.hooks);
-      const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-1' } };
-      const first = await agent.invoke({ messages: [{ role: 'user', content: 'Delete /tmp/report.txt' }] }, config);
+      const config = () => ({ callbacks: [perRun ? new NemoRelayCallbackHandler(recorded.hooks) : handler], configurable: { thread_id: 'cleanup-1' } });
+      const first = await agent.invoke({ messages: [{ role: 'user', content: 'Delete /tmp/report.txt' }] }, config());
       expect(first.__interrupt__).toHaveLength(1);
       const resume = decision === 'approve' ? { type: 'approve' } : { type: 'reject', message: 'Keep the report.' };
-      const second = await agent.invoke(new Command({ resume: { decisions: [resume] } }), config);
-      handler.close();
+      const second = await agent.invoke(new Command({ resume: { decisions: [resume] } }), config());
+      expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.is_first_turn)).toEqual([true, false]);
+      handler.close(); // any handler on these hooks closes the thread
+      expect(recorded.log.filter((e) => e.hook === 'on_session_start' || e.hook === 'on_session_finalize').map((e) => e.hook)).toEqual(['on_session_start', 'on_session_finalize']);
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
       expect(atif).toHaveLength(1);

@@ -84,9 +84,15 @@ export class AdapterCore {
   readonly options: AdapterOptions;
   readonly platform: string;
   readonly guard: Guard;
-  readonly #openRuns = new Map<string, number>();
+  readonly #openRuns: Map<string, number>;
 
-  constructor(hooks: HookRegistry, options: AdapterOptions, platform: string) {
+  /**
+   * `openRuns`: the top-level runs counted into each session, when several
+   * instances on the same hooks must share them (a LangChain handler made per
+   * request), so that a session opens and closes once whichever instance runs it.
+   */
+  constructor(hooks: HookRegistry, options: AdapterOptions, platform: string, openRuns: Map<string, number> = new Map()) {
+    this.#openRuns = openRuns;
     this.hooks = hooks;
     this.options = options;
     this.platform = options.platform ?? platform;

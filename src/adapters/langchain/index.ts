@@ -64,6 +64,22 @@ interface Attempts {
   lastFailed: boolean;
 }
 
+/**
+ * What every handler on one hook registry shares: a handler is often made per
+ * request (`callbacks: [new NemoRelayCallbackHandler(hooks)]`), and the next
+ * run of a thread, made with another handler, must find the session the last
+ * one left open (a hold no later handler could release would keep it open
+ * until the plugin's shutdown). The holds release through the first
+ * handler's core (its platform names their `on_session_finalize`).
+ */
+interface Shared {
+  readonly openRuns: Map<string, number>;
+  holds?: SessionHolds<true>;
+  /** Approval requests waiting for the resuming run, by session. */
+  readonly pendingApprovals: Map<string, Asked[]>;
+}
+const sharedByHooks = new WeakMap<HookRegistry, Shared>();
+
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
 /** Sessions whose approval requests wait for a resuming run. */
@@ -103,22 +119,25 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #roots = new Map<string, Set<string>>();
   /** Retries of one API call share the parent chain run (the model node). */
   readonly #attempts = new Map<string, Attempts>();
-  /** Approval requests waiting for the resuming run, by session. */
-  readonly #pendingApprovals = new Map<string, Asked[]>();
+  /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
+  readonly #pendingApprovals: Map<string, Asked[]>;
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
   readonly #interrupted = new WeakSet<AgentRun>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
-  /** Named sessions (threads) kept open between their runs. */
+  /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
   readonly #holds: SessionHolds<true>;
 
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
-    this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain');
-    this.#holds = new SessionHolds(this.#core, MAX_HELD_SESSIONS);
+    let shared = sharedByHooks.get(hooks);
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map() }));
+    this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
+    this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
+    this.#pendingApprovals = shared.pendingApprovals;
   }
 
-  /** Closes the sessions kept open between runs (threads, named sessions); runs under way are not affected. */
+  /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
   close(): void {
     this.#guard('close', () => this.#holds.releaseAll('closed'));
   }
