@@ -26,6 +26,7 @@ import {
   chatTool,
   describeError,
   lastUserMessage,
+  textOrJson,
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
@@ -206,7 +207,7 @@ export class AgentRun {
         child_session_id: this.sessionId,
         child_subagent_id: this.runId,
         child_role: this.agentName,
-        child_goal: goalText(this.#start.userMessage?.()),
+        child_goal: textOrJson(this.#start.userMessage?.()),
         tool_call_id: parent.toolCallId,
         platform: core.platform,
       }));
@@ -521,16 +522,6 @@ export class ApiCall {
         assistant_tool_call_count: response.toolCalls.length,
       };
     });
-  }
-}
-
-function goalText(message: string | readonly unknown[] | undefined): string | undefined {
-  if (message === undefined) return undefined;
-  if (typeof message === 'string') return message;
-  try {
-    return JSON.stringify(toJson(message));
-  } catch {
-    return undefined;
   }
 }
 

@@ -34,9 +34,8 @@ import { AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../cor
 import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
-import type { CallOfTool } from '../core/shapes.ts';
+import { textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { toJson } from '../../shared/json.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 /** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
@@ -92,15 +91,6 @@ const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
 /** LangGraph's pause for a human: `interrupt()` (or a `NodeInterrupt`) throws it out of the node or tool. */
 const isInterrupt = (error: unknown): error is Loose => isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
-/** What an interrupt asks, as text: its value when a string, else the value's JSON. */
-function interruptText(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  try {
-    return value === undefined ? undefined : JSON.stringify(toJson(value));
-  } catch {
-    return undefined;
-  }
-}
 /** A LangGraph `Command` carrying a resume value: the input of a run that continues an interrupted one. */
 const isResume = (inputs: unknown): boolean => isRecord(inputs) && inputs.resume !== undefined && (inputs.lg_name === 'Command' || Object.keys(inputs).every((key) => ['resume', 'update', 'goto', 'graph', 'lg_name'].includes(key)));
 
@@ -377,7 +367,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node?.run === undefined || node.toolCallId === undefined) return;
       if (!isInterrupt(error)) return node.run.toolEnd(node.toolCallId, { error });
       const interrupts = Array.isArray(error.interrupts) ? error.interrupts : [];
-      for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, interruptText(isRecord(interrupt) ? interrupt.value : interrupt));
+      for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
       node.run.toolEnd(node.toolCallId, { paused: true });
     });
   }
