@@ -77,6 +77,30 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     expectNothingLost(counters);
   });
 
+  it('a streamText step rerun after an error frame (streamRetries) is one call: the stream it gave up, with its error, and the rerun', async () => {
+    // Gemini says an error mid-answer as an SSE event; the SDK cancels that stream with it and asks again.
+    const fake = new FakeProvider();
+    const overloaded = { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } };
+    fake.reply('gemini', { id: 'g1', model: 'gemini-2.5-flash-001', text: 'A first answer that breaks off.', usage: { input: 20, output: 7 } }, { stream: true, cut: overloaded });
+    fake.reply('gemini', { id: 'g2', model: 'gemini-2.5-flash-001', text: 'The whole answer.', usage: { input: 20, output: 4 } }, { stream: true });
+    const recorded = recordedPlugin('ai-mw-stream-rerun');
+    const model = wrapLanguageModel({ model: providerModel(packages, 'gemini', fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-rerun' }) });
+    const result = streamText({ model, prompt: 'Say it all', streamRetries: 1, onError: () => {} });
+    await result.consumeStream();
+    expect(await result.text).toBe('The whole answer.');
+    expect(fake.requests).toHaveLength(2);
+    const attempts = recorded.log.filter((entry) => /api_request/.test(entry.hook));
+    expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count])).toEqual([['pre_api_request', 0], ['api_request_error', 0], ['pre_api_request', 1], ['post_api_request', undefined]]);
+    expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
+    expect((attempts[1]!.payload.error as { message: string }).message).toBe('The model is overloaded.');
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    checkRetry(atof);
+    const steps = atif[0]!.steps as Steps;
+    expect(steps.filter((step) => step.source === 'user').map((step) => step.message)).toEqual(['Say it all']);
+    expect(steps.filter((step) => step.source === 'agent' && step.metrics !== undefined).map((step) => step.message)).toEqual(['The whole answer.']);
+  });
+
   it('groups the attempts of one call under one api_request_id', async () => {
     const fake = new FakeProvider();
     fake.fail('chat', 503, 'overloaded');
