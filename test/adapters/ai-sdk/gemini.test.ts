@@ -5,8 +5,10 @@
 // fake fetch speaking Gemini's JSON and SSE (`generateContent`,
 // `streamGenerateContent?alt=sse`): thoughts and their `thoughtsTokenCount`,
 // `cachedContentTokenCount`, `modelVersion`, a 429 `RESOURCE_EXHAUSTED`
-// retried under `maxRetries`, a stream cut mid-way. Each trajectory is held
-// to what the SDK itself returned.
+// retried under `maxRetries`, streams broken mid-way (Gemini's error event,
+// rerun under `streamRetries` or not; a connection reset). Each trajectory,
+// and the OTLP gen_ai spans of one run, is held to what the SDK itself
+// returned; one run goes through native too.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateText, stepCountIs, streamObject, streamText, tool, type LanguageModel } from 'ai';
 import * as z from 'zod';
