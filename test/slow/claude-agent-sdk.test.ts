@@ -429,7 +429,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expectStepsMatchReplies((doc.subagent_trajectories as AtifDoc[])[0]!, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
     // The denied call never ran: its observation is the denial the model was sent.
     expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
-    expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ extra: { metadata: { status: 'error' } } });
+    expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ extra: { metadata: { status: 'denied' } } });
     expect(String(resultOf(doc, 'toolu_broken_1')!.content)).toContain('broken is not allowed here');
   }, 120_000);
 
