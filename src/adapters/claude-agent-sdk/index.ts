@@ -66,6 +66,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
       callerWantsPartials: callerOptions.includePartialMessages === true,
       provisionalUsage,
       transcripts: callerOptions.persistSession !== false,
+      resumes: nonEmptyString(callerOptions.resume) !== undefined || callerOptions.continue === true,
     });
     let inner: AsyncIterable<unknown>;
     try {

@@ -54,6 +54,8 @@ export interface TraceOptions {
   readonly provisionalUsage: () => void;
   /** The CLI keeps transcripts for the query (`persistSession` is not false): its sub-agents wait for theirs. */
   readonly transcripts: boolean;
+  /** The query goes on with an earlier conversation (`resume`, `continue`). */
+  readonly resumes: boolean;
 }
 
 export class QueryTrace {
@@ -349,6 +351,7 @@ export class QueryTrace {
     const userMessage = this.#userMessages[this.#turns];
     this.#turns = Math.min(this.#turns + 1, this.#userMessages.length);
     this.#resultSinceTurn = false;
+    const before = this.#history.length;
     if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
     const start = {
       runId: sessionId,
@@ -357,6 +360,9 @@ export class QueryTrace {
       model: model ?? this.#initModel,
       provider: 'anthropic',
       userMessage: userMessage === undefined ? undefined : () => userMessage,
+      // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.
+      history: before === 0 ? undefined : () => this.#history.slice(0, before),
+      continuesSession: current !== undefined || this.#options.resumes,
     };
     if (current === undefined) {
       this.#run = this.#core.startRun(start);
