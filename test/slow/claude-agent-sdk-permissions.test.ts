@@ -232,6 +232,63 @@ describe('wrapClaudeAgentSdk: who decided what a tool call may do', () => {
     }, 120_000);
   }
 
+  it('records a denial that stops the turn (interrupt: true) as a denied call and an interrupted turn, though the SDK throws', async () => {
+    const { mock, env, home } = await offlineApi(() => ({
+      blocks: [
+        { type: 'tool_use', id: 'toolu_wipe', name: 'mcp__ops__wipe', input: { disk: 'all' } },
+        { type: 'tool_use', id: 'toolu_time', name: 'mcp__ops__time', input: {} },
+      ],
+      usage: { input: 14, output: 6 },
+      model: MODEL,
+    }));
+    const ran: string[] = [];
+    const ops = sdk.createSdkMcpServer({
+      name: 'ops',
+      version: '1.0.0',
+      tools: [
+        sdk.tool('wipe', 'Wipes a disk', { disk: z.string() }, async () => (ran.push('wipe'), { content: [{ type: 'text', text: 'wiped' }] })),
+        sdk.tool('time', 'The time', {}, async () => (ran.push('time'), { content: [{ type: 'text', text: '12:00' }] })),
+      ],
+    });
+    const recorded = recordedPlugin('claude-deny-interrupt');
+    const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    const messages: any[] = [];
+    let thrown: unknown;
+    try {
+      for await (const message of query({
+        prompt: 'Wipe everything, then tell me the time.',
+        options: {
+          model: 'claude-perm',
+          cwd: home,
+          env,
+          settingSources: [],
+          mcpServers: { ops },
+          canUseTool: async (toolName, input) => (toolName === 'mcp__ops__wipe' ? { behavior: 'deny', message: 'Never. Stopping here.', interrupt: true } : { behavior: 'allow', updatedInput: input }),
+        },
+      })) {
+        messages.push(message);
+      }
+    } catch (error) {
+      thrown = error;
+    }
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // The SDK reports the stopped turn as an error result, then throws it.
+    expect(String(thrown)).toContain('error result');
+    expect(messages.filter((m) => m.type === 'result').map((m) => m.terminal_reason)).toEqual(['aborted_tools']);
+    expect(ran).toEqual([]);
+    expect(approvalsOf(recorded.log, 'toolu_wipe')).toEqual([['pre_approval_request', null, null, 'mcp__ops__wipe'], ['post_approval_response', 'deny', null, 'Never. Stopping here.']]);
+    // The turn stopped before another request: the call's result is the tool_result the SDK streamed.
+    expect(mock.requests).toHaveLength(1);
+    const streamed = messages.flatMap((m) => (m.type === 'user' && Array.isArray(m.message.content) ? m.message.content : [])).find((block: any) => block.tool_use_id === 'toolu_wipe');
+    expect(toolEnds(recorded.log).toolu_wipe).toEqual(['denied', streamed.content]);
+    expect(toolEnds(recorded.log).toolu_time![0]).toBe('error');
+    const end = recorded.log.find((entry) => entry.hook === 'on_session_end')!.payload;
+    expect(end).toMatchObject({ completed: false, interrupted: true, failed: false, result_subtype: 'error_during_execution' });
+    expect(validateAtif(atif[0]!)).toEqual([]);
+    expect(stepTotals(atif[0]!)).toEqual(resultTotals(messages));
+  }, 120_000);
+
   it('records a turn cut by interrupt() as interrupted, not failed, and the next turn of the same conversation as its own', async () => {
     const { env, home, mock } = await offlineApi((request) => {
       const asked = JSON.stringify(request.body.messages);

@@ -380,7 +380,7 @@ export class QueryTrace {
     const result = this.#lastResult;
     // A turn cut by `interrupt()` ends with an error result whose terminal reason says it was aborted.
     const resultInterrupted = result !== undefined && (result.terminal_reason === 'aborted_streaming' || result.terminal_reason === 'aborted_tools');
-    const resultFailed = result !== undefined && !resultInterrupted && (result.is_error === true || (result.subtype !== undefined && result.subtype !== 'success'));
+    const resultFailed = result !== undefined && !resultInterrupted && resultIsError(result);
     const final = status ?? (result === undefined || resultInterrupted ? 'interrupted' : resultFailed ? 'failed' : 'completed');
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
     const turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
@@ -556,8 +556,10 @@ export class QueryTrace {
     this.#tools.close();
     const run = this.#run;
     this.#run = undefined;
-    // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says.
-    if (run !== undefined) this.#endTurn(run, status === 'interrupted' && answered ? undefined : status, error);
+    // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says. So does a
+    // query the SDK ends by throwing because that result is an error (an interrupted turn, max turns): the throw only reports it.
+    const byResult = answered && (status === 'interrupted' || (this.#lastResult !== undefined && resultIsError(this.#lastResult)));
+    if (run !== undefined) this.#endTurn(run, byResult ? undefined : status, byResult ? undefined : error);
   }
 }
 
@@ -586,6 +588,10 @@ function resultSummary(results: readonly Loose[]): Record<string, unknown> {
     num_turns: turns,
     duration_ms: durationMs,
   };
+}
+
+function resultIsError(result: Loose): boolean {
+  return result.is_error === true || (result.subtype !== undefined && result.subtype !== 'success');
 }
 
 function resultError(result: Loose): Error {
