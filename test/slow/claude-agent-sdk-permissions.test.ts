@@ -1,8 +1,9 @@
 // The Claude Agent SDK adapter on the programs that decide what a tool call
 // may do, on the real SDK and its bundled CLI against the loopback Anthropic
 // API (test/support/anthropic-mock.ts): canUseTool allowing (with changed
-// input) and denying with a message, the caller's PreToolUse hooks denying
-// and allowing, the CLI's own permission modes refusing calls, and
+// input) and denying with a message, the caller's PreToolUse and
+// PermissionRequest hooks denying and allowing, the CLI's own permission
+// modes refusing calls, a denial that stops the turn, and
 // interrupt() cutting a turn of a streaming-input conversation. Each test
 // holds the trajectory to what the program did: which tools ran and with
 // what, what the model was told (the tool results the mock received), who
@@ -231,6 +232,66 @@ describe('wrapClaudeAgentSdk: who decided what a tool call may do', () => {
       expect(stepTotals(atif[0]!)).toEqual(resultTotals(messages));
     }, 120_000);
   }
+
+  it('records a PermissionRequest hook\'s decisions once each, though the CLI reports its denial too', async () => {
+    const { mock, env, home } = await offlineApi((request) =>
+      request.assistantTurns === 0
+        ? {
+            blocks: [
+              { type: 'tool_use', id: 'toolu_weather', name: 'mcp__ops__get_weather', input: { city: 'Paris' } },
+              { type: 'tool_use', id: 'toolu_delete', name: 'mcp__ops__delete_file', input: { path: '/etc/hosts' } },
+            ],
+            usage: { input: 12, output: 6 },
+            model: MODEL,
+          }
+        : { blocks: [{ type: 'text', text: 'Paris is sunny; I may not delete.' }], usage: { input: 30, output: 7 }, model: MODEL },
+    );
+    const ops = sdk.createSdkMcpServer({
+      name: 'ops',
+      version: '1.0.0',
+      tools: [
+        sdk.tool('get_weather', 'The weather in a city', { city: z.string() }, async (args) => ({ content: [{ type: 'text', text: `${args.city}: sunny` }] })),
+        sdk.tool('delete_file', 'Deletes a file', { path: z.string() }, async () => ({ content: [{ type: 'text', text: 'deleted' }] })),
+      ],
+    });
+    const recorded = recordedPlugin('claude-permission-request');
+    const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    const messages: any[] = [];
+    for await (const message of query({
+      prompt: 'Weather, then delete /etc/hosts.',
+      options: {
+        model: 'claude-perm',
+        cwd: home,
+        env,
+        settingSources: [],
+        mcpServers: { ops },
+        hooks: {
+          PermissionRequest: [
+            {
+              hooks: [
+                async (input) => {
+                  const deny = (input as { tool_name: string }).tool_name === 'mcp__ops__delete_file';
+                  return { hookSpecificOutput: { hookEventName: 'PermissionRequest' as const, decision: deny ? { behavior: 'deny' as const, message: 'Not on this host.' } : { behavior: 'allow' as const } } };
+                },
+              ],
+            },
+          ],
+        },
+      },
+    })) {
+      messages.push(message);
+    }
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // The CLI reports the hook's denial as a permission_denied of its own; the trajectory has the decision once.
+    expect(messages.filter((m) => m.type === 'system' && m.subtype === 'permission_denied').map((m) => m.tool_use_id)).toEqual(['toolu_delete']);
+    expect(approvalsOf(recorded.log, 'toolu_weather')).toEqual([['pre_approval_request', null, null, 'mcp__ops__get_weather'], ['post_approval_response', 'once', 'PermissionRequest hook', null]]);
+    expect(approvalsOf(recorded.log, 'toolu_delete')).toEqual([['pre_approval_request', null, null, 'mcp__ops__delete_file'], ['post_approval_response', 'deny', 'PermissionRequest hook', 'Not on this host.']]);
+    const told = toldTheModel(mock);
+    expect(toolEnds(recorded.log)).toEqual({ toolu_weather: ['ok', 'Paris: sunny'], toolu_delete: ['denied', told.get('toolu_delete')!.content] });
+    expect(validateAtif(atif[0]!)).toEqual([]);
+    expect(stepTotals(atif[0]!)).toEqual(resultTotals(messages));
+  }, 120_000);
 
   it('records a denial that stops the turn (interrupt: true) as a denied call and an interrupted turn, though the SDK throws', async () => {
     const { mock, env, home } = await offlineApi(() => ({

@@ -127,6 +127,11 @@ export class ToolBook {
     if (state.run !== undefined) this.#end(state);
   }
 
+  /** Whether a denial of this call was already recorded (by the caller's callback or hook, before the CLI reports it). */
+  denied(id: string): boolean {
+    return this.#tools.get(id)?.denied !== undefined;
+  }
+
   approval(id: string, approval: Approval): void {
     const state = this.#state(id);
     if (approval.kind === 'response' && !approval.approved) state.denied ??= approval.description ?? 'denied';

@@ -166,8 +166,9 @@ export class QueryTrace {
       }
       case 'permission_denied': {
         // The CLI's own rules refused the call (permission mode, a deny rule, the classifier): asked and answered without the caller.
+        // It reports a PermissionRequest hook's denial too, which the hook's own output already recorded.
         const id = nonEmptyString(m.tool_use_id);
-        if (id === undefined) return;
+        if (id === undefined || this.#tools.denied(id)) return;
         this.#tools.approval(id, { kind: 'request', description: nonEmptyString(m.decision_reason) ?? nonEmptyString(m.tool_name) });
         this.#tools.approval(id, { kind: 'response', approved: false, description: nonEmptyString(m.message), decidedBy: nonEmptyString(m.decision_reason_type) ?? 'permissions' });
         return;
