@@ -89,9 +89,22 @@ describe('OTLP settings from the environment', () => {
       expect.stringContaining('entry 4 names the header of entry 1 again'),
     ]);
     expect(JSON.stringify(diagnostics)).not.toMatch(/SECRET/);
+    // Each warning names the variable the headers were read from, not OTEL_EXPORTER_OTLP_HEADERS, which is unset.
+    expect(diagnostics.map((d) => d.field)).toEqual(['HERMES_NEMO_RELAY_OTLP_HEADERS', 'HERMES_NEMO_RELAY_OTLP_HEADERS', 'HERMES_NEMO_RELAY_OTLP_HEADERS']);
+    for (const d of diagnostics) expect(d.message).toMatch(/^HERMES_NEMO_RELAY_OTLP_HEADERS entry \d/);
     const validation = validatePluginConfig(settings.pluginsConfig);
     expect(validation.diagnostics).toEqual([]);
     expect(validation.observability?.opentelemetry.traces).toMatchObject([{ url: 'http://collector:4318/base/v1/traces?tenant=a', headers: { 'X-Team': 'final', 'x-empty': '' } }]);
+  });
+
+  it('names OTEL_EXPORTER_OTLP_TRACES_HEADERS, or the otlpHeaders setting, in a warning about an entry they gave (and otlpResourceAttributes)', () => {
+    const traces = loadSettings({ HERMES_NEMO_RELAY_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'bad name=SECRET', OTEL_EXPORTER_OTLP_HEADERS: 'x=1' });
+    expect(traces.diagnostics.map((d) => [d.field, d.message.split(':')[0]])).toEqual([['OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS entry 1']]);
+    const typed = loadSettings({ HERMES_NEMO_RELAY_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_HEADERS: 'x=1' }, { otlpHeaders: 'bad name=SECRET' });
+    expect(typed.diagnostics.map((d) => [d.field, d.message.split(':')[0]])).toEqual([['otlpHeaders', 'otlpHeaders entry 1']]);
+    expect(JSON.stringify([traces.diagnostics, typed.diagnostics])).not.toMatch(/SECRET/);
+    const resource = loadSettings({ HERMES_NEMO_RELAY_OTLP_ENABLED: '1' }, { otlpResourceAttributes: 'no-equals-sign' });
+    expect(resource.diagnostics.map((d) => [d.field, d.message.split(' is ')[0]])).toEqual([['otlpResourceAttributes', 'otlpResourceAttributes entry 1']]);
   });
 
   it.skipIf(!nativeAvailable)(`sends those headers on native too, where the entries left out would have refused the document${nativeAvailable ? '' : ` (skipped: ${nativeLoadError})`}`, async () => {

@@ -71,7 +71,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 type SetName = (variable: { name: string; hermes?: string }) => string | undefined;
 
 /** Reads the OTLP settings the environment sets (only those). Bad values fall back with a diagnostic. */
-export function otlpSettingsFromEnv(env: Env, setName: SetName, flag: (name: string) => boolean, diagnostics: ConfigDiagnostic[]): { values: Partial<OtlpEnvSettings> } {
+export function otlpSettingsFromEnv(env: Env, setName: SetName, flag: (name: string) => boolean, diagnostics: ConfigDiagnostic[]): { values: Partial<OtlpEnvSettings>; headersFrom?: string } {
   const read = (name: string): string => (typeof env[name] === 'string' ? env[name]!.trim() : '');
   const values: Partial<OtlpEnvSettings> = {};
   const enabled = setName({ name: 'NEMO_RELAY_HOOKS_OTLP_ENABLED', hermes: 'HERMES_NEMO_RELAY_OTLP_ENABLED' });
@@ -91,12 +91,13 @@ export function otlpSettingsFromEnv(env: Env, setName: SetName, flag: (name: str
   const base = read('OTEL_EXPORTER_OTLP_ENDPOINT');
   if (tracesEndpoint !== '') values.otlpEndpoint = tracesEndpoint;
   else if (base !== '') values.otlpEndpoint = values.otlpProtocol !== 'grpc' ? withTracesPath(base) : base;
-  const headersName = setName({ name: 'NEMO_RELAY_HOOKS_OTLP_HEADERS', hermes: 'HERMES_NEMO_RELAY_OTLP_HEADERS' });
-  const headers = (headersName !== undefined ? read(headersName) : '') || read('OTEL_EXPORTER_OTLP_TRACES_HEADERS') || read('OTEL_EXPORTER_OTLP_HEADERS');
-  if (headers !== '') values.otlpHeaders = headers;
+  const ownName = setName({ name: 'NEMO_RELAY_HOOKS_OTLP_HEADERS', hermes: 'HERMES_NEMO_RELAY_OTLP_HEADERS' });
+  // The first of these that is set gives the headers; its name is what a warning about an entry names.
+  const headersFrom = [ownName, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_HEADERS'].find((name) => name !== undefined && read(name) !== '');
+  if (headersFrom !== undefined) values.otlpHeaders = read(headersFrom);
   if (read('OTEL_SERVICE_NAME') !== '') values.otlpServiceName = read('OTEL_SERVICE_NAME');
   if (read('OTEL_RESOURCE_ATTRIBUTES') !== '') values.otlpResourceAttributes = read('OTEL_RESOURCE_ATTRIBUTES');
-  return { values };
+  return headersFrom === undefined ? { values } : { values, headersFrom };
 }
 
 export interface AtofFileForDocument {
@@ -106,8 +107,12 @@ export interface AtofFileForDocument {
   mode: 'append' | 'overwrite';
 }
 
-/** The `plugins.toml` document that sends what the OTLP settings ask for (and writes the env ATOF file). */
-export function otlpPluginDocument(settings: OtlpEnvSettings, atof: AtofFileForDocument, diagnostics: ConfigDiagnostic[]): JsonObject {
+/**
+ * The `plugins.toml` document that sends what the OTLP settings ask for (and writes the env ATOF file).
+ * `from`: where `otlpHeaders` and `otlpResourceAttributes` came from (a variable, or the setting's name), which
+ * warnings about their entries name.
+ */
+export function otlpPluginDocument(settings: OtlpEnvSettings, atof: AtofFileForDocument, from: { headers: string; resourceAttributes: string }, diagnostics: ConfigDiagnostic[]): JsonObject {
   const grpc = settings.otlpProtocol === 'grpc';
   const endpoint: JsonObject = {
     type: settings.otlpType,
@@ -115,9 +120,9 @@ export function otlpPluginDocument(settings: OtlpEnvSettings, atof: AtofFileForD
     transport: grpc ? 'grpc' : 'http_binary',
   };
   if (settings.otlpServiceName) endpoint.service_name = settings.otlpServiceName;
-  const headers = keyValues(settings.otlpHeaders, 'OTEL_EXPORTER_OTLP_HEADERS', diagnostics, true);
+  const headers = keyValues(settings.otlpHeaders, from.headers, diagnostics, true);
   if (Object.keys(headers).length > 0) endpoint.headers = headers;
-  const resource = keyValues(settings.otlpResourceAttributes, 'OTEL_RESOURCE_ATTRIBUTES', diagnostics);
+  const resource = keyValues(settings.otlpResourceAttributes, from.resourceAttributes, diagnostics);
   if (resource['service.name'] !== undefined && !settings.otlpServiceName) endpoint.service_name = resource['service.name'];
   delete resource['service.name'];
   if (Object.keys(resource).length > 0) endpoint.resource_attributes = resource;

@@ -362,6 +362,10 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       settings.pluginsConfig = otlpPluginDocument(
         settings,
         { enabled: settings.atofEnabled, outputDirectory: settings.atofOutputDirectory, filename: settings.atofFilename, mode: settings.atofMode },
+        {
+          headers: overridden.otlpHeaders !== undefined ? 'otlpHeaders' : (otlp.headersFrom ?? 'otlpHeaders'),
+          resourceAttributes: overridden.otlpResourceAttributes !== undefined ? 'otlpResourceAttributes' : 'OTEL_RESOURCE_ATTRIBUTES',
+        },
         diagnostics,
       );
     } else {
