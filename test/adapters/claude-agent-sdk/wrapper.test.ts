@@ -89,7 +89,7 @@ describe('wrapClaudeAgentSdk', () => {
     const abortController = new AbortController();
     // The SDK's stream up to a request in flight, then its throw once the caller aborted.
     const fake = {
-      query() {
+      query(_params: { prompt: unknown; options?: unknown }) {
         return (async function* () {
           yield { type: 'system', subtype: 'init', session_id: 'sess-abort', model: 'claude-x', tools: [] };
           yield { type: 'stream_event', session_id: 'sess-abort', parent_tool_use_id: null, event: { type: 'message_start', message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 3, output_tokens: 1 } } } };
