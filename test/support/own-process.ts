@@ -12,11 +12,13 @@
 //   `setDefaultOpenAIClient` client in its default runner, so a second such
 //   file in the same process would talk to the first file's fake API.
 export const LOADS_NATIVE = [
+  'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',
   'test/adapters/langchain-random-wire.test.ts',
   'test/adapters/langchain.test.ts',
+  'test/adapters/langgraph-programs.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',

@@ -30,7 +30,7 @@ import {
   type ApprovalAnswer,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
-import { SessionHolds } from '../core/holds.ts';
+import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { lastUserMessage, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
@@ -44,8 +44,6 @@ type Event = Record<string, unknown>;
  * reports its end, and would otherwise be kept forever.
  */
 export const MAX_OPEN_RUNS = 1_000;
-/** Sessions kept open between runs (named conversations, runs waiting for an approval). */
-const MAX_HELD_SESSIONS = 10_000;
 /** Approval requests remembered until their answer arrives. */
 const MAX_PENDING_APPROVALS = 10_000;
 
@@ -105,6 +103,20 @@ function historyOf(instructions: unknown, messages: unknown): ChatMessage[] {
   const all = chatMessages(instructions, messages);
   for (let i = all.length - 1; i >= 0; i--) if (all[i]!.role === 'user') return all.slice(0, i);
   return all;
+}
+
+/**
+ * A streamed attempt the SDK gave up after an error came down its stream,
+ * to retry the call (`streamRetries`, or `onError` returning `{ retry: true }`).
+ * The error reaches the caller's `onError`, not telemetry: this says what
+ * is known.
+ */
+class StreamRetried extends Error {
+  override name = 'StreamRetried';
+  readonly isRetryable = true;
+  constructor() {
+    super('the response stream reported an error and the SDK retried the call');
+  }
 }
 
 /** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
@@ -187,8 +199,10 @@ export class AiSdkTelemetry {
     this.#guard('onLanguageModelCallStart', () => {
       // streamText retries a failed attempt by starting the model call again: same logical call.
       const previous = state.call;
-      const retry = previous !== undefined && !previous.settled && !previous.attemptOpen && previous.attempts > 0;
-      const call = retry ? previous : state.run.newApiCall();
+      const pending = previous !== undefined && !previous.settled && previous.attempts > 0;
+      // An attempt still open was streaming when it failed: the SDK gave it up for a new one (streamRetries).
+      if (pending && previous.attemptOpen) previous.attemptError(new StreamRetried());
+      const call = pending ? previous : state.run.newApiCall();
       call.describe(requestOf(event));
       state.call = call;
     });
