@@ -104,6 +104,7 @@ export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/openai-models.test.ts',
   'test/adapters/openai-agents/openinference.test.ts',
   'test/adapters/openai-agents/programs.test.ts',
+  'test/adapters/openai-agents/run-control.test.ts',
 ];
 
 export const OWN_PROCESS = [...LOADS_NATIVE, ...SETS_SDK_DEFAULTS];

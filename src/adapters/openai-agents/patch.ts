@@ -183,18 +183,51 @@ function wrapTool(tool: unknown): void {
       toolFrame = quietly(() => observer.toolFrame(callId));
       if (toolFrame !== undefined) break;
     }
-    const reportThrow = (error: unknown): never => {
+    const report = (error: unknown): void => {
       for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
+    };
+    const reportThrow = (error: unknown): never => {
+      report(error);
       throw error;
+    };
+    // The SDK enforces `timeoutMs` outside `invoke`: a call that times out is
+    // abandoned through its signal, and the model gets a text (or the run a
+    // ToolTimeoutError) while `invoke` never settles in time. The signal's
+    // reason is then the call's failure.
+    const signal = details?.signal;
+    const aborted = (): void => report((signal as AbortSignal).reason);
+    const watching = isSignal(signal) && !signal.aborted;
+    if (watching) signal.addEventListener('abort', aborted, { once: true });
+    const stopWatching = (): void => {
+      if (watching) signal.removeEventListener('abort', aborted);
     };
     try {
       const result = toolFrame === undefined ? invoke.call(tool, runContext, input, details) : runInToolFrame(toolFrame, () => invoke.call(tool, runContext, input, details));
-      return result instanceof Promise ? result.catch(reportThrow) : result;
+      if (!(result instanceof Promise)) {
+        stopWatching();
+        return result;
+      }
+      return result.then(
+        (value: unknown) => {
+          stopWatching();
+          return value;
+        },
+        (error: unknown) => {
+          stopWatching();
+          return reportThrow(error);
+        },
+      );
     } catch (error) {
+      stopWatching();
       return reportThrow(error);
     }
   };
   if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
+}
+
+/** An `AbortSignal` (a tool call's, a run's), told by its shape: signals cross realms and polyfills. */
+export function isSignal(value: unknown): value is AbortSignal {
+  return typeof value === 'object' && value !== null && typeof (value as AbortSignal).addEventListener === 'function' && typeof (value as AbortSignal).aborted === 'boolean';
 }
 
 /** Puts `value` in place of the method, keeping whether it was enumerable: a spread copy of a tool must keep its `invoke`. */

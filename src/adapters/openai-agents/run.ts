@@ -26,7 +26,7 @@ import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { isSignal, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -304,7 +304,9 @@ export class RunRecord implements RunObserver {
         if (call.attemptOpen) call.attemptError(error);
       },
       streamEnded: () => {
-        if (call.attemptOpen) call.attemptError(Object.assign(new Error('the stream ended before the response did'), { name: 'StreamEnded' }));
+        if (!call.attemptOpen) return;
+        const cancelled = this.#callerCancelled();
+        call.attemptError(cancelled ?? Object.assign(new Error('the stream ended before the response did'), { name: 'StreamEnded' }));
       },
     };
   }
@@ -346,7 +348,8 @@ export class RunRecord implements RunObserver {
     if (run === undefined) return;
     const state = isRecord(error) ? error.state : undefined;
     const guardrails = guardrailsOf(state, isRecord(error) ? error.result : undefined);
-    const status: RunStatus = isAbort(error) ? 'interrupted' : 'failed';
+    // The caller's own signal stopped it: the openai client reports that as its `APIUserAbortError`, not an AbortError.
+    const status: RunStatus = isAbort(error) || this.#callerCancelled() !== undefined ? 'interrupted' : 'failed';
     this.#closeOpen(run, error);
     run.end(status, undefined, error, { turnEnd: turnEnd(guardrails) });
   }
@@ -383,6 +386,15 @@ export class RunRecord implements RunObserver {
     this.#closeOpen(run, undefined);
     const output = this.#finalOutput ?? (record.state === undefined ? undefined : safeFinalOutput(record));
     run.end('completed', finalText(output), undefined, { turnEnd: turnEnd(guardrails) });
+  }
+
+  /** The run's `signal` (`run(agent, input, { signal })`), when the caller aborted it: why, as an AbortError. */
+  #callerCancelled(): Error | undefined {
+    const signal = this.#options?.signal;
+    if (!isSignal(signal) || !signal.aborted) return undefined;
+    const reason: unknown = signal.reason;
+    if (isAbort(reason)) return reason as Error;
+    return Object.assign(new Error(reason instanceof Error ? reason.message : 'the run was cancelled by its signal'), { name: 'AbortError' });
   }
 
   /** Ends what the run left open: a model attempt, tools that never returned, rejected calls never reported. */

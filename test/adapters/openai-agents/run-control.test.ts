@@ -1,0 +1,192 @@
+// Agents SDK programs that use the run controls its docs describe: tool
+// timeouts (`timeoutMs`, as a result or as an exception), a caller's
+// AbortSignal (mid-stream, mid-request, mid-tool) and `toolUseBehavior`.
+// Each trajectory is checked against what the program did and what the SDK
+// counted.
+import { afterEach, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { Agent, OpenAIResponsesModel, ToolTimeoutError, run, setDefaultOpenAIClient, tool } from '@openai/agents';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { expectNothingLost, recordedPlugin } from '../support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, tokenTotals, TRACING, useTracing } from './support.ts';
+import { FakeOpenAI } from './wire.ts';
+
+const api = new FakeOpenAI();
+setDefaultOpenAIClient(api.client());
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+/** A tool that answers only when its call is cancelled, as a tool honouring its signal does: it always outlives a timeout. */
+const stuck = (extra: Record<string, unknown>) =>
+  tool({
+    name: 'slow_lookup',
+    description: 'A lookup that hangs',
+    parameters: z.object({}),
+    timeoutMs: 20,
+    execute: (_args, _context, details) => new Promise<string>((resolve) => details?.signal?.addEventListener('abort', () => resolve('too late'), { once: true })),
+    ...extra,
+  });
+const quick = tool({ name: 'quick_lookup', description: 'A lookup that answers', parameters: z.object({}), execute: async () => 'found it' });
+const TIMEOUT_MESSAGE = "Tool 'slow_lookup' timed out after 20ms.";
+
+/** What the model was told of a call: the function_call_output the next request carried. */
+function toldTheModel(callId: string): unknown {
+  for (const request of api.requests) {
+    const item = (request.body.input ?? []).find((entry: Record<string, any>) => entry.type === 'function_call_output' && entry.call_id === callId);
+    if (item !== undefined) return item.output;
+  }
+  return undefined;
+}
+
+describe('Agents SDK run controls', () => {
+  for (const tracing of TRACING) {
+    for (const [label, extra, told] of [
+      ['the SDK\'s timeout text', {}, TIMEOUT_MESSAGE],
+      ['a timeoutErrorFunction\'s text', { timeoutErrorFunction: () => 'The lookup is slow today; answer without it.' }, 'The lookup is slow today; answer without it.'],
+    ] as const) {
+      it(`a tool that times out (timeoutMs, as a result: ${label}) is a failed call, beside one that answered (${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-4.1': [
+            {
+              calls: [
+                { id: 'call_slow', name: 'slow_lookup', args: {} },
+                { id: 'call_quick', name: 'quick_lookup', args: {} },
+              ],
+              usage: { input: 30, output: 8 },
+            },
+            { text: 'Found it; the slow lookup did not answer.', usage: { input: 60, output: 9 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-tool-timeout');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const agent = new Agent({ name: 'Researcher', instructions: 'Look things up.', model: 'gpt-4.1', tools: [stuck(extra), quick] });
+        const result = await run(agent, 'Look it up.');
+        expect(result.finalOutput).toBe('Found it; the slow lookup did not answer.');
+        expect(toldTheModel('call_slow')).toBe(told);
+
+        const ended = Object.fromEntries(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload]));
+        expect(ended.call_slow).toMatchObject({ status: 'error', result: told, error_message: TIMEOUT_MESSAGE });
+        expect(ended.call_quick).toMatchObject({ status: 'ok', result: 'found it' });
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expectRunsClosed(recorded);
+        const doc = onlyTrajectory(atif);
+        expect(observation(doc, 'call_slow')).toMatchObject({ content: told, extra: { metadata: { status: 'error' } } });
+        expect(observation(doc, 'call_quick')).toMatchObject({ content: 'found it', extra: { metadata: { status: 'ok' } } });
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      }, 30_000);
+    }
+
+    it(`a tool that times out with timeoutBehavior 'raise_exception' fails the call and the run with ToolTimeoutError (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_slow', name: 'slow_lookup', args: {} }], usage: { input: 30, output: 8 } }] });
+      const recorded = recordedPlugin('agents-tool-timeout-raise');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Researcher', instructions: 'Look things up.', model: 'gpt-4.1', tools: [stuck({ timeoutBehavior: 'raise_exception' })] });
+      const error = await run(agent, 'Look it up.').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ToolTimeoutError);
+      expect(hooks(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_slow', status: 'error', error_message: TIMEOUT_MESSAGE }]);
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ failed: true, error_type: 'ToolTimeoutError' }]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(observation(onlyTrajectory(atif), 'call_slow')?.extra?.metadata?.status).toBe('error');
+    }, 30_000);
+
+    for (const behavior of ['stop_on_first_tool', { stopAtToolNames: ['quick_lookup'] }] as const) {
+      it(`toolUseBehavior ${JSON.stringify(behavior)}: one model call, the tool's result is the final output (${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_quick', name: 'quick_lookup', args: {} }], usage: { input: 25, output: 6 } }] });
+        const recorded = recordedPlugin('agents-tool-use-behavior');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const agent = new Agent({ name: 'Fetcher', instructions: 'Fetch.', model: 'gpt-4.1', tools: [quick], toolUseBehavior: behavior });
+        const result = await run(agent, 'Fetch it.');
+        expect(result.finalOutput).toBe('found it');
+        expect(api.requests).toHaveLength(1);
+        expect(hooks(recorded, 'on_session_end')).toMatchObject([{ completed: true }]);
+        expect(hooks(recorded, 'post_llm_call')).toMatchObject([{ assistant_response: 'found it' }]);
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const doc = onlyTrajectory(atif);
+        expect(agentSteps(doc)).toHaveLength(1);
+        expect(observation(doc, 'call_quick')).toMatchObject({ content: 'found it', extra: { metadata: { status: 'ok' } } });
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      }, 30_000);
+    }
+
+    it(`a streamed run the caller aborts mid-stream (signal): the attempt ends aborted, the run interrupted (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'A long answer that arrives in many small pieces over the stream.', usage: { input: 15, output: 14 } }] });
+      const recorded = recordedPlugin('agents-stream-abort');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Talker', instructions: 'Talk.', model: 'gpt-4.1' });
+      const controller = new AbortController();
+      const result = await run(agent, 'Tell me a story.', { stream: true, signal: controller.signal });
+      let events = 0;
+      for await (const _event of result) {
+        events += 1;
+        if (events === 3) controller.abort();
+      }
+      await result.completed;
+      expect(result.cancelled).toBe(true);
+      expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'AbortError' } }]);
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+    }, 30_000);
+
+    it(`a run the caller aborts while a tool runs: the call fails with the abort, the run is interrupted (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_wait', name: 'wait_for_it', args: {} }], usage: { input: 12, output: 4 } }] });
+      const recorded = recordedPlugin('agents-tool-abort');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const controller = new AbortController();
+      const waitForIt = tool({
+        name: 'wait_for_it',
+        description: 'Waits',
+        parameters: z.object({}),
+        execute: (_args, _context, details) =>
+          new Promise<string>((resolve) => {
+            details?.signal?.addEventListener('abort', () => resolve('stopped'), { once: true });
+            controller.abort();
+          }),
+      });
+      const agent = new Agent({ name: 'Waiter', instructions: 'Wait.', model: 'gpt-4.1', tools: [waitForIt] });
+      const error = await run(agent, 'Wait for it.', { signal: controller.signal }).catch((caught: unknown) => caught);
+      expect((error as Error).name).toBe('AbortError');
+      expect(hooks(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_wait', status: 'error', error_message: 'This operation was aborted' }]);
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+    }, 30_000);
+  }
+
+  it('a run the caller aborts during a model request is interrupted, not failed (the openai client says APIUserAbortError)', async () => {
+    useTracing('tracing off');
+    const controller = new AbortController();
+    // The API never answers; the client gives up when the run's signal aborts.
+    const hanging = (_url: string | URL | Request, init?: RequestInit): Promise<Response> =>
+      new Promise((_resolve, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true });
+        controller.abort();
+      });
+    const client = new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: hanging, maxRetries: 0 });
+    const recorded = recordedPlugin('agents-request-abort');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const agent = new Agent({ name: 'Impatient', instructions: 'x', model: new OpenAIResponsesModel(client, 'gpt-4.1') });
+    const error = await run(agent, 'hi', { signal: controller.signal }).catch((caught: unknown) => caught);
+    expect((error as Error).constructor.name).toBe('APIUserAbortError');
+    expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'APIUserAbortError' } }]);
+    expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expectRunsClosed(recorded);
+  }, 30_000);
+});
