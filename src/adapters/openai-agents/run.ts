@@ -413,16 +413,33 @@ export class RunRecord implements RunObserver {
 
 /**
  * What names a run's session: the runner's `groupId` (or the trace's), else
- * the run's server-side `conversationId`, else its trace id. Read from the
- * state a run resumes or ended with, else from the trace the caller runs in.
+ * the run's server-side `conversationId`, else the id of its `session`
+ * memory, else its trace id. Read from the state a run resumes or ended
+ * with, else from the trace the caller runs in.
  */
 export function runNames(runner: Loose, state: Loose | undefined, options: Loose | undefined): { runId?: string; conversationId?: string } {
   const trace = traceOf(state);
   const config = isRecord(runner.config) ? runner.config : {};
   return {
     runId: nonEmptyString(trace?.traceId),
-    conversationId: nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(options?.conversationId),
+    conversationId: nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(options?.conversationId) ?? memorySessionId(options?.session),
   };
+}
+
+/**
+ * The id of a run's `session` memory, where it keeps one to read without a
+ * call: `MemorySession.sessionId`, `OpenAIConversationsSession.sessionId`
+ * (its conversation id, set once the run has read its items). Never
+ * `getSessionId()`: on a Conversations session that creates a conversation
+ * on the server, and telemetry makes no API call.
+ */
+function memorySessionId(session: unknown): string | undefined {
+  if (!isRecord(session)) return undefined;
+  try {
+    return nonEmptyString(session.sessionId);
+  } catch {
+    return undefined;
+  }
 }
 
 function traceOf(state: Loose | undefined): Loose | undefined {

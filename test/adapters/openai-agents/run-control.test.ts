@@ -1,15 +1,15 @@
 // Agents SDK programs that use the run controls its docs describe: tool
 // timeouts (`timeoutMs`, as a result or as an exception), a caller's
-// AbortSignal (mid-stream, mid-request, mid-tool) and `toolUseBehavior`.
-// Each trajectory is checked against what the program did and what the SDK
-// counted.
+// AbortSignal (mid-stream, mid-request, mid-tool), `toolUseBehavior` and
+// conversation memory (`session: new MemorySession()`). Each trajectory is
+// checked against what the program did and what the SDK counted.
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { Agent, OpenAIResponsesModel, ToolTimeoutError, run, setDefaultOpenAIClient, tool } from '@openai/agents';
+import { Agent, MemorySession, OpenAIResponsesModel, ToolTimeoutError, run, setDefaultOpenAIClient, tool } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
-import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, tokenTotals, TRACING, useTracing } from './support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, tokenTotals, TRACING, useTracing } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
 const api = new FakeOpenAI();
@@ -118,6 +118,42 @@ describe('Agents SDK run controls', () => {
         expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
       }, 30_000);
     }
+
+    it(`conversation memory (session: new MemorySession()): every run of the session is recorded under its id (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1': [
+          { text: 'San Francisco', usage: { input: 20, output: 3 } },
+          { text: 'California', usage: { input: 35, output: 2, cached: 16 } },
+        ],
+      });
+      const recorded = recordedPlugin('agents-memory-session');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1' });
+      const session = new MemorySession();
+      const first = await run(agent, 'What city is the Golden Gate Bridge in?', { session });
+      const second = await run(agent, 'What state is it in?', { session });
+      expect(second.finalOutput).toBe('California');
+      const sessionId = await session.getSessionId();
+
+      expect(hooks(recorded, 'on_session_start').map((payload) => payload.session_id)).toEqual([sessionId, sessionId]);
+      // The second request carried the session's history: the request as recorded is what was sent.
+      expect(hooks(recorded, 'pre_api_request')[1]!.request.body.messages).toEqual([
+        { role: 'system', content: 'Reply very concisely.' },
+        { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
+        { role: 'assistant', content: 'San Francisco' },
+        { role: 'user', content: 'What state is it in?' },
+      ]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      expect(atif.map((doc) => doc.session_id)).toEqual([sessionId, sessionId]);
+      const byQuestion = new Map(atif.map((doc) => [stepsOf(doc)[0]!.message, doc]));
+      expect(agentSteps(byQuestion.get('What city is the Golden Gate Bridge in?')!).map((step) => step.message)).toEqual(['San Francisco']);
+      expect(agentSteps(byQuestion.get('What state is it in?')!).map((step) => step.message)).toEqual(['California']);
+      expect(tokenTotals(byQuestion.get('What city is the Golden Gate Bridge in?')!)).toEqual(sdkTotals(first.state.usage));
+      expect(tokenTotals(byQuestion.get('What state is it in?')!)).toEqual(sdkTotals(second.state.usage));
+    }, 30_000);
 
     it(`a streamed run the caller aborts mid-stream (signal): the attempt ends aborted, the run interrupted (${tracing})`, async () => {
       useTracing(tracing);
