@@ -19,6 +19,7 @@ export const LOADS_NATIVE = [
   'test/adapters/langchain.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
+  'test/adapters/openai-agents/run-control.test.ts',
   'test/backends/atif-builder-loader.test.ts',
   'test/backends/bounded-payloads.test.ts',
   'test/backends/memory/atif-exporter.test.ts',
@@ -104,7 +105,6 @@ export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/openai-models.test.ts',
   'test/adapters/openai-agents/openinference.test.ts',
   'test/adapters/openai-agents/programs.test.ts',
-  'test/adapters/openai-agents/run-control.test.ts',
 ];
 
 export const OWN_PROCESS = [...LOADS_NATIVE, ...SETS_SDK_DEFAULTS];

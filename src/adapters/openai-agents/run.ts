@@ -139,7 +139,7 @@ export class RunRecord implements RunObserver {
     const agent = this.#agent as Loose | undefined;
     const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
     const run = adapter.core.startRun({
-      runId: this.#heldSessionId ?? names.runId ?? adapter.newRunId(),
+      runId: this.#heldSessionId ?? (resumed ? resumedRunId(names.runId, input) : names.runId) ?? adapter.newRunId(),
       conversationId: this.#heldSessionId ?? names.conversationId,
       agentName: nonEmptyString(agent?.name),
       model: modelNameOf(agent, config),
@@ -440,6 +440,24 @@ function memorySessionId(session: unknown): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The run id of a run resuming a paused state whose session this adapter
+ * does not hold (paused in another process, or its state collected first):
+ * the paused run's trace id and the first call it answers. The trace id
+ * alone would name the paused run's session again, and a second trajectory
+ * of that name replaces the first one's file when another process wrote it.
+ */
+function resumedRunId(traceId: string | undefined, state: Loose & { getInterruptions(): unknown[] }): string | undefined {
+  if (traceId === undefined) return undefined;
+  let callId: string | undefined;
+  try {
+    callId = approvalCall(state.getInterruptions()[0])?.id;
+  } catch {
+    callId = undefined;
+  }
+  return callId === undefined ? undefined : `${traceId}:resume:${callId}`;
 }
 
 function traceOf(state: Loose | undefined): Loose | undefined {

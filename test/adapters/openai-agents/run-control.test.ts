@@ -1,15 +1,20 @@
 // Agents SDK programs that use the run controls its docs describe: tool
 // timeouts (`timeoutMs`, as a result or as an exception), a caller's
-// AbortSignal (mid-stream, mid-request, mid-tool), `toolUseBehavior` and
-// conversation memory (`session: new MemorySession()`). Each trajectory is
-// checked against what the program did and what the SDK counted.
+// AbortSignal (mid-stream, mid-request, mid-tool), `toolUseBehavior`,
+// conversation memory (`session: new MemorySession()`), and a paused run
+// resumed elsewhere from `state.toString()` (a new Runner, adapter and
+// plugin writing the same folder, as a second process would). Each
+// trajectory is checked against what the program did and what the SDK
+// counted, on the memory relay and on native.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { Agent, MemorySession, OpenAIResponsesModel, ToolTimeoutError, run, setDefaultOpenAIClient, tool } from '@openai/agents';
+import { Agent, MemorySession, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
-import { expectNothingLost, recordedPlugin } from '../support.ts';
-import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, tokenTotals, TRACING, useTracing } from './support.ts';
+import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
 const api = new FakeOpenAI();
@@ -225,4 +230,71 @@ describe('Agents SDK run controls', () => {
     expectNothingLost(counters);
     expectRunsClosed(recorded);
   }, 30_000);
+
+  for (const backend of backends()) {
+    it(`a paused run resumed elsewhere from state.toString() (new Runner, adapter and plugin, same folder) keeps both trajectories (${backend})`, async () => {
+      useTracing('tracing on');
+      api.load({
+        'gpt-4.1': [
+          { calls: [{ id: 'call_cancel', name: 'cancel_order', args: { orderId: 7 } }], usage: { input: 40, output: 9 } },
+          { text: 'Order 7 is cancelled.', usage: { input: 60, output: 6, cached: 32 } },
+        ],
+      });
+      const cancelOrder = tool({
+        name: 'cancel_order',
+        description: 'Cancel an order',
+        parameters: z.object({ orderId: z.number() }),
+        needsApproval: true,
+        execute: async ({ orderId }) => `Cancelled order ${orderId}`,
+      });
+      const agent = new Agent({ name: 'Customer support', instructions: 'Help with orders.', model: 'gpt-4.1', tools: [cancelOrder] });
+
+      // The first process: the run pauses for approval, its state is saved, the process ends.
+      const before = recordedPlugin('agents-resume-elsewhere', backend);
+      uninstall = instrumentOpenAIAgents(before.hooks);
+      const paused = await run(agent, 'Cancel order 7.');
+      expect(paused.interruptions).toHaveLength(1);
+      const saved = paused.state.toString();
+      uninstall();
+      uninstall = undefined;
+      const first = await before.finish();
+      expectNothingLost(first.counters);
+      const pausedDoc = onlyTrajectory(first.atif);
+
+      // The second process: the same folder, the state from storage, approved and resumed.
+      const after = recordedPlugin('agents-resume-elsewhere-2', backend, { atifOutputDirectory: path.join(before.dir, 'atif'), atofOutputDirectory: path.join(before.dir, 'atof-2') });
+      uninstall = instrumentOpenAIAgents(after.hooks);
+      const state = await RunState.fromString(agent, saved);
+      for (const interruption of state.getInterruptions()) state.approve(interruption);
+      const resumed = await new Runner().run(agent, state);
+      expect(resumed.finalOutput).toBe('Order 7 is cancelled.');
+      expect(hooks(after, 'post_approval_response')).toMatchObject([{ tool_call_id: 'call_cancel', choice: 'once' }]);
+      expect(hooks(after, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_cancel', status: 'ok', result: 'Cancelled order 7' }]);
+      const second = await after.finish();
+      expectNothingLost(second.counters);
+      expectRunsClosed(after);
+
+      // Both trajectories are on disk: the resumed one did not replace the paused one's file.
+      const folder = path.join(before.dir, 'atif');
+      const docs = readdirSync(folder).map((file) => JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as AtifDoc);
+      expect(docs).toHaveLength(2);
+      const kept = docs.find((doc) => doc.session_id === pausedDoc.session_id) as AtifDoc;
+      expect(kept).toEqual(pausedDoc);
+      expect(stepsOf(kept)[0]).toMatchObject({ source: 'user', message: 'Cancel order 7.' });
+      expect(toolCallIds(kept)).toEqual(['call_cancel']);
+      // The resumed run names the session it continues and the call it answers.
+      const continued = docs.find((doc) => doc !== kept) as AtifDoc;
+      expect(continued.session_id).toBe(`${pausedDoc.session_id}:resume:call_cancel`);
+      expect(agentSteps(continued).map((step) => step.message)).toEqual(['Order 7 is cancelled.']);
+      // Nothing counted twice, nothing lost: the two files hold what the SDK counted over both runs.
+      const total = { prompt: 0, completion: 0, cached: 0 };
+      for (const doc of docs) {
+        const part = tokenTotals(doc);
+        total.prompt += part.prompt;
+        total.completion += part.completion;
+        total.cached += part.cached;
+      }
+      expect(total).toEqual(sdkTotals(resumed.state.usage));
+    }, 30_000);
+  }
 });
