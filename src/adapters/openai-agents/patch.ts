@@ -225,6 +225,27 @@ function wrapTool(tool: unknown): void {
   if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
 }
 
+/**
+ * Calls `done` or `failed` as a streamed run's result ends, before the SDK
+ * ends its stream and settles `completed`: the runner ends it by calling
+ * the result's `_done()` or `_raiseError(error)`, wrapped here on that one
+ * result. A result without them is left as it is.
+ */
+export function onStreamEnd(result: object, done: () => void, failed: (error: unknown) => void): void {
+  const record = result as Loose;
+  const finish = record._done;
+  const raise = record._raiseError;
+  if (typeof finish !== 'function' || typeof raise !== 'function') return;
+  defineMethod(result, '_done', function done_(this: unknown, ...args: unknown[]): unknown {
+    quietly(done);
+    return finish.apply(this, args);
+  });
+  defineMethod(result, '_raiseError', function raiseError_(this: unknown, error: unknown, ...rest: unknown[]): unknown {
+    quietly(() => failed(error));
+    return raise.call(this, error, ...rest);
+  });
+}
+
 /** An `AbortSignal` (a tool call's, a run's), told by its shape: signals cross realms and polyfills. */
 export function isSignal(value: unknown): value is AbortSignal {
   return typeof value === 'object' && value !== null && typeof (value as AbortSignal).addEventListener === 'function' && typeof (value as AbortSignal).aborted === 'boolean';

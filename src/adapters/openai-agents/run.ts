@@ -26,7 +26,7 @@ import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { isSignal, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { isSignal, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -334,6 +334,15 @@ export class RunRecord implements RunObserver {
       this.#finish(result);
       return;
     }
+    // Ended when the stream ends, before the caller's loop over it resumes:
+    // a program that shuts the plugin down right after its loop (without
+    // awaiting `completed`) would otherwise lose the turn's end. `completed`
+    // stays the fallback; whichever comes first settles the run.
+    onStreamEnd(
+      result,
+      () => this.#finish(result),
+      (error) => this.failed(error),
+    );
     (result.completed as Promise<unknown>).then(
       () => this.#finish(result),
       (error: unknown) => this.failed(error),

@@ -1,6 +1,7 @@
 // Agents SDK programs that use the run controls its docs describe: tool
 // timeouts (`timeoutMs`, as a result or as an exception), a caller's
-// AbortSignal (mid-stream, mid-request, mid-tool), `toolUseBehavior`,
+// AbortSignal (mid-stream, mid-request, mid-tool), a stream read to its end
+// or stopped by a guardrail with nothing awaited after it, `toolUseBehavior`,
 // conversation memory (`session: new MemorySession()`), and a paused run
 // resumed elsewhere from `state.toString()` (a new Runner, adapter and
 // plugin writing the same folder, as a second process would). Each
@@ -10,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { Agent, MemorySession, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool } from '@openai/agents';
+import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool, type InputGuardrail } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
@@ -158,6 +159,58 @@ describe('Agents SDK run controls', () => {
       expect(agentSteps(byQuestion.get('What state is it in?')!).map((step) => step.message)).toEqual(['California']);
       expect(tokenTotals(byQuestion.get('What city is the Golden Gate Bridge in?')!)).toEqual(sdkTotals(first.state.usage));
       expect(tokenTotals(byQuestion.get('What state is it in?')!)).toEqual(sdkTotals(second.state.usage));
+    }, 30_000);
+
+    it(`a streamed run read to its end, the plugin shut down right after the loop (completed not awaited): nothing is dropped (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'Streamed to the end.', usage: { input: 12, output: 5 } }] });
+      const recorded = recordedPlugin('agents-stream-then-shutdown');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Talker', instructions: 'Talk.', model: 'gpt-4.1' });
+      const result = await run(agent, 'Say something.', { stream: true });
+      let events = 0;
+      for await (const _event of result) events += 1;
+      const { atif, counters } = await recorded.finish();
+      expect(events).toBeGreaterThan(0);
+      expect(counters.dropped).toBe(0);
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      expect(hooks(recorded, 'post_llm_call')).toMatchObject([{ assistant_response: 'Streamed to the end.' }]);
+      expect(tokenTotals(onlyTrajectory(atif))).toEqual(sdkTotals(result.state.usage));
+    }, 30_000);
+
+    it(`a streamed run an input guardrail stops (runInParallel): the failure and the verdict are recorded before the caller's loop throws (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'An answer nobody should see.', usage: { input: 12, output: 6 } }] });
+      const recorded = recordedPlugin('agents-stream-guardrail');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      // A guardrail running beside the model that decides after the model answered (as one that asks a model does).
+      const answered = new Promise<void>((resolve) => recorded.hooks.on('post_api_request', () => resolve()));
+      const noSecrets: InputGuardrail = {
+        name: 'No secrets',
+        runInParallel: true,
+        execute: async ({ input }) => {
+          await answered;
+          return { outputInfo: { matched: 'password' }, tripwireTriggered: JSON.stringify(input).includes('password') };
+        },
+      };
+      const agent = new Agent({ name: 'Guarded', instructions: 'x', model: 'gpt-4.1', inputGuardrails: [noSecrets] });
+      const result = await run(agent, 'my password is hunter2', { stream: true });
+      let error: unknown;
+      try {
+        for await (const _event of result) {
+          // rendered as it arrives
+        }
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(InputGuardrailTripwireTriggered);
+      // When the caller's loop throws, the turn has already ended.
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ failed: true, error_type: 'InputGuardrailTripwireTriggered', guardrails: [{ name: 'No secrets', tripwire_triggered: true }] }]);
+      const { counters } = await recorded.finish();
+      expect(counters.dropped).toBe(0);
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
     }, 30_000);
 
     it(`a streamed run the caller aborts mid-stream (signal): the attempt ends aborted, the run interrupted (${tracing})`, async () => {
