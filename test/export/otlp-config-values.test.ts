@@ -157,14 +157,14 @@ describe('OTEL_BSP_* as native reads them', () => {
     expect(traces()[0]!.maxExportBatchSize).toBe(size);
   });
 
-  it('leaves log batches alone, as native does', () => {
-    withProcessEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_QUEUE_SIZE: '7' });
+  it('leaves log batches alone, as native does, and sends them after a second by default (native sends them then, not after the spans\' five)', () => {
+    withProcessEnv({ OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_QUEUE_SIZE: '7', OTEL_BLRP_SCHEDULE_DELAY: '300' });
     const validation = validatePluginConfig({
       version: 1,
       components: [{ kind: 'observability', config: { version: 4, opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://127.0.0.1:1' }], logs: { enabled: true } } } }],
     });
     expect(validation.observability!.opentelemetry.traces[0]).toMatchObject({ maxExportBatchSize: 1, scheduledDelayMillis: 100, maxQueueSize: 7 });
-    expect(validation.observability!.opentelemetry.logs[0]).toMatchObject({ maxExportBatchSize: 512, scheduledDelayMillis: 5000, maxQueueSize: 2048 });
+    expect(validation.observability!.opentelemetry.logs[0]).toMatchObject({ maxExportBatchSize: 512, scheduledDelayMillis: 1000, maxQueueSize: 2048 });
   });
 
   it('reads the queue, delay and timeout by the same rule', () => {

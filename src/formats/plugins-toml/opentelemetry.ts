@@ -101,6 +101,8 @@ const OTLP_DEFAULTS = Object.freeze({
   maxExportBatchSize: 512,
   scheduledDelayMillis: 5000,
 });
+/** A log table's `scheduled_delay_millis` when it sets none (native's log batch processor's default). */
+const LOG_SCHEDULED_DELAY_MILLIS = 1000;
 
 const SEVERITIES: Record<string, number> = { trace: 1, debug: 5, info: 9, warn: 13, warning: 13, error: 17 };
 
@@ -296,11 +298,13 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
   const logs = otel.logs;
   if (version === 4 && isJsonObject(logs) && logs.enabled === true) {
     const minimumSeverity = SEVERITIES[String(logs.minimum_severity ?? 'trace').toLowerCase()] ?? 1;
-    // OTEL_BSP_* are the span processor's: native's log batches do not follow them.
+    // OTEL_BSP_* are the span processor's: native's log batches do not follow them (nor OTEL_BLRP_*). Their delay
+    // defaults to a second, not the spans' five: native with no delay set sends them as it does with
+    // `scheduled_delay_millis = 1000`, whatever the trace endpoint's delay.
     const batch = {
       maxQueueSize: numberOr(logs.max_queue_size, OTLP_DEFAULTS.maxQueueSize),
       maxExportBatchSize: numberOr(logs.max_export_batch_size, OTLP_DEFAULTS.maxExportBatchSize),
-      scheduledDelayMillis: numberOr(logs.scheduled_delay_millis, OTLP_DEFAULTS.scheduledDelayMillis),
+      scheduledDelayMillis: numberOr(logs.scheduled_delay_millis, LOG_SCHEDULED_DELAY_MILLIS),
     };
     if (Array.isArray(logs.endpoints)) {
       logs.endpoints.filter(isJsonObject).forEach((endpoint, index) => {
