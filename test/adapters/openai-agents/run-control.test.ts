@@ -104,7 +104,7 @@ describe('Agents SDK run controls', () => {
       expect(observation(onlyTrajectory(atif), 'call_slow')?.extra?.metadata?.status).toBe('error');
     }, 30_000);
 
-    for (const behavior of ['stop_on_first_tool', { stopAtToolNames: ['quick_lookup'] }] as const) {
+    for (const behavior of ['stop_on_first_tool' as const, { stopAtToolNames: ['quick_lookup'] }]) {
       it(`toolUseBehavior ${JSON.stringify(behavior)}: one model call, the tool's result is the final output (${tracing})`, async () => {
         useTracing(tracing);
         api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_quick', name: 'quick_lookup', args: {} }], usage: { input: 25, output: 6 } }] });
