@@ -19,11 +19,13 @@ import { Draw } from '../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomTool, type RandomWireKind } from '../support/random-wire.ts';
 import { checkRandomRun, type FrameworkStep } from './random-wire-checks.ts';
 
-export const LANGCHAIN_WIRES: readonly RandomWireKind[] = ['chat', 'responses', 'anthropic'];
+type LangChainWire = Exclude<RandomWireKind, 'gemini'>;
 
-const DATED: Record<RandomWireKind, string> = { chat: 'gpt-4.1-2025-04-14', responses: 'gpt-4.1-2025-04-14', anthropic: 'claude-sonnet-4-5-20250929' };
+export const LANGCHAIN_WIRES: readonly LangChainWire[] = ['chat', 'responses', 'anthropic'];
 
-function chatModel(wire: RandomWireKind, fetch: typeof globalThis.fetch, streamUsage: boolean): BaseChatModel {
+const DATED: Record<LangChainWire, string> = { chat: 'gpt-4.1-2025-04-14', responses: 'gpt-4.1-2025-04-14', anthropic: 'claude-sonnet-4-5-20250929' };
+
+function chatModel(wire: LangChainWire, fetch: typeof globalThis.fetch, streamUsage: boolean): BaseChatModel {
   if (wire === 'anthropic') return new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
   return new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch }, streamUsage, ...(wire === 'responses' ? { useResponsesApi: true } : {}) });
 }
@@ -51,7 +53,7 @@ function reasoningOf(message: BaseMessage): string | null {
   return texts.length === 0 ? null : texts.join('');
 }
 
-export async function runLangChainSeed(seed: number, wire: RandomWireKind, onNative: boolean): Promise<void> {
+export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
   const choice = new Draw(seed ^ 0x1c);
   const mode = choice.pick(['invoke', 'stream'] as const);

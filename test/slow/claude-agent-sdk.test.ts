@@ -429,7 +429,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expectStepsMatchReplies((doc.subagent_trajectories as AtifDoc[])[0]!, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
     // The denied call never ran: its observation is the denial the model was sent.
     expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
-    expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ extra: { metadata: { status: 'error' } } });
+    expect(resultOf(doc, 'toolu_broken_1')).toMatchObject({ extra: { metadata: { status: 'denied' } } });
     expect(String(resultOf(doc, 'toolu_broken_1')!.content)).toContain('broken is not allowed here');
   }, 120_000);
 
@@ -564,7 +564,55 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['answer 0', 'answer 1', 'answer 2']);
     expect(recorded.log.filter((e) => e.hook === 'on_session_start')).toHaveLength(1);
     expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message)).toEqual(['first question', 'second question', 'third question']);
+    // Each later turn says it is not the first, with the conversation before it.
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.is_first_turn, (e.payload.conversation_history as AtifDoc[]).map((m) => `${m.role}:${m.content}`)])).toEqual([
+      [true, []],
+      [false, ['user:first question', 'assistant:answer 0']],
+      [false, ['user:first question', 'assistant:answer 0', 'user:second question', 'assistant:answer 1']],
+    ]);
     expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => e.payload.completed)).toEqual([true, true, true]);
+  }, 120_000);
+  }
+
+  for (const scope of ['run', 'host'] as const) {
+  it(`records a query that resumes a session (options.resume) under the same session id, as a later turn (sessionScope '${scope}')`, async () => {
+    const recorded = recordedPlugin(`claude-resume-${scope}`);
+    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL }));
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [] };
+    // With sessionScope 'host' the host keeps one session open around both queries, under the SDK's session id.
+    let sessionId = '';
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks, scope === 'host' ? { sessionScope: 'host', sessionId: () => sessionId } : {});
+    const results: any[] = [];
+    for await (const message of claude.query({ prompt: 'first question', options })) {
+      if (message.type === 'system' && message.subtype === 'init') {
+        sessionId = message.session_id;
+        if (scope === 'host') recorded.hooks.emit('on_session_start', { session_id: sessionId, platform: 'test-host' });
+      }
+      if (message.type === 'result') results.push(message);
+    }
+    for await (const message of claude.query({ prompt: 'second question', options: { ...options, resume: sessionId } })) {
+      if (message.type === 'system' && message.subtype === 'init') expect(message.session_id, 'the SDK resumed the same session').toBe(sessionId);
+      if (message.type === 'result') results.push(message);
+    }
+    if (scope === 'host') recorded.hooks.emit('on_session_finalize', { session_id: sessionId, platform: 'test-host' });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // The CLI sent the earlier conversation with the resumed query's request.
+    expect(mock.requests).toHaveLength(2);
+    expect(JSON.stringify(mock.requests[1]!.body.messages)).toContain('answer 0');
+    const turns = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.user_message, e.payload.is_first_turn]);
+    expect(turns).toEqual([
+      [sessionId, 'first question', true],
+      [sessionId, 'second question', false],
+    ]);
+    expect(atif.every((doc) => doc.session_id === sessionId)).toBe(true);
+    const userSteps = atif.map((doc) => (doc.steps as AtifDoc[]).filter((step) => step.source === 'user').map((step) => step.message));
+    // Each query its own session (a second file for the same id), unless the host holds one session around both.
+    expect(userSteps).toEqual(scope === 'run' ? [['first question'], ['second question']] : [['first question', 'second question']]);
+    const totals = atif.reduce<[number, number]>((sum, doc) => [sum[0] + stepTotals(doc)[0], sum[1] + stepTotals(doc)[1]], [0, 0]);
+    expect(totals).toEqual(results.reduce<[number, number]>((sum, m) => [sum[0] + m.usage.input_tokens, sum[1] + m.usage.output_tokens], [0, 0]));
   }, 120_000);
   }
 

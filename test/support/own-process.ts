@@ -12,6 +12,7 @@
 //   `setDefaultOpenAIClient` client in its default runner, so a second such
 //   file in the same process would talk to the first file's fake API.
 export const LOADS_NATIVE = [
+  'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',

@@ -1,6 +1,6 @@
 // Seeded random provider replies, in the JSON and server-sent-event shapes
-// of OpenAI Chat Completions, OpenAI Responses and Anthropic Messages as
-// their API references document them: what the real provider clients parse
+// of OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Gemini
+// generateContent as their API references document them: what the real provider clients parse
 // when no one wrote the reply by hand. A scenario is an agent loop of 1-4
 // model turns (each turn but the last calls 1-3 tools, in parallel, the
 // last answers and stops for a drawn reason); each reply is drawn again at
@@ -15,11 +15,16 @@
 // - usage with and without the cached/reasoning details, only in the last
 //   chunk, or absent when the request did not ask for it;
 // - finish reasons: stop, length, tool calls, content filter, refusals;
-// - reasoning (a Responses summary, an Anthropic thinking block) before the answer.
+// - reasoning (a Responses summary, an Anthropic thinking block, Gemini's
+//   thought parts) before the answer;
+// - Gemini: function calls without ids (two of one function may share a
+//   turn), a thought signature on the first call now and then, usage in every
+//   chunk (the prompt's count until the last), the finish reason in the last
+//   chunk or in one more of an empty text.
 // A failing seed replays from its number alone.
 import { Draw } from './seeded-random.ts';
 
-export type RandomWireKind = 'chat' | 'responses' | 'anthropic';
+export type RandomWireKind = 'chat' | 'responses' | 'anthropic' | 'gemini';
 
 /** A tool the program offers, with a drawer of legal arguments (`{}` for one without parameters). */
 export interface RandomTool {
@@ -36,7 +41,7 @@ export interface RandomCall {
 /** How a turn ends: a model that calls tools, or one of the ways a final answer stops. */
 export type Finish = 'tool_calls' | 'stop' | 'length' | 'content_filter' | 'refusal' | 'stop_sequence';
 
-/** The provider's counts. OpenAI: `input` includes `cached`. Anthropic: `input` excludes the cache (`cached` read, `cacheWrite` created). */
+/** The provider's counts. OpenAI and Gemini: `input` includes `cached`. Anthropic: `input` excludes the cache (`cached` read, `cacheWrite` created). Gemini: `reasoning` (thoughts) is apart from `output`. */
 export interface RandomUsage {
   input: number;
   output: number;
@@ -52,7 +57,7 @@ export interface RandomTurn {
   text?: string;
   /** A refusal's text (OpenAI's `refusal` field and part; Anthropic says it with `stop_reason: "refusal"`). */
   refusal?: string;
-  /** The model's reasoning: a Responses reasoning item's summary, an Anthropic thinking block (Chat Completions has none). */
+  /** The model's reasoning: a Responses reasoning item's summary, an Anthropic thinking block, Gemini's thought parts (Chat Completions has none). */
   reasoning?: string;
   calls: RandomCall[];
   finish: Finish;
@@ -86,6 +91,14 @@ export interface ScenarioLimits {
   emptyAnswer?: boolean;
 }
 
+/** The ways a wire's last turn stops (Gemini has no refusal: a blocked answer is its content filter). */
+const FINALS: Record<RandomWireKind, readonly Finish[]> = {
+  chat: ['stop', 'stop', 'length', 'content_filter', 'refusal'],
+  responses: ['stop', 'stop', 'length', 'content_filter', 'refusal'],
+  anthropic: ['stop', 'stop', 'length', 'refusal', 'stop_sequence'],
+  gemini: ['stop', 'stop', 'length', 'content_filter'],
+};
+
 /** Draws a scenario of 1-4 turns on `wire`, calling `tools`. */
 export function randomScenario(seed: number, wire: RandomWireKind, model: string, tools: readonly RandomTool[], limits: ScenarioLimits = {}): RandomScenario {
   const { finals } = limits;
@@ -104,7 +117,7 @@ export function randomScenario(seed: number, wire: RandomWireKind, model: string
       }
     }
     let finish: Finish = 'tool_calls';
-    if (last) finish = draw.pick(finals ?? (wire === 'anthropic' ? (['stop', 'stop', 'length', 'refusal', 'stop_sequence'] as const) : (['stop', 'stop', 'length', 'content_filter', 'refusal'] as const)));
+    if (last) finish = draw.pick(finals ?? FINALS[wire]);
     let text: string | undefined;
     let refusal: string | undefined;
     if (finish === 'refusal' && wire !== 'anthropic') refusal = randomText(draw);
@@ -177,26 +190,35 @@ export class RandomWire {
         headers: { 'content-type': 'application/json', ...headers },
       });
     }
+    const wire = this.#scenario.wire;
     if (this.#failFirst.delete(index)) {
       this.failedRequests.push(request);
-      const anthropic = this.#scenario.wire === 'anthropic';
-      const body = anthropic ? { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } : { error: { message: 'The server is overloaded', type: 'server_error', param: null, code: null } };
-      return new Response(JSON.stringify(body), { status: anthropic ? 529 : 503, headers: { 'content-type': 'application/json', 'retry-after-ms': '1', ...headers } });
+      // Gemini sends no retry header (its body's RetryInfo says when); the short one keeps the SDK from waiting its 2 s backoff.
+      const [status, body] = FAILURES[wire];
+      return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'retry-after-ms': '1', ...headers } });
     }
     this.#turn += 1;
     // The reply's form is drawn from its own seed, so the scenario does not depend on what the client asked.
     const draw = new Draw(this.#seed * 31 + index + 1);
-    const wire = this.#scenario.wire;
-    if (body.stream === true) {
-      const frames = wire === 'chat' ? chatFrames(draw, turn, body.stream_options?.include_usage === true) : wire === 'responses' ? responsesFrames(draw, turn) : anthropicFrames(draw, turn);
+    // Gemini streams from another method (`:streamGenerateContent?alt=sse`); the others say `stream: true`.
+    if (wire === 'gemini' ? url.includes(':streamGenerateContent') : body.stream === true) {
+      const frames = wire === 'chat' ? chatFrames(draw, turn, body.stream_options?.include_usage === true) : wire === 'responses' ? responsesFrames(draw, turn) : wire === 'gemini' ? geminiFrames(draw, turn) : anthropicFrames(draw, turn);
       return new Response(sseBody(draw, frames), { status: 200, headers: { 'content-type': 'text/event-stream', ...headers } });
     }
-    const json = wire === 'chat' ? chatJson(turn) : wire === 'responses' ? responsesJson(turn, 'completed') : anthropicJson(turn);
+    const json = wire === 'chat' ? chatJson(turn) : wire === 'responses' ? responsesJson(turn, 'completed') : wire === 'gemini' ? geminiJson(draw, turn) : anthropicJson(turn);
     return new Response(JSON.stringify(json), { status: 200, headers: { 'content-type': 'application/json', ...headers } });
   };
 }
 
 type Frame = { event?: string; data: unknown };
+
+/** Each wire's retryable refusal of a request: an overload, or Gemini's rate limit. */
+const FAILURES: Record<RandomWireKind, [number, unknown]> = {
+  chat: [503, { error: { message: 'The server is overloaded', type: 'server_error', param: null, code: null } }],
+  responses: [503, { error: { message: 'The server is overloaded', type: 'server_error', param: null, code: null } }],
+  anthropic: [529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }],
+  gemini: [429, { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }],
+};
 
 /** The frames as SSE text, sent in random byte slices (a multi-byte character may be cut between two reads). */
 function sseBody(draw: Draw, frames: readonly Frame[]): ReadableStream<Uint8Array> {
@@ -481,4 +503,55 @@ function anthropicFrames(draw: Draw, turn: RandomTurn): Frame[] {
   push('message_delta', { delta: { stop_reason: anthropicStop(turn), stop_sequence: turn.finish === 'stop_sequence' ? STOP_SEQUENCE : null }, usage });
   push('message_stop', {});
   return frames;
+}
+
+// ------------------------------------------------------------------ Gemini generateContent
+
+const GEMINI_FINISH: Record<Finish, string> = { tool_calls: 'STOP', stop: 'STOP', length: 'MAX_TOKENS', content_filter: 'SAFETY', refusal: 'STOP', stop_sequence: 'STOP' };
+
+/** `usageMetadata`: `promptTokenCount` includes the cache, `thoughtsTokenCount` is apart from `candidatesTokenCount`; counts of 0 are left out, as the API leaves them. */
+function geminiUsage(turn: RandomTurn): Record<string, unknown> {
+  const u = turn.usage;
+  const thoughts = turn.details ? u.reasoning : 0;
+  return {
+    promptTokenCount: u.input,
+    candidatesTokenCount: u.output,
+    totalTokenCount: u.input + u.output + thoughts,
+    ...(turn.details && u.cached > 0 ? { cachedContentTokenCount: u.cached } : {}),
+    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: u.input }],
+  };
+}
+
+/** The answer's parts in order: thoughts, text, function calls (no ids; the first sometimes signed, as thinking models sign it). */
+function geminiParts(draw: Draw, turn: RandomTurn, split: boolean): Array<Record<string, unknown>> {
+  const texts = (text: string | undefined, extra: Record<string, unknown>) => (text === undefined ? [] : (split ? splitText(draw, text) : [text]).map((piece) => ({ text: piece, ...extra })));
+  const signed = turn.calls.length > 0 && draw.chance(0.5);
+  return [
+    ...texts(turn.reasoning, { thought: true }),
+    ...texts(turn.text, {}),
+    ...turn.calls.map((call, index) => ({ functionCall: { name: call.name, args: call.args }, ...(signed && index === 0 ? { thoughtSignature: `sig_${turn.id}` } : {}) })),
+  ];
+}
+
+function geminiCandidate(parts: Array<Record<string, unknown>>, finish: string | undefined): Record<string, unknown> {
+  // A candidate blocked before it said anything has no content.
+  return { ...(parts.length === 0 ? {} : { content: { parts, role: 'model' } }), ...(finish === undefined ? {} : { finishReason: finish }), index: 0 };
+}
+
+function geminiJson(draw: Draw, turn: RandomTurn): Record<string, unknown> {
+  return { candidates: [geminiCandidate(geminiParts(draw, turn, false), GEMINI_FINISH[turn.finish])], usageMetadata: geminiUsage(turn), modelVersion: turn.model, responseId: turn.id };
+}
+
+/** One chunk per 1-2 parts, each with the usage so far (the prompt's count); the last with the finish reason and the whole usage, or one more chunk of an empty text says it. */
+function geminiFrames(draw: Draw, turn: RandomTurn): Frame[] {
+  const parts = geminiParts(draw, turn, true);
+  const groups: Array<Array<Record<string, unknown>>> = [];
+  while (parts.length > 0) groups.push(parts.splice(0, draw.chance(0.3) ? 2 : 1));
+  if (groups.length === 0 || draw.chance(0.3)) groups.push(groups.length === 0 && draw.chance(0.5) ? [] : [{ text: '' }]);
+  const soFar = { promptTokenCount: turn.usage.input, totalTokenCount: turn.usage.input, promptTokensDetails: [{ modality: 'TEXT', tokenCount: turn.usage.input }] };
+  return groups.map((group, index) => {
+    const last = index === groups.length - 1;
+    return { data: { candidates: [geminiCandidate(group, last ? GEMINI_FINISH[turn.finish] : undefined)], usageMetadata: last ? geminiUsage(turn) : soFar, modelVersion: turn.model, responseId: turn.id } };
+  });
 }

@@ -14,7 +14,9 @@
  *
  * A streamed attempt is recorded when its stream ends: the text, reasoning
  * and tool calls are collected from the parts as they pass (untouched), and
- * the usage from the `finish` part.
+ * the usage from the `finish` part. A stream the SDK cancels after an error
+ * part is one `streamText` gives up to rerun its step (`streamRetries`):
+ * the rerun, asked with the same prompt, is its retry.
  *
  * @module
  */
@@ -31,6 +33,18 @@ import type { CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Params = Record<string, unknown>;
+
+/** Given-up streamed calls kept for their rerun; past this the oldest is forgotten (it was answered by a retry that never came). */
+const MAX_RERUNS = 100;
+
+/** A prompt's JSON text, what a rerun is found by (its prompt is built again, equal); undefined when it has none. */
+function promptKey(prompt: unknown): string | undefined {
+  try {
+    return JSON.stringify(prompt);
+  } catch {
+    return undefined;
+  }
+}
 type Model = { modelId?: unknown; provider?: unknown };
 type Part = Record<string, unknown>;
 
@@ -110,6 +124,18 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
   const sessionId = typeof options.sessionId === 'string' && options.sessionId !== '' ? options.sessionId : newSessionId();
   let run: AgentRun | undefined;
   const calls = new WeakMap<object, ApiCall>();
+  /** Streamed calls given up after an error part, by their prompt's JSON, until their rerun comes. */
+  const reruns = new Map<string, ApiCall>();
+
+  /** The call this attempt reruns, if a stream of the same prompt was given up. */
+  const rerunOf = (params: Params): ApiCall | undefined => {
+    if (reruns.size === 0) return undefined;
+    const key = promptKey(params.prompt);
+    const call = key === undefined ? undefined : reruns.get(key);
+    if (call === undefined) return undefined;
+    reruns.delete(key!);
+    return call.settled ? undefined : call;
+  };
 
   /** The call this attempt belongs to, and whether this middleware reports its response (`owned`). */
   const callFor = (params: Params, model: Model): { call: ApiCall; owned: boolean } | undefined => {
@@ -123,7 +149,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
     const key = Array.isArray(params.prompt) ? params.prompt : params;
     let call = calls.get(key);
     if (call === undefined || call.settled) {
-      call = run.newApiCall();
+      call = rerunOf(params) ?? run.newApiCall();
       calls.set(key, call);
     }
     return { call, owned: true };
@@ -176,7 +202,13 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
         if (settled) return;
         settled = true;
         core.guard.run('middleware stream end', () => {
-          if (error !== undefined) call.attemptError(error, true);
+          if (error !== undefined && seen.error !== undefined) {
+            // Cancelled after an error part (the parts read ahead may hold its end): streamText gives the attempt up to rerun the step.
+            call.attemptError(error);
+            const key = promptKey(params.prompt);
+            if (key !== undefined) reruns.set(key, call);
+            if (reruns.size > MAX_RERUNS) reruns.delete(reruns.keys().next().value as string);
+          } else if (error !== undefined) call.attemptError(error, true);
           else if (seen.error !== undefined && seen.finishReason === undefined) call.attemptError(seen.error, true);
           else call.attemptEnd(seen.response(model));
         });

@@ -107,6 +107,20 @@ function historyOf(instructions: unknown, messages: unknown): ChatMessage[] {
   return all;
 }
 
+/**
+ * A streamed attempt the SDK gave up after an error came down its stream,
+ * to retry the call (`streamRetries`, or `onError` returning `{ retry: true }`).
+ * The error reaches the caller's `onError`, not telemetry: this says what
+ * is known.
+ */
+class StreamRetried extends Error {
+  override name = 'StreamRetried';
+  readonly isRetryable = true;
+  constructor() {
+    super('the response stream reported an error and the SDK retried the call');
+  }
+}
+
 /** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
 function deniedText(reason: string | undefined): string {
   return reason ?? 'Tool call execution denied.';
@@ -187,8 +201,10 @@ export class AiSdkTelemetry {
     this.#guard('onLanguageModelCallStart', () => {
       // streamText retries a failed attempt by starting the model call again: same logical call.
       const previous = state.call;
-      const retry = previous !== undefined && !previous.settled && !previous.attemptOpen && previous.attempts > 0;
-      const call = retry ? previous : state.run.newApiCall();
+      const pending = previous !== undefined && !previous.settled && previous.attempts > 0;
+      // An attempt still open was streaming when it failed: the SDK gave it up for a new one (streamRetries).
+      if (pending && previous.attemptOpen) previous.attemptError(new StreamRetried());
+      const call = pending ? previous : state.run.newApiCall();
       call.describe(requestOf(event));
       state.call = call;
     });

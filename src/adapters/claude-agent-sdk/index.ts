@@ -26,6 +26,7 @@ import type { Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { QueryTrace } from './trace.ts';
+import { changedInput } from './tools.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 
@@ -65,6 +66,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
       callerWantsPartials: callerOptions.includePartialMessages === true,
       provisionalUsage,
       transcripts: callerOptions.persistSession !== false,
+      resumes: nonEmptyString(callerOptions.resume) !== undefined || callerOptions.continue === true,
     });
     let inner: AsyncIterable<unknown>;
     try {
@@ -73,10 +75,19 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
       trace.finish('failed', error);
       throw error;
     }
-    return observedQuery(inner, trace);
+    return observedQuery(inner, trace, () => (callerAborted(callerOptions) ? 'interrupted' : 'failed'));
   };
   // A new object: the SDK's module namespace stays as it is.
   return { ...sdk, query } as S;
+}
+
+/**
+ * The caller aborted the query (`options.abortController`): the SDK then
+ * throws, and what it ends is interrupted, not failed.
+ */
+function callerAborted(callerOptions: Loose): boolean {
+  const controller = callerOptions.abortController;
+  return isRecord(controller) && isRecord(controller.signal) && controller.signal.aborted === true;
 }
 
 /** The string prompt is the first user message; an iterable's messages are each seen as the SDK takes them. */
@@ -107,9 +118,13 @@ function observedOptions(callerOptions: Loose, trace: QueryTrace): Loose {
   };
   const callerHooks: Loose = isRecord(callerOptions.hooks) ? callerOptions.hooks : {};
   const hooks: Loose = { ...callerHooks };
+  for (const event of DECIDING_HOOKS) {
+    const matchers = callerHooks[event];
+    if (Array.isArray(matchers)) hooks[event] = matchers.map((matcher) => decidingMatcher(matcher, trace));
+  }
   for (const event of OBSERVED_HOOKS) {
     const mine = { hooks: [callback] };
-    hooks[event] = Array.isArray(callerHooks[event]) ? [...(callerHooks[event] as unknown[]), mine] : [mine];
+    hooks[event] = Array.isArray(hooks[event]) ? [...(hooks[event] as unknown[]), mine] : [mine];
   }
   const observed: Loose = { ...callerOptions, includePartialMessages: true, hooks };
   const canUseTool = callerOptions.canUseTool;
@@ -124,14 +139,34 @@ function observedCanUseTool(canUseTool: CanUseTool, trace: QueryTrace): CanUseTo
   return async (toolName, input, options) => {
     const id = isRecord(options) ? nonEmptyString(options.toolUseID) : undefined;
     const description = isRecord(options) ? (nonEmptyString(options.description) ?? nonEmptyString(options.title) ?? nonEmptyString(options.decisionReason)) : undefined;
-    if (id !== undefined) trace.approval(id, undefined, description ?? toolName);
+    if (id !== undefined) trace.approval(id, { kind: 'request', description: description ?? toolName });
     const decision = await canUseTool(toolName, input, options);
-    if (id !== undefined) {
-      const behavior = isRecord(decision) ? decision.behavior : undefined;
-      trace.approval(id, behavior === 'allow', isRecord(decision) ? nonEmptyString(decision.message) : undefined);
+    if (id !== undefined && isRecord(decision)) {
+      const approved = decision.behavior === 'allow';
+      trace.approval(id, { kind: 'response', approved, description: nonEmptyString(decision.message) ?? (approved ? changedInput(input, decision.updatedInput) : undefined) });
     }
     return decision;
   };
+}
+
+/** Hooks of the caller's that may decide a tool call's permission: what they decide is recorded as an approval. */
+const DECIDING_HOOKS = ['PreToolUse', 'PermissionRequest'] as const;
+
+type HookCallback = (input: unknown, toolUseId: unknown, options: unknown) => Promise<unknown>;
+
+/** A matcher of the caller's with each callback's output read for a permission decision; the output is returned as it is. */
+function decidingMatcher(matcher: unknown, trace: QueryTrace): unknown {
+  if (!isRecord(matcher) || !Array.isArray(matcher.hooks)) return matcher;
+  const callbacks = matcher.hooks.map((callback: unknown) =>
+    typeof callback !== 'function'
+      ? callback
+      : async (input: unknown, toolUseId: unknown, options: unknown): Promise<unknown> => {
+          const output = await (callback as HookCallback)(input, toolUseId, options);
+          trace.hookDecision(input, toolUseId, output);
+          return output;
+        },
+  );
+  return { ...matcher, hooks: callbacks };
 }
 
 type Step = IteratorResult<unknown, unknown>;
@@ -142,7 +177,7 @@ type Step = IteratorResult<unknown, unknown>;
  * partial messages the caller did not ask for and ends the query's sessions
  * however the iteration ends.
  */
-function observedQuery(inner: AsyncIterable<unknown>, trace: QueryTrace): unknown {
+function observedQuery(inner: AsyncIterable<unknown>, trace: QueryTrace, thrown: () => 'failed' | 'interrupted'): unknown {
   const iterator = inner as AsyncIterator<unknown, unknown, unknown> & AsyncIterable<unknown>;
   const next = async (...args: [] | [unknown]): Promise<Step> => {
     for (;;) {
@@ -150,7 +185,7 @@ function observedQuery(inner: AsyncIterable<unknown>, trace: QueryTrace): unknow
       try {
         step = await iterator.next(...args);
       } catch (error) {
-        trace.finish('failed', error);
+        trace.finish(thrown(), error);
         throw error;
       }
       if (step.done === true) {

@@ -26,7 +26,14 @@ export interface ToolOutcome {
   readonly interrupted?: boolean;
 }
 
-type Approval = { readonly kind: 'request'; readonly description?: string } | { readonly kind: 'response'; readonly approved: boolean; readonly description?: string };
+/**
+ * A permission question about a call and its answer: the caller's
+ * `canUseTool`, one of the caller's hooks (`decidedBy` names it) or the
+ * CLI's own rules (`decidedBy`: the kind of rule).
+ */
+export type Approval =
+  | { readonly kind: 'request'; readonly description?: string }
+  | { readonly kind: 'response'; readonly approved: boolean; readonly description?: string; readonly decidedBy?: string };
 
 interface ToolState {
   readonly id: string;
@@ -39,6 +46,22 @@ interface ToolState {
   ended: boolean;
   outcome?: ToolOutcome;
   approvals: Approval[];
+  /** Its approval was denied (with this reason): the call never ran, and its error result is the text the model was told. */
+  denied?: string;
+}
+
+/**
+ * The note an approval carries when the call was allowed to run with other
+ * input than the model asked for (the trajectory's arguments stay the
+ * model's; the input itself is not recorded twice).
+ */
+export function changedInput(input: unknown, updatedInput: unknown): string | undefined {
+  if (!isRecord(updatedInput)) return undefined;
+  try {
+    return JSON.stringify(updatedInput) === JSON.stringify(input) ? undefined : 'allowed with changed input';
+  } catch {
+    return 'allowed with changed input';
+  }
 }
 
 /** Tools that run a sub-agent. */
@@ -104,8 +127,14 @@ export class ToolBook {
     if (state.run !== undefined) this.#end(state);
   }
 
+  /** Whether a denial of this call was already recorded (by the caller's callback or hook, before the CLI reports it). */
+  denied(id: string): boolean {
+    return this.#tools.get(id)?.denied !== undefined;
+  }
+
   approval(id: string, approval: Approval): void {
     const state = this.#state(id);
+    if (approval.kind === 'response' && !approval.approved) state.denied ??= approval.description ?? 'denied';
     state.approvals.push(approval);
     if (state.run !== undefined) this.#flushApprovals(state);
   }
@@ -114,7 +143,7 @@ export class ToolBook {
     const run = state.run!;
     for (const approval of state.approvals) {
       if (approval.kind === 'request') run.approvalRequest(state.id, approval.description, state.name);
-      else run.approvalResponse(state.id, approval.approved, approval.description);
+      else run.approvalResponse(state.id, approval.approved, approval.description, approval.decidedBy);
     }
     state.approvals.length = 0;
   }
@@ -130,17 +159,25 @@ export class ToolBook {
       run.toolEnd(state.id, { result: resultText(outcome.result), name: state.name });
       return;
     }
+    if (state.denied !== undefined) {
+      run.toolEnd(state.id, { denied: outcome.error ?? state.denied, name: state.name });
+      return;
+    }
     const error = new Error(outcome.error ?? (outcome.interrupted === true ? 'interrupted' : 'tool failed'));
     error.name = outcome.interrupted === true ? 'Interrupted' : 'ToolError';
     run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
   }
 
-  /** The query ended: calls still open end as interrupted; nothing is kept. */
+  /** The query ended: calls still open end as interrupted (or denied, when they were); nothing is kept. */
   close(): void {
     for (const state of this.#tools.values()) {
       if (state.run !== undefined && !state.ended) {
         state.outcome ??=
-          state.response !== undefined ? { failed: false, result: state.response } : { failed: true, interrupted: true, error: 'the query ended before the tool returned' };
+          state.denied !== undefined
+            ? { failed: true }
+            : state.response !== undefined
+              ? { failed: false, result: state.response }
+              : { failed: true, interrupted: true, error: 'the query ended before the tool returned' };
         this.#end(state);
       }
     }

@@ -32,7 +32,7 @@ import {
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
-import { AGENT_TOOLS, ToolBook, type ToolOutcome } from './tools.ts';
+import { AGENT_TOOLS, changedInput, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
 
 /** The model request being streamed on the main thread. */
 interface Streaming {
@@ -54,6 +54,8 @@ export interface TraceOptions {
   readonly provisionalUsage: () => void;
   /** The CLI keeps transcripts for the query (`persistSession` is not false): its sub-agents wait for theirs. */
   readonly transcripts: boolean;
+  /** The query goes on with an earlier conversation (`resume`, `continue`). */
+  readonly resumes: boolean;
 }
 
 export class QueryTrace {
@@ -160,6 +162,15 @@ export class QueryTrace {
         agent.agentType ??= nonEmptyString(m.subagent_type);
         agent.prompt ??= nonEmptyString(m.prompt);
         this.#advance(agent);
+        return;
+      }
+      case 'permission_denied': {
+        // The CLI's own rules refused the call (permission mode, a deny rule, the classifier): asked and answered without the caller.
+        // It reports a PermissionRequest hook's denial too, which the hook's own output already recorded.
+        const id = nonEmptyString(m.tool_use_id);
+        if (id === undefined || this.#tools.denied(id)) return;
+        this.#tools.approval(id, { kind: 'request', description: nonEmptyString(m.decision_reason) ?? nonEmptyString(m.tool_name) });
+        this.#tools.approval(id, { kind: 'response', approved: false, description: nonEmptyString(m.message), decidedBy: nonEmptyString(m.decision_reason_type) ?? 'permissions' });
         return;
       }
       case 'task_progress':
@@ -341,6 +352,7 @@ export class QueryTrace {
     const userMessage = this.#userMessages[this.#turns];
     this.#turns = Math.min(this.#turns + 1, this.#userMessages.length);
     this.#resultSinceTurn = false;
+    const before = this.#history.length;
     if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
     const start = {
       runId: sessionId,
@@ -349,6 +361,9 @@ export class QueryTrace {
       model: model ?? this.#initModel,
       provider: 'anthropic',
       userMessage: userMessage === undefined ? undefined : () => userMessage,
+      // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.
+      history: before === 0 ? undefined : () => this.#history.slice(0, before),
+      continuesSession: current !== undefined || this.#options.resumes,
     };
     if (current === undefined) {
       this.#run = this.#core.startRun(start);
@@ -364,8 +379,10 @@ export class QueryTrace {
 
   #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
     const result = this.#lastResult;
-    const resultFailed = result !== undefined && (result.is_error === true || (result.subtype !== undefined && result.subtype !== 'success'));
-    const final = status ?? (result === undefined ? 'interrupted' : resultFailed ? 'failed' : 'completed');
+    // A turn cut by `interrupt()` ends with an error result whose terminal reason says it was aborted.
+    const resultInterrupted = result !== undefined && (result.terminal_reason === 'aborted_streaming' || result.terminal_reason === 'aborted_tools');
+    const resultFailed = result !== undefined && !resultInterrupted && resultIsError(result);
+    const final = status ?? (result === undefined || resultInterrupted ? 'interrupted' : resultFailed ? 'failed' : 'completed');
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
     const turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
     this.#turnResults.length = 0;
@@ -467,12 +484,42 @@ export class QueryTrace {
     if (agentId !== undefined) this.#advanceKnown(agentId, undefined);
   }
 
-  /** The caller's `canUseTool` was asked about a call, and answered. */
-  approval(toolUseId: string, approved: boolean | undefined, description?: string): void {
+  /** The caller's `canUseTool` was asked about a call, or answered. */
+  approval(toolUseId: string, approval: Approval): void {
     if (this.#finished) return;
-    this.#core.guard.run('recording an approval', () =>
-      this.#tools.approval(toolUseId, approved === undefined ? { kind: 'request', description } : { kind: 'response', approved, description }),
-    );
+    this.#core.guard.run('recording an approval', () => this.#tools.approval(toolUseId, approval));
+  }
+
+  /**
+   * One of the caller's `PreToolUse` or `PermissionRequest` callbacks
+   * returned: a permission it decided (allow or deny) is an approval asked
+   * and answered by that hook. `ask`, `defer` and no decision leave the call
+   * to the next check.
+   */
+  hookDecision(input: unknown, toolUseId: unknown, output: unknown): void {
+    if (this.#finished || !isRecord(input) || !isRecord(output)) return;
+    this.#core.guard.run(`reading the decision of a ${String(input.hook_event_name)} hook`, () => {
+      const id = nonEmptyString(input.tool_use_id) ?? nonEmptyString(toolUseId);
+      if (id === undefined) return;
+      const specific = isRecord(output.hookSpecificOutput) ? output.hookSpecificOutput : {};
+      let behavior: unknown;
+      let reason: string | undefined;
+      let updatedInput: unknown;
+      if (input.hook_event_name === 'PreToolUse') {
+        // `decision: approve | block` is the older spelling of the same answer.
+        behavior = specific.permissionDecision ?? (output.decision === 'approve' ? 'allow' : output.decision === 'block' ? 'deny' : undefined);
+        reason = nonEmptyString(specific.permissionDecisionReason) ?? nonEmptyString(output.reason);
+        updatedInput = specific.updatedInput;
+      } else if (input.hook_event_name === 'PermissionRequest' && isRecord(specific.decision)) {
+        behavior = specific.decision.behavior;
+        reason = nonEmptyString(specific.decision.message);
+        updatedInput = specific.decision.updatedInput;
+      }
+      if (behavior !== 'allow' && behavior !== 'deny') return;
+      const approved = behavior === 'allow';
+      this.#tools.approval(id, { kind: 'request', description: nonEmptyString(input.tool_name) });
+      this.#tools.approval(id, { kind: 'response', approved, description: reason ?? (approved ? changedInput(input.tool_input, updatedInput) : undefined), decidedBy: `${input.hook_event_name} hook` });
+    });
   }
 
   // ------------------------------------------------------------------ the end
@@ -510,8 +557,10 @@ export class QueryTrace {
     this.#tools.close();
     const run = this.#run;
     this.#run = undefined;
-    // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says.
-    if (run !== undefined) this.#endTurn(run, status === 'interrupted' && answered ? undefined : status, error);
+    // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says. So does a
+    // query the SDK ends by throwing because that result is an error (an interrupted turn, max turns): the throw only reports it.
+    const byResult = answered && (status === 'interrupted' || (this.#lastResult !== undefined && resultIsError(this.#lastResult)));
+    if (run !== undefined) this.#endTurn(run, byResult ? undefined : status, byResult ? undefined : error);
   }
 }
 
@@ -540,6 +589,10 @@ function resultSummary(results: readonly Loose[]): Record<string, unknown> {
     num_turns: turns,
     duration_ms: durationMs,
   };
+}
+
+function resultIsError(result: Loose): boolean {
+  return result.is_error === true || (result.subtype !== undefined && result.subtype !== 'success');
 }
 
 function resultError(result: Loose): Error {

@@ -24,19 +24,22 @@ afterEach(() => {
 type Steps = Array<Record<string, any>>;
 
 function providerModel(packages: ProviderPackages, wire: Wire, fake: FakeProvider) {
+  if (wire === 'gemini') return packages.google({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gemini-2.5-flash');
   if (wire === 'anthropic') return packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('claude-haiku-4-5');
   const openai = packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
   return wire === 'chat' ? openai.chat('gpt-4o-mini') : openai('gpt-4o-mini');
 }
 
 describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('aiSdkMiddleware on its own (%s)', (_major, packages) => {
-  for (const wire of ['responses', 'chat', 'anthropic'] as const) {
+  for (const wire of ['responses', 'chat', 'anthropic', 'gemini'] as const) {
+    // @ai-sdk/google does not pass Gemini's modelVersion on: the model is the one asked for.
+    const model = wire === 'gemini' ? 'gemini-2.5-flash' : 'dated-model-1';
     it(`${wire}: a streamText call is recorded with its text, reasoning and the SDK's usage`, async () => {
       const fake = new FakeProvider();
       fake.reply(wire, { id: 'r1', model: 'dated-model-1', reasoning: wire === 'chat' ? undefined : 'Short answer.', text: 'Hello there!', usage: { input: 30, cached: 8, output: 6 } }, { stream: true });
       const recorded = recordedPlugin(`ai-mw-stream-${wire}`);
-      const model = wrapLanguageModel({ model: providerModel(packages, wire, fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-stream' }) });
-      const result = streamText({ model, prompt: 'Say hello' });
+      const wrapped = wrapLanguageModel({ model: providerModel(packages, wire, fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-stream' }) });
+      const result = streamText({ model: wrapped, prompt: 'Say hello' });
       let text = '';
       for await (const delta of result.textStream) text += delta;
       expect(text).toBe('Hello there!');
@@ -44,15 +47,15 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
 
       const end = recorded.log.find((entry) => entry.hook === 'post_api_request')!.payload as Record<string, any>;
       expect(end.assistant_message.content).toBe('Hello there!');
-      expect(end.response_model).toBe('dated-model-1');
+      expect(end.response_model).toBe(model);
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
       expect(validateAtif(atif[0]!)).toEqual([]);
       const step = (atif[0]!.steps as Steps).find((candidate) => candidate.source === 'agent')!;
       expect(step.message).toBe('Hello there!');
-      expect(step.model_name).toBe('dated-model-1');
+      expect(step.model_name).toBe(model);
       if (wire !== 'chat') expect(step.reasoning_content).toBe('Short answer.');
-      expect([step.metrics.prompt_tokens, step.metrics.completion_tokens]).toEqual([usage.inputTokens, usage.outputTokens]);
+      expect([step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens]).toEqual([usage.inputTokens, usage.outputTokens, usage.inputTokenDetails.cacheReadTokens]);
     });
   }
 
@@ -72,6 +75,30 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     expect(ends.map((entry) => [entry.hook, (entry.payload.error as { type?: string } | undefined)?.type])).toEqual([['api_request_error', 'AbortError']]);
     const { counters } = await recorded.finish();
     expectNothingLost(counters);
+  });
+
+  it('a streamText step rerun after an error frame (streamRetries) is one call: the stream it gave up, with its error, and the rerun', async () => {
+    // Gemini says an error mid-answer as an SSE event; the SDK cancels that stream with it and asks again.
+    const fake = new FakeProvider();
+    const overloaded = { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } };
+    fake.reply('gemini', { id: 'g1', model: 'gemini-2.5-flash-001', text: 'A first answer that breaks off.', usage: { input: 20, output: 7 } }, { stream: true, cut: overloaded });
+    fake.reply('gemini', { id: 'g2', model: 'gemini-2.5-flash-001', text: 'The whole answer.', usage: { input: 20, output: 4 } }, { stream: true });
+    const recorded = recordedPlugin('ai-mw-stream-rerun');
+    const model = wrapLanguageModel({ model: providerModel(packages, 'gemini', fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-rerun' }) });
+    const result = streamText({ model, prompt: 'Say it all', streamRetries: 1, onError: () => {} });
+    await result.consumeStream();
+    expect(await result.text).toBe('The whole answer.');
+    expect(fake.requests).toHaveLength(2);
+    const attempts = recorded.log.filter((entry) => /api_request/.test(entry.hook));
+    expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count])).toEqual([['pre_api_request', 0], ['api_request_error', 0], ['pre_api_request', 1], ['post_api_request', undefined]]);
+    expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
+    expect((attempts[1]!.payload.error as { message: string }).message).toBe('The model is overloaded.');
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    checkRetry(atof);
+    const steps = atif[0]!.steps as Steps;
+    expect(steps.filter((step) => step.source === 'user').map((step) => step.message)).toEqual(['Say it all']);
+    expect(steps.filter((step) => step.source === 'agent' && step.metrics !== undefined).map((step) => step.message)).toEqual(['The whole answer.']);
   });
 
   it('groups the attempts of one call under one api_request_id', async () => {

@@ -21,6 +21,8 @@ const MODELS: Record<RandomWireKind, { requested: string; dated: string; model(p
   responses: { requested: 'gpt-4.1', dated: 'gpt-4.1-2025-04-14', model: (packages, fetch) => packages.openai({ apiKey: 'test-key', fetch })('gpt-4.1') },
   chat: { requested: 'gpt-4o-mini', dated: 'gpt-4o-mini-2024-07-18', model: (packages, fetch) => packages.openai({ apiKey: 'test-key', fetch }).chat('gpt-4o-mini') },
   anthropic: { requested: 'claude-sonnet-4-5', dated: 'claude-sonnet-4-5-20250929', model: (packages, fetch) => packages.anthropic({ apiKey: 'test-key', fetch })('claude-sonnet-4-5') },
+  // `dated` is Gemini's modelVersion, which @ai-sdk/google does not pass on: steps name the model asked for.
+  gemini: { requested: 'gemini-2.5-flash', dated: 'gemini-2.5-flash-001', model: (packages, fetch) => packages.google({ apiKey: 'test-key', fetch })('gemini-2.5-flash') },
 };
 
 /** The program's tools, and how the wire draws their arguments. */
@@ -55,7 +57,7 @@ function program(model: LanguageModel) {
   });
 }
 
-export const AI_SDK_WIRES: readonly RandomWireKind[] = ['responses', 'chat', 'anthropic'];
+export const AI_SDK_WIRES: readonly RandomWireKind[] = ['responses', 'chat', 'anthropic', 'gemini'];
 
 /** Runs seed `seed` on `wire` with `packages`' provider; throws (an expect failure naming the seed and its outline) on any difference. */
 export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages: ProviderPackages, onNative: boolean): Promise<void> {

@@ -1,23 +1,27 @@
 // A fake `fetch` for the AI SDK's real provider packages (`createOpenAI({ fetch })`,
-// `createAnthropic({ fetch })`) that answers with the providers' own wire
-// formats: OpenAI Responses and Chat Completions, Anthropic Messages, each as
-// JSON or as an SSE stream, plus their error bodies. Every request is kept,
+// `createAnthropic({ fetch })`, `createGoogleGenerativeAI({ fetch })`) that
+// answers with the providers' own wire formats: OpenAI Responses and Chat
+// Completions, Anthropic Messages, Gemini generateContent and
+// streamGenerateContent, each as JSON or as an SSE stream, plus their error
+// bodies. Every request is kept,
 // so a test can compare what the trajectory says was sent with what was.
 
 /** One assistant turn, as a provider would return it. */
 export interface Turn {
   /** The provider's response id. */
   id: string;
-  /** The model the provider reports (dated). */
+  /** The model the provider reports (dated; Gemini's `modelVersion`). */
   model: string;
   text?: string;
-  /** Reasoning summary (OpenAI) or thinking (Anthropic). */
+  /** Reasoning summary (OpenAI), thinking (Anthropic) or thought parts (Gemini). */
   reasoning?: string;
+  /** Gemini's `finishReason` when it is not the one the turn implies (`STOP`): `MAX_TOKENS`, `SAFETY`, ... */
+  finish?: string;
   toolCalls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
   usage: Usage;
 }
 
-/** The provider's own usage counts. OpenAI: `input` includes `cached`. Anthropic: `input` excludes the cache. */
+/** The provider's own usage counts. OpenAI and Gemini: `input` includes `cached`. Anthropic: `input` excludes the cache. Gemini: `reasoning` (thoughts) is apart from `output`. */
 export interface Usage {
   input: number;
   output: number;
@@ -26,7 +30,7 @@ export interface Usage {
   reasoning?: number;
 }
 
-export type Wire = 'responses' | 'chat' | 'anthropic';
+export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini';
 
 type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array> };
 
@@ -54,26 +58,39 @@ export class FakeProvider {
   /**
    * The next request gets this turn, as JSON or as an SSE stream. `hang`:
    * the stream sends its first half and then waits, until the request is
-   * aborted (then it fails, as a real fetch body does).
+   * aborted (then it fails, as a real fetch body does). `cut`: the stream
+   * sends its first half and then breaks: `'reset'`, the connection is
+   * reset; an object, that frame is sent and the stream ends (Gemini's
+   * `{error: {code, message, status}}` mid-stream).
    */
-  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean } = {}): this {
+  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; cut?: 'reset' | Record<string, unknown> } = {}): this {
     this.#replies.push((signal) => {
       if (options.stream !== true) return json(body(wire, turn));
       const frames = events(wire, turn);
-      return options.hang === true ? sse(frames.slice(0, Math.ceil(frames.length / 2)), signal) : sse(frames);
+      const half = frames.slice(0, Math.ceil(frames.length / 2));
+      if (options.hang === true) return sse(half, { hangUntil: signal });
+      if (options.cut === 'reset') return sse(half, { reset: true });
+      return sse(options.cut === undefined ? frames : [...half, { data: options.cut }]);
     });
     return this;
   }
 
-  /** The next request fails with the provider's error body (retryable statuses carry `retry-after-ms`, as real providers send). */
+  /**
+   * The next request fails with the provider's error body. OpenAI's and
+   * Anthropic's retryable statuses carry `retry-after-ms`, as they send it;
+   * Gemini sends no retry header (its body's `RetryInfo` says when), so the
+   * SDK waits its own backoff (2 s) before the retry.
+   */
   fail(wire: Wire, status: number, message: string): this {
     this.#replies.push(() => ({
       status,
-      headers: { 'content-type': 'application/json', 'retry-after-ms': '5' },
+      headers: { 'content-type': 'application/json', ...(wire === 'gemini' ? {} : { 'retry-after-ms': '5' }) },
       body: JSON.stringify(
         wire === 'anthropic'
           ? { type: 'error', error: { type: status === 529 ? 'overloaded_error' : 'api_error', message } }
-          : { error: { message, type: 'server_error', param: null, code: null } },
+          : wire === 'gemini'
+            ? { error: { code: status, message, status: GOOGLE_STATUS[status] ?? 'INTERNAL', details: status === 429 ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }] : [] } }
+            : { error: { message, type: 'server_error', param: null, code: null } },
       ),
     }));
     return this;
@@ -88,8 +105,15 @@ function json(value: unknown): Reply {
   return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) };
 }
 
-/** An SSE body; with `hangUntil`, it stays open after the frames until that signal aborts. */
-function sse(frames: Array<{ event?: string; data: unknown }>, hangUntil?: AbortSignal): Reply {
+/** The google.rpc status Gemini's error body names for an HTTP status. */
+const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+
+/**
+ * An SSE body; with `hangUntil`, it stays open after the frames until that
+ * signal aborts; with `reset`, it fails after the frames, as a body whose
+ * connection was reset does.
+ */
+function sse(frames: Array<{ event?: string; data: unknown }>, end: { hangUntil?: AbortSignal | undefined; reset?: boolean } = {}): Reply {
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -97,8 +121,9 @@ function sse(frames: Array<{ event?: string; data: unknown }>, hangUntil?: Abort
         const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
         controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
       }
-      if (hangUntil === undefined) controller.close();
-      else hangUntil.addEventListener('abort', () => controller.error(new DOMException('This operation was aborted', 'AbortError')), { once: true });
+      if (end.reset === true) controller.error(new TypeError('terminated', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }));
+      else if (end.hangUntil === undefined) controller.close();
+      else end.hangUntil.addEventListener('abort', () => controller.error(new DOMException('This operation was aborted', 'AbortError')), { once: true });
     },
   });
   return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: stream };
@@ -287,14 +312,76 @@ function anthropicEvents(turn: Turn): Array<{ event: string; data: unknown }> {
   return frames;
 }
 
+// ------------------------------------------------------------------ Gemini generateContent
+
+/** `usageMetadata`: `promptTokenCount` includes `cachedContentTokenCount`; `thoughtsTokenCount` is apart from `candidatesTokenCount`. */
+function geminiUsage(usage: Usage): Record<string, unknown> {
+  return {
+    promptTokenCount: usage.input,
+    candidatesTokenCount: usage.output,
+    totalTokenCount: usage.input + usage.output + (usage.reasoning ?? 0),
+    ...(usage.cached === undefined ? {} : { cachedContentTokenCount: usage.cached }),
+    ...(usage.reasoning === undefined ? {} : { thoughtsTokenCount: usage.reasoning }),
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: usage.input }],
+  };
+}
+
+/** The answer's parts: thoughts, text, then function calls (which carry no id on the Gemini API). */
+function geminiParts(turn: Turn): Array<Record<string, unknown>> {
+  const parts: Array<Record<string, unknown>> = [];
+  if (turn.reasoning !== undefined) parts.push({ text: turn.reasoning, thought: true });
+  if (turn.text !== undefined) parts.push({ text: turn.text });
+  for (const call of turn.toolCalls ?? []) parts.push({ functionCall: { name: call.name, args: call.args } });
+  return parts;
+}
+
+function geminiBody(turn: Turn): Record<string, unknown> {
+  const parts = geminiParts(turn);
+  return {
+    // An answer blocked for safety has no content.
+    candidates: [{ ...(parts.length === 0 ? {} : { content: { parts, role: 'model' } }), finishReason: turn.finish ?? 'STOP', index: 0 }],
+    usageMetadata: geminiUsage(turn.usage),
+    modelVersion: turn.model,
+    responseId: turn.id,
+  };
+}
+
+/**
+ * `streamGenerateContent?alt=sse`: one chunk per part (a text in two), each
+ * with the response id, the model version and the usage so far (the prompt
+ * count from the first); the last carries the finish reason and the whole
+ * usage.
+ */
+function geminiEvents(turn: Turn): Array<{ data: unknown }> {
+  const pieces: Array<Record<string, unknown>> = [];
+  for (const part of geminiParts(turn)) {
+    if (typeof part.text === 'string') for (const text of halves(part.text)) pieces.push({ ...part, text });
+    else pieces.push(part);
+  }
+  const soFar = { promptTokenCount: turn.usage.input, totalTokenCount: turn.usage.input, ...(turn.usage.cached === undefined ? {} : { cachedContentTokenCount: turn.usage.cached }) };
+  // An answer of no parts (one blocked for safety) is one chunk: the finish reason, no content.
+  if (pieces.length === 0) return [{ data: { candidates: [{ finishReason: turn.finish ?? 'STOP', index: 0 }], usageMetadata: geminiUsage(turn.usage), modelVersion: turn.model, responseId: turn.id } }];
+  return pieces.map((part, index) => {
+    const last = index === pieces.length - 1;
+    return {
+      data: {
+        candidates: [{ content: { parts: [part], role: 'model' }, ...(last ? { finishReason: turn.finish ?? 'STOP' } : {}), index: 0 }],
+        usageMetadata: last ? geminiUsage(turn.usage) : soFar,
+        modelVersion: turn.model,
+        responseId: turn.id,
+      },
+    };
+  });
+}
+
 // ------------------------------------------------------------------ dispatch
 
 function body(wire: Wire, turn: Turn): unknown {
-  return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : anthropicBody(turn);
+  return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : wire === 'gemini' ? geminiBody(turn) : anthropicBody(turn);
 }
 
 function events(wire: Wire, turn: Turn): Array<{ event?: string; data: unknown }> {
-  return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn) : anthropicEvents(turn);
+  return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
 }
 
 /** A text in two deltas, as providers stream it. */

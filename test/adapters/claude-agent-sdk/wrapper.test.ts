@@ -47,8 +47,8 @@ describe('wrapClaudeAgentSdk', () => {
 
   it('adds partial messages and its hook callbacks after the caller\'s, without touching the caller\'s options', async () => {
     const { fake, calls } = capturingSdk();
-    const mine = async () => ({});
-    const callerHooks = { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }] };
+    const mine = async () => ({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
+    const callerHooks = { PreToolUse: [{ matcher: 'Bash', timeout: 5, hooks: [mine] }] };
     const options = { model: 'm', hooks: callerHooks };
     const copy = structuredClone({ model: 'm', matcher: 'Bash' });
     for await (const _ of wrapClaudeAgentSdk(fake, listeningHooks()).query({ prompt: 'hi', options }) as AsyncIterable<unknown>) void _;
@@ -56,7 +56,9 @@ describe('wrapClaudeAgentSdk', () => {
     expect(given.includePartialMessages).toBe(true);
     expect(given.model).toBe('m');
     expect(given.hooks.PreToolUse).toHaveLength(2);
-    expect(given.hooks.PreToolUse[0]).toBe(callerHooks.PreToolUse[0]);
+    // The caller's matcher as it was, its callback's output read for a permission decision and returned as it is.
+    expect(given.hooks.PreToolUse[0]).toMatchObject({ matcher: 'Bash', timeout: 5 });
+    expect(await given.hooks.PreToolUse[0].hooks[0]({ hook_event_name: 'PreToolUse', tool_use_id: 't1', tool_name: 'Bash', tool_input: {} }, 't1', { signal: new AbortController().signal })).toEqual(await mine());
     expect(await given.hooks.PreToolUse[1].hooks[0]({ hook_event_name: 'PreToolUse', tool_use_id: 't1', tool_name: 'Bash', tool_input: {} }, 't1', { signal: new AbortController().signal })).toEqual({});
     for (const event of ['PostToolUse', 'PostToolUseFailure', 'SubagentStart', 'SubagentStop']) expect(given.hooks[event], event).toHaveLength(1);
     // The caller's objects are unchanged.
@@ -78,5 +80,34 @@ describe('wrapClaudeAgentSdk', () => {
     expect(wrappedCanUseTool).not.toBe(canUseTool);
     expect(await wrappedCanUseTool('Bash', { command: 'ls' }, { signal: new AbortController().signal, toolUseID: 'toolu_1' })).toEqual({ behavior: 'deny', message: 'not today' });
     expect(asked).toEqual(['Bash']);
+  });
+
+  it('ends a query the caller aborts (options.abortController) as interrupted, not failed', async () => {
+    const recorded: Array<[string, Record<string, unknown>]> = [];
+    const hooks = new HookRegistry();
+    for (const name of ['on_session_end', 'api_request_error'] as const) hooks.on(name, (payload) => void recorded.push([name, payload as Record<string, unknown>]));
+    const abortController = new AbortController();
+    // The SDK's stream up to a request in flight, then its throw once the caller aborted.
+    const fake = {
+      query(_params: { prompt: unknown; options?: unknown }) {
+        return (async function* () {
+          yield { type: 'system', subtype: 'init', session_id: 'sess-abort', model: 'claude-x', tools: [] };
+          yield { type: 'stream_event', session_id: 'sess-abort', parent_tool_use_id: null, event: { type: 'message_start', message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 3, output_tokens: 1 } } } };
+          abortController.abort();
+          throw new sdk.AbortError('Operation aborted');
+        })();
+      },
+    };
+    let thrown: unknown;
+    try {
+      for await (const _ of wrapClaudeAgentSdk(fake, hooks).query({ prompt: 'hi', options: { abortController } }) as AsyncIterable<unknown>) void _;
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(sdk.AbortError);
+    const end = recorded.find(([name]) => name === 'on_session_end')![1];
+    expect(end).toMatchObject({ session_id: 'sess-abort', interrupted: true, failed: false, completed: false });
+    // The request in flight ends with the query, as cut short.
+    expect(recorded.filter(([name]) => name === 'api_request_error').map(([, p]) => (p.error as Record<string, unknown> | undefined)?.type ?? p.error_type)).toEqual(['interrupted']);
   });
 });
