@@ -63,6 +63,7 @@ describe('NemoRelayCallbackHandler', () => {
       { callbacks: [handler], configurable: { thread_id: 'thread-1' } },
     );
     expect(out.messages.at(-1)!.content).toBe('Paris is sunny; founded long ago.');
+    handler.close(); // the thread's session stays open for its next run until then
     const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(atif).toHaveLength(1);
@@ -94,8 +95,12 @@ describe('NemoRelayCallbackHandler', () => {
   it('records a model called on its own as a turn of its own', async () => {
     const recorded = recordedPlugin('langchain-model');
     const model = fakeModel().respond(ai('hi there', [], [2, 3]));
-    await model.invoke('hello', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks, { sessionId: 'solo' })] });
-    expect(recorded.log.map((entry) => entry.hook)).toEqual(['on_session_start', 'pre_llm_call', 'pre_api_request', 'post_api_request', 'post_llm_call', 'on_session_end', 'on_session_finalize']);
+    const handler = new NemoRelayCallbackHandler(recorded.hooks, { sessionId: 'solo' });
+    await model.invoke('hello', { callbacks: [handler] });
+    // A named session stays open for its next run; close() ends it.
+    expect(recorded.log.map((entry) => entry.hook)).toEqual(['on_session_start', 'pre_llm_call', 'pre_api_request', 'post_api_request', 'post_llm_call', 'on_session_end']);
+    handler.close();
+    expect(recorded.log.at(-1)!.hook).toBe('on_session_finalize');
     const { atif } = await recorded.finish();
     expect(atif[0]!.steps.at(-1).metrics).toMatchObject({ prompt_tokens: 2, completion_tokens: 3 });
   });

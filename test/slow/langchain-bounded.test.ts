@@ -1,6 +1,6 @@
 // What the LangChain handler keeps while runs come and go: runs that never
-// end (a stream nobody finishes reading, a process that drops a run) and runs
-// that fail. The handler is driven with LangChain's own callback calls, as
+// end (a stream nobody finishes reading, a process that drops a run), runs
+// that fail, and threads whose session it keeps open for their next run. The handler is driven with LangChain's own callback calls, as
 // CallbackManager makes them, 20,000 times each; the hooks it emits say what
 // it still holds open (sessions started and not finalized).
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { HOOK_NAMES } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { MAX_OPEN_RUNS, NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { MAX_HELD_SESSIONS } from '../../src/adapters/core/holds.ts';
 
 const RUNS = 20_000;
 const graph = { lc: 1, type: 'not_implemented', id: ['langgraph', 'pregel', 'CompiledStateGraph'] };
@@ -76,5 +77,25 @@ describe('LangChain handler: bounded over runs that never end and runs that fail
     // Every attempt ended: the open ones as failed when their run ended.
     expect(counts.get('api_request_error')).toBe(RUNS);
     expect(counts.get('pre_api_request')).toBe(RUNS);
+  });
+  it(`${RUNS} threads run once each: at most ${MAX_HELD_SESSIONS} stay open for their next run, the oldest close first, close() closes the rest`, async () => {
+    const { hooks, counts, open } = counting();
+    const handler = new NemoRelayCallbackHandler(hooks);
+    let most = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const root = uuid(i, 1);
+      handler.handleChainStart(graph, { messages: [{ role: 'user', content: `question ${i}` }] }, root, undefined, [], { thread_id: `thread-${i}` }, undefined, 'agent');
+      handler.handleChainEnd({ messages: [] }, root);
+      most = Math.max(most, open());
+    }
+    expect(most).toBe(MAX_HELD_SESSIONS);
+    expect(counts.get('on_session_end')).toBe(RUNS);
+    expect(counts.get('on_session_finalize')).toBe(RUNS - MAX_HELD_SESSIONS);
+    // The thread most recently run is still open: its next run is a turn of the same session.
+    handler.handleChainStart(graph, { messages: [{ role: 'user', content: 'again' }] }, uuid(RUNS, 1), undefined, [], { thread_id: `thread-${RUNS - 1}` }, undefined, 'agent');
+    expect(counts.get('on_session_start')).toBe(RUNS);
+    handler.handleChainEnd({ messages: [] }, uuid(RUNS, 1));
+    handler.close();
+    expect(open()).toBe(0);
   });
 });

@@ -18,6 +18,7 @@ export const LOADS_NATIVE = [
   'test/adapters/ai-sdk/telemetry.test.ts',
   'test/adapters/langchain-random-wire.test.ts',
   'test/adapters/langchain.test.ts',
+  'test/adapters/langgraph-programs.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
   'test/adapters/openai-agents/run-control.test.ts',

@@ -30,7 +30,7 @@ import {
   type ApprovalAnswer,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
-import { SessionHolds } from '../core/holds.ts';
+import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { lastUserMessage, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
@@ -44,8 +44,6 @@ type Event = Record<string, unknown>;
  * reports its end, and would otherwise be kept forever.
  */
 export const MAX_OPEN_RUNS = 1_000;
-/** Sessions kept open between runs (named conversations, runs waiting for an approval). */
-const MAX_HELD_SESSIONS = 10_000;
 /** Approval requests remembered until their answer arrives. */
 const MAX_PENDING_APPROVALS = 10_000;
 

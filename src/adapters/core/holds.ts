@@ -15,6 +15,9 @@
 
 import type { AdapterCore } from './run.ts';
 
+/** Sessions an adapter keeps open between runs by default (named conversations, runs waiting for an approval). */
+export const MAX_HELD_SESSIONS = 10_000;
+
 export class SessionHolds<T> {
   readonly #core: AdapterCore;
   readonly #max: number;
@@ -45,6 +48,11 @@ export class SessionHolds<T> {
       this.#held.delete(oldest);
       this.#core.releaseSession(oldest, 'held_too_long');
     }
+  }
+
+  /** True while `sessionId` is held (a run that begins now continues it). */
+  has(sessionId: string): boolean {
+    return this.#held.has(sessionId);
   }
 
   /** A run of `sessionId` has begun (and counted itself in): the hold passes to it. Returns what was held. */

@@ -26,6 +26,7 @@ import {
   chatTool,
   describeError,
   lastUserMessage,
+  textOrJson,
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
@@ -67,8 +68,11 @@ export interface RunStart {
   readonly history?: () => readonly ChatMessage[] | undefined;
   /** The tool call this run was started from (a sub-agent). */
   readonly parent?: { readonly run: AgentRun; readonly toolCallId: string };
-  /** The run continues a session an earlier run left open (a resumed approval): not its first turn. */
-  readonly continuesSession?: boolean;
+  /**
+   * The run continues a session an earlier run left open (a resumed approval, the next turn of a named
+   * conversation): not its first turn. A function is asked with the run's session id, once it is chosen.
+   */
+  readonly continuesSession?: boolean | ((sessionId: string) => boolean);
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -81,9 +85,15 @@ export class AdapterCore {
   readonly options: AdapterOptions;
   readonly platform: string;
   readonly guard: Guard;
-  readonly #openRuns = new Map<string, number>();
+  readonly #openRuns: Map<string, number>;
 
-  constructor(hooks: HookRegistry, options: AdapterOptions, platform: string) {
+  /**
+   * `openRuns`: the top-level runs counted into each session, when several
+   * instances on the same hooks must share them (a LangChain handler made per
+   * request), so that a session opens and closes once whichever instance runs it.
+   */
+  constructor(hooks: HookRegistry, options: AdapterOptions, platform: string, openRuns: Map<string, number> = new Map()) {
+    this.#openRuns = openRuns;
     this.hooks = hooks;
     this.options = options;
     this.platform = options.platform ?? platform;
@@ -162,6 +172,7 @@ export class AgentRun {
   #userMessage: string | readonly unknown[] | undefined;
   #lastText = '';
   #ended = false;
+  readonly #continues: boolean;
 
   constructor(core: AdapterCore, sessionId: string, start: RunStart) {
     this.core = core;
@@ -173,6 +184,8 @@ export class AgentRun {
     this.model = start.model;
     this.provider = start.provider;
     this.ids = new TurnIds({ sessionId });
+    const continues = start.continuesSession;
+    this.#continues = typeof continues === 'function' ? core.guard.run('reading the session', () => continues(sessionId)) === true : continues === true;
   }
 
   get ended(): boolean {
@@ -194,7 +207,7 @@ export class AgentRun {
         child_session_id: this.sessionId,
         child_subagent_id: this.runId,
         child_role: this.agentName,
-        child_goal: goalText(this.#start.userMessage?.()),
+        child_goal: textOrJson(this.#start.userMessage?.()),
         tool_call_id: parent.toolCallId,
         platform: core.platform,
       }));
@@ -217,7 +230,7 @@ export class AgentRun {
       ...this.ids,
       user_message: toJson(userMessage ?? '') as string,
       conversation_history: history === undefined ? [] : (toJson(history) as ChatMessage[]),
-      is_first_turn: this.#start.continuesSession !== true,
+      is_first_turn: !this.#continues,
       model: this.model,
       platform: this.core.platform,
       ...(this.parent === undefined ? {} : { parent_session_id: this.parent.run.sessionId }),
@@ -248,15 +261,18 @@ export class AgentRun {
   /**
    * Ends a tool call; `failed` carries the error (or the framework's error
    * text). `denied`: the call never ran because its approval was denied (the
-   * text is what the model is told).
+   * text is what the model is told). `paused`: the call stopped to wait for
+   * a human (a LangGraph `interrupt()`) and runs again, with the same id,
+   * when the run is resumed: no result yet, and not a failure.
    */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string }): void {
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean }): void {
     // After the run ended, its open tools were already ended with it.
     if (this.#ended) return;
     const open = this.#tools.get(id);
     this.#tools.delete(id);
     const denied = outcome.denied;
-    const failed = denied === undefined && (outcome.failed === true || outcome.error !== undefined);
+    const paused = outcome.paused === true;
+    const failed = denied === undefined && !paused && (outcome.failed === true || outcome.error !== undefined);
     this.core.emit('post_tool_call', () => {
       const error = failed ? describeError(outcome.error ?? outcome.result) : undefined;
       return {
@@ -264,9 +280,9 @@ export class AgentRun {
         tool_call_id: id,
         tool_name: open?.name ?? outcome.name ?? 'tool',
         args: open?.args,
-        result: denied ?? (failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result)),
+        result: denied ?? (paused ? null : failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result)),
         duration_ms: open === undefined ? undefined : Date.now() - open.startedMs,
-        status: denied !== undefined ? 'denied' : failed ? 'error' : 'ok',
+        status: denied !== undefined ? 'denied' : paused ? 'interrupted' : failed ? 'error' : 'ok',
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
       };
@@ -506,16 +522,6 @@ export class ApiCall {
         assistant_tool_call_count: response.toolCalls.length,
       };
     });
-  }
-}
-
-function goalText(message: string | readonly unknown[] | undefined): string | undefined {
-  if (message === undefined) return undefined;
-  if (typeof message === 'string') return message;
-  try {
-    return JSON.stringify(toJson(message));
-  } catch {
-    return undefined;
   }
 }
 

@@ -57,6 +57,16 @@ export function argumentsObject(args: unknown): Record<string, unknown> {
   return value === undefined || value === null ? {} : { value };
 }
 
+/** A value as text: a string as it is, anything else as its JSON (`undefined` when it has none). */
+export function textOrJson(value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  try {
+    return JSON.stringify(toJson(value));
+  } catch {
+    return undefined;
+  }
+}
+
 /** A tool call in OpenAI chat form (`function.arguments` as JSON text). */
 export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   return { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };

@@ -6,6 +6,10 @@
  *
  * - The root chain run is the turn; its session is `options.sessionId`, else
  *   the `thread_id` LangGraph puts in the run metadata, else the root run id.
+ *   A named session (a thread, a `sessionId`) stays open between its runs
+ *   (`SessionHolds`), so a thread's turns, and a run and the `Command` that
+ *   resumes it, are one trajectory; it closes on `close()` or the plugin's
+ *   shutdown.
  * - Every chat-model or LLM run is one provider attempt. Attempts under the
  *   same parent chain run after a failure are retries of one API call (what
  *   `modelRetryMiddleware` does), so they share its `api_request_id`.
@@ -26,10 +30,11 @@
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { AdapterCore, type AgentRun, type ApiCall } from '../core/run.ts';
+import { AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, userMessageOfInputs } from './messages.ts';
-import type { CallOfTool } from '../core/shapes.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
+import { textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
@@ -48,6 +53,8 @@ interface Node {
   /** True for the node whose end closes `run`. */
   readonly ownsRun: boolean;
   readonly toolCallId?: string;
+  /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
+  readonly task?: string;
   call?: ApiCall;
 }
 
@@ -55,6 +62,22 @@ interface Attempts {
   call: ApiCall;
   lastFailed: boolean;
 }
+
+/**
+ * What every handler on one hook registry shares: a handler is often made per
+ * request (`callbacks: [new NemoRelayCallbackHandler(hooks)]`), and the next
+ * run of a thread, made with another handler, must find the session the last
+ * one left open (a hold no later handler could release would keep it open
+ * until the plugin's shutdown). The holds release through the first
+ * handler's core (its platform names their `on_session_finalize`).
+ */
+interface Shared {
+  readonly openRuns: Map<string, number>;
+  holds?: SessionHolds<true>;
+  /** Approval requests waiting for the resuming run, by session. */
+  readonly pendingApprovals: Map<string, Asked[]>;
+}
+const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
@@ -66,6 +89,10 @@ const isRecord = (value: unknown): value is Loose => typeof value === 'object' &
 const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
+/** LangGraph's pause for a human: `interrupt()` (or a `NodeInterrupt`) throws it out of the node or tool. */
+const isInterrupt = (error: unknown): error is Loose => isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
+/** A LangGraph `Command` carrying a resume value: the input of a run that continues an interrupted one. */
+const isResume = (inputs: unknown): boolean => isRecord(inputs) && inputs.resume !== undefined && (inputs.lg_name === 'Command' || Object.keys(inputs).every((key) => ['resume', 'update', 'goto', 'graph', 'lg_name'].includes(key)));
 
 /**
  * A LangChain callback handler (pass it in `callbacks`) that emits the
@@ -82,16 +109,42 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #roots = new Map<string, Set<string>>();
   /** Retries of one API call share the parent chain run (the model node). */
   readonly #attempts = new Map<string, Attempts>();
-  /** Approval requests waiting for the resuming run, by session. */
-  readonly #pendingApprovals = new Map<string, string[]>();
+  /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
+  readonly #pendingApprovals: Map<string, Asked[]>;
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
   readonly #interrupted = new WeakSet<AgentRun>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
+  /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
+  readonly #holds: SessionHolds<true>;
 
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
-    this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain');
+    let shared = sharedByHooks.get(hooks);
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map() }));
+    this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
+    this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
+    this.#pendingApprovals = shared.pendingApprovals;
+  }
+
+  /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
+  close(): void {
+    this.#guard('close', () => this.#holds.releaseAll('closed'));
+  }
+
+  /** Opens a top-level run, continuing its session when an earlier run of it left it open. */
+  #startTopRun(start: Parameters<AdapterCore['startRun']>[0]): AgentRun | undefined {
+    const run = this.#core.startRun({ ...start, continuesSession: start.parent === undefined ? (sessionId) => this.#holds.has(sessionId) : undefined });
+    if (run?.ownsSession === true) this.#holds.take(run.sessionId);
+    return run;
+  }
+
+  /** Ends a run's turn; a top-level run of a named session (a thread) leaves it open for the thread's next run. */
+  #endRun(run: AgentRun | undefined, status: RunStatus, text?: string, error?: unknown): void {
+    if (run === undefined || run.ended) return;
+    const keep = run.ownsSession && run.sessionId !== run.runId;
+    run.end(status, text, error, { keepSessionOpen: keep });
+    if (keep) this.#holds.hold(run.sessionId, true);
   }
 
   #guard(label: string, fn: () => void): void {
@@ -123,16 +176,26 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
       if (parent !== undefined && parent.kind !== 'tool') {
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false });
+        const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
+        const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task });
+        // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
+        const retried = task === undefined ? undefined : this.#attempts.get(task);
+        if (task !== undefined && retried !== undefined) {
+          this.#attempts.delete(task);
+          this.#roots.get(parent.root)?.delete(task);
+          this.#attempts.set(runId, retried);
+        }
         return;
       }
-      const run = this.#core.startRun({
+      const run = this.#startTopRun({
         runId,
         conversationId: nonEmptyString(metadata?.thread_id) ?? nonEmptyString(metadata?.threadId) ?? nonEmptyString(metadata?.conversation_id),
         agentName: runName,
         model: nonEmptyString(metadata?.ls_model_name),
         provider: nonEmptyString(metadata?.ls_provider),
-        userMessage: () => userMessageOfInputs(inputs),
+        // A run resumed by a `Command` has no user message of its own (its request repeats the earlier one).
+        userMessage: () => (isResume(inputs) ? '' : userMessageOfInputs(inputs)),
         parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
@@ -147,16 +210,23 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
-      node.run.end(interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs));
+      this.#endRun(node.run, interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs));
     });
   }
 
   /** A failed chain run: a graph interrupt becomes an approval request; a root run's failure ends its turn. */
   override handleChainError(error: unknown, runId: string): void {
     this.#guard('handleChainError', () => {
+      const attempts = this.#attempts.get(runId);
       const node = this.#take(runId);
       if (node === undefined || node.run === undefined) return;
-      const interrupt = isRecord(error) && (error.name === 'GraphInterrupt' || error.name === 'NodeInterrupt');
+      // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
+      // kept with the run's open nodes so that the run's end forgets it.
+      if (node.task !== undefined && attempts?.lastFailed === true && !attempts.call.settled) {
+        this.#attempts.set(node.task, attempts);
+        this.#roots.get(node.root)?.add(node.task);
+      }
+      const interrupt = isInterrupt(error);
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
         this.#interrupted.add(node.run);
@@ -165,7 +235,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
-      node.run.end(interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
+      this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
     });
   }
 
@@ -204,7 +274,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     let ownsRun = false;
     if (run === undefined) {
       // A model called on its own is a turn of its own.
-      run = this.#core.startRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
+      run = this.#startTopRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
       if (run === undefined) return;
       ownsRun = true;
     }
@@ -233,7 +303,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
       if (node.ownsRun) {
         this.#endRoot(node, runId, 'interrupted');
-        node.run?.end('completed', response.text);
+        this.#endRun(node.run, 'completed', response.text);
       }
     });
   }
@@ -248,7 +318,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (attempts?.call === node.call) attempts.lastFailed = true;
       if (node.ownsRun) {
         this.#endRoot(node, runId, 'interrupted');
-        node.run?.end(isAbort(error) ? 'interrupted' : 'failed', undefined, error);
+        this.#endRun(node.run, isAbort(error) ? 'interrupted' : 'failed', undefined, error);
       }
     });
   }
@@ -274,24 +344,31 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
-  /** Ends the tool call with its result (a `ToolMessage` with status `error` counts as failed). */
+  /** Ends the tool call with what the model was given (a `ToolMessage` with status `error` counts as failed; a `Command`'s own `ToolMessage`). */
   override handleToolEnd(output: unknown, runId: string): void {
     this.#guard('handleToolEnd', () => {
       const node = this.#take(runId);
       if (node?.run === undefined || node.toolCallId === undefined) return;
-      const message = isRecord(output) && 'content' in output ? output : undefined;
+      const message = toolMessageOf(output, node.toolCallId);
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
       node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
     });
   }
 
-  /** Ends the tool call as failed with the thrown error. */
+  /**
+   * Ends the tool call as failed with the thrown error; a tool that called
+   * LangGraph's `interrupt()` paused instead: an approval request for the
+   * call, which runs again when a `Command` resumes the thread.
+   */
   override handleToolError(error: unknown, runId: string): void {
     this.#guard('handleToolError', () => {
       const node = this.#take(runId);
       if (node?.run === undefined || node.toolCallId === undefined) return;
-      node.run.toolEnd(node.toolCallId, { error });
+      if (!isInterrupt(error)) return node.run.toolEnd(node.toolCallId, { error });
+      const interrupts = Array.isArray(error.interrupts) ? error.interrupts : [];
+      for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
+      node.run.toolEnd(node.toolCallId, { paused: true });
     });
   }
 
@@ -308,7 +385,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const [oldest] = this.#roots.keys();
       const top = oldest === undefined ? undefined : this.#nodes.get(oldest);
       if (oldest !== undefined) this.#forget(oldest, 'interrupted');
-      if (top?.ownsRun) top.run?.end('interrupted', undefined, new AbandonedRunError());
+      if (top?.ownsRun) this.#endRun(top.run, 'interrupted', undefined, new AbandonedRunError());
     }
   }
 
@@ -345,15 +422,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #askApprovals(run: AgentRun, interrupts: unknown): void {
     if (!Array.isArray(interrupts)) return;
     const pending = this.#lastCalls.get(run) ?? [];
-    const asked: string[] = [];
+    const asked: Asked[] = [];
     for (const interrupt of interrupts) {
       const value = isRecord(interrupt) && isRecord(interrupt.value) ? interrupt.value : {};
       const actions = Array.isArray(value.actionRequests) ? value.actionRequests : [];
       for (const action of actions) {
         if (!isRecord(action)) continue;
-        const match = pending.find((call) => call.name === action.name && !asked.includes(call.id));
+        const match = pending.find((call) => call.name === action.name && !asked.some((a) => a.id === call.id));
         const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
-        asked.push(id);
+        asked.push({ id, call: match });
         run.approvalRequest(id, nonEmptyString(action.description), nonEmptyString(action.name));
       }
     }
@@ -372,12 +449,22 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const decisions = resume !== undefined && Array.isArray(resume.decisions) ? resume.decisions : undefined;
     if (decisions === undefined) return;
     this.#pendingApprovals.delete(run.sessionId);
-    asked.forEach((id, index) => {
-      const decision = decisions[index];
-      const type = isRecord(decision) ? decision.type : undefined;
-      run.approvalResponse(id, type === 'approve' || type === 'edit');
+    asked.forEach(({ id, call }, index) => {
+      const decision = isRecord(decisions[index]) ? (decisions[index] as Loose) : {};
+      const approved = decision.type === 'approve' || decision.type === 'edit';
+      run.approvalResponse(id, approved);
+      if (approved || call === undefined) return;
+      // A rejected call never runs: its outcome is the ToolMessage the middleware gives the model instead.
+      run.toolStart(call);
+      run.toolEnd(id, { name: call.name, denied: nonEmptyString(decision.message) ?? `User rejected the tool call for \`${call.name}\` with id ${id}` });
     });
   }
+}
+
+/** A tool call an interrupt asked about: its id, and the model's call when it was found. */
+interface Asked {
+  readonly id: string;
+  readonly call: CallOfTool | undefined;
 }
 
 /** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */

@@ -73,6 +73,27 @@ export function chatMessages(messages: unknown): ChatMessage[] {
   return out;
 }
 
+/**
+ * What a tool gave the model: its `ToolMessage` (a message with `content`),
+ * or, for a tool that returns a LangGraph `Command` (a handoff, a state
+ * update), the `ToolMessage` for this call in the Command's `update`; the
+ * Command itself is routing, not what the model read. `undefined`: the tool
+ * returned a plain value.
+ */
+export function toolMessageOf(output: unknown, toolCallId: string): Loose | undefined {
+  if (!isRecord(output)) return undefined;
+  if (output.lg_name !== 'Command') return 'content' in output ? output : undefined;
+  const update = output.update;
+  // `update` is a state object, or [channel, value] pairs.
+  const values = Array.isArray(update) ? update.filter((pair) => Array.isArray(pair) && pair[0] === 'messages').map((pair) => (pair as unknown[])[1]) : isRecord(update) ? [update.messages] : [];
+  for (const value of values) {
+    for (const message of Array.isArray(value) ? value : [value]) {
+      if (isRecord(message) && typeOf(message) === 'tool' && message.tool_call_id === toolCallId) return message;
+    }
+  }
+  return undefined;
+}
+
 /** Tools from `invocation_params.tools` (OpenAI format, or `{name, description, schema}`). */
 export function offeredTools(tools: unknown): OfferedTool[] {
   if (!Array.isArray(tools)) return [];

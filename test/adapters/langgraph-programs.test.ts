@@ -1,0 +1,407 @@
+// The LangChain adapter on LangGraph.js programs written as LangGraph's docs
+// write them: a prebuilt ReAct agent with parallel tool calls, a supervisor
+// handing off to worker agents, a thread's turns on a checkpointer, an
+// interrupt resumed with a Command, a node retried by its RetryPolicy, and
+// the stream modes. The real ChatOpenAI and ChatAnthropic clients run over a
+// fake fetch speaking the providers' JSON and SSE (test/support/provider-wire.ts);
+// each trajectory is checked against what the program did (its messages,
+// tool results and usage_metadata), and the same hooks on native (where it
+// loads) must write the same files.
+import { describe, expect, it } from 'vitest';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { ChatOpenAI } from '@langchain/openai';
+import { tool } from '@langchain/core/tools';
+import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { createAgent, humanInTheLoopMiddleware } from 'langchain';
+import { Command, END, getCurrentTaskInput, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import * as z from 'zod';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { loadNativeRelay } from '../../native/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { toJson } from '../../src/shared/json.ts';
+import type { HookName } from '../../src/hooks/names.ts';
+import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
+import { replay } from '../differential/replay.ts';
+import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionEither, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
+import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+
+const GPT = 'gpt-4.1-2025-04-14';
+const CLAUDE = 'claude-sonnet-4-5-20250929';
+const onNative = backends().includes('native');
+
+const openai = (fetch: typeof globalThis.fetch) => new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
+const anthropic = (fetch: typeof globalThis.fetch) => new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
+
+type Step = AtifDoc;
+const agentSteps = (doc: AtifDoc): Step[] => (doc.steps as Step[]).filter((step) => step.source === 'agent');
+const userSteps = (doc: AtifDoc): string[] => (doc.steps as Step[]).filter((step) => step.source === 'user').map((step) => String(step.message));
+const observed = (doc: AtifDoc): Array<[string, string, string]> =>
+  (doc.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).map((r: AtifDoc) => [r.source_call_id, String(r.content), r.extra?.metadata?.status] as [string, string, string]));
+const callsOf = (doc: AtifDoc): Array<[string, unknown]> => agentSteps(doc).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.arguments] as [string, unknown]));
+/** The AI messages' usage_metadata, as LangChain reports it: [input, output, cache read + cache write]. */
+const reported = (messages: BaseMessage[]): Array<[number, number, number]> =>
+  messages
+    .map((m) => (m as { usage_metadata?: { input_tokens: number; output_tokens: number; input_token_details?: { cache_read?: number; cache_creation?: number } } }).usage_metadata)
+    .filter((usage) => usage !== undefined)
+    .map((usage) => [usage.input_tokens, usage.output_tokens, (usage.input_token_details?.cache_read ?? 0) + (usage.input_token_details?.cache_creation ?? 0)]);
+const recordedCounts = (doc: AtifDoc): Array<[number, number, number]> =>
+  agentSteps(doc)
+    .filter((step) => step.metrics !== undefined)
+    .map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens ?? 0]);
+/** Tool messages as the program's state holds them: [tool_call_id, content, status]. */
+const toolMessages = (messages: BaseMessage[]): Array<[string, string, string]> =>
+  messages.filter((m) => m.getType() === 'tool').map((m) => [(m as ToolMessage).tool_call_id, String(m.content), (m as ToolMessage).status === 'error' ? 'error' : 'ok']);
+
+/** The hooks the adapter emitted, through the memory relay and through native: the same files. */
+async function sameOnNative(recorded: Recorded): Promise<void> {
+  if (!onNative) return;
+  const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
+  const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
+  const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
+  expect(compareRuns(memory, native), 'memory against native').toEqual([]);
+}
+
+/** A handoff tool as LangGraph's multi-agent docs write it: a ToolMessage for the call, and a Command to the parent graph. */
+function createHandoffTool(agentName: string) {
+  const toolName = `transfer_to_${agentName}`;
+  return tool(
+    async (_, config) => {
+      const toolMessage = new ToolMessage({ content: `Successfully transferred to ${agentName}`, name: toolName, tool_call_id: config.toolCall!.id! });
+      const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
+      return new Command({ goto: agentName, update: { messages: state.messages.concat(toolMessage) }, graph: Command.PARENT });
+    },
+    { name: toolName, schema: z.object({}), description: `Ask agent '${agentName}' for help` },
+  );
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('LangGraph programs through the LangChain adapter', () => {
+  it('a supervisor hands off to a worker agent: the handoff observation is the ToolMessage the model read, not the Command', async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_handoff', name: 'transfer_to_researcher', args: {} }], usage: { prompt_tokens: 60, completion_tokens: 9 } }),
+      chatCompletion({ id: 'chatcmpl-res1', model: GPT, content: null, toolCalls: [{ id: 'call_search', name: 'web_search', args: { query: 'population of Paris' } }], usage: { prompt_tokens: 80, completion_tokens: 11 } }),
+      chatCompletion({ id: 'chatcmpl-res2', model: GPT, content: 'Paris has about 2.1 million people.', usage: { prompt_tokens: 120, completion_tokens: 10, cached: 64 } }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'About 2.1 million people live in Paris.', usage: { prompt_tokens: 150, completion_tokens: 12 } }),
+    ]);
+    const webSearch = tool(async ({ query }) => `${query}: 2,102,650 (2023)`, { name: 'web_search', description: 'Search the web', schema: z.object({ query: z.string() }) });
+    const supervisor = createReactAgent({ llm: openai(fetch), tools: [createHandoffTool('researcher')], name: 'supervisor', prompt: 'You manage a researcher. Hand off research.' });
+    const researcher = createReactAgent({ llm: openai(fetch), tools: [webSearch], name: 'researcher', prompt: 'You research facts.' });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor, { ends: ['researcher', END] })
+      .addNode('researcher', researcher)
+      .addEdge(START, 'supervisor')
+      .addEdge('researcher', 'supervisor')
+      .compile();
+    const recorded = recordedPlugin('lg-supervisor');
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'How many people live in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests).toHaveLength(4);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['How many people live in Paris?']);
+    // Both agents' calls, in order, in the one conversation their shared message state is.
+    expect(callsOf(doc)).toEqual([['call_handoff', {}], ['call_search', { query: 'population of Paris' }]]);
+    expect(observed(doc)).toEqual(toolMessages(result.messages));
+    expect(observed(doc)).toEqual([
+      ['call_handoff', 'Successfully transferred to researcher', 'ok'],
+      ['call_search', 'population of Paris: 2,102,650 (2023)', 'ok'],
+    ]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('About 2.1 million people live in Paris.');
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    expect(recorded.log.some((e) => e.hook === 'subagent_start')).toBe(false);
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it('createReactAgent with parallel tool calls, one of which throws (ToolNode handles it): each result under its call id', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({
+        id: 'chatcmpl-par1',
+        model: GPT,
+        content: null,
+        toolCalls: [
+          { id: 'call_slow', name: 'get_weather', args: { city: 'Oslo', delayMs: 40 } },
+          { id: 'call_fast', name: 'get_weather', args: { city: 'Rome', delayMs: 1 } },
+          { id: 'call_broken', name: 'get_forecast', args: { city: 'Lima' } },
+        ],
+        usage: { prompt_tokens: 90, completion_tokens: 30 },
+      }),
+      chatCompletion({ id: 'chatcmpl-par2', model: GPT, content: 'Oslo and Rome are sunny; no forecast for Lima.', usage: { prompt_tokens: 200, completion_tokens: 14, cached: 128 } }),
+    ]);
+    const ended: string[] = [];
+    const weather = tool(
+      async ({ city, delayMs }) => {
+        await sleep(delayMs);
+        ended.push(city);
+        return `Sunny in ${city}`;
+      },
+      { name: 'get_weather', description: 'The current weather of a city', schema: z.object({ city: z.string(), delayMs: z.number() }) },
+    );
+    const forecast = tool(async ({ city }): Promise<string> => { throw new Error(`forecast service down for ${city}`); }, { name: 'get_forecast', description: 'A forecast', schema: z.object({ city: z.string() }) });
+    const agent = createReactAgent({ llm: openai(fetch), tools: [weather, forecast] });
+    const recorded = recordedPlugin('lg-parallel');
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Oslo and Rome, forecast for Lima?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(ended).toEqual(['Rome', 'Oslo']); // they ran at once: the fast one ended first
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc).map(([id]) => id)).toEqual(['call_slow', 'call_fast', 'call_broken']);
+    const byId = new Map(observed(doc).map(([id, content, status]) => [id, [content, status]]));
+    expect(byId.get('call_slow')).toEqual(['Sunny in Oslo', 'ok']);
+    expect(byId.get('call_fast')).toEqual(['Sunny in Rome', 'ok']);
+    // The thrown error (ToolNode tells the model "Error: … Please fix your mistakes.").
+    expect(byId.get('call_broken')).toEqual(['Error: forecast service down for Lima', 'error']);
+    expect(toolMessages(result.messages).find(([id]) => id === 'call_broken')).toEqual(['call_broken', 'Error: forecast service down for Lima\n Please fix your mistakes.', 'error']);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 290, total_completion_tokens: 44, total_cached_tokens: 128 });
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it("a thread's runs on a checkpointer (one thread_id) are the turns of one session: one trajectory", async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-t1', model: GPT, content: 'Hello Bob!', usage: { prompt_tokens: 12, completion_tokens: 3 } }),
+      chatCompletion({ id: 'chatcmpl-t2', model: GPT, content: 'Your name is Bob.', usage: { prompt_tokens: 25, completion_tokens: 5 } }),
+    ]);
+    const agent = createReactAgent({ llm: openai(fetch), tools: [], checkpointSaver: new MemorySaver() });
+    const recorded = recordedPlugin('lg-thread');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'chat-bob' } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'Hi, I am Bob.' }] }, config);
+    const second = await agent.invoke({ messages: [{ role: 'user', content: 'What is my name?' }] }, config);
+    // The checkpointer gave the second run the first one's messages: one conversation.
+    expect(requests[1]!.body.messages.map((m: { content: string }) => m.content)).toEqual(['Hi, I am Bob.', 'Hello Bob!', 'What is my name?']);
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.is_first_turn])).toEqual([['chat-bob', true], ['chat-bob', false]]);
+    expect(recorded.log.filter((e) => e.hook === 'on_session_finalize')).toHaveLength(0); // the thread may go on
+    handler.close();
+    expect(recorded.log.filter((e) => e.hook === 'on_session_start' || e.hook === 'on_session_finalize').map((e) => e.hook)).toEqual(['on_session_start', 'on_session_finalize']);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.session_id).toBe('chat-bob');
+    expect((doc.steps as Step[]).map((s) => [s.source, s.message])).toEqual([
+      ['user', 'Hi, I am Bob.'],
+      ['agent', 'Hello Bob!'],
+      ['user', 'What is my name?'],
+      ['agent', 'Your name is Bob.'],
+    ]);
+    expect(recordedCounts(doc)).toEqual(reported(second.messages));
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  for (const [decision, perRun] of [['approve', false], ['reject', false], ['approve', true]] as const) {
+    it(`humanInTheLoopMiddleware, ${decision}${perRun ? ', a handler made per run (as a server makes one per request)' : ''}: the interrupted run and the Command that resumes it are one trajectory, the resume repeats no user step`, async () => {
+      const answer = decision === 'approve' ? 'Deleted /tmp/report.txt.' : 'I left /tmp/report.txt in place.';
+      const { fetch } = scriptedFetch([
+        anthropicMessage({ id: 'msg_h1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/report.txt' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
+        anthropicMessage({ id: 'msg_h2', model: CLAUDE, content: [{ type: 'text', text: answer }], usage: { input_tokens: 110, output_tokens: 9, cache_read_input_tokens: 64 } }),
+      ]);
+      const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+      const agent = createAgent({
+        model: anthropic(fetch),
+        tools: [deleteFile],
+        checkpointer: new MemorySaver(),
+        middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })],
+      });
+      const recorded = recordedPlugin(`lg-hitl-${decision}`);
+      const handler = new NemoRelayCallbackHandler(recorded.hooks);
+      const config = () => ({ callbacks: [perRun ? new NemoRelayCallbackHandler(recorded.hooks) : handler], configurable: { thread_id: 'cleanup-1' } });
+      const first = await agent.invoke({ messages: [{ role: 'user', content: 'Delete /tmp/report.txt' }] }, config());
+      expect(first.__interrupt__).toHaveLength(1);
+      const resume = decision === 'approve' ? { type: 'approve' } : { type: 'reject', message: 'Keep the report.' };
+      const second = await agent.invoke(new Command({ resume: { decisions: [resume] } }), config());
+      expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.is_first_turn)).toEqual([true, false]);
+      handler.close(); // any handler on these hooks closes the thread
+      expect(recorded.log.filter((e) => e.hook === 'on_session_start' || e.hook === 'on_session_finalize').map((e) => e.hook)).toEqual(['on_session_start', 'on_session_finalize']);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      expect(userSteps(doc)).toEqual(['Delete /tmp/report.txt']);
+      expect(callsOf(doc)).toEqual([['toolu_delete', { path: '/tmp/report.txt' }]]);
+      // What the model was given for the call: the tool's result, or the rejection the middleware wrote in its place.
+      expect(toolMessages(second.messages)).toEqual([['toolu_delete', decision === 'approve' ? 'deleted /tmp/report.txt' : 'Keep the report.', decision === 'approve' ? 'ok' : 'error']]);
+      expect(observed(doc)).toEqual([['toolu_delete', toolMessages(second.messages)[0]![1], decision === 'approve' ? 'ok' : 'denied']]);
+      expect(agentSteps(doc).at(-1)!.message).toBe(answer);
+      expect(recordedCounts(doc)).toEqual(reported(second.messages));
+      const marks = recorded.log.filter((e) => e.hook.includes('approval') || e.hook === 'on_session_end').map((e) => [e.hook, e.payload.choice ?? e.payload.interrupted]);
+      expect(marks).toEqual([
+        ['pre_approval_request', undefined],
+        ['on_session_end', true],
+        ['post_approval_response', decision === 'approve' ? 'once' : 'deny'],
+        ['on_session_end', false],
+      ]);
+      expect(recorded.log.filter((e) => e.hook.includes('approval')).map((e) => e.payload.tool_call_id)).toEqual(['toolu_delete', 'toolu_delete']);
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
+  it('a tool that calls interrupt() and is resumed with a Command: an approval request, then the result of the resumed run, in one trajectory', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-i1', model: GPT, content: null, toolCalls: [{ id: 'call_book', name: 'book_hotel', args: { hotel_name: 'McKittrick Hotel' } }], usage: { prompt_tokens: 64, completion_tokens: 18 } }),
+      chatCompletion({ id: 'chatcmpl-i2', model: GPT, content: 'Your stay at the McKittrick Hotel is booked.', usage: { prompt_tokens: 101, completion_tokens: 11 } }),
+    ]);
+    let runs = 0;
+    const bookHotel = tool(
+      async ({ hotel_name }) => {
+        runs += 1;
+        const response = interrupt({ action: 'book_hotel', args: { hotel_name }, description: 'Please review the tool call' }) as { type: string };
+        if (response.type !== 'accept') throw new Error(`Unknown response type: ${response.type}`);
+        return `Successfully booked a stay at ${hotel_name}.`;
+      },
+      { name: 'book_hotel', description: 'Book a hotel', schema: z.object({ hotel_name: z.string() }) },
+    );
+    const agent = createReactAgent({ llm: openai(fetch), tools: [bookHotel], checkpointSaver: new MemorySaver() });
+    const recorded = recordedPlugin('lg-interrupt');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'booking-1' } };
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Book a stay at the McKittrick Hotel.' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await agent.invoke(new Command({ resume: { type: 'accept' } }), config);
+    expect(runs).toBe(2); // LangGraph runs the tool again from its start when resumed
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['Book a stay at the McKittrick Hotel.']);
+    expect(callsOf(doc)).toEqual([['call_book', { hotel_name: 'McKittrick Hotel' }]]);
+    // What the model was given: the resumed run's result (the paused run had none, and did not fail).
+    expect(observed(doc)).toEqual(toolMessages(second.messages));
+    expect(observed(doc)[0]![1]).toBe('Successfully booked a stay at McKittrick Hotel.');
+    expect(agentSteps(doc).at(-1)!.message).toBe('Your stay at the McKittrick Hotel is booked.');
+    expect(recordedCounts(doc)).toEqual(reported(second.messages));
+    const request = recorded.log.find((e) => e.hook === 'pre_approval_request')!.payload;
+    expect(request).toMatchObject({ session_id: 'booking-1', tool_call_id: 'call_book' });
+    expect(JSON.parse(String(request.description))).toEqual({ action: 'book_hotel', args: { hotel_name: 'McKittrick Hotel' }, description: 'Please review the tool call' });
+    const toolEnds = recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.status, e.payload.result]);
+    expect(toolEnds).toEqual([
+      ['interrupted', null],
+      ['ok', 'Successfully booked a stay at McKittrick Hotel.'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  describe('streaming: the tokens are what LangChain reports on the messages', () => {
+    const replies = (provider: 'openai' | 'anthropic'): WireReply[] =>
+      provider === 'openai'
+        ? [
+            chatCompletionEither({ id: 'chatcmpl-st1', model: GPT, content: null, toolCalls: [{ id: 'call_oslo', name: 'get_weather', args: { city: 'Oslo' } }, { id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 80, completion_tokens: 12 } }),
+            chatCompletionEither({ id: 'chatcmpl-st2', model: GPT, content: 'Both are sunny.', usage: { prompt_tokens: 120, completion_tokens: 5, cached: 64 } }),
+          ]
+        : [
+            { ...anthropicMessage(claudeCalls), sse: anthropicStream(claudeCalls).sse },
+            { ...anthropicMessage(claudeAnswer), sse: anthropicStream(claudeAnswer).sse },
+          ];
+    const claudeCalls = {
+      id: 'msg_st1',
+      model: CLAUDE,
+      content: [{ type: 'tool_use' as const, id: 'toolu_oslo', name: 'get_weather', input: { city: 'Oslo' } }, { type: 'tool_use' as const, id: 'toolu_rome', name: 'get_weather', input: { city: 'Rome' } }],
+      usage: { input_tokens: 80, output_tokens: 12, cache_read_input_tokens: 10 },
+    };
+    const claudeAnswer = { id: 'msg_st2', model: CLAUDE, content: [{ type: 'text' as const, text: 'Both are sunny.' }], usage: { input_tokens: 120, output_tokens: 5 } };
+    const weather = tool(async ({ city }) => `Sunny in ${city}`, { name: 'get_weather', description: 'The current weather of a city', schema: z.object({ city: z.string() }) });
+
+    for (const mode of ['messages', 'updates', 'streamEvents'] as const) {
+      for (const provider of ['openai', 'anthropic'] as const) {
+        it(`${mode} on ${provider}`, async () => {
+          const { fetch, requests } = scriptedFetch(replies(provider));
+          const agent = createReactAgent({ llm: provider === 'openai' ? openai(fetch) : anthropic(fetch), tools: [weather] });
+          const recorded = recordedPlugin(`lg-stream-${mode}-${provider}`);
+          const callbacks = [new NemoRelayCallbackHandler(recorded.hooks)];
+          const input = { messages: [{ role: 'user', content: 'Weather in Oslo and Rome?' }] };
+          let final: { messages: BaseMessage[] } | undefined;
+          if (mode === 'streamEvents') {
+            for await (const event of agent.streamEvents(input, { version: 'v2', callbacks })) {
+              if (event.event === 'on_chain_end' && event.metadata?.langgraph_node === undefined && event.data?.output?.messages !== undefined) final = event.data.output;
+            }
+          } else {
+            for await (const [kind, chunk] of await agent.stream(input, { callbacks, streamMode: [mode, 'values'] })) if (kind === 'values') final = chunk as { messages: BaseMessage[] };
+          }
+          // "messages" and streamEvents make the model stream on the wire (ChatOpenAI asks for the usage chunk: streamUsage).
+          const streamed = mode !== 'updates';
+          expect(requests.map((r) => r.body.stream === true)).toEqual([streamed, streamed]);
+          if (provider === 'openai' && streamed) expect(requests[0]!.body.stream_options).toEqual({ include_usage: true });
+          const { atif, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          const doc = atif[0]!;
+          expect(validateAtif(doc)).toEqual([]);
+          expect(callsOf(doc).map(([id]) => id)).toEqual(provider === 'openai' ? ['call_oslo', 'call_rome'] : ['toolu_oslo', 'toolu_rome']);
+          expect(observed(doc)).toEqual(toolMessages(final!.messages));
+          expect(recordedCounts(doc)).toEqual(reported(final!.messages));
+          const sum = (index: 0 | 1 | 2) => reported(final!.messages).reduce((total, counts) => total + counts[index], 0);
+          expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: sum(0), total_completion_tokens: sum(1), total_cached_tokens: sum(2) });
+          expect(agentSteps(doc).at(-1)!.message).toBe('Both are sunny.');
+        }, 30_000);
+      }
+    }
+  });
+
+  it("a node retried by its RetryPolicy after the provider's 503: one API call whose retry succeeded, no second user step", async () => {
+    const { fetch, requests } = scriptedFetch([
+      openAiError(503, 'server_error', 'The server is overloaded.'),
+      chatCompletion({ id: 'chatcmpl-rp', model: GPT, content: 'Hello!', usage: { prompt_tokens: 14, completion_tokens: 2 } }),
+    ]);
+    const model = openai(fetch);
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }), { retryPolicy: { maxAttempts: 3, initialInterval: 1, jitter: false } })
+      .addEdge(START, 'agent')
+      .addEdge('agent', END)
+      .compile();
+    const recorded = recordedPlugin('lg-retry-policy');
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'Say hello.' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests).toHaveLength(2);
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect((doc.steps as Step[]).map((s) => [s.source, s.extra?.invocation?.status ?? null])).toEqual([
+      ['user', null],
+      ['agent', 'failed'],
+      ['agent', 'completed'],
+    ]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('Hello!');
+    const attempts = recorded.log.filter((e) => e.hook.endsWith('api_request') || e.hook === 'api_request_error').map((e) => [e.hook, e.payload.api_request_id, e.payload.retry_count]);
+    const id = attempts[0]![1];
+    expect(attempts).toEqual([
+      ['pre_api_request', id, 0],
+      ['api_request_error', id, 0],
+      ['pre_api_request', id, 1],
+      ['post_api_request', id, undefined],
+    ]);
+    expect(atof.filter((e) => e.category === 'llm' && e.scope_category === 'end').map((e) => e.metadata?.api_request_id)).toEqual([id, id]);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it('a node that throws fails the turn with its error; the run is one failed turn', async () => {
+    const { fetch } = scriptedFetch([chatCompletion({ id: 'chatcmpl-v1', model: GPT, content: 'DROP TABLE users;', usage: { prompt_tokens: 20, completion_tokens: 6 } })]);
+    const model = openai(fetch);
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+      .addNode('check', async () => {
+        throw new Error('unsafe SQL in the answer');
+      })
+      .addEdge(START, 'agent')
+      .addEdge('agent', 'check')
+      .addEdge('check', END)
+      .compile();
+    const recorded = recordedPlugin('lg-node-throws');
+    await expect(graph.invoke({ messages: [{ role: 'user', content: 'Write SQL.' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] })).rejects.toThrow('unsafe SQL');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(agentSteps(atif[0]!).map((s) => s.message)).toEqual(['DROP TABLE users;']);
+    expect(recorded.log.find((e) => e.hook === 'on_session_end')!.payload).toMatchObject({ failed: true, error_message: 'unsafe SQL in the answer' });
+    await sameOnNative(recorded);
+  }, 30_000);
+});
