@@ -19,7 +19,7 @@ import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { anthropicMessage, chatCompletion, chatCompletionEither, openAiError, scriptedFetch, type AnthropicUsage } from '../support/provider-wire.ts';
-import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
+import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc } from './support.ts';
 
 const CLAUDE = 'claude-sonnet-4-5-20250929';
 const GPT = 'gpt-4.1-2025-04-14';
@@ -263,14 +263,7 @@ describe('LangChain adapter on real programs (real provider clients over a fake 
       ['failed', expect.stringContaining('overloaded')],
       ['completed', 'Hello!'],
     ]);
-    const attempts = recorded.log.filter((e) => e.hook.endsWith('api_request') || e.hook === 'api_request_error').map((e) => [e.hook, e.payload.api_request_id, e.payload.retry_count]);
-    const id = attempts[0]![1];
-    expect(attempts).toEqual([
-      ['pre_api_request', id, 0],
-      ['api_request_error', id, 0],
-      ['pre_api_request', id, 1],
-      ['post_api_request', id, undefined],
-    ]);
+    const id = expectRetriedFirstCall(recorded.log, true)[0]!.payload.api_request_id;
     expect(recorded.log.find((e) => e.hook === 'api_request_error')!.payload).toMatchObject({ status_code: 503 });
     expect(atof.filter((e) => e.category === 'llm' && e.scope_category === 'end').map((e) => e.metadata?.api_request_id)).toEqual([id, id]);
   });

@@ -26,7 +26,7 @@ import type { HookName } from '../../src/hooks/names.ts';
 import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
 import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionEither, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { backends, expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 const CLAUDE = 'claude-sonnet-4-5-20250929';
@@ -371,14 +371,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
       ['agent', 'completed'],
     ]);
     expect(agentSteps(doc).at(-1)!.message).toBe('Hello!');
-    const attempts = recorded.log.filter((e) => e.hook.endsWith('api_request') || e.hook === 'api_request_error').map((e) => [e.hook, e.payload.api_request_id, e.payload.retry_count]);
-    const id = attempts[0]![1];
-    expect(attempts).toEqual([
-      ['pre_api_request', id, 0],
-      ['api_request_error', id, 0],
-      ['pre_api_request', id, 1],
-      ['post_api_request', id, undefined],
-    ]);
+    const id = expectRetriedFirstCall(recorded.log, true)[0]!.payload.api_request_id;
     expect(atof.filter((e) => e.category === 'llm' && e.scope_category === 'end').map((e) => e.metadata?.api_request_id)).toEqual([id, id]);
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
     await sameOnNative(recorded);

@@ -144,6 +144,24 @@ export function checkTrajectory(doc: AtifDoc, expected: Expectation): void {
   expect(childMetrics).toEqual(expected.childUsage);
 }
 
+/**
+ * The log's API-request hooks, checked to open with one call tried twice under one api_request_id: the failed
+ * attempt, then the one that answered (`whole`: and nothing after them). Returns those hooks, for the test's own
+ * checks of the failure.
+ */
+export function expectRetriedFirstCall(log: Recorded['log'], whole = false): Recorded['log'] {
+  const attempts = log.filter((entry) => entry.hook === 'pre_api_request' || entry.hook === 'api_request_error' || entry.hook === 'post_api_request');
+  const id = attempts[0]?.payload.api_request_id;
+  expect(id, 'an API request was recorded').toBeDefined();
+  expect((whole ? attempts : attempts.slice(0, 4)).map((entry) => [entry.hook, entry.payload.api_request_id, entry.payload.retry_count])).toEqual([
+    ['pre_api_request', id, 0],
+    ['api_request_error', id, 0],
+    ['pre_api_request', id, 1],
+    ['post_api_request', id, undefined],
+  ]);
+  return attempts;
+}
+
 /** Both attempts of the retried call: one api_request_id, an error then a success. */
 export function checkRetry(atof: AtofEvent[]): void {
   const llmEnds = atof.filter((event) => event.kind === 'scope' && event.category === 'llm' && event.scope_category === 'end');

@@ -183,18 +183,72 @@ function wrapTool(tool: unknown): void {
       toolFrame = quietly(() => observer.toolFrame(callId));
       if (toolFrame !== undefined) break;
     }
-    const reportThrow = (error: unknown): never => {
+    const report = (error: unknown): void => {
       for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
+    };
+    const reportThrow = (error: unknown): never => {
+      report(error);
       throw error;
+    };
+    // The SDK enforces `timeoutMs` outside `invoke`: a call that times out is
+    // abandoned through its signal, and the model gets a text (or the run a
+    // ToolTimeoutError) while `invoke` never settles in time. The signal's
+    // reason is then the call's failure.
+    const signal = details?.signal;
+    const aborted = (): void => report((signal as AbortSignal).reason);
+    const watching = isSignal(signal) && !signal.aborted;
+    if (watching) signal.addEventListener('abort', aborted, { once: true });
+    const stopWatching = (): void => {
+      if (watching) signal.removeEventListener('abort', aborted);
     };
     try {
       const result = toolFrame === undefined ? invoke.call(tool, runContext, input, details) : runInToolFrame(toolFrame, () => invoke.call(tool, runContext, input, details));
-      return result instanceof Promise ? result.catch(reportThrow) : result;
+      if (!(result instanceof Promise)) {
+        stopWatching();
+        return result;
+      }
+      return result.then(
+        (value: unknown) => {
+          stopWatching();
+          return value;
+        },
+        (error: unknown) => {
+          stopWatching();
+          return reportThrow(error);
+        },
+      );
     } catch (error) {
+      stopWatching();
       return reportThrow(error);
     }
   };
   if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
+}
+
+/**
+ * Calls `done` or `failed` as a streamed run's result ends, before the SDK
+ * ends its stream and settles `completed`: the runner ends it by calling
+ * the result's `_done()` or `_raiseError(error)`, wrapped here on that one
+ * result. A result without them is left as it is.
+ */
+export function onStreamEnd(result: object, done: () => void, failed: (error: unknown) => void): void {
+  const record = result as Loose;
+  const finish = record._done;
+  const raise = record._raiseError;
+  if (typeof finish !== 'function' || typeof raise !== 'function') return;
+  defineMethod(result, '_done', function done_(this: unknown, ...args: unknown[]): unknown {
+    quietly(done);
+    return finish.apply(this, args);
+  });
+  defineMethod(result, '_raiseError', function raiseError_(this: unknown, error: unknown, ...rest: unknown[]): unknown {
+    quietly(() => failed(error));
+    return raise.call(this, error, ...rest);
+  });
+}
+
+/** An `AbortSignal` (a tool call's, a run's), told by its shape: signals cross realms and polyfills. */
+export function isSignal(value: unknown): value is AbortSignal {
+  return typeof value === 'object' && value !== null && typeof (value as AbortSignal).addEventListener === 'function' && typeof (value as AbortSignal).aborted === 'boolean';
 }
 
 /** Puts `value` in place of the method, keeping whether it was enumerable: a spread copy of a tool must keep its `invoke`. */

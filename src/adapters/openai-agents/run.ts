@@ -26,7 +26,7 @@ import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { isSignal, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -139,7 +139,7 @@ export class RunRecord implements RunObserver {
     const agent = this.#agent as Loose | undefined;
     const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
     const run = adapter.core.startRun({
-      runId: this.#heldSessionId ?? names.runId ?? adapter.newRunId(),
+      runId: this.#heldSessionId ?? (resumed ? resumedRunId(names.runId, input) : names.runId) ?? adapter.newRunId(),
       conversationId: this.#heldSessionId ?? names.conversationId,
       agentName: nonEmptyString(agent?.name),
       model: modelNameOf(agent, config),
@@ -304,7 +304,9 @@ export class RunRecord implements RunObserver {
         if (call.attemptOpen) call.attemptError(error);
       },
       streamEnded: () => {
-        if (call.attemptOpen) call.attemptError(Object.assign(new Error('the stream ended before the response did'), { name: 'StreamEnded' }));
+        if (!call.attemptOpen) return;
+        const cancelled = this.#callerCancelled();
+        call.attemptError(cancelled ?? Object.assign(new Error('the stream ended before the response did'), { name: 'StreamEnded' }));
       },
     };
   }
@@ -332,6 +334,15 @@ export class RunRecord implements RunObserver {
       this.#finish(result);
       return;
     }
+    // Ended when the stream ends, before the caller's loop over it resumes:
+    // a program that shuts the plugin down right after its loop (without
+    // awaiting `completed`) would otherwise lose the turn's end. `completed`
+    // stays the fallback; whichever comes first settles the run.
+    onStreamEnd(
+      result,
+      () => this.#finish(result),
+      (error) => this.failed(error),
+    );
     (result.completed as Promise<unknown>).then(
       () => this.#finish(result),
       (error: unknown) => this.failed(error),
@@ -346,7 +357,8 @@ export class RunRecord implements RunObserver {
     if (run === undefined) return;
     const state = isRecord(error) ? error.state : undefined;
     const guardrails = guardrailsOf(state, isRecord(error) ? error.result : undefined);
-    const status: RunStatus = isAbort(error) ? 'interrupted' : 'failed';
+    // The caller's own signal stopped it: the openai client reports that as its `APIUserAbortError`, not an AbortError.
+    const status: RunStatus = isAbort(error) || this.#callerCancelled() !== undefined ? 'interrupted' : 'failed';
     this.#closeOpen(run, error);
     run.end(status, undefined, error, { turnEnd: turnEnd(guardrails) });
   }
@@ -385,6 +397,15 @@ export class RunRecord implements RunObserver {
     run.end('completed', finalText(output), undefined, { turnEnd: turnEnd(guardrails) });
   }
 
+  /** The run's `signal` (`run(agent, input, { signal })`), when the caller aborted it: why, as an AbortError. */
+  #callerCancelled(): Error | undefined {
+    const signal = this.#options?.signal;
+    if (!isSignal(signal) || !signal.aborted) return undefined;
+    const reason: unknown = signal.reason;
+    if (isAbort(reason)) return reason as Error;
+    return Object.assign(new Error(reason instanceof Error ? reason.message : 'the run was cancelled by its signal'), { name: 'AbortError' });
+  }
+
   /** Ends what the run left open: a model attempt, tools that never returned, rejected calls never reported. */
   #closeOpen(run: AgentRun, error: unknown): void {
     const call = this.#call;
@@ -401,16 +422,51 @@ export class RunRecord implements RunObserver {
 
 /**
  * What names a run's session: the runner's `groupId` (or the trace's), else
- * the run's server-side `conversationId`, else its trace id. Read from the
- * state a run resumes or ended with, else from the trace the caller runs in.
+ * the run's server-side `conversationId`, else the id of its `session`
+ * memory, else its trace id. Read from the state a run resumes or ended
+ * with, else from the trace the caller runs in.
  */
 export function runNames(runner: Loose, state: Loose | undefined, options: Loose | undefined): { runId?: string; conversationId?: string } {
   const trace = traceOf(state);
   const config = isRecord(runner.config) ? runner.config : {};
   return {
     runId: nonEmptyString(trace?.traceId),
-    conversationId: nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(options?.conversationId),
+    conversationId: nonEmptyString(config.groupId) ?? nonEmptyString(trace?.groupId) ?? nonEmptyString(options?.conversationId) ?? memorySessionId(options?.session),
   };
+}
+
+/**
+ * The id of a run's `session` memory, where it keeps one to read without a
+ * call: `MemorySession.sessionId`, `OpenAIConversationsSession.sessionId`
+ * (its conversation id, set once the run has read its items). Never
+ * `getSessionId()`: on a Conversations session that creates a conversation
+ * on the server, and telemetry makes no API call.
+ */
+function memorySessionId(session: unknown): string | undefined {
+  if (!isRecord(session)) return undefined;
+  try {
+    return nonEmptyString(session.sessionId);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The run id of a run resuming a paused state whose session this adapter
+ * does not hold (paused in another process, or its state collected first):
+ * the paused run's trace id and the first call it answers. The trace id
+ * alone would name the paused run's session again, and a second trajectory
+ * of that name replaces the first one's file when another process wrote it.
+ */
+function resumedRunId(traceId: string | undefined, state: Loose & { getInterruptions(): unknown[] }): string | undefined {
+  if (traceId === undefined) return undefined;
+  let callId: string | undefined;
+  try {
+    callId = approvalCall(state.getInterruptions()[0])?.id;
+  } catch {
+    callId = undefined;
+  }
+  return callId === undefined ? undefined : `${traceId}:resume:${callId}`;
 }
 
 function traceOf(state: Loose | undefined): Loose | undefined {

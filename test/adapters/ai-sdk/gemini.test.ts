@@ -20,7 +20,7 @@ import { silentLogger } from '../../../src/shared/logger.ts';
 import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
 import { replayWithOtlp } from '../../support/otlp-replay.ts';
 import type { HookLine } from '../../fixtures/streams/script.ts';
-import { backends, expectNothingLost, recordedPlugin, type Recorded } from '../support.ts';
+import { backends, expectNothingLost, expectRetriedFirstCall, recordedPlugin, type Recorded } from '../support.ts';
 import { FakeProvider, type Turn } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -160,14 +160,7 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
         expect(steps.map((step) => step.providerMetadata?.google?.usageMetadata?.thoughtsTokenCount ?? undefined)).toEqual([40, 25, undefined]);
 
         // The 429: one api_request_id for both attempts, the failure with its status.
-        const attempts = recorded.log.filter((entry) => ['pre_api_request', 'api_request_error', 'post_api_request'].includes(entry.hook));
-        const firstId = attempts[0]!.payload.api_request_id;
-        expect(attempts.slice(0, 4).map((entry) => [entry.hook, entry.payload.api_request_id, entry.payload.retry_count])).toEqual([
-          ['pre_api_request', firstId, 0],
-          ['api_request_error', firstId, 0],
-          ['pre_api_request', firstId, 1],
-          ['post_api_request', firstId, undefined],
-        ]);
+        const attempts = expectRetriedFirstCall(recorded.log);
         expect(attempts[1]!.payload).toMatchObject({ status_code: 429, retryable: true });
         expect((attempts[1]!.payload.error as any).message).toContain('Resource has been exhausted');
       });

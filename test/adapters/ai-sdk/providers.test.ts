@@ -13,7 +13,7 @@ import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { AI_SDK_PROVIDERS, type ProviderPackages } from '../../support/ai-sdk-providers.ts';
 import { scriptedFetch } from '../../support/provider-wire.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
+import { backends, expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc } from '../support.ts';
 import { FakeProvider, type Turn, type Wire } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -137,14 +137,7 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
           expect(doc.final_metrics.total_cached_tokens ?? 0).toBe((totalUsage.inputTokenDetails.cacheReadTokens ?? 0) + (totalUsage.inputTokenDetails.cacheWriteTokens ?? 0));
 
           // The retry: one api_request_id, the failure (its status) and the attempt that answered.
-          const attempts = recorded.log.filter((entry) => ['pre_api_request', 'api_request_error', 'post_api_request'].includes(entry.hook));
-          const firstId = attempts[0]!.payload.api_request_id;
-          expect(attempts.slice(0, 4).map((entry) => [entry.hook, entry.payload.api_request_id, entry.payload.retry_count])).toEqual([
-            ['pre_api_request', firstId, 0],
-            ['api_request_error', firstId, 0],
-            ['pre_api_request', firstId, 1],
-            ['post_api_request', firstId, undefined],
-          ]);
+          const attempts = expectRetriedFirstCall(recorded.log);
           expect(attempts[1]!.payload).toMatchObject({ status_code: provider.status, retryable: true });
 
           // What was sent: the system prompt and the user's prompt, then the tool's result under its call id.

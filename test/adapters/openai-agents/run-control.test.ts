@@ -1,0 +1,354 @@
+// Agents SDK programs that use the run controls its docs describe: tool
+// timeouts (`timeoutMs`, as a result or as an exception), a caller's
+// AbortSignal (mid-stream, mid-request, mid-tool), a stream read to its end
+// or stopped by a guardrail with nothing awaited after it, `toolUseBehavior`,
+// conversation memory (`session: new MemorySession()`), and a paused run
+// resumed elsewhere from `state.toString()` (a new Runner, adapter and
+// plugin writing the same folder, as a second process would). Each
+// trajectory is checked against what the program did and what the SDK
+// counted, on the memory relay and on native.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool, type InputGuardrail } from '@openai/agents';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
+import { FakeOpenAI } from './wire.ts';
+
+const api = new FakeOpenAI();
+setDefaultOpenAIClient(api.client());
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+/** A tool that answers only when its call is cancelled, as a tool honouring its signal does: it always outlives a timeout. */
+const stuck = (extra: Record<string, unknown>) =>
+  tool({
+    name: 'slow_lookup',
+    description: 'A lookup that hangs',
+    parameters: z.object({}),
+    timeoutMs: 20,
+    execute: (_args, _context, details) => new Promise<string>((resolve) => details?.signal?.addEventListener('abort', () => resolve('too late'), { once: true })),
+    ...extra,
+  });
+const quick = tool({ name: 'quick_lookup', description: 'A lookup that answers', parameters: z.object({}), execute: async () => 'found it' });
+const TIMEOUT_MESSAGE = "Tool 'slow_lookup' timed out after 20ms.";
+
+/** What the model was told of a call: the function_call_output the next request carried. */
+function toldTheModel(callId: string): unknown {
+  for (const request of api.requests) {
+    const item = (request.body.input ?? []).find((entry: Record<string, any>) => entry.type === 'function_call_output' && entry.call_id === callId);
+    if (item !== undefined) return item.output;
+  }
+  return undefined;
+}
+
+describe('Agents SDK run controls', () => {
+  for (const tracing of TRACING) {
+    for (const [label, extra, told] of [
+      ['the SDK\'s timeout text', {}, TIMEOUT_MESSAGE],
+      ['a timeoutErrorFunction\'s text', { timeoutErrorFunction: () => 'The lookup is slow today; answer without it.' }, 'The lookup is slow today; answer without it.'],
+    ] as const) {
+      it(`a tool that times out (timeoutMs, as a result: ${label}) is a failed call, beside one that answered (${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-4.1': [
+            {
+              calls: [
+                { id: 'call_slow', name: 'slow_lookup', args: {} },
+                { id: 'call_quick', name: 'quick_lookup', args: {} },
+              ],
+              usage: { input: 30, output: 8 },
+            },
+            { text: 'Found it; the slow lookup did not answer.', usage: { input: 60, output: 9 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-tool-timeout');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const agent = new Agent({ name: 'Researcher', instructions: 'Look things up.', model: 'gpt-4.1', tools: [stuck(extra), quick] });
+        const result = await run(agent, 'Look it up.');
+        expect(result.finalOutput).toBe('Found it; the slow lookup did not answer.');
+        expect(toldTheModel('call_slow')).toBe(told);
+
+        const ended = Object.fromEntries(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload]));
+        expect(ended.call_slow).toMatchObject({ status: 'error', result: told, error_message: TIMEOUT_MESSAGE });
+        expect(ended.call_quick).toMatchObject({ status: 'ok', result: 'found it' });
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expectRunsClosed(recorded);
+        const doc = onlyTrajectory(atif);
+        expect(observation(doc, 'call_slow')).toMatchObject({ content: told, extra: { metadata: { status: 'error' } } });
+        expect(observation(doc, 'call_quick')).toMatchObject({ content: 'found it', extra: { metadata: { status: 'ok' } } });
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      }, 30_000);
+    }
+
+    it(`a tool that times out with timeoutBehavior 'raise_exception' fails the call and the run with ToolTimeoutError (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_slow', name: 'slow_lookup', args: {} }], usage: { input: 30, output: 8 } }] });
+      const recorded = recordedPlugin('agents-tool-timeout-raise');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Researcher', instructions: 'Look things up.', model: 'gpt-4.1', tools: [stuck({ timeoutBehavior: 'raise_exception' })] });
+      const error = await run(agent, 'Look it up.').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ToolTimeoutError);
+      expect(hooks(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_slow', status: 'error', error_message: TIMEOUT_MESSAGE }]);
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ failed: true, error_type: 'ToolTimeoutError' }]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(observation(onlyTrajectory(atif), 'call_slow')?.extra?.metadata?.status).toBe('error');
+    }, 30_000);
+
+    for (const behavior of ['stop_on_first_tool' as const, { stopAtToolNames: ['quick_lookup'] }]) {
+      it(`toolUseBehavior ${JSON.stringify(behavior)}: one model call, the tool's result is the final output (${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_quick', name: 'quick_lookup', args: {} }], usage: { input: 25, output: 6 } }] });
+        const recorded = recordedPlugin('agents-tool-use-behavior');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const agent = new Agent({ name: 'Fetcher', instructions: 'Fetch.', model: 'gpt-4.1', tools: [quick], toolUseBehavior: behavior });
+        const result = await run(agent, 'Fetch it.');
+        expect(result.finalOutput).toBe('found it');
+        expect(api.requests).toHaveLength(1);
+        expect(hooks(recorded, 'on_session_end')).toMatchObject([{ completed: true }]);
+        expect(hooks(recorded, 'post_llm_call')).toMatchObject([{ assistant_response: 'found it' }]);
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const doc = onlyTrajectory(atif);
+        expect(agentSteps(doc)).toHaveLength(1);
+        expect(observation(doc, 'call_quick')).toMatchObject({ content: 'found it', extra: { metadata: { status: 'ok' } } });
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      }, 30_000);
+    }
+
+    it(`conversation memory (session: new MemorySession()): every run of the session is recorded under its id (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1': [
+          { text: 'San Francisco', usage: { input: 20, output: 3 } },
+          { text: 'California', usage: { input: 35, output: 2, cached: 16 } },
+        ],
+      });
+      const recorded = recordedPlugin('agents-memory-session');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1' });
+      const session = new MemorySession();
+      const first = await run(agent, 'What city is the Golden Gate Bridge in?', { session });
+      const second = await run(agent, 'What state is it in?', { session });
+      expect(second.finalOutput).toBe('California');
+      const sessionId = await session.getSessionId();
+
+      expect(hooks(recorded, 'on_session_start').map((payload) => payload.session_id)).toEqual([sessionId, sessionId]);
+      // The second request carried the session's history: the request as recorded is what was sent.
+      expect(hooks(recorded, 'pre_api_request')[1]!.request.body.messages).toEqual([
+        { role: 'system', content: 'Reply very concisely.' },
+        { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
+        { role: 'assistant', content: 'San Francisco' },
+        { role: 'user', content: 'What state is it in?' },
+      ]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      expect(atif.map((doc) => doc.session_id)).toEqual([sessionId, sessionId]);
+      const byQuestion = new Map(atif.map((doc) => [stepsOf(doc)[0]!.message, doc]));
+      expect(agentSteps(byQuestion.get('What city is the Golden Gate Bridge in?')!).map((step) => step.message)).toEqual(['San Francisco']);
+      expect(agentSteps(byQuestion.get('What state is it in?')!).map((step) => step.message)).toEqual(['California']);
+      expect(tokenTotals(byQuestion.get('What city is the Golden Gate Bridge in?')!)).toEqual(sdkTotals(first.state.usage));
+      expect(tokenTotals(byQuestion.get('What state is it in?')!)).toEqual(sdkTotals(second.state.usage));
+    }, 30_000);
+
+    it(`a streamed run read to its end, the plugin shut down right after the loop (completed not awaited): nothing is dropped (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'Streamed to the end.', usage: { input: 12, output: 5 } }] });
+      const recorded = recordedPlugin('agents-stream-then-shutdown');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Talker', instructions: 'Talk.', model: 'gpt-4.1' });
+      const result = await run(agent, 'Say something.', { stream: true });
+      let events = 0;
+      for await (const _event of result) events += 1;
+      const { atif, counters } = await recorded.finish();
+      expect(events).toBeGreaterThan(0);
+      expect(counters.dropped).toBe(0);
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      expect(hooks(recorded, 'post_llm_call')).toMatchObject([{ assistant_response: 'Streamed to the end.' }]);
+      expect(tokenTotals(onlyTrajectory(atif))).toEqual(sdkTotals(result.state.usage));
+    }, 30_000);
+
+    it(`a streamed run an input guardrail stops (runInParallel): the failure and the verdict are recorded before the caller's loop throws (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'An answer nobody should see.', usage: { input: 12, output: 6 } }] });
+      const recorded = recordedPlugin('agents-stream-guardrail');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      // A guardrail running beside the model that decides after the model answered (as one that asks a model does).
+      const answered = new Promise<void>((resolve) => recorded.hooks.on('post_api_request', () => resolve()));
+      const noSecrets: InputGuardrail = {
+        name: 'No secrets',
+        runInParallel: true,
+        execute: async ({ input }) => {
+          await answered;
+          return { outputInfo: { matched: 'password' }, tripwireTriggered: JSON.stringify(input).includes('password') };
+        },
+      };
+      const agent = new Agent({ name: 'Guarded', instructions: 'x', model: 'gpt-4.1', inputGuardrails: [noSecrets] });
+      const result = await run(agent, 'my password is hunter2', { stream: true });
+      let error: unknown;
+      try {
+        for await (const _event of result) {
+          // rendered as it arrives
+        }
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(InputGuardrailTripwireTriggered);
+      // When the caller's loop throws, the turn has already ended.
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ failed: true, error_type: 'InputGuardrailTripwireTriggered', guardrails: [{ name: 'No secrets', tripwire_triggered: true }] }]);
+      const { counters } = await recorded.finish();
+      expect(counters.dropped).toBe(0);
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+    }, 30_000);
+
+    it(`a streamed run the caller aborts mid-stream (signal): the attempt ends aborted, the run interrupted (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ text: 'A long answer that arrives in many small pieces over the stream.', usage: { input: 15, output: 14 } }] });
+      const recorded = recordedPlugin('agents-stream-abort');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Talker', instructions: 'Talk.', model: 'gpt-4.1' });
+      const controller = new AbortController();
+      const result = await run(agent, 'Tell me a story.', { stream: true, signal: controller.signal });
+      let events = 0;
+      for await (const _event of result) {
+        events += 1;
+        if (events === 3) controller.abort();
+      }
+      await result.completed;
+      expect(result.cancelled).toBe(true);
+      expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'AbortError' } }]);
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+    }, 30_000);
+
+    it(`a run the caller aborts while a tool runs: the call fails with the abort, the run is interrupted (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_wait', name: 'wait_for_it', args: {} }], usage: { input: 12, output: 4 } }] });
+      const recorded = recordedPlugin('agents-tool-abort');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const controller = new AbortController();
+      const waitForIt = tool({
+        name: 'wait_for_it',
+        description: 'Waits',
+        parameters: z.object({}),
+        execute: (_args, _context, details) =>
+          new Promise<string>((resolve) => {
+            details?.signal?.addEventListener('abort', () => resolve('stopped'), { once: true });
+            controller.abort();
+          }),
+      });
+      const agent = new Agent({ name: 'Waiter', instructions: 'Wait.', model: 'gpt-4.1', tools: [waitForIt] });
+      const error = await run(agent, 'Wait for it.', { signal: controller.signal }).catch((caught: unknown) => caught);
+      expect((error as Error).name).toBe('AbortError');
+      // The runtime's own words for an abort (Node, Bun and Deno differ): the signal's reason.
+      expect(hooks(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_wait', status: 'error', error_message: (controller.signal.reason as Error).message }]);
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+    }, 30_000);
+  }
+
+  it('a run the caller aborts during a model request is interrupted, not failed (the openai client says APIUserAbortError)', async () => {
+    useTracing('tracing off');
+    const controller = new AbortController();
+    // The API never answers; the client gives up when the run's signal aborts.
+    const hanging = (_url: string | URL | Request, init?: RequestInit): Promise<Response> =>
+      new Promise((_resolve, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true });
+        controller.abort();
+      });
+    const client = new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: hanging, maxRetries: 0 });
+    const recorded = recordedPlugin('agents-request-abort');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const agent = new Agent({ name: 'Impatient', instructions: 'x', model: new OpenAIResponsesModel(client, 'gpt-4.1') });
+    const error = await run(agent, 'hi', { signal: controller.signal }).catch((caught: unknown) => caught);
+    expect((error as Error).constructor.name).toBe('APIUserAbortError');
+    expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'APIUserAbortError' } }]);
+    expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expectRunsClosed(recorded);
+  }, 30_000);
+
+  for (const backend of backends()) {
+    it(`a paused run resumed elsewhere from state.toString() (new Runner, adapter and plugin, same folder) keeps both trajectories (${backend})`, async () => {
+      useTracing('tracing on');
+      api.load({
+        'gpt-4.1': [
+          { calls: [{ id: 'call_cancel', name: 'cancel_order', args: { orderId: 7 } }], usage: { input: 40, output: 9 } },
+          { text: 'Order 7 is cancelled.', usage: { input: 60, output: 6, cached: 32 } },
+        ],
+      });
+      const cancelOrder = tool({
+        name: 'cancel_order',
+        description: 'Cancel an order',
+        parameters: z.object({ orderId: z.number() }),
+        needsApproval: true,
+        execute: async ({ orderId }) => `Cancelled order ${orderId}`,
+      });
+      const agent = new Agent({ name: 'Customer support', instructions: 'Help with orders.', model: 'gpt-4.1', tools: [cancelOrder] });
+
+      // The first process: the run pauses for approval, its state is saved, the process ends.
+      const before = recordedPlugin('agents-resume-elsewhere', backend);
+      uninstall = instrumentOpenAIAgents(before.hooks);
+      const paused = await run(agent, 'Cancel order 7.');
+      expect(paused.interruptions).toHaveLength(1);
+      const saved = paused.state.toString();
+      uninstall();
+      uninstall = undefined;
+      const first = await before.finish();
+      expectNothingLost(first.counters);
+      const pausedDoc = onlyTrajectory(first.atif);
+
+      // The second process: the same folder, the state from storage, approved and resumed.
+      const after = recordedPlugin('agents-resume-elsewhere-2', backend, { atifOutputDirectory: path.join(before.dir, 'atif'), atofOutputDirectory: path.join(before.dir, 'atof-2') });
+      uninstall = instrumentOpenAIAgents(after.hooks);
+      const state = await RunState.fromString(agent, saved);
+      for (const interruption of state.getInterruptions()) state.approve(interruption);
+      const resumed = await new Runner().run(agent, state);
+      expect(resumed.finalOutput).toBe('Order 7 is cancelled.');
+      expect(hooks(after, 'post_approval_response')).toMatchObject([{ tool_call_id: 'call_cancel', choice: 'once' }]);
+      expect(hooks(after, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_cancel', status: 'ok', result: 'Cancelled order 7' }]);
+      const second = await after.finish();
+      expectNothingLost(second.counters);
+      expectRunsClosed(after);
+
+      // Both trajectories are on disk: the resumed one did not replace the paused one's file.
+      const folder = path.join(before.dir, 'atif');
+      const docs = readdirSync(folder).map((file) => JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as AtifDoc);
+      expect(docs).toHaveLength(2);
+      const kept = docs.find((doc) => doc.session_id === pausedDoc.session_id) as AtifDoc;
+      expect(kept).toEqual(pausedDoc);
+      expect(stepsOf(kept)[0]).toMatchObject({ source: 'user', message: 'Cancel order 7.' });
+      expect(toolCallIds(kept)).toEqual(['call_cancel']);
+      // The resumed run names the session it continues and the call it answers.
+      const continued = docs.find((doc) => doc !== kept) as AtifDoc;
+      expect(continued.session_id).toBe(`${pausedDoc.session_id}:resume:call_cancel`);
+      expect(agentSteps(continued).map((step) => step.message)).toEqual(['Order 7 is cancelled.']);
+      // Nothing counted twice, nothing lost: the two files hold what the SDK counted over both runs.
+      const total = { prompt: 0, completion: 0, cached: 0 };
+      for (const doc of docs) {
+        const part = tokenTotals(doc);
+        total.prompt += part.prompt;
+        total.completion += part.completion;
+        total.cached += part.cached;
+      }
+      expect(total).toEqual(sdkTotals(resumed.state.usage));
+    }, 30_000);
+  }
+});
