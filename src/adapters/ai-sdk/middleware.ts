@@ -202,9 +202,11 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
         if (settled) return;
         settled = true;
         core.guard.run('middleware stream end', () => {
-          if (error !== undefined && seen.error !== undefined) {
-            // Cancelled after an error part (the parts read ahead may hold its end): streamText gives the attempt up to rerun the step.
-            call.attemptError(error);
+          // An error part, then the consumer cancelled or the stream finished for that error: streamText gives such an
+          // attempt up, and reruns the step under streamRetries. Which of the two the middleware sees depends on how far
+          // the runtime reads the stream ahead (Node 26 reads it to its end before the SDK cancels).
+          if (seen.error !== undefined && (error !== undefined || seen.finishReason === 'error')) {
+            call.attemptError(error ?? seen.error);
             const key = promptKey(params.prompt);
             if (key !== undefined) reruns.set(key, call);
             if (reruns.size > MAX_RERUNS) reruns.delete(reruns.keys().next().value as string);
