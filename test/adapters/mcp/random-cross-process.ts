@@ -209,7 +209,20 @@ export async function runPlan(plan: Plan, instrument: boolean, backend: 'memory'
   }
   await plugin?.shutdown();
   remove();
+  // A nested server whose parent was killed shuts down on its own (its stdin closes) and nobody waits for it: wait
+  // for its status file, which it writes last (native's shutdown can take seconds on a loaded machine). Not on Deno,
+  // where it sees no stdin close (docs/adapters/mcp.md).
+  const calls = plan.groups.flat();
+  if (instrument && !process.versions.deno && calls.some((call) => call.tool === 'die') && calls.some((call) => call.tool === 'relay') && !calls.some((call) => call.args.tool === 'die')) {
+    await statusWritten(nested.outDir, 30_000);
+  }
   return { outcomes, dir, agent: outputOf(path.join(dir, 'agent')), first: outputOf(config.outDir), nested: outputOf(nested.outDir), agentCounters: plugin?.status().counters, strays: readdirSync(cwd), stderr };
+}
+
+/** Resolves once `folder` holds status.json, or after `withinMs` (the check that follows then says what is missing). */
+async function statusWritten(folder: string, withinMs: number): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (!existsSync(path.join(folder, 'status.json')) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 /** What a plugin left in its folder. */
