@@ -22,6 +22,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { consoleLogger, safeLog } from '../../shared/logger.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { AdapterCore } from '../core/run.ts';
+import { isAbortedSignal } from '../core/shapes.ts';
 import type { Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -87,7 +88,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
  */
 function callerAborted(callerOptions: Loose): boolean {
   const controller = callerOptions.abortController;
-  return isRecord(controller) && isRecord(controller.signal) && controller.signal.aborted === true;
+  return isRecord(controller) && isAbortedSignal(controller.signal);
 }
 
 /** The string prompt is the first user message; an iterable's messages are each seen as the SDK takes them. */

@@ -14,6 +14,7 @@
 
 import type { AgentRun } from '../core/run.ts';
 import { contentText } from './messages.ts';
+import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -57,11 +58,7 @@ interface ToolState {
  */
 export function changedInput(input: unknown, updatedInput: unknown): string | undefined {
   if (!isRecord(updatedInput)) return undefined;
-  try {
-    return JSON.stringify(updatedInput) === JSON.stringify(input) ? undefined : 'allowed with changed input';
-  } catch {
-    return 'allowed with changed input';
-  }
+  return jsonEqual(updatedInput, input) ? undefined : 'allowed with changed input';
 }
 
 /** Tools that run a sub-agent. */

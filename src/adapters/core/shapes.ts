@@ -57,6 +57,16 @@ export function argumentsObject(args: unknown): Record<string, unknown> {
   return value === undefined || value === null ? {} : { value };
 }
 
+/** An `AbortSignal` (a run's, a tool call's, a request's), told by its shape: signals cross realms and polyfills. */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  return typeof value === 'object' && value !== null && typeof (value as AbortSignal).addEventListener === 'function' && typeof (value as AbortSignal).aborted === 'boolean';
+}
+
+/** `value` is an `AbortSignal` that has fired. */
+export function isAbortedSignal(value: unknown): value is AbortSignal {
+  return isAbortSignal(value) && value.aborted;
+}
+
 /** A value as text: a string as it is, anything else as its JSON (`undefined` when it has none). */
 export function textOrJson(value: unknown): string | undefined {
   if (value === undefined || typeof value === 'string') return value;

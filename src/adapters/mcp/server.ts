@@ -25,6 +25,7 @@ import { propagationContextFromTraceparent, propagationContextToJson } from '../
 import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
+import { isAbortedSignal } from '../core/shapes.ts';
 import { PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerOf, metaString, type McpCaller } from './meta.ts';
 
 /** The session an instrumented tool handler runs in. */
@@ -191,7 +192,7 @@ class CallRecorder {
    */
   async #cancelled(session: McpSession, args: Record<string, unknown>, extra: unknown, started: number): Promise<boolean> {
     const signal = isRecord(extra) ? extra.signal : undefined;
-    if (!(signal instanceof AbortSignal) || !signal.aborted) return false;
+    if (!isAbortedSignal(signal)) return false;
     const ids = { session_id: session.session_id, tool_call_id: session.tool_call_id, platform: session.platform };
     const reason: unknown = signal.reason;
     const message = `the client cancelled the call${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}`;

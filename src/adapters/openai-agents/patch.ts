@@ -24,6 +24,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner } from '@openai/agents';
 import { runInToolFrame, type ToolFrame } from '../core/context.ts';
+import { isAbortSignal } from '../core/shapes.ts';
 import { firstChoiceFinish } from './items.ts';
 
 type Loose = Record<string, unknown>;
@@ -196,7 +197,7 @@ function wrapTool(tool: unknown): void {
     // reason is then the call's failure.
     const signal = details?.signal;
     const aborted = (): void => report((signal as AbortSignal).reason);
-    const watching = isSignal(signal) && !signal.aborted;
+    const watching = isAbortSignal(signal) && !signal.aborted;
     if (watching) signal.addEventListener('abort', aborted, { once: true });
     const stopWatching = (): void => {
       if (watching) signal.removeEventListener('abort', aborted);
@@ -246,10 +247,6 @@ export function onStreamEnd(result: object, done: () => void, failed: (error: un
   });
 }
 
-/** An `AbortSignal` (a tool call's, a run's), told by its shape: signals cross realms and polyfills. */
-export function isSignal(value: unknown): value is AbortSignal {
-  return typeof value === 'object' && value !== null && typeof (value as AbortSignal).addEventListener === 'function' && typeof (value as AbortSignal).aborted === 'boolean';
-}
 
 /** Puts `value` in place of the method, keeping whether it was enumerable: a spread copy of a tool must keep its `invoke`. */
 function defineMethod(target: object, key: string, value: AnyFunction): boolean {

@@ -23,10 +23,10 @@
 
 import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
 import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
-import type { CallOfTool } from '../core/shapes.ts';
+import { isAbortedSignal, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { isSignal, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -400,7 +400,7 @@ export class RunRecord implements RunObserver {
   /** The run's `signal` (`run(agent, input, { signal })`), when the caller aborted it: why, as an AbortError. */
   #callerCancelled(): Error | undefined {
     const signal = this.#options?.signal;
-    if (!isSignal(signal) || !signal.aborted) return undefined;
+    if (!isAbortedSignal(signal)) return undefined;
     const reason: unknown = signal.reason;
     if (isAbort(reason)) return reason as Error;
     return Object.assign(new Error(reason instanceof Error ? reason.message : 'the run was cancelled by its signal'), { name: 'AbortError' });
