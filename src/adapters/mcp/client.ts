@@ -26,6 +26,7 @@ import { consoleLogger, type Logger } from '../../shared/logger.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { currentToolFrame } from '../core/context.ts';
+import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
 import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, trajectoryOf, type McpCaller } from './meta.ts';
 import { currentMcpSession } from './server.ts';
@@ -99,7 +100,7 @@ class OpenToolCalls {
       count += 1;
       only = call;
       if (call.claimed !== 0 || call.tool_name === undefined || !namesTool(call.tool_name, name)) continue;
-      if (jsonEqual(argumentsOf(call.args), args)) return call;
+      if (jsonEqual(argumentsObject(call.args), args)) return call;
       named ??= call;
     }
     return named ?? (count === 1 ? only : undefined);
@@ -129,16 +130,6 @@ function openCallOf(payload: Record<string, unknown>): OpenCall | undefined {
     ...(turnId !== undefined ? { turn_id: turnId } : {}),
     ...(toolName !== undefined ? { tool_name: toolName } : {}),
   };
-}
-
-/** A host's tool arguments as an object: hosts give them as an object or as the model's JSON text. */
-function argumentsOf(args: unknown): unknown {
-  if (typeof args !== 'string') return args;
-  try {
-    return JSON.parse(args);
-  } catch {
-    return args;
-  }
 }
 
 /** `hostName` names the MCP tool `mcpName`: equal, or ending with it after a separator. */
