@@ -37,7 +37,7 @@
  */
 
 import type { OutputHealth } from '../relay/contract.ts';
-import { type PooledWrite, writeFileAtomic, writeFileAtomicInPool } from '../shared/atomic-file.ts';
+import { type ExclusiveName, type PooledWrite, writeFileAtomic, writeFileAtomicInPool } from '../shared/atomic-file.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../shared/retry.ts';
@@ -51,6 +51,14 @@ export interface TrajectoryFile {
   text: string | Uint8Array;
   /** The new file's permissions (owner-only for a recovery copy); the default otherwise. */
   mode?: number;
+  /**
+   * The file is new to its owner and must not replace one already at
+   * `path` (another process's, an earlier run's): the first write lands at
+   * the first name the claim's `next` offers that no file has
+   * (`shared/atomic-file.ts`), and every write of the owner from then on goes
+   * to that name, replacing it as usual.
+   */
+  claim?: FileClaim;
 }
 
 export interface TrajectoryFilesOptions {
@@ -62,6 +70,14 @@ export interface TrajectoryFilesOptions {
   maxListedFiles: number;
   /** How much text may wait for the pool before the oldest is written on the host thread; default `WAITING_LIMIT`. */
   waitingLimit?: number;
+}
+
+/** A file name its owner claims once and then keeps (see `TrajectoryFile.claim`). */
+export interface FileClaim {
+  /** The name the owner holds, once a write landed; null before. */
+  held: string | null;
+  /** The name to try after `taken` was found in use (the owner's naming rule), or null to give up. */
+  next(taken: string): string | null;
 }
 
 interface Kept {
@@ -287,9 +303,13 @@ export class TrajectoryFiles<Key> {
   }
 
   #writeOnce(file: TrajectoryFile): boolean {
-    const listed = this.#listing(file.path);
+    const target = file.claim?.held ?? file.path;
+    let listed = this.#listing(target);
+    const exclusive = this.#exclusive(file, (moved) => {
+      listed = moved;
+    });
     try {
-      this.#landed(listed, writeFileAtomic(file.path, file.text, { mode: file.mode ?? OWNER_ONLY }));
+      this.#landed(listed, writeFileAtomic(target, file.text, { mode: file.mode ?? OWNER_ONLY, ...(exclusive !== undefined ? { exclusive } : {}) }));
       return true;
     } catch (error) {
       this.#failed(listed, file, error);
@@ -302,9 +322,13 @@ export class TrajectoryFiles<Key> {
     const running: Running = { ...write, pooled: null, pass };
     this.#running.set(key, running);
     if (this.#removeBusyExit === null) this.#removeBusyExit = atExit(() => this.#finishAtExit());
-    const listed = this.#listing(write.file.path);
+    const target = write.file.claim?.held ?? write.file.path;
+    let listed = this.#listing(target);
+    const exclusive = this.#exclusive(write.file, (moved) => {
+      listed = moved;
+    });
     // Owner-only unless the owner says otherwise: a trajectory holds prompts and answers (native writes 0600 too).
-    running.pooled = writeFileAtomicInPool(write.file.path, write.file.text, { mode: write.file.mode ?? OWNER_ONLY }, (error, bytes) => {
+    running.pooled = writeFileAtomicInPool(target, write.file.text, { mode: write.file.mode ?? OWNER_ONLY, ...(exclusive !== undefined ? { exclusive } : {}) }, (error, bytes) => {
       if (this.#running.get(key) !== running) return;
       this.#running.delete(key);
       const landed = error === null;
@@ -421,7 +445,27 @@ export class TrajectoryFiles<Key> {
       listed.errors += 1;
       listed.lastError = reason;
     }
-    this.fail(`writing ATIF trajectory ${file.path}: ${reason}`, error);
+    this.fail(`writing ATIF trajectory ${file.claim?.held ?? file.path}: ${reason}`, error);
+  }
+
+  /**
+   * The file's claim while it holds no name yet, which moves the file's
+   * listing when the text lands at another name than the one asked for: a
+   * listing made only for this write goes with it.
+   */
+  #exclusive(file: TrajectoryFile, relisted: (listed: OutputHealth | undefined) => void): ExclusiveName | undefined {
+    const claim = file.claim;
+    if (claim === undefined || claim.held !== null) return undefined;
+    return {
+      next: (taken) => claim.next(taken),
+      landed: (name) => {
+        claim.held = name;
+        if (name === file.path) return;
+        const asked = this.#listed.get(file.path);
+        if (asked !== undefined && asked.lastWrite === null && asked.errors === 0 && asked.skipped === undefined) this.#listed.delete(file.path);
+        relisted(this.#listing(name));
+      },
+    };
   }
 
   #listing(file: string): OutputHealth | undefined {

@@ -13,6 +13,7 @@
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { FileClaim } from '../backends/trajectory-files.ts';
 import { assertRealParentInside, UnsafePathError } from '../shared/safe-path.ts';
 
 /** Longest fragment kept from a session id before it is shortened and hashed. */
@@ -64,10 +65,9 @@ export function effectiveAtifTemplate(template: string): string {
  * The absolute path of a session's ATIF file: the template with
  * `{session_id}` replaced by the safe fragment. A template without
  * `{session_id}` gets `-{session_id}` inserted before its extension, because
- * otherwise every session would overwrite one file. The second and later
- * sessions reusing an id in one process (`instance` > 1) get `~<instance>`
- * after the fragment, so the first session's trajectory is not overwritten;
- * `~` never appears in a fragment kept as is.
+ * otherwise every session would overwrite one file. Instance 2 and later
+ * get `~<instance>` after the fragment (`~` never appears in a fragment kept
+ * as is): the names `atifFileClaim` hands out when the id's file is taken.
  */
 export function atifFilePath(outputDirectory: string, template: string, sessionId: string, instance = 1): string {
   const effective = effectiveAtifTemplate(template);
@@ -87,6 +87,39 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
     throw error;
   }
   return target;
+}
+
+/** How many names of one session id a claim tries before it gives up (the write then fails, counted and reported). */
+const MAX_INSTANCES = 100_000;
+
+/**
+ * The one rule for naming a session whose id already has a file: a
+ * session's first trajectory goes to the name of its `instance` (1 for the
+ * first session of an id in this process, `n` for the n-th, so a
+ * process's own repeats never meet), and while that name holds a file
+ * (another process's, an earlier run's, or this process's earlier session)
+ * to the next instance's, `~2`, `~3`, ...; `landed` is told the instance it
+ * got, which the session keeps for its later writes. The writer claims
+ * each name atomically (`shared/atomic-file.ts`), so two processes starting
+ * the same session id at once get different names.
+ */
+export function atifFileClaim(outputDirectory: string, template: string, sessionId: string, instance: number, landed: (instance: number) => void): FileClaim {
+  let trying = instance;
+  let held: string | null = null;
+  return {
+    get held() {
+      return held;
+    },
+    set held(name: string | null) {
+      held = name;
+      if (name !== null) landed(trying);
+    },
+    next() {
+      if (trying >= MAX_INSTANCES) return null;
+      trying += 1;
+      return atifFilePath(outputDirectory, template, sessionId, trying);
+    },
+  };
 }
 
 type CreateHash = (algorithm: string) => { update(data: string): { digest(encoding: 'hex'): string } };

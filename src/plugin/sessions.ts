@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { FileClaim } from '../backends/trajectory-files.ts';
 import type { AtifExporter, LlmHandle, PropagationContext, RelayBackend, ScopeHandle, ToolHandle } from '../relay/contract.ts';
 import type { AtifSubagentTrajectoryRef } from '../formats/atif/types.ts';
 import type { LoosePayload } from './payload.ts';
@@ -42,8 +43,14 @@ export interface SessionState {
    */
   deferred?: Map<string, { kind: 'llm' | 'tool'; payload: LoosePayload; timestampUs: number }>;
   lastActivity: number;
-  /** 1 for the first session with this id in this process, 2 for the next one after it closed, ... */
+  /**
+   * 1 for the first session with this id in this process, 2 for the next one
+   * after it closed, ...; moved on to the instance its trajectory file got
+   * when that name was taken (`atifFileClaim`).
+   */
   instance: number;
+  /** The trajectory file's name claim, made at the first write (`plugin/trajectories.ts`). */
+  atifClaim?: FileClaim;
   /** Trajectories of work open tool calls ran elsewhere, by tool key (rare: created when first needed). */
   remoteTrajectories: Map<string, AtifSubagentTrajectoryRef[]> | undefined;
   /** The session continues another process's context (an MCP server's call): exported as soon as it ends. */

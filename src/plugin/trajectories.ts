@@ -23,8 +23,8 @@
 import path from 'node:path';
 import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
-import { TrajectoryFiles } from '../backends/trajectory-files.ts';
-import { atifFilePath } from './atif-file.ts';
+import { type FileClaim, TrajectoryFiles } from '../backends/trajectory-files.ts';
+import { atifFileClaim, atifFilePath } from './atif-file.ts';
 import { hasNoSteps } from '../formats/atif/no-steps.ts';
 import type { NemoRelaySettings, SettingsProfile } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
@@ -268,7 +268,7 @@ export class TrajectoryWriter {
         const text = exporter.exportBytes !== undefined ? await exporter.exportBytes() : await exporter.exportJson();
         if (this.unwritable(state, file, text)) return;
         // Awaited: the session's trajectory counts as unwritten, and flush() and drain() wait, until it is on disk.
-        await this.files.write(state, { path: file, text });
+        await this.files.write(state, { path: file, text, claim: claimOf(state, target) });
       } finally {
         // Written, kept for a retry, or reported; a newer write, delayed or queued, keeps it listed.
         if (!this.pendingPartialWrites.has(state) && !this.owed.has(state)) this.unwritten.delete(state);
@@ -298,7 +298,7 @@ export class TrajectoryWriter {
         const text = typeof exporter.exportBytesNow === 'function' ? exporter.exportBytesNow() : exporter.exportJsonNow!();
         if (this.unwritable(state, file, text)) continue;
         // Synchronous at exit: the writer is in its exit mode.
-        void this.files.write(state, { path: file, text });
+        void this.files.write(state, { path: file, text, claim: claimOf(state, target) });
       } catch {
         // Nothing can be reported this late; the other sessions still get theirs.
       }
@@ -340,6 +340,20 @@ export class TrajectoryWriter {
     this.files.removeExitTask();
     this.exitTaskInstalled = false;
   }
+}
+
+/**
+ * The session's claim on its file name: its first write must not replace a
+ * file another process or an earlier run wrote (`atifFileClaim`); the
+ * instance it lands at is the session's from then on (its later writes,
+ * `refOf`, and the next session of its id in this process, which starts
+ * after it).
+ */
+function claimOf(state: SessionState, target: AtifTarget): FileClaim {
+  state.atifClaim ??= atifFileClaim(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance, (instance) => {
+    state.instance = instance;
+  });
+  return state.atifClaim;
 }
 
 function kindOf(backend: RelayBackend): unknown {

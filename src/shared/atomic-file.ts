@@ -17,7 +17,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { close, closeSync, open, openSync, rename, renameSync, rm, rmSync, write, writeSync } from 'node:fs';
+import { close, closeSync, constants, copyFile, copyFileSync, link, linkSync, open, openSync, rename, renameSync, rm, rmSync, write, writeSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
@@ -28,7 +28,32 @@ type FileStep =
   | { readonly op: 'writeBytes'; readonly fd: number; readonly bytes: Uint8Array; readonly offset: number; readonly length: number }
   | { readonly op: 'close'; readonly fd: number }
   | { readonly op: 'rename'; readonly from: string; readonly to: string }
+  | { readonly op: 'link'; readonly from: string; readonly to: string }
+  | { readonly op: 'copyExclusive'; readonly from: string; readonly to: string }
   | { readonly op: 'remove'; readonly path: string };
+
+/**
+ * A write that must not replace a file already at its name: a file another
+ * process wrote, or an earlier run. The name is claimed with `link(2)`,
+ * which fails with EEXIST when the name exists, so of two processes
+ * claiming one name at once exactly one gets it; the other is offered the
+ * owner's next name. After the claim the file is the owner's, and its later
+ * writes replace it as usual (without this option).
+ */
+export interface ExclusiveName {
+  /** The name to try after `taken` was found in use (the owner's naming rule), or null to give up (EEXIST is thrown). */
+  next(taken: string): string | null;
+  /** The name the text landed at. */
+  landed(name: string): void;
+}
+
+/** Errors of a `link` that say the file system has no hard links (FAT, some network shares): the claim falls back to an exclusive copy. */
+const NO_HARD_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
 
 /**
  * The steps of an atomic write of `content` to `target` through
@@ -48,7 +73,7 @@ type FileStep =
  * promise is that a reader never sees half a file, not that a crash of the
  * machine keeps the newest one.
  */
-function* atomicWriteSteps(target: string, temporary: string, content: string | Uint8Array, mode: number | undefined): Generator<FileStep, number, number> {
+function* atomicWriteSteps(target: string, temporary: string, content: string | Uint8Array, mode: number | undefined, exclusive?: ExclusiveName): Generator<FileStep, number, number> {
   let fd = -1;
   try {
     try {
@@ -68,7 +93,11 @@ function* atomicWriteSteps(target: string, temporary: string, content: string | 
     const closing = fd;
     fd = -1; // a close that fails is not tried again: the number may already name another file
     yield { op: 'close', fd: closing };
-    yield { op: 'rename', from: temporary, to: target };
+    if (exclusive === undefined) {
+      yield { op: 'rename', from: temporary, to: target };
+      return total;
+    }
+    yield* claimName(target, temporary, exclusive);
     return total;
   } catch (error) {
     // The cleanup never replaces the write's own error: Bun's rmSync with `force` throws EFAULT
@@ -90,13 +119,53 @@ function* atomicWriteSteps(target: string, temporary: string, content: string | 
 }
 
 /**
+ * Puts the written temporary file at `target`, or at the owner's next name
+ * while a name is taken, never over an existing file; then removes the
+ * temporary name. `link` makes the file appear whole and fails on a taken
+ * name; where the file system has no hard links, an exclusive copy claims
+ * the name the same way (a reader may then see the copy being written).
+ */
+function* claimName(target: string, temporary: string, exclusive: ExclusiveName): Generator<FileStep, void, number> {
+  let name = target;
+  let linkable = true;
+  let madeFolder = '';
+  for (;;) {
+    try {
+      yield { op: linkable ? 'link' : 'copyExclusive', from: temporary, to: name };
+      break;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'EEXIST') {
+        const next = exclusive.next(name);
+        if (next === null) throw error;
+        name = next;
+      } else if (code === 'ENOENT' && madeFolder !== path.dirname(name)) {
+        // A name with a folder part of its own (`{session_id}/trajectory.json`): its folder is new.
+        madeFolder = path.dirname(name);
+        makeDirectory(madeFolder);
+      } else if (linkable && code !== undefined && NO_HARD_LINKS.has(code)) {
+        linkable = false;
+      } else {
+        throw error;
+      }
+    }
+  }
+  exclusive.landed(name);
+  try {
+    yield { op: 'remove', path: temporary };
+  } catch {
+    // The text is at its name; a leftover hidden temporary file is all a failure here leaves.
+  }
+}
+
+/**
  * Writes `content` (text, written as UTF-8, or bytes written as they are) to `target` atomically, creating its folder, and
  * returns the number of bytes written. `mode` sets the new file's
  * permissions (e.g. owner-only for a recovery copy). Throws what the file system throws,
  * after removing the temporary file.
  */
-export function writeFileAtomic(target: string, content: string | Uint8Array, options: { mode?: number } = {}): number {
-  const steps = atomicWriteSteps(target, temporaryBeside(target), content, options.mode);
+export function writeFileAtomic(target: string, content: string | Uint8Array, options: { mode?: number; exclusive?: ExclusiveName } = {}): number {
+  const steps = atomicWriteSteps(target, temporaryBeside(target), content, options.mode, options.exclusive);
   let next = steps.next();
   while (!next.done) {
     let value: number;
@@ -124,6 +193,12 @@ function runNow(step: FileStep): number {
       return 0;
     case 'rename':
       renameSync(step.from, step.to);
+      return 0;
+    case 'link':
+      linkSync(step.from, step.to);
+      return 0;
+    case 'copyExclusive':
+      copyFileSync(step.from, step.to, constants.COPYFILE_EXCL);
       return 0;
     case 'remove':
       rmSync(step.path, { force: true });
@@ -154,9 +229,9 @@ export interface PooledWrite {
  * `abandon()` knows which step is running. `done` is always called later,
  * never from within this call.
  */
-export function writeFileAtomicInPool(target: string, content: string | Uint8Array, options: { mode?: number }, done: (error: unknown, bytes: number) => void): PooledWrite {
+export function writeFileAtomicInPool(target: string, content: string | Uint8Array, options: { mode?: number; exclusive?: ExclusiveName }, done: (error: unknown, bytes: number) => void): PooledWrite {
   const temporary = temporaryBeside(target);
-  const steps = atomicWriteSteps(target, temporary, content, options.mode);
+  const steps = atomicWriteSteps(target, temporary, content, options.mode, options.exclusive);
   let abandoned = false;
   let finished = false;
   /** The temporary file's descriptor while it is open and no close has started: what an abandoned write closes. */
@@ -226,6 +301,12 @@ function runInPool(step: FileStep, then: (error: unknown, value: number) => void
       return;
     case 'rename':
       rename(step.from, step.to, after);
+      return;
+    case 'link':
+      link(step.from, step.to, after);
+      return;
+    case 'copyExclusive':
+      copyFile(step.from, step.to, constants.COPYFILE_EXCL, after);
       return;
     case 'remove':
       rm(step.path, { force: true }, after);

@@ -32,7 +32,7 @@
  */
 
 import path from 'node:path';
-import { atifFilePath } from '../../plugin/atif-file.ts';
+import { atifFileClaim, atifFilePath } from '../../plugin/atif-file.ts';
 import { fileStem } from '../../plugin/config/host-identity.ts';
 import { parseSessionScopeName } from '../../plugin/session-scope.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
@@ -130,10 +130,12 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
 
   const finish = (session: OpenSession): void => {
     for (const uuid of session.members) owners.delete(uuid);
-    // As the plugin does: the n-th session reusing an id gets `~n`, so none overwrites another.
+    // As the plugin does: the n-th session reusing an id gets `~n`, and a name
+    // a file already has (an earlier convert's, a plugin's) the next one: none replaces another.
     const instance = (instances.get(session.sessionId) ?? 0) + 1;
     instances.set(session.sessionId, instance);
     const target = atifFilePath(outDir, session.template, session.sessionId, instance);
+    const claim = atifFileClaim(outDir, session.template, session.sessionId, instance, (landed) => instances.set(session.sessionId, landed));
     const { trajectory, text } = session.build();
     // Without a step the document would not be valid ATIF (it needs one): left unwritten, and said.
     if (trajectory.steps.length === 0) {
@@ -142,11 +144,18 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     }
     addTrajectory(totals, trajectory);
     try {
-      writeFileAtomic(target, text);
+      writeFileAtomic(target, text, {
+        exclusive: {
+          next: (taken) => claim.next(taken),
+          landed: (name) => {
+            claim.held = name;
+          },
+        },
+      });
     } catch (error) {
       throw new InputError(describeFsError(error, 'cannot write', target));
     }
-    written.push(target);
+    written.push(claim.held ?? target);
   };
 
   // Standard input can be read once only: it takes the buffered, sorted path (the same trajectories for ordered input).
