@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TrajectoryFiles, type TrajectoryFilesOptions } from '../../src/backends/trajectory-files.ts';
+import { type FileClaim, TrajectoryFiles, type TrajectoryFilesOptions } from '../../src/backends/trajectory-files.ts';
 import { tempDir } from '../contract/backends.ts';
 
 afterEach(() => {
@@ -93,6 +93,38 @@ describe('TrajectoryFiles', () => {
     expect(fs.existsSync(target)).toBe(false);
     expect([await first, await second]).toEqual([true, true]);
     expect(fs.readFileSync(target, 'utf8')).toBe('"new"');
+  });
+
+  it('writes a claimed trajectory beside a file already at its name, then only there: a text queued before the claim landed too', async () => {
+    const dir = tempDir('trajectory-files');
+    const asked = path.join(dir, 'a.json');
+    fs.writeFileSync(asked, 'another process');
+    const claim: FileClaim = { held: null, next: (taken) => (taken === asked ? path.join(dir, 'a~2.json') : null) };
+    const { files, reported } = writer();
+    const first = files.write('s1', { path: asked, text: 'first', claim });
+    // Asked for before the first landed: it waits, and must follow the claim, not rename over a.json.
+    const second = files.write('s1', { path: asked, text: 'second', claim });
+    expect([await first, await second]).toEqual([true, true]);
+    expect(claim.held).toBe(path.join(dir, 'a~2.json'));
+    expect(await files.write('s1', { path: asked, text: 'third', claim })).toBe(true);
+    expect(fs.readFileSync(asked, 'utf8')).toBe('another process');
+    expect(fs.readFileSync(path.join(dir, 'a~2.json'), 'utf8')).toBe('third');
+    expect(fs.readdirSync(dir).sort()).toEqual(['a.json', 'a~2.json']);
+    // Listed under the name it has, not the one it asked for.
+    expect(files.files().map((h) => [path.basename(h.path), h.bytes, h.errors])).toEqual([['a~2.json', 5, 0]]);
+    expect(reported).toEqual([]);
+  });
+
+  it('reports a claim with no name left as a failed write, kept for a retry, and never touches the taken file', async () => {
+    const dir = tempDir('trajectory-files');
+    const asked = path.join(dir, 'a.json');
+    fs.writeFileSync(asked, 'another process');
+    const { files, reported } = writer();
+    expect(await files.write('s1', { path: asked, text: 'mine', claim: { held: null, next: () => null } })).toBe(false);
+    expect(fs.readFileSync(asked, 'utf8')).toBe('another process');
+    expect(reported).toEqual([expect.stringMatching(/^writing ATIF trajectory .*a\.json: .*EEXIST/)]);
+    expect(files.isKept('s1')).toBe(true);
+    files.close();
   });
 
   it('writes the texts of one trajectory in order: a newer write waits for the running one and replaces a waiting one', async () => {

@@ -82,6 +82,23 @@ describe('nemo-relay-hooks convert', () => {
     for (const file of outputFiles(out)) expect(fileErrors(file)).toEqual([]);
   });
 
+  it('never replaces a file already in the folder: a second convert of the id writes beside it, under the same ~n rule, and lists it', async () => {
+    const dir = tempDir();
+    const input = path.join(NATIVE, 'claude-code-session.atof.jsonl');
+    const out = path.join(dir, 'out');
+    expect((await cliInProcess(['convert', input, '--out', out])).code).toBe(0);
+    const first = path.join(out, 'claude-code-atif-sess-abc.json');
+    // Another run's trajectory of the same id (an earlier convert, a plugin's file): it must survive.
+    writeFileSync(first, '{"kept":true}');
+    const again = await cliInProcess(['convert', input, '--out', out, '--json']);
+    expect(again.code).toBe(0);
+    expect(readFileSync(first, 'utf8')).toBe('{"kept":true}');
+    const second = path.join(out, 'claude-code-atif-sess-abc~2.json');
+    expect(fileErrors(second)).toEqual([]);
+    expect(again.stdout).toContain(JSON.stringify(second).slice(1, -1));
+    expect(outputFiles(out).map((file) => path.basename(file)).sort()).toEqual(['claude-code-atif-sess-abc.json', 'claude-code-atif-sess-abc~2.json']);
+  });
+
   it('names a plugin session without a session id as the plugin does (hermes-session-default)', async () => {
     const dir = tempDir();
     const events = readFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), 'utf8').trim().split('\n');

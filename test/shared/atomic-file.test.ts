@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic, writeFileAtomicInPool } from '../../src/shared/atomic-file.ts';
+import { type ExclusiveName, writeFileAtomic, writeFileAtomicInPool } from '../../src/shared/atomic-file.ts';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'nrh-atomic-'));
 
@@ -64,8 +64,81 @@ describe('writeFileAtomic', () => {
   });
 });
 
+/** Names `base` then `base~2`, `base~3`, ... up to `~last`, recording where the text landed. */
+function numbered(base: string, last = 5): ExclusiveName & { landedAt: string[] } {
+  const landedAt: string[] = [];
+  return {
+    landedAt,
+    next(taken) {
+      const match = /~(\d+)\.json$/.exec(taken);
+      const n = match === null ? 2 : Number(match[1]) + 1;
+      return n > last ? null : base.replace(/\.json$/, `~${n}.json`);
+    },
+    landed(name) {
+      landedAt.push(name);
+    },
+  };
+}
+
+describe('an exclusive write (a name claimed, never replaced)', () => {
+  for (const [label, write] of [
+    ['on the host thread', async (target: string, text: string, options: { mode?: number; exclusive: ExclusiveName }) => writeFileAtomic(target, text, options)],
+    ['in the thread pool', (target: string, text: string, options: { mode?: number; exclusive: ExclusiveName }) => inPool(target, text, options)],
+  ] as const) {
+    it(`${label}: lands at the first free name the owner offers, whole, with its mode, and leaves the taken files and no temporary file`, async () => {
+      const dir = tempDir();
+      const target = path.join(dir, 'a.json');
+      writeFileSync(target, 'another process');
+      writeFileSync(path.join(dir, 'a~2.json'), 'an earlier run');
+      const claim = numbered(target);
+      expect(await write(target, 'mine', { mode: 0o600, exclusive: claim })).toBe(4);
+      expect(claim.landedAt).toEqual([path.join(dir, 'a~3.json')]);
+      expect(readFileSync(target, 'utf8')).toBe('another process');
+      expect(readFileSync(path.join(dir, 'a~2.json'), 'utf8')).toBe('an earlier run');
+      expect(readFileSync(path.join(dir, 'a~3.json'), 'utf8')).toBe('mine');
+      if (process.platform !== 'win32') expect(statSync(path.join(dir, 'a~3.json')).mode & 0o777).toBe(0o600);
+      expect(readdirSync(dir).sort()).toEqual(['a.json', 'a~2.json', 'a~3.json']);
+    });
+
+    it(`${label}: throws EEXIST when the owner has no name left, and leaves nothing of its own`, async () => {
+      const dir = tempDir();
+      const target = path.join(dir, 'a.json');
+      writeFileSync(target, 'one');
+      writeFileSync(path.join(dir, 'a~2.json'), 'two');
+      const claim = numbered(target, 2);
+      await expect(write(target, 'mine', { exclusive: claim })).rejects.toThrow(/EEXIST/);
+      expect(claim.landedAt).toEqual([]);
+      expect(readdirSync(dir).sort()).toEqual(['a.json', 'a~2.json']);
+    });
+  }
+
+  it('creates the folder of a name that has one of its own ({session_id}/trajectory.json)', () => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 's1'));
+    writeFileSync(path.join(dir, 's1', 'trajectory.json'), 'taken');
+    const landedAt: string[] = [];
+    writeFileAtomic(path.join(dir, 's1', 'trajectory.json'), 'mine', {
+      exclusive: { next: (taken) => (taken.includes('s1~2') ? null : path.join(dir, 's1~2', 'trajectory.json')), landed: (name) => landedAt.push(name) },
+    });
+    expect(landedAt).toEqual([path.join(dir, 's1~2', 'trajectory.json')]);
+    expect(readFileSync(path.join(dir, 's1~2', 'trajectory.json'), 'utf8')).toBe('mine');
+    expect(readdirSync(path.join(dir, 's1'))).toEqual(['trajectory.json']);
+  });
+
+  it('of many writers claiming one name at once, each gets a name of its own and none is replaced', async () => {
+    const dir = tempDir();
+    const target = path.join(dir, 'a.json');
+    const claims = Array.from({ length: 16 }, () => numbered(target, 100));
+    await Promise.all(claims.map((claim, i) => inPool(target, `writer ${i}`, { exclusive: claim })));
+    const names = claims.map((claim) => claim.landedAt[0]!);
+    expect(new Set(names).size).toBe(16);
+    names.forEach((name, i) => expect(readFileSync(name, 'utf8')).toBe(`writer ${i}`));
+    expect(readdirSync(dir)).toHaveLength(16);
+  });
+});
+
 /** `writeFileAtomicInPool` as a promise of its callback. */
-function inPool(target: string, content: string | Uint8Array, options: { mode?: number } = {}): Promise<number> {
+function inPool(target: string, content: string | Uint8Array, options: { mode?: number; exclusive?: ExclusiveName } = {}): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     writeFileAtomicInPool(target, content, options, (error, count) => (error ? reject(error as Error) : resolve(count)));
   });

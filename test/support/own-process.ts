@@ -97,6 +97,7 @@ export const LOADS_NATIVE = [
   'test/plugin/exit-without-shutdown.test.ts',
   'test/plugin/file-modes.test.ts',
   'test/plugin/secrets.test.ts',
+  'test/plugin/shared-session-files.test.ts',
   'test/plugin/startup.test.ts',
   'test/plugin/subagent-agent.test.ts',
 ];
