@@ -160,13 +160,25 @@ describe('nemo-relay-hooks replay', () => {
     for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
   });
 
-  it('writes the ATOF file afresh on a second replay into the same folder', async () => {
+  it('writes the ATOF file afresh on a second replay into the same folder, and its trajectories beside the first ones', async () => {
     const out = tempDir();
     const input = path.join(EXAMPLES, 'plain-chat.hooks.jsonl');
     expect((await cliInProcess(['replay', input, '--out', out])).code).toBe(0);
     const first = readFileSync(path.join(out, 'atof', 'plain-chat-atof.jsonl'), 'utf8').split('\n').length;
-    expect((await cliInProcess(['replay', input, '--out', out, '--quiet'])).code).toBe(0);
+    const trajectories = outputFiles(path.join(out, 'atif')).sort();
+    expect(trajectories).toHaveLength(1);
+    const firstTexts = trajectories.map((file) => readFileSync(file, 'utf8'));
+    const again = await cliInProcess(['replay', input, '--out', out]);
+    expect(again.code).toBe(0);
+    // The summary counts this replay's file only, and its sessions and steps (the earlier file is seconds old at most).
+    expect(again.stdout).toContain('ATIF       1 file in');
+    expect(again.stdout).toContain('steps      4\n');
     expect(readFileSync(path.join(out, 'atof', 'plain-chat-atof.jsonl'), 'utf8').split('\n').length).toBe(first);
+    // The earlier run's trajectories are kept as they were; the new ones are their `~2`.
+    expect(trajectories.map((file) => readFileSync(file, 'utf8'))).toEqual(firstTexts);
+    const seconds = trajectories.map((file) => file.replace(/\.json$/, '~2.json'));
+    expect(outputFiles(path.join(out, 'atif')).sort()).toEqual([...trajectories, ...seconds].sort());
+    for (const file of seconds) expect(fileErrors(file), file).toEqual([]);
   });
 
   it('ignores HERMES_NEMO_RELAY_* settings and NEMO_RELAY_HOOKS_BACKEND of the shell', () => {

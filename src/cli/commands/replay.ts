@@ -121,6 +121,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   refuseLinkedOutputs(atofDir, [atofFilename]);
   const probe = new MemoryProbe();
   const started = Date.now();
+  const before = trajectoryFiles(atifDir);
 
   const logger = cliLogger(io, booleanFlag(args, 'verbose'));
   const registry = new HookRegistry({ logger });
@@ -192,8 +193,9 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   if (hooks.total > 0 && files.atof.every((file) => sizeOf(file) === 0)) warnings.push(`${formatCount(hooks.total)} hooks were replayed but the ATOF file has no events`);
   if (hooks.total === 0) warnings.push(`${name} holds no hooks: nothing was recorded`);
   // status().outputs lists only the most recent ATIF files (it is bounded for
-  // long-lived hosts), so the trajectories of this run are read from the folder.
-  for (const file of filesWrittenSince(atifDir, started)) {
+  // long-lived hosts), so the trajectories of this run are read from the folder:
+  // the files that were not there before it (the plugin never replaces one).
+  for (const file of filesWrittenSince(atifDir, before)) {
     files.atif.push(file);
     try {
       addTrajectory(totals, JSON.parse(readFileSync(file, 'utf8')));
@@ -294,22 +296,37 @@ interface ReplayReport {
 }
 
 /** The `.json` files in `dir` modified at or after `sinceMs` (with a margin for coarse file-system clocks), sorted. */
-function filesWrittenSince(dir: string, sinceMs: number): string[] {
+/** The trajectory files in `dir`, by name, with the inode each has now. */
+function trajectoryFiles(dir: string): Map<string, number> {
+  const found = new Map<string, number>();
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return [];
+    return found;
   }
-  const written: string[] = [];
   for (const name of names.sort()) {
     if (!name.endsWith('.json')) continue;
-    const file = path.join(dir, name);
     try {
-      if (statSync(file).mtimeMs >= sinceMs - 2_000) written.push(file);
+      found.set(name, statSync(path.join(dir, name)).ino);
     } catch {
-      // Removed meanwhile: not ours to count.
+      // Removed meanwhile: not there.
     }
+  }
+  return found;
+}
+
+/**
+ * The trajectory files in `dir` that are not the ones `before` listed: new
+ * names, or a name another file took meanwhile. A replay's files are all
+ * new (a session's file never replaces one already there), so a replay
+ * into a folder with earlier runs counts its own only, however soon after
+ * them it ran.
+ */
+function filesWrittenSince(dir: string, before: ReadonlyMap<string, number>): string[] {
+  const written: string[] = [];
+  for (const [name, inode] of trajectoryFiles(dir)) {
+    if (before.get(name) !== inode) written.push(path.join(dir, name));
   }
   return written;
 }
