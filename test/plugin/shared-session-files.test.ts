@@ -5,12 +5,13 @@
 // replaced; the shared ATOF file holds every process's events. Real child
 // processes on the built package, on the memory backend and on native
 // (whose ATIF files the plugin writes and names).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readValidAtif, readValidAtof } from '../contract/files.ts';
 import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
-import { dist, spawnChild, type SpawnedChild } from '../support/child.ts';
+import { dist, runChild, spawnChild, type SpawnedChild } from '../support/child.ts';
 
 type Backend = 'memory' | 'native';
 
@@ -57,6 +58,10 @@ for (let s = 1; s <= ${options.sessions ?? 1}; s++) {
 await plugin.shutdown();
 const outputs = plugin.status().outputs.filter((o) => o.kind === 'atif').map((o) => ({ path: path.basename(o.path), errors: o.errors, bytes: o.bytes }));
 console.log('@@RESULT@@' + JSON.stringify(outputs));
+const copyFolder = path.join(dir, 'shared-1~2');
+if (fs.existsSync(path.join(copyFolder, 'trajectory.json'))) {
+  console.log('@@COPY@@' + JSON.stringify({ names: fs.readdirSync(copyFolder), text: fs.readFileSync(path.join(copyFolder, 'trajectory.json'), 'utf8') }));
+}
 `;
 }
 
@@ -135,3 +140,39 @@ for (const { backend, available, why } of backends) {
     });
   });
 }
+
+/** Why a private mount namespace with a tmpfs cannot be had here, or null. */
+function tmpfsWhy(): string | null {
+  const probe = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs /mnt'], { encoding: 'utf8' });
+  if (probe.error) return `unshare is not available (${probe.error.message})`;
+  if (probe.status !== 0) return `cannot mount a tmpfs in a private mount namespace (${probe.stderr.trim()})`;
+  return null;
+}
+const noTmpfs = tmpfsWhy();
+if (noTmpfs !== null) console.warn(`[shared session files] the claim by copy is not run: ${noTmpfs}`);
+
+describe.skipIf(noTmpfs !== null)(`a name that cannot be claimed by a hard link${noTmpfs === null ? '' : ` (skipped: ${noTmpfs})`}`, () => {
+  it('is claimed by an exclusive copy: the next free name gets the whole trajectory, the taken one is kept', () => {
+    // A folder per session (`{session_id}/trajectory.json`) whose `~2` folder is another file system:
+    // the link from the temporary file (beside the first name) fails with EXDEV, as on a file system without hard links.
+    const dir = tempDir('shared-session-copy');
+    fs.mkdirSync(path.join(dir, 'shared-1'));
+    fs.writeFileSync(path.join(dir, 'shared-1', 'trajectory.json'), 'an earlier run');
+    fs.mkdirSync(path.join(dir, 'shared-1~2'));
+    const source = host('memory', dir, 'copied').replace("atifFilenameTemplate: 'agent-atif-{session_id}.json'", "atifFilenameTemplate: '{session_id}/trajectory.json'");
+    const child = runChild(source, { launcher: ['unshare', '-m'], shellPrefix: `mount -t tmpfs -o size=1m tmpfs ${JSON.stringify(path.join(dir, 'shared-1~2'))} &&` });
+    // The one line a template with a folder part gets; nothing about the write.
+    expect(child.stderr.trim().split('\n')).toEqual([expect.stringContaining('settings.template_with_path')]);
+    expect(child.status).toBe(0);
+    const outputs = JSON.parse(child.stdout.split('@@RESULT@@')[1]!.split('\n')[0]!) as { path: string; errors: number }[];
+    expect(outputs).toEqual([expect.objectContaining({ path: 'trajectory.json', errors: 0 })]);
+    // The tmpfs is gone with the child's namespace; what it held is asserted from the child's own reading.
+    expect(child.stdout).toContain('@@COPY@@');
+    const copied = JSON.parse(child.stdout.split('@@COPY@@')[1]!.split('\n')[0]!) as { names: string[]; text: string };
+    expect(copied.names).toEqual(['trajectory.json']);
+    const trajectory = JSON.parse(copied.text) as { steps: { source: string; message: unknown }[] };
+    expect(trajectory.steps.filter((step) => step.source === 'agent').map((step) => step.message)).toEqual(['copied session 1', 'copied session 1', 'copied session 1']);
+    expect(fs.readFileSync(path.join(dir, 'shared-1', 'trajectory.json'), 'utf8')).toBe('an earlier run');
+    expect(fs.readdirSync(path.join(dir, 'shared-1'))).toEqual(['trajectory.json']);
+  });
+});
