@@ -14,6 +14,10 @@
  *   for the pool are bounded: past the bound the oldest are written on the
  *   host thread, so a host faster than the disk slows to its pace instead
  *   of holding every text in memory.
+ * - **Claimed names**: a file whose owner gives a `claim` is new to it and
+ *   never replaces a file already at its name (another process's, an
+ *   earlier run's): its first write lands at the first free name the claim
+ *   offers, and its later writes go there (`TrajectoryFile.claim`).
  * - **Newest wins**: one write per trajectory runs at a time; a write of a
  *   trajectory whose write is running waits, and a newer one replaces the
  *   waiting one, so an older text is never renamed over a newer one.

@@ -7,6 +7,12 @@
  * is renamed over the target. A crash leaves the previous version intact
  * and, at worst, a hidden `.tmp` file beside it.
  *
+ * A write may instead be `exclusive` (`ExclusiveName`): the first write of
+ * a file that must not replace one another process or an earlier run left
+ * at its name. It ends in a `link` that fails on an existing name, so of
+ * writers racing for one name exactly one gets it, and the others go on to
+ * their owner's next name.
+ *
  * The steps are written once (`atomicWriteSteps`) and run by two drivers:
  * `writeFileAtomic` runs each system call at once, `writeFileAtomicInPool`
  * in the runtime's thread pool. The trajectory writer uses the pool and
