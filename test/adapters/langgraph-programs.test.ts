@@ -41,9 +41,10 @@ const userSteps = (doc: AtifDoc): string[] => (doc.steps as Step[]).filter((step
 const observed = (doc: AtifDoc): Array<[string, string, string]> =>
   (doc.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).map((r: AtifDoc) => [r.source_call_id, String(r.content), r.extra?.metadata?.status] as [string, string, string]));
 const callsOf = (doc: AtifDoc): Array<[string, unknown]> => agentSteps(doc).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.arguments] as [string, unknown]));
-/** The AI messages' usage_metadata, as LangChain reports it: [input, output, cache read + cache write]. */
-const reported = (messages: BaseMessage[]): Array<[number, number, number]> =>
+/** The AI messages' usage_metadata, as LangChain reports it: [input, output, cache read + cache write]; `idPrefix` keeps the responses of one agent. */
+const reported = (messages: BaseMessage[], idPrefix = ''): Array<[number, number, number]> =>
   messages
+    .filter((m) => m.getType() !== 'ai' || String(m.id ?? '').startsWith(idPrefix))
     .map((m) => (m as { usage_metadata?: { input_tokens: number; output_tokens: number; input_token_details?: { cache_read?: number; cache_creation?: number } } }).usage_metadata)
     .filter((usage) => usage !== undefined)
     .map((usage) => [usage.input_tokens, usage.output_tokens, (usage.input_token_details?.cache_read ?? 0) + (usage.input_token_details?.cache_creation ?? 0)]);
@@ -51,6 +52,15 @@ const recordedCounts = (doc: AtifDoc): Array<[number, number, number]> =>
   agentSteps(doc)
     .filter((step) => step.metrics !== undefined)
     .map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens ?? 0]);
+/** The embedded sub-agent trajectories, `count` of them. */
+const subagents = (doc: AtifDoc, count: number): AtifDoc[] => {
+  const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+  expect(children).toHaveLength(count);
+  return children;
+};
+/** The trajectory id the observation of a call refers to. */
+const refOf = (doc: AtifDoc, callId: string): unknown =>
+  (doc.steps as Step[]).flatMap((step) => step.observation?.results ?? []).find((r: AtifDoc) => r.source_call_id === callId)?.subagent_trajectory_ref?.[0]?.trajectory_id;
 /** Tool messages as the program's state holds them: [tool_call_id, content, status]. */
 const toolMessages = (messages: BaseMessage[]): Array<[string, string, string]> =>
   messages.filter((m) => m.getType() === 'tool').map((m) => [(m as ToolMessage).tool_call_id, String(m.content), (m as ToolMessage).status === 'error' ? 'error' : 'ok']);
@@ -80,7 +90,7 @@ function createHandoffTool(agentName: string) {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('LangGraph programs through the LangChain adapter', () => {
-  it('a supervisor hands off to a worker agent: the handoff observation is the ToolMessage the model read, not the Command', async () => {
+  it('a supervisor hands off to a worker agent: the worker is a sub-agent linked to the handoff call, whose observation is the ToolMessage the model read', async () => {
     const { fetch, requests } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_handoff', name: 'transfer_to_researcher', args: {} }], usage: { prompt_tokens: 60, completion_tokens: 9 } }),
       chatCompletion({ id: 'chatcmpl-res1', model: GPT, content: null, toolCalls: [{ id: 'call_search', name: 'web_search', args: { query: 'population of Paris' } }], usage: { prompt_tokens: 80, completion_tokens: 11 } }),
@@ -105,16 +115,21 @@ describe('LangGraph programs through the LangChain adapter', () => {
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);
     expect(userSteps(doc)).toEqual(['How many people live in Paris?']);
-    // Both agents' calls, in order, in the one conversation their shared message state is.
-    expect(callsOf(doc)).toEqual([['call_handoff', {}], ['call_search', { query: 'population of Paris' }]]);
-    expect(observed(doc)).toEqual(toolMessages(result.messages));
-    expect(observed(doc)).toEqual([
-      ['call_handoff', 'Successfully transferred to researcher', 'ok'],
-      ['call_search', 'population of Paris: 2,102,650 (2023)', 'ok'],
-    ]);
+    // The supervisor's own steps: its handoff, and (after the researcher) its answer.
+    expect(callsOf(doc)).toEqual([['call_handoff', {}]]);
+    expect(observed(doc)).toEqual([['call_handoff', 'Successfully transferred to researcher', 'ok']]);
     expect(agentSteps(doc).at(-1)!.message).toBe('About 2.1 million people live in Paris.');
-    expect(recordedCounts(doc)).toEqual(reported(result.messages));
-    expect(recorded.log.some((e) => e.hook === 'subagent_start')).toBe(false);
+    const [child] = subagents(doc, 1);
+    expect(refOf(doc, 'call_handoff')).toBe(child.trajectory_id);
+    expect(callsOf(child)).toEqual([['call_search', { query: 'population of Paris' }]]);
+    expect(agentSteps(child).at(-1)!.message).toBe('Paris has about 2.1 million people.');
+    // Together, what the program's state holds: every tool message, every reported usage, each under the agent that made it.
+    expect([...observed(doc), ...observed(child)]).toEqual(toolMessages(result.messages));
+    expect(recordedCounts(doc)).toEqual(reported(result.messages, 'chatcmpl-sup'));
+    expect(recordedCounts(child)).toEqual(reported(result.messages, 'chatcmpl-res'));
+    const start = recorded.log.find((e) => e.hook === 'subagent_start')!.payload;
+    expect(start).toMatchObject({ child_role: 'researcher', tool_call_id: 'call_handoff', child_goal: 'How many people live in Paris?' });
+    expect(recorded.log.find((e) => e.hook === 'subagent_stop')!.payload).toMatchObject({ child_role: 'researcher', child_status: 'completed', child_summary: 'Paris has about 2.1 million people.' });
     await sameOnNative(recorded);
   }, 30_000);
 

@@ -87,6 +87,16 @@ const MAX_PENDING_APPROVALS = 1_000;
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 /** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
 const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
+/** A chain run of a compiled LangGraph graph (`CompiledStateGraph`, `Pregel`): an agent when it runs as a node. */
+const isGraphRun = (chain: unknown): boolean => {
+  const id = isRecord(chain) && Array.isArray(chain.id) ? chain.id : [];
+  const kind = id.at(-1);
+  return id[0] === 'langgraph' && typeof kind === 'string' && (kind.startsWith('Compiled') || kind === 'Pregel');
+};
+/** The name LangGraph gives a graph compiled without one. */
+const DEFAULT_GRAPH_NAME = 'LangGraph';
+/** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
+const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
 /** LangGraph's pause for a human: `interrupt()` (or a `NodeInterrupt`) throws it out of the node or tool. */
@@ -116,6 +126,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
   readonly #holds: SessionHolds<true>;
+  /** The agents (compiled graphs run as nodes) each run met, and the handoffs its tools made. */
+  readonly #agents = new WeakMap<AgentRun, AgentsOfRun>();
 
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
@@ -151,6 +163,34 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#core.guard.run(label, fn);
   }
 
+  #agentsOf(run: AgentRun): AgentsOfRun {
+    let agents = this.#agents.get(run);
+    if (agents === undefined) this.#agents.set(run, (agents = { own: undefined, calledModel: false, handoffs: new Map(), started: 0 }));
+    return agents;
+  }
+
+  /**
+   * A compiled graph starting as a node of `run` (a subgraph, a `createReactAgent`
+   * or `createAgent` added as a node or invoked from one) is an agent. The first one
+   * to start before the run called a model is the run's own agent (the supervisor
+   * the graph starts with, or the graph's only agent), and so is any later run of
+   * it; any other is a sub-agent of the run, linked to the handoff tool call whose
+   * `Command` went to its node, else to the run (a supervisor node routed to it).
+   * `undefined` when it is the run's own.
+   */
+  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined): { name: string; toolCallId: string } | undefined {
+    const agents = this.#agentsOf(run);
+    const node = nonEmptyString(metadata?.langgraph_node);
+    // An unnamed graph runs as LangGraph's default name: its node names it.
+    const name = (runName !== undefined && runName !== DEFAULT_GRAPH_NAME ? runName : undefined) ?? node ?? runName ?? 'agent';
+    if (agents.own === undefined && !agents.calledModel) agents.own = name;
+    if (agents.own === name) return undefined;
+    const handoff = node === undefined ? undefined : agents.handoffs.get(node);
+    if (handoff !== undefined && node !== undefined) agents.handoffs.delete(node);
+    agents.started += 1;
+    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}` };
+  }
+
   /** The agent run of the nearest ancestor that has one. */
   #runOf(parentRunId: string | undefined): AgentRun | undefined {
     return parentRunId === undefined ? undefined : this.#nodes.get(parentRunId)?.run;
@@ -175,7 +215,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
-      if (parent !== undefined && parent.kind !== 'tool') {
+      const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata) : undefined;
+      if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task });
@@ -186,6 +227,17 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           this.#roots.get(parent.root)?.delete(task);
           this.#attempts.set(runId, retried);
         }
+        return;
+      }
+      if (parent?.run !== undefined && agent !== undefined) {
+        // Another agent of the graph (a worker a supervisor routed to, an agent a handoff went to): a sub-agent of the run.
+        const run = this.#core.startRun({
+          runId,
+          agentName: agent.name,
+          userMessage: () => userMessageOfInputs(inputs),
+          parent: { run: parent.run, toolCallId: agent.toolCallId },
+        });
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined });
         return;
       }
       const run = this.#startTopRun({
@@ -235,6 +287,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
+      // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
+      if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
       this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
     });
   }
@@ -278,6 +332,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (run === undefined) return;
       ownsRun = true;
     }
+    this.#agentsOf(run).calledModel = true;
     const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
@@ -352,6 +407,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const message = toolMessageOf(output, node.toolCallId);
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
+      for (const target of handoffTargets(output)) this.#agentsOf(node.run).handoffs.set(target, node.toolCallId);
       node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
     });
   }
@@ -459,6 +515,29 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       run.toolEnd(id, { name: call.name, denied: nonEmptyString(decision.message) ?? `User rejected the tool call for \`${call.name}\` with id ${id}` });
     });
   }
+}
+
+/** What a run knows of the agents that ran in it (`#agentNode`). */
+interface AgentsOfRun {
+  /** The name of the run's own agent, once a graph node took it. */
+  own: string | undefined;
+  calledModel: boolean;
+  /** Handoff tool calls by the node their `Command` goes to. */
+  readonly handoffs: Map<string, string>;
+  /** Sub-agents started, to name the links of those no handoff started. */
+  started: number;
+}
+
+/** The nodes a tool's `Command` (a handoff) sends control to: `goto` as a name, names, or `Send`s. */
+function handoffTargets(output: unknown): string[] {
+  if (!isRecord(output) || output.lg_name !== 'Command') return [];
+  const goto = Array.isArray(output.goto) ? output.goto : [output.goto];
+  const targets: string[] = [];
+  for (const target of goto) {
+    const name = typeof target === 'string' ? target : isRecord(target) ? target.node : undefined;
+    if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push(name);
+  }
+  return targets;
 }
 
 /** A tool call an interrupt asked about: its id, and the model's call when it was found. */
