@@ -133,7 +133,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
-  it('a supervisor node routes with structured output (Command goto) to createReactAgent workers invoked from their nodes: each worker a sub-agent of the run, with its own model, tools and tokens', async () => {
+  it('a supervisor node routes with structured output (Command goto) to workers invoked from their nodes: each worker (createReactAgent, createAgent) a sub-agent of the run, with its own model, tools and tokens', async () => {
     const { fetch, requests } = scriptedFetch([
       anthropicMessage({ id: 'msg_route1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_route1', name: 'route', input: { next: 'researcher' } }], usage: { input_tokens: 90, output_tokens: 15, cache_read_input_tokens: 40 } }),
       chatCompletion({ id: 'chatcmpl-res1', model: GPT, content: null, toolCalls: [{ id: 'call_search', name: 'web_search', args: { query: 'Eiffel Tower height' } }], usage: { prompt_tokens: 70, completion_tokens: 12 } }),
@@ -155,9 +155,10 @@ describe('LangGraph programs through the LangChain adapter', () => {
       return new Command({ goto: parsed.next === 'FINISH' ? END : parsed.next });
     };
     const researcher = createReactAgent({ llm: openai(fetch), tools: [webSearch], name: 'researcher', prompt: 'You research facts.' });
-    const writer = createReactAgent({ llm: openai(fetch), tools: [], name: 'writer', prompt: 'You write one sentence.' });
+    // langchain's createAgent is a compiled graph too.
+    const writer = createAgent({ model: openai(fetch), tools: [], name: 'writer', systemPrompt: 'You write one sentence.' });
     // Each worker's node runs its agent and reports its last message back, as the docs' supervisor tutorial does.
-    const workerNode = (agent: typeof researcher, name: string) => async (state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig) => {
+    const workerNode = (agent: { invoke(state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }> }, name: string) => async (state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig) => {
       const result = await agent.invoke(state, config);
       worked[name] = result.messages;
       return new Command({ goto: 'supervisor', update: { messages: [new HumanMessage({ content: String(result.messages.at(-1)!.content), name })] } });
