@@ -249,6 +249,57 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
+  it('a worker that asks a human (humanInTheLoopMiddleware) on a thread: asked once, in the worker\'s trajectory; the resuming Command continues the worker as a sub-agent and answers the request', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_to_ops', name: 'transfer_to_ops', args: {} }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+      anthropicMessage({ id: 'msg_ops1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
+      anthropicMessage({ id: 'msg_ops2', model: CLAUDE, content: [{ type: 'text', text: 'Deleted /tmp/old.log.' }], usage: { input_tokens: 110, output_tokens: 9 } }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'The old log is gone.', usage: { prompt_tokens: 150, completion_tokens: 7 } }),
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const supervisor = createReactAgent({ llm: openai(fetch), tools: [createHandoffTool('ops')], name: 'supervisor' });
+    const ops = createAgent({ model: anthropic(fetch), tools: [deleteFile], name: 'ops', middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })] });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor, { ends: ['ops'] })
+      .addNode('ops', ops.graph)
+      .addEdge(START, 'supervisor')
+      .addEdge('ops', 'supervisor')
+      .compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-worker-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'ops-1' } };
+    const first = await graph.invoke({ messages: [{ role: 'user', content: 'Delete /tmp/old.log' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await graph.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('The old log is gone.');
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const [asking, resumed] = subagents(doc, 2);
+    // Asked once, by the worker that paused (not again by the runs the interrupt bubbled through); the decision answers it in the worker resumed.
+    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook === 'subagent_stop').map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+      ['pre_approval_request', 'ops-1:sub:call_to_ops', 'toolu_delete', undefined],
+      ['subagent_stop', 'ops-1:sub:call_to_ops', 'call_to_ops', 'interrupted'],
+      ['post_approval_response', resumed.session_id, 'toolu_delete', 'once'],
+      ['subagent_stop', resumed.session_id, expect.stringMatching(/:agent:1$/), 'completed'],
+    ]);
+    expect(asking.session_id).toBe('ops-1:sub:call_to_ops');
+    expect(callsOf(asking)).toEqual([['toolu_delete', { path: '/tmp/old.log' }]]);
+    // The supervisor's own steps, on both turns: the resumed turn starts inside the worker, which stays a sub-agent.
+    expect(refOf(doc, 'call_to_ops')).toBe(asking.trajectory_id);
+    expect(callsOf(doc).map(([id]) => id)).toEqual(['call_to_ops', expect.stringMatching(/^subagent:/)]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('The old log is gone.');
+    // The approved call ran in the resumed worker: its result is there (its call is in the trajectory of the run that asked).
+    expect((resumed.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).map((r: AtifDoc) => r.content))).toEqual(['deleted /tmp/old.log']);
+    expect(agentSteps(resumed).filter((step) => step.message !== '').map((step) => step.message)).toEqual(['Deleted /tmp/old.log.']);
+    expect(recordedCounts(doc)).toEqual(reported(second.messages, 'chatcmpl-sup'));
+    expect([...recordedCounts(asking), ...recordedCounts(resumed)]).toEqual(reported(second.messages, 'msg_ops'));
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === 'ops-1').map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    await sameOnNative(recorded);
+  }, 30_000);
+
   it('a compiled subgraph used as a node after the run called a model: a sub-agent named after its node, with its model calls and tools', async () => {
     const { fetch } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-plan', model: GPT, content: 'Plan: look up the tallest building, then answer.', usage: { prompt_tokens: 30, completion_tokens: 10 } }),

@@ -76,6 +76,8 @@ interface Shared {
   holds?: SessionHolds<true>;
   /** Approval requests waiting for the resuming run, by session. */
   readonly pendingApprovals: Map<string, Asked[]>;
+  /** The own agent of each session's last run (a thread's next run, or the `Command` resuming it, starts with it). */
+  readonly ownAgents: Map<string, string>;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -121,6 +123,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #attempts = new Map<string, Attempts>();
   /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
   readonly #pendingApprovals: Map<string, Asked[]>;
+  readonly #ownAgents: Map<string, string>;
+  /** Interrupts already asked about where they were raised (a sub-agent): the runs they bubble through only stop. */
+  readonly #askedInterrupts = new WeakSet<object>();
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
   readonly #interrupted = new WeakSet<AgentRun>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
@@ -133,10 +138,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map() }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map() }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
+    this.#ownAgents = shared.ownAgents;
   }
 
   /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
@@ -165,8 +171,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   #agentsOf(run: AgentRun): AgentsOfRun {
     let agents = this.#agents.get(run);
-    if (agents === undefined) this.#agents.set(run, (agents = { own: undefined, calledModel: false, handoffs: new Map(), started: 0 }));
+    if (agents === undefined) this.#agents.set(run, (agents = { own: undefined, calledModel: false, handoffs: new Map(), started: 0, resume: undefined }));
     return agents;
+  }
+
+  /** A named session's own agent, for its next run (a resumed run starts inside the agent that paused, not the first one). */
+  #rememberOwnAgent(sessionId: string, name: string): void {
+    this.#ownAgents.delete(sessionId);
+    this.#ownAgents.set(sessionId, name);
+    if (this.#ownAgents.size > MAX_HELD_SESSIONS) this.#ownAgents.delete(this.#ownAgents.keys().next().value!);
   }
 
   /**
@@ -183,7 +196,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const node = nonEmptyString(metadata?.langgraph_node);
     // An unnamed graph runs as LangGraph's default name: its node names it.
     const name = (runName !== undefined && runName !== DEFAULT_GRAPH_NAME ? runName : undefined) ?? node ?? runName ?? 'agent';
-    if (agents.own === undefined && !agents.calledModel) agents.own = name;
+    if (agents.own === undefined && !agents.calledModel) {
+      agents.own = name;
+      if (run.parent === undefined && run.sessionId !== run.runId) this.#rememberOwnAgent(run.sessionId, name);
+    }
     if (agents.own === name) return undefined;
     const handoff = node === undefined ? undefined : agents.handoffs.get(node);
     if (handoff !== undefined && node !== undefined) agents.handoffs.delete(node);
@@ -238,6 +254,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           parent: { run: parent.run, toolCallId: agent.toolCallId },
         });
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined });
+        // A `Command` resuming the thread resumes the agent that asked: its decisions answer that agent's requests.
+        const resume = this.#agentsOf(parent.run).resume;
+        if (run !== undefined && resume !== undefined) this.#resumeApprovals(run, resume);
         return;
       }
       const run = this.#startTopRun({
@@ -251,7 +270,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
-      if (run !== undefined) this.#resumeApprovals(run, inputs);
+      if (run === undefined) return;
+      const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
+      if (own !== undefined) this.#agentsOf(run).own = own;
+      this.#resumeApprovals(run, inputs);
     });
   }
 
@@ -282,7 +304,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
         this.#interrupted.add(node.run);
-        this.#askApprovals(node.run, (error as Loose).interrupts);
+        const interrupts = (error as Loose).interrupts;
+        if (!this.#askedInterrupts.has(error as Loose) && !(Array.isArray(interrupts) && interrupts.length > 0 && interrupts.every((i) => isRecord(i) && this.#askedInterrupts.has(i)))) {
+          this.#askApprovals(node.run, interrupts);
+          this.#askedInterrupts.add(error as Loose);
+          if (Array.isArray(interrupts)) for (const i of interrupts) if (isRecord(i)) this.#askedInterrupts.add(i);
+        }
       }
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
@@ -491,20 +518,24 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
     }
     if (asked.length === 0) return;
-    this.#pendingApprovals.delete(run.sessionId);
-    this.#pendingApprovals.set(run.sessionId, asked);
+    const key = approvalKey(run);
+    this.#pendingApprovals.delete(key);
+    this.#pendingApprovals.set(key, asked);
     // Interrupts nobody resumes must not pile up: the oldest are dropped.
     if (this.#pendingApprovals.size > MAX_PENDING_APPROVALS) this.#pendingApprovals.delete(this.#pendingApprovals.keys().next().value!);
   }
 
   /** The decisions of a resuming `Command`, answered against the requests of the interrupted run. */
   #resumeApprovals(run: AgentRun, inputs: unknown): void {
-    const asked = this.#pendingApprovals.get(run.sessionId);
+    const key = approvalKey(run);
+    const asked = this.#pendingApprovals.get(key);
+    // Not this run's: a sub-agent that asked resumes inside it.
+    if (asked === undefined && run.parent === undefined && isResume(inputs)) this.#agentsOf(run).resume = inputs;
     if (asked === undefined || !isRecord(inputs)) return;
     const resume = isRecord(inputs.resume) ? inputs.resume : undefined;
     const decisions = resume !== undefined && Array.isArray(resume.decisions) ? resume.decisions : undefined;
     if (decisions === undefined) return;
-    this.#pendingApprovals.delete(run.sessionId);
+    this.#pendingApprovals.delete(key);
     asked.forEach(({ id, call }, index) => {
       const decision = isRecord(decisions[index]) ? (decisions[index] as Loose) : {};
       const approved = decision.type === 'approve' || decision.type === 'edit';
@@ -526,6 +557,17 @@ interface AgentsOfRun {
   readonly handoffs: Map<string, string>;
   /** Sub-agents started, to name the links of those no handoff started. */
   started: number;
+  /** A resuming `Command` whose decisions none of this run's requests took: for the sub-agent that asked. */
+  resume: unknown;
+}
+
+/**
+ * Where a run's approval requests wait for the resuming run: its session, or,
+ * for an agent of a graph (a sub-agent whose session is new each turn), its
+ * name in its parent's session.
+ */
+function approvalKey(run: AgentRun): string {
+  return run.parent === undefined || run.agentName === undefined ? run.sessionId : `${run.parent.run.sessionId}>${run.agentName}`;
 }
 
 /** The nodes a tool's `Command` (a handoff) sends control to: `goto` as a name, names, or `Send`s. */
