@@ -14,9 +14,12 @@
  *   same parent chain run after a failure are retries of one API call (what
  *   `modelRetryMiddleware` does), so they share its `api_request_id`.
  * - A chain run whose parent is a tool run is a sub-agent of that tool call.
- *   A subgraph (a compiled graph run as a node) stays part of the run that
- *   invoked it: its model calls are steps of that conversation, each with
- *   the model and provider that served it.
+ * - A compiled graph run as a node (a subgraph, a `createReactAgent` or
+ *   `createAgent` worker) is an agent: the first to start before the run
+ *   called a model is the run's own (its steps are the run's), any other is
+ *   a sub-agent of the run, linked to the handoff call whose `Command` went
+ *   to its node, else to the run (`#agentNode`). A thread remembers its own
+ *   agent, so a run resumed inside a worker keeps the worker a sub-agent.
  * - Bounded: every node of a top-level run is forgotten when that run ends
  *   (what it left open ends with it), and beyond `MAX_OPEN_RUNS` top-level
  *   runs that never end (an abandoned stream) the oldest is ended as
