@@ -307,12 +307,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
         this.#interrupted.add(node.run);
-        const interrupts = (error as Loose).interrupts;
-        if (!this.#askedInterrupts.has(error as Loose) && !(Array.isArray(interrupts) && interrupts.length > 0 && interrupts.every((i) => isRecord(i) && this.#askedInterrupts.has(i)))) {
-          this.#askApprovals(node.run, interrupts);
-          this.#askedInterrupts.add(error as Loose);
-          if (Array.isArray(interrupts)) for (const i of interrupts) if (isRecord(i)) this.#askedInterrupts.add(i);
-        }
+        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts);
       }
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
@@ -502,6 +497,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true);
       if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());
     }
+  }
+
+  /** True the first time an interrupt is seen: it bubbles out of the agent that raised it through every graph above it. */
+  #firstSeen(error: Loose): boolean {
+    const interrupts = Array.isArray(error.interrupts) ? error.interrupts.filter(isRecord) : [];
+    const seen = this.#askedInterrupts.has(error) || (interrupts.length > 0 && interrupts.every((interrupt) => this.#askedInterrupts.has(interrupt)));
+    this.#askedInterrupts.add(error);
+    for (const interrupt of interrupts) this.#askedInterrupts.add(interrupt);
+    return !seen;
   }
 
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
