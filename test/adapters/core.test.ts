@@ -6,6 +6,7 @@ import { HookRegistry } from '../../src/hooks/registry.ts';
 import { HOOK_NAMES } from '../../src/hooks/names.ts';
 import { AdapterCore } from '../../src/adapters/core/run.ts';
 import { sessionIdFor } from '../../src/adapters/core/options.ts';
+import { chatFinishReason } from '../../src/adapters/core/finish.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 
 function recorder() {
@@ -21,6 +22,56 @@ describe('session ids', () => {
     expect(sessionIdFor({ sessionId: (run) => `fn-${run.agentName}` }, { runId: 'r', agentName: 'a' })).toBe('fn-a');
     expect(sessionIdFor({ sessionId: () => undefined }, { runId: 'r', conversationId: 'c' })).toBe('c');
     expect(sessionIdFor({}, { runId: 'r' })).toBe('r');
+  });
+});
+
+describe('finish reasons: one vocabulary, Chat Completions\' spelling', () => {
+  it('spells each provider\'s and framework\'s reason as Chat Completions does where its definition covers it, and keeps the rest', () => {
+    const cases: Array<[string | undefined, boolean, string | undefined]> = [
+      // Chat Completions' own, as they are.
+      ['stop', false, 'stop'],
+      ['length', false, 'length'],
+      ['tool_calls', true, 'tool_calls'],
+      ['content_filter', false, 'content_filter'],
+      ['function_call', true, 'tool_calls'],
+      // A forced tool call OpenAI answers with `stop` stays the provider's word.
+      ['stop', true, 'stop'],
+      // Anthropic Messages.
+      ['end_turn', false, 'stop'],
+      ['stop_sequence', false, 'stop'],
+      ['max_tokens', false, 'length'],
+      ['model_context_window_exceeded', false, 'length'],
+      ['tool_use', true, 'tool_calls'],
+      ['refusal', false, 'content_filter'],
+      ['pause_turn', false, 'pause_turn'],
+      // The AI SDK's unified reasons.
+      ['tool-calls', true, 'tool_calls'],
+      ['content-filter', false, 'content_filter'],
+      ['error', false, 'error'],
+      ['other', false, 'other'],
+      // Gemini, as native's codec reads it.
+      ['STOP', false, 'stop'],
+      ['STOP', true, 'tool_calls'],
+      ['MAX_TOKENS', false, 'length'],
+      ['SAFETY', false, 'content_filter'],
+      ['RECITATION', false, 'content_filter'],
+      ['MALFORMED_FUNCTION_CALL', false, 'MALFORMED_FUNCTION_CALL'],
+      // Nothing said.
+      [undefined, false, undefined],
+      ['', true, undefined],
+    ];
+    expect(cases.map(([reason, calls]) => chatFinishReason(reason, calls))).toEqual(cases.map(([, , expected]) => expected));
+  });
+
+  it('is what every adapter\'s post_api_request says, in the hook and in its response', () => {
+    const { hooks, log } = recorder();
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r1', userMessage: () => 'hi' })!;
+    const call = run.newApiCall();
+    call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }], model: 'claude-sonnet-4-5' }));
+    call.attemptEnd({ text: '', toolCalls: [{ id: 'toolu_1', name: 'f', arguments: {} }], finishReason: 'tool_use', model: 'claude-sonnet-4-5-20250929' });
+    const post = log.find(([name]) => name === 'post_api_request')![1];
+    expect(post.finish_reason).toBe('tool_calls');
+    expect((post.response as Record<string, unknown>).finish_reason).toBe('tool_calls');
   });
 });
 

@@ -18,6 +18,7 @@ import { TurnIds, type ApiCallIds } from '../../hooks/index.ts';
 import { consoleLogger } from '../../shared/logger.ts';
 import { chatCompletionsUsage, readProviderUsage, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
+import { chatFinishReason } from './finish.ts';
 import { Guard } from './guard.ts';
 import { sessionIdFor, type AdapterOptions } from './options.ts';
 import {
@@ -50,7 +51,9 @@ export interface ResponseParts {
   readonly reasoning?: string;
   /** The framework's usage as it reported it, tagged with its shape; the token table reads it. */
   readonly usage?: ProviderUsage;
+  /** As the framework gave it; `attemptEnd` writes it in the one vocabulary (finish.ts). */
   readonly finishReason?: string;
+  /** The model the provider reported it answered with (a dated snapshot, not the alias asked for). */
   readonly model?: string;
   readonly id?: string;
 }
@@ -507,15 +510,16 @@ export class ApiCall {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
       const usage = chatCompletionsUsage(readProviderUsage(response.usage));
       const model = response.model ?? this.#parts().model ?? run.model;
+      const finish = chatFinishReason(response.finishReason, response.toolCalls.length > 0) ?? null;
       return {
         ...this.#base(),
         started_at: startedAt,
         ended_at: endedAt,
         api_duration: endedAt - startedAt,
-        finish_reason: response.finishReason ?? null,
+        finish_reason: finish,
         response_model: model,
         // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
-        response: { id: response.id, model, assistant_message: message, finish_reason: response.finishReason ?? null, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}) },
+        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}) },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,
