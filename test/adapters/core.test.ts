@@ -75,6 +75,40 @@ describe('finish reasons: one vocabulary, Chat Completions\' spelling', () => {
   });
 });
 
+describe('the model asked for and the model that answered', () => {
+  it('never gives a later request the model an earlier answer named, when the framework does not say what it asked for', () => {
+    const { hooks, log } = recorder();
+    // A run whose model the framework does not expose (OpenAIChatCompletionsModel keeps it private).
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r1', userMessage: () => 'hi' })!;
+    for (const id of ['a', 'b']) {
+      const call = run.newApiCall();
+      call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }] }));
+      call.attemptEnd({ text: id, toolCalls: [], finishReason: 'stop', model: 'gpt-4.1-2025-04-14' });
+    }
+    run.end('completed');
+    const pres = log.filter(([name]) => name === 'pre_api_request').map(([, payload]) => payload);
+    expect(pres.map((payload) => [payload.model, (payload.request as { body: Record<string, unknown> }).body.model])).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
+    ]);
+    expect(log.filter(([name]) => name === 'post_api_request').map(([, payload]) => payload.response_model)).toEqual(['gpt-4.1-2025-04-14', 'gpt-4.1-2025-04-14']);
+    // The turn still names the model that answered.
+    expect(log.find(([name]) => name === 'on_session_end')![1].model).toBe('gpt-4.1-2025-04-14');
+  });
+
+  it('keeps the model a run asked for on its requests, and the reported one on its responses', () => {
+    const { hooks, log } = recorder();
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r1', model: 'gpt-4.1', userMessage: () => 'hi' })!;
+    const call = run.newApiCall();
+    call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }] }));
+    call.attemptEnd({ text: 'x', toolCalls: [], finishReason: 'stop', model: 'gpt-4.1-2025-04-14' });
+    run.end('completed');
+    const pre = log.find(([name]) => name === 'pre_api_request')![1];
+    expect([pre.model, (pre.request as { body: Record<string, unknown> }).body.model]).toEqual(['gpt-4.1', 'gpt-4.1']);
+    expect(log.find(([name]) => name === 'post_api_request')![1].response_model).toBe('gpt-4.1-2025-04-14');
+  });
+});
+
 describe('AdapterCore', () => {
   it('opens and closes the session around a top-level run', () => {
     const { hooks, names } = recorder();

@@ -166,8 +166,10 @@ export class AgentRun {
   readonly parent: RunStart['parent'];
   readonly agentName: string | undefined;
   readonly runId: string;
+  /** The run's model: the one asked for, else the first one a response named (the session is named after it). */
   model: string | undefined;
   provider: string | undefined;
+  #modelAnswered = false;
   readonly #start: RunStart;
   readonly #startedMs = Date.now();
   readonly #tools = new Map<string, OpenTool>();
@@ -193,6 +195,18 @@ export class AgentRun {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /** The model a request asked for when it does not say: the run's, unless that came from an answer (a dated snapshot nobody asked for). */
+  get requestedModel(): string | undefined {
+    return this.#modelAnswered ? undefined : this.model;
+  }
+
+  /** A response named the model that answered: the run takes it when it knew none. */
+  noteAnsweredModel(model: string | undefined): void {
+    if (model === undefined || this.model !== undefined) return;
+    this.model = model;
+    this.#modelAnswered = true;
   }
 
   /** True when the adapter should open and close the session itself. */
@@ -422,7 +436,7 @@ export class ApiCall {
       ...run.ids,
       ...this.ids,
       platform: run.core.platform,
-      model: parts.model ?? run.model,
+      model: parts.model ?? run.requestedModel,
       provider: parts.provider ?? run.provider,
     };
   }
@@ -452,7 +466,7 @@ export class ApiCall {
     const startedAt = this.#startedAt;
     run.core.emit('pre_api_request', () => {
       const parts = this.#parts();
-      const body: Record<string, unknown> = { ...(parts.settings ?? {}), model: parts.model ?? run.model, messages: toJson(parts.messages) };
+      const body: Record<string, unknown> = { ...(parts.settings ?? {}), model: parts.model ?? run.requestedModel, messages: toJson(parts.messages) };
       if (parts.tools !== undefined && parts.tools.length > 0) body.tools = parts.tools.map(chatTool);
       return {
         ...this.#base(),
@@ -503,13 +517,13 @@ export class ApiCall {
     this.#settled = true;
     const run = this.run;
     run.noteAssistantText(response.text);
-    if (response.model !== undefined && run.model === undefined) run.model = response.model;
+    run.noteAnsweredModel(response.model);
     const startedAt = this.#startedAt;
     const endedAt = now();
     run.core.emit('post_api_request', () => {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
       const usage = chatCompletionsUsage(readProviderUsage(response.usage));
-      const model = response.model ?? this.#parts().model ?? run.model;
+      const model = response.model ?? this.#parts().model ?? run.requestedModel;
       const finish = chatFinishReason(response.finishReason, response.toolCalls.length > 0) ?? null;
       return {
         ...this.#base(),
