@@ -97,6 +97,15 @@ export function finishReasonOf(finish: unknown): string | undefined {
   return unified === 'other' ? (nonEmptyString(finish.raw) ?? unified) : unified;
 }
 
+/**
+ * The model a Gemini answer says answered (`modelVersion`), from the raw body
+ * or chunk @ai-sdk/google hands on without reading it (its response's
+ * `modelId` is the model asked for).
+ */
+export function modelVersionOf(raw: unknown): string | undefined {
+  return isRecord(raw) ? nonEmptyString(raw.modelVersion) : undefined;
+}
+
 /** A model response from its content parts and what came with them. */
 export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
