@@ -19,10 +19,17 @@
  * at different points of the millisecond, so the clock settles on the wall
  * clock to within microseconds, without a calibration loop at start-up. A
  * window that no longer overlaps the ones before means the wall clock was
- * set: the clock follows it, as native's does.
+ * set: the clock follows it forward, as native's does, and back by up to a
+ * second. A bigger step back is not followed: the clock never goes back, so
+ * following it would stamp every event 1 µs after the last until the wall
+ * clock caught up, and a span's duration would be lost rather than its
+ * position against native's (see docs/known-limits.md).
  *
  * @module
  */
+
+/** The largest step back of the wall clock the clock follows (ms). */
+const MAX_STEP_BACK_MS = 1000;
 
 /** Reads the clock needs; the defaults are the runtime's own (a test gives others). */
 export interface ClockSources {
@@ -52,10 +59,12 @@ export function createClock(sources: ClockSources): () => number {
       const after = sources.wallMs();
       const lo = before - monotonic;
       const hi = after + 1 - monotonic;
-      if (lo >= high || hi <= low) {
+      if (lo >= high || (hi <= low && low - hi <= MAX_STEP_BACK_MS)) {
         // The wall clock was set since the last check: start over from this window.
         low = lo;
         high = hi;
+      } else if (hi <= low) {
+        // Set back by more than MAX_STEP_BACK_MS: keep the offset (durations stay true).
       } else {
         if (lo > low) low = lo;
         if (hi < high) high = hi;

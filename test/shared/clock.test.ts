@@ -7,10 +7,11 @@ import { createClock, formatTimestamp, nowMicros, parseTimestamp } from '../../s
  * `originError` µs off the wall clock: what a fresh Node process can start with.
  */
 function machine(originError: number, start = 1_795_964_369_000_000) {
-  const state = { wall: start + 123_456, start, seed: 7 };
+  // `wall` is true time; `set` is how far someone set the wall clock off it (the monotonic clock does not see that).
+  const state = { wall: start + 123_456, start, set: 0, seed: 7 };
   const clock = createClock({
     monotonicMs: () => (state.wall - state.start) / 1000,
-    wallMs: () => Math.floor(state.wall / 1000),
+    wallMs: () => Math.floor((state.wall + state.set) / 1000),
     origin: (state.start + originError) / 1000,
   });
   /** Moves the wall clock on by 1 to 97 µs, irregularly, as the time between a host's events is. */
@@ -60,14 +61,14 @@ describe('microsecond clock', () => {
       tick();
       clock();
     }
-    state.wall += 2_000_000; // set forward by 2 s
+    state.set += 2_000_000; // set forward by 2 s
     for (let i = 0; i < 200; i++) {
       tick();
       clock();
     }
-    expect(Math.abs(clock() - state.wall)).toBeLessThanOrEqual(5);
+    expect(Math.abs(clock() - (state.wall + state.set))).toBeLessThanOrEqual(5);
     const before = clock();
-    state.wall -= 3_000; // set back by 3 ms: readings keep increasing until the wall clock passes them, then follow it
+    state.set -= 3_000; // set back by 3 ms: readings keep increasing until the wall clock passes them, then follow it
     let previous = before;
     for (let i = 0; i < 400; i++) {
       tick();
@@ -75,7 +76,22 @@ describe('microsecond clock', () => {
       expect(reading).toBeGreaterThan(previous);
       previous = reading;
     }
-    expect(Math.abs(previous - state.wall)).toBeLessThanOrEqual(5);
+    expect(Math.abs(previous - (state.wall + state.set))).toBeLessThanOrEqual(5);
+  });
+
+  it('keeps true durations when the wall clock is set back by more than a second', () => {
+    const { state, clock, tick } = machine(0);
+    for (let i = 0; i < 200; i++) {
+      tick();
+      clock();
+    }
+    state.set -= 60_000_000; // set back by a minute
+    const start = clock();
+    state.wall += 250; // a 250 µs span, the monotonic clock moving with it
+    const end = clock();
+    // Following the wall clock back would have frozen the clock: every reading 1 µs after the last.
+    expect(end - start).toBeGreaterThanOrEqual(249);
+    expect(end - start).toBeLessThanOrEqual(251);
   });
 
   it('formats like the native relay: no fraction, milliseconds or microseconds', () => {
