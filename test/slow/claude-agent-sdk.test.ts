@@ -197,6 +197,27 @@ function repliesOf(mock: AnthropicMock, model: string): Array<Extract<MockReply,
 /** A provider attempt that failed (and was retried, or not): an agent step whose invocation failed. */
 const failedAttempt = (step: AtifDoc): boolean => step.extra?.invocation?.status === 'failed';
 
+/** A recorded request's messages, one line each: role, text, tool call ids, tool results. */
+function recordedConversation(messages: any[]): string[] {
+  return messages.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}:${m.content}` : `${m.role}:${m.content ?? ''}${(m.tool_calls ?? []).map((c: any) => `[${c.id}]`).join('')}`));
+}
+
+/** The messages the CLI sent the API, in the same terms: without its system notes and reminders, which the stream never shows. */
+function sentConversation(messages: any[]): string[] {
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    const text = blocks.filter((b) => b.type === 'text' && !b.text.startsWith('<system-reminder>')).map((b) => b.text).join('');
+    if (m.role === 'assistant') out.push(`assistant:${text}${blocks.filter((b) => b.type === 'tool_use').map((b) => `[${b.id}]`).join('')}`);
+    else {
+      for (const b of blocks.filter((b) => b.type === 'tool_result')) out.push(`tool:${b.tool_use_id}:${typeof b.content === 'string' ? b.content : b.content.map((c: any) => c.text).join('')}`);
+      if (text !== '') out.push(`user:${text}`);
+    }
+  }
+  return out;
+}
+
 /** The agent steps that are the model's answers (failed attempts apart). */
 function agentSteps(doc: AtifDoc): AtifDoc[] {
   return (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.llm_call_count !== 0 && !failedAttempt(step));
@@ -575,12 +596,21 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
   }
 
   for (const scope of ['run', 'host'] as const) {
-  it(`records a query that resumes a session (options.resume) under the same session id, as a later turn (sessionScope '${scope}')`, async () => {
-    const recorded = recordedPlugin(`claude-resume-${scope}`);
-    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL }));
+  for (const how of ['resume', 'continue'] as const) {
+  it(`records a query that resumes a session (options.${how}) under the same session id, as a later turn whose request is the one the CLI sent (sessionScope '${scope}')`, async () => {
+    const recorded = recordedPlugin(`claude-${how}-${scope}`);
+    let notes = '';
+    // The first question reads a file, so the conversation the resumed query carries has a tool call and its result.
+    const mock = await startAnthropicMock((request) =>
+      request.assistantTurns === 0
+        ? { blocks: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_notes_1', name: 'Read', input: { file_path: notes } }], usage: { input: 4, output: 3 }, model: MAIN_MODEL }
+        : { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL },
+    );
     const offline = offlineClaudeEnv(mock.url);
     cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
-    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [] };
+    notes = path.join(offline.home, 'notes.txt');
+    writeFileSync(notes, 'Paris was founded by the Parisii.\n');
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [], allowedTools: ['Read'] };
     // With sessionScope 'host' the host keeps one session open around both queries, under the SDK's session id.
     let sessionId = '';
     const claude = wrapClaudeAgentSdk(sdk, recorded.hooks, scope === 'host' ? { sessionScope: 'host', sessionId: () => sessionId } : {});
@@ -592,7 +622,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       }
       if (message.type === 'result') results.push(message);
     }
-    for await (const message of claude.query({ prompt: 'second question', options: { ...options, resume: sessionId } })) {
+    for await (const message of claude.query({ prompt: 'second question', options: { ...options, ...(how === 'resume' ? { resume: sessionId } : { continue: true }) } })) {
       if (message.type === 'system' && message.subtype === 'init') expect(message.session_id, 'the SDK resumed the same session').toBe(sessionId);
       if (message.type === 'result') results.push(message);
     }
@@ -600,12 +630,16 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     // The CLI sent the earlier conversation with the resumed query's request.
-    expect(mock.requests).toHaveLength(2);
-    expect(JSON.stringify(mock.requests[1]!.body.messages)).toContain('answer 0');
-    const turns = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.user_message, e.payload.is_first_turn]);
+    expect(mock.requests).toHaveLength(3);
+    expect(JSON.stringify(mock.requests[2]!.body.messages)).toContain('answer 1');
+    // Every recorded request is the conversation the CLI sent, the resumed one too (in the stream's terms: no system prompt, no reminders).
+    const recordedRequests = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages));
+    expect(recordedRequests).toEqual(mock.requests.map((request) => sentConversation(request.body.messages)));
+    expect(recordedRequests[2]).toEqual(['user:first question', 'assistant:Reading.[toolu_notes_1]', 'tool:toolu_notes_1:1\tParis was founded by the Parisii.\n2\t', 'assistant:answer 1', 'user:second question']);
+    const turns = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.user_message, e.payload.is_first_turn, recordedConversation(e.payload.conversation_history as any[])]);
     expect(turns).toEqual([
-      [sessionId, 'first question', true],
-      [sessionId, 'second question', false],
+      [sessionId, 'first question', true, []],
+      [sessionId, 'second question', false, recordedRequests[2]!.slice(0, -1)],
     ]);
     expect(atif.every((doc) => doc.session_id === sessionId)).toBe(true);
     const userSteps = atif.map((doc) => (doc.steps as AtifDoc[]).filter((step) => step.source === 'user').map((step) => step.message));
@@ -615,6 +649,34 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(totals).toEqual(results.reduce<[number, number]>((sum, m) => [sum[0] + m.usage.input_tokens, sum[1] + m.usage.output_tokens], [0, 0]));
   }, 120_000);
   }
+  }
+
+  it('records the conversation a forked session (resume + forkSession) sent, up to resumeSessionAt', async () => {
+    const recorded = recordedPlugin('claude-fork');
+    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5, output: 2 }, model: MAIN_MODEL }));
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [] };
+    // Two turns, then a fork that goes on from the first answer: the second turn is not part of what it sends.
+    let sessionId = '';
+    let firstAnswer = '';
+    for await (const message of sdk.query({ prompt: 'one', options })) {
+      if (message.type === 'system' && message.subtype === 'init') sessionId = message.session_id;
+      if (message.type === 'assistant') firstAnswer = message.uuid;
+    }
+    for await (const message of sdk.query({ prompt: 'two', options: { ...options, resume: sessionId } })) void message;
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    let forkId = '';
+    for await (const message of claude.query({ prompt: 'three', options: { ...options, resume: sessionId, forkSession: true, resumeSessionAt: firstAnswer } })) {
+      if (message.type === 'system' && message.subtype === 'init') forkId = message.session_id;
+    }
+    await recorded.finish();
+    expect(forkId).not.toBe(sessionId);
+    const sent = sentConversation(mock.requests.at(-1)!.body.messages);
+    const request = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages));
+    expect(sent).toEqual(['user:one', 'assistant:answer 0', 'user:three']);
+    expect(request).toEqual([sent]);
+  }, 120_000);
 
   it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {
     const recorded = recordedPlugin('claude-refused');

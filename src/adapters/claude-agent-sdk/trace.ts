@@ -33,6 +33,7 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, changedInput, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
+import { priorConversation } from './transcript.ts';
 
 /** The model request being streamed on the main thread. */
 interface Streaming {
@@ -54,8 +55,12 @@ export interface TraceOptions {
   readonly provisionalUsage: () => void;
   /** The CLI keeps transcripts for the query (`persistSession` is not false): its sub-agents wait for theirs. */
   readonly transcripts: boolean;
-  /** The query goes on with an earlier conversation (`resume`, `continue`). */
-  readonly resumes: boolean;
+  /**
+   * The query goes on with an earlier conversation (`resume`, `continue`):
+   * when it started (epoch ms; the transcript's older messages are that
+   * conversation) and the message it resumes at (`resumeSessionAt`).
+   */
+  readonly resumes: { readonly startedAt: number; readonly at: string | undefined } | undefined;
 }
 
 export class QueryTrace {
@@ -352,6 +357,7 @@ export class QueryTrace {
     const userMessage = this.#userMessages[this.#turns];
     this.#turns = Math.min(this.#turns + 1, this.#userMessages.length);
     this.#resultSinceTurn = false;
+    if (current === undefined) this.#resumedConversation();
     const before = this.#history.length;
     if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
     const start = {
@@ -363,7 +369,7 @@ export class QueryTrace {
       userMessage: userMessage === undefined ? undefined : () => userMessage,
       // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.
       history: before === 0 ? undefined : () => this.#history.slice(0, before),
-      continuesSession: current !== undefined || this.#options.resumes,
+      continuesSession: current !== undefined || this.#options.resumes !== undefined,
     };
     if (current === undefined) {
       this.#run = this.#core.startRun(start);
@@ -375,6 +381,18 @@ export class QueryTrace {
     this.#run = this.#core.startRun(start);
     if (owned) this.#core.releaseSession(current.sessionId, 'next_turn');
     return this.#run;
+  }
+
+  /**
+   * A resumed session's first request sends the conversation before it,
+   * which this query's stream never shows: it is read from the session's
+   * transcript (named by the `UserPromptSubmit` hook, which fires before that
+   * request). Without a transcript the history starts at this query.
+   */
+  #resumedConversation(): void {
+    const resumes = this.#options.resumes;
+    if (resumes === undefined || this.#history.length > 0 || this.#sessionTranscript === undefined) return;
+    this.#history.push(...priorConversation(this.#sessionTranscript, resumes.startedAt, resumes.at));
   }
 
   #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
