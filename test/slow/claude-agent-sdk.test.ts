@@ -678,6 +678,40 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(request).toEqual([sent]);
   }, 120_000);
 
+  it('records the conversation a session resumed after /compact sent: the summary and what followed it, not what was compacted away', async () => {
+    const recorded = recordedPlugin('claude-compacted');
+    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `summary or answer ${request.assistantTurns}` }], usage: { input: 5, output: 2 }, model: MAIN_MODEL }));
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [] };
+    let sessionId = '';
+    for await (const message of sdk.query({ prompt: 'first question', options })) {
+      if (message.type === 'system' && message.subtype === 'init') sessionId = message.session_id;
+    }
+    let compacted = false;
+    for await (const message of sdk.query({ prompt: '/compact', options: { ...options, resume: sessionId } })) if (message.type === 'system' && message.subtype === 'compact_boundary') compacted = true;
+    expect(compacted, 'the CLI compacted the session').toBe(true);
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    for await (const message of claude.query({ prompt: 'third question', options: { ...options, resume: sessionId } })) void message;
+    await recorded.finish();
+    const wire = mock.requests.at(-1)!.body.messages as any[];
+    // The CLI sends the summary, the /compact command and the new prompt joined into one user message; its notes apart, the recorded user messages say the same, in order.
+    const sentText = wire
+      .filter((m) => m.role === 'user')
+      .flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content))
+      .filter((b: any) => b.type === 'text' && !b.text.startsWith('<system-reminder>') && !b.text.startsWith('<local-command-caveat>'))
+      .map((b: any) => b.text.trim())
+      .join('');
+    const requests = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => (e.payload.request as any).body.messages as any[]);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.every((m) => m.role === 'user')).toBe(true);
+    // (The CLI puts a line break between the joined messages.)
+    expect(requests[0]!.map((m) => m.content.trim()).join('')).toBe(sentText);
+    expect(requests[0]![0]!.content).toMatch(/^This session is being continued/);
+    expect(JSON.stringify(requests[0])).not.toContain('first question');
+    expect(requests[0]!.at(-1)).toEqual({ role: 'user', content: 'third question' });
+  }, 120_000);
+
   it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {
     const recorded = recordedPlugin('claude-refused');
     const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
