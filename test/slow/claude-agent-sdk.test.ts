@@ -202,17 +202,23 @@ function recordedConversation(messages: any[]): string[] {
   return messages.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}:${m.content}` : `${m.role}:${m.content ?? ''}${(m.tool_calls ?? []).map((c: any) => `[${c.id}]`).join('')}`));
 }
 
+const MID_TURN = 'The user sent a new message while you were working:\n';
+
 /** The messages the CLI sent the API, in the same terms: without its system notes and reminders, which the stream never shows. */
 function sentConversation(messages: any[]): string[] {
   const out: string[] = [];
   for (const m of messages) {
     if (m.role === 'system') continue;
     const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
-    const text = blocks.filter((b) => b.type === 'text' && !b.text.startsWith('<system-reminder>')).map((b) => b.text).join('');
+    const text = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('');
     if (m.role === 'assistant') out.push(`assistant:${text}${blocks.filter((b) => b.type === 'tool_use').map((b) => `[${b.id}]`).join('')}`);
     else {
       for (const b of blocks.filter((b) => b.type === 'tool_result')) out.push(`tool:${b.tool_use_id}:${typeof b.content === 'string' ? b.content : b.content.map((c: any) => c.text).join('')}`);
-      if (text !== '') out.push(`user:${text}`);
+      // A message the user sent while the CLI was busy goes into the running turn wrapped in the CLI's words: the message is the user's.
+      const midTurn = blocks.filter((b) => b.type === 'text' && b.text.startsWith(MID_TURN));
+      if (midTurn.length > 0) out.push(`user:${midTurn.map((b) => b.text.slice(MID_TURN.length).split('\n\n')[0]).join('\n')}`);
+      const rest = blocks.filter((b) => b.type === 'text' && !b.text.startsWith('<system-reminder>') && !midTurn.includes(b)).map((b) => b.text).join('');
+      if (rest !== '') out.push(`user:${rest}`);
     }
   }
   return out;
@@ -560,8 +566,10 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     }
     const q = claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: home, env: offline.env, settingSources: [] } });
     let results = 0;
+    const resultMessages: any[] = [];
     for await (const message of q) {
       if (message.type !== 'result') continue;
+      resultMessages.push(message);
       results += 1;
       if (results === 1) answered();
       else if (results === 2) {
@@ -592,6 +600,60 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       [false, ['user:first question', 'assistant:answer 0', 'user:second question', 'assistant:answer 1']],
     ]);
     expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => e.payload.completed)).toEqual([true, true, true]);
+    // Each turn's request is the conversation the CLI sent for it, and each turn ends with its own result.
+    expect(mock.requests).toHaveLength(3);
+    expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages))).toEqual(mock.requests.map((request) => sentConversation(request.body.messages)));
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.result_subtype, e.payload.result_usage, e.payload.num_turns])).toEqual(
+      resultMessages.map((m) => ['success', Object.fromEntries(Object.entries(m.usage).filter(([, v]) => typeof v === 'number')), m.num_turns]),
+    );
+  }, 120_000);
+  }
+
+  for (const busy of ['between turns', 'during a tool call'] as const) {
+  it(`records user messages sent while the CLI is busy (${busy}) as the CLI takes them in, each request the one it sent`, async () => {
+    const recorded = recordedPlugin('claude-queued');
+    let notes = '';
+    // The first message asks for a tool when the test says so: the other two arrive while it runs.
+    const mock = await startAnthropicMock((request) =>
+      busy === 'during a tool call' && request.assistantTurns === 0
+        ? { blocks: [{ type: 'tool_use', id: 'toolu_notes', name: 'Read', input: { file_path: notes } }], usage: { input: 4, output: 3 }, model: MAIN_MODEL }
+        : { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL },
+    );
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    notes = path.join(offline.home, 'notes.txt');
+    writeFileSync(notes, 'noted\n');
+    const say = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+    // All three sent at once, not waiting for an answer.
+    async function* conversation() {
+      yield say('first');
+      yield say('second');
+      yield say('third');
+    }
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    const results: any[] = [];
+    // The prompts the CLI took in, as the caller's own UserPromptSubmit hook sees them.
+    const submitted: string[] = [];
+    const hooks = { UserPromptSubmit: [{ hooks: [async (input: any) => (submitted.push(input.prompt), {})] }] };
+    for await (const message of claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [], allowedTools: ['Read'], hooks } })) {
+      if (message.type === 'result') results.push(message);
+    }
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const requests = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages));
+    expect(requests).toEqual(mock.requests.map((request) => sentConversation(request.body.messages)));
+    // No message is missing from what was sent, whichever way the CLI took it.
+    for (const text of ['first', 'second', 'third']) expect(requests.at(-1)!.some((line) => line.includes(text)), text).toBe(true);
+    // One turn per result: the turns are the CLI's, not one per message sent.
+    const turnMessages = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message);
+    expect(turnMessages).toHaveLength(results.length);
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.result_usage.input_tokens, e.payload.num_turns])).toEqual(results.map((m) => [m.usage.input_tokens, m.num_turns]));
+    expect(atif).toHaveLength(1);
+    expect(validateAtif(atif[0]!)).toEqual([]);
+    // Each turn's user message is the prompt the CLI took (messages queued together are joined); messages taken while a tool ran are no turn.
+    expect(turnMessages).toEqual(busy === 'between turns' ? submitted : submitted.slice(0, 1));
+    // A turn's user step, and (as native writes a request that ends with a user message) one for the messages sent into the running turn: every message, once.
+    expect((atif[0]!.steps as AtifDoc[]).filter((step) => step.source === 'user').map((step) => step.message).join('\n')).toBe('first\nsecond\nthird');
   }, 120_000);
   }
 

@@ -71,7 +71,15 @@ export class QueryTrace {
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
   readonly #stopping = new Set<SubAgent>();
   readonly #userMessages: UserMessage[] = [];
+  /** The user messages already in the conversation (a turn's, or sent into one while it ran). */
   #turns = 0;
+  /**
+   * How many of the user messages sent the CLI took in (`UserPromptSubmit`),
+   * or undefined before it said: messages sent while it was busy go into the
+   * running turn's next request, or are joined into one prompt, so messages
+   * sent are not turns one to one.
+   */
+  #submitted: number | undefined;
   #sessionId: string | undefined;
   #sessionTranscript: string | undefined;
   #initModel: string | undefined;
@@ -353,9 +361,21 @@ export class QueryTrace {
     const sessionId = this.#sessionId;
     if (sessionId === undefined) return undefined;
     const current = this.#run;
-    if (current !== undefined && !(this.#resultSinceTurn && this.#turns < this.#userMessages.length)) return current;
-    const userMessage = this.#userMessages[this.#turns];
-    this.#turns = Math.min(this.#turns + 1, this.#userMessages.length);
+    // Without the hook's count, each request after a result takes the next message sent.
+    const counted = this.#submitted !== undefined;
+    const taken = Math.min(this.#submitted ?? this.#turns + 1, this.#userMessages.length);
+    if (current !== undefined && !(this.#resultSinceTurn && this.#turns < taken)) {
+      if (counted && !this.#resultSinceTurn) {
+        // Messages the CLI took while the turn ran go into its next request, after the tool results, in one user message as on the wire.
+        const sent = joinedMessages(this.#userMessages.slice(this.#turns, taken));
+        if (sent !== undefined) this.#history.push({ role: 'user', content: sent });
+        this.#turns = Math.max(this.#turns, taken);
+      }
+      return current;
+    }
+    // Messages queued while the CLI was busy start the next turn together, joined as the CLI joins them.
+    const userMessage = joinedMessages(this.#userMessages.slice(this.#turns, Math.max(taken, this.#turns + 1)));
+    this.#turns = Math.max(taken, Math.min(this.#turns + 1, this.#userMessages.length));
     this.#resultSinceTurn = false;
     if (current === undefined) this.#resumedConversation();
     const before = this.#history.length;
@@ -457,6 +477,7 @@ export class QueryTrace {
   #hook(input: Loose): void {
     this.#sessionTranscript ??= nonEmptyString(input.transcript_path);
     const agentId = nonEmptyString(input.agent_id);
+    if (input.hook_event_name === 'UserPromptSubmit' && agentId === undefined) this.#promptSubmitted(input.prompt);
     const toolUseId = nonEmptyString(input.tool_use_id);
     switch (input.hook_event_name) {
       case 'PreToolUse':
@@ -500,6 +521,24 @@ export class QueryTrace {
         break;
     }
     if (agentId !== undefined) this.#advanceKnown(agentId, undefined);
+  }
+
+  /**
+   * The CLI took user messages into the conversation: one, or several sent
+   * while it was busy, joined into this prompt.
+   */
+  #promptSubmitted(prompt: unknown): void {
+    const from = this.#submitted ?? 0;
+    let count = 1;
+    if (typeof prompt === 'string') {
+      for (let n = 2; from + n <= this.#userMessages.length; n++) {
+        if (joinedMessages(this.#userMessages.slice(from, from + n)) === prompt) {
+          count = n;
+          break;
+        }
+      }
+    }
+    this.#submitted = from + count;
   }
 
   /** The caller's `canUseTool` was asked about a call, or answered. */
@@ -607,6 +646,14 @@ function resultSummary(results: readonly Loose[]): Record<string, unknown> {
     num_turns: turns,
     duration_ms: durationMs,
   };
+}
+
+/** User messages the CLI took in together, as one: texts joined by a line break, content parts one after another. */
+function joinedMessages(messages: readonly UserMessage[]): UserMessage {
+  const present = messages.filter((message): message is string | readonly unknown[] => message !== undefined);
+  if (present.length <= 1) return present[0];
+  if (present.every((message) => typeof message === 'string')) return present.join('\n');
+  return present.flatMap((message) => (typeof message === 'string' ? [{ type: 'text', text: message }] : [...message]));
 }
 
 function resultIsError(result: Loose): boolean {
