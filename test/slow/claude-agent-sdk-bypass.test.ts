@@ -104,7 +104,7 @@ describe('wrapClaudeAgentSdk: permissionMode bypassPermissions', () => {
       ['post_approval_response', 'once'],
     ]);
     // Each call ends as the model was told: run, removed by disallowedTools (an error), denied by the hook.
-    const ends = Object.fromEntries(log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, [e.payload.status, e.payload.result ?? e.payload.error]]));
+    const ends: Record<string, [unknown, unknown]> = Object.fromEntries(log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, [e.payload.status, e.payload.result ?? e.payload.error]]));
     const told = Object.fromEntries(report.told.map((t) => [t.tool_use_id, t.content]));
     expect(Object.fromEntries(Object.entries(ends).map(([id, [status]]) => [id, status]))).toEqual({
       toolu_weather: 'ok',

@@ -647,7 +647,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     // One turn per result: the turns are the CLI's, not one per message sent.
     const turnMessages = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message);
     expect(turnMessages).toHaveLength(results.length);
-    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.result_usage.input_tokens, e.payload.num_turns])).toEqual(results.map((m) => [m.usage.input_tokens, m.num_turns]));
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [(e.payload.result_usage as Record<string, number>).input_tokens, e.payload.num_turns])).toEqual(results.map((m) => [m.usage.input_tokens, m.num_turns]));
     expect(atif).toHaveLength(1);
     expect(validateAtif(atif[0]!)).toEqual([]);
     // Each turn's user message is the prompt the CLI took (messages queued together are joined); messages taken while a tool ran are no turn.
