@@ -33,7 +33,7 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, changedInput, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
-import { priorConversation } from './transcript.ts';
+import { priorConversation, siblingTranscriptPath } from './transcript.ts';
 
 /** The model request being streamed on the main thread. */
 interface Streaming {
@@ -58,9 +58,10 @@ export interface TraceOptions {
   /**
    * The query goes on with an earlier conversation (`resume`, `continue`):
    * when it started (epoch ms; the transcript's older messages are that
-   * conversation) and the message it resumes at (`resumeSessionAt`).
+   * conversation), the message it resumes at (`resumeSessionAt`) and the
+   * session it resumes (`resume`).
    */
-  readonly resumes: { readonly startedAt: number; readonly at: string | undefined } | undefined;
+  readonly resumes: { readonly startedAt: number; readonly at: string | undefined; readonly session: string | undefined } | undefined;
 }
 
 export class QueryTrace {
@@ -80,6 +81,8 @@ export class QueryTrace {
    * sent are not turns one to one.
    */
   #submitted: number | undefined;
+  /** The `prompt_id` of the query's first prompt: its transcript record follows the conversation a resumed session sent. */
+  #firstPromptId: string | undefined;
   #sessionId: string | undefined;
   #sessionTranscript: string | undefined;
   #initModel: string | undefined;
@@ -406,13 +409,19 @@ export class QueryTrace {
   /**
    * A resumed session's first request sends the conversation before it,
    * which this query's stream never shows: it is read from the session's
-   * transcript (named by the `UserPromptSubmit` hook, which fires before that
-   * request). Without a transcript the history starts at this query.
+   * transcript (named, with the prompt's id, by the `UserPromptSubmit` hook,
+   * which fires before that request). Without a transcript the history
+   * starts at this query.
    */
   #resumedConversation(): void {
     const resumes = this.#options.resumes;
     if (resumes === undefined || this.#history.length > 0 || this.#sessionTranscript === undefined) return;
-    this.#history.push(...priorConversation(this.#sessionTranscript, resumes.startedAt, resumes.at));
+    const from = { promptId: this.#firstPromptId, prompt: this.#userMessages[0], before: resumes.startedAt, resumeAt: resumes.at };
+    let prior = priorConversation(this.#sessionTranscript, from);
+    // A fork's file may not hold its copies of the conversation yet: the session it forked from does.
+    const source = prior.length === 0 && resumes.session !== undefined ? siblingTranscriptPath(this.#sessionTranscript, resumes.session) : undefined;
+    if (source !== undefined && source !== this.#sessionTranscript) prior = priorConversation(source, from);
+    this.#history.push(...prior);
   }
 
   #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
@@ -477,7 +486,10 @@ export class QueryTrace {
   #hook(input: Loose): void {
     this.#sessionTranscript ??= nonEmptyString(input.transcript_path);
     const agentId = nonEmptyString(input.agent_id);
-    if (input.hook_event_name === 'UserPromptSubmit' && agentId === undefined) this.#promptSubmitted(input.prompt);
+    if (input.hook_event_name === 'UserPromptSubmit' && agentId === undefined) {
+      this.#firstPromptId ??= nonEmptyString(input.prompt_id);
+      this.#promptSubmitted(input.prompt);
+    }
     const toolUseId = nonEmptyString(input.tool_use_id);
     switch (input.hook_event_name) {
       case 'PreToolUse':
