@@ -342,6 +342,15 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const steps = doc.steps as AtifDoc[];
       expect(steps[0]).toMatchObject({ source: 'user', message: PROMPT });
       expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);
+      // Each request names the model the CLI asked for, each answer the one the API answered with and why it stopped,
+      // in the adapters' one spelling (Anthropic's tool_use is tool_calls, end_turn stop); a sub-agent's requests name
+      // none: what it asks for is not in its messages.
+      const ofSession = (hook: string, id: string) => recorded.log.filter((entry) => entry.hook === hook && entry.payload.session_id === id).map((entry) => entry.payload);
+      expect(new Set(run.mock.requests.filter((request) => !request.system.includes('You are the researcher')).map((request) => request.model))).toEqual(new Set([ASKED_MAIN]));
+      expect(new Set(ofSession('pre_api_request', sessionId).map((payload) => (payload.request as { body: { model?: string } }).body.model))).toEqual(new Set([ASKED_MAIN]));
+      const mainAnswers = ofSession('post_api_request', sessionId);
+      expect(mainAnswers.map((payload) => payload.response_model)).toEqual(repliesOf(run.mock, MAIN_MODEL).map(() => MAIN_MODEL));
+      expect(mainAnswers.map((payload) => payload.finish_reason)).toEqual(repliesOf(run.mock, MAIN_MODEL).map((reply) => (reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_calls' : 'stop')));
 
       // Tool calls by the SDK's tool_use ids; the failing tool is an error observation with its text.
       expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
@@ -356,6 +365,10 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       expect((child.steps as AtifDoc[])[0]).toMatchObject({ source: 'user', message: 'Find how Paris was founded.' });
       expectStepsMatchReplies(child, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
       expect(resultOf(child, 'toolu_read_1')!.content).toContain('Paris was founded in the 3rd century BC');
+      expect(ofSession('pre_api_request', child.session_id).map((payload) => (payload.request as { body: { model?: string } }).body.model)).toEqual(repliesOf(run.mock, SUB_MODEL).map(() => undefined));
+      expect(ofSession('post_api_request', child.session_id).map((payload) => [payload.response_model, payload.finish_reason])).toEqual(
+        repliesOf(run.mock, SUB_MODEL).map((reply) => [SUB_MODEL, reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_calls' : 'stop']),
+      );
 
       // Token totals equal what the SDK reports: result usage for the main loop, modelUsage per model.
       const totals = sdkTotals(run.messages);

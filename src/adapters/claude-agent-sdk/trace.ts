@@ -240,7 +240,7 @@ export class QueryTrace {
     let call = this.#retrying;
     this.#retrying = undefined;
     if (call === undefined || call.settled || call.run !== run) call = run.newApiCall();
-    this.#describe(call, model);
+    this.#describe(call);
     for (const error of this.#earlyFailures.splice(0)) {
       call.attemptStart();
       call.attemptError(error);
@@ -249,9 +249,13 @@ export class QueryTrace {
     this.#streaming = { id, model, call, usage, stopReason: undefined, blocks: new AssistantBlocks() };
   }
 
-  /** The request a call sends: the conversation so far (a retry sends it again), the tools offered, the model when known. */
-  #describe(call: ApiCall, model: string | undefined): void {
+  /**
+   * The request a call sends: the conversation so far (a retry sends it again), the tools offered, and the model the
+   * query asked for (the init message's, what the CLI sends); the one that answered is the response's.
+   */
+  #describe(call: ApiCall): void {
     const history = this.#history.length;
+    const model = this.#initModel;
     call.describe(() => ({ messages: this.#history.slice(0, history), tools: this.#offeredTools.map((name) => ({ name })), model }));
   }
 
@@ -313,7 +317,7 @@ export class QueryTrace {
     if (call === undefined || call.settled) {
       // A request refused before it streamed (a 529): it sent the conversation so far, as its retry will.
       call = run.newApiCall();
-      this.#describe(call, undefined);
+      this.#describe(call);
     }
     call.attemptStart();
     call.attemptError(error);
@@ -330,7 +334,7 @@ export class QueryTrace {
       const run = this.#turn(undefined);
       if (run === undefined) return;
       call = run.newApiCall();
-      this.#describe(call, undefined);
+      this.#describe(call);
     }
     for (const early of this.#earlyFailures.splice(0)) {
       call.attemptStart();
