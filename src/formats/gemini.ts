@@ -170,10 +170,16 @@ function finishOf(reason: string | null | undefined, calls: boolean): GeminiFini
   const unstated = reason === undefined || reason === null || reason === 'FINISH_REASON_UNSPECIFIED';
   if (calls && (unstated || reason === 'STOP')) return { mapped: 'tool_calls' };
   if (unstated) return undefined;
-  if (reason === 'STOP') return { mapped: 'stop' };
-  if (reason === 'MAX_TOKENS') return { mapped: 'length' };
-  if (FILTERED.has(reason)) return { mapped: 'content_filter' };
-  return { asSent: reason };
+  const mapped = geminiFinishReason(reason);
+  return mapped === undefined ? { asSent: reason } : { mapped };
+}
+
+/** A Gemini `finishReason` the codec maps, in Chat Completions' spelling; undefined for one it keeps as sent. */
+export function geminiFinishReason(reason: string): 'stop' | 'length' | 'content_filter' | undefined {
+  if (reason === 'STOP') return 'stop';
+  if (reason === 'MAX_TOKENS') return 'length';
+  if (FILTERED.has(reason)) return 'content_filter';
+  return undefined;
 }
 
 /** A message of a Gemini request as native's codec reads it. */

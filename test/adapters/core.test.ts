@@ -6,6 +6,7 @@ import { HookRegistry } from '../../src/hooks/registry.ts';
 import { HOOK_NAMES } from '../../src/hooks/names.ts';
 import { AdapterCore } from '../../src/adapters/core/run.ts';
 import { sessionIdFor } from '../../src/adapters/core/options.ts';
+import { chatFinishReason } from '../../src/adapters/core/finish.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 
 function recorder() {
@@ -21,6 +22,90 @@ describe('session ids', () => {
     expect(sessionIdFor({ sessionId: (run) => `fn-${run.agentName}` }, { runId: 'r', agentName: 'a' })).toBe('fn-a');
     expect(sessionIdFor({ sessionId: () => undefined }, { runId: 'r', conversationId: 'c' })).toBe('c');
     expect(sessionIdFor({}, { runId: 'r' })).toBe('r');
+  });
+});
+
+describe('finish reasons: one vocabulary, Chat Completions\' spelling', () => {
+  it('spells each provider\'s and framework\'s reason as Chat Completions does where its definition covers it, and keeps the rest', () => {
+    const cases: Array<[string | undefined, boolean, string | undefined]> = [
+      // Chat Completions' own, as they are.
+      ['stop', false, 'stop'],
+      ['length', false, 'length'],
+      ['tool_calls', true, 'tool_calls'],
+      ['content_filter', false, 'content_filter'],
+      ['function_call', true, 'tool_calls'],
+      // A forced tool call OpenAI answers with `stop` stays the provider's word.
+      ['stop', true, 'stop'],
+      // Anthropic Messages.
+      ['end_turn', false, 'stop'],
+      ['stop_sequence', false, 'stop'],
+      ['max_tokens', false, 'length'],
+      ['model_context_window_exceeded', false, 'length'],
+      ['tool_use', true, 'tool_calls'],
+      ['refusal', false, 'content_filter'],
+      ['pause_turn', false, 'pause_turn'],
+      // The AI SDK's unified reasons.
+      ['tool-calls', true, 'tool_calls'],
+      ['content-filter', false, 'content_filter'],
+      ['error', false, 'error'],
+      ['other', false, 'other'],
+      // Gemini, as native's codec reads it.
+      ['STOP', false, 'stop'],
+      ['STOP', true, 'tool_calls'],
+      ['MAX_TOKENS', false, 'length'],
+      ['SAFETY', false, 'content_filter'],
+      ['RECITATION', false, 'content_filter'],
+      ['MALFORMED_FUNCTION_CALL', false, 'MALFORMED_FUNCTION_CALL'],
+      // Nothing said.
+      [undefined, false, undefined],
+      ['', true, undefined],
+    ];
+    expect(cases.map(([reason, calls]) => chatFinishReason(reason, calls))).toEqual(cases.map(([, , expected]) => expected));
+  });
+
+  it('is what every adapter\'s post_api_request says, in the hook and in its response', () => {
+    const { hooks, log } = recorder();
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r1', userMessage: () => 'hi' })!;
+    const call = run.newApiCall();
+    call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }], model: 'claude-sonnet-4-5' }));
+    call.attemptEnd({ text: '', toolCalls: [{ id: 'toolu_1', name: 'f', arguments: {} }], finishReason: 'tool_use', model: 'claude-sonnet-4-5-20250929' });
+    const post = log.find(([name]) => name === 'post_api_request')![1];
+    expect(post.finish_reason).toBe('tool_calls');
+    expect((post.response as Record<string, unknown>).finish_reason).toBe('tool_calls');
+  });
+});
+
+describe('the model asked for and the model that answered', () => {
+  it('never gives a later request the model an earlier answer named, when the framework does not say what it asked for', () => {
+    const { hooks, log } = recorder();
+    // A run whose model the framework does not expose (OpenAIChatCompletionsModel keeps it private).
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r1', userMessage: () => 'hi' })!;
+    for (const id of ['a', 'b']) {
+      const call = run.newApiCall();
+      call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }] }));
+      call.attemptEnd({ text: id, toolCalls: [], finishReason: 'stop', model: 'gpt-4.1-2025-04-14' });
+    }
+    run.end('completed');
+    const pres = log.filter(([name]) => name === 'pre_api_request').map(([, payload]) => payload);
+    expect(pres.map((payload) => [payload.model, (payload.request as { body: Record<string, unknown> }).body.model])).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
+    ]);
+    expect(log.filter(([name]) => name === 'post_api_request').map(([, payload]) => payload.response_model)).toEqual(['gpt-4.1-2025-04-14', 'gpt-4.1-2025-04-14']);
+    // The turn still names the model that answered.
+    expect(log.find(([name]) => name === 'on_session_end')![1].model).toBe('gpt-4.1-2025-04-14');
+  });
+
+  it('keeps the model a run asked for on its requests, and the reported one on its responses', () => {
+    const { hooks, log } = recorder();
+    const run = new AdapterCore(hooks, {}, 'test').startRun({ runId: 'r1', model: 'gpt-4.1', userMessage: () => 'hi' })!;
+    const call = run.newApiCall();
+    call.attemptStart(() => ({ messages: [{ role: 'user', content: 'hi' }] }));
+    call.attemptEnd({ text: 'x', toolCalls: [], finishReason: 'stop', model: 'gpt-4.1-2025-04-14' });
+    run.end('completed');
+    const pre = log.find(([name]) => name === 'pre_api_request')![1];
+    expect([pre.model, (pre.request as { body: Record<string, unknown> }).body.model]).toEqual(['gpt-4.1', 'gpt-4.1']);
+    expect(log.find(([name]) => name === 'post_api_request')![1].response_model).toBe('gpt-4.1-2025-04-14');
   });
 });
 

@@ -96,14 +96,15 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           const calls = (ai.tool_calls ?? []).map((call: Loose) => ({ id: call.id as string, name: call.name as string, args: call.args as unknown }));
           return {
             text: message.text,
-            model: ai.response_metadata?.model_name ?? ai.response_metadata?.model,
+            // A streamed ChatAnthropic answer says its model and stop reason in additional_kwargs (message_start, message_delta).
+            model: ai.response_metadata?.model_name ?? ai.response_metadata?.model ?? ai.additional_kwargs?.model,
             calls,
             results: calls.map((call: { id: string }) => ({ id: call.id, output: results.get(call.id) })),
             prompt: usage?.input_tokens,
             completion: usage?.output_tokens,
             // Cache reads and writes where the framework reports either (no details: it reports none).
             cached: details?.cache_read === undefined && details?.cache_creation === undefined ? undefined : (details.cache_read ?? 0) + (details.cache_creation ?? 0),
-            finish: ai.response_metadata?.finish_reason ?? ai.response_metadata?.stop_reason,
+            finish: ai.response_metadata?.finish_reason ?? ai.response_metadata?.stop_reason ?? ai.additional_kwargs?.stop_reason,
             // The reasoning as LangChain's standard content blocks give it, whatever the provider.
             reasoning: reasoningOf(message),
           };

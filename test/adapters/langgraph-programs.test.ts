@@ -11,10 +11,10 @@ import { describe, expect, it } from 'vitest';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
-import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent, humanInTheLoopMiddleware } from 'langchain';
-import { Command, END, getCurrentTaskInput, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
-import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { Command, END, getCurrentTaskInput, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { createReactAgent, ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -41,9 +41,10 @@ const userSteps = (doc: AtifDoc): string[] => (doc.steps as Step[]).filter((step
 const observed = (doc: AtifDoc): Array<[string, string, string]> =>
   (doc.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).map((r: AtifDoc) => [r.source_call_id, String(r.content), r.extra?.metadata?.status] as [string, string, string]));
 const callsOf = (doc: AtifDoc): Array<[string, unknown]> => agentSteps(doc).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.arguments] as [string, unknown]));
-/** The AI messages' usage_metadata, as LangChain reports it: [input, output, cache read + cache write]. */
-const reported = (messages: BaseMessage[]): Array<[number, number, number]> =>
+/** The AI messages' usage_metadata, as LangChain reports it: [input, output, cache read + cache write]; `idPrefix` keeps the responses of one agent. */
+const reported = (messages: BaseMessage[], idPrefix = ''): Array<[number, number, number]> =>
   messages
+    .filter((m) => m.getType() !== 'ai' || String(m.id ?? '').startsWith(idPrefix))
     .map((m) => (m as { usage_metadata?: { input_tokens: number; output_tokens: number; input_token_details?: { cache_read?: number; cache_creation?: number } } }).usage_metadata)
     .filter((usage) => usage !== undefined)
     .map((usage) => [usage.input_tokens, usage.output_tokens, (usage.input_token_details?.cache_read ?? 0) + (usage.input_token_details?.cache_creation ?? 0)]);
@@ -51,6 +52,15 @@ const recordedCounts = (doc: AtifDoc): Array<[number, number, number]> =>
   agentSteps(doc)
     .filter((step) => step.metrics !== undefined)
     .map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens ?? 0]);
+/** The embedded sub-agent trajectories, `count` of them. */
+const subagents = (doc: AtifDoc, count: number): AtifDoc[] => {
+  const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+  expect(children).toHaveLength(count);
+  return children;
+};
+/** The trajectory id the observation of a call refers to. */
+const refOf = (doc: AtifDoc, callId: string): unknown =>
+  (doc.steps as Step[]).flatMap((step) => step.observation?.results ?? []).find((r: AtifDoc) => r.source_call_id === callId)?.subagent_trajectory_ref?.[0]?.trajectory_id;
 /** Tool messages as the program's state holds them: [tool_call_id, content, status]. */
 const toolMessages = (messages: BaseMessage[]): Array<[string, string, string]> =>
   messages.filter((m) => m.getType() === 'tool').map((m) => [(m as ToolMessage).tool_call_id, String(m.content), (m as ToolMessage).status === 'error' ? 'error' : 'ok']);
@@ -80,7 +90,7 @@ function createHandoffTool(agentName: string) {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('LangGraph programs through the LangChain adapter', () => {
-  it('a supervisor hands off to a worker agent: the handoff observation is the ToolMessage the model read, not the Command', async () => {
+  it('a supervisor hands off to a worker agent: the worker is a sub-agent linked to the handoff call, whose observation is the ToolMessage the model read', async () => {
     const { fetch, requests } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_handoff', name: 'transfer_to_researcher', args: {} }], usage: { prompt_tokens: 60, completion_tokens: 9 } }),
       chatCompletion({ id: 'chatcmpl-res1', model: GPT, content: null, toolCalls: [{ id: 'call_search', name: 'web_search', args: { query: 'population of Paris' } }], usage: { prompt_tokens: 80, completion_tokens: 11 } }),
@@ -105,16 +115,237 @@ describe('LangGraph programs through the LangChain adapter', () => {
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);
     expect(userSteps(doc)).toEqual(['How many people live in Paris?']);
-    // Both agents' calls, in order, in the one conversation their shared message state is.
-    expect(callsOf(doc)).toEqual([['call_handoff', {}], ['call_search', { query: 'population of Paris' }]]);
-    expect(observed(doc)).toEqual(toolMessages(result.messages));
-    expect(observed(doc)).toEqual([
-      ['call_handoff', 'Successfully transferred to researcher', 'ok'],
-      ['call_search', 'population of Paris: 2,102,650 (2023)', 'ok'],
-    ]);
+    // The supervisor's own steps: its handoff, and (after the researcher) its answer.
+    expect(callsOf(doc)).toEqual([['call_handoff', {}]]);
+    expect(observed(doc)).toEqual([['call_handoff', 'Successfully transferred to researcher', 'ok']]);
     expect(agentSteps(doc).at(-1)!.message).toBe('About 2.1 million people live in Paris.');
-    expect(recordedCounts(doc)).toEqual(reported(result.messages));
-    expect(recorded.log.some((e) => e.hook === 'subagent_start')).toBe(false);
+    const [child] = subagents(doc, 1);
+    expect(refOf(doc, 'call_handoff')).toBe(child.trajectory_id);
+    expect(callsOf(child)).toEqual([['call_search', { query: 'population of Paris' }]]);
+    expect(agentSteps(child).at(-1)!.message).toBe('Paris has about 2.1 million people.');
+    // Together, what the program's state holds: every tool message, every reported usage, each under the agent that made it.
+    expect([...observed(doc), ...observed(child)]).toEqual(toolMessages(result.messages));
+    expect(recordedCounts(doc)).toEqual(reported(result.messages, 'chatcmpl-sup'));
+    expect(recordedCounts(child)).toEqual(reported(result.messages, 'chatcmpl-res'));
+    const start = recorded.log.find((e) => e.hook === 'subagent_start')!.payload;
+    expect(start).toMatchObject({ child_role: 'researcher', tool_call_id: 'call_handoff', child_goal: 'How many people live in Paris?' });
+    expect(recorded.log.find((e) => e.hook === 'subagent_stop')!.payload).toMatchObject({ child_role: 'researcher', child_status: 'completed', child_summary: 'Paris has about 2.1 million people.' });
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it('a supervisor node routes with structured output (Command goto) to workers invoked from their nodes: each worker (createReactAgent, createAgent) a sub-agent of the run, with its own model, tools and tokens', async () => {
+    const { fetch, requests } = scriptedFetch([
+      anthropicMessage({ id: 'msg_route1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_route1', name: 'route', input: { next: 'researcher' } }], usage: { input_tokens: 90, output_tokens: 15, cache_read_input_tokens: 40 } }),
+      chatCompletion({ id: 'chatcmpl-res1', model: GPT, content: null, toolCalls: [{ id: 'call_search', name: 'web_search', args: { query: 'Eiffel Tower height' } }], usage: { prompt_tokens: 70, completion_tokens: 12 } }),
+      chatCompletion({ id: 'chatcmpl-res2', model: GPT, content: 'The Eiffel Tower is 330 m tall.', usage: { prompt_tokens: 110, completion_tokens: 10, cached: 64 } }),
+      anthropicMessage({ id: 'msg_route2', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_route2', name: 'route', input: { next: 'writer' } }], usage: { input_tokens: 130, output_tokens: 15 } }),
+      chatCompletion({ id: 'chatcmpl-wri1', model: GPT, content: 'At 330 m, the Eiffel Tower looks down on Paris.', usage: { prompt_tokens: 140, completion_tokens: 14 } }),
+      anthropicMessage({ id: 'msg_route3', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_route3', name: 'route', input: { next: 'FINISH' } }], usage: { input_tokens: 170, output_tokens: 15 } }),
+    ]);
+    const webSearch = tool(async ({ query }) => `${query}: 330 m (2022)`, { name: 'web_search', description: 'Search the web', schema: z.object({ query: z.string() }) });
+    const members = ['researcher', 'writer'] as const;
+    const routeSchema = z.object({ next: z.enum(['FINISH', ...members]) });
+    // includeRaw: the router's AIMessage too, to hold its tokens to what LangChain reported.
+    const router = anthropic(fetch).withStructuredOutput(routeSchema, { name: 'route', includeRaw: true });
+    const routed: BaseMessage[] = [];
+    const worked: Record<string, BaseMessage[]> = {};
+    const supervisor = async (state: typeof MessagesAnnotation.State) => {
+      const { raw, parsed } = await router.invoke([{ role: 'system', content: `You supervise ${members.join(', ')}. Who acts next? Answer FINISH when done.` }, ...state.messages]);
+      routed.push(raw as BaseMessage);
+      return new Command({ goto: parsed.next === 'FINISH' ? END : parsed.next });
+    };
+    const researcher = createReactAgent({ llm: openai(fetch), tools: [webSearch], name: 'researcher', prompt: 'You research facts.' });
+    // langchain's createAgent is a compiled graph too.
+    const writer = createAgent({ model: openai(fetch), tools: [], name: 'writer', systemPrompt: 'You write one sentence.' });
+    // Each worker's node runs its agent and reports its last message back, as the docs' supervisor tutorial does.
+    const workerNode = (agent: { invoke(state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }> }, name: string) => async (state: typeof MessagesAnnotation.State, config: LangGraphRunnableConfig) => {
+      const result = await agent.invoke(state, config);
+      worked[name] = result.messages;
+      return new Command({ goto: 'supervisor', update: { messages: [new HumanMessage({ content: String(result.messages.at(-1)!.content), name })] } });
+    };
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor, { ends: [...members, END] })
+      .addNode('researcher', workerNode(researcher, 'researcher'), { ends: ['supervisor'] })
+      .addNode('writer', workerNode(writer, 'writer'), { ends: ['supervisor'] })
+      .addEdge(START, 'supervisor')
+      .compile();
+    const recorded = recordedPlugin('lg-supervisor-node');
+    await graph.invoke({ messages: [{ role: 'user', content: 'Write one sentence about the height of the Eiffel Tower.' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests).toHaveLength(6);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The workers report back as the tutorial writes it, a HumanMessage named after the worker: the next routing request
+    // sends it as a user message, so it is a user step of the supervisor's trajectory, after the worker's link.
+    expect((doc.steps as Step[]).map((step) => (step.source === 'user' ? `user: ${step.message}` : step.llm_call_count === 0 ? 'agent: link' : 'agent: route'))).toEqual([
+      'user: Write one sentence about the height of the Eiffel Tower.',
+      'agent: route',
+      'agent: link',
+      'user: The Eiffel Tower is 330 m tall.',
+      'agent: route',
+      'agent: link',
+      'user: At 330 m, the Eiffel Tower looks down on Paris.',
+      'agent: route',
+    ]);
+    // The supervisor's three routing calls are the run's own steps, on Claude; each worker is linked from a step of its own.
+    expect(agentSteps(doc).filter((step) => step.llm_call_count !== 0).map((step) => [step.model_name, step.tool_calls.map((call: AtifDoc) => call.arguments)])).toEqual([
+      [CLAUDE, [{ next: 'researcher' }]],
+      [CLAUDE, [{ next: 'writer' }]],
+      [CLAUDE, [{ next: 'FINISH' }]],
+    ]);
+    const [research, writing] = subagents(doc, 2);
+    const links = agentSteps(doc).filter((step) => step.llm_call_count === 0).map((step) => [step.tool_calls[0].function_name, step.observation.results[0].subagent_trajectory_ref[0].trajectory_id]);
+    // No tool call started them: each link is a step of its own, naming the worker's scope (`<role>-session-<its session>`), as for any sub-agent started outside a tool.
+    expect(links).toEqual([[`researcher-session-${research.session_id}`, research.trajectory_id], [`writer-session-${writing.session_id}`, writing.trajectory_id]]);
+    expect(callsOf(research)).toEqual([['call_search', { query: 'Eiffel Tower height' }]]);
+    expect(observed(research)).toEqual(toolMessages(worked.researcher!));
+    expect(agentSteps(research).map((step) => step.model_name)).toEqual([GPT, GPT]);
+    expect(agentSteps(research).at(-1)!.message).toBe('The Eiffel Tower is 330 m tall.');
+    expect(agentSteps(writing).map((step) => [step.model_name, step.message])).toEqual([[GPT, 'At 330 m, the Eiffel Tower looks down on Paris.']]);
+    // The tokens of each agent are what LangChain reported for its own calls.
+    expect(recordedCounts(doc)).toEqual(reported(routed));
+    expect(recordedCounts(research)).toEqual(reported(worked.researcher!));
+    expect(recordedCounts(writing)).toEqual(reported(worked.writer!));
+    // The run's totals are the supervisor's own calls (LangChain's input_tokens count Anthropic's cache reads in).
+    expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 90 + 40 + 130 + 170, total_completion_tokens: 45, total_cached_tokens: 40 });
+    expect(recorded.log.filter((e) => e.hook === 'subagent_stop').map((e) => [e.payload.child_role, e.payload.child_status])).toEqual([['researcher', 'completed'], ['writer', 'completed']]);
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it('handoff tools both ways (as a swarm writes them): the agent handed to is a sub-agent that hands back, completed, and the first agent answers in its own steps', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-alice1', model: GPT, content: null, toolCalls: [{ id: 'call_to_bob', name: 'transfer_to_bob', args: {} }], usage: { prompt_tokens: 50, completion_tokens: 8 } }),
+      anthropicMessage({ id: 'msg_bob1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_rate', name: 'exchange_rate', input: { pair: 'EURUSD' } }], usage: { input_tokens: 75, output_tokens: 18 } }),
+      anthropicMessage({ id: 'msg_bob2', model: CLAUDE, content: [{ type: 'text', text: 'EURUSD is 1.08.' }, { type: 'tool_use', id: 'toolu_back', name: 'transfer_to_alice', input: {} }], usage: { input_tokens: 120, output_tokens: 20, cache_read_input_tokens: 64 } }),
+      chatCompletion({ id: 'chatcmpl-alice2', model: GPT, content: 'One euro buys 1.08 dollars.', usage: { prompt_tokens: 160, completion_tokens: 9 } }),
+    ]);
+    const rate = tool(async ({ pair }) => `${pair} 1.08`, { name: 'exchange_rate', description: 'A currency exchange rate', schema: z.object({ pair: z.string() }) });
+    const alice = createReactAgent({ llm: openai(fetch), tools: [createHandoffTool('bob')], name: 'alice', prompt: 'You are Alice, you talk to the user.' });
+    const bob = createReactAgent({ llm: anthropic(fetch), tools: [rate, createHandoffTool('alice')], name: 'bob', prompt: 'You are Bob, you know exchange rates.' });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('alice', alice, { ends: ['bob'] })
+      .addNode('bob', bob, { ends: ['alice'] })
+      .addEdge(START, 'alice')
+      .compile();
+    const recorded = recordedPlugin('lg-swarm');
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'How many dollars is one euro?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc)).toEqual([['call_to_bob', {}]]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('One euro buys 1.08 dollars.');
+    const [child] = subagents(doc, 1);
+    expect(refOf(doc, 'call_to_bob')).toBe(child.trajectory_id);
+    expect(callsOf(child)).toEqual([['toolu_rate', { pair: 'EURUSD' }], ['toolu_back', {}]]);
+    expect([...observed(doc), ...observed(child)]).toEqual(toolMessages(result.messages));
+    expect(recordedCounts(doc)).toEqual(reported(result.messages, 'chatcmpl-alice'));
+    expect(recordedCounts(child)).toEqual(reported(result.messages, 'msg_bob'));
+    // Bob's graph ended by handing back (LangGraph's ParentCommand): a completed run, not a failed one.
+    expect(recorded.log.find((e) => e.hook === 'subagent_stop')!.payload).toMatchObject({ child_role: 'bob', tool_call_id: 'call_to_bob', child_status: 'completed', child_summary: 'EURUSD is 1.08.' });
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.session_id, e.payload.completed])).toEqual([[`${doc.session_id}:sub:call_to_bob`, true], [doc.session_id, true]]);
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it('a worker that asks a human (humanInTheLoopMiddleware) on a thread: asked once, in the worker\'s trajectory; the resuming Command continues the worker as a sub-agent and answers the request', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_to_ops', name: 'transfer_to_ops', args: {} }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+      anthropicMessage({ id: 'msg_ops1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
+      anthropicMessage({ id: 'msg_ops2', model: CLAUDE, content: [{ type: 'text', text: 'Deleted /tmp/old.log.' }], usage: { input_tokens: 110, output_tokens: 9 } }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'The old log is gone.', usage: { prompt_tokens: 150, completion_tokens: 7 } }),
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const supervisor = createReactAgent({ llm: openai(fetch), tools: [createHandoffTool('ops')], name: 'supervisor' });
+    const ops = createAgent({ model: anthropic(fetch), tools: [deleteFile], name: 'ops', middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })] });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor, { ends: ['ops'] })
+      .addNode('ops', ops.graph)
+      .addEdge(START, 'supervisor')
+      .addEdge('ops', 'supervisor')
+      .compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-worker-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'ops-1' } };
+    const first = await graph.invoke({ messages: [{ role: 'user', content: 'Delete /tmp/old.log' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await graph.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('The old log is gone.');
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const [asking, resumed] = subagents(doc, 2);
+    // Asked once, by the worker that paused (not again by the runs the interrupt bubbled through); the decision answers it in the worker resumed.
+    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook === 'subagent_stop').map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+      ['pre_approval_request', 'ops-1:sub:call_to_ops', 'toolu_delete', undefined],
+      ['subagent_stop', 'ops-1:sub:call_to_ops', 'call_to_ops', 'interrupted'],
+      ['post_approval_response', resumed.session_id, 'toolu_delete', 'once'],
+      ['subagent_stop', resumed.session_id, expect.stringMatching(/:agent:1$/), 'completed'],
+    ]);
+    expect(asking.session_id).toBe('ops-1:sub:call_to_ops');
+    expect(callsOf(asking)).toEqual([['toolu_delete', { path: '/tmp/old.log' }]]);
+    // The supervisor's own steps, on both turns: the resumed turn starts inside the worker, which stays a sub-agent.
+    expect(refOf(doc, 'call_to_ops')).toBe(asking.trajectory_id);
+    expect(callsOf(doc).map(([id]) => id)).toEqual(['call_to_ops', expect.stringMatching(/^subagent:/)]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('The old log is gone.');
+    // The approved call ran in the resumed worker: its result is there (its call is in the trajectory of the run that asked).
+    expect((resumed.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).map((r: AtifDoc) => r.content))).toEqual(['deleted /tmp/old.log']);
+    expect(agentSteps(resumed).filter((step) => step.message !== '').map((step) => step.message)).toEqual(['Deleted /tmp/old.log.']);
+    expect(recordedCounts(doc)).toEqual(reported(second.messages, 'chatcmpl-sup'));
+    expect([...recordedCounts(asking), ...recordedCounts(resumed)]).toEqual(reported(second.messages, 'msg_ops'));
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === 'ops-1').map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it('a compiled subgraph used as a node after the run called a model: a sub-agent named after its node, with its model calls and tools', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-plan', model: GPT, content: 'Plan: look up the tallest building, then answer.', usage: { prompt_tokens: 30, completion_tokens: 10 } }),
+      anthropicMessage({ id: 'msg_look1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_lookup', name: 'lookup', input: { topic: 'tallest building' } }], usage: { input_tokens: 60, output_tokens: 14 } }),
+      anthropicMessage({ id: 'msg_look2', model: CLAUDE, content: [{ type: 'text', text: 'The Burj Khalifa, 828 m.' }], usage: { input_tokens: 95, output_tokens: 9, cache_creation_input_tokens: 32 } }),
+      chatCompletion({ id: 'chatcmpl-answer', model: GPT, content: 'The tallest building is the Burj Khalifa (828 m).', usage: { prompt_tokens: 120, completion_tokens: 13, cached: 64 } }),
+    ]);
+    const lookup = tool(async ({ topic }) => `${topic}: Burj Khalifa, 828 m`, { name: 'lookup', description: 'Look a fact up', schema: z.object({ topic: z.string() }) });
+    const planner = openai(fetch);
+    const searcher = anthropic(fetch).bindTools([lookup]);
+    // The subgraph as LangGraph's docs write one: its own StateGraph, compiled, then added as a node.
+    const research = new StateGraph(MessagesAnnotation)
+      .addNode('search', async (state) => ({ messages: [await searcher.invoke(state.messages)] }))
+      .addNode('tools', new ToolNode([lookup]))
+      .addEdge(START, 'search')
+      .addConditionalEdges('search', toolsCondition)
+      .addEdge('tools', 'search')
+      .compile();
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('plan', async (state) => ({ messages: [await planner.invoke(state.messages)] }))
+      .addNode('research', research)
+      .addNode('answer', async (state) => ({ messages: [await planner.invoke(state.messages)] }))
+      .addEdge(START, 'plan')
+      .addEdge('plan', 'research')
+      .addEdge('research', 'answer')
+      .addEdge('answer', END)
+      .compile();
+    const recorded = recordedPlugin('lg-subgraph-node');
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'Which building is the tallest?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(agentSteps(doc).filter((step) => step.llm_call_count !== 0).map((step) => step.message)).toEqual([
+      'Plan: look up the tallest building, then answer.',
+      'The tallest building is the Burj Khalifa (828 m).',
+    ]);
+    const [child] = subagents(doc, 1);
+    expect(recorded.log.find((e) => e.hook === 'subagent_start')!.payload).toMatchObject({ child_role: 'research', child_goal: 'Which building is the tallest?' });
+    expect(agentSteps(child).map((step) => [step.model_name, step.message])).toEqual([
+      [CLAUDE, ''],
+      [CLAUDE, 'The Burj Khalifa, 828 m.'],
+    ]);
+    expect(observed(child)).toEqual(toolMessages(result.messages));
+    expect(recordedCounts(doc)).toEqual(reported(result.messages, 'chatcmpl-'));
+    expect(recordedCounts(child)).toEqual(reported(result.messages, 'msg_look'));
     await sameOnNative(recorded);
   }, 30_000);
 

@@ -197,6 +197,33 @@ function repliesOf(mock: AnthropicMock, model: string): Array<Extract<MockReply,
 /** A provider attempt that failed (and was retried, or not): an agent step whose invocation failed. */
 const failedAttempt = (step: AtifDoc): boolean => step.extra?.invocation?.status === 'failed';
 
+/** A recorded request's messages, one line each: role, text, tool call ids, tool results. */
+function recordedConversation(messages: any[]): string[] {
+  return messages.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}:${m.content}` : `${m.role}:${m.content ?? ''}${(m.tool_calls ?? []).map((c: any) => `[${c.id}]`).join('')}`));
+}
+
+const MID_TURN = 'The user sent a new message while you were working:\n';
+
+/** The messages the CLI sent the API, in the same terms: without its system notes and reminders, which the stream never shows. */
+function sentConversation(messages: any[]): string[] {
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    const text = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('');
+    if (m.role === 'assistant') out.push(`assistant:${text}${blocks.filter((b) => b.type === 'tool_use').map((b) => `[${b.id}]`).join('')}`);
+    else {
+      for (const b of blocks.filter((b) => b.type === 'tool_result')) out.push(`tool:${b.tool_use_id}:${typeof b.content === 'string' ? b.content : b.content.map((c: any) => c.text).join('')}`);
+      // A message the user sent while the CLI was busy goes into the running turn wrapped in the CLI's words: the message is the user's.
+      const midTurn = blocks.filter((b) => b.type === 'text' && b.text.startsWith(MID_TURN));
+      if (midTurn.length > 0) out.push(`user:${midTurn.map((b) => b.text.slice(MID_TURN.length).split('\n\n')[0]).join('\n')}`);
+      const rest = blocks.filter((b) => b.type === 'text' && !b.text.startsWith('<system-reminder>') && !midTurn.includes(b)).map((b) => b.text).join('');
+      if (rest !== '') out.push(`user:${rest}`);
+    }
+  }
+  return out;
+}
+
 /** The agent steps that are the model's answers (failed attempts apart). */
 function agentSteps(doc: AtifDoc): AtifDoc[] {
   return (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.llm_call_count !== 0 && !failedAttempt(step));
@@ -315,6 +342,15 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const steps = doc.steps as AtifDoc[];
       expect(steps[0]).toMatchObject({ source: 'user', message: PROMPT });
       expectStepsMatchReplies(doc, repliesOf(run.mock, MAIN_MODEL), MAIN_MODEL);
+      // Each request names the model the CLI asked for, each answer the one the API answered with and why it stopped,
+      // in the adapters' one spelling (Anthropic's tool_use is tool_calls, end_turn stop); a sub-agent's requests name
+      // none: what it asks for is not in its messages.
+      const ofSession = (hook: string, id: string) => recorded.log.filter((entry) => entry.hook === hook && entry.payload.session_id === id).map((entry) => entry.payload);
+      expect(new Set(run.mock.requests.filter((request) => !request.system.includes('You are the researcher')).map((request) => request.model))).toEqual(new Set([ASKED_MAIN]));
+      expect(new Set(ofSession('pre_api_request', sessionId).map((payload) => (payload.request as { body: { model?: string } }).body.model))).toEqual(new Set([ASKED_MAIN]));
+      const mainAnswers = ofSession('post_api_request', sessionId);
+      expect(mainAnswers.map((payload) => payload.response_model)).toEqual(repliesOf(run.mock, MAIN_MODEL).map(() => MAIN_MODEL));
+      expect(mainAnswers.map((payload) => payload.finish_reason)).toEqual(repliesOf(run.mock, MAIN_MODEL).map((reply) => (reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_calls' : 'stop')));
 
       // Tool calls by the SDK's tool_use ids; the failing tool is an error observation with its text.
       expect(resultOf(doc, 'toolu_weather_1')).toMatchObject({ content: '{"city":"Paris","sky":"sunny","celsius":21}', extra: { metadata: { status: 'ok' } } });
@@ -329,6 +365,10 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       expect((child.steps as AtifDoc[])[0]).toMatchObject({ source: 'user', message: 'Find how Paris was founded.' });
       expectStepsMatchReplies(child, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
       expect(resultOf(child, 'toolu_read_1')!.content).toContain('Paris was founded in the 3rd century BC');
+      expect(ofSession('pre_api_request', child.session_id).map((payload) => (payload.request as { body: { model?: string } }).body.model)).toEqual(repliesOf(run.mock, SUB_MODEL).map(() => undefined));
+      expect(ofSession('post_api_request', child.session_id).map((payload) => [payload.response_model, payload.finish_reason])).toEqual(
+        repliesOf(run.mock, SUB_MODEL).map((reply) => [SUB_MODEL, reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_calls' : 'stop']),
+      );
 
       // Token totals equal what the SDK reports: result usage for the main loop, modelUsage per model.
       const totals = sdkTotals(run.messages);
@@ -539,8 +579,10 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     }
     const q = claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: home, env: offline.env, settingSources: [] } });
     let results = 0;
+    const resultMessages: any[] = [];
     for await (const message of q) {
       if (message.type !== 'result') continue;
+      resultMessages.push(message);
       results += 1;
       if (results === 1) answered();
       else if (results === 2) {
@@ -571,16 +613,79 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       [false, ['user:first question', 'assistant:answer 0', 'user:second question', 'assistant:answer 1']],
     ]);
     expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => e.payload.completed)).toEqual([true, true, true]);
+    // Each turn's request is the conversation the CLI sent for it, and each turn ends with its own result.
+    expect(mock.requests).toHaveLength(3);
+    expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages))).toEqual(mock.requests.map((request) => sentConversation(request.body.messages)));
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.result_subtype, e.payload.result_usage, e.payload.num_turns])).toEqual(
+      resultMessages.map((m) => ['success', Object.fromEntries(Object.entries(m.usage).filter(([, v]) => typeof v === 'number')), m.num_turns]),
+    );
+  }, 120_000);
+  }
+
+  for (const busy of ['between turns', 'during a tool call'] as const) {
+  it(`records user messages sent while the CLI is busy (${busy}) as the CLI takes them in, each request the one it sent`, async () => {
+    const recorded = recordedPlugin('claude-queued');
+    let notes = '';
+    // The first message asks for a tool when the test says so: the other two arrive while it runs.
+    const mock = await startAnthropicMock((request) =>
+      busy === 'during a tool call' && request.assistantTurns === 0
+        ? { blocks: [{ type: 'tool_use', id: 'toolu_notes', name: 'Read', input: { file_path: notes } }], usage: { input: 4, output: 3 }, model: MAIN_MODEL }
+        : { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL },
+    );
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    notes = path.join(offline.home, 'notes.txt');
+    writeFileSync(notes, 'noted\n');
+    const say = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+    // All three sent at once, not waiting for an answer.
+    async function* conversation() {
+      yield say('first');
+      yield say('second');
+      yield say('third');
+    }
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    const results: any[] = [];
+    // The prompts the CLI took in, as the caller's own UserPromptSubmit hook sees them.
+    const submitted: string[] = [];
+    const hooks = { UserPromptSubmit: [{ hooks: [async (input: any) => (submitted.push(input.prompt), {})] }] };
+    for await (const message of claude.query({ prompt: conversation(), options: { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [], allowedTools: ['Read'], hooks } })) {
+      if (message.type === 'result') results.push(message);
+    }
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const requests = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages));
+    expect(requests).toEqual(mock.requests.map((request) => sentConversation(request.body.messages)));
+    // No message is missing from what was sent, whichever way the CLI took it.
+    for (const text of ['first', 'second', 'third']) expect(requests.at(-1)!.some((line) => line.includes(text)), text).toBe(true);
+    // One turn per result: the turns are the CLI's, not one per message sent.
+    const turnMessages = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => e.payload.user_message);
+    expect(turnMessages).toHaveLength(results.length);
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [(e.payload.result_usage as Record<string, number>).input_tokens, e.payload.num_turns])).toEqual(results.map((m) => [m.usage.input_tokens, m.num_turns]));
+    expect(atif).toHaveLength(1);
+    expect(validateAtif(atif[0]!)).toEqual([]);
+    // Each turn's user message is the prompt the CLI took (messages queued together are joined); messages taken while a tool ran are no turn.
+    expect(turnMessages).toEqual(busy === 'between turns' ? submitted : submitted.slice(0, 1));
+    // A turn's user step, and (as native writes a request that ends with a user message) one for the messages sent into the running turn: every message, once.
+    expect((atif[0]!.steps as AtifDoc[]).filter((step) => step.source === 'user').map((step) => step.message).join('\n')).toBe('first\nsecond\nthird');
   }, 120_000);
   }
 
   for (const scope of ['run', 'host'] as const) {
-  it(`records a query that resumes a session (options.resume) under the same session id, as a later turn (sessionScope '${scope}')`, async () => {
-    const recorded = recordedPlugin(`claude-resume-${scope}`);
-    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL }));
+  for (const how of ['resume', 'continue'] as const) {
+  it(`records a query that resumes a session (options.${how}) under the same session id, as a later turn whose request is the one the CLI sent (sessionScope '${scope}')`, async () => {
+    const recorded = recordedPlugin(`claude-${how}-${scope}`);
+    let notes = '';
+    // The first question reads a file, so the conversation the resumed query carries has a tool call and its result.
+    const mock = await startAnthropicMock((request) =>
+      request.assistantTurns === 0
+        ? { blocks: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_notes_1', name: 'Read', input: { file_path: notes } }], usage: { input: 4, output: 3 }, model: MAIN_MODEL }
+        : { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5 + request.assistantTurns, output: 2 }, model: MAIN_MODEL },
+    );
     const offline = offlineClaudeEnv(mock.url);
     cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
-    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [] };
+    notes = path.join(offline.home, 'notes.txt');
+    writeFileSync(notes, 'Paris was founded by the Parisii.\n');
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [], allowedTools: ['Read'] };
     // With sessionScope 'host' the host keeps one session open around both queries, under the SDK's session id.
     let sessionId = '';
     const claude = wrapClaudeAgentSdk(sdk, recorded.hooks, scope === 'host' ? { sessionScope: 'host', sessionId: () => sessionId } : {});
@@ -592,7 +697,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       }
       if (message.type === 'result') results.push(message);
     }
-    for await (const message of claude.query({ prompt: 'second question', options: { ...options, resume: sessionId } })) {
+    for await (const message of claude.query({ prompt: 'second question', options: { ...options, ...(how === 'resume' ? { resume: sessionId } : { continue: true }) } })) {
       if (message.type === 'system' && message.subtype === 'init') expect(message.session_id, 'the SDK resumed the same session').toBe(sessionId);
       if (message.type === 'result') results.push(message);
     }
@@ -600,12 +705,16 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     // The CLI sent the earlier conversation with the resumed query's request.
-    expect(mock.requests).toHaveLength(2);
-    expect(JSON.stringify(mock.requests[1]!.body.messages)).toContain('answer 0');
-    const turns = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.user_message, e.payload.is_first_turn]);
+    expect(mock.requests).toHaveLength(3);
+    expect(JSON.stringify(mock.requests[2]!.body.messages)).toContain('answer 1');
+    // Every recorded request is the conversation the CLI sent, the resumed one too (in the stream's terms: no system prompt, no reminders).
+    const recordedRequests = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages));
+    expect(recordedRequests).toEqual(mock.requests.map((request) => sentConversation(request.body.messages)));
+    expect(recordedRequests[2]).toEqual(['user:first question', 'assistant:Reading.[toolu_notes_1]', 'tool:toolu_notes_1:1\tParis was founded by the Parisii.\n2\t', 'assistant:answer 1', 'user:second question']);
+    const turns = recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.user_message, e.payload.is_first_turn, recordedConversation(e.payload.conversation_history as any[])]);
     expect(turns).toEqual([
-      [sessionId, 'first question', true],
-      [sessionId, 'second question', false],
+      [sessionId, 'first question', true, []],
+      [sessionId, 'second question', false, recordedRequests[2]!.slice(0, -1)],
     ]);
     expect(atif.every((doc) => doc.session_id === sessionId)).toBe(true);
     const userSteps = atif.map((doc) => (doc.steps as AtifDoc[]).filter((step) => step.source === 'user').map((step) => step.message));
@@ -615,6 +724,68 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(totals).toEqual(results.reduce<[number, number]>((sum, m) => [sum[0] + m.usage.input_tokens, sum[1] + m.usage.output_tokens], [0, 0]));
   }, 120_000);
   }
+  }
+
+  it('records the conversation a forked session (resume + forkSession) sent, up to resumeSessionAt', async () => {
+    const recorded = recordedPlugin('claude-fork');
+    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5, output: 2 }, model: MAIN_MODEL }));
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [] };
+    // Two turns, then a fork that goes on from the first answer: the second turn is not part of what it sends.
+    let sessionId = '';
+    let firstAnswer = '';
+    for await (const message of sdk.query({ prompt: 'one', options })) {
+      if (message.type === 'system' && message.subtype === 'init') sessionId = message.session_id;
+      if (message.type === 'assistant') firstAnswer = message.uuid;
+    }
+    for await (const message of sdk.query({ prompt: 'two', options: { ...options, resume: sessionId } })) void message;
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    let forkId = '';
+    for await (const message of claude.query({ prompt: 'three', options: { ...options, resume: sessionId, forkSession: true, resumeSessionAt: firstAnswer } })) {
+      if (message.type === 'system' && message.subtype === 'init') forkId = message.session_id;
+    }
+    await recorded.finish();
+    expect(forkId).not.toBe(sessionId);
+    const sent = sentConversation(mock.requests.at(-1)!.body.messages);
+    const request = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages));
+    expect(sent).toEqual(['user:one', 'assistant:answer 0', 'user:three']);
+    expect(request).toEqual([sent]);
+  }, 120_000);
+
+  it('records the conversation a session resumed after /compact sent: the summary and what followed it, not what was compacted away', async () => {
+    const recorded = recordedPlugin('claude-compacted');
+    const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `summary or answer ${request.assistantTurns}` }], usage: { input: 5, output: 2 }, model: MAIN_MODEL }));
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [] };
+    let sessionId = '';
+    for await (const message of sdk.query({ prompt: 'first question', options })) {
+      if (message.type === 'system' && message.subtype === 'init') sessionId = message.session_id;
+    }
+    let compacted = false;
+    for await (const message of sdk.query({ prompt: '/compact', options: { ...options, resume: sessionId } })) if (message.type === 'system' && message.subtype === 'compact_boundary') compacted = true;
+    expect(compacted, 'the CLI compacted the session').toBe(true);
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    for await (const message of claude.query({ prompt: 'third question', options: { ...options, resume: sessionId } })) void message;
+    await recorded.finish();
+    const wire = mock.requests.at(-1)!.body.messages as any[];
+    // The CLI sends the summary, the /compact command and the new prompt joined into one user message; its notes apart, the recorded user messages say the same, in order.
+    const sentText = wire
+      .filter((m) => m.role === 'user')
+      .flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content))
+      .filter((b: any) => b.type === 'text' && !b.text.startsWith('<system-reminder>') && !b.text.startsWith('<local-command-caveat>'))
+      .map((b: any) => b.text.trim())
+      .join('');
+    const requests = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => (e.payload.request as any).body.messages as any[]);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.every((m) => m.role === 'user')).toBe(true);
+    // (The CLI puts a line break between the joined messages.)
+    expect(requests[0]!.map((m) => m.content.trim()).join('')).toBe(sentText);
+    expect(requests[0]![0]!.content).toMatch(/^This session is being continued/);
+    expect(JSON.stringify(requests[0])).not.toContain('first question');
+    expect(requests[0]!.at(-1)).toEqual({ role: 'user', content: 'third question' });
+  }, 120_000);
 
   it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {
     const recorded = recordedPlugin('claude-refused');

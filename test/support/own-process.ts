@@ -13,6 +13,7 @@
 //   file in the same process would talk to the first file's fake API.
 export const LOADS_NATIVE = [
   'test/adapters/ai-sdk/gemini.test.ts',
+  'test/adapters/response-facts.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',

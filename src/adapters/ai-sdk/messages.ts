@@ -84,9 +84,26 @@ export function tokenCounts(usage: unknown): ProviderUsage | undefined {
 }
 
 
-/** A finish reason as the SDK gives it to telemetry (a string) or a provider result carries it (`{ unified, raw }`). */
+/**
+ * A finish reason as the SDK gives it to telemetry (a string) or a provider
+ * result carries it (`{ unified, raw }`): the unified one, which the core
+ * spells as every adapter does, except `other`, which says less than the
+ * provider's own word.
+ */
 export function finishReasonOf(finish: unknown): string | undefined {
-  return typeof finish === 'string' ? finish : isRecord(finish) ? nonEmptyString(finish.unified) : undefined;
+  if (typeof finish === 'string') return finish;
+  if (!isRecord(finish)) return undefined;
+  const unified = nonEmptyString(finish.unified);
+  return unified === 'other' ? (nonEmptyString(finish.raw) ?? unified) : unified;
+}
+
+/**
+ * The model a Gemini answer says answered (`modelVersion`), from the raw body
+ * or chunk @ai-sdk/google hands on without reading it (its response's
+ * `modelId` is the model asked for).
+ */
+export function modelVersionOf(raw: unknown): string | undefined {
+  return isRecord(raw) ? nonEmptyString(raw.modelVersion) : undefined;
 }
 
 /** A model response from its content parts and what came with them. */

@@ -25,7 +25,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { chatMessages, finishReasonOf, offeredTools, responseOf, tokenCounts } from './messages.ts';
+import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, responseOf, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -63,7 +63,7 @@ function requestOf(params: Params, model: Model): () => RequestParts {
 function responseOfResult(result: unknown, model: Model): ResponseParts {
   const record = isRecord(result) ? result : {};
   const response = isRecord(record.response) ? record.response : {};
-  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? model.modelId, id: response.id });
+  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id });
 }
 
 /** Collects a stream's response from its parts as they pass. */
@@ -87,6 +87,10 @@ class StreamedResponse {
         break;
       case 'tool-call':
         this.toolCalls.push({ id: nonEmptyString(part.toolCallId) ?? '', name: nonEmptyString(part.toolName) ?? 'tool', arguments: part.input });
+        break;
+      case 'raw':
+        // Only with `includeRawChunks`: Gemini's chunks name the model that answered, which @ai-sdk/google does not pass on.
+        this.model ??= modelVersionOf(part.rawValue);
         break;
       case 'response-metadata':
         this.model = nonEmptyString(part.modelId) ?? this.model;

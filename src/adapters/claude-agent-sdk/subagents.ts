@@ -195,7 +195,8 @@ export class SubAgent {
   #emit(request: Request, run: AgentRun, tools: ToolBook): void {
     const call = run.newApiCall();
     const history = this.#history.length;
-    call.describe(() => ({ messages: this.#history.slice(0, history), model: request.model }));
+    // The model a sub-agent asks for is not in its messages; the one that answered is its response's.
+    call.describe(() => ({ messages: this.#history.slice(0, history) }));
     for (const error of this.#retries) {
       call.attemptStart();
       call.attemptError(error);

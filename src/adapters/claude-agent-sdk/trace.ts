@@ -33,6 +33,7 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, changedInput, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
+import { priorConversation, siblingTranscriptPath } from './transcript.ts';
 
 /** The model request being streamed on the main thread. */
 interface Streaming {
@@ -54,8 +55,13 @@ export interface TraceOptions {
   readonly provisionalUsage: () => void;
   /** The CLI keeps transcripts for the query (`persistSession` is not false): its sub-agents wait for theirs. */
   readonly transcripts: boolean;
-  /** The query goes on with an earlier conversation (`resume`, `continue`). */
-  readonly resumes: boolean;
+  /**
+   * The query goes on with an earlier conversation (`resume`, `continue`):
+   * when it started (epoch ms; the transcript's older messages are that
+   * conversation), the message it resumes at (`resumeSessionAt`) and the
+   * session it resumes (`resume`).
+   */
+  readonly resumes: { readonly startedAt: number; readonly at: string | undefined; readonly session: string | undefined } | undefined;
 }
 
 export class QueryTrace {
@@ -66,7 +72,17 @@ export class QueryTrace {
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
   readonly #stopping = new Set<SubAgent>();
   readonly #userMessages: UserMessage[] = [];
+  /** The user messages already in the conversation (a turn's, or sent into one while it ran). */
   #turns = 0;
+  /**
+   * How many of the user messages sent the CLI took in (`UserPromptSubmit`),
+   * or undefined before it said: messages sent while it was busy go into the
+   * running turn's next request, or are joined into one prompt, so messages
+   * sent are not turns one to one.
+   */
+  #submitted: number | undefined;
+  /** The `prompt_id` of the query's first prompt: its transcript record follows the conversation a resumed session sent. */
+  #firstPromptId: string | undefined;
   #sessionId: string | undefined;
   #sessionTranscript: string | undefined;
   #initModel: string | undefined;
@@ -224,7 +240,7 @@ export class QueryTrace {
     let call = this.#retrying;
     this.#retrying = undefined;
     if (call === undefined || call.settled || call.run !== run) call = run.newApiCall();
-    this.#describe(call, model);
+    this.#describe(call);
     for (const error of this.#earlyFailures.splice(0)) {
       call.attemptStart();
       call.attemptError(error);
@@ -233,9 +249,13 @@ export class QueryTrace {
     this.#streaming = { id, model, call, usage, stopReason: undefined, blocks: new AssistantBlocks() };
   }
 
-  /** The request a call sends: the conversation so far (a retry sends it again), the tools offered, the model when known. */
-  #describe(call: ApiCall, model: string | undefined): void {
+  /**
+   * The request a call sends: the conversation so far (a retry sends it again), the tools offered, and the model the
+   * query asked for (the init message's, what the CLI sends); the one that answered is the response's.
+   */
+  #describe(call: ApiCall): void {
     const history = this.#history.length;
+    const model = this.#initModel;
     call.describe(() => ({ messages: this.#history.slice(0, history), tools: this.#offeredTools.map((name) => ({ name })), model }));
   }
 
@@ -297,7 +317,7 @@ export class QueryTrace {
     if (call === undefined || call.settled) {
       // A request refused before it streamed (a 529): it sent the conversation so far, as its retry will.
       call = run.newApiCall();
-      this.#describe(call, undefined);
+      this.#describe(call);
     }
     call.attemptStart();
     call.attemptError(error);
@@ -314,7 +334,7 @@ export class QueryTrace {
       const run = this.#turn(undefined);
       if (run === undefined) return;
       call = run.newApiCall();
-      this.#describe(call, undefined);
+      this.#describe(call);
     }
     for (const early of this.#earlyFailures.splice(0)) {
       call.attemptStart();
@@ -348,10 +368,23 @@ export class QueryTrace {
     const sessionId = this.#sessionId;
     if (sessionId === undefined) return undefined;
     const current = this.#run;
-    if (current !== undefined && !(this.#resultSinceTurn && this.#turns < this.#userMessages.length)) return current;
-    const userMessage = this.#userMessages[this.#turns];
-    this.#turns = Math.min(this.#turns + 1, this.#userMessages.length);
+    // Without the hook's count, each request after a result takes the next message sent.
+    const counted = this.#submitted !== undefined;
+    const taken = Math.min(this.#submitted ?? this.#turns + 1, this.#userMessages.length);
+    if (current !== undefined && !(this.#resultSinceTurn && this.#turns < taken)) {
+      if (counted && !this.#resultSinceTurn) {
+        // Messages the CLI took while the turn ran go into its next request, after the tool results, in one user message as on the wire.
+        const sent = joinedMessages(this.#userMessages.slice(this.#turns, taken));
+        if (sent !== undefined) this.#history.push({ role: 'user', content: sent });
+        this.#turns = Math.max(this.#turns, taken);
+      }
+      return current;
+    }
+    // Messages queued while the CLI was busy start the next turn together, joined as the CLI joins them.
+    const userMessage = joinedMessages(this.#userMessages.slice(this.#turns, Math.max(taken, this.#turns + 1)));
+    this.#turns = Math.max(taken, Math.min(this.#turns + 1, this.#userMessages.length));
     this.#resultSinceTurn = false;
+    if (current === undefined) this.#resumedConversation();
     const before = this.#history.length;
     if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
     const start = {
@@ -363,7 +396,7 @@ export class QueryTrace {
       userMessage: userMessage === undefined ? undefined : () => userMessage,
       // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.
       history: before === 0 ? undefined : () => this.#history.slice(0, before),
-      continuesSession: current !== undefined || this.#options.resumes,
+      continuesSession: current !== undefined || this.#options.resumes !== undefined,
     };
     if (current === undefined) {
       this.#run = this.#core.startRun(start);
@@ -375,6 +408,24 @@ export class QueryTrace {
     this.#run = this.#core.startRun(start);
     if (owned) this.#core.releaseSession(current.sessionId, 'next_turn');
     return this.#run;
+  }
+
+  /**
+   * A resumed session's first request sends the conversation before it,
+   * which this query's stream never shows: it is read from the session's
+   * transcript (named, with the prompt's id, by the `UserPromptSubmit` hook,
+   * which fires before that request). Without a transcript the history
+   * starts at this query.
+   */
+  #resumedConversation(): void {
+    const resumes = this.#options.resumes;
+    if (resumes === undefined || this.#history.length > 0 || this.#sessionTranscript === undefined) return;
+    const from = { promptId: this.#firstPromptId, prompt: this.#userMessages[0], before: resumes.startedAt, resumeAt: resumes.at };
+    let prior = priorConversation(this.#sessionTranscript, from);
+    // A fork's file may not hold its copies of the conversation yet: the session it forked from does.
+    const source = prior.length === 0 && resumes.session !== undefined ? siblingTranscriptPath(this.#sessionTranscript, resumes.session) : undefined;
+    if (source !== undefined && source !== this.#sessionTranscript) prior = priorConversation(source, from);
+    this.#history.push(...prior);
   }
 
   #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
@@ -439,6 +490,10 @@ export class QueryTrace {
   #hook(input: Loose): void {
     this.#sessionTranscript ??= nonEmptyString(input.transcript_path);
     const agentId = nonEmptyString(input.agent_id);
+    if (input.hook_event_name === 'UserPromptSubmit' && agentId === undefined) {
+      this.#firstPromptId ??= nonEmptyString(input.prompt_id);
+      this.#promptSubmitted(input.prompt);
+    }
     const toolUseId = nonEmptyString(input.tool_use_id);
     switch (input.hook_event_name) {
       case 'PreToolUse':
@@ -482,6 +537,24 @@ export class QueryTrace {
         break;
     }
     if (agentId !== undefined) this.#advanceKnown(agentId, undefined);
+  }
+
+  /**
+   * The CLI took user messages into the conversation: one, or several sent
+   * while it was busy, joined into this prompt.
+   */
+  #promptSubmitted(prompt: unknown): void {
+    const from = this.#submitted ?? 0;
+    let count = 1;
+    if (typeof prompt === 'string') {
+      for (let n = 2; from + n <= this.#userMessages.length; n++) {
+        if (joinedMessages(this.#userMessages.slice(from, from + n)) === prompt) {
+          count = n;
+          break;
+        }
+      }
+    }
+    this.#submitted = from + count;
   }
 
   /** The caller's `canUseTool` was asked about a call, or answered. */
@@ -589,6 +662,14 @@ function resultSummary(results: readonly Loose[]): Record<string, unknown> {
     num_turns: turns,
     duration_ms: durationMs,
   };
+}
+
+/** User messages the CLI took in together, as one: texts joined by a line break, content parts one after another. */
+function joinedMessages(messages: readonly UserMessage[]): UserMessage {
+  const present = messages.filter((message): message is string | readonly unknown[] => message !== undefined);
+  if (present.length <= 1) return present[0];
+  if (present.every((message) => typeof message === 'string')) return present.join('\n');
+  return present.flatMap((message) => (typeof message === 'string' ? [{ type: 'text', text: message }] : [...message]));
 }
 
 function resultIsError(result: Loose): boolean {

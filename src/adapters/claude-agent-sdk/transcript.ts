@@ -13,8 +13,10 @@
  */
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import type { Loose } from './messages.ts';
+import type { ChatMessage } from '../core/shapes.ts';
+import { AssistantBlocks, promptText, toolResults, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 /** Lines longer than this are skipped, not buffered without bound. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -26,9 +28,12 @@ export class TranscriptTail {
   #partial = '';
   #skipping = false;
   readonly #decoder = new TextDecoder();
+  readonly #parse: (line: string) => Loose | undefined;
 
-  constructor(path: string) {
+  /** `pick` parses the records wanted from the lines: by default a sub-agent's assistant and user messages. */
+  constructor(path: string, pick: (line: string) => Loose | undefined = parse) {
     this.path = path;
+    this.#parse = pick;
   }
 
   /** Moves to another file (the path `SubagentStop` names), from its start. */
@@ -82,7 +87,7 @@ export class TranscriptTail {
         this.#skipping = false;
         continue;
       }
-      const record = parse(line);
+      const record = this.#parse(line);
       if (record !== undefined) records.push(record);
     }
     if (this.#skipping) return;
@@ -106,6 +111,16 @@ function parse(line: string): Loose | undefined {
 }
 
 /**
+ * Another session's transcript in the same project folder as this one:
+ * `<folder>/<session>.jsonl`. Only a plain id names one (nothing outside the folder).
+ */
+export function siblingTranscriptPath(sessionTranscript: string, sessionId: string): string | undefined {
+  if (!sessionTranscript.endsWith('.jsonl') || !/^[A-Za-z0-9_-]+$/.test(sessionId)) return undefined;
+  const cut = Math.max(sessionTranscript.lastIndexOf('/'), sessionTranscript.lastIndexOf('\\'));
+  return cut < 0 ? undefined : `${sessionTranscript.slice(0, cut + 1)}${sessionId}.jsonl`;
+}
+
+/**
  * Where the CLI keeps a sub-agent's transcript, next to its session's:
  * `<session>.jsonl` → `<session>/subagents/agent-<id>.jsonl`. A guess until
  * `SubagentStop` names the file; a wrong guess reads nothing.
@@ -114,4 +129,97 @@ export function guessedTranscriptPath(sessionTranscript: string, agentId: string
   if (!sessionTranscript.endsWith('.jsonl') || !/^[A-Za-z0-9_-]+$/.test(agentId)) return undefined;
   const sep = sessionTranscript.includes('\\') && !sessionTranscript.includes('/') ? '\\' : '/';
   return `${sessionTranscript.slice(0, -'.jsonl'.length)}${sep}subagents${sep}agent-${agentId}.jsonl`;
+}
+
+/**
+ * The conversation a resumed session brings into its first request, read
+ * from the session's transcript: followed back through `parentUuid`, which
+ * is how the CLI rebuilds it, from the parent of this query's prompt (the
+ * user record with the `promptId` `UserPromptSubmit` gave, and the prompt's
+ * text: the CLI
+ * links it to the message it resumed at, `resumeSessionAt` included). When
+ * that record is not written yet, from the message to resume at (`resumeAt`,
+ * else the last one) among those written before the query started
+ * (`before`, epoch ms; a fork copies them with their own times). A
+ * compaction's boundary has no parent: the summary after it is what is
+ * sent. Messages the CLI added itself (`isMeta`) and sub-agent chains are
+ * left out, as the stream leaves them out of later requests. Empty when the
+ * file cannot be read.
+ */
+export function priorConversation(path: string, from: { promptId: string | undefined; prompt: unknown; before: number; resumeAt: string | undefined }): ChatMessage[] {
+  const byUuid = new Map<string, Loose>();
+  let prompt: Loose | undefined;
+  let last: Loose | undefined;
+  for (const record of new TranscriptTail(path, chainRecord).read()) {
+    if (record.isSidechain === true) continue;
+    byUuid.set(record.uuid as string, record);
+    // A fork's copies of earlier messages carry the new prompt's id too: the prompt is the last record with it that says the prompt.
+    if (from.promptId !== undefined && record.type === 'user' && record.promptId === from.promptId && record.isMeta !== true && isRecord(record.message) && samePrompt(promptText(record.message), from.prompt)) prompt = record;
+    const at = typeof record.timestamp === 'string' ? Date.parse(record.timestamp) : Number.NaN;
+    if (at < from.before && (record.type === 'user' || record.type === 'assistant')) last = record;
+  }
+  const parent = prompt === undefined ? undefined : nonEmptyString(prompt.parentUuid);
+  const resumed = from.resumeAt === undefined ? undefined : byUuid.get(from.resumeAt);
+  const leaf = prompt !== undefined ? (parent === undefined ? undefined : byUuid.get(parent)) : resumed !== undefined && Date.parse(String(resumed.timestamp)) < from.before ? resumed : last;
+  const chain: Loose[] = [];
+  const seen = new Set<string>();
+  for (let record = leaf; record !== undefined; ) {
+    const uuid = record.uuid as string;
+    if (seen.has(uuid)) break;
+    seen.add(uuid);
+    chain.push(record);
+    const parent = nonEmptyString(record.parentUuid);
+    record = parent === undefined ? undefined : byUuid.get(parent);
+  }
+  chain.reverse();
+  const messages: ChatMessage[] = [];
+  let assistant: { id: string | undefined; blocks: AssistantBlocks } | undefined;
+  const flush = (): void => {
+    if (assistant !== undefined) messages.push(assistant.blocks.chatMessage());
+    assistant = undefined;
+  };
+  for (const record of chain) {
+    if ((record.type !== 'user' && record.type !== 'assistant') || record.isMeta === true || !isRecord(record.message)) continue;
+    const message = record.message;
+    if (record.type === 'assistant') {
+      // The CLI writes one record per content block; the blocks of one API message are one assistant message.
+      const id = nonEmptyString(message.id);
+      if (assistant === undefined || id === undefined || assistant.id !== id) {
+        flush();
+        assistant = { id, blocks: new AssistantBlocks() };
+      }
+      assistant.blocks.add(message.content);
+      continue;
+    }
+    flush();
+    const results = toolResults(message.content);
+    if (results.length > 0) {
+      for (const result of results) messages.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
+      continue;
+    }
+    const text = promptText(message);
+    if (text !== undefined) messages.push({ role: 'user', content: text });
+  }
+  flush();
+  return messages;
+}
+
+/** A transcript's user message is the prompt sent: the same text (content parts are not compared). */
+function samePrompt(written: unknown, sent: unknown): boolean {
+  return typeof written !== 'string' || typeof sent !== 'string' || written === sent;
+}
+
+/** The fields of a transcript record the conversation's chain needs (every record with a `uuid`: attachments link it too). */
+function chainRecord(line: string): Loose | undefined {
+  if (!line.includes('"uuid"')) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(value) || typeof value.uuid !== 'string') return undefined;
+  const kept: Loose = { uuid: value.uuid, parentUuid: value.parentUuid, type: value.type, timestamp: value.timestamp, isSidechain: value.isSidechain, isMeta: value.isMeta, promptId: value.promptId };
+  if (value.type === 'user' || value.type === 'assistant') kept.message = value.message;
+  return kept;
 }

@@ -18,6 +18,7 @@ import { TurnIds, type ApiCallIds } from '../../hooks/index.ts';
 import { consoleLogger } from '../../shared/logger.ts';
 import { chatCompletionsUsage, readProviderUsage, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
+import { chatFinishReason } from './finish.ts';
 import { Guard } from './guard.ts';
 import { sessionIdFor, type AdapterOptions } from './options.ts';
 import {
@@ -50,7 +51,9 @@ export interface ResponseParts {
   readonly reasoning?: string;
   /** The framework's usage as it reported it, tagged with its shape; the token table reads it. */
   readonly usage?: ProviderUsage;
+  /** As the framework gave it; `attemptEnd` writes it in the one vocabulary (finish.ts). */
   readonly finishReason?: string;
+  /** The model the provider reported it answered with (a dated snapshot, not the alias asked for). */
   readonly model?: string;
   readonly id?: string;
 }
@@ -163,8 +166,10 @@ export class AgentRun {
   readonly parent: RunStart['parent'];
   readonly agentName: string | undefined;
   readonly runId: string;
+  /** The run's model: the one asked for, else the first one a response named (the session is named after it). */
   model: string | undefined;
   provider: string | undefined;
+  #modelAnswered = false;
   readonly #start: RunStart;
   readonly #startedMs = Date.now();
   readonly #tools = new Map<string, OpenTool>();
@@ -190,6 +195,18 @@ export class AgentRun {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /** The model a request asked for when it does not say: the run's, unless that came from an answer (a dated snapshot nobody asked for). */
+  get requestedModel(): string | undefined {
+    return this.#modelAnswered ? undefined : this.model;
+  }
+
+  /** A response named the model that answered: the run takes it when it knew none. */
+  noteAnsweredModel(model: string | undefined): void {
+    if (model === undefined || this.model !== undefined) return;
+    this.model = model;
+    this.#modelAnswered = true;
   }
 
   /** True when the adapter should open and close the session itself. */
@@ -419,7 +436,7 @@ export class ApiCall {
       ...run.ids,
       ...this.ids,
       platform: run.core.platform,
-      model: parts.model ?? run.model,
+      model: parts.model ?? run.requestedModel,
       provider: parts.provider ?? run.provider,
     };
   }
@@ -449,7 +466,7 @@ export class ApiCall {
     const startedAt = this.#startedAt;
     run.core.emit('pre_api_request', () => {
       const parts = this.#parts();
-      const body: Record<string, unknown> = { ...(parts.settings ?? {}), model: parts.model ?? run.model, messages: toJson(parts.messages) };
+      const body: Record<string, unknown> = { ...(parts.settings ?? {}), model: parts.model ?? run.requestedModel, messages: toJson(parts.messages) };
       if (parts.tools !== undefined && parts.tools.length > 0) body.tools = parts.tools.map(chatTool);
       return {
         ...this.#base(),
@@ -500,22 +517,23 @@ export class ApiCall {
     this.#settled = true;
     const run = this.run;
     run.noteAssistantText(response.text);
-    if (response.model !== undefined && run.model === undefined) run.model = response.model;
+    run.noteAnsweredModel(response.model);
     const startedAt = this.#startedAt;
     const endedAt = now();
     run.core.emit('post_api_request', () => {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
       const usage = chatCompletionsUsage(readProviderUsage(response.usage));
-      const model = response.model ?? this.#parts().model ?? run.model;
+      const model = response.model ?? this.#parts().model ?? run.requestedModel;
+      const finish = chatFinishReason(response.finishReason, response.toolCalls.length > 0) ?? null;
       return {
         ...this.#base(),
         started_at: startedAt,
         ended_at: endedAt,
         api_duration: endedAt - startedAt,
-        finish_reason: response.finishReason ?? null,
+        finish_reason: finish,
         response_model: model,
         // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
-        response: { id: response.id, model, assistant_message: message, finish_reason: response.finishReason ?? null, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}) },
+        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}) },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,

@@ -14,9 +14,12 @@
  *   same parent chain run after a failure are retries of one API call (what
  *   `modelRetryMiddleware` does), so they share its `api_request_id`.
  * - A chain run whose parent is a tool run is a sub-agent of that tool call.
- *   A subgraph (a compiled graph run as a node) stays part of the run that
- *   invoked it: its model calls are steps of that conversation, each with
- *   the model and provider that served it.
+ * - A compiled graph run as a node (a subgraph, a `createReactAgent` or
+ *   `createAgent` worker) is an agent: the first to start before the run
+ *   called a model is the run's own (its steps are the run's), any other is
+ *   a sub-agent of the run, linked to the handoff call whose `Command` went
+ *   to its node, else to the run (`#agentNode`). A thread remembers its own
+ *   agent, so a run resumed inside a worker keeps the worker a sub-agent.
  * - Bounded: every node of a top-level run is forgotten when that run ends
  *   (what it left open ends with it), and beyond `MAX_OPEN_RUNS` top-level
  *   runs that never end (an abandoned stream) the oldest is ended as
@@ -76,6 +79,8 @@ interface Shared {
   holds?: SessionHolds<true>;
   /** Approval requests waiting for the resuming run, by session. */
   readonly pendingApprovals: Map<string, Asked[]>;
+  /** The own agent of each session's last run (a thread's next run, or the `Command` resuming it, starts with it). */
+  readonly ownAgents: Map<string, string>;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -87,6 +92,16 @@ const MAX_PENDING_APPROVALS = 1_000;
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 /** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
 const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
+/** A chain run of a compiled LangGraph graph (`CompiledStateGraph`, `Pregel`): an agent when it runs as a node. */
+const isGraphRun = (chain: unknown): boolean => {
+  const id = isRecord(chain) && Array.isArray(chain.id) ? chain.id : [];
+  const kind = id.at(-1);
+  return id[0] === 'langgraph' && typeof kind === 'string' && (kind.startsWith('Compiled') || kind === 'Pregel');
+};
+/** The name LangGraph gives a graph compiled without one. */
+const DEFAULT_GRAPH_NAME = 'LangGraph';
+/** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
+const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
 /** LangGraph's pause for a human: `interrupt()` (or a `NodeInterrupt`) throws it out of the node or tool. */
@@ -111,20 +126,26 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #attempts = new Map<string, Attempts>();
   /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
   readonly #pendingApprovals: Map<string, Asked[]>;
+  readonly #ownAgents: Map<string, string>;
+  /** Interrupts already asked about where they were raised (a sub-agent): the runs they bubble through only stop. */
+  readonly #askedInterrupts = new WeakSet<object>();
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
   readonly #interrupted = new WeakSet<AgentRun>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
   readonly #holds: SessionHolds<true>;
+  /** The agents (compiled graphs run as nodes) each run met, and the handoffs its tools made. */
+  readonly #agents = new WeakMap<AgentRun, AgentsOfRun>();
 
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map() }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map() }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
+    this.#ownAgents = shared.ownAgents;
   }
 
   /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
@@ -151,6 +172,44 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#core.guard.run(label, fn);
   }
 
+  #agentsOf(run: AgentRun): AgentsOfRun {
+    let agents = this.#agents.get(run);
+    if (agents === undefined) this.#agents.set(run, (agents = { own: undefined, calledModel: false, handoffs: new Map(), started: 0, resume: undefined }));
+    return agents;
+  }
+
+  /** A named session's own agent, for its next run (a resumed run starts inside the agent that paused, not the first one). */
+  #rememberOwnAgent(sessionId: string, name: string): void {
+    this.#ownAgents.delete(sessionId);
+    this.#ownAgents.set(sessionId, name);
+    if (this.#ownAgents.size > MAX_HELD_SESSIONS) this.#ownAgents.delete(this.#ownAgents.keys().next().value!);
+  }
+
+  /**
+   * A compiled graph starting as a node of `run` (a subgraph, a `createReactAgent`
+   * or `createAgent` added as a node or invoked from one) is an agent. The first one
+   * to start before the run called a model is the run's own agent (the supervisor
+   * the graph starts with, or the graph's only agent), and so is any later run of
+   * it; any other is a sub-agent of the run, linked to the handoff tool call whose
+   * `Command` went to its node, else to the run (a supervisor node routed to it).
+   * `undefined` when it is the run's own.
+   */
+  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined): { name: string; toolCallId: string } | undefined {
+    const agents = this.#agentsOf(run);
+    const node = nonEmptyString(metadata?.langgraph_node);
+    // An unnamed graph runs as LangGraph's default name: its node names it.
+    const name = (runName !== undefined && runName !== DEFAULT_GRAPH_NAME ? runName : undefined) ?? node ?? runName ?? 'agent';
+    if (agents.own === undefined && !agents.calledModel) {
+      agents.own = name;
+      if (run.parent === undefined && run.sessionId !== run.runId) this.#rememberOwnAgent(run.sessionId, name);
+    }
+    if (agents.own === name) return undefined;
+    const handoff = node === undefined ? undefined : agents.handoffs.get(node);
+    if (handoff !== undefined && node !== undefined) agents.handoffs.delete(node);
+    agents.started += 1;
+    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}` };
+  }
+
   /** The agent run of the nearest ancestor that has one. */
   #runOf(parentRunId: string | undefined): AgentRun | undefined {
     return parentRunId === undefined ? undefined : this.#nodes.get(parentRunId)?.run;
@@ -175,7 +234,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
-      if (parent !== undefined && parent.kind !== 'tool') {
+      const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata) : undefined;
+      if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task });
@@ -186,6 +246,20 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           this.#roots.get(parent.root)?.delete(task);
           this.#attempts.set(runId, retried);
         }
+        return;
+      }
+      if (parent?.run !== undefined && agent !== undefined) {
+        // Another agent of the graph (a worker a supervisor routed to, an agent a handoff went to): a sub-agent of the run.
+        const run = this.#core.startRun({
+          runId,
+          agentName: agent.name,
+          userMessage: () => userMessageOfInputs(inputs),
+          parent: { run: parent.run, toolCallId: agent.toolCallId },
+        });
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined });
+        // A `Command` resuming the thread resumes the agent that asked: its decisions answer that agent's requests.
+        const resume = this.#agentsOf(parent.run).resume;
+        if (run !== undefined && resume !== undefined) this.#resumeApprovals(run, resume);
         return;
       }
       const run = this.#startTopRun({
@@ -199,7 +273,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
-      if (run !== undefined) this.#resumeApprovals(run, inputs);
+      if (run === undefined) return;
+      const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
+      if (own !== undefined) this.#agentsOf(run).own = own;
+      this.#resumeApprovals(run, inputs);
     });
   }
 
@@ -230,11 +307,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
         this.#interrupted.add(node.run);
-        this.#askApprovals(node.run, (error as Loose).interrupts);
+        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts);
       }
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
+      // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
+      if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
       this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
     });
   }
@@ -278,6 +357,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (run === undefined) return;
       ownsRun = true;
     }
+    this.#agentsOf(run).calledModel = true;
     const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
@@ -352,6 +432,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const message = toolMessageOf(output, node.toolCallId);
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
+      for (const target of handoffTargets(output)) this.#agentsOf(node.run).handoffs.set(target, node.toolCallId);
       node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
     });
   }
@@ -418,6 +499,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     }
   }
 
+  /** True the first time an interrupt is seen: it bubbles out of the agent that raised it through every graph above it. */
+  #firstSeen(error: Loose): boolean {
+    const interrupts = Array.isArray(error.interrupts) ? error.interrupts.filter(isRecord) : [];
+    const seen = this.#askedInterrupts.has(error) || (interrupts.length > 0 && interrupts.every((interrupt) => this.#askedInterrupts.has(interrupt)));
+    this.#askedInterrupts.add(error);
+    for (const interrupt of interrupts) this.#askedInterrupts.add(interrupt);
+    return !seen;
+  }
+
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
   #askApprovals(run: AgentRun, interrupts: unknown): void {
     if (!Array.isArray(interrupts)) return;
@@ -435,20 +525,24 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
     }
     if (asked.length === 0) return;
-    this.#pendingApprovals.delete(run.sessionId);
-    this.#pendingApprovals.set(run.sessionId, asked);
+    const key = approvalKey(run);
+    this.#pendingApprovals.delete(key);
+    this.#pendingApprovals.set(key, asked);
     // Interrupts nobody resumes must not pile up: the oldest are dropped.
     if (this.#pendingApprovals.size > MAX_PENDING_APPROVALS) this.#pendingApprovals.delete(this.#pendingApprovals.keys().next().value!);
   }
 
   /** The decisions of a resuming `Command`, answered against the requests of the interrupted run. */
   #resumeApprovals(run: AgentRun, inputs: unknown): void {
-    const asked = this.#pendingApprovals.get(run.sessionId);
+    const key = approvalKey(run);
+    const asked = this.#pendingApprovals.get(key);
+    // Not this run's: a sub-agent that asked resumes inside it.
+    if (asked === undefined && run.parent === undefined && isResume(inputs)) this.#agentsOf(run).resume = inputs;
     if (asked === undefined || !isRecord(inputs)) return;
     const resume = isRecord(inputs.resume) ? inputs.resume : undefined;
     const decisions = resume !== undefined && Array.isArray(resume.decisions) ? resume.decisions : undefined;
     if (decisions === undefined) return;
-    this.#pendingApprovals.delete(run.sessionId);
+    this.#pendingApprovals.delete(key);
     asked.forEach(({ id, call }, index) => {
       const decision = isRecord(decisions[index]) ? (decisions[index] as Loose) : {};
       const approved = decision.type === 'approve' || decision.type === 'edit';
@@ -459,6 +553,40 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       run.toolEnd(id, { name: call.name, denied: nonEmptyString(decision.message) ?? `User rejected the tool call for \`${call.name}\` with id ${id}` });
     });
   }
+}
+
+/** What a run knows of the agents that ran in it (`#agentNode`). */
+interface AgentsOfRun {
+  /** The name of the run's own agent, once a graph node took it. */
+  own: string | undefined;
+  calledModel: boolean;
+  /** Handoff tool calls by the node their `Command` goes to. */
+  readonly handoffs: Map<string, string>;
+  /** Sub-agents started, to name the links of those no handoff started. */
+  started: number;
+  /** A resuming `Command` whose decisions none of this run's requests took: for the sub-agent that asked. */
+  resume: unknown;
+}
+
+/**
+ * Where a run's approval requests wait for the resuming run: its session, or,
+ * for an agent of a graph (a sub-agent whose session is new each turn), its
+ * name in its parent's session.
+ */
+function approvalKey(run: AgentRun): string {
+  return run.parent === undefined || run.agentName === undefined ? run.sessionId : `${run.parent.run.sessionId}>${run.agentName}`;
+}
+
+/** The nodes a tool's `Command` (a handoff) sends control to: `goto` as a name, names, or `Send`s. */
+function handoffTargets(output: unknown): string[] {
+  if (!isRecord(output) || output.lg_name !== 'Command') return [];
+  const goto = Array.isArray(output.goto) ? output.goto : [output.goto];
+  const targets: string[] = [];
+  for (const target of goto) {
+    const name = typeof target === 'string' ? target : isRecord(target) ? target.node : undefined;
+    if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push(name);
+  }
+  return targets;
 }
 
 /** A tool call an interrupt asked about: its id, and the model's call when it was found. */

@@ -146,14 +146,17 @@ export function responseOfResult(output: unknown): ResponseParts {
   const llmOutput = isRecord(result.llmOutput) ? result.llmOutput : {};
   const metadata = message !== undefined && isRecord(message.response_metadata) ? message.response_metadata : {};
   const info = isRecord(generation.generationInfo) ? generation.generationInfo : {};
+  // A streamed ChatAnthropic answer keeps message_start's `model` and message_delta's `stop_reason` only here.
+  const kwargs = message !== undefined && isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
     toolCalls: message !== undefined ? toolCallsOf(message) : [],
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     usage: usageOf(message ?? {}, llmOutput),
-    finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason),
-    // The provider-reported (dated) model: in response_metadata, or in generationInfo when the model streamed (streamEvents).
-    model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name),
+    finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason) ?? nonEmptyString(kwargs.stop_reason),
+    // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),
+    // in additional_kwargs when ChatAnthropic streamed.
+    model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name) ?? nonEmptyString(kwargs.model),
     id: message !== undefined ? nonEmptyString(message.id) : undefined,
   };
 }

@@ -59,6 +59,33 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     });
   }
 
+  // The model asks for `gemini-2.5-flash`; Gemini answers with the snapshot that served it (`modelVersion`), which
+  // @ai-sdk/google leaves in the raw body (and the raw chunks a stream gives with includeRawChunks).
+  for (const mode of ['generate', 'stream'] as const) {
+    it(`gemini: a ${mode}Text call names the model Gemini reported, the raw ${mode === 'generate' ? 'body' : 'chunks'} being where the SDK leaves it`, async () => {
+      const fake = new FakeProvider();
+      fake.reply('gemini', { id: 'r1', model: 'gemini-2.5-flash-preview-05-20', text: 'Hello there!', usage: { input: 30, output: 6 } }, { stream: mode === 'stream' });
+      const recorded = recordedPlugin(`ai-mw-gemini-version-${mode}`);
+      const wrapped = wrapLanguageModel({ model: providerModel(packages, 'gemini', fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-gemini-version' }) });
+      let sdkModel: string;
+      if (mode === 'generate') sdkModel = (await generateText({ model: wrapped, prompt: 'Say hello' })).response.modelId;
+      else {
+        const result = streamText({ model: wrapped, prompt: 'Say hello', includeRawChunks: true });
+        await result.consumeStream();
+        sdkModel = (await result.response).modelId;
+      }
+      // The SDK's own word is the model asked for.
+      expect(sdkModel).toBe('gemini-2.5-flash');
+      const pre = recorded.log.find((entry) => entry.hook === 'pre_api_request')!.payload as Record<string, any>;
+      const post = recorded.log.find((entry) => entry.hook === 'post_api_request')!.payload as Record<string, any>;
+      expect(pre.request.body.model).toBe('gemini-2.5-flash');
+      expect(post.response_model).toBe('gemini-2.5-flash-preview-05-20');
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect((atif[0]!.steps as Steps).find((step) => step.source === 'agent')!.model_name).toBe('gemini-2.5-flash-preview-05-20');
+    });
+  }
+
   it('a stream cut short by an abort ends its attempt as failed with the abort', async () => {
     const fake = new FakeProvider();
     fake.reply('responses', { id: 'r1', model: 'gpt-4o-mini-2024-07-18', text: 'A long answer that nobody waits for.', usage: { input: 10, output: 9 } }, { stream: true, hang: true });
