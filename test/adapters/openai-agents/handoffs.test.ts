@@ -252,6 +252,62 @@ describe('OpenAI Agents SDK handoffs: the agent handed to is a sub-agent', () =>
     await sameOnNative(recorded);
   }, 30_000);
 
+  for (const tracing of TRACING) {
+    it(`an agent used as a tool by the agent handed to: a sub-agent of that agent's call, inside its trajectory (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+        'gpt-4.1': [
+          { calls: [{ id: 'call_ask_ledger', name: 'ask_ledger', args: { input: 'INV-7' } }], usage: { input: 90, output: 10 } },
+          { text: 'INV-7 was paid twice.', usage: { input: 130, output: 7 } },
+        ],
+        'gpt-4o': [{ text: 'INV-7: two payments of $40.', usage: { input: 30, output: 9 } }],
+      });
+      const recorded = recordedPlugin('agents-handoff-as-tool');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const ledger = new Agent({ name: 'ledger', instructions: 'You read the ledger.', model: modelOn('responses', 'gpt-4o') });
+      const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('responses', 'gpt-4.1'), tools: [ledger.asTool({ toolName: 'ask_ledger', toolDescription: 'Ask the ledger' })], handoffDescription: 'Billing' });
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('responses', 'gpt-4.1-mini'), handoffs: [billing] });
+      const result = await run(triage, 'Was INV-7 paid twice?');
+      expect(result.finalOutput).toBe('INV-7 was paid twice.');
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      const doc = onlyTrajectory(atif);
+      const [billingDoc] = subagents(doc, 1);
+      const [ledgerDoc] = subagents(billingDoc!, 1);
+      expect(refOf(billingDoc!, 'call_ask_ledger')).toBe(ledgerDoc!.trajectory_id);
+      expect(ledgerDoc!.session_id).toBe(`${billingDoc!.session_id}:sub:call_ask_ledger`);
+      expect(agentSteps(ledgerDoc!).map((step) => step.message)).toEqual(['INV-7: two payments of $40.']);
+      expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      await sameOnNative(recorded);
+    }, 30_000);
+
+    it(`a handed-to agent whose request fails: its turn and every turn above it end failed with the error, nothing left open (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+        'gpt-4.1': [{ status: 500, message: 'billing model is down' }],
+      });
+      const recorded = recordedPlugin('agents-handoff-fails');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('chat', 'gpt-4.1'), handoffDescription: 'Billing' });
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('chat', 'gpt-4.1-mini'), handoffs: [billing] });
+      await expect(run(triage, 'Is INV-7 paid?')).rejects.toThrow(/billing model is down/);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      const root = hooks(recorded, 'on_session_start')[0]!.session_id as string;
+      expect(hooks(recorded, 'api_request_error').map((p) => p.session_id)).toEqual([`${root}:sub:call_to_billing`]);
+      expect(hooks(recorded, 'on_session_end').map((p) => [p.session_id, p.failed, p.error_message])).toEqual([
+        [`${root}:sub:call_to_billing`, true, expect.stringMatching(/billing model is down/)],
+        [root, true, expect.stringMatching(/billing model is down/)],
+      ]);
+      expect(hooks(recorded, 'subagent_stop').map((p) => [p.child_role, p.child_status])).toEqual([['billing', 'failed']]);
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
   for (const stream of [false, true]) {
     for (const tracing of TRACING) {
       it(`an approval (needsApproval) asked inside the agent handed to: asked in its trajectory, answered in its resumed sub-agent turn, one session (${stream ? 'streamed' : 'not streamed'}, ${tracing})`, async () => {
