@@ -3,7 +3,10 @@
 // Per LLM call, the trajectory's agent step holds the text and the tool calls
 // the framework returned, the observations what the tools returned, and the
 // tokens what the framework reports (per step and in total, summed as it
-// sums them); the ATOF file has one LLM start/end pair per provider request,
+// sums them); where the framework hands a run from agent to agent, each step
+// is in the trajectory of the agent that made it (an embedded sub-agent
+// trajectory) and every request, tool call and token is in exactly one of
+// them; the ATOF file has one LLM start/end pair per provider request,
 // nothing was lost or counted twice, both files validate, and the same hooks
 // on native (where it loads) give the same files.
 import { readdirSync } from 'node:fs';
@@ -48,6 +51,13 @@ export interface FrameworkStep {
   finish?: string;
   /** The reasoning the framework returned (null: it says there was none); left out where it does not say. */
   reasoning?: string | null;
+  /**
+   * Where agents hand the run to each other: the handoff calls that led to the agent that made this step, outermost
+   * first (empty: the run's own agent). The step belongs in that sub-agent's trajectory, session `<run>:sub:<call>...`.
+   */
+  trajectory?: readonly string[];
+  /** The agent that made the step, with `trajectory`: the name its trajectory carries. */
+  agent?: string;
 }
 
 export interface FrameworkTruth {
@@ -73,6 +83,13 @@ export interface RandomRun {
   requests(): number;
   run(hooks: HookRegistry): Promise<FrameworkTruth>;
 }
+
+/** The trajectory and its embedded sub-agent trajectories, depth first. */
+function trajectoriesOf(doc: AtifDoc): AtifDoc[] {
+  return [doc, ...((doc.subagent_trajectories ?? []) as AtifDoc[]).flatMap(trajectoriesOf)];
+}
+
+const agentStepsOf = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && (step.llm_call_count ?? 0) > 0);
 
 /** An observation's text for what a tool returned: a string as is, anything else as its JSON text. */
 function observed(output: unknown): unknown {
@@ -101,22 +118,34 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   const validated = await cliInProcess(['validate', ...files]);
   expect(validated.code, `${label}\nvalidate: ${validated.stdout}${validated.stderr}`).toBe(0);
 
-  // ATIF: one valid trajectory.
+  // ATIF: one trajectory (the agents a run was handed to are sub-agents embedded in it), every one valid.
   expect(atif, label).toHaveLength(1);
   const doc = atif[0]! as AtifDoc;
-  expect(validateAtif(doc), label).toEqual([]);
-  const steps = doc.steps as AtifDoc[];
-  expect(steps[0], label).toMatchObject({ source: 'user', message: truth.prompt });
-  const all = steps.filter((step) => step.source === 'agent' && (step.llm_call_count ?? 0) > 0);
-  // Nothing else: the user's prompt, then one agent step per model call (a step twice, or one without its call, is a defect).
+  const docs = trajectoriesOf(doc);
+  for (const trajectory of docs) expect(validateAtif(trajectory), `${label}\n${trajectory.session_id}`).toEqual([]);
+  expect((doc.steps as AtifDoc[])[0], label).toMatchObject({ source: 'user', message: truth.prompt });
+  // In each trajectory nothing else: the user's prompt, then one agent step per model call (a step twice, or one without
+  // its call, is a defect). A sub-agent's trajectory has no user step: its first request ends with the transfer's
+  // output, not a user message (its goal is the link's, `subagent_start`).
   // A reply with nothing in it (no text, no tool call) that the framework answers by asking again with the same input:
   // that request ends with the user's message, which the converter (native's too) shows as the user's step again
   // (docs/adapters/openai-agents.md, "A reply with nothing in it").
-  const repeated = (step: AtifDoc, index: number) => {
-    const before = steps[index - 1];
-    return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
-  };
-  expect(steps.filter((step, index) => !repeated(step, index)).map((step) => step.source), label).toEqual(['user', ...all.map(() => 'agent')]);
+  for (const trajectory of docs) {
+    const steps = trajectory.steps as AtifDoc[];
+    const repeated = (step: AtifDoc, index: number) => {
+      const before = steps[index - 1];
+      return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
+    };
+    expect(steps.filter((step, index) => !repeated(step, index)).map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
+  }
+  // The model calls in the order the provider saw them: each request's step is the next one of the trajectory whose
+  // session sent it, and every step of every trajectory is some request's.
+  const pending = new Map(docs.map((trajectory) => [trajectory.session_id as string, agentStepsOf(trajectory)]));
+  const trajectoryOf = new Map<AtifDoc, AtifDoc>(docs.flatMap((trajectory) => agentStepsOf(trajectory).map((step) => [step, trajectory] as const)));
+  const sent = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => String(entry.payload.session_id));
+  expect(sent.length, `${label}\none api request hook per provider request`).toBe(options.requests());
+  const all = sent.map((session) => pending.get(session)?.shift()).filter((step): step is AtifDoc => step !== undefined);
+  expect([...pending].filter(([, left]) => left.length > 0).map(([session]) => session), `${label}\nagent steps no request accounts for`).toEqual([]);
   expect(all.length, `${label}\none agent step per provider request`).toBe(options.requests());
   // A run the framework ended with an error: the calls it did not return are steps that say so.
   // Calls the framework says failed (retried attempts, the last calls of a run it ended with an error): their steps
@@ -139,6 +168,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     prompt_tokens: step.prompt,
     completion_tokens: step.completion,
     cached_tokens: step.cached,
+    ...(step.trajectory === undefined ? {} : { session: [doc.session_id, ...step.trajectory].join(':sub:'), agent: step.agent }),
   }));
   const gotSteps = answered.map((step) => ({
     message: step.message,
@@ -148,6 +178,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     prompt_tokens: step.metrics?.prompt_tokens,
     completion_tokens: known[answered.indexOf(step)]?.completion === null ? null : step.metrics?.completion_tokens,
     cached_tokens: step.metrics?.cached_tokens,
+    ...(known[answered.indexOf(step)]?.trajectory === undefined ? {} : { session: trajectoryOf.get(step)?.session_id, agent: trajectoryOf.get(step)?.agent?.name }),
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
 
@@ -168,10 +199,15 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   // The framework's word in the adapters' one vocabulary (Chat Completions' spelling, src/adapters/core/finish.ts).
   expect(finishes, `${label}\nfinish reasons against the framework's`).toEqual(known.map((step) => chatFinishReason(step.finish, step.calls.length > 0)));
 
-  // Totals: what the framework summed (a trajectory without an answered call states none).
-  const final = doc.final_metrics ?? {};
+  // Totals: what the framework summed, over the trajectories (each states its own steps'; one without an answered call
+  // states none).
+  const sum = (field: string): number | undefined =>
+    docs.reduce<number | undefined>((total, trajectory) => {
+      const value = trajectory.final_metrics?.[field] as number | undefined;
+      return value === undefined ? total : (total ?? 0) + value;
+    }, undefined);
   expect(
-    { prompt: final.total_prompt_tokens, completion: final.total_completion_tokens, cached: final.total_cached_tokens },
+    { prompt: sum('total_prompt_tokens'), completion: sum('total_completion_tokens'), cached: sum('total_cached_tokens') },
     `${label}\nfinal metrics against the framework's totals`,
   ).toEqual(all.length === failed ? { prompt: undefined, completion: undefined, cached: undefined } : truth.totals);
 
