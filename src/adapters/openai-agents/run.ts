@@ -16,6 +16,9 @@
  *   adapter records the agents of a graph): its requests and tools are its
  *   own trajectory's. A handoff to an agent already in the chain (back to the
  *   run's own agent, the one it starts with) ends the sub-agents after it.
+ *   A run resumed inside a chain reopens the chain as the state's handoffs
+ *   left it, each agent a sub-agent of the one before, the first of the
+ *   resumed turn.
  * - A run that paused for approvals ends its turn `interrupted` and leaves
  *   the session open for the run that resumes it (`Adapter.hold`).
  * - A run that throws ends its turn (and session) at once, failed, with
@@ -167,8 +170,10 @@ export class RunRecord implements RunObserver {
     // The resumed run took the paused run's place in the session.
     if (run !== undefined && this.#heldSessionId !== undefined) adapter.core.closeSession(run.sessionId);
     if (run !== undefined && resumed) {
-      // Paused inside an agent a handoff went to: that agent resumes as a sub-agent of this turn, where its decisions are taken.
-      if (!sameAgent(this.#agent, this.#ownAgent)) this.#handTo(run, this.#agent, `${run.ids.turn_id}:agent:1`);
+      // Paused inside a chain of handoffs: the chain reopens as it stood, outermost first, each agent a sub-agent of the
+      // one before (the first, of this turn), so the innermost, where the decisions are taken, sits where it sat, and a
+      // handoff back up the chain returns to an agent of it.
+      pausedChain(input, this.#ownAgent, this.#agent).forEach((agent, index) => this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${index + 1}`));
       this.#approvalDecisions(this.#current() ?? run, input);
     }
     return run;
@@ -186,9 +191,8 @@ export class RunRecord implements RunObserver {
    */
   #handTo(from: AgentRun, to: unknown, toolCallId: string): void {
     const chain = this.box.handedTo;
-    if (sameAgent(to, this.#ownAgent)) return endHandedTo(chain, 0, 'completed');
-    const index = chain.findIndex((entry) => sameAgent(entry.agent, to));
-    if (index >= 0) return endHandedTo(chain, index + 1, 'completed');
+    const keep = chainKept(chain.map((entry) => entry.agent), to, this.#ownAgent);
+    if (keep !== undefined) return endHandedTo(chain, keep, 'completed');
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const input = this.#input;
     const child = this.#adapter.core.startRun({
@@ -480,6 +484,36 @@ export class RunRecord implements RunObserver {
 /** Ends the handed-to agents' turns after the first `keep`, innermost first (a sub-agent ends before the agent it belongs to). */
 export function endHandedTo(chain: HandedTo[], keep: number, status: RunStatus, text?: string, error?: unknown, turnEndExtra?: Record<string, unknown>): void {
   while (chain.length > keep) chain.pop()!.run.end(status, text, error, turnEndExtra === undefined ? undefined : { turnEnd: turnEndExtra });
+}
+
+/**
+ * How many agents of a handoff chain stay when control goes to `to`: none
+ * for the run's own agent, up to `to` for an agent of the chain; undefined
+ * when `to` is new to it (it joins the chain).
+ */
+function chainKept(chain: readonly unknown[], to: unknown, own: unknown): number | undefined {
+  if (sameAgent(to, own)) return 0;
+  const index = chain.findIndex((agent) => sameAgent(agent, to));
+  return index >= 0 ? index + 1 : undefined;
+}
+
+/**
+ * The handoff chain a paused run stood in, outermost first: its handoffs
+ * replayed from the state's generated items (the SDK keeps the run's
+ * `handoff_output_item`s, with their target agents, in the state and its
+ * string form). It must end with the agent whose turn it is; where it does
+ * not (a handoff's input filter dropped the items), that agent alone.
+ */
+function pausedChain(state: Loose, own: unknown, current: unknown): unknown[] {
+  if (sameAgent(current, own)) return [];
+  let chain: unknown[] = [];
+  const items: unknown[] = Array.isArray(state._generatedItems) ? state._generatedItems : [];
+  for (const item of items) {
+    if (!isRecord(item) || item.type !== 'handoff_output_item' || !isRecord(item.targetAgent)) continue;
+    const keep = chainKept(chain, item.targetAgent, own);
+    chain = keep === undefined ? [...chain, item.targetAgent] : chain.slice(0, keep);
+  }
+  return chain.length > 0 && sameAgent(chain.at(-1), current) ? chain : [current];
 }
 
 /** The same agent: the object, or one of the same name (a clone). */

@@ -10,7 +10,7 @@
 // over the trajectories equal the SDK's `result.state.usage`; the memory relay
 // writes what native writes from the same hooks.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
+import { Agent, handoff, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, RunState, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
@@ -363,4 +363,173 @@ describe('OpenAI Agents SDK handoffs: the agent handed to is a sub-agent', () =>
       }, 30_000);
     }
   }
+
+  // Paused deep in a chain (triage -> billing -> refunds, refunds asks): the SDK's RunState knows the agent whose turn it
+  // is, and, in its generated items, every handoff of the run. The resumed turn reopens the chain as it stood, billing a
+  // sub-agent of the turn and refunds one of billing, so the reader finds the decision where refunds was before, under
+  // billing, and a handoff back to billing after the resume continues billing's trajectory (as it would have without
+  // the pause) rather than nesting a new billing under refunds.
+  for (const resume of ['the same state', 'the state from its string'] as const) {
+    for (const stream of [false, true]) {
+      // A copy of the state names the paused session by its trace: with tracing off the copy's run is a session of its own.
+      for (const tracing of resume === 'the same state' ? TRACING : (['tracing on'] as const)) {
+        it(`paused in the third agent of a chain and resumed from ${resume}: billing and refunds reopen, nested as before, and refunds hands back to billing's (${stream ? 'streamed' : 'not streamed'}, ${tracing})`, async () => {
+          useTracing(tracing);
+          api.load({
+            'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+            'gpt-4.1': [
+              { calls: [{ id: 'call_to_refunds', name: 'transfer_to_refunds', args: {} }], usage: { input: 80, output: 9 } },
+              { text: 'Refunded; your balance is $0.', usage: { input: 200, output: 10, cached: 64 } },
+            ],
+            'gpt-4o': [
+              { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+              { text: 'Done; back to billing.', calls: [{ id: 'call_back', name: 'transfer_to_billing', args: {} }], usage: { input: 160, output: 11 } },
+            ],
+          });
+          const recorded = recordedPlugin('agents-handoff-deep-approval');
+          uninstall = instrumentOpenAIAgents(recorded.hooks);
+          const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: modelOn('chat', 'gpt-4o'), tools: [approvedRefund], handoffDescription: 'Refunds' });
+          const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('chat', 'gpt-4.1'), handoffs: [refunds], handoffDescription: 'Billing' });
+          refunds.handoffs.push(billing);
+          const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('chat', 'gpt-4.1-mini'), handoffs: [billing] });
+
+          const paused = await go(triage, 'Refund INV-7, please.', stream);
+          expect(paused.interruptions.map((item) => item.name)).toEqual(['issue_refund']);
+          const root = hooks(recorded, 'on_session_start')[0]!.session_id as string;
+          const billingFirst = `${root}:sub:call_to_billing`;
+          const refundsFirst = `${billingFirst}:sub:call_to_refunds`;
+          expect(hooks(recorded, 'pre_approval_request').map((p) => [p.session_id, p.tool_call_id])).toEqual([[refundsFirst, 'call_refund']]);
+
+          const state = resume === 'the same state' ? paused.state : await RunState.fromString(triage, paused.state.toString());
+          state.approve(state.getInterruptions()[0]!);
+          const result = await go(triage, state, stream);
+          expect(result.finalOutput).toBe('Refunded; your balance is $0.');
+          expect(result.lastAgent?.name).toBe('billing');
+          const { atif, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          expectRunsClosed(recorded);
+
+          // The resumed turn, in the paused run's session (the state, or its copy, named by the trace).
+          const starts = hooks(recorded, 'subagent_start');
+          expect(starts).toHaveLength(4);
+          const [billingAgain, refundsAgain] = [starts[2]!, starts[3]!];
+          const resumedRoot = billingAgain.parent_session_id as string;
+          expect(resumedRoot).toBe(root);
+          expect([billingAgain.child_role, refundsAgain.child_role, refundsAgain.parent_session_id]).toEqual(['billing', 'refunds', billingAgain.child_session_id]);
+          expect(billingAgain.child_session_id).toMatch(/:sub:.+:agent:1$/);
+          expect(refundsAgain.child_session_id).toBe(`${billingAgain.child_session_id}:sub:${String(billingAgain.tool_call_id).replace(/:1$/, ':2')}`);
+          // The decision, the approved call, and refunds' handoff back: refunds' resumed trajectory; billing's answer: billing's.
+          expect(hooks(recorded, 'post_approval_response').map((p) => [p.session_id, p.tool_call_id, p.choice])).toEqual([[refundsAgain.child_session_id, 'call_refund', 'once']]);
+          expect(hooks(recorded, 'post_tool_call').map((p) => [p.session_id, p.tool_call_id])).toEqual([
+            [root, 'call_to_billing'],
+            [billingFirst, 'call_to_refunds'],
+            [refundsAgain.child_session_id, 'call_refund'],
+            [refundsAgain.child_session_id, 'call_back'],
+          ]);
+          expect(hooks(recorded, 'pre_api_request').map((p) => p.session_id)).toEqual([root, billingFirst, refundsFirst, refundsAgain.child_session_id, billingAgain.child_session_id]);
+          expect(hooks(recorded, 'subagent_stop').map((p) => [p.child_session_id, p.child_status, p.child_summary])).toEqual([
+            [refundsFirst, 'interrupted', ''],
+            [billingFirst, 'interrupted', ''],
+            [refundsAgain.child_session_id, 'completed', 'Done; back to billing.'],
+            [billingAgain.child_session_id, 'completed', 'Refunded; your balance is $0.'],
+          ]);
+
+          // The files: the resumed turn's billing holds the resumed refunds, and billing's answer is its step.
+          const resumedDoc = atif.find((doc) => doc.session_id === resumedRoot)!;
+          for (const doc of atif) expect(validateAtif(doc)).toEqual([]);
+          const billingDoc = ((resumedDoc.subagent_trajectories ?? []) as AtifDoc[]).find((child) => child.session_id === billingAgain.child_session_id)!;
+          expect(billingDoc.agent.name).toBe('billing');
+          expect(agentSteps(billingDoc).map((step) => step.message)).toEqual(['Refunded; your balance is $0.']);
+          const [refundsDoc] = subagents(billingDoc, 1);
+          expect(refundsDoc!.session_id).toBe(refundsAgain.child_session_id);
+          expect(toolCallIds(refundsDoc!)).toEqual(['call_back']);
+          const tokens = atif.map(tokenTotals).reduce((sum, next) => ({ prompt: sum.prompt + next.prompt, completion: sum.completion + next.completion, cached: sum.cached + next.cached }));
+          expect(tokens).toEqual(sdkTotals(result.state.usage));
+          await sameOnNative(recorded);
+        }, 30_000);
+      }
+    }
+  }
+
+  for (const tracing of TRACING) {
+    it(`paused in the third agent of a chain, resumed, and refunds answers: the reopened billing has no step of its own and still holds refunds' trajectory, nothing lost (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+        'gpt-4.1': [{ calls: [{ id: 'call_to_refunds', name: 'transfer_to_refunds', args: {} }], usage: { input: 80, output: 9 } }],
+        'gpt-4o': [
+          { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+          { text: 'Refunded $40 on INV-7.', usage: { input: 160, output: 11, cached: 32 } },
+        ],
+      });
+      const recorded = recordedPlugin('agents-handoff-deep-answer');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: modelOn('responses', 'gpt-4o'), tools: [approvedRefund], handoffDescription: 'Refunds' });
+      const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('responses', 'gpt-4.1'), handoffs: [refunds], handoffDescription: 'Billing' });
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('responses', 'gpt-4.1-mini'), handoffs: [billing] });
+      const paused = await run(triage, 'Refund INV-7, please.');
+      paused.state.approve(paused.interruptions[0]!);
+      const result = await run(triage, paused.state);
+      expect(result.finalOutput).toBe('Refunded $40 on INV-7.');
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      const doc = onlyTrajectory(atif);
+      const [billingFirst, billingAgain] = subagents(doc, 2);
+      expect([billingFirst!.agent.name, billingAgain!.agent.name]).toEqual(['billing', 'billing']);
+      expect(agentSteps(billingAgain!)).toEqual([]);
+      const [refundsAgain] = subagents(billingAgain!, 1);
+      expect(refundsAgain!.agent.name).toBe('refunds');
+      expect(agentSteps(refundsAgain!).map((step) => step.message)).toEqual(['Refunded $40 on INV-7.']);
+      expect(hooks(recorded, 'post_tool_call').map((p) => [p.session_id, p.tool_call_id])).toEqual([
+        [doc.session_id, 'call_to_billing'],
+        [billingFirst!.session_id, 'call_to_refunds'],
+        [refundsAgain!.session_id, 'call_refund'],
+      ]);
+      expect(hooks(recorded, 'subagent_stop').slice(2).map((p) => [p.child_role, p.child_status, p.child_summary])).toEqual([
+        ['refunds', 'completed', 'Refunded $40 on INV-7.'],
+        ['billing', 'completed', 'Refunded $40 on INV-7.'],
+      ]);
+      expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
+  it('paused in a chain whose handoff items a handoff input filter dropped: the agent whose turn it is resumes alone, a sub-agent of the resumed turn', async () => {
+    useTracing('tracing on');
+    api.load({
+      'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+      'gpt-4.1': [{ calls: [{ id: 'call_to_refunds', name: 'transfer_to_refunds', args: {} }], usage: { input: 80, output: 9 } }],
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+        { text: 'Refunded $40 on INV-7.', usage: { input: 160, output: 11 } },
+      ],
+    });
+    const recorded = recordedPlugin('agents-handoff-filtered');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: modelOn('responses', 'gpt-4o'), tools: [approvedRefund], handoffDescription: 'Refunds' });
+    // The refunds agent sees no tool or handoff item of before (what the SDK's removeAllTools filter does, written here).
+    const toolItems = new Set(['handoff_call_item', 'handoff_output_item', 'tool_call_item', 'tool_call_output_item']);
+    const withoutTools = handoff(refunds, { inputFilter: (data) => ({ ...data, preHandoffItems: data.preHandoffItems.filter((item) => !toolItems.has(item.type)), newItems: data.newItems.filter((item) => !toolItems.has(item.type)) }) });
+    const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('responses', 'gpt-4.1'), handoffs: [withoutTools], handoffDescription: 'Billing' });
+    const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('responses', 'gpt-4.1-mini'), handoffs: [billing] });
+    const paused = await run(triage, 'Refund INV-7, please.');
+    expect(paused.state._generatedItems.filter((item) => item.type === 'handoff_output_item')).toEqual([]);
+    paused.state.approve(paused.interruptions[0]!);
+    const result = await run(triage, paused.state);
+    expect(result.finalOutput).toBe('Refunded $40 on INV-7.');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expectRunsClosed(recorded);
+    const doc = onlyTrajectory(atif);
+    expect(hooks(recorded, 'subagent_start').map((p) => [p.child_role, p.parent_session_id])).toEqual([
+      ['billing', doc.session_id],
+      ['refunds', `${doc.session_id}:sub:call_to_billing`],
+      ['refunds', doc.session_id],
+    ]);
+    const resumed = subagents(doc, 2)[1]!;
+    expect(agentSteps(resumed).map((step) => step.message)).toEqual(['Refunded $40 on INV-7.']);
+    expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+    await sameOnNative(recorded);
+  }, 30_000);
 });
