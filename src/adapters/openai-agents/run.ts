@@ -172,8 +172,10 @@ export class RunRecord implements RunObserver {
     if (run !== undefined && resumed) {
       // Paused inside a chain of handoffs: the chain reopens as it stood, outermost first, each agent a sub-agent of the
       // one before (the first, of this turn), so the innermost, where the decisions are taken, sits where it sat, and a
-      // handoff back up the chain returns to an agent of it.
-      pausedChain(input, this.#ownAgent, this.#agent).forEach((agent, index) => this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${index + 1}`));
+      // handoff back up the chain returns to an agent of it. A loop, not a callback: a closure here would share this
+      // function's context with the `userMessage` closures the turn keeps, and so keep the record (and an abandoned run) alive.
+      let index = 0;
+      for (const agent of pausedChain(input, this.#ownAgent, this.#agent)) this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${++index}`);
       this.#approvalDecisions(this.#current() ?? run, input);
     }
     return run;
