@@ -14,6 +14,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FileClaim } from '../backends/trajectory-files.ts';
+import { nameTaken } from '../shared/atomic-file.ts';
 import { assertRealParentInside, UnsafePathError } from '../shared/safe-path.ts';
 
 /** Longest fragment kept from a session id before it is shortened and hashed. */
@@ -93,6 +94,24 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
 const MAX_INSTANCES = 100_000;
 
 /**
+ * Names handed out before their first write (`atifFileClaim` with
+ * `handOut`), by any plugin of this process, until that write lands or the
+ * session ends: no other claim of this process offers one of them. On
+ * disk they are still free, so only this set keeps two plugins of one
+ * process (a host and an MCP server it runs in-process, say) from naming
+ * the same file.
+ */
+const handedOut = new Set<string>();
+
+/** A session's claim on its ATIF file name (`atifFileClaim`). */
+export interface AtifFileClaim extends FileClaim {
+  /** The instance the claim tries first, or holds once a write landed. */
+  readonly instance: number;
+  /** The session ended: a name handed out and never written is no longer kept from the others of this process. */
+  release(): void;
+}
+
+/**
  * The one rule for naming a session whose id already has a file: a
  * session's first trajectory goes to the name of its `instance` (1 for the
  * first session of an id in this process, `n` for the n-th, so a
@@ -101,24 +120,54 @@ const MAX_INSTANCES = 100_000;
  * to the next instance's, `~2`, `~3`, ...; `landed` is told the instance it
  * got, which the session keeps for its later writes. The writer claims
  * each name atomically (`shared/atomic-file.ts`), so two processes starting
- * the same session id at once get different names.
+ * the same session id at once get different names. Names another claim of
+ * this process handed out are passed by.
+ *
+ * With `handOut`, the name is about to be handed out before any write (a
+ * `trajectory_path` in `plugin.traceContext()`, an MCP call's `_meta`): the
+ * claim starts at the first instance whose name holds nothing on disk yet,
+ * so the path names the file this session will be written to, and keeps
+ * that name from the rest of this process until its write lands. Another
+ * process can still take the name in between (its write then goes on to the
+ * next free name, and the handed-out path names the other file): nothing
+ * on disk reserves it, because a placeholder left by a crash would be an
+ * empty, invalid trajectory file.
  */
-export function atifFileClaim(outputDirectory: string, template: string, sessionId: string, instance: number, landed: (instance: number) => void): FileClaim {
+export function atifFileClaim(outputDirectory: string, template: string, sessionId: string, instance: number, landed: (instance: number) => void, options: { handOut?: boolean } = {}): AtifFileClaim {
+  const nameOf = (n: number) => atifFilePath(outputDirectory, template, sessionId, n);
   let trying = instance;
+  while (trying < MAX_INSTANCES && (handedOut.has(nameOf(trying)) || (options.handOut === true && nameTaken(nameOf(trying))))) trying += 1;
+  let reserved: string | null = null;
+  if (options.handOut === true) {
+    reserved = nameOf(trying);
+    handedOut.add(reserved);
+  }
+  const release = () => {
+    if (reserved !== null) handedOut.delete(reserved);
+    reserved = null;
+  };
   let held: string | null = null;
   return {
+    get instance() {
+      return trying;
+    },
     get held() {
       return held;
     },
     set held(name: string | null) {
       held = name;
-      if (name !== null) landed(trying);
+      if (name === null) return;
+      release();
+      landed(trying);
     },
     next() {
-      if (trying >= MAX_INSTANCES) return null;
-      trying += 1;
-      return atifFilePath(outputDirectory, template, sessionId, trying);
+      do {
+        if (trying >= MAX_INSTANCES) return null;
+        trying += 1;
+      } while (handedOut.has(nameOf(trying)));
+      return nameOf(trying);
     },
+    release,
   };
 }
 

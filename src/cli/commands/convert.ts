@@ -134,8 +134,8 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     // a file already has (an earlier convert's, a plugin's) the next one: none replaces another.
     const instance = (instances.get(session.sessionId) ?? 0) + 1;
     instances.set(session.sessionId, instance);
-    const target = atifFilePath(outDir, session.template, session.sessionId, instance);
     const claim = atifFileClaim(outDir, session.template, session.sessionId, instance, (landed) => instances.set(session.sessionId, landed));
+    const target = atifFilePath(outDir, session.template, session.sessionId, claim.instance);
     const { trajectory, text } = session.build();
     // Without a step the document would not be valid ATIF (it needs one): left unwritten, and said.
     if (trajectory.steps.length === 0) {
