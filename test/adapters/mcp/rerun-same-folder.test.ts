@@ -63,7 +63,7 @@ afterAll(() => {
 });
 
 /** One run of the agent: a session `agent-1` whose model asks for `forecast` (call `call_a`), answered by the server. */
-async function run(backend: 'memory' | 'native', atifDir: string, tag: string): Promise<{ agentFiles: string[]; serverCounters: Loose; agentErrors: number }> {
+async function run(backend: 'memory' | 'native', atifDir: string, tag: string): Promise<{ agentFiles: string[]; serverCounters: Loose | undefined; agentErrors: number }> {
   const hooks = new HookRegistry();
   const plugin = createNemoRelayPlugin({ backend, settings: { atifEnabled: true, atifOutputDirectory: atifDir, atifFilenameTemplate: '{session_id}.json' }, logger: silentLogger });
   plugin.register(hooks);
@@ -96,8 +96,10 @@ async function run(backend: 'memory' | 'native', atifDir: string, tag: string): 
   hooks.emit('on_session_finalize', session);
   await client.close();
   await plugin.shutdown();
-  // The server writes its counters last, after its plugin's shutdown: its trajectory is on disk by then.
-  const until = Date.now() + 30_000;
+  // The server writes its counters last, after its plugin's shutdown: its trajectory is on disk by then. On Deno it
+  // sees neither the stdin close nor the signal and is killed (docs/adapters/mcp.md): its session's trajectory was
+  // written when the call ended, which is what this test reads.
+  const until = process.versions.deno ? 0 : Date.now() + 30_000;
   let serverCounters: Loose | undefined;
   while (serverCounters === undefined && Date.now() < until) {
     try {
@@ -106,9 +108,9 @@ async function run(backend: 'memory' | 'native', atifDir: string, tag: string): 
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
-  expect(serverCounters, `the server's shutdown (its stderr: ${stderr})`).toBeDefined();
+  if (!process.versions.deno) expect(serverCounters, `the server's shutdown (its stderr: ${stderr})`).toBeDefined();
   const agentFiles = plugin.status().outputs.filter((output) => output.kind === 'atif').map((output) => path.basename(output.path));
-  return { agentFiles, serverCounters: serverCounters!, agentErrors: plugin.status().counters.errors };
+  return { agentFiles, serverCounters, agentErrors: plugin.status().counters.errors };
 }
 
 describe('an agent and its MCP server run twice into one folder with the same session ids', () => {
@@ -122,7 +124,7 @@ describe('an agent and its MCP server run twice into one folder with the same se
       expect([first.agentFiles, second.agentFiles]).toEqual([['agent-1.json'], ['agent-1~2.json']]);
       for (const outcome of [first, second]) {
         expect(outcome.agentErrors).toBe(0);
-        expect(outcome.serverCounters.errors).toBe(0);
+        if (outcome.serverCounters !== undefined) expect(outcome.serverCounters.errors).toBe(0);
       }
       expect(readdirSync(atifDir).sort()).toEqual(['agent-1.json', 'agent-1~2.json', 'server-for-call_a.json', 'server-for-call_a~2.json']);
       const read = (file: string) => {
