@@ -124,7 +124,7 @@ export interface AtifFileClaim extends FileClaim {
  * this process handed out are passed by.
  *
  * With `handOut`, the name is about to be handed out before any write (a
- * `trajectory_path` in `plugin.traceContext()`, an MCP call's `_meta`): the
+ * `trajectory_path` in `hooks.traceContext()`, an MCP call's `_meta`): the
  * claim starts at the first instance whose name holds nothing on disk yet,
  * so the path names the file this session will be written to, and keeps
  * that name from the rest of this process until its write lands. Another
