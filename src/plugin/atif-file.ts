@@ -94,56 +94,49 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
 const MAX_INSTANCES = 100_000;
 
 /**
- * Names handed out before their first write (`atifFileClaim` with
- * `handOut`), by any plugin of this process, until that write lands or the
- * session ends: no other claim of this process offers one of them. On
- * disk they are still free, so only this set keeps two plugins of one
- * process (a host and an MCP server it runs in-process, say) from naming
- * the same file.
+ * Names a claim of this process starts at and has not landed at yet (by
+ * any plugin of the process, until its first write lands or its session
+ * ends): no other claim of this process offers one of them. On disk they
+ * are still free, so only this set keeps two plugins of one process (a
+ * host and an MCP server it runs in-process, say) that name a path before
+ * writing from naming the same file.
  */
-const handedOut = new Set<string>();
+const claimed = new Set<string>();
 
 /** A session's claim on its ATIF file name (`atifFileClaim`). */
 export interface AtifFileClaim extends FileClaim {
-  /** The instance the claim tries first, or holds once a write landed. */
+  /** The instance the claim tries first, or holds once a write landed: what a path handed out now names. */
   readonly instance: number;
-  /** The session ended: a name handed out and never written is no longer kept from the others of this process. */
+  /** The session ended: a name it started at and never wrote is no longer kept from the rest of this process. */
   release(): void;
 }
 
 /**
  * The one rule for naming a session whose id already has a file: a
- * session's first trajectory goes to the name of its `instance` (1 for the
- * first session of an id in this process, `n` for the n-th, so a
- * process's own repeats never meet), and while that name holds a file
- * (another process's, an earlier run's, or this process's earlier session)
- * to the next instance's, `~2`, `~3`, ...; `landed` is told the instance it
- * got, which the session keeps for its later writes. The writer claims
- * each name atomically (`shared/atomic-file.ts`), so two processes starting
- * the same session id at once get different names. Names another claim of
- * this process handed out are passed by.
- *
- * With `handOut`, the name is about to be handed out before any write (a
- * `trajectory_path` in `hooks.traceContext()`, an MCP call's `_meta`): the
- * claim starts at the first instance whose name holds nothing on disk yet,
- * so the path names the file this session will be written to, and keeps
- * that name from the rest of this process until its write lands. Another
- * process can still take the name in between (its write then goes on to the
- * next free name, and the handed-out path names the other file): nothing
- * on disk reserves it, because a placeholder left by a crash would be an
- * empty, invalid trajectory file.
+ * session's trajectory goes to the name of the first instance from
+ * `instance` on (1 for the first session of an id in this process, `n`
+ * for the n-th, so a process's own repeats never meet) that holds nothing
+ * on disk (another process's file, an earlier run's, or this process's
+ * earlier session's) and that no other claim of this process started at:
+ * `~2`, `~3`, .... That is decided when the claim is made, so a path handed
+ * out before the first write (a `trajectory_path` in `hooks.traceContext()`,
+ * an MCP call's `_meta`) names the file the session will be written to. The
+ * writer then claims the name atomically (`shared/atomic-file.ts`): should
+ * another process have taken it in between, the write goes on to the next
+ * free name (and a path handed out names the other file: nothing on disk
+ * reserves the name, because a placeholder left by a crash would be an
+ * empty, invalid trajectory file). `landed` is told the instance the text
+ * got, which the session keeps for its later writes.
  */
-export function atifFileClaim(outputDirectory: string, template: string, sessionId: string, instance: number, landed: (instance: number) => void, options: { handOut?: boolean } = {}): AtifFileClaim {
+export function atifFileClaim(outputDirectory: string, template: string, sessionId: string, instance: number, landed: (instance: number) => void): AtifFileClaim {
   const nameOf = (n: number) => atifFilePath(outputDirectory, template, sessionId, n);
   let trying = instance;
-  while (trying < MAX_INSTANCES && (handedOut.has(nameOf(trying)) || (options.handOut === true && nameTaken(nameOf(trying))))) trying += 1;
-  let reserved: string | null = null;
-  if (options.handOut === true) {
-    reserved = nameOf(trying);
-    handedOut.add(reserved);
-  }
+  let name = nameOf(trying);
+  while (trying < MAX_INSTANCES && (claimed.has(name) || nameTaken(name))) name = nameOf(++trying);
+  let reserved: string | null = name;
+  claimed.add(name);
   const release = () => {
-    if (reserved !== null) handedOut.delete(reserved);
+    if (reserved !== null) claimed.delete(reserved);
     reserved = null;
   };
   let held: string | null = null;
@@ -154,9 +147,9 @@ export function atifFileClaim(outputDirectory: string, template: string, session
     get held() {
       return held;
     },
-    set held(name: string | null) {
-      held = name;
-      if (name === null) return;
+    set held(landedAt: string | null) {
+      held = landedAt;
+      if (landedAt === null) return;
       release();
       landed(trying);
     },
@@ -164,7 +157,7 @@ export function atifFileClaim(outputDirectory: string, template: string, session
       do {
         if (trying >= MAX_INSTANCES) return null;
         trying += 1;
-      } while (handedOut.has(nameOf(trying)));
+      } while (claimed.size > 0 && claimed.has(nameOf(trying)));
       return nameOf(trying);
     },
     release,

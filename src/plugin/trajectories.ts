@@ -136,8 +136,8 @@ export class TrajectoryWriter {
     if (target === null || !this.writesFileOf(state)) return undefined;
     const ref: { session_id: string; trajectory_id: string; trajectory_path?: string } = { session_id: state.sessionId, trajectory_id: state.sessionId };
     try {
-      // Named before the first write: the claim settles on the name that write will take (`atifFileClaim`).
-      claimOf(state, target, true);
+      // Named before the first write too: the claim settles on the name that write will take (`atifFileClaim`).
+      claimOf(state, target);
       const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
       ref.trajectory_path = path.relative(path.resolve(target.outputDirectory), file).split(path.sep).join('/');
     } catch {
@@ -357,20 +357,13 @@ export class TrajectoryWriter {
  * instance it starts at, and then the one it lands at, is the session's
  * from then on (its writes, `refOf`, and the next session of its id in
  * this process, which starts after it). Made at the first write, or before
- * it when a path is handed out (`handOut`).
+ * it when the session's path is handed out.
  */
-function claimOf(state: SessionState, target: AtifTarget, handOut = false): AtifFileClaim {
+function claimOf(state: SessionState, target: AtifTarget): AtifFileClaim {
   if (state.atifClaim === undefined) {
-    state.atifClaim = atifFileClaim(
-      target.outputDirectory,
-      target.filenameTemplate,
-      state.sessionId,
-      state.instance,
-      (instance) => {
-        state.instance = instance;
-      },
-      { handOut },
-    );
+    state.atifClaim = atifFileClaim(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance, (instance) => {
+      state.instance = instance;
+    });
     state.instance = state.atifClaim.instance;
   }
   return state.atifClaim;
