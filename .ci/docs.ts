@@ -332,7 +332,8 @@ export async function generatePage(text: string, root = ROOT): Promise<string> {
 /** What may differ between two runs of a transcript: durations, rates, temporary folders. */
 export function masked(text: string): string {
   return text
-    .replace(/\d[\d,]*(\.\d+)?(ms|µs|s)\b/g, '<time>')
+    // The viewer's `<1ms` (a call between two equal millisecond stamps) is a duration like any other.
+    .replace(/<?\d[\d,]*(\.\d+)?(ms|µs|s)\b/g, '<time>')
     .replace(/\d[\d,]*(\.\d+)? (lines|events)\/s/g, '<rate>')
     .replace(/nemo-relay-demo-[A-Za-z0-9]+/g, 'nemo-relay-demo-<id>');
 }

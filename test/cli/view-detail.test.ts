@@ -4,7 +4,10 @@
 // millisecond.
 import { describe, expect, it } from 'vitest';
 import { detailOf, isoMicros, preciseDuration } from '../../src/cli/view/detail.ts';
-import { node } from '../../src/cli/view/model.ts';
+import { node, type ViewNode } from '../../src/cli/view/model.ts';
+import { treeFromAtif } from '../../src/cli/view/from-atif.ts';
+import { renderText } from '../../src/cli/view/text.ts';
+import { PLAIN as plainStyle } from '../../src/cli/io.ts';
 
 const section = (detail: ReturnType<typeof detailOf>, title: string) => detail.sections.find((candidate) => candidate.title === title);
 
@@ -71,5 +74,37 @@ describe('the detail of a view node', () => {
     expect(isoMicros(1_700_000_000_123_456)).toBe('2023-11-14T22:13:20.123456Z');
     const rounded = node('tool', 't', { startUs: 5_000, endUs: 5_000 });
     expect(section(detailOf(rounded), 'Timing')).toMatchObject({ facts: [['start', expect.any(String)], ['end', expect.any(String)], ['duration', 'under 1ms (the stamps are rounded to milliseconds)']] });
+  });
+});
+
+describe('durations from an ATIF file', () => {
+  // ATIF keeps an invocation's start and end as epoch seconds to three decimals, its steps' timestamps to the microsecond.
+  const trajectory = {
+    schema_version: 'ATIF-v1.7',
+    session_id: 's1',
+    agent: { name: 'a', version: '1', model_name: 'm' },
+    steps: [
+      { step_id: 1, source: 'user', message: 'Hi', timestamp: '2026-12-04T05:10:30.106434+00:00' },
+      {
+        step_id: 2,
+        source: 'agent',
+        message: 'Hello!',
+        timestamp: '2026-12-04T05:10:30.106875+00:00',
+        extra: { invocation: { start_timestamp: 1796361030.106, end_timestamp: 1796361030.106, status: 'completed' } },
+      },
+    ],
+  };
+
+  it('says a call between two equal millisecond stamps took under a millisecond, in the terminal as in the page', () => {
+    const text = renderText(treeFromAtif(trajectory), plainStyle);
+    expect(text).toMatch(/LLM {2}<1ms {2}Hello!/);
+    expect(text).not.toContain('0µs');
+  });
+
+  it('times a step without an invocation from the steps\' own stamps, to the microsecond', () => {
+    // No span from the writer: the call took from the step before it to its own timestamp, 441 µs here (Date.parse would make it 0).
+    const steps = trajectory.steps.map((step) => ({ ...step, extra: undefined }));
+    const text = renderText(treeFromAtif({ ...trajectory, steps }), plainStyle);
+    expect(text).toMatch(/LLM {2}441µs {2}Hello!/);
   });
 });

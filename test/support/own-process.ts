@@ -22,6 +22,7 @@ export const LOADS_NATIVE = [
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
+  'test/adapters/openai-agents/handoffs.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
   'test/adapters/openai-agents/run-control.test.ts',
   'test/backends/atif-builder-loader.test.ts',

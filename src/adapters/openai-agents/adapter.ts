@@ -16,7 +16,7 @@ import { currentToolFrame } from '../core/context.ts';
 import { sessionIdFor, type AdapterOptions } from '../core/options.ts';
 import { AdapterCore } from '../core/run.ts';
 import { prepareAgent, type RunObserver, type RunSource } from './patch.ts';
-import { RunRecord, isRunState, runNames, type ParentLink, type RunHost, type TurnBox } from './run.ts';
+import { RunRecord, endHandedTo, isRunState, runNames, type ParentLink, type RunHost, type TurnBox } from './run.ts';
 
 type Loose = Record<string, unknown>;
 
@@ -61,7 +61,10 @@ export class Adapter implements RunSource, RunHost {
     this.#liveRuns -= 1;
     const run = box.run;
     if (run !== undefined && !run.ended) {
-      this.core.guard.run('ending an abandoned run', () => run.end('interrupted', undefined, undefined, { turnEnd: { turn_exit_reason: 'abandoned' } }));
+      this.core.guard.run('ending an abandoned run', () => {
+        endHandedTo(box.handedTo, 0, 'interrupted', undefined, undefined, { turn_exit_reason: 'abandoned' });
+        run.end('interrupted', undefined, undefined, { turnEnd: { turn_exit_reason: 'abandoned' } });
+      });
     }
   });
 

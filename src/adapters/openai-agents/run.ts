@@ -12,7 +12,10 @@
  *   id. A tool failed when the SDK marked its `function` span (tracing on),
  *   or returned the SDK's default failure text (tracing off).
  * - `agent_handoff` is the transfer call the model made, answered with the
- *   next agent; the next agent's calls stay in this turn, as in the SDK.
+ *   next agent, who is a sub-agent linked to that call (as the LangChain
+ *   adapter records the agents of a graph): its requests and tools are its
+ *   own trajectory's. A handoff to an agent already in the chain (back to the
+ *   run's own agent, the one it starts with) ends the sub-agents after it.
  * - A run that paused for approvals ends its turn `interrupted` and leaves
  *   the session open for the run that resumes it (`Adapter.hold`).
  * - A run that throws ends its turn (and session) at once, failed, with
@@ -66,15 +69,25 @@ interface SpanLike {
 
 interface OpenTool {
   readonly name: string;
+  /** The turn the call is in: the run's own, or a handed-to agent's. */
+  readonly run: AgentRun;
   /** The SDK's `function` span of the call (tracing on): its error flag says the tool failed. */
   readonly span: SpanLike | undefined;
   /** A nested run already claimed this call as its parent. */
   claimed: boolean;
 }
 
-/** The box a collected run's finalizer reads: the turn, once begun. No reference back to the record. */
+/** An agent a handoff went to, and its sub-agent turn. */
+export interface HandedTo {
+  readonly agent: unknown;
+  readonly run: AgentRun;
+}
+
+/** The box a collected run's finalizer reads: the turn, once begun, and the handed-to agents' turns. No reference back to the record. */
 export interface TurnBox {
   run: AgentRun | undefined;
+  /** The handoff chain, outermost first: each one a sub-agent of the one before (the first, of `run`). */
+  readonly handedTo: HandedTo[];
 }
 
 /** The `RunState` parts read here (a resumed run's input, a result's or an error's state). */
@@ -90,7 +103,9 @@ export class RunRecord implements RunObserver {
   readonly #parent: ParentLink | undefined;
   /** The session a paused run left open, when this run resumes it. */
   readonly #heldSessionId: string | undefined;
-  readonly box: TurnBox = { run: undefined };
+  readonly box: TurnBox = { run: undefined, handedTo: [] };
+  /** The agent the run starts with: its steps are the run's own (a resumed run's, the one it is resumed with). */
+  readonly #ownAgent: unknown;
   /** The agent whose turn it is (handoffs change it). */
   #agent: unknown;
   #call: ApiCall | undefined;
@@ -103,8 +118,8 @@ export class RunRecord implements RunObserver {
   readonly #toolBySpan = new WeakMap<object, string>();
   /** What function tools threw, by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
-  /** Rejected calls whose outcome the next request's input will show. */
-  readonly #denied = new Map<string, string>();
+  /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
+  readonly #denied = new Map<string, { name: string; run: AgentRun }>();
   #nestedRuns = 0;
   #finalOutput: unknown;
   #settled = false;
@@ -112,6 +127,7 @@ export class RunRecord implements RunObserver {
   constructor(adapter: RunHost, runner: Loose, agent: unknown, input: unknown, options: Loose | undefined, parent: ParentLink | undefined, heldSessionId: string | undefined) {
     this.#adapter = adapter;
     this.#runner = runner;
+    this.#ownAgent = agent;
     this.#agent = isRunState(input) ? (input._currentAgent ?? agent) : agent;
     this.#input = input;
     this.#options = options;
@@ -136,7 +152,7 @@ export class RunRecord implements RunObserver {
     const input = this.#input;
     const resumed = isRunState(input);
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
-    const agent = this.#agent as Loose | undefined;
+    const agent = this.#ownAgent as Loose | undefined;
     const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
     const run = adapter.core.startRun({
       runId: this.#heldSessionId ?? (resumed ? resumedRunId(names.runId, input) : names.runId) ?? adapter.newRunId(),
@@ -150,8 +166,39 @@ export class RunRecord implements RunObserver {
     this.box.run = run;
     // The resumed run took the paused run's place in the session.
     if (run !== undefined && this.#heldSessionId !== undefined) adapter.core.closeSession(run.sessionId);
-    if (run !== undefined && resumed) this.#approvalDecisions(run, input);
+    if (run !== undefined && resumed) {
+      // Paused inside an agent a handoff went to: that agent resumes as a sub-agent of this turn, where its decisions are taken.
+      if (!sameAgent(this.#agent, this.#ownAgent)) this.#handTo(run, this.#agent, `${run.ids.turn_id}:agent:1`);
+      this.#approvalDecisions(this.#current() ?? run, input);
+    }
     return run;
+  }
+
+  /** The turn steps go to now: the innermost handed-to agent's, else the run's own. */
+  #current(): AgentRun | undefined {
+    return this.box.handedTo.at(-1)?.run ?? this.box.run;
+  }
+
+  /**
+   * Control went to `to` through the call `toolCallId` of `from`: back to the
+   * run's own agent or to one already in the chain, the sub-agents after it
+   * end (they handed over: completed); any other agent is a new sub-agent of `from`.
+   */
+  #handTo(from: AgentRun, to: unknown, toolCallId: string): void {
+    const chain = this.box.handedTo;
+    if (sameAgent(to, this.#ownAgent)) return endHandedTo(chain, 0, 'completed');
+    const index = chain.findIndex((entry) => sameAgent(entry.agent, to));
+    if (index >= 0) return endHandedTo(chain, index + 1, 'completed');
+    const config = isRecord(this.#runner.config) ? this.#runner.config : {};
+    const input = this.#input;
+    const child = this.#adapter.core.startRun({
+      runId: this.#adapter.newRunId(),
+      agentName: nonEmptyString((to as Loose | undefined)?.name),
+      model: modelNameOf(to as Loose | undefined, config),
+      parent: { run: from, toolCallId },
+      ...(isRunState(input) ? {} : { userMessage: () => userTurn(input).message }),
+    });
+    if (child !== undefined) chain.push({ agent: to, run: child });
   }
 
   /** A resumed run: the decisions taken on the calls that paused it. */
@@ -166,7 +213,7 @@ export class RunRecord implements RunObserver {
       if (!decision) {
         // A rejected call never runs: its outcome is the text the model is told, seen in the next request.
         run.toolStart(call);
-        this.#denied.set(call.id, call.name);
+        this.#denied.set(call.id, { name: call.name, run });
       }
     }
   }
@@ -174,9 +221,8 @@ export class RunRecord implements RunObserver {
   // ------------------------------------------------------------ lifecycle events
 
   event(type: string, args: readonly unknown[]): void {
-    if (this.#settled) return;
-    const run = this.#turn();
-    if (run === undefined) return;
+    if (this.#settled || this.#turn() === undefined) return;
+    const run = this.#current()!;
     switch (type) {
       case 'agent_start':
         this.#agent = args[1];
@@ -203,7 +249,7 @@ export class RunRecord implements RunObserver {
     const call = toolCallOf(tool, details);
     if (call === undefined) return;
     const span = currentSpan();
-    this.#tools.set(call.id, { name: call.name, span, claimed: false });
+    this.#tools.set(call.id, { name: call.name, run, span, claimed: false });
     if (span !== undefined) this.#toolBySpan.set(span, call.id);
     run.toolStart(call, this.#call?.ids.api_request_id);
   }
@@ -213,6 +259,8 @@ export class RunRecord implements RunObserver {
     if (call === undefined) return;
     const open = this.#tools.get(call.id);
     this.#tools.delete(call.id);
+    // The turn the call started in (a handoff in the same step comes after the tools run).
+    if (open !== undefined) run = open.run;
     const spanError = open?.span?.error ?? null;
     const threw = this.#threw.get(call.id);
     this.#threw.delete(call.id);
@@ -231,11 +279,12 @@ export class RunRecord implements RunObserver {
     run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) });
     this.#agent = to;
     prepareAgent(to);
+    this.#handTo(run, to, call.id);
   }
 
   toolFrame(callId: string): ToolFrame | undefined {
-    const run = this.box.run;
-    return run === undefined || this.#settled || !this.#tools.has(callId) ? undefined : { run, toolCallId: callId };
+    const tool = this.#tools.get(callId);
+    return tool === undefined || this.#settled ? undefined : { run: tool.run, toolCallId: callId };
   }
 
   toolThrew(callId: string, error: unknown): void {
@@ -244,12 +293,12 @@ export class RunRecord implements RunObserver {
 
   /** The tool call (or, failing that, the run itself) a run starting inside this one belongs to. */
   linkNested(): ParentLink | undefined {
-    const run = this.#turn();
-    if (run === undefined || this.#settled) return undefined;
+    if (this.#turn() === undefined || this.#settled) return undefined;
+    const run = this.#current()!;
     // Inside one of this run's function tools: that call, exactly.
     const frame = currentToolFrame();
     const span = currentSpan();
-    let id = frame !== undefined && frame.run === run ? frame.toolCallId : span === undefined ? undefined : this.#toolBySpan.get(span);
+    let id = frame !== undefined && this.#tools.get(frame.toolCallId)?.run === frame.run ? frame.toolCallId : span === undefined ? undefined : this.#toolBySpan.get(span);
     if (id === undefined) {
       // Tracing off: the oldest open call no nested run has claimed (the runner starts them in order).
       for (const [callId, tool] of this.#tools) {
@@ -262,7 +311,7 @@ export class RunRecord implements RunObserver {
     const tool = id === undefined ? undefined : this.#tools.get(id);
     if (id !== undefined && tool !== undefined) {
       tool.claimed = true;
-      return { run, toolCallId: id };
+      return { run: tool.run, toolCallId: id };
     }
     // A run started outside any tool call (a guardrail that runs an agent): a sub-agent of the run itself.
     this.#nestedRuns += 1;
@@ -272,11 +321,10 @@ export class RunRecord implements RunObserver {
   // ------------------------------------------------------------ model attempts
 
   attempt(request: Loose, model: ModelInfo): AttemptObserver | undefined {
-    if (this.#settled) return undefined;
-    const run = this.#turn();
-    if (run === undefined) return undefined;
+    if (this.#settled || this.#turn() === undefined) return undefined;
+    const run = this.#current()!;
     const input = request.input;
-    this.#settleDenied(run, input);
+    this.#settleDenied(input);
     const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
     const call = retry ? this.#call! : run.newApiCall();
     this.#call = call;
@@ -312,17 +360,17 @@ export class RunRecord implements RunObserver {
   }
 
   /** Rejected calls: the function_call_result the model now gets is their outcome. */
-  #settleDenied(run: AgentRun, input: unknown): void {
+  #settleDenied(input: unknown): void {
     if (this.#denied.size === 0 || !Array.isArray(input)) return;
     for (const item of input) {
       if (!isRecord(item) || item.type !== 'function_call_result') continue;
       const id = nonEmptyString(item.callId) ?? nonEmptyString(item.call_id);
-      const name = id === undefined ? undefined : this.#denied.get(id);
-      if (id === undefined || name === undefined) continue;
+      const denied = id === undefined ? undefined : this.#denied.get(id);
+      if (id === undefined || denied === undefined) continue;
       this.#denied.delete(id);
       const output = item.output;
       const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : undefined;
-      run.toolEnd(id, { name, denied: text ?? SDK_REJECTION_TEXT });
+      denied.run.toolEnd(id, { name: denied.name, denied: text ?? SDK_REJECTION_TEXT });
     }
   }
 
@@ -359,7 +407,8 @@ export class RunRecord implements RunObserver {
     const guardrails = guardrailsOf(state, isRecord(error) ? error.result : undefined);
     // The caller's own signal stopped it: the openai client reports that as its `APIUserAbortError`, not an AbortError.
     const status: RunStatus = isAbort(error) || this.#callerCancelled() !== undefined ? 'interrupted' : 'failed';
-    this.#closeOpen(run, error);
+    this.#closeOpen(error);
+    endHandedTo(this.box.handedTo, 0, status, undefined, error);
     run.end(status, undefined, error, { turnEnd: turnEnd(guardrails) });
   }
 
@@ -375,26 +424,34 @@ export class RunRecord implements RunObserver {
     const interruptions = Array.isArray(record.interruptions) ? record.interruptions : [];
     if (interruptions.length > 0) {
       const ids: string[] = [];
+      // Asked by the agent whose turn it is (a handed-to agent asks in its own trajectory).
+      const asking = this.#current() ?? run;
       for (const item of interruptions) {
         const call = approvalCall(item);
         if (call === undefined) continue;
         ids.push(call.id);
-        run.approvalRequest(call.id, `${call.name} needs approval`, typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments));
+        asking.approvalRequest(call.id, `${call.name} needs approval`, typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments));
       }
-      this.#closeOpen(run, undefined);
+      this.#closeOpen(undefined);
       const hold = run.ownsSession && isRunState(state);
-      run.end('interrupted', undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...turnEnd(guardrails), turn_exit_reason: 'approval_required', pending_approvals: ids } });
+      const paused = { turn_exit_reason: 'approval_required', pending_approvals: ids };
+      endHandedTo(this.box.handedTo, 0, 'interrupted', undefined, undefined, paused);
+      run.end('interrupted', undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...turnEnd(guardrails), ...paused } });
       if (hold) this.#adapter.hold(state as object, run.sessionId);
       return;
     }
     if (record.cancelled === true) {
-      this.#closeOpen(run, Object.assign(new Error('the stream was cancelled'), { name: 'AbortError' }));
+      this.#closeOpen(Object.assign(new Error('the stream was cancelled'), { name: 'AbortError' }));
+      endHandedTo(this.box.handedTo, 0, 'interrupted');
       run.end('interrupted', undefined, undefined, { turnEnd: turnEnd(guardrails) });
       return;
     }
-    this.#closeOpen(run, undefined);
+    this.#closeOpen(undefined);
     const output = this.#finalOutput ?? (record.state === undefined ? undefined : safeFinalOutput(record));
-    run.end('completed', finalText(output), undefined, { turnEnd: turnEnd(guardrails) });
+    // The last agent's answer is the run's: each agent of the chain that led to it ends with it.
+    const text = finalText(output);
+    endHandedTo(this.box.handedTo, 0, 'completed', text);
+    run.end('completed', text, undefined, { turnEnd: turnEnd(guardrails) });
   }
 
   /** The run's `signal` (`run(agent, input, { signal })`), when the caller aborted it: why, as an AbortError. */
@@ -407,18 +464,30 @@ export class RunRecord implements RunObserver {
   }
 
   /** Ends what the run left open: a model attempt, tools that never returned, rejected calls never reported. */
-  #closeOpen(run: AgentRun, error: unknown): void {
+  #closeOpen(error: unknown): void {
     const call = this.#call;
     if (call !== undefined && call.attemptOpen) call.attemptError(error ?? new Error('the run ended during the request'), true);
-    for (const [id, tool] of this.#tools) run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
+    for (const [id, tool] of this.#tools) tool.run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
-    for (const [id, name] of this.#denied) run.toolEnd(id, { name, denied: SDK_REJECTION_TEXT });
+    for (const [id, { name, run }] of this.#denied) run.toolEnd(id, { name, denied: SDK_REJECTION_TEXT });
     this.#denied.clear();
   }
 }
 
 // ------------------------------------------------------------ helpers
+
+/** Ends the handed-to agents' turns after the first `keep`, innermost first (a sub-agent ends before the agent it belongs to). */
+export function endHandedTo(chain: HandedTo[], keep: number, status: RunStatus, text?: string, error?: unknown, turnEndExtra?: Record<string, unknown>): void {
+  while (chain.length > keep) chain.pop()!.run.end(status, text, error, turnEndExtra === undefined ? undefined : { turnEnd: turnEndExtra });
+}
+
+/** The same agent: the object, or one of the same name (a clone). */
+function sameAgent(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const name = nonEmptyString((a as Loose | undefined)?.name);
+  return name !== undefined && name === nonEmptyString((b as Loose | undefined)?.name);
+}
 
 /**
  * What names a run's session: the runner's `groupId` (or the trace's), else

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ViewNode } from './model.ts';
+import { underOneMillisecond, type ViewNode } from './model.ts';
 import { formatCost, isRollupRow, rollupOf, type Rollup } from './rollup.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -91,9 +91,7 @@ function timing(target: ViewNode): [string, string][] {
   if (target.endUs !== undefined) facts.push(['end', isoMicros(target.endUs)]);
   if (target.startUs !== undefined && target.endUs !== undefined) {
     const us = target.endUs - target.startUs;
-    // ATIF keeps epoch seconds to three decimals: equal stamps there mean "under a millisecond", not zero.
-    const msStamps = target.startUs % 1000 === 0 && target.endUs % 1000 === 0;
-    facts.push(['duration', us === 0 && msStamps ? 'under 1ms (the stamps are rounded to milliseconds)' : preciseDuration(us)]);
+    facts.push(['duration', underOneMillisecond(target) ? 'under 1ms (the stamps are rounded to milliseconds)' : preciseDuration(us)]);
   }
   if (facts.length === 0) facts.push(['time', 'not recorded']);
   return facts;

@@ -15,6 +15,7 @@
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
+import { parseTimestamp } from '../../shared/clock.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -170,9 +171,9 @@ function spanOf(invocation: Obj): Partial<ViewNode> {
 }
 
 function timeOf(timestamp: unknown): Partial<ViewNode> {
-  if (typeof timestamp !== 'string') return {};
-  const millis = Date.parse(timestamp);
-  return Number.isNaN(millis) ? {} : { startUs: millis * 1000 };
+  // The step's own stamp keeps its microseconds (Date.parse would drop them).
+  const micros = typeof timestamp === 'string' ? parseTimestamp(timestamp) : Number.NaN;
+  return Number.isNaN(micros) ? {} : { startUs: micros };
 }
 
 function noteOf(text: string | undefined): Partial<ViewNode> {

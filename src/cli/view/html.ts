@@ -29,7 +29,7 @@ import { InputError } from '../errors.ts';
 import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
-import { eachRoot, errorCount, totalTokens, type RootList, type ViewNode } from './model.ts';
+import { eachRoot, errorCount, totalTokens, underOneMillisecond, type RootList, type ViewNode } from './model.ts';
 import { figuresText, tokenText } from './text.ts';
 import { formatCost, isRollupRow, rollupOf } from './rollup.ts';
 
@@ -269,15 +269,11 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
 
 /**
  * A row's duration that stays truthful below a millisecond: `0.42µs`,
- * `350µs`; a zero between two millisecond-rounded stamps (ATIF's epoch
- * seconds keep three decimals) is `<1ms`, not `0µs`.
+ * `350µs`; a zero between two millisecond-rounded stamps is `<1ms`, not `0µs`.
  */
 function shortDuration(us: number, current?: ViewNode): string {
   if (!Number.isFinite(us) || us < 0) return '?';
-  if (us === 0) {
-    const msStamps = current?.startUs !== undefined && current.endUs !== undefined && current.startUs % 1000 === 0 && current.endUs % 1000 === 0;
-    return msStamps ? '<1ms' : '<1µs';
-  }
+  if (us === 0) return current !== undefined && underOneMillisecond(current) ? '<1ms' : '<1µs';
   if (us < 10) return `${us.toFixed(2).replace(/\.?0+$/, '')}µs`;
   return formatDuration(us);
 }

@@ -32,6 +32,17 @@ export interface ViewNode {
   children: ViewNode[];
 }
 
+/**
+ * Whether a node's span came from millisecond stamps (ATIF keeps invocation
+ * times as epoch seconds to three decimals): a zero duration between two
+ * such stamps means under a millisecond, not zero. Every renderer says so
+ * the same way.
+ */
+export function underOneMillisecond(target: ViewNode): boolean {
+  const { startUs, endUs } = target;
+  return startUs !== undefined && endUs === startUs && startUs % 1000 === 0;
+}
+
 /** Sessions by position; an array is one. */
 export interface RootList {
   readonly length: number;

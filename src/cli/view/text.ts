@@ -8,7 +8,7 @@
  */
 
 import { formatCount, formatDuration, type Style } from '../io.ts';
-import { type Tokens, type ViewNode } from './model.ts';
+import { underOneMillisecond, type Tokens, type ViewNode } from './model.ts';
 import { formatCost, isRollupRow, rollupOf, type Figures } from './rollup.ts';
 
 export function renderText(root: ViewNode, style: Style): string {
@@ -89,6 +89,7 @@ function ownFiguresText(own: Figures, totals: Figures): string | undefined {
 
 function durationOf(current: ViewNode): string | undefined {
   if (current.startUs === undefined || current.endUs === undefined) return undefined;
+  if (underOneMillisecond(current)) return '<1ms';
   return formatDuration(Math.max(0, current.endUs - current.startUs));
 }
 

@@ -137,7 +137,7 @@ describe('instrumentOpenAIAgents', () => {
     expect(result.finalOutput).toBe('Paris is sunny; founded long ago.');
   });
 
-  it('records a handoff as the transfer tool call, and the next agent in the same session', async () => {
+  it('records a handoff as the transfer tool call, and the next agent as its sub-agent', async () => {
     useTracing('tracing off');
     const recorded = recordedPlugin('agents-handoff');
     const billing = new Agent({ name: 'billing', instructions: 'Billing.', model: 'billing', handoffDescription: 'billing questions' });
@@ -153,11 +153,14 @@ describe('instrumentOpenAIAgents', () => {
     const ended = recorded.log.find((entry) => entry.hook === 'post_tool_call')!;
     expect(ended.payload).toMatchObject({ tool_call_id: 'call_handoff_1', tool_name: 'transfer_to_billing', result: '{"assistant":"billing"}', status: 'ok' });
     const models_ = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => [entry.payload.session_id, entry.payload.model]);
-    expect(models_).toEqual([['handoff-session', 'triage'], ['handoff-session', 'billing']]);
+    expect(models_).toEqual([['handoff-session', 'triage'], ['handoff-session:sub:call_handoff_1', 'billing']]);
     const { atif } = await recorded.finish();
     expect(atif).toHaveLength(1);
-    const steps = atif[0]!.steps as Array<Record<string, any>>;
-    expect(steps.filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual(['triage', 'billing']);
+    const agentModels = (doc: Record<string, any>) => (doc.steps as Array<Record<string, any>>).filter((step) => step.source === 'agent' && step.model_name !== undefined).map((step) => step.model_name);
+    expect(agentModels(atif[0]!)).toEqual(['triage']);
+    const children = atif[0]!.subagent_trajectories as Array<Record<string, any>>;
+    expect(children.map((child) => [child.session_id, child.agent.name])).toEqual([['handoff-session:sub:call_handoff_1', 'billing']]);
+    expect(agentModels(children[0]!)).toEqual(['billing']);
   });
 
   it('records each attempt once when the custom model opens its own generation spans, behind a slower processor', async () => {

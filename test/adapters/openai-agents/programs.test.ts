@@ -82,7 +82,7 @@ describe('OpenAI Agents SDK programs', () => {
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
     }, 30_000);
 
-    it(`handoffs: the transfer call by id, then the next agent and its own model in the same session (${tracing})`, async () => {
+    it(`handoffs: the transfer call by id, the next agent a sub-agent linked to it, with its own model (${tracing})`, async () => {
       useTracing(tracing);
       api.load({
         'gpt-4.1-mini': [{ calls: [{ id: 'call_transfer', name: 'transfer_to_Spanish_Agent', args: {} }], usage: { input: 70, output: 8 } }],
@@ -109,10 +109,15 @@ describe('OpenAI Agents SDK programs', () => {
       expectRunsClosed(recorded);
       const doc = onlyTrajectory(atif);
       expect(doc.agent.name).toBe('Triage Agent');
-      const answered = agentSteps(doc);
-      expect(answered.map((step) => step.model_name)).toEqual([dated('gpt-4.1-mini'), dated('gpt-4.1')]);
+      expect(agentSteps(doc).map((step) => step.model_name)).toEqual([dated('gpt-4.1-mini')]);
       expect(toolCallIds(doc)).toEqual(['call_transfer']);
       expect(observation(doc, 'call_transfer')?.content).toBe('{"assistant":"Spanish Agent"}');
+      // The Spanish agent's steps are its own trajectory, referred to by the transfer call.
+      const spanish = (doc.subagent_trajectories as Array<Record<string, any>>)[0]!;
+      expect(observation(doc, 'call_transfer')?.subagent_trajectory_ref[0].trajectory_id).toBe(spanish.trajectory_id);
+      expect(spanish.agent.name).toBe('Spanish Agent');
+      expect(agentSteps(spanish).map((step) => [step.model_name, step.message])).toEqual([[dated('gpt-4.1'), '¡Hola! Hace sol en Madrid.']]);
+      expect(hooks(recorded, 'post_llm_call').at(-1)!.assistant_response).toBe('¡Hola! Hace sol en Madrid.');
       // The Spanish agent was asked with its own instructions.
       expect(hooks(recorded, 'pre_api_request')[1]!.request.body.messages[0]).toEqual({ role: 'system', content: 'You only speak Spanish.' });
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));

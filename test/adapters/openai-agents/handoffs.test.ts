@@ -1,0 +1,366 @@
+// Handoffs as the Agents SDK docs write them (`Agent` with `handoffs: [...]`,
+// `run()`), on the real OpenAIResponsesModel and OpenAIChatCompletionsModel
+// over the real `openai` client and a fake fetch: the agent a handoff goes to
+// is a sub-agent of the run, linked to the transfer call, as the LangChain
+// adapter records the agents of a LangGraph graph. A chain of handoffs nests
+// (each one a sub-agent of the agent that handed off), a handoff back to the
+// agent the run started with ends the sub-agent, a second turn started with
+// `result.lastAgent` is that agent's own, and an approval asked inside a
+// handed-to agent is asked and answered in that agent's trajectories. Tokens
+// over the trajectories equal the SDK's `result.state.usage`; the memory relay
+// writes what native writes from the same hooks.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import { loadNativeRelay } from '../../../native/index.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
+import { toJson } from '../../../src/shared/json.ts';
+import type { HookName } from '../../../src/hooks/names.ts';
+import { compareRuns, failedLlmAsNative } from '../../differential/random-diff.ts';
+import { replay } from '../../differential/replay.ts';
+import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
+import { dated, FakeOpenAI } from './wire.ts';
+
+const onNative = backends().includes('native');
+const api = new FakeOpenAI();
+type Api = 'responses' | 'chat';
+const modelOn = (kind: Api, name: string) => (kind === 'responses' ? new OpenAIResponsesModel(api.client(), name) : new OpenAIChatCompletionsModel(api.client(), name));
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+const lookupInvoice = tool({
+  name: 'lookup_invoice',
+  description: 'Look an invoice up',
+  parameters: z.object({ invoice: z.string() }),
+  execute: async ({ invoice }) => `${invoice}: $40, paid twice`,
+});
+const issueRefund = tool({
+  name: 'issue_refund',
+  description: 'Refund an invoice',
+  parameters: z.object({ invoice: z.string() }),
+  execute: async ({ invoice }) => `Refunded $40 on ${invoice}`,
+});
+const approvedRefund = tool({
+  name: 'issue_refund',
+  description: 'Refund an invoice',
+  parameters: z.object({ invoice: z.string() }),
+  needsApproval: true,
+  execute: async ({ invoice }) => `Refunded $40 on ${invoice}`,
+});
+
+/** The hooks the adapter emitted, through the memory relay and through native: the same files. */
+async function sameOnNative(recorded: Recorded): Promise<void> {
+  if (!onNative) return;
+  const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
+  const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
+  const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
+  expect(compareRuns(memory, native), 'memory against native').toEqual([]);
+}
+
+/** The embedded sub-agent trajectories, `count` of them, each valid. */
+function subagents(doc: AtifDoc, count: number): AtifDoc[] {
+  const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+  expect(children).toHaveLength(count);
+  for (const child of children) expect(validateAtif(child)).toEqual([]);
+  return children;
+}
+
+/** The trajectory the observation of a call refers to. */
+const refOf = (doc: AtifDoc, callId: string): unknown => observation(doc, callId)?.subagent_trajectory_ref?.[0]?.trajectory_id;
+const modelsOf = (doc: AtifDoc): unknown[] => agentSteps(doc).map((step) => step.model_name);
+
+async function go(agent: Agent<any, any>, input: Parameters<typeof run>[1], stream: boolean): Promise<RunResult<any, any> | StreamedRunResult<any, any>> {
+  if (!stream) return run(agent, input);
+  const streamed = await run(agent, input, { stream: true });
+  for await (const _event of streamed) {
+    // drained, as an app rendering the stream would
+  }
+  await streamed.completed;
+  return streamed;
+}
+
+describe('OpenAI Agents SDK handoffs: the agent handed to is a sub-agent', () => {
+  for (const kind of ['responses', 'chat'] as const) {
+    for (const stream of [false, true]) {
+      for (const tracing of TRACING) {
+        it(`a chain triage -> billing -> refunds: each agent its own trajectory, nested under the transfer call that reached it (${kind}, ${stream ? 'streamed' : 'not streamed'}, ${tracing})`, async () => {
+          useTracing(tracing);
+          api.load({
+            'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+            'gpt-4.1': [
+              { calls: [{ id: 'call_invoice', name: 'lookup_invoice', args: { invoice: 'INV-7' } }], usage: { input: 80, output: 12, cached: 32 } },
+              { text: 'Passing you to refunds.', calls: [{ id: 'call_to_refunds', name: 'transfer_to_refunds', args: {} }], usage: { input: 110, output: 9 } },
+            ],
+            'gpt-4o': [
+              { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 140, output: 14 } },
+              { text: 'Refund of $40 issued for INV-7.', usage: { input: 170, output: 11, cached: 64 } },
+            ],
+          });
+          const recorded = recordedPlugin('agents-handoff-chain');
+          uninstall = instrumentOpenAIAgents(recorded.hooks);
+          const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: modelOn(kind, 'gpt-4o'), tools: [issueRefund], handoffDescription: 'Refunds' });
+          const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn(kind, 'gpt-4.1'), tools: [lookupInvoice], handoffs: [refunds], handoffDescription: 'Billing' });
+          const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn(kind, 'gpt-4.1-mini'), handoffs: [billing] });
+
+          const result = await go(triage, 'I was charged twice for INV-7.', stream);
+          expect(result.finalOutput).toBe('Refund of $40 issued for INV-7.');
+          expect(result.lastAgent?.name).toBe('refunds');
+          expect(api.requests.map((request) => request.api)).toEqual(Array(5).fill(kind));
+
+          const { atif, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          expectRunsClosed(recorded);
+          const doc = onlyTrajectory(atif);
+          expect(doc.agent.name).toBe('triage');
+          // The run's own agent: its one request, the handoff, whose observation refers to billing's trajectory.
+          expect(modelsOf(doc)).toEqual([dated('gpt-4.1-mini')]);
+          expect(toolCallIds(doc)).toEqual(['call_to_billing']);
+          expect(observation(doc, 'call_to_billing')?.content).toBe('{"assistant":"billing"}');
+          const [billingDoc] = subagents(doc, 1);
+          expect(refOf(doc, 'call_to_billing')).toBe(billingDoc!.trajectory_id);
+          expect(billingDoc!.session_id).toBe(`${doc.session_id}:sub:call_to_billing`);
+          expect(modelsOf(billingDoc!)).toEqual([dated('gpt-4.1'), dated('gpt-4.1')]);
+          expect(toolCallIds(billingDoc!)).toEqual(['call_invoice', 'call_to_refunds']);
+          expect(observation(billingDoc!, 'call_invoice')?.content).toBe('INV-7: $40, paid twice');
+          const [refundsDoc] = subagents(billingDoc!, 1);
+          expect(refOf(billingDoc!, 'call_to_refunds')).toBe(refundsDoc!.trajectory_id);
+          expect(modelsOf(refundsDoc!)).toEqual([dated('gpt-4o'), dated('gpt-4o')]);
+          expect(toolCallIds(refundsDoc!)).toEqual(['call_refund']);
+          expect(agentSteps(refundsDoc!).at(-1)!.message).toBe('Refund of $40 issued for INV-7.');
+          // Each agent's tokens in its own trajectory; together, the SDK's count.
+          expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+          expect(agentSteps(doc).map((step) => step.metrics.prompt_tokens)).toEqual([50]);
+          expect(agentSteps(billingDoc!).map((step) => step.metrics.prompt_tokens)).toEqual([80, 110]);
+
+          // The links, the names, and how each ended: the run's answer is the last agent's, and each agent that led to it ends with it.
+          expect(hooks(recorded, 'subagent_start').map((p) => [p.child_role, p.tool_call_id, p.parent_session_id, p.child_session_id, p.child_goal])).toEqual([
+            ['billing', 'call_to_billing', doc.session_id, billingDoc!.session_id, 'I was charged twice for INV-7.'],
+            ['refunds', 'call_to_refunds', billingDoc!.session_id, refundsDoc!.session_id, 'I was charged twice for INV-7.'],
+          ]);
+          expect(hooks(recorded, 'subagent_stop').map((p) => [p.child_role, p.child_status, p.child_summary])).toEqual([
+            ['refunds', 'completed', 'Refund of $40 issued for INV-7.'],
+            ['billing', 'completed', 'Refund of $40 issued for INV-7.'],
+          ]);
+          expect(hooks(recorded, 'post_llm_call').map((p) => [p.session_id, p.assistant_response])).toEqual([
+            [refundsDoc!.session_id, 'Refund of $40 issued for INV-7.'],
+            [billingDoc!.session_id, 'Refund of $40 issued for INV-7.'],
+            [doc.session_id, 'Refund of $40 issued for INV-7.'],
+          ]);
+          // Each request went to the turn of the agent that made it, with that agent's instructions.
+          expect(hooks(recorded, 'pre_api_request').map((p) => [p.session_id, p.request.body.messages[0].content])).toEqual([
+            [doc.session_id, 'Route the customer.'],
+            [billingDoc!.session_id, 'You answer billing questions.'],
+            [billingDoc!.session_id, 'You answer billing questions.'],
+            [refundsDoc!.session_id, 'You issue refunds.'],
+            [refundsDoc!.session_id, 'You issue refunds.'],
+          ]);
+          await sameOnNative(recorded);
+        }, 30_000);
+      }
+    }
+  }
+
+  for (const tracing of TRACING) {
+    it(`a handoff back to the agent the run started with: the sub-agent ends, completed, and the first agent answers in its own steps (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1-mini': [
+          { calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } },
+          { text: 'Your invoice INV-7 is paid; nothing is due.', usage: { input: 160, output: 12, cached: 64 } },
+        ],
+        'gpt-4.1': [
+          { calls: [{ id: 'call_invoice', name: 'lookup_invoice', args: { invoice: 'INV-7' } }], usage: { input: 80, output: 12 } },
+          { text: 'INV-7 is paid.', calls: [{ id: 'call_back', name: 'transfer_to_triage', args: {} }], usage: { input: 120, output: 10 } },
+        ],
+      });
+      const recorded = recordedPlugin('agents-handoff-back');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer, then answer.', model: modelOn('chat', 'gpt-4.1-mini'), handoffDescription: 'Triage' });
+      const billing = new Agent({ name: 'billing', instructions: 'You look invoices up.', model: modelOn('chat', 'gpt-4.1'), tools: [lookupInvoice], handoffs: [triage], handoffDescription: 'Billing' });
+      triage.handoffs.push(billing);
+
+      const result = await run(triage, 'Is INV-7 paid?');
+      expect(result.finalOutput).toBe('Your invoice INV-7 is paid; nothing is due.');
+      expect(result.lastAgent?.name).toBe('triage');
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      const doc = onlyTrajectory(atif);
+      expect(modelsOf(doc)).toEqual([dated('gpt-4.1-mini'), dated('gpt-4.1-mini')]);
+      expect(toolCallIds(doc)).toEqual(['call_to_billing']);
+      expect(agentSteps(doc).at(-1)!.message).toBe('Your invoice INV-7 is paid; nothing is due.');
+      const [billingDoc] = subagents(doc, 1);
+      expect(refOf(doc, 'call_to_billing')).toBe(billingDoc!.trajectory_id);
+      expect(toolCallIds(billingDoc!)).toEqual(['call_invoice', 'call_back']);
+      expect(observation(billingDoc!, 'call_back')?.content).toBe('{"assistant":"triage"}');
+      expect(subagents(billingDoc!, 0)).toEqual([]);
+      expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      // Billing handed back: completed with its own last words, before the run's turn ended.
+      expect(hooks(recorded, 'subagent_stop').map((p) => [p.child_role, p.tool_call_id, p.child_status, p.child_summary])).toEqual([['billing', 'call_to_billing', 'completed', 'INV-7 is paid.']]);
+      expect(hooks(recorded, 'on_session_end').map((p) => [p.session_id, p.completed])).toEqual([[billingDoc!.session_id, true], [doc.session_id, true]]);
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
+  it('a second turn started with result.lastAgent: that agent is the run\'s own, its steps the turn\'s', async () => {
+    useTracing('tracing on');
+    api.load({
+      'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+      'gpt-4.1': [
+        { text: 'INV-7 was charged twice.', usage: { input: 90, output: 9 } },
+        { calls: [{ id: 'call_invoice', name: 'lookup_invoice', args: { invoice: 'INV-7' } }], usage: { input: 130, output: 12 } },
+        { text: 'Both charges were $40.', usage: { input: 170, output: 8, cached: 64 } },
+      ],
+    });
+    const recorded = recordedPlugin('agents-handoff-last-agent');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('responses', 'gpt-4.1'), tools: [lookupInvoice], handoffDescription: 'Billing' });
+    const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('responses', 'gpt-4.1-mini'), handoffs: [billing] });
+
+    const first = await run(triage, 'Why was I charged twice?');
+    expect(first.lastAgent?.name).toBe('billing');
+    const second = await run(first.lastAgent!, [...first.history, { role: 'user', content: 'How much was each charge?' }]);
+    expect(second.finalOutput).toBe('Both charges were $40.');
+
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expectRunsClosed(recorded);
+    expect(atif).toHaveLength(2);
+    for (const doc of atif) expect(validateAtif(doc)).toEqual([]);
+    // Two runs, two trajectories (files in name order): the first run's is the one whose session the sub-agent's hangs from.
+    const firstSession = hooks(recorded, 'subagent_start')[0]!.parent_session_id;
+    const firstDoc = atif.find((doc) => doc.session_id === firstSession)!;
+    const secondDoc = atif.find((doc) => doc !== firstDoc)!;
+    expect(firstDoc.agent.name).toBe('triage');
+    expect(subagents(firstDoc, 1)[0]!.agent.name).toBe('billing');
+    expect(tokenTotals(firstDoc)).toEqual(sdkTotals(first.state.usage));
+    // The second run starts with billing: billing's own trajectory, no sub-agent.
+    expect(secondDoc.agent.name).toBe('billing');
+    expect(subagents(secondDoc, 0)).toEqual([]);
+    expect(modelsOf(secondDoc)).toEqual([dated('gpt-4.1'), dated('gpt-4.1')]);
+    expect(toolCallIds(secondDoc)).toEqual(['call_invoice']);
+    expect(tokenTotals(secondDoc)).toEqual(sdkTotals(second.state.usage));
+    expect(hooks(recorded, 'subagent_start')).toHaveLength(1);
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  for (const tracing of TRACING) {
+    it(`an agent used as a tool by the agent handed to: a sub-agent of that agent's call, inside its trajectory (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+        'gpt-4.1': [
+          { calls: [{ id: 'call_ask_ledger', name: 'ask_ledger', args: { input: 'INV-7' } }], usage: { input: 90, output: 10 } },
+          { text: 'INV-7 was paid twice.', usage: { input: 130, output: 7 } },
+        ],
+        'gpt-4o': [{ text: 'INV-7: two payments of $40.', usage: { input: 30, output: 9 } }],
+      });
+      const recorded = recordedPlugin('agents-handoff-as-tool');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const ledger = new Agent({ name: 'ledger', instructions: 'You read the ledger.', model: modelOn('responses', 'gpt-4o') });
+      const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('responses', 'gpt-4.1'), tools: [ledger.asTool({ toolName: 'ask_ledger', toolDescription: 'Ask the ledger' })], handoffDescription: 'Billing' });
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('responses', 'gpt-4.1-mini'), handoffs: [billing] });
+      const result = await run(triage, 'Was INV-7 paid twice?');
+      expect(result.finalOutput).toBe('INV-7 was paid twice.');
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      const doc = onlyTrajectory(atif);
+      const [billingDoc] = subagents(doc, 1);
+      const [ledgerDoc] = subagents(billingDoc!, 1);
+      expect(refOf(billingDoc!, 'call_ask_ledger')).toBe(ledgerDoc!.trajectory_id);
+      expect(ledgerDoc!.session_id).toBe(`${billingDoc!.session_id}:sub:call_ask_ledger`);
+      expect(agentSteps(ledgerDoc!).map((step) => step.message)).toEqual(['INV-7: two payments of $40.']);
+      expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      await sameOnNative(recorded);
+    }, 30_000);
+
+    it(`a handed-to agent whose request fails: its turn and every turn above it end failed with the error, nothing left open (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+        'gpt-4.1': [{ status: 500, message: 'billing model is down' }],
+      });
+      const recorded = recordedPlugin('agents-handoff-fails');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('chat', 'gpt-4.1'), handoffDescription: 'Billing' });
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('chat', 'gpt-4.1-mini'), handoffs: [billing] });
+      await expect(run(triage, 'Is INV-7 paid?')).rejects.toThrow(/billing model is down/);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      const root = hooks(recorded, 'on_session_start')[0]!.session_id as string;
+      expect(hooks(recorded, 'api_request_error').map((p) => p.session_id)).toEqual([`${root}:sub:call_to_billing`]);
+      expect(hooks(recorded, 'on_session_end').map((p) => [p.session_id, p.failed, p.error_message])).toEqual([
+        [`${root}:sub:call_to_billing`, true, expect.stringMatching(/billing model is down/)],
+        [root, true, expect.stringMatching(/billing model is down/)],
+      ]);
+      expect(hooks(recorded, 'subagent_stop').map((p) => [p.child_role, p.child_status])).toEqual([['billing', 'failed']]);
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
+  for (const stream of [false, true]) {
+    for (const tracing of TRACING) {
+      it(`an approval (needsApproval) asked inside the agent handed to: asked in its trajectory, answered in its resumed sub-agent turn, one session (${stream ? 'streamed' : 'not streamed'}, ${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+          'gpt-4.1': [
+            { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 90, output: 14 } },
+            { text: 'Refunded $40 on INV-7.', usage: { input: 140, output: 9, cached: 64 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-handoff-approval');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const billing = new Agent({ name: 'billing', instructions: 'You issue refunds.', model: modelOn('responses', 'gpt-4.1'), tools: [approvedRefund], handoffDescription: 'Billing' });
+        const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('responses', 'gpt-4.1-mini'), handoffs: [billing] });
+
+        const paused = await go(triage, 'Refund INV-7, please.', stream);
+        expect(paused.interruptions.map((item) => item.name)).toEqual(['issue_refund']);
+        const [asked] = hooks(recorded, 'pre_approval_request');
+        const root = hooks(recorded, 'on_session_start')[0]!.session_id as string;
+        // Asked by billing, in billing's session; the turn (and billing's) ended waiting for it; the session stays open.
+        expect(asked).toMatchObject({ tool_call_id: 'call_refund', session_id: `${root}:sub:call_to_billing` });
+        expect(hooks(recorded, 'on_session_end').map((p) => [p.session_id, p.interrupted, p.turn_exit_reason, p.pending_approvals])).toEqual([
+          [`${root}:sub:call_to_billing`, true, 'approval_required', ['call_refund']],
+          [root, true, 'approval_required', ['call_refund']],
+        ]);
+        expect(hooks(recorded, 'on_session_finalize').map((p) => p.session_id)).toEqual([`${root}:sub:call_to_billing`]);
+
+        paused.state.approve(paused.interruptions[0]!);
+        const result = await go(triage, paused.state, stream);
+        expect(result.finalOutput).toBe('Refunded $40 on INV-7.');
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expectRunsClosed(recorded);
+        const doc = onlyTrajectory(atif);
+        expect(doc.session_id).toBe(root);
+        // Billing resumes as a sub-agent of the resumed turn: the decision is taken there, and the approved call's result opens it.
+        const starts = hooks(recorded, 'subagent_start');
+        expect(starts.map((p) => [p.child_role, p.parent_session_id])).toEqual([['billing', root], ['billing', root]]);
+        const resumedSession = starts[1]!.child_session_id as string;
+        expect(resumedSession).toMatch(new RegExp(`^${root}:sub:.+:agent:1$`));
+        expect(hooks(recorded, 'post_approval_response').map((p) => [p.session_id, p.tool_call_id, p.choice])).toEqual([[resumedSession, 'call_refund', 'once']]);
+        expect(hooks(recorded, 'post_tool_call').map((p) => [p.session_id, p.tool_call_id, p.result])).toEqual([
+          [root, 'call_to_billing', '{"assistant":"billing"}'],
+          [resumedSession, 'call_refund', 'Refunded $40 on INV-7'],
+        ]);
+        const children = subagents(doc, 2);
+        expect(children.map((child) => child.session_id)).toEqual([`${root}:sub:call_to_billing`, resumedSession]);
+        expect(toolCallIds(children[0]!)).toEqual(['call_refund']);
+        expect(agentSteps(children[1]!).at(-1)!.message).toBe('Refunded $40 on INV-7.');
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+        await sameOnNative(recorded);
+      }, 30_000);
+    }
+  }
+});
