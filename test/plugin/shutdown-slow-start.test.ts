@@ -63,7 +63,8 @@ describe('shutdown({ timeoutMs }) before the backend loaded', () => {
     oneSession(plugin);
     expect(plugin.status()).toMatchObject({ state: 'starting', queuedHooks: 7 });
 
-    await plugin.shutdown({ timeoutMs: 400 });
+    // Native never loads within it (held); the second the stand-in gets is ample for seven hooks and two files.
+    await plugin.shutdown({ timeoutMs: 2_000 });
 
     const status = plugin.status();
     expect(status.counters).toMatchObject({ hooks: 7, dropped: 0 });
