@@ -77,10 +77,13 @@ function path(p) { return p.split('/').slice(-2).join('/'); }
 const plugin = createNemoRelayPlugin();
 plugin.register(hooks);
 ${SESSION_WITH_A_MODEL_CALL}
-await plugin.shutdown({ timeoutMs: 500 });
+await plugin.shutdown({ timeoutMs: 5_000 });
 `,
       { env: { NEMO_RELAY_HOOKS_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' } },
     );
+    // The notice comes with the OTLP document's activation, which on native follows the backend's load: on a
+    // busy machine the two outlasted a 500 ms budget (the hooks then dropped, counted, and rightly no notice;
+    // docs/known-limits.md). The default budget fits them; the refused port ends the export at once.
     const notices = run.stderr.split('\n').filter((line) => line.includes('recording to'));
     expect(notices).toHaveLength(1);
     expect(notices[0]).toContain('(no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)');
