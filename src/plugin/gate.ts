@@ -172,7 +172,7 @@ export class HookGate implements ManagedGate {
 
   /**
    * A shutdown whose budget is running out while the backend still loads
-   * (native takes seconds on a busy machine) records the start-up queue
+   * (native can, on a busy machine) records the start-up queue
    * into the in-memory relay instead of dropping it: the same files and
    * destinations, written within the budget. What loads later is left
    * unused. Nothing to do when a backend is already live (or none is loading).
