@@ -14,6 +14,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FileClaim } from '../backends/trajectory-files.ts';
+import { nameTaken } from '../shared/atomic-file.ts';
 import { assertRealParentInside, UnsafePathError } from '../shared/safe-path.ts';
 
 /** Longest fragment kept from a session id before it is shortened and hashed. */
@@ -93,32 +94,73 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
 const MAX_INSTANCES = 100_000;
 
 /**
- * The one rule for naming a session whose id already has a file: a
- * session's first trajectory goes to the name of its `instance` (1 for the
- * first session of an id in this process, `n` for the n-th, so a
- * process's own repeats never meet), and while that name holds a file
- * (another process's, an earlier run's, or this process's earlier session)
- * to the next instance's, `~2`, `~3`, ...; `landed` is told the instance it
- * got, which the session keeps for its later writes. The writer claims
- * each name atomically (`shared/atomic-file.ts`), so two processes starting
- * the same session id at once get different names.
+ * Names a claim of this process starts at and has not landed at yet (by
+ * any plugin of the process, until its first write lands or its session
+ * ends): no other claim of this process offers one of them. On disk they
+ * are still free, so only this set keeps two plugins of one process (a
+ * host and an MCP server it runs in-process, say) that name a path before
+ * writing from naming the same file.
  */
-export function atifFileClaim(outputDirectory: string, template: string, sessionId: string, instance: number, landed: (instance: number) => void): FileClaim {
+const claimed = new Set<string>();
+
+/** A session's claim on its ATIF file name (`atifFileClaim`). */
+export interface AtifFileClaim extends FileClaim {
+  /** The instance the claim tries first, or holds once a write landed: what a path handed out now names. */
+  readonly instance: number;
+  /** The session ended: a name it started at and never wrote is no longer kept from the rest of this process. */
+  release(): void;
+}
+
+/**
+ * The one rule for naming a session whose id already has a file: a
+ * session's trajectory goes to the name of the first instance from
+ * `instance` on (1 for the first session of an id in this process, `n`
+ * for the n-th, so a process's own repeats never meet) that holds nothing
+ * on disk (another process's file, an earlier run's, or this process's
+ * earlier session's) and that no other claim of this process started at:
+ * `~2`, `~3`, .... That is decided when the claim is made, so a path handed
+ * out before the first write (a `trajectory_path` in `hooks.traceContext()`,
+ * an MCP call's `_meta`) names the file the session will be written to. The
+ * writer then claims the name atomically (`shared/atomic-file.ts`): should
+ * another process have taken it in between, the write goes on to the next
+ * free name (and a path handed out names the other file: nothing on disk
+ * reserves the name, because a placeholder left by a crash would be an
+ * empty, invalid trajectory file). `landed` is told the instance the text
+ * got, which the session keeps for its later writes.
+ */
+export function atifFileClaim(outputDirectory: string, template: string, sessionId: string, instance: number, landed: (instance: number) => void): AtifFileClaim {
+  const nameOf = (n: number) => atifFilePath(outputDirectory, template, sessionId, n);
   let trying = instance;
+  let name = nameOf(trying);
+  while (trying < MAX_INSTANCES && (claimed.has(name) || nameTaken(name))) name = nameOf(++trying);
+  let reserved: string | null = name;
+  claimed.add(name);
+  const release = () => {
+    if (reserved !== null) claimed.delete(reserved);
+    reserved = null;
+  };
   let held: string | null = null;
   return {
+    get instance() {
+      return trying;
+    },
     get held() {
       return held;
     },
-    set held(name: string | null) {
-      held = name;
-      if (name !== null) landed(trying);
+    set held(landedAt: string | null) {
+      held = landedAt;
+      if (landedAt === null) return;
+      release();
+      landed(trying);
     },
     next() {
-      if (trying >= MAX_INSTANCES) return null;
-      trying += 1;
-      return atifFilePath(outputDirectory, template, sessionId, trying);
+      do {
+        if (trying >= MAX_INSTANCES) return null;
+        trying += 1;
+      } while (claimed.size > 0 && claimed.has(nameOf(trying)));
+      return nameOf(trying);
     },
+    release,
   };
 }
 

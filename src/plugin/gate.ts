@@ -24,6 +24,7 @@ import { snapshotPayload } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
 import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import type { RedactHook } from './egress.ts';
+import type { PluginsTomlOutcome } from './activation.ts';
 import { activatePluginsToml, activatePluginsTomlNow, documentChecksNow, fallbackOutcome, hasPluginsToml, loadDocumentChecks, withoutActivation } from './activation.ts';
 import type { Environment, LoadedSettings } from './config/settings.ts';
 import { LiveRecording } from './recording.ts';
@@ -82,6 +83,8 @@ export class HookGate implements ManagedGate {
   private replayUntil = Number.POSITIVE_INFINITY;
   private removeExitTask: (() => void) | null = null;
   private waiters: ((live: LiveRecording | null) => void)[] = [];
+  /** Ends the background work's wait for a backend load that a stand-in replaced (see `standInForLoadingBackend`). */
+  private abandonStartup: (() => void) | null = null;
   private readyResolve!: () => void;
   /** Settles when the gate is ready (backend live, plugins.toml activated) or has failed open. */
   readonly ready: Promise<void>;
@@ -160,7 +163,48 @@ export class HookGate implements ManagedGate {
     const startup = resolveBackend(choice, { env, logger }).then((resolved) => {
       if (this.state.phase === 'starting' || (this.state.phase === 'shutting_down' && this.state.live === null)) this.activate(resolved);
     });
-    this.options.work.track(startup.catch((error: unknown) => this.failStartup(error)));
+    // A shutdown that replaced the load with a stand-in stops waiting for it (the load itself cannot be cancelled).
+    const abandoned = new Promise<void>((resolve) => {
+      this.abandonStartup = resolve;
+    });
+    this.options.work.track(Promise.race([startup.catch((error: unknown) => this.failStartup(error)), abandoned]));
+  }
+
+  /**
+   * A shutdown whose budget is running out while the backend still loads
+   * (native can, on a busy machine) records the start-up queue
+   * into the in-memory relay instead of dropping it: the same files and
+   * destinations, written within the budget. What loads later is left
+   * unused. Nothing to do when a backend is already live (or none is loading).
+   */
+  standInForLoadingBackend(): void {
+    if (this.state.phase !== 'shutting_down' || this.state.live !== null || this.abandonStartup === null) return;
+    const live = this.memoryStandIn('shutdown() ran short of its budget before the backend loaded: the hooks queued at start-up were recorded by the in-memory relay');
+    if (live === null) return;
+    this.abandonStartup();
+    this.state = { phase: 'shutting_down', live };
+    const destinations = this.options.settings().settings.pluginsConfig !== null ? "; plugins.toml's destinations (OTLP included) were not activated for them" : '';
+    safeLog(this.options.logger, 'warn', `NeMo Relay backend had not loaded when shutdown()'s budget was running out: the ${this.queued} hooks queued at start-up are recorded by the in-memory relay to the environment's outputs rather than dropped${destinations}`);
+  }
+
+  /**
+   * The in-memory relay standing in for a backend that never loaded, with
+   * `reason` for status(), recording to the environment's outputs at once:
+   * a document's activation is asynchronous, and neither an exit nor a
+   * shutdown out of time can wait for it. Null when it cannot be made.
+   */
+  private memoryStandIn(reason: string): LiveRecording | null {
+    const memory = resolveBackendNow('memory', { env: {}, logger: this.options.logger });
+    if (memory === undefined) return null;
+    memory.reason = reason;
+    try {
+      const loaded = this.options.settings();
+      const live = new LiveRecording({ ...this.options, resolved: memory, settings: loaded.settings, origin: loaded });
+      live.applyConfig(fallbackOutcome(loaded.settings));
+      return live;
+    } catch {
+      return null;
+    }
   }
 
   private activate(resolved: ResolvedBackend): void {
@@ -193,6 +237,9 @@ export class HookGate implements ManagedGate {
       ? activatePluginsToml(live.backend, settings, this.options.logger)
       : loadDocumentChecks().then(() => withoutActivation(live.backend, settings, this.options.logger));
     const activation = outcome.then((outcome) => {
+      // Finished after shutdown() gave up on it: its queue was dropped (counted), so nothing is recorded
+      // through it; applied, it would open its outputs and say it records there. It is released instead.
+      if (this.state.phase === 'shutdown') return releaseLate(outcome, this.options.logger);
       live.applyConfig(outcome);
       if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
       void this.drain();
@@ -287,17 +334,11 @@ export class HookGate implements ManagedGate {
     if (this.queued === 0) return;
     let live = this.live;
     if (live === null) {
-      const memory = resolveBackendNow('memory', { env: {}, logger: this.options.logger });
-      if (memory === undefined) return;
-      memory.reason = 'the process exited before the backend loaded: queued hooks recorded by the in-memory relay';
-      try {
-        const loaded = this.options.settings();
-        live = new LiveRecording({ ...this.options, resolved: memory, settings: loaded.settings, origin: loaded });
-      } catch {
-        return;
-      }
+      live = this.memoryStandIn('the process exited before the backend loaded: queued hooks recorded by the in-memory relay');
+      if (live === null) return;
+    } else if (this.state.phase === 'activating') {
+      live.applyConfig(fallbackOutcome(this.options.settings().settings));
     }
-    if (this.state.phase === 'activating' || this.live === null) live.applyConfig(fallbackOutcome(this.options.settings().settings));
     this.state = { phase: 'shutting_down', live };
     // Nothing can wait at exit: the whole queue, now.
     this.replay(live, Number.POSITIVE_INFINITY);
@@ -348,5 +389,15 @@ export class HookGate implements ManagedGate {
       };
       this.waiters.push(settle);
     });
+  }
+}
+
+/** Closes an activation that finished after the plugin shut down. Never rejects. */
+async function releaseLate(outcome: PluginsTomlOutcome, logger: Logger): Promise<void> {
+  if (outcome.kind !== 'active') return;
+  try {
+    await outcome.activation.close();
+  } catch (error) {
+    safeLog(logger, 'debug', 'NeMo Relay closing a plugins.toml activation that finished after shutdown failed', error);
   }
 }

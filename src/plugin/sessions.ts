@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { FileClaim } from '../backends/trajectory-files.ts';
+import type { AtifFileClaim } from './atif-file.ts';
 import type { AtifExporter, LlmHandle, PropagationContext, RelayBackend, ScopeHandle, ToolHandle } from '../relay/contract.ts';
 import type { AtifSubagentTrajectoryRef } from '../formats/atif/types.ts';
 import type { LoosePayload } from './payload.ts';
@@ -45,12 +45,14 @@ export interface SessionState {
   lastActivity: number;
   /**
    * 1 for the first session with this id in this process, 2 for the next one
-   * after it closed, ...; moved on to the instance its trajectory file got
-   * when that name was taken (`atifFileClaim`).
+   * after it closed, ...; moved on past names that hold a file when its
+   * trajectory path is handed out before its first write, and to the
+   * instance its trajectory file got when that name was taken
+   * (`atifFileClaim`).
    */
   instance: number;
-  /** The trajectory file's name claim, made at the first write (`plugin/trajectories.ts`). */
-  atifClaim?: FileClaim;
+  /** The trajectory file's name claim, made at the first write or when its path is first handed out (`plugin/trajectories.ts`). */
+  atifClaim?: AtifFileClaim;
   /** Trajectories of work open tool calls ran elsewhere, by tool key (rare: created when first needed). */
   remoteTrajectories: Map<string, AtifSubagentTrajectoryRef[]> | undefined;
   /** The session continues another process's context (an MCP server's call): exported as soon as it ends. */

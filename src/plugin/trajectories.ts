@@ -23,8 +23,8 @@
 import path from 'node:path';
 import type { LlmCallPricer } from '../formats/atif/types.ts';
 import type { AtifExporter, OutputHealth, RelayBackend } from '../relay/contract.ts';
-import { type FileClaim, TrajectoryFiles } from '../backends/trajectory-files.ts';
-import { atifFileClaim, atifFilePath } from './atif-file.ts';
+import { TrajectoryFiles } from '../backends/trajectory-files.ts';
+import { type AtifFileClaim, atifFileClaim, atifFilePath } from './atif-file.ts';
 import { hasNoSteps } from '../formats/atif/no-steps.ts';
 import type { NemoRelaySettings, SettingsProfile } from './config/settings.ts';
 import type { LoosePayload } from './payload.ts';
@@ -136,6 +136,8 @@ export class TrajectoryWriter {
     if (target === null || !this.writesFileOf(state)) return undefined;
     const ref: { session_id: string; trajectory_id: string; trajectory_path?: string } = { session_id: state.sessionId, trajectory_id: state.sessionId };
     try {
+      // Named before the first write too: the claim settles on the name that write will take (`atifFileClaim`).
+      claimOf(state, target);
       const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
       ref.trajectory_path = path.relative(path.resolve(target.outputDirectory), file).split(path.sep).join('/');
     } catch {
@@ -218,7 +220,12 @@ export class TrajectoryWriter {
   finish(state: SessionState): void {
     const exporter = state.atifExporter;
     this.write(state, 'final');
-    if (exporter) this.chain(state.sessionId, async () => exporter.deregister());
+    if (!exporter && state.atifClaim === undefined) return;
+    this.chain(state.sessionId, async () => {
+      // Its last write has settled: a name handed out and never written is free for the rest of the process again.
+      state.atifClaim?.release();
+      if (exporter) await exporter.deregister();
+    });
   }
 
   private runPartialWrite(state: SessionState): void {
@@ -263,12 +270,13 @@ export class TrajectoryWriter {
     this.chain(state.sessionId, async () => {
       this.owed.delete(state);
       try {
+        const claim = claimOf(state, target);
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
         // Bytes where the backend writes them directly: no string to flatten and encode again for the file.
         const text = exporter.exportBytes !== undefined ? await exporter.exportBytes() : await exporter.exportJson();
         if (this.unwritable(state, file, text)) return;
         // Awaited: the session's trajectory counts as unwritten, and flush() and drain() wait, until it is on disk.
-        await this.files.write(state, { path: file, text, claim: claimOf(state, target) });
+        await this.files.write(state, { path: file, text, claim });
       } finally {
         // Written, kept for a retry, or reported; a newer write, delayed or queued, keeps it listed.
         if (!this.pendingPartialWrites.has(state) && !this.owed.has(state)) this.unwritten.delete(state);
@@ -294,11 +302,12 @@ export class TrajectoryWriter {
       const exporter = state.atifExporter;
       if (!exporter || (typeof exporter.exportJsonNow !== 'function' && typeof exporter.exportBytesNow !== 'function') || !this.writesFileOf(state)) continue;
       try {
+        const claim = claimOf(state, target);
         const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
         const text = typeof exporter.exportBytesNow === 'function' ? exporter.exportBytesNow() : exporter.exportJsonNow!();
         if (this.unwritable(state, file, text)) continue;
         // Synchronous at exit: the writer is in its exit mode.
-        void this.files.write(state, { path: file, text, claim: claimOf(state, target) });
+        void this.files.write(state, { path: file, text, claim });
       } catch {
         // Nothing can be reported this late; the other sessions still get theirs.
       }
@@ -345,14 +354,18 @@ export class TrajectoryWriter {
 /**
  * The session's claim on its file name: its first write must not replace a
  * file another process or an earlier run wrote (`atifFileClaim`); the
- * instance it lands at is the session's from then on (its later writes,
- * `refOf`, and the next session of its id in this process, which starts
- * after it).
+ * instance it starts at, and then the one it lands at, is the session's
+ * from then on (its writes, `refOf`, and the next session of its id in
+ * this process, which starts after it). Made at the first write, or before
+ * it when the session's path is handed out.
  */
-function claimOf(state: SessionState, target: AtifTarget): FileClaim {
-  state.atifClaim ??= atifFileClaim(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance, (instance) => {
-    state.instance = instance;
-  });
+function claimOf(state: SessionState, target: AtifTarget): AtifFileClaim {
+  if (state.atifClaim === undefined) {
+    state.atifClaim = atifFileClaim(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance, (instance) => {
+      state.instance = instance;
+    });
+    state.instance = state.atifClaim.instance;
+  }
   return state.atifClaim;
 }
 

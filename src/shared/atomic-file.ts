@@ -23,7 +23,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { close, closeSync, constants, copyFile, copyFileSync, link, linkSync, open, openSync, rename, renameSync, rm, rmSync, write, writeSync } from 'node:fs';
+import { close, closeSync, constants, copyFile, copyFileSync, link, linkSync, lstatSync, open, openSync, rename, renameSync, rm, rmSync, write, writeSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
@@ -51,6 +51,23 @@ export interface ExclusiveName {
   next(taken: string): string | null;
   /** The name the text landed at. */
   landed(name: string): void;
+}
+
+/**
+ * Whether something is at `name` (a file, a folder, a link, dangling or
+ * not): what an exclusive claim of it would find taken. Telling a name in
+ * advance (a path handed out before its first write) is a guess the claim
+ * confirms: another process may take the name in between. Anything but
+ * "nothing there" that the look-up cannot tell (EACCES, say) counts as
+ * free: the write itself then says what is wrong.
+ */
+export function nameTaken(name: string): boolean {
+  try {
+    lstatSync(name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Errors of a `link` that say the file system has no hard links (FAT, some network shares): the claim falls back to an exclusive copy. */

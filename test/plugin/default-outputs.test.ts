@@ -77,13 +77,46 @@ function path(p) { return p.split('/').slice(-2).join('/'); }
 const plugin = createNemoRelayPlugin();
 plugin.register(hooks);
 ${SESSION_WITH_A_MODEL_CALL}
-await plugin.shutdown({ timeoutMs: 500 });
+await plugin.shutdown({ timeoutMs: 5_000 });
 `,
       { env: { NEMO_RELAY_HOOKS_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' } },
     );
+    // The notice comes with the OTLP document's activation, which on native follows the backend's load: on a
+    // busy machine the two outlasted a 500 ms budget (the hooks then dropped, counted, and rightly no notice;
+    // docs/known-limits.md). The default budget fits them; the refused port ends the export at once.
     const notices = run.stderr.split('\n').filter((line) => line.includes('recording to'));
     expect(notices).toHaveLength(1);
     expect(notices[0]).toContain('(no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off)');
+  });
+
+  it('says nothing of recording when the OTLP activation finishes only after shutdown() gave up on it (its hooks were dropped, counted)', () => {
+    // The activation is held past the budget, as native's can take on a busy machine.
+    const run = host(
+      `
+import { createMemoryRelay } from ${dist('src/backends/memory/index.js')};
+const relay = createMemoryRelay();
+const backend = new Proxy(relay, {
+  get(target, key) {
+    if (key === 'initializePluginConfig') return async (...args) => { await new Promise((r) => setTimeout(r, 600)); return target.initializePluginConfig(...args); };
+    const value = Reflect.get(target, key, target);
+    return typeof value === 'function' ? value.bind(target) : value;
+  },
+});
+const plugin = createNemoRelayPlugin({ backend });
+plugin.register(hooks);
+${SESSION_WITH_A_MODEL_CALL}
+await plugin.shutdown({ timeoutMs: 200 });
+console.error('@@shutdown returned, dropped ' + plugin.status().counters.dropped);
+await new Promise((r) => setTimeout(r, 1_000));
+console.log('@@active ' + plugin.status().pluginConfig.active);
+`,
+      { env: { NEMO_RELAY_HOOKS_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' } },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toContain('@@shutdown returned, dropped 7');
+    expect(run.stderr).toContain("shutdown's budget ran out with 7 hooks from start-up still queued");
+    expect(run.stderr).not.toContain('recording to');
+    expect(run.stdout).toContain('@@active false');
   });
 
   it('writes no trajectory for a session without a model call (it would not be valid ATIF) and says why in status()', () => {

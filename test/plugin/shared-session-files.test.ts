@@ -12,6 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { readValidAtif, readValidAtof } from '../contract/files.ts';
 import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
 import { dist, runChild, spawnChild, type SpawnedChild } from '../support/child.ts';
+import { HookRegistry } from '../../src/hooks/index.ts';
+import { createNemoRelayPlugin } from '../../src/plugin/plugin.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 
 type Backend = 'memory' | 'native';
 
@@ -20,9 +23,11 @@ type Backend = 'memory' | 'native';
  * other, each of three turns (a partial write after each, at once), and
  * answers with `tag`, so each trajectory says which process and session
  * wrote it. With `barrier`, it waits until that many hosts are ready, so
- * they write their first trajectories at the same moment.
+ * they write their first trajectories at the same moment. With `handOut`,
+ * each session asks `hooks.traceContext()` where its trajectory goes
+ * before its first write, and prints the answer after `@@HANDED@@`.
  */
-function host(backend: Backend, dir: string, tag: string, options: { sessions?: number; barrier?: number } = {}): string {
+function host(backend: Backend, dir: string, tag: string, options: { sessions?: number; barrier?: number; handOut?: boolean } = {}): string {
   return `
 import fs from 'node:fs';
 import path from 'node:path';
@@ -45,6 +50,11 @@ if (barrier > 0) {
 for (let s = 1; s <= ${options.sessions ?? 1}; s++) {
   const answer = '${tag} session ' + s;
   hooks.emit('on_session_start', { session_id: 'shared-1', model: 'gpt-4o' });
+  if (${options.handOut === true}) {
+    // Asked before the session's first write, as work continuing it elsewhere asks (an MCP call in its first turn).
+    const context = await hooks.traceContext({ session_id: 'shared-1' });
+    console.log('@@HANDED@@' + JSON.stringify(context?.trajectory ?? null));
+  }
   for (let t = 1; t <= 3; t++) {
     const ids = { session_id: 'shared-1', turn_id: 't' + t };
     hooks.emit('pre_llm_call', { ...ids, user_message: 'turn ' + t });
@@ -138,6 +148,29 @@ for (const { backend, available, why } of backends) {
       });
       expect(atofAnswers(dir)).toEqual(['day 1 session 1', 'day 2 session 1', 'day 3 session 1', 'day 3 session 2']);
     });
+
+    it('a trajectory path handed out before the first write names the file that run is written to, not an earlier run’s', async () => {
+      const dir = tempDir('shared-session-handed-out');
+      const runs: { written: string[]; handed: string[] }[] = [];
+      for (const [tag, sessions] of [['day 1', 1], ['day 2', 1], ['day 3', 2]] as const) {
+        const child = await spawnChild(host(backend, dir, tag, { sessions, handOut: true }));
+        const written = succeeded(child).map((output) => output.path);
+        const handed = child.stdout.split('@@HANDED@@').slice(1).map((line) => JSON.parse(line.split('\n')[0]!) as { trajectory_path?: string });
+        runs.push({ written, handed: handed.map((ref) => ref.trajectory_path ?? '(none)') });
+      }
+      // Each session was told the name its file then got: an earlier run's file is passed by, and so is the process's own.
+      expect(runs).toEqual([
+        { written: ['agent-atif-shared-1.json'], handed: ['agent-atif-shared-1.json'] },
+        { written: ['agent-atif-shared-1~2.json'], handed: ['agent-atif-shared-1~2.json'] },
+        { written: ['agent-atif-shared-1~3.json', 'agent-atif-shared-1~4.json'], handed: ['agent-atif-shared-1~3.json', 'agent-atif-shared-1~4.json'] },
+      ]);
+      expect(trajectories(dir)).toEqual({
+        'agent-atif-shared-1.json': 'day 1 session 1',
+        'agent-atif-shared-1~2.json': 'day 2 session 1',
+        'agent-atif-shared-1~3.json': 'day 3 session 1',
+        'agent-atif-shared-1~4.json': 'day 3 session 2',
+      });
+    });
   });
 }
 
@@ -175,4 +208,41 @@ describe.skipIf(noTmpfs !== null)(`a name that cannot be claimed by a hard link$
     expect(fs.readFileSync(path.join(dir, 'shared-1', 'trajectory.json'), 'utf8')).toBe('an earlier run');
     expect(fs.readdirSync(path.join(dir, 'shared-1'))).toEqual(['trajectory.json']);
   });
+});
+
+describe('two plugins of one process, one folder and one session id', () => {
+  for (const { backend, available, why } of backends) {
+    it.skipIf(!available)(`that both hand out a trajectory path before their first write name two files, each holding its session (${backend})${available ? '' : why}`, async () => {
+      const dir = tempDir('shared-session-in-process');
+      const settings = { atifEnabled: true, atifOutputDirectory: dir, atifFilenameTemplate: 'agent-atif-{session_id}.json' };
+      const plugins = ['first', 'second'].map((tag) => {
+        const hooks = new HookRegistry();
+        const plugin = createNemoRelayPlugin({ backend, env: {}, trajectoryWriteDelayMs: 0, settings, logger: silentLogger });
+        plugin.register(hooks);
+        return { tag, hooks, plugin };
+      });
+      const handed: (string | undefined)[] = [];
+      for (const { hooks } of plugins) {
+        hooks.emit('on_session_start', { session_id: 'shared-1', model: 'gpt-4o' });
+        handed.push((await hooks.traceContext({ session_id: 'shared-1' }))?.trajectory?.trajectory_path);
+      }
+      // Neither has written yet: the names differ because the first is kept from the rest of the process.
+      expect(handed).toEqual(['agent-atif-shared-1.json', 'agent-atif-shared-1~2.json']);
+      // The second writes first: it still takes the name it was given.
+      for (const { tag, hooks } of [...plugins].reverse()) {
+        const ids = { session_id: 'shared-1', turn_id: 't1' };
+        hooks.emit('pre_llm_call', { ...ids, user_message: 'turn 1' });
+        hooks.emit('pre_api_request', { ...ids, api_request_id: 'a1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'turn 1' }] } } });
+        hooks.emit('post_api_request', { ...ids, api_request_id: 'a1', response: { choices: [{ message: { role: 'assistant', content: `${tag} session 1` } }] } });
+        hooks.emit('on_session_end', { ...ids, completed: true });
+        hooks.emit('on_session_finalize', { session_id: 'shared-1' });
+      }
+      for (const { plugin } of plugins) await plugin.shutdown();
+      const answers = Object.fromEntries(
+        fs.readdirSync(dir).sort().map((name) => [name, readValidAtif(path.join(dir, name)).steps.filter((step) => step.source === 'agent').map((step) => step.message)]),
+      );
+      expect(answers).toEqual({ 'agent-atif-shared-1.json': ['first session 1'], 'agent-atif-shared-1~2.json': ['second session 1'] });
+      for (const { plugin } of plugins) expect(plugin.status().counters.errors).toBe(0);
+    });
+  }
 });

@@ -21,6 +21,7 @@ export const LOADS_NATIVE = [
   'test/adapters/langchain.test.ts',
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
+  'test/adapters/mcp/rerun-same-folder.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/handoffs.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',

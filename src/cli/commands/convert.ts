@@ -134,14 +134,14 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     // a file already has (an earlier convert's, a plugin's) the next one: none replaces another.
     const instance = (instances.get(session.sessionId) ?? 0) + 1;
     instances.set(session.sessionId, instance);
-    const target = atifFilePath(outDir, session.template, session.sessionId, instance);
-    const claim = atifFileClaim(outDir, session.template, session.sessionId, instance, (landed) => instances.set(session.sessionId, landed));
     const { trajectory, text } = session.build();
     // Without a step the document would not be valid ATIF (it needs one): left unwritten, and said.
     if (trajectory.steps.length === 0) {
       stepless += 1;
       return;
     }
+    const claim = atifFileClaim(outDir, session.template, session.sessionId, instance, (landed) => instances.set(session.sessionId, landed));
+    const target = atifFilePath(outDir, session.template, session.sessionId, claim.instance);
     addTrajectory(totals, trajectory);
     try {
       writeFileAtomic(target, text, {
@@ -153,6 +153,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
         },
       });
     } catch (error) {
+      claim.release();
       throw new InputError(describeFsError(error, 'cannot write', target));
     }
     written.push(claim.held ?? target);
