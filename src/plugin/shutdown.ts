@@ -89,10 +89,10 @@ export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}):
   const closing = (async () => {
     if (previous === 'idle') return;
     // A backend still loading gets the budget but the stand-in's share: then the in-memory relay records
-    // the start-up queue (gate.standInForLoadingBackend), so a short budget on a busy machine loses nothing.
+    // the start-up queue (gate.standInForSlowStart), so a short budget on a busy machine loses nothing.
     const standInAt = deadline - Math.min(STAND_IN_RESERVE_MAX_MS, Math.max(0, deadline - Date.now()) / 2);
     if ((await boundedBy(work.settle(), standInAt - Date.now())) === 'timeout') {
-      gate.standInForLoadingBackend();
+      gate.standInForSlowStart();
       await work.settle();
     }
     // Hooks still queued from start-up are replayed while a share of the budget is left for closing

@@ -119,6 +119,21 @@ export function outputDirectories(document: JsonObject): string[] {
   return out;
 }
 
+/**
+ * Whether an enabled observability component truncates an ATOF file when it
+ * activates (`mode = "overwrite"`, on the sinks or the legacy flat table):
+ * native does so as its activation opens the file, whenever that finishes.
+ */
+export function truncatesAtofFile(document: JsonObject | null): boolean {
+  for (const config of observabilityComponents(document)) {
+    const atof = config.atof;
+    if (!isJsonObject(atof)) continue;
+    const sinks = Array.isArray(atof.sinks) ? atof.sinks : [];
+    for (const sink of [atof, ...sinks]) if (isJsonObject(sink) && sink.mode === 'overwrite') return true;
+  }
+  return false;
+}
+
 export interface DynamicPluginSpecsResult {
   specs: DynamicPluginSpec[];
   diagnostics: ConfigDiagnostic[];
