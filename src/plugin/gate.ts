@@ -22,11 +22,11 @@ import { nowMicros } from '../shared/clock.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
-import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
+import { prepareMemoryPluginHost, resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import type { RedactHook } from './egress.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { activatePluginsToml, activatePluginsTomlNow, documentChecksNow, fallbackOutcome, hasPluginsToml, loadDocumentChecks, withoutActivation } from './activation.ts';
-import { truncatesAtofFile } from '../formats/plugins-toml/document.ts';
+import { localOutputsOnly, truncatesAtofFile } from '../formats/plugins-toml/document.ts';
 import type { Environment, LoadedSettings, NemoRelaySettings } from './config/settings.ts';
 import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
@@ -173,42 +173,66 @@ export class HookGate implements ManagedGate {
     const abandoned = new Promise<void>((resolve) => {
       this.abandonStartup = resolve;
     });
-    this.options.work.track(Promise.race([startup.catch((error: unknown) => this.failStartup(error)), abandoned]));
+    const settled = Promise.race([startup.catch((error: unknown) => this.failStartup(error)), abandoned]);
+    // Loaded, failed or replaced: nothing is loading any more (a failed start gets no stand-in: its queue is dropped).
+    this.options.work.track(settled.finally(() => (this.abandonStartup = null)));
   }
 
   /**
    * A shutdown whose budget is running out while native still starts (it
    * loads, or activates plugins.toml: either can outlast a short budget on
    * a busy machine) records the start-up queue into the in-memory relay
-   * instead of dropping it: the same outputs (the document's, activated on
-   * the memory relay, else the environment's), written within the budget.
-   * What native finishes later is left unused (a late activation is closed).
-   * Nothing to do when the backend is live and configured, or is the host's
-   * own object; nor when native's activation truncates an ATOF file
-   * (`mode = "overwrite"`): finishing after the stand-in wrote that file, it
-   * would empty it, so those hooks stay queued (dropped, counted, if the
-   * budget ends first).
+   * instead of dropping it: the same files (the document's, activated on
+   * the memory relay, and the environment's), written within the budget.
+   * What the stand-in needs loads first, while native goes on: native
+   * finishing meanwhile records everything itself (its OTLP included). Then,
+   * if native still starts, the stand-in takes its place, configured at once
+   * (nothing left to load), and what native finishes later is left unused
+   * (a late activation is closed). Nothing to do unless native still starts
+   * (`slowStart`): with an ATOF file native's activation truncates, the
+   * hooks stay queued (dropped, counted, if the budget ends first).
    */
   standInForSlowStart(): void {
-    const state = this.state;
-    if (state.phase !== 'shutting_down') return;
-    const loading = state.live === null && this.abandonStartup !== null;
-    // Only native loads: the host's own backend object is not replaced, and the memory relay would stand in for itself.
-    const native = state.live !== null && state.live.resolved.kind !== 'custom' && state.live.resolved.kind !== 'memory';
-    const activating = native && this.configuring?.live === state.live;
-    if (!loading && !activating) return;
+    if (this.slowStart() === null) return;
+    // Without a document the stand-in needs nothing loaded; else its activation's modules, loaded now and not
+    // ahead of need: loading them alongside native's start slowed native down on a busy machine.
+    if (this.options.settings().settings.pluginsConfig === null) return this.standIn();
+    this.options.work.track(Promise.allSettled([prepareMemoryPluginHost(), loadDocumentChecks()]).then(() => this.standIn()));
+  }
+
+  private standIn(): void {
+    const slow = this.slowStart();
+    if (slow === null) return;
+    const loading = slow === 'loading';
     const { settings } = this.options.settings();
-    if (activating && truncatesAtofFile(settings.pluginsConfig)) return;
-    const what = loading ? 'before the backend loaded' : "while the backend was still activating its configuration";
+    const what = loading ? 'before the backend loaded' : 'while the backend was still activating its configuration';
     const replaced = this.configuring;
     const live = this.memoryStandIn(`shutdown() ran short of its budget ${what}: the hooks queued at start-up were recorded by the in-memory relay`, 'activate');
     if (live === null) return;
     if (loading) this.abandonStartup?.();
     else replaced?.abandon();
     this.state = { phase: 'shutting_down', live };
-    const outputs = settings.pluginsConfig !== null ? `${settings.pluginsTomlPath ? 'plugins.toml' : 'OTLP from the environment'}'s outputs, activated on it` : "the environment's outputs";
-    const backend = loading ? 'had not loaded' : "had loaded but was still activating its configuration";
-    safeLog(this.options.logger, 'warn', `NeMo Relay backend ${backend} when shutdown()'s budget was running out: the ${this.queued} hooks queued at start-up are recorded by the in-memory relay (the same files) to ${outputs}, rather than dropped`);
+    const files = settings.pluginsTomlPath ? "plugins.toml's files (its document activated on the relay) and the environment's" : "the environment's files";
+    const remote = settings.pluginsConfig !== null ? '; its OTLP, streams and uploads get none of them' : '';
+    const backend = loading ? 'had not loaded' : 'had loaded but was still activating its configuration';
+    safeLog(this.options.logger, 'warn', `NeMo Relay backend ${backend} when shutdown()'s budget was running out: the ${this.queued} hooks queued at start-up are recorded by the in-memory relay, rather than dropped, into ${files} (the same bytes)${remote}`);
+  }
+
+  /**
+   * Whether a shutting-down plugin's native backend still starts: loading,
+   * or activating plugins.toml. Null otherwise, and when the backend is the
+   * host's own object or the memory relay (which would stand in for itself),
+   * or when native's activation truncates an ATOF file (`mode =
+   * "overwrite"`): finishing after a stand-in wrote that file, it would
+   * empty it.
+   */
+  private slowStart(): 'loading' | 'activating' | null {
+    const state = this.state;
+    if (state.phase !== 'shutting_down') return null;
+    if (state.live === null) return this.abandonStartup !== null ? 'loading' : null;
+    const kind = state.live.resolved.kind;
+    if (kind === 'custom' || kind === 'memory' || this.configuring?.live !== state.live) return null;
+    return truncatesAtofFile(this.options.settings().settings.pluginsConfig) ? null : 'activating';
   }
 
   /**
@@ -224,16 +248,18 @@ export class HookGate implements ManagedGate {
     memory.reason = reason;
     let live: LiveRecording;
     const loaded = this.options.settings();
+    // The files only: remote destinations load exporters and connect, which the rest of a budget cannot wait for.
+    const settings = config === 'activate' ? { ...loaded.settings, pluginsConfig: localOutputsOnly(loaded.settings.pluginsConfig) } : loaded.settings;
     try {
-      live = new LiveRecording({ ...this.options, resolved: memory, settings: loaded.settings, origin: loaded });
-      if (config === 'fallback' || !hasPluginsToml(loaded.settings, live.backend)) {
-        live.applyConfig(config === 'fallback' ? fallbackOutcome(loaded.settings) : withoutActivation(live.backend, loaded.settings, this.options.logger));
+      live = new LiveRecording({ ...this.options, resolved: memory, settings, origin: loaded });
+      if (config === 'fallback' || !hasPluginsToml(settings, live.backend)) {
+        live.applyConfig(config === 'fallback' ? fallbackOutcome(settings) : withoutActivation(live.backend, settings, this.options.logger));
         return live;
       }
     } catch {
       return null;
     }
-    this.configure(live, loaded.settings, activatePluginsToml(live.backend, loaded.settings, this.options.logger));
+    this.configure(live, settings, activatePluginsToml(live.backend, settings, this.options.logger));
     return live;
   }
 
