@@ -213,7 +213,7 @@ export class HookGate implements ManagedGate {
     else replaced?.abandon();
     this.state = { phase: 'shutting_down', live };
     const files = settings.pluginsTomlPath ? "plugins.toml's files (its document activated on the relay) and the environment's" : "the environment's files";
-    const remote = settings.pluginsConfig !== null ? '; its OTLP, streams and uploads get none of them' : '';
+    const remote = settings.pluginsConfig !== null ? '; its OTLP, streams, uploads and dynamic plugins get none of them' : '';
     const backend = loading ? 'had not loaded' : 'had loaded but was still activating its configuration';
     safeLog(this.options.logger, 'warn', `NeMo Relay backend ${backend} when shutdown()'s budget was running out: the ${this.queued} hooks queued at start-up are recorded by the in-memory relay, rather than dropped, into ${files} (the same bytes)${remote}`);
   }
@@ -248,8 +248,9 @@ export class HookGate implements ManagedGate {
     memory.reason = reason;
     let live: LiveRecording;
     const loaded = this.options.settings();
-    // The files only: remote destinations load exporters and connect, which the rest of a budget cannot wait for.
-    const settings = config === 'activate' ? { ...loaded.settings, pluginsConfig: localOutputsOnly(loaded.settings.pluginsConfig) } : loaded.settings;
+    // The files only: remote destinations load exporters and connect, and dynamic plugins start workers, which the
+    // rest of a budget cannot wait for (nor can the memory relay run dynamic plugins).
+    const settings = config === 'activate' ? { ...loaded.settings, pluginsConfig: localOutputsOnly(loaded.settings.pluginsConfig), dynamicPlugins: [] } : loaded.settings;
     try {
       live = new LiveRecording({ ...this.options, resolved: memory, settings, origin: loaded });
       if (config === 'fallback' || !hasPluginsToml(settings, live.backend)) {
