@@ -16,7 +16,8 @@
  * - A chain run whose parent is a tool run is a sub-agent of that tool call.
  * - A compiled graph run as a node (a subgraph, a `createReactAgent` or
  *   `createAgent` worker) is an agent: the first to start before the run
- *   called a model is the run's own (its steps are the run's), any other is
+ *   called a model or started another agent, unless a `Send` started it, is
+ *   the run's own (its steps are the run's), any other is
  *   a sub-agent of the run, linked to the handoff call whose `Command` went
  *   to its node, else to the run (`#agentNode`). A thread remembers its own
  *   agent, so a run resumed inside a worker keeps the worker a sub-agent.
@@ -97,6 +98,14 @@ const isGraphRun = (chain: unknown): boolean => {
   const id = isRecord(chain) && Array.isArray(chain.id) ? chain.id : [];
   const kind = id.at(-1);
   return id[0] === 'langgraph' && typeof kind === 'string' && (kind.startsWith('Compiled') || kind === 'Pregel');
+};
+/** LangGraph's name for the tasks a `Send` starts (its `PUSH` constant). */
+const PUSH = '__pregel_push';
+/** A node LangGraph runs for a `Send` (a fan-out's worker): its task was pushed, not pulled by an edge. */
+const isSendTask = (metadata: Loose | undefined): boolean => {
+  const triggers = metadata?.langgraph_triggers;
+  const path = metadata?.langgraph_path;
+  return (Array.isArray(triggers) && triggers.includes(PUSH)) || (Array.isArray(path) && path[0] === PUSH);
 };
 /** The name LangGraph gives a graph compiled without one. */
 const DEFAULT_GRAPH_NAME = 'LangGraph';
@@ -188,9 +197,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /**
    * A compiled graph starting as a node of `run` (a subgraph, a `createReactAgent`
    * or `createAgent` added as a node or invoked from one) is an agent. The first one
-   * to start before the run called a model is the run's own agent (the supervisor
-   * the graph starts with, or the graph's only agent), and so is any later run of
-   * it; any other is a sub-agent of the run, linked to the handoff tool call whose
+   * to start before the run called a model or started a sub-agent is the run's own
+   * agent (the supervisor the graph starts with, or the graph's only agent), and so
+   * is any later run of it, except a run a `Send` started (a fan-out's workers run
+   * side by side); any other is a sub-agent of the run, linked to the handoff tool call whose
    * `Command` went to its node, else to the run (a supervisor node routed to it).
    * `undefined` when it is the run's own.
    */
@@ -199,11 +209,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const node = nonEmptyString(metadata?.langgraph_node);
     // An unnamed graph runs as LangGraph's default name: its node names it.
     const name = (runName !== undefined && runName !== DEFAULT_GRAPH_NAME ? runName : undefined) ?? node ?? runName ?? 'agent';
-    if (agents.own === undefined && !agents.calledModel) {
+    // A `Send` fans out to workers that run side by side, often several of the same agent: none of them is the run's own.
+    const sent = isSendTask(metadata);
+    if (agents.own === undefined && !agents.calledModel && agents.started === 0 && !sent) {
       agents.own = name;
       if (run.parent === undefined && run.sessionId !== run.runId) this.#rememberOwnAgent(run.sessionId, name);
     }
-    if (agents.own === name) return undefined;
+    if (agents.own === name && !sent) return undefined;
     const handoff = node === undefined ? undefined : agents.handoffs.get(node);
     if (handoff !== undefined && node !== undefined) agents.handoffs.delete(node);
     agents.started += 1;
