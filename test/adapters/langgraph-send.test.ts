@@ -17,7 +17,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import { HumanMessage, SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
-import { Annotation, END, MessagesAnnotation, Send, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { Annotation, Command, END, getCurrentTaskInput, MessagesAnnotation, Send, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -90,6 +90,9 @@ const modelSteps = (doc: AtifDoc): Step[] => agentSteps(doc).filter((step) => st
 const userSteps = (doc: AtifDoc): string[] => (doc.steps as Step[]).filter((step) => step.source === 'user').map((step) => String(step.message));
 const subagents = (doc: AtifDoc): AtifDoc[] => (doc.subagent_trajectories ?? []) as AtifDoc[];
 /** Every trajectory of the run: the top one and those embedded in it, depth first. */
+/** The trajectory id the observation of a call refers to. */
+const refOf = (doc: AtifDoc, callId: string): unknown =>
+  (doc.steps as Step[]).flatMap((step) => step.observation?.results ?? []).find((r: AtifDoc) => r.source_call_id === callId)?.subagent_trajectory_ref?.[0]?.trajectory_id;
 const allDocs = (doc: AtifDoc): AtifDoc[] => [doc, ...subagents(doc).flatMap(allDocs)];
 type Usage = [number, number, number];
 /** LangChain's usage_metadata of an AI message: [input, output, cache read + cache write]. */
@@ -399,6 +402,67 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
     const childOf = (topic: string) => children.find((child) => userSteps(child)[0] === `Explain ${topic}`)!;
     for (const topic of topics) expect(agentSteps(childOf(topic)).map((step) => step.message)).toEqual([`${topic} explained.`]);
     expectEveryCallOnce(doc, result.messages.filter((m) => m.getType() === 'ai'), (message) => childOf(String(message.id).slice('msg_'.length)));
+    await sameOnNative(recorded, true);
+  }, 30_000);
+
+  it('a supervisor hands two tasks to one worker at once (handoff tools whose Command sends a task description): each worker run a sub-agent linked to its own handoff call', async () => {
+    const { fetch, maxInFlight } = concurrentFetch([
+      {
+        when: 'You manage a researcher',
+        reply: chatCompletion({
+          id: 'chatcmpl-sup1',
+          model: GPT,
+          content: null,
+          toolCalls: [
+            { id: 'call_task_gdp', name: 'transfer_to_researcher', args: { task_description: 'Find the GDP of Norway' } },
+            { id: 'call_task_pop', name: 'transfer_to_researcher', args: { task_description: 'Find the population of Norway' } },
+          ],
+          usage: { prompt_tokens: 120, completion_tokens: 40 },
+        }),
+      },
+      { when: 'Find the GDP of Norway', wave: 'tasks', reply: chatCompletion({ id: 'chatcmpl-gdp', model: GPT, content: 'GDP: 485 billion USD.', usage: { prompt_tokens: 31, completion_tokens: 7 } }) },
+      { when: 'Find the population of Norway', wave: 'tasks', reply: chatCompletion({ id: 'chatcmpl-pop', model: GPT, content: 'Population: 5.5 million.', usage: { prompt_tokens: 37, completion_tokens: 8 } }) },
+    ]);
+    // The docs' supervisor with task descriptions: the handoff tool's Command sends the worker its task, to the parent graph.
+    const createTaskDescriptionHandoffTool = (agentName: string) =>
+      tool(
+        async ({ task_description }) => {
+          const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
+          const agentInput = { ...state, messages: [{ role: 'user', content: task_description }] };
+          return new Command({ goto: [new Send(agentName, agentInput)], graph: Command.PARENT });
+        },
+        { name: `transfer_to_${agentName}`, description: `Ask ${agentName} for help.`, schema: z.object({ task_description: z.string().describe('What the next agent should do, with all the context it needs.') }) },
+      );
+    const supervisor = createReactAgent({ llm: openai(fetch), tools: [createTaskDescriptionHandoffTool('researcher')], name: 'supervisor', prompt: 'You manage a researcher. Give it one task at a time.' });
+    const researcher = createReactAgent({ llm: openai(fetch), tools: [], name: 'researcher', prompt: 'You research facts.' });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor, { ends: ['researcher'] })
+      .addNode('researcher', researcher)
+      .addEdge(START, 'supervisor')
+      .addEdge('researcher', END)
+      .compile();
+    const recorded = recordedPlugin('lg-send-handoff');
+    // The supervisor's handoff message is not in the final state (the Sends replace the messages): LangChain's own callback reports every AI message.
+    const got: BaseMessage[] = [];
+    const collect = { handleLLMEnd: (output: { generations: Array<Array<{ message?: BaseMessage }>> }) => void got.push(output.generations[0]![0]!.message!) };
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'What are the GDP and the population of Norway?' }] }, { callbacks: [collect, new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(result.messages.filter((m) => m.getType() === 'ai').map((m) => m.content).sort()).toEqual(['GDP: 485 billion USD.', 'Population: 5.5 million.']);
+    expect(maxInFlight()).toBe(2);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+
+    const children = subagents(doc);
+    expect(children).toHaveLength(2);
+    const childOf = (task: string) => children.find((child) => userSteps(child)[0] === task)!;
+    expect(refOf(doc, 'call_task_gdp')).toBe(childOf('Find the GDP of Norway').trajectory_id);
+    expect(refOf(doc, 'call_task_pop')).toBe(childOf('Find the population of Norway').trajectory_id);
+    expect(agentSteps(childOf('Find the GDP of Norway')).map((step) => step.message)).toEqual(['GDP: 485 billion USD.']);
+    expect(agentSteps(childOf('Find the population of Norway')).map((step) => step.message)).toEqual(['Population: 5.5 million.']);
+    expect(got).toHaveLength(3);
+    expectEveryCallOnce(doc, got, (message) => (message.id === 'chatcmpl-gdp' ? childOf('Find the GDP of Norway') : message.id === 'chatcmpl-pop' ? childOf('Find the population of Norway') : doc));
     await sameOnNative(recorded, true);
   }, 30_000);
 });

@@ -204,7 +204,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * `Command` went to its node, else to the run (a supervisor node routed to it).
    * `undefined` when it is the run's own.
    */
-  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined): { name: string; toolCallId: string } | undefined {
+  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined, inputs: unknown): { name: string; toolCallId: string } | undefined {
     const agents = this.#agentsOf(run);
     const node = nonEmptyString(metadata?.langgraph_node);
     // An unnamed graph runs as LangGraph's default name: its node names it.
@@ -216,8 +216,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (run.parent === undefined && run.sessionId !== run.runId) this.#rememberOwnAgent(run.sessionId, name);
     }
     if (agents.own === name && !sent) return undefined;
-    const handoff = node === undefined ? undefined : agents.handoffs.get(node);
-    if (handoff !== undefined && node !== undefined) agents.handoffs.delete(node);
+    const handoff = node === undefined ? undefined : takeHandoff(agents.handoffs, node, inputs);
     agents.started += 1;
     return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}` };
   }
@@ -246,7 +245,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
-      const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata) : undefined;
+      const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata, inputs) : undefined;
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
@@ -444,7 +443,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const message = toolMessageOf(output, node.toolCallId);
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
-      for (const target of handoffTargets(output)) this.#agentsOf(node.run).handoffs.set(target, node.toolCallId);
+      for (const target of handoffTargets(output)) addHandoff(this.#agentsOf(node.run).handoffs, target, node.toolCallId);
       node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
     });
   }
@@ -572,8 +571,8 @@ interface AgentsOfRun {
   /** The name of the run's own agent, once a graph node took it. */
   own: string | undefined;
   calledModel: boolean;
-  /** Handoff tool calls by the node their `Command` goes to. */
-  readonly handoffs: Map<string, string>;
+  /** Handoff tool calls waiting for their agent to start, by the node their `Command` goes to, oldest first. */
+  readonly handoffs: Map<string, Handoff[]>;
   /** Sub-agents started, to name the links of those no handoff started. */
   started: number;
   /** A resuming `Command` whose decisions none of this run's requests took: for the sub-agent that asked. */
@@ -589,16 +588,49 @@ function approvalKey(run: AgentRun): string {
   return run.parent === undefined || run.agentName === undefined ? run.sessionId : `${run.parent.run.sessionId}>${run.agentName}`;
 }
 
-/** The nodes a tool's `Command` (a handoff) sends control to: `goto` as a name, names, or `Send`s. */
-function handoffTargets(output: unknown): string[] {
+/** A handoff tool call waiting for the agent its `Command` went to; `goal` is the task a `Send` gave it. */
+interface Handoff {
+  readonly toolCallId: string;
+  readonly goal: string | undefined;
+}
+
+/** Handoffs kept per node: calls whose agent never starts (a plain node) must not pile up in a long run. */
+const MAX_HANDOFFS_PER_NODE = 256;
+
+/** The nodes a tool's `Command` (a handoff) sends control to: `goto` as a name, names, or `Send`s (with the task each gives). */
+function handoffTargets(output: unknown): Array<{ node: string; goal: string | undefined }> {
   if (!isRecord(output) || output.lg_name !== 'Command') return [];
   const goto = Array.isArray(output.goto) ? output.goto : [output.goto];
-  const targets: string[] = [];
+  const targets: Array<{ node: string; goal: string | undefined }> = [];
   for (const target of goto) {
     const name = typeof target === 'string' ? target : isRecord(target) ? target.node : undefined;
-    if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push(name);
+    const goal = isRecord(target) ? userMessageOfInputs(target.args) : undefined;
+    if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push({ node: name, goal });
   }
   return targets;
+}
+
+function addHandoff(handoffs: Map<string, Handoff[]>, target: { node: string; goal: string | undefined }, toolCallId: string): void {
+  let waiting = handoffs.get(target.node);
+  if (waiting === undefined) handoffs.set(target.node, (waiting = []));
+  waiting.push({ toolCallId, goal: target.goal });
+  if (waiting.length > MAX_HANDOFFS_PER_NODE) waiting.shift();
+}
+
+/**
+ * The handoff call that started an agent at `node`: several calls may send
+ * to one node at once (parallel handoffs, each a `Send` with its own task),
+ * and LangGraph need not start their agents in the calls' order, so the one
+ * whose task is the agent's input is taken, else the oldest.
+ */
+function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unknown): string | undefined {
+  const waiting = handoffs.get(node);
+  if (waiting === undefined) return undefined;
+  const goal = waiting.some((handoff) => handoff.goal !== undefined) ? userMessageOfInputs(inputs) : undefined;
+  const index = Math.max(0, goal === undefined ? 0 : waiting.findIndex((handoff) => handoff.goal === goal));
+  const [taken] = waiting.splice(index, 1);
+  if (waiting.length === 0) handoffs.delete(node);
+  return taken?.toolCallId;
 }
 
 /** A tool call an interrupt asked about: its id, and the model's call when it was found. */
