@@ -226,6 +226,17 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
     expect(validateAtif(doc)).toEqual([]);
     // Plain nodes, no agent: every call is a step of the run's own trajectory.
     expect(subagents(doc)).toEqual([]);
+    // One trajectory, as native converts overlapping calls: each request a user step when it starts, each answer a step when
+    // it ends (here last-started first). A step's `extra` is written when the next call starts, so of the answers that
+    // end back to back only the last keeps it (docs/adapters/langchain.md, "Fan-out with Send").
+    expect((doc.steps as Step[]).map((step) => [step.source, String(step.message).slice(0, 26), step.extra !== undefined])).toEqual([
+      ['user', 'Generate comma separated l', true],
+      ['agent', '', true],
+      ...subjects.map((subject) => ['user', `Generate a joke about ${subject}`.slice(0, 26), true]),
+      ...[...subjects].reverse().map((subject, i) => ['agent', JSON.stringify({ joke: `A joke about ${subject}.` }).slice(0, 26), i === subjects.length - 1]),
+      ['user', 'Below are a bunch of jokes', true],
+      ['agent', '', true],
+    ]);
     expectEveryCallOnce(doc, got, () => doc);
     // Each worker's answer is the answer to its own request.
     const jokes = atofCalls(atof).filter(([, id]) => id.startsWith('chatcmpl-joke-'));
