@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
+import type { ChatGeneration, LLMResult } from '@langchain/core/outputs';
 import { HumanMessage, SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
 import { Annotation, Command, END, getCurrentTaskInput, MessagesAnnotation, Send, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
@@ -455,7 +456,7 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
     const recorded = recordedPlugin('lg-send-handoff');
     // The supervisor's handoff message is not in the final state (the Sends replace the messages): LangChain's own callback reports every AI message.
     const got: BaseMessage[] = [];
-    const collect = { handleLLMEnd: (output: { generations: Array<Array<{ message?: BaseMessage }>> }) => void got.push(output.generations[0]![0]!.message!) };
+    const collect = { handleLLMEnd: (output: LLMResult) => void got.push((output.generations[0]![0] as ChatGeneration).message) };
     const result = await graph.invoke({ messages: [{ role: 'user', content: 'What are the GDP and the population of Norway?' }] }, { callbacks: [collect, new NemoRelayCallbackHandler(recorded.hooks)] });
     expect(result.messages.filter((m) => m.getType() === 'ai').map((m) => m.content).sort()).toEqual(['GDP: 485 billion USD.', 'Population: 5.5 million.']);
     expect(maxInFlight()).toBe(2);
