@@ -30,7 +30,7 @@ import { toJson } from '../../src/shared/json.ts';
 import type { HookName } from '../../src/hooks/names.ts';
 import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
-import { anthropicMessage, chatCompletion, wireResponse, type WireReply } from '../support/provider-wire.ts';
+import { anthropicMessage, chatCompletion, chatCompletionEither, wireResponse, type WireReply } from '../support/provider-wire.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent, type Recorded } from './support.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
@@ -80,7 +80,8 @@ function concurrentFetch(routes: readonly Route[]): { fetch: typeof fetch; bodie
       });
     }
     inFlight -= 1;
-    return wireResponse(route.reply, `req_${index + 1}`, false);
+    // A reply with both forms answers as the request asks, as the provider does.
+    return wireResponse(route.reply, `req_${index + 1}`, /"stream":\s*true/.test(body));
   };
   return { fetch: fake as typeof fetch, bodies, maxInFlight: () => maxInFlight };
 }
@@ -326,16 +327,22 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
-  for (const [label, fromStart] of [['from START, before any model call', true], ['after a planner called the model', false]] as const) {
+  const variants = [
+    ['from START, before any model call', true, 'invoke'],
+    ['after a planner called the model', false, 'invoke'],
+    ['from START, streamed with subgraphs', true, 'stream'],
+    ['from START, through streamEvents', true, 'streamEvents'],
+  ] as const;
+  for (const [label, fromStart, mode] of variants) {
     it(`createReactAgent workers sent with Send ${label}: each a sub-agent with its own steps, parallel tool calls and tokens`, async () => {
       const cities = ['Oslo', 'Rome'];
-      const { fetch, maxInFlight } = concurrentFetch([
-        ...(fromStart ? [] : [{ when: 'Which cities', reply: chatCompletion({ id: 'chatcmpl-plan', model: GPT, content: JSON.stringify({ cities }), usage: { prompt_tokens: 40, completion_tokens: 12 } }) }]),
+      const { fetch, bodies, maxInFlight } = concurrentFetch([
+        ...(fromStart ? [] : [{ when: 'Which cities', reply: chatCompletionEither({ id: 'chatcmpl-plan', model: GPT, content: JSON.stringify({ cities }), usage: { prompt_tokens: 40, completion_tokens: 12 } }) }]),
         // Oslo's worker asks for two tools at once (its ToolNode runs them in parallel); Rome's for one.
-        { when: 'Tell me about Oslo', wave: 'first', reply: chatCompletion({ id: 'chatcmpl-oslo-1', model: GPT, content: null, toolCalls: [{ id: 'call_oslo_weather', name: 'weather', args: { city: 'Oslo' } }, { id: 'call_oslo_people', name: 'population', args: { city: 'Oslo' } }], usage: { prompt_tokens: 51, completion_tokens: 21 } }) },
-        { when: 'Tell me about Rome', wave: 'first', reply: chatCompletion({ id: 'chatcmpl-rome-1', model: GPT, content: null, toolCalls: [{ id: 'call_rome_weather', name: 'weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 52, completion_tokens: 11 } }) },
-        { when: 'Population of Oslo', wave: 'second', reply: chatCompletion({ id: 'chatcmpl-oslo-2', model: GPT, content: 'Oslo: snow, 709,000 people.', usage: { prompt_tokens: 93, completion_tokens: 9, cached: 48 } }) },
-        { when: 'Weather in Rome', wave: 'second', reply: chatCompletion({ id: 'chatcmpl-rome-2', model: GPT, content: 'Rome: sun.', usage: { prompt_tokens: 77, completion_tokens: 4 } }) },
+        { when: 'Tell me about Oslo', wave: 'first', reply: chatCompletionEither({ id: 'chatcmpl-oslo-1', model: GPT, content: null, toolCalls: [{ id: 'call_oslo_weather', name: 'weather', args: { city: 'Oslo' } }, { id: 'call_oslo_people', name: 'population', args: { city: 'Oslo' } }], usage: { prompt_tokens: 51, completion_tokens: 21 } }) },
+        { when: 'Tell me about Rome', wave: 'first', reply: chatCompletionEither({ id: 'chatcmpl-rome-1', model: GPT, content: null, toolCalls: [{ id: 'call_rome_weather', name: 'weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 52, completion_tokens: 11 } }) },
+        { when: 'Population of Oslo', wave: 'second', reply: chatCompletionEither({ id: 'chatcmpl-oslo-2', model: GPT, content: 'Oslo: snow, 709,000 people.', usage: { prompt_tokens: 93, completion_tokens: 9, cached: 48 } }) },
+        { when: 'Weather in Rome', wave: 'second', reply: chatCompletionEither({ id: 'chatcmpl-rome-2', model: GPT, content: 'Rome: sun.', usage: { prompt_tokens: 77, completion_tokens: 4 } }) },
       ]);
       // Each tool waits a little, the first called the longest: the parallel calls end out of order.
       const weather = tool(async ({ city }) => (await sleep(city === 'Oslo' ? 20 : 5), `Weather in ${city}: ${city === 'Oslo' ? 'snow' : 'sun'}`), { name: 'weather', description: 'The weather of a city', schema: z.object({ city: z.string() }) });
@@ -353,8 +360,22 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
       const graph = fromStart
         ? new StateGraph(State).addNode('researcher', researcher).addConditionalEdges(START, toWorkers, ['researcher']).addEdge('researcher', END).compile()
         : new StateGraph(State).addNode('plan', plan).addNode('researcher', researcher).addEdge(START, 'plan').addConditionalEdges('plan', toWorkers, ['researcher']).addEdge('researcher', END).compile();
-      const recorded = recordedPlugin(`lg-send-react-${fromStart ? 'start' : 'plan'}`);
-      const result = await graph.invoke({ cities, messages: [] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+      const recorded = recordedPlugin(`lg-send-react-${fromStart ? 'start' : 'plan'}-${mode}`);
+      const callbacks = [new NemoRelayCallbackHandler(recorded.hooks)];
+      const input = { cities, messages: [] };
+      let result = { messages: [] as BaseMessage[] };
+      if (mode === 'invoke') result = await graph.invoke(input, { callbacks });
+      else if (mode === 'stream') {
+        // Every namespace's updates, the workers' too; the last root "values" chunk is the final state.
+        for await (const [namespace, kind, chunk] of await graph.stream(input, { callbacks, streamMode: ['updates', 'values'], subgraphs: true })) if (namespace.length === 0 && kind === 'values') result = chunk as typeof result;
+      } else {
+        for await (const event of graph.streamEvents(input, { version: 'v2', callbacks })) {
+          if (event.event === 'on_chain_end' && event.metadata?.langgraph_node === undefined && event.data?.output?.messages !== undefined) result = event.data.output;
+        }
+      }
+      expect(result.messages.filter((m) => m.getType() === 'ai')).toHaveLength(4);
+      // streamEvents makes the workers' models stream on the wire (with the usage chunk); invoke and stream do not.
+      expect(bodies.map((body) => /"stream":\s*true/.test(body))).toEqual(bodies.map(() => mode === 'streamEvents'));
       expect(maxInFlight()).toBe(2);
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
