@@ -17,8 +17,8 @@ import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import type { ChatGeneration, LLMResult } from '@langchain/core/outputs';
 import { HumanMessage, SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
-import { createAgent } from 'langchain';
-import { Annotation, Command, END, getCurrentTaskInput, MessagesAnnotation, Send, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { createAgent, humanInTheLoopMiddleware } from 'langchain';
+import { Annotation, Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, Send, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -496,6 +496,56 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
     expect(agentSteps(childOf('Find the population of Norway')).map((step) => step.message)).toEqual(['Population: 5.5 million.']);
     expect(got).toHaveLength(3);
     expectEveryCallOnce(doc, got, (message) => (message.id === 'chatcmpl-gdp' ? childOf('Find the GDP of Norway') : message.id === 'chatcmpl-pop' ? childOf('Find the population of Norway') : doc));
+    await sameOnNative(recorded, true);
+  }, 30_000);
+
+  it('workers sent with Send that each ask for approval (humanInTheLoopMiddleware), resumed by one Command with a decision per interrupt id: each worker records its own decision', async () => {
+    const { fetch } = concurrentFetch([
+      // The resumed workers' second requests first: they also hold the first request's text.
+      { when: 'deleted /tmp/a.log', reply: anthropicMessage({ id: 'msg_a2', model: CLAUDE, content: [{ type: 'text', text: 'Deleted /tmp/a.log.' }], usage: { input_tokens: 130, output_tokens: 8 } }) },
+      { when: 'Keep that one', reply: anthropicMessage({ id: 'msg_b2', model: CLAUDE, content: [{ type: 'text', text: 'I kept /tmp/b.log.' }], usage: { input_tokens: 140, output_tokens: 9, cache_read_input_tokens: 64 } }) },
+      { when: 'Delete /tmp/a.log', wave: 'ask', reply: anthropicMessage({ id: 'msg_a1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_a', name: 'delete_file', input: { path: '/tmp/a.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }) },
+      { when: 'Delete /tmp/b.log', wave: 'ask', reply: anthropicMessage({ id: 'msg_b1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_b', name: 'delete_file', input: { path: '/tmp/b.log' } }], usage: { input_tokens: 80, output_tokens: 21 } }) },
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const cleaner = createAgent({
+      model: anthropic(fetch),
+      tools: [deleteFile],
+      name: 'cleaner',
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })],
+    });
+    const State = Annotation.Root({ ...MessagesAnnotation.spec, paths: Annotation<string[]> });
+    const graph = new StateGraph(State)
+      .addNode('cleaner', async (state: { messages: BaseMessage[] }, config: LangGraphRunnableConfig) => ({ messages: (await cleaner.invoke(state, config)).messages.slice(-1) }))
+      .addConditionalEdges(START, (state) => state.paths.map((path) => new Send('cleaner', { messages: [new HumanMessage(`Delete ${path}`)] })), ['cleaner'])
+      .addEdge('cleaner', END)
+      .compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-send-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-2' } };
+    const first = (await graph.invoke({ paths: ['/tmp/a.log', '/tmp/b.log'], messages: [] }, config)) as unknown as { __interrupt__: Array<{ id: string; value: { actionRequests: Array<{ args: { path: string } }> } }> };
+    expect(first.__interrupt__).toHaveLength(2);
+    // Several interrupts at once are resumed by id, as LangGraph's interrupt docs write it: approve a, reject b.
+    const resume = Object.fromEntries(
+      first.__interrupt__.map((pause) => [pause.id, { decisions: [pause.value.actionRequests[0]!.args.path === '/tmp/a.log' ? { type: 'approve' } : { type: 'reject', message: 'Keep that one.' }] }]),
+    );
+    const second = await graph.invoke(new Command({ resume }), config);
+    expect(second.messages.map((m) => m.content).sort()).toEqual(['Deleted /tmp/a.log.', 'I kept /tmp/b.log.']);
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    expect(validateAtif(atif[0]!)).toEqual([]);
+    const marks = (hook: string) => recorded.log.filter((e) => e.hook === hook).map((e) => [e.payload.tool_call_id, e.payload.choice ?? null]).sort();
+    expect(marks('pre_approval_request')).toEqual([['toolu_a', null], ['toolu_b', null]]);
+    expect(marks('post_approval_response')).toEqual([['toolu_a', 'once'], ['toolu_b', 'deny']]);
+    // The rejected call never ran: it is denied with the text the model was given; the approved one ran.
+    const toolEnds = recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.status]).sort();
+    expect(toolEnds).toEqual([['toolu_a', 'ok'], ['toolu_b', 'denied']]);
+    // Each decision is recorded in the trajectory of the worker that asked (its resumed run).
+    const session = (callId: string, hook: string) => recorded.log.find((e) => e.hook === hook && e.payload.tool_call_id === callId)!.payload.session_id;
+    for (const callId of ['toolu_a', 'toolu_b']) expect(session(callId, 'post_approval_response')).toBe(session(callId, 'post_tool_call'));
+    expect(session('toolu_a', 'post_approval_response')).not.toBe(session('toolu_b', 'post_approval_response'));
     await sameOnNative(recorded, true);
   }, 30_000);
 });

@@ -143,6 +143,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
   readonly #holds: SessionHolds<true>;
+  /** The task a `Send` gave each agent it started: of parallel workers of one agent, it tells whose approvals are whose. */
+  readonly #sentTasks = new WeakMap<AgentRun, string>();
   /** The agents (compiled graphs run as nodes) each run met, and the handoffs its tools made. */
   readonly #agents = new WeakMap<AgentRun, AgentsOfRun>();
 
@@ -204,7 +206,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * `Command` went to its node, else to the run (a supervisor node routed to it).
    * `undefined` when it is the run's own.
    */
-  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined, inputs: unknown): { name: string; toolCallId: string } | undefined {
+  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined, inputs: unknown): { name: string; toolCallId: string; task: string | undefined } | undefined {
     const agents = this.#agentsOf(run);
     const node = nonEmptyString(metadata?.langgraph_node);
     // An unnamed graph runs as LangGraph's default name: its node names it.
@@ -218,7 +220,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (agents.own === name && !sent) return undefined;
     const handoff = node === undefined ? undefined : takeHandoff(agents.handoffs, node, inputs);
     agents.started += 1;
-    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}` };
+    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userMessageOfInputs(inputs) : undefined };
   }
 
   /** The agent run of the nearest ancestor that has one. */
@@ -268,6 +270,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           parent: { run: parent.run, toolCallId: agent.toolCallId },
         });
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined });
+        if (run !== undefined && agent.task !== undefined) this.#sentTasks.set(run, agent.task);
         // A `Command` resuming the thread resumes the agent that asked: its decisions answer that agent's requests.
         const resume = this.#agentsOf(parent.run).resume;
         if (run !== undefined && resume !== undefined) this.#resumeApprovals(run, resume);
@@ -519,6 +522,18 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return !seen;
   }
 
+  /**
+   * Where a run's approval requests wait for the resuming run: its session, or,
+   * for an agent of a graph (a sub-agent whose session is new each turn), its
+   * name in its parent's session, and the task a `Send` gave it (parallel
+   * workers of one agent each wait for their own decisions).
+   */
+  #approvalKey(run: AgentRun): string {
+    if (run.parent === undefined || run.agentName === undefined) return run.sessionId;
+    const task = this.#sentTasks.get(run);
+    return `${run.parent.run.sessionId}>${run.agentName}${task === undefined ? '' : `>${task}`}`;
+  }
+
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
   #askApprovals(run: AgentRun, interrupts: unknown): void {
     if (!Array.isArray(interrupts)) return;
@@ -527,16 +542,17 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     for (const interrupt of interrupts) {
       const value = isRecord(interrupt) && isRecord(interrupt.value) ? interrupt.value : {};
       const actions = Array.isArray(value.actionRequests) ? value.actionRequests : [];
-      for (const action of actions) {
+      const interruptId = isRecord(interrupt) ? nonEmptyString(interrupt.id) : undefined;
+      for (const [position, action] of actions.entries()) {
         if (!isRecord(action)) continue;
         const match = pending.find((call) => call.name === action.name && !asked.some((a) => a.id === call.id));
         const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
-        asked.push({ id, call: match });
+        asked.push({ id, call: match, interruptId, position });
         run.approvalRequest(id, nonEmptyString(action.description), nonEmptyString(action.name));
       }
     }
     if (asked.length === 0) return;
-    const key = approvalKey(run);
+    const key = this.#approvalKey(run);
     this.#pendingApprovals.delete(key);
     this.#pendingApprovals.set(key, asked);
     // Interrupts nobody resumes must not pile up: the oldest are dropped.
@@ -545,17 +561,25 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   /** The decisions of a resuming `Command`, answered against the requests of the interrupted run. */
   #resumeApprovals(run: AgentRun, inputs: unknown): void {
-    const key = approvalKey(run);
+    const key = this.#approvalKey(run);
     const asked = this.#pendingApprovals.get(key);
     // Not this run's: a sub-agent that asked resumes inside it.
     if (asked === undefined && run.parent === undefined && isResume(inputs)) this.#agentsOf(run).resume = inputs;
     if (asked === undefined || !isRecord(inputs)) return;
     const resume = isRecord(inputs.resume) ? inputs.resume : undefined;
-    const decisions = resume !== undefined && Array.isArray(resume.decisions) ? resume.decisions : undefined;
-    if (decisions === undefined) return;
+    if (resume === undefined) return;
+    // One interrupt is resumed with its value (`{ decisions }`); several at once with a value per interrupt id.
+    const decisionOf = (asked: Asked, index: number): unknown => {
+      if (Array.isArray(resume.decisions)) return resume.decisions[index];
+      const byId = asked.interruptId === undefined ? undefined : resume[asked.interruptId];
+      return isRecord(byId) && Array.isArray(byId.decisions) ? byId.decisions[asked.position] : undefined;
+    };
+    if (!asked.some((one, index) => decisionOf(one, index) !== undefined)) return;
     this.#pendingApprovals.delete(key);
-    asked.forEach(({ id, call }, index) => {
-      const decision = isRecord(decisions[index]) ? (decisions[index] as Loose) : {};
+    asked.forEach((one, index) => {
+      const { id, call } = one;
+      const given = decisionOf(one, index);
+      const decision = isRecord(given) ? given : {};
       const approved = decision.type === 'approve' || decision.type === 'edit';
       run.approvalResponse(id, approved);
       if (approved || call === undefined) return;
@@ -579,14 +603,6 @@ interface AgentsOfRun {
   resume: unknown;
 }
 
-/**
- * Where a run's approval requests wait for the resuming run: its session, or,
- * for an agent of a graph (a sub-agent whose session is new each turn), its
- * name in its parent's session.
- */
-function approvalKey(run: AgentRun): string {
-  return run.parent === undefined || run.agentName === undefined ? run.sessionId : `${run.parent.run.sessionId}>${run.agentName}`;
-}
 
 /** A handoff tool call waiting for the agent its `Command` went to; `goal` is the task a `Send` gave it. */
 interface Handoff {
@@ -633,10 +649,13 @@ function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unk
   return taken?.toolCallId;
 }
 
-/** A tool call an interrupt asked about: its id, and the model's call when it was found. */
+/** A tool call an interrupt asked about: its id, the model's call when it was found, and which interrupt's action it is. */
 interface Asked {
   readonly id: string;
   readonly call: CallOfTool | undefined;
+  readonly interruptId: string | undefined;
+  /** Its place among its interrupt's actions (the decisions of a resume by interrupt id are in that order). */
+  readonly position: number;
 }
 
 /** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */
