@@ -38,6 +38,8 @@ interface AgentState {
   openTools: { uuid: string; node: ViewNode; toolCallId?: string }[];
   /** LLM calls by `api_request_id`, so the tool calls they requested nest under them. */
   llmByRequest: Map<string, ViewNode>;
+  /** Tool calls by `tool_call_id`, ended or not: a handoff's transfer call ends before the agent it hands to starts. */
+  toolsByCallId: Map<string, ViewNode>;
 }
 
 export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
@@ -83,21 +85,24 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     const category = event.category;
     if (category === 'agent') {
       const sessionId = nonEmptyString(metadata.session_id) ?? event.uuid;
-      const about = [nonEmptyString(metadata.model)].filter(Boolean).join(', ');
+      // A subagent's name is its role (`child_role`), as the ATIF file names it in `agent.name`.
+      const about = [parent ? nonEmptyString(metadata.child_role) : undefined, nonEmptyString(metadata.model)].filter(Boolean).join(', ');
       const agentNode = node(parent ? 'subagent' : 'session', `${parent ? 'subagent' : 'session'} ${sessionId}`, {
         ...(time !== undefined ? { startUs: time } : {}),
         ...(about ? { note: about } : parent ? {} : { note: event.name }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map() };
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (!parent) {
         roots.push(agentNode);
       } else {
-        const delegating = parent.agent.openTools.at(-1);
+        // The call that started it, by id (a handoff's transfer call has ended by now), else the tool call still open.
+        const startedBy = nonEmptyString(metadata.parent_tool_call_id);
+        const delegating = (startedBy !== undefined ? parent.agent.toolsByCallId.get(startedBy) : undefined) ?? parent.agent.openTools.at(-1)?.node;
         const parentTurn = nonEmptyString(metadata.parent_turn_id);
-        const container = delegating?.node ?? (parentTurn ? turnOf(parent.agent, parentTurn, time) : containerFor(parent, metadata, time));
+        const container = delegating ?? (parentTurn ? turnOf(parent.agent, parentTurn, time) : containerFor(parent, metadata, time));
         container.children.push(agentNode);
       }
       continue;
@@ -110,6 +115,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     } else if (category === 'tool') {
       created = node('tool', `tool ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data, 60)) });
       parent.agent.openTools.push({ uuid: event.uuid, node: created, ...(nonEmptyString(profile.tool_call_id) ? { toolCallId: nonEmptyString(profile.tool_call_id)! } : {}) });
+      if (nonEmptyString(profile.tool_call_id)) parent.agent.toolsByCallId.set(nonEmptyString(profile.tool_call_id)!, created);
     } else if (metadata.nemo_relay_scope_role === 'turn') {
       created = node('turn', `turn ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
     } else {
@@ -131,6 +137,11 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
   target.source = { ...target.source, end: event };
   const data = event.data as Json;
   if (target.kind === 'llm') {
+    // The request may not name its model (the OpenAI Agents SDK's hooks carry the messages only): the response does.
+    const answeredBy = isRecord(data) ? nonEmptyString(data.model) : undefined;
+    const start = isRecord(target.source?.start) ? (target.source.start as Obj) : {};
+    const asked = isRecord(start.category_profile) ? nonEmptyString(start.category_profile.model_name) : undefined;
+    if (asked === undefined && answeredBy !== undefined) target.title = `${target.title} ${answeredBy}`;
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
     if (tokens) target.tokens = tokens;
@@ -164,7 +175,9 @@ function placeMark(
     case 'hermes.turn.start': {
       if (!turnId) return;
       const turn = turnOf(parent.agent, turnId, time);
-      if (turn.note === undefined && data.user_message !== undefined) turn.note = `“${preview(data.user_message)}”`;
+      // A resumed run's turn has an empty user message: no note, not “undefined”.
+      const message = preview(data.user_message);
+      if (turn.note === undefined && message !== undefined) turn.note = `“${message}”`;
       // The turn's record (its user message, whole) for the detail pane and `compare`.
       if (turn.source === undefined) turn.source = { event };
       return;
@@ -212,7 +225,8 @@ function usageCost(data: Json): number | undefined {
 function answerOf(data: Json): unknown {
   if (!isRecord(data)) return undefined;
   const choices = Array.isArray(data.choices) ? data.choices : [];
-  const first = isRecord(choices[0]) && isRecord(choices[0].message) ? choices[0].message : undefined;
+  // A chat completion's first choice, or the assistant message an adapter recorded as such (`assistant_message`).
+  const first = isRecord(choices[0]) && isRecord(choices[0].message) ? choices[0].message : isRecord(data.assistant_message) ? data.assistant_message : undefined;
   if (first) {
     const calls = Array.isArray(first.tool_calls) ? first.tool_calls : [];
     const names = calls.map((call) => (isRecord(call) && isRecord(call.function) ? nonEmptyString(call.function.name) : undefined)).filter(Boolean);

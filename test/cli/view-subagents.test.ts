@@ -1,0 +1,170 @@
+// `view` on what the adapters record for runs that hand work to sub-agents:
+// an OpenAI Agents SDK handoff chain (triage -> billing -> refunds) and a
+// chain paused for an approval deep inside it and resumed, written as the
+// SDK's docs write them, on the real OpenAIChatCompletionsModel over a fake
+// fetch, recorded by the plugin into its ATIF and ATOF files. Both files of
+// one run must read the same: each sub-agent under the transfer call that
+// started it (the call has ended before the agent it hands to starts), named
+// as the run named it, with its own tokens, and the session's totals the sum
+// of every model call once.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, OpenAIChatCompletionsModel, run, tool } from '@openai/agents';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
+import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
+import { useTracing } from '../adapters/openai-agents/support.ts';
+import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
+import { cliInProcess } from './support.ts';
+
+interface JsonNode {
+  kind: string;
+  title: string;
+  note?: string;
+  tokens?: { prompt: number; completion: number; cached: number };
+  totals?: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number; cachedTokens: number };
+  own?: { promptTokens: number; completionTokens: number };
+  children: JsonNode[];
+}
+
+const api = new FakeOpenAI();
+const chat = (name: string) => new OpenAIChatCompletionsModel(api.client(), name);
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+  useTracing('tracing on');
+});
+
+const lookupInvoice = tool({ name: 'lookup_invoice', description: 'Look an invoice up', parameters: z.object({ invoice: z.string() }), execute: async ({ invoice }) => `${invoice}: $40, paid twice` });
+const issueRefund = (needsApproval: boolean) =>
+  tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval, execute: async ({ invoice }) => `Refunded $40 on ${invoice}` });
+
+/** The one session `view --json` shows for a file. */
+async function viewed(file: string): Promise<JsonNode> {
+  const result = await cliInProcess(['view', file, '--json']);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  const sessions = JSON.parse(result.stdout).files[0].sessions as JsonNode[];
+  expect(sessions).toHaveLength(1);
+  return sessions[0]!;
+}
+
+/** The recorded ATIF and ATOF files of a run. */
+function filesOf(dir: string): { atif: string; atof: string } {
+  const one = (sub: string) => {
+    const names = readdirSync(path.join(dir, sub));
+    expect(names).toHaveLength(1);
+    return path.join(dir, sub, names[0]!);
+  };
+  return { atif: one('atif'), atof: one('atof') };
+}
+
+const all = (root: JsonNode): JsonNode[] => [root, ...root.children.flatMap(all)];
+const toolNamed = (root: JsonNode, name: string): JsonNode => {
+  const found = all(root).filter((candidate) => candidate.kind === 'tool' && candidate.title === `tool ${name}`);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
+};
+/** The sub-agents directly under a node (not deeper). */
+const subagentsUnder = (target: JsonNode): JsonNode[] => target.children.filter((child) => child.kind === 'subagent');
+/** Every model call's tokens, each once. */
+const llmSum = (root: JsonNode) =>
+  all(root)
+    .filter((candidate) => candidate.kind === 'llm')
+    .reduce((sum, call) => ({ prompt: sum.prompt + (call.tokens?.prompt ?? 0), completion: sum.completion + (call.tokens?.completion ?? 0) }), { prompt: 0, completion: 0 });
+
+describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file of one run', () => {
+  it('triage -> billing -> refunds: each agent under the transfer call that reached it, named, with its own tokens; totals counted once', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+      'gpt-4.1': [
+        { calls: [{ id: 'call_invoice', name: 'lookup_invoice', args: { invoice: 'INV-7' } }], usage: { input: 80, output: 12, cached: 32 } },
+        { text: 'Passing you to refunds.', calls: [{ id: 'call_to_refunds', name: 'transfer_to_refunds', args: {} }], usage: { input: 110, output: 9 } },
+      ],
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 140, output: 14 } },
+        { text: 'Refund of $40 issued for INV-7.', usage: { input: 170, output: 11, cached: 64 } },
+      ],
+    });
+    const recorded = recordedPlugin('view-handoff-chain');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: chat('gpt-4o'), tools: [issueRefund(false)], handoffDescription: 'Refunds' });
+    const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: chat('gpt-4.1'), tools: [lookupInvoice], handoffs: [refunds], handoffDescription: 'Billing' });
+    const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: chat('gpt-4.1-mini'), handoffs: [billing] });
+    const result = await run(triage, 'I was charged twice for INV-7.');
+    expect(result.finalOutput).toBe('Refund of $40 issued for INV-7.');
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+
+    for (const [kind, file] of Object.entries(files)) {
+      const session = await viewed(file);
+      // Tokens: the SDK's usage over the five requests, each model call once, the sub-agents' included.
+      expect(session.totals, kind).toMatchObject({ llmCalls: 5, promptTokens: 550, completionTokens: 54, cachedTokens: 96 });
+      expect(llmSum(session), kind).toEqual({ prompt: 550, completion: 54 });
+      expect(session.own, kind).toMatchObject({ promptTokens: 50, completionTokens: 8 });
+      // billing under the call that handed to it, refunds under billing's, each named and with its own figures.
+      const [billingNode, ...noMore] = subagentsUnder(toolNamed(session, 'transfer_to_billing'));
+      expect(noMore, kind).toEqual([]);
+      expect(billingNode!.note, kind).toMatch(/^billing\b/);
+      expect(billingNode!.totals, kind).toMatchObject({ promptTokens: 500, completionTokens: 46 });
+      expect(billingNode!.own, kind).toMatchObject({ promptTokens: 190, completionTokens: 21 });
+      const [refundsNode] = subagentsUnder(toolNamed(billingNode!, 'transfer_to_refunds'));
+      expect(refundsNode?.note, kind).toMatch(/^refunds\b/);
+      expect(refundsNode!.totals, kind).toMatchObject({ llmCalls: 2, promptTokens: 310, completionTokens: 25, cachedTokens: 64 });
+      expect(all(session).filter((candidate) => candidate.kind === 'subagent'), kind).toHaveLength(2);
+    }
+    const text = await cliInProcess(['view', files.atof]);
+    expect(text.stdout).toMatch(/tool transfer_to_billing[^\n]*\n[^\n]*└─ subagent \S+:sub:call_to_billing [^\n]*  billing(, [^\n]*)?\n/);
+    // Each model call names the model that answered and what it answered, as the ATIF view does.
+    expect(text.stdout).toMatch(/LLM openai gpt-4\.1-mini-2025-04-14 [^\n]* 50 in \/ 8 out  → transfer_to_billing\n/);
+    expect(text.stdout).toMatch(/LLM openai gpt-4o-2025-04-14 [^\n]* Refund of \$40 issued for INV-7\.\n/);
+  }, 30_000);
+
+  it('a chain paused for an approval in refunds and resumed: the resumed turns read as the files say (no “undefined” message)', async () => {
+    useTracing('tracing on');
+    api.load({
+      'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+      'gpt-4.1': [
+        { calls: [{ id: 'call_to_refunds', name: 'transfer_to_refunds', args: {} }], usage: { input: 80, output: 9 } },
+        { text: 'Refunded; your balance is $0.', usage: { input: 200, output: 10, cached: 64 } },
+      ],
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+        { text: 'Done; back to billing.', calls: [{ id: 'call_back', name: 'transfer_to_billing', args: {} }], usage: { input: 160, output: 11 } },
+      ],
+    });
+    const recorded = recordedPlugin('view-handoff-resumed');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: chat('gpt-4o'), tools: [issueRefund(true)], handoffDescription: 'Refunds' });
+    const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: chat('gpt-4.1'), handoffs: [refunds], handoffDescription: 'Billing' });
+    refunds.handoffs.push(billing);
+    const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: chat('gpt-4.1-mini'), handoffs: [billing] });
+    const paused = await run(triage, 'Refund INV-7, please.');
+    expect(paused.interruptions.map((item) => item.name)).toEqual(['issue_refund']);
+    paused.state.approve(paused.state.getInterruptions()[0]!);
+    const result = await run(triage, paused.state);
+    expect(result.finalOutput).toBe('Refunded; your balance is $0.');
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+
+    for (const [kind, file] of Object.entries(filesOf(recorded.dir))) {
+      const session = await viewed(file);
+      expect(session.totals, kind).toMatchObject({ llmCalls: 5, promptTokens: 600, completionTokens: 52, cachedTokens: 64 });
+      expect(llmSum(session), kind).toEqual({ prompt: 600, completion: 52 });
+      const notes = all(session).map((candidate) => candidate.note ?? '');
+      expect(notes.filter((note) => note.includes('undefined')), kind).toEqual([]);
+      // Before the pause: billing under triage's transfer call, refunds under billing's.
+      // (refunds' hand-back after the resume is a transfer_to_billing too: triage's is the first.)
+      const [billingNode] = subagentsUnder(all(session).find((candidate) => candidate.title === 'tool transfer_to_billing')!);
+      expect(billingNode?.note, kind).toMatch(/^billing\b/);
+      expect(subagentsUnder(toolNamed(billingNode!, 'transfer_to_refunds'))[0]?.note, kind).toMatch(/^refunds\b/);
+      // Every sub-agent named: two billing and two refunds (each reopened by the resume).
+      const names = all(session).filter((candidate) => candidate.kind === 'subagent').map((candidate) => candidate.note?.split(',')[0]);
+      expect(names.sort(), kind).toEqual(['billing', 'billing', 'refunds', 'refunds']);
+    }
+  }, 30_000);
+});
