@@ -124,6 +124,40 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
     expect(text.stdout).toMatch(/LLM openai gpt-4o-2025-04-14 [^\n]* Refund of \$40 issued for INV-7\.\n/);
   }, 30_000);
 
+  it('compare: the same handoff chain recorded twice reads as equivalent, from its ATOF files as from its ATIF files', async () => {
+    useTracing('tracing off');
+    const recordOnce = async (label: string) => {
+      api.load({
+        'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+        'gpt-4.1': [{ text: 'INV-7 was charged twice; refunding.', usage: { input: 90, output: 9 } }],
+      });
+      const recorded = recordedPlugin(label);
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: chat('gpt-4.1'), handoffDescription: 'Billing' });
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: chat('gpt-4.1-mini'), handoffs: [billing] });
+      await run(triage, 'Why was I charged twice?');
+      uninstall();
+      uninstall = undefined;
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      return filesOf(recorded.dir);
+    };
+    const first = await recordOnce('view-compare-a');
+    const second = await recordOnce('view-compare-b');
+    for (const kind of ['atif', 'atof'] as const) {
+      const result = await cliInProcess(['compare', first[kind], second[kind], '--json']);
+      const report = JSON.parse(result.stdout);
+      // The responses' ids differ from run to run; what was answered, by which model, does not.
+      expect(report.pairs.filter((pair: { status: string }) => pair.status !== 'same'), kind).toEqual([]);
+      expect(report.equivalent, kind).toBe(true);
+      expect(result.code, kind).toBe(0);
+      expect(report.pairs.map((pair: { title: string }) => pair.title).filter((title: string) => title.startsWith('LLM')), kind).toEqual([
+        expect.stringContaining('gpt-4.1-mini-2025-04-14 → transfer_to_billing'),
+        expect.stringContaining('gpt-4.1-2025-04-14'),
+      ]);
+    }
+  }, 30_000);
+
   it('a chain paused for an approval in refunds and resumed: the resumed turns read as the files say (no “undefined” message)', async () => {
     useTracing('tracing on');
     api.load({

@@ -157,7 +157,9 @@ function modelOf(current: ViewNode): string | undefined {
   if (isRecord(source.step)) return nonEmptyString(source.step.model_name);
   const start = isRecord(source.start) ? source.start : {};
   const profile = isRecord(start.category_profile) ? start.category_profile : {};
-  return nonEmptyString(profile.model_name);
+  // A request that names no model (the OpenAI Agents SDK's hooks): the model that answered, as the view shows it.
+  const end = isRecord(source.end) && isRecord(source.end.data) ? source.end.data : {};
+  return nonEmptyString(profile.model_name) ?? nonEmptyString(end.model);
 }
 
 /** Text content: a string as it is, content parts joined, anything else as JSON. */

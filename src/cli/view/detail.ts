@@ -246,6 +246,14 @@ export function answerMessages(data: unknown): DetailMessage[] | undefined {
     return out.length > 0 ? out : undefined;
   }
   if (Array.isArray(data.content)) return [message(nonEmptyString(data.role) ?? 'assistant', data.content)];
+  // An adapter's record of the answer as one chat message (the OpenAI Agents SDK's hooks): its text and calls, not the whole response.
+  if (isRecord(data.assistant_message)) {
+    const body = data.assistant_message;
+    const msg = message(nonEmptyString(body.role) ?? 'assistant', body.content);
+    const calls = Array.isArray(body.tool_calls) ? body.tool_calls.filter(isRecord) : [];
+    if (calls.length > 0) msg.toolCalls = calls.map(openAiCall);
+    return [msg];
+  }
   if (Array.isArray(data.candidates)) {
     const out = data.candidates.filter(isRecord).map((candidate) => {
       const content = isRecord(candidate.content) ? candidate.content : {};
