@@ -17,6 +17,13 @@ import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
 import { useTracing } from '../adapters/openai-agents/support.ts';
 import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
 import { cliInProcess } from './support.ts';
+import { ChatOpenAI } from '@langchain/openai';
+import { tool as lcTool } from '@langchain/core/tools';
+import { HumanMessage } from '@langchain/core/messages';
+import { Annotation, END, MessagesAnnotation, Send, START, StateGraph } from '@langchain/langgraph';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { chatCompletion, wireResponse } from '../support/provider-wire.ts';
 
 interface JsonNode {
   kind: string;
@@ -187,7 +194,8 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
 
     for (const [kind, file] of Object.entries(filesOf(recorded.dir))) {
       const session = await viewed(file);
-      expect(session.totals, kind).toMatchObject({ llmCalls: 5, promptTokens: 600, completionTokens: 52, cachedTokens: 64 });
+      // Tool calls: the three transfers and the refund; the resumed run's links to billing and refunds are none.
+      expect(session.totals, kind).toMatchObject({ llmCalls: 5, toolCalls: 4, promptTokens: 600, completionTokens: 52, cachedTokens: 64 });
       expect(llmSum(session), kind).toEqual({ prompt: 600, completion: 52 });
       const notes = all(session).map((candidate) => candidate.note ?? '');
       expect(notes.filter((note) => note.includes('undefined')), kind).toEqual([]);
@@ -199,6 +207,47 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
       // Every sub-agent named: two billing and two refunds (each reopened by the resume).
       const names = all(session).filter((candidate) => candidate.kind === 'subagent').map((candidate) => candidate.note?.split(',')[0]);
       expect(names.sort(), kind).toEqual(['billing', 'billing', 'refunds', 'refunds']);
+    }
+  }, 30_000);
+
+  it('LangGraph Send fan-out: each worker a sub-agent with its own steps and tokens; the links to them are no tool calls', async () => {
+    const GPT = 'gpt-4.1-2025-04-14';
+    const replies: Array<[string, ReturnType<typeof chatCompletion>]> = [
+      ['Population of Oslo', chatCompletion({ id: 'chatcmpl-oslo-2', model: GPT, content: 'Oslo: 709,000 people.', usage: { prompt_tokens: 93, completion_tokens: 9 } })],
+      ['Population of Rome', chatCompletion({ id: 'chatcmpl-rome-2', model: GPT, content: 'Rome: 2.8 million people.', usage: { prompt_tokens: 77, completion_tokens: 4 } })],
+      ['Tell me about Oslo', chatCompletion({ id: 'chatcmpl-oslo-1', model: GPT, content: null, toolCalls: [{ id: 'call_oslo', name: 'population', args: { city: 'Oslo' } }], usage: { prompt_tokens: 51, completion_tokens: 21 } })],
+      ['Tell me about Rome', chatCompletion({ id: 'chatcmpl-rome-1', model: GPT, content: null, toolCalls: [{ id: 'call_rome', name: 'population', args: { city: 'Rome' } }], usage: { prompt_tokens: 52, completion_tokens: 11 } })],
+    ];
+    let served = 0;
+    const fetch = (async (_input: unknown, init?: { body?: unknown }) => {
+      const body = String(init?.body);
+      const found = replies.find(([when]) => body.includes(when));
+      if (found === undefined) return new Response('{"error":{"message":"no route"}}', { status: 500, headers: { 'content-type': 'application/json' } });
+      replies.splice(replies.indexOf(found), 1);
+      return wireResponse(found[1], `req_${++served}`, false);
+    }) as typeof globalThis.fetch;
+    const population = lcTool(async ({ city }) => `Population of ${city}: ${city === 'Oslo' ? '709,000' : '2.8 million'}`, { name: 'population', description: 'The population of a city', schema: z.object({ city: z.string() }) });
+    const researcher = createReactAgent({ llm: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }), tools: [population], name: 'researcher' });
+    const State = Annotation.Root({ ...MessagesAnnotation.spec, cities: Annotation<string[]> });
+    const toWorkers = (state: typeof State.State) => state.cities.map((city) => new Send('researcher', { messages: [new HumanMessage(`Tell me about ${city}`)] }));
+    const graph = new StateGraph(State).addNode('researcher', researcher).addConditionalEdges(START, toWorkers, ['researcher']).addEdge('researcher', END).compile();
+    const recorded = recordedPlugin('view-lg-send');
+    await graph.invoke({ cities: ['Oslo', 'Rome'], messages: [] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(replies).toEqual([]);
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+
+    for (const [kind, file] of Object.entries(filesOf(recorded.dir))) {
+      const session = await viewed(file);
+      // Four model calls and two tool calls, all in the workers: the run's links to them are neither.
+      expect(session.totals, kind).toMatchObject({ llmCalls: 4, toolCalls: 2, promptTokens: 273, completionTokens: 45 });
+      expect(llmSum(session), kind).toEqual({ prompt: 273, completion: 45 });
+      expect(all(session).filter((candidate) => candidate.kind === 'tool').map((candidate) => candidate.title), kind).toEqual(['tool population', 'tool population']);
+      const workers = all(session).filter((candidate) => candidate.kind === 'subagent');
+      expect(workers.map((worker) => worker.note?.split(',')[0]), kind).toEqual(['researcher', 'researcher']);
+      const byCity = (city: string) => workers.find((worker) => all(worker).some((candidate) => candidate.note === `“Tell me about ${city}”`))!;
+      expect(byCity('Oslo').totals, kind).toMatchObject({ llmCalls: 2, toolCalls: 1, promptTokens: 144, completionTokens: 30 });
+      expect(byCity('Rome').totals, kind).toMatchObject({ llmCalls: 2, toolCalls: 1, promptTokens: 129, completionTokens: 15 });
     }
   }, 30_000);
 });

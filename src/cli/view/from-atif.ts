@@ -126,6 +126,20 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   });
   const results = arr(isRecord(step.observation) ? step.observation.results : undefined).filter(isRecord);
   const invocations = arr(extra.tool_invocations).filter(isRecord);
+  if (step.llm_call_count === 0) {
+    // A step without an LLM call whose calls start sub-agents is the converter's link to agents no tool call started
+    // (a LangGraph `Send` worker, a resumed handoff): its calls are no tool calls, so the sub-agents hang under the step itself.
+    const started = calls.map((call) => subagentOf(results.find((candidate) => candidate.source_call_id === call.tool_call_id), subagents, used));
+    if (calls.length > 0 && started.every((child) => child !== undefined)) {
+      for (const child of started as Obj[]) {
+        used.add(subagentKey(child));
+        llm.children.push(trajectoryNode(child, 'subagent'));
+      }
+      const names = (started as Obj[]).map((child) => (isRecord(child.agent) ? nonEmptyString(child.agent.name) : undefined) ?? 'subagent');
+      llm.note = `starts ${names.join(', ')}`;
+      return llm;
+    }
+  }
   calls.forEach((call, index) => {
     const id = nonEmptyString(call.tool_call_id);
     const timing = invocations.find((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
@@ -155,6 +169,15 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   });
   return llm;
 }
+
+/** The embedded trajectory an observation result refers to, when it is one not shown yet. */
+function subagentOf(result: Obj | undefined, subagents: Map<string, Obj>, used: Set<string>): Obj | undefined {
+  const ref = arr(result?.subagent_trajectory_ref).find(isRecord);
+  const key = ref === undefined ? undefined : nonEmptyString(ref.trajectory_id) ?? nonEmptyString(ref.session_id);
+  return key !== undefined && !used.has(key) ? subagents.get(key) : undefined;
+}
+
+const subagentKey = (child: Obj): string => nonEmptyString(child.trajectory_id) ?? nonEmptyString(child.session_id) ?? '';
 
 function addObservationsAsMarks(target: ViewNode, step: Obj): void {
   const results = arr(isRecord(step.observation) ? step.observation.results : undefined).filter(isRecord);
