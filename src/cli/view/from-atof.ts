@@ -40,6 +40,8 @@ interface AgentState {
   llmByRequest: Map<string, ViewNode>;
   /** Tool calls by `tool_call_id`, ended or not: a handoff's transfer call ends before the agent it hands to starts. */
   toolsByCallId: Map<string, ViewNode>;
+  /** The subagents it started, by their session id, for the status their stop mark reports. */
+  subagentsBySession: Map<string, ViewNode>;
 }
 
 export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
@@ -92,7 +94,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : parent ? {} : { note: event.name }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (!parent) {
@@ -104,6 +106,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         const parentTurn = nonEmptyString(metadata.parent_turn_id);
         const container = delegating ?? (parentTurn ? turnOf(parent.agent, parentTurn, time) : containerFor(parent, metadata, time));
         container.children.push(agentNode);
+        parent.agent.subagentsBySession.set(sessionId, agentNode);
       }
       continue;
     }
@@ -189,8 +192,14 @@ function placeMark(
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
       return;
     }
+    case 'hermes.subagent.stop': {
+      // A subagent that did not complete (paused for an approval, failed) says so on its row; its failed calls are errors already.
+      const status = nonEmptyString(data.child_status);
+      const child = parent.agent.subagentsBySession.get(nonEmptyString(data.child_session_id) ?? '');
+      if (child !== undefined && status !== undefined && status !== 'completed') child.note = [child.note, status].filter(Boolean).join(' · ');
+      return;
+    }
     case 'hermes.subagent.start':
-    case 'hermes.subagent.stop':
     case 'session.start':
     case 'session.end':
       return;
