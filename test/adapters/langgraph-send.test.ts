@@ -16,10 +16,10 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import type { ChatGeneration, LLMResult } from '@langchain/core/outputs';
-import { HumanMessage, SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
+import { HumanMessage, SystemMessage, ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent, humanInTheLoopMiddleware } from 'langchain';
 import { Annotation, Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, Send, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
-import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { createReactAgent, ToolNode } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -548,4 +548,121 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
     expect(session('toolu_a', 'post_approval_response')).not.toBe(session('toolu_b', 'post_approval_response'));
     await sameOnNative(recorded, true);
   }, 30_000);
+});
+
+describe('Send workers that run their own model and tool loop, and the thread turn after a fan-out', () => {
+  // What each tool returns, by the model's call id: every tool result is checked against the call that asked for it.
+  const results: Record<string, string> = {
+    call_oslo_weather: 'Weather in Oslo: snow',
+    call_oslo_people: 'Population of Oslo: 709,000',
+    call_rome_weather: 'Weather in Rome: sun',
+  };
+  const args: Record<string, { city: string }> = { call_oslo_weather: { city: 'Oslo' }, call_oslo_people: { city: 'Oslo' }, call_rome_weather: { city: 'Rome' } };
+  /** Oslo's worker asks for two tools at once, Rome's for one; each then answers from its tools' results. */
+  const loopRoutes = (provider: 'openai' | 'anthropic'): Route[] => {
+    const reply = (id: string, text: string | null, calls: string[], usage: [number, number, number]): WireReply =>
+      provider === 'openai'
+        ? chatCompletion({ id: `chatcmpl-${id}`, model: GPT, content: text, toolCalls: calls.map((call) => ({ id: call, name: call.endsWith('people') ? 'population' : 'weather', args: args[call]! })), usage: { prompt_tokens: usage[0], completion_tokens: usage[1], cached: usage[2] } })
+        : anthropicMessage({
+            id: `msg_${id}`,
+            model: CLAUDE,
+            content: [...(text === null ? [] : [{ type: 'text' as const, text }]), ...calls.map((call) => ({ type: 'tool_use' as const, id: call, name: call.endsWith('people') ? 'population' : 'weather', input: args[call]! }))],
+            usage: { input_tokens: usage[0], output_tokens: usage[1], cache_read_input_tokens: usage[2] },
+          });
+    return [
+      { when: 'Research Oslo', wave: 'first', reply: reply('oslo-1', null, ['call_oslo_weather', 'call_oslo_people'], [51, 21, 0]) },
+      { when: 'Research Rome', wave: 'first', reply: reply('rome-1', null, ['call_rome_weather'], [52, 11, 0]) },
+      { when: 'Population of Oslo', wave: 'second', reply: reply('oslo-2', 'Oslo: snow, 709,000 people.', [], [93, 9, 48]) },
+      { when: 'Weather in Rome', wave: 'second', reply: reply('rome-2', 'Rome: sun.', [], [77, 4, 0]) },
+    ];
+  };
+  const loops = [
+    ['a plain node that runs its tools with the model’s tool calls', 'node-call', 'openai'],
+    ['a plain node that runs its tools with the calls’ args and makes the ToolMessages itself', 'node-args', 'anthropic'],
+    ['a plain node with a ToolNode of its own', 'node-toolnode', 'anthropic'],
+    ['a subgraph of its own (a model node and a ToolNode)', 'subgraph', 'openai'],
+  ] as const;
+  for (const [label, kind, provider] of loops) {
+    it(`workers sent with Send, each ${label}, on ${provider}: every tool call and result stays with the call that asked`, async () => {
+      const { fetch, maxInFlight } = concurrentFetch(loopRoutes(provider));
+      // Each tool waits a little, Oslo's the longest: the workers' tool calls overlap and end out of order.
+      const weather = tool(async ({ city }) => (await sleep(city === 'Oslo' ? 20 : 5), results[`call_${city.toLowerCase()}_weather`]!), { name: 'weather', description: 'The weather of a city', schema: z.object({ city: z.string() }) });
+      const population = tool(async ({ city }) => `Population of ${city}: 709,000`, { name: 'population', description: 'The population of a city', schema: z.object({ city: z.string() }) });
+      const tools = [weather, population];
+      const toolsByName = Object.fromEntries(tools.map((t) => [t.name, t])) as Record<string, typeof weather>;
+      const model = (provider === 'openai' ? openai(fetch) : anthropic(fetch)).bindTools(tools);
+      const State = Annotation.Root({ cities: Annotation<string[]>, reports: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+      // As LangGraph's workflows page writes an agent's loop: call the model with the bound tools, run what it asks, until it answers.
+      const plainWorker = async (state: { city: string }) => {
+        const messages: BaseMessage[] = [new HumanMessage(`Research ${state.city}`)];
+        const toolNode = new ToolNode(tools);
+        for (;;) {
+          const ai = (await model.invoke(messages)) as AIMessage;
+          messages.push(ai);
+          if (!ai.tool_calls?.length) return { reports: [String(ai.content)] };
+          if (kind === 'node-toolnode') messages.push(...((await toolNode.invoke({ messages: [ai] })) as { messages: BaseMessage[] }).messages);
+          else if (kind === 'node-call') for (const call of ai.tool_calls) messages.push(await toolsByName[call.name]!.invoke(call));
+          else for (const call of ai.tool_calls) messages.push(new ToolMessage({ content: await toolsByName[call.name]!.invoke(call.args as { city: string }), tool_call_id: call.id! }));
+        }
+      };
+      const shouldContinue = (state: typeof MessagesAnnotation.State) => ((state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END);
+      const subgraph = new StateGraph(MessagesAnnotation)
+        .addNode('llmCall', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+        .addNode('tools', new ToolNode(tools))
+        .addEdge(START, 'llmCall')
+        .addConditionalEdges('llmCall', shouldContinue, ['tools', END])
+        .addEdge('tools', 'llmCall')
+        .compile();
+      const subgraphWorker = async (state: { city: string }, config: LangGraphRunnableConfig) => ({
+        reports: [String((await subgraph.invoke({ messages: [new HumanMessage(`Research ${state.city}`)] }, config)).messages.at(-1)!.content)],
+      });
+      const graph = new StateGraph(State)
+        .addNode('worker', (kind === 'subgraph' ? subgraphWorker : plainWorker) as never)
+        .addConditionalEdges(START, (state) => state.cities.map((city) => new Send('worker', { city })), ['worker'])
+        .addEdge('worker', END)
+        .compile();
+      const recorded = recordedPlugin(`lg-send-loop-${kind}`);
+      const got: BaseMessage[] = [];
+      const collect = { handleLLMEnd: (output: LLMResult) => void got.push((output.generations[0]![0] as ChatGeneration).message) };
+      const result = await graph.invoke({ cities: ['Oslo', 'Rome'] }, { callbacks: [collect, new NemoRelayCallbackHandler(recorded.hooks)] });
+      expect(result.reports).toEqual(['Oslo: snow, 709,000 people.', 'Rome: sun.']);
+      expect(maxInFlight()).toBe(2);
+      const { atif, atof, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      const children = subagents(doc);
+      const childOf = (city: string) => children.find((child) => userSteps(child)[0] === `Research ${city}`)!;
+      if (kind === 'subgraph') expect(children.map((child) => userSteps(child)[0]).sort()).toEqual(['Research Oslo', 'Research Rome']);
+      else expect(children).toEqual([]);
+      const cityOf = (message: BaseMessage) => (String(message.id).includes('oslo') ? 'Oslo' : 'Rome');
+      expectEveryCallOnce(doc, got, (message) => (kind === 'subgraph' ? childOf(cityOf(message)) : doc));
+      // ATOF: each call the model asked for is one tool scope under the model's own call id, its args and its own result.
+      const toolEvents = atof.filter((e) => e.category === 'tool');
+      const asked = got.flatMap((message) => ((message as AIMessage).tool_calls ?? []).map((call) => call.id!));
+      expect(asked.sort()).toEqual(Object.keys(results).sort());
+      expect([...new Set(toolEvents.map((e) => e.category_profile.tool_call_id))].sort()).toEqual(asked.sort());
+      for (const callId of asked) {
+        const [start, end, ...more] = toolEvents.filter((e) => e.category_profile.tool_call_id === callId);
+        expect(more, callId).toEqual([]);
+        expect([start!.scope_category, end!.scope_category, end!.uuid], callId).toEqual(['start', 'end', start!.uuid]);
+        expect([start!.data, end!.data], callId).toEqual([args[callId], results[callId]]);
+      }
+      // ATIF: every result once, and one that names its call sits on the step that made the call, in the trajectory of the worker that asked.
+      const placed = allDocs(doc).flatMap((d) => (d.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).filter((r: AtifDoc) => r.subagent_trajectory_ref === undefined).map((r: AtifDoc) => [d, step, r] as const)));
+      expect(placed.map(([, , r]) => r.content).sort()).toEqual(Object.values(results).sort());
+      for (const [d, step, r] of placed) {
+        if (r.source_call_id === undefined) {
+          // The documented limit (docs/adapters/langchain.md): one trajectory shared by workers whose steps interleave.
+          expect(kind === 'subgraph' ? 'unpaired' : step.source, r.content).toBe('system');
+          continue;
+        }
+        expect(results[r.source_call_id], r.source_call_id).toBe(r.content);
+        expect((step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id), r.source_call_id).toContain(r.source_call_id);
+        if (kind === 'subgraph') expect(d.trajectory_id).toBe(childOf(args[r.source_call_id]!.city).trajectory_id);
+      }
+      await sameOnNative(recorded, kind === 'subgraph');
+    }, 30_000);
+  }
 });
