@@ -665,4 +665,70 @@ describe('Send workers that run their own model and tool loop, and the thread tu
       await sameOnNative(recorded, kind === 'subgraph');
     }, 30_000);
   }
+
+  it('the next turn of a thread after a fan-out (MemorySaver, one thread_id): one session, turn 1’s workers closed with it, turn 2’s workers new sub-agents', async () => {
+    const { fetch } = concurrentFetch([
+      { when: 'Tell me about Oslo', wave: 'first', reply: chatCompletion({ id: 'chatcmpl-oslo-1', model: GPT, content: null, toolCalls: [{ id: 'call_oslo_weather', name: 'weather', args: { city: 'Oslo' } }], usage: { prompt_tokens: 51, completion_tokens: 21 } }) },
+      { when: 'Tell me about Rome', wave: 'first', reply: chatCompletion({ id: 'chatcmpl-rome-1', model: GPT, content: null, toolCalls: [{ id: 'call_rome_weather', name: 'weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 52, completion_tokens: 11 } }) },
+      { when: 'Weather in Oslo', wave: 'second', reply: chatCompletion({ id: 'chatcmpl-oslo-2', model: GPT, content: 'Oslo: snow.', usage: { prompt_tokens: 93, completion_tokens: 9, cached: 48 } }) },
+      { when: 'Weather in Rome', wave: 'second', reply: chatCompletion({ id: 'chatcmpl-rome-2', model: GPT, content: 'Rome: sun.', usage: { prompt_tokens: 77, completion_tokens: 4 } }) },
+      // Turn 2 sends to the same agent again: Paris calls a tool, Bonn answers at once.
+      { when: 'Tell me about Paris', wave: 'third', reply: chatCompletion({ id: 'chatcmpl-paris-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris_weather', name: 'weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 61, completion_tokens: 12 } }) },
+      { when: 'Tell me about Bonn', wave: 'third', reply: chatCompletion({ id: 'chatcmpl-bonn-1', model: GPT, content: 'Bonn: rain.', usage: { prompt_tokens: 62, completion_tokens: 5 } }) },
+      { when: 'Weather in Paris', reply: chatCompletion({ id: 'chatcmpl-paris-2', model: GPT, content: 'Paris: fog.', usage: { prompt_tokens: 99, completion_tokens: 6, cached: 32 } }) },
+    ]);
+    const weather = tool(async ({ city }) => `Weather in ${city}: ${{ Oslo: 'snow', Rome: 'sun', Paris: 'fog' }[city] ?? 'rain'}`, { name: 'weather', description: 'The weather of a city', schema: z.object({ city: z.string() }) });
+    const researcher = createReactAgent({ llm: openai(fetch), tools: [weather], name: 'researcher' });
+    const State = Annotation.Root({ ...MessagesAnnotation.spec, cities: Annotation<string[]> });
+    const toWorkers = (state: typeof State.State) => state.cities.map((city) => new Send('researcher', { messages: [new HumanMessage(`Tell me about ${city}`)] }));
+    const graph = new StateGraph(State).addNode('researcher', researcher).addConditionalEdges(START, toWorkers, ['researcher']).addEdge('researcher', END).compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-send-next-turn');
+    const got: BaseMessage[] = [];
+    const collect = { handleLLMEnd: (output: LLMResult) => void got.push((output.generations[0]![0] as ChatGeneration).message) };
+    // A handler per request, as a server makes one: the thread's session outlives the first.
+    const first = new NemoRelayCallbackHandler(recorded.hooks);
+    await graph.invoke({ cities: ['Oslo', 'Rome'], messages: [new HumanMessage('Oslo and Rome, please')] }, { callbacks: [collect, first], configurable: { thread_id: 'trip' } });
+    const second = await graph.invoke({ cities: ['Paris', 'Bonn'], messages: [new HumanMessage('Now Paris and Bonn')] }, { callbacks: [collect, new NemoRelayCallbackHandler(recorded.hooks)], configurable: { thread_id: 'trip' } });
+    // The checkpointer kept turn 1's messages in the thread's state; turn 2 added its own.
+    expect(second.messages.filter((m) => m.getType() === 'ai' && m.content !== '').map((m) => m.content)).toEqual(['Oslo: snow.', 'Rome: sun.', 'Paris: fog.', 'Bonn: rain.']);
+    first.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.session_id).toBe('trip');
+    const log = recorded.log;
+    const top = (hook: string) => log.filter((e) => e.hook === hook && e.payload.session_id === 'trip');
+    expect(top('on_session_start')).toHaveLength(1);
+    expect(top('on_session_finalize').map((e) => e.payload.reason)).toEqual(['closed']);
+    expect(top('pre_llm_call').map((e) => [e.payload.user_message, e.payload.is_first_turn])).toEqual([['Oslo and Rome, please', true], ['Now Paris and Bonn', false]]);
+    const turns = top('pre_llm_call').map((e) => e.payload.turn_id);
+    // Each turn's workers start after it and stop before it ends; none of turn 1's outlives it, none of turn 2's is one of them.
+    const at = (hook: string, turn: unknown) => log.findIndex((e) => e.hook === hook && e.payload.session_id === 'trip' && e.payload.turn_id === turn);
+    const workers = (turn: unknown) => log.flatMap((e, i) => (e.hook === 'subagent_start' && e.payload.parent_turn_id === turn ? [[e.payload.child_session_id, e.payload.child_goal, i] as const] : []));
+    for (const [turn, goals] of [[turns[0], ['Tell me about Oslo', 'Tell me about Rome']], [turns[1], ['Tell me about Bonn', 'Tell me about Paris']]] as const) {
+      expect(workers(turn).map(([, goal]) => goal).sort()).toEqual(goals);
+      for (const [child, , started] of workers(turn)) {
+        const stopped = log.findIndex((e) => e.hook === 'subagent_stop' && e.payload.child_session_id === child);
+        expect(started).toBeGreaterThan(at('pre_llm_call', turn));
+        expect(stopped).toBeGreaterThan(started);
+        expect(stopped).toBeLessThan(at('on_session_end', turn));
+      }
+    }
+    expect(new Set([...workers(turns[0]), ...workers(turns[1])].map(([child]) => child)).size).toBe(4);
+    // The trajectory: one link per worker, turn 1's first; each worker's own steps, nothing of another's or of turn 1 in turn 2's.
+    const children = subagents(doc);
+    const childOf = (city: string) => children.find((child) => userSteps(child)[0] === `Tell me about ${city}`)!;
+    const links = agentSteps(doc).flatMap((step) => step.observation.results.map((r: AtifDoc) => r.subagent_trajectory_ref?.[0]?.trajectory_id));
+    expect(links.slice(0, 2).sort()).toEqual([childOf('Oslo').trajectory_id, childOf('Rome').trajectory_id].sort());
+    expect(links.slice(2).sort()).toEqual([childOf('Paris').trajectory_id, childOf('Bonn').trajectory_id].sort());
+    for (const city of ['Oslo', 'Rome', 'Paris', 'Bonn']) {
+      expect(userSteps(childOf(city))).toEqual([`Tell me about ${city}`]);
+      const text = JSON.stringify(childOf(city).steps);
+      for (const other of ['Oslo', 'Rome', 'Paris', 'Bonn'].filter((c) => c !== city)) expect(text, `${other} in ${city}'s trajectory`).not.toContain(other);
+    }
+    expectEveryCallOnce(doc, got, (message) => childOf(String(message.id).split('-')[1]!.replace(/^./, (c) => c.toUpperCase())));
+    await sameOnNative(recorded, true);
+  }, 30_000);
 });
