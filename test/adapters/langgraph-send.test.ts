@@ -7,7 +7,9 @@
 // ChatOpenAI and ChatAnthropic clients run over a fake fetch that answers
 // by what each request asks and holds a wave of requests until all of them
 // are in flight, then answers them in the reverse order: the workers' model
-// calls really overlap and finish out of order. Each trajectory is checked
+// calls really overlap and finish out of order. Also: workers that are plain
+// nodes running their own model and tool loop, or a subgraph of their own,
+// and the next turn of a thread after a fan-out. Each trajectory is checked
 // against what the program got back: every model call once, in the
 // trajectory of the agent that made it, with its own usage_metadata and its
 // own answer; and the same hooks on native must write the same files.
@@ -729,6 +731,67 @@ describe('Send workers that run their own model and tool loop, and the thread tu
       for (const other of ['Oslo', 'Rome', 'Paris', 'Bonn'].filter((c) => c !== city)) expect(text, `${other} in ${city}'s trajectory`).not.toContain(other);
     }
     expectEveryCallOnce(doc, got, (message) => childOf(String(message.id).split('-')[1]!.replace(/^./, (c) => c.toUpperCase())));
+    await sameOnNative(recorded, true);
+  }, 30_000);
+
+  it('the next turn of a thread whose supervisor handed tasks out with Send: the supervisor stays the run’s own agent, each turn’s handoffs link their own workers', async () => {
+    const sup = (n: number, calls: Array<[string, string]>) => ({
+      when: n === 1 ? 'Norway?' : 'Sweden?',
+      reply: chatCompletion({ id: `chatcmpl-sup${n}`, model: GPT, content: null, toolCalls: calls.map(([id, task]) => ({ id, name: 'transfer_to_researcher', args: { task_description: task } })), usage: { prompt_tokens: 120, completion_tokens: 40 } }),
+    });
+    // Turn 2's routes first: its requests hold turn 1's text too (the checkpointer keeps the thread's messages).
+    const { fetch } = concurrentFetch([
+      { when: 'Find the population of Sweden', wave: 't2', reply: chatCompletion({ id: 'chatcmpl-spop', model: GPT, content: 'Population: 10.5 million.', usage: { prompt_tokens: 47, completion_tokens: 8 } }) },
+      { when: 'Find the GDP of Sweden', wave: 't2', reply: chatCompletion({ id: 'chatcmpl-sgdp', model: GPT, content: 'GDP: 600 billion USD.', usage: { prompt_tokens: 41, completion_tokens: 7 } }) },
+      sup(2, [['call_s_gdp', 'Find the GDP of Sweden'], ['call_s_pop', 'Find the population of Sweden']]),
+      { when: 'Find the GDP of Norway', wave: 'tasks', reply: chatCompletion({ id: 'chatcmpl-gdp', model: GPT, content: 'GDP: 485 billion USD.', usage: { prompt_tokens: 31, completion_tokens: 7 } }) },
+      { when: 'Find the population of Norway', wave: 'tasks', reply: chatCompletion({ id: 'chatcmpl-pop', model: GPT, content: 'Population: 5.5 million.', usage: { prompt_tokens: 37, completion_tokens: 8 } }) },
+      sup(1, [['call_task_gdp', 'Find the GDP of Norway'], ['call_task_pop', 'Find the population of Norway']]),
+    ]);
+    const createTaskDescriptionHandoffTool = (agentName: string) =>
+      tool(
+        async ({ task_description }) => {
+          const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
+          const agentInput = { ...state, messages: [{ role: 'user', content: task_description }] };
+          return new Command({ goto: [new Send(agentName, agentInput)], graph: Command.PARENT });
+        },
+        { name: `transfer_to_${agentName}`, description: `Ask ${agentName} for help.`, schema: z.object({ task_description: z.string().describe('What the next agent should do, with all the context it needs.') }) },
+      );
+    const supervisor = createReactAgent({ llm: openai(fetch), tools: [createTaskDescriptionHandoffTool('researcher')], name: 'supervisor', prompt: 'You manage a researcher.' });
+    const researcher = createReactAgent({ llm: openai(fetch), tools: [], name: 'researcher', prompt: 'You research facts.' });
+    const graph = new StateGraph(MessagesAnnotation).addNode('supervisor', supervisor, { ends: ['researcher'] }).addNode('researcher', researcher).addEdge(START, 'supervisor').addEdge('researcher', END).compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-send-next-turn-handoff');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const got: BaseMessage[] = [];
+    const collect = { handleLLMEnd: (output: LLMResult) => void got.push((output.generations[0]![0] as ChatGeneration).message) };
+    const config = { callbacks: [collect, handler], configurable: { thread_id: 'nordics' } };
+    await graph.invoke({ messages: [{ role: 'user', content: 'GDP and population of Norway?' }] }, config);
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'And of Sweden?' }] }, config);
+    expect(result.messages.filter((m) => m.getType() === 'ai').map((m) => m.content).sort()).toEqual(['GDP: 485 billion USD.', 'GDP: 600 billion USD.', 'Population: 10.5 million.', 'Population: 5.5 million.']);
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The supervisor's steps are the session's, a turn each; each handoff call refers to the worker its Send started.
+    expect(userSteps(doc)).toEqual(['GDP and population of Norway?', 'And of Sweden?']);
+    expect(agentSteps(doc).map((step) => step.tool_calls.map((call: AtifDoc) => call.tool_call_id))).toEqual([['call_task_gdp', 'call_task_pop'], ['call_s_gdp', 'call_s_pop']]);
+    const children = subagents(doc);
+    expect(children).toHaveLength(4);
+    const childOf = (task: string) => children.find((child) => userSteps(child)[0] === task)!;
+    const tasks: Record<string, string> = { call_task_gdp: 'Find the GDP of Norway', call_task_pop: 'Find the population of Norway', call_s_gdp: 'Find the GDP of Sweden', call_s_pop: 'Find the population of Sweden' };
+    for (const [callId, task] of Object.entries(tasks)) {
+      expect(refOf(doc, callId), callId).toBe(childOf(task).trajectory_id);
+      expect(userSteps(childOf(task))).toEqual([task]);
+    }
+    const top = recorded.log.filter((e) => e.hook === 'pre_llm_call' && e.payload.session_id === 'nordics');
+    expect(top.map((e) => e.payload.is_first_turn)).toEqual([true, false]);
+    // Turn 1's workers stopped within turn 1.
+    const turnEnd = recorded.log.findIndex((e) => e.hook === 'on_session_end' && e.payload.session_id === 'nordics');
+    for (const callId of ['call_task_gdp', 'call_task_pop']) expect(recorded.log.findIndex((e) => e.hook === 'subagent_stop' && e.payload.tool_call_id === callId)).toBeLessThan(turnEnd);
+    const worker: Record<string, string> = { 'chatcmpl-gdp': tasks.call_task_gdp!, 'chatcmpl-pop': tasks.call_task_pop!, 'chatcmpl-sgdp': tasks.call_s_gdp!, 'chatcmpl-spop': tasks.call_s_pop! };
+    expectEveryCallOnce(doc, got, (message) => (worker[String(message.id)] === undefined ? doc : childOf(worker[String(message.id)]!)));
     await sameOnNative(recorded, true);
   }, 30_000);
 });
