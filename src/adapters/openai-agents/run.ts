@@ -128,11 +128,12 @@ export class RunRecord implements RunObserver {
   /** What function tools threw, by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
-  readonly #denied = new Map<string, { name: string; run: AgentRun }>();
+  readonly #denied = new Map<string, { name: string; run: AgentRun; fallback: string }>();
   /**
-   * A resumed run: the calls it was paused for, in the SDK's order, whose end is not recorded yet, and the ends held
-   * until the calls before them ended. The SDK answers them to the model in that order (after the step's calls that ran
-   * before the pause), whichever finishes first; a rejected one is answered at once.
+   * Calls the SDK answers to the model in this order whichever finishes first, whose end is not recorded yet, and the
+   * ends held until the calls before them ended: a resumed run's calls it was paused for (after the step's calls that
+   * ran before the pause), a step's calls where some were rejected without asking. A rejected call's end comes with the
+   * next request (the text the model is told); a handoff of the step ends after them all.
    */
   #resumedOrder: string[] = [];
   readonly #heldEnds = new Map<string, () => void>();
@@ -145,7 +146,7 @@ export class RunRecord implements RunObserver {
     this.#runner = runner;
     this.#ownAgent = agent;
     this.#agent = isRunState(input) ? (input._currentAgent ?? agent) : agent;
-    this.#resumed = isRunState(input) ? { chain: pausedChain(input, agent, this.#agent), decisions: approvalDecisions(input, runner, pendingCalls(input)) } : undefined;
+    this.#resumed = isRunState(input) ? { chain: pausedChain(input, agent, this.#agent), decisions: approvalDecisions(input, pendingCalls(input)) } : undefined;
     // A handoff the model asked for beside a call that paused the run happens when the run resumes: its transfer call is
     // in the paused run's last response.
     if (isRunState(input)) this.#lastCalls = functionCalls((isRecord(input._lastTurnResponse) ? input._lastTurnResponse : undefined)?.output);
@@ -227,13 +228,12 @@ export class RunRecord implements RunObserver {
   /** A resumed run: the decisions taken on the calls that paused it. */
   #approvalDecisions(run: AgentRun, decisions: readonly Decision[]): void {
     this.#resumedOrder = decisions.map((decision) => decision.call.id);
-    for (const { call, approved, told } of decisions) {
+    for (const { call, approved, fallback } of decisions) {
       run.approvalResponse(call.id, approved, call.name);
       if (approved) continue;
-      // A rejected call never runs: its outcome is the text the model is told, known now, or else seen in the next request.
+      // A rejected call never runs: its outcome is the text the model is told, seen in the next request.
       run.toolStart(call);
-      if (told !== undefined) this.#endInOrder(call.id, () => run.toolEnd(call.id, { name: call.name, denied: told }));
-      else this.#denied.set(call.id, { name: call.name, run });
+      this.#denied.set(call.id, { name: call.name, run, fallback });
     }
   }
 
@@ -315,14 +315,14 @@ export class RunRecord implements RunObserver {
   }
 
   #handoff(run: AgentRun, from: unknown, to: unknown): void {
-    // The step's tools ran before it hands off: their outcomes come before the transfer's, as the SDK orders them.
-    this.#releaseHeld();
     const target = nonEmptyString((to as Loose | undefined)?.name) ?? 'agent';
     const toolName = handoffToolName(from, target);
     const index = this.#lastCalls.findIndex((call) => call.name === toolName || (toolName === undefined && call.name.startsWith('transfer_to')));
     const call = index >= 0 ? this.#lastCalls.splice(index, 1)[0]! : { id: `handoff:${target}:${this.#adapter.newRunId()}`, name: toolName ?? `transfer_to_${target}`, arguments: '{}' };
     run.toolStart(call, this.#call?.ids.api_request_id);
-    run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) });
+    // The step's calls come before it (the SDK hands off once they ran): behind any of them not yet recorded.
+    if (this.#resumedOrder.length > 0 && !this.#resumedOrder.includes(call.id)) this.#resumedOrder.push(call.id);
+    this.#endInOrder(call.id, () => run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) }));
     this.#agent = to;
     prepareAgent(to);
     this.#handTo(run, to, call.id);
@@ -415,14 +415,14 @@ export class RunRecord implements RunObserver {
   #rejectedForTheRun(run: AgentRun, calls: readonly CallOfTool[], apiRequestId: string | undefined): void {
     const state = this.#input;
     if (!isRunState(state) || calls.length === 0) return;
-    const decisions = approvalDecisions(state, this.#runner, calls.map((call) => ({ call, agent: this.#agent })));
-    const rejected = decisions.filter((decision) => !decision.approved);
+    const transfers = transferNames(this.#agent);
+    const tools = calls.filter((call) => !transfers.has(call.name));
+    const rejected = approvalDecisions(state, tools.map((call) => ({ call, agent: this.#agent }))).filter((decision) => !decision.approved);
     if (rejected.length === 0) return;
-    this.#resumedOrder = calls.map((call) => call.id);
-    for (const { call, told } of rejected) {
+    this.#resumedOrder = tools.map((call) => call.id);
+    for (const { call, fallback } of rejected) {
       run.toolStart(call, apiRequestId);
-      if (told !== undefined) this.#endInOrder(call.id, () => run.toolEnd(call.id, { name: call.name, denied: told }));
-      else this.#denied.set(call.id, { name: call.name, run });
+      this.#denied.set(call.id, { name: call.name, run, fallback });
     }
   }
 
@@ -437,7 +437,7 @@ export class RunRecord implements RunObserver {
       this.#denied.delete(id);
       const output = item.output;
       const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : undefined;
-      this.#endInOrder(id, () => denied.run.toolEnd(id, { name: denied.name, denied: text ?? SDK_REJECTION_TEXT }));
+      this.#endInOrder(id, () => denied.run.toolEnd(id, { name: denied.name, denied: text ?? denied.fallback }));
     }
   }
 
@@ -537,7 +537,7 @@ export class RunRecord implements RunObserver {
     for (const [id, tool] of this.#tools) tool.run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
-    for (const [id, { name, run }] of this.#denied) this.#endInOrder(id, () => run.toolEnd(id, { name, denied: SDK_REJECTION_TEXT }));
+    for (const [id, { name, run, fallback }] of this.#denied) this.#endInOrder(id, () => run.toolEnd(id, { name, denied: fallback }));
     this.#denied.clear();
     this.#releaseHeld();
   }
@@ -581,13 +581,13 @@ function pausedChain(state: Loose, own: unknown, current: unknown): unknown[] {
 }
 
 /**
- * A decision on a call a run paused for. `told`: what the model is told of a rejected call, where it is known before the
- * SDK tells it (the rejection's own message, else the SDK's default unless the runner has a `toolErrorFormatter`).
+ * A decision on a call. `fallback`: for a rejected call, what the model is told as far as the state says it (its
+ * rejection message, else the SDK's default), for a run that ends before the next request shows the exact text.
  */
 interface Decision {
   readonly call: CallOfTool;
   readonly approved: boolean;
-  readonly told: string | undefined;
+  readonly fallback: string;
 }
 
 /** The calls a paused state waits for, with the agent that asked. */
@@ -604,22 +604,36 @@ function pendingCalls(state: Loose & { getInterruptions(): unknown[] }): Array<{
  * The decisions the state holds on `calls` (a call not decided is left out: the SDK asks for it), read as the SDK reads
  * them: per agent, where the call's agent is known.
  */
-function approvalDecisions(state: Loose, runner: Loose, calls: ReadonlyArray<{ call: CallOfTool; agent: unknown }>): Decision[] {
+function approvalDecisions(state: Loose, calls: ReadonlyArray<{ call: CallOfTool; agent: unknown }>): Decision[] {
   const context = state._context as
     | {
-        isToolApproved?: (approval: { toolName: string; callId: string; functionTool?: boolean; agent?: unknown }) => boolean | undefined;
+        isToolApproved?: (approval: { toolName: string; callId: string; agent?: unknown }) => boolean | undefined;
         getRejectionMessage?: (toolName: string, callId: string) => string | undefined;
       }
     | undefined;
-  const formatted = isRecord(runner.config) && runner.config.toolErrorFormatter !== undefined;
   const decisions: Decision[] = [];
   for (const { call, agent } of calls) {
     const approved = context?.isToolApproved?.({ toolName: call.name, callId: call.id, ...(isRecord(agent) ? { agent } : {}) });
     if (approved === undefined) continue;
     const message = approved ? undefined : context?.getRejectionMessage?.(call.name, call.id);
-    decisions.push({ call, approved, told: approved ? undefined : typeof message === 'string' ? message : formatted ? undefined : SDK_REJECTION_TEXT });
+    decisions.push({ call, approved, fallback: typeof message === 'string' ? message : SDK_REJECTION_TEXT });
   }
   return decisions;
+}
+
+/** The names of the transfer calls an agent's handoffs offer. */
+function transferNames(agent: unknown): Set<string> {
+  const names = new Set<string>();
+  const handoffs = isRecord(agent) && Array.isArray(agent.handoffs) ? agent.handoffs : [];
+  for (const candidate of handoffs) {
+    try {
+      const name = nonEmptyString((getHandoff(candidate as never) as unknown as Loose).toolName);
+      if (name !== undefined) names.add(name);
+    } catch {
+      // An entry the SDK cannot read offers no transfer we could match.
+    }
+  }
+  return names;
 }
 
 /** The same agent: the object, or one of the same name (a clone). */
