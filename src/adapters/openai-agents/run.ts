@@ -320,12 +320,16 @@ export class RunRecord implements RunObserver {
     const index = this.#lastCalls.findIndex((call) => call.name === toolName || (toolName === undefined && call.name.startsWith('transfer_to')));
     const call = index >= 0 ? this.#lastCalls.splice(index, 1)[0]! : { id: `handoff:${target}:${this.#adapter.newRunId()}`, name: toolName ?? `transfer_to_${target}`, arguments: '{}' };
     run.toolStart(call, this.#call?.ids.api_request_id);
-    // The step's calls come before it (the SDK hands off once they ran): behind any of them not yet recorded.
-    if (this.#resumedOrder.length > 0 && !this.#resumedOrder.includes(call.id)) this.#resumedOrder.push(call.id);
-    this.#endInOrder(call.id, () => run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) }));
     this.#agent = to;
     prepareAgent(to);
-    this.#handTo(run, to, call.id);
+    // The step's calls come before it (the SDK hands off once they ran): behind any of them not yet recorded (a rejected
+    // call's text comes with the next request), the transfer and the change of agent wait, so that a handoff ending
+    // the agent that made them ends it after them.
+    if (this.#resumedOrder.length > 0 && !this.#resumedOrder.includes(call.id)) this.#resumedOrder.push(call.id);
+    this.#endInOrder(call.id, () => {
+      run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) });
+      this.#handTo(run, to, call.id);
+    });
   }
 
   toolFrame(callId: string): ToolFrame | undefined {
@@ -368,10 +372,11 @@ export class RunRecord implements RunObserver {
 
   attempt(request: Loose, model: ModelInfo): AttemptObserver | undefined {
     if (this.#settled || this.#turn() === undefined) return undefined;
-    const run = this.#current()!;
     const input = request.input;
+    // The step before is over: what it held is recorded first (a handoff held behind a rejection changes the agent).
     this.#settleDenied(input);
     this.#releaseHeld();
+    const run = this.#current()!;
     const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
     const call = retry ? this.#call! : run.newApiCall();
     this.#call = call;
