@@ -37,6 +37,7 @@ import { consoleLogger, safeLog, type Logger } from '../shared/logger.ts';
 import type { BackendKind, RelayBackend } from '../relay/contract.ts';
 import { createNoopRelay } from './off.ts';
 import { createMemoryRelay } from './memory/index.ts';
+import { preparePluginHost } from './memory/relay.ts';
 import { detectRuntime, type RuntimeName } from '../shared/js-runtime.ts';
 
 /** Environment variable that overrides the configured backend choice. */
@@ -246,3 +247,11 @@ function describe(value: unknown): string {
   }
 }
 
+/**
+ * Loads what the in-memory relay needs to activate a plugins.toml without
+ * waiting: for the stand-in a shutdown makes when native still starts.
+ * Never rejects.
+ */
+export async function prepareMemoryPluginHost(): Promise<void> {
+  await preparePluginHost().catch(() => undefined);
+}

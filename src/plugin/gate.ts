@@ -22,11 +22,12 @@ import { nowMicros } from '../shared/clock.ts';
 import { atExit } from '../shared/exit-hook.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
-import { resolveBackend, resolveBackendNow } from '../backends/select.ts';
+import { prepareMemoryPluginHost, resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import type { RedactHook } from './egress.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { activatePluginsToml, activatePluginsTomlNow, documentChecksNow, fallbackOutcome, hasPluginsToml, loadDocumentChecks, withoutActivation } from './activation.ts';
-import type { Environment, LoadedSettings } from './config/settings.ts';
+import { localOutputsOnly, truncatesAtofFile } from '../formats/plugins-toml/document.ts';
+import type { Environment, LoadedSettings, NemoRelaySettings } from './config/settings.ts';
 import { LiveRecording } from './recording.ts';
 import type { ManagedExecution, ManagedGate } from './managed.ts';
 import type { LoosePayload } from './payload.ts';
@@ -83,8 +84,13 @@ export class HookGate implements ManagedGate {
   private replayUntil = Number.POSITIVE_INFINITY;
   private removeExitTask: (() => void) | null = null;
   private waiters: ((live: LiveRecording | null) => void)[] = [];
-  /** Ends the background work's wait for a backend load that a stand-in replaced (see `standInForLoadingBackend`). */
+  /** Ends the background work's wait for a backend load that a stand-in replaced (see `standInForSlowStart`). */
   private abandonStartup: (() => void) | null = null;
+  /**
+   * The plugins.toml activation under way, for the live recording it is for (the backend's, or a stand-in's):
+   * until it is applied, that recording has no outputs. `abandon` ends the background work's wait for it.
+   */
+  private configuring: { live: LiveRecording; abandon: () => void } | null = null;
   private readyResolve!: () => void;
   /** Settles when the gate is ready (backend live, plugins.toml activated) or has failed open. */
   readonly ready: Promise<void>;
@@ -167,44 +173,95 @@ export class HookGate implements ManagedGate {
     const abandoned = new Promise<void>((resolve) => {
       this.abandonStartup = resolve;
     });
-    this.options.work.track(Promise.race([startup.catch((error: unknown) => this.failStartup(error)), abandoned]));
+    const settled = Promise.race([startup.catch((error: unknown) => this.failStartup(error)), abandoned]);
+    // Loaded, failed or replaced: nothing is loading any more (a failed start gets no stand-in: its queue is dropped).
+    this.options.work.track(settled.finally(() => (this.abandonStartup = null)));
   }
 
   /**
-   * A shutdown whose budget is running out while the backend still loads
-   * (native can, on a busy machine) records the start-up queue
-   * into the in-memory relay instead of dropping it: the same files and
-   * destinations, written within the budget. What loads later is left
-   * unused. Nothing to do when a backend is already live (or none is loading).
+   * A shutdown whose budget is running out while native still starts (it
+   * loads, or activates plugins.toml: either can outlast a short budget on
+   * a busy machine) records the start-up queue into the in-memory relay
+   * instead of dropping it: the same files (the document's, activated on
+   * the memory relay, and the environment's), written within the budget.
+   * What the stand-in needs loads first, while native goes on: native
+   * finishing meanwhile records everything itself (its OTLP included). Then,
+   * if native still starts, the stand-in takes its place, configured at once
+   * (nothing left to load), and what native finishes later is left unused
+   * (a late activation is closed). Nothing to do unless native still starts
+   * (`slowStart`): with an ATOF file native's activation truncates, the
+   * hooks stay queued (dropped, counted, if the budget ends first).
    */
-  standInForLoadingBackend(): void {
-    if (this.state.phase !== 'shutting_down' || this.state.live !== null || this.abandonStartup === null) return;
-    const live = this.memoryStandIn('shutdown() ran short of its budget before the backend loaded: the hooks queued at start-up were recorded by the in-memory relay');
+  standInForSlowStart(): void {
+    if (this.slowStart() === null) return;
+    // Without a document the stand-in needs nothing loaded; else its activation's modules, loaded now and not
+    // ahead of need: loading them alongside native's start slowed native down on a busy machine.
+    if (this.options.settings().settings.pluginsConfig === null) return this.standIn();
+    this.options.work.track(Promise.allSettled([prepareMemoryPluginHost(), loadDocumentChecks()]).then(() => this.standIn()));
+  }
+
+  private standIn(): void {
+    const slow = this.slowStart();
+    if (slow === null) return;
+    const loading = slow === 'loading';
+    const { settings } = this.options.settings();
+    const what = loading ? 'before the backend loaded' : 'while the backend was still activating its configuration';
+    const replaced = this.configuring;
+    const live = this.memoryStandIn(`shutdown() ran short of its budget ${what}: the hooks queued at start-up were recorded by the in-memory relay`, 'activate');
     if (live === null) return;
-    this.abandonStartup();
+    if (loading) this.abandonStartup?.();
+    else replaced?.abandon();
     this.state = { phase: 'shutting_down', live };
-    const destinations = this.options.settings().settings.pluginsConfig !== null ? "; plugins.toml's destinations (OTLP included) were not activated for them" : '';
-    safeLog(this.options.logger, 'warn', `NeMo Relay backend had not loaded when shutdown()'s budget was running out: the ${this.queued} hooks queued at start-up are recorded by the in-memory relay to the environment's outputs rather than dropped${destinations}`);
+    const files = settings.pluginsTomlPath ? "plugins.toml's files (its document activated on the relay) and the environment's" : "the environment's files";
+    const remote = settings.pluginsConfig !== null ? '; its OTLP, streams, uploads and dynamic plugins get none of them' : '';
+    const backend = loading ? 'had not loaded' : 'had loaded but was still activating its configuration';
+    safeLog(this.options.logger, 'warn', `NeMo Relay backend ${backend} when shutdown()'s budget was running out: the ${this.queued} hooks queued at start-up are recorded by the in-memory relay, rather than dropped, into ${files} (the same bytes)${remote}`);
   }
 
   /**
-   * The in-memory relay standing in for a backend that never loaded, with
-   * `reason` for status(), recording to the environment's outputs at once:
-   * a document's activation is asynchronous, and neither an exit nor a
-   * shutdown out of time can wait for it. Null when it cannot be made.
+   * Whether a shutting-down plugin's native backend still starts: loading,
+   * or activating plugins.toml. Null otherwise, and when the backend is the
+   * host's own object or the memory relay (which would stand in for itself),
+   * or when native's activation truncates an ATOF file (`mode =
+   * "overwrite"`): finishing after a stand-in wrote that file, it would
+   * empty it.
    */
-  private memoryStandIn(reason: string): LiveRecording | null {
+  private slowStart(): 'loading' | 'activating' | null {
+    const state = this.state;
+    if (state.phase !== 'shutting_down') return null;
+    if (state.live === null) return this.abandonStartup !== null ? 'loading' : null;
+    const kind = state.live.resolved.kind;
+    if (kind === 'custom' || kind === 'memory' || this.configuring?.live !== state.live) return null;
+    return truncatesAtofFile(this.options.settings().settings.pluginsConfig) ? null : 'activating';
+  }
+
+  /**
+   * The in-memory relay standing in for native, with `reason` for status().
+   * At exit it records to the environment's outputs at once (`fallback`):
+   * a document's activation is asynchronous, and an exit cannot wait for it.
+   * A shutdown activates the document on it (`activate`), which its budget
+   * waits for. Null when it cannot be made.
+   */
+  private memoryStandIn(reason: string, config: 'fallback' | 'activate'): LiveRecording | null {
     const memory = resolveBackendNow('memory', { env: {}, logger: this.options.logger });
     if (memory === undefined) return null;
     memory.reason = reason;
+    let live: LiveRecording;
+    const loaded = this.options.settings();
+    // The files only: remote destinations load exporters and connect, and dynamic plugins start workers, which the
+    // rest of a budget cannot wait for (nor can the memory relay run dynamic plugins).
+    const settings = config === 'activate' ? { ...loaded.settings, pluginsConfig: localOutputsOnly(loaded.settings.pluginsConfig), dynamicPlugins: [] } : loaded.settings;
     try {
-      const loaded = this.options.settings();
-      const live = new LiveRecording({ ...this.options, resolved: memory, settings: loaded.settings, origin: loaded });
-      live.applyConfig(fallbackOutcome(loaded.settings));
-      return live;
+      live = new LiveRecording({ ...this.options, resolved: memory, settings, origin: loaded });
+      if (config === 'fallback' || !hasPluginsToml(settings, live.backend)) {
+        live.applyConfig(config === 'fallback' ? fallbackOutcome(settings) : withoutActivation(live.backend, settings, this.options.logger));
+        return live;
+      }
     } catch {
       return null;
     }
+    this.configure(live, settings, activatePluginsToml(live.backend, settings, this.options.logger));
+    return live;
   }
 
   private activate(resolved: ResolvedBackend): void {
@@ -233,26 +290,44 @@ export class HookGate implements ManagedGate {
       return;
     }
     this.state = shuttingDown ? { phase: 'shutting_down', live } : { phase: 'activating', live };
-    const outcome = activates
-      ? activatePluginsToml(live.backend, settings, this.options.logger)
-      : loadDocumentChecks().then(() => withoutActivation(live.backend, settings, this.options.logger));
+    this.configure(
+      live,
+      settings,
+      activates ? activatePluginsToml(live.backend, settings, this.options.logger) : loadDocumentChecks().then(() => withoutActivation(live.backend, settings, this.options.logger)),
+    );
+  }
+
+  /** Applies `outcome` to `live` once it settles, then replays the queue into it: the background work waits for it. */
+  private configure(live: LiveRecording, settings: NemoRelaySettings, outcome: Promise<PluginsTomlOutcome>): void {
+    // A stand-in that replaced `live` (standInForSlowStart) stops waiting for this (it cannot be cancelled).
+    const abandoned = new Promise<void>((resolve) => {
+      this.configuring = { live, abandon: resolve };
+    });
+    // Applied only while `live` is the gate's recording and the plugin is not shut down.
+    const current = () => this.state.phase !== 'shutdown' && this.live === live;
     const activation = outcome.then((outcome) => {
-      // Finished after shutdown() gave up on it: its queue was dropped (counted), so nothing is recorded
+      // Finished after shutdown() gave up on it, or after a stand-in took its place: nothing is recorded
       // through it; applied, it would open its outputs and say it records there. It is released instead.
-      if (this.state.phase === 'shutdown') return releaseLate(outcome, this.options.logger);
+      if (!current()) return releaseLate(outcome, this.options.logger);
+      this.configured(live);
       live.applyConfig(outcome);
       if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
       void this.drain();
     });
-    this.options.work.track(
-      activation.catch((error: unknown) => {
-        // The env exporters still apply (unless the document asks for redaction): the plugin records without the document.
-        this.options.work.fail('NeMo Relay plugins.toml activation failed', error);
-        live.applyConfig(fallbackOutcome(settings));
-        if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
-        void this.drain();
-      }),
-    );
+    const settled = activation.catch((error: unknown) => {
+      // The env exporters still apply (unless the document asks for redaction): the plugin records without the document.
+      this.options.work.fail('NeMo Relay plugins.toml activation failed', error);
+      if (!current()) return;
+      this.configured(live);
+      live.applyConfig(fallbackOutcome(settings));
+      if (this.state.phase === 'activating') this.state = { phase: 'ready', live };
+      void this.drain();
+    });
+    this.options.work.track(Promise.race([settled, abandoned]));
+  }
+
+  private configured(live: LiveRecording): void {
+    if (this.configuring?.live === live) this.configuring = null;
   }
 
   private failStartup(error: unknown): void {
@@ -334,9 +409,11 @@ export class HookGate implements ManagedGate {
     if (this.queued === 0) return;
     let live = this.live;
     if (live === null) {
-      live = this.memoryStandIn('the process exited before the backend loaded: queued hooks recorded by the in-memory relay');
+      live = this.memoryStandIn('the process exited before the backend loaded: queued hooks recorded by the in-memory relay', 'fallback');
       if (live === null) return;
-    } else if (this.state.phase === 'activating') {
+    } else if (this.configuring?.live === live) {
+      // Its activation never finished (at start-up, or a shutdown's stand-in's): the env exporters apply.
+      this.configuring = null;
       live.applyConfig(fallbackOutcome(this.options.settings().settings));
     }
     this.state = { phase: 'shutting_down', live };

@@ -18,7 +18,7 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 /** The most of a shutdown's budget kept, after replaying the start-up queue, for closing sessions and writing files (a tenth of the budget up to this). */
 const DRAIN_RESERVE_MAX_MS = 500;
 /**
- * The most of a shutdown's budget kept, while the backend still loads, for the in-memory relay that
+ * The most of a shutdown's budget kept, while native still starts, for the in-memory relay that
  * stands in for it (half the budget up to this): activating the outputs, replaying, writing the files.
  */
 const STAND_IN_RESERVE_MAX_MS = 1_000;
@@ -88,11 +88,12 @@ export function shutdownPlugin(parts: Lifecycle, options: ShutdownOptions = {}):
   let stage: Stage = 'background';
   const closing = (async () => {
     if (previous === 'idle') return;
-    // A backend still loading gets the budget but the stand-in's share: then the in-memory relay records
-    // the start-up queue (gate.standInForLoadingBackend), so a short budget on a busy machine loses nothing.
+    // Native still starting (loading, or activating plugins.toml) gets the budget but the stand-in's share: then
+    // the in-memory relay records the start-up queue into the same files (gate.standInForSlowStart), so a short
+    // budget on a busy machine does not drop it.
     const standInAt = deadline - Math.min(STAND_IN_RESERVE_MAX_MS, Math.max(0, deadline - Date.now()) / 2);
     if ((await boundedBy(work.settle(), standInAt - Date.now())) === 'timeout') {
-      gate.standInForLoadingBackend();
+      gate.standInForSlowStart();
       await work.settle();
     }
     // Hooks still queued from start-up are replayed while a share of the budget is left for closing

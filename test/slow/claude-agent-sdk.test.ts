@@ -21,6 +21,7 @@ import { HookRegistry } from '../../src/hooks/registry.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock, type MockReply, type MockRequest } from '../support/anthropic-mock.ts';
+import { recordedConversation, sentConversation } from '../support/claude-conversation.ts';
 
 const MAIN_MODEL = 'claude-main-2026-01-01';
 const SUB_MODEL = 'claude-sub-2026-01-01';
@@ -196,33 +197,6 @@ function repliesOf(mock: AnthropicMock, model: string): Array<Extract<MockReply,
 
 /** A provider attempt that failed (and was retried, or not): an agent step whose invocation failed. */
 const failedAttempt = (step: AtifDoc): boolean => step.extra?.invocation?.status === 'failed';
-
-/** A recorded request's messages, one line each: role, text, tool call ids, tool results. */
-function recordedConversation(messages: any[]): string[] {
-  return messages.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}:${m.content}` : `${m.role}:${m.content ?? ''}${(m.tool_calls ?? []).map((c: any) => `[${c.id}]`).join('')}`));
-}
-
-const MID_TURN = 'The user sent a new message while you were working:\n';
-
-/** The messages the CLI sent the API, in the same terms: without its system notes and reminders, which the stream never shows. */
-function sentConversation(messages: any[]): string[] {
-  const out: string[] = [];
-  for (const m of messages) {
-    if (m.role === 'system') continue;
-    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
-    const text = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('');
-    if (m.role === 'assistant') out.push(`assistant:${text}${blocks.filter((b) => b.type === 'tool_use').map((b) => `[${b.id}]`).join('')}`);
-    else {
-      for (const b of blocks.filter((b) => b.type === 'tool_result')) out.push(`tool:${b.tool_use_id}:${typeof b.content === 'string' ? b.content : b.content.map((c: any) => c.text).join('')}`);
-      // A message the user sent while the CLI was busy goes into the running turn wrapped in the CLI's words: the message is the user's.
-      const midTurn = blocks.filter((b) => b.type === 'text' && b.text.startsWith(MID_TURN));
-      if (midTurn.length > 0) out.push(`user:${midTurn.map((b) => b.text.slice(MID_TURN.length).split('\n\n')[0]).join('\n')}`);
-      const rest = blocks.filter((b) => b.type === 'text' && !b.text.startsWith('<system-reminder>') && !midTurn.includes(b)).map((b) => b.text).join('');
-      if (rest !== '') out.push(`user:${rest}`);
-    }
-  }
-  return out;
-}
 
 /** The agent steps that are the model's answers (failed attempts apart). */
 function agentSteps(doc: AtifDoc): AtifDoc[] {

@@ -20,6 +20,7 @@ export const LOADS_NATIVE = [
   'test/adapters/langchain-random-wire.test.ts',
   'test/adapters/langchain.test.ts',
   'test/adapters/langgraph-programs.test.ts',
+  'test/adapters/langgraph-send.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',

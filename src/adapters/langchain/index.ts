@@ -16,7 +16,8 @@
  * - A chain run whose parent is a tool run is a sub-agent of that tool call.
  * - A compiled graph run as a node (a subgraph, a `createReactAgent` or
  *   `createAgent` worker) is an agent: the first to start before the run
- *   called a model is the run's own (its steps are the run's), any other is
+ *   called a model or started another agent, unless a `Send` started it, is
+ *   the run's own (its steps are the run's), any other is
  *   a sub-agent of the run, linked to the handoff call whose `Command` went
  *   to its node, else to the run (`#agentNode`). A thread remembers its own
  *   agent, so a run resumed inside a worker keeps the worker a sub-agent.
@@ -98,6 +99,14 @@ const isGraphRun = (chain: unknown): boolean => {
   const kind = id.at(-1);
   return id[0] === 'langgraph' && typeof kind === 'string' && (kind.startsWith('Compiled') || kind === 'Pregel');
 };
+/** LangGraph's name for the tasks a `Send` starts (its `PUSH` constant). */
+const PUSH = '__pregel_push';
+/** A node LangGraph runs for a `Send` (a fan-out's worker): its task was pushed, not pulled by an edge. */
+const isSendTask = (metadata: Loose | undefined): boolean => {
+  const triggers = metadata?.langgraph_triggers;
+  const path = metadata?.langgraph_path;
+  return (Array.isArray(triggers) && triggers.includes(PUSH)) || (Array.isArray(path) && path[0] === PUSH);
+};
 /** The name LangGraph gives a graph compiled without one. */
 const DEFAULT_GRAPH_NAME = 'LangGraph';
 /** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
@@ -134,6 +143,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
   readonly #holds: SessionHolds<true>;
+  /** The task a `Send` gave each agent it started: of parallel workers of one agent, it tells whose approvals are whose. */
+  readonly #sentTasks = new WeakMap<AgentRun, string>();
   /** The agents (compiled graphs run as nodes) each run met, and the handoffs its tools made. */
   readonly #agents = new WeakMap<AgentRun, AgentsOfRun>();
 
@@ -188,26 +199,28 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /**
    * A compiled graph starting as a node of `run` (a subgraph, a `createReactAgent`
    * or `createAgent` added as a node or invoked from one) is an agent. The first one
-   * to start before the run called a model is the run's own agent (the supervisor
-   * the graph starts with, or the graph's only agent), and so is any later run of
-   * it; any other is a sub-agent of the run, linked to the handoff tool call whose
+   * to start before the run called a model or started a sub-agent is the run's own
+   * agent (the supervisor the graph starts with, or the graph's only agent), and so
+   * is any later run of it, except a run a `Send` started (a fan-out's workers run
+   * side by side); any other is a sub-agent of the run, linked to the handoff tool call whose
    * `Command` went to its node, else to the run (a supervisor node routed to it).
    * `undefined` when it is the run's own.
    */
-  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined): { name: string; toolCallId: string } | undefined {
+  #agentNode(run: AgentRun, runName: string | undefined, metadata: Loose | undefined, inputs: unknown): { name: string; toolCallId: string; task: string | undefined } | undefined {
     const agents = this.#agentsOf(run);
     const node = nonEmptyString(metadata?.langgraph_node);
     // An unnamed graph runs as LangGraph's default name: its node names it.
     const name = (runName !== undefined && runName !== DEFAULT_GRAPH_NAME ? runName : undefined) ?? node ?? runName ?? 'agent';
-    if (agents.own === undefined && !agents.calledModel) {
+    // A `Send` fans out to workers that run side by side, often several of the same agent: none of them is the run's own.
+    const sent = isSendTask(metadata);
+    if (agents.own === undefined && !agents.calledModel && agents.started === 0 && !sent) {
       agents.own = name;
       if (run.parent === undefined && run.sessionId !== run.runId) this.#rememberOwnAgent(run.sessionId, name);
     }
-    if (agents.own === name) return undefined;
-    const handoff = node === undefined ? undefined : agents.handoffs.get(node);
-    if (handoff !== undefined && node !== undefined) agents.handoffs.delete(node);
+    if (agents.own === name && !sent) return undefined;
+    const handoff = node === undefined ? undefined : takeHandoff(agents.handoffs, node, inputs);
     agents.started += 1;
-    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}` };
+    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userMessageOfInputs(inputs) : undefined };
   }
 
   /** The agent run of the nearest ancestor that has one. */
@@ -234,7 +247,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
-      const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata) : undefined;
+      const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata, inputs) : undefined;
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
@@ -257,6 +270,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           parent: { run: parent.run, toolCallId: agent.toolCallId },
         });
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined });
+        if (run !== undefined && agent.task !== undefined) this.#sentTasks.set(run, agent.task);
         // A `Command` resuming the thread resumes the agent that asked: its decisions answer that agent's requests.
         const resume = this.#agentsOf(parent.run).resume;
         if (run !== undefined && resume !== undefined) this.#resumeApprovals(run, resume);
@@ -432,7 +446,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const message = toolMessageOf(output, node.toolCallId);
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
-      for (const target of handoffTargets(output)) this.#agentsOf(node.run).handoffs.set(target, node.toolCallId);
+      for (const target of handoffTargets(output)) addHandoff(this.#agentsOf(node.run).handoffs, target, node.toolCallId);
       node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
     });
   }
@@ -508,6 +522,18 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return !seen;
   }
 
+  /**
+   * Where a run's approval requests wait for the resuming run: its session, or,
+   * for an agent of a graph (a sub-agent whose session is new each turn), its
+   * name in its parent's session, and the task a `Send` gave it (parallel
+   * workers of one agent each wait for their own decisions).
+   */
+  #approvalKey(run: AgentRun): string {
+    if (run.parent === undefined || run.agentName === undefined) return run.sessionId;
+    const task = this.#sentTasks.get(run);
+    return `${run.parent.run.sessionId}>${run.agentName}${task === undefined ? '' : `>${task}`}`;
+  }
+
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
   #askApprovals(run: AgentRun, interrupts: unknown): void {
     if (!Array.isArray(interrupts)) return;
@@ -516,16 +542,17 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     for (const interrupt of interrupts) {
       const value = isRecord(interrupt) && isRecord(interrupt.value) ? interrupt.value : {};
       const actions = Array.isArray(value.actionRequests) ? value.actionRequests : [];
-      for (const action of actions) {
+      const interruptId = isRecord(interrupt) ? nonEmptyString(interrupt.id) : undefined;
+      for (const [position, action] of actions.entries()) {
         if (!isRecord(action)) continue;
         const match = pending.find((call) => call.name === action.name && !asked.some((a) => a.id === call.id));
         const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
-        asked.push({ id, call: match });
+        asked.push({ id, call: match, interruptId, position });
         run.approvalRequest(id, nonEmptyString(action.description), nonEmptyString(action.name));
       }
     }
     if (asked.length === 0) return;
-    const key = approvalKey(run);
+    const key = this.#approvalKey(run);
     this.#pendingApprovals.delete(key);
     this.#pendingApprovals.set(key, asked);
     // Interrupts nobody resumes must not pile up: the oldest are dropped.
@@ -534,17 +561,25 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   /** The decisions of a resuming `Command`, answered against the requests of the interrupted run. */
   #resumeApprovals(run: AgentRun, inputs: unknown): void {
-    const key = approvalKey(run);
+    const key = this.#approvalKey(run);
     const asked = this.#pendingApprovals.get(key);
     // Not this run's: a sub-agent that asked resumes inside it.
     if (asked === undefined && run.parent === undefined && isResume(inputs)) this.#agentsOf(run).resume = inputs;
     if (asked === undefined || !isRecord(inputs)) return;
     const resume = isRecord(inputs.resume) ? inputs.resume : undefined;
-    const decisions = resume !== undefined && Array.isArray(resume.decisions) ? resume.decisions : undefined;
-    if (decisions === undefined) return;
+    if (resume === undefined) return;
+    // One interrupt is resumed with its value (`{ decisions }`); several at once with a value per interrupt id.
+    const decisionOf = (asked: Asked, index: number): unknown => {
+      if (Array.isArray(resume.decisions)) return resume.decisions[index];
+      const byId = asked.interruptId === undefined ? undefined : resume[asked.interruptId];
+      return isRecord(byId) && Array.isArray(byId.decisions) ? byId.decisions[asked.position] : undefined;
+    };
+    if (!asked.some((one, index) => decisionOf(one, index) !== undefined)) return;
     this.#pendingApprovals.delete(key);
-    asked.forEach(({ id, call }, index) => {
-      const decision = isRecord(decisions[index]) ? (decisions[index] as Loose) : {};
+    asked.forEach((one, index) => {
+      const { id, call } = one;
+      const given = decisionOf(one, index);
+      const decision = isRecord(given) ? given : {};
       const approved = decision.type === 'approve' || decision.type === 'edit';
       run.approvalResponse(id, approved);
       if (approved || call === undefined) return;
@@ -560,39 +595,67 @@ interface AgentsOfRun {
   /** The name of the run's own agent, once a graph node took it. */
   own: string | undefined;
   calledModel: boolean;
-  /** Handoff tool calls by the node their `Command` goes to. */
-  readonly handoffs: Map<string, string>;
+  /** Handoff tool calls waiting for their agent to start, by the node their `Command` goes to, oldest first. */
+  readonly handoffs: Map<string, Handoff[]>;
   /** Sub-agents started, to name the links of those no handoff started. */
   started: number;
   /** A resuming `Command` whose decisions none of this run's requests took: for the sub-agent that asked. */
   resume: unknown;
 }
 
-/**
- * Where a run's approval requests wait for the resuming run: its session, or,
- * for an agent of a graph (a sub-agent whose session is new each turn), its
- * name in its parent's session.
- */
-function approvalKey(run: AgentRun): string {
-  return run.parent === undefined || run.agentName === undefined ? run.sessionId : `${run.parent.run.sessionId}>${run.agentName}`;
+
+/** A handoff tool call waiting for the agent its `Command` went to; `goal` is the task a `Send` gave it. */
+interface Handoff {
+  readonly toolCallId: string;
+  readonly goal: string | undefined;
 }
 
-/** The nodes a tool's `Command` (a handoff) sends control to: `goto` as a name, names, or `Send`s. */
-function handoffTargets(output: unknown): string[] {
+/** Handoffs kept per node: calls whose agent never starts (a plain node) must not pile up in a long run. */
+const MAX_HANDOFFS_PER_NODE = 256;
+
+/** The nodes a tool's `Command` (a handoff) sends control to: `goto` as a name, names, or `Send`s (with the task each gives). */
+function handoffTargets(output: unknown): Array<{ node: string; goal: string | undefined }> {
   if (!isRecord(output) || output.lg_name !== 'Command') return [];
   const goto = Array.isArray(output.goto) ? output.goto : [output.goto];
-  const targets: string[] = [];
+  const targets: Array<{ node: string; goal: string | undefined }> = [];
   for (const target of goto) {
     const name = typeof target === 'string' ? target : isRecord(target) ? target.node : undefined;
-    if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push(name);
+    const goal = isRecord(target) ? userMessageOfInputs(target.args) : undefined;
+    if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push({ node: name, goal });
   }
   return targets;
 }
 
-/** A tool call an interrupt asked about: its id, and the model's call when it was found. */
+function addHandoff(handoffs: Map<string, Handoff[]>, target: { node: string; goal: string | undefined }, toolCallId: string): void {
+  let waiting = handoffs.get(target.node);
+  if (waiting === undefined) handoffs.set(target.node, (waiting = []));
+  waiting.push({ toolCallId, goal: target.goal });
+  if (waiting.length > MAX_HANDOFFS_PER_NODE) waiting.shift();
+}
+
+/**
+ * The handoff call that started an agent at `node`: several calls may send
+ * to one node at once (parallel handoffs, each a `Send` with its own task),
+ * and LangGraph need not start their agents in the calls' order, so the one
+ * whose task is the agent's input is taken, else the oldest.
+ */
+function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unknown): string | undefined {
+  const waiting = handoffs.get(node);
+  if (waiting === undefined) return undefined;
+  const goal = waiting.some((handoff) => handoff.goal !== undefined) ? userMessageOfInputs(inputs) : undefined;
+  const index = Math.max(0, goal === undefined ? 0 : waiting.findIndex((handoff) => handoff.goal === goal));
+  const [taken] = waiting.splice(index, 1);
+  if (waiting.length === 0) handoffs.delete(node);
+  return taken?.toolCallId;
+}
+
+/** A tool call an interrupt asked about: its id, the model's call when it was found, and which interrupt's action it is. */
 interface Asked {
   readonly id: string;
   readonly call: CallOfTool | undefined;
+  readonly interruptId: string | undefined;
+  /** Its place among its interrupt's actions (the decisions of a resume by interrupt id are in that order). */
+  readonly position: number;
 }
 
 /** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */

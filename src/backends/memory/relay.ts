@@ -76,6 +76,11 @@ import type { PluginHost } from './plugins-toml-activation.ts';
 let pluginHostModule: typeof import('./plugins-toml-activation.ts') | undefined;
 let pluginHostLoading: Promise<typeof import('./plugins-toml-activation.ts')> | undefined;
 
+/** Loads the plugins.toml machinery ahead of an activation that must not wait for it (a shutdown's stand-in). */
+export function preparePluginHost(): Promise<unknown> {
+  return loadPluginHost();
+}
+
 function loadPluginHost(): Promise<typeof import('./plugins-toml-activation.ts')> {
   pluginHostLoading ??= import('./plugins-toml-activation.ts').then(
     (module) => (pluginHostModule = module),

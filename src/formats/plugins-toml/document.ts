@@ -119,6 +119,46 @@ export function outputDirectories(document: JsonObject): string[] {
   return out;
 }
 
+/**
+ * Whether an enabled observability component truncates an ATOF file when it
+ * activates (`mode = "overwrite"`, on the sinks or the legacy flat table):
+ * native does so as its activation opens the file, whenever that finishes.
+ */
+export function truncatesAtofFile(document: JsonObject | null): boolean {
+  for (const config of observabilityComponents(document)) {
+    const atof = config.atof;
+    if (!isJsonObject(atof)) continue;
+    const sinks = Array.isArray(atof.sinks) ? atof.sinks : [];
+    for (const sink of [atof, ...sinks]) if (isJsonObject(sink) && sink.mode === 'overwrite') return true;
+  }
+  return false;
+}
+
+/**
+ * `document` with only its local outputs: the observability components keep
+ * their ATOF file sinks and ATIF files, without OpenTelemetry, ATOF stream
+ * sinks or ATIF storage (whose exporters load and connect: what a shutdown
+ * out of time cannot wait for). Null stays null.
+ */
+export function localOutputsOnly(document: JsonObject | null): JsonObject | null {
+  if (document === null || !Array.isArray(document.components)) return document;
+  const components = document.components.map((component) => {
+    if (!isJsonObject(component) || component.kind !== 'observability' || !isJsonObject(component.config)) return component;
+    const config: JsonObject = {};
+    for (const [key, value] of Object.entries(component.config)) if (key !== 'opentelemetry') config[key] = value;
+    const atof = config.atof;
+    if (isJsonObject(atof) && Array.isArray(atof.sinks)) config.atof = { ...atof, sinks: atof.sinks.filter((sink) => !isJsonObject(sink) || sink.type !== 'stream') };
+    const atif = config.atif;
+    if (isJsonObject(atif) && 'storage' in atif) {
+      const local: JsonObject = {};
+      for (const [key, value] of Object.entries(atif)) if (key !== 'storage') local[key] = value;
+      config.atif = local;
+    }
+    return { ...component, config };
+  });
+  return { ...document, components };
+}
+
 export interface DynamicPluginSpecsResult {
   specs: DynamicPluginSpec[];
   diagnostics: ConfigDiagnostic[];
