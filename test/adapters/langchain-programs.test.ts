@@ -11,7 +11,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { StringOutputParser } from '@langchain/core/output_parsers';
 import { tool } from '@langchain/core/tools';
-import type { BaseMessage } from '@langchain/core/messages';
+import { ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent, modelRetryMiddleware } from 'langchain';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { createReactAgent, ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
@@ -113,6 +113,49 @@ describe('LangChain adapter on real programs (real provider clients over a fake 
     expect(agentSteps(doc).map((step) => step.model_name)).toEqual([GPT, GPT]);
     expect(reported(result.messages)).toEqual([[90, 30, 0], [1300, 6, 1024]]);
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
+  });
+
+  it('a tool node written by hand that runs the tools with the calls’ args (tool.invoke(toolCall.args)): each run is the model’s call, a tool run nobody asked for its own', async () => {
+    const { fetch } = scriptedFetch([
+      // The model asks for the same call twice: the runs take the calls in order.
+      chatCompletion({ id: 'chatcmpl-h1', model: GPT, content: null, toolCalls: [{ id: 'call_lima', name: 'get_weather', args: { city: 'Lima' } }, { id: 'call_oslo_a', name: 'get_weather', args: { city: 'Oslo' } }, { id: 'call_oslo_b', name: 'get_weather', args: { city: 'Oslo' } }], usage: { prompt_tokens: 90, completion_tokens: 30 } }),
+      chatCompletion({ id: 'chatcmpl-h2', model: GPT, content: 'Sunny everywhere.', usage: { prompt_tokens: 150, completion_tokens: 6 } }),
+    ]);
+    const model = openai(fetch).bindTools([weather]);
+    const callModel = async (state: typeof MessagesAnnotation.State) => ({ messages: [await model.invoke(state.messages)] });
+    // As LangGraph's workflows page writes a tool node by hand: the observation wrapped in a ToolMessage for the call.
+    const toolNode = async (state: typeof MessagesAnnotation.State) => {
+      const last = state.messages.at(-1) as AIMessage;
+      const results: ToolMessage[] = [];
+      for (const toolCall of last.tool_calls ?? []) {
+        const observation = await weather.invoke(toolCall.args as { city: string });
+        results.push(new ToolMessage({ content: observation, tool_call_id: toolCall.id! }));
+      }
+      // A tool the node runs on its own, no model asked for it.
+      await weather.invoke({ city: 'Nuuk' });
+      return { messages: results };
+    };
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('agent', callModel)
+      .addNode('tools', toolNode)
+      .addEdge(START, 'agent')
+      .addConditionalEdges('agent', toolsCondition, ['tools', END])
+      .addEdge('tools', 'agent')
+      .compile();
+    const recorded = recordedPlugin('lc-hand-tools');
+    await graph.invoke({ messages: [{ role: 'user', content: 'Weather in Lima and Oslo?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const runs = recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.result]);
+    expect(runs.slice(0, 3)).toEqual([['call_lima', 'Sunny and 21C in Lima'], ['call_oslo_a', 'Sunny and 21C in Oslo'], ['call_oslo_b', 'Sunny and 21C in Oslo']]);
+    expect(runs).toHaveLength(4);
+    expect(runs[3]![0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/);
+    expect(runs[3]![1]).toBe('Sunny and 21C in Nuuk');
+    // The model's step holds the calls it made, each with its own result, and the run nobody asked for under its own id.
+    expect(toolCallIds(doc)).toEqual(['call_lima', 'call_oslo_a', 'call_oslo_b', runs[3]![0]]);
+    expect(observed(doc)).toEqual([...runs.slice(0, 3), [runs[3]![0], 'Sunny and 21C in Nuuk']]);
   });
 
   it('createReactAgent streamed with .stream(): one turn, the final answer, the streamed usage', async () => {

@@ -7,7 +7,9 @@
 // ChatOpenAI and ChatAnthropic clients run over a fake fetch that answers
 // by what each request asks and holds a wave of requests until all of them
 // are in flight, then answers them in the reverse order: the workers' model
-// calls really overlap and finish out of order. Each trajectory is checked
+// calls really overlap and finish out of order. Also: workers that are plain
+// nodes running their own model and tool loop, or a subgraph of their own,
+// and the next turn of a thread after a fan-out. Each trajectory is checked
 // against what the program got back: every model call once, in the
 // trajectory of the agent that made it, with its own usage_metadata and its
 // own answer; and the same hooks on native must write the same files.
@@ -16,10 +18,10 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import type { ChatGeneration, LLMResult } from '@langchain/core/outputs';
-import { HumanMessage, SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
+import { HumanMessage, SystemMessage, ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent, humanInTheLoopMiddleware } from 'langchain';
 import { Annotation, Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, Send, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
-import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { createReactAgent, ToolNode } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -546,6 +548,250 @@ describe('LangGraph Send fan-out through the LangChain adapter', () => {
     const session = (callId: string, hook: string) => recorded.log.find((e) => e.hook === hook && e.payload.tool_call_id === callId)!.payload.session_id;
     for (const callId of ['toolu_a', 'toolu_b']) expect(session(callId, 'post_approval_response')).toBe(session(callId, 'post_tool_call'));
     expect(session('toolu_a', 'post_approval_response')).not.toBe(session('toolu_b', 'post_approval_response'));
+    await sameOnNative(recorded, true);
+  }, 30_000);
+});
+
+describe('Send workers that run their own model and tool loop, and the thread turn after a fan-out', () => {
+  // What each tool returns, by the model's call id: every tool result is checked against the call that asked for it.
+  const results: Record<string, string> = {
+    call_oslo_weather: 'Weather in Oslo: snow',
+    call_oslo_people: 'Population of Oslo: 709,000',
+    call_rome_weather: 'Weather in Rome: sun',
+  };
+  const args: Record<string, { city: string }> = { call_oslo_weather: { city: 'Oslo' }, call_oslo_people: { city: 'Oslo' }, call_rome_weather: { city: 'Rome' } };
+  /** Oslo's worker asks for two tools at once, Rome's for one; each then answers from its tools' results. */
+  const loopRoutes = (provider: 'openai' | 'anthropic'): Route[] => {
+    const reply = (id: string, text: string | null, calls: string[], usage: [number, number, number]): WireReply =>
+      provider === 'openai'
+        ? chatCompletion({ id: `chatcmpl-${id}`, model: GPT, content: text, toolCalls: calls.map((call) => ({ id: call, name: call.endsWith('people') ? 'population' : 'weather', args: args[call]! })), usage: { prompt_tokens: usage[0], completion_tokens: usage[1], cached: usage[2] } })
+        : anthropicMessage({
+            id: `msg_${id}`,
+            model: CLAUDE,
+            content: [...(text === null ? [] : [{ type: 'text' as const, text }]), ...calls.map((call) => ({ type: 'tool_use' as const, id: call, name: call.endsWith('people') ? 'population' : 'weather', input: args[call]! }))],
+            usage: { input_tokens: usage[0], output_tokens: usage[1], cache_read_input_tokens: usage[2] },
+          });
+    return [
+      { when: 'Research Oslo', wave: 'first', reply: reply('oslo-1', null, ['call_oslo_weather', 'call_oslo_people'], [51, 21, 0]) },
+      { when: 'Research Rome', wave: 'first', reply: reply('rome-1', null, ['call_rome_weather'], [52, 11, 0]) },
+      { when: 'Population of Oslo', wave: 'second', reply: reply('oslo-2', 'Oslo: snow, 709,000 people.', [], [93, 9, 48]) },
+      { when: 'Weather in Rome', wave: 'second', reply: reply('rome-2', 'Rome: sun.', [], [77, 4, 0]) },
+    ];
+  };
+  const loops = [
+    ['a plain node that runs its tools with the model’s tool calls', 'node-call', 'openai'],
+    ['a plain node that runs its tools with the calls’ args and makes the ToolMessages itself', 'node-args', 'anthropic'],
+    ['a plain node with a ToolNode of its own', 'node-toolnode', 'anthropic'],
+    ['a subgraph of its own (a model node and a ToolNode)', 'subgraph', 'openai'],
+  ] as const;
+  for (const [label, kind, provider] of loops) {
+    it(`workers sent with Send, each ${label}, on ${provider}: every tool call and result stays with the call that asked`, async () => {
+      const { fetch, maxInFlight } = concurrentFetch(loopRoutes(provider));
+      // Each tool waits a little, Oslo's the longest: the workers' tool calls overlap and end out of order.
+      const weather = tool(async ({ city }) => (await sleep(city === 'Oslo' ? 20 : 5), results[`call_${city.toLowerCase()}_weather`]!), { name: 'weather', description: 'The weather of a city', schema: z.object({ city: z.string() }) });
+      const population = tool(async ({ city }) => `Population of ${city}: 709,000`, { name: 'population', description: 'The population of a city', schema: z.object({ city: z.string() }) });
+      const tools = [weather, population];
+      const toolsByName = Object.fromEntries(tools.map((t) => [t.name, t])) as Record<string, typeof weather>;
+      const model = (provider === 'openai' ? openai(fetch) : anthropic(fetch)).bindTools(tools);
+      const State = Annotation.Root({ cities: Annotation<string[]>, reports: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+      // As LangGraph's workflows page writes an agent's loop: call the model with the bound tools, run what it asks, until it answers.
+      const plainWorker = async (state: { city: string }) => {
+        const messages: BaseMessage[] = [new HumanMessage(`Research ${state.city}`)];
+        const toolNode = new ToolNode(tools);
+        for (;;) {
+          const ai = (await model.invoke(messages)) as AIMessage;
+          messages.push(ai);
+          if (!ai.tool_calls?.length) return { reports: [String(ai.content)] };
+          if (kind === 'node-toolnode') messages.push(...((await toolNode.invoke({ messages: [ai] })) as { messages: BaseMessage[] }).messages);
+          else if (kind === 'node-call') for (const call of ai.tool_calls) messages.push(await toolsByName[call.name]!.invoke(call));
+          else for (const call of ai.tool_calls) messages.push(new ToolMessage({ content: await toolsByName[call.name]!.invoke(call.args as { city: string }), tool_call_id: call.id! }));
+        }
+      };
+      const shouldContinue = (state: typeof MessagesAnnotation.State) => ((state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END);
+      const subgraph = new StateGraph(MessagesAnnotation)
+        .addNode('llmCall', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+        .addNode('tools', new ToolNode(tools))
+        .addEdge(START, 'llmCall')
+        .addConditionalEdges('llmCall', shouldContinue, ['tools', END])
+        .addEdge('tools', 'llmCall')
+        .compile();
+      const subgraphWorker = async (state: { city: string }, config: LangGraphRunnableConfig) => ({
+        reports: [String((await subgraph.invoke({ messages: [new HumanMessage(`Research ${state.city}`)] }, config)).messages.at(-1)!.content)],
+      });
+      const graph = new StateGraph(State)
+        .addNode('worker', (kind === 'subgraph' ? subgraphWorker : plainWorker) as never)
+        .addConditionalEdges(START, (state) => state.cities.map((city) => new Send('worker', { city })), ['worker'])
+        .addEdge('worker', END)
+        .compile();
+      const recorded = recordedPlugin(`lg-send-loop-${kind}`);
+      const got: BaseMessage[] = [];
+      const collect = { handleLLMEnd: (output: LLMResult) => void got.push((output.generations[0]![0] as ChatGeneration).message) };
+      const result = await graph.invoke({ cities: ['Oslo', 'Rome'] }, { callbacks: [collect, new NemoRelayCallbackHandler(recorded.hooks)] });
+      expect(result.reports).toEqual(['Oslo: snow, 709,000 people.', 'Rome: sun.']);
+      expect(maxInFlight()).toBe(2);
+      const { atif, atof, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      const children = subagents(doc);
+      const childOf = (city: string) => children.find((child) => userSteps(child)[0] === `Research ${city}`)!;
+      if (kind === 'subgraph') expect(children.map((child) => userSteps(child)[0]).sort()).toEqual(['Research Oslo', 'Research Rome']);
+      else expect(children).toEqual([]);
+      const cityOf = (message: BaseMessage) => (String(message.id).includes('oslo') ? 'Oslo' : 'Rome');
+      expectEveryCallOnce(doc, got, (message) => (kind === 'subgraph' ? childOf(cityOf(message)) : doc));
+      // ATOF: each call the model asked for is one tool scope under the model's own call id, its args and its own result.
+      const toolEvents = atof.filter((e) => e.category === 'tool');
+      const asked = got.flatMap((message) => ((message as AIMessage).tool_calls ?? []).map((call) => call.id!));
+      expect(asked.sort()).toEqual(Object.keys(results).sort());
+      expect([...new Set(toolEvents.map((e) => e.category_profile.tool_call_id))].sort()).toEqual(asked.sort());
+      for (const callId of asked) {
+        const [start, end, ...more] = toolEvents.filter((e) => e.category_profile.tool_call_id === callId);
+        expect(more, callId).toEqual([]);
+        expect([start!.scope_category, end!.scope_category, end!.uuid], callId).toEqual(['start', 'end', start!.uuid]);
+        expect([start!.data, end!.data], callId).toEqual([args[callId], results[callId]]);
+      }
+      // ATIF: every result once, and one that names its call sits on the step that made the call, in the trajectory of the worker that asked.
+      const placed = allDocs(doc).flatMap((d) => (d.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).filter((r: AtifDoc) => r.subagent_trajectory_ref === undefined).map((r: AtifDoc) => [d, step, r] as const)));
+      expect(placed.map(([, , r]) => r.content).sort()).toEqual(Object.values(results).sort());
+      for (const [d, step, r] of placed) {
+        if (r.source_call_id === undefined) {
+          // The documented limit (docs/adapters/langchain.md): one trajectory shared by workers whose steps interleave.
+          expect(kind === 'subgraph' ? 'unpaired' : step.source, r.content).toBe('system');
+          continue;
+        }
+        expect(results[r.source_call_id], r.source_call_id).toBe(r.content);
+        expect((step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id), r.source_call_id).toContain(r.source_call_id);
+        if (kind === 'subgraph') expect(d.trajectory_id).toBe(childOf(args[r.source_call_id]!.city).trajectory_id);
+      }
+      await sameOnNative(recorded, kind === 'subgraph');
+    }, 30_000);
+  }
+
+  it('the next turn of a thread after a fan-out (MemorySaver, one thread_id): one session, turn 1’s workers closed with it, turn 2’s workers new sub-agents', async () => {
+    const { fetch } = concurrentFetch([
+      { when: 'Tell me about Oslo', wave: 'first', reply: chatCompletion({ id: 'chatcmpl-oslo-1', model: GPT, content: null, toolCalls: [{ id: 'call_oslo_weather', name: 'weather', args: { city: 'Oslo' } }], usage: { prompt_tokens: 51, completion_tokens: 21 } }) },
+      { when: 'Tell me about Rome', wave: 'first', reply: chatCompletion({ id: 'chatcmpl-rome-1', model: GPT, content: null, toolCalls: [{ id: 'call_rome_weather', name: 'weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 52, completion_tokens: 11 } }) },
+      { when: 'Weather in Oslo', wave: 'second', reply: chatCompletion({ id: 'chatcmpl-oslo-2', model: GPT, content: 'Oslo: snow.', usage: { prompt_tokens: 93, completion_tokens: 9, cached: 48 } }) },
+      { when: 'Weather in Rome', wave: 'second', reply: chatCompletion({ id: 'chatcmpl-rome-2', model: GPT, content: 'Rome: sun.', usage: { prompt_tokens: 77, completion_tokens: 4 } }) },
+      // Turn 2 sends to the same agent again: Paris calls a tool, Bonn answers at once.
+      { when: 'Tell me about Paris', wave: 'third', reply: chatCompletion({ id: 'chatcmpl-paris-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris_weather', name: 'weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 61, completion_tokens: 12 } }) },
+      { when: 'Tell me about Bonn', wave: 'third', reply: chatCompletion({ id: 'chatcmpl-bonn-1', model: GPT, content: 'Bonn: rain.', usage: { prompt_tokens: 62, completion_tokens: 5 } }) },
+      { when: 'Weather in Paris', reply: chatCompletion({ id: 'chatcmpl-paris-2', model: GPT, content: 'Paris: fog.', usage: { prompt_tokens: 99, completion_tokens: 6, cached: 32 } }) },
+    ]);
+    const weather = tool(async ({ city }) => `Weather in ${city}: ${{ Oslo: 'snow', Rome: 'sun', Paris: 'fog' }[city] ?? 'rain'}`, { name: 'weather', description: 'The weather of a city', schema: z.object({ city: z.string() }) });
+    const researcher = createReactAgent({ llm: openai(fetch), tools: [weather], name: 'researcher' });
+    const State = Annotation.Root({ ...MessagesAnnotation.spec, cities: Annotation<string[]> });
+    const toWorkers = (state: typeof State.State) => state.cities.map((city) => new Send('researcher', { messages: [new HumanMessage(`Tell me about ${city}`)] }));
+    const graph = new StateGraph(State).addNode('researcher', researcher).addConditionalEdges(START, toWorkers, ['researcher']).addEdge('researcher', END).compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-send-next-turn');
+    const got: BaseMessage[] = [];
+    const collect = { handleLLMEnd: (output: LLMResult) => void got.push((output.generations[0]![0] as ChatGeneration).message) };
+    // A handler per request, as a server makes one: the thread's session outlives the first.
+    const first = new NemoRelayCallbackHandler(recorded.hooks);
+    await graph.invoke({ cities: ['Oslo', 'Rome'], messages: [new HumanMessage('Oslo and Rome, please')] }, { callbacks: [collect, first], configurable: { thread_id: 'trip' } });
+    const second = await graph.invoke({ cities: ['Paris', 'Bonn'], messages: [new HumanMessage('Now Paris and Bonn')] }, { callbacks: [collect, new NemoRelayCallbackHandler(recorded.hooks)], configurable: { thread_id: 'trip' } });
+    // The checkpointer kept turn 1's messages in the thread's state; turn 2 added its own.
+    expect(second.messages.filter((m) => m.getType() === 'ai' && m.content !== '').map((m) => m.content)).toEqual(['Oslo: snow.', 'Rome: sun.', 'Paris: fog.', 'Bonn: rain.']);
+    first.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.session_id).toBe('trip');
+    const log = recorded.log;
+    const top = (hook: string) => log.filter((e) => e.hook === hook && e.payload.session_id === 'trip');
+    expect(top('on_session_start')).toHaveLength(1);
+    expect(top('on_session_finalize').map((e) => e.payload.reason)).toEqual(['closed']);
+    expect(top('pre_llm_call').map((e) => [e.payload.user_message, e.payload.is_first_turn])).toEqual([['Oslo and Rome, please', true], ['Now Paris and Bonn', false]]);
+    const turns = top('pre_llm_call').map((e) => e.payload.turn_id);
+    // Each turn's workers start after it and stop before it ends; none of turn 1's outlives it, none of turn 2's is one of them.
+    const at = (hook: string, turn: unknown) => log.findIndex((e) => e.hook === hook && e.payload.session_id === 'trip' && e.payload.turn_id === turn);
+    const workers = (turn: unknown) => log.flatMap((e, i) => (e.hook === 'subagent_start' && e.payload.parent_turn_id === turn ? [[e.payload.child_session_id, e.payload.child_goal, i] as const] : []));
+    for (const [turn, goals] of [[turns[0], ['Tell me about Oslo', 'Tell me about Rome']], [turns[1], ['Tell me about Bonn', 'Tell me about Paris']]] as const) {
+      expect(workers(turn).map(([, goal]) => goal).sort()).toEqual(goals);
+      for (const [child, , started] of workers(turn)) {
+        const stopped = log.findIndex((e) => e.hook === 'subagent_stop' && e.payload.child_session_id === child);
+        expect(started).toBeGreaterThan(at('pre_llm_call', turn));
+        expect(stopped).toBeGreaterThan(started);
+        expect(stopped).toBeLessThan(at('on_session_end', turn));
+      }
+    }
+    expect(new Set([...workers(turns[0]), ...workers(turns[1])].map(([child]) => child)).size).toBe(4);
+    // The trajectory: one link per worker, turn 1's first; each worker's own steps, nothing of another's or of turn 1 in turn 2's.
+    const children = subagents(doc);
+    const childOf = (city: string) => children.find((child) => userSteps(child)[0] === `Tell me about ${city}`)!;
+    const links = agentSteps(doc).flatMap((step) => step.observation.results.map((r: AtifDoc) => r.subagent_trajectory_ref?.[0]?.trajectory_id));
+    expect(links.slice(0, 2).sort()).toEqual([childOf('Oslo').trajectory_id, childOf('Rome').trajectory_id].sort());
+    expect(links.slice(2).sort()).toEqual([childOf('Paris').trajectory_id, childOf('Bonn').trajectory_id].sort());
+    for (const city of ['Oslo', 'Rome', 'Paris', 'Bonn']) {
+      expect(userSteps(childOf(city))).toEqual([`Tell me about ${city}`]);
+      const text = JSON.stringify(childOf(city).steps);
+      for (const other of ['Oslo', 'Rome', 'Paris', 'Bonn'].filter((c) => c !== city)) expect(text, `${other} in ${city}'s trajectory`).not.toContain(other);
+    }
+    expectEveryCallOnce(doc, got, (message) => childOf(String(message.id).split('-')[1]!.replace(/^./, (c) => c.toUpperCase())));
+    await sameOnNative(recorded, true);
+  }, 30_000);
+
+  it('the next turn of a thread whose supervisor handed tasks out with Send: the supervisor stays the run’s own agent, each turn’s handoffs link their own workers', async () => {
+    const sup = (n: number, calls: Array<[string, string]>) => ({
+      when: n === 1 ? 'Norway?' : 'Sweden?',
+      reply: chatCompletion({ id: `chatcmpl-sup${n}`, model: GPT, content: null, toolCalls: calls.map(([id, task]) => ({ id, name: 'transfer_to_researcher', args: { task_description: task } })), usage: { prompt_tokens: 120, completion_tokens: 40 } }),
+    });
+    // Turn 2's routes first: its requests hold turn 1's text too (the checkpointer keeps the thread's messages).
+    const { fetch } = concurrentFetch([
+      { when: 'Find the population of Sweden', wave: 't2', reply: chatCompletion({ id: 'chatcmpl-spop', model: GPT, content: 'Population: 10.5 million.', usage: { prompt_tokens: 47, completion_tokens: 8 } }) },
+      { when: 'Find the GDP of Sweden', wave: 't2', reply: chatCompletion({ id: 'chatcmpl-sgdp', model: GPT, content: 'GDP: 600 billion USD.', usage: { prompt_tokens: 41, completion_tokens: 7 } }) },
+      sup(2, [['call_s_gdp', 'Find the GDP of Sweden'], ['call_s_pop', 'Find the population of Sweden']]),
+      { when: 'Find the GDP of Norway', wave: 'tasks', reply: chatCompletion({ id: 'chatcmpl-gdp', model: GPT, content: 'GDP: 485 billion USD.', usage: { prompt_tokens: 31, completion_tokens: 7 } }) },
+      { when: 'Find the population of Norway', wave: 'tasks', reply: chatCompletion({ id: 'chatcmpl-pop', model: GPT, content: 'Population: 5.5 million.', usage: { prompt_tokens: 37, completion_tokens: 8 } }) },
+      sup(1, [['call_task_gdp', 'Find the GDP of Norway'], ['call_task_pop', 'Find the population of Norway']]),
+    ]);
+    const createTaskDescriptionHandoffTool = (agentName: string) =>
+      tool(
+        async ({ task_description }) => {
+          const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
+          const agentInput = { ...state, messages: [{ role: 'user', content: task_description }] };
+          return new Command({ goto: [new Send(agentName, agentInput)], graph: Command.PARENT });
+        },
+        { name: `transfer_to_${agentName}`, description: `Ask ${agentName} for help.`, schema: z.object({ task_description: z.string().describe('What the next agent should do, with all the context it needs.') }) },
+      );
+    const supervisor = createReactAgent({ llm: openai(fetch), tools: [createTaskDescriptionHandoffTool('researcher')], name: 'supervisor', prompt: 'You manage a researcher.' });
+    const researcher = createReactAgent({ llm: openai(fetch), tools: [], name: 'researcher', prompt: 'You research facts.' });
+    const graph = new StateGraph(MessagesAnnotation).addNode('supervisor', supervisor, { ends: ['researcher'] }).addNode('researcher', researcher).addEdge(START, 'supervisor').addEdge('researcher', END).compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-send-next-turn-handoff');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const got: BaseMessage[] = [];
+    const collect = { handleLLMEnd: (output: LLMResult) => void got.push((output.generations[0]![0] as ChatGeneration).message) };
+    const config = { callbacks: [collect, handler], configurable: { thread_id: 'nordics' } };
+    await graph.invoke({ messages: [{ role: 'user', content: 'GDP and population of Norway?' }] }, config);
+    const result = await graph.invoke({ messages: [{ role: 'user', content: 'And of Sweden?' }] }, config);
+    expect(result.messages.filter((m) => m.getType() === 'ai').map((m) => m.content).sort()).toEqual(['GDP: 485 billion USD.', 'GDP: 600 billion USD.', 'Population: 10.5 million.', 'Population: 5.5 million.']);
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The supervisor's steps are the session's, a turn each; each handoff call refers to the worker its Send started.
+    expect(userSteps(doc)).toEqual(['GDP and population of Norway?', 'And of Sweden?']);
+    expect(agentSteps(doc).map((step) => step.tool_calls.map((call: AtifDoc) => call.tool_call_id))).toEqual([['call_task_gdp', 'call_task_pop'], ['call_s_gdp', 'call_s_pop']]);
+    const children = subagents(doc);
+    expect(children).toHaveLength(4);
+    const childOf = (task: string) => children.find((child) => userSteps(child)[0] === task)!;
+    const tasks: Record<string, string> = { call_task_gdp: 'Find the GDP of Norway', call_task_pop: 'Find the population of Norway', call_s_gdp: 'Find the GDP of Sweden', call_s_pop: 'Find the population of Sweden' };
+    for (const [callId, task] of Object.entries(tasks)) {
+      expect(refOf(doc, callId), callId).toBe(childOf(task).trajectory_id);
+      expect(userSteps(childOf(task))).toEqual([task]);
+    }
+    const top = recorded.log.filter((e) => e.hook === 'pre_llm_call' && e.payload.session_id === 'nordics');
+    expect(top.map((e) => e.payload.is_first_turn)).toEqual([true, false]);
+    // Turn 1's workers stopped within turn 1.
+    const turnEnd = recorded.log.findIndex((e) => e.hook === 'on_session_end' && e.payload.session_id === 'nordics');
+    for (const callId of ['call_task_gdp', 'call_task_pop']) expect(recorded.log.findIndex((e) => e.hook === 'subagent_stop' && e.payload.tool_call_id === callId)).toBeLessThan(turnEnd);
+    const worker: Record<string, string> = { 'chatcmpl-gdp': tasks.call_task_gdp!, 'chatcmpl-pop': tasks.call_task_pop!, 'chatcmpl-sgdp': tasks.call_s_gdp!, 'chatcmpl-spop': tasks.call_s_pop! };
+    expectEveryCallOnce(doc, got, (message) => (worker[String(message.id)] === undefined ? doc : childOf(worker[String(message.id)]!)));
     await sameOnNative(recorded, true);
   }, 30_000);
 });

@@ -58,6 +58,19 @@ export interface FrameworkStep {
   trajectory?: readonly string[];
   /** The agent that made the step, with `trajectory`: the name its trajectory carries. */
   agent?: string;
+  /**
+   * Calls of the step answered in another trajectory than the step's: a run paused inside a chain of handoffs resumes
+   * with the chain reopened under the resumed turn, where the decided calls and the step's handoff are answered (in a
+   * `system` step: no model step there to hang them on; docs/adapters/openai-agents.md, "Handoffs").
+   */
+  elsewhere?: readonly string[];
+}
+
+/** A decision taken on a call the framework paused for: by the agent that asked. */
+export interface FrameworkApproval {
+  id: string;
+  agent: string;
+  approved: boolean;
 }
 
 export interface FrameworkTruth {
@@ -73,11 +86,16 @@ export interface FrameworkTruth {
   failedCalls?: number;
   /** Calls (0-based, among all the run's LLM calls) whose attempt failed and was retried: their steps must say so. */
   retried?: readonly number[];
+  /**
+   * Where tools asked for approval: the decisions taken on the calls the run paused for (in order), and the outcome of
+   * every call of such a tool the framework answered: ran, or rejected with what the model was told.
+   */
+  approvals?: { decided: readonly FrameworkApproval[]; outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown }> };
 }
 
 export interface RandomRun {
-  /** The seed, the wire and the scenario's outline: every failure message starts with it. */
-  label: string;
+  /** The seed, the wire and the scenario's outline: every failure message starts with it (a function: read once the run is done). */
+  label: string | (() => string);
   onNative: boolean;
   /** How many provider requests the fake fetch saw. */
   requests(): number;
@@ -97,9 +115,9 @@ function observed(output: unknown): unknown {
 }
 
 export async function checkRandomRun(options: RandomRun): Promise<void> {
-  const { label } = options;
   const recorded = recordedPlugin('random-wire', 'memory');
   const truth = await options.run(recorded.hooks);
+  const label = typeof options.label === 'function' ? options.label() : options.label;
   const { atif, atof, counters } = await recorded.finish();
   expectNothingLost(counters);
   expect(counters.dropped ?? 0, label).toBe(0);
@@ -130,13 +148,24 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   // A reply with nothing in it (no text, no tool call) that the framework answers by asking again with the same input:
   // that request ends with the user's message, which the converter (native's too) shows as the user's step again
   // (docs/adapters/openai-agents.md, "A reply with nothing in it").
+  // A run resumed inside a chain of handoffs reopens it under the resumed turn (sessions `…:sub:<turn id>:agent:<n>`):
+  // a reopened agent is referred to by a step of its own (no model call, only the link), and what it answers before
+  // its first model call is a `system` step (docs/adapters/openai-agents.md, "Handoffs").
+  const reopened = (session: unknown) => /:agent:\d+$/.test(String(session));
+  const linkStep = (step: AtifDoc, trajectory: AtifDoc) =>
+    step.source === 'agent' &&
+    (step.llm_call_count ?? 0) === 0 &&
+    (step.tool_calls ?? []).length > 0 &&
+    (step.tool_calls as AtifDoc[]).every((call) => String(call.tool_call_id).startsWith('subagent:') && (reopened(trajectory.session_id) || reopened(call.extra?.metadata?.child_session_id)));
+  const answeredThere = (step: AtifDoc, trajectory: AtifDoc) => step.source === 'system' && reopened(trajectory.session_id);
   for (const trajectory of docs) {
     const steps = trajectory.steps as AtifDoc[];
     const repeated = (step: AtifDoc, index: number) => {
       const before = steps[index - 1];
       return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
     };
-    expect(steps.filter((step, index) => !repeated(step, index)).map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
+    const kept = steps.filter((step, index) => !repeated(step, index) && !linkStep(step, trajectory) && !answeredThere(step, trajectory));
+    expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
   }
   // The model calls in the order the provider saw them: each request's step is the next one of the trajectory whose
   // session sent it, and every step of every trajectory is some request's.
@@ -159,16 +188,19 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   });
   if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);
   const known = truth.steps ?? [];
+  // `resume#k` in a step's trajectory: the k-th resumed turn of the run's own session (its turns in order, the first run's first).
+  const ownTurns = [...new Set(recorded.log.filter((entry) => entry.payload.session_id === doc.session_id && typeof entry.payload.turn_id === 'string').map((entry) => entry.payload.turn_id as string))];
+  const resolved = (link: string) => link.replace(/^resume#(\d+)/, (_, k: string) => ownTurns[Number(k)] ?? `(no turn ${k})`);
   const answered = all.filter((_, index) => !retried.has(index)).slice(0, known.length);
   const expectedSteps = known.map((step) => ({
     message: step.text,
     ...(step.model === undefined ? {} : { model_name: step.model }),
     tool_calls: step.calls.map((call) => ({ tool_call_id: call.id, function_name: call.name, arguments: call.args })),
-    results: step.results.map((result) => ({ source_call_id: result.id, content: observed(result.output) })),
+    results: step.results.filter((result) => !(step.elsewhere ?? []).includes(result.id)).map((result) => ({ source_call_id: result.id, content: observed(result.output) })),
     prompt_tokens: step.prompt,
     completion_tokens: step.completion,
     cached_tokens: step.cached,
-    ...(step.trajectory === undefined ? {} : { session: [doc.session_id, ...step.trajectory].join(':sub:'), agent: step.agent }),
+    ...(step.trajectory === undefined ? {} : { session: [doc.session_id, ...step.trajectory.map(resolved)].join(':sub:'), agent: step.agent }),
   }));
   const gotSteps = answered.map((step) => ({
     message: step.message,
@@ -181,6 +213,10 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     ...(known[answered.indexOf(step)]?.trajectory === undefined ? {} : { session: trajectoryOf.get(step)?.session_id, agent: trajectoryOf.get(step)?.agent?.name }),
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
+  // The calls answered in a reopened trajectory: there, as the framework answered them (where its steps are known).
+  const movedExpected = known.flatMap((step) => step.results.filter((result) => (step.elsewhere ?? []).includes(result.id)).map((result) => observed(result.output)));
+  const movedGot = docs.flatMap((trajectory) => (trajectory.steps as AtifDoc[]).filter((step) => answeredThere(step, trajectory)).flatMap((step) => (step.observation?.results ?? []).map((result: AtifDoc) => result.content)));
+  if (truth.steps !== undefined) expect(movedGot.sort(), `${label}\ncalls answered in a reopened trajectory`).toEqual(movedExpected.sort());
 
   // Reasoning, where the framework says it.
   const reasonings = known.map((step, index) => (step.reasoning === undefined ? undefined : (answered[index]?.reasoning_content ?? null)));
@@ -210,6 +246,24 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     { prompt: sum('total_prompt_tokens'), completion: sum('total_completion_tokens'), cached: sum('total_cached_tokens') },
     `${label}\nfinal metrics against the framework's totals`,
   ).toEqual(all.length === failed ? { prompt: undefined, completion: undefined, cached: undefined } : truth.totals);
+
+  // Approvals: each call the run paused for asked once and answered once, with the decision taken, in the trajectory of
+  // the agent that asked; each call of such a tool ran, or is `denied` with what the model was told.
+  if (truth.approvals !== undefined) {
+    const agentOf = new Map(docs.map((trajectory) => [trajectory.session_id as string, trajectory.agent?.name as string | undefined]));
+    const hooked = (name: string) => recorded.log.filter((entry) => entry.hook === name).map((entry) => entry.payload as AtifDoc);
+    const asked = hooked('pre_approval_request').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id) }));
+    const answered = hooked('post_approval_response').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id), choice: payload.choice }));
+    const { decided, outcomes } = truth.approvals;
+    expect(asked, `${label}
+approval requests against the calls the run paused for`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent })));
+    expect(answered, `${label}
+approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.approved ? 'once' : 'deny' })));
+    const toolEnds = hooked('post_tool_call');
+    const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
+    expect(got, `${label}
+the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) => [{ status: outcome.denied ? 'denied' : 'ok', result: outcome.told }]));
+  }
 
   if (!options.onNative) return;
   // The same hooks on native: the same files.

@@ -38,8 +38,9 @@ import { AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../cor
 import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
-import { textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { argumentsObject, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { jsonEqual } from '../../shared/json.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 /** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
@@ -85,6 +86,8 @@ interface Shared {
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
+/** Tool calls a run's models asked for, kept for the tool runs that carry them out without naming them; beyond it the oldest are forgotten. */
+const MAX_UNCLAIMED_CALLS = 256;
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
 /** Sessions whose approval requests wait for a resuming run. */
@@ -141,6 +144,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
   readonly #interrupted = new WeakSet<AgentRun>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
+  /** The tool calls each run's models asked for that no tool run has taken yet, oldest first (`#claimCall`). */
+  readonly #unclaimedCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
   readonly #holds: SessionHolds<true>;
   /** The task a `Send` gave each agent it started: of parallel workers of one agent, it tells whose approvals are whose. */
@@ -392,7 +397,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node?.call === undefined) return;
       const response = responseOfResult(output);
       node.call.attemptEnd(response);
-      if (node.run !== undefined && response.toolCalls.length > 0) this.#lastCalls.set(node.run, [...response.toolCalls]);
+      if (node.run !== undefined && response.toolCalls.length > 0) {
+        this.#lastCalls.set(node.run, [...response.toolCalls]);
+        this.#addUnclaimed(node.run, response.toolCalls);
+      }
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
       if (node.ownsRun) {
@@ -431,8 +439,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleToolStart', () => {
       const run = this.#runOf(parentRunId);
       if (run === undefined) return;
-      const id = nonEmptyString(toolCallId) ?? runId;
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
+      const id = this.#claimCall(run, name, input, nonEmptyString(toolCallId)) ?? runId;
       run.toolStart({ id, name, arguments: input });
       this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id });
     });
@@ -465,6 +473,30 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
       node.run.toolEnd(node.toolCallId, { paused: true });
     });
+  }
+
+  #addUnclaimed(run: AgentRun, calls: readonly CallOfTool[]): void {
+    let unclaimed = this.#unclaimedCalls.get(run);
+    if (unclaimed === undefined) this.#unclaimedCalls.set(run, (unclaimed = []));
+    for (const call of calls) if (call.id !== '') unclaimed.push(call);
+    // Calls no tool ever runs (the model's answer was the end) must not pile up in a long run.
+    while (unclaimed.length > MAX_UNCLAIMED_CALLS) unclaimed.shift();
+  }
+
+  /**
+   * The model's id of the call a tool run carries out. A tool invoked with the
+   * model's tool call (`tool.invoke(toolCall)`, a `ToolNode`) names it; one
+   * invoked with the call's arguments (`tool.invoke(toolCall.args)`, the
+   * ToolMessage made by the program, as LangGraph's hand-written tool nodes do)
+   * does not, and is the oldest unclaimed call of its run with its name and
+   * arguments: of parallel workers sharing the run, the one that asked.
+   * `undefined` when no call matches (a tool the program called on its own).
+   */
+  #claimCall(run: AgentRun, name: string, input: unknown, given: string | undefined): string | undefined {
+    const unclaimed = this.#unclaimedCalls.get(run);
+    const index = unclaimed === undefined ? -1 : given !== undefined ? unclaimed.findIndex((call) => call.id === given) : unclaimed.findIndex((call) => call.name === name && sameArguments(call.arguments, input));
+    const [taken] = index >= 0 ? unclaimed!.splice(index, 1) : [];
+    return given ?? taken?.id;
   }
 
   /** Keeps a node of an open run; a new top-level run beyond `MAX_OPEN_RUNS` ends the oldest one. */
@@ -656,6 +688,11 @@ interface Asked {
   readonly interruptId: string | undefined;
   /** Its place among its interrupt's actions (the decisions of a resume by interrupt id are in that order). */
   readonly position: number;
+}
+
+/** A tool run's input (the arguments object, or their JSON text) against the arguments the model gave its call. */
+function sameArguments(args: unknown, input: unknown): boolean {
+  return jsonEqual(argumentsObject(args), argumentsObject(input));
 }
 
 /** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */

@@ -111,6 +111,12 @@ export class RunRecord implements RunObserver {
   readonly #ownAgent: unknown;
   /** The agent whose turn it is (handoffs change it). */
   #agent: unknown;
+  /**
+   * A resumed run: the handoff chain it paused in and the decisions taken on the calls it paused for, read when the run
+   * is called. By its first sign of life the SDK may have settled them: a run whose decisions are all rejections runs no
+   * tool, so its first sign is the next model call, and by then the state holds no interruption.
+   */
+  readonly #resumed: { chain: unknown[]; decisions: Decision[] } | undefined;
   #call: ApiCall | undefined;
   #lastInput: unknown;
   #lastFailed = false;
@@ -122,7 +128,15 @@ export class RunRecord implements RunObserver {
   /** What function tools threw, by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
-  readonly #denied = new Map<string, { name: string; run: AgentRun }>();
+  readonly #denied = new Map<string, { name: string; run: AgentRun; fallback: string }>();
+  /**
+   * Calls the SDK answers to the model in this order whichever finishes first, whose end is not recorded yet, and the
+   * ends held until the calls before them ended: a resumed run's calls it was paused for (after the step's calls that
+   * ran before the pause), a step's calls where some were rejected without asking. A rejected call's end comes with the
+   * next request (the text the model is told); a handoff of the step ends after them all.
+   */
+  #resumedOrder: string[] = [];
+  readonly #heldEnds = new Map<string, () => void>();
   #nestedRuns = 0;
   #finalOutput: unknown;
   #settled = false;
@@ -132,6 +146,10 @@ export class RunRecord implements RunObserver {
     this.#runner = runner;
     this.#ownAgent = agent;
     this.#agent = isRunState(input) ? (input._currentAgent ?? agent) : agent;
+    this.#resumed = isRunState(input) ? { chain: pausedChain(input, agent, this.#agent), decisions: approvalDecisions(input, pendingCalls(input)) } : undefined;
+    // A handoff the model asked for beside a call that paused the run happens when the run resumes: its transfer call is
+    // in the paused run's last response.
+    if (isRunState(input)) this.#lastCalls = functionCalls((isRecord(input._lastTurnResponse) ? input._lastTurnResponse : undefined)?.output);
     this.#input = input;
     this.#options = options;
     this.#parent = parent;
@@ -169,14 +187,14 @@ export class RunRecord implements RunObserver {
     this.box.run = run;
     // The resumed run took the paused run's place in the session.
     if (run !== undefined && this.#heldSessionId !== undefined) adapter.core.closeSession(run.sessionId);
-    if (run !== undefined && resumed) {
+    if (run !== undefined && this.#resumed !== undefined) {
       // Paused inside a chain of handoffs: the chain reopens as it stood, outermost first, each agent a sub-agent of the
       // one before (the first, of this turn), so the innermost, where the decisions are taken, sits where it sat, and a
       // handoff back up the chain returns to an agent of it. A loop, not a callback: a closure here would share this
       // function's context with the `userMessage` closures the turn keeps, and so keep the record (and an abandoned run) alive.
       let index = 0;
-      for (const agent of pausedChain(input, this.#ownAgent, this.#agent)) this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${++index}`);
-      this.#approvalDecisions(this.#current() ?? run, input);
+      for (const agent of this.#resumed.chain) this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${++index}`);
+      this.#approvalDecisions(this.#current() ?? run, this.#resumed.decisions);
     }
     return run;
   }
@@ -208,19 +226,37 @@ export class RunRecord implements RunObserver {
   }
 
   /** A resumed run: the decisions taken on the calls that paused it. */
-  #approvalDecisions(run: AgentRun, state: Loose & { getInterruptions(): unknown[] }): void {
-    const context = state._context as { isToolApproved?: (approval: { toolName: string; callId: string }) => boolean | undefined } | undefined;
-    for (const item of state.getInterruptions()) {
-      const call = approvalCall(item);
-      if (call === undefined) continue;
-      const decision = context?.isToolApproved?.({ toolName: call.name, callId: call.id });
-      if (decision === undefined) continue;
-      run.approvalResponse(call.id, decision, call.name);
-      if (!decision) {
-        // A rejected call never runs: its outcome is the text the model is told, seen in the next request.
-        run.toolStart(call);
-        this.#denied.set(call.id, { name: call.name, run });
-      }
+  #approvalDecisions(run: AgentRun, decisions: readonly Decision[]): void {
+    this.#resumedOrder = decisions.map((decision) => decision.call.id);
+    for (const { call, approved, fallback } of decisions) {
+      run.approvalResponse(call.id, approved, call.name);
+      if (approved) continue;
+      // A rejected call never runs: its outcome is the text the model is told, seen in the next request.
+      run.toolStart(call);
+      this.#denied.set(call.id, { name: call.name, run, fallback });
+    }
+  }
+
+  /** Records a call's end, or holds it while a call the SDK answers before it (a resumed run's, `#resumedOrder`) has not ended. */
+  #endInOrder(id: string, end: () => void): void {
+    if (!this.#resumedOrder.includes(id)) return end();
+    this.#heldEnds.set(id, end);
+    while (this.#resumedOrder.length > 0 && this.#heldEnds.has(this.#resumedOrder[0]!)) {
+      const next = this.#resumedOrder.shift()!;
+      const held = this.#heldEnds.get(next)!;
+      this.#heldEnds.delete(next);
+      held();
+    }
+  }
+
+  /** The step is over (it hands off, the next request goes out, the run ends): the ends held are recorded, in order. */
+  #releaseHeld(): void {
+    const order = this.#resumedOrder;
+    this.#resumedOrder = [];
+    for (const id of order) {
+      const held = this.#heldEnds.get(id);
+      this.#heldEnds.delete(id);
+      held?.();
     }
   }
 
@@ -270,10 +306,12 @@ export class RunRecord implements RunObserver {
     const spanError = open?.span?.error ?? null;
     const threw = this.#threw.get(call.id);
     this.#threw.delete(call.id);
-    if (threw !== undefined) run.toolEnd(call.id, { result, error: threw, name: call.name });
-    else if (spanError !== null) run.toolEnd(call.id, { result, error: spanErrorOf(spanError), name: call.name });
-    else if (result === SDK_TOOL_FAILURE_TEXT) run.toolEnd(call.id, { result, failed: true, name: call.name });
-    else run.toolEnd(call.id, { result, name: call.name });
+    const { id, name } = call;
+    const ended = run;
+    if (threw !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: threw, name }));
+    else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanErrorOf(spanError), name }));
+    else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
+    else this.#endInOrder(id, () => ended.toolEnd(id, { result, name }));
   }
 
   #handoff(run: AgentRun, from: unknown, to: unknown): void {
@@ -282,10 +320,16 @@ export class RunRecord implements RunObserver {
     const index = this.#lastCalls.findIndex((call) => call.name === toolName || (toolName === undefined && call.name.startsWith('transfer_to')));
     const call = index >= 0 ? this.#lastCalls.splice(index, 1)[0]! : { id: `handoff:${target}:${this.#adapter.newRunId()}`, name: toolName ?? `transfer_to_${target}`, arguments: '{}' };
     run.toolStart(call, this.#call?.ids.api_request_id);
-    run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) });
     this.#agent = to;
     prepareAgent(to);
-    this.#handTo(run, to, call.id);
+    // The step's calls come before it (the SDK hands off once they ran): behind any of them not yet recorded (a rejected
+    // call's text comes with the next request), the transfer and the change of agent wait, so that a handoff ending
+    // the agent that made them ends it after them.
+    if (this.#resumedOrder.length > 0 && !this.#resumedOrder.includes(call.id)) this.#resumedOrder.push(call.id);
+    this.#endInOrder(call.id, () => {
+      run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) });
+      this.#handTo(run, to, call.id);
+    });
   }
 
   toolFrame(callId: string): ToolFrame | undefined {
@@ -328,9 +372,11 @@ export class RunRecord implements RunObserver {
 
   attempt(request: Loose, model: ModelInfo): AttemptObserver | undefined {
     if (this.#settled || this.#turn() === undefined) return undefined;
-    const run = this.#current()!;
     const input = request.input;
+    // The step before is over: what it held is recorded first (a handoff held behind a rejection changes the agent).
     this.#settleDenied(input);
+    this.#releaseHeld();
+    const run = this.#current()!;
     const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
     const call = retry ? this.#call! : run.newApiCall();
     this.#call = call;
@@ -352,6 +398,7 @@ export class RunRecord implements RunObserver {
         this.#lastCalls = [...parts.toolCalls];
         if (!call.attemptOpen) return;
         call.attemptEnd(parts);
+        this.#rejectedForTheRun(run, parts.toolCalls, call.ids.api_request_id);
       },
       error: (error) => {
         this.#lastFailed = true;
@@ -365,6 +412,25 @@ export class RunRecord implements RunObserver {
     };
   }
 
+  /**
+   * Calls of a tool rejected for the rest of the run (`state.reject(item, { alwaysReject: true })` on an earlier call):
+   * the SDK answers them with the rejection without asking and without any event, so their outcome is recorded here.
+   * It answers the step's calls in their order: the ends of the others are held until the calls before them ended.
+   */
+  #rejectedForTheRun(run: AgentRun, calls: readonly CallOfTool[], apiRequestId: string | undefined): void {
+    const state = this.#input;
+    if (!isRunState(state) || calls.length === 0) return;
+    const transfers = transferNames(this.#agent);
+    const tools = calls.filter((call) => !transfers.has(call.name));
+    const rejected = approvalDecisions(state, tools.map((call) => ({ call, agent: this.#agent }))).filter((decision) => !decision.approved);
+    if (rejected.length === 0) return;
+    this.#resumedOrder = tools.map((call) => call.id);
+    for (const { call, fallback } of rejected) {
+      run.toolStart(call, apiRequestId);
+      this.#denied.set(call.id, { name: call.name, run, fallback });
+    }
+  }
+
   /** Rejected calls: the function_call_result the model now gets is their outcome. */
   #settleDenied(input: unknown): void {
     if (this.#denied.size === 0 || !Array.isArray(input)) return;
@@ -376,7 +442,7 @@ export class RunRecord implements RunObserver {
       this.#denied.delete(id);
       const output = item.output;
       const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : undefined;
-      denied.run.toolEnd(id, { name: denied.name, denied: text ?? SDK_REJECTION_TEXT });
+      this.#endInOrder(id, () => denied.run.toolEnd(id, { name: denied.name, denied: text ?? denied.fallback }));
     }
   }
 
@@ -476,8 +542,9 @@ export class RunRecord implements RunObserver {
     for (const [id, tool] of this.#tools) tool.run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
-    for (const [id, { name, run }] of this.#denied) run.toolEnd(id, { name, denied: SDK_REJECTION_TEXT });
+    for (const [id, { name, run, fallback }] of this.#denied) this.#endInOrder(id, () => run.toolEnd(id, { name, denied: fallback }));
     this.#denied.clear();
+    this.#releaseHeld();
   }
 }
 
@@ -516,6 +583,62 @@ function pausedChain(state: Loose, own: unknown, current: unknown): unknown[] {
     chain = keep === undefined ? [...chain, item.targetAgent] : chain.slice(0, keep);
   }
   return chain.length > 0 && sameAgent(chain.at(-1), current) ? chain : [current];
+}
+
+/**
+ * A decision on a call. `fallback`: for a rejected call, what the model is told as far as the state says it (its
+ * rejection message, else the SDK's default), for a run that ends before the next request shows the exact text.
+ */
+interface Decision {
+  readonly call: CallOfTool;
+  readonly approved: boolean;
+  readonly fallback: string;
+}
+
+/** The calls a paused state waits for, with the agent that asked. */
+function pendingCalls(state: Loose & { getInterruptions(): unknown[] }): Array<{ call: CallOfTool; agent: unknown }> {
+  const pending: Array<{ call: CallOfTool; agent: unknown }> = [];
+  for (const item of state.getInterruptions()) {
+    const call = approvalCall(item);
+    if (call !== undefined) pending.push({ call, agent: (item as Loose).agent });
+  }
+  return pending;
+}
+
+/**
+ * The decisions the state holds on `calls` (a call not decided is left out: the SDK asks for it), read as the SDK reads
+ * them: per agent, where the call's agent is known.
+ */
+function approvalDecisions(state: Loose, calls: ReadonlyArray<{ call: CallOfTool; agent: unknown }>): Decision[] {
+  const context = state._context as
+    | {
+        isToolApproved?: (approval: { toolName: string; callId: string; agent?: unknown }) => boolean | undefined;
+        getRejectionMessage?: (toolName: string, callId: string) => string | undefined;
+      }
+    | undefined;
+  const decisions: Decision[] = [];
+  for (const { call, agent } of calls) {
+    const approved = context?.isToolApproved?.({ toolName: call.name, callId: call.id, ...(isRecord(agent) ? { agent } : {}) });
+    if (approved === undefined) continue;
+    const message = approved ? undefined : context?.getRejectionMessage?.(call.name, call.id);
+    decisions.push({ call, approved, fallback: typeof message === 'string' ? message : SDK_REJECTION_TEXT });
+  }
+  return decisions;
+}
+
+/** The names of the transfer calls an agent's handoffs offer. */
+function transferNames(agent: unknown): Set<string> {
+  const names = new Set<string>();
+  const handoffs = isRecord(agent) && Array.isArray(agent.handoffs) ? agent.handoffs : [];
+  for (const candidate of handoffs) {
+    try {
+      const name = nonEmptyString((getHandoff(candidate as never) as unknown as Loose).toolName);
+      if (name !== undefined) names.add(name);
+    } catch {
+      // An entry the SDK cannot read offers no transfer we could match.
+    }
+  }
+  return names;
 }
 
 /** The same agent: the object, or one of the same name (a clone). */

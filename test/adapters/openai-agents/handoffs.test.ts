@@ -364,6 +364,49 @@ describe('OpenAI Agents SDK handoffs: the agent handed to is a sub-agent', () =>
     }
   }
 
+  for (const tracing of TRACING) {
+    it(`a handoff beside a call that needs approval: the run pauses before it hands off, and the resumed run hands off through the model's own transfer call (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1-mini': [
+          {
+            calls: [
+              { id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-9' } },
+              { id: 'call_to_billing', name: 'transfer_to_billing', args: {} },
+            ],
+            usage: { input: 60, output: 12 },
+          },
+        ],
+        'gpt-4.1': [{ text: 'Billing here: INV-9 is refunded.', usage: { input: 120, output: 10 } }],
+      });
+      const recorded = recordedPlugin('agents-handoff-beside-approval');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: modelOn('chat', 'gpt-4.1'), handoffDescription: 'Billing' });
+      const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn('chat', 'gpt-4.1-mini'), tools: [approvedRefund], handoffs: [billing] });
+      const paused = await run(triage, 'Refund INV-9 and pass me to billing.');
+      expect(paused.interruptions.map((item) => item.name)).toEqual(['issue_refund']);
+      paused.state.approve(paused.interruptions[0]!);
+      const result = await run(triage, paused.state);
+      expect(result.lastAgent?.name).toBe('billing');
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      const doc = onlyTrajectory(atif);
+      const root = doc.session_id as string;
+      // The transfer the model asked for, by its id: no second, made-up transfer call beside it.
+      expect(toolCallIds(doc)).toEqual(['call_refund', 'call_to_billing']);
+      expect(hooks(recorded, 'post_tool_call').map((p) => [p.tool_call_id, p.result])).toEqual([
+        ['call_refund', 'Refunded $40 on INV-9'],
+        ['call_to_billing', '{"assistant":"billing"}'],
+      ]);
+      expect(hooks(recorded, 'subagent_start').map((p) => [p.child_role, p.child_session_id])).toEqual([['billing', `${root}:sub:call_to_billing`]]);
+      expect(observation(doc, 'call_to_billing')).toMatchObject({ subagent_trajectory_ref: [{ session_id: `${root}:sub:call_to_billing` }] });
+      expect(agentSteps(subagents(doc, 1)[0]!).at(-1)!.message).toBe('Billing here: INV-9 is refunded.');
+      expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
   // Paused deep in a chain (triage -> billing -> refunds, refunds asks): the SDK's RunState knows the agent whose turn it
   // is, and, in its generated items, every handoff of the run. The resumed turn reopens the chain as it stood, billing a
   // sub-agent of the turn and refunds one of billing, so the reader finds the decision where refunds was before, under

@@ -9,14 +9,23 @@
 // what they were): the run's agent and two more hand to each other, in
 // chains and back, and each step must be in the trajectory of the agent
 // that made it (a sub-agent per handoff, src/adapters/openai-agents/run.ts).
+// Half the seeds (a plan drawn apart again) add tools that need approval
+// (`needsApproval: true`, and a function of the arguments): the run stops
+// with interruptions (in whichever agent's turn, several at once), each is
+// approved or rejected (now and then for the rest of the run, a rejection
+// with its own message), and the run resumes from its state or, tracing on,
+// from a `RunState.fromString` copy of it, streamed or not: one session, each
+// pending call asked and answered once with the decision the SDK applied, a
+// rejected call `denied` with what the model was told, and the tokens of all
+// the runs `result.state.usage` of the last.
 import OpenAI from 'openai';
-import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, run, tool, type Model } from '@openai/agents';
+import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunState, Runner, run, tool, type Model } from '@openai/agents';
 import * as z from 'zod';
 import { expect } from 'vitest';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { Draw } from '../../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomScenario, type RandomTool, type RandomWireKind } from '../../support/random-wire.ts';
-import { checkRandomRun, type FrameworkStep } from '../random-wire-checks.ts';
+import { checkRandomRun, type FrameworkApproval, type FrameworkStep } from '../random-wire-checks.ts';
 import { useTracing } from './support.ts';
 
 export const AGENTS_WIRES = ['responses', 'chat'] as const satisfies readonly RandomWireKind[];
@@ -45,6 +54,57 @@ const tools = [
 
 type Loose = Record<string, any>;
 
+/** The calls of the tools below that ran (a rejected call never does), by call id. */
+type Executed = Set<string>;
+
+/** Tools a person approves first: always, and (the function form) a refund of 100 or more. */
+function approvalTools(executed: Executed) {
+  const ran = (details: { toolCall?: { callId?: string } } | undefined) => void (details?.toolCall?.callId !== undefined && executed.add(details.toolCall.callId));
+  return [
+    tool({
+      name: 'cancel_order',
+      description: 'Cancel an order',
+      parameters: z.object({ orderId: z.number() }),
+      needsApproval: true,
+      execute: async ({ orderId }, _context, details) => (ran(details), `Cancelled order ${orderId}`),
+    }),
+    tool({
+      name: 'refund_order',
+      description: 'Refund an order',
+      parameters: z.object({ orderId: z.number(), amount: z.number() }),
+      needsApproval: async (_context, { amount }) => amount >= 100,
+      execute: async ({ orderId, amount }, _context, details) => (ran(details), `Refunded ${amount} on order ${orderId}`),
+    }),
+  ];
+}
+const APPROVAL_TOOLS: RandomTool[] = [
+  { name: 'cancel_order', args: (draw) => ({ orderId: draw.int(1, 999) }) },
+  { name: 'refund_order', args: (draw) => ({ orderId: draw.int(1, 999), amount: draw.int(1, 200) }) },
+];
+
+/**
+ * Adds calls of the tools that need approval to some tool-calling turns of
+ * `scenario` (one or two, among the other calls), and draws how the run
+ * resumes. Undefined for a seed without approvals.
+ */
+function planApprovals(seed: number, scenario: RandomScenario, tracing: string): { decisions: Draw; copies: boolean } | undefined {
+  const draw = new Draw(seed ^ 0xa9e1);
+  if (!draw.chance(0.5)) return undefined;
+  scenario.turns.forEach((turn, index) => {
+    if (turn.calls.length === 0 || !draw.chance(0.7)) return;
+    const n = draw.int(1, 2);
+    const names: string[] = [];
+    for (let k = 0; k < n; k++) {
+      const tool = draw.pick(APPROVAL_TOOLS);
+      turn.calls.splice(draw.int(0, turn.calls.length), 0, { id: `call_${seed}_approval_${index + 1}_${k + 1}`, name: tool.name, args: tool.args(draw) });
+      names.push(tool.name);
+    }
+    scenario.outline[index] += ` (asks approval: ${names.join(', ')})`;
+  });
+  // A copy made with toString()/fromString() resumes the same session where the run's trace names it (tracing on).
+  return { decisions: new Draw(seed ^ 0xdec1de), copies: tracing === 'tracing on' };
+}
+
 /** The run's own agent, and the agents a handoff may reach; who hands to whom (back to the run's agent, back up the chain). */
 const ROOT = 'Travel Agent';
 const HANDS_TO: Record<string, readonly string[]> = { [ROOT]: ['billing'], billing: ['refunds', ROOT], refunds: [ROOT, 'billing'] };
@@ -52,12 +112,53 @@ const HANDS_TO: Record<string, readonly string[]> = { [ROOT]: ['billing'], billi
 const TRANSFER: Record<string, string> = { [ROOT]: 'transfer_to_Travel_Agent', billing: 'transfer_to_billing', refunds: 'transfer_to_refunds' };
 
 interface HandoffPlan {
-  /** Per turn: the transfer calls that led to the agent making it (outermost first; none for the run's own agent). */
-  paths: string[][];
   /** Per turn: the agent making it. */
   agents: string[];
   /** The agent that ends the run. */
   last: string;
+  /** Per turn: the handoff its step makes, if any. */
+  hops: Array<{ target: string; callId: string } | undefined>;
+}
+
+type Chain = Array<{ agent: string; id: string }>;
+
+/** The chain after a handoff to `target` through `id`: back to the run's agent or up the chain, or one agent longer. */
+function handOff(chain: Chain, hop: { target: string; callId: string } | undefined): Chain {
+  if (hop === undefined) return chain;
+  const at = chain.findIndex((entry) => entry.agent === hop.target);
+  return hop.target === ROOT ? [] : at >= 0 ? chain.slice(0, at + 1) : [...chain, { agent: hop.target, id: hop.callId }];
+}
+
+/**
+ * Where each turn's step belongs when the run paused on the way: a run
+ * paused inside a chain of handoffs (before its step's own handoff, which the
+ * resumed run makes) resumes with that chain reopened, each agent a sub-agent
+ * of the one before under the resumed turn (`<turn id>:agent:<n>`; `resume#k`
+ * stands for the k-th resumed turn's id, docs/adapters/openai-agents.md,
+ * "Handoffs"). `pauses[k].before`: how many turns were answered at pause k.
+ * Also says, per turn, the calls answered in a reopened trajectory rather
+ * than beside the step that made them (the decided calls and the handoff
+ * of a step paused inside a chain).
+ */
+function pathsWithPauses(plan: HandoffPlan, pauses: ReadonlyArray<{ before: number; ids: readonly string[] }>): { paths: string[][]; elsewhere: string[][] } {
+  let chain: Chain = [];
+  let beforeHop: Chain = [];
+  const paths: string[][] = [];
+  const elsewhere: string[][] = plan.hops.map(() => []);
+  plan.hops.forEach((hop, index) => {
+    const pause = pauses.findIndex((entry) => entry.before === index);
+    if (pause >= 0 && index > 0 && beforeHop.length > 0) {
+      chain = handOff(
+        beforeHop.map((entry, n) => ({ agent: entry.agent, id: `resume#${pause + 1}:agent:${n + 1}` })),
+        plan.hops[index - 1],
+      );
+      elsewhere[index - 1]!.push(...pauses[pause]!.ids, ...(plan.hops[index - 1] === undefined ? [] : [plan.hops[index - 1]!.callId]));
+    }
+    paths.push(chain.map((entry) => entry.id));
+    beforeHop = chain;
+    chain = handOff(chain, hop);
+  });
+  return { paths, elsewhere };
 }
 
 /**
@@ -71,21 +172,22 @@ function planHandoffs(seed: number, scenario: RandomScenario): HandoffPlan | und
   const draw = new Draw(seed ^ 0x4a0d);
   if (!draw.chance(0.5)) return undefined;
   let chain: Array<{ agent: string; callId: string }> = [];
-  const paths: string[][] = [];
   const agents: string[] = [];
+  const hops: HandoffPlan['hops'] = [];
   scenario.turns.forEach((turn, index) => {
     const current = chain.at(-1)?.agent ?? ROOT;
-    paths.push(chain.map((hop) => hop.callId));
     agents.push(current);
+    hops.push(undefined);
     if (turn.calls.length === 0 || !draw.chance(0.85)) return;
     const target = draw.pick(HANDS_TO[current]!);
     const call = { id: `call_${seed}_handoff_${index + 1}`, name: TRANSFER[target]!, args: {} };
     turn.calls.splice(draw.int(0, turn.calls.length), 0, call);
     scenario.outline[index] += ` (${current} hands off to ${target})`;
+    hops[index] = { target, callId: call.id };
     const at = chain.findIndex((hop) => hop.agent === target);
     chain = target === ROOT ? [] : at >= 0 ? chain.slice(0, at + 1) : [...chain, { agent: target, callId: call.id }];
   });
-  return { paths, agents, last: chain.at(-1)?.agent ?? ROOT };
+  return { agents, last: chain.at(-1)?.agent ?? ROOT, hops };
 }
 
 /** The text of a model response's message items, as the SDK holds them: output text and refusals. */
@@ -117,10 +219,14 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
   // Sometimes one call's first attempt is refused as overloaded: the runner's retry (modelSettings.retry) retries it.
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
   const plan = planHandoffs(seed, scenario);
+  const approvals = planApprovals(seed, scenario, tracing);
   const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
-  const label = `seed ${seed} (agents ${wire}, ${mode}, ${tracing}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''}${plan === undefined ? '' : ', handoffs'})\n  ${scenario.outline.join('\n  ')}`;
+  const label = `seed ${seed} (agents ${wire}, ${mode}, ${tracing}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''}${plan === undefined ? '' : ', handoffs'}${approvals === undefined ? '' : ', approvals'})\n  ${scenario.outline.join('\n  ')}`;
+  const decided: FrameworkApproval[] = [];
+  const pauses: Array<{ before: number; ids: string[] }> = [];
+  const resumes: string[] = [];
   await checkRandomRun({
-    label,
+    label: () => `${label}${resumes.length === 0 ? '' : `\n  ${resumes.join('\n  ')}`}`,
     onNative,
     requests: () => fake.requests.length,
     async run(hooks) {
@@ -129,10 +235,12 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
       try {
         const client = new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: fake.fetch as typeof fetch, maxRetries: 0 });
         const modelSettings = { retry: { maxRetries: 2, backoff: { initialDelayMs: 1, jitter: false }, policy: () => true } };
-        const agent = new Agent({ name: ROOT, instructions: 'You are a helpful travel assistant.', model: model(client), tools, modelSettings });
+        const executed: Executed = new Set();
+        const agentTools = approvals === undefined ? tools : [...tools, ...approvalTools(executed)];
+        const agent = new Agent({ name: ROOT, instructions: 'You are a helpful travel assistant.', model: model(client), tools: agentTools, modelSettings });
         if (plan !== undefined) {
-          const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', handoffDescription: 'Billing questions', model: model(client), tools, modelSettings });
-          const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', handoffDescription: 'Refunds', model: model(client), tools, modelSettings });
+          const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', handoffDescription: 'Billing questions', model: model(client), tools: agentTools, modelSettings });
+          const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', handoffDescription: 'Refunds', model: model(client), tools: agentTools, modelSettings });
           agent.handoffs.push(billing);
           billing.handoffs.push(refunds, agent);
           refunds.handoffs.push(agent, billing);
@@ -142,29 +250,60 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
         agent.on('agent_start', (ctx) => void (context = ctx as unknown as Loose));
         const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
         let responses: Loose[] | undefined;
-        let items: Loose[];
+        const items: Loose[] = [];
         let usage: Loose;
         let error: string | undefined;
         let streamed: { state: unknown } | undefined;
+        // The state the last run resumed: its usage is the run's (a copy made with fromString has a context of its own).
+        let resumedState: Loose | undefined;
         const streamedFinishes: string[] = [];
-        try {
-          let result;
-          if (mode === 'run') result = await run(agent, prompt, { maxTurns: 6 });
-          else {
-            result = streamed = await new Runner().run(agent, prompt, { stream: true, maxTurns: 6 });
-            for await (const event of result) {
-              // A Chat Completions chunk's finish reason, as the stream's raw model events carry it.
-              const raw = event.type === 'raw_model_stream_event' && (event.data as Loose).type === 'model' ? ((event.data as Loose).event as Loose) : undefined;
-              const finish = raw?.choices?.[0]?.finish_reason;
-              if (typeof finish === 'string') streamedFinishes.push(finish);
-            }
-            await result.completed;
-            if (result.error !== null && result.error !== undefined) throw result.error;
+        const go = async (input: string | RunState<any, any>) => {
+          if (mode === 'run') return run(agent, input, { maxTurns: 6 });
+          const result = (streamed = await new Runner().run(agent, input, { stream: true, maxTurns: 6 }));
+          for await (const event of result) {
+            // A Chat Completions chunk's finish reason, as the stream's raw model events carry it.
+            const raw = event.type === 'raw_model_stream_event' && (event.data as Loose).type === 'model' ? ((event.data as Loose).event as Loose) : undefined;
+            const finish = raw?.choices?.[0]?.finish_reason;
+            if (typeof finish === 'string') streamedFinishes.push(finish);
           }
+          await result.completed;
+          if (result.error !== null && result.error !== undefined) throw result.error;
+          return result;
+        };
+        try {
+          let result = await go(prompt);
+          items.push(...(result.newItems as Loose[]));
+          // Paused for approvals: each pending call approved or rejected, the run resumed from its state (or a copy of it).
+          while (approvals !== undefined && result.interruptions.length > 0) {
+            const draw = approvals.decisions;
+            const copy = approvals.copies && draw.chance(0.5);
+            const state = copy ? await RunState.fromString(agent, result.state.toString()) : result.state;
+            const pending = state.getInterruptions();
+            expect(pending.map((item) => (item.rawItem as Loose).callId), `${label}\nthe copy's interruptions`).toEqual(result.interruptions.map((item) => (item.rawItem as Loose).callId));
+            const said: string[] = [];
+            pauses.push({ before: result.rawResponses.length, ids: pending.map((item) => (item.rawItem as Loose).callId as string) });
+            for (const item of pending) {
+              const id = (item.rawItem as Loose).callId as string;
+              const always = draw.chance(0.3);
+              if (draw.chance(0.5)) {
+                state.approve(item, always ? { alwaysApprove: true } : undefined);
+                decided.push({ id, agent: item.agent.name, approved: true });
+              } else {
+                const message = draw.chance(0.4) ? `Not now: ${randomText(draw, 4)}` : undefined;
+                state.reject(item, { ...(always ? { alwaysReject: true } : {}), ...(message === undefined ? {} : { message }) });
+                decided.push({ id, agent: item.agent.name, approved: false });
+              }
+              said.push(`${id} ${decided.at(-1)!.approved ? 'approved' : 'rejected'}${always ? ' always' : ''}`);
+            }
+            resumes.push(`resumed${copy ? ' from a copy' : ''} in ${result.lastAgent?.name}: ${said.join(', ')}`);
+            resumedState = state as unknown as Loose;
+            result = await go(state);
+            items.push(...(result.newItems as Loose[]));
+          }
+          expect(result.interruptions, label).toEqual([]);
           expect(result.rawResponses, label).toHaveLength(scenario.turns.length);
           if (plan !== undefined) expect(result.lastAgent?.name, `${label}\nthe agent that answered`).toBe(plan.last);
           responses = result.rawResponses as Loose[];
-          items = result.newItems as Loose[];
           usage = result.state.usage as Loose;
         } catch (thrown) {
           // The SDK refuses some replies (an incomplete response, an empty truncated completion): the run throws, and its
@@ -172,10 +311,11 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
           const state = ((thrown as { state?: Loose }).state ?? streamed?.state) as Loose | undefined;
           if (state === undefined && context === undefined) throw thrown;
           error = String(thrown);
-          // A non-streamed run's error carries no state: its usage is the context's, its responses are not known.
+          // A non-streamed run's error carries no state: its usage is the context's (the resumed state's), its responses
+          // are not known.
           responses = state?._modelResponses;
-          items = state?._generatedItems ?? [];
-          usage = state?.usage ?? context!.usage;
+          items.push(...(state?._generatedItems ?? []));
+          usage = state?.usage ?? resumedState?.usage ?? context!.usage;
         }
         // Calls that failed: the requests after the replies the SDK kept (without its state, the error says: a refusal
         // comes after its reply was kept). The provider's usage of a reply the SDK refused is out of the trajectory's
@@ -197,6 +337,7 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
           else if (item.type === 'handoff_output_item') outputs.set(item.rawItem.callId, item.rawItem.output?.text ?? item.rawItem.output);
         }
         const order = new Map([...outputs.keys()].map((id, index) => [id, index]));
+        const placed = plan === undefined ? undefined : pathsWithPauses(plan, pauses);
         const steps: FrameworkStep[] | undefined = responses?.map((response, index) => {
           const output = response.output as Loose[];
           const calls = output.filter((item) => item.type === 'function_call').map((item) => ({ id: item.callId as string, name: item.name as string, args: JSON.parse(item.arguments as string) as unknown }));
@@ -211,7 +352,7 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
             reasoning: reasoningOf(output),
             // Chat Completions says why it stopped (the raw response, or the streamed chunks); Responses only says it failed.
             finish: wire === 'chat' ? (mode === 'stream' ? streamedFinishes[index] : response.providerData?.choices?.[0]?.finish_reason) : undefined,
-            ...(plan === undefined ? {} : { trajectory: plan.paths[index]!, agent: plan.agents[index]! }),
+            ...(plan === undefined ? {} : { trajectory: placed!.paths[index]!, agent: plan.agents[index]!, elsewhere: placed!.elsewhere[index]! }),
           };
         });
         return {
@@ -222,6 +363,20 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
           failedCalls,
           retried: fake.failedRequests,
           totals: { prompt: usage.inputTokens - uncounted.prompt, completion: usage.outputTokens - uncounted.completion, cached: cachedOf(usage) - uncounted.cached },
+          // Every call of a tool that needs approval the SDK answered: it ran (its execute did), or the model was told it
+          // was rejected (asked and rejected, or one of a tool rejected for the rest of the run).
+          ...(approvals === undefined
+            ? {}
+            : {
+                approvals: {
+                  // The decision the SDK applied: whether the call ran (a resumed run runs its approved calls before any
+                  // model call, so a run that fails later ran them). A later decision "for the rest of the run" on a tool
+                  // replaces the earlier ones on its calls (`alwaysApprove` after another call of it was rejected approves
+                  // that one too).
+                  decided: decided.map((decision) => ({ ...decision, approved: executed.has(decision.id) })),
+                  outcomes: [...outputs].filter(([id]) => id.includes('_approval_')).map(([id, output]) => ({ id, denied: !executed.has(id), told: output })),
+                },
+              }),
         };
       } finally {
         uninstall();
