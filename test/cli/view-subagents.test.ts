@@ -30,8 +30,9 @@ interface JsonNode {
   title: string;
   note?: string;
   tokens?: { prompt: number; completion: number; cached: number };
-  totals?: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number; cachedTokens: number };
+  totals?: { llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number };
   own?: { promptTokens: number; completionTokens: number };
+  error?: string;
   children: JsonNode[];
 }
 
@@ -129,6 +130,30 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
     // Each model call names the model that answered and what it answered, as the ATIF view does.
     expect(text.stdout).toMatch(/LLM openai gpt-4\.1-mini-2025-04-14 [^\n]* 50 in \/ 8 out  → transfer_to_billing\n/);
     expect(text.stdout).toMatch(/LLM openai gpt-4o-2025-04-14 [^\n]* Refund of \$40 issued for INV-7\.\n/);
+  }, 30_000);
+
+  it('a rejected call is one error, read from either file: the approval denied and the call it denied are one failure', async () => {
+    useTracing('tracing on');
+    api.load({
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+        { text: 'I could not refund INV-7.', usage: { input: 150, output: 9 } },
+      ],
+    });
+    const recorded = recordedPlugin('view-rejected-call');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: chat('gpt-4o'), tools: [issueRefund(true)] });
+    const paused = await run(refunds, 'Refund INV-7, please.');
+    paused.state.reject(paused.state.getInterruptions()[0]!);
+    const result = await run(refunds, paused.state);
+    expect(result.finalOutput).toBe('I could not refund INV-7.');
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    for (const [kind, file] of Object.entries(filesOf(recorded.dir))) {
+      const session = await viewed(file);
+      expect(session.totals, kind).toMatchObject({ llmCalls: 2, toolCalls: 1, errors: 1 });
+      expect(toolNamed(session, 'issue_refund').error, kind).toBeDefined();
+    }
   }, 30_000);
 
   it('compare: the same handoff chain recorded twice reads as equivalent, from its ATOF files as from its ATIF files', async () => {

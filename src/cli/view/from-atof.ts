@@ -42,6 +42,8 @@ interface AgentState {
   toolsByCallId: Map<string, ViewNode>;
   /** The subagents it started, by their session id, for the status their stop mark reports. */
   subagentsBySession: Map<string, ViewNode>;
+  /** Denying approval responses by `tool_call_id`: the call they denied may start after them (the OpenAI Agents SDK's). */
+  denialsByCallId: Map<string, ViewNode>;
 }
 
 export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
@@ -94,7 +96,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : parent ? {} : { note: event.name }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map() };
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (!parent) {
@@ -156,9 +158,16 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     else target.note = preview(answerOf(data));
   } else if (target.kind === 'tool') {
     const index = agent.openTools.findIndex((open) => open.node === target);
+    const toolCallId = index === -1 ? undefined : agent.openTools[index]!.toolCallId;
     if (index !== -1) agent.openTools.splice(index, 1);
     if (metadata['otel.status_code'] === 'ERROR') {
       target.error = `${nonEmptyString(metadata['error.type']) ?? 'error'}${data !== null && data !== undefined ? `: ${preview(data, 80)}` : ''}`;
+      // A denied approval and the call it denied are one failure, as the trajectory counts it: the call carries it.
+      const denial = toolCallId === undefined ? undefined : agent.denialsByCallId.get(toolCallId);
+      if (denial !== undefined) {
+        delete denial.error;
+        agent.denialsByCallId.delete(toolCallId!);
+      }
     }
   }
 }
@@ -209,7 +218,10 @@ function placeMark(
       const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
       const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`;
       const mark = node('mark', title, { ...at, ...noteOf(event.name === 'hermes.approval.request' ? preview(data.command, 60) : undefined), source: { event } });
-      if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
+      if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) {
+        mark.error = `approval ${String(data.choice)}`;
+        if (toolCallId !== undefined) parent.agent.denialsByCallId.set(toolCallId, mark);
+      }
       (tool?.node ?? containerFor(parent, metadata, time)).children.push(mark);
       return;
     }
@@ -256,3 +268,4 @@ function answerOf(data: Json): unknown {
 function noteOf(text: string | undefined): Partial<ViewNode> {
   return text === undefined ? {} : { note: text };
 }
+

@@ -13,7 +13,7 @@ import type { ViewNode } from './model.ts';
 export interface Figures {
   llmCalls: number;
   toolCalls: number;
-  /** Failed calls (and denied approvals, unmatched API errors). */
+  /** Failed calls (and denied approvals of calls that did not fail for it, unmatched API errors). */
   errors: number;
   promptTokens: number;
   completionTokens: number;
