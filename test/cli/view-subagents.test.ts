@@ -152,6 +152,8 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
     for (const [kind, file] of Object.entries(filesOf(recorded.dir))) {
       const session = await viewed(file);
       expect(session.totals, kind).toMatchObject({ llmCalls: 2, toolCalls: 1, errors: 1 });
+      // The session names its agent, as the trajectory's agent.name does (the ATOF scope is `refunds-session-<id>`).
+      expect(session.note?.split(',')[0], kind).toBe('refunds');
       expect(toolNamed(session, 'issue_refund').error, kind).toBeDefined();
     }
   }, 30_000);

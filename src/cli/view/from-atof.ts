@@ -13,6 +13,7 @@
  * @module
  */
 
+import { parseSessionScopeName } from '../../plugin/session-scope.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
@@ -93,7 +94,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
       const about = [parent ? nonEmptyString(metadata.child_role) : undefined, nonEmptyString(metadata.model)].filter(Boolean).join(', ');
       const agentNode = node(parent ? 'subagent' : 'session', `${parent ? 'subagent' : 'session'} ${sessionId}`, {
         ...(time !== undefined ? { startUs: time } : {}),
-        ...(about ? { note: about } : parent ? {} : { note: event.name }),
+        ...(about ? { note: about } : parent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
       const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map() };
@@ -269,3 +270,12 @@ function noteOf(text: string | undefined): Partial<ViewNode> {
   return text === undefined ? {} : { note: text };
 }
 
+/**
+ * A session's note: the agent its scope name names (`<agent>-session-<id>`,
+ * as the ATIF file names it in `agent.name`), else the scope's name.
+ */
+function sessionNote(scopeName: unknown, sessionId: string | undefined): string | undefined {
+  if (typeof scopeName !== 'string') return undefined;
+  const parts = parseSessionScopeName(scopeName, sessionId);
+  return parts?.form === 'agent' ? parts.agentName : scopeName;
+}
