@@ -8,6 +8,7 @@
 // loaded. The in-memory relay stands in, and its files must be what a run
 // where nothing was slow writes (the memory relay writing native's bytes
 // is the differential suite's job).
+import { writeObservabilityToml } from '../support/plugins-toml.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -60,36 +61,9 @@ function recordingLogger(): Logger & { lines: { level: string; message: string }
 }
 
 /** A plugins.toml whose observability component writes the ATOF and ATIF files into `dir`. */
-function pluginsToml(dir: string, mode: 'append' | 'overwrite' = 'append'): string {
-  const file = path.join(dir, 'plugins.toml');
-  fs.writeFileSync(
-    file,
-    `version = 1
-
-[[components]]
-kind = "observability"
-enabled = true
-
-[components.config]
-version = 4
-
-[components.config.atof]
-enabled = true
-
-[[components.config.atof.sinks]]
-type = "file"
-output_directory = ${JSON.stringify(path.join(dir, 'out'))}
-filename = "events.jsonl"
-mode = "${mode}"
-
-[components.config.atif]
-enabled = true
-agent_name = "my-agent"
-output_directory = ${JSON.stringify(path.join(dir, 'out'))}
-filename_template = "trajectory-{session_id}.json"
-`,
-  );
-  return file;
+function pluginsToml(dir: string, atofMode: 'append' | 'overwrite' = 'append'): string {
+  const out = path.join(dir, 'out');
+  return writeObservabilityToml(dir, { atofDir: out, atifDir: out, atofMode, extraToml: 'agent_name = "my-agent"\n' });
 }
 
 function oneSession(plugin: ReturnType<typeof createNemoRelayPlugin>): void {

@@ -1,5 +1,5 @@
 // A plugins.toml with one observability component writing ATOF (file sink,
-// overwrite) and plugin-managed ATIF, for tests of the plugin's plugins.toml
+// overwrite unless said) and plugin-managed ATIF, for tests of the plugin's plugins.toml
 // path. `extraToml` is appended (e.g. another [[components]] entry).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,6 +8,9 @@ import type { JsonObject } from '../../src/relay/contract.ts';
 export interface ObservabilityTomlOptions {
   atofDir: string;
   atifDir: string;
+  /** The ATOF file sink's mode: `overwrite` unless said. */
+  atofMode?: 'append' | 'overwrite';
+  /** Appended after the ATIF table (keys there belong to it). */
   extraToml?: string;
 }
 
@@ -31,7 +34,7 @@ enabled = true
 type = "file"
 output_directory = ${JSON.stringify(options.atofDir)}
 filename = "events.jsonl"
-mode = "overwrite"
+mode = "${options.atofMode ?? 'overwrite'}"
 
 [components.config.atif]
 enabled = true
