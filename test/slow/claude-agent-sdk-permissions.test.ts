@@ -233,6 +233,59 @@ describe('wrapClaudeAgentSdk: who decided what a tool call may do', () => {
     }, 120_000);
   }
 
+  for (const [destination, choice] of [['session', 'session'], ['localSettings', 'always']] as const) {
+    it(`records an "always allow" as lasting: \`${choice}\` for a rule kept in ${destination}, and the later call the rule allowed unasked`, async () => {
+      const { mock, env, home } = await offlineApi((request) =>
+        request.assistantTurns === 0
+          ? { blocks: [{ type: 'tool_use', id: 'toolu_w1', name: 'mcp__ops__get_weather', input: { city: 'Paris' } }], usage: { input: 12, output: 6 }, model: MODEL }
+          : request.assistantTurns === 1
+            ? { blocks: [{ type: 'tool_use', id: 'toolu_w2', name: 'mcp__ops__get_weather', input: { city: 'Rome' } }], usage: { input: 20, output: 6 }, model: MODEL }
+            : { blocks: [{ type: 'text', text: 'Sunny in both.' }], usage: { input: 30, output: 5 }, model: MODEL },
+      );
+      const ops = sdk.createSdkMcpServer({
+        name: 'ops',
+        version: '1.0.0',
+        tools: [sdk.tool('get_weather', 'The weather in a city', { city: z.string() }, async (args) => ({ content: [{ type: 'text', text: `${args.city}: sunny` }] }))],
+      });
+      const recorded = recordedPlugin(`claude-permission-lasting-${destination}`);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      const asked: string[] = [];
+      const messages: any[] = [];
+      // As the SDK's permission docs write "always allow": the allow returns a rule for the rest of the session.
+      for await (const message of query({
+        prompt: 'Weather in Paris, then Rome?',
+        options: {
+          model: 'claude-perm',
+          cwd: home,
+          env,
+          settingSources: [],
+          mcpServers: { ops },
+          canUseTool: async (toolName, input, { toolUseID }) => {
+            asked.push(toolUseID);
+            return { behavior: 'allow', updatedInput: input, updatedPermissions: [{ type: 'addRules', rules: [{ toolName }], behavior: 'allow', destination }] };
+          },
+        },
+      })) {
+        messages.push(message);
+      }
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      // The CLI keeps a session rule at once: it asked about the first call only. A rule for a settings file goes through
+      // the file (which this query does not read back, `settingSources: []`), so the CLI may ask again.
+      expect(asked[0]).toBe('toolu_w1');
+      if (destination === 'session') expect(asked).toEqual(['toolu_w1']);
+      expect(toolEnds(recorded.log)).toEqual({ toolu_w1: ['ok', 'Paris: sunny'], toolu_w2: ['ok', 'Rome: sunny'] });
+      // Each call asked about has its request and lasting answer; a call the rule let through has none.
+      for (const id of ['toolu_w1', 'toolu_w2']) {
+        const expected = asked.includes(id) ? [['pre_approval_request', null, null, 'mcp__ops__get_weather'], ['post_approval_response', choice, null, null]] : [];
+        expect(approvalsOf(recorded.log, id), id).toEqual(expected);
+      }
+      expect(mock.requests).toHaveLength(3);
+      expect(validateAtif(atif[0]!)).toEqual([]);
+      expect(stepTotals(atif[0]!)).toEqual(resultTotals(messages));
+    }, 120_000);
+  }
+
   it('records a PermissionRequest hook\'s decisions once each, though the CLI reports its denial too', async () => {
     const { mock, env, home } = await offlineApi((request) =>
       request.assistantTurns === 0

@@ -144,10 +144,35 @@ function observedCanUseTool(canUseTool: CanUseTool, trace: QueryTrace): CanUseTo
     const decision = await canUseTool(toolName, input, options);
     if (id !== undefined && isRecord(decision)) {
       const approved = decision.behavior === 'allow';
-      trace.approval(id, { kind: 'response', approved, description: nonEmptyString(decision.message) ?? (approved ? changedInput(input, decision.updatedInput) : undefined) });
+      const lasting = approved ? allowedFromNowOn(toolName, decision.updatedPermissions) : undefined;
+      trace.approval(id, {
+        kind: 'response',
+        approved,
+        description: nonEmptyString(decision.message) ?? (approved ? changedInput(input, decision.updatedInput) : undefined),
+        ...(lasting === undefined ? {} : { lasting }),
+      });
     }
     return decision;
   };
+}
+
+/**
+ * How long an allowing decision lasts, from the permission updates it
+ * returns (`updatedPermissions`, the "always allow" of the SDK's permission
+ * docs): a rule allowing `toolName` kept for the session (`session`, or the
+ * process's own arguments, `cliArg`), or written to a settings file
+ * (`always`). `undefined`: this call only.
+ */
+function allowedFromNowOn(toolName: string, updates: unknown): 'session' | 'always' | undefined {
+  let lasting: 'session' | 'always' | undefined;
+  for (const update of Array.isArray(updates) ? updates : []) {
+    if (!isRecord(update) || (update.type !== 'addRules' && update.type !== 'replaceRules') || update.behavior !== 'allow') continue;
+    const rules = Array.isArray(update.rules) ? update.rules : [];
+    if (!rules.some((rule) => isRecord(rule) && rule.toolName === toolName)) continue;
+    if (update.destination === 'session' || update.destination === 'cliArg') lasting ??= 'session';
+    else if (update.destination === 'userSettings' || update.destination === 'projectSettings' || update.destination === 'localSettings') lasting = 'always';
+  }
+  return lasting;
 }
 
 /** Hooks of the caller's that may decide a tool call's permission: what they decide is recorded as an approval. */

@@ -34,7 +34,14 @@ export interface ToolOutcome {
  */
 export type Approval =
   | { readonly kind: 'request'; readonly description?: string }
-  | { readonly kind: 'response'; readonly approved: boolean; readonly description?: string; readonly decidedBy?: string };
+  | {
+      readonly kind: 'response';
+      readonly approved: boolean;
+      readonly description?: string;
+      readonly decidedBy?: string;
+      /** An approval that adds a rule allowing the tool from now on: for the session, or in a settings file (for good). */
+      readonly lasting?: 'session' | 'always';
+    };
 
 interface ToolState {
   readonly id: string;
@@ -140,7 +147,7 @@ export class ToolBook {
     const run = state.run!;
     for (const approval of state.approvals) {
       if (approval.kind === 'request') run.approvalRequest(state.id, approval.description, state.name);
-      else run.approvalResponse(state.id, approval.approved, approval.description, approval.decidedBy);
+      else run.approvalResponse(state.id, approval.approved, approval.description, approval.decidedBy, approval.lasting);
     }
     state.approvals.length = 0;
   }

@@ -319,8 +319,12 @@ export class AgentRun {
     }));
   }
 
-  /** The approval decision: `once` (approved) or `deny`; `decidedBy` when a policy, not a person, decided. */
-  approvalResponse(toolCallId: string, approved: boolean, description?: string, decidedBy?: string): void {
+  /**
+   * The approval decision: `once` (approved), or `session`/`always` when the
+   * approval was given for the rest of the session or for good, or `deny`;
+   * `decidedBy` when a policy, not a person, decided.
+   */
+  approvalResponse(toolCallId: string, approved: boolean, description?: string, decidedBy?: string, lasting?: 'session' | 'always'): void {
     this.core.emit('post_approval_response', () => ({
       session_id: this.sessionId,
       turn_id: this.ids.turn_id,
@@ -328,7 +332,7 @@ export class AgentRun {
       session_key: this.sessionId,
       description,
       surface: this.core.platform,
-      choice: approved ? 'once' : 'deny',
+      choice: approved ? (lasting ?? 'once') : 'deny',
       ...(decidedBy === undefined ? {} : { decided_by: decidedBy }),
     }));
   }
