@@ -67,6 +67,13 @@ export class SubAgent {
   readonly #streamedIds = new Set<string>();
   readonly #transcriptIds = new Set<string>();
   #request: Request | undefined;
+  /**
+   * Tool results read while the reply that made the calls was still being
+   * read: the CLI runs a call as soon as its block arrives, so a fast result
+   * (a denial, say) is written between two blocks of one reply. They follow
+   * the reply, which is one request whatever came between its blocks.
+   */
+  readonly #heldResults: Loose[] = [];
   #lastText = '';
   /** Its conversation so far, as each request's `messages`. */
   readonly #history: ChatMessage[] = [];
@@ -156,8 +163,7 @@ export class SubAgent {
       for (const message of this.#streamed) this.#pending.push(message);
       this.#drain(run, tools);
     }
-    if (this.#request !== undefined) this.#emit(this.#request, run, tools);
-    this.#request = undefined;
+    this.#emitRequest(run, tools);
     this.ended = true;
     run.end(this.stop.status, this.stop.summary ?? this.summary ?? this.#lastText);
     this.#forget();
@@ -173,8 +179,8 @@ export class SubAgent {
     if (message === undefined) return;
     if (record.type === 'assistant') {
       const id = nonEmptyString(message.id) ?? '';
-      if (this.#request !== undefined && this.#request.id !== id) this.#emit(this.#request, run, tools);
-      if (this.#request === undefined || this.#request.id !== id) this.#request = { id, blocks: new AssistantBlocks() };
+      if (this.#request !== undefined && this.#request.id !== id) this.#emitRequest(run, tools);
+      if (this.#request === undefined) this.#request = { id, blocks: new AssistantBlocks() };
       const request = this.#request;
       request.model = nonEmptyString(message.model) ?? request.model;
       if (isRecord(message.usage)) request.usage = message.usage;
@@ -183,9 +189,21 @@ export class SubAgent {
       return;
     }
     if (this.#request !== undefined) {
-      this.#emit(this.#request, run, tools);
-      this.#request = undefined;
+      this.#heldResults.push(message);
+      return;
     }
+    this.#results(message, tools);
+  }
+
+  /** The reply read so far as one request, then the tool results that came while it was read. */
+  #emitRequest(run: AgentRun, tools: ToolBook): void {
+    if (this.#request === undefined) return;
+    this.#emit(this.#request, run, tools);
+    this.#request = undefined;
+    for (const message of this.#heldResults.splice(0)) this.#results(message, tools);
+  }
+
+  #results(message: Loose, tools: ToolBook): void {
     for (const result of toolResults(message.content)) {
       this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
       tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content } : { failed: false, result: result.content });
@@ -212,6 +230,7 @@ export class SubAgent {
 
   #forget(): void {
     this.#pending.length = 0;
+    this.#heldResults.length = 0;
     this.#streamed.length = 0;
     this.#retries.length = 0;
     this.#history.length = 0;
