@@ -71,6 +71,8 @@ export interface FrameworkApproval {
   id: string;
   agent: string;
   approved: boolean;
+  /** An allow that lasts (the Claude Agent SDK's rule kept for the session, or in a settings file); else `once` or `deny`. */
+  choice?: 'session' | 'always';
 }
 
 export interface FrameworkTruth {
@@ -86,11 +88,24 @@ export interface FrameworkTruth {
   failedCalls?: number;
   /** Calls (0-based, among all the run's LLM calls) whose attempt failed and was retried: their steps must say so. */
   retried?: readonly number[];
+  /** As `retried`, counted among the run's own agent's calls (where sub-agents' calls are recorded in another order than sent). */
+  retriedOwn?: readonly number[];
+  /** A sub-agent's steps may be recorded after later calls of its parent: the steps are compared per trajectory. */
+  lateSubagentSteps?: boolean;
   /**
    * Where tools asked for approval: the decisions taken on the calls the run paused for (in order), and the outcome of
    * every call of such a tool the framework answered: ran, or rejected with what the model was told.
    */
-  approvals?: { decided: readonly FrameworkApproval[]; outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown }> };
+  approvals?: { decided: readonly FrameworkApproval[]; outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown; failed?: boolean }> };
+  /**
+   * Sub-agents started with a prompt of their own (the Claude Agent SDK's Agent tool), by the call that started them: the
+   * sub-agent's trajectory opens with that prompt as its user step.
+   */
+  subagentPrompts?: Readonly<Record<string, string>>;
+  /** How the run's own session ended, where the program ended it early (an interruption). */
+  ended?: 'interrupted' | 'completed';
+  /** The run's own agent's totals (its trajectory's final metrics), where the framework reports them apart from its sub-agents'. */
+  ownTotals?: { prompt: number | undefined; completion: number | undefined; cached: number | undefined };
 }
 
 export interface RandomRun {
@@ -144,7 +159,8 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   expect((doc.steps as AtifDoc[])[0], label).toMatchObject({ source: 'user', message: truth.prompt });
   // In each trajectory nothing else: the user's prompt, then one agent step per model call (a step twice, or one without
   // its call, is a defect). A sub-agent's trajectory has no user step: its first request ends with the transfer's
-  // output, not a user message (its goal is the link's, `subagent_start`).
+  // output, not a user message (its goal is the link's, `subagent_start`); one started with a prompt of its own (the Claude
+  // Agent SDK's Agent tool) opens with that prompt.
   // A reply with nothing in it (no text, no tool call) that the framework answers by asking again with the same input:
   // that request ends with the user's message, which the converter (native's too) shows as the user's step again
   // (docs/adapters/openai-agents.md, "A reply with nothing in it").
@@ -165,7 +181,9 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
       return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
     };
     const kept = steps.filter((step, index) => !repeated(step, index) && !linkStep(step, trajectory) && !answeredThere(step, trajectory));
-    expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
+    const ownPrompt = Object.entries(truth.subagentPrompts ?? {}).find(([call]) => String(trajectory.session_id).endsWith(`:sub:${call}`))?.[1];
+    expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc || ownPrompt !== undefined ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
+    if (ownPrompt !== undefined) expect(steps[0]?.message, `${label}\n${trajectory.session_id}: the sub-agent's prompt`).toBe(ownPrompt);
   }
   // The model calls in the order the provider saw them: each request's step is the next one of the trajectory whose
   // session sent it, and every step of every trajectory is some request's.
@@ -179,7 +197,9 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   // A run the framework ended with an error: the calls it did not return are steps that say so.
   // Calls the framework says failed (retried attempts, the last calls of a run it ended with an error): their steps
   // say so (and, with the framework's steps known, the others match them below).
-  const retried = new Set(truth.retried ?? []);
+  // `retriedOwn`: the run's own agent's calls, counted among its own; here among all calls, in the order they were recorded.
+  const ownCalls = sent.flatMap((session, index) => (session === doc.session_id ? [index] : []));
+  const retried = new Set([...(truth.retried ?? []), ...(truth.retriedOwn ?? []).map((own) => ownCalls[own] ?? -1)]);
   const failed = (truth.failedCalls ?? 0) + retried.size;
   all.forEach((step, index) => {
     const error = step.extra?.llm_response?.error;
@@ -187,11 +207,22 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     else expect(error, `${label}\nstep ${index + 1}: an answered call`).toBeUndefined();
   });
   if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);
-  const known = truth.steps ?? [];
+  let known = truth.steps ?? [];
   // `resume#k` in a step's trajectory: the k-th resumed turn of the run's own session (its turns in order, the first run's first).
   const ownTurns = [...new Set(recorded.log.filter((entry) => entry.payload.session_id === doc.session_id && typeof entry.payload.turn_id === 'string').map((entry) => entry.payload.turn_id as string))];
   const resolved = (link: string) => link.replace(/^resume#(\d+)/, (_, k: string) => ownTurns[Number(k)] ?? `(no turn ${k})`);
   const answered = all.filter((_, index) => !retried.has(index)).slice(0, known.length);
+  // Each trajectory's steps in its order, and across trajectories in the order they were recorded: a sub-agent's steps
+  // recorded late (docs/adapters/claude-agent-sdk.md, "How it works") are still its own, in its order.
+  if (truth.lateSubagentSteps === true && known.every((step) => step.trajectory !== undefined)) {
+    const bySession = new Map<string, FrameworkStep[]>();
+    for (const step of known) {
+      const session = [doc.session_id, ...step.trajectory!.map(resolved)].join(':sub:');
+      bySession.set(session, [...(bySession.get(session) ?? []), step]);
+    }
+    const merged = answered.map((step) => bySession.get(String(trajectoryOf.get(step)?.session_id))?.shift());
+    if (merged.every((step) => step !== undefined)) known = merged as FrameworkStep[];
+  }
   const expectedSteps = known.map((step) => ({
     message: step.text,
     ...(step.model === undefined ? {} : { model_name: step.model }),
@@ -230,7 +261,9 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   }
 
   // Finish reasons, where the framework says them: the answered calls' LLM ends in the ATOF file.
-  const answeredEnds = ends.filter((event) => event.metadata?.['error.type'] === undefined);
+  // In the order the calls started (the order of the steps): a call recorded late may end after a later one started.
+  const startAt = new Map(starts.map((event, index) => [event.uuid, index]));
+  const answeredEnds = ends.filter((event) => event.metadata?.['error.type'] === undefined).sort((a, b) => startAt.get(a.uuid)! - startAt.get(b.uuid)!);
   const finishes = known.map((step, index) => (step.finish === undefined ? undefined : answeredEnds[index]?.data?.finish_reason));
   // The framework's word in the adapters' one vocabulary (Chat Completions' spelling, src/adapters/core/finish.ts).
   expect(finishes, `${label}\nfinish reasons against the framework's`).toEqual(known.map((step) => chatFinishReason(step.finish, step.calls.length > 0)));
@@ -246,6 +279,14 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     { prompt: sum('total_prompt_tokens'), completion: sum('total_completion_tokens'), cached: sum('total_cached_tokens') },
     `${label}\nfinal metrics against the framework's totals`,
   ).toEqual(all.length === failed ? { prompt: undefined, completion: undefined, cached: undefined } : truth.totals);
+  if (truth.ownTotals !== undefined) {
+    const own = doc.final_metrics ?? {};
+    expect({ prompt: own.total_prompt_tokens, completion: own.total_completion_tokens, cached: own.total_cached_tokens }, `${label}\nthe run's own agent's final metrics against the framework's`).toEqual(truth.ownTotals);
+  }
+  if (truth.ended !== undefined) {
+    const ends = recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === doc.session_id).map((entry) => entry.payload.interrupted === true);
+    expect(ends.at(-1), `${label}\nthe run's session ended ${truth.ended}`).toBe(truth.ended === 'interrupted');
+  }
 
   // Approvals: each call the run paused for asked once and answered once, with the decision taken, in the trajectory of
   // the agent that asked; each call of such a tool ran, or is `denied` with what the model was told.
@@ -258,11 +299,11 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     expect(asked, `${label}
 approval requests against the calls the run paused for`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent })));
     expect(answered, `${label}
-approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.approved ? 'once' : 'deny' })));
+approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
     const toolEnds = hooked('post_tool_call');
     const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
     expect(got, `${label}
-the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) => [{ status: outcome.denied ? 'denied' : 'ok', result: outcome.told }]));
+the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) => [{ status: outcome.denied ? 'denied' : outcome.failed === true ? 'error' : 'ok', result: outcome.told }]));
   }
 
   if (!options.onNative) return;
