@@ -7,17 +7,34 @@
 // trajectory is checked against the messages the agent returned (each AI
 // message's text, tool calls, usage_metadata and finish reason, each tool
 // message's content) by random-wire-checks.ts.
+// A plan drawn apart (so a seed without one is what it was) adds to some
+// tool-calling turns, each turn at most one of:
+// - calls of tools that need approval (`humanInTheLoopMiddleware`, a
+//   checkpointer thread): the run pauses with one or two calls pending,
+//   each approved, edited or rejected (with or without a message), and a
+//   `Command` resumes it with the decisions (as the value, or by interrupt
+//   id); each pending call asked once and answered once, a rejected one
+//   `denied` with what the model was told, one the middleware drops (approved
+//   beside a rejected one) never run;
+// - a tool that throws, which `toolErrorMiddleware` reports to the model;
+// - a tool that aborts the run's `signal`: the run ends interrupted, the
+//   tools it left running end with the abort;
+// - a tool that runs another agent with the tool's config: that agent's 1-4
+//   turns (a scenario of their own) are served while the tool runs, and must
+//   be in its own trajectory, linked from the call, its task its user step.
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { createAgent, modelRetryMiddleware } from 'langchain';
+import { createAgent, humanInTheLoopMiddleware, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
 import * as z from 'zod';
+import { expect } from 'vitest';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { Draw } from '../support/seeded-random.ts';
-import { randomScenario, randomText, RandomWire, type RandomTool, type RandomWireKind } from '../support/random-wire.ts';
-import { checkRandomRun, type FrameworkStep } from './random-wire-checks.ts';
+import { randomScenario, randomText, RandomWire, type RandomScenario, type RandomTool, type RandomWireKind } from '../support/random-wire.ts';
+import { checkRandomRun, type FrameworkApproval, type FrameworkStep } from './random-wire-checks.ts';
 
 type LangChainWire = Exclude<RandomWireKind, 'gemini'>;
 
@@ -53,6 +70,107 @@ function reasoningOf(message: BaseMessage): string | null {
   return texts.length === 0 ? null : texts.join('');
 }
 
+
+/** Tools a person approves first (humanInTheLoopMiddleware): a cancellation may also be edited, a refund only approved or rejected. */
+const APPROVAL_TOOLS: RandomTool[] = [
+  { name: 'cancel_order', args: (draw) => ({ orderId: draw.int(1, 999) }) },
+  { name: 'refund_order', args: (draw) => ({ orderId: draw.int(1, 999), amount: draw.int(1, 200) }) },
+];
+const approvalTools = [
+  tool(async ({ orderId }) => `Cancelled order ${orderId}`, { name: 'cancel_order', description: 'Cancel an order', schema: z.object({ orderId: z.number() }) }),
+  tool(async ({ orderId, amount }) => `Refunded ${amount} on order ${orderId}`, { name: 'refund_order', description: 'Refund an order', schema: z.object({ orderId: z.number(), amount: z.number() }) }),
+];
+const INTERRUPT_ON = {
+  cancel_order: { allowedDecisions: ['approve', 'edit', 'reject'] as ('approve' | 'edit' | 'reject')[] },
+  refund_order: { allowedDecisions: ['approve', 'reject'] as ('approve' | 'edit' | 'reject')[] },
+};
+
+/** A tool that throws: toolErrorMiddleware tells the model it failed (langchain 1.5 lets a tool's error end the run otherwise). */
+const toolFailed = (error: unknown, request: { toolCall: { name: string } }) => `Tool ${request.toolCall.name} failed: ${(error as Error).message}`;
+
+/** What a seed adds to the agent loop (a plan drawn apart from the rest, so a seed without any is what it was). */
+interface Plan {
+  approvals: boolean;
+  /** A call of `book_hotel`, which throws. */
+  failing: boolean;
+  /** A call of `cancel_trip`, whose tool aborts the run's signal. */
+  abort: boolean;
+  /** Calls of `ask_expert`, whose tool runs an agent with the tool's config: that agent's turns follow the call's turn. */
+  expert: boolean;
+  /** How each pause is decided. */
+  decisions: Draw;
+}
+
+/**
+ * Adds to the tool-calling turns of `scenario`, each turn at most one of: calls
+ * of tools that need approval (one or two), a call of a tool that throws, a
+ * call of a tool that aborts the run, a call of a tool that runs another agent
+ * (its 1-4 turns, drawn as a scenario of their own, served right after).
+ */
+function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenario): Plan {
+  const draw = new Draw(seed ^ 0x1a9e);
+  const free = scenario.turns.flatMap((turn, index) => (turn.calls.length > 0 ? [index] : []));
+  const take = (): number | undefined => (free.length === 0 ? undefined : free.splice(draw.int(0, free.length - 1), 1)[0]);
+  const add = (index: number, call: { id: string; name: string; args: Record<string, unknown> }, note: string) => {
+    const turn = scenario.turns[index]!;
+    turn.calls.splice(draw.int(0, turn.calls.length), 0, call);
+    scenario.outline[index] += ` (${note})`;
+  };
+  const plan: Plan = { approvals: false, failing: false, abort: false, expert: false, decisions: new Draw(seed ^ 0xdec1de) };
+  if (draw.chance(0.4)) {
+    const first = take();
+    for (const index of first === undefined ? [] : [first, ...free.filter(() => draw.chance(0.4))]) {
+      if (index !== first) free.splice(free.indexOf(index), 1);
+      const n = draw.int(1, 2);
+      const names: string[] = [];
+      for (let k = 0; k < n; k++) {
+        const picked = draw.pick(APPROVAL_TOOLS);
+        names.push(picked.name);
+        add(index, { id: `call_${seed}_approval_${index + 1}_${k + 1}`, name: picked.name, args: picked.args(draw) }, `asks approval: ${picked.name}`);
+      }
+      plan.approvals = true;
+    }
+  }
+  if (draw.chance(0.3)) {
+    const index = take();
+    if (index !== undefined) add(index, { id: `call_${seed}_fails_${index + 1}`, name: 'book_hotel', args: { city: randomText(draw, 3) } }, 'book_hotel throws');
+    plan.failing = index !== undefined;
+  }
+  if (draw.chance(0.3)) {
+    const index = take();
+    if (index !== undefined) add(index, { id: `call_${seed}_abort_${index + 1}`, name: 'cancel_trip', args: {} }, 'cancel_trip aborts the run');
+    plan.abort = index !== undefined;
+  }
+  if (draw.chance(0.35)) {
+    const index = take();
+    if (index !== undefined) {
+      add(index, { id: `call_${seed}_expert_${index + 1}`, name: 'ask_expert', args: { question: randomText(draw, 4) } }, 'ask_expert runs the expert agent');
+      const worker = randomScenario(seed ^ 0xe3e7, wire, DATED[wire], TOOLS);
+      const turns = worker.turns.map((turn, k) => ({
+        ...turn,
+        id: `${turn.id}_expert_${k + 1}`,
+        calls: turn.calls.map((call) => ({ ...call, id: `${call.id}_expert` })),
+      }));
+      scenario.turns.splice(index + 1, 0, ...turns);
+      scenario.outline.splice(index + 1, 0, ...worker.outline.map((line) => `  expert ${line}`));
+      plan.expert = true;
+    }
+  }
+  return plan;
+}
+
+/** What a seed's plan adds on `wire`, for a test's name: approvals, a tool that throws, an abort, a sub-agent. */
+export function seedFeatures(seed: number, wire: LangChainWire): string {
+  const plan = planFeatures(seed, wire, randomScenario(seed, wire, DATED[wire], TOOLS));
+  return [plan.approvals && 'approvals', plan.failing && 'a tool throws', plan.abort && 'aborted', plan.expert && 'a sub-agent from a tool'].filter(Boolean).join(', ');
+}
+
+const isAbortError = (error: unknown): boolean => error instanceof Error && (error.name === 'AbortError' || error.message === 'Abort' || error.message === 'Aborted');
+
+/** The run's own agent and the agent `ask_expert` runs. */
+const ROOT = 'travel_agent';
+const EXPERT = 'expert';
+
 export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
   const choice = new Draw(seed ^ 0x1c);
@@ -60,60 +178,199 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
   const streamUsage = choice.chance(0.7);
   // Sometimes one call's first attempt is refused as overloaded: modelRetryMiddleware retries it (the client's own retries are off).
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
+  const plan = planFeatures(seed, wire, scenario);
   const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
-  const label = `seed ${seed} (langchain ${wire}, ${mode}${streamUsage ? '' : ', streamUsage false'}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}`;
+  const features = seedFeatures(seed, wire);
+  const label = `seed ${seed} (langchain ${wire}, ${mode}${streamUsage ? '' : ', streamUsage false'}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''}${features === '' ? '' : `, ${features}`})\n  ${scenario.outline.join('\n  ')}`;
+  const decided: FrameworkApproval[] = [];
+  const resumes: string[] = [];
   await checkRandomRun({
-    label,
+    label: () => `${label}${resumes.length === 0 ? '' : `\n  ${resumes.join('\n  ')}`}`,
     onNative,
     requests: () => fake.requests.length,
     async run(hooks) {
+      const model = () => chatModel(wire, fake.fetch as typeof globalThis.fetch, streamUsage);
+      const controller = new AbortController();
+      // The expert's runs, by the call that started each: the task it was given and the messages it returned.
+      const expertRuns: Array<{ link: string; task: string; messages: BaseMessage[] }> = [];
+      const expert = createAgent({ model: model(), tools, name: EXPERT, systemPrompt: 'You are an expert on travel.', middleware: [modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 })] });
+      const askExpert = tool(
+        async ({ question }, config) => {
+          const out = await expert.invoke({ messages: [{ role: 'user', content: question }] }, config);
+          expertRuns.push({ link: config.toolCall!.id!, task: question, messages: out.messages });
+          return out.messages.at(-1)!.text;
+        },
+        { name: 'ask_expert', description: 'Ask the travel expert', schema: z.object({ question: z.string() }) },
+      );
+      // The errors `book_hotel` threw, by call, as the trajectory observes them.
+      const threw = new Map<string, string>();
+      const bookHotel = tool(
+        async ({ city }, config): Promise<string> => {
+          const error = new Error(`No rooms left in ${city}`);
+          threw.set(config.toolCall!.id!, String(error));
+          throw error;
+        },
+        { name: 'book_hotel', description: 'Book a hotel', schema: z.object({ city: z.string() }) },
+      );
+      const cancelTrip = tool(
+        async () => {
+          controller.abort();
+          return 'Trip cancelled';
+        },
+        { name: 'cancel_trip', description: 'Cancel the whole trip', schema: z.object({}) },
+      );
       const agent = createAgent({
-        model: chatModel(wire, fake.fetch as typeof globalThis.fetch, streamUsage),
-        tools,
+        model: model(),
+        tools: [...tools, ...(plan.approvals ? approvalTools : []), ...(plan.failing ? [bookHotel] : []), ...(plan.abort ? [cancelTrip] : []), ...(plan.expert ? [askExpert] : [])],
         systemPrompt: 'You are a helpful travel assistant.',
-        middleware: [modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 })],
+        name: ROOT,
+        ...(plan.approvals || plan.abort ? { checkpointer: new MemorySaver() } : {}),
+        middleware: [
+          modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 }),
+          ...(plan.failing ? [toolErrorMiddleware({ onError: toolFailed })] : []),
+          ...(plan.approvals ? [humanInTheLoopMiddleware({ interruptOn: INTERRUPT_ON })] : []),
+        ],
       });
       const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
-      const input = { messages: [{ role: 'user', content: prompt }] };
       const callbacks = [new NemoRelayCallbackHandler(hooks)];
-      let messages: BaseMessage[];
-      if (mode === 'invoke') messages = (await agent.invoke(input, { callbacks, recursionLimit: 20 })).messages;
-      else {
+      const thread = plan.approvals || plan.abort ? { configurable: { thread_id: `trip-${seed}` } } : {};
+      const config = { callbacks, recursionLimit: 20, signal: controller.signal, ...thread };
+      const go = async (input: unknown): Promise<{ messages: BaseMessage[]; __interrupt__?: Loose[] }> => {
+        if (mode === 'invoke') return (await agent.invoke(input as never, config)) as never;
         let last: { messages: BaseMessage[] } | undefined;
-        for await (const [kind, chunk] of await agent.stream(input, { callbacks, recursionLimit: 20, streamMode: ['values', 'messages'] })) {
+        for await (const [kind, chunk] of await agent.stream(input as never, { ...config, streamMode: ['values', 'messages'] })) {
           if (kind === 'values') last = chunk as { messages: BaseMessage[] };
         }
-        messages = last!.messages;
-      }
-      const results = new Map<string, unknown>();
-      for (const message of messages) if (message.getType() === 'tool') results.set((message as unknown as Loose).tool_call_id, message.content);
-      const steps: FrameworkStep[] = messages
-        .filter((message) => message.getType() === 'ai')
-        .map((message) => {
-          const ai = message as unknown as Loose;
-          const usage = ai.usage_metadata as Loose | undefined;
-          const details = usage?.input_token_details as Loose | undefined;
-          const calls = (ai.tool_calls ?? []).map((call: Loose) => ({ id: call.id as string, name: call.name as string, args: call.args as unknown }));
-          return {
-            text: message.text,
-            // A streamed ChatAnthropic answer says its model and stop reason in additional_kwargs (message_start, message_delta).
-            model: ai.response_metadata?.model_name ?? ai.response_metadata?.model ?? ai.additional_kwargs?.model,
-            calls,
-            results: calls.map((call: { id: string }) => ({ id: call.id, output: results.get(call.id) })),
-            prompt: usage?.input_tokens,
-            completion: usage?.output_tokens,
-            // Cache reads and writes where the framework reports either (no details: it reports none).
-            cached: details?.cache_read === undefined && details?.cache_creation === undefined ? undefined : (details.cache_read ?? 0) + (details.cache_creation ?? 0),
-            finish: ai.response_metadata?.finish_reason ?? ai.response_metadata?.stop_reason ?? ai.additional_kwargs?.stop_reason,
-            // The reasoning as LangChain's standard content blocks give it, whatever the provider.
-            reasoning: reasoningOf(message),
-          };
+        return last!;
+      };
+      // The state the checkpointer kept: the messages of a run that paused or was aborted, and what it waits for.
+      const saved = async () => {
+        const snapshot = await agent.graph.getState(thread as never);
+        return { messages: ((snapshot.values as Loose).messages ?? []) as BaseMessage[], interrupts: snapshot.tasks.flatMap((task) => task.interrupts as Loose[]) };
+      };
+      // Each AI message's calls as the model made them (the middleware revises a paused message's calls once decided).
+      const madeCalls = new Map<string, Loose[]>();
+      const turns: Array<'completed' | 'interrupted'> = [];
+      let input: unknown = { messages: [{ role: 'user', content: prompt }] };
+      let messages: BaseMessage[];
+      let aborted: string | undefined;
+      for (;;) {
+        try {
+          messages = (await go(input)).messages;
+        } catch (thrown) {
+          if (!plan.abort || !isAbortError(thrown)) throw thrown;
+          turns.push('interrupted');
+          aborted = String(thrown);
+          messages = (await saved()).messages;
+          resumes.push(`aborted: ${String(thrown)}`);
+          break;
+        }
+        const pause = plan.approvals ? await saved() : { messages, interrupts: [] };
+        if (pause.interrupts.length === 0) {
+          turns.push('completed');
+          break;
+        }
+        turns.push('interrupted');
+        expect(pause.interrupts, label).toHaveLength(1);
+        const asked = pause.messages.filter((message) => message.getType() === 'ai').at(-1) as unknown as Loose;
+        madeCalls.set(asked.id, structuredClone(asked.tool_calls));
+        // The middleware asks about the calls of the tools it interrupts on, in the message's order.
+        const pending = (asked.tool_calls as Loose[]).filter((call) => call.name in INTERRUPT_ON);
+        const interrupt = pause.interrupts[0]!;
+        const draw = plan.decisions;
+        const said: string[] = [];
+        const decisions = (interrupt.value.actionRequests as Loose[]).map((action, k) => {
+          const id = pending[k]!.id as string;
+          expect(action.name, label).toBe(pending[k]!.name);
+          const kind = draw.pick(INTERRUPT_ON[action.name as keyof typeof INTERRUPT_ON].allowedDecisions);
+          decided.push({ id, agent: ROOT, approved: kind !== 'reject' });
+          said.push(`${id} ${kind}`);
+          if (kind === 'approve') return { type: 'approve' };
+          if (kind === 'edit') return { type: 'edit', editedAction: { name: action.name, args: { ...action.args, orderId: action.args.orderId + 1000 } } };
+          return draw.chance(0.5) ? { type: 'reject', message: `Not now: ${randomText(draw, 4)}` } : { type: 'reject' };
         });
+        const byId = draw.chance(0.5);
+        resumes.push(`resumed${byId ? ' by interrupt id' : ''}: ${said.join(', ')}`);
+        input = new Command({ resume: byId ? { [interrupt.id]: { decisions } } : { decisions } });
+      }
+      const toolMessages = (list: BaseMessage[]) => list.filter((message) => message.getType() === 'tool') as unknown as Loose[];
+      const told = new Map<string, Loose>();
+      for (const message of [...toolMessages(messages), ...expertRuns.flatMap((run) => toolMessages(run.messages))]) told.set(message.tool_call_id, message);
+      // The run aborted while its step's tools ran: LangChain ends each of them with the abort (its tools race the signal).
+      if (aborted !== undefined) {
+        const step = messages.filter((message) => message.getType() === 'ai').at(-1) as unknown as Loose | undefined;
+        if ((step?.tool_calls as Loose[] | undefined)?.some((call) => call.name === 'cancel_trip') === true) for (const call of step!.tool_calls as Loose[]) if (!told.has(call.id)) told.set(call.id, { content: aborted });
+      }
+      const turnOf = (message: Loose): number => {
+        const ids = [message.id, message.response_metadata?.id].filter((id) => typeof id === 'string');
+        const index = scenario.turns.findIndex((turn) => ids.some((id) => id === turn.id || id.startsWith(`${turn.id}`)));
+        expect(index, `${label}\nthe turn of AI message ${JSON.stringify(ids)}`).toBeGreaterThanOrEqual(0);
+        return index;
+      };
+      const stepsOf = (list: BaseMessage[], trajectory: string[], agentName: string): Array<FrameworkStep & { turn: number }> =>
+        list
+          .filter((message) => message.getType() === 'ai')
+          .map((message) => {
+            const ai = message as unknown as Loose;
+            const usage = ai.usage_metadata as Loose | undefined;
+            const details = usage?.input_token_details as Loose | undefined;
+            const calls = ((madeCalls.get(ai.id) ?? ai.tool_calls ?? []) as Loose[]).map((call) => ({ id: call.id as string, name: call.name as string, args: call.args as unknown }));
+            return {
+              turn: turnOf(ai),
+              text: message.text,
+              // A streamed ChatAnthropic answer says its model and stop reason in additional_kwargs (message_start, message_delta).
+              model: ai.response_metadata?.model_name ?? ai.response_metadata?.model ?? ai.additional_kwargs?.model,
+              calls,
+              // What the model was told of each call (a call the middleware dropped, or an aborted run's, has nothing), in
+              // the order the calls ended: ToolNode runs the message's calls as the middleware left them (the calls it did
+              // not ask about first), and `ask_expert`, which waits for a whole agent, ends after the others. A call
+              // whose tool threw is observed as its error (docs/adapters/langchain.md, "Tools"): the model was told
+              // toolErrorMiddleware's sentence.
+              results: [...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name !== 'ask_expert'), ...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name === 'ask_expert')]
+                .filter((call) => told.has(call.id))
+                .map((call) => ({ id: call.id as string, output: threw.get(call.id) ?? told.get(call.id)!.content })),
+              prompt: usage?.input_tokens,
+              completion: usage?.output_tokens,
+              // Cache reads and writes where the framework reports either (no details: it reports none).
+              cached: details?.cache_read === undefined && details?.cache_creation === undefined ? undefined : (details.cache_read ?? 0) + (details.cache_creation ?? 0),
+              finish: ai.response_metadata?.finish_reason ?? ai.response_metadata?.stop_reason ?? ai.additional_kwargs?.stop_reason,
+              // The reasoning as LangChain's standard content blocks give it, whatever the provider.
+              reasoning: reasoningOf(message),
+              ...(plan.expert ? { trajectory, agent: agentName } : {}),
+            };
+          });
+      // In the order the provider answered them (the expert's turns come while its call's tool runs).
+      const steps: FrameworkStep[] = [...stepsOf(messages, [], ROOT), ...expertRuns.flatMap((run) => stepsOf(run.messages, [run.link], EXPERT))]
+        .sort((a, b) => a.turn - b.turn)
+        .map(({ turn: _, ...step }) => step);
       const sum = (pick: (step: FrameworkStep) => number | undefined) => {
         const values = steps.map(pick).filter((value): value is number => value !== undefined);
         return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
       };
-      return { prompt, model: 'gpt-4.1', steps, retried: fake.failedRequests, totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) } };
+      const approvalCalls = steps.flatMap((step) => step.calls).filter((call) => call.name in INTERRUPT_ON);
+      return {
+        prompt,
+        model: 'gpt-4.1',
+        steps,
+        retried: fake.failedRequests,
+        totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) },
+        turns,
+        ...(expertRuns.length === 0 ? {} : { tasks: Object.fromEntries(expertRuns.map((run) => [run.link, run.task])) }),
+        ...(plan.approvals
+          ? {
+              approvals: {
+                decided,
+                // Every call of a tool that needs approval: ran, rejected with what the model was told, or (approved
+                // beside a rejected call, which the middleware drops; or left by an aborted run) never run.
+                outcomes: approvalCalls.map((call) => {
+                  const message = told.get(call.id);
+                  const rejected = decided.some((decision) => decision.id === call.id && !decision.approved);
+                  return message === undefined ? { id: call.id, denied: false, told: undefined, ran: false } : { id: call.id, denied: rejected, told: message.content };
+                }),
+              },
+            }
+          : {}),
+      };
     },
   });
 }

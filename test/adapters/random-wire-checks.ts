@@ -90,7 +90,14 @@ export interface FrameworkTruth {
    * Where tools asked for approval: the decisions taken on the calls the run paused for (in order), and the outcome of
    * every call of such a tool the framework answered: ran, or rejected with what the model was told.
    */
-  approvals?: { decided: readonly FrameworkApproval[]; outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown }> };
+  approvals?: { decided: readonly FrameworkApproval[]; outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown; ran?: false }> };
+  /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
+  turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
+  /**
+   * Sub-agents given a task of their own (an agent a tool ran with its input): by the links to their trajectory
+   * (`<call>`, `:sub:`-joined below the run's), the task, which is that trajectory's user step.
+   */
+  tasks?: Readonly<Record<string, string>>;
 }
 
 export interface RandomRun {
@@ -165,7 +172,9 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
       return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
     };
     const kept = steps.filter((step, index) => !repeated(step, index) && !linkStep(step, trajectory) && !answeredThere(step, trajectory));
-    expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
+    const task = trajectory === doc ? undefined : truth.tasks?.[String(trajectory.session_id).slice(`${doc.session_id}:sub:`.length)];
+    expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc || task !== undefined ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
+    if (task !== undefined) expect(steps[0], `${label}\n${trajectory.session_id}: the task it was given`).toMatchObject({ source: 'user', message: task });
   }
   // The model calls in the order the provider saw them: each request's step is the next one of the trajectory whose
   // session sent it, and every step of every trajectory is some request's.
@@ -262,7 +271,18 @@ approval decisions against those taken`).toEqual(decided.map((decision) => ({ id
     const toolEnds = hooked('post_tool_call');
     const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
     expect(got, `${label}
-the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) => [{ status: outcome.denied ? 'denied' : 'ok', result: outcome.told }]));
+the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) => (outcome.ran === false ? [] : [{ status: outcome.denied ? 'denied' : 'ok', result: outcome.told }])));
+  }
+
+  // How each top-level run of the session ended.
+  if (truth.turns !== undefined) {
+    const ended = recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === doc.session_id).map((entry) => (entry.payload.interrupted ? 'interrupted' : entry.payload.completed ? 'completed' : 'failed'));
+    expect(ended, `${label}\nhow the runs ended`).toEqual(truth.turns);
+  }
+  // Every sub-agent given a task has its trajectory.
+  if (truth.tasks !== undefined) {
+    const sessions = docs.map((trajectory) => String(trajectory.session_id));
+    expect(Object.keys(truth.tasks).filter((link) => !sessions.includes(`${doc.session_id}:sub:${link}`)), `${label}\nsub-agents without a trajectory`).toEqual([]);
   }
 
   if (!options.onNative) return;
