@@ -25,8 +25,8 @@
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
-import { Command, MemorySaver } from '@langchain/langgraph';
-import type { BaseMessage } from '@langchain/core/messages';
+import { Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { createAgent, humanInTheLoopMiddleware, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
 import * as z from 'zod';
@@ -97,6 +97,10 @@ interface Plan {
   abort: boolean;
   /** Calls of `ask_expert`, whose tool runs an agent with the tool's config: that agent's turns follow the call's turn. */
   expert: boolean;
+  /** A supervisor graph whose turn hands off to a researcher agent (a node): its turns follow the handoff's. */
+  handoff: boolean;
+  /** The researcher's node has a retryPolicy, and its first request (this turn) is refused once. */
+  nodeRetry?: number;
   /** How each pause is decided. */
   decisions: Draw;
 }
@@ -116,7 +120,7 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
     turn.calls.splice(draw.int(0, turn.calls.length), 0, call);
     scenario.outline[index] += ` (${note})`;
   };
-  const plan: Plan = { approvals: false, failing: false, abort: false, expert: false, decisions: new Draw(seed ^ 0xdec1de) };
+  const plan: Plan = { approvals: false, failing: false, abort: false, expert: false, handoff: false, decisions: new Draw(seed ^ 0xdec1de) };
   if (draw.chance(0.4)) {
     const first = take();
     for (const index of first === undefined ? [] : [first, ...free.filter(() => draw.chance(0.4))]) {
@@ -141,28 +145,46 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
     if (index !== undefined) add(index, { id: `call_${seed}_abort_${index + 1}`, name: 'cancel_trip', args: {} }, 'cancel_trip aborts the run');
     plan.abort = index !== undefined;
   }
-  if (draw.chance(0.35)) {
-    const index = take();
-    if (index !== undefined) {
-      add(index, { id: `call_${seed}_expert_${index + 1}`, name: 'ask_expert', args: { question: randomText(draw, 4) } }, 'ask_expert runs the expert agent');
-      const worker = randomScenario(seed ^ 0xe3e7, wire, DATED[wire], TOOLS);
-      const turns = worker.turns.map((turn, k) => ({
-        ...turn,
-        id: `${turn.id}_expert_${k + 1}`,
-        calls: turn.calls.map((call) => ({ ...call, id: `${call.id}_expert` })),
-      }));
-      scenario.turns.splice(index + 1, 0, ...turns);
-      scenario.outline.splice(index + 1, 0, ...worker.outline.map((line) => `  expert ${line}`));
-      plan.expert = true;
-    }
+  const expert = draw.chance(0.35) ? take() : undefined;
+  if (expert !== undefined) add(expert, { id: `call_${seed}_expert_${expert + 1}`, name: 'ask_expert', args: { question: randomText(draw, 4) } }, 'ask_expert runs the expert agent');
+  // A supervisor graph: the turn hands off to the researcher (that call alone, as a handoff's Command leaves the
+  // step), whose turns come next; it hands back by its edge to the supervisor.
+  const handoff = draw.chance(0.35) ? take() : undefined;
+  if (handoff !== undefined) {
+    scenario.turns[handoff]!.calls = [{ id: `call_${seed}_handoff_${handoff + 1}`, name: 'transfer_to_researcher', args: {} }];
+    scenario.outline[handoff] = scenario.outline[handoff]!.replace(/\d+ call\(s\) \[[^\]]*\]/, '1 call(s) [transfer_to_researcher]') + ' (hands off to the researcher)';
   }
+  const nodeRetry = handoff !== undefined && draw.chance(0.5);
+  // The other agents' turns, served after the call that starts them (the later turn first, so the earlier index holds).
+  const inserts = [
+    ...(expert === undefined ? [] : [{ after: expert, name: 'expert', seed: seed ^ 0xe3e7 }]),
+    ...(handoff === undefined ? [] : [{ after: handoff, name: 'researcher', seed: seed ^ 0x7e5e }]),
+  ].sort((a, b) => b.after - a.after);
+  for (const insert of inserts) {
+    const worker = randomScenario(insert.seed, wire, DATED[wire], TOOLS);
+    const turns = worker.turns.map((turn, k) => ({ ...turn, id: `${turn.id}_${insert.name}_${k + 1}`, calls: turn.calls.map((call) => ({ ...call, id: `${call.id}_${insert.name}` })) }));
+    scenario.turns.splice(insert.after + 1, 0, ...turns);
+    scenario.outline.splice(insert.after + 1, 0, ...worker.outline.map((line) => `  ${insert.name} ${line}`));
+  }
+  plan.expert = expert !== undefined;
+  plan.handoff = handoff !== undefined;
+  // With a node retryPolicy, the researcher's first request is refused once: LangGraph runs its node again.
+  if (nodeRetry) plan.nodeRetry = scenario.turns.findIndex((turn) => turn.id.endsWith('_researcher_1'));
   return plan;
 }
 
 /** What a seed's plan adds on `wire`, for a test's name: approvals, a tool that throws, an abort, a sub-agent. */
 export function seedFeatures(seed: number, wire: LangChainWire): string {
   const plan = planFeatures(seed, wire, randomScenario(seed, wire, DATED[wire], TOOLS));
-  return [plan.approvals && 'approvals', plan.failing && 'a tool throws', plan.abort && 'aborted', plan.expert && 'a sub-agent from a tool'].filter(Boolean).join(', ');
+  return [
+    plan.approvals && 'approvals',
+    plan.failing && 'a tool throws',
+    plan.abort && 'aborted',
+    plan.expert && 'a sub-agent from a tool',
+    plan.handoff && `a supervisor hands off${plan.nodeRetry === undefined ? '' : ', the worker node retried'}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
 }
 
 const isAbortError = (error: unknown): boolean => error instanceof Error && (error.name === 'AbortError' || error.message === 'Abort' || error.message === 'Aborted');
@@ -170,6 +192,22 @@ const isAbortError = (error: unknown): boolean => error instanceof Error && (err
 /** The run's own agent and the agent `ask_expert` runs. */
 const ROOT = 'travel_agent';
 const EXPERT = 'expert';
+const RESEARCHER = 'researcher';
+/** The supervisor graph: the run's trajectory is named after it (the top-level run), its agent's steps are the run's. */
+const GRAPH = 'trip_planner';
+
+/** A handoff tool as LangGraph's multi-agent docs write it: a ToolMessage for the call, and a Command to the parent graph. */
+function handoffTool(agentName: string) {
+  const toolName = `transfer_to_${agentName}`;
+  return tool(
+    async (_, config) => {
+      const toolMessage = new ToolMessage({ content: `Successfully transferred to ${agentName}`, name: toolName, tool_call_id: config.toolCall!.id! });
+      const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
+      return new Command({ goto: agentName, update: { messages: state.messages.concat(toolMessage) }, graph: Command.PARENT });
+    },
+    { name: toolName, schema: z.object({}), description: `Ask agent '${agentName}' for help` },
+  );
+}
 
 export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
@@ -179,9 +217,11 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
   // Sometimes one call's first attempt is refused as overloaded: modelRetryMiddleware retries it (the client's own retries are off).
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
   const plan = planFeatures(seed, wire, scenario);
-  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
+  // A node retryPolicy: the researcher's first request is the one refused (its agent has no modelRetryMiddleware).
+  const refused = plan.nodeRetry === undefined ? overloaded : [plan.nodeRetry];
+  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: refused });
   const features = seedFeatures(seed, wire);
-  const label = `seed ${seed} (langchain ${wire}, ${mode}${streamUsage ? '' : ', streamUsage false'}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''}${features === '' ? '' : `, ${features}`})\n  ${scenario.outline.join('\n  ')}`;
+  const label = `seed ${seed} (langchain ${wire}, ${mode}${streamUsage ? '' : ', streamUsage false'}${refused.length > 0 ? `, turn ${refused[0]! + 1} overloaded once` : ''}${features === '' ? '' : `, ${features}`})\n  ${scenario.outline.join('\n  ')}`;
   const decided: FrameworkApproval[] = [];
   const resumes: string[] = [];
   await checkRandomRun({
@@ -191,6 +231,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
     async run(hooks) {
       const model = () => chatModel(wire, fake.fetch as typeof globalThis.fetch, streamUsage);
       const controller = new AbortController();
+      const threaded = plan.approvals || plan.abort;
       // The expert's runs, by the call that started each: the task it was given and the messages it returned.
       const expertRuns: Array<{ link: string; task: string; messages: BaseMessage[] }> = [];
       const expert = createAgent({ model: model(), tools, name: EXPERT, systemPrompt: 'You are an expert on travel.', middleware: [modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 })] });
@@ -219,34 +260,54 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         },
         { name: 'cancel_trip', description: 'Cancel the whole trip', schema: z.object({}) },
       );
+      const retry = modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 });
       const agent = createAgent({
         model: model(),
-        tools: [...tools, ...(plan.approvals ? approvalTools : []), ...(plan.failing ? [bookHotel] : []), ...(plan.abort ? [cancelTrip] : []), ...(plan.expert ? [askExpert] : [])],
+        tools: [
+          ...tools,
+          ...(plan.approvals ? approvalTools : []),
+          ...(plan.failing ? [bookHotel] : []),
+          ...(plan.abort ? [cancelTrip] : []),
+          ...(plan.expert ? [askExpert] : []),
+          ...(plan.handoff ? [handoffTool(RESEARCHER)] : []),
+        ],
         systemPrompt: 'You are a helpful travel assistant.',
         name: ROOT,
-        ...(plan.approvals || plan.abort ? { checkpointer: new MemorySaver() } : {}),
+        ...(!plan.handoff && threaded ? { checkpointer: new MemorySaver() } : {}),
         middleware: [
-          modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 }),
+          retry,
           ...(plan.failing ? [toolErrorMiddleware({ onError: toolFailed })] : []),
           ...(plan.approvals ? [humanInTheLoopMiddleware({ interruptOn: INTERRUPT_ON })] : []),
         ],
       });
+      // The supervisor graph of LangGraph's multi-agent docs: the agent hands off to the researcher, which answers back.
+      const researcher = createAgent({ model: model(), tools, name: RESEARCHER, systemPrompt: 'You research facts.', middleware: plan.nodeRetry === undefined ? [retry] : [] });
+      const runner = plan.handoff
+        ? new StateGraph(MessagesAnnotation)
+            .addNode(ROOT, agent.graph, { ends: [RESEARCHER, END] })
+            .addNode(RESEARCHER, researcher.graph, plan.nodeRetry === undefined ? {} : { retryPolicy: { maxAttempts: 3, initialInterval: 1, jitter: false } })
+            .addEdge(START, ROOT)
+            .addEdge(RESEARCHER, ROOT)
+            .compile({ name: GRAPH, ...(threaded ? { checkpointer: new MemorySaver() } : {}) })
+        : agent;
       const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
       const callbacks = [new NemoRelayCallbackHandler(hooks)];
-      const thread = plan.approvals || plan.abort ? { configurable: { thread_id: `trip-${seed}` } } : {};
+      const thread = threaded ? { configurable: { thread_id: `trip-${seed}` } } : {};
       const config = { callbacks, recursionLimit: 20, signal: controller.signal, ...thread };
       const go = async (input: unknown): Promise<{ messages: BaseMessage[]; __interrupt__?: Loose[] }> => {
-        if (mode === 'invoke') return (await agent.invoke(input as never, config)) as never;
+        if (mode === 'invoke') return (await runner.invoke(input as never, config)) as never;
         let last: { messages: BaseMessage[] } | undefined;
-        for await (const [kind, chunk] of await agent.stream(input as never, { ...config, streamMode: ['values', 'messages'] })) {
+        for await (const [kind, chunk] of await runner.stream(input as never, { ...config, streamMode: ['values', 'messages'] as const })) {
           if (kind === 'values') last = chunk as { messages: BaseMessage[] };
         }
         return last!;
       };
-      // The state the checkpointer kept: the messages of a run that paused or was aborted, and what it waits for.
+      // The state the checkpointer kept: the messages of a run that paused or was aborted (of the agent node it
+      // stopped in, in a graph), and what it waits for.
       const saved = async () => {
-        const snapshot = await agent.graph.getState(thread as never);
-        return { messages: ((snapshot.values as Loose).messages ?? []) as BaseMessage[], interrupts: snapshot.tasks.flatMap((task) => task.interrupts as Loose[]) };
+        const snapshot = await ('graph' in runner ? runner.graph : runner).getState(thread as never, { subgraphs: true });
+        const inner = snapshot.tasks.map((task) => task.state as Loose | undefined).find((state) => state?.values?.messages !== undefined);
+        return { messages: ((inner ?? snapshot).values.messages ?? []) as BaseMessage[], interrupts: snapshot.tasks.flatMap((task) => task.interrupts as Loose[]) };
       };
       // Each AI message's calls as the model made them (the middleware revises a paused message's calls once decided).
       const madeCalls = new Map<string, Loose[]>();
@@ -283,7 +344,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           const id = pending[k]!.id as string;
           expect(action.name, label).toBe(pending[k]!.name);
           const kind = draw.pick(INTERRUPT_ON[action.name as keyof typeof INTERRUPT_ON].allowedDecisions);
-          decided.push({ id, agent: ROOT, approved: kind !== 'reject' });
+          decided.push({ id, agent: plan.handoff ? GRAPH : ROOT, approved: kind !== 'reject' });
           said.push(`${id} ${kind}`);
           if (kind === 'approve') return { type: 'approve' };
           if (kind === 'edit') return { type: 'edit', editedAction: { name: action.name, args: { ...action.args, orderId: action.args.orderId + 1000 } } };
@@ -336,11 +397,18 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
               finish: ai.response_metadata?.finish_reason ?? ai.response_metadata?.stop_reason ?? ai.additional_kwargs?.stop_reason,
               // The reasoning as LangChain's standard content blocks give it, whatever the provider.
               reasoning: reasoningOf(message),
-              ...(plan.expert ? { trajectory, agent: agentName } : {}),
+              ...(plan.expert || plan.handoff ? { trajectory, agent: agentName } : {}),
             };
           });
       // In the order the provider answered them (the expert's turns come while its call's tool runs).
-      const steps: FrameworkStep[] = [...stepsOf(messages, [], ROOT), ...expertRuns.flatMap((run) => stepsOf(run.messages, [run.link], EXPERT))]
+      // In a supervisor graph, the researcher's messages (named by their agent) are in its trajectory, linked from the handoff.
+      const handoffCall = messages.flatMap((message) => ((message as unknown as Loose).tool_calls ?? []) as Loose[]).find((call) => call.name === `transfer_to_${RESEARCHER}`)?.id as string | undefined;
+      const byAgent = (name: string | undefined) => messages.filter((message) => message.getType() !== 'ai' || (name === undefined ? message.name !== RESEARCHER : message.name === name));
+      const steps: FrameworkStep[] = [
+        ...stepsOf(byAgent(undefined), [], plan.handoff ? GRAPH : ROOT),
+        ...(handoffCall === undefined ? [] : stepsOf(byAgent(RESEARCHER), [handoffCall], RESEARCHER)),
+        ...expertRuns.flatMap((run) => stepsOf(run.messages, [run.link], EXPERT)),
+      ]
         .sort((a, b) => a.turn - b.turn)
         .map(({ turn: _, ...step }) => step);
       const sum = (pick: (step: FrameworkStep) => number | undefined) => {
@@ -355,6 +423,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         retried: fake.failedRequests,
         totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) },
         turns,
+        // The researcher has none: it was handed the conversation, which ends with the handoff's ToolMessage.
         ...(expertRuns.length === 0 ? {} : { tasks: Object.fromEntries(expertRuns.map((run) => [run.link, run.task])) }),
         ...(plan.approvals
           ? {
