@@ -21,7 +21,13 @@
 //   tools it left running end with the abort;
 // - a tool that runs another agent with the tool's config: that agent's 1-4
 //   turns (a scenario of their own) are served while the tool runs, and must
-//   be in its own trajectory, linked from the call, its task its user step.
+//   be in its own trajectory, linked from the call, its task its user step;
+// - a handoff (the docs' supervisor graph: the agent a node, a handoff tool's
+//   `Command` to a researcher agent node, which answers back by its edge):
+//   the researcher's turns in its own trajectory, linked from the handoff
+//   call; half the time its node has a `retryPolicy` and its first request
+//   is refused once, so LangGraph runs the node again (the same sub-agent,
+//   its failed attempt and the retry one API call).
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
@@ -121,6 +127,9 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
     scenario.outline[index] += ` (${note})`;
   };
   const plan: Plan = { approvals: false, failing: false, abort: false, expert: false, handoff: false, decisions: new Draw(seed ^ 0xdec1de) };
+  // A supervisor graph: the turn hands off to the researcher (that call alone, as a handoff's Command leaves the
+  // step), whose turns come next; it hands back by its edge to the supervisor.
+  const handoff = draw.chance(0.35) ? take() : undefined;
   if (draw.chance(0.4)) {
     const first = take();
     for (const index of first === undefined ? [] : [first, ...free.filter(() => draw.chance(0.4))]) {
@@ -147,9 +156,6 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
   }
   const expert = draw.chance(0.35) ? take() : undefined;
   if (expert !== undefined) add(expert, { id: `call_${seed}_expert_${expert + 1}`, name: 'ask_expert', args: { question: randomText(draw, 4) } }, 'ask_expert runs the expert agent');
-  // A supervisor graph: the turn hands off to the researcher (that call alone, as a handoff's Command leaves the
-  // step), whose turns come next; it hands back by its edge to the supervisor.
-  const handoff = draw.chance(0.35) ? take() : undefined;
   if (handoff !== undefined) {
     scenario.turns[handoff]!.calls = [{ id: `call_${seed}_handoff_${handoff + 1}`, name: 'transfer_to_researcher', args: {} }];
     scenario.outline[handoff] = scenario.outline[handoff]!.replace(/\d+ call\(s\) \[[^\]]*\]/, '1 call(s) [transfer_to_researcher]') + ' (hands off to the researcher)';
