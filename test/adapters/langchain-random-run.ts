@@ -27,12 +27,18 @@
 //   the researcher's turns in its own trajectory, linked from the handoff
 //   call; half the time its node has a `retryPolicy` and its first request
 //   is refused once, so LangGraph runs the node again (the same sub-agent,
-//   its failed attempt and the retry one API call).
+//   its failed attempt and the retry one API call). Half the handoffs send
+//   the researcher a task instead (`Send`, the docs' task-description
+//   handoff, one or two calls at once): each worker that ran a sub-agent
+//   linked from the call whose `Send` carried its task, the task its user
+//   step, the call observed as the `Command` it returned. The parent's state
+//   keeps none of the sending agent's messages then: they are LangChain's
+//   own callbacks' (every AI message and ToolMessage it reported).
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
-import { Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
-import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, Send, START, StateGraph } from '@langchain/langgraph';
+import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { createAgent, humanInTheLoopMiddleware, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
 import * as z from 'zod';
@@ -105,6 +111,8 @@ interface Plan {
   expert: boolean;
   /** A supervisor graph whose turn hands off to a researcher agent (a node): its turns follow the handoff's. */
   handoff: boolean;
+  /** How many tasks the handoff's turn sends the researcher (`Send`, side by side); 0: it hands the conversation over. */
+  sends?: number;
   /** The researcher's node has a retryPolicy, and its first request (this turn) is refused once. */
   nodeRetry?: number;
   /** How each pause is decided. */
@@ -156,26 +164,34 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
   }
   const expert = draw.chance(0.35) ? take() : undefined;
   if (expert !== undefined) add(expert, { id: `call_${seed}_expert_${expert + 1}`, name: 'ask_expert', args: { question: randomText(draw, 4) } }, 'ask_expert runs the expert agent');
-  if (handoff !== undefined) {
-    scenario.turns[handoff]!.calls = [{ id: `call_${seed}_handoff_${handoff + 1}`, name: 'transfer_to_researcher', args: {} }];
-    scenario.outline[handoff] = scenario.outline[handoff]!.replace(/\d+ call\(s\) \[[^\]]*\]/, '1 call(s) [transfer_to_researcher]') + ' (hands off to the researcher)';
-  }
   const nodeRetry = handoff !== undefined && draw.chance(0.5);
+  // Half the handoffs send the researcher a task instead (`Send`, the docs' task-description handoff), once or twice
+  // at once: the workers run side by side, their requests in whatever order they come.
+  const sends = handoff !== undefined && draw.chance(0.5) ? draw.int(1, 2) : 0;
+  if (handoff !== undefined) {
+    scenario.turns[handoff]!.calls =
+      sends === 0
+        ? [{ id: `call_${seed}_handoff_${handoff + 1}`, name: 'transfer_to_researcher', args: {} }]
+        : Array.from({ length: sends }, (_, k) => ({ id: `call_${seed}_send_${handoff + 1}_${k + 1}`, name: 'assign_researcher', args: { task_description: `Task ${k + 1}: ${randomText(draw, 4)}` } }));
+    const names = scenario.turns[handoff]!.calls.map((call) => call.name);
+    scenario.outline[handoff] = scenario.outline[handoff]!.replace(/\d+ call\(s\) \[[^\]]*\]/, `${names.length} call(s) [${names.join(', ')}]`) + (sends === 0 ? ' (hands off to the researcher)' : ' (sends the researcher tasks)');
+  }
   // The other agents' turns, served after the call that starts them (the later turn first, so the earlier index holds).
   const inserts = [
-    ...(expert === undefined ? [] : [{ after: expert, name: 'expert', seed: seed ^ 0xe3e7 }]),
-    ...(handoff === undefined ? [] : [{ after: handoff, name: 'researcher', seed: seed ^ 0x7e5e }]),
+    ...(expert === undefined ? [] : [{ after: expert, workers: [{ name: 'expert', seed: seed ^ 0xe3e7 }] }]),
+    ...(handoff === undefined ? [] : [{ after: handoff, workers: Array.from({ length: Math.max(sends, 1) }, (_, k) => ({ name: `researcher_${k + 1}`, seed: seed ^ 0x7e5e ^ (k * 0x101) })) }]),
   ].sort((a, b) => b.after - a.after);
   for (const insert of inserts) {
-    const worker = randomScenario(insert.seed, wire, DATED[wire], TOOLS);
-    const turns = worker.turns.map((turn, k) => ({ ...turn, id: `${turn.id}_${insert.name}_${k + 1}`, calls: turn.calls.map((call) => ({ ...call, id: `${call.id}_${insert.name}` })) }));
+    const drawn = insert.workers.map((worker) => ({ worker, scenario: randomScenario(worker.seed, wire, DATED[wire], TOOLS) }));
+    const turns = drawn.flatMap(({ worker, scenario: own }) => own.turns.map((turn, k) => ({ ...turn, id: `${turn.id}_${worker.name}_${k + 1}`, calls: turn.calls.map((call) => ({ ...call, id: `${call.id}_${worker.name}` })) })));
     scenario.turns.splice(insert.after + 1, 0, ...turns);
-    scenario.outline.splice(insert.after + 1, 0, ...worker.outline.map((line) => `  ${insert.name} ${line}`));
+    scenario.outline.splice(insert.after + 1, 0, ...drawn.flatMap(({ worker, scenario: own }) => own.outline.map((line) => `  ${worker.name} ${line}`)));
   }
   plan.expert = expert !== undefined;
   plan.handoff = handoff !== undefined;
   // With a node retryPolicy, the researcher's first request is refused once: LangGraph runs its node again.
-  if (nodeRetry) plan.nodeRetry = scenario.turns.findIndex((turn) => turn.id.endsWith('_researcher_1'));
+  if (nodeRetry) plan.nodeRetry = scenario.turns.findIndex((turn) => turn.id.includes('_researcher_'));
+  plan.sends = sends;
   return plan;
 }
 
@@ -187,7 +203,7 @@ export function seedFeatures(seed: number, wire: LangChainWire): string {
     plan.failing && 'a tool throws',
     plan.abort && 'aborted',
     plan.expert && 'a sub-agent from a tool',
-    plan.handoff && `a supervisor hands off${plan.nodeRetry === undefined ? '' : ', the worker node retried'}`,
+    plan.handoff && `a supervisor ${plan.sends === 0 ? 'hands off' : `sends ${plan.sends} task(s)`}${plan.nodeRetry === undefined ? '' : ', the worker node retried'}`,
   ]
     .filter(Boolean)
     .join(', ');
@@ -203,6 +219,24 @@ const RESEARCHER = 'researcher';
 const GRAPH = 'trip_planner';
 
 /** A handoff tool as LangGraph's multi-agent docs write it: a ToolMessage for the call, and a Command to the parent graph. */
+/**
+ * The docs' task-description handoff: a `Send` gives the agent its task (no ToolMessage reaches the model, and the
+ * parent's messages keep neither the call nor its agent's message). `returned` keeps each call's Command.
+ */
+function assignTool(agentName: string, returned: Map<string, unknown>) {
+  const toolName = `assign_${agentName}`;
+  return tool(
+    async ({ task_description }, config) => {
+      const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
+      const command = new Command({ goto: [new Send(agentName, { ...state, messages: [new HumanMessage(task_description)] })], graph: Command.PARENT });
+      // As it was returned (LangGraph gives the task's message an id once it is sent).
+      returned.set(config.toolCall!.id!, JSON.parse(JSON.stringify(command)));
+      return command;
+    },
+    { name: toolName, schema: z.object({ task_description: z.string() }), description: `Give agent '${agentName}' a task` },
+  );
+}
+
 function handoffTool(agentName: string) {
   const toolName = `transfer_to_${agentName}`;
   return tool(
@@ -266,6 +300,10 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         },
         { name: 'cancel_trip', description: 'Cancel the whole trip', schema: z.object({}) },
       );
+      // The Commands `assign_researcher` returned, by call (what the call is observed as), and every AI message
+      // LangChain reported (a message the parent's state does not keep, the sending agent's, is known from them).
+      const commands = new Map<string, unknown>();
+      const reported: BaseMessage[] = [];
       const retry = modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 });
       const agent = createAgent({
         model: model(),
@@ -275,7 +313,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           ...(plan.failing ? [bookHotel] : []),
           ...(plan.abort ? [cancelTrip] : []),
           ...(plan.expert ? [askExpert] : []),
-          ...(plan.handoff ? [handoffTool(RESEARCHER)] : []),
+          ...(plan.handoff ? [plan.sends === 0 ? handoffTool(RESEARCHER) : assignTool(RESEARCHER, commands)] : []),
         ],
         systemPrompt: 'You are a helpful travel assistant.',
         name: ROOT,
@@ -297,7 +335,11 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
             .compile({ name: GRAPH, ...(threaded ? { checkpointer: new MemorySaver() } : {}) })
         : agent;
       const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
-      const callbacks = [new NemoRelayCallbackHandler(hooks)];
+      const collect = {
+        handleLLMEnd: (output: Loose) => void reported.push(output.generations[0][0].message as BaseMessage),
+        handleToolEnd: (output: unknown) => void (ToolMessage.isInstance(output) && reported.push(output)),
+      };
+      const callbacks = [...(plan.sends ? [collect] : []), new NemoRelayCallbackHandler(hooks)];
       const thread = threaded ? { configurable: { thread_id: `trip-${seed}` } } : {};
       const config = { callbacks, recursionLimit: 20, signal: controller.signal, ...thread };
       const go = async (input: unknown): Promise<{ messages: BaseMessage[]; __interrupt__?: Loose[] }> => {
@@ -317,6 +359,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
       };
       // Each AI message's calls as the model made them (the middleware revises a paused message's calls once decided).
       const madeCalls = new Map<string, Loose[]>();
+      const rejections = new Map<string, string>();
       const turns: Array<'completed' | 'interrupted'> = [];
       let input: unknown = { messages: [{ role: 'user', content: prompt }] };
       let messages: BaseMessage[];
@@ -354,15 +397,29 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           said.push(`${id} ${kind}`);
           if (kind === 'approve') return { type: 'approve' };
           if (kind === 'edit') return { type: 'edit', editedAction: { name: action.name, args: { ...action.args, orderId: action.args.orderId + 1000 } } };
-          return draw.chance(0.5) ? { type: 'reject', message: `Not now: ${randomText(draw, 4)}` } : { type: 'reject' };
+          // Where the parent's state keeps no ToolMessage for it (tasks sent), the rejection says what the model is told.
+          if (!plan.sends && !draw.chance(0.5)) return { type: 'reject' };
+          const message = `Not now: ${randomText(draw, 4)}`;
+          rejections.set(id, message);
+          return { type: 'reject', message };
         });
         const byId = draw.chance(0.5);
         resumes.push(`resumed${byId ? ' by interrupt id' : ''}: ${said.join(', ')}`);
         input = new Command({ resume: byId ? { [interrupt.id]: { decisions } } : { decisions } });
       }
+      // The messages of the agent that sent tasks, which its parent's state did not keep.
+      if (plan.sends) {
+        const kept = new Set([...messages, ...expertRuns.flatMap((run) => run.messages)].map((message) => message.id));
+        const answered = new Set(messages.flatMap((message) => (ToolMessage.isInstance(message) ? [message.tool_call_id] : [])));
+        messages = [...messages, ...reported.filter((message) => (ToolMessage.isInstance(message) ? !answered.has(message.tool_call_id) : !kept.has(message.id)))];
+      }
       const toolMessages = (list: BaseMessage[]) => list.filter((message) => message.getType() === 'tool') as unknown as Loose[];
       const told = new Map<string, Loose>();
       for (const message of [...toolMessages(messages), ...expertRuns.flatMap((run) => toolMessages(run.messages))]) told.set(message.tool_call_id, message);
+      for (const [id, command] of commands) told.set(id, { content: command });
+      // What the parent's state did not keep of the agent that sent tasks: its calls that threw, and those rejected.
+      for (const [id, error] of threw) if (!told.has(id)) told.set(id, { content: error });
+      for (const [id, message] of rejections) if (!told.has(id)) told.set(id, { content: message });
       // The run aborted while its step's tools ran: LangChain ends each of them with the abort (its tools race the signal).
       if (aborted !== undefined) {
         const step = messages.filter((message) => message.getType() === 'ai').at(-1) as unknown as Loose | undefined;
@@ -393,7 +450,11 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
               // not ask about first), and `ask_expert`, which waits for a whole agent, ends after the others. A call
               // whose tool threw is observed as its error (docs/adapters/langchain.md, "Tools"): the model was told
               // toolErrorMiddleware's sentence.
-              results: [...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name !== 'ask_expert'), ...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name === 'ask_expert')]
+              // Of a paused message the parent's state did not keep (tasks sent), the revised calls are not known: the
+              // rejected calls (answered on resuming), then the others as LangChain reported them ending.
+              results: (plan.sends && madeCalls.has(ai.id)
+                ? [...calls.filter((call) => rejections.has(call.id)), ...reported.filter((message) => ToolMessage.isInstance(message) && calls.some((call) => call.id === message.tool_call_id)).map((message) => ({ id: (message as ToolMessage).tool_call_id }))]
+                : [...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name !== 'ask_expert'), ...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name === 'ask_expert')])
                 .filter((call) => told.has(call.id))
                 .map((call) => ({ id: call.id as string, output: threw.get(call.id) ?? told.get(call.id)!.content })),
               prompt: usage?.input_tokens,
@@ -408,11 +469,21 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           });
       // In the order the provider answered them (the expert's turns come while its call's tool runs).
       // In a supervisor graph, the researcher's messages (named by their agent) are in its trajectory, linked from the handoff.
-      const handoffCall = messages.flatMap((message) => ((message as unknown as Loose).tool_calls ?? []) as Loose[]).find((call) => call.name === `transfer_to_${RESEARCHER}`)?.id as string | undefined;
-      const byAgent = (name: string | undefined) => messages.filter((message) => message.getType() !== 'ai' || (name === undefined ? message.name !== RESEARCHER : message.name === name));
+      // Sent a task, each worker's messages follow the task in the parent's messages (each worker's output one block).
+      const handoffCalls = messages.flatMap((message) => ((message as unknown as Loose).tool_calls ?? []) as Loose[]).filter((call) => call.name === `transfer_to_${RESEARCHER}` || call.name === `assign_${RESEARCHER}`);
+      // The tasks a worker ran (their message in the parent's state): of two sent at once, LangGraph may run one.
+      const ran = new Set(messages.filter((message) => message.getType() === 'human').map((message) => message.text));
+      const sentTasks = new Map(handoffCalls.filter((call) => call.name === `assign_${RESEARCHER}` && ran.has(call.args.task_description)).map((call) => [call.args.task_description as string, call.id as string]));
+      const worker = new Map<BaseMessage, string>();
+      let current = handoffCalls[0]?.id as string | undefined;
+      for (const message of messages) {
+        if (message.getType() === 'human' && sentTasks.has(message.text)) current = sentTasks.get(message.text);
+        if (message.getType() === 'ai' && message.name === RESEARCHER && current !== undefined) worker.set(message, current);
+      }
+      const byAgent = (link: string | undefined) => messages.filter((message) => message.getType() !== 'ai' || (link === undefined ? message.name !== RESEARCHER : worker.get(message) === link));
       const steps: FrameworkStep[] = [
         ...stepsOf(byAgent(undefined), [], plan.handoff ? GRAPH : ROOT),
-        ...(handoffCall === undefined ? [] : stepsOf(byAgent(RESEARCHER), [handoffCall], RESEARCHER)),
+        ...[...new Set(worker.values())].flatMap((link) => stepsOf(byAgent(link), [link], RESEARCHER)),
         ...expertRuns.flatMap((run) => stepsOf(run.messages, [run.link], EXPERT)),
       ]
         .sort((a, b) => a.turn - b.turn)
@@ -429,8 +500,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         retried: fake.failedRequests,
         totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) },
         turns,
-        // The researcher has none: it was handed the conversation, which ends with the handoff's ToolMessage.
-        ...(expertRuns.length === 0 ? {} : { tasks: Object.fromEntries(expertRuns.map((run) => [run.link, run.task])) }),
+        // A researcher handed the conversation has none (it ends with the handoff's ToolMessage); one sent a task has it.
+        ...(expertRuns.length === 0 && sentTasks.size === 0 ? {} : { tasks: Object.fromEntries([...expertRuns.map((run) => [run.link, run.task]), ...[...sentTasks].map(([task, link]) => [link, task])]) }),
         ...(plan.approvals
           ? {
               approvals: {

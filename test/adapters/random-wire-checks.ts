@@ -282,7 +282,7 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
   // Every sub-agent given a task has its trajectory.
   if (truth.tasks !== undefined) {
     const sessions = docs.map((trajectory) => String(trajectory.session_id));
-    expect(Object.keys(truth.tasks).filter((link) => !sessions.includes(`${doc.session_id}:sub:${link}`)), `${label}\nsub-agents without a trajectory`).toEqual([]);
+    expect(Object.keys(truth.tasks).filter((link) => !sessions.includes(`${doc.session_id}:sub:${link}`)), `${label}\nsub-agents without a trajectory (of ${sessions.join(", ")})`).toEqual([]);
   }
 
   if (!options.onNative) return;
