@@ -92,10 +92,11 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       continue;
     }
     const llm = llmStep(step, subagents, used, approvals);
-    // No span from the writer: the step took from the step before it to its own timestamp.
+    // No span from the writer: the step took from the step before it to its own timestamp. With no earlier
+    // stamp (or the same one) it is an instant: a zero made up from one stamp is no measured duration.
     if (llm.startUs === undefined && llm.endUs === undefined && at !== undefined) {
       llm.startUs = since ?? at;
-      llm.endUs = at;
+      if (since !== undefined && since < at) llm.endUs = at;
     }
     parent.children.push(llm);
   }
