@@ -154,6 +154,11 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       ...(failed ? { error: `${nonEmptyString(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
     });
     const asked = id === undefined ? undefined : approvals.get(id);
+    // Neither a result nor a run: the call never ran (the run stopped first, e.g. while its approval was pending).
+    if (result === undefined && timing.start_timestamp === undefined) {
+      const waiting = asked !== undefined && !asked.some((mark) => mark.title.startsWith('approval: '));
+      tool.note = [tool.note, waiting ? 'not run: waiting for approval' : 'not run'].filter(Boolean).join(' · ');
+    }
     if (asked !== undefined) {
       tool.children.push(...asked);
       approvals.delete(id as string);

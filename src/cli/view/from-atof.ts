@@ -17,7 +17,7 @@ import { parseSessionScopeName } from '../../plugin/session-scope.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import { extractMetrics } from '../../formats/atif/payload/index.ts';
+import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
 import { recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -45,6 +45,12 @@ interface AgentState {
   subagentsBySession: Map<string, ViewNode>;
   /** Denying approval responses by `tool_call_id`: the call they denied may start after them (the OpenAI Agents SDK's). */
   denialsByCallId: Map<string, ViewNode>;
+  /**
+   * Approval marks asked before their call started (the OpenAI Agents SDK, LangGraph's human in the loop and the AI
+   * SDK ask before they run it), by `tool_call_id`, with the row each was put in; they stay there, in time order,
+   * unless the call never starts.
+   */
+  approvalsByCallId: Map<string, { marks: { mark: ViewNode; container: ViewNode }[]; answered: boolean }>;
 }
 
 export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
@@ -97,7 +103,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : parent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (!parent) {
@@ -134,8 +140,43 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     if (category === 'llm' && requestId) parent.agent.llmByRequest.set(requestId, created);
     scopes.set(event.uuid, { node: created, agent: parent.agent });
   }
+  // A run resumed from its state reopens the agent that asked (a new scope): its calls may start there.
+  const started = new Set([...agents.values()].flatMap((agent) => [...agent.toolsByCallId.keys()]));
+  for (const agent of agents.values()) showCallsNeverRun(agent, started);
   for (const root of roots) spanFromChildren(root);
   return roots;
+}
+
+/** The marks, out of the rows they were put in. */
+function takeMarks(marks: readonly { mark: ViewNode; container: ViewNode }[]): ViewNode[] {
+  for (const { mark, container } of marks) container.children.splice(container.children.indexOf(mark), 1);
+  return marks.map(({ mark }) => mark);
+}
+
+/**
+ * A call asked for approval that never started (the run stopped while the approval was pending, and was not
+ * resumed): the call the model asked for, under the LLM call that asked for it, says it did not run and why, as
+ * the trajectory lists it among the step's tool calls without a result. Its approval marks go under it.
+ */
+function showCallsNeverRun(agent: AgentState, started: ReadonlySet<string>): void {
+  for (const [toolCallId, asked] of agent.approvalsByCallId) {
+    if (started.has(toolCallId)) continue;
+    let requester: ViewNode | undefined;
+    let call: { function_name: string; arguments: unknown } | undefined;
+    for (const llm of agent.llmByRequest.values()) {
+      const end = isRecord(llm.source?.end) ? (llm.source.end as Obj) : undefined;
+      const found = end === undefined ? undefined : extractToolCalls(end.data as Json)?.find((candidate) => candidate.tool_call_id === toolCallId);
+      if (found !== undefined) [requester, call] = [llm, found];
+    }
+    const tool = node('tool', `tool ${call?.function_name ?? '?'}`, {
+      note: [preview(call?.arguments, 60), asked.answered ? 'not run' : 'not run: waiting for approval'].filter(Boolean).join(' · '),
+      source: { tool_call_id: toolCallId, ...(call !== undefined ? { call } : {}) },
+    });
+    const container = asked.marks[0]!.container;
+    tool.children.push(...takeMarks(asked.marks));
+    (requester ?? container).children.push(tool);
+  }
+  agent.approvalsByCallId.clear();
 }
 
 function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: number | undefined, agent: AgentState): void {
@@ -200,6 +241,8 @@ function placeMark(
       if (!turnId || time === undefined) return;
       const turn = turnOf(parent.agent, turnId, time);
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
+      // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does.
+      if (data.interrupted === true && !(turn.note ?? '').endsWith('interrupted')) turn.note = [turn.note, 'interrupted'].filter(Boolean).join(' · ');
       return;
     }
     case 'hermes.subagent.stop': {
@@ -223,7 +266,18 @@ function placeMark(
         mark.error = `approval ${String(data.choice)}`;
         if (toolCallId !== undefined) parent.agent.denialsByCallId.set(toolCallId, mark);
       }
-      (tool?.node ?? containerFor(parent, metadata, time)).children.push(mark);
+      if (tool !== undefined) {
+        tool.node.children.push(mark);
+        return;
+      }
+      // A call that has run already (a decision recorded after it) keeps the mark where it falls.
+      const container = containerFor(parent, metadata, time);
+      container.children.push(mark);
+      if (toolCallId === undefined || parent.agent.toolsByCallId.has(toolCallId)) return;
+      let asked = parent.agent.approvalsByCallId.get(toolCallId);
+      if (asked === undefined) parent.agent.approvalsByCallId.set(toolCallId, (asked = { marks: [], answered: false }));
+      asked.marks.push({ mark, container });
+      if (event.name === 'hermes.approval.response') asked.answered = true;
       return;
     }
     case 'hermes.api.error': {

@@ -1,0 +1,156 @@
+// `view` on runs that stopped while an approval was pending and were never
+// resumed, recorded by the plugin from programs written as each framework's
+// docs write them (the OpenAI Agents SDK's needsApproval on the real
+// OpenAIChatCompletionsModel over a fake fetch; LangChain's
+// humanInTheLoopMiddleware on ChatOpenAI over a fake fetch). The calls the
+// model asked for never ran: both files of one run must show them, as calls
+// that did not run, and count them the same; the ATOF file, which holds the
+// approval requests and the turn's interrupted end, says why.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, OpenAIChatCompletionsModel, run, tool } from '@openai/agents';
+import { ChatOpenAI } from '@langchain/openai';
+import { tool as lcTool } from '@langchain/core/tools';
+import { createAgent, humanInTheLoopMiddleware } from 'langchain';
+import { MemorySaver } from '@langchain/langgraph';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
+import { useTracing } from '../adapters/openai-agents/support.ts';
+import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
+import { chatCompletion, wireResponse } from '../support/provider-wire.ts';
+import { cliInProcess, tempDir } from './support.ts';
+
+interface JsonNode {
+  kind: string;
+  title: string;
+  note?: string;
+  totals?: { llmCalls: number; toolCalls: number; errors: number };
+  children: JsonNode[];
+}
+
+const all = (root: JsonNode): JsonNode[] => [root, ...root.children.flatMap(all)];
+
+async function viewed(file: string): Promise<JsonNode> {
+  const result = await cliInProcess(['view', file, '--json']);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  const sessions = JSON.parse(result.stdout).files[0].sessions as JsonNode[];
+  expect(sessions).toHaveLength(1);
+  return sessions[0]!;
+}
+
+function filesOf(dir: string): { atif: string; atof: string } {
+  const one = (sub: string) => {
+    const names = readdirSync(path.join(dir, sub));
+    expect(names).toHaveLength(1);
+    return path.join(dir, sub, names[0]!);
+  };
+  return { atif: one('atif'), atof: one('atof') };
+}
+
+/** Each tool call as `title: note`, and the approval marks under it. */
+const calls = (session: JsonNode) =>
+  all(session)
+    .filter((candidate) => candidate.kind === 'tool')
+    .map((call) => ({ call: `${call.title}: ${call.note ?? ''}`, marks: call.children.filter((child) => child.kind === 'mark').map((mark) => mark.title) }));
+
+/** The same run as a plugin-host ATIF file (its observed_events keep the approval marks). */
+async function pluginHostCopy(atof: string): Promise<string> {
+  const out = tempDir();
+  expect((await cliInProcess(['convert', atof, '--out', out, '--style', 'plugin-host'])).code).toBe(0);
+  const [name] = readdirSync(out);
+  return path.join(out, name!);
+}
+
+const api = new FakeOpenAI();
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+  useTracing('tracing on');
+});
+
+describe('view: calls that never ran because the run stopped at a pending approval', () => {
+  it('OpenAI Agents SDK, two calls pending, never resumed: each call shown not run from either file; the ATOF file says it waits for approval and the turn was interrupted', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4o': [
+        {
+          calls: [
+            { id: 'call_a', name: 'issue_refund', args: { invoice: 'INV-7' } },
+            { id: 'call_b', name: 'issue_refund', args: { invoice: 'INV-8' } },
+          ],
+          usage: { input: 110, output: 24 },
+        },
+      ],
+    });
+    const recorded = recordedPlugin('view-pending-approval');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const issueRefund = tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval: true, execute: async ({ invoice }) => `Refunded ${invoice}` });
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
+    const paused = await run(refunds, 'Refund INV-7 and INV-8, please.');
+    expect(paused.interruptions.map((item) => item.name)).toEqual(['issue_refund', 'issue_refund']);
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+
+    const atof = await viewed(files.atof);
+    const atif = await viewed(files.atif);
+    const host = await viewed(await pluginHostCopy(files.atof));
+    for (const [kind, session] of Object.entries({ atof, atif, host })) {
+      // The model's one call asked for two tools; neither ran, and nothing failed.
+      expect(session.totals, kind).toMatchObject({ llmCalls: 1, toolCalls: 2, errors: 0 });
+      // Under the LLM call that asked for them, as the trajectory lists them.
+      const llm = all(session).find((candidate) => candidate.kind === 'llm')!;
+      expect(llm.children.map((child) => child.title), kind).toEqual(['tool issue_refund', 'tool issue_refund']);
+    }
+    // The ATOF file and the plugin-host ATIF file hold the approval requests: the calls wait for them.
+    for (const [kind, session] of Object.entries({ atof, host })) {
+      expect(calls(session), kind).toEqual([
+        { call: 'tool issue_refund: {"invoice":"INV-7"} · not run: waiting for approval', marks: ['approval requested'] },
+        { call: 'tool issue_refund: {"invoice":"INV-8"} · not run: waiting for approval', marks: ['approval requested'] },
+      ]);
+    }
+    // The exporter's ATIF file records no approval (docs/cli/view.md): the calls did not run, it cannot say why.
+    expect(calls(atif)).toEqual([
+      { call: 'tool issue_refund: {"invoice":"INV-7"} · not run', marks: [] },
+      { call: 'tool issue_refund: {"invoice":"INV-8"} · not run', marks: [] },
+    ]);
+    // The turn's end says it was interrupted (ATOF only: the trajectory records no turn status).
+    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toBe('“Refund INV-7 and INV-8, please.” · interrupted');
+
+    const text = (await cliInProcess(['view', files.atof])).stdout;
+    expect(text).toMatch(/→ issue_refund, issue_refund\n {16}├─ tool issue_refund {2}\{"invoice":"INV-7"\} · not run: waiting for approval\n/);
+  }, 30_000);
+
+  it('LangChain humanInTheLoopMiddleware, interrupted and never resumed: the call is shown not run from either file, waiting for approval from the ATOF file', async () => {
+    const fetch = (async () =>
+      wireResponse(chatCompletion({ id: 'chatcmpl-rm', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/report.txt' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }), 'req_1', false)) as typeof globalThis.fetch;
+    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
+    });
+    const recorded = recordedPlugin('view-hitl-pending');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/report.txt' }] }, { callbacks: [handler], configurable: { thread_id: 'cleanup-7' } });
+    expect(first.__interrupt__).toBeDefined();
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    const atof = await viewed(files.atof);
+    const atif = await viewed(files.atif);
+    for (const [kind, session] of Object.entries({ atof, atif })) expect(session.totals, kind).toMatchObject({ llmCalls: 1, toolCalls: 1, errors: 0 });
+    expect(calls(atof)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run: waiting for approval', marks: ['approval requested'] }]);
+    expect(calls(atif)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run', marks: [] }]);
+    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toMatch(/ · interrupted$/);
+  }, 30_000);
+});
