@@ -21,6 +21,10 @@ import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
 import { useTracing } from '../adapters/openai-agents/support.ts';
 import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
 import { chatCompletion, wireResponse } from '../support/provider-wire.ts';
+import { generateText, stepCountIs, tool as aiTool } from 'ai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
+import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
 import { cliInProcess, tempDir } from './support.ts';
 
 interface JsonNode {
@@ -152,5 +156,46 @@ describe('view: calls that never ran because the run stopped at a pending approv
     expect(calls(atof)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run: waiting for approval', marks: ['approval requested'] }]);
     expect(calls(atif)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run', marks: [] }]);
     expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toMatch(/ · interrupted$/);
+  }, 30_000);
+});
+
+describe('view: who decided an approval and what they said', () => {
+  it('AI SDK toolApproval policy: each decision shows its choice, who decided and the denial text, as the ATOF file records them; the denied call shows what the model was told', async () => {
+    const fake = new FakeProvider();
+    fake.reply('responses', {
+      id: 'resp_1',
+      model: 'gpt-4o-2024-08-06',
+      toolCalls: [
+        { id: 'call_ok', name: 'deleteFile', args: { path: '/tmp/x' } },
+        { id: 'call_no', name: 'deleteFile', args: { path: '/etc/hosts' } },
+      ],
+      usage: { input: 60, output: 30 },
+    });
+    fake.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'Deleted /tmp/x; /etc/hosts is protected.', usage: { input: 120, output: 14 } });
+    const recorded = recordedPlugin('view-approval-policy');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const deleteFile = aiTool({ description: 'Delete a file', inputSchema: z.object({ path: z.string() }), execute: async ({ path: file }) => `deleted ${file}` });
+    const result = await generateText({
+      model: createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o'),
+      prompt: 'clean up',
+      tools: { deleteFile },
+      stopWhen: stepCountIs(3),
+      toolApproval: { deleteFile: ({ path: file }: { path: string }) => (file.startsWith('/etc') ? { type: 'denied', reason: 'protected' } : 'approved') },
+    } as never);
+    expect(result.text).toBe('Deleted /tmp/x; /etc/hosts is protected.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    const marks = (session: JsonNode) => all(session).filter((candidate) => candidate.kind === 'mark' && candidate.title.startsWith('approval: ')).map((mark) => `${mark.title}  ${mark.note ?? ''}`);
+    for (const [kind, file] of Object.entries({ atof: files.atof, host: await pluginHostCopy(files.atof) })) {
+      expect(marks(await viewed(file)), kind).toEqual(['approval: once  by toolApproval', 'approval: deny  by toolApproval · protected']);
+    }
+    for (const [kind, file] of Object.entries(files)) {
+      const session = await viewed(file);
+      expect(session.totals, kind).toMatchObject({ toolCalls: 2, errors: 1 });
+      expect(all(session).filter((candidate) => candidate.kind === 'tool').map((call) => (call as JsonNode & { error?: string }).error ?? 'ran'), kind).toEqual(['ran', 'denied: protected']);
+    }
   }, 30_000);
 });

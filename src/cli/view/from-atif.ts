@@ -41,7 +41,7 @@ function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
     const request = event.name === 'hermes.approval.request';
     const mark = node('mark', request ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`, {
       ...timeOf(event.timestamp),
-      ...noteOf(request ? preview(data.command, 60) : undefined),
+      ...noteOf(approvalNote(event.name as string, data)),
     });
     if (!request && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
     const key = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id) ?? '';
@@ -207,6 +207,18 @@ function timeOf(timestamp: unknown): Partial<ViewNode> {
 
 function noteOf(text: string | undefined): Partial<ViewNode> {
   return text === undefined ? {} : { note: text };
+}
+
+/**
+ * The line an approval mark shows after its title: what the request asks to
+ * run; who answered (`decided_by`: a hook, a policy, a permission mode; a
+ * person when unnamed) and what they said (the denial the model was told,
+ * `allowed with changed input`).
+ */
+export function approvalNote(name: string, data: Record<string, unknown>): string | undefined {
+  if (name === 'hermes.approval.request') return preview(data.command, 60);
+  const by = nonEmptyString(data.decided_by);
+  return [by !== undefined ? `by ${preview(by, 40)}` : undefined, preview(data.description, 80)].filter(Boolean).join(' · ') || undefined;
 }
 
 /** What the viewer shows for an error a trajectory or event recorded (`type: message`), not for a thrown one. */

@@ -18,7 +18,7 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
-import { recordedErrorText } from './from-atif.ts';
+import { approvalNote, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -261,7 +261,7 @@ function placeMark(
       const toolCallId = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id);
       const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
       const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`;
-      const mark = node('mark', title, { ...at, ...noteOf(event.name === 'hermes.approval.request' ? preview(data.command, 60) : undefined), source: { event } });
+      const mark = node('mark', title, { ...at, ...noteOf(approvalNote(event.name, data)), source: { event } });
       if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) {
         mark.error = `approval ${String(data.choice)}`;
         if (toolCallId !== undefined) parent.agent.denialsByCallId.set(toolCallId, mark);
