@@ -13,14 +13,15 @@ import { Agent, OpenAIChatCompletionsModel, run, tool } from '@openai/agents';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool as lcTool } from '@langchain/core/tools';
 import { createAgent, humanInTheLoopMiddleware } from 'langchain';
-import { MemorySaver } from '@langchain/langgraph';
+import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
 import { useTracing } from '../adapters/openai-agents/support.ts';
 import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
-import { chatCompletion, wireResponse } from '../support/provider-wire.ts';
+import { chatCompletion, scriptedFetch, wireResponse } from '../support/provider-wire.ts';
 import { generateText, stepCountIs, tool as aiTool } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
@@ -197,5 +198,70 @@ describe('view: who decided an approval and what they said', () => {
       expect(session.totals, kind).toMatchObject({ toolCalls: 2, errors: 1 });
       expect(all(session).filter((candidate) => candidate.kind === 'tool').map((call) => (call as JsonNode & { error?: string }).error ?? 'ran'), kind).toEqual(['ran', 'denied: protected']);
     }
+  }, 30_000);
+});
+
+describe('view: a call run after the run resumed', () => {
+  it('OpenAI Agents SDK, approved and resumed: the call sits under the LLM call that asked for it from either file, so compare finds the same steps', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+        { text: 'Refunded INV-7.', usage: { input: 150, output: 9 } },
+      ],
+    });
+    const recorded = recordedPlugin('view-approved-resumed');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const issueRefund = tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval: true, execute: async ({ invoice }) => `Refunded ${invoice}` });
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
+    const paused = await run(refunds, 'Refund INV-7, please.');
+    paused.state.approve(paused.state.getInterruptions()[0]!);
+    expect((await run(refunds, paused.state)).finalOutput).toBe('Refunded INV-7.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    for (const [kind, file] of Object.entries(files)) {
+      const session = await viewed(file);
+      const asker = all(session).find((candidate) => candidate.kind === 'llm' && candidate.note === '→ issue_refund')!;
+      expect(asker.children.map((child) => `${child.title}: ${child.note ?? ''}`), kind).toEqual(['tool issue_refund: {"invoice":"INV-7"}']);
+    }
+    // The ATOF file's resumed run is a turn of its own (the trajectory has one user step): that is its only difference.
+    const report = JSON.parse((await cliInProcess(['compare', files.atif, files.atof, '--json'])).stdout);
+    expect(report.pairs.filter((pair: { status: string }) => pair.status !== 'same').map((pair: { status: string; title: string }) => `${pair.status} ${pair.title.split(' ')[0]}`)).toEqual(['only-b turn']);
+  }, 30_000);
+
+  it('LangGraph: a tool that calls interrupt(), run again when resumed: both runs under the LLM call that asked, the first said interrupted (ATOF)', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-i1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_book', name: 'book_hotel', args: { hotel_name: 'McKittrick Hotel' } }], usage: { prompt_tokens: 64, completion_tokens: 18 } }),
+      chatCompletion({ id: 'chatcmpl-i2', model: 'gpt-4.1-2025-04-14', content: 'Your stay at the McKittrick Hotel is booked.', usage: { prompt_tokens: 101, completion_tokens: 11 } }),
+    ]);
+    const bookHotel = lcTool(
+      async ({ hotel_name }) => {
+        const response = interrupt({ action: 'book_hotel', args: { hotel_name }, description: 'Please review the tool call' }) as { type: string };
+        if (response.type !== 'accept') throw new Error(`Unknown response type: ${response.type}`);
+        return `Successfully booked a stay at ${hotel_name}.`;
+      },
+      { name: 'book_hotel', description: 'Book a hotel', schema: z.object({ hotel_name: z.string() }) },
+    );
+    const agent = createReactAgent({ llm: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }), tools: [bookHotel], checkpointSaver: new MemorySaver() });
+    const recorded = recordedPlugin('view-lg-interrupt');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'booking-1' } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'Book a stay at the McKittrick Hotel.' }] }, config);
+    await agent.invoke(new Command({ resume: { type: 'accept' } }), config);
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    const atof = await viewed(files.atof);
+    const asker = all(atof).find((candidate) => candidate.kind === 'llm' && candidate.note === '→ book_hotel')!;
+    expect(asker.children.map((child) => `${child.title}: ${child.note ?? ''}`)).toEqual(['tool book_hotel: {"hotel_name":"McKittrick Hotel"} · interrupted', 'tool book_hotel: {"hotel_name":"McKittrick Hotel"}']);
+    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toBe('“Book a stay at the McKittrick Hotel.” · interrupted');
+    // The trajectory keeps one call with its result (the resumed run's); its two runs are in tool_invocations.
+    const atif = await viewed(files.atif);
+    const call = all(atif).filter((candidate) => candidate.kind === 'tool');
+    expect(call.map((child) => `${child.title}: ${child.note ?? ''}`)).toEqual(['tool book_hotel: {"hotel_name":"McKittrick Hotel"}']);
   }, 30_000);
 });

@@ -39,6 +39,11 @@ interface AgentState {
   openTools: { uuid: string; node: ViewNode; toolCallId?: string }[];
   /** LLM calls by `api_request_id`, so the tool calls they requested nest under them. */
   llmByRequest: Map<string, ViewNode>;
+  /**
+   * LLM calls by the tool calls their responses asked for: a call run after the run resumed (an approval answered)
+   * starts in a later turn, with no request id of the call that asked for it.
+   */
+  llmByToolCall: Map<string, { llm: ViewNode; call: { function_name: string; arguments: unknown } }>;
   /** Tool calls by `tool_call_id`, ended or not: a handoff's transfer call ends before the agent it hands to starts. */
   toolsByCallId: Map<string, ViewNode>;
   /** The subagents it started, by their session id, for the status their stop mark reports. */
@@ -103,7 +108,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : parent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (!parent) {
@@ -135,7 +140,8 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     }
     created.source = { start: event };
     const requestId = nonEmptyString(metadata.api_request_id);
-    const requester = category === 'tool' && requestId ? parent.agent.llmByRequest.get(requestId) : undefined;
+    const callId = nonEmptyString(profile.tool_call_id);
+    const requester = category !== 'tool' ? undefined : (requestId ? parent.agent.llmByRequest.get(requestId) : undefined) ?? (callId ? parent.agent.llmByToolCall.get(callId)?.llm : undefined);
     (requester ?? containerFor(parent, metadata, time)).children.push(created);
     if (category === 'llm' && requestId) parent.agent.llmByRequest.set(requestId, created);
     scopes.set(event.uuid, { node: created, agent: parent.agent });
@@ -161,13 +167,8 @@ function takeMarks(marks: readonly { mark: ViewNode; container: ViewNode }[]): V
 function showCallsNeverRun(agent: AgentState, started: ReadonlySet<string>): void {
   for (const [toolCallId, asked] of agent.approvalsByCallId) {
     if (started.has(toolCallId)) continue;
-    let requester: ViewNode | undefined;
-    let call: { function_name: string; arguments: unknown } | undefined;
-    for (const llm of agent.llmByRequest.values()) {
-      const end = isRecord(llm.source?.end) ? (llm.source.end as Obj) : undefined;
-      const found = end === undefined ? undefined : extractToolCalls(end.data as Json)?.find((candidate) => candidate.tool_call_id === toolCallId);
-      if (found !== undefined) [requester, call] = [llm, found];
-    }
+    const asker = agent.llmByToolCall.get(toolCallId);
+    const [requester, call] = [asker?.llm, asker?.call];
     const tool = node('tool', `tool ${call?.function_name ?? '?'}`, {
       note: [preview(call?.arguments, 60), asked.answered ? 'not run' : 'not run: waiting for approval'].filter(Boolean).join(' · '),
       source: { tool_call_id: toolCallId, ...(call !== undefined ? { call } : {}) },
@@ -194,11 +195,14 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     if (tokens) target.tokens = tokens;
     const cost = costOf(metrics) ?? usageCost(data);
     if (cost !== undefined) target.costUsd = cost;
+    for (const call of extractToolCalls(data) ?? []) agent.llmByToolCall.set(call.tool_call_id, { llm: target, call });
     const failure = isRecord(data) ? data.error : undefined;
     if (failure !== undefined && failure !== null) target.error = recordedErrorText(failure);
     else if (nonEmptyString(metadata['error.type'])) target.error = nonEmptyString(metadata['error.type'])!;
     else target.note = preview(answerOf(data));
   } else if (target.kind === 'tool') {
+    // A call cut short (LangGraph's interrupt() inside the tool, run again when resumed) says so.
+    if (metadata.status === 'interrupted') target.note = [target.note, 'interrupted'].filter(Boolean).join(' · ');
     const index = agent.openTools.findIndex((open) => open.node === target);
     const toolCallId = index === -1 ? undefined : agent.openTools[index]!.toolCallId;
     if (index !== -1) agent.openTools.splice(index, 1);
