@@ -265,3 +265,47 @@ describe('view: a call run after the run resumed', () => {
     expect(call.map((child) => `${child.title}: ${child.note ?? ''}`)).toEqual(['tool book_hotel: {"hotel_name":"McKittrick Hotel"}']);
   }, 30_000);
 });
+
+describe('compare: approval decisions', () => {
+  /** One refund run: approved when asked, or with a tool that needs no approval. */
+  async function refundRun(label: string, needsApproval: boolean): Promise<{ atif: string; atof: string }> {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+        { text: 'Refunded INV-7.', usage: { input: 150, output: 9 } },
+      ],
+    });
+    const recorded = recordedPlugin(label);
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const issueRefund = tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval, execute: async ({ invoice }) => `Refunded ${invoice}` });
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
+    let result = await run(refunds, 'Refund INV-7, please.');
+    if (needsApproval) {
+      result.state.approve(result.state.getInterruptions()[0]!);
+      result = await run(refunds, result.state);
+    }
+    expect(result.finalOutput).toBe('Refunded INV-7.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    return filesOf(recorded.dir);
+  }
+
+  it('a call approved when asked against the same call asked of nobody: the ATOF files differ in that decision; the ATIF files, which record none, do not', async () => {
+    const asked = await refundRun('compare-asked', true);
+    const unasked = await refundRun('compare-unasked', false);
+    const differences = async (a: string, b: string) => {
+      const report = JSON.parse((await cliInProcess(['compare', a, b, '--json'])).stdout);
+      return report.pairs.flatMap((pair: { status: string; title: string; differences?: { field: string; a: unknown; b: unknown }[] }) =>
+        pair.status === 'changed' ? (pair.differences ?? []).map((difference) => `${difference.field}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
+      );
+    };
+    // The asked run resumed: its second turn is the ATOF file's own.
+    expect(await differences(asked.atof, unasked.atof)).toEqual(['tool.approval: once → none', 'only-a turn']);
+    expect(await differences(asked.atif, unasked.atif)).toEqual([]);
+    const text = (await cliInProcess(['compare', asked.atof, unasked.atof])).stdout;
+    expect(text).toContain('issue_refund approval: once → none');
+  }, 30_000);
+});

@@ -42,6 +42,7 @@ function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
     const mark = node('mark', request ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`, {
       ...timeOf(event.timestamp),
       ...noteOf(approvalNote(event.name as string, data)),
+      source: { event },
     });
     if (!request && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
     const key = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id) ?? '';
