@@ -263,6 +263,9 @@ describe('view: a call run after the run resumed', () => {
     const atif = await viewed(files.atif);
     const call = all(atif).filter((candidate) => candidate.kind === 'tool');
     expect(call.map((child) => `${child.title}: ${child.note ?? ''}`)).toEqual(['tool book_hotel: {"hotel_name":"McKittrick Hotel"}']);
+    // Its time is the run that gave the result (the second; the trajectory's stamps are to the millisecond).
+    const [, rerun] = asker.children as (JsonNode & { startUs: number })[];
+    expect(Math.abs((call[0] as JsonNode & { startUs: number }).startUs - rerun!.startUs)).toBeLessThanOrEqual(1000);
   }, 30_000);
 });
 

@@ -144,7 +144,9 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   }
   calls.forEach((call, index) => {
     const id = nonEmptyString(call.tool_call_id);
-    const timing = invocations.find((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
+    // A call run again (LangGraph reruns a tool that called interrupt() when resumed) has a run per attempt: the
+    // result is the last one's.
+    const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
     const resultMeta = isRecord(result?.extra) && isRecord(result.extra.metadata) ? result.extra.metadata : {};
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
