@@ -7,7 +7,10 @@
  * carrying a `metadata.turn_id` are grouped under that turn. A subagent that
  * starts while a tool call of its parent is open (the delegating tool) is
  * nested under that tool call, and an approval under the tool call it
- * approves. Errors: a tool end with `otel.status_code: ERROR`, an LLM end
+ * approves while that call runs (asked before it starts, it stays in the
+ * turn; a call asked about that never starts is shown, not run). A tool call
+ * nests under the LLM call whose answer asked for it, found by request id,
+ * else by its tool call id (a call run after a resume). Errors: a tool end with `otel.status_code: ERROR`, an LLM end
  * with an `error.type` or an `error` in its response.
  *
  * @module
