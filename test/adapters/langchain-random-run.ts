@@ -501,7 +501,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) },
         turns,
         // A researcher handed the conversation has none (it ends with the handoff's ToolMessage); one sent a task has it.
-        ...(expertRuns.length === 0 && sentTasks.size === 0 ? {} : { tasks: Object.fromEntries([...expertRuns.map((run) => [run.link, run.task]), ...[...sentTasks].map(([task, link]) => [link, task])]) }),
+        ...(expertRuns.length === 0 && sentTasks.size === 0 ? {} : { subagentPrompts: new Map([...expertRuns.map((run) => [run.link, run.task] as const), ...[...sentTasks].map(([task, link]) => [link, task] as const)]) }),
         ...(plan.approvals
           ? {
               approvals: {
