@@ -608,6 +608,53 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
+  for (const outcome of ['succeeds', 'fails again'] as const) {
+    it(`a worker agent's node retried by its RetryPolicy after its model call's 503 (the retry ${outcome}): one sub-agent, linked from the handoff, whose failed attempt and retry are one API call`, async () => {
+      const { fetch, requests } = scriptedFetch([
+        chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_handoff', name: 'transfer_to_researcher', args: {} }], usage: { prompt_tokens: 60, completion_tokens: 9 } }),
+        openAiError(503, 'server_error', 'The server is overloaded.'),
+        outcome === 'succeeds'
+          ? chatCompletion({ id: 'chatcmpl-res1', model: GPT, content: 'Paris has about 2.1 million people.', usage: { prompt_tokens: 80, completion_tokens: 10 } })
+          : openAiError(503, 'server_error', 'The server is still overloaded.'),
+        chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'About 2.1 million people live in Paris.', usage: { prompt_tokens: 150, completion_tokens: 12 } }),
+      ]);
+      const supervisor = createAgent({ model: openai(fetch), tools: [createHandoffTool('researcher')], name: 'supervisor' });
+      const researcher = createAgent({ model: openai(fetch), tools: [], name: 'researcher' });
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode('supervisor', supervisor.graph, { ends: ['researcher', END] })
+        .addNode('researcher', researcher.graph, { retryPolicy: { maxAttempts: 2, initialInterval: 1, jitter: false } })
+        .addEdge(START, 'supervisor')
+        .addEdge('researcher', 'supervisor')
+        .compile();
+      const recorded = recordedPlugin('lg-agent-retry-policy');
+      const run = graph.invoke({ messages: [{ role: 'user', content: 'How many people live in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+      const result = outcome === 'succeeds' ? await run : await run.then(() => undefined, (error: unknown) => void expect(String(error)).toContain('still overloaded'));
+      expect(requests).toHaveLength(outcome === 'succeeds' ? 4 : 3);
+      const { atif, atof, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      // The retried node is the same worker: one sub-agent, the handoff's, with no step of the parent referring to another.
+      const [child] = subagents(doc, 1);
+      expect(refOf(doc, 'call_handoff')).toBe(child.trajectory_id);
+      expect(agentSteps(doc).filter((step) => (step.llm_call_count ?? 0) === 0)).toEqual([]);
+      expect(agentSteps(child).map((step) => [step.extra?.invocation?.status, step.message])).toEqual([
+        ['failed', expect.stringContaining('overloaded')],
+        outcome === 'succeeds' ? ['completed', 'Paris has about 2.1 million people.'] : ['failed', expect.stringContaining('still overloaded')],
+      ]);
+      const childCalls = recorded.log.filter((e) => e.hook === 'pre_api_request' && e.payload.session_id === child.session_id).map((e) => [e.payload.api_request_id, e.payload.retry_count]);
+      expect(childCalls).toEqual([[childCalls[0]![0], 0], [childCalls[0]![0], 1]]);
+      expect(atof.filter((e) => e.category === 'llm' && e.scope_category === 'end' && e.metadata?.api_request_id === childCalls[0]![0])).toHaveLength(2);
+      const subagentHooks = recorded.log.filter((e) => e.hook === 'subagent_start' || e.hook === 'subagent_stop').map((e) => [e.hook, e.payload.tool_call_id ?? null, e.payload.child_status ?? null]);
+      expect(subagentHooks).toEqual([
+        ['subagent_start', 'call_handoff', null],
+        ['subagent_stop', expect.anything(), outcome === 'succeeds' ? 'completed' : 'failed'],
+      ]);
+      if (result !== undefined) expect(recordedCounts(child)).toEqual(reported(result.messages, 'chatcmpl-res'));
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
   it('a node that throws fails the turn with its error; the run is one failed turn', async () => {
     const { fetch } = scriptedFetch([chatCompletion({ id: 'chatcmpl-v1', model: GPT, content: 'DROP TABLE users;', usage: { prompt_tokens: 20, completion_tokens: 6 } })]);
     const model = openai(fetch);

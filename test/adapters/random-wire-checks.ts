@@ -6,7 +6,9 @@
 // sums them); where the framework hands a run from agent to agent, each step
 // is in the trajectory of the agent that made it (an embedded sub-agent
 // trajectory) and every request, tool call and token is in exactly one of
-// them; the ATOF file has one LLM start/end pair per provider request,
+// them (a sub-agent a tool started on a prompt of its own begins with that
+// prompt, and its call's result links to it); a run stopped ends
+// `interrupted`; the ATOF file has one LLM start/end pair per provider request,
 // nothing was lost or counted twice, both files validate, and the same hooks
 // on native (where it loads) give the same files.
 import { readdirSync } from 'node:fs';
@@ -86,6 +88,19 @@ export interface FrameworkTruth {
   error?: string;
   /** How many of the last calls the framework says failed (their steps must say so); 0 when it threw after the reply. */
   failedCalls?: number;
+  /**
+   * Sub-agents given a prompt or task of their own (an agent a tool ran, a worker a handoff sent a task), by their link
+   * below the run's session (`<call>`, `:sub:`-joined when nested): the trajectory starts with that prompt as its user
+   * step, and the result of the call that started it (the link's last part) refers to it.
+   */
+  subagentPrompts?: ReadonlyMap<string, string>;
+  /**
+   * A step's tools run at once, and the framework lists their results in an order of its own: a step's results are
+   * compared in call-id order (a sub-agent's link enters its call's result when the sub-agent starts, before the others end).
+   */
+  resultsUnordered?: boolean;
+  /** The run was stopped (an abort): its last turn must end `interrupted`. */
+  ended?: 'interrupted';
   /** Calls (0-based, among all the run's LLM calls) whose attempt failed and was retried: their steps must say so. */
   retried?: readonly number[];
   /** As `retried`, counted among the run's own agent's calls (where sub-agents' calls are recorded in another order than sent). */
@@ -96,14 +111,15 @@ export interface FrameworkTruth {
    * Where tools asked for approval: the decisions taken on the calls the run paused for (in order), and the outcome of
    * every call of such a tool the framework answered: ran, or rejected with what the model was told.
    */
-  approvals?: { decided: readonly FrameworkApproval[]; outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown; failed?: boolean }> };
-  /**
-   * Sub-agents started with a prompt of their own (the Claude Agent SDK's Agent tool), by the call that started them: the
-   * sub-agent's trajectory opens with that prompt as its user step.
-   */
-  subagentPrompts?: Readonly<Record<string, string>>;
-  /** How the run's own session ended, where the program ended it early (an interruption). */
-  ended?: 'interrupted' | 'completed';
+  approvals?: {
+    decided: readonly FrameworkApproval[];
+    /** `ran: false`: a call the framework never ran (dropped beside a rejected one, or left by an aborted run). */
+    outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown; ran?: false; failed?: boolean }>;
+    /** The calls in the order the framework asked about them, where that is not the order of the decisions (a policy decides some as it asks, a person the rest later). */
+    asked?: readonly string[];
+  };
+  /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
+  turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
   /** The run's own agent's totals (its trajectory's final metrics), where the framework reports them apart from its sub-agents'. */
   ownTotals?: { prompt: number | undefined; completion: number | undefined; cached: number | undefined };
 }
@@ -181,9 +197,9 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
       return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
     };
     const kept = steps.filter((step, index) => !repeated(step, index) && !linkStep(step, trajectory) && !answeredThere(step, trajectory));
-    const ownPrompt = Object.entries(truth.subagentPrompts ?? {}).find(([call]) => String(trajectory.session_id).endsWith(`:sub:${call}`))?.[1];
-    expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(trajectory === doc || ownPrompt !== undefined ? ['user'] : []), ...agentStepsOf(trajectory).map(() => 'agent')]);
-    if (ownPrompt !== undefined) expect(steps[0]?.message, `${label}\n${trajectory.session_id}: the sub-agent's prompt`).toBe(ownPrompt);
+    const started = trajectory === doc ? truth.prompt : truth.subagentPrompts?.get(String(trajectory.session_id).slice(`${doc.session_id}:sub:`.length));
+    expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(started === undefined ? [] : ['user']), ...agentStepsOf(trajectory).map(() => 'agent')]);
+    if (started !== undefined) expect(steps[0], `${label}\n${trajectory.session_id}: its prompt`).toMatchObject({ source: 'user', message: started });
   }
   // The model calls in the order the provider saw them: each request's step is the next one of the trajectory whose
   // session sent it, and every step of every trajectory is some request's.
@@ -223,11 +239,12 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const merged = answered.map((step) => bySession.get(String(trajectoryOf.get(step)?.session_id))?.shift());
     if (merged.every((step) => step !== undefined)) known = merged as FrameworkStep[];
   }
+  const inOrder = <T extends { source_call_id: string }>(results: T[]): T[] => (truth.resultsUnordered === true ? [...results].sort((a, b) => (a.source_call_id < b.source_call_id ? -1 : a.source_call_id > b.source_call_id ? 1 : 0)) : results);
   const expectedSteps = known.map((step) => ({
     message: step.text,
     ...(step.model === undefined ? {} : { model_name: step.model }),
     tool_calls: step.calls.map((call) => ({ tool_call_id: call.id, function_name: call.name, arguments: call.args })),
-    results: step.results.filter((result) => !(step.elsewhere ?? []).includes(result.id)).map((result) => ({ source_call_id: result.id, content: observed(result.output) })),
+    results: inOrder(step.results.filter((result) => !(step.elsewhere ?? []).includes(result.id)).map((result) => ({ source_call_id: result.id, content: observed(result.output) }))),
     prompt_tokens: step.prompt,
     completion_tokens: step.completion,
     cached_tokens: step.cached,
@@ -237,7 +254,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     message: step.message,
     ...(step.model_name === undefined || known[answered.indexOf(step)]?.model === undefined ? {} : { model_name: step.model_name }),
     tool_calls: (step.tool_calls ?? []).map((call: AtifDoc) => ({ tool_call_id: call.tool_call_id, function_name: call.function_name, arguments: call.arguments })),
-    results: (step.observation?.results ?? []).map((result: AtifDoc) => ({ source_call_id: result.source_call_id, content: result.content })),
+    results: inOrder((step.observation?.results ?? []).map((result: AtifDoc) => ({ source_call_id: result.source_call_id as string, content: result.content }))),
     prompt_tokens: step.metrics?.prompt_tokens,
     completion_tokens: known[answered.indexOf(step)]?.completion === null ? null : step.metrics?.completion_tokens,
     cached_tokens: step.metrics?.cached_tokens,
@@ -283,10 +300,6 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const own = doc.final_metrics ?? {};
     expect({ prompt: own.total_prompt_tokens, completion: own.total_completion_tokens, cached: own.total_cached_tokens }, `${label}\nthe run's own agent's final metrics against the framework's`).toEqual(truth.ownTotals);
   }
-  if (truth.ended !== undefined) {
-    const ends = recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === doc.session_id).map((entry) => entry.payload.interrupted === true);
-    expect(ends.at(-1), `${label}\nthe run's session ended ${truth.ended}`).toBe(truth.ended === 'interrupted');
-  }
 
   // Approvals: each call the run paused for asked once and answered once, with the decision taken, in the trajectory of
   // the agent that asked; each call of such a tool ran, or is `denied` with what the model was told.
@@ -296,14 +309,41 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const asked = hooked('pre_approval_request').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id) }));
     const answered = hooked('post_approval_response').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id), choice: payload.choice }));
     const { decided, outcomes } = truth.approvals;
+    const byId = new Map(decided.map((decision) => [decision.id, decision]));
+    const askedOrder = truth.approvals.asked?.map((id) => byId.get(id) ?? { id, agent: '(never decided)' }) ?? decided;
     expect(asked, `${label}
-approval requests against the calls the run paused for`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent })));
+approval requests against the calls the run paused for`).toEqual(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
     expect(answered, `${label}
 approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
     const toolEnds = hooked('post_tool_call');
     const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
     expect(got, `${label}
-the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) => [{ status: outcome.denied ? 'denied' : outcome.failed === true ? 'error' : 'ok', result: outcome.told }]));
+the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) => (outcome.ran === false ? [] : [{ status: outcome.denied ? 'denied' : outcome.failed === true ? 'error' : 'ok', result: outcome.told }])));
+  }
+
+  // How each top-level run of the session ended.
+  if (truth.turns !== undefined) {
+    const ended = recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === doc.session_id).map((entry) => (entry.payload.interrupted ? 'interrupted' : entry.payload.completed ? 'completed' : 'failed'));
+    expect(ended, `${label}\nhow the runs ended`).toEqual(truth.turns);
+  }
+
+  // A sub-agent the program started: its trajectory is linked from the result of the call that ran it, in the trajectory
+  // that made the call.
+  for (const [link] of truth.subagentPrompts ?? []) {
+    const callId = link.split(':sub:').at(-1)!;
+    const child = docs.find((trajectory) => String(trajectory.session_id) === `${doc.session_id}:sub:${link}`);
+    const parent = docs.find((trajectory) => ((trajectory.subagent_trajectories ?? []) as AtifDoc[]).includes(child!));
+    const links = ((parent?.steps ?? []) as AtifDoc[])
+      .flatMap((step) => (step.observation?.results ?? []) as AtifDoc[])
+      .filter((result) => result.source_call_id === callId)
+      .map((result) => (result.subagent_trajectory_ref ?? []).map((ref: AtifDoc) => ref.session_id));
+    expect({ embedded: child !== undefined, links }, `${label}\nthe sub-agent of ${callId}, linked from its call`).toEqual({ embedded: true, links: [[child?.session_id]] });
+  }
+
+  // A run stopped: its last turn ends `interrupted` (and the run's own session says so last).
+  if (truth.ended !== undefined) {
+    const turnEnds = recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === doc.session_id).map((entry) => entry.payload.interrupted);
+    expect(turnEnds.at(-1), `${label}\nthe last turn ends interrupted: ${JSON.stringify(recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload))}`).toBe(true);
   }
 
   if (!options.onNative) return;

@@ -134,6 +134,34 @@ describe('nemo-relay-hooks view', () => {
     expect(result.stdout).not.toContain('"type":"text"');
   });
 
+  it('shows no duration for an instant (a step with no span and no step before it, a mark), in the terminal and the HTML page', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'instants.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        schema_version: 'ATIF-v1.6',
+        session_id: 'instants',
+        agent: { name: 'other-writer', version: '1' },
+        steps: [
+          { step_id: 1, source: 'agent', timestamp: '2025-10-11T10:30:00.123456Z', message: 'first' },
+          { step_id: 2, source: 'system', timestamp: '2025-10-11T10:30:00.123456Z', message: 'a note' },
+        ],
+      }),
+    );
+    const html = path.join(dir, 'instants.html');
+    const result = await cliInProcess(['view', file, '--html', html]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    // One stamp is a moment, not a call that lasted 0µs; a session of moments has no duration either.
+    expect(lines[0]).toMatch(/session instants {2}\(other-writer\) {2}1 LLM call, 0 tool calls$/);
+    expect(lines.find((line) => line.includes('first'))).toMatch(/\+0\.000s .*LLM {2}first$/);
+    expect(lines.find((line) => line.includes('a note'))).toMatch(/system {2}a note$/);
+    const page = readFileSync(html, 'utf8');
+    expect(page).not.toMatch(/class="dur">[^<]*µs/);
+    expect(page).not.toContain('duration ');
+  });
+
   it('shows the approvals a plugin-host ATIF file observed, under the tool call they were asked for', async () => {
     const out = await replayDemo();
     const converted = tempDir();

@@ -161,7 +161,7 @@ async function runClaudeSeed(seed: number): Promise<void> {
         const decisions = new Map<string, { denied: boolean; message?: string }>();
         let toolRuns = 0;
         const abortController = new AbortController();
-        let running: { interrupt(): Promise<void> } | undefined;
+        let running: { interrupt(): Promise<unknown> } | undefined;
         const interrupted = { done: false };
         let queryEnded = () => {};
         const ended = new Promise<void>((resolve) => (queryEnded = resolve));
@@ -318,10 +318,11 @@ async function runClaudeSeed(seed: number): Promise<void> {
           lateSubagentSteps: true,
           totals,
           ...(plan.ask ? { approvals: { decided, outcomes } } : {}),
-          ...(agentCall === undefined ? {} : { subagentPrompts: { [agentCall.id]: String(agentCall.args.prompt) } }),
+          // The sub-agent, where it ran (canUseTool may deny the Agent call).
+          ...(agentCall === undefined || subFake.requests.length === 0 ? {} : { subagentPrompts: new Map([[agentCall.id, String(agentCall.args.prompt)]]) }),
           // Interrupted, as the SDK says it: no result for the turn, or one that says the turn was cut (the CLI, cut off from
           // the SDK by an abort, may still end its turn: the SDK then reports it finished, and throws after).
-          ...(interrupted.done ? { ended: result === undefined || result.subtype === 'error_during_execution' ? ('interrupted' as const) : ('completed' as const) } : {}),
+          ...(interrupted.done ? { turns: [result === undefined || result.subtype === 'error_during_execution' ? ('interrupted' as const) : ('completed' as const)] } : {}),
           ...(result === undefined ? {} : { ownTotals: ownTotals(messages, saidMainCache) }),
         };
       },

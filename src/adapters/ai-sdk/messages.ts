@@ -196,7 +196,8 @@ export function approvalDecisions(content: unknown): ApprovalAnswer[] {
  * The answers a run starts from: the `tool-approval-response` parts of the
  * last message when it is a tool message (the answers the SDK acts on),
  * joined to their requests and tool calls in the earlier assistant messages.
- * An approved call whose result is already there was answered before.
+ * An approved call whose result is already there was answered before, and
+ * so was a call a `toolApproval` policy decided (its request is automatic).
  */
 export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
   if (!Array.isArray(messages) || messages.length === 0) return [];
@@ -205,13 +206,16 @@ export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
   const responses = last.content.filter((part): part is Part => isRecord(part) && part.type === 'tool-approval-response');
   if (responses.length === 0) return [];
   const requests = new Map<string, string>();
+  const automatic = new Set<string>();
   const calls = new Map<string, Part>();
   for (const message of messages) {
     if (!isRecord(message) || message.role !== 'assistant' || !Array.isArray(message.content)) continue;
     for (const part of message.content) {
       if (!isRecord(part)) continue;
-      if (part.type === 'tool-approval-request' && typeof part.approvalId === 'string' && typeof part.toolCallId === 'string') requests.set(part.approvalId, part.toolCallId);
-      else if (part.type === 'tool-call' && typeof part.toolCallId === 'string') calls.set(part.toolCallId, part);
+      if (part.type === 'tool-approval-request' && typeof part.approvalId === 'string' && typeof part.toolCallId === 'string') {
+        requests.set(part.approvalId, part.toolCallId);
+        if (part.isAutomatic === true) automatic.add(part.approvalId);
+      } else if (part.type === 'tool-call' && typeof part.toolCallId === 'string') calls.set(part.toolCallId, part);
     }
   }
   const answered = new Set<string>();
@@ -220,7 +224,9 @@ export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
   for (const response of responses) {
     const approvalId = asString(response.approvalId);
     const toolCallId = approvalId === undefined ? undefined : requests.get(approvalId);
-    if (approvalId === undefined || toolCallId === undefined) continue;
+    // A policy's decision (an automatic request) was recorded in the step that made it; the tool message the SDK
+    // returned carries it, and a program may add its person's answers to that same message.
+    if (approvalId === undefined || toolCallId === undefined || automatic.has(approvalId)) continue;
     const approved = response.approved === true;
     if (approved && answered.has(toolCallId)) continue;
     const call = calls.get(toolCallId);

@@ -119,6 +119,17 @@ class StreamRetried extends Error {
   }
 }
 
+/**
+ * An abort, by the names the SDK itself takes for one (a signal's
+ * AbortError, a `timeout`'s TimeoutError, a cancelled response): streamText
+ * reports such an error as `onAbort`, generateText as `onError`.
+ */
+function isAbortError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const name = (error as { name?: unknown }).name;
+  return name === 'AbortError' || name === 'TimeoutError' || name === 'ResponseAborted';
+}
+
 /** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
 function deniedText(reason: string | undefined): string {
   return reason ?? 'Tool call execution denied.';
@@ -338,7 +349,8 @@ export class AiSdkTelemetry {
     if (state === undefined) return;
     this.#guard('onError', () => {
       this.#failOpenCall(state, record.error);
-      this.#end(state, 'failed', undefined, record.error, undefined);
+      // generateText has no onAbort: a run its abortSignal (or timeout) stopped ends here, with the abort as its error.
+      this.#end(state, isAbortError(record.error) ? 'interrupted' : 'failed', undefined, record.error, undefined);
     });
   };
 

@@ -152,6 +152,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #sentTasks = new WeakMap<AgentRun, string>();
   /** The agents (compiled graphs run as nodes) each run met, and the handoffs its tools made. */
   readonly #agents = new WeakMap<AgentRun, AgentsOfRun>();
+  /**
+   * Sub-agents whose node failed on a model call, by the node's task: its RetryPolicy may run it again (the same
+   * task), which continues the same sub-agent; kept with the top-level run's open nodes, whose end ends them.
+   */
+  readonly #failedAgents = new Map<string, { run: AgentRun; error: unknown }>();
+  /** The model call each run's last failed attempt belongs to, until an attempt of it succeeds. */
+  readonly #failedCalls = new WeakMap<AgentRun, ApiCall>();
+  /** A sub-agent run again by its node's RetryPolicy: its next model call is the failed call's retry. */
+  readonly #retrying = new WeakMap<AgentRun, ApiCall>();
 
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
@@ -252,9 +261,22 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
+      const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
+      // A sub-agent's node run again by its RetryPolicy after a failed model call: the same sub-agent, continued. Its
+      // task is its checkpoint namespace (the node and its task id) in the top-level run: each attempt has a parent
+      // run of its own.
+      const agentTask = namespace === undefined || parent === undefined || parent.kind === 'tool' || !isGraphRun(chain) ? undefined : `${parent.root}|${namespace}`;
+      const failed = agentTask === undefined ? undefined : this.#failedAgents.get(agentTask);
+      if (failed !== undefined && !failed.run.ended) {
+        this.#failedAgents.delete(agentTask!);
+        this.#roots.get(parent!.root)?.delete(agentTask!);
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent!.root, run: failed.run, ownsRun: true, task: agentTask });
+        const call = this.#failedCalls.get(failed.run);
+        if (call !== undefined && !call.settled) this.#retrying.set(failed.run, call);
+        return;
+      }
       const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata, inputs) : undefined;
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
-        const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
@@ -274,7 +296,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           userMessage: () => userMessageOfInputs(inputs),
           parent: { run: parent.run, toolCallId: agent.toolCallId },
         });
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined });
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined, task: agentTask });
         if (run !== undefined && agent.task !== undefined) this.#sentTasks.set(run, agent.task);
         // A `Command` resuming the thread resumes the agent that asked: its decisions answer that agent's requests.
         const resume = this.#agentsOf(parent.run).resume;
@@ -330,6 +352,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
+      // A sub-agent whose node failed on a model call waits for the node's RetryPolicy (the same task run again).
+      const failedCall = this.#failedCalls.get(node.run);
+      if (node.run.parent !== undefined && node.task !== undefined && !interrupt && !isAbort(error) && !isParentCommand(error) && failedCall !== undefined && !failedCall.settled) {
+        this.#failedAgents.set(node.task, { run: node.run, error });
+        this.#roots.get(node.root)?.add(node.task);
+        return;
+      }
       this.#endRoot(node, runId, 'interrupted');
       // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
       if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
@@ -382,7 +411,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
     const key = parentRunId ?? runId;
     const previous = this.#attempts.get(key);
-    const call = previous !== undefined && previous.lastFailed && !previous.call.settled ? previous.call : run.newApiCall();
+    const retrying = this.#retrying.get(run);
+    this.#retrying.delete(run);
+    const call =
+      previous !== undefined && previous.lastFailed && !previous.call.settled ? previous.call : retrying !== undefined && !retrying.settled ? retrying : run.newApiCall();
     this.#attempts.set(key, { call, lastFailed: false });
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
@@ -397,6 +429,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node?.call === undefined) return;
       const response = responseOfResult(output);
       node.call.attemptEnd(response);
+      if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
       if (node.run !== undefined && response.toolCalls.length > 0) {
         this.#lastCalls.set(node.run, [...response.toolCalls]);
         this.#addUnclaimed(node.run, response.toolCalls);
@@ -416,6 +449,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#take(runId);
       if (node?.call === undefined) return;
       node.call.attemptError(error);
+      if (node.run !== undefined) this.#failedCalls.set(node.run, node.call);
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) attempts.lastFailed = true;
       if (node.ownsRun) {
@@ -539,6 +573,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#nodes.get(id);
       this.#nodes.delete(id);
       this.#attempts.delete(id);
+      // A sub-agent whose node failed and was not run again: it ends failed, with its error.
+      const failed = this.#failedAgents.get(id);
+      this.#failedAgents.delete(id);
+      if (failed !== undefined) {
+        this.#failedCalls.get(failed.run)?.settle();
+        failed.run.end('failed', undefined, failed.error);
+      }
       // A model call the run left waiting (no LLM end will come) ends as failed before its run does.
       if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true);
       if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());

@@ -17,7 +17,7 @@ import type { RunStep, ToolCallFacts } from './steps.ts';
 export type PairStatus = 'same' | 'changed' | 'only-a' | 'only-b';
 
 export interface Difference {
-  /** `message`, `model`, `tools` (names or count), `tool.arguments`, `tool.result`, `tool.error`, `error`, `tokens`. */
+  /** `message`, `model`, `tools` (names or count), `tool.arguments`, `tool.result`, `tool.error`, `tool.approval`, `error`, `tokens`. */
   field: string;
   /** The tool call it concerns (`tool.*` fields). */
   tool?: string;
@@ -161,6 +161,8 @@ function toolDifferences(a: ToolCallFacts, b: ToolCallFacts): Difference[] {
   if (canonical(a.arguments) !== canonical(b.arguments)) out.push({ field: 'tool.arguments', tool: a.name, a: a.arguments, b: b.arguments });
   if (canonical(a.result) !== canonical(b.result)) out.push({ field: 'tool.result', tool: a.name, a: a.result, b: b.result });
   if ((a.error ?? null) !== (b.error ?? null)) out.push({ field: 'tool.error', tool: a.name, a: a.error ?? null, b: b.error ?? null });
+  // Only when both files record approvals: an exporter ATIF file records none, which is no decision changed.
+  if (a.approval !== undefined && b.approval !== undefined && a.approval !== b.approval) out.push({ field: 'tool.approval', tool: a.name, a: a.approval, b: b.approval });
   return out;
 }
 

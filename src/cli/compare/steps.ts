@@ -23,6 +23,8 @@ export interface ToolCallFacts {
   arguments: unknown;
   result: unknown;
   error?: string;
+  /** The approval decisions recorded for the call (`once`, `session by PreToolUse hook`), when the file records approvals. */
+  approval?: string;
 }
 
 export interface RunStep {
@@ -49,6 +51,14 @@ type Obj = Record<string, unknown>;
 /** The steps of one session tree, in run order. */
 export function stepsOf(root: ViewNode): RunStep[] {
   const steps: RunStep[] = [];
+  const decisions = approvalDecisions(root);
+  const recordsApprovals = keepsApprovals(root);
+  const toolFacts = (tool: ViewNode): ToolCallFacts => {
+    const facts = callFacts(tool);
+    const decided = decisions.get(toolCallIdOf(tool) ?? '');
+    // A call nobody was asked about (a rule let it through, no approval needed) is `none`, where the file would say.
+    return recordsApprovals ? { ...facts, approval: decided?.join(', ') ?? 'none' } : facts;
+  };
   const walk = (current: ViewNode, prefix: string): void => {
     for (const child of current.children) visit(child, prefix);
   };
@@ -138,7 +148,41 @@ function toolName(tool: ViewNode): string {
   return tool.title.replace(/^tool /, '');
 }
 
-function toolFacts(tool: ViewNode): ToolCallFacts {
+/**
+ * The approval decisions in a tree by the tool call they answered: under the call, or in the turn when the
+ * framework asked before the call started. A file that records no approvals (an exporter ATIF file) has none.
+ */
+function approvalDecisions(root: ViewNode): Map<string, string[]> {
+  const byCall = new Map<string, string[]>();
+  const walk = (current: ViewNode): void => {
+    const event = sourceOf(current).event;
+    if (current.kind === 'mark' && current.title.startsWith('approval: ') && isRecord(event)) {
+      const data = isRecord(event.data) ? event.data : {};
+      const metadata = isRecord(event.metadata) ? event.metadata : {};
+      const id = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id);
+      const by = nonEmptyString(data.decided_by);
+      if (id !== undefined) byCall.set(id, [...(byCall.get(id) ?? []), `${current.title.slice('approval: '.length)}${by !== undefined ? ` by ${by}` : ''}`]);
+    }
+    for (const child of current.children) walk(child);
+  };
+  walk(root);
+  return byCall;
+}
+
+/** Whether the file a tree came from records approvals: an ATOF file, an ATIF file with `observed_events` (plugin-host). */
+function keepsApprovals(root: ViewNode): boolean {
+  const source = sourceOf(root);
+  return isRecord(source.start) || (isRecord(source.extra) && Array.isArray(source.extra.observed_events));
+}
+
+function toolCallIdOf(tool: ViewNode): string | undefined {
+  const source = sourceOf(tool);
+  if (isRecord(source.call)) return nonEmptyString(source.call.tool_call_id);
+  const start = isRecord(source.start) ? source.start : {};
+  return isRecord(start.category_profile) ? nonEmptyString(start.category_profile.tool_call_id) : nonEmptyString(source.tool_call_id);
+}
+
+function callFacts(tool: ViewNode): ToolCallFacts {
   const source = sourceOf(tool);
   let args: unknown;
   let result: unknown;

@@ -41,7 +41,8 @@ function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
     const request = event.name === 'hermes.approval.request';
     const mark = node('mark', request ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`, {
       ...timeOf(event.timestamp),
-      ...noteOf(request ? preview(data.command, 60) : undefined),
+      ...noteOf(approvalNote(event.name as string, data)),
+      source: { event },
     });
     if (!request && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
     const key = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id) ?? '';
@@ -92,10 +93,11 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       continue;
     }
     const llm = llmStep(step, subagents, used, approvals);
-    // No span from the writer: the step took from the step before it to its own timestamp.
+    // No span from the writer: the step took from the step before it to its own timestamp. With no earlier
+    // stamp (or the same one) it is an instant: a zero made up from one stamp is no measured duration.
     if (llm.startUs === undefined && llm.endUs === undefined && at !== undefined) {
       llm.startUs = since ?? at;
-      llm.endUs = at;
+      if (since !== undefined && since < at) llm.endUs = at;
     }
     parent.children.push(llm);
   }
@@ -142,7 +144,9 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   }
   calls.forEach((call, index) => {
     const id = nonEmptyString(call.tool_call_id);
-    const timing = invocations.find((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
+    // A call run again (LangGraph reruns a tool that called interrupt() when resumed) has a run per attempt: the
+    // result is the last one's.
+    const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
     const resultMeta = isRecord(result?.extra) && isRecord(result.extra.metadata) ? result.extra.metadata : {};
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
@@ -153,6 +157,11 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       ...(failed ? { error: `${nonEmptyString(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
     });
     const asked = id === undefined ? undefined : approvals.get(id);
+    // Neither a result nor a run: the call never ran (the run stopped first, e.g. while its approval was pending).
+    if (result === undefined && timing.start_timestamp === undefined) {
+      const waiting = asked !== undefined && !asked.some((mark) => mark.title.startsWith('approval: '));
+      tool.note = [tool.note, waiting ? 'not run: waiting for approval' : 'not run'].filter(Boolean).join(' · ');
+    }
     if (asked !== undefined) {
       tool.children.push(...asked);
       approvals.delete(id as string);
@@ -201,6 +210,18 @@ function timeOf(timestamp: unknown): Partial<ViewNode> {
 
 function noteOf(text: string | undefined): Partial<ViewNode> {
   return text === undefined ? {} : { note: text };
+}
+
+/**
+ * The line an approval mark shows after its title: what the request asks to
+ * run; who answered (`decided_by`: a hook, a policy, a permission mode; a
+ * person when unnamed) and what they said (the denial the model was told,
+ * `allowed with changed input`).
+ */
+export function approvalNote(name: string, data: Record<string, unknown>): string | undefined {
+  if (name === 'hermes.approval.request') return preview(data.command, 60);
+  const by = nonEmptyString(data.decided_by);
+  return [by !== undefined ? `by ${preview(by, 40)}` : undefined, preview(data.description, 80)].filter(Boolean).join(' · ') || undefined;
 }
 
 /** What the viewer shows for an error a trajectory or event recorded (`type: message`), not for a thrown one. */

@@ -7,7 +7,10 @@
  * carrying a `metadata.turn_id` are grouped under that turn. A subagent that
  * starts while a tool call of its parent is open (the delegating tool) is
  * nested under that tool call, and an approval under the tool call it
- * approves. Errors: a tool end with `otel.status_code: ERROR`, an LLM end
+ * approves while that call runs (asked before it starts, it stays in the
+ * turn; a call asked about that never starts is shown, not run). A tool call
+ * nests under the LLM call whose answer asked for it, found by request id,
+ * else by its tool call id (a call run after a resume). Errors: a tool end with `otel.status_code: ERROR`, an LLM end
  * with an `error.type` or an `error` in its response.
  *
  * @module
@@ -17,8 +20,8 @@ import { parseSessionScopeName } from '../../plugin/session-scope.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
-import { extractMetrics } from '../../formats/atif/payload/index.ts';
-import { recordedErrorText } from './from-atif.ts';
+import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
+import { approvalNote, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -39,12 +42,23 @@ interface AgentState {
   openTools: { uuid: string; node: ViewNode; toolCallId?: string }[];
   /** LLM calls by `api_request_id`, so the tool calls they requested nest under them. */
   llmByRequest: Map<string, ViewNode>;
+  /**
+   * LLM calls by the tool calls their responses asked for: a call run after the run resumed (an approval answered)
+   * starts in a later turn, with no request id of the call that asked for it.
+   */
+  llmByToolCall: Map<string, { llm: ViewNode; call: { function_name: string; arguments: unknown } }>;
   /** Tool calls by `tool_call_id`, ended or not: a handoff's transfer call ends before the agent it hands to starts. */
   toolsByCallId: Map<string, ViewNode>;
   /** The subagents it started, by their session id, for the status their stop mark reports. */
   subagentsBySession: Map<string, ViewNode>;
   /** Denying approval responses by `tool_call_id`: the call they denied may start after them (the OpenAI Agents SDK's). */
   denialsByCallId: Map<string, ViewNode>;
+  /**
+   * Approval marks asked before their call started (the OpenAI Agents SDK, LangGraph's human in the loop and the AI
+   * SDK ask before they run it), by `tool_call_id`, with the row each was put in; they stay there, in time order,
+   * unless the call never starts.
+   */
+  approvalsByCallId: Map<string, { marks: { mark: ViewNode; container: ViewNode }[]; answered: boolean }>;
 }
 
 export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
@@ -97,7 +111,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : parent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (!parent) {
@@ -129,13 +143,44 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     }
     created.source = { start: event };
     const requestId = nonEmptyString(metadata.api_request_id);
-    const requester = category === 'tool' && requestId ? parent.agent.llmByRequest.get(requestId) : undefined;
+    const callId = nonEmptyString(profile.tool_call_id);
+    const requester = category !== 'tool' ? undefined : (requestId ? parent.agent.llmByRequest.get(requestId) : undefined) ?? (callId ? parent.agent.llmByToolCall.get(callId)?.llm : undefined);
     (requester ?? containerFor(parent, metadata, time)).children.push(created);
     if (category === 'llm' && requestId) parent.agent.llmByRequest.set(requestId, created);
     scopes.set(event.uuid, { node: created, agent: parent.agent });
   }
+  // A run resumed from its state reopens the agent that asked (a new scope): its calls may start there.
+  const started = new Set([...agents.values()].flatMap((agent) => [...agent.toolsByCallId.keys()]));
+  for (const agent of agents.values()) showCallsNeverRun(agent, started);
   for (const root of roots) spanFromChildren(root);
   return roots;
+}
+
+/** The marks, out of the rows they were put in. */
+function takeMarks(marks: readonly { mark: ViewNode; container: ViewNode }[]): ViewNode[] {
+  for (const { mark, container } of marks) container.children.splice(container.children.indexOf(mark), 1);
+  return marks.map(({ mark }) => mark);
+}
+
+/**
+ * A call asked for approval that never started (the run stopped while the approval was pending, and was not
+ * resumed): the call the model asked for, under the LLM call that asked for it, says it did not run and why, as
+ * the trajectory lists it among the step's tool calls without a result. Its approval marks go under it.
+ */
+function showCallsNeverRun(agent: AgentState, started: ReadonlySet<string>): void {
+  for (const [toolCallId, asked] of agent.approvalsByCallId) {
+    if (started.has(toolCallId)) continue;
+    const asker = agent.llmByToolCall.get(toolCallId);
+    const [requester, call] = [asker?.llm, asker?.call];
+    const tool = node('tool', `tool ${call?.function_name ?? '?'}`, {
+      note: [preview(call?.arguments, 60), asked.answered ? 'not run' : 'not run: waiting for approval'].filter(Boolean).join(' · '),
+      source: { tool_call_id: toolCallId, ...(call !== undefined ? { call } : {}) },
+    });
+    const container = asked.marks[0]!.container;
+    tool.children.push(...takeMarks(asked.marks));
+    (requester ?? container).children.push(tool);
+  }
+  agent.approvalsByCallId.clear();
 }
 
 function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: number | undefined, agent: AgentState): void {
@@ -153,11 +198,14 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     if (tokens) target.tokens = tokens;
     const cost = costOf(metrics) ?? usageCost(data);
     if (cost !== undefined) target.costUsd = cost;
+    for (const call of extractToolCalls(data) ?? []) agent.llmByToolCall.set(call.tool_call_id, { llm: target, call });
     const failure = isRecord(data) ? data.error : undefined;
     if (failure !== undefined && failure !== null) target.error = recordedErrorText(failure);
     else if (nonEmptyString(metadata['error.type'])) target.error = nonEmptyString(metadata['error.type'])!;
     else target.note = preview(answerOf(data));
   } else if (target.kind === 'tool') {
+    // A call cut short (LangGraph's interrupt() inside the tool, run again when resumed) says so.
+    if (metadata.status === 'interrupted') target.note = [target.note, 'interrupted'].filter(Boolean).join(' · ');
     const index = agent.openTools.findIndex((open) => open.node === target);
     const toolCallId = index === -1 ? undefined : agent.openTools[index]!.toolCallId;
     if (index !== -1) agent.openTools.splice(index, 1);
@@ -200,6 +248,8 @@ function placeMark(
       if (!turnId || time === undefined) return;
       const turn = turnOf(parent.agent, turnId, time);
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
+      // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does.
+      if (data.interrupted === true && !(turn.note ?? '').endsWith('interrupted')) turn.note = [turn.note, 'interrupted'].filter(Boolean).join(' · ');
       return;
     }
     case 'hermes.subagent.stop': {
@@ -218,12 +268,23 @@ function placeMark(
       const toolCallId = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id);
       const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
       const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`;
-      const mark = node('mark', title, { ...at, ...noteOf(event.name === 'hermes.approval.request' ? preview(data.command, 60) : undefined), source: { event } });
+      const mark = node('mark', title, { ...at, ...noteOf(approvalNote(event.name, data)), source: { event } });
       if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) {
         mark.error = `approval ${String(data.choice)}`;
         if (toolCallId !== undefined) parent.agent.denialsByCallId.set(toolCallId, mark);
       }
-      (tool?.node ?? containerFor(parent, metadata, time)).children.push(mark);
+      if (tool !== undefined) {
+        tool.node.children.push(mark);
+        return;
+      }
+      // A call that has run already (a decision recorded after it) keeps the mark where it falls.
+      const container = containerFor(parent, metadata, time);
+      container.children.push(mark);
+      if (toolCallId === undefined || parent.agent.toolsByCallId.has(toolCallId)) return;
+      let asked = parent.agent.approvalsByCallId.get(toolCallId);
+      if (asked === undefined) parent.agent.approvalsByCallId.set(toolCallId, (asked = { marks: [], answered: false }));
+      asked.marks.push({ mark, container });
+      if (event.name === 'hermes.approval.response') asked.answered = true;
       return;
     }
     case 'hermes.api.error': {

@@ -29,7 +29,7 @@ import { InputError } from '../errors.ts';
 import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
-import { eachRoot, errorCount, totalTokens, underOneMillisecond, type RootList, type ViewNode } from './model.ts';
+import { durationText, eachRoot, errorCount, totalTokens, type RootList, type ViewNode } from './model.ts';
 import { figuresText, tokenText } from './text.ts';
 import { formatCost, isRollupRow, rollupOf } from './rollup.ts';
 
@@ -163,7 +163,7 @@ export function writeHtmlTimeline(target: string, sources: readonly HtmlSource[]
         href: `${folderName}/${name}`,
         file: source.file,
         start: root.startUs !== undefined ? new Date(root.startUs / 1000).toISOString() : '',
-        duration: root.startUs !== undefined && root.endUs !== undefined ? shortDuration(root.endUs - root.startUs, root) : '',
+        duration: durationText(root) ?? '',
         tokens: tokens.prompt + tokens.completion > 0 ? tokenText(tokens) : '',
         errors: errorCount(root),
       });
@@ -218,7 +218,7 @@ function section(file: string, root: ViewNode, nextId: (current: ViewNode) => nu
     for (const child of current.children) walk(child, depth + 1, own);
   };
   walk(root, 0, null);
-  const duration = root.startUs !== undefined && root.endUs !== undefined ? shortDuration(root.endUs - root.startUs, root) : undefined;
+  const duration = durationText(root);
   const facts = [
     root.startUs !== undefined ? `started ${escape(new Date(root.startUs / 1000).toISOString())}` : '',
     duration ? `duration ${escape(duration)}` : '',
@@ -252,7 +252,7 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
     const width = current.endUs !== undefined ? Math.max(0.3, ((end - start) / total) * 100) : 0.3;
     bar = `<span class="bar ${current.kind}${failed ? ' failed' : ''}${current.endUs === undefined ? ' point' : ''}" style="left:${left.toFixed(3)}%;width:${Math.min(width, 100 - left).toFixed(3)}%"></span>`;
   }
-  const duration = current.startUs !== undefined && current.endUs !== undefined ? shortDuration(current.endUs - current.startUs, current) : undefined;
+  const duration = durationText(current);
   // Sessions, turns and subagents show their totals (everything under them); calls their own figures.
   const figures = isRollupRow(current)
     ? figuresText(rollupOf(current).totals)
@@ -267,16 +267,6 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
   return `<div class="${classes}" data-id="${id}"${parentId !== null ? ` data-parent="${parentId}"` : ''} data-depth="${depth}" data-kind="${current.kind}"${timing} role="treeitem" tabindex="-1" title="${escape(tooltip)}"><div class="label" style="padding-left:${depth * 1.1}em"><span class="twisty">${hasChildren ? '▾' : ''}</span>${failed ? '<span class="x">✗</span> ' : ''}${approval ? '<span class="flag">⚑</span> ' : ''}<span class="title">${escape(current.title)}</span> ${meta.join(' ')}</div><div class="track">${bar}</div></div>`;
 }
 
-/**
- * A row's duration that stays truthful below a millisecond: `0.42µs`,
- * `350µs`; a zero between two millisecond-rounded stamps is `<1ms`, not `0µs`.
- */
-function shortDuration(us: number, current?: ViewNode): string {
-  if (!Number.isFinite(us) || us < 0) return '?';
-  if (us === 0) return current !== undefined && underOneMillisecond(current) ? '<1ms' : '<1µs';
-  if (us < 10) return `${us.toFixed(2).replace(/\.?0+$/, '')}µs`;
-  return formatDuration(us);
-}
 
 export function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');

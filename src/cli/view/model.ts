@@ -6,6 +6,8 @@
  * @module
  */
 
+import { formatDuration } from '../io.ts';
+
 export type ViewKind = 'session' | 'subagent' | 'turn' | 'llm' | 'tool' | 'mark' | 'scope';
 
 export interface Tokens {
@@ -122,6 +124,7 @@ export function preview(value: unknown, max = 72): string | undefined {
  */
 export function spanFromChildren(target: ViewNode): void {
   const widen = target.kind === 'session' || target.kind === 'subagent' || target.kind === 'turn';
+  const ownEnd = target.endUs;
   for (const child of target.children) {
     spanFromChildren(child);
     if (!widen) continue;
@@ -130,6 +133,28 @@ export function spanFromChildren(target: ViewNode): void {
     if (start !== undefined && (target.startUs === undefined || start < target.startUs)) target.startUs = start;
     if (end !== undefined && (target.endUs === undefined || end > target.endUs)) target.endUs = end;
   }
+  // Instants only (marks, steps without a span) make a row an instant too, not one that lasted zero.
+  if (widen && ownEnd === undefined && target.endUs === target.startUs && !target.children.some(hasEnd)) delete target.endUs;
+}
+
+/** Whether anything in a subtree recorded an end. */
+function hasEnd(target: ViewNode): boolean {
+  return target.endUs !== undefined || target.children.some(hasEnd);
+}
+
+/**
+ * A node's duration as the views print it, or undefined for an instant (a
+ * mark, a step without a span): `0.42µs`, `350µs`, `12.3ms`; a zero between
+ * two millisecond-rounded stamps is `<1ms`, a measured zero `<1µs`.
+ */
+export function durationText(target: ViewNode): string | undefined {
+  const { startUs, endUs } = target;
+  if (startUs === undefined || endUs === undefined) return undefined;
+  const us = endUs - startUs;
+  if (!Number.isFinite(us) || us < 0) return '?';
+  if (us === 0) return underOneMillisecond(target) ? '<1ms' : '<1µs';
+  if (us < 10) return `${us.toFixed(2).replace(/\.?0+$/, '')}µs`;
+  return formatDuration(us);
 }
 
 /** The earliest start and latest end (or start) in a subtree. */

@@ -7,8 +7,8 @@
  * @module
  */
 
-import { formatCount, formatDuration, type Style } from '../io.ts';
-import { underOneMillisecond, type Tokens, type ViewNode } from './model.ts';
+import { formatCount, type Style } from '../io.ts';
+import { durationText, type Tokens, type ViewNode } from './model.ts';
 import { formatCost, isRollupRow, rollupOf, type Figures } from './rollup.ts';
 
 export function renderText(root: ViewNode, style: Style): string {
@@ -30,7 +30,7 @@ export function renderText(root: ViewNode, style: Style): string {
 function headerLine(root: ViewNode, style: Style): string {
   const parts = [style.bold(root.title)];
   if (root.note) parts.push(style.dim(`(${root.note})`));
-  const duration = durationOf(root);
+  const duration = durationText(root);
   if (duration) parts.push(duration);
   const { own, totals } = rollupOf(root);
   parts.push(`${totals.llmCalls} LLM call${totals.llmCalls === 1 ? '' : 's'}, ${totals.toolCalls} tool call${totals.toolCalls === 1 ? '' : 's'}`);
@@ -45,7 +45,7 @@ function describe(current: ViewNode, style: Style): string {
   const failed = current.error !== undefined;
   const title = current.kind === 'session' || current.kind === 'subagent' || current.kind === 'turn' ? style.bold(current.title) : current.title;
   const parts = [failed ? style.red(`✗ ${title}`) : title];
-  const duration = durationOf(current);
+  const duration = durationText(current);
   if (duration) parts.push(style.cyan(duration));
   if (isRollupRow(current)) {
     const { own, totals } = rollupOf(current);
@@ -87,11 +87,6 @@ function ownFiguresText(own: Figures, totals: Figures): string | undefined {
   return `(own: ${[...figures, ...counts].join(', ')})`;
 }
 
-function durationOf(current: ViewNode): string | undefined {
-  if (current.startUs === undefined || current.endUs === undefined) return undefined;
-  if (underOneMillisecond(current)) return '<1ms';
-  return formatDuration(Math.max(0, current.endUs - current.startUs));
-}
 
 function offset(current: ViewNode, origin: number | undefined, style: Style): string {
   if (origin === undefined || current.startUs === undefined) return ' '.repeat(8);

@@ -258,4 +258,52 @@ describe('tool approvals by a toolApproval policy', () => {
       ['call_no', 'protected', 'denied'],
     ]);
   });
+
+  it('a policy decision carried again by the next run (the person\'s answers added to the same tool message) is recorded once', async () => {
+    const calls = [
+      { type: 'tool-call', toolCallId: 'call_no', toolName: 'deleteFile', input: '{"path":"/etc/hosts"}' },
+      { type: 'tool-call', toolCallId: 'call_ask', toolName: 'deleteFile', input: '{"path":"/home/me/notes"}' },
+    ];
+    let n = 0;
+    const model = new MockLanguageModelV4({
+      doGenerate: async () =>
+        (n++ === 0
+          ? { content: calls, finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(5, 2), warnings: [] }
+          : { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(9, 1), warnings: [] }) as never,
+    });
+    const recorded = recordedPlugin('ai-approval-policy-carried');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const deleted: string[] = [];
+    const settings = {
+      model,
+      tools: { deleteFile: tool({ inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => (deleted.push(path), `deleted ${path}`) }) },
+      stopWhen: stepCountIs(3),
+      toolApproval: { deleteFile: ({ path }: { path: string }) => (path.startsWith('/etc') ? { type: 'denied', reason: 'protected' } : 'user-approval') },
+    };
+    const messages: ModelMessage[] = [{ role: 'user', content: 'clean up' }];
+    const first = await generateText({ ...settings, messages } as never);
+    const request = (first.content as Array<{ type: string; approvalId?: string; isAutomatic?: boolean }>).find((part) => part.type === 'tool-approval-request' && part.isAutomatic !== true)!;
+    messages.push(...(first.responseMessages as ModelMessage[]));
+    // The SDK's last message is the tool message holding the policy's denial; the person's answer goes into it.
+    const last = messages.at(-1)!;
+    expect(last.role).toBe('tool');
+    (last.content as unknown[]).push({ type: 'tool-approval-response', approvalId: request.approvalId!, approved: true });
+    const second = await generateText({ ...settings, messages } as never);
+    expect(second.text).toBe('done');
+    expect(deleted).toEqual(['/home/me/notes']);
+    const approvals = recorded.log.filter((entry) => /approval|tool_call/.test(entry.hook)).map((entry) => [entry.hook, entry.payload.tool_call_id, entry.payload.choice ?? entry.payload.status ?? null]);
+    expect(approvals).toEqual([
+      ['pre_approval_request', 'call_no', null],
+      ['post_approval_response', 'call_no', 'deny'],
+      ['pre_tool_call', 'call_no', null],
+      ['post_tool_call', 'call_no', 'denied'],
+      ['pre_approval_request', 'call_ask', null],
+      ['post_approval_response', 'call_ask', 'once'],
+      ['pre_tool_call', 'call_ask', null],
+      ['post_tool_call', 'call_ask', 'ok'],
+    ]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+  });
 });

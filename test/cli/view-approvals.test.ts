@@ -1,0 +1,314 @@
+// `view` on runs that stopped while an approval was pending and were never
+// resumed, recorded by the plugin from programs written as each framework's
+// docs write them (the OpenAI Agents SDK's needsApproval on the real
+// OpenAIChatCompletionsModel over a fake fetch; LangChain's
+// humanInTheLoopMiddleware on ChatOpenAI over a fake fetch). The calls the
+// model asked for never ran: both files of one run must show them, as calls
+// that did not run, and count them the same; the ATOF file, which holds the
+// approval requests and the turn's interrupted end, says why.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, OpenAIChatCompletionsModel, run, tool } from '@openai/agents';
+import { ChatOpenAI } from '@langchain/openai';
+import { tool as lcTool } from '@langchain/core/tools';
+import { createAgent, humanInTheLoopMiddleware } from 'langchain';
+import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
+import { useTracing } from '../adapters/openai-agents/support.ts';
+import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
+import { chatCompletion, scriptedFetch, wireResponse } from '../support/provider-wire.ts';
+import { generateText, stepCountIs, tool as aiTool } from 'ai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
+import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
+import { cliInProcess, tempDir } from './support.ts';
+
+interface JsonNode {
+  kind: string;
+  title: string;
+  note?: string;
+  totals?: { llmCalls: number; toolCalls: number; errors: number };
+  children: JsonNode[];
+}
+
+const all = (root: JsonNode): JsonNode[] => [root, ...root.children.flatMap(all)];
+
+async function viewed(file: string): Promise<JsonNode> {
+  const result = await cliInProcess(['view', file, '--json']);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  const sessions = JSON.parse(result.stdout).files[0].sessions as JsonNode[];
+  expect(sessions).toHaveLength(1);
+  return sessions[0]!;
+}
+
+function filesOf(dir: string): { atif: string; atof: string } {
+  const one = (sub: string) => {
+    const names = readdirSync(path.join(dir, sub));
+    expect(names).toHaveLength(1);
+    return path.join(dir, sub, names[0]!);
+  };
+  return { atif: one('atif'), atof: one('atof') };
+}
+
+/** Each tool call as `title: note`, and the approval marks under it. */
+const calls = (session: JsonNode) =>
+  all(session)
+    .filter((candidate) => candidate.kind === 'tool')
+    .map((call) => ({ call: `${call.title}: ${call.note ?? ''}`, marks: call.children.filter((child) => child.kind === 'mark').map((mark) => mark.title) }));
+
+/** The same run as a plugin-host ATIF file (its observed_events keep the approval marks). */
+async function pluginHostCopy(atof: string): Promise<string> {
+  const out = tempDir();
+  expect((await cliInProcess(['convert', atof, '--out', out, '--style', 'plugin-host'])).code).toBe(0);
+  const [name] = readdirSync(out);
+  return path.join(out, name!);
+}
+
+const api = new FakeOpenAI();
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+  useTracing('tracing on');
+});
+
+describe('view: calls that never ran because the run stopped at a pending approval', () => {
+  it('OpenAI Agents SDK, two calls pending, never resumed: each call shown not run from either file; the ATOF file says it waits for approval and the turn was interrupted', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4o': [
+        {
+          calls: [
+            { id: 'call_a', name: 'issue_refund', args: { invoice: 'INV-7' } },
+            { id: 'call_b', name: 'issue_refund', args: { invoice: 'INV-8' } },
+          ],
+          usage: { input: 110, output: 24 },
+        },
+      ],
+    });
+    const recorded = recordedPlugin('view-pending-approval');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const issueRefund = tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval: true, execute: async ({ invoice }) => `Refunded ${invoice}` });
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
+    const paused = await run(refunds, 'Refund INV-7 and INV-8, please.');
+    expect(paused.interruptions.map((item) => item.name)).toEqual(['issue_refund', 'issue_refund']);
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+
+    const atof = await viewed(files.atof);
+    const atif = await viewed(files.atif);
+    const host = await viewed(await pluginHostCopy(files.atof));
+    for (const [kind, session] of Object.entries({ atof, atif, host })) {
+      // The model's one call asked for two tools; neither ran, and nothing failed.
+      expect(session.totals, kind).toMatchObject({ llmCalls: 1, toolCalls: 2, errors: 0 });
+      // Under the LLM call that asked for them, as the trajectory lists them.
+      const llm = all(session).find((candidate) => candidate.kind === 'llm')!;
+      expect(llm.children.map((child) => child.title), kind).toEqual(['tool issue_refund', 'tool issue_refund']);
+    }
+    // The ATOF file and the plugin-host ATIF file hold the approval requests: the calls wait for them.
+    for (const [kind, session] of Object.entries({ atof, host })) {
+      expect(calls(session), kind).toEqual([
+        { call: 'tool issue_refund: {"invoice":"INV-7"} · not run: waiting for approval', marks: ['approval requested'] },
+        { call: 'tool issue_refund: {"invoice":"INV-8"} · not run: waiting for approval', marks: ['approval requested'] },
+      ]);
+    }
+    // The exporter's ATIF file records no approval (docs/cli/view.md): the calls did not run, it cannot say why.
+    expect(calls(atif)).toEqual([
+      { call: 'tool issue_refund: {"invoice":"INV-7"} · not run', marks: [] },
+      { call: 'tool issue_refund: {"invoice":"INV-8"} · not run', marks: [] },
+    ]);
+    // The turn's end says it was interrupted (ATOF only: the trajectory records no turn status).
+    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toBe('“Refund INV-7 and INV-8, please.” · interrupted');
+
+    const text = (await cliInProcess(['view', files.atof])).stdout;
+    expect(text).toMatch(/→ issue_refund, issue_refund\n {16}├─ tool issue_refund {2}\{"invoice":"INV-7"\} · not run: waiting for approval\n/);
+  }, 30_000);
+
+  it('LangChain humanInTheLoopMiddleware, interrupted and never resumed: the call is shown not run from either file, waiting for approval from the ATOF file', async () => {
+    const fetch = (async () =>
+      wireResponse(chatCompletion({ id: 'chatcmpl-rm', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/report.txt' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }), 'req_1', false)) as typeof globalThis.fetch;
+    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
+    });
+    const recorded = recordedPlugin('view-hitl-pending');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/report.txt' }] }, { callbacks: [handler], configurable: { thread_id: 'cleanup-7' } });
+    expect(first.__interrupt__).toBeDefined();
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    const atof = await viewed(files.atof);
+    const atif = await viewed(files.atif);
+    for (const [kind, session] of Object.entries({ atof, atif })) expect(session.totals, kind).toMatchObject({ llmCalls: 1, toolCalls: 1, errors: 0 });
+    expect(calls(atof)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run: waiting for approval', marks: ['approval requested'] }]);
+    expect(calls(atif)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run', marks: [] }]);
+    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toMatch(/ · interrupted$/);
+  }, 30_000);
+});
+
+describe('view: who decided an approval and what they said', () => {
+  it('AI SDK toolApproval policy: each decision shows its choice, who decided and the denial text, as the ATOF file records them; the denied call shows what the model was told', async () => {
+    const fake = new FakeProvider();
+    fake.reply('responses', {
+      id: 'resp_1',
+      model: 'gpt-4o-2024-08-06',
+      toolCalls: [
+        { id: 'call_ok', name: 'deleteFile', args: { path: '/tmp/x' } },
+        { id: 'call_no', name: 'deleteFile', args: { path: '/etc/hosts' } },
+      ],
+      usage: { input: 60, output: 30 },
+    });
+    fake.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'Deleted /tmp/x; /etc/hosts is protected.', usage: { input: 120, output: 14 } });
+    const recorded = recordedPlugin('view-approval-policy');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const deleteFile = aiTool({ description: 'Delete a file', inputSchema: z.object({ path: z.string() }), execute: async ({ path: file }) => `deleted ${file}` });
+    const result = await generateText({
+      model: createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o'),
+      prompt: 'clean up',
+      tools: { deleteFile },
+      stopWhen: stepCountIs(3),
+      toolApproval: { deleteFile: ({ path: file }: { path: string }) => (file.startsWith('/etc') ? { type: 'denied', reason: 'protected' } : 'approved') },
+    } as never);
+    expect(result.text).toBe('Deleted /tmp/x; /etc/hosts is protected.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    const marks = (session: JsonNode) => all(session).filter((candidate) => candidate.kind === 'mark' && candidate.title.startsWith('approval: ')).map((mark) => `${mark.title}  ${mark.note ?? ''}`);
+    for (const [kind, file] of Object.entries({ atof: files.atof, host: await pluginHostCopy(files.atof) })) {
+      expect(marks(await viewed(file)), kind).toEqual(['approval: once  by toolApproval', 'approval: deny  by toolApproval · protected']);
+    }
+    for (const [kind, file] of Object.entries(files)) {
+      const session = await viewed(file);
+      expect(session.totals, kind).toMatchObject({ toolCalls: 2, errors: 1 });
+      expect(all(session).filter((candidate) => candidate.kind === 'tool').map((call) => (call as JsonNode & { error?: string }).error ?? 'ran'), kind).toEqual(['ran', 'denied: protected']);
+    }
+  }, 30_000);
+});
+
+describe('view: a call run after the run resumed', () => {
+  it('OpenAI Agents SDK, approved and resumed: the call sits under the LLM call that asked for it from either file, so compare finds the same steps', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+        { text: 'Refunded INV-7.', usage: { input: 150, output: 9 } },
+      ],
+    });
+    const recorded = recordedPlugin('view-approved-resumed');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const issueRefund = tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval: true, execute: async ({ invoice }) => `Refunded ${invoice}` });
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
+    const paused = await run(refunds, 'Refund INV-7, please.');
+    paused.state.approve(paused.state.getInterruptions()[0]!);
+    expect((await run(refunds, paused.state)).finalOutput).toBe('Refunded INV-7.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    for (const [kind, file] of Object.entries(files)) {
+      const session = await viewed(file);
+      const asker = all(session).find((candidate) => candidate.kind === 'llm' && candidate.note === '→ issue_refund')!;
+      expect(asker.children.map((child) => `${child.title}: ${child.note ?? ''}`), kind).toEqual(['tool issue_refund: {"invoice":"INV-7"}']);
+    }
+    // The ATOF file's resumed run is a turn of its own (the trajectory has one user step): that is its only difference.
+    const report = JSON.parse((await cliInProcess(['compare', files.atif, files.atof, '--json'])).stdout);
+    expect(report.pairs.filter((pair: { status: string }) => pair.status !== 'same').map((pair: { status: string; title: string }) => `${pair.status} ${pair.title.split(' ')[0]}`)).toEqual(['only-b turn']);
+  }, 30_000);
+
+  it('LangGraph: a tool that calls interrupt(), run again when resumed: both runs under the LLM call that asked, the first said interrupted (ATOF)', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-i1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_book', name: 'book_hotel', args: { hotel_name: 'McKittrick Hotel' } }], usage: { prompt_tokens: 64, completion_tokens: 18 } }),
+      chatCompletion({ id: 'chatcmpl-i2', model: 'gpt-4.1-2025-04-14', content: 'Your stay at the McKittrick Hotel is booked.', usage: { prompt_tokens: 101, completion_tokens: 11 } }),
+    ]);
+    const bookHotel = lcTool(
+      async ({ hotel_name }) => {
+        const response = interrupt({ action: 'book_hotel', args: { hotel_name }, description: 'Please review the tool call' }) as { type: string };
+        if (response.type !== 'accept') throw new Error(`Unknown response type: ${response.type}`);
+        return `Successfully booked a stay at ${hotel_name}.`;
+      },
+      { name: 'book_hotel', description: 'Book a hotel', schema: z.object({ hotel_name: z.string() }) },
+    );
+    const agent = createReactAgent({ llm: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }), tools: [bookHotel], checkpointSaver: new MemorySaver() });
+    const recorded = recordedPlugin('view-lg-interrupt');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'booking-1' } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'Book a stay at the McKittrick Hotel.' }] }, config);
+    await agent.invoke(new Command({ resume: { type: 'accept' } }), config);
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    const atof = await viewed(files.atof);
+    const asker = all(atof).find((candidate) => candidate.kind === 'llm' && candidate.note === '→ book_hotel')!;
+    expect(asker.children.map((child) => `${child.title}: ${child.note ?? ''}`)).toEqual(['tool book_hotel: {"hotel_name":"McKittrick Hotel"} · interrupted', 'tool book_hotel: {"hotel_name":"McKittrick Hotel"}']);
+    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toBe('“Book a stay at the McKittrick Hotel.” · interrupted');
+    // The trajectory keeps one call with its result (the resumed run's); its two runs are in tool_invocations.
+    const atif = await viewed(files.atif);
+    const call = all(atif).filter((candidate) => candidate.kind === 'tool');
+    expect(call.map((child) => `${child.title}: ${child.note ?? ''}`)).toEqual(['tool book_hotel: {"hotel_name":"McKittrick Hotel"}']);
+    // Its time is the run that gave the result (the second; the trajectory's stamps are to the millisecond).
+    const [, rerun] = asker.children as (JsonNode & { startUs: number })[];
+    expect(Math.abs((call[0] as JsonNode & { startUs: number }).startUs - rerun!.startUs)).toBeLessThanOrEqual(1000);
+  }, 30_000);
+});
+
+describe('compare: approval decisions', () => {
+  /** One refund run: approved when asked, or with a tool that needs no approval. */
+  async function refundRun(label: string, needsApproval: boolean): Promise<{ atif: string; atof: string }> {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4o': [
+        { calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 110, output: 14 } },
+        { text: 'Refunded INV-7.', usage: { input: 150, output: 9 } },
+      ],
+    });
+    const recorded = recordedPlugin(label);
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const issueRefund = tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval, execute: async ({ invoice }) => `Refunded ${invoice}` });
+    const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
+    let result = await run(refunds, 'Refund INV-7, please.');
+    if (needsApproval) {
+      result.state.approve(result.state.getInterruptions()[0]!);
+      result = await run(refunds, result.state);
+    }
+    expect(result.finalOutput).toBe('Refunded INV-7.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    return filesOf(recorded.dir);
+  }
+
+  it('a call approved when asked against the same call asked of nobody: the ATOF files differ in that decision; the ATIF files, which record none, do not', async () => {
+    const asked = await refundRun('compare-asked', true);
+    const unasked = await refundRun('compare-unasked', false);
+    const differences = async (a: string, b: string) => {
+      const report = JSON.parse((await cliInProcess(['compare', a, b, '--json'])).stdout);
+      return report.pairs.flatMap((pair: { status: string; title: string; differences?: { field: string; a: unknown; b: unknown }[] }) =>
+        pair.status === 'changed' ? (pair.differences ?? []).map((difference) => `${difference.field}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
+      );
+    };
+    // The asked run resumed: its second turn is the ATOF file's own.
+    expect(await differences(asked.atof, unasked.atof)).toEqual(['tool.approval: once → none', 'only-a turn']);
+    expect(await differences(asked.atif, unasked.atif)).toEqual([]);
+    const text = (await cliInProcess(['compare', asked.atof, unasked.atof])).stdout;
+    expect(text).toContain('issue_refund approval: once → none');
+  }, 30_000);
+});
