@@ -39,6 +39,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import { Command, END, getCurrentTaskInput, MemorySaver, MessagesAnnotation, Send, START, StateGraph } from '@langchain/langgraph';
 import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { createHandoffTool } from './langgraph-handoff.ts';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { createAgent, humanInTheLoopMiddleware, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
 import * as z from 'zod';
@@ -218,7 +219,6 @@ const RESEARCHER = 'researcher';
 /** The supervisor graph: the run's trajectory is named after it (the top-level run), its agent's steps are the run's. */
 const GRAPH = 'trip_planner';
 
-/** A handoff tool as LangGraph's multi-agent docs write it: a ToolMessage for the call, and a Command to the parent graph. */
 /**
  * The docs' task-description handoff: a `Send` gives the agent its task (no ToolMessage reaches the model, and the
  * parent's messages keep neither the call nor its agent's message). `returned` keeps each call's Command.
@@ -237,17 +237,6 @@ function assignTool(agentName: string, returned: Map<string, unknown>) {
   );
 }
 
-function handoffTool(agentName: string) {
-  const toolName = `transfer_to_${agentName}`;
-  return tool(
-    async (_, config) => {
-      const toolMessage = new ToolMessage({ content: `Successfully transferred to ${agentName}`, name: toolName, tool_call_id: config.toolCall!.id! });
-      const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
-      return new Command({ goto: agentName, update: { messages: state.messages.concat(toolMessage) }, graph: Command.PARENT });
-    },
-    { name: toolName, schema: z.object({}), description: `Ask agent '${agentName}' for help` },
-  );
-}
 
 export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
@@ -313,7 +302,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           ...(plan.failing ? [bookHotel] : []),
           ...(plan.abort ? [cancelTrip] : []),
           ...(plan.expert ? [askExpert] : []),
-          ...(plan.handoff ? [plan.sends === 0 ? handoffTool(RESEARCHER) : assignTool(RESEARCHER, commands)] : []),
+          ...(plan.handoff ? [plan.sends === 0 ? createHandoffTool(RESEARCHER) : assignTool(RESEARCHER, commands)] : []),
         ],
         systemPrompt: 'You are a helpful travel assistant.',
         name: ROOT,

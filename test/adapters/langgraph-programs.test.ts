@@ -13,7 +13,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { createAgent, humanInTheLoopMiddleware } from 'langchain';
-import { Command, END, getCurrentTaskInput, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { Command, END, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { createReactAgent, ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -26,6 +26,7 @@ import type { HookName } from '../../src/hooks/names.ts';
 import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
 import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionEither, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
+import { createHandoffTool } from './langgraph-handoff.ts';
 import { backends, expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
@@ -74,18 +75,6 @@ async function sameOnNative(recorded: Recorded): Promise<void> {
   expect(compareRuns(memory, native), 'memory against native').toEqual([]);
 }
 
-/** A handoff tool as LangGraph's multi-agent docs write it: a ToolMessage for the call, and a Command to the parent graph. */
-function createHandoffTool(agentName: string) {
-  const toolName = `transfer_to_${agentName}`;
-  return tool(
-    async (_, config) => {
-      const toolMessage = new ToolMessage({ content: `Successfully transferred to ${agentName}`, name: toolName, tool_call_id: config.toolCall!.id! });
-      const state = getCurrentTaskInput() as typeof MessagesAnnotation.State;
-      return new Command({ goto: agentName, update: { messages: state.messages.concat(toolMessage) }, graph: Command.PARENT });
-    },
-    { name: toolName, schema: z.object({}), description: `Ask agent '${agentName}' for help` },
-  );
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -27,34 +27,11 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
 import { cliInProcess, tempDir } from './support.ts';
+import { all, filesOf, viewed, type JsonNode } from './view-json.ts';
 
-interface JsonNode {
-  kind: string;
-  title: string;
-  note?: string;
-  totals?: { llmCalls: number; toolCalls: number; errors: number };
-  children: JsonNode[];
-}
 
-const all = (root: JsonNode): JsonNode[] => [root, ...root.children.flatMap(all)];
 
-async function viewed(file: string): Promise<JsonNode> {
-  const result = await cliInProcess(['view', file, '--json']);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  const sessions = JSON.parse(result.stdout).files[0].sessions as JsonNode[];
-  expect(sessions).toHaveLength(1);
-  return sessions[0]!;
-}
 
-function filesOf(dir: string): { atif: string; atof: string } {
-  const one = (sub: string) => {
-    const names = readdirSync(path.join(dir, sub));
-    expect(names).toHaveLength(1);
-    return path.join(dir, sub, names[0]!);
-  };
-  return { atif: one('atif'), atof: one('atof') };
-}
 
 /** Each tool call as `title: note`, and the approval marks under it. */
 const calls = (session: JsonNode) =>

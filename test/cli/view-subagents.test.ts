@@ -7,8 +7,6 @@
 // started it (the call has ended before the agent it hands to starts), named
 // as the run named it, with its own tokens, and the session's totals the sum
 // of every model call once.
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, OpenAIChatCompletionsModel, run, tool } from '@openai/agents';
 import * as z from 'zod';
@@ -17,6 +15,7 @@ import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
 import { useTracing } from '../adapters/openai-agents/support.ts';
 import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
 import { cliInProcess } from './support.ts';
+import { all, filesOf, viewed, type JsonNode } from './view-json.ts';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool as lcTool } from '@langchain/core/tools';
 import { HumanMessage } from '@langchain/core/messages';
@@ -25,16 +24,6 @@ import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { chatCompletion, wireResponse } from '../support/provider-wire.ts';
 
-interface JsonNode {
-  kind: string;
-  title: string;
-  note?: string;
-  tokens?: { prompt: number; completion: number; cached: number };
-  totals?: { llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number };
-  own?: { promptTokens: number; completionTokens: number };
-  error?: string;
-  children: JsonNode[];
-}
 
 const api = new FakeOpenAI();
 const chat = (name: string) => new OpenAIChatCompletionsModel(api.client(), name);
@@ -49,27 +38,8 @@ const lookupInvoice = tool({ name: 'lookup_invoice', description: 'Look an invoi
 const issueRefund = (needsApproval: boolean) =>
   tool({ name: 'issue_refund', description: 'Refund an invoice', parameters: z.object({ invoice: z.string() }), needsApproval, execute: async ({ invoice }) => `Refunded $40 on ${invoice}` });
 
-/** The one session `view --json` shows for a file. */
-async function viewed(file: string): Promise<JsonNode> {
-  const result = await cliInProcess(['view', file, '--json']);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  const sessions = JSON.parse(result.stdout).files[0].sessions as JsonNode[];
-  expect(sessions).toHaveLength(1);
-  return sessions[0]!;
-}
 
-/** The recorded ATIF and ATOF files of a run. */
-function filesOf(dir: string): { atif: string; atof: string } {
-  const one = (sub: string) => {
-    const names = readdirSync(path.join(dir, sub));
-    expect(names).toHaveLength(1);
-    return path.join(dir, sub, names[0]!);
-  };
-  return { atif: one('atif'), atof: one('atof') };
-}
 
-const all = (root: JsonNode): JsonNode[] => [root, ...root.children.flatMap(all)];
 const toolNamed = (root: JsonNode, name: string): JsonNode => {
   const found = all(root).filter((candidate) => candidate.kind === 'tool' && candidate.title === `tool ${name}`);
   expect(found, name).toHaveLength(1);
