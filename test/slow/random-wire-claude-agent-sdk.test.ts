@@ -34,6 +34,8 @@ const ASKED = 'claude-sonnet-4-5';
 /** The sub-agent's model: asked by its definition, answered by the API. */
 const SUB_MODEL = 'claude-sub-2026-01-01';
 const SUB_ASKED = 'claude-sub';
+/** What a sub-agent's call cut by the interruption ends with (docs/adapters/claude-agent-sdk.md). */
+const SUB_CUT = 'the sub-agent was stopped before the tool returned';
 const SUB_PROMPT = 'You are the researcher.';
 const AGENT_NAME = 'claude-agent-sdk';
 
@@ -68,10 +70,9 @@ function drawPlan(seed: number): Plan {
   const ask = draw.chance(0.6);
   const flaky = draw.chance(0.5);
   const interrupt = draw.chance(0.2) ? { at: draw.int(1, 4), by: draw.pick(['interrupt', 'abort'] as const) } : undefined;
-  // Not with an interruption: an abort stops the CLI before it writes a running sub-agent's transcript, so its last answer
-  // is nowhere to be read (docs/adapters/claude-agent-sdk.md, "Limits"); an interrupt() while a sub-agent's tool runs
-  // leaves that call's outcome to whichever comes first, the CLI's late transcript or the agent's end (not settled yet).
-  const sub = draw.chance(0.4) && interrupt === undefined;
+  // Not with an abort: it stops the CLI before it writes a running sub-agent's transcript, so its last answer is nowhere
+  // to be read (docs/adapters/claude-agent-sdk.md, "Limits"). interrupt() while a sub-agent's tool runs is in the plans.
+  const sub = draw.chance(0.4) && interrupt?.by !== 'abort';
   return { ask, sub, flaky, ...(interrupt === undefined ? {} : { interrupt }) };
 }
 
@@ -282,7 +283,8 @@ async function runClaudeSeed(seed: number): Promise<void> {
           text: turn.text ?? '',
           model: turn.model,
           calls: turn.calls.map((call) => ({ id: call.id, name: call.name, args: call.args })),
-          results: turn.calls.filter((call) => results.has(call.id)).map((call) => ({ id: call.id, output: results.get(call.id)!.text })),
+          // A call the query's interruption cut shows no result to the program: it ends interrupted, in the adapter's words.
+          results: turn.calls.filter((call) => results.has(call.id) || interrupted.done).map((call) => ({ id: call.id, output: results.get(call.id)?.text ?? SUB_CUT })),
           prompt: turn.usage.input + turn.usage.cached + turn.usage.cacheWrite,
           completion: turn.usage.output,
           // The CLI writes the cache fields into the transcript (0 where the reply had none): it says them always.

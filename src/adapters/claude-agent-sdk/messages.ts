@@ -71,6 +71,20 @@ export function toolResults(content: unknown): ToolResultBlock[] {
   return out;
 }
 
+/**
+ * Whether a user message (the stream's, or a transcript's record) answers
+ * this call with the CLI's words for a call the user stopped: it says the
+ * call did not run to its end because the user rejected it
+ * (`tool_result_meta[].non_execution_kind` in the stream, `toolDenialKind`
+ * in a transcript; `User rejected tool use` as the tool's own result in
+ * both). A call that was not denied was running: `interrupt()` cut it.
+ */
+export function rejectedByUser(message: Loose, toolUseId: string): boolean {
+  if (message.toolDenialKind === 'user-rejected' || message.toolUseResult === 'User rejected tool use' || message.tool_use_result === 'User rejected tool use') return true;
+  const meta = Array.isArray(message.tool_result_meta) ? message.tool_result_meta : [];
+  return meta.some((entry) => isRecord(entry) && entry.id === toolUseId && entry.non_execution_kind === 'user-rejected');
+}
+
 /** A content value (a string or text blocks) as one string; other blocks as JSON. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;

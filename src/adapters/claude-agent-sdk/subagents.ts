@@ -29,7 +29,7 @@
 
 import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { AssistantBlocks, toolResults, anthropicUsage, type ApiAttemptError, type Loose } from './messages.ts';
+import { AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, type ApiAttemptError, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
@@ -165,6 +165,9 @@ export class SubAgent {
     }
     this.#emitRequest(run, tools);
     this.ended = true;
+    // Stopped (interrupt(), or the task killed): the calls it left running end interrupted, the same whenever the CLI
+    // writes its own answer for them into the transcript (see #results).
+    if (this.stop.status === 'interrupted') tools.interruptOpen(run, 'the sub-agent was stopped before the tool returned');
     run.end(this.stop.status, this.stop.summary ?? this.summary ?? this.#lastText);
     this.#forget();
   }
@@ -189,10 +192,10 @@ export class SubAgent {
       return;
     }
     if (this.#request !== undefined) {
-      this.#heldResults.push(message);
+      this.#heldResults.push(record);
       return;
     }
-    this.#results(message, tools);
+    this.#results(record, tools);
   }
 
   /** The reply read so far as one request, then the tool results that came while it was read. */
@@ -200,12 +203,16 @@ export class SubAgent {
     if (this.#request === undefined) return;
     this.#emit(this.#request, run, tools);
     this.#request = undefined;
-    for (const message of this.#heldResults.splice(0)) this.#results(message, tools);
+    for (const record of this.#heldResults.splice(0)) this.#results(record, tools);
   }
 
-  #results(message: Loose, tools: ToolBook): void {
-    for (const result of toolResults(message.content)) {
+  #results(record: Loose, tools: ToolBook): void {
+    const content = isRecord(record.message) ? record.message.content : undefined;
+    for (const result of toolResults(content)) {
       this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
+      // The CLI's answer for a call the user stopped reaches the transcript late or not at all, and the stream shows it
+      // never: the call ends when the agent does, interrupted (a denial keeps its text, what the model was told).
+      if (result.isError && rejectedByUser(record, result.toolUseId) && !tools.denied(result.toolUseId)) continue;
       tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content } : { failed: false, result: result.content });
     }
   }

@@ -172,6 +172,15 @@ export class ToolBook {
     run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
   }
 
+  /** A sub-agent was stopped: the calls its run started and that have no outcome end interrupted, with this text. */
+  interruptOpen(run: AgentRun, text: string): void {
+    for (const state of [...this.#tools.values()]) {
+      if (state.run !== run || state.ended) continue;
+      state.outcome ??= state.denied !== undefined ? { failed: true } : { failed: true, interrupted: true, error: text };
+      this.#end(state);
+    }
+  }
+
   /** The query ended: calls still open end as interrupted (or denied, when they were); nothing is kept. */
   close(): void {
     for (const state of this.#tools.values()) {

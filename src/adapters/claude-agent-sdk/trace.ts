@@ -24,6 +24,7 @@ import {
   contentText,
   mergeUsage,
   promptText,
+  rejectedByUser,
   retryError,
   toolResults,
   anthropicUsage,
@@ -141,7 +142,7 @@ export class QueryTrace {
         else this.#subMessage(m, nonEmptyString(m.agent_id), parentToolUse);
         return;
       case 'user':
-        if (parentToolUse === undefined) this.#results(isRecord(m.message) ? m.message.content : undefined, true);
+        if (parentToolUse === undefined) this.#results(m, true);
         else this.#subMessage(m, undefined, parentToolUse);
         return;
       case 'system':
@@ -344,10 +345,12 @@ export class QueryTrace {
     call.attemptError(error, true);
   }
 
-  #results(content: unknown, main: boolean): void {
-    for (const result of toolResults(content)) {
+  /** The tool results of a user message; one the CLI wrote for a call the user stopped ends that call interrupted. */
+  #results(m: Loose, main: boolean): void {
+    for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
       if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
-      this.#tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content } : { failed: false, result: result.content });
+      const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
+      this.#tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content, interrupted } : { failed: false, result: result.content });
     }
   }
 
@@ -446,7 +449,7 @@ export class QueryTrace {
     const agent = this.#agents.of(agentId, parentToolUse);
     if (agent === undefined) return;
     agent.streamed(m);
-    if (m.type === 'user' && isRecord(m.message)) this.#results(m.message.content, false);
+    if (m.type === 'user') this.#results(m, false);
     this.#advance(agent);
   }
 
@@ -473,7 +476,8 @@ export class QueryTrace {
   #beforeToolEnd(id: string, outcome: ToolOutcome, response: unknown): void {
     const agent = this.#agents.byToolUse(id);
     if (agent === undefined || agent.ended) return;
-    if (outcome.failed) agent.stop ??= { status: 'failed', summary: outcome.error };
+    // A call the user stopped (`interrupt()`) stopped its sub-agent too: interrupted, not failed.
+    if (outcome.failed) agent.stop ??= { status: outcome.interrupted === true ? 'interrupted' : 'failed', summary: outcome.error };
     else if (isRecord(response) && response.status === 'completed') agent.stop ??= { status: 'completed' };
     else return;
     this.#advance(agent);
