@@ -91,9 +91,10 @@ function scriptedSdk(when: 'before-the-agent-result' | 'never-complete') {
   mkdirSync(path.dirname(agentTranscript), { recursive: true });
   writeFileSync(agentTranscript, transcript(false));
   return {
-    query: (params: { options?: { hooks?: Record<string, Array<{ hooks: Array<(input: unknown, id: unknown, options: unknown) => Promise<unknown>> }>> } }) =>
+    query: (params: { prompt: unknown; options?: unknown }) =>
       (async function* () {
-        for (const matcher of params.options?.hooks?.UserPromptSubmit ?? []) {
+        const options = params.options as { hooks?: Record<string, Array<{ hooks: Array<(input: unknown, id: unknown, options: unknown) => Promise<unknown>> }>> } | undefined;
+        for (const matcher of options?.hooks?.UserPromptSubmit ?? []) {
           for (const hook of matcher.hooks) await hook({ hook_event_name: 'UserPromptSubmit', prompt: 'What time is it?', transcript_path: sessionTranscript, ...session }, undefined, { signal: new AbortController().signal });
         }
         for (const message of script) {
