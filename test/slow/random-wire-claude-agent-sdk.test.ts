@@ -13,7 +13,8 @@
 //   tool) with replies of its own, told apart by its system prompt;
 // - a tool that throws or answers `isError`, as its arguments say;
 // - the caller interrupting the query (`interrupt()` or its
-//   AbortController) while a tool runs.
+//   AbortController) while a tool runs, the sub-agent's tools included
+//   (`interrupt()` only: an abort is drawn without a sub-agent).
 // Each seed starts the CLI, so only a few seeds run here in test/slow
 // (RANDOM_WIRE_FROM and RANDOM_WIRE_CLAUDE_SEEDS run more).
 import { rmSync } from 'node:fs';
