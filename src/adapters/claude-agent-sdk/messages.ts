@@ -80,9 +80,10 @@ export function toolResults(content: unknown): ToolResultBlock[] {
  * both). A call that was not denied was running: `interrupt()` cut it.
  */
 export function rejectedByUser(message: Loose, toolUseId: string): boolean {
-  if (message.toolDenialKind === 'user-rejected' || message.toolUseResult === 'User rejected tool use' || message.tool_use_result === 'User rejected tool use') return true;
-  const meta = Array.isArray(message.tool_result_meta) ? message.tool_result_meta : [];
-  return meta.some((entry) => isRecord(entry) && entry.id === toolUseId && entry.non_execution_kind === 'user-rejected');
+  // The meta names each result's call; the other fields are the message's (one result each, as the CLI writes them).
+  const meta = Array.isArray(message.tool_result_meta) ? message.tool_result_meta.find((entry) => isRecord(entry) && entry.id === toolUseId) : undefined;
+  if (isRecord(meta)) return meta.non_execution_kind === 'user-rejected';
+  return message.toolDenialKind === 'user-rejected' || message.toolUseResult === 'User rejected tool use' || message.tool_use_result === 'User rejected tool use';
 }
 
 /** A content value (a string or text blocks) as one string; other blocks as JSON. */
