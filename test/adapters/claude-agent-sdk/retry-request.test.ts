@@ -7,38 +7,22 @@
 // the messages the CLI sends in partial-message mode, in order.
 import { describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
+import { reply, scriptedSdk } from './scripted.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 
-const MODEL = 'claude-sonnet-4-5-20250929';
 const session = { session_id: 'claude-session-1' };
-const usage = { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
-/** One streamed reply: message_start, the assistant message of each block, message_delta, message_stop. */
-function reply(id: string, content: Array<Record<string, unknown>>, stop: string): Array<Record<string, unknown>> {
-  const event = (data: Record<string, unknown>) => ({ type: 'stream_event', event: data, parent_tool_use_id: null, ...session });
-  return [
-    event({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model: MODEL, content: [], usage } }),
-    ...content.map((block) => ({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: MODEL, content: [block], usage }, parent_tool_use_id: null, ...session })),
-    event({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 7 } }),
-    event({ type: 'message_stop' }),
-  ];
-}
 
 const script: Array<Record<string, unknown>> = [
   { type: 'system', subtype: 'init', model: 'claude-sonnet-4-5', tools: ['mcp__travel__get_time'], ...session },
-  ...reply('msg_1', [{ type: 'tool_use', id: 'toolu_1', name: 'mcp__travel__get_time', input: {} }], 'tool_use'),
+  ...reply(session, 'msg_1', [{ type: 'tool_use', id: 'toolu_1', name: 'mcp__travel__get_time', input: {} }], 'tool_use'),
   { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'noon' }] }] }, parent_tool_use_id: null, ...session },
   { type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, retry_delay_ms: 500, error_status: 529, error: 'overloaded', ...session },
-  ...reply('msg_2', [{ type: 'text', text: 'It is noon.' }], 'end_turn'),
+  ...reply(session, 'msg_2', [{ type: 'text', text: 'It is noon.' }], 'end_turn'),
   { type: 'result', subtype: 'success', is_error: false, result: 'It is noon.', num_turns: 2, usage: { input_tokens: 20, output_tokens: 14 }, ...session },
 ];
 
-const sdk = {
-  query: (_params: unknown) =>
-    (async function* () {
-      yield* script;
-    })(),
-};
+const sdk = scriptedSdk(script);
 
 describe('the Claude Agent SDK adapter: a request retried after a 529 mid-conversation', () => {
   it('records the failed attempt with the conversation it sent, and no user step made of the request', async () => {

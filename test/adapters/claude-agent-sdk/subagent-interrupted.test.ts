@@ -13,33 +13,23 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
+import { reply, usage } from './scripted.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 
-const MODEL = 'claude-sonnet-4-5-20250929';
 const SUB_MODEL = 'claude-sub-2026-01-01';
 const AGENT_ID = 'a5fa7930baf7c5aec';
 const session = { session_id: 'claude-session-cut' };
-const usage = { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 /** The CLI's answer for a call the user stopped (shortened). */
 const STOPPED = "The user doesn't want to proceed with this tool use. Correction to the text above: this call was stopped while running, not refused before it ran.";
 
-function reply(id: string, content: Array<Record<string, unknown>>, stop: string): Array<Record<string, unknown>> {
-  const event = (data: Record<string, unknown>) => ({ type: 'stream_event', event: data, parent_tool_use_id: null, ...session });
-  return [
-    event({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model: MODEL, content: [], usage } }),
-    ...content.map((block) => ({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: MODEL, content: [block], usage }, parent_tool_use_id: null, ...session })),
-    event({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 7 } }),
-    event({ type: 'message_stop' }),
-  ];
-}
 
 const subCall = (id: string) => ({ type: 'tool_use', id, name: 'mcp__travel__get_time', input: {} });
 const subAssistant = (id: string) => ({ type: 'assistant', message: { id: 'msg_s1', type: 'message', role: 'assistant', model: SUB_MODEL, content: [subCall(id)], usage }, parent_tool_use_id: 'toolu_agent', agent_id: AGENT_ID, ...session });
 
 const script: Array<Record<string, unknown>> = [
   { type: 'system', subtype: 'init', model: 'claude-sonnet-4-5', tools: ['Agent', 'mcp__travel__get_time'], ...session },
-  ...reply('msg_1', [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'research', prompt: 'Find the time.', subagent_type: 'researcher' } }], 'tool_use'),
+  ...reply(session, 'msg_1', [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'research', prompt: 'Find the time.', subagent_type: 'researcher' } }], 'tool_use'),
   { type: 'system', subtype: 'task_started', task_id: AGENT_ID, tool_use_id: 'toolu_agent', task_type: 'local_agent', subagent_type: 'researcher', prompt: 'Find the time.', ...session },
   { type: 'user', message: { role: 'user', content: [{ type: 'text', text: 'Find the time.' }] }, parent_tool_use_id: 'toolu_agent', agent_id: AGENT_ID, ...session },
   subAssistant('toolu_a'),

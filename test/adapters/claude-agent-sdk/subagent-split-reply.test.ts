@@ -9,24 +9,13 @@
 // so the sub-agent is read from the stream, as from a transcript).
 import { describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
+import { reply, scriptedSdk, usage } from './scripted.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 
-const MODEL = 'claude-sonnet-4-5-20250929';
 const SUB_MODEL = 'claude-sub-2026-01-01';
 const session = { session_id: 'claude-session-2' };
-const usage = { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
-/** One streamed reply of the main agent: message_start, the assistant message of each block, message_delta, message_stop. */
-function reply(id: string, content: Array<Record<string, unknown>>, stop: string): Array<Record<string, unknown>> {
-  const event = (data: Record<string, unknown>) => ({ type: 'stream_event', event: data, parent_tool_use_id: null, ...session });
-  return [
-    event({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model: MODEL, content: [], usage } }),
-    ...content.map((block) => ({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: MODEL, content: [block], usage }, parent_tool_use_id: null, ...session })),
-    event({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 7 } }),
-    event({ type: 'message_stop' }),
-  ];
-}
 
 /** A block of the sub-agent's reply, as the stream shows it. */
 const sub = (id: string, block: Record<string, unknown>) => ({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: SUB_MODEL, content: [block], usage: { ...usage, input_tokens: 30 } }, parent_tool_use_id: 'toolu_agent', ...session });
@@ -34,7 +23,7 @@ const subResult = (id: string, text: string) => ({ type: 'user', message: { role
 
 const script: Array<Record<string, unknown>> = [
   { type: 'system', subtype: 'init', model: 'claude-sonnet-4-5', tools: ['Agent', 'mcp__travel__get_time'], ...session },
-  ...reply('msg_1', [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'research', prompt: 'Find the time.', subagent_type: 'researcher' } }], 'tool_use'),
+  ...reply(session, 'msg_1', [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'research', prompt: 'Find the time.', subagent_type: 'researcher' } }], 'tool_use'),
   { type: 'system', subtype: 'task_started', task_id: 'agent-1', tool_use_id: 'toolu_agent', task_type: 'local_agent', subagent_type: 'researcher', prompt: 'Find the time.', ...session },
   // One reply, two calls: each refused before the reply's next block.
   sub('msg_s1', { type: 'tool_use', id: 'toolu_a', name: 'mcp__travel__get_time', input: {} }),
@@ -44,16 +33,11 @@ const script: Array<Record<string, unknown>> = [
   sub('msg_s2', { type: 'text', text: 'I could not find the time.' }),
   { type: 'system', subtype: 'task_notification', task_id: 'agent-1', tool_use_id: 'toolu_agent', status: 'completed', summary: 'I could not find the time.', ...session },
   { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_agent', content: [{ type: 'text', text: 'I could not find the time.' }] }] }, parent_tool_use_id: null, ...session },
-  ...reply('msg_2', [{ type: 'text', text: 'No time today.' }], 'end_turn'),
+  ...reply(session, 'msg_2', [{ type: 'text', text: 'No time today.' }], 'end_turn'),
   { type: 'result', subtype: 'success', is_error: false, result: 'No time today.', num_turns: 2, usage: { input_tokens: 20, output_tokens: 14 }, ...session },
 ];
 
-const sdk = {
-  query: (_params: unknown) =>
-    (async function* () {
-      yield* script;
-    })(),
-};
+const sdk = scriptedSdk(script);
 
 describe('the Claude Agent SDK adapter: a sub-agent reply with tool results between its blocks', () => {
   it('records the reply as one request with both calls, each call answered with its result', async () => {
