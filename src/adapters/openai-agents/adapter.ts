@@ -16,12 +16,14 @@ import { currentToolFrame } from '../core/context.ts';
 import { sessionIdFor, type AdapterOptions } from '../core/options.ts';
 import { AdapterCore } from '../core/run.ts';
 import { prepareAgent, type RunObserver, type RunSource } from './patch.ts';
-import { RunRecord, endHandedTo, isRunState, runNames, type ParentLink, type RunHost, type TurnBox } from './run.ts';
+import { RunRecord, closeHeldLinks, endHandedTo, isRunState, runNames, type HandedTo, type HeldPause, type ParentLink, type RunHost, type TurnBox } from './run.ts';
 
 type Loose = Record<string, unknown>;
 
 interface HeldSession {
   readonly sessionId: string;
+  /** The handoff chain the run paused in, outermost first: each agent's link kept open for the run that resumes it. */
+  readonly chain: readonly HandedTo[];
   /** Unregisters the paused state's finalizer, whichever object resumes the session. */
   readonly token: object;
   /** A resumed run took the session over (by the state or a copy): the hold is spent. */
@@ -54,7 +56,10 @@ export class Adapter implements RunSource, RunHost {
   readonly #heldRegistry = new FinalizationRegistry<HeldSession>((held) => {
     this.#heldSessions -= 1;
     if (this.#heldBySession.get(held.sessionId) === held) this.#heldBySession.delete(held.sessionId);
-    this.core.guard.run('closing an abandoned session', () => this.core.releaseSession(held.sessionId, 'run_abandoned'));
+    this.core.guard.run('closing an abandoned session', () => {
+      closeHeldLinks(held.chain);
+      this.core.releaseSession(held.sessionId, 'run_abandoned');
+    });
   });
   /** A run collected before it settled: its turn ends as abandoned. */
   readonly #abandoned = new FinalizationRegistry<TurnBox>((box) => {
@@ -94,12 +99,12 @@ export class Adapter implements RunSource, RunHost {
         const frame = currentToolFrame();
         if (frame !== undefined && frame.run.core.hooks === this.core.hooks) link = frame;
       }
-      let heldSessionId: string | undefined;
+      let held: HeldPause | undefined;
       if (isRunState(input)) {
         prepareAgent(input._currentAgent);
-        heldSessionId = link === undefined ? this.#resume(input, runner as Loose, options) : undefined;
+        held = link === undefined ? this.#resume(input, runner as Loose, options) : undefined;
       }
-      const record = new RunRecord(this, runner as Loose, agent, input, options, link, heldSessionId);
+      const record = new RunRecord(this, runner as Loose, agent, input, options, link, held);
       this.#liveRuns += 1;
       this.#abandoned.register(record, record.box, record);
       return record;
@@ -111,17 +116,17 @@ export class Adapter implements RunSource, RunHost {
     if (this.#abandoned.unregister(record)) this.#liveRuns -= 1;
   }
 
-  /** A paused run's session stays open for the run that resumes `state`. */
-  hold(state: object, sessionId: string): void {
-    const held: HeldSession = { sessionId, token: {}, taken: false };
+  /** A paused run's session, and the links of the chain it paused in, stay open for the run that resumes `state`. */
+  hold(state: object, sessionId: string, chain: readonly HandedTo[]): void {
+    const held: HeldSession = { sessionId, chain, token: {}, taken: false };
     this.#held.set(state, held);
     this.#heldBySession.set(sessionId, held);
     this.#heldRegistry.register(state, held, held.token);
     this.#heldSessions += 1;
   }
 
-  /** The session a resumed state continues, taken over from its paused run: the state itself, or a copy of it. */
-  #resume(state: Loose, runner: Loose, options: Loose | undefined): string | undefined {
+  /** The session (and chain) a resumed state continues, taken over from its paused run: the state itself, or a copy of it. */
+  #resume(state: Loose, runner: Loose, options: Loose | undefined): HeldPause | undefined {
     let held = this.#held.get(state);
     if (held === undefined) {
       const names = runNames(runner, state, options);
@@ -133,6 +138,6 @@ export class Adapter implements RunSource, RunHost {
     this.#held.delete(state);
     if (this.#heldBySession.get(held.sessionId) === held) this.#heldBySession.delete(held.sessionId);
     if (this.#heldRegistry.unregister(held.token)) this.#heldSessions -= 1;
-    return held.sessionId;
+    return { sessionId: held.sessionId, chain: held.chain };
   }
 }

@@ -54,8 +54,15 @@ export interface RunHost {
   newRunId(): string;
   /** The run settled: the adapter forgets it. */
   settled(record: RunRecord): void;
-  /** The paused run's session stays open for the run that resumes `state`. */
-  hold(state: object, sessionId: string): void;
+  /** The paused run's session, and the links of the chain it paused in, stay open for the run that resumes `state`. */
+  hold(state: object, sessionId: string, chain: readonly HandedTo[]): void;
+}
+
+/** What a paused run left open for the run that resumes it: its session, and the handoff chain it paused in. */
+export interface HeldPause {
+  readonly sessionId: string;
+  /** Outermost first; each agent's turn ended with its sub-agent link kept open. */
+  readonly chain: readonly HandedTo[];
 }
 
 /** The link of a nested run to the tool call (or the run) it runs inside. */
@@ -106,6 +113,8 @@ export class RunRecord implements RunObserver {
   readonly #parent: ParentLink | undefined;
   /** The session a paused run left open, when this run resumes it. */
   readonly #heldSessionId: string | undefined;
+  /** The handoff chain that paused run left open (links kept), when this run resumes it. */
+  readonly #heldChain: readonly HandedTo[];
   readonly box: TurnBox = { run: undefined, handedTo: [] };
   /** The agent the run starts with: its steps are the run's own (a resumed run's, the one it is resumed with). */
   readonly #ownAgent: unknown;
@@ -141,7 +150,7 @@ export class RunRecord implements RunObserver {
   #finalOutput: unknown;
   #settled = false;
 
-  constructor(adapter: RunHost, runner: Loose, agent: unknown, input: unknown, options: Loose | undefined, parent: ParentLink | undefined, heldSessionId: string | undefined) {
+  constructor(adapter: RunHost, runner: Loose, agent: unknown, input: unknown, options: Loose | undefined, parent: ParentLink | undefined, held: HeldPause | undefined) {
     this.#adapter = adapter;
     this.#runner = runner;
     this.#ownAgent = agent;
@@ -153,7 +162,8 @@ export class RunRecord implements RunObserver {
     this.#input = input;
     this.#options = options;
     this.#parent = parent;
-    this.#heldSessionId = heldSessionId;
+    this.#heldSessionId = held?.sessionId;
+    this.#heldChain = held?.chain ?? [];
   }
 
   get settled(): boolean {
@@ -188,12 +198,21 @@ export class RunRecord implements RunObserver {
     // The resumed run took the paused run's place in the session.
     if (run !== undefined && this.#heldSessionId !== undefined) adapter.core.closeSession(run.sessionId);
     if (run !== undefined && this.#resumed !== undefined) {
-      // Paused inside a chain of handoffs: the chain reopens as it stood, outermost first, each agent a sub-agent of the
-      // one before (the first, of this turn), so the innermost, where the decisions are taken, sits where it sat, and a
-      // handoff back up the chain returns to an agent of it. A loop, not a callback: a closure here would share this
-      // function's context with the `userMessage` closures the turn keeps, and so keep the record (and an abandoned run) alive.
-      let index = 0;
-      for (const agent of this.#resumed.chain) this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${++index}`);
+      const held = this.#heldChain;
+      if (held.length > 0 && held.length === this.#resumed.chain.length && held.every((entry, i) => sameAgent(entry.agent, this.#resumed!.chain[i]))) {
+        // The chain the paused run left open: each agent's link goes on, its next turn in the same sub-agent session, so
+        // the calls it asked for are answered beside the step that made them.
+        for (const entry of held) this.#continueHanded(this.#current() ?? run, entry);
+      } else {
+        // Not left open here (another process, a state resumed elsewhere): the chain reopens as it stood, outermost
+        // first, each agent a sub-agent of the one before (the first, of this turn), so the innermost, where the
+        // decisions are taken, sits where it sat, and a handoff back up the chain returns to an agent of it. A loop, not
+        // a callback: a closure here would share this function's context with the `userMessage` closures the turn
+        // keeps, and so keep the record (and an abandoned run) alive.
+        closeHeldLinks(held);
+        let index = 0;
+        for (const agent of this.#resumed.chain) this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${++index}`);
+      }
       this.#approvalDecisions(this.#current() ?? run, this.#resumed.decisions);
     }
     return run;
@@ -223,6 +242,20 @@ export class RunRecord implements RunObserver {
       ...(isRunState(input) ? {} : { userMessage: () => userTurn(input).message }),
     });
     if (child !== undefined) chain.push({ agent: to, run: child });
+  }
+
+  /** An agent of the chain a paused run left open: its next turn, in its sub-agent session, under the same call. */
+  #continueHanded(from: AgentRun, held: HandedTo): void {
+    const config = isRecord(this.#runner.config) ? this.#runner.config : {};
+    const child = this.#adapter.core.startRun({
+      runId: held.run.runId,
+      agentName: held.run.agentName,
+      model: held.run.model ?? modelNameOf(held.agent as Loose | undefined, config),
+      parent: { run: from, toolCallId: held.run.parent!.toolCallId },
+      continuesSession: true,
+      continuesSubagent: true,
+    });
+    if (child !== undefined) this.box.handedTo.push({ agent: held.agent, run: child });
   }
 
   /** A resumed run: the decisions taken on the calls that paused it. */
@@ -507,9 +540,11 @@ export class RunRecord implements RunObserver {
       this.#closeOpen(undefined);
       const hold = run.ownsSession && isRunState(state);
       const paused = { turn_exit_reason: 'approval_required', pending_approvals: ids };
-      endHandedTo(this.box.handedTo, 0, 'interrupted', undefined, undefined, paused);
+      // Held, the chain's links stay open too: the run that resumes the state continues each agent's trajectory.
+      const chain = hold ? [...this.box.handedTo] : [];
+      endHandedTo(this.box.handedTo, 0, 'interrupted', undefined, undefined, paused, hold);
       run.end('interrupted', undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...turnEnd(guardrails), ...paused } });
-      if (hold) this.#adapter.hold(state as object, run.sessionId);
+      if (hold) this.#adapter.hold(state as object, run.sessionId, chain);
       return;
     }
     if (record.cancelled === true) {
@@ -550,9 +585,17 @@ export class RunRecord implements RunObserver {
 
 // ------------------------------------------------------------ helpers
 
-/** Ends the handed-to agents' turns after the first `keep`, innermost first (a sub-agent ends before the agent it belongs to). */
-export function endHandedTo(chain: HandedTo[], keep: number, status: RunStatus, text?: string, error?: unknown, turnEndExtra?: Record<string, unknown>): void {
-  while (chain.length > keep) chain.pop()!.run.end(status, text, error, turnEndExtra === undefined ? undefined : { turnEnd: turnEndExtra });
+/**
+ * Ends the handed-to agents' turns after the first `keep`, innermost first (a sub-agent ends before the agent it belongs
+ * to). `keepLinks`: the run paused, each agent's link stays open for the run that resumes it (`closeHeldLinks` if none).
+ */
+export function endHandedTo(chain: HandedTo[], keep: number, status: RunStatus, text?: string, error?: unknown, turnEndExtra?: Record<string, unknown>, keepLinks = false): void {
+  while (chain.length > keep) chain.pop()!.run.end(status, text, error, { keepSessionOpen: keepLinks, ...(turnEndExtra === undefined ? {} : { turnEnd: turnEndExtra }) });
+}
+
+/** Closes the links a paused chain kept open that no run continues, innermost first. */
+export function closeHeldLinks(chain: readonly HandedTo[]): void {
+  for (let i = chain.length - 1; i >= 0; i--) chain[i]!.run.closeLink();
 }
 
 /**

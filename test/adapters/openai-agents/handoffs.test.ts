@@ -364,6 +364,61 @@ describe('OpenAI Agents SDK handoffs: the agent handed to is a sub-agent', () =>
     }
   }
 
+  // The SDK docs' human-in-the-loop flow inside a handoff: triage hands off to billing, billing's call needs approval,
+  // the program approves (or rejects) it on the state and runs again. The resumed call's outcome is the observation of
+  // billing's step that asked for it, in the one billing trajectory (the pause keeps billing's link open and the resumed
+  // run continues it): no second billing, no system step holding the result without its call id.
+  for (const kind of ['responses', 'chat'] as const) {
+    for (const decision of ['approve', 'reject'] as const) {
+      for (const tracing of TRACING) {
+        it(`resumed inside a handoff (${decision}): the outcome is the observation of billing's step that made the call, in billing's one trajectory (${kind}, ${tracing})`, async () => {
+          useTracing(tracing);
+          api.load({
+            'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }], usage: { input: 50, output: 8 } }],
+            'gpt-4.1': [
+              { text: 'Let me refund that.', calls: [{ id: 'call_refund', name: 'issue_refund', args: { invoice: 'INV-7' } }], usage: { input: 90, output: 14 } },
+              { text: 'Done with INV-7.', usage: { input: 140, output: 9, cached: 64 } },
+            ],
+          });
+          const recorded = recordedPlugin('agents-handoff-resume-observation');
+          uninstall = instrumentOpenAIAgents(recorded.hooks);
+          const billing = new Agent({ name: 'billing', instructions: 'You issue refunds.', model: modelOn(kind, 'gpt-4.1'), tools: [approvedRefund], handoffDescription: 'Billing' });
+          const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: modelOn(kind, 'gpt-4.1-mini'), handoffs: [billing] });
+
+          let result = await run(triage, 'Refund INV-7, please.');
+          expect(result.interruptions.map((item) => item.name)).toEqual(['issue_refund']);
+          for (const interruption of result.interruptions) {
+            if (decision === 'approve') result.state.approve(interruption);
+            else result.state.reject(interruption);
+          }
+          result = await run(triage, result.state);
+          expect(result.finalOutput).toBe('Done with INV-7.');
+          const { atif, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          expectRunsClosed(recorded);
+          const doc = onlyTrajectory(atif);
+          const billingSession = `${doc.session_id}:sub:call_to_billing`;
+          // One billing: its link opened once, closed once, at the end, with its answer.
+          expect(hooks(recorded, 'subagent_start').map((p) => p.child_session_id)).toEqual([billingSession]);
+          expect(hooks(recorded, 'subagent_stop').map((p) => [p.child_session_id, p.child_status, p.child_summary])).toEqual([[billingSession, 'completed', 'Done with INV-7.']]);
+          expect(hooks(recorded, 'post_approval_response').map((p) => [p.session_id, p.tool_call_id, p.choice])).toEqual([[billingSession, 'call_refund', decision === 'approve' ? 'once' : 'deny']]);
+          const [sub] = subagents(doc, 1);
+          expect(sub!.session_id).toBe(billingSession);
+          expect(observation(doc, 'call_to_billing')).toMatchObject({ subagent_trajectory_ref: [{ session_id: billingSession }] });
+          const steps = sub!.steps as Array<Record<string, any>>;
+          expect(steps.filter((step) => step.source === 'system')).toEqual([]);
+          const asking = agentSteps(sub!);
+          expect(asking.map((step) => step.message)).toEqual(['Let me refund that.', 'Done with INV-7.']);
+          expect(asking[0]!.tool_calls.map((call: Record<string, any>) => call.tool_call_id)).toEqual(['call_refund']);
+          const outcome = decision === 'approve' ? 'Refunded $40 on INV-7' : 'Tool execution was not approved.';
+          expect(asking[0]!.observation.results.map((r: Record<string, any>) => [r.source_call_id, r.content])).toEqual([['call_refund', outcome]]);
+          expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+          await sameOnNative(recorded);
+        }, 30_000);
+      }
+    }
+  }
+
   for (const tracing of TRACING) {
     it(`a handoff beside a call that needs approval: the run pauses before it hands off, and the resumed run hands off through the model's own transfer call (${tracing})`, async () => {
       useTracing(tracing);
