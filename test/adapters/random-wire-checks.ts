@@ -60,12 +60,6 @@ export interface FrameworkStep {
   trajectory?: readonly string[];
   /** The agent that made the step, with `trajectory`: the name its trajectory carries. */
   agent?: string;
-  /**
-   * Calls of the step answered in another trajectory than the step's: a run paused inside a chain of handoffs resumes
-   * with the chain reopened under the resumed turn, where the decided calls and the step's handoff are answered (in a
-   * `system` step: no model step there to hang them on; docs/adapters/openai-agents.md, "Handoffs").
-   */
-  elsewhere?: readonly string[];
 }
 
 /** A decision taken on a call the framework paused for: by the agent that asked. */
@@ -235,16 +229,13 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   });
   if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);
   let known = truth.steps ?? [];
-  // `resume#k` in a step's trajectory: the k-th resumed turn of the run's own session (its turns in order, the first run's first).
-  const ownTurns = [...new Set(recorded.log.filter((entry) => entry.payload.session_id === doc.session_id && typeof entry.payload.turn_id === 'string').map((entry) => entry.payload.turn_id as string))];
-  const resolved = (link: string) => link.replace(/^resume#(\d+)/, (_, k: string) => ownTurns[Number(k)] ?? `(no turn ${k})`);
   const answered = all.filter((_, index) => !retried.has(index)).slice(0, known.length);
   // Each trajectory's steps in its order, and across trajectories in the order they were recorded: a sub-agent's steps
   // recorded late (docs/adapters/claude-agent-sdk.md, "How it works") are still its own, in its order.
   if (truth.lateSubagentSteps === true && known.every((step) => step.trajectory !== undefined)) {
     const bySession = new Map<string, FrameworkStep[]>();
     for (const step of known) {
-      const session = [doc.session_id, ...step.trajectory!.map(resolved)].join(':sub:');
+      const session = [doc.session_id, ...step.trajectory!].join(':sub:');
       bySession.set(session, [...(bySession.get(session) ?? []), step]);
     }
     const merged = answered.map((step) => bySession.get(String(trajectoryOf.get(step)?.session_id))?.shift());
@@ -255,11 +246,11 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     message: step.text,
     ...(step.model === undefined ? {} : { model_name: step.model }),
     tool_calls: step.calls.map((call) => ({ tool_call_id: call.id, function_name: call.name, arguments: call.args })),
-    results: inOrder(step.results.filter((result) => !(step.elsewhere ?? []).includes(result.id)).map((result) => ({ source_call_id: result.id, content: observed(result.output) }))),
+    results: inOrder(step.results.map((result) => ({ source_call_id: result.id, content: observed(result.output) }))),
     prompt_tokens: step.prompt,
     completion_tokens: step.completion,
     cached_tokens: step.cached,
-    ...(step.trajectory === undefined ? {} : { session: [doc.session_id, ...step.trajectory.map(resolved)].join(':sub:'), agent: step.agent }),
+    ...(step.trajectory === undefined ? {} : { session: [doc.session_id, ...step.trajectory].join(':sub:'), agent: step.agent }),
   }));
   const gotSteps = answered.map((step) => ({
     message: step.message,
@@ -272,10 +263,9 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     ...(known[answered.indexOf(step)]?.trajectory === undefined ? {} : { session: trajectoryOf.get(step)?.session_id, agent: trajectoryOf.get(step)?.agent?.name }),
   }));
   expect(gotSteps, `${label}\nthe agent steps against what the framework returned`).toEqual(expectedSteps);
-  // The calls answered in a reopened trajectory: there, as the framework answered them (where its steps are known).
-  const movedExpected = known.flatMap((step) => step.results.filter((result) => (step.elsewhere ?? []).includes(result.id)).map((result) => observed(result.output)));
+  // Every call is answered beside the step that made it: none in a `system` step of a reopened trajectory.
   const movedGot = docs.flatMap((trajectory) => (trajectory.steps as AtifDoc[]).filter((step) => answeredThere(step, trajectory)).flatMap((step) => (step.observation?.results ?? []).map((result: AtifDoc) => result.content)));
-  if (truth.steps !== undefined) expect(movedGot.sort(), `${label}\ncalls answered in a reopened trajectory`).toEqual(movedExpected.sort());
+  expect(movedGot, `${label}\ncalls answered in a system step`).toEqual([]);
 
   // Reasoning, where the framework says it.
   const reasonings = known.map((step, index) => (step.reasoning === undefined ? undefined : (answered[index]?.reasoning_content ?? null)));

@@ -125,7 +125,7 @@ export class RunRecord implements RunObserver {
    * is called. By its first sign of life the SDK may have settled them: a run whose decisions are all rejections runs no
    * tool, so its first sign is the next model call, and by then the state holds no interruption.
    */
-  readonly #resumed: { chain: unknown[]; decisions: Decision[] } | undefined;
+  readonly #resumed: { chain: unknown[]; decisions: Decision[]; agent: unknown } | undefined;
   #call: ApiCall | undefined;
   #lastInput: unknown;
   #lastFailed = false;
@@ -155,7 +155,7 @@ export class RunRecord implements RunObserver {
     this.#runner = runner;
     this.#ownAgent = agent;
     this.#agent = isRunState(input) ? (input._currentAgent ?? agent) : agent;
-    this.#resumed = isRunState(input) ? { chain: pausedChain(input, agent, this.#agent), decisions: approvalDecisions(input, pendingCalls(input)) } : undefined;
+    this.#resumed = isRunState(input) ? { chain: pausedChain(input, agent, this.#agent), decisions: approvalDecisions(input, pendingCalls(input)), agent: this.#agent } : undefined;
     // A handoff the model asked for beside a call that paused the run happens when the run resumes: its transfer call is
     // in the paused run's last response.
     if (isRunState(input)) this.#lastCalls = functionCalls((isRecord(input._lastTurnResponse) ? input._lastTurnResponse : undefined)?.output);
@@ -198,17 +198,17 @@ export class RunRecord implements RunObserver {
     // The resumed run took the paused run's place in the session.
     if (run !== undefined && this.#heldSessionId !== undefined) adapter.core.closeSession(run.sessionId);
     if (run !== undefined && this.#resumed !== undefined) {
+      // Loops, not callbacks: a closure here would share this function's context with the `userMessage` closures the
+      // turn keeps, and so keep the record (and an abandoned run) alive.
       const held = this.#heldChain;
-      if (held.length > 0 && held.length === this.#resumed.chain.length && held.every((entry, i) => sameAgent(entry.agent, this.#resumed!.chain[i]))) {
+      if (heldLeadsTo(held, this.#resumed.agent)) {
         // The chain the paused run left open: each agent's link goes on, its next turn in the same sub-agent session, so
         // the calls it asked for are answered beside the step that made them.
         for (const entry of held) this.#continueHanded(this.#current() ?? run, entry);
       } else {
-        // Not left open here (another process, a state resumed elsewhere): the chain reopens as it stood, outermost
-        // first, each agent a sub-agent of the one before (the first, of this turn), so the innermost, where the
-        // decisions are taken, sits where it sat, and a handoff back up the chain returns to an agent of it. A loop, not
-        // a callback: a closure here would share this function's context with the `userMessage` closures the turn
-        // keeps, and so keep the record (and an abandoned run) alive.
+        // Not held here (paused in another process, or its state collected first): the chain reopens as it stood,
+        // outermost first, each agent a sub-agent of the one before (the first, of this turn), so the innermost, where
+        // the decisions are taken, sits where it sat, and a handoff back up the chain returns to an agent of it.
         closeHeldLinks(held);
         let index = 0;
         for (const agent of this.#resumed.chain) this.#handTo(this.#current() ?? run, agent, `${run.ids.turn_id}:agent:${++index}`);
@@ -591,6 +591,14 @@ export class RunRecord implements RunObserver {
  */
 export function endHandedTo(chain: HandedTo[], keep: number, status: RunStatus, text?: string, error?: unknown, turnEndExtra?: Record<string, unknown>, keepLinks = false): void {
   while (chain.length > keep) chain.pop()!.run.end(status, text, error, { keepSessionOpen: keepLinks, ...(turnEndExtra === undefined ? {} : { turnEnd: turnEndExtra }) });
+}
+
+/**
+ * The chain a paused run held leads to the agent whose turn the state says it is. Known here, it is the chain, whatever
+ * a handoff's input filter left of the state's handoff items.
+ */
+function heldLeadsTo(held: readonly HandedTo[], current: unknown): boolean {
+  return held.length > 0 && sameAgent(held.at(-1)!.agent, current);
 }
 
 /** Closes the links a paused chain kept open that no run continues, innermost first. */

@@ -206,5 +206,48 @@ describe(`OpenAI Agents adapter memory (${tracing})`, () => {
     expect(current.counts.get('on_session_finalize')).toBe(RUNS);
     expect(perRun(after, before)).toBeLessThan(MAX_BYTES_PER_RUN);
   }, 180_000);
+
+  // Paused inside a handoff, the handed-to agent's link stays open with the session: a state nobody resumes closes both.
+  it(`closes the sessions and the handed-to agents' links of ${RUNS} runs paused inside a handoff, when their state is collected`, async () => {
+    useTracing(tracing);
+    current = probe();
+    const models: Record<string, Model> = {
+      front: {
+        async getResponse() {
+          return reply([{ type: 'function_call', callId: 'call_to_ops', name: 'transfer_to_ops', arguments: '{}', status: 'completed' }]);
+        },
+        async *getStreamedResponse() {
+          throw new Error('not used');
+        },
+      },
+      back: {
+        async getResponse() {
+          return reply([{ type: 'function_call', callId: 'call_1', name: 'delete_everything', arguments: '{}', status: 'completed' }]);
+        },
+        async *getStreamedResponse() {
+          throw new Error('not used');
+        },
+      },
+    };
+    const runner = new Runner({ modelProvider: { getModel: (name) => models[name ?? 'front']! } });
+    const dangerous = tool({ name: 'delete_everything', description: 'x', parameters: z.object({}), needsApproval: true, execute: async () => 'done' });
+    const ops = new Agent({ name: 'ops', instructions: 'x', model: 'back', tools: [dangerous], handoffDescription: 'ops' });
+    const agent = new Agent({ name: 'front', instructions: 'x', model: 'front', handoffs: [ops] });
+    let paused = 0;
+    const pause = (i: number) =>
+      runner.run(agent, `request ${i}`).then((result) => {
+        if (result.interruptions.length === 1 && result.lastAgent?.name === 'ops') paused += 1;
+      });
+    await runMany(WARM_UP, 100, pause);
+    const before = await settle(false);
+    await runMany(RUNS - WARM_UP, 100, pause);
+    const after = await settle(true);
+    expect(paused).toBe(RUNS);
+    expect(current.counts.get('pre_approval_request')).toBe(RUNS);
+    expect(current.adapter.state()).toEqual({ liveRuns: 0, heldSessions: 0, openSessions: 0 });
+    expect([current.counts.get('subagent_start'), current.counts.get('subagent_stop')]).toEqual([RUNS, RUNS]);
+    expect(current.counts.get('on_session_finalize')).toBe(2 * RUNS);
+    expect(perRun(after, before)).toBeLessThan(MAX_BYTES_PER_RUN);
+  }, 180_000);
 });
 }

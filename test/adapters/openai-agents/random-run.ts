@@ -130,35 +130,19 @@ function handOff(chain: Chain, hop: { target: string; callId: string } | undefin
 }
 
 /**
- * Where each turn's step belongs when the run paused on the way: a run
- * paused inside a chain of handoffs (before its step's own handoff, which the
- * resumed run makes) resumes with that chain reopened, each agent a sub-agent
- * of the one before under the resumed turn (`<turn id>:agent:<n>`; `resume#k`
- * stands for the k-th resumed turn's id, docs/adapters/openai-agents.md,
- * "Handoffs"). `pauses[k].before`: how many turns were answered at pause k.
- * Also says, per turn, the calls answered in a reopened trajectory rather
- * than beside the step that made them (the decided calls and the handoff
- * of a step paused inside a chain).
+ * Where each turn's step belongs: the chain of handoffs as it stood when the
+ * step was made. A run paused inside a chain and resumed from its state (or,
+ * tracing on, a copy of it) continues that chain: each agent's trajectory goes
+ * on, and the calls a step paused for are answered beside it
+ * (docs/adapters/openai-agents.md, "Handoffs").
  */
-function pathsWithPauses(plan: HandoffPlan, pauses: ReadonlyArray<{ before: number; ids: readonly string[] }>): { paths: string[][]; elsewhere: string[][] } {
+function chainPaths(plan: HandoffPlan): string[][] {
   let chain: Chain = [];
-  let beforeHop: Chain = [];
-  const paths: string[][] = [];
-  const elsewhere: string[][] = plan.hops.map(() => []);
-  plan.hops.forEach((hop, index) => {
-    const pause = pauses.findIndex((entry) => entry.before === index);
-    if (pause >= 0 && index > 0 && beforeHop.length > 0) {
-      chain = handOff(
-        beforeHop.map((entry, n) => ({ agent: entry.agent, id: `resume#${pause + 1}:agent:${n + 1}` })),
-        plan.hops[index - 1],
-      );
-      elsewhere[index - 1]!.push(...pauses[pause]!.ids, ...(plan.hops[index - 1] === undefined ? [] : [plan.hops[index - 1]!.callId]));
-    }
-    paths.push(chain.map((entry) => entry.id));
-    beforeHop = chain;
+  return plan.hops.map((hop) => {
+    const path = chain.map((entry) => entry.id);
     chain = handOff(chain, hop);
+    return path;
   });
-  return { paths, elsewhere };
 }
 
 /**
@@ -223,7 +207,6 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
   const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
   const label = `seed ${seed} (agents ${wire}, ${mode}, ${tracing}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''}${plan === undefined ? '' : ', handoffs'}${approvals === undefined ? '' : ', approvals'})\n  ${scenario.outline.join('\n  ')}`;
   const decided: FrameworkApproval[] = [];
-  const pauses: Array<{ before: number; ids: string[] }> = [];
   const resumes: string[] = [];
   await checkRandomRun({
     label: () => `${label}${resumes.length === 0 ? '' : `\n  ${resumes.join('\n  ')}`}`,
@@ -281,7 +264,6 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
             const pending = state.getInterruptions();
             expect(pending.map((item) => (item.rawItem as Loose).callId), `${label}\nthe copy's interruptions`).toEqual(result.interruptions.map((item) => (item.rawItem as Loose).callId));
             const said: string[] = [];
-            pauses.push({ before: result.rawResponses.length, ids: pending.map((item) => (item.rawItem as Loose).callId as string) });
             for (const item of pending) {
               const id = (item.rawItem as Loose).callId as string;
               const always = draw.chance(0.3);
@@ -337,7 +319,7 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
           else if (item.type === 'handoff_output_item') outputs.set(item.rawItem.callId, item.rawItem.output?.text ?? item.rawItem.output);
         }
         const order = new Map([...outputs.keys()].map((id, index) => [id, index]));
-        const placed = plan === undefined ? undefined : pathsWithPauses(plan, pauses);
+        const paths = plan === undefined ? undefined : chainPaths(plan);
         const steps: FrameworkStep[] | undefined = responses?.map((response, index) => {
           const output = response.output as Loose[];
           const calls = output.filter((item) => item.type === 'function_call').map((item) => ({ id: item.callId as string, name: item.name as string, args: JSON.parse(item.arguments as string) as unknown }));
@@ -352,7 +334,7 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
             reasoning: reasoningOf(output),
             // Chat Completions says why it stopped (the raw response, or the streamed chunks); Responses only says it failed.
             finish: wire === 'chat' ? (mode === 'stream' ? streamedFinishes[index] : response.providerData?.choices?.[0]?.finish_reason) : undefined,
-            ...(plan === undefined ? {} : { trajectory: placed!.paths[index]!, agent: plan.agents[index]!, elsewhere: placed!.elsewhere[index]! }),
+            ...(plan === undefined ? {} : { trajectory: paths![index]!, agent: plan.agents[index]! }),
           };
         });
         return {
