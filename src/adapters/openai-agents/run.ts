@@ -16,11 +16,12 @@
  *   adapter records the agents of a graph): its requests and tools are its
  *   own trajectory's. A handoff to an agent already in the chain (back to the
  *   run's own agent, the one it starts with) ends the sub-agents after it.
- *   A run resumed inside a chain reopens the chain as the state's handoffs
- *   left it, each agent a sub-agent of the one before, the first of the
- *   resumed turn.
  * - A run that paused for approvals ends its turn `interrupted` and leaves
- *   the session open for the run that resumes it (`Adapter.hold`).
+ *   the session open for the run that resumes it (`Adapter.hold`), and with
+ *   it the links of the handoff chain it paused in: the resumed run
+ *   continues each agent's sub-agent session. A run resumed where no pause
+ *   is held reopens the chain as the state's handoffs left it, each agent a
+ *   sub-agent of the one before, the first of the resumed turn.
  * - A run that throws ends its turn (and session) at once, failed, with
  *   whatever it left open; guardrail verdicts go on the turn's end.
  *
