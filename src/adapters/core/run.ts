@@ -76,6 +76,11 @@ export interface RunStart {
    * conversation): not its first turn. A function is asked with the run's session id, once it is chosen.
    */
   readonly continuesSession?: boolean | ((sessionId: string) => boolean);
+  /**
+   * A sub-agent that paused (its run ended keeping its session open) goes on in this run: the same session and link,
+   * so no second `subagent_start`, and not its first turn.
+   */
+  readonly continuesSubagent?: boolean;
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -190,7 +195,7 @@ export class AgentRun {
     this.provider = start.provider;
     this.ids = new TurnIds({ sessionId });
     const continues = start.continuesSession;
-    this.#continues = typeof continues === 'function' ? core.guard.run('reading the session', () => continues(sessionId)) === true : continues === true;
+    this.#continues = start.continuesSubagent === true || (typeof continues === 'function' ? core.guard.run('reading the session', () => continues(sessionId)) === true : continues === true);
   }
 
   get ended(): boolean {
@@ -217,7 +222,7 @@ export class AgentRun {
   begin(): void {
     const core = this.core;
     const parent = this.parent;
-    if (parent !== undefined) {
+    if (parent !== undefined && this.#start.continuesSubagent !== true) {
       core.emit('subagent_start', () => ({
         parent_session_id: parent.run.sessionId,
         parent_turn_id: parent.run.ids.turn_id,
@@ -349,7 +354,8 @@ export class AgentRun {
    * keeps no reference to its calls, whose request thunks may hold the
    * framework's run.) `keepSessionOpen`: the run paused
    * (an approval) and a later run resumes it in the same session;
-   * `AdapterCore.releaseSession` closes it if none does.
+   * `AdapterCore.releaseSession` closes it if none does, and a sub-agent's
+   * `closeSubagent` (its link stays open meanwhile).
    */
   end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
@@ -378,6 +384,15 @@ export class AgentRun {
       platform: core.platform,
       ...extra?.turnEnd,
     }));
+    if (this.parent !== undefined && extra?.keepSessionOpen !== true) this.closeSubagent(status, text);
+    else if (this.parent === undefined && this.ownsSession && extra?.keepSessionOpen !== true) {
+      core.releaseSession(this.sessionId, `run_${status}`);
+    }
+  }
+
+  /** Closes a sub-agent's session and its link (`end` does, unless its session was kept open for a run that resumes it). */
+  closeSubagent(status: RunStatus, text = this.#lastText): void {
+    const core = this.core;
     const parent = this.parent;
     if (parent !== undefined) {
       core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
@@ -391,8 +406,6 @@ export class AgentRun {
         tool_call_id: parent.toolCallId,
         duration_ms: Date.now() - this.#startedMs,
       }));
-    } else if (this.ownsSession && extra?.keepSessionOpen !== true) {
-      core.releaseSession(this.sessionId, `run_${status}`);
     }
   }
 }

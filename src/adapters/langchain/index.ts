@@ -83,6 +83,8 @@ interface Shared {
   readonly pendingApprovals: Map<string, Asked[]>;
   /** The own agent of each session's last run (a thread's next run, or the `Command` resuming it, starts with it). */
   readonly ownAgents: Map<string, string>;
+  /** Sub-agents paused for approval, their sessions kept open for the run that resumes them (`#pausedKey`). */
+  readonly pausedAgents: Map<string, AgentRun>;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -139,6 +141,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
   readonly #pendingApprovals: Map<string, Asked[]>;
   readonly #ownAgents: Map<string, string>;
+  readonly #pausedAgents: Map<string, AgentRun>;
+  /** Sub-agents that are agents of a graph (a node), not runs started from a tool. */
+  readonly #graphAgents = new WeakSet<AgentRun>();
   /** Interrupts already asked about where they were raised (a sub-agent): the runs they bubble through only stop. */
   readonly #askedInterrupts = new WeakSet<object>();
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
@@ -166,16 +171,22 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map() }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new Map() }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
     this.#ownAgents = shared.ownAgents;
+    this.#pausedAgents = shared.pausedAgents;
   }
 
   /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
   close(): void {
-    this.#guard('close', () => this.#holds.releaseAll('closed'));
+    this.#guard('close', () => {
+      // Sub-agents still paused end before the sessions they belong to close.
+      for (const run of this.#pausedAgents.values()) run.closeSubagent('interrupted');
+      this.#pausedAgents.clear();
+      this.#holds.releaseAll('closed');
+    });
   }
 
   /** Opens a top-level run, continuing its session when an earlier run of it left it open. */
@@ -290,19 +301,27 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
       if (parent?.run !== undefined && agent !== undefined) {
         // Another agent of the graph (a worker a supervisor routed to, an agent a handoff went to): a sub-agent of the run.
+        // One that paused for approval goes on in its own session when the `Command` resuming the thread resumes it.
+        const paused = this.#takePaused(`${parent.run.sessionId}>${agent.name}${agent.task === undefined ? '' : `>${agent.task}`}`, parent.run);
         const run = this.#core.startRun({
           runId,
           agentName: agent.name,
-          userMessage: () => userMessageOfInputs(inputs),
-          parent: { run: parent.run, toolCallId: agent.toolCallId },
+          userMessage: () => (paused === undefined ? userMessageOfInputs(inputs) : ''),
+          parent: { run: parent.run, toolCallId: paused?.parent?.toolCallId ?? agent.toolCallId },
+          continuesSubagent: paused !== undefined,
         });
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined, task: agentTask });
-        if (run !== undefined && agent.task !== undefined) this.#sentTasks.set(run, agent.task);
+        if (run === undefined) return;
+        this.#graphAgents.add(run);
+        if (agent.task !== undefined) this.#sentTasks.set(run, agent.task);
         // A `Command` resuming the thread resumes the agent that asked: its decisions answer that agent's requests.
-        const resume = this.#agentsOf(parent.run).resume;
-        if (run !== undefined && resume !== undefined) this.#resumeApprovals(run, resume);
+        const resume = this.#resumeOf(parent.run);
+        if (resume !== undefined) this.#resumeApprovals(run, resume);
         return;
       }
+      // A sub-agent run from a tool that paused for approval: the tool runs again on resuming, and so does its agent.
+      const link = parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined;
+      const paused = link === undefined ? undefined : this.#takePaused(`${link.run.sessionId}:sub:${link.toolCallId}`, link.run);
       const run = this.#startTopRun({
         runId,
         conversationId: nonEmptyString(metadata?.thread_id) ?? nonEmptyString(metadata?.threadId) ?? nonEmptyString(metadata?.conversation_id),
@@ -310,14 +329,16 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         model: nonEmptyString(metadata?.ls_model_name),
         provider: nonEmptyString(metadata?.ls_provider),
         // A run resumed by a `Command` has no user message of its own (its request repeats the earlier one).
-        userMessage: () => (isResume(inputs) ? '' : userMessageOfInputs(inputs)),
-        parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
+        userMessage: () => (isResume(inputs) || paused !== undefined ? '' : userMessageOfInputs(inputs)),
+        parent: link,
+        continuesSubagent: paused !== undefined,
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
       if (run === undefined) return;
       const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
       if (own !== undefined) this.#agentsOf(run).own = own;
-      this.#resumeApprovals(run, inputs);
+      // A sub-agent's input is its own: the decisions are in the `Command` that resumed the top-level run.
+      this.#resumeApprovals(run, (link === undefined ? undefined : this.#resumeOf(link.run)) ?? inputs);
     });
   }
 
@@ -362,6 +383,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       this.#endRoot(node, runId, 'interrupted');
       // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
       if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
+      // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
+      if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
       this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
     });
   }
@@ -503,7 +526,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#take(runId);
       if (node?.run === undefined || node.toolCallId === undefined) return;
       if (!isInterrupt(error)) return node.run.toolEnd(node.toolCallId, { error });
-      const interrupts = Array.isArray(error.interrupts) ? error.interrupts : [];
+      // An interrupt raised inside an agent the tool ran was asked about there: the tool only paused with it.
+      const interrupts = this.#firstSeen(error) && Array.isArray(error.interrupts) ? error.interrupts : [];
       for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
       node.run.toolEnd(node.toolCallId, { paused: true });
     });
@@ -584,6 +608,47 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true);
       if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());
     }
+  }
+
+  /** The resuming `Command` of the top-level run `run` belongs to, when its own requests did not take it (a sub-agent's are answered). */
+  #resumeOf(run: AgentRun): unknown {
+    let top = run;
+    while (top.parent !== undefined) top = top.parent.run;
+    return this.#agentsOf(top).resume;
+  }
+
+  /** Where a paused sub-agent waits: an agent of a graph where its approvals do, one a tool ran by its session. */
+  #pausedKey(run: AgentRun): string {
+    return this.#graphAgents.has(run) ? this.#approvalKey(run) : run.sessionId;
+  }
+
+  /** Ends a sub-agent's turn as interrupted for approval, keeping its session open for the run that resumes it. */
+  #pause(run: AgentRun, error: unknown): void {
+    if (run.ended) return;
+    run.end('interrupted', undefined, error, { keepSessionOpen: true });
+    const key = this.#pausedKey(run);
+    this.#pausedAgents.get(key)?.closeSubagent('interrupted');
+    this.#pausedAgents.delete(key);
+    this.#pausedAgents.set(key, run);
+    // Sub-agents nobody resumes must not pile up: the oldest are closed.
+    if (this.#pausedAgents.size > MAX_PENDING_APPROVALS) {
+      const [oldest, left] = this.#pausedAgents.entries().next().value!;
+      this.#pausedAgents.delete(oldest);
+      left.closeSubagent('interrupted');
+    }
+  }
+
+  /**
+   * The paused sub-agent waiting at `key`, when a run resuming the thread starts it again under `parent` (it then
+   * goes on in its session); one that is not resumed so closes, and a new sub-agent starts.
+   */
+  #takePaused(key: string, parent: AgentRun): AgentRun | undefined {
+    const paused = this.#pausedAgents.get(key);
+    if (paused === undefined) return undefined;
+    this.#pausedAgents.delete(key);
+    if (paused.parent?.run.sessionId === parent.sessionId && this.#resumeOf(parent) !== undefined) return paused;
+    paused.closeSubagent('interrupted');
+    return undefined;
   }
 
   /** True the first time an interrupt is seen: it bubbles out of the agent that raised it through every graph above it. */
