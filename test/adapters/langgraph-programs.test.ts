@@ -707,6 +707,57 @@ describe('LangGraph programs through the LangChain adapter', () => {
     }, 30_000);
   }
 
+  it("a worker whose node its RetryPolicy ran again asks a human, and the Command resuming it reaches no middleware (LangGraph starts the worker afresh): asked, never answered, the rejected call never denied; one sub-agent", async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_to_ops', name: 'transfer_to_ops', args: {} }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+      openAiError(503, 'server_error', 'The server is overloaded.'),
+      chatCompletion({ id: 'chatcmpl-ops1', model: GPT, content: null, toolCalls: [{ id: 'call_delete', name: 'delete_file', args: { path: '/tmp/old.log' } }], usage: { prompt_tokens: 70, completion_tokens: 20 } }),
+      // Resumed, the worker starts again from its beginning: its model is asked again, and answers without the tool.
+      chatCompletion({ id: 'chatcmpl-ops2', model: GPT, content: 'Nothing to delete after all.', usage: { prompt_tokens: 72, completion_tokens: 9 } }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'Nothing was deleted.', usage: { prompt_tokens: 150, completion_tokens: 7 } }),
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const supervisor = createAgent({ model: openai(fetch), tools: [createHandoffTool('ops')], name: 'supervisor' });
+    const ops = createAgent({ model: openai(fetch), tools: [deleteFile], name: 'ops', middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })] });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor.graph, { ends: ['ops', END] })
+      .addNode('ops', ops.graph, { retryPolicy: { maxAttempts: 2, initialInterval: 1, jitter: false } })
+      .addEdge(START, 'supervisor')
+      .addEdge('ops', 'supervisor')
+      .compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-worker-retried-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'ops-3' } };
+    const first = await graph.invoke({ messages: [{ role: 'user', content: 'Delete /tmp/old.log' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await graph.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('Nothing was deleted.');
+    // What LangGraph did: the resumed worker asked its model again with the request it first made (no rejection in it).
+    expect(requests).toHaveLength(5);
+    expect(JSON.stringify(requests[3]!.body)).not.toContain('Keep it.');
+    expect((requests[3]!.body as { messages: unknown[] }).messages).toEqual((requests[2]!.body as { messages: unknown[] }).messages);
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The request stays unanswered (no decision reached the middleware) and the call never ran nor was denied.
+    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_')).map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+      ['subagent_start', 'ops-3:sub:call_to_ops', 'call_to_ops', undefined],
+      ['pre_approval_request', 'ops-3:sub:call_to_ops', 'call_delete', undefined],
+      ['subagent_stop', 'ops-3:sub:call_to_ops', 'call_to_ops', 'completed'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call' && e.payload.tool_call_id === 'call_delete')).toEqual([]);
+    // One sub-agent: the failed attempt and its retry, the call it paused on, and its fresh start's answer.
+    const [worker] = subagents(doc, 1);
+    expect(agentSteps(worker).map((step) => [step.extra?.invocation?.status ?? null, step.message, (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id)])).toEqual([
+      ['failed', expect.stringContaining('overloaded'), []],
+      [expect.anything(), '', ['call_delete']],
+      [expect.anything(), 'Nothing to delete after all.', []],
+    ]);
+    await sameOnNative(recorded);
+  }, 30_000);
+
   it('a node that throws fails the turn with its error; the run is one failed turn', async () => {
     const { fetch } = scriptedFetch([chatCompletion({ id: 'chatcmpl-v1', model: GPT, content: 'DROP TABLE users;', usage: { prompt_tokens: 20, completion_tokens: 6 } })]);
     const model = openai(fetch);

@@ -60,6 +60,8 @@ interface Node {
   readonly toolCallId?: string;
   /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
   readonly task?: string;
+  /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
+  readonly name?: string;
   call?: ApiCall;
 }
 
@@ -142,6 +144,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #pendingApprovals: Map<string, Asked[]>;
   readonly #ownAgents: Map<string, string>;
   readonly #pausedAgents: Map<string, AgentRun>;
+  /** Decisions of a resuming `Command`, answered when the node that paused ends on resuming (`#resumeApprovals`). */
+  readonly #awaitingDecisions = new WeakMap<AgentRun, { node: string; answer: () => void }>();
   /** Sub-agents that are agents of a graph (a node), not runs started from a tool. */
   readonly #graphAgents = new WeakSet<AgentRun>();
   /** Interrupts already asked about where they were raised (a sub-agent): the runs they bubble through only stop. */
@@ -289,7 +293,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata, inputs) : undefined;
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task });
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
         const retried = task === undefined ? undefined : this.#attempts.get(task);
         if (task !== undefined && retried !== undefined) {
@@ -346,6 +350,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleChainEnd(outputs: unknown, runId: string): void {
     this.#guard('handleChainEnd', () => {
       const node = this.#take(runId);
+      // The node that paused for approval ran again with the decisions: the middleware applied them.
+      const awaiting = node?.run === undefined ? undefined : this.#awaitingDecisions.get(node.run);
+      if (awaiting !== undefined && node?.name === awaiting.node) {
+        this.#awaitingDecisions.delete(node.run!);
+        awaiting.answer();
+      }
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
@@ -369,7 +379,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
         this.#interrupted.add(node.run);
-        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts);
+        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts, node.name);
       }
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
@@ -429,6 +439,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       ownsRun = true;
     }
     this.#agentsOf(run).calledModel = true;
+    // A resumed agent that calls its model before the node that paused ran again was started afresh (LangGraph runs a
+    // node its RetryPolicy retried again from its beginning): the decisions never reached the middleware.
+    this.#awaitingDecisions.delete(run);
     const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
@@ -673,7 +686,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
-  #askApprovals(run: AgentRun, interrupts: unknown): void {
+  #askApprovals(run: AgentRun, interrupts: unknown, node: string | undefined): void {
     if (!Array.isArray(interrupts)) return;
     const pending = this.#lastCalls.get(run) ?? [];
     const asked: Asked[] = [];
@@ -685,7 +698,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         if (!isRecord(action)) continue;
         const match = pending.find((call) => call.name === action.name && !asked.some((a) => a.id === call.id));
         const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
-        asked.push({ id, call: match, interruptId, position });
+        asked.push({ id, call: match, interruptId, position, node });
         run.approvalRequest(id, nonEmptyString(action.description), nonEmptyString(action.name));
       }
     }
@@ -714,7 +727,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     };
     if (!asked.some((one, index) => decisionOf(one, index) !== undefined)) return;
     this.#pendingApprovals.delete(key);
-    asked.forEach((one, index) => {
+    const answer = () => asked.forEach((one, index) => {
       const { id, call } = one;
       const given = decisionOf(one, index);
       const decision = isRecord(given) ? given : {};
@@ -725,6 +738,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       run.toolStart(call);
       run.toolEnd(id, { name: call.name, denied: nonEmptyString(decision.message) ?? `User rejected the tool call for \`${call.name}\` with id ${id}` });
     });
+    // Answered when the node that paused runs again and ends (the middleware took the decisions), not before: a resumed
+    // agent LangGraph starts afresh never applies them.
+    const node = asked[0]?.node;
+    if (node === undefined) answer();
+    else this.#awaitingDecisions.set(run, { node, answer });
   }
 }
 
@@ -794,6 +812,8 @@ interface Asked {
   readonly interruptId: string | undefined;
   /** Its place among its interrupt's actions (the decisions of a resume by interrupt id are in that order). */
   readonly position: number;
+  /** The graph node that paused (the middleware's), when known. */
+  readonly node: string | undefined;
 }
 
 /** A tool run's input (the arguments object, or their JSON text) against the arguments the model gave its call. */
