@@ -105,6 +105,13 @@ export interface FrameworkTruth {
   retried?: readonly number[];
   /** As `retried`, counted among the run's own agent's calls (where sub-agents' calls are recorded in another order than sent). */
   retriedOwn?: readonly number[];
+  /** Tool runs the framework stopped for an approval asked inside them (an agent the tool ran) and ran again on resuming: one start/end pair more each. */
+  pausedTools?: number;
+  /**
+   * Sub-agents (their links, as in `subagentPrompts`) the framework started again from their prompt within their run (a
+   * LangGraph worker resumed afresh): the request that starts again ends with the prompt, shown as its user step again.
+   */
+  startedAfresh?: readonly string[];
   /** A sub-agent's steps may be recorded after later calls of its parent: the steps are compared per trajectory. */
   lateSubagentSteps?: boolean;
   /**
@@ -117,6 +124,8 @@ export interface FrameworkTruth {
     outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown; ran?: false; failed?: boolean }>;
     /** The calls in the order the framework asked about them, where that is not the order of the decisions (a policy decides some as it asks, a person the rest later). */
     asked?: readonly string[];
+    /** The calls asked about and the agents that asked, where some decisions never reached the framework (no answer is recorded for those). */
+    askedBy?: ReadonlyArray<{ id: string; agent: string }>;
   };
   /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
   turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
@@ -192,12 +201,14 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   const answeredThere = (step: AtifDoc, trajectory: AtifDoc) => step.source === 'system' && reopened(trajectory.session_id);
   for (const trajectory of docs) {
     const steps = trajectory.steps as AtifDoc[];
+    const link = String(trajectory.session_id).slice(`${doc.session_id}:sub:`.length);
+    const started = trajectory === doc ? truth.prompt : truth.subagentPrompts?.get(link);
     const repeated = (step: AtifDoc, index: number) => {
       const before = steps[index - 1];
-      return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
+      const afresh = started !== undefined && truth.startedAfresh?.includes(link) === true && step.message === started;
+      return index > 0 && step.source === 'user' && (afresh || (step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0));
     };
     const kept = steps.filter((step, index) => !repeated(step, index) && !linkStep(step, trajectory) && !answeredThere(step, trajectory));
-    const started = trajectory === doc ? truth.prompt : truth.subagentPrompts?.get(String(trajectory.session_id).slice(`${doc.session_id}:sub:`.length));
     expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(started === undefined ? [] : ['user']), ...agentStepsOf(trajectory).map(() => 'agent')]);
     if (started !== undefined) expect(steps[0], `${label}\n${trajectory.session_id}: its prompt`).toMatchObject({ source: 'user', message: started });
   }
@@ -273,7 +284,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   // One tool start/end pair per tool the framework ran.
   if (truth.steps !== undefined) {
     const tools = atof.filter((event) => event.kind === 'scope' && event.category === 'tool');
-    const ran = truth.steps.reduce((sum, step) => sum + step.results.length, 0);
+    const ran = truth.steps.reduce((sum, step) => sum + step.results.length, 0) + (truth.pausedTools ?? 0);
     expect([tools.filter((event) => event.scope_category === 'start').length, tools.filter((event) => event.scope_category === 'end').length], `${label}\ntool start/end pairs against the tools run`).toEqual([ran, ran]);
   }
 
@@ -312,7 +323,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const byId = new Map(decided.map((decision) => [decision.id, decision]));
     const askedOrder = truth.approvals.asked?.map((id) => byId.get(id) ?? { id, agent: '(never decided)' }) ?? decided;
     expect(asked, `${label}
-approval requests against the calls the run paused for`).toEqual(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
+approval requests against the calls the run paused for`).toEqual(truth.approvals.askedBy ?? askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
     expect(answered, `${label}
 approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
     const toolEnds = hooked('post_tool_call');
