@@ -576,6 +576,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         steps,
         retried: fake.failedRequests,
         ...(pausedTools === 0 ? {} : { pausedTools }),
+        // Each expert run, each worker that ran (a worker resumed after its pause is the same one).
+        subagents: expertRuns.length + (plan.sends ? sentTasks.size : handoffCalls.length > 0 ? 1 : 0),
         totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) },
         turns,
         // A researcher handed the conversation has none (it ends with the handoff's ToolMessage); one sent a task has it.
@@ -587,6 +589,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
               approvals: {
                 decided,
                 askedBy,
+                inCallsTrajectory: true,
                 // Every call of a tool that needs approval: ran, rejected with what the model was told, or (approved
                 // beside a rejected call, which the middleware drops; or left by an aborted run) never run.
                 outcomes: approvalCalls.map((call) => {

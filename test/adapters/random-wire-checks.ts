@@ -112,6 +112,8 @@ export interface FrameworkTruth {
    * LangGraph worker resumed afresh): the request that starts again ends with the prompt, shown as its user step again.
    */
   startedAfresh?: readonly string[];
+  /** How many sub-agents the framework ran (an agent resumed after a pause is the same one): the embedded trajectories. */
+  subagents?: number;
   /** A sub-agent's steps may be recorded after later calls of its parent: the steps are compared per trajectory. */
   lateSubagentSteps?: boolean;
   /**
@@ -126,6 +128,8 @@ export interface FrameworkTruth {
     asked?: readonly string[];
     /** The calls asked about and the agents that asked, where some decisions never reached the framework (no answer is recorded for those). */
     askedBy?: ReadonlyArray<{ id: string; agent: string }>;
+    /** Asked and answered in the very trajectory whose step made the call (the agent that paused goes on in it when resumed). */
+    inCallsTrajectory?: boolean;
   };
   /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
   turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
@@ -307,6 +311,26 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     { prompt: sum('total_prompt_tokens'), completion: sum('total_completion_tokens'), cached: sum('total_cached_tokens') },
     `${label}\nfinal metrics against the framework's totals`,
   ).toEqual(all.length === failed ? { prompt: undefined, completion: undefined, cached: undefined } : truth.totals);
+  // Per trajectory too, where each step's is known: its final metrics are its own steps' tokens, as the framework reported
+  // them (completion tokens where it reports them per step).
+  if (truth.steps !== undefined && truth.error === undefined && known.length > 0 && known.every((step) => step.trajectory !== undefined)) {
+    const perStep = !known.some((step) => step.completion === null);
+    const total = (values: Array<number | null | undefined>) => (values.every((value) => value === undefined) ? undefined : values.reduce<number>((a, b) => a + (b ?? 0), 0));
+    const expectedBy = docs.map((trajectory) => {
+      const own = known.filter((step) => [doc.session_id, ...step.trajectory!.map(resolved)].join(':sub:') === trajectory.session_id);
+      return { session: trajectory.session_id, prompt: total(own.map((step) => step.prompt)), ...(perStep ? { completion: total(own.map((step) => step.completion)) } : {}), cached: total(own.map((step) => step.cached)) };
+    });
+    const gotBy = docs.map((trajectory) => ({
+      session: trajectory.session_id,
+      prompt: trajectory.final_metrics?.total_prompt_tokens,
+      ...(perStep ? { completion: trajectory.final_metrics?.total_completion_tokens } : {}),
+      cached: trajectory.final_metrics?.total_cached_tokens,
+    }));
+    expect(gotBy, `${label}\neach trajectory's final metrics against its steps' tokens`).toEqual(expectedBy);
+  }
+  // One trajectory per session, and as many sub-agents as the framework ran (no second one for an agent that went on).
+  expect(docs.map((trajectory) => trajectory.session_id).filter((session, index, all) => all.indexOf(session) !== index), `${label}\ntrajectories sharing a session`).toEqual([]);
+  if (truth.subagents !== undefined) expect(docs.length - 1, `${label}\nsub-agent trajectories against the sub-agents the framework ran`).toEqual(truth.subagents);
   if (truth.ownTotals !== undefined) {
     const own = doc.final_metrics ?? {};
     expect({ prompt: own.total_prompt_tokens, completion: own.total_completion_tokens, cached: own.total_cached_tokens }, `${label}\nthe run's own agent's final metrics against the framework's`).toEqual(truth.ownTotals);
@@ -324,6 +348,13 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const askedOrder = truth.approvals.asked?.map((id) => byId.get(id) ?? { id, agent: '(never decided)' }) ?? decided;
     expect(asked, `${label}
 approval requests against the calls the run paused for`).toEqual(truth.approvals.askedBy ?? askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
+    if (truth.approvals.inCallsTrajectory === true) {
+      const callsSession = new Map(docs.flatMap((trajectory) => (trajectory.steps as AtifDoc[]).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id as string, trajectory.session_id as string] as const))));
+      const where = (name: string) => hooked(name).map((payload) => ({ id: payload.tool_call_id, session: payload.session_id }));
+      for (const name of ['pre_approval_request', 'post_approval_response']) {
+        expect(where(name), `${label}\n${name} in the trajectory that made the call`).toEqual(where(name).map(({ id }) => ({ id, session: callsSession.get(id) })));
+      }
+    }
     expect(answered, `${label}
 approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
     const toolEnds = hooked('post_tool_call');
