@@ -356,6 +356,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         this.#awaitingDecisions.delete(node.run!);
         awaiting.answer();
       }
+      if (node?.run !== undefined && node.kind === 'chain' && node.name === TOOL_NODE) this.#answerUnrun(node.run, outputs);
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
@@ -546,6 +547,24 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /**
+   * The tool node's answers to calls no tool ran (a tool the agent does not have: `ToolNode` tells the model so in an
+   * error `ToolMessage` without running anything): each is a failed call with what the model was told.
+   */
+  #answerUnrun(run: AgentRun, outputs: unknown): void {
+    const unclaimed = this.#unclaimedCalls.get(run);
+    if (unclaimed === undefined || unclaimed.length === 0) return;
+    for (const message of toolMessagesOf(outputs)) {
+      if (message.status !== 'error') continue;
+      const index = unclaimed.findIndex((call) => call.id === message.tool_call_id);
+      if (index < 0) continue;
+      const [call] = unclaimed.splice(index, 1);
+      const result = contentText(message.content);
+      run.toolStart(call!);
+      run.toolEnd(call!.id, { result, failed: true, error: new ToolReportedError(String(result)) });
+    }
+  }
+
   #addUnclaimed(run: AgentRun, calls: readonly CallOfTool[]): void {
     let unclaimed = this.#unclaimedCalls.get(run);
     if (unclaimed === undefined) this.#unclaimedCalls.set(run, (unclaimed = []));
@@ -734,6 +753,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const approved = decision.type === 'approve' || decision.type === 'edit';
       run.approvalResponse(id, approved);
       if (approved || call === undefined) return;
+      // Answered here: no tool runs for it.
+      const unclaimed = this.#unclaimedCalls.get(run);
+      const taken = unclaimed?.findIndex((other) => other.id === id) ?? -1;
+      if (taken >= 0) unclaimed!.splice(taken, 1);
       // A rejected call never runs: its outcome is the ToolMessage the middleware gives the model instead.
       run.toolStart(call);
       run.toolEnd(id, { name: call.name, denied: nonEmptyString(decision.message) ?? `User rejected the tool call for \`${call.name}\` with id ${id}` });
@@ -803,6 +826,22 @@ function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unk
   const [taken] = waiting.splice(index, 1);
   if (waiting.length === 0) handoffs.delete(node);
   return taken?.toolCallId;
+}
+
+/** The name LangGraph's prebuilt `ToolNode` (and `createAgent`'s) runs under. */
+const TOOL_NODE = 'tools';
+
+/** The `ToolMessage`s in a tool node's output: its messages, or those of the updates it returned. */
+function toolMessagesOf(outputs: unknown): Loose[] {
+  const found: Loose[] = [];
+  const visit = (value: unknown, depth: number): void => {
+    if (depth > 3) return;
+    if (Array.isArray(value)) for (const item of value) visit(item, depth + 1);
+    else if (isRecord(value) && typeof value.tool_call_id === 'string') found.push(value);
+    else if (isRecord(value) && Array.isArray(value.messages)) visit(value.messages, depth + 1);
+  };
+  visit(outputs, 0);
+  return found;
 }
 
 /** A tool call an interrupt asked about: its id, the model's call when it was found, and which interrupt's action it is. */
