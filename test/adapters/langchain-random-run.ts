@@ -34,6 +34,16 @@
 //   step, the call observed as the `Command` it returned. The parent's state
 //   keeps none of the sending agent's messages then: they are LangChain's
 //   own callbacks' (every AI message and ToolMessage it reported).
+// Drawn apart again: calls that need approval inside the researcher (its
+// agent has humanInTheLoopMiddleware: the graph pauses inside the worker,
+// several workers at once when two tasks were sent, resumed by interrupt id)
+// and inside the expert a tool runs (the tool pauses with it and runs again
+// on resuming). Each request and decision is in the trajectory whose step
+// made the call, the resumed agent goes on in the same sub-agent, and each
+// trajectory's tokens are its own calls' usage_metadata. A worker whose node
+// its retryPolicy ran again is started afresh by LangGraph when resumed:
+// what it paused on is in no state (LangChain's callbacks reported it), its
+// decisions never reach the middleware (asked, never answered).
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
