@@ -515,6 +515,9 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         const step = messages.filter((message) => message.getType() === 'ai').at(-1) as unknown as Loose | undefined;
         if ((step?.tool_calls as Loose[] | undefined)?.some((call) => call.name === 'cancel_trip') === true) for (const call of step!.tool_calls as Loose[]) if (!told.has(call.id)) told.set(call.id, { content: aborted });
       }
+      // Calls that end after the others of their step: `ask_expert` waits for a whole agent, and a call of a tool the agent
+      // does not have is answered when its tool node ends (ToolNode's error: what the model was told).
+      const endsLast = (call: Loose) => call.name === 'ask_expert' || String(told.get(call.id)?.content).includes('is not a valid tool');
       const stepsOf = (list: BaseMessage[], trajectory: string[], agentName: string): Array<FrameworkStep & { turn: number }> =>
         list
           .filter((message) => message.getType() === 'ai')
@@ -531,14 +534,14 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
               calls,
               // What the model was told of each call (a call the middleware dropped, or an aborted run's, has nothing), in
               // the order the calls ended: ToolNode runs the message's calls as the middleware left them (the calls it did
-              // not ask about first), and `ask_expert`, which waits for a whole agent, ends after the others. A call
+              // not ask about first), and those that end last (`endsLast`) after the others. A call
               // whose tool threw is observed as its error (docs/adapters/langchain.md, "Tools"): the model was told
               // toolErrorMiddleware's sentence.
               // Of a paused message the parent's state did not keep (tasks sent), the revised calls are not known: the
               // rejected calls (answered on resuming), then the others as LangChain reported them ending.
               results: (plan.sends && madeCalls.has(turnOf(ai))
                 ? [...calls.filter((call) => rejections.has(call.id)), ...reported.filter((message) => ToolMessage.isInstance(message) && calls.some((call) => call.id === message.tool_call_id)).map((message) => ({ id: (message as ToolMessage).tool_call_id }))]
-                : [...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name !== 'ask_expert'), ...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name === 'ask_expert')])
+                : [...((ai.tool_calls ?? []) as Loose[]).filter((call) => !endsLast(call)), ...((ai.tool_calls ?? []) as Loose[]).filter(endsLast)])
                 .filter((call) => told.has(call.id))
                 .map((call) => ({ id: call.id as string, output: threw.get(call.id) ?? told.get(call.id)!.content })),
               prompt: usage?.input_tokens,
@@ -605,7 +608,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
                 outcomes: approvalCalls.map((call) => {
                   const message = told.get(call.id);
                   const rejected = decided.some((decision) => decision.id === call.id && !decision.approved);
-                  return message === undefined ? { id: call.id, denied: false, told: undefined, ran: false } : { id: call.id, denied: rejected, told: message.content };
+                  // A call the agent had no tool for: ToolNode told the model it failed.
+                  return message === undefined ? { id: call.id, denied: false, told: undefined, ran: false } : { id: call.id, denied: rejected, told: message.content, ...(message.status === 'error' ? { failed: true } : {}) };
                 }),
               },
             }
