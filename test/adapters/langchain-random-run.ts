@@ -601,7 +601,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           ? {
               approvals: {
                 decided,
-                askedBy,
+                // Every call asked about, with the agent that asked (a decision that never reached the middleware has no answer).
+                asked: askedBy,
                 inCallsTrajectory: true,
                 // Every call of a tool that needs approval: ran, rejected with what the model was told, or (approved
                 // beside a rejected call, which the middleware drops; or left by an aborted run) never run.

@@ -77,8 +77,8 @@ export interface RunStart {
    */
   readonly continuesSession?: boolean | ((sessionId: string) => boolean);
   /**
-   * A sub-agent that paused (its run ended keeping its session open) goes on in this run: the same session and link,
-   * so no second `subagent_start`, and not its first turn.
+   * A sub-agent run that continues the sub-agent an earlier run of the same tool call left open (it stopped for an
+   * approval and the tool ran it again with the answers): the link is already open, no second `subagent_start`.
    */
   readonly continuesSubagent?: boolean;
 }
@@ -183,6 +183,8 @@ export class AgentRun {
   #lastText = '';
   #ended = false;
   readonly #continues: boolean;
+  /** A sub-agent run that ended with its link kept open: how it ended, for `closeLink`. */
+  #heldLink: { status: RunStatus; text: string } | undefined;
 
   constructor(core: AdapterCore, sessionId: string, start: RunStart) {
     this.core = core;
@@ -195,7 +197,7 @@ export class AgentRun {
     this.provider = start.provider;
     this.ids = new TurnIds({ sessionId });
     const continues = start.continuesSession;
-    this.#continues = start.continuesSubagent === true || (typeof continues === 'function' ? core.guard.run('reading the session', () => continues(sessionId)) === true : continues === true);
+    this.#continues = typeof continues === 'function' ? core.guard.run('reading the session', () => continues(sessionId)) === true : continues === true;
   }
 
   get ended(): boolean {
@@ -222,7 +224,9 @@ export class AgentRun {
   begin(): void {
     const core = this.core;
     const parent = this.parent;
-    if (parent !== undefined && this.#start.continuesSubagent !== true) {
+    if (parent !== undefined && this.#start.continuesSubagent === true) {
+      // The link an earlier run of this sub-agent kept open goes on.
+    } else if (parent !== undefined) {
       core.emit('subagent_start', () => ({
         parent_session_id: parent.run.sessionId,
         parent_turn_id: parent.run.ids.turn_id,
@@ -354,8 +358,9 @@ export class AgentRun {
    * keeps no reference to its calls, whose request thunks may hold the
    * framework's run.) `keepSessionOpen`: the run paused
    * (an approval) and a later run resumes it in the same session;
-   * `AdapterCore.releaseSession` closes it if none does, and a sub-agent's
-   * `closeSubagent` (its link stays open meanwhile).
+   * `AdapterCore.releaseSession` closes it if none does. For a sub-agent,
+   * its link stays open the same way: a later run continues it
+   * (`continuesSubagent`) or `closeLink` closes it.
    */
   end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
@@ -384,29 +389,38 @@ export class AgentRun {
       platform: core.platform,
       ...extra?.turnEnd,
     }));
-    if (this.parent !== undefined && extra?.keepSessionOpen !== true) this.closeSubagent(status, text);
-    else if (this.parent === undefined && this.ownsSession && extra?.keepSessionOpen !== true) {
+    const parent = this.parent;
+    if (parent !== undefined && extra?.keepSessionOpen === true) {
+      this.#heldLink = { status, text };
+    } else if (parent !== undefined) {
+      this.#closeLink(status, text);
+    } else if (this.ownsSession && extra?.keepSessionOpen !== true) {
       core.releaseSession(this.sessionId, `run_${status}`);
     }
   }
 
-  /** Closes a sub-agent's session and its link (`end` does, unless its session was kept open for a run that resumes it). */
-  closeSubagent(status: RunStatus, text = this.#lastText): void {
+  /** Closes the sub-agent link this run kept open when it ended (no later run continued it). Idempotent. */
+  closeLink(): void {
+    const held = this.#heldLink;
+    if (held === undefined) return;
+    this.#heldLink = undefined;
+    this.#closeLink(held.status, held.text);
+  }
+
+  #closeLink(status: RunStatus, text: string): void {
     const core = this.core;
-    const parent = this.parent;
-    if (parent !== undefined) {
-      core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
-      core.emit('subagent_stop', () => ({
-        parent_session_id: parent.run.sessionId,
-        parent_turn_id: parent.run.ids.turn_id,
-        child_session_id: this.sessionId,
-        child_role: this.agentName,
-        child_summary: text,
-        child_status: status,
-        tool_call_id: parent.toolCallId,
-        duration_ms: Date.now() - this.#startedMs,
-      }));
-    }
+    const parent = this.parent!;
+    core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
+    core.emit('subagent_stop', () => ({
+      parent_session_id: parent.run.sessionId,
+      parent_turn_id: parent.run.ids.turn_id,
+      child_session_id: this.sessionId,
+      child_role: this.agentName,
+      child_summary: text,
+      child_status: status,
+      tool_call_id: parent.toolCallId,
+      duration_ms: Date.now() - this.#startedMs,
+    }));
   }
 }
 

@@ -187,7 +187,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   close(): void {
     this.#guard('close', () => {
       // Sub-agents still paused end before the sessions they belong to close.
-      for (const run of this.#pausedAgents.values()) run.closeSubagent('interrupted');
+      for (const run of this.#pausedAgents.values()) run.closeLink();
       this.#pausedAgents.clear();
       this.#holds.releaseAll('closed');
     });
@@ -195,7 +195,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   /** Opens a top-level run, continuing its session when an earlier run of it left it open. */
   #startTopRun(start: Parameters<AdapterCore['startRun']>[0]): AgentRun | undefined {
-    const run = this.#core.startRun({ ...start, continuesSession: start.parent === undefined ? (sessionId) => this.#holds.has(sessionId) : undefined });
+    const run = this.#core.startRun({ ...start, continuesSession: start.parent === undefined ? (sessionId) => this.#holds.has(sessionId) : start.continuesSession });
     if (run?.ownsSession === true) this.#holds.take(run.sessionId);
     return run;
   }
@@ -313,6 +313,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           userMessage: () => (paused === undefined ? userMessageOfInputs(inputs) : ''),
           parent: { run: parent.run, toolCallId: paused?.parent?.toolCallId ?? agent.toolCallId },
           continuesSubagent: paused !== undefined,
+          continuesSession: paused !== undefined,
         });
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined, task: agentTask });
         if (run === undefined) return;
@@ -336,6 +337,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         userMessage: () => (isResume(inputs) || paused !== undefined ? '' : userMessageOfInputs(inputs)),
         parent: link,
         continuesSubagent: paused !== undefined,
+        continuesSession: paused !== undefined,
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
       if (run === undefined) return;
@@ -659,14 +661,14 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (run.ended) return;
     run.end('interrupted', undefined, error, { keepSessionOpen: true });
     const key = this.#pausedKey(run);
-    this.#pausedAgents.get(key)?.closeSubagent('interrupted');
+    this.#pausedAgents.get(key)?.closeLink();
     this.#pausedAgents.delete(key);
     this.#pausedAgents.set(key, run);
     // Sub-agents nobody resumes must not pile up: the oldest are closed.
     if (this.#pausedAgents.size > MAX_PENDING_APPROVALS) {
       const [oldest, left] = this.#pausedAgents.entries().next().value!;
       this.#pausedAgents.delete(oldest);
-      left.closeSubagent('interrupted');
+      left.closeLink();
     }
   }
 
@@ -679,7 +681,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (paused === undefined) return undefined;
     this.#pausedAgents.delete(key);
     if (paused.parent?.run.sessionId === parent.sessionId && this.#resumeOf(parent) !== undefined) return paused;
-    paused.closeSubagent('interrupted');
+    paused.closeLink();
     return undefined;
   }
 
