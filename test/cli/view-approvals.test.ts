@@ -39,6 +39,26 @@ const calls = (session: JsonNode) =>
     .filter((candidate) => candidate.kind === 'tool')
     .map((call) => ({ call: `${call.title}: ${call.note ?? ''}`, marks: call.children.filter((child) => child.kind === 'mark').map((mark) => mark.title) }));
 
+interface Compared {
+  code: number;
+  equivalent: boolean;
+  pairs: { status: string; title: string; differences: { field: string; tool?: string; a: unknown; b: unknown }[] }[];
+  onlyRecorded: { fact: string; run: string; values: string[] }[];
+}
+
+/** `compare --json` of two runs, with its exit code. */
+async function compared(a: string, b: string): Promise<Compared> {
+  const result = await cliInProcess(['compare', a, b, '--json']);
+  expect(result.stderr).toBe('');
+  return { code: result.code, ...(JSON.parse(result.stdout) as Omit<Compared, 'code'>) };
+}
+
+/** What differs, one line per difference (`field: a → b`) or unpaired step (`only-b turn`). */
+const differencesOf = (report: Compared) =>
+  report.pairs.flatMap((pair) =>
+    pair.status === 'changed' ? pair.differences.map((difference) => `${difference.field}${difference.tool ? ` ${difference.tool}` : ''}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
+  );
+
 /** The same run as a plugin-host ATIF file (its observed_events keep the approval marks). */
 async function pluginHostCopy(atof: string): Promise<string> {
   const out = tempDir();
@@ -175,6 +195,11 @@ describe('view: who decided an approval and what they said', () => {
       expect(session.totals, kind).toMatchObject({ toolCalls: 2, errors: 1 });
       expect(all(session).filter((candidate) => candidate.kind === 'tool').map((call) => (call as JsonNode & { error?: string }).error ?? 'ran'), kind).toEqual(['ran', 'denied: protected']);
     }
+    // The request names gpt-4o and the response gpt-4o-2024-08-06: the trajectory names the model that answered, so
+    // compare reads that model from the ATOF file too, and the run's two files are one run.
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
   }, 30_000);
 });
 

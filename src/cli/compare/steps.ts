@@ -13,6 +13,8 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { requestModel, responseModel } from '../../formats/atif/payload/index.ts';
+import type { Json } from '../../shared/json.ts';
 import { answerMessages } from '../view/detail.ts';
 import type { ViewNode } from '../view/model.ts';
 
@@ -196,14 +198,17 @@ function callFacts(tool: ViewNode): ToolCallFacts {
   return { name: toolName(tool), arguments: args ?? null, result: result ?? null, ...(tool.error !== undefined ? { error: tool.error } : {}) };
 }
 
+/**
+ * The model of an LLM call as the trajectory names it: the model the response reports (`gpt-4o-2024-08-06`), else
+ * the one the request named (`gpt-4o`), so one call read from either file names one model.
+ */
 function modelOf(current: ViewNode): string | undefined {
   const source = sourceOf(current);
   if (isRecord(source.step)) return nonEmptyString(source.step.model_name);
   const start = isRecord(source.start) ? source.start : {};
-  const profile = isRecord(start.category_profile) ? start.category_profile : {};
-  // A request that names no model (the OpenAI Agents SDK's hooks): the model that answered, as the view shows it.
-  const end = isRecord(source.end) && isRecord(source.end.data) ? source.end.data : {};
-  return nonEmptyString(profile.model_name) ?? nonEmptyString(end.model);
+  const end = isRecord(source.end) ? source.end : {};
+  const profileModel = (event: Obj) => (isRecord(event.category_profile) ? nonEmptyString(event.category_profile.model_name) : undefined);
+  return nonEmptyString(responseModel(end.data as Json | undefined)) ?? profileModel(end) ?? profileModel(start) ?? nonEmptyString(requestModel(start.data as Json | undefined));
 }
 
 /** Text content: a string as it is, content parts joined, anything else as JSON. */
