@@ -22,7 +22,7 @@ import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
 import { useTracing } from '../adapters/openai-agents/support.ts';
 import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
 import { chatCompletion, scriptedFetch, wireResponse } from '../support/provider-wire.ts';
-import { generateText, stepCountIs, tool as aiTool } from 'ai';
+import { generateText, stepCountIs, tool as aiTool, type ModelMessage } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
@@ -58,6 +58,25 @@ const differencesOf = (report: Compared) =>
   report.pairs.flatMap((pair) =>
     pair.status === 'changed' ? pair.differences.map((difference) => `${difference.field}${difference.tool ? ` ${difference.tool}` : ''}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
   );
+
+/**
+ * One run paused for an approval and resumed, compared as its ATIF file and its ATOF file: the same steps (the
+ * ATOF file's resumed run is a turn of its own, the trajectory's one user step goes on), and what only the ATOF
+ * file records, the decision and the pause, said as such.
+ */
+async function expectOneRunTwoWays(files: { atif: string; atof: string }, decision: string, turn: string): Promise<void> {
+  const report = await compared(files.atif, files.atof);
+  expect(differencesOf(report)).toEqual([]);
+  expect(report.code).toBe(0);
+  expect(report.onlyRecorded).toEqual([
+    { fact: 'approval', run: 'b', values: [decision] },
+    { fact: 'turn', run: 'b', values: [turn] },
+  ]);
+  const text = (await cliInProcess(['compare', files.atof, files.atif])).stdout.split('\n');
+  expect(text).toContain(`only a's file records approval decisions (not compared): ${decision}`);
+  expect(text).toContain(`only a's file records how turns ended (not compared): ${turn}`);
+  expect(text.at(-2)).toMatch(/^runs are equivalent: 3 steps/);
+}
 
 /** The same run as a plugin-host ATIF file (its observed_events keep the approval marks). */
 async function pluginHostCopy(atof: string): Promise<string> {
@@ -229,9 +248,7 @@ describe('view: a call run after the run resumed', () => {
       const asker = all(session).find((candidate) => candidate.kind === 'llm' && candidate.note === '→ issue_refund')!;
       expect(asker.children.map((child) => `${child.title}: ${child.note ?? ''}`), kind).toEqual(['tool issue_refund: {"invoice":"INV-7"}']);
     }
-    // The ATOF file's resumed run is a turn of its own (the trajectory has one user step): that is its only difference.
-    const report = JSON.parse((await cliInProcess(['compare', files.atif, files.atof, '--json'])).stdout);
-    expect(report.pairs.filter((pair: { status: string }) => pair.status !== 'same').map((pair: { status: string; title: string }) => `${pair.status} ${pair.title.split(' ')[0]}`)).toEqual(['only-b turn']);
+    await expectOneRunTwoWays(files, 'issue_refund: once', '“Refund INV-7, please.”: interrupted, resumed, completed');
   }, 30_000);
 
   it('LangGraph: a tool that calls interrupt(), run again when resumed: both runs under the LLM call that asked, the first said interrupted (ATOF)', async () => {
@@ -271,6 +288,53 @@ describe('view: a call run after the run resumed', () => {
   }, 30_000);
 });
 
+describe('compare: one run paused for an approval and resumed, its ATIF file against its ATOF file', () => {
+  it('LangChain humanInTheLoopMiddleware, approved and resumed by a Command', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-rm1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/report.txt' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }),
+      chatCompletion({ id: 'chatcmpl-rm2', model: 'gpt-4.1-2025-04-14', content: 'Removed /tmp/report.txt.', usage: { prompt_tokens: 80, completion_tokens: 7 } }),
+    ]);
+    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
+    });
+    const recorded = recordedPlugin('compare-hitl-resumed');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-8' } };
+    expect((await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/report.txt' }] }, config)).__interrupt__).toBeDefined();
+    const second = await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), config);
+    expect(second.messages.at(-1)!.content).toBe('Removed /tmp/report.txt.');
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    await expectOneRunTwoWays(filesOf(recorded.dir), 'remove: once', '“Remove /tmp/report.txt”: interrupted, resumed, completed');
+  }, 30_000);
+
+  it('AI SDK, a tool with needsApproval answered by a tool-approval-response and run again', async () => {
+    const fake = new FakeProvider();
+    fake.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_tmp', name: 'deleteFile', args: { path: '/tmp/cache.db' } }], usage: { input: 60, output: 30 } });
+    fake.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'Deleted /tmp/cache.db.', usage: { input: 120, output: 14 } });
+    const recorded = recordedPlugin('compare-ai-sdk-resumed');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'cleanup-9' });
+    const deleteFile = aiTool({ description: 'Delete a file', inputSchema: z.object({ path: z.string() }), needsApproval: true, execute: async ({ path: file }) => `deleted ${file}` });
+    const model = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
+    const messages: ModelMessage[] = [{ role: 'user', content: 'Delete /tmp/cache.db' }];
+    const first = await generateText({ model, messages, tools: { deleteFile }, stopWhen: stepCountIs(3) });
+    const [request] = first.content.filter((part) => part.type === 'tool-approval-request') as unknown as { approvalId: string }[];
+    messages.push(...first.response.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request!.approvalId, approved: true }] });
+    expect((await generateText({ model, messages, tools: { deleteFile }, stopWhen: stepCountIs(3) })).text).toBe('Deleted /tmp/cache.db.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // The first call returns with the request pending: its turn completed, as the SDK says.
+    await expectOneRunTwoWays(filesOf(recorded.dir), 'deleteFile: once', '“Delete /tmp/cache.db”: completed, resumed, completed');
+  }, 30_000);
+});
+
 describe('compare: approval decisions', () => {
   /** One refund run: approved when asked, or with a tool that needs no approval. */
   async function refundRun(label: string, needsApproval: boolean): Promise<{ atif: string; atof: string }> {
@@ -301,14 +365,9 @@ describe('compare: approval decisions', () => {
   it('a call approved when asked against the same call asked of nobody: the ATOF files differ in that decision; the ATIF files, which record none, do not', async () => {
     const asked = await refundRun('compare-asked', true);
     const unasked = await refundRun('compare-unasked', false);
-    const differences = async (a: string, b: string) => {
-      const report = JSON.parse((await cliInProcess(['compare', a, b, '--json'])).stdout);
-      return report.pairs.flatMap((pair: { status: string; title: string; differences?: { field: string; a: unknown; b: unknown }[] }) =>
-        pair.status === 'changed' ? (pair.differences ?? []).map((difference) => `${difference.field}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
-      );
-    };
-    // The asked run resumed: its second turn is the ATOF file's own.
-    expect(await differences(asked.atof, unasked.atof)).toEqual(['tool.approval: once → none', 'only-a turn']);
+    const differences = async (a: string, b: string) => differencesOf(await compared(a, b));
+    // The asked run paused for the decision and resumed: its turn ended so, the other's did not.
+    expect(await differences(asked.atof, unasked.atof)).toEqual(['turn: interrupted, resumed, completed → completed', 'tool.approval issue_refund: once → none']);
     expect(await differences(asked.atif, unasked.atif)).toEqual([]);
     const text = (await cliInProcess(['compare', asked.atof, unasked.atof])).stdout;
     expect(text).toContain('issue_refund approval: once → none');

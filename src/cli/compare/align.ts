@@ -17,7 +17,7 @@ import type { RunStep, ToolCallFacts } from './steps.ts';
 export type PairStatus = 'same' | 'changed' | 'only-a' | 'only-b';
 
 export interface Difference {
-  /** `message`, `model`, `tools` (names or count), `tool.arguments`, `tool.result`, `tool.error`, `tool.approval`, `error`, `tokens`. */
+  /** `message`, `model`, `turn` (how it ended), `tools` (names or count), `tool.arguments`, `tool.result`, `tool.error`, `tool.approval`, `error`, `tokens`. */
   field: string;
   /** The tool call it concerns (`tool.*` fields). */
   tool?: string;
@@ -138,6 +138,8 @@ function differencesOf(a: RunStep, b: RunStep): Difference[] {
   const out: Difference[] = [];
   if ((a.model ?? null) !== (b.model ?? null)) out.push({ field: 'model', a: a.model ?? null, b: b.model ?? null });
   if ((a.message ?? null) !== (b.message ?? null)) out.push({ field: 'message', a: a.message ?? null, b: b.message ?? null });
+  // Only when both files record how turns ended: a trajectory records none, which is no turn ended otherwise.
+  if (a.turnEnds !== undefined && b.turnEnds !== undefined && a.turnEnds.join(', ') !== b.turnEnds.join(', ')) out.push({ field: 'turn', a: a.turnEnds.join(', '), b: b.turnEnds.join(', ') });
   if ((a.error ?? null) !== (b.error ?? null)) out.push({ field: 'error', a: a.error ?? null, b: b.error ?? null });
   const namesA = a.toolCalls.map((call) => call.name);
   const namesB = b.toolCalls.map((call) => call.name);

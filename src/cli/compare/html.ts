@@ -18,7 +18,7 @@ import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
 import type { Difference, Pair, RunTotals } from './align.ts';
 import { signed, totalsRows } from './totals.ts';
-import type { ComparedRuns } from './compare-runs.ts';
+import { onlyRecordedText, type ComparedRuns } from './compare-runs.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '−', 'only-b': '+' } as const;
 
@@ -51,7 +51,7 @@ ${back}<h1>Compare two runs</h1>
 </div>
 </header>
 <p class="facts"><b>a</b> ${escape(report.a.file)} · session ${escape(report.a.session)}<br><b>b</b> ${escape(report.b.file)} · session ${escape(report.b.session)}</p>
-<p class="verdict" id="verdict">${verdict}</p>
+<p class="verdict" id="verdict">${verdict}</p>${report.onlyRecorded.length > 0 ? `\n<p class="muted" id="only-recorded">${report.onlyRecorded.map((note) => escape(onlyRecordedText(note))).join('<br>')}</p>` : ''}
 <main>
 <div id="pairs">
 <div class="pair head"><span class="m"></span><span class="side">a</span><span class="side">b</span><span class="delta">delta</span></div>

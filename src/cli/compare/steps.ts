@@ -13,7 +13,7 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { requestModel, responseModel } from '../../formats/atif/payload/index.ts';
+import { requestModel, requestTurnState, responseModel, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../shared/json.ts';
 import { answerMessages } from '../view/detail.ts';
 import type { ViewNode } from '../view/model.ts';
@@ -37,6 +37,11 @@ export interface RunStep {
   model?: string;
   /** Full text: the user message, the answer, the system message. */
   message?: string;
+  /**
+   * How the user's turn ended, as an ATOF file records it (`completed`, `interrupted`, `failed`), with each run
+   * resumed from a pause after it (`interrupted, resumed, completed`); the trajectory records none.
+   */
+  turnEnds?: string[];
   toolCalls: ToolCallFacts[];
   error?: string;
   promptTokens: number;
@@ -61,15 +66,30 @@ export function stepsOf(root: ViewNode): RunStep[] {
     // A call nobody was asked about (a rule let it through, no approval needed) is `none`, where the file would say.
     return recordsApprovals ? { ...facts, approval: decided?.join(', ') ?? 'none' } : facts;
   };
+  /** The last user step of each agent (by step id prefix), which a resumed run's turn continues. */
+  const lastUser = new Map<string, RunStep>();
   const walk = (current: ViewNode, prefix: string): void => {
     for (const child of current.children) visit(child, prefix);
   };
   const visit = (current: ViewNode, prefix: string): void => {
     switch (current.kind) {
-      case 'turn':
-        steps.push(base(current, 'user', prefix, { message: userMessage(current) ?? current.note ?? '' }));
+      case 'turn': {
+        const ending = turnEnding(current);
+        const resumed = lastUser.get(prefix);
+        // A run resumed after a pause (an approval answered) is a turn of its own in an ATOF file, without a user
+        // message of its own; the trajectory, as the conversation, has one user step: the turn it resumed goes on.
+        if (resumed !== undefined && resumesTurn(current)) {
+          resumed.turnEnds?.push('resumed', ending ?? 'no end recorded');
+          walk(current, prefix);
+          return;
+        }
+        const step = base(current, 'user', prefix, { message: userMessage(current) ?? current.note ?? '' });
+        if (recordsTurnEnds(current)) step.turnEnds = [ending ?? 'no end recorded'];
+        lastUser.set(prefix, step);
+        steps.push(step);
         walk(current, prefix);
         return;
+      }
       case 'subagent': {
         const id = subagentId(current);
         steps.push(base(current, 'subagent', prefix, { id }));
@@ -209,6 +229,41 @@ function modelOf(current: ViewNode): string | undefined {
   const end = isRecord(source.end) ? source.end : {};
   const profileModel = (event: Obj) => (isRecord(event.category_profile) ? nonEmptyString(event.category_profile.model_name) : undefined);
   return nonEmptyString(responseModel(end.data as Json | undefined)) ?? profileModel(end) ?? profileModel(start) ?? nonEmptyString(requestModel(start.data as Json | undefined));
+}
+
+/** Whether a turn comes from an ATOF file's turn marks, which record how each turn ended. */
+function recordsTurnEnds(turn: ViewNode): boolean {
+  const event = sourceOf(turn).event;
+  return isRecord(event) && event.name === 'hermes.turn.start';
+}
+
+/** How an ATOF turn ended (`completed`, `interrupted`, `failed`), when its end says. */
+function turnEnding(turn: ViewNode): string | undefined {
+  return nonEmptyString(sourceOf(turn).ending);
+}
+
+/**
+ * Whether an ATOF turn resumes the run before it rather than starting with a user message: its first LLM request
+ * continues the conversation (ends with tool results, as the trajectory reads it: no user step), or, with no LLM
+ * call, the turn has no user message.
+ */
+function resumesTurn(turn: ViewNode): boolean {
+  const first = firstLlm(turn);
+  const start = first === undefined ? undefined : sourceOf(first).start;
+  if (isRecord(start) && start.data !== undefined && start.data !== null) {
+    return requestTurnState(unwrapLlmRequest(start.data as Json)) === 'continuation';
+  }
+  return first === undefined && (userMessage(turn) ?? '') === '';
+}
+
+function firstLlm(current: ViewNode): ViewNode | undefined {
+  for (const child of current.children) {
+    if (child.kind === 'llm') return child;
+    if (child.kind === 'subagent') continue;
+    const inner = firstLlm(child);
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
 }
 
 /** Text content: a string as it is, content parts joined, anything else as JSON. */

@@ -250,6 +250,9 @@ function placeMark(
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
       // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does.
       if (data.interrupted === true && !(turn.note ?? '').endsWith('interrupted')) turn.note = [turn.note, 'interrupted'].filter(Boolean).join(' · ');
+      // How it ended, for `compare` (the last end that says; the trajectory records no turn's end).
+      const ending = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : data.completed === true ? 'completed' : undefined;
+      if (ending !== undefined) turn.source = { ...turn.source, ending };
       return;
     }
     case 'hermes.subagent.stop': {
