@@ -6,7 +6,7 @@
 // model asked for never ran: both files of one run must show them, as calls
 // that did not run, and count them the same; the ATOF file, which holds the
 // approval requests and the turn's interrupted end, says why.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, OpenAIChatCompletionsModel, run, tool } from '@openai/agents';
@@ -336,8 +336,9 @@ describe('compare: one run paused for an approval and resumed, its ATIF file aga
 });
 
 describe('compare: approval decisions', () => {
-  /** One refund run: approved when asked, or with a tool that needs no approval. */
-  async function refundRun(label: string, needsApproval: boolean): Promise<{ atif: string; atof: string }> {
+  /** One refund run: approved or rejected when asked, or with a tool that needs no approval. */
+  async function refundRun(label: string, decision: 'approve' | 'reject' | 'unasked'): Promise<{ atif: string; atof: string }> {
+    const needsApproval = decision !== 'unasked';
     useTracing('tracing off');
     api.load({
       'gpt-4o': [
@@ -351,7 +352,8 @@ describe('compare: approval decisions', () => {
     const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
     let result = await run(refunds, 'Refund INV-7, please.');
     if (needsApproval) {
-      result.state.approve(result.state.getInterruptions()[0]!);
+      if (decision === 'approve') result.state.approve(result.state.getInterruptions()[0]!);
+      else result.state.reject(result.state.getInterruptions()[0]!);
       result = await run(refunds, result.state);
     }
     expect(result.finalOutput).toBe('Refunded INV-7.');
@@ -363,13 +365,31 @@ describe('compare: approval decisions', () => {
   }
 
   it('a call approved when asked against the same call asked of nobody: the ATOF files differ in that decision; the ATIF files, which record none, do not', async () => {
-    const asked = await refundRun('compare-asked', true);
-    const unasked = await refundRun('compare-unasked', false);
+    const asked = await refundRun('compare-asked', 'approve');
+    const unasked = await refundRun('compare-unasked', 'unasked');
     const differences = async (a: string, b: string) => differencesOf(await compared(a, b));
     // The asked run paused for the decision and resumed: its turn ended so, the other's did not.
     expect(await differences(asked.atof, unasked.atof)).toEqual(['turn: interrupted, resumed, completed → completed', 'tool.approval issue_refund: once → none']);
     expect(await differences(asked.atif, unasked.atif)).toEqual([]);
     const text = (await cliInProcess(['compare', asked.atof, unasked.atof])).stdout;
     expect(text).toContain('issue_refund approval: once → none');
+  }, 30_000);
+
+  it('a call approved against the same call rejected: the decision and the outcome of the call differ, the denial printed once', async () => {
+    const approved = await refundRun('compare-approved', 'approve');
+    const rejected = await refundRun('compare-rejected', 'reject');
+    const denial = 'Tool execution was not approved.';
+    const outcome = [`tool.result issue_refund: Refunded INV-7 → ${denial}`, `tool.error issue_refund: null → denied: ${denial}`];
+    expect(differencesOf(await compared(approved.atof, rejected.atof))).toEqual([...outcome, 'tool.approval issue_refund: once → deny']);
+    expect(differencesOf(await compared(approved.atif, rejected.atif))).toEqual(outcome);
+    // The result of a denied call is what its error says (what the model was told): one line, each side's outcome.
+    for (const [a, b] of [[approved.atof, rejected.atof], [approved.atif, rejected.atif], [rejected.atif, approved.atof]] as const) {
+      const page = path.join(tempDir(), 'compare.html');
+      const text = (await cliInProcess(['compare', a, b, '--html', page])).stdout;
+      expect(text.split(denial)).toHaveLength(2);
+      expect(text).toMatch(a === rejected.atif ? /issue_refund outcome: denied: Tool execution was not approved\. → Refunded INV-7\n/ : /issue_refund outcome: Refunded INV-7 → denied: Tool execution was not approved\.\n/);
+      const rows = [...readFileSync(page, 'utf8').matchAll(/<ul class="diffs">(.*?)<\/ul>/g)].map((match) => match[1]).join('');
+      expect(rows.split(denial)).toHaveLength(2);
+    }
   }, 30_000);
 });

@@ -168,6 +168,35 @@ function toolDifferences(a: ToolCallFacts, b: ToolCallFacts): Difference[] {
   return out;
 }
 
+/**
+ * The differences as the terminal and the page print them. A call that failed on one side (a denied call, a tool
+ * that threw) differs in its result and its error, and its result is the text its error says (what the model was
+ * told): the two are one line, `tool.outcome`, each side's error, else its result, so that text is printed once.
+ */
+export function shownDifferences(differences: readonly Difference[]): Difference[] {
+  const out: Difference[] = [];
+  for (let index = 0; index < differences.length; index++) {
+    const result = differences[index]!;
+    const error = differences[index + 1];
+    if (result.field === 'tool.result' && error?.field === 'tool.error' && error.tool === result.tool && saysResult(error.a, result.a) && saysResult(error.b, result.b)) {
+      out.push({ field: 'tool.outcome', tool: result.tool!, a: error.a ?? result.a, b: error.b ?? result.b });
+      index += 1;
+    } else out.push(result);
+  }
+  return out;
+}
+
+/** Whether an error (`denied: Tool execution was not approved.`, cut at 80 characters) is the whole of a call's result. */
+function saysResult(error: unknown, result: unknown): boolean {
+  if (error === null || error === undefined || result === null || result === undefined) return true;
+  const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
+  const told = flat(typeof result === 'string' ? result : JSON.stringify(result));
+  const said = flat(String(error));
+  if (said.includes(told)) return true;
+  const cut = said.slice(said.indexOf(': ') + 2);
+  return cut.endsWith('…') && cut.length > 1 && told.startsWith(cut.slice(0, -1));
+}
+
 const tokens = (step: RunStep) => ({ prompt: step.promptTokens, completion: step.completionTokens, cached: step.cachedTokens });
 
 /** JSON with object keys sorted, so `{a,b}` and `{b,a}` compare equal; a JSON string argument compares as what it encodes. */

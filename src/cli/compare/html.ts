@@ -16,7 +16,7 @@ import { detailOf } from '../view/detail.ts';
 import { escape, inertJson, page, type PageOptions } from '../view/html.ts';
 import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
-import type { Difference, Pair, RunTotals } from './align.ts';
+import { shownDifferences, type Difference, type Pair, type RunTotals } from './align.ts';
 import { signed, totalsRows } from './totals.ts';
 import { onlyRecordedText, type ComparedRuns } from './compare-runs.ts';
 
@@ -30,7 +30,7 @@ export function renderComparePage(compared: ComparedRuns, generator: string, opt
   const { report, pairs } = compared;
   const details = pairs.map((pair) => ({
     status: pair.status,
-    differences: pair.differences,
+    differences: shownDifferences(pair.differences),
     a: pair.a ? detailOf(pair.a.node) : null,
     b: pair.b ? detailOf(pair.b.node) : null,
   }));
@@ -85,7 +85,7 @@ function pairRow(pair: Pair, index: number): string {
     pair.a && pair.b && pair.delta.promptTokens + pair.delta.completionTokens !== 0 ? `${signed(pair.delta.promptTokens + pair.delta.completionTokens, formatCount)} tok` : '',
     pair.a && pair.b && pair.delta.costUsd ? signed(pair.delta.costUsd, formatCost) : '',
   ].filter(Boolean);
-  const differences = pair.differences.map((difference) => `<li>${escape(differenceText(difference))}</li>`).join('');
+  const differences = shownDifferences(pair.differences).map((difference) => `<li>${escape(differenceText(difference))}</li>`).join('');
   return `<div class="pair s-${pair.status}" data-i="${index}" data-status="${pair.status}" tabindex="-1" role="row"><span class="m">${MARK[pair.status]}</span>${side(pair.a)}${side(pair.b)}<span class="delta">${escape(delta.join(' '))}</span>${differences ? `<ul class="diffs">${differences}</ul>` : ''}</div>`;
 }
 
