@@ -285,6 +285,12 @@ describe('view: a call run after the run resumed', () => {
     // Its time is the run that gave the result (the second; the trajectory's stamps are to the millisecond).
     const [, rerun] = asker.children as (JsonNode & { startUs: number })[];
     expect(Math.abs((call[0] as JsonNode & { startUs: number }).startUs - rerun!.startUs)).toBeLessThanOrEqual(1000);
+    // Run twice, one call, as the trajectory counts it: the same totals from either file, and compare finds one run.
+    for (const session of [atof, atif]) expect(session.totals).toMatchObject({ llmCalls: 2, toolCalls: 1, errors: 0 });
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+    expect(report.onlyRecorded).toEqual([{ fact: 'turn', run: 'b', values: ['“Book a stay at the McKittrick Hotel.”: interrupted, resumed, completed'] }]);
   }, 30_000);
 });
 

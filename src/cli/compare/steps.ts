@@ -99,12 +99,13 @@ export function stepsOf(root: ViewNode): RunStep[] {
       case 'llm':
       case 'scope': {
         const tools = current.children.filter((child) => child.kind === 'tool');
-        const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: tools.map(toolFacts) });
+        const calls = lastRuns(tools);
+        const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: calls.map(toolFacts) });
         const message = answerText(current);
         if (message !== undefined) step.message = message;
         const model = modelOf(current);
         if (model !== undefined) step.model = model;
-        if (tools.length > 0) step.title = `${step.title} → ${tools.map((tool) => toolName(tool)).join(', ')}`;
+        if (calls.length > 0) step.title = `${step.title} → ${calls.map((tool) => toolName(tool)).join(', ')}`;
         steps.push(step);
         // Subagents (and anything else) the tool calls started.
         for (const tool of tools) walk(tool, prefix);
@@ -127,6 +128,25 @@ export function stepsOf(root: ViewNode): RunStep[] {
   };
   walk(root, '');
   return steps;
+}
+
+/**
+ * One node per tool call: a call run again with its id (LangGraph runs a tool that called interrupt() again from
+ * its start when resumed) is the call the trajectory lists once, with its last run's result, where it first ran.
+ */
+function lastRuns(tools: readonly ViewNode[]): ViewNode[] {
+  const byId = new Map<string, number>();
+  const out: ViewNode[] = [];
+  for (const tool of tools) {
+    const id = toolCallIdOf(tool);
+    const seen = id === undefined ? undefined : byId.get(id);
+    if (seen !== undefined) out[seen] = tool;
+    else {
+      if (id !== undefined) byId.set(id, out.length);
+      out.push(tool);
+    }
+  }
+  return out;
 }
 
 function base(current: ViewNode, kind: StepKind, prefix: string, extra: Partial<RunStep> = {}): RunStep {

@@ -129,11 +129,15 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     }
     if (!parent) continue;
     let created: ViewNode;
+    let again = false;
     const profile = isRecord(event.category_profile) ? event.category_profile : {};
     if (category === 'llm') {
       created = node('llm', ['LLM', event.name, nonEmptyString(profile.model_name)].filter(Boolean).join(' '), time !== undefined ? { startUs: time } : {});
     } else if (category === 'tool') {
       created = node('tool', `tool ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data, 60)) });
+      // A call run again under its id (LangGraph runs a tool that called interrupt() again when resumed) is one
+      // call, as the trajectory counts it: the later run is counted once with the first.
+      again = nonEmptyString(profile.tool_call_id) !== undefined && parent.agent.toolsByCallId.has(nonEmptyString(profile.tool_call_id)!);
       parent.agent.openTools.push({ uuid: event.uuid, node: created, ...(nonEmptyString(profile.tool_call_id) ? { toolCallId: nonEmptyString(profile.tool_call_id)! } : {}) });
       if (nonEmptyString(profile.tool_call_id)) parent.agent.toolsByCallId.set(nonEmptyString(profile.tool_call_id)!, created);
     } else if (metadata.nemo_relay_scope_role === 'turn') {
@@ -141,7 +145,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     } else {
       created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
     }
-    created.source = { start: event };
+    created.source = again ? { start: event, runAgain: true } : { start: event };
     const requestId = nonEmptyString(metadata.api_request_id);
     const callId = nonEmptyString(profile.tool_call_id);
     const requester = category !== 'tool' ? undefined : (requestId ? parent.agent.llmByRequest.get(requestId) : undefined) ?? (callId ? parent.agent.llmByToolCall.get(callId)?.llm : undefined);
