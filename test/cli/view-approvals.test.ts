@@ -341,6 +341,77 @@ describe('compare: one run paused for an approval and resumed, its ATIF file aga
   }, 30_000);
 });
 
+describe('compare: one run with calls run out of the order asked, or not at all, its ATIF file against its ATOF file', () => {
+  it('OpenAI Agents SDK: a handoff asked before a tool call that runs first; the agent handed to starts with no user message of its own', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }, { id: 'call_clock', name: 'clock', args: {} }], usage: { input: 50, output: 8 } }],
+      'gpt-4.1': [{ text: 'Your invoice is settled.', usage: { input: 80, output: 6 } }],
+    });
+    const recorded = recordedPlugin('compare-handoff-order');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const clock = tool({ name: 'clock', description: 'The time', parameters: z.object({}), execute: async () => '12:00' });
+    const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4.1'), handoffDescription: 'Billing' });
+    const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4.1-mini'), tools: [clock], handoffs: [billing] });
+    expect((await run(triage, 'Is my invoice settled?')).finalOutput).toBe('Your invoice is settled.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    // The ATOF file has the calls in the order they ran (the clock first); the answer asked for the handoff first.
+    const ran = all(await viewed(files.atof)).filter((candidate) => candidate.kind === 'tool').map((candidate) => candidate.title);
+    expect(ran).toEqual(['tool clock', 'tool transfer_to_billing']);
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+  }, 30_000);
+
+  it('LangChain humanInTheLoopMiddleware: a rejected call sends the answer back to the model, so the approved call and one that needed no approval never run', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({
+        id: 'chatcmpl-m1',
+        model: 'gpt-4.1-2025-04-14',
+        content: null,
+        toolCalls: [
+          { id: 'call_ls', name: 'list', args: { path: '/tmp' } },
+          { id: 'call_rm_a', name: 'remove', args: { path: '/tmp/a' } },
+          { id: 'call_rm_b', name: 'remove', args: { path: '/tmp/b' } },
+        ],
+        usage: { prompt_tokens: 40, completion_tokens: 20 },
+      }),
+      chatCompletion({ id: 'chatcmpl-m2', model: 'gpt-4.1-2025-04-14', content: 'I left /tmp/b alone.', usage: { prompt_tokens: 90, completion_tokens: 7 } }),
+    ]);
+    const list = lcTool(async () => 'a b', { name: 'list', description: 'List a folder', schema: z.object({ path: z.string() }) });
+    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [list, remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
+    });
+    const recorded = recordedPlugin('compare-hitl-rejected');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-10' } };
+    expect((await agent.invoke({ messages: [{ role: 'user', content: 'Clean /tmp' }] }, config)).__interrupt__).toBeDefined();
+    const second = await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }, { type: 'reject', message: 'Keep b.' }] } }), config);
+    const answered = (second.messages as { tool_call_id?: string }[]).map((message) => message.tool_call_id).filter(Boolean);
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    // What the framework did: only the rejection reached the model; neither other call ran.
+    expect(answered).toEqual(['call_rm_b']);
+    for (const [kind, file] of Object.entries(files)) {
+      const notes = all(await viewed(file)).filter((candidate) => candidate.kind === 'tool').map((candidate) => `${candidate.title}: ${candidate.note ?? ''}`);
+      expect(notes.sort(), kind).toEqual(['tool list: {"path":"/tmp"} · not run', 'tool remove: {"path":"/tmp/a"} · not run', 'tool remove: {"path":"/tmp/b"}']);
+    }
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+  }, 30_000);
+});
+
 describe('compare: approval decisions', () => {
   /** One refund run: approved or rejected when asked, or with a tool that needs no approval. */
   async function refundRun(label: string, decision: 'approve' | 'reject' | 'unasked'): Promise<{ atif: string; atof: string }> {

@@ -13,7 +13,7 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { requestModel, requestTurnState, responseModel, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
+import { extractToolCalls, requestModel, requestTurnState, responseModel, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../shared/json.ts';
 import { answerMessages } from '../view/detail.ts';
 import type { ViewNode } from '../view/model.ts';
@@ -75,11 +75,11 @@ export function stepsOf(root: ViewNode): RunStep[] {
     switch (current.kind) {
       case 'turn': {
         const ending = turnEnding(current);
-        const resumed = lastUser.get(prefix);
         // A run resumed after a pause (an approval answered) is a turn of its own in an ATOF file, without a user
         // message of its own; the trajectory, as the conversation, has one user step: the turn it resumed goes on.
-        if (resumed !== undefined && resumesTurn(current)) {
-          resumed.turnEnds?.push('resumed', ending ?? 'no end recorded');
+        // An agent handed the conversation (a handoff) starts so too, with no user step in its trajectory.
+        if (continuesConversation(current)) {
+          lastUser.get(prefix)?.turnEnds?.push('resumed', ending ?? 'no end recorded');
           walk(current, prefix);
           return;
         }
@@ -99,7 +99,7 @@ export function stepsOf(root: ViewNode): RunStep[] {
       case 'llm':
       case 'scope': {
         const tools = current.children.filter((child) => child.kind === 'tool');
-        const calls = lastRuns(tools);
+        const calls = inAskedOrder(current, lastRuns(tools));
         const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: calls.map(toolFacts) });
         const message = answerText(current);
         if (message !== undefined) step.message = message;
@@ -147,6 +147,24 @@ function lastRuns(tools: readonly ViewNode[]): ViewNode[] {
     }
   }
   return out;
+}
+
+/**
+ * An LLM call's tool calls in the order its answer asked for them, as the trajectory lists them: an ATOF file has
+ * them in the order they started (a call run after a resume, or after the others, comes later).
+ */
+function inAskedOrder(llm: ViewNode, calls: readonly ViewNode[]): ViewNode[] {
+  const source = sourceOf(llm);
+  const asked = isRecord(source.step)
+    ? (Array.isArray(source.step.tool_calls) ? source.step.tool_calls : []).map((call) => (isRecord(call) ? nonEmptyString(call.tool_call_id) : undefined))
+    : isRecord(source.end)
+      ? (extractToolCalls(source.end.data as Json) ?? []).map((call) => call.tool_call_id)
+      : [];
+  const rank = (tool: ViewNode) => {
+    const index = asked.indexOf(toolCallIdOf(tool));
+    return index === -1 ? asked.length : index;
+  };
+  return calls.map((tool, index) => ({ tool, index })).sort((x, y) => rank(x.tool) - rank(y.tool) || x.index - y.index).map(({ tool }) => tool);
 }
 
 function base(current: ViewNode, kind: StepKind, prefix: string, extra: Partial<RunStep> = {}): RunStep {
@@ -263,11 +281,11 @@ function turnEnding(turn: ViewNode): string | undefined {
 }
 
 /**
- * Whether an ATOF turn resumes the run before it rather than starting with a user message: its first LLM request
+ * Whether an ATOF turn goes on with the conversation rather than starting with a user message: its first LLM request
  * continues the conversation (ends with tool results, as the trajectory reads it: no user step), or, with no LLM
  * call, the turn has no user message.
  */
-function resumesTurn(turn: ViewNode): boolean {
+function continuesConversation(turn: ViewNode): boolean {
   const first = firstLlm(turn);
   const start = first === undefined ? undefined : sourceOf(first).start;
   if (isRecord(start) && start.data !== undefined && start.data !== null) {
