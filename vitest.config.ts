@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { detectRuntime } from './src/shared/js-runtime.ts';
-import { OWN_PROCESS } from './test/support/own-process.ts';
+import { NATIVE_SHARED, OWN_PROCESS } from './test/support/own-process.ts';
 
 // `npm test`: everything but test/slow/, which `npm run test:slow` runs
 // (vitest.slow.config.ts): the million-line replay, the gigabyte line and
@@ -31,16 +31,19 @@ export default defineConfig({
         // sets in process.env, close what it opens). bench/RESULTS.md,
         // "npm test's time: files that share a process".
         // The files in test/support/own-process.ts, which leave process-wide
-        // state behind, each still get a fresh process.
+        // state behind, go to the two projects below.
         extends: true,
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts'],
-          exclude: [...OWN_PROCESS, 'test/slow/**', '**/node_modules/**'],
+          exclude: [...NATIVE_SHARED, ...OWN_PROCESS, 'test/slow/**', '**/node_modules/**'],
           setupFiles: ['test/support/native-stays-out.ts'],
           isolate: false,
         },
       },
+      // The files that load native share processes with one another only
+      // (bench/RESULTS.md, "npm test's time: native files that share a process").
+      { extends: true, test: { name: 'native-shared', include: NATIVE_SHARED, isolate: false } },
       { extends: true, test: { name: 'own-process', include: OWN_PROCESS, isolate: true } },
     ],
   },

@@ -1,17 +1,25 @@
-// The test files that run each in a fresh process (vitest.config.ts's
-// 'own-process' project); every other file shares its worker's process and
-// module graph with the files before it. A file belongs here when it leaves
-// process-wide state that no test can reset:
+// How the test files share processes (vitest.config.ts's projects). Every
+// file not listed here shares its worker's process and module graph with
+// the files before it (the 'shared' project). The files listed here leave
+// process-wide state behind, each of a kind only its own group can stand:
 //
-// - it loads nemo-relay-node: native's plugin host and configuration are
-//   process-wide, so one file's activation changes what the next file's
-//   native relay writes. test/support/native-stays-out.ts fails a shared
-//   file that loads it, naming it, so a new one is added here;
-// - it sets a third-party SDK's default that the SDK caches on first use:
-//   the OpenAI Agents SDK's global `run()` keeps the first
-//   `setDefaultOpenAIClient` client in its default runner, so a second such
-//   file in the same process would talk to the first file's fake API.
-export const LOADS_NATIVE = [
+// - NATIVE_SHARED: the files that load nemo-relay-node. Native's plugin host,
+//   configuration and scope stack are process-wide, so they share processes
+//   only with one another (the 'native-shared' project), where each file
+//   closes what it activated and reads only the events of its own scopes.
+//   test/support/native-stays-out.ts fails a file of the 'shared' project
+//   that loads native, naming it, so a new one is added here;
+// - OWN_PROCESS: files that each need a fresh process:
+//   - NATIVE_FRESH: native files that compare what a first activation in a
+//     process writes (plugin-managed files, session headers, the response
+//     cache's store), or that mock or patch what the library reads once at
+//     load (a missing optional package, the clock's origin). Run after other
+//     native files in one process, they failed;
+//   - SETS_SDK_DEFAULTS: the OpenAI Agents SDK's global `run()` keeps the
+//     first `setDefaultOpenAIClient` client in its default runner, so a
+//     second such file in the same process would talk to the first file's
+//     fake API.
+export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/response-facts.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
@@ -31,7 +39,6 @@ export const LOADS_NATIVE = [
   'test/backends/bounded-payloads.test.ts',
   'test/backends/memory/atif-exporter.test.ts',
   'test/backends/memory/credential-headers.test.ts',
-  'test/backends/memory/native-parity.test.ts',
   'test/backends/memory/plugin-config.test.ts',
   'test/backends/memory/plugin-host.test.ts',
   'test/backends/memory/remote-destinations.test.ts',
@@ -42,9 +49,7 @@ export const LOADS_NATIVE = [
   'test/cli/replay.test.ts',
   'test/cli/scripting.test.ts',
   'test/components/adaptive-parity.test.ts',
-  'test/components/adaptive-random.test.ts',
   'test/components/configurations.test.ts',
-  'test/components/genai-prices-missing.test.ts',
   'test/components/genai-prices.test.ts',
   'test/components/leak.test.ts',
   'test/components/operator-docs.test.ts',
@@ -79,7 +84,6 @@ export const LOADS_NATIVE = [
   'test/export/storage.test.ts',
   'test/formats/atif-builder-native-differential.test.ts',
   'test/formats/atif-differential.test.ts',
-  'test/formats/atif-plugin-host.test.ts',
   'test/formats/plugins-toml-document.test.ts',
   'test/formats/propagation.test.ts',
   'test/native/atif-exit.test.ts',
@@ -106,6 +110,13 @@ export const LOADS_NATIVE = [
   'test/plugin/subagent-agent.test.ts',
 ];
 
+export const NATIVE_FRESH = [
+  'test/backends/memory/native-parity.test.ts',
+  'test/components/adaptive-random.test.ts',
+  'test/components/genai-prices-missing.test.ts',
+  'test/formats/atif-plugin-host.test.ts',
+];
+
 export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/approvals.test.ts',
   'test/adapters/openai-agents/failures.test.ts',
@@ -115,4 +126,4 @@ export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/programs.test.ts',
 ];
 
-export const OWN_PROCESS = [...LOADS_NATIVE, ...SETS_SDK_DEFAULTS];
+export const OWN_PROCESS = [...NATIVE_FRESH, ...SETS_SDK_DEFAULTS];
