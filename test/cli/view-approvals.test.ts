@@ -412,6 +412,48 @@ describe('compare: one run with calls run out of the order asked, or not at all,
   }, 30_000);
 });
 
+describe('compare: a call a person edited before it ran', () => {
+  /** LangChain's humanInTheLoopMiddleware asking about `remove /tmp/a`: approved as asked, or edited to `/tmp/b`. */
+  async function removeRun(label: string, edit: boolean): Promise<{ atif: string; atof: string }> {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-e1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/a' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }),
+      chatCompletion({ id: 'chatcmpl-e2', model: 'gpt-4.1-2025-04-14', content: 'Done.', usage: { prompt_tokens: 80, completion_tokens: 2 } }),
+    ]);
+    const ran: string[] = [];
+    const remove = lcTool(async ({ path: file }) => (ran.push(file), 'removed'), { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: { allowedDecisions: ['approve', 'edit'] } } })],
+    });
+    const recorded = recordedPlugin(label);
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: label } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/a' }] }, config);
+    const decision = edit ? { type: 'edit', editedAction: { name: 'remove', args: { path: '/tmp/b' } } } : { type: 'approve' };
+    await agent.invoke(new Command({ resume: { decisions: [decision] } }), config);
+    expect(ran).toEqual([edit ? '/tmp/b' : '/tmp/a']);
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    return filesOf(recorded.dir);
+  }
+
+  it('the arguments are what the model asked for from either file; what the call ran with, where a person edited it, is compared where both files record it (ATOF) and said where one does', async () => {
+    const edited = await removeRun('compare-edited', true);
+    const asked = await removeRun('compare-as-asked', false);
+    const report = await compared(edited.atif, edited.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+    expect(report.onlyRecorded.find((note) => note.fact === 'input')).toEqual({ fact: 'input', run: 'b', values: ['remove: {"path":"/tmp/b"}'] });
+    expect(differencesOf(await compared(asked.atof, edited.atof))).toEqual(['tool.input remove: null → [object Object]']);
+    expect((await cliInProcess(['compare', asked.atof, edited.atof])).stdout).toContain('remove input: (none) → {"path":"/tmp/b"}');
+    // A trajectory keeps what the model asked for: two ATIF files of these runs cannot tell them apart.
+    expect(differencesOf(await compared(asked.atif, edited.atif))).toEqual([]);
+  }, 30_000);
+});
+
 describe('compare: approval decisions', () => {
   /** One refund run: approved or rejected when asked, or with a tool that needs no approval. */
   async function refundRun(label: string, decision: 'approve' | 'reject' | 'unasked'): Promise<{ atif: string; atof: string }> {

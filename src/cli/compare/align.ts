@@ -12,12 +12,12 @@
  */
 
 import { roundCost, type Figures } from '../view/rollup.ts';
-import type { RunStep, ToolCallFacts } from './steps.ts';
+import { canonical, type RunStep, type ToolCallFacts } from './steps.ts';
 
 export type PairStatus = 'same' | 'changed' | 'only-a' | 'only-b';
 
 export interface Difference {
-  /** `message`, `model`, `turn` (how it ended), `tools` (names or count), `tool.arguments`, `tool.result`, `tool.error`, `tool.approval`, `error`, `tokens`. */
+  /** `message`, `model`, `turn` (how it ended), `tools` (names or count), `tool.arguments`, `tool.input`, `tool.result`, `tool.error`, `tool.approval`, `error`, `tokens`. */
   field: string;
   /** The tool call it concerns (`tool.*` fields). */
   tool?: string;
@@ -163,6 +163,8 @@ function toolDifferences(a: ToolCallFacts, b: ToolCallFacts): Difference[] {
   if (canonical(a.arguments) !== canonical(b.arguments)) out.push({ field: 'tool.arguments', tool: a.name, a: a.arguments, b: b.arguments });
   if (canonical(a.result) !== canonical(b.result)) out.push({ field: 'tool.result', tool: a.name, a: a.result, b: b.result });
   if ((a.error ?? null) !== (b.error ?? null)) out.push({ field: 'tool.error', tool: a.name, a: a.error ?? null, b: b.error ?? null });
+  // Only when both files record what calls ran with (ATOF): a trajectory has what the model asked for.
+  if (a.input !== undefined && b.input !== undefined && canonical(a.input) !== canonical(b.input)) out.push({ field: 'tool.input', tool: a.name, a: a.input, b: b.input });
   // Only when both files record approvals: an exporter ATIF file records none, which is no decision changed.
   if (a.approval !== undefined && b.approval !== undefined && a.approval !== b.approval) out.push({ field: 'tool.approval', tool: a.name, a: a.approval, b: b.approval });
   return out;
@@ -198,25 +200,6 @@ function saysResult(error: unknown, result: unknown): boolean {
 }
 
 const tokens = (step: RunStep) => ({ prompt: step.promptTokens, completion: step.completionTokens, cached: step.cachedTokens });
-
-/** JSON with object keys sorted, so `{a,b}` and `{b,a}` compare equal; a JSON string argument compares as what it encodes. */
-function canonical(value: unknown): string {
-  if (typeof value === 'string') {
-    const trimmed = value.trim();
-    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-      try {
-        return canonical(JSON.parse(trimmed) as unknown);
-      } catch {
-        // Not JSON: compared as the text it is.
-      }
-    }
-    return JSON.stringify(value);
-  }
-  return JSON.stringify(value, (_key, inner: unknown) => {
-    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-    return Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-  }) ?? 'undefined';
-}
 
 function deltaOf(a: RunStep | null, b: RunStep | null): StepDelta {
   const duration = a?.durationUs !== undefined && b?.durationUs !== undefined ? b.durationUs - a.durationUs : a === null && b?.durationUs !== undefined ? b.durationUs : b === null && a?.durationUs !== undefined ? -a.durationUs : null;

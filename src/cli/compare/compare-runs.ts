@@ -32,8 +32,8 @@ export interface JsonPair {
  * decision and no turn's end): not compared, and said, so that runs found equivalent are not read as the same there.
  */
 export interface OnlyRecorded {
-  /** `approval`: tool calls' approval decisions; `turn`: how user turns ended (paused, resumed, failed). */
-  fact: 'approval' | 'turn';
+  /** `approval`: tool calls' approval decisions; `turn`: how user turns ended (paused, resumed, failed); `input`: what calls ran with, edited from what the model asked. */
+  fact: 'approval' | 'turn' | 'input';
   /** The run whose file records it. */
   run: 'a' | 'b';
   /** What it recorded: `issue_refund: once`, `“Refund INV-7”: interrupted, resumed, completed`. */
@@ -85,6 +85,7 @@ export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef
 
 const recordsApprovals = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.approval !== undefined));
 const recordsTurnEnds = (steps: readonly RunStep[]) => steps.some((step) => step.turnEnds !== undefined);
+const recordsInputs = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.input !== undefined));
 
 /** What one run recorded that the other's file cannot hold, and that says something (a decision, a turn not simply completed). */
 function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[]): OnlyRecorded[] {
@@ -93,6 +94,10 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[]): OnlyRecorde
     if (recordsApprovals(mine) && !recordsApprovals(other)) {
       const values = mine.flatMap((step) => step.toolCalls).filter((call) => call.approval !== undefined && call.approval !== 'none').map((call) => `${call.name}: ${call.approval!}`);
       if (values.length > 0) out.push({ fact: 'approval', run, values });
+    }
+    if (recordsInputs(mine) && !recordsInputs(other)) {
+      const values = mine.flatMap((step) => step.toolCalls).filter((call) => call.input !== undefined && call.input !== null).map((call) => `${call.name}: ${preview(call.input, 60) ?? ''}`);
+      if (values.length > 0) out.push({ fact: 'input', run, values });
     }
     if (recordsTurnEnds(mine) && !recordsTurnEnds(other)) {
       const values = mine
@@ -106,6 +111,6 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[]): OnlyRecorde
 
 /** One line per fact only one run records: `only b's file records approval decisions (not compared): issue_refund: once`. */
 export function onlyRecordedText(note: OnlyRecorded): string {
-  const what = note.fact === 'approval' ? 'approval decisions' : 'how turns ended';
+  const what = note.fact === 'approval' ? 'approval decisions' : note.fact === 'turn' ? 'how turns ended' : 'what calls ran with, edited from what the model asked';
   return `only ${note.run}'s file records ${what} (not compared): ${note.values.join('; ')}`;
 }

@@ -25,6 +25,11 @@ export interface ToolCallFacts {
   arguments: unknown;
   result: unknown;
   error?: string;
+  /**
+   * What the call ran with where it is not what the model asked for (a person edited it: LangChain's
+   * humanInTheLoopMiddleware `edit`), null where it is; an ATOF file records it, a trajectory has only what was asked.
+   */
+  input?: unknown;
   /** The approval decisions recorded for the call (`once`, `session by PreToolUse hook`), when the file records approvals. */
   approval?: string;
 }
@@ -60,8 +65,10 @@ export function stepsOf(root: ViewNode): RunStep[] {
   const steps: RunStep[] = [];
   const decisions = approvalDecisions(root);
   const recordsApprovals = keepsApprovals(root);
-  const toolFacts = (tool: ViewNode): ToolCallFacts => {
-    const facts = callFacts(tool);
+  const recordsInputs = isRecord(sourceOf(root).start);
+  const toolFacts = (tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCallFacts => {
+    const facts = callFacts(tool, asked);
+    if (recordsInputs) facts.input ??= null;
     const decided = decisions.get(toolCallIdOf(tool) ?? '');
     // A call nobody was asked about (a rule let it through, no approval needed) is `none`, where the file would say.
     return recordsApprovals ? { ...facts, approval: decided?.join(', ') ?? 'none' } : facts;
@@ -100,7 +107,8 @@ export function stepsOf(root: ViewNode): RunStep[] {
       case 'scope': {
         const tools = current.children.filter((child) => child.kind === 'tool');
         const calls = inAskedOrder(current, lastRuns(tools));
-        const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: calls.map(toolFacts) });
+        const asked = askedArguments(current);
+        const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: calls.map((tool) => toolFacts(tool, asked)) });
         const message = answerText(current);
         if (message !== undefined) step.message = message;
         const model = modelOf(current);
@@ -242,18 +250,33 @@ function toolCallIdOf(tool: ViewNode): string | undefined {
   return isRecord(start.category_profile) ? nonEmptyString(start.category_profile.tool_call_id) : nonEmptyString(source.tool_call_id);
 }
 
-function callFacts(tool: ViewNode): ToolCallFacts {
+/** The arguments an ATOF LLM call's answer asked its tool calls to run with, by tool call id (as the trajectory lists them). */
+function askedArguments(llm: ViewNode): ReadonlyMap<string, unknown> | undefined {
+  const end = sourceOf(llm).end;
+  if (!isRecord(end)) return undefined;
+  return new Map((extractToolCalls(end.data as Json) ?? []).map((call) => [call.tool_call_id, call.arguments as unknown]));
+}
+
+const isEmpty = (value: unknown) => value === undefined || value === null || value === '' || (isRecord(value) && Object.keys(value).length === 0);
+
+/** A call's facts; from an ATOF file its arguments are those the model asked for, and what it ran with where that differs. */
+function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCallFacts {
   const source = sourceOf(tool);
   let args: unknown;
   let result: unknown;
+  let input: unknown;
   if (isRecord(source.call)) {
     args = source.call.arguments;
     result = isRecord(source.result) ? source.result.content : undefined;
   } else {
-    args = isRecord(source.start) ? source.start.data : undefined;
+    const ran = isRecord(source.start) ? source.start.data : undefined;
+    const id = toolCallIdOf(tool);
+    const wanted = id === undefined ? undefined : asked?.get(id);
+    args = wanted ?? ran;
+    if (wanted !== undefined && canonical(ran) !== canonical(wanted) && !(isEmpty(ran) && isEmpty(wanted))) input = ran;
     result = isRecord(source.end) ? source.end.data : undefined;
   }
-  return { name: toolName(tool), arguments: args ?? null, result: result ?? null, ...(tool.error !== undefined ? { error: tool.error } : {}) };
+  return { name: toolName(tool), arguments: args ?? null, ...(input !== undefined ? { input } : {}), result: result ?? null, ...(tool.error !== undefined ? { error: tool.error } : {}) };
 }
 
 /**
@@ -332,4 +355,23 @@ function userMessage(current: ViewNode): string | undefined {
 function systemText(current: ViewNode): string | undefined {
   const source = sourceOf(current);
   return isRecord(source.step) ? textOf(source.step.message) : undefined;
+}
+
+/** JSON with object keys sorted, so `{a,b}` and `{b,a}` compare equal; a JSON string argument compares as what it encodes. */
+export function canonical(value: unknown): string {
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try {
+        return canonical(JSON.parse(trimmed) as unknown);
+      } catch {
+        // Not JSON: compared as the text it is.
+      }
+    }
+    return JSON.stringify(value);
+  }
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
+    return Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  }) ?? 'undefined';
 }
