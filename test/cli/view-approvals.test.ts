@@ -507,8 +507,11 @@ describe('compare: approval decisions', () => {
       const text = (await cliInProcess(['compare', a, b, '--html', page])).stdout;
       expect(text.split(denial)).toHaveLength(2);
       expect(text).toMatch(a === rejected.atif ? /issue_refund outcome: denied: Tool execution was not approved\. → Refunded INV-7\n/ : /issue_refund outcome: Refunded INV-7 → denied: Tool execution was not approved\.\n/);
-      const rows = [...readFileSync(page, 'utf8').matchAll(/<ul class="diffs">(.*?)<\/ul>/g)].map((match) => match[1]).join('');
+      const html = readFileSync(page, 'utf8');
+      const rows = [...html.matchAll(/<ul class="diffs">(.*?)<\/ul>/g)].map((match) => match[1]).join('');
       expect(rows.split(denial)).toHaveLength(2);
+      // The page says what only one file records, as the terminal does.
+      if (a === rejected.atif) expect(html).toMatch(/<p class="muted" id="only-recorded">only b(&#39;|&#x27;|')s file records approval decisions \(not compared\): issue_refund: once/);
     }
   }, 30_000);
 });
