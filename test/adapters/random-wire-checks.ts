@@ -101,12 +101,20 @@ export interface FrameworkTruth {
   resultsUnordered?: boolean;
   /** The run was stopped (an abort): its last turn must end `interrupted`. */
   ended?: 'interrupted';
+  /** How each sub-agent of `subagentPrompts` ended (its last run), by the same link. */
+  subagentsEnded?: ReadonlyMap<string, 'completed' | 'interrupted' | 'failed'>;
   /** Calls (0-based, among all the run's LLM calls) whose attempt failed and was retried: their steps must say so. */
   retried?: readonly number[];
   /** As `retried`, counted among the run's own agent's calls (where sub-agents' calls are recorded in another order than sent). */
   retriedOwn?: readonly number[];
   /** A sub-agent's steps may be recorded after later calls of its parent: the steps are compared per trajectory. */
   lateSubagentSteps?: boolean;
+  /**
+   * Sub-agents of one parent ran at once: native gives the later one's scope a stack of its own, its
+   * `propagation_root_uuid` itself (docs/backends/memory-and-native.md, "Concurrent sibling scopes"); memory against
+   * native compares the rest.
+   */
+  concurrentSubagents?: boolean;
   /**
    * Where tools asked for approval: the decisions taken on the calls the run paused for (in order), and the outcome of
    * every call of such a tool the framework answered: ran, or rejected with what the model was told.
@@ -115,8 +123,11 @@ export interface FrameworkTruth {
     decided: readonly FrameworkApproval[];
     /** `ran: false`: a call the framework never ran (dropped beside a rejected one, or left by an aborted run). */
     outcomes: ReadonlyArray<{ id: string; denied: boolean; told: unknown; ran?: false; failed?: boolean }>;
-    /** The calls in the order the framework asked about them, where that is not the order of the decisions (a policy decides some as it asks, a person the rest later). */
-    asked?: readonly string[];
+    /**
+     * The calls in the order the framework asked about them, where that is not the order of the decisions (a policy
+     * decides some as it asks, a person the rest later); with the agent that asked, a call nobody decided.
+     */
+    asked?: ReadonlyArray<string | { id: string; agent: string }>;
   };
   /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
   turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
@@ -310,7 +321,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const answered = hooked('post_approval_response').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id), choice: payload.choice }));
     const { decided, outcomes } = truth.approvals;
     const byId = new Map(decided.map((decision) => [decision.id, decision]));
-    const askedOrder = truth.approvals.asked?.map((id) => byId.get(id) ?? { id, agent: '(never decided)' }) ?? decided;
+    const askedOrder = truth.approvals.asked?.map((entry) => (typeof entry === 'string' ? (byId.get(entry) ?? { id: entry, agent: '(never decided)' }) : entry)) ?? decided;
     expect(asked, `${label}
 approval requests against the calls the run paused for`).toEqual(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
     expect(answered, `${label}
@@ -340,6 +351,14 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
     expect({ embedded: child !== undefined, links }, `${label}\nthe sub-agent of ${callId}, linked from its call`).toEqual({ embedded: true, links: [[child?.session_id]] });
   }
 
+  // How each sub-agent ended: its session's last turn, and what its parent was told.
+  for (const [link, status] of truth.subagentsEnded ?? []) {
+    const session = `${doc.session_id}:sub:${link}`;
+    const turnEnds = recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === session).map((entry) => (entry.payload.interrupted ? 'interrupted' : entry.payload.completed ? 'completed' : 'failed'));
+    const stops = recorded.log.filter((entry) => entry.hook === 'subagent_stop' && entry.payload.child_session_id === session).map((entry) => entry.payload.child_status);
+    expect({ ended: turnEnds.at(-1), stopped: stops.at(-1) }, `${label}\nhow the sub-agent of ${link} ended`).toEqual({ ended: status, stopped: status });
+  }
+
   // A run stopped: its last turn ends `interrupted` (and the run's own session says so last).
   if (truth.ended !== undefined) {
     const turnEnds = recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === doc.session_id).map((entry) => entry.payload.interrupted);
@@ -352,5 +371,5 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
   // A failed call's end: memory says ERROR where native forces OK (docs/backends/memory-and-native.md).
   const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
   const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
-  expect(compareRuns(memory, native), `${label}\nmemory against native`).toEqual([]);
+  expect(compareRuns(memory, native, truth.concurrentSubagents === true ? { drop: ['propagation_root_uuid'] } : {}), `${label}\nmemory against native`).toEqual([]);
 }

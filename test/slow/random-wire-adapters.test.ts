@@ -1,6 +1,8 @@
 // The adapters against random provider replies (test/support/random-wire.ts),
 // more seeds than npm test runs: each framework's seeds in its own block,
-// bounded so the file stays under a minute.
+// bounded so the file stays under a minute. Among the AI SDK's default
+// seeds: 5 runs two different sub-agent tools at once, 11 and 17 leave a
+// sub-agent's approval requests unanswered, 14 and 22 abort in a sub-agent.
 import { describe, it } from 'vitest';
 import { backends } from '../adapters/support.ts';
 import { AI_SDK_PROVIDERS } from '../support/ai-sdk-providers.ts';

@@ -12,7 +12,11 @@
  * (`SessionHolds`): the session was named by the host (`sessionId`) or the
  * framework (its next run is the next turn), or the run stopped to ask for
  * a tool approval (the run that carries the answer resumes that session, so
- * the request, the answer and what the tool did are one trajectory).
+ * the request, the answer and what the tool did are one trajectory). A
+ * sub-agent run that stopped for an approval keeps its link open the same
+ * way, until the tool that ran it runs it again with the answers (the
+ * docs' manual approval flow, inside the tool: one sub-agent trajectory)
+ * or returns.
  *
  * @module
  */
@@ -143,6 +147,8 @@ export class AiSdkTelemetry {
   readonly #holds: SessionHolds<Held>;
   /** Approval requests waiting for their answer, by approval id, oldest first. */
   readonly #approvals = new Map<string, PendingApproval>();
+  /** Sub-agent runs that stopped for an approval with their link kept open, by their session. */
+  readonly #heldLinks = new Map<string, AgentRun>();
   #disposed = false;
 
   constructor(core: AdapterCore) {
@@ -175,8 +181,14 @@ export class AiSdkTelemetry {
       const agentId = claimAgentId();
       const frame = currentToolFrame();
       const parent = frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
-      const answers = parent === undefined ? approvalAnswers(event.messages) : [];
+      // A sub-agent takes only the answers to its own requests: its messages may carry its parent's conversation.
+      const link = parent === undefined ? undefined : `${parent.run.sessionId}:sub:${parent.toolCallId}`;
+      const answers = link === undefined ? approvalAnswers(event.messages) : approvalAnswers(event.messages).filter((answer) => this.#approvals.get(answer.approvalId)?.sessionId === link);
       const resumed = this.#resumedSession(answers);
+      const heldLink = link === undefined ? undefined : this.#heldLinks.get(link);
+      if (link !== undefined) this.#heldLinks.delete(link);
+      // The same tool call running its sub-agent again without answers: a new run, the earlier one's link closes first.
+      if (heldLink !== undefined && resumed === undefined) this.#closeLink(heldLink);
       const instructions = event.instructions ?? event.system;
       const run = this.#core.startRun({
         runId: callId,
@@ -188,6 +200,7 @@ export class AiSdkTelemetry {
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,
+        continuesSubagent: heldLink !== undefined && resumed !== undefined,
       });
       if (run === undefined) return;
       this.#endAbandoned(MAX_OPEN_RUNS - 1);
@@ -288,6 +301,9 @@ export class AiSdkTelemetry {
       const id = nonEmptyString(call.toolCallId);
       if (id === undefined) return;
       const output = (event.toolOutput ?? {}) as Event;
+      // A sub-agent the tool left waiting for an approval ends with the tool.
+      const held = this.#heldLinks.get(`${state.run.sessionId}:sub:${id}`);
+      if (held !== undefined) this.#closeLink(held);
       if (output.type === 'tool-error') state.run.toolEnd(id, { error: output.error, name: nonEmptyString(call.toolName) });
       else state.run.toolEnd(id, { result: output.output, name: nonEmptyString(call.toolName) });
     });
@@ -354,12 +370,25 @@ export class AiSdkTelemetry {
     });
   };
 
-  /** Ends the run's turn; its session stays open (held) when it is a named conversation or waits for an approval. */
+  /**
+   * Ends the run's turn; its session stays open (held) when it is a named conversation or waits for an approval, and
+   * a sub-agent's link when it waits for an approval (the tool that ran it may run it again with the answers).
+   */
   #end(state: RunState, status: 'completed' | 'failed' | 'interrupted', text: string | undefined, error: unknown, turnEnd: Record<string, unknown> | undefined): void {
     const run = state.run;
+    for (const held of [...this.#heldLinks.values()]) if (held.parent?.run === run) this.#closeLink(held);
     const keep = !this.#disposed && run.ownsSession && (state.keepsSession || (status === 'completed' && state.awaiting > 0));
-    run.end(status, text, error, { keepSessionOpen: keep, ...(turnEnd === undefined ? {} : { turnEnd }) });
+    const keepLink = run.parent !== undefined && !run.parent.run.ended && status === 'completed' && state.awaiting > 0;
+    run.end(status, text, error, { keepSessionOpen: keep || keepLink, ...(turnEnd === undefined ? {} : { turnEnd }) });
     if (keep) this.#holds.hold(run.sessionId, { keeps: state.keepsSession });
+    if (keepLink) this.#heldLinks.set(run.sessionId, run);
+  }
+
+  /** Closes a sub-agent link kept open for an approval nobody answered; its requests are forgotten. */
+  #closeLink(run: AgentRun): void {
+    this.#heldLinks.delete(run.sessionId);
+    for (const [approvalId, pending] of [...this.#approvals]) if (pending.sessionId === run.sessionId) this.#approvals.delete(approvalId);
+    run.closeLink();
   }
 
   /** The session an answered approval belongs to, when this adapter saw the request. */

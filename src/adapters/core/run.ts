@@ -76,6 +76,11 @@ export interface RunStart {
    * conversation): not its first turn. A function is asked with the run's session id, once it is chosen.
    */
   readonly continuesSession?: boolean | ((sessionId: string) => boolean);
+  /**
+   * A sub-agent run that continues the sub-agent an earlier run of the same tool call left open (it stopped for an
+   * approval and the tool ran it again with the answers): the link is already open, no second `subagent_start`.
+   */
+  readonly continuesSubagent?: boolean;
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -178,6 +183,8 @@ export class AgentRun {
   #lastText = '';
   #ended = false;
   readonly #continues: boolean;
+  /** A sub-agent run that ended with its link kept open: how it ended, for `closeLink`. */
+  #heldLink: { status: RunStatus; text: string } | undefined;
 
   constructor(core: AdapterCore, sessionId: string, start: RunStart) {
     this.core = core;
@@ -217,7 +224,9 @@ export class AgentRun {
   begin(): void {
     const core = this.core;
     const parent = this.parent;
-    if (parent !== undefined) {
+    if (parent !== undefined && this.#start.continuesSubagent === true) {
+      // The link an earlier run of this sub-agent kept open goes on.
+    } else if (parent !== undefined) {
       core.emit('subagent_start', () => ({
         parent_session_id: parent.run.sessionId,
         parent_turn_id: parent.run.ids.turn_id,
@@ -349,7 +358,9 @@ export class AgentRun {
    * keeps no reference to its calls, whose request thunks may hold the
    * framework's run.) `keepSessionOpen`: the run paused
    * (an approval) and a later run resumes it in the same session;
-   * `AdapterCore.releaseSession` closes it if none does.
+   * `AdapterCore.releaseSession` closes it if none does. For a sub-agent,
+   * its link stays open the same way: a later run continues it
+   * (`continuesSubagent`) or `closeLink` closes it.
    */
   end(status: RunStatus, finalText?: string, error?: unknown, extra?: { keepSessionOpen?: boolean; turnEnd?: Record<string, unknown> }): void {
     if (this.#ended) return;
@@ -379,21 +390,37 @@ export class AgentRun {
       ...extra?.turnEnd,
     }));
     const parent = this.parent;
-    if (parent !== undefined) {
-      core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
-      core.emit('subagent_stop', () => ({
-        parent_session_id: parent.run.sessionId,
-        parent_turn_id: parent.run.ids.turn_id,
-        child_session_id: this.sessionId,
-        child_role: this.agentName,
-        child_summary: text,
-        child_status: status,
-        tool_call_id: parent.toolCallId,
-        duration_ms: Date.now() - this.#startedMs,
-      }));
+    if (parent !== undefined && extra?.keepSessionOpen === true) {
+      this.#heldLink = { status, text };
+    } else if (parent !== undefined) {
+      this.#closeLink(status, text);
     } else if (this.ownsSession && extra?.keepSessionOpen !== true) {
       core.releaseSession(this.sessionId, `run_${status}`);
     }
+  }
+
+  /** Closes the sub-agent link this run kept open when it ended (no later run continued it). Idempotent. */
+  closeLink(): void {
+    const held = this.#heldLink;
+    if (held === undefined) return;
+    this.#heldLink = undefined;
+    this.#closeLink(held.status, held.text);
+  }
+
+  #closeLink(status: RunStatus, text: string): void {
+    const core = this.core;
+    const parent = this.parent!;
+    core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
+    core.emit('subagent_stop', () => ({
+      parent_session_id: parent.run.sessionId,
+      parent_turn_id: parent.run.ids.turn_id,
+      child_session_id: this.sessionId,
+      child_role: this.agentName,
+      child_summary: text,
+      child_status: status,
+      tool_call_id: parent.toolCallId,
+      duration_ms: Date.now() - this.#startedMs,
+    }));
   }
 }
 

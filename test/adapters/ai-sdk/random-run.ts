@@ -20,6 +20,22 @@
 // - an abort: the `AbortSignal` of the run fires as the agent's n-th
 //   provider request goes out (a stop button); the run must end
 //   `interrupted`, the request cut short a failed call.
+// A second plan, drawn apart again (the first plan's seeds stay what they
+// were), adds to the seeds with sub-agents:
+// - more than one sub-agent call in a step (the research tool twice, or
+//   beside a `summarize` tool running another agent), run at once;
+// - approvals inside a sub-agent: its tools need approval (`needsApproval`
+//   or a `toolApproval` policy); the sub-agent's run stops with the
+//   requests and hands them back in its result, as any run does. The tool
+//   either answers them as the docs' manual approval flow does (asks a
+//   person, runs the sub-agent again with the answers) or, as the docs'
+//   plain sub-agent tool does, returns the sub-agent's text with the
+//   requests left unanswered (the docs: sub-agent tools cannot use approvals);
+// - an abort as a sub-agent's n-th request goes out (the parent's
+//   `abortSignal` passed on, as the docs show): the sub-agent and the run
+//   end `interrupted`, each request recorded once, the tokens those
+//   received (under a generated parent, one sub-agent at a time: see
+//   planExtras).
 import { ToolLoopAgent, stepCountIs, tool, type LanguageModel, type ModelMessage, type StepResult, type ToolSet } from 'ai';
 import * as z from 'zod';
 import { expect } from 'vitest';
@@ -52,9 +68,11 @@ const APPROVAL_TOOLS: RandomTool[] = [
 ];
 const BOOK: RandomTool = { name: 'book', args: (draw) => ({ hotel: randomText(draw, 3) }) };
 const RESEARCH: RandomTool = { name: 'research', args: (draw) => ({ topic: randomText(draw, 4) }) };
+const SUMMARIZE: RandomTool = { name: 'summarize', args: (draw) => ({ topic: randomText(draw, 4) }) };
 
 const MAIN_AGENT = 'travel-agent';
 const SUB_AGENT = 'researcher';
+const SUMMARY_AGENT = 'summarizer';
 /** What the providers tell the model of a denied call without a reason (each provider package's fallback). */
 const DENIED_FALLBACK = 'Tool call execution denied.';
 
@@ -75,13 +93,37 @@ interface Plan {
   subMode: 'generate' | 'stream';
   /** The 0-based request of the run's own agent (sub-agents' left out) as which the run is aborted. */
   abortAt: number | undefined;
+  /** Each sub-agent call the plan added, by call id: the sub-agent's seed (a call the wire names by an id of the SDK's, Gemini's, takes one by its order). */
+  subCalls: Map<string, number>;
+  /** Some step calls more than one sub-agent. */
+  parallel: boolean;
+  /** The sub-agents' tools need approval, and how (undefined: they do not). */
+  subApprovals: 'needsApproval' | 'toolApproval' | undefined;
+  /** The tool running a sub-agent answers its approval requests (the manual approval flow), or leaves them unanswered. */
+  subAnswers: boolean;
+  /** The 0-based request among all the sub-agents' as which the run is aborted. */
+  abortInSub: number | undefined;
   outline: string[];
 }
 
 /** Adds calls of the extra tools to the tool-calling turns of `scenario` and draws how the run goes; nothing for some seeds. */
-function planExtras(seed: number, scenario: RandomScenario): Plan {
+function planExtras(seed: number, scenario: RandomScenario, mode: 'generate' | 'stream'): Plan {
   const draw = new Draw(seed ^ 0xa15d);
-  const plan: Plan = { approvals: undefined, ownMessage: true, sessionId: undefined, failing: false, research: new Map(), subMode: 'generate', abortAt: undefined, outline: [] };
+  const plan: Plan = {
+    approvals: undefined,
+    ownMessage: true,
+    sessionId: undefined,
+    failing: false,
+    research: new Map(),
+    subMode: 'generate',
+    abortAt: undefined,
+    subCalls: new Map(),
+    parallel: false,
+    subApprovals: undefined,
+    subAnswers: true,
+    abortInSub: undefined,
+    outline: [],
+  };
   const callers = scenario.turns.map((turn, index) => ({ turn, index })).filter(({ turn }) => turn.calls.length > 0);
   const add = (index: number, tool: RandomTool, id: string) => {
     const turn = scenario.turns[index]!;
@@ -106,11 +148,12 @@ function planExtras(seed: number, scenario: RandomScenario): Plan {
   if (draw.chance(0.35)) {
     plan.subMode = draw.pick(['generate', 'stream'] as const);
     plan.outline.push(`sub-agents ${plan.subMode}`);
-    // One research call per turn: two would run at once, their requests in an order the replies cannot be drawn for.
+    // One research call per turn here; the second plan adds more (each sub-agent has a wire of its own).
     for (const { index } of callers) {
       if (!draw.chance(0.6)) continue;
       add(index, RESEARCH, `call_${seed}_research_${index + 1}`);
       plan.research.set(index, 100_000 + seed * 8 + index);
+      plan.subCalls.set(`call_${seed}_research_${index + 1}`, 100_000 + seed * 8 + index);
     }
   }
   if (draw.chance(0.2)) {
@@ -118,11 +161,59 @@ function planExtras(seed: number, scenario: RandomScenario): Plan {
     // The run's own requests: one of a sub-agent's would stop the step that called it before the SDK reports it.
     plan.outline.push(`aborted as the run's request ${plan.abortAt + 1} goes out (if it gets there)`);
   }
+  if (plan.research.size === 0) return plan;
+  // The second plan: its own draws, so the first plan's seeds are what they were.
+  const more = new Draw(seed ^ 0x5ab5ab);
+  if (more.chance(0.6)) {
+    for (const [index] of plan.research) {
+      if (!more.chance(0.7)) continue;
+      const second = more.pick([RESEARCH, SUMMARIZE]);
+      const id = `call_${seed}_${second.name}_${index + 1}_2`;
+      const turn = scenario.turns[index]!;
+      turn.calls.splice(more.int(0, turn.calls.length), 0, { id, name: second.name, args: second.args(more) });
+      scenario.outline[index] += ` +${second.name}`;
+      plan.subCalls.set(id, 200_000 + seed * 8 + index);
+      plan.parallel = true;
+    }
+    if (plan.parallel) plan.outline.push('several sub-agents in one step');
+  }
+  if (more.chance(0.5)) {
+    plan.subApprovals = more.chance(0.5) ? 'needsApproval' : 'toolApproval';
+    plan.subAnswers = more.chance(0.7);
+    plan.outline.push(`sub-agents' tools need approval by ${plan.subApprovals}, ${plan.subAnswers ? 'answered by the tool that runs them' : 'left unanswered'}`);
+  }
+  // Only under a generated parent with one sub-agent at a time: a streamed parent reports nothing of the step whose tool
+  // the abort cut (its step never finishes: no text, calls or tokens to hold the trajectory to), and sub-agents at
+  // once leave no order in which the cut calls come last.
+  if (plan.abortAt === undefined && mode === 'generate' && !plan.parallel && more.chance(0.5)) {
+    plan.abortInSub = more.int(0, 2);
+    plan.outline.push(`aborted as the sub-agents' request ${plan.abortInSub + 1} goes out (if it gets there)`);
+  }
   return plan;
 }
 
-function program(model: LanguageModel, plan: Plan, executed: Map<string, unknown>, research: (topic: string, toolCallId: string, abortSignal: AbortSignal | undefined) => Promise<string>) {
+type SubAgentTool = (agent: string, topic: string, toolCallId: string, abortSignal: AbortSignal | undefined) => Promise<string>;
+
+/** The tools that need approval: always, and (the function form) a refund of 100 or more; with `policy`, none by themselves. */
+function approvalTools(policy: boolean, executed: Map<string, unknown>): ToolSet {
   const ran = <T>(id: string, output: T): T => (executed.set(id, output), output);
+  return {
+    cancel_order: tool({
+      description: 'Cancel an order',
+      inputSchema: z.object({ orderId: z.number() }),
+      ...(policy ? {} : { needsApproval: true }),
+      execute: async ({ orderId }, { toolCallId }) => ran(toolCallId, `Cancelled order ${orderId}`),
+    }),
+    refund_order: tool({
+      description: 'Refund an order',
+      inputSchema: z.object({ orderId: z.number(), amount: z.number() }),
+      ...(policy ? {} : { needsApproval: async ({ amount }: { amount: number }) => amount >= 100 }),
+      execute: async ({ orderId, amount }, { toolCallId }) => ran(toolCallId, `Refunded ${amount} on order ${orderId}`),
+    }),
+  };
+}
+
+function program(model: LanguageModel, plan: Plan, executed: Map<string, unknown>, research: SubAgentTool) {
   const tools: ToolSet = {
     weather: tool({
       description: 'Get the weather for a city',
@@ -140,21 +231,7 @@ function program(model: LanguageModel, plan: Plan, executed: Map<string, unknown
       execute: async ({ query, limit }) => ({ hits: Array.from({ length: limit }, (_, i) => `${query} #${i + 1}`) }),
     }),
   };
-  if (plan.approvals !== undefined) {
-    const needs = plan.approvals === 'needsApproval';
-    tools.cancel_order = tool({
-      description: 'Cancel an order',
-      inputSchema: z.object({ orderId: z.number() }),
-      ...(needs ? { needsApproval: true } : {}),
-      execute: async ({ orderId }, { toolCallId }) => ran(toolCallId, `Cancelled order ${orderId}`),
-    });
-    tools.refund_order = tool({
-      description: 'Refund an order',
-      inputSchema: z.object({ orderId: z.number(), amount: z.number() }),
-      ...(needs ? { needsApproval: async ({ amount }: { amount: number }) => amount >= 100 } : {}),
-      execute: async ({ orderId, amount }, { toolCallId }) => ran(toolCallId, `Refunded ${amount} on order ${orderId}`),
-    });
-  }
+  if (plan.approvals !== undefined) Object.assign(tools, approvalTools(plan.approvals === 'toolApproval', executed));
   if (plan.failing) {
     tools.book = tool({
       description: 'Book a hotel',
@@ -168,7 +245,12 @@ function program(model: LanguageModel, plan: Plan, executed: Map<string, unknown
     tools.research = tool({
       description: 'Research a topic with a sub-agent',
       inputSchema: z.object({ topic: z.string() }),
-      execute: async ({ topic }, { toolCallId, abortSignal }) => await research(topic, toolCallId, abortSignal),
+      execute: async ({ topic }, { toolCallId, abortSignal }) => await research(SUB_AGENT, topic, toolCallId, abortSignal),
+    });
+    if ([...plan.subCalls.keys()].some((id) => id.includes('_summarize_'))) tools.summarize = tool({
+      description: 'Summarize what is known of a topic with a sub-agent',
+      inputSchema: z.object({ topic: z.string() }),
+      execute: async ({ topic }, { toolCallId, abortSignal }) => await research(SUMMARY_AGENT, topic, toolCallId, abortSignal),
     });
   }
   return new ToolLoopAgent({
@@ -181,17 +263,19 @@ function program(model: LanguageModel, plan: Plan, executed: Map<string, unknown
   });
 }
 
-function subAgent(model: LanguageModel) {
+function subAgent(model: LanguageModel, id: string, approvals: Plan['subApprovals'], executed: Map<string, unknown>) {
   return new ToolLoopAgent({
-    id: SUB_AGENT,
+    id,
     model,
-    instructions: 'You research travel questions.',
+    instructions: id === SUB_AGENT ? 'You research travel questions.' : 'You summarize what is known.',
     tools: {
       weather: tool({ description: 'Get the weather for a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, forecast: 'rain' }) }),
       clock: tool({ description: 'The current time', inputSchema: z.object({}), execute: async () => '09:30' }),
       search: tool({ description: 'Search the web', inputSchema: z.object({ query: z.string(), limit: z.number() }), execute: async ({ query, limit }) => ({ hits: Array.from({ length: limit }, (_, i) => `${query} ~${i + 1}`) }) }),
+      ...(approvals === undefined ? {} : approvalTools(approvals === 'toolApproval', executed)),
     },
     stopWhen: stepCountIs(6),
+    ...(approvals === 'toolApproval' ? { toolApproval: POLICY as never } : {}),
   });
 }
 
@@ -224,6 +308,103 @@ function toldIn(messages: readonly ModelMessage[]): Map<string, unknown> {
   return out;
 }
 
+/** What one agent's runs came to: a run stopped for approvals, then the runs that continue it with the answers. */
+interface Driven {
+  steps: AnyStep[];
+  totals: Usage;
+  /** The text the last run returned. */
+  text: string;
+  /** Set when the signal stopped a run: what it threw. */
+  thrown?: unknown;
+}
+
+/** What every agent of one seed shares: the decisions taken, what the models were told, the calls that ran. */
+interface Ledger {
+  mode: 'generate' | 'stream';
+  decisions: Draw;
+  decided: FrameworkApproval[];
+  /** Approval requests in the order the agents' steps ended, and the agent that asked. */
+  asked: Array<{ id: string; agent: string }>;
+  /** What the model was told of a call that did not answer with a result (an error, a denial), by call id. */
+  told: Map<string, unknown>;
+  /** Approved calls run when the run that carries the answers starts: their results are the asking step's. */
+  answeredAt: Map<string, AnyStep>;
+  happened: string[];
+}
+
+/**
+ * Runs `agent` as the docs' manual approval flow does: a run, and while its last step asks a person, the answers
+ * (approved or denied, with a reason or not) and another run; `answer: false` stops at the first requests, unanswered.
+ * An abort of `signal` ends the runs: the steps are those the SDK reported finished.
+ */
+async function drive(
+  agent: { generate(options: never): PromiseLike<any>; stream(options: never): PromiseLike<any> },
+  name: string,
+  first: { prompt: string } | { messages: ModelMessage[] },
+  signal: AbortSignal | undefined,
+  ledger: Ledger,
+  options: { answer: boolean; ownMessage: boolean; maxRuns: number; label: string },
+): Promise<Driven> {
+  const out: Driven = { steps: [], totals: { prompt: undefined, completion: undefined, cached: undefined }, text: '' };
+  const messages: ModelMessage[] = 'messages' in first ? [...first.messages] : [{ role: 'user', content: first.prompt }];
+  for (let runs = 0; ; runs++) {
+    const done: AnyStep[] = [];
+    // As each step ends: the policy's decisions, and the requests it asked, in the order the SDK took them.
+    const onStepFinish = (step: AnyStep) => {
+      done.push(step);
+      for (const part of step.content as Loose[]) {
+        if (part.type === 'tool-approval-request') ledger.asked.push({ id: part.toolCall.toolCallId, agent: name });
+        if (part.type === 'tool-approval-response') ledger.decided.push({ id: part.toolCall.toolCallId, agent: name, approved: part.approved });
+      }
+    };
+    // The first run as the docs write it (a prompt), the runs that continue it with the messages so far.
+    const input = runs === 0 && 'prompt' in first ? { prompt: first.prompt } : { messages: [...messages] };
+    let result: { steps: AnyStep[]; totalUsage: AnyStep['usage']; responseMessages: ModelMessage[]; text: string };
+    try {
+      if (ledger.mode === 'generate') {
+        result = await agent.generate({ ...input, abortSignal: signal, onStepFinish } as never);
+      } else {
+        const stream = await agent.stream({ ...input, abortSignal: signal, onStepFinish } as never);
+        // Drained, as a UI would; a stream the signal stopped ends with an `abort` part (one that ended before a
+        // sibling's abort did not stop).
+        let stopped = false;
+        for await (const part of stream.fullStream) if ((part as Loose).type === 'abort') stopped = true;
+        if (stopped) throw signal?.reason ?? new DOMException('aborted', 'AbortError');
+        result = { steps: await stream.steps, totalUsage: await stream.totalUsage, responseMessages: await stream.responseMessages, text: await stream.text };
+      }
+    } catch (thrown) {
+      // An abort: the SDK returns nothing; its steps so far are those it reported finished.
+      if (signal?.aborted !== true) throw new Error(`${options.label}\n  ${ledger.happened.join('\n  ')}\n${name}'s run threw: ${String(thrown)}`, { cause: thrown });
+      out.thrown = thrown;
+      out.steps.push(...done);
+      for (const step of done) for (const [id, text] of toldIn(step.response.messages)) ledger.told.set(id, text);
+      for (const step of done) out.totals = addUsage(out.totals, usageOf(step.usage));
+      return out;
+    }
+    out.steps.push(...result.steps);
+    out.totals = addUsage(out.totals, usageOf(result.totalUsage));
+    out.text = result.text;
+    for (const [id, text] of toldIn(result.responseMessages)) ledger.told.set(id, text);
+    const last = result.steps.at(-1)!;
+    const pending = (last.content as Loose[]).filter((part) => part.type === 'tool-approval-request' && part.isAutomatic !== true);
+    if (pending.length === 0 || !options.answer) return out;
+    expect(runs, `${options.label}\n${name}'s runs stopped for approvals`).toBeLessThan(options.maxRuns);
+    const answers = pending.map((request) => {
+      const approved = ledger.decisions.chance(0.5);
+      const reason = ledger.decisions.chance(0.5) ? `${approved ? 'Go ahead' : 'Not now'}: ${randomText(ledger.decisions, 3)}` : undefined;
+      ledger.decided.push({ id: request.toolCall.toolCallId, agent: name, approved });
+      ledger.answeredAt.set(request.toolCall.toolCallId, last);
+      if (!approved) ledger.told.set(request.toolCall.toolCallId, reason ?? DENIED_FALLBACK);
+      return { type: 'tool-approval-response' as const, approvalId: request.approvalId as string, approved, ...(reason === undefined ? {} : { reason }) };
+    });
+    ledger.happened.push(`${name}'s run ${runs + 1} stopped for ${answers.map((answer, i) => `${pending[i]!.toolCall.toolCallId} (${answer.approved ? 'approved' : 'denied'}${answer.reason === undefined ? '' : ' with a reason'})`).join(', ')}`);
+    messages.push(...result.responseMessages);
+    const lastMessage = messages.at(-1)!;
+    if (!options.ownMessage && lastMessage.role === 'tool') lastMessage.content = [...lastMessage.content, ...answers];
+    else messages.push({ role: 'tool', content: answers });
+  }
+}
+
 /** Runs seed `seed` on `wire` with `packages`' provider; throws (an expect failure naming the seed and its outline) on any difference. */
 export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages: ProviderPackages, onNative: boolean): Promise<void> {
   const { requested, dated, model } = MODELS[wire];
@@ -232,22 +413,27 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages:
   const mode = choice.pick(['generate', 'stream'] as const);
   // Sometimes one call's first attempt is refused as overloaded: the SDK retries it.
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
-  const plan = planExtras(seed, scenario);
+  const plan = planExtras(seed, scenario, mode);
   const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
   const label = `seed ${seed} (${wire} ${packages.major}, ${mode}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${[...scenario.outline, ...plan.outline].join('\n  ')}`;
-  const happened: string[] = [];
+  const ledger: Ledger = { mode, decisions: new Draw(seed ^ 0xdec1de), decided: [], asked: [], told: new Map(), answeredAt: new Map(), happened: [] };
+  const happened = ledger.happened;
 
   // Every provider request of the run, sub-agents' too, in the order they went out: which wire answered it with which
   // turn, or refused it (retried), or saw it aborted.
   const controller = new AbortController();
   let aborts = 0;
+  let subRequests = 0;
   const sent: Array<{ wire: RandomWire; turn: number } | 'retried' | 'aborted'> = [];
+  const wires: RandomWire[] = [fake];
   const logged = (wire: RandomWire) => async (input: unknown, init?: { body?: unknown; signal?: AbortSignal | null }): Promise<Response> => {
-    if (wire === fake && fake.requests.length + aborts === plan.abortAt) {
-      aborts += 1;
-      // A stop button pressed as the request goes out: fetch rejects with the signal's reason, as it does.
+    const abortHere = wire === fake ? fake.requests.length + aborts === plan.abortAt : subRequests++ === plan.abortInSub;
+    if (abortHere || init?.signal?.aborted === true) {
+      aborts += wire === fake ? 1 : 0;
+      // A stop button pressed as the request goes out: fetch rejects with the signal's reason, as it does (and so for a
+      // request sent on a signal already aborted).
       sent.push('aborted');
-      happened.push(`aborted at request ${sent.length}`);
+      happened.push(`aborted at request ${sent.length}${wire === fake ? '' : ' (a sub-agent\'s)'}`);
       controller.abort();
       throw init?.signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
     }
@@ -259,12 +445,26 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages:
     if (wire.failedRequests.length === failed) sent[at] = { wire, turn };
     return response;
   };
-  const subSteps = new Map<RandomWire, FrameworkStep[]>();
+  // Each sub-agent's steps, read once every run is done (a call approved in a later run is its asking step's).
+  const subSteps = new Map<RandomWire, () => FrameworkStep[]>();
   const subTotals: Usage[] = [];
   const subPrompts = new Map<string, string>();
+  const subEnded = new Map<string, 'completed' | 'interrupted'>();
   const executed = new Map<string, unknown>();
-  const decided: FrameworkApproval[] = [];
-  const outcomes: Array<{ id: string; denied: boolean; told: unknown }> = [];
+  const outcomes: Array<{ id: string; denied: boolean; told: unknown; ran?: false }> = [];
+  // In a step: the tools that ran in it (results, errors), then the policy's denials (as the step ends), then what the
+  // next run did with the answers: the denied calls, then the approved ones as they ran.
+  const byStep = new Map<AnyStep, string[]>();
+  const stepResults = (step: AnyStep) => {
+    const inStep = (step.content as Loose[]).filter((part) => part.type === 'tool-result' || part.type === 'tool-error').map((part) => ({ id: part.toolCallId as string, output: part.type === 'tool-error' ? ledger.told.get(part.toolCallId) : part.output }));
+    const policyDenied = (step.content as Loose[]).filter((part) => part.type === 'tool-approval-response' && part.approved === false).map((part) => ({ id: part.toolCall.toolCallId as string, output: ledger.told.get(part.toolCall.toolCallId) }));
+    const later = byStep.get(step) ?? [];
+    const deniedLater = later.filter((id) => !executed.has(id)).map((id) => ({ id, output: ledger.told.get(id) }));
+    const approvedLater = later.filter((id) => executed.has(id)).map((id) => ({ id, output: executed.get(id) }));
+    return [...inStep, ...policyDenied, ...deniedLater, ...approvedLater];
+  };
+  let subagents = 0;
+  const subFailures: unknown[] = [];
 
   await checkRandomRun({
     label: () => `${label}${happened.length === 0 ? '' : `\n  ${happened.join('\n  ')}`}`,
@@ -273,110 +473,56 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages:
     async run(hooks) {
       const uninstall = instrumentAiSdk(hooks, plan.sessionId === undefined ? {} : { sessionId: plan.sessionId });
       try {
-        const research = async (topic: string, toolCallId: string, abortSignal: AbortSignal | undefined): Promise<string> => {
-          const turn = [...plan.research.entries()].find(([index]) => scenario.turns[index]!.calls.some((call) => call.id === toolCallId));
-          const subSeed = turn?.[1] ?? 999_999;
+        const research: SubAgentTool = async (agentName, topic, toolCallId, abortSignal) => {
+          // A call the wire named by an id of its own has its seed; one the SDK named (Gemini) takes one by its order.
+          const subSeed = plan.subCalls.get(toolCallId) ?? 999_999 - subagents;
+          subagents += 1;
           const subScenario = randomScenario(subSeed, wire, dated, TOOLS);
-          const subWire = new RandomWire(subSeed, subScenario);
-          subPrompts.set(toolCallId, topic);
-          happened.push(`sub-agent of ${toolCallId}: ${subScenario.outline.join('; ')}`);
-          const sub = subAgent(model(packages, logged(subWire) as typeof globalThis.fetch));
-          let steps: AnyStep[];
-          let text: string;
-          let total: AnyStep['usage'];
-          if (plan.subMode === 'generate') {
-            const result = await sub.generate({ prompt: topic, abortSignal });
-            ({ steps, text, totalUsage: total } = result);
-          } else {
-            const result = await sub.stream({ prompt: topic, abortSignal });
-            text = await result.text;
-            steps = await result.steps;
-            total = await result.totalUsage;
+          if (plan.subApprovals !== undefined) {
+            const draw = new Draw(subSeed ^ 0xa99);
+            subScenario.turns.forEach((turn, index) => {
+              if (turn.calls.length === 0 || !draw.chance(0.7)) return;
+              for (let k = draw.int(1, 2); k > 0; k--) {
+                const approval = draw.pick(APPROVAL_TOOLS);
+                turn.calls.splice(draw.int(0, turn.calls.length), 0, { id: `call_${subSeed}_approval_${index + 1}_${k}`, name: approval.name, args: approval.args(draw) });
+                subScenario.outline[index] += ` +${approval.name}`;
+              }
+            });
           }
-          subSteps.set(subWire, frameworkSteps(steps, [toolCallId], SUB_AGENT));
-          subTotals.push(usageOf(total));
-          return text;
+          const subWire = new RandomWire(subSeed, subScenario);
+          wires.push(subWire);
+          subPrompts.set(toolCallId, topic);
+          happened.push(`${agentName} of ${toolCallId}: ${subScenario.outline.join('; ')}`);
+          const sub = subAgent(model(packages, logged(subWire) as typeof globalThis.fetch), agentName, plan.subApprovals, executed);
+          let driven: Driven;
+          try {
+            driven = await drive(sub, agentName, { prompt: topic }, abortSignal, { ...ledger, mode: plan.subMode }, { answer: plan.subAnswers, ownMessage: true, maxRuns: subScenario.turns.length, label });
+          } catch (thrown) {
+            // The parent's model would only be told of it: the seed fails with it.
+            subFailures.push(thrown);
+            throw thrown;
+          }
+          subSteps.set(subWire, () => frameworkSteps(driven.steps, [toolCallId], agentName, stepResults));
+          subTotals.push(driven.totals);
+          subEnded.set(toolCallId, driven.thrown === undefined ? 'completed' : 'interrupted');
+          if (driven.thrown !== undefined) throw driven.thrown;
+          if (plan.subAnswers || plan.subApprovals === undefined) expect(driven.steps, `${label}\n${agentName} of ${toolCallId}: its steps`).toHaveLength(subScenario.turns.length);
+          return driven.text;
         };
         const agent = program(model(packages, logged(fake) as typeof globalThis.fetch), plan, executed, research);
         const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
-        const messages: ModelMessage[] = [{ role: 'user', content: prompt }];
-        // The SDK's steps, one list per run (a run stopped for approvals, then the run that continues it).
-        const steps: AnyStep[] = [];
-        let totals: Usage = { prompt: undefined, completion: undefined, cached: undefined };
-        let error: string | undefined;
-        const decisions = new Draw(seed ^ 0xdec1de);
-        // What the model was told of a call that did not answer with a result (an error, a denial), by call id.
-        const told = new Map<string, unknown>();
-        // Approved calls run when the run that carries the answers starts: their results are the asking step's.
-        const answeredAt = new Map<string, AnyStep>();
-        // The policy's decisions, in each step: taken as the step ends.
-        const policyDecisions = (list: readonly AnyStep[]) => {
-          for (const step of list) for (const part of step.content as Loose[]) if (part.type === 'tool-approval-response') decided.push({ id: part.toolCall.toolCallId, agent: MAIN_AGENT, approved: part.approved });
-        };
-        for (let runs = 0; ; runs++) {
-          const done: AnyStep[] = [];
-          const onStepFinish = (step: AnyStep) => void done.push(step);
-          let result: { steps: AnyStep[]; totalUsage: AnyStep['usage']; responseMessages: ModelMessage[] };
-          try {
-            if (mode === 'generate') {
-              result = await agent.generate({ messages: [...messages], abortSignal: controller.signal, onStepFinish } as never);
-            } else {
-              const stream = await agent.stream({ messages: [...messages], abortSignal: controller.signal, onStepFinish } as never);
-              for await (const _part of stream.fullStream) {
-                // drained, as a UI would
-              }
-              if (controller.signal.aborted) throw new DOMException('aborted', 'AbortError');
-              result = { steps: await stream.steps, totalUsage: await stream.totalUsage, responseMessages: await stream.responseMessages };
-            }
-          } catch (thrown) {
-            // An abort: the SDK returns nothing; its steps so far are those it reported finished.
-            if (!controller.signal.aborted) throw new Error(`${label}\n  ${happened.join('\n  ')}\nthe run threw: ${String(thrown)}`, { cause: thrown });
-            error = String(thrown);
-            steps.push(...done);
-            policyDecisions(done);
-            for (const step of done) for (const [id, text] of toldIn(step.response.messages)) told.set(id, text);
-            for (const step of done) totals = addUsage(totals, usageOf(step.usage));
-            break;
-          }
-          steps.push(...result.steps);
-          totals = addUsage(totals, usageOf(result.totalUsage));
-          for (const [id, text] of toldIn(result.responseMessages)) told.set(id, text);
-          policyDecisions(result.steps);
-          const last = result.steps.at(-1)!;
-          const pending = (last.content as Loose[]).filter((part) => part.type === 'tool-approval-request' && part.isAutomatic !== true);
-          if (pending.length === 0) break;
-          expect(runs, `${label}\nruns stopped for approvals`).toBeLessThan(scenario.turns.length);
-          const answers = pending.map((request) => {
-            const approved = decisions.chance(0.5);
-            const reason = decisions.chance(0.5) ? `${approved ? 'Go ahead' : 'Not now'}: ${randomText(decisions, 3)}` : undefined;
-            decided.push({ id: request.toolCall.toolCallId, agent: MAIN_AGENT, approved });
-            answeredAt.set(request.toolCall.toolCallId, last);
-            if (!approved) told.set(request.toolCall.toolCallId, reason ?? DENIED_FALLBACK);
-            return { type: 'tool-approval-response' as const, approvalId: request.approvalId as string, approved, ...(reason === undefined ? {} : { reason }) };
-          });
-          happened.push(`run ${runs + 1} stopped for ${answers.map((answer, i) => `${pending[i]!.toolCall.toolCallId} (${answer.approved ? 'approved' : 'denied'}${answer.reason === undefined ? '' : ' with a reason'})`).join(', ')}`);
-          messages.push(...result.responseMessages);
-          const lastMessage = messages.at(-1)!;
-          if (!plan.ownMessage && lastMessage.role === 'tool') lastMessage.content = [...lastMessage.content, ...answers];
-          else messages.push({ role: 'tool', content: answers });
-        }
+        const driven = await drive(agent, MAIN_AGENT, { messages: [{ role: 'user', content: prompt }] }, controller.signal, ledger, { answer: true, ownMessage: plan.ownMessage, maxRuns: scenario.turns.length, label });
+        if (subFailures.length > 0) throw subFailures[0];
+        const { steps } = driven;
+        let totals = driven.totals;
+        const error = driven.thrown === undefined ? undefined : String(driven.thrown);
         if (error === undefined) expect(steps, label).toHaveLength(scenario.turns.length);
         // The step a call was asked in: its outcome there.
-        const byStep = new Map<AnyStep, string[]>();
-        for (const [id, step] of answeredAt) byStep.set(step, [...(byStep.get(step) ?? []), id]);
-        const own = frameworkSteps(steps, [], MAIN_AGENT, (step) => {
-          // In the step: the tools that ran in it (results, errors), then the policy's denials (as the step ends), then
-          // what the next run did with the answers: the denied calls, then the approved ones as they ran.
-          const inStep = (step.content as Loose[]).filter((part) => part.type === 'tool-result' || part.type === 'tool-error').map((part) => ({ id: part.toolCallId as string, output: part.type === 'tool-error' ? told.get(part.toolCallId) : part.output }));
-          const policyDenied = (step.content as Loose[]).filter((part) => part.type === 'tool-approval-response' && part.approved === false).map((part) => ({ id: part.toolCall.toolCallId as string, output: told.get(part.toolCall.toolCallId) }));
-          const later = byStep.get(step) ?? [];
-          const deniedLater = later.filter((id) => !executed.has(id)).map((id) => ({ id, output: told.get(id) }));
-          const approvedLater = later.filter((id) => executed.has(id)).map((id) => ({ id, output: executed.get(id) }));
-          return [...inStep, ...policyDenied, ...deniedLater, ...approvedLater];
-        });
+        for (const [id, step] of ledger.answeredAt) byStep.set(step, [...(byStep.get(step) ?? []), id]);
+        const own = frameworkSteps(steps, [], MAIN_AGENT, stepResults);
         // All the steps in the order their requests went out.
         const ownQueue = [...own];
-        const subQueues = new Map([...subSteps].map(([w, list]) => [w, [...list]]));
+        const subQueues = new Map([...subSteps].map(([w, list]) => [w, list()]));
         const ordered: FrameworkStep[] = [];
         for (const entry of sent) {
           if (typeof entry === 'string') continue;
@@ -384,34 +530,31 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages:
           if (step !== undefined) ordered.push(step);
         }
         const retried = sent.flatMap((entry, index) => (entry === 'retried' ? [index] : []));
-        const aborted = sent.includes('aborted');
+        const aborted = sent.filter((entry) => entry === 'aborted').length;
         // Every call of a tool that needed approval the SDK answered: ran, or denied with what the model was told (in the
-        // provider's next request, where its wire names the call; Gemini's does not).
-        for (const decision of decided) {
+        // provider's next request, where its wire names the call; Gemini's does not). A call a sub-agent left asking
+        // never ran.
+        const decidedIds = new Set(ledger.decided.map((decision) => decision.id));
+        for (const decision of ledger.decided) {
           const denied = !executed.has(decision.id);
-          const onWire = denied ? toldOnWire(wire, fake.requests, decision.id) : undefined;
-          if (onWire !== undefined) expect(told.get(decision.id), `${label}\nwhat the SDK says the model was told of ${decision.id}`).toBe(onWire);
-          outcomes.push({ id: decision.id, denied, told: denied ? (onWire ?? told.get(decision.id)) : executed.get(decision.id) });
+          const onWire = denied ? wires.map((w) => toldOnWire(wire, w.requests, decision.id)).find((text) => text !== undefined) : undefined;
+          if (onWire !== undefined) expect(ledger.told.get(decision.id), `${label}\nwhat the SDK says the model was told of ${decision.id}`).toBe(onWire);
+          outcomes.push({ id: decision.id, denied, told: denied ? (onWire ?? ledger.told.get(decision.id)) : executed.get(decision.id) });
         }
+        for (const { id } of ledger.asked) if (!decidedIds.has(id)) outcomes.push({ id, denied: false, told: undefined, ran: false });
         for (const total of subTotals) totals = addUsage(totals, total);
         return {
           prompt,
           model: requested,
           steps: ordered,
           retried,
-          ...(subPrompts.size === 0 ? {} : { subagentPrompts: subPrompts }),
+          ...(subPrompts.size === 0 ? {} : { subagentPrompts: subPrompts, subagentsEnded: subEnded }),
           resultsUnordered: true,
-          ...(aborted ? { error, failedCalls: 1, ended: 'interrupted' as const } : {}),
+          // Sub-agents run at once send their requests in an order of their own: each trajectory's steps in its order.
+          ...(plan.parallel ? { lateSubagentSteps: true, concurrentSubagents: true } : {}),
+          ...(aborted > 0 ? { error, failedCalls: aborted, ended: 'interrupted' as const } : {}),
           totals,
-          ...(plan.approvals === undefined
-            ? {}
-            : {
-                approvals: {
-                  decided,
-                  outcomes,
-                  asked: steps.flatMap((step) => (step.content as Loose[]).filter((part) => part.type === 'tool-approval-request').map((part) => part.toolCall.toolCallId as string)),
-                },
-              }),
+          ...(plan.approvals === undefined && plan.subApprovals === undefined ? {} : { approvals: { decided: ledger.decided, outcomes, asked: ledger.asked } }),
         };
       } finally {
         uninstall();

@@ -1,7 +1,9 @@
 // The AI SDK adapter against random provider replies (random-run.ts): a few
 // seeds per wire and provider major here (among them approvals by a person
 // and by a policy, several pauses, sub-agents streamed and not, a tool that
-// throws, an abort); test/slow/random-wire-adapters.test.ts runs more.
+// throws, an abort; seeds 1 and 2 answer a sub-agent's approvals in its
+// tool, 4 runs two sub-agents at once); test/slow/random-wire-adapters.test.ts
+// runs more.
 import { describe, it } from 'vitest';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { backends } from '../support.ts';

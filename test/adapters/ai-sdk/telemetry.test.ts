@@ -189,6 +189,94 @@ describe('instrumentAiSdk', () => {
     await recorded.finish();
   });
 
+  // The docs' manual approval flow inside a sub-agent's tool: the sub-agent's run stops with the request, the tool asks
+  // a person and runs the sub-agent again with the answer. That second run used to open the same sub-agent session a
+  // second time, drop the answer, and break the trajectory (no prompt, a stray system step).
+  it('a sub-agent its tool runs again with the answer to its approval request is one sub-agent trajectory', async () => {
+    const recorded = recordedPlugin('ai-sub-approval');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'sub-approval' });
+    const parentModel = scripted('p', [
+      { content: [call('call_ops', 'operations', { task: 'cancel 7' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(10, 2) },
+      { content: [{ type: 'text', text: 'Done.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(20, 2) },
+    ]);
+    const childModel = scripted('c', [
+      { content: [call('call_cancel', 'cancel', { order: 7 })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(3, 1) },
+      { content: [{ type: 'text', text: 'Order 7 cancelled.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(5, 1) },
+    ]);
+    const operator = new ToolLoopAgent({
+      id: 'operator',
+      model: childModel,
+      tools: { cancel: tool({ inputSchema: z.object({ order: z.number() }), needsApproval: true, execute: async ({ order }) => `cancelled ${order}` }) },
+    });
+    const parent = new ToolLoopAgent({
+      model: parentModel,
+      stopWhen: stepCountIs(3),
+      tools: {
+        operations: tool({
+          inputSchema: z.object({ task: z.string() }),
+          execute: async ({ task }, { abortSignal }) => {
+            const messages: ModelMessage[] = [{ role: 'user', content: task }];
+            const first = await operator.generate({ messages, abortSignal });
+            messages.push(...first.responseMessages);
+            const answers = first.content.flatMap((part) => (part.type === 'tool-approval-request' ? [{ type: 'tool-approval-response' as const, approvalId: part.approvalId, approved: true }] : []));
+            messages.push({ role: 'tool', content: answers });
+            return (await operator.generate({ messages, abortSignal })).text;
+          },
+        }),
+      },
+    });
+    expect((await parent.generate({ prompt: 'Cancel order 7' })).text).toBe('Done.');
+    const child = 'sub-approval:sub:call_ops';
+    const hooks = recorded.log.filter((entry) => entry.payload.session_id === child || entry.payload.child_session_id === child).map((entry) => entry.hook);
+    expect(hooks.filter((hook) => hook === 'subagent_start' || hook === 'subagent_stop' || hook === 'on_session_finalize')).toEqual(['subagent_start', 'on_session_finalize', 'subagent_stop']);
+    const approvals = recorded.log.filter((entry) => entry.hook.includes('approval')).map((entry) => [entry.hook, entry.payload.session_id, entry.payload.tool_call_id, entry.payload.choice]);
+    expect(approvals).toEqual([
+      ['pre_approval_request', child, 'call_cancel', undefined],
+      ['post_approval_response', child, 'call_cancel', 'once'],
+    ]);
+    // The second run is the sub-agent's next turn, not its first.
+    expect(recorded.log.filter((entry) => entry.hook === 'pre_llm_call' && entry.payload.session_id === child).map((entry) => entry.payload.is_first_turn)).toEqual([true, false]);
+    const { atif } = await recorded.finish();
+    const sub = atif[0]!.subagent_trajectories[0];
+    expect(sub.session_id).toBe(child);
+    const steps = sub.steps as Array<Record<string, any>>;
+    expect(steps.map((step) => step.source)).toEqual(['user', 'agent', 'agent']);
+    expect(steps[0]!.message).toBe('cancel 7');
+    // The approved call ran in the second run: its result is the asking step's.
+    expect(steps[1]!.observation.results.map((result: any) => [result.source_call_id, result.content])).toEqual([['call_cancel', 'cancelled 7']]);
+    expect(steps[2]!.message).toBe('Order 7 cancelled.');
+  });
+
+  // The docs' plain sub-agent tool, on a sub-agent whose tool needs approval (the docs: sub-agent tools cannot use
+  // approvals): the request is handed back in the sub-agent's result and nobody answers it.
+  it('a sub-agent left waiting for an approval ends with the tool that ran it, its request unanswered', async () => {
+    const recorded = recordedPlugin('ai-sub-pending');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'sub-pending' });
+    const parentModel = scripted('p', [
+      { content: [call('call_ops', 'operations', { task: 'cancel 7' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(10, 2) },
+      { content: [{ type: 'text', text: 'It needs a person.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(20, 2) },
+    ]);
+    const childModel = scripted('c', [{ content: [{ type: 'text', text: 'Asking.' }, call('call_cancel', 'cancel', { order: 7 })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(3, 1) }]);
+    const operator = new ToolLoopAgent({
+      model: childModel,
+      tools: { cancel: tool({ inputSchema: z.object({ order: z.number() }), needsApproval: true, execute: async ({ order }) => `cancelled ${order}` }) },
+    });
+    const parent = new ToolLoopAgent({
+      model: parentModel,
+      stopWhen: stepCountIs(3),
+      tools: { operations: tool({ inputSchema: z.object({ task: z.string() }), execute: async ({ task }, { abortSignal }) => (await operator.generate({ prompt: task, abortSignal })).text }) },
+    });
+    await parent.generate({ prompt: 'Cancel order 7' });
+    const child = 'sub-pending:sub:call_ops';
+    const order = recorded.log
+      .filter((entry) => entry.payload.tool_call_id === 'call_ops' || entry.payload.session_id === child || entry.payload.child_session_id === child)
+      .map((entry) => entry.hook)
+      .filter((hook) => ['pre_tool_call', 'subagent_start', 'pre_approval_request', 'post_approval_response', 'on_session_end', 'subagent_stop', 'post_tool_call'].includes(hook));
+    expect(order).toEqual(['pre_tool_call', 'subagent_start', 'pre_approval_request', 'on_session_end', 'subagent_stop', 'post_tool_call']);
+    expect(recorded.log.find((entry) => entry.hook === 'subagent_stop')!.payload).toMatchObject({ child_status: 'completed', child_summary: 'Asking.' });
+    await recorded.finish();
+  });
+
   it('records a run whose inputs and outputs are kept from telemetry without its content', async () => {
     const recorded = recordedPlugin('ai-no-content');
     uninstall = instrumentAiSdk(recorded.hooks);
