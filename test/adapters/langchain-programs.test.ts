@@ -289,6 +289,33 @@ describe('LangChain adapter on real programs (real provider clients over a fake 
     expect(childCalls).toEqual([['anthropic', 'claude-sonnet-4-5']]);
   });
 
+  for (const kind of ['createAgent', 'createReactAgent'] as const) {
+    it(`${kind}: a call of a tool the agent does not have is a failed call with what ToolNode told the model (no tool ran for it)`, async () => {
+      const { fetch, requests } = scriptedFetch([
+        chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_weather', name: 'get_weather', args: { city: 'Paris' } }, { id: 'call_hotel', name: 'book_hotel', args: { city: 'Paris' } }], usage: { prompt_tokens: 50, completion_tokens: 12 } }),
+        chatCompletion({ id: 'chatcmpl-2', model: GPT, content: 'Sunny; I cannot book hotels.', usage: { prompt_tokens: 90, completion_tokens: 8 } }),
+      ]);
+      const agent = kind === 'createAgent' ? createAgent({ model: openai(fetch), tools: [weather], name: 'trip' }) : createReactAgent({ llm: openai(fetch), tools: [weather], name: 'trip' });
+      const recorded = recordedPlugin(`lc-unknown-tool-${kind}`);
+      const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris, and book a hotel' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+      // What the model was told of the call: ToolNode's own error, in the next request.
+      const told = result.messages.find((m) => m.getType() === 'tool' && (m as ToolMessage).tool_call_id === 'call_hotel') as ToolMessage;
+      expect(told.status).toBe('error');
+      expect(String(told.content)).toContain('book_hotel');
+      expect(JSON.stringify(requests[1]!.body)).toContain(JSON.stringify(String(told.content)).slice(1, -1));
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.status, e.payload.result]).sort()).toEqual([
+        ['call_hotel', 'error', String(told.content)],
+        ['call_weather', 'ok', 'Sunny and 21C in Paris'],
+      ]);
+      const results = agentSteps(doc)[0]!.observation.results.map((r: AtifDoc) => [r.source_call_id, r.content]).sort();
+      expect(results).toEqual([['call_hotel', String(told.content)], ['call_weather', 'Sunny and 21C in Paris']]);
+    }, 30_000);
+  }
+
   it('a provider error retried by modelRetryMiddleware: the failed attempt is failed, the retry continues the same request', async () => {
     const { fetch, requests } = scriptedFetch([
       openAiError(503, 'server_error', 'The server is overloaded.'),

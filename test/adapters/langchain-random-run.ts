@@ -34,6 +34,16 @@
 //   step, the call observed as the `Command` it returned. The parent's state
 //   keeps none of the sending agent's messages then: they are LangChain's
 //   own callbacks' (every AI message and ToolMessage it reported).
+// Drawn apart again: calls that need approval inside the researcher (its
+// agent has humanInTheLoopMiddleware: the graph pauses inside the worker,
+// several workers at once when two tasks were sent, resumed by interrupt id)
+// and inside the expert a tool runs (the tool pauses with it and runs again
+// on resuming). Each request and decision is in the trajectory whose step
+// made the call, the resumed agent goes on in the same sub-agent, and each
+// trajectory's tokens are its own calls' usage_metadata. A worker whose node
+// its retryPolicy ran again is started afresh by LangGraph when resumed:
+// what it paused on is in no state (LangChain's callbacks reported it), its
+// decisions never reach the middleware (asked, never answered).
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
@@ -116,6 +126,10 @@ interface Plan {
   sends?: number;
   /** The researcher's node has a retryPolicy, and its first request (this turn) is refused once. */
   nodeRetry?: number;
+  /** Calls of tools that need approval in the researcher's turns (its agent has humanInTheLoopMiddleware): the graph pauses inside the worker, several workers at once when tasks were sent. */
+  workerApprovals?: boolean;
+  /** Calls of tools that need approval in the expert's turns: the run pauses inside the agent a tool runs. */
+  expertApprovals?: boolean;
   /** How each pause is decided. */
   decisions: Draw;
 }
@@ -193,6 +207,22 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
   // With a node retryPolicy, the researcher's first request is refused once: LangGraph runs its node again.
   if (nodeRetry) plan.nodeRetry = scenario.turns.findIndex((turn) => turn.id.includes('_researcher_'));
   plan.sends = sends;
+  // Drawn apart again (a seed without them is what it was): approvals inside the agents the run hands to or runs from
+  // a tool, in 1-2 of their tool-calling turns (served to whichever worker asks next, when two run at once).
+  const nested = new Draw(seed ^ 0x417a);
+  for (const [agent, key] of [['_researcher_', 'workerApprovals'], ['_expert', 'expertApprovals']] as const) {
+    const own = scenario.turns.flatMap((turn, index) => (turn.id.includes(agent) && turn.calls.length > 0 ? [index] : []));
+    if (own.length === 0 || !nested.chance(0.5)) continue;
+    for (const index of nested.shuffle(own).slice(0, nested.int(1, 2))) {
+      for (let k = 0, n = nested.int(1, 2); k < n; k++) {
+        const picked = nested.pick(APPROVAL_TOOLS);
+        const turn = scenario.turns[index]!;
+        turn.calls.splice(nested.int(0, turn.calls.length), 0, { id: `call_${seed}_approval_${index + 1}_${k + 1}${agent.replace(/_$/, '')}`, name: picked.name, args: picked.args(nested) });
+        scenario.outline[index] += ` (asks approval: ${picked.name})`;
+      }
+    }
+    plan[key] = true;
+  }
   return plan;
 }
 
@@ -201,6 +231,8 @@ export function seedFeatures(seed: number, wire: LangChainWire): string {
   const plan = planFeatures(seed, wire, randomScenario(seed, wire, DATED[wire], TOOLS));
   return [
     plan.approvals && 'approvals',
+    plan.workerApprovals && 'approvals in the worker',
+    plan.expertApprovals && 'approvals in the sub-agent a tool runs',
     plan.failing && 'a tool throws',
     plan.abort && 'aborted',
     plan.expert && 'a sub-agent from a tool',
@@ -260,13 +292,27 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
     async run(hooks) {
       const model = () => chatModel(wire, fake.fetch as typeof globalThis.fetch, streamUsage);
       const controller = new AbortController();
-      const threaded = plan.approvals || plan.abort;
+      const asks = plan.approvals || plan.workerApprovals === true || plan.expertApprovals === true;
+      const threaded = asks || plan.abort;
+      const hitl = humanInTheLoopMiddleware({ interruptOn: INTERRUPT_ON });
       // The expert's runs, by the call that started each: the task it was given and the messages it returned.
       const expertRuns: Array<{ link: string; task: string; messages: BaseMessage[] }> = [];
-      const expert = createAgent({ model: model(), tools, name: EXPERT, systemPrompt: 'You are an expert on travel.', middleware: [modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 })] });
+      let pausedTools = 0;
+      // Run from a tool with the tool's config, the expert keeps its pause in the run's checkpointer (a subgraph's).
+      const expert = createAgent({
+        model: model(),
+        tools: plan.expertApprovals ? [...tools, ...approvalTools] : tools,
+        name: EXPERT,
+        systemPrompt: 'You are an expert on travel.',
+        middleware: [modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 1 }), ...(plan.expertApprovals ? [hitl] : [])],
+      });
       const askExpert = tool(
         async ({ question }, config) => {
-          const out = await expert.invoke({ messages: [{ role: 'user', content: question }] }, config);
+          const out = await expert.invoke({ messages: [{ role: 'user', content: question }] }, config).catch((error: unknown) => {
+            // The expert paused for approval: LangGraph runs this tool again when the run is resumed.
+            if ((error as Error).name === 'GraphInterrupt') pausedTools += 1;
+            throw error;
+          });
           expertRuns.push({ link: config.toolCall!.id!, task: question, messages: out.messages });
           return out.messages.at(-1)!.text;
         },
@@ -310,11 +356,17 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         middleware: [
           retry,
           ...(plan.failing ? [toolErrorMiddleware({ onError: toolFailed })] : []),
-          ...(plan.approvals ? [humanInTheLoopMiddleware({ interruptOn: INTERRUPT_ON })] : []),
+          ...(plan.approvals ? [hitl] : []),
         ],
       });
       // The supervisor graph of LangGraph's multi-agent docs: the agent hands off to the researcher, which answers back.
-      const researcher = createAgent({ model: model(), tools, name: RESEARCHER, systemPrompt: 'You research facts.', middleware: plan.nodeRetry === undefined ? [retry] : [] });
+      const researcher = createAgent({
+        model: model(),
+        tools: plan.workerApprovals ? [...tools, ...approvalTools] : tools,
+        name: RESEARCHER,
+        systemPrompt: 'You research facts.',
+        middleware: [...(plan.nodeRetry === undefined ? [retry] : []), ...(plan.workerApprovals ? [hitl] : [])],
+      });
       const runner = plan.handoff
         ? new StateGraph(MessagesAnnotation)
             .addNode(ROOT, agent.graph, { ends: [RESEARCHER, END] })
@@ -324,11 +376,24 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
             .compile({ name: GRAPH, ...(threaded ? { checkpointer: new MemorySaver() } : {}) })
         : agent;
       const prompt = `Plan a day in ${randomText(new Draw(seed), 3)}`;
+      // Each model call as LangChain reported its request: the agent that made it (by its system prompt) and its task
+      // (the request's first human message).
+      const requested = new Map<string, { agent: string; task: string | undefined }>();
+      const requestOf = new Map<BaseMessage, { agent: string; task: string | undefined }>();
       const collect = {
-        handleLLMEnd: (output: Loose) => void reported.push(output.generations[0][0].message as BaseMessage),
+        handleChatModelStart: (_llm: unknown, sent: BaseMessage[][], runId: string) => {
+          const system = sent[0]?.find((message) => message.getType() === 'system')?.text;
+          const agentName = system === 'You research facts.' ? RESEARCHER : system === 'You are an expert on travel.' ? EXPERT : plan.handoff ? GRAPH : ROOT;
+          requested.set(runId, { agent: agentName, task: sent[0]?.find((message) => message.getType() === 'human')?.text });
+        },
+        handleLLMEnd: (output: Loose, runId: string) => {
+          const message = output.generations[0][0].message as BaseMessage;
+          reported.push(message);
+          if (requested.has(runId)) requestOf.set(message, requested.get(runId)!);
+        },
         handleToolEnd: (output: unknown) => void (ToolMessage.isInstance(output) && reported.push(output)),
       };
-      const callbacks = [...(plan.sends ? [collect] : []), new NemoRelayCallbackHandler(hooks)];
+      const callbacks = [collect, new NemoRelayCallbackHandler(hooks)];
       const thread = threaded ? { configurable: { thread_id: `trip-${seed}` } } : {};
       const config = { callbacks, recursionLimit: 20, signal: controller.signal, ...thread };
       const go = async (input: unknown): Promise<{ messages: BaseMessage[]; __interrupt__?: Loose[] }> => {
@@ -346,8 +411,18 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         const inner = snapshot.tasks.map((task) => task.state as Loose | undefined).find((state) => state?.values?.messages !== undefined);
         return { messages: ((inner ?? snapshot).values.messages ?? []) as BaseMessage[], interrupts: snapshot.tasks.flatMap((task) => task.interrupts as Loose[]) };
       };
-      // Each AI message's calls as the model made them (the middleware revises a paused message's calls once decided).
-      const madeCalls = new Map<string, Loose[]>();
+      // Each paused turn's calls as the model made them (the middleware revises a paused message's calls once decided).
+      const madeCalls = new Map<number, Loose[]>();
+      // How many turns the provider had served at each pause.
+      const pausedAt: number[] = [];
+      const turnOf = (message: Loose): number => {
+        const ids = [message.id, message.response_metadata?.id].filter((id) => typeof id === 'string');
+        const index = scenario.turns.findIndex((turn) => ids.some((id) => id === turn.id || id.startsWith(`${turn.id}`)));
+        expect(index, `${label}\nthe turn of AI message ${JSON.stringify(ids)}`).toBeGreaterThanOrEqual(0);
+        return index;
+      };
+      // The agent that made each paused turn's message.
+      const pausedBy = new Map<number, string>();
       const rejections = new Map<string, string>();
       const turns: Array<'completed' | 'interrupted'> = [];
       let input: unknown = { messages: [{ role: 'user', content: prompt }] };
@@ -364,40 +439,66 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
           resumes.push(`aborted: ${String(thrown)}`);
           break;
         }
-        const pause = plan.approvals ? await saved() : { messages, interrupts: [] };
+        const pause = asks ? await saved() : { messages, interrupts: [] };
         if (pause.interrupts.length === 0) {
           turns.push('completed');
           break;
         }
         turns.push('interrupted');
-        expect(pause.interrupts, label).toHaveLength(1);
-        const asked = pause.messages.filter((message) => message.getType() === 'ai').at(-1) as unknown as Loose;
-        madeCalls.set(asked.id, structuredClone(asked.tool_calls));
-        // The middleware asks about the calls of the tools it interrupts on, in the message's order.
-        const pending = (asked.tool_calls as Loose[]).filter((call) => call.name in INTERRUPT_ON);
-        const interrupt = pause.interrupts[0]!;
+        pausedAt.push(fake.turnsServed);
+        // Workers sent tasks at once may each pause: the run waits for all of them.
+        if (!plan.sends) expect(pause.interrupts, label).toHaveLength(1);
         const draw = plan.decisions;
         const said: string[] = [];
-        const decisions = (interrupt.value.actionRequests as Loose[]).map((action, k) => {
-          const id = pending[k]!.id as string;
-          expect(action.name, label).toBe(pending[k]!.name);
-          const kind = draw.pick(INTERRUPT_ON[action.name as keyof typeof INTERRUPT_ON].allowedDecisions);
-          decided.push({ id, agent: plan.handoff ? GRAPH : ROOT, approved: kind !== 'reject' });
-          said.push(`${id} ${kind}`);
-          if (kind === 'approve') return { type: 'approve' };
-          if (kind === 'edit') return { type: 'edit', editedAction: { name: action.name, args: { ...action.args, orderId: action.args.orderId + 1000 } } };
-          // Where the parent's state keeps no ToolMessage for it (tasks sent), the rejection says what the model is told.
-          if (!plan.sends && !draw.chance(0.5)) return { type: 'reject' };
-          const message = `Not now: ${randomText(draw, 4)}`;
-          rejections.set(id, message);
-          return { type: 'reject', message };
-        });
-        const byId = draw.chance(0.5);
+        const resume: Record<string, { decisions: Loose[] }> = {};
+        for (const interrupt of pause.interrupts) {
+          const actions = interrupt.value.actionRequests as Loose[];
+          // The message whose calls the middleware asks about (those of the tools it interrupts on, in the message's
+          // order): the latest one LangChain reported with those calls not yet decided.
+          const asked = reported.findLast((message) => {
+            const calls = (((message as Loose).tool_calls ?? []) as Loose[]).filter((call) => call.name in INTERRUPT_ON);
+            return message.getType() === 'ai' && !madeCalls.has(turnOf(message)) && calls.length === actions.length && calls.every((call, k) => call.name === actions[k]!.name && JSON.stringify(call.args) === JSON.stringify(actions[k]!.args));
+          }) as unknown as Loose | undefined;
+          expect(asked, `${label}\nthe message asking about ${JSON.stringify(actions)}`).toBeDefined();
+          const turn = turnOf(asked!);
+          madeCalls.set(turn, structuredClone(asked!.tool_calls));
+          const pending = (asked!.tool_calls as Loose[]).filter((call) => call.name in INTERRUPT_ON);
+          const agentName = requestOf.get(asked as unknown as BaseMessage)!.agent;
+          pausedBy.set(turn, agentName);
+          resume[interrupt.id] = {
+            decisions: actions.map((action, k) => {
+              const id = pending[k]!.id as string;
+              const kind = draw.pick(INTERRUPT_ON[action.name as keyof typeof INTERRUPT_ON].allowedDecisions);
+              decided.push({ id, agent: agentName, approved: kind !== 'reject' });
+              said.push(`${id} ${kind}`);
+              if (kind === 'approve') return { type: 'approve' };
+              if (kind === 'edit') return { type: 'edit', editedAction: { name: action.name, args: { ...action.args, orderId: action.args.orderId + 1000 } } };
+              // Where the parent's state keeps no ToolMessage for it (tasks sent), the rejection says what the model is told.
+              if (!plan.sends && !draw.chance(0.5)) return { type: 'reject' };
+              const message = `Not now: ${randomText(draw, 4)}`;
+              rejections.set(id, message);
+              return { type: 'reject', message };
+            }),
+          };
+        }
+        // Several interrupts at once are resumed by id (as LangGraph's interrupt docs write it); one, either way.
+        const byId = draw.chance(0.5) || pause.interrupts.length > 1;
         resumes.push(`resumed${byId ? ' by interrupt id' : ''}: ${said.join(', ')}`);
-        input = new Command({ resume: byId ? { [interrupt.id]: { decisions } } : { decisions } });
+        input = new Command({ resume: byId ? resume : resume[pause.interrupts[0]!.id]! });
       }
-      // The messages of the agent that sent tasks, which its parent's state did not keep.
-      if (plan.sends) {
+      // A worker that paused after LangGraph ran its node again (its RetryPolicy) is started afresh on resuming: the
+      // message it paused on is in no state, its calls never ran, and the decisions never reached the middleware.
+      const keptTurns = new Set([...messages, ...expertRuns.flatMap((run) => run.messages)].filter((message) => message.getType() === 'ai').map((message) => turnOf(message)));
+      const droppedTurns = [...pausedBy].filter(([turn, by]) => by === RESEARCHER && !keptTurns.has(turn)).map(([turn]) => turn);
+      const dropped = new Set(droppedTurns.flatMap((turn) => madeCalls.get(turn)!.filter((call) => call.name in INTERRUPT_ON).map((call) => call.id as string)));
+      const askedBy = decided.map(({ id, agent: by }) => ({ id, agent: by }));
+      if (dropped.size > 0) {
+        decided.splice(0, decided.length, ...decided.filter((decision) => !dropped.has(decision.id)));
+        for (const id of dropped) rejections.delete(id);
+        resumes.push(`never applied (the worker started afresh): ${[...dropped].join(', ')}`);
+      }
+      // The messages of the agent that sent tasks, and of a worker started afresh, which its parent's state did not keep.
+      if (plan.sends || dropped.size > 0) {
         const kept = new Set([...messages, ...expertRuns.flatMap((run) => run.messages)].map((message) => message.id));
         const answered = new Set(messages.flatMap((message) => (ToolMessage.isInstance(message) ? [message.tool_call_id] : [])));
         messages = [...messages, ...reported.filter((message) => (ToolMessage.isInstance(message) ? !answered.has(message.tool_call_id) : !kept.has(message.id)))];
@@ -414,12 +515,9 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         const step = messages.filter((message) => message.getType() === 'ai').at(-1) as unknown as Loose | undefined;
         if ((step?.tool_calls as Loose[] | undefined)?.some((call) => call.name === 'cancel_trip') === true) for (const call of step!.tool_calls as Loose[]) if (!told.has(call.id)) told.set(call.id, { content: aborted });
       }
-      const turnOf = (message: Loose): number => {
-        const ids = [message.id, message.response_metadata?.id].filter((id) => typeof id === 'string');
-        const index = scenario.turns.findIndex((turn) => ids.some((id) => id === turn.id || id.startsWith(`${turn.id}`)));
-        expect(index, `${label}\nthe turn of AI message ${JSON.stringify(ids)}`).toBeGreaterThanOrEqual(0);
-        return index;
-      };
+      // Calls that end after the others of their step: `ask_expert` waits for a whole agent, and a call of a tool the agent
+      // does not have is answered when its tool node ends (ToolNode's error: what the model was told).
+      const endsLast = (call: Loose) => call.name === 'ask_expert' || String(told.get(call.id)?.content).includes('is not a valid tool');
       const stepsOf = (list: BaseMessage[], trajectory: string[], agentName: string): Array<FrameworkStep & { turn: number }> =>
         list
           .filter((message) => message.getType() === 'ai')
@@ -427,7 +525,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
             const ai = message as unknown as Loose;
             const usage = ai.usage_metadata as Loose | undefined;
             const details = usage?.input_token_details as Loose | undefined;
-            const calls = ((madeCalls.get(ai.id) ?? ai.tool_calls ?? []) as Loose[]).map((call) => ({ id: call.id as string, name: call.name as string, args: call.args as unknown }));
+            const calls = ((madeCalls.get(turnOf(ai)) ?? ai.tool_calls ?? []) as Loose[]).map((call) => ({ id: call.id as string, name: call.name as string, args: call.args as unknown }));
             return {
               turn: turnOf(ai),
               text: message.text,
@@ -436,14 +534,14 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
               calls,
               // What the model was told of each call (a call the middleware dropped, or an aborted run's, has nothing), in
               // the order the calls ended: ToolNode runs the message's calls as the middleware left them (the calls it did
-              // not ask about first), and `ask_expert`, which waits for a whole agent, ends after the others. A call
+              // not ask about first), and those that end last (`endsLast`) after the others. A call
               // whose tool threw is observed as its error (docs/adapters/langchain.md, "Tools"): the model was told
               // toolErrorMiddleware's sentence.
               // Of a paused message the parent's state did not keep (tasks sent), the revised calls are not known: the
               // rejected calls (answered on resuming), then the others as LangChain reported them ending.
-              results: (plan.sends && madeCalls.has(ai.id)
+              results: (plan.sends && madeCalls.has(turnOf(ai))
                 ? [...calls.filter((call) => rejections.has(call.id)), ...reported.filter((message) => ToolMessage.isInstance(message) && calls.some((call) => call.id === message.tool_call_id)).map((message) => ({ id: (message as ToolMessage).tool_call_id }))]
-                : [...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name !== 'ask_expert'), ...((ai.tool_calls ?? []) as Loose[]).filter((call) => call.name === 'ask_expert')])
+                : [...((ai.tool_calls ?? []) as Loose[]).filter((call) => !endsLast(call)), ...((ai.tool_calls ?? []) as Loose[]).filter(endsLast)])
                 .filter((call) => told.has(call.id))
                 .map((call) => ({ id: call.id as string, output: threw.get(call.id) ?? told.get(call.id)!.content })),
               prompt: usage?.input_tokens,
@@ -464,12 +562,15 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
       const ran = new Set(messages.filter((message) => message.getType() === 'human').map((message) => message.text));
       const sentTasks = new Map(handoffCalls.filter((call) => call.name === `assign_${RESEARCHER}` && ran.has(call.args.task_description)).map((call) => [call.args.task_description as string, call.id as string]));
       const worker = new Map<BaseMessage, string>();
+      const isWorker = (message: BaseMessage) => message.name === RESEARCHER || requestOf.get(message)?.agent === RESEARCHER;
       let current = handoffCalls[0]?.id as string | undefined;
       for (const message of messages) {
         if (message.getType() === 'human' && sentTasks.has(message.text)) current = sentTasks.get(message.text);
-        if (message.getType() === 'ai' && message.name === RESEARCHER && current !== undefined) worker.set(message, current);
+        // A message no state kept (LangChain reported it) is the worker's whose task its request carried.
+        const request = requestOf.get(message);
+        if (message.getType() === 'ai' && isWorker(message) && current !== undefined) worker.set(message, (request?.task === undefined ? undefined : sentTasks.get(request.task)) ?? current);
       }
-      const byAgent = (link: string | undefined) => messages.filter((message) => message.getType() !== 'ai' || (link === undefined ? message.name !== RESEARCHER : worker.get(message) === link));
+      const byAgent = (link: string | undefined) => messages.filter((message) => message.getType() !== 'ai' || (link === undefined ? !isWorker(message) : worker.get(message) === link));
       const steps: FrameworkStep[] = [
         ...stepsOf(byAgent(undefined), [], plan.handoff ? GRAPH : ROOT),
         ...[...new Set(worker.values())].flatMap((link) => stepsOf(byAgent(link), [link], RESEARCHER)),
@@ -487,20 +588,29 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         model: 'gpt-4.1',
         steps,
         retried: fake.failedRequests,
+        ...(pausedTools === 0 ? {} : { pausedTools }),
+        // Each expert run, each worker that ran (a worker resumed after its pause is the same one).
+        subagents: expertRuns.length + (plan.sends ? sentTasks.size : handoffCalls.length > 0 ? 1 : 0),
         totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) },
         turns,
         // A researcher handed the conversation has none (it ends with the handoff's ToolMessage); one sent a task has it.
+        // A worker started afresh on its task: the request that starts it again ends with the task.
+        ...(droppedTurns.length === 0 ? {} : { startedAfresh: droppedTurns.flatMap((turn) => { const task = requestOf.get(reported.find((message) => message.getType() === 'ai' && turnOf(message) === turn)!)?.task; return task !== undefined && sentTasks.has(task) ? [sentTasks.get(task)!] : []; }) }),
         ...(expertRuns.length === 0 && sentTasks.size === 0 ? {} : { subagentPrompts: new Map([...expertRuns.map((run) => [run.link, run.task] as const), ...[...sentTasks].map(([task, link]) => [link, task] as const)]) }),
-        ...(plan.approvals
+        ...(asks
           ? {
               approvals: {
                 decided,
+                // Every call asked about, with the agent that asked (a decision that never reached the middleware has no answer).
+                asked: askedBy,
+                inCallsTrajectory: true,
                 // Every call of a tool that needs approval: ran, rejected with what the model was told, or (approved
                 // beside a rejected call, which the middleware drops; or left by an aborted run) never run.
                 outcomes: approvalCalls.map((call) => {
                   const message = told.get(call.id);
                   const rejected = decided.some((decision) => decision.id === call.id && !decision.approved);
-                  return message === undefined ? { id: call.id, denied: false, told: undefined, ran: false } : { id: call.id, denied: rejected, told: message.content };
+                  // A call the agent had no tool for: ToolNode told the model it failed.
+                  return message === undefined ? { id: call.id, denied: false, told: undefined, ran: false } : { id: call.id, denied: rejected, told: message.content, ...(message.status === 'error' ? { failed: true } : {}) };
                 }),
               },
             }

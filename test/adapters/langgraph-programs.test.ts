@@ -238,7 +238,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
-  it('a worker that asks a human (humanInTheLoopMiddleware) on a thread: asked once, in the worker\'s trajectory; the resuming Command continues the worker as a sub-agent and answers the request', async () => {
+  it('a worker that asks a human (humanInTheLoopMiddleware) on a thread: asked once, in the worker\'s trajectory; the resuming Command continues the same sub-agent, where the request is answered and the approved call ends', async () => {
     const { fetch } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_to_ops', name: 'transfer_to_ops', args: {} }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
       anthropicMessage({ id: 'msg_ops1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
@@ -266,26 +266,89 @@ describe('LangGraph programs through the LangChain adapter', () => {
     expectNothingLost(counters);
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);
-    const [asking, resumed] = subagents(doc, 2);
-    // Asked once, by the worker that paused (not again by the runs the interrupt bubbled through); the decision answers it in the worker resumed.
-    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook === 'subagent_stop').map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+    // One sub-agent: the worker that paused goes on in its own trajectory when the Command resumes it.
+    const [worker] = subagents(doc, 1);
+    // Asked once, by the worker that paused (not again by the runs the interrupt bubbled through); the decision answers it
+    // in the same worker, which stops once, when it is done.
+    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_')).map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+      ['subagent_start', 'ops-1:sub:call_to_ops', 'call_to_ops', undefined],
       ['pre_approval_request', 'ops-1:sub:call_to_ops', 'toolu_delete', undefined],
-      ['subagent_stop', 'ops-1:sub:call_to_ops', 'call_to_ops', 'interrupted'],
-      ['post_approval_response', resumed.session_id, 'toolu_delete', 'once'],
-      ['subagent_stop', resumed.session_id, expect.stringMatching(/:agent:1$/), 'completed'],
+      ['post_approval_response', 'ops-1:sub:call_to_ops', 'toolu_delete', 'once'],
+      ['subagent_stop', 'ops-1:sub:call_to_ops', 'call_to_ops', 'completed'],
     ]);
-    expect(asking.session_id).toBe('ops-1:sub:call_to_ops');
-    expect(callsOf(asking)).toEqual([['toolu_delete', { path: '/tmp/old.log' }]]);
-    // The supervisor's own steps, on both turns: the resumed turn starts inside the worker, which stays a sub-agent.
-    expect(refOf(doc, 'call_to_ops')).toBe(asking.trajectory_id);
-    expect(callsOf(doc).map(([id]) => id)).toEqual(['call_to_ops', expect.stringMatching(/^subagent:/)]);
+    expect(worker.session_id).toBe('ops-1:sub:call_to_ops');
+    // The worker's turns: the one that asked, and the resumed one, which repeats no user step.
+    const workerTurns = recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === worker.session_id).map((e) => [e.payload.interrupted, e.payload.completed]);
+    expect(workerTurns).toEqual([[true, false], [false, true]]);
+    expect(callsOf(worker)).toEqual([['toolu_delete', { path: '/tmp/old.log' }]]);
+    // The supervisor's own steps, on both turns: the resumed turn starts inside the worker, which stays a sub-agent, linked once.
+    expect(refOf(doc, 'call_to_ops')).toBe(worker.trajectory_id);
+    expect(callsOf(doc).map(([id]) => id)).toEqual(['call_to_ops']);
     expect(agentSteps(doc).at(-1)!.message).toBe('The old log is gone.');
-    // The approved call ran in the resumed worker: its result is there (its call is in the trajectory of the run that asked).
-    expect((resumed.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).map((r: AtifDoc) => r.content))).toEqual(['deleted /tmp/old.log']);
-    expect(agentSteps(resumed).filter((step) => step.message !== '').map((step) => step.message)).toEqual(['Deleted /tmp/old.log.']);
+    // The approved call ran in the resumed worker: its result is on the step that made the call.
+    expect((worker.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).map((r: AtifDoc) => [r.source_call_id, r.content]))).toEqual([['toolu_delete', 'deleted /tmp/old.log']]);
+    expect(agentSteps(worker).filter((step) => step.message !== '').map((step) => step.message)).toEqual(['Deleted /tmp/old.log.']);
+    // Handed the conversation, the worker has no prompt of its own, and its resumed turn adds none.
+    expect(userSteps(worker)).toEqual([]);
     expect(recordedCounts(doc)).toEqual(reported(second.messages, 'chatcmpl-sup'));
-    expect([...recordedCounts(asking), ...recordedCounts(resumed)]).toEqual(reported(second.messages, 'msg_ops'));
+    expect(recordedCounts(worker)).toEqual(reported(second.messages, 'msg_ops'));
     expect(recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === 'ops-1').map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  it('an agent run from a tool asks a human inside it (humanInTheLoopMiddleware): asked once, by that agent, not again for the tool; the resuming Command answers it in the same sub-agent', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_ask_ops', name: 'ask_ops', args: { question: 'Delete /tmp/old.log' } }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+      anthropicMessage({ id: 'msg_ops1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
+      anthropicMessage({ id: 'msg_ops2', model: CLAUDE, content: [{ type: 'text', text: 'I kept /tmp/old.log.' }], usage: { input_tokens: 110, output_tokens: 9, cache_read_input_tokens: 32 } }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'Ops kept the log.', usage: { prompt_tokens: 150, completion_tokens: 7 } }),
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const ops = createAgent({ model: anthropic(fetch), tools: [deleteFile], name: 'ops', middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })] });
+    let opsMessages: BaseMessage[] = [];
+    // The agent runs with the tool's config: it is a sub-agent of the call, and keeps its pause in the run's checkpointer.
+    const askOps = tool(
+      async ({ question }, config) => {
+        opsMessages = (await ops.invoke({ messages: [{ role: 'user', content: question }] }, config)).messages;
+        return opsMessages.at(-1)!.text;
+      },
+      { name: 'ask_ops', description: 'Ask the ops agent', schema: z.object({ question: z.string() }) },
+    );
+    const assistant = createAgent({ model: openai(fetch), tools: [askOps], name: 'assistant', checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-tool-agent-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'ops-2' } };
+    const first = await assistant.invoke({ messages: [{ role: 'user', content: 'Clean up the old log' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await assistant.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('Ops kept the log.');
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The request and its answer in the sub-agent that asked; the tool that ran it only paused (and ran again).
+    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_')).map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+      ['subagent_start', 'ops-2:sub:call_ask_ops', 'call_ask_ops', undefined],
+      ['pre_approval_request', 'ops-2:sub:call_ask_ops', 'toolu_delete', undefined],
+      ['post_approval_response', 'ops-2:sub:call_ask_ops', 'toolu_delete', 'deny'],
+      ['subagent_stop', 'ops-2:sub:call_ask_ops', 'call_ask_ops', 'completed'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.session_id, e.payload.tool_call_id, e.payload.status, e.payload.result])).toEqual([
+      ['ops-2', 'call_ask_ops', 'interrupted', null],
+      ['ops-2:sub:call_ask_ops', 'toolu_delete', 'denied', 'Keep it.'],
+      ['ops-2', 'call_ask_ops', 'ok', 'I kept /tmp/old.log.'],
+    ]);
+    // One sub-agent trajectory: its question, the call it asked about (denied with what the model was told), its answer.
+    const [worker] = subagents(doc, 1);
+    expect(worker.session_id).toBe('ops-2:sub:call_ask_ops');
+    expect(userSteps(worker)).toEqual(['Delete /tmp/old.log']);
+    expect(observed(worker)).toEqual([['toolu_delete', 'Keep it.', expect.anything()]]);
+    expect(agentSteps(worker).map((step) => step.message)).toEqual(['', 'I kept /tmp/old.log.']);
+    expect(refOf(doc, 'call_ask_ops')).toBe(worker.trajectory_id);
+    expect(userSteps(doc)).toEqual(['Clean up the old log']);
+    expect(recordedCounts(doc)).toEqual(reported(second.messages));
+    expect(recordedCounts(worker)).toEqual(reported(opsMessages));
     await sameOnNative(recorded);
   }, 30_000);
 
@@ -643,6 +706,57 @@ describe('LangGraph programs through the LangChain adapter', () => {
       await sameOnNative(recorded);
     }, 30_000);
   }
+
+  it("a worker whose node its RetryPolicy ran again asks a human, and the Command resuming it reaches no middleware (LangGraph starts the worker afresh): asked, never answered, the rejected call never denied; one sub-agent", async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_to_ops', name: 'transfer_to_ops', args: {} }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+      openAiError(503, 'server_error', 'The server is overloaded.'),
+      chatCompletion({ id: 'chatcmpl-ops1', model: GPT, content: null, toolCalls: [{ id: 'call_delete', name: 'delete_file', args: { path: '/tmp/old.log' } }], usage: { prompt_tokens: 70, completion_tokens: 20 } }),
+      // Resumed, the worker starts again from its beginning: its model is asked again, and answers without the tool.
+      chatCompletion({ id: 'chatcmpl-ops2', model: GPT, content: 'Nothing to delete after all.', usage: { prompt_tokens: 72, completion_tokens: 9 } }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'Nothing was deleted.', usage: { prompt_tokens: 150, completion_tokens: 7 } }),
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const supervisor = createAgent({ model: openai(fetch), tools: [createHandoffTool('ops')], name: 'supervisor' });
+    const ops = createAgent({ model: openai(fetch), tools: [deleteFile], name: 'ops', middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })] });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor.graph, { ends: ['ops', END] })
+      .addNode('ops', ops.graph, { retryPolicy: { maxAttempts: 2, initialInterval: 1, jitter: false } })
+      .addEdge(START, 'supervisor')
+      .addEdge('ops', 'supervisor')
+      .compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-worker-retried-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'ops-3' } };
+    const first = await graph.invoke({ messages: [{ role: 'user', content: 'Delete /tmp/old.log' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await graph.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('Nothing was deleted.');
+    // What LangGraph did: the resumed worker asked its model again with the request it first made (no rejection in it).
+    expect(requests).toHaveLength(5);
+    expect(JSON.stringify(requests[3]!.body)).not.toContain('Keep it.');
+    expect((requests[3]!.body as { messages: unknown[] }).messages).toEqual((requests[2]!.body as { messages: unknown[] }).messages);
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The request stays unanswered (no decision reached the middleware) and the call never ran nor was denied.
+    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_')).map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+      ['subagent_start', 'ops-3:sub:call_to_ops', 'call_to_ops', undefined],
+      ['pre_approval_request', 'ops-3:sub:call_to_ops', 'call_delete', undefined],
+      ['subagent_stop', 'ops-3:sub:call_to_ops', 'call_to_ops', 'completed'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call' && e.payload.tool_call_id === 'call_delete')).toEqual([]);
+    // One sub-agent: the failed attempt and its retry, the call it paused on, and its fresh start's answer.
+    const [worker] = subagents(doc, 1);
+    expect(agentSteps(worker).map((step) => [step.extra?.invocation?.status ?? null, step.message, (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id)])).toEqual([
+      ['failed', expect.stringContaining('overloaded'), []],
+      [expect.anything(), '', ['call_delete']],
+      [expect.anything(), 'Nothing to delete after all.', []],
+    ]);
+    await sameOnNative(recorded);
+  }, 30_000);
 
   it('a node that throws fails the turn with its error; the run is one failed turn', async () => {
     const { fetch } = scriptedFetch([chatCompletion({ id: 'chatcmpl-v1', model: GPT, content: 'DROP TABLE users;', usage: { prompt_tokens: 20, completion_tokens: 6 } })]);

@@ -101,6 +101,15 @@ export interface FrameworkTruth {
   retried?: readonly number[];
   /** As `retried`, counted among the run's own agent's calls (where sub-agents' calls are recorded in another order than sent). */
   retriedOwn?: readonly number[];
+  /** Tool runs the framework stopped for an approval asked inside them (an agent the tool ran) and ran again on resuming: one start/end pair more each. */
+  pausedTools?: number;
+  /**
+   * Sub-agents (their links, as in `subagentPrompts`) the framework started again from their prompt within their run (a
+   * LangGraph worker resumed afresh): the request that starts again ends with the prompt, shown as its user step again.
+   */
+  startedAfresh?: readonly string[];
+  /** How many sub-agents the framework ran (an agent resumed after a pause is the same one): the embedded trajectories. */
+  subagents?: number;
   /** A sub-agent's steps may be recorded after later calls of its parent: the steps are compared per trajectory. */
   lateSubagentSteps?: boolean;
   /**
@@ -122,6 +131,8 @@ export interface FrameworkTruth {
      * decides some as it asks, a person the rest later); with the agent that asked, a call nobody decided.
      */
     asked?: ReadonlyArray<string | { id: string; agent: string }>;
+    /** Asked and answered in the very trajectory whose step made the call (the agent that paused goes on in it when resumed). */
+    inCallsTrajectory?: boolean;
   };
   /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
   turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
@@ -197,12 +208,14 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   const answeredThere = (step: AtifDoc, trajectory: AtifDoc) => step.source === 'system' && reopened(trajectory.session_id);
   for (const trajectory of docs) {
     const steps = trajectory.steps as AtifDoc[];
+    const link = String(trajectory.session_id).slice(`${doc.session_id}:sub:`.length);
+    const started = trajectory === doc ? truth.prompt : truth.subagentPrompts?.get(link);
     const repeated = (step: AtifDoc, index: number) => {
       const before = steps[index - 1];
-      return index > 0 && step.source === 'user' && step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0;
+      const afresh = started !== undefined && truth.startedAfresh?.includes(link) === true && step.message === started;
+      return index > 0 && step.source === 'user' && (afresh || (step.message === truth.prompt && before?.source === 'agent' && before.message === '' && (before.tool_calls ?? []).length === 0));
     };
     const kept = steps.filter((step, index) => !repeated(step, index) && !linkStep(step, trajectory) && !answeredThere(step, trajectory));
-    const started = trajectory === doc ? truth.prompt : truth.subagentPrompts?.get(String(trajectory.session_id).slice(`${doc.session_id}:sub:`.length));
     expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(started === undefined ? [] : ['user']), ...agentStepsOf(trajectory).map(() => 'agent')]);
     if (started !== undefined) expect(steps[0], `${label}\n${trajectory.session_id}: its prompt`).toMatchObject({ source: 'user', message: started });
   }
@@ -274,7 +287,7 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   // One tool start/end pair per tool the framework ran.
   if (truth.steps !== undefined) {
     const tools = atof.filter((event) => event.kind === 'scope' && event.category === 'tool');
-    const ran = truth.steps.reduce((sum, step) => sum + step.results.length, 0);
+    const ran = truth.steps.reduce((sum, step) => sum + step.results.length, 0) + (truth.pausedTools ?? 0);
     expect([tools.filter((event) => event.scope_category === 'start').length, tools.filter((event) => event.scope_category === 'end').length], `${label}\ntool start/end pairs against the tools run`).toEqual([ran, ran]);
   }
 
@@ -297,6 +310,26 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     { prompt: sum('total_prompt_tokens'), completion: sum('total_completion_tokens'), cached: sum('total_cached_tokens') },
     `${label}\nfinal metrics against the framework's totals`,
   ).toEqual(all.length === failed ? { prompt: undefined, completion: undefined, cached: undefined } : truth.totals);
+  // Per trajectory too, where each step's is known: its final metrics are its own steps' tokens, as the framework reported
+  // them (completion tokens where it reports them per step).
+  if (truth.steps !== undefined && truth.error === undefined && known.length > 0 && known.every((step) => step.trajectory !== undefined)) {
+    const perStep = !known.some((step) => step.completion === null);
+    const total = (values: Array<number | null | undefined>) => (values.every((value) => value === undefined) ? undefined : values.reduce<number>((a, b) => a + (b ?? 0), 0));
+    const expectedBy = docs.map((trajectory) => {
+      const own = known.filter((step) => [doc.session_id, ...step.trajectory!].join(':sub:') === trajectory.session_id);
+      return { session: trajectory.session_id, prompt: total(own.map((step) => step.prompt)), ...(perStep ? { completion: total(own.map((step) => step.completion)) } : {}), cached: total(own.map((step) => step.cached)) };
+    });
+    const gotBy = docs.map((trajectory) => ({
+      session: trajectory.session_id,
+      prompt: trajectory.final_metrics?.total_prompt_tokens,
+      ...(perStep ? { completion: trajectory.final_metrics?.total_completion_tokens } : {}),
+      cached: trajectory.final_metrics?.total_cached_tokens,
+    }));
+    expect(gotBy, `${label}\neach trajectory's final metrics against its steps' tokens`).toEqual(expectedBy);
+  }
+  // One trajectory per session, and as many sub-agents as the framework ran (no second one for an agent that went on).
+  expect(docs.map((trajectory) => trajectory.session_id).filter((session, index, all) => all.indexOf(session) !== index), `${label}\ntrajectories sharing a session`).toEqual([]);
+  if (truth.subagents !== undefined) expect(docs.length - 1, `${label}\nsub-agent trajectories against the sub-agents the framework ran`).toEqual(truth.subagents);
   if (truth.ownTotals !== undefined) {
     const own = doc.final_metrics ?? {};
     expect({ prompt: own.total_prompt_tokens, completion: own.total_completion_tokens, cached: own.total_cached_tokens }, `${label}\nthe run's own agent's final metrics against the framework's`).toEqual(truth.ownTotals);
@@ -314,6 +347,13 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const askedOrder = truth.approvals.asked?.map((entry) => (typeof entry === 'string' ? (byId.get(entry) ?? { id: entry, agent: '(never decided)' }) : entry)) ?? decided;
     expect(asked, `${label}
 approval requests against the calls the run paused for`).toEqual(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
+    if (truth.approvals.inCallsTrajectory === true) {
+      const callsSession = new Map(docs.flatMap((trajectory) => (trajectory.steps as AtifDoc[]).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id as string, trajectory.session_id as string] as const))));
+      const where = (name: string) => hooked(name).map((payload) => ({ id: payload.tool_call_id, session: payload.session_id }));
+      for (const name of ['pre_approval_request', 'post_approval_response']) {
+        expect(where(name), `${label}\n${name} in the trajectory that made the call`).toEqual(where(name).map(({ id }) => ({ id, session: callsSession.get(id) })));
+      }
+    }
     expect(answered, `${label}
 approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
     const toolEnds = hooked('post_tool_call');

@@ -9,7 +9,7 @@ import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.t
 
 interface Pair { a: string | null; b: string | null; kind: string; title: string; status: string; differences: { field: string; tool?: string; a: unknown; b: unknown }[]; delta: { durationUs: number | null; promptTokens: number; completionTokens: number; cachedTokens: number; costUsd: number | null } }
 interface Totals { steps: number; llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number; costUsd: number | null; durationUs: number | null }
-interface Report { command: string; equivalent: boolean; summary: { same: number; changed: number; onlyA: number; onlyB: number }; pairs: Pair[]; totals: { a: Totals; b: Totals; delta: Totals } }
+interface Report { command: string; equivalent: boolean; summary: { same: number; changed: number; onlyA: number; onlyB: number }; pairs: Pair[]; onlyRecorded: { fact: string; run: string; values: string[] }[]; totals: { a: Totals; b: Totals; delta: Totals } }
 
 const DEMO = readFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), 'utf8').trimEnd().split('\n');
 type Line = { hook: string; payload: Record<string, unknown> };
@@ -39,6 +39,10 @@ const changedResult = await record((stream) =>
 );
 const otherModel = await record((stream) =>
   stream.map((line) => (line.payload.api_request_id === 'turn-1:api:4' ? (JSON.parse(JSON.stringify(line).replaceAll('gpt-4o-2024-08-06', 'gpt-4.1-2025-04-14')) as Line) : line)),
+);
+
+const interrupted = await record((stream) =>
+  stream.map((line) => (line.hook === 'on_session_end' && line.payload.session_id === 'demo-session-7f3a' ? { ...line, payload: { ...line.payload, completed: false, interrupted: true, turn_exit_reason: 'interrupted' } } : line)),
 );
 
 describe('nemo-relay-hooks compare', () => {
@@ -99,6 +103,26 @@ describe('nemo-relay-hooks compare', () => {
     expect(changed).toHaveLength(1);
     expect(changed[0]).toMatchObject({ a: '6', b: '6', status: 'changed' });
     expect(changed[0]!.differences).toEqual([{ field: 'model', a: 'gpt-4o-2024-08-06', b: 'gpt-4.1-2025-04-14' }]);
+  });
+
+  it('names a turn that ended interrupted against one that completed where both files record it (ATOF), and says which file alone does', async () => {
+    const { code, report } = await compareJson(original.atof, interrupted.atof);
+    expect(code).toBe(1);
+    const changed = report.pairs.filter((pair) => pair.status !== 'same');
+    expect(changed).toHaveLength(1);
+    expect(changed[0]).toMatchObject({ kind: 'user', differences: [{ field: 'turn', a: 'completed', b: 'interrupted' }] });
+    expect(report.onlyRecorded).toEqual([]);
+    // A trajectory records no turn's end (nor approvals): against one, the ATOF file's say so and compare nothing.
+    const across = await compareJson(original.atif, interrupted.atof);
+    expect(across.code).toBe(0);
+    expect(across.report.onlyRecorded).toEqual([
+      { fact: 'approval', run: 'b', values: ['terminal: once'] },
+      { fact: 'turn', run: 'b', values: ['“The date parser test is flaky. Find out…”: interrupted'] },
+    ]);
+    expect((await compareJson(interrupted.atof, original.atif)).report.onlyRecorded).toEqual([
+      { fact: 'approval', run: 'a', values: ['terminal: once'] },
+      { fact: 'turn', run: 'a', values: ['“The date parser test is flaky. Find out…”: interrupted'] },
+    ]);
   });
 
   it('compares ATOF runs the same way (scope uuids as ids) and prints the text report', async () => {

@@ -6,7 +6,7 @@
 // model asked for never ran: both files of one run must show them, as calls
 // that did not run, and count them the same; the ATOF file, which holds the
 // approval requests and the turn's interrupted end, says why.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, OpenAIChatCompletionsModel, run, tool } from '@openai/agents';
@@ -22,7 +22,7 @@ import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
 import { useTracing } from '../adapters/openai-agents/support.ts';
 import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
 import { chatCompletion, scriptedFetch, wireResponse } from '../support/provider-wire.ts';
-import { generateText, stepCountIs, tool as aiTool } from 'ai';
+import { generateText, stepCountIs, tool as aiTool, type ModelMessage } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
@@ -38,6 +38,45 @@ const calls = (session: JsonNode) =>
   all(session)
     .filter((candidate) => candidate.kind === 'tool')
     .map((call) => ({ call: `${call.title}: ${call.note ?? ''}`, marks: call.children.filter((child) => child.kind === 'mark').map((mark) => mark.title) }));
+
+interface Compared {
+  code: number;
+  equivalent: boolean;
+  pairs: { status: string; title: string; differences: { field: string; tool?: string; a: unknown; b: unknown }[] }[];
+  onlyRecorded: { fact: string; run: string; values: string[] }[];
+}
+
+/** `compare --json` of two runs, with its exit code. */
+async function compared(a: string, b: string): Promise<Compared> {
+  const result = await cliInProcess(['compare', a, b, '--json']);
+  expect(result.stderr).toBe('');
+  return { code: result.code, ...(JSON.parse(result.stdout) as Omit<Compared, 'code'>) };
+}
+
+/** What differs, one line per difference (`field: a → b`) or unpaired step (`only-b turn`). */
+const differencesOf = (report: Compared) =>
+  report.pairs.flatMap((pair) =>
+    pair.status === 'changed' ? pair.differences.map((difference) => `${difference.field}${difference.tool ? ` ${difference.tool}` : ''}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
+  );
+
+/**
+ * One run paused for an approval and resumed, compared as its ATIF file and its ATOF file: the same steps (the
+ * ATOF file's resumed run is a turn of its own, the trajectory's one user step goes on), and what only the ATOF
+ * file records, the decision and the pause, said as such.
+ */
+async function expectOneRunTwoWays(files: { atif: string; atof: string }, decision: string, turn: string): Promise<void> {
+  const report = await compared(files.atif, files.atof);
+  expect(differencesOf(report)).toEqual([]);
+  expect(report.code).toBe(0);
+  expect(report.onlyRecorded).toEqual([
+    { fact: 'approval', run: 'b', values: [decision] },
+    { fact: 'turn', run: 'b', values: [turn] },
+  ]);
+  const text = (await cliInProcess(['compare', files.atof, files.atif])).stdout.split('\n');
+  expect(text).toContain(`only a's file records approval decisions (not compared): ${decision}`);
+  expect(text).toContain(`only a's file records how turns ended (not compared): ${turn}`);
+  expect(text.at(-2)).toMatch(/^runs are equivalent: 3 steps/);
+}
 
 /** The same run as a plugin-host ATIF file (its observed_events keep the approval marks). */
 async function pluginHostCopy(atof: string): Promise<string> {
@@ -175,6 +214,11 @@ describe('view: who decided an approval and what they said', () => {
       expect(session.totals, kind).toMatchObject({ toolCalls: 2, errors: 1 });
       expect(all(session).filter((candidate) => candidate.kind === 'tool').map((call) => (call as JsonNode & { error?: string }).error ?? 'ran'), kind).toEqual(['ran', 'denied: protected']);
     }
+    // The request names gpt-4o and the response gpt-4o-2024-08-06: the trajectory names the model that answered, so
+    // compare reads that model from the ATOF file too, and the run's two files are one run.
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
   }, 30_000);
 });
 
@@ -204,9 +248,7 @@ describe('view: a call run after the run resumed', () => {
       const asker = all(session).find((candidate) => candidate.kind === 'llm' && candidate.note === '→ issue_refund')!;
       expect(asker.children.map((child) => `${child.title}: ${child.note ?? ''}`), kind).toEqual(['tool issue_refund: {"invoice":"INV-7"}']);
     }
-    // The ATOF file's resumed run is a turn of its own (the trajectory has one user step): that is its only difference.
-    const report = JSON.parse((await cliInProcess(['compare', files.atif, files.atof, '--json'])).stdout);
-    expect(report.pairs.filter((pair: { status: string }) => pair.status !== 'same').map((pair: { status: string; title: string }) => `${pair.status} ${pair.title.split(' ')[0]}`)).toEqual(['only-b turn']);
+    await expectOneRunTwoWays(files, 'issue_refund: once', '“Refund INV-7, please.”: interrupted, resumed, completed');
   }, 30_000);
 
   it('LangGraph: a tool that calls interrupt(), run again when resumed: both runs under the LLM call that asked, the first said interrupted (ATOF)', async () => {
@@ -243,12 +285,179 @@ describe('view: a call run after the run resumed', () => {
     // Its time is the run that gave the result (the second; the trajectory's stamps are to the millisecond).
     const [, rerun] = asker.children as (JsonNode & { startUs: number })[];
     expect(Math.abs((call[0] as JsonNode & { startUs: number }).startUs - rerun!.startUs)).toBeLessThanOrEqual(1000);
+    // Run twice, one call, as the trajectory counts it: the same totals from either file, and compare finds one run.
+    for (const session of [atof, atif]) expect(session.totals).toMatchObject({ llmCalls: 2, toolCalls: 1, errors: 0 });
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+    expect(report.onlyRecorded).toEqual([{ fact: 'turn', run: 'b', values: ['“Book a stay at the McKittrick Hotel.”: interrupted, resumed, completed'] }]);
+  }, 30_000);
+});
+
+describe('compare: one run paused for an approval and resumed, its ATIF file against its ATOF file', () => {
+  it('LangChain humanInTheLoopMiddleware, approved and resumed by a Command', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-rm1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/report.txt' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }),
+      chatCompletion({ id: 'chatcmpl-rm2', model: 'gpt-4.1-2025-04-14', content: 'Removed /tmp/report.txt.', usage: { prompt_tokens: 80, completion_tokens: 7 } }),
+    ]);
+    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
+    });
+    const recorded = recordedPlugin('compare-hitl-resumed');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-8' } };
+    expect((await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/report.txt' }] }, config)).__interrupt__).toBeDefined();
+    const second = await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }] } }), config);
+    expect(second.messages.at(-1)!.content).toBe('Removed /tmp/report.txt.');
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    await expectOneRunTwoWays(filesOf(recorded.dir), 'remove: once', '“Remove /tmp/report.txt”: interrupted, resumed, completed');
+  }, 30_000);
+
+  it('AI SDK, a tool with needsApproval answered by a tool-approval-response and run again', async () => {
+    const fake = new FakeProvider();
+    fake.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_tmp', name: 'deleteFile', args: { path: '/tmp/cache.db' } }], usage: { input: 60, output: 30 } });
+    fake.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'Deleted /tmp/cache.db.', usage: { input: 120, output: 14 } });
+    const recorded = recordedPlugin('compare-ai-sdk-resumed');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'cleanup-9' });
+    const deleteFile = aiTool({ description: 'Delete a file', inputSchema: z.object({ path: z.string() }), needsApproval: true, execute: async ({ path: file }) => `deleted ${file}` });
+    const model = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o');
+    const messages: ModelMessage[] = [{ role: 'user', content: 'Delete /tmp/cache.db' }];
+    const first = await generateText({ model, messages, tools: { deleteFile }, stopWhen: stepCountIs(3) });
+    const [request] = first.content.filter((part) => part.type === 'tool-approval-request') as unknown as { approvalId: string }[];
+    messages.push(...first.response.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request!.approvalId, approved: true }] });
+    expect((await generateText({ model, messages, tools: { deleteFile }, stopWhen: stepCountIs(3) })).text).toBe('Deleted /tmp/cache.db.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // The first call returns with the request pending: its turn completed, as the SDK says.
+    await expectOneRunTwoWays(filesOf(recorded.dir), 'deleteFile: once', '“Delete /tmp/cache.db”: completed, resumed, completed');
+  }, 30_000);
+});
+
+describe('compare: one run with calls run out of the order asked, or not at all, its ATIF file against its ATOF file', () => {
+  it('OpenAI Agents SDK: a handoff asked before a tool call that runs first; the agent handed to starts with no user message of its own', async () => {
+    useTracing('tracing off');
+    api.load({
+      'gpt-4.1-mini': [{ calls: [{ id: 'call_to_billing', name: 'transfer_to_billing', args: {} }, { id: 'call_clock', name: 'clock', args: {} }], usage: { input: 50, output: 8 } }],
+      'gpt-4.1': [{ text: 'Your invoice is settled.', usage: { input: 80, output: 6 } }],
+    });
+    const recorded = recordedPlugin('compare-handoff-order');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const clock = tool({ name: 'clock', description: 'The time', parameters: z.object({}), execute: async () => '12:00' });
+    const billing = new Agent({ name: 'billing', instructions: 'You answer billing questions.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4.1'), handoffDescription: 'Billing' });
+    const triage = new Agent({ name: 'triage', instructions: 'Route the customer.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4.1-mini'), tools: [clock], handoffs: [billing] });
+    expect((await run(triage, 'Is my invoice settled?')).finalOutput).toBe('Your invoice is settled.');
+    uninstall();
+    uninstall = undefined;
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    // The ATOF file has the calls in the order they ran (the clock first); the answer asked for the handoff first.
+    const ran = all(await viewed(files.atof)).filter((candidate) => candidate.kind === 'tool').map((candidate) => candidate.title);
+    expect(ran).toEqual(['tool clock', 'tool transfer_to_billing']);
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+  }, 30_000);
+
+  it('LangChain humanInTheLoopMiddleware: a rejected call sends the answer back to the model, so the approved call and one that needed no approval never run', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({
+        id: 'chatcmpl-m1',
+        model: 'gpt-4.1-2025-04-14',
+        content: null,
+        toolCalls: [
+          { id: 'call_ls', name: 'list', args: { path: '/tmp' } },
+          { id: 'call_rm_a', name: 'remove', args: { path: '/tmp/a' } },
+          { id: 'call_rm_b', name: 'remove', args: { path: '/tmp/b' } },
+        ],
+        usage: { prompt_tokens: 40, completion_tokens: 20 },
+      }),
+      chatCompletion({ id: 'chatcmpl-m2', model: 'gpt-4.1-2025-04-14', content: 'I left /tmp/b alone.', usage: { prompt_tokens: 90, completion_tokens: 7 } }),
+    ]);
+    const list = lcTool(async () => 'a b', { name: 'list', description: 'List a folder', schema: z.object({ path: z.string() }) });
+    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [list, remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
+    });
+    const recorded = recordedPlugin('compare-hitl-rejected');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-10' } };
+    expect((await agent.invoke({ messages: [{ role: 'user', content: 'Clean /tmp' }] }, config)).__interrupt__).toBeDefined();
+    const second = await agent.invoke(new Command({ resume: { decisions: [{ type: 'approve' }, { type: 'reject', message: 'Keep b.' }] } }), config);
+    const answered = (second.messages as { tool_call_id?: string }[]).map((message) => message.tool_call_id).filter(Boolean);
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const files = filesOf(recorded.dir);
+    // What the framework did: only the rejection reached the model; neither other call ran.
+    expect(answered).toEqual(['call_rm_b']);
+    for (const [kind, file] of Object.entries(files)) {
+      const notes = all(await viewed(file)).filter((candidate) => candidate.kind === 'tool').map((candidate) => `${candidate.title}: ${candidate.note ?? ''}`);
+      expect(notes.sort(), kind).toEqual(['tool list: {"path":"/tmp"} · not run', 'tool remove: {"path":"/tmp/a"} · not run', 'tool remove: {"path":"/tmp/b"}']);
+    }
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+  }, 30_000);
+});
+
+describe('compare: a call a person edited before it ran', () => {
+  /** LangChain's humanInTheLoopMiddleware asking about `remove /tmp/a`: approved as asked, or edited to `/tmp/b`. */
+  async function removeRun(label: string, edit: boolean): Promise<{ atif: string; atof: string }> {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-e1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/a' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }),
+      chatCompletion({ id: 'chatcmpl-e2', model: 'gpt-4.1-2025-04-14', content: 'Done.', usage: { prompt_tokens: 80, completion_tokens: 2 } }),
+    ]);
+    const ran: string[] = [];
+    const remove = lcTool(async ({ path: file }) => (ran.push(file), 'removed'), { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+      tools: [remove],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: { allowedDecisions: ['approve', 'edit'] } } })],
+    });
+    const recorded = recordedPlugin(label);
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: label } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/a' }] }, config);
+    const decision = edit ? { type: 'edit', editedAction: { name: 'remove', args: { path: '/tmp/b' } } } : { type: 'approve' };
+    await agent.invoke(new Command({ resume: { decisions: [decision] } }), config);
+    expect(ran).toEqual([edit ? '/tmp/b' : '/tmp/a']);
+    handler.close();
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    return filesOf(recorded.dir);
+  }
+
+  it('the arguments are what the model asked for from either file; what the call ran with, where a person edited it, is compared where both files record it (ATOF) and said where one does', async () => {
+    const edited = await removeRun('compare-edited', true);
+    const asked = await removeRun('compare-as-asked', false);
+    const report = await compared(edited.atif, edited.atof);
+    expect(differencesOf(report)).toEqual([]);
+    expect(report.code).toBe(0);
+    expect(report.onlyRecorded.find((note) => note.fact === 'input')).toEqual({ fact: 'input', run: 'b', values: ['remove: {"path":"/tmp/b"}'] });
+    expect(differencesOf(await compared(asked.atof, edited.atof))).toEqual(['tool.input remove: null → [object Object]']);
+    expect((await cliInProcess(['compare', asked.atof, edited.atof])).stdout).toContain('remove input: (none) → {"path":"/tmp/b"}');
+    // A trajectory keeps what the model asked for: two ATIF files of these runs cannot tell them apart.
+    expect(differencesOf(await compared(asked.atif, edited.atif))).toEqual([]);
   }, 30_000);
 });
 
 describe('compare: approval decisions', () => {
-  /** One refund run: approved when asked, or with a tool that needs no approval. */
-  async function refundRun(label: string, needsApproval: boolean): Promise<{ atif: string; atof: string }> {
+  /** One refund run: approved or rejected when asked, or with a tool that needs no approval. */
+  async function refundRun(label: string, decision: 'approve' | 'reject' | 'unasked'): Promise<{ atif: string; atof: string }> {
+    const needsApproval = decision !== 'unasked';
     useTracing('tracing off');
     api.load({
       'gpt-4o': [
@@ -262,7 +471,8 @@ describe('compare: approval decisions', () => {
     const refunds = new Agent({ name: 'refunds', instructions: 'You issue refunds.', model: new OpenAIChatCompletionsModel(api.client(), 'gpt-4o'), tools: [issueRefund] });
     let result = await run(refunds, 'Refund INV-7, please.');
     if (needsApproval) {
-      result.state.approve(result.state.getInterruptions()[0]!);
+      if (decision === 'approve') result.state.approve(result.state.getInterruptions()[0]!);
+      else result.state.reject(result.state.getInterruptions()[0]!);
       result = await run(refunds, result.state);
     }
     expect(result.finalOutput).toBe('Refunded INV-7.');
@@ -274,18 +484,34 @@ describe('compare: approval decisions', () => {
   }
 
   it('a call approved when asked against the same call asked of nobody: the ATOF files differ in that decision; the ATIF files, which record none, do not', async () => {
-    const asked = await refundRun('compare-asked', true);
-    const unasked = await refundRun('compare-unasked', false);
-    const differences = async (a: string, b: string) => {
-      const report = JSON.parse((await cliInProcess(['compare', a, b, '--json'])).stdout);
-      return report.pairs.flatMap((pair: { status: string; title: string; differences?: { field: string; a: unknown; b: unknown }[] }) =>
-        pair.status === 'changed' ? (pair.differences ?? []).map((difference) => `${difference.field}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
-      );
-    };
-    // The asked run resumed: its second turn is the ATOF file's own.
-    expect(await differences(asked.atof, unasked.atof)).toEqual(['tool.approval: once → none', 'only-a turn']);
+    const asked = await refundRun('compare-asked', 'approve');
+    const unasked = await refundRun('compare-unasked', 'unasked');
+    const differences = async (a: string, b: string) => differencesOf(await compared(a, b));
+    // The asked run paused for the decision and resumed: its turn ended so, the other's did not.
+    expect(await differences(asked.atof, unasked.atof)).toEqual(['turn: interrupted, resumed, completed → completed', 'tool.approval issue_refund: once → none']);
     expect(await differences(asked.atif, unasked.atif)).toEqual([]);
     const text = (await cliInProcess(['compare', asked.atof, unasked.atof])).stdout;
     expect(text).toContain('issue_refund approval: once → none');
+  }, 30_000);
+
+  it('a call approved against the same call rejected: the decision and the outcome of the call differ, the denial printed once', async () => {
+    const approved = await refundRun('compare-approved', 'approve');
+    const rejected = await refundRun('compare-rejected', 'reject');
+    const denial = 'Tool execution was not approved.';
+    const outcome = [`tool.result issue_refund: Refunded INV-7 → ${denial}`, `tool.error issue_refund: null → denied: ${denial}`];
+    expect(differencesOf(await compared(approved.atof, rejected.atof))).toEqual([...outcome, 'tool.approval issue_refund: once → deny']);
+    expect(differencesOf(await compared(approved.atif, rejected.atif))).toEqual(outcome);
+    // The result of a denied call is what its error says (what the model was told): one line, each side's outcome.
+    for (const [a, b] of [[approved.atof, rejected.atof], [approved.atif, rejected.atif], [rejected.atif, approved.atof]] as const) {
+      const page = path.join(tempDir(), 'compare.html');
+      const text = (await cliInProcess(['compare', a, b, '--html', page])).stdout;
+      expect(text.split(denial)).toHaveLength(2);
+      expect(text).toMatch(a === rejected.atif ? /issue_refund outcome: denied: Tool execution was not approved\. → Refunded INV-7\n/ : /issue_refund outcome: Refunded INV-7 → denied: Tool execution was not approved\.\n/);
+      const html = readFileSync(page, 'utf8');
+      const rows = [...html.matchAll(/<ul class="diffs">(.*?)<\/ul>/g)].map((match) => match[1]).join('');
+      expect(rows.split(denial)).toHaveLength(2);
+      // The page says what only one file records, as the terminal does.
+      if (a === rejected.atif) expect(html).toMatch(/<p class="muted" id="only-recorded">only b(&#39;|&#x27;|')s file records approval decisions \(not compared\): issue_refund: once/);
+    }
   }, 30_000);
 });

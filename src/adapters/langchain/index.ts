@@ -60,6 +60,8 @@ interface Node {
   readonly toolCallId?: string;
   /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
   readonly task?: string;
+  /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
+  readonly name?: string;
   call?: ApiCall;
 }
 
@@ -83,6 +85,8 @@ interface Shared {
   readonly pendingApprovals: Map<string, Asked[]>;
   /** The own agent of each session's last run (a thread's next run, or the `Command` resuming it, starts with it). */
   readonly ownAgents: Map<string, string>;
+  /** Sub-agents paused for approval, their sessions kept open for the run that resumes them (`#pausedKey`). */
+  readonly pausedAgents: Map<string, AgentRun>;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -139,6 +143,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
   readonly #pendingApprovals: Map<string, Asked[]>;
   readonly #ownAgents: Map<string, string>;
+  readonly #pausedAgents: Map<string, AgentRun>;
+  /** Decisions of a resuming `Command`, answered when the node that paused ends on resuming (`#resumeApprovals`). */
+  readonly #awaitingDecisions = new WeakMap<AgentRun, { node: string; answer: () => void }>();
+  /** Sub-agents that are agents of a graph (a node), not runs started from a tool. */
+  readonly #graphAgents = new WeakSet<AgentRun>();
   /** Interrupts already asked about where they were raised (a sub-agent): the runs they bubble through only stop. */
   readonly #askedInterrupts = new WeakSet<object>();
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
@@ -166,21 +175,27 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map() }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new Map() }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
     this.#ownAgents = shared.ownAgents;
+    this.#pausedAgents = shared.pausedAgents;
   }
 
   /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
   close(): void {
-    this.#guard('close', () => this.#holds.releaseAll('closed'));
+    this.#guard('close', () => {
+      // Sub-agents still paused end before the sessions they belong to close.
+      for (const run of this.#pausedAgents.values()) run.closeLink();
+      this.#pausedAgents.clear();
+      this.#holds.releaseAll('closed');
+    });
   }
 
   /** Opens a top-level run, continuing its session when an earlier run of it left it open. */
   #startTopRun(start: Parameters<AdapterCore['startRun']>[0]): AgentRun | undefined {
-    const run = this.#core.startRun({ ...start, continuesSession: start.parent === undefined ? (sessionId) => this.#holds.has(sessionId) : undefined });
+    const run = this.#core.startRun({ ...start, continuesSession: start.parent === undefined ? (sessionId) => this.#holds.has(sessionId) : start.continuesSession });
     if (run?.ownsSession === true) this.#holds.take(run.sessionId);
     return run;
   }
@@ -278,7 +293,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata, inputs) : undefined;
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task });
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
         const retried = task === undefined ? undefined : this.#attempts.get(task);
         if (task !== undefined && retried !== undefined) {
@@ -290,19 +305,28 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
       if (parent?.run !== undefined && agent !== undefined) {
         // Another agent of the graph (a worker a supervisor routed to, an agent a handoff went to): a sub-agent of the run.
+        // One that paused for approval goes on in its own session when the `Command` resuming the thread resumes it.
+        const paused = this.#takePaused(`${parent.run.sessionId}>${agent.name}${agent.task === undefined ? '' : `>${agent.task}`}`, parent.run);
         const run = this.#core.startRun({
           runId,
           agentName: agent.name,
-          userMessage: () => userMessageOfInputs(inputs),
-          parent: { run: parent.run, toolCallId: agent.toolCallId },
+          userMessage: () => (paused === undefined ? userMessageOfInputs(inputs) : ''),
+          parent: { run: parent.run, toolCallId: paused?.parent?.toolCallId ?? agent.toolCallId },
+          continuesSubagent: paused !== undefined,
+          continuesSession: paused !== undefined,
         });
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined, task: agentTask });
-        if (run !== undefined && agent.task !== undefined) this.#sentTasks.set(run, agent.task);
+        if (run === undefined) return;
+        this.#graphAgents.add(run);
+        if (agent.task !== undefined) this.#sentTasks.set(run, agent.task);
         // A `Command` resuming the thread resumes the agent that asked: its decisions answer that agent's requests.
-        const resume = this.#agentsOf(parent.run).resume;
-        if (run !== undefined && resume !== undefined) this.#resumeApprovals(run, resume);
+        const resume = this.#resumeOf(parent.run);
+        if (resume !== undefined) this.#resumeApprovals(run, resume);
         return;
       }
+      // A sub-agent run from a tool that paused for approval: the tool runs again on resuming, and so does its agent.
+      const link = parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined;
+      const paused = link === undefined ? undefined : this.#takePaused(`${link.run.sessionId}:sub:${link.toolCallId}`, link.run);
       const run = this.#startTopRun({
         runId,
         conversationId: nonEmptyString(metadata?.thread_id) ?? nonEmptyString(metadata?.threadId) ?? nonEmptyString(metadata?.conversation_id),
@@ -310,14 +334,17 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         model: nonEmptyString(metadata?.ls_model_name),
         provider: nonEmptyString(metadata?.ls_provider),
         // A run resumed by a `Command` has no user message of its own (its request repeats the earlier one).
-        userMessage: () => (isResume(inputs) ? '' : userMessageOfInputs(inputs)),
-        parent: parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined,
+        userMessage: () => (isResume(inputs) || paused !== undefined ? '' : userMessageOfInputs(inputs)),
+        parent: link,
+        continuesSubagent: paused !== undefined,
+        continuesSession: paused !== undefined,
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
       if (run === undefined) return;
       const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
       if (own !== undefined) this.#agentsOf(run).own = own;
-      this.#resumeApprovals(run, inputs);
+      // A sub-agent's input is its own: the decisions are in the `Command` that resumed the top-level run.
+      this.#resumeApprovals(run, (link === undefined ? undefined : this.#resumeOf(link.run)) ?? inputs);
     });
   }
 
@@ -325,6 +352,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleChainEnd(outputs: unknown, runId: string): void {
     this.#guard('handleChainEnd', () => {
       const node = this.#take(runId);
+      // The node that paused for approval ran again with the decisions: the middleware applied them.
+      const awaiting = node?.run === undefined ? undefined : this.#awaitingDecisions.get(node.run);
+      if (awaiting !== undefined && node?.name === awaiting.node) {
+        this.#awaitingDecisions.delete(node.run!);
+        awaiting.answer();
+      }
+      if (node?.run !== undefined && node.kind === 'chain' && node.name === TOOL_NODE) this.#answerUnrun(node.run, outputs);
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
@@ -348,7 +382,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
       if (interrupt && !this.#interrupted.has(node.run)) {
         this.#interrupted.add(node.run);
-        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts);
+        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts, node.name);
       }
       if (!node.ownsRun) return;
       this.#interrupted.delete(node.run);
@@ -362,6 +396,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       this.#endRoot(node, runId, 'interrupted');
       // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
       if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
+      // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
+      if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
       this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
     });
   }
@@ -406,6 +442,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       ownsRun = true;
     }
     this.#agentsOf(run).calledModel = true;
+    // A resumed agent that calls its model before the node that paused ran again was started afresh (LangGraph runs a
+    // node its RetryPolicy retried again from its beginning): the decisions never reached the middleware.
+    this.#awaitingDecisions.delete(run);
     const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
@@ -503,10 +542,29 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#take(runId);
       if (node?.run === undefined || node.toolCallId === undefined) return;
       if (!isInterrupt(error)) return node.run.toolEnd(node.toolCallId, { error });
-      const interrupts = Array.isArray(error.interrupts) ? error.interrupts : [];
+      // An interrupt raised inside an agent the tool ran was asked about there: the tool only paused with it.
+      const interrupts = this.#firstSeen(error) && Array.isArray(error.interrupts) ? error.interrupts : [];
       for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
       node.run.toolEnd(node.toolCallId, { paused: true });
     });
+  }
+
+  /**
+   * The tool node's answers to calls no tool ran (a tool the agent does not have: `ToolNode` tells the model so in an
+   * error `ToolMessage` without running anything): each is a failed call with what the model was told.
+   */
+  #answerUnrun(run: AgentRun, outputs: unknown): void {
+    const unclaimed = this.#unclaimedCalls.get(run);
+    if (unclaimed === undefined || unclaimed.length === 0) return;
+    for (const message of toolMessagesOf(outputs)) {
+      if (message.status !== 'error') continue;
+      const index = unclaimed.findIndex((call) => call.id === message.tool_call_id);
+      if (index < 0) continue;
+      const [call] = unclaimed.splice(index, 1);
+      const result = contentText(message.content);
+      run.toolStart(call!);
+      run.toolEnd(call!.id, { result, failed: true, error: new ToolReportedError(String(result)) });
+    }
   }
 
   #addUnclaimed(run: AgentRun, calls: readonly CallOfTool[]): void {
@@ -586,6 +644,47 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     }
   }
 
+  /** The resuming `Command` of the top-level run `run` belongs to, when its own requests did not take it (a sub-agent's are answered). */
+  #resumeOf(run: AgentRun): unknown {
+    let top = run;
+    while (top.parent !== undefined) top = top.parent.run;
+    return this.#agentsOf(top).resume;
+  }
+
+  /** Where a paused sub-agent waits: an agent of a graph where its approvals do, one a tool ran by its session. */
+  #pausedKey(run: AgentRun): string {
+    return this.#graphAgents.has(run) ? this.#approvalKey(run) : run.sessionId;
+  }
+
+  /** Ends a sub-agent's turn as interrupted for approval, keeping its session open for the run that resumes it. */
+  #pause(run: AgentRun, error: unknown): void {
+    if (run.ended) return;
+    run.end('interrupted', undefined, error, { keepSessionOpen: true });
+    const key = this.#pausedKey(run);
+    this.#pausedAgents.get(key)?.closeLink();
+    this.#pausedAgents.delete(key);
+    this.#pausedAgents.set(key, run);
+    // Sub-agents nobody resumes must not pile up: the oldest are closed.
+    if (this.#pausedAgents.size > MAX_PENDING_APPROVALS) {
+      const [oldest, left] = this.#pausedAgents.entries().next().value!;
+      this.#pausedAgents.delete(oldest);
+      left.closeLink();
+    }
+  }
+
+  /**
+   * The paused sub-agent waiting at `key`, when a run resuming the thread starts it again under `parent` (it then
+   * goes on in its session); one that is not resumed so closes, and a new sub-agent starts.
+   */
+  #takePaused(key: string, parent: AgentRun): AgentRun | undefined {
+    const paused = this.#pausedAgents.get(key);
+    if (paused === undefined) return undefined;
+    this.#pausedAgents.delete(key);
+    if (paused.parent?.run.sessionId === parent.sessionId && this.#resumeOf(parent) !== undefined) return paused;
+    paused.closeLink();
+    return undefined;
+  }
+
   /** True the first time an interrupt is seen: it bubbles out of the agent that raised it through every graph above it. */
   #firstSeen(error: Loose): boolean {
     const interrupts = Array.isArray(error.interrupts) ? error.interrupts.filter(isRecord) : [];
@@ -608,7 +707,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
-  #askApprovals(run: AgentRun, interrupts: unknown): void {
+  #askApprovals(run: AgentRun, interrupts: unknown, node: string | undefined): void {
     if (!Array.isArray(interrupts)) return;
     const pending = this.#lastCalls.get(run) ?? [];
     const asked: Asked[] = [];
@@ -620,7 +719,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         if (!isRecord(action)) continue;
         const match = pending.find((call) => call.name === action.name && !asked.some((a) => a.id === call.id));
         const id = match?.id ?? `${String(action.name)}:${asked.length + 1}`;
-        asked.push({ id, call: match, interruptId, position });
+        asked.push({ id, call: match, interruptId, position, node });
         run.approvalRequest(id, nonEmptyString(action.description), nonEmptyString(action.name));
       }
     }
@@ -649,17 +748,26 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     };
     if (!asked.some((one, index) => decisionOf(one, index) !== undefined)) return;
     this.#pendingApprovals.delete(key);
-    asked.forEach((one, index) => {
+    const answer = () => asked.forEach((one, index) => {
       const { id, call } = one;
       const given = decisionOf(one, index);
       const decision = isRecord(given) ? given : {};
       const approved = decision.type === 'approve' || decision.type === 'edit';
       run.approvalResponse(id, approved);
       if (approved || call === undefined) return;
+      // Answered here: no tool runs for it.
+      const unclaimed = this.#unclaimedCalls.get(run);
+      const taken = unclaimed?.findIndex((other) => other.id === id) ?? -1;
+      if (taken >= 0) unclaimed!.splice(taken, 1);
       // A rejected call never runs: its outcome is the ToolMessage the middleware gives the model instead.
       run.toolStart(call);
       run.toolEnd(id, { name: call.name, denied: nonEmptyString(decision.message) ?? `User rejected the tool call for \`${call.name}\` with id ${id}` });
     });
+    // Answered when the node that paused runs again and ends (the middleware took the decisions), not before: a resumed
+    // agent LangGraph starts afresh never applies them.
+    const node = asked[0]?.node;
+    if (node === undefined) answer();
+    else this.#awaitingDecisions.set(run, { node, answer });
   }
 }
 
@@ -722,6 +830,22 @@ function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unk
   return taken?.toolCallId;
 }
 
+/** The name LangGraph's prebuilt `ToolNode` (and `createAgent`'s) runs under. */
+const TOOL_NODE = 'tools';
+
+/** The `ToolMessage`s in a tool node's output: its messages, or those of the updates it returned. */
+function toolMessagesOf(outputs: unknown): Loose[] {
+  const found: Loose[] = [];
+  const visit = (value: unknown, depth: number): void => {
+    if (depth > 3) return;
+    if (Array.isArray(value)) for (const item of value) visit(item, depth + 1);
+    else if (isRecord(value) && typeof value.tool_call_id === 'string') found.push(value);
+    else if (isRecord(value) && Array.isArray(value.messages)) visit(value.messages, depth + 1);
+  };
+  visit(outputs, 0);
+  return found;
+}
+
 /** A tool call an interrupt asked about: its id, the model's call when it was found, and which interrupt's action it is. */
 interface Asked {
   readonly id: string;
@@ -729,6 +853,8 @@ interface Asked {
   readonly interruptId: string | undefined;
   /** Its place among its interrupt's actions (the decisions of a resume by interrupt id are in that order). */
   readonly position: number;
+  /** The graph node that paused (the middleware's), when known. */
+  readonly node: string | undefined;
 }
 
 /** A tool run's input (the arguments object, or their JSON text) against the arguments the model gave its call. */

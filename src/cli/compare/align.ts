@@ -12,12 +12,12 @@
  */
 
 import { roundCost, type Figures } from '../view/rollup.ts';
-import type { RunStep, ToolCallFacts } from './steps.ts';
+import { canonical, type RunStep, type ToolCallFacts } from './steps.ts';
 
 export type PairStatus = 'same' | 'changed' | 'only-a' | 'only-b';
 
 export interface Difference {
-  /** `message`, `model`, `tools` (names or count), `tool.arguments`, `tool.result`, `tool.error`, `tool.approval`, `error`, `tokens`. */
+  /** `message`, `model`, `turn` (how it ended), `tools` (names or count), `tool.arguments`, `tool.input`, `tool.result`, `tool.error`, `tool.approval`, `error`, `tokens`. */
   field: string;
   /** The tool call it concerns (`tool.*` fields). */
   tool?: string;
@@ -138,6 +138,8 @@ function differencesOf(a: RunStep, b: RunStep): Difference[] {
   const out: Difference[] = [];
   if ((a.model ?? null) !== (b.model ?? null)) out.push({ field: 'model', a: a.model ?? null, b: b.model ?? null });
   if ((a.message ?? null) !== (b.message ?? null)) out.push({ field: 'message', a: a.message ?? null, b: b.message ?? null });
+  // Only when both files record how turns ended: a trajectory records none, which is no turn ended otherwise.
+  if (a.turnEnds !== undefined && b.turnEnds !== undefined && a.turnEnds.join(', ') !== b.turnEnds.join(', ')) out.push({ field: 'turn', a: a.turnEnds.join(', '), b: b.turnEnds.join(', ') });
   if ((a.error ?? null) !== (b.error ?? null)) out.push({ field: 'error', a: a.error ?? null, b: b.error ?? null });
   const namesA = a.toolCalls.map((call) => call.name);
   const namesB = b.toolCalls.map((call) => call.name);
@@ -161,31 +163,43 @@ function toolDifferences(a: ToolCallFacts, b: ToolCallFacts): Difference[] {
   if (canonical(a.arguments) !== canonical(b.arguments)) out.push({ field: 'tool.arguments', tool: a.name, a: a.arguments, b: b.arguments });
   if (canonical(a.result) !== canonical(b.result)) out.push({ field: 'tool.result', tool: a.name, a: a.result, b: b.result });
   if ((a.error ?? null) !== (b.error ?? null)) out.push({ field: 'tool.error', tool: a.name, a: a.error ?? null, b: b.error ?? null });
+  // Only when both files record what calls ran with (ATOF): a trajectory has what the model asked for.
+  if (a.input !== undefined && b.input !== undefined && canonical(a.input) !== canonical(b.input)) out.push({ field: 'tool.input', tool: a.name, a: a.input, b: b.input });
   // Only when both files record approvals: an exporter ATIF file records none, which is no decision changed.
   if (a.approval !== undefined && b.approval !== undefined && a.approval !== b.approval) out.push({ field: 'tool.approval', tool: a.name, a: a.approval, b: b.approval });
   return out;
 }
 
-const tokens = (step: RunStep) => ({ prompt: step.promptTokens, completion: step.completionTokens, cached: step.cachedTokens });
-
-/** JSON with object keys sorted, so `{a,b}` and `{b,a}` compare equal; a JSON string argument compares as what it encodes. */
-function canonical(value: unknown): string {
-  if (typeof value === 'string') {
-    const trimmed = value.trim();
-    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-      try {
-        return canonical(JSON.parse(trimmed) as unknown);
-      } catch {
-        // Not JSON: compared as the text it is.
-      }
-    }
-    return JSON.stringify(value);
+/**
+ * The differences as the terminal and the page print them. A call that failed on one side (a denied call, a tool
+ * that threw) differs in its result and its error, and its result is the text its error says (what the model was
+ * told): the two are one line, `tool.outcome`, each side's error, else its result, so that text is printed once.
+ */
+export function shownDifferences(differences: readonly Difference[]): Difference[] {
+  const out: Difference[] = [];
+  for (let index = 0; index < differences.length; index++) {
+    const result = differences[index]!;
+    const error = differences[index + 1];
+    if (result.field === 'tool.result' && error?.field === 'tool.error' && error.tool === result.tool && saysResult(error.a, result.a) && saysResult(error.b, result.b)) {
+      out.push({ field: 'tool.outcome', tool: result.tool!, a: error.a ?? result.a, b: error.b ?? result.b });
+      index += 1;
+    } else out.push(result);
   }
-  return JSON.stringify(value, (_key, inner: unknown) => {
-    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-    return Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-  }) ?? 'undefined';
+  return out;
 }
+
+/** Whether an error (`denied: Tool execution was not approved.`, cut at 80 characters) is the whole of a call's result. */
+function saysResult(error: unknown, result: unknown): boolean {
+  if (error === null || error === undefined || result === null || result === undefined) return true;
+  const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
+  const told = flat(typeof result === 'string' ? result : JSON.stringify(result));
+  const said = flat(String(error));
+  if (said.includes(told)) return true;
+  const cut = said.slice(said.indexOf(': ') + 2);
+  return cut.endsWith('…') && cut.length > 1 && told.startsWith(cut.slice(0, -1));
+}
+
+const tokens = (step: RunStep) => ({ prompt: step.promptTokens, completion: step.completionTokens, cached: step.cachedTokens });
 
 function deltaOf(a: RunStep | null, b: RunStep | null): StepDelta {
   const duration = a?.durationUs !== undefined && b?.durationUs !== undefined ? b.durationUs - a.durationUs : a === null && b?.durationUs !== undefined ? b.durationUs : b === null && a?.durationUs !== undefined ? -a.durationUs : null;

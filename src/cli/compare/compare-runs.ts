@@ -9,7 +9,8 @@
 import type { ViewNode } from '../view/model.ts';
 import { rollupOf } from '../view/rollup.ts';
 import { alignSteps, runTotals, totalsDelta, type Difference, type Pair, type PairStatus, type RunTotals, type StepDelta } from './align.ts';
-import { stepsOf, type StepKind } from './steps.ts';
+import { preview } from '../view/model.ts';
+import { stepsOf, type RunStep, type StepKind } from './steps.ts';
 
 export interface RunRef {
   file: string;
@@ -26,6 +27,19 @@ export interface JsonPair {
   delta: StepDelta;
 }
 
+/**
+ * A fact one run's file records and the other's cannot (a trajectory as the exporter writes it records no approval
+ * decision and no turn's end): not compared, and said, so that runs found equivalent are not read as the same there.
+ */
+export interface OnlyRecorded {
+  /** `approval`: tool calls' approval decisions; `turn`: how user turns ended (paused, resumed, failed); `input`: what calls ran with, edited from what the model asked. */
+  fact: 'approval' | 'turn' | 'input';
+  /** The run whose file records it. */
+  run: 'a' | 'b';
+  /** What it recorded: `issue_refund: once`, `“Refund INV-7”: interrupted, resumed, completed`. */
+  values: string[];
+}
+
 export interface Comparison {
   command: 'compare';
   equivalent: boolean;
@@ -33,6 +47,7 @@ export interface Comparison {
   b: RunRef;
   summary: { same: number; changed: number; onlyA: number; onlyB: number };
   pairs: JsonPair[];
+  onlyRecorded: OnlyRecorded[];
   totals: { a: RunTotals; b: RunTotals; delta: RunTotals };
 }
 
@@ -62,7 +77,40 @@ export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef
         const step = (pair.b ?? pair.a)!;
         return { a: pair.a?.id ?? null, b: pair.b?.id ?? null, kind: step.kind, title: step.title, status: pair.status, differences: pair.differences, delta: pair.delta };
       }),
+      onlyRecorded: onlyRecorded(stepsA, stepsB),
       totals: { a: totalsA, b: totalsB, delta: totalsDelta(totalsA, totalsB) },
     },
   };
+}
+
+const recordsApprovals = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.approval !== undefined));
+const recordsTurnEnds = (steps: readonly RunStep[]) => steps.some((step) => step.turnEnds !== undefined);
+const recordsInputs = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.input !== undefined));
+
+/** What one run recorded that the other's file cannot hold, and that says something (a decision, a turn not simply completed). */
+function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[]): OnlyRecorded[] {
+  const out: OnlyRecorded[] = [];
+  for (const [run, mine, other] of [['a', a, b], ['b', b, a]] as const) {
+    if (recordsApprovals(mine) && !recordsApprovals(other)) {
+      const values = mine.flatMap((step) => step.toolCalls).filter((call) => call.approval !== undefined && call.approval !== 'none').map((call) => `${call.name}: ${call.approval!}`);
+      if (values.length > 0) out.push({ fact: 'approval', run, values });
+    }
+    if (recordsInputs(mine) && !recordsInputs(other)) {
+      const values = mine.flatMap((step) => step.toolCalls).filter((call) => call.input !== undefined && call.input !== null).map((call) => `${call.name}: ${preview(call.input, 60) ?? ''}`);
+      if (values.length > 0) out.push({ fact: 'input', run, values });
+    }
+    if (recordsTurnEnds(mine) && !recordsTurnEnds(other)) {
+      const values = mine
+        .filter((step) => step.turnEnds !== undefined && step.turnEnds.join(', ') !== 'completed')
+        .map((step) => `“${preview(step.message, 40) ?? ''}”: ${step.turnEnds!.join(', ')}`);
+      if (values.length > 0) out.push({ fact: 'turn', run, values });
+    }
+  }
+  return out;
+}
+
+/** One line per fact only one run records: `only b's file records approval decisions (not compared): issue_refund: once`. */
+export function onlyRecordedText(note: OnlyRecorded): string {
+  const what = note.fact === 'approval' ? 'approval decisions' : note.fact === 'turn' ? 'how turns ended' : 'what calls ran with, edited from what the model asked';
+  return `only ${note.run}'s file records ${what} (not compared): ${note.values.join('; ')}`;
 }

@@ -16,9 +16,9 @@ import { detailOf } from '../view/detail.ts';
 import { escape, inertJson, page, type PageOptions } from '../view/html.ts';
 import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
-import type { Difference, Pair, RunTotals } from './align.ts';
+import { shownDifferences, type Difference, type Pair, type RunTotals } from './align.ts';
 import { signed, totalsRows } from './totals.ts';
-import type { ComparedRuns } from './compare-runs.ts';
+import { onlyRecordedText, type ComparedRuns } from './compare-runs.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '−', 'only-b': '+' } as const;
 
@@ -30,7 +30,7 @@ export function renderComparePage(compared: ComparedRuns, generator: string, opt
   const { report, pairs } = compared;
   const details = pairs.map((pair) => ({
     status: pair.status,
-    differences: pair.differences,
+    differences: shownDifferences(pair.differences),
     a: pair.a ? detailOf(pair.a.node) : null,
     b: pair.b ? detailOf(pair.b.node) : null,
   }));
@@ -51,7 +51,7 @@ ${back}<h1>Compare two runs</h1>
 </div>
 </header>
 <p class="facts"><b>a</b> ${escape(report.a.file)} · session ${escape(report.a.session)}<br><b>b</b> ${escape(report.b.file)} · session ${escape(report.b.session)}</p>
-<p class="verdict" id="verdict">${verdict}</p>
+<p class="verdict" id="verdict">${verdict}</p>${report.onlyRecorded.length > 0 ? `\n<p class="muted" id="only-recorded">${report.onlyRecorded.map((note) => escape(onlyRecordedText(note))).join('<br>')}</p>` : ''}
 <main>
 <div id="pairs">
 <div class="pair head"><span class="m"></span><span class="side">a</span><span class="side">b</span><span class="delta">delta</span></div>
@@ -85,7 +85,7 @@ function pairRow(pair: Pair, index: number): string {
     pair.a && pair.b && pair.delta.promptTokens + pair.delta.completionTokens !== 0 ? `${signed(pair.delta.promptTokens + pair.delta.completionTokens, formatCount)} tok` : '',
     pair.a && pair.b && pair.delta.costUsd ? signed(pair.delta.costUsd, formatCost) : '',
   ].filter(Boolean);
-  const differences = pair.differences.map((difference) => `<li>${escape(differenceText(difference))}</li>`).join('');
+  const differences = shownDifferences(pair.differences).map((difference) => `<li>${escape(differenceText(difference))}</li>`).join('');
   return `<div class="pair s-${pair.status}" data-i="${index}" data-status="${pair.status}" tabindex="-1" role="row"><span class="m">${MARK[pair.status]}</span>${side(pair.a)}${side(pair.b)}<span class="delta">${escape(delta.join(' '))}</span>${differences ? `<ul class="diffs">${differences}</ul>` : ''}</div>`;
 }
 

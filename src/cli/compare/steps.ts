@@ -13,6 +13,8 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { extractToolCalls, requestModel, requestTurnState, responseModel, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
+import type { Json } from '../../shared/json.ts';
 import { answerMessages } from '../view/detail.ts';
 import type { ViewNode } from '../view/model.ts';
 
@@ -23,6 +25,11 @@ export interface ToolCallFacts {
   arguments: unknown;
   result: unknown;
   error?: string;
+  /**
+   * What the call ran with where it is not what the model asked for (a person edited it: LangChain's
+   * humanInTheLoopMiddleware `edit`), null where it is; an ATOF file records it, a trajectory has only what was asked.
+   */
+  input?: unknown;
   /** The approval decisions recorded for the call (`once`, `session by PreToolUse hook`), when the file records approvals. */
   approval?: string;
 }
@@ -35,6 +42,11 @@ export interface RunStep {
   model?: string;
   /** Full text: the user message, the answer, the system message. */
   message?: string;
+  /**
+   * How the user's turn ended, as an ATOF file records it (`completed`, `interrupted`, `failed`), with each run
+   * resumed from a pause after it (`interrupted, resumed, completed`); the trajectory records none.
+   */
+  turnEnds?: string[];
   toolCalls: ToolCallFacts[];
   error?: string;
   promptTokens: number;
@@ -53,21 +65,38 @@ export function stepsOf(root: ViewNode): RunStep[] {
   const steps: RunStep[] = [];
   const decisions = approvalDecisions(root);
   const recordsApprovals = keepsApprovals(root);
-  const toolFacts = (tool: ViewNode): ToolCallFacts => {
-    const facts = callFacts(tool);
+  const recordsInputs = isRecord(sourceOf(root).start);
+  const toolFacts = (tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCallFacts => {
+    const facts = callFacts(tool, asked);
+    if (recordsInputs) facts.input ??= null;
     const decided = decisions.get(toolCallIdOf(tool) ?? '');
     // A call nobody was asked about (a rule let it through, no approval needed) is `none`, where the file would say.
     return recordsApprovals ? { ...facts, approval: decided?.join(', ') ?? 'none' } : facts;
   };
+  /** The last user step of each agent (by step id prefix), which a resumed run's turn continues. */
+  const lastUser = new Map<string, RunStep>();
   const walk = (current: ViewNode, prefix: string): void => {
     for (const child of current.children) visit(child, prefix);
   };
   const visit = (current: ViewNode, prefix: string): void => {
     switch (current.kind) {
-      case 'turn':
-        steps.push(base(current, 'user', prefix, { message: userMessage(current) ?? current.note ?? '' }));
+      case 'turn': {
+        const ending = turnEnding(current);
+        // A run resumed after a pause (an approval answered) is a turn of its own in an ATOF file, without a user
+        // message of its own; the trajectory, as the conversation, has one user step: the turn it resumed goes on.
+        // An agent handed the conversation (a handoff) starts so too, with no user step in its trajectory.
+        if (continuesConversation(current)) {
+          lastUser.get(prefix)?.turnEnds?.push('resumed', ending ?? 'no end recorded');
+          walk(current, prefix);
+          return;
+        }
+        const step = base(current, 'user', prefix, { message: userMessage(current) ?? current.note ?? '' });
+        if (recordsTurnEnds(current)) step.turnEnds = [ending ?? 'no end recorded'];
+        lastUser.set(prefix, step);
+        steps.push(step);
         walk(current, prefix);
         return;
+      }
       case 'subagent': {
         const id = subagentId(current);
         steps.push(base(current, 'subagent', prefix, { id }));
@@ -77,12 +106,14 @@ export function stepsOf(root: ViewNode): RunStep[] {
       case 'llm':
       case 'scope': {
         const tools = current.children.filter((child) => child.kind === 'tool');
-        const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: tools.map(toolFacts) });
+        const calls = inAskedOrder(current, lastRuns(tools));
+        const asked = askedArguments(current);
+        const step = base(current, current.kind === 'llm' ? 'llm' : 'agent', prefix, { toolCalls: calls.map((tool) => toolFacts(tool, asked)) });
         const message = answerText(current);
         if (message !== undefined) step.message = message;
         const model = modelOf(current);
         if (model !== undefined) step.model = model;
-        if (tools.length > 0) step.title = `${step.title} → ${tools.map((tool) => toolName(tool)).join(', ')}`;
+        if (calls.length > 0) step.title = `${step.title} → ${calls.map((tool) => toolName(tool)).join(', ')}`;
         steps.push(step);
         // Subagents (and anything else) the tool calls started.
         for (const tool of tools) walk(tool, prefix);
@@ -105,6 +136,43 @@ export function stepsOf(root: ViewNode): RunStep[] {
   };
   walk(root, '');
   return steps;
+}
+
+/**
+ * One node per tool call: a call run again with its id (LangGraph runs a tool that called interrupt() again from
+ * its start when resumed) is the call the trajectory lists once, with its last run's result, where it first ran.
+ */
+function lastRuns(tools: readonly ViewNode[]): ViewNode[] {
+  const byId = new Map<string, number>();
+  const out: ViewNode[] = [];
+  for (const tool of tools) {
+    const id = toolCallIdOf(tool);
+    const seen = id === undefined ? undefined : byId.get(id);
+    if (seen !== undefined) out[seen] = tool;
+    else {
+      if (id !== undefined) byId.set(id, out.length);
+      out.push(tool);
+    }
+  }
+  return out;
+}
+
+/**
+ * An LLM call's tool calls in the order its answer asked for them, as the trajectory lists them: an ATOF file has
+ * them in the order they started (a call run after a resume, or after the others, comes later).
+ */
+function inAskedOrder(llm: ViewNode, calls: readonly ViewNode[]): ViewNode[] {
+  const source = sourceOf(llm);
+  const asked = isRecord(source.step)
+    ? (Array.isArray(source.step.tool_calls) ? source.step.tool_calls : []).map((call) => (isRecord(call) ? nonEmptyString(call.tool_call_id) : undefined))
+    : isRecord(source.end)
+      ? (extractToolCalls(source.end.data as Json) ?? []).map((call) => call.tool_call_id)
+      : [];
+  const rank = (tool: ViewNode) => {
+    const index = asked.indexOf(toolCallIdOf(tool));
+    return index === -1 ? asked.length : index;
+  };
+  return calls.map((tool, index) => ({ tool, index })).sort((x, y) => rank(x.tool) - rank(y.tool) || x.index - y.index).map(({ tool }) => tool);
 }
 
 function base(current: ViewNode, kind: StepKind, prefix: string, extra: Partial<RunStep> = {}): RunStep {
@@ -182,28 +250,81 @@ function toolCallIdOf(tool: ViewNode): string | undefined {
   return isRecord(start.category_profile) ? nonEmptyString(start.category_profile.tool_call_id) : nonEmptyString(source.tool_call_id);
 }
 
-function callFacts(tool: ViewNode): ToolCallFacts {
+/** The arguments an ATOF LLM call's answer asked its tool calls to run with, by tool call id (as the trajectory lists them). */
+function askedArguments(llm: ViewNode): ReadonlyMap<string, unknown> | undefined {
+  const end = sourceOf(llm).end;
+  if (!isRecord(end)) return undefined;
+  return new Map((extractToolCalls(end.data as Json) ?? []).map((call) => [call.tool_call_id, call.arguments as unknown]));
+}
+
+const isEmpty = (value: unknown) => value === undefined || value === null || value === '' || (isRecord(value) && Object.keys(value).length === 0);
+
+/** A call's facts; from an ATOF file its arguments are those the model asked for, and what it ran with where that differs. */
+function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCallFacts {
   const source = sourceOf(tool);
   let args: unknown;
   let result: unknown;
+  let input: unknown;
   if (isRecord(source.call)) {
     args = source.call.arguments;
     result = isRecord(source.result) ? source.result.content : undefined;
   } else {
-    args = isRecord(source.start) ? source.start.data : undefined;
+    const ran = isRecord(source.start) ? source.start.data : undefined;
+    const id = toolCallIdOf(tool);
+    const wanted = id === undefined ? undefined : asked?.get(id);
+    args = wanted ?? ran;
+    if (wanted !== undefined && canonical(ran) !== canonical(wanted) && !(isEmpty(ran) && isEmpty(wanted))) input = ran;
     result = isRecord(source.end) ? source.end.data : undefined;
   }
-  return { name: toolName(tool), arguments: args ?? null, result: result ?? null, ...(tool.error !== undefined ? { error: tool.error } : {}) };
+  return { name: toolName(tool), arguments: args ?? null, ...(input !== undefined ? { input } : {}), result: result ?? null, ...(tool.error !== undefined ? { error: tool.error } : {}) };
 }
 
+/**
+ * The model of an LLM call as the trajectory names it: the model the response reports (`gpt-4o-2024-08-06`), else
+ * the one the request named (`gpt-4o`), so one call read from either file names one model.
+ */
 function modelOf(current: ViewNode): string | undefined {
   const source = sourceOf(current);
   if (isRecord(source.step)) return nonEmptyString(source.step.model_name);
   const start = isRecord(source.start) ? source.start : {};
-  const profile = isRecord(start.category_profile) ? start.category_profile : {};
-  // A request that names no model (the OpenAI Agents SDK's hooks): the model that answered, as the view shows it.
-  const end = isRecord(source.end) && isRecord(source.end.data) ? source.end.data : {};
-  return nonEmptyString(profile.model_name) ?? nonEmptyString(end.model);
+  const end = isRecord(source.end) ? source.end : {};
+  const profileModel = (event: Obj) => (isRecord(event.category_profile) ? nonEmptyString(event.category_profile.model_name) : undefined);
+  return nonEmptyString(responseModel(end.data as Json | undefined)) ?? profileModel(end) ?? profileModel(start) ?? nonEmptyString(requestModel(start.data as Json | undefined));
+}
+
+/** Whether a turn comes from an ATOF file's turn marks, which record how each turn ended. */
+function recordsTurnEnds(turn: ViewNode): boolean {
+  const event = sourceOf(turn).event;
+  return isRecord(event) && event.name === 'hermes.turn.start';
+}
+
+/** How an ATOF turn ended (`completed`, `interrupted`, `failed`), when its end says. */
+function turnEnding(turn: ViewNode): string | undefined {
+  return nonEmptyString(sourceOf(turn).ending);
+}
+
+/**
+ * Whether an ATOF turn goes on with the conversation rather than starting with a user message: its first LLM request
+ * continues the conversation (ends with tool results, as the trajectory reads it: no user step), or, with no LLM
+ * call, the turn has no user message.
+ */
+function continuesConversation(turn: ViewNode): boolean {
+  const first = firstLlm(turn);
+  const start = first === undefined ? undefined : sourceOf(first).start;
+  if (isRecord(start) && start.data !== undefined && start.data !== null) {
+    return requestTurnState(unwrapLlmRequest(start.data as Json)) === 'continuation';
+  }
+  return first === undefined && (userMessage(turn) ?? '') === '';
+}
+
+function firstLlm(current: ViewNode): ViewNode | undefined {
+  for (const child of current.children) {
+    if (child.kind === 'llm') return child;
+    if (child.kind === 'subagent') continue;
+    const inner = firstLlm(child);
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
 }
 
 /** Text content: a string as it is, content parts joined, anything else as JSON. */
@@ -234,4 +355,23 @@ function userMessage(current: ViewNode): string | undefined {
 function systemText(current: ViewNode): string | undefined {
   const source = sourceOf(current);
   return isRecord(source.step) ? textOf(source.step.message) : undefined;
+}
+
+/** JSON with object keys sorted, so `{a,b}` and `{b,a}` compare equal; a JSON string argument compares as what it encodes. */
+export function canonical(value: unknown): string {
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try {
+        return canonical(JSON.parse(trimmed) as unknown);
+      } catch {
+        // Not JSON: compared as the text it is.
+      }
+    }
+    return JSON.stringify(value);
+  }
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
+    return Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  }) ?? 'undefined';
 }

@@ -11,8 +11,8 @@ import { formatCount, formatDuration, type Style } from '../io.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
-import type { Difference } from './align.ts';
-import type { Comparison, JsonPair } from './compare-runs.ts';
+import { shownDifferences, type Difference } from './align.ts';
+import { onlyRecordedText, type Comparison, type JsonPair } from './compare-runs.ts';
 import { signed, totalsRows } from './totals.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '-', 'only-b': '+' } as const;
@@ -31,8 +31,9 @@ export function renderComparison(report: Comparison, style: Style): string {
     const where = pair.status === 'only-a' ? '  (only in a)' : pair.status === 'only-b' ? '  (only in b)' : '';
     const delta = deltaText(pair);
     lines.push(`${colour(`${mark} ${ids}  ${safe(pair.title)}${where}`)}${delta ? `  ${style.cyan(delta)}` : ''}`);
-    for (const difference of pair.differences) lines.push(`${' '.repeat(width * 2 + 8)}${differenceText(difference)}`);
+    for (const difference of shownDifferences(pair.differences)) lines.push(`${' '.repeat(width * 2 + 8)}${differenceText(difference)}`);
   }
+  if (report.onlyRecorded.length > 0) lines.push('', ...report.onlyRecorded.map((note) => style.dim(safe(onlyRecordedText(note)))));
   lines.push('');
   lines.push(...totalsTable(report));
   lines.push('');

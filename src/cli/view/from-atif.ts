@@ -142,11 +142,14 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       return llm;
     }
   }
+  // Runs name their call (`invocation_id` is its tool_call_id): a call none names did not run, though another's run
+  // sits at its index (the calls that ran were fewer than those asked for). Only runs that name none pair by index.
+  const byId = invocations.some((candidate) => calls.some((call) => nonEmptyString(call.tool_call_id) !== undefined && candidate.invocation_id === call.tool_call_id));
   calls.forEach((call, index) => {
     const id = nonEmptyString(call.tool_call_id);
     // A call run again (LangGraph reruns a tool that called interrupt() when resumed) has a run per attempt: the
     // result is the last one's.
-    const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? invocations[index] ?? {};
+    const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? (byId ? undefined : invocations[index]) ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
     const resultMeta = isRecord(result?.extra) && isRecord(result.extra.metadata) ? result.extra.metadata : {};
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';

@@ -49,6 +49,8 @@ interface AgentState {
   llmByToolCall: Map<string, { llm: ViewNode; call: { function_name: string; arguments: unknown } }>;
   /** Tool calls by `tool_call_id`, ended or not: a handoff's transfer call ends before the agent it hands to starts. */
   toolsByCallId: Map<string, ViewNode>;
+  /** Whether a tool call started without a `tool_call_id`: then a call the model asked for cannot be told not to have run. */
+  toolWithoutId: boolean;
   /** The subagents it started, by their session id, for the status their stop mark reports. */
   subagentsBySession: Map<string, ViewNode>;
   /** Denying approval responses by `tool_call_id`: the call they denied may start after them (the OpenAI Agents SDK's). */
@@ -111,7 +113,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : parent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (!parent) {
@@ -129,19 +131,24 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     }
     if (!parent) continue;
     let created: ViewNode;
+    let again = false;
     const profile = isRecord(event.category_profile) ? event.category_profile : {};
     if (category === 'llm') {
       created = node('llm', ['LLM', event.name, nonEmptyString(profile.model_name)].filter(Boolean).join(' '), time !== undefined ? { startUs: time } : {});
     } else if (category === 'tool') {
       created = node('tool', `tool ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data, 60)) });
+      // A call run again under its id (LangGraph runs a tool that called interrupt() again when resumed) is one
+      // call, as the trajectory counts it: the later run is counted once with the first.
+      again = nonEmptyString(profile.tool_call_id) !== undefined && parent.agent.toolsByCallId.has(nonEmptyString(profile.tool_call_id)!);
       parent.agent.openTools.push({ uuid: event.uuid, node: created, ...(nonEmptyString(profile.tool_call_id) ? { toolCallId: nonEmptyString(profile.tool_call_id)! } : {}) });
       if (nonEmptyString(profile.tool_call_id)) parent.agent.toolsByCallId.set(nonEmptyString(profile.tool_call_id)!, created);
+      else parent.agent.toolWithoutId = true;
     } else if (metadata.nemo_relay_scope_role === 'turn') {
       created = node('turn', `turn ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
     } else {
       created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
     }
-    created.source = { start: event };
+    created.source = again ? { start: event, runAgain: true } : { start: event };
     const requestId = nonEmptyString(metadata.api_request_id);
     const callId = nonEmptyString(profile.tool_call_id);
     const requester = category !== 'tool' ? undefined : (requestId ? parent.agent.llmByRequest.get(requestId) : undefined) ?? (callId ? parent.agent.llmByToolCall.get(callId)?.llm : undefined);
@@ -151,7 +158,8 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   }
   // A run resumed from its state reopens the agent that asked (a new scope): its calls may start there.
   const started = new Set([...agents.values()].flatMap((agent) => [...agent.toolsByCallId.keys()]));
-  for (const agent of agents.values()) showCallsNeverRun(agent, started);
+  const anyWithoutId = [...agents.values()].some((agent) => agent.toolWithoutId);
+  for (const agent of agents.values()) showCallsNeverRun(agent, started, anyWithoutId);
   for (const root of roots) spanFromChildren(root);
   return roots;
 }
@@ -163,24 +171,35 @@ function takeMarks(marks: readonly { mark: ViewNode; container: ViewNode }[]): V
 }
 
 /**
- * A call asked for approval that never started (the run stopped while the approval was pending, and was not
- * resumed): the call the model asked for, under the LLM call that asked for it, says it did not run and why, as
- * the trajectory lists it among the step's tool calls without a result. Its approval marks go under it.
+ * A call the model asked for that never started (the run stopped first: while its approval was pending and was not
+ * resumed, or the middleware ran none of the calls of an answer it interrupted for others): under the LLM call that
+ * asked for it, it says it did not run, and why when an approval was asked, as the trajectory lists it among the
+ * step's tool calls without a result. Its approval marks go under it. Where a call started without an id, which
+ * call it was cannot be told, and only the calls asked about are shown.
  */
-function showCallsNeverRun(agent: AgentState, started: ReadonlySet<string>): void {
+function showCallsNeverRun(agent: AgentState, started: ReadonlySet<string>, anyWithoutId: boolean): void {
   for (const [toolCallId, asked] of agent.approvalsByCallId) {
     if (started.has(toolCallId)) continue;
     const asker = agent.llmByToolCall.get(toolCallId);
     const [requester, call] = [asker?.llm, asker?.call];
-    const tool = node('tool', `tool ${call?.function_name ?? '?'}`, {
-      note: [preview(call?.arguments, 60), asked.answered ? 'not run' : 'not run: waiting for approval'].filter(Boolean).join(' · '),
-      source: { tool_call_id: toolCallId, ...(call !== undefined ? { call } : {}) },
-    });
+    const tool = notRun(toolCallId, call, asked.answered ? 'not run' : 'not run: waiting for approval');
     const container = asked.marks[0]!.container;
     tool.children.push(...takeMarks(asked.marks));
     (requester ?? container).children.push(tool);
   }
+  if (!anyWithoutId) {
+    for (const [toolCallId, { llm, call }] of agent.llmByToolCall) {
+      if (!started.has(toolCallId) && !agent.approvalsByCallId.has(toolCallId)) llm.children.push(notRun(toolCallId, call, 'not run'));
+    }
+  }
   agent.approvalsByCallId.clear();
+}
+
+function notRun(toolCallId: string, call: { function_name: string; arguments: unknown } | undefined, why: string): ViewNode {
+  return node('tool', `tool ${call?.function_name ?? '?'}`, {
+    note: [preview(call?.arguments, 60), why].filter(Boolean).join(' · '),
+    source: { tool_call_id: toolCallId, ...(call !== undefined ? { call } : {}) },
+  });
 }
 
 function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: number | undefined, agent: AgentState): void {
@@ -250,6 +269,9 @@ function placeMark(
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
       // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does.
       if (data.interrupted === true && !(turn.note ?? '').endsWith('interrupted')) turn.note = [turn.note, 'interrupted'].filter(Boolean).join(' · ');
+      // How it ended, for `compare` (the last end that says; the trajectory records no turn's end).
+      const ending = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : data.completed === true ? 'completed' : undefined;
+      if (ending !== undefined) turn.source = { ...turn.source, ending };
       return;
     }
     case 'hermes.subagent.stop': {

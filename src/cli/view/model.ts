@@ -29,7 +29,11 @@ export interface ViewNode {
   costUsd?: number;
   /** Set when this call failed: what went wrong, in one line. */
   error?: string;
-  /** The records this node was built from (ATIF step, tool call and result; ATOF start and end events), for the HTML detail pane. */
+  /**
+   * The records this node was built from (ATIF step, tool call and result; ATOF start and end events), for the HTML
+   * detail pane; and what the reader of a tree needs of them (`runAgain`: a tool call's later run under the same
+   * call id, counted once; `ending`: how an ATOF turn ended).
+   */
   source?: Record<string, unknown>;
   children: ViewNode[];
 }

@@ -43,7 +43,8 @@ function emptyFigures(): Figures {
 
 function addNode(figures: Figures, current: ViewNode): void {
   if (current.kind === 'llm') figures.llmCalls += 1;
-  if (current.kind === 'tool') figures.toolCalls += 1;
+  // A call run again under its id (from-atof.ts) is the call counted already.
+  if (current.kind === 'tool' && current.source?.runAgain !== true) figures.toolCalls += 1;
   if (current.error !== undefined) figures.errors += 1;
   if (current.tokens) {
     figures.promptTokens += current.tokens.prompt;
