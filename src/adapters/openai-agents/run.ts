@@ -251,7 +251,7 @@ export class RunRecord implements RunObserver {
     const child = this.#adapter.core.startRun({
       runId: held.run.runId,
       agentName: held.run.agentName,
-      model: held.run.model ?? modelNameOf(held.agent as Loose | undefined, config),
+      model: modelNameOf(held.agent as Loose | undefined, config),
       parent: { run: from, toolCallId: held.run.parent!.toolCallId },
       continuesSession: true,
       continuesSubagent: true,
