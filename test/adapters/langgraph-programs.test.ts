@@ -76,6 +76,11 @@ async function sameOnNative(recorded: Recorded): Promise<void> {
 }
 
 
+/** The approval and sub-agent hooks of a run, each as [hook, session, tool call, decision or sub-agent status]. */
+const approvalAndSubagentHooks = (recorded: Recorded): unknown[][] =>
+  recorded.log
+    .filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_'))
+    .map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status]);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('LangGraph programs through the LangChain adapter', () => {
@@ -270,7 +275,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     const [worker] = subagents(doc, 1);
     // Asked once, by the worker that paused (not again by the runs the interrupt bubbled through); the decision answers it
     // in the same worker, which stops once, when it is done.
-    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_')).map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+    expect(approvalAndSubagentHooks(recorded)).toEqual([
       ['subagent_start', 'ops-1:sub:call_to_ops', 'call_to_ops', undefined],
       ['pre_approval_request', 'ops-1:sub:call_to_ops', 'toolu_delete', undefined],
       ['post_approval_response', 'ops-1:sub:call_to_ops', 'toolu_delete', 'once'],
@@ -328,7 +333,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);
     // The request and its answer in the sub-agent that asked; the tool that ran it only paused (and ran again).
-    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_')).map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+    expect(approvalAndSubagentHooks(recorded)).toEqual([
       ['subagent_start', 'ops-2:sub:call_ask_ops', 'call_ask_ops', undefined],
       ['pre_approval_request', 'ops-2:sub:call_ask_ops', 'toolu_delete', undefined],
       ['post_approval_response', 'ops-2:sub:call_ask_ops', 'toolu_delete', 'deny'],
@@ -742,7 +747,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);
     // The request stays unanswered (no decision reached the middleware) and the call never ran nor was denied.
-    expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_')).map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status])).toEqual([
+    expect(approvalAndSubagentHooks(recorded)).toEqual([
       ['subagent_start', 'ops-3:sub:call_to_ops', 'call_to_ops', undefined],
       ['pre_approval_request', 'ops-3:sub:call_to_ops', 'call_delete', undefined],
       ['subagent_stop', 'ops-3:sub:call_to_ops', 'call_to_ops', 'completed'],

@@ -86,6 +86,25 @@ async function pluginHostCopy(atof: string): Promise<string> {
   return path.join(out, name!);
 }
 
+/**
+ * The LangChain docs' human-in-the-loop agent on the fake Chat Completions `fetch`: a `remove` tool a person approves
+ * first (`removeNeeds`: what it may be answered with), and a `list` tool that needs nobody (`withList`).
+ */
+function removeFileAgent(
+  fetch: typeof globalThis.fetch,
+  options: { withList?: boolean; remove?: (file: string) => Promise<string>; removeNeeds?: true | { allowedDecisions: Array<'approve' | 'edit' | 'reject'> } } = {},
+) {
+  const run = options.remove ?? (async () => 'removed');
+  const remove = lcTool(async ({ path: file }) => run(file), { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
+  const list = lcTool(async () => 'a b', { name: 'list', description: 'List a folder', schema: z.object({ path: z.string() }) });
+  return createAgent({
+    model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
+    tools: options.withList === true ? [list, remove] : [remove],
+    checkpointer: new MemorySaver(),
+    middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: options.removeNeeds ?? true } })],
+  });
+}
+
 const api = new FakeOpenAI();
 let uninstall: (() => void) | undefined;
 afterEach(() => {
@@ -152,13 +171,7 @@ describe('view: calls that never ran because the run stopped at a pending approv
   it('LangChain humanInTheLoopMiddleware, interrupted and never resumed: the call is shown not run from either file, waiting for approval from the ATOF file', async () => {
     const fetch = (async () =>
       wireResponse(chatCompletion({ id: 'chatcmpl-rm', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/report.txt' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }), 'req_1', false)) as typeof globalThis.fetch;
-    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
-    const agent = createAgent({
-      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
-      tools: [remove],
-      checkpointer: new MemorySaver(),
-      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
-    });
+    const agent = removeFileAgent(fetch);
     const recorded = recordedPlugin('view-hitl-pending');
     const handler = new NemoRelayCallbackHandler(recorded.hooks);
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'Remove /tmp/report.txt' }] }, { callbacks: [handler], configurable: { thread_id: 'cleanup-7' } });
@@ -300,13 +313,7 @@ describe('compare: one run paused for an approval and resumed, its ATIF file aga
       chatCompletion({ id: 'chatcmpl-rm1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_rm', name: 'remove', args: { path: '/tmp/report.txt' } }], usage: { prompt_tokens: 40, completion_tokens: 12 } }),
       chatCompletion({ id: 'chatcmpl-rm2', model: 'gpt-4.1-2025-04-14', content: 'Removed /tmp/report.txt.', usage: { prompt_tokens: 80, completion_tokens: 7 } }),
     ]);
-    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
-    const agent = createAgent({
-      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
-      tools: [remove],
-      checkpointer: new MemorySaver(),
-      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
-    });
+    const agent = removeFileAgent(fetch);
     const recorded = recordedPlugin('compare-hitl-resumed');
     const handler = new NemoRelayCallbackHandler(recorded.hooks);
     const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-8' } };
@@ -382,14 +389,7 @@ describe('compare: one run with calls run out of the order asked, or not at all,
       }),
       chatCompletion({ id: 'chatcmpl-m2', model: 'gpt-4.1-2025-04-14', content: 'I left /tmp/b alone.', usage: { prompt_tokens: 90, completion_tokens: 7 } }),
     ]);
-    const list = lcTool(async () => 'a b', { name: 'list', description: 'List a folder', schema: z.object({ path: z.string() }) });
-    const remove = lcTool(async () => 'removed', { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
-    const agent = createAgent({
-      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
-      tools: [list, remove],
-      checkpointer: new MemorySaver(),
-      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })],
-    });
+    const agent = removeFileAgent(fetch, { withList: true });
     const recorded = recordedPlugin('compare-hitl-rejected');
     const handler = new NemoRelayCallbackHandler(recorded.hooks);
     const config = { callbacks: [handler], configurable: { thread_id: 'cleanup-10' } };
@@ -420,13 +420,7 @@ describe('compare: a call a person edited before it ran', () => {
       chatCompletion({ id: 'chatcmpl-e2', model: 'gpt-4.1-2025-04-14', content: 'Done.', usage: { prompt_tokens: 80, completion_tokens: 2 } }),
     ]);
     const ran: string[] = [];
-    const remove = lcTool(async ({ path: file }) => (ran.push(file), 'removed'), { name: 'remove', description: 'Remove a file', schema: z.object({ path: z.string() }) });
-    const agent = createAgent({
-      model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }),
-      tools: [remove],
-      checkpointer: new MemorySaver(),
-      middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: { allowedDecisions: ['approve', 'edit'] } } })],
-    });
+    const agent = removeFileAgent(fetch, { remove: async (file) => (ran.push(file), 'removed'), removeNeeds: { allowedDecisions: ['approve', 'edit'] } });
     const recorded = recordedPlugin(label);
     const handler = new NemoRelayCallbackHandler(recorded.hooks);
     const config = { callbacks: [handler], configurable: { thread_id: label } };
