@@ -200,7 +200,7 @@ export class AiSdkTelemetry {
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,
-        continuesSubagent: heldLink !== undefined && resumed !== undefined,
+        continuesSubagent: resumed === undefined ? undefined : heldLink,
       });
       if (run === undefined) return;
       this.#endAbandoned(MAX_OPEN_RUNS - 1);

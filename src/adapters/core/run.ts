@@ -77,10 +77,11 @@ export interface RunStart {
    */
   readonly continuesSession?: boolean | ((sessionId: string) => boolean);
   /**
-   * A sub-agent run that continues the sub-agent an earlier run of the same tool call left open (it stopped for an
-   * approval and the tool ran it again with the answers): the link is already open, no second `subagent_start`.
+   * The earlier run of this sub-agent whose link it continues (that run stopped for an approval and left the link
+   * open; the program ran it again with the answers): the link is already open, no second `subagent_start`, and the
+   * sub-agent's duration counts from that run's start.
    */
-  readonly continuesSubagent?: boolean;
+  readonly continuesSubagent?: AgentRun;
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -176,7 +177,8 @@ export class AgentRun {
   provider: string | undefined;
   #modelAnswered = false;
   readonly #start: RunStart;
-  readonly #startedMs = Date.now();
+  /** When the sub-agent's link opened (`subagent_start`), for `subagent_stop.duration_ms`: a continued one's, earlier. */
+  readonly linkStartedMs: number;
   readonly #tools = new Map<string, OpenTool>();
   #turnStarted = false;
   #userMessage: string | readonly unknown[] | undefined;
@@ -191,6 +193,7 @@ export class AgentRun {
     this.sessionId = sessionId;
     this.#start = start;
     this.parent = start.parent;
+    this.linkStartedMs = start.continuesSubagent?.linkStartedMs ?? Date.now();
     this.runId = start.runId;
     this.agentName = start.agentName;
     this.model = start.model;
@@ -224,7 +227,7 @@ export class AgentRun {
   begin(): void {
     const core = this.core;
     const parent = this.parent;
-    if (parent !== undefined && this.#start.continuesSubagent === true) {
+    if (parent !== undefined && this.#start.continuesSubagent !== undefined) {
       // The link an earlier run of this sub-agent kept open goes on.
     } else if (parent !== undefined) {
       core.emit('subagent_start', () => ({
@@ -419,7 +422,7 @@ export class AgentRun {
       child_summary: text,
       child_status: status,
       tool_call_id: parent.toolCallId,
-      duration_ms: Date.now() - this.#startedMs,
+      duration_ms: Date.now() - this.linkStartedMs,
     }));
   }
 }

@@ -312,7 +312,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
           agentName: agent.name,
           userMessage: () => (paused === undefined ? userMessageOfInputs(inputs) : ''),
           parent: { run: parent.run, toolCallId: paused?.parent?.toolCallId ?? agent.toolCallId },
-          continuesSubagent: paused !== undefined,
+          continuesSubagent: paused,
           continuesSession: paused !== undefined,
         });
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run, ownsRun: run !== undefined, task: agentTask });
@@ -336,7 +336,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         // A run resumed by a `Command` has no user message of its own (its request repeats the earlier one).
         userMessage: () => (isResume(inputs) || paused !== undefined ? '' : userMessageOfInputs(inputs)),
         parent: link,
-        continuesSubagent: paused !== undefined,
+        continuesSubagent: paused,
         continuesSession: paused !== undefined,
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });

@@ -254,7 +254,7 @@ export class RunRecord implements RunObserver {
       model: modelNameOf(held.agent as Loose | undefined, config),
       parent: { run: from, toolCallId: held.run.parent!.toolCallId },
       continuesSession: true,
-      continuesSubagent: true,
+      continuesSubagent: held.run,
     });
     if (child !== undefined) this.box.handedTo.push({ agent: held.agent, run: child });
   }

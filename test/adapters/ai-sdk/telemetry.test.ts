@@ -193,6 +193,7 @@ describe('instrumentAiSdk', () => {
   // a person and runs the sub-agent again with the answer. That second run used to open the same sub-agent session a
   // second time, drop the answer, and break the trajectory (no prompt, a stray system step).
   it('a sub-agent its tool runs again with the answer to its approval request is one sub-agent trajectory', async () => {
+    const PERSON_MS = 150;
     const recorded = recordedPlugin('ai-sub-approval');
     uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'sub-approval' });
     const parentModel = scripted('p', [
@@ -220,6 +221,7 @@ describe('instrumentAiSdk', () => {
             messages.push(...first.responseMessages);
             const answers = first.content.flatMap((part) => (part.type === 'tool-approval-request' ? [{ type: 'tool-approval-response' as const, approvalId: part.approvalId, approved: true }] : []));
             messages.push({ role: 'tool', content: answers });
+            await new Promise((resolve) => setTimeout(resolve, PERSON_MS)); // the person takes a moment to decide
             return (await operator.generate({ messages, abortSignal })).text;
           },
         }),
@@ -236,6 +238,9 @@ describe('instrumentAiSdk', () => {
     ]);
     // The second run is the sub-agent's next turn, not its first.
     expect(recorded.log.filter((entry) => entry.hook === 'pre_llm_call' && entry.payload.session_id === child).map((entry) => entry.payload.is_first_turn)).toEqual([true, false]);
+    // The sub-agent lasted from its start to its stop, the person's moment between its two runs included.
+    const stop = recorded.log.find((entry) => entry.hook === 'subagent_stop' && entry.payload.child_session_id === child)!;
+    expect(stop.payload.duration_ms).toBeGreaterThanOrEqual(PERSON_MS);
     const { atif } = await recorded.finish();
     const sub = atif[0]!.subagent_trajectories[0];
     expect(sub.session_id).toBe(child);
