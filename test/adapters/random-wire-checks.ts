@@ -101,6 +101,8 @@ export interface FrameworkTruth {
   retried?: readonly number[];
   /** As `retried`, counted among the run's own agent's calls (where sub-agents' calls are recorded in another order than sent). */
   retriedOwn?: readonly number[];
+  /** As `retriedOwn`, for sub-agents: by their link (as in `subagentPrompts`), counted among that sub-agent's calls. */
+  retriedIn?: ReadonlyMap<string, readonly number[]>;
   /** Tool runs the framework stopped for an approval asked inside them (an agent the tool ran) and ran again on resuming: one start/end pair more each. */
   pausedTools?: number;
   /**
@@ -110,7 +112,10 @@ export interface FrameworkTruth {
   startedAfresh?: readonly string[];
   /** How many sub-agents the framework ran (an agent resumed after a pause is the same one): the embedded trajectories. */
   subagents?: number;
-  /** A sub-agent's steps may be recorded after later calls of its parent: the steps are compared per trajectory. */
+  /**
+   * A sub-agent's steps may be recorded after later calls of its parent: the steps are compared per trajectory, and so
+   * are the approvals of their calls (recorded after the call they are about).
+   */
   lateSubagentSteps?: boolean;
   /**
    * Sub-agents of one parent ran at once: native gives the later one's scope a stack of its own, its
@@ -232,13 +237,16 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   // Calls the framework says failed (retried attempts, the last calls of a run it ended with an error): their steps
   // say so (and, with the framework's steps known, the others match them below).
   // `retriedOwn`: the run's own agent's calls, counted among its own; here among all calls, in the order they were recorded.
-  const ownCalls = sent.flatMap((session, index) => (session === doc.session_id ? [index] : []));
-  const retried = new Set([...(truth.retried ?? []), ...(truth.retriedOwn ?? []).map((own) => ownCalls[own] ?? -1)]);
+  const callsOf = (session: string) => sent.flatMap((sender, index) => (sender === session ? [index] : []));
+  const ownCalls = callsOf(String(doc.session_id));
+  const subCalls = [...(truth.retriedIn ?? [])].flatMap(([link, calls]) => calls.map((call) => callsOf(`${doc.session_id}:sub:${link}`)[call] ?? -1));
+  const retried = new Set([...(truth.retried ?? []), ...(truth.retriedOwn ?? []).map((own) => ownCalls[own] ?? -1), ...subCalls]);
   const failed = (truth.failedCalls ?? 0) + retried.size;
+  if (process.env.DEBUG_RW) console.log(JSON.stringify({ retried: [...retried], all: all.map((step, index) => [index, String(trajectoryOf.get(step)?.session_id).slice(-20), step.extra?.llm_response?.error?.message ?? 'ok', step.message?.slice?.(0, 20)]) }, null, 1));
   all.forEach((step, index) => {
     const error = step.extra?.llm_response?.error;
     if (retried.has(index) || index >= all.length - (truth.failedCalls ?? 0)) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error ?? 'retried'})`).toBeDefined();
-    else expect(error, `${label}\nstep ${index + 1}: an answered call`).toBeUndefined();
+    else expect(error, `${label}\nstep ${index + 1} (${String(trajectoryOf.get(step)?.session_id)}): an answered call`).toBeUndefined();
   });
   if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);
   let known = truth.steps ?? [];
@@ -345,17 +353,21 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const { decided, outcomes } = truth.approvals;
     const byId = new Map(decided.map((decision) => [decision.id, decision]));
     const askedOrder = truth.approvals.asked?.map((entry) => (typeof entry === 'string' ? (byId.get(entry) ?? { id: entry, agent: '(never decided)' }) : entry)) ?? decided;
-    expect(asked, `${label}
-approval requests against the calls the run paused for`).toEqual(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
+    const callsSession = new Map(docs.flatMap((trajectory) => (trajectory.steps as AtifDoc[]).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id as string, trajectory.session_id as string] as const))));
+    // Per trajectory (each in its order) where a sub-agent's calls may be recorded late: grouped by the trajectory of the call.
+    const sessions = docs.map((trajectory) => trajectory.session_id as string);
+    const rank = (id: string) => (truth.lateSubagentSteps === true ? sessions.indexOf(String(callsSession.get(id) ?? '')) : 0);
+    const perTrajectory = <T extends { id: unknown }>(list: readonly T[]): T[] => list.map((entry, index) => ({ entry, index })).sort((a, b) => rank(String(a.entry.id)) - rank(String(b.entry.id)) || a.index - b.index).map(({ entry }) => entry);
+    expect(perTrajectory(asked), `${label}
+approval requests against the calls the run paused for`).toEqual(perTrajectory(askedOrder).map((decision) => ({ id: decision.id, agent: decision.agent })));
     if (truth.approvals.inCallsTrajectory === true) {
-      const callsSession = new Map(docs.flatMap((trajectory) => (trajectory.steps as AtifDoc[]).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id as string, trajectory.session_id as string] as const))));
       const where = (name: string) => hooked(name).map((payload) => ({ id: payload.tool_call_id, session: payload.session_id }));
       for (const name of ['pre_approval_request', 'post_approval_response']) {
         expect(where(name), `${label}\n${name} in the trajectory that made the call`).toEqual(where(name).map(({ id }) => ({ id, session: callsSession.get(id) })));
       }
     }
-    expect(answered, `${label}
-approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
+    expect(perTrajectory(answered), `${label}
+approval decisions against those taken`).toEqual(perTrajectory(decided).map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
     const toolEnds = hooked('post_tool_call');
     const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
     expect(got, `${label}

@@ -35,6 +35,8 @@ interface Scenario {
   failFirst?: boolean;
   /** The sub-agent's first request is answered 529 once (seen only for a foreground agent). */
   failSubFirst?: boolean;
+  /** The sub-agent's second request (after its Read) is answered 529 once. */
+  failSubSecond?: boolean;
   /** The Agent call asks for a foreground run. */
   foreground?: boolean;
 }
@@ -43,11 +45,16 @@ interface Scenario {
 function script(scenario: Scenario, home: string): (request: MockRequest) => MockReply {
   let failMain = scenario.failFirst === true;
   let failSub = scenario.failSubFirst === true;
+  let failSubLater = scenario.failSubSecond === true;
   const overloaded: MockReply = { status: 529, errorType: 'overloaded_error', message: 'Overloaded' };
   return (request) => {
     if (request.system.includes('You are the researcher')) {
       if (failSub) {
         failSub = false;
+        return overloaded;
+      }
+      if (failSubLater && request.assistantTurns === 1) {
+        failSubLater = false;
         return overloaded;
       }
       if (request.assistantTurns === 0) {
@@ -402,6 +409,20 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(retried.map((event) => event.metadata['error.type'] ?? null)).toEqual(['overloaded', null]);
     const totals = sdkTotals(wrapped.messages);
     expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
+  }, 120_000);
+
+  it('records a foreground sub-agent\'s retry on the request the API refused, not on the one before it', async () => {
+    const recorded = recordedPlugin('claude-sub-retry-later');
+    const run = await runProgram(wrapClaudeAgentSdk(sdk, recorded.hooks), { foreground: true, failSubSecond: true });
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const child = (atif[0]!.subagent_trajectories as AtifDoc[])[0]!;
+    expectStepsMatchReplies(child, repliesOf(run.mock, SUB_MODEL), SUB_MODEL);
+    // tool_progress.subagent_retry names no request: it is the one after those the sub-agent had made, its second,
+    // whichever of them its transcript already held when the stream said so.
+    const calls = [...new Set(recorded.log.filter((entry) => entry.hook === 'pre_api_request' && entry.payload.session_id === child.session_id).map((entry) => entry.payload.api_request_id as string))];
+    const attempts = calls.map((id) => attemptsById(atof).get(id)!.map((event) => event.metadata['error.type'] ?? null));
+    expect(attempts).toEqual([[null], ['overloaded', null]]);
   }, 120_000);
 
   it('records tool calls, and the caller\'s approvals of them, after the model request that asked for them when the caller reads slowly', async () => {

@@ -9,8 +9,14 @@
 // - a `canUseTool` that decides per call: allow (as is, with changed input,
 //   with a rule kept for the session or in a settings file), deny (with a
 //   message, now and then interrupting the turn);
-// - a foreground sub-agent (the `agents` option; the model calls the Agent
-//   tool) with replies of its own, told apart by its system prompt;
+// - a sub-agent (the `agents` option; the model calls the Agent tool) with
+//   replies of its own, told apart from the main agent's by its system
+//   prompt; now and then two at once (two Agent calls in one reply, which the
+//   CLI runs in parallel, told apart by the prompt each was given), run in the
+//   background (`run_in_background: true`: the CLI answers the call at once,
+//   and a notification tells the main agent when it is done, in a turn the
+//   CLI starts by itself when the main turn had ended), or with one of its
+//   requests refused as overloaded (529) once;
 // - a tool that throws or answers `isError`, as its arguments say;
 // - the caller interrupting the query (`interrupt()` or its
 //   AbortController) while a tool runs, the sub-agent's tools included
@@ -58,8 +64,19 @@ const DECISIONS: readonly Decision[] = ['allow', 'allow', 'changed', 'session', 
 interface Plan {
   /** canUseTool decides the travel tools' calls (else they are allowed by allowedTools). */
   ask: boolean;
-  /** A foreground sub-agent the main agent calls once. */
+  /** A sub-agent the main agent calls (see `agents`). */
   sub: boolean;
+  /**
+   * With `sub`: the Agent calls of one reply (one, or two the CLI runs at once), each in the foreground or the
+   * background, and the turn (0-based, taken modulo its turns) whose first request is refused as overloaded once.
+   */
+  agents: Array<{ background: boolean; overloaded?: number }>;
+  /**
+   * A background agent's first request is answered only once the program read the main turn's result: the agent ends
+   * after the turn, so the CLI starts a turn of its own for its notification (else it may end while the turn runs, and
+   * the notification joins the turn's next request).
+   */
+  holdBackground: boolean;
   /** The check tool (throws / isError) is offered. */
   flaky: boolean;
   /** The caller interrupts while the n-th tool call runs (1-based), by interrupt() or its AbortController. */
@@ -74,17 +91,40 @@ function drawPlan(seed: number): Plan {
   // Not with an abort: it stops the CLI before it writes a running sub-agent's transcript, so its last answer is nowhere
   // to be read (docs/adapters/claude-agent-sdk.md, "Limits"). interrupt() while a sub-agent's tool runs is in the plans.
   const sub = draw.chance(0.4) && interrupt?.by !== 'abort';
-  return { ask, sub, flaky, ...(interrupt === undefined ? {} : { interrupt }) };
+  // Drawn apart, so the draws above keep what they meant for each seed.
+  const more = new Draw(seed ^ 0x5b2a);
+  const count = sub ? (more.chance(0.35) ? 2 : 1) : 0;
+  // A background agent outlives an interrupted turn (the CLI stops only the turn): not drawn with an interruption.
+  const agents = Array.from({ length: count }, () => ({
+    background: interrupt === undefined && more.chance(0.35),
+    ...(more.chance(0.3) ? { overloaded: more.int(0, 9) } : {}),
+  }));
+  const holdBackground = more.chance(0.6);
+  return { ask, sub, agents, holdBackground, flaky, ...(interrupt === undefined ? {} : { interrupt }) };
 }
 
-/** The main scenario with one Agent call put in a turn before the last (a turn of its own when there is none). */
-function withAgentCall(seed: number, scenario: RandomScenario): RandomScenario {
+/**
+ * The main scenario with the plan's Agent calls put in one turn before the last (a turn of its own when there is none);
+ * with a background agent, one more turn at the end, the answer to its notification when the CLI asks for one.
+ */
+function withAgentCalls(seed: number, scenario: RandomScenario, agents: Plan['agents']): RandomScenario {
   const draw = new Draw(seed ^ 0x5ab);
-  const call = { id: `call_${seed}_agent`, name: 'Agent', args: { description: 'research it', prompt: `Find out about ${randomText(draw, 3)}`, subagent_type: 'researcher', run_in_background: false } };
+  // The second prompt from a draw of its own (the first call's draws stay the seed's), worded apart: each sub-agent's
+  // requests are told apart by the prompt they start with.
+  const prompts = [`Find out about ${randomText(draw, 3)}`, `Look into ${randomText(new Draw(seed ^ 0x5ac), 3)}`];
+  const calls = agents.map((agent, i) => ({
+    id: `call_${seed}_agent${i === 0 ? '' : i + 1}`,
+    name: 'Agent',
+    args: { description: 'research it', prompt: prompts[i]!, subagent_type: 'researcher', run_in_background: agent.background },
+  }));
   const turns = [...scenario.turns];
   const at = draw.int(0, turns.length - 1);
-  if (at < turns.length - 1 && draw.chance(0.5)) turns[at] = { ...turns[at]!, calls: [...turns[at]!.calls, call] };
-  else turns.splice(at, 0, { id: `anthropic_${seed}_agent`, model: MODEL, calls: [call], finish: 'tool_calls', usage: { input: draw.int(1, 3000), output: draw.int(1, 300), cached: 0, cacheWrite: 0, reasoning: 0 }, details: false, ...(draw.chance(0.5) ? { text: randomText(draw) } : {}) });
+  if (at < turns.length - 1 && draw.chance(0.5)) turns[at] = { ...turns[at]!, calls: [...turns[at]!.calls, ...calls] };
+  else turns.splice(at, 0, { id: `anthropic_${seed}_agent`, model: MODEL, calls, finish: 'tool_calls', usage: { input: draw.int(1, 3000), output: draw.int(1, 300), cached: 0, cacheWrite: 0, reasoning: 0 }, details: false, ...(draw.chance(0.5) ? { text: randomText(draw) } : {}) });
+  if (agents.some((agent) => agent.background)) {
+    const told = new Draw(seed ^ 0x7a5);
+    turns.push({ id: `anthropic_${seed}_notified`, model: MODEL, calls: [], finish: 'stop', text: `Noted: ${randomText(told, 4)}`, usage: { input: told.int(1, 3000), output: told.int(1, 300), cached: 0, cacheWrite: 0, reasoning: 0 }, details: false });
+  }
   const outline = turns.map((turn, i) => `turn ${i + 1}: ${turn.calls.length} call(s) [${turn.calls.map((c) => c.name).join(', ')}], finish ${turn.finish}, text ${JSON.stringify(turn.text)}, usage ${JSON.stringify(turn.usage)}`);
   return { ...scenario, turns, outline };
 }
@@ -116,45 +156,68 @@ async function runClaudeSeed(seed: number): Promise<void> {
   const tools = plan.flaky ? [...TOOLS, FLAKY] : TOOLS;
   // The CLI answers a refusal, a max_tokens stop or an empty answer with another request: the last turn ends the turn.
   const drawn = randomScenario(seed, 'anthropic', MODEL, tools, { finals: ['stop', 'stop_sequence'], emptyAnswer: false });
-  const scenario = spokenAnswer(plan.sub ? withAgentCall(seed, drawn) : drawn);
-  const subScenario = spokenAnswer(randomScenario(seed + 1_000_000, 'anthropic', SUB_MODEL, tools, { finals: ['stop', 'stop_sequence'], emptyAnswer: false }));
+  const scenario = spokenAnswer(plan.sub ? withAgentCalls(seed, drawn, plan.agents) : drawn);
+  const agentCalls = scenario.turns.flatMap((turn) => turn.calls).filter((call) => call.name === 'Agent');
   // Sometimes one call's first attempt is refused as overloaded (529): the CLI retries it.
   const choice = new Draw(seed ^ 0xc1a);
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
   const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
-  const subFake = new RandomWire(seed + 1_000_000, subScenario);
+  /** Each sub-agent: its Agent call, its replies (the first one's seed as before), its wire. */
+  const subs = agentCalls.map((call, i) => {
+    const subSeed = seed + (i + 1) * 1_000_000;
+    const subScenario = spokenAnswer(randomScenario(subSeed, 'anthropic', SUB_MODEL, tools, { finals: ['stop', 'stop_sequence'], emptyAnswer: false }));
+    const { background, overloaded: at } = plan.agents[i]!;
+    const failFirstAttemptOf = at === undefined ? [] : [at % subScenario.turns.length];
+    return { call, prompt: String(call.args.prompt), background, failFirstAttemptOf, scenario: subScenario, fake: new RandomWire(subSeed, subScenario, { failFirstAttemptOf }) };
+  });
   const others: string[] = [];
-  /** Which agent each answered request was (in the order the server saw them), and every request's (failed ones too). */
-  const order: Array<'main' | 'sub'> = [];
-  const sent: Array<'main' | 'sub'> = [];
+  /** Which agent each answered request was (in the order the server saw them: 'main' or the sub-agent's index). */
+  const order: Array<'main' | number> = [];
+  /** Resolved when the program read the main turn's first result (a held background agent goes on then). */
+  let turnRead = () => {};
+  const turnEnded = new Promise<void>((resolve) => (turnRead = resolve));
   const server = await loopbackApi(async (url, init) => {
     if (!new URL(url).pathname.endsWith('/v1/messages')) {
       others.push(url);
       return errorJson(404, 'not_found_error', 'not here');
     }
-    const isSub = JSON.stringify(JSON.parse(init.body).system ?? '').includes(SUB_PROMPT);
-    const wire = isSub ? subFake : fake;
-    const turns = isSub ? subScenario.turns : scenario.turns;
+    const body = JSON.parse(init.body);
+    const isSub = JSON.stringify(body.system ?? '').includes(SUB_PROMPT);
+    // A sub-agent's conversation starts with the prompt its Agent call gave it.
+    const firstMessage = JSON.stringify(body.messages?.[0] ?? '');
+    const who = isSub ? subs.findIndex((sub) => firstMessage.includes(JSON.stringify(sub.prompt).slice(1, -1))) : ('main' as const);
+    if (who === -1) {
+      others.push(`a sub-agent request with no known prompt: ${firstMessage.slice(0, 200)}`);
+      return errorJson(400, 'invalid_request_error', 'no such sub-agent');
+    }
+    const { fake: wire, scenario: { turns } } = who === 'main' ? { fake, scenario } : subs[who]!;
     // A request past the scenario fails at once (a 500 would be retried for minutes).
     if (wire.turnsServed >= turns.length) {
-      others.push(`${isSub ? 'sub-agent ' : ''}request ${wire.requests.length + 1} past the scenario`);
+      others.push(`${who === 'main' ? '' : `sub-agent ${who + 1} `}request ${wire.requests.length + 1} past the scenario`);
       return errorJson(400, 'invalid_request_error', 'past the scenario');
     }
-    sent.push(isSub ? 'sub' : 'main');
+    if (who !== 'main' && subs[who]!.background && plan.holdBackground && wire.requests.length === 0) {
+      // Not for ever: a turn that never ends fails on its own.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([turnEnded, new Promise((resolve) => (timer = setTimeout(resolve, 20_000)))]);
+      clearTimeout(timer);
+    }
     const failedBefore = wire.failedRequests.length;
     const response = await wire.fetch(url, init);
-    if (wire.failedRequests.length === failedBefore) order.push(isSub ? 'sub' : 'main');
+    if (wire.failedRequests.length === failedBefore) order.push(who);
     return response;
   });
   const offline = offlineClaudeEnv(server.url);
-  const features = [plan.ask ? 'canUseTool' : '', plan.sub ? 'sub-agent' : '', plan.flaky ? 'failing tool' : '', plan.interrupt ? `${plan.interrupt.by} at tool call ${plan.interrupt.at}` : ''].filter(Boolean).join(', ');
+  const agentsSaid = subs.map((sub, i) => `sub-agent ${i + 1}${sub.background ? ' in the background' : ''}${sub.failFirstAttemptOf.length > 0 ? ` (its turn ${sub.failFirstAttemptOf[0]! + 1} overloaded once)` : ''}`).join(', ');
+  const features = [plan.ask ? 'canUseTool' : '', agentsSaid, subs.some((sub) => sub.background) && plan.holdBackground ? 'held till the turn ended' : '', plan.flaky ? 'failing tool' : '', plan.interrupt ? `${plan.interrupt.by} at tool call ${plan.interrupt.at}` : ''].filter(Boolean).join(', ');
   const label = () =>
-    `seed ${seed} (claude agent sdk${features ? `, ${features}` : ''}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}${plan.sub ? `\n  sub-agent:\n  ${subScenario.outline.join('\n  ')}` : ''}\n  requests: ${order.join(', ')}`;
+    `seed ${seed} (claude agent sdk${features ? `, ${features}` : ''}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}${subs.map((sub, i) => `\n  sub-agent ${i + 1}:\n  ${sub.scenario.outline.join('\n  ')}`).join('')}\n  requests: ${order.map((who) => (who === 'main' ? who : `sub ${who + 1}`)).join(', ')}`;
   try {
     await checkRandomRun({
       label,
       onNative,
-      requests: () => fake.requests.length + subFake.requests.length,
+      // A background agent's refused attempts are not streamed: they are not recorded (docs/adapters/claude-agent-sdk.md, "Limits").
+      requests: () => fake.requests.length + subs.reduce((sum, sub) => sum + sub.fake.requests.length - (sub.background ? sub.fake.failedRequests.length : 0), 0),
       async run(hooks) {
         const claude = wrapClaudeAgentSdk(sdk, hooks);
         const decide = new Draw(seed ^ 0xde1);
@@ -232,7 +295,10 @@ async function runClaudeSeed(seed: number): Promise<void> {
             },
           });
           running = q;
-          for await (const message of q) messages.push(message as Loose);
+          for await (const message of q) {
+            messages.push(message as Loose);
+            if ((message as Loose).type === 'result') turnRead();
+          }
         };
         await reading()
           .catch((error: unknown) => {
@@ -243,6 +309,12 @@ async function runClaudeSeed(seed: number): Promise<void> {
         const result = messages.findLast((m) => m.type === 'result');
         if (thrown !== undefined && !(interrupted.done || result?.is_error === true)) throw new Error(`${label()}\n${String(thrown)}; requests past the scenario: ${others.join(', ')}`);
         expect(others, label()).toEqual([]);
+        // A background agent held until the main turn's result ends after it: its notification starts a turn of the CLI's own
+        // (a second result), answered by the scenario's last reply (unless a denial cut the turn short).
+        const heldAgents = subs.filter((sub) => sub.background && plan.holdBackground && sub.fake.requests.length > 0);
+        if (heldAgents.length > 0 && !interrupted.done && result?.is_error !== true) {
+          expect({ results: messages.filter((m) => m.type === 'result').length, served: fake.turnsServed }, `${label()}\nthe turn the CLI started for the notification`).toEqual({ results: 2, served: scenario.turns.length });
+        }
         // What each tool call's result told the model: the stream's tool results.
         const results = new Map<string, { text: string; error: boolean }>();
         const note = (block: Loose) => {
@@ -254,7 +326,7 @@ async function runClaudeSeed(seed: number): Promise<void> {
           results.set(block.tool_use_id, { text: error ? text.replace(/\n\nThis tool's input schema was not in your prompt when you called it\.[\s\S]*$/, '') : text, error });
         };
         // The requests' own (the CLI appends its reminders to a result there) only for a call the stream has no result for.
-        for (const request of [...fake.requests, ...subFake.requests]) for (const message of request.body.messages ?? []) if (Array.isArray(message.content)) for (const block of message.content) note(block);
+        for (const request of [...fake.requests, ...subs.flatMap((sub) => sub.fake.requests)]) for (const message of request.body.messages ?? []) if (Array.isArray(message.content)) for (const block of message.content) note(block);
         for (const message of messages) if (message.type === 'user' && Array.isArray(message.message?.content)) for (const block of message.message.content) note(block);
         // The main agent: one step per model reply (the CLI sends a reply's blocks as assistant messages under one message id).
         const replies = new Map<string, Loose[]>();
@@ -278,9 +350,8 @@ async function runClaudeSeed(seed: number): Promise<void> {
             ...(plan.sub ? { trajectory: [], agent: AGENT_NAME } : {}),
           };
         });
-        // The sub-agent: the stream shows it only in part, so its steps are the replies it was sent (the wire's word).
-        const agentCall = scenario.turns.flatMap((turn) => turn.calls).find((call) => call.name === 'Agent');
-        const subSteps: FrameworkStep[] = subScenario.turns.slice(0, subFake.turnsServed).map((turn) => ({
+        // The sub-agents: the stream shows them only in part, so their steps are the replies each was sent (the wire's word).
+        const subSteps: FrameworkStep[][] = subs.map(({ scenario: subScenario, fake: subFake, call: agentCall }) => subScenario.turns.slice(0, subFake.turnsServed).map((turn) => ({
           text: turn.text ?? '',
           model: turn.model,
           calls: turn.calls.map((call) => ({ id: call.id, name: call.name, args: call.args })),
@@ -292,13 +363,14 @@ async function runClaudeSeed(seed: number): Promise<void> {
           cached: turn.usage.cached + turn.usage.cacheWrite,
           finish: stopReason(turn),
           reasoning: turn.reasoning ?? null,
-          trajectory: [agentCall!.id],
+          trajectory: [agentCall.id],
           agent: 'researcher',
-        }));
+        })));
         // In the order the requests were sent.
         const steps: FrameworkStep[] = [];
-        for (const who of order) steps.push((who === 'main' ? mainSteps : subSteps).shift()!);
-        steps.push(...mainSteps, ...subSteps);
+        for (const who of order) steps.push((who === 'main' ? mainSteps : subSteps[who]!).shift()!);
+        steps.push(...mainSteps, ...subSteps.flat());
+        const ran = subs.filter((sub) => sub.fake.requests.length > 0);
         // Every call of an asked tool: ran (as the tool said), or denied with what the model was told.
         // A denial's message is what the model was told (an interrupting one, the CLI says in its own words).
         for (const [id, decision] of decisions) if (decision.message !== undefined && results.has(id)) expect(results.get(id)!.text, `${label()}\n${id}: the denial's message`).toBe(decision.message);
@@ -318,11 +390,17 @@ async function runClaudeSeed(seed: number): Promise<void> {
           model: ASKED,
           steps,
           retriedOwn: fake.failedRequests,
+          // A foreground agent's refused attempts, among its own requests (a background agent's are not recorded).
+          retriedIn: new Map(ran.filter((sub) => !sub.background && sub.fake.failedRequests.length > 0).map((sub) => [sub.call.id, sub.fake.failedRequests])),
+          subagents: ran.length,
+          // Two agents at once are sibling scopes open together (native roots the later one in itself).
+          concurrentSubagents: ran.length > 1,
+          ...(interrupted.done ? {} : { subagentsEnded: new Map(ran.map((sub) => [sub.call.id, 'completed' as const])) }),
           lateSubagentSteps: true,
           totals,
           ...(plan.ask ? { approvals: { decided, outcomes } } : {}),
-          // The sub-agent, where it ran (canUseTool may deny the Agent call).
-          ...(agentCall === undefined || subFake.requests.length === 0 ? {} : { subagentPrompts: new Map([[agentCall.id, String(agentCall.args.prompt)]]) }),
+          // The sub-agents that ran (canUseTool may deny an Agent call).
+          ...(ran.length === 0 ? {} : { subagentPrompts: new Map(ran.map((sub) => [sub.call.id, sub.prompt])) }),
           // Interrupted, as the SDK says it: no result for the turn, or one that says the turn was cut (the CLI, cut off from
           // the SDK by an abort, may still end its turn: the SDK then reports it finished, and throws after).
           ...(interrupted.done ? { turns: [result === undefined || result.subtype === 'error_during_execution' ? ('interrupted' as const) : ('completed' as const)] } : {}),

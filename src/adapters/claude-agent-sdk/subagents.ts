@@ -55,7 +55,10 @@ export class SubAgent {
   /** How it ended, once known; `ended` once recorded. */
   stop: { status: RunStatus; summary?: string } | undefined;
   ended = false;
-  readonly #retries: ApiAttemptError[] = [];
+  /** Failed attempts, each with the request (0-based, in the order it made them) the agent was making. */
+  readonly #retries: Array<{ error: ApiAttemptError; request: number }> = [];
+  /** How many requests were recorded. */
+  #emitted = 0;
   #tail: TranscriptTail | undefined;
   /** Records read before the run could start, and the messages the stream showed (the fallback without a transcript). */
   readonly #pending: Loose[] = [];
@@ -116,8 +119,13 @@ export class SubAgent {
     return summary === undefined || summary === '' || this.#lastText.trim() === summary;
   }
 
+  /**
+   * A failed attempt (`tool_progress.subagent_retry`, which names no request): it belongs to the request after every
+   * one the agent is known to have made. The stream shows each request that called tools before the tools run, so
+   * before any later request; the transcript, read later, may not hold them yet.
+   */
   retried(error: ApiAttemptError): void {
-    this.#retries.push(error);
+    this.#retries.push({ error, request: new Set([...this.#streamedIds, ...this.#transcriptIds]).size });
   }
 
   /**
@@ -222,11 +230,13 @@ export class SubAgent {
     const history = this.#history.length;
     // The model a sub-agent asks for is not in its messages; the one that answered is its response's.
     call.describe(() => ({ messages: this.#history.slice(0, history) }));
-    for (const error of this.#retries) {
+    const index = this.#emitted++;
+    // This request's failed attempts, and any said of an earlier one (none: recorded rather than lost).
+    for (const { error } of this.#retries.filter((retry) => retry.request <= index)) {
       call.attemptStart();
       call.attemptError(error);
     }
-    this.#retries.length = 0;
+    this.#retries.splice(0, this.#retries.length, ...this.#retries.filter((retry) => retry.request > index));
     call.attemptStart();
     const { text, toolCalls, reasoning } = request.blocks;
     if (text !== '') this.#lastText = text;
