@@ -242,7 +242,6 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
   const subCalls = [...(truth.retriedIn ?? [])].flatMap(([link, calls]) => calls.map((call) => callsOf(`${doc.session_id}:sub:${link}`)[call] ?? -1));
   const retried = new Set([...(truth.retried ?? []), ...(truth.retriedOwn ?? []).map((own) => ownCalls[own] ?? -1), ...subCalls]);
   const failed = (truth.failedCalls ?? 0) + retried.size;
-  if (process.env.DEBUG_RW) console.log(JSON.stringify({ retried: [...retried], all: all.map((step, index) => [index, String(trajectoryOf.get(step)?.session_id).slice(-20), step.extra?.llm_response?.error?.message ?? 'ok', step.message?.slice?.(0, 20)]) }, null, 1));
   all.forEach((step, index) => {
     const error = step.extra?.llm_response?.error;
     if (retried.has(index) || index >= all.length - (truth.failedCalls ?? 0)) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error ?? 'retried'})`).toBeDefined();

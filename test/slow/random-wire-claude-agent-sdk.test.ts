@@ -105,7 +105,8 @@ function drawPlan(seed: number): Plan {
 
 /**
  * The main scenario with the plan's Agent calls put in one turn before the last (a turn of its own when there is none);
- * with a background agent, one more turn at the end, the answer to its notification when the CLI asks for one.
+ * per background agent, one more turn at the end: the answer to its notification when the CLI asks for one (two
+ * agents that end together may be told in one turn).
  */
 function withAgentCalls(seed: number, scenario: RandomScenario, agents: Plan['agents']): RandomScenario {
   const draw = new Draw(seed ^ 0x5ab);
@@ -121,9 +122,9 @@ function withAgentCalls(seed: number, scenario: RandomScenario, agents: Plan['ag
   const at = draw.int(0, turns.length - 1);
   if (at < turns.length - 1 && draw.chance(0.5)) turns[at] = { ...turns[at]!, calls: [...turns[at]!.calls, ...calls] };
   else turns.splice(at, 0, { id: `anthropic_${seed}_agent`, model: MODEL, calls, finish: 'tool_calls', usage: { input: draw.int(1, 3000), output: draw.int(1, 300), cached: 0, cacheWrite: 0, reasoning: 0 }, details: false, ...(draw.chance(0.5) ? { text: randomText(draw) } : {}) });
-  if (agents.some((agent) => agent.background)) {
-    const told = new Draw(seed ^ 0x7a5);
-    turns.push({ id: `anthropic_${seed}_notified`, model: MODEL, calls: [], finish: 'stop', text: `Noted: ${randomText(told, 4)}`, usage: { input: told.int(1, 3000), output: told.int(1, 300), cached: 0, cacheWrite: 0, reasoning: 0 }, details: false });
+  const told = new Draw(seed ^ 0x7a5);
+  for (const [i] of agents.filter((agent) => agent.background).entries()) {
+    turns.push({ id: `anthropic_${seed}_notified${i === 0 ? '' : i + 1}`, model: MODEL, calls: [], finish: 'stop', text: `Noted: ${randomText(told, 4)}`, usage: { input: told.int(1, 3000), output: told.int(1, 300), cached: 0, cacheWrite: 0, reasoning: 0 }, details: false });
   }
   const outline = turns.map((turn, i) => `turn ${i + 1}: ${turn.calls.length} call(s) [${turn.calls.map((c) => c.name).join(', ')}], finish ${turn.finish}, text ${JSON.stringify(turn.text)}, usage ${JSON.stringify(turn.usage)}`);
   return { ...scenario, turns, outline };
@@ -309,11 +310,14 @@ async function runClaudeSeed(seed: number): Promise<void> {
         const result = messages.findLast((m) => m.type === 'result');
         if (thrown !== undefined && !(interrupted.done || result?.is_error === true)) throw new Error(`${label()}\n${String(thrown)}; requests past the scenario: ${others.join(', ')}`);
         expect(others, label()).toEqual([]);
-        // A background agent held until the main turn's result ends after it: its notification starts a turn of the CLI's own
-        // (a second result), answered by the scenario's last reply (unless a denial cut the turn short).
-        const heldAgents = subs.filter((sub) => sub.background && plan.holdBackground && sub.fake.requests.length > 0);
-        if (heldAgents.length > 0 && !interrupted.done && result?.is_error !== true) {
-          expect({ results: messages.filter((m) => m.type === 'result').length, served: fake.turnsServed }, `${label()}\nthe turn the CLI started for the notification`).toEqual({ results: 2, served: scenario.turns.length });
+        // Background agents held until the main turn's result end after it: their notifications start turns of the CLI's own
+        // (one result each, one for several told together), each answered by one of the scenario's last replies (unless a
+        // denial cut the turn short).
+        const backgrounds = subs.filter((sub) => sub.background).length;
+        const held = subs.some((sub) => sub.background && plan.holdBackground && sub.fake.requests.length > 0);
+        if (held && !interrupted.done && result?.is_error !== true) {
+          const own = messages.filter((m) => m.type === 'result').length - 1;
+          expect({ own: own >= 1 && own <= backgrounds, served: fake.turnsServed }, `${label()}\nthe turns the CLI started for the notifications`).toEqual({ own: true, served: scenario.turns.length - backgrounds + own });
         }
         // What each tool call's result told the model: the stream's tool results.
         const results = new Map<string, { text: string; error: boolean }>();

@@ -172,6 +172,7 @@ export class SubAgent {
       this.#drain(run, tools);
     }
     this.#emitRequest(run, tools);
+    this.#unanswered(run);
     this.ended = true;
     // Stopped (interrupt(), or the task killed): the calls it left running end interrupted, the same whenever the CLI
     // writes its own answer for them into the transcript (see #results).
@@ -243,6 +244,19 @@ export class SubAgent {
     call.attemptEnd({ text, toolCalls, reasoning, usage: anthropicUsage(request.usage), finishReason: request.stopReason, model: request.model, id: request.id });
     this.#history.push(request.blocks.chatMessage());
     for (const tool of toolCalls) tools.start(tool.id, tool.name, tool.arguments, run, call.ids.api_request_id);
+  }
+
+  /** A request refused and not retried before the agent ended (stopped while the CLI waited): a call whose attempts failed. */
+  #unanswered(run: AgentRun): void {
+    const retries = this.#retries.splice(0);
+    if (retries.length === 0) return;
+    const call = run.newApiCall();
+    const history = this.#history.length;
+    call.describe(() => ({ messages: this.#history.slice(0, history) }));
+    retries.forEach(({ error }, index) => {
+      call.attemptStart();
+      call.attemptError(error, index === retries.length - 1);
+    });
   }
 
   #forget(): void {
