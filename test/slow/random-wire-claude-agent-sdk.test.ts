@@ -157,7 +157,8 @@ async function runClaudeSeed(seed: number): Promise<void> {
   const tools = plan.flaky ? [...TOOLS, FLAKY] : TOOLS;
   // The CLI answers a refusal, a max_tokens stop or an empty answer with another request: the last turn ends the turn.
   const drawn = randomScenario(seed, 'anthropic', MODEL, tools, { finals: ['stop', 'stop_sequence'], emptyAnswer: false });
-  const scenario = spokenAnswer(plan.sub ? withAgentCalls(seed, drawn, plan.agents) : drawn);
+  // The turn's answer spoken before the notifications' answers go after it (the Agent calls go before it).
+  const scenario = plan.sub ? withAgentCalls(seed, spokenAnswer(drawn), plan.agents) : spokenAnswer(drawn);
   const agentCalls = scenario.turns.flatMap((turn) => turn.calls).filter((call) => call.name === 'Agent');
   // Sometimes one call's first attempt is refused as overloaded (529): the CLI retries it.
   const choice = new Draw(seed ^ 0xc1a);
