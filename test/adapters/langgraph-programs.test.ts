@@ -18,20 +18,13 @@ import { createReactAgent, ToolNode, toolsCondition } from '@langchain/langgraph
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { loadNativeRelay } from '../../native/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import { toJson } from '../../src/shared/json.ts';
-import type { HookName } from '../../src/hooks/names.ts';
-import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
-import { replay } from '../differential/replay.ts';
 import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionEither, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
 import { createHandoffTool } from './langgraph-handoff.ts';
-import { backends, expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 const CLAUDE = 'claude-sonnet-4-5-20250929';
-const onNative = backends().includes('native');
 
 const openai = (fetch: typeof globalThis.fetch) => new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
 const anthropic = (fetch: typeof globalThis.fetch) => new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
@@ -65,15 +58,6 @@ const refOf = (doc: AtifDoc, callId: string): unknown =>
 /** Tool messages as the program's state holds them: [tool_call_id, content, status]. */
 const toolMessages = (messages: BaseMessage[]): Array<[string, string, string]> =>
   messages.filter((m) => m.getType() === 'tool').map((m) => [(m as ToolMessage).tool_call_id, String(m.content), (m as ToolMessage).status === 'error' ? 'error' : 'ok']);
-
-/** The hooks the adapter emitted, through the memory relay and through native: the same files. */
-async function sameOnNative(recorded: Recorded): Promise<void> {
-  if (!onNative) return;
-  const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
-  const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
-  const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
-  expect(compareRuns(memory, native), 'memory against native').toEqual([]);
-}
 
 
 /** The approval and sub-agent hooks of a run, each as [hook, session, tool call, decision or sub-agent status]. */
