@@ -58,6 +58,8 @@ interface Node {
   /** True for the node whose end closes `run`. */
   readonly ownsRun: boolean;
   readonly toolCallId?: string;
+  /** A tool run no model's call named (one the program ran on its own): its `toolCallId` is its run id, new each time it runs. */
+  readonly unnamedCall?: boolean;
   /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
   readonly task?: string;
   /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
@@ -148,6 +150,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #awaitingDecisions = new WeakMap<AgentRun, { node: string; answer: () => void }>();
   /** Sub-agents that are agents of a graph (a node), not runs started from a tool. */
   readonly #graphAgents = new WeakSet<AgentRun>();
+  /** Sub-agents run from a tool no model's call named: their session is new each time the tool runs (`#approvalKey`). */
+  readonly #unnamedLinks = new WeakSet<AgentRun>();
   /** Interrupts already asked about where they were raised (a sub-agent): the runs they bubble through only stop. */
   readonly #askedInterrupts = new WeakSet<object>();
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
@@ -341,6 +345,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
       if (run === undefined) return;
+      if (link !== undefined && parent?.unnamedCall === true) this.#unnamedLinks.add(run);
       const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
       if (own !== undefined) this.#agentsOf(run).own = own;
       // A sub-agent's input is its own: the decisions are in the `Command` that resumed the top-level run.
@@ -513,9 +518,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const run = this.#runOf(parentRunId);
       if (run === undefined) return;
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
-      const id = this.#claimCall(run, name, input, nonEmptyString(toolCallId)) ?? runId;
+      const claimed = this.#claimCall(run, name, input, nonEmptyString(toolCallId));
+      const id = claimed ?? runId;
       run.toolStart({ id, name, arguments: input });
-      this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id });
+      this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id, unnamedCall: claimed === undefined });
     });
   }
 
@@ -698,10 +704,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * Where a run's approval requests wait for the resuming run: its session, or,
    * for an agent of a graph (a sub-agent whose session is new each turn), its
    * name in its parent's session, and the task a `Send` gave it (parallel
-   * workers of one agent each wait for their own decisions).
+   * workers of one agent each wait for their own decisions). An agent a tool
+   * ran for a model's call waits under its session, named by that call, which
+   * the resumed tool carries out again: two calls of one tool in one message
+   * (two runs of one agent, paused at once) each wait for their own
+   * decisions. One a tool the program ran on its own ran is new each time it
+   * runs: it waits under its name, for the agent the resumed tool starts.
    */
   #approvalKey(run: AgentRun): string {
-    if (run.parent === undefined || run.agentName === undefined) return run.sessionId;
+    if (run.parent === undefined || run.agentName === undefined || (!this.#graphAgents.has(run) && !this.#unnamedLinks.has(run))) return run.sessionId;
     const task = this.#sentTasks.get(run);
     return `${run.parent.run.sessionId}>${run.agentName}${task === undefined ? '' : `>${task}`}`;
   }
