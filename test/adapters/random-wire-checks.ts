@@ -133,6 +133,11 @@ export interface FrameworkTruth {
     asked?: ReadonlyArray<string | { id: string; agent: string }>;
     /** Asked and answered in the very trajectory whose step made the call (the agent that paused goes on in it when resumed). */
     inCallsTrajectory?: boolean;
+    /**
+     * Agents paused at once ask, and take the decisions of the one resume, in the order they happen to run: the requests
+     * and the decisions are compared in call-id order (each still with its agent and choice).
+     */
+    unordered?: boolean;
   };
   /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
   turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
@@ -345,8 +350,9 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const { decided, outcomes } = truth.approvals;
     const byId = new Map(decided.map((decision) => [decision.id, decision]));
     const askedOrder = truth.approvals.asked?.map((entry) => (typeof entry === 'string' ? (byId.get(entry) ?? { id: entry, agent: '(never decided)' }) : entry)) ?? decided;
-    expect(asked, `${label}
-approval requests against the calls the run paused for`).toEqual(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent })));
+    const inOrderOf = <T extends { id: string }>(list: T[]): T[] => (truth.approvals?.unordered === true ? [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) : list);
+    expect(inOrderOf(asked), `${label}
+approval requests against the calls the run paused for`).toEqual(inOrderOf(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent }))));
     if (truth.approvals.inCallsTrajectory === true) {
       const callsSession = new Map(docs.flatMap((trajectory) => (trajectory.steps as AtifDoc[]).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id as string, trajectory.session_id as string] as const))));
       const where = (name: string) => hooked(name).map((payload) => ({ id: payload.tool_call_id, session: payload.session_id }));
@@ -354,8 +360,8 @@ approval requests against the calls the run paused for`).toEqual(askedOrder.map(
         expect(where(name), `${label}\n${name} in the trajectory that made the call`).toEqual(where(name).map(({ id }) => ({ id, session: callsSession.get(id) })));
       }
     }
-    expect(answered, `${label}
-approval decisions against those taken`).toEqual(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
+    expect(inOrderOf(answered), `${label}
+approval decisions against those taken`).toEqual(inOrderOf(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') }))));
     const toolEnds = hooked('post_tool_call');
     const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
     expect(got, `${label}

@@ -708,8 +708,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * ran for a model's call waits under its session, named by that call, which
    * the resumed tool carries out again: two calls of one tool in one message
    * (two runs of one agent, paused at once) each wait for their own
-   * decisions. One a tool the program ran on its own ran is new each time it
-   * runs: it waits under its name, for the agent the resumed tool starts.
+   * decisions. One that a tool the program ran on its own ran (no model's
+   * call: a new run id, so a new session, each time) waits under its name,
+   * for the agent the resumed tool starts.
    */
   #approvalKey(run: AgentRun): string {
     if (run.parent === undefined || run.agentName === undefined || (!this.#graphAgents.has(run) && !this.#unnamedLinks.has(run))) return run.sessionId;
