@@ -61,7 +61,7 @@ import { expect } from 'vitest';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { Draw } from '../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomScenario, type RandomTool, type RandomWireKind } from '../support/random-wire.ts';
-import { checkRandomRun, type FrameworkApproval, type FrameworkStep } from './random-wire-checks.ts';
+import { checkRandomRun, type FrameworkApproval, type FrameworkStep, type SeedChecks } from './random-wire-checks.ts';
 
 type LangChainWire = Exclude<RandomWireKind, 'gemini'>;
 
@@ -302,7 +302,7 @@ export interface RandomOptions {
   expertTwice?: boolean;
 }
 
-export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean, options: RandomOptions = {}): Promise<void> {
+export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean, options: RandomOptions = {}, checks: SeedChecks = {}): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
   const choice = new Draw(seed ^ 0x1c);
   const mode = choice.pick(['invoke', 'stream'] as const);
@@ -318,6 +318,7 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
   const decided: FrameworkApproval[] = [];
   const resumes: string[] = [];
   await checkRandomRun({
+    ...checks,
     label: () => `${label}${resumes.length === 0 ? '' : `\n  ${resumes.join('\n  ')}`}`,
     onNative,
     requests: () => fake.requests.length,

@@ -27,6 +27,7 @@ import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
 import { cliInProcess } from '../cli/support.ts';
+import { expectBackendsEquivalent, expectFilesEquivalent } from './random-wire-compare.ts';
 
 function safeList(dir: string): string[] {
   try {
@@ -154,6 +155,15 @@ export interface RandomRun {
   run(hooks: HookRegistry): Promise<FrameworkTruth>;
 }
 
+/** Checks a caller adds to a seed's run (the slow suite's runs; npm test's run without them, to keep its time). */
+export interface SeedChecks {
+  /**
+   * Also run `compare` on the run's files (random-wire-compare.ts): its ATIF against its ATOF, and where native loads,
+   * native's two files and memory's trajectory against native's.
+   */
+  compareFiles?: boolean;
+}
+
 /** The trajectory and its embedded sub-agent trajectories, depth first. */
 function trajectoriesOf(doc: AtifDoc): AtifDoc[] {
   return [doc, ...((doc.subagent_trajectories ?? []) as AtifDoc[]).flatMap(trajectoriesOf)];
@@ -166,7 +176,7 @@ function observed(output: unknown): unknown {
   return typeof output === 'string' ? output : JSON.stringify(output);
 }
 
-export async function checkRandomRun(options: RandomRun): Promise<void> {
+export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<void> {
   const recorded = recordedPlugin('random-wire', 'memory');
   const truth = await options.run(recorded.hooks);
   const label = typeof options.label === 'function' ? options.label() : options.label;
@@ -401,6 +411,8 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
     expect(turnEnds.at(-1), `${label}\nthe last turn ends interrupted: ${JSON.stringify(recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload))}`).toBe(true);
   }
 
+  // `compare` on the files (after the checks against the framework, which name a defect more plainly).
+  const memoryAtif = options.compareFiles === true ? await expectFilesEquivalent(label, 'memory', recorded.dir, String(doc.session_id)) : undefined;
   if (!options.onNative) return;
   // The same hooks on native: the same files.
   const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
@@ -408,4 +420,6 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
   const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
   const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
   expect(compareRuns(memory, native, truth.concurrentSubagents === true ? { drop: ['propagation_root_uuid'] } : {}), `${label}\nmemory against native`).toEqual([]);
+  if (memoryAtif === undefined) return;
+  await expectBackendsEquivalent(label, memoryAtif, await expectFilesEquivalent(label, 'native', native.dir, String(doc.session_id)));
 }
