@@ -35,7 +35,7 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
-import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
+import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
 import { argumentsObject, textOrJson, type CallOfTool } from '../core/shapes.ts';
@@ -88,7 +88,7 @@ interface Shared {
   /** The own agent of each session's last run (a thread's next run, or the `Command` resuming it, starts with it). */
   readonly ownAgents: Map<string, string>;
   /** Sub-agents paused for approval, their sessions kept open for the run that resumes them (`#pausedKey`). */
-  readonly pausedAgents: Map<string, AgentRun>;
+  readonly pausedAgents: PausedSubagents;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -96,8 +96,6 @@ const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 const MAX_UNCLAIMED_CALLS = 256;
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
-/** Sessions whose approval requests wait for a resuming run. */
-const MAX_PENDING_APPROVALS = 1_000;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 /** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
@@ -145,7 +143,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
   readonly #pendingApprovals: Map<string, Asked[]>;
   readonly #ownAgents: Map<string, string>;
-  readonly #pausedAgents: Map<string, AgentRun>;
+  readonly #pausedAgents: PausedSubagents;
   /** Decisions of a resuming `Command`, answered when the node that paused ends on resuming (`#resumeApprovals`). */
   readonly #awaitingDecisions = new WeakMap<AgentRun, { node: string; answer: () => void }>();
   /** Sub-agents that are agents of a graph (a node), not runs started from a tool. */
@@ -179,7 +177,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new Map() }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS) }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
@@ -191,8 +189,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   close(): void {
     this.#guard('close', () => {
       // Sub-agents still paused end before the sessions they belong to close.
-      for (const run of this.#pausedAgents.values()) run.closeLink();
-      this.#pausedAgents.clear();
+      this.#pausedAgents.closeAll();
       this.#holds.releaseAll('closed');
     });
   }
@@ -666,16 +663,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #pause(run: AgentRun, error: unknown): void {
     if (run.ended) return;
     run.end('interrupted', undefined, error, { keepSessionOpen: true });
-    const key = this.#pausedKey(run);
-    this.#pausedAgents.get(key)?.closeLink();
-    this.#pausedAgents.delete(key);
-    this.#pausedAgents.set(key, run);
-    // Sub-agents nobody resumes must not pile up: the oldest are closed.
-    if (this.#pausedAgents.size > MAX_PENDING_APPROVALS) {
-      const [oldest, left] = this.#pausedAgents.entries().next().value!;
-      this.#pausedAgents.delete(oldest);
-      left.closeLink();
-    }
+    this.#pausedAgents.keep(this.#pausedKey(run), run);
   }
 
   /**
@@ -683,9 +671,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * goes on in its session); one that is not resumed so closes, and a new sub-agent starts.
    */
   #takePaused(key: string, parent: AgentRun): AgentRun | undefined {
-    const paused = this.#pausedAgents.get(key);
+    const paused = this.#pausedAgents.take(key);
     if (paused === undefined) return undefined;
-    this.#pausedAgents.delete(key);
     if (paused.parent?.run.sessionId === parent.sessionId && this.#resumeOf(parent) !== undefined) return paused;
     paused.closeLink();
     return undefined;
