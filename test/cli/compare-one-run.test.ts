@@ -73,7 +73,7 @@ describe('compare: one run, its ATIF file against its ATOF file', () => {
     expect(report.code).toBe(0);
     // The sub-agent's turn failed too: a trajectory records no turn's end either.
     expect(report.onlyRecorded).toEqual([
-      { fact: 'error', run: 'b', values: [expect.stringMatching(/^research: AI_APICallError: AI_APICallError: The model gpt-4\.1 does not exist/)] },
+      { fact: 'error', run: 'b', values: [expect.stringMatching(/^research: AI_APICallError: The model gpt-4\.1 does not exist/)] },
       { fact: 'turn', run: 'b', values: ['“Lisbon trams”: failed'] },
     ]);
     const text = (await cliInProcess(['compare', files.atof, files.atif])).stdout.split('\n');
