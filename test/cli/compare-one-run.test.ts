@@ -19,25 +19,7 @@ import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
 import { chatCompletion, scriptedFetch } from '../support/provider-wire.ts';
 import { cliInProcess } from './support.ts';
 import { filesOf } from './view-json.ts';
-
-interface Compared {
-  code: number;
-  pairs: { status: string; title: string; differences: { field: string; tool?: string; a: unknown; b: unknown }[] }[];
-  onlyRecorded: { fact: string; run: string; values: string[] }[];
-}
-
-/** `compare --json` of two runs, with its exit code. */
-async function compared(a: string, b: string): Promise<Compared> {
-  const result = await cliInProcess(['compare', a, b, '--json']);
-  expect(result.stderr).toBe('');
-  return { code: result.code, ...(JSON.parse(result.stdout) as Omit<Compared, 'code'>) };
-}
-
-/** What differs, one line per difference (`field: a → b`) or unpaired step (`only-b turn`). */
-const differencesOf = (report: Compared) =>
-  report.pairs.flatMap((pair) =>
-    pair.status === 'changed' ? pair.differences.map((difference) => `${difference.field}${difference.tool ? ` ${difference.tool}` : ''}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title}`],
-  );
+import { compared, differencesOf } from './compare-json.ts';
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {
