@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { HOOK_NAMES } from '../../src/hooks/names.ts';
 import { AdapterCore } from '../../src/adapters/core/run.ts';
+import { PausedSubagents } from '../../src/adapters/core/holds.ts';
 import { sessionIdFor } from '../../src/adapters/core/options.ts';
 import { chatFinishReason } from '../../src/adapters/core/finish.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
@@ -179,5 +180,61 @@ describe('AdapterCore', () => {
     const core = new AdapterCore(new HookRegistry(), { sessionId: () => `s${++asked}` }, 'test');
     expect(core.startRun({ runId: 'r' })).toBeUndefined();
     expect(asked).toBe(0);
+  });
+});
+
+describe('PausedSubagents: sub-agents waiting for an approval with their link open', () => {
+  /** A parent with `count` sub-agents (one per tool call), each ended as paused for an approval. */
+  function pausedChildren(count: number) {
+    const { hooks, log } = recorder();
+    const core = new AdapterCore(hooks, { sessionId: 'parent' }, 'test');
+    const parent = core.startRun({ runId: 'p' })!;
+    const children = Array.from({ length: count }, (_, i) => {
+      parent.toolStart({ id: `call_${i}`, name: 'delegate', arguments: '{}' });
+      const child = core.startRun({ runId: `c${i}`, agentName: 'helper', parent: { run: parent, toolCallId: `call_${i}` } })!;
+      child.end('interrupted', undefined, undefined, { keepSessionOpen: true });
+      return child;
+    });
+    const stopped = () => log.filter(([name]) => name === 'subagent_stop').map(([, p]) => p.child_session_id);
+    return { core, parent, children, stopped };
+  }
+
+  it('closes the oldest past its bound, and one replaced at its key, each once', () => {
+    const { children, stopped } = pausedChildren(4);
+    const closed: string[] = [];
+    const paused = new PausedSubagents(2, (run) => void closed.push(run.sessionId));
+    paused.keep('a', children[0]!);
+    paused.keep('b', children[1]!);
+    expect(stopped()).toEqual([]);
+    paused.keep('c', children[2]!); // past the bound: 'a', the oldest, closes
+    expect(stopped()).toEqual(['parent:sub:call_0']);
+    paused.keep('b', children[3]!); // a second sub-agent at 'b': the first is not coming back
+    expect(stopped()).toEqual(['parent:sub:call_0', 'parent:sub:call_1']);
+    expect(closed).toEqual(stopped());
+    expect(paused.size).toBe(2);
+    paused.closeAll();
+    expect(stopped()).toEqual(['parent:sub:call_0', 'parent:sub:call_1', 'parent:sub:call_2', 'parent:sub:call_3']);
+    paused.closeAll();
+    expect(stopped()).toHaveLength(4);
+  });
+
+  it('hands a taken sub-agent to the run that continues it: no subagent_stop until that run ends', () => {
+    const { core, parent, children, stopped } = pausedChildren(2);
+    const paused = new PausedSubagents(10);
+    paused.keep('a', children[0]!);
+    paused.keep('b', children[1]!);
+    const held = paused.take('a')!;
+    expect(held).toBe(children[0]);
+    expect(paused.take('a')).toBeUndefined();
+    const next = core.startRun({ runId: 'c0-again', agentName: 'helper', parent: { run: parent, toolCallId: 'call_0' }, continuesSubagent: held })!;
+    expect(next.sessionId).toBe('parent:sub:call_0');
+    paused.close('a'); // nothing waits there any more
+    held.closeLink(); // the link is the continuing run's now
+    expect(stopped()).toEqual([]);
+    next.end('completed', 'done');
+    expect(stopped()).toEqual(['parent:sub:call_0']);
+    paused.closeChildrenOf(parent);
+    expect(stopped()).toEqual(['parent:sub:call_0', 'parent:sub:call_1']);
+    expect(paused.size).toBe(0);
   });
 });

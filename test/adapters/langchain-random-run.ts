@@ -22,6 +22,10 @@
 // - a tool that runs another agent with the tool's config: that agent's 1-4
 //   turns (a scenario of their own) are served while the tool runs, and must
 //   be in its own trajectory, linked from the call, its task its user step;
+//   with `expertTwice` (the slow suite's), the turn may call it twice at once:
+//   two experts side by side, served turns by turns, each its own sub-agent
+//   (with approvals, each expert's first turn asks, so both pause together
+//   and one `Command` resumes them by interrupt id);
 // - a handoff (the docs' supervisor graph: the agent a node, a handoff tool's
 //   `Command` to a researcher agent node, which answers back by its edge):
 //   the researcher's turns in its own trajectory, linked from the handoff
@@ -57,7 +61,7 @@ import { expect } from 'vitest';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { Draw } from '../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomScenario, type RandomTool, type RandomWireKind } from '../support/random-wire.ts';
-import { checkRandomRun, type FrameworkApproval, type FrameworkStep } from './random-wire-checks.ts';
+import { checkRandomRun, type FrameworkApproval, type FrameworkStep, type SeedChecks } from './random-wire-checks.ts';
 
 type LangChainWire = Exclude<RandomWireKind, 'gemini'>;
 
@@ -120,6 +124,8 @@ interface Plan {
   abort: boolean;
   /** Calls of `ask_expert`, whose tool runs an agent with the tool's config: that agent's turns follow the call's turn. */
   expert: boolean;
+  /** The turn calls `ask_expert` twice (`RandomOptions.expertTwice`): two runs of the expert at once, each a sub-agent of its call. */
+  expertTwice?: boolean;
   /** A supervisor graph whose turn hands off to a researcher agent (a node): its turns follow the handoff's. */
   handoff: boolean;
   /** How many tasks the handoff's turn sends the researcher (`Send`, side by side); 0: it hands the conversation over. */
@@ -140,7 +146,7 @@ interface Plan {
  * call of a tool that aborts the run, a call of a tool that runs another agent
  * (its 1-4 turns, drawn as a scenario of their own, served right after).
  */
-function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenario): Plan {
+function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenario, options: RandomOptions = {}): Plan {
   const draw = new Draw(seed ^ 0x1a9e);
   const free = scenario.turns.flatMap((turn, index) => (turn.calls.length > 0 ? [index] : []));
   const take = (): number | undefined => (free.length === 0 ? undefined : free.splice(draw.int(0, free.length - 1), 1)[0]);
@@ -179,6 +185,14 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
   }
   const expert = draw.chance(0.35) ? take() : undefined;
   if (expert !== undefined) add(expert, { id: `call_${seed}_expert_${expert + 1}`, name: 'ask_expert', args: { question: randomText(draw, 4) } }, 'ask_expert runs the expert agent');
+  // Drawn apart (a seed without it is what it was): the same turn calls `ask_expert` again, its expert run beside the first.
+  const twice = new Draw(seed ^ 0x2e7e);
+  const expertTwice = expert !== undefined && options.expertTwice === true && twice.chance(0.5);
+  if (expertTwice) {
+    const turn = scenario.turns[expert]!;
+    turn.calls.splice(twice.int(0, turn.calls.length), 0, { id: `call_${seed}_expert_${expert + 1}_2`, name: 'ask_expert', args: { question: randomText(twice, 4) } });
+    scenario.outline[expert] += ' (ask_expert again, at once)';
+  }
   const nodeRetry = handoff !== undefined && draw.chance(0.5);
   // Half the handoffs send the researcher a task instead (`Send`, the docs' task-description handoff), once or twice
   // at once: the workers run side by side, their requests in whatever order they come.
@@ -193,16 +207,26 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
   }
   // The other agents' turns, served after the call that starts them (the later turn first, so the earlier index holds).
   const inserts = [
-    ...(expert === undefined ? [] : [{ after: expert, workers: [{ name: 'expert', seed: seed ^ 0xe3e7 }] }]),
-    ...(handoff === undefined ? [] : [{ after: handoff, workers: Array.from({ length: Math.max(sends, 1) }, (_, k) => ({ name: `researcher_${k + 1}`, seed: seed ^ 0x7e5e ^ (k * 0x101) })) }]),
+    // Two experts at once are served whichever asks next (each run's messages say which turns it had), their turns
+    // taken in turn: the first two requests, which come at once, get each expert's first turn.
+    ...(expert === undefined ? [] : [{ after: expert, interleaved: expertTwice, workers: [{ name: 'expert', seed: seed ^ 0xe3e7 }, ...(expertTwice ? [{ name: 'expert_2', seed: seed ^ 0xe3e7 ^ 0x101 }] : [])] }]),
+    ...(handoff === undefined ? [] : [{ after: handoff, interleaved: false, workers: Array.from({ length: Math.max(sends, 1) }, (_, k) => ({ name: `researcher_${k + 1}`, seed: seed ^ 0x7e5e ^ (k * 0x101) })) }]),
   ].sort((a, b) => b.after - a.after);
   for (const insert of inserts) {
-    const drawn = insert.workers.map((worker) => ({ worker, scenario: randomScenario(worker.seed, wire, DATED[wire], TOOLS) }));
-    const turns = drawn.flatMap(({ worker, scenario: own }) => own.turns.map((turn, k) => ({ ...turn, id: `${turn.id}_${worker.name}_${k + 1}`, calls: turn.calls.map((call) => ({ ...call, id: `${call.id}_${worker.name}` })) })));
-    scenario.turns.splice(insert.after + 1, 0, ...turns);
-    scenario.outline.splice(insert.after + 1, 0, ...drawn.flatMap(({ worker, scenario: own }) => own.outline.map((line) => `  ${worker.name} ${line}`)));
+    const drawn = insert.workers.map((worker) => {
+      const own = randomScenario(worker.seed, wire, DATED[wire], TOOLS);
+      return own.turns.map((turn, k) => ({
+        turn: { ...turn, id: `${turn.id}_${worker.name}_${k + 1}`, calls: turn.calls.map((call) => ({ ...call, id: `${call.id}_${worker.name}` })) },
+        line: `  ${worker.name} ${own.outline[k]}`,
+        k,
+      }));
+    });
+    const served = insert.interleaved ? drawn.flat().sort((a, b) => a.k - b.k) : drawn.flat();
+    scenario.turns.splice(insert.after + 1, 0, ...served.map(({ turn }) => turn));
+    scenario.outline.splice(insert.after + 1, 0, ...served.map(({ line }) => line));
   }
   plan.expert = expert !== undefined;
+  plan.expertTwice = expertTwice;
   plan.handoff = handoff !== undefined;
   // With a node retryPolicy, the researcher's first request is refused once: LangGraph runs its node again.
   if (nodeRetry) plan.nodeRetry = scenario.turns.findIndex((turn) => turn.id.includes('_researcher_'));
@@ -213,7 +237,9 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
   for (const [agent, key] of [['_researcher_', 'workerApprovals'], ['_expert', 'expertApprovals']] as const) {
     const own = scenario.turns.flatMap((turn, index) => (turn.id.includes(agent) && turn.calls.length > 0 ? [index] : []));
     if (own.length === 0 || !nested.chance(0.5)) continue;
-    for (const index of nested.shuffle(own).slice(0, nested.int(1, 2))) {
+    // Two experts: each one's first turn (served at once) asks, so both pause together where both call tools in it.
+    const firstOfEach = ['_expert_1', '_expert_2_1'].flatMap((suffix) => own.filter((index) => scenario.turns[index]!.id.endsWith(suffix)));
+    for (const index of plan.expertTwice && agent === '_expert' && firstOfEach.length > 0 ? firstOfEach : nested.shuffle(own).slice(0, nested.int(1, 2))) {
       for (let k = 0, n = nested.int(1, 2); k < n; k++) {
         const picked = nested.pick(APPROVAL_TOOLS);
         const turn = scenario.turns[index]!;
@@ -227,15 +253,15 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
 }
 
 /** What a seed's plan adds on `wire`, for a test's name: approvals, a tool that throws, an abort, a sub-agent. */
-export function seedFeatures(seed: number, wire: LangChainWire): string {
-  const plan = planFeatures(seed, wire, randomScenario(seed, wire, DATED[wire], TOOLS));
+export function seedFeatures(seed: number, wire: LangChainWire, options: RandomOptions = {}): string {
+  const plan = planFeatures(seed, wire, randomScenario(seed, wire, DATED[wire], TOOLS), options);
   return [
     plan.approvals && 'approvals',
     plan.workerApprovals && 'approvals in the worker',
     plan.expertApprovals && 'approvals in the sub-agent a tool runs',
     plan.failing && 'a tool throws',
     plan.abort && 'aborted',
-    plan.expert && 'a sub-agent from a tool',
+    plan.expert && (plan.expertTwice ? 'two sub-agents from a tool called twice at once' : 'a sub-agent from a tool'),
     plan.handoff && `a supervisor ${plan.sends === 0 ? 'hands off' : `sends ${plan.sends} task(s)`}${plan.nodeRetry === undefined ? '' : ', the worker node retried'}`,
   ]
     .filter(Boolean)
@@ -270,22 +296,29 @@ function assignTool(agentName: string, returned: Map<string, unknown>) {
 }
 
 
-export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean): Promise<void> {
+/** What a seed may draw beyond npm test's plans (the slow suite's). */
+export interface RandomOptions {
+  /** A turn that calls `ask_expert` may call it twice at once: two runs of the expert side by side, both may pause for approval. */
+  expertTwice?: boolean;
+}
+
+export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean, options: RandomOptions = {}, checks: SeedChecks = {}): Promise<void> {
   const scenario = randomScenario(seed, wire, DATED[wire], TOOLS);
   const choice = new Draw(seed ^ 0x1c);
   const mode = choice.pick(['invoke', 'stream'] as const);
   const streamUsage = choice.chance(0.7);
   // Sometimes one call's first attempt is refused as overloaded: modelRetryMiddleware retries it (the client's own retries are off).
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
-  const plan = planFeatures(seed, wire, scenario);
+  const plan = planFeatures(seed, wire, scenario, options);
   // A node retryPolicy: the researcher's first request is the one refused (its agent has no modelRetryMiddleware).
   const refused = plan.nodeRetry === undefined ? overloaded : [plan.nodeRetry];
   const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: refused });
-  const features = seedFeatures(seed, wire);
+  const features = seedFeatures(seed, wire, options);
   const label = `seed ${seed} (langchain ${wire}, ${mode}${streamUsage ? '' : ', streamUsage false'}${refused.length > 0 ? `, turn ${refused[0]! + 1} overloaded once` : ''}${features === '' ? '' : `, ${features}`})\n  ${scenario.outline.join('\n  ')}`;
   const decided: FrameworkApproval[] = [];
   const resumes: string[] = [];
   await checkRandomRun({
+    ...checks,
     label: () => `${label}${resumes.length === 0 ? '' : `\n  ${resumes.join('\n  ')}`}`,
     onNative,
     requests: () => fake.requests.length,
@@ -446,8 +479,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         }
         turns.push('interrupted');
         pausedAt.push(fake.turnsServed);
-        // Workers sent tasks at once may each pause: the run waits for all of them.
-        if (!plan.sends) expect(pause.interrupts, label).toHaveLength(1);
+        // Workers sent tasks at once, or two experts, may each pause: the run waits for all of them.
+        if (!plan.sends && !plan.expertTwice) expect(pause.interrupts, label).toHaveLength(1);
         const draw = plan.decisions;
         const said: string[] = [];
         const resume: Record<string, { decisions: Loose[] }> = {};
@@ -516,7 +549,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         if ((step?.tool_calls as Loose[] | undefined)?.some((call) => call.name === 'cancel_trip') === true) for (const call of step!.tool_calls as Loose[]) if (!told.has(call.id)) told.set(call.id, { content: aborted });
       }
       // Calls that end after the others of their step: `ask_expert` waits for a whole agent, and a call of a tool the agent
-      // does not have is answered when its tool node ends (ToolNode's error: what the model was told).
+      // does not have is answered when its tool node ends (ToolNode's error: what the model was told). Two `ask_expert`
+      // calls stay in the order their experts started (the message's): a sub-agent's link makes its call's result then.
       const endsLast = (call: Loose) => call.name === 'ask_expert' || String(told.get(call.id)?.content).includes('is not a valid tool');
       const stepsOf = (list: BaseMessage[], trajectory: string[], agentName: string): Array<FrameworkStep & { turn: number }> =>
         list
@@ -589,6 +623,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         steps,
         retried: fake.failedRequests,
         ...(pausedTools === 0 ? {} : { pausedTools }),
+        // Two experts run at once: native gives the later one's scope a stack of its own.
+        ...(plan.expertTwice ? { concurrentSubagents: true } : {}),
         // Each expert run, each worker that ran (a worker resumed after its pause is the same one).
         subagents: expertRuns.length + (plan.sends ? sentTasks.size : handoffCalls.length > 0 ? 1 : 0),
         totals: { prompt: sum((s) => s.prompt), completion: sum((s) => s.completion ?? undefined), cached: sum((s) => s.cached) },
@@ -604,6 +640,8 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
                 // Every call asked about, with the agent that asked (a decision that never reached the middleware has no answer).
                 asked: askedBy,
                 inCallsTrajectory: true,
+                // Two experts paused at once take their decisions in the order they run again.
+                ...(plan.expertTwice ? { unordered: true } : {}),
                 // Every call of a tool that needs approval: ran, rejected with what the model was told, or (approved
                 // beside a rejected call, which the middleware drops; or left by an aborted run) never run.
                 outcomes: approvalCalls.map((call) => {

@@ -18,20 +18,13 @@ import { createReactAgent, ToolNode, toolsCondition } from '@langchain/langgraph
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { loadNativeRelay } from '../../native/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import { toJson } from '../../src/shared/json.ts';
-import type { HookName } from '../../src/hooks/names.ts';
-import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
-import { replay } from '../differential/replay.ts';
-import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionEither, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
+import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionEither, concurrentFetch, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
 import { createHandoffTool } from './langgraph-handoff.ts';
-import { backends, expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 const CLAUDE = 'claude-sonnet-4-5-20250929';
-const onNative = backends().includes('native');
 
 const openai = (fetch: typeof globalThis.fetch) => new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
 const anthropic = (fetch: typeof globalThis.fetch) => new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
@@ -65,15 +58,6 @@ const refOf = (doc: AtifDoc, callId: string): unknown =>
 /** Tool messages as the program's state holds them: [tool_call_id, content, status]. */
 const toolMessages = (messages: BaseMessage[]): Array<[string, string, string]> =>
   messages.filter((m) => m.getType() === 'tool').map((m) => [(m as ToolMessage).tool_call_id, String(m.content), (m as ToolMessage).status === 'error' ? 'error' : 'ok']);
-
-/** The hooks the adapter emitted, through the memory relay and through native: the same files. */
-async function sameOnNative(recorded: Recorded): Promise<void> {
-  if (!onNative) return;
-  const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
-  const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
-  const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
-  expect(compareRuns(memory, native), 'memory against native').toEqual([]);
-}
 
 
 /** The approval and sub-agent hooks of a run, each as [hook, session, tool call, decision or sub-agent status]. */
@@ -355,6 +339,160 @@ describe('LangGraph programs through the LangChain adapter', () => {
     expect(recordedCounts(doc)).toEqual(reported(second.messages));
     expect(recordedCounts(worker)).toEqual(reported(opsMessages));
     await sameOnNative(recorded);
+  }, 30_000);
+
+  it('the model calls a tool that runs an agent twice in one message and both agents ask a human: the Command resuming both by interrupt id answers each in the sub-agent that asked', async () => {
+    const { fetch: assistantFetch } = scriptedFetch([
+      chatCompletion({
+        id: 'chatcmpl-sup1',
+        model: GPT,
+        content: null,
+        toolCalls: [
+          { id: 'call_ops_a', name: 'ask_ops', args: { question: 'Delete /tmp/a.log' } },
+          { id: 'call_ops_b', name: 'ask_ops', args: { question: 'Delete /tmp/b.log' } },
+        ],
+        usage: { prompt_tokens: 40, completion_tokens: 16 },
+      }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'Ops deleted a.log and kept b.log.', usage: { prompt_tokens: 190, completion_tokens: 11 } }),
+    ]);
+    // The two agents ask at once (their first requests are held until both are in flight) and are answered by what they say.
+    const { fetch: opsFetch } = concurrentFetch([
+      { when: 'deleted /tmp/a.log', reply: anthropicMessage({ id: 'msg_a2', model: CLAUDE, content: [{ type: 'text', text: 'Deleted /tmp/a.log.' }], usage: { input_tokens: 130, output_tokens: 8 } }) },
+      { when: 'Keep that one', reply: anthropicMessage({ id: 'msg_b2', model: CLAUDE, content: [{ type: 'text', text: 'I kept /tmp/b.log.' }], usage: { input_tokens: 140, output_tokens: 9, cache_read_input_tokens: 64 } }) },
+      { when: 'Delete /tmp/a.log', wave: 'ask', reply: anthropicMessage({ id: 'msg_a1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_a', name: 'delete_file', input: { path: '/tmp/a.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }) },
+      { when: 'Delete /tmp/b.log', wave: 'ask', reply: anthropicMessage({ id: 'msg_b1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_b', name: 'delete_file', input: { path: '/tmp/b.log' } }], usage: { input_tokens: 80, output_tokens: 21 } }) },
+    ]);
+    const deleted: string[] = [];
+    const deleteFile = tool(
+      async ({ path }) => {
+        deleted.push(path);
+        return `deleted ${path}`;
+      },
+      { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) },
+    );
+    const ops = createAgent({ model: anthropic(opsFetch), tools: [deleteFile], name: 'ops', middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })] });
+    // What each run of the agent ended with, by the question it was asked (its resumed run's messages hold all its turn).
+    const opsMessages = new Map<string, BaseMessage[]>();
+    const askOps = tool(
+      async ({ question }, config) => {
+        const messages = (await ops.invoke({ messages: [{ role: 'user', content: question }] }, config)).messages;
+        opsMessages.set(question, messages);
+        return messages.at(-1)!.text;
+      },
+      { name: 'ask_ops', description: 'Ask the ops agent', schema: z.object({ question: z.string() }) },
+    );
+    const assistant = createAgent({ model: openai(assistantFetch), tools: [askOps], name: 'assistant', checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-tool-agents-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'ops-3' } };
+    type Paused = { __interrupt__: Array<{ id: string; value: { actionRequests: Array<{ args: { path: string } }> } }> };
+    const first = (await assistant.invoke({ messages: [{ role: 'user', content: 'Clean up a.log and b.log' }] }, config)) as unknown as Paused;
+    // LangGraph runs each tool call as a task of its own (createAgent sends them): both agents' interrupts reach the caller.
+    expect(first.__interrupt__.map((pause) => pause.value.actionRequests[0]!.args.path).sort()).toEqual(['/tmp/a.log', '/tmp/b.log']);
+    const resume = Object.fromEntries(
+      first.__interrupt__.map((pause) => [pause.id, { decisions: [pause.value.actionRequests[0]!.args.path === '/tmp/a.log' ? { type: 'approve' } : { type: 'reject', message: 'Keep that one.' }] }]),
+    );
+    const second = await assistant.invoke(new Command({ resume }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('Ops deleted a.log and kept b.log.');
+    expect(deleted).toEqual(['/tmp/a.log']);
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // Each agent's request and its decision in its own sub-agent, started once and stopped once, when it is done.
+    const hooksOf = (session: string) => approvalAndSubagentHooks(recorded).filter((entry) => entry[1] === session);
+    expect(hooksOf('ops-3:sub:call_ops_a')).toEqual([
+      ['subagent_start', 'ops-3:sub:call_ops_a', 'call_ops_a', undefined],
+      ['pre_approval_request', 'ops-3:sub:call_ops_a', 'toolu_a', undefined],
+      ['post_approval_response', 'ops-3:sub:call_ops_a', 'toolu_a', 'once'],
+      ['subagent_stop', 'ops-3:sub:call_ops_a', 'call_ops_a', 'completed'],
+    ]);
+    expect(hooksOf('ops-3:sub:call_ops_b')).toEqual([
+      ['subagent_start', 'ops-3:sub:call_ops_b', 'call_ops_b', undefined],
+      ['pre_approval_request', 'ops-3:sub:call_ops_b', 'toolu_b', undefined],
+      ['post_approval_response', 'ops-3:sub:call_ops_b', 'toolu_b', 'deny'],
+      ['subagent_stop', 'ops-3:sub:call_ops_b', 'call_ops_b', 'completed'],
+    ]);
+    expect(approvalAndSubagentHooks(recorded)).toHaveLength(8);
+    // The approved call ran in its agent; the rejected one never ran, denied with the text its model was given.
+    const toolEnds = (session: string) => recorded.log.filter((e) => e.hook === 'post_tool_call' && e.payload.session_id === session).map((e) => [e.payload.tool_call_id, e.payload.status, e.payload.result]);
+    expect(toolEnds('ops-3:sub:call_ops_a')).toEqual([['toolu_a', 'ok', 'deleted /tmp/a.log']]);
+    expect(toolEnds('ops-3:sub:call_ops_b')).toEqual([['toolu_b', 'denied', 'Keep that one.']]);
+    // Each tool paused once, and ran again when resumed with its agent's answer (the calls end in the order they finish).
+    expect(toolEnds('ops-3').sort()).toEqual([
+      ['call_ops_a', 'interrupted', null],
+      ['call_ops_a', 'ok', 'Deleted /tmp/a.log.'],
+      ['call_ops_b', 'interrupted', null],
+      ['call_ops_b', 'ok', 'I kept /tmp/b.log.'],
+    ]);
+    // Each sub-agent: its turn that asked ended interrupted, its resumed turn went on in the same session.
+    for (const session of ['ops-3:sub:call_ops_a', 'ops-3:sub:call_ops_b']) {
+      expect(recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === session).map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    }
+    const workers = subagents(doc, 2);
+    const worker = (callId: string) => workers.find((child) => child.session_id === `ops-3:sub:${callId}`)!;
+    for (const [callId, question, answer, outcome] of [
+      ['call_ops_a', 'Delete /tmp/a.log', 'Deleted /tmp/a.log.', ['toolu_a', 'deleted /tmp/a.log']],
+      ['call_ops_b', 'Delete /tmp/b.log', 'I kept /tmp/b.log.', ['toolu_b', 'Keep that one.']],
+    ] as const) {
+      const child = worker(callId);
+      expect(refOf(doc, callId)).toBe(child.trajectory_id);
+      expect(userSteps(child)).toEqual([question]);
+      expect(callsOf(child)).toEqual([[outcome[0], { path: question.slice('Delete '.length) }]]);
+      expect(observed(child).map(([id, content]) => [id, content])).toEqual([outcome]);
+      expect(agentSteps(child).map((step) => step.message)).toEqual(['', answer]);
+      expect(recordedCounts(child)).toEqual(reported(opsMessages.get(question)!));
+    }
+    expect(userSteps(doc)).toEqual(['Clean up a.log and b.log']);
+    expect(callsOf(doc).map(([id]) => id)).toEqual(['call_ops_a', 'call_ops_b']);
+    expect(recordedCounts(doc)).toEqual(reported(second.messages));
+    await sameOnNative(recorded, true);
+  }, 30_000);
+
+  it('a node runs a tool on its own (no model asked for it) whose agent asks a human: the resumed tool (a new LangChain run id) starts a new sub-agent, which records the decision; the paused one closes interrupted', async () => {
+    const { fetch } = scriptedFetch([
+      anthropicMessage({ id: 'msg_ops1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
+      anthropicMessage({ id: 'msg_ops2', model: CLAUDE, content: [{ type: 'text', text: 'I kept /tmp/old.log.' }], usage: { input_tokens: 110, output_tokens: 9 } }),
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const ops = createAgent({ model: anthropic(fetch), tools: [deleteFile], name: 'ops', middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })] });
+    const askOps = tool(async ({ question }, config) => (await ops.invoke({ messages: [{ role: 'user', content: question }] }, config)).messages.at(-1)!.text, {
+      name: 'ask_ops',
+      description: 'Ask the ops agent',
+      schema: z.object({ question: z.string() }),
+    });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('cleanup', async (_state, config: LangGraphRunnableConfig) => ({ messages: [{ role: 'assistant', content: String(await askOps.invoke({ question: 'Delete /tmp/old.log' }, config)) }] }))
+      .addEdge(START, 'cleanup')
+      .addEdge('cleanup', END)
+      .compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-unnamed-tool-agent-hitl');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'ops-4' } };
+    const first = await graph.invoke({ messages: [{ role: 'user', content: 'Clean up' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await graph.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('I kept /tmp/old.log.');
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(validateAtif(atif[0]!)).toEqual([]);
+    // The tool's call id is its run id (no model named it), a new one when the resumed node runs it again.
+    const [pausedStart, resumedStart] = recorded.log.filter((e) => e.hook === 'subagent_start').map((e) => String(e.payload.child_session_id));
+    expect(pausedStart).not.toBe(resumedStart);
+    expect(approvalAndSubagentHooks(recorded)).toEqual([
+      ['subagent_start', pausedStart, expect.any(String), undefined],
+      ['pre_approval_request', pausedStart, 'toolu_delete', undefined],
+      ['subagent_start', resumedStart, expect.any(String), undefined],
+      ['post_approval_response', resumedStart, 'toolu_delete', 'deny'],
+      ['subagent_stop', resumedStart, expect.any(String), 'completed'],
+      ['subagent_stop', pausedStart, expect.any(String), 'interrupted'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call' && e.payload.session_id === resumedStart).map((e) => [e.payload.tool_call_id, e.payload.status, e.payload.result])).toEqual([['toolu_delete', 'denied', 'Keep it.']]);
+    // The paused sub-agent is still open while the new one runs.
+    await sameOnNative(recorded, true);
   }, 30_000);
 
   it('a compiled subgraph used as a node after the run called a model: a sub-agent named after its node, with its model calls and tools', async () => {

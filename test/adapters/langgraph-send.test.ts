@@ -25,68 +25,16 @@ import { createReactAgent, ToolNode } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { createMemoryRelay } from '../../src/backends/memory/index.ts';
-import { loadNativeRelay } from '../../native/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import { toJson } from '../../src/shared/json.ts';
-import type { HookName } from '../../src/hooks/names.ts';
-import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
-import { replay } from '../differential/replay.ts';
-import { anthropicMessage, chatCompletion, chatCompletionEither, wireResponse, type WireReply } from '../support/provider-wire.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent, type Recorded } from './support.ts';
+import { anthropicMessage, chatCompletion, chatCompletionEither, concurrentFetch, type Route, type WireReply } from '../support/provider-wire.ts';
+import { expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent, type Recorded } from './support.ts';
+import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 const CLAUDE = 'claude-sonnet-4-5-20250929';
-const onNative = backends().includes('native');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const openai = (fetch: typeof globalThis.fetch) => new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
 const anthropic = (fetch: typeof globalThis.fetch) => new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
-
-interface Route {
-  /** Text the request's body contains. */
-  readonly when: string;
-  readonly reply: WireReply;
-  /** Requests of one wave are held until all of them arrived, then answered last-come first. */
-  readonly wave?: string;
-}
-
-/**
- * A provider API answering each request with the first unused route whose
- * text its body contains. A wave's requests wait for each other: none is
- * answered before all of them are in flight, so the program's parallel calls
- * overlap for real and end in the reverse order of their start.
- */
-function concurrentFetch(routes: readonly Route[]): { fetch: typeof fetch; bodies: string[]; maxInFlight: () => number } {
-  const used = new Set<number>();
-  const held = new Map<string, Array<() => void>>();
-  const bodies: string[] = [];
-  let inFlight = 0;
-  let maxInFlight = 0;
-  const fake = async (_input: unknown, init?: { body?: unknown }): Promise<Response> => {
-    const body = String(init?.body);
-    bodies.push(body);
-    const index = routes.findIndex((route, i) => !used.has(i) && body.includes(route.when));
-    if (index < 0) return new Response(JSON.stringify({ error: { message: `no route for ${body.slice(0, 200)}` } }), { status: 500, headers: { 'content-type': 'application/json' } });
-    used.add(index);
-    const route = routes[index]!;
-    inFlight += 1;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    if (route.wave !== undefined) {
-      const size = routes.filter((r) => r.wave === route.wave).length;
-      const waiting = held.get(route.wave) ?? [];
-      held.set(route.wave, waiting);
-      await new Promise<void>((resolve) => {
-        waiting.push(resolve);
-        if (waiting.length === size) [...waiting].reverse().forEach((release, i) => setTimeout(release, i * 3));
-      });
-    }
-    inFlight -= 1;
-    // A reply with both forms answers as the request asks, as the provider does.
-    return wireResponse(route.reply, `req_${index + 1}`, /"stream":\s*true/.test(body));
-  };
-  return { fetch: fake as typeof fetch, bodies, maxInFlight: () => maxInFlight };
-}
 
 type Step = AtifDoc;
 const agentSteps = (doc: AtifDoc): Step[] => (doc.steps as Step[]).filter((step) => step.source === 'agent');
@@ -146,20 +94,6 @@ function expectEveryCallOnce(doc: AtifDoc, got: readonly BaseMessage[], where: (
   const total = (i: 0 | 1 | 2) => got.reduce((sum, message) => sum + usageOf(message)[i], 0);
   const recorded = (i: 0 | 1 | 2) => steps.reduce((sum, [, step]) => sum + metricsOf(step)[i], 0);
   expect([recorded(0), recorded(1), recorded(2)]).toEqual([total(0), total(1), total(2)]);
-}
-
-/**
- * The hooks the adapter emitted, through the memory relay and through native:
- * the same files. Sub-agents open at once (parallel workers) differ in their
- * `propagation_root_uuid`, a documented difference (docs/backends/memory-and-native.md,
- * "Concurrent sibling scopes").
- */
-async function sameOnNative(recorded: Recorded, concurrentSubagents = false): Promise<void> {
-  if (!onNative) return;
-  const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
-  const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
-  const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
-  expect(compareRuns(memory, native, concurrentSubagents ? { drop: ['propagation_root_uuid'] } : {}), 'memory against native').toEqual([]);
 }
 
 describe('LangGraph Send fan-out through the LangChain adapter', () => {

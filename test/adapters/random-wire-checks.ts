@@ -27,6 +27,7 @@ import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
 import { cliInProcess } from '../cli/support.ts';
+import { expectBackendsEquivalent, expectFilesEquivalent } from './random-wire-compare.ts';
 
 function safeList(dir: string): string[] {
   try {
@@ -138,6 +139,11 @@ export interface FrameworkTruth {
     asked?: ReadonlyArray<string | { id: string; agent: string }>;
     /** Asked and answered in the very trajectory whose step made the call (the agent that paused goes on in it when resumed). */
     inCallsTrajectory?: boolean;
+    /**
+     * Agents paused at once ask, and take the decisions of the one resume, in the order they happen to run: the requests
+     * and the decisions are compared in call-id order (each still with its agent and choice).
+     */
+    unordered?: boolean;
   };
   /** How each top-level run of the session ended, in order (a run paused for approval or aborted: interrupted). */
   turns?: ReadonlyArray<'completed' | 'interrupted' | 'failed'>;
@@ -154,6 +160,15 @@ export interface RandomRun {
   run(hooks: HookRegistry): Promise<FrameworkTruth>;
 }
 
+/** Checks a caller adds to a seed's run (the slow suite's runs; npm test's run without them, to keep its time). */
+export interface SeedChecks {
+  /**
+   * Also run `compare` on the run's files (random-wire-compare.ts): its ATIF against its ATOF, and where native loads,
+   * native's two files and memory's trajectory against native's.
+   */
+  compareFiles?: boolean;
+}
+
 /** The trajectory and its embedded sub-agent trajectories, depth first. */
 function trajectoriesOf(doc: AtifDoc): AtifDoc[] {
   return [doc, ...((doc.subagent_trajectories ?? []) as AtifDoc[]).flatMap(trajectoriesOf)];
@@ -166,7 +181,7 @@ function observed(output: unknown): unknown {
   return typeof output === 'string' ? output : JSON.stringify(output);
 }
 
-export async function checkRandomRun(options: RandomRun): Promise<void> {
+export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<void> {
   const recorded = recordedPlugin('random-wire', 'memory');
   const truth = await options.run(recorded.hooks);
   const label = typeof options.label === 'function' ? options.label() : options.label;
@@ -357,16 +372,18 @@ export async function checkRandomRun(options: RandomRun): Promise<void> {
     const sessions = docs.map((trajectory) => trajectory.session_id as string);
     const rank = (id: string) => (truth.lateSubagentSteps === true ? sessions.indexOf(String(callsSession.get(id) ?? '')) : 0);
     const perTrajectory = <T extends { id: unknown }>(list: readonly T[]): T[] => list.map((entry, index) => ({ entry, index })).sort((a, b) => rank(String(a.entry.id)) - rank(String(b.entry.id)) || a.index - b.index).map(({ entry }) => entry);
-    expect(perTrajectory(asked), `${label}
-approval requests against the calls the run paused for`).toEqual(perTrajectory(askedOrder).map((decision) => ({ id: decision.id, agent: decision.agent })));
+    // Agents paused at once ask and take their decisions in whatever order they run: by call id then.
+    const inOrderOf = <T extends { id: unknown }>(list: readonly T[]): T[] => (truth.approvals?.unordered === true ? [...list].sort((a, b) => (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0)) : perTrajectory(list));
+    expect(inOrderOf(asked), `${label}
+approval requests against the calls the run paused for`).toEqual(inOrderOf(askedOrder.map((decision) => ({ id: decision.id, agent: decision.agent }))));
     if (truth.approvals.inCallsTrajectory === true) {
       const where = (name: string) => hooked(name).map((payload) => ({ id: payload.tool_call_id, session: payload.session_id }));
       for (const name of ['pre_approval_request', 'post_approval_response']) {
         expect(where(name), `${label}\n${name} in the trajectory that made the call`).toEqual(where(name).map(({ id }) => ({ id, session: callsSession.get(id) })));
       }
     }
-    expect(perTrajectory(answered), `${label}
-approval decisions against those taken`).toEqual(perTrajectory(decided).map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') })));
+    expect(inOrderOf(answered), `${label}
+approval decisions against those taken`).toEqual(inOrderOf(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') }))));
     const toolEnds = hooked('post_tool_call');
     const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
     expect(got, `${label}
@@ -406,6 +423,8 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
     expect(turnEnds.at(-1), `${label}\nthe last turn ends interrupted: ${JSON.stringify(recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload))}`).toBe(true);
   }
 
+  // `compare` on the files (after the checks against the framework, which name a defect more plainly).
+  const memoryAtif = options.compareFiles === true ? await expectFilesEquivalent(label, 'memory', recorded.dir, String(doc.session_id)) : undefined;
   if (!options.onNative) return;
   // The same hooks on native: the same files.
   const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
@@ -413,4 +432,6 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
   const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
   const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
   expect(compareRuns(memory, native, truth.concurrentSubagents === true ? { drop: ['propagation_root_uuid'] } : {}), `${label}\nmemory against native`).toEqual([]);
+  if (memoryAtif === undefined) return;
+  await expectBackendsEquivalent(label, memoryAtif, await expectFilesEquivalent(label, 'native', native.dir, String(doc.session_id)));
 }

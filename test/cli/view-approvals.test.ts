@@ -28,36 +28,13 @@ import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
 import { cliInProcess, tempDir } from './support.ts';
 import { all, filesOf, viewed, type JsonNode } from './view-json.ts';
-
-
-
-
+import { compared, differencesOf } from './compare-json.ts';
 
 /** Each tool call as `title: note`, and the approval marks under it. */
 const calls = (session: JsonNode) =>
   all(session)
     .filter((candidate) => candidate.kind === 'tool')
     .map((call) => ({ call: `${call.title}: ${call.note ?? ''}`, marks: call.children.filter((child) => child.kind === 'mark').map((mark) => mark.title) }));
-
-interface Compared {
-  code: number;
-  equivalent: boolean;
-  pairs: { status: string; title: string; differences: { field: string; tool?: string; a: unknown; b: unknown }[] }[];
-  onlyRecorded: { fact: string; run: string; values: string[] }[];
-}
-
-/** `compare --json` of two runs, with its exit code. */
-async function compared(a: string, b: string): Promise<Compared> {
-  const result = await cliInProcess(['compare', a, b, '--json']);
-  expect(result.stderr).toBe('');
-  return { code: result.code, ...(JSON.parse(result.stdout) as Omit<Compared, 'code'>) };
-}
-
-/** What differs, one line per difference (`field: a → b`) or unpaired step (`only-b turn`). */
-const differencesOf = (report: Compared) =>
-  report.pairs.flatMap((pair) =>
-    pair.status === 'changed' ? pair.differences.map((difference) => `${difference.field}${difference.tool ? ` ${difference.tool}` : ''}: ${String(difference.a)} → ${String(difference.b)}`) : pair.status === 'same' ? [] : [`${pair.status} ${pair.title.split(' ')[0]}`],
-  );
 
 /**
  * One run paused for an approval and resumed, compared as its ATIF file and its ATOF file: the same steps (the

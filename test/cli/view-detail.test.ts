@@ -108,3 +108,36 @@ describe('durations from an ATIF file', () => {
     expect(text).toMatch(/LLM {2}441µs {2}Hello!/);
   });
 });
+
+describe('a failed tool call', () => {
+  // The adapters record what a throwing tool answered as `Type: message`; the trajectory keeps the type beside it.
+  const trajectory = (content: string) => ({
+    schema_version: 'ATIF-v1.7',
+    session_id: 's1',
+    agent: { name: 'a', version: '1', model_name: 'm' },
+    steps: [
+      { step_id: 1, source: 'user', message: 'Hi' },
+      {
+        step_id: 2,
+        source: 'agent',
+        message: '',
+        tool_calls: [{ tool_call_id: 'call_1', function_name: 'fetch_page', arguments: { url: 'x' } }],
+        observation: { results: [{ source_call_id: 'call_1', content, extra: { metadata: { 'otel.status_code': 'ERROR', 'error.type': 'TimeoutError' } } }] },
+      },
+    ],
+  });
+  const toolError = (content: string) => {
+    const found: string[] = [];
+    const walk = (at: ViewNode) => {
+      if (at.kind === 'tool' && at.error !== undefined) found.push(at.error);
+      at.children.forEach(walk);
+    };
+    walk(treeFromAtif(trajectory(content)));
+    return found;
+  };
+
+  it('names the error type once, whether or not the answer starts with it', () => {
+    expect(toolError('TimeoutError: the page took too long')).toEqual(['TimeoutError: the page took too long']);
+    expect(toolError('the page took too long')).toEqual(['TimeoutError: the page took too long']);
+  });
+});

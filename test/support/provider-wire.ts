@@ -57,6 +57,51 @@ export function wireResponse(reply: WireReply, requestId: string, wantsStream = 
   return new Response(JSON.stringify(reply.json ?? {}), { status: reply.status ?? 200, headers: { 'content-type': 'application/json', ...headers } });
 }
 
+export interface Route {
+  /** Text the request's body contains. */
+  readonly when: string;
+  readonly reply: WireReply;
+  /** Requests of one wave are held until all of them arrived, then answered last-come first. */
+  readonly wave?: string;
+}
+
+/**
+ * A provider API answering each request with the first unused route whose
+ * text its body contains. A wave's requests wait for each other: none is
+ * answered before all of them are in flight, so the program's parallel calls
+ * overlap for real and end in the reverse order of their start.
+ */
+export function concurrentFetch(routes: readonly Route[]): { fetch: typeof fetch; bodies: string[]; maxInFlight: () => number } {
+  const used = new Set<number>();
+  const held = new Map<string, Array<() => void>>();
+  const bodies: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const fake = async (_input: unknown, init?: { body?: unknown }): Promise<Response> => {
+    const body = String(init?.body);
+    bodies.push(body);
+    const index = routes.findIndex((route, i) => !used.has(i) && body.includes(route.when));
+    if (index < 0) return new Response(JSON.stringify({ error: { message: `no route for ${body.slice(0, 200)}` } }), { status: 500, headers: { 'content-type': 'application/json' } });
+    used.add(index);
+    const route = routes[index]!;
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    if (route.wave !== undefined) {
+      const size = routes.filter((r) => r.wave === route.wave).length;
+      const waiting = held.get(route.wave) ?? [];
+      held.set(route.wave, waiting);
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        if (waiting.length === size) [...waiting].reverse().forEach((release, i) => setTimeout(release, i * 3));
+      });
+    }
+    inFlight -= 1;
+    // A reply with both forms answers as the request asks, as the provider does.
+    return wireResponse(route.reply, `req_${index + 1}`, /"stream":\s*true/.test(body));
+  };
+  return { fetch: fake as typeof fetch, bodies, maxInFlight: () => maxInFlight };
+}
+
 // ------------------------------------------------------------------ Anthropic Messages
 
 export interface AnthropicUsage {

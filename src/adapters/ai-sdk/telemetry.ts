@@ -34,7 +34,7 @@ import {
   type ApprovalAnswer,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
-import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
+import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { lastUserMessage, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
@@ -48,8 +48,6 @@ type Event = Record<string, unknown>;
  * reports its end, and would otherwise be kept forever.
  */
 export const MAX_OPEN_RUNS = 1_000;
-/** Approval requests remembered until their answer arrives. */
-const MAX_PENDING_APPROVALS = 10_000;
 
 interface PendingApproval {
   readonly sessionId: string;
@@ -147,8 +145,10 @@ export class AiSdkTelemetry {
   readonly #holds: SessionHolds<Held>;
   /** Approval requests waiting for their answer, by approval id, oldest first. */
   readonly #approvals = new Map<string, PendingApproval>();
-  /** Sub-agent runs that stopped for an approval with their link kept open, by their session. */
-  readonly #heldLinks = new Map<string, AgentRun>();
+  /** Sub-agent runs that stopped for an approval with their link kept open, by their session; closing one forgets its requests. */
+  readonly #pausedSubagents = new PausedSubagents(MAX_PENDING_APPROVALS, (run) => {
+    for (const [approvalId, pending] of [...this.#approvals]) if (pending.sessionId === run.sessionId) this.#approvals.delete(approvalId);
+  });
   #disposed = false;
 
   constructor(core: AdapterCore) {
@@ -185,10 +185,9 @@ export class AiSdkTelemetry {
       const link = parent === undefined ? undefined : `${parent.run.sessionId}:sub:${parent.toolCallId}`;
       const answers = link === undefined ? approvalAnswers(event.messages) : approvalAnswers(event.messages).filter((answer) => this.#approvals.get(answer.approvalId)?.sessionId === link);
       const resumed = this.#resumedSession(answers);
-      const heldLink = link === undefined ? undefined : this.#heldLinks.get(link);
-      if (link !== undefined) this.#heldLinks.delete(link);
       // The same tool call running its sub-agent again without answers: a new run, the earlier one's link closes first.
-      if (heldLink !== undefined && resumed === undefined) this.#closeLink(heldLink);
+      if (link !== undefined && resumed === undefined) this.#pausedSubagents.close(link);
+      const heldLink = link === undefined ? undefined : this.#pausedSubagents.take(link);
       const instructions = event.instructions ?? event.system;
       const run = this.#core.startRun({
         runId: callId,
@@ -200,7 +199,7 @@ export class AiSdkTelemetry {
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,
-        continuesSubagent: resumed === undefined ? undefined : heldLink,
+        continuesSubagent: heldLink,
       });
       if (run === undefined) return;
       this.#endAbandoned(MAX_OPEN_RUNS - 1);
@@ -302,8 +301,7 @@ export class AiSdkTelemetry {
       if (id === undefined) return;
       const output = (event.toolOutput ?? {}) as Event;
       // A sub-agent the tool left waiting for an approval ends with the tool.
-      const held = this.#heldLinks.get(`${state.run.sessionId}:sub:${id}`);
-      if (held !== undefined) this.#closeLink(held);
+      this.#pausedSubagents.close(`${state.run.sessionId}:sub:${id}`);
       if (output.type === 'tool-error') state.run.toolEnd(id, { error: output.error, name: nonEmptyString(call.toolName) });
       else state.run.toolEnd(id, { result: output.output, name: nonEmptyString(call.toolName) });
     });
@@ -376,19 +374,12 @@ export class AiSdkTelemetry {
    */
   #end(state: RunState, status: 'completed' | 'failed' | 'interrupted', text: string | undefined, error: unknown, turnEnd: Record<string, unknown> | undefined): void {
     const run = state.run;
-    for (const held of [...this.#heldLinks.values()]) if (held.parent?.run === run) this.#closeLink(held);
+    this.#pausedSubagents.closeChildrenOf(run);
     const keep = !this.#disposed && run.ownsSession && (state.keepsSession || (status === 'completed' && state.awaiting > 0));
     const keepLink = run.parent !== undefined && !run.parent.run.ended && status === 'completed' && state.awaiting > 0;
     run.end(status, text, error, { keepSessionOpen: keep || keepLink, ...(turnEnd === undefined ? {} : { turnEnd }) });
     if (keep) this.#holds.hold(run.sessionId, { keeps: state.keepsSession });
-    if (keepLink) this.#heldLinks.set(run.sessionId, run);
-  }
-
-  /** Closes a sub-agent link kept open for an approval nobody answered; its requests are forgotten. */
-  #closeLink(run: AgentRun): void {
-    this.#heldLinks.delete(run.sessionId);
-    for (const [approvalId, pending] of [...this.#approvals]) if (pending.sessionId === run.sessionId) this.#approvals.delete(approvalId);
-    run.closeLink();
+    if (keepLink) this.#pausedSubagents.keep(run.sessionId, run);
   }
 
   /** The session an answered approval belongs to, when this adapter saw the request. */

@@ -6,6 +6,8 @@
  * way an open run does, so the session closes only when neither a run nor a
  * hold keeps it.
  *
+ * `PausedSubagents` below does the same for a sub-agent's link to its parent.
+ *
  * Bounded: past `max` holds the least recently held is released (its
  * session closes unless a run still has it open), so a host that never comes
  * back costs nothing forever.
@@ -13,10 +15,13 @@
  * @module
  */
 
-import type { AdapterCore } from './run.ts';
+import type { AdapterCore, AgentRun } from './run.ts';
 
 /** Sessions an adapter keeps open between runs by default (named conversations, runs waiting for an approval). */
 export const MAX_HELD_SESSIONS = 10_000;
+
+/** Approvals an adapter waits on, and sub-agents paused for them, before the oldest are given up. */
+export const MAX_PENDING_APPROVALS = 10_000;
 
 export class SessionHolds<T> {
   readonly #core: AdapterCore;
@@ -69,5 +74,60 @@ export class SessionHolds<T> {
     const ids = [...this.#held.keys()];
     this.#held.clear();
     for (const id of ids) this.#core.releaseSession(id, reason);
+  }
+}
+
+/**
+ * Sub-agents that stopped to ask for an approval with their link to the
+ * parent kept open (`AgentRun.end(…, { keepSessionOpen: true })`), by the key
+ * the adapter finds them by again. The run that continues one takes it
+ * (`RunStart.continuesSubagent`); every other way out closes the link
+ * (`subagent_stop`), so a parent's trajectory never keeps a sub-agent open
+ * for ever. Bounded: past `max` the least recently paused closes.
+ */
+export class PausedSubagents {
+  readonly #max: number;
+  readonly #paused = new Map<string, AgentRun>();
+  /** Told of each sub-agent before its link closes (the adapter forgets what it kept for it). */
+  readonly #onClose: ((run: AgentRun) => void) | undefined;
+
+  constructor(max: number, onClose?: (run: AgentRun) => void) {
+    this.#max = max;
+    this.#onClose = onClose;
+  }
+
+  get size(): number {
+    return this.#paused.size;
+  }
+
+  /** `run` paused: it waits at `key`. One already waiting there is not coming back, and closes. */
+  keep(key: string, run: AgentRun): void {
+    this.close(key);
+    this.#paused.set(key, run);
+    while (this.#paused.size > this.#max) this.close(this.#paused.keys().next().value as string);
+  }
+
+  /** The sub-agent waiting at `key`, no longer kept: its link is the caller's to continue or close. */
+  take(key: string): AgentRun | undefined {
+    const run = this.#paused.get(key);
+    this.#paused.delete(key);
+    return run;
+  }
+
+  /** Closes the link of the sub-agent waiting at `key`, if one is. */
+  close(key: string): void {
+    const run = this.take(key);
+    if (run === undefined) return;
+    this.#onClose?.(run);
+    run.closeLink();
+  }
+
+  /** Closes every sub-agent `parent` started that still waits (the parent's turn ended). */
+  closeChildrenOf(parent: AgentRun): void {
+    for (const [key, run] of [...this.#paused]) if (run.parent?.run === parent) this.close(key);
+  }
+
+  closeAll(): void {
+    for (const key of [...this.#paused.keys()]) this.close(key);
   }
 }

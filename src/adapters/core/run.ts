@@ -228,7 +228,8 @@ export class AgentRun {
     const core = this.core;
     const parent = this.parent;
     if (parent !== undefined && this.#start.continuesSubagent !== undefined) {
-      // The link an earlier run of this sub-agent kept open goes on.
+      // The link an earlier run of this sub-agent kept open goes on, and is this run's to close from now on.
+      this.#start.continuesSubagent.#heldLink = undefined;
     } else if (parent !== undefined) {
       core.emit('subagent_start', () => ({
         parent_session_id: parent.run.sessionId,

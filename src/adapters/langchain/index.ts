@@ -35,7 +35,7 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
-import { MAX_HELD_SESSIONS, SessionHolds } from '../core/holds.ts';
+import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
 import { argumentsObject, textOrJson, type CallOfTool } from '../core/shapes.ts';
@@ -58,6 +58,8 @@ interface Node {
   /** True for the node whose end closes `run`. */
   readonly ownsRun: boolean;
   readonly toolCallId?: string;
+  /** A tool run no model's call named (one the program ran on its own): its `toolCallId` is its run id, new each time it runs. */
+  readonly unnamedCall?: boolean;
   /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
   readonly task?: string;
   /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
@@ -86,7 +88,7 @@ interface Shared {
   /** The own agent of each session's last run (a thread's next run, or the `Command` resuming it, starts with it). */
   readonly ownAgents: Map<string, string>;
   /** Sub-agents paused for approval, their sessions kept open for the run that resumes them (`#pausedKey`). */
-  readonly pausedAgents: Map<string, AgentRun>;
+  readonly pausedAgents: PausedSubagents;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -94,8 +96,6 @@ const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 const MAX_UNCLAIMED_CALLS = 256;
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
-/** Sessions whose approval requests wait for a resuming run. */
-const MAX_PENDING_APPROVALS = 1_000;
 
 const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 /** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
@@ -143,11 +143,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
   readonly #pendingApprovals: Map<string, Asked[]>;
   readonly #ownAgents: Map<string, string>;
-  readonly #pausedAgents: Map<string, AgentRun>;
+  readonly #pausedAgents: PausedSubagents;
   /** Decisions of a resuming `Command`, answered when the node that paused ends on resuming (`#resumeApprovals`). */
   readonly #awaitingDecisions = new WeakMap<AgentRun, { node: string; answer: () => void }>();
   /** Sub-agents that are agents of a graph (a node), not runs started from a tool. */
   readonly #graphAgents = new WeakSet<AgentRun>();
+  /** Sub-agents run from a tool no model's call named: their session is new each time the tool runs (`#approvalKey`). */
+  readonly #unnamedLinks = new WeakSet<AgentRun>();
   /** Interrupts already asked about where they were raised (a sub-agent): the runs they bubble through only stop. */
   readonly #askedInterrupts = new WeakSet<object>();
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
@@ -175,7 +177,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new Map() }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS) }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
@@ -187,8 +189,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   close(): void {
     this.#guard('close', () => {
       // Sub-agents still paused end before the sessions they belong to close.
-      for (const run of this.#pausedAgents.values()) run.closeLink();
-      this.#pausedAgents.clear();
+      this.#pausedAgents.closeAll();
       this.#holds.releaseAll('closed');
     });
   }
@@ -341,6 +342,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
       if (run === undefined) return;
+      if (link !== undefined && parent?.unnamedCall === true) this.#unnamedLinks.add(run);
       const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
       if (own !== undefined) this.#agentsOf(run).own = own;
       // A sub-agent's input is its own: the decisions are in the `Command` that resumed the top-level run.
@@ -513,9 +515,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const run = this.#runOf(parentRunId);
       if (run === undefined) return;
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
-      const id = this.#claimCall(run, name, input, nonEmptyString(toolCallId)) ?? runId;
+      const claimed = this.#claimCall(run, name, input, nonEmptyString(toolCallId));
+      const id = claimed ?? runId;
       run.toolStart({ id, name, arguments: input });
-      this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id });
+      this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id, unnamedCall: claimed === undefined });
     });
   }
 
@@ -660,16 +663,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #pause(run: AgentRun, error: unknown): void {
     if (run.ended) return;
     run.end('interrupted', undefined, error, { keepSessionOpen: true });
-    const key = this.#pausedKey(run);
-    this.#pausedAgents.get(key)?.closeLink();
-    this.#pausedAgents.delete(key);
-    this.#pausedAgents.set(key, run);
-    // Sub-agents nobody resumes must not pile up: the oldest are closed.
-    if (this.#pausedAgents.size > MAX_PENDING_APPROVALS) {
-      const [oldest, left] = this.#pausedAgents.entries().next().value!;
-      this.#pausedAgents.delete(oldest);
-      left.closeLink();
-    }
+    this.#pausedAgents.keep(this.#pausedKey(run), run);
   }
 
   /**
@@ -677,9 +671,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * goes on in its session); one that is not resumed so closes, and a new sub-agent starts.
    */
   #takePaused(key: string, parent: AgentRun): AgentRun | undefined {
-    const paused = this.#pausedAgents.get(key);
+    const paused = this.#pausedAgents.take(key);
     if (paused === undefined) return undefined;
-    this.#pausedAgents.delete(key);
     if (paused.parent?.run.sessionId === parent.sessionId && this.#resumeOf(parent) !== undefined) return paused;
     paused.closeLink();
     return undefined;
@@ -698,10 +691,16 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * Where a run's approval requests wait for the resuming run: its session, or,
    * for an agent of a graph (a sub-agent whose session is new each turn), its
    * name in its parent's session, and the task a `Send` gave it (parallel
-   * workers of one agent each wait for their own decisions).
+   * workers of one agent each wait for their own decisions). An agent a tool
+   * ran for a model's call waits under its session, named by that call, which
+   * the resumed tool carries out again: two calls of one tool in one message
+   * (two runs of one agent, paused at once) each wait for their own
+   * decisions. One that a tool the program ran on its own ran (no model's
+   * call: a new run id, so a new session, each time) waits under its name,
+   * for the agent the resumed tool starts.
    */
   #approvalKey(run: AgentRun): string {
-    if (run.parent === undefined || run.agentName === undefined) return run.sessionId;
+    if (run.parent === undefined || run.agentName === undefined || (!this.#graphAgents.has(run) && !this.#unnamedLinks.has(run))) return run.sessionId;
     const task = this.#sentTasks.get(run);
     return `${run.parent.run.sessionId}>${run.agentName}${task === undefined ? '' : `>${task}`}`;
   }

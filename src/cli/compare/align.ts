@@ -144,16 +144,22 @@ function differencesOf(a: RunStep, b: RunStep): Difference[] {
   const namesA = a.toolCalls.map((call) => call.name);
   const namesB = b.toolCalls.map((call) => call.name);
   if (namesA.join('\u0000') !== namesB.join('\u0000')) out.push({ field: 'tools', a: namesA, b: namesB });
-  // Tool calls pair by name and order among calls of that name.
+  for (const [call, other] of pairedCalls(a, b)) out.push(...toolDifferences(call, other));
+  if (a.promptTokens !== b.promptTokens || a.completionTokens !== b.completionTokens || a.cachedTokens !== b.cachedTokens) {
+    out.push({ field: 'tokens', a: tokens(a), b: tokens(b) });
+  }
+  return out;
+}
+
+/** The tool calls of two paired steps, paired by name and order among the calls of that name. */
+export function pairedCalls(a: RunStep, b: RunStep): [ToolCallFacts, ToolCallFacts][] {
+  const out: [ToolCallFacts, ToolCallFacts][] = [];
   const seen = new Map<string, number>();
   for (const call of a.toolCalls) {
     const nth = seen.get(call.name) ?? 0;
     seen.set(call.name, nth + 1);
     const other = b.toolCalls.filter((candidate) => candidate.name === call.name)[nth];
-    if (other) out.push(...toolDifferences(call, other));
-  }
-  if (a.promptTokens !== b.promptTokens || a.completionTokens !== b.completionTokens || a.cachedTokens !== b.cachedTokens) {
-    out.push({ field: 'tokens', a: tokens(a), b: tokens(b) });
+    if (other) out.push([call, other]);
   }
   return out;
 }
@@ -162,7 +168,8 @@ function toolDifferences(a: ToolCallFacts, b: ToolCallFacts): Difference[] {
   const out: Difference[] = [];
   if (canonical(a.arguments) !== canonical(b.arguments)) out.push({ field: 'tool.arguments', tool: a.name, a: a.arguments, b: b.arguments });
   if (canonical(a.result) !== canonical(b.result)) out.push({ field: 'tool.result', tool: a.name, a: a.result, b: b.result });
-  if ((a.error ?? null) !== (b.error ?? null)) out.push({ field: 'tool.error', tool: a.name, a: a.error ?? null, b: b.error ?? null });
+  // Not where a file does not say whether the call failed (compare-runs.ts says what the other file records).
+  if (a.failureUnrecorded === undefined && b.failureUnrecorded === undefined && (a.error ?? null) !== (b.error ?? null)) out.push({ field: 'tool.error', tool: a.name, a: a.error ?? null, b: b.error ?? null });
   // Only when both files record what calls ran with (ATOF): a trajectory has what the model asked for.
   if (a.input !== undefined && b.input !== undefined && canonical(a.input) !== canonical(b.input)) out.push({ field: 'tool.input', tool: a.name, a: a.input, b: b.input });
   // Only when both files record approvals: an exporter ATIF file records none, which is no decision changed.

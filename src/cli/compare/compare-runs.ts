@@ -8,7 +8,7 @@
 
 import type { ViewNode } from '../view/model.ts';
 import { rollupOf } from '../view/rollup.ts';
-import { alignSteps, runTotals, totalsDelta, type Difference, type Pair, type PairStatus, type RunTotals, type StepDelta } from './align.ts';
+import { alignSteps, pairedCalls, runTotals, totalsDelta, type Difference, type Pair, type PairStatus, type RunTotals, type StepDelta } from './align.ts';
 import { preview } from '../view/model.ts';
 import { stepsOf, type RunStep, type StepKind } from './steps.ts';
 
@@ -32,8 +32,12 @@ export interface JsonPair {
  * decision and no turn's end): not compared, and said, so that runs found equivalent are not read as the same there.
  */
 export interface OnlyRecorded {
-  /** `approval`: tool calls' approval decisions; `turn`: how user turns ended (paused, resumed, failed); `input`: what calls ran with, edited from what the model asked. */
-  fact: 'approval' | 'turn' | 'input';
+  /**
+   * `approval`: tool calls' approval decisions; `turn`: how user turns ended (paused, resumed, failed); `input`: what
+   * calls ran with, edited from what the model asked; `error`: that a call which ran a sub-agent failed (a trajectory
+   * keeps the sub-agent's link as such a call's result, not whether it failed).
+   */
+  fact: 'approval' | 'turn' | 'input' | 'error';
   /** The run whose file records it. */
   run: 'a' | 'b';
   /** What it recorded: `issue_refund: once`, `“Refund INV-7”: interrupted, resumed, completed`. */
@@ -77,7 +81,7 @@ export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef
         const step = (pair.b ?? pair.a)!;
         return { a: pair.a?.id ?? null, b: pair.b?.id ?? null, kind: step.kind, title: step.title, status: pair.status, differences: pair.differences, delta: pair.delta };
       }),
-      onlyRecorded: onlyRecorded(stepsA, stepsB),
+      onlyRecorded: onlyRecorded(stepsA, stepsB, pairs),
       totals: { a: totalsA, b: totalsB, delta: totalsDelta(totalsA, totalsB) },
     },
   };
@@ -87,9 +91,10 @@ const recordsApprovals = (steps: readonly RunStep[]) => steps.some((step) => ste
 const recordsTurnEnds = (steps: readonly RunStep[]) => steps.some((step) => step.turnEnds !== undefined);
 const recordsInputs = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.input !== undefined));
 
-/** What one run recorded that the other's file cannot hold, and that says something (a decision, a turn not simply completed). */
-function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[]): OnlyRecorded[] {
+/** What one run recorded that the other's file cannot hold, and that says something (a decision, a turn not simply completed, a failure). */
+function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[], pairs: readonly Pair[]): OnlyRecorded[] {
   const out: OnlyRecorded[] = [];
+  const calls = pairs.flatMap((pair) => (pair.a !== null && pair.b !== null ? pairedCalls(pair.a, pair.b) : []));
   for (const [run, mine, other] of [['a', a, b], ['b', b, a]] as const) {
     if (recordsApprovals(mine) && !recordsApprovals(other)) {
       const values = mine.flatMap((step) => step.toolCalls).filter((call) => call.approval !== undefined && call.approval !== 'none').map((call) => `${call.name}: ${call.approval!}`);
@@ -99,6 +104,9 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[]): OnlyRecorde
       const values = mine.flatMap((step) => step.toolCalls).filter((call) => call.input !== undefined && call.input !== null).map((call) => `${call.name}: ${preview(call.input, 60) ?? ''}`);
       if (values.length > 0) out.push({ fact: 'input', run, values });
     }
+    // Per call: the failures of calls whose counterpart's file does not say whether it failed.
+    const failed = calls.map(([callA, callB]) => (run === 'a' ? [callA, callB] : [callB, callA])).filter(([call, counterpart]) => call!.error !== undefined && counterpart!.failureUnrecorded === true && call!.failureUnrecorded === undefined);
+    if (failed.length > 0) out.push({ fact: 'error', run, values: failed.map(([call]) => `${call!.name}: ${call!.error!}`) });
     if (recordsTurnEnds(mine) && !recordsTurnEnds(other)) {
       const values = mine
         .filter((step) => step.turnEnds !== undefined && step.turnEnds.join(', ') !== 'completed')
@@ -111,6 +119,13 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[]): OnlyRecorde
 
 /** One line per fact only one run records: `only b's file records approval decisions (not compared): issue_refund: once`. */
 export function onlyRecordedText(note: OnlyRecorded): string {
-  const what = note.fact === 'approval' ? 'approval decisions' : note.fact === 'turn' ? 'how turns ended' : 'what calls ran with, edited from what the model asked';
+  const what =
+    note.fact === 'approval'
+      ? 'approval decisions'
+      : note.fact === 'turn'
+        ? 'how turns ended'
+        : note.fact === 'input'
+          ? 'what calls ran with, edited from what the model asked'
+          : 'that calls which ran a sub-agent failed';
   return `only ${note.run}'s file records ${what} (not compared): ${note.values.join('; ')}`;
 }

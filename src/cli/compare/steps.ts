@@ -13,7 +13,7 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { extractToolCalls, requestModel, requestTurnState, responseModel, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
+import { extractToolCalls, extractUserMessage, requestModel, requestTurnState, responseModel, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../shared/json.ts';
 import { answerMessages } from '../view/detail.ts';
 import type { ViewNode } from '../view/model.ts';
@@ -32,6 +32,11 @@ export interface ToolCallFacts {
   input?: unknown;
   /** The approval decisions recorded for the call (`once`, `session by PreToolUse hook`), when the file records approvals. */
   approval?: string;
+  /**
+   * The file does not say whether the call failed: a trajectory keeps, as the result of a call that ran a sub-agent,
+   * the sub-agent's link (its start's event) in place of the call's end, as native's converter writes it.
+   */
+  failureUnrecorded?: true;
 }
 
 export interface RunStep {
@@ -85,7 +90,7 @@ export function stepsOf(root: ViewNode): RunStep[] {
         // A run resumed after a pause (an approval answered) is a turn of its own in an ATOF file, without a user
         // message of its own; the trajectory, as the conversation, has one user step: the turn it resumed goes on.
         // An agent handed the conversation (a handoff) starts so too, with no user step in its trajectory.
-        if (continuesConversation(current)) {
+        if (continuesConversation(current, lastUser.get(prefix))) {
           lastUser.get(prefix)?.turnEnds?.push('resumed', ending ?? 'no end recorded');
           walk(current, prefix);
           return;
@@ -265,9 +270,11 @@ function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCa
   let args: unknown;
   let result: unknown;
   let input: unknown;
+  let failureUnrecorded = false;
   if (isRecord(source.call)) {
     args = source.call.arguments;
     result = isRecord(source.result) ? source.result.content : undefined;
+    failureUnrecorded = isRecord(source.result) && keepsSubagentLinkAsEnd(source.result);
   } else {
     const ran = isRecord(source.start) ? source.start.data : undefined;
     const id = toolCallIdOf(tool);
@@ -276,7 +283,21 @@ function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCa
     if (wanted !== undefined && canonical(ran) !== canonical(wanted) && !(isEmpty(ran) && isEmpty(wanted))) input = ran;
     result = isRecord(source.end) ? source.end.data : undefined;
   }
-  return { name: toolName(tool), arguments: args ?? null, ...(input !== undefined ? { input } : {}), result: result ?? null, ...(tool.error !== undefined ? { error: tool.error } : {}) };
+  return {
+    name: toolName(tool),
+    arguments: args ?? null,
+    ...(input !== undefined ? { input } : {}),
+    result: result ?? null,
+    ...(tool.error !== undefined ? { error: tool.error } : {}),
+    ...(failureUnrecorded ? { failureUnrecorded: true } : {}),
+  };
+}
+
+/** Whether a trajectory's result holds the event of the sub-agent it links to (the call's own end, and its status, merged away). */
+function keepsSubagentLinkAsEnd(result: Obj): boolean {
+  const uuid = isRecord(result.extra) ? nonEmptyString(result.extra.event_uuid) : undefined;
+  const refs = Array.isArray(result.subagent_trajectory_ref) ? result.subagent_trajectory_ref : [];
+  return uuid !== undefined && refs.some((ref) => isRecord(ref) && ref.trajectory_id === uuid);
 }
 
 /**
@@ -305,16 +326,22 @@ function turnEnding(turn: ViewNode): string | undefined {
 
 /**
  * Whether an ATOF turn goes on with the conversation rather than starting with a user message: its first LLM request
- * continues the conversation (ends with tool results, as the trajectory reads it: no user step), or, with no LLM
+ * continues the conversation (ends with tool results, as the trajectory reads it: no user step); or the turn has no
+ * user message of its own and its first request starts afresh with the message of the turn before it (`last`):
+ * LangGraph starts a node its retryPolicy ran again afresh when a `Command` resumes it, and the trajectory shows that
+ * message as a user step again, which is the turn it repeats going on (as a retry that repeats it); or, with no LLM
  * call, the turn has no user message.
  */
-function continuesConversation(turn: ViewNode): boolean {
+function continuesConversation(turn: ViewNode, last: RunStep | undefined): boolean {
   const first = firstLlm(turn);
   const start = first === undefined ? undefined : sourceOf(first).start;
+  const own = userMessage(turn) ?? '';
   if (isRecord(start) && start.data !== undefined && start.data !== null) {
-    return requestTurnState(unwrapLlmRequest(start.data as Json)) === 'continuation';
+    const request = unwrapLlmRequest(start.data as Json);
+    if (requestTurnState(request) === 'continuation') return true;
+    return own === '' && last?.message !== undefined && textOf(extractUserMessage(request)) === last.message;
   }
-  return first === undefined && (userMessage(turn) ?? '') === '';
+  return first === undefined && own === '';
 }
 
 function firstLlm(current: ViewNode): ViewNode | undefined {

@@ -157,7 +157,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       ...spanOf(timing),
       source: { call, result, timing },
       ...noteOf(preview(call.arguments, 60)),
-      ...(failed ? { error: `${nonEmptyString(resultMeta['error.type']) ?? 'error'}${result?.content !== undefined ? `: ${preview(result.content, 80)}` : ''}` } : {}),
+      ...(failed ? { error: failedToolText(resultMeta['error.type'], result?.content) } : {}),
     });
     const asked = id === undefined ? undefined : approvals.get(id);
     // Neither a result nor a run: the call never ran (the run stopped first, e.g. while its approval was pending).
@@ -225,6 +225,17 @@ export function approvalNote(name: string, data: Record<string, unknown>): strin
   if (name === 'hermes.approval.request') return preview(data.command, 60);
   const by = nonEmptyString(data.decided_by);
   return [by !== undefined ? `by ${preview(by, 40)}` : undefined, preview(data.description, 80)].filter(Boolean).join(' · ') || undefined;
+}
+
+/**
+ * What the viewer shows for a failed tool call: its error type and what the tool answered, the type once where the
+ * answer already starts with it (the adapters record a thrown error's answer as `AbortError: …`).
+ */
+export function failedToolText(errorType: unknown, content: unknown): string {
+  const type = nonEmptyString(errorType) ?? 'error';
+  const answer = content === undefined || content === null ? undefined : preview(content, 80);
+  if (answer === undefined) return type;
+  return answer.startsWith(`${type}: `) ? answer : `${type}: ${answer}`;
 }
 
 /** What the viewer shows for an error a trajectory or event recorded (`type: message`), not for a thrown one. */

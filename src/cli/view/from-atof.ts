@@ -21,7 +21,7 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
-import { approvalNote, recordedErrorText } from './from-atif.ts';
+import { approvalNote, failedToolText, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -229,7 +229,7 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     const toolCallId = index === -1 ? undefined : agent.openTools[index]!.toolCallId;
     if (index !== -1) agent.openTools.splice(index, 1);
     if (metadata['otel.status_code'] === 'ERROR') {
-      target.error = `${nonEmptyString(metadata['error.type']) ?? 'error'}${data !== null && data !== undefined ? `: ${preview(data, 80)}` : ''}`;
+      target.error = failedToolText(metadata['error.type'], data);
       // A denied approval and the call it denied are one failure, as the trajectory counts it: the call carries it.
       const denial = toolCallId === undefined ? undefined : agent.denialsByCallId.get(toolCallId);
       if (denial !== undefined) {

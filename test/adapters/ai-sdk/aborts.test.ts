@@ -64,3 +64,88 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     });
   }
 });
+
+// The stop pressed while sub-agents (agents a tool runs with the tool's abortSignal, as the SDK docs pass it on) wait
+// for their model: one, or two the model called in one step. Under streamText the SDK ends the parent's turn at once
+// and the sub-agents' hooks arrive after the parent's session closed: each must still be in the parent's trajectory,
+// whole, under the call that ran it.
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('a stop while sub-agents wait for their model (%s)', (_major, packages) => {
+  for (const mode of ['generate', 'stream'] as const) {
+    for (const topics of [['Paris'], ['Paris', 'Rome']]) {
+      it(`${mode}, ${topics.length} sub-agent(s): every turn ends interrupted, each sub-agent whole under the call that ran it`, async () => {
+        const fake = new FakeProvider();
+        const calls = topics.map((topic, i) => ({ id: `call_r${i}`, name: 'research', args: { topic } }));
+        fake.reply('chat', { id: 'chatcmpl_lead', model: 'gpt-4o-mini-2024-07-18', toolCalls: calls, usage: { input: 40, output: 9 } }, { stream: mode === 'stream' });
+        topics.forEach((city, i) => fake.reply('chat', { id: `chatcmpl_${i}`, model: 'gpt-4o-mini-2024-07-18', toolCalls: [{ id: `call_w${i}`, name: 'weather', args: { city } }], usage: { input: 30 + i, output: 7 + i } }));
+        const controller = new AbortController();
+        let waiting = 0;
+        const fetch = async (input: unknown, init?: { body?: unknown; signal?: AbortSignal | null }): Promise<Response> => {
+          if (fake.requests.length < 1 + topics.length) return await fake.fetch(input, init);
+          // Each sub-agent's second request waits; the user presses stop once all of them do.
+          return await new Promise<Response>((_, reject) => {
+            init?.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true });
+            if (++waiting === topics.length) controller.abort();
+          });
+        };
+        const recorded = recordedPlugin(`ai-sub-abort-${mode}-${topics.length}`);
+        uninstall = instrumentAiSdk(recorded.hooks);
+        const model = packages.openai({ apiKey: 'test-key', fetch: fetch as typeof globalThis.fetch }).chat('gpt-4o-mini');
+        const researcher = new ToolLoopAgent({
+          id: 'researcher',
+          model,
+          tools: { weather: tool({ description: 'weather', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `${city}: sunny` }) },
+          stopWhen: stepCountIs(4),
+        });
+        const agent = new ToolLoopAgent({
+          id: 'lead',
+          model,
+          tools: {
+            research: tool({
+              description: 'research a topic',
+              inputSchema: z.object({ topic: z.string() }),
+              execute: async ({ topic }, { abortSignal }) => (await researcher.generate({ prompt: topic, abortSignal })).text,
+            }),
+          },
+          stopWhen: stepCountIs(4),
+        });
+        if (mode === 'generate') {
+          await expect(agent.generate({ prompt: 'Research these', abortSignal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+        } else {
+          const result = await agent.stream({ prompt: 'Research these', abortSignal: controller.signal });
+          for await (const _part of result.fullStream) {
+            // drained until the abort ends it
+          }
+        }
+        // The sub-agents' own ends come when their generate() settles, after the stream has ended.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(waiting).toBe(topics.length);
+        const ends = recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload.interrupted);
+        expect(ends).toEqual(Array(1 + topics.length).fill(true));
+        const stops = recorded.log.filter((entry) => entry.hook === 'subagent_stop').map((entry) => entry.payload);
+        expect(stops.map((stop) => [stop.tool_call_id, stop.child_status]).sort()).toEqual(calls.map((call) => [call.id, 'interrupted']));
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expect(atif).toHaveLength(1);
+        const [lead] = atif as Array<{ steps: Array<Record<string, any>>; subagent_trajectories?: Array<{ session_id: string; steps: Array<Record<string, any>> }> }>;
+        const step = lead!.steps.find((one) => one.tool_calls?.length === topics.length)!;
+        expect(step.tool_calls.map((call: { tool_call_id: string }) => call.tool_call_id)).toEqual(calls.map((call) => call.id));
+        topics.forEach((topic, i) => {
+          const result = step.observation.results.find((one: { source_call_id: string }) => one.source_call_id === `call_r${i}`);
+          // generate() hears the tool's own rejection; streamText ended the turn while the tool still ran.
+          expect(result.content).toMatch(mode === 'generate' ? /^AbortError/ : /^RunEnded: the run ended \(interrupted\) before this finished$/);
+          const stop = stops.find((one) => one.tool_call_id === `call_r${i}`)!;
+          expect(result.subagent_trajectory_ref.map((ref: { session_id: string }) => ref.session_id)).toEqual([stop.child_session_id]);
+          const sub = lead!.subagent_trajectories!.find((trajectory) => trajectory.session_id === stop.child_session_id)!;
+          expect(sub.steps.map((one) => one.source)).toEqual(['user', 'agent', 'agent']);
+          expect(sub.steps[0]!.message).toBe(topic);
+          // The fake answers in the order asked: which sub-agent got which answer, its tool's result says.
+          const [[callId, content]] = sub.steps[1]!.observation.results.map((r: { source_call_id: string; content: string }) => [r.source_call_id, r.content]);
+          const answered = Number(String(callId).slice('call_w'.length));
+          expect(content).toBe(`${topics[answered]}: sunny`);
+          expect(sub.steps[1]!.metrics).toMatchObject({ prompt_tokens: 30 + answered, completion_tokens: 7 + answered });
+          expect(sub.steps[2]!.message).toMatch(/aborted/);
+        });
+      });
+    }
+  }
+});

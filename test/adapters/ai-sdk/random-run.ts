@@ -43,7 +43,7 @@ import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import type { ProviderPackages } from '../../support/ai-sdk-providers.ts';
 import { Draw } from '../../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomScenario, type RandomTool, type RandomWireKind, type RandomWireRequest } from '../../support/random-wire.ts';
-import { checkRandomRun, type FrameworkApproval, type FrameworkStep } from '../random-wire-checks.ts';
+import { checkRandomRun, type FrameworkApproval, type FrameworkStep, type SeedChecks } from '../random-wire-checks.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -406,7 +406,7 @@ async function drive(
 }
 
 /** Runs seed `seed` on `wire` with `packages`' provider; throws (an expect failure naming the seed and its outline) on any difference. */
-export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages: ProviderPackages, onNative: boolean): Promise<void> {
+export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages: ProviderPackages, onNative: boolean, checks: SeedChecks = {}): Promise<void> {
   const { requested, dated, model } = MODELS[wire];
   const scenario = randomScenario(seed, wire, dated, TOOLS);
   const choice = new Draw(seed ^ 0x5eed);
@@ -467,6 +467,7 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages:
   const subFailures: unknown[] = [];
 
   await checkRandomRun({
+    ...checks,
     label: () => `${label}${happened.length === 0 ? '' : `\n  ${happened.join('\n  ')}`}`,
     onNative,
     requests: () => sent.length,

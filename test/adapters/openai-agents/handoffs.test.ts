@@ -14,18 +14,11 @@ import { Agent, handoff, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, 
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
-import { loadNativeRelay } from '../../../native/index.ts';
-import { silentLogger } from '../../../src/shared/logger.ts';
-import { toJson } from '../../../src/shared/json.ts';
-import type { HookName } from '../../../src/hooks/names.ts';
-import { compareRuns, failedLlmAsNative } from '../../differential/random-diff.ts';
-import { replay } from '../../differential/replay.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
+import { expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
+import { sameOnNative } from '../same-on-native.ts';
 import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
 import { dated, FakeOpenAI } from './wire.ts';
 
-const onNative = backends().includes('native');
 const api = new FakeOpenAI();
 type Api = 'responses' | 'chat';
 const modelOn = (kind: Api, name: string) => (kind === 'responses' ? new OpenAIResponsesModel(api.client(), name) : new OpenAIChatCompletionsModel(api.client(), name));
@@ -55,15 +48,6 @@ const approvedRefund = tool({
   needsApproval: true,
   execute: async ({ invoice }) => `Refunded $40 on ${invoice}`,
 });
-
-/** The hooks the adapter emitted, through the memory relay and through native: the same files. */
-async function sameOnNative(recorded: Recorded): Promise<void> {
-  if (!onNative) return;
-  const lines = recorded.log.map((entry) => ({ hook: entry.hook as HookName, payload: toJson(entry.payload) as Record<string, unknown> }));
-  const memory = failedLlmAsNative(await replay(createMemoryRelay({ logger: silentLogger }), lines));
-  const native = await replay(loadNativeRelay({ logger: silentLogger }), lines);
-  expect(compareRuns(memory, native), 'memory against native').toEqual([]);
-}
 
 /** The embedded sub-agent trajectories, `count` of them, each valid. */
 function subagents(doc: AtifDoc, count: number): AtifDoc[] {

@@ -25,7 +25,7 @@ import { expect } from 'vitest';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { Draw } from '../../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomScenario, type RandomTool, type RandomWireKind } from '../../support/random-wire.ts';
-import { checkRandomRun, type FrameworkApproval, type FrameworkStep } from '../random-wire-checks.ts';
+import { checkRandomRun, type FrameworkApproval, type FrameworkStep, type SeedChecks } from '../random-wire-checks.ts';
 import { useTracing } from './support.ts';
 
 export const AGENTS_WIRES = ['responses', 'chat'] as const satisfies readonly RandomWireKind[];
@@ -194,7 +194,7 @@ function cachedOf(usage: Loose): number {
   return (usage.inputTokensDetails ?? []).reduce((sum: number, detail: Loose) => sum + (detail.cached_tokens ?? 0), 0);
 }
 
-export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[number], onNative: boolean): Promise<void> {
+export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[number], onNative: boolean, checks: SeedChecks = {}): Promise<void> {
   const { dated, model } = MODELS[wire];
   const scenario = randomScenario(seed, wire, dated, TOOLS);
   const choice = new Draw(seed ^ 0xa6e);
@@ -209,6 +209,7 @@ export async function runAgentsSeed(seed: number, wire: (typeof AGENTS_WIRES)[nu
   const decided: FrameworkApproval[] = [];
   const resumes: string[] = [];
   await checkRandomRun({
+    ...checks,
     label: () => `${label}${resumes.length === 0 ? '' : `\n  ${resumes.join('\n  ')}`}`,
     onNative,
     requests: () => fake.requests.length,
