@@ -156,7 +156,10 @@ export function priorConversation(path: string, from: { promptId: string | undef
     // A fork's copies of earlier messages carry the new prompt's id too: the prompt is the last record with it that says the prompt.
     if (from.promptId !== undefined && record.type === 'user' && record.promptId === from.promptId && record.isMeta !== true && isRecord(record.message) && samePrompt(promptText(record.message), from.prompt)) prompt = record;
     const at = typeof record.timestamp === 'string' ? Date.parse(record.timestamp) : Number.NaN;
-    if (at < from.before && (record.type === 'user' || record.type === 'assistant')) last = record;
+    // A user record of another prompt is an earlier query's whatever its time: the CLI stamps a local command's output
+    // (`/compact`'s) after that query's result has reached the caller, who may start the next query before it.
+    const earlierPrompt = record.type === 'user' && from.promptId !== undefined && typeof record.promptId === 'string' && record.promptId !== from.promptId;
+    if ((at < from.before || earlierPrompt) && (record.type === 'user' || record.type === 'assistant')) last = record;
   }
   const parent = prompt === undefined ? undefined : nonEmptyString(prompt.parentUuid);
   const resumed = from.resumeAt === undefined ? undefined : byUuid.get(from.resumeAt);

@@ -96,6 +96,23 @@ describe('priorConversation', () => {
     ]);
   });
 
+  it('takes a local command\'s output the CLI stamped after the next query started, while that query\'s prompt is not written yet', () => {
+    // The CLI stamps `/compact`'s output some 30 ms after the query's result reached the caller, who may resume at once.
+    const file = transcript([
+      user('u1', null, 1, 'compacted away', { promptId: 'prompt-1' }),
+      { type: 'system', subtype: 'compact_boundary', uuid: 'b1', parentUuid: null, logicalParentUuid: 'u1', timestamp: at(3) },
+      user('s1', 'b1', 3, 'This session is being continued… summary', { isCompactSummary: true, promptId: 'prompt-2' }),
+      user('k1', 's1', 3, '<command-name>/compact</command-name>', { promptId: 'prompt-2' }),
+      user('o1', 'k1', 10.03, '<local-command-stdout>Compacted </local-command-stdout>', { promptId: 'prompt-2' }),
+      attachment('a1', 'o1', 3),
+    ]);
+    expect(priorConversation(file, { promptId: 'prompt-3', prompt: 'third question', before: T0 + 10_000, resumeAt: undefined })).toEqual([
+      { role: 'user', content: 'This session is being continued… summary' },
+      { role: 'user', content: '<command-name>/compact</command-name>' },
+      { role: 'user', content: '<local-command-stdout>Compacted </local-command-stdout>' },
+    ]);
+  });
+
   it('leaves out sub-agent chains, lines that are not records, and survives a parent cycle and a missing file', () => {
     const file = transcript([
       user('u1', null, 1, 'main question'),
