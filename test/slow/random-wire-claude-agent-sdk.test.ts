@@ -218,6 +218,8 @@ async function runClaudeSeed(seed: number): Promise<void> {
     await checkRandomRun({
       label,
       onNative,
+      // The run's files through `compare` (random-wire-compare.ts): ATIF against ATOF, memory's trajectory against native's.
+      compareFiles: true,
       // A background agent's refused attempts are not streamed: they are not recorded (docs/adapters/claude-agent-sdk.md, "Limits").
       requests: () => fake.requests.length + subs.reduce((sum, sub) => sum + sub.fake.requests.length - (sub.background ? sub.fake.failedRequests.length : 0), 0),
       async run(hooks) {
