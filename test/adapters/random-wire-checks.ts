@@ -157,6 +157,8 @@ export interface RandomRun {
   onNative: boolean;
   /** How many provider requests the fake fetch saw. */
   requests(): number;
+  /** How many model calls those requests were (a refused attempt and its retry are one call): each one api_request_id. */
+  calls?(): number;
   run(hooks: HookRegistry): Promise<FrameworkTruth>;
 }
 
@@ -196,6 +198,7 @@ export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<v
   const ends = llm.filter((event) => event.scope_category === 'end');
   expect([starts.length, ends.length], `${label}\nLLM start/end pairs against provider requests`).toEqual([options.requests(), options.requests()]);
   expect(new Set(starts.map((event) => event.uuid)).size, label).toBe(starts.length);
+  if (options.calls !== undefined) expect(new Set(starts.map((event) => event.metadata?.api_request_id)).size, `${label}\nmodel calls (a call's attempts share its api_request_id)`).toBe(options.calls());
   expect(new Set(ends.map((event) => event.uuid)), label).toEqual(new Set(starts.map((event) => event.uuid)));
 
   // What `validate` says of the files as written.

@@ -17,6 +17,8 @@
 //   and a notification tells the main agent when it is done, in a turn the
 //   CLI starts by itself when the main turn had ended), or with one of its
 //   requests refused as overloaded (529) once;
+// - a request of the main agent or of a sub-agent refused until the CLI's
+//   retries run out (CLAUDE_CODE_MAX_RETRIES kept small);
 // - a tool that throws or answers `isError`, as its arguments say;
 // - the caller interrupting the query (`interrupt()` or its
 //   AbortController) while a tool runs, the sub-agent's tools included
@@ -81,6 +83,11 @@ interface Plan {
   flaky: boolean;
   /** The caller interrupts while the n-th tool call runs (1-based), by interrupt() or its AbortController. */
   interrupt?: { at: number; by: 'interrupt' | 'abort' };
+  /**
+   * One turn (0-based, modulo its turns) of the main agent or of a sub-agent (its index) whose every request is refused
+   * as overloaded: the CLI's retries (`CLAUDE_CODE_MAX_RETRIES`, `retries`) run out.
+   */
+  refused?: { who: 'main' | number; turn: number; retries: number };
 }
 
 function drawPlan(seed: number): Plan {
@@ -100,7 +107,10 @@ function drawPlan(seed: number): Plan {
     ...(more.chance(0.3) ? { overloaded: more.int(0, 9) } : {}),
   }));
   const holdBackground = more.chance(0.6);
-  return { ask, sub, agents, holdBackground, flaky, ...(interrupt === undefined ? {} : { interrupt }) };
+  // Drawn last, from a draw of its own (the draws above keep each seed's plan): a request whose retries run out.
+  const late = new Draw(seed ^ 0x7e1a);
+  const refused = late.chance(0.2) ? { who: count > 0 && late.chance(0.5) ? late.int(0, count - 1) : ('main' as const), turn: late.int(0, 9), retries: late.int(1, 2) } : undefined;
+  return { ask, sub, agents, holdBackground, flaky, ...(interrupt === undefined ? {} : { interrupt }), ...(refused === undefined ? {} : { refused }) };
 }
 
 /**
@@ -163,14 +173,16 @@ async function runClaudeSeed(seed: number): Promise<void> {
   // Sometimes one call's first attempt is refused as overloaded (529): the CLI retries it.
   const choice = new Draw(seed ^ 0xc1a);
   const overloaded = choice.chance(0.3) ? [choice.int(0, scenario.turns.length - 1)] : [];
-  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded });
+  const refusedIn = (who: 'main' | number, turns: number) => (plan.refused?.who === who ? [plan.refused.turn % turns] : []);
+  const fake = new RandomWire(seed, scenario, { failFirstAttemptOf: overloaded, refuseAllOf: refusedIn('main', scenario.turns.length) });
   /** Each sub-agent: its Agent call, its replies (the first one's seed as before), its wire. */
   const subs = agentCalls.map((call, i) => {
     const subSeed = seed + (i + 1) * 1_000_000;
     const subScenario = spokenAnswer(randomScenario(subSeed, 'anthropic', SUB_MODEL, tools, { finals: ['stop', 'stop_sequence'], emptyAnswer: false }));
     const { background, overloaded: at } = plan.agents[i]!;
     const failFirstAttemptOf = at === undefined ? [] : [at % subScenario.turns.length];
-    return { call, prompt: String(call.args.prompt), background, failFirstAttemptOf, scenario: subScenario, fake: new RandomWire(subSeed, subScenario, { failFirstAttemptOf }) };
+    const refuseAllOf = refusedIn(i, subScenario.turns.length);
+    return { call, prompt: String(call.args.prompt), background, failFirstAttemptOf, refuseAllOf, scenario: subScenario, fake: new RandomWire(subSeed, subScenario, { failFirstAttemptOf, refuseAllOf }) };
   });
   const others: string[] = [];
   /** Which agent each answered request was (in the order the server saw them: 'main' or the sub-agent's index). */
@@ -209,11 +221,12 @@ async function runClaudeSeed(seed: number): Promise<void> {
     if (wire.failedRequests.length === failedBefore) order.push(who);
     return response;
   });
-  const offline = offlineClaudeEnv(server.url);
-  const agentsSaid = subs.map((sub, i) => `sub-agent ${i + 1}${sub.background ? ' in the background' : ''}${sub.failFirstAttemptOf.length > 0 ? ` (its turn ${sub.failFirstAttemptOf[0]! + 1} overloaded once)` : ''}`).join(', ');
+  // Retries that run out run out soon (the CLI's default is ten, with backoff).
+  const offline = offlineClaudeEnv(server.url, plan.refused === undefined ? {} : { CLAUDE_CODE_MAX_RETRIES: String(plan.refused.retries) });
+  const agentsSaid = subs.map((sub, i) => `sub-agent ${i + 1}${sub.background ? ' in the background' : ''}${sub.failFirstAttemptOf.length > 0 ? ` (its turn ${sub.failFirstAttemptOf[0]! + 1} overloaded once)` : ''}${sub.refuseAllOf.length > 0 ? ` (its turn ${sub.refuseAllOf[0]! + 1} refused for good)` : ''}`).join(', ');
   const features = [plan.ask ? 'canUseTool' : '', agentsSaid, subs.some((sub) => sub.background) && plan.holdBackground ? 'held till the turn ended' : '', plan.flaky ? 'failing tool' : '', plan.interrupt ? `${plan.interrupt.by} at tool call ${plan.interrupt.at}` : ''].filter(Boolean).join(', ');
   const label = () =>
-    `seed ${seed} (claude agent sdk${features ? `, ${features}` : ''}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''})\n  ${scenario.outline.join('\n  ')}${subs.map((sub, i) => `\n  sub-agent ${i + 1}:\n  ${sub.scenario.outline.join('\n  ')}`).join('')}\n  requests: ${order.map((who) => (who === 'main' ? who : `sub ${who + 1}`)).join(', ')}`;
+    `seed ${seed} (claude agent sdk${features ? `, ${features}` : ''}${overloaded.length > 0 ? `, turn ${overloaded[0]! + 1} overloaded once` : ''}${plan.refused?.who === 'main' ? `, turn ${(plan.refused.turn % scenario.turns.length) + 1} refused for good` : ''}${plan.refused === undefined ? '' : `, ${plan.refused.retries} retries`})\n  ${scenario.outline.join('\n  ')}${subs.map((sub, i) => `\n  sub-agent ${i + 1}:\n  ${sub.scenario.outline.join('\n  ')}`).join('')}\n  requests: ${order.map((who) => (who === 'main' ? who : `sub ${who + 1}`)).join(', ')}`;
   try {
     await checkRandomRun({
       label,
@@ -222,6 +235,13 @@ async function runClaudeSeed(seed: number): Promise<void> {
       compareFiles: true,
       // A background agent's refused attempts are not streamed: they are not recorded (docs/adapters/claude-agent-sdk.md, "Limits").
       requests: () => fake.requests.length + subs.reduce((sum, sub) => sum + sub.fake.requests.length - (sub.background ? sub.fake.failedRequests.length : 0), 0),
+      // A refused attempt is one call with the request after it, or the last attempt of a call whose retries ran out (a
+      // background agent's are not recorded, above).
+      calls: () =>
+        [{ fake, background: false }, ...subs].reduce((sum, { fake: wire, background }) => {
+          const refused = background ? wire.failedRequests : wire.failedRequests.filter((request) => request !== wire.requests.length - 1);
+          return sum + wire.requests.length - refused.length;
+        }, 0),
       async run(hooks) {
         const claude = wrapClaudeAgentSdk(sdk, hooks);
         const decide = new Draw(seed ^ 0xde1);
@@ -337,7 +357,8 @@ async function runClaudeSeed(seed: number): Promise<void> {
         for (const message of messages) if (message.type === 'user' && Array.isArray(message.message?.content)) for (const block of message.message.content) note(block);
         // The main agent: one step per model reply (the CLI sends a reply's blocks as assistant messages under one message id).
         const replies = new Map<string, Loose[]>();
-        for (const message of messages) if (message.type === 'assistant' && message.parent_tool_use_id == null) replies.set(message.message.id, [...(replies.get(message.message.id) ?? []), message]);
+        // A request refused for good is the CLI's own message saying so (`error`), no reply of the API's.
+        for (const message of messages) if (message.type === 'assistant' && message.parent_tool_use_id == null && message.error === undefined) replies.set(message.message.id, [...(replies.get(message.message.id) ?? []), message]);
         const mainSteps: FrameworkStep[] = [...replies.values()].map((parts) => {
           const blocks = parts.flatMap((part) => part.message.content as Loose[]);
           const usage = parts.at(-1)!.message.usage as Loose;
@@ -402,7 +423,8 @@ async function runClaudeSeed(seed: number): Promise<void> {
           subagents: ran.length,
           // Two agents at once are sibling scopes open together (native roots the later one in itself).
           concurrentSubagents: ran.length > 1,
-          ...(interrupted.done ? {} : { subagentsEnded: new Map(ran.map((sub) => [sub.call.id, 'completed' as const])) }),
+          // One whose request was refused for good ends failed, as the CLI's task notification says.
+          ...(interrupted.done ? {} : { subagentsEnded: new Map(ran.map((sub) => [sub.call.id, sub.refuseAllOf[0] === sub.fake.turnsServed ? ('failed' as const) : ('completed' as const)])) }),
           lateSubagentSteps: true,
           totals,
           ...(plan.ask ? { approvals: { decided, outcomes } } : {}),
@@ -411,7 +433,10 @@ async function runClaudeSeed(seed: number): Promise<void> {
           // Interrupted, as the SDK says it: no result for the turn, or one that says the turn was cut (the CLI, cut off from
           // the SDK by an abort, may still end its turn: the SDK then reports it finished, and throws after).
           ...(interrupted.done ? { turns: [result === undefined || result.subtype === 'error_during_execution' ? ('interrupted' as const) : ('completed' as const)] } : {}),
-          ...(result === undefined ? {} : { ownTotals: ownTotals(messages, saidMainCache) }),
+          // A turn whose request was refused for good ends as its result says (an error result: failed).
+          ...(!interrupted.done && plan.refused?.who === 'main' && result !== undefined ? { turns: [result.is_error === true ? ('failed' as const) : ('completed' as const)] } : {}),
+          // A main agent with no answered request states no totals (random-wire-checks.ts), where the result says zero.
+          ...(result === undefined || replies.size === 0 ? {} : { ownTotals: ownTotals(messages, saidMainCache) }),
         };
       },
     });

@@ -159,6 +159,7 @@ export class RandomWire {
   readonly #scenario: RandomScenario;
   readonly #seed: number;
   readonly #failFirst: Set<number>;
+  readonly #refuseAll: Set<number>;
   #turn = 0;
 
   /** How many turns were served (requests answered with a reply). */
@@ -166,11 +167,15 @@ export class RandomWire {
     return this.#turn;
   }
 
-  /** `failFirstAttemptOf`: turns (0-based) whose first request gets the provider's retryable error (an overload, with a short `retry-after-ms`). */
-  constructor(seed: number, scenario: RandomScenario, options: { failFirstAttemptOf?: readonly number[] } = {}) {
+  /**
+   * `failFirstAttemptOf`: turns (0-based) whose first request gets the provider's retryable error (an overload, with a
+   * short `retry-after-ms`); `refuseAllOf`: turns whose every request gets it (the client's retries run out).
+   */
+  constructor(seed: number, scenario: RandomScenario, options: { failFirstAttemptOf?: readonly number[]; refuseAllOf?: readonly number[] } = {}) {
     this.#seed = seed;
     this.#scenario = scenario;
     this.#failFirst = new Set(options.failFirstAttemptOf ?? []);
+    this.#refuseAll = new Set(options.refuseAllOf ?? []);
   }
 
   readonly fetch = async (input: unknown, init?: { body?: unknown }): Promise<Response> => {
@@ -191,7 +196,7 @@ export class RandomWire {
       });
     }
     const wire = this.#scenario.wire;
-    if (this.#failFirst.delete(index)) {
+    if (this.#failFirst.delete(index) || this.#refuseAll.has(index)) {
       this.failedRequests.push(request);
       // Gemini sends no retry header (its body's RetryInfo says when); the short one keeps the SDK from waiting its 2 s backoff.
       const [status, body] = FAILURES[wire];

@@ -29,7 +29,7 @@
 
 import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, type ApiAttemptError, type Loose } from './messages.ts';
+import { ApiAttemptError, AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
@@ -172,6 +172,12 @@ export class SubAgent {
       this.#drain(run, tools);
     }
     this.#emitRequest(run, tools);
+    const last = this.#retries.at(-1);
+    if (this.stop.status === 'failed' && last !== undefined) {
+      // It failed while its request was being retried: the retries ran out, and the last attempt was refused as the ones
+      // before it (the stream does not say so; the CLI's message in the transcript comes after the agent's end).
+      this.#retries.push({ error: new ApiAttemptError(last.error.name, this.stop.summary ?? last.error.message, last.error.status, false), request: last.request });
+    }
     this.#unanswered(run);
     this.ended = true;
     // Stopped (interrupt(), or the task killed): the calls it left running end interrupted, the same whenever the CLI
