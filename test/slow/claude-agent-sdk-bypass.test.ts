@@ -4,7 +4,7 @@
 // used with root/sudo privileges`), so the program
 // (test/fixtures/claude-bypass/program.ts) runs in a process of its own under
 // Bun: as this user, or, when the tests run as root, as the unprivileged user
-// `probe` (`useradd -m probe`), skipped with a printed reason when there is
+// `probe` (`useradd -m probe`; `.ci/run` creates it), skipped with a printed reason when there is
 // none. Run as root, the refusal itself is checked: the caller gets the SDK's
 // error and nothing is recorded half-way.
 //
