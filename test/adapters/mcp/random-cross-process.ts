@@ -372,11 +372,14 @@ function checkRun(plan: Plan, backend: string, plain: Run, run: Run): void {
       expect(named, what).toBeDefined();
       expect(observed.get(call.id)?.content, what).toBe(JSON.stringify(outcome.result.content));
       expect(observed.get(call.id)?.subagent_trajectory_ref, what).toEqual([named]);
-      if (call.progress !== undefined) expect(outcome.progress, what).toBeGreaterThanOrEqual(1);
+      // At most what the tool sent: the SDK's client drops a notification that arrives with the answer, which on a
+      // loaded machine may be all of them (that progress reaches the caller at all, the cancelled calls show).
       expect(outcome.progress, what).toBeLessThanOrEqual(call.progress ?? 0);
     } else {
-      // Cancelled by the client: no answer, nothing to reference.
+      // Cancelled by the client: no answer, nothing to reference. The client cancels on the tool's progress, so that
+      // progress came through the adapter on both sides.
       expect(call.cancel, what).toBe(true);
+      expect(outcome.progress, what).toBeGreaterThanOrEqual(1);
       expect(outcome.error.code, what).toBe(-32001);
       expect(observed.get(call.id)?.subagent_trajectory_ref, what).toBeUndefined();
     }
