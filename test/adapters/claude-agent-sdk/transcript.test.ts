@@ -97,7 +97,7 @@ describe('priorConversation', () => {
   });
 
   it('takes a local command\'s output the CLI stamped after the next query started, while that query\'s prompt is not written yet', () => {
-    // The CLI stamps `/compact`'s output some 30 ms after the query's result reached the caller, who may resume at once.
+    // The CLI stamps `/compact`'s output after the query's result reached the caller, who may resume at once.
     const file = transcript([
       user('u1', null, 1, 'compacted away', { promptId: 'prompt-1' }),
       { type: 'system', subtype: 'compact_boundary', uuid: 'b1', parentUuid: null, logicalParentUuid: 'u1', timestamp: at(3) },
