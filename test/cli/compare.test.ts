@@ -125,6 +125,15 @@ describe('nemo-relay-hooks compare', () => {
     ]);
   });
 
+  it('leaves out a subagent that made no model call and ran no tool: the trajectory has none, the ATOF file its start and turn', async () => {
+    // A Claude Agent SDK background agent the query ended before its first request was recorded (found by the random wire).
+    const idle = await record((stream) => stream.filter((line) => !(line.payload.session_id === 'demo-subagent-91b2' && ['pre_api_request', 'post_api_request', 'pre_tool_call', 'post_tool_call'].includes(line.hook))));
+    const { code, report } = await compareJson(idle.atof, idle.atif);
+    expect(report.pairs.filter((pair) => pair.status !== 'same')).toEqual([]);
+    expect(report.pairs.map((pair) => pair.kind).filter((kind) => kind === 'subagent')).toEqual([]);
+    expect(code).toBe(0);
+  });
+
   it('compares ATOF runs the same way (scope uuids as ids) and prints the text report', async () => {
     const { code, report } = await compareJson(original.atof, withoutRetry.atof);
     expect(code).toBe(1);

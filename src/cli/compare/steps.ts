@@ -103,6 +103,9 @@ export function stepsOf(root: ViewNode): RunStep[] {
         return;
       }
       case 'subagent': {
+        // One that made no model call and ran no tool (a sub-agent stopped before its first request was recorded): a
+        // trajectory holds nothing of it, as the converter writes no empty one, so neither side shows it.
+        if (!didAnything(current)) return;
         const id = subagentId(current);
         steps.push(base(current, 'subagent', prefix, { id }));
         walk(current, `${prefix}${id}/`);
@@ -209,6 +212,11 @@ function idOf(current: ViewNode): string {
     if (isRecord(record) && nonEmptyString(record.uuid)) return String(record.uuid);
   }
   return current.title;
+}
+
+/** Whether anything below a node is a step of its own (a model call, a tool, a system message or error). */
+function didAnything(current: ViewNode): boolean {
+  return current.children.some((child) => (child.kind !== 'turn' && child.kind !== 'session' && child.kind !== 'subagent') || didAnything(child));
 }
 
 function subagentId(current: ViewNode): string {
