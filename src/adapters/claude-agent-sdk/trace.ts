@@ -356,6 +356,12 @@ export class QueryTrace {
 
   #result(m: Loose): void {
     if (this.#streaming !== undefined) this.#requestEnded();
+    // The turn ended while the CLI waited to retry a refused request (`interrupt()` then): the retry is an attempt the
+    // turn ended, and the turn ends as this result says, not as a query left with a request open.
+    if (this.#retrying !== undefined) {
+      const interrupted = resultAborted(m);
+      this.#requestFailed(new ApiAttemptError(interrupted ? 'interrupted' : 'failed', interrupted ? 'the query ended during the request' : 'the turn ended during the request', undefined, false));
+    }
     this.#lastResult = m;
     this.#turnResults.push(m);
     this.#resultSinceTurn = true;
@@ -433,8 +439,7 @@ export class QueryTrace {
 
   #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
     const result = this.#lastResult;
-    // A turn cut by `interrupt()` ends with an error result whose terminal reason says it was aborted.
-    const resultInterrupted = result !== undefined && (result.terminal_reason === 'aborted_streaming' || result.terminal_reason === 'aborted_tools');
+    const resultInterrupted = result !== undefined && resultAborted(result);
     const resultFailed = result !== undefined && !resultInterrupted && resultIsError(result);
     const final = status ?? (result === undefined || resultInterrupted ? 'interrupted' : resultFailed ? 'failed' : 'completed');
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
@@ -674,6 +679,11 @@ function joinedMessages(messages: readonly UserMessage[]): UserMessage {
   if (present.length <= 1) return present[0];
   if (present.every((message) => typeof message === 'string')) return present.join('\n');
   return present.flatMap((message) => (typeof message === 'string' ? [{ type: 'text', text: message }] : [...message]));
+}
+
+/** A turn cut by `interrupt()` ends with an error result whose terminal reason says it was aborted. */
+function resultAborted(result: Loose): boolean {
+  return result.terminal_reason === 'aborted_streaming' || result.terminal_reason === 'aborted_tools';
 }
 
 function resultIsError(result: Loose): boolean {
