@@ -29,7 +29,7 @@
 
 import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { ApiAttemptError, AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, type Loose } from './messages.ts';
+import { ApiAttemptError, AssistantBlocks, contentText, toolResults, anthropicUsage, rejectedByUser, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
@@ -57,6 +57,8 @@ export class SubAgent {
   ended = false;
   /** Failed attempts, each with the request (0-based, in the order it made them) the agent was making. */
   readonly #retries: Array<{ error: ApiAttemptError; request: number }> = [];
+  /** The CLI's message that it gave up on a request (its retries ran out) was read: that request's last attempt. */
+  #gaveUp = false;
   /** How many requests were recorded. */
   #emitted = 0;
   #tail: TranscriptTail | undefined;
@@ -173,7 +175,7 @@ export class SubAgent {
     }
     this.#emitRequest(run, tools);
     const last = this.#retries.at(-1);
-    if (this.stop.status === 'failed' && last !== undefined) {
+    if (this.stop.status === 'failed' && last !== undefined && !this.#gaveUp) {
       // It failed while its request was being retried: the retries ran out, and the last attempt was refused as the ones
       // before it (the stream does not say so; the CLI's message in the transcript comes after the agent's end).
       this.#retries.push({ error: new ApiAttemptError(last.error.name, this.stop.summary ?? last.error.message, last.error.status, false), request: last.request });
@@ -195,6 +197,15 @@ export class SubAgent {
   #record(record: Loose, run: AgentRun, tools: ToolBook): void {
     const message = isRecord(record.message) ? record.message : undefined;
     if (message === undefined) return;
+    if (record.type === 'assistant' && (record.isApiErrorMessage === true || nonEmptyString(record.error) !== undefined)) {
+      // The CLI's own message that the request failed for good, no reply of the API's: the request's last attempt, refused.
+      this.#emitRequest(run, tools);
+      this.#gaveUp = true;
+      const kind = nonEmptyString(record.error) ?? 'api_error';
+      const status = typeof record.apiErrorStatus === 'number' ? record.apiErrorStatus : undefined;
+      this.#retries.push({ error: new ApiAttemptError(kind, contentText(message.content) || kind, status, false), request: this.#emitted });
+      return;
+    }
     if (record.type === 'assistant') {
       const id = nonEmptyString(message.id) ?? '';
       if (this.#request !== undefined && this.#request.id !== id) this.#emitRequest(run, tools);
