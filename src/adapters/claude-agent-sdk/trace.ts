@@ -345,11 +345,16 @@ export class QueryTrace {
     call.attemptError(error, true);
   }
 
-  /** The tool results of a user message; one the CLI wrote for a call the user stopped ends that call interrupted. */
+  /**
+   * The tool results of a user message; one the CLI wrote for a call the user stopped ends that call interrupted. A
+   * sub-agent's such call ends when the agent does (subagents.ts): the stream shows the CLI's answer for a background
+   * agent's, before or after its stop as the timing falls, a foreground agent's never.
+   */
   #results(m: Loose, main: boolean): void {
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
       if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
+      if (!main && interrupted && !this.#tools.denied(result.toolUseId)) continue;
       this.#tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content, interrupted } : { failed: false, result: result.content });
     }
   }
