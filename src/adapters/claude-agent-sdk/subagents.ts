@@ -49,6 +49,8 @@ export class SubAgent {
   toolUseId: string | undefined;
   agentType: string | undefined;
   prompt: string | undefined;
+  /** Run in the background (`task_started.is_backgrounded`): its call was answered at once, and it outlives the turn. */
+  background = false;
   /** Its last text, as `SubagentStop` reports it. */
   summary: string | undefined;
   run: AgentRun | undefined;

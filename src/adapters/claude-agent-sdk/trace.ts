@@ -142,7 +142,7 @@ export class QueryTrace {
         else this.#subMessage(m, nonEmptyString(m.agent_id), parentToolUse);
         return;
       case 'user':
-        if (parentToolUse === undefined) this.#results(m, true);
+        if (parentToolUse === undefined) this.#results(m);
         else this.#subMessage(m, undefined, parentToolUse);
         return;
       case 'system':
@@ -178,6 +178,7 @@ export class QueryTrace {
         if (agent === undefined || (m.task_type !== undefined && m.task_type !== 'local_agent')) return;
         agent.agentType ??= nonEmptyString(m.subagent_type);
         agent.prompt ??= nonEmptyString(m.prompt);
+        if (m.is_backgrounded === true) agent.background = true;
         this.#advance(agent);
         return;
       }
@@ -347,14 +348,15 @@ export class QueryTrace {
 
   /**
    * The tool results of a user message; one the CLI wrote for a call the user stopped ends that call interrupted. A
-   * sub-agent's such call ends when the agent does (subagents.ts): the stream shows the CLI's answer for a background
-   * agent's, before or after its stop as the timing falls, a foreground agent's never.
+   * background agent's such call ends when the agent does (subagents.ts): the CLI streams its answer before or after the
+   * agent's stop, as the timing falls.
    */
-  #results(m: Loose, main: boolean): void {
+  #results(m: Loose, agent?: SubAgent): void {
+    const main = agent === undefined;
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
       if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
-      if (!main && interrupted && !this.#tools.denied(result.toolUseId)) continue;
+      if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
       this.#tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content, interrupted } : { failed: false, result: result.content });
     }
   }
@@ -459,7 +461,7 @@ export class QueryTrace {
     const agent = this.#agents.of(agentId, parentToolUse);
     if (agent === undefined) return;
     agent.streamed(m);
-    if (m.type === 'user') this.#results(m, false);
+    if (m.type === 'user') this.#results(m, agent);
     this.#advance(agent);
   }
 
