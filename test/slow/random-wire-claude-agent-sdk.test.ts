@@ -22,7 +22,10 @@
 // - a tool that throws or answers `isError`, as its arguments say;
 // - the caller interrupting the query (`interrupt()` or its
 //   AbortController) while a tool runs, the sub-agent's tools included
-//   (`interrupt()` only: an abort is drawn without a sub-agent).
+//   (`interrupt()` only: an abort is drawn without a foreground sub-agent),
+//   now and then with a background agent running (one the query may end
+//   before its requests are written: docs/adapters/claude-agent-sdk.md,
+//   "Limits").
 // Each seed starts the CLI, so only a few seeds run here in test/slow
 // (RANDOM_WIRE_FROM and RANDOM_WIRE_CLAUDE_SEEDS run more).
 import { rmSync } from 'node:fs';
@@ -101,7 +104,7 @@ function drawPlan(seed: number): Plan {
   // Drawn apart, so the draws above keep what they meant for each seed.
   const more = new Draw(seed ^ 0x5b2a);
   const count = sub ? (more.chance(0.35) ? 2 : 1) : 0;
-  // A background agent outlives an interrupted turn (the CLI stops only the turn): not drawn with an interruption.
+  // A background agent with an interruption: drawn below, apart.
   const agents = Array.from({ length: count }, () => ({
     background: interrupt === undefined && more.chance(0.35),
     ...(more.chance(0.3) ? { overloaded: more.int(0, 9) } : {}),
@@ -110,7 +113,14 @@ function drawPlan(seed: number): Plan {
   // Drawn last, from a draw of its own (the draws above keep each seed's plan): a request whose retries run out.
   const late = new Draw(seed ^ 0x7e1a);
   const refused = late.chance(0.2) ? { who: count > 0 && late.chance(0.5) ? late.int(0, count - 1) : ('main' as const), turn: late.int(0, 9), retries: late.int(1, 2) } : undefined;
-  return { ask, sub, agents, holdBackground, flaky, ...(interrupt === undefined ? {} : { interrupt }), ...(refused === undefined ? {} : { refused }) };
+  // Then, from a draw of its own (the draws above keep each seed's plan): an interruption with a background agent, the
+  // first agent put in the background, or one added (an abort has none: a foreground agent is not drawn with it, above).
+  const cut = new Draw(seed ^ 0x4bd7);
+  if (interrupt !== undefined && cut.chance(0.5)) {
+    if (agents.length === 0) agents.push({ background: true });
+    else agents[0]!.background = true;
+  }
+  return { ask, sub: agents.length > 0, agents, holdBackground, flaky, ...(interrupt === undefined ? {} : { interrupt }), ...(refused === undefined ? {} : { refused }) };
 }
 
 /**
@@ -223,6 +233,13 @@ async function runClaudeSeed(seed: number): Promise<void> {
   });
   // Retries that run out run out soon (the CLI's default is ten, with backoff).
   const offline = offlineClaudeEnv(server.url, plan.refused === undefined ? {} : { CLAUDE_CODE_MAX_RETRIES: String(plan.refused.retries) });
+  /**
+   * The main agent's requests the CLI gave up on (its own message saying so, one per call), and whether the query ended
+   * while the CLI waited to retry a refused one (`api_retry` the last word on its requests).
+   */
+  const mainRetries = { gaveUp: 0, waiting: false };
+  /** The background agents whose task notification says they failed: a request whose retries ran out, its last attempt recorded. */
+  const failedBackground = new Set<(typeof subs)[number]>();
   const agentsSaid = subs.map((sub, i) => `sub-agent ${i + 1}${sub.background ? ' in the background' : ''}${sub.failFirstAttemptOf.length > 0 ? ` (its turn ${sub.failFirstAttemptOf[0]! + 1} overloaded once)` : ''}${sub.refuseAllOf.length > 0 ? ` (its turn ${sub.refuseAllOf[0]! + 1} refused for good)` : ''}`).join(', ');
   const features = [plan.ask ? 'canUseTool' : '', agentsSaid, subs.some((sub) => sub.background) && plan.holdBackground ? 'held till the turn ended' : '', plan.flaky ? 'failing tool' : '', plan.interrupt ? `${plan.interrupt.by} at tool call ${plan.interrupt.at}` : ''].filter(Boolean).join(', ');
   const label = () =>
@@ -234,13 +251,20 @@ async function runClaudeSeed(seed: number): Promise<void> {
       // The run's files through `compare` (random-wire-compare.ts): ATIF against ATOF, memory's trajectory against native's.
       compareFiles: true,
       // A background agent's refused attempts are not streamed: they are not recorded (docs/adapters/claude-agent-sdk.md, "Limits").
-      requests: () => fake.requests.length + subs.reduce((sum, sub) => sum + sub.fake.requests.length - (sub.background ? sub.fake.failedRequests.length : 0), 0),
-      // A refused attempt is one call with the request after it, or the last attempt of a call whose retries ran out (a
-      // background agent's are not recorded, above).
+      // A query ended while the CLI waited to retry the main agent's refused request: that retry is recorded as an attempt
+      // the query ended (the CLI announces a request once, not each attempt: one in flight before its first byte and one
+      // not sent yet look alike; "Limits" too).
+      // Only the last attempt of a background agent's request whose retries ran out is (the CLI's message in its transcript).
+      requests: () => fake.requests.length + (mainRetries.waiting ? 1 : 0) + subs.reduce((sum, sub) => sum + sub.fake.requests.length - (sub.background ? sub.fake.failedRequests.length - (failedBackground.has(sub) ? 1 : 0) : 0), 0),
+      // The main agent's calls: its answered requests, the calls the CLI gave up on, and the one whose retry the query ended.
+      // A sub-agent's refused attempt is one call with the request after it, or the last attempt of a call whose retries ran
+      // out (a background agent's are not recorded, above).
       calls: () =>
-        [{ fake, background: false }, ...subs].reduce((sum, { fake: wire, background }) => {
+        fake.requests.length - fake.failedRequests.length + mainRetries.gaveUp + (mainRetries.waiting ? 1 : 0) +
+        subs.reduce((sum, sub) => {
+          const { fake: wire, background } = sub;
           const refused = background ? wire.failedRequests : wire.failedRequests.filter((request) => request !== wire.requests.length - 1);
-          return sum + wire.requests.length - refused.length;
+          return sum + wire.requests.length - refused.length + (failedBackground.has(sub) ? 1 : 0);
         }, 0),
       async run(hooks) {
         const claude = wrapClaudeAgentSdk(sdk, hooks);
@@ -331,6 +355,15 @@ async function runClaudeSeed(seed: number): Promise<void> {
           .finally(() => queryEnded());
         // The SDK throws after an error result, or when the caller aborted: anything else is the program failing.
         const result = messages.findLast((m) => m.type === 'result');
+        // The main agent's last word on its requests: a refused one to be retried, one given up on, or an answer.
+        for (const m of messages.filter((m) => m.parent_tool_use_id == null)) {
+          if (m.type === 'system' && m.subtype === 'api_retry') mainRetries.waiting = true;
+          else if (m.type === 'assistant') {
+            mainRetries.waiting = false;
+            if (m.error !== undefined) mainRetries.gaveUp += 1;
+          }
+        }
+        mainRetries.waiting &&= interrupted.done;
         if (thrown !== undefined && !(interrupted.done || result?.is_error === true)) throw new Error(`${label()}\n${String(thrown)}; requests past the scenario: ${others.join(', ')}`);
         expect(others, label()).toEqual([]);
         // Background agents held until the main turn's result end after it: their notifications start turns of the CLI's own
@@ -355,6 +388,15 @@ async function runClaudeSeed(seed: number): Promise<void> {
         // The requests' own (the CLI appends its reminders to a result there) only for a call the stream has no result for.
         for (const request of [...fake.requests, ...subs.flatMap((sub) => sub.fake.requests)]) for (const message of request.body.messages ?? []) if (Array.isArray(message.content)) for (const block of message.content) note(block);
         for (const message of messages) if (message.type === 'user' && Array.isArray(message.message?.content)) for (const block of message.message.content) note(block);
+        // A background agent the query's interruption stopped: the CLI's own answer to the calls it left running (that the
+        // user rejected them) comes in the stream before or after the notification that it stopped, and is not taken: they
+        // end as cut, when the agent does (docs/adapters/claude-agent-sdk.md, "How it works"). A call canUseTool denied keeps
+        // the words the model was told.
+        const background = new Set(subs.filter((sub) => sub.background).map((sub) => sub.call.id));
+        for (const message of messages) {
+          if (!interrupted.done || message.type !== 'user' || !background.has(message.parent_tool_use_id) || message.tool_use_result !== 'User rejected tool use') continue;
+          for (const block of message.message.content as Loose[]) if (block.type === 'tool_result' && block.is_error === true && decisions.get(block.tool_use_id)?.denied !== true) results.delete(block.tool_use_id);
+        }
         // The main agent: one step per model reply (the CLI sends a reply's blocks as assistant messages under one message id).
         const replies = new Map<string, Loose[]>();
         // A request refused for good is the CLI's own message saying so (`error`), no reply of the API's.
@@ -406,8 +448,25 @@ async function runClaudeSeed(seed: number): Promise<void> {
         // The SDK's totals: every model's (modelUsage of the last result), the main loop's (the results' usage).
         const saidCache = steps.some((step) => step.cached !== undefined);
         const saidMainCache = steps.some((step) => step.cached !== undefined && step.agent !== 'researcher');
-        const byModel = Object.values((result?.modelUsage ?? {}) as Record<string, Loose>);
+        // They are the last result's, so they miss what was answered after it: a query aborted before its turn's result (the
+        // SDK closes the CLI on the abort, and throws with no result read), or one whose background agent the query's end cut
+        // (its requests, its notification's turn). There the replies the server sent are the totals.
+        const afterResult = result !== undefined && messages.slice(messages.lastIndexOf(result) + 1).some((m) => m.type === 'assistant' && m.error === undefined);
+        const sdkSaid = result !== undefined && !afterResult && !(interrupted.done && ran.some((sub) => sub.background));
+        const served = [{ fake, scenario }, ...subs].flatMap(({ fake: wire, scenario: { turns } }) => turns.slice(0, wire.turnsServed).map((turn) => turn.usage));
+        const byModel = sdkSaid
+          ? Object.values((result.modelUsage ?? {}) as Record<string, Loose>)
+          : served.map((usage) => ({ inputTokens: usage.input, outputTokens: usage.output, cacheReadInputTokens: usage.cached, cacheCreationInputTokens: usage.cacheWrite }));
         const cachedAll = byModel.reduce((sum, usage) => sum + usage.cacheReadInputTokens + usage.cacheCreationInputTokens, 0);
+        const shown = new Set(messages.filter((m) => m.type === 'assistant' && m.parent_tool_use_id != null).map((m) => m.message.id as string));
+        const notified = new Set(messages.filter((m) => m.type === 'system' && m.subtype === 'task_notification' && m.status !== 'stopped').map((m) => m.tool_use_id as string));
+        const failedNotices = new Set(messages.filter((m) => m.type === 'system' && m.subtype === 'task_notification' && m.status === 'failed').map((m) => m.tool_use_id as string));
+        for (const sub of ran) if (sub.background && failedNotices.has(sub.call.id) && sub.fake.failedRequests.length > 0) failedBackground.add(sub);
+        const cutBackground = new Map(
+          interrupted.done
+            ? ran.filter((sub) => sub.background && !notified.has(sub.call.id)).map((sub) => [sub.call.id, sub.scenario.turns.slice(0, sub.fake.turnsServed).filter((turn) => !shown.has(turn.id)).length] as const).filter(([, unshown]) => unshown > 0)
+            : [],
+        );
         const totals = {
           prompt: byModel.reduce((sum, usage) => sum + usage.inputTokens, 0) + cachedAll,
           completion: byModel.reduce((sum, usage) => sum + usage.outputTokens, 0),
@@ -417,9 +476,14 @@ async function runClaudeSeed(seed: number): Promise<void> {
           prompt,
           model: ASKED,
           steps,
-          retriedOwn: fake.failedRequests,
+          // The retry the query ended while the CLI waited: an attempt that failed, the last of the main agent's.
+          retriedOwn: [...fake.failedRequests, ...(mainRetries.waiting ? [fake.requests.length] : [])],
           // A foreground agent's refused attempts, among its own requests (a background agent's are not recorded).
-          retriedIn: new Map(ran.filter((sub) => !sub.background && sub.fake.failedRequests.length > 0).map((sub) => [sub.call.id, sub.fake.failedRequests])),
+          // A background agent's request whose retries ran out: its last attempt, after its answered requests.
+          retriedIn: new Map<string, readonly number[]>([
+            ...ran.filter((sub) => !sub.background && sub.fake.failedRequests.length > 0).map((sub) => [sub.call.id, sub.fake.failedRequests] as const),
+            ...[...failedBackground].map((sub) => [sub.call.id, [sub.fake.turnsServed]] as const),
+          ]),
           subagents: ran.length,
           // Two agents at once are sibling scopes open together (native roots the later one in itself).
           concurrentSubagents: ran.length > 1,
@@ -428,11 +492,16 @@ async function runClaudeSeed(seed: number): Promise<void> {
           lateSubagentSteps: true,
           totals,
           ...(plan.ask ? { approvals: { decided, outcomes } } : {}),
+          // A background agent still running when the query ended: its requests the stream did not show may not be recorded
+          // (the CLI, closed with the query, never wrote them: docs/adapters/claude-agent-sdk.md, "Limits").
+          ...(cutBackground.size === 0 ? {} : { unrecordedAtEnd: cutBackground }),
           // The sub-agents that ran (canUseTool may deny an Agent call).
           ...(ran.length === 0 ? {} : { subagentPrompts: new Map(ran.map((sub) => [sub.call.id, sub.prompt])) }),
           // Interrupted, as the SDK says it: no result for the turn, or one that says the turn was cut (the CLI, cut off from
           // the SDK by an abort, may still end its turn: the SDK then reports it finished, and throws after).
-          ...(interrupted.done ? { turns: [result === undefined || result.subtype === 'error_during_execution' ? ('interrupted' as const) : ('completed' as const)] } : {}),
+          // The turn it ends, as that result says: failed when it is an error (a request refused for good, the interruption
+          // come in a background agent's run).
+          ...(interrupted.done ? { turns: [result === undefined || result.subtype === 'error_during_execution' ? ('interrupted' as const) : result.is_error === true ? ('failed' as const) : ('completed' as const)] } : {}),
           // A turn whose request was refused for good ends as its result says (an error result: failed).
           ...(!interrupted.done && plan.refused?.who === 'main' && result !== undefined ? { turns: [result.is_error === true ? ('failed' as const) : ('completed' as const)] } : {}),
           // A main agent with no answered request states no totals (random-wire-checks.ts), where the result says zero.
