@@ -26,7 +26,7 @@ import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
 import { isAbortedSignal } from '../core/shapes.ts';
-import { PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerOf, metaString, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerOf, metaString, type McpCaller } from './meta.ts';
 
 /** The session an instrumented tool handler runs in. */
 export interface McpSession {
@@ -182,7 +182,9 @@ class CallRecorder {
     }));
     const trajectory = await this.#close(session, failed ? 'mcp_call_failed' : 'mcp_call_complete');
     if (trajectory === undefined || !isRecord(result)) return result;
-    return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [TRAJECTORY_META_KEY]: trajectory } };
+    // The caller it answered goes back with it: a client that sees only the result (the OpenAI Agents SDK's) can tell which of its calls it was.
+    const caller = session.caller === undefined ? {} : { [CALLER_META_KEY]: session.caller };
+    return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [TRAJECTORY_META_KEY]: trajectory, ...caller } };
   }
 
   /**

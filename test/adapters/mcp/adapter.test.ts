@@ -234,7 +234,8 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       ]);
       // The server's session asked no model: its trajectory is the tool's run, one system step with the result, naming its caller.
       const ref = { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a', trajectory_path: 'server-for-call_a.json' };
-      expect(result._meta).toEqual({ 'nemo-relay/trajectory': ref });
+      // With the caller it answered, as the request named it.
+      expect(result._meta).toEqual({ 'nemo-relay/trajectory': ref, 'nemo-relay/caller': meta['nemo-relay/caller'] });
       expect(readdirSync(dir).sort()).toEqual(['agent-1.json', 'server-for-call_a.json', 'server-for-nobody.json']);
       const read = (file: string) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Loose;
       for (const file of readdirSync(dir)) expect(validateAtif(read(file)), file).toEqual([]);

@@ -19,7 +19,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { expect } from 'vitest';
 import { HookRegistry } from '../../../src/hooks/index.ts';
 import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
-import { instrumentMcpClient, TRAJECTORY_META_KEY } from '../../../src/adapters/mcp/index.ts';
+import { CALLER_META_KEY, instrumentMcpClient, TRAJECTORY_META_KEY } from '../../../src/adapters/mcp/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 import { repoRoot } from '../../support/doc-snippets.ts';
@@ -241,7 +241,7 @@ function outputOf(folder: string): Output {
 }
 
 /**
- * The outcome without what the adapter adds (the trajectory under `_meta`),
+ * The outcome without what the adapter adds (the trajectory and the caller under `_meta`),
  * as the plain run has it. Without the progress count: the SDK's client
  * handles a notification a microtask after it arrives and a response at
  * once, so progress that arrives with the answer is dropped, in either run
@@ -253,6 +253,7 @@ function unlinked(outcome: Outcome): Omit<Outcome, 'progress'> {
   const { _meta, ...result } = rest.result;
   const meta = { ...(_meta ?? {}) };
   delete meta[TRAJECTORY_META_KEY];
+  delete meta[CALLER_META_KEY];
   return { result: Object.keys(meta).length > 0 ? { ...result, _meta: meta } : result };
 }
 
@@ -370,6 +371,8 @@ function checkRun(plan: Plan, backend: string, plain: Run, run: Run): void {
     const named = 'result' in outcome ? (outcome.result._meta?.[TRAJECTORY_META_KEY] as Loose | undefined) : undefined;
     if ('result' in outcome) {
       expect(named, what).toBeDefined();
+      // The server names the call it answered, as the request named it.
+      expect(outcome.result._meta?.[CALLER_META_KEY], what).toMatchObject({ session_id: agentDoc.session_id, tool_call_id: call.id });
       expect(observed.get(call.id)?.content, what).toBe(JSON.stringify(outcome.result.content));
       expect(observed.get(call.id)?.subagent_trajectory_ref, what).toEqual([named]);
       // At most what the tool sent: the SDK's client drops a notification that arrives with the answer, which on a
