@@ -28,7 +28,7 @@ import { isRecord } from '../../shared/record.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, trajectoryOf, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, callerOf, trajectoryOf, type McpCaller } from './meta.ts';
 import { currentMcpSession } from './server.ts';
 
 /** The part of an MCP `Client` the adapter uses: every request goes through `request()` (`callTool` included). */
@@ -64,6 +64,8 @@ interface OpenCall extends HostToolCall {
   /** The host's arguments (`args`), to tell same-named calls open at once apart. */
   readonly args: unknown;
   claimed: number;
+  /** A request carrying its caller went out for it: a result naming it may link it. */
+  sent: boolean;
 }
 
 const INSTRUMENTED = Symbol.for('nemo-relay-hooks.mcp.client');
@@ -120,16 +122,22 @@ function openCallOf(payload: Record<string, unknown>): OpenCall | undefined {
   const toolName = typeof payload.tool_name === 'string' ? payload.tool_name : undefined;
   const turnId = typeof payload.turn_id === 'string' ? payload.turn_id : undefined;
   if (toolCallId === undefined && toolName === undefined) return undefined;
-  const key = toolCallId !== undefined ? `${sessionId}\0${toolCallId}` : `${sessionId}\0${turnId ?? ''}\0${toolName}`;
+  const key = toolCallId !== undefined ? callKey(sessionId, toolCallId) : `${sessionId}\0${turnId ?? ''}\0${toolName}`;
   return {
     key,
     args: payload.args,
     claimed: 0,
+    sent: false,
     session_id: sessionId,
     ...(toolCallId !== undefined ? { tool_call_id: toolCallId } : {}),
     ...(turnId !== undefined ? { turn_id: turnId } : {}),
     ...(toolName !== undefined ? { tool_name: toolName } : {}),
   };
+}
+
+/** The table key of a tool call with an id. */
+function callKey(sessionId: string, toolCallId: string): string {
+  return `${sessionId}\0${toolCallId}`;
 }
 
 /** `hostName` names the MCP tool `mcpName`: equal, or ending with it after a separator. */
@@ -152,35 +160,106 @@ function namesTool(hostName: string, mcpName: string): boolean {
 export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: HookRegistry, options: McpClientOptions = {}): C {
   const marked = client as C & { [INSTRUMENTED]?: true };
   if (marked[INSTRUMENTED] === true) return client;
-  let table = tables.get(hooks);
-  if (table === undefined) {
-    table = new OpenToolCalls(hooks);
-    tables.set(hooks, table);
-  }
-  const open = table;
-  const guard = new Guard(options.logger ?? consoleLogger);
+  const requests = new ToolCallRequests(hooks, options);
   const original = client.request.bind(client);
   const request = async (message: { method: string; params?: unknown }, ...rest: unknown[]): Promise<unknown> => {
     if (!isRecord(message) || message.method !== 'tools/call' || !isRecord(message.params)) return original(message, ...rest);
     const params = message.params;
-    const call = guard.run('choosing the tool call of an MCP request', () => hostCallOf(params, open, options));
+    const call = requests.claim(params);
     if (call === undefined) return original(message, ...rest);
-    const claimed = call.key === undefined ? undefined : open.get(call.key);
-    if (claimed !== undefined) claimed.claimed += 1;
     try {
-      const context = await hooks.traceContext(call.host);
-      const meta = guard.run('writing the MCP request trace context', () => metaWith(params._meta, call.host, context));
+      const meta = await requests.meta(call, params._meta);
       const sent = meta === undefined ? message : { ...message, params: { ...params, _meta: meta } };
       const result = await original(sent, ...rest);
-      guard.run('reading the MCP server trajectory', () => linkTrajectory(hooks, call.host, result));
+      requests.answered(call.host, result);
       return result;
     } finally {
-      if (claimed !== undefined) claimed.claimed -= 1;
+      call.release();
     }
   };
   Object.defineProperty(client, 'request', { value: request, configurable: true, writable: true });
   Object.defineProperty(client, INSTRUMENTED, { value: true });
   return client;
+}
+
+/** The host's tool call a `tools/call` request was tied to, held from the others until `release()`. */
+export interface ClaimedCall {
+  readonly host: HostToolCall;
+  release(): void;
+}
+
+/**
+ * What every instrumented MCP request does, whoever sends it (an
+ * instrumented `Client`, the OpenAI Agents SDK's MCP servers): tie it to
+ * one of the host's tool calls, write that call's trace context into its
+ * `_meta`, and link the call to the trajectory the server answers with.
+ * Never throws: a failure is logged once and the request goes out as it was.
+ */
+export class ToolCallRequests {
+  readonly #hooks: HookRegistry;
+  readonly #open: OpenToolCalls;
+  readonly #options: McpClientOptions;
+  readonly #guard: Guard;
+
+  constructor(hooks: HookRegistry, options: McpClientOptions = {}) {
+    let table = tables.get(hooks);
+    if (table === undefined) {
+      table = new OpenToolCalls(hooks);
+      tables.set(hooks, table);
+    }
+    this.#hooks = hooks;
+    this.#open = table;
+    this.#options = options;
+    this.#guard = new Guard(options.logger ?? consoleLogger);
+  }
+
+  /** The host call the request (`params`: its `name` and `arguments`) does the work of, claimed at once; undefined for none. */
+  claim(params: Record<string, unknown>): ClaimedCall | undefined {
+    const call = this.#guard.run('choosing the tool call of an MCP request', () => hostCallOf(params, this.#open, this.#options));
+    if (call === undefined) return undefined;
+    const claimed = call.key === undefined ? undefined : this.#open.get(call.key);
+    if (claimed !== undefined) claimed.claimed += 1;
+    let released = false;
+    return {
+      host: call.host,
+      release: () => {
+        if (released || claimed === undefined) return;
+        released = true;
+        claimed.claimed -= 1;
+      },
+    };
+  }
+
+  /** The request's `_meta` (`existing` with the call's trace context and caller added); undefined when nothing is known. */
+  async meta(call: ClaimedCall, existing: unknown): Promise<Record<string, unknown> | undefined> {
+    const context = await this.#hooks.traceContext(call.host);
+    const meta = this.#guard.run('writing the MCP request trace context', () => metaWith(existing, call.host, context));
+    const open = meta === undefined || call.host.tool_call_id === undefined ? undefined : this.#open.get(callKey(call.host.session_id, call.host.tool_call_id));
+    if (open !== undefined) open.sent = true;
+    return meta;
+  }
+
+  /** The server answered `host`'s request with `result`: the host's tool call references the trajectory it names. */
+  answered(host: HostToolCall, result: unknown): void {
+    this.#guard.run('reading the MCP server trajectory', () => linkTrajectory(this.#hooks, host, result));
+  }
+
+  /**
+   * The open host call a result's `_meta` says it answered (the caller the
+   * server echoes): only a call still open in this registry, so a server
+   * cannot make the host link a call it was never sent.
+   */
+  openCaller(resultMeta: unknown): HostToolCall | undefined {
+    return this.#guard.run('reading the caller an MCP result names', () => this.#openCaller(resultMeta));
+  }
+
+  #openCaller(resultMeta: unknown): HostToolCall | undefined {
+    const caller = callerOf(resultMeta);
+    if (caller?.session_id === undefined || caller.tool_call_id === undefined) return undefined;
+    const open = this.#open.get(callKey(caller.session_id, caller.tool_call_id));
+    if (open === undefined || !open.sent) return undefined;
+    return { session_id: open.session_id, tool_call_id: caller.tool_call_id, ...(open.turn_id !== undefined ? { turn_id: open.turn_id } : {}), ...(open.tool_name !== undefined ? { tool_name: open.tool_name } : {}) };
+  }
 }
 
 /** The host call a `tools/call` request belongs to, with its table key when it came from the table. */

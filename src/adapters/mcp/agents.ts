@@ -1,0 +1,79 @@
+/**
+ * The OpenAI Agents SDK's own MCP servers (`MCPServerStdio`,
+ * `MCPServerStreamableHttp`, `MCPServerSSE`) create their MCP `Client`
+ * inside, out of the program's reach: `openAIAgentsMcpOptions(hooks)` gives
+ * the two extension points the SDK offers on them instead, to spread into
+ * the server's options. `toolMetaResolver` writes the request's `_meta` as
+ * `instrumentMcpClient` does; `customDataExtractor` reads the result's
+ * `_meta` and links the agent's tool call to the server's trajectory (it
+ * adds no custom data of its own). Both go through the one
+ * `ToolCallRequests` the instrumented `Client` uses.
+ *
+ * The SDK's types are described here, not imported: this module loads
+ * without `@openai/agents`, and its functions fit the SDK's
+ * `MCPToolMetaResolver` and `MCPToolCustomDataExtractor`.
+ *
+ * @module
+ */
+
+import type { HookRegistry } from '../../hooks/registry.ts';
+import { ToolCallRequests, type McpClientOptions } from './client.ts';
+
+/** What the SDK gives a `toolMetaResolver` (its `MCPToolMetaContext`); the adapter reads the tool's name and arguments. */
+export interface AgentsMcpMetaContext {
+  readonly toolName: string;
+  readonly arguments: Record<string, unknown> | null;
+}
+
+/** What the SDK gives an MCP server's `customDataExtractor` (its `MCPToolCustomDataContext`); the adapter reads the result's `_meta`. */
+export interface AgentsMcpResultContext {
+  readonly resultMeta?: Record<string, unknown>;
+  readonly isError?: boolean;
+}
+
+type Maybe<T> = T | null | undefined;
+
+/** Options of `openAIAgentsMcpOptions`: those of `instrumentMcpClient`, and your own resolver and extractor, kept. */
+export interface OpenAIAgentsMcpOptions<M extends AgentsMcpMetaContext, R extends AgentsMcpResultContext> extends McpClientOptions {
+  /** Your own request `_meta`: the adapter adds its keys to what it returns (a `traceparent` of yours is kept). */
+  toolMetaResolver?: (context: M) => Maybe<Record<string, unknown>> | Promise<Maybe<Record<string, unknown>>>;
+  /** Your own custom data of the tool's output: returned as it is. */
+  customDataExtractor?: (context: R) => Maybe<Record<string, unknown>> | Promise<Maybe<Record<string, unknown>>>;
+}
+
+/** The options to spread into an Agents SDK MCP server's. */
+export interface AgentsMcpServerOptions<M extends AgentsMcpMetaContext, R extends AgentsMcpResultContext> {
+  toolMetaResolver(context: M): Promise<Record<string, unknown> | undefined>;
+  customDataExtractor(context: R): Promise<Record<string, unknown> | undefined>;
+}
+
+/**
+ * The options that make an OpenAI Agents SDK MCP server's tool calls
+ * continue the agent's trace, as `instrumentMcpClient` does for a `Client`
+ * you own: spread them into the server's options
+ * (`new MCPServerStdio({ name, fullCommand, ...openAIAgentsMcpOptions(hooks) })`).
+ * Each `tools/call` carries the trace context of the agent's tool call it
+ * does the work of (recorded by `instrumentOpenAIAgents` on the same
+ * `hooks`), and when the server (instrumented with `instrumentMcpServer`)
+ * answers with its trajectory, the agent's tool call references it.
+ */
+export function openAIAgentsMcpOptions<M extends AgentsMcpMetaContext = AgentsMcpMetaContext, R extends AgentsMcpResultContext = AgentsMcpResultContext>(
+  hooks: HookRegistry,
+  options: OpenAIAgentsMcpOptions<M, R> = {},
+): AgentsMcpServerOptions<M, R> {
+  const requests = new ToolCallRequests(hooks, options);
+  return {
+    async toolMetaResolver(context) {
+      const own = (await options.toolMetaResolver?.(context)) ?? undefined;
+      // Held until the host's tool call ends (the table forgets it then): the SDK makes one request per call.
+      const call = requests.claim({ name: context.toolName, arguments: context.arguments ?? {} });
+      if (call === undefined) return own;
+      return (await requests.meta(call, own)) ?? own;
+    },
+    async customDataExtractor(context) {
+      const host = requests.openCaller(context.resultMeta);
+      if (host !== undefined) requests.answered(host, { _meta: context.resultMeta, isError: context.isError });
+      return (await options.customDataExtractor?.(context)) ?? undefined;
+    },
+  };
+}
