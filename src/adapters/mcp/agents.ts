@@ -3,7 +3,8 @@
  * `MCPServerStreamableHttp`, `MCPServerSSE`) create their MCP `Client`
  * inside, out of the program's reach: `openAIAgentsMcpOptions(hooks)` gives
  * the two extension points the SDK offers on them instead, to spread into
- * the server's options. `toolMetaResolver` writes the request's `_meta` as
+ * the server's options (they replace a resolver or extractor of your own).
+ * `toolMetaResolver` writes the request's `_meta` as
  * `instrumentMcpClient` does; `customDataExtractor` reads the result's
  * `_meta` and links the agent's tool call to the server's trajectory (it
  * adds no custom data of its own). Both go through the one
@@ -31,20 +32,10 @@ export interface AgentsMcpResultContext {
   readonly isError?: boolean;
 }
 
-type Maybe<T> = T | null | undefined;
-
-/** Options of `openAIAgentsMcpOptions`: those of `instrumentMcpClient`, and your own resolver and extractor, kept. */
-export interface OpenAIAgentsMcpOptions<M extends AgentsMcpMetaContext, R extends AgentsMcpResultContext> extends McpClientOptions {
-  /** Your own request `_meta`: the adapter adds its keys to what it returns (a `traceparent` of yours is kept). */
-  toolMetaResolver?: (context: M) => Maybe<Record<string, unknown>> | Promise<Maybe<Record<string, unknown>>>;
-  /** Your own custom data of the tool's output: returned as it is. */
-  customDataExtractor?: (context: R) => Maybe<Record<string, unknown>> | Promise<Maybe<Record<string, unknown>>>;
-}
-
 /** The options to spread into an Agents SDK MCP server's. */
-export interface AgentsMcpServerOptions<M extends AgentsMcpMetaContext, R extends AgentsMcpResultContext> {
-  toolMetaResolver(context: M): Promise<Record<string, unknown> | undefined>;
-  customDataExtractor(context: R): Promise<Record<string, unknown> | undefined>;
+export interface AgentsMcpServerOptions {
+  toolMetaResolver(context: AgentsMcpMetaContext): Promise<Record<string, unknown> | undefined>;
+  customDataExtractor(context: AgentsMcpResultContext): Promise<Record<string, unknown> | undefined>;
 }
 
 /**
@@ -57,23 +48,19 @@ export interface AgentsMcpServerOptions<M extends AgentsMcpMetaContext, R extend
  * `hooks`), and when the server (instrumented with `instrumentMcpServer`)
  * answers with its trajectory, the agent's tool call references it.
  */
-export function openAIAgentsMcpOptions<M extends AgentsMcpMetaContext = AgentsMcpMetaContext, R extends AgentsMcpResultContext = AgentsMcpResultContext>(
-  hooks: HookRegistry,
-  options: OpenAIAgentsMcpOptions<M, R> = {},
-): AgentsMcpServerOptions<M, R> {
+export function openAIAgentsMcpOptions(hooks: HookRegistry, options: McpClientOptions = {}): AgentsMcpServerOptions {
   const requests = new ToolCallRequests(hooks, options);
   return {
     async toolMetaResolver(context) {
-      const own = (await options.toolMetaResolver?.(context)) ?? undefined;
       // Held until the host's tool call ends (the table forgets it then): the SDK makes one request per call.
       const call = requests.claim({ name: context.toolName, arguments: context.arguments ?? {} });
-      if (call === undefined) return own;
-      return (await requests.meta(call, own)) ?? own;
+      return call === undefined ? undefined : requests.meta(call, undefined);
     },
     async customDataExtractor(context) {
       const host = requests.openCaller(context.resultMeta);
       if (host !== undefined) requests.answered(host, { _meta: context.resultMeta, isError: context.isError });
-      return (await options.customDataExtractor?.(context)) ?? undefined;
+      // No custom data: the tool's output item stays as it is.
+      return undefined;
     },
   };
 }

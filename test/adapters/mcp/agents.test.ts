@@ -13,6 +13,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCPServerStdio } from '@openai/agents';
+import { HookRegistry } from '../../../src/hooks/index.ts';
+import { openAIAgentsMcpOptions } from '../../../src/adapters/mcp/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { runtime } from '../../support/child.ts';
 import { loopbackApi, repoRoot } from '../../support/doc-snippets.ts';
@@ -152,16 +155,28 @@ function comparable(value: unknown, key = ''): unknown {
   return value;
 }
 
+/** The program without the options, on memory: what the SDK does on its own, and what the linked runs are held to. */
+let plainRun: Promise<Output> | undefined;
+const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'memory'));
+
 describe('an OpenAI Agents SDK agent whose MCPServerStdio runs an instrumented server', () => {
+  it('without openAIAgentsMcpOptions: every MCP call is a trace and a trajectory of its own, unlinked', async () => {
+    const out = await plain();
+    expect(new Set(out.spans.map((span) => span.traceId)).size).toBe(2 + 5);
+    expect(out.server.size).toBe(5);
+    for (const doc of out.server.values()) expect(doc.extra?.caller).toBeUndefined();
+    for (const run of RUNS) for (const [id] of run.calls) expect(observed(agentDoc(out, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
+  }, 120_000);
+
+  it('spreads into MCPServerStdio\'s options as the SDK types them, which keeps them', () => {
+    const options = openAIAgentsMcpOptions(new HookRegistry());
+    const server = new MCPServerStdio({ name: 'weather', fullCommand: 'node weather-server.mjs', ...options });
+    expect([server.toolMetaResolver, server.customDataExtractor]).toEqual([options.toolMetaResolver, options.customDataExtractor]);
+  });
+
   for (const backend of ['memory', 'native'] as const) {
     it(`with openAIAgentsMcpOptions: one trace per run across both processes, and trajectories that point at each other (${runtime}, ${backend})`, async () => {
-      const plain = await runProgram(false, backend);
       const linked = await runProgram(true, backend);
-
-      // Without the options, what the SDK does on its own: every server call is a trace and a trajectory of its own.
-      expect(new Set(plain.spans.map((span) => span.traceId)).size).toBe(2 + 5);
-      for (const doc of plain.server.values()) expect(doc.extra?.caller).toBeUndefined();
-      for (const run of RUNS) for (const [id] of run.calls) expect(observed(agentDoc(plain, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
 
       // With them: each server trajectory names the agent's call it did, and that call's observation references it.
       expect(linked.agent.size).toBe(2);
@@ -190,8 +205,9 @@ describe('an OpenAI Agents SDK agent whose MCPServerStdio runs an instrumented s
       }
       expect(referenced.size).toBe(5);
 
-      // Nothing else in the agent's trajectories changed.
-      for (const run of RUNS) expect(comparable(agentDoc(linked, run.session)[1])).toEqual(comparable(agentDoc(plain, run.session)[1]));
+      // Nothing else in the agent's trajectories changed (from the plain run on memory: the backends write the same).
+      const unlinked = await plain();
+      for (const run of RUNS) expect(comparable(agentDoc(linked, run.session)[1])).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
 
       // One trace per run: the agent's session span its one root, each server session span under the agent's span of its call.
       expect(new Set(linked.spans.map((span) => span.traceId)).size).toBe(2);
