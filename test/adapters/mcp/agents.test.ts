@@ -63,7 +63,29 @@ interface Output {
   spans: DecodedSpan[];
 }
 
-async function runProgram(link: boolean, backend: 'memory' | 'native'): Promise<Output> {
+/** Runs the server on its own over Streamable HTTP; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
+async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [...args, script, out, 'http'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let seen = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      const found = /listening (\d+)/.exec(seen);
+      if (found) resolve(Number(found[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function runProgram(link: boolean, backend: 'memory' | 'native', transport: 'stdio' | 'http' = 'stdio'): Promise<Output> {
   const home = path.join(repoRoot, '.tmp', 'mcp-agents');
   mkdirSync(home, { recursive: true });
   const folder = mkdtempSync(path.join(home, `${runtime}-${backend}-`));
@@ -85,6 +107,8 @@ async function runProgram(link: boolean, backend: 'memory' | 'native'): Promise<
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     };
     const [binary, ...args] = runtime === 'deno' ? [process.execPath, 'run', '-A'] : [process.execPath];
+    const http = transport === 'http' ? await serveHttp(config.server, `${config.out}-server`, env, args) : undefined;
+    if (http !== undefined) config.url = http.url;
     const result = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       const child = spawn(binary!, [...args, path.join(folder, 'agent.mjs'), JSON.stringify(config)], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -94,6 +118,7 @@ async function runProgram(link: boolean, backend: 'memory' | 'native'): Promise<
       child.on('error', reject);
       child.on('close', (status) => resolve({ status, stdout, stderr }));
     });
+    await http?.stop();
     expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
     expect(result.stdout).toContain('run 1: Oslo: rain. Bergen: rain. No alerts.');
     expect(result.stdout).toContain('run 2: Tromsø: rain.');
@@ -140,9 +165,16 @@ function observed(doc: Doc, callId: string): Doc {
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
-/** A trajectory without what differs from one run of a program to the next (ids, times) and without the server references. */
+/**
+ * A trajectory without what differs from one run of a program to the next
+ * (ids, times; the order the calls ended in, and so the server's numbering
+ * of its answers) and without the server references.
+ */
 function comparable(value: unknown, key = ''): unknown {
-  if (Array.isArray(value)) return value.map((entry) => comparable(entry));
+  if (Array.isArray(value)) {
+    const entries = value.map((entry) => comparable(entry));
+    return key === 'results' ? entries.sort((a, b) => String((a as Doc).source_call_id).localeCompare(String((b as Doc).source_call_id))) : entries;
+  }
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(
       Object.entries(value)
@@ -151,7 +183,7 @@ function comparable(value: unknown, key = ''): unknown {
     );
   }
   if (typeof value === 'number' && /timestamp|duration/.test(key)) return 0;
-  if (typeof value === 'string') return key === 'timestamp' ? 'TIME' : value.replace(UUID, 'UUID');
+  if (typeof value === 'string') return key === 'timestamp' ? 'TIME' : value.replace(UUID, 'UUID').replace(/\(answer \d+\)/g, '(answer N)');
   return value;
 }
 
@@ -174,9 +206,9 @@ describe('an OpenAI Agents SDK agent whose MCPServerStdio runs an instrumented s
     expect([server.toolMetaResolver, server.customDataExtractor]).toEqual([options.toolMetaResolver, options.customDataExtractor]);
   });
 
-  for (const backend of ['memory', 'native'] as const) {
-    it(`with openAIAgentsMcpOptions: one trace per run across both processes, and trajectories that point at each other (${runtime}, ${backend})`, async () => {
-      const linked = await runProgram(true, backend);
+  for (const [backend, transport] of [['memory', 'stdio'], ['native', 'stdio'], ['memory', 'http'], ['native', 'http']] as const) {
+    it(`with openAIAgentsMcpOptions: one trace per run across both processes, and trajectories that point at each other (${runtime}, ${backend}, ${transport})`, async () => {
+      const linked = await runProgram(true, backend, transport);
 
       // With them: each server trajectory names the agent's call it did, and that call's observation references it.
       expect(linked.agent.size).toBe(2);
