@@ -1,7 +1,8 @@
 // docs/adapters/mcp.md, "The OpenAI Agents SDK's MCP servers": an Agents SDK
-// program as the SDK's docs write one (`mcpServers: [new MCPServerStdio(...)]`)
-// whose MCP server is its child over stdio, instrumented with
-// `instrumentMcpServer` (agents-programs.ts). The model is the Responses API
+// program as the SDK's docs write one (`mcpServers: [new MCPServerStdio(...)]`,
+// or `MCPServerStreamableHttp({ url })`) whose MCP server, instrumented with
+// `instrumentMcpServer`, is its child over stdio or runs on its own over
+// Streamable HTTP (agents-programs.ts). The model is the Responses API
 // on loopback (JSON, then SSE for the streamed run), OTLP goes to a loopback
 // collector. The program runs with and without
 // `...openAIAgentsMcpOptions(hooks)` in the server's options, on the memory
@@ -191,7 +192,7 @@ function comparable(value: unknown, key = ''): unknown {
 let plainRun: Promise<Output> | undefined;
 const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'memory'));
 
-describe('an OpenAI Agents SDK agent whose MCPServerStdio runs an instrumented server', () => {
+describe('an OpenAI Agents SDK agent whose MCP server is instrumented', () => {
   it('without openAIAgentsMcpOptions: every MCP call is a trace and a trajectory of its own, unlinked', async () => {
     const out = await plain();
     expect(new Set(out.spans.map((span) => span.traceId)).size).toBe(2 + 5);
