@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { HookRegistry } from '../../../src/hooks/index.ts';
 import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
-import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, type McpSession } from '../../../src/adapters/mcp/index.ts';
+import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, openAIAgentsMcpOptions, type McpSession } from '../../../src/adapters/mcp/index.ts';
 import { propagationContextFromJson } from '../../../src/formats/propagation.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
@@ -376,5 +376,35 @@ describe('instrumentMcpClient and instrumentMcpServer with calls at once', () =>
     expect(end).toMatchObject({ tool_name: 'wait', status: 'error', error_type: 'cancelled', error_message: 'the client cancelled the call: Error: the user pressed stop' });
     expect(end.result).toBe(end.error_message);
     expect(log.filter((entry) => entry.name === 'on_session_finalize').map((entry) => entry.payload.reason)).toEqual(['mcp_call_cancelled']);
+  });
+});
+
+// The Agents SDK hands the options the result's `_meta` and no call id: the caller the server names there is what ties
+// the result back, so a server naming a call it was not sent must not link it (the program itself is agents.test.ts).
+describe('openAIAgentsMcpOptions', () => {
+  it('links a result only to an open call of its registry that a request went out for', async () => {
+    const hooks = new HookRegistry();
+    hooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+    const log = recorded(hooks);
+    const links = () => log.filter((entry) => entry.name === 'subagent_stop').map((entry) => [entry.payload.session_id, entry.payload.tool_call_id, entry.payload.child_session_id]);
+    const options = openAIAgentsMcpOptions(hooks, { logger: silentLogger });
+    const ids = { session_id: 'agent', turn_id: 't1' };
+    hooks.emit('pre_tool_call', { ...ids, tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    hooks.emit('pre_tool_call', { ...ids, tool_call_id: 'call_b', tool_name: 'forecast', args: { city: 'Bergen' } });
+    const meta = await options.toolMetaResolver({ toolName: 'forecast', arguments: { city: 'Oslo' } });
+    expect(meta?.['nemo-relay/caller']).toEqual({ session_id: 'agent', tool_call_id: 'call_a', trajectory_id: 'agent' });
+    const answer = (caller: unknown) => options.customDataExtractor({ resultMeta: { 'nemo-relay/trajectory': { session_id: 'srv', trajectory_id: 'srv' }, 'nemo-relay/caller': caller } });
+    // Open but never sent, another session's, none: nothing linked, and no custom data.
+    expect(await answer({ session_id: 'agent', tool_call_id: 'call_b' })).toBeUndefined();
+    await answer({ session_id: 'other', tool_call_id: 'call_a' });
+    await answer(undefined);
+    expect(links()).toEqual([]);
+    // The call the request went out for.
+    await answer({ session_id: 'agent', tool_call_id: 'call_a' });
+    expect(links()).toEqual([['agent', 'call_a', 'srv']]);
+    // Once it ended, no more.
+    hooks.emit('post_tool_call', { ...ids, tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' }, result: 'Oslo: rain' });
+    await answer({ session_id: 'agent', tool_call_id: 'call_a' });
+    expect(links()).toHaveLength(1);
   });
 });
