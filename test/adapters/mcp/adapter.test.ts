@@ -211,8 +211,10 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       expect(sent).toBe(true);
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' }, result: 'Oslo: rain', status: 'ok' });
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {}, result: '{}', status: 'ok' });
-      // No tool call is open now: the request goes out unchanged, and the server records a root session.
-      await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+      // No tool call is open now: the request goes out unchanged, and the server records a root session. Its
+      // answer names no trajectory: a caller that did not name itself would pass the reference on to its program.
+      const unlinked = await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+      expect(unlinked).toEqual({ content: [{ type: 'text', text: 'Bergen: rain' }] });
       const final = { id: 'r2', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'Rain in Oslo.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 } };
       agentHooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:2', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', request });
       agentHooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:2', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', response: final, usage: final.usage, assistant_message: final.choices[0]!.message, finish_reason: 'stop' });
@@ -234,7 +236,8 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       ]);
       // The server's session asked no model: its trajectory is the tool's run, one system step with the result, naming its caller.
       const ref = { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a', trajectory_path: 'server-for-call_a.json' };
-      expect(result._meta).toEqual({ 'nemo-relay/trajectory': ref });
+      // The adapter read the reference and removed it: the host gets the result the tool returned.
+      expect(result).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
       expect(readdirSync(dir).sort()).toEqual(['agent-1.json', 'server-for-call_a.json', 'server-for-nobody.json']);
       const read = (file: string) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Loose;
       for (const file of readdirSync(dir)) expect(validateAtif(read(file)), file).toEqual([]);
@@ -377,3 +380,4 @@ describe('instrumentMcpClient and instrumentMcpServer with calls at once', () =>
     expect(log.filter((entry) => entry.name === 'on_session_finalize').map((entry) => entry.payload.reason)).toEqual(['mcp_call_cancelled']);
   });
 });
+
