@@ -146,8 +146,9 @@ function namesTool(hostName: string, mcpName: string): boolean {
  * recorder registered on `hooks`, e.g. the NeMo Relay plugin), and its
  * caller under `nemo-relay/caller`. When the server (instrumented with
  * `instrumentMcpServer`) answers with where it wrote its trajectory, the
- * host's tool call references it (`subagent_stop` with `child_trajectory`).
- * The call's result and errors are the client's own. Returns `client`.
+ * host's tool call references it (`subagent_stop` with `child_trajectory`),
+ * and the result goes on without that reference: the program gets what the
+ * tool returned. Errors are the client's own. Returns `client`.
  */
 export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: HookRegistry, options: McpClientOptions = {}): C {
   const marked = client as C & { [INSTRUMENTED]?: true };

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { HookRegistry } from '../../../src/hooks/index.ts';
 import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
-import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, type McpSession } from '../../../src/adapters/mcp/index.ts';
+import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, instrumentMcpTransport, type McpSession } from '../../../src/adapters/mcp/index.ts';
 import { propagationContextFromJson } from '../../../src/formats/propagation.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
@@ -381,3 +381,64 @@ describe('instrumentMcpClient and instrumentMcpServer with calls at once', () =>
   });
 });
 
+// A client that is not the SDK's `Client` (the AI SDK's createMCPClient) is
+// instrumented through its transport; the two-process programs are
+// test/adapters/mcp/frameworks.test.ts. Here the SDK's own Client over an
+// InMemoryTransport stands in for any client writing JSON-RPC to it.
+describe('instrumentMcpTransport', () => {
+  function answering(hooks: HookRegistry): void {
+    hooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+  }
+
+  async function overTransport(server: McpServer, hooks: HookRegistry, client = new Client({ name: 'agent', version: '1.0.0' })): Promise<Client> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(instrumentMcpTransport(clientSide, hooks));
+    cleanups.push(async () => {
+      await client.close();
+      await server.close();
+    });
+    return client;
+  }
+
+  it('sends the open tool call’s context, links the answer and hands the client the result without the reference', async () => {
+    const agentHooks = new HookRegistry();
+    answering(agentHooks);
+    const log = recorded(agentHooks);
+    const serverHooks = new HookRegistry();
+    answering(serverHooks);
+    recorded(serverHooks);
+    const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
+    const server = instrumentMcpServer(weatherServer(seen), serverHooks, { sessionId: ({ caller }) => `server-for-${caller?.tool_call_id ?? 'nobody'}` });
+    const client = await overTransport(server, agentHooks);
+    agentHooks.emit('pre_tool_call', { session_id: 'agent', turn_id: 't1', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    const linked = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+    agentHooks.emit('post_tool_call', { session_id: 'agent', turn_id: 't1', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' }, result: 'Oslo: rain' });
+    const plain = await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+    expect(linked).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
+    expect(plain).toEqual({ content: [{ type: 'text', text: 'Bergen: rain' }] });
+    expect((seen.meta[0] as Loose)['nemo-relay/caller']).toEqual({ session_id: 'agent', tool_call_id: 'call_a', trajectory_id: 'agent' });
+    expect((seen.meta[0] as Loose).traceparent).toBe(`00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`);
+    expect((seen.meta[1] as Loose | undefined)?.['nemo-relay/caller']).toBeUndefined();
+    const links = log.filter((entry) => entry.name === 'subagent_stop').map((entry) => entry.payload);
+    expect(links).toHaveLength(1);
+    expect(links[0]).toMatchObject({ session_id: 'agent', tool_call_id: 'call_a', child_session_id: 'server-for-call_a', child_status: 'completed', child_trajectory: { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a' } });
+  });
+
+  it('leaves a request an instrumented Client already linked to that Client: one caller, one link', async () => {
+    const agentHooks = new HookRegistry();
+    answering(agentHooks);
+    const log = recorded(agentHooks);
+    const serverHooks = new HookRegistry();
+    answering(serverHooks);
+    recorded(serverHooks);
+    const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
+    const server = instrumentMcpServer(weatherServer(seen), serverHooks);
+    const client = await overTransport(server, agentHooks, instrumentMcpClient(new Client({ name: 'agent', version: '1.0.0' }), agentHooks));
+    agentHooks.emit('pre_tool_call', { session_id: 'agent', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+    expect(result).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
+    expect((seen.meta[0] as Loose)['nemo-relay/caller']).toEqual({ session_id: 'agent', tool_call_id: 'call_a', trajectory_id: 'agent' });
+    expect(log.filter((entry) => entry.name === 'subagent_stop').map((entry) => entry.payload.tool_call_id)).toEqual(['call_a']);
+  });
+});
