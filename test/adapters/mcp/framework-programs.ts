@@ -175,10 +175,12 @@ export async function checkFrameworkProgram(framework: Framework, runtime: Snipp
 
     // The server sends its spans as its call ends; the agent's are sent when it shuts down.
     const sessionSpan = `${serverDoc.agent.name}-session-${serverDoc.session_id}`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const arrived = await Promise.race([
       linked.collector.waitFor((received) => received.spans().some((span) => span.name === sessionSpan)).then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), 30_000)),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 30_000))),
     ]);
+    clearTimeout(timer); // a pending timer would hold the test worker open
     expect(arrived, `${label}: the server's session span`).toBe(true);
     // One trace: every span of both processes under the agent's one root, the server's session under the agent's forecast tool span.
     const spans = linked.collector.spans();
