@@ -56,18 +56,28 @@ export function instrumentMcpTransport<T extends McpTransportLike>(transport: T,
     link?.release();
     return link;
   };
-  const receive: Handler = (message, ...rest) => {
-    const id = responseId(message);
-    const link = id === undefined ? undefined : settle(id);
-    const forwarded = link !== undefined && isRecord(message) && 'result' in message ? { ...message, result: link.answered(message.result) } : message;
-    handler?.call(transport, forwarded, ...rest);
+  // One per handler, bound to it: the SDK's Client reads the handler already set and calls it from its own, so a
+  // wrapper that called whatever handler is current would call itself.
+  const receivers = new WeakMap<Handler, Handler>();
+  const receiverOf = (target: Handler): Handler => {
+    let receiver = receivers.get(target);
+    if (receiver === undefined) {
+      receiver = (message, ...rest) => {
+        const id = responseId(message);
+        const link = id === undefined ? undefined : settle(id);
+        const forwarded = link !== undefined && isRecord(message) && 'result' in message ? { ...message, result: link.answered(message.result) } : message;
+        target.call(transport, forwarded, ...rest);
+      };
+      receivers.set(target, receiver);
+    }
+    return receiver;
   };
 
   Object.defineProperty(transport, 'onmessage', {
     configurable: true,
     enumerable: true,
-    // The transport calls `this.onmessage(message)`: it gets `receive`, which hands the message on to the client's handler.
-    get: () => (handler === undefined ? undefined : receive),
+    // The transport calls `this.onmessage(message)`: it gets the receiver, which hands the message on to the client's handler.
+    get: () => (handler === undefined ? undefined : receiverOf(handler)),
     set: (value: Handler | undefined) => {
       handler = value;
     },

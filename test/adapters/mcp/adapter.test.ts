@@ -425,6 +425,28 @@ describe('instrumentMcpTransport', () => {
     expect(links[0]).toMatchObject({ session_id: 'agent', tool_call_id: 'call_a', child_session_id: 'server-for-call_a', child_status: 'completed', child_trajectory: { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a' } });
   });
 
+  it('hands every message to a handler set before the client’s, which the SDK’s Client calls from its own', async () => {
+    const hooks = new HookRegistry();
+    answering(hooks);
+    recorded(hooks);
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: rain` }] }));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const earlier: unknown[] = [];
+    const transport = instrumentMcpTransport(clientSide, hooks);
+    transport.onmessage = (message) => void earlier.push(message);
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(transport);
+    cleanups.push(async () => {
+      await client.close();
+      await server.close();
+    });
+    hooks.emit('pre_tool_call', { session_id: 'agent', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    expect(await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } })).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
+    expect(earlier).toHaveLength(2); // the initialize answer and the tool's
+  });
+
   it('leaves a request an instrumented Client already linked to that Client: one caller, one link', async () => {
     const agentHooks = new HookRegistry();
     answering(agentHooks);
