@@ -8,7 +8,13 @@
  * `instrumentMcpClient` does; `customDataExtractor` reads the result's
  * `_meta` and links the agent's tool call to the server's trajectory (it
  * adds no custom data of its own). Both go through the one
- * `ToolCallRequests` the instrumented `Client` uses.
+ * `McpCallLinker` the instrumented `Client` and transport use.
+ *
+ * Unlike those, the options cannot give the program the result without what
+ * the server added to its `_meta` (its trajectory, the caller named back):
+ * the SDK calls the extractor after the tool's output is made, with a copy.
+ * The model does not see it: the SDK's tool output is the result's
+ * `content` (or its `structuredContent`), never the result's `_meta`.
  *
  * The SDK's types are described here, not imported: this module loads
  * without `@openai/agents`, and its functions fit the SDK's
@@ -18,7 +24,8 @@
  */
 
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { ToolCallRequests, type McpClientOptions } from './client.ts';
+import { isRecord } from '../../shared/record.ts';
+import { McpCallLinker, type McpClientOptions } from './client.ts';
 
 /** What the SDK gives a `toolMetaResolver` (its `MCPToolMetaContext`); the adapter reads the tool's name and arguments. */
 export interface AgentsMcpMetaContext {
@@ -49,16 +56,16 @@ export interface AgentsMcpServerOptions {
  * answers with its trajectory, the agent's tool call references it.
  */
 export function openAIAgentsMcpOptions(hooks: HookRegistry, options: McpClientOptions = {}): AgentsMcpServerOptions {
-  const requests = new ToolCallRequests(hooks, options);
+  const linker = new McpCallLinker(hooks, options);
   return {
     async toolMetaResolver(context) {
-      // Held until the host's tool call ends (the table forgets it then): the SDK makes one request per call.
-      const call = requests.claim({ name: context.toolName, arguments: context.arguments ?? {} });
-      return call === undefined ? undefined : requests.meta(call, undefined);
+      // Never released: the SDK makes one request per tool call, and the table forgets the call when it ends.
+      const link = await linker.link({ name: context.toolName, arguments: context.arguments ?? {} });
+      const meta = link?.params._meta;
+      return isRecord(meta) ? meta : undefined;
     },
     async customDataExtractor(context) {
-      const host = requests.openCaller(context.resultMeta);
-      if (host !== undefined) requests.answered(host, { _meta: context.resultMeta, isError: context.isError });
+      linker.answeredByCaller({ _meta: context.resultMeta, ...(context.isError === true ? { isError: true } : {}) });
       // No custom data: the tool's output item stays as it is.
       return undefined;
     },
