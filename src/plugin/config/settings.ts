@@ -546,7 +546,7 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
   return out as Partial<NemoRelaySettings>;
 }
 
-function describeValue(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   return typeof value;
