@@ -228,6 +228,25 @@ describe.each(['memory', 'auto'])('a plugins.toml a user got slightly wrong (bac
     expect(warning[0]).not.toContain('writes no ATIF');
   });
 
+  it('whose OTLP endpoint reads its header from a variable that is not set (the Collector example without OTLP_AUTH): that endpoint is skipped, named, and ATOF records', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown({ timeoutMs: 2000 });\nconsole.log(JSON.stringify(plugin.status().pluginConfig.active));`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugins.toml', OTLP_AUTH: undefined },
+      prepare: (cwd) =>
+        fs.appendFileSync(
+          pluginsTomlIn(cwd, 'enabled = false\n'),
+          '\n[components.config.opentelemetry]\nenabled = true\n\n[[components.config.opentelemetry.endpoints]]\ntype = "gen_ai"\nendpoint = "http://127.0.0.1:9"\nheader_env = { authorization = "OTLP_AUTH" }\n\n[components.config.opentelemetry.logs]\nenabled = true\n',
+        ),
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const atof = parseAtofJsonl(fs.readFileSync(path.join(run.cwd, 'events', 'events.jsonl'), 'utf8'));
+    expect(validateAtofEvents(atof.events)).toEqual([]);
+    expect(atof.events.filter((event) => event.category === 'llm')).toHaveLength(2);
+    expect(run.stderr).not.toContain('rejected');
+    const warning = run.stderr.split('\n').filter((line) => line.includes('observability.otel_endpoint_skipped'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain('set OTLP_AUTH');
+  });
+
   it('that is not there: the warning says nothing is recorded, and nothing is', () => {
     const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();\nconsole.log(JSON.stringify(plugin.status().outputs));`, {
       env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugin.toml' },
