@@ -1,10 +1,11 @@
 /**
  * `createNemoRelayPlugin`'s own options, checked as a JavaScript host
  * passes them (no compiler to catch a slip): a misspelt name (`setting`,
- * `sessionIdleTTLMs`) was ignored without a word, and a bound given as text
- * (`maxQueuedHooks: '10000'`) turned into `NaN`, which switches the bound
- * off, so the start-up queue or the live sessions grew without limit. Each
- * problem is a warning diagnostic (logged with the settings' own, in
+ * `sessionIdleTTLMs`) was ignored without a word, and a bound that is not
+ * a number (`maxQueuedHooks: 'lots'`) turned into `NaN`, which switches the
+ * bound off, so the start-up queue or the live sessions grew without limit.
+ * Each problem, a number written as text included (as the typed `settings`
+ * are checked), is a warning diagnostic (logged with the settings' own, in
  * `status().diagnostics`) and the default applies. Never throws.
  *
  * @module
