@@ -247,6 +247,24 @@ describe.each(['memory', 'auto'])('a plugins.toml a user got slightly wrong (bac
     expect(warning[0]).toContain('set OTLP_AUTH');
   });
 
+  it('whose file sink has a misspelt key (output_dir): the warning names it and the key meant, and the file is where both backends then write it', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugins.toml' },
+      prepare: (cwd) => {
+        const file = pluginsTomlIn(cwd, 'enabled = true\noutput_directory = "trajectories"\n');
+        fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('output_directory = "events"', 'output_dir = "events"'));
+      },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    // Native ignores the key, and so does the memory relay: the sink writes into the working directory.
+    expect(files(run.cwd)).toContain('events.jsonl');
+    expect(fs.existsSync(path.join(run.cwd, 'events'))).toBe(false);
+    const warning = run.stderr.split('\n').filter((line) => line.includes('plugins_toml.unknown_field'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain('sinks[0].output_dir');
+    expect(warning[0]).toContain('did you mean output_directory?');
+  });
+
   it('that is not there: the warning says nothing is recorded, and nothing is', () => {
     const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();\nconsole.log(JSON.stringify(plugin.status().outputs));`, {
       env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugin.toml' },

@@ -14,6 +14,7 @@
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { describeValue } from './settings.ts';
+import { nearMiss } from '../../shared/near-miss.ts';
 
 /** Every option `createNemoRelayPlugin` reads (`NemoRelayPluginOptions`). */
 const OPTION_NAMES = ['backend', 'env', 'logger', 'settings', 'sessionIdleTtlMs', 'maxSessions', 'trajectoryWriteDelayMs', 'maxQueuedHooks', 'redact', 'host'] as const;
@@ -48,7 +49,7 @@ export function checkPluginOptions(options: unknown): CheckedPluginOptions {
   }
   for (const key of keys) {
     if ((OPTION_NAMES as readonly string[]).includes(key)) continue;
-    const near = OPTION_NAMES.find((name) => name.toLowerCase() === key.toLowerCase() || name.toLowerCase() === `${key.toLowerCase()}s`);
+    const near = nearMiss(key, OPTION_NAMES);
     // The value is never quoted: a misplaced option may hold a credential.
     diagnostics.push(invalid(key, `${JSON.stringify(key)} is not an option of createNemoRelayPlugin${near !== undefined ? ` (did you mean ${near}?)` : ''}; ignoring it (the options: ${OPTION_NAMES.join(', ')})`));
   }

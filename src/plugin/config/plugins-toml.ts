@@ -18,6 +18,9 @@ import { observabilityComponents, outputDirectories } from '../../formats/plugin
 import { isNonBlank } from '../../shared/text.ts';
 import { isJsonObject, toJson } from '../../shared/json.ts';
 import { errorMessage } from '../../shared/error-text.ts';
+import { nearMiss } from '../../shared/near-miss.ts';
+import { OBSERVABILITY_SCHEMA } from '../../formats/plugins-toml/schema.ts';
+import type { Schema } from '../../formats/plugins-toml/shape.ts';
 
 export interface LoadedPluginsToml {
   /** The parsed document, or null when the file is missing, unreadable or invalid. */
@@ -119,7 +122,47 @@ export function pluginsTomlDiagnostics(document: JsonObject | null): ConfigDiagn
       message: `[components.config.atif] has no output_directory, so plugins.toml ${uploads ? 'keeps the recovery copy of each trajectory whose upload fails' : 'writes each trajectory'} in the working directory (${process.cwd()}); fix: set output_directory to the folder they belong in`,
     });
   }
+  if (config !== undefined) out.push(...unknownDestinationKeys(config));
   return out;
+}
+
+/**
+ * Keys of an ATOF sink or ATIF storage entry that neither backend reads
+ * (native ignores them without a word, and the memory relay does as native
+ * does): `output_dir` for `output_directory` left the file in the working
+ * directory, a misspelt `timeout_millis` the default timeout.
+ */
+function unknownDestinationKeys(config: JsonObject): ConfigDiagnostic[] {
+  const out: ConfigDiagnostic[] = [];
+  for (const [section, list] of [['atof', 'sinks'], ['atif', 'storage']] as const) {
+    const table = config[section];
+    const entries = isJsonObject(table) && Array.isArray(table[list]) ? table[list] : [];
+    entries.forEach((entry, i) => {
+      if (!isJsonObject(entry) || typeof entry.type !== 'string') return;
+      const known = destinationKeys(section, list, entry.type);
+      if (known === undefined) return;
+      for (const key of Object.keys(entry)) {
+        if (key === 'type' || known.includes(key)) continue;
+        const near = nearMiss(key, known);
+        out.push({
+          level: 'warning',
+          code: 'plugins_toml.unknown_field',
+          field: `components.config.${section}.${list}[${i}].${key}`,
+          message: `${section} ${list}[${i}].${key} is not a key of a ${JSON.stringify(entry.type)} ${list === 'sinks' ? 'sink' : 'storage entry'}${near !== undefined ? ` (did you mean ${near}?)` : ''}, so it changes nothing: neither backend reads it (the keys: ${known.join(', ')})`,
+        });
+      }
+    });
+  }
+  return out;
+}
+
+/** The keys the schema gives one variant of `atof.sinks` or `atif.storage`. */
+function destinationKeys(section: 'atof' | 'atif', list: 'sinks' | 'storage', type: string): string[] | undefined {
+  const unwrap = (schema: Schema | undefined): Schema | undefined => (schema?.t === 'option' || schema?.t === 'seq' ? schema.of : schema);
+  const table = unwrap(OBSERVABILITY_SCHEMA.t === 'struct' ? OBSERVABILITY_SCHEMA.fields[section] : undefined);
+  const entries = unwrap(table?.t === 'struct' ? table.fields[list] : undefined);
+  const variant = entries?.t === 'tagged' ? entries.variants[type] : undefined;
+  return variant === undefined ? undefined : Object.keys(variant.fields);
 }
 
 /**
