@@ -27,7 +27,7 @@
  * @module
  */
 
-import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
+import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
 import { ApiAttemptError, AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -232,11 +232,17 @@ export class SubAgent {
     }
   }
 
-  #emit(request: Request, run: AgentRun, tools: ToolBook): void {
+  /** A request of the agent, asked with its conversation so far. */
+  #newCall(run: AgentRun): ApiCall {
     const call = run.newApiCall();
     const history = this.#history.length;
     // The model a sub-agent asks for is not in its messages; the one that answered is its response's.
     call.describe(() => ({ messages: this.#history.slice(0, history) }));
+    return call;
+  }
+
+  #emit(request: Request, run: AgentRun, tools: ToolBook): void {
+    const call = this.#newCall(run);
     const index = this.#emitted++;
     // This request's failed attempts, and any said of an earlier one (none: recorded rather than lost).
     for (const { error } of this.#retries.filter((retry) => retry.request <= index)) {
@@ -256,9 +262,7 @@ export class SubAgent {
   #unanswered(run: AgentRun): void {
     const retries = this.#retries.splice(0);
     if (retries.length === 0) return;
-    const call = run.newApiCall();
-    const history = this.#history.length;
-    call.describe(() => ({ messages: this.#history.slice(0, history) }));
+    const call = this.#newCall(run);
     retries.forEach(({ error }, index) => {
       call.attemptStart();
       call.attemptError(error, index === retries.length - 1);

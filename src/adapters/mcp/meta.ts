@@ -36,6 +36,20 @@ export function trajectoryOf(result: unknown): TrajectoryRef | undefined {
   return trajectoryRefOf(isRecord(meta) ? meta[TRAJECTORY_META_KEY] : undefined);
 }
 
+/**
+ * `result` without the server's trajectory in its `_meta` (and without
+ * `_meta` when that was all it held): the result as the tool returned it.
+ * The reference is for the client adapter; a framework that passes `_meta`
+ * on (LangChain's MCP adapters give it to the model with the text) would
+ * otherwise show it to the agent.
+ */
+export function withoutTrajectory(result: unknown): unknown {
+  if (!isRecord(result) || !isRecord(result._meta) || !(TRAJECTORY_META_KEY in result._meta)) return result;
+  const { [TRAJECTORY_META_KEY]: _, ...meta } = result._meta;
+  const { _meta: __, ...rest } = result;
+  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+}
+
 /** A string field of `_meta`, when it is one. */
 export function metaString(meta: unknown, key: string): string | undefined {
   const value = isRecord(meta) ? meta[key] : undefined;

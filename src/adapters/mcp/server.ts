@@ -6,8 +6,9 @@
  * `on_session_start` as `propagation_context`, and the caller it names as
  * `caller`. The tool's run is that session's tool call; inside the handler,
  * `currentMcpSession()` gives the session its own hooks (or a framework
- * adapter's `sessionId`) should use. The result's `_meta` says where the
- * session's trajectory is written, for the caller's observation to point at.
+ * adapter's `sessionId`) should use. For a caller that named itself, the
+ * result's `_meta` says where the session's trajectory is written, for the
+ * caller's observation to point at.
  *
  * It wraps the `tools/call` request handler of the low-level `Server` (an
  * `McpServer`'s `.server`), the one every tool call of either goes through,
@@ -181,7 +182,9 @@ class CallRecorder {
       duration_ms: Date.now() - started,
     }));
     const trajectory = await this.#close(session, failed ? 'mcp_call_failed' : 'mcp_call_complete');
-    if (trajectory === undefined || !isRecord(result)) return result;
+    // Only a caller that named itself (the client adapter) reads the reference, and removes it; any other client
+    // would pass it on to its program (LangChain's MCP adapters show a result's `_meta` to the model).
+    if (trajectory === undefined || !isRecord(result) || session.caller === undefined) return result;
     return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [TRAJECTORY_META_KEY]: trajectory } };
   }
 

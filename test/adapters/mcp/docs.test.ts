@@ -4,20 +4,22 @@
 // and OTLP sent to a loopback collector. One trace in the collector, two
 // trajectories that point at each other, on the memory and the native
 // backend, with Node (and Bun and Deno when the suite runs there).
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { loopbackApi, repoRoot, tsSnippets, type SnippetRuntime } from '../../support/doc-snippets.ts';
-import { startHttpReceiver, type DecodedSpan, type Receiver } from '../../support/otlp-receiver.ts';
+import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
 import { runtime as suiteRuntime } from '../../support/child.ts';
 import { FakeProvider } from '../ai-sdk/wire.ts';
+import { ancestry, brief, depthSorted, MCP_PAGE, mcpPrograms, runAgent } from './two-processes.ts';
 
-const page = 'docs/adapters/mcp.md';
+const page = MCP_PAGE;
 const snippets = tsSnippets(readFileSync(path.join(repoRoot, page), 'utf8'));
-const [serverSnippet, agentSnippet] = snippets.filter((code) => !code.startsWith('hooks.emit'));
+const programs = mcpPrograms();
+const serverSnippet = programs.get('weather-server.mjs');
+const agentSnippet = programs.get('agent.mjs');
 
 let api = new FakeProvider();
 let provider: { url: string; close(): Promise<void> };
@@ -31,57 +33,14 @@ afterAll(async () => {
   await collector.close();
 });
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  cwd: string;
-}
-
-/** Writes both snippets into one folder inside the package (so 'nemo-relay-hooks' is the package) and runs the agent from an empty cwd. */
-async function runAgent(runtime: SnippetRuntime, env: NodeJS.ProcessEnv): Promise<Run> {
-  const home = path.join(repoRoot, '.tmp', 'docs-snippets');
-  mkdirSync(home, { recursive: true });
-  const folder = mkdtempSync(path.join(home, `mcp-${runtime}-`));
-  writeFileSync(path.join(folder, 'weather-server.mjs'), serverSnippet!);
-  writeFileSync(path.join(folder, 'agent.mjs'), agentSnippet!);
-  const cwd = mkdtempSync(path.join(tmpdir(), `nrh-docs-mcp-${runtime}-`));
-  const agent = path.join(folder, 'agent.mjs');
-  const [binary, ...args] =
-    runtime === 'node'
-      ? [process.execPath.includes('node') ? process.execPath : 'node', agent]
-      : runtime === 'bun'
-        ? [path.join(repoRoot, 'node_modules/.bin/bun'), agent]
-        : [path.join(repoRoot, 'node_modules/.bin/deno'), 'run', '-A', agent];
-  try {
-    return await new Promise<Run>((resolve, reject) => {
-      const child = spawn(binary!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => child.kill(), 120_000);
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.on('close', (status) => {
-        clearTimeout(timer);
-        resolve({ status, stdout, stderr, cwd });
-      });
-    });
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-}
-
 type Doc = Record<string, any>;
 
 const runtimes: SnippetRuntime[] = suiteRuntime === 'node' ? ['node'] : [suiteRuntime];
 
 describe(page, () => {
-  it('has the server and the agent as snippets, and one fragment', () => {
-    expect(snippets).toHaveLength(3);
+  it('has the server and the agents as snippets, and one fragment', () => {
+    expect([...programs.keys()]).toEqual(['weather-server.mjs', 'agent.mjs', 'langchain-agent.mjs', 'ai-sdk-agent.mjs']);
+    expect(snippets).toHaveLength(programs.size + 1);
     expect(serverSnippet).toContain('instrumentMcpServer(server, hooks)');
     expect(agentSnippet).toContain('instrumentMcpClient(');
   });
@@ -105,7 +64,7 @@ describe(page, () => {
           NEMO_RELAY_HOOKS_OTLP_TYPE: 'full',
           OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
         };
-        const result = await runAgent(runtime, env);
+        const result = await runAgent({ 'weather-server.mjs': serverSnippet!, 'agent.mjs': agentSnippet! }, 'agent.mjs', runtime, env);
         const { cwd } = result;
         try {
           expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
@@ -173,25 +132,6 @@ describe(page, () => {
     }
   }
 });
-
-function brief(span: DecodedSpan): string {
-  return `${span.name}#${span.spanId}<-${span.parentSpanId}`;
-}
-
-/** The span ids from `span`'s parent up to the root. */
-function ancestry(span: DecodedSpan, byId: Map<string, DecodedSpan>): string[] {
-  const out: string[] = [];
-  let parent = span.parentSpanId;
-  while (parent !== '' && byId.has(parent) && !out.includes(parent)) {
-    out.push(parent);
-    parent = byId.get(parent)!.parentSpanId;
-  }
-  return out;
-}
-
-function depthSorted(spans: DecodedSpan[], byId: Map<string, DecodedSpan>): DecodedSpan[] {
-  return [...spans].sort((a, b) => ancestry(a, byId).length - ancestry(b, byId).length);
-}
 
 function findNode(tree: Doc, predicate: (node: Doc) => boolean): Doc | undefined {
   if (predicate(tree)) return tree;
