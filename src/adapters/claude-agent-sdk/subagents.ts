@@ -29,7 +29,7 @@
 
 import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { ApiAttemptError, AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, type Loose } from './messages.ts';
+import { ApiAttemptError, AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
@@ -228,7 +228,7 @@ export class SubAgent {
       // The CLI's answer for a call the user stopped reaches the transcript late or not at all, and the stream shows it
       // never: the call ends when the agent does, interrupted (a denial keeps its text, what the model was told).
       if (result.isError && rejectedByUser(record, result.toolUseId) && !tools.denied(result.toolUseId)) continue;
-      tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content } : { failed: false, result: result.content });
+      tools.ended(result.toolUseId, resultOutcome(record, result));
     }
   }
 

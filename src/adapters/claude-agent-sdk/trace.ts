@@ -25,6 +25,7 @@ import {
   mergeUsage,
   promptText,
   rejectedByUser,
+  resultOutcome,
   retryError,
   toolResults,
   anthropicUsage,
@@ -350,7 +351,7 @@ export class QueryTrace {
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
       if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
-      this.#tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content, interrupted } : { failed: false, result: result.content });
+      this.#tools.ended(result.toolUseId, { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) });
     }
   }
 
@@ -520,7 +521,13 @@ export class QueryTrace {
       case 'PostToolUseFailure':
         if (toolUseId === undefined) break;
         this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
-        this.#tools.ended(toolUseId, { failed: true, error: nonEmptyString(input.error) ?? 'tool failed', interrupted: input.is_interrupt === true });
+        this.#tools.ended(toolUseId, {
+          failed: true,
+          error: nonEmptyString(input.error) ?? 'tool failed',
+          interrupted: input.is_interrupt === true,
+          // An MCP tool's result (`isError`) follows in the stream with its `_meta`, which may name the server's trajectory.
+          awaitsResult: isRecord(input.mcp_server) && input.is_interrupt !== true,
+        });
         break;
       case 'SubagentStart': {
         const agent = this.#agents.of(agentId, undefined);

@@ -25,6 +25,7 @@ import type { TraceContext } from '../../hooks/index.ts';
 import { consoleLogger, type Logger } from '../../shared/logger.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
+import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
@@ -319,7 +320,15 @@ function metaWith(existing: unknown, host: HostToolCall, context: TraceContext):
 /** The host's tool call references the server's trajectory, when the server named one. */
 function linkTrajectory(hooks: HookRegistry, host: HostToolCall, result: unknown): void {
   const ref = trajectoryOf(result);
-  if (ref === undefined) return;
+  if (ref !== undefined) referenceServerTrajectory(hooks, host, ref, isRecord(result) && result.isError === true);
+}
+
+/**
+ * The host's open tool call references the MCP server's trajectory `ref`
+ * (`subagent_stop` with `child_trajectory`, kept for the call and written
+ * on its end): before its `post_tool_call`.
+ */
+export function referenceServerTrajectory(hooks: HookRegistry, host: HostToolCall, ref: TrajectoryRef, failed: boolean): void {
   hooks.emit('subagent_stop', () => ({
     session_id: host.session_id,
     parent_session_id: host.session_id,
@@ -327,7 +336,7 @@ function linkTrajectory(hooks: HookRegistry, host: HostToolCall, result: unknown
     ...(host.tool_call_id !== undefined ? { tool_call_id: host.tool_call_id } : {}),
     ...(host.tool_name !== undefined ? { tool_name: host.tool_name } : {}),
     ...(ref.session_id !== undefined ? { child_session_id: ref.session_id } : {}),
-    child_status: isRecord(result) && result.isError === true ? 'failed' : 'completed',
+    child_status: failed ? 'failed' : 'completed',
     child_trajectory: ref,
   }));
 }

@@ -21,6 +21,12 @@ export const CALLER_META_KEY = 'nemo-relay/caller';
 export const TRAJECTORY_META_KEY = 'nemo-relay/trajectory';
 /** `params._meta` key: W3C trace context. */
 export const TRACEPARENT_META_KEY = 'traceparent';
+/**
+ * `params._meta` key the Claude Code CLI (and so the Claude Agent SDK's
+ * `query()`) puts in every `tools/call` it sends: the model's `tool_use` id
+ * the call runs for. It is the only thing of its caller such a request names.
+ */
+export const CLAUDE_CODE_TOOL_USE_META_KEY = 'claudecode/toolUseId';
 
 /** Who made an MCP tool call, as the client adapter sends it. */
 export type McpCaller = CallerRef;
@@ -28,6 +34,26 @@ export type McpCaller = CallerRef;
 /** The caller a request's `_meta` names. */
 export function callerOf(meta: unknown): McpCaller | undefined {
   return callerRefOf(isRecord(meta) ? meta[CALLER_META_KEY] : undefined);
+}
+
+/**
+ * The caller a request's `_meta` names: the client adapter's
+ * `nemo-relay/caller`, else the tool call the Claude Code CLI names
+ * (`claudecode/toolUseId`; it names no session or trajectory).
+ */
+export function requestCallerOf(meta: unknown): McpCaller | undefined {
+  const toolUseId = metaString(meta, CLAUDE_CODE_TOOL_USE_META_KEY);
+  return callerOf(meta) ?? (toolUseId === undefined ? undefined : { tool_call_id: toolUseId });
+}
+
+/**
+ * The server's trajectory a result names when it answers the tool call
+ * `toolCallId`: the caller it names back must be that call, so a result
+ * cannot make the host link a call it does not answer.
+ */
+export function trajectoryAnswering(result: unknown, toolCallId: string): TrajectoryRef | undefined {
+  const caller = callerOf(isRecord(result) ? result._meta : undefined);
+  return caller?.tool_call_id === toolCallId ? trajectoryOf(result) : undefined;
 }
 
 /** The server's trajectory a result's `_meta` names (it needs an id or a path). */
