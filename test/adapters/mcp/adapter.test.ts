@@ -483,6 +483,26 @@ describe('instrumentMcpServer and a result\'s _meta', () => {
     expect(anonymous).toEqual({ content: [{ type: 'text', text: 'Bergen: rain' }], _meta: { station: 'ENGM' } });
   });
 
+  // The `_meta` the Claude Code CLI sends with every tools/call (test/slow/claude-agent-sdk-mcp.test.ts runs the CLI),
+  // which never shows the model a result's `_meta`: the tool call is the only caller it names.
+  it('takes the Claude Code CLI\'s claudecode/toolUseId as the caller\'s tool call, and names it back with its trajectory', async () => {
+    const hooks = new HookRegistry();
+    hooks.provideTraceContext((request) => ({ trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+    const log = recorded(hooks);
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: rain` }] }));
+    const client = await connect(instrumentMcpServer(server, hooks, { sessionId: ({ caller }) => `server-for-${caller?.tool_call_id ?? 'nobody'}` }));
+    const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { progressToken: 2, 'claudecode/toolUseId': 'toolu_01' } });
+    expect(result._meta).toEqual({ 'nemo-relay/trajectory': { session_id: 'server-for-toolu_01', trajectory_id: 'server-for-toolu_01' }, 'nemo-relay/caller': { tool_call_id: 'toolu_01' } });
+    expect(log[0]).toMatchObject({ name: 'on_session_start', payload: { session_id: 'server-for-toolu_01', caller: { tool_call_id: 'toolu_01' } } });
+    expect(log[0]!.payload.propagation_context).toBeUndefined();
+    expect(log[1]).toMatchObject({ name: 'pre_tool_call', payload: { tool_call_id: 'toolu_01' } });
+    // The adapter's own caller wins over the CLI's id when both are sent.
+    const caller = { session_id: 'agent', tool_call_id: 'call_a' };
+    const both = await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' }, _meta: { 'claudecode/toolUseId': 'toolu_02', 'nemo-relay/caller': caller } });
+    expect((both._meta as Loose)['nemo-relay/caller']).toEqual(caller);
+  });
+
   it('reaches the program of an instrumented Client as the tool returned it, the tool\'s own _meta kept', async () => {
     const agentHooks = new HookRegistry();
     agentHooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
