@@ -8,7 +8,8 @@
 // `_meta` included, to the SDK's stream (`tool_use_result`), never to the
 // model: so each server trajectory names the agent's tool call, and each of
 // the agent's MCP observations references the server trajectory of its own
-// call. Nothing else in the agent's trajectory differs from the plain run.
+// call, the sub-agent's calls too (read from its transcript). Nothing else in
+// the agent's trajectory differs from the plain run.
 // No one trace: the CLI sends the server no trace context.
 //
 // Slow (each query spawns the CLI, which spawns the server): test/slow.
@@ -50,6 +51,8 @@ plugin?.installExitHandlers();
 `;
 
 const PROMPT = 'Weather and alerts for Oslo and Bergen?';
+/** The second program's prompt: the main agent asks a sub-agent, which makes the MCP call. */
+const SUB_PROMPT = 'Ask the researcher for the weather in Tromsø.';
 /** The model's MCP calls, in one reply (the CLI runs them at once): [tool_use id, tool, city]. */
 const CALLS = [
   ['toolu_mcp_oslo', 'forecast', 'Oslo'],
@@ -58,6 +61,14 @@ const CALLS = [
 ] as const;
 
 function script(request: MockRequest): MockReply {
+  if (request.system.includes('You are the researcher')) {
+    if (request.assistantTurns === 0) return { blocks: [{ type: 'tool_use', id: 'toolu_mcp_sub', name: 'mcp__weather__forecast', input: { city: 'Tromsø' } }], usage: { input: 7, output: 3 }, model: 'claude-sub-2026-01-01' };
+    return { blocks: [{ type: 'text', text: 'Tromsø: rain.' }], usage: { input: 15, output: 4 }, model: 'claude-sub-2026-01-01' };
+  }
+  if (JSON.stringify(request.body.messages).includes(SUB_PROMPT)) {
+    if (request.assistantTurns === 0) return { blocks: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'weather', prompt: 'Forecast for Tromsø.', subagent_type: 'researcher', run_in_background: false } }], usage: { input: 30, output: 6 }, model: 'claude-mcp-2026-01-01' };
+    return { blocks: [{ type: 'text', text: 'Tromsø: rain.' }], usage: { input: 50, output: 5 }, model: 'claude-mcp-2026-01-01' };
+  }
   if (request.assistantTurns === 0) {
     return {
       blocks: [{ type: 'text', text: 'Checking.' }, ...CALLS.map(([id, tool, city]) => ({ type: 'tool_use' as const, id, name: `mcp__weather__${tool}`, input: { city } }))],
@@ -98,7 +109,7 @@ async function serverFiles(dir: string, count: number): Promise<Map<string, Atif
   return new Map(list().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as AtifDoc]));
 }
 
-async function runProgram(backend: 'memory' | 'native', instrumented: boolean): Promise<Output> {
+async function runProgram(backend: 'memory' | 'native', instrumented: boolean, viaSubAgent = false): Promise<Output> {
   // A mock per run: its message ids count from 1 for each.
   const mock = await startAnthropicMock(script);
   const recorded = recordedPlugin(`claude-mcp-${backend}`, backend);
@@ -110,8 +121,9 @@ async function runProgram(backend: 'memory' | 'native', instrumented: boolean): 
     const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
     let answer: string | undefined;
     for await (const message of query({
-      prompt: PROMPT,
+      prompt: viaSubAgent ? SUB_PROMPT : PROMPT,
       options: {
+        ...(viaSubAgent ? { agents: { researcher: { description: 'Finds the weather', prompt: 'You are the researcher.', tools: ['mcp__weather__forecast'] } } } : {}),
         cwd: offline.home,
         env: offline.env,
         settingSources: [],
@@ -123,7 +135,7 @@ async function runProgram(backend: 'memory' | 'native', instrumented: boolean): 
             env: { PATH: process.env.PATH ?? '', NEMO_RELAY_HOOKS_BACKEND: backend },
           },
         },
-        allowedTools: ['mcp__weather__forecast', 'mcp__weather__alerts'],
+        allowedTools: ['mcp__weather__forecast', 'mcp__weather__alerts', 'Agent'],
       },
     })) {
       if (message.type === 'user' && Array.isArray(message.message.content)) {
@@ -131,8 +143,8 @@ async function runProgram(backend: 'memory' | 'native', instrumented: boolean): 
       }
       if (message.type === 'result' && message.subtype === 'success') answer = message.result;
     }
-    expect(answer).toBe('Oslo: rain. Bergen: rain. No alerts.');
-    const server = await serverFiles(serverOut, instrumented ? CALLS.length : 0);
+    expect(answer).toBe(viaSubAgent ? 'Tromsø: rain.' : 'Oslo: rain. Bergen: rain. No alerts.');
+    const server = await serverFiles(serverOut, instrumented ? (viaSubAgent ? 1 : CALLS.length) : 0);
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(atif).toHaveLength(1);
@@ -211,4 +223,17 @@ describe('a Claude Agent SDK query whose stdio MCP server the CLI starts, instru
       expect(comparable(out.agent)).toEqual(comparable((await plain()).agent));
     });
   }
+
+  it('links a sub-agent\'s MCP call the same way, read from its transcript (memory)', async () => {
+    const out = await runProgram('memory', true, true);
+    expect(out.server.size).toBe(1);
+    const [serverFile, server] = [...out.server][0]!;
+    expect(server.extra.caller).toEqual({ tool_call_id: 'toolu_mcp_sub' });
+    const sub = (out.agent.subagent_trajectories as AtifDoc[] | undefined) ?? [];
+    expect(sub).toHaveLength(1);
+    const observation = observed(sub[0]!, 'toolu_mcp_sub');
+    expect(observation.content).toBe('Tromsø: rain');
+    expect(observation.subagent_trajectory_ref).toEqual([{ trajectory_id: server.trajectory_id, session_id: server.session_id, trajectory_path: serverFile }]);
+    expect(out.model).not.toContain('nemo-relay/');
+  });
 });
