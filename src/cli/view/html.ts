@@ -321,6 +321,15 @@ section{margin-top:1.2rem}h2{font-size:1.05rem;margin:0}h2 small{color:var(--mut
 .bar.failed{background:var(--bad)}
 .hidden{display:none}.empty,footer{color:var(--muted)}footer{margin-top:1.5rem;font-size:12px}
 table.index{border-collapse:collapse;width:100%;margin-top:1rem}table.index th,table.index td{text-align:left;padding:.2rem .6rem;border-bottom:1px solid var(--line)}table.index .num{text-align:right}table.index tr.failed{background:rgba(209,36,47,.07)}
+#detail h3,#detail .err,table.facts td{overflow-wrap:anywhere}
+@media (max-width:760px){
+body{padding:.6rem}
+main{display:block}
+aside#detail{position:fixed;left:0;right:0;bottom:0;top:auto;width:auto;max-height:60vh;z-index:2;border-radius:8px 8px 0 0;box-shadow:0 -2px 12px rgba(0,0,0,.25)}
+body:has(aside#detail:not([hidden])){padding-bottom:62vh}
+.row,.axis{grid-template-columns:68% 32%}
+.tools input[type=search]{width:100%}
+}
 `;
 
 const JS = `
@@ -339,8 +348,10 @@ function facts(list){var t=el('table','facts');list.forEach(function(f){var tr=e
 function message(m){var d=el('div','msg r-'+String(m.role).split(' ')[0]);d.appendChild(el('div','role',m.role));if(m.text)d.appendChild(el('div','text',m.text));
  (m.toolCalls||[]).forEach(function(c){var w=el('div','call');var h=el('div');h.appendChild(el('b','','→ '+c.name));if(c.id)h.appendChild(el('span','muted',' '+c.id));w.appendChild(h);w.appendChild(json(c.arguments));d.appendChild(w);});
  if(m.parts&&m.parts.length)d.appendChild(json(m.parts));return d;}
+// One row is in the Tab order (the selected one, else the first shown), so the tree is reachable without a pointer.
+var stop=null;function setStop(r){if(stop)stop.tabIndex=-1;stop=r;if(r)r.tabIndex=0;}
 function show(r){
- if(selected)selected.classList.remove('selected');selected=r;r.classList.add('selected');r.focus({preventScroll:true});
+ if(selected)selected.classList.remove('selected');selected=r;r.classList.add('selected');setStop(r);r.focus({preventScroll:true});
  var d=details[Number(r.getAttribute('data-id'))];body.textContent='';if(!d)return;
  body.appendChild(el('h3','',d.title));if(d.error)body.appendChild(el('p','err','ERROR '+d.error));
  d.sections.forEach(function(s){var box=el('div','sec');box.setAttribute('data-section',s.title);box.appendChild(el('h4','',s.title));
@@ -349,7 +360,9 @@ function show(r){
   else if(s.type==='facts')box.appendChild(facts(s.facts));
   else box.appendChild(json(s.value));
   body.appendChild(box);});
- pane.hidden=false;}
+ pane.hidden=false;r.scrollIntoView({block:'nearest'});keepAbove(r);}
+// A narrow window shows the detail as a sheet over the bottom of the page: the row it is about stays above it.
+function keepAbove(r){if(getComputedStyle(pane).position!=='fixed')return;var edge=pane.getBoundingClientRect().top,box=r.getBoundingClientRect();if(box.bottom>edge)window.scrollBy(0,box.bottom-edge+8);else if(box.top<0)window.scrollBy(0,box.top-8);}
 function close(){pane.hidden=true;if(selected)selected.focus();}
 document.getElementById('close').addEventListener('click',close);
 function isFolded(r){var p=r.getAttribute('data-parent');while(p){var pr=byId[p];if(pr.classList.contains('folded'))return true;p=pr.getAttribute('data-parent');}return false;}
@@ -368,7 +381,8 @@ function apply(){
   var p=id;while(p){keep[p]=true;p=byId[p].getAttribute('data-parent');}});}
  var shown=0;
  rows.forEach(function(r){var id=r.getAttribute('data-id');var hide=filtering?!(keep[id]||r.getAttribute('data-depth')==='0'):isFolded(r);r.classList.toggle('hidden',hide);if(!hide)shown++;});
- count.textContent=filtering?shown+' of '+rows.length+' rows':'';}
+ count.textContent=filtering?shown+' of '+rows.length+' rows':'';
+ if(!stop||stop.classList.contains('hidden'))setStop(visible()[0]||null);}
 var timer=null;q.addEventListener('input',function(){clearTimeout(timer);timer=setTimeout(apply,120);});
 onlyErrors.addEventListener('change',apply);kind.addEventListener('change',apply);
 [].forEach.call(document.querySelectorAll('.tools button'),function(b){b.addEventListener('click',function(){var act=b.getAttribute('data-act');
@@ -381,12 +395,14 @@ document.addEventListener('keydown',function(ev){
  if((ev.target.tagName==='INPUT'&&ev.target.type!=='checkbox')||ev.target.tagName==='SELECT'||ev.target.tagName==='TEXTAREA')return;
  if(ev.key==='/'){ev.preventDefault();q.focus();return;}
  if(ev.key==='Escape'){close();return;}
- var v=visible(),i=selected?v.indexOf(selected):-1;
+ // A row reached with Tab is where the keys act, selected or not.
+ var cur=ev.target.classList&&ev.target.classList.contains('row')?ev.target:selected;
+ var v=visible(),i=cur?v.indexOf(cur):-1;
  if(ev.key==='ArrowDown'||ev.key==='j'){ev.preventDefault();if(v.length)show(v[Math.min(v.length-1,i+1)]);}
  else if(ev.key==='ArrowUp'||ev.key==='k'){ev.preventDefault();if(v.length)show(v[Math.max(0,i-1)]);}
- else if(selected&&(ev.key==='ArrowLeft'||ev.key==='h')){ev.preventDefault();if(selected.classList.contains('parent')&&!selected.classList.contains('folded'))fold(selected,true);else{var p=selected.getAttribute('data-parent');if(p)show(byId[p]);}}
- else if(selected&&(ev.key==='ArrowRight'||ev.key==='l')){ev.preventDefault();fold(selected,false);}
- else if(selected&&ev.key==='Enter'){ev.preventDefault();show(selected);}
+ else if(cur&&(ev.key==='ArrowLeft'||ev.key==='h')){ev.preventDefault();if(cur.classList.contains('parent')&&!cur.classList.contains('folded'))fold(cur,true);else{var p=cur.getAttribute('data-parent');if(p)show(byId[p]);}}
+ else if(cur&&(ev.key==='ArrowRight'||ev.key==='l')){ev.preventDefault();fold(cur,false);}
+ else if(cur&&ev.key==='Enter'){ev.preventDefault();show(cur);}
 });
 // Zoom and pan: each timeline keeps a window [a,b] of its total time (fractions).
 var dragged=false;
@@ -408,6 +424,7 @@ var dragged=false;
   function up(){document.removeEventListener('mousemove',move);document.removeEventListener('mouseup',up);setTimeout(function(){dragged=false;},0);}
   document.addEventListener('mousemove',move);document.addEventListener('mouseup',up);});
 });
+setStop(visible()[0]||null);
 document.documentElement.setAttribute('data-ready','1');
 })();
 `;
