@@ -48,18 +48,18 @@ describe.skipIf(chromium === undefined)('the timeline and compare pages at 400 p
     const row = page.locator('section').first().locator('.row.k-llm').last();
     await row.click();
     await expect.poll(() => page.locator('#detail').isVisible()).toBe(true);
-    const layout = await page.evaluate(() => {
-      const pane = document.getElementById('detail')!;
-      const selected = document.querySelector('.row.selected')!;
+    const layout = (await page.evaluate(`(() => {
+      const pane = document.getElementById('detail');
+      const selected = document.querySelector('.row.selected');
       return {
-        label: selected.querySelector('.label')!.getBoundingClientRect().width,
+        label: selected.querySelector('.label').getBoundingClientRect().width,
         pane: pane.getBoundingClientRect().width,
         rowBottom: selected.getBoundingClientRect().bottom,
         paneTop: pane.getBoundingClientRect().top,
         paneOverflow: pane.scrollWidth - pane.clientWidth,
         pageOverflow: document.documentElement.scrollWidth - window.innerWidth,
       };
-    });
+    })()`)) as { label: number; pane: number; rowBottom: number; paneTop: number; paneOverflow: number; pageOverflow: number };
     // Side by side the rows had 45% of the window and their labels a quarter of it.
     expect(layout.label, JSON.stringify(layout)).toBeGreaterThan(200);
     expect(layout.pane, JSON.stringify(layout)).toBeGreaterThan(380);
@@ -68,31 +68,28 @@ describe.skipIf(chromium === undefined)('the timeline and compare pages at 400 p
     expect(layout.pageOverflow, JSON.stringify(layout)).toBeLessThanOrEqual(0);
     // The error of the failed call wraps inside the pane.
     await page.locator('section').first().locator('.row.failed.k-llm').click();
-    const error = await page.evaluate(() => {
-      const pane = document.getElementById('detail')!.getBoundingClientRect();
-      const line = document.querySelector('#detail .err')!.getBoundingClientRect();
-      return { line: line.right, pane: pane.right };
-    });
+    const error = (await page.evaluate(`(() => ({
+      line: document.querySelector('#detail .err').getBoundingClientRect().right,
+      pane: document.getElementById('detail').getBoundingClientRect().right,
+    }))()`)) as { line: number; pane: number };
     expect(error.line).toBeLessThanOrEqual(error.pane);
     await page.close();
   });
 
   it('compare: at 400 px every pair shows its step\'s title, and a pair\'s details do not squeeze the pairs', async () => {
     const page = await open(comparePage, 400, 800);
-    const clipped = await page.evaluate(() =>
-      [...document.querySelectorAll('.pair[data-i] .side')]
-        .filter((side) => side.querySelector('.title') !== null)
-        .filter((side) => side.querySelector('.title')!.getBoundingClientRect().right > side.getBoundingClientRect().right + 1)
-        .map((side) => side.querySelector('.title')!.textContent),
-    );
+    const clipped = await page.evaluate(`[...document.querySelectorAll('.pair[data-i] .side')]
+      .filter((side) => side.querySelector('.title') !== null)
+      .filter((side) => side.querySelector('.title').getBoundingClientRect().right > side.getBoundingClientRect().right + 1)
+      .map((side) => side.querySelector('.title').textContent)`);
     expect(clipped).toEqual([]);
     await page.locator('.pair[data-i]').nth(3).click();
     await expect.poll(() => page.locator('#detail').isVisible()).toBe(true);
-    const widths = await page.evaluate(() => ({
-      side: document.querySelector('.pair[data-i] .side')!.getBoundingClientRect().width,
-      pane: document.getElementById('detail')!.getBoundingClientRect().width,
-      paneOverflow: document.getElementById('detail')!.scrollWidth - document.getElementById('detail')!.clientWidth,
-    }));
+    const widths = (await page.evaluate(`({
+      side: document.querySelector('.pair[data-i] .side').getBoundingClientRect().width,
+      pane: document.getElementById('detail').getBoundingClientRect().width,
+      paneOverflow: document.getElementById('detail').scrollWidth - document.getElementById('detail').clientWidth,
+    })`)) as { side: number; pane: number; paneOverflow: number };
     expect(widths.side, JSON.stringify(widths)).toBeGreaterThan(120);
     expect(widths.pane, JSON.stringify(widths)).toBeGreaterThan(380);
     expect(widths.paneOverflow, JSON.stringify(widths)).toBeLessThanOrEqual(0);
@@ -105,16 +102,16 @@ describe.skipIf(chromium === undefined)('the timeline and compare pages at 400 p
       let reached = false;
       for (let press = 0; press < 20 && !reached; press++) {
         await page.keyboard.press('Tab');
-        reached = await page.evaluate((css) => document.activeElement?.matches(css) === true, selector);
+        reached = (await page.evaluate(`document.activeElement !== null && document.activeElement.matches(${JSON.stringify(selector)})`)) === true;
       }
       expect(reached, 'Tab never reached a row').toBe(true);
       await page.keyboard.press('Enter');
       await expect.poll(() => page.locator('#detail').isVisible()).toBe(true);
       for (let press = 0; press < 30; press++) await page.keyboard.press('ArrowDown');
-      const box = await page.evaluate(() => {
-        const selected = document.querySelector('.selected')!.getBoundingClientRect();
+      const box = (await page.evaluate(`(() => {
+        const selected = document.querySelector('.selected').getBoundingClientRect();
         return { top: selected.top, bottom: selected.bottom, height: window.innerHeight };
-      });
+      })()`)) as { top: number; bottom: number; height: number };
       expect(box.top, JSON.stringify(box)).toBeGreaterThanOrEqual(-1);
       expect(box.bottom, JSON.stringify(box)).toBeLessThanOrEqual(box.height + 1);
       await page.close();
