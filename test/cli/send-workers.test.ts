@@ -78,4 +78,12 @@ describe('view and compare on LangGraph Send workers', () => {
     expect(offsets).toEqual(links.map((step) => ((parseTimestamp(step.timestamp) - parseTimestamp(links[0]!.timestamp)) / 1e6).toFixed(3)));
     expect(text.stdout).not.toMatch(/agent step \(no LLM call\)\s+\d/);
   });
+
+  it('says the run\'s own part used no tokens, its workers every one', async () => {
+    const { atif, atof } = await runSendWorkers();
+    for (const file of [atif, atof]) {
+      const header = (await cliInProcess(['view', file])).stdout.split('\n')[0]!;
+      expect(header, file).toMatch(/4 LLM calls, 2 tool calls {2}273 in \/ 40 out {2}\(own: 0 in \/ 0 out, 0 tool calls\)$/);
+    }
+  });
 });
