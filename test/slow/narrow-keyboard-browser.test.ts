@@ -2,13 +2,16 @@
 // width (400 px) and with the keyboard alone: the rows stay readable with a
 // row's details open, the details are not cut at the side, each compare
 // pair shows its step's title, Tab reaches the rows, and moving with ↓ keeps
-// the selected row on screen.
+// the selected row on screen; the index pages (view --serve's, and the one
+// view --html writes above 20 sessions) fit the window, a session a card.
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findChromium, launchChromium } from '../support/browser.ts';
 import { cli, EXAMPLES, tempDir } from '../cli/support.ts';
+import { serve } from '../cli/serve-support.ts';
 
 const chromium = findChromium();
 if (chromium === undefined) console.log('skipping the narrow-window and keyboard browser tests: no Chromium found (install Debian\'s "chromium" or set CHROMIUM_PATH)');
@@ -17,9 +20,10 @@ describe.skipIf(chromium === undefined)('the timeline and compare pages at 400 p
   let context: BrowserContext;
   let timeline: string;
   let comparePage: string;
+  let out: string;
 
   beforeAll(async () => {
-    const out = tempDir();
+    out = tempDir();
     expect(cli(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', out, '--quiet']).code).toBe(0);
     const atof = path.join(out, 'atof', 'agent-session-atof.jsonl');
     const atif = path.join(out, 'atif', 'agent-session-atif-demo-session-7f3a.json');
@@ -38,7 +42,7 @@ describe.skipIf(chromium === undefined)('the timeline and compare pages at 400 p
   async function open(file: string, width: number, height: number): Promise<Page> {
     const page = await context.newPage();
     await page.setViewportSize({ width, height });
-    await page.goto(pathToFileURL(file).href);
+    await page.goto(file.startsWith('http') ? file : pathToFileURL(file).href);
     await page.waitForSelector('html[data-ready="1"]');
     return page;
   }
@@ -93,6 +97,48 @@ describe.skipIf(chromium === undefined)('the timeline and compare pages at 400 p
     expect(widths.side, JSON.stringify(widths)).toBeGreaterThan(120);
     expect(widths.pane, JSON.stringify(widths)).toBeGreaterThan(380);
     expect(widths.paneOverflow, JSON.stringify(widths)).toBeLessThanOrEqual(0);
+    await page.close();
+  });
+
+  /** Cells of the index table that end past the window's right edge, and how far the page scrolls sideways. */
+  const overflow = (page: Page) =>
+    page.evaluate(`({
+      cells: [...document.querySelectorAll('table.index td')].filter((td) => td.getBoundingClientRect().right > window.innerWidth + 1).map((td) => td.textContent),
+      page: document.documentElement.scrollWidth - window.innerWidth,
+    })`) as Promise<{ cells: string[]; page: number }>;
+
+  /** The names the first row's cells show before their figures (CSS, at a narrow width). */
+  const names = (page: Page) =>
+    page.evaluate(`[...document.querySelector('tbody tr').children].map((td) => getComputedStyle(td, '::before').content).filter((text) => text !== 'none' && text !== 'normal')`) as Promise<string[]>;
+
+  it('the served index at 400 px: every session\'s figures in the window, nothing to scroll sideways', async () => {
+    const server = await serve([out, '--port', '0']);
+    try {
+      const page = await open(server.url, 400, 800);
+      await expect.poll(() => page.locator('tbody tr').count()).toBeGreaterThan(1);
+      expect(await overflow(page)).toEqual({ cells: [], page: 0 });
+      // The figures keep their names when the header row is gone.
+      expect(await names(page)).toEqual(['"started "', '"duration "', '"calls "', '"tokens (Σ) "', '"cost (Σ) "', '"errors "']);
+      await page.close();
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
+  });
+
+  it('the index page view --html writes above 20 sessions, at 400 px: every figure in the window', async () => {
+    const lines: string[] = [];
+    const source = readFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), 'utf8').trimEnd().split('\n');
+    for (let copy = 1; copy <= 21; copy++) lines.push(...source.map((line) => line.replaceAll('demo-session-7f3a', `demo-session-${copy}`).replaceAll('demo-subagent-91b2', `demo-subagent-${copy}`)));
+    const many = path.join(out, 'many.hooks.jsonl');
+    writeFileSync(many, `${lines.join('\n')}\n`);
+    const replayed = path.join(out, 'many');
+    expect(cli(['replay', many, '--out', replayed, '--quiet']).code).toBe(0);
+    const index = path.join(out, 'many.html');
+    expect(cli(['view', path.join(replayed, 'atof', 'many-atof.jsonl'), '--html', index]).code).toBe(0);
+    const page = await open(index, 400, 800);
+    expect(await page.locator('tbody tr').count()).toBeGreaterThan(20);
+    expect(await overflow(page)).toEqual({ cells: [], page: 0 });
+    expect(await names(page)).toEqual(['"started "', '"duration "', '"tokens "', '"errors "']);
     await page.close();
   });
 
