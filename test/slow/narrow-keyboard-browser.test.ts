@@ -142,6 +142,20 @@ describe.skipIf(chromium === undefined)('the timeline and compare pages at 400 p
     await page.close();
   });
 
+  it('timeline at 400 px: a session id as long as the OpenAI Agents SDK\'s trace ids wraps in its heading, nothing to scroll sideways', async () => {
+    const trace = 'trace_84b7539189f247f588708a6832fe8fca';
+    const log = path.join(out, 'trace.hooks.jsonl');
+    writeFileSync(log, readFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), 'utf8').replaceAll('demo-session-7f3a', trace));
+    const replayed = path.join(out, 'trace');
+    expect(cli(['replay', log, '--out', replayed, '--quiet']).code).toBe(0);
+    const html = path.join(out, 'trace.html');
+    expect(cli(['view', path.join(replayed, 'atif', `trace-atif-${trace}.json`), '--html', html]).code).toBe(0);
+    const page = await open(html, 400, 800);
+    expect(await page.locator('h2').first().textContent()).toContain(trace);
+    expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
+    await page.close();
+  });
+
   for (const [name, selector] of [['timeline', '.row'], ['compare', '.pair[data-i]']] as const) {
     it(`${name}: Tab reaches the rows, Enter opens one, and ↓ keeps the selected row on screen`, async () => {
       const page = await open(name === 'timeline' ? timeline : comparePage, 1200, 400);

@@ -322,7 +322,7 @@ section{margin-top:1.2rem}h2{font-size:1.05rem;margin:0}h2 small{color:var(--mut
 .bar.failed{background:var(--bad)}
 .hidden{display:none}.empty,footer{color:var(--muted)}footer{margin-top:1.5rem;font-size:12px}
 table.index{border-collapse:collapse;width:100%;margin-top:1rem}table.index th,table.index td{text-align:left;padding:.2rem .6rem;border-bottom:1px solid var(--line)}table.index .num{text-align:right}table.index tr.failed{background:rgba(209,36,47,.07)}
-#detail h3,#detail .err,table.facts td{overflow-wrap:anywhere}
+#detail h3,#detail .err,table.facts td,h2,p.facts{overflow-wrap:anywhere}
 @media (max-width:760px){
 body{padding:.6rem}
 main{display:block}
