@@ -15,7 +15,7 @@ import { callerRefOf, trajectoryRefOf, type CallerRef, type TrajectoryRef } from
 
 /** `params._meta` key: NeMo Relay's propagation context, as JSON text. */
 export const PROPAGATION_META_KEY = 'nemo-relay/propagation';
-/** `params._meta` key: the caller's session, tool call and trajectory. */
+/** `params._meta` key: the caller's session, tool call and trajectory (and the result's, as the server names it back). */
 export const CALLER_META_KEY = 'nemo-relay/caller';
 /** The result's `_meta` key: the server's session and trajectory. */
 export const TRAJECTORY_META_KEY = 'nemo-relay/trajectory';
@@ -34,6 +34,20 @@ export function callerOf(meta: unknown): McpCaller | undefined {
 export function trajectoryOf(result: unknown): TrajectoryRef | undefined {
   const meta = isRecord(result) ? result._meta : undefined;
   return trajectoryRefOf(isRecord(meta) ? meta[TRAJECTORY_META_KEY] : undefined);
+}
+
+/**
+ * `result` without what an instrumented server adds to its `_meta` for the
+ * client adapter (its trajectory, and the caller it answered), and without
+ * `_meta` when that was all it held: the result as the tool returned it.
+ * A framework that passes `_meta` on (LangChain's MCP adapters give it to
+ * the model with the text) would otherwise show them to the agent.
+ */
+export function asToolReturned(result: unknown): unknown {
+  if (!isRecord(result) || !isRecord(result._meta) || !(TRAJECTORY_META_KEY in result._meta || CALLER_META_KEY in result._meta)) return result;
+  const { [TRAJECTORY_META_KEY]: _, [CALLER_META_KEY]: __, ...meta } = result._meta;
+  const { _meta: ___, ...rest } = result;
+  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
 }
 
 /** A string field of `_meta`, when it is one. */
