@@ -11,6 +11,9 @@ import { nonEmptyString } from '../../shared/text.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { assistantMessage, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 
+/** The API every request of a query goes to, the main agent's and its sub-agents' (the CLI has one client). */
+export const PROVIDER = 'anthropic';
+
 export type Loose = Record<string, unknown>;
 
 
