@@ -13,6 +13,9 @@ import { assistantMessage, type CallOfTool, type ChatMessage } from '../core/sha
 import { trajectoryAnswering } from '../mcp/meta.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 
+/** The API every request of a query goes to, the main agent's and its sub-agents' (the CLI has one client). */
+export const PROVIDER = 'anthropic';
+
 export type Loose = Record<string, unknown>;
 
 

@@ -29,7 +29,7 @@
 
 import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { ApiAttemptError, AssistantBlocks, toolResults, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
+import { ApiAttemptError, AssistantBlocks, PROVIDER, toolResults, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
@@ -152,6 +152,7 @@ export class SubAgent {
       this.run = core.startRun({
         runId: this.agentId,
         agentName: this.agentType,
+        provider: PROVIDER,
         userMessage: this.prompt === undefined ? undefined : () => this.prompt,
         parent: { run: parentRun, toolCallId: this.toolUseId! },
       });

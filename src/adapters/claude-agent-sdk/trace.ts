@@ -24,6 +24,7 @@ import {
   contentText,
   mergeUsage,
   promptText,
+  PROVIDER,
   rejectedByUser,
   resultOutcome,
   retryError,
@@ -396,7 +397,7 @@ export class QueryTrace {
       conversationId: sessionId,
       agentName: this.#options.agentName,
       model: model ?? this.#initModel,
-      provider: 'anthropic',
+      provider: PROVIDER,
       userMessage: userMessage === undefined ? undefined : () => userMessage,
       // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.
       history: before === 0 ? undefined : () => this.#history.slice(0, before),
