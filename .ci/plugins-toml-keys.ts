@@ -45,7 +45,7 @@ export const KEY_MEANINGS: Readonly<Record<string, string>> = {
   "components[].config.atif.model_name": "`agent.model_name` when the session reports no model.",
   "components[].config.atif.tool_definitions": "`agent.tool_definitions`, as given.",
   "components[].config.atif.extra": "`agent.extra`, as given.",
-  "components[].config.atif.output_directory": "Folder of the files (with `storage`: where a trajectory whose upload failed is kept). Without it, nothing is written.",
+  "components[].config.atif.output_directory": "Folder of the files (with `storage`: where a trajectory whose upload failed is kept). Without it, the working directory (on native as on the memory relay; a warning says so).",
   "components[].config.atif.filename_template": "File name; must contain `{session_id}` (the root scope's uuid); other placeholders read the root's metadata.",
   "components[].config.atif.storage": "Upload each finished trajectory instead of writing it (see [uploads](uploads.md)).",
   "components[].config.atif.storage[type = \"http\"]": "One POST per trajectory.",

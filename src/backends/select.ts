@@ -80,7 +80,8 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
   const logger = options.logger ?? consoleLogger;
   const runtime = options.runtime ?? detectRuntime();
   try {
-    const { effective, via } = effectiveChoice(choice, options, logger);
+    const { effective, via, warning } = effectiveChoice(choice, options);
+    if (warning !== undefined) safeLog(logger, 'warn', warning);
     const now = resolvedNow(effective, via, runtime, logger);
     if (now !== undefined) return now;
     if (effective === 'native') {
@@ -108,18 +109,21 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
 export function resolveBackendNow(choice: BackendChoice, options: ResolveBackendOptions = {}): ResolvedBackend | undefined {
   const logger = options.logger ?? consoleLogger;
   try {
-    const { effective, via } = effectiveChoice(choice, options, logger);
-    return resolvedNow(effective, via, options.runtime ?? detectRuntime(), logger);
+    const { effective, via, warning } = effectiveChoice(choice, options);
+    const now = resolvedNow(effective, via, options.runtime ?? detectRuntime(), logger);
+    // Undecided here, resolveBackend (which the caller runs next) says it: an invalid override is reported once.
+    if (now !== undefined && warning !== undefined) safeLog(logger, 'warn', warning);
+    return now;
   } catch {
     // resolveBackend says why, on the path that cannot fail.
     return undefined;
   }
 }
 
-/** The choice after the environment override, and the reason's prefix when the override applied. */
-function effectiveChoice(choice: BackendChoice, options: ResolveBackendOptions, logger: Logger): { effective: BackendChoice; via: string } {
-  const override = envOverride(guardEnv(options.env ?? processEnv()), logger);
-  return { effective: override ?? choice, via: override === undefined ? '' : `${BACKEND_ENV}=${override}: ` };
+/** The choice after the environment override, the reason's prefix when the override applied, and the warning for an invalid one. */
+function effectiveChoice(choice: BackendChoice, options: ResolveBackendOptions): { effective: BackendChoice; via: string; warning?: string } {
+  const { override, warning } = envOverride(guardEnv(options.env ?? processEnv()));
+  return { effective: override ?? choice, via: override === undefined ? '' : `${BACKEND_ENV}=${override}: `, warning };
 }
 
 /** The choices decided without loading anything; `undefined` for native and for auto on Node. */
@@ -229,14 +233,13 @@ function withVersion(resolved: ResolvedBackend, backend: RelayBackend): Resolved
   return resolved;
 }
 
-function envOverride(env: Readonly<Record<string, string | undefined>>, logger: Logger): BackendName | undefined {
+function envOverride(env: Readonly<Record<string, string | undefined>>): { override?: BackendName; warning?: string } {
   const raw = env[BACKEND_ENV];
-  if (raw === undefined) return undefined;
+  if (raw === undefined) return {};
   const value = raw.trim().toLowerCase();
-  if (value === '') return undefined;
-  if (NAMES.has(value)) return value as BackendName;
-  safeLog(logger, 'warn', `ignoring ${BACKEND_ENV}=${JSON.stringify(raw)}: expected one of auto, native, memory, off`);
-  return undefined;
+  if (value === '') return {};
+  if (NAMES.has(value)) return { override: value as BackendName };
+  return { warning: `ignoring ${BACKEND_ENV}=${JSON.stringify(raw)}: expected one of auto, native, memory, off` };
 }
 
 function describe(value: unknown): string {

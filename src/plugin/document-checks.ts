@@ -21,6 +21,7 @@ import { enabledComponentConfig, staticPluginDocument } from '../formats/plugins
 import { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
 import { validatePricing } from '../formats/plugins-toml/pricing.ts';
 import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
+import { OTEL_ENDPOINT_SKIPPED, withoutOtelEndpoints } from '../formats/plugins-toml/skipped-otel-endpoints.ts';
 import { PriceBook } from '../components/pricing/price-book.ts';
 
 export { hasResolvableSources, resolvePriceSources } from './price-sources.ts';
@@ -28,22 +29,29 @@ export { hasResolvableSources, resolvePriceSources } from './price-sources.ts';
 /**
  * The document a backend is given: the static part, less the remote
  * destinations whose configuration is wrong (an unset `header_env`
- * variable, an empty bucket, a URL of the wrong scheme). Native would reject
+ * variable, an empty bucket, a URL of the wrong scheme) and the
+ * OpenTelemetry endpoints the memory relay would skip. Native would reject
  * the whole document for one of them and record nothing; here a wrong
- * stream sink or storage entry costs only itself, on every backend, and is
- * reported as a warning. The validation is the memory relay's, which reports
- * the same diagnostics as native's.
+ * stream sink, storage entry or OTLP endpoint costs only itself, on every
+ * backend, and is reported as a warning. The validation is the memory
+ * relay's, which reports the same diagnostics as native's.
  */
 export function activatableDocument(config: JsonObject): { document: JsonObject; skipped: ConfigDiagnostic[] } {
   const document = staticPluginDocument(config);
   let skipped: ConfigDiagnostic[];
+  let otlp: ConfigDiagnostic[];
   try {
-    skipped = validatePluginConfig(document).observability?.skipped ?? [];
+    const validation = validatePluginConfig(document);
+    skipped = validation.observability?.skipped ?? [];
+    otlp = validation.diagnostics.filter((d) => d.code === OTEL_ENDPOINT_SKIPPED);
   } catch {
     return { document, skipped: [] };
   }
-  if (skipped.length === 0) return { document, skipped };
-  return { document: withoutDestinations(document, skipped), skipped: skipped.map((d) => skippedDestination(d, document)) };
+  if (skipped.length === 0 && otlp.length === 0) return { document, skipped };
+  return {
+    document: withoutOtelEndpoints(withoutDestinations(document, skipped), otlp),
+    skipped: [...skipped.map((d) => skippedDestination(d, document)), ...otlp],
+  };
 }
 
 /**

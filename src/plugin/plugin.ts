@@ -38,6 +38,7 @@ import type { TraceContextProvider } from '../hooks/index.ts';
 import type { LoosePayload } from './payload.ts';
 import type { RedactHook } from './egress.ts';
 import { givenHost } from './config/host-identity.ts';
+import { checkPluginOptions } from './config/plugin-options.ts';
 
 export type { RedactHook, RedactableEvent, RedactedFields } from './egress.ts';
 
@@ -154,6 +155,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
   const logger = adaptLogger(options.logger);
   // Reads of a refused variable (Deno without --allow-env) answer undefined, for settings and backend choice alike.
   const env = guardEnv(options.env ?? processEnv());
+  const checked = checkPluginOptions(options);
   const counters = emptyCounters();
   const work = new BackgroundWork(counters, logger);
   let loaded: LoadedSettings | null = null;
@@ -161,6 +163,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     if (!loaded) {
       const host = givenHost(options.host);
       loaded = loadSettings(env, options.settings, host !== undefined ? { host } : {});
+      loaded.diagnostics.unshift(...checked.diagnostics);
       for (const diagnostic of loaded.diagnostics) {
         safeLog(logger, diagnostic.level === 'error' ? 'error' : 'warn', `${diagnostic.code}: ${diagnostic.message}`);
       }
@@ -174,10 +177,10 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     counters,
     work,
     settings,
-    maxQueuedHooks: Math.max(0, options.maxQueuedHooks ?? DEFAULT_MAX_QUEUED_HOOKS),
-    sessionIdleTtlMs: options.sessionIdleTtlMs ?? DEFAULT_IDLE_TTL_MS,
-    maxSessions: Math.max(1, options.maxSessions ?? DEFAULT_MAX_SESSIONS),
-    trajectoryWriteDelayMs: Math.max(0, options.trajectoryWriteDelayMs ?? DEFAULT_TRAJECTORY_WRITE_DELAY_MS),
+    maxQueuedHooks: Math.max(0, checked.numbers.maxQueuedHooks ?? DEFAULT_MAX_QUEUED_HOOKS),
+    sessionIdleTtlMs: checked.numbers.sessionIdleTtlMs ?? DEFAULT_IDLE_TTL_MS,
+    maxSessions: Math.max(1, checked.numbers.maxSessions ?? DEFAULT_MAX_SESSIONS),
+    trajectoryWriteDelayMs: Math.max(0, checked.numbers.trajectoryWriteDelayMs ?? DEFAULT_TRAJECTORY_WRITE_DELAY_MS),
     ...(typeof options.redact === 'function' ? { redact: options.redact } : {}),
   });
   const unmanaged = new UnmanagedCalls();

@@ -69,6 +69,8 @@ export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'me
       // alone outlasted it (hooks of the run still queued at 5 s, then counted as dropped and as an error), which
       // is the bound working, not a loss these tests look for. Budgets are test/plugin/startup.test.ts's.
       await plugin.shutdown({ timeoutMs: 60_000 });
+      // Every adapter run: nothing names a session after it closed (the plugin would open a second, empty one).
+      expectNothingAfterFinalize(log);
       const status = plugin.status();
       // A plugin that received no hook never chose its backend.
       if (status.backend.kind !== 'unresolved') expect(status.backend.kind, status.backend.reason).toBe(backend);
@@ -90,6 +92,23 @@ function safeList(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * No hook names a session after its `on_session_finalize` (unless a later `on_session_start` opened it again): the
+ * plugin would open such a session anew, a second one with only that hook in it.
+ */
+export function expectNothingAfterFinalize(log: Recorded['log']): void {
+  const closed = new Set<string>();
+  const late: string[] = [];
+  for (const { hook, payload } of log) {
+    const session = (payload.session_id ?? payload.parent_session_id) as string | undefined;
+    if (session === undefined) continue;
+    if (hook === 'on_session_start') closed.delete(session);
+    else if (closed.has(session)) late.push(`${hook} for ${session}`);
+    if (hook === 'on_session_finalize') closed.add(session);
+  }
+  expect(late).toEqual([]);
 }
 
 /** The plugin recorded every hook: none failed, none ended a span it had not started, none left one open. */

@@ -3,7 +3,7 @@ import type { Logger } from '../../src/shared/logger.ts';
 import type { RelayBackend } from '../../src/relay/contract.ts';
 import { createNoopRelay } from '../../src/backends/off.ts';
 import { detectRuntime } from '../../src/shared/js-runtime.ts';
-import { BACKEND_ENV, resolveBackend, type ResolvedBackend } from '../../src/backends/select.ts';
+import { BACKEND_ENV, resolveBackend, resolveBackendNow, type ResolvedBackend } from '../../src/backends/select.ts';
 import { NativeUnavailableError } from '../../native/index.ts';
 import { available as nativeAvailable } from '../native/support.ts';
 
@@ -113,6 +113,18 @@ describe('resolveBackend', () => {
     const quiet = recordingLogger();
     expect((await resolve('off', { env: { [BACKEND_ENV]: '' }, logger: quiet })).kind).toBe('off');
     expect(quiet.lines).toEqual([]);
+  });
+
+  it('warns once of an invalid NEMO_RELAY_HOOKS_BACKEND when resolveBackendNow cannot decide and resolveBackend then does (the plugin asks both)', async () => {
+    const logger = recordingLogger();
+    const env = { [BACKEND_ENV]: 'nativ' };
+    expect(resolveBackendNow('native', { env, logger, runtime: 'node' })).toBeUndefined();
+    expect((await resolve('native', { env, logger, runtime: 'node', nativeLoader: fakeNative })).kind).toBe('native');
+    expect(logger.lines).toEqual([{ level: 'warn', message: `ignoring ${BACKEND_ENV}="nativ": expected one of auto, native, memory, off` }]);
+    // Decided at once, it warns at once.
+    const now = recordingLogger();
+    expect(resolveBackendNow('memory', { env, logger: now })?.kind).toBe('memory');
+    expect(now.lines).toEqual([{ level: 'warn', message: `ignoring ${BACKEND_ENV}="nativ": expected one of auto, native, memory, off` }]);
   });
 
   it('treats an unknown choice as auto, with a warning', async () => {

@@ -34,6 +34,19 @@ const TS_CHECKS: Record<string, ((cwd: string, stdout: string) => void)[]> = {
       expect(trajectory.steps.filter((step: { metrics?: { cost_usd?: number } }) => step.metrics?.cost_usd !== undefined).map((step: { metrics: { cost_usd: number } }) => step.metrics.cost_usd)).toEqual([0.00045]);
     },
   ],
+  'docs/operators/cache.md': [
+    (cwd, stdout) => {
+      // Two equal calls at temperature 0: one reaches the provider, the second is answered from the cache.
+      expect(stdout.trim()).toBe('1');
+      const events = fs.readFileSync(path.join(cwd, 'events', 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+      const marks = events.filter((event) => event.name === 'response_cache');
+      expect(marks.map((mark) => [mark.data.status, mark.metadata['nemo_relay.response_cache.surface']])).toEqual([
+        ['miss', 'llm'],
+        ['hit', 'llm'],
+      ]);
+      expect(events.filter((event) => event.category === 'llm' && event.scope_category === 'end')).toHaveLength(2);
+    },
+  ],
   'docs/operators/redaction.md': [
     (cwd) => {
       const text = fs.readFileSync(path.join(cwd, 'events', 'events.jsonl'), 'utf8');

@@ -171,6 +171,16 @@ describe('an ATIF table in plugins.toml that writes nothing', () => {
     expect(diagnostics).toContainEqual(expect.objectContaining({ code: 'plugins_toml.atif_writes_nothing', level: 'warning' }));
   });
 
+  it('enabled without an output_directory but with storage: the warning says the recovery copies go to the working directory', () => {
+    const dir = tempDir('atif-storage-no-folder');
+    const file = path.join(dir, 'plugins.toml');
+    writeFileSync(file, `version = 1\n\n[[components]]\nkind = "observability"\n\n[components.config]\nversion = 4\n\n[components.config.atif]\nenabled = true\n\n[[components.config.atif.storage]]\ntype = "http"\nendpoint = "http://127.0.0.1:9/upload"\n`);
+    const { diagnostics } = loadSettings({ NEMO_RELAY_HOOKS_PLUGINS_TOML: file });
+    const warning = diagnostics.find((d) => d.code === 'plugins_toml.atif_in_working_directory');
+    expect(warning?.message).toContain(`keeps the recovery copy of each trajectory whose upload fails in the working directory (${process.cwd()})`);
+    expect(diagnostics.map((d) => d.code)).not.toContain('plugins_toml.atif_writes_nothing');
+  });
+
   it('does not take ATIF from the HERMES_NEMO_RELAY_ATIF_* settings', async () => {
     const dir = tempDir('empty-atif-env');
     const fake = createFakeRelay();

@@ -198,6 +198,113 @@ console.log('@@' + JSON.stringify(plugin.status().outputs.filter((o) => o.kind =
   });
 });
 
+/** A plugins.toml recording ATOF to events/; `atif` is appended as its [components.config.atif] table. */
+function pluginsTomlIn(cwd: string, atif: string): string {
+  const file = path.join(cwd, 'plugins.toml');
+  fs.writeFileSync(
+    file,
+    `version = 1\n\n[[components]]\nkind = "observability"\n\n[components.config]\nversion = 4\n\n[components.config.atof]\nenabled = true\n\n[[components.config.atof.sinks]]\ntype = "file"\noutput_directory = "events"\nfilename = "events.jsonl"\n\n[components.config.atif]\n${atif}`,
+  );
+  return file;
+}
+
+// What a user is told about a plugins.toml must be what happens to the files, on both backends (auto is native on Node when it loads).
+describe.each(['memory', 'auto'])('a plugins.toml a user got slightly wrong (backend %s)', (backend) => {
+  it('whose [components.config.atif] is enabled without an output_directory: the warning names the working directory its trajectories land in, and they are there', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugins.toml', NEMO_RELAY_HOOKS_ATIF_ENABLED: '1', NEMO_RELAY_HOOKS_ATIF_OUTPUT_DIRECTORY: 'env-atif' },
+      prepare: (cwd) => pluginsTomlIn(cwd, 'enabled = true\n'),
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const written = files(run.cwd).filter((name) => name.endsWith('.json') && name !== 'package.json');
+    expect(written, run.stderr).toHaveLength(1);
+    expect(validateAtif(JSON.parse(fs.readFileSync(path.join(run.cwd, written[0]!), 'utf8')))).toEqual([]);
+    expect(files(path.join(run.cwd, 'events'))).toEqual(['events.jsonl']);
+    // The document owns ATIF: the environment's trajectory is not written beside it.
+    expect(fs.existsSync(path.join(run.cwd, 'env-atif'))).toBe(false);
+    const warning = run.stderr.split('\n').filter((line) => line.includes('[components.config.atif]'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain(fs.realpathSync(run.cwd));
+    expect(warning[0]).not.toContain('writes no ATIF');
+  });
+
+  it('whose OTLP endpoint reads its header from a variable that is not set (the Collector example without OTLP_AUTH): that endpoint is skipped, named, and ATOF records', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown({ timeoutMs: 2000 });\nconsole.log(JSON.stringify(plugin.status().pluginConfig.active));`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugins.toml', OTLP_AUTH: undefined },
+      prepare: (cwd) =>
+        fs.appendFileSync(
+          pluginsTomlIn(cwd, 'enabled = false\n'),
+          '\n[components.config.opentelemetry]\nenabled = true\n\n[[components.config.opentelemetry.endpoints]]\ntype = "gen_ai"\nendpoint = "http://127.0.0.1:9"\nheader_env = { authorization = "OTLP_AUTH" }\n\n[components.config.opentelemetry.logs]\nenabled = true\n',
+        ),
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const atof = parseAtofJsonl(fs.readFileSync(path.join(run.cwd, 'events', 'events.jsonl'), 'utf8'));
+    expect(validateAtofEvents(atof.events)).toEqual([]);
+    expect(atof.events.filter((event) => event.category === 'llm')).toHaveLength(2);
+    expect(run.stderr).not.toContain('rejected');
+    const warning = run.stderr.split('\n').filter((line) => line.includes('observability.otel_endpoint_skipped'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain('set OTLP_AUTH');
+  });
+
+  it('whose file sink has a misspelt key (output_dir): the warning names it and the key meant, and the file is where both backends then write it', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugins.toml' },
+      prepare: (cwd) => {
+        const file = pluginsTomlIn(cwd, 'enabled = true\noutput_directory = "trajectories"\n');
+        fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('output_directory = "events"', 'output_dir = "events"'));
+      },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    // Native ignores the key, and so does the memory relay: the sink writes into the working directory.
+    expect(files(run.cwd)).toContain('events.jsonl');
+    expect(fs.existsSync(path.join(run.cwd, 'events'))).toBe(false);
+    const warning = run.stderr.split('\n').filter((line) => line.includes('plugins_toml.unknown_field'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain('sinks[0].output_dir');
+    expect(warning[0]).toContain('did you mean output_directory?');
+  });
+
+  it('that is not there: the warning says nothing is recorded, and nothing is', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();\nconsole.log(JSON.stringify(plugin.status().outputs));`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugin.toml' },
+      prepare: (cwd) => pluginsTomlIn(cwd, 'enabled = true\noutput_directory = "trajectories"\n'),
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(files(run.cwd)).toEqual(['package.json', 'plugins.toml']);
+    expect(run.stdout.trim()).toBe('[]');
+    const warning = run.stderr.split('\n').filter((line) => line.includes('plugins_toml.unreadable'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain('nothing is recorded');
+    expect(warning[0]).not.toContain("using the environment's outputs instead");
+  });
+
+  it('that is not valid TOML: the warning says where, and that nothing is recorded', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugins.toml' },
+      prepare: (cwd) => fs.writeFileSync(path.join(pluginsTomlIn(cwd, 'enabled = true\n')), fs.readFileSync(path.join(cwd, 'plugins.toml'), 'utf8').replace('type = "file"', 'type = file')),
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(files(run.cwd)).toEqual(['package.json', 'plugins.toml']);
+    const warning = run.stderr.split('\n').filter((line) => line.includes('plugins_toml.invalid_toml'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain('nothing is recorded');
+    expect(warning[0]).toMatch(/line 13/);
+  });
+
+  it('that is not there, with an output the environment enables: the warning says what is recorded instead', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)} }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: 'plugin.toml', NEMO_RELAY_HOOKS_ATOF_ENABLED: '1' },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(files(path.join(run.cwd, 'nemo-relay-output'))).toEqual(['acme-my-agent-atof.jsonl']);
+    const warning = run.stderr.split('\n').filter((line) => line.includes('plugins_toml.unreadable'));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toContain("using the environment's outputs instead");
+    expect(warning[0]).not.toContain('nothing is recorded');
+  });
+});
+
 describe('settings: neutral names, Hermes names and defaults', () => {
   it('reads every HERMES_NEMO_RELAY_* setting under a NEMO_RELAY_HOOKS_* name too; the neutral one wins when both are set', () => {
     const { settings, profile } = loadSettings(

@@ -10,6 +10,11 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { assistantMessage, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { trajectoryAnswering } from '../mcp/meta.ts';
+import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
+
+/** The API every request of a query goes to, the main agent's and its sub-agents' (the CLI has one client). */
+export const PROVIDER = 'anthropic';
 
 export type Loose = Record<string, unknown>;
 
@@ -69,6 +74,20 @@ export function toolResults(content: unknown): ToolResultBlock[] {
     out.push({ toolUseId: block.tool_use_id, content: contentText(block.content), isError: block.is_error === true });
   }
   return out;
+}
+
+/**
+ * How a user message (the stream's, or a transcript's record) ends the call
+ * its tool result answers: as the result says, and referencing the MCP
+ * server's trajectory when the tool's own result (`tool_use_result` in the
+ * stream, `toolUseResult` in a transcript: for an MCP tool, the server's
+ * result with its `_meta`, which the model is not sent) names one for this
+ * call. One result per message, as the CLI writes them.
+ */
+export function resultOutcome(message: Loose, result: ToolResultBlock): { failed: boolean; error?: string; result?: string; serverTrajectory?: TrajectoryRef } {
+  const serverTrajectory = trajectoryAnswering(message.tool_use_result ?? message.toolUseResult, result.toolUseId);
+  const linked = serverTrajectory === undefined ? {} : { serverTrajectory };
+  return result.isError ? { failed: true, error: result.content, ...linked } : { failed: false, result: result.content, ...linked };
 }
 
 /**

@@ -27,9 +27,9 @@
  * @module
  */
 
-import type { AdapterCore, AgentRun, RunStatus } from '../core/run.ts';
+import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { ApiAttemptError, AssistantBlocks, contentText, toolResults, anthropicUsage, rejectedByUser, type Loose } from './messages.ts';
+import { ApiAttemptError, AssistantBlocks, contentText, PROVIDER, toolResults, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
@@ -156,6 +156,7 @@ export class SubAgent {
       this.run = core.startRun({
         runId: this.agentId,
         agentName: this.agentType,
+        provider: PROVIDER,
         userMessage: this.prompt === undefined ? undefined : () => this.prompt,
         parent: { run: parentRun, toolCallId: this.toolUseId! },
       });
@@ -241,15 +242,21 @@ export class SubAgent {
       // The CLI's answer for a call the user stopped reaches the transcript late or not at all, and the stream shows it
       // never: the call ends when the agent does, interrupted (a denial keeps its text, what the model was told).
       if (result.isError && rejectedByUser(record, result.toolUseId) && !tools.denied(result.toolUseId)) continue;
-      tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content } : { failed: false, result: result.content });
+      tools.ended(result.toolUseId, resultOutcome(record, result));
     }
   }
 
-  #emit(request: Request, run: AgentRun, tools: ToolBook): void {
+  /** A request of the agent, asked with its conversation so far. */
+  #newCall(run: AgentRun): ApiCall {
     const call = run.newApiCall();
     const history = this.#history.length;
     // The model a sub-agent asks for is not in its messages; the one that answered is its response's.
     call.describe(() => ({ messages: this.#history.slice(0, history) }));
+    return call;
+  }
+
+  #emit(request: Request, run: AgentRun, tools: ToolBook): void {
+    const call = this.#newCall(run);
     const index = this.#emitted++;
     // This request's failed attempts, and any said of an earlier one (none: recorded rather than lost).
     for (const { error } of this.#retries.filter((retry) => retry.request <= index)) {
@@ -269,9 +276,7 @@ export class SubAgent {
   #unanswered(run: AgentRun): void {
     const retries = this.#retries.splice(0);
     if (retries.length === 0) return;
-    const call = run.newApiCall();
-    const history = this.#history.length;
-    call.describe(() => ({ messages: this.#history.slice(0, history) }));
+    const call = this.#newCall(run);
     retries.forEach(({ error }, index) => {
       call.attemptStart();
       call.attemptError(error, index === retries.length - 1);

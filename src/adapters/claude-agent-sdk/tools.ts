@@ -13,6 +13,8 @@
  */
 
 import type { AgentRun } from '../core/run.ts';
+import { referenceServerTrajectory } from '../mcp/client.ts';
+import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 import { contentText } from './messages.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -25,6 +27,10 @@ export interface ToolOutcome {
   /** The failure's text (`PostToolUseFailure.error`, or the error `tool_result`). */
   readonly error?: string;
   readonly interrupted?: boolean;
+  /** The trajectory of the instrumented MCP server that ran the call, as its result names it. */
+  readonly serverTrajectory?: TrajectoryRef;
+  /** The call ends at its `tool_result` (or when the query or its agent ends), which may add `serverTrajectory`. */
+  readonly awaitsResult?: boolean;
 }
 
 /**
@@ -112,7 +118,7 @@ export class ToolBook {
     if (AGENT_TOOLS.has(name)) this.#agentCalls.set(id, run);
     run.toolStart({ id, name, arguments: args ?? state.input ?? {} }, apiRequestId);
     this.#flushApprovals(state);
-    if (state.outcome !== undefined) this.#end(state);
+    if (state.outcome !== undefined && state.outcome.awaitsResult !== true) this.#end(state);
   }
 
   /**
@@ -123,12 +129,17 @@ export class ToolBook {
     this.#state(id).response = response;
   }
 
-  /** A `tool_result`, or `PostToolUseFailure`: how the call ended; the first one wins. */
+  /**
+   * A `tool_result`, or `PostToolUseFailure`: how the call ended; the first
+   * one wins. One that awaits the result keeps the call open until the next
+   * one, which adds only the server trajectory its result names.
+   */
   ended(id: string, outcome: ToolOutcome): void {
     const state = this.#state(id);
-    if (state.outcome !== undefined) return;
-    state.outcome = outcome;
-    if (state.run !== undefined) this.#end(state);
+    const first = state.outcome;
+    if (first !== undefined && first.awaitsResult !== true) return;
+    state.outcome = first === undefined ? outcome : { ...first, awaitsResult: false, ...(outcome.serverTrajectory !== undefined ? { serverTrajectory: outcome.serverTrajectory } : {}) };
+    if (state.run !== undefined && state.outcome.awaitsResult !== true) this.#end(state);
   }
 
   /** Whether a denial of this call was already recorded (by the caller's callback or hook, before the CLI reports it). */
@@ -159,6 +170,10 @@ export class ToolBook {
     this.#beforeEnd(state.id, outcome, state.response);
     this.#tools.delete(state.id);
     const run = state.run!;
+    if (outcome.serverTrajectory !== undefined) {
+      const host = { session_id: run.sessionId, turn_id: run.ids.turn_id, tool_call_id: state.id, ...(state.name !== undefined ? { tool_name: state.name } : {}) };
+      referenceServerTrajectory(run.core.hooks, host, outcome.serverTrajectory, outcome.failed);
+    }
     if (!outcome.failed) {
       run.toolEnd(state.id, { result: resultText(outcome.result), name: state.name });
       return;

@@ -24,7 +24,9 @@ import {
   contentText,
   mergeUsage,
   promptText,
+  PROVIDER,
   rejectedByUser,
+  resultOutcome,
   retryError,
   toolResults,
   anthropicUsage,
@@ -357,7 +359,7 @@ export class QueryTrace {
       if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
-      this.#tools.ended(result.toolUseId, result.isError ? { failed: true, error: result.content, interrupted } : { failed: false, result: result.content });
+      this.#tools.ended(result.toolUseId, { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) });
     }
   }
 
@@ -408,7 +410,7 @@ export class QueryTrace {
       conversationId: sessionId,
       agentName: this.#options.agentName,
       model: model ?? this.#initModel,
-      provider: 'anthropic',
+      provider: PROVIDER,
       userMessage: userMessage === undefined ? undefined : () => userMessage,
       // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.
       history: before === 0 ? undefined : () => this.#history.slice(0, before),
@@ -532,7 +534,13 @@ export class QueryTrace {
       case 'PostToolUseFailure':
         if (toolUseId === undefined) break;
         this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
-        this.#tools.ended(toolUseId, { failed: true, error: nonEmptyString(input.error) ?? 'tool failed', interrupted: input.is_interrupt === true });
+        this.#tools.ended(toolUseId, {
+          failed: true,
+          error: nonEmptyString(input.error) ?? 'tool failed',
+          interrupted: input.is_interrupt === true,
+          // An MCP tool's result (`isError`) follows in the stream with its `_meta`, which may name the server's trajectory.
+          awaitsResult: isRecord(input.mcp_server) && input.is_interrupt !== true,
+        });
         break;
       case 'SubagentStart': {
         const agent = this.#agents.of(agentId, undefined);

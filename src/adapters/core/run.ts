@@ -95,6 +95,14 @@ export class AdapterCore {
   readonly platform: string;
   readonly guard: Guard;
   readonly #openRuns: Map<string, number>;
+  /** Sub-agent links open under each session: `subagent_start` sent, `subagent_stop` not yet. */
+  readonly #openLinks = new Map<string, number>();
+  /**
+   * A session's close (its `on_session_finalize`, or for a sub-agent its link's end) waiting for the links under it:
+   * a sub-agent that ends after its parent (a streamed run cut short while its tools' agents still wind down) would
+   * send its `subagent_stop` to a closed session, which the plugin would open again as a session with nothing in it.
+   */
+  readonly #closeAfterLinks = new Map<string, () => void>();
 
   /**
    * `openRuns`: the top-level runs counted into each session, when several
@@ -131,6 +139,8 @@ export class AdapterCore {
   openSession(sessionId: string): boolean {
     const open = this.#openRuns.get(sessionId) ?? 0;
     this.#openRuns.set(sessionId, open + 1);
+    // Its close still waited for a sub-agent: the session never closed, and goes on.
+    if (open === 0 && this.#closeAfterLinks.delete(sessionId)) return false;
     return open === 0;
   }
 
@@ -141,7 +151,32 @@ export class AdapterCore {
 
   /** Counts a top-level run out of its session, and closes the session when it was the last one. */
   releaseSession(sessionId: string, reason: string): void {
-    if (this.closeSession(sessionId)) this.emit('on_session_finalize', () => ({ session_id: sessionId, platform: this.platform, reason }));
+    if (this.closeSession(sessionId)) this.closeAfterLinks(sessionId, () => this.emit('on_session_finalize', () => ({ session_id: sessionId, platform: this.platform, reason })));
+  }
+
+  /** A sub-agent link opened under `sessionId`. */
+  linkOpened(sessionId: string): void {
+    this.#openLinks.set(sessionId, (this.#openLinks.get(sessionId) ?? 0) + 1);
+  }
+
+  /** A sub-agent link under `sessionId` closed: the session's close runs if it waited for the last one. */
+  linkClosed(sessionId: string): void {
+    const open = (this.#openLinks.get(sessionId) ?? 1) - 1;
+    if (open > 0) {
+      this.#openLinks.set(sessionId, open);
+      return;
+    }
+    this.#openLinks.delete(sessionId);
+    const close = this.#closeAfterLinks.get(sessionId);
+    if (close === undefined) return;
+    this.#closeAfterLinks.delete(sessionId);
+    close();
+  }
+
+  /** Runs `close` now, or once the sub-agent links open under `sessionId` have closed. */
+  closeAfterLinks(sessionId: string, close: () => void): void {
+    if (this.#openLinks.has(sessionId)) this.#closeAfterLinks.set(sessionId, close);
+    else close();
   }
 
   /** Counts a top-level run out; true for the last one (the session closes). */
@@ -231,6 +266,7 @@ export class AgentRun {
       // The link an earlier run of this sub-agent kept open goes on, and is this run's to close from now on.
       this.#start.continuesSubagent.#heldLink = undefined;
     } else if (parent !== undefined) {
+      core.linkOpened(parent.run.sessionId);
       core.emit('subagent_start', () => ({
         parent_session_id: parent.run.sessionId,
         parent_turn_id: parent.run.ids.turn_id,
@@ -414,17 +450,20 @@ export class AgentRun {
   #closeLink(status: RunStatus, text: string): void {
     const core = this.core;
     const parent = this.parent!;
-    core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
-    core.emit('subagent_stop', () => ({
-      parent_session_id: parent.run.sessionId,
-      parent_turn_id: parent.run.ids.turn_id,
-      child_session_id: this.sessionId,
-      child_role: this.agentName,
-      child_summary: text,
-      child_status: status,
-      tool_call_id: parent.toolCallId,
-      duration_ms: Date.now() - this.linkStartedMs,
-    }));
+    core.closeAfterLinks(this.sessionId, () => {
+      core.emit('on_session_finalize', () => ({ session_id: this.sessionId, platform: core.platform, reason: 'subagent_complete' }));
+      core.emit('subagent_stop', () => ({
+        parent_session_id: parent.run.sessionId,
+        parent_turn_id: parent.run.ids.turn_id,
+        child_session_id: this.sessionId,
+        child_role: this.agentName,
+        child_summary: text,
+        child_status: status,
+        tool_call_id: parent.toolCallId,
+        duration_ms: Date.now() - this.linkStartedMs,
+      }));
+      core.linkClosed(parent.run.sessionId);
+    });
   }
 }
 

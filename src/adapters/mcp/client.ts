@@ -25,10 +25,11 @@ import type { TraceContext } from '../../hooks/index.ts';
 import { consoleLogger, type Logger } from '../../shared/logger.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
+import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, trajectoryOf, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, trajectoryOf, type McpCaller } from './meta.ts';
 import { currentMcpSession } from './server.ts';
 
 /** The part of an MCP `Client` the adapter uses: every request goes through `request()` (`callTool` included). */
@@ -64,6 +65,8 @@ interface OpenCall extends HostToolCall {
   /** The host's arguments (`args`), to tell same-named calls open at once apart. */
   readonly args: unknown;
   claimed: number;
+  /** A request carrying its caller went out for it: a result naming it may link it. */
+  sent: boolean;
 }
 
 const INSTRUMENTED = Symbol.for('nemo-relay-hooks.mcp.client');
@@ -120,16 +123,22 @@ function openCallOf(payload: Record<string, unknown>): OpenCall | undefined {
   const toolName = typeof payload.tool_name === 'string' ? payload.tool_name : undefined;
   const turnId = typeof payload.turn_id === 'string' ? payload.turn_id : undefined;
   if (toolCallId === undefined && toolName === undefined) return undefined;
-  const key = toolCallId !== undefined ? `${sessionId}\0${toolCallId}` : `${sessionId}\0${turnId ?? ''}\0${toolName}`;
+  const key = toolCallId !== undefined ? callKey(sessionId, toolCallId) : `${sessionId}\0${turnId ?? ''}\0${toolName}`;
   return {
     key,
     args: payload.args,
     claimed: 0,
+    sent: false,
     session_id: sessionId,
     ...(toolCallId !== undefined ? { tool_call_id: toolCallId } : {}),
     ...(turnId !== undefined ? { turn_id: turnId } : {}),
     ...(toolName !== undefined ? { tool_name: toolName } : {}),
   };
+}
+
+/** The table key of a tool call with an id. */
+function callKey(sessionId: string, toolCallId: string): string {
+  return `${sessionId}\0${toolCallId}`;
 }
 
 /** `hostName` names the MCP tool `mcpName`: equal, or ending with it after a separator. */
@@ -146,41 +155,132 @@ function namesTool(hostName: string, mcpName: string): boolean {
  * recorder registered on `hooks`, e.g. the NeMo Relay plugin), and its
  * caller under `nemo-relay/caller`. When the server (instrumented with
  * `instrumentMcpServer`) answers with where it wrote its trajectory, the
- * host's tool call references it (`subagent_stop` with `child_trajectory`).
- * The call's result and errors are the client's own. Returns `client`.
+ * host's tool call references it (`subagent_stop` with `child_trajectory`),
+ * and the result goes on without that reference: the program gets what the
+ * tool returned. Errors are the client's own. Returns `client`.
  */
 export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: HookRegistry, options: McpClientOptions = {}): C {
   const marked = client as C & { [INSTRUMENTED]?: true };
   if (marked[INSTRUMENTED] === true) return client;
-  let table = tables.get(hooks);
-  if (table === undefined) {
-    table = new OpenToolCalls(hooks);
-    tables.set(hooks, table);
-  }
-  const open = table;
-  const guard = new Guard(options.logger ?? consoleLogger);
+  const linker = new McpCallLinker(hooks, options);
   const original = client.request.bind(client);
   const request = async (message: { method: string; params?: unknown }, ...rest: unknown[]): Promise<unknown> => {
     if (!isRecord(message) || message.method !== 'tools/call' || !isRecord(message.params)) return original(message, ...rest);
-    const params = message.params;
-    const call = guard.run('choosing the tool call of an MCP request', () => hostCallOf(params, open, options));
-    if (call === undefined) return original(message, ...rest);
-    const claimed = call.key === undefined ? undefined : open.get(call.key);
-    if (claimed !== undefined) claimed.claimed += 1;
+    const link = await linker.link(message.params);
+    if (link === undefined) return original(message, ...rest);
     try {
-      const context = await hooks.traceContext(call.host);
-      const meta = guard.run('writing the MCP request trace context', () => metaWith(params._meta, call.host, context));
-      const sent = meta === undefined ? message : { ...message, params: { ...params, _meta: meta } };
-      const result = await original(sent, ...rest);
-      guard.run('reading the MCP server trajectory', () => linkTrajectory(hooks, call.host, result));
-      return result;
+      return link.answered(await original({ ...message, params: link.params }, ...rest));
     } finally {
-      if (claimed !== undefined) claimed.claimed -= 1;
+      link.release();
     }
   };
   Object.defineProperty(client, 'request', { value: request, configurable: true, writable: true });
   Object.defineProperty(client, INSTRUMENTED, { value: true });
   return client;
+}
+
+/** One `tools/call` request tied to a host tool call. */
+export interface McpCallLink {
+  /** The request's params, with the trace context and the caller in `_meta`. */
+  readonly params: Record<string, unknown>;
+  /**
+   * The host's tool call references the trajectory `result` names; returns
+   * `result` without what the server added for the adapter (the trajectory,
+   * the caller named back), as the tool returned it.
+   */
+  answered(result: unknown): unknown;
+  /** The request is over (answered, failed or cancelled): a later request may be tied to its host call again. */
+  release(): void;
+}
+
+/**
+ * Ties `tools/call` requests to the host's tool calls, writes their
+ * `_meta` and reads their answers: the one piece behind
+ * `instrumentMcpClient` (a `Client`'s `request`), `instrumentMcpTransport`
+ * (a transport's messages) and `openAIAgentsMcpOptions` (the Agents SDK's
+ * MCP servers, which show their options the result but not its request).
+ * Never throws: a failure is logged once and the request goes out as it was.
+ */
+export class McpCallLinker {
+  readonly #hooks: HookRegistry;
+  readonly #options: McpClientOptions;
+  readonly #open: OpenToolCalls;
+  readonly #guard: Guard;
+
+  constructor(hooks: HookRegistry, options: McpClientOptions) {
+    let table = tables.get(hooks);
+    if (table === undefined) {
+      table = new OpenToolCalls(hooks);
+      tables.set(hooks, table);
+    }
+    this.#hooks = hooks;
+    this.#options = options;
+    this.#open = table;
+    this.#guard = new Guard(options.logger ?? consoleLogger);
+  }
+
+  /**
+   * The link of a request with `params`, or undefined when it is tied to no
+   * host tool call, or already names its caller (an instrumented `Client`
+   * over an instrumented transport): it goes out unchanged. The host call is
+   * chosen and claimed before the first `await`, so requests started at once
+   * each get their own.
+   */
+  async link(params: Record<string, unknown>): Promise<McpCallLink | undefined> {
+    if (callerOf(params._meta) !== undefined) return undefined;
+    const call = this.#guard.run('choosing the tool call of an MCP request', () => hostCallOf(params, this.#open, this.#options));
+    if (call === undefined) return undefined;
+    const claimed = call.key === undefined ? undefined : this.#open.get(call.key);
+    if (claimed !== undefined) claimed.claimed += 1;
+    let released = false;
+    const context = await this.#hooks.traceContext(call.host);
+    const meta = this.#guard.run('writing the MCP request trace context', () => metaWith(params._meta, call.host, context));
+    if (meta !== undefined) this.#markSent(call.host);
+    return {
+      params: meta === undefined ? params : { ...params, _meta: meta },
+      answered: (result) => {
+        this.#guard.run('reading the MCP server trajectory', () => linkTrajectory(this.#hooks, call.host, result));
+        return this.#withoutAdded(result);
+      },
+      release: () => {
+        if (released || claimed === undefined) return;
+        released = true;
+        claimed.claimed -= 1;
+      },
+    };
+  }
+
+  /**
+   * A result that reaches the adapter without its request (the Agents SDK's
+   * `customDataExtractor` gets no call id): the host call it answered is the
+   * caller the server names back in its `_meta`, and only an open call of
+   * this registry that a request went out for, so a server cannot make the
+   * host link a call it was never sent. Links it as `answered` does; returns
+   * `result` as the tool returned it.
+   */
+  answeredByCaller(result: unknown): unknown {
+    const host = this.#guard.run('reading the caller an MCP result names', () => this.#sentCallNamedBy(result));
+    if (host !== undefined) this.#guard.run('reading the MCP server trajectory', () => linkTrajectory(this.#hooks, host, result));
+    return this.#withoutAdded(result);
+  }
+
+  #withoutAdded(result: unknown): unknown {
+    return this.#guard.run('removing what the MCP server added to the result', () => asToolReturned(result)) ?? result;
+  }
+
+  /** A request carrying its caller went out for `host`: a result naming it back may link it. */
+  #markSent(host: HostToolCall): void {
+    const open = host.tool_call_id === undefined ? undefined : this.#open.get(callKey(host.session_id, host.tool_call_id));
+    if (open !== undefined) open.sent = true;
+  }
+
+  #sentCallNamedBy(result: unknown): HostToolCall | undefined {
+    const caller = callerOf(isRecord(result) ? result._meta : undefined);
+    if (caller?.session_id === undefined || caller.tool_call_id === undefined) return undefined;
+    const open = this.#open.get(callKey(caller.session_id, caller.tool_call_id));
+    if (open === undefined || !open.sent) return undefined;
+    return { session_id: open.session_id, tool_call_id: caller.tool_call_id, ...(open.turn_id !== undefined ? { turn_id: open.turn_id } : {}), ...(open.tool_name !== undefined ? { tool_name: open.tool_name } : {}) };
+  }
 }
 
 /** The host call a `tools/call` request belongs to, with its table key when it came from the table. */
@@ -220,7 +320,15 @@ function metaWith(existing: unknown, host: HostToolCall, context: TraceContext):
 /** The host's tool call references the server's trajectory, when the server named one. */
 function linkTrajectory(hooks: HookRegistry, host: HostToolCall, result: unknown): void {
   const ref = trajectoryOf(result);
-  if (ref === undefined) return;
+  if (ref !== undefined) referenceServerTrajectory(hooks, host, ref, isRecord(result) && result.isError === true);
+}
+
+/**
+ * The host's open tool call references the MCP server's trajectory `ref`
+ * (`subagent_stop` with `child_trajectory`, kept for the call and written
+ * on its end): before its `post_tool_call`.
+ */
+export function referenceServerTrajectory(hooks: HookRegistry, host: HostToolCall, ref: TrajectoryRef, failed: boolean): void {
   hooks.emit('subagent_stop', () => ({
     session_id: host.session_id,
     parent_session_id: host.session_id,
@@ -228,7 +336,7 @@ function linkTrajectory(hooks: HookRegistry, host: HostToolCall, result: unknown
     ...(host.tool_call_id !== undefined ? { tool_call_id: host.tool_call_id } : {}),
     ...(host.tool_name !== undefined ? { tool_name: host.tool_name } : {}),
     ...(ref.session_id !== undefined ? { child_session_id: ref.session_id } : {}),
-    child_status: isRecord(result) && result.isError === true ? 'failed' : 'completed',
+    child_status: failed ? 'failed' : 'completed',
     child_trajectory: ref,
   }));
 }

@@ -12,11 +12,15 @@
  * observation references the server's in `subagent_trajectory_ref`.
  *
  * Works with `@modelcontextprotocol/sdk` 1.x `Client`, `McpServer` and
- * `Server`, over any transport; the SDK itself is not imported.
+ * `Server`, over any transport; the SDK itself is not imported. A client of
+ * its own (the AI SDK's `createMCPClient`) is instrumented through its
+ * transport: `instrumentMcpTransport(transport, hooks)`.
  *
  * @module
  */
 
 export { instrumentMcpClient, type HostToolCall, type McpClientLike, type McpClientOptions, type McpToolRequest } from './client.ts';
+export { instrumentMcpTransport, type McpTransportLike } from './transport.ts';
 export { currentMcpSession, instrumentMcpServer, type McpCallInfo, type McpServerOptions, type McpSession } from './server.ts';
+export { openAIAgentsMcpOptions, type AgentsMcpMetaContext, type AgentsMcpResultContext, type AgentsMcpServerOptions } from './agents.ts';
 export { CALLER_META_KEY, PROPAGATION_META_KEY, TRAJECTORY_META_KEY, type McpCaller } from './meta.ts';

@@ -15,12 +15,18 @@ import { callerRefOf, trajectoryRefOf, type CallerRef, type TrajectoryRef } from
 
 /** `params._meta` key: NeMo Relay's propagation context, as JSON text. */
 export const PROPAGATION_META_KEY = 'nemo-relay/propagation';
-/** `params._meta` key: the caller's session, tool call and trajectory. */
+/** `params._meta` key: the caller's session, tool call and trajectory (and the result's, as the server names it back). */
 export const CALLER_META_KEY = 'nemo-relay/caller';
 /** The result's `_meta` key: the server's session and trajectory. */
 export const TRAJECTORY_META_KEY = 'nemo-relay/trajectory';
 /** `params._meta` key: W3C trace context. */
 export const TRACEPARENT_META_KEY = 'traceparent';
+/**
+ * `params._meta` key the Claude Code CLI (and so the Claude Agent SDK's
+ * `query()`) puts in every `tools/call` it sends: the model's `tool_use` id
+ * the call runs for. It is the only thing of its caller such a request names.
+ */
+export const CLAUDE_CODE_TOOL_USE_META_KEY = 'claudecode/toolUseId';
 
 /** Who made an MCP tool call, as the client adapter sends it. */
 export type McpCaller = CallerRef;
@@ -30,10 +36,44 @@ export function callerOf(meta: unknown): McpCaller | undefined {
   return callerRefOf(isRecord(meta) ? meta[CALLER_META_KEY] : undefined);
 }
 
+/**
+ * The caller a request's `_meta` names: the client adapter's
+ * `nemo-relay/caller`, else the tool call the Claude Code CLI names
+ * (`claudecode/toolUseId`; it names no session or trajectory).
+ */
+export function requestCallerOf(meta: unknown): McpCaller | undefined {
+  const toolUseId = metaString(meta, CLAUDE_CODE_TOOL_USE_META_KEY);
+  return callerOf(meta) ?? (toolUseId === undefined ? undefined : { tool_call_id: toolUseId });
+}
+
+/**
+ * The server's trajectory a result names when it answers the tool call
+ * `toolCallId`: the caller it names back must be that call, so a result
+ * cannot make the host link a call it does not answer.
+ */
+export function trajectoryAnswering(result: unknown, toolCallId: string): TrajectoryRef | undefined {
+  const caller = callerOf(isRecord(result) ? result._meta : undefined);
+  return caller?.tool_call_id === toolCallId ? trajectoryOf(result) : undefined;
+}
+
 /** The server's trajectory a result's `_meta` names (it needs an id or a path). */
 export function trajectoryOf(result: unknown): TrajectoryRef | undefined {
   const meta = isRecord(result) ? result._meta : undefined;
   return trajectoryRefOf(isRecord(meta) ? meta[TRAJECTORY_META_KEY] : undefined);
+}
+
+/**
+ * `result` without what an instrumented server adds to its `_meta` for the
+ * client adapter (its trajectory, and the caller it answered), and without
+ * `_meta` when that was all it held: the result as the tool returned it.
+ * A framework that passes `_meta` on (LangChain's MCP adapters give it to
+ * the model with the text) would otherwise show them to the agent.
+ */
+export function asToolReturned(result: unknown): unknown {
+  if (!isRecord(result) || !isRecord(result._meta) || !(TRAJECTORY_META_KEY in result._meta || CALLER_META_KEY in result._meta)) return result;
+  const { [TRAJECTORY_META_KEY]: _, [CALLER_META_KEY]: __, ...meta } = result._meta;
+  const { _meta: ___, ...rest } = result;
+  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
 }
 
 /** A string field of `_meta`, when it is one. */

@@ -6,8 +6,9 @@
  * `on_session_start` as `propagation_context`, and the caller it names as
  * `caller`. The tool's run is that session's tool call; inside the handler,
  * `currentMcpSession()` gives the session its own hooks (or a framework
- * adapter's `sessionId`) should use. The result's `_meta` says where the
- * session's trajectory is written, for the caller's observation to point at.
+ * adapter's `sessionId`) should use. For a caller that named itself, the
+ * result's `_meta` says where the session's trajectory is written, for the
+ * caller's observation to point at, and names that caller back.
  *
  * It wraps the `tools/call` request handler of the low-level `Server` (an
  * `McpServer`'s `.server`), the one every tool call of either goes through,
@@ -26,7 +27,7 @@ import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
 import { isAbortedSignal } from '../core/shapes.ts';
-import { PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerOf, metaString, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, metaString, requestCallerOf, type McpCaller } from './meta.ts';
 
 /** The session an instrumented tool handler runs in. */
 export interface McpSession {
@@ -38,7 +39,7 @@ export interface McpSession {
   readonly tool_name: string;
   /** The MCP request's id. */
   readonly request_id: string;
-  /** Who called, when the client named itself (`instrumentMcpClient` does). */
+  /** Who called, when the client named itself (`instrumentMcpClient` does; the Claude Code CLI names its tool call only). */
   readonly caller?: McpCaller;
   /** `platform` of the session's hooks. */
   readonly platform: string;
@@ -181,8 +182,12 @@ class CallRecorder {
       duration_ms: Date.now() - started,
     }));
     const trajectory = await this.#close(session, failed ? 'mcp_call_failed' : 'mcp_call_complete');
-    if (trajectory === undefined || !isRecord(result)) return result;
-    return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [TRAJECTORY_META_KEY]: trajectory } };
+    // Only a caller that named itself gets the reference, and the caller it answered as it named it (a client that
+    // sees only the result, as the OpenAI Agents SDK's options do, tells its calls apart by it): the client adapter,
+    // which removes both, or the Claude Code CLI, which never shows the model a result's `_meta`. Any other client
+    // would pass them on to its program (LangChain's MCP adapters show a result's `_meta` to the model).
+    if (trajectory === undefined || !isRecord(result) || session.caller === undefined) return result;
+    return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [TRAJECTORY_META_KEY]: trajectory, [CALLER_META_KEY]: session.caller } };
   }
 
   /**
@@ -206,7 +211,7 @@ class CallRecorder {
     const meta = params._meta;
     const toolName = typeof params.name === 'string' ? params.name : 'unknown';
     const requestId = isRecord(extra) && (typeof extra.requestId === 'string' || typeof extra.requestId === 'number') ? String(extra.requestId) : randomUUID();
-    const caller = callerOf(meta);
+    const caller = requestCallerOf(meta);
     const info = this.#low._serverInfo;
     const serverName = typeof info?.name === 'string' && info.name !== '' ? info.name : 'server';
     const chosen = this.#options.sessionId?.({ toolName, requestId, ...(caller !== undefined ? { caller } : {}) });

@@ -118,6 +118,11 @@ const CSS = `
 .diffs{grid-column:2/5;margin:.1rem 0 .2rem 0;padding-left:1.2rem;font-size:12px;color:var(--fg)}
 table.totals{border-collapse:collapse;margin-top:1rem}table.totals td,table.totals th{padding:.15rem .8rem;border-bottom:1px solid var(--line);text-align:right}table.totals td:first-child,table.totals th:first-child{text-align:left}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}.cols h3{margin:.3rem 0}
+@media (max-width:760px){
+.pair{grid-template-columns:1.2em 1fr 1fr 4.5em;gap:.3rem}
+.side{white-space:normal;overflow-wrap:anywhere}.side .id{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.cols{grid-template-columns:1fr}
+}
 `;
 
 const JS = `
@@ -138,18 +143,23 @@ function stepDetail(label,d){var box=el('div','run');box.setAttribute('data-run'
  d.sections.forEach(function(s){var sec=el('div','sec');sec.setAttribute('data-section',s.title);sec.appendChild(el('h4','',s.title));
   if(s.type==='messages')s.messages.forEach(function(m){sec.appendChild(message(m));});else if(s.type==='text')sec.appendChild(el('pre','text',s.text));else if(s.type==='facts')sec.appendChild(facts(s.facts));else sec.appendChild(json(s.value));box.appendChild(sec);});
  return box;}
-function show(r){if(selected)selected.classList.remove('selected');selected=r;r.classList.add('selected');r.focus({preventScroll:true});
+// One pair is in the Tab order (the selected one, else the first shown), so the pairs are reachable without a pointer.
+var stop=null;function setStop(r){if(stop)stop.tabIndex=-1;stop=r;if(r)r.tabIndex=0;}
+function show(r){if(selected)selected.classList.remove('selected');selected=r;r.classList.add('selected');setStop(r);r.focus({preventScroll:true});
  var d=data[Number(r.getAttribute('data-i'))];body.textContent='';
  body.appendChild(el('h3','',{same:'The same in both runs',changed:'Changed','only-a':'Only in run a','only-b':'Only in run b'}[d.status]));
  if(d.differences.length){var diffs=el('div','sec');diffs.setAttribute('data-section','Differences');diffs.appendChild(el('h4','','Differences'));
   d.differences.forEach(function(x){var w=el('div','diff');w.appendChild(el('b','',x.tool?x.field.replace('tool.',x.tool+' '):x.field));var c=el('div','cols');var l=el('div');l.appendChild(el('h4','','a'));l.appendChild(json(x.a));var rr=el('div');rr.appendChild(el('h4','','b'));rr.appendChild(json(x.b));c.appendChild(l);c.appendChild(rr);w.appendChild(c);diffs.appendChild(w);});body.appendChild(diffs);}
- var cols=el('div','cols');cols.appendChild(stepDetail('a',d.a));cols.appendChild(stepDetail('b',d.b));body.appendChild(cols);pane.hidden=false;}
+ var cols=el('div','cols');cols.appendChild(stepDetail('a',d.a));cols.appendChild(stepDetail('b',d.b));body.appendChild(cols);pane.hidden=false;r.scrollIntoView({block:'nearest'});keepAbove(r);}
+// A narrow window shows the detail as a sheet over the bottom of the page: the row it is about stays above it.
+function keepAbove(r){if(getComputedStyle(pane).position!=='fixed')return;var edge=pane.getBoundingClientRect().top,box=r.getBoundingClientRect();if(box.bottom>edge)window.scrollBy(0,box.bottom-edge+8);else if(box.top<0)window.scrollBy(0,box.top-8);}
 function close(){pane.hidden=true;if(selected)selected.focus();}
 document.getElementById('close').addEventListener('click',close);
 function text(i){if(!haystack){haystack={};rows.forEach(function(r){var k=r.getAttribute('data-i');haystack[k]=(r.textContent+' '+JSON.stringify(data[Number(k)])).toLowerCase();});}return haystack[i];}
 function apply(){var term=q.value.trim().toLowerCase(),diff=onlyDiff.checked,shown=0;
  rows.forEach(function(r){var hide=(diff&&r.getAttribute('data-status')==='same')||(term!==''&&text(r.getAttribute('data-i')).indexOf(term)===-1);r.classList.toggle('hidden',hide);r.classList.toggle('hit',term!==''&&!hide);if(!hide)shown++;});
- count.textContent=(term||diff)?shown+' of '+rows.length+' pairs':'';}
+ count.textContent=(term||diff)?shown+' of '+rows.length+' pairs':'';
+ if(!stop||stop.classList.contains('hidden'))setStop(visible()[0]||null);}
 var timer=null;q.addEventListener('input',function(){clearTimeout(timer);timer=setTimeout(apply,120);});onlyDiff.addEventListener('change',apply);
 rows.forEach(function(r){r.addEventListener('click',function(){show(r);});});
 function visible(){return rows.filter(function(r){return !r.classList.contains('hidden');});}
@@ -158,11 +168,13 @@ document.addEventListener('keydown',function(ev){
  if(ev.target.tagName==='INPUT'&&ev.target.type!=='checkbox')return;
  if(ev.key==='/'){ev.preventDefault();q.focus();return;}
  if(ev.key==='Escape'){close();return;}
- var v=visible(),i=selected?v.indexOf(selected):-1;
+ // A pair reached with Tab is where the keys act, selected or not.
+ var cur=ev.target.classList&&ev.target.classList.contains('pair')?ev.target:selected;
+ var v=visible(),i=cur?v.indexOf(cur):-1;
  if(ev.key==='ArrowDown'||ev.key==='j'){ev.preventDefault();if(v.length)show(v[Math.min(v.length-1,i+1)]);}
  else if(ev.key==='ArrowUp'||ev.key==='k'){ev.preventDefault();if(v.length)show(v[Math.max(0,i-1)]);}
  else if(ev.key==='n'){ev.preventDefault();var next=v.slice(i+1).filter(function(r){return r.getAttribute('data-status')!=='same';})[0];if(next)show(next);}
- else if(selected&&ev.key==='Enter'){ev.preventDefault();show(selected);}
+ else if(cur&&ev.key==='Enter'){ev.preventDefault();show(cur);}
 });
 apply();document.documentElement.setAttribute('data-ready','1');
 })();

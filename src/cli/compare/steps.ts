@@ -113,6 +113,12 @@ export function stepsOf(root: ViewNode): RunStep[] {
       }
       case 'llm':
       case 'scope': {
+        // A trajectory's link to sub-agents no tool call started (LangGraph `Send` workers, an input guardrail's
+        // agent): no step of the run, which an ATOF file has no counterpart of; the sub-agents are the steps.
+        if (current.source?.startsAgents === true) {
+          walk(current, prefix);
+          return;
+        }
         const tools = current.children.filter((child) => child.kind === 'tool');
         const calls = inAskedOrder(current, lastRuns(tools));
         const asked = askedArguments(current);

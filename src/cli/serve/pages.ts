@@ -58,6 +58,12 @@ document.documentElement.setAttribute('data-live','1');
 const INDEX_CSS = `
 table.index td.sel{width:1.5em}tr.focus{outline:2px solid var(--llm);outline-offset:-2px}tr.new{animation:flash 2s ease-out}
 @keyframes flash{from{background:var(--hit)}to{background:transparent}}#live.on{color:var(--tool)}code{font-size:12px}
+@media (max-width:760px){
+table.index td.sel{float:left;width:auto;padding-right:.5rem}
+table.index td:nth-child(3)::before{content:'started '}table.index td:nth-child(4)::before{content:'duration '}table.index td:nth-child(5)::before{content:'calls '}
+table.index td:nth-child(6)::before{content:'tokens (Σ) '}table.index td:nth-child(7)::before{content:'cost (Σ) '}table.index td:nth-child(8)::before{content:'errors '}
+table.index td:nth-child(6):empty,table.index td:nth-child(7):empty{display:none}
+}
 `;
 
 const INDEX_JS = `

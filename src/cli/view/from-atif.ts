@@ -95,9 +95,11 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
     const llm = llmStep(step, subagents, used, approvals);
     // No span from the writer: the step took from the step before it to its own timestamp. With no earlier
     // stamp (or the same one) it is an instant: a zero made up from one stamp is no measured duration.
+    // A step that only starts sub-agents took no time of its own: it is an instant at its stamp (when they started).
     if (llm.startUs === undefined && llm.endUs === undefined && at !== undefined) {
-      llm.startUs = since ?? at;
-      if (since !== undefined && since < at) llm.endUs = at;
+      const instant = llm.source?.startsAgents === true;
+      llm.startUs = instant ? at : (since ?? at);
+      if (!instant && since !== undefined && since < at) llm.endUs = at;
     }
     parent.children.push(llm);
   }
@@ -139,6 +141,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       }
       const names = (started as Obj[]).map((child) => (isRecord(child.agent) ? nonEmptyString(child.agent.name) : undefined) ?? 'subagent');
       llm.note = `starts ${names.join(', ')}`;
+      llm.source = { ...llm.source, startsAgents: true };
       return llm;
     }
   }

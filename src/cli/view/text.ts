@@ -82,6 +82,8 @@ function ownFiguresText(own: Figures, totals: Figures): string | undefined {
   const same = own.promptTokens === totals.promptTokens && own.completionTokens === totals.completionTokens && own.cachedTokens === totals.cachedTokens && own.costUsd === totals.costUsd && own.toolCalls === totals.toolCalls;
   if (same) return undefined;
   const figures = figuresText(own);
+  // No tokens of its own beside totals that have some (every call in nested subagents): said, not left out.
+  if (own.promptTokens + own.completionTokens + own.cachedTokens === 0 && totals.promptTokens + totals.completionTokens + totals.cachedTokens > 0) figures.unshift('0 in / 0 out');
   const counts = [`${own.toolCalls} tool call${own.toolCalls === 1 ? '' : 's'}`];
   if (totals.errors > 0) counts.push(`${own.errors} error${own.errors === 1 ? '' : 's'}`);
   return `(own: ${[...figures, ...counts].join(', ')})`;

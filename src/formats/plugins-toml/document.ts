@@ -31,7 +31,6 @@
 import path from 'node:path';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
-import { isNonBlank } from '../../shared/text.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
 
@@ -87,14 +86,14 @@ export function staticPluginDocument(document: JsonObject): JsonObject {
 
 /**
  * True when the document's enabled observability component writes `exporter`
- * files: a section is on only with `enabled = true`, and an ATIF section
- * writes nothing without an `output_directory`.
+ * files: a section is on only with `enabled = true` (an ATIF section without
+ * an `output_directory` writes into the working directory, on native as on
+ * the memory relay).
  */
 export function observabilityExporterEnabled(document: JsonObject | null, exporter: 'atof' | 'atif'): boolean {
   const config = observabilityComponents(document)[0];
   const exporterConfig = config?.[exporter];
-  if (!isJsonObject(exporterConfig) || exporterConfig.enabled !== true) return false;
-  return exporter === 'atof' || isNonBlank(exporterConfig.output_directory);
+  return isJsonObject(exporterConfig) && exporterConfig.enabled === true;
 }
 
 /**

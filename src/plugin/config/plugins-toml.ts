@@ -18,6 +18,9 @@ import { observabilityComponents, outputDirectories } from '../../formats/plugin
 import { isNonBlank } from '../../shared/text.ts';
 import { isJsonObject, toJson } from '../../shared/json.ts';
 import { errorMessage } from '../../shared/error-text.ts';
+import { nearMiss } from '../../shared/near-miss.ts';
+import { OBSERVABILITY_SCHEMA } from '../../formats/plugins-toml/schema.ts';
+import type { Schema } from '../../formats/plugins-toml/shape.ts';
 
 export interface LoadedPluginsToml {
   /** The parsed document, or null when the file is missing, unreadable or invalid. */
@@ -31,9 +34,16 @@ export interface LoadedPluginsToml {
  */
 const MAX_PLUGINS_TOML_BYTES = 4 * 1024 * 1024;
 
-/** Reads and parses `plugins.toml`. An empty path means "not configured". */
-export function loadPluginsToml(filePath: string): LoadedPluginsToml {
+/**
+ * Reads and parses `plugins.toml`. An empty path means "not configured".
+ * `fallbackRecords`: whether the environment enables an output the plugin
+ * records into when the document cannot be used; without one, the
+ * diagnostic says that nothing is recorded (a configured plugins.toml turns
+ * the default outputs off), not that the environment's outputs are used.
+ */
+export function loadPluginsToml(filePath: string, fallbackRecords = true): LoadedPluginsToml {
   if (!filePath) return { document: null, diagnostics: [] };
+  const fallback = fallbackRecords ? "using the environment's outputs instead" : 'nothing is recorded (the environment enables no output either)';
   const unreadable = (reason: string): LoadedPluginsToml => ({
     document: null,
     diagnostics: [
@@ -41,7 +51,7 @@ export function loadPluginsToml(filePath: string): LoadedPluginsToml {
         level: 'error',
         code: 'plugins_toml.unreadable',
         field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
-        message: `cannot read plugins.toml at ${String(filePath)}: ${reason}; using the environment's outputs instead`,
+        message: `cannot read plugins.toml at ${String(filePath)}: ${reason}; ${fallback}`,
       },
     ],
   });
@@ -67,7 +77,7 @@ export function loadPluginsToml(filePath: string): LoadedPluginsToml {
           level: 'error',
           code: 'plugins_toml.invalid_toml',
           field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
-          message: `invalid TOML in ${filePath}: ${firstLine(errorMessage(error))}; using the environment's outputs instead`,
+          message: `invalid TOML in ${filePath}${tomlPosition(error)}: ${firstLine(errorMessage(error))}; ${fallback}`,
         },
       ],
     };
@@ -90,21 +100,69 @@ export function adaptiveModeOf(config: JsonObject | null): string {
   return 'observe_only';
 }
 
-/** Problems in an observability component that the relay accepts silently but that write nothing. */
+/** Problems in an observability component that the relay accepts silently but that do not write what a reader expects. */
 export function pluginsTomlDiagnostics(document: JsonObject | null): ConfigDiagnostic[] {
   const out: ConfigDiagnostic[] = [];
   const config = observabilityComponents(document)[0];
   const atif = config?.atif;
-  if (isJsonObject(atif) && !(atif.enabled === true && isNonBlank(atif.output_directory))) {
-    const why = atif.enabled === true ? 'has no output_directory' : 'is not enabled (enabled = true)';
+  if (isJsonObject(atif) && atif.enabled !== true) {
     out.push({
       level: 'warning',
       code: 'plugins_toml.atif_writes_nothing',
       field: 'components.config.atif',
-      message: `[components.config.atif] ${why}, so plugins.toml writes no ATIF trajectory; the NEMO_RELAY_HOOKS_ATIF_* settings apply instead`,
+      message: '[components.config.atif] is not enabled (enabled = true), so plugins.toml writes no ATIF trajectory; the NEMO_RELAY_HOOKS_ATIF_* settings apply instead',
+    });
+  } else if (isJsonObject(atif) && !isNonBlank(atif.output_directory)) {
+    const uploads = Array.isArray(atif.storage) && atif.storage.length > 0;
+    // Both backends then write into the working directory (native's default); saying "nothing" sent users looking in vain.
+    out.push({
+      level: 'warning',
+      code: 'plugins_toml.atif_in_working_directory',
+      field: 'components.config.atif.output_directory',
+      message: `[components.config.atif] has no output_directory, so plugins.toml ${uploads ? 'keeps the recovery copy of each trajectory whose upload fails' : 'writes each trajectory'} in the working directory (${process.cwd()}); fix: set output_directory to the folder they belong in`,
+    });
+  }
+  if (config !== undefined) out.push(...unknownDestinationKeys(config));
+  return out;
+}
+
+/**
+ * Keys of an ATOF sink or ATIF storage entry that neither backend reads
+ * (native ignores them without a word, and the memory relay does as native
+ * does): `output_dir` for `output_directory` left the file in the working
+ * directory, a misspelt `timeout_millis` the default timeout.
+ */
+function unknownDestinationKeys(config: JsonObject): ConfigDiagnostic[] {
+  const out: ConfigDiagnostic[] = [];
+  for (const [section, list] of [['atof', 'sinks'], ['atif', 'storage']] as const) {
+    const table = config[section];
+    const entries = isJsonObject(table) && Array.isArray(table[list]) ? table[list] : [];
+    entries.forEach((entry, i) => {
+      if (!isJsonObject(entry) || typeof entry.type !== 'string') return;
+      const known = destinationKeys(section, list, entry.type);
+      if (known === undefined) return;
+      for (const key of Object.keys(entry)) {
+        if (key === 'type' || known.includes(key)) continue;
+        const near = nearMiss(key, known);
+        out.push({
+          level: 'warning',
+          code: 'plugins_toml.unknown_field',
+          field: `components.config.${section}.${list}[${i}].${key}`,
+          message: `${section} ${list}[${i}].${key} is not a key of a ${JSON.stringify(entry.type)} ${list === 'sinks' ? 'sink' : 'storage entry'}${near !== undefined ? ` (did you mean ${near}?)` : ''}, so it changes nothing: neither backend reads it (the keys: ${known.join(', ')})`,
+        });
+      }
     });
   }
   return out;
+}
+
+/** The keys the schema gives one variant of `atof.sinks` or `atif.storage`. */
+function destinationKeys(section: 'atof' | 'atif', list: 'sinks' | 'storage', type: string): string[] | undefined {
+  const unwrap = (schema: Schema | undefined): Schema | undefined => (schema?.t === 'option' || schema?.t === 'seq' ? schema.of : schema);
+  const table = unwrap(OBSERVABILITY_SCHEMA.t === 'struct' ? OBSERVABILITY_SCHEMA.fields[section] : undefined);
+  const entries = unwrap(table?.t === 'struct' ? table.fields[list] : undefined);
+  const variant = entries?.t === 'tagged' ? entries.variants[type] : undefined;
+  return variant === undefined ? undefined : Object.keys(variant.fields);
 }
 
 /**
@@ -114,6 +172,12 @@ export function pluginsTomlDiagnostics(document: JsonObject | null): ConfigDiagn
  */
 export function ensureOutputDirectories(document: JsonObject, created: string[]): void {
   for (const directory of outputDirectories(document)) makeDirectory(directory, created);
+}
+
+/** smol-toml's line and column of a syntax error (its message has them only in a code block the diagnostic leaves out). */
+function tomlPosition(error: unknown): string {
+  const { line, column } = (error ?? {}) as { line?: unknown; column?: unknown };
+  return typeof line === 'number' && typeof column === 'number' ? ` at line ${line}, column ${column}` : '';
 }
 
 function firstLine(message: string): string {

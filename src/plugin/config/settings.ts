@@ -346,14 +346,14 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   const defaults = profile === 'hermes' ? HERMES_DEFAULTS : neutralDefaults(chosen, context);
   const settings: NemoRelaySettings = { ...defaults, dynamicPlugins: [], ...chosen };
 
-  const toml = loadPluginsToml(settings.pluginsTomlPath);
-  diagnostics.push(...toml.diagnostics);
-  settings.pluginsConfig = toml.document;
-  diagnostics.push(...pluginsTomlDiagnostics(toml.document));
   // The default outputs: on unless a plugins.toml is configured (it owns the outputs) or the switch is off.
   const defaultOutputs = profile === 'default' && settings.outputs && !settings.pluginsTomlPath;
   if (!explicit.has('atofEnabled')) settings.atofEnabled = defaultOutputs;
   if (!explicit.has('atifEnabled')) settings.atifEnabled = defaultOutputs;
+  const toml = loadPluginsToml(settings.pluginsTomlPath, settings.atofEnabled || settings.atifEnabled);
+  diagnostics.push(...toml.diagnostics);
+  settings.pluginsConfig = toml.document;
+  diagnostics.push(...pluginsTomlDiagnostics(toml.document));
   const recordingByDefault = defaultOutputs && !explicit.has('atofEnabled') && !explicit.has('atifEnabled') && !explicit.has('atofOutputDirectory') && !explicit.has('atifOutputDirectory');
 
   if (settings.otlpEnabled) {
@@ -546,7 +546,7 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
   return out as Partial<NemoRelaySettings>;
 }
 
-function describeValue(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   return typeof value;

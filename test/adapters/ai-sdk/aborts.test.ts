@@ -123,10 +123,15 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
         expect(ends).toEqual(Array(1 + topics.length).fill(true));
         const stops = recorded.log.filter((entry) => entry.hook === 'subagent_stop').map((entry) => entry.payload);
         expect(stops.map((stop) => [stop.tool_call_id, stop.child_status]).sort()).toEqual(calls.map((call) => [call.id, 'interrupted']));
-        const { atif, counters } = await recorded.finish();
+        // The lead's session closes after its sub-agents' links, not before (a stop after it opened a second, empty
+        // session): finish() checks no hook came after a session's close.
+        const { atif, atof, counters } = await recorded.finish();
         expectNothingLost(counters);
         expect(atif).toHaveLength(1);
         const [lead] = atif as Array<{ steps: Array<Record<string, any>>; subagent_trajectories?: Array<{ session_id: string; steps: Array<Record<string, any>> }> }>;
+        // One session scope, the lead's (its sub-agents' scopes are under their calls).
+        const sessions = atof.filter((event) => event.kind === 'scope' && event.scope_category === 'start' && event.metadata?.nemo_relay_scope_role === 'session');
+        expect(sessions.map((event) => event.metadata?.session_id)).toEqual([(lead as unknown as { session_id: string }).session_id]);
         const step = lead!.steps.find((one) => one.tool_calls?.length === topics.length)!;
         expect(step.tool_calls.map((call: { tool_call_id: string }) => call.tool_call_id)).toEqual(calls.map((call) => call.id));
         topics.forEach((topic, i) => {

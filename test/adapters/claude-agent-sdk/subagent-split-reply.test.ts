@@ -44,7 +44,10 @@ describe('the Claude Agent SDK adapter: a sub-agent reply with tool results betw
     const recorded = recordedPlugin('claude-split-reply');
     const query = wrapClaudeAgentSdk(sdk, recorded.hooks, { logger: silentLogger }).query({ prompt: 'What time is it?', options: { model: 'claude-sonnet-4-5', persistSession: false } });
     for await (const _ of query as AsyncIterable<unknown>) void _;
-    expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request')).toHaveLength(4);
+    const requests = recorded.log.filter((entry) => entry.hook === 'pre_api_request');
+    expect(requests).toHaveLength(4);
+    // The sub-agent's requests go to the same API as the main agent's: the CLI has one provider.
+    expect(requests.map((entry) => entry.payload.provider)).toEqual(['anthropic', 'anthropic', 'anthropic', 'anthropic']);
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     const child = (atif[0]!.subagent_trajectories as AtifDoc[])[0]!;

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { HookRegistry } from '../../../src/hooks/index.ts';
 import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
-import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, type McpSession } from '../../../src/adapters/mcp/index.ts';
+import { currentMcpSession, instrumentMcpClient, instrumentMcpServer, instrumentMcpTransport, openAIAgentsMcpOptions, type McpSession } from '../../../src/adapters/mcp/index.ts';
 import { propagationContextFromJson } from '../../../src/formats/propagation.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
@@ -211,8 +211,10 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       expect(sent).toBe(true);
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_a', tool_name: 'mcp__weather__forecast', args: { city: 'Oslo' }, result: 'Oslo: rain', status: 'ok' });
       agentHooks.emit('post_tool_call', { ...ids, api_request_id: 't1:api:1', tool_call_id: 'call_b', tool_name: 'local_lookup', args: {}, result: '{}', status: 'ok' });
-      // No tool call is open now: the request goes out unchanged, and the server records a root session.
-      await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+      // No tool call is open now: the request goes out unchanged, and the server records a root session. Its
+      // answer names no trajectory: a caller that did not name itself would pass the reference on to its program.
+      const unlinked = await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+      expect(unlinked).toEqual({ content: [{ type: 'text', text: 'Bergen: rain' }] });
       const final = { id: 'r2', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'Rain in Oslo.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 } };
       agentHooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:2', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', request });
       agentHooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:2', provider: 'openai', api_mode: 'chat_completions', model: 'gpt-4o', response: final, usage: final.usage, assistant_message: final.choices[0]!.message, finish_reason: 'stop' });
@@ -234,7 +236,8 @@ describe('instrumentMcpClient with a host that emits its own hooks, and the plug
       ]);
       // The server's session asked no model: its trajectory is the tool's run, one system step with the result, naming its caller.
       const ref = { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a', trajectory_path: 'server-for-call_a.json' };
-      expect(result._meta).toEqual({ 'nemo-relay/trajectory': ref });
+      // The adapter read the reference and removed it and the caller the server named back: the host gets the result the tool returned.
+      expect(result).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
       expect(readdirSync(dir).sort()).toEqual(['agent-1.json', 'server-for-call_a.json', 'server-for-nobody.json']);
       const read = (file: string) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Loose;
       for (const file of readdirSync(dir)) expect(validateAtif(read(file)), file).toEqual([]);
@@ -375,5 +378,174 @@ describe('instrumentMcpClient and instrumentMcpServer with calls at once', () =>
     expect(end).toMatchObject({ tool_name: 'wait', status: 'error', error_type: 'cancelled', error_message: 'the client cancelled the call: Error: the user pressed stop' });
     expect(end.result).toBe(end.error_message);
     expect(log.filter((entry) => entry.name === 'on_session_finalize').map((entry) => entry.payload.reason)).toEqual(['mcp_call_cancelled']);
+  });
+});
+
+// A client that is not the SDK's `Client` (the AI SDK's createMCPClient) is
+// instrumented through its transport; the two-process programs are
+// test/adapters/mcp/frameworks.test.ts. Here the SDK's own Client over an
+// InMemoryTransport stands in for any client writing JSON-RPC to it.
+describe('instrumentMcpTransport', () => {
+  function answering(hooks: HookRegistry): void {
+    hooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+  }
+
+  async function overTransport(server: McpServer, hooks: HookRegistry, client = new Client({ name: 'agent', version: '1.0.0' })): Promise<Client> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(instrumentMcpTransport(clientSide, hooks));
+    cleanups.push(async () => {
+      await client.close();
+      await server.close();
+    });
+    return client;
+  }
+
+  it('sends the open tool call’s context, links the answer and hands the client the result without the reference', async () => {
+    const agentHooks = new HookRegistry();
+    answering(agentHooks);
+    const log = recorded(agentHooks);
+    const serverHooks = new HookRegistry();
+    answering(serverHooks);
+    recorded(serverHooks);
+    const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
+    const server = instrumentMcpServer(weatherServer(seen), serverHooks, { sessionId: ({ caller }) => `server-for-${caller?.tool_call_id ?? 'nobody'}` });
+    const client = await overTransport(server, agentHooks);
+    agentHooks.emit('pre_tool_call', { session_id: 'agent', turn_id: 't1', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    const linked = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+    agentHooks.emit('post_tool_call', { session_id: 'agent', turn_id: 't1', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' }, result: 'Oslo: rain' });
+    const plain = await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+    expect(linked).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
+    expect(plain).toEqual({ content: [{ type: 'text', text: 'Bergen: rain' }] });
+    expect((seen.meta[0] as Loose)['nemo-relay/caller']).toEqual({ session_id: 'agent', tool_call_id: 'call_a', trajectory_id: 'agent' });
+    expect((seen.meta[0] as Loose).traceparent).toBe(`00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`);
+    expect((seen.meta[1] as Loose | undefined)?.['nemo-relay/caller']).toBeUndefined();
+    const links = log.filter((entry) => entry.name === 'subagent_stop').map((entry) => entry.payload);
+    expect(links).toHaveLength(1);
+    expect(links[0]).toMatchObject({ session_id: 'agent', tool_call_id: 'call_a', child_session_id: 'server-for-call_a', child_status: 'completed', child_trajectory: { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a' } });
+  });
+
+  it('hands every message to a handler set before the client’s, which the SDK’s Client calls from its own', async () => {
+    const hooks = new HookRegistry();
+    answering(hooks);
+    recorded(hooks);
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: rain` }] }));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const earlier: unknown[] = [];
+    const transport = instrumentMcpTransport(clientSide, hooks);
+    transport.onmessage = (message) => void earlier.push(message);
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(transport);
+    cleanups.push(async () => {
+      await client.close();
+      await server.close();
+    });
+    hooks.emit('pre_tool_call', { session_id: 'agent', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    expect(await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } })).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
+    expect(earlier).toHaveLength(2); // the initialize answer and the tool's
+  });
+
+  it('leaves a request an instrumented Client already linked to that Client: one caller, one link', async () => {
+    const agentHooks = new HookRegistry();
+    answering(agentHooks);
+    const log = recorded(agentHooks);
+    const serverHooks = new HookRegistry();
+    answering(serverHooks);
+    recorded(serverHooks);
+    const seen = { meta: [] as unknown[], sessions: [] as (McpSession | undefined)[] };
+    const server = instrumentMcpServer(weatherServer(seen), serverHooks);
+    const client = await overTransport(server, agentHooks, instrumentMcpClient(new Client({ name: 'agent', version: '1.0.0' }), agentHooks));
+    agentHooks.emit('pre_tool_call', { session_id: 'agent', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+    expect(result).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }] });
+    expect((seen.meta[0] as Loose)['nemo-relay/caller']).toEqual({ session_id: 'agent', tool_call_id: 'call_a', trajectory_id: 'agent' });
+    expect(log.filter((entry) => entry.name === 'subagent_stop').map((entry) => entry.payload.tool_call_id)).toEqual(['call_a']);
+  });
+});
+
+// The rule both sides keep: an instrumented server adds to a result's `_meta` only for a caller that named itself
+// (a client without the adapter would pass it on: LangChain's MCP adapters show `_meta` to the model), and then its
+// trajectory and that caller as the request named it (a client that sees only the result tells its calls apart by it).
+describe('instrumentMcpServer and a result\'s _meta', () => {
+  it('names its trajectory and the caller back only to a caller that named itself, the tool\'s own _meta kept', async () => {
+    const hooks = new HookRegistry();
+    hooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+    recorded(hooks); // a server records nothing when nothing listens
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: rain` }], _meta: { station: 'ENGM' } }));
+    const client = await connect(instrumentMcpServer(server, hooks, { sessionId: ({ caller }) => `server-for-${caller?.tool_call_id ?? 'nobody'}` }));
+    const caller = { session_id: 'agent', tool_call_id: 'call_a', trajectory_id: 'agent' };
+    const named = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { 'nemo-relay/caller': caller } });
+    expect(named._meta).toEqual({ station: 'ENGM', 'nemo-relay/trajectory': { session_id: 'server-for-call_a', trajectory_id: 'server-for-call_a' }, 'nemo-relay/caller': caller });
+    const anonymous = await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' } });
+    expect(anonymous).toEqual({ content: [{ type: 'text', text: 'Bergen: rain' }], _meta: { station: 'ENGM' } });
+  });
+
+  // The `_meta` the Claude Code CLI sends with every tools/call (test/slow/claude-agent-sdk-mcp.test.ts runs the CLI),
+  // which never shows the model a result's `_meta`: the tool call is the only caller it names.
+  it('takes the Claude Code CLI\'s claudecode/toolUseId as the caller\'s tool call, and names it back with its trajectory', async () => {
+    const hooks = new HookRegistry();
+    hooks.provideTraceContext((request) => ({ trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+    const log = recorded(hooks);
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: rain` }] }));
+    const client = await connect(instrumentMcpServer(server, hooks, { sessionId: ({ caller }) => `server-for-${caller?.tool_call_id ?? 'nobody'}` }));
+    const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { progressToken: 2, 'claudecode/toolUseId': 'toolu_01' } });
+    expect(result._meta).toEqual({ 'nemo-relay/trajectory': { session_id: 'server-for-toolu_01', trajectory_id: 'server-for-toolu_01' }, 'nemo-relay/caller': { tool_call_id: 'toolu_01' } });
+    expect(log[0]).toMatchObject({ name: 'on_session_start', payload: { session_id: 'server-for-toolu_01', caller: { tool_call_id: 'toolu_01' } } });
+    expect(log[0]!.payload.propagation_context).toBeUndefined();
+    expect(log[1]).toMatchObject({ name: 'pre_tool_call', payload: { tool_call_id: 'toolu_01' } });
+    // The adapter's own caller wins over the CLI's id when both are sent.
+    const caller = { session_id: 'agent', tool_call_id: 'call_a' };
+    const both = await client.callTool({ name: 'forecast', arguments: { city: 'Bergen' }, _meta: { 'claudecode/toolUseId': 'toolu_02', 'nemo-relay/caller': caller } });
+    expect((both._meta as Loose)['nemo-relay/caller']).toEqual(caller);
+  });
+
+  it('reaches the program of an instrumented Client as the tool returned it, the tool\'s own _meta kept', async () => {
+    const agentHooks = new HookRegistry();
+    agentHooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+    const log = recorded(agentHooks);
+    const serverHooks = new HookRegistry();
+    serverHooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+    recorded(serverHooks);
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: rain` }], _meta: { station: 'ENGM' } }));
+    const client = instrumentMcpClient(await connect(instrumentMcpServer(server, serverHooks)), agentHooks);
+    agentHooks.emit('pre_tool_call', { session_id: 'agent', tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    expect(await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } })).toEqual({ content: [{ type: 'text', text: 'Oslo: rain' }], _meta: { station: 'ENGM' } });
+    expect(log.filter((entry) => entry.name === 'subagent_stop').map((entry) => entry.payload.tool_call_id)).toEqual(['call_a']);
+  });
+});
+
+// The Agents SDK hands the options the result's `_meta` and no call id: the caller the server names there is what ties
+// the result back, so a server naming a call it was not sent must not link it (the programs are agents.test.ts and
+// test/slow/mcp-agents.test.ts).
+describe('openAIAgentsMcpOptions', () => {
+  it('links a result only to an open call of its registry that a request went out for', async () => {
+    const hooks = new HookRegistry();
+    hooks.provideTraceContext((request) => ({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, trajectory: { session_id: request.session_id, trajectory_id: request.session_id } }));
+    const log = recorded(hooks);
+    const links = () => log.filter((entry) => entry.name === 'subagent_stop').map((entry) => [entry.payload.session_id, entry.payload.tool_call_id, entry.payload.child_session_id]);
+    const options = openAIAgentsMcpOptions(hooks, { logger: silentLogger });
+    const ids = { session_id: 'agent', turn_id: 't1' };
+    hooks.emit('pre_tool_call', { ...ids, tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' } });
+    hooks.emit('pre_tool_call', { ...ids, tool_call_id: 'call_b', tool_name: 'forecast', args: { city: 'Bergen' } });
+    const meta = await options.toolMetaResolver({ toolName: 'forecast', arguments: { city: 'Oslo' } });
+    expect(meta?.['nemo-relay/caller']).toEqual({ session_id: 'agent', tool_call_id: 'call_a', trajectory_id: 'agent' });
+    const answer = (caller: unknown) => options.customDataExtractor({ resultMeta: { 'nemo-relay/trajectory': { session_id: 'srv', trajectory_id: 'srv' }, 'nemo-relay/caller': caller } });
+    // Open but never sent, another session's, none: nothing linked, and no custom data.
+    expect(await answer({ session_id: 'agent', tool_call_id: 'call_b' })).toBeUndefined();
+    await answer({ session_id: 'other', tool_call_id: 'call_a' });
+    await answer(undefined);
+    expect(links()).toEqual([]);
+    // The call the request went out for.
+    await answer({ session_id: 'agent', tool_call_id: 'call_a' });
+    expect(links()).toEqual([['agent', 'call_a', 'srv']]);
+    // Once it ended, no more.
+    hooks.emit('post_tool_call', { ...ids, tool_call_id: 'call_a', tool_name: 'forecast', args: { city: 'Oslo' }, result: 'Oslo: rain' });
+    await answer({ session_id: 'agent', tool_call_id: 'call_a' });
+    expect(links()).toHaveLength(1);
   });
 });

@@ -1,203 +1,36 @@
-// docs/adapters/mcp.md: its two snippets, as written, are an agent and an MCP
-// server in two processes over stdio (the agent spawns the server), each
-// with the NeMo Relay plugin, the model served on loopback (OPENAI_BASE_URL)
-// and OTLP sent to a loopback collector. One trace in the collector, two
-// trajectories that point at each other, on the memory and the native
-// backend, with Node (and Bun and Deno when the suite runs there).
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// docs/adapters/mcp.md: its snippets, as written, are agents and an MCP
+// server in two processes over stdio (docs-programs.ts). Here: the AI SDK
+// agent that owns its Client, on the memory and the native backend, and the
+// OpenAI Agents SDK agent on memory (test/slow/mcp-agents.test.ts runs it on
+// native), with Node (and Bun and Deno when the suite runs there). The
+// LangChain and AI SDK MCP clients' programs are frameworks.test.ts.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { loopbackApi, repoRoot, tsSnippets, type SnippetRuntime } from '../../support/doc-snippets.ts';
-import { startHttpReceiver, type DecodedSpan, type Receiver } from '../../support/otlp-receiver.ts';
+import { describe, expect, it } from 'vitest';
+import { repoRoot, tsSnippets, type SnippetRuntime } from '../../support/doc-snippets.ts';
 import { runtime as suiteRuntime } from '../../support/child.ts';
-import { FakeProvider } from '../ai-sdk/wire.ts';
+import { checkDocsAgent } from './docs-programs.ts';
+import { MCP_PAGE, mcpPrograms } from './two-processes.ts';
 
-const page = 'docs/adapters/mcp.md';
+const page = MCP_PAGE;
 const snippets = tsSnippets(readFileSync(path.join(repoRoot, page), 'utf8'));
-const [serverSnippet, agentSnippet] = snippets.filter((code) => !code.startsWith('hooks.emit'));
-
-let api = new FakeProvider();
-let provider: { url: string; close(): Promise<void> };
-let collector: Receiver;
-beforeAll(async () => {
-  provider = await loopbackApi((url, init) => api.fetch(url, init));
-  collector = await startHttpReceiver();
-});
-afterAll(async () => {
-  await provider.close();
-  await collector.close();
-});
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  cwd: string;
-}
-
-/** Writes both snippets into one folder inside the package (so 'nemo-relay-hooks' is the package) and runs the agent from an empty cwd. */
-async function runAgent(runtime: SnippetRuntime, env: NodeJS.ProcessEnv): Promise<Run> {
-  const home = path.join(repoRoot, '.tmp', 'docs-snippets');
-  mkdirSync(home, { recursive: true });
-  const folder = mkdtempSync(path.join(home, `mcp-${runtime}-`));
-  writeFileSync(path.join(folder, 'weather-server.mjs'), serverSnippet!);
-  writeFileSync(path.join(folder, 'agent.mjs'), agentSnippet!);
-  const cwd = mkdtempSync(path.join(tmpdir(), `nrh-docs-mcp-${runtime}-`));
-  const agent = path.join(folder, 'agent.mjs');
-  const [binary, ...args] =
-    runtime === 'node'
-      ? [process.execPath.includes('node') ? process.execPath : 'node', agent]
-      : runtime === 'bun'
-        ? [path.join(repoRoot, 'node_modules/.bin/bun'), agent]
-        : [path.join(repoRoot, 'node_modules/.bin/deno'), 'run', '-A', agent];
-  try {
-    return await new Promise<Run>((resolve, reject) => {
-      const child = spawn(binary!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => child.kill(), 120_000);
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.on('close', (status) => {
-        clearTimeout(timer);
-        resolve({ status, stdout, stderr, cwd });
-      });
-    });
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-}
-
-type Doc = Record<string, any>;
+const programs = mcpPrograms();
 
 const runtimes: SnippetRuntime[] = suiteRuntime === 'node' ? ['node'] : [suiteRuntime];
 
 describe(page, () => {
-  it('has the server and the agent as snippets, and one fragment', () => {
-    expect(snippets).toHaveLength(3);
-    expect(serverSnippet).toContain('instrumentMcpServer(server, hooks)');
-    expect(agentSnippet).toContain('instrumentMcpClient(');
+  it('has the server and the agents as snippets, and one fragment', () => {
+    expect([...programs.keys()]).toEqual(['weather-server.mjs', 'agent.mjs', 'langchain-agent.mjs', 'ai-sdk-agent.mjs', 'agents-sdk-agent.mjs']);
+    expect(snippets).toHaveLength(programs.size + 1);
+    expect(programs.get('weather-server.mjs')).toContain('instrumentMcpServer(server, hooks)');
+    expect(programs.get('agent.mjs')).toContain('instrumentMcpClient(');
+    expect(programs.get('agents-sdk-agent.mjs')).toContain('...openAIAgentsMcpOptions(hooks)');
   });
 
   for (const runtime of runtimes) {
     for (const backend of ['memory', 'native'] as const) {
-      it(`agent and server in two processes give one trace and two linked trajectories (${runtime}, ${backend})`, async () => {
-        api = new FakeProvider();
-        api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: '', toolCalls: [{ id: 'call_oslo', name: 'forecast', args: { city: 'Oslo' } }], usage: { input: 90, output: 15 } });
-        api.reply('responses', { id: 'resp_srv', model: 'gpt-4o-mini-2024-07-18', text: 'Oslo: rain, 9 °C.', usage: { input: 30, output: 8 } });
-        api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'In Oslo it will rain, 9 °C.', usage: { input: 130, output: 12 } });
-        collector.requests.length = 0;
-        const env = {
-          ...process.env,
-          OPENAI_API_KEY: 'sk-test-not-a-key',
-          OPENAI_BASE_URL: `${provider.url}/v1`,
-          AI_SDK_LOG_WARNINGS: 'false',
-          NO_COLOR: '1',
-          NEMO_RELAY_HOOKS_BACKEND: backend,
-          NEMO_RELAY_HOOKS_OTLP_ENABLED: 'true',
-          NEMO_RELAY_HOOKS_OTLP_TYPE: 'full',
-          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-        };
-        const result = await runAgent(runtime, env);
-        const { cwd } = result;
-        try {
-          expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
-          expect(result.stdout).toContain('In Oslo it will rain, 9 °C.');
-          expect(result.stderr).not.toMatch(/failed|error/i);
-          expect(api.requests.map((request) => request.body.model)).toEqual(['gpt-4o', 'gpt-4o-mini', 'gpt-4o']);
-
-          // Two trajectories, each valid, pointing at each other.
-          const folder = path.join(cwd, 'trajectories');
-          const files = readdirSync(folder).sort();
-          expect(files).toHaveLength(2);
-          const docs = new Map(files.map((file) => [file, JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as Doc]));
-          for (const [file, doc] of docs) expect(validateAtif(doc), file).toEqual([]);
-          const [agentFile, agentDoc] = [...docs].find(([, doc]) => doc.session_id === 'user-42')!;
-          const [serverFile, serverDoc] = [...docs].find(([, doc]) => doc.session_id !== 'user-42')!;
-          expect(serverDoc.session_id).toMatch(/^mcp-weather-server-[0-9a-f-]{36}$/);
-          expect(serverDoc.agent.name).toBe('weather-server');
-          expect(serverDoc.extra.caller).toEqual({ session_id: 'user-42', tool_call_id: 'call_oslo', trajectory_id: 'user-42', trajectory_path: agentFile });
-          expect(serverDoc.steps.map((step: Doc) => [step.source, step.message])).toEqual([
-            ['user', 'Write a one-line forecast for Oslo.'],
-            ['agent', 'Oslo: rain, 9 °C.'],
-            ['system', ''],
-          ]);
-          // The last step is what the server answered its caller: the tool's result, under the caller's tool call id.
-          expect(serverDoc.steps[2].observation.results.map((entry: Doc) => [entry.content, entry.extra.metadata.tool_call_id])).toEqual([['Oslo: rain, 9 °C.', 'call_oslo']]);
-          const call = agentDoc.steps.find((step: Doc) => step.tool_calls?.length > 0);
-          expect(call.tool_calls.map((toolCall: Doc) => [toolCall.tool_call_id, toolCall.function_name])).toEqual([['call_oslo', 'forecast']]);
-          const observed = call.observation.results.find((entry: Doc) => entry.source_call_id === 'call_oslo');
-          expect(observed.subagent_trajectory_ref).toEqual([{ session_id: serverDoc.session_id, trajectory_id: serverDoc.trajectory_id, trajectory_path: serverFile }]);
-          expect(observed.content).toContain('Oslo: rain, 9 °C.');
-          expect(agentDoc.steps.at(-1).message).toBe('In Oslo it will rain, 9 °C.');
-
-          // `view` given both files shows the server's session under the agent's tool call.
-          const viewed = spawnSync(process.execPath.includes('node') ? process.execPath : 'node', [path.join(repoRoot, 'dist/src/cli/main.js'), 'view', '--json', path.join(folder, serverFile), path.join(folder, agentFile)], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-          expect(viewed.status, viewed.stderr).toBe(0);
-          const report = JSON.parse(viewed.stdout) as { files: { sessions: Doc[] }[] };
-          expect(report.files.map((file) => file.sessions.length)).toEqual([0, 1]);
-          const toolNode = findNode(report.files[1]!.sessions[0]!, (entry) => entry.kind === 'tool' && entry.title === 'tool forecast')!;
-          expect(toolNode.children.map((child: Doc) => [child.kind, child.title])).toEqual([['subagent', `remote session ${serverDoc.session_id}`]]);
-
-          // One trace: every span, from both processes, under the agent's one root.
-          const spans = collector.spans();
-          const traces = new Set(spans.map((span) => span.traceId));
-          expect(traces.size, JSON.stringify(spans.map(brief))).toBe(1);
-          const byId = new Map(spans.map((span) => [span.spanId, span]));
-          const roots = spans.filter((span) => span.parentSpanId === '');
-          expect(roots.map(brief)).toHaveLength(1);
-          for (const span of spans) if (span.parentSpanId !== '') expect(byId.has(span.parentSpanId), `parent of ${brief(span)}`).toBe(true);
-          // The server's session span hangs under the agent's forecast tool span.
-          const forecastSpans = spans.filter((span) => /forecast/.test(span.name));
-          expect(forecastSpans.length, JSON.stringify(spans.map(brief))).toBe(2);
-          const [clientTool, serverTool] = depthSorted(forecastSpans, byId);
-          const ancestors = ancestry(serverTool!, byId);
-          expect(ancestors).toContain(clientTool!.spanId);
-          const serverSession = byId.get(ancestors[ancestors.indexOf(clientTool!.spanId) - 1]!)!;
-          expect(serverSession.parentSpanId).toBe(clientTool!.spanId);
-          // The server's model call is in the trace too, under the server's session.
-          expect(serverSession.name).toBe(`${serverDoc.agent.name}-session-${serverDoc.session_id}`);
-          expect(spans.filter((span) => span.parentSpanId === serverSession.spanId).map((span) => span.name).sort()).toEqual(['forecast', 'openai.responses']);
-          expect(roots[0]!.name).toBe(`${agentDoc.agent.name}-session-user-42`);
-        } finally {
-          rmSync(cwd, { recursive: true, force: true });
-        }
-      }, 130_000);
+      it(`agent and server in two processes give one trace and two linked trajectories (${runtime}, ${backend})`, () => checkDocsAgent('agent.mjs', runtime, backend), 130_000);
     }
+    it(`OpenAI Agents SDK agent and server in two processes give one trace and two linked trajectories (${runtime}, memory)`, () => checkDocsAgent('agents-sdk-agent.mjs', runtime, 'memory'), 130_000);
   }
 });
-
-function brief(span: DecodedSpan): string {
-  return `${span.name}#${span.spanId}<-${span.parentSpanId}`;
-}
-
-/** The span ids from `span`'s parent up to the root. */
-function ancestry(span: DecodedSpan, byId: Map<string, DecodedSpan>): string[] {
-  const out: string[] = [];
-  let parent = span.parentSpanId;
-  while (parent !== '' && byId.has(parent) && !out.includes(parent)) {
-    out.push(parent);
-    parent = byId.get(parent)!.parentSpanId;
-  }
-  return out;
-}
-
-function depthSorted(spans: DecodedSpan[], byId: Map<string, DecodedSpan>): DecodedSpan[] {
-  return [...spans].sort((a, b) => ancestry(a, byId).length - ancestry(b, byId).length);
-}
-
-function findNode(tree: Doc, predicate: (node: Doc) => boolean): Doc | undefined {
-  if (predicate(tree)) return tree;
-  for (const child of tree.children ?? []) {
-    const found = findNode(child, predicate);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}

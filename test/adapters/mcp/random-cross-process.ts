@@ -19,7 +19,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { expect } from 'vitest';
 import { HookRegistry } from '../../../src/hooks/index.ts';
 import { createNemoRelayPlugin } from '../../../src/plugin/plugin.ts';
-import { instrumentMcpClient, TRAJECTORY_META_KEY } from '../../../src/adapters/mcp/index.ts';
+import { CALLER_META_KEY, instrumentMcpClient, TRAJECTORY_META_KEY } from '../../../src/adapters/mcp/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 import { repoRoot } from '../../support/doc-snippets.ts';
@@ -241,19 +241,14 @@ function outputOf(folder: string): Output {
 }
 
 /**
- * The outcome without what the adapter adds (the trajectory under `_meta`),
- * as the plain run has it. Without the progress count: the SDK's client
- * handles a notification a microtask after it arrives and a response at
- * once, so progress that arrives with the answer is dropped, in either run
- * (the count is checked on its own).
+ * The outcome without the progress count: the SDK's client handles a
+ * notification a microtask after it arrives and a response at once, so
+ * progress that arrives with the answer is dropped, in either run (the count
+ * is checked on its own).
  */
 function unlinked(outcome: Outcome): Omit<Outcome, 'progress'> {
   const { progress: _, ...rest } = outcome;
-  if (!('result' in rest)) return rest;
-  const { _meta, ...result } = rest.result;
-  const meta = { ...(_meta ?? {}) };
-  delete meta[TRAJECTORY_META_KEY];
-  return { result: Object.keys(meta).length > 0 ? { ...result, _meta: meta } : result };
+  return rest;
 }
 
 /** The last step's observation results of an ATIF document. */
@@ -308,7 +303,7 @@ function checkRun(plan: Plan, backend: string, plain: Run, run: Run): void {
   const label = `seed ${plan.seed} (${plan.transport}, nested ${plan.nestedTransport}, ${backend})`;
   const died = calls.some((call) => call.tool === 'die');
   const nestedDied = calls.some((call) => call.args.tool === 'die');
-  // The client sees what it would without the adapter.
+  // The client sees what it would without the adapter, the server's reference included (the adapter removes it).
   for (const call of calls) expect(unlinked(run.outcomes.get(call.id)!), `${label}: ${call.id} ${call.tool}`).toEqual(unlinked(plain.outcomes.get(call.id)!));
   // Nothing written where it was not asked for. A server killed mid-call may
   // leave the trajectories of the calls it answered just before unwritten,
@@ -366,12 +361,15 @@ function checkRun(plan: Plan, backend: string, plain: Run, run: Run): void {
       expect(observed.get(call.id)?.subagent_trajectory_ref, what).toBeUndefined();
       continue;
     }
-    // What the client got, and what the agent's trajectory says of it.
-    const named = 'result' in outcome ? (outcome.result._meta?.[TRAJECTORY_META_KEY] as Loose | undefined) : undefined;
+    // What the client got (the plain run's result: the adapter removed the server's reference), and what the agent's trajectory says of it.
+    const refs = observed.get(call.id)?.subagent_trajectory_ref as Loose[] | undefined;
+    const named = refs?.[0];
     if ('result' in outcome) {
-      expect(named, what).toBeDefined();
+      // Neither the server's reference nor the caller it named back: the adapter removed both.
+      expect(outcome.result._meta?.[TRAJECTORY_META_KEY], what).toBeUndefined();
+      expect(outcome.result._meta?.[CALLER_META_KEY], what).toBeUndefined();
+      expect(refs, what).toHaveLength(1);
       expect(observed.get(call.id)?.content, what).toBe(JSON.stringify(outcome.result.content));
-      expect(observed.get(call.id)?.subagent_trajectory_ref, what).toEqual([named]);
       // At most what the tool sent: the SDK's client drops a notification that arrives with the answer, which on a
       // loaded machine may be all of them (that progress reaches the caller at all, the cancelled calls show).
       expect(outcome.progress, what).toBeLessThanOrEqual(call.progress ?? 0);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SCENARIOS, virtualClock } from '../../src/demo/index.ts';
 import { HOOK_NAMES, HookRegistry, silentLogger } from '../../src/hooks/index.ts';
 import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
-import { EXAMPLES, tempDir } from './support.ts';
+import { EXAMPLES, tempDir } from '../cli/support.ts';
 
 if (!existsSync('/dev/full')) console.info('[skip] recorder write-failure test: needs /dev/full (Linux)');
 

@@ -1,0 +1,264 @@
+// An OpenAI Agents SDK program as the SDK's docs write one
+// (`mcpServers: [new MCPServerStdio(...)]`, or `MCPServerStreamableHttp({ url })`)
+// whose MCP server, instrumented with `instrumentMcpServer`, is its child over
+// stdio or runs on its own over Streamable HTTP (agents-programs.ts). The
+// model is the Responses API on loopback (JSON, then SSE for the streamed
+// run), OTLP goes to a loopback collector. The program runs with and without
+// `...openAIAgentsMcpOptions(hooks)` in the server's options: with it, one
+// trace per run across both processes, each server trajectory names the
+// agent's tool call, each agent observation references the server trajectory
+// of its own call, the model is sent nothing the server added to a result's
+// `_meta`, and nothing else in the agent's trajectories differs from the run
+// without it. Used by agents.test.ts (memory, stdio) and
+// test/slow/mcp-agents.test.ts (native, Streamable HTTP).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { runtime } from '../../support/child.ts';
+import { loopbackApi, repoRoot } from '../../support/doc-snippets.ts';
+import { startHttpReceiver, type DecodedSpan, type Receiver } from '../../support/otlp-receiver.ts';
+import { FakeOpenAI, dated } from '../openai-agents/wire.ts';
+import { AGENT_SOURCE, SERVER_SOURCE, type AgentConfig } from './agents-programs.ts';
+
+type Doc = Record<string, any>;
+
+// A new fake per program: its response ids count from 1 for each.
+let api = new FakeOpenAI();
+let provider: { url: string; close(): Promise<void> };
+let collector: Receiver;
+
+/** The loopback model server and OTLP collector, for the test file that calls it (at its top level). */
+export function serveAgentsPrograms(): void {
+  beforeAll(async () => {
+    provider = await loopbackApi((url, init) => api.fetch(url, init));
+    collector = await startHttpReceiver();
+  });
+  afterAll(async () => {
+    await provider.close();
+    await collector.close();
+  });
+}
+
+/** The model's turns: run 1 asks for four calls at once (three of one tool, one refused with isError), run 2 (streamed) for one. */
+const SCRIPT = {
+  'gpt-4.1': [
+    {
+      calls: [
+        { id: 'call_oslo', name: 'forecast', args: { city: 'Oslo' } },
+        { id: 'call_bergen', name: 'forecast', args: { city: 'Bergen' } },
+        // The same tool with the same arguments at once: only the call it runs in tells the two apart.
+        { id: 'call_oslo_again', name: 'forecast', args: { city: 'Oslo' } },
+        { id: 'call_alerts', name: 'alerts', args: { city: 'Oslo' } },
+      ],
+      usage: { input: 120, output: 40, cached: 64 },
+    },
+    { text: 'Oslo: rain. Bergen: rain. No alerts.', usage: { input: 210, output: 12 } },
+    { calls: [{ id: 'call_tromso', name: 'forecast', args: { city: 'Tromsø' } }], usage: { input: 90, output: 15 } },
+    { text: 'Tromsø: rain.', usage: { input: 130, output: 6, cached: 32 } },
+  ],
+};
+
+interface Output {
+  agent: Map<string, Doc>;
+  server: Map<string, Doc>;
+  spans: DecodedSpan[];
+  /** What the model was sent, as JSON text. */
+  model: string;
+}
+
+/** Runs the server on its own over Streamable HTTP; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
+async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [...args, script, out, 'http'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let seen = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      const found = /listening (\d+)/.exec(seen);
+      if (found) resolve(Number(found[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export async function runProgram(link: boolean, backend: 'memory' | 'native', transport: 'stdio' | 'http' = 'stdio'): Promise<Output> {
+  const home = path.join(repoRoot, '.tmp', 'mcp-agents');
+  mkdirSync(home, { recursive: true });
+  const folder = mkdtempSync(path.join(home, `${runtime}-${backend}-`));
+  try {
+    writeFileSync(path.join(folder, 'server.mjs'), SERVER_SOURCE);
+    writeFileSync(path.join(folder, 'agent.mjs'), AGENT_SOURCE);
+    const config: AgentConfig = { server: path.join(folder, 'server.mjs'), link, out: path.join(folder, 'trajectories') };
+    api = new FakeOpenAI(SCRIPT);
+    collector.requests.length = 0;
+    const env = {
+      ...process.env,
+      OPENAI_API_KEY: 'sk-test-not-a-key',
+      OPENAI_BASE_URL: `${provider.url}/v1`,
+      OPENAI_AGENTS_DISABLE_TRACING: '1',
+      NO_COLOR: '1',
+      NEMO_RELAY_HOOKS_BACKEND: backend,
+      NEMO_RELAY_HOOKS_OTLP_ENABLED: 'true',
+      NEMO_RELAY_HOOKS_OTLP_TYPE: 'full',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    };
+    const [binary, ...args] = runtime === 'deno' ? [process.execPath, 'run', '-A'] : [process.execPath];
+    const http = transport === 'http' ? await serveHttp(config.server, `${config.out}-server`, env, args) : undefined;
+    if (http !== undefined) config.url = http.url;
+    const result = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(binary!, [...args, path.join(folder, 'agent.mjs'), JSON.stringify(config)], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+    await http?.stop();
+    expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toContain('run 1: Oslo: rain. Bergen: rain. No alerts.');
+    expect(result.stdout).toContain('run 2: Tromsø: rain.');
+    expect(result.stderr).not.toMatch(/failed|error|warn/i);
+    const read = (dir: string): Map<string, Doc> =>
+      new Map(existsSync(dir) ? readdirSync(dir).sort().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Doc]) : []);
+    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests) };
+    for (const [file, doc] of [...out.agent, ...out.server]) expect(validateAtif(doc), file).toEqual([]);
+    return out;
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** Run by run: its session, its calls (id, tool, city) and its tokens as the model server reported them. */
+const RUNS = [
+  {
+    session: 'weather-1',
+    calls: [
+      ['call_oslo', 'forecast', 'Oslo'],
+      ['call_bergen', 'forecast', 'Bergen'],
+      ['call_oslo_again', 'forecast', 'Oslo'],
+      ['call_alerts', 'alerts', 'Oslo'],
+    ],
+    tokens: { total_prompt_tokens: 330, total_completion_tokens: 52, total_cached_tokens: 64 },
+  },
+  { session: 'weather-2', calls: [['call_tromso', 'forecast', 'Tromsø']], tokens: { total_prompt_tokens: 220, total_completion_tokens: 21, total_cached_tokens: 32 } },
+] as const;
+
+/** What the server answers (a forecast numbered by its arrival). */
+const SERVER_TEXT: Record<string, (city: string) => RegExp> = { forecast: (city) => new RegExp(`^${city}: rain \\(answer \\d\\)$`), alerts: (city) => new RegExp(`^the alert service is down for ${city}$`) };
+
+function agentDoc(out: Output, session: string): [string, Doc] {
+  const found = [...out.agent].find(([, doc]) => doc.session_id === session);
+  expect(found, `the trajectory of ${session}`).toBeDefined();
+  return found!;
+}
+
+function observed(doc: Doc, callId: string): Doc {
+  const result = (doc.steps as Doc[]).flatMap((step) => step.observation?.results ?? []).find((entry: Doc) => entry.source_call_id === callId);
+  expect(result, `the observation of ${callId}`).toBeDefined();
+  return result;
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/**
+ * A trajectory without what differs from one run of a program to the next
+ * (ids, times; the order the calls ended in, and so the server's numbering
+ * of its answers) and without the server references.
+ */
+function comparable(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) {
+    const entries = value.map((entry) => comparable(entry));
+    return key === 'results' ? entries.sort((a, b) => String((a as Doc).source_call_id).localeCompare(String((b as Doc).source_call_id))) : entries;
+  }
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([name]) => name !== 'subagent_trajectory_ref')
+        .map(([name, entry]) => [name, comparable(entry, name)]),
+    );
+  }
+  if (typeof value === 'number' && /timestamp|duration/.test(key)) return 0;
+  if (typeof value === 'string') return key === 'timestamp' ? 'TIME' : value.replace(UUID, 'UUID').replace(/\(answer \d+\)/g, '(answer N)');
+  return value;
+}
+
+/** The program without the options, on memory: what the SDK does on its own, and what the linked runs are held to. */
+let plainRun: Promise<Output> | undefined;
+export const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'memory'));
+
+/** Without the options, what the SDK does on its own: every MCP call is a trace and a trajectory of its own, unlinked. */
+export async function checkPlainProgram(): Promise<void> {
+  const out = await plain();
+  expect(new Set(out.spans.map((span) => span.traceId)).size).toBe(2 + 5);
+  expect(out.server.size).toBe(5);
+  for (const doc of out.server.values()) expect(doc.extra?.caller).toBeUndefined();
+  for (const run of RUNS) for (const [id] of run.calls) expect(observed(agentDoc(out, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
+}
+
+/** With the options: one trace per run across both processes, and trajectories that point at each other. */
+export async function checkLinkedProgram(backend: 'memory' | 'native', transport: 'stdio' | 'http'): Promise<void> {
+  const linked = await runProgram(true, backend, transport);
+
+  // With them: each server trajectory names the agent's call it did, and that call's observation references it.
+  expect(linked.agent.size).toBe(2);
+  expect(linked.server.size).toBe(5);
+  const referenced = new Set<string>();
+  for (const run of RUNS) {
+    const [agentFile, doc] = agentDoc(linked, run.session);
+    for (const [id, tool, city] of run.calls) {
+      const serverFiles = [...linked.server].filter(([, server]) => server.extra?.caller?.tool_call_id === id);
+      expect(serverFiles, `the server trajectories of ${id}`).toHaveLength(1);
+      const [serverFile, server] = serverFiles[0]!;
+      referenced.add(serverFile);
+      expect(server.extra.caller).toEqual({ session_id: run.session, tool_call_id: id, trajectory_id: doc.trajectory_id, trajectory_path: agentFile });
+      // The server's call is the one the agent made (its tool, its arguments, its answer).
+      const answer = (server.steps as Doc[]).at(-1)!.observation.results[0];
+      expect([answer.extra.event_name, answer.extra.metadata.status]).toEqual([tool, tool === 'alerts' ? 'error' : 'ok']);
+      expect(answer.content).toMatch(SERVER_TEXT[tool]!(city));
+      // The answer the agent's call got is the one of the trajectory it references (same-argument calls included).
+      const observation = observed(doc, id);
+      expect(JSON.parse(observation.content)).toEqual({ type: 'text', text: answer.content });
+      expect(observation.subagent_trajectory_ref).toEqual([{ trajectory_id: server.trajectory_id, session_id: server.session_id, trajectory_path: serverFile }]);
+    }
+    // Tokens: what the model server reported, nothing added.
+    expect(doc.final_metrics).toMatchObject(run.tokens);
+    expect((doc.steps as Doc[]).filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual([dated('gpt-4.1'), dated('gpt-4.1')]);
+  }
+  expect(referenced.size).toBe(5);
+  // The model was sent the tools' content and nothing the server added to a result's `_meta` for the options (which
+  // cannot remove it): the SDK's tool output is the result's content.
+  expect(linked.model).toContain('rain (answer');
+  expect(linked.model).not.toContain('nemo-relay/');
+
+  // Nothing else in the agent's trajectories changed (from the plain run on memory: the backends write the same).
+  const unlinked = await plain();
+  for (const run of RUNS) expect(comparable(agentDoc(linked, run.session)[1])).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
+
+  // One trace per run: the agent's session span its one root, each server session span under the agent's span of its call.
+  expect(new Set(linked.spans.map((span) => span.traceId)).size).toBe(2);
+  const byId = new Map(linked.spans.map((span) => [span.spanId, span]));
+  for (const run of RUNS) {
+    const root = linked.spans.find((span) => span.name === `Weather agent-session-${run.session}`)!;
+    const spans = linked.spans.filter((span) => span.traceId === root.traceId);
+    expect(spans.filter((span) => span.parentSpanId === '').map((span) => span.name)).toEqual([root.name]);
+    for (const span of spans) if (span.parentSpanId !== '') expect(byId.has(span.parentSpanId), span.name).toBe(true);
+    const serverSessions = spans.filter((span) => span.name.startsWith('weather-server-session-'));
+    expect(serverSessions).toHaveLength(run.calls.length);
+    const parents = serverSessions.map((span) => byId.get(span.parentSpanId)!);
+    expect(parents.map((span) => [span.attributes['nemo_relay.start.metadata.session_id'], span.attributes['nemo_relay.tool_call_id']]).sort()).toEqual(run.calls.map(([id]) => [run.session, id]).sort());
+    for (const span of serverSessions) {
+      const server = [...linked.server.values()].find((doc) => span.name === `weather-server-session-${doc.session_id}`)!;
+      expect(byId.get(span.parentSpanId)!.attributes['nemo_relay.tool_call_id']).toBe(server.extra.caller.tool_call_id);
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// The two programs of test/adapters/mcp/agents.test.ts, as the OpenAI Agents
+// SDK's docs write an agent with an MCP server: an `Agent` with
+// `mcpServers: [new MCPServerStdio(...)]`, `await server.connect()`, `run()`
+// (here twice: once as it returns, once streamed), `await server.close()`,
+// with a tool input guardrail on the server's tools;
+// and the MCP server, an `McpServer` instrumented with `instrumentMcpServer`:
+// the agent's child over stdio, or on its own over Streamable HTTP
+// (`MCPServerStreamableHttp({ url })`). Both record with the NeMo Relay
+// plugin, configured by the environment (backend, OTLP). Written into the
+// package (.tmp/) so `nemo-relay-hooks` and the SDKs resolve as they do for a
+// user.
+
+/** argv[2]: the JSON of an AgentConfig. */
+export interface AgentConfig {
+  /** The server program's path (stdio: the agent starts it). */
+  server: string;
+  /** Streamable HTTP: the server's URL (it runs on its own). */
+  url?: string;
+  /** Spread `openAIAgentsMcpOptions(hooks)` into the server's options. */
+  link: boolean;
+  /** Where the agent's trajectories go; the server's go to `<out>-server`. */
+  out: string;
+}
+
+export const AGENT_SOURCE = String.raw`
+import { Agent, MCPServerStdio, MCPServerStreamableHttp, ToolGuardrailFunctionOutputFactory, run } from '@openai/agents';
+import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
+import { openAIAgentsMcpOptions } from 'nemo-relay-hooks/mcp';
+import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
+
+const config = JSON.parse(process.argv[2]);
+const hooks = new HookRegistry();
+const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: config.out } });
+plugin.register(hooks);
+let session = 'weather-1';
+instrumentOpenAIAgents(hooks, { sessionId: () => session });
+
+// A policy check on every MCP tool call whose first answer is slow (a cold cache): the first call reaches
+// its MCP request after the calls the model asked for next.
+let warm = false;
+const policy = {
+  name: 'policy',
+  run: async () => {
+    if (!warm) {
+      warm = true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return ToolGuardrailFunctionOutputFactory.allow();
+  },
+};
+
+const linked = config.link ? openAIAgentsMcpOptions(hooks) : {};
+const server =
+  config.url === undefined
+    ? new MCPServerStdio({
+        name: 'weather',
+        command: process.execPath,
+        args: [...(process.versions.deno ? ['run', '-A'] : []), config.server, config.out + '-server'],
+        env: process.env,
+        toolInputGuardrails: [policy],
+        ...linked,
+      })
+    : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
+await server.connect();
+try {
+  const agent = new Agent({ name: 'Weather agent', instructions: 'Answer with the forecast and the alerts.', model: 'gpt-4.1', mcpServers: [server] });
+  const answered = await run(agent, 'Weather and alerts for Oslo and Bergen?');
+  console.log('run 1: ' + answered.finalOutput);
+  session = 'weather-2';
+  const streamed = await run(agent, 'And for Tromsø?', { stream: true });
+  for await (const _event of streamed) {
+    // the events as they come
+  }
+  await streamed.completed;
+  console.log('run 2: ' + streamed.finalOutput);
+} finally {
+  await server.close();
+}
+await plugin.shutdown();
+`;
+
+/** argv[2]: the trajectory folder; argv[3]: `http` to serve Streamable HTTP on loopback (it prints `listening <port>`), else stdio. */
+export const SERVER_SOURCE = String.raw`
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
+import { instrumentMcpServer } from 'nemo-relay-hooks/mcp';
+
+const hooks = new HookRegistry();
+const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2] } });
+plugin.register(hooks);
+
+let answers = 0;
+/** The server (one per MCP session over HTTP, as the SDK's example serves it). */
+function weatherServer() {
+  const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+  server.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }) => {
+    // Each answer is numbered: two calls with the same arguments get different answers.
+    const answer = ++answers;
+    // Oslo answers after Bergen: the answers come back in another order than the calls went out.
+    if (city === 'Oslo') await new Promise((resolve) => setTimeout(resolve, 50));
+    return { content: [{ type: 'text', text: city + ': rain (answer ' + answer + ')' }] };
+  });
+  server.registerTool('alerts', { description: 'The weather alerts for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
+    content: [{ type: 'text', text: 'the alert service is down for ' + city }],
+    isError: true,
+  }));
+  return instrumentMcpServer(server, hooks);
+}
+
+if (process.argv[3] !== 'http') {
+  await weatherServer().connect(new StdioServerTransport());
+  process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
+  plugin.installExitHandlers();
+} else {
+  const transports = new Map();
+  const http = createServer(async (req, res) => {
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? transports.get(id) : undefined;
+    if (transport === undefined) {
+      if (req.method !== 'POST' || id !== undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => transports.set(sid, created) });
+      created.onclose = () => transports.delete(created.sessionId);
+      await weatherServer().connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res);
+  });
+  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
+  // Stopped with SIGTERM: the files are written, then it exits.
+  process.on('SIGTERM', () => {
+    http.close();
+    http.closeAllConnections();
+    plugin.shutdown().then(() => process.exit(0));
+  });
+}
+`;

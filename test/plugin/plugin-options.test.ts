@@ -1,0 +1,64 @@
+// createNemoRelayPlugin's own options as a JavaScript host passes them,
+// without a compiler: the slips docs/hosts/plugin.md's snippet invites
+// (a misspelt option, a count written as text) are named, and the
+// defaults apply, instead of being ignored or turning a bound off.
+import { describe, expect, it } from 'vitest';
+import { createNemoRelayPlugin } from '../../src/index.ts';
+import { checkPluginOptions } from '../../src/plugin/config/plugin-options.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Logger } from '../../src/shared/logger.ts';
+
+// Not test/contract/backends.ts's helpers: that module probes native, which this file's process must not load.
+function recordingLogger(): Logger & { lines: { level: string; message: string }[] } {
+  const lines: { level: string; message: string }[] = [];
+  const at = (level: string) => (message: string) => void lines.push({ level, message });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+describe('createNemoRelayPlugin options a host got wrong', () => {
+  it('names a misspelt option (suggesting the right one, never quoting its value) and a count given as text, once each, on the console and in status()', async () => {
+    const logger = recordingLogger();
+    const dir = mkdtempSync(path.join(tmpdir(), 'nrh-plugin-options-'));
+    const options = {
+      backend: 'memory',
+      env: {},
+      logger,
+      settings: { atofEnabled: true, atofOutputDirectory: dir, atofFilename: 'events.jsonl' },
+      setting: { otlpHeaders: 'authorization=Bearer sk-live-123' },
+      maxQueuedHooks: 'lots',
+      sessionIdleTTLMs: 1000,
+      redact: 'emails',
+    } as unknown as Parameters<typeof createNemoRelayPlugin>[0];
+    const plugin = createNemoRelayPlugin(options);
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.on_session_start({ session_id: 's2' });
+    const messages = plugin.status().diagnostics.map((d) => `${d.field}: ${d.message}`);
+    expect(messages).toEqual([
+      expect.stringMatching(/^options\.setting: "setting" is not an option of createNemoRelayPlugin \(did you mean settings\?\); ignoring it/),
+      expect.stringMatching(/^options\.sessionIdleTTLMs: "sessionIdleTTLMs" is not an option of createNemoRelayPlugin \(did you mean sessionIdleTtlMs\?\)/),
+      'options.maxQueuedHooks: options.maxQueuedHooks must be a number, got "lots"; using the default',
+      'options.redact: options.redact must be a function, got string; nothing is redacted by it',
+    ]);
+    const warnings = logger.lines.filter((line) => line.level === 'warn').map((line) => line.message);
+    expect(warnings.filter((message) => message.includes('options.') || message.includes('is not an option'))).toHaveLength(4);
+    expect(warnings.join('\n')).not.toContain('sk-live-123');
+    await plugin.shutdown();
+  });
+
+  it('keeps a count that is not a number out of the bounds (NaN would turn the start-up queue and the session limit off)', () => {
+    const checked = checkPluginOptions({ maxQueuedHooks: '10', maxSessions: Number.NaN, sessionIdleTtlMs: 0, trajectoryWriteDelayMs: Infinity });
+    expect(checked.numbers).toEqual({ sessionIdleTtlMs: 0, trajectoryWriteDelayMs: Infinity });
+    expect(checked.diagnostics.map((d) => d.field)).toEqual(['options.maxSessions', 'options.maxQueuedHooks']);
+  });
+
+  it('says nothing of options that are right', async () => {
+    const logger = recordingLogger();
+    const plugin = createNemoRelayPlugin({ backend: 'memory', env: {}, logger, settings: { outputs: false }, maxSessions: 10, sessionIdleTtlMs: 60_000, trajectoryWriteDelayMs: 0, maxQueuedHooks: 5, host: { name: 'x' }, redact: () => undefined });
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    expect(plugin.status().diagnostics).toEqual([]);
+    await plugin.shutdown();
+    expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([]);
+  });
+});
