@@ -52,13 +52,22 @@ export interface SnippetRun {
 }
 
 /** Runs `code` on `runtime` from a new empty folder. Asynchronous, so a loopback API in this process can answer. */
-export async function runSnippet(code: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv): Promise<SnippetRun> {
+export function runSnippet(code: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv): Promise<SnippetRun> {
+  const name = runtime === 'node' ? 'snippet.mjs' : 'snippet.ts';
+  return runFiles({ [name]: code }, name, runtime, label, env);
+}
+
+/**
+ * Writes `files` into one new folder inside the package (so 'nemo-relay-hooks' is the package) and runs `main`, one of
+ * them, on `runtime` from a new empty folder, where what it writes lands.
+ */
+export async function runFiles(files: Record<string, string>, main: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv): Promise<SnippetRun> {
   const home = path.join(repoRoot, '.tmp', 'docs-snippets');
   mkdirSync(home, { recursive: true });
   const folder = mkdtempSync(path.join(home, `${label}-${runtime}-`));
-  const file = path.join(folder, runtime === 'node' ? 'snippet.mjs' : 'snippet.ts');
-  writeFileSync(file, code);
+  for (const [name, code] of Object.entries(files)) writeFileSync(path.join(folder, name), code);
   const cwd = mkdtempSync(path.join(tmpdir(), `nrh-docs-${label}-${runtime}-`));
+  const file = path.join(folder, main);
   const [binary, ...args] =
     runtime === 'node'
       ? [process.execPath.includes('node') ? process.execPath : 'node', file]
