@@ -7,12 +7,9 @@
 // test/slow/random-wire-claude-agent-sdk.test.ts, seeds 143, 277 and 287).
 // The SDK is scripted with the messages the CLI sends, and the sub-agent's
 // transcript is the CLI's, as written.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
-import { reply, usage } from './scripted.ts';
+import { reply, scriptedSdkWithTranscript, usage } from './scripted.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 
@@ -56,28 +53,15 @@ const transcript = [
   .map((record) => JSON.stringify(record))
   .join('\n');
 
-let dir: string | undefined;
+let scripted: ReturnType<typeof scriptedSdkWithTranscript> | undefined;
 afterEach(() => {
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
+  scripted?.remove();
+  scripted = undefined;
 });
 
 function scriptedSdk() {
-  dir = mkdtempSync(path.join(tmpdir(), 'nrh-claude-background-gave-up-'));
-  const sessionTranscript = path.join(dir, `${session.session_id}.jsonl`);
-  const agentTranscript = path.join(dir, session.session_id, 'subagents', `agent-${AGENT_ID}.jsonl`);
-  mkdirSync(path.dirname(agentTranscript), { recursive: true });
-  writeFileSync(agentTranscript, `${transcript}\n`);
-  return {
-    query: (params: { prompt: unknown; options?: unknown }) =>
-      (async function* () {
-        const options = params.options as { hooks?: Record<string, Array<{ hooks: Array<(input: unknown, id: unknown, options: unknown) => Promise<unknown>> }>> } | undefined;
-        for (const matcher of options?.hooks?.UserPromptSubmit ?? []) {
-          for (const hook of matcher.hooks) await hook({ hook_event_name: 'UserPromptSubmit', prompt: 'What time is it?', transcript_path: sessionTranscript, ...session }, undefined, { signal: new AbortController().signal });
-        }
-        yield* script;
-      })(),
-  };
+  scripted = scriptedSdkWithTranscript(script, session, AGENT_ID, transcript, 'What time is it?');
+  return scripted.sdk;
 }
 
 describe('the Claude Agent SDK adapter: a background sub-agent whose request the CLI gave up on', () => {
