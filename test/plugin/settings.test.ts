@@ -33,6 +33,7 @@ describe('typed settings from the host', () => {
 
   it('reports unknown keys, derived fields and settings that are not an object', () => {
     expect(diagnosticFields({ atofEnabeld: true })).toEqual(['settings.atofEnabeld']);
+    expect(loadSettings({}, { atofEnabeld: true } as never, { processEnv: {} }).diagnostics[0]?.message).toContain('(did you mean atofEnabled?)');
     expect(diagnosticFields({ adaptiveEnabled: true })).toEqual(['settings.adaptiveEnabled']);
     expect(diagnosticFields('atof')).toEqual(['settings']);
     expect(diagnosticFields(null)).toEqual([]);
@@ -43,6 +44,8 @@ describe('typed settings from the host', () => {
     const loaded = loadSettings({ NEMO_RELAY_HOOKS_OTLP_ENDPOINT: 'http://collector:4318', HERMES_NEMO_RELAY_ATIF_ENABLE: '1', NEMO_RELAY_HOOKS_ATIF_ENABLED: '1', OTHER_TOOL_VAR: 'x' }, {}, { processEnv: {} });
     expect(loaded.diagnostics.filter((d) => d.code === 'settings.unknown_variable').map((d) => d.field)).toEqual(['NEMO_RELAY_HOOKS_OTLP_ENDPOINT', 'HERMES_NEMO_RELAY_ATIF_ENABLE']);
     expect(loaded.diagnostics.find((d) => d.field === 'NEMO_RELAY_HOOKS_OTLP_ENDPOINT')?.message).toContain('is not a variable the plugin reads, so it changes nothing');
+    // The name a typo most likely meant, as for a misspelt option or plugins.toml key.
+    expect(loaded.diagnostics.find((d) => d.field === 'HERMES_NEMO_RELAY_ATIF_ENABLE')?.message).toContain('(did you mean HERMES_NEMO_RELAY_ATIF_ENABLED?)');
     expect(loaded.settings.atifEnabled).toBe(true);
   });
 

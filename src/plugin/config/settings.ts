@@ -43,6 +43,7 @@ import {
 } from './otlp-env.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { listSome } from '../../shared/text.ts';
+import { nearMiss } from '../../shared/near-miss.ts';
 
 /** How the env ATOF file is opened: appended to, or written afresh. */
 export type AtofFileMode = 'append' | 'overwrite';
@@ -459,11 +460,12 @@ function unknownVariables(env: Environment): ConfigDiagnostic[] {
   for (const name of envNames(env)) {
     if (!name.startsWith('NEMO_RELAY_HOOKS_') && !name.startsWith('HERMES_NEMO_RELAY_')) continue;
     if (knownVariableNames().has(name)) continue;
+    const near = nearMiss(name, [...knownVariableNames()]);
     out.push({
       level: 'warning',
       code: 'settings.unknown_variable',
       field: name,
-      message: `${name} is set but is not a variable the plugin reads, so it changes nothing (a typo, or another tool's name?); the variables it reads: docs/operators/configuration.md`,
+      message: `${name} is set but is not a variable the plugin reads, so it changes nothing (${near !== undefined ? `did you mean ${near}?` : "a typo, or another tool's name?"}); the variables it reads: docs/operators/configuration.md`,
     });
   }
   return out;
@@ -531,7 +533,9 @@ function validOverrides(overrides: unknown, diagnostics: ConfigDiagnostic[]): Pa
     }
     if (value === undefined) continue;
     if (!(key in HERMES_DEFAULTS) || (DERIVED_SETTINGS as readonly string[]).includes(key)) {
-      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} is not a setting the host can override; ignoring it`));
+      // Only on this path: the settings a host may pass, for the name a misspelt one meant.
+      const near = key in HERMES_DEFAULTS ? undefined : nearMiss(key, Object.keys(HERMES_DEFAULTS).filter((name) => !(DERIVED_SETTINGS as readonly string[]).includes(name)));
+      diagnostics.push(invalidValue(`settings.${key}`, `settings.${key} is not a setting the host can override${near !== undefined ? ` (did you mean ${near}?)` : ''}; ignoring it`));
       continue;
     }
     const expected = typeof HERMES_DEFAULTS[key as keyof NemoRelaySettings];
