@@ -285,7 +285,8 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
-  it('an agent run from a tool asks a human inside it (humanInTheLoopMiddleware): asked once, by that agent, not again for the tool; the resuming Command answers it in the same sub-agent', async () => {
+  for (const perRun of [false, true]) {
+  it(`an agent run from a tool asks a human inside it (humanInTheLoopMiddleware)${perRun ? ', a handler made per run' : ''}: asked once, by that agent, not again for the tool; the resuming Command answers it in the same sub-agent`, async () => {
     const { fetch } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_ask_ops', name: 'ask_ops', args: { question: 'Delete /tmp/old.log' } }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
       anthropicMessage({ id: 'msg_ops1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
@@ -304,14 +305,25 @@ describe('LangGraph programs through the LangChain adapter', () => {
       { name: 'ask_ops', description: 'Ask the ops agent', schema: z.object({ question: z.string() }) },
     );
     const assistant = createAgent({ model: openai(fetch), tools: [askOps], name: 'assistant', checkpointer: new MemorySaver() });
-    const recorded = recordedPlugin('lg-tool-agent-hitl');
-    const handler = new NemoRelayCallbackHandler(recorded.hooks);
-    const config = { callbacks: [handler], configurable: { thread_id: 'ops-2' } };
-    const first = await assistant.invoke({ messages: [{ role: 'user', content: 'Clean up the old log' }] }, config);
+    const recorded = recordedPlugin(`lg-tool-agent-hitl${perRun ? '-per-run' : ''}`);
+    // Per run, as a server makes one per request: the sub-agent pauses under the first handler (whose core keeps the
+    // thread's session) and is resumed, and stops, under the second.
+    const handlers: NemoRelayCallbackHandler[] = [];
+    const config = () => {
+      const handler = perRun || handlers.length === 0 ? new NemoRelayCallbackHandler(recorded.hooks) : handlers[0]!;
+      handlers.push(handler);
+      return { callbacks: [handler], configurable: { thread_id: 'ops-2' } };
+    };
+    const first = await assistant.invoke({ messages: [{ role: 'user', content: 'Clean up the old log' }] }, config());
     expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
-    const second = await assistant.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config);
+    const second = await assistant.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config());
     expect(String(second.messages.at(-1)!.content)).toBe('Ops kept the log.');
-    handler.close();
+    handlers.at(-1)!.close();
+    expect(recorded.log.filter((e) => e.hook === 'on_session_start' || e.hook === 'on_session_finalize').map((e) => [e.hook, e.payload.session_id])).toEqual([
+      ['on_session_start', 'ops-2'],
+      ['on_session_finalize', 'ops-2:sub:call_ask_ops'],
+      ['on_session_finalize', 'ops-2'],
+    ]);
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     const doc = atif[0]!;
@@ -340,6 +352,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     expect(recordedCounts(worker)).toEqual(reported(opsMessages));
     await sameOnNative(recorded);
   }, 30_000);
+  }
 
   it('the model calls a tool that runs an agent twice in one message and both agents ask a human: the Command resuming both by interrupt id answers each in the sub-agent that asked', async () => {
     const { fetch: assistantFetch } = scriptedFetch([
