@@ -440,6 +440,12 @@ describe('LangGraph programs through the LangChain adapter', () => {
         ['on_session_start', 'desk-1', undefined],
         ...(last === 'without' ? [...link, leadEnds, forecasterEnds] : [link[0], forecasterEnds, link[1], link[2], leadEnds]),
       ]);
+      // The lead's run started first: the forecaster's turn, begun while it ran, is the session's second.
+      expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.user_message, e.payload.is_first_turn])).toEqual([
+        ['desk-1', 'When was Paris founded?', true],
+        ['desk-1:sub:call_research', 'Research Paris', true],
+        ['desk-1', 'Weather in Oslo?', false],
+      ]);
       handlers[1]!.close(); // any handler on these hooks closes it
       expect(marks().at(-1)).toEqual(['on_session_finalize', 'desk-1', undefined]);
       const { atif, counters } = await recorded.finish();

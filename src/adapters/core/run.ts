@@ -234,7 +234,8 @@ export class AgentRun {
   #userMessage: string | readonly unknown[] | undefined;
   #lastText = '';
   #ended = false;
-  readonly #continues: boolean;
+  /** The session had a turn before this run's: a held session, a resumed one, or one another run of it holds open now. */
+  #continues: boolean;
   /** A sub-agent run that ended with its link kept open: how it ended, for `closeLink`. */
   #heldLink: { status: RunStatus; text: string } | undefined;
 
@@ -292,8 +293,10 @@ export class AgentRun {
         tool_call_id: parent.toolCallId,
         platform: core.platform,
       }));
-    } else if (this.ownsSession && core.openSession(this.sessionId)) {
-      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
+    } else if (this.ownsSession) {
+      if (core.openSession(this.sessionId)) core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
+      // Another run of the session is under way (two requests of one thread at once): its turn came first.
+      else this.#continues = true;
     }
     if (this.#start.userMessage !== undefined) {
       const message = core.guard.run('reading the user message', this.#start.userMessage);
