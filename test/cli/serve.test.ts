@@ -1,9 +1,10 @@
 // `view --serve` without a browser: what the server answers, what it refuses
 // (paths outside the folders, other hosts), how it follows the folders, and
 // that Ctrl-C ends it cleanly. The pages in Chromium: test/slow/serve-browser.test.ts.
-import { appendFileSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, cliInProcess, command, EXAMPLES, expectNoStack, ROOT, runtime, tempDir } from './support.ts';
@@ -20,6 +21,21 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** One request written byte for byte (no client normalizes its path); resolves with the status line's code and the body. */
+function raw(url: string, requestLine: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(`${requestLine}\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`));
+    let text = '';
+    socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    });
   });
 }
 
@@ -109,6 +125,78 @@ describe('nemo-relay-hooks view --serve', () => {
       expect(ended.signal).toBeNull();
       expect(ended.code).toBe(0);
       expect(ended.stderr).toBe('stopped\n');
+    }
+  });
+
+  it('answers escapes written byte for byte, links out of the folder and a file turned into a FIFO with a 4xx, never the file', async () => {
+    const recorded = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', recorded, '--quiet'])).code).toBe(0);
+    const atif = path.join(recorded, 'atif', 'tool-loop-atif-loop-session-4e19.json');
+    // Outside the served folder: a session file and a secret beside it.
+    const outside = tempDir('nrh-serve-outside-');
+    copyFileSync(atif, path.join(outside, 'outside-session.json'));
+    writeFileSync(path.join(outside, 'secret.json'), '{"secret":"outside-the-folder-7d1e"}');
+    const folder = tempDir('nrh-serve-');
+    copyFileSync(atif, path.join(folder, 'inside.json'));
+    copyFileSync(path.join(recorded, 'atof', 'tool-loop-atof.jsonl'), path.join(folder, 'live.jsonl'));
+    symlinkSync(outside, path.join(folder, 'linked-folder'));
+    symlinkSync(path.join(outside, 'outside-session.json'), path.join(folder, 'linked.json'));
+    const server = await serve([folder, '--port', '0']);
+    try {
+      const listed = await sessions(server.url);
+      expect(listed.map((entry) => path.basename(entry.file)).sort()).toEqual(['inside.json', 'live.jsonl']);
+      const secretPath = path.join(outside, 'secret.json');
+      const targets = [
+        '/../../../../../../etc/passwd',
+        `/..${secretPath}`,
+        '/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd',
+        '/%2E%2E%2F%2E%2E%2F%2E%2E%2Fetc%2Fpasswd',
+        '/..%5c..%5c..%5cetc%5cpasswd',
+        '/%252e%252e/%252e%252e/etc/passwd',
+        secretPath,
+        `/${encodeURIComponent(secretPath)}`,
+        `/session?key=${encodeURIComponent(secretPath)}`,
+        `/session?key=${encodeURIComponent(`${folder}/../${path.basename(outside)}/secret.json#x`)}`,
+        `/session?key=${encodeURIComponent(`${folder}/linked-folder/outside-session.json#loop-session-4e19`)}`,
+        `/session?key=${encodeURIComponent(`${folder}/linked.json#loop-session-4e19`)}`,
+        `/compare?a=${encodeURIComponent(secretPath)}&b=${encodeURIComponent(secretPath)}`,
+        '/inside.json',
+        '/linked-folder/secret.json',
+        `/${'a'.repeat(200_000)}`,
+        `/session?key=${'%2e'.repeat(50_000)}`,
+      ];
+      const served: string[] = [];
+      for (const target of targets) {
+        // Origin form, and the absolute form HTTP/1.1 servers must accept too (RFC 9112 §3.2.2).
+        for (const requestLine of [`GET ${target} HTTP/1.1`, `GET http://127.0.0.1${target} HTTP/1.1`]) {
+          const answer = await raw(server.url, requestLine);
+          const shown = requestLine.length > 120 ? `${requestLine.slice(0, 120)}… (${requestLine.length} bytes)` : requestLine;
+          const leaked = ['root:', 'outside-the-folder-7d1e', '"schema_version"', 'loop-session-4e19'].filter((text) => answer.body.includes(text));
+          if (answer.status < 400 || answer.status >= 500 || leaked.length > 0) served.push(`${shown}: ${answer.status}${leaked.length > 0 ? `, body has ${leaked.join(', ')}` : ''}`);
+        }
+      }
+      expect(served).toEqual([]);
+      // The absolute form is routed by its path (it was answered as "/" whatever it asked for), and its host is checked like Host.
+      const api = await raw(server.url, `GET ${server.url}api/sessions HTTP/1.1`);
+      expect(api.status).toBe(200);
+      expect(api.body).toContain('"sessions":[{"key":');
+      expect((await raw(server.url, 'GET http://attacker.example/api/sessions HTTP/1.1')).status).toBe(403);
+      expect((await raw(server.url, 'GET * HTTP/1.1')).status).toBe(400);
+
+      // A served file turned into a FIFO (no writer) is dropped from the index; the server keeps answering.
+      rmSync(path.join(folder, 'live.jsonl'));
+      expect(spawnSync('mkfifo', [path.join(folder, 'live.jsonl')]).status).toBe(0);
+      rmSync(path.join(folder, 'inside.json'));
+      expect(spawnSync('mkfifo', [path.join(folder, 'inside.json')]).status).toBe(0);
+      await until(async () => ((await sessions(server.url)).length === 0 ? true : undefined), 'the FIFOs left out of the index');
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect((await get(server.url)).status).toBe(200);
+      expect(await sessions(server.url)).toEqual([]);
+    } finally {
+      const ended = await server.stop();
+      expect(ended.signal).toBeNull();
+      expect(ended.code).toBe(0);
+      expectNoStack(ended.stderr);
     }
   });
 

@@ -55,9 +55,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(response, 405, 'text/plain; charset=utf-8', 'only GET\n');
-    if (LOOPBACK.has(options.host) && !LOOPBACK.has(hostName(request.headers.host))) return send(response, 403, 'text/plain; charset=utf-8', 'this server answers on its loopback address only\n');
+    const target = requestTarget(request.url ?? '');
+    if (target === undefined) return send(response, 400, 'text/plain; charset=utf-8', 'the request target is neither a path nor an http URL\n');
+    if (LOOPBACK.has(options.host) && (!LOOPBACK.has(hostName(request.headers.host)) || (target.host !== undefined && !LOOPBACK.has(target.host)))) {
+      return send(response, 403, 'text/plain; charset=utf-8', 'this server answers on its loopback address only\n');
+    }
     // Joined, not resolved: a request for //x stays a path, never a host.
-    const url = new URL(`http://localhost${request.url?.startsWith('/') ? request.url : '/'}`);
+    const url = new URL(`http://localhost${target.path}`);
     switch (url.pathname) {
       case '/':
         return send(response, 200, 'text/html; charset=utf-8', indexPage(options.folders, options.generator));
@@ -134,6 +138,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       });
     },
   };
+}
+
+/**
+ * The path (with its query) a request asks for, and the host it names when
+ * it is in absolute form (`GET http://127.0.0.1:7878/api/sessions`, which
+ * HTTP/1.1 servers must accept): answering such a request as `/` served the
+ * index for any path. Undefined for anything else (`*`, `example.com:443`).
+ */
+function requestTarget(raw: string): { path: string; host?: string } | undefined {
+  if (raw.startsWith('/')) return { path: raw };
+  if (!/^https?:\/\//i.test(raw)) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  return { path: `${parsed.pathname}${parsed.search}`, host: hostName(parsed.host) };
 }
 
 function hostName(header: string | undefined): string {
