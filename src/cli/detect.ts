@@ -5,7 +5,8 @@
  * @module
  */
 
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
+import { openRegularFile } from './files.ts';
 import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
@@ -76,10 +77,11 @@ const SNIFF_BYTES = 1024 * 1024;
  * line), `hooks` for a recorded hook stream, `not-json` when it is not JSON
  * (a pretty-printed document's `{` line too), `other` otherwise (an ATIF
  * document on one line, an empty file, a first line too long to sniff, or
- * not ended yet in a `growing` file).
+ * not ended yet in a `growing` file). `followLinks: false` refuses a link
+ * (`openRegularFile`); what is not a regular file is an `InputError`.
  */
-export function firstLineKind(file: string, growing = false): 'atof' | 'hooks' | 'not-json' | 'other' {
-  const descriptor = openSync(file, 'r');
+export function firstLineKind(file: string, growing = false, followLinks = true): 'atof' | 'hooks' | 'not-json' | 'other' {
+  const descriptor = openRegularFile(file, { followLinks });
   let text: string;
   let whole: boolean;
   try {

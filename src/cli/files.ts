@@ -7,7 +7,7 @@
  * @module
  */
 
-import { createReadStream, readFileSync, statSync, accessSync, constants, lstatSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync, accessSync, constants, lstatSync, openSync, fstatSync, closeSync } from 'node:fs';
 import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -38,6 +38,35 @@ export function checkInputFile(file: string): number {
     throw new InputError(describeFsError(error, 'cannot read', file));
   }
   return size;
+}
+
+/**
+ * Opens `file` for reading and throws `InputError` unless what was opened is
+ * a regular file. Checked on the descriptor, not on an earlier stat of the
+ * path: a file swapped for a FIFO after that stat would block the reader for
+ * good (opening a FIFO that has no writer blocks, hence `O_NONBLOCK`), and a
+ * device would never end. `followLinks: false` also refuses a link swapped
+ * in (for folders whose walk skips links). Returns the descriptor.
+ */
+export function openRegularFile(file: string, options: { followLinks?: boolean } = {}): number {
+  // Read here, not at import: the package's bundle loads `node:fs` at its first use (.ci/bundle.ts).
+  const { O_NONBLOCK, O_NOFOLLOW } = constants as { O_NONBLOCK?: number; O_NOFOLLOW?: number };
+  const flags = constants.O_RDONLY | (O_NONBLOCK ?? 0) | (options.followLinks === false ? (O_NOFOLLOW ?? 0) : 0);
+  let descriptor: number;
+  try {
+    descriptor = openSync(file, flags);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ELOOP') throw new InputError(`cannot read ${file}: it is a symbolic link`);
+    throw new InputError(describeFsError(error, 'cannot read', file));
+  }
+  let regular = false;
+  try {
+    regular = fstatSync(descriptor).isFile();
+  } finally {
+    if (!regular) closeSync(descriptor);
+  }
+  if (!regular) throw new InputError(`cannot read ${file}: not a regular file`);
+  return descriptor;
 }
 
 /** The most a document read whole (not line by line) may have: JS strings stop a little above this. */

@@ -10,7 +10,9 @@
  * @module
  */
 
-import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { closeSync, lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { InputError } from '../errors.ts';
+import { openRegularFile } from '../files.ts';
 import path from 'node:path';
 import { firstLineKind } from '../detect.ts';
 import { AtofIndex, summaryOf, type SessionSummary } from '../view/atof-index.ts';
@@ -138,7 +140,14 @@ export class Catalog {
     if (ATOF_FILE.test(absolute)) return readAtof(entry, previous?.atof);
     if (stat.size > MAX_FILE_BYTES) return { ...entry, problem: `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; open it with "view" instead` };
     try {
-      const text = readFileSync(absolute, 'utf8');
+      // Through the descriptor: the file may have become a FIFO or a link since the walk looked at it.
+      const descriptor = openRegularFile(absolute, { followLinks: false });
+      let text: string;
+      try {
+        text = readFileSync(descriptor, 'utf8');
+      } finally {
+        closeSync(descriptor);
+      }
       const loaded = sessionsOf(name, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       return { ...entry, kind: loaded.kind, roots: loaded.roots };
     } catch (error) {
@@ -179,7 +188,14 @@ export class Catalog {
     const session = key.slice(hash + 1);
     if (file?.atof !== undefined) {
       const indexed = file.atof.find(session);
-      return indexed ? { file: file.name, session, root: file.atof.tree(indexed) } : undefined;
+      if (indexed === undefined) return undefined;
+      try {
+        return { file: file.name, session, root: file.atof.tree(indexed) };
+      } catch (error) {
+        // The file went away or stopped being a regular file since the last look: no such session now.
+        if (error instanceof InputError) return undefined;
+        throw error;
+      }
     }
     const position = file === undefined ? -1 : uniqueSessionIds(file.roots.map(sessionIdOf)).indexOf(session);
     return file && position !== -1 ? { file: file.name, session, root: file.roots[position]! } : undefined;
@@ -197,10 +213,10 @@ function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogF
   try {
     // Judged by its first line until that line is read (it may still be half written).
     if (index === undefined || index.offset === 0) {
-      const first = firstLineKind(entry.absolute, true);
+      const first = firstLineKind(entry.absolute, true, false);
       if (first === 'hooks') return { ...entry, kind: null, roots: [], problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' };
       if (first === 'not-json') return { ...entry, kind: null, roots: [], problem: 'not ATOF JSONL (the first line is not JSON)' };
-      index ??= new AtofIndex(entry.absolute);
+      index ??= new AtofIndex(entry.absolute, { followLinks: false });
     }
     index.readOn(entry.size);
   } catch (error) {

@@ -17,7 +17,8 @@
  * @module
  */
 
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
+import { openRegularFile } from '../files.ts';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { parseAtofLine, type AtofLineError } from '../../formats/atof/validate.ts';
@@ -87,9 +88,12 @@ export class AtofIndex {
   /** Whether index rows are wanted (`view --serve`); `view` and `compare` build the trees they show and need none. */
   private readonly summaries: boolean;
   private readonly maxHeldEvents: number;
+  /** False for the served folders: their walk skips links, so a link found here was swapped in after it. */
+  private readonly followLinks: boolean;
 
-  constructor(path: string, options: { summaries?: boolean; maxHeldEvents?: number } = {}) {
+  constructor(path: string, options: { summaries?: boolean; maxHeldEvents?: number; followLinks?: boolean } = {}) {
     this.path = path;
+    this.followLinks = options.followLinks ?? true;
     this.summaries = options.summaries ?? true;
     this.maxHeldEvents = options.maxHeldEvents ?? MAX_HELD_EVENTS;
   }
@@ -101,7 +105,7 @@ export class AtofIndex {
    * file being written may hold half a line at its end).
    */
   readOn(size: number, toEnd = false, onProgress?: (lines: number, offset: number) => void): void {
-    const descriptor = openSync(this.path, 'r');
+    const descriptor = openRegularFile(this.path, { followLinks: this.followLinks });
     try {
       // One buffer: the part of a line left at the end of a read moves to its front, and the next read fills the rest.
       let buffer = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(1, size - this.offset)));
@@ -233,7 +237,7 @@ export class AtofIndex {
    */
   private readEvents(target: IndexedSession): AtofEvent[] {
     const events: AtofEvent[] = [];
-    const descriptor = openSync(this.path, 'r');
+    const descriptor = openRegularFile(this.path, { followLinks: this.followLinks });
     try {
       const { lines } = target;
       for (let i = 0; i < lines.length; i += 2) {

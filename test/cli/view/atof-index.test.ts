@@ -5,7 +5,8 @@
 // whether the file is read at once, in pieces cut mid-line as it grows, or
 // with its held events let go and read back from the file. The served
 // catalog does not judge a half-written first line.
-import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAtofJsonl } from '../../../src/formats/atof/validate.ts';
@@ -100,6 +101,36 @@ describe('the streamed ATOF index', () => {
     writeFileSync(path.join(dir, 'hooks.jsonl'), `${JSON.stringify({ hook: 'on_session_start', payload: { session_id: 's' } })}\n`);
     catalog.refresh();
     expect(catalog.problems()).toEqual([{ file: path.join(dir, 'hooks.jsonl'), problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' }]);
+  });
+
+  it('serves nothing from a file that became a FIFO or a link out of the folder after the last look', async () => {
+    const dir = tempDir('nrh-index-swapped-');
+    const outside = path.join(tempDir('nrh-index-outside-'), 'other.jsonl');
+    writeFileSync(outside, demo);
+    const catalog = new Catalog([dir]);
+    for (const swap of ['fifo', 'link'] as const) {
+      const file = path.join(dir, `${swap}.jsonl`);
+      writeFileSync(file, demo);
+      catalog.refresh();
+      const key = catalog.sessions().find((entry) => entry.file === file)!.key;
+      expect(catalog.find(key)).toBeDefined();
+      // Swapped before the next look (the server looks once a second; a request may come first).
+      rmSync(file);
+      if (swap === 'link') symlinkSync(outside, file);
+      else expect(spawnSync('mkfifo', [file]).status).toBe(0);
+      // Without O_NONBLOCK the open of a FIFO blocks this process until a writer comes: this one comes after 3 s, so a blocked read fails on time.
+      const writer = swap === 'fifo' ? spawn('sh', ['-c', 'sleep 3; exec 3>"$0"; sleep 1', file], { stdio: 'ignore' }) : undefined;
+      try {
+        const started = Date.now();
+        expect(catalog.find(key), swap).toBeUndefined();
+        expect(Date.now() - started, swap).toBeLessThan(2000);
+        catalog.refresh();
+        expect(catalog.sessions().map((entry) => entry.file)).not.toContain(file);
+      } finally {
+        writer?.kill();
+      }
+      rmSync(file);
+    }
   });
 
   it('tells apart two runs recorded under the same session id in one file (id, then id~2): served, and compared', () => {
