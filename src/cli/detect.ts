@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
 import { isRecord } from '../shared/record.ts';
+import { JsonTooDeepError, parseJson } from '../shared/json.ts';
 
 export type LoadedFile =
   | { kind: 'atif'; document: unknown }
@@ -41,11 +42,13 @@ export function loadByContent(file: string, text: string): LoadedFile {
   }
   let whole: unknown;
   let parsedWhole = false;
+  let tooDeep: string | undefined;
   try {
-    whole = JSON.parse(trimmed);
+    whole = parseJson(trimmed);
     parsedWhole = true;
-  } catch {
+  } catch (error) {
     parsedWhole = false;
+    if (error instanceof JsonTooDeepError) tooDeep = `valid JSON, but ${error.message}, more than this reader takes`;
   }
   if (parsedWhole) {
     if (isRecord(whole) && ('schema_version' in whole || 'steps' in whole || 'agent' in whole)) return { kind: 'atif', document: whole };
@@ -56,7 +59,7 @@ export function loadByContent(file: string, text: string): LoadedFile {
   const firstLine = trimmed.slice(0, trimmed.indexOf('\n') === -1 ? undefined : trimmed.indexOf('\n'));
   let first: unknown;
   try {
-    first = JSON.parse(firstLine);
+    first = parseJson(firstLine);
   } catch {
     first = undefined;
   }
@@ -64,7 +67,7 @@ export function loadByContent(file: string, text: string): LoadedFile {
   if (looksLikeAtofEvent(first)) return atofOf(text);
   const extension = path.extname(file).toLowerCase();
   if (extension === '.jsonl' || extension === '.ndjson') return atofOf(text);
-  if (extension === '.json') return parsedWhole ? { kind: 'atif', document: whole } : { kind: 'unknown', reason: 'not valid JSON' };
+  if (extension === '.json') return parsedWhole ? { kind: 'atif', document: whole } : { kind: 'unknown', reason: tooDeep ?? 'not valid JSON' };
   return { kind: 'unknown', reason: 'neither an ATIF document nor ATOF JSONL' };
 }
 
@@ -101,7 +104,7 @@ export function firstLineKind(file: string, growing = false, followLinks = true)
   if (end === -1) end = text.length;
   let first: unknown;
   try {
-    first = JSON.parse(text.slice(start, end));
+    first = parseJson(text.slice(start, end));
   } catch {
     return 'not-json';
   }

@@ -16,6 +16,7 @@
 import type { ValidationError } from '../formats/validation-result.ts';
 import { validateAtofEvents, type ValidateAtofOptions } from '../formats/atof/validate.ts';
 import { readLines } from './files.ts';
+import { JsonTooDeepError, parseJson } from '../shared/json.ts';
 
 /** Events per stretch before it is validated at the next point where no scope is open. */
 const STRETCH_EVENTS = 20_000;
@@ -56,9 +57,9 @@ export async function validateAtofFile(file: string, maxErrors = 1000, options: 
     if (text.trim() === '') continue;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseJson(text);
     } catch (error) {
-      push({ path: `line ${line.number}`, rule: 'atof.malformed_line', message: `line ${line.number} is not valid JSON: ${error instanceof Error ? error.message : String(error)}` });
+      push({ path: `line ${line.number}`, rule: 'atof.malformed_line', message: error instanceof JsonTooDeepError ? `line ${line.number} is ${error.message}` : `line ${line.number} is not valid JSON: ${error instanceof Error ? error.message : String(error)}` });
       continue;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -109,6 +109,56 @@ interface Walk {
 }
 
 /**
+ * The deepest nesting the package's readers take from a JSON text (files,
+ * lines, argument strings). `JSON.parse` reads far deeper text, but what it
+ * returns cannot be written back: `JSON.stringify` and `structuredClone`
+ * overflow the stack a few thousand levels down, so a reader that took such
+ * a value failed later, somewhere else, with a `RangeError`. The writers
+ * here stop at 64 (`JSON_LIMITS.maxDepth`); Python's `json` stops near 1000.
+ */
+export const MAX_READ_DEPTH = 1000;
+
+/** `parseJson`'s error for text nested deeper than `MAX_READ_DEPTH`; a `SyntaxError` like `JSON.parse`'s own. */
+export class JsonTooDeepError extends SyntaxError {
+  override readonly name = 'JsonTooDeepError';
+  constructor() {
+    super(`nested more than ${MAX_READ_DEPTH} levels deep (arrays and objects)`);
+  }
+}
+
+/**
+ * `JSON.parse` for text from outside: throws `JsonTooDeepError` (a
+ * `SyntaxError`) for a value nested deeper than `MAX_READ_DEPTH`, where
+ * `JSON.parse` throws for text that is not JSON.
+ */
+export function parseJson(text: string): unknown {
+  const value = JSON.parse(text) as unknown;
+  // Each level takes at least two characters: shorter text cannot be too deep, and most lines are.
+  if (text.length > 2 * MAX_READ_DEPTH && deeperThan(value, MAX_READ_DEPTH)) throw new JsonTooDeepError();
+  return value;
+}
+
+/** Walked with a stack of its own: a recursive walk is what overflows. */
+function deeperThan(root: unknown, limit: number): boolean {
+  const values: unknown[] = [root];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= limit) return true;
+    const children = Array.isArray(value) ? value : Object.values(value);
+    for (const child of children) {
+      if (typeof child === 'object' && child !== null) {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
+}
+
+/**
  * Compares two values as JSON, without conflating booleans and numbers and
  * regardless of key order.
  */

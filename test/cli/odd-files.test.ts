@@ -34,6 +34,51 @@ describe('odd input files', () => {
     expect(result.stdout).toContain('0 events');
   });
 
+  it('refuses values nested 10,000 levels deep in one line per file or line, where they once ended in a RangeError', async () => {
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const atifFile = path.join(dir, 'atif', 'tool-loop-atif-loop-session-4e19.json');
+    const atif = JSON.parse(readFileSync(atifFile, 'utf8')) as { steps: Array<Record<string, unknown>> };
+    atif.steps[1]!.extra = { deep: '@deep' };
+    const deepAtif = path.join(dir, 'deep.json');
+    writeFileSync(deepAtif, JSON.stringify(atif).replace('"@deep"', deep));
+    const atofLines = readFileSync(path.join(dir, 'atof', 'tool-loop-atof.jsonl'), 'utf8').trimEnd().split('\n');
+    const event = JSON.parse(atofLines[3]!) as Record<string, unknown>;
+    event.data = '@deep';
+    atofLines[3] = JSON.stringify(event).replace('"@deep"', deep);
+    const deepAtof = path.join(dir, 'deep.jsonl');
+    writeFileSync(deepAtof, `${atofLines.join('\n')}\n`);
+    const hookLines = readFileSync(path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), 'utf8').trimEnd().split('\n');
+    hookLines[2] = hookLines[2]!.replace(/\}$/, `,"deep":${deep}}`);
+    const deepHooks = path.join(dir, 'deep.hooks.jsonl');
+    writeFileSync(deepHooks, `${hookLines.join('\n')}\n`);
+
+    const tooDeepAtif = `${deepAtif}: valid JSON, but nested more than 1000 levels deep (arrays and objects), more than this reader takes`;
+    for (const args of [['view', deepAtif, '--html', path.join(dir, 'page.html')], ['compare', deepAtif, atifFile]]) {
+      const result = await cliInProcess(args);
+      expect(result.stderr, args.join(' ')).toBe(`nemo-relay-hooks: ${tooDeepAtif}\n`);
+      expect(result.code).toBe(args[0] === 'compare' ? 2 : 1);
+    }
+    const validated = await cliInProcess(['validate', deepAtif]);
+    expect(validated.code).toBe(1);
+    expect(validated.stdout).toContain('nested more than 1000 levels deep');
+
+    const lineFour = 'line 4 is nested more than 1000 levels deep (arrays and objects)';
+    const converted = await cliInProcess(['convert', deepAtof, '--out', path.join(dir, 'converted')]);
+    expect(converted.code).toBe(0);
+    expect(converted.stderr).toBe(`nemo-relay-hooks: ${deepAtof}:4: nested more than 1000 levels deep (arrays and objects)\n`);
+    const checked = await cliInProcess(['validate', deepAtof]);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toContain(`${deepAtof}: line 4: atof.malformed_line: ${lineFour}`);
+    const viewed = await cliInProcess(['view', deepAtof, '--html', path.join(dir, 'atof.html')]);
+    expect(viewed.code).toBe(0);
+    expect(viewed.stderr).toContain(`${deepAtof}: ${lineFour}`);
+    const replayed = await cliInProcess(['replay', deepHooks, '--out', path.join(dir, 'replayed'), '--quiet']);
+    expect(replayed.code).toBe(0);
+    expect(replayed.stderr).toBe(`nemo-relay-hooks: ${deepHooks}:3: nested more than 1000 levels deep (arrays and objects)\n`);
+  });
+
   const device = '/dev/zero';
   if (!existsSync(device)) console.info(`[odd-files tests] device case skipped: no ${device} here`);
   it.skipIf(!existsSync(device))('refuses a device with a one-line error instead of reading it forever', () => {

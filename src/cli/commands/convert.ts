@@ -50,6 +50,7 @@ import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
+import { JsonTooDeepError, parseJson } from '../../shared/json.ts';
 
 export const convertSpec: CommandSpec = {
   name: 'convert',
@@ -378,9 +379,9 @@ async function* sortedEvents(
 function parseEvent(text: string): AtofEvent | string {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
-    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+    return error instanceof JsonTooDeepError ? error.message : `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
   const event = value as Partial<AtofEvent>;

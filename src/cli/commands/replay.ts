@@ -40,6 +40,7 @@ import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import { fileStem } from '../../plugin/config/host-identity.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
+import { JsonTooDeepError, parseJson } from '../../shared/json.ts';
 
 export const replaySpec: CommandSpec = {
   name: 'replay',
@@ -349,9 +350,9 @@ interface HookLine {
 function parseHookLine(text: string): HookLine | string {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
-    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+    return error instanceof JsonTooDeepError ? error.message : `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return `expected a JSON object {"hook": ..., "payload": {...}}, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;

@@ -20,6 +20,7 @@ import { validateAtofFile } from '../validate-stream.ts';
 import { loadByContent } from '../detect.ts';
 import { formatCount, type CliIo, type Style } from '../io.ts';
 import { safeForTerminal } from '../terminal-text.ts';
+import { parseJson } from '../../shared/json.ts';
 
 export const validateSpec: CommandSpec = {
   name: 'validate',
@@ -51,7 +52,7 @@ async function firstLineIsAtof(file: string): Promise<boolean> {
   for await (const line of readLines(file)) {
     if (line.text.trim() === '') continue;
     try {
-      const value = JSON.parse(line.text) as Record<string, unknown> | null;
+      const value = parseJson(line.text) as Record<string, unknown> | null;
       return typeof value === 'object' && value !== null && !Array.isArray(value) && ('atof_version' in value || value.kind === 'scope' || value.kind === 'mark');
     } catch {
       return false;

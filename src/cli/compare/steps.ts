@@ -17,6 +17,7 @@ import { extractToolCalls, extractUserMessage, requestModel, requestTurnState, r
 import type { Json } from '../../shared/json.ts';
 import { answerMessages } from '../view/detail.ts';
 import type { ViewNode } from '../view/model.ts';
+import { parseJson } from '../../shared/json.ts';
 
 export type StepKind = 'user' | 'llm' | 'agent' | 'tool' | 'subagent' | 'system' | 'mark';
 
@@ -404,7 +405,7 @@ export function canonical(value: unknown): string {
     const trimmed = value.trim();
     if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
       try {
-        return canonical(JSON.parse(trimmed) as unknown);
+        return canonical(parseJson(trimmed) as unknown);
       } catch {
         // Not JSON: compared as the text it is.
       }

@@ -12,6 +12,7 @@ import { underOneMillisecond, type ViewNode } from './model.ts';
 import { formatCost, isRollupRow, rollupOf, type Rollup } from './rollup.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
+import { parseJson } from '../../shared/json.ts';
 
 /** One message of a conversation, its content reduced to text where it is text. */
 interface DetailMessage {
@@ -269,7 +270,7 @@ function openAiCall(call: Obj): { name: string; id?: string; arguments: unknown 
   let args: unknown = fn.arguments;
   if (typeof args === 'string') {
     try {
-      args = JSON.parse(args);
+      args = parseJson(args);
     } catch {
       // Not JSON: shown as the string it is.
     }

@@ -8,6 +8,7 @@
 import type { AtofEvent } from './types.ts';
 import type { ValidationError } from '../validation-result.ts';
 import { isRecord } from '../../shared/record.ts';
+import { JsonTooDeepError, parseJson } from '../../shared/json.ts';
 
 
 /** A JSONL line that is not a JSON object. */
@@ -47,9 +48,9 @@ export function parseAtofLine(raw: string, lineNumber: number): { event?: AtofEv
   if (line.trim() === '') return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(line);
+    value = parseJson(line);
   } catch (error) {
-    const message = `line ${lineNumber} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
+    const message = error instanceof JsonTooDeepError ? `line ${lineNumber} is ${error.message}` : `line ${lineNumber} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
     return { error: { line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message } };
   }
   if (!isRecord(value)) return { error: { line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message: `line ${lineNumber} is not a JSON object` } };

@@ -9,7 +9,7 @@
  */
 
 import type { Json, JsonObject } from '../../../../shared/json.ts';
-import { asObject } from '../../../../shared/json.ts';
+import { asObject, parseJson } from '../../../../shared/json.ts';
 import { asString } from '../../../../shared/text.ts';
 
 interface InputMessage {
@@ -40,7 +40,7 @@ const asArray = (value: Json | undefined): Json[] => (Array.isArray(value) ? val
 function toolArguments(value: Json | undefined): Json {
   if (typeof value !== 'string') return value ?? {};
   try {
-    return JSON.parse(value) as Json;
+    return parseJson(value) as Json;
   } catch {
     return { raw: value };
   }
