@@ -46,3 +46,19 @@ export function listSome(items: readonly string[], shown: number): string {
   const head = items.slice(0, shown).join(', ');
   return items.length > shown ? `${head}, and ${items.length - shown} more` : head;
 }
+
+/**
+ * A value from a file as a message quotes it: its JSON text, cut to `max`
+ * characters with the length of the whole: a message about a bad field
+ * stays one line when the field holds a megabyte.
+ */
+export function quotedValue(value: unknown, max = 120): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) return stringOf(value) || typeof value;
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+}

@@ -79,6 +79,29 @@ describe('odd input files', () => {
     expect(replayed.stderr).toBe(`nemo-relay-hooks: ${deepHooks}:3: nested more than 1000 levels deep (arrays and objects)\n`);
   });
 
+  it('quotes a megabyte field in a message by its first characters and its length', async () => {
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const big = 'x'.repeat(1_000_000);
+    const atofLines = readFileSync(path.join(dir, 'atof', 'tool-loop-atof.jsonl'), 'utf8').trimEnd().split('\n');
+    for (const field of ['timestamp', 'kind']) {
+      const lines = [...atofLines];
+      lines[1] = JSON.stringify({ ...(JSON.parse(lines[1]!) as object), [field]: big });
+      const file = path.join(dir, `long-${field}.jsonl`);
+      writeFileSync(file, `${lines.join('\n')}\n`);
+      const result = await cliInProcess(['convert', file, '--out', path.join(dir, field)]);
+      expect(result.code).toBe(0);
+      expect(result.stderr.length, field).toBeLessThan(500);
+      expect(result.stderr).toContain(`"${'x'.repeat(119)}… (1000002 characters)`);
+    }
+    const hookLines = readFileSync(path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), 'utf8').trimEnd().split('\n');
+    hookLines[0] = JSON.stringify({ ...(JSON.parse(hookLines[0]!) as object), hook: big });
+    const hooks = path.join(dir, 'long.hooks.jsonl');
+    writeFileSync(hooks, `${hookLines.join('\n')}\n`);
+    const replayed = await cliInProcess(['replay', hooks, '--out', path.join(dir, 'replayed'), '--quiet']);
+    expect(replayed.stderr).toBe(`nemo-relay-hooks: ${hooks}:1: unknown hook "${'x'.repeat(119)}… (1000002 characters)\n`);
+  });
+
   const device = '/dev/zero';
   if (!existsSync(device)) console.info(`[odd-files tests] device case skipped: no ${device} here`);
   it.skipIf(!existsSync(device))('refuses a device with a one-line error instead of reading it forever', () => {

@@ -51,6 +51,7 @@ import { compareInstants, parseInstant, type Instant } from '../../formats/insta
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
 import { JsonTooDeepError, parseJson } from '../../shared/json.ts';
+import { quotedValue } from '../../shared/text.ts';
 
 export const convertSpec: CommandSpec = {
   name: 'convert',
@@ -333,7 +334,7 @@ async function isTimeOrdered(input: string): Promise<boolean> {
     if (typeof event === 'string') continue;
     const major = atofMajor(event.atof_version);
     if (major !== undefined && major !== 0) {
-      throw new InputError(`${input}:${line.number}: atof_version ${JSON.stringify(event.atof_version)} is major version ${major}; this reader knows ATOF 0.x only`);
+      throw new InputError(`${input}:${line.number}: atof_version ${quotedValue(event.atof_version)} is major version ${major}; this reader knows ATOF 0.x only`);
     }
     const instant = parseInstant(event.timestamp) as Instant;
     if (previous !== undefined && compareInstants(instant, previous) < 0) ordered = false;
@@ -356,7 +357,7 @@ async function* readEvents(
     }
     const major = atofMajor(event.atof_version);
     if (major !== undefined && major !== 0) {
-      throw new InputError(`${inputName(input)}:${line.number}: atof_version ${JSON.stringify(event.atof_version)} is major version ${major}; this reader knows ATOF 0.x only`);
+      throw new InputError(`${inputName(input)}:${line.number}: atof_version ${quotedValue(event.atof_version)} is major version ${major}; this reader knows ATOF 0.x only`);
     }
     yield { event, bytesRead: line.bytesRead };
   }
@@ -385,11 +386,11 @@ function parseEvent(text: string): AtofEvent | string {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
   const event = value as Partial<AtofEvent>;
-  if (event.kind !== 'scope' && event.kind !== 'mark') return `not an ATOF event (kind ${JSON.stringify(event.kind)})`;
+  if (event.kind !== 'scope' && event.kind !== 'mark') return `not an ATOF event (kind ${quotedValue(event.kind)})`;
   if (typeof event.uuid !== 'string') return 'ATOF event without a uuid';
   if (typeof event.name !== 'string') return 'ATOF event without a name';
   // Copied into the trajectory's steps, a bad timestamp would make a file that validate rejects.
-  if (parseInstant(event.timestamp) === undefined) return `ATOF event with an invalid timestamp (${JSON.stringify(event.timestamp)}; RFC 3339 or integer epoch microseconds)`;
+  if (parseInstant(event.timestamp) === undefined) return `ATOF event with an invalid timestamp (${quotedValue(event.timestamp)}; RFC 3339 or integer epoch microseconds)`;
   return value as AtofEvent;
 }
 

@@ -41,6 +41,7 @@ import { MemoryProbe } from '../memory-probe.ts';
 import { fileStem } from '../../plugin/config/host-identity.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
 import { JsonTooDeepError, parseJson } from '../../shared/json.ts';
+import { quotedValue } from '../../shared/text.ts';
 
 export const replaySpec: CommandSpec = {
   name: 'replay',
@@ -360,7 +361,7 @@ function parseHookLine(text: string): HookLine | string {
   const record = value as Record<string, unknown>;
   if (!('hook' in record)) return 'missing "hook"';
   if (!isHookName(record.hook)) {
-    return typeof record.hook === 'string' ? `unknown hook ${JSON.stringify(record.hook)}` : '"hook" must be a hook name string';
+    return typeof record.hook === 'string' ? `unknown hook ${quotedValue(record.hook)}` : '"hook" must be a hook name string';
   }
   const payload = record.payload;
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
