@@ -77,12 +77,119 @@ function withoutBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/** Where a file stops being UTF-8: the offset of the first byte of the first bad sequence, and its line (1-based). */
+export interface InvalidUtf8 {
+  offset: number;
+  line: number;
+}
+
+/** Options of the readers: `onInvalidUtf8` hears of the first bytes that are not UTF-8 (they are read as U+FFFD either way). */
+export interface ReadOptions {
+  onInvalidUtf8?: (at: InvalidUtf8) => void;
+}
+
+/**
+ * The offset of the first byte that does not start a well-formed UTF-8
+ * sequence (overlong forms, surrogates and code points past U+10FFFF are not
+ * well formed; an unfinished sequence at the end is not either), or -1.
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; ) {
+    const lead = bytes[i]!;
+    if (lead < 0x80) {
+      i += 1;
+      continue;
+    }
+    const more = lead >= 0xc2 && lead <= 0xdf ? 1 : lead >= 0xe0 && lead <= 0xef ? 2 : lead >= 0xf0 && lead <= 0xf4 ? 3 : 0;
+    if (more === 0 || i + more >= bytes.length) return i;
+    // The second byte's range is narrower after these leads (RFC 3629 §4): no overlong forms, surrogates or code points past U+10FFFF.
+    const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+    const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+    const second = bytes[i + 1]!;
+    if (second < low || second > high) return i;
+    for (let k = 2; k <= more; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
+    i += more + 1;
+  }
+  return -1;
+}
+
+/** How many newlines the first `end` bytes hold. */
+function newlinesIn(bytes: Uint8Array, end: number): number {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, end);
+  let count = 0;
+  for (let at = head.indexOf(0x0a); at !== -1; at = head.indexOf(0x0a, at + 1)) count += 1;
+  return count;
+}
+
+/** Where `bytes` (a whole document) stop being UTF-8, or undefined. The engine's strict decoder answers the common case, valid text. */
+function invalidUtf8In(bytes: Uint8Array): InvalidUtf8 | undefined {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return undefined;
+  } catch {
+    const offset = Math.max(0, firstInvalidUtf8(bytes));
+    return { offset, line: newlinesIn(bytes, offset) + 1 };
+  }
+}
+
+/**
+ * Checks a stream chunk by chunk as it is read. `push` returns where in the
+ * chunk the first bad sequence starts (negative: in the unfinished sequence
+ * the previous chunk ended with), once; `end` says whether the stream ended
+ * in an unfinished sequence.
+ */
+class Utf8Check {
+  private readonly strict = new TextDecoder('utf-8', { fatal: true });
+  /** The unfinished sequence the last chunk ended with (at most 3 bytes). */
+  private tail: Uint8Array = new Uint8Array(0);
+  private done = false;
+
+  push(chunk: Uint8Array): number | undefined {
+    if (this.done) return undefined;
+    try {
+      this.strict.decode(chunk, { stream: true });
+    } catch {
+      this.done = true;
+      const joined = Buffer.concat([this.tail, chunk]);
+      return Math.max(0, firstInvalidUtf8(joined)) - this.tail.length;
+    }
+    const last = chunk.length >= 4 ? chunk.subarray(chunk.length - 4) : Buffer.concat([this.tail, chunk]).subarray(-4);
+    this.tail = unfinishedEnd(last);
+    return undefined;
+  }
+
+  /** When the stream ended inside a sequence: where that sequence starts, back from the end (negative), once. */
+  end(): number | undefined {
+    if (this.done) return undefined;
+    this.done = true;
+    try {
+      this.strict.decode();
+      return undefined;
+    } catch {
+      return -this.tail.length;
+    }
+  }
+}
+
+/** The bytes at the end of `last` that begin a sequence not finished yet. */
+function unfinishedEnd(last: Uint8Array): Uint8Array {
+  for (let i = last.length - 1; i >= 0; i--) {
+    const byte = last[i]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return last.length - i < needed ? last.subarray(i) : new Uint8Array(0);
+  }
+  return new Uint8Array(0);
+}
+
 /** Reads a whole file, or standard input for `-`, as UTF-8 (for documents that must be parsed whole). */
-export async function readInputText(file: string): Promise<string> {
-  if (file !== STDIN) return readTextFile(file);
+export async function readInputText(file: string, options: ReadOptions = {}): Promise<string> {
+  if (file !== STDIN) return readTextFile(file, options);
   const decoder = new StringDecoder('utf8');
+  const check = options.onInvalidUtf8 === undefined ? undefined : new Utf8Check();
   const parts: string[] = [];
   let bytes = 0;
+  let newlines = 0;
   try {
     for await (const chunk of process.stdin as AsyncIterable<Buffer | string>) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
@@ -90,27 +197,38 @@ export async function readInputText(file: string): Promise<string> {
       if (bytes > MAX_WHOLE_FILE_BYTES) {
         throw new InputError(`cannot read (stdin): more than ${MAX_WHOLE_FILE_BYTES} bytes, the most a document read whole may have`);
       }
+      const bad = check?.push(buffer);
+      if (bad !== undefined) options.onInvalidUtf8!({ offset: bytes - buffer.length + bad, line: newlines + newlinesIn(buffer, Math.max(0, bad)) + 1 });
+      if (check !== undefined) newlines += newlinesIn(buffer, buffer.length);
       parts.push(decoder.write(buffer));
     }
   } catch (error) {
     if (error instanceof InputError) throw error;
     throw new InputError(describeFsError(error, 'cannot read', '(stdin)'));
   }
+  const unfinished = check?.end();
+  if (unfinished !== undefined) options.onInvalidUtf8!({ offset: bytes + unfinished, line: newlines + 1 });
   parts.push(decoder.end());
   return withoutBom(parts.join(''));
 }
 
 /** Reads a whole file as UTF-8 (for documents that must be parsed whole). */
-function readTextFile(file: string): string {
+function readTextFile(file: string, options: ReadOptions): string {
   const size = checkInputFile(file);
   if (size > MAX_WHOLE_FILE_BYTES) {
     throw new InputError(`cannot read ${file}: ${size} bytes is more than a document read whole may have (${MAX_WHOLE_FILE_BYTES})`);
   }
+  let bytes: Buffer;
   try {
-    return withoutBom(readFileSync(file, 'utf8'));
+    bytes = readFileSync(file);
   } catch (error) {
     throw new InputError(describeFsError(error, 'cannot read', file));
   }
+  if (options.onInvalidUtf8 !== undefined) {
+    const bad = invalidUtf8In(bytes);
+    if (bad !== undefined) options.onInvalidUtf8(bad);
+  }
+  return withoutBom(bytes.toString('utf8'));
 }
 
 /** Creates `dir` (and parents) and checks it is a writable folder. */
@@ -171,8 +289,9 @@ function maxLineChars(): number {
  * and the current line are in memory at a time. A `\r` before the newline
  * is dropped. A line longer than `MAX_LINE_CHARS` is an `InputError`.
  */
-export async function* readLines(file: string): AsyncGenerator<Line> {
+export async function* readLines(file: string, options: ReadOptions = {}): AsyncGenerator<Line> {
   checkInputFile(file);
+  const check = options.onInvalidUtf8 === undefined ? undefined : new Utf8Check();
   const name = inputName(file);
   const limit = maxLineChars();
   const stream = file === STDIN ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 });
@@ -193,6 +312,9 @@ export async function* readLines(file: string): AsyncGenerator<Line> {
     for await (const chunk of stream as AsyncIterable<Buffer | string>) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       bytesRead += buffer.length;
+      const bad = check?.push(buffer);
+      // `number` lines are done; the chunk continues line number + 1.
+      if (bad !== undefined) options.onInvalidUtf8!({ offset: bytesRead - buffer.length + bad, line: number + 1 + newlinesIn(buffer, Math.max(0, bad)) });
       const text = decoder.write(buffer);
       let start = 0;
       for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
@@ -215,6 +337,8 @@ export async function* readLines(file: string): AsyncGenerator<Line> {
         pending.push(rest);
       }
     }
+    const unfinished = check?.end();
+    if (unfinished !== undefined) options.onInvalidUtf8!({ offset: bytesRead + unfinished, line: number + 1 });
     const tail = decoder.end();
     if (tail !== '') {
       pendingLength += tail.length;

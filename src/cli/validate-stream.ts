@@ -15,7 +15,7 @@
 
 import type { ValidationError } from '../formats/validation-result.ts';
 import { validateAtofEvents, type ValidateAtofOptions } from '../formats/atof/validate.ts';
-import { readLines } from './files.ts';
+import { readLines, type InvalidUtf8 } from './files.ts';
 import { JsonTooDeepError, parseJson } from '../shared/json.ts';
 
 /** Events per stretch before it is validated at the next point where no scope is open. */
@@ -29,7 +29,7 @@ export interface StreamedAtofResult {
   version: string | undefined;
 }
 
-export async function validateAtofFile(file: string, maxErrors = 1000, options: ValidateAtofOptions = {}): Promise<StreamedAtofResult> {
+export async function validateAtofFile(file: string, maxErrors = 1000, options: ValidateAtofOptions = {}, onInvalidUtf8?: (at: InvalidUtf8) => void): Promise<StreamedAtofResult> {
   const errors: ValidationError[] = [];
   const warnings: ValidationError[] = [];
   let version: string | undefined;
@@ -52,7 +52,7 @@ export async function validateAtofFile(file: string, maxErrors = 1000, options: 
     offset += batch.length;
     batch = [];
   };
-  for await (const line of readLines(file)) {
+  for await (const line of readLines(file, { onInvalidUtf8 })) {
     const text = line.text;
     if (text.trim() === '') continue;
     let value: unknown;

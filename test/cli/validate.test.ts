@@ -116,3 +116,48 @@ describe('nemo-relay-hooks validate, streaming large ATOF files', () => {
     expect(streamed.endsWith(`✓ ${file}: valid (ATOF 0.1, 22 events, streamed, 2 warnings)\n`)).toBe(true);
   });
 });
+
+describe('nemo-relay-hooks validate, bytes that are not UTF-8', () => {
+  it('calls a file invalid where its bytes stop being UTF-8 (line and byte), whole, streamed and from standard input; text split across reads stays valid', async () => {
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const lines = readFileSync(path.join(dir, 'atof', 'tool-loop-atof.jsonl'), 'utf8').trimEnd().split('\n');
+    // Over 600 KB of two-, three- and four-byte characters: the 256 KiB reads of the streamed path end inside some of them.
+    const event = JSON.parse(lines[1]!) as { data: Record<string, unknown> };
+    event.data = { ...event.data, note: 'é€😀'.repeat(70_000) };
+    lines[1] = JSON.stringify(event);
+    const good = Buffer.from(`${lines.join('\n')}\n`);
+    const valid = path.join(dir, 'valid.jsonl');
+    writeFileSync(valid, good);
+    for (const args of [['validate', valid], ['validate', valid, '--stream-above', '0']]) {
+      const result = await cliInProcess(args);
+      expect(result.code, `${args.join(' ')}\n${result.stdout}`).toBe(0);
+    }
+
+    // A lone continuation byte and a truncated sequence inside a string of line 5, past the first read: all else is valid.
+    const at = good.indexOf('"name":"', good.indexOf('\n', good.indexOf('\n', good.indexOf('\n', good.indexOf('\n') + 1) + 1) + 1)) + 8;
+    const bad = Buffer.concat([good.subarray(0, at), Buffer.from([0x80, 0xe2, 0x82]), good.subarray(at)]);
+    const invalid = path.join(dir, 'invalid.jsonl');
+    writeFileSync(invalid, bad);
+    const expected = `line 5: file.utf8: not valid UTF-8 at byte ${at} (line 5): JSON text must be UTF-8, and readers that decode strictly refuse the file`;
+    for (const args of [['validate', invalid], ['validate', invalid, '--stream-above', '0']]) {
+      const result = await cliInProcess(args);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stdout).toContain(`${invalid}: ${expected}`);
+    }
+    const piped = cli(['validate', '-'], { input: bad });
+    expect(piped.code).toBe(1);
+    expect(piped.stdout).toContain(`(stdin): ${expected}`);
+
+    // An ATIF document: the path is the document's.
+    const atif = path.join(dir, 'atif', 'tool-loop-atif-loop-session-4e19.json');
+    const document = readFileSync(atif);
+    const cut = document.indexOf('"message":"') + 11;
+    const brokenAtif = path.join(dir, 'invalid.json');
+    // An encoded surrogate: well-formed UTF-8 has none.
+    writeFileSync(brokenAtif, Buffer.concat([document.subarray(0, cut), Buffer.from([0xed, 0xa0, 0x80]), document.subarray(cut)]));
+    const checked = await cliInProcess(['validate', brokenAtif]);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toBe(`${brokenAtif}: $: file.utf8: not valid UTF-8 at byte ${cut} (line 1): JSON text must be UTF-8, and readers that decode strictly refuse the file\n✗ ${brokenAtif}: 1 error (ATIF ATIF-v1.7, 5 steps)\n`);
+  });
+});

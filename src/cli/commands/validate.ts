@@ -15,7 +15,7 @@ import { validateAtofEvents } from '../../formats/atof/validate.ts';
 import type { ValidationError } from '../../formats/validation-result.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { CliError, UsageError } from '../errors.ts';
-import { checkInputFile, inputName, readInputText, readLines, STDIN } from '../files.ts';
+import { checkInputFile, inputName, readInputText, readLines, STDIN, type InvalidUtf8 } from '../files.ts';
 import { validateAtofFile } from '../validate-stream.ts';
 import { loadByContent } from '../detect.ts';
 import { formatCount, type CliIo, type Style } from '../io.ts';
@@ -111,6 +111,9 @@ export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
 
 async function check(file: string, streamAbove: number, atofOptions: { strict: boolean }): Promise<FileVerdict> {
   const name = inputName(file);
+  // Bytes that are not UTF-8 read as U+FFFD, so the rest of the checks see text; the file is still invalid (RFC 8259 §8.1).
+  let encoding: InvalidUtf8 | undefined;
+  const onInvalidUtf8 = (at: InvalidUtf8): void => void (encoding = at);
   const verdict = (
     kind: FileVerdict['kind'],
     version: string | null,
@@ -120,6 +123,13 @@ async function check(file: string, streamAbove: number, atofOptions: { strict: b
     streamed = false,
   ): FileVerdict => {
     const errors = [...found];
+    if (encoding !== undefined) {
+      errors.unshift({
+        path: kind === 'atof' ? `line ${encoding.line}` : '$',
+        rule: 'file.utf8',
+        message: `not valid UTF-8 at byte ${encoding.offset} (line ${encoding.line}): JSON text must be UTF-8, and readers that decode strictly refuse the file`,
+      });
+    }
     const warnings = [...foundWarnings];
     const empty = errors.length === 0 && count === 0 && (kind === 'atif' || kind === 'atof');
     if (empty) {
@@ -135,10 +145,10 @@ async function check(file: string, streamAbove: number, atofOptions: { strict: b
   try {
     if (file !== STDIN && checkInputFile(file) > streamAbove && (await firstLineIsAtof(file))) {
       // Too large to load whole: stream it (same rules, bounded memory).
-      const streamed = await validateAtofFile(file, 1000, atofOptions);
+      const streamed = await validateAtofFile(file, 1000, atofOptions, onInvalidUtf8);
       return verdict('atof', streamed.version ?? null, streamed.events, streamed.errors, streamed.warnings, true);
     }
-    text = await readInputText(file);
+    text = await readInputText(file, { onInvalidUtf8 });
   } catch (error) {
     if (!(error instanceof CliError)) throw error;
     return { ...verdict('unreadable', null, 0, [{ path: '$', rule: 'file.unreadable', message: error.message }]) };
