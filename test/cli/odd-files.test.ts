@@ -102,6 +102,26 @@ describe('odd input files', () => {
     expect(replayed.stderr).toBe(`nemo-relay-hooks: ${hooks}:1: unknown hook "${'x'.repeat(119)}… (1000002 characters)\n`);
   });
 
+  it('shows an ATOF mark whose name is not a string by its JSON text (it ended in an internal TypeError)', async () => {
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const lines = readFileSync(path.join(dir, 'atof', 'tool-loop-atof.jsonl'), 'utf8').trimEnd().split('\n');
+    const index = lines.findIndex((line) => (JSON.parse(line) as { kind: string }).kind === 'mark');
+    const names: unknown[] = [0, { a: 1 }, null, ['x']];
+    for (const name of names) {
+      const copy = [...lines];
+      copy[index] = JSON.stringify({ ...(JSON.parse(copy[index]!) as object), name });
+      const file = path.join(dir, 'odd-name.jsonl');
+      writeFileSync(file, `${copy.join('\n')}\n`);
+      for (const args of [['view', file], ['view', file, '--json'], ['view', file, '--html', path.join(dir, 'odd.html')]]) {
+        const result = await cliInProcess(args);
+        expect(result.stderr, `${JSON.stringify(name)}: ${args.join(' ')}`).not.toContain('internal error');
+        expect(result.code).toBe(0);
+      }
+      expect((await cliInProcess(['view', file])).stdout).toContain(JSON.stringify(name));
+    }
+  });
+
   const device = '/dev/zero';
   if (!existsSync(device)) console.info(`[odd-files tests] device case skipped: no ${device} here`);
   it.skipIf(!existsSync(device))('refuses a device with a one-line error instead of reading it forever', () => {

@@ -23,7 +23,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
 import { approvalNote, failedToolText, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
-import { nonEmptyString } from '../../shared/text.ts';
+import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
 type Obj = Record<string, unknown>;
@@ -315,7 +315,8 @@ function placeMark(
       return;
     }
     default:
-      containerFor(parent, metadata, time).children.push(node('mark', event.name, { ...at, source: { event } }));
+      // The title is the name as written; a name that is not a string (the validator's atof.type) is shown as its JSON text.
+      containerFor(parent, metadata, time).children.push(node('mark', typeof event.name === 'string' ? event.name : quotedValue(event.name), { ...at, source: { event } }));
   }
 }
 
