@@ -31,7 +31,7 @@ function raw(url: string, requestLine: string): Promise<{ status: number; body: 
     const socket = connect(Number(port), hostname, () => socket.write(`${requestLine}\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`));
     let text = '';
     socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
-    socket.on('error', reject);
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? resolve({ status: -1, body: text }) : reject(error)));
     socket.on('close', () => {
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
       resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
@@ -172,10 +172,14 @@ describe('nemo-relay-hooks view --serve', () => {
           const answer = await raw(server.url, requestLine);
           const shown = requestLine.length > 120 ? `${requestLine.slice(0, 120)}… (${requestLine.length} bytes)` : requestLine;
           const leaked = ['root:', 'outside-the-folder-7d1e', '"schema_version"', 'loop-session-4e19'].filter((text) => answer.body.includes(text));
-          if (answer.status < 400 || answer.status >= 500 || leaked.length > 0) served.push(`${shown}: ${answer.status}${leaked.length > 0 ? `, body has ${leaked.join(', ')}` : ''}`);
+          // Past the HTTP parser's header limit (16 KiB in Node) the runtime answers, before the server sees the request:
+          // Node with 431, Deno by closing the connection.
+          const refusedByParser = answer.status === -1 && requestLine.length > 16 * 1024;
+          if ((!refusedByParser && (answer.status < 400 || answer.status >= 500)) || leaked.length > 0) served.push(`${shown}: ${answer.status}${leaked.length > 0 ? `, body has ${leaked.join(', ')}` : ''}`);
         }
       }
       expect(served).toEqual([]);
+      expect((await get(server.url)).status).toBe(200);
       // The absolute form is routed by its path (it was answered as "/" whatever it asked for), and its host is checked like Host.
       const api = await raw(server.url, `GET ${server.url}api/sessions HTTP/1.1`);
       expect(api.status).toBe(200);
