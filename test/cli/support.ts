@@ -28,7 +28,7 @@ export function command(): { file: string; args: string[] } {
   return { file: process.execPath, args: [path.join(ROOT, 'dist/src/cli/main.js')] };
 }
 
-export function cli(args: readonly string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; input?: string } = {}): CliResult {
+export function cli(args: readonly string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; input?: string | Uint8Array } = {}): CliResult {
   const { file, args: prefix } = command();
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, NEMO_RELAY_HOOKS_BACKEND: undefined };
   for (const [key, value] of Object.entries(options.env ?? {})) env[key] = value;
