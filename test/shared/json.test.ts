@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dist, runChild } from '../support/child.ts';
-import { compareKeys, JSON_LIMITS, toJson, wellFormed } from '../../src/shared/json.ts';
+import { compareKeys, JSON_LIMITS, JsonTooDeepError, MAX_READ_DEPTH, parseJson, toJson, wellFormed } from '../../src/shared/json.ts';
+import { quotedValue } from '../../src/shared/text.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
 describe('toJson', () => {
@@ -315,5 +316,34 @@ describe('toJson on plain values: the fast copy gives what the general walk give
     expect(Object.keys(first as object)).toEqual(['2', '10', 'alpha', 'zeta']);
     const second = same({ zeta: 'again', '10': 0, alpha: { y: 0, x: 0 }, '2': 0 }, { sortKeys: true }) as Record<string, unknown>;
     expect(Object.keys(second.alpha as object)).toEqual(['x', 'y']);
+  });
+});
+
+describe('parseJson', () => {
+  const nested = (levels: number, open = '[', close = ']') => open.repeat(levels) + close.repeat(levels);
+
+  it('reads what JSON.parse reads up to MAX_READ_DEPTH levels, arrays and objects alike', () => {
+    expect(parseJson('{"a":[1,{"b":null}]}')).toEqual({ a: [1, { b: null }] });
+    expect(() => parseJson(nested(MAX_READ_DEPTH))).not.toThrow();
+    expect(() => parseJson(`${'{"a":'.repeat(MAX_READ_DEPTH - 1)}[]${'}'.repeat(MAX_READ_DEPTH - 1)}`)).not.toThrow();
+  });
+
+  it('refuses one level more with JsonTooDeepError, a SyntaxError as for text that is not JSON', () => {
+    for (const text of [nested(MAX_READ_DEPTH + 1), nested(100_000), `{"ok":1,"deep":${nested(MAX_READ_DEPTH)}}`]) {
+      expect(() => parseJson(text)).toThrow(JsonTooDeepError);
+      expect(() => parseJson(text)).toThrow(SyntaxError);
+    }
+    expect(() => parseJson('{')).toThrow(SyntaxError);
+    // What it refuses is what could not be written back.
+    expect(() => JSON.stringify(JSON.parse(nested(100_000)))).toThrow(RangeError);
+  });
+});
+
+describe('quotedValue', () => {
+  it('quotes a value as JSON, cut at max characters with the whole length', () => {
+    expect(quotedValue('abc')).toBe('"abc"');
+    expect(quotedValue({ a: [1] })).toBe('{"a":[1]}');
+    expect(quotedValue(undefined)).toBe('undefined');
+    expect(quotedValue('x'.repeat(500), 10)).toBe(`"${'x'.repeat(9)}… (502 characters)`);
   });
 });
