@@ -7,7 +7,7 @@
 // folder or page it was given, keep the plugins.toml secrets out of its
 // output, and `validate` must call a file it cannot parse invalid.
 //
-// Seeds: CLI_FUZZ_SEEDS (how many, default 16) from CLI_FUZZ_FROM (default 1).
+// Seeds: CLI_FUZZ_SEEDS (how many, default 8) from CLI_FUZZ_FROM (default 1).
 // A failure names the seed, the mutations, the command and the corrupted
 // file; `CLI_FUZZ_FROM=<seed> CLI_FUZZ_SEEDS=1` replays it, and with
 // CLI_FUZZ_KEEP=<folder> the cases are written there and kept (the run's
@@ -19,7 +19,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Draw } from '../support/seeded-random.ts';
 import { cli, cliInProcess, ROOT, tempDir, type CliResult } from '../cli/support.ts';
 
-const SEEDS = Array.from({ length: Number(process.env.CLI_FUZZ_SEEDS ?? 16) }, (_, i) => Number(process.env.CLI_FUZZ_FROM ?? 1) + i);
+const SEEDS = Array.from({ length: Number(process.env.CLI_FUZZ_SEEDS ?? 8) }, (_, i) => Number(process.env.CLI_FUZZ_FROM ?? 1) + i);
 const RUN_TIMEOUT_MS = 30_000;
 /** More than any honest report of these inputs prints; a reader echoing megabytes of bad input back is a defect. */
 const MAX_STDERR = 256 * 1024;
@@ -396,6 +396,8 @@ function mutate(d: Draw, source: Source, bytes: Buffer): { bytes: Buffer; what: 
 function mutateToml(d: Draw, bytes: Buffer): { bytes: Buffer; what: string } {
   const all = lines(bytes);
   const assignments = all.map((line, index) => (/^\s*[\w."-]+\s*=/.test(line) ? index : -1)).filter((index) => index >= 0);
+  // A file cut before its first assignment gets one to change.
+  if (assignments.length === 0) assignments.push(all.push('version = 1') - 1);
   const index = d.pick(assignments);
   const key = all[index]!.split('=')[0]!.trim();
   const value = d.pick([
@@ -446,6 +448,8 @@ function runsFor(kind: Kind, file: string): Run[] {
   return [
     { label: 'view', args: ['view', file], codes: [0, 1], writes: [] },
     { label: 'view --json', args: ['view', file, '--json'], codes: [0, 1], writes: [] },
+    // Two inputs: sessions of one referenced from the other's tool calls are shown under them (linked.ts), ids may repeat.
+    { label: 'view with a good run', args: ['view', file, other, file], codes: [0, 1], writes: [] },
     { label: 'view --html', args: ['view', file, '--html', 'out/view/page.html'], codes: [0, 1], writes: ['out/view'] },
     { label: 'convert', args: ['convert', file, '--out', 'out/convert'], codes: [0, 1], writes: ['out/convert'] },
     { label: 'validate', args: ['validate', file], codes: [0, 1], writes: [] },
