@@ -111,9 +111,10 @@ interface Walk {
 /**
  * The deepest nesting the package's readers take from a JSON text (files,
  * lines, argument strings). `JSON.parse` reads far deeper text, but what it
- * returns cannot be written back: `JSON.stringify` and `structuredClone`
- * overflow the stack a few thousand levels down, so a reader that took such
- * a value failed later, somewhere else, with a `RangeError`. The writers
+ * returns may not be written back: in Node `JSON.stringify` and
+ * `structuredClone` overflow the stack a few thousand levels down, so a
+ * reader that took such a value failed later, somewhere else, with a
+ * `RangeError`. The writers
  * here stop at 64 (`JSON_LIMITS.maxDepth`); Python's `json` stops near 1000.
  */
 export const MAX_READ_DEPTH = 1000;

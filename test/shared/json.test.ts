@@ -334,8 +334,6 @@ describe('parseJson', () => {
       expect(() => parseJson(text)).toThrow(SyntaxError);
     }
     expect(() => parseJson('{')).toThrow(SyntaxError);
-    // What it refuses is what could not be written back.
-    expect(() => JSON.stringify(JSON.parse(nested(100_000)))).toThrow(RangeError);
   });
 });
 
