@@ -505,7 +505,7 @@ function parsable(kind: Kind, bytes: Buffer): boolean {
 
 const STACK = /^\s+at |\b(TypeError|RangeError|SyntaxError|ReferenceError|EvalError|URIError|AggregateError): |internal error|Uncaught|unhandled|node:internal|Maximum call stack/im;
 
-/** What is wrong with one run, or undefined when it behaved. */
+/** What is wrong with one run (empty when it behaved). */
 function judge(run: Run, result: CliResult | Error, before: Map<string, string>, after: Map<string, string>, caseDir: string, kind: Kind, bytes: Buffer | undefined, elapsedMs: number): string[] {
   if (result instanceof Error) return [`did not finish: ${result.message} after ${elapsedMs} ms`];
   const problems: string[] = [];
