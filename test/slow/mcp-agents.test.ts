@@ -1,6 +1,6 @@
 // More of test/adapters/mcp/agents.test.ts and docs.test.ts (the OpenAI
 // Agents SDK's own MCP servers with `openAIAgentsMcpOptions`): the page's
-// Agents SDK snippet on native, and the four-call program on native over
+// Agents SDK snippet on native, and the five-call program on native over
 // stdio and on both backends over Streamable HTTP (the server on its own).
 // On Node only for native: under Bun and Deno the adapter tests run memory only.
 import { describe, it } from 'vitest';
@@ -15,7 +15,7 @@ describe('OpenAI Agents SDK MCP servers with openAIAgentsMcpOptions (more)', () 
   for (const backend of backends()) {
     for (const transport of ['stdio', 'http'] as const) {
       if (backend === 'memory' && transport === 'stdio') continue; // npm test runs it
-      it(`the four-call program (${runtime}, ${backend}, ${transport})`, () => checkLinkedProgram(backend, transport), 180_000);
+      it(`the five-call program (${runtime}, ${backend}, ${transport})`, () => checkLinkedProgram(backend, transport), 180_000);
     }
     if (backend === 'native') it(`docs/adapters/mcp.md's Agents SDK snippet (${runtime}, native)`, () => checkDocsAgent('agents-sdk-agent.mjs', runtime, 'native'), 180_000);
   }

@@ -1,16 +1,19 @@
 // An OpenAI Agents SDK program as the SDK's docs write one
 // (`mcpServers: [new MCPServerStdio(...)]`, or `MCPServerStreamableHttp({ url })`)
 // whose MCP server, instrumented with `instrumentMcpServer`, is its child over
-// stdio or runs on its own over Streamable HTTP (agents-programs.ts). The
-// model is the Responses API on loopback (JSON, then SSE for the streamed
-// run), OTLP goes to a loopback collector. The program runs with and without
-// `...openAIAgentsMcpOptions(hooks)` in the server's options: with it, one
-// trace per run across both processes, each server trajectory names the
+// stdio or runs on its own over Streamable HTTP (agents-programs.ts).
+// The model is the Responses API on loopback (JSON, then SSE for the streamed
+// run), OTLP goes to a loopback collector. The program has a resolver and an
+// extractor of its own, and runs with them as the server's options (without
+// the adapter) and handed to `openAIAgentsMcpOptions(hooks, own)`: with it,
+// one trace per run across both processes, each server trajectory names the
 // agent's tool call, each agent observation references the server trajectory
-// of its own call, the model is sent nothing the server added to a result's
-// `_meta`, and nothing else in the agent's trajectories differs from the run
-// without it. Used by agents.test.ts (memory, stdio) and
-// test/slow/mcp-agents.test.ts (native, Streamable HTTP).
+// of its own call, the call answered with `isError` is a failed call, the
+// model is sent nothing the server added to a result's `_meta`, the server
+// gets the program's `_meta` and the tool outputs its custom data, and
+// nothing else in the agent's trajectories differs from the run without it.
+// Used by agents.test.ts (memory, stdio) and test/slow/mcp-agents.test.ts
+// (native, Streamable HTTP).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -41,7 +44,10 @@ export function serveAgentsPrograms(): void {
   });
 }
 
-/** The model's turns: run 1 asks for four calls at once (three of one tool, one refused with isError), run 2 (streamed) for one. */
+/**
+ * The model's turns: run 1 asks for five calls at once (four of one tool, one refused with isError, one the program's
+ * own resolver fails before its request), run 2 (streamed) for one.
+ */
 const SCRIPT = {
   'gpt-4.1': [
     {
@@ -51,6 +57,7 @@ const SCRIPT = {
         // The same tool with the same arguments at once: only the call it runs in tells the two apart.
         { id: 'call_oslo_again', name: 'forecast', args: { city: 'Oslo' } },
         { id: 'call_alerts', name: 'alerts', args: { city: 'Oslo' } },
+        { id: 'call_atlantis', name: 'forecast', args: { city: 'Atlantis' } },
       ],
       usage: { input: 120, output: 40, cached: 64 },
     },
@@ -66,6 +73,10 @@ interface Output {
   spans: DecodedSpan[];
   /** What the model was sent, as JSON text. */
   model: string;
+  /** Each request's `_meta` as the server's tool handler got it, by city, in arrival order. */
+  received: { city: string; meta: Doc | null }[];
+  /** Each run's tool outputs' custom data, by call id, as the program read them. */
+  customData: [string, Doc | null][][];
 }
 
 /** Runs the server on its own over Streamable HTTP; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
@@ -90,7 +101,9 @@ async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, ar
   };
 }
 
-export async function runProgram(link: boolean, backend: 'memory' | 'native', transport: 'stdio' | 'http' = 'stdio'): Promise<Output> {
+export type Transport = 'stdio' | 'http';
+
+export async function runProgram(link: boolean, backend: 'memory' | 'native', transport: Transport = 'stdio'): Promise<Output> {
   const home = path.join(repoRoot, '.tmp', 'mcp-agents');
   mkdirSync(home, { recursive: true });
   const folder = mkdtempSync(path.join(home, `${runtime}-${backend}-`));
@@ -130,7 +143,9 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
     expect(result.stderr).not.toMatch(/failed|error|warn/i);
     const read = (dir: string): Map<string, Doc> =>
       new Map(existsSync(dir) ? readdirSync(dir).sort().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Doc]) : []);
-    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests) };
+    const received = readFileSync(`${config.out}-server-meta.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Output['received'][number]);
+    const customData = [1, 2].map((n) => JSON.parse(new RegExp(`^custom data ${n}: (.*)$`, 'm').exec(result.stdout)![1]!) as [string, Doc | null][]);
+    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, customData };
     for (const [file, doc] of [...out.agent, ...out.server]) expect(validateAtif(doc), file).toEqual([]);
     return out;
   } finally {
@@ -147,11 +162,34 @@ const RUNS = [
       ['call_bergen', 'forecast', 'Bergen'],
       ['call_oslo_again', 'forecast', 'Oslo'],
       ['call_alerts', 'alerts', 'Oslo'],
+      ['call_atlantis', 'forecast', 'Atlantis'],
     ],
     tokens: { total_prompt_tokens: 330, total_completion_tokens: 52, total_cached_tokens: 64 },
   },
   { session: 'weather-2', calls: [['call_tromso', 'forecast', 'Tromsø']], tokens: { total_prompt_tokens: 220, total_completion_tokens: 21, total_cached_tokens: 32 } },
 ] as const;
+
+/** A run's calls whose request went out (the program's resolver fails Atlantis's call before it). */
+const served = (run: (typeof RUNS)[number]): readonly (readonly [string, string, string])[] => run.calls.filter(([, , city]) => city !== 'Atlantis');
+
+/** The cities of the requests that reach the server (the program's resolver fails Atlantis's call before its request). */
+const SERVED_CITIES = ['Bergen', 'Oslo', 'Oslo', 'Oslo', 'Tromsø'];
+
+/** The program's extractor's custom data, run by run, by call id: none for the call that failed before its request. */
+const answeredBy = (isError: boolean): Doc => ({ answered_by: 'weather', is_error: isError });
+const CUSTOM_DATA = [
+  [
+    ['call_oslo', answeredBy(false)],
+    ['call_bergen', answeredBy(false)],
+    ['call_oslo_again', answeredBy(false)],
+    ['call_alerts', answeredBy(true)],
+    ['call_atlantis', null],
+  ],
+  [['call_tromso', answeredBy(false)]],
+];
+
+/** What the SDK's default tool error function tells the model. */
+const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
 
 /** What the server answers (a forecast numbered by its arrival). */
 const SERVER_TEXT: Record<string, (city: string) => RegExp> = { forecast: (city) => new RegExp(`^${city}: rain \\(answer \\d\\)$`), alerts: (city) => new RegExp(`^the alert service is down for ${city}$`) };
@@ -192,6 +230,18 @@ function comparable(value: unknown, key = ''): unknown {
   return value;
 }
 
+/** `doc` with the call `callId`'s observation, if it has it, as an ok call's (what recording an isError result as a failure adds, removed). */
+function withoutFailure(doc: Doc, callId: string): Doc {
+  const copy = structuredClone(doc);
+  const result = (copy.steps as Doc[]).flatMap((step) => step.observation?.results ?? []).find((entry: Doc) => entry.source_call_id === callId);
+  if (result === undefined) return copy;
+  const metadata = result.extra.metadata as Doc;
+  delete metadata['error.type'];
+  delete metadata['otel.status_code'];
+  metadata.status = 'ok';
+  return copy;
+}
+
 /** The program without the options, on memory: what the SDK does on its own, and what the linked runs are held to. */
 let plainRun: Promise<Output> | undefined;
 export const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'memory'));
@@ -203,10 +253,16 @@ export async function checkPlainProgram(): Promise<void> {
   expect(out.server.size).toBe(5);
   for (const doc of out.server.values()) expect(doc.extra?.caller).toBeUndefined();
   for (const run of RUNS) for (const [id] of run.calls) expect(observed(agentDoc(out, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
+  // The program's own resolver and extractor, as the SDK runs them: its _meta on every request that went out, its custom data on every output.
+  expect(out.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
+  for (const { meta } of out.received) expect(meta).toEqual({ 'example.com/tenant': 'acme' });
+  expect(out.customData).toEqual(CUSTOM_DATA);
+  // An isError result is an ordinary output to the SDK: without the options, an ok call.
+  expect(observed(agentDoc(out, 'weather-1')[1], 'call_alerts').extra.metadata.status).toBe('ok');
 }
 
 /** With the options: one trace per run across both processes, and trajectories that point at each other. */
-export async function checkLinkedProgram(backend: 'memory' | 'native', transport: 'stdio' | 'http'): Promise<void> {
+export async function checkLinkedProgram(backend: 'memory' | 'native', transport: Transport): Promise<void> {
   const linked = await runProgram(true, backend, transport);
 
   // With them: each server trajectory names the agent's call it did, and that call's observation references it.
@@ -216,6 +272,13 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
   for (const run of RUNS) {
     const [agentFile, doc] = agentDoc(linked, run.session);
     for (const [id, tool, city] of run.calls) {
+      const observation = observed(doc, id);
+      if (city === 'Atlantis') {
+        // The program's own resolver threw: the SDK failed the call before its request, as it does without the adapter.
+        expect(observation).toMatchObject({ content: SDK_TOOL_FAILURE_TEXT, extra: { metadata: { status: 'error' } } });
+        expect(observation.subagent_trajectory_ref).toBeUndefined();
+        continue;
+      }
       const serverFiles = [...linked.server].filter(([, server]) => server.extra?.caller?.tool_call_id === id);
       expect(serverFiles, `the server trajectories of ${id}`).toHaveLength(1);
       const [serverFile, server] = serverFiles[0]!;
@@ -225,9 +288,11 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
       const answer = (server.steps as Doc[]).at(-1)!.observation.results[0];
       expect([answer.extra.event_name, answer.extra.metadata.status]).toEqual([tool, tool === 'alerts' ? 'error' : 'ok']);
       expect(answer.content).toMatch(SERVER_TEXT[tool]!(city));
-      // The answer the agent's call got is the one of the trajectory it references (same-argument calls included).
-      const observation = observed(doc, id);
+      // The answer the agent's call got is the one of the trajectory it references (same-argument calls included), and
+      // it failed exactly when the server's call did (an isError result).
       expect(JSON.parse(observation.content)).toEqual({ type: 'text', text: answer.content });
+      expect(observation.extra.metadata.status).toBe(answer.extra.metadata.status);
+      if (tool === 'alerts') expect(observation.extra.metadata).toMatchObject({ 'error.type': 'ToolError', 'otel.status_code': 'ERROR' });
       expect(observation.subagent_trajectory_ref).toEqual([{ trajectory_id: server.trajectory_id, session_id: server.session_id, trajectory_path: serverFile }]);
     }
     // Tokens: what the model server reported, nothing added.
@@ -235,6 +300,17 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
     expect((doc.steps as Doc[]).filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual([dated('gpt-4.1'), dated('gpt-4.1')]);
   }
   expect(referenced.size).toBe(5);
+  // The program's own _meta reached the server with the adapter's keys beside it, each request naming its own call.
+  expect(linked.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
+  const callers = linked.received.map(({ meta }) => {
+    expect(meta).toMatchObject({ 'example.com/tenant': 'acme', traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/), 'nemo-relay/propagation': expect.any(String) });
+    expect(Object.keys(meta!).sort()).toEqual(['example.com/tenant', 'nemo-relay/caller', 'nemo-relay/propagation', 'traceparent']);
+    return meta!['nemo-relay/caller'].tool_call_id as string;
+  });
+  expect(callers.sort()).toEqual(RUNS.flatMap((run) => served(run).map(([id]) => id)).sort());
+  // The program's extractor gave each tool output its custom data, as without the adapter (which adds none).
+  expect(linked.customData).toEqual(CUSTOM_DATA);
+
   // The model was sent the tools' content and nothing the server added to a result's `_meta` for the options (which
   // cannot remove it): the SDK's tool output is the result's content.
   expect(linked.model).toContain('rain (answer');
@@ -242,7 +318,8 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
 
   // Nothing else in the agent's trajectories changed (from the plain run on memory: the backends write the same).
   const unlinked = await plain();
-  for (const run of RUNS) expect(comparable(agentDoc(linked, run.session)[1])).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
+  // But for the call answered with isError, failed where the SDK saw an ordinary output, as the server's trajectory says.
+  for (const run of RUNS) expect(comparable(withoutFailure(agentDoc(linked, run.session)[1], 'call_alerts'))).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
 
   // One trace per run: the agent's session span its one root, each server session span under the agent's span of its call.
   expect(new Set(linked.spans.map((span) => span.traceId)).size).toBe(2);
@@ -253,9 +330,9 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
     expect(spans.filter((span) => span.parentSpanId === '').map((span) => span.name)).toEqual([root.name]);
     for (const span of spans) if (span.parentSpanId !== '') expect(byId.has(span.parentSpanId), span.name).toBe(true);
     const serverSessions = spans.filter((span) => span.name.startsWith('weather-server-session-'));
-    expect(serverSessions).toHaveLength(run.calls.length);
+    expect(serverSessions).toHaveLength(served(run).length);
     const parents = serverSessions.map((span) => byId.get(span.parentSpanId)!);
-    expect(parents.map((span) => [span.attributes['nemo_relay.start.metadata.session_id'], span.attributes['nemo_relay.tool_call_id']]).sort()).toEqual(run.calls.map(([id]) => [run.session, id]).sort());
+    expect(parents.map((span) => [span.attributes['nemo_relay.start.metadata.session_id'], span.attributes['nemo_relay.tool_call_id']]).sort()).toEqual(served(run).map(([id]) => [run.session, id]).sort());
     for (const span of serverSessions) {
       const server = [...linked.server.values()].find((doc) => span.name === `weather-server-session-${doc.session_id}`)!;
       expect(byId.get(span.parentSpanId)!.attributes['nemo_relay.tool_call_id']).toBe(server.extra.caller.tool_call_id);

@@ -5,7 +5,9 @@
 // with a tool input guardrail on the server's tools;
 // and the MCP server, an `McpServer` instrumented with `instrumentMcpServer`:
 // the agent's child over stdio, or on its own over Streamable HTTP
-// (`MCPServerStreamableHttp({ url })`). Both record with the NeMo Relay
+// (`MCPServerStreamableHttp({ url })`). The program has
+// a `toolMetaResolver` and a `customDataExtractor` of its own: given to the
+// server as they are, or handed to `openAIAgentsMcpOptions`. Both record with the NeMo Relay
 // plugin, configured by the environment (backend, OTLP). Written into the
 // package (.tmp/) so `nemo-relay-hooks` and the SDKs resolve as they do for a
 // user.
@@ -49,7 +51,16 @@ const policy = {
   },
 };
 
-const linked = config.link ? openAIAgentsMcpOptions(hooks) : {};
+// The program's own: a tenant in every request's _meta (a city no tenant serves fails the call), and which server
+// answered, and whether with an error, as the tool output's custom data.
+const own = {
+  toolMetaResolver: async ({ arguments: args }) => {
+    if (args?.city === 'Atlantis') throw new Error('no tenant serves Atlantis');
+    return { 'example.com/tenant': 'acme' };
+  },
+  customDataExtractor: ({ serverName, isError }) => ({ answered_by: serverName, is_error: isError === true }),
+};
+const linked = config.link ? openAIAgentsMcpOptions(hooks, own) : own;
 const server =
   config.url === undefined
     ? new MCPServerStdio({
@@ -61,11 +72,14 @@ const server =
         ...linked,
       })
     : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
+/** Each tool output's custom data, by call id. */
+const customData = (result) => JSON.stringify(result.newItems.filter((item) => item.type === 'tool_call_output_item').map((item) => [item.rawItem.callId, item.customData ?? null]));
 await server.connect();
 try {
   const agent = new Agent({ name: 'Weather agent', instructions: 'Answer with the forecast and the alerts.', model: 'gpt-4.1', mcpServers: [server] });
   const answered = await run(agent, 'Weather and alerts for Oslo and Bergen?');
   console.log('run 1: ' + answered.finalOutput);
+  console.log('custom data 1: ' + customData(answered));
   session = 'weather-2';
   const streamed = await run(agent, 'And for Tromsø?', { stream: true });
   for await (const _event of streamed) {
@@ -73,15 +87,20 @@ try {
   }
   await streamed.completed;
   console.log('run 2: ' + streamed.finalOutput);
+  console.log('custom data 2: ' + customData(streamed));
 } finally {
   await server.close();
 }
 await plugin.shutdown();
 `;
 
-/** argv[2]: the trajectory folder; argv[3]: `http` to serve Streamable HTTP on loopback (it prints `listening <port>`), else stdio. */
+/**
+ * argv[2]: the trajectory folder (each request's `_meta`, as the tool handler gets it, goes to `<folder>-meta.jsonl`);
+ * argv[3]: `http` to serve Streamable HTTP on loopback (it prints `listening <port>`), else stdio.
+ */
 export const SERVER_SOURCE = String.raw`
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -95,20 +114,25 @@ const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutput
 plugin.register(hooks);
 
 let answers = 0;
+/** The request's _meta as the handler got it, one line per call. */
+function received(city, extra) {
+  appendFileSync(process.argv[2] + '-meta.jsonl', JSON.stringify({ city, meta: extra._meta ?? null }) + '\n');
+}
 /** The server (one per MCP session over HTTP, as the SDK's example serves it). */
 function weatherServer() {
   const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
-  server.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }) => {
+  server.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+    received(city, extra);
     // Each answer is numbered: two calls with the same arguments get different answers.
     const answer = ++answers;
     // Oslo answers after Bergen: the answers come back in another order than the calls went out.
     if (city === 'Oslo') await new Promise((resolve) => setTimeout(resolve, 50));
     return { content: [{ type: 'text', text: city + ': rain (answer ' + answer + ')' }] };
   });
-  server.registerTool('alerts', { description: 'The weather alerts for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
-    content: [{ type: 'text', text: 'the alert service is down for ' + city }],
-    isError: true,
-  }));
+  server.registerTool('alerts', { description: 'The weather alerts for a city', inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+    received(city, extra);
+    return { content: [{ type: 'text', text: 'the alert service is down for ' + city }], isError: true };
+  });
   return instrumentMcpServer(server, hooks);
 }
 
