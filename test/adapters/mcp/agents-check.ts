@@ -1,7 +1,7 @@
 // An OpenAI Agents SDK program as the SDK's docs write one
-// (`mcpServers: [new MCPServerStdio(...)]`, or `MCPServerStreamableHttp({ url })`)
+// (`mcpServers: [new MCPServerStdio(...)]`, or `MCPServerStreamableHttp({ url })`, or `MCPServerSSE({ url })`)
 // whose MCP server, instrumented with `instrumentMcpServer`, is its child over
-// stdio or runs on its own over Streamable HTTP (agents-programs.ts).
+// stdio or runs on its own over Streamable HTTP or SSE (agents-programs.ts).
 // The model is the Responses API on loopback (JSON, then SSE for the streamed
 // run), OTLP goes to a loopback collector. The program has a resolver and an
 // extractor of its own, and runs with them as the server's options (without
@@ -13,7 +13,7 @@
 // gets the program's `_meta` and the tool outputs its custom data, and
 // nothing else in the agent's trajectories differs from the run without it.
 // Used by agents.test.ts (memory, stdio) and test/slow/mcp-agents.test.ts
-// (native, Streamable HTTP).
+// (native, Streamable HTTP, SSE).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -79,9 +79,9 @@ interface Output {
   customData: [string, Doc | null][][];
 }
 
-/** Runs the server on its own over Streamable HTTP; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
-async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...args, script, out, 'http'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Runs the server on its own over Streamable HTTP or SSE; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
+async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[], transport: 'http' | 'sse'): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [...args, script, out, transport], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -93,7 +93,7 @@ async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, ar
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}`,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
@@ -101,7 +101,7 @@ async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, ar
   };
 }
 
-export type Transport = 'stdio' | 'http';
+export type Transport = 'stdio' | 'http' | 'sse';
 
 export async function runProgram(link: boolean, backend: 'memory' | 'native', transport: Transport = 'stdio'): Promise<Output> {
   const home = path.join(repoRoot, '.tmp', 'mcp-agents');
@@ -125,8 +125,12 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     };
     const [binary, ...args] = runtime === 'deno' ? [process.execPath, 'run', '-A'] : [process.execPath];
-    const http = transport === 'http' ? await serveHttp(config.server, `${config.out}-server`, env, args) : undefined;
-    if (http !== undefined) config.url = http.url;
+    let http: Awaited<ReturnType<typeof serveHttp>> | undefined;
+    if (transport !== 'stdio') {
+      http = await serveHttp(config.server, `${config.out}-server`, env, args, transport);
+      config.url = http.url;
+      config.transport = transport;
+    }
     const result = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       const child = spawn(binary!, [...args, path.join(folder, 'agent.mjs'), JSON.stringify(config)], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';

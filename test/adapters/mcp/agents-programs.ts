@@ -5,7 +5,8 @@
 // with a tool input guardrail on the server's tools;
 // and the MCP server, an `McpServer` instrumented with `instrumentMcpServer`:
 // the agent's child over stdio, or on its own over Streamable HTTP
-// (`MCPServerStreamableHttp({ url })`). The program has
+// (`MCPServerStreamableHttp({ url })`), or over the SDK's SSE transport
+// (`MCPServerSSE({ url })`, the server's `SSEServerTransport`). The program has
 // a `toolMetaResolver` and a `customDataExtractor` of its own: given to the
 // server as they are, or handed to `openAIAgentsMcpOptions`. Both record with the NeMo Relay
 // plugin, configured by the environment (backend, OTLP). Written into the
@@ -16,8 +17,10 @@
 export interface AgentConfig {
   /** The server program's path (stdio: the agent starts it). */
   server: string;
-  /** Streamable HTTP: the server's URL (it runs on its own). */
+  /** Streamable HTTP or SSE: the server's URL (it runs on its own). */
   url?: string;
+  /** Which transport `url` speaks. */
+  transport?: 'http' | 'sse';
   /** Spread `openAIAgentsMcpOptions(hooks)` into the server's options. */
   link: boolean;
   /** Where the agent's trajectories go; the server's go to `<out>-server`. */
@@ -25,7 +28,7 @@ export interface AgentConfig {
 }
 
 export const AGENT_SOURCE = String.raw`
-import { Agent, MCPServerStdio, MCPServerStreamableHttp, ToolGuardrailFunctionOutputFactory, run } from '@openai/agents';
+import { Agent, MCPServerSSE, MCPServerStdio, MCPServerStreamableHttp, ToolGuardrailFunctionOutputFactory, run } from '@openai/agents';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
 import { openAIAgentsMcpOptions } from 'nemo-relay-hooks/mcp';
 import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
@@ -71,7 +74,9 @@ const server =
         toolInputGuardrails: [policy],
         ...linked,
       })
-    : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
+    : config.transport === 'sse'
+      ? new MCPServerSSE({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked })
+      : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
 /** Each tool output's custom data, by call id. */
 const customData = (result) => JSON.stringify(result.newItems.filter((item) => item.type === 'tool_call_output_item').map((item) => [item.rawItem.callId, item.customData ?? null]));
 await server.connect();
@@ -96,13 +101,15 @@ await plugin.shutdown();
 
 /**
  * argv[2]: the trajectory folder (each request's `_meta`, as the tool handler gets it, goes to `<folder>-meta.jsonl`);
- * argv[3]: `http` to serve Streamable HTTP on loopback (it prints `listening <port>`), else stdio.
+ * argv[3]: `http` to serve Streamable HTTP on loopback, `sse` to serve the SSE transport (either prints
+ * `listening <port>`), else stdio.
  */
 export const SERVER_SOURCE = String.raw`
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -136,7 +143,32 @@ function weatherServer() {
   return instrumentMcpServer(server, hooks);
 }
 
-if (process.argv[3] !== 'http') {
+if (process.argv[3] === 'sse') {
+  // The SDK's SSE transport: a GET opens the event stream (one server per stream), POSTs to /messages?sessionId= carry the requests.
+  const transports = new Map();
+  const http = createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/sse') {
+      const transport = new SSEServerTransport('/messages', res);
+      transports.set(transport.sessionId, transport);
+      res.on('close', () => transports.delete(transport.sessionId));
+      await weatherServer().connect(transport);
+      return;
+    }
+    const transport = req.method === 'POST' && url.pathname === '/messages' ? transports.get(url.searchParams.get('sessionId')) : undefined;
+    if (transport === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    await transport.handlePostMessage(req, res);
+  });
+  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
+  process.on('SIGTERM', () => {
+    http.close();
+    http.closeAllConnections();
+    plugin.shutdown().then(() => process.exit(0));
+  });
+} else if (process.argv[3] !== 'http') {
   await weatherServer().connect(new StdioServerTransport());
   process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
   plugin.installExitHandlers();

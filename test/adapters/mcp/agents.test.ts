@@ -1,7 +1,7 @@
 // docs/adapters/mcp.md, "The OpenAI Agents SDK's MCP servers": the Agents SDK
 // program of agents-check.ts (five MCP calls at once, then a streamed run)
 // with its server as its child over stdio, on the memory backend;
-// test/slow/mcp-agents.test.ts runs it on native and over Streamable HTTP.
+// test/slow/mcp-agents.test.ts runs it on native and over Streamable HTTP and SSE.
 import { describe, expect, it } from 'vitest';
 import { MCPServerStdio, type MCPToolCustomDataContext, type MCPToolMetaContext } from '@openai/agents';
 import { HookRegistry } from '../../../src/hooks/index.ts';
