@@ -97,7 +97,8 @@ export function openAIAgentsMcpOptions<M extends AgentsMcpMetaContext = AgentsMc
         throw error;
       }
       const ours = (await linking)?.params._meta;
-      // Not an object: returned as it is, for the SDK to refuse with its own error.
+      // Nothing of ours (the request is tied to no open call), or theirs is not an object (the SDK refuses it with its
+      // own error): theirs as it is.
       if (!isRecord(ours) || (theirs !== null && theirs !== undefined && !isRecord(theirs))) return theirs as Record<string, unknown> | undefined;
       return withAdapterMeta(theirs, ours);
     },
