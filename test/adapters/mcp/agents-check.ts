@@ -77,6 +77,8 @@ interface Output {
   received: { city: string; meta: Doc | null }[];
   /** Each run's tool outputs' custom data, by call id, as the program read them. */
   customData: [string, Doc | null][][];
+  /** The agent's tool calls its hooks said failed: call id, error type, error message. */
+  failedCalls: [string, string, string][];
 }
 
 /** Runs the server on its own over Streamable HTTP or SSE; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
@@ -149,7 +151,8 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
       new Map(existsSync(dir) ? readdirSync(dir).sort().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Doc]) : []);
     const received = readFileSync(`${config.out}-server-meta.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Output['received'][number]);
     const customData = [1, 2].map((n) => JSON.parse(new RegExp(`^custom data ${n}: (.*)$`, 'm').exec(result.stdout)![1]!) as [string, Doc | null][]);
-    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, customData };
+    const failedCalls = [...result.stdout.matchAll(/^failed call: (.*)$/gm)].map((found) => JSON.parse(found[1]!) as [string, string, string]);
+    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, customData, failedCalls };
     for (const [file, doc] of [...out.agent, ...out.server]) expect(validateAtif(doc), file).toEqual([]);
     return out;
   } finally {
@@ -194,6 +197,9 @@ const CUSTOM_DATA = [
 
 /** What the SDK's default tool error function tells the model. */
 const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
+
+/** How the hooks end the call the program's resolver failed (the SDK tells the model its text, the adapter's sign of a throw). */
+const ATLANTIS_FAILED: [string, string, string] = ['call_atlantis', 'string', SDK_TOOL_FAILURE_TEXT];
 
 /** What the server answers (a forecast numbered by its arrival). */
 const SERVER_TEXT: Record<string, (city: string) => RegExp> = { forecast: (city) => new RegExp(`^${city}: rain \\(answer \\d\\)$`), alerts: (city) => new RegExp(`^the alert service is down for ${city}$`) };
@@ -261,8 +267,9 @@ export async function checkPlainProgram(): Promise<void> {
   expect(out.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
   for (const { meta } of out.received) expect(meta).toEqual({ 'example.com/tenant': 'acme' });
   expect(out.customData).toEqual(CUSTOM_DATA);
-  // An isError result is an ordinary output to the SDK: without the options, an ok call.
+  // An isError result is an ordinary output to the SDK: without the options, an ok call; the one the resolver failed failed.
   expect(observed(agentDoc(out, 'weather-1')[1], 'call_alerts').extra.metadata.status).toBe('ok');
+  expect(out.failedCalls).toEqual([ATLANTIS_FAILED]);
 }
 
 /** With the options: one trace per run across both processes, and trajectories that point at each other. */
@@ -314,6 +321,8 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
   expect(callers.sort()).toEqual(RUNS.flatMap((run) => served(run).map(([id]) => id)).sort());
   // The program's extractor gave each tool output its custom data, as without the adapter (which adds none).
   expect(linked.customData).toEqual(CUSTOM_DATA);
+  // The hooks say the isError call failed with the text the server answered, as the server's own trajectory does.
+  expect(linked.failedCalls.sort()).toEqual([['call_alerts', 'ToolError', 'the alert service is down for Oslo'], ATLANTIS_FAILED]);
 
   // The model was sent the tools' content and nothing the server added to a result's `_meta` for the options (which
   // cannot remove it): the SDK's tool output is the result's content.

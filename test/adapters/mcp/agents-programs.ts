@@ -39,6 +39,10 @@ const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutput
 plugin.register(hooks);
 let session = 'weather-1';
 instrumentOpenAIAgents(hooks, { sessionId: () => session });
+// The tool calls recorded as failed, as the hooks say them.
+hooks.on('post_tool_call', (call) => {
+  if (call.status === 'error') console.log('failed call: ' + JSON.stringify([call.tool_call_id, call.error_type, call.error_message]));
+});
 
 // A policy check on every MCP tool call whose first answer is slow (a cold cache): the first call reaches
 // its MCP request after the calls the model asked for next.
