@@ -63,8 +63,8 @@ export interface ExclusiveName {
  */
 export function nameTaken(name: string): boolean {
   try {
-    lstatSync(name);
-    return true;
+    // Every session's claim ends on a free name: "nothing there" answers without building an error.
+    return lstatSync(name, { throwIfNoEntry: false }) !== undefined;
   } catch {
     return false;
   }
