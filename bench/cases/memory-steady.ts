@@ -88,7 +88,7 @@ const byName = (timings: Timing[], name: string) => timings.find((t) => t.name =
 /** Longer than any batch: partial writes are absorbed by the session's final write. */
 const ONCE_PER_SESSION = 3_600_000;
 
-async function measure(label: string, base: string, withObjects: boolean): Promise<{ atof: Timing; atif: Timing; timings: Timing[]; dir: string }> {
+async function measure(label: string, base: string, withObjects: boolean): Promise<{ atof: Timing; atif: Timing; timings: Timing[]; dir: string; atifDir: string }> {
   const dir = mkdtempSync(path.join(base, 'nemo-relay-bench-steady-'));
   const setups = [memoryPluginSetup(dir), memoryAtifPluginSetup(dir, ONCE_PER_SESSION)];
   if (withObjects) setups.push(memoryAtifPluginSetup(dir, 0, 'plugin+memory, ATOF + ATIF, a trajectory after every turn'));
@@ -97,7 +97,7 @@ async function measure(label: string, base: string, withObjects: boolean): Promi
   process.stderr.write(`# ${label} (${dir})\n`);
   const timings = await interleave(setups.map(subjectOf), { reps: 11, warmup: 2, clock: 'cpu' });
   for (const setup of setups) report.fact(`warnings.${label}.${setup.name}`, setup.warnings);
-  return { atof: byName(timings, setups[0]!.name), atif: byName(timings, setups[1]!.name), timings, dir };
+  return { atof: byName(timings, setups[0]!.name), atif: byName(timings, setups[1]!.name), timings, dir, atifDir: setups[1]!.atifDirectory! };
 }
 
 const shm = '/dev/shm';
@@ -120,7 +120,8 @@ if (onTmpfs !== null) {
 }
 
 // What the trajectory files alone cost, per event of the stream: as many atomic writes, of the trajectories' mean size.
-const atifDir = path.join(fast.dir, 'atif');
+// The goal subject's last round: each session's trajectory, once.
+const atifDir = fast.atifDir;
 const atifFiles = readdirSync(atifDir).filter((name) => name.endsWith('.json'));
 const trajectoryBytes = Math.round(atifFiles.reduce((sum, name) => sum + statSync(path.join(atifDir, name)).size, 0) / Math.max(1, atifFiles.length));
 report.fact('trajectory_bytes', trajectoryBytes);

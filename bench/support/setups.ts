@@ -25,7 +25,7 @@
  * @module
  */
 
-import { statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { context, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -100,7 +100,6 @@ export class PluginSetup implements Setup {
   #plugin: NemoRelayPlugin | null = null;
   #bytes = 0;
 
-  readonly #atif: boolean;
   readonly #writeDelayMs: number | undefined;
   /**
    * The bound of `drain()` (`flush`) and `close()` (`shutdown`); the plugin's default when undefined. A
@@ -113,17 +112,26 @@ export class PluginSetup implements Setup {
   constructor(name: string, dir: string, makeBackend: (logger: Logger) => RelayBackend, atif = false, trajectoryWriteDelayMs?: number) {
     this.name = name;
     this.#makeBackend = makeBackend;
-    this.#atif = atif;
     this.#writeDelayMs = trajectoryWriteDelayMs;
     this.#file = path.join(dir, `${name.replace(/\W+/g, '-')}.jsonl`);
+    this.atifDirectory = atif ? path.join(dir, `atif-${name.replace(/\W+/g, '-')}`) : null;
     this.#logger = countingLogger(name);
   }
+
+  /**
+   * This setup's own trajectory folder, emptied at every `open()` (untimed): each round's fresh plugin
+   * replays the same session ids, and a folder that kept the earlier rounds' files would make every
+   * session's first write look past one more file of its id each round (the claim of a free name), a
+   * cost that grows with the round count and that no steady host pays.
+   */
+  readonly atifDirectory: string | null;
 
   get warnings(): number {
     return this.#logger.warnings;
   }
 
   open(): void {
+    if (this.atifDirectory !== null) rmSync(this.atifDirectory, { recursive: true, force: true });
     const hooks = new HookRegistry({ logger: this.#logger });
     const plugin = createNemoRelayPlugin({
       backend: this.#makeBackend(this.#logger),
@@ -136,7 +144,7 @@ export class PluginSetup implements Setup {
         atofFilename: path.basename(this.#file),
         atofMode: 'overwrite',
         // Explicit both ways: with no setting, the plugin records ATIF by default.
-        ...(this.#atif ? { atifEnabled: true, atifOutputDirectory: path.join(path.dirname(this.#file), 'atif') } : { atifEnabled: false }),
+        ...(this.atifDirectory !== null ? { atifEnabled: true, atifOutputDirectory: this.atifDirectory } : { atifEnabled: false }),
       },
     });
     plugin.register(hooks);

@@ -20,6 +20,7 @@ import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts'
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionEither, concurrentFetch, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
 import { createHandoffTool } from './langgraph-handoff.ts';
+import { gate } from '../support/gate.ts';
 import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
@@ -285,7 +286,8 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
-  it('an agent run from a tool asks a human inside it (humanInTheLoopMiddleware): asked once, by that agent, not again for the tool; the resuming Command answers it in the same sub-agent', async () => {
+  for (const perRun of [false, true]) {
+  it(`an agent run from a tool asks a human inside it (humanInTheLoopMiddleware)${perRun ? ', a handler made per run' : ''}: asked once, by that agent, not again for the tool; the resuming Command answers it in the same sub-agent`, async () => {
     const { fetch } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_ask_ops', name: 'ask_ops', args: { question: 'Delete /tmp/old.log' } }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
       anthropicMessage({ id: 'msg_ops1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
@@ -304,14 +306,25 @@ describe('LangGraph programs through the LangChain adapter', () => {
       { name: 'ask_ops', description: 'Ask the ops agent', schema: z.object({ question: z.string() }) },
     );
     const assistant = createAgent({ model: openai(fetch), tools: [askOps], name: 'assistant', checkpointer: new MemorySaver() });
-    const recorded = recordedPlugin('lg-tool-agent-hitl');
-    const handler = new NemoRelayCallbackHandler(recorded.hooks);
-    const config = { callbacks: [handler], configurable: { thread_id: 'ops-2' } };
-    const first = await assistant.invoke({ messages: [{ role: 'user', content: 'Clean up the old log' }] }, config);
+    const recorded = recordedPlugin(`lg-tool-agent-hitl${perRun ? '-per-run' : ''}`);
+    // Per run, as a server makes one per request: the sub-agent pauses under the first handler (whose core keeps the
+    // thread's session) and is resumed, and stops, under the second.
+    const handlers: NemoRelayCallbackHandler[] = [];
+    const config = () => {
+      const handler = perRun || handlers.length === 0 ? new NemoRelayCallbackHandler(recorded.hooks) : handlers[0]!;
+      handlers.push(handler);
+      return { callbacks: [handler], configurable: { thread_id: 'ops-2' } };
+    };
+    const first = await assistant.invoke({ messages: [{ role: 'user', content: 'Clean up the old log' }] }, config());
     expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
-    const second = await assistant.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config);
+    const second = await assistant.invoke(new Command({ resume: { decisions: [{ type: 'reject', message: 'Keep it.' }] } }), config());
     expect(String(second.messages.at(-1)!.content)).toBe('Ops kept the log.');
-    handler.close();
+    handlers.at(-1)!.close();
+    expect(recorded.log.filter((e) => e.hook === 'on_session_start' || e.hook === 'on_session_finalize').map((e) => [e.hook, e.payload.session_id])).toEqual([
+      ['on_session_start', 'ops-2'],
+      ['on_session_finalize', 'ops-2:sub:call_ask_ops'],
+      ['on_session_finalize', 'ops-2'],
+    ]);
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     const doc = atif[0]!;
@@ -340,6 +353,118 @@ describe('LangGraph programs through the LangChain adapter', () => {
     expect(recordedCounts(worker)).toEqual(reported(opsMessages));
     await sameOnNative(recorded);
   }, 30_000);
+  }
+
+  // A server makes a handler per request, and two requests of one conversation (one `sessionId`) may run at once: one
+  // with a sub-agent, one without. Whichever ends last, the session opens once and closes once, after the link.
+  for (const last of ['without', 'with'] as const) {
+    it(`two handlers on one HookRegistry run one session at once, the run ${last} a sub-agent ending last: one session, opened once, closed once after the sub-agent's link`, async () => {
+      const { fetch: leadFetch } = scriptedFetch([
+        chatCompletion({ id: 'chatcmpl-lead1', model: GPT, content: null, toolCalls: [{ id: 'call_research', name: 'research', args: { topic: 'Paris' } }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+        chatCompletion({ id: 'chatcmpl-lead2', model: GPT, content: 'Paris was founded in the 3rd century BC.', usage: { prompt_tokens: 90, completion_tokens: 11 } }),
+      ]);
+      const { fetch: researcherFetch } = scriptedFetch([
+        anthropicMessage({ id: 'msg_res1', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_archive', name: 'read_archive', input: { subject: 'Paris' } }], usage: { input_tokens: 50, output_tokens: 14 } }),
+        anthropicMessage({ id: 'msg_res2', model: CLAUDE, content: [{ type: 'text', text: 'The Parisii founded it in the 3rd century BC.' }], usage: { input_tokens: 80, output_tokens: 12 } }),
+      ]);
+      const { fetch: forecasterFetch } = scriptedFetch([
+        chatCompletion({ id: 'chatcmpl-fc1', model: GPT, content: null, toolCalls: [{ id: 'call_weather', name: 'get_weather', args: { city: 'Oslo' } }], usage: { prompt_tokens: 30, completion_tokens: 7 } }),
+        chatCompletion({ id: 'chatcmpl-fc2', model: GPT, content: 'It is sunny in Oslo.', usage: { prompt_tokens: 50, completion_tokens: 6 } }),
+      ]);
+      // The sub-agent's tool holds its link open, and the other request's tool its run, until the test lets each go on.
+      const linkOpen = gate();
+      const archiveMayEnd = gate();
+      const weatherStarted = gate();
+      const weatherMayEnd = gate();
+      const readArchive = tool(
+        async ({ subject }) => {
+          linkOpen.open();
+          await archiveMayEnd.opened;
+          return `${subject}: founded by the Parisii, 3rd century BC`;
+        },
+        { name: 'read_archive', description: 'Read the city archive', schema: z.object({ subject: z.string() }) },
+      );
+      const researcher = createAgent({ model: anthropic(researcherFetch), tools: [readArchive], name: 'researcher' });
+      let researcherMessages: BaseMessage[] = [];
+      const research = tool(
+        async ({ topic }, config) => {
+          researcherMessages = (await researcher.invoke({ messages: [{ role: 'user', content: `Research ${topic}` }] }, config)).messages;
+          return researcherMessages.at(-1)!.text;
+        },
+        { name: 'research', description: 'Delegate research to a sub-agent', schema: z.object({ topic: z.string() }) },
+      );
+      const lead = createAgent({ model: openai(leadFetch), tools: [research], name: 'lead' });
+      const getWeather = tool(
+        async ({ city }) => {
+          weatherStarted.open();
+          await weatherMayEnd.opened;
+          return `Sunny in ${city}`;
+        },
+        { name: 'get_weather', description: 'The current weather of a city', schema: z.object({ city: z.string() }) },
+      );
+      const forecaster = createAgent({ model: openai(forecasterFetch), tools: [getWeather], name: 'forecaster' });
+      const recorded = recordedPlugin(`lg-two-handlers-${last}`);
+      const handlers: NemoRelayCallbackHandler[] = [];
+      const request = () => {
+        handlers.push(new NemoRelayCallbackHandler(recorded.hooks, { sessionId: 'desk-1' }));
+        return { callbacks: [handlers.at(-1)!] };
+      };
+      const leadRun = lead.invoke({ messages: [{ role: 'user', content: 'When was Paris founded?' }] }, request());
+      await linkOpen.opened;
+      const forecasterRun = forecaster.invoke({ messages: [{ role: 'user', content: 'Weather in Oslo?' }] }, request());
+      await weatherStarted.opened;
+      if (last === 'without') {
+        archiveMayEnd.open();
+        await leadRun;
+        weatherMayEnd.open();
+        await forecasterRun;
+      } else {
+        weatherMayEnd.open();
+        await forecasterRun;
+        archiveMayEnd.open();
+        await leadRun;
+      }
+      const marks = () =>
+        recorded.log
+          .filter((e) => ['on_session_start', 'on_session_finalize', 'subagent_start', 'subagent_stop'].includes(e.hook) || (e.hook === 'post_llm_call' && e.payload.session_id === 'desk-1'))
+          .map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.assistant_response]);
+      const leadEnds = ['post_llm_call', 'desk-1', 'Paris was founded in the 3rd century BC.'];
+      const forecasterEnds = ['post_llm_call', 'desk-1', 'It is sunny in Oslo.'];
+      const link = [
+        ['subagent_start', 'desk-1:sub:call_research', undefined],
+        ['on_session_finalize', 'desk-1:sub:call_research', undefined],
+        ['subagent_stop', 'desk-1:sub:call_research', undefined],
+      ];
+      // A named session stays open after both runs (the conversation may go on).
+      expect(marks()).toEqual([
+        ['on_session_start', 'desk-1', undefined],
+        ...(last === 'without' ? [...link, leadEnds, forecasterEnds] : [link[0], forecasterEnds, link[1], link[2], leadEnds]),
+      ]);
+      // The lead's run started first: the forecaster's turn, begun while it ran, is the session's second.
+      expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.user_message, e.payload.is_first_turn])).toEqual([
+        ['desk-1', 'When was Paris founded?', true],
+        ['desk-1:sub:call_research', 'Research Paris', true],
+        ['desk-1', 'Weather in Oslo?', false],
+      ]);
+      handlers[1]!.close(); // any handler on these hooks closes it
+      expect(marks().at(-1)).toEqual(['on_session_finalize', 'desk-1', undefined]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      expect(doc.session_id).toBe('desk-1');
+      expect(userSteps(doc)).toEqual(['When was Paris founded?', 'Weather in Oslo?']);
+      expect(callsOf(doc)).toEqual([['call_research', { topic: 'Paris' }], ['call_weather', { city: 'Oslo' }]]);
+      const [worker] = subagents(doc, 1);
+      expect(refOf(doc, 'call_research')).toBe(worker.trajectory_id);
+      expect(userSteps(worker)).toEqual(['Research Paris']);
+      expect(observed(worker)).toEqual([['toolu_archive', 'Paris: founded by the Parisii, 3rd century BC', expect.anything()]]);
+      expect(agentSteps(worker).at(-1)!.message).toBe('The Parisii founded it in the 3rd century BC.');
+      expect(recordedCounts(worker)).toEqual(reported(researcherMessages));
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
 
   it('the model calls a tool that runs an agent twice in one message and both agents ask a human: the Command resuming both by interrupt id answers each in the sub-agent that asked', async () => {
     const { fetch: assistantFetch } = scriptedFetch([

@@ -18,15 +18,8 @@ import type { FakeRelay } from '../../src/testing/index.ts';
 import { readValidAtif, readValidAtof } from '../contract/files.ts';
 import { normalizeText, UuidLabels } from '../differential/normalize.ts';
 import type { Logger } from '../../src/shared/logger.ts';
-
-/** A gate the test opens: native's load, and its plugins.toml activation, wait on one each. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { opened, open };
-}
+// Native's load, and its plugins.toml activation, wait on a gate each.
+import { gate } from '../support/gate.ts';
 
 const held = vi.hoisted(() => ({ load: null as Promise<void> | null, activation: null as Promise<void> | null, relays: [] as FakeRelay[] }));
 

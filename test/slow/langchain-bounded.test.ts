@@ -1,9 +1,18 @@
 // What the LangChain handler keeps while runs come and go: runs that never
 // end (a stream nobody finishes reading, a process that drops a run), runs
 // that fail, and threads whose session it keeps open for their next run. The handler is driven with LangChain's own callback calls, as
-// CallbackManager makes them, 20,000 times each; the hooks it emits say what
+// CallbackManager makes them, 20,000 times each (a thread whose sub-agent
+// paused for approval is a real program's run first); the hooks it emits say what
 // it still holds open (sessions started and not finalized).
 import { describe, expect, it } from 'vitest';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { ChatOpenAI } from '@langchain/openai';
+import { tool } from '@langchain/core/tools';
+import { MemorySaver } from '@langchain/langgraph';
+import { createAgent, humanInTheLoopMiddleware } from 'langchain';
+import * as z from 'zod';
+import { anthropicMessage, chatCompletion, scriptedFetch } from '../support/provider-wire.ts';
+import { expectNothingAfterFinalize, type Recorded } from '../adapters/support.ts';
 import { HOOK_NAMES } from '../../src/hooks/names.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
@@ -97,5 +106,56 @@ describe('LangChain handler: bounded over runs that never end and runs that fail
     handler.handleChainEnd({ messages: [] }, uuid(RUNS, 1));
     handler.close();
     expect(open()).toBe(0);
+  });
+
+  it(`a thread whose tool's agent paused for approval under another handler, then ${MAX_HELD_SESSIONS} newer threads: the oldest closes after that sub-agent's link, not before`, async () => {
+    const hooks = new HookRegistry({ logger: silentLogger });
+    const log: Recorded['log'] = [];
+    for (const name of HOOK_NAMES) hooks.on(name, (payload) => void log.push({ hook: name, payload: payload as unknown as Record<string, unknown> }));
+    // The server's first handler (it releases the held threads) and the one its request for thread ops-9 made.
+    const first = new NemoRelayCallbackHandler(hooks);
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: 'gpt-4.1-2025-04-14', content: null, toolCalls: [{ id: 'call_ask_ops', name: 'ask_ops', args: { question: 'Delete /tmp/old.log' } }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+      anthropicMessage({ id: 'msg_ops1', model: 'claude-sonnet-4-5-20250929', content: [{ type: 'tool_use', id: 'toolu_delete', name: 'delete_file', input: { path: '/tmp/old.log' } }], usage: { input_tokens: 70, output_tokens: 20 } }),
+    ]);
+    const deleteFile = tool(async ({ path }) => `deleted ${path}`, { name: 'delete_file', description: 'Delete a file', schema: z.object({ path: z.string() }) });
+    const ops = createAgent({
+      model: new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } }),
+      tools: [deleteFile],
+      name: 'ops',
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { delete_file: { allowedDecisions: ['approve', 'reject'] } } })],
+    });
+    const askOps = tool(async ({ question }, config) => (await ops.invoke({ messages: [{ role: 'user', content: question }] }, config)).messages.at(-1)!.text, {
+      name: 'ask_ops',
+      description: 'Ask the ops agent',
+      schema: z.object({ question: z.string() }),
+    });
+    const assistant = createAgent({ model: new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } }), tools: [askOps], name: 'assistant', checkpointer: new MemorySaver() });
+    const paused = await assistant.invoke({ messages: [{ role: 'user', content: 'Clean up the old log' }] }, { callbacks: [new NemoRelayCallbackHandler(hooks)], configurable: { thread_id: 'ops-9' } });
+    expect((paused as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    // Nobody resumes ops-9; newer threads push it out of the held ones.
+    for (let i = 0; i < MAX_HELD_SESSIONS; i++) {
+      const root = uuid(i, 1);
+      first.handleChainStart(graph, { messages: [{ role: 'user', content: `question ${i}` }] }, root, undefined, [], { thread_id: `thread-${i}` }, undefined, 'agent');
+      first.handleChainEnd({ messages: [] }, root);
+    }
+    const ofOps9 = () =>
+      log
+        .filter((e) => (e.hook === 'on_session_start' || e.hook === 'on_session_finalize' || e.hook.startsWith('subagent_')) && String(e.payload.session_id ?? e.payload.parent_session_id).startsWith('ops-9'))
+        .map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.reason ?? e.payload.child_status]);
+    // Released, but its sub-agent's link is still open: the session waits for it.
+    expect(ofOps9()).toEqual([
+      ['on_session_start', 'ops-9', undefined],
+      ['subagent_start', 'ops-9:sub:call_ask_ops', undefined],
+    ]);
+    first.close(); // the paused sub-agent closes, interrupted, and then its parent's session
+    expect(ofOps9()).toEqual([
+      ['on_session_start', 'ops-9', undefined],
+      ['subagent_start', 'ops-9:sub:call_ask_ops', undefined],
+      ['on_session_finalize', 'ops-9:sub:call_ask_ops', 'subagent_complete'],
+      ['subagent_stop', 'ops-9:sub:call_ask_ops', 'interrupted'],
+      ['on_session_finalize', 'ops-9', 'held_too_long'],
+    ]);
+    expectNothingAfterFinalize(log);
   });
 });

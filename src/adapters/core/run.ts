@@ -88,29 +88,40 @@ export type RunStatus = 'completed' | 'failed' | 'interrupted';
 
 const now = (): number => Date.now() / 1000;
 
+/**
+ * What keeps each session open: the top-level runs counted into it, the sub-agent links open under it
+ * (`subagent_start` sent, `subagent_stop` not yet), and its close when it waits for those links. One object, so that
+ * adapter instances sharing sessions (LangChain handlers made per request on one `HookRegistry`) share all three: a
+ * link opened under one instance and closed under another (a paused sub-agent resumed by the next request's handler)
+ * is one link, and a session one instance closes waits for the links another opened.
+ */
+export class OpenSessions {
+  readonly runs = new Map<string, number>();
+  readonly links = new Map<string, number>();
+  /**
+   * A session's close (its `on_session_finalize`, or for a sub-agent its link's end) waiting for the links under it:
+   * a sub-agent that ends after its parent (a streamed run cut short while its tools' agents still wind down) would
+   * send its `subagent_stop` to a closed session, which the plugin would open again as a session with nothing in it.
+   */
+  readonly closeAfterLinks = new Map<string, () => void>();
+}
+
 /** The hooks, the options and the session bookkeeping one adapter instance shares across its runs. */
 export class AdapterCore {
   readonly hooks: HookRegistry;
   readonly options: AdapterOptions;
   readonly platform: string;
   readonly guard: Guard;
-  readonly #openRuns: Map<string, number>;
-  /** Sub-agent links open under each session: `subagent_start` sent, `subagent_stop` not yet. */
-  readonly #openLinks = new Map<string, number>();
-  /**
-   * A session's close (its `on_session_finalize`, or for a sub-agent its link's end) waiting for the links under it:
-   * a sub-agent that ends after its parent (a streamed run cut short while its tools' agents still wind down) would
-   * send its `subagent_stop` to a closed session, which the plugin would open again as a session with nothing in it.
-   */
-  readonly #closeAfterLinks = new Map<string, () => void>();
+  readonly #sessions: OpenSessions;
 
   /**
-   * `openRuns`: the top-level runs counted into each session, when several
-   * instances on the same hooks must share them (a LangChain handler made per
-   * request), so that a session opens and closes once whichever instance runs it.
+   * `sessions`: when several instances on the same hooks must share sessions
+   * (a LangChain handler made per request), so that a session opens and
+   * closes once whichever instance runs it, and its sub-agents' links are
+   * counted whichever instance opens or closes them.
    */
-  constructor(hooks: HookRegistry, options: AdapterOptions, platform: string, openRuns: Map<string, number> = new Map()) {
-    this.#openRuns = openRuns;
+  constructor(hooks: HookRegistry, options: AdapterOptions, platform: string, sessions: OpenSessions = new OpenSessions()) {
+    this.#sessions = sessions;
     this.hooks = hooks;
     this.options = options;
     this.platform = options.platform ?? platform;
@@ -137,16 +148,17 @@ export class AdapterCore {
 
   /** Counts a top-level run into its session; true for the first one (the session opens). */
   openSession(sessionId: string): boolean {
-    const open = this.#openRuns.get(sessionId) ?? 0;
-    this.#openRuns.set(sessionId, open + 1);
+    const { runs, closeAfterLinks } = this.#sessions;
+    const open = runs.get(sessionId) ?? 0;
+    runs.set(sessionId, open + 1);
     // Its close still waited for a sub-agent: the session never closed, and goes on.
-    if (open === 0 && this.#closeAfterLinks.delete(sessionId)) return false;
+    if (open === 0 && closeAfterLinks.delete(sessionId)) return false;
     return open === 0;
   }
 
   /** Sessions with a top-level run still counted in. */
   get openSessionCount(): number {
-    return this.#openRuns.size;
+    return this.#sessions.runs.size;
   }
 
   /** Counts a top-level run out of its session, and closes the session when it was the last one. */
@@ -156,34 +168,37 @@ export class AdapterCore {
 
   /** A sub-agent link opened under `sessionId`. */
   linkOpened(sessionId: string): void {
-    this.#openLinks.set(sessionId, (this.#openLinks.get(sessionId) ?? 0) + 1);
+    const { links } = this.#sessions;
+    links.set(sessionId, (links.get(sessionId) ?? 0) + 1);
   }
 
   /** A sub-agent link under `sessionId` closed: the session's close runs if it waited for the last one. */
   linkClosed(sessionId: string): void {
-    const open = (this.#openLinks.get(sessionId) ?? 1) - 1;
+    const { links, closeAfterLinks } = this.#sessions;
+    const open = (links.get(sessionId) ?? 1) - 1;
     if (open > 0) {
-      this.#openLinks.set(sessionId, open);
+      links.set(sessionId, open);
       return;
     }
-    this.#openLinks.delete(sessionId);
-    const close = this.#closeAfterLinks.get(sessionId);
+    links.delete(sessionId);
+    const close = closeAfterLinks.get(sessionId);
     if (close === undefined) return;
-    this.#closeAfterLinks.delete(sessionId);
+    closeAfterLinks.delete(sessionId);
     close();
   }
 
   /** Runs `close` now, or once the sub-agent links open under `sessionId` have closed. */
   closeAfterLinks(sessionId: string, close: () => void): void {
-    if (this.#openLinks.has(sessionId)) this.#closeAfterLinks.set(sessionId, close);
+    if (this.#sessions.links.has(sessionId)) this.#sessions.closeAfterLinks.set(sessionId, close);
     else close();
   }
 
   /** Counts a top-level run out; true for the last one (the session closes). */
   closeSession(sessionId: string): boolean {
-    const open = (this.#openRuns.get(sessionId) ?? 1) - 1;
-    if (open <= 0) this.#openRuns.delete(sessionId);
-    else this.#openRuns.set(sessionId, open);
+    const { runs } = this.#sessions;
+    const open = (runs.get(sessionId) ?? 1) - 1;
+    if (open <= 0) runs.delete(sessionId);
+    else runs.set(sessionId, open);
     return open <= 0;
   }
 
@@ -219,7 +234,8 @@ export class AgentRun {
   #userMessage: string | readonly unknown[] | undefined;
   #lastText = '';
   #ended = false;
-  readonly #continues: boolean;
+  /** The session had a turn before this run's: a held session, a resumed one, or one another run of it holds open now. */
+  #continues: boolean;
   /** A sub-agent run that ended with its link kept open: how it ended, for `closeLink`. */
   #heldLink: { status: RunStatus; text: string } | undefined;
 
@@ -277,8 +293,10 @@ export class AgentRun {
         tool_call_id: parent.toolCallId,
         platform: core.platform,
       }));
-    } else if (this.ownsSession && core.openSession(this.sessionId)) {
-      core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
+    } else if (this.ownsSession) {
+      if (core.openSession(this.sessionId)) core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
+      // Another run of the session is under way (two requests of one thread at once): its turn came first.
+      else this.#continues = true;
     }
     if (this.#start.userMessage !== undefined) {
       const message = core.guard.run('reading the user message', this.#start.userMessage);

@@ -34,7 +34,7 @@
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { AdapterCore, OpenSessions, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
@@ -81,7 +81,8 @@ interface Attempts {
  * handler's core (its platform names their `on_session_finalize`).
  */
 interface Shared {
-  readonly openRuns: Map<string, number>;
+  /** The runs and sub-agent links keeping each session open: a link one handler opened may close under another. */
+  readonly sessions: OpenSessions;
   holds?: SessionHolds<true>;
   /** Approval requests waiting for the resuming run, by session. */
   readonly pendingApprovals: Map<string, Asked[]>;
@@ -177,8 +178,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { openRuns: new Map(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS) }));
-    this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.openRuns);
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { sessions: new OpenSessions(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS) }));
+    this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.sessions);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
     this.#ownAgents = shared.ownAgents;
