@@ -10,7 +10,9 @@
 // agent's tool call, each agent observation references the server trajectory
 // of its own call, the call answered with `isError` is a failed call, the
 // model is sent nothing the server added to a result's `_meta`, the server
-// gets the program's `_meta` and the tool outputs its custom data, and
+// gets the program's `_meta` and the tool outputs its custom data, a run
+// whose call the program's extractor fails (it throws, or returns a string)
+// rejects as it does without them (its call linked all the same), and
 // nothing else in the agent's trajectories differs from the run without it.
 // Used by agents.test.ts (memory, stdio) and test/slow/mcp-agents.test.ts
 // (native, Streamable HTTP, SSE).
@@ -64,6 +66,9 @@ const SCRIPT = {
     { text: 'Oslo: rain. Bergen: rain. No alerts.', usage: { input: 210, output: 12 } },
     { calls: [{ id: 'call_tromso', name: 'forecast', args: { city: 'Tromsø' } }], usage: { input: 90, output: 15 } },
     { text: 'Tromsø: rain.', usage: { input: 130, output: 6, cached: 32 } },
+    // Runs 3 and 4: one call each, which the program's extractor fails; the run ends there (no second turn).
+    { calls: [{ id: 'call_reykjavik', name: 'forecast', args: { city: 'Reykjavik' } }], usage: { input: 80, output: 14 } },
+    { calls: [{ id: 'call_nuuk', name: 'forecast', args: { city: 'Nuuk' } }], usage: { input: 70, output: 13 } },
   ],
 };
 
@@ -79,6 +84,10 @@ interface Output {
   customData: [string, Doc | null][][];
   /** The agent's tool calls its hooks said failed: call id, error type, error message. */
   failedCalls: [string, string, string][];
+  /** Runs 3 and 4 as the program saw them: what each rejected with (constructor, name, message), by run number. */
+  rejections: Record<string, [string, string, string]>;
+  /** The sessions the hooks ended as failed: session id, error type, error message. */
+  failedRuns: [string, string, string][];
 }
 
 /** Runs the server on its own over Streamable HTTP or SSE; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
@@ -152,7 +161,9 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
     const received = readFileSync(`${config.out}-server-meta.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Output['received'][number]);
     const customData = [1, 2].map((n) => JSON.parse(new RegExp(`^custom data ${n}: (.*)$`, 'm').exec(result.stdout)![1]!) as [string, Doc | null][]);
     const failedCalls = [...result.stdout.matchAll(/^failed call: (.*)$/gm)].map((found) => JSON.parse(found[1]!) as [string, string, string]);
-    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, customData, failedCalls };
+    const rejections = Object.fromEntries([...result.stdout.matchAll(/^run (\d) rejected: (.*)$/gm)].map((found) => [found[1]!, JSON.parse(found[2]!) as [string, string, string]]));
+    const failedRuns = [...result.stdout.matchAll(/^failed run: (.*)$/gm)].map((found) => JSON.parse(found[1]!) as [string, string, string]);
+    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, customData, failedCalls, rejections, failedRuns };
     for (const [file, doc] of [...out.agent, ...out.server]) expect(validateAtif(doc), file).toEqual([]);
     return out;
   } finally {
@@ -160,8 +171,15 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
   }
 }
 
+interface Run {
+  readonly session: string;
+  /** Id, tool, city. */
+  readonly calls: readonly (readonly [string, string, string])[];
+  readonly tokens: Doc;
+}
+
 /** Run by run: its session, its calls (id, tool, city) and its tokens as the model server reported them. */
-const RUNS = [
+const RUNS: readonly Run[] = [
   {
     session: 'weather-1',
     calls: [
@@ -174,13 +192,23 @@ const RUNS = [
     tokens: { total_prompt_tokens: 330, total_completion_tokens: 52, total_cached_tokens: 64 },
   },
   { session: 'weather-2', calls: [['call_tromso', 'forecast', 'Tromsø']], tokens: { total_prompt_tokens: 220, total_completion_tokens: 21, total_cached_tokens: 32 } },
-] as const;
+];
+
+/**
+ * Runs 3 and 4: one call each, answered by the server, whose result the program's extractor fails (it throws; it
+ * returns a string, which the SDK refuses with its UserError). The SDK ends the call with the error's text as its
+ * output and the run rejects with its ToolCallError around that error, with or without the options.
+ */
+const EXTRACTOR_RUNS: readonly (Run & { n: string; error: string })[] = [
+  { n: '3', session: 'weather-3', calls: [['call_reykjavik', 'forecast', 'Reykjavik']], tokens: { total_prompt_tokens: 80, total_completion_tokens: 14, total_cached_tokens: 0 }, error: 'RangeError: no region in the answer for Reykjavik' },
+  { n: '4', session: 'weather-4', calls: [['call_nuuk', 'forecast', 'Nuuk']], tokens: { total_prompt_tokens: 70, total_completion_tokens: 13, total_cached_tokens: 0 }, error: 'UserError: customDataExtractor must return an object or null.' },
+];
 
 /** A run's calls whose request went out (the program's resolver fails Atlantis's call before it). */
-const served = (run: (typeof RUNS)[number]): readonly (readonly [string, string, string])[] => run.calls.filter(([, , city]) => city !== 'Atlantis');
+const served = (run: Run): readonly (readonly [string, string, string])[] => run.calls.filter(([, , city]) => city !== 'Atlantis');
 
 /** The cities of the requests that reach the server (the program's resolver fails Atlantis's call before its request). */
-const SERVED_CITIES = ['Bergen', 'Oslo', 'Oslo', 'Oslo', 'Tromsø'];
+const SERVED_CITIES = ['Bergen', 'Nuuk', 'Oslo', 'Oslo', 'Oslo', 'Reykjavik', 'Tromsø'];
 
 /** The program's extractor's custom data, run by run, by call id: none for the call that failed before its request. */
 const answeredBy = (isError: boolean): Doc => ({ answered_by: 'weather', is_error: isError });
@@ -259,10 +287,10 @@ export const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'mem
 /** Without the options, what the SDK does on its own: every MCP call is a trace and a trajectory of its own, unlinked. */
 export async function checkPlainProgram(): Promise<void> {
   const out = await plain();
-  expect(new Set(out.spans.map((span) => span.traceId)).size).toBe(2 + 5);
-  expect(out.server.size).toBe(5);
+  expect(new Set(out.spans.map((span) => span.traceId)).size).toBe(4 + 7);
+  expect(out.server.size).toBe(7);
   for (const doc of out.server.values()) expect(doc.extra?.caller).toBeUndefined();
-  for (const run of RUNS) for (const [id] of run.calls) expect(observed(agentDoc(out, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
+  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) for (const [id] of run.calls) expect(observed(agentDoc(out, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
   // The program's own resolver and extractor, as the SDK runs them: its _meta on every request that went out, its custom data on every output.
   expect(out.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
   for (const { meta } of out.received) expect(meta).toEqual({ 'example.com/tenant': 'acme' });
@@ -270,6 +298,26 @@ export async function checkPlainProgram(): Promise<void> {
   // An isError result is an ordinary output to the SDK: without the options, an ok call; the one the resolver failed failed.
   expect(observed(agentDoc(out, 'weather-1')[1], 'call_alerts').extra.metadata.status).toBe('ok');
   expect(out.failedCalls).toEqual([ATLANTIS_FAILED]);
+  checkExtractorRuns(out);
+}
+
+/**
+ * Runs 3 and 4, whose call the program's extractor failed: the run rejects with the SDK's ToolCallError around the
+ * extractor's error (the same with the options: checked against these constants either way), the session ends as
+ * failed with it, and the call ends with the error's text as its output. With tracing off nothing tells the Agents
+ * adapter that output is an error (the SDK's catch only marks its trace span), so the call is recorded `ok`.
+ */
+function checkExtractorRuns(out: Output): void {
+  for (const run of EXTRACTOR_RUNS) {
+    const message = `Failed to run function tools: ${run.error}`;
+    expect(out.rejections[run.n], `run ${run.n}`).toEqual(['ToolCallError', 'ToolCallError', message]);
+    expect(out.failedRuns.filter(([session]) => session === run.session)).toEqual([[run.session, 'ToolCallError', message]]);
+    const [, doc] = agentDoc(out, run.session);
+    const [id] = run.calls[0]!;
+    expect(observed(doc, id)).toMatchObject({ content: run.error, extra: { metadata: { status: 'ok' } } });
+    expect(doc.final_metrics).toMatchObject(run.tokens);
+  }
+  expect(out.failedRuns.map(([session]) => session).sort()).toEqual(EXTRACTOR_RUNS.map((run) => run.session));
 }
 
 /** With the options: one trace per run across both processes, and trajectories that point at each other. */
@@ -277,8 +325,8 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
   const linked = await runProgram(true, backend, transport);
 
   // With them: each server trajectory names the agent's call it did, and that call's observation references it.
-  expect(linked.agent.size).toBe(2);
-  expect(linked.server.size).toBe(5);
+  expect(linked.agent.size).toBe(4);
+  expect(linked.server.size).toBe(7);
   const referenced = new Set<string>();
   for (const run of RUNS) {
     const [agentFile, doc] = agentDoc(linked, run.session);
@@ -310,7 +358,19 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
     expect(doc.final_metrics).toMatchObject(run.tokens);
     expect((doc.steps as Doc[]).filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual([dated('gpt-4.1'), dated('gpt-4.1')]);
   }
-  expect(referenced.size).toBe(5);
+  // The calls the program's extractor failed are linked all the same: the options read the result before they call it.
+  for (const run of EXTRACTOR_RUNS) {
+    const [agentFile, doc] = agentDoc(linked, run.session);
+    const [id] = run.calls[0]!;
+    const serverFiles = [...linked.server].filter(([, server]) => server.extra?.caller?.tool_call_id === id);
+    expect(serverFiles, `the server trajectories of ${id}`).toHaveLength(1);
+    const [serverFile, server] = serverFiles[0]!;
+    referenced.add(serverFile);
+    expect(server.extra.caller).toEqual({ session_id: run.session, tool_call_id: id, trajectory_id: doc.trajectory_id, trajectory_path: agentFile });
+    expect(observed(doc, id).subagent_trajectory_ref).toEqual([{ trajectory_id: server.trajectory_id, session_id: server.session_id, trajectory_path: serverFile }]);
+  }
+  checkExtractorRuns(linked);
+  expect(referenced.size).toBe(7);
   // The program's own _meta reached the server with the adapter's keys beside it, each request naming its own call.
   expect(linked.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
   const callers = linked.received.map(({ meta }) => {
@@ -318,7 +378,7 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
     expect(Object.keys(meta!).sort()).toEqual(['example.com/tenant', 'nemo-relay/caller', 'nemo-relay/propagation', 'traceparent']);
     return meta!['nemo-relay/caller'].tool_call_id as string;
   });
-  expect(callers.sort()).toEqual(RUNS.flatMap((run) => served(run).map(([id]) => id)).sort());
+  expect(callers.sort()).toEqual([...RUNS, ...EXTRACTOR_RUNS].flatMap((run) => served(run).map(([id]) => id)).sort());
   // The program's extractor gave each tool output its custom data, as without the adapter (which adds none).
   expect(linked.customData).toEqual(CUSTOM_DATA);
   // The hooks say the isError call failed with the text the server answered, as the server's own trajectory does.
@@ -332,12 +392,14 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
   // Nothing else in the agent's trajectories changed (from the plain run on memory: the backends write the same).
   const unlinked = await plain();
   // But for the call answered with isError, failed where the SDK saw an ordinary output, as the server's trajectory says.
-  for (const run of RUNS) expect(comparable(withoutFailure(agentDoc(linked, run.session)[1], 'call_alerts'))).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
+  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) expect(comparable(withoutFailure(agentDoc(linked, run.session)[1], 'call_alerts'))).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
+  // And the program saw the same rejections, the hooks the same failed runs.
+  expect([linked.rejections, linked.failedRuns]).toEqual([unlinked.rejections, unlinked.failedRuns]);
 
   // One trace per run: the agent's session span its one root, each server session span under the agent's span of its call.
-  expect(new Set(linked.spans.map((span) => span.traceId)).size).toBe(2);
+  expect(new Set(linked.spans.map((span) => span.traceId)).size).toBe(4);
   const byId = new Map(linked.spans.map((span) => [span.spanId, span]));
-  for (const run of RUNS) {
+  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) {
     const root = linked.spans.find((span) => span.name === `Weather agent-session-${run.session}`)!;
     const spans = linked.spans.filter((span) => span.traceId === root.traceId);
     expect(spans.filter((span) => span.parentSpanId === '').map((span) => span.name)).toEqual([root.name]);

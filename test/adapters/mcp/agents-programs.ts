@@ -43,6 +43,10 @@ instrumentOpenAIAgents(hooks, { sessionId: () => session });
 hooks.on('post_tool_call', (call) => {
   if (call.status === 'error') console.log('failed call: ' + JSON.stringify([call.tool_call_id, call.error_type, call.error_message]));
 });
+// The runs they ended as failed.
+hooks.on('on_session_end', (end) => {
+  if (end.failed === true) console.log('failed run: ' + JSON.stringify([end.session_id, end.error_type, end.error_message]));
+});
 
 // A policy check on every MCP tool call whose first answer is slow (a cold cache): the first call reaches
 // its MCP request after the calls the model asked for next.
@@ -65,7 +69,12 @@ const own = {
     if (args?.city === 'Atlantis') throw new Error('no tenant serves Atlantis');
     return { 'example.com/tenant': 'acme' };
   },
-  customDataExtractor: ({ serverName, isError }) => ({ answered_by: serverName, is_error: isError === true }),
+  // It cannot read a region from Reykjavik's answer (it throws), and Nuuk's it says as a string, not an object.
+  customDataExtractor: ({ serverName, isError, arguments: args }) => {
+    if (args?.city === 'Reykjavik') throw new RangeError('no region in the answer for Reykjavik');
+    if (args?.city === 'Nuuk') return 'Nuuk';
+    return { answered_by: serverName, is_error: isError === true };
+  },
 };
 const linked = config.link ? openAIAgentsMcpOptions(hooks, own) : own;
 const server =
@@ -97,6 +106,16 @@ try {
   await streamed.completed;
   console.log('run 2: ' + streamed.finalOutput);
   console.log('custom data 2: ' + customData(streamed));
+  // A run whose one call the program's extractor fails (3: it throws; 4: it returns a string): what the run does with it.
+  for (const [n, city] of [[3, 'Reykjavik'], [4, 'Nuuk']]) {
+    session = 'weather-' + n;
+    try {
+      const result = await run(agent, 'And for ' + city + '?');
+      console.log('run ' + n + ': ' + result.finalOutput);
+    } catch (error) {
+      console.log('run ' + n + ' rejected: ' + JSON.stringify([error?.constructor?.name, error?.name, error?.message]));
+    }
+  }
 } finally {
   await server.close();
 }
