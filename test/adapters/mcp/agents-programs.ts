@@ -166,6 +166,16 @@ function weatherServer() {
   return instrumentMcpServer(server, hooks);
 }
 
+/** Listens on a free loopback port and says which; stopped with SIGTERM, the files are written, then it exits. */
+function serve(http) {
+  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
+  process.on('SIGTERM', () => {
+    http.close();
+    http.closeAllConnections();
+    plugin.shutdown().then(() => process.exit(0));
+  });
+}
+
 if (process.argv[3] === 'sse') {
   // The SDK's SSE transport: a GET opens the event stream (one server per stream), POSTs to /messages?sessionId= carry the requests.
   const transports = new Map();
@@ -185,12 +195,7 @@ if (process.argv[3] === 'sse') {
     }
     await transport.handlePostMessage(req, res);
   });
-  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
-  process.on('SIGTERM', () => {
-    http.close();
-    http.closeAllConnections();
-    plugin.shutdown().then(() => process.exit(0));
-  });
+  serve(http);
 } else if (process.argv[3] !== 'http') {
   await weatherServer().connect(new StdioServerTransport());
   process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
@@ -212,12 +217,6 @@ if (process.argv[3] === 'sse') {
     }
     await transport.handleRequest(req, res);
   });
-  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
-  // Stopped with SIGTERM: the files are written, then it exits.
-  process.on('SIGTERM', () => {
-    http.close();
-    http.closeAllConnections();
-    plugin.shutdown().then(() => process.exit(0));
-  });
+  serve(http);
 }
 `;
