@@ -23,7 +23,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { close, closeSync, constants, copyFile, copyFileSync, link, linkSync, lstatSync, open, openSync, rename, renameSync, rm, rmSync, write, writeSync } from 'node:fs';
+import { close, closeSync, constants, copyFile, copyFileSync, link, linkSync, lstatSync, open, openSync, rename, renameSync, unlink, unlinkSync, write, writeSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './directory.ts';
 
@@ -63,8 +63,8 @@ export interface ExclusiveName {
  */
 export function nameTaken(name: string): boolean {
   try {
-    lstatSync(name);
-    return true;
+    // Every session's claim ends on a free name: "nothing there" answers without building an error.
+    return lstatSync(name, { throwIfNoEntry: false }) !== undefined;
   } catch {
     return false;
   }
@@ -123,8 +123,8 @@ function* atomicWriteSteps(target: string, temporary: string, content: string | 
     yield* claimName(target, temporary, exclusive);
     return total;
   } catch (error) {
-    // The cleanup never replaces the write's own error: Bun's rmSync with `force` throws EFAULT
-    // for a name under a file (where Node ignores ENOTDIR), which hid the ENOTDIR that says why.
+    // The cleanup never replaces the write's own error (no temporary file there, say, or Bun's
+    // EFAULT for a name under a file, which once hid the ENOTDIR that says why).
     if (fd !== -1) {
       try {
         yield { op: 'close', fd };
@@ -224,7 +224,7 @@ function runNow(step: FileStep): number {
       copyFileSync(step.from, step.to, constants.COPYFILE_EXCL);
       return 0;
     case 'remove':
-      rmSync(step.path, { force: true });
+      unlinkSync(step.path);
       return 0;
   }
 }
@@ -265,7 +265,7 @@ export function writeFileAtomicInPool(target: string, content: string | Uint8Arr
     const removed = (): void => {
       finished = true;
     };
-    const remove = (): void => rm(temporary, { force: true }, removed);
+    const remove = (): void => unlink(temporary, removed);
     if (opened === -1) remove();
     else close(opened, remove);
   };
@@ -298,7 +298,7 @@ export function writeFileAtomicInPool(target: string, content: string | Uint8Arr
       if (abandoned || finished) return;
       abandoned = true;
       try {
-        rmSync(temporary, { force: true });
+        unlinkSync(temporary);
       } catch {
         // Nothing we could remove: at worst a hidden temporary file stays, as after a crash.
       }
@@ -332,7 +332,7 @@ function runInPool(step: FileStep, then: (error: unknown, value: number) => void
       copyFile(step.from, step.to, constants.COPYFILE_EXCL, after);
       return;
     case 'remove':
-      rm(step.path, { force: true }, after);
+      unlink(step.path, after);
       return;
   }
 }

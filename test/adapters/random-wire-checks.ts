@@ -104,6 +104,11 @@ export interface FrameworkTruth {
   retriedOwn?: readonly number[];
   /** As `retriedOwn`, for sub-agents: by their link (as in `subagentPrompts`), counted among that sub-agent's calls. */
   retriedIn?: ReadonlyMap<string, readonly number[]>;
+  /**
+   * The model each failed attempt's step names, by the link of the agent that made it (`''` for the run's own agent, a
+   * sub-agent's as in `subagentPrompts`); `undefined`: it names none. An agent not in the map is not checked.
+   */
+  failedStepModels?: ReadonlyMap<string, string | undefined>;
   /** Tool runs the framework stopped for an approval asked inside them (an agent the tool ran) and ran again on resuming: one start/end pair more each. */
   pausedTools?: number;
   /**
@@ -303,7 +308,12 @@ export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<v
   const failed = (truth.failedCalls ?? 0) + retried.size;
   all.forEach((step, index) => {
     const error = step.extra?.llm_response?.error;
-    if (retried.has(index) || index >= all.length - (truth.failedCalls ?? 0)) expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error ?? 'retried'})`).toBeDefined();
+    if (retried.has(index) || index >= all.length - (truth.failedCalls ?? 0)) {
+      expect(error, `${label}\nstep ${index + 1}: a failed call (${truth.error ?? 'retried'})`).toBeDefined();
+      const session = String(trajectoryOf.get(step)?.session_id);
+      const link = session === doc.session_id ? '' : session.slice(`${doc.session_id}:sub:`.length);
+      if (truth.failedStepModels?.has(link) === true) expect(step.model_name, `${label}\nstep ${index + 1} (${session}): the model of a failed attempt`).toBe(truth.failedStepModels.get(link));
+    }
     else expect(error, `${label}\nstep ${index + 1} (${String(trajectoryOf.get(step)?.session_id)}): an answered call`).toBeUndefined();
   });
   if (truth.steps !== undefined) expect(truth.steps.length, `${label}\nthe framework's responses against the answered calls`).toBe(all.length - failed);

@@ -184,6 +184,12 @@ export function expectRetriedFirstCall(log: Recorded['log'], whole = false): Rec
   return attempts;
 }
 
+/** Each API call's attempts' models as their LLM spans name them (`category_profile.model_name` of each start), call by call. */
+export function llmModels(atof: AtofEvent[], apiRequestIds: readonly unknown[]): unknown[][] {
+  const starts = atof.filter((event) => event.kind === 'scope' && event.category === 'llm' && event.scope_category === 'start');
+  return apiRequestIds.map((id) => starts.filter((event) => event.metadata?.api_request_id === id).map((event) => event.category_profile?.model_name ?? null));
+}
+
 /** Both attempts of the retried call: one api_request_id, an error then a success. */
 export function checkRetry(atof: AtofEvent[]): void {
   const llmEnds = atof.filter((event) => event.kind === 'scope' && event.category === 'llm' && event.scope_category === 'end');

@@ -19,7 +19,7 @@ import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
+import { backends, expectNothingLost, llmModels, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock, type MockReply, type MockRequest } from '../support/anthropic-mock.ts';
 import { recordedConversation, sentConversation } from '../support/claude-conversation.ts';
 
@@ -407,6 +407,12 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(childRetries.map((entry) => entry.payload.status_code)).toEqual([529]);
     const retried = attemptsById(atof).get(childRetries[0]!.payload.api_request_id as string)!;
     expect(retried.map((event) => event.metadata['error.type'] ?? null)).toEqual(['overloaded', null]);
+    // The refused attempt names the model, as the main agent's do: the one that answered the request on its retry (a
+    // sub-agent's request says none); the answered attempt's request names none, as before.
+    expect(childRetries.map((entry) => entry.payload.model)).toEqual([SUB_MODEL]);
+    expect(llmModels(atof, [childRetries[0]!.payload.api_request_id])).toEqual([[SUB_MODEL, null]]);
+    const failedStep = (child.steps as AtifDoc[]).find((step) => step.extra?.llm_response?.error !== undefined);
+    expect(failedStep?.model_name).toBe(SUB_MODEL);
     const totals = sdkTotals(wrapped.messages);
     expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
   }, 120_000);
@@ -423,6 +429,8 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     const calls = [...new Set(recorded.log.filter((entry) => entry.hook === 'pre_api_request' && entry.payload.session_id === child.session_id).map((entry) => entry.payload.api_request_id as string))];
     const attempts = calls.map((id) => attemptsById(atof).get(id)!.map((event) => event.metadata['error.type'] ?? null));
     expect(attempts).toEqual([[null], ['overloaded', null]]);
+    // The refused attempt of its second request names the model that answered that request.
+    expect(calls.map((id) => llmModels(atof, [id])[0])).toEqual([[null], [SUB_MODEL, null]]);
   }, 120_000);
 
   it('records tool calls, and the caller\'s approvals of them, after the model request that asked for them when the caller reads slowly', async () => {

@@ -484,6 +484,9 @@ async function runClaudeSeed(seed: number): Promise<void> {
             ...ran.filter((sub) => !sub.background && sub.fake.failedRequests.length > 0).map((sub) => [sub.call.id, sub.fake.failedRequests] as const),
             ...[...failedBackground].map((sub) => [sub.call.id, [sub.fake.turnsServed]] as const),
           ]),
+          // A failed attempt names a model: the main agent's the one the query asked for, a sub-agent's the one that answered
+          // it (none when it was never answered: docs/adapters/claude-agent-sdk.md).
+          failedStepModels: new Map<string, string | undefined>([['', ASKED], ...ran.map((sub) => [sub.call.id, sub.fake.turnsServed > 0 ? SUB_MODEL : undefined] as const)]),
           subagents: ran.length,
           // Two agents at once are sibling scopes open together (native roots the later one in itself).
           concurrentSubagents: ran.length > 1,

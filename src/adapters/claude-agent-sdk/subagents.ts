@@ -27,7 +27,7 @@
  * @module
  */
 
-import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
+import type { AdapterCore, AgentRun, ApiCall, RequestParts, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
 import { ApiAttemptError, AssistantBlocks, contentText, PROVIDER, toolResults, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -82,6 +82,8 @@ export class SubAgent {
    */
   readonly #heldResults: Loose[] = [];
   #lastText = '';
+  /** The model that answered its latest answered request: what its failed attempts are named with (see #failedAttempts). */
+  #answeredModel: string | undefined;
   /** Its conversation so far, as each request's `messages`. */
   readonly #history: ChatMessage[] = [];
 
@@ -247,26 +249,40 @@ export class SubAgent {
   }
 
   /** A request of the agent, asked with its conversation so far. */
-  #newCall(run: AgentRun): ApiCall {
+  #newCall(run: AgentRun): { call: ApiCall; asked: (model?: string) => () => RequestParts } {
     const call = run.newApiCall();
     const history = this.#history.length;
     // The model a sub-agent asks for is not in its messages; the one that answered is its response's.
-    call.describe(() => ({ messages: this.#history.slice(0, history) }));
-    return call;
+    const asked = (model?: string) => () => ({ messages: this.#history.slice(0, history), ...(model === undefined ? {} : { model }) });
+    call.describe(asked());
+    return { call, asked };
+  }
+
+  /**
+   * Failed attempts of one call, named with a model as the main agent's are (with the query's). What a sub-agent asks
+   * for is said nowhere: not in its requests, and its definition's `model` (an alias, `inherit`, nothing) the CLI
+   * resolves with its settings and the Agent call's input. So they name the model that answered the sub-agent: this
+   * request's answer after its retry, else its latest; none before any answer. The answered attempt names none, as before.
+   */
+  #failedAttempts(call: ApiCall, asked: (model?: string) => () => RequestParts, failures: readonly ApiAttemptError[], model: string | undefined, last = false): void {
+    failures.forEach((error, index) => {
+      call.attemptStart(asked(model));
+      call.attemptError(error, last && index === failures.length - 1);
+    });
+    if (model !== undefined) call.describe(asked());
   }
 
   #emit(request: Request, run: AgentRun, tools: ToolBook): void {
-    const call = this.#newCall(run);
+    const { call, asked } = this.#newCall(run);
     const index = this.#emitted++;
     // This request's failed attempts, and any said of an earlier one (none: recorded rather than lost).
-    for (const { error } of this.#retries.filter((retry) => retry.request <= index)) {
-      call.attemptStart();
-      call.attemptError(error);
-    }
+    const failures = this.#retries.filter((retry) => retry.request <= index).map((retry) => retry.error);
+    this.#failedAttempts(call, asked, failures, request.model ?? this.#answeredModel);
     this.#retries.splice(0, this.#retries.length, ...this.#retries.filter((retry) => retry.request > index));
     call.attemptStart();
     const { text, toolCalls, reasoning } = request.blocks;
     if (text !== '') this.#lastText = text;
+    this.#answeredModel = request.model ?? this.#answeredModel;
     call.attemptEnd({ text, toolCalls, reasoning, usage: anthropicUsage(request.usage), finishReason: request.stopReason, model: request.model, id: request.id });
     this.#history.push(request.blocks.chatMessage());
     for (const tool of toolCalls) tools.start(tool.id, tool.name, tool.arguments, run, call.ids.api_request_id);
@@ -276,11 +292,8 @@ export class SubAgent {
   #unanswered(run: AgentRun): void {
     const retries = this.#retries.splice(0);
     if (retries.length === 0) return;
-    const call = this.#newCall(run);
-    retries.forEach(({ error }, index) => {
-      call.attemptStart();
-      call.attemptError(error, index === retries.length - 1);
-    });
+    const { call, asked } = this.#newCall(run);
+    this.#failedAttempts(call, asked, retries.map((retry) => retry.error), this.#answeredModel, true);
   }
 
   #forget(): void {

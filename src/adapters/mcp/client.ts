@@ -29,7 +29,7 @@ import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, trajectoryOf, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, trajectoryOf, withAdapterMeta, type McpCaller } from './meta.ts';
 import { currentMcpSession } from './server.ts';
 
 /** The part of an MCP `Client` the adapter uses: every request goes through `request()` (`callTool` included). */
@@ -256,12 +256,12 @@ export class McpCallLinker {
    * caller the server names back in its `_meta`, and only an open call of
    * this registry that a request went out for, so a server cannot make the
    * host link a call it was never sent. Links it as `answered` does; returns
-   * `result` as the tool returned it.
+   * that host call, or undefined when the result names none of them.
    */
-  answeredByCaller(result: unknown): unknown {
+  answeredByCaller(result: unknown): HostToolCall | undefined {
     const host = this.#guard.run('reading the caller an MCP result names', () => this.#sentCallNamedBy(result));
     if (host !== undefined) this.#guard.run('reading the MCP server trajectory', () => linkTrajectory(this.#hooks, host, result));
-    return this.#withoutAdded(result);
+    return host;
   }
 
   #withoutAdded(result: unknown): unknown {
@@ -306,15 +306,15 @@ function hostCallOf(params: Record<string, unknown>, open: OpenToolCalls, option
 /** The request's `_meta` with the trace context added; a `traceparent` the caller set stays. Undefined when nothing is known. */
 function metaWith(existing: unknown, host: HostToolCall, context: TraceContext): Record<string, unknown> | undefined {
   if (context.propagation === undefined && context.traceparent === undefined) return undefined;
-  const meta: Record<string, unknown> = isRecord(existing) ? { ...existing } : {};
-  if (context.traceparent !== undefined && typeof meta[TRACEPARENT_META_KEY] !== 'string') meta[TRACEPARENT_META_KEY] = context.traceparent;
-  if (context.propagation !== undefined) meta[PROPAGATION_META_KEY] = context.propagation;
+  const ours: Record<string, unknown> = {};
+  if (context.traceparent !== undefined) ours[TRACEPARENT_META_KEY] = context.traceparent;
+  if (context.propagation !== undefined) ours[PROPAGATION_META_KEY] = context.propagation;
   const caller: McpCaller = { session_id: host.session_id };
   if (host.tool_call_id !== undefined) caller.tool_call_id = host.tool_call_id;
   if (context.trajectory?.trajectory_id !== undefined) caller.trajectory_id = context.trajectory.trajectory_id;
   if (context.trajectory?.trajectory_path !== undefined) caller.trajectory_path = context.trajectory.trajectory_path;
-  meta[CALLER_META_KEY] = caller;
-  return meta;
+  ours[CALLER_META_KEY] = caller;
+  return withAdapterMeta(existing, ours);
 }
 
 /** The host's tool call references the server's trajectory, when the server named one. */

@@ -31,6 +31,22 @@ export const CLAUDE_CODE_TOOL_USE_META_KEY = 'claudecode/toolUseId';
 /** Who made an MCP tool call, as the client adapter sends it. */
 export type McpCaller = CallerRef;
 
+/**
+ * A request's `_meta`: the caller's own (`existing`: what the program put
+ * there, or what its own resolver returned) with the adapter's keys over
+ * it, but a `traceparent` the caller set stays (OpenTelemetry's MCP
+ * instrumentation sets its own; the server follows `nemo-relay/propagation`
+ * first either way). The one rule of every client-side adapter.
+ */
+export function withAdapterMeta(existing: unknown, ours: Record<string, unknown>): Record<string, unknown> {
+  const meta: Record<string, unknown> = isRecord(existing) ? { ...existing } : {};
+  for (const [key, value] of Object.entries(ours)) {
+    if (key === TRACEPARENT_META_KEY && typeof meta[key] === 'string') continue;
+    meta[key] = value;
+  }
+  return meta;
+}
+
 /** The caller a request's `_meta` names. */
 export function callerOf(meta: unknown): McpCaller | undefined {
   return callerRefOf(isRecord(meta) ? meta[CALLER_META_KEY] : undefined);
@@ -80,4 +96,17 @@ export function asToolReturned(result: unknown): unknown {
 export function metaString(meta: unknown, key: string): string | undefined {
   const value = isRecord(meta) ? meta[key] : undefined;
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A tool result as the model would read it: its text content joined, else the result as JSON. */
+export function resultText(result: unknown): string {
+  if (isRecord(result) && Array.isArray(result.content)) {
+    const texts = result.content.filter((part): part is { type: 'text'; text: string } => isRecord(part) && part.type === 'text' && typeof part.text === 'string').map((part) => part.text);
+    if (texts.length === result.content.length && texts.length > 0) return texts.join('\n');
+  }
+  try {
+    return JSON.stringify(result) ?? '';
+  } catch {
+    return String(result);
+  }
 }

@@ -27,7 +27,7 @@ import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
 import { isAbortedSignal } from '../core/shapes.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, metaString, requestCallerOf, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, metaString, requestCallerOf, resultText, type McpCaller } from './meta.ts';
 
 /** The session an instrumented tool handler runs in. */
 export interface McpSession {
@@ -257,15 +257,3 @@ function receivedPropagation(meta: unknown): string | undefined {
   return context === undefined ? undefined : propagationContextToJson(context);
 }
 
-/** A tool result as the model would read it: its text content joined, else the result as JSON. */
-function resultText(result: unknown): string {
-  if (isRecord(result) && Array.isArray(result.content)) {
-    const texts = result.content.filter((part): part is { type: 'text'; text: string } => isRecord(part) && part.type === 'text' && typeof part.text === 'string').map((part) => part.text);
-    if (texts.length === result.content.length && texts.length > 0) return texts.join('\n');
-  }
-  try {
-    return JSON.stringify(result) ?? '';
-  } catch {
-    return String(result);
-  }
-}

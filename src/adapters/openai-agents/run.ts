@@ -10,7 +10,9 @@
  *   same input array); anything else is a new logical call.
  * - `agent_tool_start`/`agent_tool_end` are tool calls, by the model's call
  *   id. A tool failed when the SDK marked its `function` span (tracing on),
- *   or returned the SDK's default failure text (tracing off).
+ *   or returned the SDK's default failure text (tracing off), or when an MCP
+ *   server answered it with `isError` and `openAIAgentsMcpOptions` reported
+ *   it (the SDK calls their extractor before `agent_tool_end`).
  * - `agent_handoff` is the transfer call the model made, answered with the
  *   next agent, who is a sub-agent linked to that call (as the LangChain
  *   adapter records the agents of a graph): its requests and tools are its
@@ -33,6 +35,7 @@ import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
 import { isAbortedSignal, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
+import { takeToolFailure } from '../core/tool-failures.ts';
 import { onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -342,9 +345,12 @@ export class RunRecord implements RunObserver {
     this.#threw.delete(call.id);
     const { id, name } = call;
     const ended = run;
+    // An MCP result with `isError` is an ordinary output to the SDK; the MCP options, which see the result, said so.
+    const reported = takeToolFailure(ended.core.hooks, ended.sessionId, id);
     if (threw !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: threw, name }));
     else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanErrorOf(spanError), name }));
     else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
+    else if (reported !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: toolErrorOf(reported), name }));
     else this.#endInOrder(id, () => ended.toolEnd(id, { result, name }));
   }
 
@@ -820,7 +826,12 @@ function handoffToolName(from: unknown, target: string): string | undefined {
 
 function spanErrorOf(error: { message: string; data?: Loose }): Error {
   const detail = error.data?.error;
-  const described = new Error(typeof detail === 'string' && detail !== '' ? detail : error.message);
+  return toolErrorOf(typeof detail === 'string' && detail !== '' ? detail : error.message);
+}
+
+/** A tool's failure as its own text says it (`ToolError`, as the other adapters name a tool that reported failure). */
+function toolErrorOf(text: string): Error {
+  const described = new Error(text);
   described.name = 'ToolError';
   return described;
 }

@@ -5,12 +5,14 @@
 // an answered call one attempt more than the API saw, with the CLI's words
 // as the model's (found by the random wire,
 // test/slow/random-wire-claude-agent-sdk.test.ts, seeds 143, 277 and 287).
-// The SDK is scripted with the messages the CLI sends, and the sub-agent's
-// transcript is the CLI's, as written.
+// The refused attempt names the model that answered the sub-agent's request
+// before it, as the main agent's name one; given up on at its first request,
+// it names none. The SDK is scripted with the messages the CLI sends, and the
+// sub-agent's transcript is the CLI's, as written.
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
 import { reply, scriptedSdkWithTranscript, usage } from './scripted.ts';
-import { expectNothingLost, recordedPlugin } from '../support.ts';
+import { expectNothingLost, llmModels, recordedPlugin } from '../support.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 
 const SUB_MODEL = 'claude-sub-2026-01-01';
@@ -53,14 +55,21 @@ const transcript = [
   .map((record) => JSON.stringify(record))
   .join('\n');
 
+/** The same agent given up on at its first request: nothing it did names a model (the CLI's message names `<synthetic>`). */
+const firstScript = script.filter((message) => message.agent_id !== AGENT_ID);
+const firstTranscript = transcript
+  .split('\n')
+  .filter((line) => !line.includes('"toolu_a"'))
+  .join('\n');
+
 let scripted: ReturnType<typeof scriptedSdkWithTranscript> | undefined;
 afterEach(() => {
   scripted?.remove();
   scripted = undefined;
 });
 
-function scriptedSdk() {
-  scripted = scriptedSdkWithTranscript(script, session, AGENT_ID, transcript, 'What time is it?');
+function scriptedSdk(messages = script, agentTranscript = transcript) {
+  scripted = scriptedSdkWithTranscript(messages, session, AGENT_ID, agentTranscript, 'What time is it?');
   return scripted.sdk;
 }
 
@@ -69,7 +78,7 @@ describe('the Claude Agent SDK adapter: a background sub-agent whose request the
     const recorded = recordedPlugin('claude-background-gave-up');
     const query = wrapClaudeAgentSdk(scriptedSdk(), recorded.hooks, { logger: silentLogger }).query({ prompt: 'What time is it?', options: { model: 'claude-sonnet-4-5' } });
     for await (const _ of query as AsyncIterable<unknown>) void _;
-    const { atif, counters } = await recorded.finish();
+    const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
     const child = `${session.session_id}:sub:toolu_agent`;
     const ofChild = (hook: string) => recorded.log.filter((entry) => entry.hook === hook && entry.payload.session_id === child).map((entry) => entry.payload);
@@ -83,7 +92,30 @@ describe('the Claude Agent SDK adapter: a background sub-agent whose request the
       [[], 'server_error'],
     ]);
     expect(steps[1]!.extra?.llm_response?.error?.message).toBe(GAVE_UP);
+    // The refused request names the model that answered the sub-agent's other request, as the main agent's failed
+    // attempts name one (a sub-agent's request says none; the CLI's message names `<synthetic>`): on its attempt, its
+    // ATIF step and its LLM span.
+    expect(ofChild('api_request_error').map((payload) => payload.model)).toEqual([SUB_MODEL]);
+    expect(ofChild('pre_api_request').map((payload) => [payload.model, payload.retry_count])).toEqual([[undefined, 0], [SUB_MODEL, 0]]);
+    expect(steps.map((step) => step.model_name)).toEqual([SUB_MODEL, SUB_MODEL]);
+    expect(llmModels(atof, requests)).toEqual([[null], [SUB_MODEL]]);
     const stops = recorded.log.filter((entry) => entry.hook === 'subagent_stop' && entry.payload.child_session_id === child).map((entry) => entry.payload.child_status);
     expect(stops).toEqual(['failed']);
+  });
+
+  it('names no model on a refused first request: nothing the sub-agent did says one', async () => {
+    const recorded = recordedPlugin('claude-background-gave-up-first');
+    const query = wrapClaudeAgentSdk(scriptedSdk(firstScript, firstTranscript), recorded.hooks, { logger: silentLogger }).query({ prompt: 'What time is it?', options: { model: 'claude-sonnet-4-5' } });
+    for await (const _ of query as AsyncIterable<unknown>) void _;
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const child = `${session.session_id}:sub:toolu_agent`;
+    const ofChild = (hook: string) => recorded.log.filter((entry) => entry.hook === hook && entry.payload.session_id === child).map((entry) => entry.payload);
+    const requests = [...new Set(ofChild('pre_api_request').map((payload) => payload.api_request_id))];
+    expect(requests).toHaveLength(1);
+    expect(ofChild('api_request_error').map((payload) => [payload.api_request_id, payload.status_code, payload.model])).toEqual([[requests[0], 529, undefined]]);
+    expect(llmModels(atof, requests)).toEqual([[null]]);
+    const steps = ((atif[0]!.subagent_trajectories as Array<Record<string, any>>)[0]!.steps as Array<Record<string, any>>).filter((step) => step.source === 'agent');
+    expect(steps.map((step) => [step.model_name ?? null, step.extra?.llm_response?.error?.type ?? null])).toEqual([[null, 'server_error']]);
   });
 });

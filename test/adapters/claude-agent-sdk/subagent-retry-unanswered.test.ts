@@ -5,13 +5,14 @@
 // attempt for a next request that never was, so the provider's request was
 // in no trajectory (possible in the random plans where two sub-agents run at
 // once and one's tool interrupts the query while the other waits,
-// test/slow/random-wire-claude-agent-sdk.test.ts). The SDK is
-// scripted with the messages the CLI sends, and the sub-agent's transcript
-// holds its first request.
+// test/slow/random-wire-claude-agent-sdk.test.ts). That attempt names the
+// model that answered the sub-agent's first request. The SDK is scripted with
+// the messages the CLI sends, and the sub-agent's transcript holds its first
+// request.
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
 import { reply, scriptedSdkWithTranscript, usage } from './scripted.ts';
-import { expectNothingLost, recordedPlugin } from '../support.ts';
+import { expectNothingLost, llmModels, recordedPlugin } from '../support.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 
 const SUB_MODEL = 'claude-sub-2026-01-01';
@@ -61,7 +62,7 @@ describe('the Claude Agent SDK adapter: a sub-agent stopped while its refused re
     const recorded = recordedPlugin('claude-retry-cut');
     const query = wrapClaudeAgentSdk(scriptedSdk(), recorded.hooks, { logger: silentLogger }).query({ prompt: 'What time is it?', options: { model: 'claude-sonnet-4-5' } });
     for await (const _ of query as AsyncIterable<unknown>) void _;
-    const { atif, counters } = await recorded.finish();
+    const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
     const child = `${session.session_id}:sub:toolu_agent`;
     const ofChild = (hook: string) => recorded.log.filter((entry) => entry.hook === hook && entry.payload.session_id === child).map((entry) => entry.payload);
@@ -74,5 +75,11 @@ describe('the Claude Agent SDK adapter: a sub-agent stopped while its refused re
       [['toolu_a'], null],
       [[], 'overloaded'],
     ]);
+    // The refused request names the model that answered the sub-agent's first, as the main agent's failed attempts name
+    // one (a sub-agent's request says none): on its attempt, its ATIF step and its LLM span; the answered one is as before.
+    expect(ofChild('api_request_error').map((payload) => payload.model)).toEqual([SUB_MODEL]);
+    expect(ofChild('pre_api_request').map((payload) => payload.model)).toEqual([undefined, SUB_MODEL]);
+    expect(steps.map((step) => step.model_name)).toEqual([SUB_MODEL, SUB_MODEL]);
+    expect(llmModels(atof, requests)).toEqual([[null], [SUB_MODEL]]);
   });
 });

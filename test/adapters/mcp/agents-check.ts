@@ -1,16 +1,21 @@
 // An OpenAI Agents SDK program as the SDK's docs write one
-// (`mcpServers: [new MCPServerStdio(...)]`, or `MCPServerStreamableHttp({ url })`)
+// (`mcpServers: [new MCPServerStdio(...)]`, or `MCPServerStreamableHttp({ url })`, or `MCPServerSSE({ url })`)
 // whose MCP server, instrumented with `instrumentMcpServer`, is its child over
-// stdio or runs on its own over Streamable HTTP (agents-programs.ts). The
-// model is the Responses API on loopback (JSON, then SSE for the streamed
-// run), OTLP goes to a loopback collector. The program runs with and without
-// `...openAIAgentsMcpOptions(hooks)` in the server's options: with it, one
-// trace per run across both processes, each server trajectory names the
+// stdio or runs on its own over Streamable HTTP or SSE (agents-programs.ts).
+// The model is the Responses API on loopback (JSON, then SSE for the streamed
+// run), OTLP goes to a loopback collector. The program has a resolver and an
+// extractor of its own, and runs with them as the server's options (without
+// the adapter) and handed to `openAIAgentsMcpOptions(hooks, own)`: with it,
+// one trace per run across both processes, each server trajectory names the
 // agent's tool call, each agent observation references the server trajectory
-// of its own call, the model is sent nothing the server added to a result's
-// `_meta`, and nothing else in the agent's trajectories differs from the run
-// without it. Used by agents.test.ts (memory, stdio) and
-// test/slow/mcp-agents.test.ts (native, Streamable HTTP).
+// of its own call, the call answered with `isError` is a failed call, the
+// model is sent nothing the server added to a result's `_meta`, the server
+// gets the program's `_meta` and the tool outputs its custom data, a run
+// whose call the program's extractor fails (it throws, or returns a string)
+// rejects as it does without them (its call linked all the same), and
+// nothing else in the agent's trajectories differs from the run without it.
+// Used by agents.test.ts (memory, stdio) and test/slow/mcp-agents.test.ts
+// (native, Streamable HTTP, SSE).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -41,7 +46,10 @@ export function serveAgentsPrograms(): void {
   });
 }
 
-/** The model's turns: run 1 asks for four calls at once (three of one tool, one refused with isError), run 2 (streamed) for one. */
+/**
+ * The model's turns: run 1 asks for five calls at once (four of one tool, one refused with isError, one the program's
+ * own resolver fails before its request), run 2 (streamed) for one.
+ */
 const SCRIPT = {
   'gpt-4.1': [
     {
@@ -51,12 +59,16 @@ const SCRIPT = {
         // The same tool with the same arguments at once: only the call it runs in tells the two apart.
         { id: 'call_oslo_again', name: 'forecast', args: { city: 'Oslo' } },
         { id: 'call_alerts', name: 'alerts', args: { city: 'Oslo' } },
+        { id: 'call_atlantis', name: 'forecast', args: { city: 'Atlantis' } },
       ],
       usage: { input: 120, output: 40, cached: 64 },
     },
     { text: 'Oslo: rain. Bergen: rain. No alerts.', usage: { input: 210, output: 12 } },
     { calls: [{ id: 'call_tromso', name: 'forecast', args: { city: 'Tromsø' } }], usage: { input: 90, output: 15 } },
     { text: 'Tromsø: rain.', usage: { input: 130, output: 6, cached: 32 } },
+    // Runs 3 and 4: one call each, which the program's extractor fails; the run ends there (no second turn).
+    { calls: [{ id: 'call_reykjavik', name: 'forecast', args: { city: 'Reykjavik' } }], usage: { input: 80, output: 14 } },
+    { calls: [{ id: 'call_nuuk', name: 'forecast', args: { city: 'Nuuk' } }], usage: { input: 70, output: 13 } },
   ],
 };
 
@@ -66,11 +78,21 @@ interface Output {
   spans: DecodedSpan[];
   /** What the model was sent, as JSON text. */
   model: string;
+  /** Each request's `_meta` as the server's tool handler got it, by city, in arrival order. */
+  received: { city: string; meta: Doc | null }[];
+  /** Each run's tool outputs' custom data, by call id, as the program read them. */
+  customData: [string, Doc | null][][];
+  /** The agent's tool calls its hooks said failed: call id, error type, error message. */
+  failedCalls: [string, string, string][];
+  /** Runs 3 and 4 as the program saw them: what each rejected with (constructor, name, message), by run number. */
+  rejections: Record<string, [string, string, string]>;
+  /** The sessions the hooks ended as failed: session id, error type, error message. */
+  failedRuns: [string, string, string][];
 }
 
-/** Runs the server on its own over Streamable HTTP; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
-async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...args, script, out, 'http'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Runs the server on its own over Streamable HTTP or SSE; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
+async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[], transport: 'http' | 'sse'): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [...args, script, out, transport], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -82,7 +104,7 @@ async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, ar
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}`,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
@@ -90,7 +112,9 @@ async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, ar
   };
 }
 
-export async function runProgram(link: boolean, backend: 'memory' | 'native', transport: 'stdio' | 'http' = 'stdio'): Promise<Output> {
+export type Transport = 'stdio' | 'http' | 'sse';
+
+export async function runProgram(link: boolean, backend: 'memory' | 'native', transport: Transport = 'stdio'): Promise<Output> {
   const home = path.join(repoRoot, '.tmp', 'mcp-agents');
   mkdirSync(home, { recursive: true });
   const folder = mkdtempSync(path.join(home, `${runtime}-${backend}-`));
@@ -112,8 +136,12 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     };
     const [binary, ...args] = runtime === 'deno' ? [process.execPath, 'run', '-A'] : [process.execPath];
-    const http = transport === 'http' ? await serveHttp(config.server, `${config.out}-server`, env, args) : undefined;
-    if (http !== undefined) config.url = http.url;
+    let http: Awaited<ReturnType<typeof serveHttp>> | undefined;
+    if (transport !== 'stdio') {
+      http = await serveHttp(config.server, `${config.out}-server`, env, args, transport);
+      config.url = http.url;
+      config.transport = transport;
+    }
     const result = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       const child = spawn(binary!, [...args, path.join(folder, 'agent.mjs'), JSON.stringify(config)], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -130,7 +158,12 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
     expect(result.stderr).not.toMatch(/failed|error|warn/i);
     const read = (dir: string): Map<string, Doc> =>
       new Map(existsSync(dir) ? readdirSync(dir).sort().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Doc]) : []);
-    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests) };
+    const received = readFileSync(`${config.out}-server-meta.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Output['received'][number]);
+    const customData = [1, 2].map((n) => JSON.parse(new RegExp(`^custom data ${n}: (.*)$`, 'm').exec(result.stdout)![1]!) as [string, Doc | null][]);
+    const failedCalls = [...result.stdout.matchAll(/^failed call: (.*)$/gm)].map((found) => JSON.parse(found[1]!) as [string, string, string]);
+    const rejections = Object.fromEntries([...result.stdout.matchAll(/^run (\d) rejected: (.*)$/gm)].map((found) => [found[1]!, JSON.parse(found[2]!) as [string, string, string]]));
+    const failedRuns = [...result.stdout.matchAll(/^failed run: (.*)$/gm)].map((found) => JSON.parse(found[1]!) as [string, string, string]);
+    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, customData, failedCalls, rejections, failedRuns };
     for (const [file, doc] of [...out.agent, ...out.server]) expect(validateAtif(doc), file).toEqual([]);
     return out;
   } finally {
@@ -138,8 +171,15 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
   }
 }
 
+interface Run {
+  readonly session: string;
+  /** Id, tool, city. */
+  readonly calls: readonly (readonly [string, string, string])[];
+  readonly tokens: Doc;
+}
+
 /** Run by run: its session, its calls (id, tool, city) and its tokens as the model server reported them. */
-const RUNS = [
+const RUNS: readonly Run[] = [
   {
     session: 'weather-1',
     calls: [
@@ -147,11 +187,47 @@ const RUNS = [
       ['call_bergen', 'forecast', 'Bergen'],
       ['call_oslo_again', 'forecast', 'Oslo'],
       ['call_alerts', 'alerts', 'Oslo'],
+      ['call_atlantis', 'forecast', 'Atlantis'],
     ],
     tokens: { total_prompt_tokens: 330, total_completion_tokens: 52, total_cached_tokens: 64 },
   },
   { session: 'weather-2', calls: [['call_tromso', 'forecast', 'Tromsø']], tokens: { total_prompt_tokens: 220, total_completion_tokens: 21, total_cached_tokens: 32 } },
-] as const;
+];
+
+/**
+ * Runs 3 and 4: one call each, answered by the server, whose result the program's extractor fails (it throws; it
+ * returns a string, which the SDK refuses with its UserError). The SDK ends the call with the error's text as its
+ * output and the run rejects with its ToolCallError around that error, with or without the options.
+ */
+const EXTRACTOR_RUNS: readonly (Run & { n: string; error: string })[] = [
+  { n: '3', session: 'weather-3', calls: [['call_reykjavik', 'forecast', 'Reykjavik']], tokens: { total_prompt_tokens: 80, total_completion_tokens: 14, total_cached_tokens: 0 }, error: 'RangeError: no region in the answer for Reykjavik' },
+  { n: '4', session: 'weather-4', calls: [['call_nuuk', 'forecast', 'Nuuk']], tokens: { total_prompt_tokens: 70, total_completion_tokens: 13, total_cached_tokens: 0 }, error: 'UserError: customDataExtractor must return an object or null.' },
+];
+
+/** A run's calls whose request went out (the program's resolver fails Atlantis's call before it). */
+const served = (run: Run): readonly (readonly [string, string, string])[] => run.calls.filter(([, , city]) => city !== 'Atlantis');
+
+/** The cities of the requests that reach the server (the program's resolver fails Atlantis's call before its request). */
+const SERVED_CITIES = ['Bergen', 'Nuuk', 'Oslo', 'Oslo', 'Oslo', 'Reykjavik', 'Tromsø'];
+
+/** The program's extractor's custom data, run by run, by call id: none for the call that failed before its request. */
+const answeredBy = (isError: boolean): Doc => ({ answered_by: 'weather', is_error: isError });
+const CUSTOM_DATA = [
+  [
+    ['call_oslo', answeredBy(false)],
+    ['call_bergen', answeredBy(false)],
+    ['call_oslo_again', answeredBy(false)],
+    ['call_alerts', answeredBy(true)],
+    ['call_atlantis', null],
+  ],
+  [['call_tromso', answeredBy(false)]],
+];
+
+/** What the SDK's default tool error function tells the model. */
+const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
+
+/** How the hooks end the call the program's resolver failed (the SDK tells the model its text, the adapter's sign of a throw). */
+const ATLANTIS_FAILED: [string, string, string] = ['call_atlantis', 'string', SDK_TOOL_FAILURE_TEXT];
 
 /** What the server answers (a forecast numbered by its arrival). */
 const SERVER_TEXT: Record<string, (city: string) => RegExp> = { forecast: (city) => new RegExp(`^${city}: rain \\(answer \\d\\)$`), alerts: (city) => new RegExp(`^the alert service is down for ${city}$`) };
@@ -192,6 +268,18 @@ function comparable(value: unknown, key = ''): unknown {
   return value;
 }
 
+/** `doc` with the call `callId`'s observation, if it has it, as an ok call's (what recording an isError result as a failure adds, removed). */
+function withoutFailure(doc: Doc, callId: string): Doc {
+  const copy = structuredClone(doc);
+  const result = (copy.steps as Doc[]).flatMap((step) => step.observation?.results ?? []).find((entry: Doc) => entry.source_call_id === callId);
+  if (result === undefined) return copy;
+  const metadata = result.extra.metadata as Doc;
+  delete metadata['error.type'];
+  delete metadata['otel.status_code'];
+  metadata.status = 'ok';
+  return copy;
+}
+
 /** The program without the options, on memory: what the SDK does on its own, and what the linked runs are held to. */
 let plainRun: Promise<Output> | undefined;
 export const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'memory'));
@@ -199,23 +287,57 @@ export const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'mem
 /** Without the options, what the SDK does on its own: every MCP call is a trace and a trajectory of its own, unlinked. */
 export async function checkPlainProgram(): Promise<void> {
   const out = await plain();
-  expect(new Set(out.spans.map((span) => span.traceId)).size).toBe(2 + 5);
-  expect(out.server.size).toBe(5);
+  expect(new Set(out.spans.map((span) => span.traceId)).size).toBe(4 + 7);
+  expect(out.server.size).toBe(7);
   for (const doc of out.server.values()) expect(doc.extra?.caller).toBeUndefined();
-  for (const run of RUNS) for (const [id] of run.calls) expect(observed(agentDoc(out, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
+  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) for (const [id] of run.calls) expect(observed(agentDoc(out, run.session)[1], id).subagent_trajectory_ref).toBeUndefined();
+  // The program's own resolver and extractor, as the SDK runs them: its _meta on every request that went out, its custom data on every output.
+  expect(out.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
+  for (const { meta } of out.received) expect(meta).toEqual({ 'example.com/tenant': 'acme' });
+  expect(out.customData).toEqual(CUSTOM_DATA);
+  // An isError result is an ordinary output to the SDK: without the options, an ok call; the one the resolver failed failed.
+  expect(observed(agentDoc(out, 'weather-1')[1], 'call_alerts').extra.metadata.status).toBe('ok');
+  expect(out.failedCalls).toEqual([ATLANTIS_FAILED]);
+  checkExtractorRuns(out);
+}
+
+/**
+ * Runs 3 and 4, whose call the program's extractor failed: the run rejects with the SDK's ToolCallError around the
+ * extractor's error (the same with the options: checked against these constants either way), the session ends as
+ * failed with it, and the call ends with the error's text as its output. With tracing off nothing tells the Agents
+ * adapter that output is an error (the SDK's catch only marks its trace span), so the call is recorded `ok`.
+ */
+function checkExtractorRuns(out: Output): void {
+  for (const run of EXTRACTOR_RUNS) {
+    const message = `Failed to run function tools: ${run.error}`;
+    expect(out.rejections[run.n], `run ${run.n}`).toEqual(['ToolCallError', 'ToolCallError', message]);
+    expect(out.failedRuns.filter(([session]) => session === run.session)).toEqual([[run.session, 'ToolCallError', message]]);
+    const [, doc] = agentDoc(out, run.session);
+    const [id] = run.calls[0]!;
+    expect(observed(doc, id)).toMatchObject({ content: run.error, extra: { metadata: { status: 'ok' } } });
+    expect(doc.final_metrics).toMatchObject(run.tokens);
+  }
+  expect(out.failedRuns.map(([session]) => session).sort()).toEqual(EXTRACTOR_RUNS.map((run) => run.session));
 }
 
 /** With the options: one trace per run across both processes, and trajectories that point at each other. */
-export async function checkLinkedProgram(backend: 'memory' | 'native', transport: 'stdio' | 'http'): Promise<void> {
+export async function checkLinkedProgram(backend: 'memory' | 'native', transport: Transport): Promise<void> {
   const linked = await runProgram(true, backend, transport);
 
   // With them: each server trajectory names the agent's call it did, and that call's observation references it.
-  expect(linked.agent.size).toBe(2);
-  expect(linked.server.size).toBe(5);
+  expect(linked.agent.size).toBe(4);
+  expect(linked.server.size).toBe(7);
   const referenced = new Set<string>();
   for (const run of RUNS) {
     const [agentFile, doc] = agentDoc(linked, run.session);
     for (const [id, tool, city] of run.calls) {
+      const observation = observed(doc, id);
+      if (city === 'Atlantis') {
+        // The program's own resolver threw: the SDK failed the call before its request, as it does without the adapter.
+        expect(observation).toMatchObject({ content: SDK_TOOL_FAILURE_TEXT, extra: { metadata: { status: 'error' } } });
+        expect(observation.subagent_trajectory_ref).toBeUndefined();
+        continue;
+      }
       const serverFiles = [...linked.server].filter(([, server]) => server.extra?.caller?.tool_call_id === id);
       expect(serverFiles, `the server trajectories of ${id}`).toHaveLength(1);
       const [serverFile, server] = serverFiles[0]!;
@@ -225,16 +347,43 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
       const answer = (server.steps as Doc[]).at(-1)!.observation.results[0];
       expect([answer.extra.event_name, answer.extra.metadata.status]).toEqual([tool, tool === 'alerts' ? 'error' : 'ok']);
       expect(answer.content).toMatch(SERVER_TEXT[tool]!(city));
-      // The answer the agent's call got is the one of the trajectory it references (same-argument calls included).
-      const observation = observed(doc, id);
+      // The answer the agent's call got is the one of the trajectory it references (same-argument calls included), and
+      // it failed exactly when the server's call did (an isError result).
       expect(JSON.parse(observation.content)).toEqual({ type: 'text', text: answer.content });
+      expect(observation.extra.metadata.status).toBe(answer.extra.metadata.status);
+      if (tool === 'alerts') expect(observation.extra.metadata).toMatchObject({ 'error.type': 'ToolError', 'otel.status_code': 'ERROR' });
       expect(observation.subagent_trajectory_ref).toEqual([{ trajectory_id: server.trajectory_id, session_id: server.session_id, trajectory_path: serverFile }]);
     }
     // Tokens: what the model server reported, nothing added.
     expect(doc.final_metrics).toMatchObject(run.tokens);
     expect((doc.steps as Doc[]).filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual([dated('gpt-4.1'), dated('gpt-4.1')]);
   }
-  expect(referenced.size).toBe(5);
+  // The calls the program's extractor failed are linked all the same: the options read the result before they call it.
+  for (const run of EXTRACTOR_RUNS) {
+    const [agentFile, doc] = agentDoc(linked, run.session);
+    const [id] = run.calls[0]!;
+    const serverFiles = [...linked.server].filter(([, server]) => server.extra?.caller?.tool_call_id === id);
+    expect(serverFiles, `the server trajectories of ${id}`).toHaveLength(1);
+    const [serverFile, server] = serverFiles[0]!;
+    referenced.add(serverFile);
+    expect(server.extra.caller).toEqual({ session_id: run.session, tool_call_id: id, trajectory_id: doc.trajectory_id, trajectory_path: agentFile });
+    expect(observed(doc, id).subagent_trajectory_ref).toEqual([{ trajectory_id: server.trajectory_id, session_id: server.session_id, trajectory_path: serverFile }]);
+  }
+  checkExtractorRuns(linked);
+  expect(referenced.size).toBe(7);
+  // The program's own _meta reached the server with the adapter's keys beside it, each request naming its own call.
+  expect(linked.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
+  const callers = linked.received.map(({ meta }) => {
+    expect(meta).toMatchObject({ 'example.com/tenant': 'acme', traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/), 'nemo-relay/propagation': expect.any(String) });
+    expect(Object.keys(meta!).sort()).toEqual(['example.com/tenant', 'nemo-relay/caller', 'nemo-relay/propagation', 'traceparent']);
+    return meta!['nemo-relay/caller'].tool_call_id as string;
+  });
+  expect(callers.sort()).toEqual([...RUNS, ...EXTRACTOR_RUNS].flatMap((run) => served(run).map(([id]) => id)).sort());
+  // The program's extractor gave each tool output its custom data, as without the adapter (which adds none).
+  expect(linked.customData).toEqual(CUSTOM_DATA);
+  // The hooks say the isError call failed with the text the server answered, as the server's own trajectory does.
+  expect(linked.failedCalls.sort()).toEqual([['call_alerts', 'ToolError', 'the alert service is down for Oslo'], ATLANTIS_FAILED]);
+
   // The model was sent the tools' content and nothing the server added to a result's `_meta` for the options (which
   // cannot remove it): the SDK's tool output is the result's content.
   expect(linked.model).toContain('rain (answer');
@@ -242,20 +391,23 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
 
   // Nothing else in the agent's trajectories changed (from the plain run on memory: the backends write the same).
   const unlinked = await plain();
-  for (const run of RUNS) expect(comparable(agentDoc(linked, run.session)[1])).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
+  // But for the call answered with isError, failed where the SDK saw an ordinary output, as the server's trajectory says.
+  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) expect(comparable(withoutFailure(agentDoc(linked, run.session)[1], 'call_alerts'))).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
+  // And the program saw the same rejections, the hooks the same failed runs.
+  expect([linked.rejections, linked.failedRuns]).toEqual([unlinked.rejections, unlinked.failedRuns]);
 
   // One trace per run: the agent's session span its one root, each server session span under the agent's span of its call.
-  expect(new Set(linked.spans.map((span) => span.traceId)).size).toBe(2);
+  expect(new Set(linked.spans.map((span) => span.traceId)).size).toBe(4);
   const byId = new Map(linked.spans.map((span) => [span.spanId, span]));
-  for (const run of RUNS) {
+  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) {
     const root = linked.spans.find((span) => span.name === `Weather agent-session-${run.session}`)!;
     const spans = linked.spans.filter((span) => span.traceId === root.traceId);
     expect(spans.filter((span) => span.parentSpanId === '').map((span) => span.name)).toEqual([root.name]);
     for (const span of spans) if (span.parentSpanId !== '') expect(byId.has(span.parentSpanId), span.name).toBe(true);
     const serverSessions = spans.filter((span) => span.name.startsWith('weather-server-session-'));
-    expect(serverSessions).toHaveLength(run.calls.length);
+    expect(serverSessions).toHaveLength(served(run).length);
     const parents = serverSessions.map((span) => byId.get(span.parentSpanId)!);
-    expect(parents.map((span) => [span.attributes['nemo_relay.start.metadata.session_id'], span.attributes['nemo_relay.tool_call_id']]).sort()).toEqual(run.calls.map(([id]) => [run.session, id]).sort());
+    expect(parents.map((span) => [span.attributes['nemo_relay.start.metadata.session_id'], span.attributes['nemo_relay.tool_call_id']]).sort()).toEqual(served(run).map(([id]) => [run.session, id]).sort());
     for (const span of serverSessions) {
       const server = [...linked.server.values()].find((doc) => span.name === `weather-server-session-${doc.session_id}`)!;
       expect(byId.get(span.parentSpanId)!.attributes['nemo_relay.tool_call_id']).toBe(server.extra.caller.tool_call_id);

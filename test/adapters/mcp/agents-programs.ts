@@ -5,7 +5,10 @@
 // with a tool input guardrail on the server's tools;
 // and the MCP server, an `McpServer` instrumented with `instrumentMcpServer`:
 // the agent's child over stdio, or on its own over Streamable HTTP
-// (`MCPServerStreamableHttp({ url })`). Both record with the NeMo Relay
+// (`MCPServerStreamableHttp({ url })`), or over the SDK's SSE transport
+// (`MCPServerSSE({ url })`, the server's `SSEServerTransport`). The program has
+// a `toolMetaResolver` and a `customDataExtractor` of its own: given to the
+// server as they are, or handed to `openAIAgentsMcpOptions`. Both record with the NeMo Relay
 // plugin, configured by the environment (backend, OTLP). Written into the
 // package (.tmp/) so `nemo-relay-hooks` and the SDKs resolve as they do for a
 // user.
@@ -14,8 +17,10 @@
 export interface AgentConfig {
   /** The server program's path (stdio: the agent starts it). */
   server: string;
-  /** Streamable HTTP: the server's URL (it runs on its own). */
+  /** Streamable HTTP or SSE: the server's URL (it runs on its own). */
   url?: string;
+  /** Which transport `url` speaks. */
+  transport?: 'http' | 'sse';
   /** Spread `openAIAgentsMcpOptions(hooks)` into the server's options. */
   link: boolean;
   /** Where the agent's trajectories go; the server's go to `<out>-server`. */
@@ -23,7 +28,7 @@ export interface AgentConfig {
 }
 
 export const AGENT_SOURCE = String.raw`
-import { Agent, MCPServerStdio, MCPServerStreamableHttp, ToolGuardrailFunctionOutputFactory, run } from '@openai/agents';
+import { Agent, MCPServerSSE, MCPServerStdio, MCPServerStreamableHttp, ToolGuardrailFunctionOutputFactory, run } from '@openai/agents';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
 import { openAIAgentsMcpOptions } from 'nemo-relay-hooks/mcp';
 import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
@@ -34,6 +39,14 @@ const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutput
 plugin.register(hooks);
 let session = 'weather-1';
 instrumentOpenAIAgents(hooks, { sessionId: () => session });
+// The tool calls recorded as failed, as the hooks say them.
+hooks.on('post_tool_call', (call) => {
+  if (call.status === 'error') console.log('failed call: ' + JSON.stringify([call.tool_call_id, call.error_type, call.error_message]));
+});
+// The runs they ended as failed.
+hooks.on('on_session_end', (end) => {
+  if (end.failed === true) console.log('failed run: ' + JSON.stringify([end.session_id, end.error_type, end.error_message]));
+});
 
 // A policy check on every MCP tool call whose first answer is slow (a cold cache): the first call reaches
 // its MCP request after the calls the model asked for next.
@@ -49,7 +62,21 @@ const policy = {
   },
 };
 
-const linked = config.link ? openAIAgentsMcpOptions(hooks) : {};
+// The program's own: a tenant in every request's _meta (a city no tenant serves fails the call), and which server
+// answered, and whether with an error, as the tool output's custom data.
+const own = {
+  toolMetaResolver: async ({ arguments: args }) => {
+    if (args?.city === 'Atlantis') throw new Error('no tenant serves Atlantis');
+    return { 'example.com/tenant': 'acme' };
+  },
+  // It cannot read a region from Reykjavik's answer (it throws), and Nuuk's it says as a string, not an object.
+  customDataExtractor: ({ serverName, isError, arguments: args }) => {
+    if (args?.city === 'Reykjavik') throw new RangeError('no region in the answer for Reykjavik');
+    if (args?.city === 'Nuuk') return 'Nuuk';
+    return { answered_by: serverName, is_error: isError === true };
+  },
+};
+const linked = config.link ? openAIAgentsMcpOptions(hooks, own) : own;
 const server =
   config.url === undefined
     ? new MCPServerStdio({
@@ -60,12 +87,17 @@ const server =
         toolInputGuardrails: [policy],
         ...linked,
       })
-    : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
+    : config.transport === 'sse'
+      ? new MCPServerSSE({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked })
+      : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
+/** Each tool output's custom data, by call id. */
+const customData = (result) => JSON.stringify(result.newItems.filter((item) => item.type === 'tool_call_output_item').map((item) => [item.rawItem.callId, item.customData ?? null]));
 await server.connect();
 try {
   const agent = new Agent({ name: 'Weather agent', instructions: 'Answer with the forecast and the alerts.', model: 'gpt-4.1', mcpServers: [server] });
   const answered = await run(agent, 'Weather and alerts for Oslo and Bergen?');
   console.log('run 1: ' + answered.finalOutput);
+  console.log('custom data 1: ' + customData(answered));
   session = 'weather-2';
   const streamed = await run(agent, 'And for Tromsø?', { stream: true });
   for await (const _event of streamed) {
@@ -73,17 +105,34 @@ try {
   }
   await streamed.completed;
   console.log('run 2: ' + streamed.finalOutput);
+  console.log('custom data 2: ' + customData(streamed));
+  // A run whose one call the program's extractor fails (3: it throws; 4: it returns a string): what the run does with it.
+  for (const [n, city] of [[3, 'Reykjavik'], [4, 'Nuuk']]) {
+    session = 'weather-' + n;
+    try {
+      const result = await run(agent, 'And for ' + city + '?');
+      console.log('run ' + n + ': ' + result.finalOutput);
+    } catch (error) {
+      console.log('run ' + n + ' rejected: ' + JSON.stringify([error?.constructor?.name, error?.name, error?.message]));
+    }
+  }
 } finally {
   await server.close();
 }
 await plugin.shutdown();
 `;
 
-/** argv[2]: the trajectory folder; argv[3]: `http` to serve Streamable HTTP on loopback (it prints `listening <port>`), else stdio. */
+/**
+ * argv[2]: the trajectory folder (each request's `_meta`, as the tool handler gets it, goes to `<folder>-meta.jsonl`);
+ * argv[3]: `http` to serve Streamable HTTP on loopback, `sse` to serve the SSE transport (either prints
+ * `listening <port>`), else stdio.
+ */
 export const SERVER_SOURCE = String.raw`
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -95,24 +144,59 @@ const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutput
 plugin.register(hooks);
 
 let answers = 0;
+/** The request's _meta as the handler got it, one line per call. */
+function received(city, extra) {
+  appendFileSync(process.argv[2] + '-meta.jsonl', JSON.stringify({ city, meta: extra._meta ?? null }) + '\n');
+}
 /** The server (one per MCP session over HTTP, as the SDK's example serves it). */
 function weatherServer() {
   const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
-  server.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }) => {
+  server.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+    received(city, extra);
     // Each answer is numbered: two calls with the same arguments get different answers.
     const answer = ++answers;
     // Oslo answers after Bergen: the answers come back in another order than the calls went out.
     if (city === 'Oslo') await new Promise((resolve) => setTimeout(resolve, 50));
     return { content: [{ type: 'text', text: city + ': rain (answer ' + answer + ')' }] };
   });
-  server.registerTool('alerts', { description: 'The weather alerts for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
-    content: [{ type: 'text', text: 'the alert service is down for ' + city }],
-    isError: true,
-  }));
+  server.registerTool('alerts', { description: 'The weather alerts for a city', inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+    received(city, extra);
+    return { content: [{ type: 'text', text: 'the alert service is down for ' + city }], isError: true };
+  });
   return instrumentMcpServer(server, hooks);
 }
 
-if (process.argv[3] !== 'http') {
+/** Listens on a free loopback port and says which; stopped with SIGTERM, the files are written, then it exits. */
+function serve(http) {
+  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
+  process.on('SIGTERM', () => {
+    http.close();
+    http.closeAllConnections();
+    plugin.shutdown().then(() => process.exit(0));
+  });
+}
+
+if (process.argv[3] === 'sse') {
+  // The SDK's SSE transport: a GET opens the event stream (one server per stream), POSTs to /messages?sessionId= carry the requests.
+  const transports = new Map();
+  const http = createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/sse') {
+      const transport = new SSEServerTransport('/messages', res);
+      transports.set(transport.sessionId, transport);
+      res.on('close', () => transports.delete(transport.sessionId));
+      await weatherServer().connect(transport);
+      return;
+    }
+    const transport = req.method === 'POST' && url.pathname === '/messages' ? transports.get(url.searchParams.get('sessionId')) : undefined;
+    if (transport === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    await transport.handlePostMessage(req, res);
+  });
+  serve(http);
+} else if (process.argv[3] !== 'http') {
   await weatherServer().connect(new StdioServerTransport());
   process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
   plugin.installExitHandlers();
@@ -133,12 +217,6 @@ if (process.argv[3] !== 'http') {
     }
     await transport.handleRequest(req, res);
   });
-  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
-  // Stopped with SIGTERM: the files are written, then it exits.
-  process.on('SIGTERM', () => {
-    http.close();
-    http.closeAllConnections();
-    plugin.shutdown().then(() => process.exit(0));
-  });
+  serve(http);
 }
 `;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, tsSnippets, type SnippetRuntime } from '../../support/doc-snippets.ts';
 import { runtime as suiteRuntime } from '../../support/child.ts';
+import { AGENT_SOURCE } from './agents-programs.ts';
 import { checkDocsAgent } from './docs-programs.ts';
 import { MCP_PAGE, mcpPrograms } from './two-processes.ts';
 
@@ -19,9 +20,12 @@ const programs = mcpPrograms();
 const runtimes: SnippetRuntime[] = suiteRuntime === 'node' ? ['node'] : [suiteRuntime];
 
 describe(page, () => {
-  it('has the server and the agents as snippets, and one fragment', () => {
+  it('has the server and the agents as snippets, and two fragments', () => {
     expect([...programs.keys()]).toEqual(['weather-server.mjs', 'agent.mjs', 'langchain-agent.mjs', 'ai-sdk-agent.mjs', 'agents-sdk-agent.mjs']);
-    expect(snippets).toHaveLength(programs.size + 1);
+    expect(snippets).toHaveLength(programs.size + 2);
+    // The Agents SDK options with a resolver and an extractor of the program's own: agents-programs.ts's program hands its own in so.
+    expect(snippets.filter((snippet) => snippet.includes('...openAIAgentsMcpOptions(hooks, {'))).toHaveLength(1);
+    expect(AGENT_SOURCE).toContain('openAIAgentsMcpOptions(hooks, own)');
     expect(programs.get('weather-server.mjs')).toContain('instrumentMcpServer(server, hooks)');
     expect(programs.get('agent.mjs')).toContain('instrumentMcpClient(');
     expect(programs.get('agents-sdk-agent.mjs')).toContain('...openAIAgentsMcpOptions(hooks)');
