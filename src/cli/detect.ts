@@ -83,7 +83,7 @@ const SNIFF_BYTES = 1024 * 1024;
  * not ended yet in a `growing` file). `followLinks: false` refuses a link
  * (`openRegularFile`); what is not a regular file is an `InputError`.
  */
-export function firstLineKind(file: string, growing = false, followLinks = true): 'atof' | 'hooks' | 'not-json' | 'other' {
+export function firstLineKind(file: string, { growing = false, followLinks = true }: { growing?: boolean; followLinks?: boolean } = {}): 'atof' | 'hooks' | 'not-json' | 'other' {
   const descriptor = openRegularFile(file, { followLinks });
   let text: string;
   let whole: boolean;

@@ -14,9 +14,8 @@
  */
 
 import type { ValidationError } from '../formats/validation-result.ts';
-import { validateAtofEvents, type ValidateAtofOptions } from '../formats/atof/validate.ts';
+import { parseAtofLine, validateAtofEvents, type ValidateAtofOptions } from '../formats/atof/validate.ts';
 import { readLines, type InvalidUtf8 } from './files.ts';
-import { JsonTooDeepError, parseJson } from '../shared/json.ts';
 
 /** Events per stretch before it is validated at the next point where no scope is open. */
 const STRETCH_EVENTS = 20_000;
@@ -53,19 +52,14 @@ export async function validateAtofFile(file: string, maxErrors = 1000, options: 
     batch = [];
   };
   for await (const line of readLines(file, { onInvalidUtf8 })) {
-    const text = line.text;
-    if (text.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = parseJson(text);
-    } catch (error) {
-      push({ path: `line ${line.number}`, rule: 'atof.malformed_line', message: error instanceof JsonTooDeepError ? `line ${line.number} is ${error.message}` : `line ${line.number} is not valid JSON: ${error instanceof Error ? error.message : String(error)}` });
+    // The whole-file reader's rule for a line (`parseAtofJsonl`): the same errors, streamed or not.
+    const parsed = parseAtofLine(line.text, line.number);
+    if (parsed === undefined) continue;
+    if (parsed.error !== undefined) {
+      push(parsed.error);
       continue;
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      push({ path: `line ${line.number}`, rule: 'atof.malformed_line', message: `line ${line.number} is not a JSON object` });
-      continue;
-    }
+    const value = parsed.event!;
     events += 1;
     batch.push(value);
     const event = value as { kind?: unknown; scope_category?: unknown; uuid?: unknown };

@@ -139,6 +139,11 @@ export function parseJson(text: string): unknown {
   return value;
 }
 
+/** Why `parseJson` refused a text, for a reader's message: too deep, or not JSON with the parser's reason. */
+export function whyNotJson(error: unknown): string {
+  return error instanceof JsonTooDeepError ? error.message : `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+}
+
 /** Walked with a stack of its own: a recursive walk is what overflows. */
 function deeperThan(root: unknown, limit: number): boolean {
   const values: unknown[] = [root];

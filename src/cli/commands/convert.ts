@@ -50,7 +50,7 @@ import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
-import { JsonTooDeepError, parseJson } from '../../shared/json.ts';
+import { parseJson, whyNotJson } from '../../shared/json.ts';
 import { quotedValue } from '../../shared/text.ts';
 
 export const convertSpec: CommandSpec = {
@@ -382,7 +382,7 @@ function parseEvent(text: string): AtofEvent | string {
   try {
     value = parseJson(text);
   } catch (error) {
-    return error instanceof JsonTooDeepError ? error.message : `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+    return whyNotJson(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
   const event = value as Partial<AtofEvent>;

@@ -40,7 +40,7 @@ import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import { fileStem } from '../../plugin/config/host-identity.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
-import { JsonTooDeepError, parseJson } from '../../shared/json.ts';
+import { parseJson, whyNotJson } from '../../shared/json.ts';
 import { quotedValue } from '../../shared/text.ts';
 
 export const replaySpec: CommandSpec = {
@@ -353,7 +353,7 @@ function parseHookLine(text: string): HookLine | string {
   try {
     value = parseJson(text);
   } catch (error) {
-    return error instanceof JsonTooDeepError ? error.message : `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+    return whyNotJson(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return `expected a JSON object {"hook": ..., "payload": {...}}, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;

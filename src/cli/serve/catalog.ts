@@ -213,7 +213,7 @@ function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogF
   try {
     // Judged by its first line until that line is read (it may still be half written).
     if (index === undefined || index.offset === 0) {
-      const first = firstLineKind(entry.absolute, true, false);
+      const first = firstLineKind(entry.absolute, { growing: true, followLinks: false });
       if (first === 'hooks') return { ...entry, kind: null, roots: [], problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' };
       if (first === 'not-json') return { ...entry, kind: null, roots: [], problem: 'not ATOF JSONL (the first line is not JSON)' };
       index ??= new AtofIndex(entry.absolute, { followLinks: false });
