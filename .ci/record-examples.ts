@@ -19,8 +19,10 @@ const here = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'exam
 
 for (const [name, scenario] of Object.entries(SCENARIOS)) {
   const registry = new HookRegistry();
-  const recorder = createHookRecorder(registry, path.join(here, `${name}.hooks.jsonl`));
-  await scenario({ hooks: registry, clock: virtualClock() });
+  const clock = virtualClock();
+  // Each line carries the scenario's virtual time, so a replay shows the durations the scenario plays out.
+  const recorder = createHookRecorder(registry, path.join(here, `${name}.hooks.jsonl`), { clock: () => Math.round(clock.now() * 1e6) });
+  await scenario({ hooks: registry, clock });
   recorder.close();
   console.log(`${path.relative(process.cwd(), recorder.path)}: ${recorder.lines} hooks`);
 }

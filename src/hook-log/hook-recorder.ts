@@ -3,7 +3,9 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 /**
  * `createHookRecorder`: writes every hook a registry emits to a JSONL file,
- * one `{"hook": "<name>", "payload": {...}}` line per emit, in emit order.
+ * one `{"timestamp": "<RFC 3339>", "hook": "<name>", "payload": {...}}` line
+ * per emit, in emit order. The time is when the hook was emitted, so a
+ * replay stamps each event when the host emitted it, not when it is replayed.
  *
  * The file is what `nemo-relay-hooks replay` reads, so a host can record a
  * real run once and turn it into ATOF/ATIF later, with any backend or
@@ -26,6 +28,7 @@ import { asyncDisposeSymbol, disposeSymbol } from '../shared/dispose.ts';
 import { adaptLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 import { HOOK_NAMES, type HookName } from '../hooks/index.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
+import { formatTimestamp, safeClock } from '../shared/clock.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */
 export interface RecordableHost {
@@ -43,6 +46,8 @@ export interface HookRecorderOptions {
   hooks?: readonly HookName[];
   /** Where a write failure is reported. Default: `consoleLogger`. */
   logger?: LoggerLike;
+  /** When each hook was emitted, in integer Unix microseconds. Default: the library's clock (the plugin's). */
+  clock?: () => number;
 }
 
 /** A running recorder. */
@@ -78,6 +83,7 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
   let fd: number | null = openNoFollow(target, options.append === true ? 'append' : 'truncate');
   const limit = Math.max(0, options.bufferBytes ?? DEFAULT_BUFFER_BYTES);
   const logger = adaptLogger(options.logger);
+  const clock = safeClock(options.clock);
   let chunks: string[] = [];
   let buffered = 0;
   let lines = 0;
@@ -99,11 +105,12 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
 
   const record = (hook: HookName, payload: unknown): void => {
     if (fd === null) return;
+    const timestamp = formatTimestamp(clock());
     let line: string;
     try {
       // Recorded as the plugin reads it (a class payload's getters, not a top-level toJSON),
       // so a replay files each hook where the live plugin did.
-      line = `${JSON.stringify({ hook, payload: snapshotPayload(payload) })}\n`;
+      line = `${JSON.stringify({ timestamp, hook, payload: snapshotPayload(payload) })}\n`;
     } catch (error) {
       // toJson never throws; JSON.stringify of plain JSON cannot either. Belt and braces.
       errors += 1;

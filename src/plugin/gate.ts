@@ -68,6 +68,8 @@ export interface GateOptions {
   trajectoryWriteDelayMs: number;
   /** The host's redaction hook, if any. */
   redact?: RedactHook;
+  /** The host's clock, if it gave one: each hook is stamped with it as it arrives. */
+  clock?: () => number;
 }
 
 /** How long one slice of a start-up queue's replay may run before the host gets a turn. */
@@ -119,7 +121,7 @@ export class HookGate implements ManagedGate {
     this.options.counters.hooks += 1;
     const state = this.state;
     if (state.phase === 'ready' && this.head === this.queue.length) {
-      record(state.live, payload, undefined);
+      record(state.live, payload, this.options.clock?.());
       return;
     }
     this.dispatchSlow(record, payload);
@@ -150,7 +152,7 @@ export class HookGate implements ManagedGate {
       return;
     }
     // The clock first: a queued hook keeps the time it was emitted at.
-    const timestampUs = nowMicros();
+    const timestampUs = (this.options.clock ?? nowMicros)();
     // The host keeps ownership of its payload; a queued hook must record what it said then.
     this.queue.push({ record, payload: snapshotPayload(payload), timestampUs });
     this.removeExitTask ??= atExit(() => this.recordQueuedAtExit());

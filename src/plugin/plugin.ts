@@ -39,6 +39,7 @@ import type { LoosePayload } from './payload.ts';
 import type { RedactHook } from './egress.ts';
 import { givenHost } from './config/host-identity.ts';
 import { checkPluginOptions } from './config/plugin-options.ts';
+import { safeClock } from '../shared/clock.ts';
 
 export type { RedactHook, RedactableEvent, RedactedFields } from './egress.ts';
 
@@ -93,6 +94,16 @@ export interface NemoRelayPluginOptions {
    * Ignored in the Hermes profile. Default: the package.json's name and version.
    */
   host?: { name: string; version?: string };
+  /**
+   * When each event happened, in integer Unix microseconds: read once per
+   * hook as the plugin receives it, and for what the plugin closes itself
+   * (a session it evicts or closes at shutdown). For recording a stream
+   * whose times are known (`replay` passes each recorded line's time).
+   * A clock that throws or answers a non-number is replaced by the
+   * library's for that reading. Default: the library's clock, which follows
+   * the wall clock and never answers the same value twice.
+   */
+  clock?: () => number;
 }
 
 /** An execution middleware as a hook host calls it. */
@@ -182,6 +193,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     maxSessions: Math.max(1, checked.numbers.maxSessions ?? DEFAULT_MAX_SESSIONS),
     trajectoryWriteDelayMs: Math.max(0, checked.numbers.trajectoryWriteDelayMs ?? DEFAULT_TRAJECTORY_WRITE_DELAY_MS),
     ...(typeof options.redact === 'function' ? { redact: options.redact } : {}),
+    ...(typeof options.clock === 'function' ? { clock: safeClock(options.clock) } : {}),
   });
   const unmanaged = new UnmanagedCalls();
   const handlers = buildHandlers({ gate, unmanaged, counters, logger });

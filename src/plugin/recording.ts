@@ -48,6 +48,8 @@ export interface LiveOptions {
   trajectoryWriteDelayMs: number;
   /** The host's redaction hook, if any. */
   redact?: RedactHook;
+  /** The host's clock, if it gave one (`createNemoRelayPlugin`'s `clock`). */
+  clock?: () => number;
 }
 
 export class LiveRecording {
@@ -117,6 +119,7 @@ export class LiveRecording {
       logger,
       // A server's session for another process's call: its spans leave now, not with the next batch (the server may be stopped first).
       exportNow: () => work.track(this.backend.flush()),
+      ...(options.clock !== undefined ? { clock: options.clock } : {}),
     });
     this.managed = new ManagedExecution({
       backend: this.backend,

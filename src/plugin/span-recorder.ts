@@ -33,6 +33,8 @@ export interface RecorderOptions {
   logger: Logger;
   /** Sends what is queued now (a session continuing another process ended: that process may be stopped any time). */
   exportNow?(): void;
+  /** The host's clock (`createNemoRelayPlugin`'s `clock`), for what the plugin closes itself; else the backend's. */
+  clock?: () => number;
 }
 
 /** Held start hooks per session (and managed calls remembered) at most. */
@@ -75,7 +77,7 @@ export class Recorder {
     this.counters.evictedSessions += 1;
     safeLog(this.options.logger, 'debug', `NeMo Relay session ${state.sessionId} evicted (${reason}); its partial trajectory is written`);
     try {
-      this.finish(state, { session_id: state.sessionId, reason: `evicted_${reason}` });
+      this.finish(state, { session_id: state.sessionId, reason: `evicted_${reason}` }, this.options.clock?.());
     } catch (error) {
       this.fail(`session ${state.sessionId} eviction failed`, error);
     }
@@ -85,7 +87,7 @@ export class Recorder {
   closeAll(reason: string): void {
     for (const sessionId of [...this.sessions.live.keys()]) {
       try {
-        this.closeSession({ session_id: sessionId, reason });
+        this.closeSession({ session_id: sessionId, reason }, this.options.clock?.());
       } catch (error) {
         this.fail(`session ${sessionId} close failed`, error);
       }

@@ -89,6 +89,24 @@ export function nowMicros(): number {
 }
 
 /**
+ * A clock that never breaks an event: a caller's clock (integer Unix
+ * microseconds) that throws or answers a non-number falls back to the
+ * shared one; a fraction is cut to the microsecond.
+ */
+export function safeClock(clock: unknown): () => number {
+  if (typeof clock !== 'function') return nowMicros;
+  return () => {
+    try {
+      const now = (clock as () => unknown)();
+      if (typeof now === 'number' && Number.isFinite(now)) return Math.floor(now);
+    } catch {
+      // Fall back to the shared clock.
+    }
+    return nowMicros();
+  };
+}
+
+/**
  * Formats Unix microseconds as RFC 3339 the way the native relay does
  * (chrono's automatic precision with a `+00:00` offset): no fraction for a
  * whole second, 3 digits for whole milliseconds, otherwise 6 digits.

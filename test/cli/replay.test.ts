@@ -3,6 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { cli, cliInProcess, EXAMPLES, expectNoStack, fileErrors, outputFiles, runtime, tempDir } from './support.ts';
+import { HookRegistry } from '../../src/hooks/index.ts';
+import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
+import { parseTimestamp } from '../../src/shared/clock.ts';
 
 const hookLine = (hook: string, payload: unknown) => JSON.stringify({ hook, payload });
 
@@ -240,5 +243,89 @@ describe('nemo-relay-hooks replay', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/backend native 0\.9\.\d/);
     for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
+  });
+});
+
+describe("replay keeps the recording's times", () => {
+  const T0 = Date.UTC(2025, 10, 29, 15, 0, 0) * 1000; // µs
+  /** A recording made with a simulated clock: a 620 ms model call, a 2.35 s tool, and a session left open. */
+  function recording(dir: string): string {
+    const file = path.join(dir, 'timed.hooks.jsonl');
+    const hooks = new HookRegistry();
+    let now = T0;
+    const recorder = createHookRecorder(hooks, file, { clock: () => now });
+    const at = (offsetMs: number) => (now = T0 + offsetMs * 1000);
+    at(0), hooks.emit('on_session_start', { session_id: 't1', model: 'gpt-4o' });
+    at(10), hooks.emit('pre_llm_call', { session_id: 't1', turn_id: 'u1', user_message: 'What is the weather?' });
+    at(40), hooks.emit('pre_api_request', { session_id: 't1', turn_id: 'u1', api_request_id: 'r1', model: 'gpt-4o', request: { body: { messages: [{ role: 'user', content: 'What is the weather?' }] } } });
+    at(660), hooks.emit('post_api_request', { session_id: 't1', turn_id: 'u1', api_request_id: 'r1', model: 'gpt-4o', response: { assistant_message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'forecast', arguments: '{"city":"Oslo"}' } }] } }, usage: { prompt_tokens: 12, completion_tokens: 5 } });
+    at(661), hooks.emit('pre_tool_call', { session_id: 't1', turn_id: 'u1', api_request_id: 'r1', tool_call_id: 'c1', tool_name: 'forecast', args: { city: 'Oslo' } });
+    at(3011), hooks.emit('post_tool_call', { session_id: 't1', turn_id: 'u1', api_request_id: 'r1', tool_call_id: 'c1', tool_name: 'forecast', result: 'rain', status: 'ok' });
+    at(3020), hooks.emit('pre_api_request', { session_id: 't1', turn_id: 'u1', api_request_id: 'r2', model: 'gpt-4o', request: { body: { messages: [] } } });
+    at(3900), hooks.emit('post_api_request', { session_id: 't1', turn_id: 'u1', api_request_id: 'r2', model: 'gpt-4o', response: { assistant_message: { role: 'assistant', content: 'Rain in Oslo.' } }, usage: { prompt_tokens: 20, completion_tokens: 4 } });
+    recorder.close(); // no post_llm_call, no on_session_end: the replay closes the session
+    return file;
+  }
+  const eventsOf = (out: string) => readFileSync(path.join(out, 'atof', 'timed-atof.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  const us = (stamp: string) => parseTimestamp(stamp) - T0;
+
+  it.each(['memory', ...(nativeAvailable ? ['native'] : [])])('stamps every event with its line\'s time (%s backend)', async (backend) => {
+    const dir = tempDir();
+    const out = path.join(dir, 'out');
+    expect((await cliInProcess(['replay', recording(dir), '--out', out, '--backend', backend])).code).toBe(0);
+    const events = eventsOf(out);
+    const llm = events.filter((event) => event.category === 'llm').map((event) => [event.scope_category, us(event.timestamp)]);
+    expect(llm).toEqual([['start', 40_000], ['end', 660_000], ['start', 3_020_000], ['end', 3_900_000]]);
+    const tool = events.filter((event) => event.category === 'tool').map((event) => [event.scope_category, us(event.timestamp)]);
+    expect(tool).toEqual([['start', 661_000], ['end', 3_011_000]]);
+    const session = events.filter((event) => event.category === 'agent').map((event) => [event.scope_category, us(event.timestamp)]);
+    // Left open by the recording: closed by the replay just after its last line, not at the replay's own time.
+    expect(session[0]).toEqual(['start', 0]);
+    expect(session.at(-1)![0]).toBe('end');
+    expect(session.at(-1)![1]).toBeGreaterThan(3_900_000);
+    expect(session.at(-1)![1]).toBeLessThan(3_900_010);
+    const atif = atifOf(out, 'timed', 't1');
+    // The question when the request carrying it went out, each answer when it came back.
+    const steps = atif.steps.map((step: { source: string; timestamp: string }) => [step.source, us(step.timestamp)]);
+    expect(steps[0]).toEqual(['user', 40_000]);
+    expect(steps.filter(([source]: [string]) => source === 'agent')).toEqual([['agent', 660_000], ['agent', 3_900_000]]);
+    for (const file of outputFiles(out)) expect(fileErrors(file), file).toEqual([]);
+  });
+
+  it.skipIf(!nativeAvailable)('writes the same times on both backends', async () => {
+    const dir = tempDir();
+    const file = recording(dir);
+    for (const backend of ['memory', 'native']) expect((await cliInProcess(['replay', file, '--out', path.join(dir, backend), '--backend', backend])).code).toBe(0);
+    const stamps = (backend: string) => eventsOf(path.join(dir, backend)).map((event) => `${event.kind} ${event.scope_category ?? ''} ${event.name} ${event.timestamp}`);
+    expect(stamps('native')).toEqual(stamps('memory'));
+  });
+
+  it('follows the line before for a line without a time, never goes back, and refuses a time that is not RFC 3339', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'mixed.hooks.jsonl');
+    const line = (timestamp: string | undefined, hook: string, payload: unknown) => JSON.stringify({ ...(timestamp !== undefined ? { timestamp } : {}), hook, payload });
+    writeFileSync(file, [
+      line('2025-11-29T15:00:00Z', 'on_session_start', { session_id: 'm1' }),
+      line('2025-11-29T15:00:01.5+01:00', 'pre_llm_call', { session_id: 'm1', user_message: 'hi' }), // 14:00:01.5Z: earlier than the line before
+      line(undefined, 'pre_api_request', { session_id: 'm1', api_request_id: 'a', model: 'm', request: { body: { messages: [] } } }),
+      line('yesterday', 'post_api_request', { session_id: 'm1', api_request_id: 'a' }),
+      line('2025-11-29T15:00:02.25Z', 'post_api_request', { session_id: 'm1', api_request_id: 'a', model: 'm', response: { assistant_message: { role: 'assistant', content: 'hello' } } }),
+      line('2025-11-29T15:00:03Z', 'on_session_end', { session_id: 'm1' }),
+      line('2025-11-29T15:00:03.000001Z', 'on_session_finalize', { session_id: 'm1' }),
+    ].join('\n'));
+    const out = path.join(dir, 'out');
+    const result = await cliInProcess(['replay', file, '--out', out]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('mixed.hooks.jsonl:4: "timestamp" must be an RFC 3339 time such as "2026-01-31T09:30:00.123456Z", got "yesterday"');
+    expect(result.stdout).toContain('1 malformed line');
+    const events = readFileSync(path.join(out, 'atof', 'mixed-atof.jsonl'), 'utf8').trim().split('\n').map((text) => JSON.parse(text));
+    expect(events.map((event) => `${event.kind}:${event.category ?? event.name}:${event.scope_category ?? ''} ${event.timestamp}`)).toEqual([
+      'scope:agent:start 2025-11-29T15:00:00+00:00',
+      'mark:hermes.turn.start: 2025-11-29T15:00:00.000001+00:00',
+      'scope:llm:start 2025-11-29T15:00:00.000002+00:00',
+      'scope:llm:end 2025-11-29T15:00:02.250+00:00',
+      'mark:hermes.session.end: 2025-11-29T15:00:03+00:00',
+      'scope:agent:end 2025-11-29T15:00:03.000001+00:00',
+    ]);
   });
 });

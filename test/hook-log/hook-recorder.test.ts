@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SCENARIOS, virtualClock } from '../../src/demo/index.ts';
 import { HOOK_NAMES, HookRegistry, silentLogger } from '../../src/hooks/index.ts';
 import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
+import { parseTimestamp } from '../../src/shared/clock.ts';
 import { EXAMPLES, tempDir } from '../cli/support.ts';
 
 if (!existsSync('/dev/full')) console.info('[skip] recorder write-failure test: needs /dev/full (Linux)');
@@ -11,7 +12,7 @@ if (!existsSync('/dev/full')) console.info('[skip] recorder write-failure test: 
 const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
 
 describe('createHookRecorder', () => {
-  it('records every one of the 15 hooks as {"hook", "payload"} lines, in emit order', () => {
+  it('records every one of the 15 hooks as {"timestamp", "hook", "payload"} lines, in emit order', () => {
     const registry = new HookRegistry();
     const file = path.join(tempDir(), 'nested', 'hooks.jsonl');
     const recorder = createHookRecorder(registry, file);
@@ -20,7 +21,11 @@ describe('createHookRecorder', () => {
     recorder.close();
     const lines = linesOf(file);
     expect(lines.map((line) => line.hook)).toEqual([...HOOK_NAMES]);
-    expect(lines[3]).toEqual({ hook: HOOK_NAMES[3], payload: { session_id: 's', index: 3, telemetry_schema_version: 'hermes.observer.v1' } });
+    expect(lines[3]).toEqual({ timestamp: expect.any(String), hook: HOOK_NAMES[3], payload: { session_id: 's', index: 3, telemetry_schema_version: 'hermes.observer.v1' } });
+    // When each hook was emitted, in emit order, on the wall clock.
+    const times = lines.map((line) => parseTimestamp(line.timestamp));
+    expect(times.every((time, index) => Number.isSafeInteger(time) && (index === 0 || time > times[index - 1]!))).toBe(true);
+    expect(Math.abs(times[0]! / 1000 - Date.now())).toBeLessThan(60_000);
     expect(recorder.path).toBe(path.resolve(file));
   });
 
@@ -31,7 +36,7 @@ describe('createHookRecorder', () => {
     registry.emit('on_session_start', { session_id: 'a' });
     expect(readFileSync(file, 'utf8')).toBe('');
     recorder.flush();
-    expect(readFileSync(file, 'utf8')).toMatch(/^\{"hook":"on_session_start",.*\}\n$/);
+    expect(readFileSync(file, 'utf8')).toMatch(/^\{"timestamp":"[^"]+","hook":"on_session_start",.*\}\n$/);
     recorder.close();
   });
 
@@ -117,14 +122,37 @@ describe('createHookRecorder', () => {
     const dir = tempDir();
     const record = async (name: string) => {
       const registry = new HookRegistry();
-      const recorder = createHookRecorder(registry, path.join(dir, `${name}.jsonl`));
-      await SCENARIOS['agent-session']!({ hooks: registry, clock: virtualClock() });
+      const clock = virtualClock();
+      const recorder = createHookRecorder(registry, path.join(dir, `${name}.jsonl`), { clock: () => Math.round(clock.now() * 1e6) });
+      await SCENARIOS['agent-session']!({ hooks: registry, clock });
       recorder.close();
       return readFileSync(recorder.path, 'utf8');
     };
     const first = await record('a');
     expect(await record('b')).toBe(first);
     expect(first).toBe(readFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), 'utf8'));
+  });
+});
+
+describe('createHookRecorder times', () => {
+  it("stamps each line with the host's clock when given one, and with the library's when that clock fails", () => {
+    const registry = new HookRegistry();
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const readings: unknown[] = [1_764_428_400_040_000, 1_764_428_400_040_001.7, Number.NaN, 'soon'];
+    let next = 0;
+    const recorder = createHookRecorder(registry, file, {
+      clock: () => {
+        if (next === readings.length) throw new Error('clock broke');
+        return readings[next++] as number;
+      },
+    });
+    for (let i = 0; i < 5; i++) registry.emit('pre_tool_call', { session_id: 's', tool_name: 'read_file', args: { i } });
+    recorder.close();
+    const times = linesOf(file).map((line: { timestamp: string }) => line.timestamp);
+    expect(times.slice(0, 2)).toEqual(['2025-11-29T15:00:00.040+00:00', '2025-11-29T15:00:00.040001+00:00']);
+    // NaN, a string and a throw: the library's clock instead, never a line lost.
+    for (const time of times.slice(2)) expect(Math.abs(parseTimestamp(time) / 1000 - Date.now())).toBeLessThan(60_000);
+    expect(times).toHaveLength(5);
   });
 });
 

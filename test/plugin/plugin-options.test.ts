@@ -9,6 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../src/shared/logger.ts';
+import { createFakeRelay } from '../../src/testing/index.ts';
 
 // Not test/contract/backends.ts's helpers: that module probes native, which this file's process must not load.
 function recordingLogger(): Logger & { lines: { level: string; message: string }[] } {
@@ -60,5 +61,43 @@ describe('createNemoRelayPlugin options a host got wrong', () => {
     expect(plugin.status().diagnostics).toEqual([]);
     await plugin.shutdown();
     expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([]);
+  });
+});
+
+describe("createNemoRelayPlugin's clock", () => {
+  it('stamps every call with it, those of the sessions it closes itself too, and falls back per reading', async () => {
+    const fake = createFakeRelay();
+    let now = 1_764_428_400_000_000;
+    let broken = false;
+    const clock = () => {
+      if (broken) throw new Error('clock broke');
+      return (now += 1000);
+    };
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, settings: { outputs: false }, clock });
+    await plugin.ready;
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.pre_api_request({ session_id: 's1', api_request_id: 'a', model: 'm' });
+    plugin.handlers.post_api_request({ session_id: 's1', api_request_id: 'a', model: 'm' });
+    broken = true;
+    plugin.handlers.pre_tool_call({ session_id: 's1', tool_call_id: 't', tool_name: 'x' });
+    broken = false;
+    await plugin.shutdown(); // closes s1 and the open tool call
+    const stamped = fake.calls.filter((call) => ['pushScope', 'popScope', 'llmStart', 'llmEnd', 'toolStart', 'toolEnd', 'mark'].includes(call.op));
+    const stamps = stamped.map((call) => [call.op, call.args.timestampUs]);
+    expect(stamps).toEqual([
+      ['pushScope', 1_764_428_400_001_000],
+      ['llmStart', 1_764_428_400_002_000],
+      ['llmEnd', 1_764_428_400_003_000],
+      ['toolStart', expect.any(Number)],
+      ['toolEnd', 1_764_428_400_004_000],
+      ['popScope', 1_764_428_400_004_000],
+    ]);
+    // The broken reading: the library's clock, today, not a lost call.
+    expect(Math.abs((stamps[3]![1] as number) / 1000 - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('names a clock that is not a function and uses its own', () => {
+    const checked = checkPluginOptions({ clock: 1_764_428_400_000_000 });
+    expect(checked.diagnostics.map((d) => d.message)).toEqual(["options.clock must be a function, got number; events carry the library's clock"]);
   });
 });

@@ -21,7 +21,6 @@ import { endAfterStart, scopeAttributeFlags } from '../../relay/rules.ts';
 import type { AtofCategory, AtofEvent, AtofSubscriber } from '../../formats/atof/types.ts';
 import { scopeEvent } from '../../formats/atof/build.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { nowMicros } from '../../shared/clock.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { uuidv7 } from '../../shared/uuid.ts';
 import { stringOf } from '../../shared/text.ts';
@@ -366,18 +365,4 @@ export class MemoryRelayCore implements RelayCore {
     if (after !== endUs) this.counters.adjusted(endUs, startUs);
     return after;
   }
-}
-
-/** A clock that never breaks an event: a caller's clock that throws or answers a non-number falls back to the shared one. */
-export function safeClock(clock: unknown): () => number {
-  if (typeof clock !== 'function') return nowMicros;
-  return () => {
-    try {
-      const now = (clock as () => unknown)();
-      if (typeof now === 'number' && Number.isFinite(now)) return Math.floor(now);
-    } catch {
-      // Fall back to the shared clock.
-    }
-    return nowMicros();
-  };
 }

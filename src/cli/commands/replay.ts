@@ -19,6 +19,9 @@
  *   output; the flags decide.
  * - Sessions still open at the end of the stream are closed by
  *   `plugin.shutdown()`, which writes their partial trajectories.
+ * - Each event carries its line's recorded time (the plugin's `clock`,
+ *   `recorded-clock.ts`): a replay runs in milliseconds what the host ran in
+ *   minutes, and its files must say what the host did, when.
  *
  * @module
  */
@@ -42,16 +45,20 @@ import { fileStem } from '../../plugin/config/host-identity.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
 import { parseJson, whyNotJson } from '../../shared/json.ts';
 import { quotedValue } from '../../shared/text.ts';
+import { parseTimestamp } from '../../shared/clock.ts';
+import { RecordedClock } from '../recorded-clock.ts';
 
 export const replaySpec: CommandSpec = {
   name: 'replay',
   summary: 'Turn a recorded hook stream into ATOF events and ATIF trajectories',
   usage: '<hooks.jsonl|-> --out <dir> [--backend memory|native|auto] [--strict] [--json]',
   details: [
-    'Reads one JSON object per line, {"hook": "<hook name>", "payload": {...}}, as',
-    'createHookRecorder writes them, and runs each through HookRegistry and the NeMo',
-    'Relay plugin. Writes <dir>/atof/<name>-atof.jsonl and <dir>/atif/<name>-atif-<session>.json,',
-    'where <name> is the input\'s name without .hooks.jsonl ("stdin" for "-").',
+    'Reads one JSON object per line, {"timestamp": "<RFC 3339>", "hook": "<hook name>",',
+    '"payload": {...}}, as createHookRecorder writes them, and runs each through',
+    'HookRegistry and the NeMo Relay plugin, each event stamped with its line\'s time',
+    '(a line without one follows the line before it). Writes <dir>/atof/<name>-atof.jsonl',
+    'and <dir>/atif/<name>-atif-<session>.json, where <name> is the input\'s name',
+    'without .hooks.jsonl ("stdin" for "-").',
     '',
     'Malformed lines are reported with their line number and skipped; --strict stops at',
     'the first one (files of the sessions read so far are still written) and exits 1.',
@@ -127,7 +134,10 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
 
   const logger = cliLogger(io, booleanFlag(args, 'verbose'));
   const registry = new HookRegistry({ logger });
+  const clock = new RecordedClock();
   const plugin = createNemoRelayPlugin({
+    // Each event at the time its line was recorded: the recording's times and durations, not the replay's.
+    clock: clock.read,
     backend,
     env: {},
     logger,
@@ -170,6 +180,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
         }
       } else {
         hooks.add(parsed.hook, parsed.payload);
+        clock.at(parsed.timestampUs);
         registry.emit(parsed.hook, parsed.payload);
       }
     }
@@ -345,6 +356,8 @@ export function withAtofFile(outputs: readonly OutputHealth[], atofPath: string)
 interface HookLine {
   hook: HookName;
   payload: Record<string, unknown>;
+  /** When the host emitted it (Unix µs), as the recorder wrote it; `undefined` for a line without a time. */
+  timestampUs: number | undefined;
 }
 
 /** One recorded line, or a message saying what is wrong with it. */
@@ -367,7 +380,12 @@ function parseHookLine(text: string): HookLine | string {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
     return payload === undefined ? `missing "payload" for ${record.hook}` : `"payload" of ${record.hook} must be a JSON object`;
   }
-  return { hook: record.hook, payload: payload as Record<string, unknown> };
+  let timestampUs: number | undefined;
+  if ('timestamp' in record) {
+    timestampUs = typeof record.timestamp === 'string' ? parseTimestamp(record.timestamp) : Number.NaN;
+    if (!Number.isSafeInteger(timestampUs)) return `"timestamp" must be an RFC 3339 time such as "2026-01-31T09:30:00.123456Z", got ${quotedValue(record.timestamp)}`;
+  }
+  return { hook: record.hook, payload: payload as Record<string, unknown>, timestampUs };
 }
 
 /** What the stream itself says: LLM attempts and errors, tool calls and failures. */

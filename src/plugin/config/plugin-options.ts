@@ -17,7 +17,7 @@ import { describeValue } from './settings.ts';
 import { nearMiss } from '../../shared/near-miss.ts';
 
 /** Every option `createNemoRelayPlugin` reads (`NemoRelayPluginOptions`). */
-const OPTION_NAMES = ['backend', 'env', 'logger', 'settings', 'sessionIdleTtlMs', 'maxSessions', 'trajectoryWriteDelayMs', 'maxQueuedHooks', 'redact', 'host'] as const;
+const OPTION_NAMES = ['backend', 'env', 'logger', 'settings', 'sessionIdleTtlMs', 'maxSessions', 'trajectoryWriteDelayMs', 'maxQueuedHooks', 'redact', 'host', 'clock'] as const;
 
 /** The options that are counts or durations. */
 const NUMBER_OPTIONS = ['sessionIdleTtlMs', 'maxSessions', 'trajectoryWriteDelayMs', 'maxQueuedHooks'] as const;
@@ -62,6 +62,10 @@ export function checkPluginOptions(options: unknown): CheckedPluginOptions {
   const redact = read('redact');
   if (redact !== undefined && typeof redact !== 'function') {
     diagnostics.push(invalid('redact', `options.redact must be a function, got ${typeof redact}; nothing is redacted by it`));
+  }
+  const clock = read('clock');
+  if (clock !== undefined && typeof clock !== 'function') {
+    diagnostics.push(invalid('clock', `options.clock must be a function, got ${typeof clock}; events carry the library's clock`));
   }
   return { numbers, diagnostics };
 }
