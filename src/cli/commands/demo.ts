@@ -105,8 +105,10 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
       atifAgentVersion: '1.0.0',
     },
   });
-  plugin.register(registry);
+  // The recorder first: it stamps each hook as it is emitted, before the plugin's work on it, so a replay of
+  // hooks.jsonl keeps the times this run's files have.
   const recorder = createHookRecorder(registry, path.join(outDir, 'hooks.jsonl'), { logger });
+  plugin.register(registry);
   await plugin.ready;
   await agentSession({ hooks: registry, clock: realClock(booleanFlag(args, 'fast') ? 0 : 0.5) });
   recorder.close();
