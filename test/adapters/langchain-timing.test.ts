@@ -4,7 +4,8 @@
 // the model streams on the wire), with the handler as
 // docs/adapters/langchain.md passes it, against a loopback Chat Completions
 // API that holds each answer (streamed: paced over the hold), and a tool that
-// takes its time. On the memory backend, and the native one where it loads.
+// takes its time. On the memory backend, and the native one where it loads,
+// with the spans also exported over OTLP to a loopback collector.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';

@@ -3,7 +3,8 @@
 // with a tool and stopWhen, as docs/adapters/ai-sdk.md sets them up, on the
 // real OpenAI provider against a loopback Responses API that holds each
 // answer (streamed: paced over the hold), and a tool that takes its time.
-// On the memory backend, and the native one where it loads.
+// On the memory backend, and the native one where it loads, with the spans
+// also exported over OTLP to a loopback collector.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
