@@ -383,7 +383,9 @@ function parseHookLine(text: string): HookLine | string {
   let timestampUs: number | undefined;
   if ('timestamp' in record) {
     timestampUs = typeof record.timestamp === 'string' ? parseTimestamp(record.timestamp) : Number.NaN;
-    if (!Number.isSafeInteger(timestampUs)) return `"timestamp" must be an RFC 3339 time such as "2026-01-31T09:30:00.123456Z", got ${quotedValue(record.timestamp)}`;
+    if (Number.isNaN(timestampUs)) return `"timestamp" must be an RFC 3339 time such as "2026-01-31T09:30:00.123456Z", got ${quotedValue(record.timestamp)}`;
+    // Events carry integer Unix microseconds, exact only within 2^53 of 1970.
+    if (!Number.isSafeInteger(timestampUs)) return `"timestamp" ${quotedValue(record.timestamp)} is out of range: times from 1685 to 2254 can be recorded to the microsecond`;
   }
   return { hook: record.hook, payload: payload as Record<string, unknown>, timestampUs };
 }
