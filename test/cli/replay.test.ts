@@ -331,3 +331,23 @@ describe("replay keeps the recording's times", () => {
     ]);
   });
 });
+
+describe('replay of bytes that are not UTF-8', () => {
+  it('replays the line with U+FFFD in their place and says where, in the summary and in --json', async () => {
+    const dir = tempDir();
+    const source = readFileSync(path.join(EXAMPLES, 'tool-loop.hooks.jsonl'));
+    const at = source.indexOf('read_file');
+    const file = path.join(dir, 'latin1.hooks.jsonl');
+    writeFileSync(file, Buffer.concat([source.subarray(0, at), Buffer.from([0x72, 0xe9]), source.subarray(at + 2)])); // "r\xe9ad_file": Latin-1, not UTF-8
+    const line = source.subarray(0, at).toString('latin1').split('\n').length;
+    const text = await cliInProcess(['replay', file, '--out', path.join(dir, 'text')]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`  warning    line ${line}: not valid UTF-8 at byte ${at + 1}; read with U+FFFD in place of the bytes that are not (validate reports the file invalid)\n`);
+    expect(text.stdout).toContain('  errors     0 API, 0 tool, 0 malformed lines');
+    const json = JSON.parse((await cliInProcess(['replay', file, '--out', path.join(dir, 'json'), '--json'])).stdout);
+    expect(json.warnings).toContain(`line ${line}: not valid UTF-8 at byte ${at + 1}; read with U+FFFD in place of the bytes that are not (validate reports the file invalid)`);
+    // The hook is replayed, not lost: its tool name carries the replacement character.
+    const events = readFileSync(path.join(dir, 'text', 'atof', 'latin1-atof.jsonl'), 'utf8');
+    expect(events).toContain('r\ufffdad_file');
+  });
+});
