@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHookRecorder } from '../../src/index.ts';
+import { createHookRecorder, type HookRecorder } from '../../src/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { parseTimestamp } from '../../src/shared/clock.ts';
 import { cliInProcess, tempDir } from '../cli/support.ts';
@@ -21,8 +21,13 @@ import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type AtofEve
 import { checkTimes } from './timing-checks.ts';
 import { aiSdkProgram, langchainProgram, type ProgramSetup, type ProgramRun } from './timing-programs.ts';
 
-/** How far a replayed time may sit from the live one: the recorder's and the plugin's readings of one hook. */
-const SKEW_MS = 5;
+/**
+ * How far a replayed time may sit from the live one. The recorder and the plugin read the clock one after the other
+ * for each hook, so the two readings are usually well under a millisecond apart (MEDIAN_MS bounds the typical one);
+ * a pause between them (a GC, another process on the core) shows as more, so each one alone is held to SKEW_MS.
+ */
+const SKEW_MS = 20;
+const MEDIAN_MS = 2;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Keys whose values are times: compared within SKEW_MS, apart from the rest. */
@@ -55,11 +60,14 @@ function masked(value: unknown, times: number[], uuids = new Map<string, string>
   return value;
 }
 
-/** The two lists of times agree within SKEW_MS, one by one. */
+/** The two lists of times agree one by one: each within SKEW_MS, and the typical one within MEDIAN_MS. */
 function expectTimesClose(replayed: number[], live: number[], what: string): void {
   expect(replayed.length, `${what}: as many times`).toBe(live.length);
-  const off = replayed.map((time, index) => Math.abs(time - live[index]!)).filter((gap) => !(gap <= SKEW_MS));
-  expect(off, `${what}: each time within ${SKEW_MS} ms of the live one`).toEqual([]);
+  const gaps = replayed.map((time, index) => Math.abs(time - live[index]!));
+  const off = gaps.map((gap, index) => [index, gap] as const).filter(([, gap]) => !(gap <= SKEW_MS));
+  expect(off, `${what}: each time within ${SKEW_MS} ms of the live one ([index, gap])`).toEqual([]);
+  const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!;
+  expect(median, `${what}: the median gap`).toBeLessThanOrEqual(MEDIAN_MS);
 }
 
 function readFolder(dir: string): { atof: AtofEvent[]; atif: AtifDoc[]; files: string[] } {
@@ -96,9 +104,11 @@ describe('a recorded run replays to the run’s own files, at the run’s times'
           api = new FakeProvider();
           server.exchanges.length = 0;
           const label = `replay-${framework === 'AI SDK' ? 'ai' : 'lc'}-${streamed ? 'stream' : 'whole'}`;
-          const recorded = recordedPlugin(label, backend);
-          const recording = path.join(recorded.dir, 'run.hooks.jsonl');
-          const recorder = createHookRecorder(recorded.hooks, recording);
+          // The recorder subscribes before the plugin, as a host that records everything attaches it first: each
+          // line is stamped when the hook was emitted, not once the plugin had handled it.
+          let recorder!: HookRecorder;
+          const recorded = recordedPlugin(label, backend, {}, (hooks, dir) => void (recorder = createHookRecorder(hooks, path.join(dir, 'run.hooks.jsonl'))));
+          const recording = recorder.path;
           const run = await program({ hooks: recorded.hooks, api, serverUrl: server.url, streamed });
           recorder.close();
           expect(recorder.errors).toBe(0);
