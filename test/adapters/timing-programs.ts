@@ -32,29 +32,31 @@ export interface ProgramSetup {
   /** The loopback server's address. */
   serverUrl: string;
   streamed: boolean;
+  /** What the tool does (default: waits TOOL_MS); its answer is the tool's result. */
+  work?: () => Promise<unknown>;
 }
 
 const GPT = 'gpt-4.1-2025-04-14';
 
-/** A tool body that takes TOOL_MS and notes when it ran. */
-function slowTool<T>(toolRun: { startMs: number; endMs: number }, result: () => T): () => Promise<T> {
+/** A tool body that does `work` (default: waits TOOL_MS, then answers `result`) and notes when it ran. */
+function slowTool(toolRun: { startMs: number; endMs: number }, result: () => unknown, work?: () => Promise<unknown>): () => Promise<any> {
   return async () => {
     toolRun.startMs = wallMs();
-    await sleep(TOOL_MS);
+    const answer = work === undefined ? await sleep(TOOL_MS).then(result) : await work();
     toolRun.endMs = wallMs();
-    return result();
+    return answer;
   };
 }
 
 /** generateText (or streamText, read to the end) with a weather tool and stopWhen, on the real OpenAI provider. */
-export async function aiSdkProgram({ hooks, api, serverUrl, streamed }: ProgramSetup): Promise<ProgramRun> {
+export async function aiSdkProgram({ hooks, api, serverUrl, streamed, work }: ProgramSetup): Promise<ProgramRun> {
   const hold = { stream: streamed, holdMs: HOLD_MS };
   api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage: { input: 120, output: 18 } }, hold);
   api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'It is sunny in Paris.', usage: { input: 170, output: 11 } }, hold);
   const uninstall = instrumentAiSdk(hooks, { sessionId: 'user-42' });
   const openai = createOpenAI({ apiKey: 'sk-test-not-a-key', baseURL: `${serverUrl}/v1` });
   const toolRun = { startMs: 0, endMs: 0 };
-  const forecast = slowTool(toolRun, () => ({ city: 'Paris', forecast: 'sunny', tempC: 21 }));
+  const forecast = slowTool(toolRun, () => ({ city: 'Paris', forecast: 'sunny', tempC: 21 }), work);
   const weather = aiTool({
     description: 'Get the weather for a city',
     inputSchema: z.object({ city: z.string() }),
@@ -82,13 +84,13 @@ export async function aiSdkProgram({ hooks, api, serverUrl, streamed }: ProgramS
 }
 
 /** createAgent with a tool on ChatOpenAI, invoked (or streamed, `streamMode: "messages"`), with the handler as the docs pass it. */
-export async function langchainProgram({ hooks, api, serverUrl, streamed }: ProgramSetup): Promise<ProgramRun> {
+export async function langchainProgram({ hooks, api, serverUrl, streamed, work }: ProgramSetup): Promise<ProgramRun> {
   const hold = { stream: streamed, holdMs: HOLD_MS };
   api.reply('chat', { id: 'chatcmpl-1', model: GPT, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { input: 90, output: 14 } }, hold);
   api.reply('chat', { id: 'chatcmpl-2', model: GPT, text: 'It is sunny in Paris.', usage: { input: 130, output: 7 } }, hold);
   const handler = new NemoRelayCallbackHandler(hooks);
   const toolRun = { startMs: 0, endMs: 0 };
-  const getWeather = lcTool(slowTool(toolRun, () => 'It is sunny in Paris.'), {
+  const getWeather = lcTool(slowTool(toolRun, () => 'It is sunny in Paris.', work), {
     name: 'get_weather',
     description: 'Get the weather for a city',
     schema: z.object({ city: z.string() }),
