@@ -20,7 +20,7 @@ export function tsSnippets(page: string): string[] {
   return [...page.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
 }
 
-/** Serves `answer` on 127.0.0.1; `url` is the server's address. */
+/** Serves `answer` on 127.0.0.1, its body chunk by chunk as the reply yields them; `url` is the server's address. */
 export async function loopbackApi(answer: (url: string, init: { method: string; body: string }) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -29,8 +29,16 @@ export async function loopbackApi(answer: (url: string, init: { method: string; 
       try {
         const reply = await answer(`http://fake${request.url}`, { method: request.method ?? 'GET', body: Buffer.concat(chunks).toString('utf8') });
         response.writeHead(reply.status, Object.fromEntries(reply.headers));
-        response.end(Buffer.from(await reply.arrayBuffer()));
+        // Each chunk is written as the reply's body yields it: a reply paced over time (test/support/paced-wire.ts)
+        // reaches the client paced, as a provider's stream does.
+        if (reply.body !== null) for await (const chunk of reply.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
+        response.end();
       } catch (error) {
+        // A body that broke off after its head was sent: the connection is cut, as a provider's would be.
+        if (response.headersSent) {
+          response.destroy();
+          return;
+        }
         response.writeHead(500, { 'content-type': 'application/json' });
         response.end(JSON.stringify({ error: { message: String(error), type: 'server_error' } }));
       }
