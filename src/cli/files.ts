@@ -83,6 +83,14 @@ export interface InvalidUtf8 {
   line: number;
 }
 
+/**
+ * The warning of a reader that goes on past bytes that are not UTF-8 (`convert`, `replay`): what it read is not quite what
+ * the file holds, so it says where, instead of passing U+FFFD on in silence; `validate` reports the file invalid.
+ */
+export function invalidUtf8Warning(at: InvalidUtf8): string {
+  return `line ${at.line}: not valid UTF-8 at byte ${at.offset}; read with U+FFFD in place of the bytes that are not (validate reports the file invalid)`;
+}
+
 /** Options of the readers: `onInvalidUtf8` hears of the first bytes that are not UTF-8 (they are read as U+FFFD either way). */
 export interface ReadOptions {
   onInvalidUtf8?: (at: InvalidUtf8) => void;

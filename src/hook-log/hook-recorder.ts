@@ -28,7 +28,7 @@ import { asyncDisposeSymbol, disposeSymbol } from '../shared/dispose.ts';
 import { adaptLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 import { HOOK_NAMES, type HookName } from '../hooks/index.ts';
 import { snapshotPayload } from '../shared/snapshot.ts';
-import { formatTimestamp, safeClock } from '../shared/clock.ts';
+import { formatTimestamp, safeClock, unlikelyClockMessage } from '../shared/clock.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */
 export interface RecordableHost {
@@ -83,7 +83,7 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
   let fd: number | null = openNoFollow(target, options.append === true ? 'append' : 'truncate');
   const limit = Math.max(0, options.bufferBytes ?? DEFAULT_BUFFER_BYTES);
   const logger = adaptLogger(options.logger);
-  const clock = safeClock(options.clock);
+  const clock = safeClock(options.clock, (reading) => safeLog(logger, 'warn', unlikelyClockMessage('hook recorder: options.clock', reading)));
   let chunks: string[] = [];
   let buffered = 0;
   let lines = 0;

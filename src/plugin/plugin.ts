@@ -39,7 +39,7 @@ import type { LoosePayload } from './payload.ts';
 import type { RedactHook } from './egress.ts';
 import { givenHost } from './config/host-identity.ts';
 import { checkPluginOptions } from './config/plugin-options.ts';
-import { safeClock } from '../shared/clock.ts';
+import { safeClock, unlikelyClockMessage } from '../shared/clock.ts';
 
 export type { RedactHook, RedactableEvent, RedactedFields } from './egress.ts';
 
@@ -193,7 +193,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     maxSessions: Math.max(1, checked.numbers.maxSessions ?? DEFAULT_MAX_SESSIONS),
     trajectoryWriteDelayMs: Math.max(0, checked.numbers.trajectoryWriteDelayMs ?? DEFAULT_TRAJECTORY_WRITE_DELAY_MS),
     ...(typeof options.redact === 'function' ? { redact: options.redact } : {}),
-    ...(typeof options.clock === 'function' ? { clock: safeClock(options.clock) } : {}),
+    ...(typeof options.clock === 'function' ? { clock: safeClock(options.clock, (reading) => safeLog(logger, 'warn', unlikelyClockMessage('NeMo Relay options.clock', reading))) } : {}),
   });
   const unmanaged = new UnmanagedCalls();
   const handlers = buildHandlers({ gate, unmanaged, counters, logger });

@@ -88,22 +88,40 @@ export function nowMicros(): number {
   return runtimeClock();
 }
 
+/** Microseconds of 1970-04-27: a host clock's reading below it is most likely milliseconds (`Date.now()`) or seconds. */
+const FIRST_LIKELY_MICROS = 1e13;
+
 /**
  * A clock that never breaks an event: a caller's clock (integer Unix
  * microseconds) that throws or answers a non-number falls back to the
- * shared one; a fraction is cut to the microsecond.
+ * shared one; a fraction is cut to the microsecond. `onUnlikely` hears of
+ * the first reading that looks like milliseconds or seconds (a 1970 date
+ * as microseconds); the reading is kept, it is the caller's word.
  */
-export function safeClock(clock: unknown): () => number {
+export function safeClock(clock: unknown, onUnlikely?: (reading: number) => void): () => number {
   if (typeof clock !== 'function') return nowMicros;
+  let warn = onUnlikely;
   return () => {
     try {
       const now = (clock as () => unknown)();
-      if (typeof now === 'number' && Number.isFinite(now)) return Math.floor(now);
+      if (typeof now === 'number' && Number.isFinite(now)) {
+        if (warn !== undefined && now < FIRST_LIKELY_MICROS) {
+          const told = warn;
+          warn = undefined;
+          told(now);
+        }
+        return Math.floor(now);
+      }
     } catch {
       // Fall back to the shared clock.
     }
     return nowMicros();
   };
+}
+
+/** What `safeClock`'s `onUnlikely` says of `reading`, for the option named `option`. */
+export function unlikelyClockMessage(option: string, reading: number): string {
+  return `${option} answered ${reading}, which as Unix microseconds is ${formatTimestamp(Math.floor(reading))}: a clock in milliseconds or seconds? (Date.now() * 1000 is microseconds); its readings are used as given`;
 }
 
 /**

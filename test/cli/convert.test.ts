@@ -196,3 +196,25 @@ describe('nemo-relay-hooks convert', () => {
     }
   });
 });
+
+describe('convert of bytes that are not UTF-8', () => {
+  it('converts the line with U+FFFD in their place and warns where, on stderr and in --json', async () => {
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', path.join(dir, 'replayed')])).code).toBe(0);
+    const source = readFileSync(path.join(dir, 'replayed', 'atof', 'tool-loop-atof.jsonl'));
+    const at = source.indexOf('read_file');
+    const file = path.join(dir, 'latin1.jsonl');
+    writeFileSync(file, Buffer.concat([source.subarray(0, at), Buffer.from([0x72, 0xe9]), source.subarray(at + 2)]));
+    const line = source.subarray(0, at).toString('latin1').split('\n').length;
+    const warning = `line ${line}: not valid UTF-8 at byte ${at + 1}; read with U+FFFD in place of the bytes that are not (validate reports the file invalid)`;
+    const text = await cliInProcess(['convert', file, '--out', path.join(dir, 'text')]);
+    expect(text.code).toBe(0);
+    expect(text.stderr).toContain(`nemo-relay-hooks: warning: ${warning}\n`);
+    expect(text.stdout).toContain('  malformed  0 lines skipped');
+    const json = JSON.parse((await cliInProcess(['convert', file, '--out', path.join(dir, 'json'), '--json'])).stdout);
+    expect(json.warnings).toContain(warning);
+    const written = outputFiles(path.join(dir, 'text'));
+    expect(written).toHaveLength(1);
+    expect(readFileSync(written[0]!, 'utf8')).toContain('r\ufffdad_file');
+  });
+});

@@ -309,6 +309,7 @@ describe("replay keeps the recording's times", () => {
       line('2025-11-29T15:00:01.5+01:00', 'pre_llm_call', { session_id: 'm1', user_message: 'hi' }), // 14:00:01.5Z: earlier than the line before
       line(undefined, 'pre_api_request', { session_id: 'm1', api_request_id: 'a', model: 'm', request: { body: { messages: [] } } }),
       line('yesterday', 'post_api_request', { session_id: 'm1', api_request_id: 'a' }),
+      line('0001-01-01T00:00:00Z', 'post_api_request', { session_id: 'm1', api_request_id: 'a' }),
       line('2025-11-29T15:00:02.25Z', 'post_api_request', { session_id: 'm1', api_request_id: 'a', model: 'm', response: { assistant_message: { role: 'assistant', content: 'hello' } } }),
       line('2025-11-29T15:00:03Z', 'on_session_end', { session_id: 'm1' }),
       line('2025-11-29T15:00:03.000001Z', 'on_session_finalize', { session_id: 'm1' }),
@@ -317,7 +318,8 @@ describe("replay keeps the recording's times", () => {
     const result = await cliInProcess(['replay', file, '--out', out]);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('mixed.hooks.jsonl:4: "timestamp" must be an RFC 3339 time such as "2026-01-31T09:30:00.123456Z", got "yesterday"');
-    expect(result.stdout).toContain('1 malformed line');
+    expect(result.stderr).toContain('mixed.hooks.jsonl:5: "timestamp" "0001-01-01T00:00:00Z" is out of range: times from 1685 to 2254 can be recorded to the microsecond');
+    expect(result.stdout).toContain('2 malformed lines');
     const events = readFileSync(path.join(out, 'atof', 'mixed-atof.jsonl'), 'utf8').trim().split('\n').map((text) => JSON.parse(text));
     expect(events.map((event) => `${event.kind}:${event.category ?? event.name}:${event.scope_category ?? ''} ${event.timestamp}`)).toEqual([
       'scope:agent:start 2025-11-29T15:00:00+00:00',
@@ -327,5 +329,25 @@ describe("replay keeps the recording's times", () => {
       'mark:hermes.session.end: 2025-11-29T15:00:03+00:00',
       'scope:agent:end 2025-11-29T15:00:03.000001+00:00',
     ]);
+  });
+});
+
+describe('replay of bytes that are not UTF-8', () => {
+  it('replays the line with U+FFFD in their place and says where, in the summary and in --json', async () => {
+    const dir = tempDir();
+    const source = readFileSync(path.join(EXAMPLES, 'tool-loop.hooks.jsonl'));
+    const at = source.indexOf('read_file');
+    const file = path.join(dir, 'latin1.hooks.jsonl');
+    writeFileSync(file, Buffer.concat([source.subarray(0, at), Buffer.from([0x72, 0xe9]), source.subarray(at + 2)])); // "r\xe9ad_file": Latin-1, not UTF-8
+    const line = source.subarray(0, at).toString('latin1').split('\n').length;
+    const text = await cliInProcess(['replay', file, '--out', path.join(dir, 'text')]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`  warning    line ${line}: not valid UTF-8 at byte ${at + 1}; read with U+FFFD in place of the bytes that are not (validate reports the file invalid)\n`);
+    expect(text.stdout).toContain('  errors     0 API, 0 tool, 0 malformed lines');
+    const json = JSON.parse((await cliInProcess(['replay', file, '--out', path.join(dir, 'json'), '--json'])).stdout);
+    expect(json.warnings).toContain(`line ${line}: not valid UTF-8 at byte ${at + 1}; read with U+FFFD in place of the bytes that are not (validate reports the file invalid)`);
+    // The hook is replayed, not lost: its tool name carries the replacement character.
+    const events = readFileSync(path.join(dir, 'text', 'atof', 'latin1-atof.jsonl'), 'utf8');
+    expect(events).toContain('r\ufffdad_file');
   });
 });

@@ -156,6 +156,21 @@ describe('createHookRecorder times', () => {
   });
 });
 
+describe('createHookRecorder clock slips', () => {
+  it('warns once of a clock in seconds and records what it reads', () => {
+    const registry = new HookRegistry();
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (message: string) => void warnings.push(message), error() {} };
+    const recorder = createHookRecorder(registry, file, { clock: () => 1_764_428_400, logger });
+    registry.emit('on_session_start', { session_id: 'a' });
+    registry.emit('on_session_start', { session_id: 'b' });
+    recorder.close();
+    expect(warnings).toEqual([expect.stringMatching(/^hook recorder: options\.clock answered 1764428400, which as Unix microseconds is 1970-01-01T00:29:24\.428400\+00:00: a clock in milliseconds or seconds\?/)]);
+    expect(linesOf(file).map((line: { timestamp: string }) => line.timestamp)).toEqual(['1970-01-01T00:29:24.428400+00:00', '1970-01-01T00:29:24.428400+00:00']);
+  });
+});
+
 describe('createHookRecorder fidelity', () => {
   it('records a payload the way the plugin reads it, so a replay files it under the same session', () => {
     const registry = new HookRegistry({ logger: silentLogger });

@@ -96,6 +96,22 @@ describe("createNemoRelayPlugin's clock", () => {
     expect(Math.abs((stamps[3]![1] as number) / 1000 - Date.now())).toBeLessThan(60_000);
   });
 
+  it('warns once of a clock that reads like milliseconds (Date.now), and keeps its readings', async () => {
+    const fake = createFakeRelay();
+    const logger = recordingLogger();
+    let now = 1_764_428_400_000; // Date.now(): milliseconds
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger, settings: { outputs: false }, clock: () => (now += 1) });
+    await plugin.ready;
+    plugin.handlers.on_session_start({ session_id: 's1' });
+    plugin.handlers.pre_llm_call({ session_id: 's1' });
+    const warnings = logger.lines.filter((line) => line.level === 'warn' && line.message.includes('options.clock'));
+    expect(warnings.map((line) => line.message)).toEqual([
+      'NeMo Relay options.clock answered 1764428400001, which as Unix microseconds is 1970-01-21T10:07:08.400001+00:00: a clock in milliseconds or seconds? (Date.now() * 1000 is microseconds); its readings are used as given',
+    ]);
+    expect(fake.callsOf('pushScope')[0]!.args.timestampUs).toBe(1_764_428_400_001);
+    await plugin.shutdown();
+  });
+
   it('names a clock that is not a function and uses its own', () => {
     const checked = checkPluginOptions({ clock: 1_764_428_400_000_000 });
     expect(checked.diagnostics.map((d) => d.message)).toEqual(["options.clock must be a function, got number; events carry the library's clock"]);

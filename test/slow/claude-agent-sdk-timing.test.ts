@@ -5,7 +5,7 @@
 // first token, and its last at 500 ms), with a tool that awaits 200 ms. The
 // spans in the ATOF file, the ATIF steps' stamps and `view`'s durations are
 // checked against the server's and the tool's own clocks
-// (test/adapters/timing-checks.ts), on each backend.
+// (test/adapters/timing-checks-paced.ts), on each backend.
 //
 // The main agent only: a foreground sub-agent's requests are stamped when
 // its transcript is read (docs/adapters/claude-agent-sdk.md). Slow (the
@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../adapters/support.ts';
-import { checkTimes, type ToolRun } from '../adapters/timing-checks.ts';
+import { checkTimes, type ToolRun } from '../adapters/timing-checks-paced.ts';
 import { offlineClaudeEnv } from '../support/anthropic-mock.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { paced, wallMs, type Pace, type Served } from '../support/paced-wire.ts';

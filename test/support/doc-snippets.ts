@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nowMicros } from '../../src/shared/clock.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -20,21 +21,40 @@ export function tsSnippets(page: string): string[] {
   return [...page.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
 }
 
-/** Serves `answer` on 127.0.0.1, its body chunk by chunk as the reply yields them; `url` is the server's address. */
-export async function loopbackApi(answer: (url: string, init: { method: string; body: string }) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
+/** One request the loopback server answered, in wall-clock milliseconds (Unix, fractional). */
+export interface LoopbackExchange {
+  url: string;
+  /** Its body had arrived. */
+  receivedMs: number;
+  /** The answer's last byte was handed to the socket. */
+  lastByteMs: number;
+}
+
+/** Wall-clock now, in Unix milliseconds to the microsecond, by the clock the plugin stamps its events with. */
+export function wallMs(): number {
+  return nowMicros() / 1000;
+}
+
+/**
+ * Serves `answer` on 127.0.0.1; `url` is the server's address. A streamed
+ * answer is written as its body yields, so a paced stream reaches the client
+ * paced; `exchanges` says when each request came and its answer ended.
+ */
+export async function loopbackApi(answer: (url: string, init: { method: string; body: string }) => Promise<Response>): Promise<{ url: string; exchanges: LoopbackExchange[]; close(): Promise<void> }> {
+  const exchanges: LoopbackExchange[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', async () => {
+      const receivedMs = wallMs();
+      const url = `http://fake${request.url}`;
       try {
-        const reply = await answer(`http://fake${request.url}`, { method: request.method ?? 'GET', body: Buffer.concat(chunks).toString('utf8') });
+        const reply = await answer(url, { method: request.method ?? 'GET', body: Buffer.concat(chunks).toString('utf8') });
         response.writeHead(reply.status, Object.fromEntries(reply.headers));
-        // Each chunk is written as the reply's body yields it: a reply paced over time (test/support/paced-wire.ts)
-        // reaches the client paced, as a provider's stream does.
         if (reply.body !== null) for await (const chunk of reply.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
+        exchanges.push({ url, receivedMs, lastByteMs: wallMs() });
         response.end();
       } catch (error) {
-        // A body that broke off after its head was sent: the connection is cut, as a provider's would be.
         if (response.headersSent) {
           response.destroy();
           return;
@@ -47,6 +67,7 @@ export async function loopbackApi(answer: (url: string, init: { method: string; 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    exchanges,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

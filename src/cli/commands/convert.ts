@@ -44,7 +44,7 @@ import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, inputName, readLines, sizeOf, STDIN } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
@@ -176,7 +176,9 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   // close the session early.
   const held = new Map<OpenSession, { event: AtofEvent; index: number }[]>();
   const ended = new Set<OpenSession>();
-  for await (const { event, position, bytesRead } of inOrder ? readEvents(input, report) : sortedEvents(input, report)) {
+  let encoding: InvalidUtf8 | undefined;
+  const onInvalidUtf8 = (at: InvalidUtf8): void => void (encoding = at);
+  for await (const { event, position, bytesRead } of inOrder ? readEvents(input, report, onInvalidUtf8) : sortedEvents(input, report, onInvalidUtf8)) {
     events += 1;
     if (events % 4096 === 0) progress.update(events, bytesRead, `${formatCount(written.length)} written`);
     const isScope = event.kind === 'scope';
@@ -219,6 +221,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (outside > 0) warnings.push(`${formatCount(outside)} events outside any agent scope were left out`);
   if (stepless > 0) warnings.push(`${formatCount(stepless)} session${stepless === 1 ? '' : 's'} recorded no step (no model call), and ATIF needs at least one: not written`);
   if (written.length === 0 && stepless === 0) warnings.push(events === 0 ? `${name} holds no ATOF events: no trajectory written` : 'no top-level agent scope: no trajectory written');
+  if (encoding !== undefined) warnings.push(invalidUtf8Warning(encoding));
   if (unfinished.size > 0) warnings.push(`${formatCount(unfinished.size)} session${unfinished.size === 1 ? '' : 's'} without an end event, written as partial trajectories`);
   // Partial sessions are in the summary's sessions row; the others go to stderr, as the outside-scope count always did.
   if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
@@ -347,8 +350,9 @@ async function isTimeOrdered(input: string): Promise<boolean> {
 async function* readEvents(
   input: string,
   report: (line: number, problem: string) => void,
+  onInvalidUtf8?: (at: InvalidUtf8) => void,
 ): AsyncGenerator<{ event: AtofEvent; position?: number; bytesRead: number }> {
-  for await (const line of readLines(input)) {
+  for await (const line of readLines(input, onInvalidUtf8 !== undefined ? { onInvalidUtf8 } : {})) {
     if (line.text.trim() === '') continue;
     const event = parseEvent(line.text);
     if (typeof event === 'string') {
@@ -367,9 +371,10 @@ async function* readEvents(
 async function* sortedEvents(
   input: string,
   report: (line: number, problem: string) => void,
+  onInvalidUtf8?: (at: InvalidUtf8) => void,
 ): AsyncGenerator<{ event: AtofEvent; position: number; bytesRead: number }> {
   const all: { event: AtofEvent; instant: Instant; position: number; bytesRead: number }[] = [];
-  for await (const { event, bytesRead } of readEvents(input, report)) {
+  for await (const { event, bytesRead } of readEvents(input, report, onInvalidUtf8)) {
     all.push({ event, instant: parseInstant(event.timestamp) as Instant, position: all.length, bytesRead });
   }
   all.sort((a, b) => compareInstants(a.instant, b.instant) || a.position - b.position);

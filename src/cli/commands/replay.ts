@@ -36,7 +36,7 @@ import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, inputName, readLines, refuseLinkedOutputs, sizeOf, STDIN } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, refuseLinkedOutputs, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
@@ -164,7 +164,8 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   let stoppedAt: number | null = null;
   let lines = 0;
   const progress = new Progress(io, { label: `replaying ${input === STDIN ? name : path.basename(input)}`, unit: 'lines', totalBytes }, !booleanFlag(args, 'quiet'));
-  for await (const line of readLines(input)) {
+  let encoding: InvalidUtf8 | undefined;
+  for await (const line of readLines(input, { onInvalidUtf8: (at) => (encoding = at) })) {
     lines = line.number;
     if (line.text.trim() !== '') {
       const parsed = parseHookLine(line.text);
@@ -205,6 +206,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   if (hooks.total > 0 && files.atof.every((file) => sizeOf(file) === 0)) warnings.push(`${formatCount(hooks.total)} hooks were replayed but the ATOF file has no events`);
   if (hooks.total === 0) warnings.push(`${name} holds no hooks: nothing was recorded`);
+  if (encoding !== undefined) warnings.push(invalidUtf8Warning(encoding));
   // status().outputs lists only the most recent ATIF files (it is bounded for
   // long-lived hosts), so the trajectories of this run are read from the folder:
   // the files that were not there before it (the plugin never replaces one).
@@ -383,7 +385,9 @@ function parseHookLine(text: string): HookLine | string {
   let timestampUs: number | undefined;
   if ('timestamp' in record) {
     timestampUs = typeof record.timestamp === 'string' ? parseTimestamp(record.timestamp) : Number.NaN;
-    if (!Number.isSafeInteger(timestampUs)) return `"timestamp" must be an RFC 3339 time such as "2026-01-31T09:30:00.123456Z", got ${quotedValue(record.timestamp)}`;
+    if (Number.isNaN(timestampUs)) return `"timestamp" must be an RFC 3339 time such as "2026-01-31T09:30:00.123456Z", got ${quotedValue(record.timestamp)}`;
+    // Events carry integer Unix microseconds, exact only within 2^53 of 1970.
+    if (!Number.isSafeInteger(timestampUs)) return `"timestamp" ${quotedValue(record.timestamp)} is out of range: times from 1685 to 2254 can be recorded to the microsecond`;
   }
   return { hook: record.hook, payload: payload as Record<string, unknown>, timestampUs };
 }

@@ -42,7 +42,7 @@ export interface Request {
 /** A fetch that answers each request with the next scripted reply. */
 export class FakeProvider {
   readonly requests: Request[] = [];
-  readonly #replies: Array<(signal: AbortSignal | undefined) => Reply> = [];
+  readonly #replies: Array<(signal: AbortSignal | undefined) => Reply | Promise<Reply>> = [];
 
   /** The `fetch` to hand to `createOpenAI` / `createAnthropic`. */
   readonly fetch = async (input: unknown, init?: { body?: unknown; signal?: AbortSignal | null }): Promise<Response> => {
@@ -51,7 +51,7 @@ export class FakeProvider {
     this.requests.push({ url, body });
     const next = this.#replies.shift();
     if (next === undefined) throw new Error(`FakeProvider: no reply scripted for request ${this.requests.length} (${url})`);
-    const reply = next(init?.signal ?? undefined);
+    const reply = await next(init?.signal ?? undefined);
     return new Response(reply.body, { status: reply.status, headers: reply.headers });
   };
 
@@ -61,16 +61,21 @@ export class FakeProvider {
    * aborted (then it fails, as a real fetch body does). `cut`: the stream
    * sends its first half and then breaks: `'reset'`, the connection is
    * reset; an object, that frame is sent and the stream ends (Gemini's
-   * `{error: {code, message, status}}` mid-stream).
+   * `{error: {code, message, status}}` mid-stream). `holdMs`: the answer
+   * takes that long, as a model's does: JSON is sent after it, a stream
+   * sends its first frame at once and the rest spread over it.
    */
-  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; cut?: 'reset' | Record<string, unknown> } = {}): this {
-    this.#replies.push((signal) => {
-      if (options.stream !== true) return json(body(wire, turn));
+  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; cut?: 'reset' | Record<string, unknown>; holdMs?: number } = {}): this {
+    this.#replies.push(async (signal) => {
+      if (options.stream !== true) {
+        if (options.holdMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.holdMs));
+        return json(body(wire, turn));
+      }
       const frames = events(wire, turn);
       const half = frames.slice(0, Math.ceil(frames.length / 2));
       if (options.hang === true) return sse(half, { hangUntil: signal });
       if (options.cut === 'reset') return sse(half, { reset: true });
-      return sse(options.cut === undefined ? frames : [...half, { data: options.cut }]);
+      return sse(options.cut === undefined ? frames : [...half, { data: options.cut }], { paceMs: options.holdMs });
     });
     return this;
   }
@@ -111,13 +116,15 @@ const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'P
 /**
  * An SSE body; with `hangUntil`, it stays open after the frames until that
  * signal aborts; with `reset`, it fails after the frames, as a body whose
- * connection was reset does.
+ * connection was reset does; with `paceMs`, the first frame comes at once
+ * and the others one by one over that time.
  */
-function sse(frames: Array<{ event?: string; data: unknown }>, end: { hangUntil?: AbortSignal | undefined; reset?: boolean } = {}): Reply {
+function sse(frames: Array<{ event?: string; data: unknown }>, end: { hangUntil?: AbortSignal | undefined; reset?: boolean; paceMs?: number | undefined } = {}): Reply {
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const frame of frames) {
+    async start(controller) {
+      for (const [index, frame] of frames.entries()) {
+        if (index > 0 && end.paceMs !== undefined) await new Promise((resolve) => setTimeout(resolve, end.paceMs! / (frames.length - 1)));
         const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
         controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
       }

@@ -5,7 +5,7 @@
 // stream whose first event waits 200 ms and whose last goes at 500 ms),
 // and a tool that awaits 200 ms. The spans in the ATOF file, the ATIF
 // steps' stamps and `view`'s durations are checked against the server's
-// and the tool's own clocks (test/adapters/timing-checks.ts), with tracing
+// and the tool's own clocks (test/adapters/timing-checks-paced.ts), with tracing
 // on and off, on each backend.
 import OpenAI from 'openai';
 import { Agent, run, setDefaultOpenAIClient, tool } from '@openai/agents';
@@ -15,7 +15,7 @@ import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/inde
 import { loopbackApi } from '../../support/doc-snippets.ts';
 import { paced, wallMs, type Pace, type Served } from '../../support/paced-wire.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
-import { checkTimes, type ToolRun } from '../timing-checks.ts';
+import { checkTimes, type ToolRun } from '../timing-checks-paced.ts';
 import { onlyTrajectory, TRACING, useTracing } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
