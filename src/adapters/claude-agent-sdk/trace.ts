@@ -3,11 +3,13 @@
  * `session_id`, one turn per user message, one API call per model request,
  * the tool calls, and a session per sub-agent.
  *
- * The main agent's model requests come from the message stream: the partial
- * events (`message_start` … `message_delta` … `message_stop`) bound each
- * request and carry its final usage; the assistant messages between them
- * carry its content blocks, one each. `system/api_retry` is an attempt that
- * failed and is retried under the same `api_request_id`.
+ * The main agent's model requests come from the message stream: each starts
+ * when the CLI announces it (`system/status: requesting`, before it sends
+ * it), the partial events (`message_start` … `message_delta` …
+ * `message_stop`) carry its answer and final usage and `message_stop` ends
+ * it; the assistant messages between them carry its content blocks, one
+ * each. `system/api_retry` is an attempt that failed and is retried under the
+ * same `api_request_id`.
  *
  * Everything is recorded in the order the caller reads the stream, except
  * what hooks add once it can no longer come too early (a tool's end after
@@ -97,6 +99,11 @@ export class QueryTrace {
   readonly #turnResults: Loose[] = [];
   /** A request whose attempt failed and is retried; the next `message_start` is its next attempt. */
   #retrying: ApiCall | undefined;
+  /**
+   * The request the CLI announced and has not streamed yet: its attempt started
+   * with the announcement, so its span holds the wait for the first byte.
+   */
+  #announced: ApiCall | undefined;
   /** Failed attempts seen before the session could start (the first request failed). */
   readonly #earlyFailures: ApiAttemptError[] = [];
   #streaming: Streaming | undefined;
@@ -168,6 +175,9 @@ export class QueryTrace {
 
   #system(m: Loose): void {
     switch (m.subtype) {
+      case 'status':
+        if (m.status === 'requesting' && nonEmptyString(m.parent_tool_use_id) === undefined) this.#requestAnnounced();
+        return;
       case 'init':
         this.#initModel ??= nonEmptyString(m.model);
         if (Array.isArray(m.tools)) this.#offeredTools = m.tools.filter((name): name is string => typeof name === 'string');
@@ -237,10 +247,35 @@ export class QueryTrace {
     }
   }
 
+  /**
+   * The CLI is about to send a request: its attempt starts now, not at its
+   * first streamed byte, which comes after the model's time to first token.
+   * The model that answers is not known yet: a turn started here takes it
+   * from the answer, as one started by the answer did.
+   */
+  #requestAnnounced(): void {
+    if (this.#streaming !== undefined) this.#requestEnded();
+    if (this.#announced?.attemptOpen === true) return;
+    const run = this.#turn(undefined, true);
+    if (run === undefined) return;
+    this.#announced = this.#nextAttempt(run);
+  }
+
   #requestStarted(id: string, model: string | undefined, usage: Loose | undefined): void {
     if (this.#streaming !== undefined) this.#requestEnded();
+    const announced = this.#announced;
+    this.#announced = undefined;
+    if (announced?.attemptOpen === true) {
+      this.#streaming = { id, model, call: announced, usage, stopReason: undefined, blocks: new AssistantBlocks() };
+      return;
+    }
     const run = this.#turn(model);
     if (run === undefined) return;
+    this.#streaming = { id, model, call: this.#nextAttempt(run), usage, stopReason: undefined, blocks: new AssistantBlocks() };
+  }
+
+  /** The next attempt of `run`'s request, started: a retry of the refused one, else a new call. */
+  #nextAttempt(run: AgentRun): ApiCall {
     let call = this.#retrying;
     this.#retrying = undefined;
     if (call === undefined || call.settled || call.run !== run) call = run.newApiCall();
@@ -250,7 +285,7 @@ export class QueryTrace {
       call.attemptError(error);
     }
     call.attemptStart();
-    this.#streaming = { id, model, call, usage, stopReason: undefined, blocks: new AssistantBlocks() };
+    return call;
   }
 
   /**
@@ -312,6 +347,14 @@ export class QueryTrace {
       this.#retrying = call;
       return;
     }
+    const announced = this.#announced;
+    this.#announced = undefined;
+    if (announced?.attemptOpen === true) {
+      // Refused before it streamed (a 529): the attempt announced is the one that failed.
+      announced.attemptError(error);
+      this.#retrying = announced;
+      return;
+    }
     const run = this.#run;
     if (run === undefined) {
       this.#earlyFailures.push(error);
@@ -332,7 +375,9 @@ export class QueryTrace {
   #requestFailed(error: ApiAttemptError): void {
     const streaming = this.#streaming;
     this.#streaming = undefined;
-    let call = streaming?.call ?? this.#retrying;
+    const announced = this.#announced?.attemptOpen === true ? this.#announced : undefined;
+    this.#announced = undefined;
+    let call = streaming?.call ?? announced ?? this.#retrying;
     this.#retrying = undefined;
     if (call === undefined || call.settled) {
       const run = this.#turn(undefined);
@@ -365,9 +410,10 @@ export class QueryTrace {
 
   #result(m: Loose): void {
     if (this.#streaming !== undefined) this.#requestEnded();
-    // The turn ended while the CLI waited to retry a refused request (`interrupt()` then): the retry is an attempt the
-    // turn ended, and the turn ends as this result says, not as a query left with a request open.
-    if (this.#retrying !== undefined) {
+    // The turn ended while the CLI waited to retry a refused request (`interrupt()` then), or before an announced one
+    // streamed: that is an attempt the turn ended, and the turn ends as this result says, not as a query left with a
+    // request open.
+    if (this.#retrying !== undefined || this.#announced?.attemptOpen === true) {
       const interrupted = resultAborted(m);
       this.#requestFailed(new ApiAttemptError(interrupted ? 'interrupted' : 'failed', interrupted ? 'the query ended during the request' : 'the turn ended during the request', undefined, false));
     }
@@ -379,10 +425,12 @@ export class QueryTrace {
 
   /**
    * The turn the next request belongs to, started on first need (with the
-   * model the API answered with, for the session's name). A request after a
-   * result belongs to the next user message, when the caller sent one.
+   * model the API answered with, for the session's name; started by a
+   * request's announcement, `answerToCome`, with none until its answer names
+   * it). A request after a result belongs to the next user message, when the
+   * caller sent one.
    */
-  #turn(model: string | undefined): AgentRun | undefined {
+  #turn(model: string | undefined, answerToCome = false): AgentRun | undefined {
     const sessionId = this.#sessionId;
     if (sessionId === undefined) return undefined;
     const current = this.#run;
@@ -409,7 +457,7 @@ export class QueryTrace {
       runId: sessionId,
       conversationId: sessionId,
       agentName: this.#options.agentName,
-      model: model ?? this.#initModel,
+      model: model ?? (answerToCome ? undefined : this.#initModel),
       provider: PROVIDER,
       userMessage: userMessage === undefined ? undefined : () => userMessage,
       // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.
@@ -638,7 +686,8 @@ export class QueryTrace {
   }
 
   #finish(status: RunStatus | undefined, error: unknown): void {
-    const answered = this.#resultSinceTurn && this.#streaming === undefined && this.#retrying === undefined;
+    const announced = this.#announced?.attemptOpen === true;
+    const answered = this.#resultSinceTurn && this.#streaming === undefined && this.#retrying === undefined && !announced;
     for (const agent of this.#agents.open()) {
       agent.stop ??= { status: 'interrupted' };
       this.#advance(agent, true);
@@ -649,6 +698,7 @@ export class QueryTrace {
       if (status === undefined) this.#requestEnded();
       else this.#requestFailed(cut!);
     }
+    if (announced) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not answered', undefined, false));
     if (this.#retrying !== undefined || this.#earlyFailures.length > 0) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not retried', undefined, false));
     if (this.#run === undefined && this.#sessionId !== undefined) this.#turn(undefined);
     this.#tools.close();

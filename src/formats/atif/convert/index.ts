@@ -97,9 +97,18 @@ function subagentAgent(parent: AtifAgent, node: AgentNode | undefined, own: bool
   return { ...parent, ...(node.role === undefined ? {} : { name: node.role }), ...(node.model === undefined ? {} : { model_name: node.model }) };
 }
 
-/** The model the first agent step reports, if any. */
+/**
+ * The model the first answered agent step reports, else the first agent
+ * step's: a failed attempt names only the model its request asked for.
+ */
 export function firstReportedModel(steps: readonly AtifStep[]): string | undefined {
-  return steps.find((step) => step.source === 'agent' && typeof step.model_name === 'string')?.model_name;
+  const named = steps.filter((step) => step.source === 'agent' && typeof step.model_name === 'string');
+  return (named.find((step) => !failedAttempt(step)) ?? named[0])?.model_name;
+}
+
+function failedAttempt(step: AtifStep): boolean {
+  const invocation = (step.extra as { invocation?: { status?: unknown } } | undefined)?.invocation;
+  return invocation?.status === 'failed';
 }
 
 /**
