@@ -1,0 +1,117 @@
+// When a sub-agent's things happened in an AI SDK run, checked against what
+// the program really did (test/adapters/timing-subagent-checks.ts): a tool
+// whose execute runs generateText (streamText, read to the end, when the
+// parent streams), a sub-agent as docs/adapters/ai-sdk.md describes, with its
+// own slow tool, on the real OpenAI provider against a loopback Responses API
+// that holds each answer (streamed: paced over the hold). On the memory
+// backend, and the native one where it loads, with the spans also exported
+// over OTLP to a loopback collector.
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { sleep } from '../../../src/shared/timers.ts';
+import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
+import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
+import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
+import { HOLD_MS, TOOL_MS } from '../timing-checks.ts';
+import { checkSubagentTimes } from '../timing-subagent-checks.ts';
+import { FakeProvider } from './wire.ts';
+
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
+let api = new FakeProvider();
+let server: Awaited<ReturnType<typeof loopbackApi>>;
+let collector: Receiver;
+beforeAll(async () => {
+  server = await loopbackApi((url, init) => api.fetch(url, init));
+  collector = await startHttpReceiver();
+});
+afterAll(async () => {
+  await server.close();
+  await collector.close();
+});
+
+describe('AI SDK: a sub-agent run inside a tool keeps the times it really took', () => {
+  for (const backend of backends()) {
+    for (const streamed of [false, true]) {
+      it(`${streamed ? 'streamText' : 'generateText'} in a tool's execute on ${backend}: the sub-agent sits inside the call, its calls as long as they took`, async () => {
+        api = new FakeProvider();
+        server.exchanges.length = 0;
+        collector.requests.length = 0;
+        const hold = { stream: streamed, holdMs: HOLD_MS };
+        const usage = { input: 100, output: 10 };
+        api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_research', name: 'research', args: { city: 'Paris' } }], usage }, hold);
+        api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage }, hold);
+        api.reply('responses', { id: 'resp_3', model: 'gpt-4o-2024-08-06', text: 'Sunny, 21 °C.', usage }, hold);
+        api.reply('responses', { id: 'resp_4', model: 'gpt-4o-2024-08-06', text: 'It is sunny in Paris.', usage }, hold);
+        const recorded = recordedPlugin(`ai-sub-timing-${streamed ? 'stream' : 'generate'}`, backend, { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` });
+        const uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'user-42' });
+        const openai = createOpenAI({ apiKey: 'sk-test-not-a-key', baseURL: `${server.url}/v1` });
+
+        const subTool = { startMs: 0, endMs: 0 };
+        const weather = tool({
+          description: 'Get the weather for a city',
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => {
+            subTool.startMs = wallMs();
+            await sleep(TOOL_MS);
+            subTool.endMs = wallMs();
+            return { city, forecast: 'sunny', tempC: 21 };
+          },
+        });
+        const sub = { runStartMs: 0, runEndMs: 0 };
+        const parentTool = { startMs: 0, endMs: 0 };
+        const research = tool({
+          description: 'Research the weather of a city with a weather agent',
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }, { abortSignal }) => {
+            parentTool.startMs = wallMs();
+            const call = { model: openai('gpt-4o'), tools: { weather }, stopWhen: stepCountIs(5), prompt: `What is the weather in ${city}?`, abortSignal };
+            sub.runStartMs = wallMs();
+            let text: string;
+            if (streamed) {
+              const result = streamText(call);
+              for await (const _ of result.textStream);
+              text = await result.text;
+            } else {
+              text = (await generateText(call)).text;
+            }
+            sub.runEndMs = wallMs();
+            parentTool.endMs = wallMs();
+            return text;
+          },
+        });
+        const call = { model: openai('gpt-4o'), tools: { research }, stopWhen: stepCountIs(5), prompt: 'What is the weather in Paris?' };
+
+        const runStartMs = wallMs();
+        let text: string;
+        if (streamed) {
+          const result = streamText(call);
+          for await (const _ of result.textStream);
+          text = await result.text;
+        } else {
+          text = (await generateText(call)).text;
+        }
+        const runEndMs = wallMs();
+        uninstall(); // closes the session
+        const closedMs = wallMs();
+        expect(text).toBe('It is sunny in Paris.');
+        expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed, streamed, streamed]);
+
+        const { atof, atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expect(atif).toHaveLength(1);
+        expect(validateAtif(atif[0]!)).toEqual([]);
+        checkSubagentTimes(atof, atif[0]!, {
+          parent: { runStartMs, runEndMs, closedMs, tool: parentTool, streamed },
+          sub: { ...sub, tool: subTool },
+          exchanges: server.exchanges,
+          otlp: collector.spans(),
+        });
+      }, 60_000);
+    }
+  }
+});
