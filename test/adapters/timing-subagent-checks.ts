@@ -28,8 +28,8 @@ const SLACK_MS = 1;
 export interface SubagentProgramTimes {
   /** The parent's run: its exchanges are the server's first and last; its `tool` the parent tool's execute. */
   parent: Omit<ProgramTimes, 'exchanges' | 'otlp'>;
-  /** The sub-agent, run inside the parent's tool: before its call, after its result, and its own tool's run. */
-  sub: { runStartMs: number; runEndMs: number; tool: { startMs: number; endMs: number } };
+  /** The sub-agent, run inside the parent's tool: before its call, after its result, its own tool's run, and whether its answers came streamed. */
+  sub: Pick<ProgramTimes, 'runStartMs' | 'runEndMs' | 'tool' | 'streamed'>;
   /** All four exchanges, in order: the parent's ask, the sub-agent's ask and answer, the parent's answer. */
   exchanges: readonly LoopbackExchange[];
   otlp?: readonly DecodedSpan[];
@@ -96,7 +96,7 @@ export function checkSubagentTimes(atof: readonly AtofEvent[], doc: AtifDoc, tim
   // checked below.
   const { subagent_trajectories: _embedded, ...parentAlone } = doc;
   checkTimes(parent, parentAlone, { ...times.parent, exchanges: [parentAsk, parentAnswer] });
-  checkTimes(sub, subDocs[0]!, { ...times.sub, closedMs: parentAnswer.receivedMs, streamed: times.parent.streamed, exchanges: [subAsk, subAnswer] });
+  checkTimes(sub, subDocs[0]!, { ...times.sub, closedMs: parentAnswer.receivedMs, exchanges: [subAsk, subAnswer] });
 
   // The sub-agent's session sits inside the parent's tool call, which covers the sub-agent's whole run.
   const all = scopeSpans(atof);

@@ -28,6 +28,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',
   'test/adapters/langchain-random-wire.test.ts',
+  'test/adapters/langchain-subagent-timing.test.ts',
   'test/adapters/langchain-timing.test.ts',
   'test/adapters/replay-timing.test.ts',
   'test/adapters/langchain.test.ts',

@@ -107,7 +107,7 @@ describe('AI SDK: a sub-agent run inside a tool keeps the times it really took',
         expect(validateAtif(atif[0]!)).toEqual([]);
         checkSubagentTimes(atof, atif[0]!, {
           parent: { runStartMs, runEndMs, closedMs, tool: parentTool, streamed },
-          sub: { ...sub, tool: subTool },
+          sub: { ...sub, tool: subTool, streamed },
           exchanges: server.exchanges,
           otlp: collector.spans(),
         });

@@ -1,0 +1,112 @@
+// When a sub-agent's things happened in a LangChain run, checked against what
+// the program really did (test/adapters/timing-subagent-checks.ts): a
+// createAgent whose tool invokes another createAgent with the tool's
+// `config`, as docs/adapters/langchain.md shows sub-agents started by a tool,
+// each agent with its slow tool on the real ChatOpenAI client against a
+// loopback Chat Completions API that holds each answer (streamed: paced over
+// the hold), the parent invoked and streamed (`streamMode: "messages"`, so
+// the models stream on the wire), with the handler as the docs pass it. On
+// the memory backend, and the native one where it loads, with the spans also
+// exported over OTLP to a loopback collector.
+import type { BaseMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import { ChatOpenAI } from '@langchain/openai';
+import { createAgent } from 'langchain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { sleep } from '../../src/shared/timers.ts';
+import { loopbackApi, wallMs } from '../support/doc-snippets.ts';
+import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { FakeProvider } from './ai-sdk/wire.ts';
+import { backends, expectNothingLost, recordedPlugin } from './support.ts';
+import { HOLD_MS, TOOL_MS } from './timing-checks.ts';
+import { checkSubagentTimes } from './timing-subagent-checks.ts';
+
+const GPT = 'gpt-4.1-2025-04-14';
+
+let api = new FakeProvider();
+let server: Awaited<ReturnType<typeof loopbackApi>>;
+let collector: Receiver;
+beforeAll(async () => {
+  server = await loopbackApi((url, init) => api.fetch(url, init));
+  collector = await startHttpReceiver();
+});
+afterAll(async () => {
+  await server.close();
+  await collector.close();
+});
+
+describe('LangChain: an agent invoked inside a tool keeps the times it really took', () => {
+  for (const backend of backends()) {
+    for (const streamed of [false, true]) {
+      it(`createAgent ${streamed ? '.stream (messages)' : '.invoke'} whose tool invokes an agent on ${backend}: the sub-agent sits inside the call, its calls as long as they took`, async () => {
+        api = new FakeProvider();
+        server.exchanges.length = 0;
+        collector.requests.length = 0;
+        const hold = { stream: streamed, holdMs: HOLD_MS };
+        api.reply('chat', { id: 'chatcmpl-1', model: GPT, toolCalls: [{ id: 'call_research', name: 'research', args: { city: 'Paris' } }], usage: { input: 90, output: 14 } }, hold);
+        api.reply('chat', { id: 'chatcmpl-2', model: GPT, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { input: 60, output: 12 } }, hold);
+        api.reply('chat', { id: 'chatcmpl-3', model: GPT, text: 'Sunny, 21 °C.', usage: { input: 80, output: 6 } }, hold);
+        api.reply('chat', { id: 'chatcmpl-4', model: GPT, text: 'It is sunny in Paris.', usage: { input: 130, output: 7 } }, hold);
+        const recorded = recordedPlugin(`lc-sub-timing-${streamed ? 'stream' : 'invoke'}`, backend, { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` });
+        const handler = new NemoRelayCallbackHandler(recorded.hooks);
+        const model = () => new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test-not-a-key', configuration: { baseURL: `${server.url}/v1` } });
+
+        const subTool = { startMs: 0, endMs: 0 };
+        const getWeather = tool(
+          async () => {
+            subTool.startMs = wallMs();
+            await sleep(TOOL_MS);
+            subTool.endMs = wallMs();
+            return 'Sunny, 21 °C.';
+          },
+          { name: 'get_weather', description: 'Get the weather for a city', schema: z.object({ city: z.string() }) },
+        );
+        const weatherAgent = createAgent({ model: model(), tools: [getWeather], name: 'weather_agent' });
+        const sub = { runStartMs: 0, runEndMs: 0 };
+        const parentTool = { startMs: 0, endMs: 0 };
+        const research = tool(
+          async ({ city }, config) => {
+            parentTool.startMs = sub.runStartMs = wallMs();
+            const out = await weatherAgent.invoke({ messages: [{ role: 'user', content: `What is the weather in ${city}?` }] }, config);
+            parentTool.endMs = sub.runEndMs = wallMs();
+            return String(out.messages.at(-1)!.content);
+          },
+          { name: 'research', description: 'Ask the weather agent', schema: z.object({ city: z.string() }) },
+        );
+        const lead = createAgent({ model: model(), tools: [research], name: 'lead' });
+        const input = { messages: [{ role: 'user', content: 'What is the weather in Paris?' }] };
+        const config = { callbacks: [handler], configurable: { thread_id: 'user-42' } };
+
+        const runStartMs = wallMs();
+        let messages: BaseMessage[];
+        if (streamed) {
+          let last: { messages: BaseMessage[] } | undefined;
+          for await (const [kind, chunk] of await lead.stream(input, { ...config, streamMode: ['messages', 'values'] })) if (kind === 'values') last = chunk as { messages: BaseMessage[] };
+          messages = last!.messages;
+        } else {
+          messages = (await lead.invoke(input, config)).messages;
+        }
+        const runEndMs = wallMs();
+        handler.close(); // closes the thread's session
+        const closedMs = wallMs();
+        expect(messages.at(-1)?.content).toBe('It is sunny in Paris.');
+        // The parent's streaming reaches the sub-agent's model through the tool's config, so all four stream or none.
+        expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed, streamed, streamed]);
+
+        const { atof, atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expect(atif).toHaveLength(1);
+        expect(validateAtif(atif[0]!)).toEqual([]);
+        checkSubagentTimes(atof, atif[0]!, {
+          parent: { runStartMs, runEndMs, closedMs, tool: parentTool, streamed },
+          sub: { ...sub, tool: subTool, streamed },
+          exchanges: server.exchanges,
+          otlp: collector.spans(),
+        });
+      }, 60_000);
+    }
+  }
+});
