@@ -40,6 +40,7 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/handoffs.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
+  'test/adapters/openai-agents/subagent-timing.test.ts',
   'test/adapters/openai-agents/run-control.test.ts',
   'test/backends/atif-builder-loader.test.ts',
   'test/backends/bounded-payloads.test.ts',

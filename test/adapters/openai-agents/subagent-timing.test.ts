@@ -1,0 +1,130 @@
+// When a sub-agent's things happened in an Agents SDK run, checked against
+// what the program really did (test/adapters/timing-subagent-checks.ts): an
+// agent whose tool is another agent (`agent.asTool()`, as
+// docs/adapters/openai-agents.md shows agents as tools), that agent with its
+// own slow function tool, on OpenAIResponsesModel over the real openai client
+// against a loopback Responses API that holds each answer (a stream: its
+// events spread over the hold), run whole and streamed, with tracing on and
+// off. On the memory backend, and the native one where it loads, with the
+// spans also exported over OTLP to a loopback collector.
+import OpenAI from 'openai';
+import { Agent, OpenAIResponsesModel, run, tool } from '@openai/agents';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { sleep } from '../../../src/shared/timers.ts';
+import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
+import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
+import { paced } from '../../support/paced-wire.ts';
+import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
+import { HOLD_MS, TOOL_MS } from '../timing-checks.ts';
+import { checkSubagentTimes } from '../timing-subagent-checks.ts';
+import { onlyTrajectory, TRACING, useTracing } from './support.ts';
+import { FakeOpenAI } from './wire.ts';
+
+const api = new FakeOpenAI();
+/** Whether each request asked for a stream, in the order they came. */
+const streamedRequests: boolean[] = [];
+let server: Awaited<ReturnType<typeof loopbackApi>>;
+let client: OpenAI;
+let collector: Receiver;
+beforeAll(async () => {
+  server = await loopbackApi(async (url, init) => {
+    const stream = /"stream":\s*true/.test(init.body);
+    streamedRequests.push(stream);
+    return paced(await api.fetch(url, init), { lastByteMs: HOLD_MS }, { path: new URL(url).pathname, stream, receivedMs: wallMs() });
+  });
+  client = new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  collector = await startHttpReceiver();
+});
+afterAll(async () => {
+  await server.close();
+  await collector.close();
+});
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+describe('OpenAI Agents SDK: an agent used as a tool keeps the times it really took', () => {
+  for (const backend of backends()) {
+    for (const tracing of TRACING) {
+      for (const stream of [false, true]) {
+        it(`agent.asTool() under ${stream ? 'run(agent, input, { stream: true })' : 'run(agent, input)'}, ${tracing}, ${backend}: the sub-agent sits inside the call, its calls as long as they took`, async () => {
+          useTracing(tracing);
+          server.exchanges.length = 0;
+          streamedRequests.length = 0;
+          collector.requests.length = 0;
+          api.load({
+            'gpt-4.1': [
+              { calls: [{ id: 'call_weather', name: 'ask_weather_agent', args: { input: 'Weather in Tokyo?' } }], usage: { input: 90, output: 14 } },
+              { text: 'It is sunny in Tokyo.', usage: { input: 130, output: 8 } },
+            ],
+            'gpt-4.1-mini': [
+              { calls: [{ id: 'call_tokyo', name: 'get_weather', args: { city: 'Tokyo' } }], usage: { input: 60, output: 12 } },
+              { text: 'Sunny, 24 °C.', usage: { input: 80, output: 6 } },
+            ],
+          });
+          const recorded = recordedPlugin(`agents-sub-timing-${stream ? 'stream' : 'run'}`, backend, { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` });
+          uninstall = instrumentOpenAIAgents(recorded.hooks);
+
+          const subTool = { startMs: 0, endMs: 0 };
+          const getWeather = tool({
+            name: 'get_weather',
+            description: 'Get the weather for a given city',
+            parameters: z.object({ city: z.string() }),
+            execute: async ({ city }) => {
+              subTool.startMs = wallMs();
+              await sleep(TOOL_MS);
+              subTool.endMs = wallMs();
+              return `Sunny in ${city}, 24 °C.`;
+            },
+          });
+          const weatherAgent = new Agent({ name: 'weather_agent', instructions: 'Answer with the weather.', model: new OpenAIResponsesModel(client, 'gpt-4.1-mini'), tools: [getWeather] });
+          const assistant = new Agent({
+            name: 'assistant',
+            instructions: 'Use the weather agent.',
+            model: new OpenAIResponsesModel(client, 'gpt-4.1'),
+            tools: [weatherAgent.asTool({ toolName: 'ask_weather_agent', toolDescription: 'Ask the weather agent' })],
+          });
+
+          const runStartMs = wallMs();
+          let answer: unknown;
+          if (stream) {
+            const result = await run(assistant, 'What is the weather in Tokyo?', { stream: true });
+            let text = '';
+            for await (const chunk of result.toTextStream()) text += chunk;
+            await result.completed;
+            answer = text;
+          } else {
+            answer = (await run(assistant, 'What is the weather in Tokyo?')).finalOutput;
+          }
+          const runEndMs = wallMs();
+          uninstall(); // closes the session
+          uninstall = undefined;
+          const closedMs = wallMs();
+          expect(answer).toBe('It is sunny in Tokyo.');
+          // asTool runs its agent whole, whatever the parent does.
+          expect(streamedRequests).toEqual([stream, false, false, stream]);
+
+          const { atof, atif, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          const doc = onlyTrajectory(atif);
+          expect(validateAtif(doc)).toEqual([]);
+          const [parentAsk, subAsk, subAnswer, parentAnswer] = server.exchanges;
+          checkSubagentTimes(atof, doc, {
+            // The SDK runs the agent-tool itself: its run covers at least the sub-agent's exchanges.
+            parent: { runStartMs, runEndMs, closedMs, tool: { startMs: subAsk!.receivedMs, endMs: subAnswer!.lastByteMs }, streamed: stream },
+            // The sub-agent runs after the parent's model asked for it, and ends before its answer is sent on.
+            sub: { runStartMs: parentAsk!.lastByteMs, runEndMs: parentAnswer!.receivedMs, tool: subTool, streamed: false },
+            exchanges: server.exchanges,
+            otlp: collector.spans(),
+          });
+        }, 60_000);
+      }
+    }
+  }
+});
