@@ -99,8 +99,7 @@ export function checkSubagentTimes(atof: readonly AtofEvent[], doc: AtifDoc, tim
   checkTimes(sub, subDocs[0]!, { ...times.sub, closedMs: parentAnswer.receivedMs, exchanges: [subAsk, subAnswer] });
 
   // The sub-agent's session sits inside the parent's tool call, which covers the sub-agent's whole run.
-  const all = scopeSpans(atof);
-  const session = all.find((span) => span.uuid === subScope)!;
+  const session = scopeSpans(sub).find((span) => span.uuid === subScope)!;
   const parentTools = scopeSpans(parent).filter((span) => span.category === 'tool');
   expect(parentTools).toHaveLength(1);
   const parentTool = parentTools[0]!;
@@ -123,24 +122,115 @@ export function checkSubagentTimes(atof: readonly AtofEvent[], doc: AtifDoc, tim
   // The parent's tool call lasts at least its sub-agent's two held model calls and its tool.
   expect(durationMs(parentTool)).toBeGreaterThanOrEqual(SHARE * (2 * HOLD_MS + TOOL_MS));
 
-  // OTLP: every span, the sub-agent's too, at its ATOF scope's times, in one trace; the sub-agent's calls are children
-  // of its session's span.
-  if (times.otlp !== undefined) {
-    const byStart = [...times.otlp].sort((a, b) => (BigInt(a.startTimeUnixNano) < BigInt(b.startTimeUnixNano) ? -1 : 1));
-    expect(byStart.map((span) => [span.name, span.startTimeUnixNano, span.endTimeUnixNano])).toEqual(
-      [...all].sort((a, b) => a.startUs - b.startUs).map((span) => [span.name, String(BigInt(span.startUs) * 1000n), String(BigInt(span.endUs) * 1000n)]),
-    );
+  checkShown(atof, doc, { parentSpans: scopeSpans(parent), subSpans, subScope, otlp: times.otlp });
+}
+
+/** What the program saw around a handoff: the run, the server's three exchanges, the handed-to agent's tool. */
+export interface HandoffProgramTimes extends Pick<ProgramTimes, 'runStartMs' | 'runEndMs' | 'closedMs' | 'otlp'> {
+  /** The parent's model asking for the handoff, then the handed-to agent's ask and answer. */
+  exchanges: readonly LoopbackExchange[];
+  /** The handed-to agent's tool's own run. */
+  tool: { startMs: number; endMs: number };
+}
+
+/**
+ * A handoff (one parent model call asking for the transfer, then the next agent's model call asking for its tool, the
+ * tool, its answer): the next agent is a sub-agent that goes on to the run's end, so its session starts after the
+ * transfer and ends with the run, not inside a tool call. Each of its calls must sit where the server and the tool saw
+ * it, its embedded trajectory's steps at its spans, and OTLP and `view` must show them as long.
+ */
+export function checkHandoffTimes(atof: readonly AtofEvent[], doc: AtifDoc, times: HandoffProgramTimes): void {
+  expect(times.exchanges, 'the server answered three requests').toHaveLength(3);
+  for (const exchange of times.exchanges) expect(exchange.lastByteMs - exchange.receivedMs).toBeGreaterThanOrEqual(SHARE * HOLD_MS);
+  expect(times.tool.endMs - times.tool.startMs).toBeGreaterThanOrEqual(SHARE * TOOL_MS);
+  const [ask, subAsk, subAnswer] = times.exchanges as [LoopbackExchange, LoopbackExchange, LoopbackExchange];
+  const { parent, sub, subScope } = splitRuns(atof);
+  const parentSpans = scopeSpans(parent);
+  const subSpans = scopeSpans(sub);
+  const of = (spans: Span[], category: string) => spans.filter((span) => span.category === category);
+  const [parentSession] = of(parentSpans, 'agent');
+  const [parentLlm, transfer] = [of(parentSpans, 'llm'), of(parentSpans, 'tool')];
+  expect(parentLlm, "the parent's one model call").toHaveLength(1);
+  expect(transfer, 'the transfer call').toHaveLength(1);
+  const session = subSpans.find((span) => span.uuid === subScope)!;
+  const [subLlm, subTools] = [of(subSpans, 'llm'), of(subSpans, 'tool')];
+  expect(subLlm).toHaveLength(2);
+  expect(subTools).toHaveLength(1);
+
+  // Each model call spans its exchange: it starts before the request arrived (in process) and ends once the answer's
+  // last byte went, no later than the next request.
+  const pairs: Array<[Span, LoopbackExchange, number]> = [[parentLlm[0]!, ask, subAsk.receivedMs], [subLlm[0]!, subAsk, subAnswer.receivedMs], [subLlm[1]!, subAnswer, times.runEndMs]];
+  for (const [span, exchange, before] of pairs) {
+    expect(span.startUs / 1000, `${span.name} starts before the server got its request`).toBeLessThanOrEqual(exchange.receivedMs);
+    expect(span.endUs / 1000, `${span.name} ends after the server's last byte`).toBeGreaterThanOrEqual(exchange.lastByteMs);
+    expect(span.endUs / 1000, `${span.name} ends before what needed its answer`).toBeLessThanOrEqual(before);
+    expect(durationMs(span)).toBeGreaterThanOrEqual(SHARE * HOLD_MS);
+  }
+  expect(parentLlm[0]!.startUs / 1000).toBeGreaterThanOrEqual(times.runStartMs);
+  // The transfer comes after the model asked for it; the next agent's session after the transfer; its tool covers the
+  // tool's run, between its model calls.
+  expect(transfer[0]!.startUs).toBeGreaterThanOrEqual(parentLlm[0]!.endUs);
+  expect(session.startUs, "the next agent's session starts after the transfer").toBeGreaterThanOrEqual(transfer[0]!.endUs);
+  expect(session.startUs).toBeLessThanOrEqual(subLlm[0]!.startUs);
+  const tool = subTools[0]!;
+  expect(tool.startUs / 1000, 'the tool span starts before the tool').toBeLessThanOrEqual(times.tool.startMs);
+  expect(tool.endUs / 1000, 'the tool span ends after the tool returned').toBeGreaterThanOrEqual(times.tool.endMs);
+  expect(tool.startUs).toBeGreaterThanOrEqual(subLlm[0]!.endUs);
+  expect(tool.endUs / 1000).toBeLessThanOrEqual(subAnswer.receivedMs);
+  // It ends with the run: after its last call, before the program had its result; inside the parent's session.
+  expect(session.endUs).toBeGreaterThanOrEqual(subLlm[1]!.endUs);
+  expect(session.endUs / 1000, "the next agent's session ends with the run").toBeLessThanOrEqual(times.runEndMs);
+  expect(session.endUs).toBeLessThanOrEqual(parentSession!.endUs);
+  expect(parentSession!.endUs / 1000).toBeLessThanOrEqual(times.closedMs);
+
+  // ATIF: the parent's step for its model call at the call's end, the transfer's invocation the transfer span; the
+  // embedded trajectory's agent steps at its model calls' ends, each invocation its call's span, the tool's its span.
+  const atMs = (seconds: number) => seconds * 1000;
+  const near = (actual: number, expected: number, what: string) => expect(Math.abs(actual - expected), what).toBeLessThan(1);
+  const parentAgentSteps = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+  expect(parentAgentSteps).toHaveLength(1);
+  near(parseTimestamp(parentAgentSteps[0]!.timestamp) / 1000, parentLlm[0]!.endUs / 1000, "the parent's step is stamped at its call's end");
+  near(atMs(parentAgentSteps[0]!.extra.tool_invocations[0].start_timestamp), transfer[0]!.startUs / 1000, "the transfer's start");
+  near(atMs(parentAgentSteps[0]!.extra.tool_invocations[0].end_timestamp), transfer[0]!.endUs / 1000, "the transfer's end");
+  const subDocs = (doc.subagent_trajectories ?? []) as AtifDoc[];
+  expect(subDocs, 'the next agent is embedded in the parent trajectory').toHaveLength(1);
+  const subSteps = (subDocs[0]!.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+  expect(subSteps).toHaveLength(2);
+  subSteps.forEach((step, index) => {
+    const span = subLlm[index]!;
+    near(parseTimestamp(step.timestamp) / 1000, span.endUs / 1000, `the next agent's step ${index + 1} is stamped at its call's end`);
+    near(atMs(step.extra.invocation.start_timestamp), span.startUs / 1000, `its step ${index + 1}'s invocation starts with its call`);
+    near(atMs(step.extra.invocation.end_timestamp), span.endUs / 1000, `its step ${index + 1}'s invocation ends with its call`);
+  });
+  near(atMs(subSteps[0]!.extra.tool_invocations[0].start_timestamp), tool.startUs / 1000, "the next agent's tool's start");
+  near(atMs(subSteps[0]!.extra.tool_invocations[0].end_timestamp), tool.endUs / 1000, "the next agent's tool's end");
+
+  checkShown(atof, doc, { parentSpans, subSpans, subScope, otlp: times.otlp });
+}
+
+/**
+ * OTLP: every span, the sub-agent's too, at its ATOF scope's times, in one trace, the sub-agent's calls children of its
+ * session's span. `view`'s tree of the whole run, from the ATOF events and from the ATIF file: one session, the
+ * sub-agent nested in it, its calls and the parent's as long as their spans.
+ */
+function checkShown(atof: readonly AtofEvent[], doc: AtifDoc, { parentSpans, subSpans, subScope, otlp }: { parentSpans: Span[]; subSpans: Span[]; subScope: string; otlp: readonly DecodedSpan[] | undefined }): void {
+  const all = scopeSpans(atof);
+  const session = all.find((span) => span.uuid === subScope)!;
+  const calls = (spans: Span[], category: string) => spans.filter((span) => span.category === category);
+  const [subLlm, subTools, parentLlm, parentTools] = [calls(subSpans, 'llm'), calls(subSpans, 'tool'), calls(parentSpans, 'llm'), calls(parentSpans, 'tool')];
+  if (otlp !== undefined) {
+    const byStart = [...otlp].sort((a, b) => (BigInt(a.startTimeUnixNano) < BigInt(b.startTimeUnixNano) ? -1 : 1));
+    const nanos = (us: number) => String(BigInt(us) * 1000n);
+    expect(byStart.map((span) => [span.name, span.startTimeUnixNano, span.endTimeUnixNano])).toEqual([...all].sort((a, b) => a.startUs - b.startUs).map((span) => [span.name, nanos(span.startUs), nanos(span.endUs)]));
     expect(new Set(byStart.map((span) => span.traceId)).size, 'one trace').toBe(1);
-    const sessionSpan = byStart.find((span) => span.startTimeUnixNano === String(BigInt(session.startUs) * 1000n) && span.name === session.name)!;
+    const sessionSpan = byStart.find((span) => span.name === session.name && span.startTimeUnixNano === nanos(session.startUs));
     expect(sessionSpan).toBeDefined();
     for (const span of subSpans.filter((candidate) => candidate.uuid !== subScope)) {
-      const exported = byStart.find((candidate) => candidate.name === span.name && candidate.startTimeUnixNano === String(BigInt(span.startUs) * 1000n))!;
-      expect(exported.parentSpanId, `${span.name} is a child of the sub-agent's span`).toBe(sessionSpan.spanId);
+      const exported = byStart.find((candidate) => candidate.name === span.name && candidate.startTimeUnixNano === nanos(span.startUs))!;
+      expect(exported.parentSpanId, `${span.name} is a child of the sub-agent's span`).toBe(sessionSpan!.spanId);
     }
   }
 
-  // `view`'s tree of the whole run, from the ATOF events and from the ATIF file: one session, the sub-agent nested in
-  // it, its calls as long as their spans.
   const fromAtof = treesFromAtof(atof as unknown as readonly WrittenEvent[]);
   expect(fromAtof, 'one session in the ATOF tree').toHaveLength(1);
   for (const [source, root] of [['ATOF', fromAtof[0]!], ['ATIF', treeFromAtif(doc)]] as const) {
@@ -148,16 +238,14 @@ export function checkSubagentTimes(atof: readonly AtofEvent[], doc: AtifDoc, tim
     expect(shown, `${source}: the sub-agent is nested in the parent's tree`).toHaveLength(1);
     const shownLlm = descendants(shown[0]!, 'llm');
     const shownTools = descendants(shown[0]!, 'tool');
-    expect(shownLlm).toHaveLength(2);
-    expect(shownTools).toHaveLength(1);
-    shownLlm.forEach((node, index) => expect(Math.abs(durationMs(node) - durationMs(subLlm[index]!)), `${source}: view's sub-agent LLM call ${index + 1}`).toBeLessThan(1));
-    expect(Math.abs(durationMs(shownTools[0]!) - durationMs(subTool[0]!)), `${source}: view's sub-agent tool call`).toBeLessThan(1);
+    const sameLength = (nodes: ViewNode[], recorded: Span[], what: string) => {
+      expect(nodes, `${source}: ${what}`).toHaveLength(recorded.length);
+      nodes.forEach((node, index) => expect(Math.abs(durationMs(node) - durationMs(recorded[index]!)), `${source}: view's ${what} ${index + 1}`).toBeLessThan(1));
+    };
+    sameLength(shownLlm, subLlm, "sub-agent's LLM call");
+    sameLength(shownTools, subTools, "sub-agent's tool call");
     // The parent's own calls keep their durations beside it.
-    const parentLlm = descendants(root, 'llm').filter((node) => !shownLlm.includes(node));
-    expect(parentLlm).toHaveLength(2);
-    for (const node of parentLlm) expect(durationMs(node)).toBeGreaterThanOrEqual(SHARE * HOLD_MS);
-    const parentToolShown = descendants(root, 'tool').filter((node) => !shownTools.includes(node));
-    expect(parentToolShown).toHaveLength(1);
-    expect(Math.abs(durationMs(parentToolShown[0]!) - durationMs(parentTool)), `${source}: view's parent tool call`).toBeLessThan(1);
+    sameLength(descendants(root, 'llm').filter((node) => !shownLlm.includes(node)), parentLlm, "parent's LLM call");
+    sameLength(descendants(root, 'tool').filter((node) => !shownTools.includes(node)), parentTools, "parent's tool call");
   }
 }

@@ -2,7 +2,8 @@
 // what the program really did (test/adapters/timing-subagent-checks.ts): an
 // agent whose tool is another agent (`agent.asTool()`, as
 // docs/adapters/openai-agents.md shows agents as tools), that agent with its
-// own slow function tool, on OpenAIResponsesModel over the real openai client
+// own slow function tool, and a handoff to that agent (a sub-agent that goes
+// on to the run's end), on OpenAIResponsesModel over the real openai client
 // against a loopback Responses API that holds each answer (a stream: its
 // events spread over the hold), run whole and streamed, with tracing on and
 // off. On the memory backend, and the native one where it loads, with the
@@ -19,7 +20,7 @@ import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts
 import { paced } from '../../support/paced-wire.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
 import { HOLD_MS, TOOL_MS } from '../timing-checks.ts';
-import { checkSubagentTimes } from '../timing-subagent-checks.ts';
+import { checkHandoffTimes, checkSubagentTimes } from '../timing-subagent-checks.ts';
 import { onlyTrajectory, TRACING, useTracing } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
@@ -49,6 +50,30 @@ afterEach(() => {
   uninstall = undefined;
 });
 
+/** The weather agent's tool: takes TOOL_MS, and notes when it ran in `ran`. */
+const weatherTool = (ran: { startMs: number; endMs: number }) =>
+  tool({
+    name: 'get_weather',
+    description: 'Get the weather for a given city',
+    parameters: z.object({ city: z.string() }),
+    execute: async ({ city }) => {
+      ran.startMs = wallMs();
+      await sleep(TOOL_MS);
+      ran.endMs = wallMs();
+      return `Sunny in ${city}, 24 °C.`;
+    },
+  });
+
+/** Reads a run to its end, whole or streamed, and returns its answer. */
+async function runToEnd(agent: Agent, input: string, stream: boolean): Promise<unknown> {
+  if (!stream) return (await run(agent, input)).finalOutput;
+  const result = await run(agent, input, { stream: true });
+  let text = '';
+  for await (const chunk of result.toTextStream()) text += chunk;
+  await result.completed;
+  return text;
+}
+
 describe('OpenAI Agents SDK: an agent used as a tool keeps the times it really took', () => {
   for (const backend of backends()) {
     for (const tracing of TRACING) {
@@ -72,18 +97,7 @@ describe('OpenAI Agents SDK: an agent used as a tool keeps the times it really t
           uninstall = instrumentOpenAIAgents(recorded.hooks);
 
           const subTool = { startMs: 0, endMs: 0 };
-          const getWeather = tool({
-            name: 'get_weather',
-            description: 'Get the weather for a given city',
-            parameters: z.object({ city: z.string() }),
-            execute: async ({ city }) => {
-              subTool.startMs = wallMs();
-              await sleep(TOOL_MS);
-              subTool.endMs = wallMs();
-              return `Sunny in ${city}, 24 °C.`;
-            },
-          });
-          const weatherAgent = new Agent({ name: 'weather_agent', instructions: 'Answer with the weather.', model: new OpenAIResponsesModel(client, 'gpt-4.1-mini'), tools: [getWeather] });
+          const weatherAgent = new Agent({ name: 'weather_agent', instructions: 'Answer with the weather.', model: new OpenAIResponsesModel(client, 'gpt-4.1-mini'), tools: [weatherTool(subTool)] });
           const assistant = new Agent({
             name: 'assistant',
             instructions: 'Use the weather agent.',
@@ -92,16 +106,7 @@ describe('OpenAI Agents SDK: an agent used as a tool keeps the times it really t
           });
 
           const runStartMs = wallMs();
-          let answer: unknown;
-          if (stream) {
-            const result = await run(assistant, 'What is the weather in Tokyo?', { stream: true });
-            let text = '';
-            for await (const chunk of result.toTextStream()) text += chunk;
-            await result.completed;
-            answer = text;
-          } else {
-            answer = (await run(assistant, 'What is the weather in Tokyo?')).finalOutput;
-          }
+          const answer = await runToEnd(assistant, 'What is the weather in Tokyo?', stream);
           const runEndMs = wallMs();
           uninstall(); // closes the session
           uninstall = undefined;
@@ -125,6 +130,46 @@ describe('OpenAI Agents SDK: an agent used as a tool keeps the times it really t
           });
         }, 60_000);
       }
+    }
+  }
+});
+
+describe('OpenAI Agents SDK: the agent a handoff goes to keeps the times it really took', () => {
+  for (const backend of backends()) {
+    for (const stream of [false, true]) {
+      it(`a handoff under ${stream ? 'run(agent, input, { stream: true })' : 'run(agent, input)'}, ${backend}: the next agent starts after the transfer, its calls as long as they took`, async () => {
+        useTracing('tracing on');
+        server.exchanges.length = 0;
+        streamedRequests.length = 0;
+        collector.requests.length = 0;
+        api.load({
+          'gpt-4.1': [{ calls: [{ id: 'call_handoff', name: 'transfer_to_weather_agent', args: {} }], usage: { input: 90, output: 9 } }],
+          'gpt-4.1-mini': [
+            { calls: [{ id: 'call_tokyo', name: 'get_weather', args: { city: 'Tokyo' } }], usage: { input: 60, output: 12 } },
+            { text: 'It is sunny in Tokyo.', usage: { input: 80, output: 6 } },
+          ],
+        });
+        const recorded = recordedPlugin(`agents-handoff-timing-${stream ? 'stream' : 'run'}`, backend, { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` });
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const subTool = { startMs: 0, endMs: 0 };
+        const weatherAgent = new Agent({ name: 'weather_agent', instructions: 'Answer with the weather.', handoffDescription: 'Knows the weather', model: new OpenAIResponsesModel(client, 'gpt-4.1-mini'), tools: [weatherTool(subTool)] });
+        const triage = new Agent({ name: 'triage_agent', instructions: 'Hand off to the right agent.', model: new OpenAIResponsesModel(client, 'gpt-4.1'), handoffs: [weatherAgent] });
+
+        const runStartMs = wallMs();
+        const answer = await runToEnd(triage, 'What is the weather in Tokyo?', stream);
+        const runEndMs = wallMs();
+        uninstall(); // closes the session
+        uninstall = undefined;
+        const closedMs = wallMs();
+        expect(answer).toBe('It is sunny in Tokyo.');
+        expect(streamedRequests).toEqual([stream, stream, stream]);
+
+        const { atof, atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const doc = onlyTrajectory(atif);
+        expect(validateAtif(doc)).toEqual([]);
+        checkHandoffTimes(atof, doc, { runStartMs, runEndMs, closedMs, exchanges: server.exchanges, tool: subTool, otlp: collector.spans() });
+      }, 60_000);
     }
   }
 });
