@@ -6,7 +6,8 @@
 // loopback Chat Completions API that holds each answer (streamed: paced over
 // the hold), the parent invoked and streamed (`streamMode: "messages"`, so
 // the models stream on the wire), with the handler as the docs pass it. On
-// the memory backend, and the native one where it loads, with the spans also
+// the memory backend, and the native one where it loads; and a model that
+// calls that tool twice in one message, whose two sub-agents run at once, with the spans also
 // exported over OTLP to a loopback collector.
 import type { BaseMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
@@ -22,7 +23,7 @@ import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 import { FakeProvider } from './ai-sdk/wire.ts';
 import { backends, expectNothingLost, recordedPlugin } from './support.ts';
 import { HOLD_MS, TOOL_MS } from './timing-checks.ts';
-import { checkSubagentTimes } from './timing-subagent-checks.ts';
+import { checkParallelSubagents, checkSubagentTimes } from './timing-subagent-checks.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 
@@ -108,5 +109,55 @@ describe('LangChain: an agent invoked inside a tool keeps the times it really to
         });
       }, 60_000);
     }
+  }
+});
+
+describe('LangChain: two agents invoked at once by one tool keep their own times', () => {
+  for (const backend of backends()) {
+    it(`one message calling the tool twice on ${backend}: each sub-agent sits inside its own call, with its own calls' times`, async () => {
+      api = new FakeProvider();
+      server.exchanges.length = 0;
+      const hold = { holdMs: HOLD_MS };
+      const usage = { input: 60, output: 10 };
+      api.reply('chat', { id: 'chatcmpl-1', model: GPT, toolCalls: [{ id: 'call_paris', name: 'research', args: { city: 'Paris' } }, { id: 'call_rome', name: 'research', args: { city: 'Rome' } }], usage }, hold);
+      // The two sub-agents ask at once; whichever asks first gets the first answer (each names its own city).
+      api.reply('chat', { id: 'chatcmpl-2', model: GPT, toolCalls: [{ id: 'call_w1', name: 'get_weather', args: { city: 'Paris' } }], usage }, hold);
+      api.reply('chat', { id: 'chatcmpl-3', model: GPT, toolCalls: [{ id: 'call_w2', name: 'get_weather', args: { city: 'Rome' } }], usage }, hold);
+      api.reply('chat', { id: 'chatcmpl-4', model: GPT, text: 'Sunny.', usage }, hold);
+      api.reply('chat', { id: 'chatcmpl-5', model: GPT, text: 'Sunny.', usage }, hold);
+      api.reply('chat', { id: 'chatcmpl-6', model: GPT, text: 'Sunny in both.', usage }, hold);
+      const recorded = recordedPlugin(`lc-sub-parallel-${backend}`, backend);
+      const handler = new NemoRelayCallbackHandler(recorded.hooks);
+      const model = () => new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test-not-a-key', configuration: { baseURL: `${server.url}/v1` } });
+      // Rome's tool takes twice as long, so a span given to the other sub-agent shows.
+      const toolRuns: Record<string, { startMs: number; endMs: number; ms: number }> = { Paris: { startMs: 0, endMs: 0, ms: TOOL_MS }, Rome: { startMs: 0, endMs: 0, ms: 2 * TOOL_MS } };
+      const getWeather = tool(
+        async ({ city }) => {
+          const ran = toolRuns[city]!;
+          ran.startMs = wallMs();
+          await sleep(ran.ms);
+          ran.endMs = wallMs();
+          return 'Sunny.';
+        },
+        { name: 'get_weather', description: 'Get the weather for a city', schema: z.object({ city: z.string() }) },
+      );
+      const weatherAgent = createAgent({ model: model(), tools: [getWeather], name: 'weather_agent' });
+      const research = tool(
+        async ({ city }, config) => String((await weatherAgent.invoke({ messages: [{ role: 'user', content: `What is the weather in ${city}?` }] }, config)).messages.at(-1)!.content),
+        { name: 'research', description: 'Ask the weather agent', schema: z.object({ city: z.string() }) },
+      );
+      const lead = createAgent({ model: model(), tools: [research], name: 'lead' });
+      const result = await lead.invoke({ messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }] }, { callbacks: [handler], configurable: { thread_id: 'user-42' } });
+      handler.close();
+      expect(result.messages.at(-1)?.content).toBe('Sunny in both.');
+      // The sub-agents really ran at once: the second asked before the first had its answer.
+      expect(server.exchanges[2]!.receivedMs).toBeLessThan(server.exchanges[1]!.lastByteMs);
+
+      const { atof, atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      expect(validateAtif(atif[0]!)).toEqual([]);
+      checkParallelSubagents(atof, atif[0]!, toolRuns);
+    }, 60_000);
   }
 });

@@ -209,6 +209,57 @@ export function checkHandoffTimes(atof: readonly AtofEvent[], doc: AtifDoc, time
 }
 
 /**
+ * Two sub-agents at once (a model asking for the sub-agent's tool twice in one message, the framework running both
+ * calls together), their own tools taking different times (`toolRuns`, by the tool's `city` argument): each sub-agent's
+ * session sits inside the call that ran it (by the call id it names), its model calls last as long as the server held
+ * them, its tool span covers the run of the call it made and no other, and its embedded trajectory's steps are stamped
+ * at its own spans: a span given to the wrong sub-agent, or stamped when the other ended, fails here.
+ */
+export function checkParallelSubagents(atof: readonly AtofEvent[], doc: AtifDoc, toolRuns: Record<string, { startMs: number; endMs: number; ms: number }>): void {
+  const all = scopeSpans(atof);
+  const starts = atof.filter((e) => e.kind === 'scope' && e.scope_category === 'start');
+  const subScopes = starts.filter((e) => e.category === 'agent' && e.metadata?.nemo_relay_scope_role === 'subagent');
+  expect(subScopes, 'two sub-agents').toHaveLength(2);
+  const subDocs = (doc.subagent_trajectories ?? []) as AtifDoc[];
+  expect(subDocs).toHaveLength(2);
+  const ran = new Set<string>();
+  for (const scope of subScopes) {
+    const session = all.find((span) => span.uuid === scope.uuid)!;
+    const callId = String(scope.metadata.parent_tool_call_id);
+    const callerStart = starts.find((e) => e.category === 'tool' && e.metadata?.tool_call_id === callId);
+    expect(callerStart, `the call ${callId} that ran a sub-agent`).toBeDefined();
+    const caller = all.find((span) => span.uuid === callerStart!.uuid)!;
+    expect(session.startUs / 1000 + SLACK_MS, `the sub-agent of ${callId} starts inside its call`).toBeGreaterThanOrEqual(caller.startUs / 1000);
+    expect(session.endUs / 1000 - SLACK_MS, `the sub-agent of ${callId} ends inside its call`).toBeLessThanOrEqual(caller.endUs / 1000);
+
+    const own = starts.filter((e) => e.parent_uuid === scope.uuid);
+    const llm = own.filter((e) => e.category === 'llm').map((e) => all.find((span) => span.uuid === e.uuid)!);
+    const tools = own.filter((e) => e.category === 'tool');
+    expect(llm, `the sub-agent of ${callId}: two model calls`).toHaveLength(2);
+    expect(tools, `the sub-agent of ${callId}: one tool call`).toHaveLength(1);
+    for (const span of [...llm, all.find((candidate) => candidate.uuid === tools[0]!.uuid)!]) {
+      expect(span.startUs, `the sub-agent of ${callId}: ${span.name} inside its session`).toBeGreaterThanOrEqual(session.startUs);
+      expect(span.endUs).toBeLessThanOrEqual(session.endUs);
+    }
+    for (const span of llm) expect(durationMs(span), `the sub-agent of ${callId}: ${span.name} as long as the server held it`).toBeGreaterThanOrEqual(SHARE * HOLD_MS);
+    const city = String(tools[0]!.data?.city);
+    const run = toolRuns[city];
+    expect(run, `the sub-agent of ${callId} ran its tool for ${city}`).toBeDefined();
+    ran.add(city);
+    const tool = all.find((span) => span.uuid === tools[0]!.uuid)!;
+    expect(tool.startUs / 1000, `the sub-agent of ${callId}: its tool span starts before its tool ran`).toBeLessThanOrEqual(run!.startMs);
+    expect(tool.endUs / 1000, `the sub-agent of ${callId}: its tool span ends after its tool returned`).toBeGreaterThanOrEqual(run!.endMs);
+    expect(durationMs(tool)).toBeGreaterThanOrEqual(SHARE * run!.ms);
+
+    const subDoc = subDocs.find((candidate) => candidate.session_id === scope.metadata.session_id);
+    expect(subDoc, `the sub-agent of ${callId} is embedded`).toBeDefined();
+    const agentStamps = (subDoc!.steps as AtifDoc[]).filter((step) => step.source === 'agent').map((step) => parseTimestamp(step.timestamp) / 1000);
+    expect(agentStamps, `the sub-agent of ${callId}: its steps are stamped at its own calls' ends`).toEqual(llm.map((span) => span.endUs / 1000));
+  }
+  expect([...ran].sort(), 'each sub-agent ran its own tool').toEqual(Object.keys(toolRuns).sort());
+}
+
+/**
  * OTLP: every span, the sub-agent's too, at its ATOF scope's times, in one trace, the sub-agent's calls children of its
  * session's span. `view`'s tree of the whole run, from the ATOF events and from the ATIF file: one session, the
  * sub-agent nested in it, its calls and the parent's as long as their spans.
