@@ -5,7 +5,8 @@
 // own slow tool, on the real OpenAI provider against a loopback Responses API
 // that holds each answer (streamed: paced over the hold). On the memory
 // backend, and the native one where it loads, with the spans also exported
-// over OTLP to a loopback collector.
+// over OTLP to a loopback collector. And a model asking for that tool twice
+// in one step, whose two sub-agents the SDK runs at once.
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
 import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
 import { HOLD_MS, TOOL_MS } from '../timing-checks.ts';
-import { checkSubagentTimes } from '../timing-subagent-checks.ts';
+import { checkParallelSubagents, checkSubagentTimes } from '../timing-subagent-checks.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -113,5 +114,55 @@ describe('AI SDK: a sub-agent run inside a tool keeps the times it really took',
         });
       }, 60_000);
     }
+  }
+});
+
+describe('AI SDK: two sub-agents run at once by one step keep their own times', () => {
+  for (const backend of backends()) {
+    it(`two calls of a generateText tool in one step on ${backend}: each sub-agent sits inside its own call, with its own calls' times`, async () => {
+      api = new FakeProvider();
+      server.exchanges.length = 0;
+      const hold = { holdMs: HOLD_MS };
+      const usage = { input: 60, output: 10 };
+      api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_paris', name: 'research', args: { city: 'Paris' } }, { id: 'call_rome', name: 'research', args: { city: 'Rome' } }], usage }, hold);
+      // The two sub-agents ask at once; whichever asks first gets the first answer (each names its own city).
+      api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_w1', name: 'weather', args: { city: 'Paris' } }], usage }, hold);
+      api.reply('responses', { id: 'resp_3', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_w2', name: 'weather', args: { city: 'Rome' } }], usage }, hold);
+      api.reply('responses', { id: 'resp_4', model: 'gpt-4o-2024-08-06', text: 'Sunny.', usage }, hold);
+      api.reply('responses', { id: 'resp_5', model: 'gpt-4o-2024-08-06', text: 'Sunny.', usage }, hold);
+      api.reply('responses', { id: 'resp_6', model: 'gpt-4o-2024-08-06', text: 'Sunny in both.', usage }, hold);
+      const recorded = recordedPlugin(`ai-sub-parallel-${backend}`, backend);
+      const uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'user-42' });
+      const openai = createOpenAI({ apiKey: 'sk-test-not-a-key', baseURL: `${server.url}/v1` });
+      // Rome's tool takes twice as long, so a span given to the other sub-agent shows.
+      const toolRuns: Record<string, { startMs: number; endMs: number; ms: number }> = { Paris: { startMs: 0, endMs: 0, ms: TOOL_MS }, Rome: { startMs: 0, endMs: 0, ms: 2 * TOOL_MS } };
+      const weather = tool({
+        description: 'Get the weather for a city',
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => {
+          const ran = toolRuns[city]!;
+          ran.startMs = wallMs();
+          await sleep(ran.ms);
+          ran.endMs = wallMs();
+          return { city, forecast: 'sunny' };
+        },
+      });
+      const research = tool({
+        description: 'Research the weather of a city with a weather agent',
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }, { abortSignal }) => (await generateText({ model: openai('gpt-4o'), tools: { weather }, stopWhen: stepCountIs(5), prompt: `What is the weather in ${city}?`, abortSignal })).text,
+      });
+      const { text } = await generateText({ model: openai('gpt-4o'), tools: { research }, stopWhen: stepCountIs(5), prompt: 'Weather in Paris and Rome?' });
+      uninstall();
+      expect(text).toBe('Sunny in both.');
+      // The sub-agents really ran at once: the second asked before the first had its answer.
+      expect(server.exchanges[2]!.receivedMs).toBeLessThan(server.exchanges[1]!.lastByteMs);
+
+      const { atof, atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      expect(validateAtif(atif[0]!)).toEqual([]);
+      checkParallelSubagents(atof, atif[0]!, toolRuns);
+    }, 60_000);
   }
 });
