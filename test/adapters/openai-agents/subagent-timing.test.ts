@@ -3,7 +3,8 @@
 // agent whose tool is another agent (`agent.asTool()`, as
 // docs/adapters/openai-agents.md shows agents as tools), that agent with its
 // own slow function tool, and a handoff to that agent (a sub-agent that goes
-// on to the run's end), on OpenAIResponsesModel over the real openai client
+// on to the run's end), and the agent-tool called twice in one response (the
+// SDK runs both at once), on OpenAIResponsesModel over the real openai client
 // against a loopback Responses API that holds each answer (a stream: its
 // events spread over the hold), run whole and streamed, with tracing on and
 // off. On the memory backend, and the native one where it loads, with the
@@ -20,7 +21,7 @@ import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts
 import { paced } from '../../support/paced-wire.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
 import { HOLD_MS, TOOL_MS } from '../timing-checks.ts';
-import { checkHandoffTimes, checkSubagentTimes } from '../timing-subagent-checks.ts';
+import { checkHandoffTimes, checkParallelSubagents, checkSubagentTimes } from '../timing-subagent-checks.ts';
 import { onlyTrajectory, TRACING, useTracing } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
@@ -171,5 +172,59 @@ describe('OpenAI Agents SDK: the agent a handoff goes to keeps the times it real
         checkHandoffTimes(atof, doc, { runStartMs, runEndMs, closedMs, exchanges: server.exchanges, tool: subTool, otlp: collector.spans() });
       }, 60_000);
     }
+  }
+});
+
+describe('OpenAI Agents SDK: one agent-tool called twice at once keeps each run’s own times', () => {
+  for (const backend of backends()) {
+    it(`agent.asTool() called twice in one response, ${backend}: each sub-agent sits inside its own call, with its own calls' times`, async () => {
+      useTracing('tracing on');
+      server.exchanges.length = 0;
+      streamedRequests.length = 0;
+      const usage = { input: 60, output: 10 };
+      api.load({
+        'gpt-4.1': [
+          { calls: [{ id: 'call_paris', name: 'ask_weather_agent', args: { input: 'Weather in Paris?' } }, { id: 'call_rome', name: 'ask_weather_agent', args: { input: 'Weather in Rome?' } }], usage },
+          { text: 'Sunny in both.', usage },
+        ],
+        // The two sub-agents ask at once; whichever asks first gets the first answer (each names its own city).
+        'gpt-4.1-mini': [
+          { calls: [{ id: 'call_w1', name: 'get_weather', args: { city: 'Paris' } }], usage },
+          { calls: [{ id: 'call_w2', name: 'get_weather', args: { city: 'Rome' } }], usage },
+          { text: 'Sunny.', usage },
+          { text: 'Sunny.', usage },
+        ],
+      });
+      const recorded = recordedPlugin(`agents-sub-parallel-${backend}`, backend);
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      // Rome's tool takes twice as long, so a span given to the other sub-agent shows.
+      const toolRuns: Record<string, { startMs: number; endMs: number; ms: number }> = { Paris: { startMs: 0, endMs: 0, ms: TOOL_MS }, Rome: { startMs: 0, endMs: 0, ms: 2 * TOOL_MS } };
+      const getWeather = tool({
+        name: 'get_weather',
+        description: 'Get the weather for a given city',
+        parameters: z.object({ city: z.string() }),
+        execute: async ({ city }) => {
+          const ran = toolRuns[city]!;
+          ran.startMs = wallMs();
+          await sleep(ran.ms);
+          ran.endMs = wallMs();
+          return 'Sunny.';
+        },
+      });
+      const weatherAgent = new Agent({ name: 'weather_agent', instructions: 'Answer with the weather.', model: new OpenAIResponsesModel(client, 'gpt-4.1-mini'), tools: [getWeather] });
+      const assistant = new Agent({ name: 'assistant', instructions: 'Use the weather agent.', model: new OpenAIResponsesModel(client, 'gpt-4.1'), tools: [weatherAgent.asTool({ toolName: 'ask_weather_agent', toolDescription: 'Ask the weather agent' })] });
+      const answer = await runToEnd(assistant, 'Weather in Paris and Rome?', false);
+      uninstall();
+      uninstall = undefined;
+      expect(answer).toBe('Sunny in both.');
+      // The sub-agents really ran at once: the second asked before the first had its answer.
+      expect(server.exchanges[2]!.receivedMs).toBeLessThan(server.exchanges[1]!.lastByteMs);
+
+      const { atof, atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      const doc = onlyTrajectory(atif);
+      expect(validateAtif(doc)).toEqual([]);
+      checkParallelSubagents(atof, doc, toolRuns);
+    }, 60_000);
   }
 });
