@@ -16,14 +16,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../adapters/support.ts';
-import { checkTimes, type ProgramTimes } from '../adapters/timing-checks.ts';
+import { checkTimes, timedTool, type ProgramTimes } from '../adapters/timing-checks.ts';
 import { offlineClaudeEnv } from '../support/anthropic-mock.ts';
 import { loopbackApi, wallMs } from '../support/doc-snippets.ts';
 import { paced, type Pace } from '../support/paced-wire.ts';
 import { anthropicError, anthropicStream, wireResponse, type AnthropicBlock } from '../support/provider-wire.ts';
 
 const PACE: Pace = { firstByteMs: 200, lastByteMs: 500 };
-const TOOL_MS = 200;
 const MODEL = 'claude-main-2026-01-01';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -60,10 +59,9 @@ describe('Claude Agent SDK: the times a recorded query says are the times it too
         version: '1.0.0',
         tools: [
           tool('get_weather', 'The weather in a city', { city: z.string() }, async ({ city }) => {
-            const ran = { startMs: wallMs(), endMs: Number.NaN };
+            const ran = { startMs: 0, endMs: 0 };
             toolRuns.push(ran);
-            await new Promise((resolve) => setTimeout(resolve, TOOL_MS));
-            ran.endMs = wallMs();
+            await timedTool(ran);
             return { content: [{ type: 'text', text: `${city}: sunny, 21 °C` }] };
           }),
         ],
@@ -88,7 +86,7 @@ describe('Claude Agent SDK: the times a recorded query says are the times it too
       // The CLI is another process: the announcement of a request reaches the SDK through its output, a little after
       // it may have sent the request, and far before its first byte. The CLI starts the tool as soon as its block is
       // complete, while the reply still streams: the call is recorded from the reply's end (the documented limit).
-      checkTimes(atof, atif[0]!, { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: PACE.lastByteMs, tool: toolRuns[0]!, toolMs: TOOL_MS, streamed: true, announceMs: 100, toolFromRequestEnd: true });
+      checkTimes(atof, atif[0]!, { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: PACE.lastByteMs, tool: toolRuns[0]!, streamed: true, announceMs: 100, toolFromRequestEnd: true });
     }, 120_000);
   }
 });

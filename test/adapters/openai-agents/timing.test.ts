@@ -15,13 +15,12 @@ import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/inde
 import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
 import { paced, type Pace } from '../../support/paced-wire.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
-import { checkTimes, type ProgramTimes } from '../timing-checks.ts';
+import { checkTimes, timedTool, type ProgramTimes } from '../timing-checks.ts';
 import { onlyTrajectory, TRACING, useTracing } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
 const JSON_PACE: Pace = { lastByteMs: 300 };
 const STREAM_PACE: Pace = { firstByteMs: 200, lastByteMs: 500 };
-const TOOL_MS = 200;
 
 const api = new FakeOpenAI();
 const toolRuns: Array<ProgramTimes['tool']> = [];
@@ -47,10 +46,9 @@ const getWeather = tool({
   description: 'Get the weather for a given city',
   parameters: z.object({ city: z.string() }),
   execute: async ({ city }) => {
-    const ran = { startMs: wallMs(), endMs: Number.NaN };
+    const ran = { startMs: 0, endMs: 0 };
     toolRuns.push(ran);
-    await new Promise((resolve) => setTimeout(resolve, TOOL_MS));
-    ran.endMs = wallMs();
+    await timedTool(ran);
     return `The weather in ${city} is sunny.`;
   },
 });
@@ -95,7 +93,7 @@ describe('OpenAI Agents SDK: the times a recorded run says are the times it took
           expectNothingLost(counters);
           const pace = stream ? STREAM_PACE : JSON_PACE;
           // In process: each span starts as the SDK calls the model, before the request leaves.
-          checkTimes(atof, onlyTrajectory(atif), { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: pace.lastByteMs, tool: toolRuns[0]!, toolMs: TOOL_MS, streamed: stream });
+          checkTimes(atof, onlyTrajectory(atif), { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: pace.lastByteMs, tool: toolRuns[0]!, streamed: stream });
         }, 30_000);
       }
     }
