@@ -8,15 +8,13 @@
 // and the tool's own clocks (test/adapters/timing-checks.ts), with tracing
 // on and off, on each backend.
 import OpenAI from 'openai';
-import { Agent, run, setDefaultOpenAIClient, tool } from '@openai/agents';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import * as z from 'zod';
-import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { Agent, run, setDefaultOpenAIClient } from '@openai/agents';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
 import { paced, type Pace } from '../../support/paced-wire.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
 import { checkTimes, timedTool, type ProgramTimes } from '../timing-checks.ts';
-import { onlyTrajectory, TRACING, useTracing } from './support.ts';
+import { onlyTrajectory, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
 const JSON_PACE: Pace = { lastByteMs: 300 };
@@ -35,22 +33,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-let uninstall: (() => void) | undefined;
-afterEach(() => {
-  uninstall?.();
-  uninstall = undefined;
-});
+const instrument = instrumentEachTest();
 
-const getWeather = tool({
-  name: 'get_weather',
-  description: 'Get the weather for a given city',
-  parameters: z.object({ city: z.string() }),
-  execute: async ({ city }) => {
-    const ran = { startMs: 0, endMs: 0 };
-    toolRuns.push(ran);
-    await timedTool(ran);
-    return `The weather in ${city} is sunny.`;
-  },
+const getWeather = weatherTool(async ({ city }) => {
+  const ran = { startMs: 0, endMs: 0 };
+  toolRuns.push(ran);
+  await timedTool(ran);
+  return `The weather in ${city} is sunny.`;
 });
 
 describe('OpenAI Agents SDK: the times a recorded run says are the times it took', () => {
@@ -68,7 +57,7 @@ describe('OpenAI Agents SDK: the times a recorded run says are the times it took
             ],
           });
           const recorded = recordedPlugin('agents-timing', backend);
-          uninstall = instrumentOpenAIAgents(recorded.hooks);
+          instrument(recorded.hooks);
           const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: 'gpt-4.1', tools: [getWeather] });
           const runStartMs = wallMs();
           let answer: unknown;
