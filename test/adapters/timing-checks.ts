@@ -11,18 +11,16 @@
 // needs the run's end). They fail only when a span is really misplaced
 // (stamped when a later hook arrived, ended or started at the first streamed
 // chunk, swapped, stamped at session end, zero long).
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { treeFromAtif } from '../../src/cli/view/from-atif.ts';
 import { treesFromAtof } from '../../src/cli/view/from-atof.ts';
 import type { ViewNode } from '../../src/cli/view/model.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
 import type { AtofEvent as WrittenEvent } from '../../src/formats/atof/types.ts';
 import { parseTimestamp } from '../../src/shared/clock.ts';
 import { sleep } from '../../src/shared/timers.ts';
-import { loopbackApi, wallMs, type LoopbackExchange } from '../support/doc-snippets.ts';
-import { startHttpReceiver, type DecodedSpan, type Receiver } from '../support/otlp-receiver.ts';
-import { FakeProvider } from './ai-sdk/wire.ts';
-import { expectNothingLost, type AtifDoc, type AtofEvent, type Recorded } from './support.ts';
+import { wallMs, type LoopbackExchange } from '../support/doc-snippets.ts';
+import type { DecodedSpan } from '../support/otlp-receiver.ts';
+import type { AtifDoc, AtofEvent } from './support.ts';
 
 /** How long the provider holds each answer, and the tool runs (ms): the defaults of `answerMs` and `toolMs`. */
 export const HOLD_MS = 300;
@@ -228,56 +226,11 @@ export function checkTimes(atof: readonly AtofEvent[], doc: AtifDoc, times: Prog
   }
 }
 
-/** A tool's body that takes `toolMs` (TOOL_MS by default), noting in `run` when it started and returned. */
-export async function timedTool(run: ProgramTimes['tool'], toolMs = TOOL_MS): Promise<void> {
+/** A tool's body: its `work` (by default, waiting TOOL_MS), noting in `run` when it started and returned. */
+export async function timedTool<T = void>(run: ProgramTimes['tool'], work: () => Promise<T> = () => sleep(TOOL_MS) as Promise<T>): Promise<T> {
   run.startMs = wallMs();
-  await sleep(toolMs);
+  const answer = await work();
   run.endMs = wallMs();
+  return answer;
 }
 
-/** What the program saw, before the provider's side of it is added. */
-export type ProgramRun = Omit<ProgramTimes, 'exchanges' | 'otlp'>;
-
-/**
- * A file's loopback provider (a FakeProvider the test scripts, behind
- * loopbackApi) and OTLP collector, started before its tests and closed after.
- * `fresh()` before each run: a new script, no exchanges, no spans.
- * `check(recorded, run)`: the run's files complete and valid, and `checkTimes`
- * on them with the server's exchanges and the collector's spans.
- */
-export function loopbackProvider() {
-  let server: Awaited<ReturnType<typeof loopbackApi>>;
-  let collector: Receiver;
-  const rig = {
-    api: new FakeProvider(),
-    get url(): string {
-      return server.url;
-    },
-    /** Where the plugin exports its spans. */
-    get otlpEndpoint(): string {
-      return `${collector.url}/v1/traces`;
-    },
-    fresh(): FakeProvider {
-      rig.api = new FakeProvider();
-      server.exchanges.length = 0;
-      collector.requests.length = 0;
-      return rig.api;
-    },
-    async check(recorded: Recorded, run: ProgramRun): Promise<void> {
-      const { atof, atif, counters } = await recorded.finish();
-      expectNothingLost(counters);
-      expect(atif).toHaveLength(1);
-      expect(validateAtif(atif[0]!)).toEqual([]);
-      checkTimes(atof, atif[0]!, { ...run, exchanges: server.exchanges, otlp: collector.spans() });
-    },
-  };
-  beforeAll(async () => {
-    server = await loopbackApi((url, init) => rig.api.fetch(url, init));
-    collector = await startHttpReceiver();
-  });
-  afterAll(async () => {
-    await server.close();
-    await collector.close();
-  });
-  return rig;
-}
