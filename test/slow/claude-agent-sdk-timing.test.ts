@@ -16,7 +16,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../adapters/support.ts';
-import { checkTimes, type ToolRun } from '../adapters/timing-checks-paced.ts';
+import { checkAtifTimes, checkAtofTimes, checkViewDurations, spans, type Timeline, type ToolRun } from '../adapters/timing-checks-paced.ts';
+import { treeFromAtif } from '../../src/cli/view/from-atif.ts';
+import { treesFromAtof } from '../../src/cli/view/from-atof.ts';
+import type { AtofEvent as TypedAtofEvent } from '../../src/formats/atof/types.ts';
+import type { AtifDoc, AtofEvent } from '../adapters/support.ts';
 import { offlineClaudeEnv } from '../support/anthropic-mock.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { paced, wallMs, type Pace, type Served } from '../support/paced-wire.ts';
@@ -27,6 +31,43 @@ const TOOL_MS = 200;
 const MODEL = 'claude-main-2026-01-01';
 
 const cleanups: Array<() => Promise<void> | void> = [];
+
+/**
+ * The shared checks, for a tool that starts while the reply that asked for it
+ * still streams: the shared checker wants a tool span after the LLM span
+ * that asked for it (every other adapter's test reads the tool's call before
+ * it runs), so its LLM, session and turn checks run on the events without the
+ * tool scopes, and the tool span is checked here: from the tool's own start
+ * (within the reply that asked for it) to its return, before the next request.
+ * The ATIF stamps and `view`'s durations are the shared checks, tool included.
+ */
+function checkToolDuringReply(atof: readonly AtofEvent[], doc: AtifDoc, line: Timeline): void {
+  const withoutTools = atof.filter((event) => !(event.kind === 'scope' && event.category === 'tool'));
+  const { llm } = checkAtofTimes(withoutTools, { ...line, tools: [] });
+  const tools = spans(atof, 'tool');
+  expect(tools.length, 'one tool span per call').toBe(line.tools.length);
+  const sessionEnd = spans(atof, 'agent')[0]!.endMs;
+  const turnEnd = atof.find((event) => event.kind === 'mark' && event.name === 'hermes.turn.end')!;
+  tools.forEach((span, i) => {
+    const run = line.tools[i]!;
+    const ms = (at: number): string => (at - line.startedMs).toFixed(1);
+    const what = `tool span ${i + 1} (${ms(span.startMs)} to ${ms(span.endMs)} ms; the tool ran ${ms(run.startMs)} to ${ms(run.endMs!)} ms)`;
+    expect(span.startMs, `${what}: after the request that asked for it started`).toBeGreaterThanOrEqual(llm[i]!.startMs);
+    expect(span.startMs, `${what}: starts by the tool's own start`).toBeLessThanOrEqual(run.startMs + 1);
+    expect(span.endMs, `${what}: ends no sooner than the tool returned`).toBeGreaterThanOrEqual(run.endMs! - 1);
+    expect(span.endMs, `${what}: ends soon after the tool returned`).toBeLessThanOrEqual(run.endMs! + 2000);
+    expect(span.endMs - span.startMs, `${what}: lasts the tool's time`).toBeGreaterThanOrEqual(0.8 * line.toolMs);
+    expect(llm[i + 1]?.startMs ?? Infinity, `${what}: ends before the next request starts`).toBeGreaterThanOrEqual(span.endMs);
+    expect(sessionEnd, `${what}: ends in the session`).toBeGreaterThanOrEqual(span.endMs);
+    expect(Date.parse(String(turnEnd.timestamp)), `${what}: ends in the turn`).toBeGreaterThanOrEqual(Math.floor(span.endMs));
+  });
+  const found = { llm, tools };
+  checkAtifTimes(doc, found);
+  const roots = treesFromAtof(atof as readonly TypedAtofEvent[]);
+  expect(roots).toHaveLength(1);
+  checkViewDurations(roots[0]!, line, found, 'view of the ATOF file');
+  checkViewDurations(treeFromAtif(doc), line, found, 'view of the ATIF file');
+}
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
@@ -88,8 +129,8 @@ describe('Claude Agent SDK: the times a recorded query says are the times it too
       expect(atif).toHaveLength(1);
       // The CLI is another process: the announcement of a request reaches the SDK through its output, a little after
       // it may have sent the request, and far before its first byte. The CLI starts the tool as soon as its block is
-      // complete, while the reply still streams: the call is recorded from the reply's end (the documented limit).
-      checkTimes(atof, atif[0]!, { served, answerMs: PACE.lastByteMs, tools: toolRuns, toolMs: TOOL_MS, startedMs, endedMs, announceMs: 100, toolFromRequestEnd: true });
+      // complete, while the reply still streams, and so does the call's span.
+      checkToolDuringReply(atof, atif[0]!, { served, answerMs: PACE.lastByteMs, tools: toolRuns, toolMs: TOOL_MS, startedMs, endedMs, announceMs: 100 });
     }, 120_000);
   }
 });
