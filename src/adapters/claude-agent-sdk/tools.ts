@@ -202,6 +202,13 @@ export class ToolBook {
     run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
   }
 
+  /** A recorded call still open ends: denied when it was, with the tool's output when it returned, else interrupted (`text`). */
+  #endAsItStands(state: ToolState, text: string): void {
+    if (state.run === undefined || state.ended) return;
+    state.outcome ??= state.denied !== undefined ? { failed: true } : state.response !== undefined ? { failed: false, result: state.response } : { failed: true, interrupted: true, error: text };
+    this.#end(state);
+  }
+
   /** A sub-agent was stopped: the calls its run started and that have no outcome end interrupted, with this text. */
   interruptOpen(run: AgentRun, text: string): void {
     for (const state of [...this.#tools.values()]) {
@@ -211,19 +218,19 @@ export class ToolBook {
     }
   }
 
-  /** The query ended: calls still open end as interrupted (or denied, when they were); nothing is kept. */
-  close(): void {
-    for (const state of this.#tools.values()) {
-      if (state.run !== undefined && !state.ended) {
-        state.outcome ??=
-          state.denied !== undefined
-            ? { failed: true }
-            : state.response !== undefined
-              ? { failed: false, result: state.response }
-              : { failed: true, interrupted: true, error: 'the query ended before the tool returned' };
-        this.#end(state);
-      }
+  /** These calls get no result (`text` says why): those recorded end as they stand, the others are forgotten. */
+  abandon(ids: readonly string[], text: string): void {
+    for (const id of ids) {
+      const state = this.#tools.get(id);
+      if (state === undefined) continue;
+      if (state.run === undefined) this.#tools.delete(id);
+      else this.#endAsItStands(state, text);
     }
+  }
+
+  /** The query ended: calls still open end as they stand; nothing is kept. */
+  close(): void {
+    for (const state of this.#tools.values()) this.#endAsItStands(state, 'the query ended before the tool returned');
     this.#tools.clear();
     this.#agentCalls.clear();
   }

@@ -351,10 +351,12 @@ export class QueryTrace {
   #failedAttempt(error: ApiAttemptError): void {
     if (this.#streaming !== undefined) {
       // The stream broke off mid-response and the request is retried.
-      const { call } = this.#streaming;
+      const { call, blocks } = this.#streaming;
       this.#streaming = undefined;
       call.attemptError(error);
       this.#retrying = call;
+      // The CLI drops the calls that reply asked for, those it had started too: no result of theirs comes.
+      this.#tools.abandon(blocks.toolCalls.map((tool) => tool.id), 'the reply that asked for it broke off; the request was retried');
       return;
     }
     const announced = this.#announced;

@@ -4,8 +4,10 @@
 // step that asked for it. A hook that comes before the caller read the block
 // (the CLI ahead of its reader) waits for it; a call no hook took up (the CLI
 // refused its input before any hook) is recorded at the reply's end, as
-// before. The SDK is scripted here, its hooks called where the CLI calls them
-// (the real CLI's times: test/slow/claude-agent-sdk-timing.test.ts).
+// before. A call started from a reply that breaks off and is retried ends
+// then: the CLI drops it. The SDK is scripted here, its hooks called where
+// the CLI calls them (the real CLI's times:
+// test/slow/claude-agent-sdk-timing.test.ts).
 import { describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
 import { treeFromAtif } from '../../../src/cli/view/from-atif.ts';
@@ -64,7 +66,7 @@ function firstReply(blocks: Message[], between: Item[]): Item[] {
 async function run(script: readonly Item[], label: string, backend: 'memory' | 'native' = 'memory') {
   const recorded = recordedPlugin(label, backend);
   for await (const _ of wrapClaudeAgentSdk(scriptedSdk(script), recorded.hooks).query({ prompt: 'What time is it?', options: {} }) as AsyncIterable<unknown>) void _;
-  const order = recorded.log.filter(({ hook }) => hook.endsWith('_api_request') || hook.endsWith('_tool_call')).map(({ hook, payload }) => `${hook} ${String(payload.tool_call_id ?? payload.api_request_id)}`);
+  const order = recorded.log.filter(({ hook }) => hook.includes('api_request') || hook.endsWith('_tool_call')).map(({ hook, payload }) => `${hook} ${String(payload.tool_call_id ?? payload.api_request_id)}`);
   const requestIds = recorded.log.filter(({ hook }) => hook === 'pre_api_request').map(({ payload }) => payload.api_request_id);
   const toolCalls = recorded.log.filter(({ hook }) => hook === 'pre_tool_call').map(({ payload }) => payload);
   const { atif, atof, counters } = await recorded.finish();
@@ -168,5 +170,26 @@ describe('the Claude Agent SDK adapter: a tool the CLI starts while its reply st
       ['', ['toolu_a', 'toolu_b'], [['toolu_a', 'noon'], ['toolu_b', 'InputValidationError: city is required']]],
       ['It is noon.', [], []],
     ]);
+  });
+
+  it('ends a call it started when the reply that asked for it breaks off and is retried (the CLI drops the call)', async () => {
+    const broken = reply(session, 'msg_1', [toolUse('toolu_1')], 'tool_use').slice(0, 2);
+    const script: Item[] = [
+      init,
+      requesting,
+      ...broken,
+      { preToolUse: 'toolu_1' },
+      { type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, retry_delay_ms: 5, error_status: 500, error: 'api_error', ...session },
+      ...answer.slice(1),
+    ];
+    const { order, requestIds, doc } = await run(script, 'claude-tool-reply-broke-off');
+    const [first] = requestIds;
+    expect(new Set(requestIds), 'the retry is the same request').toEqual(new Set([first]));
+    expect(order).toEqual([`pre_api_request ${first}`, 'pre_tool_call toolu_1', `api_request_error ${first}`, 'post_tool_call toolu_1', `pre_api_request ${first}`, `post_api_request ${first}`]);
+    // ATIF: no answered step asked for the call (the broken reply is a failed attempt, with no content), so its
+    // observation stands on its own, naming the call in its metadata.
+    expect(agentSteps(doc).flatMap(([, calls]) => calls)).toEqual([]);
+    const ended = (doc.steps as AtifDoc[]).flatMap((step) => step.observation?.results ?? []).filter((result: AtifDoc) => result.extra?.metadata?.tool_call_id === 'toolu_1');
+    expect(ended.map((result: AtifDoc) => [result.content, result.extra.metadata.status])).toEqual([['the reply that asked for it broke off; the request was retried', 'error']]);
   });
 });
