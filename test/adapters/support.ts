@@ -40,9 +40,14 @@ export function backends(): Array<'memory' | 'native'> {
   }
 }
 
-export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'memory', more: NemoRelaySettingsOverrides = {}): Recorded {
+/**
+ * `first`: subscribes to the registry before the plugin does (a recorder that stamps each hook when it was
+ * emitted, not after the plugin handled it); it is given the folder the plugin writes into.
+ */
+export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'memory', more: NemoRelaySettingsOverrides = {}, first?: (hooks: HookRegistry, dir: string) => void): Recorded {
   const dir = mkdtempSync(path.join(tmpdir(), `nrh-adapter-${label}-`));
   const hooks = new HookRegistry({ logger: silentLogger });
+  first?.(hooks, dir);
   const plugin = createNemoRelayPlugin({
     backend,
     logger: silentLogger,

@@ -2,23 +2,18 @@
 // really did (test/adapters/timing-checks.ts): generateText and streamText
 // with a tool and stopWhen, as docs/adapters/ai-sdk.md sets them up, on the
 // real OpenAI provider against a loopback Responses API that holds each
-// answer (streamed: paced over the hold), and a tool that takes its time.
-// On the memory backend, and the native one where it loads, with the spans
-// also exported over OTLP to a loopback collector.
+// answer (streamed: paced over the hold), and a tool that takes its time
+// (test/adapters/timing-programs.ts). On the memory backend, and the native
+// one where it loads, with the spans also exported over OTLP to a loopback
+// collector.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
-import * as z from 'zod';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { sleep } from '../../../src/shared/timers.ts';
-import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
+import { loopbackApi } from '../../support/doc-snippets.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
-import { HOLD_MS, TOOL_MS, checkTimes } from '../timing-checks.ts';
+import { checkTimes } from '../timing-checks.ts';
+import { aiSdkProgram } from '../timing-programs.ts';
 import { FakeProvider } from './wire.ts';
 import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
-
-(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
 let api = new FakeProvider();
 let server: Awaited<ReturnType<typeof loopbackApi>>;
@@ -38,48 +33,15 @@ describe('AI SDK: the recorded times are when the program did each thing', () =>
       it(`${streamed ? 'streamText' : 'generateText'} on ${backend}: each model call spans its exchange, the tool its run`, async () => {
         api = new FakeProvider();
         server.exchanges.length = 0;
-        const hold = { stream: streamed, holdMs: HOLD_MS };
-        api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage: { input: 120, output: 18 } }, hold);
-        api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'It is sunny in Paris.', usage: { input: 170, output: 11 } }, hold);
         collector.requests.length = 0;
         const recorded = recordedPlugin(`ai-timing-${streamed ? 'stream' : 'generate'}`, backend, { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` });
-        const uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'user-42' });
-        const openai = createOpenAI({ apiKey: 'sk-test-not-a-key', baseURL: `${server.url}/v1` });
-        const toolRun = { startMs: 0, endMs: 0 };
-        const weather = tool({
-          description: 'Get the weather for a city',
-          inputSchema: z.object({ city: z.string() }),
-          execute: async ({ city }) => {
-            toolRun.startMs = wallMs();
-            await sleep(TOOL_MS);
-            toolRun.endMs = wallMs();
-            return { city, forecast: 'sunny', tempC: 21 };
-          },
-        });
-        const call = { model: openai('gpt-4o'), tools: { weather }, stopWhen: stepCountIs(5), prompt: 'What is the weather in Paris?' };
-
-        const runStartMs = wallMs();
-        let text: string;
-        if (streamed) {
-          const result = streamText(call);
-          let read = '';
-          for await (const delta of result.textStream) read += delta;
-          text = await result.text;
-          expect(read).toBe(text);
-        } else {
-          text = (await generateText(call)).text;
-        }
-        const runEndMs = wallMs();
-        uninstall(); // closes the session
-        const closedMs = wallMs();
-        expect(text).toBe('It is sunny in Paris.');
-        expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed]);
+        const run = await aiSdkProgram({ hooks: recorded.hooks, api, serverUrl: server.url, streamed });
 
         const { atof, atif, counters } = await recorded.finish();
         expectNothingLost(counters);
         expect(atif).toHaveLength(1);
         expect(validateAtif(atif[0]!)).toEqual([]);
-        checkTimes(atof, atif[0]!, { runStartMs, runEndMs, closedMs, exchanges: server.exchanges, tool: toolRun, streamed, otlp: collector.spans() });
+        checkTimes(atof, atif[0]!, { ...run, exchanges: server.exchanges, otlp: collector.spans() });
       }, 60_000);
     }
   }

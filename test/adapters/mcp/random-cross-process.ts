@@ -114,7 +114,7 @@ interface Run {
 const runtimeArgs = process.versions.deno ? ['run', '-A'] : [];
 
 /** The server script written into the package (so its imports resolve as a user's would). */
-function writeServer(): { script: string; remove(): void } {
+export function writeServer(): { script: string; remove(): void } {
   const home = path.join(repoRoot, '.tmp', 'mcp-random');
   mkdirSync(home, { recursive: true });
   const folder = mkdtempSync(path.join(home, 'server-'));
