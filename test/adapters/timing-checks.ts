@@ -60,10 +60,11 @@ export interface ProgramTimes {
    */
   announceMs?: number;
   /**
-   * The Claude Agent SDK's documented limit: a tool the CLI starts while the
-   * reply that asked for it still streams is recorded from that reply's end.
+   * The tool starts while the reply that asked for it still streams (the
+   * Claude CLI runs a tool as soon as its block is complete): its span starts
+   * after that reply's span started, not after it ended.
    */
-  toolFromRequestEnd?: boolean;
+  toolDuringReply?: boolean;
   /** The spans the plugin exported over OTLP (what Jaeger shows); none for a replay, which exports no OTLP. */
   otlp?: readonly DecodedSpan[];
 }
@@ -149,13 +150,12 @@ export function checkTimes(atof: readonly AtofEvent[], doc: AtifDoc, times: Prog
   expect(first.endMs, 'the LLM spans do not overlap').toBeLessThanOrEqual(second.startMs);
   expect(second.endMs, 'the last LLM span ends before the program has its result').toBeLessThanOrEqual(times.runEndMs);
 
-  // The tool span covers the tool's own run, between the model calls around it: every framework here runs a tool once
-  // the reply that asked for it has ended, streamed or not. The Claude limit: a call the CLI started while its reply
-  // still streamed is recorded from that reply's end, no later.
-  const startsBy = times.toolFromRequestEnd === true ? Math.max(times.tool.startMs, first.endMs + announceMs) : times.tool.startMs;
+  // The tool span covers the tool's own run, between the model calls around it: the other frameworks here run a tool
+  // once the reply that asked for it has ended, streamed or not; the Claude CLI while that reply still streams.
   const what = `the tool span (${at('start', tool.startMs)}, ${at('end', tool.endMs)}; the tool ran ${at('from', times.tool.startMs)} ${at('to', times.tool.endMs)})`;
-  expect(tool.startMs, `${what}: starts after the LLM span that asked for it`).toBeGreaterThanOrEqual(first.endMs);
-  expect(tool.startMs, `${what}: starts by the tool's own start`).toBeLessThanOrEqual(startsBy);
+  if (times.toolDuringReply === true) expect(tool.startMs, `${what}: starts after the LLM span that asked for it started`).toBeGreaterThanOrEqual(first.startMs);
+  else expect(tool.startMs, `${what}: starts after the LLM span that asked for it`).toBeGreaterThanOrEqual(first.endMs);
+  expect(tool.startMs, `${what}: starts by the tool's own start`).toBeLessThanOrEqual(times.tool.startMs + (times.toolDuringReply === true ? ROUNDING_MS : 0));
   expect(tool.endMs, `${what}: ends no sooner than the tool returned`).toBeGreaterThanOrEqual(times.tool.endMs);
   expect(tool.endMs, `${what}: ends soon after the tool returned`).toBeLessThanOrEqual(times.tool.endMs + LATE_MS);
   expect(tool.endMs, `${what}: ends before its result was sent`).toBeLessThanOrEqual(answer!.receivedMs);

@@ -85,8 +85,8 @@ describe('Claude Agent SDK: the times a recorded query says are the times it too
       expect(atif).toHaveLength(1);
       // The CLI is another process: the announcement of a request reaches the SDK through its output, a little after
       // it may have sent the request, and far before its first byte. The CLI starts the tool as soon as its block is
-      // complete, while the reply still streams: the call is recorded from the reply's end (the documented limit).
-      checkTimes(atof, atif[0]!, { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: PACE.lastByteMs, tool: toolRuns[0]!, streamed: true, announceMs: 100, toolFromRequestEnd: true });
+      // complete, while the reply still streams, and so does the call's span.
+      checkTimes(atof, atif[0]!, { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: PACE.lastByteMs, tool: toolRuns[0]!, streamed: true, announceMs: 100, toolDuringReply: true });
     }, 120_000);
   }
 });
