@@ -3,7 +3,7 @@
 // LangChain createAgent run, each with one slow tool, as the adapter docs set
 // them up, against the held, paced loopback provider. Each scripts the
 // provider's two answers, runs, closes its session, and says when it did what.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
 import { ChatOpenAI } from '@langchain/openai';
@@ -15,9 +15,12 @@ import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import type { HookRegistry } from '../../src/hooks/registry.ts';
 import { sleep } from '../../src/shared/timers.ts';
-import { wallMs } from '../support/doc-snippets.ts';
-import type { FakeProvider } from './ai-sdk/wire.ts';
-import { HOLD_MS, TOOL_MS, type ProgramTimes } from './timing-checks.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { loopbackApi, wallMs } from '../support/doc-snippets.ts';
+import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { FakeProvider } from './ai-sdk/wire.ts';
+import { backends, expectNothingLost, recordedPlugin } from './support.ts';
+import { checkTimes, HOLD_MS, TOOL_MS, timedTool, type ProgramTimes } from './timing-checks.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -39,13 +42,8 @@ export interface ProgramSetup {
 const GPT = 'gpt-4.1-2025-04-14';
 
 /** A tool body that does `work` (default: waits TOOL_MS, then answers `result`) and notes when it ran. */
-function slowTool(toolRun: { startMs: number; endMs: number }, result: () => unknown, work?: () => Promise<unknown>): () => Promise<any> {
-  return async () => {
-    toolRun.startMs = wallMs();
-    const answer = work === undefined ? await sleep(TOOL_MS).then(result) : await work();
-    toolRun.endMs = wallMs();
-    return answer;
-  };
+function slowTool(toolRun: ProgramTimes['tool'], result: () => unknown, work?: () => Promise<unknown>): () => Promise<any> {
+  return () => timedTool(toolRun, work ?? (() => sleep(TOOL_MS).then(result)));
 }
 
 /** generateText (or streamText, read to the end) with a weather tool and stopWhen, on the real OpenAI provider. */
@@ -118,4 +116,44 @@ export async function langchainProgram({ hooks, api, serverUrl, streamed, work }
   expect(messages.at(-1)?.content).toBe('It is sunny in Paris.');
   expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed]);
   return { runStartMs, runEndMs, closedMs, tool: toolRun, streamed };
+}
+
+/**
+ * The timing test of one program: on each backend, its answers whole and
+ * streamed (`modes` names the two calls), against a loopback provider (a
+ * FakeProvider behind loopbackApi) and an OTLP collector the file starts and
+ * closes; its files complete and valid, and `checkTimes` on them with the
+ * server's exchanges and the spans the plugin exported.
+ */
+export function describeTimes(framework: string, label: string, modes: readonly [whole: string, streamed: string], program: (setup: ProgramSetup) => Promise<ProgramRun>): void {
+  let server: Awaited<ReturnType<typeof loopbackApi>>;
+  let collector: Receiver;
+  beforeAll(async () => {
+    server = await loopbackApi((url, init) => api.fetch(url, init));
+    collector = await startHttpReceiver();
+  });
+  afterAll(async () => {
+    await server.close();
+    await collector.close();
+  });
+  let api = new FakeProvider();
+  describe(`${framework}: the recorded times are when the program did each thing`, () => {
+    for (const backend of backends()) {
+      for (const streamed of [false, true]) {
+        it(`${modes[streamed ? 1 : 0]} on ${backend}: each model call spans its exchange, the tool its run`, async () => {
+          api = new FakeProvider();
+          server.exchanges.length = 0;
+          collector.requests.length = 0;
+          const recorded = recordedPlugin(`${label}-${streamed ? 'stream' : 'whole'}`, backend, { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` });
+          const run = await program({ hooks: recorded.hooks, api, serverUrl: server.url, streamed });
+
+          const { atof, atif, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          expect(atif).toHaveLength(1);
+          expect(validateAtif(atif[0]!)).toEqual([]);
+          checkTimes(atof, atif[0]!, { ...run, exchanges: server.exchanges, otlp: collector.spans() });
+        }, 60_000);
+      }
+    }
+  });
 }

@@ -5,7 +5,7 @@
 // first token, and its last at 500 ms), with a tool that awaits 200 ms. The
 // spans in the ATOF file, the ATIF steps' stamps and `view`'s durations are
 // checked against the server's and the tool's own clocks
-// (test/adapters/timing-checks-paced.ts), on each backend.
+// (test/adapters/timing-checks.ts), on each backend.
 //
 // The main agent only: a foreground sub-agent's requests are stamped when
 // its transcript is read (docs/adapters/claude-agent-sdk.md). Slow (the
@@ -16,14 +16,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../adapters/support.ts';
-import { checkTimes, type ToolRun } from '../adapters/timing-checks-paced.ts';
+import { checkTimes, timedTool, type ProgramTimes } from '../adapters/timing-checks.ts';
 import { offlineClaudeEnv } from '../support/anthropic-mock.ts';
-import { loopbackApi } from '../support/doc-snippets.ts';
-import { paced, wallMs, type Pace, type Served } from '../support/paced-wire.ts';
+import { loopbackApi, wallMs } from '../support/doc-snippets.ts';
+import { paced, type Pace } from '../support/paced-wire.ts';
 import { anthropicError, anthropicStream, wireResponse, type AnthropicBlock } from '../support/provider-wire.ts';
 
 const PACE: Pace = { firstByteMs: 200, lastByteMs: 500 };
-const TOOL_MS = 200;
 const MODEL = 'claude-main-2026-01-01';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -34,22 +33,21 @@ afterEach(async () => {
 describe('Claude Agent SDK: the times a recorded query says are the times it took', () => {
   for (const backend of backends()) {
     it(`a tool call and the answer after it, ${backend} backend`, async () => {
-      const served: Served[] = [];
       const others: string[] = [];
-      const toolRuns: ToolRun[] = [];
+      const toolRuns: Array<ProgramTimes['tool']> = [];
       const server = await loopbackApi(async (url, init) => {
         const path = new URL(url).pathname;
         if (path !== '/v1/messages') {
           others.push(path);
           return wireResponse(anthropicError(404, 'not_found_error', 'not served here'), 'req_other', false);
         }
-        const request: Served = { path, stream: true, receivedMs: wallMs() };
-        served.push(request);
+        const receivedMs = wallMs();
         const body = JSON.parse(init.body);
         const asked = body.messages.some((message: { role: string }) => message.role === 'assistant');
         const content: AnthropicBlock[] = asked ? [{ type: 'text', text: 'Paris: sunny, 21 °C.' }] : [{ type: 'tool_use', id: 'toolu_paris', name: 'mcp__weather__get_weather', input: { city: 'Paris' } }];
-        const reply = anthropicStream({ id: `msg_${served.length}`, model: MODEL, content, usage: { input_tokens: 20, output_tokens: 6 } });
-        return paced(wireResponse(reply, `req_${served.length}`), PACE, request);
+        const n = server.exchanges.length + 1;
+        const reply = anthropicStream({ id: `msg_${n}`, model: MODEL, content, usage: { input_tokens: 20, output_tokens: 6 } });
+        return paced(wireResponse(reply, `req_${n}`), PACE, receivedMs);
       });
       const offline = offlineClaudeEnv(server.url);
       cleanups.push(() => server.close(), () => rmSync(offline.home, { recursive: true, force: true }));
@@ -61,15 +59,14 @@ describe('Claude Agent SDK: the times a recorded query says are the times it too
         version: '1.0.0',
         tools: [
           tool('get_weather', 'The weather in a city', { city: z.string() }, async ({ city }) => {
-            const ran: ToolRun = { startMs: wallMs() };
+            const ran = { startMs: 0, endMs: 0 };
             toolRuns.push(ran);
-            await new Promise((resolve) => setTimeout(resolve, TOOL_MS));
-            ran.endMs = wallMs();
+            await timedTool(ran);
             return { content: [{ type: 'text', text: `${city}: sunny, 21 °C` }] };
           }),
         ],
       });
-      const startedMs = wallMs();
+      const runStartMs = wallMs();
       let answer: string | undefined;
       for await (const message of query({
         prompt: 'What is the weather in Paris?',
@@ -77,10 +74,10 @@ describe('Claude Agent SDK: the times a recorded query says are the times it too
       })) {
         if (message.type === 'result' && message.subtype === 'success') answer = message.result;
       }
-      const endedMs = wallMs();
+      const runEndMs = wallMs();
       expect(answer).toBe('Paris: sunny, 21 °C.');
       expect(others, 'no traffic besides the model requests').toEqual([]);
-      expect(served).toHaveLength(2);
+      expect(server.exchanges).toHaveLength(2);
       expect(toolRuns).toHaveLength(1);
 
       const { atif, atof, counters } = await recorded.finish();
@@ -88,8 +85,8 @@ describe('Claude Agent SDK: the times a recorded query says are the times it too
       expect(atif).toHaveLength(1);
       // The CLI is another process: the announcement of a request reaches the SDK through its output, a little after
       // it may have sent the request, and far before its first byte. The CLI starts the tool as soon as its block is
-      // complete, while the reply still streams: the call is recorded from the reply's end (the documented limit).
-      checkTimes(atof, atif[0]!, { served, answerMs: PACE.lastByteMs, tools: toolRuns, toolMs: TOOL_MS, startedMs, endedMs, announceMs: 100, toolFromRequestEnd: true });
+      // complete, while the reply still streams, and so does the call's span.
+      checkTimes(atof, atif[0]!, { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: PACE.lastByteMs, tool: toolRuns[0]!, streamed: true, announceMs: 100, toolDuringReply: true });
     }, 120_000);
   }
 });

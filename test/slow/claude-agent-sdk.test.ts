@@ -436,7 +436,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(calls.map((id) => llmModels(atof, [id])[0])).toEqual([[null], [SUB_MODEL, null]]);
   }, 120_000);
 
-  it('records tool calls, and the caller\'s approvals of them, after the model request that asked for them when the caller reads slowly', async () => {
+  it('records tool calls, and the caller\'s approvals of them, in the model request that asked for them when the caller reads slowly', async () => {
     const recorded = recordedPlugin('claude-slow-reader');
     // The MCP tools are not pre-allowed: the CLI asks the caller's canUseTool, which allows one and denies the other.
     const asked: string[] = [];
@@ -452,14 +452,17 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expectNothingLost(counters);
     expectAllClosed(recorded.log);
     expect(asked).toEqual(['mcp__weather__get_weather', 'mcp__weather__broken']);
-    // Every pre_tool_call follows the post_api_request whose response holds its id, in the same session.
+    // Every pre_tool_call names the request whose response holds its id, and follows that request's start, in the
+    // same session (the CLI starts a call while its reply still streams: the call may come before the reply's end).
     const log = recorded.log;
     for (const [index, entry] of log.entries()) {
       if (entry.hook !== 'pre_tool_call') continue;
       const id = entry.payload.tool_call_id;
       const asked = log.findIndex((e) => e.hook === 'post_api_request' && JSON.stringify((e.payload.assistant_message as AtifDoc)?.tool_calls ?? []).includes(`"${String(id)}"`));
       expect(asked, `the request that asked for ${String(id)}`).toBeGreaterThanOrEqual(0);
-      expect(asked).toBeLessThan(index);
+      expect(entry.payload.api_request_id, `${String(id)} names the request that asked for it`).toBe(log[asked]!.payload.api_request_id);
+      const started = log.findIndex((e) => e.hook === 'pre_api_request' && e.payload.api_request_id === entry.payload.api_request_id);
+      expect(started).toBeLessThan(index);
       expect(log[asked]!.payload.session_id).toBe(entry.payload.session_id);
     }
     // Each approval request and answer comes after its tool call's start, in the call's session.

@@ -21,6 +21,7 @@
 //     fake API.
 export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/gemini.test.ts',
+  'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
   'test/adapters/response-facts.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',

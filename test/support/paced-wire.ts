@@ -1,25 +1,12 @@
 // A provider's answer that takes time, as a real API's does, for the tests
 // that check WHEN a trajectory says things happened: a JSON body held before
 // it is sent; a server-sent-event stream whose first event waits for the
-// model's time to first token and whose others are spread until the last. Served by loopbackApi
-// (doc-snippets.ts), which writes each chunk as the body yields it. Every
-// time is read on the clock the plugin stamps its events with, so the two
-// compare directly.
-import { nowMicros } from '../../src/shared/clock.ts';
-
-/** Unix milliseconds on the plugin's own clock (src/shared/clock.ts). */
-export const wallMs = (): number => nowMicros() / 1000;
-
-/** When the server did what, for one request (Unix ms, `wallMs`). */
-export interface Served {
-  readonly path: string;
-  readonly stream: boolean;
-  /** The request's whole body had reached the server. */
-  readonly receivedMs: number;
-  /** The first and the last chunk of the answer were handed to the socket. */
-  firstByteMs?: number;
-  lastByteMs?: number;
-}
+// model's time to first token and whose others are spread until the last.
+// Served by loopbackApi (doc-snippets.ts), which writes each chunk as the
+// body yields it and says when each request came and its last byte went.
+// Every time is read on the clock the plugin stamps its events with
+// (`wallMs`), so the two compare directly.
+import { wallMs } from './doc-snippets.ts';
 
 const sleepUntil = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - wallMs())));
 
@@ -31,15 +18,13 @@ export interface Pace {
   lastByteMs: number;
 }
 
-/** `reply`, paced as described above; `served` gets the times. */
-export async function paced(reply: Response, pace: Pace, served: Served): Promise<Response> {
-  const start = served.receivedMs;
+/** `reply`, paced as described above, from `fromMs` (the request's arrival: by default, now). */
+export async function paced(reply: Response, pace: Pace, fromMs = wallMs()): Promise<Response> {
   const first = pace.firstByteMs ?? 0;
   const text = await reply.text();
   const init = { status: reply.status, headers: reply.headers };
   if (!(reply.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    await sleepUntil(start + pace.lastByteMs);
-    served.firstByteMs = served.lastByteMs = wallMs();
+    await sleepUntil(fromMs + pace.lastByteMs);
     return new Response(text, init);
   }
   // One chunk per event (an event ends with a blank line), each due at its share of the hold.
@@ -48,14 +33,10 @@ export async function paced(reply: Response, pace: Pace, served: Served): Promis
   let next = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      await sleepUntil(start + first + ((pace.lastByteMs - first) * next) / Math.max(1, events.length - 1));
+      await sleepUntil(fromMs + first + ((pace.lastByteMs - first) * next) / Math.max(1, events.length - 1));
       controller.enqueue(encoder.encode(events[next]!));
-      if (next === 0) served.firstByteMs = wallMs();
       next += 1;
-      if (next === events.length) {
-        served.lastByteMs = wallMs();
-        controller.close();
-      }
+      if (next === events.length) controller.close();
     },
   });
   return new Response(body, init);

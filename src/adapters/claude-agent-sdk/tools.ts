@@ -1,13 +1,16 @@
 /**
  * The tool calls of one query, keyed by the SDK's `tool_use_id`.
  *
- * The SDK's hooks (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`) and
- * its approval callback fire in the CLI's time, often before the caller has
- * read the stream as far as the model request that asked for the tool. So
- * what they say is kept here, and a tool call is recorded only once its
- * model request is: `pre_tool_call` right after that request's
- * `post_api_request`, then whatever the hooks already said. What they say
- * later is recorded as it comes.
+ * The CLI starts a tool as soon as the block that asks for it is complete,
+ * while the reply still streams; its hooks (`PreToolUse`, `PostToolUse`,
+ * `PostToolUseFailure`) and its approval callback fire in its time, often
+ * before the caller has read the stream as far as that block. So what they
+ * say is kept here, and a call's `pre_tool_call` is recorded when both the
+ * caller read its block and a hook said the CLI took it up, whichever comes
+ * second (then whatever the hooks already said), or at the latest when the
+ * reply that asked for it ends (a call the CLI refused before any hook, for
+ * input that does not fit the tool's schema). What they say later is
+ * recorded as it comes.
  *
  * @module
  */
@@ -62,6 +65,8 @@ interface ToolState {
   approvals: Approval[];
   /** Its approval was denied (with this reason): the call never ran, and its error result is the text the model was told. */
   denied?: string;
+  /** A hook or an approval said the CLI took the call up: it starts it as soon as its block is complete, mid-reply. */
+  begun: boolean;
 }
 
 /**
@@ -91,7 +96,7 @@ export class ToolBook {
   #state(id: string): ToolState {
     let state = this.#tools.get(id);
     if (state === undefined) {
-      state = { id, ended: false, approvals: [] };
+      state = { id, ended: false, approvals: [], begun: false };
       this.#tools.set(id, state);
     }
     return state;
@@ -102,14 +107,23 @@ export class ToolBook {
     return this.#agentCalls.get(id);
   }
 
-  /** `PreToolUse`: what was called, kept until the call is recorded. */
+  /** `PreToolUse` (or a later hook of the call): the CLI took the call up; what was called is kept until the call is recorded. */
   announced(id: string, name: unknown, input: unknown): void {
     const state = this.#state(id);
+    state.begun = true;
     state.name ??= nonEmptyString(name);
     if (state.input === undefined) state.input = input;
   }
 
-  /** The model request that asked for the call was recorded: so is the call, then what is known of it. */
+  /** Whether a hook or an approval said the CLI took the call up (not a sub-agent's call: those come from transcripts). */
+  begun(id: string): boolean {
+    return this.#tools.get(id)?.begun === true;
+  }
+
+  /**
+   * The call is recorded (once): the caller read the block that asks for it and the CLI took it up, or the reply
+   * that asked for it ended; then what is known of it.
+   */
   start(id: string, name: string, args: unknown, run: AgentRun, apiRequestId: string): void {
     const state = this.#state(id);
     if (state.run !== undefined) return;
@@ -149,6 +163,7 @@ export class ToolBook {
 
   approval(id: string, approval: Approval): void {
     const state = this.#state(id);
+    state.begun = true;
     if (approval.kind === 'response' && !approval.approved) state.denied ??= approval.description ?? 'denied';
     state.approvals.push(approval);
     if (state.run !== undefined) this.#flushApprovals(state);
@@ -187,6 +202,13 @@ export class ToolBook {
     run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
   }
 
+  /** A recorded call still open ends: denied when it was, with the tool's output when it returned, else interrupted (`text`). */
+  #endAsItStands(state: ToolState, text: string): void {
+    if (state.run === undefined || state.ended) return;
+    state.outcome ??= state.denied !== undefined ? { failed: true } : state.response !== undefined ? { failed: false, result: state.response } : { failed: true, interrupted: true, error: text };
+    this.#end(state);
+  }
+
   /** A sub-agent was stopped: the calls its run started and that have no outcome end interrupted, with this text. */
   interruptOpen(run: AgentRun, text: string): void {
     for (const state of [...this.#tools.values()]) {
@@ -196,19 +218,19 @@ export class ToolBook {
     }
   }
 
-  /** The query ended: calls still open end as interrupted (or denied, when they were); nothing is kept. */
-  close(): void {
-    for (const state of this.#tools.values()) {
-      if (state.run !== undefined && !state.ended) {
-        state.outcome ??=
-          state.denied !== undefined
-            ? { failed: true }
-            : state.response !== undefined
-              ? { failed: false, result: state.response }
-              : { failed: true, interrupted: true, error: 'the query ended before the tool returned' };
-        this.#end(state);
-      }
+  /** These calls get no result (`text` says why): those recorded end as they stand, the others are forgotten. */
+  abandon(ids: readonly string[], text: string): void {
+    for (const id of ids) {
+      const state = this.#tools.get(id);
+      if (state === undefined) continue;
+      if (state.run === undefined) this.#tools.delete(id);
+      else this.#endAsItStands(state, text);
     }
+  }
+
+  /** The query ended: calls still open end as they stand; nothing is kept. */
+  close(): void {
+    for (const state of this.#tools.values()) this.#endAsItStands(state, 'the query ended before the tool returned');
     this.#tools.clear();
     this.#agentCalls.clear();
   }

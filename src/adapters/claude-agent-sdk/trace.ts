@@ -12,14 +12,15 @@
  * same `api_request_id`.
  *
  * Everything is recorded in the order the caller reads the stream, except
- * what hooks add once it can no longer come too early (a tool's end after
- * its start). See `tools.ts` and `subagents.ts`.
+ * what hooks add once it can no longer come too early: a tool's start once
+ * the caller read its block (the CLI starts it then, mid-reply), its end
+ * after its start. See `tools.ts` and `subagents.ts`.
  *
  * @module
  */
 
 import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
-import type { ChatMessage } from '../core/shapes.ts';
+import type { CallOfTool, ChatMessage } from '../core/shapes.ts';
 import {
   ApiAttemptError,
   AssistantBlocks,
@@ -314,6 +315,18 @@ export class QueryTrace {
       if (streaming === undefined) return;
     }
     streaming.blocks.add(message.content);
+    this.#startBegun(streaming);
+  }
+
+  /** The calls of the reply being read whose block the caller has read and which the CLI took up: they run already. */
+  #startBegun(streaming: Streaming): void {
+    for (const tool of streaming.blocks.toolCalls) if (this.#tools.begun(tool.id)) this.#startTool(tool, streaming.call);
+  }
+
+  #startTool(tool: CallOfTool, call: ApiCall): void {
+    this.#tools.start(tool.id, tool.name, tool.arguments, call.run, call.ids.api_request_id);
+    const agent = AGENT_TOOLS.has(tool.name) ? this.#agents.byToolUse(tool.id) : undefined;
+    if (agent !== undefined) this.#advance(agent);
   }
 
   #requestEnded(): void {
@@ -331,20 +344,19 @@ export class QueryTrace {
       id: streaming.id,
     });
     this.#history.push(blocks.chatMessage());
-    for (const tool of blocks.toolCalls) {
-      this.#tools.start(tool.id, tool.name, tool.arguments, call.run, call.ids.api_request_id);
-      const agent = AGENT_TOOLS.has(tool.name) ? this.#agents.byToolUse(tool.id) : undefined;
-      if (agent !== undefined) this.#advance(agent);
-    }
+    // The calls not started yet: the CLI took them up after the reply, or refused them before any hook.
+    for (const tool of blocks.toolCalls) this.#startTool(tool, call);
   }
 
   #failedAttempt(error: ApiAttemptError): void {
     if (this.#streaming !== undefined) {
       // The stream broke off mid-response and the request is retried.
-      const { call } = this.#streaming;
+      const { call, blocks } = this.#streaming;
       this.#streaming = undefined;
       call.attemptError(error);
       this.#retrying = call;
+      // The CLI drops the calls that reply asked for, those it had started too: no result of theirs comes.
+      this.#tools.abandon(blocks.toolCalls.map((tool) => tool.id), 'the reply that asked for it broke off; the request was retried');
       return;
     }
     const announced = this.#announced;
@@ -563,7 +575,10 @@ export class QueryTrace {
     const toolUseId = nonEmptyString(input.tool_use_id);
     switch (input.hook_event_name) {
       case 'PreToolUse':
-        if (toolUseId !== undefined) this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
+        if (toolUseId === undefined) break;
+        this.#tools.announced(toolUseId, input.tool_name, input.tool_input);
+        // The CLI starts the call now; when the caller has already read its block, so does its span.
+        if (agentId === undefined && this.#streaming !== undefined) this.#startBegun(this.#streaming);
         break;
       case 'PostToolUse':
         if (toolUseId === undefined) break;

@@ -5,6 +5,8 @@
 // streamGenerateContent, each as JSON or as an SSE stream, plus their error
 // bodies. Every request is kept,
 // so a test can compare what the trajectory says was sent with what was.
+import { wallMs } from '../../support/doc-snippets.ts';
+import { paced } from '../../support/paced-wire.ts';
 
 /** One assistant turn, as a provider would return it. */
 export interface Turn {
@@ -32,7 +34,8 @@ export interface Usage {
 
 export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini';
 
-type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array> };
+/** `holdMs`: how long the answer takes, paced by test/support/paced-wire.ts. */
+type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array>; holdMs?: number | undefined };
 
 export interface Request {
   url: string;
@@ -51,8 +54,10 @@ export class FakeProvider {
     this.requests.push({ url, body });
     const next = this.#replies.shift();
     if (next === undefined) throw new Error(`FakeProvider: no reply scripted for request ${this.requests.length} (${url})`);
+    const askedMs = wallMs();
     const reply = await next(init?.signal ?? undefined);
-    return new Response(reply.body, { status: reply.status, headers: reply.headers });
+    const response = new Response(reply.body, { status: reply.status, headers: reply.headers });
+    return reply.holdMs === undefined ? response : paced(response, { lastByteMs: reply.holdMs }, askedMs);
   };
 
   /**
@@ -67,15 +72,12 @@ export class FakeProvider {
    */
   reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; cut?: 'reset' | Record<string, unknown>; holdMs?: number } = {}): this {
     this.#replies.push(async (signal) => {
-      if (options.stream !== true) {
-        if (options.holdMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.holdMs));
-        return json(body(wire, turn));
-      }
+      if (options.stream !== true) return { ...json(body(wire, turn)), holdMs: options.holdMs };
       const frames = events(wire, turn);
       const half = frames.slice(0, Math.ceil(frames.length / 2));
       if (options.hang === true) return sse(half, { hangUntil: signal });
       if (options.cut === 'reset') return sse(half, { reset: true });
-      return sse(options.cut === undefined ? frames : [...half, { data: options.cut }], { paceMs: options.holdMs });
+      return { ...sse(options.cut === undefined ? frames : [...half, { data: options.cut }]), holdMs: options.holdMs };
     });
     return this;
   }
@@ -116,15 +118,13 @@ const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'P
 /**
  * An SSE body; with `hangUntil`, it stays open after the frames until that
  * signal aborts; with `reset`, it fails after the frames, as a body whose
- * connection was reset does; with `paceMs`, the first frame comes at once
- * and the others one by one over that time.
+ * connection was reset does.
  */
-function sse(frames: Array<{ event?: string; data: unknown }>, end: { hangUntil?: AbortSignal | undefined; reset?: boolean; paceMs?: number | undefined } = {}): Reply {
+function sse(frames: Array<{ event?: string; data: unknown }>, end: { hangUntil?: AbortSignal | undefined; reset?: boolean } = {}): Reply {
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
-      for (const [index, frame] of frames.entries()) {
-        if (index > 0 && end.paceMs !== undefined) await new Promise((resolve) => setTimeout(resolve, end.paceMs! / (frames.length - 1)));
+      for (const frame of frames) {
         const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
         controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
       }

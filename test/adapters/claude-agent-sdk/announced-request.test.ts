@@ -10,7 +10,7 @@
 // test/slow/claude-agent-sdk-timing.test.ts).
 import { describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../../src/adapters/claude-agent-sdk/index.ts';
-import { spans } from '../timing-checks-paced.ts';
+import { spans } from '../timing-checks.ts';
 import { MODEL, reply, type Message } from './scripted.ts';
 import { expectNothingLost, expectRetriedFirstCall, recordedPlugin } from '../support.ts';
 

@@ -5,30 +5,19 @@
 // Each trajectory is checked against what the program did: the user input,
 // every request's input, the reported model, tool calls by id, reasoning,
 // and tokens equal to the SDK's own `result.state.usage`.
-import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, OpenAIChatCompletionsModel, Runner, run, setDefaultOpenAIClient, tool } from '@openai/agents';
-import * as z from 'zod';
-import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { describe, expect, it } from 'vitest';
+import { Agent, OpenAIChatCompletionsModel, Runner, run, setDefaultOpenAIClient } from '@openai/agents';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
-import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
 import { dated, FakeOpenAI } from './wire.ts';
 
 // The default provider keeps the first default client it is given: one fake for the file.
 const defaultApi = new FakeOpenAI();
 setDefaultOpenAIClient(defaultApi.client());
 
-let uninstall: (() => void) | undefined;
-afterEach(() => {
-  uninstall?.();
-  uninstall = undefined;
-});
+const instrument = instrumentEachTest();
 
-const getWeather = tool({
-  name: 'get_weather',
-  description: 'Get the weather for a given city',
-  parameters: z.object({ city: z.string() }),
-  execute: async ({ city }) => `The weather in ${city} is sunny.`,
-});
+const getWeather = weatherTool();
 
 describe('OpenAI Agents SDK on OpenAI models', () => {
   for (const tracing of TRACING) {
@@ -48,7 +37,7 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
         ],
       });
       const recorded = recordedPlugin('agents-responses');
-      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      instrument(recorded.hooks);
 
       const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: 'gpt-4.1', tools: [getWeather] });
       const result = await run(agent, 'What is the weather in Tokyo and Paris?');
@@ -106,7 +95,7 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
         ],
       });
       const recorded = recordedPlugin('agents-chat');
-      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      instrument(recorded.hooks);
       const agent = new Agent({
         name: 'Chat Weather',
         instructions: 'Answer about the weather.',

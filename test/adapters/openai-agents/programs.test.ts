@@ -2,29 +2,19 @@
 // handoffs, agents as tools), on OpenAIResponsesModel over the real openai
 // client and a fake fetch, with tracing on and off. Each trajectory is
 // checked against what the program did.
-import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, run, setDefaultOpenAIClient, tool } from '@openai/agents';
+import { describe, expect, it } from 'vitest';
+import { Agent, run, setDefaultOpenAIClient } from '@openai/agents';
 import * as z from 'zod';
-import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
-import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
 import { dated, FakeOpenAI } from './wire.ts';
 
 const api = new FakeOpenAI();
 setDefaultOpenAIClient(api.client());
 
-let uninstall: (() => void) | undefined;
-afterEach(() => {
-  uninstall?.();
-  uninstall = undefined;
-});
+const instrument = instrumentEachTest();
 
-const getWeather = tool({
-  name: 'get_weather',
-  description: 'Get the weather for a given city',
-  parameters: z.object({ city: z.string() }),
-  execute: async ({ city }) => `The weather in ${city} is sunny.`,
-});
+const getWeather = weatherTool();
 
 describe('OpenAI Agents SDK programs', () => {
   for (const tracing of TRACING) {
@@ -37,7 +27,7 @@ describe('OpenAI Agents SDK programs', () => {
         ],
       });
       const recorded = recordedPlugin('agents-stream');
-      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      instrument(recorded.hooks);
       const agent = new Agent({ name: 'Streamer', instructions: 'Be brief.', model: 'gpt-4.1', tools: [getWeather] });
       const result = await run(agent, 'How is Rome?', { stream: true });
       let text = '';
@@ -65,7 +55,7 @@ describe('OpenAI Agents SDK programs', () => {
       const answer = { city: 'Lima', temperature_c: 19, conditions: 'cloudy' };
       api.load({ 'gpt-4.1-mini': [{ text: JSON.stringify(answer), usage: { input: 40, output: 15 } }] });
       const recorded = recordedPlugin('agents-structured');
-      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      instrument(recorded.hooks);
       const Report = z.object({ city: z.string(), temperature_c: z.number(), conditions: z.string() });
       const agent = new Agent({ name: 'Reporter', instructions: 'Report the weather.', model: 'gpt-4.1-mini', outputType: Report });
       const result = await run(agent, 'Weather report for Lima.');
@@ -89,7 +79,7 @@ describe('OpenAI Agents SDK programs', () => {
         'gpt-4.1': [{ text: '¡Hola! Hace sol en Madrid.', usage: { input: 90, output: 10, cached: 64 } }],
       });
       const recorded = recordedPlugin('agents-handoff');
-      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      instrument(recorded.hooks);
       const spanishAgent = new Agent({ name: 'Spanish Agent', instructions: 'You only speak Spanish.', model: 'gpt-4.1', handoffDescription: 'Speaks Spanish' });
       const englishAgent = new Agent({ name: 'English Agent', instructions: 'You only speak English.', model: 'gpt-4.1', handoffDescription: 'Speaks English' });
       const triageAgent = new Agent({
@@ -142,7 +132,7 @@ describe('OpenAI Agents SDK programs', () => {
         ],
       });
       const recorded = recordedPlugin('agents-as-tools');
-      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      instrument(recorded.hooks);
       const spanish = new Agent({ name: 'spanish_agent', instructions: 'Translate to Spanish.', model: 'gpt-4.1-nano' });
       const french = new Agent({ name: 'french_agent', instructions: 'Translate to French.', model: 'gpt-4.1-nano' });
       const orchestrator = new Agent({
@@ -194,7 +184,7 @@ describe('OpenAI Agents SDK programs', () => {
       'gpt-4.1-nano': [{ text: 'Gracias', usage: { input: 12, output: 2 } }],
     });
     const recorded = recordedPlugin('agents-subagent-files', 'memory', { atifSubagentExportMode: 'all' });
-    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    instrument(recorded.hooks);
     const spanish = new Agent({ name: 'spanish_agent', instructions: 'Translate to Spanish.', model: 'gpt-4.1-nano' });
     const orchestrator = new Agent({ name: 'orchestrator_agent', instructions: 'Translate.', model: 'gpt-4.1', tools: [spanish.asTool({ toolName: 'translate_to_spanish', toolDescription: 'Translate to Spanish' })] });
     await run(orchestrator, 'Say thank you in Spanish.');

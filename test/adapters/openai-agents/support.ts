@@ -1,9 +1,12 @@
 // Readers for what the Agents SDK programs recorded: ATIF steps, tool calls
 // and observations by call id, token totals, the hooks as emitted; and the
 // two tracing set-ups every program runs under.
-import { setTraceProcessors, setTracingDisabled } from '@openai/agents';
-import { expect } from 'vitest';
+import { setTraceProcessors, setTracingDisabled, tool } from '@openai/agents';
+import { afterEach, expect } from 'vitest';
+import * as z from 'zod';
+import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import type { HookRegistry } from '../../../src/hooks/registry.ts';
 import type { AtifDoc, Recorded } from '../support.ts';
 
 export type Tracing = 'tracing on' | 'tracing off';
@@ -15,6 +18,23 @@ export function useTracing(mode: Tracing): void {
   // No exporter: nothing leaves the machine whichever the mode.
   setTraceProcessors([]);
   setTracingDisabled(mode === 'tracing off');
+}
+
+/** `instrument(hooks)` in a test: the SDK instrumented for it, and uninstalled after it, also when it failed. */
+export function instrumentEachTest(): (hooks: HookRegistry) => void {
+  let uninstall: (() => void) | undefined;
+  afterEach(() => {
+    uninstall?.();
+    uninstall = undefined;
+  });
+  return (hooks) => {
+    uninstall = instrumentOpenAIAgents(hooks);
+  };
+}
+
+/** The docs' weather tool; it answers at once unless the test gives its own `execute`. */
+export function weatherTool(execute: (input: { city: string }) => Promise<string> = async ({ city }) => `The weather in ${city} is sunny.`) {
+  return tool({ name: 'get_weather', description: 'Get the weather for a given city', parameters: z.object({ city: z.string() }), execute });
 }
 
 export type Step = Record<string, any>;

@@ -5,56 +5,41 @@
 // stream whose first event waits 200 ms and whose last goes at 500 ms),
 // and a tool that awaits 200 ms. The spans in the ATOF file, the ATIF
 // steps' stamps and `view`'s durations are checked against the server's
-// and the tool's own clocks (test/adapters/timing-checks-paced.ts), with tracing
+// and the tool's own clocks (test/adapters/timing-checks.ts), with tracing
 // on and off, on each backend.
 import OpenAI from 'openai';
-import { Agent, run, setDefaultOpenAIClient, tool } from '@openai/agents';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import * as z from 'zod';
-import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
-import { loopbackApi } from '../../support/doc-snippets.ts';
-import { paced, wallMs, type Pace, type Served } from '../../support/paced-wire.ts';
+import { Agent, run, setDefaultOpenAIClient } from '@openai/agents';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
+import { paced, type Pace } from '../../support/paced-wire.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
-import { checkTimes, type ToolRun } from '../timing-checks-paced.ts';
-import { onlyTrajectory, TRACING, useTracing } from './support.ts';
+import { checkTimes, timedTool, type ProgramTimes } from '../timing-checks.ts';
+import { onlyTrajectory, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
 const JSON_PACE: Pace = { lastByteMs: 300 };
 const STREAM_PACE: Pace = { firstByteMs: 200, lastByteMs: 500 };
-const TOOL_MS = 200;
 
 const api = new FakeOpenAI();
-const served: Served[] = [];
-const toolRuns: ToolRun[] = [];
-let server: { url: string; close(): Promise<void> };
+const toolRuns: Array<ProgramTimes['tool']> = [];
+let server: Awaited<ReturnType<typeof loopbackApi>>;
 beforeAll(async () => {
   server = await loopbackApi(async (url, init) => {
-    const request: Served = { path: new URL(url).pathname, stream: /"stream":\s*true/.test(init.body), receivedMs: wallMs() };
-    served.push(request);
-    return paced(await api.fetch(url, init), request.stream ? STREAM_PACE : JSON_PACE, request);
+    const receivedMs = wallMs();
+    return paced(await api.fetch(url, init), /"stream":\s*true/.test(init.body) ? STREAM_PACE : JSON_PACE, receivedMs);
   });
   // The SDK's default client, as a program that sets its own: the real openai client, its retries off.
   setDefaultOpenAIClient(new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: `${server.url}/v1`, maxRetries: 0 }));
 });
 afterAll(() => server.close());
 
-let uninstall: (() => void) | undefined;
-afterEach(() => {
-  uninstall?.();
-  uninstall = undefined;
-});
+const instrument = instrumentEachTest();
 
-const getWeather = tool({
-  name: 'get_weather',
-  description: 'Get the weather for a given city',
-  parameters: z.object({ city: z.string() }),
-  execute: async ({ city }) => {
-    const ran: ToolRun = { startMs: wallMs() };
-    toolRuns.push(ran);
-    await new Promise((resolve) => setTimeout(resolve, TOOL_MS));
-    ran.endMs = wallMs();
-    return `The weather in ${city} is sunny.`;
-  },
+const getWeather = weatherTool(async ({ city }) => {
+  const ran = { startMs: 0, endMs: 0 };
+  toolRuns.push(ran);
+  await timedTool(ran);
+  return `The weather in ${city} is sunny.`;
 });
 
 describe('OpenAI Agents SDK: the times a recorded run says are the times it took', () => {
@@ -63,7 +48,7 @@ describe('OpenAI Agents SDK: the times a recorded run says are the times it took
       for (const stream of [false, true]) {
         it(`${stream ? 'run(agent, input, { stream: true })' : 'run(agent, input)'}, ${tracing}, ${backend} backend`, async () => {
           useTracing(tracing);
-          served.length = 0;
+          server.exchanges.length = 0;
           toolRuns.length = 0;
           api.load({
             'gpt-4.1': [
@@ -72,9 +57,9 @@ describe('OpenAI Agents SDK: the times a recorded run says are the times it took
             ],
           });
           const recorded = recordedPlugin('agents-timing', backend);
-          uninstall = instrumentOpenAIAgents(recorded.hooks);
+          instrument(recorded.hooks);
           const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: 'gpt-4.1', tools: [getWeather] });
-          const startedMs = wallMs();
+          const runStartMs = wallMs();
           let answer: unknown;
           if (stream) {
             const result = await run(agent, 'What is the weather in Tokyo?', { stream: true });
@@ -85,11 +70,11 @@ describe('OpenAI Agents SDK: the times a recorded run says are the times it took
           } else {
             answer = (await run(agent, 'What is the weather in Tokyo?')).finalOutput;
           }
-          const endedMs = wallMs();
+          const runEndMs = wallMs();
           expect(answer).toBe('It is sunny in Tokyo.');
-          expect(served.map((request) => [request.path, request.stream])).toEqual([
-            ['/v1/responses', stream],
-            ['/v1/responses', stream],
+          expect(api.requests.map((request) => [request.api, request.body.stream === true])).toEqual([
+            ['responses', stream],
+            ['responses', stream],
           ]);
           expect(toolRuns).toHaveLength(1);
 
@@ -97,7 +82,7 @@ describe('OpenAI Agents SDK: the times a recorded run says are the times it took
           expectNothingLost(counters);
           const pace = stream ? STREAM_PACE : JSON_PACE;
           // In process: each span starts as the SDK calls the model, before the request leaves.
-          checkTimes(atof, onlyTrajectory(atif), { served, answerMs: pace.lastByteMs, tools: toolRuns, toolMs: TOOL_MS, startedMs, endedMs, announceMs: 5 });
+          checkTimes(atof, onlyTrajectory(atif), { runStartMs, runEndMs, exchanges: server.exchanges, answerMs: pace.lastByteMs, tool: toolRuns[0]!, streamed: stream });
         }, 30_000);
       }
     }
