@@ -35,7 +35,8 @@ beforeAll(async () => {
   server = await loopbackApi(async (url, init) => {
     const stream = /"stream":\s*true/.test(init.body);
     streamedRequests.push(stream);
-    return paced(await api.fetch(url, init), { lastByteMs: HOLD_MS }, { path: new URL(url).pathname, stream, receivedMs: wallMs() });
+    const receivedMs = wallMs();
+    return paced(await api.fetch(url, init), { lastByteMs: HOLD_MS }, receivedMs);
   });
   client = new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: `${server.url}/v1`, maxRetries: 0 });
   collector = await startHttpReceiver();
