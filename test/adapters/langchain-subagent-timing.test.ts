@@ -9,43 +9,29 @@
 // the memory backend, and the native one where it loads; and a model that
 // calls that tool twice in one message, whose two sub-agents run at once, with the spans also
 // exported over OTLP to a loopback collector.
-import type { BaseMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { createAgent } from 'langchain';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { sleep } from '../../src/shared/timers.ts';
-import { loopbackApi, wallMs } from '../support/doc-snippets.ts';
-import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
-import { FakeProvider } from './ai-sdk/wire.ts';
-import { backends, expectNothingLost, recordedPlugin } from './support.ts';
+import { wallMs } from '../support/doc-snippets.ts';
+import { backends, recordedPlugin } from './support.ts';
 import { HOLD_MS, TOOL_MS } from './timing-checks.ts';
-import { checkParallelSubagents, checkSubagentTimes } from './timing-subagent-checks.ts';
+import { runLangchainAgent, timingLoopback } from './timing-programs.ts';
+import { finishParallelSubagents, finishSubagentRun } from './timing-subagent-checks.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 
-let api = new FakeProvider();
-let server: Awaited<ReturnType<typeof loopbackApi>>;
-let collector: Receiver;
-beforeAll(async () => {
-  server = await loopbackApi((url, init) => api.fetch(url, init));
-  collector = await startHttpReceiver();
-});
-afterAll(async () => {
-  await server.close();
-  await collector.close();
-});
+const loopback = timingLoopback();
 
 describe('LangChain: an agent invoked inside a tool keeps the times it really took', () => {
   for (const backend of backends()) {
     for (const streamed of [false, true]) {
       it(`createAgent ${streamed ? '.stream (messages)' : '.invoke'} whose tool invokes an agent on ${backend}: the sub-agent sits inside the call, its calls as long as they took`, async () => {
-        api = new FakeProvider();
-        server.exchanges.length = 0;
-        collector.requests.length = 0;
+        const api = loopback.reset();
+        const { server, collector } = loopback;
         const hold = { stream: streamed, holdMs: HOLD_MS };
         api.reply('chat', { id: 'chatcmpl-1', model: GPT, toolCalls: [{ id: 'call_research', name: 'research', args: { city: 'Paris' } }], usage: { input: 90, output: 14 } }, hold);
         api.reply('chat', { id: 'chatcmpl-2', model: GPT, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { input: 60, output: 12 } }, hold);
@@ -78,35 +64,16 @@ describe('LangChain: an agent invoked inside a tool keeps the times it really to
           { name: 'research', description: 'Ask the weather agent', schema: z.object({ city: z.string() }) },
         );
         const lead = createAgent({ model: model(), tools: [research], name: 'lead' });
-        const input = { messages: [{ role: 'user', content: 'What is the weather in Paris?' }] };
-        const config = { callbacks: [handler], configurable: { thread_id: 'user-42' } };
 
-        const runStartMs = wallMs();
-        let messages: BaseMessage[];
-        if (streamed) {
-          let last: { messages: BaseMessage[] } | undefined;
-          for await (const [kind, chunk] of await lead.stream(input, { ...config, streamMode: ['messages', 'values'] })) if (kind === 'values') last = chunk as { messages: BaseMessage[] };
-          messages = last!.messages;
-        } else {
-          messages = (await lead.invoke(input, config)).messages;
-        }
-        const runEndMs = wallMs();
-        handler.close(); // closes the thread's session
-        const closedMs = wallMs();
+        const { messages, ...run } = await runLangchainAgent(lead, handler, streamed);
         expect(messages.at(-1)?.content).toBe('It is sunny in Paris.');
         // The parent's streaming reaches the sub-agent's model through the tool's config, so all four stream or none.
         expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed, streamed, streamed]);
 
-        const { atof, atif, counters } = await recorded.finish();
-        expectNothingLost(counters);
-        expect(atif).toHaveLength(1);
-        expect(validateAtif(atif[0]!)).toEqual([]);
-        checkSubagentTimes(atof, atif[0]!, {
-          parent: { runStartMs, runEndMs, closedMs, tool: parentTool, streamed },
+        await finishSubagentRun(recorded, {
+          parent: { ...run, tool: parentTool, streamed },
           sub: { ...sub, tool: subTool, streamed },
-          exchanges: server.exchanges,
-          otlp: collector.spans(),
-        });
+        }, loopback);
       }, 60_000);
     }
   }
@@ -115,8 +82,8 @@ describe('LangChain: an agent invoked inside a tool keeps the times it really to
 describe('LangChain: two agents invoked at once by one tool keep their own times', () => {
   for (const backend of backends()) {
     it(`one message calling the tool twice on ${backend}: each sub-agent sits inside its own call, with its own calls' times`, async () => {
-      api = new FakeProvider();
-      server.exchanges.length = 0;
+      const api = loopback.reset();
+      const { server } = loopback;
       const hold = { holdMs: HOLD_MS };
       const usage = { input: 60, output: 10 };
       api.reply('chat', { id: 'chatcmpl-1', model: GPT, toolCalls: [{ id: 'call_paris', name: 'research', args: { city: 'Paris' } }, { id: 'call_rome', name: 'research', args: { city: 'Rome' } }], usage }, hold);
@@ -153,11 +120,7 @@ describe('LangChain: two agents invoked at once by one tool keep their own times
       // The sub-agents really ran at once: the second asked before the first had its answer.
       expect(server.exchanges[2]!.receivedMs).toBeLessThan(server.exchanges[1]!.lastByteMs);
 
-      const { atof, atif, counters } = await recorded.finish();
-      expectNothingLost(counters);
-      expect(atif).toHaveLength(1);
-      expect(validateAtif(atif[0]!)).toEqual([]);
-      checkParallelSubagents(atof, atif[0]!, toolRuns);
+      await finishParallelSubagents(recorded, toolRuns);
     }, 60_000);
   }
 });

@@ -16,11 +16,12 @@ import { treeFromAtif } from '../../src/cli/view/from-atif.ts';
 import { treesFromAtof } from '../../src/cli/view/from-atof.ts';
 import type { ViewNode } from '../../src/cli/view/model.ts';
 import type { AtofEvent as WrittenEvent } from '../../src/formats/atof/types.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { parseTimestamp } from '../../src/shared/clock.ts';
 import { sleep } from '../../src/shared/timers.ts';
 import { wallMs, type LoopbackExchange } from '../support/doc-snippets.ts';
 import type { DecodedSpan } from '../support/otlp-receiver.ts';
-import type { AtifDoc, AtofEvent } from './support.ts';
+import { expectNothingLost, type AtifDoc, type AtofEvent, type Recorded } from './support.ts';
 
 /** How long the provider holds each answer, and the tool runs (ms): the defaults of `answerMs` and `toolMs`. */
 export const HOLD_MS = 300;
@@ -234,3 +235,12 @@ export async function timedTool<T = void>(run: ProgramTimes['tool'], work: () =>
   return answer;
 }
 
+
+/** A timed run's files once its plugin finished: nothing lost, one trajectory, and that one valid. */
+export async function finishedRun(recorded: Recorded): Promise<{ atof: AtofEvent[]; doc: AtifDoc }> {
+  const { atof, atif, counters } = await recorded.finish();
+  expectNothingLost(counters);
+  expect(atif).toHaveLength(1);
+  expect(validateAtif(atif[0]!)).toEqual([]);
+  return { atof, doc: atif[0]! };
+}

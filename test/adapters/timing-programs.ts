@@ -15,12 +15,11 @@ import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import type { HookRegistry } from '../../src/hooks/registry.ts';
 import { sleep } from '../../src/shared/timers.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { loopbackApi, wallMs } from '../support/doc-snippets.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 import { FakeProvider } from './ai-sdk/wire.ts';
-import { backends, expectNothingLost, recordedPlugin } from './support.ts';
-import { checkTimes, HOLD_MS, TOOL_MS, timedTool, type ProgramTimes } from './timing-checks.ts';
+import { backends, recordedPlugin } from './support.ts';
+import { checkTimes, finishedRun, HOLD_MS, TOOL_MS, timedTool, type ProgramTimes } from './timing-checks.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -63,16 +62,8 @@ export async function aiSdkProgram({ hooks, api, serverUrl, streamed, work }: Pr
   const call = { model: openai('gpt-4o'), tools: { weather }, stopWhen: stepCountIs(5), prompt: 'What is the weather in Paris?' };
 
   const runStartMs = wallMs();
-  let text: string;
-  if (streamed) {
-    const result = streamText(call);
-    let read = '';
-    for await (const delta of result.textStream) read += delta;
-    text = await result.text;
-    expect(read).toBe(text);
-  } else {
-    text = (await generateText(call)).text;
-  }
+  const { text, read } = await aiSdkText(call, streamed);
+  if (streamed) expect(read).toBe(text);
   const runEndMs = wallMs();
   uninstall(); // closes the session
   const closedMs = wallMs();
@@ -98,9 +89,36 @@ export async function langchainProgram({ hooks, api, serverUrl, streamed, work }
     tools: [getWeather],
     name: 'weather_agent',
   });
+  const { messages, ...run } = await runLangchainAgent(agent, handler, streamed);
+  expect(messages.at(-1)?.content).toBe('It is sunny in Paris.');
+  expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed]);
+  return { ...run, tool: toolRun, streamed };
+}
+
+/**
+ * An AI SDK call run to its text: generateText, or streamText with its text stream read to the end (`read`, what the
+ * stream delivered, for a program that checks it against the final text).
+ */
+export async function aiSdkText(call: Parameters<typeof generateText>[0] & Parameters<typeof streamText>[0], streamed: boolean): Promise<{ text: string; read?: string }> {
+  if (!streamed) return { text: (await generateText(call)).text };
+  const result = streamText(call);
+  let read = '';
+  for await (const delta of result.textStream) read += delta;
+  return { text: await result.text, read };
+}
+
+/**
+ * A createAgent run as the docs run one, with the handler, on thread `user-42`, asking for Paris's weather: invoked, or
+ * streamed (`streamMode: "messages"`, the last `values` chunk its state); then the handler closed, which closes the
+ * thread's session. Its messages, and when it started, returned and closed.
+ */
+export async function runLangchainAgent(
+  agent: { invoke: ReturnType<typeof createAgent>['invoke']; stream: ReturnType<typeof createAgent>['stream'] },
+  handler: NemoRelayCallbackHandler,
+  streamed: boolean,
+): Promise<{ messages: BaseMessage[]; runStartMs: number; runEndMs: number; closedMs: number }> {
   const input = { messages: [{ role: 'user', content: 'What is the weather in Paris?' }] };
   const config = { callbacks: [handler], configurable: { thread_id: 'user-42' } };
-
   const runStartMs = wallMs();
   let messages: BaseMessage[];
   if (streamed) {
@@ -112,20 +130,20 @@ export async function langchainProgram({ hooks, api, serverUrl, streamed, work }
   }
   const runEndMs = wallMs();
   handler.close(); // closes the thread's session
-  const closedMs = wallMs();
-  expect(messages.at(-1)?.content).toBe('It is sunny in Paris.');
-  expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed]);
-  return { runStartMs, runEndMs, closedMs, tool: toolRun, streamed };
+  return { messages, runStartMs, runEndMs, closedMs: wallMs() };
 }
 
-/**
- * The timing test of one program: on each backend, its answers whole and
- * streamed (`modes` names the two calls), against a loopback provider (a
- * FakeProvider behind loopbackApi) and an OTLP collector the file starts and
- * closes; its files complete and valid, and `checkTimes` on them with the
- * server's exchanges and the spans the plugin exported.
- */
-export function describeTimes(framework: string, label: string, modes: readonly [whole: string, streamed: string], program: (setup: ProgramSetup) => Promise<ProgramRun>): void {
+/** The loopback provider and OTLP collector a timing test file starts and closes; `reset` gives each test a fresh provider and empties both logs. */
+export interface TimingLoopback {
+  readonly api: FakeProvider;
+  readonly server: Awaited<ReturnType<typeof loopbackApi>>;
+  readonly collector: Receiver;
+  reset(): FakeProvider;
+}
+
+/** Starts (beforeAll) and closes (afterAll) a timing test file's loopback provider, serving the latest `reset`'s FakeProvider, and its OTLP collector. */
+export function timingLoopback(): TimingLoopback {
+  let api = new FakeProvider();
   let server: Awaited<ReturnType<typeof loopbackApi>>;
   let collector: Receiver;
   beforeAll(async () => {
@@ -136,22 +154,45 @@ export function describeTimes(framework: string, label: string, modes: readonly 
     await server.close();
     await collector.close();
   });
-  let api = new FakeProvider();
+  return {
+    get api() {
+      return api;
+    },
+    get server() {
+      return server;
+    },
+    get collector() {
+      return collector;
+    },
+    reset() {
+      api = new FakeProvider();
+      server.exchanges.length = 0;
+      collector.requests.length = 0;
+      return api;
+    },
+  };
+}
+
+/**
+ * The timing test of one program: on each backend, its answers whole and
+ * streamed (`modes` names the two calls), against a loopback provider (a
+ * FakeProvider behind loopbackApi) and an OTLP collector the file starts and
+ * closes; its files complete and valid, and `checkTimes` on them with the
+ * server's exchanges and the spans the plugin exported.
+ */
+export function describeTimes(framework: string, label: string, modes: readonly [whole: string, streamed: string], program: (setup: ProgramSetup) => Promise<ProgramRun>): void {
+  const loopback = timingLoopback();
   describe(`${framework}: the recorded times are when the program did each thing`, () => {
     for (const backend of backends()) {
       for (const streamed of [false, true]) {
         it(`${modes[streamed ? 1 : 0]} on ${backend}: each model call spans its exchange, the tool its run`, async () => {
-          api = new FakeProvider();
-          server.exchanges.length = 0;
-          collector.requests.length = 0;
+          const api = loopback.reset();
+          const { server, collector } = loopback;
           const recorded = recordedPlugin(`${label}-${streamed ? 'stream' : 'whole'}`, backend, { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` });
           const run = await program({ hooks: recorded.hooks, api, serverUrl: server.url, streamed });
 
-          const { atof, atif, counters } = await recorded.finish();
-          expectNothingLost(counters);
-          expect(atif).toHaveLength(1);
-          expect(validateAtif(atif[0]!)).toEqual([]);
-          checkTimes(atof, atif[0]!, { ...run, exchanges: server.exchanges, otlp: collector.spans() });
+          const { atof, doc } = await finishedRun(recorded);
+          checkTimes(atof, doc, { ...run, exchanges: server.exchanges, otlp: collector.spans() });
         }, 60_000);
       }
     }

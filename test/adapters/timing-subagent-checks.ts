@@ -16,8 +16,8 @@ import type { AtofEvent as WrittenEvent } from '../../src/formats/atof/types.ts'
 import { parseTimestamp } from '../../src/shared/clock.ts';
 import type { LoopbackExchange } from '../support/doc-snippets.ts';
 import type { DecodedSpan } from '../support/otlp-receiver.ts';
-import type { AtifDoc, AtofEvent } from './support.ts';
-import { checkTimes, HOLD_MS, TOOL_MS, type ProgramTimes } from './timing-checks.ts';
+import type { AtifDoc, AtofEvent, Recorded } from './support.ts';
+import { checkTimes, finishedRun, HOLD_MS, TOOL_MS, type ProgramTimes } from './timing-checks.ts';
 
 /** A span must last at least this share of what it covers (timers fire late, never early). */
 const SHARE = 0.8;
@@ -257,6 +257,25 @@ export function checkParallelSubagents(atof: readonly AtofEvent[], doc: AtifDoc,
     expect(agentStamps, `the sub-agent of ${callId}: its steps are stamped at its own calls' ends`).toEqual(llm.map((span) => span.endUs / 1000));
   }
   expect([...ran].sort(), 'each sub-agent ran its own tool').toEqual(Object.keys(toolRuns).sort());
+}
+
+/**
+ * The tail of a sub-agent run: its files finished whole and valid, then `checkSubagentTimes` on them with the server's
+ * exchanges and the collector's spans, read only now, since the plugin exports its spans as it finishes.
+ */
+export async function finishSubagentRun(
+  recorded: Recorded,
+  times: Omit<SubagentProgramTimes, 'exchanges' | 'otlp'>,
+  { server, collector }: { server: { exchanges: readonly LoopbackExchange[] }; collector: { spans(): readonly DecodedSpan[] } },
+): Promise<void> {
+  const { atof, doc } = await finishedRun(recorded);
+  checkSubagentTimes(atof, doc, { ...times, exchanges: server.exchanges, otlp: collector.spans() });
+}
+
+/** The tail of a run of two sub-agents at once: its files finished whole and valid, then `checkParallelSubagents` on them. */
+export async function finishParallelSubagents(recorded: Recorded, toolRuns: Parameters<typeof checkParallelSubagents>[2]): Promise<void> {
+  const { atof, doc } = await finishedRun(recorded);
+  checkParallelSubagents(atof, doc, toolRuns);
 }
 
 /**

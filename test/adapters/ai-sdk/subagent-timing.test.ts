@@ -8,40 +8,27 @@
 // over OTLP to a loopback collector. And a model asking for that tool twice
 // in one step, whose two sub-agents the SDK runs at once.
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateText, stepCountIs, tool } from 'ai';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
-import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { sleep } from '../../../src/shared/timers.ts';
-import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
-import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
-import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
+import { wallMs } from '../../support/doc-snippets.ts';
+import { backends, recordedPlugin } from '../support.ts';
 import { HOLD_MS, TOOL_MS } from '../timing-checks.ts';
-import { checkParallelSubagents, checkSubagentTimes } from '../timing-subagent-checks.ts';
-import { FakeProvider } from './wire.ts';
+import { aiSdkText, timingLoopback } from '../timing-programs.ts';
+import { finishParallelSubagents, finishSubagentRun } from '../timing-subagent-checks.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
-let api = new FakeProvider();
-let server: Awaited<ReturnType<typeof loopbackApi>>;
-let collector: Receiver;
-beforeAll(async () => {
-  server = await loopbackApi((url, init) => api.fetch(url, init));
-  collector = await startHttpReceiver();
-});
-afterAll(async () => {
-  await server.close();
-  await collector.close();
-});
+const loopback = timingLoopback();
 
 describe('AI SDK: a sub-agent run inside a tool keeps the times it really took', () => {
   for (const backend of backends()) {
     for (const streamed of [false, true]) {
       it(`${streamed ? 'streamText' : 'generateText'} in a tool's execute on ${backend}: the sub-agent sits inside the call, its calls as long as they took`, async () => {
-        api = new FakeProvider();
-        server.exchanges.length = 0;
-        collector.requests.length = 0;
+        const api = loopback.reset();
+        const { server, collector } = loopback;
         const hold = { stream: streamed, holdMs: HOLD_MS };
         const usage = { input: 100, output: 10 };
         api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_research', name: 'research', args: { city: 'Paris' } }], usage }, hold);
@@ -72,14 +59,7 @@ describe('AI SDK: a sub-agent run inside a tool keeps the times it really took',
             parentTool.startMs = wallMs();
             const call = { model: openai('gpt-4o'), tools: { weather }, stopWhen: stepCountIs(5), prompt: `What is the weather in ${city}?`, abortSignal };
             sub.runStartMs = wallMs();
-            let text: string;
-            if (streamed) {
-              const result = streamText(call);
-              for await (const _ of result.textStream);
-              text = await result.text;
-            } else {
-              text = (await generateText(call)).text;
-            }
+            const { text } = await aiSdkText(call, streamed);
             sub.runEndMs = wallMs();
             parentTool.endMs = wallMs();
             return text;
@@ -88,30 +68,17 @@ describe('AI SDK: a sub-agent run inside a tool keeps the times it really took',
         const call = { model: openai('gpt-4o'), tools: { research }, stopWhen: stepCountIs(5), prompt: 'What is the weather in Paris?' };
 
         const runStartMs = wallMs();
-        let text: string;
-        if (streamed) {
-          const result = streamText(call);
-          for await (const _ of result.textStream);
-          text = await result.text;
-        } else {
-          text = (await generateText(call)).text;
-        }
+        const { text } = await aiSdkText(call, streamed);
         const runEndMs = wallMs();
         uninstall(); // closes the session
         const closedMs = wallMs();
         expect(text).toBe('It is sunny in Paris.');
         expect(api.requests.map((request) => request.body.stream === true)).toEqual([streamed, streamed, streamed, streamed]);
 
-        const { atof, atif, counters } = await recorded.finish();
-        expectNothingLost(counters);
-        expect(atif).toHaveLength(1);
-        expect(validateAtif(atif[0]!)).toEqual([]);
-        checkSubagentTimes(atof, atif[0]!, {
+        await finishSubagentRun(recorded, {
           parent: { runStartMs, runEndMs, closedMs, tool: parentTool, streamed },
           sub: { ...sub, tool: subTool, streamed },
-          exchanges: server.exchanges,
-          otlp: collector.spans(),
-        });
+        }, loopback);
       }, 60_000);
     }
   }
@@ -120,8 +87,8 @@ describe('AI SDK: a sub-agent run inside a tool keeps the times it really took',
 describe('AI SDK: two sub-agents run at once by one step keep their own times', () => {
   for (const backend of backends()) {
     it(`two calls of a generateText tool in one step on ${backend}: each sub-agent sits inside its own call, with its own calls' times`, async () => {
-      api = new FakeProvider();
-      server.exchanges.length = 0;
+      const api = loopback.reset();
+      const { server } = loopback;
       const hold = { holdMs: HOLD_MS };
       const usage = { input: 60, output: 10 };
       api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_paris', name: 'research', args: { city: 'Paris' } }, { id: 'call_rome', name: 'research', args: { city: 'Rome' } }], usage }, hold);
@@ -158,11 +125,7 @@ describe('AI SDK: two sub-agents run at once by one step keep their own times', 
       // The sub-agents really ran at once: the second asked before the first had its answer.
       expect(server.exchanges[2]!.receivedMs).toBeLessThan(server.exchanges[1]!.lastByteMs);
 
-      const { atof, atif, counters } = await recorded.finish();
-      expectNothingLost(counters);
-      expect(atif).toHaveLength(1);
-      expect(validateAtif(atif[0]!)).toEqual([]);
-      checkParallelSubagents(atof, atif[0]!, toolRuns);
+      await finishParallelSubagents(recorded, toolRuns);
     }, 60_000);
   }
 });
