@@ -86,6 +86,8 @@ export class ToolBook {
   readonly #tools = new Map<string, ToolState>();
   /** The run of each recorded Agent call, kept after the call ends: a background sub-agent outlives it. */
   readonly #agentCalls = new Map<string, AgentRun>();
+  /** Calls recorded and ended this query: the end of the reply that asked for one must not record it again. */
+  readonly #ended = new Set<string>();
   /** Called before a tool's `post_tool_call` with the tool's own output: an Agent call ends its sub-agent first. */
   readonly #beforeEnd: (id: string, outcome: ToolOutcome, response: unknown) => void;
 
@@ -125,6 +127,8 @@ export class ToolBook {
    * that asked for it ended; then what is known of it.
    */
   start(id: string, name: string, args: unknown, run: AgentRun, apiRequestId: string): void {
+    // A call that ended already (a tool that returned while the reply that asked for it still streamed) is not a new one.
+    if (this.#ended.has(id)) return;
     const state = this.#state(id);
     if (state.run !== undefined) return;
     state.name = name;
@@ -184,6 +188,7 @@ export class ToolBook {
     const outcome = state.outcome!;
     this.#beforeEnd(state.id, outcome, state.response);
     this.#tools.delete(state.id);
+    this.#ended.add(state.id);
     const run = state.run!;
     if (outcome.serverTrajectory !== undefined) {
       const host = { session_id: run.sessionId, turn_id: run.ids.turn_id, tool_call_id: state.id, ...(state.name !== undefined ? { tool_name: state.name } : {}) };
@@ -233,6 +238,7 @@ export class ToolBook {
     for (const state of this.#tools.values()) this.#endAsItStands(state, 'the query ended before the tool returned');
     this.#tools.clear();
     this.#agentCalls.clear();
+    this.#ended.clear();
   }
 
   get size(): number {

@@ -136,6 +136,28 @@ describe('the Claude Agent SDK adapter: a tool the CLI starts while its reply st
     });
   }
 
+  it('records once a call whose tool returned while the reply that asked for it still streamed', async () => {
+    const script: Item[] = [
+      init,
+      requesting,
+      // The CLI starts the tool, the tool returns and its result is read, and only then does the reply end.
+      ...firstReply([toolUse('toolu_fast')], [{ preToolUse: 'toolu_fast' }, toolResults(['toolu_fast', 'noon']), 'wait']),
+      ...answer,
+    ];
+    const { order, requestIds, doc, llm, tools, atof } = await run(script, 'claude-tool-returned-mid-reply');
+    const [first, second] = requestIds;
+    expect(order).toEqual([`pre_api_request ${first}`, 'pre_tool_call toolu_fast', 'post_tool_call toolu_fast', `post_api_request ${first}`, `pre_api_request ${second}`, `post_api_request ${second}`]);
+    expect(tools, 'one tool span, ended with its result').toHaveLength(1);
+    expect(atof.filter((event) => event.category === 'tool' && event.scope_category === 'end').map((event) => event.data)).toEqual(['noon']);
+    expect(tools[0]!.endMs, 'the call ended before its reply did').toBeLessThanOrEqual(llm[0]!.endMs);
+    // No second, unanswered call: the trajectory's steps are the question, the call with its result, and the answer.
+    expect((doc.steps as AtifDoc[]).map((step) => step.source)).toEqual(['user', 'agent', 'agent']);
+    expect(agentSteps(doc)).toEqual([
+      ['', ['toolu_fast'], [['toolu_fast', 'noon']]],
+      ['It is noon.', [], []],
+    ]);
+  });
+
   it('waits for the caller to read the block when the hook came first, and records a call no hook took up at the reply end', async () => {
     const script: Item[] = [
       init,
