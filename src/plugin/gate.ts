@@ -128,26 +128,19 @@ export class HookGate implements ManagedGate {
   }
 
   private dispatchSlow(record: RecordHook, payload: LoosePayload): void {
-    // The clock before the start-up, as for a queued hook: the hook that starts the backend is stamped when it was
-    // emitted, not once a synchronous start (the memory backend's) has run, which a recording of the hooks (and so
-    // its replay) would not see.
-    let timestampUs: number | undefined;
-    if (this.state.phase === 'idle') {
-      timestampUs = (this.options.clock ?? nowMicros)();
-      this.start();
-    }
+    if (this.state.phase === 'idle') this.start();
     const state = this.state;
     if (state.phase === 'ready' && this.head === this.queue.length) {
-      record(state.live, payload, timestampUs);
+      record(state.live, payload, undefined);
     } else if (state.phase === 'starting' || state.phase === 'activating' || state.phase === 'ready') {
-      this.enqueue(record, payload, timestampUs);
+      this.enqueue(record, payload);
     } else {
       // Failed, or shutting down: the session is over for this plugin.
       this.options.counters.dropped += 1;
     }
   }
 
-  private enqueue(record: RecordHook, payload: LoosePayload, stampedUs?: number): void {
+  private enqueue(record: RecordHook, payload: LoosePayload): void {
     const { counters } = this.options;
     if (this.queued >= this.options.maxQueuedHooks) {
       counters.dropped += 1;
@@ -159,7 +152,7 @@ export class HookGate implements ManagedGate {
       return;
     }
     // The clock first: a queued hook keeps the time it was emitted at.
-    const timestampUs = stampedUs ?? (this.options.clock ?? nowMicros)();
+    const timestampUs = (this.options.clock ?? nowMicros)();
     // The host keeps ownership of its payload; a queued hook must record what it said then.
     this.queue.push({ record, payload: snapshotPayload(payload), timestampUs });
     this.removeExitTask ??= atExit(() => this.recordQueuedAtExit());

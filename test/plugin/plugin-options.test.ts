@@ -96,22 +96,6 @@ describe("createNemoRelayPlugin's clock", () => {
     expect(Math.abs((stamps[3]![1] as number) / 1000 - Date.now())).toBeLessThan(60_000);
   });
 
-  it('stamps the hook that starts the backend when it was emitted, before the start-up', async () => {
-    // The memory backend starts synchronously inside the first hook: that start-up (a few ms, more on a busy machine)
-    // must not move the first event, as a recorder that saw the hook at its emission (and `replay`) would not.
-    let now = 1_764_428_400_000_000;
-    const readings: string[] = [];
-    const clock = () => {
-      readings.push(plugin.status().backend.kind);
-      return (now += 1000);
-    };
-    const plugin = createNemoRelayPlugin({ backend: 'memory', env: {}, settings: { outputs: false }, clock });
-    plugin.handlers.on_session_start({ session_id: 's1' });
-    // Read once, before the backend was chosen: the session's scope has that time.
-    expect(readings).toEqual(['unresolved']);
-    await plugin.shutdown();
-  });
-
   it('warns once of a clock that reads like milliseconds (Date.now), and keeps its readings', async () => {
     const fake = createFakeRelay();
     const logger = recordingLogger();
