@@ -131,7 +131,8 @@ export class HookGate implements ManagedGate {
     if (this.state.phase === 'idle') this.start();
     const state = this.state;
     if (state.phase === 'ready' && this.head === this.queue.length) {
-      record(state.live, payload, undefined);
+      // The hook that started a synchronous backend: the host's clock too, when it gave one (read after the start-up).
+      record(state.live, payload, this.options.clock?.());
     } else if (state.phase === 'starting' || state.phase === 'activating' || state.phase === 'ready') {
       this.enqueue(record, payload);
     } else {

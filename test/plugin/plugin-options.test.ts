@@ -112,6 +112,14 @@ describe("createNemoRelayPlugin's clock", () => {
     await plugin.shutdown();
   });
 
+  it('stamps with it the hook that starts the backend too (a host that did not await ready)', async () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, settings: { outputs: false }, clock: () => 1_764_428_400_000_000 });
+    plugin.handlers.on_session_start({ session_id: 's1' }); // the first hook: it starts the backend
+    expect(fake.callsOf('pushScope').map((call) => call.args.timestampUs)).toEqual([1_764_428_400_000_000]);
+    await plugin.shutdown();
+  });
+
   it('names a clock that is not a function and uses its own', () => {
     const checked = checkPluginOptions({ clock: 1_764_428_400_000_000 });
     expect(checked.diagnostics.map((d) => d.message)).toEqual(["options.clock must be a function, got number; events carry the library's clock"]);
