@@ -8,7 +8,7 @@
 // none. Run as root, the refusal itself is checked: the caller gets the SDK's
 // error and nothing is recorded half-way.
 //
-// What the CLI does under bypass (seen with SDK 0.3.333): every call runs
+// What the CLI does under bypass (seen with SDK 0.3.333 and 0.3.336): every call runs
 // without asking (canUseTool is not called; the SDK warns it will not be), a
 // caller's PreToolUse hook still denies, and one that answers `ask` still
 // sends the call to canUseTool; a tool in `disallowedTools` is removed, so
