@@ -70,6 +70,8 @@ interface RunState {
   awaiting: number;
   /** The API call that asked for each tool call this run resumes after its approval. */
   resumedCalls: Map<string, string> | undefined;
+  /** How many messages the current model call's request carries. */
+  callMessages: number;
 }
 
 const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
@@ -119,6 +121,30 @@ class StreamRetried extends Error {
   constructor() {
     super('the response stream reported an error and the SDK retried the call');
   }
+}
+
+/**
+ * A model call a steering message sent with `interrupt: true` cancelled
+ * before it produced output (ai 7.0.177 and later): the SDK makes the call
+ * again in the same step, with the message. Nothing failed; the attempt is
+ * ended with this so the trajectory says why it stopped.
+ */
+class SteeringInterrupted extends Error {
+  override name = 'SteeringInterrupted';
+  readonly isRetryable = false;
+  constructor() {
+    super('a steering message interrupted the model call before it produced output; the SDK made the call again with the message');
+  }
+}
+
+/**
+ * The call starting now is a steering interrupt's redo of the one before:
+ * its request adds user messages to the earlier one's. A retry (`maxRetries`,
+ * `streamRetries`) sends the same messages again.
+ */
+function addsSteeringMessages(before: number, messages: unknown): boolean {
+  if (!Array.isArray(messages) || messages.length <= before) return false;
+  return messages.slice(before).every((message) => typeof message === 'object' && message !== null && (message as { role?: unknown }).role === 'user');
 }
 
 /**
@@ -210,6 +236,7 @@ export class AiSdkTelemetry {
         keepsSession: run.ownsSession && (held?.keeps ?? run.sessionId !== callId),
         awaiting: 0,
         resumedCalls: undefined,
+        callMessages: 0,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -222,12 +249,17 @@ export class AiSdkTelemetry {
     this.#guard('onLanguageModelCallStart', () => {
       // streamText retries a failed attempt by starting the model call again: same logical call.
       const previous = state.call;
-      const pending = previous !== undefined && !previous.settled && previous.attempts > 0;
-      // An attempt still open was streaming when it failed: the SDK gave it up for a new one (streamRetries).
-      if (pending && previous.attemptOpen) previous.attemptError(new StreamRetried());
-      const call = pending ? previous : state.run.newApiCall();
+      const pending = previous !== undefined && !previous.settled && previous.attempts > 0 ? previous : undefined;
+      // A steering interrupt's redo is a new request (it carries the message), not a retry of the cancelled one.
+      const steered = pending !== undefined && addsSteeringMessages(state.callMessages, event.messages);
+      // An attempt still open was streaming when it stopped: the SDK gave it up for a new one (streamRetries, or a
+      // steering interrupt). One that already failed (a fetch the interrupt aborted) was reported by executeLanguageModelCall.
+      if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : new StreamRetried(), steered);
+      else if (steered) pending.settle();
+      const call = pending !== undefined && !steered ? pending : state.run.newApiCall();
       call.describe(requestOf(event));
       state.call = call;
+      state.callMessages = Array.isArray(event.messages) ? event.messages.length : 0;
     });
   };
 

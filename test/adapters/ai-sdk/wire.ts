@@ -68,12 +68,19 @@ export class FakeProvider {
    * reset; an object, that frame is sent and the stream ends (Gemini's
    * `{error: {code, message, status}}` mid-stream). `holdMs`: the answer
    * takes that long, as a model's does: JSON is sent after it, a stream
-   * sends its first frame at once and the rest spread over it.
+   * sends its first frame at once and the rest spread over it. `stall`: the
+   * model has produced nothing yet when the request is aborted: `'request'`,
+   * no answer comes and the fetch fails with the abort, as a real fetch
+   * does; `'head'`, the stream sends the frames that come before any output
+   * (Responses' `response.created` and `response.in_progress`, Anthropic's
+   * `message_start`) and waits, until the request is aborted.
    */
-  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; cut?: 'reset' | Record<string, unknown>; holdMs?: number } = {}): this {
+  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; cut?: 'reset' | Record<string, unknown>; holdMs?: number; stall?: 'request' | 'head' } = {}): this {
     this.#replies.push(async (signal) => {
+      if (options.stall === 'request') return await abortedWith(signal);
       if (options.stream !== true) return { ...json(body(wire, turn)), holdMs: options.holdMs };
       const frames = events(wire, turn);
+      if (options.stall === 'head') return sse(frames.slice(0, frames.findIndex((frame) => !HEAD_EVENTS.has(frame.event ?? ''))), { hangUntil: signal });
       const half = frames.slice(0, Math.ceil(frames.length / 2));
       if (options.hang === true) return sse(half, { hangUntil: signal });
       if (options.cut === 'reset') return sse(half, { reset: true });
@@ -106,6 +113,18 @@ export class FakeProvider {
   get pending(): number {
     return this.#replies.length;
   }
+}
+
+/** The stream frames a provider sends before the model's first output. */
+const HEAD_EVENTS = new Set(['response.created', 'response.in_progress', 'message_start']);
+
+/** Never answers: fails with the signal's reason once the request is aborted. */
+function abortedWith(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = () => reject(signal!.reason);
+    if (signal?.aborted === true) fail();
+    else signal?.addEventListener('abort', fail, { once: true });
+  });
 }
 
 function json(value: unknown): Reply {
