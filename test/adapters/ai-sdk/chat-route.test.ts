@@ -32,6 +32,9 @@ import {
 } from 'ai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { treeFromAtif } from '../../../src/cli/view/from-atif.ts';
+import { treesFromAtof } from '../../../src/cli/view/from-atof.ts';
+import type { ViewNode } from '../../../src/cli/view/model.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { sameOnNative } from '../same-on-native.ts';
@@ -225,6 +228,17 @@ async function converse(url: string, chatId: string, fake: FakeProvider, log: Se
 
 type Steps = AtifDoc[];
 
+/** A `view` tree's turns as a reader sees them: the user message, each call (`!` failed) with the tools under it, and how the turn ended. */
+function viewTurns(root: ViewNode): Array<{ said: string | undefined; calls: string[]; ending: unknown }> {
+  return root.children
+    .filter((node) => node.kind === 'turn')
+    .map((turn) => ({
+      said: /^“(.*)”/.exec(turn.note ?? '')?.[1],
+      calls: turn.children.map((call) => `${call.kind}${call.error === undefined ? '' : '!'}${call.children.map((child) => ` ${child.kind}:${child.title.replace(/^tool /, '')}`).join('')}`),
+      ending: turn.source?.ending,
+    }));
+}
+
 describe('a chat route served to the SDK\'s own chat client (useChat\'s AbstractChat + DefaultChatTransport)', () => {
   const shapes: RouteShape[] = [
     { consume: false, forward: false },
@@ -313,6 +327,27 @@ describe('a chat route served to the SDK\'s own chat client (useChat\'s Abstract
         const storyCall = hooks.filter((entry) => /api_request/.test(entry.hook)).slice(10, 12).map((entry) => entry.hook);
         expect(storyCall).toEqual(['pre_api_request', stop === 'interrupted' ? 'api_request_error' : 'post_api_request']);
         expect(steps.at(-1)!.message).toBe('You are welcome.');
+
+        // `view`, from the trajectory and from the events: the same turns, each tool under the call that asked for it,
+        // the stopped call failed when the run was stopped. The events keep one turn per POST: the one that brought
+        // the client tool's output back names the user message it still answers.
+        const storyCalls = [stop === 'interrupted' ? 'llm!' : 'llm'];
+        expect(viewTurns(treeFromAtif(doc)).map(({ said, calls }) => ({ said, calls }))).toEqual([
+          { said: words.hello, calls: ['llm'] },
+          { said: words.weather, calls: ['llm tool:weather', 'llm'] },
+          { said: words.where, calls: ['llm tool:getLocation', 'llm'] },
+          { said: words.story, calls: storyCalls },
+          { said: words.thanks, calls: ['llm'] },
+        ]);
+        const fromEvents = treesFromAtof(atof as never).find((root) => root.title.includes(chatId))!;
+        expect(viewTurns(fromEvents)).toEqual([
+          { said: words.hello, calls: ['llm'], ending: 'completed' },
+          { said: words.weather, calls: ['llm tool:weather', 'llm'], ending: 'completed' },
+          { said: words.where, calls: ['llm tool:getLocation'], ending: 'completed' },
+          { said: words.where, calls: ['llm'], ending: 'completed' },
+          { said: words.story, calls: storyCalls, ending: stop === 'unreported' ? undefined : stop },
+          { said: words.thanks, calls: ['llm'], ending: 'completed' },
+        ]);
 
         // Tokens: each model call's are what the SDK reported for it (onLanguageModelCallEnd), and for its step;
         // each finished turn's sum is its totalUsage. A run the SDK never ended reported no step, no total.
