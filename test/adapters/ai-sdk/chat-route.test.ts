@@ -1,5 +1,6 @@
 // The AI SDK program most users write: a chat route (POST /api/chat:
-// `streamText` over the UI messages, `toUIMessageStreamResponse()`) served on
+// `streamText` over the UI messages, `toUIMessageStreamResponse()` or ai 7's
+// `createUIMessageStreamResponse` + `toUIMessageStream`) served on
 // loopback, driven by the SDK's own chat client (`AbstractChat`, what
 // `useChat` wraps, with `DefaultChatTransport`), which POSTs the whole
 // conversation every turn, runs a client-side tool (no `execute`) answered
@@ -10,8 +11,8 @@
 // Two chats run at once. What a user reading the files takes as true is
 // checked: one session per chat, one turn per POST, the resent history not
 // repeated as new user steps, the client tool's output as its call's
-// observation, the stop as the user's stop, every span closed, each call's
-// tokens the SDK's own.
+// observation, the stopped turn as the server's run ended (or did not), every
+// span closed, each call's tokens the SDK's own.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,9 +21,11 @@ import {
   AbstractChat,
   DefaultChatTransport,
   convertToModelMessages,
+  createUIMessageStreamResponse,
   lastAssistantMessageIsCompleteWithToolCalls,
   stepCountIs,
   streamText,
+  toUIMessageStream,
   tool,
   type ChatInit,
   type ChatState,
@@ -67,10 +70,15 @@ class Chat extends AbstractChat<UIMessage> {
   }
 }
 
-/** How the route treats a user's stop: `consume`: `result.consumeStream()` first; `forward`: `abortSignal: req.signal`. */
+/**
+ * How the route treats a user's stop: `consume`: `result.consumeStream()` first; `forward`: `abortSignal: req.signal`.
+ * `helpers`: the answer as ai 7's docs write it, `createUIMessageStreamResponse({ stream: toUIMessageStream(...) })`,
+ * rather than the `toUIMessageStreamResponse()` method (deprecated in ai 7, in most routes written before it).
+ */
 interface RouteShape {
   consume: boolean;
   forward: boolean;
+  helpers?: boolean;
 }
 
 /** What the server saw: each POST's chat id, the SDK's usage of each model call and of each run that finished, and the clients that left. */
@@ -117,6 +125,7 @@ async function serveChatRoute(shape: RouteShape, providers: Map<string, FakeProv
         onAbort: () => void log.aborted.push(id),
       });
       if (shape.consume) void result.consumeStream();
+      if (shape.helpers === true) return createUIMessageStreamResponse({ stream: toUIMessageStream({ stream: result.stream }) });
       return result.toUIMessageStreamResponse();
     });
   }
@@ -245,9 +254,11 @@ describe('a chat route served to the SDK\'s own chat client (useChat\'s Abstract
     { consume: false, forward: true },
     { consume: true, forward: true },
     { consume: true, forward: false },
+    { consume: false, forward: true, helpers: true },
+    { consume: false, forward: false, helpers: true },
   ];
   for (const shape of shapes) {
-    const name = `${shape.consume ? 'consumeStream()' : 'no consumeStream()'}, ${shape.forward ? 'abortSignal: req.signal' : 'no abortSignal'}`;
+    const name = `${shape.consume ? 'consumeStream()' : 'no consumeStream()'}, ${shape.forward ? 'abortSignal: req.signal' : 'no abortSignal'}${shape.helpers === true ? ', createUIMessageStreamResponse' : ''}`;
     it(`two chats at once, four kinds of turn, a stop (${name}): one session per chat, what happened in it`, async () => {
       const providers = new Map([['chat-a', new FakeProvider()], ['chat-b', new FakeProvider()]]);
       const log: ServerLog = { posts: [], calls: [], finished: [], aborted: [], left: [] };
