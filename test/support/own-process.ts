@@ -20,6 +20,7 @@
 //     second such file in the same process would talk to the first file's
 //     fake API.
 export const NATIVE_SHARED = [
+  'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
   'test/adapters/response-facts.test.ts',

@@ -234,3 +234,62 @@ export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
   }
   return out;
 }
+
+/** A tool call a step left for the program to answer: its tool has no `execute` (a client-side tool of a chat). */
+export interface UnansweredCall {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+}
+
+/**
+ * Tool calls of a step's content that nothing in the step answered: no
+ * result, error, denial or approval request names them, and the provider did
+ * not run them. The SDK stops the run there; the program answers them (a
+ * chat client's `addToolOutput`) and sends the conversation again.
+ */
+export function unansweredCalls(content: unknown): UnansweredCall[] {
+  if (!Array.isArray(content)) return [];
+  const answered = new Set<string>();
+  for (const part of content) {
+    if (!isRecord(part) || part.type === 'tool-call') continue;
+    const id = asString(part.toolCallId) ?? (isRecord(part.toolCall) ? asString(part.toolCall.toolCallId) : undefined);
+    if (id !== undefined) answered.add(id);
+  }
+  const out: UnansweredCall[] = [];
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true) continue;
+    const id = asString(part.toolCallId);
+    if (id === undefined || answered.has(id)) continue;
+    out.push({ toolCallId: id, toolName: asString(part.toolName) ?? 'tool', input: part.input });
+  }
+  return out;
+}
+
+/** A program's answer to a tool call, as a tool message carries it (`tool-result` parts). */
+export interface ProgramToolResult {
+  readonly toolCallId: string;
+  /** `ok`: the output; `error`: the error text the program gave (`error-text`/`error-json`); `denied`: `execution-denied`. */
+  readonly outcome: 'ok' | 'error' | 'denied';
+  readonly output: unknown;
+}
+
+/** Every `tool-result` part of the tool messages, by call id (the last one of an id wins). */
+export function toolResults(messages: unknown): Map<string, ProgramToolResult> {
+  const out = new Map<string, ProgramToolResult>();
+  if (!Array.isArray(messages)) return out;
+  for (const message of messages) {
+    if (!isRecord(message) || message.role !== 'tool' || !Array.isArray(message.content)) continue;
+    for (const part of message.content) {
+      if (!isRecord(part) || part.type !== 'tool-result') continue;
+      const toolCallId = asString(part.toolCallId);
+      if (toolCallId === undefined) continue;
+      const output = part.output;
+      const type = isRecord(output) ? asString(output.type) : undefined;
+      const outcome = type === 'error-text' || type === 'error-json' ? 'error' : type === 'execution-denied' ? 'denied' : 'ok';
+      const value = outcome === 'denied' ? (isRecord(output) ? asString(output.reason) : undefined) : isRecord(output) && 'value' in output ? output.value : output;
+      out.set(toolCallId, { toolCallId, outcome, output: value });
+    }
+  }
+  return out;
+}

@@ -31,7 +31,10 @@ import {
   offeredTools,
   responseOfCallEnd,
   responseOfObjectStep,
+  toolResults,
+  unansweredCalls,
   type ApprovalAnswer,
+  type ProgramToolResult,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
@@ -49,6 +52,7 @@ type Event = Record<string, unknown>;
  */
 export const MAX_OPEN_RUNS = 1_000;
 
+/** A call waiting for its answer: an approval request, or a tool call the program answers (no `execute`). */
 interface PendingApproval {
   readonly sessionId: string;
   readonly toolName: string;
@@ -171,9 +175,16 @@ export class AiSdkTelemetry {
   readonly #holds: SessionHolds<Held>;
   /** Approval requests waiting for their answer, by approval id, oldest first. */
   readonly #approvals = new Map<string, PendingApproval>();
+  /**
+   * Tool calls a run ended with for the program to answer (tools without `execute`: a chat's client-side tools), by
+   * tool call id, oldest first. A later run of the same session that carries the answer records it as the call's
+   * outcome: a chat client sends the whole conversation again with the tool's output.
+   */
+  readonly #programCalls = new Map<string, PendingApproval>();
   /** Sub-agent runs that stopped for an approval with their link kept open, by their session; closing one forgets its requests. */
   readonly #pausedSubagents = new PausedSubagents(MAX_PENDING_APPROVALS, (run) => {
     for (const [approvalId, pending] of [...this.#approvals]) if (pending.sessionId === run.sessionId) this.#approvals.delete(approvalId);
+    for (const [toolCallId, pending] of [...this.#programCalls]) if (pending.sessionId === run.sessionId) this.#programCalls.delete(toolCallId);
   });
   #disposed = false;
 
@@ -192,6 +203,7 @@ export class AiSdkTelemetry {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#approvals.clear();
+    this.#programCalls.clear();
     this.#guard('uninstall', () => this.#holds.releaseAll('uninstalled'));
   }
 
@@ -240,6 +252,7 @@ export class AiSdkTelemetry {
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
+      if (this.#programCalls.size > 0) for (const result of toolResults(event.messages).values()) this.#programAnswer(state, result);
     });
   };
 
@@ -348,10 +361,14 @@ export class AiSdkTelemetry {
     const state = this.#state(event);
     if (state === undefined) return;
     this.#guard('onStepEnd', () => {
+      const apiRequestId = state.call?.ids.api_request_id;
+      // Not answered in the step, not waiting for an approval: the program answers them (the SDK stops the run).
+      for (const call of unansweredCalls(event.content)) {
+        this.#remember(this.#programCalls, call.toolCallId, { sessionId: state.run.sessionId, toolName: call.toolName, input: call.input, apiRequestId });
+      }
       const requests = approvalRequests(event.content);
       if (requests.length === 0) return;
       const decisions = new Map(approvalDecisions(event.content).map((decision) => [decision.approvalId, decision]));
-      const apiRequestId = state.call?.ids.api_request_id;
       for (const request of requests) {
         state.run.approvalRequest(request.toolCallId, request.reason);
         const decision = decisions.get(request.approvalId);
@@ -359,7 +376,7 @@ export class AiSdkTelemetry {
           this.#answer(state, decision, { toolName: request.toolName, input: request.input, apiRequestId, decidedBy: 'toolApproval' });
         } else if (!request.automatic) {
           state.awaiting += 1;
-          this.#remember(request.approvalId, { sessionId: state.run.sessionId, toolName: request.toolName, input: request.input, apiRequestId });
+          this.#remember(this.#approvals, request.approvalId, { sessionId: state.run.sessionId, toolName: request.toolName, input: request.input, apiRequestId });
         }
       }
     });
@@ -423,9 +440,26 @@ export class AiSdkTelemetry {
     return undefined;
   }
 
-  #remember(approvalId: string, pending: PendingApproval): void {
-    this.#approvals.set(approvalId, pending);
-    while (this.#approvals.size > MAX_PENDING_APPROVALS) this.#approvals.delete(this.#approvals.keys().next().value as string);
+  #remember(pendings: Map<string, PendingApproval>, key: string, pending: PendingApproval): void {
+    pendings.set(key, pending);
+    while (pendings.size > MAX_PENDING_APPROVALS) pendings.delete(pendings.keys().next().value as string);
+  }
+
+  /**
+   * The program's answer to a tool call an earlier run of this session ended with: the call's outcome, under the
+   * model call that asked for it, so the output is that call's observation. Only once: the answer stays in the
+   * history every later run is given. A run of another session (one the adapter closed, a run of its own when no
+   * `sessionId` names the conversation) does not take it: the call is not in its trajectory.
+   */
+  #programAnswer(state: RunState, result: ProgramToolResult): void {
+    const pending = this.#programCalls.get(result.toolCallId);
+    if (pending === undefined || pending.sessionId !== state.run.sessionId) return;
+    this.#programCalls.delete(result.toolCallId);
+    const run = state.run;
+    const name = pending.toolName;
+    run.toolStart({ id: result.toolCallId, name, arguments: pending.input }, pending.apiRequestId);
+    if (result.outcome === 'denied') run.toolEnd(result.toolCallId, { denied: deniedText(typeof result.output === 'string' ? result.output : undefined), name });
+    else run.toolEnd(result.toolCallId, { result: result.output, failed: result.outcome === 'error', name });
   }
 
   /**

@@ -22,8 +22,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('docs/adapters/ai-sdk.md', () => {
-  it('has one snippet, the one run below', () => {
-    expect(snippets).toHaveLength(1);
+  it('has one program, the one run below, and the chat route as a fragment (chat-route.test.ts serves that route)', () => {
+    expect(snippets).toHaveLength(2);
+    expect(snippets[1]).toContain('return result.toUIMessageStreamResponse();');
   });
 
   const runs = [...SNIPPET_RUNTIMES.map((runtime) => ({ runtime, major: '4.x' })), { runtime: 'node' as const, major: '3.x' }];

@@ -105,6 +105,62 @@ describe('sessions', () => {
     const { atif } = await recorded.finish();
     expect(atif).toHaveLength(2);
   });
+
+  // A tool without execute (a chat's client-side tool): the run ends with the call, the program answers it and
+  // runs again with the conversation (test/adapters/ai-sdk/chat-route.test.ts drives the chat client itself).
+  describe('a tool the program answers (no execute)', () => {
+    const locate = { getLocation: tool({ description: 'the user location', inputSchema: z.object({}) }) };
+    function locatingModel() {
+      let n = 0;
+      return new MockLanguageModelV4({
+        doGenerate: async () =>
+          (n++ % 2 === 0
+            ? { content: [{ type: 'tool-call', toolCallId: `call_loc_${n}`, toolName: 'getLocation', input: '{}' }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(5, 2), warnings: [] }
+            : { content: [{ type: 'text', text: 'noted' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(9, 1), warnings: [] }) as never,
+      });
+    }
+    /** Asks, answers with `output`, runs again; then a new question with the same history (the answer resent). */
+    async function conversation(output: { type: 'text'; value: string } | { type: 'error-text'; value: string }) {
+      const model = locatingModel();
+      const messages: ModelMessage[] = [{ role: 'user', content: 'Where am I?' }];
+      const first = await generateText({ model, tools: locate, messages });
+      expect(first.finishReason).toBe('tool-calls');
+      messages.push(...first.response.messages, { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_loc_1', toolName: 'getLocation', output }] });
+      const second = await generateText({ model, tools: locate, messages });
+      messages.push(...second.response.messages, { role: 'user', content: 'And now?' });
+      await generateText({ model, tools: locate, messages });
+    }
+
+    for (const [label, output, status] of [['its output', { type: 'text', value: 'Berlin' }, 'ok'], ['the error it reports', { type: 'error-text', value: 'no GPS fix' }, 'error']] as const) {
+      it(`in a named session, ${label} is the call's outcome, recorded once`, async () => {
+        const recorded = recordedPlugin('ai-program-tool');
+        uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'chat-1' });
+        await conversation(output);
+        const calls = recorded.log.filter((entry) => entry.hook.endsWith('_tool_call')).map((entry) => [entry.hook, entry.payload.tool_call_id, entry.payload.status ?? null]);
+        expect(calls).toEqual([['pre_tool_call', 'call_loc_1', null], ['post_tool_call', 'call_loc_1', status]]);
+        // Under the model call that asked for it.
+        const asked = recorded.log.find((entry) => entry.hook === 'pre_api_request')!.payload.api_request_id;
+        expect(recorded.log.find((entry) => entry.hook === 'pre_tool_call')!.payload.api_request_id).toBe(asked);
+        uninstall();
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const steps = atif[0]!.steps as Steps;
+        const asking = steps.find((step) => (step.tool_calls ?? []).length > 0)!;
+        expect(asking.observation.results.map((result: any) => [result.source_call_id, result.content, result.extra.metadata.status])).toEqual([['call_loc_1', output.value, status]]);
+        expect(steps.filter((step) => step.source !== 'agent').map((step) => [step.source, step.message])).toEqual([['user', 'Where am I?'], ['user', 'And now?']]);
+      });
+    }
+
+    it('without a sessionId the answer comes in a session of its own, where the call was never asked: not recorded there', async () => {
+      const recorded = recordedPlugin('ai-program-tool-unnamed');
+      uninstall = instrumentAiSdk(recorded.hooks);
+      await conversation({ type: 'text', value: 'Berlin' });
+      expect(recorded.log.filter((entry) => entry.hook.endsWith('_tool_call'))).toEqual([]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif.flatMap((doc) => (doc.steps as Steps).filter((step) => step.source === 'system'))).toEqual([]);
+    });
+  });
 });
 
 describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('tool approvals (needsApproval, %s)', (_major, packages) => {

@@ -68,14 +68,17 @@ export class FakeProvider {
    * reset; an object, that frame is sent and the stream ends (Gemini's
    * `{error: {code, message, status}}` mid-stream). `holdMs`: the answer
    * takes that long, as a model's does: JSON is sent after it, a stream
-   * sends its first frame at once and the rest spread over it. `stall`: the
+   * sends its first frame at once and the rest spread over it. `pause`: the
+   * stream sends its first half, then the rest once the promise settles
+   * (a model still answering while the test acts), unless the request is
+   * aborted first (then it fails, as `hang`'s does). `stall`: the
    * model has produced nothing yet when the request is aborted: `'request'`,
    * no answer comes and the fetch fails with the abort, as a real fetch
    * does; `'head'`, the stream sends the frames that come before any output
    * (Responses' `response.created` and `response.in_progress`, Anthropic's
    * `message_start`) and waits, until the request is aborted.
    */
-  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; cut?: 'reset' | Record<string, unknown>; holdMs?: number; stall?: 'request' | 'head' } = {}): this {
+  reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; pause?: Promise<unknown>; cut?: 'reset' | Record<string, unknown>; holdMs?: number; stall?: 'request' | 'head' } = {}): this {
     this.#replies.push(async (signal) => {
       if (options.stall === 'request') return await abortedWith(signal);
       if (options.stream !== true) return { ...json(body(wire, turn)), holdMs: options.holdMs };
@@ -83,6 +86,7 @@ export class FakeProvider {
       if (options.stall === 'head') return sse(frames.slice(0, frames.findIndex((frame) => !HEAD_EVENTS.has(frame.event ?? ''))), { hangUntil: signal });
       const half = frames.slice(0, Math.ceil(frames.length / 2));
       if (options.hang === true) return sse(half, { hangUntil: signal });
+      if (options.pause !== undefined) return sse(half, { hangUntil: signal, thenAfter: { pause: options.pause, frames: frames.slice(half.length) } });
       if (options.cut === 'reset') return sse(half, { reset: true });
       return { ...sse(options.cut === undefined ? frames : [...half, { data: options.cut }]), holdMs: options.holdMs };
     });
@@ -136,20 +140,41 @@ const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'P
 
 /**
  * An SSE body; with `hangUntil`, it stays open after the frames until that
- * signal aborts; with `reset`, it fails after the frames, as a body whose
- * connection was reset does.
+ * signal aborts; with `thenAfter`, it sends those frames and closes once
+ * their pause settles (unless `hangUntil` aborted first); with `reset`,
+ * it fails after the frames, as a body whose connection was reset does.
  */
-function sse(frames: Array<{ event?: string; data: unknown }>, end: { hangUntil?: AbortSignal | undefined; reset?: boolean } = {}): Reply {
+function sse(
+  frames: Array<{ event?: string; data: unknown }>,
+  end: { hangUntil?: AbortSignal | undefined; thenAfter?: { pause: Promise<unknown>; frames: Array<{ event?: string; data: unknown }> }; reset?: boolean } = {},
+): Reply {
   const encoder = new TextEncoder();
+  let done = false;
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, some: Array<{ event?: string; data: unknown }>) => {
+    for (const frame of some) {
+      const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
+      controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
+    }
+  };
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
-      for (const frame of frames) {
-        const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
-        controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
-      }
+      send(controller, frames);
+      const rest = end.thenAfter;
       if (end.reset === true) controller.error(new TypeError('terminated', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }));
-      else if (end.hangUntil === undefined) controller.close();
-      else end.hangUntil.addEventListener('abort', () => controller.error(new DOMException('This operation was aborted', 'AbortError')), { once: true });
+      else if (end.hangUntil === undefined && rest === undefined) controller.close();
+      else {
+        end.hangUntil?.addEventListener('abort', () => void (done || ((done = true), controller.error(new DOMException('This operation was aborted', 'AbortError')))), { once: true });
+        void rest?.pause.finally(() => {
+          if (done) return;
+          done = true;
+          send(controller, rest.frames);
+          controller.close();
+        });
+      }
+    },
+    // The reader gave up (the SDK cancels the provider's stream when its own is cancelled): nothing more is sent.
+    cancel() {
+      done = true;
     },
   });
   return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: stream };
