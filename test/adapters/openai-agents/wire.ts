@@ -6,11 +6,11 @@
 // shape (test/support/provider-wire.ts) the request asks for; every request
 // body is kept for the checks.
 import OpenAI from 'openai';
-import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, openAiResponseStream, wireResponse, type ChatUsage } from '../../support/provider-wire.ts';
+import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, openAiResponseStream, wireResponse, type ChatToolCall, type ChatUsage } from '../../support/provider-wire.ts';
 
 export interface Reply {
   text?: string;
-  calls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
+  calls?: ChatToolCall[];
   reasoning?: string;
   usage: { input: number; output: number; cached?: number; reasoning?: number };
   /** The model the API says answered (default: the requested alias plus a date). */
