@@ -34,7 +34,7 @@
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { AdapterCore, OpenSessions, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
@@ -472,9 +472,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const response = responseOfResult(output);
       node.call.attemptEnd(response);
       if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
-      if (node.run !== undefined && response.toolCalls.length > 0) {
-        this.#lastCalls.set(node.run, [...response.toolCalls]);
-        this.#addUnclaimed(node.run, response.toolCalls);
+      // Calls whose arguments did not parse never reach a tool: failed with the parser's error, apart from the calls a tool runs.
+      const refused = new Set(response.refused.map((invalid) => invalid.call.id));
+      for (const { call, error } of response.refused) node.run?.toolRefused(call, { error: new ToolCallRefused(error), text: error }, node.call.ids.api_request_id);
+      const runnable = response.toolCalls.filter((call) => !refused.has(call.id));
+      if (node.run !== undefined && runnable.length > 0) {
+        this.#lastCalls.set(node.run, runnable);
+        this.#addUnclaimed(node.run, runnable);
       }
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
