@@ -16,7 +16,7 @@ import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts'
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { chatCompletion, scriptedFetch } from '../support/provider-wire.ts';
 import { sameOnNative } from './same-on-native.ts';
-import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { expectNothingLost, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 
@@ -64,6 +64,11 @@ describe('LangChain createAgent: calls the model got wrong', () => {
     expect(hooksOf(recorded, 'post_tool_call').map((p) => p.tool_call_id)).toEqual(['call_json']);
     expect(hooksOf(recorded, 'on_session_end').at(-1)).toMatchObject({ completed: true });
     expect(agentSteps(doc).filter((s) => s.metrics !== undefined).map((s) => [s.metrics.prompt_tokens, s.metrics.completion_tokens])).toEqual(usageOf(result.messages));
+    // What `view` shows, from either file: the call failed with the parser's error, not a call that never ran.
+    for (const of of ['atif', 'atof'] as const) {
+      const tools = (await viewLines(recorded, of)).filter((line) => /(─ |✗ )tool \S+ /.test(line));
+      expect(tools, of).toEqual([expect.stringMatching(/✗ tool get_weather .*ERROR ToolCallRefused: Function "get_weather" arguments/)]);
+    }
     await sameOnNative(recorded);
   });
 

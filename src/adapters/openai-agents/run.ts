@@ -144,7 +144,7 @@ export class RunRecord implements RunObserver {
   readonly #denied = new Map<string, { name: string; run: AgentRun; fallback: string }>();
   /**
    * The last response's calls no event has recorded yet, with the turn and request that asked for them: a call the SDK
-   * refuses (arguments that do not parse or fit the schema; a tool the agent does not have) never reaches a tool event.
+   * refuses (arguments that are not JSON; a tool the agent does not have) never reaches a tool event.
    */
   readonly #asked = new Map<string, { call: CallOfTool; run: AgentRun; apiRequestId: string | undefined }>();
   /**
@@ -483,8 +483,8 @@ export class RunRecord implements RunObserver {
   }
 
   /**
-   * Calls the SDK answered without running them (no tool event: arguments that are not JSON or fail the tool's
-   * schema): the function_call_result the model now gets is the error it was told.
+   * Calls the SDK answered without running them (no tool event: arguments that are not JSON): the
+   * function_call_result the model now gets is the error it was told.
    */
   #settleRefused(input: unknown): void {
     if (this.#asked.size === 0 || !Array.isArray(input)) return;

@@ -13,7 +13,7 @@ import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { sameOnNative } from '../same-on-native.ts';
-import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
+import { expectNothingLost, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../support.ts';
 import { FakeProvider, type Turn } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -133,6 +133,15 @@ describe('AI SDK: calls the SDK refuses are recorded as the model asked for them
       // Tokens: each step what the SDK reported for it, the totals its totalUsage.
       expect(answered(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual(steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens]));
       expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual([totalUsage.inputTokens, totalUsage.outputTokens]);
+      // What `view` shows a user, from either file: the two calls failed with the SDK's errors, none `not run`.
+      for (const of of ['atif', 'atof'] as const) {
+        const tools = (await viewLines(recorded, of)).filter((line) => /(─ |✗ )tool \S+ /.test(line));
+        expect(tools, of).toHaveLength(3);
+        expect(tools[0], of).toMatch(/✗ tool forecast .*ERROR AI_NoSuchToolError: Model tried to call unavailable tool 'forecast'/);
+        expect(tools[1], of).toMatch(/✗ tool weather .*ERROR AI_InvalidToolInputError: Invalid input for tool weather/);
+        expect(tools[2], of).toMatch(/ tool weather .*\{"city":"Paris"\}/);
+        expect(tools.join('\n'), of).not.toContain('not run');
+      }
       await sameOnNative(recorded);
     });
   }

@@ -2,14 +2,15 @@
 // as the SDK's docs write them, on OpenAIResponsesModel over the real openai
 // client and the fake fetch (Responses JSON and SSE): a call of a tool the
 // agent does not have (the run throws ModelBehaviorError), a function tool
-// called with arguments that are not JSON or fail its schema (the SDK tells
-// the model and asks again; no tool event fires), and toolUseBehavior
+// called with arguments that are not JSON (the SDK tells the model and asks
+// again; no tool event fires) or that fail its schema (the tool's invoke
+// fails, as a tool that throws), and toolUseBehavior
 // 'stop_on_first_tool'. The calls are recorded as the model sent them, each
 // with the outcome the SDK gave it; memory and native write the same files.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, ModelBehaviorError, OpenAIResponsesModel, run } from '@openai/agents';
 import { sameOnNative } from '../same-on-native.ts';
-import { expectNothingLost, recordedPlugin, type Recorded } from '../support.ts';
+import { expectNothingLost, recordedPlugin, viewLines, type Recorded } from '../support.ts';
 import { agentSteps, hooks, instrumentEachTest, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing, weatherTool } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
@@ -77,6 +78,16 @@ describe('OpenAI Agents SDK: calls the SDK refuses', () => {
         expect(order).toEqual(['request', 'call_json', 'request', 'call_schema', 'request', 'call_ok', 'request']);
         expect(agentSteps(doc).map((step) => step.model_name)).toEqual([GPT, GPT, GPT, GPT]);
         expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage as never));
+        // What `view` shows, from either file: two failed calls with what the model was told, then the one that ran.
+        for (const of of ['atif', 'atof'] as const) {
+          const tools = (await viewLines(recorded, of)).filter((line) => /(─ |✗ )tool \S+ /.test(line));
+          expect(tools, of).toHaveLength(3);
+          expect(tools[0], of).toMatch(/✗ tool get_weather .*ERROR ToolCallRefused: An error occurred while parsing tool arguments/);
+          // The schema is checked inside the tool's invoke: that call ran, and failed as a tool does.
+          expect(tools[1], of).toMatch(/✗ tool get_weather .*ERROR /);
+          expect(tools[2], of).not.toContain('✗');
+          expect(tools.join('\n'), of).not.toContain('not run');
+        }
         await sameOnNative(recorded);
       });
 
@@ -107,6 +118,10 @@ describe('OpenAI Agents SDK: calls the SDK refuses', () => {
         expect(hooks(recorded, 'on_session_end').at(-1)).toMatchObject({ failed: true, error_type: 'ModelBehaviorError' });
         expect(stepsOf(doc).filter((step) => step.source === 'agent').map((step) => step.message)).toContain('Let me check.');
         expect(tokenTotals(doc)).toMatchObject({ prompt: 60, completion: 14 });
+        for (const of of ['atif', 'atof'] as const) {
+          const tools = (await viewLines(recorded, of)).filter((line) => /(─ |✗ )tool \S+ /.test(line));
+          expect(tools, of).toEqual([expect.stringMatching(/✗ tool get_forecast .*ERROR ModelBehaviorError: Tool get_forecast not found in agent Weather agent\./)]);
+        }
         await sameOnNative(recorded);
       });
 
