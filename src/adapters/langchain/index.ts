@@ -558,8 +558,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
-   * The tool node's answers to calls no tool ran (a tool the agent does not have: `ToolNode` tells the model so in an
-   * error `ToolMessage` without running anything): each is a failed call with what the model was told.
+   * The tool node's answers to calls no tool ran (a tool the agent does not have, arguments that fail the tool's schema:
+   * `ToolNode` tells the model so in an error `ToolMessage` without running anything): each is a failed call with what
+   * the model was told.
    */
   #answerUnrun(run: AgentRun, outputs: unknown): void {
     const unclaimed = this.#unclaimedCalls.get(run);
@@ -570,8 +571,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (index < 0) continue;
       const [call] = unclaimed.splice(index, 1);
       const result = contentText(message.content);
-      run.toolStart(call!);
-      run.toolEnd(call!.id, { result, failed: true, error: new ToolReportedError(String(result)) });
+      run.toolRefused(call!, { error: new ToolReportedError(String(result)), text: result });
     }
   }
 
