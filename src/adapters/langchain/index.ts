@@ -38,7 +38,7 @@ import { AdapterCore, OpenSessions, type AgentRun, type ApiCall, type RunStatus 
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
-import { argumentsObject, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { argumentsObject, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { jsonEqual } from '../../shared/json.ts';
 
@@ -472,9 +472,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const response = responseOfResult(output);
       node.call.attemptEnd(response);
       if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
-      if (node.run !== undefined && response.toolCalls.length > 0) {
-        this.#lastCalls.set(node.run, [...response.toolCalls]);
-        this.#addUnclaimed(node.run, response.toolCalls);
+      // The calls the program runs: the provider's own (a hosted web search) have no tool run to wait for.
+      const local = localCalls(response.toolCalls);
+      if (node.run !== undefined && local.length > 0) {
+        this.#lastCalls.set(node.run, local);
+        this.#addUnclaimed(node.run, local);
       }
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);

@@ -32,7 +32,7 @@
 
 import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
 import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
-import { isAbortedSignal, type CallOfTool } from '../core/shapes.ts';
+import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { takeToolFailure } from '../core/tool-failures.ts';
@@ -435,10 +435,12 @@ export class RunRecord implements RunObserver {
     return {
       response: (response) => {
         const parts = responseParts(response, requested);
-        this.#lastCalls = [...parts.toolCalls];
+        // The runner runs only the calls its provider did not.
+        const local = localCalls(parts.toolCalls);
+        this.#lastCalls = local;
         if (!call.attemptOpen) return;
         call.attemptEnd(parts);
-        this.#rejectedForTheRun(run, parts.toolCalls, call.ids.api_request_id);
+        this.#rejectedForTheRun(run, local, call.ids.api_request_id);
       },
       error: (error) => {
         this.#lastFailed = true;
