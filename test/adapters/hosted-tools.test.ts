@@ -11,7 +11,7 @@
 // observation); the function tool is a tool run as usual; the tokens are the
 // framework's. Memory and native write the same files.
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
+import { generateText, stepCountIs, streamText, tool as aiTool, wrapLanguageModel } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, OpenAIProvider, Runner, webSearchTool } from '@openai/agents';
@@ -20,7 +20,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { tool as lcTool } from '@langchain/core/tools';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
-import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { anthropicMessage, openAiResponse, scriptedFetch, webSearchBlocks, type WebSearch } from '../support/provider-wire.ts';
@@ -78,6 +78,25 @@ async function checkHosted(recorded: Recorded, searchId: string, weatherId: stri
   return doc;
 }
 
+/**
+ * A run whose one model call searched and answered: one agent step with the search on it, nothing run, and the
+ * call stopped (not `tool_calls`: the program had nothing to run). `finish`: what the framework reports, if any.
+ */
+async function checkSearchOnly(recorded: Recorded, searchId: string, finish: string | null): Promise<void> {
+  const { atif, atof, counters } = await recorded.finish();
+  expectNothingLost(counters);
+  const doc = atif[0]!;
+  expect(validateAtif(doc)).toEqual([]);
+  const agent = (doc.steps as Step[]).filter((step) => step.source === 'agent');
+  expect(agent.map((step) => (step.tool_calls as Step[] | undefined)?.map((call) => [call.tool_call_id, call.extra?.provider_executed]))).toEqual([[[searchId, true]]]);
+  expect(agent[0]!.message).toBe('Sunny, 24C, a heat wave is coming.');
+  expect((doc.steps as Step[]).some((step) => step.observation !== undefined)).toBe(false);
+  expect(atof.filter((event) => event.category === 'tool')).toEqual([]);
+  expect(recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload.finish_reason)).toEqual([finish]);
+  expect(recorded.log.find((entry) => entry.hook === 'on_session_end')?.payload).toMatchObject({ completed: true });
+  await sameOnNative(recorded);
+}
+
 describe('hosted tools: the AI SDK', () => {
   let uninstall: (() => void) | undefined;
   afterEach(() => {
@@ -118,6 +137,47 @@ describe('hosted tools: the AI SDK', () => {
         await checkHosted(recorded, searchId, 'call_weather', { prompt: usage.inputTokens!, completion: usage.outputTokens! });
       });
     }
+
+    it(`${wire}: a call that only searched and answered`, async () => {
+      const searchId = wire === 'responses' ? 'ws_68a1' : 'srvtoolu_01Search';
+      const fake = new FakeProvider().reply(wire, { id: 'resp_1', model: 'model-2025', text: 'Sunny, 24C, a heat wave is coming.', webSearches: [search(searchId)], usage: { input: 900, output: 60 } }, { stream: true });
+      const recorded = recordedPlugin('hosted-ai-sdk-only');
+      uninstall = instrumentAiSdk(recorded.hooks, { sessionId: `hosted-only-${wire}` });
+      const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      const anthropic = createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      const result = streamText({
+        model: wire === 'responses' ? openai('gpt-4.1') : anthropic('claude-sonnet-4-5'),
+        prompt: 'What is the weather in Paris this week?',
+        tools: { web_search: wire === 'responses' ? openai.tools.webSearch({}) : anthropic.tools.webSearch_20250305({ maxUses: 3 }) },
+      });
+      await result.consumeStream();
+      expect(await result.finishReason).toBe('stop');
+      uninstall();
+      uninstall = undefined;
+      await checkSearchOnly(recorded, searchId, 'stop');
+    });
+
+    it(`${wire}: aiSdkMiddleware alone (wrapLanguageModel), generated and streamed`, async () => {
+      const searchId = wire === 'responses' ? 'ws_68a1' : 'srvtoolu_01Search';
+      const turn = { id: 'resp_1', model: 'model-2025', text: 'Sunny, 24C, a heat wave is coming.', webSearches: [search(searchId)], usage: { input: 900, output: 60 } };
+      const fake = new FakeProvider().reply(wire, turn).reply(wire, turn, { stream: true });
+      const recorded = recordedPlugin('hosted-ai-sdk-mw');
+      const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      const anthropic = createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      const model = wrapLanguageModel({ model: wire === 'responses' ? openai('gpt-4.1') : anthropic('claude-sonnet-4-5'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: `hosted-mw-${wire}` }) });
+      const options = { model, prompt: 'What is the weather in Paris this week?', tools: { web_search: wire === 'responses' ? openai.tools.webSearch({}) : anthropic.tools.webSearch_20250305({ maxUses: 3 }) } };
+      await generateText(options);
+      await streamText(options).consumeStream();
+      const { atif, atof } = await recorded.finish();
+      const calls = (atif[0]!.steps as Step[]).filter((step) => step.source === 'agent').map((step) => step.tool_calls as Step[]);
+      expect(calls).toHaveLength(2);
+      for (const [hosted] of calls) {
+        expect(hosted).toMatchObject({ tool_call_id: searchId, function_name: 'web_search', arguments: { query: 'Paris weather this week' }, extra: { provider_executed: true } });
+        for (const source of SOURCES) expect(JSON.stringify(hosted!.extra.provider_result)).toContain(source.url);
+      }
+      expect(atof.filter((event) => event.category === 'tool')).toEqual([]);
+      await sameOnNative(recorded);
+    });
   }
 });
 
@@ -150,6 +210,17 @@ describe('hosted tools: the OpenAI Agents SDK', () => {
       });
     }
   }
+
+  it('a call that only searched and answered', async () => {
+    useTracing('tracing off');
+    const api = new FakeOpenAI({ 'gpt-4.1': [{ text: 'Sunny, 24C, a heat wave is coming.', webSearches: [search('ws_68a1')], usage: { input: 900, output: 60 } }] });
+    const recorded = recordedPlugin('hosted-agents-only');
+    instrument(recorded.hooks);
+    const agent = new Agent({ name: 'Forecaster', instructions: 'Answer weather questions.', model: 'gpt-4.1', tools: [webSearchTool()] });
+    const result = await new Runner({ modelProvider: new OpenAIProvider({ openAIClient: api.client() }) }).run(agent, 'What is the weather in Paris this week?');
+    expect(result.finalOutput).toBe('Sunny, 24C, a heat wave is coming.');
+    await checkSearchOnly(recorded, 'ws_68a1', 'stop');
+  });
 });
 
 describe('hosted tools: LangChain', () => {
@@ -190,5 +261,16 @@ describe('hosted tools: LangChain', () => {
     const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris this week?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)], configurable: { thread_id: 'hosted-lc-anthropic' } });
     expect(requests).toHaveLength(2);
     await checkHosted(recorded, 'srvtoolu_01Search', 'toolu_01Weather', usageTotals(result.messages));
+  });
+
+  it('ChatAnthropic.bindTools with the server tool: a call that only searched and answered', async () => {
+    const { fetch } = scriptedFetch([
+      anthropicMessage({ id: 'msg_01', model: 'claude-sonnet-4-5-20250929', content: [...webSearchBlocks(search('srvtoolu_01Search')), { type: 'text', text: 'Sunny, 24C, a heat wave is coming.' }], usage: { input_tokens: 900, output_tokens: 60 } }),
+    ]);
+    const recorded = recordedPlugin('hosted-lc-only');
+    const model = new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } }).bindTools([{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }]);
+    const answer = await model.invoke('What is the weather in Paris this week?', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(answer.tool_calls).toEqual([]);
+    await checkSearchOnly(recorded, 'srvtoolu_01Search', 'stop');
   });
 });

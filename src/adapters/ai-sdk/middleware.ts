@@ -91,7 +91,8 @@ class StreamedResponse {
         this.toolCalls.push({ id: nonEmptyString(part.toolCallId) ?? '', name: nonEmptyString(part.toolName) ?? 'tool', arguments: part.input, ...(part.providerExecuted === true ? { providerExecuted: true } : {}) });
         break;
       case 'tool-result':
-        if (part.providerExecuted === true && typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, providerOutput(part.result ?? part.output));
+        // A model's stream carries results only of the calls its provider ran (the packages do not all mark them).
+        if (typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, providerOutput(part.result ?? part.output));
         break;
       case 'raw':
         // Only with `includeRawChunks`: Gemini's chunks name the model that answered, which @ai-sdk/google does not pass on.
