@@ -28,6 +28,7 @@ import { FakeProvider } from './ai-sdk/wire.ts';
 import { instrumentEachTest, TRACING, useTracing, weatherTool } from './openai-agents/support.ts';
 import { FakeOpenAI } from './openai-agents/wire.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { all, filesOf, viewed } from '../cli/view-json.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -74,8 +75,22 @@ async function checkHosted(recorded: Recorded, searchId: string, weatherId: stri
   const finishes = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload.finish_reason);
   expect(finishes).toEqual(options.finish === false ? [null, null] : ['tool_calls', 'stop']);
   expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: tokens.prompt, total_completion_tokens: tokens.completion });
+  await expectViewSaysProviderRan(recorded, 1);
   await sameOnNative(recorded);
   return doc;
+}
+
+/** `view` of either file shows the search under the model call that made it, run by the provider (not "not run"). */
+async function expectViewSaysProviderRan(recorded: Recorded, localTools: number): Promise<void> {
+  const files = filesOf(recorded.dir);
+  for (const file of [files.atif, files.atof]) {
+    const tools = all(await viewed(file)).filter((node) => node.kind === 'tool').map((node) => `${node.title}: ${node.note ?? ''}`);
+    const [searches, others] = [tools.filter((t) => t.startsWith('tool web_search:')), tools.filter((t) => !t.startsWith('tool web_search:'))];
+    expect(searches, file).toHaveLength(1);
+    expect(searches[0], file).toMatch(/^tool web_search: \{"query":"Paris weather this week".* · run by the provider: 2 results$/);
+    expect(others.filter((t) => t.includes('run') || t.includes('provider')), file).toEqual([]);
+    expect(others, file).toHaveLength(localTools);
+  }
 }
 
 /**
@@ -94,6 +109,7 @@ async function checkSearchOnly(recorded: Recorded, searchId: string, finish: str
   expect(atof.filter((event) => event.category === 'tool')).toEqual([]);
   expect(recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload.finish_reason)).toEqual([finish]);
   expect(recorded.log.find((entry) => entry.hook === 'on_session_end')?.payload).toMatchObject({ completed: true });
+  await expectViewSaysProviderRan(recorded, 0);
   await sameOnNative(recorded);
 }
 
