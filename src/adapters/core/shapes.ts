@@ -10,6 +10,7 @@
  */
 
 import { toJson } from '../../shared/json.ts';
+import { isRecord } from '../../shared/record.ts';
 
 /** A chat message in OpenAI chat-completions form. */
 export type ChatMessage = Record<string, unknown>;
@@ -104,8 +105,6 @@ export function localCalls(calls: readonly CallOfTool[]): CallOfTool[] {
   return calls.filter((call) => call.providerExecuted !== true);
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * What the model asked a hosted tool for: the call's input when it has one (Anthropic's `{query}`), else the
  * `action` of OpenAI's `web_search_call` (its query; the sources it found stay in the result), wherever the
@@ -120,8 +119,8 @@ export function hostedArguments(input: unknown, result: unknown): unknown {
       return input;
     }
   }
-  if (isObject(parsed) && Object.keys(parsed).length > 0) return parsed;
-  const action = isObject(result) && isObject(result.action) ? result.action : undefined;
+  if (isRecord(parsed) && Object.keys(parsed).length > 0) return parsed;
+  const action = isRecord(result) && isRecord(result.action) ? result.action : undefined;
   if (action === undefined) return parsed ?? {};
   const { sources: _found, ...asked } = action;
   return asked;
@@ -137,11 +136,11 @@ const HOSTED_ITEMS = new Set(['web_search_call', 'file_search_call', 'code_inter
  * block whose `tool_use_id` names it, found among `blocks`). Anything else is not a hosted call.
  */
 export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = []): CallOfTool | undefined {
-  if (!isObject(item) || typeof item.id !== 'string' || typeof item.type !== 'string') return undefined;
+  if (!isRecord(item) || typeof item.id !== 'string' || typeof item.type !== 'string') return undefined;
   if (item.type === 'server_tool_use') {
     const name = typeof item.name === 'string' ? item.name : 'server_tool';
-    const answer = blocks.find((block) => isObject(block) && block.tool_use_id === item.id && typeof block.type === 'string' && block.type.endsWith('_tool_result'));
-    return { id: item.id, name, arguments: hostedArguments(item.input, undefined), providerExecuted: true, providerResult: isObject(answer) ? answer.content : undefined };
+    const answer = blocks.find((block) => isRecord(block) && block.tool_use_id === item.id && typeof block.type === 'string' && block.type.endsWith('_tool_result'));
+    return { id: item.id, name, arguments: hostedArguments(item.input, undefined), providerExecuted: true, providerResult: isRecord(answer) ? answer.content : undefined };
   }
   if (!HOSTED_ITEMS.has(item.type)) return undefined;
   return { id: item.id, name: item.type.slice(0, -'_call'.length), arguments: hostedArguments(undefined, item), providerExecuted: true, providerResult: item };
