@@ -10,6 +10,7 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import type { NemoRelaySettingsOverrides } from '../../src/plugin/config/settings.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { cliInProcess } from '../cli/support.ts';
 
 export interface Recorded {
   hooks: HookRegistry;
@@ -209,4 +210,15 @@ export function checkRetry(atof: AtofEvent[]): void {
   const [first, second] = retried[0]!;
   expect(first!.metadata['error.type']).toBeDefined();
   expect(second!.metadata['error.type']).toBeUndefined();
+}
+
+/**
+ * What `nemo-relay-hooks view` prints of the files a recorded run wrote (its ATIF files, or its ATOF file), one
+ * line each: what a user reads to find out what the agent did.
+ */
+export async function viewLines(recorded: Recorded, of: 'atif' | 'atof'): Promise<string[]> {
+  const dir = path.join(recorded.dir, of);
+  const result = await cliInProcess(['view', ...safeList(dir).map((file) => path.join(dir, file))]);
+  expect(result.code, result.stderr).toBe(0);
+  return result.stdout.split('\n');
 }

@@ -237,7 +237,13 @@ function chatUsageJson(usage: ChatUsage): Record<string, unknown> {
 export interface ChatToolCall {
   id: string;
   name: string;
-  args: Record<string, unknown>;
+  /** The arguments; a string is the model's text as it was sent (a model can send JSON that does not parse). */
+  args: Record<string, unknown> | string;
+}
+
+/** A call's `arguments` on the wire. */
+export function argumentsText(args: ChatToolCall['args']): string {
+  return typeof args === 'string' ? args : JSON.stringify(args);
 }
 
 export function chatCompletion(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
@@ -255,7 +261,7 @@ export function chatCompletion(options: { id: string; model: string; content: st
             role: 'assistant',
             content: options.content,
             refusal: null,
-            ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) } : {}),
+            ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: argumentsText(c.args) } })) } : {}),
             annotations: [],
           },
           logprobs: null,
@@ -292,7 +298,7 @@ export function chatCompletionStream(options: { id: string; model: string; conte
   for (const piece of [text.slice(0, half), text.slice(half)]) if (piece !== '') events.push({ data: chunk({ content: piece }, null) });
   calls.forEach((call, index) => {
     events.push({ data: chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null) });
-    events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: JSON.stringify(call.args) } }] }, null) });
+    events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: argumentsText(call.args) } }] }, null) });
   });
   events.push({ data: chunk({}, calls.length > 0 ? 'tool_calls' : 'stop') });
   events.push({ data: { id: options.id, object: 'chat.completion.chunk', created: 1_764_000_000, model: options.model, system_fingerprint: 'fp_test', choices: [], usage: chatUsageJson(options.usage) } });
@@ -327,7 +333,7 @@ function responsesObject(options: ResponsesOptions): Record<string, any> {
     output.push({ type: 'message', id: `msg_${options.id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: options.text, annotations: [] }] });
   }
   for (const call of options.toolCalls ?? []) {
-    output.push({ type: 'function_call', id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: JSON.stringify(call.args), status: 'completed' });
+    output.push({ type: 'function_call', id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: argumentsText(call.args), status: 'completed' });
   }
   return {
     id: options.id,

@@ -291,6 +291,40 @@ export function unansweredCalls(content: unknown): UnansweredCall[] {
   return out;
 }
 
+/** A call the SDK refused without running it: the model's call, the SDK's error and the text the model is given. */
+export interface RefusedCall {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  readonly error: unknown;
+  readonly text: string;
+}
+
+/**
+ * The step's calls the SDK refused (`NoSuchToolError`, `InvalidToolInputError`, a repair that gave up): a `tool-call`
+ * part marked `invalid`, answered in the same step by the `tool-error` the model is sent. The tool never runs, so no
+ * tool execution event reports them.
+ */
+export function refusedCalls(content: unknown): RefusedCall[] {
+  if (!Array.isArray(content)) return [];
+  const errors = new Map<string, unknown>();
+  for (const part of content) {
+    if (isRecord(part) && part.type === 'tool-error' && part.providerExecuted !== true) {
+      const id = asString(part.toolCallId);
+      if (id !== undefined) errors.set(id, part.error);
+    }
+  }
+  const out: RefusedCall[] = [];
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-call' || part.invalid !== true || part.providerExecuted === true) continue;
+    const id = asString(part.toolCallId);
+    if (id === undefined || !errors.has(id)) continue;
+    const said = errors.get(id);
+    out.push({ toolCallId: id, toolName: asString(part.toolName) ?? 'tool', input: part.input, error: part.error ?? said, text: typeof said === 'string' ? said : String(said) });
+  }
+  return out;
+}
+
 /** A program's answer to a tool call, as a tool message carries it (`tool-result` parts). */
 export interface ProgramToolResult {
   readonly toolCallId: string;

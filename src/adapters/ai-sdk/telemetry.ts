@@ -29,6 +29,7 @@ import {
   approvalRequests,
   chatMessages,
   offeredTools,
+  refusedCalls,
   responseOfCallEnd,
   responseOfObjectStep,
   toolResults,
@@ -362,6 +363,10 @@ export class AiSdkTelemetry {
     if (state === undefined) return;
     this.#guard('onStepEnd', () => {
       const apiRequestId = state.call?.ids.api_request_id;
+      // Refused by the SDK (no such tool, input that failed its schema): never executed, answered with the error.
+      for (const call of refusedCalls(event.content)) {
+        state.run.toolRefused({ id: call.toolCallId, name: call.toolName, arguments: call.input }, { error: call.error, text: call.text }, apiRequestId);
+      }
       // Not answered in the step, not waiting for an approval: the program answers them (the SDK stops the run).
       for (const call of unansweredCalls(event.content)) {
         this.#remember(this.#programCalls, call.toolCallId, { sessionId: state.run.sessionId, toolName: call.toolName, input: call.input, apiRequestId });

@@ -374,6 +374,18 @@ export class AgentRun {
     });
   }
 
+  /**
+   * A call the model asked for that the framework refused without running
+   * it (no such tool, arguments that do not parse or do not fit the tool's
+   * schema): recorded as the model sent it, failed with the framework's
+   * error and the text it produced (what the model is told, when it is told
+   * anything), so the call is not left without an outcome.
+   */
+  toolRefused(call: CallOfTool, outcome: { error: unknown; text: string }, apiRequestId?: string): void {
+    this.toolStart(call, apiRequestId);
+    this.toolEnd(call.id, { result: outcome.text, error: outcome.error, name: call.name });
+  }
+
   /** Approval asked for a tool call (the framework paused for a human or a policy). */
   approvalRequest(toolCallId: string, description: string | undefined, command?: string): void {
     this.core.emit('pre_approval_request', () => ({
@@ -652,4 +664,13 @@ export class RunEndedError extends Error {
   constructor(status: RunStatus) {
     super(`the run ended (${status}) before this finished`);
   }
+}
+
+/**
+ * Why a call the framework refused failed, where the framework's own error
+ * is not seen (only the text it produced, or the message part that says
+ * the call could not be parsed).
+ */
+export class ToolCallRefused extends Error {
+  override name = 'ToolCallRefused';
 }

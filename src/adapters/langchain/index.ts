@@ -34,7 +34,7 @@
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { AdapterCore, OpenSessions, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
@@ -472,11 +472,14 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const response = responseOfResult(output);
       node.call.attemptEnd(response);
       if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
-      // The calls the program runs: the provider's own (a hosted web search) have no tool run to wait for.
-      const local = localCalls(response.toolCalls);
-      if (node.run !== undefined && local.length > 0) {
-        this.#lastCalls.set(node.run, local);
-        this.#addUnclaimed(node.run, local);
+      // Calls whose arguments did not parse never reach a tool: failed with the parser's error, apart from the calls a tool runs.
+      const refused = new Set(response.refused.map((invalid) => invalid.call.id));
+      for (const { call, error } of response.refused) node.run?.toolRefused(call, { error: new ToolCallRefused(error), text: error }, node.call.ids.api_request_id);
+      // The calls the program runs: not the provider's own (a hosted web search), not the refused ones.
+      const runnable = localCalls(response.toolCalls).filter((call) => !refused.has(call.id));
+      if (node.run !== undefined && runnable.length > 0) {
+        this.#lastCalls.set(node.run, runnable);
+        this.#addUnclaimed(node.run, runnable);
       }
       const attempts = this.#attempts.get(parentRunId ?? runId);
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
@@ -556,8 +559,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
-   * The tool node's answers to calls no tool ran (a tool the agent does not have: `ToolNode` tells the model so in an
-   * error `ToolMessage` without running anything): each is a failed call with what the model was told.
+   * The tool node's answers to calls no tool ran (a tool the agent does not have, arguments that fail the tool's schema:
+   * `ToolNode` tells the model so in an error `ToolMessage` without running anything): each is a failed call with what
+   * the model was told.
    */
   #answerUnrun(run: AgentRun, outputs: unknown): void {
     const unclaimed = this.#unclaimedCalls.get(run);
@@ -568,8 +572,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (index < 0) continue;
       const [call] = unclaimed.splice(index, 1);
       const result = contentText(message.content);
-      run.toolStart(call!);
-      run.toolEnd(call!.id, { result, failed: true, error: new ToolReportedError(String(result)) });
+      run.toolRefused(call!, { error: new ToolReportedError(String(result)), text: result });
     }
   }
 

@@ -53,6 +53,21 @@ function hostedCallsOf(message: Loose): CallOfTool[] {
   return out;
 }
 
+/**
+ * The calls of an AI message whose arguments the provider package could not parse (`invalid_tool_calls`: the raw
+ * argument text, and the parser's error): no tool runs them.
+ */
+export function invalidToolCallsOf(message: Loose): Array<{ call: CallOfTool; error: string }> {
+  const calls = message.invalid_tool_calls;
+  if (!Array.isArray(calls)) return [];
+  const out: Array<{ call: CallOfTool; error: string }> = [];
+  for (const call of calls) {
+    if (!isRecord(call)) continue;
+    out.push({ call: { id: nonEmptyString(call.id) ?? '', name: nonEmptyString(call.name) ?? 'tool', arguments: call.args ?? '' }, error: nonEmptyString(call.error) ?? 'the arguments could not be parsed' });
+  }
+  return out;
+}
+
 function toolCallsOf(message: Loose): CallOfTool[] {
   const calls = message.tool_calls;
   const out: CallOfTool[] = hostedCallsOf(message);
@@ -155,7 +170,7 @@ function reasoningOf(message: Loose): string | undefined {
 }
 
 /** The first generation of an `LLMResult`. */
-export function responseOfResult(output: unknown): ResponseParts {
+export function responseOfResult(output: unknown): ResponseParts & { refused: Array<{ call: CallOfTool; error: string }> } {
   const result = isRecord(output) ? output : {};
   const generations = Array.isArray(result.generations) && Array.isArray(result.generations[0]) ? (result.generations[0] as unknown[]) : [];
   const generation = isRecord(generations[0]) ? generations[0] : {};
@@ -167,7 +182,9 @@ export function responseOfResult(output: unknown): ResponseParts {
   const kwargs = message !== undefined && isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
-    toolCalls: message !== undefined ? toolCallsOf(message) : [],
+    // The model asked for the calls it could not have parsed too: they are in its answer.
+    toolCalls: message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [],
+    refused: message !== undefined ? invalidToolCallsOf(message) : [],
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     usage: usageOf(message ?? {}, llmOutput),
     finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason) ?? nonEmptyString(kwargs.stop_reason),

@@ -31,7 +31,7 @@
  */
 
 import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
-import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
+import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
@@ -142,6 +142,11 @@ export class RunRecord implements RunObserver {
   readonly #threw = new Map<string, unknown>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
   readonly #denied = new Map<string, { name: string; run: AgentRun; fallback: string }>();
+  /**
+   * The last response's calls no event has recorded yet, with the turn and request that asked for them: a call the SDK
+   * refuses (arguments that are not JSON; a tool the agent does not have) never reaches a tool event.
+   */
+  readonly #asked = new Map<string, { call: CallOfTool; run: AgentRun; apiRequestId: string | undefined }>();
   /**
    * Calls the SDK answers to the model in this order whichever finishes first, whose end is not recorded yet, and the
    * ends held until the calls before them ended: a resumed run's calls it was paused for (after the step's calls that
@@ -327,6 +332,7 @@ export class RunRecord implements RunObserver {
   #toolStart(run: AgentRun, tool: unknown, details: unknown): void {
     const call = toolCallOf(tool, details);
     if (call === undefined) return;
+    this.#asked.delete(call.id);
     const span = currentSpan();
     this.#tools.set(call.id, { name: call.name, run, span, claimed: false });
     if (span !== undefined) this.#toolBySpan.set(span, call.id);
@@ -359,6 +365,7 @@ export class RunRecord implements RunObserver {
     const toolName = handoffToolName(from, target);
     const index = this.#lastCalls.findIndex((call) => call.name === toolName || (toolName === undefined && call.name.startsWith('transfer_to')));
     const call = index >= 0 ? this.#lastCalls.splice(index, 1)[0]! : { id: `handoff:${target}:${this.#adapter.newRunId()}`, name: toolName ?? `transfer_to_${target}`, arguments: '{}' };
+    this.#asked.delete(call.id);
     run.toolStart(call, this.#call?.ids.api_request_id);
     this.#agent = to;
     prepareAgent(to);
@@ -414,6 +421,7 @@ export class RunRecord implements RunObserver {
     if (this.#settled || this.#turn() === undefined) return undefined;
     const input = request.input;
     // The step before is over: what it held is recorded first (a handoff held behind a rejection changes the agent).
+    this.#settleRefused(input);
     this.#settleDenied(input);
     this.#releaseHeld();
     const run = this.#current()!;
@@ -438,6 +446,8 @@ export class RunRecord implements RunObserver {
         // The runner runs only the calls its provider did not.
         const local = localCalls(parts.toolCalls);
         this.#lastCalls = local;
+        this.#asked.clear();
+        for (const asked of local) this.#asked.set(asked.id, { call: asked, run, apiRequestId: call.ids.api_request_id });
         if (!call.attemptOpen) return;
         call.attemptEnd(parts);
         this.#rejectedForTheRun(run, local, call.ids.api_request_id);
@@ -468,9 +478,29 @@ export class RunRecord implements RunObserver {
     if (rejected.length === 0) return;
     this.#resumedOrder = tools.map((call) => call.id);
     for (const { call, fallback } of rejected) {
+      this.#asked.delete(call.id);
       run.toolStart(call, apiRequestId);
       this.#denied.set(call.id, { name: call.name, run, fallback });
     }
+  }
+
+  /**
+   * Calls the SDK answered without running them (no tool event: arguments that are not JSON): the
+   * function_call_result the model now gets is the error it was told.
+   */
+  #settleRefused(input: unknown): void {
+    if (this.#asked.size === 0 || !Array.isArray(input)) return;
+    for (const item of input) {
+      if (!isRecord(item) || item.type !== 'function_call_result') continue;
+      const id = nonEmptyString(item.callId) ?? nonEmptyString(item.call_id);
+      const asked = id === undefined || this.#denied.has(id) ? undefined : this.#asked.get(id);
+      if (asked === undefined) continue;
+      this.#asked.delete(id!);
+      const output = item.output;
+      const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : JSON.stringify(output ?? null);
+      this.#endInOrder(id!, () => asked.run.toolRefused(asked.call, { error: new ToolCallRefused(text), text }, asked.apiRequestId));
+    }
+    this.#asked.clear();
   }
 
   /** Rejected calls: the function_call_result the model now gets is their outcome. */
@@ -521,6 +551,12 @@ export class RunRecord implements RunObserver {
     const guardrails = guardrailsOf(state, isRecord(error) ? error.result : undefined);
     // The caller's own signal stopped it: the openai client reports that as its `APIUserAbortError`, not an AbortError.
     const status: RunStatus = isAbort(error) || this.#callerCancelled() !== undefined ? 'interrupted' : 'failed';
+    // The model's calls the SDK threw on (a tool the agent does not have): each is what the run failed with.
+    if (status === 'failed' && isRecord(error) && error.name === 'ModelBehaviorError') {
+      const message = error instanceof Error ? error.message : String(error);
+      for (const { call, run: asking, apiRequestId } of this.#asked.values()) asking.toolRefused(call, { error, text: message }, apiRequestId);
+    }
+    this.#asked.clear();
     this.#closeOpen(error);
     endHandedTo(this.box.handedTo, 0, status, undefined, error);
     run.end(status, undefined, error, { turnEnd: turnEnd(guardrails) });

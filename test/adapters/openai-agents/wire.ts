@@ -6,11 +6,11 @@
 // shape (test/support/provider-wire.ts) the request asks for; every request
 // body is kept for the checks.
 import OpenAI from 'openai';
-import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, openAiResponseStream, wireResponse, type ChatUsage, type WebSearch } from '../../support/provider-wire.ts';
+import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, openAiResponseStream, wireResponse, type ChatToolCall, type ChatUsage, type WebSearch } from '../../support/provider-wire.ts';
 
 export interface Reply {
   text?: string;
-  calls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
+  calls?: ChatToolCall[];
   reasoning?: string;
   /** Web searches OpenAI ran inside the call (Responses `web_search_call` items). */
   webSearches?: WebSearch[];

@@ -1,0 +1,270 @@
+// The AI SDK adapter when the model misbehaves, on programs written as the
+// SDK's docs write them (generateText / streamText with tools and stopWhen,
+// experimental_repairToolCall, prepareStep), driving the real OpenAI
+// provider over the fake fetch that speaks Chat Completions (JSON and SSE).
+// A call the SDK refuses (NoSuchToolError, InvalidToolInputError) never runs
+// its tool and fires no tool event: the trajectory still holds it as the
+// model asked for it, failed with the error text the model was sent, before
+// the model call that follows; memory and native write the same files.
+import { afterEach, describe, expect, it } from 'vitest';
+import { NoSuchToolError, generateText, stepCountIs, streamText, tool, type LanguageModel, type ToolSet } from 'ai';
+import { createOpenAI } from '@ai-sdk/openai';
+import * as z from 'zod';
+import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { sameOnNative } from '../same-on-native.ts';
+import { expectNothingLost, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../support.ts';
+import { FakeProvider, type Turn } from './wire.ts';
+
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+const MINI = 'gpt-4o-mini-2024-07-18';
+const GPT = 'gpt-4.1-2025-04-14';
+
+const chat = (fake: FakeProvider, model = 'gpt-4o-mini'): LanguageModel => createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch }).chat(model);
+
+const tools = {
+  weather: tool({
+    description: 'Get the weather for a city',
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
+  }),
+} satisfies ToolSet;
+
+type Step = Record<string, any>;
+const stepsOf = (doc: AtifDoc): Step[] => doc.steps as Step[];
+const answered = (doc: AtifDoc): Step[] => stepsOf(doc).filter((step) => step.source === 'agent' && step.metrics !== undefined);
+const results = (doc: AtifDoc): Step[] => stepsOf(doc).flatMap((step) => step.observation?.results ?? []);
+const hooksOf = (recorded: Recorded, name: string) => recorded.log.filter((entry) => entry.hook === name).map((entry) => entry.payload as Record<string, any>);
+
+/** The text the SDK sent the model for a call, in the tool message of a later request (Chat Completions). */
+function toldTheModel(fake: FakeProvider, request: number, callId: string): string {
+  const message = (fake.requests[request]!.body.messages as Step[]).find((m) => m.role === 'tool' && m.tool_call_id === callId);
+  expect(message, `the tool message for ${callId}`).toBeDefined();
+  return String(message!.content);
+}
+
+/** Each call id started once and ended once, and every start before the request that follows its model call. */
+function expectEachCallOnce(recorded: Recorded, ids: string[]): void {
+  for (const name of ['pre_tool_call', 'post_tool_call']) expect(hooksOf(recorded, name).map((p) => p.tool_call_id).sort()).toEqual([...ids].sort());
+}
+
+/** The order of the run's requests and tool hooks, by hook name and id. */
+function sequence(recorded: Recorded): string[] {
+  return recorded.log.filter((e) => e.hook === 'pre_api_request' || e.hook === 'post_tool_call').map((e) => (e.hook === 'pre_api_request' ? 'request' : `${e.payload.tool_call_id}:${e.payload.status}`));
+}
+
+describe('AI SDK: calls the SDK refuses are recorded as the model asked for them, failed with what the model was told', () => {
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: an unknown tool (NoSuchToolError) and input that fails the schema (InvalidToolInputError), then the model asks again`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider();
+      const first: Turn = {
+        id: 'chatcmpl-1',
+        model: MINI,
+        text: 'Checking.',
+        toolCalls: [
+          { id: 'call_unknown', name: 'forecast', args: { city: 'Paris' } },
+          { id: 'call_badinput', name: 'weather', args: { town: 'Paris' } },
+        ],
+        usage: { input: 120, output: 30 },
+      };
+      fake.reply('chat', first, { stream });
+      fake.reply('chat', { id: 'chatcmpl-2', model: MINI, toolCalls: [{ id: 'call_ok', name: 'weather', args: { city: 'Paris' } }], usage: { input: 260, output: 12 } }, { stream });
+      fake.reply('chat', { id: 'chatcmpl-3', model: MINI, text: 'Sunny, 21°C.', usage: { input: 330, output: 8, cached: 128 } }, { stream });
+      const recorded = recordedPlugin(`ai-misbehave-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+
+      const options = { model: chat(fake), prompt: 'Weather in Paris?', tools, stopWhen: stepCountIs(5) };
+      let steps: Array<{ content: Array<Record<string, any>>; usage: { inputTokens?: number; outputTokens?: number } }>;
+      let totalUsage: { inputTokens?: number; outputTokens?: number };
+      let text: string;
+      if (stream) {
+        const result = streamText(options);
+        text = await result.text;
+        steps = (await result.steps) as never;
+        totalUsage = await result.totalUsage;
+      } else {
+        const result = await generateText(options);
+        ({ text, totalUsage } = result);
+        steps = result.steps as never;
+      }
+      expect(text).toBe('Sunny, 21°C.');
+      expect(fake.requests).toHaveLength(3);
+      // What the SDK itself says of the two calls: invalid, answered by a tool-error, never executed.
+      const sdkErrors = new Map(steps[0]!.content.filter((part) => part.type === 'tool-error').map((part) => [part.toolCallId as string, String(part.error)]));
+      expect([...sdkErrors.keys()]).toEqual(['call_unknown', 'call_badinput']);
+      expect(sdkErrors.get('call_unknown')).toMatch(/AI_NoSuchToolError: Model tried to call unavailable tool 'forecast'/);
+      expect(sdkErrors.get('call_badinput')).toMatch(/AI_InvalidToolInputError: Invalid input for tool weather/);
+
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      const [asked, again, last] = answered(doc);
+      // The calls as the model sent them: name and arguments, the unknown tool's name included.
+      expect(asked!.tool_calls.map((call: Step) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([
+        ['call_unknown', 'forecast', { city: 'Paris' }],
+        ['call_badinput', 'weather', { town: 'Paris' }],
+      ]);
+      // Their outcome: failed, with the error the SDK produced, which is what the next request told the model.
+      const outcome = (id: string) => results(doc).find((r) => r.source_call_id === id)!;
+      for (const id of ['call_unknown', 'call_badinput']) {
+        expect(outcome(id).extra.metadata.status).toBe('error');
+        expect(outcome(id).content).toBe(sdkErrors.get(id));
+        expect(toldTheModel(fake, 1, id)).toContain(JSON.stringify(sdkErrors.get(id)).slice(1, -1));
+      }
+      expect(outcome('call_unknown').extra.metadata['error.type']).toBe('AI_NoSuchToolError');
+      expect(outcome('call_badinput').extra.metadata['error.type']).toBe('AI_InvalidToolInputError');
+      // The model asked again, the tool ran, and nothing was invented or lost: three calls, each once, in order.
+      expect(again!.tool_calls.map((call: Step) => call.tool_call_id)).toEqual(['call_ok']);
+      expect(JSON.parse(outcome('call_ok').content)).toEqual({ city: 'Paris', forecast: 'sunny', tempC: 21 });
+      expect(outcome('call_ok').extra.metadata.status).toBe('ok');
+      expectEachCallOnce(recorded, ['call_unknown', 'call_badinput', 'call_ok']);
+      expect(sequence(recorded)).toEqual(['request', 'call_unknown:error', 'call_badinput:error', 'request', 'call_ok:ok', 'request']);
+      expect(last!.message).toBe('Sunny, 21°C.');
+      // Tokens: each step what the SDK reported for it, the totals its totalUsage.
+      expect(answered(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual(steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens]));
+      expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual([totalUsage.inputTokens, totalUsage.outputTokens]);
+      // What `view` shows a user, from either file: the two calls failed with the SDK's errors, none `not run`.
+      for (const of of ['atif', 'atof'] as const) {
+        const tools = (await viewLines(recorded, of)).filter((line) => /(─ |✗ )tool \S+ /.test(line));
+        expect(tools, of).toHaveLength(3);
+        expect(tools[0], of).toMatch(/✗ tool forecast .*ERROR AI_NoSuchToolError: Model tried to call unavailable tool 'forecast'/);
+        expect(tools[1], of).toMatch(/✗ tool weather .*ERROR AI_InvalidToolInputError: Invalid input for tool weather/);
+        expect(tools[2], of).toMatch(/ tool weather .*\{"city":"Paris"\}/);
+        expect(tools.join('\n'), of).not.toContain('not run');
+      }
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe('AI SDK: experimental_repairToolCall with a model call of its own', () => {
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: the repaired call runs once with the repaired input; the repair's own generateText is recorded with its tokens`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider();
+      fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_bad', name: 'weather', args: { town: 'Paris' } }, { id: 'call_gone', name: 'forecast', args: { city: 'Rome' } }], usage: { input: 100, output: 20 } }, { stream });
+      // The repair's request (generateText, never streamed: the program's own call).
+      fake.reply('chat', { id: 'chatcmpl-repair', model: GPT, text: '{"city":"Paris"}', usage: { input: 55, output: 7 } });
+      fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'Sunny in Paris.', usage: { input: 240, output: 6 } }, { stream });
+      const recorded = recordedPlugin(`ai-repair-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const repairModel = chat(fake, 'gpt-4.1');
+      let repairUsage: { inputTokens?: number; outputTokens?: number } | undefined;
+      const options = {
+        model: chat(fake),
+        prompt: 'Weather in Paris?',
+        tools,
+        stopWhen: stepCountIs(5),
+        // As the SDK's docs write a repair: no repair for an unknown tool; a model asked to fix the input.
+        experimental_repairToolCall: async ({ toolCall, inputSchema, error }: { toolCall: { input: string; toolName: string }; inputSchema: (options: { toolName: string }) => PromiseLike<unknown> | unknown; error: unknown }) => {
+          if (NoSuchToolError.isInstance(error)) return null;
+          const schema = await inputSchema({ toolName: toolCall.toolName });
+          const repaired = await generateText({
+            model: repairModel,
+            prompt: [`The model tried to call the tool "${toolCall.toolName}" with the following inputs:`, toolCall.input, 'The tool accepts the following schema:', JSON.stringify(schema), 'Please fix the inputs. Answer with the JSON only.'].join('\n'),
+          });
+          repairUsage = repaired.usage;
+          return { ...toolCall, input: repaired.text };
+        },
+      };
+      let totalUsage: { inputTokens?: number; outputTokens?: number };
+      if (stream) {
+        const result = streamText(options as never);
+        expect(await result.text).toBe('Sunny in Paris.');
+        totalUsage = await result.totalUsage;
+      } else {
+        const result = await generateText(options as never);
+        expect(result.text).toBe('Sunny in Paris.');
+        totalUsage = result.totalUsage;
+      }
+      expect(fake.requests).toHaveLength(3);
+      expect(fake.requests[1]!.body.model).toBe('gpt-4.1');
+      expect(repairUsage).toMatchObject({ inputTokens: 55, outputTokens: 7 });
+
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      const all = atif.flatMap((doc) => [doc, ...((doc.subagent_trajectories ?? []) as AtifDoc[])]);
+      for (const doc of all) expect(validateAtif(doc)).toEqual([]);
+      // Every model request is in exactly one trajectory, with the model that answered it and its tokens.
+      const requests = all.flatMap((doc) => answered(doc).map((step) => [step.model_name, step.metrics.prompt_tokens, step.metrics.completion_tokens]));
+      expect(requests.sort()).toEqual([[GPT, 55, 7], [MINI, 100, 20], [MINI, 240, 6]].sort());
+      // The run's own trajectory: its two requests, the totals the SDK gives for the run.
+      const main = atif.find((doc) => answered(doc).some((step) => step.model_name === MINI))!;
+      expect(answered(main).map((step) => step.model_name)).toEqual([MINI, MINI]);
+      expect([main.final_metrics.total_prompt_tokens, main.final_metrics.total_completion_tokens]).toEqual([totalUsage.inputTokens, totalUsage.outputTokens]);
+      // The repaired call: the model's call, run once, with the input the repair gave it; the unknown tool: failed.
+      const outcome = (id: string) => results(main).find((r) => r.source_call_id === id);
+      expect(outcome('call_bad')!.extra.metadata.status).toBe('ok');
+      expect(JSON.parse(outcome('call_bad')!.content)).toEqual({ city: 'Paris', forecast: 'sunny', tempC: 21 });
+      expect(hooksOf(recorded, 'pre_tool_call').find((p) => p.tool_call_id === 'call_bad')!.args).toEqual({ city: 'Paris' });
+      expect(outcome('call_gone')!.extra.metadata.status).toBe('error');
+      expect(outcome('call_gone')!.content).toMatch(/AI_NoSuchToolError/);
+      expectEachCallOnce(recorded, ['call_bad', 'call_gone']);
+      // The repair's generateText runs where no telemetry event or tool frame of the run is current (the SDK calls the
+      // repair between the model call's end and the step's tools), so it is a session of its own, beside the run's:
+      // its prompt, its model and its tokens (docs/adapters/ai-sdk.md, "What a trajectory holds").
+      expect(atif).toHaveLength(2);
+      const repair = atif.find((doc) => doc !== main)!;
+      expect(stepsOf(repair)[0]).toMatchObject({ source: 'user' });
+      expect(String(stepsOf(repair)[0]!.message)).toContain('The model tried to call the tool "weather"');
+      expect(answered(repair).map((step) => step.message)).toEqual(['{"city":"Paris"}']);
+      expect([repair.final_metrics.total_prompt_tokens, repair.final_metrics.total_completion_tokens]).toEqual([repairUsage!.inputTokens, repairUsage!.outputTokens]);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe('AI SDK: prepareStep', () => {
+  it('switches the model between steps and narrows activeTools / toolChoice: each step names the model that answered and the tools it was offered', async () => {
+    const fake = new FakeProvider();
+    fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_w', name: 'weather', args: { city: 'Paris' } }], usage: { input: 90, output: 11 } });
+    fake.reply('chat', { id: 'chatcmpl-2', model: GPT, text: 'Sunny in Paris.', usage: { input: 210, output: 9 } });
+    const recorded = recordedPlugin('ai-prepare-step');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const strong = chat(fake, 'gpt-4.1');
+    const more = {
+      ...tools,
+      time: tool({ description: 'The local time of a city', inputSchema: z.object({ city: z.string() }), execute: async () => '14:00' }),
+    };
+    const result = await generateText({
+      model: chat(fake),
+      prompt: 'Weather in Paris?',
+      tools: more,
+      stopWhen: stepCountIs(4),
+      prepareStep: async ({ stepNumber }) =>
+        stepNumber === 0 ? { activeTools: ['weather'], toolChoice: { type: 'tool', toolName: 'weather' } } : { model: strong, activeTools: [], toolChoice: 'none' },
+    });
+    expect(result.text).toBe('Sunny in Paris.');
+    expect(result.steps.map((step) => step.response.modelId)).toEqual([MINI, GPT]);
+    // What the provider was sent: the first request one tool and a forced choice, the second the other model and none.
+    expect(fake.requests.map((r) => [r.body.model, (r.body.tools ?? []).map((t: Step) => t.function.name), r.body.tool_choice])).toEqual([
+      ['gpt-4o-mini', ['weather'], { type: 'function', function: { name: 'weather' } }],
+      // The provider sends no tool_choice without tools.
+      ['gpt-4.1', [], undefined],
+    ]);
+
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(answered(doc).map((step) => step.model_name)).toEqual([MINI, GPT]);
+    // Each request as sent: its model and the tools it offered.
+    const sent = hooksOf(recorded, 'pre_api_request').map((p) => [p.model, (p.request?.body?.tools ?? []).map((t: Step) => t.function?.name ?? t.name)]);
+    expect(sent).toEqual([
+      ['gpt-4o-mini', ['weather']],
+      ['gpt-4.1', []],
+    ]);
+    expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual([result.totalUsage.inputTokens, result.totalUsage.outputTokens]);
+    await sameOnNative(recorded);
+  });
+});
