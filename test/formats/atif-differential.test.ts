@@ -240,6 +240,40 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
     expect(t.steps[1]?.tool_calls?.[0]?.arguments).toEqual({ limit: 3, query: 'relay' });
   });
 
+  it("reproduces the adapters' hosted tool call (provider_executed, provider_result) on the step, with no tool span", async () => {
+    const t = await differential((s) => {
+      const session = s.push('session', 'Agent', null);
+      const sources = [{ type: 'url', url: 'https://weather.example/paris' }];
+      s.chat(
+        'openai.responses',
+        { model: 'gpt-4.1', messages: [{ role: 'user', content: 'weather?' }] },
+        {
+          model: 'gpt-4.1',
+          assistant_message: {
+            role: 'assistant',
+            content: 'Let me check.',
+            tool_calls: [
+              { id: 'ws_1', type: 'function', function: { name: 'web_search', arguments: '{"type":"search","query":"Paris weather"}' }, provider_executed: true, provider_result: { id: 'ws_1', type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'Paris weather', sources } } },
+              { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+          usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
+        },
+        session,
+      );
+      const tool = s.tool('weather', { city: 'Paris' }, session, 'call_1');
+      s.toolEnd(tool, 'sunny');
+      s.pop(session);
+    });
+    const calls = t.steps[1]?.tool_calls ?? [];
+    expect(calls.map((call) => [call.tool_call_id, call.extra])).toEqual([
+      ['ws_1', { provider_executed: true, provider_result: { action: { query: 'Paris weather', sources: [{ type: 'url', url: 'https://weather.example/paris' }], type: 'search' }, id: 'ws_1', status: 'completed', type: 'web_search_call' } }],
+      ['call_1', undefined],
+    ]);
+    expect(t.steps[1]?.observation?.results.map((result) => result.source_call_id)).toEqual(['call_1']);
+  });
+
   it('reproduces a tool result nobody requested as a system step, and a tool with no LLM step before it', async () => {
     const t = await differential((s) => {
       const session = s.push('session', 'Agent', null);

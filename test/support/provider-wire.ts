@@ -114,7 +114,49 @@ export interface AnthropicUsage {
 export type AnthropicBlock =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'server_tool_use'; id: string; name: string; input: Record<string, unknown>; caller: { type: 'direct' } }
+  | { type: 'web_search_tool_result'; tool_use_id: string; content: Array<Record<string, unknown>>; caller: { type: 'direct' } };
+
+// ------------------------------------------------------------------ hosted web search
+
+/** A web search the provider runs inside a model call: the id it gives the call, the query, what it found. */
+export interface WebSearch {
+  id: string;
+  query: string;
+  results: Array<{ url: string; title: string }>;
+}
+
+/** A Responses `web_search_call` output item, completed, with `action.sources` (the `web_search_call.action.sources` include). */
+export function webSearchCallItem(search: WebSearch): Record<string, unknown> {
+  return { id: search.id, type: 'web_search_call', status: 'completed', action: { type: 'search', query: search.query, sources: search.results.map((result) => ({ type: 'url', url: result.url })) } };
+}
+
+/**
+ * The stream events of a `web_search_call` item before its `response.output_item.done`: the item announced
+ * without its query, then its three stages.
+ */
+export function webSearchCallEvents(item: Record<string, unknown>, outputIndex: number): Array<{ type: string; fields: Record<string, unknown> }> {
+  return [
+    { type: 'response.output_item.added', fields: { output_index: outputIndex, item: { id: item.id, type: 'web_search_call', status: 'in_progress', action: { type: 'search' } } } },
+    ...['in_progress', 'searching', 'completed'].map((stage) => ({ type: `response.web_search_call.${stage}`, fields: { item_id: item.id, output_index: outputIndex } })),
+  ];
+}
+
+/** Anthropic's `server_tool_use` block and the `web_search_tool_result` that follows it in the same message. */
+export function webSearchBlocks(search: WebSearch): AnthropicBlock[] {
+  const results = search.results.map((result) => ({ type: 'web_search_result', url: result.url, title: result.title, encrypted_content: `enc_${result.url}`, page_age: null }));
+  return [
+    { type: 'server_tool_use', id: search.id, name: 'web_search', input: { query: search.query }, caller: { type: 'direct' } },
+    { type: 'web_search_tool_result', tool_use_id: search.id, content: results, caller: { type: 'direct' } },
+  ];
+}
+
+/** Anthropic's usage counts the searches it ran (`server_tool_use.web_search_requests`). */
+function serverToolUsage(content: readonly AnthropicBlock[]): Record<string, unknown> {
+  const searches = content.filter((block) => block.type === 'server_tool_use').length;
+  return searches === 0 ? {} : { server_tool_use: { web_search_requests: searches } };
+}
 
 export function anthropicMessage(options: { id: string; model: string; content: AnthropicBlock[]; usage: AnthropicUsage; stopReason?: string }): WireReply {
   const stop = options.stopReason ?? (options.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
@@ -127,7 +169,7 @@ export function anthropicMessage(options: { id: string; model: string; content: 
       content: options.content,
       stop_reason: stop,
       stop_sequence: null,
-      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard', ...options.usage },
+      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard', ...options.usage, ...serverToolUsage(options.content) },
     },
   };
 }
@@ -153,8 +195,10 @@ export function anthropicStream(options: { id: string; model: string; content: A
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } } });
       events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } } });
       events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } } });
+    } else if (block.type === 'web_search_tool_result') {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: block } });
     } else {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } } });
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { ...block, input: {} } } });
       const json = JSON.stringify(block.input);
       const half = Math.ceil(json.length / 2);
       events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(0, half) } } });
@@ -162,7 +206,7 @@ export function anthropicStream(options: { id: string; model: string; content: A
     }
     events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
   });
-  events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: options.usage.output_tokens } } });
+  events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: options.usage.output_tokens, ...serverToolUsage(options.content) } } });
   events.push({ event: 'message_stop', data: { type: 'message_stop' } });
   return { sse: events };
 }
@@ -276,12 +320,15 @@ export interface ResponsesOptions {
   toolCalls?: ChatToolCall[];
   /** A reasoning item's summary text. */
   reasoning?: string;
+  /** Web searches the provider ran, as `web_search_call` items before the message. */
+  webSearches?: WebSearch[];
   usage: ChatUsage;
 }
 
 function responsesObject(options: ResponsesOptions): Record<string, any> {
   const output: Array<Record<string, unknown>> = [];
   if (options.reasoning !== undefined) output.push({ type: 'reasoning', id: `rs_${options.id}`, summary: [{ type: 'summary_text', text: options.reasoning }] });
+  for (const search of options.webSearches ?? []) output.push(webSearchCallItem(search));
   if (options.text !== undefined) {
     output.push({ type: 'message', id: `msg_${options.id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: options.text, annotations: [] }] });
   }
@@ -335,6 +382,8 @@ export function openAiResponseStream(options: ResponsesOptions): WireReply {
       push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
       push('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: item.arguments });
       push('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
+    } else if (item.type === 'web_search_call') {
+      for (const event of webSearchCallEvents(item, index)) push(event.type, event.fields);
     } else {
       push('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
     }

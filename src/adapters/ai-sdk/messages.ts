@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, textOfParts } from '../core/shapes.ts';
+import { assistantMessage, hostedArguments, textOfParts } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -61,10 +61,35 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     if (part.type === 'text' && typeof part.text === 'string') text += part.text;
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
-      toolCalls.push({ id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args });
+      const call = { id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args };
+      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id)) : call);
     }
   }
   return { text, reasoning, toolCalls };
+}
+
+/** A call the provider ran (`providerExecuted`), with the result it returned in the same response. */
+export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
+  return { ...call, arguments: hostedArguments(call.arguments, result), providerExecuted: true, providerResult: result };
+}
+
+/**
+ * The result the provider returned for its own call `id`: the `tool-result` part beside the call, its `output` as
+ * the provider package made it (in a conversation's assistant message, the `{type, value}` the SDK wrapped it in).
+ */
+function providerResultOf(content: readonly unknown[], id: string): unknown {
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-result' || part.toolCallId !== id) continue;
+    return providerOutput(part.output ?? part.result);
+  }
+  return undefined;
+}
+
+const WRAPPED_OUTPUTS = new Set(['json', 'text', 'content', 'error-json', 'error-text']);
+
+/** A provider-executed `tool-result`'s output, unwrapped from a prompt's `{type: 'json', value}`. */
+export function providerOutput(output: unknown): unknown {
+  return isRecord(output) && WRAPPED_OUTPUTS.has(output.type as string) && 'value' in output ? output.value : output;
 }
 
 /** Prepared tool definitions (`{type:'function', name, description, inputSchema}`). */

@@ -25,7 +25,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, responseOf, tokenCounts } from './messages.ts';
+import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerCall, providerOutput, responseOf, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -71,6 +71,8 @@ class StreamedResponse {
   text = '';
   reasoning = '';
   readonly toolCalls: CallOfTool[] = [];
+  /** What the provider returned for the calls it ran, by call id. */
+  readonly #providerResults = new Map<string, unknown>();
   usage: unknown;
   finishReason: string | undefined;
   model: string | undefined;
@@ -86,7 +88,11 @@ class StreamedResponse {
         if (typeof part.delta === 'string') this.reasoning += part.delta;
         break;
       case 'tool-call':
-        this.toolCalls.push({ id: nonEmptyString(part.toolCallId) ?? '', name: nonEmptyString(part.toolName) ?? 'tool', arguments: part.input });
+        this.toolCalls.push({ id: nonEmptyString(part.toolCallId) ?? '', name: nonEmptyString(part.toolName) ?? 'tool', arguments: part.input, ...(part.providerExecuted === true ? { providerExecuted: true } : {}) });
+        break;
+      case 'tool-result':
+        // A model's stream carries results only of the calls its provider ran (the packages do not all mark them).
+        if (typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, providerOutput(part.result ?? part.output));
         break;
       case 'raw':
         // Only with `includeRawChunks`: Gemini's chunks name the model that answered, which @ai-sdk/google does not pass on.
@@ -110,7 +116,7 @@ class StreamedResponse {
     return {
       text: this.text,
       reasoning: this.reasoning === '' ? undefined : this.reasoning,
-      toolCalls: this.toolCalls,
+      toolCalls: this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id)) : call)),
       usage: tokenCounts(this.usage),
       finishReason: this.finishReason,
       model: this.model ?? nonEmptyString(model.modelId),

@@ -27,6 +27,7 @@ import {
   chatTool,
   describeError,
   lastUserMessage,
+  localCalls,
   textOrJson,
   type CallOfTool,
   type ChatMessage,
@@ -628,7 +629,7 @@ export class ApiCall {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
       const usage = chatCompletionsUsage(readProviderUsage(response.usage));
       const model = response.model ?? this.#parts().model ?? run.requestedModel;
-      const finish = chatFinishReason(response.finishReason, response.toolCalls.length > 0) ?? null;
+      const finish = chatFinishReason(response.finishReason, localCalls(response.toolCalls).length > 0) ?? null;
       return {
         ...this.#base(),
         started_at: startedAt,

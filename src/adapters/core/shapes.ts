@@ -10,6 +10,7 @@
  */
 
 import { toJson } from '../../shared/json.ts';
+import { isRecord } from '../../shared/record.ts';
 
 /** A chat message in OpenAI chat-completions form. */
 export type ChatMessage = Record<string, unknown>;
@@ -19,6 +20,13 @@ export interface CallOfTool {
   readonly id: string;
   readonly name: string;
   readonly arguments: unknown;
+  /**
+   * The provider ran the call inside the model call that made it (a hosted tool: OpenAI's web search, Anthropic's
+   * server tools); the program ran nothing, so no tool span is recorded for it.
+   */
+  readonly providerExecuted?: boolean;
+  /** What the provider returned for a call it ran, as it returned it. */
+  readonly providerResult?: unknown;
 }
 
 /** A tool the model was offered. */
@@ -77,9 +85,65 @@ export function textOrJson(value: unknown): string | undefined {
   }
 }
 
-/** A tool call in OpenAI chat form (`function.arguments` as JSON text). */
+/**
+ * A tool call in OpenAI chat form (`function.arguments` as JSON text). A call the provider ran carries
+ * `provider_executed: true` and `provider_result` beside it: the ATIF builder (native's too) keeps a call's other
+ * keys as the tool call's `extra`, so the step says what was searched and what came back without a tool span,
+ * which would claim a local run with a duration nobody measured.
+ */
 export function chatToolCall(call: CallOfTool): Record<string, unknown> {
-  return { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
+  const out: Record<string, unknown> = { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
+  if (call.providerExecuted === true) {
+    out.provider_executed = true;
+    if (call.providerResult !== undefined) out.provider_result = toJson(call.providerResult);
+  }
+  return out;
+}
+
+/** The calls of a response the program runs (not the ones its provider ran). */
+export function localCalls(calls: readonly CallOfTool[]): CallOfTool[] {
+  return calls.filter((call) => call.providerExecuted !== true);
+}
+
+/**
+ * What the model asked a hosted tool for: the call's input when it has one (Anthropic's `{query}`), else the
+ * `action` of OpenAI's `web_search_call` (its query; the sources it found stay in the result), wherever the
+ * framework left it: on the item itself or in the result it made of it.
+ */
+export function hostedArguments(input: unknown, result: unknown): unknown {
+  let parsed = input;
+  if (typeof parsed === 'string') {
+    try {
+      parsed = JSON.parse(parsed);
+    } catch {
+      return input;
+    }
+  }
+  if (isRecord(parsed) && Object.keys(parsed).length > 0) return parsed;
+  const action = isRecord(result) && isRecord(result.action) ? result.action : undefined;
+  if (action === undefined) return parsed ?? {};
+  const { sources: _found, ...asked } = action;
+  return asked;
+}
+
+/** The Responses output items of tools OpenAI runs (`computer_call`, `local_shell_call` and the like are the program's to run). */
+const HOSTED_ITEMS = new Set(['web_search_call', 'file_search_call', 'code_interpreter_call', 'image_generation_call']);
+
+/**
+ * A hosted call from the provider's own wire items, as frameworks that keep them hand them on: an OpenAI
+ * Responses output item of a tool OpenAI runs (`web_search_call`, `file_search_call`, `code_interpreter_call`,
+ * `image_generation_call`: named without `_call`, the item itself its result), or an Anthropic `server_tool_use` block (its result the `*_tool_result`
+ * block whose `tool_use_id` names it, found among `blocks`). Anything else is not a hosted call.
+ */
+export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = []): CallOfTool | undefined {
+  if (!isRecord(item) || typeof item.id !== 'string' || typeof item.type !== 'string') return undefined;
+  if (item.type === 'server_tool_use') {
+    const name = typeof item.name === 'string' ? item.name : 'server_tool';
+    const answer = blocks.find((block) => isRecord(block) && block.tool_use_id === item.id && typeof block.type === 'string' && block.type.endsWith('_tool_result'));
+    return { id: item.id, name, arguments: hostedArguments(item.input, undefined), providerExecuted: true, providerResult: isRecord(answer) ? answer.content : undefined };
+  }
+  if (!HOSTED_ITEMS.has(item.type)) return undefined;
+  return { id: item.id, name: item.type.slice(0, -'_call'.length), arguments: hostedArguments(undefined, item), providerExecuted: true, providerResult: item };
 }
 
 /** An assistant message with its tool calls; `content` is `null` when the model only called tools. */

@@ -38,7 +38,7 @@ import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
-import { argumentsObject, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { argumentsObject, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { jsonEqual } from '../../shared/json.ts';
 
@@ -475,7 +475,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // Calls whose arguments did not parse never reach a tool: failed with the parser's error, apart from the calls a tool runs.
       const refused = new Set(response.refused.map((invalid) => invalid.call.id));
       for (const { call, error } of response.refused) node.run?.toolRefused(call, { error: new ToolCallRefused(error), text: error }, node.call.ids.api_request_id);
-      const runnable = response.toolCalls.filter((call) => !refused.has(call.id));
+      // The calls the program runs: not the provider's own (a hosted web search), not the refused ones.
+      const runnable = localCalls(response.toolCalls).filter((call) => !refused.has(call.id));
       if (node.run !== undefined && runnable.length > 0) {
         this.#lastCalls.set(node.run, runnable);
         this.#addUnclaimed(node.run, runnable);

@@ -7,7 +7,7 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { chatToolCall, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, hostedCallOfItem, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -37,6 +37,23 @@ export function contentText(content: unknown): string {
 }
 
 /**
+ * The calls a message's provider ran itself, which LangChain keeps out of `tool_calls`: ChatOpenAI's Responses
+ * items in `additional_kwargs.tool_outputs` (`web_search_call`, ...), ChatAnthropic's `server_tool_use` blocks in
+ * the content (each with its result block).
+ */
+function hostedCallsOf(message: Loose): CallOfTool[] {
+  const out: CallOfTool[] = [];
+  const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  const items = Array.isArray(kwargs.tool_outputs) ? kwargs.tool_outputs : [];
+  const blocks = Array.isArray(message.content) ? message.content : [];
+  for (const item of [...items, ...blocks]) {
+    const call = hostedCallOfItem(item, blocks);
+    if (call !== undefined) out.push(call);
+  }
+  return out;
+}
+
+/**
  * The calls of an AI message whose arguments the provider package could not parse (`invalid_tool_calls`: the raw
  * argument text, and the parser's error): no tool runs them.
  */
@@ -53,8 +70,8 @@ export function invalidToolCallsOf(message: Loose): Array<{ call: CallOfTool; er
 
 function toolCallsOf(message: Loose): CallOfTool[] {
   const calls = message.tool_calls;
-  if (!Array.isArray(calls)) return [];
-  const out: CallOfTool[] = [];
+  const out: CallOfTool[] = hostedCallsOf(message);
+  if (!Array.isArray(calls)) return out;
   for (const call of calls) {
     if (!isRecord(call)) continue;
     out.push({ id: nonEmptyString(call.id) ?? '', name: nonEmptyString(call.name) ?? 'tool', arguments: call.args ?? {} });

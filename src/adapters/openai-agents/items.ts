@@ -10,7 +10,7 @@
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import { chatToolCall, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, hostedCallOfItem, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -55,13 +55,14 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
   let assistant: ChatMessage | undefined;
   for (const item of input) {
     if (!isRecord(item)) continue;
-    if (item.type === 'function_call') {
+    const hosted = hostedCallOf(item);
+    if (item.type === 'function_call' || hosted !== undefined) {
       if (assistant === undefined) {
         assistant = { role: 'assistant', content: null };
         out.push(assistant);
       }
       const calls = (assistant.tool_calls as unknown[] | undefined) ?? [];
-      calls.push(chatToolCall({ id: callIdOf(item), name: nonEmptyString(item.name) ?? 'tool', arguments: item.arguments }));
+      calls.push(chatToolCall(hosted ?? { id: callIdOf(item), name: nonEmptyString(item.name) ?? 'tool', arguments: item.arguments }));
       assistant.tool_calls = calls;
       continue;
     }
@@ -117,6 +118,15 @@ export function requestSettings(request: Loose): Record<string, unknown> | undef
     body.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: output.strict, schema: toJson(output.schema) } };
   }
   return Object.keys(body).length === 0 ? undefined : body;
+}
+
+/**
+ * A `hosted_tool_call` item (a tool OpenAI ran inside the model call: web search, file search, code interpreter)
+ * as its provider's item: the SDK keeps the wire item, less its `status`, in `providerData`.
+ */
+function hostedCallOf(item: Loose): CallOfTool | undefined {
+  if (item.type !== 'hosted_tool_call' || !isRecord(item.providerData)) return undefined;
+  return hostedCallOfItem({ ...item.providerData, id: item.id ?? item.providerData.id, status: item.status });
 }
 
 /** The function calls among output items (what the runner executes, or hands off with). */
@@ -185,9 +195,10 @@ export function firstChoiceFinish(completion: unknown): string | undefined {
 export function responseParts(response: Loose, requestedModel: string | undefined): ResponseParts {
   const output = response.output;
   const toolCalls = functionCalls(output);
+  const hosted = Array.isArray(output) ? output.flatMap((item) => (isRecord(item) ? (hostedCallOf(item) ?? []) : [])) : [];
   return {
     text: outputText(output),
-    toolCalls,
+    toolCalls: hosted.length === 0 ? toolCalls : [...hosted, ...toolCalls],
     reasoning: reasoningText(output),
     usage: usageOf(response),
     model: reportedModel(response) ?? requestedModel,

@@ -32,7 +32,7 @@
 
 import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
-import { isAbortedSignal, type CallOfTool } from '../core/shapes.ts';
+import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { takeToolFailure } from '../core/tool-failures.ts';
@@ -443,12 +443,14 @@ export class RunRecord implements RunObserver {
     return {
       response: (response) => {
         const parts = responseParts(response, requested);
-        this.#lastCalls = [...parts.toolCalls];
+        // The runner runs only the calls its provider did not.
+        const local = localCalls(parts.toolCalls);
+        this.#lastCalls = local;
         this.#asked.clear();
-        for (const asked of parts.toolCalls) this.#asked.set(asked.id, { call: asked, run, apiRequestId: call.ids.api_request_id });
+        for (const asked of local) this.#asked.set(asked.id, { call: asked, run, apiRequestId: call.ids.api_request_id });
         if (!call.attemptOpen) return;
         call.attemptEnd(parts);
-        this.#rejectedForTheRun(run, parts.toolCalls, call.ids.api_request_id);
+        this.#rejectedForTheRun(run, local, call.ids.api_request_id);
       },
       error: (error) => {
         this.#lastFailed = true;

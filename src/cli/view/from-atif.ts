@@ -166,7 +166,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     // Neither a result nor a run: the call never ran (the run stopped first, e.g. while its approval was pending).
     if (result === undefined && timing.start_timestamp === undefined) {
       const waiting = asked !== undefined && !asked.some((mark) => mark.title.startsWith('approval: '));
-      tool.note = [tool.note, waiting ? 'not run: waiting for approval' : 'not run'].filter(Boolean).join(' · ');
+      tool.note = [tool.note, waiting ? 'not run: waiting for approval' : (providerRanNote(call) ?? 'not run')].filter(Boolean).join(' · ');
     }
     if (asked !== undefined) {
       tool.children.push(...asked);
@@ -216,6 +216,18 @@ function timeOf(timestamp: unknown): Partial<ViewNode> {
 
 function noteOf(text: string | undefined): Partial<ViewNode> {
   return text === undefined ? {} : { note: text };
+}
+
+/**
+ * What a call the provider ran inside the model call says instead of "not run" (it has no run of the program's):
+ * a hosted web search, with the number of results it returned when they are a list or a list of `sources`.
+ */
+export function providerRanNote(call: unknown): string | undefined {
+  const extra = isRecord(call) && isRecord(call.extra) ? call.extra : undefined;
+  if (extra?.provider_executed !== true) return undefined;
+  const result = extra.provider_result;
+  const found = Array.isArray(result) ? result : isRecord(result) && isRecord(result.action) && Array.isArray(result.action.sources) ? result.action.sources : isRecord(result) && Array.isArray(result.sources) ? result.sources : undefined;
+  return found === undefined ? 'run by the provider' : `run by the provider: ${found.length} ${found.length === 1 ? 'result' : 'results'}`;
 }
 
 /**

@@ -21,7 +21,7 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
-import { approvalNote, failedToolText, recordedErrorText } from './from-atif.ts';
+import { approvalNote, failedToolText, providerRanNote, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -189,7 +189,7 @@ function showCallsNeverRun(agent: AgentState, started: ReadonlySet<string>, anyW
   }
   if (!anyWithoutId) {
     for (const [toolCallId, { llm, call }] of agent.llmByToolCall) {
-      if (!started.has(toolCallId) && !agent.approvalsByCallId.has(toolCallId)) llm.children.push(notRun(toolCallId, call, 'not run'));
+      if (!started.has(toolCallId) && !agent.approvalsByCallId.has(toolCallId)) llm.children.push(notRun(toolCallId, call, providerRanNote(call) ?? 'not run'));
     }
   }
   agent.approvalsByCallId.clear();

@@ -7,6 +7,7 @@
 // so a test can compare what the trajectory says was sent with what was.
 import { wallMs } from '../../support/doc-snippets.ts';
 import { paced } from '../../support/paced-wire.ts';
+import { type WebSearch, webSearchBlocks, webSearchCallEvents, webSearchCallItem } from '../../support/provider-wire.ts';
 
 /** One assistant turn, as a provider would return it. */
 export interface Turn {
@@ -20,6 +21,11 @@ export interface Turn {
   /** Gemini's `finishReason` when it is not the one the turn implies (`STOP`): `MAX_TOKENS`, `SAFETY`, ... */
   finish?: string;
   toolCalls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
+  /**
+   * Web searches the provider ran inside this call, before the text: OpenAI Responses `web_search_call` items (with
+   * `action.sources`), Anthropic `server_tool_use` blocks each followed by its `web_search_tool_result`.
+   */
+  webSearches?: WebSearch[];
   usage: Usage;
 }
 
@@ -197,6 +203,9 @@ function responsesUsage(usage: Usage): Record<string, unknown> {
 function responsesOutput(turn: Turn): Array<Record<string, unknown>> {
   const output: Array<Record<string, unknown>> = [];
   if (turn.reasoning !== undefined) output.push({ id: `rs_${turn.id}`, type: 'reasoning', summary: [{ type: 'summary_text', text: turn.reasoning }] });
+  for (const search of turn.webSearches ?? []) {
+    output.push(webSearchCallItem(search));
+  }
   if (turn.text !== undefined) {
     output.push({ id: `msg_${turn.id}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [] }] });
   }
@@ -243,6 +252,8 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
       for (const delta of halves(text)) push('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta, logprobs: [] });
       push('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text, logprobs: [] });
       push('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+    } else if (item.type === 'web_search_call') {
+      for (const event of webSearchCallEvents(item, index)) push(event.type, event.fields);
     } else {
       const args = item.arguments as string;
       push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
@@ -302,12 +313,13 @@ function chatEvents(turn: Turn): Array<{ data: unknown }> {
 
 // ------------------------------------------------------------------ Anthropic Messages
 
-function anthropicUsage(usage: Usage): Record<string, unknown> {
+function anthropicUsage(usage: Usage, searches = 0): Record<string, unknown> {
   return {
     input_tokens: usage.input,
     cache_creation_input_tokens: usage.cacheWrite ?? 0,
     cache_read_input_tokens: usage.cached ?? 0,
     output_tokens: usage.output,
+    ...(searches === 0 ? {} : { server_tool_use: { web_search_requests: searches } }),
     service_tier: 'standard',
   };
 }
@@ -315,6 +327,7 @@ function anthropicUsage(usage: Usage): Record<string, unknown> {
 function anthropicContent(turn: Turn): Array<Record<string, unknown>> {
   const content: Array<Record<string, unknown>> = [];
   if (turn.reasoning !== undefined) content.push({ type: 'thinking', thinking: turn.reasoning, signature: `sig_${turn.id}` });
+  for (const search of turn.webSearches ?? []) content.push(...(webSearchBlocks(search) as Array<Record<string, unknown>>));
   if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
   for (const call of turn.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.args });
   return content;
@@ -333,7 +346,7 @@ function anthropicBody(turn: Turn): Record<string, unknown> {
     content: anthropicContent(turn),
     stop_reason: anthropicStop(turn),
     stop_sequence: null,
-    usage: anthropicUsage(turn.usage),
+    usage: anthropicUsage(turn.usage, turn.webSearches?.length),
   };
 }
 
@@ -352,13 +365,16 @@ function anthropicEvents(turn: Turn): Array<{ event: string; data: unknown }> {
     } else if (block.type === 'text') {
       push('content_block_start', { index, content_block: { type: 'text', text: '' } });
       for (const delta of halves(block.text as string)) push('content_block_delta', { index, delta: { type: 'text_delta', text: delta } });
+    } else if (block.type === 'web_search_tool_result') {
+      push('content_block_start', { index, content_block: block });
     } else {
-      push('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      push('content_block_start', { index, content_block: { ...block, input: {} } });
       for (const part of halves(JSON.stringify(block.input))) push('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } });
     }
     push('content_block_stop', { index });
   });
-  push('message_delta', { delta: { stop_reason: anthropicStop(turn), stop_sequence: null }, usage: { output_tokens: turn.usage.output } });
+  const searches = turn.webSearches?.length ?? 0;
+  push('message_delta', { delta: { stop_reason: anthropicStop(turn), stop_sequence: null }, usage: { output_tokens: turn.usage.output, ...(searches === 0 ? {} : { server_tool_use: { web_search_requests: searches } }) } });
   push('message_stop', {});
   return frames;
 }

@@ -6,12 +6,14 @@
 // shape (test/support/provider-wire.ts) the request asks for; every request
 // body is kept for the checks.
 import OpenAI from 'openai';
-import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, openAiResponseStream, wireResponse, type ChatToolCall, type ChatUsage } from '../../support/provider-wire.ts';
+import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, openAiResponseStream, wireResponse, type ChatToolCall, type ChatUsage, type WebSearch } from '../../support/provider-wire.ts';
 
 export interface Reply {
   text?: string;
   calls?: ChatToolCall[];
   reasoning?: string;
+  /** Web searches OpenAI ran inside the call (Responses `web_search_call` items). */
+  webSearches?: WebSearch[];
   usage: { input: number; output: number; cached?: number; reasoning?: number };
   /** The model the API says answered (default: the requested alias plus a date). */
   model?: string;
@@ -73,7 +75,7 @@ export class FakeOpenAI {
     const usage: ChatUsage = { prompt_tokens: step.usage.input, completion_tokens: step.usage.output, cached: step.usage.cached, reasoning: step.usage.reasoning };
     const toolCalls = step.calls ?? [];
     if (api === 'responses') {
-      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, usage };
+      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, webSearches: step.webSearches, usage };
       return wireResponse(body.stream === true ? openAiResponseStream(options) : openAiResponse(options), requestId);
     }
     const options = { id: `chatcmpl-${this.#n}`, model, content: step.text ?? null, toolCalls, usage };
