@@ -11,7 +11,7 @@ import { Command, MemorySaver } from '@langchain/langgraph';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
-import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin } from './support.ts';
+import { backends, checkRetry, checkTrajectory, expectNothingLost, recordedPlugin, viewLines } from './support.ts';
 
 const ai = (content: string, toolCalls: Array<{ id: string; name: string; args: Record<string, unknown> }>, usage: [number, number]) =>
   new AIMessage({
@@ -127,6 +127,37 @@ describe('NemoRelayCallbackHandler', () => {
     expect(ends).toEqual([[true, false], [false, true]]);
     await recorded.finish();
   }, 20_000);
+
+  for (const backend of backends()) {
+  it(`records an edited humanInTheLoopMiddleware decision: the model's arguments, the input the tool ran with on the approval, and view says so (${backend} backend)`, async () => {
+    const recorded = recordedPlugin(`langchain-hitl-edit-${backend}`, backend);
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const model = fakeModel()
+      .respond(ai('', [{ id: 'call_rm_1', name: 'remove', args: { path: 'build' } }], [5, 1]))
+      .respond(ai('Removed.', [], [6, 1]));
+    const remove = tool(async ({ path }) => `removed ${path}`, { name: 'remove', description: 'rm', schema: z.object({ path: z.string() }) });
+    const agent = createAgent({ model, tools: [remove], checkpointer: new MemorySaver(), middleware: [humanInTheLoopMiddleware({ interruptOn: { remove: true } })] });
+    const config = { callbacks: [handler], configurable: { thread_id: `hitl-edit-${backend}` } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'Remove build' }] }, config);
+    // As the middleware's docs write an edit: the action to run instead, its name and arguments.
+    const out = await agent.invoke(new Command({ resume: { decisions: [{ type: 'edit', editedAction: { name: 'remove', args: { path: 'build/tmp' } } }] } }), config);
+    expect(out.messages.at(-1)!.content).toBe('Removed.');
+    handler.close();
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const answer = recorded.log.find((entry) => entry.hook === 'post_approval_response')!.payload;
+    expect(answer).toMatchObject({ tool_call_id: 'call_rm_1', choice: 'once', description: 'allowed with changed input', changed_args: { path: 'build/tmp' } });
+    // The tool ran with the edited input and its span says so; the trajectory's call stays what the model asked.
+    expect(recorded.log.find((entry) => entry.hook === 'pre_tool_call')!.payload.args).toEqual({ path: 'build/tmp' });
+    const calls = (atif[0]!.steps as Array<Record<string, any>>).flatMap((step) => step.tool_calls ?? []);
+    expect(calls.map((call) => [call.tool_call_id, call.arguments])).toEqual([['call_rm_1', { path: 'build' }]]);
+    const observed = (atif[0]!.steps as Array<Record<string, any>>).flatMap((step) => step.observation?.results ?? []);
+    expect(observed.map((result) => result.content)).toEqual(['removed build/tmp']);
+    const mark = atof.find((event) => event.name === 'hermes.approval.response')!;
+    expect(mark.data).toMatchObject({ choice: 'once', changed_args: { path: 'build/tmp' } });
+    expect((await viewLines(recorded, 'atof')).join('\n')).toMatch(/approval: once {2}ran with changed input: \{"path":"build\/tmp"\}/);
+  }, 20_000);
+  }
 
   it('never breaks the run when the adapter itself fails', async () => {
     const recorded = recordedPlugin('langchain-broken');

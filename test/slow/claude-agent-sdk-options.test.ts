@@ -19,7 +19,7 @@ import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../adapters/support.ts';
 import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
-import { approvalsOf, modelUsageTotals, observations, offlineApi as offlineApiOf, resultTotals, stepTotals, toldTheModel, toolEnds } from '../support/claude-checks.ts';
+import { approvalsOf, changedArgsOf, modelUsageTotals, observations, offlineApi as offlineApiOf, resultTotals, stepTotals, toldTheModel, toolEnds } from '../support/claude-checks.ts';
 
 const MODEL = 'claude-sonnet-4-5-20250929';
 
@@ -257,6 +257,8 @@ describe('wrapClaudeAgentSdk: options that end a turn early or shape its answer'
       // The denial is a denied call decided by the hook; the changed input an allow that says so; the added context decides nothing.
       expect(approvalsOf(recorded.log, 'toolu_deny')).toEqual([['pre_approval_request', null, null, 'Bash'], ['post_approval_response', 'deny', 'PreToolUse hook', 'No deleting.']]);
       expect(approvalsOf(recorded.log, 'toolu_update')).toEqual([['pre_approval_request', null, null, 'Bash'], ['post_approval_response', 'once', 'PreToolUse hook', 'allowed with changed input']]);
+      // The input the tool ran with is on the approval that changed it, and only there.
+      expect(changedArgsOf(recorded.log)).toEqual({ toolu_update: { command: 'echo updated', description: 'Echo' } });
       expect(approvalsOf(recorded.log, 'toolu_context')).toEqual([]);
       // Each observation is the tool's own result as the SDK streamed it: the CLI adds the hook's context (as a reminder) to
       // whichever result it sends next, which the stream does not show.

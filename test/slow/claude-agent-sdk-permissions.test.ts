@@ -17,7 +17,7 @@ import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../adapters/support.ts';
 import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
-import { approvalsOf, observations, offlineApi as offlineApiOf, resultTotals, stepTotals, toldTheModel, toolEnds } from '../support/claude-checks.ts';
+import { approvalsOf, changedArgsOf, observations, offlineApi as offlineApiOf, resultTotals, stepTotals, toldTheModel, toolEnds } from '../support/claude-checks.ts';
 
 const MODEL = 'claude-perm-2026-01-01';
 
@@ -100,6 +100,8 @@ describe('wrapClaudeAgentSdk: who decided what a tool call may do', () => {
       expect(approvalsOf(recorded.log, 'toolu_delete')).toEqual([['pre_approval_request', null, null, 'mcp__ops__delete_file'], ['post_approval_response', 'deny', null, 'Deleting files is not allowed.']]);
       expect(approvalsOf(recorded.log, 'toolu_secret')).toEqual([['pre_approval_request', null, null, 'mcp__ops__read_secret'], ['post_approval_response', 'deny', 'PreToolUse hook', 'Secrets stay in the vault.']]);
       expect(approvalsOf(recorded.log, 'toolu_deploy')).toEqual([['pre_approval_request', null, null, 'mcp__ops__deploy'], ['post_approval_response', 'once', 'PreToolUse hook', 'allowed with changed input']]);
+      // The input each changed call ran with is on its approval; a call allowed as asked has none.
+      expect(changedArgsOf(recorded.log)).toEqual({ toolu_weather: { city: 'Lyon' }, toolu_deploy: { env: 'staging' } });
       expect(approvalsOf(recorded.log, 'toolu_broken')).toEqual([['pre_approval_request', null, null, 'mcp__ops__broken'], ['post_approval_response', 'once', null, null]]);
       // Each approval comes after its call's start and before its end.
       const order = recorded.log.map((entry) => `${entry.hook}:${String(entry.payload.tool_call_id ?? '')}`);

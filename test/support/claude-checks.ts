@@ -25,6 +25,11 @@ export function approvalsOf(log: Recorded['log'], id: string): unknown[][] {
     .map((entry) => [entry.hook, entry.payload.choice ?? null, entry.payload.decided_by ?? null, entry.payload.description ?? null]);
 }
 
+/** The input each call ran with instead of the model's, as its approval recorded it, by call id. */
+export function changedArgsOf(log: Recorded['log']): Record<string, unknown> {
+  return Object.fromEntries(log.filter((entry) => entry.hook === 'post_approval_response' && entry.payload.changed_args !== undefined).map((entry) => [String(entry.payload.tool_call_id), entry.payload.changed_args]));
+}
+
 /** How each tool call ended, by id: [status, result]. */
 export function toolEnds(log: Recorded['log']): Record<string, [unknown, unknown]> {
   return Object.fromEntries(log.filter((entry) => entry.hook === 'post_tool_call').map((entry) => [String(entry.payload.tool_call_id), [entry.payload.status, entry.payload.result]]));

@@ -23,6 +23,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
+  'test/adapters/claude-agent-sdk/changed-input.test.ts',
   'test/adapters/response-facts.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/misbehave.test.ts',
