@@ -360,6 +360,12 @@ export interface PostApprovalResponsePayload extends PreApprovalRequestPayload {
   choice?: string;
   /** Set by the smart-approval path. */
   decided_by?: string;
+  /**
+   * Privacy: an allowing decision that runs the call with other input than
+   * the model asked for (an edit, a hook's rewrite): that input. The call's
+   * own arguments stay the model's. Absent when the call runs as asked.
+   */
+  changed_args?: Record<string, unknown>;
 }
 
 /**

@@ -22,12 +22,11 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { consoleLogger, safeLog } from '../../shared/logger.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { AdapterCore } from '../core/run.ts';
-import { isAbortedSignal } from '../core/shapes.ts';
+import { changedArgs, isAbortedSignal } from '../core/shapes.ts';
 import type { Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { QueryTrace } from './trace.ts';
-import { changedInput } from './tools.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 
@@ -145,11 +144,13 @@ function observedCanUseTool(canUseTool: CanUseTool, trace: QueryTrace): CanUseTo
     if (id !== undefined && isRecord(decision)) {
       const approved = decision.behavior === 'allow';
       const lasting = approved ? allowedFromNowOn(toolName, decision.updatedPermissions) : undefined;
+      const changed = approved ? changedArgs(input, decision.updatedInput) : undefined;
       trace.approval(id, {
         kind: 'response',
         approved,
-        description: nonEmptyString(decision.message) ?? (approved ? changedInput(input, decision.updatedInput) : undefined),
+        description: nonEmptyString(decision.message),
         ...(lasting === undefined ? {} : { lasting }),
+        ...(changed === undefined ? {} : { changedArgs: changed }),
       });
     }
     return decision;

@@ -19,7 +19,6 @@ import type { AgentRun } from '../core/run.ts';
 import { referenceServerTrajectory } from '../mcp/client.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 import { contentText } from './messages.ts';
-import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -52,6 +51,8 @@ export type Approval =
       readonly decidedBy?: string;
       /** An approval that adds a rule allowing the tool from now on: for the session, or in a settings file (for good). */
       readonly lasting?: 'session' | 'always';
+      /** The input the call runs with instead of the model's (`updatedInput`), when it differs. */
+      readonly changedArgs?: Record<string, unknown>;
     };
 
 interface ToolState {
@@ -69,16 +70,6 @@ interface ToolState {
   denied?: string;
   /** A hook or an approval said the CLI took the call up: it starts it as soon as its block is complete, mid-reply. */
   begun: boolean;
-}
-
-/**
- * The note an approval carries when the call was allowed to run with other
- * input than the model asked for (the trajectory's arguments stay the
- * model's; the input itself is not recorded twice).
- */
-export function changedInput(input: unknown, updatedInput: unknown): string | undefined {
-  if (!isRecord(updatedInput)) return undefined;
-  return jsonEqual(updatedInput, input) ? undefined : 'allowed with changed input';
 }
 
 /** Tools that run a sub-agent. */
@@ -179,7 +170,7 @@ export class ToolBook {
     const run = state.run!;
     for (const approval of state.approvals) {
       if (approval.kind === 'request') run.approvalRequest(state.id, approval.description, state.name);
-      else run.approvalResponse(state.id, approval.approved, approval.description, approval.decidedBy, approval.lasting);
+      else run.approvalResponse(state.id, approval.approved, approval.description, approval.decidedBy, approval.lasting, approval.changedArgs);
     }
     state.approvals.length = 0;
   }

@@ -20,7 +20,7 @@
  */
 
 import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
-import type { CallOfTool, ChatMessage } from '../core/shapes.ts';
+import { changedArgs, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import {
   ApiAttemptError,
   AssistantBlocks,
@@ -38,7 +38,7 @@ import {
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
-import { AGENT_TOOLS, changedInput, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
+import { AGENT_TOOLS, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
 import { priorConversation, siblingTranscriptPath } from './transcript.ts';
 
 /** The model request being streamed on the main thread. */
@@ -678,7 +678,8 @@ export class QueryTrace {
       if (behavior !== 'allow' && behavior !== 'deny') return;
       const approved = behavior === 'allow';
       this.#tools.approval(id, { kind: 'request', description: nonEmptyString(input.tool_name) });
-      this.#tools.approval(id, { kind: 'response', approved, description: reason ?? (approved ? changedInput(input.tool_input, updatedInput) : undefined), decidedBy: `${input.hook_event_name} hook` });
+      const changed = approved ? changedArgs(input.tool_input, updatedInput) : undefined;
+      this.#tools.approval(id, { kind: 'response', approved, description: reason, decidedBy: `${input.hook_event_name} hook`, ...(changed === undefined ? {} : { changedArgs: changed }) });
     });
   }
 

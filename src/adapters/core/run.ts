@@ -23,6 +23,7 @@ import { Guard } from './guard.ts';
 import { sessionIdFor, type AdapterOptions } from './options.ts';
 import {
   argumentsObject,
+  CHANGED_INPUT,
   assistantMessage,
   chatTool,
   describeError,
@@ -402,18 +403,23 @@ export class AgentRun {
   /**
    * The approval decision: `once` (approved), or `session`/`always` when the
    * approval was given for the rest of the session or for good, or `deny`;
-   * `decidedBy` when a policy, not a person, decided.
+   * `decidedBy` when a policy, not a person, decided. `changedArgs`: the
+   * input an allowing decision runs the call with instead of the model's
+   * ({@link changedArgs}); the call's own arguments stay the model's, so
+   * this is the one place that says what ran.
    */
-  approvalResponse(toolCallId: string, approved: boolean, description?: string, decidedBy?: string, lasting?: 'session' | 'always'): void {
+  approvalResponse(toolCallId: string, approved: boolean, description?: string, decidedBy?: string, lasting?: 'session' | 'always', changedArgs?: Record<string, unknown>): void {
+    const changed = approved ? changedArgs : undefined;
     this.core.emit('post_approval_response', () => ({
       session_id: this.sessionId,
       turn_id: this.ids.turn_id,
       tool_call_id: toolCallId,
       session_key: this.sessionId,
-      description,
+      description: description ?? (changed === undefined ? undefined : CHANGED_INPUT),
       surface: this.core.platform,
       choice: approved ? (lasting ?? 'once') : 'deny',
       ...(decidedBy === undefined ? {} : { decided_by: decidedBy }),
+      ...(changed === undefined ? {} : { changed_args: changed }),
     }));
   }
 

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { toJson } from '../../shared/json.ts';
+import { jsonEqual, toJson } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 
 /** A chat message in OpenAI chat-completions form. */
@@ -63,6 +63,19 @@ export function argumentsObject(args: unknown): Record<string, unknown> {
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   return value === undefined || value === null ? {} : { value };
+}
+
+/** What an approval says, when nobody gave a reason, of a decision that runs the call with other input than the model's. */
+export const CHANGED_INPUT = 'allowed with changed input';
+
+/**
+ * The input a decision (Claude's `updatedInput`, LangChain's `editedAction.args`) runs a call with, when it is not what
+ * the model asked (`asked`, an object or its JSON text): the decision's object, unless it equals the model's as JSON.
+ * `undefined`: the call runs as asked, or the decision gave no input of its own.
+ */
+export function changedArgs(asked: unknown, given: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(given)) return undefined;
+  return jsonEqual(given, argumentsObject(asked)) ? undefined : given;
 }
 
 /** An `AbortSignal` (a run's, a tool call's, a request's), told by its shape: signals cross realms and polyfills. */

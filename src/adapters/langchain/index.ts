@@ -38,7 +38,7 @@ import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
-import { argumentsObject, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { jsonEqual } from '../../shared/json.ts';
 
@@ -758,7 +758,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const given = decisionOf(one, index);
       const decision = isRecord(given) ? given : {};
       const approved = decision.type === 'approve' || decision.type === 'edit';
-      run.approvalResponse(id, approved);
+      // An edit runs the call with the person's arguments: the approval records them (the call keeps the model's).
+      const edited = decision.type === 'edit' && isRecord(decision.editedAction) ? changedArgs(call?.arguments, decision.editedAction.args) : undefined;
+      run.approvalResponse(id, approved, undefined, undefined, undefined, edited);
       if (approved || call === undefined) return;
       // Answered here: no tool runs for it.
       const unclaimed = this.#unclaimedCalls.get(run);

@@ -16,6 +16,7 @@ import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
+import { CHANGED_INPUT } from '../../adapters/core/shapes.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -233,13 +234,17 @@ export function providerRanNote(call: unknown): string | undefined {
 /**
  * The line an approval mark shows after its title: what the request asks to
  * run; who answered (`decided_by`: a hook, a policy, a permission mode; a
- * person when unnamed) and what they said (the denial the model was told,
- * `allowed with changed input`).
+ * person when unnamed), what they said (the denial the model was told, a
+ * reason) and the input the call ran with when it was not the model's
+ * (`changed_args`: the call's arguments, shown elsewhere, are the model's).
  */
 export function approvalNote(name: string, data: Record<string, unknown>): string | undefined {
   if (name === 'hermes.approval.request') return preview(data.command, 60);
   const by = nonEmptyString(data.decided_by);
-  return [by !== undefined ? `by ${preview(by, 40)}` : undefined, preview(data.description, 80)].filter(Boolean).join(' · ') || undefined;
+  const changed = isRecord(data.changed_args) ? `ran with changed input: ${preview(data.changed_args, 80)}` : undefined;
+  // The adapters' own words for a change without a reason say nothing the changed input does not.
+  const said = changed !== undefined && data.description === CHANGED_INPUT ? undefined : preview(data.description, 80);
+  return [by !== undefined ? `by ${preview(by, 40)}` : undefined, said, changed].filter(Boolean).join(' · ') || undefined;
 }
 
 /**
