@@ -81,6 +81,8 @@ describe('the Claude Agent SDK adapter: a call allowed with changed input', () =
         ['toolu_hook', 'once', 'PreToolUse hook', 'allowed with changed input', { command: 'rm -rf build/tmp', description: 'Clean' }],
         ['toolu_callback', 'once', null, 'allowed with changed input', { command: 'echo updated', description: 'Echo' }],
       ]);
+      // The CLI runs the tool out of sight: its span holds the call as the model asked it.
+      expect(recorded.log.filter((entry) => entry.hook === 'pre_tool_call').map((entry) => (entry.payload.args as Record<string, unknown>).command)).toEqual(['rm -rf build', 'echo model']);
       const doc = atif[0]!;
       expect(validateAtif(doc)).toEqual([]);
       // The trajectory's calls are what the model asked (the next request's history holds them); their results what ran.
