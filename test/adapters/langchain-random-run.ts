@@ -502,10 +502,11 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
             decisions: actions.map((action, k) => {
               const id = pending[k]!.id as string;
               const kind = draw.pick(INTERRUPT_ON[action.name as keyof typeof INTERRUPT_ON].allowedDecisions);
-              decided.push({ id, agent: agentName, approved: kind !== 'reject' });
+              const edited = kind === 'edit' ? { ...action.args, orderId: action.args.orderId + 1000 } : undefined;
+              decided.push({ id, agent: agentName, approved: kind !== 'reject', ...(edited === undefined ? {} : { changedArgs: edited }) });
               said.push(`${id} ${kind}`);
               if (kind === 'approve') return { type: 'approve' };
-              if (kind === 'edit') return { type: 'edit', editedAction: { name: action.name, args: { ...action.args, orderId: action.args.orderId + 1000 } } };
+              if (edited !== undefined) return { type: 'edit', editedAction: { name: action.name, args: edited } };
               // Where the parent's state keeps no ToolMessage for it (tasks sent), the rejection says what the model is told.
               if (!plan.sends && !draw.chance(0.5)) return { type: 'reject' };
               const message = `Not now: ${randomText(draw, 4)}`;

@@ -70,6 +70,8 @@ export interface FrameworkApproval {
   approved: boolean;
   /** An allow that lasts (the Claude Agent SDK's rule kept for the session, or in a settings file); else `once` or `deny`. */
   choice?: 'session' | 'always';
+  /** The input an allow ran the call with instead of the model's (an edit, `updatedInput`), when it differs. */
+  changedArgs?: Record<string, unknown>;
 }
 
 export interface FrameworkTruth {
@@ -417,7 +419,7 @@ export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<v
     const agentOf = new Map(docs.map((trajectory) => [trajectory.session_id as string, trajectory.agent?.name as string | undefined]));
     const hooked = (name: string) => recorded.log.filter((entry) => entry.hook === name).map((entry) => entry.payload as AtifDoc);
     const asked = hooked('pre_approval_request').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id) }));
-    const answered = hooked('post_approval_response').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id), choice: payload.choice }));
+    const answered = hooked('post_approval_response').map((payload) => ({ id: payload.tool_call_id, agent: agentOf.get(payload.session_id), choice: payload.choice, changed: payload.changed_args }));
     const { decided, outcomes } = truth.approvals;
     const byId = new Map(decided.map((decision) => [decision.id, decision]));
     const askedOrder = truth.approvals.asked?.map((entry) => (typeof entry === 'string' ? (byId.get(entry) ?? { id: entry, agent: '(never decided)' }) : entry)) ?? decided;
@@ -437,7 +439,7 @@ approval requests against the calls the run paused for`).toEqual(inOrderOf(asked
       }
     }
     expect(inOrderOf(answered), `${label}
-approval decisions against those taken`).toEqual(inOrderOf(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny') }))));
+approval decisions against those taken`).toEqual(inOrderOf(decided.map((decision) => ({ id: decision.id, agent: decision.agent, choice: decision.choice ?? (decision.approved ? 'once' : 'deny'), changed: decision.changedArgs }))));
     const toolEnds = hooked('post_tool_call');
     const got = outcomes.map((outcome) => toolEnds.filter((payload) => payload.tool_call_id === outcome.id).map((payload) => ({ status: payload.status, result: payload.result })));
     expect(got, `${label}

@@ -309,7 +309,9 @@ async function runClaudeSeed(seed: number): Promise<void> {
           const decision = decide.pick(DECISIONS);
           const agent = options.agentID === undefined ? AGENT_NAME : 'researcher';
           const approved = !decision.startsWith('deny');
-          decided.push({ id: options.toolUseID, agent, approved, ...(decision === 'session' || decision === 'always' ? { choice: decision } : {}) });
+          // A changed city is a change only where the model asked for another city.
+          const changed = decision === 'changed' && 'city' in input && input.city !== 'Lyon' ? { ...input, city: 'Lyon' } : undefined;
+          decided.push({ id: options.toolUseID, agent, approved, ...(decision === 'session' || decision === 'always' ? { choice: decision } : {}), ...(changed === undefined ? {} : { changedArgs: changed }) });
           if (!approved) {
             if (decision === 'deny-interrupt') interrupted.done = true;
             const message = `No ${toolName} now: ${randomText(decide, 3)}`;
