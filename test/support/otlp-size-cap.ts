@@ -16,7 +16,7 @@ import { Agent, openAiMessage, openAiResponse, openAiTool, openAiUsage, StreamRe
 
 const GPT = 'gpt-4o-2024-08-06';
 const TOOLS = [openAiTool('read_file', 'Read a file', { path: { type: 'string' } })];
-/** LLM calls of the session: with 1.5 KB files its one batch is about 3 MB, its largest span about 100 KB. */
+/** LLM calls of the session: enough that its one batch is many times its largest span. */
 export const CALLS = 40;
 
 /** A source file of about `bytes` characters, different for each `index`. */
