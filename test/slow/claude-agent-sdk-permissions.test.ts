@@ -10,60 +10,22 @@
 // decided, and the SDK's own result messages.
 //
 // Slow (each query spawns the CLI), so it runs in `npm run test:slow`.
-import { rmSync } from 'node:fs';
 import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../adapters/support.ts';
-import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock, type MockReply, type MockRequest } from '../support/anthropic-mock.ts';
+import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
+import { approvalsOf, observations, offlineApi as offlineApiOf, resultTotals, stepTotals, toldTheModel, toolEnds } from '../support/claude-checks.ts';
 
 const MODEL = 'claude-perm-2026-01-01';
 
 const cleanups: Array<() => Promise<void> | void> = [];
+const offlineApi = (script: (request: MockRequest) => MockReply) => offlineApiOf(script, cleanups);
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
-
-async function offlineApi(script: (request: MockRequest) => MockReply): Promise<{ mock: AnthropicMock; env: Record<string, string>; home: string }> {
-  const mock = await startAnthropicMock(script);
-  const offline = offlineClaudeEnv(mock.url);
-  cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
-  return { mock, env: offline.env, home: offline.home };
-}
-
-/** The tool results the model was sent, by tool_use_id: what each call's observation must say. */
-function toldTheModel(mock: AnthropicMock): Map<string, { content: string; is_error: boolean }> {
-  return new Map(mock.requests.flatMap((request) => request.toolResults.map((result) => [result.tool_use_id, result] as const)));
-}
-
-function observations(doc: AtifDoc): Map<string, AtifDoc> {
-  return new Map((doc.steps as AtifDoc[]).flatMap((step) => (step.observation?.results ?? []).map((result: AtifDoc) => [result.source_call_id, result] as const)));
-}
-
-/** Each tool call's approvals, as [hook, choice, decided_by, description], in the order they were recorded. */
-function approvalsOf(log: Array<{ hook: string; payload: Record<string, unknown> }>, id: string): unknown[][] {
-  return log
-    .filter((entry) => (entry.hook === 'pre_approval_request' || entry.hook === 'post_approval_response') && entry.payload.tool_call_id === id)
-    .map((entry) => [entry.hook, entry.payload.choice ?? null, entry.payload.decided_by ?? null, entry.payload.description ?? null]);
-}
-
-function toolEnds(log: Array<{ hook: string; payload: Record<string, unknown> }>): Record<string, [unknown, unknown]> {
-  return Object.fromEntries(log.filter((entry) => entry.hook === 'post_tool_call').map((entry) => [String(entry.payload.tool_call_id), [entry.payload.status, entry.payload.result]]));
-}
-
-function stepTotals(doc: AtifDoc): [number, number] {
-  const steps = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.extra?.invocation?.status !== 'failed');
-  return steps.reduce<[number, number]>((sum, step) => [sum[0] + (step.metrics?.prompt_tokens ?? 0), sum[1] + (step.metrics?.completion_tokens ?? 0)], [0, 0]);
-}
-
-/** The main loop's tokens as the SDK's result messages report them (prompt tokens count cache reads and writes in). */
-function resultTotals(messages: any[]): [number, number] {
-  return messages
-    .filter((m) => m.type === 'result')
-    .reduce<[number, number]>((sum, m) => [sum[0] + m.usage.input_tokens + m.usage.cache_read_input_tokens + m.usage.cache_creation_input_tokens, sum[1] + m.usage.output_tokens], [0, 0]);
-}
 
 describe('wrapClaudeAgentSdk: who decided what a tool call may do', () => {
   for (const backend of backends()) {

@@ -30,6 +30,8 @@ export interface ToolOutcome {
   /** The failure's text (`PostToolUseFailure.error`, or the error `tool_result`). */
   readonly error?: string;
   readonly interrupted?: boolean;
+  /** The error's type when it is not the tool's: the query stopped before the CLI took the call up. */
+  readonly errorType?: string;
   /** The trajectory of the instrumented MCP server that ran the call, as its result names it. */
   readonly serverTrajectory?: TrajectoryRef;
   /** The call ends at its `tool_result` (or when the query or its agent ends), which may add `serverTrajectory`. */
@@ -203,7 +205,7 @@ export class ToolBook {
       return;
     }
     const error = new Error(outcome.error ?? (outcome.interrupted === true ? 'interrupted' : 'tool failed'));
-    error.name = outcome.interrupted === true ? 'Interrupted' : 'ToolError';
+    error.name = outcome.errorType ?? (outcome.interrupted === true ? 'Interrupted' : 'ToolError');
     run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
   }
 
@@ -233,9 +235,17 @@ export class ToolBook {
     }
   }
 
-  /** The query ended: calls still open end as they stand; nothing is kept. */
-  close(): void {
-    for (const state of this.#tools.values()) this.#endAsItStands(state, 'the query ended before the tool returned');
+  /**
+   * The query ended: calls still open end as they stand; nothing is kept.
+   * `stoppedBy`: the error the query stopped with (an error result such as
+   * `error_max_budget_usd`), which a call the CLI never took up (no hook, no
+   * approval, no result) fails with: it did not run, so it was not cut.
+   */
+  close(stoppedBy?: Error): void {
+    for (const state of this.#tools.values()) {
+      if (stoppedBy !== undefined && !state.begun && state.outcome === undefined && state.response === undefined) state.outcome = { failed: true, error: stoppedBy.message, errorType: stoppedBy.name };
+      this.#endAsItStands(state, 'the query ended before the tool returned');
+    }
     this.#tools.clear();
     this.#agentCalls.clear();
     this.#ended.clear();

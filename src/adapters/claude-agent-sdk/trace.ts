@@ -716,7 +716,10 @@ export class QueryTrace {
     if (announced) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not answered', undefined, false));
     if (this.#retrying !== undefined || this.#earlyFailures.length > 0) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not retried', undefined, false));
     if (this.#run === undefined && this.#sessionId !== undefined) this.#turn(undefined);
-    this.#tools.close();
+    // A turn its error result ended (max turns, budget) stopped before the calls the CLI had not taken up: they never ran.
+    const result = this.#lastResult;
+    const stoppedBy = this.#resultSinceTurn && result !== undefined && resultIsError(result) && !resultAborted(result) ? resultError(result) : undefined;
+    this.#tools.close(stoppedBy);
     const run = this.#run;
     this.#run = undefined;
     // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says. So does a

@@ -1,0 +1,58 @@
+// What the Claude Agent SDK tests hold a trajectory to, read from the loopback
+// Anthropic API (what the model was sent), the recorded hooks and the SDK's
+// own result messages: shared by the tests that run the real CLI.
+import { rmSync } from 'node:fs';
+import type { AtifDoc, Recorded } from '../adapters/support.ts';
+import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock, type MockReply, type MockRequest } from './anthropic-mock.ts';
+
+/** The loopback API answering with `script`, and the CLI's offline environment; `cleanups` gets what closes and removes them. */
+export async function offlineApi(script: (request: MockRequest) => MockReply, cleanups: Array<() => Promise<void> | void>): Promise<{ mock: AnthropicMock; env: Record<string, string>; home: string }> {
+  const mock = await startAnthropicMock(script);
+  const offline = offlineClaudeEnv(mock.url);
+  cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+  return { mock, env: offline.env, home: offline.home };
+}
+
+/** The tool results the model was sent, by tool_use_id: what each call's observation must say. */
+export function toldTheModel(mock: AnthropicMock): Map<string, { content: string; is_error: boolean }> {
+  return new Map(mock.requests.flatMap((request) => request.toolResults.map((result) => [result.tool_use_id, result] as const)));
+}
+
+/** Each tool call's approvals, as [hook, choice, decided_by, description], in the order they were recorded. */
+export function approvalsOf(log: Recorded['log'], id: string): unknown[][] {
+  return log
+    .filter((entry) => (entry.hook === 'pre_approval_request' || entry.hook === 'post_approval_response') && entry.payload.tool_call_id === id)
+    .map((entry) => [entry.hook, entry.payload.choice ?? null, entry.payload.decided_by ?? null, entry.payload.description ?? null]);
+}
+
+/** How each tool call ended, by id: [status, result]. */
+export function toolEnds(log: Recorded['log']): Record<string, [unknown, unknown]> {
+  return Object.fromEntries(log.filter((entry) => entry.hook === 'post_tool_call').map((entry) => [String(entry.payload.tool_call_id), [entry.payload.status, entry.payload.result]]));
+}
+
+/** The main agent's answered steps' tokens: [prompt, completion]. */
+export function stepTotals(doc: AtifDoc): [number, number] {
+  const steps = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.extra?.invocation?.status !== 'failed');
+  return steps.reduce<[number, number]>((sum, step) => [sum[0] + (step.metrics?.prompt_tokens ?? 0), sum[1] + (step.metrics?.completion_tokens ?? 0)], [0, 0]);
+}
+
+/** The main loop's tokens as the SDK's result messages report them (prompt tokens count cache reads and writes in). */
+export function resultTotals(messages: any[]): [number, number] {
+  return messages
+    .filter((m) => m.type === 'result')
+    .reduce<[number, number]>((sum, m) => [sum[0] + m.usage.input_tokens + m.usage.cache_read_input_tokens + m.usage.cache_creation_input_tokens, sum[1] + m.usage.output_tokens], [0, 0]);
+}
+
+/** Every model's tokens as the latest result's `modelUsage` reports them (cumulative), in the same terms. */
+export function modelUsageTotals(messages: any[]): [number, number] {
+  const last = messages.filter((m) => m.type === 'result').at(-1);
+  return Object.values(last.modelUsage as Record<string, any>).reduce<[number, number]>(
+    (sum, m) => [sum[0] + m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens, sum[1] + m.outputTokens],
+    [0, 0],
+  );
+}
+
+/** Each tool call's observation in the trajectory, by `source_call_id`. */
+export function observations(doc: AtifDoc): Map<string, AtifDoc> {
+  return new Map((doc.steps as AtifDoc[]).flatMap((step) => (step.observation?.results ?? []).map((result: AtifDoc) => [result.source_call_id, result] as const)));
+}
