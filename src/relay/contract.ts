@@ -357,6 +357,13 @@ export interface OutputHealth {
   failed?: number;
   /** Remote outputs: items dropped without a try (queue full, shut down). */
   dropped?: number;
+  /**
+   * OTLP outputs: of `failed`, the items the receiver refused for their size
+   * even in a request of their own (HTTP 413, gRPC RESOURCE_EXHAUSTED): its
+   * request size cap, not an outage. A batch refused for its size is sent
+   * again in halves, so only such items are lost.
+   */
+  tooLarge?: number;
   /** Remote outputs: items waiting to be sent or in flight now (so sent + failed + dropped + queued is every item). */
   queued?: number;
   /**

@@ -8,7 +8,10 @@
  * A receiver records every request, decodes `/v1/traces` and `/v1/logs`
  * bodies into plain spans and log records (ids as hex, times as nanosecond
  * strings, attributes as plain values), and can be told to misbehave
- * (status code, `Retry-After`, a hang) for the failure tests.
+ * (status code, `Retry-After`, a hang) for the failure tests. With
+ * `maxRequestBytes` a receiver refuses a larger request as the collector
+ * does: HTTP 413 (its `max_request_body_size`), gRPC RESOURCE_EXHAUSTED
+ * from grpc-js's own `grpc.max_receive_message_length` check.
  */
 
 import http from 'node:http';
@@ -73,6 +76,13 @@ export interface ReceivedRequest {
   bytes: number;
   spans: DecodedSpan[];
   logs: DecodedLog[];
+  /** Refused with 413 for its size (HTTP; grpc-js refuses an oversized message before the handler sees it). */
+  tooLarge?: true;
+}
+
+export interface ReceiverOptions {
+  /** Requests with a larger body are refused as too large, as a capped collector refuses them. */
+  maxRequestBytes?: number;
 }
 
 /** How the receiver answers: by default an empty 200. */
@@ -262,7 +272,7 @@ class HttpReceiver extends BaseReceiver {
   private readonly server: http.Server;
   private readonly hanging = new Set<http.ServerResponse>();
 
-  constructor() {
+  constructor(options: ReceiverOptions) {
     super();
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -272,6 +282,12 @@ class HttpReceiver extends BaseReceiver {
         const path = (req.url ?? '/').split('?')[0]!;
         const headers: Record<string, string> = {};
         for (const [key, value] of Object.entries(req.headers)) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
+        if (options.maxRequestBytes !== undefined && body.length > options.maxRequestBytes) {
+          this.record({ transport: 'http', path, headers, bytes: body.length, spans: [], logs: [], tooLarge: true });
+          res.writeHead(413, { 'content-type': 'text/plain' });
+          res.end('request body too large');
+          return;
+        }
         const behaviour = this.next();
         const decoded = behaviour.status === undefined || behaviour.status < 300 ? decodeFor(path, body) : { spans: [], logs: [] };
         this.record({ transport: 'http', path, headers, bytes: body.length, ...decoded });
@@ -301,12 +317,12 @@ class HttpReceiver extends BaseReceiver {
 }
 
 /** Starts an OTLP/HTTP receiver on 127.0.0.1 (any free port). */
-export function startHttpReceiver(): Promise<Receiver> {
-  return new HttpReceiver().listen();
+export function startHttpReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  return new HttpReceiver(options).listen();
 }
 
 interface GrpcModule {
-  Server: new () => {
+  Server: new (options?: Record<string, number>) => {
     addService(service: object, implementation: object): void;
     bindAsync(address: string, credentials: object, callback: (error: Error | null, port: number) => void): void;
     tryShutdown(callback: () => void): void;
@@ -319,7 +335,12 @@ interface GrpcModule {
 class GrpcReceiver extends BaseReceiver {
   url = '';
   private readonly grpc: GrpcModule = require('@grpc/grpc-js') as GrpcModule;
-  private readonly server = new this.grpc.Server();
+  private readonly server: InstanceType<GrpcModule['Server']>;
+
+  constructor(options: ReceiverOptions) {
+    super();
+    this.server = new this.grpc.Server(options.maxRequestBytes === undefined ? {} : { 'grpc.max_receive_message_length': options.maxRequestBytes });
+  }
 
   async listen(): Promise<this> {
     const identity = (value: Buffer) => value;
@@ -365,6 +386,6 @@ class GrpcReceiver extends BaseReceiver {
 }
 
 /** Starts an OTLP/gRPC receiver (traces and logs) on 127.0.0.1 (any free port). */
-export function startGrpcReceiver(): Promise<Receiver> {
-  return new GrpcReceiver().listen();
+export function startGrpcReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  return new GrpcReceiver(options).listen();
 }

@@ -93,6 +93,7 @@ export const NATIVE_SHARED = [
   'test/export/otlp-native-leftovers.test.ts',
   'test/export/otlp-native-parity.test.ts',
   'test/export/otlp-request-shapes.test.ts',
+  'test/export/otlp-size-cap.test.ts',
   'test/export/random-llm-shapes.test.ts',
   'test/export/random-tool-values.test.ts',
   'test/export/storage.test.ts',
@@ -129,6 +130,7 @@ export const NATIVE_FRESH = [
   'test/components/adaptive-random.test.ts',
   'test/components/genai-prices-missing.test.ts',
   'test/formats/atif-plugin-host.test.ts',
+  'test/export/otlp-size-cap-native.test.ts',
 ];
 
 export const SETS_SDK_DEFAULTS = [

@@ -36,6 +36,25 @@ export class HttpStatusError extends DeliveryError {
   }
 }
 
+/**
+ * The destination refused the request for its size (HTTP 413, gRPC
+ * RESOURCE_EXHAUSTED for a message over its limit): the same bytes will be
+ * refused again, but fewer items in a smaller request may pass.
+ */
+export class RequestTooLargeError extends DeliveryError {
+  readonly retryable = false;
+
+  constructor(
+    message: string,
+    /** The encoded request that was refused. */
+    readonly requestBytes: number,
+    /** The destination's limit, when its answer named it. */
+    readonly limitBytes?: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The connection could not be made or broke (refused, reset, DNS). */
 export class ConnectionFailedError extends DeliveryError {
   readonly retryable = true;

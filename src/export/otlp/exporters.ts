@@ -9,7 +9,7 @@
  */
 
 import type { OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts';
-import { DeliveryError } from '../delivery/errors.ts';
+import { DeliveryError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
 import { sendHttp } from '../delivery/http.ts';
 
 export type Signal = 'traces' | 'logs';
@@ -142,7 +142,8 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
       const result = await inner.send(data, timeoutMillis);
       if (result.status === 'success') bytes += data.byteLength;
       else if (typeof result.retryInMillis === 'number') retryAfter = result.retryInMillis;
-      return result;
+      const tooLarge = result.status === 'success' ? null : refusedAsTooLarge(result.error, data.byteLength);
+      return tooLarge === null ? result : { status: 'failure', error: tooLarge };
     },
     shutdown: () => inner.shutdown(),
   };
@@ -160,6 +161,36 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
     return delay;
   };
   return exporter;
+}
+
+/** gRPC's RESOURCE_EXHAUSTED: also a quota's answer, so only a message over the size limit counts as too large. */
+const GRPC_RESOURCE_EXHAUSTED = 8;
+/** grpc-js ("Received message larger than max (N vs M)") and grpc-go ("grpc: received message larger than max (N vs. M)", "...after decompression larger than max"). */
+const GRPC_TOO_LARGE = /message.*larger than(?: max)?\s*(?:\((\d+) vs\.? (\d+)\)|(\d+))?/i;
+
+/**
+ * The typed error for a request the receiver refused for its size (HTTP
+ * 413, or a gRPC message over the receiver's limit), or null for any other
+ * failure. The receiver's own text is not kept: only its limit, as a number.
+ */
+function refusedAsTooLarge(error: unknown, requestBytes: number): RequestTooLargeError | null {
+  if (error instanceof HttpStatusError && error.status === 413) {
+    return new RequestTooLargeError(`${error.message} (request too large: ${requestBytes} bytes)`, requestBytes);
+  }
+  const grpc = error as { code?: unknown; details?: unknown; message?: unknown } | null | undefined;
+  if (grpc === null || typeof grpc !== 'object') return null;
+  // The exporter's own HTTP transport (used when it compresses) reports the status as `code`; gRPC codes end at 16.
+  if (grpc.code === 413) return new RequestTooLargeError(`the receiver answered HTTP 413 (request too large: ${requestBytes} bytes)`, requestBytes);
+  if (grpc.code !== GRPC_RESOURCE_EXHAUSTED) return null;
+  const match = GRPC_TOO_LARGE.exec(String(grpc.details ?? grpc.message ?? ''));
+  if (match === null) return null;
+  const limit = Number(match[2] ?? match[3]);
+  const limitBytes = Number.isFinite(limit) && limit > 0 ? limit : undefined;
+  return new RequestTooLargeError(
+    `the receiver answered RESOURCE_EXHAUSTED (request too large: ${requestBytes} bytes${limitBytes === undefined ? '' : `, its limit ${limitBytes}`})`,
+    requestBytes,
+    limitBytes,
+  );
 }
 
 /** What the OTel HTTP transport was built with (`HttpExporterTransport._parameters`). */

@@ -3,8 +3,9 @@
  * `scheduled_delay_millis` or when `max_export_batch_size` items wait, up to
  * four requests in flight at once (so a flush of many batches does not wait
  * a round trip per batch), retries with backoff for failures worth
- * retrying, and a count of every item: sent, failed (after retries) or
- * dropped (queue full, shut down). Nothing here blocks or throws into the
+ * retrying, a batch the receiver refuses for its size sent again in halves,
+ * and a count of every item: sent, failed (after retries, or too large even
+ * alone) or dropped (queue full, shut down). Nothing here blocks or throws into the
  * caller: `push` is synchronous and constant-time, and every timer is
  * unref'd.
  *
@@ -22,6 +23,7 @@ import { safeLog, type Logger } from '../../shared/logger.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after, sleep } from '../../shared/timers.ts';
 import { createWireExporter, type WireExporter, type WireOptions } from './exporters.ts';
+import { RequestTooLargeError } from '../delivery/errors.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import { settleWithin } from '../../shared/deadline.ts';
@@ -38,6 +40,13 @@ export interface PipelineOptions extends WireOptions {
 }
 
 const MAX_IN_FLIGHT = 4;
+
+/** A failed batch waiting for its next try. */
+interface RetryEntry {
+  items: unknown[];
+  retries: number;
+  at: number;
+}
 /** A failed batch is tried again three times, 1 s doubling to 15 s, half of each wait random. */
 export const BATCH_RETRY: RetryPolicy = Object.freeze({ maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 15_000, jitter: 0.5 });
 
@@ -48,13 +57,18 @@ export class OtlpPipeline {
    * its own count of tries: four batches failing together in one outage
    * must not use up each other's retries.
    */
-  private readonly retrying: { items: unknown[]; retries: number; at: number }[] = [];
+  private readonly retrying: RetryEntry[] = [];
   /** Items in `retrying`. */
   private retryingItems = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** Requests in flight (up to `MAX_IN_FLIGHT`: a flush of many batches does not wait a round trip per batch). */
   private readonly inFlight = new Set<Promise<void>>();
-  /** The batches of the requests in flight; one still in flight when shutdown ends is counted as dropped, and its late outcome ignored. */
+  /**
+   * The batches of the requests in flight, each with its items not yet
+   * counted (a batch split for its size counts its halves as they settle);
+   * one still in flight when shutdown ends is counted as dropped, and its
+   * late outcome ignored.
+   */
   private readonly inFlightBatches = new Set<{ size: number; abandoned: boolean }>();
   private exporter: Promise<WireExporter> | null = null;
   /** The exporter once loaded (for the bytes it sent). */
@@ -63,6 +77,8 @@ export class OtlpPipeline {
   private sent = 0;
   private failed = 0;
   private dropped = 0;
+  /** Of `failed`: items the receiver refused for their size even alone. */
+  private tooLarge = 0;
   private errors = 0;
   private lastWrite: string | null = null;
   private lastError: string | undefined;
@@ -98,6 +114,7 @@ export class OtlpPipeline {
       sent: this.sent,
       failed: this.failed,
       dropped: this.dropped,
+      tooLarge: this.tooLarge,
       queued: this.queue.length + this.retryingItems + [...this.inFlightBatches].reduce((sum, batch) => sum + batch.size, 0),
     };
     if (this.lastError !== undefined) health.lastError = this.lastError;
@@ -216,7 +233,7 @@ export class OtlpPipeline {
     this.inFlight.add(request);
   }
 
-  private async send(batch: unknown[], tracked: { abandoned: boolean }, retries: number): Promise<void> {
+  private async send(batch: unknown[], tracked: { size: number; abandoned: boolean }, retries: number): Promise<void> {
     let exporter: WireExporter;
     try {
       exporter = await this.exporterReady();
@@ -230,41 +247,92 @@ export class OtlpPipeline {
     }
     // Shut down while the exporter loaded: counted as dropped, and no connection is opened now.
     if (tracked.abandoned) return;
+    await this.deliver(exporter, batch, tracked, retries);
+  }
+
+  /**
+   * One request for `items`. A request the receiver refused for its size
+   * goes again as two halves, one after the other so they keep their order,
+   * down to single items: a receiver's cap then costs only the items that do
+   * not fit on their own, each counted once, and a receiver that refuses
+   * everything ends after 2n - 1 requests with each item failed once.
+   * Resolves with the retry it scheduled, if it scheduled one.
+   */
+  private async deliver(exporter: WireExporter, items: unknown[], tracked: { size: number; abandoned: boolean }, retries: number): Promise<RetryEntry | null> {
     const result = await new Promise<{ code: number; error?: Error }>((resolve) => {
       try {
-        exporter.export(batch, resolve);
+        exporter.export(items, resolve);
       } catch (error) {
         resolve({ code: 1, error: error instanceof Error ? error : new Error(String(error)) });
       }
     });
     // Counted as dropped when shutdown ended without it.
-    if (tracked.abandoned) return;
+    if (tracked.abandoned) return null;
     if (result.code === 0) {
+      tracked.size -= items.length;
       if (this.failing) {
         this.failing = false;
         safeLog(this.options.logger, 'info', `OTLP ${this.options.signal} to ${displayUrl(this.options.url)}: delivering again`);
       }
-      this.sent += batch.length;
+      this.sent += items.length;
       this.lastWrite = new Date().toISOString();
       this.retryAt = 0;
-      return;
+      return null;
+    }
+    if (result.error instanceof RequestTooLargeError) {
+      if (items.length > 1) {
+        const half = Math.ceil(items.length / 2);
+        const later = await this.deliver(exporter, items.slice(0, half), tracked, retries);
+        if (tracked.abandoned) return null;
+        if (later === null) return this.deliver(exporter, items.slice(half), tracked, retries);
+        // The first half failed otherwise and waits for a retry: the second waits behind it, not sent before it.
+        return this.retryBehind(later, items.slice(half), tracked);
+      }
+      tracked.size -= 1;
+      this.failed += 1;
+      this.tooLarge += 1;
+      const limit = result.error.limitBytes === undefined ? 'its request size cap' : `its cap of ${result.error.limitBytes} bytes`;
+      this.note(
+        `1 item not delivered: the receiver refused it as too large even alone (${result.error.requestBytes} bytes encoded, over ${limit}); raise the receiver's limit (the Collector's max_recv_msg_size_mib for gRPC, max_request_body_size for HTTP) to keep such items`,
+        true,
+      );
+      return null;
     }
     const reason = result.error ? errorMessage(result.error) : 'export failed';
     const policy = this.options.retry ?? BATCH_RETRY;
+    tracked.size -= items.length;
     // A failed batch keeps its place in the bound: it waits among the queued items, not beside them.
-    if (!this.closed && mayRetry(policy, retries + 1) && this.pending() + batch.length <= this.options.maxQueueSize) {
+    if (!this.closed && mayRetry(policy, retries + 1) && this.pending() + items.length <= this.options.maxQueueSize) {
       // The receiver's Retry-After, when it sent one, instead of the backoff.
       const at = Date.now() + retryDelay(policy, retries + 1, exporter.takeRetryAfterMs?.());
       this.retryAt = Math.max(this.retryAt, at);
-      this.retrying.push({ items: batch, retries: retries + 1, at });
-      this.retryingItems += batch.length;
+      const entry = { items, retries: retries + 1, at };
+      this.retrying.push(entry);
+      this.retryingItems += items.length;
       this.errors++;
       this.lastError = `${reason} (retry ${retries + 1} of ${policy.maxRetries} scheduled)`;
       this.kick(0);
-      return;
+      return entry;
     }
-    this.failed += batch.length;
-    this.note(`${batch.length} items not delivered: ${reason}`, true);
+    this.failed += items.length;
+    this.note(`${items.length} items not delivered: ${reason}`, true);
+    return null;
+  }
+
+  /** Queues `items` (not tried yet) for `ahead`'s retry, right behind it, while the queue has room. */
+  private retryBehind(ahead: RetryEntry, items: unknown[], tracked: { size: number }): RetryEntry | null {
+    tracked.size -= items.length;
+    const index = this.retrying.indexOf(ahead);
+    if (this.closed || this.pending() + items.length > this.options.maxQueueSize) {
+      this.failed += items.length;
+      this.note(`${items.length} items not delivered: ${this.lastError ?? 'export failed'}`, true);
+      return null;
+    }
+    const entry = { items, retries: ahead.retries, at: ahead.at };
+    // `ahead` is still waiting unless its retry already started: then this one is next.
+    this.retrying.splice(index < 0 ? 0 : index + 1, 0, entry);
+    this.retryingItems += items.length;
+    return entry;
   }
 
   private note(text: string, isError: boolean): void {
