@@ -191,6 +191,26 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
   });
 
   /**
+   * The other half of the adapters' shape, kept as a difference (docs/backends/memory-and-native.md): native's
+   * `gen_ai` span of a response of no provider's shape carries no response attributes (id, model, finish
+   * reasons, usage) under any provider name, not only under an `anthropic` one; memory sends them, read by the
+   * payload's shape, so a tool that reads `gen_ai.usage.*` counts the adapters' calls.
+   */
+  it("gen_ai: a framework adapter's response keeps its id, model, finish reason and usage on memory; native drops them under any provider", async () => {
+    const keys = ['gen_ai.response.id', 'gen_ai.response.model', 'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens'];
+    for (const provider of ['openai', 'anthropic']) {
+      const lines = stream('adapter-usage').map((line) => {
+        const payload = (line as { payload?: Record<string, unknown> }).payload;
+        return payload?.provider === undefined ? line : { ...line, payload: { ...payload, provider } };
+      }) as Parameters<typeof replayWithOtlp>[1];
+      const spans = await spansOnBoth(lines, 'gen_ai');
+      const response = (backend: 'native' | 'memory') => spans[backend].filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => keys.map((key) => span.attributes[key]));
+      expect(response('native'), provider).toEqual([[undefined, undefined, undefined, undefined], [undefined, undefined, undefined, undefined]]);
+      expect(response('memory'), provider).toEqual([['msg_01Write', 'claude-sonnet-4-5-20250929', 3270, 40], ['msg_02Read', 'claude-sonnet-4-5-20250929', 1410, 12]]);
+    }
+  });
+
+  /**
    * A response without an `id` (docs/hosts/emitting-hooks.md emits one: `{ choices: [...] }`) still
    * has a provider's shape, and native sends its message (`gen_ai.output.messages`,
    * `llm.output_messages.*`); the memory relay sent it only when the response had an id.
