@@ -80,15 +80,18 @@ export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
 function providerResultOf(content: readonly unknown[], id: string): unknown {
   for (const part of content) {
     if (!isRecord(part) || part.type !== 'tool-result' || part.toolCallId !== id) continue;
-    return providerOutput(part.output ?? part.result);
+    return toolOutputValue(part.output ?? part.result);
   }
   return undefined;
 }
 
 const WRAPPED_OUTPUTS = new Set(['json', 'text', 'content', 'error-json', 'error-text']);
 
-/** A provider-executed `tool-result`'s output, unwrapped from a prompt's `{type: 'json', value}`. */
-export function providerOutput(output: unknown): unknown {
+/**
+ * A `tool-result`'s output as the tool or provider gave it: a prompt's tool output is wrapped as `{type: 'json' |
+ * 'text' | 'content' | 'error-json' | 'error-text', value}`, a provider result in a response may not be.
+ */
+export function toolOutputValue(output: unknown): unknown {
   return isRecord(output) && WRAPPED_OUTPUTS.has(output.type as string) && 'value' in output ? output.value : output;
 }
 
@@ -346,7 +349,7 @@ export function toolResults(messages: unknown): Map<string, ProgramToolResult> {
       const output = part.output;
       const type = isRecord(output) ? asString(output.type) : undefined;
       const outcome = type === 'error-text' || type === 'error-json' ? 'error' : type === 'execution-denied' ? 'denied' : 'ok';
-      const value = outcome === 'denied' ? (isRecord(output) ? asString(output.reason) : undefined) : isRecord(output) && 'value' in output ? output.value : output;
+      const value = outcome === 'denied' ? (isRecord(output) ? asString(output.reason) : undefined) : toolOutputValue(output);
       out.set(toolCallId, { toolCallId, outcome, output: value });
     }
   }

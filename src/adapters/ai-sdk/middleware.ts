@@ -25,7 +25,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerCall, providerOutput, responseOf, tokenCounts } from './messages.ts';
+import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -92,7 +92,7 @@ class StreamedResponse {
         break;
       case 'tool-result':
         // A model's stream carries results only of the calls its provider ran (the packages do not all mark them).
-        if (typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, providerOutput(part.result ?? part.output));
+        if (typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, toolOutputValue(part.result ?? part.output));
         break;
       case 'raw':
         // Only with `includeRawChunks`: Gemini's chunks name the model that answered, which @ai-sdk/google does not pass on.
