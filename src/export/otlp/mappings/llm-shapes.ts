@@ -114,9 +114,8 @@ export interface LlmResponseView {
    * True when the response has a provider's own shape (Chat Completions,
    * Responses, Messages). Native reads its message, finish reason and id
    * only then and drops a shapeless one's (an adapter's or managed call's
-   * `{assistant_message, ...}`). The openinference mapping does the same;
-   * the gen_ai mapping still reads a shapeless one's (see the adapter-usage
-   * case of test/export/otlp-native-parity.test.ts).
+   * `{assistant_message, ...}`); the memory relay reads both (see the
+   * adapter-usage case of test/export/otlp-native-parity.test.ts).
    */
   recognized: boolean;
   id: string | undefined;
@@ -455,6 +454,14 @@ function textsOf(value: Json): string[] {
     else if (b !== null && typeof b.text === 'string') out.push(b.text);
   }
   return out;
+}
+
+/** The message's text parts, joined. */
+export function textOfMessage(message: Message): string {
+  return message.parts
+    .filter((p): p is Extract<Part, { kind: 'text' }> => p.kind === 'text')
+    .map((p) => p.text)
+    .join('');
 }
 
 export function toolCallsOf(message: Message): ToolCall[] {

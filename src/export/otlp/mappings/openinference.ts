@@ -13,7 +13,7 @@ import { objectOf, put, spread } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
 import { endData, handleAttributes, identity, markAttributes, markSpan, answeringModelName, session, startData, toolCallId } from './relay-attributes.ts';
-import { readRequest, readResponse, responseDecodes, toolCallsOf, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
+import { readRequest, readResponse, responseDecodes, textOfMessage, toolCallsOf, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-codecs.ts';
 import { displayText, displayTextOfString, requestDisplayText } from './display-text.ts';
 
@@ -145,10 +145,9 @@ function llm(out: Attributes, scope: FinishedScope): void {
   // native: a response its codec cannot decode loses its message and finish reason here (the rest stays).
   const read = readResponse(end.data, 'shape-then-names');
   const response = responseDecodes(end.data) ? read : { ...read, recognized: false, message: null, finishReason: undefined };
-  // Any response, of a provider's shape or none (an adapter's `{assistant_message, ...}`), is read by the
-  // one display-text rule, as native reads it: a key the rule does not read is no text, and nothing readable
-  // sends the JSON (a hosted tool's result inside it too).
-  const output = displayText(end.data ?? undefined);
+  // A shapeless (managed) response is read for its message, which native sends as JSON.
+  const summary = !response.recognized && response.message !== null ? summaryOf(response.message) : '';
+  const output = summary !== '' ? summary : displayText(end.data ?? undefined);
   if (output !== undefined) {
     out['output.value'] = output;
     out['output.mime_type'] = 'text/plain';
@@ -159,8 +158,7 @@ function llm(out: Attributes, scope: FinishedScope): void {
   put(out, 'llm.token_count.total', usage.total);
   put(out, 'llm.token_count.prompt_details.cache_read', usage.cacheRead);
   put(out, 'llm.token_count.prompt_details.cache_write', usage.cacheWrite);
-  // native has no codec for a response of no provider's shape, so no finish reason from it.
-  if (response.recognized) put(out, 'llm.finish_reason', response.finishAsSent === true ? response.finishReason : finishReason(response.finishReason));
+  put(out, 'llm.finish_reason', response.finishAsSent === true ? response.finishReason : finishReason(response.finishReason));
   // As native: the message of any response with a provider's shape, with or without an id; none of a shapeless one's.
   if (response.message !== null && response.recognized && (hasAnswer(response.message) || (response.keepsOtherParts === true && response.message.parts.length > 0))) {
     const at = 'llm.output_messages.0.message';
@@ -237,6 +235,13 @@ function invocationParameters(request: LlmRequestView): string | undefined {
   const stop = firstParam(parameters, fields.stop, (v) => stopList(v, surface));
   if (stop !== undefined) parts.push(`"stop":${JSON.stringify(stop)}`);
   return parts.length === 0 ? undefined : `{${parts.join(',')}}`;
+}
+
+function summaryOf(message: Message): string {
+  const text = textOfMessage(message);
+  const calls = toolCallsOf(message);
+  const requested = calls.length > 0 ? `Requested tools: ${calls.map((c) => c.name).join(', ')}` : '';
+  return [text, requested].filter((s) => s !== '').join('\n');
 }
 
 /** OpenInference's finish reasons: `tool_use`, `complete`, ... */
