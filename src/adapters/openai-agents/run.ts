@@ -9,8 +9,10 @@
  *   attempt with the same input items is its retry (the runner re-sends the
  *   same input array); anything else is a new logical call.
  * - `agent_tool_start`/`agent_tool_end` are tool calls, by the model's call
- *   id. A tool failed when the SDK marked its `function` span (tracing on),
- *   or returned the SDK's default failure text (tracing off), or when an MCP
+ *   id. A tool failed when its `invoke` threw, when the SDK marked its
+ *   `function` span (a real one with tracing on, a no-op one with tracing
+ *   off, which keeps the error here), when it returned the SDK's default
+ *   failure text (a runner that makes no span per call), or when an MCP
  *   server answered it with `isError` and `openAIAgentsMcpOptions` reported
  *   it (the SDK calls their extractor before `agent_tool_end`).
  * - `agent_handoff` is the transfer call the model made, answered with the
@@ -333,9 +335,10 @@ export class RunRecord implements RunObserver {
     const call = toolCallOf(tool, details);
     if (call === undefined) return;
     this.#asked.delete(call.id);
-    const span = currentSpan();
+    const span = functionSpan();
+    if (span !== undefined) keepErrors(span);
     this.#tools.set(call.id, { name: call.name, run, span, claimed: false });
-    if (span !== undefined) this.#toolBySpan.set(span, call.id);
+    if (span !== undefined && span.spanId !== NO_OP) this.#toolBySpan.set(span, call.id);
     run.toolStart(call, this.#call?.ids.api_request_id);
   }
 
@@ -346,7 +349,7 @@ export class RunRecord implements RunObserver {
     this.#tools.delete(call.id);
     // The turn the call started in (a handoff in the same step comes after the tools run).
     if (open !== undefined) run = open.run;
-    const spanError = open?.span?.error ?? null;
+    const spanError = open?.span === undefined ? null : spanErrorOf(open.span);
     const threw = this.#threw.get(call.id);
     this.#threw.delete(call.id);
     const { id, name } = call;
@@ -354,7 +357,7 @@ export class RunRecord implements RunObserver {
     // An MCP result with `isError` is an ordinary output to the SDK; the MCP options, which see the result, said so.
     const reported = takeToolFailure(ended.core.hooks, ended.sessionId, id);
     if (threw !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: threw, name }));
-    else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanErrorOf(spanError), name }));
+    else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanError, name }));
     else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
     else if (reported !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: toolErrorOf(reported), name }));
     else this.#endInOrder(id, () => ended.toolEnd(id, { result, name }));
@@ -806,14 +809,69 @@ function traceOf(state: Loose | undefined): Loose | undefined {
   return isRecord(trace) && trace.traceId !== 'no-op' ? trace : undefined;
 }
 
+/** The id of the SDK's spans with tracing off (`NoopSpan`). */
+const NO_OP = 'no-op';
+
 /** The span the caller runs in; none with tracing off (the SDK's no-op span names nothing). */
 function currentSpan(): SpanLike | undefined {
   try {
     const span = getCurrentSpan() as unknown as SpanLike | null;
-    return span === null || span.spanId === 'no-op' ? undefined : span;
+    return span === null || span.spanId === NO_OP ? undefined : span;
   } catch {
     return undefined;
   }
+}
+
+/** The errors the SDK set on a call's no-op `function` span, which keeps none itself. */
+const noOpSpanErrors = new WeakMap<object, NonNullable<SpanLike['error']>>();
+const keptNoOpSpans = new WeakSet<object>();
+
+/**
+ * The SDK's `function` span of the tool call the caller runs in (from its `agent_tool_start` on), tracing on or off:
+ * the SDK makes one for each call, a no-op one with tracing off (`setTracingDisabled`,
+ * `OPENAI_AGENTS_DISABLE_TRACING`). A runner whose own config disables tracing (`tracingDisabled: true`) makes none.
+ */
+function functionSpan(): SpanLike | undefined {
+  let span: unknown;
+  try {
+    span = getCurrentSpan();
+  } catch {
+    return undefined;
+  }
+  return isRecord(span) && isRecord(span.spanData) && span.spanData.type === 'function' ? (span as unknown as SpanLike) : undefined;
+}
+
+/**
+ * The SDK marks a call's `function` span when the call failed but the run goes on (a tool's `errorFunction`, its
+ * default one included, told the model) and before it ends a call it fails after the tool returned (a
+ * `customDataExtractor` that threw). A real span keeps the error; a no-op one drops it, so that one span keeps it here.
+ */
+function keepErrors(span: SpanLike): void {
+  const record = span as unknown as Loose;
+  const setError = record.setError;
+  if (span.spanId !== NO_OP || typeof setError !== 'function' || keptNoOpSpans.has(span)) return;
+  keptNoOpSpans.add(span);
+  try {
+    Object.defineProperty(span, 'setError', {
+      configurable: true,
+      writable: true,
+      value: function setError_(this: unknown, error: NonNullable<SpanLike['error']>): unknown {
+        // As a real span keeps it: the last one set.
+        if (isRecord(error)) noOpSpanErrors.set(span, error);
+        return setError.call(this, error);
+      },
+    });
+  } catch {
+    // A span that cannot take it: the call is read as before.
+  }
+}
+
+/** The error the SDK set on a call's `function` span, if it set one: the call failed. */
+function spanErrorOf(span: SpanLike): Error | null {
+  const error = span.error ?? noOpSpanErrors.get(span) ?? null;
+  if (error === null) return null;
+  const detail = error.data?.error;
+  return toolErrorOf(typeof detail === 'string' && detail !== '' ? detail : error.message);
 }
 
 /** The model name an agent asks for: its own string model, else the runner's. */
@@ -860,11 +918,6 @@ function handoffToolName(from: unknown, target: string): string | undefined {
     }
   }
   return undefined;
-}
-
-function spanErrorOf(error: { message: string; data?: Loose }): Error {
-  const detail = error.data?.error;
-  return toolErrorOf(typeof detail === 'string' && detail !== '' ? detail : error.message);
 }
 
 /** A tool's failure as its own text says it (`ToolError`, as the other adapters name a tool that reported failure). */

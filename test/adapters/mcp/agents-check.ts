@@ -226,8 +226,17 @@ const CUSTOM_DATA = [
 /** What the SDK's default tool error function tells the model. */
 const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
 
-/** How the hooks end the call the program's resolver failed (the SDK tells the model its text, the adapter's sign of a throw). */
-const ATLANTIS_FAILED: [string, string, string] = ['call_atlantis', 'string', SDK_TOOL_FAILURE_TEXT];
+/**
+ * How the hooks end the call the program's resolver failed: the SDK tells the model its default text and marks the
+ * call's (no-op, tracing off) function span with its redacted error, as it marks a real one.
+ */
+const ATLANTIS_FAILED: [string, string, string] = ['call_atlantis', 'ToolError', 'Tool execution failed. Error details are redacted.'];
+
+/** How the hooks end the call answered with isError: failed with the text the server answered, as the server's own trajectory says. */
+const ALERTS_FAILED: [string, string, string] = ['call_alerts', 'ToolError', 'the alert service is down for Oslo'];
+
+/** The calls the program's extractor failed, as the hooks end them: failed with the error's text, sorted by call id. */
+const EXTRACTOR_FAILED = [['call_nuuk', 'ToolError', 'UserError: customDataExtractor must return an object or null.'], ['call_reykjavik', 'ToolError', 'RangeError: no region in the answer for Reykjavik']];
 
 /** What the server answers (a forecast numbered by its arrival). */
 const SERVER_TEXT: Record<string, (city: string) => RegExp> = { forecast: (city) => new RegExp(`^${city}: rain \\(answer \\d\\)$`), alerts: (city) => new RegExp(`^the alert service is down for ${city}$`) };
@@ -295,17 +304,18 @@ export async function checkPlainProgram(): Promise<void> {
   expect(out.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
   for (const { meta } of out.received) expect(meta).toEqual({ 'example.com/tenant': 'acme' });
   expect(out.customData).toEqual(CUSTOM_DATA);
-  // An isError result is an ordinary output to the SDK: without the options, an ok call; the one the resolver failed failed.
+  // An isError result is an ordinary output to the SDK: without the options, an ok call; the one the resolver failed
+  // failed, and so did those the extractor failed.
   expect(observed(agentDoc(out, 'weather-1')[1], 'call_alerts').extra.metadata.status).toBe('ok');
-  expect(out.failedCalls).toEqual([ATLANTIS_FAILED]);
+  expect(out.failedCalls.sort()).toEqual([ATLANTIS_FAILED, ...EXTRACTOR_FAILED]);
   checkExtractorRuns(out);
 }
 
 /**
  * Runs 3 and 4, whose call the program's extractor failed: the run rejects with the SDK's ToolCallError around the
  * extractor's error (the same with the options: checked against these constants either way), the session ends as
- * failed with it, and the call ends with the error's text as its output. With tracing off nothing tells the Agents
- * adapter that output is an error (the SDK's catch only marks its trace span), so the call is recorded `ok`.
+ * failed with it, and the call ends failed with the error's text as its output: the SDK marks the call's function
+ * span (a no-op one, tracing off) before it ends the call, which the Agents adapter reads.
  */
 function checkExtractorRuns(out: Output): void {
   for (const run of EXTRACTOR_RUNS) {
@@ -314,7 +324,7 @@ function checkExtractorRuns(out: Output): void {
     expect(out.failedRuns.filter(([session]) => session === run.session)).toEqual([[run.session, 'ToolCallError', message]]);
     const [, doc] = agentDoc(out, run.session);
     const [id] = run.calls[0]!;
-    expect(observed(doc, id)).toMatchObject({ content: run.error, extra: { metadata: { status: 'ok' } } });
+    expect(observed(doc, id)).toMatchObject({ content: run.error, extra: { metadata: { status: 'error', 'error.type': 'ToolError' } } });
     expect(doc.final_metrics).toMatchObject(run.tokens);
   }
   expect(out.failedRuns.map(([session]) => session).sort()).toEqual(EXTRACTOR_RUNS.map((run) => run.session));
@@ -382,7 +392,7 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
   // The program's extractor gave each tool output its custom data, as without the adapter (which adds none).
   expect(linked.customData).toEqual(CUSTOM_DATA);
   // The hooks say the isError call failed with the text the server answered, as the server's own trajectory does.
-  expect(linked.failedCalls.sort()).toEqual([['call_alerts', 'ToolError', 'the alert service is down for Oslo'], ATLANTIS_FAILED]);
+  expect(linked.failedCalls.sort()).toEqual([ALERTS_FAILED, ATLANTIS_FAILED, ...EXTRACTOR_FAILED]);
 
   // The model was sent the tools' content and nothing the server added to a result's `_meta` for the options (which
   // cannot remove it): the SDK's tool output is the result's content.
