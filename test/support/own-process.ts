@@ -41,6 +41,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain.test.ts',
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/langgraph-send.test.ts',
+  'test/adapters/mcp/agents-is-error.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',
   'test/adapters/mcp/timing.test.ts',

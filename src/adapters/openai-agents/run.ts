@@ -13,8 +13,8 @@
  *   `function` span (a real one with tracing on, a no-op one with tracing
  *   off, which keeps the error here), when it returned the SDK's default
  *   failure text (a runner that makes no span per call), or when an MCP
- *   server answered it with `isError` and `openAIAgentsMcpOptions` reported
- *   it (the SDK calls their extractor before `agent_tool_end`).
+ *   server answered it with `isError` (read from the server's `callTool`,
+ *   which runs inside the call's span).
  * - `agent_handoff` is the transfer call the model made, answered with the
  *   next agent, who is a sub-agent linked to that call (as the LangChain
  *   adapter records the agents of a graph): its requests and tools are its
@@ -37,8 +37,7 @@ import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type Ru
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { takeToolFailure } from '../core/tool-failures.ts';
-import { onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -91,6 +90,8 @@ interface OpenTool {
   readonly span: SpanLike | undefined;
   /** A nested run already claimed this call as its parent. */
   claimed: boolean;
+  /** A tool the SDK made of an MCP server's tool. */
+  readonly mcp: boolean;
 }
 
 /** An agent a handoff went to, and its sub-agent turn. */
@@ -142,6 +143,8 @@ export class RunRecord implements RunObserver {
   readonly #toolBySpan = new WeakMap<object, string>();
   /** What function tools threw, by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
+  /** MCP tool calls whose server answered `isError`, by call id, with the result's text, until their `agent_tool_end`. */
+  readonly #mcpErrors = new Map<string, string>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
   readonly #denied = new Map<string, { name: string; run: AgentRun; fallback: string }>();
   /**
@@ -337,8 +340,8 @@ export class RunRecord implements RunObserver {
     this.#asked.delete(call.id);
     const span = functionSpan();
     if (span !== undefined) keepErrors(span);
-    this.#tools.set(call.id, { name: call.name, run, span, claimed: false });
-    if (span !== undefined && span.spanId !== NO_OP) this.#toolBySpan.set(span, call.id);
+    this.#tools.set(call.id, { name: call.name, run, span, claimed: false, mcp: isMcpTool(tool) });
+    if (span !== undefined) this.#toolBySpan.set(span, call.id);
     run.toolStart(call, this.#call?.ids.api_request_id);
   }
 
@@ -354,8 +357,9 @@ export class RunRecord implements RunObserver {
     this.#threw.delete(call.id);
     const { id, name } = call;
     const ended = run;
-    // An MCP result with `isError` is an ordinary output to the SDK; the MCP options, which see the result, said so.
-    const reported = takeToolFailure(ended.core.hooks, ended.sessionId, id);
+    // An MCP result with `isError` is an ordinary output to the SDK; its server's `callTool` said so.
+    const reported = this.#mcpErrors.get(id);
+    this.#mcpErrors.delete(id);
     if (threw !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: threw, name }));
     else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanError, name }));
     else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
@@ -389,6 +393,18 @@ export class RunRecord implements RunObserver {
 
   toolThrew(callId: string, error: unknown): void {
     if (!this.#settled && this.#tools.has(callId)) this.#threw.set(callId, error);
+  }
+
+  mcpCall(): ((text: string) => void) | undefined {
+    // The MCP tool's call runs in its own `function` span: that span, not the tool's name or arguments, says which call
+    // this is (calls of one tool with the same arguments made at once included). A `callTool` of the program's own
+    // inside another tool is not one.
+    const span = functionSpan();
+    const callId = span === undefined ? undefined : this.#toolBySpan.get(span);
+    if (callId === undefined || this.#settled || this.#tools.get(callId)?.mcp !== true) return undefined;
+    return (text) => {
+      if (!this.#settled && this.#tools.has(callId)) this.#mcpErrors.set(callId, text);
+    };
   }
 
   /** The tool call (or, failing that, the run itself) a run starting inside this one belongs to. */
@@ -625,6 +641,7 @@ export class RunRecord implements RunObserver {
     for (const [id, tool] of this.#tools) tool.run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
+    this.#mcpErrors.clear();
     for (const [id, { name, run, fallback }] of this.#denied) this.#endInOrder(id, () => run.toolEnd(id, { name, denied: fallback }));
     this.#denied.clear();
     this.#releaseHeld();
