@@ -44,6 +44,7 @@ export const NATIVE_SHARED = [
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',
   'test/adapters/mcp/timing.test.ts',
+  'test/adapters/mcp/ai-sdk-http.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/handoffs.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
