@@ -27,6 +27,8 @@ export interface CallOfTool {
   readonly providerExecuted?: boolean;
   /** What the provider returned for a call it ran, as it returned it. */
   readonly providerResult?: unknown;
+  /** The input the call ran with instead of the model's `arguments` (the framework repaired or refined them): {@link changedArgs}. */
+  readonly changedArgs?: Record<string, unknown>;
 }
 
 /** A tool the model was offered. */
@@ -100,9 +102,10 @@ export function textOrJson(value: unknown): string | undefined {
 
 /**
  * A tool call in OpenAI chat form (`function.arguments` as JSON text). A call the provider ran carries
- * `provider_executed: true` and `provider_result` beside it: the ATIF builder (native's too) keeps a call's other
- * keys as the tool call's `extra`, so the step says what was searched and what came back without a tool span,
- * which would claim a local run with a duration nobody measured.
+ * `provider_executed: true` and `provider_result` beside it, and a call run with other input than the model's its
+ * `changed_args`: the ATIF builder (native's too) keeps a call's other keys as the tool call's `extra`, so the step
+ * says what was searched and what came back without a tool span, which would claim a local run with a duration
+ * nobody measured, and what a call ran with beside what the model asked.
  */
 export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   const out: Record<string, unknown> = { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
@@ -110,6 +113,8 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
     out.provider_executed = true;
     if (call.providerResult !== undefined) out.provider_result = toJson(call.providerResult);
   }
+  // The name an approval that changed the input gives it (post_approval_response), kept as the call's extra the same way.
+  if (call.changedArgs !== undefined) out.changed_args = toJson(call.changedArgs);
   return out;
 }
 
