@@ -206,7 +206,11 @@ describe('instrumentMcpTransport on an event stream cut anywhere', () => {
     fake.reply('responses', { id: 'resp_2', model: MODEL, text: ANSWER, usage: { input: 130, output: 12 } });
     const recorded = recordedPlugin('ai-mcp-bytes');
     uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'user-42' });
-    const mcp = await createMCPClient({ transport: instrumentMcpTransport({ type: 'http', url: 'http://mcp.test/mcp', fetch: served }, recorded.hooks) });
+    const config = instrumentMcpTransport({ type: 'http', url: 'http://mcp.test/mcp', fetch: served }, recorded.hooks);
+    // A copy with its own fetch; given again, it is left as it is (its fetch would link every call twice).
+    expect(config.fetch).not.toBe(served);
+    expect(instrumentMcpTransport(config, recorded.hooks)).toBe(config);
+    const mcp = await createMCPClient({ transport: config });
     let result: Awaited<ReturnType<typeof generateText>>;
     try {
       result = await generateText({ model: createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o'), prompt: 'What is the weather in Oslo?', tools: (await mcp.tools()) as ToolSet, stopWhen: stepCountIs(3) });
