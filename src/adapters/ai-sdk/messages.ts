@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedArguments, textOfParts } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, hostedCall, textOfParts } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -70,7 +70,7 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
 
 /** A call the provider ran (`providerExecuted`), with the result it returned in the same response. */
 export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
-  return { ...call, arguments: hostedArguments(call.arguments, result), providerExecuted: true, providerResult: result };
+  return hostedCall(call.id, call.name, call.arguments, result);
 }
 
 /**
@@ -79,8 +79,10 @@ export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
  */
 function providerResultOf(content: readonly unknown[], id: string): unknown {
   for (const part of content) {
-    if (!isRecord(part) || part.type !== 'tool-result' || part.toolCallId !== id) continue;
-    return toolOutputValue(part.output ?? part.result);
+    if (!isRecord(part) || part.toolCallId !== id) continue;
+    if (part.type === 'tool-result') return toolOutputValue(part.output ?? part.result);
+    // A result the provider marked as an error (a fetch it could not make) is handed on as a `tool-error` part.
+    if (part.type === 'tool-error' && part.providerExecuted === true) return part.error;
   }
   return undefined;
 }
