@@ -91,7 +91,7 @@ interface Output {
 }
 
 /** Runs the server on its own over Streamable HTTP or SSE; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
-async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[], transport: 'http' | 'sse'): Promise<{ url: string; stop(): Promise<void> }> {
+export async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[], transport: 'http' | 'sse'): Promise<{ url: string; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [...args, script, out, transport], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
