@@ -9,9 +9,11 @@
  *   attempt with the same input items is its retry (the runner re-sends the
  *   same input array); anything else is a new logical call.
  * - `agent_tool_start`/`agent_tool_end` are tool calls, by the model's call
- *   id. A tool failed when its `invoke` threw, when the SDK marked its
- *   `function` span (a real one with tracing on, a no-op one with tracing
- *   off, which keeps the error here), when it returned the SDK's default
+ *   id. A tool failed when it timed out (its `timeoutErrorFunction` said so,
+ *   or the SDK's timeout text), when the caller's signal stopped the run
+ *   while it ran, when the SDK marked its `function` span (a real one with
+ *   tracing on, a no-op one with tracing off, which keeps the error here;
+ *   a tool's error that escapes to the run too), when it returned the SDK's default
  *   failure text (a runner that makes no span per call), or when an MCP
  *   server answered it with `isError` (read from the server's `callTool`,
  *   which runs inside the call's span).
@@ -32,12 +34,12 @@
  * @module
  */
 
-import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
+import { getCurrentSpan, getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -141,7 +143,7 @@ export class RunRecord implements RunObserver {
   readonly #tools = new Map<string, OpenTool>();
   /** Tool calls by their `function` span, for a nested run started from one. */
   readonly #toolBySpan = new WeakMap<object, string>();
-  /** What function tools threw, by call id, until their `agent_tool_end`. */
+  /** Function tool calls that timed out (their `timeoutErrorFunction` answered), by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
   /** MCP tool calls whose server answered `isError`, by call id, with the result's text, until their `agent_tool_end`. */
   readonly #mcpErrors = new Map<string, string>();
@@ -341,7 +343,10 @@ export class RunRecord implements RunObserver {
     const span = functionSpan();
     if (span !== undefined) keepErrors(span);
     this.#tools.set(call.id, { name: call.name, run, span, claimed: false, mcp: isMcpTool(tool) });
-    if (span !== undefined) this.#toolBySpan.set(span, call.id);
+    if (span !== undefined) {
+      this.#toolBySpan.set(span, call.id);
+      bindCallSpan(span, this, call.id);
+    }
     run.toolStart(call, this.#call?.ids.api_request_id);
   }
 
@@ -353,7 +358,9 @@ export class RunRecord implements RunObserver {
     // The turn the call started in (a handoff in the same step comes after the tools run).
     if (open !== undefined) run = open.run;
     const spanError = open?.span === undefined ? null : spanErrorOf(open.span);
-    const threw = this.#threw.get(call.id);
+    // The caller's signal stopped the run while the call ran (the call's `signal` is the run's): what the tool then
+    // answered is not what it was asked for.
+    const threw = this.#threw.get(call.id) ?? timedOut(tool, result) ?? this.#callerCancelled();
     this.#threw.delete(call.id);
     const { id, name } = call;
     const ended = run;
@@ -935,6 +942,17 @@ function handoffToolName(from: unknown, target: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * A call that timed out, read from what the SDK answers for it: its own timeout text (`timeoutBehavior`
+ * 'error_as_result' without a `timeoutErrorFunction`) or the text of its `ToolTimeoutError` ('raise_exception'). A
+ * `timeoutErrorFunction`'s answer is reported by the function (patch.ts).
+ */
+function timedOut(tool: unknown, result: unknown): Error | undefined {
+  if (!isRecord(tool) || typeof result !== 'string' || typeof tool.timeoutMs !== 'number' || typeof tool.name !== 'string') return undefined;
+  const error = new ToolTimeoutError({ toolName: tool.name, timeoutMs: tool.timeoutMs });
+  return result === error.message || result === String(error) ? error : undefined;
 }
 
 /** A tool's failure as its own text says it (`ToolError`, as the other adapters name a tool that reported failure). */

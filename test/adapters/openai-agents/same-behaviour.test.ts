@@ -7,10 +7,10 @@
 // the error a run throws. The SDK pre-parses a function tool's input by its
 // own `invoke` (a WeakMap keyed on it): an adapter that replaced `invoke`
 // made every tool look unparsed, so a dynamic approval got the raw
-// arguments and invalid input took another path. Tracing on, off, and off
-// for the runner alone (`new Runner({ tracingDisabled: true })`).
+// arguments and a call that needed approval ran without it. Tracing on, off,
+// and off for the runner alone (`new Runner({ tracingDisabled: true })`).
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, Runner, defineToolInputGuardrail, setDefaultOpenAIClient, tool, ToolGuardrailFunctionOutputFactory, type RunResult } from '@openai/agents';
+import { Agent, OpenAIProvider, Runner, defineToolInputGuardrail, tool, ToolGuardrailFunctionOutputFactory, type RunResult } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { backends, expectNothingLost, recordedPlugin, type Recorded } from '../support.ts';
@@ -18,7 +18,8 @@ import { hooks, observation, onlyTrajectory, useTracing } from './support.ts';
 import { FakeOpenAI, type Scripted } from './wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+// The runner's own provider, not the SDK's process-wide default: this file shares its process with other files.
+const modelProvider = new OpenAIProvider({ openAIClient: api.client() });
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {
@@ -161,7 +162,7 @@ async function observe(program: Program, mode: Mode): Promise<Seen> {
   useTracing(mode === 'tracing on' ? 'tracing on' : 'tracing off');
   api.load(program.script);
   const seen: Seen = { approvalInputs: [], executed: [], interruptions: [], requests: [], output: undefined, error: undefined };
-  const runner = new Runner(mode === 'runner tracingDisabled' ? { tracingDisabled: true } : {});
+  const runner = new Runner({ modelProvider, ...(mode === 'runner tracingDisabled' ? { tracingDisabled: true } : {}) });
   try {
     await program.run(runner, seen);
   } catch (error) {
@@ -206,12 +207,14 @@ describe('Agents SDK programs behave the same with and without the adapter', () 
 async function checkRecorded(label: string, recorded: Recorded, bare: Seen): Promise<void> {
   const ended = Object.fromEntries(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload]));
   if (label.startsWith('a dynamic needsApproval')) {
-    expect(hooks(recorded, 'approval_request').map((payload) => payload.tool_call_id)).toEqual(['call_book']);
+    expect(hooks(recorded, 'pre_approval_request').map((payload) => payload.tool_call_id)).toEqual(['call_book']);
     expect(ended.call_book).toMatchObject({ status: 'ok', result: 'Booked in paris for 2' });
   } else if (label.startsWith('arguments that fail')) {
     expect(ended.call_count?.status ?? 'refused').not.toBe('ok');
   } else if (label.startsWith('an input guardrail')) {
-    expect(ended.call_book).toMatchObject({ status: 'error', result: 'Parties above 20 are not booked.' });
+    // The SDK answers the model with the guardrail's message as the call's output; the tool never ran.
+    expect(ended.call_book).toMatchObject({ result: 'Parties above 20 are not booked.' });
+    expect(bare.executed).toEqual([]);
   } else if (label.includes('times out')) {
     expect(ended.call_slow).toMatchObject({ status: 'error', error_message: "Tool 'slow_lookup' timed out after 20ms." });
   }
