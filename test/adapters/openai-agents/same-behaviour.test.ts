@@ -105,6 +105,23 @@ const PROGRAMS: Record<string, Program> = {
       seen.output = (await runner.run(agent, 'Count three.')).finalOutput;
     },
   },
+  'arguments that fail the schema, told to the model by the tool\'s errorFunction': {
+    script: {
+      'gpt-4.1': [
+        { calls: [{ id: 'call_count', name: 'count_items', args: { count: 'three' } }], usage: { input: 30, output: 8 } },
+        { text: 'Could not count.', usage: { input: 60, output: 3 } },
+      ],
+    },
+    async run(runner, seen) {
+      const errorFunction = (_context: unknown, error: unknown) => {
+        const record = error as Record<string, unknown>;
+        seen.executed.push({ error: String(error), name: record.name, cause: String(record.cause ?? record.originalError ?? ''), keys: Object.keys(record).sort() });
+        return `Count failed: ${String(error)}`;
+      };
+      const agent = new Agent({ name: 'Counter', instructions: 'Count.', model: 'gpt-4.1', tools: [counterTool(seen, { errorFunction })] });
+      seen.output = (await runner.run(agent, 'Count three.')).finalOutput;
+    },
+  },
   'an input guardrail on a tool rejects the call': {
     script: {
       'gpt-4.1': [
@@ -182,7 +199,7 @@ describe('Agents SDK programs behave the same with and without the adapter', () 
           uninstall = instrumentOpenAIAgents(recorded.hooks);
           const instrumented = await observe(program, mode);
           expect(instrumented).toEqual(bare);
-          await checkRecorded(label, recorded, bare);
+          await checkRecorded(label, mode, recorded, bare);
         }, 30_000);
       }
     }
@@ -204,13 +221,16 @@ describe('Agents SDK programs behave the same with and without the adapter', () 
 });
 
 /** The trajectory says what the program did: the approval, the failed or rejected call, the timeout. */
-async function checkRecorded(label: string, recorded: Recorded, bare: Seen): Promise<void> {
+async function checkRecorded(label: string, mode: Mode, recorded: Recorded, bare: Seen): Promise<void> {
   const ended = Object.fromEntries(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload]));
   if (label.startsWith('a dynamic needsApproval')) {
     expect(hooks(recorded, 'pre_approval_request').map((payload) => payload.tool_call_id)).toEqual(['call_book']);
     expect(ended.call_book).toMatchObject({ status: 'ok', result: 'Booked in paris for 2' });
+  } else if (label.endsWith('errorFunction') && mode === 'runner tracingDisabled') {
+    // No span per call: a custom errorFunction's text reads as a result (docs/adapters/openai-agents.md).
+    expect(ended.call_count).toMatchObject({ status: 'ok', result: `Count failed: ${(bare.executed[0] as { error: string }).error}` });
   } else if (label.startsWith('arguments that fail')) {
-    expect(ended.call_count?.status ?? 'refused').not.toBe('ok');
+    expect(ended.call_count?.status).toBe('error');
   } else if (label.startsWith('an input guardrail')) {
     // The SDK answers the model with the guardrail's message as the call's output; the tool never ran.
     expect(ended.call_book).toMatchObject({ result: 'Parties above 20 are not booked.' });
