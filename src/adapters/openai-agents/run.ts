@@ -11,7 +11,8 @@
  * - `agent_tool_start`/`agent_tool_end` are tool calls, by the model's call
  *   id. A tool failed when it timed out (its `timeoutErrorFunction` said so,
  *   or the SDK's timeout text), when the caller's signal stopped the run
- *   while it ran, when the SDK marked its `function` span (a real one with
+ *   while it ran, when the SDK cancelled it because a call beside it failed
+ *   with an error that escapes to the run, when the SDK marked its `function` span (a real one with
  *   tracing on, a no-op one with tracing off, which keeps the error here;
  *   a tool's error that escapes to the run too), when it returned the SDK's default
  *   failure text (a runner that makes no span per call), or when an MCP
@@ -51,6 +52,12 @@ const isRecord = (value: unknown): value is Loose => typeof value === 'object' &
  * tracing off it is the only sign a tool threw.
  */
 const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
+
+/** The error the SDK sets on a call's span when the call's error escapes to the run; one it tells the model is '(non-fatal)'. */
+const ESCAPED_TOOL_ERROR = 'Error running tool';
+
+/** What the SDK answers for a call it cancelled (`toolExecution.ts`). */
+const SDK_CANCELLED_TEXT = 'aborted';
 
 /** What the SDK tells the model of a rejected call by default (`approvalRejection.ts`). */
 const SDK_REJECTION_TEXT = 'Tool execution was not approved.';
@@ -145,6 +152,8 @@ export class RunRecord implements RunObserver {
   readonly #toolBySpan = new WeakMap<object, string>();
   /** Function tool calls that timed out (their `timeoutErrorFunction` answered), by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
+  /** A call of the current step failed with an error that escapes to the run: the SDK cancels the calls beside it. */
+  #escapedInStep = false;
   /** MCP tool calls whose server answered `isError`, by call id, with the result's text, until their `agent_tool_end`. */
   readonly #mcpErrors = new Map<string, string>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
@@ -360,7 +369,9 @@ export class RunRecord implements RunObserver {
     const spanError = open?.span === undefined ? null : spanErrorOf(open.span);
     // The caller's signal stopped the run while the call ran (the call's `signal` is the run's): what the tool then
     // answered is not what it was asked for.
-    const threw = this.#threw.get(call.id) ?? timedOut(tool, result) ?? this.#callerCancelled();
+    const spanRecord = open?.span === undefined ? undefined : (open.span.error ?? noOpSpanErrors.get(open.span));
+    if (spanRecord?.message === ESCAPED_TOOL_ERROR) this.#escapedInStep = true;
+    const threw = this.#threw.get(call.id) ?? timedOut(tool, result) ?? this.#callerCancelled() ?? (spanError === null ? this.#siblingCancelled(result) : undefined);
     this.#threw.delete(call.id);
     const { id, name } = call;
     const ended = run;
@@ -451,6 +462,7 @@ export class RunRecord implements RunObserver {
     this.#settleDenied(input);
     this.#releaseHeld();
     const run = this.#current()!;
+    this.#escapedInStep = false;
     const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
     const call = retry ? this.#call! : run.newApiCall();
     this.#call = call;
@@ -630,6 +642,16 @@ export class RunRecord implements RunObserver {
     const text = finalText(output);
     endHandedTo(this.box.handedTo, 0, 'completed', text);
     run.end('completed', text, undefined, { turnEnd: turnEnd(guardrails) });
+  }
+
+  /**
+   * A call the SDK cancelled because another call of its step failed with an error that escapes to the run (it ends
+   * it with the text 'aborted' and fails the run with the other call's error): its failure, as the SDK names it. Seen
+   * by that other call's span, so not under a runner that makes none.
+   */
+  #siblingCancelled(result: unknown): Error | undefined {
+    if (result !== SDK_CANCELLED_TEXT || !this.#escapedInStep) return undefined;
+    return Object.assign(new Error('Cancelled because a sibling task failed.'), { name: 'SiblingCancellationError' });
   }
 
   /** The run's `signal` (`run(agent, input, { signal })`), when the caller aborted it: why, as an AbortError. */
