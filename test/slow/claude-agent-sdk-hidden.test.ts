@@ -2,10 +2,11 @@
 // stream's sight, on the real SDK and its bundled CLI against the loopback
 // Anthropic API (test/support/anthropic-mock.ts): the request its WebSearch
 // tool sends while it runs, the one WebFetch sends to read the page it
-// fetched (from a loopback HTTPS server). The result's `modelUsage` counts
-// them, the stream shows none: each test holds the trajectory's tokens, steps
-// and turn ends' `unattributed_usage` together, to `modelUsage` per model, and
-// the stated figure to what the mock answered that request with.
+// fetched (from a loopback HTTPS server), and the summary `/compact` asks
+// for. The result's `modelUsage` counts them, the stream shows none: each
+// test holds the trajectory's tokens, steps and turn ends' `unattributed_usage`
+// together, to `modelUsage` per model, and the stated figure to what the mock
+// answered that request with.
 //
 // Slow (each query spawns the CLI), so it runs in `npm run test:slow`.
 import { execFileSync } from 'node:child_process';
@@ -175,6 +176,70 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       expect(statedByTurn(recorded.log)).toEqual([undefined]);
       const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor, earlier);
       expect(reported).toEqual({ [ASKED]: [50, 5] });
+      expect(held).toEqual(reported);
+    }, 120_000);
+
+    it(`/compact: a turn of its own whose end states the summary request's tokens, the other turns none; the next request starts at the summary (${backend} backend)`, async () => {
+      const { mock, env, home } = await offlineApi((request) => {
+        if (isSummary(request)) return { blocks: [{ type: 'text', text: '<summary>The user said hello.</summary>' }], usage: { input: 33, output: 9 }, model: ANSWERED };
+        return { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 50, output: 5 }, model: ANSWERED };
+      });
+      const recorded = recordedPlugin(`claude-compact-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      const prompts = ['hello', '/compact', 'after'];
+      // Each message once the previous turn's result was read: three turns.
+      let answered = 0;
+      let release: () => void = () => {};
+      async function* conversation() {
+        for (const [index, content] of prompts.entries()) {
+          if (index > answered) await new Promise<void>((resolve) => (release = resolve));
+          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
+        }
+      }
+      const messages: any[] = [];
+      for await (const message of query({ prompt: conversation(), options: { model: ASKED, cwd: home, env, settingSources: [] } })) {
+        messages.push(message);
+        if (message.type !== 'result') continue;
+        answered++;
+        if (answered === prompts.length) break;
+        release();
+      }
+      const { atif, atof } = await recorded.finish();
+
+      expect(mock.requests.map((request) => (isSummary(request) ? 'summary' : 'main'))).toEqual(['main', 'summary', 'main']);
+      expect(messages.filter((m) => m.type === 'system' && m.subtype === 'compact_boundary').map((m) => m.compact_metadata.trigger)).toEqual(['manual']);
+      // The /compact turn's result reports no usage: the summary is in modelUsage only.
+      expect(messages.filter((m) => m.type === 'result').map((m) => m.usage.output_tokens)).toEqual([5, 0, 5]);
+
+      // Three turns, one per message: /compact is one of its own (the CLI sends no UserPromptSubmit for it), and its end
+      // states the summary's tokens; the message after it is the next turn's, not taken for the command.
+      expect(recorded.log.filter((entry) => entry.hook === 'pre_llm_call').map((entry) => entry.payload.user_message)).toEqual(prompts);
+      expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request' || entry.hook === 'on_session_end').map((entry) => entry.hook)).toEqual(['pre_api_request', 'on_session_end', 'on_session_end', 'pre_api_request', 'on_session_end']);
+      // The request after the compaction starts at the summary, as the CLI's does: the CLI joins the summary, the command
+      // (in its own markup), what it printed and the new prompt into one user message; the recorded messages are those,
+      // the command as the user sent it, and nothing of what was compacted away.
+      const wire = (mock.requests.at(-1)!.body.messages as any[]).flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
+      const sent = wire.filter((b: any) => b.type === 'text' && !b.text.startsWith('<system-reminder>') && !b.text.startsWith('<local-command-caveat>')).map((b: any) => b.text.trim());
+      expect(sent).toHaveLength(4);
+      expect(sent[1]).toContain('<command-name>/compact</command-name>');
+      const after = recorded.log.filter((entry) => entry.hook === 'pre_api_request').at(-1)!.payload.request as { body: { messages: Array<{ role: string; content: string }> } };
+      expect(after.body.messages.map((m) => [m.role, m.content.trim()])).toEqual([sent[0], '/compact', sent[2], sent[3]].map((text) => ['user', text]));
+      expect(sent[0]).toMatch(/^This session is being continued/);
+      expect(sent[3]).toBe('after');
+
+      // The ATIF trajectory holds the steps: a turn without a model request the stream showed has none.
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      expect((doc.steps as AtifDoc[]).map((step) => [step.source, step.message])).toEqual([
+        ['user', 'hello'],
+        ['agent', 'answer 0'],
+        ['user', 'after'],
+        ['agent', 'answer 0'],
+      ]);
+      expect(statedByTurn(recorded.log)).toEqual([undefined, { [ASKED]: usage(33, 9) }, undefined]);
+      expect(statedInAtof(atof)).toEqual([{ [ASKED]: usage(33, 9) }]);
+      const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
+      expect(reported).toEqual({ [ASKED]: [133, 19] });
       expect(held).toEqual(reported);
     }, 120_000);
   }

@@ -78,6 +78,8 @@ export class QueryTrace {
   readonly #agents: SubAgents;
   /** Every recorded step's tokens: what the CLI counts beyond them is stated at each turn's end. */
   readonly #tokens = new QueryTokens();
+  /** A compaction's boundary was read: the user messages it leaves are still to come (see #afterCompaction). */
+  #compacted: { readonly command: UserMessage; summarized?: boolean } | undefined;
   /** Whether a resumed session's earlier spend was read (see #readCarried). */
   #carriedRead = false;
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
@@ -207,6 +209,20 @@ export class QueryTrace {
         if (id === undefined || this.#tools.denied(id)) return;
         this.#tools.approval(id, { kind: 'request', description: nonEmptyString(m.decision_reason) ?? nonEmptyString(m.tool_name) });
         this.#tools.approval(id, { kind: 'response', approved: false, description: nonEmptyString(m.message), decidedBy: nonEmptyString(m.decision_reason_type) ?? 'permissions' });
+        return;
+      }
+      case 'compact_boundary': {
+        // `/compact` is a user message the CLI takes in without `UserPromptSubmit` and answers without a streamed request
+        // (its summary request is not in the stream): it is a turn of its own, whose end states the summary's tokens.
+        const metadata = isRecord(m.compact_metadata) ? m.compact_metadata : {};
+        let command: UserMessage;
+        if (metadata.trigger === 'manual' && (this.#run === undefined || this.#resultSinceTurn)) {
+          this.#submitted = Math.min((this.#submitted ?? this.#turns) + 1, this.#userMessages.length);
+          if (this.#turn(undefined) !== undefined) command = this.#history.at(-1)?.content as UserMessage;
+        }
+        // The next request starts at the summary the stream shows next, as the CLI's does: what was compacted is not sent.
+        this.#history.length = 0;
+        this.#compacted = { command };
         return;
       }
       case 'task_progress':
@@ -418,12 +434,33 @@ export class QueryTrace {
    */
   #results(m: Loose, agent?: SubAgent): void {
     const main = agent === undefined;
+    if (main) this.#afterCompaction(m);
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
       if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
       this.#tools.ended(result.toolUseId, { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) });
     }
+  }
+
+  /**
+   * The user messages a compaction leaves, as the CLI's next request sends them: the summary (the stream's next user
+   * message), then `/compact` as it was sent and what it printed (a replayed message naming the command it ran).
+   */
+  #afterCompaction(m: Loose): void {
+    const compacted = this.#compacted;
+    if (compacted === undefined || !isRecord(m.message) || toolResults(m.message.content).length > 0) return;
+    const text = promptText(m.message);
+    if (text === undefined) return;
+    if (!compacted.summarized) {
+      compacted.summarized = true;
+      this.#history.push({ role: 'user', content: text });
+      if (compacted.command !== undefined) this.#history.push({ role: 'user', content: compacted.command });
+      if (compacted.command === undefined) this.#compacted = undefined;
+      return;
+    }
+    if (m.isReplay === true && isRecord(m.local_command_run)) this.#history.push({ role: 'user', content: text });
+    this.#compacted = undefined;
   }
 
   #result(m: Loose): void {
