@@ -2,11 +2,12 @@
 // stream's sight, on the real SDK and its bundled CLI against the loopback
 // Anthropic API (test/support/anthropic-mock.ts): the request its WebSearch
 // tool sends while it runs, the one WebFetch sends to read the page it
-// fetched (from a loopback HTTPS server), and the summary `/compact` asks
-// for. The result's `modelUsage` counts them, the stream shows none: each
-// test holds the trajectory's tokens, steps and turn ends' `unattributed_usage`
-// together, to `modelUsage` per model, and the stated figure to what the mock
-// answered that request with.
+// fetched (from a loopback HTTPS server), a suggestion of the next prompt
+// (`promptSuggestions`), and the summary `/compact` asks for. The result's
+// `modelUsage` counts them (a suggestion, the next turn's), the stream shows
+// none: each test holds the trajectory's tokens, steps and turn ends'
+// `unattributed_usage` together, to `modelUsage` per model, and the stated
+// figure to what the mock answered that request with.
 //
 // Slow (each query spawns the CLI), so it runs in `npm run test:slow`.
 import { execFileSync } from 'node:child_process';
@@ -39,6 +40,8 @@ const lastText = (request: MockRequest): string => JSON.stringify(request.body.m
 const isSearch = (request: MockRequest): boolean => offeredTools(request).some((tool) => tool.startsWith('web_search')) && lastText(request).includes('Perform a web search for the query');
 /** The CLI's own request to read a fetched page: no tools, the page's text and the model's question. */
 const isPageRead = (request: MockRequest): boolean => offeredTools(request).length === 0 && lastText(request).includes('Web page content');
+/** The CLI's own request for a suggestion of the user's next prompt (`promptSuggestions`). */
+const isSuggestion = (request: MockRequest): boolean => lastText(request).includes('[SUGGESTION MODE:');
 /** The CLI's own request for a compaction's summary. */
 const isSummary = (request: MockRequest): boolean => lastText(request).includes('CRITICAL: Respond with TEXT ONLY');
 
@@ -176,6 +179,47 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       expect(statedByTurn(recorded.log)).toEqual([undefined]);
       const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor, earlier);
       expect(reported).toEqual({ [ASKED]: [50, 5] });
+      expect(held).toEqual(reported);
+    }, 120_000);
+
+    it(`promptSuggestions: a suggestion is asked for after a turn's result, so the next turn's end states its tokens; the last one's no result counts (${backend} backend)`, async () => {
+      const { mock, env, home } = await offlineApi((request) => {
+        if (isSuggestion(request)) return { blocks: [{ type: 'text', text: 'now run the tests' }], usage: { input: 44, output: 2 }, model: ANSWERED };
+        return { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 50, output: 5 }, model: ANSWERED };
+      });
+      const recorded = recordedPlugin(`claude-suggestion-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      const prompts = ['one', 'two', 'three'];
+      // Each message once the previous turn's suggestion was read (the CLI suggests from the second turn on).
+      let release: () => void = () => {};
+      let wanted = 0;
+      async function* conversation() {
+        for (const [index, content] of prompts.entries()) {
+          if (index > 0) await new Promise<void>((resolve) => (release = resolve));
+          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
+        }
+      }
+      const messages: any[] = [];
+      for await (const message of query({ prompt: conversation(), options: { model: ASKED, cwd: home, env, settingSources: [], promptSuggestions: true } })) {
+        messages.push(message);
+        const results = messages.filter((m) => m.type === 'result').length;
+        // The first turn has no suggestion: the next message goes after its result; later ones after their suggestion.
+        if ((message.type === 'result' && results === 1) || message.type === 'prompt_suggestion') {
+          if (++wanted >= prompts.length) break;
+          release();
+        }
+      }
+      const { atif } = await recorded.finish();
+
+      expect(mock.requests.map((request) => (isSuggestion(request) ? 'suggestion' : 'main'))).toEqual(['main', 'main', 'suggestion', 'main', 'suggestion']);
+      expect(messages.map((m) => m.type).filter((type) => type === 'result' || type === 'prompt_suggestion')).toEqual(['result', 'result', 'prompt_suggestion', 'result', 'prompt_suggestion']);
+      // The suggestion after the second turn is in the third result's modelUsage, the one after the third in none.
+      expect(messages.filter((m) => m.type === 'result').map((m) => m.modelUsage[ASKED].inputTokens)).toEqual([50, 100, 150 + 44]);
+      // It is no step: three turns, one step each; the third turn's end states its tokens, the totals are modelUsage's.
+      expect((atif[0]!.steps as AtifDoc[]).filter((step) => step.source === 'agent')).toHaveLength(3);
+      expect(statedByTurn(recorded.log)).toEqual([undefined, undefined, { [ASKED]: usage(44, 2) }]);
+      const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
+      expect(reported).toEqual({ [ASKED]: [194, 17] });
       expect(held).toEqual(reported);
     }, 120_000);
 
