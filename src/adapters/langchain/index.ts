@@ -64,6 +64,8 @@ interface Node {
   readonly task?: string;
   /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
   readonly name?: string;
+  /** A graph node's own run (its name is its `langgraph_node`): the tool messages it adds to the state are what the model reads. */
+  readonly graphNode?: boolean;
   call?: ApiCall;
 }
 
@@ -295,7 +297,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata, inputs) : undefined;
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName });
+        const graphNode = runName !== undefined && metadata?.langgraph_node === runName;
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName, graphNode });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
         const retried = task === undefined ? undefined : this.#attempts.get(task);
         if (task !== undefined && retried !== undefined) {
@@ -361,7 +364,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         this.#awaitingDecisions.delete(node.run!);
         awaiting.answer();
       }
-      if (node?.run !== undefined && node.kind === 'chain' && node.name === TOOL_NODE) this.#answerUnrun(node.run, outputs);
+      if (node?.run !== undefined && node.kind === 'chain' && (node.graphNode === true || node.name === TOOL_NODE)) this.#answerUnrun(node.run, outputs);
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
@@ -559,20 +562,25 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
-   * The tool node's answers to calls no tool ran (a tool the agent does not have, arguments that fail the tool's schema:
-   * `ToolNode` tells the model so in an error `ToolMessage` without running anything): each is a failed call with what
-   * the model was told.
+   * A graph node's answers to calls no tool ran, in the `ToolMessage`s it put in the state: `ToolNode`'s error for a
+   * tool the agent does not have or arguments that fail the tool's schema, `toolCallLimitMiddleware`'s for a call over
+   * its limit (each a failed call with what the model was told), and `createAgent`'s for its `responseFormat` tool
+   * (the structured response, the call's result). Without it those calls would have no outcome.
    */
   #answerUnrun(run: AgentRun, outputs: unknown): void {
     const unclaimed = this.#unclaimedCalls.get(run);
     if (unclaimed === undefined || unclaimed.length === 0) return;
     for (const message of toolMessagesOf(outputs)) {
-      if (message.status !== 'error') continue;
       const index = unclaimed.findIndex((call) => call.id === message.tool_call_id);
       if (index < 0) continue;
       const [call] = unclaimed.splice(index, 1);
       const result = contentText(message.content);
-      run.toolRefused(call!, { error: new ToolReportedError(String(result)), text: result });
+      if (message.status === 'error') {
+        run.toolRefused(call!, { error: new ToolReportedError(String(result)), text: result });
+        continue;
+      }
+      run.toolStart(call!);
+      run.toolEnd(call!.id, { result });
     }
   }
 

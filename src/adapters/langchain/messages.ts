@@ -7,7 +7,7 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { chatToolCall, hostedCallOfItem, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, hostedCallOfItem, textOfParts, textOrJson, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -206,10 +206,18 @@ export function userMessageOfInputs(inputs: unknown): string | undefined {
   return nonEmptyString(inputs.input) ?? nonEmptyString(inputs.question);
 }
 
-/** The final assistant text of a chain's outputs. */
+/**
+ * The final answer of a chain's outputs: an agent's `structuredResponse` (its `responseFormat`) as JSON, which is
+ * what the program reads (the message `createAgent` adds after a structured-output tool call is its own sentence,
+ * not the model's); else the last assistant text.
+ */
 export function finalTextOfOutputs(outputs: unknown): string | undefined {
   if (typeof outputs === 'string') return outputs;
   if (!isRecord(outputs)) return undefined;
+  if (outputs.structuredResponse !== undefined) {
+    const structured = textOrJson(outputs.structuredResponse);
+    if (structured !== undefined) return structured;
+  }
   if (Array.isArray(outputs.messages)) {
     const messages = chatMessages(outputs.messages);
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return contentText(messages[i]!.content);

@@ -1,0 +1,162 @@
+// createAgent programs with the structured output and the middleware
+// LangChain v1's docs put in most agents, written as those docs write them:
+// the real ChatOpenAI and ChatAnthropic over a fake fetch speaking the
+// providers' wire formats (test/support/provider-wire.ts). Each trajectory is
+// checked against what the program's state holds: the tool messages the model
+// read, the usage_metadata LangChain reported, the structured response.
+import { describe, expect, it } from 'vitest';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { ChatOpenAI } from '@langchain/openai';
+import { tool } from '@langchain/core/tools';
+import type { BaseMessage, ToolMessage } from '@langchain/core/messages';
+import { createAgent, modelFallbackMiddleware, toolCallLimitMiddleware, toolStrategy } from 'langchain';
+import * as z from 'zod';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { anthropicMessage, chatCompletion, openAiError, scriptedFetch } from '../support/provider-wire.ts';
+import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc } from './support.ts';
+import { sameOnNative } from './same-on-native.ts';
+
+const GPT = 'gpt-4.1-2025-04-14';
+const CLAUDE = 'claude-sonnet-4-5-20250929';
+
+const openai = (fetch: typeof globalThis.fetch, model = 'gpt-4.1') => new ChatOpenAI({ model, apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
+const anthropic = (fetch: typeof globalThis.fetch) => new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
+const getWeather = tool(async ({ city }) => `It is sunny and 21C in ${city}.`, {
+  name: 'get_weather',
+  description: 'Get the weather for a city',
+  schema: z.object({ city: z.string() }),
+});
+const WeatherReport = z.object({ city: z.string(), temperature_c: z.number() }).meta({ title: 'WeatherReport' });
+
+type Step = AtifDoc;
+const agentSteps = (doc: AtifDoc): Step[] => (doc.steps as Step[]).filter((step) => step.source === 'agent');
+const userSteps = (doc: AtifDoc): string[] => (doc.steps as Step[]).filter((step) => step.source === 'user').map((step) => String(step.message));
+const callsOf = (doc: AtifDoc): Array<[string, string, unknown]> =>
+  agentSteps(doc).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.function_name, call.arguments] as [string, string, unknown]));
+/** Each tool call's outcome in the trajectory: [call id, content, status]. */
+const observed = (doc: AtifDoc): Array<[string, string, string]> =>
+  (doc.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).filter((r: AtifDoc) => r.source_call_id !== undefined).map((r: AtifDoc) => [r.source_call_id, String(r.content), r.extra?.metadata?.status] as [string, string, string]));
+/** The tool messages of the program's state, what the model read: [tool_call_id, content, status]. */
+const toolMessages = (messages: BaseMessage[]): Array<[string, string, string]> =>
+  messages.filter((m) => m.getType() === 'tool').map((m) => [(m as ToolMessage).tool_call_id, String(m.content), (m as ToolMessage).status === 'error' ? 'error' : 'ok']);
+/** The AI messages' usage_metadata as LangChain reported it: [input, output]. */
+const reported = (messages: BaseMessage[]): Array<[number, number]> =>
+  messages
+    .map((m) => (m as { usage_metadata?: { input_tokens: number; output_tokens: number } }).usage_metadata)
+    .filter((usage) => usage !== undefined)
+    .map((usage) => [usage.input_tokens, usage.output_tokens]);
+const recordedCounts = (doc: AtifDoc): Array<[number, number]> =>
+  agentSteps(doc).filter((step) => step.metrics !== undefined).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens]);
+/** The answer a session's turn ended with (`post_llm_call`); the first session's when none is named. */
+const finalAnswer = (log: ReturnType<typeof recordedPlugin>['log'], session?: string): unknown =>
+  log.find((e) => e.hook === 'post_llm_call' && (session === undefined || e.payload.session_id === session))?.payload.assistant_response;
+
+describe('createAgent with structured output and LangChain v1 middleware', () => {
+  it('responseFormat: toolStrategy on ChatAnthropic: the structured-output call has the ToolMessage LangChain answered it with, and the structured response is the answer', async () => {
+    const { fetch, requests } = scriptedFetch([
+      anthropicMessage({ id: 'msg_01', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }], usage: { input_tokens: 310, output_tokens: 22 } }),
+      anthropicMessage({ id: 'msg_02', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_report', name: 'WeatherReport', input: { city: 'Paris', temperature_c: 21 } }], usage: { input_tokens: 402, output_tokens: 31 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-strategy');
+    const agent = createAgent({ model: anthropic(fetch), tools: [getWeather], name: 'weather_agent', responseFormat: toolStrategy(WeatherReport) });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests.map((r) => r.body.tools.map((t: { name: string }) => t.name))).toEqual([['get_weather', 'WeatherReport'], ['get_weather', 'WeatherReport']]);
+    expect(result.structuredResponse).toEqual({ city: 'Paris', temperature_c: 21 });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['What is the weather in Paris?']);
+    expect(callsOf(doc)).toEqual([
+      ['toolu_weather', 'get_weather', { city: 'Paris' }],
+      ['toolu_report', 'WeatherReport', { city: 'Paris', temperature_c: 21 }],
+    ]);
+    // Every call the model made has the outcome the model (and the program's state) got; no tool ran the second.
+    expect(observed(doc)).toEqual(toolMessages(result.messages));
+    expect(observed(doc).at(-1)).toEqual(['toolu_report', '{"city":"Paris","temperature_c":21}', 'ok']);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.status])).toEqual([['toolu_weather', 'ok'], ['toolu_report', 'ok']]);
+    // The program's answer is its structured response, not the message LangChain writes after it.
+    expect(finalAnswer(recorded.log)).toBe('{"city":"Paris","temperature_c":21}');
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('responseFormat: a zod schema on ChatOpenAI (the provider strategy, json_schema): one call, its JSON the answer', async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-1', model: GPT, content: '{"city":"Paris","temperature_c":21}', usage: { prompt_tokens: 120, completion_tokens: 14, cached: 0 } }),
+    ]);
+    const recorded = recordedPlugin('lc-provider-strategy');
+    const agent = createAgent({ model: openai(fetch), tools: [getWeather], responseFormat: WeatherReport });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests[0]!.body.response_format.type).toBe('json_schema');
+    expect(result.structuredResponse).toEqual({ city: 'Paris', temperature_c: 21 });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(agentSteps(doc).map((step) => [step.message, step.model_name])).toEqual([['{"city":"Paris","temperature_c":21}', GPT]]);
+    expect(finalAnswer(recorded.log)).toBe(JSON.stringify(result.structuredResponse));
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('modelFallbackMiddleware: the primary model’s failed call and the fallback’s answer are two attempts of one request, each with its own model and provider', async () => {
+    const { fetch, requests } = scriptedFetch([
+      openAiError(500, 'server_error', 'The server had an error while processing your request.'),
+      anthropicMessage({ id: 'msg_fb', model: CLAUDE, content: [{ type: 'text', text: 'It is sunny in Paris.' }], usage: { input_tokens: 95, output_tokens: 9 } }),
+    ]);
+    const recorded = recordedPlugin('lc-fallback');
+    const agent = createAgent({ model: openai(fetch), tools: [getWeather], name: 'weather_agent', middleware: [modelFallbackMiddleware(anthropic(fetch))] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Is it sunny in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests.map((r) => r.url)).toEqual(['https://api.openai.com/v1/chat/completions', 'https://api.anthropic.com/v1/messages']);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const attempts = expectRetriedFirstCall(recorded.log, true);
+    expect(attempts.map((e) => [e.hook, e.payload.model, e.payload.provider])).toEqual([
+      ['pre_api_request', 'gpt-4.1', 'openai'],
+      ['api_request_error', 'gpt-4.1', 'openai'],
+      ['pre_api_request', 'claude-sonnet-4-5', 'anthropic'],
+      ['post_api_request', 'claude-sonnet-4-5', 'anthropic'],
+    ]);
+    expect((attempts[1]!.payload.error as { message: string }).message).toContain('The server had an error');
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['Is it sunny in Paris?']);
+    expect(agentSteps(doc).map((step) => [step.model_name, step.extra?.invocation?.status])).toEqual([
+      ['gpt-4.1', 'failed'],
+      [CLAUDE, 'completed'],
+    ]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('It is sunny in Paris.');
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('toolCallLimitMiddleware: the call over the limit never runs; it fails with the text the model got instead of a result', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }, { id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 80, completion_tokens: 30 } }),
+      chatCompletion({ id: 'chatcmpl-2', model: GPT, content: 'Paris is sunny; I could not check Rome.', usage: { prompt_tokens: 160, completion_tokens: 12 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-limit');
+    const agent = createAgent({ model: openai(fetch), tools: [getWeather], name: 'weather_agent', middleware: [toolCallLimitMiddleware({ runLimit: 1 })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(toolMessages(result.messages)).toEqual([
+      ['call_rome', "Tool call limit exceeded. Do not make additional tool calls.", 'error'],
+      ['call_paris', 'It is sunny and 21C in Paris.', 'ok'],
+    ]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc)).toEqual([
+      ['call_paris', 'get_weather', { city: 'Paris' }],
+      ['call_rome', 'get_weather', { city: 'Rome' }],
+    ]);
+    expect([...observed(doc)].sort()).toEqual([...toolMessages(result.messages)].sort());
+    const refused = recorded.log.find((e) => e.hook === 'post_tool_call' && e.payload.tool_call_id === 'call_rome')!.payload;
+    expect(refused).toMatchObject({ status: 'error', args: { city: 'Rome' }, result: 'Tool call limit exceeded. Do not make additional tool calls.' });
+    expect(recorded.log.filter((e) => e.hook === 'pre_tool_call').map((e) => e.payload.tool_call_id).sort()).toEqual(['call_paris', 'call_rome']);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+});
