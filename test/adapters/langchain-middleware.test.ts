@@ -9,7 +9,7 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import type { BaseMessage, ToolMessage } from '@langchain/core/messages';
-import { createAgent, modelFallbackMiddleware, toolCallLimitMiddleware, toolStrategy } from 'langchain';
+import { createAgent, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolStrategy } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -18,6 +18,7 @@ import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc
 import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
+const MINI = 'gpt-4.1-mini-2025-04-14';
 const CLAUDE = 'claude-sonnet-4-5-20250929';
 
 const openai = (fetch: typeof globalThis.fetch, model = 'gpt-4.1') => new ChatOpenAI({ model, apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
@@ -129,6 +130,71 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     ]);
     expect(agentSteps(doc).at(-1)!.message).toBe('It is sunny in Paris.');
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('summarizationMiddleware: its model call is a summarization sub-agent (prompt, summary, its own model and tokens), not the user’s request or the agent’s answer', async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sum', model: MINI, content: 'The user asked about the weather in Paris (sunny) and Lyon (rainy).', usage: { prompt_tokens: 412, completion_tokens: 17 } }),
+      chatCompletion({ id: 'chatcmpl-ans', model: GPT, content: null, toolCalls: [{ id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 140, completion_tokens: 15 } }),
+      chatCompletion({ id: 'chatcmpl-end', model: GPT, content: 'It is sunny and 21C in Rome.', usage: { prompt_tokens: 190, completion_tokens: 11 } }),
+    ]);
+    const recorded = recordedPlugin('lc-summarization');
+    const agent = createAgent({
+      model: openai(fetch),
+      tools: [getWeather],
+      name: 'weather_agent',
+      middleware: [summarizationMiddleware({ model: openai(fetch, 'gpt-4.1-mini'), trigger: { messages: 5 }, keep: { messages: 1 } })],
+    });
+    const result = await agent.invoke(
+      {
+        messages: [
+          { role: 'user', content: 'What is the weather in Paris?' },
+          { role: 'assistant', content: 'It is sunny in Paris.' },
+          { role: 'user', content: 'And in Lyon?' },
+          { role: 'assistant', content: 'It is rainy in Lyon.' },
+          { role: 'user', content: 'And in Rome?' },
+        ],
+      },
+      { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] },
+    );
+    expect(requests.map((r) => r.body.model)).toEqual(['gpt-4.1-mini', 'gpt-4.1', 'gpt-4.1']);
+    const summaryPrompt = requests[0]!.body.messages[0].content as string;
+    expect(summaryPrompt).toContain('Human: And in Lyon?');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+    expect(children).toHaveLength(1);
+    const summary = children[0]!;
+    // The agent's turn: the summarization's link (a step of its own, as for any sub-agent no tool call started), the
+    // user's request, the agent's call and answer, on the agent's model.
+    expect((doc.steps as Step[]).map((step) => (step.source === 'user' ? `user: ${step.message}` : step.llm_call_count === 0 ? 'agent: link' : `agent: ${step.model_name}`))).toEqual([
+      'agent: link',
+      'user: And in Rome?',
+      `agent: ${GPT}`,
+      `agent: ${GPT}`,
+    ]);
+    const link = agentSteps(doc)[0]!;
+    expect([link.tool_calls[0].function_name, link.observation.results[0].subagent_trajectory_ref[0].trajectory_id]).toEqual([`summarization-session-${summary.session_id}`, summary.trajectory_id]);
+    const own = { ...doc, steps: (doc.steps as Step[]).filter((step) => step.llm_call_count !== 0) };
+    expect(callsOf(own)).toEqual([['call_rome', 'get_weather', { city: 'Rome' }]]);
+    expect(agentSteps(own).map((step) => step.message)).toEqual(['', 'It is sunny and 21C in Rome.']);
+    expect(recordedCounts(doc)).toEqual([[140, 15], [190, 11]]);
+    // The turn's model is the agent's, not the summarizer's that called first.
+    expect(recorded.log.filter((e) => (e.hook === 'post_llm_call' || e.hook === 'on_session_end') && e.payload.session_id === doc.session_id).map((e) => e.payload.model)).toEqual(['gpt-4.1', 'gpt-4.1']);
+    expect(finalAnswer(recorded.log, doc.session_id)).toBe('It is sunny and 21C in Rome.');
+    // The summarization: a sub-agent of the turn, named after the middleware's call, with what it was asked and said.
+    expect(summary.agent.name).toBe('summarization');
+    expect(userSteps(summary)).toEqual([summaryPrompt]);
+    expect(agentSteps(summary).map((step) => [step.model_name, step.message])).toEqual([[MINI, 'The user asked about the weather in Paris (sunny) and Lyon (rainy).']]);
+    expect(recordedCounts(summary)).toEqual([[412, 17]]);
+    // Together: every usage LangChain reported (the summary's is on no message of the state) is recorded once.
+    expect([...recordedCounts(summary), ...recordedCounts(doc)]).toEqual([[412, 17], ...reported(result.messages)]);
+    expect(recorded.log.find((e) => e.hook === 'subagent_stop')!.payload).toMatchObject({ child_role: 'summarization', child_status: 'completed' });
+    // What the agent read next starts with the summary.
+    expect(requests[1]!.body.messages[0].content).toContain('The user asked about the weather in Paris (sunny) and Lyon (rainy).');
     await sameOnNative(recorded);
   });
 

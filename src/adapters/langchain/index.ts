@@ -441,7 +441,24 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;
     let ownsRun = false;
-    if (run === undefined) {
+    // A middleware's own model call (`summarizationMiddleware`'s summary, `llmToolSelectorMiddleware`'s selection,
+    // tagged with `lc_source` in its metadata): a helper of the run, not the agent's request or answer. Recorded in
+    // the run, its prompt would be a user step of the turn and its answer an agent step; it is a sub-agent named by
+    // its source, with its own prompt, answer, model and tokens.
+    const source = run === undefined ? undefined : nonEmptyString(metadata?.lc_source);
+    if (run !== undefined && source !== undefined) {
+      const agents = this.#agentsOf(run);
+      agents.started += 1;
+      run = this.#core.startRun({
+        runId,
+        agentName: source,
+        model: nonEmptyString(metadata?.ls_model_name),
+        provider: nonEmptyString(metadata?.ls_provider),
+        parent: { run, toolCallId: `${run.ids.turn_id}:agent:${agents.started}` },
+      });
+      if (run === undefined) return;
+      ownsRun = true;
+    } else if (run === undefined) {
       // A model called on its own is a turn of its own.
       run = this.#startTopRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
       if (run === undefined) return;
@@ -454,17 +471,22 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
-    const key = parentRunId ?? runId;
+    const call = source !== undefined ? run.newApiCall() : this.#attemptOf(run, parentRunId ?? runId);
+    const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
+    const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
+    call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call });
+  }
+
+  /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */
+  #attemptOf(run: AgentRun, key: string): ApiCall {
     const previous = this.#attempts.get(key);
     const retrying = this.#retrying.get(run);
     this.#retrying.delete(run);
     const call =
       previous !== undefined && previous.lastFailed && !previous.call.settled ? previous.call : retrying !== undefined && !retrying.settled ? retrying : run.newApiCall();
     this.#attempts.set(key, { call, lastFailed: false });
-    const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
-    const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
-    call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
-    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call });
+    return call;
   }
 
   /** Ends the attempt with the model's response (text, tool calls and token counts). */
