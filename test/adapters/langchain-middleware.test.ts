@@ -9,7 +9,7 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import type { BaseMessage, ToolMessage } from '@langchain/core/messages';
-import { createAgent, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolStrategy } from 'langchain';
+import { createAgent, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolRetryMiddleware, toolStrategy } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -222,6 +222,45 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     const refused = recorded.log.find((e) => e.hook === 'post_tool_call' && e.payload.tool_call_id === 'call_rome')!.payload;
     expect(refused).toMatchObject({ status: 'error', args: { city: 'Rome' }, result: 'Tool call limit exceeded. Do not make additional tool calls.' });
     expect(recorded.log.filter((e) => e.hook === 'pre_tool_call').map((e) => e.payload.tool_call_id).sort()).toEqual(['call_paris', 'call_rome']);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('toolRetryMiddleware: each attempt of a call is a tool span of its own under the call’s id; the trajectory’s observation is the first attempt’s (a documented limit)', async () => {
+    let attempts = 0;
+    const flakyWeather = tool(
+      async ({ city }) => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('weather service timed out');
+        return `It is sunny and 21C in ${city}.`;
+      },
+      { name: 'get_weather', description: 'Get the weather for a city', schema: z.object({ city: z.string() }) },
+    );
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 70, completion_tokens: 18 } }),
+      chatCompletion({ id: 'chatcmpl-2', model: GPT, content: 'It is sunny in Paris.', usage: { prompt_tokens: 110, completion_tokens: 7 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-retry');
+    const agent = createAgent({ model: openai(fetch), tools: [flakyWeather], middleware: [toolRetryMiddleware({ maxRetries: 2, initialDelayMs: 10, jitter: false })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    // The model read the retry's result.
+    expect(toolMessages(result.messages)).toEqual([['call_paris', 'It is sunny and 21C in Paris.', 'ok']]);
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // Each attempt: its own start and end, under the model's call id, the failure then the result.
+    const tools = atof.filter((e) => e.kind === 'scope' && e.category === 'tool');
+    expect(tools.map((e) => [e.scope_category, e.category_profile.tool_call_id, e.data])).toEqual([
+      ['start', 'call_paris', { city: 'Paris' }],
+      ['end', 'call_paris', 'Error: weather service timed out'],
+      ['start', 'call_paris', { city: 'Paris' }],
+      ['end', 'call_paris', 'It is sunny and 21C in Paris.'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => e.payload.status)).toEqual(['error', 'ok']);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc)).toEqual([['call_paris', 'get_weather', { city: 'Paris' }]]);
+    // ATIF keeps a call's first result, on both backends (docs/adapters/langchain.md, "What it cannot see").
+    expect(observed(doc)).toEqual([['call_paris', 'Error: weather service timed out', 'error']]);
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
     await sameOnNative(recorded);
   });
