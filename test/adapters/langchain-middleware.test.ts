@@ -1,5 +1,6 @@
 // createAgent programs with the structured output and the middleware
-// LangChain v1's docs put in most agents, written as those docs write them:
+// LangChain v1's docs put in most agents, and a model's structured output
+// invoked on its own, written as those docs write them:
 // the real ChatOpenAI and ChatAnthropic over a fake fetch speaking the
 // providers' wire formats (test/support/provider-wire.ts). Each trajectory is
 // checked against what the program's state holds: the tool messages the model
@@ -262,6 +263,46 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     // ATIF keeps a call's first result, on both backends (docs/adapters/langchain.md, "What it cannot see").
     expect(observed(doc)).toEqual([['call_paris', 'Error: weather service timed out', 'error']]);
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('model.withStructuredOutput invoked on its own', () => {
+  const Joke = z.object({ setup: z.string(), punchline: z.string() });
+  const PARSED = { setup: 'Why did the cat sit on the computer?', punchline: 'To keep an eye on the mouse.' };
+
+  it('on ChatAnthropic (a forced tool call): the parsed object is the turn’s answer, the model’s call its step', async () => {
+    const { fetch, requests } = scriptedFetch([
+      anthropicMessage({ id: 'msg_joke', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_joke', name: 'joke', input: PARSED }], usage: { input_tokens: 48, output_tokens: 36 } }),
+    ]);
+    const recorded = recordedPlugin('lc-wso-anthropic');
+    const joke = await anthropic(fetch).withStructuredOutput(Joke, { name: 'joke' }).invoke('Tell me a joke about cats', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests[0]!.body.tool_choice).toEqual({ type: 'tool', name: 'joke' });
+    expect(joke).toEqual(PARSED);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['Tell me a joke about cats']);
+    expect(callsOf(doc)).toEqual([['toolu_joke', 'joke', PARSED]]);
+    expect(recordedCounts(doc)).toEqual([[48, 36]]);
+    // What the program got: the parsed object (the model's answer has no text).
+    expect(finalAnswer(recorded.log)).toBe(JSON.stringify(joke));
+    await sameOnNative(recorded);
+  });
+
+  it('on ChatOpenAI (json_schema): the parsed object is the turn’s answer', async () => {
+    const { fetch, requests } = scriptedFetch([chatCompletion({ id: 'chatcmpl-joke', model: GPT, content: JSON.stringify(PARSED), usage: { prompt_tokens: 52, completion_tokens: 30 } })]);
+    const recorded = recordedPlugin('lc-wso-openai');
+    const joke = await openai(fetch).withStructuredOutput(Joke).invoke('Tell me a joke about cats', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests[0]!.body.response_format.type).toBe('json_schema');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, JSON.stringify(PARSED)]]);
+    expect(recordedCounts(doc)).toEqual([[52, 30]]);
+    expect(finalAnswer(recorded.log)).toBe(JSON.stringify(joke));
     await sameOnNative(recorded);
   });
 });

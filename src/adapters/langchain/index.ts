@@ -37,7 +37,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
 import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { jsonEqual } from '../../shared/json.ts';
@@ -66,6 +66,8 @@ interface Node {
   readonly name?: string;
   /** A graph node's own run (its name is its `langgraph_node`): the tool messages it adds to the state are what the model reads. */
   readonly graphNode?: boolean;
+  /** A run of a plain runnable (a chain, `withStructuredOutput`), not a graph: its result, whatever its shape, is its answer. */
+  readonly runnable?: boolean;
   call?: ApiCall;
 }
 
@@ -344,7 +346,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         continuesSubagent: paused,
         continuesSession: paused !== undefined,
       });
-      this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
+      this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined, runnable: !isGraphRun(chain) });
       if (run === undefined) return;
       if (link !== undefined && parent?.unnamedCall === true) this.#unnamedLinks.add(run);
       const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
@@ -368,7 +370,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
-      this.#endRun(node.run, interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs));
+      // A graph's state without messages is no answer (its last model text is); a runnable's parsed result is.
+      this.#endRun(node.run, interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs) ?? (node.runnable === true ? parsedResultOf(outputs) : undefined));
     });
   }
 
