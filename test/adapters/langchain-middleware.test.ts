@@ -1,6 +1,6 @@
 // createAgent programs with the structured output and the middleware
-// LangChain v1's docs put in most agents, and a model's structured output
-// invoked on its own, written as those docs write them:
+// LangChain v1's docs put in most agents, a model's structured output
+// invoked on its own, and a retrieval chain, written as those docs write them:
 // the real ChatOpenAI and ChatAnthropic over a fake fetch speaking the
 // providers' wire formats (test/support/provider-wire.ts). Each trajectory is
 // checked against what the program's state holds: the tool messages the model
@@ -10,6 +10,11 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import type { BaseMessage, ToolMessage } from '@langchain/core/messages';
+import { BaseRetriever } from '@langchain/core/retrievers';
+import { Document } from '@langchain/core/documents';
+import { ChatPromptTemplate } from '@langchain/core/prompts';
+import { StringOutputParser } from '@langchain/core/output_parsers';
+import { RunnablePassthrough, RunnableSequence } from '@langchain/core/runnables';
 import { createAgent, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolRetryMiddleware, toolStrategy } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -303,6 +308,47 @@ describe('model.withStructuredOutput invoked on its own', () => {
     expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, JSON.stringify(PARSED)]]);
     expect(recordedCounts(doc)).toEqual([[52, 30]]);
     expect(finalAnswer(recorded.log)).toBe(JSON.stringify(joke));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('a retrieval chain (RunnableSequence with a retriever)', () => {
+  /** A retriever as LangChain's docs write a custom one: `_getRelevantDocuments`. */
+  class HandbookRetriever extends BaseRetriever {
+    override lc_namespace = ['test', 'retrievers'];
+    override async _getRelevantDocuments(query: string): Promise<Document[]> {
+      return [
+        new Document({ pageContent: 'Refunds are paid within 14 days of the return.', metadata: { source: 'refunds.md' } }),
+        new Document({ pageContent: `Searched for: ${query}`, metadata: { source: 'log.md' } }),
+      ];
+    }
+  }
+
+  it('one turn: the prompt with the retrieved context is what the model was asked, the parsed text the answer, the tokens usage_metadata', async () => {
+    const { fetch, requests } = scriptedFetch([chatCompletion({ id: 'chatcmpl-rag', model: GPT, content: 'Within 14 days of the return.', usage: { prompt_tokens: 64, completion_tokens: 9, cached: 0 } })]);
+    const prompt = ChatPromptTemplate.fromTemplate('Answer from the context only.\n\nContext:\n{context}\n\nQuestion: {question}');
+    const chain = RunnableSequence.from([
+      { context: new HandbookRetriever().pipe((docs: Document[]) => docs.map((doc) => doc.pageContent).join('\n\n')), question: new RunnablePassthrough() },
+      prompt,
+      openai(fetch),
+      new StringOutputParser(),
+    ]);
+    const recorded = recordedPlugin('lc-rag');
+    const answer = await chain.invoke('When are refunds paid?', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(answer).toBe('Within 14 days of the return.');
+    const asked = 'Answer from the context only.\n\nContext:\nRefunds are paid within 14 days of the return.\n\nSearched for: When are refunds paid?\n\nQuestion: When are refunds paid?';
+    expect(requests[0]!.body.messages).toEqual([{ role: 'user', content: asked }]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual([asked]);
+    expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, 'Within 14 days of the return.']]);
+    expect(recordedCounts(doc)).toEqual([[64, 9]]);
+    expect(finalAnswer(recorded.log)).toBe('Within 14 days of the return.');
+    // The retrieval is no step of its own (docs/adapters/langchain.md, "What it cannot see"): it is in the prompt.
+    expect(recorded.log.filter((e) => e.hook === 'pre_tool_call')).toEqual([]);
     await sameOnNative(recorded);
   });
 });
