@@ -89,6 +89,36 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     await sameOnNative(recorded);
   });
 
+  it('responseFormat: toolStrategy whose first answer fails the schema: LangChain tells the model why and asks again; each structured call has what the model was told', async () => {
+    const { fetch, requests } = scriptedFetch([
+      anthropicMessage({ id: 'msg_bad', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_bad', name: 'WeatherReport', input: { city: 'Paris', temperature_c: 'warm' } }], usage: { input_tokens: 300, output_tokens: 20 } }),
+      anthropicMessage({ id: 'msg_good', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_good', name: 'WeatherReport', input: { city: 'Paris', temperature_c: 21 } }], usage: { input_tokens: 380, output_tokens: 21 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-strategy-retry');
+    const agent = createAgent({ model: anthropic(fetch), tools: [getWeather], name: 'weather_agent', responseFormat: toolStrategy(WeatherReport) });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests).toHaveLength(2);
+    expect(result.structuredResponse).toEqual({ city: 'Paris', temperature_c: 21 });
+    const told = toolMessages(result.messages);
+    expect(told.map(([id]) => id)).toEqual(['toolu_bad', 'toolu_good']);
+    expect(told[0]![1]).toContain('WeatherReport');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc).map(([id, , args]) => [id, args])).toEqual([
+      ['toolu_bad', { city: 'Paris', temperature_c: 'warm' }],
+      ['toolu_good', { city: 'Paris', temperature_c: 21 }],
+    ]);
+    // Each on the step of the call that made it, with what the model was told (LangChain marks the parse failure no error).
+    expect(agentSteps(doc).map((step) => (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id))).toEqual([['toolu_bad'], ['toolu_good']]);
+    expect(observed(doc)).toEqual(told);
+    expect(told[0]![2]).toBe('ok');
+    expect(finalAnswer(recorded.log)).toBe('{"city":"Paris","temperature_c":21}');
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
   it('responseFormat: a zod schema on ChatOpenAI (the provider strategy, json_schema): one call, its JSON the answer', async () => {
     const { fetch, requests } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-1', model: GPT, content: '{"city":"Paris","temperature_c":21}', usage: { prompt_tokens: 120, completion_tokens: 14, cached: 0 } }),

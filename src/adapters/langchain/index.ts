@@ -873,14 +873,20 @@ function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unk
 /** The name LangGraph's prebuilt `ToolNode` (and `createAgent`'s) runs under. */
 const TOOL_NODE = 'tools';
 
-/** The `ToolMessage`s in a tool node's output: its messages, or those of the updates it returned. */
+/**
+ * The `ToolMessage`s in a node's output: its messages, or those of the updates it returned, a `Command`'s among them
+ * (`createAgent` answers a structured output that fails its schema with one that goes back to the model).
+ */
 function toolMessagesOf(outputs: unknown): Loose[] {
   const found: Loose[] = [];
   const visit = (value: unknown, depth: number): void => {
-    if (depth > 3) return;
+    if (depth > 5) return;
     if (Array.isArray(value)) for (const item of value) visit(item, depth + 1);
     else if (isRecord(value) && typeof value.tool_call_id === 'string') found.push(value);
     else if (isRecord(value) && Array.isArray(value.messages)) visit(value.messages, depth + 1);
+    else if (isRecord(value) && value.lg_name === 'Command') visit(value.update, depth + 1);
+    // What LangChain reports of a node that returned a list (of `Command`s): `{ output: [...] }`.
+    else if (isRecord(value) && Array.isArray(value.output)) visit(value.output, depth + 1);
   };
   visit(outputs, 0);
   return found;
