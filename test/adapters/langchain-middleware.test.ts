@@ -16,6 +16,7 @@ import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { StringOutputParser } from '@langchain/core/output_parsers';
 import { RunnablePassthrough, RunnableSequence } from '@langchain/core/runnables';
 import { createAgent, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolRetryMiddleware, toolStrategy } from 'langchain';
+import { MemorySaver } from '@langchain/langgraph';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -231,6 +232,47 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     expect(recorded.log.find((e) => e.hook === 'subagent_stop')!.payload).toMatchObject({ child_role: 'summarization', child_status: 'completed' });
     // What the agent read next starts with the summary.
     expect(requests[1]!.body.messages[0].content).toContain('The user asked about the weather in Paris (sunny) and Lyon (rainy).');
+    await sameOnNative(recorded);
+  });
+
+  it('summarizationMiddleware on a thread (MemorySaver, one thread_id): the second turn summarizes the first; one trajectory, the summarization a sub-agent of that turn', async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-t1', model: GPT, content: 'It is sunny in Paris.', usage: { prompt_tokens: 60, completion_tokens: 7 } }),
+      chatCompletion({ id: 'chatcmpl-sum', model: MINI, content: 'The user asked about Paris: sunny.', usage: { prompt_tokens: 250, completion_tokens: 9 } }),
+      chatCompletion({ id: 'chatcmpl-t2', model: GPT, content: 'It is rainy in Rome.', usage: { prompt_tokens: 90, completion_tokens: 7 } }),
+    ]);
+    const recorded = recordedPlugin('lc-summarization-thread');
+    const agent = createAgent({
+      model: openai(fetch),
+      tools: [getWeather],
+      name: 'weather_agent',
+      checkpointer: new MemorySaver(),
+      middleware: [summarizationMiddleware({ model: openai(fetch, 'gpt-4.1-mini'), trigger: { messages: 3 }, keep: { messages: 1 } })],
+    });
+    const config = { configurable: { thread_id: 'weather-thread' } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { ...config, callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    const second = await agent.invoke({ messages: [{ role: 'user', content: 'And in Rome?' }] }, { ...config, callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests.map((r) => r.body.model)).toEqual(['gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1']);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.session_id).toBe('weather-thread');
+    expect(userSteps(doc)).toEqual(['What is the weather in Paris?', 'And in Rome?']);
+    const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+    expect(children.map((child) => child.agent.name)).toEqual(['summarization']);
+    expect(agentSteps(children[0]!).map((step) => [step.model_name, step.message])).toEqual([[MINI, 'The user asked about Paris: sunny.']]);
+    expect(agentSteps(doc).filter((step) => step.llm_call_count !== 0).map((step) => [step.model_name, step.message])).toEqual([
+      [GPT, 'It is sunny in Paris.'],
+      [GPT, 'It is rainy in Rome.'],
+    ]);
+    // The summarization's link is a step of the second turn, before its user step: ATIF makes a turn's user step from
+    // the agent's first request, which the summary precedes (as in a single run, above).
+    expect((doc.steps as Step[]).map((step) => (step.source === 'user' ? 'user' : step.llm_call_count === 0 ? 'link' : 'agent'))).toEqual(['user', 'agent', 'link', 'user', 'agent']);
+    expect(recordedCounts(doc)).toEqual([[60, 7], [90, 7]]);
+    expect(second.messages.at(-1)!.content).toBe('It is rainy in Rome.');
+    expect(recorded.log.filter((e) => e.hook === 'post_llm_call' && e.payload.session_id === 'weather-thread').map((e) => e.payload.assistant_response)).toEqual(['It is sunny in Paris.', 'It is rainy in Rome.']);
     await sameOnNative(recorded);
   });
 
