@@ -444,8 +444,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;
     let ownsRun = false;
-    // A middleware's own model call (`summarizationMiddleware`'s summary, `llmToolSelectorMiddleware`'s selection,
-    // tagged with `lc_source` in its metadata): a helper of the run, not the agent's request or answer. Recorded in
+    // A middleware's own model call (`summarizationMiddleware`'s summary; LangChain's middleware tag theirs with
+    // `lc_source` in the call's metadata): a helper of the run, not the agent's request or answer. Recorded in
     // the run, its prompt would be a user step of the turn and its answer an agent step; it is a sub-agent named by
     // its source, with its own prompt, answer, model and tokens.
     const source = run === undefined ? undefined : nonEmptyString(metadata?.lc_source);
