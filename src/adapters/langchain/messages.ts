@@ -38,19 +38,40 @@ export function contentText(content: unknown): string {
 
 /**
  * The calls a message's provider ran itself, which LangChain keeps out of `tool_calls`: ChatOpenAI's Responses
- * items in `additional_kwargs.tool_outputs` (`web_search_call`, ...), ChatAnthropic's `server_tool_use` blocks in
- * the content (each with its result block).
+ * items in `additional_kwargs.tool_outputs` (`web_search_call`, `mcp_call`, ...), ChatAnthropic's `server_tool_use`
+ * blocks in the content (each with its result block, where ChatAnthropic kept it).
  */
 function hostedCallsOf(message: Loose): CallOfTool[] {
   const out: CallOfTool[] = [];
   const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
   const items = Array.isArray(kwargs.tool_outputs) ? kwargs.tool_outputs : [];
   const blocks = Array.isArray(message.content) ? message.content : [];
+  const streamed = streamedServerInputs(blocks);
   for (const item of [...items, ...blocks]) {
-    const call = hostedCallOfItem(item, blocks);
+    const input = isRecord(item) && item.type === 'server_tool_use' ? streamed.get(item.index) : undefined;
+    const call = hostedCallOfItem(input === undefined ? item : { ...item, input }, blocks);
     if (call !== undefined) out.push(call);
   }
   return out;
+}
+
+/**
+ * The inputs of a streamed ChatAnthropic message's server tools, by block index. Streamed, a `server_tool_use` block
+ * starts with `input: ''` and its input's JSON comes as `input_json_delta` blocks of the same `index`, which the
+ * chunks' merge joins into one block beside it; its `tool_call_chunks` also make an `invalid_tool_calls` entry of
+ * that text, with no name and no id.
+ */
+function streamedServerInputs(blocks: readonly unknown[]): Map<unknown, string> {
+  const inputs = new Map<unknown, string>();
+  for (const block of blocks) {
+    if (!isRecord(block) || block.type !== 'server_tool_use' || block.input !== '' || block.index === undefined) continue;
+    const text = blocks
+      .filter((other) => isRecord(other) && other.type === 'input_json_delta' && other.index === block.index && typeof other.input === 'string')
+      .map((other) => (other as Loose).input as string)
+      .join('');
+    if (text !== '') inputs.set(block.index, text);
+  }
+  return inputs;
 }
 
 /**
@@ -61,8 +82,11 @@ export function invalidToolCallsOf(message: Loose): Array<{ call: CallOfTool; er
   const calls = message.invalid_tool_calls;
   if (!Array.isArray(calls)) return [];
   const out: Array<{ call: CallOfTool; error: string }> = [];
+  const serverInputs = new Set(streamedServerInputs(Array.isArray(message.content) ? message.content : []).values());
   for (const call of calls) {
     if (!isRecord(call)) continue;
+    // A server tool's streamed input, not a call of the model's (the hosted call holds it).
+    if (nonEmptyString(call.id) === undefined && nonEmptyString(call.name) === undefined && typeof call.args === 'string' && serverInputs.has(call.args)) continue;
     out.push({ call: { id: nonEmptyString(call.id) ?? '', name: nonEmptyString(call.name) ?? 'tool', arguments: call.args ?? '' }, error: nonEmptyString(call.error) ?? 'the arguments could not be parsed' });
   }
   return out;
