@@ -240,7 +240,7 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
     expect(t.steps[1]?.tool_calls?.[0]?.arguments).toEqual({ limit: 3, query: 'relay' });
   });
 
-  it("reproduces the adapters' hosted tool call (provider_executed, provider_result) on the step, with no tool span", async () => {
+  it("reproduces the adapters' hosted tool calls (provider_executed, provider_result, provider_error) on the step, with no tool span", async () => {
     const t = await differential((s) => {
       const session = s.push('session', 'Agent', null);
       const sources = [{ type: 'url', url: 'https://weather.example/paris' }];
@@ -254,6 +254,14 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
             content: 'Let me check.',
             tool_calls: [
               { id: 'ws_1', type: 'function', function: { name: 'web_search', arguments: '{"type":"search","query":"Paris weather"}' }, provider_executed: true, provider_result: { id: 'ws_1', type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'Paris weather', sources } } },
+              {
+                id: 'mcp_1',
+                type: 'function',
+                function: { name: 'roll', arguments: '{"sides":0}' },
+                provider_executed: true,
+                provider_result: { id: 'mcp_1', type: 'mcp_call', server_label: 'dice', name: 'roll', arguments: '{"sides":0}', output: null, error: { type: 'mcp_tool_execution_error', content: [{ type: 'text', text: 'sides must be positive' }] } },
+                provider_error: 'sides must be positive',
+              },
               { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
             ],
           },
@@ -269,6 +277,8 @@ describe.skipIf(native === undefined)(`ATIF builder vs native AtifExporter${nati
     const calls = t.steps[1]?.tool_calls ?? [];
     expect(calls.map((call) => [call.tool_call_id, call.extra])).toEqual([
       ['ws_1', { provider_executed: true, provider_result: { action: { query: 'Paris weather', sources: [{ type: 'url', url: 'https://weather.example/paris' }], type: 'search' }, id: 'ws_1', status: 'completed', type: 'web_search_call' } }],
+      // A hosted call that failed keeps how (`provider_error`) beside what the provider returned.
+      ['mcp_1', { provider_error: 'sides must be positive', provider_executed: true, provider_result: { arguments: '{"sides":0}', error: { content: [{ text: 'sides must be positive', type: 'text' }], type: 'mcp_tool_execution_error' }, id: 'mcp_1', name: 'roll', output: null, server_label: 'dice', type: 'mcp_call' } }],
       ['call_1', undefined],
     ]);
     expect(t.steps[1]?.observation?.results.map((result) => result.source_call_id)).toEqual(['call_1']);

@@ -32,6 +32,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',
   'test/adapters/hosted-tools.test.ts',
+  'test/adapters/hosted-kinds.test.ts',
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',
   'test/adapters/langchain-random-wire.test.ts',
@@ -39,11 +40,14 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-timing.test.ts',
   'test/adapters/replay-timing.test.ts',
   'test/adapters/langchain.test.ts',
+  'test/adapters/langchain-middleware.test.ts',
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/langgraph-send.test.ts',
+  'test/adapters/mcp/agents-is-error.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',
   'test/adapters/mcp/timing.test.ts',
+  'test/adapters/mcp/ai-sdk-http.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/handoffs.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
@@ -141,6 +145,7 @@ export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/openinference.test.ts',
   'test/adapters/openai-agents/programs.test.ts',
   'test/adapters/openai-agents/timing.test.ts',
+  'test/adapters/openai-agents/tool-errors.test.ts',
 ];
 
 export const OWN_PROCESS = [...NATIVE_FRESH, ...SETS_SDK_DEFAULTS];

@@ -116,7 +116,8 @@ export type AnthropicBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'server_tool_use'; id: string; name: string; input: Record<string, unknown>; caller: { type: 'direct' } }
-  | { type: 'web_search_tool_result'; tool_use_id: string; content: Array<Record<string, unknown>>; caller: { type: 'direct' } };
+  | { type: 'web_search_tool_result'; tool_use_id: string; content: Array<Record<string, unknown>>; caller: { type: 'direct' } }
+  | { type: `${string}_tool_result`; tool_use_id: string; content: unknown };
 
 // ------------------------------------------------------------------ hosted web search
 
@@ -143,6 +144,70 @@ export function webSearchCallEvents(item: Record<string, unknown>, outputIndex: 
   ];
 }
 
+/** A Responses `file_search_call` item, completed, with its results (the `file_search_call.results` include). */
+export function fileSearchCallItem(id: string, queries: string[], results: Array<{ file_id: string; filename: string; score: number; text: string }>): Record<string, unknown> {
+  return { id, type: 'file_search_call', status: 'completed', queries, results: results.map((result) => ({ attributes: {}, ...result })) };
+}
+
+/** A Responses `code_interpreter_call` item, completed, with its outputs (the `code_interpreter_call.outputs` include). */
+export function codeInterpreterCallItem(id: string, code: string, logs: string): Record<string, unknown> {
+  return { id, type: 'code_interpreter_call', status: 'completed', code, container_id: 'cntr_68a1', outputs: [{ type: 'logs', logs }] };
+}
+
+/** A Responses `image_generation_call` item, completed: `result` is the image as base64. */
+export function imageGenerationCallItem(id: string, base64: string): Record<string, unknown> {
+  return { id, type: 'image_generation_call', status: 'completed', background: 'opaque', output_format: 'png', quality: 'low', size: '1024x1024', revised_prompt: 'A small red square', result: base64 };
+}
+
+/** A Responses `mcp_list_tools` item: the tools OpenAI listed on the program's MCP server. */
+export function mcpListToolsItem(id: string, serverLabel: string, tools: Array<{ name: string; description: string }>): Record<string, unknown> {
+  return { id, type: 'mcp_list_tools', server_label: serverLabel, tools: tools.map((tool) => ({ ...tool, input_schema: { type: 'object', properties: {} } })) };
+}
+
+/** A Responses `mcp_call` item: OpenAI called the server's tool `name`; `output` or `error` is what came back. */
+export function mcpCallItem(id: string, serverLabel: string, name: string, args: Record<string, unknown>, outcome: { output: string } | { error: Record<string, unknown> }): Record<string, unknown> {
+  const failed = 'error' in outcome;
+  return { id, type: 'mcp_call', status: failed ? 'failed' : 'completed', approval_request_id: null, server_label: serverLabel, name, arguments: JSON.stringify(args), output: failed ? null : outcome.output, error: failed ? outcome.error : null };
+}
+
+/**
+ * The stream events OpenAI sends for a hosted tool's item before its `response.output_item.done`: the item
+ * announced in progress (without what it found), then its stages (`response.<type>.*`; a code interpreter's code and
+ * an MCP call's arguments as deltas).
+ */
+export function hostedItemEvents(item: Record<string, any>, outputIndex: number): Array<{ type: string; fields: Record<string, unknown> }> {
+  if (item.type === 'web_search_call') return webSearchCallEvents(item, outputIndex);
+  const at = { item_id: item.id, output_index: outputIndex };
+  const stages = (type: string, names: string[]) => names.map((stage) => ({ type: `response.${type}.${stage}`, fields: at }));
+  const added = (fields: Record<string, unknown>) => ({ type: 'response.output_item.added', fields: { output_index: outputIndex, item: { ...item, ...fields } } });
+  switch (item.type) {
+    case 'file_search_call':
+      return [added({ status: 'in_progress', results: null }), ...stages('file_search_call', ['in_progress', 'searching', 'completed'])];
+    case 'code_interpreter_call':
+      return [
+        added({ status: 'in_progress', code: '', outputs: null }),
+        ...stages('code_interpreter_call', ['in_progress']),
+        { type: 'response.code_interpreter_call_code.delta', fields: { ...at, delta: item.code } },
+        { type: 'response.code_interpreter_call_code.done', fields: { ...at, code: item.code } },
+        ...stages('code_interpreter_call', ['interpreting', 'completed']),
+      ];
+    case 'image_generation_call':
+      return [added({ status: 'in_progress', result: null }), ...stages('image_generation_call', ['in_progress', 'generating', 'completed'])];
+    case 'mcp_list_tools':
+      return [added({ tools: [] }), ...stages('mcp_list_tools', ['in_progress', item.error == null ? 'completed' : 'failed'])];
+    case 'mcp_call':
+      return [
+        added({ status: 'in_progress', arguments: '', output: null, error: null }),
+        ...stages('mcp_call', ['in_progress']),
+        { type: 'response.mcp_call_arguments.delta', fields: { ...at, delta: item.arguments } },
+        { type: 'response.mcp_call_arguments.done', fields: { ...at, arguments: item.arguments } },
+        ...stages('mcp_call', [item.error == null ? 'completed' : 'failed']),
+      ];
+    default:
+      return [added({})];
+  }
+}
+
 /** Anthropic's `server_tool_use` block and the `web_search_tool_result` that follows it in the same message. */
 export function webSearchBlocks(search: WebSearch): AnthropicBlock[] {
   const results = search.results.map((result) => ({ type: 'web_search_result', url: result.url, title: result.title, encrypted_content: `enc_${result.url}`, page_age: null }));
@@ -152,10 +217,25 @@ export function webSearchBlocks(search: WebSearch): AnthropicBlock[] {
   ];
 }
 
-/** Anthropic's usage counts the searches it ran (`server_tool_use.web_search_requests`). */
-function serverToolUsage(content: readonly AnthropicBlock[]): Record<string, unknown> {
-  const searches = content.filter((block) => block.type === 'server_tool_use').length;
-  return searches === 0 ? {} : { server_tool_use: { web_search_requests: searches } };
+/**
+ * A server tool Anthropic runs other than web search, as its two blocks: `server_tool_use` (`name`, `input`) and the
+ * `<resultType>` block (`code_execution_tool_result`, `bash_code_execution_tool_result`, `web_fetch_tool_result`)
+ * whose `content` is what it returned.
+ */
+export function serverToolBlocks(id: string, name: string, input: Record<string, unknown>, resultType: `${string}_tool_result`, content: unknown): AnthropicBlock[] {
+  return [
+    { type: 'server_tool_use', id, name, input, caller: { type: 'direct' } },
+    { type: resultType, tool_use_id: id, content },
+  ];
+}
+
+/** Anthropic's usage counts the searches and fetches it ran (`server_tool_use.web_search_requests`, `web_fetch_requests`). */
+export function serverToolUsage(content: readonly AnthropicBlock[]): Record<string, unknown> {
+  const uses = content.filter((block): block is Extract<AnthropicBlock, { type: 'server_tool_use' }> => block.type === 'server_tool_use');
+  const searches = uses.filter((block) => block.name === 'web_search').length;
+  const fetches = uses.filter((block) => block.name === 'web_fetch').length;
+  if (searches === 0 && fetches === 0) return {};
+  return { server_tool_use: { web_search_requests: searches, ...(fetches === 0 ? {} : { web_fetch_requests: fetches }) } };
 }
 
 export function anthropicMessage(options: { id: string; model: string; content: AnthropicBlock[]; usage: AnthropicUsage; stopReason?: string }): WireReply {
@@ -195,9 +275,10 @@ export function anthropicStream(options: { id: string; model: string; content: A
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } } });
       events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } } });
       events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } } });
-    } else if (block.type === 'web_search_tool_result') {
+    } else if (block.type.endsWith('_tool_result')) {
+      // A server tool's result arrives whole in its block's start.
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: block } });
-    } else {
+    } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { ...block, input: {} } } });
       const json = JSON.stringify(block.input);
       const half = Math.ceil(json.length / 2);
@@ -322,6 +403,8 @@ export interface ResponsesOptions {
   reasoning?: string;
   /** Web searches the provider ran, as `web_search_call` items before the message. */
   webSearches?: WebSearch[];
+  /** Other hosted tools' items (`fileSearchCallItem`, `mcpCallItem`, ...), after the searches, before the message. */
+  hostedItems?: Array<Record<string, unknown>>;
   usage: ChatUsage;
 }
 
@@ -329,6 +412,7 @@ function responsesObject(options: ResponsesOptions): Record<string, any> {
   const output: Array<Record<string, unknown>> = [];
   if (options.reasoning !== undefined) output.push({ type: 'reasoning', id: `rs_${options.id}`, summary: [{ type: 'summary_text', text: options.reasoning }] });
   for (const search of options.webSearches ?? []) output.push(webSearchCallItem(search));
+  output.push(...(options.hostedItems ?? []));
   if (options.text !== undefined) {
     output.push({ type: 'message', id: `msg_${options.id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: options.text, annotations: [] }] });
   }
@@ -382,8 +466,8 @@ export function openAiResponseStream(options: ResponsesOptions): WireReply {
       push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
       push('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: item.arguments });
       push('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
-    } else if (item.type === 'web_search_call') {
-      for (const event of webSearchCallEvents(item, index)) push(event.type, event.fields);
+    } else if (item.type !== 'reasoning') {
+      for (const event of hostedItemEvents(item, index)) push(event.type, event.fields);
     } else {
       push('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
     }

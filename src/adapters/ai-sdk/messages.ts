@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, hostedArguments, textOfParts } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, hostedCall, textOfParts } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -70,7 +70,7 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
 
 /** A call the provider ran (`providerExecuted`), with the result it returned in the same response. */
 export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
-  return { ...call, arguments: hostedArguments(call.arguments, result), providerExecuted: true, providerResult: result };
+  return hostedCall(call.id, call.name, call.arguments, result);
 }
 
 /**
@@ -79,8 +79,10 @@ export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
  */
 function providerResultOf(content: readonly unknown[], id: string): unknown {
   for (const part of content) {
-    if (!isRecord(part) || part.type !== 'tool-result' || part.toolCallId !== id) continue;
-    return toolOutputValue(part.output ?? part.result);
+    if (!isRecord(part) || part.toolCallId !== id) continue;
+    if (part.type === 'tool-result') return toolOutputValue(part.output ?? part.result);
+    // A result the provider marked as an error (a fetch it could not make) is handed on as a `tool-error` part.
+    if (part.type === 'tool-error' && part.providerExecuted === true) return part.error;
   }
   return undefined;
 }
@@ -148,9 +150,31 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
   };
 }
 
-/** `onLanguageModelCallEnd`'s event as a response. */
-export function responseOfCallEnd(event: Record<string, unknown>): ResponseParts {
-  return responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId });
+/**
+ * `onLanguageModelCallEnd`'s event as a response. Its tool calls carry the input the SDK will run them with, parsed,
+ * and repaired (`experimental_repairToolCall`) or refined (`experimental_refineToolInput`) when the program asked:
+ * `sent` (each call's input as the model sent it, by call id) puts the model's back, and the other as `changedArgs`.
+ */
+export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, unknown>): ResponseParts {
+  const response = responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId });
+  if (sent === undefined || sent.size === 0) return response;
+  const toolCalls = response.toolCalls.map((call) => {
+    const asked = call.providerExecuted === true ? undefined : sent.get(call.id);
+    const changed = asked === undefined ? undefined : changedArgs(asked, call.arguments);
+    return changed === undefined ? call : { ...call, arguments: asked, changedArgs: changed };
+  });
+  return { ...response, toolCalls };
+}
+
+/**
+ * A model's tool call as the provider package gives it (a `tool-call` part of `doGenerate`'s content or `doStream`'s
+ * stream), noted in `sent` by id: its input is the model's JSON text, before the SDK parses it. An empty one is the
+ * SDK's `{}`.
+ */
+export function noteSentCall(sent: Map<string, unknown>, part: unknown): void {
+  if (!isRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true || typeof part.toolCallId !== 'string') return;
+  const input = part.input;
+  sent.set(part.toolCallId, typeof input === 'string' && input.trim() === '' ? '{}' : input);
 }
 
 /** `onObjectStepEnd`'s event (`generateObject`/`streamObject`) as a response: the object's JSON text is the message. */

@@ -28,6 +28,7 @@ import {
   approvalDecisions,
   approvalRequests,
   chatMessages,
+  noteSentCall,
   offeredTools,
   refusedCalls,
   responseOfCallEnd,
@@ -77,6 +78,8 @@ interface RunState {
   resumedCalls: Map<string, string> | undefined;
   /** How many messages the current model call's request carries. */
   callMessages: number;
+  /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
+  sent: Map<string, unknown> | undefined;
 }
 
 const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
@@ -161,6 +164,32 @@ function isAbortError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const name = (error as { name?: unknown }).name;
   return name === 'AbortError' || name === 'TimeoutError' || name === 'ResponseAborted';
+}
+
+/**
+ * The attempt's `result` with its tool calls noted in `state.sent` as the model sent them: `doGenerate`'s content,
+ * or the parts of `doStream`'s stream as they pass (the SDK parses each call, and repairs it, as it comes). The SDK
+ * reports a call to telemetry only as it will run it: repaired or refined, its input is no longer the model's.
+ */
+function withSentCalls<T>(state: RunState, result: T): T {
+  const sent = new Map<string, unknown>();
+  state.sent = sent;
+  if (typeof result !== 'object' || result === null) return result;
+  const { content, stream } = result as { content?: unknown; stream?: unknown };
+  if (Array.isArray(content)) {
+    for (const part of content) noteSentCall(sent, part);
+    return result;
+  }
+  if (typeof (stream as ReadableStream | undefined)?.pipeThrough !== 'function') return result;
+  const noted = (stream as ReadableStream).pipeThrough(
+    new TransformStream({
+      transform(part, controller) {
+        noteSentCall(sent, part);
+        controller.enqueue(part);
+      },
+    }),
+  );
+  return { ...result, stream: noted };
 }
 
 /** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
@@ -250,6 +279,7 @@ export class AiSdkTelemetry {
         awaiting: 0,
         resumedCalls: undefined,
         callMessages: 0,
+        sent: undefined,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -284,7 +314,7 @@ export class AiSdkTelemetry {
     if (call === undefined || call.settled) return await options.execute();
     this.#guard('executeLanguageModelCall', () => call.attemptStart());
     try {
-      return await runAttempt(call, options.execute);
+      return withSentCalls(state!, await runAttempt(call, options.execute));
     } catch (error) {
       this.#guard('executeLanguageModelCall', () => call.attemptError(error));
       throw error;
@@ -292,9 +322,10 @@ export class AiSdkTelemetry {
   };
 
   readonly onLanguageModelCallEnd = (event: Event): void => {
-    const call = this.#state(event)?.call;
+    const state = this.#state(event);
+    const call = state?.call;
     if (call === undefined) return;
-    this.#guard('onLanguageModelCallEnd', () => call.attemptEnd(responseOfCallEnd(event)));
+    this.#guard('onLanguageModelCallEnd', () => call.attemptEnd(responseOfCallEnd(event, state!.sent)));
   };
 
   /**

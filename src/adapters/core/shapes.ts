@@ -27,6 +27,10 @@ export interface CallOfTool {
   readonly providerExecuted?: boolean;
   /** What the provider returned for a call it ran, as it returned it. */
   readonly providerResult?: unknown;
+  /** How a call the provider ran failed, as the provider said it (an MCP server's error, Anthropic's `error_code`). */
+  readonly providerError?: string;
+  /** The input the call ran with instead of the model's `arguments` (the framework repaired or refined them): {@link changedArgs}. */
+  readonly changedArgs?: Record<string, unknown>;
 }
 
 /** A tool the model was offered. */
@@ -100,16 +104,38 @@ export function textOrJson(value: unknown): string | undefined {
 
 /**
  * A tool call in OpenAI chat form (`function.arguments` as JSON text). A call the provider ran carries
- * `provider_executed: true` and `provider_result` beside it: the ATIF builder (native's too) keeps a call's other
- * keys as the tool call's `extra`, so the step says what was searched and what came back without a tool span,
- * which would claim a local run with a duration nobody measured.
+ * `provider_executed: true` and `provider_result` beside it, and a call run with other input than the model's its
+ * `changed_args`: the ATIF builder (native's too) keeps a call's other keys as the tool call's `extra`, so the step
+ * says what was searched and what came back without a tool span, which would claim a local run with a duration
+ * nobody measured, and what a call ran with beside what the model asked.
  */
 export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   const out: Record<string, unknown> = { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
   if (call.providerExecuted === true) {
     out.provider_executed = true;
-    if (call.providerResult !== undefined) out.provider_result = toJson(call.providerResult);
+    if (call.providerResult !== undefined) out.provider_result = withoutBlobs(toJson(call.providerResult));
+    if (call.providerError !== undefined) out.provider_error = call.providerError;
   }
+  // The name an approval that changed the input gives it (post_approval_response), kept as the call's extra the same way.
+  if (call.changedArgs !== undefined) out.changed_args = toJson(call.changedArgs);
+  return out;
+}
+
+/** A string this long or longer, all base64, is a blob: a generated image, Anthropic's `encrypted_content`, a fetched PDF. */
+const BLOB_CHARS = 1024;
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+/**
+ * A provider's result with each base64 blob in it replaced by what it was (`[left out: N characters of base64]`):
+ * nobody reads one in a trajectory, the response already went to the program, and one image is megabytes in every
+ * file and span that holds the call. Everything else (text, logs, URLs, ids, sizes) stays as the provider sent it.
+ */
+function withoutBlobs(value: unknown): unknown {
+  if (typeof value === 'string') return value.length >= BLOB_CHARS && BASE64.test(value) ? `[left out: ${value.length} characters of base64]` : value;
+  if (Array.isArray(value)) return value.map(withoutBlobs);
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = withoutBlobs(item);
   return out;
 }
 
@@ -119,9 +145,11 @@ export function localCalls(calls: readonly CallOfTool[]): CallOfTool[] {
 }
 
 /**
- * What the model asked a hosted tool for: the call's input when it has one (Anthropic's `{query}`), else the
- * `action` of OpenAI's `web_search_call` (its query; the sources it found stay in the result), wherever the
- * framework left it: on the item itself or in the result it made of it.
+ * What the model asked a hosted tool for: the call's input when it has one (Anthropic's `{query}`, `{url}`,
+ * `{command}`; the AI SDK's input), else what the provider's item says was asked, wherever the framework left the
+ * item (on the call or in the result it made of it): a web search's `action` (its query; the sources it found stay in
+ * the result), a file search's `queries`, a code interpreter's `code` and `container_id`, an MCP call's `arguments`,
+ * the server an MCP tool list was asked of.
  */
 export function hostedArguments(input: unknown, result: unknown): unknown {
   let parsed = input;
@@ -133,30 +161,81 @@ export function hostedArguments(input: unknown, result: unknown): unknown {
     }
   }
   if (isRecord(parsed) && Object.keys(parsed).length > 0) return parsed;
-  const action = isRecord(result) && isRecord(result.action) ? result.action : undefined;
-  if (action === undefined) return parsed ?? {};
-  const { sources: _found, ...asked } = action;
-  return asked;
+  return askedOf(result) ?? parsed ?? {};
 }
 
-/** The Responses output items of tools OpenAI runs (`computer_call`, `local_shell_call` and the like are the program's to run). */
-const HOSTED_ITEMS = new Set(['web_search_call', 'file_search_call', 'code_interpreter_call', 'image_generation_call']);
+function askedOf(item: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(item)) return undefined;
+  if (isRecord(item.action)) {
+    const { sources: _found, ...asked } = item.action;
+    return asked;
+  }
+  if (Array.isArray(item.queries)) return { queries: item.queries };
+  if (typeof item.code === 'string') return typeof item.container_id === 'string' ? { code: item.code, container_id: item.container_id } : { code: item.code };
+  if (typeof item.arguments === 'string') return argumentsObject(item.arguments);
+  if (item.type === 'mcp_list_tools' && typeof item.server_label === 'string') return { server_label: item.server_label };
+  return undefined;
+}
+
+/**
+ * How a call the provider ran failed, from its result: an `error` (an MCP call's or tool list's: its message, or
+ * the text its server returned), or Anthropic's `*_error` result with its `error_code` (`errorCode` once the AI SDK
+ * renamed it). `undefined`: it did not fail, or the result does not say.
+ */
+function hostedError(result: unknown): string | undefined {
+  if (!isRecord(result)) return undefined;
+  const error = result.error;
+  if (typeof error === 'string' && error !== '') return error;
+  if (isRecord(error)) {
+    if (typeof error.message === 'string' && error.message !== '') return error.message;
+    const text = Array.isArray(error.content) ? textOfParts(error.content) : undefined;
+    return text !== undefined && text !== '' ? text : textOrJson(error);
+  }
+  const code = result.error_code ?? result.errorCode;
+  if (typeof result.type === 'string' && result.type.endsWith('_error') && typeof code === 'string') return code;
+  return undefined;
+}
+
+/**
+ * A call the provider ran, the one rule for every framework: `name` as the framework gave it, unless the result is
+ * an MCP call's (OpenAI's `mcp_call` item, the AI SDK's `{type: 'call', serverLabel, name}`), which names the server's
+ * tool; the arguments asked (`hostedArguments`); the result as returned; how it failed, if it did.
+ */
+export function hostedCall(id: string, name: string, input: unknown, result: unknown): CallOfTool {
+  const mcp = isRecord(result) && (result.type === 'mcp_call' || (result.type === 'call' && typeof result.serverLabel === 'string')) && typeof result.name === 'string';
+  const call: CallOfTool = { id, name: mcp ? (result.name as string) : name, arguments: hostedArguments(input, result), providerExecuted: true, providerResult: result };
+  const error = hostedError(result);
+  return error === undefined ? call : { ...call, providerError: error };
+}
+
+/**
+ * The Responses output items of tools OpenAI runs, and the name each call is recorded by (`computer_call`,
+ * `local_shell_call` and the like are the program's to run; an `mcp_call` is named by the server's tool it called).
+ */
+const HOSTED_ITEMS = new Map([
+  ['web_search_call', 'web_search'],
+  ['file_search_call', 'file_search'],
+  ['code_interpreter_call', 'code_interpreter'],
+  ['image_generation_call', 'image_generation'],
+  ['mcp_list_tools', 'mcp_list_tools'],
+  ['mcp_call', 'mcp_call'],
+]);
 
 /**
  * A hosted call from the provider's own wire items, as frameworks that keep them hand them on: an OpenAI
- * Responses output item of a tool OpenAI runs (`web_search_call`, `file_search_call`, `code_interpreter_call`,
- * `image_generation_call`: named without `_call`, the item itself its result), or an Anthropic `server_tool_use` block (its result the `*_tool_result`
- * block whose `tool_use_id` names it, found among `blocks`). Anything else is not a hosted call.
+ * Responses output item of a tool OpenAI runs (`HOSTED_ITEMS`; the item itself its result), or an Anthropic
+ * `server_tool_use` block (its result the content of the `*_tool_result` block whose `tool_use_id` names it, found
+ * among `blocks`). Anything else is not a hosted call: an `mcp_approval_request` asks the program, and runs nothing.
  */
 export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = []): CallOfTool | undefined {
   if (!isRecord(item) || typeof item.id !== 'string' || typeof item.type !== 'string') return undefined;
   if (item.type === 'server_tool_use') {
     const name = typeof item.name === 'string' ? item.name : 'server_tool';
     const answer = blocks.find((block) => isRecord(block) && block.tool_use_id === item.id && typeof block.type === 'string' && block.type.endsWith('_tool_result'));
-    return { id: item.id, name, arguments: hostedArguments(item.input, undefined), providerExecuted: true, providerResult: isRecord(answer) ? answer.content : undefined };
+    return hostedCall(item.id, name, item.input, isRecord(answer) ? answer.content : undefined);
   }
-  if (!HOSTED_ITEMS.has(item.type)) return undefined;
-  return { id: item.id, name: item.type.slice(0, -'_call'.length), arguments: hostedArguments(undefined, item), providerExecuted: true, providerResult: item };
+  const name = HOSTED_ITEMS.get(item.type);
+  return name === undefined ? undefined : hostedCall(item.id, name, undefined, item);
 }
 
 /** An assistant message with its tool calls; `content` is `null` when the model only called tools. */

@@ -7,7 +7,7 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { chatToolCall, hostedCallOfItem, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, hostedCallOfItem, textOfParts, textOrJson, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -38,19 +38,40 @@ export function contentText(content: unknown): string {
 
 /**
  * The calls a message's provider ran itself, which LangChain keeps out of `tool_calls`: ChatOpenAI's Responses
- * items in `additional_kwargs.tool_outputs` (`web_search_call`, ...), ChatAnthropic's `server_tool_use` blocks in
- * the content (each with its result block).
+ * items in `additional_kwargs.tool_outputs` (`web_search_call`, `mcp_call`, ...), ChatAnthropic's `server_tool_use`
+ * blocks in the content (each with its result block, where ChatAnthropic kept it).
  */
 function hostedCallsOf(message: Loose): CallOfTool[] {
   const out: CallOfTool[] = [];
   const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
   const items = Array.isArray(kwargs.tool_outputs) ? kwargs.tool_outputs : [];
   const blocks = Array.isArray(message.content) ? message.content : [];
+  const streamed = streamedServerInputs(blocks);
   for (const item of [...items, ...blocks]) {
-    const call = hostedCallOfItem(item, blocks);
+    const input = isRecord(item) && item.type === 'server_tool_use' ? streamed.get(item.index) : undefined;
+    const call = hostedCallOfItem(input === undefined ? item : { ...item, input }, blocks);
     if (call !== undefined) out.push(call);
   }
   return out;
+}
+
+/**
+ * The inputs of a streamed ChatAnthropic message's server tools, by block index. Streamed, a `server_tool_use` block
+ * starts with `input: ''` and its input's JSON comes as `input_json_delta` blocks of the same `index`, which the
+ * chunks' merge joins into one block beside it; its `tool_call_chunks` also make an `invalid_tool_calls` entry of
+ * that text, with no name and no id.
+ */
+function streamedServerInputs(blocks: readonly unknown[]): Map<unknown, string> {
+  const inputs = new Map<unknown, string>();
+  for (const block of blocks) {
+    if (!isRecord(block) || block.type !== 'server_tool_use' || block.input !== '' || block.index === undefined) continue;
+    const text = blocks
+      .filter((other) => isRecord(other) && other.type === 'input_json_delta' && other.index === block.index && typeof other.input === 'string')
+      .map((other) => (other as Loose).input as string)
+      .join('');
+    if (text !== '') inputs.set(block.index, text);
+  }
+  return inputs;
 }
 
 /**
@@ -61,8 +82,11 @@ export function invalidToolCallsOf(message: Loose): Array<{ call: CallOfTool; er
   const calls = message.invalid_tool_calls;
   if (!Array.isArray(calls)) return [];
   const out: Array<{ call: CallOfTool; error: string }> = [];
+  const serverInputs = new Set(streamedServerInputs(Array.isArray(message.content) ? message.content : []).values());
   for (const call of calls) {
     if (!isRecord(call)) continue;
+    // A server tool's streamed input, not a call of the model's (the hosted call holds it).
+    if (nonEmptyString(call.id) === undefined && nonEmptyString(call.name) === undefined && typeof call.args === 'string' && serverInputs.has(call.args)) continue;
     out.push({ call: { id: nonEmptyString(call.id) ?? '', name: nonEmptyString(call.name) ?? 'tool', arguments: call.args ?? '' }, error: nonEmptyString(call.error) ?? 'the arguments could not be parsed' });
   }
   return out;
@@ -206,10 +230,33 @@ export function userMessageOfInputs(inputs: unknown): string | undefined {
   return nonEmptyString(inputs.input) ?? nonEmptyString(inputs.question);
 }
 
-/** The final assistant text of a chain's outputs. */
+/** A LangChain message (a `BaseMessage`), not a parsed object that happens to have a `content` field. */
+const isMessageObject = (value: Loose): boolean =>
+  typeof (value as { getType?: unknown }).getType === 'function' || typeof (value as { _getType?: unknown })._getType === 'function';
+
+/**
+ * The result of a plain runnable (not a graph) that is neither text nor a message: what a parser or
+ * `withStructuredOutput` gave the program (an object, as JSON). LangChain reports a value that is not an object as
+ * `{ output: value }`. `undefined` for a message (its text is the answer) or a state with messages.
+ */
+export function parsedResultOf(outputs: unknown): string | undefined {
+  if (!isRecord(outputs) || Array.isArray(outputs.messages) || isMessageObject(outputs)) return undefined;
+  const keys = Object.keys(outputs);
+  return textOrJson(keys.length === 1 && keys[0] === 'output' ? outputs.output : outputs);
+}
+
+/**
+ * The final answer of a chain's outputs: an agent's `structuredResponse` (its `responseFormat`) as JSON, which is
+ * what the program reads (the message `createAgent` adds after a structured-output tool call is its own sentence,
+ * not the model's); else the last assistant text.
+ */
 export function finalTextOfOutputs(outputs: unknown): string | undefined {
   if (typeof outputs === 'string') return outputs;
   if (!isRecord(outputs)) return undefined;
+  if (outputs.structuredResponse !== undefined) {
+    const structured = textOrJson(outputs.structuredResponse);
+    if (structured !== undefined) return structured;
+  }
   if (Array.isArray(outputs.messages)) {
     const messages = chatMessages(outputs.messages);
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return contentText(messages[i]!.content);

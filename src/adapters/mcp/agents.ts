@@ -6,12 +6,12 @@
  * the server's options; a resolver or extractor of the program's own is
  * handed in and called from them. `toolMetaResolver` writes the request's
  * `_meta` as `instrumentMcpClient` does (over the program's); and
- * `customDataExtractor` reads the result's `_meta`, links the agent's tool
- * call to the server's trajectory and, for a result with `isError`, reports
- * the call as failed to the Agents adapter, which ends it after (the SDK
- * calls the extractor before its `agent_tool_end`). It adds no custom data
- * of its own. Both go through the one `McpCallLinker` the instrumented
- * `Client` and transport use.
+ * `customDataExtractor` reads the result's `_meta` and links the agent's
+ * tool call to the server's trajectory (a result with `isError` makes the
+ * call failed whether or not these options are given: the Agents adapter
+ * reads it from the server's `callTool`). It adds no custom data of its
+ * own. Both go through the one `McpCallLinker` the instrumented `Client`
+ * and transport use.
  *
  * Unlike those, the options cannot give the program the result without what
  * the server added to its `_meta` (its trajectory, the caller named back):
@@ -28,9 +28,8 @@
 
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { isRecord } from '../../shared/record.ts';
-import { reportToolFailure } from '../core/tool-failures.ts';
 import { McpCallLinker, type McpClientOptions } from './client.ts';
-import { resultText, withAdapterMeta } from './meta.ts';
+import { withAdapterMeta } from './meta.ts';
 
 /** What the SDK gives a `toolMetaResolver` (its `MCPToolMetaContext`); the adapter reads the tool's name and arguments. */
 export interface AgentsMcpMetaContext {
@@ -38,7 +37,7 @@ export interface AgentsMcpMetaContext {
   readonly arguments: Record<string, unknown> | null;
 }
 
-/** What the SDK gives an MCP server's `customDataExtractor` (its `MCPToolCustomDataContext`); the adapter reads the result's `_meta`, `isError` and the tool's output. */
+/** What the SDK gives an MCP server's `customDataExtractor` (its `MCPToolCustomDataContext`); the adapter reads the result's `_meta` and `isError`. */
 export interface AgentsMcpResultContext {
   readonly resultMeta?: Record<string, unknown>;
   readonly isError?: boolean;
@@ -72,10 +71,9 @@ export interface AgentsMcpOptions<M extends AgentsMcpMetaContext = AgentsMcpMeta
  * Each `tools/call` carries the trace context of the agent's tool call it
  * does the work of (recorded by `instrumentOpenAIAgents` on the same
  * `hooks`), and when the server (instrumented with `instrumentMcpServer`)
- * answers with its trajectory, the agent's tool call references it, and is
- * recorded as failed when the result has `isError`. A `toolMetaResolver` or
- * `customDataExtractor` of your own goes in `options`, and is called from
- * these.
+ * answers with its trajectory, the agent's tool call references it. A
+ * `toolMetaResolver` or `customDataExtractor` of your own goes in
+ * `options`, and is called from these.
  */
 export function openAIAgentsMcpOptions<M extends AgentsMcpMetaContext = AgentsMcpMetaContext, R extends AgentsMcpResultContext = AgentsMcpResultContext>(
   hooks: HookRegistry,
@@ -103,12 +101,8 @@ export function openAIAgentsMcpOptions<M extends AgentsMcpMetaContext = AgentsMc
       return withAdapterMeta(theirs, ours);
     },
     async customDataExtractor(context) {
-      // Before theirs: what they throw reaches the SDK, and the link and the failure are already recorded.
-      const host = linker.answeredByCaller({ _meta: context.resultMeta, ...(context.isError === true ? { isError: true } : {}) });
-      if (host?.tool_call_id !== undefined && context.isError === true) {
-        const output = context.toolOutput;
-        reportToolFailure(hooks, host.session_id, host.tool_call_id, typeof output === 'string' ? output : resultText({ content: Array.isArray(output) ? output : [output] }));
-      }
+      // Before theirs: what they throw reaches the SDK, and the link is already recorded.
+      linker.answeredByCaller({ _meta: context.resultMeta, ...(context.isError === true ? { isError: true } : {}) });
       return (await own.extractor?.(context)) ?? undefined;
     },
   };

@@ -20,7 +20,7 @@
  */
 
 export { instrumentMcpClient, type HostToolCall, type McpClientLike, type McpClientOptions, type McpToolRequest } from './client.ts';
-export { instrumentMcpTransport, type McpTransportLike } from './transport.ts';
+export { instrumentMcpTransport, type McpHttpTransportConfig, type McpTransportLike } from './transport.ts';
 export { currentMcpSession, instrumentMcpServer, type McpCallInfo, type McpServerOptions, type McpSession } from './server.ts';
 export { openAIAgentsMcpOptions, type AgentsMcpMetaContext, type AgentsMcpOptions, type AgentsMcpResultContext, type AgentsMcpServerOptions } from './agents.ts';
 export { CALLER_META_KEY, PROPAGATION_META_KEY, TRAJECTORY_META_KEY, type McpCaller } from './meta.ts';

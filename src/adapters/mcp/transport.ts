@@ -7,6 +7,9 @@
  * request it sends carries the trace context of the host's tool call, and
  * the answer to it is read for the server's trajectory before the client
  * sees it. The rules are `McpCallLinker`'s, the same as the `Client`'s.
+ * The AI SDK's `{ type: 'http' | 'sse', url }` transports are made inside
+ * its client: their one extension point is the `fetch` they take, which
+ * carries the same messages as request and response bodies.
  *
  * @module
  */
@@ -27,47 +30,117 @@ export interface McpTransportLike {
   close(...rest: any[]): Promise<void>;
 }
 
+/**
+ * A `createMCPClient` configuration for a transport the AI SDK makes inside
+ * the client (`{ type: 'http' | 'sse', url }`): out of reach but for the
+ * `fetch` it is given, through which every message goes (a POST's body
+ * out; a response's JSON or event stream in).
+ */
+export interface McpHttpTransportConfig {
+  type: 'http' | 'sse';
+  url: string | URL;
+  fetch?: FetchLike | undefined;
+}
+
+type FetchLike = (input: any, init?: any) => Promise<Response>;
 type Handler = (message: unknown, ...rest: unknown[]) => void;
 type RequestId = string | number;
 
 const INSTRUMENTED = Symbol.for('nemo-relay-hooks.mcp.transport');
 
 /**
- * Instruments `transport` (in place, before the client is given it; a
- * second call does nothing) so that each `tools/call` request tied to one
- * of the host's open tool calls carries its trace context and caller in
- * `params._meta`, and the host's tool call references the trajectory the
- * server names in its answer (the answer reaches the client without that
- * reference). A request that already names its caller (an instrumented
- * `Client` on this transport) is left to that client. Returns `transport`.
+ * The one rule of both forms, on JSON-RPC messages: a `tools/call` going
+ * out is tied to a host tool call and carries its `_meta`; the answer
+ * coming in is read for the server's trajectory and handed on without it.
  */
-export function instrumentMcpTransport<T extends McpTransportLike>(transport: T, hooks: HookRegistry, options: McpClientOptions = {}): T {
+class MessageLinks {
+  readonly #linker: McpCallLinker;
+  readonly #pending = new Map<RequestId, McpCallLink>();
+
+  constructor(hooks: HookRegistry, options: McpClientOptions) {
+    this.#linker = new McpCallLinker(hooks, options);
+  }
+
+  /** Requests out whose answer has not come. */
+  get waiting(): boolean {
+    return this.#pending.size > 0;
+  }
+
+  /** `message` as it goes out: a `tools/call` tied to a host tool call with its `_meta`, anything else as it is. */
+  async outgoing(message: unknown): Promise<unknown> {
+    const cancelled = cancelledId(message);
+    if (cancelled !== undefined) this.settle(cancelled);
+    const id = toolsCallId(message);
+    if (id === undefined) return message;
+    const request = message as { params: Record<string, unknown> };
+    const link = await this.#linker.link(request.params);
+    if (link === undefined) return message;
+    this.#pending.set(id, link);
+    return { ...request, params: link.params };
+  }
+
+  /** `message` did not go out (its send failed): nothing will answer it. */
+  unsent(message: unknown): void {
+    const id = toolsCallId(message);
+    if (id !== undefined) this.settle(id);
+  }
+
+  /** `message` as the client gets it: the answer to a linked request without what the server added for the adapter. */
+  incoming(message: unknown): unknown {
+    const id = responseId(message);
+    const link = id === undefined ? undefined : this.settle(id);
+    return link !== undefined && isRecord(message) && 'result' in message ? { ...message, result: link.answered(message.result) } : message;
+  }
+
+  settle(id: RequestId): McpCallLink | undefined {
+    const link = this.#pending.get(id);
+    this.#pending.delete(id);
+    link?.release();
+    return link;
+  }
+
+  settleAll(): void {
+    for (const id of [...this.#pending.keys()]) this.settle(id);
+  }
+}
+
+/**
+ * Instruments an MCP client transport so that each `tools/call` request
+ * tied to one of the host's open tool calls carries its trace context and
+ * caller in `params._meta`, and the host's tool call references the
+ * trajectory the server names in its answer (the answer reaches the client
+ * without that reference). A request that already names its caller (an
+ * instrumented `Client` on this transport) is left to that client.
+ *
+ * - A transport object (`send`, `onmessage`, `close`): instrumented in
+ *   place, before the client is given it; returns it. A second call does
+ *   nothing.
+ * - The AI SDK's `{ type: 'http' | 'sse', url }` configuration: returns a
+ *   copy whose `fetch` (yours, else the global one) does the same on the
+ *   messages the client's own transport sends and receives through it.
+ */
+export function instrumentMcpTransport<T extends McpTransportLike>(transport: T, hooks: HookRegistry, options?: McpClientOptions): T;
+export function instrumentMcpTransport<T extends McpHttpTransportConfig>(config: T, hooks: HookRegistry, options?: McpClientOptions): T;
+export function instrumentMcpTransport<T extends McpTransportLike | McpHttpTransportConfig>(transport: T, hooks: HookRegistry, options: McpClientOptions = {}): T {
+  if (typeof (transport as Partial<McpTransportLike>).send !== 'function') return instrumentConfig(transport as McpHttpTransportConfig, hooks, options) as T;
+  return instrumentObject(transport as McpTransportLike, hooks, options) as T;
+}
+
+function instrumentObject<T extends McpTransportLike>(transport: T, hooks: HookRegistry, options: McpClientOptions): T {
   const marked = transport as T & { [INSTRUMENTED]?: true };
   if (marked[INSTRUMENTED] === true) return transport;
-  const linker = new McpCallLinker(hooks, options);
-  const pending = new Map<RequestId, McpCallLink>();
+  const links = new MessageLinks(hooks, options);
   const send = transport.send.bind(transport);
   const close = transport.close.bind(transport);
   let handler = transport.onmessage as Handler | undefined;
 
-  const settle = (id: RequestId): McpCallLink | undefined => {
-    const link = pending.get(id);
-    pending.delete(id);
-    link?.release();
-    return link;
-  };
   // One per handler, bound to it: the SDK's Client reads the handler already set and calls it from its own, so a
   // wrapper that called whatever handler is current would call itself.
   const receivers = new WeakMap<Handler, Handler>();
   const receiverOf = (target: Handler): Handler => {
     let receiver = receivers.get(target);
     if (receiver === undefined) {
-      receiver = (message, ...rest) => {
-        const id = responseId(message);
-        const link = id === undefined ? undefined : settle(id);
-        const forwarded = link !== undefined && isRecord(message) && 'result' in message ? { ...message, result: link.answered(message.result) } : message;
-        target.call(transport, forwarded, ...rest);
-      };
+      receiver = (message, ...rest) => target.call(transport, links.incoming(message), ...rest);
       receivers.set(target, receiver);
     }
     return receiver;
@@ -86,18 +159,12 @@ export function instrumentMcpTransport<T extends McpTransportLike>(transport: T,
     configurable: true,
     writable: true,
     value: async (message: unknown, ...rest: unknown[]): Promise<void> => {
-      const cancelled = cancelledId(message);
-      if (cancelled !== undefined) settle(cancelled);
-      const id = toolsCallId(message);
-      if (id === undefined) return send(message, ...rest);
-      const request = message as { params: Record<string, unknown> };
-      const link = await linker.link(request.params);
-      if (link === undefined) return send(message, ...rest);
-      pending.set(id, link);
+      const out = await links.outgoing(message);
+      if (out === message) return send(message, ...rest);
       try {
-        return await send({ ...request, params: link.params }, ...rest);
+        return await send(out, ...rest);
       } catch (error) {
-        settle(id);
+        links.unsent(message);
         throw error;
       }
     },
@@ -106,12 +173,144 @@ export function instrumentMcpTransport<T extends McpTransportLike>(transport: T,
     configurable: true,
     writable: true,
     value: (...rest: unknown[]): Promise<void> => {
-      for (const id of [...pending.keys()]) settle(id);
+      links.settleAll();
       return close(...rest);
     },
   });
   Object.defineProperty(transport, INSTRUMENTED, { value: true });
   return transport;
+}
+
+function instrumentConfig<T extends McpHttpTransportConfig>(config: T, hooks: HookRegistry, options: McpClientOptions): T {
+  const given = config.fetch as (FetchLike & { [INSTRUMENTED]?: true }) | undefined;
+  if (given?.[INSTRUMENTED] === true) return config;
+  // The global fetch as it is when each request goes out, as the SDK's default (a program or test may replace it).
+  const base: FetchLike = given ?? ((input, init) => globalThis.fetch(input, init));
+  const links = new MessageLinks(hooks, options);
+  const linked: FetchLike = async (input, init) => {
+    const sent = messagesIn(init?.body);
+    let request = init;
+    if (sent !== undefined) {
+      const out = await Promise.all(sent.messages.map((message) => links.outgoing(message)));
+      if (out.some((message, i) => message !== sent.messages[i])) request = { ...init, body: JSON.stringify(sent.batch ? out : out[0]) };
+    }
+    let response: Response;
+    try {
+      response = await base(input, request);
+    } catch (error) {
+      for (const message of sent?.messages ?? []) links.unsent(message);
+      throw error;
+    }
+    const answered = await answeredResponse(response, links);
+    // A request the server refused (no JSON-RPC answer in the body) is never answered.
+    if (!response.ok) for (const message of sent?.messages ?? []) links.unsent(message);
+    return answered;
+  };
+  Object.defineProperty(linked, INSTRUMENTED, { value: true });
+  return { ...config, fetch: linked };
+}
+
+/** The JSON-RPC message(s) a request body carries (a POST of the client's transport), else undefined. */
+function messagesIn(body: unknown): { messages: unknown[]; batch: boolean } | undefined {
+  if (typeof body !== 'string' || body === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.every((message) => isRecord(message) && message.jsonrpc === '2.0') ? { messages, batch: Array.isArray(parsed) } : undefined;
+}
+
+/**
+ * `response` with the answers to linked requests read, as the client's transport reads them: a JSON body (one
+ * message or a batch), or an event stream whose `message` events each carry one (the answer to a POST, or the SSE
+ * transport's stream every answer comes down). Anything else, and a JSON body when nothing is waiting, as it is.
+ */
+async function answeredResponse(response: Response, links: MessageLinks): Promise<Response> {
+  const type = response.headers.get('content-type') ?? '';
+  if (type.includes('text/event-stream') && response.body !== null) return withBody(response, answeredEvents(response.body, links));
+  if (!type.includes('application/json') || !links.waiting) return response;
+  const text = await response.clone().text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return response;
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  const read = messages.map((message) => links.incoming(message));
+  if (read.every((message, i) => message === messages[i])) return response;
+  return withBody(response, JSON.stringify(Array.isArray(parsed) ? read : read[0]));
+}
+
+function withBody(response: Response, body: string | ReadableStream<Uint8Array>): Response {
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/**
+ * The event stream with each `message` event whose data answers a linked request written again with the answer
+ * as the client is to get it; every other event passes as its bytes came, each as soon as its blank line has.
+ */
+function answeredEvents(body: ReadableStream<Uint8Array>, links: MessageLinks): ReadableStream<Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let pending = '';
+  let event: string[] = [];
+  const eventText = (lines: string[]): string => {
+    const raw = lines.join('');
+    if (!links.waiting) return raw;
+    const fields = lines.map((line) => line.replace(/\r?\n$|\r$/, ''));
+    const name = fields.find((line) => line.startsWith('event:'))?.slice(6).trim();
+    if (name !== undefined && name !== 'message') return raw;
+    const data = fields.filter((line) => line.startsWith('data:')).map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
+    if (data.length === 0) return raw;
+    let message: unknown;
+    try {
+      message = JSON.parse(data.join('\n'));
+    } catch {
+      return raw;
+    }
+    const read = links.incoming(message);
+    if (read === message) return raw;
+    const kept = fields.filter((line) => line !== '' && !line.startsWith('data:'));
+    return [...kept, `data: ${JSON.stringify(read)}`, '', ''].join('\n');
+  };
+  const take = (text: string, end: boolean): string => {
+    pending += text;
+    let out = '';
+    // A line ends at \n, \r\n or \r; a \r last in the chunk may be the first half of a \r\n.
+    const line = /[^\r\n]*(?:\r\n|\n|\r(?=[^\n]))/y;
+    let at = 0;
+    for (let found = line.exec(pending); found !== null; found = line.exec(pending)) {
+      at = line.lastIndex;
+      event.push(found[0]);
+      if (/^(?:\r\n|\n|\r)$/.test(found[0])) {
+        out += eventText(event);
+        event = [];
+      }
+    }
+    pending = pending.slice(at);
+    if (end) {
+      out += event.join('') + pending;
+      event = [];
+      pending = '';
+    }
+    return out;
+  };
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const out = take(decoder.decode(chunk, { stream: true }), false);
+        if (out !== '') controller.enqueue(encoder.encode(out));
+      },
+      flush(controller) {
+        const out = take(decoder.decode(), true);
+        if (out !== '') controller.enqueue(encoder.encode(out));
+      },
+    }),
+  );
 }
 
 function requestId(value: unknown): RequestId | undefined {

@@ -121,12 +121,16 @@ export function requestSettings(request: Loose): Record<string, unknown> | undef
 }
 
 /**
- * A `hosted_tool_call` item (a tool OpenAI ran inside the model call: web search, file search, code interpreter)
- * as its provider's item: the SDK keeps the wire item, less its `status`, in `providerData`.
+ * A `hosted_tool_call` item (a tool OpenAI ran inside the model call: web search, file search, code interpreter,
+ * image generation, hosted MCP) as its provider's item: the SDK keeps the wire item in `providerData`, less its
+ * `status` (on the item, where an MCP call's says `completed` even when the call failed) and what it moved to the
+ * item's `output` (an image's `result`, an MCP call's `output`).
  */
 function hostedCallOf(item: Loose): CallOfTool | undefined {
   if (item.type !== 'hosted_tool_call' || !isRecord(item.providerData)) return undefined;
-  return hostedCallOfItem({ ...item.providerData, id: item.id ?? item.providerData.id, status: item.status });
+  const wire: Loose = { ...item.providerData, id: item.id ?? item.providerData.id, status: item.providerData.status ?? item.status };
+  if (item.output !== undefined && item.output !== null) wire[item.providerData.type === 'image_generation_call' ? 'result' : 'output'] = item.output;
+  return hostedCallOfItem(wire);
 }
 
 /** The function calls among output items (what the runner executes, or hands off with). */

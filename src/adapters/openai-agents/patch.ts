@@ -1,7 +1,8 @@
 /**
  * Where the adapter meets the Agents SDK: `Runner.prototype.run` and
  * `Runner.prototype.emit`, wrapped once for every adapter instance, and the
- * models and model providers runs use, wrapped in place.
+ * models, model providers, function tools and MCP servers runs use, wrapped
+ * in place.
  *
  * Why the prototype: the global `run()` goes through a `Runner` the SDK keeps
  * to itself, and `agent.asTool()` makes a new `Runner` for every call, so no
@@ -25,6 +26,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner } from '@openai/agents';
 import { runInToolFrame, type ToolFrame } from '../core/context.ts';
 import { isAbortSignal } from '../core/shapes.ts';
+import { resultText } from '../mcp/meta.ts';
 import { firstChoiceFinish } from './items.ts';
 
 type Loose = Record<string, unknown>;
@@ -44,6 +46,12 @@ export interface RunObserver {
   toolFrame(callId: string): ToolFrame | undefined;
   /** A function tool's `invoke` threw: the SDK reports it to the model as text, or lets it escape. */
   toolThrew(callId: string, error: unknown): void;
+  /**
+   * An MCP server's `callTool` starts, in the caller's context: when it is the one of an MCP tool call of this run,
+   * what to call if the server answers `isError` (with the result's text), which the SDK gives the model as an
+   * ordinary output.
+   */
+  mcpCall(): ((text: string) => void) | undefined;
 }
 
 export interface AttemptObserver {
@@ -78,6 +86,10 @@ const EMPTY: Frame = new Map();
 const wrappedModels = new WeakSet<object>();
 const wrappedTools = new WeakSet<object>();
 const wrappedProviders = new WeakSet<object>();
+const wrappedAgents = new WeakSet<object>();
+const wrappedServers = new WeakSet<object>();
+/** The function tools the SDK made of MCP servers' tools (`agent.getMcpTools()`). */
+const mcpTools = new WeakSet<object>();
 const modelNames = new WeakMap<object, string>();
 
 let original: { run: AnyFunction; emit: AnyFunction; ownEmit: boolean } | undefined;
@@ -155,13 +167,72 @@ function prepareRunner(runner: Runner): void {
   config.modelProvider = standIn;
 }
 
-/** Wraps an agent's `Model` object (a string model comes from the provider, wrapped above) and its function tools. */
+/**
+ * Wraps an agent's `Model` object (a string model comes from the provider, wrapped above), its function tools and its
+ * MCP servers (through `getMcpTools`, which the runner calls each turn: the servers it lists then, and the tools it
+ * makes of theirs are known as MCP tools).
+ */
 export function prepareAgent(agent: unknown): void {
   if (typeof agent !== 'object' || agent === null) return;
   const model = (agent as Loose).model;
   if (typeof model === 'object' && model !== null) wrapModel(model, undefined);
   const tools = (agent as Loose).tools;
   if (Array.isArray(tools)) for (const tool of tools) wrapTool(tool);
+  const getMcpTools = (agent as Loose).getMcpTools;
+  if (wrappedAgents.has(agent) || typeof getMcpTools !== 'function') return;
+  const wrapped = async function getMcpTools_(this: unknown, ...args: unknown[]): Promise<unknown> {
+    const servers = (agent as Loose).mcpServers;
+    if (Array.isArray(servers)) for (const server of servers) wrapMcpServer(server);
+    const made: unknown = await getMcpTools.apply(this, args);
+    // Not wrapped: the SDK knows an MCP tool by its `invoke` (its server and tool name are keyed on it).
+    if (Array.isArray(made)) for (const tool of made) if (typeof tool === 'object' && tool !== null) mcpTools.add(tool);
+    return made;
+  };
+  if (defineMethod(agent, 'getMcpTools', wrapped)) wrappedAgents.add(agent);
+}
+
+/** A function tool the SDK made of an MCP server's tool. */
+export function isMcpTool(tool: unknown): boolean {
+  return typeof tool === 'object' && tool !== null && mcpTools.has(tool);
+}
+
+/**
+ * An MCP server's `callTool` and `callToolResult` (the SDK's MCP tool calls one, as its options ask), wrapped in place:
+ * a result with `isError` is reported to the run's observers, which know the call by the caller's context. The SDK
+ * keeps a result's `isError` on the content list `callTool` returns.
+ */
+function wrapMcpServer(server: unknown): void {
+  if (typeof server !== 'object' || server === null || wrappedServers.has(server)) return;
+  wrappedServers.add(server);
+  for (const key of ['callTool', 'callToolResult'] as const) {
+    const call = (server as Loose)[key];
+    if (typeof call !== 'function') continue;
+    defineMethod(server, key, function callTool_(this: unknown, ...args: unknown[]): unknown {
+      const frame = frames.getStore();
+      if (frame === undefined || frame.size === 0) return call.apply(this, args);
+      let reporters: Array<(text: string) => void> | undefined;
+      for (const observer of frame.values()) {
+        const report = quietly(() => observer.mcpCall());
+        if (report !== undefined) (reporters ??= []).push(report);
+      }
+      const result: unknown = call.apply(this, args);
+      if (reporters === undefined || !(result instanceof Promise)) return result;
+      return result.then((value: unknown) => {
+        const text = quietly(() => mcpErrorText(value));
+        if (text !== undefined) for (const report of reporters!) quietly(() => report(text));
+        return value;
+      });
+    });
+  }
+}
+
+/** The text of an MCP result that says it failed (`isError`), given as `callToolResult` or `callTool` returns it; else undefined. */
+function mcpErrorText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Loose;
+  const content = Array.isArray(value) ? value : record.content;
+  const isError = record.isError ?? (Array.isArray(content) ? (content as unknown as Loose).isError : undefined);
+  return isError === true ? resultText({ content }) : undefined;
 }
 
 /**

@@ -9,10 +9,12 @@
  *   attempt with the same input items is its retry (the runner re-sends the
  *   same input array); anything else is a new logical call.
  * - `agent_tool_start`/`agent_tool_end` are tool calls, by the model's call
- *   id. A tool failed when the SDK marked its `function` span (tracing on),
- *   or returned the SDK's default failure text (tracing off), or when an MCP
- *   server answered it with `isError` and `openAIAgentsMcpOptions` reported
- *   it (the SDK calls their extractor before `agent_tool_end`).
+ *   id. A tool failed when its `invoke` threw, when the SDK marked its
+ *   `function` span (a real one with tracing on, a no-op one with tracing
+ *   off, which keeps the error here), when it returned the SDK's default
+ *   failure text (a runner that makes no span per call), or when an MCP
+ *   server answered it with `isError` (read from the server's `callTool`,
+ *   which runs inside the call's span).
  * - `agent_handoff` is the transfer call the model made, answered with the
  *   next agent, who is a sub-agent linked to that call (as the LangChain
  *   adapter records the agents of a graph): its requests and tools are its
@@ -35,8 +37,7 @@ import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type Ru
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { takeToolFailure } from '../core/tool-failures.ts';
-import { onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -89,6 +90,8 @@ interface OpenTool {
   readonly span: SpanLike | undefined;
   /** A nested run already claimed this call as its parent. */
   claimed: boolean;
+  /** A tool the SDK made of an MCP server's tool. */
+  readonly mcp: boolean;
 }
 
 /** An agent a handoff went to, and its sub-agent turn. */
@@ -140,6 +143,8 @@ export class RunRecord implements RunObserver {
   readonly #toolBySpan = new WeakMap<object, string>();
   /** What function tools threw, by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
+  /** MCP tool calls whose server answered `isError`, by call id, with the result's text, until their `agent_tool_end`. */
+  readonly #mcpErrors = new Map<string, string>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
   readonly #denied = new Map<string, { name: string; run: AgentRun; fallback: string }>();
   /**
@@ -333,8 +338,9 @@ export class RunRecord implements RunObserver {
     const call = toolCallOf(tool, details);
     if (call === undefined) return;
     this.#asked.delete(call.id);
-    const span = currentSpan();
-    this.#tools.set(call.id, { name: call.name, run, span, claimed: false });
+    const span = functionSpan();
+    if (span !== undefined) keepErrors(span);
+    this.#tools.set(call.id, { name: call.name, run, span, claimed: false, mcp: isMcpTool(tool) });
     if (span !== undefined) this.#toolBySpan.set(span, call.id);
     run.toolStart(call, this.#call?.ids.api_request_id);
   }
@@ -346,15 +352,16 @@ export class RunRecord implements RunObserver {
     this.#tools.delete(call.id);
     // The turn the call started in (a handoff in the same step comes after the tools run).
     if (open !== undefined) run = open.run;
-    const spanError = open?.span?.error ?? null;
+    const spanError = open?.span === undefined ? null : spanErrorOf(open.span);
     const threw = this.#threw.get(call.id);
     this.#threw.delete(call.id);
     const { id, name } = call;
     const ended = run;
-    // An MCP result with `isError` is an ordinary output to the SDK; the MCP options, which see the result, said so.
-    const reported = takeToolFailure(ended.core.hooks, ended.sessionId, id);
+    // An MCP result with `isError` is an ordinary output to the SDK; its server's `callTool` said so.
+    const reported = this.#mcpErrors.get(id);
+    this.#mcpErrors.delete(id);
     if (threw !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: threw, name }));
-    else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanErrorOf(spanError), name }));
+    else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanError, name }));
     else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
     else if (reported !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: toolErrorOf(reported), name }));
     else this.#endInOrder(id, () => ended.toolEnd(id, { result, name }));
@@ -386,6 +393,18 @@ export class RunRecord implements RunObserver {
 
   toolThrew(callId: string, error: unknown): void {
     if (!this.#settled && this.#tools.has(callId)) this.#threw.set(callId, error);
+  }
+
+  mcpCall(): ((text: string) => void) | undefined {
+    // The MCP tool's call runs in its own `function` span: that span, not the tool's name or arguments, says which call
+    // this is (calls of one tool with the same arguments made at once included). A `callTool` of the program's own
+    // inside another tool is not one.
+    const span = functionSpan();
+    const callId = span === undefined ? undefined : this.#toolBySpan.get(span);
+    if (callId === undefined || this.#settled || this.#tools.get(callId)?.mcp !== true) return undefined;
+    return (text) => {
+      if (!this.#settled && this.#tools.has(callId)) this.#mcpErrors.set(callId, text);
+    };
   }
 
   /** The tool call (or, failing that, the run itself) a run starting inside this one belongs to. */
@@ -622,6 +641,7 @@ export class RunRecord implements RunObserver {
     for (const [id, tool] of this.#tools) tool.run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
+    this.#mcpErrors.clear();
     for (const [id, { name, run, fallback }] of this.#denied) this.#endInOrder(id, () => run.toolEnd(id, { name, denied: fallback }));
     this.#denied.clear();
     this.#releaseHeld();
@@ -806,14 +826,69 @@ function traceOf(state: Loose | undefined): Loose | undefined {
   return isRecord(trace) && trace.traceId !== 'no-op' ? trace : undefined;
 }
 
+/** The id of the SDK's spans with tracing off (`NoopSpan`). */
+const NO_OP = 'no-op';
+
 /** The span the caller runs in; none with tracing off (the SDK's no-op span names nothing). */
 function currentSpan(): SpanLike | undefined {
   try {
     const span = getCurrentSpan() as unknown as SpanLike | null;
-    return span === null || span.spanId === 'no-op' ? undefined : span;
+    return span === null || span.spanId === NO_OP ? undefined : span;
   } catch {
     return undefined;
   }
+}
+
+/** The errors the SDK set on a call's no-op `function` span, which keeps none itself. */
+const noOpSpanErrors = new WeakMap<object, NonNullable<SpanLike['error']>>();
+const keptNoOpSpans = new WeakSet<object>();
+
+/**
+ * The SDK's `function` span of the tool call the caller runs in (from its `agent_tool_start` on), tracing on or off:
+ * the SDK makes one for each call, a no-op one with tracing off (`setTracingDisabled`,
+ * `OPENAI_AGENTS_DISABLE_TRACING`). A runner whose own config disables tracing (`tracingDisabled: true`) makes none.
+ */
+function functionSpan(): SpanLike | undefined {
+  let span: unknown;
+  try {
+    span = getCurrentSpan();
+  } catch {
+    return undefined;
+  }
+  return isRecord(span) && isRecord(span.spanData) && span.spanData.type === 'function' ? (span as unknown as SpanLike) : undefined;
+}
+
+/**
+ * The SDK marks a call's `function` span when the call failed but the run goes on (a tool's `errorFunction`, its
+ * default one included, told the model) and before it ends a call it fails after the tool returned (a
+ * `customDataExtractor` that threw). A real span keeps the error; a no-op one drops it, so that one span keeps it here.
+ */
+function keepErrors(span: SpanLike): void {
+  const record = span as unknown as Loose;
+  const setError = record.setError;
+  if (span.spanId !== NO_OP || typeof setError !== 'function' || keptNoOpSpans.has(span)) return;
+  keptNoOpSpans.add(span);
+  try {
+    Object.defineProperty(span, 'setError', {
+      configurable: true,
+      writable: true,
+      value: function setError_(this: unknown, error: NonNullable<SpanLike['error']>): unknown {
+        // As a real span keeps it: the last one set.
+        if (isRecord(error)) noOpSpanErrors.set(span, error);
+        return setError.call(this, error);
+      },
+    });
+  } catch {
+    // A span that cannot take it: the call is read as before.
+  }
+}
+
+/** The error the SDK set on a call's `function` span, if it set one: the call failed. */
+function spanErrorOf(span: SpanLike): Error | null {
+  const error = span.error ?? noOpSpanErrors.get(span) ?? null;
+  if (error === null) return null;
+  const detail = error.data?.error;
+  return toolErrorOf(typeof detail === 'string' && detail !== '' ? detail : error.message);
 }
 
 /** The model name an agent asks for: its own string model, else the runner's. */
@@ -860,11 +935,6 @@ function handoffToolName(from: unknown, target: string): string | undefined {
     }
   }
   return undefined;
-}
-
-function spanErrorOf(error: { message: string; data?: Loose }): Error {
-  const detail = error.data?.error;
-  return toolErrorOf(typeof detail === 'string' && detail !== '' ? detail : error.message);
 }
 
 /** A tool's failure as its own text says it (`ToolError`, as the other adapters name a tool that reported failure). */

@@ -221,13 +221,23 @@ function noteOf(text: string | undefined): Partial<ViewNode> {
 
 /**
  * What a call the provider ran inside the model call says instead of "not run" (it has no run of the program's):
- * a hosted web search, with the number of results it returned when they are a list or a list of `sources`.
+ * how it failed, when the provider said so, or the number of results it returned when they are a list or a list of
+ * `sources` (a web search) or `results` (a file search).
  */
 export function providerRanNote(call: unknown): string | undefined {
   const extra = isRecord(call) && isRecord(call.extra) ? call.extra : undefined;
   if (extra?.provider_executed !== true) return undefined;
+  if (typeof extra.provider_error === 'string') return `run by the provider, failed: ${preview(extra.provider_error, 80)}`;
   const result = extra.provider_result;
-  const found = Array.isArray(result) ? result : isRecord(result) && isRecord(result.action) && Array.isArray(result.action.sources) ? result.action.sources : isRecord(result) && Array.isArray(result.sources) ? result.sources : undefined;
+  const found = Array.isArray(result)
+    ? result
+    : isRecord(result) && isRecord(result.action) && Array.isArray(result.action.sources)
+      ? result.action.sources
+      : isRecord(result) && Array.isArray(result.sources)
+        ? result.sources
+        : isRecord(result) && Array.isArray(result.results)
+          ? result.results
+          : undefined;
   return found === undefined ? 'run by the provider' : `run by the provider: ${found.length} ${found.length === 1 ? 'result' : 'results'}`;
 }
 

@@ -207,18 +207,72 @@ describe('AI SDK: experimental_repairToolCall with a model call of its own', () 
       expect(outcome('call_bad')!.extra.metadata.status).toBe('ok');
       expect(JSON.parse(outcome('call_bad')!.content)).toEqual({ city: 'Paris', forecast: 'sunny', tempC: 21 });
       expect(hooksOf(recorded, 'pre_tool_call').find((p) => p.tool_call_id === 'call_bad')!.args).toEqual({ city: 'Paris' });
+      // The step says what the model sent ({"town":"Paris"}) and the input the call ran with instead, as an approval
+      // that changed a call's input says it (changed_args); the unknown tool's call, refused, ran with nothing else.
+      expect(stepsOf(main).flatMap((step) => step.tool_calls ?? []).map((call: Step) => [call.tool_call_id, call.arguments, call.extra ?? null])).toEqual([
+        ['call_bad', { town: 'Paris' }, { changed_args: { city: 'Paris' } }],
+        ['call_gone', { city: 'Rome' }, null],
+      ]);
       expect(outcome('call_gone')!.extra.metadata.status).toBe('error');
       expect(outcome('call_gone')!.content).toMatch(/AI_NoSuchToolError/);
       expectEachCallOnce(recorded, ['call_bad', 'call_gone']);
-      // The repair's generateText runs where no telemetry event or tool frame of the run is current (the SDK calls the
-      // repair between the model call's end and the step's tools), so it is a session of its own, beside the run's:
-      // its prompt, its model and its tokens (docs/adapters/ai-sdk.md, "What a trajectory holds").
+      // The repair's generateText runs inside the run's step (the SDK calls the repair between the model's answer and
+      // the step's tools) but outside any tool call, and nothing the SDK reports names the call it repairs: it is a
+      // session of its own, beside the run's, with its prompt, its model and its tokens (docs/adapters/ai-sdk.md,
+      // "What a trajectory holds"; docs/known-limits.md).
       expect(atif).toHaveLength(2);
       const repair = atif.find((doc) => doc !== main)!;
       expect(stepsOf(repair)[0]).toMatchObject({ source: 'user' });
       expect(String(stepsOf(repair)[0]!.message)).toContain('The model tried to call the tool "weather"');
       expect(answered(repair).map((step) => step.message)).toEqual(['{"city":"Paris"}']);
       expect([repair.final_metrics.total_prompt_tokens, repair.final_metrics.total_completion_tokens]).toEqual([repairUsage!.inputTokens, repairUsage!.outputTokens]);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe('AI SDK: experimental_refineToolInput', () => {
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: a call whose input the program refined says what the model sent and what it ran with (changed_args)`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider();
+      fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_padded', name: 'weather', args: { city: '  Paris ' } }, { id: 'call_plain', name: 'weather', args: { city: 'Rome' } }], usage: { input: 100, output: 20 } }, { stream });
+      fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'Sunny in Paris and Rome.', usage: { input: 240, output: 8 } }, { stream });
+      const recorded = recordedPlugin(`ai-refine-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const ran: string[] = [];
+      const options = {
+        model: chat(fake),
+        prompt: 'Weather in Paris and Rome?',
+        tools: { weather: tool({ description: 'Get the weather for a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => (ran.push(city), { city, forecast: 'sunny' }) }) },
+        stopWhen: stepCountIs(5),
+        experimental_refineToolInput: { weather: (input: { city: string }) => ({ city: input.city.trim() }) },
+      };
+      let totalUsage: { inputTokens?: number; outputTokens?: number };
+      if (stream) {
+        const result = streamText(options);
+        expect(await result.text).toBe('Sunny in Paris and Rome.');
+        totalUsage = await result.totalUsage;
+      } else {
+        const result = await generateText(options);
+        expect(result.text).toBe('Sunny in Paris and Rome.');
+        totalUsage = result.totalUsage;
+      }
+      expect(ran.sort()).toEqual(['Paris', 'Rome']);
+
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      const [doc] = atif;
+      expect(validateAtif(doc!)).toEqual([]);
+      expect([doc!.final_metrics.total_prompt_tokens, doc!.final_metrics.total_completion_tokens]).toEqual([totalUsage.inputTokens, totalUsage.outputTokens]);
+      // The model's arguments, and the input the padded call ran with; the call the refinement left as it was, as it was.
+      expect(stepsOf(doc!).flatMap((step) => step.tool_calls ?? []).map((call: Step) => [call.tool_call_id, call.arguments, call.extra ?? null])).toEqual([
+        ['call_padded', { city: '  Paris ' }, { changed_args: { city: 'Paris' } }],
+        ['call_plain', { city: 'Rome' }, null],
+      ]);
+      // The tool's own span has the input it ran with.
+      expect(Object.fromEntries(hooksOf(recorded, 'pre_tool_call').map((p) => [p.tool_call_id, p.args]))).toEqual({ call_padded: { city: 'Paris' }, call_plain: { city: 'Rome' } });
       await sameOnNative(recorded);
     });
   }

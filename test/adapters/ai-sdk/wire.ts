@@ -7,7 +7,7 @@
 // so a test can compare what the trajectory says was sent with what was.
 import { wallMs } from '../../support/doc-snippets.ts';
 import { paced } from '../../support/paced-wire.ts';
-import { type WebSearch, webSearchBlocks, webSearchCallEvents, webSearchCallItem } from '../../support/provider-wire.ts';
+import { type AnthropicBlock, hostedItemEvents, serverToolUsage, type WebSearch, webSearchBlocks, webSearchCallItem } from '../../support/provider-wire.ts';
 
 /** One assistant turn, as a provider would return it. */
 export interface Turn {
@@ -26,6 +26,10 @@ export interface Turn {
    * `action.sources`), Anthropic `server_tool_use` blocks each followed by its `web_search_tool_result`.
    */
   webSearches?: WebSearch[];
+  /** Other OpenAI hosted tools' Responses items (test/support/provider-wire.ts), after the searches. */
+  hostedItems?: Array<Record<string, unknown>>;
+  /** Other Anthropic server tools' blocks (`serverToolBlocks`), after the searches. */
+  serverTools?: AnthropicBlock[];
   usage: Usage;
 }
 
@@ -206,6 +210,7 @@ function responsesOutput(turn: Turn): Array<Record<string, unknown>> {
   for (const search of turn.webSearches ?? []) {
     output.push(webSearchCallItem(search));
   }
+  output.push(...(turn.hostedItems ?? []));
   if (turn.text !== undefined) {
     output.push({ id: `msg_${turn.id}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [] }] });
   }
@@ -252,8 +257,8 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
       for (const delta of halves(text)) push('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta, logprobs: [] });
       push('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text, logprobs: [] });
       push('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
-    } else if (item.type === 'web_search_call') {
-      for (const event of webSearchCallEvents(item, index)) push(event.type, event.fields);
+    } else if (item.type !== 'function_call') {
+      for (const event of hostedItemEvents(item, index)) push(event.type, event.fields);
     } else {
       const args = item.arguments as string;
       push('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
@@ -313,13 +318,13 @@ function chatEvents(turn: Turn): Array<{ data: unknown }> {
 
 // ------------------------------------------------------------------ Anthropic Messages
 
-function anthropicUsage(usage: Usage, searches = 0): Record<string, unknown> {
+function anthropicUsage(usage: Usage, content: ReadonlyArray<Record<string, unknown>> = []): Record<string, unknown> {
   return {
     input_tokens: usage.input,
     cache_creation_input_tokens: usage.cacheWrite ?? 0,
     cache_read_input_tokens: usage.cached ?? 0,
     output_tokens: usage.output,
-    ...(searches === 0 ? {} : { server_tool_use: { web_search_requests: searches } }),
+    ...serverToolUsage(content as AnthropicBlock[]),
     service_tier: 'standard',
   };
 }
@@ -328,6 +333,7 @@ function anthropicContent(turn: Turn): Array<Record<string, unknown>> {
   const content: Array<Record<string, unknown>> = [];
   if (turn.reasoning !== undefined) content.push({ type: 'thinking', thinking: turn.reasoning, signature: `sig_${turn.id}` });
   for (const search of turn.webSearches ?? []) content.push(...(webSearchBlocks(search) as Array<Record<string, unknown>>));
+  content.push(...((turn.serverTools ?? []) as Array<Record<string, unknown>>));
   if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
   for (const call of turn.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.args });
   return content;
@@ -346,7 +352,7 @@ function anthropicBody(turn: Turn): Record<string, unknown> {
     content: anthropicContent(turn),
     stop_reason: anthropicStop(turn),
     stop_sequence: null,
-    usage: anthropicUsage(turn.usage, turn.webSearches?.length),
+    usage: anthropicUsage(turn.usage, anthropicContent(turn)),
   };
 }
 
@@ -365,7 +371,8 @@ function anthropicEvents(turn: Turn): Array<{ event: string; data: unknown }> {
     } else if (block.type === 'text') {
       push('content_block_start', { index, content_block: { type: 'text', text: '' } });
       for (const delta of halves(block.text as string)) push('content_block_delta', { index, delta: { type: 'text_delta', text: delta } });
-    } else if (block.type === 'web_search_tool_result') {
+    } else if ((block.type as string).endsWith('_tool_result')) {
+      // A server tool's result arrives whole in its block's start.
       push('content_block_start', { index, content_block: block });
     } else {
       push('content_block_start', { index, content_block: { ...block, input: {} } });
@@ -373,8 +380,7 @@ function anthropicEvents(turn: Turn): Array<{ event: string; data: unknown }> {
     }
     push('content_block_stop', { index });
   });
-  const searches = turn.webSearches?.length ?? 0;
-  push('message_delta', { delta: { stop_reason: anthropicStop(turn), stop_sequence: null }, usage: { output_tokens: turn.usage.output, ...(searches === 0 ? {} : { server_tool_use: { web_search_requests: searches } }) } });
+  push('message_delta', { delta: { stop_reason: anthropicStop(turn), stop_sequence: null }, usage: { output_tokens: turn.usage.output, ...serverToolUsage(anthropicContent(turn) as AnthropicBlock[]) } });
   push('message_stop', {});
   return frames;
 }

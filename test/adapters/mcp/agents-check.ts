@@ -8,8 +8,8 @@
 // the adapter) and handed to `openAIAgentsMcpOptions(hooks, own)`: with it,
 // one trace per run across both processes, each server trajectory names the
 // agent's tool call, each agent observation references the server trajectory
-// of its own call, the call answered with `isError` is a failed call, the
-// model is sent nothing the server added to a result's `_meta`, the server
+// of its own call, the call answered with `isError` is a failed call (as it
+// is without the options), the model is sent nothing the server added to a result's `_meta`, the server
 // gets the program's `_meta` and the tool outputs its custom data, a run
 // whose call the program's extractor fails (it throws, or returns a string)
 // rejects as it does without them (its call linked all the same), and
@@ -91,7 +91,7 @@ interface Output {
 }
 
 /** Runs the server on its own over Streamable HTTP or SSE; resolves with its URL and how to stop it (SIGTERM: it writes its files, then exits). */
-async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[], transport: 'http' | 'sse'): Promise<{ url: string; stop(): Promise<void> }> {
+export async function serveHttp(script: string, out: string, env: NodeJS.ProcessEnv, args: string[], transport: 'http' | 'sse'): Promise<{ url: string; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [...args, script, out, transport], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
@@ -226,8 +226,17 @@ const CUSTOM_DATA = [
 /** What the SDK's default tool error function tells the model. */
 const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
 
-/** How the hooks end the call the program's resolver failed (the SDK tells the model its text, the adapter's sign of a throw). */
-const ATLANTIS_FAILED: [string, string, string] = ['call_atlantis', 'string', SDK_TOOL_FAILURE_TEXT];
+/**
+ * How the hooks end the call the program's resolver failed: the SDK tells the model its default text and marks the
+ * call's (no-op, tracing off) function span with its redacted error, as it marks a real one.
+ */
+const ATLANTIS_FAILED: [string, string, string] = ['call_atlantis', 'ToolError', 'Tool execution failed. Error details are redacted.'];
+
+/** How the hooks end the call answered with isError: failed with the text the server answered, as the server's own trajectory says. */
+const ALERTS_FAILED: [string, string, string] = ['call_alerts', 'ToolError', 'the alert service is down for Oslo'];
+
+/** Every call the hooks say failed, with or without the options, sorted by call id. */
+const FAILED_CALLS = [ALERTS_FAILED, ATLANTIS_FAILED, ['call_nuuk', 'ToolError', 'UserError: customDataExtractor must return an object or null.'], ['call_reykjavik', 'ToolError', 'RangeError: no region in the answer for Reykjavik']];
 
 /** What the server answers (a forecast numbered by its arrival). */
 const SERVER_TEXT: Record<string, (city: string) => RegExp> = { forecast: (city) => new RegExp(`^${city}: rain \\(answer \\d\\)$`), alerts: (city) => new RegExp(`^the alert service is down for ${city}$`) };
@@ -268,18 +277,6 @@ function comparable(value: unknown, key = ''): unknown {
   return value;
 }
 
-/** `doc` with the call `callId`'s observation, if it has it, as an ok call's (what recording an isError result as a failure adds, removed). */
-function withoutFailure(doc: Doc, callId: string): Doc {
-  const copy = structuredClone(doc);
-  const result = (copy.steps as Doc[]).flatMap((step) => step.observation?.results ?? []).find((entry: Doc) => entry.source_call_id === callId);
-  if (result === undefined) return copy;
-  const metadata = result.extra.metadata as Doc;
-  delete metadata['error.type'];
-  delete metadata['otel.status_code'];
-  metadata.status = 'ok';
-  return copy;
-}
-
 /** The program without the options, on memory: what the SDK does on its own, and what the linked runs are held to. */
 let plainRun: Promise<Output> | undefined;
 export const plain = (): Promise<Output> => (plainRun ??= runProgram(false, 'memory'));
@@ -295,17 +292,18 @@ export async function checkPlainProgram(): Promise<void> {
   expect(out.received.map((entry) => entry.city).sort()).toEqual(SERVED_CITIES);
   for (const { meta } of out.received) expect(meta).toEqual({ 'example.com/tenant': 'acme' });
   expect(out.customData).toEqual(CUSTOM_DATA);
-  // An isError result is an ordinary output to the SDK: without the options, an ok call; the one the resolver failed failed.
-  expect(observed(agentDoc(out, 'weather-1')[1], 'call_alerts').extra.metadata.status).toBe('ok');
-  expect(out.failedCalls).toEqual([ATLANTIS_FAILED]);
+  // An isError result is an ordinary output to the SDK, which the adapter reads from the server's answer: without the
+  // options too, a failed call; so is the one the resolver failed, and those the extractor failed.
+  expect(observed(agentDoc(out, 'weather-1')[1], 'call_alerts').extra.metadata).toMatchObject({ status: 'error', 'error.type': 'ToolError' });
+  expect(out.failedCalls.sort()).toEqual(FAILED_CALLS);
   checkExtractorRuns(out);
 }
 
 /**
  * Runs 3 and 4, whose call the program's extractor failed: the run rejects with the SDK's ToolCallError around the
  * extractor's error (the same with the options: checked against these constants either way), the session ends as
- * failed with it, and the call ends with the error's text as its output. With tracing off nothing tells the Agents
- * adapter that output is an error (the SDK's catch only marks its trace span), so the call is recorded `ok`.
+ * failed with it, and the call ends failed with the error's text as its output: the SDK marks the call's function
+ * span (a no-op one, tracing off) before it ends the call, which the Agents adapter reads.
  */
 function checkExtractorRuns(out: Output): void {
   for (const run of EXTRACTOR_RUNS) {
@@ -314,7 +312,7 @@ function checkExtractorRuns(out: Output): void {
     expect(out.failedRuns.filter(([session]) => session === run.session)).toEqual([[run.session, 'ToolCallError', message]]);
     const [, doc] = agentDoc(out, run.session);
     const [id] = run.calls[0]!;
-    expect(observed(doc, id)).toMatchObject({ content: run.error, extra: { metadata: { status: 'ok' } } });
+    expect(observed(doc, id)).toMatchObject({ content: run.error, extra: { metadata: { status: 'error', 'error.type': 'ToolError' } } });
     expect(doc.final_metrics).toMatchObject(run.tokens);
   }
   expect(out.failedRuns.map(([session]) => session).sort()).toEqual(EXTRACTOR_RUNS.map((run) => run.session));
@@ -382,17 +380,17 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
   // The program's extractor gave each tool output its custom data, as without the adapter (which adds none).
   expect(linked.customData).toEqual(CUSTOM_DATA);
   // The hooks say the isError call failed with the text the server answered, as the server's own trajectory does.
-  expect(linked.failedCalls.sort()).toEqual([['call_alerts', 'ToolError', 'the alert service is down for Oslo'], ATLANTIS_FAILED]);
+  expect(linked.failedCalls.sort()).toEqual(FAILED_CALLS);
 
   // The model was sent the tools' content and nothing the server added to a result's `_meta` for the options (which
   // cannot remove it): the SDK's tool output is the result's content.
   expect(linked.model).toContain('rain (answer');
   expect(linked.model).not.toContain('nemo-relay/');
 
-  // Nothing else in the agent's trajectories changed (from the plain run on memory: the backends write the same).
+  // Nothing else in the agent's trajectories changed (from the plain run on memory: the backends write the same), the
+  // failed calls included.
   const unlinked = await plain();
-  // But for the call answered with isError, failed where the SDK saw an ordinary output, as the server's trajectory says.
-  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) expect(comparable(withoutFailure(agentDoc(linked, run.session)[1], 'call_alerts'))).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
+  for (const run of [...RUNS, ...EXTRACTOR_RUNS]) expect(comparable(agentDoc(linked, run.session)[1])).toEqual(comparable(agentDoc(unlinked, run.session)[1]));
   // And the program saw the same rejections, the hooks the same failed runs.
   expect([linked.rejections, linked.failedRuns]).toEqual([unlinked.rejections, unlinked.failedRuns]);
 

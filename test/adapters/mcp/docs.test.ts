@@ -20,9 +20,11 @@ const programs = mcpPrograms();
 const runtimes: SnippetRuntime[] = suiteRuntime === 'node' ? ['node'] : [suiteRuntime];
 
 describe(page, () => {
-  it('has the server and the agents as snippets, and two fragments', () => {
+  it('has the server and the agents as snippets, and three fragments', () => {
     expect([...programs.keys()]).toEqual(['weather-server.mjs', 'agent.mjs', 'langchain-agent.mjs', 'ai-sdk-agent.mjs', 'agents-sdk-agent.mjs']);
-    expect(snippets).toHaveLength(programs.size + 2);
+    expect(snippets).toHaveLength(programs.size + 3);
+    // The AI SDK's HTTP configuration given to instrumentMcpTransport: ai-sdk-http.test.ts runs it over HTTP and SSE.
+    expect(snippets.filter((snippet) => snippet.includes("transport: instrumentMcpTransport({ type: 'http', url: "))).toHaveLength(1);
     // The Agents SDK options with a resolver and an extractor of the program's own: agents-programs.ts's program hands its own in so.
     expect(snippets.filter((snippet) => snippet.includes('...openAIAgentsMcpOptions(hooks, {'))).toHaveLength(1);
     expect(AGENT_SOURCE).toContain('openAIAgentsMcpOptions(hooks, own)');

@@ -14,6 +14,8 @@ export interface Reply {
   reasoning?: string;
   /** Web searches OpenAI ran inside the call (Responses `web_search_call` items). */
   webSearches?: WebSearch[];
+  /** Other hosted tools' Responses items (test/support/provider-wire.ts: `fileSearchCallItem`, `mcpCallItem`, ...). */
+  hostedItems?: Array<Record<string, unknown>>;
   usage: { input: number; output: number; cached?: number; reasoning?: number };
   /** The model the API says answered (default: the requested alias plus a date). */
   model?: string;
@@ -75,7 +77,7 @@ export class FakeOpenAI {
     const usage: ChatUsage = { prompt_tokens: step.usage.input, completion_tokens: step.usage.output, cached: step.usage.cached, reasoning: step.usage.reasoning };
     const toolCalls = step.calls ?? [];
     if (api === 'responses') {
-      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, webSearches: step.webSearches, usage };
+      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, webSearches: step.webSearches, hostedItems: step.hostedItems, usage };
       return wireResponse(body.stream === true ? openAiResponseStream(options) : openAiResponse(options), requestId);
     }
     const options = { id: `chatcmpl-${this.#n}`, model, content: step.text ?? null, toolCalls, usage };
