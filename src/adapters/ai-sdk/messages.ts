@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedCall, textOfParts } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, hostedCall, textOfParts, withoutBlobs } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -37,7 +37,7 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
       }
     } else if (role !== undefined) {
       const text = Array.isArray(content) ? textOfParts(content) : undefined;
-      out.push({ role, content: typeof content === 'string' ? content : (text ?? toJson(content)) });
+      out.push({ role, content: typeof content === 'string' ? content : (text ?? toJson(withoutBlobs(content))) });
     }
   }
   return out;
@@ -45,10 +45,11 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
 
 /** A tool result's `output` (`{type:'text'|'json'|'error-text'|..., value}`) as text. */
 function toolOutputText(output: unknown): string {
-  if (!isRecord(output)) return typeof output === 'string' ? output : JSON.stringify(toJson(output ?? null));
+  if (!isRecord(output)) return typeof output === 'string' ? output : JSON.stringify(toJson(withoutBlobs(output ?? null)));
   const value = output.value;
   if (typeof value === 'string') return value;
-  return JSON.stringify(toJson(value ?? null));
+  // A tool's `content` output may carry media (`{type: 'media', data, mediaType}`).
+  return JSON.stringify(toJson(withoutBlobs(value ?? null)));
 }
 
 /** Text, reasoning and tool calls of a content-part array (a model response or an assistant message). */

@@ -37,7 +37,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
 import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { jsonEqual } from '../../shared/json.ts';
@@ -255,7 +255,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (agents.own === name && !sent) return undefined;
     const handoff = node === undefined ? undefined : takeHandoff(agents.handoffs, node, inputs);
     agents.started += 1;
-    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userMessageOfInputs(inputs) : undefined };
+    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userTextOfInputs(inputs) : undefined };
   }
 
   /** The agent run of the nearest ancestor that has one. */
@@ -841,7 +841,7 @@ function handoffTargets(output: unknown): Array<{ node: string; goal: string | u
   const targets: Array<{ node: string; goal: string | undefined }> = [];
   for (const target of goto) {
     const name = typeof target === 'string' ? target : isRecord(target) ? target.node : undefined;
-    const goal = isRecord(target) ? userMessageOfInputs(target.args) : undefined;
+    const goal = isRecord(target) ? userTextOfInputs(target.args) : undefined;
     if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push({ node: name, goal });
   }
   return targets;
@@ -863,7 +863,7 @@ function addHandoff(handoffs: Map<string, Handoff[]>, target: { node: string; go
 function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unknown): string | undefined {
   const waiting = handoffs.get(node);
   if (waiting === undefined) return undefined;
-  const goal = waiting.some((handoff) => handoff.goal !== undefined) ? userMessageOfInputs(inputs) : undefined;
+  const goal = waiting.some((handoff) => handoff.goal !== undefined) ? userTextOfInputs(inputs) : undefined;
   const index = Math.max(0, goal === undefined ? 0 : waiting.findIndex((handoff) => handoff.goal === goal));
   const [taken] = waiting.splice(index, 1);
   if (waiting.length === 0) handoffs.delete(node);

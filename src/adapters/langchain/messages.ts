@@ -7,7 +7,7 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { chatToolCall, hostedCallOfItem, textOfParts, textOrJson, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, hostedCallOfItem, lastUserMessage, textOfParts, textOrJson, withoutBlobs, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -33,7 +33,7 @@ function typeOf(message: Loose): string | undefined {
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return textOfParts(content.filter((part) => !isRecord(part) || part.type === 'text' || typeof part === 'string')) ?? '';
-  return content === undefined || content === null ? '' : JSON.stringify(toJson(content));
+  return content === undefined || content === null ? '' : JSON.stringify(toJson(withoutBlobs(content)));
 }
 
 /**
@@ -115,7 +115,7 @@ export function chatMessages(messages: unknown): ChatMessage[] {
     const type = typeOf(message) ?? 'user';
     const role = ROLE_BY_TYPE[type] ?? type;
     const content = message.content;
-    const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? toJson(content)) };
+    const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? toJson(withoutBlobs(content))) };
     if (role === 'assistant') {
       const calls = toolCallsOf(message);
       if (calls.length > 0) {
@@ -219,15 +219,24 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
   };
 }
 
-/** The last user message of a chain's `inputs` (`{messages}`, `{input}` or a string). */
-export function userMessageOfInputs(inputs: unknown): string | undefined {
+/**
+ * The last user message of a chain's `inputs` (`{messages}`, `{input}` or a string): its text, or its content parts
+ * when it has more than text (an image), as every adapter gives a turn's message.
+ */
+export function userMessageOfInputs(inputs: unknown): string | readonly unknown[] | undefined {
   if (typeof inputs === 'string') return inputs;
   if (!isRecord(inputs)) return undefined;
   if (Array.isArray(inputs.messages)) {
-    const messages = chatMessages(inputs.messages);
-    for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return contentText(messages[i]!.content);
+    const message = lastUserMessage(chatMessages(inputs.messages));
+    if (message !== undefined) return message;
   }
   return nonEmptyString(inputs.input) ?? nonEmptyString(inputs.question);
+}
+
+/** The text of the last user message of a chain's `inputs` (a sub-agent's task, a handoff's goal): its media left out. */
+export function userTextOfInputs(inputs: unknown): string | undefined {
+  const message = userMessageOfInputs(inputs);
+  return message === undefined || typeof message === 'string' ? message : contentText(message);
 }
 
 /** A LangChain message (a `BaseMessage`), not a parsed object that happens to have a `content` field. */

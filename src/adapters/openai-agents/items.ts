@@ -10,7 +10,7 @@
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import { chatToolCall, hostedCallOfItem, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import { chatToolCall, hostedCallOfItem, textOfParts, withoutBlobs, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -40,7 +40,8 @@ function resultText(output: unknown): string {
     const text = textOfParts(output);
     if (text !== undefined) return text;
   }
-  return JSON.stringify(toJson(output ?? null));
+  // A tool may return an image or a file (`{type: 'image', image}`, `input_image` items).
+  return JSON.stringify(toJson(withoutBlobs(output ?? null)));
 }
 
 /** The model request's instructions and input items as chat messages. */
@@ -81,7 +82,7 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
     }
     assistant = undefined;
     const content = item.content;
-    out.push({ role, content: typeof content === 'string' ? content : (textOfParts(Array.isArray(content) ? content : []) ?? toJson(content ?? '')) });
+    out.push({ role, content: typeof content === 'string' ? content : (textOfParts(Array.isArray(content) ? content : []) ?? toJson(withoutBlobs(content ?? ''))) });
   }
   return out;
 }
