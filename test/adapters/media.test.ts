@@ -1,14 +1,15 @@
-// Media in the user's message (an image, a PDF), in the three framework
-// adapters: a program as each framework's docs write it sends a picture it read
-// from disk (a Buffer), by URL or as a base64 data URL, and the real provider
-// client sends it to a fake provider over a three-call run (two tool calls, then
-// the answer). The provider gets the whole image; the trajectory keeps what the
-// program sent as what it was (the part's type, its media type and file name, a
-// URL as the URL) and says what it left out and how big it was
-// (`[left out: N bytes]`, `data:image/png;base64,[left out: N characters of
-// base64]`), instead of the bytes: each model call repeats the conversation, so
-// a 100 KB image written whole was megabytes in every file and span (a Buffer as
-// a JSON array of byte numbers). Memory and native write the same files.
+// Media in the user's message (an image, a PDF) and in a tool's answer, in the
+// framework adapters: a program as each framework's docs write it sends a
+// picture it read from disk (a Buffer), by URL or as a base64 data URL, and the
+// real provider client sends it to a fake provider over a three-call run (two
+// tool calls, then the answer); the Claude Agent SDK's CLI stands scripted. The
+// provider gets the whole image; the trajectory keeps what the program sent as
+// what it was (the part's type, its media type and file name, a URL as the URL)
+// and says what it left out and how big it was (`[left out: N bytes]`,
+// `data:image/png;base64,[left out: N characters of base64]`), instead of the
+// bytes: each model call repeats the conversation, so a 100 KB image written
+// whole was megabytes in every file and span (a Buffer as a JSON array of byte
+// numbers). Memory and native write the same files.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -150,7 +151,15 @@ describe('media in the prompt: the AI SDK', () => {
             ],
           },
         ],
-        tools: { weather: aiTool({ description: 'Get the weather for a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `${city}: sunny, 24C` }) },
+        tools: {
+          weather: aiTool({
+            description: 'Get the weather for a city',
+            inputSchema: z.object({ city: z.string() }),
+            execute: async ({ city }) => `${city}: sunny, 24C`,
+            // The tool's answer to the model carries a picture too (the SDK's tool-output content parts).
+            toModelOutput: ({ output }) => ({ type: 'content', value: [{ type: 'text', text: output }, { type: 'file', mediaType: 'image/png', data: { type: 'data', data: IMAGE_BASE64 } }] }),
+          }),
+        },
         stopWhen: stepCountIs(3),
       });
       expect(text).toBe('A cat on a roof in Paris; it is sunny there.');
@@ -165,6 +174,13 @@ describe('media in the prompt: the AI SDK', () => {
         { type: 'image', image: IMAGE_URL },
         { type: 'file', data: `[left out: ${PDF.byteLength} bytes]`, mediaType: 'application/pdf', filename: 'receipt.pdf' },
       ], `${QUESTION} [image] [image ${IMAGE_URL}] [file receipt.pdf]`);
+      // What the tool gave the model, in the next request: its text and the picture's part, the bytes left out.
+      const second = recorded.log.filter((entry) => entry.hook === 'pre_api_request')[1]!.payload.request as Part;
+      const toolMessage = (second.body.messages as Part[]).find((message) => message.role === 'tool')!;
+      expect(JSON.parse(toolMessage.content as string)).toEqual([
+        { type: 'text', text: 'Paris: sunny, 24C' },
+        { type: 'file', mediaType: 'image/png', data: { type: 'data', data: LEFT_OUT_BASE64 } },
+      ]);
       const spans = collector.spans();
       expect(spans.length).toBeGreaterThanOrEqual(3);
       expectNoMedia(JSON.stringify(spans), 'the OTLP spans');
@@ -242,12 +258,13 @@ describe('media in the prompt: LangChain', () => {
 describe('media in the prompt: the Claude Agent SDK', () => {
   const session = { session_id: 'claude-session-media' };
   const requesting = { type: 'system', subtype: 'status', status: 'requesting', ...session };
-  const toolResult = (id: string, text: string) => ({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: [{ type: 'text', text }] }] }, parent_tool_use_id: null, ...session });
+  const toolResult = (id: string, text: string, ...more: Message[]) => ({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: [{ type: 'text', text }, ...more] }] }, parent_tool_use_id: null, ...session });
   const script: Message[] = [
     { type: 'system', subtype: 'init', model: 'claude-sonnet-4-5', tools: ['Bash'], ...session },
     requesting,
     ...reply(session, 'msg_1', [{ type: 'tool_use', id: 'toolu_exif', name: 'Bash', input: { command: 'exiftool cat.png' } }], 'tool_use'),
-    toolResult('toolu_exif', 'GPS: Paris'),
+    // A tool's result with a picture in it, as the CLI's Read tool returns an image file.
+    toolResult('toolu_exif', 'GPS: Paris', { type: 'image', source: { type: 'base64', media_type: 'image/png', data: IMAGE_BASE64 } }),
     requesting,
     ...reply(session, 'msg_2', [{ type: 'tool_use', id: 'toolu_weather', name: 'Bash', input: { command: 'weather Paris' } }], 'tool_use'),
     toolResult('toolu_weather', 'sunny, 24C'),
@@ -297,6 +314,8 @@ describe('media in the prompt: the Claude Agent SDK', () => {
       const requests = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => entry.payload.request as Part);
       expect(requests).toHaveLength(3);
       for (const request of requests) expect((request.body.messages as Part[]).find((message) => message.role === 'user')!.content).toEqual(parts);
+      const told = (requests[1]!.body.messages as Part[]).find((message) => message.role === 'tool')!;
+      expect(told.content).toBe(`GPS: Paris${JSON.stringify({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: LEFT_OUT_BASE64 } })}`);
       for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
       expect(validateAtif(atif[0]!)).toEqual([]);
       const files = filesOf(recorded.dir);
