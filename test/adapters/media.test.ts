@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateText, stepCountIs, tool as aiTool } from 'ai';
+import { generateText, stepCountIs, tool as aiTool, wrapLanguageModel } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, OpenAIProvider, Runner } from '@openai/agents';
 import { ChatOpenAI } from '@langchain/openai';
@@ -22,7 +22,7 @@ import { HumanMessage } from '@langchain/core/messages';
 import { tool as lcTool } from '@langchain/core/tools';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
-import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -186,6 +186,26 @@ describe('media in the prompt: the AI SDK', () => {
       expectNoMedia(JSON.stringify(spans), 'the OTLP spans');
     }, 60_000);
   }
+});
+
+describe('media in the prompt: aiSdkMiddleware alone', () => {
+  it('sees the prompt as the provider package does (a file part with tagged bytes) and leaves the bytes out', async () => {
+    const fake = new FakeProvider().reply('chat', { id: 'chatcmpl-1', model: 'gpt-4o-2024-08-06', text: 'A cat.', usage: { input: 26_000, output: 3 } });
+    const recorded = recordedPlugin('media-ai-sdk-mw');
+    const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+    const model = wrapLanguageModel({ model: openai.chat('gpt-4o'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'media-mw' }) });
+    await generateText({ model, messages: [{ role: 'user', content: [{ type: 'text', text: QUESTION }, { type: 'image', image: IMAGE }] }] });
+    expect(JSON.stringify(fake.requests[0]!.body)).toContain(middle(IMAGE_BASE64));
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const request = recorded.log.find((entry) => entry.hook === 'pre_api_request')!.payload.request as Part;
+    expect((request.body.messages as Part[]).find((message) => message.role === 'user')!.content).toEqual([
+      { type: 'text', text: QUESTION },
+      { type: 'file', data: { type: 'data', data: LEFT_OUT_BYTES }, mediaType: 'image/png' },
+    ]);
+    for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+    await sameOnNative(recorded);
+  });
 });
 
 describe('media in the prompt: the OpenAI Agents SDK', () => {
