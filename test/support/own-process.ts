@@ -33,6 +33,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/telemetry.test.ts',
   'test/adapters/hosted-tools.test.ts',
   'test/adapters/hosted-kinds.test.ts',
+  'test/adapters/hosted-mcp-approval.test.ts',
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',
   'test/adapters/langchain-random-wire.test.ts',

@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedCall, textOfParts } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, hostedCall, providerApprovalCall, textOfParts } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -56,16 +56,42 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
   let text = '';
   let reasoning = '';
   const toolCalls: CallOfTool[] = [];
+  const asked = providerApprovalIds(content);
   for (const part of content as readonly Part[]) {
     if (!isRecord(part)) continue;
     if (part.type === 'text' && typeof part.text === 'string') text += part.text;
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
       const call = { id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args };
-      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id)) : call);
+      const approvalId = asked.get(call.id);
+      if (approvalId !== undefined) toolCalls.push(providerApprovalCall(approvalId, serverToolName(call.name), call.arguments));
+      else toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id)) : call);
     }
   }
   return { text, reasoning, toolCalls };
+}
+
+/**
+ * The approval ids of the calls in `content` the provider asks the program to approve (OpenAI's hosted MCP under
+ * `requireApproval`), by the SDK's id for the call: the OpenAI package makes a provider-executed `tool-call` of the
+ * `mcp_approval_request` under an id of its own, and a `tool-approval-request` whose `approvalId` is the request's.
+ */
+function providerApprovalIds(content: readonly unknown[]): Map<string, string> {
+  const executed = new Set<string>();
+  for (const part of content) if (isRecord(part) && part.type === 'tool-call' && part.providerExecuted === true && typeof part.toolCallId === 'string') executed.add(part.toolCallId);
+  const ids = new Map<string, string>();
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-approval-request') continue;
+    const toolCallId = asString(isRecord(part.toolCall) ? part.toolCall.toolCallId : undefined) ?? asString(part.toolCallId);
+    const approvalId = asString(part.approvalId);
+    if (toolCallId !== undefined && approvalId !== undefined && executed.has(toolCallId)) ids.set(toolCallId, approvalId);
+  }
+  return ids;
+}
+
+/** The server's tool a hosted MCP call names: the OpenAI package calls it `mcp.<name>`. */
+function serverToolName(name: string): string {
+  return name.startsWith('mcp.') && name.length > 4 ? name.slice(4) : name;
 }
 
 /** A call the provider ran (`providerExecuted`), with the result it returned in the same response. */
@@ -201,6 +227,8 @@ export interface ApprovalRequest {
   readonly reason: string | undefined;
   /** Decided by the call's `toolApproval` policy in the same step, not by a person. */
   readonly automatic: boolean;
+  /** The provider asks (OpenAI's hosted MCP): `toolCallId` is the approval id, the call's id in the trajectory. */
+  readonly provider?: boolean;
 }
 
 /** The answer to an approval request. */
@@ -212,6 +240,8 @@ export interface ApprovalAnswer {
   /** The tool call the request was for, when the messages still hold it. */
   readonly toolName?: string;
   readonly input?: unknown;
+  /** The provider asked (OpenAI's hosted MCP): `toolCallId` is the approval id, the call's id in the trajectory. */
+  readonly provider?: boolean;
 }
 
 /** Approval requests in a step's content (`tool-approval-request` parts). */
@@ -224,6 +254,10 @@ export function approvalRequests(content: unknown): ApprovalRequest[] {
     const approvalId = asString(part.approvalId);
     const toolCallId = asString(call.toolCallId) ?? asString(part.toolCallId);
     if (approvalId === undefined || toolCallId === undefined) continue;
+    if (call.providerExecuted === true) {
+      out.push({ approvalId, toolCallId: approvalId, toolName: serverToolName(asString(call.toolName) ?? 'tool'), input: call.input, reason: asString(part.reason), automatic: part.isAutomatic === true, provider: true });
+      continue;
+    }
     out.push({ approvalId, toolCallId, toolName: asString(call.toolName) ?? 'tool', input: call.input, reason: asString(part.reason), automatic: part.isAutomatic === true });
   }
   return out;
@@ -282,6 +316,10 @@ export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
     const approved = response.approved === true;
     if (approved && answered.has(toolCallId)) continue;
     const call = calls.get(toolCallId);
+    if (call?.providerExecuted === true) {
+      out.push({ approvalId, toolCallId: approvalId, approved, reason: asString(response.reason), toolName: serverToolName(asString(call.toolName) ?? 'tool'), input: call.input, provider: true });
+      continue;
+    }
     out.push({ approvalId, toolCallId, approved, reason: asString(response.reason), toolName: asString(call?.toolName), input: call?.input });
   }
   return out;

@@ -35,7 +35,7 @@
 import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
-import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
+import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, providerApprovalAnswers, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -444,6 +444,8 @@ export class RunRecord implements RunObserver {
     this.#settleDenied(input);
     this.#releaseHeld();
     const run = this.#current()!;
+    // The answers to OpenAI's hosted MCP approval requests go to the provider in this request.
+    for (const { answer, decidedBy } of providerApprovalAnswers(input, request.tools)) run.providerApprovalAnswer(answer, decidedBy);
     const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
     const call = retry ? this.#call! : run.newApiCall();
     this.#call = call;
