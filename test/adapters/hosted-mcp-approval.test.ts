@@ -18,14 +18,14 @@
 // no tool hook, no tool span; `view` says the truth of both calls; native
 // writes the same files.
 import { describe, expect, it } from 'vitest';
-import { generateText, streamText, type ModelMessage } from 'ai';
+import { generateText, streamText, wrapLanguageModel, type ModelMessage } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, hostedMcpTool, OpenAIProvider, Runner, type RunToolApprovalItem } from '@openai/agents';
 import { ChatOpenAI } from '@langchain/openai';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
-import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { mcpApprovalRequestItem, mcpCallItem, openAiResponse, openAiResponseStream, scriptedFetch } from '../support/provider-wire.ts';
@@ -160,6 +160,36 @@ describe('hosted MCP approval: the AI SDK', () => {
           uninstall();
         }
         // The program's reason is its answer's; the OpenAI package does not send it on.
+        await checkApproval(recorded, { approved, ...(approved ? {} : { reason: REASON }) });
+      });
+    }
+  }
+});
+
+describe('hosted MCP approval: aiSdkMiddleware alone', () => {
+  for (const { label, approved } of CASES) {
+    for (const stream of [false, true]) {
+      it(`wrapLanguageModel with openai.tools.mcp({ requireApproval: 'always' }), ${label}, ${stream ? 'streamText' : 'generateText'}`, async () => {
+        const fake = new FakeProvider()
+          .reply('responses', { id: 'resp_1', model: 'gpt-4.1-2025-04-14', hostedItems: ASKED, usage: { input: 900, output: 30 } }, { stream })
+          .reply('responses', { id: 'resp_2', model: 'gpt-4.1-2025-04-14', text: approved ? ROLLED : REFUSED, hostedItems: approved ? RAN : [], usage: { input: 950, output: 20 } }, { stream });
+        const recorded = recordedPlugin('hosted-mcp-approval-ai-sdk-mw');
+        const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+        const model = wrapLanguageModel({ model: openai('gpt-4.1'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: `mcp-approval-mw-${label}-${stream}` }) });
+        const tools = { dice: openai.tools.mcp({ serverLabel: SERVER.label, serverUrl: SERVER.url, requireApproval: 'always' }) };
+        const messages: ModelMessage[] = [{ role: 'user', content: 'Roll a die.' }];
+        const ask = async () => {
+          if (!stream) return await generateText({ model, messages, tools });
+          const result = streamText({ model, messages, tools });
+          await result.consumeStream();
+          return { content: await result.content, response: await result.response, text: await result.text };
+        };
+        const first = await ask();
+        const requests = first.content.filter((part) => part.type === 'tool-approval-request');
+        const answer = (approvalId: string) => ({ type: 'tool-approval-response' as const, approvalId, approved, providerExecuted: true, ...(approved ? {} : { reason: REASON }) });
+        messages.push(...first.response.messages, { role: 'tool', content: requests.map((request) => answer(request.approvalId)) });
+        expect((await ask()).text).toBe(approved ? ROLLED : REFUSED);
+        // The model calls are all the middleware sees: the approval is what the prompt carried to the provider.
         await checkApproval(recorded, { approved, ...(approved ? {} : { reason: REASON }) });
       });
     }

@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedCall, providerApprovalCall, textOfParts } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -63,9 +63,7 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
       const call = { id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args };
-      const approvalId = asked.get(call.id);
-      if (approvalId !== undefined) toolCalls.push(providerApprovalCall(approvalId, serverToolName(call.name), call.arguments));
-      else toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id)) : call);
+      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id), asked.get(call.id)) : call);
     }
   }
   return { text, reasoning, toolCalls };
@@ -89,13 +87,38 @@ function providerApprovalIds(content: readonly unknown[]): Map<string, string> {
   return ids;
 }
 
+/**
+ * The answers to the provider's approval requests (OpenAI's hosted MCP) a model call's prompt carries for the first
+ * time, for a middleware that sees only prompts: the `tool-approval-response` parts after the last assistant message
+ * (the SDK puts only the provider's in a prompt).
+ */
+export function providerApprovalAnswersOfPrompt(prompt: unknown): ProviderApprovalAnswer[] {
+  if (!Array.isArray(prompt)) return [];
+  const items: unknown[] = [];
+  for (const message of prompt) {
+    if (!isRecord(message) || !Array.isArray(message.content)) continue;
+    if (message.role === 'assistant') items.push(message);
+    else if (message.role === 'tool') {
+      for (const part of message.content) {
+        if (isRecord(part) && part.type === 'tool-approval-response') items.push({ type: 'mcp_approval_response', approval_request_id: part.approvalId, approve: part.approved, reason: part.reason });
+      }
+    }
+  }
+  return newProviderApprovalAnswers(items, (item) => isRecord(item) && item.role === 'assistant');
+}
+
 /** The server's tool a hosted MCP call names: the OpenAI package calls it `mcp.<name>`. */
 function serverToolName(name: string): string {
   return name.startsWith('mcp.') && name.length > 4 ? name.slice(4) : name;
 }
 
-/** A call the provider ran (`providerExecuted`), with the result it returned in the same response. */
-export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
+/**
+ * A call the provider ran (`providerExecuted`), with the result it returned in the same response; or, when a
+ * `tool-approval-request` names it (`approvalId`), the call the provider asks the program to approve first, which ran
+ * nothing yet.
+ */
+export function providerCall(call: CallOfTool, result: unknown, approvalId?: string): CallOfTool {
+  if (approvalId !== undefined) return providerApprovalCall(approvalId, serverToolName(call.name), call.arguments);
   return hostedCall(call.id, call.name, call.arguments, result);
 }
 
