@@ -231,6 +231,10 @@ describe('hosted MCP approval: the OpenAI Agents SDK', () => {
             const [interruption] = result.interruptions;
             if (approved) result.state.approve(interruption!);
             else result.state.reject(interruption!, { message: REASON });
+            // The paused turn says what it waits for: the request's id.
+            const paused = recorded.log.filter((entry) => JSON.stringify(entry.payload).includes('"pending_approvals"'));
+            expect(paused.length).toBeGreaterThan(0);
+            for (const entry of paused) expect(JSON.stringify(entry.payload)).toContain(`"pending_approvals":["${REQUEST_ID}"]`);
             result = await go(result.state);
           }
           expect(result.finalOutput).toBe(approved ? ROLLED : REFUSED);
