@@ -166,6 +166,15 @@ export function providerApprovalAnswers(input: unknown, tools: unknown): Array<{
   });
 }
 
+/**
+ * The call an interruption asks about when it is OpenAI's hosted MCP approval request (the SDK's approval item keeps
+ * the wire item in `rawItem.providerData`): a {@link providerApprovalCall}, whose request and answer the core records.
+ */
+export function hostedApprovalOf(interruption: unknown): CallOfTool | undefined {
+  const call = hostedCallOfItem(isRecord(interruption) && isRecord(interruption.rawItem) ? hostedWire(interruption.rawItem) : undefined);
+  return call?.providerApproval === true ? call : undefined;
+}
+
 /** The function calls among output items (what the runner executes, or hands off with). */
 export function functionCalls(output: unknown): CallOfTool[] {
   const calls: CallOfTool[] = [];
