@@ -279,4 +279,35 @@ describe('hosted MCP approval: LangChain', () => {
       });
     }
   }
+
+  // ChatOpenAI's own docs call the bare model twice: two runs, two sessions, the request in the first, the answer and
+  // the call OpenAI ran in the second, linked by the request's id.
+  it('a bare ChatOpenAI with { type: "mcp", require_approval: "always" }, approved, invoke twice', async () => {
+    const { fetch, requests } = scriptedFetch([
+      openAiResponse({ id: 'resp_1', model: 'gpt-4.1-2025-04-14', hostedItems: ASKED, usage: { prompt_tokens: 900, completion_tokens: 30 } }),
+      openAiResponse({ id: 'resp_2', model: 'gpt-4.1-2025-04-14', text: ROLLED, hostedItems: RAN, usage: { prompt_tokens: 950, completion_tokens: 20 } }),
+    ]);
+    const recorded = recordedPlugin('hosted-mcp-approval-lc-bare');
+    const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, useResponsesApi: true, configuration: { fetch } }).bindTools([
+      { type: 'mcp', server_label: SERVER.label, server_url: SERVER.url, require_approval: 'always' },
+    ]);
+    const config = { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] };
+    const history: Array<HumanMessage | AIMessage> = [new HumanMessage('Roll a die.')];
+    const first = (await model.invoke(history, config)) as AIMessage;
+    history.push(first, new HumanMessage({ content: [{ type: 'mcp_approval_response', approval_request_id: REQUEST_ID, approve: true }] }));
+    expect(((await model.invoke(history, config)) as AIMessage).text).toBe(ROLLED);
+    expect(requests[1]!.body.input).toContainEqual({ type: 'mcp_approval_response', approval_request_id: REQUEST_ID, approve: true });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(2);
+    const calls = atif.map((doc) => (doc.steps as Step[]).filter((step) => step.source === 'agent').flatMap((step) => (step.tool_calls ?? []) as Step[]));
+    expect(calls[0]).toMatchObject([{ tool_call_id: REQUEST_ID, function_name: 'roll', arguments: ARGS, extra: { provider_approval_request: true } }]);
+    expect(calls[1]).toMatchObject([{ tool_call_id: CALL_ID, function_name: 'roll', extra: { provider_executed: true, approval_request_id: REQUEST_ID } }]);
+    const approvals = recorded.log.filter((entry) => entry.hook.endsWith('_approval_request') || entry.hook.endsWith('_approval_response')).map((entry) => [entry.hook, (entry.payload as Step).tool_call_id, (entry.payload as Step).choice]);
+    expect(approvals).toEqual([
+      ['pre_approval_request', REQUEST_ID, undefined],
+      ['post_approval_response', REQUEST_ID, 'once'],
+    ]);
+    await sameOnNative(recorded);
+  });
 });
