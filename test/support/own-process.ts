@@ -41,6 +41,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-timing.test.ts',
   'test/adapters/replay-timing.test.ts',
   'test/adapters/langchain.test.ts',
+  'test/adapters/langchain-middleware.test.ts',
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/langgraph-send.test.ts',
   'test/adapters/mcp/agents-is-error.test.ts',

@@ -12,6 +12,7 @@ import {
   hostedCallOfItem,
   newProviderApprovalAnswers,
   textOfParts,
+  textOrJson,
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
@@ -255,10 +256,33 @@ export function userMessageOfInputs(inputs: unknown): string | undefined {
   return nonEmptyString(inputs.input) ?? nonEmptyString(inputs.question);
 }
 
-/** The final assistant text of a chain's outputs. */
+/** A LangChain message (a `BaseMessage`), not a parsed object that happens to have a `content` field. */
+const isMessageObject = (value: Loose): boolean =>
+  typeof (value as { getType?: unknown }).getType === 'function' || typeof (value as { _getType?: unknown })._getType === 'function';
+
+/**
+ * The result of a plain runnable (not a graph) that is neither text nor a message: what a parser or
+ * `withStructuredOutput` gave the program (an object, as JSON). LangChain reports a value that is not an object as
+ * `{ output: value }`. `undefined` for a message (its text is the answer) or a state with messages.
+ */
+export function parsedResultOf(outputs: unknown): string | undefined {
+  if (!isRecord(outputs) || Array.isArray(outputs.messages) || isMessageObject(outputs)) return undefined;
+  const keys = Object.keys(outputs);
+  return textOrJson(keys.length === 1 && keys[0] === 'output' ? outputs.output : outputs);
+}
+
+/**
+ * The final answer of a chain's outputs: an agent's `structuredResponse` (its `responseFormat`) as JSON, which is
+ * what the program reads (the message `createAgent` adds after a structured-output tool call is its own sentence,
+ * not the model's); else the last assistant text.
+ */
 export function finalTextOfOutputs(outputs: unknown): string | undefined {
   if (typeof outputs === 'string') return outputs;
   if (!isRecord(outputs)) return undefined;
+  if (outputs.structuredResponse !== undefined) {
+    const structured = textOrJson(outputs.structuredResponse);
+    if (structured !== undefined) return structured;
+  }
   if (Array.isArray(outputs.messages)) {
     const messages = chatMessages(outputs.messages);
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return contentText(messages[i]!.content);
