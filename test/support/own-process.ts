@@ -34,6 +34,7 @@ export const NATIVE_SHARED = [
   'test/adapters/hosted-tools.test.ts',
   'test/adapters/hosted-kinds.test.ts',
   'test/adapters/media.test.ts',
+  'test/adapters/hosted-mcp-approval.test.ts',
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',
   'test/adapters/langchain-random-wire.test.ts',

@@ -37,7 +37,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
 import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { jsonEqual } from '../../shared/json.ts';
@@ -474,6 +474,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
+    // The answers to OpenAI's hosted MCP approval requests go to the provider with these messages (a middleware's own
+    // call, such as a summary of the conversation, carries the history, not answers).
+    if (source === undefined) for (const answer of providerApprovalAnswersOf(messages)) run.providerApprovalAnswer(answer);
     const call = source !== undefined ? run.newApiCall() : this.#attemptOf(run, parentRunId ?? runId);
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;

@@ -7,7 +7,19 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { chatToolCall, hostedCallOfItem, lastUserMessage, textOfParts, textOrJson, withoutBlobs, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import {
+  chatToolCall,
+  hostedCallOfItem,
+  lastUserMessage,
+  newProviderApprovalAnswers,
+  textOfParts,
+  textOrJson,
+  withoutBlobs,
+  type CallOfTool,
+  type ChatMessage,
+  type OfferedTool,
+  type ProviderApprovalAnswer,
+} from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -72,6 +84,22 @@ function streamedServerInputs(blocks: readonly unknown[]): Map<unknown, string> 
     if (text !== '') inputs.set(block.index, text);
   }
   return inputs;
+}
+
+/**
+ * The answers to OpenAI's hosted MCP approval requests a model call's messages carry for the first time: the
+ * `mcp_approval_response` blocks (ChatOpenAI's way to send them) of the messages after the last AI message.
+ */
+export function providerApprovalAnswersOf(messages: unknown): ProviderApprovalAnswer[] {
+  if (!Array.isArray(messages)) return [];
+  const items: unknown[] = [];
+  for (const message of messages) {
+    if (!isRecord(message)) continue;
+    const type = typeOf(message);
+    if (type === 'ai' || type === 'assistant') items.push(message);
+    else if (Array.isArray(message.content)) items.push(...message.content);
+  }
+  return newProviderApprovalAnswers(items, (item) => isRecord(item) && messages.includes(item));
 }
 
 /**
