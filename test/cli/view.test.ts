@@ -134,6 +134,34 @@ describe('nemo-relay-hooks view', () => {
     expect(result.stdout).not.toContain('"type":"text"');
   });
 
+  it("reads a recorded request's media parts (the builder writes them as JSON text) as tags: where each is, or its name", async () => {
+    const parts = [
+      { type: 'input_text', text: 'what?' },
+      { type: 'input_image', image: 'data:image/png;base64,[left out: 136536 characters of base64]' },
+      { type: 'image_url', image_url: { url: 'https://images.example/cat.png' } },
+      { type: 'file', data: '[left out: 20489 bytes]', mediaType: 'application/pdf', filename: 'receipt.pdf' },
+    ];
+    const file = path.join(tempDir(), 'media.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        schema_version: 'ATIF-v1.6',
+        session_id: 'media',
+        agent: { name: 'writer', version: '1' },
+        steps: [
+          { step_id: 1, source: 'user', message: JSON.stringify(parts) },
+          { step_id: 2, source: 'agent', message: 'a cat' },
+          { step_id: 3, source: 'user', message: '[{"not": "parts"}]' },
+        ],
+      }),
+    );
+    const result = await cliInProcess(['view', file]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('“what? [image] [image https://images.example/cat.png] [file receipt.pdf]”');
+    // A message that only looks like JSON stays as it was written.
+    expect(result.stdout).toContain('“[{"not": "parts"}]”');
+  });
+
   it('shows no duration for an instant (a step with no span and no step before it, a mark), in the terminal and the HTML page', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'instants.json');

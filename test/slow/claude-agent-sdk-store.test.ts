@@ -134,6 +134,9 @@ describe('wrapClaudeAgentSdk with a sessionStore: the real SDK and CLI against a
     const results = messages.filter((m) => m.type === 'result');
     const mainSteps = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent' && step.llm_call_count !== 0);
     expect(mainSteps.reduce((sum, step) => sum + step.metrics.prompt_tokens, 0)).toBe(results.reduce((sum, m) => sum + m.usage.input_tokens + m.usage.cache_read_input_tokens + m.usage.cache_creation_input_tokens, 0));
+    // The CLI starts modelUsage from what the stored session spent before (its cost-state record, in the copy it resumed
+    // from); every request of this query is a step: no turn states tokens beyond them.
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => e.payload.unattributed_usage).filter((u) => u !== undefined)).toEqual([]);
   }, 180_000);
   }
 
@@ -154,6 +157,7 @@ describe('wrapClaudeAgentSdk with a sessionStore: the real SDK and CLI against a
       const sent = sentConversation(mock.requests.at(-1)!.body.messages);
       expect(sent).toEqual(how === 'continue' ? ['user:first question', 'assistant:answer 0', 'user:second question', 'assistant:answer 1', 'user:third question'] : ['user:first question', 'assistant:answer 0', 'user:third question']);
       expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages))).toEqual([sent]);
+      expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => e.payload.unattributed_usage)).toEqual([undefined]);
     }, 180_000);
   }
 

@@ -363,6 +363,9 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
       const turnEnd = recorded.log.find((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === sessionId)!.payload;
       expect(turnEnd).toMatchObject({ completed: true, result_subtype: 'success', model_usage: results.at(-1).modelUsage, total_cost_usd: results.at(-1).total_cost_usd });
       expect((turnEnd.result_usage as Record<string, number>).output_tokens).toBe(totals.main[1]);
+      // Every request was in the stream or a sub-agent's transcript, each step counted under the model modelUsage names
+      // (the API answers with a dated name): nothing is left to state.
+      expect(turnEnd.unattributed_usage).toBeUndefined();
 
       // The retried request: one api_request_id, the 529 attempt then the answer.
       const retried = [...attemptsById(atof).values()].filter((events) => events.length > 1);
@@ -418,6 +421,7 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(failedStep?.model_name).toBe(SUB_MODEL);
     const totals = sdkTotals(wrapped.messages);
     expect({ [ASKED_MAIN]: stepTotals(doc), [ASKED_SUB]: stepTotals(child) }).toEqual(totals.byModel);
+    expect(recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload.unattributed_usage)).toEqual([undefined, undefined]);
   }, 120_000);
 
   it('records a foreground sub-agent\'s retry on the request the API refused, not on the one before it', async () => {
@@ -794,6 +798,8 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(requests[0]![0]!.content).toMatch(/^This session is being continued/);
     expect(JSON.stringify(requests[0])).not.toContain('first question');
     expect(requests[0]!.at(-1)).toEqual({ role: 'user', content: 'third question' });
+    // The summary request of the earlier /compact query is in the modelUsage the CLI starts from, not this query's to state.
+    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => e.payload.unattributed_usage)).toEqual([undefined]);
   }, 120_000);
 
   it('records a request the API keeps refusing as a failed attempt and a failed session', async () => {

@@ -61,3 +61,43 @@ export function modelUsageTotals(messages: any[]): [number, number] {
 export function observations(doc: AtifDoc): Map<string, AtifDoc> {
   return new Map((doc.steps as AtifDoc[]).flatMap((step) => (step.observation?.results ?? []).map((result: AtifDoc) => [result.source_call_id, result] as const)));
 }
+
+/** Every trajectory of a document: the main agent's and its sub-agents', nested as they are. */
+function trajectories(doc: AtifDoc): AtifDoc[] {
+  return [doc, ...((doc.subagent_trajectories ?? []) as AtifDoc[]).flatMap(trajectories)];
+}
+
+/**
+ * Per model the latest result's `modelUsage` names, [prompt, completion] as the trajectory holds them: the answered
+ * steps of every trajectory whose model `askedFor` maps to it (`modelUsage` names the model the CLI asked for, a step
+ * the one the API answered with), plus what the turn ends stated no step holds (`unattributed_usage`). Beside it, the
+ * same per model as `modelUsage` reports it, less what a resumed session's earlier queries spent (`carried`: their last
+ * result's `modelUsage`, which the CLI starts from): the two must be equal.
+ */
+export function tokensByModel(docs: readonly AtifDoc[], log: Recorded['log'], messages: any[], askedFor: (answered: string) => string, carried: Record<string, any> = {}): { held: Record<string, [number, number]>; reported: Record<string, [number, number]> } {
+  const last = messages.filter((m) => m.type === 'result').at(-1);
+  const reported: Record<string, [number, number]> = {};
+  const terms = (m: any): [number, number] => (m === undefined ? [0, 0] : [m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens, m.outputTokens]);
+  for (const [model, m] of Object.entries(last.modelUsage as Record<string, any>)) {
+    const [prompt, completion] = terms(m);
+    const [before, beforeCompletion] = terms(carried[model]);
+    reported[model] = [prompt - before, completion - beforeCompletion];
+  }
+  const held: Record<string, [number, number]> = {};
+  const add = (model: string, prompt: number, completion: number): void => {
+    const sum = (held[model] ??= [0, 0]);
+    sum[0] += prompt;
+    sum[1] += completion;
+  };
+  for (const doc of docs.flatMap(trajectories)) {
+    for (const step of doc.steps as AtifDoc[]) {
+      if (step.source !== 'agent' || step.metrics === undefined) continue;
+      add(askedFor(String(step.model_name ?? doc.agent?.model_name)), step.metrics.prompt_tokens ?? 0, step.metrics.completion_tokens ?? 0);
+    }
+  }
+  for (const entry of log) {
+    if (entry.hook !== 'on_session_end') continue;
+    for (const [model, u] of Object.entries((entry.payload.unattributed_usage ?? {}) as Record<string, any>)) add(model, u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens, u.output_tokens);
+  }
+  return { held, reported };
+}

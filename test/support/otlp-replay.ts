@@ -30,6 +30,11 @@ export interface OtlpReplayOptions {
   env?: Record<string, string>;
   /** `shutdown({ timeoutMs })`. */
   timeoutMs?: number;
+  /**
+   * Waits for `plugin.ready` (backend live, plugins.toml activated) before the first hook: for a test of what a short
+   * shutdown budget leaves the exporters, on a machine so loaded that the activation alone could spend the budget.
+   */
+  awaitReady?: boolean;
   /** Shut the backend down too (releases native's process-wide activation). Default true. */
   shutdownBackend?: boolean;
   /** Write the ATOF and ATIF files too. Default true; false leaves OTLP as the only output. */
@@ -107,6 +112,7 @@ export async function replayWithOtlp(backend: RelayBackend, lines: readonly Hook
   const plugin = createNemoRelayPlugin({ backend, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml, ...options.env }, logger });
   const hooks = new HookRegistry({ logger: silentLogger });
   const unregister = plugin.register(hooks);
+  if (options.awaitReady === true) await plugin.ready;
   for (const line of lines) hooks.emit(line.hook as HookName, structuredClone(line.payload) as never);
   // Unless a test bounds it, longer than a host's default 5 s: a loaded machine can take longer to drain the exporters.
   await plugin.shutdown({ timeoutMs: options.timeoutMs ?? 60_000 });

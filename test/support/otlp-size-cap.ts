@@ -94,7 +94,7 @@ export interface Run {
   ms: number;
 }
 
-export interface RunOptions extends Pick<OtlpReplayOptions, 'logs' | 'timeoutMs'> {
+export interface RunOptions extends Pick<OtlpReplayOptions, 'logs' | 'timeoutMs' | 'awaitReady'> {
   /** The receiver's request size cap. */
   cap?: number;
   /** How the receiver answers the requests under its cap. */
@@ -115,6 +115,7 @@ export async function run(backend: 'memory' | 'native', transport: Transport, li
     localFiles: false,
     ...(options.logs ? { logs: options.logs } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.awaitReady === true ? { awaitReady: true } : {}),
   });
   const warnings = [...result.problems, ...logger.lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.message)];
   return { rx, result, warnings, order: rx.spans().map(spanKey), ms: Date.now() - started };

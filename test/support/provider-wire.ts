@@ -164,10 +164,18 @@ export function mcpListToolsItem(id: string, serverLabel: string, tools: Array<{
   return { id, type: 'mcp_list_tools', server_label: serverLabel, tools: tools.map((tool) => ({ ...tool, input_schema: { type: 'object', properties: {} } })) };
 }
 
-/** A Responses `mcp_call` item: OpenAI called the server's tool `name`; `output` or `error` is what came back. */
-export function mcpCallItem(id: string, serverLabel: string, name: string, args: Record<string, unknown>, outcome: { output: string } | { error: Record<string, unknown> }): Record<string, unknown> {
+/**
+ * A Responses `mcp_call` item: OpenAI called the server's tool `name`; `output` or `error` is what came back.
+ * `approvalRequestId`: the `mcp_approval_request` the program approved before OpenAI ran it.
+ */
+export function mcpCallItem(id: string, serverLabel: string, name: string, args: Record<string, unknown>, outcome: { output: string } | { error: Record<string, unknown> }, approvalRequestId?: string): Record<string, unknown> {
   const failed = 'error' in outcome;
-  return { id, type: 'mcp_call', status: failed ? 'failed' : 'completed', approval_request_id: null, server_label: serverLabel, name, arguments: JSON.stringify(args), output: failed ? null : outcome.output, error: failed ? outcome.error : null };
+  return { id, type: 'mcp_call', status: failed ? 'failed' : 'completed', approval_request_id: approvalRequestId ?? null, server_label: serverLabel, name, arguments: JSON.stringify(args), output: failed ? null : outcome.output, error: failed ? outcome.error : null };
+}
+
+/** A Responses `mcp_approval_request` item: under `require_approval`, OpenAI asks the program before it calls the server's tool. */
+export function mcpApprovalRequestItem(id: string, serverLabel: string, name: string, args: Record<string, unknown>): Record<string, unknown> {
+  return { id, type: 'mcp_approval_request', server_label: serverLabel, name, arguments: JSON.stringify(args) };
 }
 
 /**

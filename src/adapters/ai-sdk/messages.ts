@@ -8,7 +8,7 @@ import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedCall, textOfParts } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, withoutBlobs, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -37,7 +37,7 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
       }
     } else if (role !== undefined) {
       const text = Array.isArray(content) ? textOfParts(content) : undefined;
-      out.push({ role, content: typeof content === 'string' ? content : (text ?? toJson(content)) });
+      out.push({ role, content: typeof content === 'string' ? content : (text ?? toJson(withoutBlobs(content))) });
     }
   }
   return out;
@@ -45,10 +45,11 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
 
 /** A tool result's `output` (`{type:'text'|'json'|'error-text'|..., value}`) as text. */
 function toolOutputText(output: unknown): string {
-  if (!isRecord(output)) return typeof output === 'string' ? output : JSON.stringify(toJson(output ?? null));
+  if (!isRecord(output)) return typeof output === 'string' ? output : JSON.stringify(toJson(withoutBlobs(output ?? null)));
   const value = output.value;
   if (typeof value === 'string') return value;
-  return JSON.stringify(toJson(value ?? null));
+  // A tool's `content` output may carry media (`{type: 'media', data, mediaType}`).
+  return JSON.stringify(toJson(withoutBlobs(value ?? null)));
 }
 
 /** Text, reasoning and tool calls of a content-part array (a model response or an assistant message). */
@@ -56,20 +57,69 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
   let text = '';
   let reasoning = '';
   const toolCalls: CallOfTool[] = [];
+  const asked = providerApprovalIds(content);
   for (const part of content as readonly Part[]) {
     if (!isRecord(part)) continue;
     if (part.type === 'text' && typeof part.text === 'string') text += part.text;
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
       const call = { id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args };
-      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id)) : call);
+      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id), asked.get(call.id)) : call);
     }
   }
   return { text, reasoning, toolCalls };
 }
 
-/** A call the provider ran (`providerExecuted`), with the result it returned in the same response. */
-export function providerCall(call: CallOfTool, result: unknown): CallOfTool {
+/**
+ * The approval ids of the calls in `content` the provider asks the program to approve (OpenAI's hosted MCP under
+ * `requireApproval`), by the SDK's id for the call: the OpenAI package makes a provider-executed `tool-call` of the
+ * `mcp_approval_request` under an id of its own, and a `tool-approval-request` whose `approvalId` is the request's.
+ */
+function providerApprovalIds(content: readonly unknown[]): Map<string, string> {
+  const executed = new Set<string>();
+  for (const part of content) if (isRecord(part) && part.type === 'tool-call' && part.providerExecuted === true && typeof part.toolCallId === 'string') executed.add(part.toolCallId);
+  const ids = new Map<string, string>();
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'tool-approval-request') continue;
+    const toolCallId = asString(isRecord(part.toolCall) ? part.toolCall.toolCallId : undefined) ?? asString(part.toolCallId);
+    const approvalId = asString(part.approvalId);
+    if (toolCallId !== undefined && approvalId !== undefined && executed.has(toolCallId)) ids.set(toolCallId, approvalId);
+  }
+  return ids;
+}
+
+/**
+ * The answers to the provider's approval requests (OpenAI's hosted MCP) a model call's prompt carries for the first
+ * time, for a middleware that sees only prompts: the `tool-approval-response` parts after the last assistant message
+ * (the SDK puts only the provider's in a prompt).
+ */
+export function providerApprovalAnswersOfPrompt(prompt: unknown): ProviderApprovalAnswer[] {
+  if (!Array.isArray(prompt)) return [];
+  const items: unknown[] = [];
+  for (const message of prompt) {
+    if (!isRecord(message) || !Array.isArray(message.content)) continue;
+    if (message.role === 'assistant') items.push(message);
+    else if (message.role === 'tool') {
+      for (const part of message.content) {
+        if (isRecord(part) && part.type === 'tool-approval-response') items.push({ type: 'mcp_approval_response', approval_request_id: part.approvalId, approve: part.approved, reason: part.reason });
+      }
+    }
+  }
+  return newProviderApprovalAnswers(items, (item) => isRecord(item) && item.role === 'assistant');
+}
+
+/** The server's tool a hosted MCP call names: the OpenAI package calls it `mcp.<name>`. */
+function serverToolName(name: string): string {
+  return name.startsWith('mcp.') && name.length > 4 ? name.slice(4) : name;
+}
+
+/**
+ * A call the provider ran (`providerExecuted`), with the result it returned in the same response; or, when a
+ * `tool-approval-request` names it (`approvalId`), the call the provider asks the program to approve first, which ran
+ * nothing yet.
+ */
+export function providerCall(call: CallOfTool, result: unknown, approvalId?: string): CallOfTool {
+  if (approvalId !== undefined) return providerApprovalCall(approvalId, serverToolName(call.name), call.arguments);
   return hostedCall(call.id, call.name, call.arguments, result);
 }
 
@@ -201,6 +251,8 @@ export interface ApprovalRequest {
   readonly reason: string | undefined;
   /** Decided by the call's `toolApproval` policy in the same step, not by a person. */
   readonly automatic: boolean;
+  /** The provider asks (OpenAI's hosted MCP): `toolCallId` is the approval id, the call's id in the trajectory. */
+  readonly provider?: boolean;
 }
 
 /** The answer to an approval request. */
@@ -212,6 +264,8 @@ export interface ApprovalAnswer {
   /** The tool call the request was for, when the messages still hold it. */
   readonly toolName?: string;
   readonly input?: unknown;
+  /** The provider asked (OpenAI's hosted MCP): `toolCallId` is the approval id, the call's id in the trajectory. */
+  readonly provider?: boolean;
 }
 
 /** Approval requests in a step's content (`tool-approval-request` parts). */
@@ -224,6 +278,10 @@ export function approvalRequests(content: unknown): ApprovalRequest[] {
     const approvalId = asString(part.approvalId);
     const toolCallId = asString(call.toolCallId) ?? asString(part.toolCallId);
     if (approvalId === undefined || toolCallId === undefined) continue;
+    if (call.providerExecuted === true) {
+      out.push({ approvalId, toolCallId: approvalId, toolName: serverToolName(asString(call.toolName) ?? 'tool'), input: call.input, reason: asString(part.reason), automatic: part.isAutomatic === true, provider: true });
+      continue;
+    }
     out.push({ approvalId, toolCallId, toolName: asString(call.toolName) ?? 'tool', input: call.input, reason: asString(part.reason), automatic: part.isAutomatic === true });
   }
   return out;
@@ -282,6 +340,10 @@ export function approvalAnswers(messages: unknown): ApprovalAnswer[] {
     const approved = response.approved === true;
     if (approved && answered.has(toolCallId)) continue;
     const call = calls.get(toolCallId);
+    if (call?.providerExecuted === true) {
+      out.push({ approvalId, toolCallId: approvalId, approved, reason: asString(response.reason), toolName: serverToolName(asString(call.toolName) ?? 'tool'), input: call.input, provider: true });
+      continue;
+    }
     out.push({ approvalId, toolCallId, approved, reason: asString(response.reason), toolName: asString(call?.toolName), input: call?.input });
   }
   return out;

@@ -25,12 +25,13 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import type { CallOfTool } from '../core/shapes.ts';
+import { linkApprovedCalls, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { MAX_PENDING_APPROVALS } from '../core/holds.ts';
 
 type Params = Record<string, unknown>;
 
@@ -73,6 +74,8 @@ class StreamedResponse {
   readonly toolCalls: CallOfTool[] = [];
   /** What the provider returned for the calls it ran, by call id. */
   readonly #providerResults = new Map<string, unknown>();
+  /** The approval ids of the provider's calls it asks the program to approve first, by call id. */
+  readonly #approvalIds = new Map<string, string>();
   usage: unknown;
   finishReason: string | undefined;
   model: string | undefined;
@@ -93,6 +96,9 @@ class StreamedResponse {
       case 'tool-result':
         // A model's stream carries results only of the calls its provider ran (the packages do not all mark them).
         if (typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, toolOutputValue(part.result ?? part.output));
+        break;
+      case 'tool-approval-request':
+        if (typeof part.toolCallId === 'string' && typeof part.approvalId === 'string') this.#approvalIds.set(part.toolCallId, part.approvalId);
         break;
       case 'raw':
         // Only with `includeRawChunks`: Gemini's chunks name the model that answered, which @ai-sdk/google does not pass on.
@@ -116,7 +122,7 @@ class StreamedResponse {
     return {
       text: this.text,
       reasoning: this.reasoning === '' ? undefined : this.reasoning,
-      toolCalls: this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id)) : call)),
+      toolCalls: this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id)) : call)),
       usage: tokenCounts(this.usage),
       finishReason: this.finishReason,
       model: this.model ?? nonEmptyString(model.modelId),
@@ -134,6 +140,17 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
   const sessionId = typeof options.sessionId === 'string' && options.sessionId !== '' ? options.sessionId : newSessionId();
   let run: AgentRun | undefined;
   const calls = new WeakMap<object, ApiCall>();
+  /** The provider's approval requests of this middleware's responses, by id, until answered (the prompt does not keep them). */
+  const providerAsked = new Map<string, CallOfTool>();
+  /** Each call's approved requests, whose calls the provider runs in its response. */
+  const approvedFor = new WeakMap<ApiCall, CallOfTool[]>();
+  /** A response, its hosted calls linked to the requests approved in the call's prompt (the package drops the id); its own requests noted. */
+  const answered = (call: ApiCall, response: ResponseParts): ResponseParts => {
+    for (const asked of response.toolCalls) if (asked.providerApproval === true) providerAsked.set(asked.id, asked);
+    while (providerAsked.size > MAX_PENDING_APPROVALS) providerAsked.delete(providerAsked.keys().next().value as string);
+    const approved = approvedFor.get(call);
+    return approved === undefined ? response : { ...response, toolCalls: linkApprovedCalls(response.toolCalls, approved) };
+  };
   /** Streamed calls given up after an error part, by their prompt's JSON, until their rerun comes. */
   const reruns = new Map<string, ApiCall>();
 
@@ -169,6 +186,17 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
     core.guard.run('middleware attempt', () => {
       const found = callFor(params, model);
       if (found === undefined) return undefined;
+      // The answers to the provider's approval requests go to it with this prompt.
+      if (found.owned) {
+        const approved: CallOfTool[] = [];
+        for (const answer of providerApprovalAnswersOfPrompt(params.prompt)) {
+          found.call.run.providerApprovalAnswer(answer);
+          const asked = providerAsked.get(answer.id);
+          providerAsked.delete(answer.id);
+          if (answer.approved && asked !== undefined) approved.push(asked);
+        }
+        if (approved.length > 0) approvedFor.set(found.call, approved);
+      }
       // A joined object call's first attempt was opened by the integration's step start.
       if (found.owned) found.call.attemptStart(requestOf(params, model));
       else if (!found.call.attemptOpen) found.call.attemptStart();
@@ -191,7 +219,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
         failed(found.call, error);
         throw error;
       }
-      if (found.owned) core.guard.run('middleware attempt', () => found.call.attemptEnd(responseOfResult(result, model)));
+      if (found.owned) core.guard.run('middleware attempt', () => found.call.attemptEnd(answered(found.call, responseOfResult(result, model))));
       return result;
     },
     async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown> {
@@ -222,7 +250,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
             if (reruns.size > MAX_RERUNS) reruns.delete(reruns.keys().next().value as string);
           } else if (error !== undefined) call.attemptError(error, true);
           else if (seen.error !== undefined && seen.finishReason === undefined) call.attemptError(seen.error, true);
-          else call.attemptEnd(seen.response(model));
+          else call.attemptEnd(answered(call, seen.response(model)));
         });
       };
       const observed = result.stream.pipeThrough(

@@ -41,7 +41,7 @@ import {
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
-import { lastUserMessage, type ChatMessage } from '../core/shapes.ts';
+import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -80,6 +80,8 @@ interface RunState {
   callMessages: number;
   /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
   sent: Map<string, unknown> | undefined;
+  /** The provider's approval requests this run approved, until the call the provider runs for each comes back. */
+  providerApproved: CallOfTool[];
 }
 
 const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
@@ -280,6 +282,7 @@ export class AiSdkTelemetry {
         resumedCalls: undefined,
         callMessages: 0,
         sent: undefined,
+        providerApproved: [],
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -325,7 +328,11 @@ export class AiSdkTelemetry {
     const state = this.#state(event);
     const call = state?.call;
     if (call === undefined) return;
-    this.#guard('onLanguageModelCallEnd', () => call.attemptEnd(responseOfCallEnd(event, state!.sent)));
+    this.#guard('onLanguageModelCallEnd', () => {
+      const response = responseOfCallEnd(event, state!.sent);
+      // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
+      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved) });
+    });
   };
 
   /**
@@ -507,6 +514,12 @@ export class AiSdkTelemetry {
     const pending = request ?? this.#approvals.get(answer.approvalId);
     this.#approvals.delete(answer.approvalId);
     const run = state.run;
+    if (answer.provider === true) {
+      // The provider runs an approved call itself, and tells the model of a denied one: no outcome of the program's.
+      run.providerApprovalAnswer({ id: answer.approvalId, approved: answer.approved, ...(answer.reason === undefined ? {} : { reason: answer.reason }) }, request?.decidedBy);
+      if (answer.approved) state.providerApproved.push({ id: answer.approvalId, name: pending?.toolName ?? answer.toolName ?? 'tool', arguments: pending?.input ?? answer.input });
+      return;
+    }
     run.approvalResponse(answer.toolCallId, answer.approved, answer.reason, request?.decidedBy);
     const apiRequestId = pending?.apiRequestId;
     if (answer.approved) {

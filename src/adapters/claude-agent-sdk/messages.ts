@@ -9,7 +9,7 @@
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { assistantMessage, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { assistantMessage, withoutBlobs, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { trajectoryAnswering } from '../mcp/meta.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 
@@ -126,14 +126,14 @@ export function promptText(prompt: unknown): string | readonly unknown[] | undef
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     const allText = content.every((block) => isRecord(block) && block.type === 'text' && typeof block.text === 'string');
-    return allText ? contentText(content) : (content as readonly unknown[]);
+    return allText ? contentText(content) : (withoutBlobs(content) as readonly unknown[]);
   }
   return undefined;
 }
 
 function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? '';
+    return JSON.stringify(withoutBlobs(value)) ?? '';
   } catch {
     return String(value);
   }

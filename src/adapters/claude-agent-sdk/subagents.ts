@@ -34,6 +34,7 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
 import { guessedTranscriptPath, TranscriptTail } from './transcript.ts';
+import type { QueryTokens } from './usage.ts';
 
 /** An assistant message being read, record by record (one content block each). */
 interface Request {
@@ -87,9 +88,12 @@ export class SubAgent {
   /** Its conversation so far, as each request's `messages`. */
   readonly #history: ChatMessage[] = [];
 
-  constructor(agentId: string, transcriptExpected: boolean) {
+  readonly #tokens: QueryTokens;
+
+  constructor(agentId: string, transcriptExpected: boolean, tokens: QueryTokens) {
     this.agentId = agentId;
     this.#transcriptExpected = transcriptExpected;
+    this.#tokens = tokens;
   }
 
   /** The transcript's path, a guess from the session's, or the one `SubagentStop` names. */
@@ -284,6 +288,7 @@ export class SubAgent {
     if (text !== '') this.#lastText = text;
     this.#answeredModel = request.model ?? this.#answeredModel;
     call.attemptEnd({ text, toolCalls, reasoning, usage: anthropicUsage(request.usage), finishReason: request.stopReason, model: request.model, id: request.id });
+    this.#tokens.add(request.model, undefined, request.usage);
     this.#history.push(request.blocks.chatMessage());
     for (const tool of toolCalls) tools.start(tool.id, tool.name, tool.arguments, run, call.ids.api_request_id);
   }
@@ -311,10 +316,12 @@ export class SubAgents {
   readonly #byAgent = new Map<string, SubAgent>();
   readonly #byToolUse = new Map<string, SubAgent>();
   readonly #transcriptExpected: boolean;
+  readonly #tokens: QueryTokens;
 
-  /** `transcriptExpected`: the CLI writes a transcript per sub-agent (the query did not set `persistSession: false`). */
-  constructor(transcriptExpected: boolean) {
+  /** `transcriptExpected`: the CLI writes a transcript per sub-agent (the query did not set `persistSession: false`); `tokens` counts their steps. */
+  constructor(transcriptExpected: boolean, tokens: QueryTokens) {
     this.#transcriptExpected = transcriptExpected;
+    this.#tokens = tokens;
   }
 
   /** The agent with this id or started by this tool call, created on first mention. */
@@ -324,7 +331,7 @@ export class SubAgents {
     if (agent === undefined) {
       const id = agentId ?? (toolUseId === undefined ? undefined : `tool-${toolUseId}`);
       if (id === undefined) return undefined;
-      agent = new SubAgent(id, this.#transcriptExpected);
+      agent = new SubAgent(id, this.#transcriptExpected, this.#tokens);
     }
     if (agentId !== undefined) this.#byAgent.set(agentId, agent);
     if (toolUseId !== undefined && agent.toolUseId === undefined) {

@@ -39,7 +39,8 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
-import { priorConversation, siblingTranscriptPath } from './transcript.ts';
+import { carriedUsage, priorConversation, siblingTranscriptPath } from './transcript.ts';
+import { QueryTokens } from './usage.ts';
 
 /** The model request being streamed on the main thread. */
 interface Streaming {
@@ -75,6 +76,12 @@ export class QueryTrace {
   readonly #options: TraceOptions;
   readonly #tools: ToolBook;
   readonly #agents: SubAgents;
+  /** Every recorded step's tokens: what the CLI counts beyond them is stated at each turn's end. */
+  readonly #tokens = new QueryTokens();
+  /** A compaction's boundary was read: the user messages it leaves are still to come (see #afterCompaction). */
+  #compacted: { readonly command: UserMessage; summarized?: boolean } | undefined;
+  /** Whether a resumed session's earlier spend was read (see #readCarried). */
+  #carriedRead = false;
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
   readonly #stopping = new Set<SubAgent>();
   readonly #userMessages: UserMessage[] = [];
@@ -115,7 +122,7 @@ export class QueryTrace {
   constructor(core: AdapterCore, options: TraceOptions) {
     this.#core = core;
     this.#options = options;
-    this.#agents = new SubAgents(options.transcripts);
+    this.#agents = new SubAgents(options.transcripts, this.#tokens);
     this.#tools = new ToolBook((id, outcome, response) => this.#beforeToolEnd(id, outcome, response));
   }
 
@@ -202,6 +209,20 @@ export class QueryTrace {
         if (id === undefined || this.#tools.denied(id)) return;
         this.#tools.approval(id, { kind: 'request', description: nonEmptyString(m.decision_reason) ?? nonEmptyString(m.tool_name) });
         this.#tools.approval(id, { kind: 'response', approved: false, description: nonEmptyString(m.message), decidedBy: nonEmptyString(m.decision_reason_type) ?? 'permissions' });
+        return;
+      }
+      case 'compact_boundary': {
+        // `/compact` is a user message the CLI takes in without `UserPromptSubmit` and answers without a streamed request
+        // (its summary request is not in the stream): it is a turn of its own, whose end states the summary's tokens.
+        const metadata = isRecord(m.compact_metadata) ? m.compact_metadata : {};
+        let command: UserMessage;
+        if (metadata.trigger === 'manual' && (this.#run === undefined || this.#resultSinceTurn)) {
+          this.#submitted = Math.min((this.#submitted ?? this.#turns) + 1, this.#userMessages.length);
+          if (this.#turn(undefined) !== undefined) command = this.#history.at(-1)?.content as UserMessage;
+        }
+        // The next request starts at the summary the stream shows next, as the CLI's does: what was compacted is not sent.
+        this.#history.length = 0;
+        this.#compacted = { command };
         return;
       }
       case 'task_progress':
@@ -343,6 +364,7 @@ export class QueryTrace {
       model: streaming.model,
       id: streaming.id,
     });
+    this.#tokens.add(streaming.model, this.#initModel, streaming.usage);
     this.#history.push(blocks.chatMessage());
     // The calls not started yet: the CLI took them up after the reply, or refused them before any hook.
     for (const tool of blocks.toolCalls) this.#startTool(tool, call);
@@ -412,12 +434,33 @@ export class QueryTrace {
    */
   #results(m: Loose, agent?: SubAgent): void {
     const main = agent === undefined;
+    if (main) this.#afterCompaction(m);
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
       if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
       this.#tools.ended(result.toolUseId, { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) });
     }
+  }
+
+  /**
+   * The user messages a compaction leaves, as the CLI's next request sends them: the summary (the stream's next user
+   * message), then `/compact` as it was sent and what it printed (a replayed message naming the command it ran).
+   */
+  #afterCompaction(m: Loose): void {
+    const compacted = this.#compacted;
+    if (compacted === undefined || !isRecord(m.message) || toolResults(m.message.content).length > 0) return;
+    const text = promptText(m.message);
+    if (text === undefined) return;
+    if (!compacted.summarized) {
+      compacted.summarized = true;
+      this.#history.push({ role: 'user', content: text });
+      if (compacted.command !== undefined) this.#history.push({ role: 'user', content: compacted.command });
+      if (compacted.command === undefined) this.#compacted = undefined;
+      return;
+    }
+    if (m.isReplay === true && isRecord(m.local_command_run)) this.#history.push({ role: 'user', content: text });
+    this.#compacted = undefined;
   }
 
   #result(m: Loose): void {
@@ -463,6 +506,7 @@ export class QueryTrace {
     this.#turns = Math.max(taken, Math.min(this.#turns + 1, this.#userMessages.length));
     this.#resultSinceTurn = false;
     if (current === undefined) this.#resumedConversation();
+    this.#readCarried();
     const before = this.#history.length;
     if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
     const start = {
@@ -506,13 +550,31 @@ export class QueryTrace {
     this.#history.push(...prior);
   }
 
+  /**
+   * A resumed (or forked) session's CLI starts its `modelUsage` from what the session spent before this query, which
+   * the earlier queries' trajectories hold: not this query's to state. Read as the first turn starts, before this
+   * query's CLI writes its own totals.
+   */
+  #readCarried(): void {
+    const resumes = this.#options.resumes;
+    const path = this.#sessionTranscript;
+    if (this.#carriedRead || resumes === undefined || path === undefined) return;
+    this.#carriedRead = true;
+    // A fork's file holds none: the session it forked from does.
+    const source = resumes.session === undefined ? undefined : siblingTranscriptPath(path, resumes.session);
+    this.#tokens.carried(carriedUsage(path) ?? (source === undefined || source === path ? undefined : carriedUsage(source)));
+  }
+
   #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
     const result = this.#lastResult;
     const resultInterrupted = result !== undefined && resultAborted(result);
     const resultFailed = result !== undefined && !resultInterrupted && resultIsError(result);
     const final = status ?? (result === undefined || resultInterrupted ? 'interrupted' : resultFailed ? 'failed' : 'completed');
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
-    const turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
+    let turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
+    // Model requests the stream never showed (a web search's, a compaction's): their tokens, so the turns' totals are not short.
+    const unattributed = turnEnd === undefined ? undefined : this.#tokens.unattributed(turnEnd.model_usage);
+    if (turnEnd !== undefined && unattributed !== undefined) turnEnd = { ...turnEnd, unattributed_usage: unattributed };
     this.#turnResults.length = 0;
     run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure, { keepSessionOpen, turnEnd });
   }

@@ -226,3 +226,26 @@ function chainRecord(line: string): Loose | undefined {
   if (value.type === 'user' || value.type === 'assistant') kept.message = value.message;
   return kept;
 }
+
+/**
+ * What the CLI spent on a session before this query, as it will count it:
+ * a CLI process writes its totals into the transcript (a `cost-state`
+ * record) as it ends, and one resuming the session (or forking it) starts
+ * its `modelUsage` from the latest. Read before this query's process wrote
+ * its own. Undefined when the file holds none.
+ */
+export function carriedUsage(path: string): Loose | undefined {
+  let usage: Loose | undefined;
+  for (const record of new TranscriptTail(path, costState).read()) if (isRecord(record.modelUsage)) usage = record.modelUsage;
+  return usage;
+}
+
+function costState(line: string): Loose | undefined {
+  if (!line.includes('"type":"cost-state"')) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    return isRecord(value) && value.type === 'cost-state' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -33,6 +33,7 @@ import {
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
+  type ProviderApprovalAnswer,
 } from './shapes.ts';
 
 /** The request of one provider attempt, built only when a hook listens. */
@@ -240,6 +241,12 @@ export class AgentRun {
   #continues: boolean;
   /** A sub-agent run that ended with its link kept open: how it ended, for `closeLink`. */
   #heldLink: { status: RunStatus; text: string } | undefined;
+  /**
+   * The provider approval requests this run recorded, and the calls it recorded a decision on: a framework may show
+   * one again (an interruption beside the response that asked; the history of every later request holding the answer).
+   */
+  readonly #providerAsked = new Set<string>();
+  readonly #answered = new Set<string>();
 
   constructor(core: AdapterCore, sessionId: string, start: RunStart) {
     this.core = core;
@@ -389,6 +396,7 @@ export class AgentRun {
 
   /** Approval asked for a tool call (the framework paused for a human or a policy). */
   approvalRequest(toolCallId: string, description: string | undefined, command?: string): void {
+    if (this.#providerAsked.has(toolCallId)) return;
     this.core.emit('pre_approval_request', () => ({
       session_id: this.sessionId,
       turn_id: this.ids.turn_id,
@@ -410,6 +418,7 @@ export class AgentRun {
    */
   approvalResponse(toolCallId: string, approved: boolean, description?: string, decidedBy?: string, lasting?: 'session' | 'always', changedArgs?: Record<string, unknown>): void {
     const changed = approved ? changedArgs : undefined;
+    this.#answered.add(toolCallId);
     this.core.emit('post_approval_response', () => ({
       session_id: this.sessionId,
       turn_id: this.ids.turn_id,
@@ -421,6 +430,26 @@ export class AgentRun {
       ...(decidedBy === undefined ? {} : { decided_by: decidedBy }),
       ...(changed === undefined ? {} : { changed_args: changed }),
     }));
+  }
+
+  /**
+   * A provider asked the program to approve a call of its response ({@link providerApprovalCall}):
+   * `pre_approval_request` under the request's id, once.
+   */
+  providerApprovalAsked(call: CallOfTool): void {
+    if (this.#providerAsked.has(call.id)) return;
+    this.approvalRequest(call.id, `${call.name} needs approval`, textOrJson(call.arguments));
+    this.#providerAsked.add(call.id);
+  }
+
+  /**
+   * The program's answer to a provider's approval request, as the request that carries it says: a
+   * `post_approval_response` of the request's id (`decidedBy` when a policy of the framework's answered), once. No
+   * tool outcome: the provider runs an approved call itself, in the next response, and tells the model of a denied one.
+   */
+  providerApprovalAnswer(answer: ProviderApprovalAnswer, decidedBy?: string): void {
+    if (this.#answered.has(answer.id)) return;
+    this.approvalResponse(answer.id, answer.approved, answer.reason, decidedBy);
   }
 
   noteAssistantText(text: string): void {
@@ -651,6 +680,7 @@ export class ApiCall {
         assistant_tool_call_count: response.toolCalls.length,
       };
     });
+    for (const call of response.toolCalls) if (call.providerApproval === true) run.providerApprovalAsked(call);
   }
 }
 

@@ -31,6 +31,14 @@ export interface CallOfTool {
   readonly providerError?: string;
   /** The input the call ran with instead of the model's `arguments` (the framework repaired or refined them): {@link changedArgs}. */
   readonly changedArgs?: Record<string, unknown>;
+  /**
+   * The provider asks the program to approve the call before it runs it (OpenAI's `mcp_approval_request`; the id is
+   * the request's): nothing ran in this model call, and the program answers in the next request
+   * ({@link providerApprovalCall}).
+   */
+  readonly providerApproval?: boolean;
+  /** The approval request a call the provider ran after the program approved it answers (an `mcp_call`'s `approval_request_id`). */
+  readonly approvalRequestId?: string;
 }
 
 /** A tool the model was offered. */
@@ -116,6 +124,9 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
     if (call.providerResult !== undefined) out.provider_result = withoutBlobs(toJson(call.providerResult));
     if (call.providerError !== undefined) out.provider_error = call.providerError;
   }
+  // Asked, not run: the step says so, and the call the provider runs once approved names this one.
+  if (call.providerApproval === true) out.provider_approval_request = true;
+  if (call.approvalRequestId !== undefined) out.approval_request_id = call.approvalRequestId;
   // The name an approval that changed the input gives it (post_approval_response), kept as the call's extra the same way.
   if (call.changedArgs !== undefined) out.changed_args = toJson(call.changedArgs);
   return out;
@@ -124,24 +135,104 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
 /** A string this long or longer, all base64, is a blob: a generated image, Anthropic's `encrypted_content`, a fetched PDF. */
 const BLOB_CHARS = 1024;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+/** How deep `withoutBlobs` looks: content parts nest a few levels; a deeper (or cyclic) value is left to `toJson`'s bounds. */
+const BLOB_DEPTH = 32;
 
 /**
- * A provider's result with each base64 blob in it replaced by what it was (`[left out: N characters of base64]`):
- * nobody reads one in a trajectory, the response already went to the program, and one image is megabytes in every
- * file and span that holds the call. Everything else (text, logs, URLs, ids, sizes) stays as the provider sent it.
+ * A value with the bytes of each medium in it replaced by what they were, the one rule for media in prompts, tool
+ * results and provider results alike: bytes (a `Buffer`, `Uint8Array` or `ArrayBuffer` a program read from disk) as
+ * `[left out: N bytes]`, a base64 data URL as `data:<media type>;base64,[left out: N characters of base64]`, a bare
+ * base64 blob as `[left out: N characters of base64]`. Nobody reads them in a trajectory, the model was sent them
+ * already, and each model call of a run repeats the conversation, so one image would be written whole (a buffer as a
+ * JSON array of numbers, four times its size) into every event, step and span of every later call. Everything that
+ * says what the medium was stays as the program or provider gave it: the part's type, its media type and file name,
+ * a URL (`https:`, `gs:`, a provider's file id), text. Plain objects and arrays are copied; other values are left to
+ * `toJson`.
  */
-function withoutBlobs(value: unknown): unknown {
-  if (typeof value === 'string') return value.length >= BLOB_CHARS && BASE64.test(value) ? `[left out: ${value.length} characters of base64]` : value;
-  if (Array.isArray(value)) return value.map(withoutBlobs);
-  if (!isRecord(value)) return value;
+export function withoutBlobs(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return blobText(value);
+  if (typeof value !== 'object' || value === null || depth >= BLOB_DEPTH) return value;
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `[left out: ${value.byteLength} bytes]`;
+  if (Array.isArray(value)) return value.map((item) => withoutBlobs(item, depth + 1));
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = withoutBlobs(item);
+  for (const [key, item] of Object.entries(value)) {
+    // An own `__proto__` key (toJson keeps one) stays a key: assigned, it would set the copy's prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: withoutBlobs(item, depth + 1), enumerable: true, writable: true, configurable: true });
+    else out[key] = withoutBlobs(item, depth + 1);
+  }
   return out;
 }
 
-/** The calls of a response the program runs (not the ones its provider ran). */
+function blobText(text: string): string {
+  if (text.length < BLOB_CHARS) return text;
+  if (text.startsWith('data:')) {
+    const at = text.indexOf(';base64,');
+    // A media type is short; a comma first means the data URL is not base64 (text, kept as it is).
+    if (at < 0 || at > 256 || text.lastIndexOf(',', at) >= 0) return text;
+    const data = text.slice(at + 8);
+    return BASE64.test(data) ? `${text.slice(0, at + 8)}[left out: ${data.length} characters of base64]` : text;
+  }
+  return BASE64.test(text) ? `[left out: ${text.length} characters of base64]` : text;
+}
+
+/** The calls of a response the program runs (not the ones its provider ran, nor the ones it asks the program to approve). */
 export function localCalls(calls: readonly CallOfTool[]): CallOfTool[] {
-  return calls.filter((call) => call.providerExecuted !== true);
+  return calls.filter((call) => call.providerExecuted !== true && call.providerApproval !== true);
+}
+
+/**
+ * A call the provider asks the program to approve before it runs it, the one rule for every framework: OpenAI's
+ * `mcp_approval_request` (its `id`, the server's tool `name`, the `arguments`). It is a tool call of the step that
+ * asked, under the request's id and the server's tool's name, with `provider_approval_request: true` and no
+ * `provider_executed`: nothing ran. The core records the request (`pre_approval_request`) with the response
+ * ({@link AgentRun}); the program's answer is a `post_approval_response` of that id; the call the provider runs once
+ * approved is a hosted call of the next response whose `approval_request_id` names this one.
+ */
+export function providerApprovalCall(id: string, name: string, args: unknown): CallOfTool {
+  return { id, name, arguments: hostedArguments(args, undefined), providerApproval: true };
+}
+
+/**
+ * The calls of a response with the approval each answers, where the framework dropped the `approval_request_id` OpenAI
+ * sent (the AI SDK's OpenAI package does): a hosted call the provider ran with the name and arguments of a request the
+ * program approved (`approved`, the {@link providerApprovalCall}s answered yes and not matched yet; a match is taken out).
+ */
+export function linkApprovedCalls(calls: readonly CallOfTool[], approved: CallOfTool[]): CallOfTool[] {
+  if (approved.length === 0) return [...calls];
+  return calls.map((call) => {
+    if (call.providerExecuted !== true || call.approvalRequestId !== undefined) return call;
+    const index = approved.findIndex((asked) => asked.name === call.name && jsonEqual(argumentsObject(asked.arguments), argumentsObject(call.arguments)));
+    if (index < 0) return call;
+    const [asked] = approved.splice(index, 1);
+    return { ...call, approvalRequestId: asked!.id };
+  });
+}
+
+/** The program's answer to a provider's approval request, as it went to the provider (`mcp_approval_response`). */
+export interface ProviderApprovalAnswer {
+  readonly id: string;
+  readonly approved: boolean;
+  readonly reason?: string;
+}
+
+/**
+ * The answers to provider approval requests a request carries for the first time: the `mcp_approval_response` items
+ * (`approval_request_id`, `approve`, `reason`) after the last item the model produced (`modelItem`). An answer
+ * before it was answered in an earlier request, which the history carries again.
+ */
+export function newProviderApprovalAnswers(items: readonly unknown[], modelItem: (item: unknown) => boolean): ProviderApprovalAnswer[] {
+  let from = 0;
+  items.forEach((item, index) => {
+    if (modelItem(item)) from = index + 1;
+  });
+  const out: ProviderApprovalAnswer[] = [];
+  for (const item of items.slice(from)) {
+    if (!isRecord(item) || item.type !== 'mcp_approval_response' || typeof item.approval_request_id !== 'string' || typeof item.approve !== 'boolean') continue;
+    out.push({ id: item.approval_request_id, approved: item.approve, ...(typeof item.reason === 'string' && item.reason !== '' ? { reason: item.reason } : {}) });
+  }
+  return out;
 }
 
 /**
@@ -203,7 +294,8 @@ function hostedError(result: unknown): string | undefined {
  */
 export function hostedCall(id: string, name: string, input: unknown, result: unknown): CallOfTool {
   const mcp = isRecord(result) && (result.type === 'mcp_call' || (result.type === 'call' && typeof result.serverLabel === 'string')) && typeof result.name === 'string';
-  const call: CallOfTool = { id, name: mcp ? (result.name as string) : name, arguments: hostedArguments(input, result), providerExecuted: true, providerResult: result };
+  const approval = isRecord(result) && typeof result.approval_request_id === 'string' && result.approval_request_id !== '' ? result.approval_request_id : undefined;
+  const call: CallOfTool = { id, name: mcp ? (result.name as string) : name, arguments: hostedArguments(input, result), providerExecuted: true, providerResult: result, ...(approval === undefined ? {} : { approvalRequestId: approval }) };
   const error = hostedError(result);
   return error === undefined ? call : { ...call, providerError: error };
 }
@@ -225,7 +317,8 @@ const HOSTED_ITEMS = new Map([
  * A hosted call from the provider's own wire items, as frameworks that keep them hand them on: an OpenAI
  * Responses output item of a tool OpenAI runs (`HOSTED_ITEMS`; the item itself its result), or an Anthropic
  * `server_tool_use` block (its result the content of the `*_tool_result` block whose `tool_use_id` names it, found
- * among `blocks`). Anything else is not a hosted call: an `mcp_approval_request` asks the program, and runs nothing.
+ * among `blocks`). An `mcp_approval_request` asks the program first and runs nothing: {@link providerApprovalCall}.
+ * Anything else is not a hosted call.
  */
 export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = []): CallOfTool | undefined {
   if (!isRecord(item) || typeof item.id !== 'string' || typeof item.type !== 'string') return undefined;
@@ -234,6 +327,7 @@ export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = [])
     const answer = blocks.find((block) => isRecord(block) && block.tool_use_id === item.id && typeof block.type === 'string' && block.type.endsWith('_tool_result'));
     return hostedCall(item.id, name, item.input, isRecord(answer) ? answer.content : undefined);
   }
+  if (item.type === 'mcp_approval_request') return providerApprovalCall(item.id, typeof item.name === 'string' ? item.name : 'mcp_call', item.arguments);
   const name = HOSTED_ITEMS.get(item.type);
   return name === undefined ? undefined : hostedCall(item.id, name, undefined, item);
 }

@@ -37,7 +37,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, responseOfResult, toolMessageOf, userMessageOfInputs } from './messages.ts';
+import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
 import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { jsonEqual } from '../../shared/json.ts';
@@ -64,6 +64,10 @@ interface Node {
   readonly task?: string;
   /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
   readonly name?: string;
+  /** A graph node's own run (its name is its `langgraph_node`): the tool messages it adds to the state are what the model reads. */
+  readonly graphNode?: boolean;
+  /** A run of a plain runnable (a chain, `withStructuredOutput`), not a graph: its result, whatever its shape, is its answer. */
+  readonly runnable?: boolean;
   call?: ApiCall;
 }
 
@@ -251,7 +255,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (agents.own === name && !sent) return undefined;
     const handoff = node === undefined ? undefined : takeHandoff(agents.handoffs, node, inputs);
     agents.started += 1;
-    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userMessageOfInputs(inputs) : undefined };
+    return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userTextOfInputs(inputs) : undefined };
   }
 
   /** The agent run of the nearest ancestor that has one. */
@@ -295,7 +299,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const agent = parent?.run !== undefined && parent.kind !== 'tool' && isGraphRun(chain) ? this.#agentNode(parent.run, runName, metadata, inputs) : undefined;
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName });
+        const graphNode = runName !== undefined && metadata?.langgraph_node === runName;
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName, graphNode });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
         const retried = task === undefined ? undefined : this.#attempts.get(task);
         if (task !== undefined && retried !== undefined) {
@@ -341,7 +346,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         continuesSubagent: paused,
         continuesSession: paused !== undefined,
       });
-      this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined });
+      this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined, runnable: !isGraphRun(chain) });
       if (run === undefined) return;
       if (link !== undefined && parent?.unnamedCall === true) this.#unnamedLinks.add(run);
       const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
@@ -361,11 +366,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         this.#awaitingDecisions.delete(node.run!);
         awaiting.answer();
       }
-      if (node?.run !== undefined && node.kind === 'chain' && node.name === TOOL_NODE) this.#answerUnrun(node.run, outputs);
+      if (node?.run !== undefined && node.kind === 'chain' && (node.graphNode === true || node.name === TOOL_NODE)) this.#answerUnrun(node.run, outputs);
       if (node === undefined || !node.ownsRun || node.run === undefined) return;
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
-      this.#endRun(node.run, interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs));
+      // A graph's state without messages is no answer (its last model text is); a runnable's parsed result is.
+      this.#endRun(node.run, interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs) ?? (node.runnable === true ? parsedResultOf(outputs) : undefined));
     });
   }
 
@@ -438,7 +444,24 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;
     let ownsRun = false;
-    if (run === undefined) {
+    // A middleware's own model call (`summarizationMiddleware`'s summary; LangChain's middleware tag theirs with
+    // `lc_source` in the call's metadata): a helper of the run, not the agent's request or answer. Recorded in
+    // the run, its prompt would be a user step of the turn and its answer an agent step; it is a sub-agent named by
+    // its source, with its own prompt, answer, model and tokens.
+    const source = run === undefined ? undefined : nonEmptyString(metadata?.lc_source);
+    if (run !== undefined && source !== undefined) {
+      const agents = this.#agentsOf(run);
+      agents.started += 1;
+      run = this.#core.startRun({
+        runId,
+        agentName: source,
+        model: nonEmptyString(metadata?.ls_model_name),
+        provider: nonEmptyString(metadata?.ls_provider),
+        parent: { run, toolCallId: `${run.ids.turn_id}:agent:${agents.started}` },
+      });
+      if (run === undefined) return;
+      ownsRun = true;
+    } else if (run === undefined) {
       // A model called on its own is a turn of its own.
       run = this.#startTopRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
       if (run === undefined) return;
@@ -451,17 +474,25 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
-    const key = parentRunId ?? runId;
+    // The answers to OpenAI's hosted MCP approval requests go to the provider with these messages (a middleware's own
+    // call, such as a summary of the conversation, carries the history, not answers).
+    if (source === undefined) for (const answer of providerApprovalAnswersOf(messages)) run.providerApprovalAnswer(answer);
+    const call = source !== undefined ? run.newApiCall() : this.#attemptOf(run, parentRunId ?? runId);
+    const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
+    const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
+    call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call });
+  }
+
+  /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */
+  #attemptOf(run: AgentRun, key: string): ApiCall {
     const previous = this.#attempts.get(key);
     const retrying = this.#retrying.get(run);
     this.#retrying.delete(run);
     const call =
       previous !== undefined && previous.lastFailed && !previous.call.settled ? previous.call : retrying !== undefined && !retrying.settled ? retrying : run.newApiCall();
     this.#attempts.set(key, { call, lastFailed: false });
-    const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
-    const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
-    call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
-    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call });
+    return call;
   }
 
   /** Ends the attempt with the model's response (text, tool calls and token counts). */
@@ -559,20 +590,25 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
-   * The tool node's answers to calls no tool ran (a tool the agent does not have, arguments that fail the tool's schema:
-   * `ToolNode` tells the model so in an error `ToolMessage` without running anything): each is a failed call with what
-   * the model was told.
+   * A graph node's answers to calls no tool ran, in the `ToolMessage`s it put in the state: `ToolNode`'s error for a
+   * tool the agent does not have or arguments that fail the tool's schema, `toolCallLimitMiddleware`'s for a call over
+   * its limit (each a failed call with what the model was told), and `createAgent`'s for its `responseFormat` tool
+   * (the structured response, the call's result). Without it those calls would have no outcome.
    */
   #answerUnrun(run: AgentRun, outputs: unknown): void {
     const unclaimed = this.#unclaimedCalls.get(run);
     if (unclaimed === undefined || unclaimed.length === 0) return;
     for (const message of toolMessagesOf(outputs)) {
-      if (message.status !== 'error') continue;
       const index = unclaimed.findIndex((call) => call.id === message.tool_call_id);
       if (index < 0) continue;
       const [call] = unclaimed.splice(index, 1);
       const result = contentText(message.content);
-      run.toolRefused(call!, { error: new ToolReportedError(String(result)), text: result });
+      if (message.status === 'error') {
+        run.toolRefused(call!, { error: new ToolReportedError(String(result)), text: result });
+        continue;
+      }
+      run.toolStart(call!);
+      run.toolEnd(call!.id, { result });
     }
   }
 
@@ -808,7 +844,7 @@ function handoffTargets(output: unknown): Array<{ node: string; goal: string | u
   const targets: Array<{ node: string; goal: string | undefined }> = [];
   for (const target of goto) {
     const name = typeof target === 'string' ? target : isRecord(target) ? target.node : undefined;
-    const goal = isRecord(target) ? userMessageOfInputs(target.args) : undefined;
+    const goal = isRecord(target) ? userTextOfInputs(target.args) : undefined;
     if (typeof name === 'string' && name !== '' && name !== '__end__') targets.push({ node: name, goal });
   }
   return targets;
@@ -830,7 +866,7 @@ function addHandoff(handoffs: Map<string, Handoff[]>, target: { node: string; go
 function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unknown): string | undefined {
   const waiting = handoffs.get(node);
   if (waiting === undefined) return undefined;
-  const goal = waiting.some((handoff) => handoff.goal !== undefined) ? userMessageOfInputs(inputs) : undefined;
+  const goal = waiting.some((handoff) => handoff.goal !== undefined) ? userTextOfInputs(inputs) : undefined;
   const index = Math.max(0, goal === undefined ? 0 : waiting.findIndex((handoff) => handoff.goal === goal));
   const [taken] = waiting.splice(index, 1);
   if (waiting.length === 0) handoffs.delete(node);
@@ -840,14 +876,20 @@ function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unk
 /** The name LangGraph's prebuilt `ToolNode` (and `createAgent`'s) runs under. */
 const TOOL_NODE = 'tools';
 
-/** The `ToolMessage`s in a tool node's output: its messages, or those of the updates it returned. */
+/**
+ * The `ToolMessage`s in a node's output: its messages, or those of the updates it returned, a `Command`'s among them
+ * (`createAgent` answers a structured output that fails its schema with one that goes back to the model).
+ */
 function toolMessagesOf(outputs: unknown): Loose[] {
   const found: Loose[] = [];
   const visit = (value: unknown, depth: number): void => {
-    if (depth > 3) return;
+    if (depth > 5) return;
     if (Array.isArray(value)) for (const item of value) visit(item, depth + 1);
     else if (isRecord(value) && typeof value.tool_call_id === 'string') found.push(value);
     else if (isRecord(value) && Array.isArray(value.messages)) visit(value.messages, depth + 1);
+    else if (isRecord(value) && value.lg_name === 'Command') visit(value.update, depth + 1);
+    // What LangChain reports of a node that returned a list (of `Command`s): `{ output: [...] }`.
+    else if (isRecord(value) && Array.isArray(value.output)) visit(value.output, depth + 1);
   };
   visit(outputs, 0);
   return found;

@@ -7,7 +7,19 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { chatToolCall, hostedCallOfItem, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import {
+  chatToolCall,
+  hostedCallOfItem,
+  lastUserMessage,
+  newProviderApprovalAnswers,
+  textOfParts,
+  textOrJson,
+  withoutBlobs,
+  type CallOfTool,
+  type ChatMessage,
+  type OfferedTool,
+  type ProviderApprovalAnswer,
+} from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -33,7 +45,7 @@ function typeOf(message: Loose): string | undefined {
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return textOfParts(content.filter((part) => !isRecord(part) || part.type === 'text' || typeof part === 'string')) ?? '';
-  return content === undefined || content === null ? '' : JSON.stringify(toJson(content));
+  return content === undefined || content === null ? '' : JSON.stringify(toJson(withoutBlobs(content)));
 }
 
 /**
@@ -72,6 +84,22 @@ function streamedServerInputs(blocks: readonly unknown[]): Map<unknown, string> 
     if (text !== '') inputs.set(block.index, text);
   }
   return inputs;
+}
+
+/**
+ * The answers to OpenAI's hosted MCP approval requests a model call's messages carry for the first time: the
+ * `mcp_approval_response` blocks (ChatOpenAI's way to send them) of the messages after the last AI message.
+ */
+export function providerApprovalAnswersOf(messages: unknown): ProviderApprovalAnswer[] {
+  if (!Array.isArray(messages)) return [];
+  const items: unknown[] = [];
+  for (const message of messages) {
+    if (!isRecord(message)) continue;
+    const type = typeOf(message);
+    if (type === 'ai' || type === 'assistant') items.push(message);
+    else if (Array.isArray(message.content)) items.push(...message.content);
+  }
+  return newProviderApprovalAnswers(items, (item) => isRecord(item) && messages.includes(item));
 }
 
 /**
@@ -115,7 +143,7 @@ export function chatMessages(messages: unknown): ChatMessage[] {
     const type = typeOf(message) ?? 'user';
     const role = ROLE_BY_TYPE[type] ?? type;
     const content = message.content;
-    const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? toJson(content)) };
+    const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? toJson(withoutBlobs(content))) };
     if (role === 'assistant') {
       const calls = toolCallsOf(message);
       if (calls.length > 0) {
@@ -219,21 +247,53 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
   };
 }
 
-/** The last user message of a chain's `inputs` (`{messages}`, `{input}` or a string). */
-export function userMessageOfInputs(inputs: unknown): string | undefined {
+/**
+ * The last user message of a chain's `inputs` (`{messages}`, `{input}` or a string): its text, or its content parts
+ * when it has more than text (an image), as every adapter gives a turn's message.
+ */
+export function userMessageOfInputs(inputs: unknown): string | readonly unknown[] | undefined {
   if (typeof inputs === 'string') return inputs;
   if (!isRecord(inputs)) return undefined;
   if (Array.isArray(inputs.messages)) {
-    const messages = chatMessages(inputs.messages);
-    for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return contentText(messages[i]!.content);
+    const message = lastUserMessage(chatMessages(inputs.messages));
+    if (message !== undefined) return message;
   }
   return nonEmptyString(inputs.input) ?? nonEmptyString(inputs.question);
 }
 
-/** The final assistant text of a chain's outputs. */
+/** The text of the last user message of a chain's `inputs` (a sub-agent's task, a handoff's goal): its media left out. */
+export function userTextOfInputs(inputs: unknown): string | undefined {
+  const message = userMessageOfInputs(inputs);
+  return message === undefined || typeof message === 'string' ? message : contentText(message);
+}
+
+/** A LangChain message (a `BaseMessage`), not a parsed object that happens to have a `content` field. */
+const isMessageObject = (value: Loose): boolean =>
+  typeof (value as { getType?: unknown }).getType === 'function' || typeof (value as { _getType?: unknown })._getType === 'function';
+
+/**
+ * The result of a plain runnable (not a graph) that is neither text nor a message: what a parser or
+ * `withStructuredOutput` gave the program (an object, as JSON). LangChain reports a value that is not an object as
+ * `{ output: value }`. `undefined` for a message (its text is the answer) or a state with messages.
+ */
+export function parsedResultOf(outputs: unknown): string | undefined {
+  if (!isRecord(outputs) || Array.isArray(outputs.messages) || isMessageObject(outputs)) return undefined;
+  const keys = Object.keys(outputs);
+  return textOrJson(keys.length === 1 && keys[0] === 'output' ? outputs.output : outputs);
+}
+
+/**
+ * The final answer of a chain's outputs: an agent's `structuredResponse` (its `responseFormat`) as JSON, which is
+ * what the program reads (the message `createAgent` adds after a structured-output tool call is its own sentence,
+ * not the model's); else the last assistant text.
+ */
 export function finalTextOfOutputs(outputs: unknown): string | undefined {
   if (typeof outputs === 'string') return outputs;
   if (!isRecord(outputs)) return undefined;
+  if (outputs.structuredResponse !== undefined) {
+    const structured = textOrJson(outputs.structuredResponse);
+    if (structured !== undefined) return structured;
+  }
   if (Array.isArray(outputs.messages)) {
     const messages = chatMessages(outputs.messages);
     for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return contentText(messages[i]!.content);

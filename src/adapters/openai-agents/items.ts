@@ -10,7 +10,17 @@
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import { chatToolCall, hostedCallOfItem, textOfParts, type CallOfTool, type ChatMessage, type OfferedTool } from '../core/shapes.ts';
+import {
+  chatToolCall,
+  hostedCallOfItem,
+  newProviderApprovalAnswers,
+  textOfParts,
+  withoutBlobs,
+  type CallOfTool,
+  type ChatMessage,
+  type OfferedTool,
+  type ProviderApprovalAnswer,
+} from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -40,7 +50,8 @@ function resultText(output: unknown): string {
     const text = textOfParts(output);
     if (text !== undefined) return text;
   }
-  return JSON.stringify(toJson(output ?? null));
+  // A tool may return an image or a file (`{type: 'image', image}`, `input_image` items).
+  return JSON.stringify(toJson(withoutBlobs(output ?? null)));
 }
 
 /** The model request's instructions and input items as chat messages. */
@@ -81,7 +92,7 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
     }
     assistant = undefined;
     const content = item.content;
-    out.push({ role, content: typeof content === 'string' ? content : (textOfParts(Array.isArray(content) ? content : []) ?? toJson(content ?? '')) });
+    out.push({ role, content: typeof content === 'string' ? content : (textOfParts(Array.isArray(content) ? content : []) ?? toJson(withoutBlobs(content ?? ''))) });
   }
   return out;
 }
@@ -131,6 +142,39 @@ function hostedCallOf(item: Loose): CallOfTool | undefined {
   const wire: Loose = { ...item.providerData, id: item.id ?? item.providerData.id, status: item.providerData.status ?? item.status };
   if (item.output !== undefined && item.output !== null) wire[item.providerData.type === 'image_generation_call' ? 'result' : 'output'] = item.output;
   return hostedCallOfItem(wire);
+}
+
+/** The wire item of a `hosted_tool_call` whose `providerData` is one (`mcp_approval_request`, `mcp_approval_response`). */
+function hostedWire(item: unknown): Loose | undefined {
+  return isRecord(item) && item.type === 'hosted_tool_call' && isRecord(item.providerData) ? item.providerData : undefined;
+}
+
+/**
+ * The answers to OpenAI's hosted MCP approval requests a model request carries for the first time (the
+ * `mcp_approval_response` items the runner added after the model's last output: from the tool's `onApproval`, or
+ * from the decisions on the run's interruption), each with who decided: `onApproval` when the hosted MCP tool of the
+ * request's server has one (the SDK asks the program nothing then), else the program.
+ */
+export function providerApprovalAnswers(input: unknown, tools: unknown): Array<{ answer: ProviderApprovalAnswer; decidedBy?: string }> {
+  if (!Array.isArray(input)) return [];
+  // The SDK keeps an answer as a hosted item whose `providerData` is the wire's fields, without the wire's `type`.
+  const items = input.map((item) => (isRecord(item) && item.name === 'mcp_approval_response' && hostedWire(item) !== undefined ? { ...hostedWire(item), type: 'mcp_approval_response' } : item));
+  const modelItem = (item: unknown) => isRecord(item) && (item.role === 'assistant' || item.type === 'function_call' || item.type === 'hosted_tool_call' || item.type === 'reasoning');
+  return newProviderApprovalAnswers(items, modelItem).map((answer) => {
+    const asked = input.map(hostedWire).find((wire) => wire?.type === 'mcp_approval_request' && wire.id === answer.id);
+    const tool = Array.isArray(tools) ? tools.find((candidate) => isRecord(candidate) && isRecord(candidate.providerData) && candidate.providerData.server_label === asked?.server_label) : undefined;
+    const policy = isRecord(tool) && isRecord(tool.providerData) && typeof tool.providerData.on_approval === 'function';
+    return policy ? { answer, decidedBy: 'onApproval' } : { answer };
+  });
+}
+
+/**
+ * The call an interruption asks about when it is OpenAI's hosted MCP approval request (the SDK's approval item keeps
+ * the wire item in `rawItem.providerData`): a {@link providerApprovalCall}, whose request and answer the core records.
+ */
+export function hostedApprovalOf(interruption: unknown): CallOfTool | undefined {
+  const call = hostedCallOfItem(isRecord(interruption) && isRecord(interruption.rawItem) ? hostedWire(interruption.rawItem) : undefined);
+  return call?.providerApproval === true ? call : undefined;
 }
 
 /** The function calls among output items (what the runner executes, or hands off with). */

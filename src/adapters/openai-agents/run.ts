@@ -38,7 +38,19 @@
 import { getCurrentSpan, getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
-import { chatMessages, finalText, functionCalls, guardrailRecords, offeredTools, requestSettings, responseParts, userTurn, type GuardrailRecord } from './items.ts';
+import {
+  chatMessages,
+  finalText,
+  functionCalls,
+  guardrailRecords,
+  hostedApprovalOf,
+  offeredTools,
+  providerApprovalAnswers,
+  requestSettings,
+  responseParts,
+  userTurn,
+  type GuardrailRecord,
+} from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -287,6 +299,8 @@ export class RunRecord implements RunObserver {
   #approvalDecisions(run: AgentRun, decisions: readonly Decision[]): void {
     this.#resumedOrder = decisions.map((decision) => decision.call.id);
     for (const { call, approved, fallback } of decisions) {
+      // OpenAI's hosted MCP request: its answer is recorded from the request that carries it to OpenAI, and it runs nothing here.
+      if (call.providerApproval === true) continue;
       run.approvalResponse(call.id, approved, call.name);
       if (approved) continue;
       // A rejected call never runs: its outcome is the text the model is told, seen in the next request.
@@ -463,6 +477,8 @@ export class RunRecord implements RunObserver {
     this.#releaseHeld();
     const run = this.#current()!;
     this.#escapedInStep = false;
+    // The answers to OpenAI's hosted MCP approval requests go to the provider in this request.
+    for (const { answer, decidedBy } of providerApprovalAnswers(input, request.tools)) run.providerApprovalAnswer(answer, decidedBy);
     const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
     const call = retry ? this.#call! : run.newApiCall();
     this.#call = call;
@@ -947,6 +963,8 @@ function toolCallOf(tool: unknown, details: unknown): CallOfTool | undefined {
 
 function approvalCall(item: unknown): CallOfTool | undefined {
   if (!isRecord(item)) return undefined;
+  const hosted = hostedApprovalOf(item);
+  if (hosted !== undefined) return hosted;
   const raw = isRecord(item.rawItem) ? item.rawItem : {};
   const id = nonEmptyString(raw.callId) ?? nonEmptyString(raw.call_id) ?? nonEmptyString(raw.id);
   if (id === undefined) return undefined;

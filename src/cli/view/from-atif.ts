@@ -67,6 +67,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   }
   const used = new Set<string>();
   const approvals = approvalsOf(trajectory);
+  const ran = approvedAndRan(arr(trajectory.steps));
   let turn: ViewNode | null = null;
   let turnMessage: string | undefined;
   let turns = 0;
@@ -93,7 +94,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       parent.children.push(mark);
       continue;
     }
-    const llm = llmStep(step, subagents, used, approvals);
+    const llm = llmStep(step, subagents, used, approvals, ran);
     // No span from the writer: the step took from the step before it to its own timestamp. With no earlier
     // stamp (or the same one) it is an instant: a zero made up from one stamp is no measured duration.
     // A step that only starts sub-agents took no time of its own: it is an instant at its stamp (when they started).
@@ -112,7 +113,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   return root;
 }
 
-function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>): ViewNode {
+function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>, ran: ReadonlySet<string>): ViewNode {
   const extra = isRecord(step.extra) ? step.extra : {};
   const invocation = isRecord(extra.invocation) ? extra.invocation : {};
   const calls = arr(step.tool_calls).filter(isRecord);
@@ -167,7 +168,9 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     // Neither a result nor a run: the call never ran (the run stopped first, e.g. while its approval was pending).
     if (result === undefined && timing.start_timestamp === undefined) {
       const waiting = asked !== undefined && !asked.some((mark) => mark.title.startsWith('approval: '));
-      tool.note = [tool.note, waiting ? 'not run: waiting for approval' : (providerRanNote(call) ?? 'not run')].filter(Boolean).join(' · ');
+      const denied = asked?.some((mark) => mark.error !== undefined) === true;
+      const provider = providerApprovalNote(call, id !== undefined && ran.has(id) ? 'ran' : denied ? 'denied' : waiting ? 'waiting' : 'unknown');
+      tool.note = [tool.note, provider ?? (waiting ? 'not run: waiting for approval' : (providerRanNote(call) ?? 'not run'))].filter(Boolean).join(' · ');
     }
     if (asked !== undefined) {
       tool.children.push(...asked);
@@ -239,6 +242,36 @@ export function providerRanNote(call: unknown): string | undefined {
           ? result.results
           : undefined;
   return found === undefined ? 'run by the provider' : `run by the provider: ${found.length} ${found.length === 1 ? 'result' : 'results'}`;
+}
+
+/** How a call the provider asked the program to approve ended, as far as the file says. */
+export type ProviderApprovalState = 'ran' | 'denied' | 'waiting' | 'unknown';
+
+/**
+ * What a call the provider asked the program to approve before running it (`provider_approval_request`: OpenAI's
+ * hosted MCP under `require_approval`) says instead of "not run": approved and run by the provider in the next model
+ * call (an approval of `once`, or a later call whose `approval_request_id` names it), denied, still waiting, or, where
+ * the file keeps no decision (a default ATIF file), that approval was asked. `undefined`: not such a call.
+ */
+export function providerApprovalNote(call: unknown, state: ProviderApprovalState): string | undefined {
+  const extra = isRecord(call) && isRecord(call.extra) ? call.extra : undefined;
+  if (extra?.provider_approval_request !== true) return undefined;
+  if (state === 'ran') return 'approved: run by the provider in the next model call';
+  if (state === 'denied') return 'not run: approval denied';
+  if (state === 'waiting') return 'not run: waiting for approval';
+  return 'not run: the provider asked for approval';
+}
+
+/** The approval requests a later call the provider ran answers (its `approval_request_id`), among a trajectory's steps. */
+function approvedAndRan(steps: readonly unknown[]): Set<string> {
+  const ids = new Set<string>();
+  for (const step of steps) {
+    for (const call of arr(isRecord(step) ? step.tool_calls : undefined).filter(isRecord)) {
+      const id = isRecord(call.extra) ? nonEmptyString(call.extra.approval_request_id) : undefined;
+      if (id !== undefined) ids.add(id);
+    }
+  }
+  return ids;
 }
 
 /**

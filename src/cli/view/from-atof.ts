@@ -21,7 +21,7 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
-import { approvalNote, failedToolText, providerRanNote, recordedErrorText } from './from-atif.ts';
+import { approvalNote, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -60,7 +60,7 @@ interface AgentState {
    * SDK ask before they run it), by `tool_call_id`, with the row each was put in; they stay there, in time order,
    * unless the call never starts.
    */
-  approvalsByCallId: Map<string, { marks: { mark: ViewNode; container: ViewNode }[]; answered: boolean }>;
+  approvalsByCallId: Map<string, { marks: { mark: ViewNode; container: ViewNode }[]; answered: boolean; denied?: boolean }>;
 }
 
 export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
@@ -182,14 +182,16 @@ function showCallsNeverRun(agent: AgentState, started: ReadonlySet<string>, anyW
     if (started.has(toolCallId)) continue;
     const asker = agent.llmByToolCall.get(toolCallId);
     const [requester, call] = [asker?.llm, asker?.call];
-    const tool = notRun(toolCallId, call, asked.answered ? 'not run' : 'not run: waiting for approval');
+    // A provider's request: approved, the provider runs the call itself in the next model call (a call of its own).
+    const provider = providerApprovalNote(call, !asked.answered ? 'waiting' : asked.denied === true ? 'denied' : 'ran');
+    const tool = notRun(toolCallId, call, provider ?? (asked.answered ? 'not run' : 'not run: waiting for approval'));
     const container = asked.marks[0]!.container;
     tool.children.push(...takeMarks(asked.marks));
     (requester ?? container).children.push(tool);
   }
   if (!anyWithoutId) {
     for (const [toolCallId, { llm, call }] of agent.llmByToolCall) {
-      if (!started.has(toolCallId) && !agent.approvalsByCallId.has(toolCallId)) llm.children.push(notRun(toolCallId, call, providerRanNote(call) ?? 'not run'));
+      if (!started.has(toolCallId) && !agent.approvalsByCallId.has(toolCallId)) llm.children.push(notRun(toolCallId, call, providerApprovalNote(call, 'unknown') ?? providerRanNote(call) ?? 'not run'));
     }
   }
   agent.approvalsByCallId.clear();
@@ -307,6 +309,7 @@ function placeMark(
       if (asked === undefined) parent.agent.approvalsByCallId.set(toolCallId, (asked = { marks: [], answered: false }));
       asked.marks.push({ mark, container });
       if (event.name === 'hermes.approval.response') asked.answered = true;
+      if (mark.error !== undefined) asked.denied = true;
       return;
     }
     case 'hermes.api.error': {

@@ -84,31 +84,78 @@ export function node(kind: ViewKind, title: string, extra: Partial<ViewNode> = {
   return { kind, title, children: [], ...extra };
 }
 
+/** Part types that hold text, in ATIF and in the providers' and frameworks' messages the adapters record. */
+const TEXT_PARTS = new Set(['text', 'input_text', 'output_text']);
+/** Part types that hold a medium, and what each is called in a preview. */
+const MEDIA_PARTS = new Map([
+  ['image', 'image'],
+  ['image_url', 'image'],
+  ['input_image', 'image'],
+  ['file', 'file'],
+  ['input_file', 'file'],
+  ['document', 'file'],
+  ['audio', 'audio'],
+  ['input_audio', 'audio'],
+]);
+
 /**
- * ATIF content parts (`[{type: "text", text}, {type: "image", source}]`) as
- * the text a reader wants: the texts joined, media as `[image path]`.
- * Undefined when the value is not a list of content parts.
+ * Content parts as the text a reader wants: the texts joined, each medium as `[image]`, `[image <its URL or path>]`
+ * or `[file <its name>]`, whichever part shape holds it: ATIF's (`{type: "image", source: {media_type, path}}`), or a
+ * recorded request's (an AI SDK `image`/`file` part, OpenAI `image_url`/`input_image`/`input_file`, LangChain's
+ * blocks, Anthropic's `image`/`document`), whose bytes the adapters left out. Only a URL (`scheme://`) or ATIF's path is a place
+ * to show: a data URL or a left-out blob is not. Undefined when the value is not a list of content parts.
  */
 function contentPartsText(value: unknown): string | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
   const texts: string[] = [];
   for (const part of value) {
     if (typeof part !== 'object' || part === null) return undefined;
-    const { type, text, source } = part as { type?: unknown; text?: unknown; source?: { path?: unknown } };
-    if (type === 'text' && typeof text === 'string') texts.push(text);
-    else if ((type === 'image' || type === 'audio') && typeof source === 'object' && source !== null) texts.push(`[${type} ${String(source.path ?? '')}]`.replace(' ]', ']'));
-    else return undefined;
+    const record = part as Record<string, unknown>;
+    const type = typeof record.type === 'string' ? record.type : '';
+    const kind = MEDIA_PARTS.get(type);
+    if (TEXT_PARTS.has(type) && typeof record.text === 'string') texts.push(record.text);
+    else if (kind !== undefined) {
+      const where = placeOfMedium(record);
+      texts.push(where === undefined ? `[${kind}]` : `[${kind} ${where}]`);
+    } else return undefined;
   }
   return texts.join(' ');
+}
+
+/** Where a media part's medium is (a URL, an ATIF path), else its file name; undefined for inline bytes. */
+function placeOfMedium(part: Record<string, unknown>): string | undefined {
+  const inner = (value: unknown, key: string): unknown => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined);
+  // ATIF's `source.path` is a place whatever it looks like (a file beside the trajectory); elsewhere only a URL is.
+  const path = inner(part.source, 'path');
+  if (typeof path === 'string' && path !== '') return path;
+  for (const candidate of [part.image, inner(part.image_url, 'url'), part.url, inner(part.source, 'url'), part.file, inner(part.file, 'url'), part.data]) {
+    if (typeof candidate === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(candidate)) return candidate;
+  }
+  const name = part.filename ?? inner(part.file, 'filename');
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
+/**
+ * A message the ATIF builder wrote as the JSON text of its content parts (a user message with media in it), as the
+ * parts; any other string as it is.
+ */
+function partsOfText(text: string): unknown {
+  if (!text.startsWith('[{')) return text;
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return contentPartsText(parsed) === undefined ? text : parsed;
+  } catch {
+    return text;
+  }
 }
 
 /** One line of at most `max` characters, for previews. Content parts read as their text. */
 export function preview(value: unknown, max = 72): string | undefined {
   let text: string;
   if (value === undefined || value === null) return undefined;
-  const parts = contentPartsText(value);
-  if (typeof value === 'string') text = value;
-  else if (parts !== undefined) text = parts;
+  const parts = contentPartsText(typeof value === 'string' ? partsOfText(value) : value);
+  if (parts !== undefined) text = parts;
+  else if (typeof value === 'string') text = value;
   else {
     try {
       text = JSON.stringify(value);

@@ -1,0 +1,118 @@
+/**
+ * The tokens the CLI spent that no step holds.
+ *
+ * The CLI makes model requests the SDK's stream never shows: the one its
+ * `WebSearch` tool sends while it runs, the one `WebFetch` sends to read the
+ * page it fetched, the summary a compaction asks for. Their usage is counted
+ * in the result's `modelUsage` (and its `total_cost_usd`), and nowhere else:
+ * no message, hook or tool result carries it. So each turn's end states, per
+ * model, what `modelUsage` counts beyond the steps recorded so far; the steps
+ * and these statements add up to `modelUsage`.
+ *
+ * @module
+ */
+
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
+
+/** A model's tokens, in the API's terms (`input_tokens` without the cache's). */
+export interface TokenCounts {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+const KEYS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
+/** `modelUsage`'s spelling of the same counts. */
+const MODEL_USAGE_KEYS: Record<(typeof KEYS)[number], string> = {
+  input_tokens: 'inputTokens',
+  output_tokens: 'outputTokens',
+  cache_read_input_tokens: 'cacheReadInputTokens',
+  cache_creation_input_tokens: 'cacheCreationInputTokens',
+};
+
+const zero = (): TokenCounts => ({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+
+/** The tokens of one query's recorded steps, and what its turn ends stated beyond them. */
+export class QueryTokens {
+  /** Recorded steps' tokens by the model that answered and the one asked for (the main agent's; a sub-agent's is unknown). */
+  readonly #recorded = new Map<string, { answered: string | undefined; asked: string | undefined; counts: TokenCounts }>();
+  /** What turn ends stated so far, by `modelUsage`'s model; with what the CLI carried over from a resumed session's earlier queries. */
+  readonly #stated = new Map<string, TokenCounts>();
+
+  /**
+   * A resumed session's earlier spend, which the CLI restores into `modelUsage` (see `carriedUsage`): an earlier
+   * query's trajectory holds it, this one does not state it again.
+   */
+  carried(modelUsage: unknown): void {
+    if (!isRecord(modelUsage)) return;
+    for (const [model, reported] of Object.entries(modelUsage)) {
+      if (!isRecord(reported)) continue;
+      const stated = this.#stated.get(model) ?? zero();
+      for (const name of KEYS) stated[name] += count(reported[MODEL_USAGE_KEYS[name]]);
+      this.#stated.set(model, stated);
+    }
+  }
+
+  /** An answered request's final usage (the API's `usage`). */
+  add(answered: string | undefined, asked: string | undefined, usage: unknown): void {
+    if (!isRecord(usage)) return;
+    const key = `${answered ?? ''}\u0000${asked ?? ''}`;
+    let entry = this.#recorded.get(key);
+    if (entry === undefined) {
+      entry = { answered, asked, counts: zero() };
+      this.#recorded.set(key, entry);
+    }
+    for (const name of KEYS) entry.counts[name] += count(usage[name]);
+  }
+
+  /**
+   * What `modelUsage` (the latest result's: it counts everything the CLI
+   * spent so far) holds beyond the recorded steps and the earlier statements,
+   * per model; undefined when that is nothing. A figure can be negative: a
+   * sub-agent's step recorded after the turn that spent it ended (a
+   * background agent's transcript read late) was stated then, and is taken
+   * back here.
+   */
+  unattributed(modelUsage: unknown): Record<string, TokenCounts> | undefined {
+    if (!isRecord(modelUsage)) return undefined;
+    const models = Object.keys(modelUsage).filter((model) => isRecord(modelUsage[model]));
+    const held = new Map(models.map((model) => [model, zero()] as const));
+    for (const { answered, asked, counts } of this.#recorded.values()) {
+      const model = usageModel(models, answered, asked);
+      const sum = model === undefined ? undefined : held.get(model);
+      if (sum !== undefined) for (const name of KEYS) sum[name] += counts[name];
+    }
+    let out: Record<string, TokenCounts> | undefined;
+    for (const model of models) {
+      const reported = modelUsage[model] as Record<string, unknown>;
+      const stated = this.#stated.get(model) ?? zero();
+      const gap = zero();
+      for (const name of KEYS) gap[name] = count(reported[MODEL_USAGE_KEYS[name]]) - held.get(model)![name] - stated[name];
+      if (KEYS.every((name) => gap[name] === 0)) continue;
+      for (const name of KEYS) stated[name] += gap[name];
+      this.#stated.set(model, stated);
+      (out ??= {})[model] = gap;
+    }
+    return out;
+  }
+}
+
+/**
+ * The `modelUsage` entry a step counts under. `modelUsage` names the model
+ * the CLI asked for, a step the one the API answered with, which may be that
+ * name dated (`claude-sonnet-4-5` answered as `claude-sonnet-4-5-20250929`):
+ * the same name, else the longest name it starts with, else the model the
+ * main agent asked for.
+ */
+function usageModel(models: readonly string[], answered: string | undefined, asked: string | undefined): string | undefined {
+  const name = nonEmptyString(answered);
+  if (name !== undefined) {
+    if (models.includes(name)) return name;
+    const prefix = models.filter((model) => name.startsWith(model)).sort((a, b) => b.length - a.length)[0];
+    if (prefix !== undefined) return prefix;
+  }
+  return asked !== undefined && models.includes(asked) ? asked : undefined;
+}

@@ -1,0 +1,58 @@
+// What a turn's end states beyond its steps (QueryTokens, unattributed_usage)
+// in the cases the real CLI cannot be made to produce on demand: a step
+// matched to `modelUsage`'s name by its dated answer, two models, a main
+// agent answered under a name `modelUsage` does not use, a sub-agent's step
+// recorded after the turn that spent it, and a resumed session's earlier
+// spend. test/slow/claude-agent-sdk-hidden.test.ts holds the real CLI's
+// WebSearch, WebFetch, /compact and resumed sessions to the same rule.
+import { describe, expect, it } from 'vitest';
+import { QueryTokens } from '../../../src/adapters/claude-agent-sdk/usage.ts';
+
+const reply = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ input_tokens: input, output_tokens: output, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite });
+const reported = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ inputTokens: input, outputTokens: output, cacheReadInputTokens: cacheRead, cacheCreationInputTokens: cacheWrite, costUSD: 0.01 });
+
+describe('QueryTokens: what modelUsage counts beyond the recorded steps', () => {
+  it('states nothing when the steps hold every token, each counted under the longest name its answer begins with', () => {
+    const tokens = new QueryTokens();
+    tokens.add('claude-sonnet-4-5-20250929', 'claude-sonnet-4-5', reply(10, 2, 100));
+    // A sub-agent's: the model it asked for is unknown; its answer is the dated name of the longer of two prefixes.
+    tokens.add('claude-haiku-4-5-20251001', undefined, reply(7, 3, 0, 5));
+    expect(tokens.unattributed({ 'claude-haiku-4': reported(0, 0), 'claude-haiku-4-5': reported(7, 3, 0, 5), 'claude-sonnet-4-5': reported(10, 2, 100) })).toBeUndefined();
+  });
+
+  it('states per model what no step holds, each turn only what is new since the last statement', () => {
+    const tokens = new QueryTokens();
+    tokens.add('claude-main', 'claude-main', reply(30, 8));
+    expect(tokens.unattributed({ 'claude-main': reported(41, 15, 2) })).toEqual({ 'claude-main': reply(11, 7, 2) });
+    tokens.add('claude-main', 'claude-main', reply(50, 5));
+    // The next turn: its step and a page read on another model.
+    expect(tokens.unattributed({ 'claude-main': reported(91, 20, 2), 'claude-small': reported(21, 4) })).toEqual({ 'claude-small': reply(21, 4) });
+    expect(tokens.unattributed({ 'claude-main': reported(91, 20, 2), 'claude-small': reported(21, 4) })).toBeUndefined();
+  });
+
+  it("counts a main-agent step whose answer names no modelUsage entry under the model the query asked for; a sub-agent's such step is stated", () => {
+    const tokens = new QueryTokens();
+    tokens.add('some-gateway-model', 'claude-main', reply(10, 1));
+    tokens.add('other-gateway-model', undefined, reply(4, 1));
+    expect(tokens.unattributed({ 'claude-main': reported(10, 1), 'claude-sub': reported(4, 1) })).toEqual({ 'claude-sub': reply(4, 1) });
+  });
+
+  it("takes back at the next turn a sub-agent's step recorded after its turn was stated: the figures still add up", () => {
+    const tokens = new QueryTokens();
+    tokens.add('claude-main', 'claude-main', reply(10, 1));
+    // modelUsage counts the background agent's request; its transcript is read only later.
+    expect(tokens.unattributed({ 'claude-main': reported(10, 1), 'claude-sub': reported(6, 2) })).toEqual({ 'claude-sub': reply(6, 2) });
+    tokens.add('claude-sub-2026', undefined, reply(6, 2));
+    tokens.add('claude-main', 'claude-main', reply(10, 1));
+    expect(tokens.unattributed({ 'claude-main': reported(20, 2), 'claude-sub': reported(6, 2) })).toEqual({ 'claude-sub': reply(-6, -2) });
+  });
+
+  it("does not state a resumed session's earlier spend, which the CLI carries into modelUsage", () => {
+    const tokens = new QueryTokens();
+    tokens.carried({ 'claude-main': { ...reported(91, 20), thinkingTokens: 0 }, broken: 'not a record' });
+    tokens.add('claude-main', 'claude-main', reply(50, 5));
+    expect(tokens.unattributed({ 'claude-main': reported(141, 25) })).toBeUndefined();
+    tokens.carried(undefined);
+    expect(tokens.unattributed(undefined)).toBeUndefined();
+  });
+});

@@ -1,0 +1,426 @@
+// createAgent programs with the structured output and the middleware
+// LangChain v1's docs put in most agents, a model's structured output
+// invoked on its own, and a retrieval chain, written as those docs write them:
+// the real ChatOpenAI and ChatAnthropic over a fake fetch speaking the
+// providers' wire formats (test/support/provider-wire.ts). Each trajectory is
+// checked against what the program's state holds: the tool messages the model
+// read, the usage_metadata LangChain reported, the structured response.
+import { describe, expect, it } from 'vitest';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { ChatOpenAI } from '@langchain/openai';
+import { tool } from '@langchain/core/tools';
+import type { BaseMessage, ToolMessage } from '@langchain/core/messages';
+import { BaseRetriever } from '@langchain/core/retrievers';
+import { Document } from '@langchain/core/documents';
+import { ChatPromptTemplate } from '@langchain/core/prompts';
+import { StringOutputParser } from '@langchain/core/output_parsers';
+import { RunnablePassthrough, RunnableSequence } from '@langchain/core/runnables';
+import { createAgent, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolRetryMiddleware, toolStrategy } from 'langchain';
+import { MemorySaver } from '@langchain/langgraph';
+import * as z from 'zod';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { anthropicMessage, chatCompletion, openAiError, scriptedFetch } from '../support/provider-wire.ts';
+import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, type AtifDoc } from './support.ts';
+import { sameOnNative } from './same-on-native.ts';
+
+const GPT = 'gpt-4.1-2025-04-14';
+const MINI = 'gpt-4.1-mini-2025-04-14';
+const CLAUDE = 'claude-sonnet-4-5-20250929';
+
+const openai = (fetch: typeof globalThis.fetch, model = 'gpt-4.1') => new ChatOpenAI({ model, apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
+const anthropic = (fetch: typeof globalThis.fetch) => new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
+const getWeather = tool(async ({ city }) => `It is sunny and 21C in ${city}.`, {
+  name: 'get_weather',
+  description: 'Get the weather for a city',
+  schema: z.object({ city: z.string() }),
+});
+const WeatherReport = z.object({ city: z.string(), temperature_c: z.number() }).meta({ title: 'WeatherReport' });
+
+type Step = AtifDoc;
+const agentSteps = (doc: AtifDoc): Step[] => (doc.steps as Step[]).filter((step) => step.source === 'agent');
+const userSteps = (doc: AtifDoc): string[] => (doc.steps as Step[]).filter((step) => step.source === 'user').map((step) => String(step.message));
+const callsOf = (doc: AtifDoc): Array<[string, string, unknown]> =>
+  agentSteps(doc).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.function_name, call.arguments] as [string, string, unknown]));
+/** Each tool call's outcome in the trajectory: [call id, content, status]. */
+const observed = (doc: AtifDoc): Array<[string, string, string]> =>
+  (doc.steps as Step[]).flatMap((step) => (step.observation?.results ?? []).filter((r: AtifDoc) => r.source_call_id !== undefined).map((r: AtifDoc) => [r.source_call_id, String(r.content), r.extra?.metadata?.status] as [string, string, string]));
+/** The tool messages of the program's state, what the model read: [tool_call_id, content, status]. */
+const toolMessages = (messages: BaseMessage[]): Array<[string, string, string]> =>
+  messages.filter((m) => m.getType() === 'tool').map((m) => [(m as ToolMessage).tool_call_id, String(m.content), (m as ToolMessage).status === 'error' ? 'error' : 'ok']);
+/** The AI messages' usage_metadata as LangChain reported it: [input, output]. */
+const reported = (messages: BaseMessage[]): Array<[number, number]> =>
+  messages
+    .map((m) => (m as { usage_metadata?: { input_tokens: number; output_tokens: number } }).usage_metadata)
+    .filter((usage) => usage !== undefined)
+    .map((usage) => [usage.input_tokens, usage.output_tokens]);
+const recordedCounts = (doc: AtifDoc): Array<[number, number]> =>
+  agentSteps(doc).filter((step) => step.metrics !== undefined).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens]);
+/** The answer a session's turn ended with (`post_llm_call`); the first session's when none is named. */
+const finalAnswer = (log: ReturnType<typeof recordedPlugin>['log'], session?: string): unknown =>
+  log.find((e) => e.hook === 'post_llm_call' && (session === undefined || e.payload.session_id === session))?.payload.assistant_response;
+
+describe('createAgent with structured output and LangChain v1 middleware', () => {
+  it('responseFormat: toolStrategy on ChatAnthropic: the structured-output call has the ToolMessage LangChain answered it with, and the structured response is the answer', async () => {
+    const { fetch, requests } = scriptedFetch([
+      anthropicMessage({ id: 'msg_01', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { city: 'Paris' } }], usage: { input_tokens: 310, output_tokens: 22 } }),
+      anthropicMessage({ id: 'msg_02', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_report', name: 'WeatherReport', input: { city: 'Paris', temperature_c: 21 } }], usage: { input_tokens: 402, output_tokens: 31 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-strategy');
+    const agent = createAgent({ model: anthropic(fetch), tools: [getWeather], name: 'weather_agent', responseFormat: toolStrategy(WeatherReport) });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests.map((r) => r.body.tools.map((t: { name: string }) => t.name))).toEqual([['get_weather', 'WeatherReport'], ['get_weather', 'WeatherReport']]);
+    expect(result.structuredResponse).toEqual({ city: 'Paris', temperature_c: 21 });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['What is the weather in Paris?']);
+    expect(callsOf(doc)).toEqual([
+      ['toolu_weather', 'get_weather', { city: 'Paris' }],
+      ['toolu_report', 'WeatherReport', { city: 'Paris', temperature_c: 21 }],
+    ]);
+    // Every call the model made has the outcome the model (and the program's state) got; no tool ran the second.
+    expect(observed(doc)).toEqual(toolMessages(result.messages));
+    expect(observed(doc).at(-1)).toEqual(['toolu_report', '{"city":"Paris","temperature_c":21}', 'ok']);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.status])).toEqual([['toolu_weather', 'ok'], ['toolu_report', 'ok']]);
+    // The program's answer is its structured response, not the message LangChain writes after it.
+    expect(finalAnswer(recorded.log)).toBe('{"city":"Paris","temperature_c":21}');
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('responseFormat: toolStrategy whose first answer fails the schema: LangChain tells the model why and asks again; each structured call has what the model was told', async () => {
+    const { fetch, requests } = scriptedFetch([
+      anthropicMessage({ id: 'msg_bad', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_bad', name: 'WeatherReport', input: { city: 'Paris', temperature_c: 'warm' } }], usage: { input_tokens: 300, output_tokens: 20 } }),
+      anthropicMessage({ id: 'msg_good', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_good', name: 'WeatherReport', input: { city: 'Paris', temperature_c: 21 } }], usage: { input_tokens: 380, output_tokens: 21 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-strategy-retry');
+    const agent = createAgent({ model: anthropic(fetch), tools: [getWeather], name: 'weather_agent', responseFormat: toolStrategy(WeatherReport) });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests).toHaveLength(2);
+    expect(result.structuredResponse).toEqual({ city: 'Paris', temperature_c: 21 });
+    const told = toolMessages(result.messages);
+    expect(told.map(([id]) => id)).toEqual(['toolu_bad', 'toolu_good']);
+    expect(told[0]![1]).toContain('WeatherReport');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc).map(([id, , args]) => [id, args])).toEqual([
+      ['toolu_bad', { city: 'Paris', temperature_c: 'warm' }],
+      ['toolu_good', { city: 'Paris', temperature_c: 21 }],
+    ]);
+    // Each on the step of the call that made it, with what the model was told (LangChain marks the parse failure no error).
+    expect(agentSteps(doc).map((step) => (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id))).toEqual([['toolu_bad'], ['toolu_good']]);
+    expect(observed(doc)).toEqual(told);
+    expect(told[0]![2]).toBe('ok');
+    expect(finalAnswer(recorded.log)).toBe('{"city":"Paris","temperature_c":21}');
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('responseFormat: a zod schema on ChatOpenAI (the provider strategy, json_schema): one call, its JSON the answer', async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-1', model: GPT, content: '{"city":"Paris","temperature_c":21}', usage: { prompt_tokens: 120, completion_tokens: 14, cached: 0 } }),
+    ]);
+    const recorded = recordedPlugin('lc-provider-strategy');
+    const agent = createAgent({ model: openai(fetch), tools: [getWeather], responseFormat: WeatherReport });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests[0]!.body.response_format.type).toBe('json_schema');
+    expect(result.structuredResponse).toEqual({ city: 'Paris', temperature_c: 21 });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(agentSteps(doc).map((step) => [step.message, step.model_name])).toEqual([['{"city":"Paris","temperature_c":21}', GPT]]);
+    expect(finalAnswer(recorded.log)).toBe(JSON.stringify(result.structuredResponse));
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('modelFallbackMiddleware: the primary model’s failed call and the fallback’s answer are two attempts of one request, each with its own model and provider', async () => {
+    const { fetch, requests } = scriptedFetch([
+      openAiError(500, 'server_error', 'The server had an error while processing your request.'),
+      anthropicMessage({ id: 'msg_fb', model: CLAUDE, content: [{ type: 'text', text: 'It is sunny in Paris.' }], usage: { input_tokens: 95, output_tokens: 9 } }),
+    ]);
+    const recorded = recordedPlugin('lc-fallback');
+    const agent = createAgent({ model: openai(fetch), tools: [getWeather], name: 'weather_agent', middleware: [modelFallbackMiddleware(anthropic(fetch))] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Is it sunny in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests.map((r) => r.url)).toEqual(['https://api.openai.com/v1/chat/completions', 'https://api.anthropic.com/v1/messages']);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const attempts = expectRetriedFirstCall(recorded.log, true);
+    expect(attempts.map((e) => [e.hook, e.payload.model, e.payload.provider])).toEqual([
+      ['pre_api_request', 'gpt-4.1', 'openai'],
+      ['api_request_error', 'gpt-4.1', 'openai'],
+      ['pre_api_request', 'claude-sonnet-4-5', 'anthropic'],
+      ['post_api_request', 'claude-sonnet-4-5', 'anthropic'],
+    ]);
+    expect((attempts[1]!.payload.error as { message: string }).message).toContain('The server had an error');
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['Is it sunny in Paris?']);
+    expect(agentSteps(doc).map((step) => [step.model_name, step.extra?.invocation?.status])).toEqual([
+      ['gpt-4.1', 'failed'],
+      [CLAUDE, 'completed'],
+    ]);
+    expect(agentSteps(doc).at(-1)!.message).toBe('It is sunny in Paris.');
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('summarizationMiddleware: its model call is a summarization sub-agent (prompt, summary, its own model and tokens), not the user’s request or the agent’s answer', async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sum', model: MINI, content: 'The user asked about the weather in Paris (sunny) and Lyon (rainy).', usage: { prompt_tokens: 412, completion_tokens: 17 } }),
+      chatCompletion({ id: 'chatcmpl-ans', model: GPT, content: null, toolCalls: [{ id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 140, completion_tokens: 15 } }),
+      chatCompletion({ id: 'chatcmpl-end', model: GPT, content: 'It is sunny and 21C in Rome.', usage: { prompt_tokens: 190, completion_tokens: 11 } }),
+    ]);
+    const recorded = recordedPlugin('lc-summarization');
+    const agent = createAgent({
+      model: openai(fetch),
+      tools: [getWeather],
+      name: 'weather_agent',
+      middleware: [summarizationMiddleware({ model: openai(fetch, 'gpt-4.1-mini'), trigger: { messages: 5 }, keep: { messages: 1 } })],
+    });
+    const result = await agent.invoke(
+      {
+        messages: [
+          { role: 'user', content: 'What is the weather in Paris?' },
+          { role: 'assistant', content: 'It is sunny in Paris.' },
+          { role: 'user', content: 'And in Lyon?' },
+          { role: 'assistant', content: 'It is rainy in Lyon.' },
+          { role: 'user', content: 'And in Rome?' },
+        ],
+      },
+      { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] },
+    );
+    expect(requests.map((r) => r.body.model)).toEqual(['gpt-4.1-mini', 'gpt-4.1', 'gpt-4.1']);
+    const summaryPrompt = requests[0]!.body.messages[0].content as string;
+    expect(summaryPrompt).toContain('Human: And in Lyon?');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+    expect(children).toHaveLength(1);
+    const summary = children[0]!;
+    // The agent's turn: the summarization's link (a step of its own, as for any sub-agent no tool call started), the
+    // user's request, the agent's call and answer, on the agent's model.
+    expect((doc.steps as Step[]).map((step) => (step.source === 'user' ? `user: ${step.message}` : step.llm_call_count === 0 ? 'agent: link' : `agent: ${step.model_name}`))).toEqual([
+      'agent: link',
+      'user: And in Rome?',
+      `agent: ${GPT}`,
+      `agent: ${GPT}`,
+    ]);
+    const link = agentSteps(doc)[0]!;
+    expect([link.tool_calls[0].function_name, link.observation.results[0].subagent_trajectory_ref[0].trajectory_id]).toEqual([`summarization-session-${summary.session_id}`, summary.trajectory_id]);
+    const own = { ...doc, steps: (doc.steps as Step[]).filter((step) => step.llm_call_count !== 0) };
+    expect(callsOf(own)).toEqual([['call_rome', 'get_weather', { city: 'Rome' }]]);
+    expect(agentSteps(own).map((step) => step.message)).toEqual(['', 'It is sunny and 21C in Rome.']);
+    expect(recordedCounts(doc)).toEqual([[140, 15], [190, 11]]);
+    // The turn's model is the agent's, not the summarizer's that called first.
+    expect(recorded.log.filter((e) => (e.hook === 'post_llm_call' || e.hook === 'on_session_end') && e.payload.session_id === doc.session_id).map((e) => e.payload.model)).toEqual(['gpt-4.1', 'gpt-4.1']);
+    expect(finalAnswer(recorded.log, doc.session_id)).toBe('It is sunny and 21C in Rome.');
+    // The summarization: a sub-agent of the turn, named after the middleware's call, with what it was asked and said.
+    expect(summary.agent.name).toBe('summarization');
+    expect(userSteps(summary)).toEqual([summaryPrompt]);
+    expect(agentSteps(summary).map((step) => [step.model_name, step.message])).toEqual([[MINI, 'The user asked about the weather in Paris (sunny) and Lyon (rainy).']]);
+    expect(recordedCounts(summary)).toEqual([[412, 17]]);
+    // Together: every usage LangChain reported (the summary's is on no message of the state) is recorded once.
+    expect([...recordedCounts(summary), ...recordedCounts(doc)]).toEqual([[412, 17], ...reported(result.messages)]);
+    expect(recorded.log.find((e) => e.hook === 'subagent_stop')!.payload).toMatchObject({ child_role: 'summarization', child_status: 'completed' });
+    // What the agent read next starts with the summary.
+    expect(requests[1]!.body.messages[0].content).toContain('The user asked about the weather in Paris (sunny) and Lyon (rainy).');
+    await sameOnNative(recorded);
+  });
+
+  it('summarizationMiddleware on a thread (MemorySaver, one thread_id): the second turn summarizes the first; one trajectory, the summarization a sub-agent of that turn', async () => {
+    const { fetch, requests } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-t1', model: GPT, content: 'It is sunny in Paris.', usage: { prompt_tokens: 60, completion_tokens: 7 } }),
+      chatCompletion({ id: 'chatcmpl-sum', model: MINI, content: 'The user asked about Paris: sunny.', usage: { prompt_tokens: 250, completion_tokens: 9 } }),
+      chatCompletion({ id: 'chatcmpl-t2', model: GPT, content: 'It is rainy in Rome.', usage: { prompt_tokens: 90, completion_tokens: 7 } }),
+    ]);
+    const recorded = recordedPlugin('lc-summarization-thread');
+    const agent = createAgent({
+      model: openai(fetch),
+      tools: [getWeather],
+      name: 'weather_agent',
+      checkpointer: new MemorySaver(),
+      middleware: [summarizationMiddleware({ model: openai(fetch, 'gpt-4.1-mini'), trigger: { messages: 3 }, keep: { messages: 1 } })],
+    });
+    const config = { configurable: { thread_id: 'weather-thread' } };
+    await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { ...config, callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    const second = await agent.invoke({ messages: [{ role: 'user', content: 'And in Rome?' }] }, { ...config, callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests.map((r) => r.body.model)).toEqual(['gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1']);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.session_id).toBe('weather-thread');
+    expect(userSteps(doc)).toEqual(['What is the weather in Paris?', 'And in Rome?']);
+    const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+    expect(children.map((child) => child.agent.name)).toEqual(['summarization']);
+    expect(agentSteps(children[0]!).map((step) => [step.model_name, step.message])).toEqual([[MINI, 'The user asked about Paris: sunny.']]);
+    expect(agentSteps(doc).filter((step) => step.llm_call_count !== 0).map((step) => [step.model_name, step.message])).toEqual([
+      [GPT, 'It is sunny in Paris.'],
+      [GPT, 'It is rainy in Rome.'],
+    ]);
+    // The summarization's link is a step of the second turn, before its user step: ATIF makes a turn's user step from
+    // the agent's first request, which the summary precedes (as in a single run, above).
+    expect((doc.steps as Step[]).map((step) => (step.source === 'user' ? 'user' : step.llm_call_count === 0 ? 'link' : 'agent'))).toEqual(['user', 'agent', 'link', 'user', 'agent']);
+    expect(recordedCounts(doc)).toEqual([[60, 7], [90, 7]]);
+    expect(second.messages.at(-1)!.content).toBe('It is rainy in Rome.');
+    expect(recorded.log.filter((e) => e.hook === 'post_llm_call' && e.payload.session_id === 'weather-thread').map((e) => e.payload.assistant_response)).toEqual(['It is sunny in Paris.', 'It is rainy in Rome.']);
+    await sameOnNative(recorded);
+  });
+
+  it('toolCallLimitMiddleware: the call over the limit never runs; it fails with the text the model got instead of a result', async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }, { id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 80, completion_tokens: 30 } }),
+      chatCompletion({ id: 'chatcmpl-2', model: GPT, content: 'Paris is sunny; I could not check Rome.', usage: { prompt_tokens: 160, completion_tokens: 12 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-limit');
+    const agent = createAgent({ model: openai(fetch), tools: [getWeather], name: 'weather_agent', middleware: [toolCallLimitMiddleware({ runLimit: 1 })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(toolMessages(result.messages)).toEqual([
+      ['call_rome', "Tool call limit exceeded. Do not make additional tool calls.", 'error'],
+      ['call_paris', 'It is sunny and 21C in Paris.', 'ok'],
+    ]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc)).toEqual([
+      ['call_paris', 'get_weather', { city: 'Paris' }],
+      ['call_rome', 'get_weather', { city: 'Rome' }],
+    ]);
+    expect([...observed(doc)].sort()).toEqual([...toolMessages(result.messages)].sort());
+    const refused = recorded.log.find((e) => e.hook === 'post_tool_call' && e.payload.tool_call_id === 'call_rome')!.payload;
+    expect(refused).toMatchObject({ status: 'error', args: { city: 'Rome' }, result: 'Tool call limit exceeded. Do not make additional tool calls.' });
+    expect(recorded.log.filter((e) => e.hook === 'pre_tool_call').map((e) => e.payload.tool_call_id).sort()).toEqual(['call_paris', 'call_rome']);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
+  it('toolRetryMiddleware: each attempt of a call is a tool span of its own under the call’s id; the trajectory’s observation is the first attempt’s (a documented limit)', async () => {
+    let attempts = 0;
+    const flakyWeather = tool(
+      async ({ city }) => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('weather service timed out');
+        return `It is sunny and 21C in ${city}.`;
+      },
+      { name: 'get_weather', description: 'Get the weather for a city', schema: z.object({ city: z.string() }) },
+    );
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 70, completion_tokens: 18 } }),
+      chatCompletion({ id: 'chatcmpl-2', model: GPT, content: 'It is sunny in Paris.', usage: { prompt_tokens: 110, completion_tokens: 7 } }),
+    ]);
+    const recorded = recordedPlugin('lc-tool-retry');
+    const agent = createAgent({ model: openai(fetch), tools: [flakyWeather], middleware: [toolRetryMiddleware({ maxRetries: 2, initialDelayMs: 10, jitter: false })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    // The model read the retry's result.
+    expect(toolMessages(result.messages)).toEqual([['call_paris', 'It is sunny and 21C in Paris.', 'ok']]);
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // Each attempt: its own start and end, under the model's call id, the failure then the result.
+    const tools = atof.filter((e) => e.kind === 'scope' && e.category === 'tool');
+    expect(tools.map((e) => [e.scope_category, e.category_profile.tool_call_id, e.data])).toEqual([
+      ['start', 'call_paris', { city: 'Paris' }],
+      ['end', 'call_paris', 'Error: weather service timed out'],
+      ['start', 'call_paris', { city: 'Paris' }],
+      ['end', 'call_paris', 'It is sunny and 21C in Paris.'],
+    ]);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => e.payload.status)).toEqual(['error', 'ok']);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(callsOf(doc)).toEqual([['call_paris', 'get_weather', { city: 'Paris' }]]);
+    // ATIF keeps a call's first result, on both backends (docs/adapters/langchain.md, "What it cannot see").
+    expect(observed(doc)).toEqual([['call_paris', 'Error: weather service timed out', 'error']]);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('model.withStructuredOutput invoked on its own', () => {
+  const Joke = z.object({ setup: z.string(), punchline: z.string() });
+  const PARSED = { setup: 'Why did the cat sit on the computer?', punchline: 'To keep an eye on the mouse.' };
+
+  it('on ChatAnthropic (a forced tool call): the parsed object is the turn’s answer, the model’s call its step', async () => {
+    const { fetch, requests } = scriptedFetch([
+      anthropicMessage({ id: 'msg_joke', model: CLAUDE, content: [{ type: 'tool_use', id: 'toolu_joke', name: 'joke', input: PARSED }], usage: { input_tokens: 48, output_tokens: 36 } }),
+    ]);
+    const recorded = recordedPlugin('lc-wso-anthropic');
+    const joke = await anthropic(fetch).withStructuredOutput(Joke, { name: 'joke' }).invoke('Tell me a joke about cats', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests[0]!.body.tool_choice).toEqual({ type: 'tool', name: 'joke' });
+    expect(joke).toEqual(PARSED);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual(['Tell me a joke about cats']);
+    expect(callsOf(doc)).toEqual([['toolu_joke', 'joke', PARSED]]);
+    expect(recordedCounts(doc)).toEqual([[48, 36]]);
+    // What the program got: the parsed object (the model's answer has no text).
+    expect(finalAnswer(recorded.log)).toBe(JSON.stringify(joke));
+    await sameOnNative(recorded);
+  });
+
+  it('on ChatOpenAI (json_schema): the parsed object is the turn’s answer', async () => {
+    const { fetch, requests } = scriptedFetch([chatCompletion({ id: 'chatcmpl-joke', model: GPT, content: JSON.stringify(PARSED), usage: { prompt_tokens: 52, completion_tokens: 30 } })]);
+    const recorded = recordedPlugin('lc-wso-openai');
+    const joke = await openai(fetch).withStructuredOutput(Joke).invoke('Tell me a joke about cats', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests[0]!.body.response_format.type).toBe('json_schema');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, JSON.stringify(PARSED)]]);
+    expect(recordedCounts(doc)).toEqual([[52, 30]]);
+    expect(finalAnswer(recorded.log)).toBe(JSON.stringify(joke));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('a retrieval chain (RunnableSequence with a retriever)', () => {
+  /** A retriever as LangChain's docs write a custom one: `_getRelevantDocuments`. */
+  class HandbookRetriever extends BaseRetriever {
+    override lc_namespace = ['test', 'retrievers'];
+    override async _getRelevantDocuments(query: string): Promise<Document[]> {
+      return [
+        new Document({ pageContent: 'Refunds are paid within 14 days of the return.', metadata: { source: 'refunds.md' } }),
+        new Document({ pageContent: `Searched for: ${query}`, metadata: { source: 'log.md' } }),
+      ];
+    }
+  }
+
+  it('one turn: the prompt with the retrieved context is what the model was asked, the parsed text the answer, the tokens usage_metadata', async () => {
+    const { fetch, requests } = scriptedFetch([chatCompletion({ id: 'chatcmpl-rag', model: GPT, content: 'Within 14 days of the return.', usage: { prompt_tokens: 64, completion_tokens: 9, cached: 0 } })]);
+    const prompt = ChatPromptTemplate.fromTemplate('Answer from the context only.\n\nContext:\n{context}\n\nQuestion: {question}');
+    const chain = RunnableSequence.from([
+      { context: new HandbookRetriever().pipe((docs: Document[]) => docs.map((doc) => doc.pageContent).join('\n\n')), question: new RunnablePassthrough() },
+      prompt,
+      openai(fetch),
+      new StringOutputParser(),
+    ]);
+    const recorded = recordedPlugin('lc-rag');
+    const answer = await chain.invoke('When are refunds paid?', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(answer).toBe('Within 14 days of the return.');
+    const asked = 'Answer from the context only.\n\nContext:\nRefunds are paid within 14 days of the return.\n\nSearched for: When are refunds paid?\n\nQuestion: When are refunds paid?';
+    expect(requests[0]!.body.messages).toEqual([{ role: 'user', content: asked }]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(userSteps(doc)).toEqual([asked]);
+    expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, 'Within 14 days of the return.']]);
+    expect(recordedCounts(doc)).toEqual([[64, 9]]);
+    expect(finalAnswer(recorded.log)).toBe('Within 14 days of the return.');
+    // The retrieval is no step of its own (docs/adapters/langchain.md, "What it cannot see"): it is in the prompt.
+    expect(recorded.log.filter((e) => e.hook === 'pre_tool_call')).toEqual([]);
+    await sameOnNative(recorded);
+  });
+});
