@@ -46,12 +46,23 @@ export interface RunObserver {
   toolFrame(callId: string): ToolFrame | undefined;
   /** A function tool's call timed out and the tool's `timeoutErrorFunction` answers for it. */
   toolThrew(callId: string, error: unknown): void;
+  /** A tool guardrail of a function tool's call answered (`allow`, `rejectContent` or `throwException`). */
+  toolGuardrail(callId: string, verdict: ToolGuardrailVerdict): void;
   /**
    * An MCP server's `callTool` starts, in the caller's context: when it is the one of an MCP tool call of this run,
    * what to call if the server answers `isError` (with the result's text), which the SDK gives the model as an
    * ordinary output.
    */
   mcpCall(): ((text: string) => void) | undefined;
+}
+
+/** A tool input or output guardrail's answer on one call, as the guardrail returned it. */
+export interface ToolGuardrailVerdict {
+  readonly kind: 'input' | 'output';
+  readonly name: string;
+  readonly behavior: 'allow' | 'rejectContent' | 'throwException';
+  /** `rejectContent`'s message: what the model is told instead of running the tool, or instead of its output. */
+  readonly message?: string;
 }
 
 export interface AttemptObserver {
@@ -88,6 +99,7 @@ const wrappedTools = new WeakSet<object>();
 const wrappedProviders = new WeakSet<object>();
 const wrappedAgents = new WeakSet<object>();
 const wrappedServers = new WeakSet<object>();
+const wrappedGuardrails = new WeakSet<object>();
 /** The function tools the SDK made of MCP servers' tools (`agent.getMcpTools()`). */
 const mcpTools = new WeakSet<object>();
 const modelNames = new WeakMap<object, string>();
@@ -249,6 +261,10 @@ function watchTool(tool: unknown): void {
   const record = tool as Loose;
   if (record.type !== 'function') return;
   wrappedTools.add(tool);
+  for (const [key, kind] of [['inputGuardrails', 'input'], ['outputGuardrails', 'output']] as const) {
+    const guardrails = record[key];
+    if (Array.isArray(guardrails)) for (const guardrail of guardrails) watchToolGuardrail(guardrail, kind);
+  }
   const onTimeout = record.timeoutErrorFunction;
   if (typeof onTimeout !== 'function') return;
   defineMethod(tool, 'timeoutErrorFunction', function timeoutErrorFunction_(this: unknown, runContext: unknown, error: unknown, details?: Loose): unknown {
@@ -258,6 +274,47 @@ function watchTool(tool: unknown): void {
     if (frame !== undefined && callId !== undefined) for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
     return onTimeout.call(this, runContext, error, details);
   });
+}
+
+/**
+ * A tool guardrail's `run`, wrapped in place to report its answer on each call: the SDK tells the model a refused
+ * call's or a replaced output's text as if the tool answered it, through the same tool events as a call that ran.
+ * Called as it was, its answer returned as it is.
+ */
+function watchToolGuardrail(guardrail: unknown, kind: 'input' | 'output'): void {
+  if (typeof guardrail !== 'object' || guardrail === null || wrappedGuardrails.has(guardrail)) return;
+  const record = guardrail as Loose;
+  const runGuardrail = record.run;
+  if (typeof runGuardrail !== 'function') return;
+  wrappedGuardrails.add(guardrail);
+  defineMethod(guardrail, 'run', function run_(this: unknown, args: Loose | undefined, ...rest: unknown[]): unknown {
+    const answer: unknown = runGuardrail.call(this, args, ...rest);
+    const frame = frames.getStore();
+    const call = typeof args?.toolCall === 'object' && args.toolCall !== null ? (args.toolCall as Loose) : undefined;
+    const callId = typeof call?.callId === 'string' ? call.callId : undefined;
+    if (frame === undefined || frame.size === 0 || callId === undefined) return answer;
+    const report = (output: unknown): void => {
+      const verdict = quietly(() => toolGuardrailVerdict(kind, record.name, output));
+      if (verdict !== undefined) for (const observer of frame.values()) quietly(() => observer.toolGuardrail(callId, verdict));
+    };
+    if (!(answer instanceof Promise)) {
+      report(answer);
+      return answer;
+    }
+    return answer.then((output: unknown) => {
+      report(output);
+      return output;
+    });
+  });
+}
+
+/** A guardrail's answer as the SDK reads it (no `behavior` is `allow`); undefined for one it would not accept. */
+function toolGuardrailVerdict(kind: 'input' | 'output', name: unknown, output: unknown): ToolGuardrailVerdict | undefined {
+  if (typeof output !== 'object' || output === null) return undefined;
+  const behavior = ((output as Loose).behavior ?? { type: 'allow' }) as Loose;
+  const type = behavior.type;
+  if (type !== 'allow' && type !== 'rejectContent' && type !== 'throwException') return undefined;
+  return { kind, name: typeof name === 'string' && name !== '' ? name : 'guardrail', behavior: type, ...(typeof behavior.message === 'string' ? { message: behavior.message } : {}) };
 }
 
 /** The function tool call whose `function` span the caller runs in, by the observer that saw it start. */

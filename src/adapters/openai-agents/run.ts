@@ -52,7 +52,7 @@ import {
   type GuardrailRecord,
 } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver, type ToolGuardrailVerdict } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -70,6 +70,9 @@ const ESCAPED_TOOL_ERROR = 'Error running tool';
 
 /** What the SDK answers for a call it cancelled (`toolExecution.ts`). */
 const SDK_CANCELLED_TEXT = 'aborted';
+
+/** How a tool output guardrail's decision describes the text the model got instead of the tool's output. */
+const REPLACED_OUTPUT = "replaced the tool's output with: ";
 
 /** What the SDK tells the model of a rejected call by default (`approvalRejection.ts`). */
 const SDK_REJECTION_TEXT = 'Tool execution was not approved.';
@@ -168,6 +171,11 @@ export class RunRecord implements RunObserver {
   #escapedInStep = false;
   /** MCP tool calls whose server answered `isError`, by call id, with the result's text, until their `agent_tool_end`. */
   readonly #mcpErrors = new Map<string, string>();
+  /**
+   * Calls a tool guardrail stopped or changed (`rejectContent`, `throwException`), by call id, until their end: the SDK
+   * ends them through the same tool events as a call that ran and answered.
+   */
+  readonly #guarded = new Map<string, ToolGuardrailVerdict>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
   readonly #denied = new Map<string, { name: string; run: AgentRun; fallback: string }>();
   /**
@@ -370,6 +378,9 @@ export class RunRecord implements RunObserver {
       this.#toolBySpan.set(span, call.id);
       bindCallSpan(span, this, call.id);
     }
+    // An input guardrail refused the call before the SDK started it (it starts it only to answer with the refusal).
+    const refused = this.#guarded.get(call.id);
+    if (refused?.kind === 'input') guardrailDecided(run, call.id, refused);
     run.toolStart(call, this.#call?.ids.api_request_id);
   }
 
@@ -380,6 +391,9 @@ export class RunRecord implements RunObserver {
     this.#tools.delete(call.id);
     // The turn the call started in (a handoff in the same step comes after the tools run).
     if (open !== undefined) run = open.run;
+    const guarded = this.#guarded.get(call.id);
+    this.#guarded.delete(call.id);
+    if (guarded !== undefined) return this.#guardedEnd(run, call, open !== undefined, result, guarded);
     const spanError = open?.span === undefined ? null : spanErrorOf(open.span);
     // The caller's signal stopped the run while the call ran (the call's `signal` is the run's): what the tool then
     // answered is not what it was asked for.
@@ -397,6 +411,40 @@ export class RunRecord implements RunObserver {
     else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
     else if (reported !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: toolErrorOf(reported), name }));
     else this.#endInOrder(id, () => ended.toolEnd(id, { result, name }));
+  }
+
+  /**
+   * The end of a call a tool guardrail stopped or changed, as the SDK reports it: with the text the model is told (a
+   * `rejectContent`), or with the guardrail's error, which fails the run (a `throwException`).
+   * - An input guardrail: the tool never ran. Denied by that guardrail, with that text; a `throwException` is raised
+   *   before the SDK starts the call, so the call starts here, as the model asked for it.
+   * - An output guardrail: the tool ran and answered; the model gets the guardrail's text instead (ok, that text), or
+   *   nothing (failed with the guardrail's error). The guardrail's decision says the output was withheld; the output
+   *   itself is not recorded: the guardrail kept it from the model, and a recording should not hold what it withheld.
+   */
+  #guardedEnd(run: AgentRun, call: CallOfTool, started: boolean, result: unknown, verdict: ToolGuardrailVerdict): void {
+    const { id, name } = call;
+    const thrown = verdict.behavior === 'throwException' ? guardrailError(verdict) : undefined;
+    if (verdict.kind === 'input') {
+      const asked = this.#asked.get(id);
+      this.#asked.delete(id);
+      const ending = asked?.run ?? run;
+      const text = thrown?.message ?? (typeof result === 'string' ? result : (verdict.message ?? ''));
+      this.#endInOrder(id, () => {
+        if (!started) {
+          guardrailDecided(ending, id, verdict, text);
+          ending.toolStart(call, asked?.apiRequestId ?? this.#call?.ids.api_request_id);
+        }
+        ending.toolEnd(id, { name, denied: text });
+      });
+      return;
+    }
+    // The decision after the call's end: the tool ran and answered first.
+    this.#endInOrder(id, () => {
+      if (thrown !== undefined) run.toolEnd(id, { result: `${thrown.name}: ${thrown.message}`, error: thrown, name });
+      else run.toolEnd(id, { result, name });
+      guardrailDecided(run, id, verdict, thrown === undefined ? `${REPLACED_OUTPUT}${verdict.message ?? String(result)}` : thrown.message);
+    });
   }
 
   #handoff(run: AgentRun, from: unknown, to: unknown): void {
@@ -421,6 +469,14 @@ export class RunRecord implements RunObserver {
   toolFrame(callId: string): ToolFrame | undefined {
     const tool = this.#tools.get(callId);
     return tool === undefined || this.#settled ? undefined : { run: tool.run, toolCallId: callId };
+  }
+
+  toolGuardrail(callId: string, verdict: ToolGuardrailVerdict): void {
+    if (this.#settled || verdict.behavior === 'allow') return;
+    // A call of this run's: asked for by its last response (an input guardrail runs before the call starts) or running.
+    if (!this.#asked.has(callId) && !this.#tools.has(callId)) return;
+    // The first that stops the call decides it: the SDK runs none after it.
+    if (!this.#guarded.has(callId)) this.#guarded.set(callId, verdict);
   }
 
   toolThrew(callId: string, error: unknown): void {
@@ -687,6 +743,7 @@ export class RunRecord implements RunObserver {
     this.#tools.clear();
     this.#threw.clear();
     this.#mcpErrors.clear();
+    this.#guarded.clear();
     for (const [id, { name, run, fallback }] of this.#denied) this.#endInOrder(id, () => run.toolEnd(id, { name, denied: fallback }));
     this.#denied.clear();
     this.#releaseHeld();
@@ -1000,6 +1057,20 @@ function toolErrorOf(text: string): Error {
   const described = new Error(text);
   described.name = 'ToolError';
   return described;
+}
+
+/**
+ * A tool guardrail's decision on a call: a `deny` decided by the guardrail (`tool input guardrail: <name>`), with what
+ * the model was told (`text`; a `rejectContent`'s message when not given). No approval request: the SDK asked nobody.
+ */
+function guardrailDecided(run: AgentRun, callId: string, verdict: ToolGuardrailVerdict, text = verdict.message): void {
+  run.approvalResponse(callId, false, text, `tool ${verdict.kind} guardrail: ${verdict.name}`);
+}
+
+/** The error the SDK fails the run with for a guardrail's `throwException` (its `Tool… guardrail triggered: <name>`). */
+function guardrailError(verdict: ToolGuardrailVerdict): Error {
+  const kind = verdict.kind === 'input' ? 'Input' : 'Output';
+  return Object.assign(new Error(`Tool ${verdict.kind} guardrail triggered: ${verdict.name}`), { name: `Tool${kind}GuardrailTripwireTriggered` });
 }
 
 function guardrailsOf(state: unknown, tripped: unknown): GuardrailRecord[] {
