@@ -149,6 +149,7 @@ export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/programs.test.ts',
   'test/adapters/openai-agents/timing.test.ts',
   'test/adapters/openai-agents/tool-errors.test.ts',
+  'test/adapters/openai-agents/tool-guardrails.test.ts',
 ];
 
 export const OWN_PROCESS = [...NATIVE_FRESH, ...SETS_SDK_DEFAULTS];
