@@ -430,13 +430,8 @@ export class RunRecord implements RunObserver {
       this.#asked.delete(id);
       const ending = asked?.run ?? run;
       const text = thrown?.message ?? (typeof result === 'string' ? result : (verdict.message ?? ''));
-      this.#endInOrder(id, () => {
-        if (!started) {
-          guardrailDecided(ending, id, verdict, text);
-          ending.toolStart(call, asked?.apiRequestId ?? this.#call?.ids.api_request_id);
-        }
-        ending.toolEnd(id, { name, denied: text });
-      });
+      if (!started) return this.#endInOrder(id, () => deniedUnstarted({ call, run: ending, apiRequestId: asked?.apiRequestId ?? this.#call?.ids.api_request_id }, verdict, text));
+      this.#endInOrder(id, () => ending.toolEnd(id, { name, denied: text }));
       return;
     }
     // The decision after the call's end: the tool ran and answered first.
@@ -608,7 +603,11 @@ export class RunRecord implements RunObserver {
       this.#asked.delete(id!);
       const output = item.output;
       const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : JSON.stringify(output ?? null);
-      this.#endInOrder(id!, () => asked.run.toolRefused(asked.call, { error: new ToolCallRefused(text), text }, asked.apiRequestId));
+      // Refused by an input guardrail run before approval (`toolExecution.preApprovalInputGuardrails`): no tool event.
+      const verdict = this.#guarded.get(id!);
+      this.#guarded.delete(id!);
+      if (verdict?.kind === 'input') this.#endInOrder(id!, () => deniedUnstarted(asked, verdict, text));
+      else this.#endInOrder(id!, () => asked.run.toolRefused(asked.call, { error: new ToolCallRefused(text), text }, asked.apiRequestId));
     }
     this.#asked.clear();
   }
@@ -661,6 +660,13 @@ export class RunRecord implements RunObserver {
     const guardrails = guardrailsOf(state, isRecord(error) ? error.result : undefined);
     // The caller's own signal stopped it: the openai client reports that as its `APIUserAbortError`, not an AbortError.
     const status: RunStatus = isAbort(error) || this.#callerCancelled() !== undefined ? 'interrupted' : 'failed';
+    // Calls an input guardrail's `throwException` stopped before any tool event (one run before approval).
+    for (const [id, asked] of this.#asked) {
+      const verdict = this.#guarded.get(id);
+      if (verdict?.kind !== 'input' || verdict.behavior !== 'throwException') continue;
+      this.#asked.delete(id);
+      deniedUnstarted(asked, verdict, guardrailError(verdict).message);
+    }
     // The model's calls the SDK threw on (a tool the agent does not have): each is what the run failed with.
     if (status === 'failed' && isRecord(error) && error.name === 'ModelBehaviorError') {
       const message = error instanceof Error ? error.message : String(error);
@@ -1065,6 +1071,16 @@ function toolErrorOf(text: string): Error {
  */
 function guardrailDecided(run: AgentRun, callId: string, verdict: ToolGuardrailVerdict, text = verdict.message): void {
   run.approvalResponse(callId, false, text, `tool ${verdict.kind} guardrail: ${verdict.name}`);
+}
+
+/**
+ * A call an input guardrail refused that the SDK never started (no `agent_tool_start`): started here as the model asked
+ * for it, and denied by the guardrail with `text`.
+ */
+function deniedUnstarted(asked: { call: CallOfTool; run: AgentRun; apiRequestId: string | undefined }, verdict: ToolGuardrailVerdict, text: string): void {
+  guardrailDecided(asked.run, asked.call.id, verdict, text);
+  asked.run.toolStart(asked.call, asked.apiRequestId);
+  asked.run.toolEnd(asked.call.id, { name: asked.call.name, denied: text });
 }
 
 /** The error the SDK fails the run with for a guardrail's `throwException` (its `Tool… guardrail triggered: <name>`). */

@@ -7,7 +7,7 @@
 // the model got); a call whose output an output guardrail replaced ran, and the
 // model got the guardrail's text instead of the tool's.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, defineToolInputGuardrail, defineToolOutputGuardrail, run, setDefaultOpenAIClient, tool, ToolGuardrailFunctionOutputFactory } from '@openai/agents';
+import { Agent, defineToolInputGuardrail, defineToolOutputGuardrail, run, Runner, setDefaultOpenAIClient, tool, ToolGuardrailFunctionOutputFactory } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { backends, expectNothingLost, recordedPlugin, viewLines } from '../support.ts';
@@ -226,6 +226,49 @@ describe('OpenAI Agents SDK tool guardrails', () => {
         expect(observation(doc, 'call_oslo')?.extra?.metadata?.status).toBe('denied');
         expect(observation(doc, 'call_bergen')?.extra?.metadata?.status).toBe('ok');
       }, 30_000);
+
+      for (const verdict of ['rejectContent', 'throwException'] as const) {
+        it(`an input guardrail run before approval (preApprovalInputGuardrails) that answers ${verdict}: denied by it, never asked, never run (${label})`, async () => {
+          useTracing(tracing);
+          api.load(oneCall('Oslo is not available.'));
+          const recorded = recordedPlugin('agents-tool-pre-approval', backend);
+          uninstall = instrumentOpenAIAgents(recorded.hooks);
+          const noOslo = defineToolInputGuardrail({
+            name: 'No Oslo',
+            run: async () => (verdict === 'rejectContent' ? ToolGuardrailFunctionOutputFactory.rejectContent('Weather for Oslo is not available.') : ToolGuardrailFunctionOutputFactory.throwException()),
+          });
+          let ran = false;
+          const getWeather = tool({
+            name: 'get_weather',
+            description: 'Get the weather for a given city',
+            parameters: z.object({ city: z.string() }),
+            needsApproval: true,
+            inputGuardrails: [noOslo],
+            execute: async ({ city }) => String((ran = true)) + city,
+          });
+          const agent = new Agent({ name: 'Weather agent', instructions: 'Answer with the weather.', model: 'gpt-4.1', tools: [getWeather] });
+          const runner = new Runner({ toolExecution: { preApprovalInputGuardrails: true } });
+          const outcome = await runner.run(agent, 'Weather in Oslo?').then(
+            (result) => ({ interruptions: result.interruptions.length, output: result.finalOutput }),
+            (error: unknown) => ({ error: (error as { error?: Error }).error?.name }),
+          );
+          expect(ran).toBe(false);
+          const text = verdict === 'rejectContent' ? 'Weather for Oslo is not available.' : 'Tool input guardrail triggered: No Oslo';
+          if (verdict === 'rejectContent') {
+            expect(outcome).toEqual({ interruptions: 0, output: 'Oslo is not available.' });
+            expect(toldTheModel()).toBe(text);
+          } else {
+            expect(outcome).toEqual({ error: 'ToolInputGuardrailTripwireTriggered' });
+          }
+          expect(hooks(recorded, 'pre_approval_request')).toEqual([]);
+          expect(hooks(recorded, 'post_approval_response')).toMatchObject([{ tool_call_id: 'call_weather', choice: 'deny', decided_by: 'tool input guardrail: No Oslo', description: text }]);
+          expect(hooks(recorded, 'pre_tool_call').map((payload) => payload.tool_call_id)).toEqual(['call_weather']);
+          expect(hooks(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_weather', status: 'denied', result: text }]);
+          const { atif, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          expect(observation(onlyTrajectory(atif), 'call_weather')).toMatchObject({ content: text, extra: { metadata: { status: 'denied' } } });
+        }, 30_000);
+      }
 
       it(`guardrails that allow: nothing but the call, as without them (${label})`, async () => {
         useTracing(tracing);
