@@ -28,6 +28,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/misbehave.test.ts',
   'test/adapters/openai-agents/misbehave.test.ts',
+  'test/adapters/openai-agents/same-behaviour.test.ts',
   'test/adapters/langchain-misbehave.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',

@@ -5,6 +5,11 @@
  * for every adapter, so a run of one framework started inside another
  * framework's tool is linked too.
  *
+ * A framework that keeps its own notion of the current call (the Agents SDK
+ * makes each function tool call's span current) adds a finder instead of
+ * wrapping the tool: asked only where no frame is set, so a frame set inside
+ * that call (another framework's tool) stays the innermost.
+ *
  * @module
  */
 
@@ -16,11 +21,35 @@ export interface ToolFrame {
   readonly toolCallId: string;
 }
 
-const frames = new AsyncLocalStorage<ToolFrame>();
+const frames = new AsyncLocalStorage<ToolFrame | undefined>();
+const finders: Array<() => ToolFrame | undefined> = [];
 
 /** The tool call the caller runs inside, if any. */
 export function currentToolFrame(): ToolFrame | undefined {
-  return frames.getStore();
+  const frame = frames.getStore();
+  if (frame !== undefined) return frame;
+  for (const find of finders) {
+    const found = find();
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Adds a finder of the current tool call, asked where no frame is set; returns its removal. */
+export function addToolFrameFinder(find: () => ToolFrame | undefined): () => void {
+  finders.push(find);
+  return () => {
+    const index = finders.indexOf(find);
+    if (index >= 0) finders.splice(index, 1);
+  };
+}
+
+/**
+ * Runs `fn` outside any frame set so far: code of a framework that finds its calls itself (an agent run started inside
+ * another framework's tool), whose own calls are then found by its finder, not taken for the outer call.
+ */
+export function runOutsideToolFrames<T>(fn: () => T): T {
+  return frames.getStore() === undefined ? fn() : frames.run(undefined, fn);
 }
 
 /** Runs `fn` as code of `frame`'s tool call. */

@@ -1,8 +1,8 @@
 /**
  * Where the adapter meets the Agents SDK: `Runner.prototype.run` and
  * `Runner.prototype.emit`, wrapped once for every adapter instance, and the
- * models, model providers, function tools and MCP servers runs use, wrapped
- * in place.
+ * models, model providers and MCP servers runs use, wrapped in place. A
+ * function tool's `invoke` is left as the SDK made it (`watchTool`).
  *
  * Why the prototype: the global `run()` goes through a `Runner` the SDK keeps
  * to itself, and `agent.asTool()` makes a new `Runner` for every call, so no
@@ -13,8 +13,9 @@
  *
  * Each observed run executes inside an `AsyncLocalStorage` frame holding its
  * observers, so an event or a model call is routed to the run it belongs to
- * (a nested run gets its own frame). Models are wrapped where the runner
- * gets them: from the runner's model provider, from `agent.model` or from
+ * (a nested run gets its own frame); a function tool call's code is found
+ * by the SDK's span current in it (`frameOfCurrentSpan`). Models are wrapped
+ * where the runner gets them: from the runner's model provider, from `agent.model` or from
  * `runner.config.model` when that is a `Model` object. A wrapper outside any
  * observed run calls straight through; after the last adapter is removed
  * the prototype is restored and the wrappers left on models stay inert.
@@ -23,9 +24,8 @@
  */
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Runner } from '@openai/agents';
-import { runInToolFrame, type ToolFrame } from '../core/context.ts';
-import { isAbortSignal } from '../core/shapes.ts';
+import { Runner, getCurrentSpan } from '@openai/agents';
+import { addToolFrameFinder, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import { resultText } from '../mcp/meta.ts';
 import { firstChoiceFinish } from './items.ts';
 
@@ -44,7 +44,7 @@ export interface RunObserver {
   failed(error: unknown): void;
   /** The frame a function tool's call runs in (its sub-agents link to it), when the call is one of this run's. */
   toolFrame(callId: string): ToolFrame | undefined;
-  /** A function tool's `invoke` threw: the SDK reports it to the model as text, or lets it escape. */
+  /** A function tool's call timed out and the tool's `timeoutErrorFunction` answers for it. */
   toolThrew(callId: string, error: unknown): void;
   /**
    * An MCP server's `callTool` starts, in the caller's context: when it is the one of an MCP tool call of this run,
@@ -82,7 +82,7 @@ const frames = new AsyncLocalStorage<Frame>();
 const sources: RunSource[] = [];
 const EMPTY: Frame = new Map();
 
-/** Models, tools and providers already wrapped (by any adapter instance: the wrappers serve them all). */
+/** Models, providers, agents and servers already wrapped, and tools already watched (by any adapter instance: the wrappers serve them all). */
 const wrappedModels = new WeakSet<object>();
 const wrappedTools = new WeakSet<object>();
 const wrappedProviders = new WeakSet<object>();
@@ -117,7 +117,8 @@ function patchedRun(this: Runner, agent: unknown, input: unknown, options?: Loos
     if (observer !== undefined) (frame ??= new Map()).set(source, observer);
   }
   // A run nobody observes still gets a frame of its own, so its events never reach an outer run.
-  const promise = frames.run(frame ?? EMPTY, () => run.call(this, agent, input, options)) as Promise<unknown>;
+  // Outside any other framework's tool frame: inside the run, a call is found by its span (frameOfCurrentSpan).
+  const promise = frames.run(frame ?? EMPTY, () => runOutsideToolFrames(() => run.call(this, agent, input, options))) as Promise<unknown>;
   if (frame === undefined) return promise;
   const observers = [...frame.values()];
   return promise.then(
@@ -177,7 +178,7 @@ export function prepareAgent(agent: unknown): void {
   const model = (agent as Loose).model;
   if (typeof model === 'object' && model !== null) wrapModel(model, undefined);
   const tools = (agent as Loose).tools;
-  if (Array.isArray(tools)) for (const tool of tools) wrapTool(tool);
+  if (Array.isArray(tools)) for (const tool of tools) watchTool(tool);
   const getMcpTools = (agent as Loose).getMcpTools;
   if (wrappedAgents.has(agent) || typeof getMcpTools !== 'function') return;
   const wrapped = async function getMcpTools_(this: unknown, ...args: unknown[]): Promise<unknown> {
@@ -236,66 +237,50 @@ function mcpErrorText(value: unknown): string | undefined {
 }
 
 /**
- * A function tool's `invoke` runs inside its call's tool frame (a run it
- * starts is that call's sub-agent, exactly, with tracing on or off), and a
- * throw is reported before the SDK turns it into text or lets it escape.
+ * A function tool is never wrapped: the SDK keys its input parser on the tool's own `invoke` (a dynamic `needsApproval`
+ * gets the parsed input, invalid input is caught before approvals), so a replaced `invoke` changes what the program
+ * does. What the adapter needs of a call it reads from what the SDK does per call: its `function` span, made current
+ * for the call (the call's frame, below), and the tool's `timeoutErrorFunction`, which only a timeout calls. That one,
+ * where the program gave one, is wrapped in place to report the timeout; it is called as it was and its answer
+ * returned as it is.
  */
-function wrapTool(tool: unknown): void {
+function watchTool(tool: unknown): void {
   if (typeof tool !== 'object' || tool === null || wrappedTools.has(tool)) return;
   const record = tool as Loose;
-  const invoke = record.invoke;
-  if (record.type !== 'function' || typeof invoke !== 'function') return;
-  const wrapped = function invoke_(this: unknown, runContext: unknown, input: unknown, details?: Loose): unknown {
+  if (record.type !== 'function') return;
+  wrappedTools.add(tool);
+  const onTimeout = record.timeoutErrorFunction;
+  if (typeof onTimeout !== 'function') return;
+  defineMethod(tool, 'timeoutErrorFunction', function timeoutErrorFunction_(this: unknown, runContext: unknown, error: unknown, details?: Loose): unknown {
     const frame = frames.getStore();
     const call = details !== null && typeof details === 'object' && typeof details.toolCall === 'object' && details.toolCall !== null ? (details.toolCall as Loose) : undefined;
     const callId = typeof call?.callId === 'string' ? call.callId : undefined;
-    if (frame === undefined || frame.size === 0 || callId === undefined) return invoke.call(tool, runContext, input, details);
-    let toolFrame: ToolFrame | undefined;
-    for (const observer of frame.values()) {
-      toolFrame = quietly(() => observer.toolFrame(callId));
-      if (toolFrame !== undefined) break;
-    }
-    const report = (error: unknown): void => {
-      for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
-    };
-    const reportThrow = (error: unknown): never => {
-      report(error);
-      throw error;
-    };
-    // The SDK enforces `timeoutMs` outside `invoke`: a call that times out is
-    // abandoned through its signal, and the model gets a text (or the run a
-    // ToolTimeoutError) while `invoke` never settles in time. The signal's
-    // reason is then the call's failure.
-    const signal = details?.signal;
-    const aborted = (): void => report((signal as AbortSignal).reason);
-    const watching = isAbortSignal(signal) && !signal.aborted;
-    if (watching) signal.addEventListener('abort', aborted, { once: true });
-    const stopWatching = (): void => {
-      if (watching) signal.removeEventListener('abort', aborted);
-    };
-    try {
-      const result = toolFrame === undefined ? invoke.call(tool, runContext, input, details) : runInToolFrame(toolFrame, () => invoke.call(tool, runContext, input, details));
-      if (!(result instanceof Promise)) {
-        stopWatching();
-        return result;
-      }
-      return result.then(
-        (value: unknown) => {
-          stopWatching();
-          return value;
-        },
-        (error: unknown) => {
-          stopWatching();
-          return reportThrow(error);
-        },
-      );
-    } catch (error) {
-      stopWatching();
-      return reportThrow(error);
-    }
-  };
-  if (defineMethod(tool, 'invoke', wrapped)) wrappedTools.add(tool);
+    if (frame !== undefined && callId !== undefined) for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
+    return onTimeout.call(this, runContext, error, details);
+  });
 }
+
+/** The function tool call whose `function` span the caller runs in, by the observer that saw it start. */
+const spanCalls = new WeakMap<object, { observer: RunObserver; callId: string }>();
+
+/** A call's `function` span (a real one with tracing on, a no-op one with tracing off): code running in it is the call's. */
+export function bindCallSpan(span: object, observer: RunObserver, callId: string): void {
+  if (!spanCalls.has(span)) spanCalls.set(span, { observer, callId });
+}
+
+/** The frame of the function tool call the caller runs in, found by the SDK's current span; none for a runner that makes no spans. */
+function frameOfCurrentSpan(): ToolFrame | undefined {
+  let span: unknown;
+  try {
+    span = getCurrentSpan();
+  } catch {
+    return undefined;
+  }
+  const bound = typeof span === 'object' && span !== null ? spanCalls.get(span) : undefined;
+  return bound === undefined ? undefined : quietly(() => bound.observer.toolFrame(bound.callId));
+}
+
+let removeFinder: (() => void) | undefined;
 
 /**
  * Calls `done` or `failed` as a streamed run's result ends, before the SDK
@@ -422,13 +407,17 @@ export function addRunSource(source: RunSource): () => void {
     proto.run = patchedRun;
     proto.emit = patchedEmit;
   }
+  removeFinder ??= addToolFrameFinder(frameOfCurrentSpan);
   let removed = false;
   return () => {
     if (removed) return;
     removed = true;
     const index = sources.indexOf(source);
     if (index >= 0) sources.splice(index, 1);
-    if (sources.length > 0 || original === undefined) return;
+    if (sources.length > 0) return;
+    removeFinder?.();
+    removeFinder = undefined;
+    if (original === undefined) return;
     const proto = Runner.prototype as unknown as Loose;
     // Restored only if nobody patched over us meanwhile; otherwise ours stays, with no source, inert.
     if (proto.run === patchedRun) proto.run = original.run;

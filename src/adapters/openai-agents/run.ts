@@ -9,9 +9,12 @@
  *   attempt with the same input items is its retry (the runner re-sends the
  *   same input array); anything else is a new logical call.
  * - `agent_tool_start`/`agent_tool_end` are tool calls, by the model's call
- *   id. A tool failed when its `invoke` threw, when the SDK marked its
- *   `function` span (a real one with tracing on, a no-op one with tracing
- *   off, which keeps the error here), when it returned the SDK's default
+ *   id. A tool failed when it timed out (its `timeoutErrorFunction` said so,
+ *   or the SDK's timeout text), when the caller's signal stopped the run
+ *   while it ran, when the SDK cancelled it because a call beside it failed
+ *   with an error that escapes to the run, when the SDK marked its `function` span (a real one with
+ *   tracing on, a no-op one with tracing off, which keeps the error here;
+ *   a tool's error that escapes to the run too), when it returned the SDK's default
  *   failure text (a runner that makes no span per call), or when an MCP
  *   server answered it with `isError` (read from the server's `callTool`,
  *   which runs inside the call's span).
@@ -32,7 +35,7 @@
  * @module
  */
 
-import { getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
+import { getCurrentSpan, getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import {
@@ -49,7 +52,7 @@ import {
   type GuardrailRecord,
 } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
+import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -61,6 +64,12 @@ const isRecord = (value: unknown): value is Loose => typeof value === 'object' &
  * tracing off it is the only sign a tool threw.
  */
 const SDK_TOOL_FAILURE_TEXT = 'An error occurred while running the tool. Please try again.';
+
+/** The error the SDK sets on a call's span when the call's error escapes to the run; one it tells the model is '(non-fatal)'. */
+const ESCAPED_TOOL_ERROR = 'Error running tool';
+
+/** What the SDK answers for a call it cancelled (`toolExecution.ts`). */
+const SDK_CANCELLED_TEXT = 'aborted';
 
 /** What the SDK tells the model of a rejected call by default (`approvalRejection.ts`). */
 const SDK_REJECTION_TEXT = 'Tool execution was not approved.';
@@ -153,8 +162,10 @@ export class RunRecord implements RunObserver {
   readonly #tools = new Map<string, OpenTool>();
   /** Tool calls by their `function` span, for a nested run started from one. */
   readonly #toolBySpan = new WeakMap<object, string>();
-  /** What function tools threw, by call id, until their `agent_tool_end`. */
+  /** Function tool calls that timed out (their `timeoutErrorFunction` answered), by call id, until their `agent_tool_end`. */
   readonly #threw = new Map<string, unknown>();
+  /** A call of the current step failed with an error that escapes to the run: the SDK cancels the calls beside it. */
+  #escapedInStep = false;
   /** MCP tool calls whose server answered `isError`, by call id, with the result's text, until their `agent_tool_end`. */
   readonly #mcpErrors = new Map<string, string>();
   /** Rejected calls whose outcome the next request's input will show, with the turn they are in. */
@@ -355,7 +366,10 @@ export class RunRecord implements RunObserver {
     const span = functionSpan();
     if (span !== undefined) keepErrors(span);
     this.#tools.set(call.id, { name: call.name, run, span, claimed: false, mcp: isMcpTool(tool) });
-    if (span !== undefined) this.#toolBySpan.set(span, call.id);
+    if (span !== undefined) {
+      this.#toolBySpan.set(span, call.id);
+      bindCallSpan(span, this, call.id);
+    }
     run.toolStart(call, this.#call?.ids.api_request_id);
   }
 
@@ -367,7 +381,11 @@ export class RunRecord implements RunObserver {
     // The turn the call started in (a handoff in the same step comes after the tools run).
     if (open !== undefined) run = open.run;
     const spanError = open?.span === undefined ? null : spanErrorOf(open.span);
-    const threw = this.#threw.get(call.id);
+    // The caller's signal stopped the run while the call ran (the call's `signal` is the run's): what the tool then
+    // answered is not what it was asked for.
+    const spanRecord = open?.span === undefined ? undefined : (open.span.error ?? noOpSpanErrors.get(open.span));
+    if (spanRecord?.message === ESCAPED_TOOL_ERROR) this.#escapedInStep = true;
+    const threw = this.#threw.get(call.id) ?? timedOut(tool, result) ?? this.#callerCancelled() ?? (spanError === null ? this.#siblingCancelled(result) : undefined);
     this.#threw.delete(call.id);
     const { id, name } = call;
     const ended = run;
@@ -458,6 +476,7 @@ export class RunRecord implements RunObserver {
     this.#settleDenied(input);
     this.#releaseHeld();
     const run = this.#current()!;
+    this.#escapedInStep = false;
     // The answers to OpenAI's hosted MCP approval requests go to the provider in this request.
     for (const { answer, decidedBy } of providerApprovalAnswers(input, request.tools)) run.providerApprovalAnswer(answer, decidedBy);
     const retry = this.#call !== undefined && this.#lastFailed && input === this.#lastInput && !this.#call.settled;
@@ -639,6 +658,16 @@ export class RunRecord implements RunObserver {
     const text = finalText(output);
     endHandedTo(this.box.handedTo, 0, 'completed', text);
     run.end('completed', text, undefined, { turnEnd: turnEnd(guardrails) });
+  }
+
+  /**
+   * A call the SDK cancelled because another call of its step failed with an error that escapes to the run (it ends
+   * it with the text 'aborted' and fails the run with the other call's error): its failure, as the SDK names it. Seen
+   * by that other call's span, so not under a runner that makes none.
+   */
+  #siblingCancelled(result: unknown): Error | undefined {
+    if (result !== SDK_CANCELLED_TEXT || !this.#escapedInStep) return undefined;
+    return Object.assign(new Error('Cancelled because a sibling task failed.'), { name: 'SiblingCancellationError' });
   }
 
   /** The run's `signal` (`run(agent, input, { signal })`), when the caller aborted it: why, as an AbortError. */
@@ -953,6 +982,17 @@ function handoffToolName(from: unknown, target: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * A call that timed out, read from what the SDK answers for it: its own timeout text (`timeoutBehavior`
+ * 'error_as_result' without a `timeoutErrorFunction`) or the text of its `ToolTimeoutError` ('raise_exception'). A
+ * `timeoutErrorFunction`'s answer is reported by the function (patch.ts).
+ */
+function timedOut(tool: unknown, result: unknown): Error | undefined {
+  if (!isRecord(tool) || typeof result !== 'string' || typeof tool.timeoutMs !== 'number' || typeof tool.name !== 'string') return undefined;
+  const error = new ToolTimeoutError({ toolName: tool.name, timeoutMs: tool.timeoutMs });
+  return result === error.message || result === String(error) ? error : undefined;
 }
 
 /** A tool's failure as its own text says it (`ToolError`, as the other adapters name a tool that reported failure). */

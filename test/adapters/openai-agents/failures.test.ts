@@ -18,6 +18,7 @@ import {
 } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
+import { sleep } from '../../../src/shared/timers.ts';
 import { checkRetry, expectNothingLost, recordedPlugin, type Recorded } from '../support.ts';
 import { agentSteps, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
@@ -299,6 +300,31 @@ describe('OpenAI Agents SDK runs that fail', () => {
       const doc = onlyTrajectory(atif);
       expect(observation(doc, 'call_flaky')?.extra?.metadata?.status).toBe('error');
       expect(observation(doc, 'call_fatal')?.extra?.metadata?.status).toBe('error');
+    }, 30_000);
+
+    it(`a tool error that escapes cancels the call made beside it: that call fails as the SDK cancelled it (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_fatal', name: 'fatal', args: {} }, { id: 'call_slow', name: 'slow', args: {} }], usage: { input: 10, output: 2 } }] });
+      const recorded = recordedPlugin('agents-sibling-cancelled');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      let stopped = false;
+      const fatal = tool({ name: 'fatal', description: 'fails hard', parameters: z.object({}), errorFunction: null, execute: async (): Promise<string> => { await sleep(10); throw new Error('disk on fire'); } });
+      const slow = tool({
+        name: 'slow',
+        description: 'waits for its signal',
+        parameters: z.object({}),
+        execute: (_input, _context, details) => new Promise<string>((resolve) => details?.signal?.addEventListener('abort', () => resolve(String((stopped = true))), { once: true })),
+      });
+      const agent = new Agent({ name: 'Toolbox', instructions: 'x', model: 'gpt-4.1', tools: [fatal, slow] });
+      const error = await run(agent, 'go').catch((caught: unknown) => caught);
+      expect((error as Error).message).toContain('disk on fire');
+      expect(stopped).toBe(true);
+      expect(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload.status, payload.result, payload.error_type])).toEqual([
+        ['call_fatal', 'error', 'Error: disk on fire', 'ToolError'],
+        ['call_slow', 'error', 'aborted', 'SiblingCancellationError'],
+      ]);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
     }, 30_000);
   }
 });

@@ -167,4 +167,20 @@ describe('OpenAI Agents SDK tool failures told to the model as text', () => {
     expect(ended.get('call_flaky')).toMatchObject({ status: 'error', error_type: 'string', result: SDK_TOOL_FAILURE_TEXT });
     expectNothingLost((await recorded.finish()).counters);
   }, 30_000);
+
+  it('a runner that makes no span per call: a tool error that escapes to the run (errorFunction: null) reads as the call\'s result, the run\'s failure says it', async () => {
+    // The adapter leaves the tool's invoke as the SDK made it (the SDK keys its input parsing on it), so nothing sees
+    // the throw itself; with spans, the span the SDK marks says the call failed. Without them only the run's failure does.
+    useTracing('tracing on');
+    api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_fatal', name: 'fatal', args: {} }], usage: { input: 10, output: 2 } }] });
+    const recorded = recordedPlugin('agents-no-spans-fatal');
+    uninstall = instrumentOpenAIAgents(recorded.hooks);
+    const fatal = tool({ name: 'fatal', description: 'fails hard', parameters: z.object({}), errorFunction: null, execute: async (): Promise<string> => { throw new Error('disk on fire'); } });
+    const agent = new Agent({ name: 'Toolbox', instructions: 'x', model: 'gpt-4.1', tools: [fatal] });
+    const error = await new Runner({ tracingDisabled: true }).run(agent, 'go').catch((caught: unknown) => caught);
+    expect((error as Error).message).toContain('disk on fire');
+    expect(hooks(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'call_fatal', status: 'ok', result: 'Error: disk on fire' }]);
+    expect(hooks(recorded, 'on_session_end')).toMatchObject([{ failed: true }]);
+    expectNothingLost((await recorded.finish()).counters);
+  }, 30_000);
 });
