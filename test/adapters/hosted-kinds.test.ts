@@ -20,7 +20,6 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import {
@@ -44,7 +43,7 @@ import { instrumentEachTest, useTracing } from './openai-agents/support.ts';
 import { FakeOpenAI } from './openai-agents/wire.ts';
 import { sameOnNative } from './same-on-native.ts';
 import { all, filesOf, viewed } from '../cli/view-json.ts';
-import { expectNothingLost, recordedPlugin, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, type Recorded } from './support.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -141,12 +140,7 @@ afterAll(async () => {
 
 /** What every adapter must record for one run whose one model call ran `expected`'s hosted calls and answered. */
 async function checkKind(recorded: Recorded, expected: Expected[], tokens: { prompt: number; completion: number }, blob?: string): Promise<void> {
-  const { atif, atof, counters } = await recorded.finish();
-  expectNothingLost(counters);
-  expect(atif).toHaveLength(1);
-  const doc = atif[0]!;
-  expect(validateAtif(doc)).toEqual([]);
-  const agent = (doc.steps as Step[]).filter((step) => step.source === 'agent');
+  const { doc, agent, atof } = await finishedRun(recorded);
   expect(agent).toHaveLength(1);
   expect(agent[0]!.message).toBe(ANSWER);
   const calls = agent[0]!.tool_calls as Step[];
@@ -168,7 +162,7 @@ async function checkKind(recorded: Recorded, expected: Expected[], tokens: { pro
   expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: tokens.prompt, total_completion_tokens: tokens.completion });
   // A generated image's base64 is nowhere in what was written: its length is.
   if (blob !== undefined) {
-    const written = JSON.stringify([atif, atof]);
+    const written = JSON.stringify([doc, atof]);
     expect(written.includes(blob.slice(0, 200))).toBe(false);
     expect(written).toContain(`${blob.length} characters of base64`);
   }

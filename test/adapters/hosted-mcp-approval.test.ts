@@ -27,14 +27,13 @@ import { MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { mcpApprovalRequestItem, mcpCallItem, openAiResponse, openAiResponseStream, scriptedFetch } from '../support/provider-wire.ts';
 import { FakeProvider } from './ai-sdk/wire.ts';
 import { instrumentEachTest, useTracing } from './openai-agents/support.ts';
 import { FakeOpenAI } from './openai-agents/wire.ts';
 import { sameOnNative } from './same-on-native.ts';
 import { all, filesOf, viewed } from '../cli/view-json.ts';
-import { expectNothingLost, recordedPlugin, type Recorded } from './support.ts';
+import { expectNothingLost, finishedRun, recordedPlugin, type Recorded } from './support.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -60,12 +59,7 @@ interface Case {
 
 /** The approval flow's trajectory: one session, the asking step, the decision, and (approved) the call OpenAI ran. */
 async function checkApproval(recorded: Recorded, want: Case): Promise<void> {
-  const { atif, counters } = await recorded.finish();
-  expectNothingLost(counters);
-  expect(atif).toHaveLength(1);
-  const doc = atif[0]!;
-  expect(validateAtif(doc)).toEqual([]);
-  const agent = (doc.steps as Step[]).filter((step) => step.source === 'agent');
+  const { doc, agent } = await finishedRun(recorded);
   expect(agent).toHaveLength(2);
   // The model asked for the server's tool: a call of its step, under the request's id, that ran nothing.
   const asked = agent[0]!.tool_calls as Step[];

@@ -22,14 +22,13 @@ import { createAgent } from 'langchain';
 import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
-import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { anthropicMessage, openAiResponse, scriptedFetch, webSearchBlocks, type WebSearch } from '../support/provider-wire.ts';
 import { FakeProvider } from './ai-sdk/wire.ts';
 import { instrumentEachTest, TRACING, useTracing, weatherTool } from './openai-agents/support.ts';
 import { FakeOpenAI } from './openai-agents/wire.ts';
 import { sameOnNative } from './same-on-native.ts';
 import { all, filesOf, viewed } from '../cli/view-json.ts';
-import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -46,12 +45,7 @@ type Step = Record<string, any>;
  * called the weather tool (`weatherId`), and whose second answered.
  */
 async function checkHosted(recorded: Recorded, searchId: string, weatherId: string, tokens: { prompt: number; completion: number }, options: { finish?: false } = {}): Promise<AtifDoc> {
-  const { atif, atof, counters } = await recorded.finish();
-  expectNothingLost(counters);
-  expect(atif).toHaveLength(1);
-  const doc = atif[0]!;
-  expect(validateAtif(doc)).toEqual([]);
-  const agent = (doc.steps as Step[]).filter((step) => step.source === 'agent');
+  const { doc, agent, atof } = await finishedRun(recorded);
   expect(agent).toHaveLength(2);
   // The step that made the search holds it, first (the provider ran it before the text), then the function call.
   const calls = agent[0]!.tool_calls as Step[];
@@ -98,11 +92,7 @@ async function expectViewSaysProviderRan(recorded: Recorded, localTools: number)
  * call stopped (not `tool_calls`: the program had nothing to run). `finish`: what the framework reports, if any.
  */
 async function checkSearchOnly(recorded: Recorded, searchId: string, finish: string | null): Promise<void> {
-  const { atif, atof, counters } = await recorded.finish();
-  expectNothingLost(counters);
-  const doc = atif[0]!;
-  expect(validateAtif(doc)).toEqual([]);
-  const agent = (doc.steps as Step[]).filter((step) => step.source === 'agent');
+  const { doc, agent, atof } = await finishedRun(recorded);
   expect(agent.map((step) => (step.tool_calls as Step[] | undefined)?.map((call) => [call.tool_call_id, call.extra?.provider_executed]))).toEqual([[[searchId, true]]]);
   expect(agent[0]!.message).toBe('Sunny, 24C, a heat wave is coming.');
   expect((doc.steps as Step[]).some((step) => step.observation !== undefined)).toBe(false);

@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateText, stepCountIs, tool as aiTool, wrapLanguageModel } from 'ai';
+import { generateText, stepCountIs, streamText, tool as aiTool, wrapLanguageModel } from 'ai';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, OpenAIProvider, Runner } from '@openai/agents';
 import { ChatOpenAI } from '@langchain/openai';
@@ -344,5 +345,98 @@ describe('media in the prompt: the Claude Agent SDK', () => {
       }
       await sameOnNative(recorded);
     });
+  }
+});
+
+// Media a model answers with (an image Gemini drew, the audio OpenAI spoke), as the programs in the frameworks' docs
+// ask for it: the program gets the bytes; the answer's message in the trajectory says it held the medium (its
+// kind, media type, id, transcript) beside its text, with the bytes left out by the request side's rule, so a reader
+// can tell the model returned an image. Both backends write it; the tokens are the provider's, as for any answer.
+const CAT = 'Here is a cat on a roof.';
+
+/** The answer's message in the hooks, the ATIF agent step and `view`; no file holds the medium; native writes the same. */
+async function checkAnswerMedia(recorded: Recorded, content: readonly Part[], viewNote: string, tokens: { prompt: number; completion: number }): Promise<void> {
+  const { atif, counters } = await recorded.finish();
+  expectNothingLost(counters);
+  const answers = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload);
+  expect(answers).toHaveLength(1);
+  expect(answers[0]!.assistant_message).toEqual({ role: 'assistant', content });
+  expect((answers[0]!.response as Part).assistant_message).toEqual({ role: 'assistant', content });
+  for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+  expect(atif).toHaveLength(1);
+  expect(validateAtif(atif[0]!)).toEqual([]);
+  const agentSteps = (atif[0]!.steps as Part[]).filter((step) => step.source === 'agent');
+  expect(agentSteps).toHaveLength(1);
+  // The builders' (memory's and native's) way with parts beyond text: the parts as JSON text.
+  expect(JSON.parse(agentSteps[0]!.message as string)).toEqual(content);
+  expect(atif[0]!.final_metrics).toMatchObject({ total_prompt_tokens: tokens.prompt, total_completion_tokens: tokens.completion });
+  const files = filesOf(recorded.dir);
+  for (const file of [files.atif, files.atof]) {
+    const notes = all(await viewed(file)).map((node) => node.note);
+    expect(notes, file).toContain(viewNote);
+  }
+  await sameOnNative(recorded);
+}
+
+describe('media in the answer: the AI SDK', () => {
+  let uninstall: (() => void) | undefined;
+  afterEach(() => {
+    uninstall?.();
+    uninstall = undefined;
+  });
+
+  for (const backend of backends()) {
+    for (const streamed of [false, true]) {
+      it(`Gemini draws an image (responseModalities TEXT and IMAGE, ${streamed ? 'streamText' : 'generateText'}, ${backend})`, async () => {
+        const fake = new FakeProvider().reply('gemini', { id: 'gem-img-1', model: 'gemini-2.5-flash-image', text: CAT, inlineData: [{ mimeType: 'image/png', data: IMAGE_BASE64 }], usage: { input: 12, output: 1_300 } }, { stream: streamed });
+        const recorded = recordedPlugin(`answer-ai-sdk-${backend}`, backend);
+        uninstall = instrumentAiSdk(recorded.hooks, { sessionId: `answer-${backend}` });
+        const google = createGoogleGenerativeAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+        const options = { model: google('gemini-2.5-flash-image'), prompt: 'Draw a cat on a roof.', providerOptions: { google: { responseModalities: ['TEXT', 'IMAGE'] } } };
+        const result = streamed ? streamText(options) : await generateText(options);
+        // The program gets the image whole.
+        const generated = await result.files;
+        expect(generated.map((file) => [file.mediaType, file.base64])).toEqual([['image/png', IMAGE_BASE64]]);
+        expect(await result.text).toBe(CAT);
+        uninstall();
+        uninstall = undefined;
+        await checkAnswerMedia(recorded, [{ type: 'text', text: CAT }, { type: 'image', media_type: 'image/png', data: LEFT_OUT_BASE64 }], `${CAT} [image]`, { prompt: 12, completion: 1_300 });
+      }, 60_000);
+    }
+  }
+
+  it('aiSdkMiddleware alone: the provider package\'s file part, the bytes left out the same way', async () => {
+    const fake = new FakeProvider().reply('gemini', { id: 'gem-img-2', model: 'gemini-2.5-flash-image', text: CAT, inlineData: [{ mimeType: 'image/png', data: IMAGE_BASE64 }], usage: { input: 12, output: 1_300 } });
+    const recorded = recordedPlugin('answer-ai-sdk-mw');
+    const google = createGoogleGenerativeAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+    const model = wrapLanguageModel({ model: google('gemini-2.5-flash-image'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'answer-mw' }) });
+    const { files } = await generateText({ model, prompt: 'Draw a cat on a roof.', providerOptions: { google: { responseModalities: ['TEXT', 'IMAGE'] } } });
+    expect(files.map((file) => file.base64)).toEqual([IMAGE_BASE64]);
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const answer = recorded.log.find((entry) => entry.hook === 'post_api_request')!.payload;
+    expect(answer.assistant_message).toEqual({ role: 'assistant', content: [{ type: 'text', text: CAT }, { type: 'image', media_type: 'image/png', data: LEFT_OUT_BASE64 }] });
+    for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('media in the answer: LangChain', () => {
+  /** A 100 KB WAV answer, as OpenAI sends it: base64. */
+  const AUDIO_BASE64 = Buffer.concat([Buffer.from('RIFF'), randomBytes(100 * 1024)]).toString('base64');
+
+  for (const backend of backends()) {
+    it(`ChatOpenAI asked for audio (modalities text and audio) answers with speech (${backend})`, async () => {
+      const { fetch, requests } = scriptedFetch([
+        chatCompletion({ id: 'chatcmpl-audio', model: 'gpt-4o-audio-preview-2025-06-03', content: null, audio: { id: 'audio_abc', data: AUDIO_BASE64, transcript: 'Hi there!' }, usage: { prompt_tokens: 18, completion_tokens: 120 } }),
+      ]);
+      const recorded = recordedPlugin(`answer-lc-${backend}`, backend);
+      const model = new ChatOpenAI({ model: 'gpt-4o-audio-preview', apiKey: 'sk-test', maxRetries: 0, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, configuration: { fetch } });
+      const answer = await model.invoke('Say hi.', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+      expect((requests[0]!.body as Part).modalities).toEqual(['text', 'audio']);
+      // The program gets the speech whole.
+      expect((answer.additional_kwargs.audio as Part).data).toBe(AUDIO_BASE64);
+      await checkAnswerMedia(recorded, [{ type: 'audio', id: 'audio_abc', transcript: 'Hi there!', data: `[left out: ${AUDIO_BASE64.length} characters of base64]` }], '[audio]', { prompt: 18, completion: 120 });
+    }, 60_000);
   }
 });

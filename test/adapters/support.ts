@@ -124,6 +124,22 @@ export function expectNothingLost(counters: Record<string, number>): void {
   expect(counters.abandonedSpans).toBe(0);
 }
 
+/** The one trajectory of the run, valid. */
+export function onlyTrajectory(atif: AtifDoc[]): AtifDoc {
+  expect(atif).toHaveLength(1);
+  const doc = atif[0]!;
+  expect(validateAtif(doc)).toEqual([]);
+  return doc;
+}
+
+/** A finished run that lost nothing and wrote one valid trajectory: it, its agent steps, and the ATOF events. */
+export async function finishedRun(recorded: Recorded): Promise<{ doc: AtifDoc; agent: AtifDoc[]; atof: AtofEvent[] }> {
+  const { atif, atof, counters } = await recorded.finish();
+  expectNothingLost(counters);
+  const doc = onlyTrajectory(atif);
+  return { doc, agent: (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent'), atof };
+}
+
 /** The checks every framework's run must pass, with the scenario's ids and the mock's usage. */
 export interface Expectation {
   userPrompt: string;

@@ -335,7 +335,11 @@ export function argumentsText(args: ChatToolCall['args']): string {
   return typeof args === 'string' ? args : JSON.stringify(args);
 }
 
-export function chatCompletion(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
+/**
+ * `audio`: what OpenAI answers when asked for `modalities: ['text', 'audio']`: the spoken answer's id, its base64 and
+ * its transcript, with `content` null.
+ */
+export function chatCompletion(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage; audio?: { id: string; data: string; transcript: string } }): WireReply {
   const calls = options.toolCalls ?? [];
   return {
     json: {
@@ -351,6 +355,7 @@ export function chatCompletion(options: { id: string; model: string; content: st
             content: options.content,
             refusal: null,
             ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: argumentsText(c.args) } })) } : {}),
+            ...(options.audio === undefined ? {} : { audio: { ...options.audio, expires_at: 1_764_003_600 } }),
             annotations: [],
           },
           logprobs: null,

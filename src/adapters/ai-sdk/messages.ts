@@ -7,7 +7,7 @@
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import type { CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
+import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, withoutBlobs, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
@@ -29,7 +29,7 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
     const content = message.content;
     if (role === 'assistant' && Array.isArray(content)) {
       const response = responseOfContent(content);
-      out.push(assistantMessage(response.text, response.toolCalls));
+      out.push(assistantMessage(response.text, response.toolCalls, undefined, response.media));
     } else if (role === 'tool' && Array.isArray(content)) {
       for (const part of content) {
         if (!isRecord(part) || part.type !== 'tool-result') continue;
@@ -52,11 +52,28 @@ function toolOutputText(output: unknown): string {
   return JSON.stringify(toJson(withoutBlobs(value ?? null)));
 }
 
-/** Text, reasoning and tool calls of a content-part array (a model response or an assistant message). */
-export function responseOfContent(content: readonly unknown[]): { text: string; reasoning: string; toolCalls: CallOfTool[] } {
+/**
+ * A `file` part a model answered with (Gemini's generated images), as a medium: the SDK's (`{type: 'file', file}`, a
+ * `GeneratedFile` whose `base64` it already holds for a provider that sends base64), the provider package's (`{type:
+ * 'file', mediaType, data: {type: 'data', data} | {type: 'url', url}}`, in a middleware), or an assistant message's in
+ * a later prompt (`{type: 'file', data, mediaType, filename}`, its data base64, bytes or a `URL`).
+ */
+export function answerMediumOfPart(part: Part): AnswerMedium | undefined {
+  if (part.type !== 'file') return undefined;
+  if (isRecord(part.file)) return { mediaType: asString(part.file.mediaType), data: typeof part.file.base64 === 'string' ? part.file.base64 : undefined };
+  const medium = { mediaType: asString(part.mediaType), filename: asString(part.filename) };
+  const data = part.data;
+  if (data instanceof URL) return { ...medium, url: data.href };
+  if (isRecord(data) && data.type === 'url') return { ...medium, url: String(data.url) };
+  return { ...medium, data: isRecord(data) && data.type === 'data' ? data.data : data };
+}
+
+/** Text, reasoning, tool calls and media of a content-part array (a model response or an assistant message). */
+export function responseOfContent(content: readonly unknown[]): { text: string; reasoning: string; toolCalls: CallOfTool[]; media: AnswerMedium[] } {
   let text = '';
   let reasoning = '';
   const toolCalls: CallOfTool[] = [];
+  const media: AnswerMedium[] = [];
   const asked = providerApprovalIds(content);
   for (const part of content as readonly Part[]) {
     if (!isRecord(part)) continue;
@@ -65,9 +82,12 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     else if (part.type === 'tool-call') {
       const call = { id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args };
       toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id), asked.get(call.id)) : call);
+    } else {
+      const medium = answerMediumOfPart(part);
+      if (medium !== undefined) media.push(medium);
     }
   }
-  return { text, reasoning, toolCalls };
+  return { text, reasoning, toolCalls, media };
 }
 
 /**
@@ -193,6 +213,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
     toolCalls: parts.toolCalls,
+    ...(parts.media.length > 0 ? { media: parts.media } : {}),
     usage: tokenCounts(details.usage),
     finishReason: finishReasonOf(details.finishReason),
     model: nonEmptyString(details.model),

@@ -25,11 +25,11 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { linkApprovedCalls, type CallOfTool } from '../core/shapes.ts';
+import { linkApprovedCalls, type AnswerMedium, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { MAX_PENDING_APPROVALS } from '../core/holds.ts';
 
@@ -72,6 +72,7 @@ class StreamedResponse {
   text = '';
   reasoning = '';
   readonly toolCalls: CallOfTool[] = [];
+  readonly media: AnswerMedium[] = [];
   /** What the provider returned for the calls it ran, by call id. */
   readonly #providerResults = new Map<string, unknown>();
   /** The approval ids of the provider's calls it asks the program to approve first, by call id. */
@@ -93,6 +94,11 @@ class StreamedResponse {
       case 'tool-call':
         this.toolCalls.push({ id: nonEmptyString(part.toolCallId) ?? '', name: nonEmptyString(part.toolName) ?? 'tool', arguments: part.input, ...(part.providerExecuted === true ? { providerExecuted: true } : {}) });
         break;
+      case 'file': {
+        const medium = answerMediumOfPart(part);
+        if (medium !== undefined) this.media.push(medium);
+        break;
+      }
       case 'tool-result':
         // A model's stream carries results only of the calls its provider ran (the packages do not all mark them).
         if (typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, toolOutputValue(part.result ?? part.output));
@@ -123,6 +129,7 @@ class StreamedResponse {
       text: this.text,
       reasoning: this.reasoning === '' ? undefined : this.reasoning,
       toolCalls: this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id)) : call)),
+      ...(this.media.length > 0 ? { media: this.media } : {}),
       usage: tokenCounts(this.usage),
       finishReason: this.finishReason,
       model: this.model ?? nonEmptyString(model.modelId),

@@ -34,6 +34,7 @@ import {
   type ChatMessage,
   type OfferedTool,
   type ProviderApprovalAnswer,
+  type AnswerMedium,
 } from './shapes.ts';
 
 /** The request of one provider attempt, built only when a hook listens. */
@@ -52,6 +53,8 @@ export interface ResponseParts {
   readonly text: string;
   readonly toolCalls: readonly CallOfTool[];
   readonly reasoning?: string;
+  /** The images, audio and files the model answered with, beside its text. */
+  readonly media?: readonly AnswerMedium[];
   /** The framework's usage as it reported it, tagged with its shape; the token table reads it. */
   readonly usage?: ProviderUsage;
   /** As the framework gave it; `attemptEnd` writes it in the one vocabulary (finish.ts). */
@@ -661,7 +664,7 @@ export class ApiCall {
     const startedAt = this.#startedAt;
     const endedAt = now();
     run.core.emit('post_api_request', () => {
-      const message = assistantMessage(response.text, response.toolCalls, response.reasoning);
+      const message = assistantMessage(response.text, response.toolCalls, response.reasoning, response.media);
       const usage = chatCompletionsUsage(readProviderUsage(response.usage));
       const model = response.model ?? this.#parts().model ?? run.requestedModel;
       const finish = chatFinishReason(response.finishReason, localCalls(response.toolCalls).length > 0) ?? null;

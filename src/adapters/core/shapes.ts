@@ -332,9 +332,48 @@ export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = [])
   return name === undefined ? undefined : hostedCall(item.id, name, undefined, item);
 }
 
-/** An assistant message with its tool calls; `content` is `null` when the model only called tools. */
-export function assistantMessage(text: string, calls: readonly CallOfTool[], reasoning?: string): ChatMessage {
-  const message: ChatMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+/**
+ * A medium a model answered with: an image Gemini drew, the audio OpenAI spoke. `data`: its bytes or base64, as the
+ * framework gave them (left out by {@link withoutBlobs}); `url`: where it is, when the provider gave a place instead.
+ */
+export interface AnswerMedium {
+  /** What it is, when its media type does not say (OpenAI's audio answer names no media type). */
+  readonly kind?: 'image' | 'audio' | 'file';
+  readonly mediaType?: string;
+  readonly data?: unknown;
+  readonly url?: string;
+  readonly filename?: string;
+  /** The provider's id for it (OpenAI's `audio.id`, which a later request can name). */
+  readonly id?: string;
+  /** What spoken audio says, when the provider wrote it down. */
+  readonly transcript?: string;
+}
+
+/**
+ * A medium of an answer as a content part, the request side's rule for answers: the part says what it was (`image`,
+ * `audio` or `file` by its media type, the media type, file name, URL, id, transcript) and its bytes are left out as
+ * {@link withoutBlobs} leaves them out of a prompt. Without it the answer's message held only its text, and nobody
+ * reading the trajectory could tell the model had returned an image.
+ */
+export function answerPart(medium: AnswerMedium): Record<string, unknown> {
+  const kind = medium.kind ?? (medium.mediaType?.startsWith('image/') === true ? 'image' : medium.mediaType?.startsWith('audio/') === true ? 'audio' : 'file');
+  const part: Record<string, unknown> = { type: kind };
+  if (medium.mediaType !== undefined) part.media_type = medium.mediaType;
+  if (medium.filename !== undefined) part.filename = medium.filename;
+  if (medium.url !== undefined) part.url = withoutBlobs(medium.url);
+  if (medium.id !== undefined) part.id = medium.id;
+  if (medium.transcript !== undefined) part.transcript = medium.transcript;
+  if (medium.data !== undefined) part.data = withoutBlobs(medium.data);
+  return part;
+}
+
+/**
+ * An assistant message with its tool calls; `content` is `null` when the model only called tools. An answer that held
+ * media has content parts: its text (when it has any), then a part for each medium ({@link answerPart}).
+ */
+export function assistantMessage(text: string, calls: readonly CallOfTool[], reasoning?: string, media: readonly AnswerMedium[] = []): ChatMessage {
+  const content = media.length > 0 ? [...(text === '' ? [] : [{ type: 'text', text }]), ...media.map(answerPart)] : text === '' && calls.length > 0 ? null : text;
+  const message: ChatMessage = { role: 'assistant', content };
   if (calls.length > 0) message.tool_calls = calls.map(chatToolCall);
   if (reasoning !== undefined && reasoning !== '') message.reasoning_content = reasoning;
   return message;

@@ -19,6 +19,7 @@ import {
   type ChatMessage,
   type OfferedTool,
   type ProviderApprovalAnswer,
+  type AnswerMedium,
 } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -221,6 +222,40 @@ function reasoningOf(message: Loose): string | undefined {
   return text === '' ? undefined : text;
 }
 
+const MEDIA_BLOCKS = new Set(['image', 'audio', 'file']);
+
+/**
+ * The media an AI message answered with: its content's image, audio and file blocks (LangChain's standard blocks,
+ * `{type, data | url, mimeType}` or the older `mime_type`; ChatOpenAI's `image` blocks of an OpenRouter image; an
+ * `image_url` block), and the audio ChatOpenAI keeps in `additional_kwargs.audio` (`modalities: ['text', 'audio']`).
+ */
+function answerMediaOf(message: Loose): AnswerMedium[] {
+  const media: AnswerMedium[] = [];
+  // ChatOpenAI also puts the image of an `image_generation` call in the content, under the call's id: the hosted
+  // call's result already says it, as every adapter records a hosted call, so it is not a second medium.
+  const hosted = new Set(hostedCallsOf(message).map((call) => call.id));
+  for (const block of Array.isArray(message.content) ? message.content : []) {
+    if (!isRecord(block) || typeof block.type !== 'string' || (typeof block.id === 'string' && hosted.has(block.id))) continue;
+    if (block.type === 'image_url') {
+      const url = isRecord(block.image_url) ? block.image_url.url : block.image_url;
+      if (typeof url === 'string') media.push({ kind: 'image', url });
+    } else if (MEDIA_BLOCKS.has(block.type)) {
+      media.push({
+        kind: block.type as 'image' | 'audio' | 'file',
+        mediaType: nonEmptyString(block.mimeType) ?? nonEmptyString(block.mime_type),
+        data: block.data,
+        url: nonEmptyString(block.url),
+        filename: nonEmptyString(block.filename),
+        id: nonEmptyString(block.fileId) ?? nonEmptyString(block.id),
+      });
+    }
+  }
+  const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  const audio = kwargs.audio;
+  if (isRecord(audio)) media.push({ kind: 'audio', data: audio.data, id: nonEmptyString(audio.id), transcript: nonEmptyString(audio.transcript) });
+  return media;
+}
+
 /** The first generation of an `LLMResult`. */
 export function responseOfResult(output: unknown): ResponseParts & { refused: Array<{ call: CallOfTool; error: string }> } {
   const result = isRecord(output) ? output : {};
@@ -238,6 +273,7 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
     toolCalls: message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [],
     refused: message !== undefined ? invalidToolCallsOf(message) : [],
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
+    media: message !== undefined ? answerMediaOf(message) : undefined,
     usage: usageOf(message ?? {}, llmOutput),
     finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason) ?? nonEmptyString(kwargs.stop_reason),
     // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),

@@ -339,7 +339,8 @@ function answerOf(data: Json): unknown {
   if (first) {
     const calls = Array.isArray(first.tool_calls) ? first.tool_calls : [];
     const names = calls.map((call) => (isRecord(call) && isRecord(call.function) ? nonEmptyString(call.function.name) : undefined)).filter(Boolean);
-    const text = nonEmptyString(first.content);
+    // An answer that held media (an image the model drew) is content parts: its text and a tag for each medium.
+    const text = Array.isArray(first.content) ? preview(first.content, 200) : nonEmptyString(first.content);
     if (names.length > 0) return `→ ${names.join(', ')}${text ? ` · ${text}` : ''}`;
     return text;
   }

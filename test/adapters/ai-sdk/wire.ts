@@ -21,6 +21,8 @@ export interface Turn {
   /** Gemini's `finishReason` when it is not the one the turn implies (`STOP`): `MAX_TOKENS`, `SAFETY`, ... */
   finish?: string;
   toolCalls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
+  /** Media the model answers with, after the text: Gemini's `inlineData` parts (an image it drew, as base64). */
+  inlineData?: Array<{ mimeType: string; data: string }>;
   /**
    * Web searches the provider ran inside this call, before the text: OpenAI Responses `web_search_call` items (with
    * `action.sources`), Anthropic `server_tool_use` blocks each followed by its `web_search_tool_result`.
@@ -404,6 +406,7 @@ function geminiParts(turn: Turn): Array<Record<string, unknown>> {
   const parts: Array<Record<string, unknown>> = [];
   if (turn.reasoning !== undefined) parts.push({ text: turn.reasoning, thought: true });
   if (turn.text !== undefined) parts.push({ text: turn.text });
+  for (const inlineData of turn.inlineData ?? []) parts.push({ inlineData });
   for (const call of turn.toolCalls ?? []) parts.push({ functionCall: { name: call.name, args: call.args } });
   return parts;
 }

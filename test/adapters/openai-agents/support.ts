@@ -5,7 +5,6 @@ import { setTraceProcessors, setTracingDisabled, tool } from '@openai/agents';
 import { afterEach, expect } from 'vitest';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
-import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import type { HookRegistry } from '../../../src/hooks/registry.ts';
 import type { AtifDoc, Recorded } from '../support.ts';
 
@@ -88,13 +87,7 @@ export function hooks(recorded: Recorded, name: string): Array<Record<string, an
   return recorded.log.filter((entry) => entry.hook === name).map((entry) => entry.payload as Record<string, any>);
 }
 
-/** The one trajectory of the run, valid. */
-export function onlyTrajectory(atif: AtifDoc[]): AtifDoc {
-  expect(atif).toHaveLength(1);
-  const doc = atif[0]!;
-  expect(validateAtif(doc)).toEqual([]);
-  return doc;
-}
+export { onlyTrajectory } from '../support.ts';
 
 /** Every turn the adapter opened was closed, and every session finalized, by the run itself. */
 export function expectRunsClosed(recorded: Recorded): void {
