@@ -325,14 +325,18 @@ export function bindCallSpan(span: object, observer: RunObserver, callId: string
   if (!spanCalls.has(span)) spanCalls.set(span, { observer, callId });
 }
 
+/** The SDK's current span (a no-op one with tracing off), or `null`: reading it never throws into the adapter. */
+export function sdkCurrentSpan(): unknown {
+  try {
+    return getCurrentSpan();
+  } catch {
+    return null;
+  }
+}
+
 /** The frame of the function tool call the caller runs in, found by the SDK's current span; none for a runner that makes no spans. */
 function frameOfCurrentSpan(): ToolFrame | undefined {
-  let span: unknown;
-  try {
-    span = getCurrentSpan();
-  } catch {
-    return undefined;
-  }
+  const span = sdkCurrentSpan();
   const bound = typeof span === 'object' && span !== null ? spanCalls.get(span) : undefined;
   return bound === undefined ? undefined : quietly(() => bound.observer.toolFrame(bound.callId));
 }

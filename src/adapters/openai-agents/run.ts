@@ -35,7 +35,7 @@
  * @module
  */
 
-import { getCurrentSpan, getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
+import { getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
 import {
@@ -52,7 +52,7 @@ import {
   type GuardrailRecord,
 } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, type AttemptObserver, type ModelInfo, type RunObserver, type ToolGuardrailVerdict } from './patch.ts';
+import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, sdkCurrentSpan, type AttemptObserver, type ModelInfo, type RunObserver, type ToolGuardrailVerdict } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -939,12 +939,8 @@ const NO_OP = 'no-op';
 
 /** The span the caller runs in; none with tracing off (the SDK's no-op span names nothing). */
 function currentSpan(): SpanLike | undefined {
-  try {
-    const span = getCurrentSpan() as unknown as SpanLike | null;
-    return span === null || span.spanId === NO_OP ? undefined : span;
-  } catch {
-    return undefined;
-  }
+  const span = sdkCurrentSpan() as SpanLike | null;
+  return span === null || span.spanId === NO_OP ? undefined : span;
 }
 
 /** The errors the SDK set on a call's no-op `function` span, which keeps none itself. */
@@ -957,12 +953,7 @@ const keptNoOpSpans = new WeakSet<object>();
  * `OPENAI_AGENTS_DISABLE_TRACING`). A runner whose own config disables tracing (`tracingDisabled: true`) makes none.
  */
 function functionSpan(): SpanLike | undefined {
-  let span: unknown;
-  try {
-    span = getCurrentSpan();
-  } catch {
-    return undefined;
-  }
+  const span = sdkCurrentSpan();
   return isRecord(span) && isRecord(span.spanData) && span.spanData.type === 'function' ? (span as unknown as SpanLike) : undefined;
 }
 
