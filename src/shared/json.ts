@@ -139,6 +139,18 @@ export function parseJson(text: string): unknown {
   return value;
 }
 
+/**
+ * `parseJson` for a reader that passes on what it cannot read: the value, or `undefined` for text that is not JSON or
+ * is nested deeper than `MAX_READ_DEPTH` (walking such a value again, to copy or write it, could overflow the stack).
+ */
+export function jsonIfReadable(text: string): { value: unknown } | undefined {
+  try {
+    return { value: parseJson(text) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Why `parseJson` refused a text, for a reader's message: too deep, or not JSON with the parser's reason. */
 export function whyNotJson(error: unknown): string {
   return error instanceof JsonTooDeepError ? error.message : `not valid JSON (${error instanceof Error ? error.message : String(error)})`;

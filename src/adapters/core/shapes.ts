@@ -9,7 +9,7 @@
  * @module
  */
 
-import { jsonEqual, toJson } from '../../shared/json.ts';
+import { jsonEqual, jsonIfReadable, toJson } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 
 /** A chat message in OpenAI chat-completions form. */
@@ -67,11 +67,9 @@ function argumentsText(args: unknown): string {
 export function argumentsObject(args: unknown): Record<string, unknown> {
   let value = args;
   if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      return { raw: args };
-    }
+    const read = jsonIfReadable(value);
+    if (read === undefined) return { raw: args };
+    value = read.value;
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   return value === undefined || value === null ? {} : { value };
@@ -245,11 +243,10 @@ export function newProviderApprovalAnswers(items: readonly unknown[], modelItem:
 export function hostedArguments(input: unknown, result: unknown): unknown {
   let parsed = input;
   if (typeof parsed === 'string') {
-    try {
-      parsed = JSON.parse(parsed);
-    } catch {
-      return input;
-    }
+    // Text that is not JSON stays as the model sent it (argumentsObject would wrap it).
+    const read = jsonIfReadable(parsed);
+    if (read === undefined) return input;
+    parsed = read.value;
   }
   if (isRecord(parsed) && Object.keys(parsed).length > 0) return parsed;
   return askedOf(result) ?? parsed ?? {};

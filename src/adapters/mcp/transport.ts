@@ -15,6 +15,7 @@
  */
 
 import type { HookRegistry } from '../../hooks/registry.ts';
+import { jsonIfReadable } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { McpCallLinker, type McpCallLink, type McpClientOptions } from './client.ts';
 
@@ -213,12 +214,9 @@ function instrumentConfig<T extends McpHttpTransportConfig>(config: T, hooks: Ho
 /** The JSON-RPC message(s) a request body carries (a POST of the client's transport), else undefined. */
 function messagesIn(body: unknown): { messages: unknown[]; batch: boolean } | undefined {
   if (typeof body !== 'string' || body === '') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
+  const read = jsonIfReadable(body);
+  if (read === undefined) return undefined;
+  const parsed = read.value;
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   return messages.every((message) => isRecord(message) && message.jsonrpc === '2.0') ? { messages, batch: Array.isArray(parsed) } : undefined;
 }
@@ -232,13 +230,9 @@ async function answeredResponse(response: Response, links: MessageLinks): Promis
   const type = response.headers.get('content-type') ?? '';
   if (type.includes('text/event-stream') && response.body !== null) return withBody(response, answeredEvents(response.body, links));
   if (!type.includes('application/json') || !links.waiting) return response;
-  const text = await response.clone().text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return response;
-  }
+  const body = jsonIfReadable(await response.clone().text());
+  if (body === undefined) return response;
+  const parsed = body.value;
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   const read = messages.map((message) => links.incoming(message));
   if (read.every((message, i) => message === messages[i])) return response;
@@ -266,12 +260,9 @@ function answeredEvents(body: ReadableStream<Uint8Array>, links: MessageLinks): 
     if (name !== undefined && name !== 'message') return raw;
     const data = fields.filter((line) => line.startsWith('data:')).map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
     if (data.length === 0) return raw;
-    let message: unknown;
-    try {
-      message = JSON.parse(data.join('\n'));
-    } catch {
-      return raw;
-    }
+    const parsed = jsonIfReadable(data.join('\n'));
+    if (parsed === undefined) return raw;
+    const message = parsed.value;
     const read = links.incoming(message);
     if (read === message) return raw;
     const kept = fields.filter((line) => line !== '' && !line.startsWith('data:'));
