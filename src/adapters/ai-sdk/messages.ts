@@ -4,11 +4,10 @@
  * @module
  */
 
-import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, withoutBlobs, type ProviderApprovalAnswer } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -37,7 +36,7 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
       }
     } else if (role !== undefined) {
       const text = Array.isArray(content) ? textOfParts(content) : undefined;
-      out.push({ role, content: typeof content === 'string' ? content : (text ?? toJson(withoutBlobs(content))) });
+      out.push({ role, content: typeof content === 'string' ? content : (text ?? recordedValue(content)) });
     }
   }
   return out;
@@ -45,11 +44,11 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
 
 /** A tool result's `output` (`{type:'text'|'json'|'error-text'|..., value}`) as text. */
 function toolOutputText(output: unknown): string {
-  if (!isRecord(output)) return typeof output === 'string' ? output : JSON.stringify(toJson(withoutBlobs(output ?? null)));
+  if (!isRecord(output)) return typeof output === 'string' ? output : recordedText(output);
   const value = output.value;
   if (typeof value === 'string') return value;
   // A tool's `content` output may carry media (`{type: 'media', data, mediaType}`).
-  return JSON.stringify(toJson(withoutBlobs(value ?? null)));
+  return recordedText(value);
 }
 
 /**

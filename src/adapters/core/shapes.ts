@@ -9,7 +9,7 @@
  * @module
  */
 
-import { jsonEqual, jsonIfReadable, toJson } from '../../shared/json.ts';
+import { jsonEqual, jsonIfReadable, toJson, type Json } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 
 /** A chat message in OpenAI chat-completions form. */
@@ -161,6 +161,16 @@ export function withoutBlobs(value: unknown, depth = 0): unknown {
     else out[key] = withoutBlobs(item, depth + 1);
   }
   return out;
+}
+
+/** A framework's value as the adapters record it (a message's parts, a tool's output): its media left out, then copied as plain JSON. */
+export function recordedValue(value: unknown): Json {
+  return toJson(withoutBlobs(value));
+}
+
+/** {@link recordedValue} as JSON text: a tool output or content that is not text, as the trajectory shows it. */
+export function recordedText(value: unknown): string {
+  return JSON.stringify(recordedValue(value ?? null));
 }
 
 function blobText(text: string): string {

@@ -4,7 +4,6 @@
  * @module
  */
 
-import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
 import {
@@ -14,7 +13,8 @@ import {
   newProviderApprovalAnswers,
   textOfParts,
   textOrJson,
-  withoutBlobs,
+  recordedText,
+  recordedValue,
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
@@ -46,7 +46,7 @@ function typeOf(message: Loose): string | undefined {
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return textOfParts(content.filter((part) => !isRecord(part) || part.type === 'text' || typeof part === 'string')) ?? '';
-  return content === undefined || content === null ? '' : JSON.stringify(toJson(withoutBlobs(content)));
+  return content === undefined || content === null ? '' : recordedText(content);
 }
 
 /**
@@ -144,7 +144,7 @@ export function chatMessages(messages: unknown): ChatMessage[] {
     const type = typeOf(message) ?? 'user';
     const role = ROLE_BY_TYPE[type] ?? type;
     const content = message.content;
-    const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? toJson(withoutBlobs(content))) };
+    const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? recordedValue(content)) };
     if (role === 'assistant') {
       const calls = toolCallsOf(message);
       if (calls.length > 0) {

@@ -15,7 +15,8 @@ import {
   hostedCallOfItem,
   newProviderApprovalAnswers,
   textOfParts,
-  withoutBlobs,
+  recordedText,
+  recordedValue,
   type CallOfTool,
   type ChatMessage,
   type OfferedTool,
@@ -51,7 +52,7 @@ function resultText(output: unknown): string {
     if (text !== undefined) return text;
   }
   // A tool may return an image or a file (`{type: 'image', image}`, `input_image` items).
-  return JSON.stringify(toJson(withoutBlobs(output ?? null)));
+  return recordedText(output);
 }
 
 /** The model request's instructions and input items as chat messages. */
@@ -92,7 +93,7 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
     }
     assistant = undefined;
     const content = item.content;
-    out.push({ role, content: typeof content === 'string' ? content : (textOfParts(Array.isArray(content) ? content : []) ?? toJson(withoutBlobs(content ?? ''))) });
+    out.push({ role, content: typeof content === 'string' ? content : (textOfParts(Array.isArray(content) ? content : []) ?? recordedValue(content ?? '')) });
   }
   return out;
 }
