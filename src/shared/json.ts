@@ -20,7 +20,7 @@
  * | object with `toJSON()`             | the converted result of `toJSON()`             |
  * | `Map`                              | object keyed by `String(key)`                  |
  * | `Set`                              | array                                          |
- * | typed array, `DataView`, `ArrayBuffer` | array of byte/element numbers              |
+ * | typed array, `DataView`, `ArrayBuffer` | array of byte/element numbers (`withoutBlobs`: `"[left out: N bytes]"`) |
  * | `Error`                            | `{name, message}` plus `code`, `cause` and own enumerable fields |
  * | other objects and class instances  | own enumerable string-keyed properties         |
  * | a reference back to an ancestor    | `"[Circular]"`                                 |
@@ -45,6 +45,7 @@
  * @module
  */
 
+import { BLOB_CHARS, blobText, bytesLeftOut, isBytes } from './blobs.ts';
 import { isHeadersKey, withoutSensitiveHeaders } from './credential-headers.ts';
 import { KeyListCache } from './key-lists.ts';
 import { literalsAllowed, objectLiteralFunction, USES_BEFORE_LITERAL } from './object-literal.ts';
@@ -80,6 +81,15 @@ export interface ToJsonOptions {
    * that walk first, then copied.
    */
   withoutCredentialHeaders?: boolean;
+  /**
+   * Leave media bytes out, by the one rule (`withoutBlobs`, blobs.ts): binary
+   * data (a `Buffer`, typed array, `DataView`, `ArrayBuffer`, wherever it
+   * sits, before any `toJSON`) as `"[left out: N bytes]"`, a base64 data URL
+   * or bare base64 string of 1,024 characters or more as what it was and how
+   * long. In the same walk as the copy: a value with neither costs one length
+   * test per string.
+   */
+  withoutBlobs?: boolean;
 }
 
 /** The default bounds of one `toJson` call (see the module comment). */
@@ -100,6 +110,8 @@ interface Walk {
   readonly sortKeys: boolean;
   readonly maxItems: number;
   readonly noNulInKeys: boolean;
+  /** Leave media bytes out (`ToJsonOptions.withoutBlobs`). */
+  readonly blobs: boolean;
   /** Values still allowed. */
   values: number;
   /** String characters still allowed. */
@@ -192,21 +204,23 @@ export function jsonEqual(left: unknown, right: unknown): boolean {
 export function toJson(value: unknown, options?: ToJsonOptions): Json {
   // Primitives dominate hot-path payload fields; answer them without a walker.
   if (typeof value !== 'object' || value === null) {
+    if (typeof value === 'string' && value.length >= BLOB_CHARS && options?.withoutBlobs === true) value = blobText(value);
     if (typeof value === 'string' && value.length > (options?.maxChars ?? JSON_LIMITS.maxChars)) {
       return cutString(value, options?.maxChars ?? JSON_LIMITS.maxChars);
     }
     return primitive(value) ?? null;
   }
+  const blobs = options?.withoutBlobs === true;
   if (options === undefined || hasDefaultBounds(options)) {
     const sortKeys = options?.sortKeys === true;
     const noNul = options?.noNulInKeys === true;
     const withoutHeaders = options?.withoutCredentialHeaders === true;
-    const copied = plainCopy(value, sortKeys, noNul, withoutHeaders);
+    const copied = plainCopy(value, sortKeys, noNul, withoutHeaders, blobs);
     if (copied !== undefined) return copied;
     if (withoutHeaders) {
       // A `headers` key, or a value the fast copy does not take: cleaned first, as the plugin's own walk would.
       const cleaned = withoutSensitiveHeaders(value);
-      const copy = plainCopy(cleaned, sortKeys, noNul, false);
+      const copy = plainCopy(cleaned, sortKeys, noNul, false, blobs);
       if (copy !== undefined) return copy;
       value = cleaned;
     }
@@ -218,6 +232,7 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
     sortKeys: options?.sortKeys === true,
     maxItems: Math.max(0, options?.maxItems ?? JSON_LIMITS.maxItems),
     noNulInKeys: options?.noNulInKeys === true,
+    blobs,
     values: options?.maxValues ?? JSON_LIMITS.maxValues,
     chars: options?.maxChars ?? JSON_LIMITS.maxChars,
     ancestors: [],
@@ -277,7 +292,7 @@ function convert(value: unknown, depth: number, walk: Walk): Json | undefined {
   if (--walk.values < 0) return TRUNCATED;
   if (typeof value !== 'object' || value === null) {
     if (typeof value !== 'string') return primitive(value);
-    const text = value as string;
+    const text = walk.blobs && value.length >= BLOB_CHARS ? blobText(value) : value;
     if (text.length > walk.chars) {
       const cut = cutString(text, walk.chars);
       walk.chars = 0;
@@ -312,6 +327,8 @@ function moreItems(count: number): string {
 }
 
 function convertObject(object: object, depth: number, walk: Walk): Json | undefined {
+  // Before `toJSON`: a Buffer's would make it `{type: "Buffer", data: [...]}`.
+  if (walk.blobs && isBytes(object)) return bytesLeftOut(object);
   if (Array.isArray(object)) {
     const length = object.length;
     // A sparse array's length says nothing about its size: never allocate or walk past the bounds.
@@ -586,10 +603,12 @@ interface Budget {
   readonly noNul: boolean;
   /** Give up at an object with a `headers` key (the caller cleans the value first). */
   readonly noHeadersKey: boolean;
+  /** Leave media bytes out (`ToJsonOptions.withoutBlobs`); binary data is no plain object, so only strings are looked at here. */
+  readonly blobs: boolean;
 }
 
-function plainCopy(value: object, sortKeys: boolean, noNul: boolean, noHeadersKey: boolean): Json | undefined {
-  const budget: Budget = { values: JSON_LIMITS.maxValues, chars: JSON_LIMITS.maxChars, omitted: 0, sortKeys, noNul, noHeadersKey };
+function plainCopy(value: object, sortKeys: boolean, noNul: boolean, noHeadersKey: boolean, blobs: boolean): Json | undefined {
+  const budget: Budget = { values: JSON_LIMITS.maxValues, chars: JSON_LIMITS.maxChars, omitted: 0, sortKeys, noNul, noHeadersKey, blobs };
   try {
     return copyObject(value, 0, budget);
   } catch {
@@ -602,8 +621,9 @@ function copyValue(value: unknown, depth: number, budget: Budget): Json | undefi
   if (--budget.values <= 0) throw GIVE_UP;
   // Separate typeof tests, not a switch over typeof: V8 compiles these to type checks, a switch to a call per value.
   if (typeof value === 'string') {
-    if ((budget.chars -= value.length) < 0) throw GIVE_UP;
-    return wellFormed(value);
+    const text = value.length >= BLOB_CHARS && budget.blobs ? blobText(value) : value;
+    if ((budget.chars -= text.length) < 0) throw GIVE_UP;
+    return wellFormed(text);
   }
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (typeof value === 'boolean') return value;

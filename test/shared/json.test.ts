@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { dist, runChild } from '../support/child.ts';
 import { compareKeys, JSON_LIMITS, JsonTooDeepError, MAX_READ_DEPTH, parseJson, toJson, wellFormed } from '../../src/shared/json.ts';
 import { quotedValue } from '../../src/shared/text.ts';
+import { withoutBlobs } from '../../src/shared/blobs.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
 describe('toJson', () => {
@@ -316,6 +317,80 @@ describe('toJson on plain values: the fast copy gives what the general walk give
     expect(Object.keys(first as object)).toEqual(['2', '10', 'alpha', 'zeta']);
     const second = same({ zeta: 'again', '10': 0, alpha: { y: 0, x: 0 }, '2': 0 }, { sortKeys: true }) as Record<string, unknown>;
     expect(Object.keys(second.alpha as object)).toEqual(['x', 'y']);
+  });
+});
+
+describe("toJson's withoutBlobs: the adapters' media rule inside the copy", () => {
+  const BLOBS = { withoutBlobs: true } as const;
+  const base64 = Buffer.alloc(3000, 7).toString('base64');
+  const dataUrl = `data:image/png;base64,${base64}`;
+  const leftOut = `[left out: ${base64.length} characters of base64]`;
+  // The general walk: a bound other than the default (far from every value here).
+  const general = (value: unknown, options: object) => toJson(value, { ...options, maxItems: JSON_LIMITS.maxItems + 1 });
+
+  it('leaves out bytes of every kind, before a toJSON (a Buffer), wherever they sit', () => {
+    const bytes = new Uint8Array(2048);
+    class Upload {
+      file = Buffer.alloc(5);
+    }
+    const value = {
+      buffer: Buffer.alloc(10),
+      data: bytes,
+      raw: bytes.buffer,
+      view: new DataView(bytes.buffer, 8),
+      words: new Float32Array(4),
+      upload: new Upload(),
+      byName: new Map([['image', Buffer.alloc(3)]]),
+      replaced: { toJSON: () => ({ inner: Buffer.alloc(4), url: dataUrl }) },
+    };
+    const expected = {
+      buffer: '[left out: 10 bytes]',
+      data: '[left out: 2048 bytes]',
+      raw: '[left out: 2048 bytes]',
+      view: '[left out: 2040 bytes]',
+      words: '[left out: 16 bytes]',
+      upload: { file: '[left out: 5 bytes]' },
+      byName: { image: '[left out: 3 bytes]' },
+      replaced: { inner: '[left out: 4 bytes]', url: `data:image/png;base64,${leftOut}` },
+    };
+    expect(toJson(value, BLOBS)).toStrictEqual(expected);
+    expect(toJson(value, { ...BLOBS, sortKeys: true, withoutCredentialHeaders: true })).toStrictEqual(expected);
+    expect(toJson(Buffer.alloc(7), BLOBS)).toBe('[left out: 7 bytes]');
+    // Without the option a copy is what it always was.
+    expect(toJson({ buffer: Buffer.from([1, 2]), data: new Uint8Array([3]) })).toStrictEqual({ buffer: { type: 'Buffer', data: [1, 2] }, data: [3] });
+  });
+
+  it('gives what withoutBlobs then the copy give, on the fast copy and the general walk, top-level strings included', () => {
+    const text = 'word '.repeat(400);
+    const plainDataUrl = `data:text/plain,${'a'.repeat(2000)}`;
+    const value = { messages: [{ role: 'user', content: [{ type: 'text', text }, { type: 'image_url', image_url: { url: dataUrl } }, { type: 'input_file', file_data: base64, note: base64.slice(0, 1000) }, plainDataUrl] }] };
+    const expected = toJson(withoutBlobs(value));
+    for (const options of [{ ...BLOBS, sortKeys: false }, { ...BLOBS, sortKeys: true }, { ...BLOBS, sortKeys: true, noNulInKeys: true }]) {
+      expect(toJson(value, options)).toStrictEqual(options.sortKeys === true ? toJson(expected, { sortKeys: true }) : expected);
+      expect(JSON.stringify(toJson(value, options))).toBe(JSON.stringify(general(value, options)));
+    }
+    expect(toJson(dataUrl, BLOBS)).toBe(`data:image/png;base64,${leftOut}`);
+    expect(toJson(base64, BLOBS)).toBe(leftOut);
+    expect(toJson(base64)).toBe(base64);
+  });
+
+  it('changes nothing in a value without media', () => {
+    const next = seededRandom(5);
+    // Long text, none of it base64 (a space, an accent, a cut emoji): only a length test each.
+    const words = ['a ', 'model: ', 'session_id, ', 'é', '\ud83d'];
+    const make = (depth: number): unknown => {
+      const roll = next();
+      if (depth > 3 || roll < 0.4) return roll < 0.2 ? words[Math.floor(next() * words.length)]!.repeat(Math.floor(next() * 600)) : Math.floor(next() * 1000);
+      if (roll < 0.7) return Array.from({ length: Math.floor(next() * 4) }, () => make(depth + 1));
+      const object: Record<string, unknown> = {};
+      for (let i = Math.floor(next() * 5); i > 0; i--) object[words[Math.floor(next() * words.length)]!] = make(depth + 1);
+      return object;
+    };
+    for (let i = 0; i < 500; i++) {
+      const value = make(0);
+      expect(toJson(value, { ...BLOBS, sortKeys: true })).toStrictEqual(toJson(value, { sortKeys: true }));
+      expect(general(value, BLOBS)).toStrictEqual(toJson(value));
+    }
   });
 });
 

@@ -11,6 +11,10 @@
 
 import { jsonEqual, jsonIfReadable, toJson, type Json } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
+import { withoutBlobs } from '../../shared/blobs.ts';
+
+/** A framework's value copied with its media left out ({@link withoutBlobs}, inside the copy's one walk). */
+const BLOBS_LEFT_OUT = { withoutBlobs: true } as const;
 
 /** A chat message in OpenAI chat-completions form. */
 export type ChatMessage = Record<string, unknown>;
@@ -119,7 +123,7 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   const out: Record<string, unknown> = { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
   if (call.providerExecuted === true) {
     out.provider_executed = true;
-    if (call.providerResult !== undefined) out.provider_result = withoutBlobs(toJson(call.providerResult));
+    if (call.providerResult !== undefined) out.provider_result = toJson(call.providerResult, BLOBS_LEFT_OUT);
     if (call.providerError !== undefined) out.provider_error = call.providerError;
   }
   // Asked, not run: the step says so, and the call the provider runs once approved names this one.
@@ -130,59 +134,16 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   return out;
 }
 
-/** A string this long or longer, all base64, is a blob: a generated image, Anthropic's `encrypted_content`, a fetched PDF. */
-const BLOB_CHARS = 1024;
-const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
-/** How deep `withoutBlobs` looks: content parts nest a few levels; a deeper (or cyclic) value is left to `toJson`'s bounds. */
-const BLOB_DEPTH = 32;
-
-/**
- * A value with the bytes of each medium in it replaced by what they were, the one rule for media in prompts, tool
- * results and provider results alike: bytes (a `Buffer`, `Uint8Array` or `ArrayBuffer` a program read from disk) as
- * `[left out: N bytes]`, a base64 data URL as `data:<media type>;base64,[left out: N characters of base64]`, a bare
- * base64 blob as `[left out: N characters of base64]`. Nobody reads them in a trajectory, the model was sent them
- * already, and each model call of a run repeats the conversation, so one image would be written whole (a buffer as a
- * JSON array of numbers, four times its size) into every event, step and span of every later call. Everything that
- * says what the medium was stays as the program or provider gave it: the part's type, its media type and file name,
- * a URL (`https:`, `gs:`, a provider's file id), text. Plain objects and arrays are copied; other values are left to
- * `toJson`.
- */
-export function withoutBlobs(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return blobText(value);
-  if (typeof value !== 'object' || value === null || depth >= BLOB_DEPTH) return value;
-  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `[left out: ${value.byteLength} bytes]`;
-  if (Array.isArray(value)) return value.map((item) => withoutBlobs(item, depth + 1));
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    // An own `__proto__` key (toJson keeps one) stays a key: assigned, it would set the copy's prototype.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: withoutBlobs(item, depth + 1), enumerable: true, writable: true, configurable: true });
-    else out[key] = withoutBlobs(item, depth + 1);
-  }
-  return out;
-}
+export { withoutBlobs };
 
 /** A framework's value as the adapters record it (a message's parts, a tool's output): its media left out, then copied as plain JSON. */
 export function recordedValue(value: unknown): Json {
-  return toJson(withoutBlobs(value));
+  return toJson(value, BLOBS_LEFT_OUT);
 }
 
 /** {@link recordedValue} as JSON text: a tool output or content that is not text, as the trajectory shows it. */
 export function recordedText(value: unknown): string {
   return JSON.stringify(recordedValue(value ?? null));
-}
-
-function blobText(text: string): string {
-  if (text.length < BLOB_CHARS) return text;
-  if (text.startsWith('data:')) {
-    const at = text.indexOf(';base64,');
-    // A media type is short; a comma first means the data URL is not base64 (text, kept as it is).
-    if (at < 0 || at > 256 || text.lastIndexOf(',', at) >= 0) return text;
-    const data = text.slice(at + 8);
-    return BASE64.test(data) ? `${text.slice(0, at + 8)}[left out: ${data.length} characters of base64]` : text;
-  }
-  return BASE64.test(text) ? `[left out: ${text.length} characters of base64]` : text;
 }
 
 /** The calls of a response the program runs (not the ones its provider ran, nor the ones it asks the program to approve). */
