@@ -31,8 +31,12 @@ const MAX_DEPTH = 64;
  * What a payload's keys become: native takes keys as C strings and drops
  * the whole event (it throws `nul byte found in provided data`) for a key
  * with a NUL, so a NUL in a key becomes U+FFFD. NULs in values cross fine.
+ * Media bytes are left out as the memory relay's copy leaves them out
+ * (`toJson`'s `withoutBlobs`): native would reject a `Buffer` (the whole
+ * event lost), write a `Uint8Array` as an object of byte numbers, an
+ * `ArrayBuffer` as `{}`, and base64 whole.
  */
-export const PLAIN_COPY = { maxDepth: MAX_DEPTH, noNulInKeys: true } as const;
+export const PLAIN_COPY = { maxDepth: MAX_DEPTH, noNulInKeys: true, withoutBlobs: true } as const;
 /** The copy with credential headers dropped in the same walk (`RelayBackend.dropCredentialHeaders`). */
 export const COPY_WITHOUT_CREDENTIALS = { ...PLAIN_COPY, withoutCredentialHeaders: true } as const;
 /** How a relay copies payloads: one of the two above. */

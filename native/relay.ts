@@ -350,8 +350,10 @@ export class NativeRelay implements RelayBackend {
     const hostRequest = read(() => options.request) as LlmRequest;
     const outcome = new CallOutcome();
     const copy = this.#copy;
+    // The host's call gets native's headers (its trace headers injected) and the host's own content: native's copy
+    // has its media left out, and the provider must get the image (the memory relay hands over the content as given).
     const func = async (request: NativeLlmRequest): Promise<unknown> => {
-      const value = await outcome.run(() => call(request as unknown as LlmRequest));
+      const value = await outcome.run(() => call({ ...request, content: read(() => hostRequest?.content) } as unknown as LlmRequest));
       return json(value, copy); // a BigInt or a cycle returned into native would kill the process
     };
     let pending: Promise<unknown>;
@@ -379,8 +381,9 @@ export class NativeRelay implements RelayBackend {
     const hostArgs = read(() => options.args);
     const outcome = new CallOutcome();
     const copy = this.#copy;
-    const func = async (args: unknown): Promise<NativeToolResult> => {
-      const value = await outcome.run(() => call(args));
+    // The host's own arguments, as the memory relay hands them over: native's copy has its media left out.
+    const func = async (): Promise<NativeToolResult> => {
+      const value = await outcome.run(() => call(hostArgs));
       return { result: json(value, copy) }; // native requires the ToolExecutionResult shape
     };
     let pending: Promise<unknown>;

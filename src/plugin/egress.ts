@@ -106,10 +106,10 @@ function runHook(hook: RedactHook, event: RedactableEvent, onFailure: (error: un
       if ('annotation' in returned) out.annotation = returned.annotation as Json;
     }
     if (typeof out.name !== 'string') throw new TypeError(`the redact hook left a ${typeof out.name} name; names are strings`);
-    // What the hook produced is recorded as plain JSON (a cycle or a BigInt must not reach the backend).
-    out.data = toJson(out.data);
-    out.metadata = toJson(out.metadata);
-    if (out.annotation !== undefined) out.annotation = toJson(out.annotation);
+    // What the hook produced is recorded as plain JSON (a cycle or a BigInt must not reach the backend), media left out as in the backends' copy.
+    out.data = toJson(out.data, RECORDED);
+    out.metadata = toJson(out.metadata, RECORDED);
+    if (out.annotation !== undefined) out.annotation = toJson(out.annotation, RECORDED);
     return out;
   } catch (error) {
     onFailure(error);
@@ -160,6 +160,9 @@ function credentialsDroppedBy(backend: RelayBackend): (() => void) | null {
   }
 }
 
+/** How a payload is copied for the hook and from what it returns: as every backend records it, its media left out. */
+const RECORDED = { withoutBlobs: true } as const;
+
 /** A deep copy of plain JSON (the hook may change its copy in place). */
 function structuredCopy(value: Json): Json {
   if (typeof value !== 'object' || value === null) return value;
@@ -189,8 +192,9 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   /** The hook over one call's parts, as an event; null without a hook. */
   const redacted = (kind: 'scope' | 'mark', phase: 'start' | 'end' | null, category: string | null, name: string, data: unknown, metadata: unknown, annotation?: unknown): RedactableEvent | null => {
     if (hook === undefined) return null;
-    const view: RedactableEvent = { kind, phase, category, name, data: toJson(data), metadata: toJson(metadata) };
-    if (annotation !== undefined && annotation !== null) view.annotation = toJson(annotation);
+    // The hook sees what the memory relay's hook sees (its copy of the payload): media left out.
+    const view: RedactableEvent = { kind, phase, category, name, data: toJson(data, RECORDED), metadata: toJson(metadata, RECORDED) };
+    if (annotation !== undefined && annotation !== null) view.annotation = toJson(annotation, RECORDED);
     return runHook(hook, view, onFailure);
   };
   // With a hook, spans and scopes remember their category and name for their end (the hook's view names them).

@@ -10,7 +10,7 @@
  * Top-level fields are read the way the handlers read them: own enumerable
  * fields, plus the getters of a class-shaped payload (its prototype chain,
  * short of `Object.prototype`), and not through a top-level `toJSON`, which
- * may hide the ids. Each value goes through `toJson`; a field that throws
+ * may hide the ids. Each value goes through `toJson` (media bytes left out); a field that throws
  * becomes `"[Unserializable: <message>]"`. Never throws.
  *
  * @module
@@ -18,6 +18,12 @@
 
 import { defineKey, toJson } from './json.ts';
 import { errorMessage } from './error-text.ts';
+/**
+ * Media bytes left out now, as the relay's copy will leave them out: the plain copy would turn a `Buffer` into
+ * `{type, data: [...]}` and a typed array into numbers, which the relay could no longer tell from data.
+ */
+const SNAPSHOT = { withoutBlobs: true } as const;
+
 /** A hook payload as the plugin reads it: any object, fields looked up by name. */
 export type LoosePayload = Record<string, unknown>;
 
@@ -43,7 +49,7 @@ export function snapshotPayload(payload: unknown): LoosePayload {
     }
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
     // A field pointing back at the payload is a cycle through the root, which each toJson call cannot see.
-    defineKey(copy, key, value === payload ? '[Circular]' : toJson(value));
+    defineKey(copy, key, value === payload ? '[Circular]' : toJson(value, SNAPSHOT));
   }
   return copy;
 }

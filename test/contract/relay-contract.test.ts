@@ -402,6 +402,33 @@ describe.each(BACKENDS)('RelayBackend contract: $name', (backendCase) => {
       expect(spans[1]!.data).toEqual(value);
     });
 
+    it('hands managed calls the host\'s own media and records it left out', async () => {
+      // The provider and the tool must get the image; the recorded copy says what it was (the payload journey's one copy).
+      const events = sink();
+      const session = backend.pushScope({ name: 'session', category: 'agent' });
+      const image = Buffer.alloc(4096, 1);
+      const content = { model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image }] }] };
+      let sentImage: unknown;
+      await backend.executeLlm!({ name: 'openai.chat_completions', parent: session, request: { headers: {}, content } }, (request) => {
+        sentImage = ((request.content as typeof content).messages[0]!.content[1] as { image: unknown }).image;
+        return OPENAI_RESPONSE('A grey square.');
+      });
+      expect(sentImage).toBe(image);
+      let toolArgs: unknown;
+      await backend.executeTool!({ name: 'describe', parent: session, args: { image } }, (args) => {
+        toolArgs = args;
+        return { image };
+      });
+      expect((toolArgs as { image: unknown }).image).toBe(image);
+      backend.popScope(session);
+      if (!backendCase.writesFiles) return;
+      const log = await written(events);
+      const llmStart = log.find((e) => e.category === 'llm' && e.scope_category === 'start')!;
+      expect((llmStart.data as unknown as { content: typeof content }).content.messages[0]!.content[1]).toEqual({ type: 'image', image: '[left out: 4096 bytes]' });
+      const tool = log.filter((e) => e.category === 'tool');
+      expect(tool.map((e) => e.data)).toEqual([{ image: '[left out: 4096 bytes]' }, { image: '[left out: 4096 bytes]' }]);
+    });
+
     const failures: [string, () => unknown, 'sync' | 'async'][] = [
       ['an Error subclass (rejected)', () => new ProviderError(429), 'async'],
       ['an Error subclass (thrown synchronously)', () => new ProviderError(500), 'sync'],

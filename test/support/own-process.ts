@@ -35,6 +35,7 @@ export const NATIVE_SHARED = [
   'test/adapters/hosted-tools.test.ts',
   'test/adapters/hosted-kinds.test.ts',
   'test/adapters/media.test.ts',
+  'test/plugin/host-media.test.ts',
   'test/adapters/hosted-mcp-approval.test.ts',
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',

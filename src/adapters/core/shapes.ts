@@ -134,6 +134,11 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   return out;
 }
 
+/**
+ * The one media rule (src/shared/blobs.ts), for the payloads the adapters shape. The relay's copy applies it to
+ * every payload it records, but the adapters' payloads are what every subscriber of the hooks reads, and media
+ * inside JSON text (a tool's output as text) is out of the copy's sight.
+ */
 export { withoutBlobs };
 
 /** A framework's value as the adapters record it (a message's parts, a tool's output): its media left out, then copied as plain JSON. */

@@ -60,14 +60,16 @@ export async function executeTool(core: MemoryRelayCore, options: ManagedToolOpt
   return runManaged(core, record, () => call(args), lookup);
 }
 
-const WITHOUT_CREDENTIALS: ToJsonOptions = { withoutCredentialHeaders: true };
+const RECORDED: ToJsonOptions = { withoutBlobs: true };
+const RECORDED_WITHOUT_CREDENTIALS: ToJsonOptions = { withoutBlobs: true, withoutCredentialHeaders: true };
 
 /**
- * How the cache's keys and stored values are copied: without credential headers while the relay drops them
- * (the plugin then hands its values over unwalked), so the cache keys and keeps what the events record.
+ * How the cache's keys and stored values are copied: as the events record them, so the cache keys and keeps
+ * what native's cache (which is handed the recorded copy) keys and keeps: media left out, and credential
+ * headers too while the relay drops them (the plugin then hands its values over unwalked).
  */
-function cacheCopy(core: MemoryRelayCore): ToJsonOptions | undefined {
-  return core.dropsCredentialHeaders ? WITHOUT_CREDENTIALS : undefined;
+function cacheCopy(core: MemoryRelayCore): ToJsonOptions {
+  return core.dropsCredentialHeaders ? RECORDED_WITHOUT_CREDENTIALS : RECORDED;
 }
 
 /** The cache's decision, with its `response_cache` mark recorded under the call's parent; null when it has none. */

@@ -15,8 +15,8 @@ import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
 import { compareKeys, defineKey, toJson } from '../../../shared/json.ts';
 
-const SORTED = { sortKeys: true } as const;
-const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutCredentialHeaders: true } as const;
+const SORTED = { sortKeys: true, withoutBlobs: true } as const;
+const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutBlobs: true, withoutCredentialHeaders: true } as const;
 
 /**
  * The memory relay's one copy of a host payload, made when the relay
@@ -26,6 +26,9 @@ const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutCredentialHeaders: t
  * metadata, request content and headers, annotations); nothing after it
  * copies the payload again, and nothing after it may change it. This is
  * the place for anything that must rewrite what is recorded (redaction).
+ * Media bytes are left out in it (`toJson`'s `withoutBlobs`, the adapters'
+ * rule): a host's image in every request of a run would otherwise be
+ * written whole into every event, trajectory step and span.
  * The byte path writes lines straight from the host's values and never
  * comes here: it only runs while nothing reads event objects.
  *

@@ -22,6 +22,10 @@
  * `,"key":` heads) are cached per key list (bounded; a payload with keys
  * never seen before pays the sort once).
  *
+ * Media bytes are left out as the copy leaves them out (`toJson`'s
+ * `withoutBlobs`): a long string is written as `blobText` gives it; binary
+ * data is special, so it takes the general path.
+ *
  * `drop` (the relay's `dropCredentialHeaders`): credential headers are
  * dropped as `withoutSensitiveHeaders` would before the copy
  * (`shared/credential-headers.ts`). Whether a key list holds a `headers`
@@ -37,14 +41,15 @@ import type { Json } from '../../../relay/contract.ts';
 import { formatF64 } from '../../../formats/native-text/numbers.ts';
 import { JSON_LIMITS, toJson, wellFormed } from '../../../shared/json.ts';
 import { isHeadersKey } from '../../../shared/credential-headers.ts';
+import { BLOB_CHARS, blobText } from '../../../shared/blobs.ts';
 import { KeyListCache } from '../../../shared/key-lists.ts';
 import { encoded, giveBack, takeBuilder, type LineBuilder } from '../../../shared/utf8-builder.ts';
 import { payloadJsonText } from './event-text.ts';
 
 /** `toJson`'s default depth limit, read once: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
 const MAX_DEPTH = JSON_LIMITS.maxDepth;
-const SORTED = { sortKeys: true } as const;
-const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutCredentialHeaders: true } as const;
+const SORTED = { sortKeys: true, withoutBlobs: true } as const;
+const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutBlobs: true, withoutCredentialHeaders: true } as const;
 
 /** Writes native's text of `copyPayload(value, drop)`. */
 export function writePayload(out: LineBuilder, value: unknown, drop: boolean): void {
@@ -309,7 +314,7 @@ export function entriesJson(entries: Entries): Json {
 function flatJson(value: FlatValue): Json {
   switch (typeof value) {
     case 'string':
-      return wellFormed(value);
+      return wellFormed(value.length < BLOB_CHARS ? value : blobText(value));
     case 'number':
       return Number.isFinite(value) ? value : null;
     case 'bigint':
@@ -366,7 +371,7 @@ const GIVE_UP = { reason: 'general path' };
 function writePrimitive(out: LineBuilder, value: unknown): boolean {
   switch (typeof value) {
     case 'string':
-      out.jsonString(value);
+      out.jsonString(value.length < BLOB_CHARS ? value : blobText(value));
       return true;
     case 'number':
       out.ascii(numberText(value));
