@@ -9,10 +9,15 @@
 // how big it was, and hold neither its base64 nor its bytes as numbers. The
 // host's own objects keep their image.
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TurnIds } from '../../src/hooks/index.ts';
+import { HookRegistry, TurnIds } from '../../src/hooks/index.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
+import type { RedactableEvent } from '../../src/plugin/egress.ts';
+import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 import { backends, expectNothingLost, recordedPlugin, viewLines, type AtofEvent } from '../adapters/support.ts';
 
@@ -67,7 +72,7 @@ function expectNoImage(text: string, what: string): void {
  * conversation with the image; the first asks for a tool whose result is the image again. Returns the host's
  * request objects, to check they were not changed.
  */
-function hostRun(hooks: import('../../src/hooks/index.ts').HookRegistry, sessionId: string, kind: ImageKind): Part[] {
+function hostRun(hooks: HookRegistry, sessionId: string, kind: ImageKind): Part[] {
   const image = kind.image();
   const turn = new TurnIds({ sessionId });
   hooks.emit('on_session_start', { session_id: sessionId, model: 'gpt-4o', platform: 'cli' });
@@ -179,4 +184,46 @@ describe('media in hooks a host emits: recorded as what it was, its bytes left o
       expect(atof.find((event) => event.category === 'tool' && event.scope_category === 'end')!.data, kind.what).toEqual({ cropped: kind.recorded });
     }
   }, 60_000);
+  for (const backend of backends()) {
+    it(`a redact hook sees the request's text as sent and its image left out, and redacts as before (${backend})`, async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), `nrh-host-media-redact-${backend}-`));
+      const seen: string[] = [];
+      const hooks = new HookRegistry({ logger: silentLogger });
+      const plugin = createNemoRelayPlugin({
+        backend,
+        logger: silentLogger,
+        env: {},
+        settings: { atofEnabled: true, atofOutputDirectory: path.join(dir, 'atof'), atifEnabled: false },
+        redact: (event: RedactableEvent) => {
+          if (event.category === 'llm' && event.phase === 'start') seen.push(JSON.stringify(event.data));
+          return { data: JSON.parse(JSON.stringify(event.data).replaceAll('ada@example.com', '<email>')) };
+        },
+      });
+      plugin.register(hooks);
+      hostRun(hooks, `host-media-redact-${backend}`, KINDS[0]!);
+      await plugin.shutdown({ timeoutMs: 60_000 });
+      expect(seen).toHaveLength(3);
+      for (const data of seen) {
+        expect(data).toContain(QUESTION);
+        expect(data).toContain(LEFT_OUT_BYTES);
+        expectNoImage(data, 'what the redact hook saw');
+      }
+      const lines = filesIn(dir).map((file) => readFileSync(file, 'utf8')).join('');
+      expect(lines).not.toContain('ada@example.com');
+      expect(lines).toContain('Reply to <email>');
+      expect(lines).toContain(LEFT_OUT_BYTES);
+    }, 60_000);
+  }
+
+  it('a hook recording leaves the media out as the relay does, so its replay writes the same', () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'nrh-host-media-recording-')), 'run.hooks.jsonl');
+    const hooks = new HookRegistry({ logger: silentLogger });
+    const recorder = createHookRecorder(hooks, file);
+    hostRun(hooks, 'host-media-recording', KINDS[0]!);
+    recorder.close();
+    const text = readFileSync(file, 'utf8');
+    expectNoImage(text, 'the recording');
+    const request = text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Part).find((line) => line.hook === 'pre_api_request')!;
+    expect(request.payload.request.body.messages[0].content).toEqual([{ type: 'text', text: QUESTION }, { type: 'image', media_type: 'image/png', image: LEFT_OUT_BYTES }]);
+  });
 });
